@@ -1,0 +1,5 @@
+module github.com/mcpsandbox/mcpsandbox
+
+go 1.26.8
+
+require github.com/BurntSushi/toml v1.6.0

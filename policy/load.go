@@ -1,0 +1,218 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Problem is one thing wrong with a policy file, located and with its fix.
+type Problem struct {
+	File string // "" when the policy did not come from a file
+	Line int    // 0 when unknown
+	Key  string // dotted key, e.g. "allowlist.commands[0].path"
+	Msg  string
+	Fix  string
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d", p.Line)
+		}
+		b.WriteString(": ")
+	}
+	if p.Key != "" {
+		b.WriteString(p.Key + ": ")
+	}
+	b.WriteString(p.Msg)
+	if p.Fix != "" {
+		b.WriteString(" (fix: " + p.Fix + ")")
+	}
+	return b.String()
+}
+
+// Error lists every problem found; callers can range over Problems.
+type Error struct{ Problems []Problem }
+
+func (e *Error) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	if len(lines) == 1 {
+		return "invalid policy: " + lines[0]
+	}
+	return fmt.Sprintf("invalid policy, %d problems:\n  %s", len(lines), strings.Join(lines, "\n  "))
+}
+
+// Load reads and validates a policy file.
+func Load(path string) (*Policy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read policy: %w (create one with `mcpsandbox init`)", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates policy text; name is used in problem locations.
+func Parse(name string, data []byte) (*Policy, error) {
+	p := Default("")
+	p.Allowlist.Env = nil // a file's env is the complete environment: never merged with the default
+	md, err := toml.Decode(string(data), p)
+	if err != nil {
+		return nil, &Error{[]Problem{decodeProblem(name, err)}}
+	}
+	if !md.IsDefined("allowlist", "env") {
+		p.Allowlist.Env = map[string]string{"LANG": "C.UTF-8"}
+	}
+	idx := indexLines(string(data))
+	var probs []Problem
+	for _, k := range md.Undecoded() {
+		key := k.String()
+		probs = append(probs, Problem{File: name, Line: idx.line(key), Key: key,
+			Msg: "unknown key", Fix: "remove it or check its spelling against `mcpsandbox init --help` / the policy reference in README.md"})
+	}
+	for _, pr := range p.validate(md.IsDefined) {
+		pr.File, pr.Line = name, idx.line(pr.Key)
+		probs = append(probs, pr)
+	}
+	if len(probs) > 0 {
+		return nil, &Error{probs}
+	}
+	return p, nil
+}
+
+// Validate checks an in-memory policy (e.g. one built by the wizard) with the same rules as Parse.
+func (p *Policy) Validate() error {
+	probs := p.validate(func(...string) bool { return true })
+	if len(probs) > 0 {
+		return &Error{probs}
+	}
+	return nil
+}
+
+func decodeProblem(name string, err error) Problem {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if msg == "" {
+			msg = pe.Error()
+		}
+		return Problem{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg,
+			Fix: "correct the TOML syntax or the value's type at that line"}
+	}
+	// Type mismatches come back as plain errors: "toml: line N (last key "k"): msg".
+	if m := typeErrRe.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return Problem{File: name, Line: line, Key: m[2], Msg: m[3], Fix: "write a value of the type the key takes (see README.md)"}
+	}
+	return Problem{File: name, Msg: err.Error(), Fix: "correct the value's type"}
+}
+
+var typeErrRe = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
+
+// lineIndex maps dotted keys to the line they are written on. BurntSushi/toml exposes no key
+// positions, so this reads table headers and `key =` lines itself; best effort, 0 when unknown.
+type lineIndex map[string]int
+
+func indexLines(src string) lineIndex {
+	idx := lineIndex{}
+	table := ""
+	arrayCount := map[string]int{}
+	for i, raw := range strings.Split(src, "\n") {
+		ln := strings.TrimSpace(raw)
+		n := i + 1
+		switch {
+		case ln == "" || ln[0] == '#':
+			continue
+		case strings.HasPrefix(ln, "[["):
+			name := cleanKey(strings.TrimSuffix(strings.SplitN(ln[2:], "]]", 2)[0], "]]"))
+			table = name + "[" + strconv.Itoa(arrayCount[name]) + "]"
+			arrayCount[name]++
+			idx.set(table, n)
+			idx.set(name, n)
+		case ln[0] == '[':
+			table = cleanKey(strings.SplitN(ln[1:], "]", 2)[0])
+			idx.set(table, n)
+		default:
+			eq := strings.Index(ln, "=")
+			if eq <= 0 {
+				continue
+			}
+			key := cleanKey(ln[:eq])
+			full := key
+			if table != "" {
+				full = table + "." + key
+			}
+			idx.set(full, n)
+			// the same key without array indexes, for md.Undecoded() keys
+			idx.set(stripIndexes(full), n)
+			// inline tables: env = { LANG = "C" } -> allowlist.env.LANG
+			if rest := strings.TrimSpace(ln[eq+1:]); strings.HasPrefix(rest, "{") {
+				for _, part := range strings.Split(strings.Trim(rest, "{} "), ",") {
+					if e := strings.Index(part, "="); e > 0 {
+						idx.set(full+"."+cleanKey(part[:e]), n)
+						idx.set(stripIndexes(full)+"."+cleanKey(part[:e]), n)
+					}
+				}
+			}
+		}
+	}
+	return idx
+}
+
+func (idx lineIndex) set(k string, n int) {
+	if _, ok := idx[k]; !ok {
+		idx[k] = n
+	}
+}
+
+// line finds the key, else its nearest ancestor.
+func (idx lineIndex) line(key string) int {
+	for k := key; k != ""; {
+		if n, ok := idx[k]; ok {
+			return n
+		}
+		if n, ok := idx[stripIndexes(k)]; ok {
+			return n
+		}
+		cut := strings.LastIndexAny(k, ".[")
+		if cut < 0 {
+			break
+		}
+		k = k[:cut]
+	}
+	return 0
+}
+
+func cleanKey(s string) string {
+	parts := strings.Split(strings.TrimSpace(s), ".")
+	for i, p := range parts {
+		parts[i] = strings.Trim(strings.TrimSpace(p), `"'`)
+	}
+	return strings.Join(parts, ".")
+}
+
+func stripIndexes(k string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range k {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,165 @@
+// Package policy is the shared vocabulary of mcpsandbox: the policy file (version 1), its defaults,
+// validation with file:line problems, and a canonical hash. It imports no other mcpsandbox package.
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// Scheme names.
+const (
+	SchemeAllowlist = "allowlist"
+	SchemeDocker    = "docker"
+	SchemeE2B       = "e2b"
+)
+
+// Schemes lists every scheme in the order the product presents them.
+var Schemes = []string{SchemeAllowlist, SchemeDocker, SchemeE2B}
+
+// MaxTimeout is the hard ceiling on limits.timeout.
+const MaxTimeout = 10 * time.Minute
+
+// Policy is policy file version 1.
+type Policy struct {
+	Version   int       `toml:"version" json:"version"`
+	Scheme    string    `toml:"scheme" json:"scheme"`
+	Name      string    `toml:"name" json:"name"`
+	Limits    Limits    `toml:"limits" json:"limits"`
+	Audit     Audit     `toml:"audit" json:"audit"`
+	Allowlist Allowlist `toml:"allowlist" json:"allowlist"`
+	Docker    Docker    `toml:"docker" json:"docker"`
+	E2B       E2B       `toml:"e2b" json:"e2b"`
+}
+
+// Limits apply to every scheme.
+type Limits struct {
+	Timeout        Duration `toml:"timeout" json:"timeout"`
+	MaxOutputBytes Size     `toml:"max_output_bytes" json:"max_output_bytes"`
+	MaxConcurrent  int      `toml:"max_concurrent" json:"max_concurrent"`
+	Memory         Size     `toml:"memory" json:"memory"`
+	Pids           int      `toml:"pids" json:"pids"`
+	CPUs           float64  `toml:"cpus" json:"cpus"`
+}
+
+// Audit configures the tamper-evident call log.
+type Audit struct {
+	Path string `toml:"path" json:"path"` // "" = default under the XDG state dir
+}
+
+// Allowlist is the hardened host-exec scheme.
+type Allowlist struct {
+	Workspace string            `toml:"workspace" json:"workspace"`
+	Network   bool              `toml:"network" json:"network"`
+	Env       map[string]string `toml:"env" json:"env"`
+	Commands  []Command         `toml:"commands" json:"commands"`
+	// User is "uid:gid" the commands run as when serve runs as root. "" = the workspace owner,
+	// or 65534:65534 (nobody) when root owns the workspace.
+	User string `toml:"user,omitempty" json:"user,omitempty"`
+	// MaxFileSize caps any single file a command writes (RLIMIT_FSIZE).
+	MaxFileSize Size `toml:"max_file_size" json:"max_file_size"`
+	// ReadPaths are extra host paths commands may read (Landlock); system library dirs are implied.
+	ReadPaths []string `toml:"read_paths,omitempty" json:"read_paths,omitempty"`
+}
+
+// Command is one allowlisted, pinned binary.
+type Command struct {
+	Name     string   `toml:"name" json:"name"`
+	Path     string   `toml:"path" json:"path"`
+	SHA256   string   `toml:"sha256" json:"sha256"`
+	DenyArgs []string `toml:"deny_args,omitempty" json:"deny_args,omitempty"`
+	// AllowOutsidePaths lets path-like arguments resolve outside the workspace (reads only:
+	// the kernel still confines writes to the workspace).
+	AllowOutsidePaths bool `toml:"allow_outside_paths,omitempty" json:"allow_outside_paths,omitempty"`
+}
+
+// Docker is the container-per-call scheme.
+type Docker struct {
+	Image             string `toml:"image" json:"image"`
+	Network           string `toml:"network" json:"network"`
+	ReadOnly          bool   `toml:"read_only" json:"read_only"`
+	User              string `toml:"user" json:"user"`
+	Workspace         string `toml:"workspace" json:"workspace"`
+	WorkspaceWritable bool   `toml:"workspace_writable" json:"workspace_writable"`
+	Runtime           string `toml:"runtime" json:"runtime"`
+	Pool              int    `toml:"pool" json:"pool"`
+}
+
+// E2B is the cloud-sandbox proxy scheme.
+type E2B struct {
+	Template       string   `toml:"template" json:"template"`
+	APIKeyEnv      string   `toml:"api_key_env" json:"api_key_env"`
+	APIURL         string   `toml:"api_url" json:"api_url"`
+	SandboxTimeout Duration `toml:"sandbox_timeout" json:"sandbox_timeout"`
+	Reuse          string   `toml:"reuse" json:"reuse"`
+	AllowInternet  bool     `toml:"allow_internet" json:"allow_internet"`
+}
+
+// Default returns a policy with every default filled in for the given scheme.
+func Default(scheme string) *Policy {
+	return &Policy{
+		Version: 1,
+		Scheme:  scheme,
+		Name:    "sandbox",
+		Limits: Limits{
+			Timeout:        Duration{30 * time.Second},
+			MaxOutputBytes: 64 << 10,
+			MaxConcurrent:  4,
+			Memory:         256 << 20,
+			Pids:           64,
+			CPUs:           0.5,
+		},
+		Allowlist: Allowlist{
+			Env:         map[string]string{"LANG": "C.UTF-8"},
+			MaxFileSize: 64 << 20,
+		},
+		Docker: Docker{
+			Image:    "python:3.12-slim",
+			Network:  "none",
+			ReadOnly: true,
+			User:     "65534:65534",
+		},
+		E2B: E2B{
+			Template:       "code-interpreter-v1",
+			APIKeyEnv:      "E2B_API_KEY",
+			SandboxTimeout: Duration{5 * time.Minute},
+			Reuse:          "session",
+		},
+	}
+}
+
+// Hash is the sha256 (hex) of the effective policy: the common sections plus the active scheme's
+// section, in a canonical JSON form, so two files that mean the same thing hash the same.
+func (p *Policy) Hash() string {
+	eff := struct {
+		Version int    `json:"version"`
+		Scheme  string `json:"scheme"`
+		Name    string `json:"name"`
+		Limits  Limits `json:"limits"`
+		Audit   Audit  `json:"audit"`
+		Section any    `json:"section"`
+	}{p.Version, p.Scheme, p.Name, p.Limits, p.Audit, nil}
+	switch p.Scheme {
+	case SchemeAllowlist:
+		eff.Section = p.Allowlist
+	case SchemeDocker:
+		eff.Section = p.Docker
+	case SchemeE2B:
+		eff.Section = p.E2B
+	}
+	b, _ := json.Marshal(eff) // cannot fail: plain data types only
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Command looks an allowlisted command up by name.
+func (a *Allowlist) Command(name string) (*Command, bool) {
+	for i := range a.Commands {
+		if a.Commands[i].Name == name {
+			return &a.Commands[i], true
+		}
+	}
+	return nil, false
+}

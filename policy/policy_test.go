@@ -1,0 +1,203 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+const validAllowlist = `version = 1
+scheme = "allowlist"
+name = "sandbox"
+
+[limits]
+timeout = "30s"
+max_output_bytes = 65536
+
+[allowlist]
+workspace = "/srv/ws"
+env = { LANG = "C.UTF-8" }
+
+[[allowlist.commands]]
+name = "wc"
+path = "/usr/bin/wc"
+sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
+deny_args = ["--files0-from*"]
+`
+
+func TestParseValid(t *testing.T) {
+	p, err := Parse("ok.toml", []byte(validAllowlist))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Limits.Timeout.Duration != 30*time.Second || p.Limits.MaxOutputBytes != 65536 || p.Limits.Pids != 64 {
+		t.Errorf("limits = %+v", p.Limits)
+	}
+	if c, ok := p.Allowlist.Command("wc"); !ok || c.Path != "/usr/bin/wc" || c.DenyArgs[0] != "--files0-from*" {
+		t.Errorf("command wc = %+v %v", c, ok)
+	}
+	if len(p.Allowlist.Env) != 1 || p.Allowlist.Env["LANG"] != "C.UTF-8" {
+		t.Errorf("env = %v", p.Allowlist.Env)
+	}
+}
+
+// A file's env is the complete environment: the default LANG must not be merged into it.
+func TestEnvIsNotMerged(t *testing.T) {
+	src := strings.Replace(validAllowlist, `env = { LANG = "C.UTF-8" }`, `env = { TZ = "UTC" }`, 1)
+	p, err := Parse("x", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Allowlist.Env["LANG"]; ok || p.Allowlist.Env["TZ"] != "UTC" {
+		t.Errorf("env = %v, want only TZ", p.Allowlist.Env)
+	}
+}
+
+func TestParseProblems(t *testing.T) {
+	cases := []struct {
+		name, edit string // edit: "old=>new" applied to validAllowlist
+		line       int
+		key, msg   string
+	}{
+		{"unknown top key", `name = "sandbox"=>name = "sandbox"` + "\ncolour = 1", 4, "colour", "unknown key"},
+		{"unknown limits key", `timeout = "30s"=>timeout = "30s"` + "\nmemroy = 1", 7, "limits.memroy", "unknown key"},
+		{"unknown command key", `name = "wc"=>name = "wc"` + "\npth = 1", 15, "allowlist.commands.pth", "unknown key"},
+		{"bad duration", `timeout = "30s"=>timeout = "30 parsecs"`, 6, "limits.timeout", "not a duration"},
+		{"number as duration", `timeout = "30s"=>timeout = 30`, 6, "limits.timeout", "duration string"},
+		{"timeout over max", `timeout = "30s"=>timeout = "11m"`, 6, "limits.timeout", "hard maximum"},
+		{"bad size", `max_output_bytes = 65536=>max_output_bytes = "lots"`, 7, "limits.max_output_bytes", "not a size"},
+		{"wrong type", `max_output_bytes = 65536=>max_output_bytes = 65536` + "\npids = \"x\"", 8, "limits.pids", "incompatible types"},
+		{"relative workspace", `workspace = "/srv/ws"=>workspace = "ws"`, 10, "allowlist.workspace", "not absolute"},
+		{"root workspace", `workspace = "/srv/ws"=>workspace = "/"`, 10, "allowlist.workspace", "cannot be /"},
+		{"unknown scheme", `scheme = "allowlist"=>scheme = "firejail"`, 2, "scheme", "unknown scheme"},
+		{"missing version", `version = 1=>`, 0, "version", "missing"},
+		{"future version", `version = 1=>version = 2`, 1, "version", "not supported"},
+		{"relative command path", `path = "/usr/bin/wc"=>path = "wc"`, 15, "allowlist.commands[0].path", "not a clean absolute path"},
+		{"missing command path", `path = "/usr/bin/wc"=>`, 13, "allowlist.commands[0].path", "missing"},
+		{"bad sha", `sha256 = "0000000000000000000000000000000000000000000000000000000000000000"=>sha256 = "abc"`, 16, "allowlist.commands[0].sha256", "not a sha256"},
+		{"bad glob", `deny_args = ["--files0-from*"]=>deny_args = ["[x"]`, 17, "allowlist.commands[0].deny_args[0]", "not a valid glob"},
+		{"LD_PRELOAD in env", `env = { LANG = "C.UTF-8" }=>env = { LD_PRELOAD = "/x.so" }`, 11, "allowlist.env.LD_PRELOAD", "inject code"},
+		{"PATH in env", `env = { LANG = "C.UTF-8" }=>env = { PATH = "/x" }`, 11, "allowlist.env.PATH", "fixed"},
+		{"syntax error", `[limits]=>[limits`, 6, "", "table name"}, // toml reports the line where the header was found unclosed
+		{"unknown table", `[[allowlist.commands]]=>[unused]`, 13, "unused", "unknown key"},
+		{"no commands", `[[allowlist.commands]]=>[unused]`, 9, "allowlist.commands", "no commands"},
+		{"bad e2b reuse", `version = 1=>version = 1` + "\n[e2b]\nreuse = \"forever\"", 3, "e2b.reuse", "not a reuse mode"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			old, repl, _ := strings.Cut(c.edit, "=>")
+			src := strings.Replace(validAllowlist, old, repl, 1)
+			if src == validAllowlist {
+				t.Fatalf("edit %q did not apply", c.edit)
+			}
+			_, err := Parse("p.toml", []byte(src))
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want *policy.Error", err)
+			}
+			for _, pr := range pe.Problems {
+				if pr.Key == c.key && strings.Contains(pr.Msg, c.msg) {
+					if pr.File != "p.toml" || pr.Line != c.line {
+						t.Errorf("located at %s:%d, want p.toml:%d", pr.File, pr.Line, c.line)
+					}
+					if pr.Fix == "" {
+						t.Errorf("problem %q has no fix", pr)
+					}
+					return
+				}
+			}
+			t.Errorf("no problem with key %q containing %q in:\n%v", c.key, c.msg, err)
+		})
+	}
+}
+
+func TestEveryProblemReported(t *testing.T) {
+	src := strings.NewReplacer(`timeout = "30s"`, `timeout = "11m"`, `workspace = "/srv/ws"`, `workspace = "ws"`,
+		`sha256 = "0000000000000000000000000000000000000000000000000000000000000000"`, `sha256 = "x"`).Replace(validAllowlist)
+	_, err := Parse("p.toml", []byte(src))
+	var pe *Error
+	if !errors.As(err, &pe) || len(pe.Problems) != 3 {
+		t.Fatalf("want 3 problems, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "3 problems") {
+		t.Errorf("message does not count the problems: %v", err)
+	}
+}
+
+func TestRoundTripKeepsHash(t *testing.T) {
+	for _, scheme := range Schemes {
+		p := Default(scheme)
+		p.Allowlist.Workspace = "/srv/ws"
+		p.Allowlist.Commands = []Command{{Name: "wc", Path: "/usr/bin/wc", SHA256: strings.Repeat("ab", 32), DenyArgs: []string{"-x*"}}}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("%s default invalid: %v", scheme, err)
+		}
+		b, err := Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := Parse("rt.toml", b)
+		if err != nil {
+			t.Fatalf("%s: reparse: %v\n%s", scheme, err, b)
+		}
+		if p.Hash() != q.Hash() {
+			t.Errorf("%s: hash changed across save/load:\n%s", scheme, b)
+		}
+	}
+}
+
+func TestHashSensitivity(t *testing.T) {
+	a := Default(SchemeDocker)
+	b := Default(SchemeDocker)
+	if a.Hash() != b.Hash() {
+		t.Fatal("equal policies hash differently")
+	}
+	b.Docker.Network = "bridge"
+	if a.Hash() == b.Hash() {
+		t.Error("changing the active section did not change the hash")
+	}
+	c := Default(SchemeDocker)
+	c.E2B.Template = "other" // inactive section: not part of the effective policy
+	if a.Hash() != c.Hash() {
+		t.Error("an inactive section changed the hash")
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]Size{"256MiB": 256 << 20, "64k": 64 << 10, "1GB": 1e9, "1000": 1000, "1.5KiB": 1536} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x", "-1", "NaNMiB", "1e300GiB"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) succeeded", bad)
+		}
+	}
+}
+
+// FuzzParse: no input may panic the loader, and every failure must be a located *Error.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(validAllowlist))
+	f.Add([]byte("version = 1\nscheme = \"docker\"\n[docker]\nimage = \"x\"\n"))
+	f.Add([]byte("[[allowlist.commands]]\nname = 1\n[limits]\ntimeout = \"-1s\"\nmemory = \"9999999999GiB\""))
+	f.Add([]byte("version = 1\nscheme = \"e2b\"\n[e2b]\napi_url = \"::\"\nsandbox_timeout = \"1h\""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse("fuzz.toml", data)
+		if err == nil {
+			if p == nil {
+				t.Fatal("nil policy without error")
+			}
+			_ = p.Hash()
+			if _, err := Marshal(p); err != nil {
+				t.Fatalf("valid policy does not marshal: %v", err)
+			}
+			return
+		}
+		var pe *Error
+		if !errors.As(err, &pe) || len(pe.Problems) == 0 {
+			t.Fatalf("error is not a located policy error: %v", err)
+		}
+	})
+}
