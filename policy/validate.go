@@ -3,7 +3,6 @@ package policy
 import (
 	"fmt"
 	"net/url"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -129,8 +128,8 @@ func (a *Allowlist) validate(active bool) []Problem {
 			add(key+".sha256", "%q is not a sha256 (64 lowercase hex digits)", "pin it: sha256sum "+c.Path, c.SHA256)
 		}
 		for j, g := range c.DenyArgs {
-			if _, err := path.Match(g, ""); err != nil {
-				add(fmt.Sprintf("%s.deny_args[%d]", key, j), "%q is not a valid glob", "use * ? and [..] only, balanced", g)
+			if _, err := CompileGlob(g); err != nil {
+				add(fmt.Sprintf("%s.deny_args[%d]", key, j), "%q is not a valid glob: %v", "use * ? and [..] only, balanced", g, err)
 			}
 		}
 	}

@@ -1,0 +1,91 @@
+// Package generate turns answers (wizard, flags, built-in defaults) into policies and client configs.
+package generate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// SearchPATH is where commands are looked up when pinned by name: the same fixed PATH commands
+// run with, never the caller's PATH (which may hold shims or a user-writable directory).
+var SearchPATH = []string{"/usr/local/bin", "/usr/bin", "/bin"}
+
+// DefaultDenyArgs are options of common tools that read or write files named inside an option,
+// or run other programs. The kernel confines them anyway; refusing them early gives a clear message.
+var DefaultDenyArgs = map[string][]string{
+	"wc":   {"--files0-from*"},
+	"sort": {"--compress-program*", "--files0-from*"},
+	"du":   {"--files0-from*"},
+	"tar":  {"--to-command*", "--use-compress-program*", "-I*", "--checkpoint-action*", "--info-script*", "--new-volume-script*", "-F*"},
+	"find": {"-exec", "-execdir", "-ok", "-okdir", "-fprint*", "-fls", "-delete"},
+	"grep": {"--file*", "-f*"},
+}
+
+// DefaultCommands is the built-in allowlist: text tools that cannot run other programs.
+var DefaultCommands = []string{"cat", "cut", "diff", "grep", "head", "ls", "sort", "tail", "tr", "uniq", "wc"}
+
+// Pin resolves a command name (or absolute path) to its real path and sha256.
+func Pin(name string) (policy.Command, error) {
+	p := name
+	if !filepath.IsAbs(name) {
+		p = ""
+		for _, dir := range SearchPATH {
+			c := filepath.Join(dir, name)
+			if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+				p = c
+				break
+			}
+		}
+		if p == "" {
+			return policy.Command{}, fmt.Errorf("%q not found in %s: install it or give its absolute path", name, strings.Join(SearchPATH, ":"))
+		}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return policy.Command{}, fmt.Errorf("resolve %s: %w", p, err)
+	}
+	sum, err := HashFile(real)
+	if err != nil {
+		return policy.Command{}, err
+	}
+	return policy.Command{Name: filepath.Base(name), Path: real, SHA256: sum, DenyArgs: DefaultDenyArgs[filepath.Base(name)]}, nil
+}
+
+// HashFile is the hex sha256 of a file's contents.
+func HashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hash %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// DefaultAllowlist is the built-in policy: the default commands present on this host, pinned now,
+// over the given workspace, with no network.
+func DefaultAllowlist(workspace string) (*policy.Policy, error) {
+	p := policy.Default(policy.SchemeAllowlist)
+	p.Allowlist.Workspace = workspace
+	for _, n := range DefaultCommands {
+		c, err := Pin(n)
+		if err != nil {
+			continue // a missing tool is simply not offered
+		}
+		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+	}
+	if len(p.Allowlist.Commands) == 0 {
+		return nil, fmt.Errorf("none of %s found in %s", strings.Join(DefaultCommands, ", "), strings.Join(SearchPATH, ":"))
+	}
+	return p, p.Validate()
+}

@@ -1,0 +1,145 @@
+package allowlist
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	"golang.org/x/sys/unix"
+)
+
+// nsAttr is how the helper is started: which namespaces it gets.
+type nsAttr struct {
+	flags  uintptr
+	userNS bool
+	uid    int
+	gid    int
+}
+
+func (a nsAttr) sysProcAttr() *syscall.SysProcAttr {
+	s := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: a.flags}
+	if a.userNS {
+		s.UidMappings = []syscall.SysProcIDMap{{ContainerID: a.uid, HostID: a.uid, Size: 1}}
+		s.GidMappings = []syscall.SysProcIDMap{{ContainerID: a.gid, HostID: a.gid, Size: 1}}
+		s.GidMappingsEnableSetgroups = false
+	}
+	return s
+}
+
+func (a nsAttr) has(f uintptr) bool { return a.flags&f != 0 }
+
+// probeLayers starts the helper in probe mode with the strongest namespace set first and steps
+// down until one works, so every call uses what this host really permits.
+func (e *Executor) probeLayers() error {
+	ns := uintptr(unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if !e.al.Network {
+		ns |= unix.CLONE_NEWNET
+	}
+	var tries []nsAttr
+	if os.Geteuid() == 0 {
+		tries = append(tries, nsAttr{flags: ns})
+	} else {
+		tries = append(tries, nsAttr{flags: ns | unix.CLONE_NEWUSER, userNS: true, uid: os.Geteuid(), gid: os.Getegid()})
+	}
+	tries = append(tries, nsAttr{})
+	var errs []string
+	for _, a := range tries {
+		e.attr = a
+		rep, err := e.runProbe()
+		if err == nil && a.has(unix.CLONE_NEWPID) && rep.PID != 1 {
+			err = fmt.Errorf("helper is pid %d, not 1: no PID namespace", rep.PID)
+		}
+		if err == nil {
+			e.probe = rep
+			if a.flags == 0 {
+				e.log.Warn("namespaces unavailable: commands run without PID/network namespaces", "tried", strings.Join(errs, "; "))
+			}
+			return nil
+		}
+		errs = append(errs, err.Error())
+	}
+	return fmt.Errorf("the exec helper cannot start on this host: %s", strings.Join(errs, "; "))
+}
+
+func (e *Executor) runProbe() (ProbeReport, error) {
+	var pc *pinned
+	for _, n := range e.names {
+		pc = e.cmds[n]
+		break
+	}
+	devnull, err := os.Open(os.DevNull) // stands in for the binary: a probe never execs
+	if err != nil {
+		return ProbeReport{}, err
+	}
+	defer devnull.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := e.spawn(ctx, serve.Call{Timeout: 10 * time.Second, MaxOutput: 64 << 10}, pc, devnull, nil, true)
+	if err != nil {
+		return ProbeReport{}, err
+	}
+	if res.ExitCode != 0 {
+		return ProbeReport{}, fmt.Errorf("probe exited %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	var rep ProbeReport
+	if err := json.Unmarshal([]byte(res.Stdout), &rep); err != nil {
+		return ProbeReport{}, fmt.Errorf("probe report %q: %w", res.Stdout, err)
+	}
+	if e.dropUID && rep.UID != e.uid {
+		return rep, errors.New("probe did not drop to the configured uid")
+	}
+	return rep, nil
+}
+
+// Layers implements serve.Executor: what is in force for every call, as measured by the probe.
+func (e *Executor) Layers() []serve.Layer {
+	abi := e.probe.LandlockABI
+	ll := func(min int, what string) serve.Layer {
+		return serve.Layer{Name: "landlock: " + what, Active: abi >= min,
+			Detail: fmt.Sprintf("needs Landlock ABI %d, kernel has %d", min, abi)}
+	}
+	netDetail := "network = true in the policy: commands share the host's network"
+	if !e.al.Network {
+		netDetail = "no network namespace: relying on Landlock TCP rules and the seccomp socket() block"
+		if e.attr.has(unix.CLONE_NEWNET) {
+			netDetail = "new network namespace: no interfaces but a down loopback; TCP, UDP and DNS all fail"
+		}
+	}
+	user := fmt.Sprintf("commands run as uid %d gid %d (server is root)", e.uid, e.gid)
+	if !e.dropUID {
+		user = fmt.Sprintf("server is not root: commands run as its uid %d", e.uid)
+	}
+	ls := []serve.Layer{
+		{Name: "pinned exec", Active: true, Detail: "argv only, no shell, no PATH lookup; the binary's sha256 is checked on the open file that is exec'd"},
+		{Name: "clean environment", Active: true, Detail: "only allowlist.env plus PATH=" + FixedPATH},
+		{Name: "unprivileged user", Active: e.dropUID, Detail: user},
+		{Name: "user namespace", Active: e.attr.userNS, Detail: "lets an unprivileged server create the other namespaces"},
+		{Name: "pid namespace", Active: e.attr.has(unix.CLONE_NEWPID), Detail: "the command's whole tree (setsid and double-fork included) dies with it"},
+		{Name: "network isolation", Active: !e.al.Network, Detail: netDetail},
+		{Name: "network namespace", Active: e.attr.has(unix.CLONE_NEWNET), Detail: "fresh empty network namespace per call"},
+		{Name: "ipc/uts namespaces", Active: e.attr.has(unix.CLONE_NEWIPC), Detail: "no shared SysV IPC with the host"},
+		ll(1, "filesystem"),
+		ll(3, "truncate outside workspace"),
+		ll(4, "TCP bind/connect"),
+		ll(6, "signals and abstract unix sockets scoped"),
+		ll(9, "pathname unix sockets"),
+		ll(10, "UDP"),
+		{Name: "seccomp", Active: e.probe.Seccomp, Detail: "ptrace, mount, namespaces, bpf, io_uring, keyrings, kernel modules denied" + map[bool]string{true: "; socket() denied", false: ""}[!e.al.Network]},
+		{Name: "no_new_privs", Active: e.probe.NoNewPrivs, Detail: "setuid binaries cannot raise privileges"},
+		{Name: "rlimits", Active: true, Detail: fmt.Sprintf("address space %s, file size %s, 256 open files, CPU time = timeout", e.pol.Limits.Memory, e.al.MaxFileSize)},
+		{Name: "process limit", Active: e.dropUID || e.attr.userNS, Detail: fmt.Sprintf("RLIMIT_NPROC %d for the command's uid", e.pol.Limits.Pids)},
+		{Name: "cpu share", Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (needs cgroups); commands run at nice %d and CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
+	}
+	for i := range ls {
+		if ls[i].Name == "landlock: filesystem" && abi >= 1 {
+			ls[i].Detail = fmt.Sprintf("ABI %d: write only %s; read system library dirs; execute only the pinned binary", abi, e.ws)
+		}
+	}
+	return ls
+}

@@ -1,0 +1,124 @@
+// Package serve runs a policy as an MCP server: it registers the scheme's tools, enforces the
+// limits every scheme shares (timeout, output cap, concurrency), audits each call and renders
+// results. The isolation itself lives in one Executor per scheme.
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Executor is what each scheme implements.
+type Executor interface {
+	// Tools lists the tools this scheme exposes; they are registered as given.
+	Tools() []Tool
+	// Layers reports which isolation layers are in force on this host, for --check and verify.
+	Layers() []Layer
+	// Close releases what the executor holds (pools, sandboxes).
+	Close() error
+}
+
+// Tool is one MCP tool backed by an executor.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	InputSchema map[string]any
+	Annotations *mcp.ToolAnnotations
+	// Run executes one call. It must stop and reap everything it started when ctx is done, and
+	// return a *Refusal for calls the policy forbids.
+	Run func(ctx context.Context, c Call) (*Result, error)
+}
+
+// Call is what the framework hands an executor.
+type Call struct {
+	Args      json.RawMessage
+	Timeout   time.Duration // already applied to ctx; given for rlimits and messages
+	MaxOutput int           // per stream
+}
+
+// Result is the structured output every tool returns.
+type Result struct {
+	ExitCode   int    `json:"exit_code"`
+	Stdout     string `json:"stdout"`
+	Stderr     string `json:"stderr"`
+	Truncated  bool   `json:"truncated"`
+	TimedOut   bool   `json:"timed_out"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// Layer is one isolation layer and whether it is in force.
+type Layer struct {
+	Name   string `json:"name"`
+	Active bool   `json:"active"`
+	Detail string `json:"detail"`
+}
+
+// Refusal is a call the policy forbids; Rule names the policy key that refused it.
+type Refusal struct {
+	Rule   string
+	Reason string
+}
+
+func (r *Refusal) Error() string { return fmt.Sprintf("refused by rule %s: %s", r.Rule, r.Reason) }
+
+// Refuse builds a Refusal.
+func Refuse(rule, format string, args ...any) *Refusal {
+	return &Refusal{Rule: rule, Reason: fmt.Sprintf(format, args...)}
+}
+
+// DecodeArgs decodes tool arguments strictly: unknown fields are a refusal, not silently ignored.
+func DecodeArgs(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return Refuse("tool.arguments", "arguments do not match the tool's schema: %v", err)
+	}
+	return nil
+}
+
+// CapBuffer keeps the first Limit bytes written and counts the rest. Writes never fail, so a
+// chatty command is not stopped by EPIPE but its excess output is dropped.
+type CapBuffer struct {
+	Limit   int
+	mu      sync.Mutex
+	buf     []byte
+	dropped int64
+}
+
+func (c *CapBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.Limit - len(c.buf)
+	if room > len(p) {
+		room = len(p)
+	}
+	if room > 0 {
+		c.buf = append(c.buf, p[:room]...)
+	}
+	c.dropped += int64(len(p) - max(room, 0))
+	return len(p), nil
+}
+
+// String returns the kept bytes as valid UTF-8.
+func (c *CapBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.ToValidUTF8(string(c.buf), "\uFFFD")
+}
+
+// Dropped is how many bytes were discarded.
+func (c *CapBuffer) Dropped() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropped
+}
