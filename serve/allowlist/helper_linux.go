@@ -76,12 +76,6 @@ func helper() error {
 	f.Close()
 	unix.CloseOnExec(binaryFD)
 
-	for _, r := range s.Rlimits {
-		lim := unix.Rlimit{Cur: r.Value, Max: r.Value}
-		if err := unix.Setrlimit(r.Resource, &lim); err != nil {
-			return fmt.Errorf("setrlimit %d=%d: %w", r.Resource, r.Value, err)
-		}
-	}
 	if s.Nice != 0 {
 		_ = unix.Setpriority(unix.PRIO_PROCESS, 0, s.Nice) // best effort: politeness, not a security layer
 	}
@@ -135,25 +129,33 @@ func helper() error {
 		return json.NewEncoder(os.Stdout).Encode(ProbeReport{LandlockABI: abi, Landlock: landlockDesc, Seccomp: true,
 			UID: unix.Getuid(), PID: unix.Getpid(), NoNewPrivs: true})
 	}
-	// Exec exactly the file the server hashed: no path lookup, nothing to swap in between.
-	err = execveat(binaryFD, s.Argv, s.Env)
-	return fmt.Errorf("exec %s: %w", s.Argv[0], err)
-}
-
-// execveat(fd, "", argv, envp, AT_EMPTY_PATH); returns only on failure.
-func execveat(fd int, argv, env []string) error {
+	// Everything the exec needs is allocated before the limits: under RLIMIT_AS the Go runtime
+	// itself may no longer be able to grow.
 	empty, err := unix.BytePtrFromString("")
 	if err != nil {
 		return err
 	}
-	argvp, err := cStrings(argv)
+	argvp, err := cStrings(s.Argv)
 	if err != nil {
-		return err
+		return fmt.Errorf("argv: %w", err)
 	}
-	envp, err := cStrings(env)
+	envp, err := cStrings(s.Env)
 	if err != nil {
-		return err
+		return fmt.Errorf("env: %w", err)
 	}
+	for _, r := range s.Rlimits {
+		lim := unix.Rlimit{Cur: r.Value, Max: r.Value}
+		if err := unix.Setrlimit(r.Resource, &lim); err != nil {
+			return fmt.Errorf("setrlimit %d=%d: %w", r.Resource, r.Value, err)
+		}
+	}
+	// Exec exactly the file the server hashed: no path lookup, nothing to swap in between.
+	errno := execveat(binaryFD, empty, argvp, envp)
+	return fmt.Errorf("exec %s: %w", s.Argv[0], errno)
+}
+
+// execveat(fd, "", argv, envp, AT_EMPTY_PATH); returns only on failure, without allocating.
+func execveat(fd int, empty *byte, argvp, envp []*byte) unix.Errno {
 	_, _, errno := unix.RawSyscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(empty)),
 		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])), unix.AT_EMPTY_PATH, 0)
 	return errno

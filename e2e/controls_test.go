@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// TestDetectorsFire is the negative control for every detector the containment tests rely on:
+// under a weakened policy, or with the breach done by hand outside the sandbox, each must fire.
+// A detector that stays silent here would make the containment tests prove nothing.
+func TestDetectorsFire(t *testing.T) {
+	f := newFixture(t, func(p *policy.Policy, _ *fixture) { p.Allowlist.Network = true })
+
+	t.Run("tcp listener sees a connection when network is allowed", func(t *testing.T) {
+		_, r := f.py(fmt.Sprintf("import socket\nsocket.create_connection(('127.0.0.1', %d), timeout=2)\nprint('CONNECTED')", f.tcpPort))
+		deadline := time.Now().Add(2 * time.Second)
+		for f.tcpAccepts.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if f.tcpAccepts.Load() == 0 {
+			t.Fatalf("TCP detector silent under network = true: %+v", r)
+		}
+	})
+	t.Run("udp listener sees packets when network is allowed", func(t *testing.T) {
+		_, r := f.py(fmt.Sprintf("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nfor i in range(5): s.sendto(b'x', ('127.0.0.1', %d))", f.udpPort))
+		deadline := time.Now().Add(2 * time.Second)
+		for f.udpPkts.Load() == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if f.udpPkts.Load() == 0 {
+			t.Fatalf("UDP detector silent under network = true: %+v", r)
+		}
+	})
+	t.Run("leak detector sees the nonce", func(t *testing.T) {
+		write(t, filepath.Join(f.ws, "copied.txt"), f.nonce, 0o666)
+		_, r := f.call("cat", "copied.txt")
+		if !f.leaked(r.Stdout) {
+			t.Fatalf("leak detector silent on %q", r.Stdout)
+		}
+	})
+	t.Run("outside detector sees a planted file and a changed canary", func(t *testing.T) {
+		p := filepath.Join(f.outside, "pwned")
+		write(t, p, "x", 0o644)
+		if bad := f.outsideChanged(); len(bad) != 1 {
+			t.Fatalf("outside detector reported %v", bad)
+		}
+		os.Remove(p)
+		c := filepath.Join(f.outside, "canary.txt")
+		write(t, c, "changed", 0o666)
+		if bad := f.outsideChanged(); len(bad) != 1 {
+			t.Fatalf("canary change not seen: %v", bad)
+		}
+		write(t, c, f.nonce, 0o666)
+	})
+	t.Run("survivor scan finds a tagged process", func(t *testing.T) {
+		cmd := exec.Command(python, "-c", "import time; time.sleep(30)", f.tag)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		if s := survivors(f.tag); len(s) == 0 {
+			t.Fatal("survivor scan missed a live tagged process")
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		if s := survivors(f.tag); len(s) != 0 {
+			t.Fatalf("survivor scan still sees %v", s)
+		}
+	})
+	t.Run("host file readable when the path rule is lifted", func(t *testing.T) {
+		// The kernel layer alone: with allow_outside_paths the argument check is off, and cat
+		// of a host file must still fail (Landlock). The control: the same cat of a file inside
+		// the workspace by absolute path works, so the failure is the sandbox, not cat.
+		g := newFixture(t, func(p *policy.Policy, _ *fixture) {
+			for i := range p.Allowlist.Commands {
+				p.Allowlist.Commands[i].AllowOutsidePaths = true
+			}
+		})
+		_, r := g.call("cat", filepath.Join(g.outside, "canary.txt"))
+		if g.leaked(r.Stdout) || !strings.Contains(r.Stderr, "Permission denied") {
+			t.Fatalf("Landlock did not stop a read outside: %+v", r)
+		}
+		_, r = g.call("cat", filepath.Join(g.ws, "notes.txt"))
+		if r.ExitCode != 0 || !strings.Contains(r.Stdout, "apple") {
+			t.Fatalf("control read inside failed: %+v", r)
+		}
+	})
+	t.Run("responsiveness check fails on a dead server", func(t *testing.T) {
+		g := newFixture(t, nil)
+		g.cs.Close()
+		if g.responsive() {
+			t.Fatal("responsiveness check passed against a closed session")
+		}
+	})
+}

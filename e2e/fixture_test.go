@@ -1,0 +1,313 @@
+// Package e2e drives the built mcpsandbox binary as a subprocess over real stdio, as a client
+// does, and checks containment from outside the sandbox.
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// binPath is the mcpsandbox binary built once for the package.
+var binPath string
+
+// python is the interpreter allowlisted by the attack tests: a real ELF binary that uid 65534
+// can read (a pyenv shim is a script and lives under /root).
+const python = "/usr/bin/python3.11"
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcpsandbox-e2e-bin-")
+	if err != nil {
+		panic(err)
+	}
+	os.Chmod(dir, 0o755)
+	binPath = filepath.Join(dir, "mcpsandbox")
+	build := exec.Command("go", "build", "-o", binPath, "../cmd/mcpsandbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build mcpsandbox: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fixture is one live server with canaries and listeners around it.
+type fixture struct {
+	t                     *testing.T
+	root, ws, outside     string
+	home                  string
+	nonce, secret, tag    string
+	policyPath, auditPath string
+	pol                   *policy.Policy
+	cs                    *mcp.ClientSession
+	tcpAccepts, udpPkts   atomic.Int64
+	tcpPort, udpPort      int
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newFixture lays out a root the sandboxed uid could reach by plain file permissions (so only
+// the sandbox stops it), writes a policy, starts serve and connects a go-sdk client over stdio.
+func newFixture(t *testing.T, mutate func(*policy.Policy, *fixture)) *fixture {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Log("not root: the server will run commands as this user; some layers may be unavailable")
+	}
+	f := &fixture{t: t, nonce: "NONCE" + randHex(8), secret: "sk-SECRET" + randHex(8), tag: "tag" + randHex(6)}
+	f.root = t.TempDir()
+	// Open the whole path to the root by plain permissions (t.TempDir's parent is 0700), so that
+	// what stops the sandboxed uid is the sandbox, never DAC. The controls test depends on it.
+	os.Chmod(filepath.Dir(f.root), 0o755)
+	os.Chmod(f.root, 0o755)
+	f.ws = mkdir(t, f.root, "ws", 0o777)
+	f.outside = mkdir(t, f.root, "outside", 0o777)
+	f.home = mkdir(t, f.root, "home", 0o755)
+	mkdir(t, f.home, ".ssh", 0o755)
+	write(t, filepath.Join(f.outside, "canary.txt"), f.nonce, 0o666)
+	write(t, filepath.Join(f.home, ".ssh", "id_rsa"), "PRIVATE KEY "+f.nonce, 0o644)
+	write(t, filepath.Join(f.home, ".bashrc"), "# rc "+f.nonce+"\n", 0o666)
+	write(t, filepath.Join(f.ws, "notes.txt"), "pear\napple\nfig\napple\n", 0o666)
+	os.Chown(f.ws, 65534, 65534)
+	f.listen()
+
+	p := policy.Default(policy.SchemeAllowlist)
+	p.Name = "e2e"
+	p.Limits.Timeout = policy.Duration{Duration: 3 * time.Second}
+	p.Allowlist.Workspace = f.ws
+	f.auditPath = filepath.Join(f.root, "audit.jsonl")
+	p.Audit.Path = f.auditPath
+	for _, n := range []string{"wc", "sort", "cat", "uniq", python} {
+		c, err := generate.Pin(n)
+		if err != nil {
+			t.Fatalf("pin %s: %v", n, err)
+		}
+		if n == python {
+			c.Name = "python3"
+		}
+		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+	}
+	f.pol = p
+	if mutate != nil {
+		mutate(p, f)
+	}
+	b, err := policy.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.policyPath = filepath.Join(f.root, "policy.toml")
+	write(t, f.policyPath, string(b), 0o644)
+
+	cmd := exec.Command(binPath, "serve", "--policy", f.policyPath, "--log-level", "debug")
+	cmd.Env = append(os.Environ(), "MCPSANDBOX_TEST_API_KEY="+f.secret, "HOME="+f.home)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("serve stderr:\n%s", stderr.String())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	f.cs = cs
+	t.Cleanup(func() { cs.Close() })
+	return f
+}
+
+// listen starts the loopback TCP and UDP listeners that count what reaches them.
+func (f *fixture) listen() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { ln.Close() })
+	f.tcpPort = ln.Addr().(*net.TCPAddr).Port
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			f.tcpAccepts.Add(1)
+			c.Close()
+		}
+	}()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { pc.Close() })
+	f.udpPort = pc.LocalAddr().(*net.UDPAddr).Port
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+			f.udpPkts.Add(1)
+		}
+	}()
+}
+
+// call runs one tool call and decodes its structured result (zero when refused).
+func (f *fixture) call(command string, args ...string) (*mcp.CallToolResult, serve.Result) {
+	f.t.Helper()
+	return f.callCtx(context.Background(), command, args...)
+}
+
+func (f *fixture) callCtx(ctx context.Context, command string, args ...string) (*mcp.CallToolResult, serve.Result) {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if args == nil {
+		args = []string{}
+	}
+	res, err := f.cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_allowed_command",
+		Arguments: map[string]any{"command": command, "args": args}})
+	if err != nil {
+		f.t.Fatalf("tools/call %s %q: %v", command, args, err)
+	}
+	var r serve.Result
+	if !res.IsError {
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &r); err != nil {
+			f.t.Fatalf("structured content: %v", err)
+		}
+	}
+	return res, r
+}
+
+// py runs a python snippet; the tag rides in argv so leftover processes can be found in /proc.
+func (f *fixture) py(code string) (*mcp.CallToolResult, serve.Result) {
+	f.t.Helper()
+	return f.call("python3", "-c", code, f.tag)
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// --- detectors: each looks from outside the sandbox and each has a control showing it fire ---
+
+// survivors lists processes whose command line carries the tag, waiting up to 3s for them to go.
+func survivors(tag string) []string {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		var found []string
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && strings.Contains(string(b), tag) {
+				found = append(found, e.Name())
+			}
+		}
+		if len(found) == 0 || time.Now().After(deadline) {
+			return found
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// leaked reports whether any secret the fixture planted appears in s.
+func (f *fixture) leaked(s string) bool {
+	return strings.Contains(s, f.nonce) || strings.Contains(s, f.secret)
+}
+
+// outsideChanged lists files created in, or canaries changed under, the outside areas.
+func (f *fixture) outsideChanged() []string {
+	var bad []string
+	for _, dir := range []string{f.outside, f.home, f.root} {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			switch e.Name() {
+			case "canary.txt", ".ssh", ".bashrc", "ws", "outside", "home", "policy.toml", "audit.jsonl", "bin":
+			default:
+				bad = append(bad, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.outside, "canary.txt")); string(b) != f.nonce {
+		bad = append(bad, "canary.txt modified")
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.home, ".bashrc")); string(b) != "# rc "+f.nonce+"\n" {
+		bad = append(bad, ".bashrc modified")
+	}
+	return bad
+}
+
+// responsive checks the server still answers tools/list promptly.
+func (f *fixture) responsive() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := f.cs.ListTools(ctx, nil)
+	return err == nil
+}
+
+func mkdir(t *testing.T, parent, name string, mode os.FileMode) string {
+	p := filepath.Join(parent, name)
+	if err := os.Mkdir(p, mode); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(p, mode)
+	return p
+}
+
+func write(t *testing.T, path, s string, mode os.FileMode) {
+	if err := os.WriteFile(path, []byte(s), mode); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, mode)
+}
+
+// lockedBuffer collects serve's stderr, written by exec's copying goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func mcpParams(args map[string]any) *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: "run_allowed_command", Arguments: args}
+}
