@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 
 // fixture is one live server with canaries and listeners around it.
 type fixture struct {
-	t                     *testing.T
+	t                     testing.TB
 	root, ws, outside     string
 	home                  string
 	nonce, secret, tag    string
@@ -70,7 +70,7 @@ func randHex(n int) string {
 
 // newFixture lays out a root the sandboxed uid could reach by plain file permissions (so only
 // the sandbox stops it), writes a policy, starts serve and connects a go-sdk client over stdio.
-func newFixture(t *testing.T, mutate func(*policy.Policy, *fixture)) *fixture {
+func newFixture(t testing.TB, mutate func(*policy.Policy, *fixture)) *fixture {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Log("not root: the server will run commands as this user; some layers may be unavailable")
@@ -274,7 +274,7 @@ func (f *fixture) responsive() bool {
 	return err == nil
 }
 
-func mkdir(t *testing.T, parent, name string, mode os.FileMode) string {
+func mkdir(t testing.TB, parent, name string, mode os.FileMode) string {
 	p := filepath.Join(parent, name)
 	if err := os.Mkdir(p, mode); err != nil {
 		t.Fatal(err)
@@ -283,7 +283,7 @@ func mkdir(t *testing.T, parent, name string, mode os.FileMode) string {
 	return p
 }
 
-func write(t *testing.T, path, s string, mode os.FileMode) {
+func write(t testing.TB, path, s string, mode os.FileMode) {
 	if err := os.WriteFile(path, []byte(s), mode); err != nil {
 		t.Fatal(err)
 	}

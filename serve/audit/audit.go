@@ -36,7 +36,21 @@ type Entry struct {
 	Truncated  bool            `json:"truncated"`
 	TimedOut   bool            `json:"timed_out"`
 	PolicyHash string          `json:"policy_hash"`
-	Prev       string          `json:"prev"` // sha256 of the previous line; "" for the first
+	Prev       string          `json:"prev"` // hash of the previous entry; "" for the first
+	Hash       string          `json:"hash"` // sha256 of this entry encoded with hash = ""
+}
+
+// seal computes the entry's own hash: edits to any line, the last one included, show unless the
+// editor recomputes every hash after it (the head hash that verify prints catches that).
+func (e *Entry) seal() ([]byte, error) {
+	e.Hash = ""
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	e.Hash = hex.EncodeToString(sum[:])
+	return json.Marshal(e)
 }
 
 // maxArgBytes bounds a logged argument blob so every line stays small enough to find the chain
@@ -128,7 +142,7 @@ func (l *Log) Append(e Entry) error {
 	}
 	e.Arguments = json.RawMessage(args)
 	e.Reason = l.redact.Replace(e.Reason)
-	line, err := json.Marshal(e)
+	line, err := e.seal()
 	if err != nil {
 		return fmt.Errorf("encode audit entry: %w", err)
 	}
@@ -140,12 +154,6 @@ func (l *Log) Append(e Entry) error {
 
 // Close closes the file.
 func (l *Log) Close() error { return l.f.Close() }
-
-// HashLine is the chain hash of one line (without its newline).
-func HashLine(line []byte) string {
-	s := sha256.Sum256(line)
-	return hex.EncodeToString(s[:])
-}
 
 func lastLineHash(f *os.File) (string, error) {
 	st, err := f.Stat()
@@ -166,7 +174,11 @@ func lastLineHash(f *os.File) (string, error) {
 	} else if n < st.Size() {
 		return "", fmt.Errorf("audit log's last line is over %d bytes: the file was not written by mcpsandbox; move it aside", tailRead)
 	}
-	return HashLine(buf), nil
+	var last Entry
+	if err := json.Unmarshal(buf, &last); err != nil || last.Hash == "" {
+		return "", fmt.Errorf("audit log's last line is not an mcpsandbox entry: move the file aside (or run `mcpsandbox audit verify` on it)")
+	}
+	return last.Hash, nil
 }
 
 // VerifyReport is the outcome of Verify.
@@ -190,9 +202,13 @@ func Verify(r io.Reader) (VerifyReport, error) {
 			return rep, fmt.Errorf("line %d: not an audit entry: %w", rep.Lines, err)
 		}
 		if e.Prev != prev {
-			return rep, fmt.Errorf("line %d: chain broken: it names previous hash %.12s…, but line %d hashes to %.12s… (a line was edited, removed or inserted here)", rep.Lines, e.Prev, rep.Lines-1, prev)
+			return rep, fmt.Errorf("line %d: chain broken: it names previous hash %.12s…, but line %d has %.12s… (a line was removed or inserted here)", rep.Lines, e.Prev, rep.Lines-1, prev)
 		}
-		prev = HashLine(line)
+		stored := e.Hash
+		if _, err := e.seal(); err != nil || e.Hash != stored {
+			return rep, fmt.Errorf("line %d: its content does not match its hash (the line was edited)", rep.Lines)
+		}
+		prev = stored
 	}
 	if err := sc.Err(); err != nil {
 		return rep, fmt.Errorf("read audit log: %w", err)

@@ -1,0 +1,19 @@
+# make test: everything the test suite needs that lives in the repo, then the suite.
+.PHONY: test build demo bench fuzz
+
+build:
+	CGO_ENABLED=0 go build -o bin/mcpsandbox ./cmd/mcpsandbox
+
+demo:
+	go run ./cmd/mcpsandbox demo
+
+test:
+	npm ci --prefix e2e/node --no-audit --no-fund --silent
+	go vet ./...
+	go test -race -count=1 ./...
+
+bench:
+	go run ./bench
+
+fuzz:
+	go test ./policy -run XXX -fuzz FuzzParse -fuzztime 60s

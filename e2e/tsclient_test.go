@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTypeScriptClient: a client nobody here wrote (the official TypeScript SDK) talks to serve.
+func TestTypeScriptClient(t *testing.T) {
+	if _, err := os.Stat("node/node_modules/@modelcontextprotocol/sdk"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but the TypeScript SDK is not installed: run `npm ci --prefix e2e/node` (make test does)")
+		}
+		t.Skip("SKIPPED LOUDLY: TypeScript SDK not installed; run `npm ci --prefix e2e/node` or `make test`")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node not found: install Node.js (apt-get install nodejs)")
+	}
+	f := newFixture(t, nil)
+	abs, _ := filepath.Abs("node/client.mjs")
+	cmd := exec.Command(node, abs, binPath, f.policyPath)
+	cmd.Dir = "node"
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+f.root)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("ts client: %v\n%s", err, out)
+	}
+	var got struct {
+		Server struct{ Name string }
+		Tools  []struct {
+			Name            string
+			Enum            []string
+			HasOutputSchema bool
+		}
+		OK struct {
+			IsError    bool
+			Structured struct {
+				ExitCode int    `json:"exit_code"`
+				Stdout   string `json:"stdout"`
+			}
+			Text string
+		}
+		Refused struct {
+			IsError bool
+			Text    string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("ts client output %q: %v", out, err)
+	}
+	if got.Server.Name != "e2e" || len(got.Tools) != 1 || got.Tools[0].Name != "run_allowed_command" || !got.Tools[0].HasOutputSchema {
+		t.Errorf("initialize/tools wrong: %+v", got)
+	}
+	if got.OK.IsError || got.OK.Structured.ExitCode != 0 || strings.TrimSpace(got.OK.Structured.Stdout) != "4 notes.txt" || !strings.Contains(got.OK.Text, "4 notes.txt") {
+		t.Errorf("allowed call: %+v", got.OK)
+	}
+	if !got.Refused.IsError || !strings.Contains(got.Refused.Text, "allowlist.workspace") {
+		t.Errorf("refused call: %+v", got.Refused)
+	}
+}
