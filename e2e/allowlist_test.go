@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestAllowedCall(t *testing.T) {
@@ -61,10 +62,10 @@ func TestRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var res = (*struct{})(nil)
-			_ = res
-			var r, _ = f.call(c.cmd, c.args...)
-			if c.cmd == "" { // a field the schema does not have
+			var r *mcp.CallToolResult
+			if c.cmd != "" {
+				r, _ = f.call(c.cmd, c.args...)
+			} else { // a field the schema does not have
 				var err error
 				r, err = f.cs.CallTool(context.Background(), mcpParams(map[string]any{"command": "wc", "args": []string{}, "shell": true}))
 				if err != nil {

@@ -224,14 +224,7 @@ func text(r *mcp.CallToolResult) string {
 func survivors(tag string) []string {
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		var found []string
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if err == nil && strings.Contains(string(b), tag) {
-				found = append(found, e.Name())
-			}
-		}
+		found := procsWith(tag)
 		if len(found) == 0 || time.Now().After(deadline) {
 			return found
 		}

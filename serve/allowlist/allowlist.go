@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,6 +69,8 @@ type Executor struct {
 	dropUID bool
 	attr    nsAttr
 	probe   ProbeReport
+	warm    chan *helperProc // at most one pre-started helper: its start-up is off the call's path
+	closed  atomic.Bool
 }
 
 type pinned struct {
@@ -130,6 +133,8 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if err := e.probeLayers(); err != nil {
 		return nil, err
 	}
+	e.warm = make(chan *helperProc, 1)
+	go e.refill(int(p.Limits.MaxOutputBytes)) // off the start-up path
 	return e, nil
 }
 
@@ -252,8 +257,18 @@ func (e *Executor) Tools() []serve.Tool {
 	}}
 }
 
-// Close implements serve.Executor.
-func (e *Executor) Close() error { return nil }
+// Close implements serve.Executor: the warm helper is stopped.
+func (e *Executor) Close() error {
+	e.closed.Store(true)
+	for {
+		select {
+		case h := <-e.warm:
+			h.discard()
+		default:
+			return nil
+		}
+	}
+}
 
 type callArgs struct {
 	Command string   `json:"command"`
@@ -312,43 +327,111 @@ func (p *pinned) open() (*os.File, error) {
 	return f, nil
 }
 
-// spawn runs the helper with the spec for this call and collects the result.
-func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.File, args []string, probe bool) (*serve.Result, error) {
-	spec := e.spec(pc, c, args, probe)
-	specR, specW, err := os.Pipe()
+// helperProc is a started helper waiting for its spec.
+type helperProc struct {
+	cmd            *exec.Cmd
+	ctl            *os.File // server end of the spec socket
+	stdout, stderr *serve.CapBuffer
+}
+
+// startHelper starts a helper in its namespaces; it blocks until handed a spec.
+func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("spec pipe: %w", err)
+		return nil, fmt.Errorf("spec socket: %w", err)
 	}
-	defer specR.Close()
-	stdout := &serve.CapBuffer{Limit: c.MaxOutput}
-	stderr := &serve.CapBuffer{Limit: c.MaxOutput}
-	cmd := exec.CommandContext(ctx, e.helper, HelperArg)
+	ctl, child := os.NewFile(uintptr(fds[0]), "spec-ctl"), os.NewFile(uintptr(fds[1]), "spec")
+	defer child.Close()
+	h := &helperProc{ctl: ctl, stdout: &serve.CapBuffer{Limit: maxOutput}, stderr: &serve.CapBuffer{Limit: maxOutput}}
+	cmd := exec.Command(e.helper, HelperArg)
 	cmd.Env = []string{} // the helper needs nothing, and must not carry the server's secrets
 	cmd.Dir = "/"
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.ExtraFiles = []*os.File{specR, bin}
+	cmd.Stdout, cmd.Stderr = h.stdout, h.stderr
+	cmd.ExtraFiles = []*os.File{child}
 	cmd.SysProcAttr = e.attr.sysProcAttr()
-	cmd.Cancel = func() error {
-		// The helper is PID 1 of its namespace (when namespaces work): killing it kills the tree.
-		// The group kill covers hosts without a PID namespace.
-		_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
-		return cmd.Process.Kill()
-	}
 	cmd.WaitDelay = 250 * time.Millisecond // a descendant holding stdout open must not hang the call
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		specW.Close()
+		ctl.Close()
 		return nil, fmt.Errorf("start exec helper %s: %w", e.helper, err)
 	}
-	go func() {
-		_ = json.NewEncoder(specW).Encode(spec)
-		specW.Close()
+	h.cmd = cmd
+	return h, nil
+}
+
+// kill ends the helper's whole tree: it is PID 1 of its namespace (when namespaces work), and
+// the group kill covers hosts without a PID namespace.
+func (h *helperProc) kill() {
+	_ = unix.Kill(-h.cmd.Process.Pid, unix.SIGKILL)
+	_ = h.cmd.Process.Kill()
+}
+
+// helperFor takes the warm helper if there is one (starting its replacement in the background),
+// else starts one now.
+func (e *Executor) helperFor(maxOutput int) (*helperProc, error) {
+	select {
+	case h := <-e.warm:
+		go e.refill(maxOutput)
+		return h, nil
+	default:
+		return e.startHelper(maxOutput)
+	}
+}
+
+func (e *Executor) refill(maxOutput int) {
+	if e.closed.Load() {
+		return
+	}
+	h, err := e.startHelper(maxOutput)
+	if err != nil {
+		e.log.Warn("could not pre-start an exec helper", "err", err)
+		return
+	}
+	select {
+	case e.warm <- h:
+	default:
+		h.discard()
+	}
+}
+
+func (h *helperProc) discard() {
+	h.ctl.Close()
+	h.kill()
+	_ = h.cmd.Wait()
+}
+
+// spawn hands a helper the spec and the binary, and collects the result.
+func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.File, args []string, probe bool) (*serve.Result, error) {
+	h, err := e.helperFor(c.MaxOutput)
+	if err != nil {
+		return nil, err
+	}
+	spec := e.spec(pc, c, args, probe)
+	start := time.Now()
+	sent := make(chan error, 1)
+	go func() { // a goroutine: a spec larger than the socket buffer must not block the timeout
+		err := unix.Sendmsg(int(h.ctl.Fd()), []byte{0}, unix.UnixRights(int(bin.Fd())), nil, 0)
+		if err == nil {
+			err = json.NewEncoder(h.ctl).Encode(spec)
+		}
+		h.ctl.Close()
+		sent <- err
 	}()
-	werr := cmd.Wait()
-	_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL) // sweep anything left in the process group
+	done := make(chan error, 1)
+	go func() { done <- h.cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-ctx.Done():
+		h.kill()
+		werr = <-done
+	}
+	_ = unix.Kill(-h.cmd.Process.Pid, unix.SIGKILL) // sweep anything left in the process group
+	if err := <-sent; err != nil && werr == nil {
+		return nil, fmt.Errorf("hand the call to the exec helper: %w", err)
+	}
 	res := &serve.Result{
-		Stdout: stdout.String(), Stderr: stderr.String(),
-		Truncated:  stdout.Dropped() > 0 || stderr.Dropped() > 0,
+		Stdout: h.stdout.String(), Stderr: h.stderr.String(),
+		Truncated:  h.stdout.Dropped() > 0 || h.stderr.Dropped() > 0,
 		TimedOut:   errors.Is(ctx.Err(), context.DeadlineExceeded),
 		DurationMS: time.Since(start).Milliseconds(),
 	}

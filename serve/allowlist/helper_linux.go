@@ -15,11 +15,10 @@ import (
 // HelperArg is argv[1] that makes the mcpsandbox binary act as the exec helper.
 const HelperArg = "__sandbox-exec"
 
-// File descriptors the server hands the helper.
-const (
-	specFD   = 3 // JSON Spec, then EOF
-	binaryFD = 4 // the pinned binary, opened and hashed by the server
-)
+// specFD is the helper's end of a unix socketpair. The server sends one byte carrying the pinned
+// binary's descriptor (SCM_RIGHTS), then the JSON Spec, then closes. A helper can thus be started
+// ahead of the call (warm) and handed the exact file the server hashed when the call comes.
+const specFD = 3
 
 // Spec is everything the helper applies before it becomes the command.
 type Spec struct {
@@ -68,13 +67,16 @@ func HelperMain() {
 }
 
 func helper() error {
+	binaryFD, err := recvFD(specFD)
+	if err != nil {
+		return fmt.Errorf("receive binary: %w", err)
+	}
 	f := os.NewFile(specFD, "spec")
 	var s Spec
 	if err := json.NewDecoder(f).Decode(&s); err != nil {
 		return fmt.Errorf("read spec: %w", err)
 	}
 	f.Close()
-	unix.CloseOnExec(binaryFD)
 
 	if s.Nice != 0 {
 		_ = unix.Setpriority(unix.PRIO_PROCESS, 0, s.Nice) // best effort: politeness, not a security layer
@@ -190,6 +192,25 @@ func landlockRuleset(s *Spec) (fd int, flags uint32, abi int, err error) {
 		return -1, 0, abi, fmt.Errorf("build landlock ruleset: %w", err)
 	}
 	return fd, flags, abi, nil
+}
+
+// recvFD reads the one-byte message carrying a descriptor (close-on-exec).
+func recvFD(sock int) (int, error) {
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return -1, err
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return -1, fmt.Errorf("no descriptor sent (%v)", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return -1, fmt.Errorf("no descriptor sent (%v)", err)
+	}
+	return fds[0], nil
 }
 
 // cStrings is a NULL-terminated array of C strings.

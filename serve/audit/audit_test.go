@@ -54,10 +54,10 @@ func TestChainAndTamper(t *testing.T) {
 
 	lines := strings.SplitAfter(string(data), "\n")
 	tampered := map[string]string{
-		"edit":   strings.Join(append(append([]string{}, lines[:5]...), append([]string{strings.Replace(lines[5], `"ran"`, `"refused"`, 1)}, lines[6:]...)...), ""),
-		"delete": strings.Join(append(append([]string{}, lines[:5]...), lines[6:]...), ""),
+		"edit":      strings.Join(append(append([]string{}, lines[:5]...), append([]string{strings.Replace(lines[5], `"ran"`, `"refused"`, 1)}, lines[6:]...)...), ""),
+		"delete":    strings.Join(append(append([]string{}, lines[:5]...), lines[6:]...), ""),
 		"edit last": strings.Join(append(append([]string{}, lines[:20]...), strings.Replace(lines[20], `"refused"`, `"ran"`, 1)), ""),
-		"insert": strings.Join(append(append([]string{}, lines[:5]...), append([]string{lines[2]}, lines[5:]...)...), ""),
+		"insert":    strings.Join(append(append([]string{}, lines[:5]...), append([]string{lines[2]}, lines[5:]...)...), ""),
 	}
 	for name, s := range tampered {
 		if _, err := Verify(strings.NewReader(s)); err == nil || !strings.Contains(err.Error(), "line ") {

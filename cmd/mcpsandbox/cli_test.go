@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func runCLI(args ...string) (stdout, stderr string, err error) {
+	var out, errb bytes.Buffer
+	root := NewCmdRoot(&Factory{In: strings.NewReader(""), Out: &out, ErrOut: &errb})
+	root.SetArgs(args)
+	err = root.ExecuteContext(context.Background())
+	return out.String(), errb.String(), err
+}
+
+func TestCLI(t *testing.T) {
+	cases := []struct {
+		args    []string
+		wantErr string // "" = success
+		wantOut string
+	}{
+		{[]string{"version"}, "", "mcpsandbox"},
+		{[]string{"serve"}, "give --policy FILE", ""},
+		{[]string{"serve", "--policy", "x.toml", "--default"}, "give --policy FILE", ""},
+		{[]string{"serve", "--policy", "/nonexistent/p.toml"}, "mcpsandbox init", ""},
+		{[]string{"init", "--scheme", "docker"}, "not yet available", ""},
+		{[]string{"verify"}, "issue #3", ""},
+		{[]string{"harness"}, "issue #3", ""},
+		{[]string{"audit", "verify", "/nonexistent/audit.jsonl"}, "open audit log", ""},
+		{[]string{"serve", "--help"}, "", "--check"},
+	}
+	for _, c := range cases {
+		out, _, err := runCLI(c.args...)
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%v: %v", c.args, err)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%v: err = %v, want it to mention %q", c.args, err, c.wantErr)
+		case !strings.Contains(out, c.wantOut):
+			t.Errorf("%v: stdout %q lacks %q", c.args, out, c.wantOut)
+		}
+	}
+}
+
+// serve's flags reach the run function as given (runF injection, no server started).
+func TestServeOptions(t *testing.T) {
+	var got *ServeOptions
+	cmd := NewCmdServe(&Factory{}, func(_ context.Context, o *ServeOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--default", "--workspace", "/w", "--check", "--json"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Default || got.Workspace != "/w" || !got.Check || !got.JSON {
+		t.Fatalf("options = %+v", got)
+	}
+}
