@@ -10,7 +10,7 @@ import (
 
 // NewCmdAudit builds `audit` and `audit verify`.
 func NewCmdAudit(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "audit", Short: "Work with the audit log"}
+	cmd := &cobra.Command{Use: "audit", Short: "Work with the audit log", Example: "  mcpsandbox audit verify"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify [FILE]",
 		Short: "Check the audit log's hash chain; exits 1 at the first edited, removed or inserted line",

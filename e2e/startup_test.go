@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// A pinned binary that someone else could replace (its directory is world-writable) stops serve
+// at start-up; the control is the same binary in a directory only root may write.
+func TestWritableBinaryLocationRefused(t *testing.T) {
+	root := t.TempDir()
+	ws := mkdir(t, root, "ws", 0o777)
+	for _, c := range []struct {
+		mode    os.FileMode
+		refused bool
+	}{{0o777, true}, {0o755, false}} {
+		dir := filepath.Join(root, "bin"+c.mode.String())
+		os.Mkdir(dir, c.mode)
+		os.Chmod(dir, c.mode)
+		b, _ := os.ReadFile("/usr/bin/wc")
+		write(t, filepath.Join(dir, "wc"), string(b), 0o755)
+		cmd, err := generate.Pin(filepath.Join(dir, "wc"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := policy.Default(policy.SchemeAllowlist)
+		p.Allowlist.Workspace = ws
+		p.Allowlist.Commands = []policy.Command{cmd}
+		data, _ := policy.Marshal(p)
+		pp := filepath.Join(root, "p"+c.mode.String()+".toml")
+		write(t, pp, string(data), 0o644)
+		out, err := exec.Command(binPath, "serve", "--policy", pp, "--check").CombinedOutput()
+		if c.refused && (err == nil || !strings.Contains(string(out), "world-writable")) {
+			t.Errorf("binary in a %v directory: err=%v\n%s", c.mode, err, out)
+		}
+		if !c.refused && err != nil {
+			t.Errorf("control: binary in a %v directory refused: %s", c.mode, out)
+		}
+	}
+}
+
+// serve --check reports the layers measured by starting the helper. As root on Linux with
+// namespaces, the core layers must be in force.
+func TestCheckReportsLayers(t *testing.T) {
+	f := newFixture(t, nil)
+	out, err := exec.Command(binPath, "serve", "--policy", f.policyPath, "--check", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Layers []struct {
+			Name   string
+			Active bool
+		}
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	active := map[string]bool{}
+	for _, l := range rep.Layers {
+		active[l.Name] = l.Active
+	}
+	want := []string{"pinned exec", "seccomp", "no_new_privs", "landlock: filesystem"}
+	if os.Geteuid() == 0 {
+		want = append(want, "unprivileged user", "pid namespace", "network namespace")
+	}
+	for _, w := range want {
+		if !active[w] {
+			t.Errorf("layer %q not in force: %s", w, out)
+		}
+	}
+	if active["cpu share"] {
+		t.Error("cpu share claimed in force, but the allowlist scheme does not enforce it")
+	}
+}
