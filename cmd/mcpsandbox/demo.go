@@ -131,6 +131,9 @@ func runDemo(ctx context.Context, o *DemoOptions) error {
 	if bad > 0 {
 		return fmt.Errorf("%d demo calls did not behave as the policy says", bad)
 	}
+	if strings.Contains(self, "go-build") { // `go run`: that binary is gone when the demo exits
+		self = "go build -o ~/bin/mcpsandbox ./cmd/mcpsandbox && ~/bin/mcpsandbox"
+	}
 	fmt.Fprintf(out, "\nEvery call behaved as the policy says. Serve it to your client with:\n  %s serve --default --workspace DIR\n", self)
 	return nil
 }
