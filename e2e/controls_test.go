@@ -20,21 +20,13 @@ func TestDetectorsFire(t *testing.T) {
 
 	t.Run("tcp listener sees a connection when network is allowed", func(t *testing.T) {
 		_, r := f.py(fmt.Sprintf("import socket\nsocket.create_connection(('127.0.0.1', %d), timeout=2)\nprint('CONNECTED')", f.tcpPort))
-		deadline := time.Now().Add(2 * time.Second)
-		for f.tcpAccepts.Load() == 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if f.tcpAccepts.Load() == 0 {
+		if !eventually(func() bool { return f.tcpAccepts.Load() > 0 }) {
 			t.Fatalf("TCP detector silent under network = true: %+v", r)
 		}
 	})
 	t.Run("udp listener sees packets when network is allowed", func(t *testing.T) {
 		_, r := f.py(fmt.Sprintf("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\nfor i in range(5): s.sendto(b'x', ('127.0.0.1', %d))", f.udpPort))
-		deadline := time.Now().Add(2 * time.Second)
-		for f.udpPkts.Load() == 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if f.udpPkts.Load() == 0 {
+		if !eventually(func() bool { return f.udpPkts.Load() > 0 }) {
 			t.Fatalf("UDP detector silent under network = true: %+v", r)
 		}
 	})
@@ -99,4 +91,14 @@ func TestDetectorsFire(t *testing.T) {
 			t.Fatal("responsiveness check passed against a closed session")
 		}
 	})
+}
+
+// eventually polls cond for up to 2s: a listener counts a connection asynchronously.
+func eventually(cond func() bool) bool {
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
 }

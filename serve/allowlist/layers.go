@@ -68,11 +68,7 @@ func (e *Executor) probeLayers() error {
 }
 
 func (e *Executor) runProbe() (ProbeReport, error) {
-	var pc *pinned
-	for _, n := range e.names {
-		pc = e.cmds[n]
-		break
-	}
+	pc := e.cmds[e.names[0]]            // validation guarantees one command; a probe never execs it
 	devnull, err := os.Open(os.DevNull) // stands in for the binary: a probe never execs
 	if err != nil {
 		return ProbeReport{}, err
@@ -115,6 +111,10 @@ func (e *Executor) Layers() []serve.Layer {
 	if !e.dropUID {
 		user = fmt.Sprintf("server is not root: commands run as its uid %d", e.uid)
 	}
+	fsDetail := "Landlock unavailable on this kernel: only the argument checks keep paths in the workspace"
+	if abi >= 1 {
+		fsDetail = fmt.Sprintf("ABI %d: write only %s; read system library dirs; execute only the pinned binary", abi, e.ws)
+	}
 	ls := []serve.Layer{
 		{Name: "pinned exec", Active: true, Detail: "argv only, no shell, no PATH lookup; the binary's sha256 is checked on the open file that is exec'd"},
 		{Name: "clean environment", Active: true, Detail: "only allowlist.env plus PATH=" + FixedPATH},
@@ -124,7 +124,7 @@ func (e *Executor) Layers() []serve.Layer {
 		{Name: "network isolation", Active: !e.al.Network, Detail: netDetail},
 		{Name: "network namespace", Active: e.attr.has(unix.CLONE_NEWNET), Detail: "fresh empty network namespace per call"},
 		{Name: "ipc/uts namespaces", Active: e.attr.has(unix.CLONE_NEWIPC), Detail: "no shared SysV IPC with the host"},
-		ll(1, "filesystem"),
+		{Name: "landlock: filesystem", Active: abi >= 1, Detail: fsDetail},
 		ll(3, "truncate outside workspace"),
 		ll(4, "TCP bind/connect"),
 		ll(6, "signals and abstract unix sockets scoped"),
@@ -135,11 +135,6 @@ func (e *Executor) Layers() []serve.Layer {
 		{Name: "rlimits", Active: true, Detail: fmt.Sprintf("address space %s, file size %s, 256 open files, CPU time = timeout", e.pol.Limits.Memory, e.al.MaxFileSize)},
 		{Name: "process limit", Active: e.dropUID || e.attr.userNS, Detail: fmt.Sprintf("RLIMIT_NPROC %d for the command's uid", e.pol.Limits.Pids)},
 		{Name: "cpu share", Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (needs cgroups); commands run at nice %d and CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
-	}
-	for i := range ls {
-		if ls[i].Name == "landlock: filesystem" && abi >= 1 {
-			ls[i].Detail = fmt.Sprintf("ABI %d: write only %s; read system library dirs; execute only the pinned binary", abi, e.ws)
-		}
 	}
 	return ls
 }
