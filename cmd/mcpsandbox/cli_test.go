@@ -26,8 +26,13 @@ func TestCLI(t *testing.T) {
 		{[]string{"serve", "--policy", "x.toml", "--default"}, "give --policy FILE", ""},
 		{[]string{"serve", "--policy", "/nonexistent/p.toml"}, "mcpsandbox init", ""},
 		{[]string{"init", "--scheme", "docker"}, "not yet available", ""},
-		{[]string{"verify"}, "issue #3", ""},
-		{[]string{"harness"}, "issue #3", ""},
+		{[]string{"verify"}, "give --policy FILE", ""},
+		{[]string{"harness"}, "give --policy FILE", ""},
+		{[]string{"explain", "--default", "--policy", "p.toml"}, "give --policy FILE", ""},
+		{[]string{"harness", "--list"}, "", "fork-bomb-python"},
+		{[]string{"harness", "--default", "--scenario", "no-such-scenario"}, "unknown", ""},
+		{[]string{"harness", "--default", "--category", "nope"}, "category \"nope\" is unknown", ""},
+		{[]string{"verify", "--policy", "/nonexistent/p.toml"}, "mcpsandbox init", ""},
 		{[]string{"audit", "verify", "/nonexistent/audit.jsonl"}, "open audit log", ""},
 		{[]string{"serve", "--help"}, "", "--check"},
 	}
@@ -54,5 +59,27 @@ func TestServeOptions(t *testing.T) {
 	}
 	if !got.Default || got.Workspace != "/w" || !got.Check || !got.JSON {
 		t.Fatalf("options = %+v", got)
+	}
+}
+
+// harness's and verify's flags reach their run functions as given.
+func TestHarnessAndVerifyOptions(t *testing.T) {
+	var h *HarnessOptions
+	cmd := NewCmdHarness(&Factory{}, func(_ context.Context, o *HarnessOptions) error { h = o; return nil })
+	cmd.SetArgs([]string{"--policy", "p.toml", "-s", "a,b", "-c", "network", "--json", "--junit", "j.xml", "--max-timeout", "3s", "--parallel", "2"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if h.PolicyPath != "p.toml" || len(h.Scenarios) != 2 || h.Categories[0] != "network" || !h.JSON || h.JUnit != "j.xml" || h.MaxTimeout.Seconds() != 3 || h.Parallel != 2 {
+		t.Fatalf("harness options = %+v", h)
+	}
+	var v *VerifyOptions
+	cmd = NewCmdVerify(&Factory{}, func(_ context.Context, o *VerifyOptions) error { v = o; return nil })
+	cmd.SetArgs([]string{"--default", "--no-harness", "--json"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !v.Default || !v.NoHarness || !v.JSON {
+		t.Fatalf("verify options = %+v", v)
 	}
 }

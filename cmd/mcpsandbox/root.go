@@ -21,10 +21,8 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	}
 	root.SetOut(f.Out)
 	root.SetErr(f.ErrOut)
-	root.AddCommand(NewCmdServe(f, nil), NewCmdDemo(f, nil), NewCmdAudit(f), NewCmdVersion(f),
+	root.AddCommand(NewCmdServe(f, nil), NewCmdDemo(f, nil), NewCmdAudit(f), NewCmdVersion(f), NewCmdHarness(f, nil), NewCmdVerify(f, nil), NewCmdExplain(f, nil),
 		notYet("init", "Write a policy and your MCP client's config (wizard or flags)", "mcpsandbox init --scheme allowlist --allow wc,sort --workspace ~/ai-workspace --client claude-code --yes", 4),
-		notYet("verify", "Audit a policy, check the host, and attack a live server to prove containment", "mcpsandbox verify --policy policy.toml", 3),
-		notYet("harness", "Replay adversarial scenarios against a live server", "mcpsandbox harness --policy policy.toml --json", 3),
 	)
 	return root
 }

@@ -166,7 +166,7 @@ func pin(c policy.Command) (*pinned, error) {
 		return nil, fmt.Errorf("allowlisted command %q: %w (fix its path, or re-run mcpsandbox init)", c.Name, err)
 	}
 	for _, p := range []string{c.Path, real} {
-		if err := checkOwnership(p); err != nil {
+		if err := CheckOwnership(p); err != nil {
 			return nil, fmt.Errorf("allowlisted command %q: %w", c.Name, err)
 		}
 	}
@@ -198,10 +198,10 @@ func pin(c policy.Command) (*pinned, error) {
 	return pc, nil
 }
 
-// checkOwnership refuses a binary that someone other than root or us could replace: the file and
+// CheckOwnership refuses a binary that someone other than root or us could replace: the file and
 // every directory above it must be owned by root or the server's user and not writable by others
 // (a sticky directory is fine: others cannot rename what they do not own).
-func checkOwnership(path string) error {
+func CheckOwnership(path string) error {
 	me := uint32(os.Geteuid())
 	for p := path; ; p = filepath.Dir(p) {
 		st, err := os.Lstat(p)

@@ -78,15 +78,44 @@ func (e *Executor) checkArgs(pc *pinned, args []string) error {
 	}
 	for i, a := range args {
 		for _, cand := range pathCandidates(a) {
-			if resolved, ok := e.insideWorkspace(cand); !ok {
+			resolved, ok := e.insideWorkspace(cand)
+			if !ok {
 				return serve.Refuse("allowlist.workspace",
 					"argument %d %q resolves to %s, outside the workspace %s (paths must stay in the workspace; allow_outside_paths = true on the command permits reads outside)",
 					i+1, a, resolved, e.ws)
+			}
+			if name := hostExecuted(e.ws, resolved); name != "" {
+				return serve.Refuse("allowlist.workspace",
+					"argument %d %q names %s: files there run programs on the host later (git hooks and config, editor tasks, direnv), so tools may not name them",
+					i+1, a, name)
 			}
 		}
 	}
 	return nil
 }
+
+// hostExecuted are workspace names whose content the host later runs: git hooks and config
+// (core.fsmonitor, core.hooksPath), editor task and settings folders, direnv and MCP configs.
+var hostExecuted = func() func(ws, p string) string {
+	dirs := map[string]bool{".git": true, ".hg": true, ".vscode": true, ".idea": true, ".cursor": true, ".claude": true}
+	files := map[string]bool{".envrc": true, ".mcp.json": true, ".gitmodules": true, ".gitattributes": true}
+	return func(ws, p string) string {
+		rel, err := filepath.Rel(ws, p)
+		if err != nil || rel == "." {
+			return ""
+		}
+		parts := strings.Split(rel, string(filepath.Separator))
+		for _, c := range parts[:len(parts)-1] {
+			if dirs[c] {
+				return c + "/"
+			}
+		}
+		if last := parts[len(parts)-1]; dirs[last] || files[last] {
+			return last
+		}
+		return ""
+	}
+}()
 
 // pathCandidates are the parts of an argument that a program might open as a path: the argument
 // itself, the value of --opt=value, and the attached value of a short option (-o/out).

@@ -54,3 +54,16 @@ func TestInsideWorkspace(t *testing.T) {
 		}
 	}
 }
+
+func TestHostExecutedNames(t *testing.T) {
+	ws := "/w"
+	for p, want := range map[string]string{
+		"/w/.git/config": ".git/", "/w/.git/hooks/pre-commit": ".git/", "/w/sub/.git/config": ".git/",
+		"/w/.git": ".git", "/w/.envrc": ".envrc", "/w/.vscode/tasks.json": ".vscode/", "/w/a/.mcp.json": ".mcp.json",
+		"/w/notes.txt": "", "/w": "", "/w/git/config": "", "/w/.gitignore": "", "/w/x.git": "",
+	} {
+		if got := hostExecuted(ws, p); got != want {
+			t.Errorf("hostExecuted(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+)
+
+// HarnessOptions are harness's flags.
+type HarnessOptions struct {
+	IO         *Factory
+	PolicyPath string
+	Default    bool
+	Scenarios  []string
+	Categories []string
+	List       bool
+	Controls   bool
+	JSON       bool
+	JUnit      string
+	Parallel   int
+	MaxTimeout time.Duration
+	Verbose    bool
+}
+
+// NewCmdHarness builds `harness`; runF replaces the run function in tests.
+func NewCmdHarness(f *Factory, runF func(context.Context, *HarnessOptions) error) *cobra.Command {
+	o := &HarnessOptions{IO: f}
+	cmd := &cobra.Command{
+		Use:   "harness",
+		Short: "Replay adversarial scenarios against a live server and report what was contained",
+		Long: "harness starts `mcpsandbox serve` on the policy (a copy whose workspace and audit log point at a\n" +
+			"scratch directory, timeout capped by --max-timeout), attacks it over MCP as a client would, and\n" +
+			"decides each scenario from detectors outside the sandbox: CONTAINED, BREACH, ERROR or N/A.\n" +
+			"Exit status 0 only when every applicable scenario was contained.\n\n" +
+			"--controls runs the negative controls instead: deliberately weak policies under which each\n" +
+			"detector must report a breach. Exit status 0 only when every detector fired.",
+		Example: `  mcpsandbox harness --default                      # the built-in allowlist policy
+  mcpsandbox harness --policy policy.toml --category network,filesystem
+  mcpsandbox harness --policy policy.toml --scenario fork-bomb-python --json
+  mcpsandbox harness --policy policy.toml --junit harness.xml
+  mcpsandbox harness --controls                     # prove every detector can fire
+  mcpsandbox harness --list`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !o.List && !o.Controls && (o.PolicyPath == "") == !o.Default {
+				return errors.New("give --policy FILE, or --default for the built-in allowlist policy (or --controls, --list)")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runHarness(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.PolicyPath, "policy", "p", "", "policy file to attack")
+	fl.BoolVar(&o.Default, "default", false, "attack the built-in allowlist policy")
+	fl.StringSliceVarP(&o.Scenarios, "scenario", "s", nil, "scenario ids to run (comma-separated; default all)")
+	fl.StringSliceVarP(&o.Categories, "category", "c", nil, "categories to run: "+strings.Join(harness.Categories, ", "))
+	fl.BoolVar(&o.List, "list", false, "list the scenarios and detectors, then exit")
+	fl.BoolVar(&o.Controls, "controls", false, "run the negative controls: every detector must report a breach")
+	fl.BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	fl.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to this file")
+	fl.IntVar(&o.Parallel, "parallel", 0, "scenarios at once (default: twice the CPUs, at least 4)")
+	fl.DurationVar(&o.MaxTimeout, "max-timeout", 10*time.Second, "cap limits.timeout for the run (0: the policy's own)")
+	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "show every detector's evidence")
+	return cmd
+}
+
+func runHarness(ctx context.Context, o *HarnessOptions) error {
+	all, err := harness.Load()
+	if err != nil {
+		return fmt.Errorf("embedded scenarios: %w", err)
+	}
+	if o.List {
+		return listScenarios(o.IO.Out, all)
+	}
+	color := colorOK(o.IO.Out)
+	if o.Controls {
+		rs, err := harness.RunControls(ctx, harness.Options{Parallel: o.Parallel})
+		if err != nil {
+			return err
+		}
+		if o.JSON {
+			if err := harness.WriteJSON(o.IO.Out, rs); err != nil {
+				return err
+			}
+		}
+		w := o.IO.Out
+		if o.JSON {
+			w = o.IO.ErrOut
+		}
+		if err := harness.WriteControls(w, rs, color && !o.JSON); err != nil {
+			return &exitError{code: 1}
+		}
+		return nil
+	}
+	p, err := harnessPolicy(o.PolicyPath, o.Default)
+	if err != nil {
+		return err
+	}
+	scs, err := harness.Select(all, o.Scenarios, o.Categories)
+	if err != nil {
+		return err
+	}
+	rep, err := runScenarios(ctx, o.IO.ErrOut, p, scs, o.Parallel, o.MaxTimeout)
+	if err != nil {
+		return err
+	}
+	return reportHarness(o.IO, rep, o.JSON, o.JUnit, color, o.Verbose)
+}
+
+// harnessPolicy loads --policy, or the built-in allowlist policy over a placeholder workspace
+// (the harness points every run at its own scratch workspace anyway).
+func harnessPolicy(path string, def bool) (*policy.Policy, error) {
+	if def {
+		return loadPolicy(&ServeOptions{Default: true, Workspace: os.TempDir()})
+	}
+	return policy.Load(path)
+}
+
+func runScenarios(ctx context.Context, progress io.Writer, p *policy.Policy, scs []*harness.Scenario, par int, maxTimeout time.Duration) (*harness.Report, error) {
+	o := harness.Options{Policy: p, Parallel: par, MaxTimeout: maxTimeout}
+	if isTerminal(progress) { // a progress line is noise in a log file
+		var mu sync.Mutex
+		done := 0
+		o.Progress = func(harness.Result) {
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			fmt.Fprintf(progress, "\r%d/%d scenarios done", done, len(scs))
+			if done == len(scs) {
+				fmt.Fprint(progress, "\r\033[K")
+			}
+		}
+	}
+	return harness.Run(ctx, scs, o)
+}
+
+func reportHarness(f *Factory, rep *harness.Report, asJSON bool, junit string, color, verbose bool) error {
+	if junit != "" {
+		if err := writeFileAtomic(junit, func(w io.Writer) error { return harness.WriteJUnit(w, rep) }); err != nil {
+			return fmt.Errorf("write the JUnit report: %w", err)
+		}
+	}
+	var err error
+	if asJSON {
+		err = harness.WriteJSON(f.Out, rep)
+	} else {
+		err = harness.WriteTable(f.Out, rep, harness.TableOptions{Color: color, Verbose: verbose})
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func listScenarios(w io.Writer, all []*harness.Scenario) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CATEGORY\tSCENARIO\tSCHEMES\tDETECTORS\tTITLE")
+	for _, s := range all {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Category, s.ID, strings.Join(s.Schemes, ","), strings.Join(s.Detectors, ","), s.Title)
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "DETECTOR\tWATCHES")
+	for _, d := range harness.Detectors() {
+		fmt.Fprintf(tw, "%s\t%s\n", d.Name, d.Watches)
+	}
+	return tw.Flush()
+}
+
+// colorOK: colour only on a terminal, and never when NO_COLOR is set (no-color.org).
+func colorOK(w io.Writer) bool {
+	if _, set := os.LookupEnv("NO_COLOR"); set {
+		return false
+	}
+	return isTerminal(w)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// writeFileAtomic writes through a temporary file in the same directory and renames it over
+// path, so a reader never sees half a report and a failure leaves the old file in place.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	dir, base := ".", path
+	if i := strings.LastIndex(path, "/"); i >= 0 {
+		dir, base = path[:i+1], path[i+1:]
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	os.Chmod(tmp.Name(), 0o644)
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+	"github.com/spf13/cobra"
+)
+
+// VerifyOptions are verify's flags.
+type VerifyOptions struct {
+	IO          *Factory
+	PolicyPath  string
+	Default     bool
+	JSON        bool
+	JUnit       string
+	NoHarness   bool
+	Parallel    int
+	MaxTimeout  time.Duration
+	Verbose     bool
+	IncludeInfo bool
+}
+
+// NewCmdVerify builds `verify`; runF replaces the run function in tests.
+func NewCmdVerify(f *Factory, runF func(context.Context, *VerifyOptions) error) *cobra.Command {
+	o := &VerifyOptions{IO: f}
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Audit a policy, check the host, and attack a live server to prove containment",
+		Long: "verify runs three checks and fails if any of them does:\n" +
+			"  1. a static audit of the policy (rules MS1xx-MS4xx, each with its fix; high severity fails),\n" +
+			"  2. a host doctor (Landlock ABI, namespaces, root, cgroups, Docker engine),\n" +
+			"  3. the adversarial harness against `mcpsandbox serve` on the policy (any breach or error fails).",
+		Example: `  mcpsandbox verify --policy ~/.config/mcpsandbox/policy.toml
+  mcpsandbox verify --default
+  mcpsandbox verify --policy policy.toml --json > verify.json
+  mcpsandbox verify --policy policy.toml --no-harness   # audit and host only, in a second`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (o.PolicyPath == "") == !o.Default {
+				return errors.New("give --policy FILE, or --default for the built-in allowlist policy")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return runVerify(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&o.PolicyPath, "policy", "p", "", "policy file to verify")
+	fl.BoolVar(&o.Default, "default", false, "verify the built-in allowlist policy")
+	fl.BoolVar(&o.JSON, "json", false, "print one JSON report")
+	fl.StringVar(&o.JUnit, "junit", "", "also write the harness's JUnit XML report to this file")
+	fl.BoolVar(&o.NoHarness, "no-harness", false, "skip the adversarial replay (audit and host checks only)")
+	fl.IntVar(&o.Parallel, "parallel", 0, "harness scenarios at once")
+	fl.DurationVar(&o.MaxTimeout, "max-timeout", 10*time.Second, "cap limits.timeout for the harness run (0: the policy's own)")
+	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "show every detector's evidence")
+	return cmd
+}
+
+type verifyReport struct {
+	Policy  string           `json:"policy"`
+	Scheme  string           `json:"scheme"`
+	Hash    string           `json:"policy_hash"`
+	Audit   []verify.Finding `json:"audit"`
+	Host    []verify.Check   `json:"host"`
+	Harness *harness.Report  `json:"harness,omitempty"`
+	Pass    bool             `json:"pass"`
+	Reasons []string         `json:"reasons,omitempty"`
+}
+
+func runVerify(ctx context.Context, o *VerifyOptions) error {
+	p, path, cleanup, err := policyAndFile(o.PolicyPath, o.Default)
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	rep := verifyReport{Policy: path, Scheme: p.Scheme, Hash: p.Hash()}
+	if o.Default {
+		rep.Policy = "(built-in allowlist policy)"
+	}
+	rep.Audit = verify.Audit(p, path)
+	rep.Host = verify.Doctor(ctx)
+	if !o.NoHarness {
+		all, err := harness.Load()
+		if err != nil {
+			return fmt.Errorf("embedded scenarios: %w", err)
+		}
+		if rep.Harness, err = runScenarios(ctx, o.IO.ErrOut, p, all, o.Parallel, o.MaxTimeout); err != nil {
+			return err
+		}
+	}
+	if verify.HasHigh(rep.Audit) {
+		rep.Reasons = append(rep.Reasons, "the policy audit found high-severity problems")
+	}
+	if rep.Harness != nil && !rep.Harness.OK() {
+		rep.Reasons = append(rep.Reasons, "the harness: "+rep.Harness.Summary())
+	}
+	rep.Pass = len(rep.Reasons) == 0
+	if o.JUnit != "" && rep.Harness != nil {
+		if err := writeFileAtomic(o.JUnit, func(w io.Writer) error { return harness.WriteJUnit(w, rep.Harness) }); err != nil {
+			return fmt.Errorf("write the JUnit report: %w", err)
+		}
+	}
+	if o.JSON {
+		if err := harness.WriteJSON(o.IO.Out, rep); err != nil {
+			return err
+		}
+	} else if err := printVerify(o.IO.Out, &rep, colorOK(o.IO.Out), o.Verbose); err != nil {
+		return err
+	}
+	if !rep.Pass {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func printVerify(w io.Writer, rep *verifyReport, color, verbose bool) error {
+	fmt.Fprintf(w, "Policy %s (scheme %s, hash %.16s)\n\n", rep.Policy, rep.Scheme, rep.Hash)
+	fmt.Fprintln(w, "1. Policy audit")
+	if len(rep.Audit) == 0 {
+		fmt.Fprintln(w, "   no findings")
+	}
+	for _, f := range rep.Audit {
+		sev := fmt.Sprintf("%-6s", f.Severity)
+		if f.Severity == verify.High {
+			sev = paintIf(color, "1;31", sev)
+		}
+		key := ""
+		if f.Key != "" {
+			key = " [" + f.Key + "]"
+		}
+		fmt.Fprintf(w, "   %s %s%s %s\n          fix: %s\n", sev, f.Rule, key, f.Message, f.Fix)
+	}
+	fmt.Fprintln(w, "\n2. Host")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range rep.Host {
+		mark := "ok"
+		if !c.OK {
+			mark = "--"
+		}
+		fmt.Fprintf(tw, "   %s\t%s\t%s\n", mark, c.Name, c.Value)
+		if c.Advice != "" {
+			fmt.Fprintf(tw, "   \t\t%s\n", c.Advice)
+		}
+	}
+	tw.Flush()
+	if rep.Harness != nil {
+		fmt.Fprintln(w, "\n3. Harness (adversarial replay against a live serve)")
+		if err := harness.WriteTable(w, rep.Harness, harness.TableOptions{Color: color, Verbose: verbose}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(w, "\n3. Harness skipped (--no-harness)")
+	}
+	verdict := paintIf(color, "1;32", "PASS")
+	if !rep.Pass {
+		verdict = paintIf(color, "1;31", "FAIL") + ": " + strings.Join(rep.Reasons, "; ")
+	}
+	_, err := fmt.Fprintf(w, "\nverify: %s\n", verdict)
+	return err
+}
+
+func paintIf(on bool, code, s string) string {
+	if !on {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// policyAndFile loads --policy, or writes the built-in policy to a private temporary file so
+// the commands that start serve on it have a file to name; cleanup removes that file.
+func policyAndFile(path string, def bool) (p *policy.Policy, file string, cleanup func(), err error) {
+	cleanup = func() {}
+	if !def {
+		if file, err = filepath.Abs(path); err != nil {
+			return nil, "", cleanup, err
+		}
+		p, err = policy.Load(file)
+		return p, file, cleanup, err
+	}
+	if p, err = harnessPolicy("", true); err != nil {
+		return nil, "", cleanup, err
+	}
+	b, err := policy.Marshal(p)
+	if err != nil {
+		return nil, "", cleanup, err
+	}
+	dir, err := os.MkdirTemp("", "mcpsandbox-default-policy-")
+	if err != nil {
+		return nil, "", cleanup, fmt.Errorf("write the built-in policy to a temporary file: %w", err)
+	}
+	file = filepath.Join(dir, "policy.toml")
+	return p, file, func() { os.RemoveAll(dir) }, os.WriteFile(file, b, 0o600)
+}

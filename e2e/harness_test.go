@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// runBin runs the built binary and returns stdout and the exit code.
+func runBin(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return string(out), stderr.String(), code
+}
+
+func outcomes(rep *harness.Report) map[harness.Outcome][]string {
+	m := map[harness.Outcome][]string{}
+	for _, r := range rep.Results {
+		m[r.Outcome] = append(m[r.Outcome], r.ID)
+	}
+	for _, v := range m {
+		sort.Strings(v)
+	}
+	return m
+}
+
+// The acceptance run: verify on the built-in policy passes, and every scenario that policy can
+// express is contained, each decided by detectors that reported no breach.
+func TestVerifyDefaultPolicy(t *testing.T) {
+	out, stderr, code := runBin(t, "verify", "--default", "--json", "--max-timeout", "3s")
+	var rep struct {
+		Pass    bool
+		Reasons []string
+		Audit   []map[string]any
+		Host    []map[string]any
+		Harness *harness.Report
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("verify --json: %v\n%s\n%s", err, out, stderr)
+	}
+	if code != 0 || !rep.Pass || len(rep.Audit) != 0 {
+		t.Fatalf("verify failed (exit %d): %v; audit %v", code, rep.Reasons, rep.Audit)
+	}
+	o := outcomes(rep.Harness)
+	if len(o[harness.Breach])+len(o[harness.Error]) != 0 {
+		t.Fatalf("breaches %v, errors %v", o[harness.Breach], o[harness.Error])
+	}
+	for _, id := range []string{"read-ssh-key-absolute", "read-canary-dotdot", "write-outside-sort", "symlink-planted",
+		"git-hooks-argv", "planted-binary", "shell-metacharacters", "argument-injection", "sleep-past-timeout",
+		"output-flood-file", "concurrent-long-calls", "extra-tool-arguments", "compress-program"} {
+		if !slices.Contains(o[harness.Contained], id) {
+			t.Errorf("%s not contained: %v", id, o)
+		}
+	}
+	for _, r := range rep.Harness.Results {
+		if r.Outcome == harness.Contained && len(r.Findings) == 0 {
+			t.Errorf("%s contained with no detector's word", r.ID)
+		}
+		if r.Outcome == harness.NotApplicable && r.Reason == "" {
+			t.Errorf("%s n/a without a reason", r.ID)
+		}
+	}
+	if len(rep.Host) < 5 {
+		t.Errorf("host doctor reported %d checks", len(rep.Host))
+	}
+}
+
+// Every detector reports BREACH under its negative control, and --controls exits 0 only then.
+func TestHarnessControls(t *testing.T) {
+	out, stderr, code := runBin(t, "harness", "--controls", "--json")
+	var rs []harness.ControlResult
+	if err := json.Unmarshal([]byte(out), &rs); err != nil {
+		t.Fatalf("controls --json: %v\n%s", err, out)
+	}
+	fired := map[string]bool{}
+	for _, r := range rs {
+		if !r.Fired {
+			t.Errorf("detector %s silent under its control (%s: %s): %s %s", r.Detector, r.Kind, r.Weakness, r.Outcome, r.Detail)
+		}
+		fired[r.Detector] = fired[r.Detector] || r.Fired
+	}
+	for _, d := range harness.DetectorNames() {
+		if !fired[d] {
+			t.Errorf("no control fired detector %s", d)
+		}
+	}
+	if code != 0 || !strings.Contains(stderr, "controls fired") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// With an interpreter allowlisted, the kernel layers still contain every attack they can, and the
+// harness reports exactly the two breaches an interpreter makes possible, with exit status 1.
+func TestHarnessInterpreterPolicy(t *testing.T) {
+	p, err := harness.ControlPolicy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "policy.toml")
+	b, _ := policy.Marshal(p)
+	write(t, file, string(b), 0o644)
+	junit := filepath.Join(dir, "report.xml")
+	out, stderr, code := runBin(t, "harness", "--policy", file, "--json", "--junit", junit, "--max-timeout", "3s")
+	var rep harness.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("harness --json: %v\n%s\n%s", err, out, stderr)
+	}
+	o := outcomes(&rep)
+	if want := []string{"git-hooks-python", "planted-script-interpreter"}; !slices.Equal(o[harness.Breach], want) {
+		t.Errorf("breaches %v, want exactly %v", o[harness.Breach], want)
+	}
+	if len(o[harness.Error])+len(o[harness.NotApplicable]) != 0 {
+		t.Errorf("errors %v, n/a %v", o[harness.Error], o[harness.NotApplicable])
+	}
+	if code != 1 {
+		t.Errorf("exit %d with breaches, want 1", code)
+	}
+	var suite struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+	}
+	raw, err := os.ReadFile(junit)
+	if err != nil || xml.Unmarshal(raw, &suite) != nil || suite.Failures != 2 || suite.Tests != len(rep.Results) {
+		t.Errorf("junit report: %v %+v", err, suite)
+	}
+	// The human table: no colour when not a terminal, one summary line.
+	out, _, _ = runBin(t, "harness", "--policy", file, "-s", "planted-script-interpreter,tcp-exfil-loopback")
+	if strings.Contains(out, "\x1b[") || !strings.Contains(out, "1 contained, 1 breached, 0 errors, 0 n/a") {
+		t.Errorf("table:\n%s", out)
+	}
+	// verify fails it twice over: the audit's MS101 and the breaches.
+	out, _, code = runBin(t, "verify", "--policy", file, "--no-harness")
+	if code != 1 || !strings.Contains(out, "MS101") || !strings.Contains(out, "FAIL") {
+		t.Errorf("verify exit %d:\n%s", code, out)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	out, stderr, code := runBin(t, "explain", "--default", "--json")
+	var v struct {
+		Threats []struct {
+			Threat, Status string
+			By             []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 {
+		t.Fatalf("explain: %v (exit %d)\n%s%s", err, code, out, stderr)
+	}
+	got := map[string]string{}
+	for _, th := range v.Threats {
+		got[th.Threat] = th.Status
+	}
+	if got["hog the CPU"] != "NOT enforced" {
+		t.Errorf("CPU hogging reported as %q: the allowlist scheme has no cgroups", got["hog the CPU"])
+	}
+	if got["run a program that is not pinned"] != "enforced" {
+		t.Errorf("pinning: %q", got["run a program that is not pinned"])
+	}
+}

@@ -1,0 +1,365 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SecretEnv is the variable holding the secret planted in the server's environment.
+const SecretEnv = "MCPSANDBOX_HARNESS_API_KEY"
+
+const (
+	egressIP   = "198.51.100.7" // TEST-NET-2: never a real host, routed like the internet
+	metadataIP = "169.254.169.254"
+)
+
+// Arena is one scenario's world: a scratch root with the workspace, canaries and a fake HOME,
+// loopback listeners, and the live server. Every scenario gets its own, so they can run in
+// parallel and nothing one leaves behind is blamed on another.
+type Arena struct {
+	Root, WS, Outside, Home, RootOnly string
+	Nonce, Secret, Tag, Marker        string
+
+	// SandboxUID is the uid commands run as, when the harness can know it (-1 otherwise).
+	SandboxUID int
+
+	tcpHits, udpHits, unixHits atomic.Int64
+	dnsMu                      sync.Mutex
+	dnsNames                   []string
+	tcpPort, udpPort, dnsPort  int
+	unixPath, abstractName     string
+	closers                    []func()
+
+	policyPath string
+	srv        *exec.Cmd
+	stderr     *lockedBuffer
+	cs         *mcp.ClientSession
+	killed     atomic.Bool
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newArena lays out the scratch root. Paths are opened by plain permissions (world-readable
+// canaries, a world-writable outside directory) so that only the sandbox stands between a
+// command and them: a containment result never rests on DAC.
+func newArena(setup []Setup) (a *Arena, err error) {
+	a = &Arena{Nonce: "NONCE" + randHex(10), Secret: "sk-harness-" + randHex(12), Tag: "mcpsbtag" + randHex(6),
+		SandboxUID: -1}
+	a.Marker = "PAYLOAD-RAN-" + a.Tag
+	if a.Root, err = os.MkdirTemp("", "mcpsandbox-harness-"); err != nil {
+		return nil, fmt.Errorf("create the harness scratch dir: %w (is TMPDIR writable?)", err)
+	}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	a.WS = filepath.Join(a.Root, "ws")
+	a.Outside = filepath.Join(a.Root, "outside")
+	a.Home = filepath.Join(a.Root, "home")
+	a.RootOnly = filepath.Join(a.Root, "rootonly")
+	files := []struct {
+		path, content string
+		mode          os.FileMode
+	}{
+		{a.Root, "", 0o755 | os.ModeDir},
+		{a.WS, "", 0o755 | os.ModeDir},
+		{a.Outside, "", 0o777 | os.ModeDir},
+		{filepath.Join(a.Outside, "canary.txt"), a.Nonce, 0o666},
+		{a.Home, "", 0o755 | os.ModeDir},
+		{filepath.Join(a.Home, ".ssh"), "", 0o755 | os.ModeDir},
+		{filepath.Join(a.Home, ".ssh", "id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY-----\n" + a.Nonce + "\n", 0o644},
+		{filepath.Join(a.Home, ".aws"), "", 0o755 | os.ModeDir},
+		{filepath.Join(a.Home, ".aws", "credentials"), "[default]\naws_secret_access_key = " + a.Nonce + "\n", 0o644},
+		{filepath.Join(a.Home, ".bashrc"), "# rc " + a.Nonce + "\n", 0o666},
+		{filepath.Join(a.Home, ".env"), "API_KEY=" + a.Nonce + "\n", 0o644},
+		{a.RootOnly, "", 0o700 | os.ModeDir},
+		{filepath.Join(a.RootOnly, "secret"), a.Nonce, 0o600},
+		{filepath.Join(a.WS, "notes.txt"), "pear\napple\nfig\napple\n", 0o644},
+	}
+	for _, f := range files {
+		if f.mode.IsDir() {
+			err = os.Mkdir(f.path, f.mode.Perm())
+			if os.IsExist(err) {
+				err = nil
+			}
+		} else {
+			err = os.WriteFile(f.path, []byte(f.content), f.mode.Perm())
+		}
+		if err == nil {
+			err = os.Chmod(f.path, f.mode.Perm()) // past the umask
+		}
+		if err != nil {
+			return a, fmt.Errorf("lay out the harness scratch dir: %w", err)
+		}
+	}
+	for i, s := range setup {
+		if err := a.setupFile(s); err != nil {
+			return a, fmt.Errorf("setup[%d] %s: %w", i, s.Path, err)
+		}
+	}
+	return a, a.listen()
+}
+
+func (a *Arena) setupFile(s Setup) error {
+	p := filepath.Join(a.WS, a.Expand(s.Path))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if s.Symlink != "" {
+		return os.Symlink(a.Expand(s.Symlink), p)
+	}
+	mode := os.FileMode(0o644)
+	if s.Mode != 0 {
+		mode = os.FileMode(s.Mode)
+	}
+	content := []byte(a.Expand(s.Content))
+	if s.Size > 0 {
+		content = []byte(strings.Repeat("x", int(s.Size)))
+	}
+	if err := os.WriteFile(p, content, mode); err != nil {
+		return err
+	}
+	return os.Chmod(p, mode)
+}
+
+// chownWorkspace hands the workspace to the uid commands run as (root runs them as nobody).
+func (a *Arena) chownWorkspace(uid, gid int) error {
+	a.SandboxUID = uid
+	return filepath.Walk(a.WS, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+}
+
+// listen starts the loopback TCP, UDP, DNS and unix listeners. Each counts what reaches it.
+func (a *Arena) listen() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("harness TCP listener: %w", err)
+	}
+	a.closers = append(a.closers, func() { ln.Close() })
+	a.tcpPort = ln.Addr().(*net.TCPAddr).Port
+	go acceptCount(ln, &a.tcpHits)
+
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("harness UDP listener: %w", err)
+	}
+	a.closers = append(a.closers, func() { pc.Close() })
+	a.udpPort = pc.LocalAddr().(*net.UDPAddr).Port
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+			a.udpHits.Add(1)
+		}
+	}()
+
+	dns, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("harness DNS stub: %w", err)
+	}
+	a.closers = append(a.closers, func() { dns.Close() })
+	a.dnsPort = dns.LocalAddr().(*net.UDPAddr).Port
+	go a.serveDNS(dns)
+
+	a.unixPath = filepath.Join(a.Outside, "agent.sock")
+	ul, err := net.Listen("unix", a.unixPath)
+	if err != nil {
+		return fmt.Errorf("harness unix listener: %w", err)
+	}
+	os.Chmod(a.unixPath, 0o777) // DAC open: only the sandbox may stop a connect
+	a.closers = append(a.closers, func() { ul.Close() })
+	go acceptCount(ul, &a.unixHits)
+
+	a.abstractName = "mcpsandbox-harness-" + a.Tag
+	al, err := net.Listen("unix", "@"+a.abstractName)
+	if err != nil {
+		return fmt.Errorf("harness abstract unix listener: %w", err)
+	}
+	a.closers = append(a.closers, func() { al.Close() })
+	go acceptCount(al, &a.unixHits)
+	return nil
+}
+
+func acceptCount(ln net.Listener, n *atomic.Int64) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		n.Add(1)
+		c.Close()
+	}
+}
+
+// serveDNS records the name of every query and answers NXDOMAIN.
+func (a *Arena) serveDNS(pc net.PacketConn) {
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		name := dnsName(buf[:n])
+		a.dnsMu.Lock()
+		a.dnsNames = append(a.dnsNames, name)
+		a.dnsMu.Unlock()
+		if n >= 12 {
+			resp := append([]byte(nil), buf[:n]...)
+			resp[2] |= 0x80            // response
+			resp[3] = resp[3]&0xf0 | 3 // NXDOMAIN
+			pc.WriteTo(resp, from)
+		}
+	}
+}
+
+// dnsName decodes the question name of a DNS query ("" if malformed).
+func dnsName(msg []byte) string {
+	if len(msg) < 13 {
+		return ""
+	}
+	var labels []string
+	for i := 12; i < len(msg); {
+		l := int(msg[i])
+		if l == 0 {
+			return strings.Join(labels, ".")
+		}
+		if l > 63 || i+1+l > len(msg) {
+			return ""
+		}
+		labels = append(labels, string(msg[i+1:i+1+l]))
+		i += 1 + l
+	}
+	return ""
+}
+
+// Expand fills a scenario's placeholders.
+func (a *Arena) Expand(s string) string {
+	if !strings.Contains(s, "{{") {
+		return s
+	}
+	rel, _ := filepath.Rel(a.WS, a.Outside)
+	return strings.NewReplacer(
+		"{{ws}}", a.WS, "{{root}}", a.Root, "{{outside}}", a.Outside, "{{rel_outside}}", rel,
+		"{{canary}}", filepath.Join(a.Outside, "canary.txt"), "{{home}}", a.Home, "{{rootonly}}", a.RootOnly,
+		"{{tcp_port}}", strconv.Itoa(a.tcpPort), "{{udp_port}}", strconv.Itoa(a.udpPort),
+		"{{dns_port}}", strconv.Itoa(a.dnsPort), "{{unix_sock}}", a.unixPath, "{{abstract_sock}}", a.abstractName,
+		"{{tag}}", a.Tag, "{{marker}}", a.Marker, "{{egress_ip}}", egressIP, "{{metadata_ip}}", metadataIP,
+	).Replace(s)
+}
+
+// start writes the run's policy and starts `mcpsandbox serve` over stdio, as a client would.
+func (a *Arena) start(ctx context.Context, bin string, p *policy.Policy) error {
+	b, err := policy.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("write the run's policy: %w", err)
+	}
+	a.policyPath = filepath.Join(a.Root, "policy.toml")
+	if err := os.WriteFile(a.policyPath, b, 0o644); err != nil {
+		return fmt.Errorf("write the run's policy: %w", err)
+	}
+	a.srv = exec.Command(bin, "serve", "--policy", a.policyPath, "--log-level", "warn")
+	a.srv.Env = append(os.Environ(), SecretEnv+"="+a.Secret, "HOME="+a.Home)
+	a.stderr = &lockedBuffer{}
+	a.srv.Stderr = a.stderr
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpsandbox-harness", Version: "1"}, nil).
+		Connect(cctx, &mcp.CommandTransport{Command: a.srv, TerminateDuration: 2 * time.Second}, nil)
+	if err != nil {
+		return fmt.Errorf("start `%s serve --policy %s`: %w; server said: %s", bin, a.policyPath, err, a.stderr.Tail())
+	}
+	a.cs = cs
+	return nil
+}
+
+// kill SIGKILLs the server, as a crash or an OOM kill would.
+func (a *Arena) kill() {
+	if a.srv != nil && a.srv.Process != nil && a.killed.CompareAndSwap(false, true) {
+		a.srv.Process.Kill()
+	}
+}
+
+// pause and resume stop and continue the server (the responsiveness detector's control).
+func (a *Arena) pause()  { a.signal(syscall.SIGSTOP) }
+func (a *Arena) resume() { a.signal(syscall.SIGCONT) }
+func (a *Arena) signal(s syscall.Signal) {
+	if a.srv != nil && a.srv.Process != nil {
+		a.srv.Process.Signal(s)
+	}
+}
+
+// Close stops the server and listeners and removes the scratch root.
+func (a *Arena) Close() {
+	if a.cs != nil {
+		a.resume()
+		a.cs.Close()
+	}
+	for _, c := range a.closers {
+		c()
+	}
+	if a.Root != "" {
+		// Files the sandbox made read-only or a uid the harness cannot write as: make them removable.
+		filepath.Walk(a.Root, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.IsDir() {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+		os.RemoveAll(a.Root)
+	}
+}
+
+// lockedBuffer collects serve's stderr, written by exec's copying goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() < 1<<20 {
+		l.b.Write(p)
+	}
+	return len(p), nil
+}
+
+// Tail is the end of what the server wrote to stderr.
+func (l *lockedBuffer) Tail() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := strings.TrimSpace(l.b.String())
+	if len(s) > 2000 {
+		s = "…" + s[len(s)-2000:]
+	}
+	if s == "" {
+		return "(nothing)"
+	}
+	return s
+}

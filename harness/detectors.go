@@ -1,0 +1,478 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Detector watches one kind of breach from outside the sandbox.
+type Detector struct {
+	Name    string
+	Watches string
+	check   func(r *run) (breach bool, detail string)
+}
+
+// Finding is one detector's verdict on one scenario.
+type Finding struct {
+	Detector string `json:"detector"`
+	Breach   bool   `json:"breach"`
+	Detail   string `json:"detail"`
+}
+
+var detectors = map[string]Detector{}
+
+func init() {
+	for _, d := range []Detector{
+		{"leak", "the nonce (canaries, fake HOME, root-only file), the server's secret or /etc/shadow's first entry in anything a call returned", checkLeak},
+		{"outside", "files created, changed, hard-linked or removed outside the workspace (scratch root, fake HOME, /tmp, /var/tmp, /dev/shm)", checkOutside},
+		{"tcp", "connections accepted by the loopback TCP listener", func(r *run) (bool, string) {
+			return count("connection(s) reached the TCP listener", r.a.tcpHits.Load())
+		}},
+		{"udp", "datagrams received by the loopback UDP listener", func(r *run) (bool, string) {
+			return count("datagram(s) reached the UDP listener", r.a.udpHits.Load())
+		}},
+		{"unix", "connections accepted by the pathname and abstract unix socket listeners", func(r *run) (bool, string) {
+			return count("connection(s) reached a unix socket listener", r.a.unixHits.Load())
+		}},
+		{"dns", "queries carrying the run's tag at the loopback stub resolver", checkDNS},
+		{"egress", "sockets to addresses off this host (TEST-NET-2, 169.254.169.254) in the host's own socket tables, sampled during the calls", func(r *run) (bool, string) {
+			if r.egress.Load() == nil {
+				return false, "no socket to an off-host address appeared"
+			}
+			return true, "host socket table held " + *r.egress.Load()
+		}},
+		{"survivors", "processes of the call (tagged argv or cwd in the workspace) still alive 3s after it returned", checkSurvivors},
+		{"responsive", "the server answers tools/list within 3s after the attack", checkResponsive},
+		{"wall_time", "every call returned within the policy's timeout plus 3s (or the scenario's tighter bound)", checkWallTime},
+		{"output", "no returned stream is longer than max_output_bytes", checkOutput},
+		{"memory", "resident memory of the call's processes, summed and sampled during the call, stays within limits.memory", func(r *run) (bool, string) {
+			peak := r.peakRSS.Load()
+			if peak > r.expect.Memory {
+				return true, fmt.Sprintf("the call's processes held %s resident, limit %s", human(peak), human(r.expect.Memory))
+			}
+			return false, fmt.Sprintf("peak %s resident, limit %s", human(peak), human(r.expect.Memory))
+		}},
+		{"disk", "no file in the workspace is larger than the per-file size cap", checkDisk},
+		{"privilege", "files in the workspace owned by root (the sandbox user is not root), device nodes, setuid/setgid bits", checkPrivilege},
+		{"marker", "the marker a planted payload prints if it ever runs, in anything a call returned", func(r *run) (bool, string) {
+			out := r.allOutput()
+			for _, m := range append([]string{r.a.Marker}, r.s.Evidence...) {
+				if strings.Contains(out, m) {
+					return true, fmt.Sprintf("a planted payload ran: %q came back", m)
+				}
+			}
+			return false, "no planted payload ran"
+		}},
+		{"persistence", "executable git hooks, or git config keys that run programs, created in the workspace", checkPersistence},
+	} {
+		detectors[d.Name] = d
+	}
+}
+
+// DetectorNames lists the detectors, sorted.
+func DetectorNames() []string {
+	var n []string
+	for k := range detectors {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Detectors lists every detector, sorted by name.
+func Detectors() []Detector {
+	var out []Detector
+	for _, n := range DetectorNames() {
+		out = append(out, detectors[n])
+	}
+	return out
+}
+
+func count(what string, n int64) (bool, string) {
+	if n > 0 {
+		return true, fmt.Sprintf("%d %s", n, what)
+	}
+	return false, "0 " + what
+}
+
+func human(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1fGiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func checkLeak(r *run) (bool, string) {
+	out := r.allOutput()
+	secrets := map[string]string{r.a.Nonce: "the canary nonce", r.a.Secret: "the server's secret"}
+	if shadowLine != "" {
+		secrets[shadowLine] = "/etc/shadow's first entry"
+	}
+	for s, what := range secrets {
+		if strings.Contains(out, s) {
+			return true, what + " came back in a call's output"
+		}
+	}
+	return false, "no secret in " + human(int64(len(out))) + " of output"
+}
+
+// shadowLine is /etc/shadow's first entry when the harness can read it (root).
+var shadowLine = func() string {
+	b, err := os.ReadFile("/etc/shadow")
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return line
+}()
+
+// fileState is what the outside detector compares before and after.
+type fileState struct {
+	size  int64
+	mode  fs.FileMode
+	mtime time.Time
+	nlink uint64
+	hash  string // content, for small files
+}
+
+// snapshotOutside records every file outside the workspace that the run owns, plus anything
+// in the shared temporary directories that carries the tag.
+func (r *run) snapshotOutside() map[string]fileState {
+	m := map[string]fileState{}
+	filepath.WalkDir(r.a.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if p == r.a.WS {
+			return filepath.SkipDir
+		}
+		if p == filepath.Join(r.a.Root, "audit.jsonl") || p == r.a.policyPath {
+			return nil // the server's own files
+		}
+		m[p] = stateOf(p)
+		return nil
+	})
+	for _, dir := range []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm", "/etc/cron.d"} {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), r.a.Tag) || strings.Contains(e.Name(), "mcpsandbox-pwned") {
+				p := filepath.Join(dir, e.Name())
+				m[p] = stateOf(p)
+			}
+		}
+	}
+	return m
+}
+
+func stateOf(p string) fileState {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		return fileState{}
+	}
+	fi, _ := os.Lstat(p)
+	s := fileState{size: st.Size, mode: fi.Mode(), mtime: fi.ModTime(), nlink: uint64(st.Nlink)}
+	if fi.Mode().IsRegular() && st.Size < 1<<16 {
+		b, _ := os.ReadFile(p)
+		s.hash = hex.EncodeToString(b)
+	}
+	return s
+}
+
+func checkOutside(r *run) (bool, string) {
+	after := r.snapshotOutside()
+	var bad []string
+	for p, st := range after {
+		was, ok := r.outsideBefore[p]
+		switch {
+		case !ok:
+			bad = append(bad, "created "+p)
+		case st != was:
+			bad = append(bad, "changed "+p)
+		}
+	}
+	for p := range r.outsideBefore {
+		if _, ok := after[p]; !ok {
+			bad = append(bad, "removed "+p)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return true, strings.Join(bad, "; ")
+	}
+	return false, fmt.Sprintf("%d files outside the workspace unchanged", len(after))
+}
+
+func checkDNS(r *run) (bool, string) {
+	r.a.dnsMu.Lock()
+	defer r.a.dnsMu.Unlock()
+	for _, n := range r.a.dnsNames {
+		if strings.Contains(strings.ToLower(n), r.a.Tag) {
+			return true, "the stub resolver saw a query for " + n
+		}
+	}
+	return false, fmt.Sprintf("no tagged query (%d queries seen)", len(r.a.dnsNames))
+}
+
+// procsOf lists pids whose argv carries the tag or whose cwd is inside the workspace.
+func procsOf(a *Arena) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		if b, err := os.ReadFile(dir + "/cmdline"); err == nil && bytes.Contains(b, []byte(a.Tag)) {
+			pids = append(pids, pid)
+			continue
+		}
+		if cwd, err := os.Readlink(dir + "/cwd"); err == nil && (cwd == a.WS || strings.HasPrefix(cwd, a.WS+"/")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func checkSurvivors(r *run) (bool, string) {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		pids := procsOf(r.a)
+		if len(pids) == 0 {
+			return false, "no process of the call outlived it"
+		}
+		if time.Now().After(deadline) {
+			return true, fmt.Sprintf("%d process(es) outlived the call by 3s: pids %v", len(pids), pids)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func checkResponsive(r *run) (bool, string) {
+	if r.a.killed.Load() {
+		return false, "server was killed by the scenario; not applicable"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := r.a.cs.ListTools(ctx, nil); err != nil {
+		return true, fmt.Sprintf("tools/list failed after the attack: %v", err)
+	}
+	return false, fmt.Sprintf("tools/list answered in %s", time.Since(start).Round(time.Millisecond))
+}
+
+const grace = 3 * time.Second
+
+func (r *run) callBound() time.Duration {
+	if r.s.ReturnWithin.Duration > 0 && r.s.ReturnWithin.Duration < r.expect.Timeout+r.expect.Grace {
+		return r.s.ReturnWithin.Duration
+	}
+	return r.expect.Timeout + r.expect.Grace
+}
+
+func checkWallTime(r *run) (bool, string) {
+	var longest call
+	for _, c := range r.calls {
+		if c.abandoned {
+			return true, fmt.Sprintf("a call was still running after %s; the harness gave up on it", c.bound)
+		}
+		if c.dur > c.bound {
+			return true, fmt.Sprintf("a call took %s, bound %s", c.dur.Round(time.Millisecond), c.bound)
+		}
+		if c.dur > longest.dur {
+			longest = c
+		}
+	}
+	return false, fmt.Sprintf("longest call %s, bound %s", longest.dur.Round(time.Millisecond), longest.bound)
+}
+
+func checkOutput(r *run) (bool, string) {
+	var longest int
+	for _, c := range r.calls {
+		longest = max(longest, len(c.res.Stdout), len(c.res.Stderr))
+		if c.rawText > 2*int(r.expect.Output)+8192 {
+			return true, fmt.Sprintf("a result carried %s of text, cap %s per stream", human(int64(c.rawText)), human(r.expect.Output))
+		}
+	}
+	if int64(longest) > r.expect.Output {
+		return true, fmt.Sprintf("a stream of %s came back, cap %s", human(int64(longest)), human(r.expect.Output))
+	}
+	return false, fmt.Sprintf("longest stream %s, cap %s", human(int64(longest)), human(r.expect.Output))
+}
+
+func checkDisk(r *run) (bool, string) {
+	if r.expect.FileSize <= 0 {
+		return false, "this scheme sets no per-file cap on the host"
+	}
+	var big int64
+	var where string
+	filepath.WalkDir(r.a.WS, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil && fi.Size() > big {
+				big, where = fi.Size(), p
+			}
+		}
+		return nil
+	})
+	if big > r.expect.FileSize {
+		return true, fmt.Sprintf("%s grew to %s, cap %s", where, human(big), human(r.expect.FileSize))
+	}
+	return false, fmt.Sprintf("largest file %s, cap %s", human(big), human(r.expect.FileSize))
+}
+
+func checkPrivilege(r *run) (bool, string) {
+	var bad []string
+	filepath.WalkDir(r.a.WS, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		var st syscall.Stat_t
+		if syscall.Lstat(p, &st) != nil {
+			return nil
+		}
+		fi, _ := os.Lstat(p)
+		switch {
+		case fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+			bad = append(bad, "device node "+p)
+		case fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0:
+			bad = append(bad, "setuid/setgid "+p)
+		case r.a.SandboxUID > 0 && st.Uid == 0:
+			bad = append(bad, "owned by root "+p)
+		}
+		return nil
+	})
+	if len(bad) > 0 {
+		return true, strings.Join(bad, "; ")
+	}
+	return false, "no privileged artefact in the workspace"
+}
+
+var gitExecKey = regexp.MustCompile(`(?i)\b(fsmonitor|hookspath|sshcommand|pager|editor|askpass|textconv|filter\s*"|alias)\b`)
+
+func checkPersistence(r *run) (bool, string) {
+	var bad []string
+	hooks := filepath.Join(r.a.WS, ".git", "hooks")
+	filepath.WalkDir(hooks, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, _ := d.Info(); fi != nil && fi.Mode()&0o111 != 0 {
+				bad = append(bad, "executable hook "+p)
+			}
+		}
+		return nil
+	})
+	if f, err := os.Open(filepath.Join(r.a.WS, ".git", "config")); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if gitExecKey.MatchString(sc.Text()) {
+				bad = append(bad, "git config runs a program: "+strings.TrimSpace(sc.Text()))
+			}
+		}
+		f.Close()
+	}
+	if len(bad) > 0 {
+		return true, strings.Join(bad, "; ")
+	}
+	return false, "no git hook or program-running git config planted"
+}
+
+// watchEgress samples the host's socket tables for sockets to off-host targets.
+func (r *run) watchEgress(ctx context.Context) {
+	targets := map[string]bool{egressIP: true, metadataIP: true}
+	for {
+		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"} {
+			if hit := scanSockets(f, targets); hit != "" {
+				r.egress.CompareAndSwap(nil, &hit)
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// scanSockets returns the first socket in a /proc/net table whose remote address is a target.
+func scanSockets(file string, targets map[string]bool) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		host, _, ok := strings.Cut(f[2], ":")
+		raw, err := hex.DecodeString(host)
+		if !ok || err != nil {
+			continue
+		}
+		ip := procIP(raw)
+		if ip != nil && targets[ip.String()] {
+			return fmt.Sprintf("%s socket to %s", filepath.Base(file), ip)
+		}
+	}
+	return ""
+}
+
+// procIP decodes /proc/net's address: 32-bit words in host (little-endian) order.
+func procIP(raw []byte) net.IP {
+	if len(raw) != 4 && len(raw) != 16 {
+		return nil
+	}
+	ip := make(net.IP, len(raw))
+	for w := 0; w < len(raw); w += 4 {
+		for i := 0; i < 4; i++ {
+			ip[w+i] = raw[w+3-i]
+		}
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return v4
+	}
+	return ip
+}
+
+// sampleMemory sums the resident memory of the call's processes every 20ms.
+func (r *run) sampleMemory(ctx context.Context) {
+	page := int64(os.Getpagesize())
+	for {
+		var sum int64
+		for _, pid := range procsOf(r.a) {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid)); err == nil {
+				if f := strings.Fields(string(b)); len(f) > 1 {
+					n, _ := strconv.ParseInt(f[1], 10, 64)
+					sum += n * page
+				}
+			}
+		}
+		if sum > r.peakRSS.Load() {
+			r.peakRSS.Store(sum)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

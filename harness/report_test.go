@@ -1,0 +1,65 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/xml"
+	"strings"
+	"testing"
+)
+
+func sampleReport() *Report {
+	rep := &Report{Scheme: "allowlist", ElapsedMS: 1500, Results: []Result{
+		{ID: "a", Title: "A", Category: "network", Outcome: Contained, Findings: []Finding{{Detector: "tcp", Detail: "0 connections"}}},
+		{ID: "b", Title: "B", Category: "network", Outcome: Breach, Findings: []Finding{{Detector: "udp", Breach: true, Detail: "5 datagrams"}}},
+		{ID: "c", Title: "C", Category: "resource", Outcome: Error, Reason: "server did not start"},
+		{ID: "d", Title: "D", Category: "hijack", Outcome: NotApplicable, Reason: "needs python"},
+	}}
+	rep.Counts = Counts{Contained: 1, Breached: 1, Errors: 1, NotApplicable: 1}
+	return rep
+}
+
+func TestWriteTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, sampleReport(), TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"1 contained, 1 breached, 1 errors, 1 n/a", "udp!", "5 datagrams", "server did not start"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Error("colour without Color")
+	}
+	b.Reset()
+	WriteTable(&b, sampleReport(), TableOptions{Color: true})
+	if !strings.Contains(b.String(), "\x1b[1;31mBREACH") {
+		t.Error("no colour with Color")
+	}
+}
+
+func TestWriteJUnit(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	var s junitSuite
+	if err := xml.Unmarshal(b.Bytes(), &s); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, b.String())
+	}
+	if s.Tests != 4 || s.Failures != 1 || s.Errors != 1 || s.Skipped != 1 || s.Cases[1].Failure == nil || s.Cases[3].Skipped == nil {
+		t.Fatalf("junit = %+v", s)
+	}
+}
+
+func TestWriteControlsNamesSilentDetector(t *testing.T) {
+	var b bytes.Buffer
+	err := WriteControls(&b, []ControlResult{
+		{Control: Control{Detector: "tcp", Scenario: "s1", Kind: "policy"}, Fired: true},
+		{Control: Control{Detector: "udp", Scenario: "s2", Kind: "policy"}, Fired: false},
+	}, false)
+	if err == nil || !strings.Contains(err.Error(), "udp (s2)") || !strings.Contains(b.String(), "silent: udp") {
+		t.Fatalf("err = %v, out:\n%s", err, b.String())
+	}
+}

@@ -1,0 +1,356 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Outcome is a scenario's verdict.
+type Outcome string
+
+// The verdicts.
+const (
+	Contained     Outcome = "CONTAINED"
+	Breach        Outcome = "BREACH"
+	Error         Outcome = "ERROR"
+	NotApplicable Outcome = "N/A"
+)
+
+// Expect is what the detectors hold the run to: the policy's own promises, unless a control
+// tightens one to show the measurement behind it is real.
+type Expect struct {
+	Timeout  time.Duration
+	Output   int64
+	Memory   int64
+	FileSize int64         // 0: the scheme has no per-file cap on the host
+	Grace    time.Duration // how far past Timeout a call may return
+}
+
+// Options configure a run.
+type Options struct {
+	Binary   string         // the mcpsandbox executable to run as `serve`
+	Policy   *policy.Policy // as the user wrote it; the harness runs a copy (see Prepare)
+	Parallel int            // scenarios at once (0: twice the CPUs, at least 4)
+	// MaxTimeout caps limits.timeout in the run's copy of the policy (0: no cap), so that the
+	// scenarios that must outlast the timeout take seconds, not minutes. Enforcing a timeout
+	// is the same mechanism whatever its length.
+	MaxTimeout time.Duration
+	// Progress, if set, is called as each scenario finishes.
+	Progress func(Result)
+
+	// for controls
+	mutate func(*policy.Policy, *Arena) error
+	expect func(*Expect)
+	inject func(*Arena)
+}
+
+// Result is one scenario's verdict and the evidence for it.
+type Result struct {
+	ID         string    `json:"id"`
+	Title      string    `json:"title"`
+	Category   string    `json:"category"`
+	Outcome    Outcome   `json:"outcome"`
+	Reason     string    `json:"reason,omitempty"`
+	Findings   []Finding `json:"findings,omitempty"`
+	DurationMS int64     `json:"duration_ms"`
+}
+
+// Breached lists the detectors that reported a breach.
+func (r Result) Breached() []string {
+	var d []string
+	for _, f := range r.Findings {
+		if f.Breach {
+			d = append(d, f.Detector)
+		}
+	}
+	return d
+}
+
+// Report is a whole run.
+type Report struct {
+	Scheme     string   `json:"scheme"`
+	PolicyHash string   `json:"policy_hash"`
+	Results    []Result `json:"results"`
+	Counts     Counts   `json:"counts"`
+	ElapsedMS  int64    `json:"elapsed_ms"`
+}
+
+// Counts tallies the outcomes.
+type Counts struct {
+	Contained     int `json:"contained"`
+	Breached      int `json:"breached"`
+	Errors        int `json:"errors"`
+	NotApplicable int `json:"not_applicable"`
+}
+
+// OK reports whether every applicable scenario was contained.
+func (r *Report) OK() bool { return r.Counts.Breached == 0 && r.Counts.Errors == 0 }
+
+// Summary is the report's last line.
+func (r *Report) Summary() string {
+	return fmt.Sprintf("%d contained, %d breached, %d errors, %d n/a (%s)", r.Counts.Contained, r.Counts.Breached,
+		r.Counts.Errors, r.Counts.NotApplicable, (time.Duration(r.ElapsedMS) * time.Millisecond).Round(100*time.Millisecond))
+}
+
+// call is one tool call's record.
+type call struct {
+	res       serve.Result
+	text      string
+	rawText   int
+	isError   bool
+	err       error
+	dur       time.Duration
+	bound     time.Duration // how long it may take: the timeout, plus the wait for a slot when queued
+	abandoned bool
+}
+
+// run is one scenario against one arena.
+type run struct {
+	s             *Scenario
+	a             *Arena
+	expect        Expect
+	mu            sync.Mutex
+	calls         []call
+	outsideBefore map[string]fileState
+	egress        atomic.Pointer[string]
+	peakRSS       atomic.Int64
+}
+
+func (r *run) allOutput() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, c := range r.calls {
+		b.WriteString(c.text)
+		b.WriteString(c.res.Stdout)
+		b.WriteString(c.res.Stderr)
+	}
+	return b.String()
+}
+
+// Run replays the scenarios against the policy and reports each verdict.
+func Run(ctx context.Context, scs []*Scenario, o Options) (*Report, error) {
+	ad, ok := adapters[o.Policy.Scheme]
+	if !ok {
+		return nil, fmt.Errorf("the harness has no adapter for the %q scheme in this build (serve cannot run it either); use an allowlist policy", o.Policy.Scheme)
+	}
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the mcpsandbox binary to run as serve: %w", err)
+		}
+		o.Binary = exe
+	}
+	par := o.Parallel
+	if par <= 0 {
+		par = max(4, 2*runtime.NumCPU())
+	}
+	start := time.Now()
+	rep := &Report{Scheme: o.Policy.Scheme, PolicyHash: o.Policy.Hash(), Results: make([]Result, len(scs))}
+	one := func(i int) {
+		rep.Results[i] = runOne(ctx, scs[i], ad, o)
+		if o.Progress != nil {
+			o.Progress(rep.Results[i])
+		}
+	}
+	// Shared scenarios in parallel, then the exclusive ones alone.
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i, s := range scs {
+		if s.Exclusive {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			one(i)
+		}()
+	}
+	wg.Wait()
+	for i, s := range scs {
+		if s.Exclusive {
+			one(i)
+		}
+	}
+	for _, r := range rep.Results {
+		switch r.Outcome {
+		case Contained:
+			rep.Counts.Contained++
+		case Breach:
+			rep.Counts.Breached++
+		case Error:
+			rep.Counts.Errors++
+		case NotApplicable:
+			rep.Counts.NotApplicable++
+		}
+	}
+	rep.ElapsedMS = time.Since(start).Milliseconds()
+	return rep, ctx.Err()
+}
+
+func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result) {
+	start := time.Now()
+	res = Result{ID: s.ID, Title: s.Title, Category: s.Category}
+	defer func() { res.DurationMS = time.Since(start).Milliseconds() }()
+	steps, why := s.StepsFor(o.Policy.Scheme)
+	if why != "" {
+		res.Outcome, res.Reason = NotApplicable, why
+		return res
+	}
+	a, err := newArena(s.Setup)
+	if err != nil {
+		res.Outcome, res.Reason = Error, err.Error()
+		return res
+	}
+	defer a.Close()
+	p := clonePolicy(o.Policy)
+	if o.MaxTimeout > 0 && p.Limits.Timeout.Duration > o.MaxTimeout {
+		p.Limits.Timeout.Duration = o.MaxTimeout
+	}
+	if err := ad.Prepare(p, a); err != nil {
+		res.Outcome, res.Reason = Error, err.Error()
+		return res
+	}
+	if o.mutate != nil {
+		if err := o.mutate(p, a); err != nil {
+			res.Outcome, res.Reason = Error, err.Error()
+			return res
+		}
+	}
+	// Translate every step first: a scenario this policy cannot express is n/a, not contained.
+	params := make([]*mcp.CallToolParams, len(steps))
+	for i, st := range steps {
+		if params[i], err = ad.Params(st, a, p); err != nil {
+			var na *notApplicable
+			if errors.As(err, &na) {
+				res.Outcome, res.Reason = NotApplicable, na.why
+			} else {
+				res.Outcome, res.Reason = Error, err.Error()
+			}
+			return res
+		}
+	}
+	r := &run{s: s, a: a, expect: ad.Expect(p)}
+	if o.expect != nil {
+		o.expect(&r.expect)
+	}
+	if err := a.start(ctx, o.Binary, p); err != nil {
+		res.Outcome, res.Reason = Error, err.Error()
+		return res
+	}
+	r.outsideBefore = r.snapshotOutside()
+
+	wctx, stopWatch := context.WithCancel(ctx)
+	var watchers sync.WaitGroup
+	watchers.Add(1)
+	go func() { defer watchers.Done(); r.watchEgress(wctx) }()
+	if slices.Contains(s.Detectors, "memory") {
+		watchers.Add(1)
+		go func() { defer watchers.Done(); r.sampleMemory(wctx) }()
+	}
+	for i, st := range steps {
+		if a.killed.Load() {
+			stopWatch()
+			res.Outcome, res.Reason = Error, fmt.Sprintf("step %d comes after the server was killed", i)
+			return res
+		}
+		r.step(ctx, st, params[i])
+	}
+	stopWatch()
+	watchers.Wait()
+	if o.inject != nil {
+		o.inject(a)
+	}
+	for _, name := range s.Detectors {
+		breach, detail := detectors[name].check(r)
+		res.Findings = append(res.Findings, Finding{Detector: name, Breach: breach, Detail: detail})
+	}
+	switch {
+	case len(res.Breached()) > 0:
+		res.Outcome = Breach
+	default:
+		res.Outcome = Contained
+		// A call the harness could not read leaves the verdict unproven.
+		for _, c := range r.calls {
+			if c.err != nil && !a.killed.Load() && !c.abandoned {
+				res.Outcome, res.Reason = Error, "a call failed at the protocol level: "+c.err.Error()+"; server said: "+a.stderr.Tail()
+				break
+			}
+		}
+	}
+	return res
+}
+
+// step runs one step (Parallel copies at once) and records every call.
+func (r *run) step(ctx context.Context, st Step, p *mcp.CallToolParams) {
+	n := max(1, st.Parallel)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := r.call(ctx, st, p)
+			r.mu.Lock()
+			r.calls = append(r.calls, c)
+			r.mu.Unlock()
+		}()
+	}
+	wg.Wait()
+}
+
+func (r *run) call(ctx context.Context, st Step, p *mcp.CallToolParams) call {
+	bound := r.callBound()
+	if st.Parallel > 1 {
+		bound += r.expect.Timeout // a queued call may wait up to the timeout for a slot
+	}
+	cctx, cancel := context.WithTimeout(ctx, bound+time.Second)
+	defer cancel()
+	if st.KillServerAfter.Duration > 0 {
+		t := time.AfterFunc(st.KillServerAfter.Duration, r.a.kill)
+		defer t.Stop()
+	}
+	start := time.Now()
+	res, err := r.a.cs.CallTool(cctx, p)
+	c := call{dur: time.Since(start), err: err, bound: bound}
+	if err != nil {
+		c.abandoned = cctx.Err() != nil && ctx.Err() == nil
+		return c
+	}
+	c.isError = res.IsError
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			c.text += tc.Text
+		}
+	}
+	c.rawText = len(c.text)
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &c.res)
+	}
+	return c
+}
+
+func clonePolicy(p *policy.Policy) *policy.Policy {
+	c := *p
+	c.Allowlist.Commands = slices.Clone(p.Allowlist.Commands)
+	c.Allowlist.ReadPaths = slices.Clone(p.Allowlist.ReadPaths)
+	c.Allowlist.Env = map[string]string{}
+	for k, v := range p.Allowlist.Env {
+		c.Allowlist.Env[k] = v
+	}
+	return &c
+}

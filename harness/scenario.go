@@ -1,0 +1,316 @@
+// Package harness replays adversarial scenarios against a live `mcpsandbox serve`, spawned over
+// stdio exactly as an MCP client spawns it, and decides containment from detectors that watch
+// from outside the sandbox: never from what the sandbox says about itself.
+package harness
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scenarios"
+)
+
+// Categories a scenario may belong to, in report order.
+var Categories = []string{"resource", "network", "filesystem", "privilege", "injection", "hijack", "persistence"}
+
+// Scenario is one adversarial scenario file.
+type Scenario struct {
+	ID        string   `toml:"id"`
+	Title     string   `toml:"title"`
+	Category  string   `toml:"category"`
+	Threat    string   `toml:"threat"`    // what an attacker gains if this is not contained
+	Schemes   []string `toml:"schemes"`   // which schemes it applies to
+	Detectors []string `toml:"detectors"` // which detectors decide
+	// Exclusive scenarios run alone: they load the host (fork bombs share the uid's process
+	// limit with every other call, memory bombs the RAM) and would disturb their neighbours.
+	Exclusive bool    `toml:"exclusive"`
+	Setup     []Setup `toml:"setup"`
+	Steps     []Step  `toml:"steps"`
+	// ReturnWithin bounds every call of this scenario more tightly than the policy's timeout
+	// (a grandchild holding stdout must not keep the call open).
+	ReturnWithin policy.Duration `toml:"return_within"`
+	// Scheme overrides how one scheme's tools express the scenario (its own steps), or says
+	// why the scheme has nothing to attack here (skip). Absent: the neutral steps above.
+	Scheme map[string]SchemeSteps `toml:"scheme"`
+	// Evidence are strings besides the marker whose appearance in output means a payload ran
+	// (what a preloaded library prints, say).
+	Evidence []string `toml:"evidence"`
+	File     string   `toml:"-"`
+}
+
+// SchemeSteps replaces the neutral steps for one scheme.
+type SchemeSteps struct {
+	Steps []Step `toml:"steps"`
+	Skip  string `toml:"skip"`
+}
+
+// Setup is a file the harness lays in the workspace before the server starts, as a cloned
+// repository or an earlier session might have left it.
+type Setup struct {
+	Path    string      `toml:"path"`    // relative to the workspace
+	Content string      `toml:"content"` // file content
+	Size    policy.Size `toml:"size"`    // or: a file of this many bytes
+	Mode    int64       `toml:"mode"`    // default 0644
+	Symlink string      `toml:"symlink"` // or: a symlink to this target
+}
+
+// Step is one tool call, said in the neutral forms each scheme's adapter translates: argv (an
+// allowed program and its arguments), python code, a shell script; or a raw tool call.
+type Step struct {
+	Argv   []string `toml:"argv"`
+	Python string   `toml:"python"`
+	Shell  string   `toml:"shell"`
+	// Tool and Arguments send a raw tool call (scheme overrides only): for arguments no neutral
+	// form has, such as an extra field smuggling an environment.
+	Tool      string         `toml:"tool"`
+	Arguments map[string]any `toml:"arguments"`
+	// Parallel fires this many copies of the call at once.
+	Parallel int `toml:"parallel"`
+	// KillServerAfter SIGKILLs the server this long into the call, as a crash would.
+	KillServerAfter policy.Duration `toml:"kill_server_after"`
+}
+
+func (s Step) kind() string {
+	switch {
+	case len(s.Argv) > 0:
+		return "argv"
+	case s.Python != "":
+		return "python"
+	case s.Shell != "":
+		return "shell"
+	case s.Tool != "":
+		return "tool"
+	}
+	return ""
+}
+
+// StepsFor is the steps the scheme runs, or the reason it has nothing to run.
+func (s *Scenario) StepsFor(scheme string) ([]Step, string) {
+	if !slices.Contains(s.Schemes, scheme) {
+		return nil, fmt.Sprintf("does not apply to the %s scheme", scheme)
+	}
+	if o, ok := s.Scheme[scheme]; ok {
+		if o.Skip != "" {
+			return nil, o.Skip
+		}
+		return o.Steps, ""
+	}
+	return s.Steps, ""
+}
+
+var (
+	idRe          = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	placeholderRe = regexp.MustCompile(`\{\{([a-z_]+)\}\}`)
+)
+
+// Placeholders scenarios may use; the harness fills them per run. There is deliberately none
+// for the nonce or the server's secret: a scenario can only learn them by breaking out.
+var Placeholders = map[string]string{
+	"ws":            "the workspace (absolute)",
+	"root":          "the run's scratch root, parent of the workspace",
+	"outside":       "a world-writable directory outside the workspace",
+	"canary":        "a world-readable, world-writable canary file outside the workspace",
+	"rel_outside":   "the outside directory relative to the workspace (../outside)",
+	"home":          "the fake HOME the server runs with (.ssh/id_rsa, .aws/credentials, .bashrc)",
+	"rootonly":      "a directory only root may enter, holding a secret",
+	"tcp_port":      "loopback TCP listener port",
+	"udp_port":      "loopback UDP listener port",
+	"dns_port":      "loopback stub DNS resolver port (UDP)",
+	"unix_sock":     "pathname unix socket listener (outside the workspace)",
+	"abstract_sock": "abstract unix socket listener name (without the leading NUL)",
+	"tag":           "this run's tag: processes carry it, DNS names use it",
+	"marker":        "a string a planted payload prints if it ever runs",
+	"egress_ip":     "an address outside this host (TEST-NET-2), watched in the host's socket tables",
+	"metadata_ip":   "the cloud metadata address 169.254.169.254",
+}
+
+// Load parses every embedded scenario.
+func Load() ([]*Scenario, error) { return LoadFS(scenarios.FS) }
+
+// LoadFS parses every *.toml in fsys, checking each strictly: unknown keys, unknown detectors,
+// categories, schemes and placeholders are errors naming the file.
+func LoadFS(fsys fs.FS) ([]*Scenario, error) {
+	names, err := fs.Glob(fsys, "*.toml")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Scenario
+	var errs []error
+	for _, n := range names {
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, err
+		}
+		s, err := parseScenario(n, b)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		ci, cj := slices.Index(Categories, out[i].Category), slices.Index(Categories, out[j].Category)
+		if ci != cj {
+			return ci < cj
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, errors.Join(errs...)
+}
+
+func parseScenario(name string, b []byte) (*Scenario, error) {
+	s := &Scenario{File: name}
+	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(s)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", name, err)
+	}
+	var problems []string
+	bad := func(f string, a ...any) { problems = append(problems, fmt.Sprintf(f, a...)) }
+	for _, k := range md.Undecoded() {
+		// Raw tool arguments are free-form by design.
+		if !strings.Contains(k.String(), ".arguments") {
+			bad("unknown key %q", k.String())
+		}
+	}
+	if !idRe.MatchString(s.ID) {
+		bad("id %q: use lowercase words joined by '-'", s.ID)
+	}
+	if want := s.ID + ".toml"; path.Base(name) != want {
+		bad("file name should be %s (one file per id keeps ids unique)", want)
+	}
+	if s.Title == "" || s.Threat == "" {
+		bad("title and threat are required")
+	}
+	if !slices.Contains(Categories, s.Category) {
+		bad("category %q: use one of %s", s.Category, strings.Join(Categories, ", "))
+	}
+	if len(s.Schemes) == 0 {
+		bad("schemes: list the schemes it applies to")
+	}
+	for _, sc := range s.Schemes {
+		if !slices.Contains(policy.Schemes, sc) {
+			bad("scheme %q is not a scheme", sc)
+		}
+	}
+	for sc := range s.Scheme {
+		if !slices.Contains(s.Schemes, sc) {
+			bad("[scheme.%s] given but %s is not in schemes", sc, sc)
+		}
+	}
+	if len(s.Detectors) == 0 {
+		bad("detectors: name at least one (a scenario nothing watches proves nothing)")
+	}
+	for _, d := range s.Detectors {
+		if _, ok := detectors[d]; !ok {
+			bad("detector %q is unknown: use one of %s", d, strings.Join(DetectorNames(), ", "))
+		}
+	}
+	checkSteps := func(where string, steps []Step) {
+		for i, st := range steps {
+			n := 0
+			for _, set := range []bool{len(st.Argv) > 0, st.Python != "", st.Shell != "", st.Tool != ""} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				bad("%s[%d]: give exactly one of argv, python, shell, tool", where, i)
+			}
+			if st.Tool != "" && where == "steps" {
+				bad("%s[%d]: a raw tool call is scheme-specific: put it under [scheme.NAME]", where, i)
+			}
+			if st.Parallel < 0 || st.Parallel > 200 {
+				bad("%s[%d]: parallel %d is outside 0..200", where, i, st.Parallel)
+			}
+		}
+	}
+	checkSteps("steps", s.Steps)
+	needNeutral := false
+	for _, sc := range s.Schemes {
+		if o, ok := s.Scheme[sc]; ok {
+			if o.Skip == "" && len(o.Steps) == 0 {
+				bad("[scheme.%s]: give steps or skip", sc)
+			}
+			checkSteps("scheme."+sc+".steps", o.Steps)
+		} else {
+			needNeutral = true
+		}
+	}
+	if needNeutral && len(s.Steps) == 0 {
+		bad("steps: some schemes use the neutral steps, but there are none")
+	}
+	for _, m := range placeholderRe.FindAllStringSubmatch(string(b), -1) {
+		if _, ok := Placeholders[m[1]]; !ok {
+			bad("placeholder {{%s}} is unknown", m[1])
+		}
+	}
+	// The marker is what a planted payload prints; a step that spelled it out would "find" it
+	// in its own refusal message.
+	stepText := func(st Step) string {
+		return strings.Join(st.Argv, " ") + st.Python + st.Shell + fmt.Sprint(st.Arguments)
+	}
+	for _, st := range s.Steps {
+		if strings.Contains(stepText(st), "{{marker}}") {
+			bad("steps may not spell out {{marker}}: only setup files (planted payloads) may")
+		}
+	}
+	for _, o := range s.Scheme {
+		for _, st := range o.Steps {
+			if strings.Contains(stepText(st), "{{marker}}") {
+				bad("steps may not spell out {{marker}}: only setup files (planted payloads) may")
+			}
+		}
+	}
+	for i, su := range s.Setup {
+		if su.Path == "" || path.IsAbs(su.Path) || strings.Contains(su.Path, "..") {
+			bad("setup[%d]: path must be relative to the workspace, without ..", i)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("scenario %s: %s", name, strings.Join(problems, "; "))
+	}
+	return s, nil
+}
+
+// Select filters scenarios by id or category (either may be given; empty = all).
+func Select(all []*Scenario, ids, categories []string) ([]*Scenario, error) {
+	for _, c := range categories {
+		if !slices.Contains(Categories, c) {
+			return nil, fmt.Errorf("category %q is unknown: use one of %s", c, strings.Join(Categories, ", "))
+		}
+	}
+	known := map[string]bool{}
+	for _, s := range all {
+		known[s.ID] = true
+	}
+	for _, id := range ids {
+		if !known[id] {
+			return nil, fmt.Errorf("scenario %q is unknown: `mcpsandbox harness --list` shows them", id)
+		}
+	}
+	var out []*Scenario
+	for _, s := range all {
+		if (len(ids) == 0 && len(categories) == 0) || slices.Contains(ids, s.ID) || slices.Contains(categories, s.Category) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// timeoutOr returns d if set, else def.
+func timeoutOr(d policy.Duration, def time.Duration) time.Duration {
+	if d.Duration > 0 {
+		return d.Duration
+	}
+	return def
+}

@@ -1,0 +1,146 @@
+package harness
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// The embedded catalogue loads strictly, covers every category, and every scenario says how
+// every scheme expresses it (the neutral steps, its own steps, or a reason to skip).
+func TestCatalogue(t *testing.T) {
+	all, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 35 {
+		t.Fatalf("%d scenarios, want at least 35", len(all))
+	}
+	perCat := map[string]int{}
+	used := map[string]bool{}
+	for _, s := range all {
+		perCat[s.Category]++
+		for _, d := range s.Detectors {
+			used[d] = true
+		}
+		for _, sc := range s.Schemes {
+			steps, why := s.StepsFor(sc)
+			if len(steps) == 0 && why == "" {
+				t.Errorf("%s: no steps and no reason for scheme %s", s.ID, sc)
+			}
+		}
+	}
+	for _, c := range Categories {
+		if perCat[c] == 0 {
+			t.Errorf("no scenario in category %s", c)
+		}
+	}
+	for _, d := range DetectorNames() {
+		if !used[d] {
+			t.Errorf("detector %s decides no scenario", d)
+		}
+	}
+	// Every detector has a negative control, and every control names a real scenario.
+	ids := map[string]bool{}
+	for _, s := range all {
+		ids[s.ID] = true
+	}
+	controlled := map[string]bool{}
+	for _, c := range Controls() {
+		controlled[c.Detector] = true
+		if !ids[c.Scenario] {
+			t.Errorf("control for %s names unknown scenario %s", c.Detector, c.Scenario)
+		}
+	}
+	for _, d := range DetectorNames() {
+		if !controlled[d] {
+			t.Errorf("detector %s has no negative control", d)
+		}
+	}
+}
+
+func TestScenarioErrors(t *testing.T) {
+	base := "id = \"x\"\ntitle = \"t\"\ncategory = \"network\"\nthreat = \"t\"\nschemes = [\"allowlist\"]\ndetectors = [\"tcp\"]\n"
+	cases := []struct{ name, text, want string }{
+		{"unknown key", base + "colour = 1\n[[steps]]\nargv = [\"wc\"]\n", `unknown key "colour"`},
+		{"no steps", base, "there are none"},
+		{"two kinds", base + "[[steps]]\nargv = [\"wc\"]\npython = \"x\"\n", "exactly one of"},
+		{"bad detector", strings.Replace(base, `"tcp"`, `"telepathy"`, 1) + "[[steps]]\nargv = [\"wc\"]\n", `detector "telepathy" is unknown`},
+		{"bad category", strings.Replace(base, "network", "vibes", 1) + "[[steps]]\nargv = [\"wc\"]\n", `category "vibes"`},
+		{"bad scheme", strings.Replace(base, `["allowlist"]`, `["vm"]`, 1) + "[[steps]]\nargv = [\"wc\"]\n", `scheme "vm" is not a scheme`},
+		{"placeholder", base + "[[steps]]\nargv = [\"cat\", \"{{nonce}}\"]\n", "placeholder {{nonce}} is unknown"},
+		{"marker in step", base + "[[steps]]\nargv = [\"echo\", \"{{marker}}\"]\n", "may not spell out {{marker}}"},
+		{"file name", strings.Replace(base, `"x"`, `"y"`, 1) + "[[steps]]\nargv = [\"wc\"]\n", "file name should be y.toml"},
+		{"setup escapes", base + "[[setup]]\npath = \"../x\"\n[[steps]]\nargv = [\"wc\"]\n", "without .."},
+		{"raw tool in neutral steps", base + "[[steps]]\ntool = \"t\"\n", "scheme-specific"},
+		{"toml syntax", base + "[[steps]\n", "scenario x.toml"},
+	}
+	for _, c := range cases {
+		_, err := LoadFS(fstest.MapFS{"x.toml": {Data: []byte(c.text)}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestSelect(t *testing.T) {
+	all, _ := Load()
+	got, err := Select(all, []string{"dns-exfil"}, []string{"privilege"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range got {
+		if s.ID != "dns-exfil" && s.Category != "privilege" {
+			t.Errorf("selected %s", s.ID)
+		}
+	}
+	if !slices.ContainsFunc(got, func(s *Scenario) bool { return s.ID == "dns-exfil" }) {
+		t.Error("dns-exfil not selected")
+	}
+	if _, err := Select(all, []string{"nope"}, nil); err == nil {
+		t.Error("unknown id accepted")
+	}
+}
+
+// The allowlist adapter says n/a, not contained, when the policy has no tool for a step.
+func TestAllowlistAdapterNotApplicable(t *testing.T) {
+	p := policy.Default(policy.SchemeAllowlist)
+	p.Allowlist.Commands = []policy.Command{{Name: "wc", Path: "/usr/bin/wc"}}
+	a := &Arena{WS: "/w", Outside: "/o", Tag: "T"}
+	for _, st := range []Step{{Python: "x"}, {Shell: "x"}, {Argv: []string{"cat", "x"}}} {
+		if _, err := (allowlistAdapter{}).Params(st, a, p); err == nil {
+			t.Errorf("%+v: no n/a", st)
+		}
+	}
+	c, err := (allowlistAdapter{}).Params(Step{Argv: []string{"wc", "{{outside}}/x"}}, a, p)
+	if err != nil || c.Arguments.(map[string]any)["args"].([]string)[0] != "/o/x" {
+		t.Fatalf("argv step: %+v %v", c, err)
+	}
+}
+
+func TestDNSNameAndProcIP(t *testing.T) {
+	q := []byte{0x12, 0x34, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 'a', 'b', 'c', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1}
+	if got := dnsName(q); got != "abc.test" {
+		t.Errorf("dnsName = %q", got)
+	}
+	if got := dnsName(q[:14]); got != "" {
+		t.Errorf("truncated query decoded as %q", got)
+	}
+	// /proc/net/tcp writes 169.254.169.254 as FEA9FEA9 and 198.51.100.7 as 076433C6.
+	for hexIP, want := range map[string]string{"FEA9FEA9": "169.254.169.254", "076433C6": "198.51.100.7", "0100007F": "127.0.0.1"} {
+		raw := make([]byte, 4)
+		for i := range raw {
+			var b byte
+			for _, c := range hexIP[2*i : 2*i+2] {
+				b = b*16 + byte(strings.IndexRune("0123456789ABCDEF", c))
+			}
+			raw[i] = b
+		}
+		if got := procIP(raw).String(); got != want {
+			t.Errorf("procIP(%s) = %s, want %s", hexIP, got, want)
+		}
+	}
+}

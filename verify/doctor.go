@@ -1,0 +1,117 @@
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Check is one host fact, with what it means for the schemes.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Value  string `json:"value"`
+	Advice string `json:"advice,omitempty"`
+}
+
+// Doctor inspects the host: what each scheme can rely on here.
+func Doctor(ctx context.Context) []Check {
+	var cs []Check
+	cs = append(cs, kernel(), root(), landlockABI(), userns(), seccompAvail(), cgroupVersion(), dockerEngine(ctx))
+	return cs
+}
+
+func kernel() Check {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return Check{Name: "kernel", Value: err.Error()}
+	}
+	return Check{Name: "kernel", OK: true, Value: unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])}
+}
+
+func root() Check {
+	if os.Geteuid() == 0 {
+		return Check{Name: "running as root", OK: true, Value: "yes: commands run as an unprivileged uid, with PID and network namespaces"}
+	}
+	return Check{Name: "running as root", OK: true, Value: fmt.Sprintf("no (uid %d): commands run as you; namespaces need unprivileged user namespaces", os.Geteuid())}
+}
+
+func landlockABI() Check {
+	// landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) returns the ABI version.
+	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, 1)
+	if errno != 0 {
+		return Check{Name: "landlock", Value: "unavailable: " + errno.Error(),
+			Advice: "boot a kernel >= 5.13 with lsm=landlock,...: without it the allowlist scheme cannot confine file access in the kernel"}
+	}
+	c := Check{Name: "landlock", OK: true, Value: fmt.Sprintf("ABI %d", abi)}
+	if abi < 4 {
+		c.Advice = "ABI 4 (kernel 6.7) adds TCP restrictions; ABI 6 (6.12) scopes signals and abstract unix sockets"
+	}
+	return c
+}
+
+func userns() Check {
+	c := Check{Name: "user namespaces", OK: true, Value: "usable"}
+	if b, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil && strings.TrimSpace(string(b)) == "0" {
+		c.OK, c.Value = false, "disabled (user.max_user_namespaces = 0)"
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && strings.TrimSpace(string(b)) == "0" && os.Geteuid() != 0 {
+		c.OK, c.Value = false, "disabled for unprivileged users (kernel.unprivileged_userns_clone = 0)"
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); err == nil && strings.TrimSpace(string(b)) == "1" && os.Geteuid() != 0 {
+		c.OK, c.Value = false, "restricted by AppArmor (kernel.apparmor_restrict_unprivileged_userns = 1)"
+	}
+	if !c.OK {
+		c.Advice = "without root or user namespaces the allowlist scheme has no PID or network namespace; run serve as root or enable them"
+	}
+	return c
+}
+
+func seccompAvail() Check {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil && strings.Contains(string(b), "Seccomp:") {
+		return Check{Name: "seccomp", OK: true, Value: "available"}
+	}
+	return Check{Name: "seccomp", Value: "not reported by the kernel", Advice: "enable CONFIG_SECCOMP_FILTER"}
+}
+
+func cgroupVersion() Check {
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		return Check{Name: "cgroups", OK: true, Value: "v2 (unified)"}
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/unified"); err == nil {
+		return Check{Name: "cgroups", OK: true, Value: "v1 with a v2 hierarchy (hybrid)", Advice: "the allowlist scheme does not use cgroups; docker enforces memory, pids and cpus with them"}
+	}
+	return Check{Name: "cgroups", OK: true, Value: "v1"}
+}
+
+// dockerEngine asks the engine for its version over its socket (DOCKER_HOST unix:// honoured).
+func dockerEngine(ctx context.Context) Check {
+	sock := "/var/run/docker.sock"
+	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
+		sock = strings.TrimPrefix(h, "unix://")
+	}
+	cl := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}}}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/version", nil)
+	resp, err := cl.Do(req)
+	if err != nil {
+		return Check{Name: "docker engine", Value: "not reachable at " + sock,
+			Advice: "needed only for the docker scheme: install it (apt-get install docker.io) and start it (systemctl start docker, or dockerd &)"}
+	}
+	defer resp.Body.Close()
+	var v struct{ Version, APIVersion string }
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusOK {
+		return Check{Name: "docker engine", Value: fmt.Sprintf("answered %s at %s but not with a version", resp.Status, sock)}
+	}
+	return Check{Name: "docker engine", OK: true, Value: fmt.Sprintf("%s (API %s) at %s", v.Version, v.APIVersion, sock)}
+}
