@@ -16,21 +16,25 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
-// runBin runs the built binary and returns stdout and the exit code.
+// runBin runs the built binary and returns stdout, stderr and the exit code.
 func runBin(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	return runCmd(t, exec.Command(binPath, args...))
+}
+
+func runCmd(t *testing.T, cmd *exec.Cmd) (string, string, int) {
+	t.Helper()
+	var out, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	err := cmd.Run()
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("%v: %v", args, err)
+		t.Fatalf("%v: %v", cmd.Args, err)
 	}
-	return string(out), stderr.String(), code
+	return out.String(), stderr.String(), code
 }
 
 func outcomes(rep *harness.Report) map[harness.Outcome][]string {

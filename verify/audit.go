@@ -80,9 +80,6 @@ func rule(id string) Rule {
 	panic("verify: unknown rule " + id) // a programming error, not user input
 }
 
-// interpreters run code given as arguments or files: allowlisting one allows anything.
-var interpreters = regexp.MustCompile(`^(python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby[0-9.]*|perl[0-9.]*|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|wish|R|Rscript|julia|bash|sh|dash|zsh|ksh|mksh|fish|csh|tcsh|busybox|awk|gawk|mawk|nawk|env|xargs|nohup|timeout|nice|stdbuf|make|gdb|vim?|nvim|emacs|ed|ex|git|ssh|docker|podman|kubectl|sudo|su|doas|find|parallel|watch|script|expect)$`)
-
 var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)`)
 
 var e2bKey = regexp.MustCompile(`e2b_[0-9a-zA-Z]{20,}`)
@@ -163,7 +160,7 @@ func auditAllowlist(p *policy.Policy, add func(id, key, msg, fix string, args ..
 	for i, c := range a.Commands {
 		key := fmt.Sprintf("allowlist.commands[%d]", i)
 		base := filepath.Base(c.Path)
-		if interpreters.MatchString(c.Name) || interpreters.MatchString(base) {
+		if policy.IsInterpreter(c.Name) || policy.IsInterpreter(base) {
 			add("MS101", key, "%q (%s) runs whatever code or program it is given: the allowlist pins nothing", "remove it and use the docker scheme for code execution", c.Name, c.Path)
 		}
 		if err := allowlist.CheckOwnership(c.Path); err != nil && !os.IsNotExist(err) {

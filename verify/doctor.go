@@ -24,7 +24,7 @@ type Check struct {
 // Doctor inspects the host: what each scheme can rely on here.
 func Doctor(ctx context.Context) []Check {
 	var cs []Check
-	cs = append(cs, kernel(), root(), landlockABI(), userns(), seccompAvail(), cgroupVersion(), dockerEngine(ctx))
+	cs = append(cs, kernel(), root(), landlockABI(), userns(), seccompAvail(), cgroupVersion(), DockerEngine(ctx))
 	return cs
 }
 
@@ -92,16 +92,26 @@ func cgroupVersion() Check {
 	return Check{Name: "cgroups", OK: true, Value: "v1"}
 }
 
-// dockerEngine asks the engine for its version over its socket (DOCKER_HOST unix:// honoured).
-func dockerEngine(ctx context.Context) Check {
-	sock := "/var/run/docker.sock"
+// DockerSocket is the engine's socket: DOCKER_HOST when it is unix://, else the default.
+func DockerSocket() string {
 	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
-		sock = strings.TrimPrefix(h, "unix://")
+		return strings.TrimPrefix(h, "unix://")
 	}
-	cl := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{
+	return "/var/run/docker.sock"
+}
+
+// DockerClient is an HTTP client that talks to the engine's unix socket.
+func DockerClient(sock string, timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 		}}}
+}
+
+// DockerEngine asks the engine for its version over its socket.
+func DockerEngine(ctx context.Context) Check {
+	sock := DockerSocket()
+	cl := DockerClient(sock, 3*time.Second)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/version", nil)
 	resp, err := cl.Do(req)
 	if err != nil {

@@ -42,7 +42,7 @@ type threatRule struct {
 
 func interpreterIn(p *policy.Policy) string {
 	for _, c := range p.Allowlist.Commands {
-		if interpreters.MatchString(c.Name) {
+		if policy.IsInterpreter(c.Name) {
 			return c.Name
 		}
 	}

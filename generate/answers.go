@@ -1,0 +1,186 @@
+package generate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// Answers are what the wizard asks, or the flags say. Zero values take the scheme's defaults.
+type Answers struct {
+	Scheme string
+	Name   string
+
+	// limits ("" / 0 = default)
+	Timeout   string
+	MaxOutput string
+	Memory    string
+	Pids      int
+
+	// allowlist
+	Workspace string
+	Allow     []string // names on the fixed PATH, or absolute paths
+	Network   bool
+
+	// docker
+	Image                   string
+	DockerWorkspace         string
+	DockerWorkspaceWritable bool
+	Pool                    int
+
+	// e2b
+	E2BTemplate string
+	APIKeyEnv   string
+	Reuse       string
+}
+
+// CheckWorkspace refuses workspaces that would hand out far more than a scratch directory.
+func CheckWorkspace(ws, home string) error {
+	if ws == "" {
+		return errors.New("the workspace is required: a directory for the AI's files, such as ~/ai-workspace")
+	}
+	if !filepath.IsAbs(ws) {
+		return fmt.Errorf("workspace %q is not absolute: give a full path", ws)
+	}
+	ws = filepath.Clean(ws)
+	switch {
+	case ws == "/":
+		return errors.New("the workspace cannot be /: commands could write everywhere you can; use a dedicated directory such as ~/ai-workspace")
+	case home != "" && ws == filepath.Clean(home):
+		return fmt.Errorf("the workspace cannot be your home directory (%s): your keys, shell rc files and configs would be writable; use a subdirectory such as %s", ws, filepath.Join(home, "ai-workspace"))
+	case home != "" && strings.HasPrefix(filepath.Clean(home)+"/", ws+"/"):
+		return fmt.Errorf("the workspace %s contains your home directory: use a dedicated subdirectory", ws)
+	}
+	return nil
+}
+
+// ExpandHome turns a leading ~/ into the home directory.
+func ExpandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if strings.HasPrefix(p, "~/") {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+// BuildPolicy turns answers into a validated policy: commands resolved to absolute paths and
+// sha256-pinned now, default deny_args attached.
+func BuildPolicy(a Answers) (*policy.Policy, error) {
+	if a.Scheme == "" {
+		return nil, errors.New("choose a scheme: allowlist, docker or e2b")
+	}
+	p := policy.Default(a.Scheme)
+	if a.Name != "" {
+		p.Name = a.Name
+	}
+	if a.Timeout != "" {
+		d, err := time.ParseDuration(a.Timeout)
+		if err != nil {
+			return nil, fmt.Errorf("timeout %q: %w (use e.g. 30s or 2m)", a.Timeout, err)
+		}
+		p.Limits.Timeout = policy.Duration{Duration: d}
+	}
+	for _, s := range []struct {
+		v   string
+		dst *policy.Size
+		key string
+	}{{a.MaxOutput, &p.Limits.MaxOutputBytes, "max output"}, {a.Memory, &p.Limits.Memory, "memory"}} {
+		if s.v == "" {
+			continue
+		}
+		z, err := policy.ParseSize(s.v)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w (use e.g. 64KiB or 256MiB)", s.key, s.v, err)
+		}
+		*s.dst = z
+	}
+	if a.Pids != 0 {
+		p.Limits.Pids = a.Pids
+	}
+	switch a.Scheme {
+	case policy.SchemeAllowlist:
+		home, _ := os.UserHomeDir()
+		ws := ExpandHome(a.Workspace, home)
+		if err := CheckWorkspace(ws, home); err != nil {
+			return nil, err
+		}
+		p.Allowlist.Workspace = filepath.Clean(ws)
+		p.Allowlist.Network = a.Network
+		if len(a.Allow) == 0 {
+			return nil, fmt.Errorf("allow at least one command (e.g. --allow %s)", strings.Join(DefaultCommands[:4], ","))
+		}
+		seen := map[string]bool{}
+		for _, n := range a.Allow {
+			n = strings.TrimSpace(n)
+			if n == "" || seen[n] {
+				continue
+			}
+			seen[n] = true
+			c, err := Pin(n)
+			if err != nil {
+				return nil, fmt.Errorf("allow %s: %w", n, err)
+			}
+			p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		}
+	case policy.SchemeDocker:
+		if a.Image != "" {
+			p.Docker.Image = a.Image
+		}
+		if a.DockerWorkspace != "" {
+			home, _ := os.UserHomeDir()
+			ws := ExpandHome(a.DockerWorkspace, home)
+			if err := CheckWorkspace(ws, home); err != nil {
+				return nil, err
+			}
+			p.Docker.Workspace = filepath.Clean(ws)
+			p.Docker.WorkspaceWritable = a.DockerWorkspaceWritable
+		}
+		p.Docker.Pool = a.Pool
+	case policy.SchemeE2B:
+		if a.E2BTemplate != "" {
+			p.E2B.Template = a.E2BTemplate
+		}
+		if a.APIKeyEnv != "" {
+			p.E2B.APIKeyEnv = a.APIKeyEnv
+		}
+		if a.Reuse != "" {
+			p.E2B.Reuse = a.Reuse
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Interpreters lists the allowed names that run arbitrary code.
+func Interpreters(p *policy.Policy) []string {
+	var out []string
+	for _, c := range p.Allowlist.Commands {
+		if policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(c.Path)) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// CommonTools are offered in the wizard's command list when found on the fixed PATH.
+var CommonTools = append(append([]string{}, DefaultCommands...), "file", "find", "jq", "rg", "stat", "du", "nl", "tac", "comm", "join", "paste", "fold", "md5sum", "sha256sum", "base64", "python3", "node")
+
+// Available filters names to those present on the fixed PATH.
+func Available(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if _, err := Pin(n); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}

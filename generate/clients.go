@@ -1,0 +1,177 @@
+package generate
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/mcpsandbox/mcpsandbox/templates"
+)
+
+// Client is one MCP client init can configure (templates/clients.toml).
+type Client struct {
+	ID           string            `toml:"id"`
+	Name         string            `toml:"name"`
+	Format       string            `toml:"format"` // "json" or "toml"
+	Key          string            `toml:"key"`    // the object (JSON) or table (TOML) holding servers
+	DefaultScope string            `toml:"default_scope"`
+	Detect       []string          `toml:"detect"`
+	Entry        map[string]any    `toml:"entry"` // extra fields of a server entry
+	Paths        map[string]string `toml:"paths"` // scope -> path pattern
+}
+
+// Clients is the catalogue, in file order.
+var Clients = func() []Client {
+	var v struct{ Client []Client }
+	b, err := templates.FS.ReadFile("clients.toml")
+	if err == nil {
+		_, err = toml.Decode(string(b), &v)
+	}
+	if err != nil {
+		panic("templates/clients.toml: " + err.Error()) // embedded data: a build-time mistake
+	}
+	return v.Client
+}()
+
+// ClientIDs lists the ids, with their non-default scopes as id:scope.
+func ClientIDs() []string {
+	var ids []string
+	for _, c := range Clients {
+		ids = append(ids, c.ID)
+		for _, s := range c.Scopes() {
+			if s != c.Scope() {
+				ids = append(ids, c.ID+":"+s)
+			}
+		}
+	}
+	return ids
+}
+
+// Scope is the client's default scope.
+func (c Client) Scope() string {
+	if c.DefaultScope != "" {
+		return c.DefaultScope
+	}
+	return "user"
+}
+
+// Scopes lists where the client keeps configs.
+func (c Client) Scopes() []string {
+	var s []string
+	for k := range c.Paths {
+		s = append(s, k)
+	}
+	slices.Sort(s)
+	return s
+}
+
+// Target is one config file to write: a client in a scope.
+type Target struct {
+	Client Client
+	Scope  string
+	Path   string
+}
+
+// Env is where paths resolve: the home, config and project directories, and the OS.
+type Env struct {
+	Home, ConfigDir, Project, GOOS string
+	LookPath                       func(string) (string, error)
+}
+
+// HostEnv is this machine's Env.
+func HostEnv(project string) (Env, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Env{}, fmt.Errorf("find your home directory: %w (set $HOME)", err)
+	}
+	e := Env{Home: home, Project: project, GOOS: runtime.GOOS, LookPath: exec.LookPath}
+	switch runtime.GOOS {
+	case "darwin":
+		e.ConfigDir = filepath.Join(home, "Library", "Application Support")
+	case "windows":
+		e.ConfigDir = os.Getenv("APPDATA")
+	default:
+		e.ConfigDir = os.Getenv("XDG_CONFIG_HOME")
+		if e.ConfigDir == "" {
+			e.ConfigDir = filepath.Join(home, ".config")
+		}
+	}
+	return e, nil
+}
+
+func (e Env) expand(pat string) string {
+	pat = strings.ReplaceAll(pat, "{config}", e.ConfigDir)
+	pat = strings.ReplaceAll(pat, "{project}", e.Project)
+	if strings.HasPrefix(pat, "~/") {
+		pat = filepath.Join(e.Home, pat[2:])
+	}
+	return filepath.FromSlash(pat)
+}
+
+// ResolveTarget turns "id" or "id:scope" into the config file to write.
+func ResolveTarget(spec string, e Env) (Target, error) {
+	id, scope, _ := strings.Cut(spec, ":")
+	i := slices.IndexFunc(Clients, func(c Client) bool { return c.ID == id })
+	if i < 0 {
+		return Target{}, fmt.Errorf("client %q is unknown: use one of %s", spec, strings.Join(ClientIDs(), ", "))
+	}
+	c := Clients[i]
+	if scope == "" {
+		scope = c.Scope()
+	}
+	pat, ok := c.Paths[scope]
+	if !ok {
+		return Target{}, fmt.Errorf("client %s has no %q scope: use %s", id, scope, strings.Join(c.Scopes(), " or "))
+	}
+	return Target{Client: c, Scope: scope, Path: e.expand(pat)}, nil
+}
+
+// Detect lists the clients that look installed here: a config directory or a binary on PATH.
+func Detect(e Env) []string {
+	var found []string
+	for _, c := range Clients {
+		for _, d := range c.Detect {
+			hit := false
+			if bin, ok := strings.CutPrefix(d, "bin:"); ok {
+				if e.LookPath != nil {
+					_, err := e.LookPath(bin)
+					hit = err == nil
+				}
+			} else if _, err := os.Stat(e.expand(d)); err == nil {
+				hit = true
+			}
+			if hit {
+				found = append(found, c.ID)
+				break
+			}
+		}
+	}
+	return found
+}
+
+// ServerEntry is what a client runs: this binary, serve, the policy.
+type ServerEntry struct {
+	Command string
+	Args    []string
+}
+
+// NewServerEntry is the entry for a policy file, both paths absolute.
+func NewServerEntry(bin, policyPath string) ServerEntry {
+	return ServerEntry{Command: bin, Args: []string{"serve", "--policy", policyPath}}
+}
+
+// fields is the entry as the client's format wants it.
+func (c Client) fields(s ServerEntry) map[string]any {
+	m := map[string]any{}
+	for k, v := range c.Entry {
+		m[k] = v
+	}
+	m["command"] = s.Command
+	m["args"] = s.Args
+	return m
+}

@@ -1,0 +1,213 @@
+package generate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// ErrExists is returned by Merge when the file already has a server of that name and replace
+// was not asked for.
+var ErrExists = errors.New("a server of that name is already configured")
+
+// Merge puts the server entry name into a client config's text and returns the new text. Every
+// other server, key, comment and the file's indentation stay as they were. An existing entry
+// of the same name is replaced only when replace is set (else ErrExists). A file that does not
+// parse is an error (*SyntaxError inside) and nothing is produced from it.
+func Merge(c Client, src []byte, name string, s ServerEntry, replace bool) ([]byte, error) {
+	if c.Format == "toml" {
+		return mergeTOML(c, src, name, s, replace)
+	}
+	return mergeJSON(c, src, name, s, replace)
+}
+
+// entryJSON renders the entry as people write them: command first, args on one line.
+func entryJSON(c Client, s ServerEntry, indent, unit, nl string) string {
+	q := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	args := make([]string, len(s.Args))
+	for i, a := range s.Args {
+		args[i] = q(a)
+	}
+	fields := []string{`"command": ` + q(s.Command), `"args": [` + strings.Join(args, ", ") + "]"}
+	extra := make([]string, 0, len(c.Entry))
+	for k := range c.Entry {
+		extra = append(extra, k)
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		fields = append(fields, q(k)+": "+q(c.Entry[k]))
+	}
+	return "{" + nl + indent + unit + strings.Join(fields, ","+nl+indent+unit) + nl + indent + "}"
+}
+
+func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) ([]byte, error) {
+	nl := "\n"
+	if bytes.Contains(src, []byte("\r\n")) {
+		nl = "\r\n"
+	}
+	if len(bytes.TrimSpace(src)) == 0 {
+		unit := "  "
+		key, _ := json.Marshal(c.Key)
+		nm, _ := json.Marshal(name)
+		return []byte("{" + nl + unit + string(key) + ": {" + nl + unit + unit + string(nm) + ": " +
+			entryJSON(c, s, unit+unit, unit, nl) + nl + unit + "}" + nl + "}" + nl), nil
+	}
+	root, err := parseJSONC(src)
+	if err != nil {
+		return nil, err
+	}
+	if root.kind != '{' {
+		return nil, &SyntaxError{Line: 1, Col: 1, Msg: "the file is not a JSON object"}
+	}
+	unit := indentUnit(src, root)
+	servers := root.member(c.Key)
+	if servers == nil {
+		key, _ := json.Marshal(c.Key)
+		nm, _ := json.Marshal(name)
+		val := "{" + nl + unit + unit + string(nm) + ": " + entryJSON(c, s, unit+unit, unit, nl) + nl + unit + "}"
+		return insertMember(src, root, string(key)+": "+val, unit, nl), nil
+	}
+	if servers.val.kind != '{' {
+		return nil, &SyntaxError{Line: lineOf(src, servers.val.start), Col: 1, Msg: fmt.Sprintf("%q is not an object", c.Key)}
+	}
+	if m := servers.val.member(name); m != nil {
+		if !replace {
+			return nil, ErrExists
+		}
+		ind := lineIndent(src, m.keyStart)
+		return splice(src, m.val.start, m.val.end, entryJSON(c, s, ind, unit, nl)), nil
+	}
+	nm, _ := json.Marshal(name)
+	return insertMember(src, servers.val, string(nm)+": "+entryJSON(c, s, unit+unit, unit, nl), unit+unit, nl), nil
+}
+
+// insertMember adds `text` as the last member of object o, indented ind.
+func insertMember(src []byte, o *jnode, text, ind, nl string) []byte {
+	if len(o.members) == 0 {
+		closeInd := lineIndent(src, o.end-1)
+		if !bytes.Contains(src[o.start:o.end], []byte("\n")) {
+			closeInd = lineIndent(src, o.start)
+		}
+		return splice(src, o.start+1, o.end-1, nl+ind+text+nl+closeInd)
+	}
+	if len(o.members) > 0 {
+		ind = lineIndent(src, o.members[0].keyStart)
+	}
+	last := o.members[len(o.members)-1].val
+	// After the last value: an existing trailing comma, then the rest of its line (a comment).
+	pos := last.end
+	comma := false
+	for pos < len(src) && (src[pos] == ' ' || src[pos] == '\t' || src[pos] == ',') {
+		comma = comma || src[pos] == ','
+		pos++
+	}
+	if pos+1 < len(src) && src[pos] == '/' && src[pos+1] == '/' {
+		for pos < len(src) && src[pos] != '\n' && src[pos] != '\r' {
+			pos++
+		}
+	} else if !comma {
+		pos = last.end
+	}
+	out := splice(src, pos, pos, nl+ind+text)
+	if !comma {
+		out = splice(out, last.end, last.end, ",")
+	}
+	return out
+}
+
+func splice(src []byte, from, to int, text string) []byte {
+	out := make([]byte, 0, len(src)+len(text))
+	out = append(out, src[:from]...)
+	out = append(out, text...)
+	return append(out, src[to:]...)
+}
+
+// lineIndent is the whitespace that starts the line holding pos.
+func lineIndent(src []byte, pos int) string {
+	start := bytes.LastIndexByte(src[:pos], '\n') + 1
+	end := start
+	for end < len(src) && (src[end] == ' ' || src[end] == '\t') {
+		end++
+	}
+	return string(src[start:end])
+}
+
+// indentUnit is the file's indentation step: that of the top object's first member.
+func indentUnit(src []byte, root *jnode) string {
+	if len(root.members) > 0 {
+		if u := lineIndent(src, root.members[0].keyStart); u != "" && bytes.Contains(src[root.start:root.members[0].keyStart], []byte("\n")) {
+			return u
+		}
+	}
+	return "  "
+}
+
+func lineOf(src []byte, pos int) int { return bytes.Count(src[:pos], []byte("\n")) + 1 }
+
+var tomlHeader = regexp.MustCompile(`^\s*\[`)
+
+func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) ([]byte, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(src), &doc); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &SyntaxError{Line: pe.Position.Line, Col: pe.Position.Col, Msg: pe.Message}
+		}
+		return nil, &SyntaxError{Line: 1, Col: 1, Msg: err.Error()}
+	}
+	key := c.Key + "." + tomlKey(name)
+	block := "[" + key + "]\ncommand = " + tomlString(s.Command) + "\nargs = " + tomlList(s.Args) + "\n"
+	servers, _ := doc[c.Key].(map[string]any)
+	if _, exists := servers[name]; !exists {
+		out := append([]byte(nil), src...)
+		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n")) {
+			out = append(out, '\n')
+		}
+		if len(bytes.TrimSpace(out)) > 0 {
+			out = append(out, '\n')
+		}
+		return append(out, block...), nil
+	}
+	if !replace {
+		return nil, ErrExists
+	}
+	// Replace the [mcp_servers.NAME] table and its sub-tables, up to the next other table.
+	own := regexp.MustCompile(`^\s*\[\s*` + regexp.QuoteMeta(c.Key) + `\s*\.\s*("` + regexp.QuoteMeta(name) + `"|'` +
+		regexp.QuoteMeta(name) + `'|` + regexp.QuoteMeta(name) + `)\s*(\]|\.)`)
+	lines := strings.SplitAfter(string(src), "\n")
+	var out strings.Builder
+	in, done := false, false
+	for _, l := range lines {
+		switch {
+		case own.MatchString(l):
+			if !in && !done {
+				out.WriteString(block)
+			}
+			in = true
+			continue
+		case in && tomlHeader.MatchString(l):
+			in, done = false, true
+			out.WriteString("\n") // the blank line that separated the old table from this one
+		}
+		if !in {
+			out.WriteString(l)
+		}
+	}
+	if !done && !in {
+		return nil, fmt.Errorf("%s.%s is defined inline, not as a [%s] table: edit it by hand", c.Key, name, key)
+	}
+	return []byte(out.String()), nil
+}
+
+func tomlKey(k string) string {
+	if bareKey(k) {
+		return k
+	}
+	return tomlString(k)
+}
