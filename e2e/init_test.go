@@ -128,10 +128,19 @@ func TestInitMergesNeverClobbers(t *testing.T) {
 	if bb, _ := os.ReadFile(backups[0]); string(bb) != orig {
 		t.Errorf("backup holds %q", bb)
 	}
-	// Again: the entry exists now, so without --force init refuses and changes nothing.
-	_, stderr, code := e.run(t, "", append(args, "--force=false")...)
+	// The same init again changes nothing and is no conflict.
+	if out, stderr, code := e.run(t, "", args...); code != 0 || strings.Contains(out, "wrote") {
+		t.Fatalf("re-run: exit %d: %s %s", code, out, stderr)
+	}
+	// A different entry of the same name: without --force init refuses and changes nothing.
+	args[3] = "wc,sort" // --allow
+	args = append(args, "--policy-out", filepath.Join(e.home, "other.toml"))
+	_, stderr, code := e.run(t, "", args...)
 	if code == 0 || !strings.Contains(stderr, "--force") {
 		t.Fatalf("same name without --force: exit %d %s", code, stderr)
+	}
+	if b2, _ := os.ReadFile(cursor); string(b2) != string(b) {
+		t.Error("refused init changed the config")
 	}
 	if out, stderr, code := e.run(t, "", append(args, "--force")...); code != 0 {
 		t.Fatalf("--force: %s %s", out, stderr)

@@ -90,6 +90,11 @@ func ClientChange(t Target, name string, e ServerEntry, replace bool) (FileChang
 	}
 	merged, err := Merge(t.Client, old, name, e, replace)
 	if errors.Is(err, ErrExists) {
+		// The very same entry (init run twice) is no conflict: nothing to change.
+		if same, err := Merge(t.Client, old, name, e, true); err == nil && bytes.Equal(same, old) {
+			c.New = same
+			return c, nil
+		}
 		return c, fmt.Errorf("%s already has a server named %q: %w", t.Path, name, ErrExists)
 	}
 	if err != nil {
