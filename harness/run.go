@@ -275,7 +275,7 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	if o.inject != nil {
 		o.inject(a)
 	}
-	for _, name := range s.Detectors {
+	for _, name := range withAlwaysOn(s.Detectors) {
 		breach, detail := detectors[name].check(r)
 		res.Findings = append(res.Findings, Finding{Detector: name, Breach: breach, Detail: detail})
 	}
@@ -342,6 +342,20 @@ func (r *run) call(ctx context.Context, st Step, p *mcp.CallToolParams) call {
 		json.Unmarshal(b, &c.res)
 	}
 	return c
+}
+
+// alwaysOn run after every scenario, whatever it names: the host still answers, and nothing
+// the calls started outlives them.
+var alwaysOn = []string{"survivors", "responsive"}
+
+func withAlwaysOn(ds []string) []string {
+	out := slices.Clone(ds)
+	for _, d := range alwaysOn {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func clonePolicy(p *policy.Policy) *policy.Policy {

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/creack/pty"
 )
 
 func runCLI(args ...string) (stdout, stderr string, err error) {
@@ -35,6 +38,7 @@ func TestCLI(t *testing.T) {
 		{[]string{"harness", "--list"}, "", "fork-bomb-python"},
 		{[]string{"harness", "--default", "--scenario", "no-such-scenario"}, "unknown", ""},
 		{[]string{"harness", "--default", "--category", "nope"}, "category \"nope\" is unknown", ""},
+		{[]string{"harness", "--default", "--scheme", "docker"}, "only the allowlist scheme runs", ""},
 		{[]string{"verify", "--policy", "/nonexistent/p.toml"}, "mcpsandbox init", ""},
 		{[]string{"audit", "verify", "/nonexistent/audit.jsonl"}, "open audit log", ""},
 		{[]string{"serve", "--help"}, "", "--check"},
@@ -84,5 +88,27 @@ func TestHarnessAndVerifyOptions(t *testing.T) {
 	}
 	if !v.Default || !v.NoHarness || !v.JSON {
 		t.Fatalf("verify options = %+v", v)
+	}
+}
+
+// Colour only on a terminal, and never with NO_COLOR set.
+func TestColorOnlyOnATerminal(t *testing.T) {
+	ptm, pts, err := pty.Open()
+	if err != nil {
+		t.Skip("no pseudo-terminal here:", err)
+	}
+	defer ptm.Close()
+	defer pts.Close()
+	t.Setenv("NO_COLOR", "")
+	os.Unsetenv("NO_COLOR")
+	if !colorOK(pts) {
+		t.Error("no colour on a terminal")
+	}
+	if colorOK(&bytes.Buffer{}) {
+		t.Error("colour into a buffer")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if colorOK(pts) {
+		t.Error("colour despite NO_COLOR")
 	}
 }

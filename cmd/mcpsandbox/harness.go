@@ -22,6 +22,7 @@ type HarnessOptions struct {
 	IO         *Factory
 	PolicyPath string
 	Default    bool
+	Scheme     string
 	Scenarios  []string
 	Categories []string
 	List       bool
@@ -31,6 +32,7 @@ type HarnessOptions struct {
 	Parallel   int
 	MaxTimeout time.Duration
 	Verbose    bool
+	schemeSet  bool
 }
 
 // NewCmdHarness builds `harness`; runF replaces the run function in tests.
@@ -56,6 +58,7 @@ func NewCmdHarness(f *Factory, runF func(context.Context, *HarnessOptions) error
 			if !o.List && !o.Controls && (o.PolicyPath == "") == !o.Default {
 				return errors.New("give --policy FILE, or --default for the built-in allowlist policy (or --controls, --list)")
 			}
+			o.schemeSet = cmd.Flags().Changed("scheme")
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -64,7 +67,8 @@ func NewCmdHarness(f *Factory, runF func(context.Context, *HarnessOptions) error
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.PolicyPath, "policy", "p", "", "policy file to attack")
-	fl.BoolVar(&o.Default, "default", false, "attack the built-in allowlist policy")
+	fl.BoolVar(&o.Default, "default", false, "attack the built-in policy of --scheme")
+	fl.StringVar(&o.Scheme, "scheme", policy.SchemeAllowlist, "with --default: whose built-in policy; with --policy: the scheme the file must use")
 	fl.StringSliceVarP(&o.Scenarios, "scenario", "s", nil, "scenario ids to run (comma-separated; default all)")
 	fl.StringSliceVarP(&o.Categories, "category", "c", nil, "categories to run: "+strings.Join(harness.Categories, ", "))
 	fl.BoolVar(&o.List, "list", false, "list the scenarios and detectors, then exit")
@@ -105,9 +109,15 @@ func runHarness(ctx context.Context, o *HarnessOptions) error {
 		}
 		return nil
 	}
+	if o.Default && o.Scheme != policy.SchemeAllowlist {
+		return fmt.Errorf("the built-in %s policy cannot be attacked in this build: only the allowlist scheme runs (use --scheme allowlist)", o.Scheme)
+	}
 	p, err := harnessPolicy(o.PolicyPath, o.Default)
 	if err != nil {
 		return err
+	}
+	if p.Scheme != o.Scheme && o.PolicyPath != "" && o.schemeSet {
+		return fmt.Errorf("%s uses the %s scheme, not %s", o.PolicyPath, p.Scheme, o.Scheme)
 	}
 	scs, err := harness.Select(all, o.Scenarios, o.Categories)
 	if err != nil {
