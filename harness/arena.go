@@ -323,6 +323,9 @@ func (a *Arena) Close() {
 	for _, c := range a.closers {
 		c()
 	}
+	for _, p := range taggedShared(a.Tag) { // what a breach left in /tmp and the like
+		os.Remove(p)
+	}
 	if a.Root != "" {
 		// Files the sandbox made read-only or a uid the harness cannot write as: make them removable.
 		filepath.Walk(a.Root, func(p string, fi os.FileInfo, err error) error {

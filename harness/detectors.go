@@ -48,7 +48,7 @@ func init() {
 			return count("connection(s) reached a unix socket listener", r.a.unixHits.Load())
 		}},
 		{"dns", "queries carrying the run's tag at the loopback stub resolver", checkDNS},
-		{"egress", "sockets to addresses off this host (TEST-NET-2, 169.254.169.254) in the host's own socket tables, sampled during the calls", func(r *run) (bool, string) {
+		{"egress", "sockets to addresses off this host (TEST-NET-2, 169.254.169.254) in the host's own socket tables, held by the call's processes, sampled during the calls", func(r *run) (bool, string) {
 			if r.egress.Load() == nil {
 				return false, "no socket to an off-host address appeared"
 			}
@@ -170,16 +170,27 @@ func (r *run) snapshotOutside() map[string]fileState {
 		m[p] = stateOf(p)
 		return nil
 	})
-	for _, dir := range []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm", "/etc/cron.d"} {
+	for _, p := range taggedShared(r.a.Tag) {
+		m[p] = stateOf(p)
+	}
+	return m
+}
+
+// sharedDirs are the host's shared scratch places a breach would leave files in.
+var sharedDirs = []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm", "/etc/cron.d"}
+
+// taggedShared lists files in the shared places whose names carry the run's tag.
+func taggedShared(tag string) []string {
+	var out []string
+	for _, dir := range sharedDirs {
 		ents, _ := os.ReadDir(dir)
 		for _, e := range ents {
-			if strings.Contains(e.Name(), r.a.Tag) || strings.Contains(e.Name(), "mcpsandbox-pwned") {
-				p := filepath.Join(dir, e.Name())
-				m[p] = stateOf(p)
+			if strings.Contains(e.Name(), tag) {
+				out = append(out, filepath.Join(dir, e.Name()))
 			}
 		}
 	}
-	return m
+	return out
 }
 
 func stateOf(p string) fileState {
@@ -394,14 +405,18 @@ func checkPersistence(r *run) (bool, string) {
 	return false, "no git hook or program-running git config planted"
 }
 
-// watchEgress samples the host's socket tables for sockets to off-host targets.
+// watchEgress samples the host's socket tables for sockets to off-host targets that belong to
+// the call's processes (a cloud agent polling the metadata service is not the sandbox).
 func (r *run) watchEgress(ctx context.Context) {
 	targets := map[string]bool{egressIP: true, metadataIP: true}
 	for {
 		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"} {
-			if hit := scanSockets(f, targets); hit != "" {
-				r.egress.CompareAndSwap(nil, &hit)
-				return
+			for _, s := range scanSockets(f, targets) {
+				if pid := socketOwner(s.inode, procsOf(r.a)); pid != 0 {
+					hit := fmt.Sprintf("%s, held by pid %d of the call", s.what, pid)
+					r.egress.CompareAndSwap(nil, &hit)
+					return
+				}
 			}
 		}
 		select {
@@ -412,15 +427,21 @@ func (r *run) watchEgress(ctx context.Context) {
 	}
 }
 
-// scanSockets returns the first socket in a /proc/net table whose remote address is a target.
-func scanSockets(file string, targets map[string]bool) string {
+type hostSocket struct {
+	what  string
+	inode string
+}
+
+// scanSockets lists the sockets in a /proc/net table whose remote address is a target.
+func scanSockets(file string, targets map[string]bool) []hostSocket {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return ""
+		return nil
 	}
+	var out []hostSocket
 	for _, line := range strings.Split(string(b), "\n")[1:] {
 		f := strings.Fields(line)
-		if len(f) < 3 {
+		if len(f) < 10 {
 			continue
 		}
 		host, _, ok := strings.Cut(f[2], ":")
@@ -428,12 +449,25 @@ func scanSockets(file string, targets map[string]bool) string {
 		if !ok || err != nil {
 			continue
 		}
-		ip := procIP(raw)
-		if ip != nil && targets[ip.String()] {
-			return fmt.Sprintf("%s socket to %s", filepath.Base(file), ip)
+		if ip := procIP(raw); ip != nil && targets[ip.String()] {
+			out = append(out, hostSocket{what: fmt.Sprintf("%s socket to %s", filepath.Base(file), ip), inode: f[9]})
 		}
 	}
-	return ""
+	return out
+}
+
+// socketOwner is the pid among pids holding the socket inode, or 0.
+func socketOwner(inode string, pids []int) int {
+	want := "socket:[" + inode + "]"
+	for _, pid := range pids {
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, fd := range fds {
+			if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); l == want {
+				return pid
+			}
+		}
+	}
+	return 0
 }
 
 // procIP decodes /proc/net's address: 32-bit words in host (little-endian) order.

@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"net"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -142,5 +144,28 @@ func TestDNSNameAndProcIP(t *testing.T) {
 		if got := procIP(raw).String(); got != want {
 			t.Errorf("procIP(%s) = %s, want %s", hexIP, got, want)
 		}
+	}
+}
+
+// The egress detector attributes a socket to the call's processes: the same socket held by a
+// process outside the call (a cloud agent polling the metadata service) does not count.
+func TestEgressAttribution(t *testing.T) {
+	conn, err := net.Dial("udp", egressIP+":443") // a connected UDP socket: its remote address is in the table
+	if err != nil {
+		t.Skip("no route off this host:", err)
+	}
+	defer conn.Close()
+	var found []hostSocket
+	for _, f := range []string{"/proc/net/udp", "/proc/net/udp6"} {
+		found = append(found, scanSockets(f, map[string]bool{egressIP: true})...)
+	}
+	if len(found) == 0 {
+		t.Fatal("socket to TEST-NET-2 not in the host's tables")
+	}
+	if pid := socketOwner(found[0].inode, []int{os.Getpid()}); pid != os.Getpid() {
+		t.Errorf("owner = %d, want this process", pid)
+	}
+	if pid := socketOwner(found[0].inode, []int{1}); pid != 0 {
+		t.Errorf("socket attributed to pid %d", pid)
 	}
 }
