@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,7 +26,9 @@ type Check struct {
 // Doctor inspects the host: what each scheme can rely on here.
 func Doctor(ctx context.Context) []Check {
 	var cs []Check
-	cs = append(cs, kernel(), root(), landlockABI(), userns(), seccompAvail(), cgroupVersion(), DockerEngine(ctx))
+	cs = append(cs, kernel(), root(), landlockABI(), userns(),
+		namespace("pid namespace", unix.CLONE_NEWPID), namespace("network namespace", unix.CLONE_NEWNET),
+		seccompAvail(), cgroupVersion(), DockerEngine(ctx))
 	return cs
 }
 
@@ -72,6 +76,24 @@ func userns() Check {
 		c.Advice = "without root or user namespaces the allowlist scheme has no PID or network namespace; run serve as root or enable them"
 	}
 	return c
+}
+
+// namespace starts /bin/true in a new namespace of the kind (inside a user namespace when not
+// root, as serve does): the only sure way to know the kernel and its policy allow it.
+func namespace(name string, flag uintptr) Check {
+	cmd := exec.Command("/bin/true")
+	attr := &syscall.SysProcAttr{Cloneflags: flag}
+	if os.Geteuid() != 0 {
+		attr.Cloneflags |= unix.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+	}
+	cmd.SysProcAttr = attr
+	if err := cmd.Run(); err != nil {
+		return Check{Name: name, Value: "not usable: " + err.Error(),
+			Advice: "the allowlist scheme then runs commands without it; run serve as root or enable user namespaces"}
+	}
+	return Check{Name: name, OK: true, Value: "usable"}
 }
 
 func seccompAvail() Check {

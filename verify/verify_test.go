@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,5 +135,39 @@ func TestExplainHonestGaps(t *testing.T) {
 	}
 	if _, err := Explain(policy.Default(policy.SchemeDocker), nil); err == nil {
 		t.Error("explain claimed to know the docker scheme")
+	}
+}
+
+// The doctor reports every fact it promises, each with a value, and the namespace probes agree
+// with what this process can really do.
+func TestDoctor(t *testing.T) {
+	cs := Doctor(context.Background())
+	names := map[string]Check{}
+	for _, c := range cs {
+		names[c.Name] = c
+		if c.Value == "" {
+			t.Errorf("%s has no value", c.Name)
+		}
+	}
+	for _, want := range []string{"kernel", "running as root", "landlock", "user namespaces", "pid namespace", "network namespace", "seccomp", "cgroups", "docker engine"} {
+		if _, ok := names[want]; !ok {
+			t.Errorf("doctor lacks %s", want)
+		}
+	}
+	if os.Geteuid() == 0 && !names["network namespace"].OK {
+		t.Errorf("root cannot make a network namespace? %+v", names["network namespace"])
+	}
+}
+
+// The README lists every audit rule, so the documentation cannot fall behind the code.
+func TestREADMEListsRules(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Rules {
+		if !strings.Contains(string(b), "| "+r.ID+" | "+string(r.Severity)+" |") {
+			t.Errorf("README.md does not list %s (%s)", r.ID, r.Severity)
+		}
 	}
 }
