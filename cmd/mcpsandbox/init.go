@@ -88,14 +88,10 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	return cmd
 }
 
+// interactive: both ends are terminals (survey needs file descriptors on each).
 func interactive(f *Factory) bool {
-	_, inOK := f.In.(terminal.FileReader)
-	return inOK && isTerminal(f.Out) && isTerminalReader(f.In)
-}
-
-func isTerminalReader(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	return ok && isTerminal(f)
+	in, ok := f.In.(*os.File)
+	return ok && isTerminal(in) && isTerminal(f.Out)
 }
 
 // missingFlags lists what a non-interactive run lacks.
@@ -228,11 +224,9 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		return err
 	}
 	done, err := generate.Apply(changes)
-	w := o.IO.ErrOut
-	if o.Print {
+	w := o.IO.Out
+	if o.Print { // stdout carries the snippets alone
 		w = o.IO.ErrOut
-	} else if !wiz {
-		w = o.IO.Out
 	}
 	for _, r := range done {
 		if r.Backup != "" {
