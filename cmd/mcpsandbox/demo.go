@@ -131,9 +131,12 @@ func runDemo(ctx context.Context, o *DemoOptions) error {
 	if bad > 0 {
 		return fmt.Errorf("%d demo calls did not behave as the policy says", bad)
 	}
+	fmt.Fprintln(out, "\nEvery call behaved as the policy says. Next:")
 	if strings.Contains(self, "go-build") { // `go run`: that binary is gone when the demo exits
-		self = "go build -o ~/bin/mcpsandbox ./cmd/mcpsandbox && ~/bin/mcpsandbox"
+		fmt.Fprintln(out, "  go build -o ~/bin/mcpsandbox ./cmd/mcpsandbox")
+		self = "~/bin/mcpsandbox"
 	}
-	fmt.Fprintf(out, "\nEvery call behaved as the policy says. Serve it to your client with:\n  %s serve --default --workspace DIR\n", self)
+	fmt.Fprintf(out, "  %s init               # write your policy and your MCP client's entry\n", self)
+	fmt.Fprintf(out, "  %s harness --default  # attack the built-in policy with every scenario\n", self)
 	return nil
 }
