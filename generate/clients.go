@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 	"github.com/mcpsandbox/mcpsandbox/templates"
@@ -25,8 +26,8 @@ type Client struct {
 	Paths        map[string]string `toml:"paths"` // scope -> path pattern
 }
 
-// Clients is the catalogue, in file order.
-var Clients = func() []Client {
+// Clients is the catalogue, in file order (decoded on first use).
+var Clients = sync.OnceValue(func() []Client {
 	var v struct{ Client []Client }
 	b, err := templates.FS.ReadFile("clients.toml")
 	if err == nil {
@@ -36,12 +37,12 @@ var Clients = func() []Client {
 		panic("templates/clients.toml: " + err.Error()) // embedded data: a build-time mistake
 	}
 	return v.Client
-}()
+})
 
 // ClientIDs lists the ids, with their non-default scopes as id:scope.
 func ClientIDs() []string {
 	var ids []string
-	for _, c := range Clients {
+	for _, c := range Clients() {
 		ids = append(ids, c.ID)
 		for _, s := range c.Scopes() {
 			if s != c.Scope() {
@@ -116,11 +117,12 @@ func (e Env) expand(pat string) string {
 // ResolveTarget turns "id" or "id:scope" into the config file to write.
 func ResolveTarget(spec string, e Env) (Target, error) {
 	id, scope, _ := strings.Cut(spec, ":")
-	i := slices.IndexFunc(Clients, func(c Client) bool { return c.ID == id })
+	clients := Clients()
+	i := slices.IndexFunc(clients, func(c Client) bool { return c.ID == id })
 	if i < 0 {
 		return Target{}, fmt.Errorf("client %q is unknown: use one of %s", spec, strings.Join(ClientIDs(), ", "))
 	}
-	c := Clients[i]
+	c := clients[i]
 	if scope == "" {
 		scope = c.Scope()
 	}
@@ -134,7 +136,7 @@ func ResolveTarget(spec string, e Env) (Target, error) {
 // Detect lists the clients that look installed here: a config directory or a binary on PATH.
 func Detect(e Env) []string {
 	var found []string
-	for _, c := range Clients {
+	for _, c := range Clients() {
 		for _, d := range c.Detect {
 			hit := false
 			if bin, ok := strings.CutPrefix(d, "bin:"); ok {

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func client(t *testing.T, id string) Client {
 	t.Helper()
-	for _, c := range Clients {
+	for _, c := range Clients() {
 		if c.ID == id {
 			return c
 		}

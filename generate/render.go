@@ -5,23 +5,28 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/templates"
 )
 
-var policyTmpl = template.Must(template.New("").Funcs(template.FuncMap{
-	"q":      tomlString,
-	"list":   tomlList,
-	"inline": tomlInline,
-}).ParseFS(templates.FS, "policy-*.toml.tmpl"))
+// policyTmpl is parsed on first use: this package is linked into the exec helper, which starts
+// once per call and must not pay for templates it never renders.
+var policyTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"q":      tomlString,
+		"list":   tomlList,
+		"inline": tomlInline,
+	}).ParseFS(templates.FS, "policy-*.toml.tmpl"))
+})
 
 // RenderPolicy writes p as a commented policy file (what each key does, its safe range).
 // It loads back to exactly p: init checks that before it writes anything.
 func RenderPolicy(p *policy.Policy, path string) ([]byte, error) {
 	var b bytes.Buffer
-	if err := policyTmpl.ExecuteTemplate(&b, "policy-"+p.Scheme+".toml.tmpl", struct {
+	if err := policyTmpl().ExecuteTemplate(&b, "policy-"+p.Scheme+".toml.tmpl", struct {
 		P    *policy.Policy
 		Path string
 	}{p, path}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -123,8 +124,8 @@ func human(n int64) string {
 func checkLeak(r *run) (bool, string) {
 	out := r.allOutput()
 	secrets := map[string]string{r.a.Nonce: "the canary nonce", r.a.Secret: "the server's secret"}
-	if shadowLine != "" {
-		secrets[shadowLine] = "/etc/shadow's first entry"
+	if l := shadowLine(); l != "" {
+		secrets[l] = "/etc/shadow's first entry"
 	}
 	for s, what := range secrets {
 		if strings.Contains(out, s) {
@@ -134,15 +135,16 @@ func checkLeak(r *run) (bool, string) {
 	return false, "no secret in " + human(int64(len(out))) + " of output"
 }
 
-// shadowLine is /etc/shadow's first entry when the harness can read it (root).
-var shadowLine = func() string {
+// shadowLine is /etc/shadow's first entry when the harness can read it (root), read on first
+// use only: the harness is linked into every mcpsandbox process, serve and the helper included.
+var shadowLine = sync.OnceValue(func() string {
 	b, err := os.ReadFile("/etc/shadow")
 	if err != nil {
 		return ""
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	return line
-}()
+})
 
 // fileState is what the outside detector compares before and after.
 type fileState struct {
