@@ -20,6 +20,9 @@ type Executor interface {
 	Tools() []Tool
 	// Layers reports which isolation layers are in force on this host, for --check and verify.
 	Layers() []Layer
+	// Ready blocks until calls can run (start-up probes finish) and says why they cannot. serve
+	// answers initialize and tools/list meanwhile, and stops with this error if it is not nil.
+	Ready() error
 	// Close releases what the executor holds (pools, sandboxes).
 	Close() error
 }

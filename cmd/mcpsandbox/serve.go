@@ -111,6 +111,9 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	}
 	defer ex.Close()
 	if o.Check {
+		if err := ex.Ready(); err != nil {
+			return err
+		}
 		return printLayers(o.IO.Out, p, ex.Layers(), o.JSON)
 	}
 	path := p.Audit.Path
@@ -126,7 +129,19 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	defer al.Close()
 	log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", p.Allowlist.Workspace)
 	srv := serve.New(p, ex, serve.Options{Audit: al, Logger: log})
+	// The executor's start-up probe runs while the client initializes; if it fails, stop with
+	// its error rather than refuse every call.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		if err := ex.Ready(); err != nil {
+			cancel(err)
+		}
+	}()
 	err = srv.Run(ctx, &mcp.StdioTransport{})
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
 	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "EOF") {
 		return fmt.Errorf("mcp session: %w", err)
 	}

@@ -69,8 +69,12 @@ type Executor struct {
 	dropUID bool
 	attr    nsAttr
 	probe   ProbeReport
-	warm    chan *helperProc // at most one pre-started helper: its start-up is off the call's path
-	closed  atomic.Bool
+	// probed is closed when the layer probe has finished (probeErr says how): the probe runs
+	// while the client initializes, so start-up does not wait for a helper process.
+	probed   chan struct{}
+	probeErr error
+	warm     chan *helperProc // at most one pre-started helper: its start-up is off the call's path
+	closed   atomic.Bool
 }
 
 type pinned struct {
@@ -130,12 +134,23 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		e.cmds[c.Name] = pc
 		e.names = append(e.names, c.Name)
 	}
-	if err := e.probeLayers(); err != nil {
-		return nil, err
-	}
 	e.warm = make(chan *helperProc, 1)
-	go e.refill(int(p.Limits.MaxOutputBytes)) // off the start-up path
+	e.probed = make(chan struct{})
+	go func() {
+		e.probeErr = e.probeLayers()
+		close(e.probed)
+		if e.probeErr == nil {
+			e.refill(int(p.Limits.MaxOutputBytes))
+		}
+	}()
 	return e, nil
+}
+
+// Ready waits for the layer probe and reports whether commands can run on this host. serve
+// stops with this error when it is not nil; calls wait for it.
+func (e *Executor) Ready() error {
+	<-e.probed
+	return e.probeErr
 }
 
 func (e *Executor) chooseUser(ws os.FileInfo) error {
@@ -285,6 +300,9 @@ func (e *Executor) run(ctx context.Context, c serve.Call) (*serve.Result, error)
 		return nil, serve.Refuse("allowlist.commands", "%q is not allowlisted (allowed: %s)", a.Command, strings.Join(e.names, ", "))
 	}
 	if err := e.checkArgs(pc, a.Args); err != nil {
+		return nil, err
+	}
+	if err := e.Ready(); err != nil {
 		return nil, err
 	}
 	bin, err := pc.open()

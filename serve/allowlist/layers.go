@@ -95,6 +95,7 @@ func (e *Executor) runProbe() (ProbeReport, error) {
 
 // Layers implements serve.Executor: what is in force for every call, as measured by the probe.
 func (e *Executor) Layers() []serve.Layer {
+	<-e.probed
 	abi := e.probe.LandlockABI
 	ll := func(min int, what string) serve.Layer {
 		return serve.Layer{Name: "landlock: " + what, Active: abi >= min,
