@@ -166,14 +166,3 @@ type ServerEntry struct {
 func NewServerEntry(bin, policyPath string) ServerEntry {
 	return ServerEntry{Command: bin, Args: []string{"serve", "--policy", policyPath}}
 }
-
-// fields is the entry as the client's format wants it.
-func (c Client) fields(s ServerEntry) map[string]any {
-	m := map[string]any{}
-	for k, v := range c.Entry {
-		m[k] = v
-	}
-	m["command"] = s.Command
-	m["args"] = s.Args
-	return m
-}

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -305,12 +304,4 @@ func Select(all []*Scenario, ids, categories []string) ([]*Scenario, error) {
 		}
 	}
 	return out, nil
-}
-
-// timeoutOr returns d if set, else def.
-func timeoutOr(d policy.Duration, def time.Duration) time.Duration {
-	if d.Duration > 0 {
-		return d.Duration
-	}
-	return def
 }
