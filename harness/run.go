@@ -211,6 +211,14 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 		res.Outcome, res.Reason = NotApplicable, why
 		return res
 	}
+	// A scenario this policy cannot express is n/a, not contained: say so before building an arena.
+	for _, st := range steps {
+		var na *notApplicable
+		if _, err := ad.Params(st, &Arena{}, o.Policy); errors.As(err, &na) {
+			res.Outcome, res.Reason = NotApplicable, na.why
+			return res
+		}
+	}
 	a, err := newArena(s.Setup)
 	if err != nil {
 		res.Outcome, res.Reason = Error, err.Error()
@@ -231,16 +239,10 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 			return res
 		}
 	}
-	// Translate every step first: a scenario this policy cannot express is n/a, not contained.
 	params := make([]*mcp.CallToolParams, len(steps))
 	for i, st := range steps {
 		if params[i], err = ad.Params(st, a, p); err != nil {
-			var na *notApplicable
-			if errors.As(err, &na) {
-				res.Outcome, res.Reason = NotApplicable, na.why
-			} else {
-				res.Outcome, res.Reason = Error, err.Error()
-			}
+			res.Outcome, res.Reason = Error, err.Error()
 			return res
 		}
 	}
