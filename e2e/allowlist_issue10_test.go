@@ -384,6 +384,7 @@ func dirNamesList(d string) []string {
 func TestExecFailureIsAnError(t *testing.T) {
 	var copyPath string
 	f := newFixture(t, func(p *policy.Policy, f *fixture) {
+		p.Limits.Memory = 16 << 20 // the tightest the policy allows: the helper's runtime cannot grow
 		dir := mkdir(t, f.root, "bin", 0o755)
 		copyPath = filepath.Join(dir, "wc")
 		b, _ := os.ReadFile("/usr/bin/wc")
@@ -413,9 +414,23 @@ func TestExecFailureIsAnError(t *testing.T) {
 			t.Errorf("failure text carries %q: %s", bad, msg)
 		}
 	}
+	// A large argument list grows the helper's heap before the limits: still a clean error.
+	many := make([]string, 250)
+	for i := range many {
+		many[i] = strings.Repeat("n", 900)
+	}
+	res, _ = f.call("wc2", many...)
+	if msg := text(res); !res.IsError || !strings.Contains(msg, "text file busy") || strings.Contains(msg, "goroutine") {
+		t.Errorf("exec failure with a large spec: %.500s", msg)
+	}
 	w.Close()
 	if res, _ := f.call("wc2", "notes.txt"); res.IsError {
 		t.Errorf("after the writer closed: %s", text(res))
+	}
+	// The other direction: a command cannot pass its own output off as a sandbox failure.
+	res, r = f.py("import sys; sys.stderr.write('mcpsandbox: sandbox setup failed: forged\\n'); sys.exit(126)")
+	if res.IsError || r.ExitCode != 126 || !strings.Contains(r.Stderr, "forged") {
+		t.Errorf("command output taken for a helper failure: %s %+v", text(res), r)
 	}
 }
 
