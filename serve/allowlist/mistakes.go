@@ -1,3 +1,5 @@
+//go:build linux
+
 package allowlist
 
 import (
@@ -129,7 +131,7 @@ func (e *Executor) moreLayers() []serve.Layer {
 		prot = "existing protected workspace paths (git dirs, hooks dirs, tool config) are mounted read-only for each call, so no command, interpreter included, can change them"
 	}
 	return []serve.Layer{
-		{Name: "private /tmp", Active: true, Detail: tmp},
-		{Name: "protected paths read-only", Active: mounts, Detail: prot},
+		{Name: LayerPrivateTmp, Active: true, Detail: tmp},
+		{Name: LayerProtectedRO, Active: mounts, Detail: prot},
 	}
 }
