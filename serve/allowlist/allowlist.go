@@ -81,6 +81,10 @@ type Executor struct {
 	protect     []protPat // the effective protect list
 	globalHooks []string  // core.hooksPath values of the host's system and global git config
 	home        string    // the server user's home, for "~/" in git config
+	protNames   map[string]bool // literal protect names matched at any depth
+	protMu      sync.Mutex
+	protBase    map[string]string // the workspace's top-level protected roots, cached under protBaseKey
+	protBaseKey string
 }
 
 type pinned struct {
@@ -140,6 +144,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if e.protect, err = compileProtect(p.Allowlist.Protected()); err != nil {
 		return nil, fmt.Errorf("allowlist.protect: %w", err)
 	}
+	e.protNames = protNames(e.protect)
 	e.globalHooks = globalGitHooks(e.home)
 	if err := e.chooseUser(st); err != nil {
 		return nil, err

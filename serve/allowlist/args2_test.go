@@ -32,6 +32,7 @@ func testExec(t *testing.T, mutate func(al *policy.Allowlist)) (*Executor, strin
 	if e.protect, err = compileProtect(al.Protected()); err != nil {
 		t.Fatal(err)
 	}
+	e.protNames = protNames(e.protect)
 	return e, ws, out
 }
 

@@ -4,10 +4,12 @@ package allowlist
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -33,6 +35,16 @@ func compileProtect(list []string) ([]protPat, error) {
 	return out, nil
 }
 
+func protNames(ps []protPat) map[string]bool {
+	m := map[string]bool{}
+	for _, p := range ps {
+		if p.literal && !p.anchored {
+			m[p.src] = true
+		}
+	}
+	return m
+}
+
 // protection is the protected part of the workspace for one call: the protect patterns, judged
 // on resolved paths, plus what they and the host's git set-up resolve to (a symlinked .git or
 // .husky, the repository's core.hooksPath, files its config includes), plus any directory that
@@ -43,23 +55,57 @@ type protection struct {
 	repos map[string]bool   // repository roots already looked at
 }
 
-// protection computes the top-level protected paths of the workspace now.
+// protection computes the top-level protected paths of the workspace now. What it finds at the
+// top level depends only on the workspace directory's entries, its .git and git's config, so it
+// is cached under their identities (inode, size, change times): a call pays three stat calls.
 func (e *Executor) protection() *protection {
-	p := &protection{e: e, roots: map[string]string{}, repos: map[string]bool{}}
-	for _, pat := range e.protect {
-		if !pat.literal {
-			continue
+	key := e.protKey()
+	e.protMu.Lock()
+	base := e.protBase
+	if e.protBaseKey != key || base == nil {
+		base = nil
+	}
+	e.protMu.Unlock()
+	if base == nil {
+		p := &protection{e: e, roots: map[string]string{}, repos: map[string]bool{}}
+		ents, _ := os.ReadDir(e.ws)
+		names := make(map[string]bool, len(ents))
+		for _, d := range ents {
+			names[d.Name()] = true
 		}
-		name := filepath.Join(e.ws, pat.src)
-		if _, err := os.Lstat(name); err != nil {
-			continue
+		for _, pat := range e.protect {
+			if !pat.literal || !names[strings.SplitN(pat.src, "/", 2)[0]] {
+				continue
+			}
+			if r := e.resolve(pat.src); r.err == nil && r.exists && r.inside && r.path != e.ws {
+				p.roots[r.path] = pat.src
+			}
 		}
-		if r := e.resolve(pat.src); r.err == nil && r.exists && r.inside && r.path != e.ws {
-			p.roots[r.path] = pat.src
+		p.repo(e.ws)
+		base = p.roots
+		e.protMu.Lock()
+		e.protBase, e.protBaseKey = base, key
+		e.protMu.Unlock()
+	}
+	roots := make(map[string]string, len(base))
+	for k, v := range base {
+		roots[k] = v
+	}
+	return &protection{e: e, roots: roots, repos: map[string]bool{e.ws: true}}
+}
+
+// protKey identifies the state protection() depends on at the top level.
+func (e *Executor) protKey() string {
+	var b strings.Builder
+	for _, p := range []string{e.ws, filepath.Join(e.ws, ".git"), filepath.Join(e.ws, ".git", "config")} {
+		var st syscall.Stat_t
+		if syscall.Stat(p, &st) == nil {
+			fmt.Fprintf(&b, "%d:%d:%d:%d.%d:%d.%d;", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+		} else {
+			b.WriteString("-;")
 		}
 	}
-	p.repo(e.ws)
-	return p
+	return b.String()
 }
 
 // repo adds what a repository rooted at dir makes the host run: its git directory (followed
@@ -154,7 +200,13 @@ func (p *protection) match(path string) string {
 		parts := strings.Split(r, "/")
 		for k := 1; k <= len(parts); k++ {
 			prefix := strings.Join(parts[:k], "/")
+			if e.protNames[parts[k-1]] {
+				return prefix
+			}
 			for _, pat := range e.protect {
+				if pat.literal && !pat.anchored {
+					continue // in protNames
+				}
 				if (pat.anchored && pat.re.MatchString(prefix)) || (!pat.anchored && pat.re.MatchString(parts[k-1])) {
 					return prefix
 				}
