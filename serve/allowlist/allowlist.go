@@ -78,9 +78,9 @@ type Executor struct {
 	warm     chan *helperProc // at most one pre-started helper: its start-up is off the call's path
 	closed   atomic.Bool
 
-	protect     []protPat // the effective protect list
-	globalHooks []string  // core.hooksPath values of the host's system and global git config
-	home        string    // the server user's home, for "~/" in git config
+	protect     []protPat       // the effective protect list
+	globalHooks []string        // core.hooksPath values of the host's system and global git config
+	home        string          // the server user's home, for "~/" in git config
 	protNames   map[string]bool // literal protect names matched at any depth
 	protMu      sync.Mutex
 	protBase    map[string]string // the workspace's top-level protected roots, cached under protBaseKey
