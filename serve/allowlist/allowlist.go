@@ -378,6 +378,19 @@ type helperProc struct {
 	cmd            *exec.Cmd
 	ctl            *os.File // server end of the spec socket
 	stdout, stderr *serve.CapBuffer
+	// mntNS holds the helper's mount namespace: when the call's last process exits, the kernel
+	// would tear the namespace down (unmounting the private /tmp, waiting out RCU grace periods)
+	// in the exit path, before the parent's wait returns. Holding a reference moves that work to
+	// the close of this descriptor, done off the call's path.
+	mntNS *os.File
+}
+
+// release drops the hold on the mount namespace in the background.
+func (h *helperProc) release() {
+	if h.mntNS != nil {
+		go h.mntNS.Close()
+		h.mntNS = nil
+	}
 }
 
 // startHelper starts a helper in its namespaces; it blocks until handed a spec.
@@ -401,6 +414,9 @@ func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
 		return nil, fmt.Errorf("start exec helper %s: %w", e.helper, err)
 	}
 	h.cmd = cmd
+	if e.attr.has(unix.CLONE_NEWNS) {
+		h.mntNS, _ = os.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
+	}
 	return h, nil
 }
 
@@ -443,6 +459,7 @@ func (h *helperProc) discard() {
 	h.ctl.Close()
 	h.kill()
 	_ = h.cmd.Wait()
+	h.release()
 }
 
 // spawn hands a helper the spec and the binary, and collects the result. chk is what the
@@ -497,6 +514,7 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		werr = <-done
 	}
 	_ = unix.Kill(-h.cmd.Process.Pid, unix.SIGKILL) // sweep anything left in the process group
+	h.release()
 	if err := <-sent; err != nil && werr == nil {
 		return nil, fmt.Errorf("hand the call to the exec helper: %w", err)
 	}
