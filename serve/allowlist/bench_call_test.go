@@ -72,4 +72,3 @@ func BenchmarkCall(b *testing.B) {
 		})
 	}
 }
-
