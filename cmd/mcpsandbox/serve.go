@@ -157,7 +157,10 @@ func printLayers(w io.Writer, p *policy.Policy, ls []serve.Layer, asJSON bool) e
 	fmt.Fprintln(tw, "LAYER\tIN FORCE\tDETAIL")
 	for _, l := range ls {
 		mark := "yes"
-		if !l.Active {
+		switch {
+		case l.NotNeeded:
+			mark = "not needed"
+		case !l.Active:
 			mark = "NO"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", l.Name, mark, l.Detail)
