@@ -40,8 +40,9 @@ func (e *initEnv) run(t *testing.T, stdin string, args ...string) (string, strin
 	return runCmd(t, cmd)
 }
 
-// The acceptance path: init with flags, then start exactly the command init wrote into
-// .mcp.json, as Claude Code would, and list its tools.
+// The acceptance path: init with flags, then start exactly the command init wrote into Claude
+// Code's config (local scope, in ~/.claude.json under the project, as `claude mcp add` does), as
+// Claude Code would, and list its tools. init itself says it checked that command.
 func TestInitFlagsThenServeAnswers(t *testing.T) {
 	e := newInitEnv(t)
 	ws := filepath.Join(e.home, "ai-workspace")
@@ -49,20 +50,30 @@ func TestInitFlagsThenServeAnswers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("init exit %d: %s %s", code, out, stderr)
 	}
+	if !strings.Contains(out, "local scope") || !strings.Contains(out, "claude-code:project") ||
+		!strings.Contains(out, "checked: the entry starts and answers MCP") || !strings.Contains(out, "run_allowed_command") {
+		t.Errorf("init did not say which scope it used, or what the entry answered:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(e.project, ".mcp.json")); err == nil {
+		t.Error("wrote the project's .mcp.json without being asked (claude-code:project)")
+	}
 	var cfg struct {
-		MCPServers map[string]struct {
-			Command string
-			Args    []string
-			Type    string
+		Projects map[string]struct {
+			MCPServers map[string]struct {
+				Command string
+				Args    []string
+				Type    string
+			}
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(e.project, ".mcp.json"))
+	b, err := os.ReadFile(filepath.Join(e.home, ".claude.json"))
 	if err != nil || json.Unmarshal(b, &cfg) != nil {
-		t.Fatalf(".mcp.json: %v\n%s", err, b)
+		t.Fatalf("~/.claude.json: %v\n%s", err, b)
 	}
-	entry := cfg.MCPServers["sandbox"]
+	proj, _ := filepath.EvalSymlinks(e.project)
+	entry := cfg.Projects[proj].MCPServers["sandbox"]
 	if !filepath.IsAbs(entry.Command) || entry.Type != "stdio" {
-		t.Fatalf("entry %+v", entry)
+		t.Fatalf("entry %+v in\n%s", entry, b)
 	}
 	pol, err := policy.Load(entry.Args[len(entry.Args)-1])
 	if err != nil || pol.Allowlist.Workspace != ws || len(pol.Allowlist.Commands) != 2 {
@@ -87,6 +98,14 @@ func TestInitFlagsThenServeAnswers(t *testing.T) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{"--version"}}})
 	if err != nil || res.IsError {
 		t.Fatalf("wc through the configured server: %v %+v", err, res)
+	}
+	// The project scope only when asked for.
+	out, stderr, code = e.run(t, "", "--scheme", "allowlist", "--allow", "wc,sort", "--workspace", ws, "--client", "claude-code:project", "--yes")
+	if code != 0 || !strings.Contains(out, "project scope") {
+		t.Fatalf("claude-code:project: exit %d %s %s", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.project, ".mcp.json")); err != nil {
+		t.Errorf("claude-code:project wrote no .mcp.json: %v", err)
 	}
 }
 
@@ -128,16 +147,16 @@ func TestInitMergesNeverClobbers(t *testing.T) {
 	if bb, _ := os.ReadFile(backups[0]); string(bb) != orig {
 		t.Errorf("backup holds %q", bb)
 	}
-	// The same init again changes nothing and is no conflict.
-	if out, stderr, code := e.run(t, "", args...); code != 0 || strings.Contains(out, "wrote") {
+	// The same init again changes nothing, is no conflict, and says so.
+	if out, stderr, code := e.run(t, "", args...); code != 0 || strings.Contains(out, "wrote") || !strings.Contains(out, "already configured, nothing changed") {
 		t.Fatalf("re-run: exit %d: %s %s", code, out, stderr)
 	}
 	// A different entry of the same name: without --force init refuses and changes nothing.
 	args[3] = "wc,sort" // --allow
 	args = append(args, "--policy-out", filepath.Join(e.home, "other.toml"))
 	_, stderr, code := e.run(t, "", args...)
-	if code == 0 || !strings.Contains(stderr, "--force") {
-		t.Fatalf("same name without --force: exit %d %s", code, stderr)
+	if code == 0 || !strings.Contains(stderr, "--force") || strings.Count(stderr, "already") != 1 {
+		t.Fatalf("same name without --force (said once, with the fix): exit %d %s", code, stderr)
 	}
 	if b2, _ := os.ReadFile(cursor); string(b2) != string(b) {
 		t.Error("refused init changed the config")
@@ -175,18 +194,22 @@ func TestInitMergesNeverClobbers(t *testing.T) {
 
 func TestInitPrint(t *testing.T) {
 	e := newInitEnv(t)
-	out, stderr, code := e.run(t, "", "--scheme", "e2b", "--client", "vscode", "--client", "codex", "--print", "--yes")
+	ws := filepath.Join(e.home, "ws")
+	out, stderr, code := e.run(t, "", "--scheme", "allowlist", "--allow", "wc", "--workspace", ws, "--client", "vscode", "--client", "codex", "--print", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(out, `"servers": {`) || !strings.Contains(out, `"type": "stdio"`) || !strings.Contains(out, "[mcp_servers.sandbox]") {
 		t.Fatalf("snippets:\n%s", out)
 	}
+	if strings.Contains(out, "checked:") || !strings.Contains(stderr, "checked: the entry starts") {
+		t.Errorf("stdout must hold the snippets alone, the check goes to stderr:\n%s\n%s", out, stderr)
+	}
 	if _, err := os.Stat(filepath.Join(e.project, ".vscode")); err == nil {
 		t.Error("--print edited a client config")
 	}
 	b, err := os.ReadFile(filepath.Join(e.config, "mcpsandbox", "policy.toml"))
-	if err != nil || !strings.Contains(string(b), `api_key_env     = "E2B_API_KEY"`) {
+	if err != nil || !strings.Contains(string(b), "wc") {
 		t.Fatalf("policy: %v\n%s", err, b)
 	}
 }
