@@ -318,7 +318,7 @@ func finishWrite(w *wizardRun, client string) bool {
 	w.step(client, " "+enter)
 	w.step("Write the policy to", enter)
 	w.step("Write them?", enter)
-	if w.expect("Run mcpsandbox verify", "does not start") == "does not start" {
+	if w.expect("on it now (audit", "does not start") == "does not start" {
 		w.expect("nothing was changed")
 		if w.exit() == nil {
 			w.t.Error("init exited 0 although the entry does not start")
@@ -412,7 +412,7 @@ func TestInitWizardPTY(t *testing.T) {
 			t.Errorf("the preview does not show - then + for the timeout:\n%s", pv)
 		}
 		w.con.Send(enter)
-		w.step("Run mcpsandbox verify", "n"+enter)
+		w.step("on it now (audit", "n"+enter)
 		w.expect("next: mcpsandbox verify")
 		if err := w.exit(); err != nil {
 			t.Fatal(err)
@@ -435,7 +435,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Configure which clients?", enter)
 		w.step("Write the policy to", enter)
 		w.step("Write them?", enter)
-		w.step("Run mcpsandbox verify", "n"+enter)
+		w.step("on it now (audit", "n"+enter)
 		w.expect("next: mcpsandbox verify")
 		w.exit()
 		screen := w.seen.String()

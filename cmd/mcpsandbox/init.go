@@ -69,12 +69,12 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.StringVar(&o.A.Workspace, "workspace", "", "allowlist: the commands' working directory, the only writable place (created if missing)")
 	fl.StringVar(&o.Allow, "allow", "", "allowlist: commands to allow, comma-separated names or absolute paths (each pinned by sha256)")
 	fl.BoolVar(&o.A.Network, "network", false, "allowlist: give commands network access (not recommended)")
-	fl.StringVar(&o.A.Image, "image", "", "docker: image (default python:3.12-slim)")
+	fl.StringVar(&o.A.Image, "image", "", "docker: image (default python:3.12-slim); the engine must be running and hold it (init checks; the wizard offers to pull)")
 	fl.StringVar(&o.A.DockerWorkspace, "docker-workspace", "", "docker: host directory to mount at /workspace")
 	fl.BoolVar(&o.A.DockerWorkspaceWritable, "docker-workspace-writable", false, "docker: mount the workspace writable")
 	fl.IntVar(&o.A.Pool, "pool", 0, "docker: containers to keep pre-started (each used for one call)")
 	fl.StringVar(&o.A.E2BTemplate, "e2b-template", "", "e2b: sandbox template (default code-interpreter-v1)")
-	fl.StringVar(&o.A.APIKeyEnv, "api-key-env", "", "e2b: the environment variable holding the API key (default E2B_API_KEY; the key is never written)")
+	fl.StringVar(&o.A.APIKeyEnv, "api-key-env", "", "e2b: the environment variable holding the API key (default E2B_API_KEY; it must be set here: init checks; the key is never written)")
 	fl.StringVar(&o.A.Reuse, "reuse", "", "e2b: call (new sandbox per call) or session (default)")
 	fl.StringVar(&o.A.Timeout, "timeout", "", "limits: wall clock per call (default 30s)")
 	fl.StringVar(&o.A.MaxOutput, "max-output", "", "limits: output cap per stream (default 64KiB)")
@@ -276,15 +276,10 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	}
 	fmt.Fprintf(w, "checked: the entry starts and answers MCP in %d ms, with the tools %s\n", probe.Elapsed.Milliseconds(), strings.Join(probe.Tools, ", "))
 	if unchanged && !o.Print {
-		var names []string
+		fmt.Fprintf(w, "already configured, nothing changed: the policy %s\n", o.PolicyOut)
 		for _, t := range targets {
-			names = append(names, t.Where())
+			fmt.Fprintf(w, "  and %s (%s) in %s\n", t.Client.Name, t.Scope, t.Where())
 		}
-		what := o.PolicyOut
-		if len(names) > 0 {
-			what += " and " + strings.Join(names, ", ")
-		}
-		fmt.Fprintf(w, "already configured, nothing changed (%s)\n", what)
 	}
 	for _, s := range snippets {
 		fmt.Fprintln(o.IO.Out, s)
