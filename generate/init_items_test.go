@@ -294,7 +294,7 @@ func TestStartCheck(t *testing.T) {
 	if !errors.As(err, &se) || !strings.Contains(se.Stderr, "policy is broken") || !strings.Contains(err.Error(), "exited before answering") {
 		t.Fatalf("%v", err)
 	}
-	_, err = StartCheck(context.Background(), ServerEntry{Command: "/bin/sh", Args: []string{"-c", "sleep 30"}}, os.Environ(), 300*time.Millisecond)
+	_, err = StartCheck(context.Background(), ServerEntry{Command: "/bin/sh", Args: []string{"-c", "exec sleep 30"}}, os.Environ(), 300*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "no MCP answer within") {
 		t.Fatalf("silent server: %v", err)
 	}

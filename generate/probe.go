@@ -57,7 +57,7 @@ func StartCheck(ctx context.Context, e ServerEntry, env []string, timeout time.D
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	cmd := exec.Command(e.Command, e.Args...)
+	cmd := exec.CommandContext(ctx, e.Command, e.Args...) // killed when the time is up
 	cmd.Env = env
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -94,7 +94,7 @@ func StartCheck(ctx context.Context, e ServerEntry, env []string, timeout time.D
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
-		case errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 			err = fmt.Errorf("no MCP answer within %s", timeout)
 		case errors.Is(err, io.EOF) || strings.Contains(err.Error(), "connection closed"):
 			err = errors.New("it exited before answering MCP initialize")
