@@ -9,12 +9,28 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/schemes"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
 // checkNeeds checks what the chosen scheme needs before anything is written: for docker a running
-// engine holding the image (the wizard offers to pull it), for e2b the API key's variable set.
+// engine holding the image (the wizard offers to pull it), for e2b the API key's variable set;
+// and for every scheme, that this build's serve can run it at all (the registry says).
 func checkNeeds(ctx context.Context, o *InitOptions, ask *asker) error {
+	if err := hostNeeds(ctx, o, ask); err != nil {
+		return err
+	}
+	s, err := schemes.Lookup(o.A.Scheme)
+	if err != nil {
+		return err
+	}
+	if err := s.Runs(); err != nil {
+		return fmt.Errorf("%w. init writes no client entry that cannot start: nothing was written", err)
+	}
+	return nil
+}
+
+func hostNeeds(ctx context.Context, o *InitOptions, ask *asker) error {
 	a := &o.A
 	switch a.Scheme {
 	case policy.SchemeDocker:
