@@ -299,3 +299,29 @@ func TestStartCheck(t *testing.T) {
 		t.Fatalf("silent server: %v", err)
 	}
 }
+
+// Two scopes in one file (claude-code and claude-code:user, both ~/.claude.json) plan as one
+// change holding both entries, not two writes where the second loses the first.
+func TestTwoScopesOneFile(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	env := Env{Home: home, ConfigDir: filepath.Join(home, ".config"), Project: proj}
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte("{\"numStartups\": 1}\n"), 0o600)
+	local, _ := ResolveTarget("claude-code", env)
+	user, _ := ResolveTarget("claude-code:user", env)
+	e := NewServerEntry("/bin/mcpsandbox", "/p.toml")
+	c, err := ClientChange(local, "sandbox", e, false)
+	if err == nil {
+		c, err = c.Add(user, "sandbox", e, false)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		NumStartups int
+		MCPServers  map[string]any
+		Projects    map[string]struct{ MCPServers map[string]any }
+	}
+	if err := jsonUnmarshalStrict(c.New, &doc); err != nil || doc.NumStartups != 1 || doc.MCPServers["sandbox"] == nil || doc.Projects[proj].MCPServers["sandbox"] == nil {
+		t.Fatalf("%v\n%s", err, c.New)
+	}
+}

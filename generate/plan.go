@@ -114,10 +114,21 @@ func ClientChange(t Target, name string, e ServerEntry, replace bool) (FileChang
 	default:
 		return c, fmt.Errorf("read %s: %w", t.Path, err)
 	}
-	merged, err := Merge(t.Client, old, name, e, replace)
+	return c.Add(t, name, e, replace)
+}
+
+// Add merges one more entry into a change already planned for the same file (two scopes that
+// share a file, such as claude-code and claude-code:user in ~/.claude.json).
+func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (FileChange, error) {
+	cur := c.Old
+	if c.New != nil {
+		cur = c.New
+		c.Label += ", " + t.Scope
+	}
+	merged, err := Merge(t.Client, cur, name, e, replace)
 	if errors.Is(err, ErrExists) {
 		// The very same entry (init run twice) is no conflict: nothing to change.
-		if same, err := Merge(t.Client, old, name, e, true); err == nil && bytes.Equal(same, old) {
+		if same, err := Merge(t.Client, cur, name, e, true); err == nil && bytes.Equal(same, cur) {
 			c.New = same
 			return c, nil
 		}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -199,7 +200,15 @@ func runInit(ctx context.Context, o *InitOptions) error {
 			snippets = append(snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), generate.Snippet(t.Client, p.Name, entry)))
 			continue
 		}
-		c, err := generate.ClientChange(t, p.Name, entry, o.Force)
+		// Two scopes may share one file (claude-code, claude-code:user): plan them as one change.
+		same := slices.IndexFunc(clients, func(c generate.FileChange) bool { return c.Path == t.Path })
+		change := func(replace bool) (generate.FileChange, error) {
+			if same >= 0 {
+				return clients[same].Add(t, p.Name, entry, replace)
+			}
+			return generate.ClientChange(t, p.Name, entry, replace)
+		}
+		c, err := change(o.Force)
 		if errors.Is(err, generate.ErrExists) {
 			ok, aerr := ask.confirm(fmt.Sprintf("%s. Replace it?", err), false)
 			if aerr != nil {
@@ -208,12 +217,16 @@ func runInit(ctx context.Context, o *InitOptions) error {
 			if !ok {
 				return fmt.Errorf("%w: pass --force to replace it, or --name NAME to add this one beside it", err)
 			}
-			c, err = generate.ClientChange(t, p.Name, entry, true)
+			c, err = change(true)
 		}
 		if err != nil {
 			return err
 		}
-		clients = append(clients, c)
+		if same >= 0 {
+			clients[same] = c
+		} else {
+			clients = append(clients, c)
+		}
 		targets = append(targets, t)
 	}
 	unchanged := pc.Unchanged()
@@ -269,9 +282,10 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	for _, r := range wrote {
 		fmt.Fprintln(w, describeWrite(r))
 	}
-	for i, c := range clients {
-		if about := targets[i].About(); about != "" && !c.Unchanged() {
-			fmt.Fprintf(w, "  %s: %s\n", targets[i].Client.Name, about)
+	for _, t := range targets {
+		i := slices.IndexFunc(clients, func(c generate.FileChange) bool { return c.Path == t.Path })
+		if about := t.About(); about != "" && !clients[i].Unchanged() {
+			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)
 		}
 	}
 	fmt.Fprintf(w, "checked: the entry starts and answers MCP in %d ms, with the tools %s\n", probe.Elapsed.Milliseconds(), strings.Join(probe.Tools, ", "))
