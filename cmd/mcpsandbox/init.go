@@ -32,6 +32,7 @@ type InitOptions struct {
 	Force     bool
 	Verify    bool
 	set       func(string) bool // whether a flag was given
+	baseFrom  string            // the policy file the wizard started from ("" = none)
 }
 
 // NewCmdInit builds `init`; runF replaces the run function in tests.
@@ -179,7 +180,8 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	if err != nil {
 		return err
 	}
-	if pc.Existed && !pc.Unchanged() && !o.Force && !(wiz && o.A.Base != nil) {
+	// The wizard that started from this very file has shown the change and asks before writing.
+	if pc.Existed && !pc.Unchanged() && !o.Force && !(o.A.Base != nil && o.baseFrom == o.PolicyOut) {
 		ok, err := ask.confirm(fmt.Sprintf("%s exists. Replace it (the old one is kept as a backup)?", o.PolicyOut), false)
 		if err != nil {
 			return err

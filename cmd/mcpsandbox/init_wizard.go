@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/AlecAivazis/survey/v2"
 	"github.com/AlecAivazis/survey/v2/terminal"
@@ -93,8 +94,9 @@ func (a *asker) question(q generate.Question, ans *generate.Answers, env generat
 // A re-run starts from the policy already there.
 func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker) error {
 	a := &o.A
-	if old, err := policy.Load(generate.ExpandHome(o.PolicyOut, env.Home)); err == nil {
-		a.Base = old
+	from, _ := filepath.Abs(generate.ExpandHome(o.PolicyOut, env.Home))
+	if old, err := policy.Load(from); err == nil {
+		a.Base, o.baseFrom = old, from
 		fmt.Fprintf(o.IO.Out, "Starting from your policy at %s: its answers are the defaults.\n", o.PolicyOut)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(o.IO.ErrOut, "note: %v\n  starting from the defaults instead\n", err)
