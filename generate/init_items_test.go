@@ -325,3 +325,30 @@ func TestTwoScopesOneFile(t *testing.T) {
 		t.Fatalf("%v\n%s", err, c.New)
 	}
 }
+
+// Install: an entry that does not answer MCP leaves the policy it would have replaced, and the
+// client config, exactly as they were.
+func TestInstallPutsBackWhenTheEntryFails(t *testing.T) {
+	dir := t.TempDir()
+	pol, cfg := filepath.Join(dir, "policy.toml"), filepath.Join(dir, "mcp.json")
+	os.WriteFile(pol, []byte("old policy"), 0o640)
+	os.WriteFile(cfg, []byte("{}"), 0o600)
+	pc := FileChange{Path: pol, Old: []byte("old policy"), New: []byte("new policy"), Existed: true, Mode: 0o644}
+	cc := FileChange{Path: cfg, Old: []byte("{}"), New: []byte(`{"mcpServers": {}}`), Existed: true, Mode: 0o644}
+	e := ServerEntry{Command: "/bin/sh", Args: []string{"-c", "cat " + pol + " >&2; exit 1"}}
+	_, _, err := Install(context.Background(), pc, []FileChange{cc}, e, os.Environ(), 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "new policy") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("the check must run against the new policy, then report: %v", err)
+	}
+	for f, want := range map[string]string{pol: "old policy", cfg: "{}"} {
+		if b, _ := os.ReadFile(f); string(b) != want {
+			t.Errorf("%s holds %q", f, b)
+		}
+	}
+	if _, _, m := ownerMode(t, pol); m != 0o640 {
+		t.Errorf("policy mode %v", m)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("left behind: %v", ents)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -190,9 +189,9 @@ func runInit(ctx context.Context, o *InitOptions) error {
 			return fmt.Errorf("%s already exists: pass --force to replace it (it is backed up first) or --policy-out PATH", o.PolicyOut)
 		}
 	}
-	var clients []generate.FileChange
-	var targets []generate.Target
+	var plan generate.ClientPlan
 	var snippets []string
+	replace := func(err error) (bool, error) { return ask.confirm(fmt.Sprintf("%s. Replace it?", err), false) }
 	for _, spec := range o.Clients {
 		t, err := generate.ResolveTarget(spec, env)
 		if err != nil {
@@ -202,46 +201,18 @@ func runInit(ctx context.Context, o *InitOptions) error {
 			snippets = append(snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), generate.Snippet(t.Client, p.Name, entry)))
 			continue
 		}
-		// Two scopes may share one file (claude-code, claude-code:user): plan them as one change.
-		same := slices.IndexFunc(clients, func(c generate.FileChange) bool { return c.Path == t.Path })
-		change := func(replace bool) (generate.FileChange, error) {
-			if same >= 0 {
-				return clients[same].Add(t, p.Name, entry, replace)
-			}
-			return generate.ClientChange(t, p.Name, entry, replace)
-		}
-		c, err := change(o.Force)
-		if errors.Is(err, generate.ErrExists) {
-			ok, aerr := ask.confirm(fmt.Sprintf("%s. Replace it?", err), false)
-			if aerr != nil {
-				return aerr
-			}
-			if !ok {
-				return fmt.Errorf("%w: pass --force to replace it, or --name NAME to add this one beside it", err)
-			}
-			c, err = change(true)
-		}
-		if err != nil {
+		if err := plan.Add(t, p.Name, entry, o.Force, replace); err != nil {
 			return err
 		}
-		if same >= 0 {
-			clients[same] = c
-		} else {
-			clients = append(clients, c)
-		}
-		targets = append(targets, t)
 	}
-	unchanged := pc.Unchanged()
-	for _, c := range clients {
-		unchanged = unchanged && c.Unchanged()
-	}
+	unchanged := pc.Unchanged() && plan.Unchanged()
 	w := o.IO.Out
 	if o.Print { // stdout carries the snippets alone
 		w = o.IO.ErrOut
 	}
 	if wiz && !unchanged {
 		fmt.Fprintln(o.IO.Out, "\nThese files will change:")
-		for _, c := range append([]generate.FileChange{pc}, clients...) {
+		for _, c := range append([]generate.FileChange{pc}, plan.Changes...) {
 			fmt.Fprintln(o.IO.Out)
 			fmt.Fprint(o.IO.Out, c.Preview())
 		}
@@ -257,43 +228,25 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	if err != nil {
 		return err
 	}
-	// The policy first: the entry's command reads it. Then the entry's exact command must answer
-	// MCP before any client config names it; if it does not, everything is put back.
-	wrote, err := generate.Apply([]generate.FileChange{pc})
+	wrote, probe, err := generate.Install(ctx, pc, plan.Changes, entry, os.Environ(), startTimeout)
 	if err != nil {
-		return err
-	}
-	probe, err := generate.StartCheck(ctx, entry, os.Environ(), startTimeout)
-	if err != nil {
-		if uerr := generate.UndoAll(wrote); uerr != nil {
-			return fmt.Errorf("%w\nputting the policy back failed: %v", err, uerr)
-		}
 		if created != "" {
 			os.Remove(created) // only if still empty
 		}
-		return fmt.Errorf("%w\nnothing was changed: no client config was written and the policy file is as it was", err)
+		return err
 	}
-	cw, err := generate.Apply(clients)
-	if err != nil {
-		if uerr := generate.UndoAll(wrote); uerr != nil {
-			return fmt.Errorf("%w; putting the policy back failed: %v", err, uerr)
-		}
-		return fmt.Errorf("%w; the policy file is as it was", err)
-	}
-	wrote = append(wrote, cw...)
 	for _, r := range wrote {
 		fmt.Fprintln(w, describeWrite(r))
 	}
-	for _, t := range targets {
-		i := slices.IndexFunc(clients, func(c generate.FileChange) bool { return c.Path == t.Path })
-		if about := t.About(); about != "" && !clients[i].Unchanged() {
+	for _, t := range plan.Targets {
+		if about := t.About(); about != "" && !plan.Change(t).Unchanged() {
 			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)
 		}
 	}
 	fmt.Fprintf(w, "checked: the entry starts and answers MCP in %d ms, with the tools %s\n", probe.Elapsed.Milliseconds(), strings.Join(probe.Tools, ", "))
 	if unchanged && !o.Print {
 		fmt.Fprintf(w, "already configured, nothing changed: the policy %s\n", o.PolicyOut)
-		for _, t := range targets {
+		for _, t := range plan.Targets {
 			fmt.Fprintf(w, "  and %s (%s) in %s\n", t.Client.Name, t.Scope, t.Where())
 		}
 	}
