@@ -352,3 +352,18 @@ func TestInstallPutsBackWhenTheEntryFails(t *testing.T) {
 		t.Errorf("left behind: %v", ents)
 	}
 }
+
+// A config another program rewrote after init read it is not overwritten.
+func TestApplyRefusesAFileChangedMeanwhile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, ".claude.json")
+	os.WriteFile(p, []byte(`{"a": 1}`), 0o600)
+	c := FileChange{Path: p, Old: []byte(`{"a": 1}`), New: []byte(`{"a": 1, "mcpServers": {}}`), Existed: true}
+	os.WriteFile(p, []byte(`{"a": 2}`), 0o600) // the client wrote it meanwhile
+	if _, err := Apply([]FileChange{c}); err == nil || !strings.Contains(err.Error(), "changed while init was running") {
+		t.Fatalf("%v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != `{"a": 2}` {
+		t.Errorf("holds %s", b)
+	}
+}

@@ -164,7 +164,11 @@ func Apply(cs []FileChange) ([]WriteResult, error) {
 		if c.Unchanged() {
 			continue
 		}
-		r, err := WriteFileSafely(c.Path, c.New, c.Mode)
+		err := c.stillAsRead()
+		var r WriteResult
+		if err == nil {
+			r, err = WriteFileSafely(c.Path, c.New, c.Mode)
+		}
 		if err != nil {
 			if uerr := UndoAll(done); uerr != nil {
 				return nil, fmt.Errorf("%w; and putting back the files written before it failed: %v", err, uerr)
@@ -177,6 +181,22 @@ func Apply(cs []FileChange) ([]WriteResult, error) {
 		done = append(done, r)
 	}
 	return done, nil
+}
+
+// stillAsRead refuses to write over a file that changed since it was read (a client such as
+// Claude Code rewrites ~/.claude.json while it runs; the wizard may wait minutes for a yes):
+// writing would drop that change.
+func (c FileChange) stillAsRead() error {
+	now, err := os.ReadFile(c.Path)
+	switch {
+	case err == nil && c.Existed && bytes.Equal(now, c.Old):
+		return nil
+	case errors.Is(err, fs.ErrNotExist) && !c.Existed:
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("read %s again before writing: %w", c.Path, err)
+	}
+	return fmt.Errorf("%s changed while init was running (another program wrote it): nothing of it was lost; run init again", c.Path)
 }
 
 // UndoAll puts back every written file, last first.
