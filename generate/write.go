@@ -99,17 +99,40 @@ func WriteFileSafely(path string, data []byte, mode fs.FileMode) (WriteResult, e
 	default:
 		return res, fmt.Errorf("check %s: %w", target, err)
 	}
+	res.Owner, err = replace(target, data, res.Mode, own)
+	if err != nil {
+		if res.Backup != "" {
+			os.Remove(res.Backup)
+		}
+		return res, fmt.Errorf("write %s: %w (the old file is unchanged)", target, err)
+	}
+	return res, nil
+}
+
+// AtomicWrite replaces path with data so that a reader sees the old file or the new one, never
+// half of one, and a crash leaves one of the two: a temporary file beside it, synced, renamed
+// over it, and the directory synced. For reports and other files that need no backup.
+func AtomicWrite(path string, data []byte, mode fs.FileMode) error {
+	if _, err := replace(path, data, mode, owner{}); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// replace is the atomic step both writers share.
+func replace(target string, data []byte, mode fs.FileMode, own owner) (string, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
 	if err != nil {
-		return res, fmt.Errorf("write %s: %w", target, err)
+		return "", err
 	}
 	defer os.Remove(tmp.Name())
+	var kept string
 	_, err = tmp.Write(data)
 	if err == nil {
-		err = tmp.Chmod(res.Mode)
+		err = tmp.Chmod(mode)
 	}
 	if err == nil {
-		res.Owner, err = own.apply(tmp)
+		kept, err = own.apply(tmp)
 	}
 	if err == nil {
 		err = tmp.Sync()
@@ -121,13 +144,10 @@ func WriteFileSafely(path string, data []byte, mode fs.FileMode) (WriteResult, e
 		err = os.Rename(tmp.Name(), target)
 	}
 	if err != nil {
-		if res.Backup != "" {
-			os.Remove(res.Backup)
-		}
-		return res, fmt.Errorf("write %s: %w (the old file is unchanged)", target, err)
+		return "", err
 	}
 	syncDir(filepath.Dir(target))
-	return res, nil
+	return kept, nil
 }
 
 // writeBackup writes data to a new NAME.bak-TIMESTAMP beside path (never over an older backup:
