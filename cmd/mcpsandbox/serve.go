@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
@@ -16,7 +15,6 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/allowlist"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
 
@@ -128,24 +126,10 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	}
 	defer al.Close()
 	log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", p.Allowlist.Workspace)
-	srv := serve.New(p, ex, serve.Options{Audit: al, Logger: log})
-	// The executor's start-up probe runs while the client initializes; if it fails, stop with
-	// its error rather than refuse every call.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		if err := ex.Ready(); err != nil {
-			cancel(err)
-		}
-	}()
-	err = srv.Run(ctx, &mcp.StdioTransport{})
-	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(cause, context.Canceled) {
-		return cause
+	if isTerminal(os.Stdin) {
+		log.Info("waiting for an MCP client on stdin (this is a server: start it from a client's config, or try `mcpsandbox demo`)")
 	}
-	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "EOF") {
-		return fmt.Errorf("mcp session: %w", err)
-	}
-	return nil
+	return serve.Run(ctx, p, ex, serve.Options{Audit: al, Logger: log})
 }
 
 func printLayers(w io.Writer, p *policy.Policy, ls []serve.Layer, asJSON bool) error {
