@@ -66,7 +66,6 @@ type Fault struct {
 	EchoKey  bool          // with Status 401: echo the presented key back in the error body (a hostile upstream)
 	Times    int           // how many matching requests to affect; 0 = until cleared
 	hits     int
-	consumed bool
 }
 
 // Server is a running fake.
@@ -85,6 +84,7 @@ type Server struct {
 	expired   int
 	lastEnv   map[string]string
 	requests  map[string]int
+	faultHits int
 	wg        sync.WaitGroup
 }
 
@@ -230,6 +230,13 @@ func (s *Server) Stats() Stats {
 	return Stats{Created: s.created, Killed: s.killed, Expired: s.expired, LiveProcs: n}
 }
 
+// FaultHits is how many requests a fault has affected since New.
+func (s *Server) FaultHits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.faultHits
+}
+
 // Requests is how many requests hit a route ("create", "kill", "list", "get", "timeout", "start", "signal", "execute", "health").
 func (s *Server) Requests(route string) int {
 	s.mu.Lock()
@@ -315,6 +322,7 @@ func (s *Server) takeFault(scope string) *Fault {
 		return nil
 	}
 	f.hits++
+	s.faultHits++
 	if f.Times > 0 && f.hits >= f.Times {
 		s.fault = nil
 	}
