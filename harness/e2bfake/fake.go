@@ -57,15 +57,15 @@ type Options struct {
 
 // Fault makes the server misbehave, for tests of the client's defences.
 type Fault struct {
-	Scope    string        // "api", "envd", "execute", or "" for every request
-	Status   int           // answer with this HTTP status (e.g. 401, 429, 502, 503)
-	Hang     bool          // accept the request and never answer
-	Delay    time.Duration // answer this much later
-	Huge     bool          // an endless body (api: JSON that never ends; envd: endless output; execute: endless line)
-	Garbage  bool          // malformed frames / bodies
-	EchoKey  bool          // with Status 401: echo the presented key back in the error body (a hostile upstream)
-	Times    int           // how many matching requests to affect; 0 = until cleared
-	hits     int
+	Scope   string        // "api", "envd", "execute", or "" for every request
+	Status  int           // answer with this HTTP status (e.g. 401, 429, 502, 503)
+	Hang    bool          // accept the request and never answer
+	Delay   time.Duration // answer this much later
+	Huge    bool          // an endless body (api: JSON that never ends; envd: endless output; execute: endless line)
+	Garbage bool          // malformed frames / bodies
+	EchoKey bool          // with Status 401: echo the presented key back in the error body (a hostile upstream)
+	Times   int           // how many matching requests to affect; 0 = until cleared
+	hits    int
 }
 
 // Server is a running fake.
