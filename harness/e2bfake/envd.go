@@ -121,6 +121,19 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, sb *sandbox) {
 			return
 		}
 	}
+	if s.opts.Echo {
+		w.Header().Set("Content-Type", "application/connect+json")
+		w.WriteHeader(http.StatusOK)
+		text := ""
+		if n := len(req.Process.Args); n > 0 {
+			text = req.Process.Args[n-1]
+		}
+		writeEnvelope(w, 0, map[string]any{"event": map[string]any{"start": map[string]any{"pid": 1}}})
+		writeEnvelope(w, 0, map[string]any{"event": map[string]any{"data": map[string]any{"stdout": []byte(text)}}})
+		writeEnvelope(w, 0, map[string]any{"event": map[string]any{"end": map[string]any{"exited": true, "status": "exit status 0"}}})
+		writeEnvelope(w, 2, map[string]any{})
+		return
+	}
 	env := s.env(sb, req.Process.Envs)
 	out := make(chan output, 16)
 	p, err := s.run(sb, spec{path: req.Process.Cmd, args: req.Process.Args, env: env, dir: dir}, out)

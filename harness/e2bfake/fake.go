@@ -51,6 +51,9 @@ type Options struct {
 	Domain string
 	// Python is the interpreter /execute runs; default /usr/bin/python3, else python3 on PATH.
 	Python string
+	// Echo makes Process/Start run nothing: every command "prints" its own text and exits 0.
+	// For benchmarks, to measure a client's cost without process start-up noise.
+	Echo bool
 	// UID/GID the programs run as when the fake runs as root; default 65534 (nobody).
 	UID, GID int
 }
