@@ -263,6 +263,13 @@ func TestE2BSessionReuseAndRestart(t *testing.T) {
 	}
 	f.start(e2bKey)
 	f.settle(0)
+
+	// SIGTERM: serve shuts down and kills the session's sandbox on its way out.
+	f.call("run_command", map[string]any{"command": "true"})
+	f.settle(1)
+	f.cmd.Process.Signal(syscall.SIGTERM)
+	f.settle(0)
+	f.cs.Close()
 	f.noKey()
 }
 
