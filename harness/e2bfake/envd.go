@@ -166,6 +166,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, sb *sandbox) {
 		tick = tk.C
 	}
 	timedOut, gone := false, false
+	stop := s.done
 	for out != nil {
 		select {
 		case o, ok := <-out:
@@ -190,8 +191,9 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, sb *sandbox) {
 			timedOut = true
 			p.kill()
 			deadline = nil
-		case <-s.done:
+		case <-stop:
 			p.kill()
+			stop = nil
 		}
 	}
 	<-p.done

@@ -133,6 +133,7 @@ func (s *Server) interpreter(w http.ResponseWriter, r *http.Request, id string) 
 	send(map[string]any{"type": "number_of_executions", "execution_count": n})
 	keep := time.NewTicker(5 * time.Second)
 	defer keep.Stop()
+	gone, stop := r.Context().Done(), s.done
 	for out != nil {
 		select {
 		case o, ok := <-out:
@@ -147,11 +148,13 @@ func (s *Server) interpreter(w http.ResponseWriter, r *http.Request, id string) 
 			send(map[string]any{"type": typ, "text": string(o.data), "timestamp": time.Now().UTC().Format(time.RFC3339Nano)})
 		case <-keep.C:
 			send(map[string]any{"type": "keepalive"})
-		case <-r.Context().Done():
+		case <-gone:
 			// The client went away: interrupt the cell (the kernel would stay busy otherwise).
 			p.kill()
-		case <-s.done:
+			gone = nil
+		case <-stop:
 			p.kill()
+			stop = nil
 		}
 	}
 	<-p.done
