@@ -442,7 +442,11 @@ func TestHostileUpstream(t *testing.T) {
 			if c.tool == "run_code" {
 				args = map[string]any{"code": "print('ok')"}
 			}
-			r, err := e.run(c.tool, "s", 1500*time.Millisecond, 4096, args)
+			timeout := 1500 * time.Millisecond
+			if c.want != "" {
+				timeout = 15 * time.Second // the error must come from the defence, not the deadline
+			}
+			r, err := e.run(c.tool, "s", timeout, 4096, args)
 			switch {
 			case c.want == "ok":
 				if err != nil || r.Stdout != "ok\n" {
