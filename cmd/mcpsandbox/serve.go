@@ -3,17 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"text/tabwriter"
 
-	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/mcpsandbox/mcpsandbox/serve"
-	"github.com/mcpsandbox/mcpsandbox/serve/allowlist"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/spf13/cobra"
 )
@@ -22,7 +20,7 @@ import (
 type ServeOptions struct {
 	IO         *Factory
 	PolicyPath string
-	Default    bool   // built-in allowlist policy
+	Default    bool
 	Workspace  string // with --default
 	Check      bool
 	JSON       bool
@@ -42,8 +40,8 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
   mcpsandbox serve --default --workspace ~/ai-workspace  # the built-in allowlist policy, no file needed`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (o.PolicyPath == "") == !o.Default {
-				return errors.New("give --policy FILE (write one with `mcpsandbox init`), or --default for the built-in allowlist policy")
+			if err := sourceOf(o.PolicyPath, o.Default).check(true); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -51,8 +49,7 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
 			return runServe(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.PolicyPath, "policy", "p", "", "policy file (TOML, version 1)")
-	cmd.Flags().BoolVar(&o.Default, "default", false, "use the built-in allowlist policy (common text tools, no network)")
+	policyFlags(cmd, &o.PolicyPath, &o.Default, "serve")
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace for --default (default: a new temporary directory)")
 	cmd.Flags().BoolVar(&o.Check, "check", false, "print which isolation layers are in force on this host, then exit")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "with --check: print JSON")
@@ -68,42 +65,14 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// loadPolicy reads --policy, or builds the built-in default over --workspace or a fresh temp dir.
-func loadPolicy(o *ServeOptions) (*policy.Policy, error) {
-	if !o.Default {
-		return policy.Load(o.PolicyPath)
-	}
-	ws := o.Workspace
-	if ws == "" {
-		d, err := os.MkdirTemp("", "mcpsandbox-workspace-")
-		if err != nil {
-			return nil, fmt.Errorf("create a workspace: %w (give --workspace DIR)", err)
-		}
-		if os.Geteuid() == 0 {
-			_ = os.Chown(d, 65534, 65534) // root runs commands as nobody: let nobody write its workspace
-		}
-		ws = d
-	}
-	return generate.DefaultAllowlist(ws)
-}
-
-// newExecutor picks the scheme's executor.
-func newExecutor(p *policy.Policy, log *slog.Logger) (serve.Executor, error) {
-	switch p.Scheme {
-	case policy.SchemeAllowlist:
-		return allowlist.New(p, allowlist.Options{Logger: log})
-	default:
-		return nil, fmt.Errorf("scheme %q is not available in this build yet (only \"allowlist\" is); use scheme = \"allowlist\"", p.Scheme)
-	}
-}
-
 func runServe(ctx context.Context, o *ServeOptions) error {
 	log := newLogger(o.IO.ErrOut, o.LogLevel)
-	p, err := loadPolicy(o)
+	p, sc, cleanup, err := sourceOf(o.PolicyPath, o.Default).load(o.Workspace)
+	defer cleanup()
 	if err != nil {
 		return err
 	}
-	ex, err := newExecutor(p, log)
+	ex, err := sc.NewExecutor(p, scheme.ExecOptions{Logger: log})
 	if err != nil {
 		return err
 	}
