@@ -12,12 +12,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
@@ -338,4 +340,53 @@ func BenchmarkE2BProxyOverhead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestE2BHarnessOffline: `harness` attacks an e2b policy offline, against the local E2B server it
+// starts itself. Host-side detectors cannot see a remote microVM, so their scenarios are N/A
+// ("isolation delegated to E2B"), never contained; serve's own promises are judged for real.
+func TestE2BHarnessOffline(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("SKIPPED LOUDLY: the local E2B server runs on Linux only")
+	}
+	p := policy.Default(policy.SchemeE2B)
+	p.E2B.Reuse = "call"
+	p.Limits.Timeout.Duration = 4 * time.Second
+	b, _ := policy.Marshal(p)
+	path := filepath.Join(t.TempDir(), "e2b.toml")
+	write(t, path, string(b), 0o644)
+	cmd := exec.Command(binPath, "harness", "--policy", path, "--json")
+	cmd.Env = append(os.Environ(), "E2B_API_KEY=", "MCPSANDBOX_E2B_LIVE=")
+	out, stderr, code := runCmd(t, cmd)
+	var rep harness.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("harness --json: %v\n%s\n%s", err, out, stderr)
+	}
+	got := outcomes(&rep)
+	for _, id := range []string{"cpu-spin-past-timeout", "output-flood-python", "setsid-survivor", "grandchild-holds-stdout", "fake-jsonrpc-on-fds"} {
+		if !slices.Contains(got[harness.Contained], id) {
+			t.Errorf("%s: want CONTAINED (serve's own promise), outcomes %v", id, got)
+		}
+	}
+	// A serve killed mid-call cannot kill its sandbox: it lives on until its E2B lifetime (the
+	// call's timeout + 15 s) or the next serve's sweep, an honest breach when the SIGKILL lands
+	// after the command started. Nothing else may breach.
+	for _, id := range got[harness.Breach] {
+		if id != "server-killed-mid-call" {
+			t.Errorf("unexpected breach %s", id)
+		}
+	}
+	if (code != 0) != (len(got[harness.Breach]) > 0) {
+		t.Errorf("exit %d with breaches %v", code, got[harness.Breach])
+	}
+	for _, r := range rep.Results {
+		if r.ID == "read-ssh-key-absolute" && (r.Outcome != harness.NotApplicable || !strings.Contains(r.Reason, "delegated to E2B")) {
+			t.Errorf("a host-side scenario must be N/A (isolation delegated to E2B) for e2b, got %s %q", r.Outcome, r.Reason)
+		}
+	}
+	cmd = exec.Command(binPath, "harness", "--controls", "--scheme", "e2b")
+	cmd.Env = append(os.Environ(), "E2B_API_KEY=", "MCPSANDBOX_E2B_LIVE=")
+	if out, stderr, code := runCmd(t, cmd); code != 0 || !strings.Contains(out, "every detector can report a breach") {
+		t.Fatalf("e2b negative controls (exit %d):\n%s\n%s", code, out, stderr)
+	}
 }

@@ -13,8 +13,12 @@ import (
 	"time"
 )
 
-// tagVar marks every process of a sandbox, so a kill finds the ones that left its process group.
-const tagVar = "E2BFAKE_SANDBOX"
+// tagVar marks every process of a sandbox, so a kill finds the ones that left its process group;
+// ownerVar names the fake's pid, so a later fake can clean up after one that died without Close.
+const (
+	tagVar   = "E2BFAKE_SANDBOX"
+	ownerVar = "E2BFAKE_OWNER"
+)
 
 // maxRequestFrame bounds a request envelope.
 const maxRequestFrame = 1 << 20
@@ -234,6 +238,7 @@ func (s *Server) env(sb *sandbox, extra map[string]string) []string {
 		m[k] = v
 	}
 	m[tagVar] = sb.id
+	m[ownerVar] = strconv.Itoa(os.Getpid())
 	out := make([]string, 0, len(m))
 	for k, v := range m {
 		out = append(out, k+"="+v)

@@ -121,11 +121,15 @@ func New(o Options) (*Server, error) {
 	if o.Python == "" {
 		o.Python = findPython()
 	}
+	sweepOrphans()
 	root, err := os.MkdirTemp("", "e2bfake-")
 	if err != nil {
 		return nil, fmt.Errorf("e2bfake: temporary root: %w", err)
 	}
 	if err := os.Chmod(root, 0o711); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(root, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(root, "runner.py"), []byte(runnerPy), 0o644); err != nil {

@@ -43,3 +43,41 @@ func killTagged(id string) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// sweepOrphans cleans up after fakes whose process died without Close (a harness run ended by a
+// signal): their programs that escaped the parent-death signal by forking, and their directories.
+func sweepOrphans() {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if owner, ok := bytes.CutPrefix(kv, []byte(ownerVar+"=")); ok {
+				if o, err := strconv.Atoi(string(owner)); err == nil && !processAlive(o) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "e2bfake-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner"))
+		if err != nil {
+			continue
+		}
+		if o, err := strconv.Atoi(string(bytes.TrimSpace(b))); err == nil && o != os.Getpid() && !processAlive(o) {
+			os.RemoveAll(d)
+		}
+	}
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}

@@ -18,3 +18,5 @@ func killGroup(cmd *exec.Cmd) {
 }
 
 func killTagged(id string) {}
+
+func sweepOrphans() {}

@@ -27,6 +27,17 @@ const (
 	LabelStart    = "mcpsandbox_start" // the serve process's start time, so a reused pid is not mistaken for it
 )
 
+// Layer IDs this executor reports (explain's threat table names them).
+const (
+	LayerMicroVM      = "e2b-microvm"
+	LayerLifecycle    = "e2b-lifecycle"
+	LayerNoInternet   = "e2b-no-internet"
+	LayerKeyStaysHome = "e2b-key-stays-home"
+)
+
+// LayerIDs lists them in report order.
+var LayerIDs = []string{LayerMicroVM, LayerLifecycle, LayerNoInternet, LayerKeyStaysHome}
+
 // killTimeout bounds a kill that runs after its call (the call's own ctx may be over).
 const killTimeout = 10 * time.Second
 
@@ -162,7 +173,7 @@ func (e *Executor) Ready() error { return e.keyErr }
 // Layers says what isolates a call: E2B's microVM (its promise, not checked here) and what
 // this proxy enforces itself.
 func (e *Executor) Layers() []serve.Layer {
-	life := "reuse=call: a fresh sandbox per call, killed when the call ends"
+	life := fmt.Sprintf("reuse=call: a fresh sandbox per call, killed when the call ends; created with a lifetime of the call's timeout + %s, so a serve killed mid-call leaves it no longer", callGrace)
 	if e.cfg.Reuse == "session" {
 		life = fmt.Sprintf("reuse=session: one sandbox per MCP session, killed when the session ends, on shutdown, or after e2b.sandbox_timeout (%s)", e.cfg.SandboxTimeout)
 	}
@@ -171,10 +182,10 @@ func (e *Executor) Layers() []serve.Layer {
 		net = "e2b.allow_internet = true: sandboxes reach the internet"
 	}
 	return []serve.Layer{
-		{Name: "e2b-microvm", Active: e.keyErr == nil, Detail: fmt.Sprintf("each sandbox is an E2B microVM (template %q) at %s: isolation delegated to E2B, not verifiable from this host", e.cfg.Template, e.client.APIURL())},
-		{Name: "e2b-lifecycle", Active: true, Detail: life},
-		{Name: "e2b-no-internet", Active: !e.cfg.AllowInternet, Detail: net},
-		{Name: "e2b-key-stays-home", Active: true, Detail: fmt.Sprintf("the key in $%s is sent only to the control plane: never as a sandbox variable, in a result or a log line", e.cfg.APIKeyEnv)},
+		{Name: LayerMicroVM, Active: e.keyErr == nil, Detail: fmt.Sprintf("each sandbox is an E2B microVM (template %q) at %s: isolation delegated to E2B, not verifiable from this host", e.cfg.Template, e.client.APIURL())},
+		{Name: LayerLifecycle, Active: true, Detail: life},
+		{Name: LayerNoInternet, Active: !e.cfg.AllowInternet, Detail: net},
+		{Name: LayerKeyStaysHome, Active: true, Detail: fmt.Sprintf("the key in $%s is sent only to the control plane: never as a sandbox variable, in a result or a log line", e.cfg.APIKeyEnv)},
 	}
 }
 
@@ -330,7 +341,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, f runFunc) (*serve.Re
 		return nil, e.keyErr
 	}
 	for attempt := 0; ; attempt++ {
-		sb, err := e.acquire(ctx, c.Session)
+		sb, err := e.acquire(ctx, c)
 		if err != nil {
 			return nil, e.redactErr(err)
 		}
@@ -353,10 +364,15 @@ func (e *Executor) call(ctx context.Context, c serve.Call, f runFunc) (*serve.Re
 	}
 }
 
+// callGrace is how long a reuse = call sandbox may outlive its call's timeout: its lifetime at
+// E2B, so a serve killed mid-call (SIGKILL, crash) leaves it running no longer than that.
+const callGrace = 15 * time.Second
+
 // acquire returns the sandbox a call runs in.
-func (e *Executor) acquire(ctx context.Context, sessionID string) (*Sandbox, error) {
+func (e *Executor) acquire(ctx context.Context, c serve.Call) (*Sandbox, error) {
+	sessionID := c.Session
 	if e.cfg.Reuse == "call" {
-		return e.create(ctx)
+		return e.create(ctx, min(e.cfg.SandboxTimeout.Duration, c.Timeout+callGrace))
 	}
 	e.mu.Lock()
 	s := e.sessions[sessionID]
@@ -370,7 +386,7 @@ func (e *Executor) acquire(ctx context.Context, sessionID string) (*Sandbox, err
 	if s.sb != nil {
 		return s.sb, nil
 	}
-	sb, err := e.create(ctx)
+	sb, err := e.create(ctx, e.cfg.SandboxTimeout.Duration)
 	if err != nil {
 		return nil, err
 	}
@@ -390,8 +406,8 @@ func (e *Executor) acquire(ctx context.Context, sessionID string) (*Sandbox, err
 	return sb, nil
 }
 
-func (e *Executor) create(ctx context.Context) (*Sandbox, error) {
-	sb, err := e.client.Create(ctx, CreateOptions{Template: e.cfg.Template, Timeout: e.cfg.SandboxTimeout.Duration,
+func (e *Executor) create(ctx context.Context, ttl time.Duration) (*Sandbox, error) {
+	sb, err := e.client.Create(ctx, CreateOptions{Template: e.cfg.Template, Timeout: ttl,
 		Metadata: e.labels, AllowInternet: e.cfg.AllowInternet})
 	if err != nil {
 		return nil, err

@@ -146,12 +146,22 @@ func TestRunCommandCallMode(t *testing.T) {
 	if st := e.fake.Stats(); st.Created != 1 || st.Killed != 1 {
 		t.Fatalf("reuse=call must kill the call's sandbox: %+v", st)
 	}
+	// Its lifetime at E2B is the call's timeout plus a grace, not sandbox_timeout: a serve
+	// killed mid-call leaves it running no longer.
+	go e.run("run_command", "s1", 20*time.Second, 1<<16, map[string]any{"command": "sleep 1"})
+	for e.fake.Count() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if left := time.Until(e.fake.Live()[0].EndAt); left > 20*time.Second+callGrace || left < 20*time.Second {
+		t.Fatalf("reuse=call sandbox lifetime %s, want the call's 20s + %s", left, callGrace)
+	}
+	e.noLeaks()
 	// The sandbox was labelled as ours, with this serve instance.
 	if _, err := e.run("run_command", "s1", 20*time.Second, 1<<16, map[string]any{"command": "true"}); err != nil {
 		t.Fatal(err)
 	}
-	if st := e.fake.Stats(); st.Created != 2 || st.Killed != 2 {
-		t.Fatalf("second call: %+v", st)
+	if st := e.fake.Stats(); st.Created != 3 || st.Killed != 3 {
+		t.Fatalf("third call: %+v", st)
 	}
 }
 
