@@ -4,17 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +19,6 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
-	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/e2b"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -33,55 +28,7 @@ import (
 const (
 	e2bKeyEnv = "MCPSB_E2B_APIK"
 	e2bKey    = "e2b_e2ekey0c0ffee0c0ffee0c0ffee0c0ffee0c0ff"
-	serveEnv  = "MCPSANDBOX_E2E_E2B_SERVE"
 )
-
-// Until the scheme registry wires e2b into the command, the test binary re-executes itself as
-// `serve` for an e2b policy: the same serve.Run, over real stdio, in a real subprocess.
-func init() {
-	if p := os.Getenv(serveEnv); p != "" {
-		os.Exit(e2bServeMain(p))
-	}
-}
-
-func e2bServeMain(path string) int {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	p, err := policy.Load(path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	ex, err := e2b.New(p, e2b.Options{Logger: log})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer ex.Close()
-	al, err := audit.Open(p.Audit.Path, os.Environ())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	defer al.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	if err := serve.Run(ctx, p, ex, serve.Options{Audit: al, Logger: log}); err != nil {
-		fmt.Fprintln(os.Stderr, "serve:", err)
-		return 1
-	}
-	return 0
-}
-
-var binaryHasE2B = sync.OnceValue(func() bool {
-	dir, _ := os.MkdirTemp("", "e2bprobe")
-	defer os.RemoveAll(dir)
-	p := policy.Default(policy.SchemeE2B)
-	b, _ := policy.Marshal(p)
-	path := filepath.Join(dir, "p.toml")
-	os.WriteFile(path, b, 0o644)
-	out, _ := exec.Command(binPath, "serve", "--policy", path, "--check").CombinedOutput()
-	return !strings.Contains(string(out), "not available in this build")
-})
 
 type e2bFixture struct {
 	t         testing.TB
@@ -132,18 +79,12 @@ func newE2BFixtureOpts(t testing.TB, o e2bfake.Options, mutate func(*policy.Poli
 	return f
 }
 
-// start runs serve (the built binary when it knows e2b, else this test binary as serve).
+// start runs the built binary's serve on the policy, pointed at the local E2B server.
 func (f *e2bFixture) start(key string) {
 	t := f.t
 	t.Helper()
-	var cmd *exec.Cmd
-	if binaryHasE2B() {
-		cmd = exec.Command(binPath, "serve", "--policy", f.polPath, "--log-level", "debug")
-	} else {
-		cmd = exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(cmd.Env, serveEnv+"="+f.polPath)
-	}
-	cmd.Env = append(append(os.Environ(), cmd.Env...), e2bKeyEnv+"="+key,
+	cmd := exec.Command(binPath, "serve", "--policy", f.polPath, "--log-level", "debug")
+	cmd.Env = append(os.Environ(), e2bKeyEnv+"="+key,
 		"E2B_API_URL="+f.fake.URL(), "E2B_SANDBOX_URL="+f.fake.URL(), "E2B_DOMAIN="+f.fake.Domain())
 	f.stderr = &lockedBuffer{}
 	cmd.Stderr = f.stderr
