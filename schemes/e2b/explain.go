@@ -25,7 +25,7 @@ var threats = []verify.ThreatRule{
 	{Threat: "read the server's E2B API key", Layers: []string{se.LayerKeyStaysHome},
 		Scenarios: []string{"proc-self-environ", "proc-parent-environ"}},
 	{Threat: "leave processes or sandboxes running after the call", Layers: []string{se.LayerLifecycle},
-		Caveat: "a serve killed mid-call (SIGKILL, crash) cannot kill its sandbox: E2B ends it after its lifetime (the call's timeout + 15 s with reuse = call) or the next serve on this host kills it at start",
+		Caveat: "a serve killed mid-call (SIGKILL, crash) cannot kill its sandbox: E2B ends it after its lifetime (the call's timeout + 15 s with reuse = call; within a minute of the last keepalive with reuse = session) or the next serve on this host kills it at start",
 		Gap: func(p *policy.Policy) string {
 			if p.E2B.Reuse == "session" {
 				return "reuse = session: the session's sandbox and whatever it started live until the session ends or e2b.sandbox_timeout (" + p.E2B.SandboxTimeout.String() + ") passes"

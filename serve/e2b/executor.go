@@ -54,6 +54,8 @@ type Options struct {
 	RequestTimeout time.Duration
 	// NoReap skips killing the sandboxes of dead serve instances at start.
 	NoReap bool
+	// Leash overrides defaultLeash (tests).
+	Leash time.Duration
 }
 
 // Executor proxies calls to E2B sandboxes.
@@ -65,6 +67,7 @@ type Executor struct {
 	log      *slog.Logger
 	host     string
 	instance string
+	leash    time.Duration
 	labels   map[string]string
 
 	ctx    context.Context // ends at Close
@@ -82,7 +85,21 @@ type session struct {
 	mu    sync.Mutex // one creation at a time
 	sb    *Sandbox
 	timer *time.Timer
+	leash context.CancelFunc // stops the sandbox's keepalive
 }
+
+func (s *session) stop() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	if s.leash != nil {
+		s.leash()
+	}
+}
+
+// defaultLeash is how long a session's sandbox outlives this serve if serve dies without
+// killing it (SIGKILL, crash): it is created with this lifetime and kept alive while serve runs.
+const defaultLeash = time.Minute
 
 // New builds the executor from the policy's [e2b] section and the environment.
 func New(p *policy.Policy, o Options) (*Executor, error) {
@@ -111,7 +128,10 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		apiURL = o.Getenv("E2B_API_URL")
 	}
 	e := &Executor{pol: p, cfg: cfg, log: o.Logger, sessions: map[string]*session{}, live: map[string]*Sandbox{},
-		reaped: make(chan struct{})}
+		reaped: make(chan struct{}), leash: o.Leash}
+	if e.leash <= 0 {
+		e.leash = defaultLeash
+	}
 	e.client = NewClient(Config{APIKey: key, KeyEnv: cfg.APIKeyEnv, APIURL: apiURL, SandboxURL: o.Getenv("E2B_SANDBOX_URL"),
 		Domain: o.Getenv("E2B_DOMAIN"), HTTP: o.HTTP, Retries: o.Retries, Backoff: o.Backoff, RequestTimeout: o.RequestTimeout})
 	if key == "" {
@@ -175,7 +195,7 @@ func (e *Executor) Ready() error { return e.keyErr }
 func (e *Executor) Layers() []serve.Layer {
 	life := fmt.Sprintf("reuse=call: a fresh sandbox per call, killed when the call ends; created with a lifetime of the call's timeout + %s, so a serve killed mid-call leaves it no longer", callGrace)
 	if e.cfg.Reuse == "session" {
-		life = fmt.Sprintf("reuse=session: one sandbox per MCP session, killed when the session ends, on shutdown, or after e2b.sandbox_timeout (%s)", e.cfg.SandboxTimeout)
+		life = fmt.Sprintf("reuse=session: one sandbox per MCP session, killed when the session ends, on shutdown, or after e2b.sandbox_timeout (%s); kept alive at E2B %s at a time, so a serve killed without cleaning up leaves it no longer", e.cfg.SandboxTimeout, e.leash)
 	}
 	net := "allow_internet_access=false sent at create: E2B blocks the sandbox's internet"
 	if e.cfg.AllowInternet {
@@ -386,10 +406,12 @@ func (e *Executor) acquire(ctx context.Context, c serve.Call) (*Sandbox, error) 
 	if s.sb != nil {
 		return s.sb, nil
 	}
-	sb, err := e.create(ctx, e.cfg.SandboxTimeout.Duration)
+	life := e.cfg.SandboxTimeout.Duration
+	sb, err := e.create(ctx, min(life, e.leash))
 	if err != nil {
 		return nil, err
 	}
+	end := time.Now().Add(life)
 	e.mu.Lock()
 	if e.closed || e.sessions[sessionID] != s {
 		// The session ended (or serve closed) while the sandbox was being created.
@@ -398,12 +420,44 @@ func (e *Executor) acquire(ctx context.Context, c serve.Call) (*Sandbox, error) 
 		return nil, errors.New("the MCP session ended")
 	}
 	s.sb = sb
-	s.timer = time.AfterFunc(e.cfg.SandboxTimeout.Duration, func() {
+	s.timer = time.AfterFunc(life, func() {
 		e.log.Info("e2b: the session's sandbox reached e2b.sandbox_timeout", "sandbox", sb.ID)
 		e.drop(sessionID, sb)
 	})
+	var lctx context.Context
+	lctx, s.leash = context.WithCancel(e.ctx)
 	e.mu.Unlock()
+	if e.leash < life {
+		go e.keepalive(lctx, sb, end)
+	}
 	return sb, nil
+}
+
+// keepalive extends a session sandbox's lifetime at E2B a leash at a time, never past end
+// (e2b.sandbox_timeout): if serve dies, the sandbox follows within a leash.
+func (e *Executor) keepalive(ctx context.Context, sb *Sandbox, end time.Time) {
+	t := time.NewTicker(e.leash / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ext := min(time.Until(end), e.leash)
+		if ext < time.Second {
+			return // E2B ends it at end, and so does the local timer
+		}
+		rctx, cancel := context.WithTimeout(ctx, e.leash/3)
+		err := e.client.SetTimeout(rctx, sb.ID, ext)
+		cancel()
+		if errors.Is(err, ErrSandboxGone) {
+			return
+		}
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("e2b: could not extend the session's sandbox", "sandbox", sb.ID, "err", e.redact(err.Error()))
+		}
+	}
 }
 
 func (e *Executor) create(ctx context.Context, ttl time.Duration) (*Sandbox, error) {
@@ -430,9 +484,7 @@ func (e *Executor) drop(sessionID string, sb *Sandbox) {
 	e.mu.Lock()
 	if s := e.sessions[sessionID]; s != nil && s.sb == sb {
 		s.sb = nil
-		if s.timer != nil {
-			s.timer.Stop()
-		}
+		s.stop()
 	}
 	e.mu.Unlock()
 	e.kill(sb)
@@ -462,9 +514,7 @@ func (e *Executor) EndSession(id string) {
 	s.mu.Lock() // wait for a creation in progress
 	sb := s.sb
 	s.sb = nil
-	if s.timer != nil {
-		s.timer.Stop()
-	}
+	s.stop()
 	s.mu.Unlock()
 	if sb != nil {
 		e.kill(sb)
@@ -485,9 +535,7 @@ func (e *Executor) Close() error {
 		all = append(all, sb)
 	}
 	for _, s := range e.sessions {
-		if s.timer != nil {
-			s.timer.Stop()
-		}
+		s.stop()
 	}
 	e.sessions = map[string]*session{}
 	e.mu.Unlock()

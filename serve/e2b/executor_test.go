@@ -527,3 +527,34 @@ func TestReapDeadInstances(t *testing.T) {
 			left[deadID], left[reusedID], left[liveID], left[other.ID])
 	}
 }
+
+// TestSessionLeash: a session's sandbox lives at E2B a leash at a time, extended while serve
+// runs; when serve dies without cleaning up (no more keepalives, no kill), it ends within a leash.
+func TestSessionLeash(t *testing.T) {
+	f := newFake(t)
+	vars := map[string]string{keyEnv: testKey, "E2B_API_URL": f.URL(), "E2B_SANDBOX_URL": f.URL()}
+	ex, err := New(testPolicy("session"), Options{Getenv: func(k string) string { return vars[k] }, NoReap: true, Leash: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	raw, _ := json.Marshal(map[string]any{"command": "true"})
+	if _, err := ex.Tools()[1].Run(context.Background(), serve.Call{Args: raw, Timeout: 10 * time.Second, MaxOutput: 100, Session: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second) // twice the leash
+	if f.Count() != 1 || f.Requests("timeout") < 2 {
+		t.Fatalf("the keepalive must hold the sandbox past its leash: live %d, extensions %d", f.Count(), f.Requests("timeout"))
+	}
+	ex.cancel() // serve "dies": keepalives stop, nothing kills the sandbox
+	deadline := time.Now().Add(5 * time.Second)
+	for f.Count() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the session's sandbox outlived its leash after serve stopped keeping it alive")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if f.Stats().Expired != 1 {
+		t.Fatalf("want the sandbox expired by E2B, %+v", f.Stats())
+	}
+}
