@@ -303,6 +303,12 @@ type CodeError struct {
 	Truncated              bool
 }
 
+// ToolResult is what the code produced, for a serve that returns tool errors with structured
+// content (the exit code is 1: the code raised).
+func (e *CodeError) ToolResult() *serve.Result {
+	return &serve.Result{ExitCode: 1, Stdout: e.Stdout, Stderr: e.Stderr, Truncated: e.Truncated}
+}
+
 func (e *CodeError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "the code raised %s: %s\n", e.Name, e.Value)
