@@ -53,7 +53,7 @@ type Config struct {
 	Domain string
 	// RequestTimeout bounds each control-plane request; default 30 s.
 	RequestTimeout time.Duration
-	// Retries on 429/502/503 (and a refused connection); default 3. Backoff starts at Backoff (200 ms).
+	// Retries on 429/502/503; default 3. Backoff starts at Backoff (200 ms).
 	Retries int
 	Backoff time.Duration
 	// HTTP overrides the HTTP client (tests); its Timeout must stay 0 (streams are bounded by ctx).
@@ -224,13 +224,7 @@ func (c *Client) api(ctx context.Context, op, method, path string, body, out any
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("the E2B API at %s did not answer in time to %s (the call's deadline passed): %w", c.cfg.APIURL, op, ctx.Err())
 			}
-			var ne *net.OpError
-			if !last && errors.As(err, &ne) && ne.Op == "dial" {
-				if sleep(ctx, c.backoff(attempt, "")) == nil {
-					continue
-				}
-			}
-			return nil, err
+			return nil, err // unreachable, refused, malformed: retrying would only delay the error
 		}
 		if status/100 == 2 {
 			return h, nil
