@@ -172,3 +172,21 @@ func TestRoutingByHost(t *testing.T) {
 		t.Fatalf("routed by host: %d %q", resp2.StatusCode, body.String())
 	}
 }
+
+// TestInterpreterEventsAreJSON: results and errors carry any text (quotes, backslashes, control
+// characters, non-ASCII, lone surrogates) as valid JSON, without the json module.
+func TestInterpreterEventsAreJSON(t *testing.T) {
+	_, c := setup(t)
+	sb, _ := c.Create(context.Background(), e2b.CreateOptions{Template: "base", Timeout: time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	ex, err := c.RunCode(ctx, sb, "x = 'q\"b\\\\ t\\tn\\n é\\x01'\nx", "", &out, &errb)
+	if err != nil || len(ex.Results) != 1 || ex.Results[0] != `'q"b\\ t\tn\n é\x01'` {
+		t.Fatalf("result %+v %v", ex, err)
+	}
+	ex, err = c.RunCode(ctx, sb, "raise ValueError('a \"q\" \\\\ \\n é \\ud800')", "", &out, &errb)
+	if err != nil || ex.Error == nil || ex.Error.Name != "ValueError" || ex.Error.Value != "a \"q\" \\ \n é \uFFFD" {
+		t.Fatalf("error %+v %v", ex.Error, err)
+	}
+}
