@@ -219,14 +219,14 @@ func TestTimeoutKillsTheSandbox(t *testing.T) {
 	for _, reuse := range []string{"call", "session"} {
 		t.Run(reuse, func(t *testing.T) {
 			e := newEnv(t, testPolicy(reuse), nil)
-			r, err := e.run("run_command", "s", 700*time.Millisecond, 1<<16, map[string]any{"command": "echo started; sleep 30"})
+			r, err := e.run("run_command", "s", 2*time.Second, 1<<16, map[string]any{"command": "echo started; sleep 30"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !r.TimedOut || r.ExitCode != 137 || r.Stdout != "started\n" {
 				t.Fatalf("result %+v", r)
 			}
-			r, err = e.run("run_code", "s", 700*time.Millisecond, 1<<16, map[string]any{"code": "import time\nprint('go', flush=True)\nwhile True: time.sleep(0.01)"})
+			r, err = e.run("run_code", "s", 2*time.Second, 1<<16, map[string]any{"code": "import time\nprint('go', flush=True)\nwhile True: time.sleep(0.01)"})
 			if err != nil {
 				t.Fatal(err)
 			}
