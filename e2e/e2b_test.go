@@ -321,6 +321,10 @@ func TestE2BHarnessOffline(t *testing.T) {
 		t.Errorf("exit %d with breaches %v", code, got[harness.Breach])
 	}
 	for _, r := range rep.Results {
+		// Not contained by accident: the spin really ran until limits.timeout ended it.
+		if r.ID == "cpu-spin-past-timeout" && r.DurationMS < p.Limits.Timeout.Milliseconds() {
+			t.Errorf("cpu-spin-past-timeout took %d ms: the spin did not run until the %s timeout", r.DurationMS, p.Limits.Timeout)
+		}
 		if r.ID == "read-ssh-key-absolute" && (r.Outcome != harness.NotApplicable || !strings.Contains(r.Reason, "delegated to E2B")) {
 			t.Errorf("a host-side scenario must be N/A (isolation delegated to E2B) for e2b, got %s %q", r.Outcome, r.Reason)
 		}

@@ -228,7 +228,7 @@ func (s *Server) streamError(w http.ResponseWriter, code, msg string) {
 // the request's, and the tag. Nothing of the fake's own environment leaks in.
 func (s *Server) env(sb *sandbox, extra map[string]string) []string {
 	m := map[string]string{
-		"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"PATH": filepath.Join(s.root, "bin") + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME": sb.dir, "USER": "user", "LANG": "C.UTF-8", "E2B_SANDBOX": "true", "E2B_SANDBOX_ID": sb.id,
 	}
 	for k, v := range sb.envVars {

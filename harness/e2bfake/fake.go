@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -131,6 +132,15 @@ func New(o Options) (*Server, error) {
 	}
 	if err := os.WriteFile(filepath.Join(root, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return nil, err
+	}
+	// E2B's templates have python3 on PATH; a host with only python3.X-minimal has no such
+	// link, so the sandboxes get one in a bin directory of their own, first on PATH.
+	if err := os.Mkdir(filepath.Join(root, "bin"), 0o755); err != nil {
+		return nil, err
+	}
+	if p, err := exec.LookPath(o.Python); err == nil {
+		os.Symlink(p, filepath.Join(root, "bin", "python3"))
+		os.Symlink(p, filepath.Join(root, "bin", "python"))
 	}
 	if err := os.WriteFile(filepath.Join(root, "runner.py"), []byte(runnerPy), 0o644); err != nil {
 		return nil, err

@@ -190,3 +190,13 @@ func TestInterpreterEventsAreJSON(t *testing.T) {
 		t.Fatalf("error %+v %v", ex.Error, err)
 	}
 }
+
+// TestPython3OnPath: like E2B's templates, a sandbox has python3 on PATH even where the host
+// has only a versioned python3.X.
+func TestPython3OnPath(t *testing.T) {
+	_, c := setup(t)
+	sb, _ := c.Create(context.Background(), e2b.CreateOptions{Template: "base", Timeout: time.Minute})
+	if out := run(t, c, sb, "python3 -c 'print(6*7)'"); out != "42\n" {
+		t.Fatalf("python3 in a sandbox: %q", out)
+	}
+}
