@@ -273,3 +273,17 @@ func TestCheckWorkspace(t *testing.T) {
 		}
 	}
 }
+
+func TestInterpreterBehind(t *testing.T) {
+	dir := t.TempDir()
+	os.Symlink("/bin/sh", filepath.Join(dir, "count"))
+	if got := InterpreterBehind(policy.Command{Name: "count", Path: filepath.Join(dir, "count")}); got == "" {
+		t.Error("a symlink to sh not recognised")
+	}
+	if got := InterpreterBehind(policy.Command{Name: "wc", Path: "/usr/bin/wc"}); got != "" {
+		t.Errorf("wc taken for %s", got)
+	}
+	if CheckWorkspace("/usr/../etc") == nil || CheckWorkspace(dir) != nil {
+		t.Error("CheckWorkspace")
+	}
+}

@@ -80,23 +80,7 @@ func (ix *interpreterIndex) check(pc *pinned) error {
 	if policy.IsInterpreter(pc.Name) {
 		return nil
 	}
-	real := pc.exec[0]
-	is := ""
-	if policy.IsInterpreter(filepath.Base(real)) {
-		is = real
-	} else if st, err := os.Stat(real); err == nil {
-		sys := st.Sys().(*syscall.Stat_t)
-		if p, ok := ix.byIno[[2]uint64{uint64(sys.Dev), sys.Ino}]; ok {
-			is = p
-		} else {
-			for _, p := range ix.bySize[st.Size()] {
-				if h, err := hashFile(p); err == nil && h == pc.SHA256 {
-					is = p
-					break
-				}
-			}
-		}
-	}
+	is := ix.identify(pc.exec[0], pc.SHA256)
 	if is == "" {
 		return nil
 	}
@@ -104,6 +88,32 @@ func (ix *interpreterIndex) check(pc *pinned) error {
 		"if that is really meant, allowlist it under the interpreter's own name (%q) so the audit and explain say so, "+
 		"else point the command at the program intended (fix allowlist.commands)", pc.Name, pc.Path, is,
 		strings.TrimRight(filepath.Base(is), "0123456789."))
+}
+
+// identify names the interpreter the resolved binary real (pinned with sha256) is, or "".
+func (ix *interpreterIndex) identify(real, sha string) string {
+	if policy.IsInterpreter(filepath.Base(real)) {
+		return real
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return ""
+	}
+	sys := st.Sys().(*syscall.Stat_t)
+	if p, ok := ix.byIno[[2]uint64{uint64(sys.Dev), sys.Ino}]; ok {
+		return p
+	}
+	for _, p := range ix.bySize[st.Size()] {
+		if h, err := hashFile(p); err == nil && (h == sha || sha == "") {
+			if sha == "" { // unpinned: compare the contents themselves
+				if own, err := hashFile(real); err != nil || own != h {
+					continue
+				}
+			}
+			return p
+		}
+	}
+	return ""
 }
 
 func hashFile(p string) (string, error) {
@@ -134,4 +144,25 @@ func (e *Executor) moreLayers() []serve.Layer {
 		{Name: LayerPrivateTmp, Active: true, Detail: tmp},
 		{Name: LayerProtectedRO, Active: mounts, Detail: prot},
 	}
+}
+
+// InterpreterBehind names the interpreter a command's binary really is (by resolved name, file
+// identity or content), or "" when it is none: for verify's audit, which must judge a command
+// by what its path resolves to, as serve does.
+func InterpreterBehind(c policy.Command) string {
+	real, err := filepath.EvalSymlinks(c.Path)
+	if err != nil {
+		return ""
+	}
+	return knownInterpreters().identify(real, c.SHA256)
+}
+
+// CheckWorkspace is serve's start-up check of allowlist.workspace (resolved through symlinks and
+// ".."), for verify.
+func CheckWorkspace(configured string) error {
+	ws, err := filepath.EvalSymlinks(configured)
+	if err != nil {
+		return err
+	}
+	return checkWorkspace(configured, ws)
 }
