@@ -125,6 +125,9 @@ func run(n int) error {
 	row("run_allowed_command wc, MCP stdio, back-to-back", b2b)
 	row("run_allowed_command wc, MCP stdio, 30ms apart", spaced)
 	row("serve start -> initialize + tools/list answered", starts)
+	if err := peer(ctx, n, dir, ws, row); err != nil {
+		fmt.Fprintf(tw, "peer mcp-server-commands: skipped (%v)\t\t\t\t\t\n", err)
+	}
 	tw.Flush()
 	time.Sleep(500 * time.Millisecond)
 	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv.Process.Pid)); err == nil {
@@ -134,5 +137,62 @@ func run(n int) error {
 			}
 		}
 	}
+	return nil
+}
+
+// peerVersion is the unsandboxed peer measured side by side: mcp-server-commands (npm, Node,
+// no isolation at all), its run_command tool running the same `wc f` through a shell.
+const peerVersion = "mcp-server-commands@0.5.0"
+
+// peer installs the peer into a temporary prefix with npm and measures it in the same run; it
+// returns why it cannot when npm or node is missing or the install fails (no registry).
+func peer(ctx context.Context, n int, dir, ws string, row func(string, []time.Duration)) error {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return fmt.Errorf("npm not found: install Node.js to compare")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return fmt.Errorf("node not found")
+	}
+	prefix := filepath.Join(dir, "peer")
+	ictx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	inst := exec.CommandContext(ictx, npm, "install", "--prefix", prefix, "--no-audit", "--no-fund", "--silent", peerVersion)
+	if out, err := inst.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm install %s: %v %s", peerVersion, err, strings.TrimSpace(string(out)))
+	}
+	entry := filepath.Join(prefix, "node_modules", "mcp-server-commands", "build", "index.js")
+	var starts []time.Duration
+	var cs *mcp.ClientSession
+	for i := 0; i < 10; i++ {
+		if cs != nil {
+			cs.Close()
+		}
+		t0 := time.Now()
+		cs, err = mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: exec.Command(node, entry)}, nil)
+		if err != nil {
+			return fmt.Errorf("start the peer: %w", err)
+		}
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			return err
+		}
+		starts = append(starts, time.Since(t0))
+	}
+	defer cs.Close()
+	var calls []time.Duration
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "wc f", "workdir": ws}})
+		if err != nil {
+			return err
+		}
+		if res.IsError {
+			return fmt.Errorf("peer call failed: %v", res.Content)
+		}
+		calls = append(calls, time.Since(t0))
+	}
+	row("peer "+peerVersion+" run_command wc (no isolation), back-to-back", calls)
+	row("peer start -> initialize + tools/list answered", starts)
 	return nil
 }

@@ -186,7 +186,8 @@ for p in [%q, %q, '/etc/shadow', '/root/.bash_history']:
     try: print(open(p).read())
     except Exception as e: print('ERR', type(e).__name__)
 `, filepath.Join(f.home, ".ssh", "id_rsa"), filepath.Join(f.outside, "canary.txt")))
-	if f.leaked(r.Stdout+r.Stderr) || strings.Count(r.Stdout, "ERR PermissionError") != 4 {
+	// Denied (PermissionError), or not even visible under the call's private /tmp (FileNotFoundError).
+	if f.leaked(r.Stdout+r.Stderr) || strings.Count(r.Stdout, "ERR PermissionError")+strings.Count(r.Stdout, "ERR FileNotFoundError") != 4 {
 		t.Fatalf("host files readable from the sandbox: %s %s", r.Stdout, r.Stderr)
 	}
 }
@@ -261,7 +262,9 @@ except Exception as e: print('ERR truncate', type(e).__name__)
 with open('inside.txt', 'w') as fh: fh.write('ok')
 print('INSIDE OK')
 `, filepath.Join(f.outside, "pwned"), filepath.Join(f.outside, "canary.txt"), filepath.Join(f.home, ".bashrc"), filepath.Join(f.outside, "canary.txt")))
-		if strings.Contains(r.Stdout, "WROTE") || strings.Contains(r.Stdout, "TRUNCATED") {
+		// /tmp is the call's own tmpfs: writing there is allowed and must not reach the host's
+		// /tmp (checked below, from the host).
+		if strings.Count(r.Stdout, "WROTE") > strings.Count(r.Stdout, "WROTE /tmp/mcpsandbox-pwned") || strings.Contains(r.Stdout, "TRUNCATED") {
 			t.Errorf("wrote outside: %s", r.Stdout)
 		}
 		if bad := f.outsideChanged(); len(bad) > 0 {

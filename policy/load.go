@@ -59,7 +59,11 @@ func Load(path string) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read policy: %w (create one with `mcpsandbox init`)", err)
 	}
-	return Parse(path, data)
+	p, err := Parse(path, data)
+	if p != nil {
+		p.File = path
+	}
+	return p, err
 }
 
 // Parse decodes and validates policy text; name is used in problem locations.

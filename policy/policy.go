@@ -35,6 +35,9 @@ type Policy struct {
 	Allowlist Allowlist `toml:"allowlist" json:"allowlist"`
 	Docker    Docker    `toml:"docker" json:"docker"`
 	E2B       E2B       `toml:"e2b" json:"e2b"`
+	// File is the file the policy was loaded from ("" when built in memory): serve checks who
+	// could have written it (CheckFileSafe). Not part of the policy's meaning or hash.
+	File string `toml:"-" json:"-"`
 }
 
 // Limits apply to every scheme.
@@ -65,6 +68,70 @@ type Allowlist struct {
 	MaxFileSize Size `toml:"max_file_size" json:"max_file_size"`
 	// ReadPaths are extra host paths commands may read (Landlock); system library dirs are implied.
 	ReadPaths []string `toml:"read_paths,omitempty" json:"read_paths,omitempty"`
+	// Protect are workspace paths (globs, relative to the workspace) that commands may not write:
+	// files the host runs or obeys later without anyone asking. They extend DefaultProtect; an
+	// entry "!NAME" drops NAME from the defaults. See Protected.
+	Protect []string `toml:"protect,omitempty" json:"protect,omitempty"`
+	// HardLinks says what happens to a path argument naming a regular file with more than one
+	// link (Landlock judges paths, so a hard link can reach a file outside the workspace):
+	// "refuse" (the default, also "") or "read-only" (allowed, and mounted read-only for the call).
+	HardLinks string `toml:"hardlinks,omitempty" json:"hardlinks,omitempty"`
+}
+
+// Hard-link modes for Allowlist.HardLinks.
+const (
+	HardLinksRefuse   = "refuse"
+	HardLinksReadOnly = "read-only"
+)
+
+// DefaultProtect are workspace files and directories that run programs or steer the host (or the
+// next agent session) without anyone asking: version-control hooks and config, hook managers,
+// package-manager and tool-manager rc files that name programs, editor and devcontainer tasks,
+// CI workflows, agent instruction and MCP files, compiled Python caches and installed
+// dependencies. A pattern without "/" matches that name at any depth; a pattern with "/" is
+// anchored at the workspace root. A match protects everything under it too. Project files people
+// edit on purpose (Makefile, package.json, pyproject.toml, source code) are deliberately absent:
+// anything written in the workspace is model-controlled content, to be reviewed as such.
+var DefaultProtect = []string{
+	// version control and hook managers
+	".git", ".hg", ".svn", ".gitmodules", ".gitattributes", ".husky", ".githooks",
+	".pre-commit-config.yaml", ".lefthook.yml", ".lefthook.yaml", "lefthook.yml", "lefthook.yaml",
+	".lefthook-local.yml", "lefthook-local.yml", ".overcommit.yml",
+	// package, tool and toolchain managers that run what their config names
+	".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".envrc", ".tool-versions",
+	".mise.toml", "mise.toml", ".mise", ".cargo", "rust-toolchain", "rust-toolchain.toml", ".bazelrc",
+	".mvn", "gradle/wrapper", ".pdbrc", ".gdbinit", ".lldbinit", ".exrc", ".nvimrc", ".nvim.lua",
+	"conftest.py", "__pycache__", "*.pyc", ".venv", "node_modules",
+	// editors, devcontainers and their tasks
+	".vscode", ".idea", ".fleet", ".zed", "*.code-workspace", ".devcontainer", ".devcontainer.json",
+	// CI
+	".github/workflows", ".github/actions", ".gitlab-ci.yml", ".circleci", ".travis.yml", ".buildkite",
+	".drone.yml", "azure-pipelines.yml", "bitbucket-pipelines.yml", "Jenkinsfile",
+	// agent instructions and MCP configuration the next session obeys
+	"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENT.md", "GEMINI.md", ".claude", ".cursor", ".cursorrules",
+	".windsurfrules", ".clinerules", ".github/copilot-instructions.md", ".aider.conf.yml", ".continue",
+	".mcp.json",
+}
+
+// Protected is the effective protect list: DefaultProtect without the "!NAME" entries of
+// Protect, plus Protect's other entries.
+func (a *Allowlist) Protected() []string {
+	drop := map[string]bool{}
+	var add []string
+	for _, p := range a.Protect {
+		if name, ok := strings.CutPrefix(p, "!"); ok {
+			drop[name] = true
+		} else {
+			add = append(add, p)
+		}
+	}
+	var out []string
+	for _, p := range DefaultProtect {
+		if !drop[p] {
+			out = append(out, p)
+		}
+	}
+	return append(out, add...)
 }
 
 // Command is one allowlisted, pinned binary.
@@ -181,6 +248,16 @@ func init() {
 	}
 }
 
+// InterpreterNames lists the interpreter and program-runner names IsInterpreter knows, sorted.
+func InterpreterNames() []string {
+	out := make([]string, 0, len(interpreters))
+	for n := range interpreters {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // IsInterpreter reports whether a command name (or a binary's base name) is an interpreter or
 // program runner; version suffixes count ("python3.11", "perl5").
 func IsInterpreter(name string) bool {
@@ -195,6 +272,7 @@ func (p *Policy) Clone() *Policy {
 		c.Allowlist.Commands[i].DenyArgs = slices.Clone(p.Allowlist.Commands[i].DenyArgs)
 	}
 	c.Allowlist.ReadPaths = slices.Clone(p.Allowlist.ReadPaths)
+	c.Allowlist.Protect = slices.Clone(p.Allowlist.Protect)
 	c.Allowlist.Env = maps.Clone(p.Allowlist.Env)
 	return &c
 }

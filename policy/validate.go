@@ -139,6 +139,27 @@ func (a *Allowlist) validate(active bool) []Problem {
 	if a.MaxFileSize < 1<<20 {
 		add("allowlist.max_file_size", "%s is below 1MiB", `use e.g. "64MiB"`, a.MaxFileSize)
 	}
+	for i, g := range a.Protect {
+		key := fmt.Sprintf("allowlist.protect[%d]", i)
+		name, trim := strings.CutPrefix(g, "!")
+		switch {
+		case name == "":
+			add(key, "empty pattern", `write a path relative to the workspace, e.g. ".husky" or "scripts/hooks/*"`)
+		case trim && !slices.Contains(DefaultProtect, name):
+			add(key, "%q trims %q, which is not in the default protect list", "trim an entry of the default list exactly as `mcpsandbox explain` prints it, or drop the '!'", g, name)
+		case filepath.IsAbs(name) || slices.Contains(strings.Split(name, "/"), ".."):
+			add(key, "%q is not a path inside the workspace", `use a path relative to the workspace without "..", e.g. ".husky"`, g)
+		default:
+			if _, err := CompileGlob(name); err != nil {
+				add(key, "%q is not a valid glob: %v", "use * ? and [..] only, balanced", g, err)
+			}
+		}
+	}
+	switch a.HardLinks {
+	case "", HardLinksRefuse, HardLinksReadOnly:
+	default:
+		add("allowlist.hardlinks", "%q is not a hard-link mode", `use "refuse" (the default) or "read-only"`, a.HardLinks)
+	}
 	for i, r := range a.ReadPaths {
 		if !filepath.IsAbs(r) {
 			add(fmt.Sprintf("allowlist.read_paths[%d]", i), "%q is not absolute", "use absolute paths", r)

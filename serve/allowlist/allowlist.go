@@ -77,6 +77,14 @@ type Executor struct {
 	probeErr error
 	warm     chan *helperProc // at most one pre-started helper: its start-up is off the call's path
 	closed   atomic.Bool
+
+	protect     []protPat       // the effective protect list
+	globalHooks []string        // core.hooksPath values of the host's system and global git config
+	home        string          // the server user's home, for "~/" in git config
+	protNames   map[string]bool // literal protect names matched at any depth
+	protMu      sync.Mutex
+	protBase    map[string]string // the workspace's top-level protected roots, cached under protBaseKey
+	protBaseKey string
 }
 
 type pinned struct {
@@ -84,6 +92,7 @@ type pinned struct {
 	exec     []string // files the command may execute: itself and its ELF interpreter
 	readDirs []string // its install prefix (e.g. a pyenv version dir)
 	denyRe   []denyPattern
+	model    *optModel // how the binary parses its options; nil = judged conservatively
 
 	mu    sync.Mutex
 	key   fileKey // identity of the file last hashed
@@ -113,6 +122,11 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		}
 		e.helper = exe
 	}
+	if p.File != "" {
+		if err := policy.CheckFileSafe(p.File); err != nil {
+			return nil, fmt.Errorf("refusing to serve: %w", err)
+		}
+	}
 	ws, err := filepath.EvalSymlinks(p.Allowlist.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w (create it: mkdir -p %s)", p.Allowlist.Workspace, err, p.Allowlist.Workspace)
@@ -121,16 +135,27 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("workspace %s is not a directory (fix allowlist.workspace)", ws)
 	}
-	if ws == "/" {
-		return nil, errors.New("workspace resolves to /: use a dedicated directory (fix allowlist.workspace)")
+	e.home, _ = os.UserHomeDir()
+	if err := checkWorkspace(p.Allowlist.Workspace, ws); err != nil {
+		return nil, err
 	}
 	e.ws = ws
+	e.log.Info("allowlist workspace", "configured", p.Allowlist.Workspace, "resolved", ws)
+	if e.protect, err = compileProtect(p.Allowlist.Protected()); err != nil {
+		return nil, fmt.Errorf("allowlist.protect: %w", err)
+	}
+	e.protNames = protNames(e.protect)
+	e.globalHooks = globalGitHooks(e.home)
 	if err := e.chooseUser(st); err != nil {
 		return nil, err
 	}
+	interp := knownInterpreters()
 	for _, c := range p.Allowlist.Commands {
 		pc, err := pin(c)
 		if err != nil {
+			return nil, err
+		}
+		if err := interp.check(pc); err != nil {
 			return nil, err
 		}
 		e.cmds[c.Name] = pc
@@ -187,7 +212,7 @@ func pin(c policy.Command) (*pinned, error) {
 			return nil, fmt.Errorf("allowlisted command %q: %w", c.Name, err)
 		}
 	}
-	pc := &pinned{Command: c, exec: []string{real}}
+	pc := &pinned{Command: c, exec: []string{real}, model: models[filepath.Base(real)]}
 	f, err := elf.Open(real)
 	if err != nil {
 		return nil, fmt.Errorf("allowlisted command %q: %s is not an ELF binary (%v); a script cannot be pinned safely — allowlist its interpreter's real binary instead", c.Name, real, err)
@@ -301,7 +326,8 @@ func (e *Executor) run(ctx context.Context, c serve.Call) (*serve.Result, error)
 	if !ok {
 		return nil, serve.Refuse("allowlist.commands", "%q is not allowlisted (allowed: %s)", a.Command, strings.Join(e.names, ", "))
 	}
-	if err := e.checkArgs(pc, a.Args); err != nil {
+	chk, err := e.checkArgs(pc, a.Args)
+	if err != nil {
 		return nil, err
 	}
 	if err := e.Ready(); err != nil {
@@ -312,7 +338,7 @@ func (e *Executor) run(ctx context.Context, c serve.Call) (*serve.Result, error)
 		return nil, err
 	}
 	defer bin.Close()
-	return e.spawn(ctx, c, pc, bin, a.Args, false)
+	return e.spawn(ctx, c, pc, bin, a.Args, chk, false)
 }
 
 // open opens the binary and checks its sha256 on the open file, which is the file that will be
@@ -352,6 +378,19 @@ type helperProc struct {
 	cmd            *exec.Cmd
 	ctl            *os.File // server end of the spec socket
 	stdout, stderr *serve.CapBuffer
+	// mntNS holds the helper's mount namespace: when the call's last process exits, the kernel
+	// would tear the namespace down (unmounting the private /tmp, waiting out RCU grace periods)
+	// in the exit path, before the parent's wait returns. Holding a reference moves that work to
+	// the close of this descriptor, done off the call's path.
+	mntNS *os.File
+}
+
+// release drops the hold on the mount namespace in the background.
+func (h *helperProc) release() {
+	if h.mntNS != nil {
+		go h.mntNS.Close()
+		h.mntNS = nil
+	}
 }
 
 // startHelper starts a helper in its namespaces; it blocks until handed a spec.
@@ -375,6 +414,9 @@ func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
 		return nil, fmt.Errorf("start exec helper %s: %w", e.helper, err)
 	}
 	h.cmd = cmd
+	if e.attr.has(unix.CLONE_NEWNS) {
+		h.mntNS, _ = os.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
+	}
 	return h, nil
 }
 
@@ -417,24 +459,50 @@ func (h *helperProc) discard() {
 	h.ctl.Close()
 	h.kill()
 	_ = h.cmd.Wait()
+	h.release()
 }
 
-// spawn hands a helper the spec and the binary, and collects the result.
-func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.File, args []string, probe bool) (*serve.Result, error) {
+// spawn hands a helper the spec and the binary, and collects the result. chk is what the
+// argument check found (nil for the probe).
+func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.File, args []string, chk *checked, probe bool) (*serve.Result, error) {
 	h, err := e.helperFor(c.MaxOutput)
 	if err != nil {
 		return nil, err
 	}
 	spec := e.spec(pc, c, args, probe)
+	if chk != nil {
+		spec.ROBinds = append(spec.ROBinds, chk.roBinds...)
+	}
+	if !spec.Mounts && !probe {
+		// No mount namespace here: a per-call directory only this call's Landlock rules allow
+		// stands in for /tmp, removed when the call ends.
+		tmp, err := os.MkdirTemp("", "mcpsandbox-tmp-")
+		if err != nil {
+			h.discard()
+			return nil, fmt.Errorf("create the call's temporary directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		if e.dropUID {
+			_ = os.Chown(tmp, e.uid, e.gid)
+		}
+		spec.RWDirs = append(spec.RWDirs, tmp)
+		spec.Env = append([]string{"TMPDIR=" + tmp}, spec.Env...)
+	}
 	start := time.Now()
 	sent := make(chan error, 1)
+	report := make(chan []byte, 1)
 	go func() { // a goroutine: a spec larger than the socket buffer must not block the timeout
 		err := unix.Sendmsg(int(h.ctl.Fd()), []byte{0}, unix.UnixRights(int(bin.Fd())), nil, 0)
 		if err == nil {
 			err = json.NewEncoder(h.ctl).Encode(spec)
 		}
-		h.ctl.Close()
+		_ = unix.Shutdown(int(h.ctl.Fd()), unix.SHUT_WR)
 		sent <- err
+		// The helper's end closes on exec (close-on-exec) or exit; anything before that is
+		// the helper's own failure, never the command's output.
+		msg, _ := io.ReadAll(io.LimitReader(h.ctl, 4096))
+		h.ctl.Close()
+		report <- msg
 	}()
 	done := make(chan error, 1)
 	go func() { done <- h.cmd.Wait() }()
@@ -446,8 +514,12 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		werr = <-done
 	}
 	_ = unix.Kill(-h.cmd.Process.Pid, unix.SIGKILL) // sweep anything left in the process group
+	h.release()
 	if err := <-sent; err != nil && werr == nil {
 		return nil, fmt.Errorf("hand the call to the exec helper: %w", err)
+	}
+	if msg := <-report; len(msg) > 0 {
+		return nil, helperFailure(pc.Name, string(msg))
 	}
 	res := &serve.Result{
 		Stdout: h.stdout.String(), Stderr: h.stderr.String(),
@@ -469,17 +541,36 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 	default:
 		return nil, fmt.Errorf("wait for command: %w", werr)
 	}
-	if res.ExitCode == 126 && strings.HasPrefix(res.Stderr, "mcpsandbox: sandbox setup failed") {
-		return nil, fmt.Errorf("%s (run `mcpsandbox serve --policy FILE --check` to see which layer fails here)", strings.TrimSpace(strings.TrimPrefix(res.Stderr, "mcpsandbox: ")))
-	}
 	return res, nil
+}
+
+// helperFailure turns what the helper wrote on the spec socket into serve's error.
+func helperFailure(name, msg string) error {
+	if n, ok := strings.CutPrefix(msg, "exec failed: errno "); ok {
+		errno, _ := strconv.Atoi(n)
+		switch en := syscall.Errno(errno); en {
+		case syscall.E2BIG:
+			return fmt.Errorf("%s could not start: %v (the arguments and environment exceed the kernel's limit; write the data to a file in the workspace and pass its name)", name, en)
+		case syscall.ETXTBSY:
+			return fmt.Errorf("%s could not start: %v (its binary is open for writing, perhaps being upgraded; try again when that is done)", name, en)
+		default:
+			return fmt.Errorf("%s could not start: %v", name, en)
+		}
+	}
+	return fmt.Errorf("%s (run `mcpsandbox serve --policy FILE --check` to see which layer fails on this host)", strings.TrimSpace(msg))
 }
 
 func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spec {
 	env := []string{"PATH=" + FixedPATH}
+	mounts := e.attr.has(unix.CLONE_NEWNS)
+	if mounts {
+		env = append(env, "TMPDIR=/tmp")
+	}
 	keys := make([]string, 0, len(e.al.Env))
 	for k := range e.al.Env {
-		keys = append(keys, k)
+		if k != "TMPDIR" {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
@@ -499,11 +590,32 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spe
 		lims = append(lims, Rlimit{unix.RLIMIT_NPROC, uint64(e.pol.Limits.Pids)})
 	}
 	readDirs := slices.Concat(systemReadDirs, pc.readDirs, e.al.ReadPaths)
-	return Spec{
+	s := Spec{
 		Argv: append([]string{pc.Name}, args...), Env: env, Dir: e.ws,
 		DropUID: e.dropUID, UID: e.uid, GID: e.gid, Rlimits: lims, Nice: nice,
 		NoNetwork: !e.al.Network,
 		ReadDirs:  readDirs, ReadFiles: systemReadFiles, ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
 		Probe: probe,
 	}
+	if mounts {
+		s.Mounts, s.TmpSize = true, e.tmpSize()
+		s.RWDirs = append(s.RWDirs, "/tmp")
+		s.ROBinds = e.protectedNow()
+	}
+	return s
+}
+
+// tmpSize caps the call's private /tmp: the memory limit, as a tmpfs lives in memory.
+func (e *Executor) tmpSize() uint64 { return uint64(e.pol.Limits.Memory) }
+
+// protectedNow lists the existing protected paths at the workspace's top level and what the
+// workspace's git set-up makes the host run, resolved: the helper mounts them read-only.
+func (e *Executor) protectedNow() []string {
+	p := e.protection()
+	out := make([]string, 0, len(p.roots))
+	for r := range p.roots {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -3,15 +3,20 @@
 package allowlist
 
 import (
-	"fmt"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 )
+
+// maxArgLen is the kernel's limit on one argument string (MAX_ARG_STRLEN, 32 pages).
+const maxArgLen = 32*4096 - 1
 
 // denyPattern is a compiled deny_args glob. GNU getopt accepts any unambiguous prefix of a long
 // option ("--files0=/etc/passwd" means "--files0-from=..."), so a pattern naming a long option
@@ -51,121 +56,276 @@ func (d denyPattern) match(arg string) bool {
 	return len(name) > 3 && strings.HasPrefix(d.longName, name)
 }
 
-// checkArgs applies deny_args and keeps path-like arguments inside the workspace. Argument
-// parsing can be fooled, so this is the first line only: Landlock enforces the same in the kernel.
-func (e *Executor) checkArgs(pc *pinned, args []string) error {
+// checked is what the argument check found that the call itself must enforce.
+type checked struct {
+	// roBinds are existing workspace paths (resolved) mounted read-only for the call: protected
+	// files and directories, and hard-linked files allowed read-only.
+	roBinds []string
+}
+
+// checkArgs applies deny_args and judges every string the program will use as a file name the
+// way the kernel will resolve it. The kernel (Landlock) confines the command to the workspace
+// whatever this says; this check is what keeps writes off protected workspace files, off hard
+// links, and gives a clear refusal instead of a permission error.
+func (e *Executor) checkArgs(pc *pinned, args []string) (*checked, error) {
 	if len(args) > maxArgs {
-		return serve.Refuse("tool.arguments", "%d arguments; at most %d", len(args), maxArgs)
+		return nil, serve.Refuse("tool.arguments", "%d arguments; at most %d", len(args), maxArgs)
 	}
 	total := 0
 	for i, a := range args {
 		total += len(a)
 		if strings.IndexByte(a, 0) >= 0 {
-			return serve.Refuse("tool.arguments", "argument %d contains a NUL byte", i+1)
+			return nil, serve.Refuse("tool.arguments", "argument %d contains a NUL byte", i+1)
+		}
+		if len(a) > maxArgLen {
+			return nil, serve.Refuse("tool.arguments", "argument %d is %d bytes; the kernel takes at most %d in one argument (write the data to a file in the workspace and pass its name)", i+1, len(a), maxArgLen)
 		}
 	}
 	if total > maxArgsBytes {
-		return serve.Refuse("tool.arguments", "arguments total %d bytes; at most %d", total, maxArgsBytes)
+		return nil, serve.Refuse("tool.arguments", "arguments total %d bytes; at most %d (write the data to a file in the workspace and pass its name)", total, maxArgsBytes)
 	}
 	for i, a := range args {
 		for _, d := range pc.denyRe {
 			if d.match(a) {
-				return serve.Refuse("allowlist.commands["+pc.Name+"].deny_args",
+				return nil, serve.Refuse("allowlist.commands["+pc.Name+"].deny_args",
 					"argument %d %q matches the denied pattern %q", i+1, a, d.glob)
 			}
 		}
 	}
-	if pc.AllowOutsidePaths {
+	var uses []argUse
+	if pc.model != nil {
+		var err error
+		_, posix := e.al.Env["POSIXLY_CORRECT"]
+		if uses, err = pc.model.parse(args, posix); err != nil {
+			return nil, serve.Refuse("allowlist.commands["+pc.Name+"]",
+				"%v: the argument check models how %s parses its options and refuses what it cannot model", err, pc.Name)
+		}
+	} else {
+		uses = conservativeUses(args)
+	}
+	c := &checked{}
+	prot := e.protection()
+	var prefix, suffix *argUse
+	for i := range uses {
+		u := &uses[i]
+		switch u.kind {
+		case kPrefix:
+			prefix = u
+			continue
+		case kSuffix:
+			suffix = u
+			continue
+		}
+		if err := e.judge(pc, prot, c, *u); err != nil {
+			return nil, err
+		}
+	}
+	if pc.model != nil && pc.model.defaultPrefix != "" {
+		p := argUse{value: pc.model.defaultPrefix, kind: kPrefix}
+		if prefix != nil {
+			p = *prefix
+		}
+		if suffix != nil && pc.model.suffixFormat {
+			suffix = &argUse{index: suffix.index, value: "*", kind: kSuffix}
+		}
+		if err := e.judgeGenerated(prot, p, suffix); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func outside(i int, a string, why string) error {
+	return serve.Refuse("allowlist.workspace",
+		"argument %d %q %s (paths must stay inside the workspace; nothing outside it is named here)", i, a, why)
+}
+
+// judge checks one string the program will use.
+func (e *Executor) judge(pc *pinned, prot *protection, c *checked, u argUse) error {
+	if u.value == "" {
 		return nil
 	}
-	for i, a := range args {
-		for _, cand := range pathCandidates(a) {
-			resolved, ok := e.insideWorkspace(cand)
-			if !ok {
-				return serve.Refuse("allowlist.workspace",
-					"argument %d %q resolves to %s, outside the workspace %s (paths must stay in the workspace; allow_outside_paths = true on the command permits reads outside)",
-					i+1, a, resolved, e.ws)
-			}
-			if name := hostExecuted(e.ws, resolved); name != "" {
-				return serve.Refuse("allowlist.workspace",
-					"argument %d %q names %s: files there run programs on the host later (git hooks and config, editor tasks, direnv), so tools may not name them",
-					i+1, a, name)
-			}
+	r := e.resolve(u.value)
+	if u.kind == kNone {
+		// Not a file name for this program, as far as the model knows. Should the model be
+		// wrong, a hard link is the one thing the kernel would not catch: refuse that still.
+		if r.err == nil && r.inside && r.exists && r.multiLink && e.al.HardLinks != policy.HardLinksReadOnly {
+			return hardLinkRefusal(u)
 		}
+		return nil
+	}
+	if pc.AllowOutsidePaths && (u.kind == kRead) {
+		return nil
+	}
+	switch {
+	case r.err != nil:
+		return outside(u.index, u.value, r.err.Error())
+	case !r.inside:
+		if pc.AllowOutsidePaths {
+			return nil
+		}
+		return outside(u.index, u.value, "leads outside the workspace")
+	}
+	write := u.kind != kRead
+	if write {
+		if name := prot.match(r.path); name != "" {
+			return protectedRefusal(u, name)
+		}
+	}
+	if r.exists && r.multiLink {
+		if write || e.al.HardLinks != policy.HardLinksReadOnly {
+			return hardLinkRefusal(u)
+		}
+		c.roBinds = append(c.roBinds, r.path)
 	}
 	return nil
 }
 
-// hostExecuted are workspace names whose content the host later runs: git hooks and config
-// (core.fsmonitor, core.hooksPath), editor task and settings folders, direnv and MCP configs.
-var hostExecuted = func() func(ws, p string) string {
-	dirs := map[string]bool{".git": true, ".hg": true, ".vscode": true, ".idea": true, ".cursor": true, ".claude": true}
-	files := map[string]bool{".envrc": true, ".mcp.json": true, ".gitmodules": true, ".gitattributes": true}
-	return func(ws, p string) string {
-		rel, err := filepath.Rel(ws, p)
-		if err != nil || rel == "." {
-			return ""
-		}
-		parts := strings.Split(rel, string(filepath.Separator))
-		for _, c := range parts[:len(parts)-1] {
-			if dirs[c] {
-				return c + "/"
-			}
-		}
-		if last := parts[len(parts)-1]; dirs[last] || files[last] {
-			return last
-		}
-		return ""
+// judgeGenerated checks the names a program generates from a prefix (and suffix): the prefix's
+// directory is resolved as the kernel will, and no name the program could generate may be
+// protected.
+func (e *Executor) judgeGenerated(prot *protection, p argUse, s *argUse) error {
+	if p.value == "-" {
+		return nil
 	}
-}()
-
-// pathCandidates are the parts of an argument that a program might open as a path: the argument
-// itself, the value of --opt=value, and the attached value of a short option (-o/out).
-func pathCandidates(a string) []string {
+	dir, base := filepath.Split(p.value)
+	if dir == "" {
+		dir = "."
+	}
+	r := e.resolve(dir)
 	switch {
-	case a == "" || a == "-" || a == "--":
-		return nil
-	case strings.HasPrefix(a, "--"):
-		if _, v, ok := strings.Cut(a, "="); ok && v != "" {
-			return []string{v}
-		}
-		return nil
-	case strings.HasPrefix(a, "-"):
-		var c []string
-		if len(a) > 2 {
-			c = append(c, a[2:])
-		}
-		if i := strings.IndexByte(a, '/'); i > 0 {
-			c = append(c, a[i:])
-		}
-		if _, v, ok := strings.Cut(a, "="); ok && v != "" {
-			c = append(c, v)
-		}
-		return c
+	case r.err != nil:
+		return outside(p.index, p.value, r.err.Error())
+	case !r.inside:
+		return outside(p.index, p.value, "leads outside the workspace")
 	}
-	return []string{a}
+	if name := prot.match(r.path); name != "" {
+		return protectedRefusal(p, name)
+	}
+	suffix := ""
+	if s != nil {
+		suffix = globQuote(s.value)
+		if s.value == "*" { // a format that may produce anything
+			suffix = "*"
+		}
+	}
+	rel, _ := filepath.Rel(e.ws, r.path)
+	pattern := globQuote(base) + genRun + suffix
+	if rel != "." {
+		pattern = globQuote(rel) + "/" + pattern
+	}
+	if name := prot.matchPattern(pattern); name != "" {
+		return protectedRefusal(p, name+" (among the names it generates)")
+	}
+	return nil
 }
 
-// insideWorkspace resolves p (relative to the workspace) through every symlink on its longest
-// existing prefix and reports whether the result stays inside the workspace.
-func (e *Executor) insideWorkspace(p string) (string, bool) {
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(e.ws, p)
+func protectedRefusal(u argUse, name string) error {
+	return serve.Refuse("allowlist.protect",
+		"argument %d %q would write %s: the host runs or obeys it later without anyone asking (hooks, tool config, CI, agent instructions), so commands may not write it (the operator can trim the list with protect = [\"!NAME\"])",
+		u.index, u.value, name)
+}
+
+func hardLinkRefusal(u argUse) error {
+	return serve.Refuse("allowlist.hardlinks",
+		"argument %d %q names a file with more than one hard link: another name for it may lie outside the workspace, where the sandbox cannot see (remove the extra link, copy the file, or set hardlinks = \"read-only\")",
+		u.index, u.value)
+}
+
+// resolution is where a path argument leads, resolved component by component as the kernel
+// resolves it: symlinks are followed where they appear, and ".." applies to the directory a
+// symlink led to, not to the spelling.
+type resolution struct {
+	path      string // absolute, every existing component resolved
+	exists    bool
+	inside    bool // the workspace or below it
+	multiLink bool // an existing regular file with more than one link
+	err       error
+}
+
+const maxSymlinks = 40 // the kernel's MAXSYMLINKS
+
+var errProc = errors.New("goes through /proc or /dev/fd, which name the server's own files")
+
+func (e *Executor) resolve(p string) resolution {
+	cur := e.ws
+	if filepath.IsAbs(p) {
+		cur = "/"
 	}
-	p = filepath.Clean(p)
-	for q := p; ; q = filepath.Dir(q) {
-		if _, err := os.Lstat(q); err == nil {
-			r, err := filepath.EvalSymlinks(q)
-			if err != nil {
-				return fmt.Sprintf("%s (a symlink that does not resolve)", q), false
+	comps := strings.Split(p, "/")
+	links := 0
+	var r resolution
+	for len(comps) > 0 {
+		c := comps[0]
+		comps = comps[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		if next == "/proc" || next == "/dev/fd" || strings.HasPrefix(next, "/proc/") || strings.HasPrefix(next, "/dev/fd/") {
+			r.err = errProc
+			return r
+		}
+		st, err := os.Lstat(next)
+		if err != nil {
+			// Not there (or not reachable): the kernel creates at most this last component, or a
+			// tool creates plain directories; either way the rest is taken as written.
+			r.path = filepath.Join(append([]string{next}, comps...)...)
+			r.inside = within(e.ws, r.path)
+			return r
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			links++
+			if links > maxSymlinks {
+				r.err = errors.New("has too many levels of symbolic links")
+				return r
 			}
-			rest, _ := filepath.Rel(q, p)
-			p = filepath.Join(r, rest)
-			break
+			t, err := os.Readlink(next)
+			if err != nil {
+				r.err = errors.New("is a symbolic link that cannot be read")
+				return r
+			}
+			if filepath.IsAbs(t) {
+				cur = "/"
+			}
+			comps = append(strings.Split(t, "/"), comps...)
+			continue
 		}
-		if q == "/" || q == "." {
-			break
+		cur = next
+		if !st.IsDir() && slices.ContainsFunc(comps, func(s string) bool { return s != "" && s != "." }) {
+			r.path = filepath.Join(append([]string{cur}, comps...)...)
+			r.inside = within(e.ws, r.path)
+			return r // "not a directory" in the kernel: nothing is opened
 		}
 	}
-	return p, p == e.ws || strings.HasPrefix(p, e.ws+string(filepath.Separator))
+	if st, err := os.Lstat(cur); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && st.Mode().IsRegular() && sys.Nlink > 1 {
+			r.multiLink = true
+		}
+	}
+	r.path, r.exists, r.inside = cur, true, within(e.ws, cur)
+	return r
+}
+
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// globQuote escapes glob metacharacters so a literal name can be part of a pattern.
+func globQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '*' || r == '?' || r == '[' || r == rune(genRun[0]) {
+			b.WriteByte('[')
+			b.WriteRune(r)
+			b.WriteByte(']')
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -2,9 +2,12 @@ package allowlist
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -38,6 +41,13 @@ type Spec struct {
 	RWDirs    []string `json:"rw_dirs"`
 	DevFiles  []string `json:"dev_files"`
 	Probe     bool     `json:"probe"` // apply everything, report, exit instead of exec
+	// Mounts: the helper is in a mount namespace of its own. It gets an empty tmpfs of TmpSize
+	// bytes on /tmp (paths under the host's /tmp it needs are bound back), and ROBinds (existing
+	// protected workspace paths) are bound read-only onto themselves, so the kernel refuses
+	// writes to them whatever the command is.
+	Mounts  bool     `json:"mounts"`
+	TmpSize uint64   `json:"tmp_size"`
+	ROBinds []string `json:"ro_binds"`
 }
 
 // Rlimit is one resource limit.
@@ -56,14 +66,38 @@ type ProbeReport struct {
 	NoNewPrivs  bool   `json:"no_new_privs"`
 }
 
-// HelperMain runs in the re-executed binary. It never returns.
+// HelperMain runs in the re-executed binary. It never returns. Failures are written to the spec
+// socket, never to the command's stdout or stderr: serve reports them as errors, and a command
+// cannot forge one. The socket is close-on-exec, so serve reads EOF when the exec succeeded.
 func HelperMain() {
 	runtime.LockOSThread() // everything below is per-thread state that execve must inherit; never unlocked
 	if err := helper(); err != nil {
-		fmt.Fprintf(os.Stderr, "mcpsandbox: sandbox setup failed: %v\n", err)
+		_, _ = unix.Write(specFD, []byte("sandbox setup failed: "+err.Error()))
 		os.Exit(126)
 	}
 	os.Exit(0) // probe
+}
+
+// execFailMsg is filled before the rlimits with everything but the errno, so that a failed exec
+// under RLIMIT_AS reports without allocating: "exec failed: errno NNN".
+var execFailMsg [32]byte
+
+func execFailed(errno unix.Errno) {
+	n := copy(execFailMsg[:], "exec failed: errno ")
+	d := uint64(errno)
+	var digits [20]byte
+	i := len(digits)
+	for {
+		i--
+		digits[i] = byte('0' + d%10)
+		d /= 10
+		if d == 0 {
+			break
+		}
+	}
+	n += copy(execFailMsg[n:], digits[i:])
+	unix.RawSyscall(unix.SYS_WRITE, specFD, uintptr(unsafe.Pointer(&execFailMsg[0])), uintptr(n))
+	unix.RawSyscall(unix.SYS_EXIT_GROUP, 126, 0, 0)
 }
 
 func helper() error {
@@ -76,7 +110,13 @@ func helper() error {
 	if err := json.NewDecoder(f).Decode(&s); err != nil {
 		return fmt.Errorf("read spec: %w", err)
 	}
-	f.Close()
+	unix.CloseOnExec(specFD) // kept open for errors; closed by the exec itself
+
+	if s.Mounts {
+		if err := privateMounts(&s); err != nil {
+			return err
+		}
+	}
 
 	if s.Nice != 0 {
 		_ = unix.Setpriority(unix.PRIO_PROCESS, 0, s.Nice) // best effort: politeness, not a security layer
@@ -152,8 +192,78 @@ func helper() error {
 		}
 	}
 	// Exec exactly the file the server hashed: no path lookup, nothing to swap in between.
-	errno := execveat(binaryFD, empty, argvp, envp)
-	return fmt.Errorf("exec %s: %w", s.Argv[0], errno)
+	// After the rlimits nothing may allocate: a failure is reported by raw syscalls only.
+	execFailed(execveat(binaryFD, empty, argvp, envp))
+	return nil // not reached
+}
+
+// privateMounts gives this mount namespace an empty, size-capped /tmp and read-only protected
+// paths. Mounts do not propagate back to the host (the root is made private first).
+func privateMounts(s *Spec) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	// Paths under the host's /tmp that the call needs (a workspace there, say) are held open
+	// and bound back on top of the new tmpfs.
+	type keep struct {
+		path string
+		fd   int
+		dir  bool
+	}
+	var keeps []keep
+	seen := map[string]bool{}
+	for _, list := range [][]string{s.RWDirs, s.ReadDirs, s.ReadFiles, s.ExecFiles} {
+		for _, p := range list {
+			if !strings.HasPrefix(p, "/tmp/") || seen[p] {
+				continue
+			}
+			seen[p] = true
+			fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue // optional paths may be missing
+			}
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) != nil {
+				unix.Close(fd)
+				continue
+			}
+			keeps = append(keeps, keep{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+		}
+	}
+	opts := fmt.Sprintf("size=%d,mode=1777,nr_inodes=%d", s.TmpSize, 1<<16)
+	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mount a private /tmp: %w", err)
+	}
+	for _, k := range keeps {
+		if k.dir {
+			if err := os.MkdirAll(k.path, 0o755); err != nil {
+				return fmt.Errorf("bind %s back under the private /tmp: %w", k.path, err)
+			}
+		} else {
+			if err := os.MkdirAll(filepath.Dir(k.path), 0o755); err != nil {
+				return fmt.Errorf("bind %s back under the private /tmp: %w", k.path, err)
+			}
+			if fd, err := unix.Open(k.path, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644); err == nil {
+				unix.Close(fd)
+			}
+		}
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s back under the private /tmp: %w", k.path, err)
+		}
+		unix.Close(k.fd)
+	}
+	for _, p := range s.ROBinds {
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue // gone since the server looked: nothing to protect
+			}
+			return fmt.Errorf("protect %s: %w", p, err)
+		}
+		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+			return fmt.Errorf("protect %s read-only: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // execveat(fd, "", argv, envp, AT_EMPTY_PATH); returns only on failure, without allocating.

@@ -45,7 +45,8 @@ func (e *Executor) probeLayers() error {
 	}
 	var tries []nsAttr
 	if os.Geteuid() == 0 {
-		tries = append(tries, nsAttr{flags: ns})
+		// A mount namespace first: a private /tmp and read-only protected paths per call.
+		tries = append(tries, nsAttr{flags: ns | unix.CLONE_NEWNS}, nsAttr{flags: ns})
 	} else {
 		tries = append(tries, nsAttr{flags: ns | unix.CLONE_NEWUSER, userNS: true, uid: os.Geteuid(), gid: os.Getegid()})
 	}
@@ -78,7 +79,7 @@ func (e *Executor) runProbe() (ProbeReport, error) {
 	defer devnull.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := e.spawn(ctx, serve.Call{Timeout: 10 * time.Second, MaxOutput: 64 << 10}, pc, devnull, nil, true)
+	res, err := e.spawn(ctx, serve.Call{Timeout: 10 * time.Second, MaxOutput: 64 << 10}, pc, devnull, nil, nil, true)
 	if err != nil {
 		return ProbeReport{}, err
 	}
@@ -143,7 +144,7 @@ func (e *Executor) Layers() []serve.Layer {
 		{Name: LayerProcessLimit, Active: e.dropUID || e.attr.userNS, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC)", e.pol.Limits.Pids)},
 		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (that needs cgroups); commands run at a lower priority (nice %d) and their CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
 	}
-	return ls
+	return append(ls, e.moreLayers()...)
 }
 
 // userNSLayer: a user namespace is how a server that is not root gets the other namespaces; a

@@ -1,0 +1,45 @@
+//go:build unix
+
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// CheckFileSafe refuses a policy file that someone other than its reader or root could have
+// written, as ssh refuses a loose key: the file must be owned by root or the current user and
+// writable by no one else, and its directory must not let others replace it.
+func CheckFileSafe(path string) error {
+	me := uint32(os.Geteuid())
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("policy file %s: %w", path, err)
+	}
+	for i, p := range []string{abs, filepath.Dir(abs)} {
+		st, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("policy file %s: %w", path, err)
+		}
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		if !ok {
+			return nil
+		}
+		what := "policy file " + path
+		if i == 1 {
+			what = "the directory " + p + " holding the policy file"
+		}
+		sticky := i == 1 && st.Mode()&os.ModeSticky != 0
+		switch {
+		case sys.Uid != 0 && sys.Uid != me:
+			return fmt.Errorf("%s is owned by uid %d, not by you (uid %d) or root: whoever owns it decides what runs (fix: chown %d %s)", what, sys.Uid, me, me, p)
+		case st.Mode()&0o002 != 0 && !sticky:
+			return fmt.Errorf("%s is writable by everyone: anyone could allow themselves any command (fix: chmod o-w %s)", what, p)
+		case st.Mode()&0o020 != 0 && sys.Gid != 0 && !sticky:
+			return fmt.Errorf("%s is writable by group %d: its members could allow themselves any command (fix: chmod g-w %s)", what, sys.Gid, p)
+		}
+	}
+	return nil
+}

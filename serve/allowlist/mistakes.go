@@ -1,0 +1,168 @@
+//go:build linux
+
+package allowlist
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	"golang.org/x/sys/unix"
+)
+
+// systemDirs are directories the host itself lives in: a workspace there, at one of them or
+// above them hands the host to the commands.
+var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
+	"/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/var", "/home", "/tmp", "/var/tmp", "/dev/shm", "/snap", "/nix"}
+
+// sharedDirs may hold a workspace below them, but are never one themselves.
+var sharedDirs = map[string]bool{"/home": true, "/root": true, "/tmp": true, "/var/tmp": true, "/dev/shm": true, "/srv": true, "/opt": true, "/var": true, "/run": true}
+
+// checkWorkspace refuses a workspace that resolves to, above or into a system directory (through
+// a symlink, ".." segments or directly).
+func checkWorkspace(configured, ws string) error {
+	via := ""
+	if ws != filepath.Clean(configured) {
+		via = fmt.Sprintf(" (%s resolves to %s)", configured, ws)
+	}
+	fix := "use a dedicated directory such as ~/ai-workspace (fix allowlist.workspace)"
+	if ws == "/" {
+		return fmt.Errorf("workspace is /%s: %s", via, fix)
+	}
+	for _, d := range systemDirs {
+		switch {
+		case ws == d:
+			return fmt.Errorf("workspace is the system directory %s%s: commands could write what the host runs; %s", d, via, fix)
+		case within(ws, d):
+			return fmt.Errorf("workspace %s%s contains the system directory %s; %s", ws, via, d, fix)
+		case within(d, ws) && !sharedDirs[d]:
+			return fmt.Errorf("workspace %s%s is inside the system directory %s; %s", ws, via, d, fix)
+		}
+	}
+	return nil
+}
+
+// interpreterIndex identifies the host's interpreters by file identity and content, so that a
+// command is judged by what its path resolves to, not by the name it is given.
+type interpreterIndex struct {
+	byIno  map[[2]uint64]string
+	bySize map[int64][]string // size -> paths, hashed only on a size match
+}
+
+func knownInterpreters() *interpreterIndex {
+	ix := &interpreterIndex{byIno: map[[2]uint64]string{}, bySize: map[int64][]string{}}
+	for _, n := range policy.InterpreterNames() {
+		for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+			p := filepath.Join(dir, n)
+			st, err := os.Stat(p)
+			if err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+			sys := st.Sys().(*syscall.Stat_t)
+			ix.byIno[[2]uint64{uint64(sys.Dev), sys.Ino}] = p
+			ix.bySize[st.Size()] = append(ix.bySize[st.Size()], p)
+		}
+	}
+	return ix
+}
+
+// check refuses a command whose name does not say "interpreter" but whose binary is one: a
+// symlink, hard link or copy of python or sh under an innocent name runs any code it is given,
+// and nothing downstream (verify, explain, the argument check) would know.
+func (ix *interpreterIndex) check(pc *pinned) error {
+	if policy.IsInterpreter(pc.Name) {
+		return nil
+	}
+	is := ix.identify(pc.exec[0], pc.SHA256)
+	if is == "" {
+		return nil
+	}
+	return fmt.Errorf("allowlisted command %q: %s is the interpreter %s, which runs any code it is given; "+
+		"if that is really meant, allowlist it under the interpreter's own name (%q) so the audit and explain say so, "+
+		"else point the command at the program intended (fix allowlist.commands)", pc.Name, pc.Path, is,
+		strings.TrimRight(filepath.Base(is), "0123456789."))
+}
+
+// identify names the interpreter the resolved binary real (pinned with sha256) is, or "".
+func (ix *interpreterIndex) identify(real, sha string) string {
+	if policy.IsInterpreter(filepath.Base(real)) {
+		return real
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return ""
+	}
+	sys := st.Sys().(*syscall.Stat_t)
+	if p, ok := ix.byIno[[2]uint64{uint64(sys.Dev), sys.Ino}]; ok {
+		return p
+	}
+	for _, p := range ix.bySize[st.Size()] {
+		if h, err := hashFile(p); err == nil && (h == sha || sha == "") {
+			if sha == "" { // unpinned: compare the contents themselves
+				if own, err := hashFile(real); err != nil || own != h {
+					continue
+				}
+			}
+			return p
+		}
+	}
+	return ""
+}
+
+func hashFile(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// moreLayers are the layers added for issue 10 (kept apart from Layers' list for a clean merge).
+func (e *Executor) moreLayers() []serve.Layer {
+	mounts := e.attr.has(unix.CLONE_NEWNS)
+	tmp := "no mount namespace here: a per-call directory (Landlock-allowed, removed after the call) is TMPDIR; /tmp itself stays denied"
+	if mounts {
+		tmp = fmt.Sprintf("each call gets an empty tmpfs of %s on /tmp (TMPDIR=/tmp), gone when the call ends", e.pol.Limits.Memory)
+	}
+	prot := "mount namespace unavailable: protected workspace paths are kept off only by the argument check"
+	if mounts {
+		prot = "existing protected workspace paths (git dirs, hooks dirs, tool config) are mounted read-only for each call, so no command, interpreter included, can change them"
+	}
+	return []serve.Layer{
+		{Name: LayerPrivateTmp, Active: true, Detail: tmp},
+		{Name: LayerProtectedRO, Active: mounts, Detail: prot},
+	}
+}
+
+// InterpreterBehind names the interpreter a command's binary really is (by resolved name, file
+// identity or content), or "" when it is none: for verify's audit, which must judge a command
+// by what its path resolves to, as serve does.
+func InterpreterBehind(c policy.Command) string {
+	real, err := filepath.EvalSymlinks(c.Path)
+	if err != nil {
+		return ""
+	}
+	return knownInterpreters().identify(real, c.SHA256)
+}
+
+// CheckWorkspace is serve's start-up check of allowlist.workspace (resolved through symlinks and
+// ".."), for verify.
+func CheckWorkspace(configured string) error {
+	ws, err := filepath.EvalSymlinks(configured)
+	if err != nil {
+		return err
+	}
+	return checkWorkspace(configured, ws)
+}
