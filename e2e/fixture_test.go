@@ -76,8 +76,17 @@ func newFixture(t testing.TB, mutate func(*policy.Policy, *fixture)) *fixture {
 		t.Log("not root: the server will run commands as this user; some layers may be unavailable")
 	}
 	f := &fixture{t: t, nonce: "NONCE" + randHex(8), secret: "sk-SECRET" + randHex(8), tag: "tag" + randHex(6)}
-	f.root = t.TempDir()
-	// Open the whole path to the root by plain permissions (t.TempDir's parent is 0700), so that
+	// Under /var/tmp, not /tmp: each allowlist call gets a private /tmp, which would hide the
+	// outside areas and let a read fail by invisibility instead of by Landlock.
+	// (A new directory of its own there: /var/tmp itself is never chmodded.)
+	parent, err := os.MkdirTemp("/var/tmp", "mcpsandbox-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	f.root = filepath.Join(parent, "root")
+	os.Mkdir(f.root, 0o755)
+	// Open the whole path to the root by plain permissions (MkdirTemp makes 0700), so that
 	// what stops the sandboxed uid is the sandbox, never DAC. The controls test depends on it.
 	os.Chmod(filepath.Dir(f.root), 0o755)
 	os.Chmod(f.root, 0o755)

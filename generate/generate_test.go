@@ -166,6 +166,8 @@ func TestRenderPolicyRoundTrip(t *testing.T) {
 	p.Allowlist.User = "1000:1000"
 	p.Allowlist.ReadPaths = []string{"/opt/data"}
 	p.Allowlist.Commands[0].AllowOutsidePaths = true
+	p.Allowlist.Protect = []string{"scripts/hooks", "!CLAUDE.md"}
+	p.Allowlist.HardLinks = policy.HardLinksReadOnly
 	p.Audit.Path = "/var/log/mcp \"audit\".jsonl"
 	d := policy.Default(policy.SchemeDocker)
 	d.Docker.Workspace, d.Docker.WorkspaceWritable, d.Docker.Pool, d.Docker.Runtime = "/w", true, 2, "runsc"

@@ -64,7 +64,12 @@ func newArena(setup []Setup) (a *Arena, err error) {
 	a = &Arena{Nonce: "NONCE" + randHex(10), Secret: "sk-harness-" + randHex(12), Tag: "mcpsbtag" + randHex(6),
 		SandboxUID: -1}
 	a.Marker = "PAYLOAD-RAN-" + a.Tag
-	if a.Root, err = os.MkdirTemp("", "mcpsandbox-harness-"); err != nil {
+	// Not under /tmp: the allowlist scheme gives each call a private /tmp, which would hide the
+	// canaries and listeners, so containment would rest on invisibility instead of Landlock.
+	if a.Root, err = os.MkdirTemp("/var/tmp", "mcpsandbox-harness-"); err != nil {
+		a.Root, err = os.MkdirTemp("", "mcpsandbox-harness-")
+	}
+	if err != nil {
 		return nil, fmt.Errorf("create the harness scratch dir: %w (is TMPDIR writable?)", err)
 	}
 	defer func() {

@@ -20,6 +20,9 @@ func audit(p *policy.Policy, add verify.Add) {
 		base := filepath.Base(c.Path)
 		if policy.IsInterpreter(c.Name) || policy.IsInterpreter(base) {
 			add("MS101", key, "%q (%s) runs whatever code or program it is given: the allowlist pins nothing", "remove it and use the docker scheme for code execution", c.Name, c.Path)
+		} else if real := sa.InterpreterBehind(c); real != "" {
+			// Judged by what the path is, not by its name: a link or copy of an interpreter.
+			add("MS101", key, "%q (%s) is the interpreter %s under another name: it runs whatever code it is given", "remove it and use the docker scheme for code execution", c.Name, c.Path, real)
 		}
 		if err := sa.CheckOwnership(c.Path); err != nil && !os.IsNotExist(err) {
 			add("MS102", key+".path", "%v", "move the binary to a root-owned, non-writable location and re-pin it", err)
@@ -49,11 +52,17 @@ func audit(p *policy.Policy, add verify.Add) {
 	home, _ := os.UserHomeDir()
 	sensitive := []string{home, "/root", "/home", "/etc", "/usr", "/var", "/bin", "/sbin", "/lib", "/boot", "/proc", "/sys", "/dev"}
 	ws := filepath.Clean(a.Workspace)
+	flagged := false
 	for _, s := range sensitive {
 		if s != "" && (ws == s || strings.HasPrefix(s+"/", ws+"/")) {
 			add("MS105", "allowlist.workspace", "the workspace %s is or contains %s: commands may read and write all of it", "use a dedicated directory such as ~/ai-workspace", ws, s)
+			flagged = true
 			break
 		}
+	}
+	// The same judgement serve makes at start-up, on the path as it resolves (symlinks, "..").
+	if err := sa.CheckWorkspace(ws); !flagged && err != nil && !os.IsNotExist(err) {
+		add("MS105", "allowlist.workspace", "%v", "use a dedicated directory such as ~/ai-workspace", err)
 	}
 	if st, err := os.Stat(ws); err != nil {
 		add("MS111", "allowlist.workspace", "%s: %v", "create it: mkdir -p "+ws, ws, err)

@@ -31,17 +31,22 @@ var threats = []verify.ThreatRule{
 			if len(p.Allowlist.ReadPaths) > 0 {
 				return "read_paths opens " + strings.Join(p.Allowlist.ReadPaths, ", ")
 			}
+			if p.Allowlist.HardLinks == policy.HardLinksReadOnly {
+				return `hardlinks = "read-only" lets commands read hard-linked files`
+			}
 			return ""
 		}, Scenarios: []string{"read-ssh-key-absolute", "read-canary-dotdot", "read-via-diff", "grep-home-recursive", "read-secrets-python", "symlink-planted", "symlink-two-calls", "hardlink-canary", "argument-injection"}},
 	{Threat: "write, truncate or delete outside the workspace", Layers: []string{sa.LayerLandlockFS},
 		Scenarios: []string{"write-outside-sort", "write-outside-uniq", "write-outside-python", "rc-files-home", "rc-files-python", "cross-call-leak"}},
 	{Threat: "plant code the host runs later (git hooks and config, editor tasks, .envrc) in the workspace", Server: true,
+		Layers: []string{sa.LayerProtectedRO},
+		Caveat: "only protected paths (protect, the default list, the repository's core.hooksPath) are guarded: anything else written in the workspace is model-controlled content — review it before you run, build or commit it",
 		Gap: func(p *policy.Policy) string {
 			if n := interpreterIn(p); n != "" {
-				return fmt.Sprintf("%q can write .git/hooks: the kernel cannot fence off parts of the writable workspace", n)
+				return fmt.Sprintf("%q can create protected files that do not exist yet (a new .git, .npmrc, CLAUDE.md); existing ones are read-only for every call", n)
 			}
 			return ""
-		}, Scenarios: []string{"git-hooks-argv", "git-hooks-python"}},
+		}, Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-config-option-spellings", "git-config-symlink-dotdot", "git-dir-symlinked"}},
 	{Threat: "reach the network (TCP, UDP, DNS, cloud metadata, the internet)", Layers: []string{sa.LayerNetNS, sa.LayerSeccomp},
 		Gap: func(p *policy.Policy) string {
 			if p.Allowlist.Network {

@@ -63,11 +63,24 @@ func TestAuditRules(t *testing.T) {
 		return p
 	}
 	py := pinInterpreter(t)
+	links := t.TempDir()
+	disguised := filepath.Join(links, "innocent")
+	if err := os.Symlink(py.Path, disguised); err != nil {
+		t.Fatal(err)
+	}
+	etcLink := filepath.Join(links, "ws")
+	if err := os.Symlink("/etc", etcLink); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		rule   string
 		mutate func(*policy.Policy)
 	}{
 		{"MS101", func(p *policy.Policy) { p.Allowlist.Commands = append(p.Allowlist.Commands, py) }},
+		{"MS101", func(p *policy.Policy) {
+			p.Allowlist.Commands = append(p.Allowlist.Commands, policy.Command{Name: "innocent", Path: disguised, SHA256: py.SHA256})
+		}},
+		{"MS105", func(p *policy.Policy) { p.Allowlist.Workspace = etcLink }},
 		{"MS103", func(p *policy.Policy) { p.Allowlist.Commands[0].SHA256 = strings.Repeat("ab", 32) }},
 		{"MS104", func(p *policy.Policy) { p.Allowlist.Env["GITHUB_TOKEN"] = "x" }},
 		{"MS105", func(p *policy.Policy) { p.Allowlist.Workspace = "/home" }},

@@ -27,4 +27,5 @@ const (
 // LayerIDs lists every layer ID in the order Layers reports them.
 var LayerIDs = []string{LayerPinnedExec, LayerCleanEnv, LayerUnprivileged, LayerUserNS, LayerPIDNS, LayerNetIsolation,
 	LayerNetNS, LayerIPCNS, LayerLandlockFS, LayerLandlockTrunc, LayerLandlockTCP, LayerLandlockScoped, LayerLandlockUnix,
-	LayerLandlockUDP, LayerSeccomp, LayerNoNewPrivs, LayerRlimits, LayerProcessLimit, LayerCPUShare}
+	LayerLandlockUDP, LayerSeccomp, LayerNoNewPrivs, LayerRlimits, LayerProcessLimit, LayerCPUShare,
+	LayerPrivateTmp, LayerProtectedRO}

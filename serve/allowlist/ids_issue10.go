@@ -1,6 +1,6 @@
 package allowlist
 
-// Layer IDs added for issue 10 (kept apart from ids.go for a clean merge; append them to LayerIDs).
+// Layer IDs of issue 10's layers (listed in LayerIDs with the others).
 const (
 	LayerPrivateTmp  = "private /tmp"
 	LayerProtectedRO = "protected paths read-only"
