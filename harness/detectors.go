@@ -48,7 +48,7 @@ func init() {
 			return count("connection(s) reached a unix socket listener", r.a.unixHits.Load())
 		}},
 		{"dns", "queries carrying the run's tag at the loopback stub resolver", checkDNS},
-		{"egress", "sockets to addresses off this host (TEST-NET-2, 169.254.169.254) in the host's own socket tables, held by the call's processes, sampled during the calls", func(r *run) (bool, string) {
+		{"egress", "sockets (TCP, UDP, ICMP, raw) to addresses off this host (TEST-NET-2, 169.254.169.254) in the host's own socket tables, held by the call's processes, sampled during the calls", func(r *run) (bool, string) {
 			if r.egress.Load() == nil {
 				return false, "no socket to an off-host address appeared"
 			}
@@ -412,7 +412,7 @@ func checkPersistence(r *run) (bool, string) {
 func (r *run) watchEgress(ctx context.Context) {
 	targets := map[string]bool{egressIP: true, metadataIP: true}
 	for {
-		for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6"} {
+		for _, f := range egressTables {
 			for _, s := range scanSockets(f, targets) {
 				if pid := socketOwner(s.inode, procsOf(r.a)); pid != 0 {
 					hit := fmt.Sprintf("%s, held by pid %d of the call", s.what, pid)
@@ -428,6 +428,11 @@ func (r *run) watchEgress(ctx context.Context) {
 		}
 	}
 }
+
+// egressTables are the host's socket tables the egress detector reads. ICMP (ping sockets) and
+// raw sockets share the UDP table's layout; they carry ICMP payloads, a covert channel.
+var egressTables = []string{"/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6",
+	"/proc/net/icmp", "/proc/net/icmp6", "/proc/net/raw", "/proc/net/raw6"}
 
 type hostSocket struct {
 	what  string
