@@ -35,9 +35,9 @@ var threats = []verify.ThreatRule{
 				return `hardlinks = "read-only" lets commands read hard-linked files`
 			}
 			return ""
-		}, Scenarios: []string{"read-ssh-key-absolute", "read-canary-dotdot", "read-via-diff", "grep-home-recursive", "read-secrets-python", "symlink-planted", "symlink-two-calls", "hardlink-canary", "argument-injection"}},
+		}, Scenarios: []string{"read-ssh-key-absolute", "read-canary-dotdot", "read-via-diff", "grep-home-recursive", "read-secrets-python", "symlink-planted", "symlink-two-calls", "hardlink-canary", "argument-injection", "path-prefix-bypass", "symlink-chain-relative", "proc-magic-links", "proc-pid-root-walk", "leaked-dir-fds"}},
 	{Threat: "write, truncate or delete outside the workspace", Layers: []string{sa.LayerLandlockFS},
-		Scenarios: []string{"write-outside-sort", "write-outside-uniq", "write-outside-python", "rc-files-home", "rc-files-python", "cross-call-leak"}},
+		Scenarios: []string{"write-outside-sort", "write-outside-uniq", "write-outside-python", "rc-files-home", "rc-files-python", "cross-call-leak", "tamper-outside-python"}},
 	{Threat: "plant code the host runs later (git hooks and config, editor tasks, .envrc) in the workspace", Server: true,
 		Layers: []string{sa.LayerProtectedRO},
 		Caveat: "only protected paths (protect, the default list, the repository's core.hooksPath) are guarded: anything else written in the workspace is model-controlled content — review it before you run, build or commit it",
@@ -53,7 +53,7 @@ var threats = []verify.ThreatRule{
 				return "network = true"
 			}
 			return ""
-		}, Scenarios: []string{"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "reverse-shell", "cloud-metadata", "outbound-internet"}},
+		}, Scenarios: []string{"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "reverse-shell", "cloud-metadata", "outbound-internet", "icmp-exfil", "proxy-allowlist-bypass"}},
 	{Threat: "connect to unix sockets on the host (ssh-agent, docker.sock, D-Bus)", Layers: []string{sa.LayerSeccomp, sa.LayerLandlockUnix},
 		Gap: func(p *policy.Policy) string {
 			if p.Allowlist.Network {
@@ -71,7 +71,9 @@ var threats = []verify.ThreatRule{
 			return ""
 		}, Scenarios: []string{"proc-self-environ", "proc-parent-environ", "ptrace-parent"}},
 	{Threat: "gain privileges (root, capabilities, setuid, namespaces, mount, ptrace, bpf, io_uring)", Layers: []string{sa.LayerUnprivileged, sa.LayerNoNewPrivs, sa.LayerSeccomp},
-		Scenarios: []string{"setuid-root", "capabilities", "ptrace-parent", "unshare-mount", "mknod-device", "kernel-surface"}},
+		Scenarios: []string{"setuid-root", "capabilities", "ptrace-parent", "unshare-mount", "mknod-device", "kernel-surface", "sudo-setuid-helpers", "core-pattern-hijack", "cgroup-release-agent", "host-disk-mount", "open-by-handle"}},
+	{Threat: "signal processes outside the sandbox (stop or kill the server, the client)", Layers: []string{sa.LayerPIDNS, sa.LayerLandlockScoped},
+		Scenarios: []string{"signal-host-processes"}},
 	{Threat: "leave processes running after the call", Layers: []string{sa.LayerPIDNS},
 		Scenarios: []string{"setsid-survivor", "grandchild-holds-stdout", "server-killed-mid-call", "fork-bomb-shell"}},
 	{Threat: "exhaust the process table (fork bomb)", Layers: []string{sa.LayerProcessLimit},
