@@ -85,6 +85,9 @@ func (e *Executor) destroy(b *box) {
 	e.mu.Unlock()
 	remove := func() {
 		defer e.tracked.Add(-1)
+		if e.oom != nil {
+			defer e.oom.forget(b.id)
+		}
 		e.removeSem <- struct{}{}
 		defer func() { <-e.removeSem }()
 		for try := 0; try < 3; try++ {
@@ -178,7 +181,7 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 			}
 			_, st, oom := errMark.result()
 			res.ExitCode = st
-			oomKilled = oom > 0 && st != 0
+			oomKilled = oom > 0
 			return finish(), nil
 		case <-streamEnd:
 			// The container's streams ended without both marks: the wrapper died (os._exit,
@@ -186,7 +189,7 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 			streamEnd <- nil // let finish read it
 			if found, st, oom := errMark.result(); found {
 				res.ExitCode = st
-				oomKilled = oom > 0 && st != 0
+				oomKilled = oom > 0
 				return finish(), nil
 			}
 			code, oom, err := e.exitStatus(ctx, b, timer.C)
@@ -243,8 +246,9 @@ func (e *Executor) exitStatus(ctx context.Context, b *box, timeout <-chan time.T
 	ictx, icancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer icancel()
 	ins, err := e.eng.API.ContainerInspect(ictx, b.id)
-	if err != nil {
-		return code, false, nil
+	if err == nil && ins.State != nil && ins.State.OOMKilled {
+		return code, true, nil
 	}
-	return code, ins.State != nil && ins.State.OOMKilled, nil
+	// The engine's flag can miss it (see oomWatch); a SIGKILL with the memory limit's event is OOM.
+	return code, code == 137 && e.oom != nil && e.oom.killed(b.id, 500*time.Millisecond), nil
 }

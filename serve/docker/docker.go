@@ -79,6 +79,7 @@ type Executor struct {
 	readyErr error
 	layers   []serve.Layer
 	pool     *pool
+	oom      *oomWatch
 	once     sync.Once
 }
 
@@ -157,6 +158,7 @@ func (e *Executor) probe() error {
 				e.spec.runtime, e.eng.Where(), strings.Join(have, ", "))
 		}
 	}
+	e.watchOOM()
 	if n, err := e.reap(ctx); err != nil {
 		e.log.Warn("could not look for containers left by dead serve instances", "err", err)
 	} else if n > 0 {

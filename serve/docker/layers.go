@@ -131,7 +131,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		{Name: LayerCPU, Active: cpuOK && h.NanoCPUs > 0, Detail: fmt.Sprintf("%g CPUs%s", float64(h.NanoCPUs)/1e9, missing(cpuOK, "the engine cannot enforce CPU quota here"))},
 		{Name: LayerInit, Active: init, Detail: "an init process reaps zombies and forwards signals"},
 		{Name: LayerUlimits, Active: len(h.Ulimits) >= 2, Detail: strings.Join(ul, ", ")},
-		{Name: LayerEnv, Active: !envHost, Detail: onOff(!envHost, "only LANG, HOME, PYTHONDONTWRITEBYTECODE and the image's own variables",
+		{Name: LayerEnv, Active: !envHost, Detail: onOff(!envHost, "only LANG, HOME, PYTHONDONTWRITEBYTECODE, the engine's HOSTNAME and the image's own variables",
 			"serve's own variables reached the container: "+strings.Join(leaked, ", "))},
 		ws,
 		{Name: LayerPool, Active: true, Detail: poolDetail(e.pol.Docker.Pool)},

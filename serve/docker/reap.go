@@ -11,17 +11,16 @@ import (
 // or whose liveness this serve cannot judge (another machine sharing a remote engine, another
 // pid namespace, no /proc), is left alone. See instance.judge for what "provably" means.
 func (e *Executor) reap(ctx context.Context) (int, error) {
-	verdicts := map[string]liveness{}
+	verdicts := map[instance]liveness{}
 	return e.removeWhere(ctx, filters.NewArgs(filters.Arg("label", LabelApp)), func(l map[string]string) bool {
 		o, ok := instanceFromLabels(l)
 		if !ok {
 			return false
 		}
-		id := o.ID() + "/" + o.Boot
-		v, seen := verdicts[id]
+		v, seen := verdicts[o]
 		if !seen {
 			v = e.me.judge(o)
-			verdicts[id] = v
+			verdicts[o] = v
 			e.log.Debug("judged a serve instance that labelled containers", "instance", o.ID(), "verdict", v.String())
 		}
 		return v == dead
