@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	allowlistscheme "github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -116,7 +118,7 @@ func TestHarnessControls(t *testing.T) {
 // With an interpreter allowlisted, the kernel layers still contain every attack they can, and the
 // harness reports exactly the two breaches an interpreter makes possible, with exit status 1.
 func TestHarnessInterpreterPolicy(t *testing.T) {
-	p, err := harness.ControlPolicy()
+	p, err := allowlistscheme.Scheme.ControlPolicy()
 	if err != nil {
 		t.Fatal(err)
 	}

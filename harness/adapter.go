@@ -2,10 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,108 +13,41 @@ type Adapter interface {
 	// Prepare points the run's copy of the policy at the arena: its workspace and its own
 	// audit log. Every other key stays as the user wrote it.
 	Prepare(p *policy.Policy, a *Arena) error
-	// Params turns a step into a tool call, or returns *notApplicable when this policy has no
+	// Params turns a step into a tool call, or returns a *NotApplicableError when this policy has no
 	// tool that can say it (an argv step naming a program the allowlist does not hold).
 	Params(st Step, a *Arena, p *policy.Policy) (*mcp.CallToolParams, error)
 	// Expect is what the policy promises, for the detectors.
 	Expect(p *policy.Policy) Expect
 }
 
-type notApplicable struct{ why string }
+// NotApplicableError says a step cannot be expressed under this policy: the scenario is N/A,
+// never "contained".
+type NotApplicableError struct{ Why string }
 
-func (n *notApplicable) Error() string { return n.why }
+func (n *NotApplicableError) Error() string { return n.Why }
 
-var adapters = map[string]Adapter{policy.SchemeAllowlist: allowlistAdapter{}}
-
-// allowlistAdapter speaks run_allowed_command.
-type allowlistAdapter struct{}
-
-func (allowlistAdapter) Prepare(p *policy.Policy, a *Arena) error {
-	p.Allowlist.Workspace = a.WS
-	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	// Root serves commands as policy user, else the workspace owner: hand the workspace to
-	// nobody unless the policy names a user, as `init` would for a root-owned setup.
-	uid, gid := 65534, 65534
-	if u, g, ok := strings.Cut(p.Allowlist.User, ":"); ok {
-		uid, _ = strconv.Atoi(u)
-		gid, _ = strconv.Atoi(g)
-	}
-	if err := a.chownWorkspace(uid, gid); err != nil {
-		return fmt.Errorf("hand the harness workspace to uid %d: %w", uid, err)
-	}
-	return nil
+// Inapplicable builds a NotApplicableError.
+func Inapplicable(format string, args ...any) error {
+	return &NotApplicableError{Why: fmt.Sprintf(format, args...)}
 }
 
-// interpreters are the allowlisted names a python or shell step can run through.
-var interpreters = map[string][]string{
-	"python": {"python3", "python"},
-	"shell":  {"sh", "bash", "dash"},
-}
-
-func (allowlistAdapter) Params(st Step, a *Arena, p *policy.Policy) (*mcp.CallToolParams, error) {
-	call := func(command string, args []string) *mcp.CallToolParams {
-		for i := range args {
-			args[i] = a.Expand(args[i])
-		}
-		return &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": command, "args": args}}
-	}
-	switch st.kind() {
-	case "argv":
-		if _, ok := p.Allowlist.Command(st.Argv[0]); !ok {
-			return nil, &notApplicable{fmt.Sprintf("needs %q allowlisted", st.Argv[0])}
-		}
-		return call(st.Argv[0], append([]string(nil), st.Argv[1:]...)), nil
-	case "python", "shell":
-		kind, code := "python", st.Python
-		if st.Shell != "" {
-			kind, code = "shell", st.Shell
-		}
-		for _, name := range interpreters[kind] {
-			if _, ok := p.Allowlist.Command(name); ok {
-				// The tag rides in argv (sys.argv[1], $0) so the survivor scan finds the tree.
-				return call(name, []string{"-c", code, a.Tag}), nil
-			}
-		}
-		return nil, &notApplicable{fmt.Sprintf("needs a %s interpreter allowlisted (%s)", kind, strings.Join(interpreters[kind], ", "))}
-	case "tool":
-		args := map[string]any{}
-		for k, v := range st.Arguments {
-			args[k] = expandAny(a, v)
-		}
-		if c, _ := args["command"].(string); c != "" {
-			if _, ok := p.Allowlist.Command(c); !ok {
-				return nil, &notApplicable{fmt.Sprintf("needs %q allowlisted", c)}
-			}
-		}
-		return &mcp.CallToolParams{Name: st.Tool, Arguments: args}, nil
-	}
-	return nil, fmt.Errorf("empty step")
-}
-
-func expandAny(a *Arena, v any) any {
+// ExpandAny expands the arena's placeholders in a tool-argument value of any JSON shape.
+func ExpandAny(a *Arena, v any) any {
 	switch x := v.(type) {
 	case string:
 		return a.Expand(x)
 	case []any:
 		out := make([]any, len(x))
 		for i := range x {
-			out[i] = expandAny(a, x[i])
+			out[i] = ExpandAny(a, x[i])
 		}
 		return out
 	case map[string]any:
 		out := map[string]any{}
 		for k, e := range x {
-			out[k] = expandAny(a, e)
+			out[k] = ExpandAny(a, e)
 		}
 		return out
 	}
 	return v
-}
-
-func (allowlistAdapter) Expect(p *policy.Policy) Expect {
-	return Expect{Timeout: p.Limits.Timeout.Duration, Output: int64(p.Limits.MaxOutputBytes),
-		Memory: int64(p.Limits.Memory), FileSize: int64(p.Allowlist.MaxFileSize), Grace: grace}
 }

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -142,8 +141,8 @@ func (a *Arena) setupFile(s Setup) error {
 	return os.Chmod(p, mode)
 }
 
-// chownWorkspace hands the workspace to the uid commands run as (root runs them as nobody).
-func (a *Arena) chownWorkspace(uid, gid int) error {
+// ChownWorkspace hands the arena's workspace to uid:gid (the user commands run as).
+func (a *Arena) ChownWorkspace(uid, gid int) error {
 	a.SandboxUID = uid
 	return filepath.Walk(a.WS, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
@@ -305,11 +304,12 @@ func (a *Arena) kill() {
 	}
 }
 
-// pause and resume stop and continue the server (the responsiveness detector's control).
-func (a *Arena) pause()  { a.signal(syscall.SIGSTOP) }
-func (a *Arena) resume() { a.signal(syscall.SIGCONT) }
-func (a *Arena) signal(s syscall.Signal) {
-	if a.srv != nil && a.srv.Process != nil {
+// Pause stops the server (SIGSTOP), as a wedged server would be (the responsiveness
+// detector's control); resume, called by Close, continues it.
+func (a *Arena) Pause()  { a.signal(sigStop) }
+func (a *Arena) resume() { a.signal(sigCont) }
+func (a *Arena) signal(s os.Signal) {
+	if a.srv != nil && a.srv.Process != nil && s != nil {
 		a.srv.Process.Signal(s)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -196,12 +195,12 @@ func taggedShared(tag string) []string {
 }
 
 func stateOf(p string) fileState {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(p, &st); err != nil {
+	st, ok := lstat(p)
+	if !ok {
 		return fileState{}
 	}
 	fi, _ := os.Lstat(p)
-	s := fileState{size: st.Size, mode: fi.Mode(), mtime: fi.ModTime(), nlink: uint64(st.Nlink)}
+	s := fileState{size: st.Size, mode: fi.Mode(), mtime: fi.ModTime(), nlink: st.Nlink}
 	if fi.Mode().IsRegular() && st.Size < 1<<16 {
 		b, _ := os.ReadFile(p)
 		s.hash = hex.EncodeToString(b)
@@ -293,7 +292,8 @@ func checkResponsive(r *run) (bool, string) {
 	return false, fmt.Sprintf("tools/list answered in %s", time.Since(start).Round(time.Millisecond))
 }
 
-const grace = 3 * time.Second
+// Grace is how far past its timeout a call may return before wall_time calls it a breach.
+const Grace = 3 * time.Second
 
 func (r *run) callBound() time.Duration {
 	if r.s.ReturnWithin.Duration > 0 && r.s.ReturnWithin.Duration < r.expect.Timeout+r.expect.Grace {
@@ -358,8 +358,8 @@ func checkPrivilege(r *run) (bool, string) {
 		if err != nil {
 			return nil
 		}
-		var st syscall.Stat_t
-		if syscall.Lstat(p, &st) != nil {
+		st, ok := lstat(p)
+		if !ok {
 			return nil
 		}
 		fi, _ := os.Lstat(p)

@@ -50,6 +50,8 @@ type Options struct {
 	MaxTimeout time.Duration
 	// Progress, if set, is called as each scenario finishes.
 	Progress func(Result)
+	// Adapter is how the policy's scheme expresses the steps (the scheme registry's entry).
+	Adapter Adapter
 
 	// for controls
 	mutate func(*policy.Policy, *Arena) error
@@ -143,9 +145,9 @@ func (r *run) allOutput() string {
 
 // Run replays the scenarios against the policy and reports each verdict.
 func Run(ctx context.Context, scs []*Scenario, o Options) (*Report, error) {
-	ad, ok := adapters[o.Policy.Scheme]
-	if !ok {
-		return nil, fmt.Errorf("the harness has no adapter for the %q scheme in this build (serve cannot run it either); use an allowlist policy", o.Policy.Scheme)
+	ad := o.Adapter
+	if ad == nil {
+		return nil, fmt.Errorf("the harness has no adapter for the %q scheme in this build", o.Policy.Scheme)
 	}
 	if o.Binary == "" {
 		exe, err := os.Executable()
@@ -213,9 +215,9 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	}
 	// A scenario this policy cannot express is n/a, not contained: say so before building an arena.
 	for _, st := range steps {
-		var na *notApplicable
+		var na *NotApplicableError
 		if _, err := ad.Params(st, &Arena{}, o.Policy); errors.As(err, &na) {
-			res.Outcome, res.Reason = NotApplicable, na.why
+			res.Outcome, res.Reason = NotApplicable, na.Why
 			return res
 		}
 	}
@@ -225,7 +227,7 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 		return res
 	}
 	defer a.Close()
-	p := clonePolicy(o.Policy)
+	p := o.Policy.Clone()
 	if o.MaxTimeout > 0 && p.Limits.Timeout.Duration > o.MaxTimeout {
 		p.Limits.Timeout.Duration = o.MaxTimeout
 	}
@@ -358,15 +360,4 @@ func withAlwaysOn(ds []string) []string {
 		}
 	}
 	return out
-}
-
-func clonePolicy(p *policy.Policy) *policy.Policy {
-	c := *p
-	c.Allowlist.Commands = slices.Clone(p.Allowlist.Commands)
-	c.Allowlist.ReadPaths = slices.Clone(p.Allowlist.ReadPaths)
-	c.Allowlist.Env = map[string]string{}
-	for k, v := range p.Allowlist.Env {
-		c.Allowlist.Env[k] = v
-	}
-	return &c
 }

@@ -79,7 +79,7 @@ type Step struct {
 	KillServerAfter policy.Duration `toml:"kill_server_after"`
 }
 
-func (s Step) kind() string {
+func (s Step) Kind() string {
 	switch {
 	case len(s.Argv) > 0:
 		return "argv"

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -183,4 +185,16 @@ func init() {
 // program runner; version suffixes count ("python3.11", "perl5").
 func IsInterpreter(name string) bool {
 	return interpreters[strings.TrimRight(name, "0123456789.")]
+}
+
+// Clone is a deep copy: changing the copy's lists or maps never reaches p.
+func (p *Policy) Clone() *Policy {
+	c := *p
+	c.Allowlist.Commands = slices.Clone(p.Allowlist.Commands)
+	for i := range c.Allowlist.Commands {
+		c.Allowlist.Commands[i].DenyArgs = slices.Clone(p.Allowlist.Commands[i].DenyArgs)
+	}
+	c.Allowlist.ReadPaths = slices.Clone(p.Allowlist.ReadPaths)
+	c.Allowlist.Env = maps.Clone(p.Allowlist.Env)
+	return &c
 }

@@ -201,3 +201,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestCloneIsDeep(t *testing.T) {
+	p := Default(SchemeAllowlist)
+	p.Allowlist.Commands = []Command{{Name: "wc", DenyArgs: []string{"--x"}}}
+	p.Allowlist.ReadPaths = []string{"/a"}
+	c := p.Clone()
+	c.Allowlist.Commands[0].Name = "sort"
+	c.Allowlist.Commands[0].DenyArgs[0] = "--y"
+	c.Allowlist.ReadPaths[0] = "/b"
+	c.Allowlist.Env["X"] = "1"
+	if p.Allowlist.Commands[0].Name != "wc" || p.Allowlist.Commands[0].DenyArgs[0] != "--x" || p.Allowlist.ReadPaths[0] != "/a" || p.Allowlist.Env["X"] != "" {
+		t.Fatalf("Clone shares state with the original: %+v", p.Allowlist)
+	}
+	if c.Hash() == p.Hash() {
+		t.Fatal("the changed clone hashes like the original")
+	}
+}

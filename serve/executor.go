@@ -44,16 +44,19 @@ type Call struct {
 	Args      json.RawMessage
 	Timeout   time.Duration // already applied to ctx; given for rlimits and messages
 	MaxOutput int           // per stream
+	// Session is the MCP session the call belongs to: executors that keep state per session
+	// key it by this, and one session never reaches another's.
+	Session string
 }
 
 // Result is the structured output every tool returns.
 type Result struct {
-	ExitCode   int    `json:"exit_code"`
-	Stdout     string `json:"stdout"`
-	Stderr     string `json:"stderr"`
-	Truncated  bool   `json:"truncated"`
-	TimedOut   bool   `json:"timed_out"`
-	DurationMS int64  `json:"duration_ms"`
+	ExitCode   int    `json:"exit_code" jsonschema:"exit status; 128+N when killed by signal N"`
+	Stdout     string `json:"stdout" jsonschema:"standard output, capped at limits.max_output_bytes"`
+	Stderr     string `json:"stderr" jsonschema:"standard error, capped at limits.max_output_bytes"`
+	Truncated  bool   `json:"truncated" jsonschema:"output beyond limits.max_output_bytes per stream was dropped"`
+	TimedOut   bool   `json:"timed_out" jsonschema:"the call hit limits.timeout and everything it started was killed"`
+	DurationMS int64  `json:"duration_ms" jsonschema:"wall-clock time of the call in milliseconds"`
 }
 
 // Layer is one isolation layer and whether it is in force.

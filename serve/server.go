@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
@@ -17,24 +22,23 @@ import (
 // Version is set by the command at build time.
 var Version = "dev"
 
-// OutputSchema is the JSON schema of Result, shared by every tool.
-var OutputSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"exit_code":   map[string]any{"type": "integer", "description": "exit status; 128+N when killed by signal N"},
-		"stdout":      map[string]any{"type": "string"},
-		"stderr":      map[string]any{"type": "string"},
-		"truncated":   map[string]any{"type": "boolean", "description": "output beyond limits.max_output_bytes per stream was dropped"},
-		"timed_out":   map[string]any{"type": "boolean", "description": "the call hit limits.timeout and its whole process tree was killed"},
-		"duration_ms": map[string]any{"type": "integer"},
-	},
-	"required": []string{"exit_code", "stdout", "stderr", "truncated", "timed_out", "duration_ms"},
-}
+// OutputSchema is the JSON schema of Result, shared by every tool. It is inferred from the type
+// itself, so the two cannot drift apart.
+var OutputSchema = sync.OnceValue(func() *jsonschema.Schema {
+	s, err := jsonschema.For[Result](nil)
+	if err != nil {
+		panic("serve: Result has no JSON schema: " + err.Error()) // a programming error
+	}
+	return s
+})
 
-// Options configure New.
+// Options configure New and Run.
 type Options struct {
 	Audit  *audit.Log // nil: no audit log
 	Logger *slog.Logger
+	// Transport carries one persistent MCP connection; nil means newline-delimited JSON-RPC
+	// on stdin/stdout (LineTransport).
+	Transport mcp.Transport
 }
 
 // New builds the MCP server for a policy and its executor.
@@ -49,10 +53,81 @@ func New(p *policy.Policy, ex Executor, o Options) *mcp.Server {
 	for _, t := range ex.Tools() {
 		srv.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description,
-			InputSchema: t.InputSchema, OutputSchema: OutputSchema, Annotations: t.Annotations,
+			InputSchema: t.InputSchema, OutputSchema: OutputSchema(), Annotations: t.Annotations,
 		}, r.handler(t))
 	}
 	return srv
+}
+
+// SessionEnder is implemented by executors that keep state per MCP session (a sandbox reused
+// for a session's calls): EndSession is called once the session is over.
+type SessionEnder interface {
+	EndSession(id string)
+}
+
+// sessionIDs names sessions whose transport has no id of its own (in-memory transports in
+// tests), so per-session state never mixes two sessions.
+var sessionIDs sync.Map // *mcp.ServerSession -> string
+
+// SessionID is the id serve uses for a session in calls, audit entries and EndSession.
+func SessionID(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	if id := ss.ID(); id != "" {
+		return id
+	}
+	id, _ := sessionIDs.LoadOrStore(ss, newID())
+	return id.(string)
+}
+
+// EndSession tells the executor that a session is over and forgets its id.
+func EndSession(ex Executor, ss *mcp.ServerSession) {
+	id := SessionID(ss)
+	sessionIDs.Delete(ss)
+	if e, ok := ex.(SessionEnder); ok {
+		e.EndSession(id)
+	}
+}
+
+// Run serves one persistent connection (stdio unless o.Transport says otherwise) until the
+// client hangs up or ctx ends. The executor's start-up probe runs while the client
+// initializes: calls wait for it (Executor.Ready), and if it fails Run stops with its error
+// rather than refuse every call. A client that simply closes its end is a clean stop.
+func Run(ctx context.Context, p *policy.Policy, ex Executor, o Options) error {
+	srv := New(p, ex, o)
+	t := o.Transport
+	if t == nil {
+		t = &LineTransport{}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		if err := ex.Ready(); err != nil {
+			cancel(err)
+		}
+	}()
+	ss, err := srv.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("start the MCP session: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-done
+		err = nil
+	case err = <-done:
+	}
+	EndSession(ex, ss)
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("mcp session: %w", err)
+	}
+	return nil
 }
 
 func instructions(p *policy.Policy) string {
@@ -73,8 +148,14 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 		start := time.Now()
 		args := req.Params.Arguments
 		timeout := r.pol.Limits.Timeout.Duration
-		res, err := r.run(ctx, t, args, timeout)
-		entry := audit.Entry{Server: r.pol.Name, Tool: t.Name, Arguments: args, PolicyHash: r.hash,
+		session := SessionID(req.Session)
+		if len(args) > 1<<20 {
+			// A huge argument's buffers are garbage once the call is answered: hand the
+			// memory back to the system rather than keep serve's RSS at its peak.
+			defer func() { go debug.FreeOSMemory() }()
+		}
+		res, err := r.run(ctx, t, args, timeout, session)
+		entry := audit.Entry{Server: r.pol.Name, Session: session, Tool: t.Name, Arguments: args, PolicyHash: r.hash,
 			DurationMS: time.Since(start).Milliseconds()}
 		var out *mcp.CallToolResult
 		var ref *Refusal
@@ -106,7 +187,7 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 	}
 }
 
-func (r *runner) run(ctx context.Context, t Tool, args json.RawMessage, timeout time.Duration) (*Result, error) {
+func (r *runner) run(ctx context.Context, t Tool, args json.RawMessage, timeout time.Duration, session string) (*Result, error) {
 	// Wait for a slot no longer than the call itself may run.
 	wait := time.NewTimer(timeout)
 	defer wait.Stop()
@@ -120,7 +201,7 @@ func (r *runner) run(ctx context.Context, t Tool, args json.RawMessage, timeout 
 	defer func() { <-r.slots }()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := t.Run(cctx, Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes)})
+	res, err := t.Run(cctx, Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
 	if err == nil && ctx.Err() != nil {
 		return nil, ctx.Err() // the client cancelled: not a timeout
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -33,8 +32,8 @@ func NewCmdExplain(f *Factory, runF func(context.Context, *ExplainOptions) error
   mcpsandbox explain --default --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (o.PolicyPath == "") == !o.Default {
-				return errors.New("give --policy FILE, or --default for the built-in allowlist policy")
+			if err := sourceOf(o.PolicyPath, o.Default).check(true); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -42,16 +41,18 @@ func NewCmdExplain(f *Factory, runF func(context.Context, *ExplainOptions) error
 			return runExplain(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.PolicyPath, "policy", "p", "", "policy file to explain")
-	cmd.Flags().BoolVar(&o.Default, "default", false, "explain the built-in allowlist policy")
+	policyFlags(cmd, &o.PolicyPath, &o.Default, "explain")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
 	return cmd
 }
 
 func runExplain(ctx context.Context, o *ExplainOptions) error {
-	p, path, cleanup, err := policyAndFile(o.PolicyPath, o.Default)
+	p, sc, path, cleanup, err := sourceOf(o.PolicyPath, o.Default).loadWithFile()
 	defer cleanup()
 	if err != nil {
+		return err
+	}
+	if err := sc.Runs(); err != nil {
 		return err
 	}
 	exe, err := os.Executable()
@@ -62,7 +63,7 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 	if err != nil {
 		return err
 	}
-	threats, err := verify.Explain(p, layers)
+	threats, err := verify.Explain(p, layers, sc.Threats)
 	if err != nil {
 		return err
 	}

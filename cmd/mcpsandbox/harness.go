@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,8 +12,10 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
+	"github.com/mcpsandbox/mcpsandbox/schemes"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // HarnessOptions are harness's flags.
@@ -55,8 +56,8 @@ func NewCmdHarness(f *Factory, runF func(context.Context, *HarnessOptions) error
   mcpsandbox harness --list`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !o.List && !o.Controls && (o.PolicyPath == "") == !o.Default {
-				return errors.New("give --policy FILE, or --default for the built-in allowlist policy (or --controls, --list)")
+			if err := sourceOf(o.PolicyPath, o.Default).check(!o.List && !o.Controls); err != nil {
+				return fmt.Errorf("%w (or --controls, --list)", err)
 			}
 			o.schemeSet = cmd.Flags().Changed("scheme")
 			if runF != nil {
@@ -66,9 +67,8 @@ func NewCmdHarness(f *Factory, runF func(context.Context, *HarnessOptions) error
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.PolicyPath, "policy", "p", "", "policy file to attack")
-	fl.BoolVar(&o.Default, "default", false, "attack the built-in policy of --scheme")
-	fl.StringVar(&o.Scheme, "scheme", policy.SchemeAllowlist, "with --default: whose built-in policy; with --policy: the scheme the file must use")
+	policyFlags(cmd, &o.PolicyPath, &o.Default, "attack")
+	fl.StringVar(&o.Scheme, "scheme", policy.SchemeAllowlist, "with --default or --controls: which scheme's; with --policy: the scheme the file must use")
 	fl.StringSliceVarP(&o.Scenarios, "scenario", "s", nil, "scenario ids to run (comma-separated; default all)")
 	fl.StringSliceVarP(&o.Categories, "category", "c", nil, "categories to run: "+strings.Join(harness.Categories, ", "))
 	fl.BoolVar(&o.List, "list", false, "list the scenarios and detectors, then exit")
@@ -91,7 +91,21 @@ func runHarness(ctx context.Context, o *HarnessOptions) error {
 	}
 	color := colorOK(o.IO.Out)
 	if o.Controls {
-		rs, err := harness.RunControls(ctx, harness.Options{Parallel: o.Parallel})
+		sc, err := schemes.Lookup(o.Scheme)
+		if err != nil {
+			return err
+		}
+		if err := sc.Runs(); err != nil {
+			return err
+		}
+		if sc.Controls == nil || sc.ControlPolicy == nil || sc.Adapter == nil {
+			return fmt.Errorf("the %s scheme has no negative controls in this build", sc.Name)
+		}
+		base, err := sc.ControlPolicy()
+		if err != nil {
+			return err
+		}
+		rs, err := harness.RunControls(ctx, sc.Controls(), harness.Options{Parallel: o.Parallel, Policy: base, Adapter: sc.Adapter})
 		if err != nil {
 			return err
 		}
@@ -110,37 +124,44 @@ func runHarness(ctx context.Context, o *HarnessOptions) error {
 		return nil
 	}
 	if o.Default && o.Scheme != policy.SchemeAllowlist {
-		return fmt.Errorf("the built-in %s policy cannot be attacked in this build: only the allowlist scheme runs (use --scheme allowlist)", o.Scheme)
+		sc, err := schemes.Lookup(o.Scheme)
+		if err != nil {
+			return err
+		}
+		if err := sc.Runs(); err != nil {
+			return err
+		}
+		if sc.Default == nil {
+			return fmt.Errorf("the %s scheme has no built-in policy: give --policy FILE", o.Scheme)
+		}
 	}
-	p, err := harnessPolicy(o.PolicyPath, o.Default)
+	p, sc, cleanup, err := sourceOf(o.PolicyPath, o.Default).load("")
+	defer cleanup()
 	if err != nil {
 		return err
 	}
 	if p.Scheme != o.Scheme && o.PolicyPath != "" && o.schemeSet {
 		return fmt.Errorf("%s uses the %s scheme, not %s", o.PolicyPath, p.Scheme, o.Scheme)
 	}
+	if err := sc.Runs(); err != nil {
+		return err
+	}
 	scs, err := harness.Select(all, o.Scenarios, o.Categories)
 	if err != nil {
 		return err
 	}
-	rep, err := runScenarios(ctx, o.IO.ErrOut, p, scs, o.Parallel, o.MaxTimeout)
+	rep, err := runScenarios(ctx, o.IO.ErrOut, p, sc, scs, o.Parallel, o.MaxTimeout)
 	if err != nil {
 		return err
 	}
 	return reportHarness(o.IO, rep, o.JSON, o.JUnit, color, o.Verbose)
 }
 
-// harnessPolicy loads --policy, or the built-in allowlist policy over a placeholder workspace
-// (the harness points every run at its own scratch workspace anyway).
-func harnessPolicy(path string, def bool) (*policy.Policy, error) {
-	if def {
-		return loadPolicy(&ServeOptions{Default: true, Workspace: os.TempDir()})
+func runScenarios(ctx context.Context, progress io.Writer, p *policy.Policy, sc *scheme.Scheme, scs []*harness.Scenario, par int, maxTimeout time.Duration) (*harness.Report, error) {
+	if sc.Adapter == nil {
+		return nil, fmt.Errorf("the harness cannot attack the %s scheme in this build (no adapter)", sc.Name)
 	}
-	return policy.Load(path)
-}
-
-func runScenarios(ctx context.Context, progress io.Writer, p *policy.Policy, scs []*harness.Scenario, par int, maxTimeout time.Duration) (*harness.Report, error) {
-	o := harness.Options{Policy: p, Parallel: par, MaxTimeout: maxTimeout}
+	o := harness.Options{Policy: p, Adapter: sc.Adapter, Parallel: par, MaxTimeout: maxTimeout}
 	if isTerminal(progress) { // a progress line is noise in a log file
 		var mu sync.Mutex
 		done := 0
@@ -200,13 +221,9 @@ func colorOK(w io.Writer) bool {
 	return isTerminal(w)
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // writeFileAtomic writes through a temporary file in the same directory and renames it over

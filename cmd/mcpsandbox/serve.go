@@ -3,20 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"text/tabwriter"
 
-	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/mcpsandbox/mcpsandbox/serve"
-	"github.com/mcpsandbox/mcpsandbox/serve/allowlist"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 )
 
@@ -24,7 +20,7 @@ import (
 type ServeOptions struct {
 	IO         *Factory
 	PolicyPath string
-	Default    bool   // built-in allowlist policy
+	Default    bool
 	Workspace  string // with --default
 	Check      bool
 	JSON       bool
@@ -44,8 +40,8 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
   mcpsandbox serve --default --workspace ~/ai-workspace  # the built-in allowlist policy, no file needed`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (o.PolicyPath == "") == !o.Default {
-				return errors.New("give --policy FILE (write one with `mcpsandbox init`), or --default for the built-in allowlist policy")
+			if err := sourceOf(o.PolicyPath, o.Default).check(true); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -53,8 +49,7 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
 			return runServe(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&o.PolicyPath, "policy", "p", "", "policy file (TOML, version 1)")
-	cmd.Flags().BoolVar(&o.Default, "default", false, "use the built-in allowlist policy (common text tools, no network)")
+	policyFlags(cmd, &o.PolicyPath, &o.Default, "serve")
 	cmd.Flags().StringVar(&o.Workspace, "workspace", "", "workspace for --default (default: a new temporary directory)")
 	cmd.Flags().BoolVar(&o.Check, "check", false, "print which isolation layers are in force on this host, then exit")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "with --check: print JSON")
@@ -70,42 +65,14 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// loadPolicy reads --policy, or builds the built-in default over --workspace or a fresh temp dir.
-func loadPolicy(o *ServeOptions) (*policy.Policy, error) {
-	if !o.Default {
-		return policy.Load(o.PolicyPath)
-	}
-	ws := o.Workspace
-	if ws == "" {
-		d, err := os.MkdirTemp("", "mcpsandbox-workspace-")
-		if err != nil {
-			return nil, fmt.Errorf("create a workspace: %w (give --workspace DIR)", err)
-		}
-		if os.Geteuid() == 0 {
-			_ = os.Chown(d, 65534, 65534) // root runs commands as nobody: let nobody write its workspace
-		}
-		ws = d
-	}
-	return generate.DefaultAllowlist(ws)
-}
-
-// newExecutor picks the scheme's executor.
-func newExecutor(p *policy.Policy, log *slog.Logger) (serve.Executor, error) {
-	switch p.Scheme {
-	case policy.SchemeAllowlist:
-		return allowlist.New(p, allowlist.Options{Logger: log})
-	default:
-		return nil, fmt.Errorf("scheme %q is not available in this build yet (only \"allowlist\" is); use scheme = \"allowlist\"", p.Scheme)
-	}
-}
-
 func runServe(ctx context.Context, o *ServeOptions) error {
 	log := newLogger(o.IO.ErrOut, o.LogLevel)
-	p, err := loadPolicy(o)
+	p, sc, cleanup, err := sourceOf(o.PolicyPath, o.Default).load(o.Workspace)
+	defer cleanup()
 	if err != nil {
 		return err
 	}
-	ex, err := newExecutor(p, log)
+	ex, err := sc.NewExecutor(p, scheme.ExecOptions{Logger: log})
 	if err != nil {
 		return err
 	}
@@ -128,24 +95,10 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	}
 	defer al.Close()
 	log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", p.Allowlist.Workspace)
-	srv := serve.New(p, ex, serve.Options{Audit: al, Logger: log})
-	// The executor's start-up probe runs while the client initializes; if it fails, stop with
-	// its error rather than refuse every call.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		if err := ex.Ready(); err != nil {
-			cancel(err)
-		}
-	}()
-	err = srv.Run(ctx, &mcp.StdioTransport{})
-	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !errors.Is(cause, context.Canceled) {
-		return cause
+	if isTerminal(os.Stdin) {
+		log.Info("waiting for an MCP client on stdin (this is a server: start it from a client's config, or try `mcpsandbox demo`)")
 	}
-	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "EOF") {
-		return fmt.Errorf("mcp session: %w", err)
-	}
-	return nil
+	return serve.Run(ctx, p, ex, serve.Options{Audit: al, Logger: log})
 }
 
 func printLayers(w io.Writer, p *policy.Policy, ls []serve.Layer, asJSON bool) error {

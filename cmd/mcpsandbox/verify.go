@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/harness"
-	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 	"github.com/spf13/cobra"
 )
@@ -47,8 +43,8 @@ func NewCmdVerify(f *Factory, runF func(context.Context, *VerifyOptions) error) 
   mcpsandbox verify --policy policy.toml --no-harness   # audit and host only, in a second`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (o.PolicyPath == "") == !o.Default {
-				return errors.New("give --policy FILE, or --default for the built-in allowlist policy")
+			if err := sourceOf(o.PolicyPath, o.Default).check(true); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -57,8 +53,7 @@ func NewCmdVerify(f *Factory, runF func(context.Context, *VerifyOptions) error) 
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&o.PolicyPath, "policy", "p", "", "policy file to verify")
-	fl.BoolVar(&o.Default, "default", false, "verify the built-in allowlist policy")
+	policyFlags(cmd, &o.PolicyPath, &o.Default, "verify")
 	fl.BoolVar(&o.JSON, "json", false, "print one JSON report")
 	fl.StringVar(&o.JUnit, "junit", "", "also write the harness's JUnit XML report to this file")
 	fl.BoolVar(&o.NoHarness, "no-harness", false, "skip the adversarial replay (audit and host checks only)")
@@ -80,7 +75,7 @@ type verifyReport struct {
 }
 
 func runVerify(ctx context.Context, o *VerifyOptions) error {
-	p, path, cleanup, err := policyAndFile(o.PolicyPath, o.Default)
+	p, sc, path, cleanup, err := sourceOf(o.PolicyPath, o.Default).loadWithFile()
 	defer cleanup()
 	if err != nil {
 		return err
@@ -89,14 +84,17 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	if o.Default {
 		rep.Policy = "(built-in allowlist policy)"
 	}
-	rep.Audit = verify.Audit(p, path)
+	rep.Audit = verify.Audit(p, path, sc.Audit)
 	rep.Host = verify.Doctor(ctx)
-	if !o.NoHarness {
+	// A policy serve cannot run never passes, however clean its text.
+	if err := sc.Runs(); err != nil {
+		rep.Reasons = append(rep.Reasons, err.Error())
+	} else if !o.NoHarness {
 		all, err := harness.Load()
 		if err != nil {
 			return fmt.Errorf("embedded scenarios: %w", err)
 		}
-		if rep.Harness, err = runScenarios(ctx, o.IO.ErrOut, p, all, o.Parallel, o.MaxTimeout); err != nil {
+		if rep.Harness, err = runScenarios(ctx, o.IO.ErrOut, p, sc, all, o.Parallel, o.MaxTimeout); err != nil {
 			return err
 		}
 	}
@@ -176,30 +174,4 @@ func paintIf(on bool, code, s string) string {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
-}
-
-// policyAndFile loads --policy, or writes the built-in policy to a private temporary file so
-// the commands that start serve on it have a file to name; cleanup removes that file.
-func policyAndFile(path string, def bool) (p *policy.Policy, file string, cleanup func(), err error) {
-	cleanup = func() {}
-	if !def {
-		if file, err = filepath.Abs(path); err != nil {
-			return nil, "", cleanup, err
-		}
-		p, err = policy.Load(file)
-		return p, file, cleanup, err
-	}
-	if p, err = harnessPolicy("", true); err != nil {
-		return nil, "", cleanup, err
-	}
-	b, err := policy.Marshal(p)
-	if err != nil {
-		return nil, "", cleanup, err
-	}
-	dir, err := os.MkdirTemp("", "mcpsandbox-default-policy-")
-	if err != nil {
-		return nil, "", cleanup, fmt.Errorf("write the built-in policy to a temporary file: %w", err)
-	}
-	file = filepath.Join(dir, "policy.toml")
-	return p, file, func() { os.RemoveAll(dir) }, os.WriteFile(file, b, 0o600)
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package allowlist is the hardened host-exec scheme: run_allowed_command runs only pinned
 // binaries, by file descriptor, in a clean environment, confined by the kernel (namespaces,
 // Landlock, seccomp, rlimits, an unprivileged uid) through a re-exec'd helper.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package allowlist
 
 import (
@@ -97,8 +99,8 @@ func (e *Executor) runProbe() (ProbeReport, error) {
 func (e *Executor) Layers() []serve.Layer {
 	<-e.probed
 	abi := e.probe.LandlockABI
-	ll := func(min int, what string) serve.Layer {
-		return serve.Layer{Name: "landlock: " + what, Active: abi >= min,
+	ll := func(min int, id string) serve.Layer {
+		return serve.Layer{Name: id, Active: abi >= min,
 			Detail: fmt.Sprintf("needs Landlock ABI %d, kernel has %d", min, abi)}
 	}
 	netDetail := "network = true in the policy: commands share the host's network"
@@ -117,25 +119,25 @@ func (e *Executor) Layers() []serve.Layer {
 		fsDetail = fmt.Sprintf("ABI %d: write only %s; read system library dirs; execute only the pinned binary", abi, e.ws)
 	}
 	ls := []serve.Layer{
-		{Name: "pinned exec", Active: true, Detail: "argv only, no shell, no PATH lookup; the binary's sha256 is checked on the open file that is exec'd"},
-		{Name: "clean environment", Active: true, Detail: "only allowlist.env plus PATH=" + FixedPATH},
-		{Name: "unprivileged user", Active: e.dropUID, Detail: user},
-		{Name: "user namespace", Active: e.attr.userNS, Detail: "lets an unprivileged server create the other namespaces"},
-		{Name: "pid namespace", Active: e.attr.has(unix.CLONE_NEWPID), Detail: "the command's whole tree (setsid and double-fork included) dies with it"},
-		{Name: "network isolation", Active: !e.al.Network, Detail: netDetail},
-		{Name: "network namespace", Active: e.attr.has(unix.CLONE_NEWNET), Detail: "fresh empty network namespace per call"},
-		{Name: "ipc/uts namespaces", Active: e.attr.has(unix.CLONE_NEWIPC), Detail: "no shared SysV IPC with the host"},
-		{Name: "landlock: filesystem", Active: abi >= 1, Detail: fsDetail},
-		ll(3, "truncate outside workspace"),
-		ll(4, "TCP bind/connect"),
-		ll(6, "signals and abstract unix sockets scoped"),
-		ll(9, "pathname unix sockets"),
-		ll(10, "UDP"),
-		{Name: "seccomp", Active: e.probe.Seccomp, Detail: "ptrace, mount, namespaces, bpf, io_uring, keyrings, kernel modules denied" + map[bool]string{true: "; socket() denied", false: ""}[!e.al.Network]},
-		{Name: "no_new_privs", Active: e.probe.NoNewPrivs, Detail: "setuid binaries cannot raise privileges"},
-		{Name: "rlimits", Active: true, Detail: fmt.Sprintf("address space %s, file size %s, 256 open files, CPU time = timeout", e.pol.Limits.Memory, e.al.MaxFileSize)},
-		{Name: "process limit", Active: e.dropUID || e.attr.userNS, Detail: fmt.Sprintf("RLIMIT_NPROC %d for the command's uid", e.pol.Limits.Pids)},
-		{Name: "cpu share", Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (needs cgroups); commands run at nice %d and CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
+		{Name: LayerPinnedExec, Active: true, Detail: "argv only, no shell, no PATH lookup; the binary's sha256 is checked on the open file that is exec'd"},
+		{Name: LayerCleanEnv, Active: true, Detail: "only allowlist.env plus PATH=" + FixedPATH},
+		{Name: LayerUnprivileged, Active: e.dropUID, Detail: user},
+		{Name: LayerUserNS, Active: e.attr.userNS, Detail: "lets an unprivileged server create the other namespaces"},
+		{Name: LayerPIDNS, Active: e.attr.has(unix.CLONE_NEWPID), Detail: "the command's whole tree (setsid and double-fork included) dies with it"},
+		{Name: LayerNetIsolation, Active: !e.al.Network, Detail: netDetail},
+		{Name: LayerNetNS, Active: e.attr.has(unix.CLONE_NEWNET), Detail: "fresh empty network namespace per call"},
+		{Name: LayerIPCNS, Active: e.attr.has(unix.CLONE_NEWIPC), Detail: "no shared SysV IPC with the host"},
+		{Name: LayerLandlockFS, Active: abi >= 1, Detail: fsDetail},
+		ll(3, LayerLandlockTrunc),
+		ll(4, LayerLandlockTCP),
+		ll(6, LayerLandlockScoped),
+		ll(9, LayerLandlockUnix),
+		ll(10, LayerLandlockUDP),
+		{Name: LayerSeccomp, Active: e.probe.Seccomp, Detail: "ptrace, mount, namespaces, bpf, io_uring, keyrings, kernel modules denied" + map[bool]string{true: "; socket() denied", false: ""}[!e.al.Network]},
+		{Name: LayerNoNewPrivs, Active: e.probe.NoNewPrivs, Detail: "setuid binaries cannot raise privileges"},
+		{Name: LayerRlimits, Active: true, Detail: fmt.Sprintf("address space %s, file size %s, 256 open files, CPU time = timeout", e.pol.Limits.Memory, e.al.MaxFileSize)},
+		{Name: LayerProcessLimit, Active: e.dropUID || e.attr.userNS, Detail: fmt.Sprintf("RLIMIT_NPROC %d for the command's uid", e.pol.Limits.Pids)},
+		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (needs cgroups); commands run at nice %d and CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
 	}
 	return ls
 }

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Entry is one audit line.
@@ -26,6 +24,7 @@ type Entry struct {
 	Time       string          `json:"time"`
 	Server     string          `json:"server"`
 	PID        int             `json:"pid"`
+	Session    string          `json:"session,omitempty"` // the MCP session the call came in
 	Tool       string          `json:"tool"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Decision   string          `json:"decision"` // "ran", "refused", "error", "cancelled"
@@ -118,10 +117,10 @@ func secretRedactor(env []string) *strings.Replacer {
 func (l *Log) Append(e Entry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := unix.Flock(int(l.f.Fd()), unix.LOCK_EX); err != nil {
+	if err := lockFile(l.f); err != nil {
 		return fmt.Errorf("lock audit log: %w", err)
 	}
-	defer unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+	defer unlockFile(l.f)
 
 	prev, err := lastLineHash(l.f)
 	if err != nil {

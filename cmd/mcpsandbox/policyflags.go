@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
+	"github.com/mcpsandbox/mcpsandbox/schemes"
+	"github.com/spf13/cobra"
+)
+
+// policySource is the --policy / --default pair every command that acts on a policy shares:
+// it points at the command's own Options fields.
+type policySource struct {
+	Path    string
+	Default bool
+}
+
+// policyFlags registers the pair on cmd, bound to the command's own Options fields.
+func policyFlags(cmd *cobra.Command, path *string, def *bool, what string) {
+	cmd.Flags().StringVarP(path, "policy", "p", "", "policy file to "+what+" (TOML, version 1)")
+	cmd.Flags().BoolVar(def, "default", false, "use the built-in allowlist policy (common text tools pinned now, no network)")
+}
+
+func sourceOf(path string, def bool) policySource { return policySource{path, def} }
+
+// check says what to give when neither or both are given; optional commands (harness
+// --controls, --list) pass required = false.
+func (s policySource) check(required bool) error {
+	if s.Path != "" && s.Default {
+		return errors.New("give --policy FILE or --default, not both")
+	}
+	if required && s.Path == "" && !s.Default {
+		return errors.New("give --policy FILE (write one with `mcpsandbox init`), or --default for the built-in allowlist policy")
+	}
+	return nil
+}
+
+// load reads --policy, or builds the built-in allowlist policy over workspace ("" = a fresh
+// temporary directory, which cleanup removes). It returns the policy's registry entry too.
+func (s policySource) load(workspace string) (p *policy.Policy, sc *scheme.Scheme, cleanup func(), err error) {
+	cleanup = func() {}
+	if s.Default {
+		if sc, err = schemes.Lookup(policy.SchemeAllowlist); err != nil {
+			return nil, nil, cleanup, err
+		}
+		if p, err = sc.Default(workspace); err != nil {
+			return nil, nil, cleanup, err
+		}
+		if workspace == "" {
+			ws := p.Allowlist.Workspace
+			cleanup = func() { os.RemoveAll(ws) }
+		}
+		return p, sc, cleanup, nil
+	}
+	if p, err = policy.Load(s.Path); err != nil {
+		return nil, nil, cleanup, err
+	}
+	sc, err = schemes.For(p)
+	return p, sc, cleanup, err
+}
+
+// loadWithFile is load for commands that start serve on the policy and so need a file to name:
+// the built-in policy is written to a private temporary file, removed by cleanup.
+func (s policySource) loadWithFile() (p *policy.Policy, sc *scheme.Scheme, file string, cleanup func(), err error) {
+	p, sc, cleanup, err = s.load("")
+	if err != nil || !s.Default {
+		if err == nil {
+			file, err = filepath.Abs(s.Path)
+		}
+		return p, sc, file, cleanup, err
+	}
+	b, err := policy.Marshal(p)
+	if err != nil {
+		return nil, nil, "", cleanup, err
+	}
+	dir, err := os.MkdirTemp("", "mcpsandbox-default-policy-")
+	if err != nil {
+		return nil, nil, "", cleanup, fmt.Errorf("write the built-in policy to a temporary file: %w", err)
+	}
+	wsCleanup := cleanup
+	cleanup = func() { wsCleanup(); os.RemoveAll(dir) }
+	file = filepath.Join(dir, "policy.toml")
+	return p, sc, file, cleanup, os.WriteFile(file, b, 0o600)
+}

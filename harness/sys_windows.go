@@ -1,0 +1,24 @@
+//go:build windows
+
+package harness
+
+import "os"
+
+// Windows has no SIGSTOP: the staged "wedged server" control cannot be made there.
+var sigStop, sigCont os.Signal
+
+type statT struct {
+	Size  int64
+	Nlink uint64
+	Uid   uint32
+}
+
+// lstat knows no owner or link count on Windows; the host-side detectors that need them are
+// Linux detectors (the allowlist scheme does not serve on Windows).
+func lstat(p string) (statT, bool) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return statT{}, false
+	}
+	return statT{Size: fi.Size(), Nlink: 1, Uid: 1}, true
+}

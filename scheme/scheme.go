@@ -1,0 +1,74 @@
+// Package scheme says what an isolation scheme is: one value holding everything the scheme
+// contributes to serve, explain, verify and the harness. The schemes themselves, and the
+// registry that lists them, live under schemes/.
+package scheme
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+
+	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
+
+// Scheme is one isolation scheme.
+type Scheme struct {
+	Name    string // policy.SchemeX
+	Summary string // one line for help texts and the wizard
+	// Executor builds the scheme's executor for a policy. It is nil when the scheme cannot
+	// run in this build or on this OS; Unavailable then says why, in words for the user.
+	Executor    func(p *policy.Policy, o ExecOptions) (serve.Executor, error)
+	Unavailable string
+	// Layers lists the layer IDs the executor reports (its exported constants).
+	Layers []string
+	// Threats is explain's table for the scheme.
+	Threats []verify.ThreatRule
+	// Audit is the scheme's part of verify's static audit.
+	Audit verify.Auditor
+	// Adapter is how the harness's neutral steps become this scheme's tool calls (nil: the
+	// harness cannot attack the scheme in this build).
+	Adapter harness.Adapter
+	// Controls are the negative controls, run against ControlPolicy.
+	Controls      func() []harness.Control
+	ControlPolicy func() (*policy.Policy, error)
+	// Default builds the scheme's built-in policy (for --default); workspace "" means a fresh
+	// temporary directory. Nil: the scheme has no built-in policy.
+	Default func(workspace string) (*policy.Policy, error)
+}
+
+// ExecOptions are what serve hands every executor constructor.
+type ExecOptions struct {
+	Logger *slog.Logger
+}
+
+// UnavailableError is the one way every command reports a scheme it cannot run here.
+type UnavailableError struct {
+	Scheme string
+	Reason string
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("the %s scheme cannot run in this build on %s/%s: %s", e.Scheme, runtime.GOOS, runtime.GOARCH, e.Reason)
+}
+
+// NewExecutor builds the executor, or says plainly why this build cannot.
+func (s *Scheme) NewExecutor(p *policy.Policy, o ExecOptions) (serve.Executor, error) {
+	if s.Executor == nil {
+		return nil, &UnavailableError{Scheme: s.Name, Reason: s.Unavailable}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return s.Executor(p, o)
+}
+
+// Runs reports whether serve can run the scheme in this build; if not, the error says why.
+func (s *Scheme) Runs() error {
+	if s.Executor == nil {
+		return &UnavailableError{Scheme: s.Name, Reason: s.Unavailable}
+	}
+	return nil
+}

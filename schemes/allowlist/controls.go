@@ -1,0 +1,120 @@
+package allowlist
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+func networkOn(p *policy.Policy, _ *harness.Arena) error { p.Allowlist.Network = true; return nil }
+
+// controls lists the negative controls, one or more per detector.
+func controls() []harness.Control {
+	return []harness.Control{
+		{Detector: "leak", Scenario: "read-ssh-key-absolute", Kind: "policy",
+			Weakness: "read_paths holds the secrets' directory and path arguments may leave the workspace",
+			Mutate: func(p *policy.Policy, a *harness.Arena) error {
+				p.Allowlist.ReadPaths = append(p.Allowlist.ReadPaths, a.Root)
+				for i := range p.Allowlist.Commands {
+					p.Allowlist.Commands[i].AllowOutsidePaths = true
+				}
+				return nil
+			}},
+		{Detector: "leak", Scenario: "proc-parent-environ", Kind: "policy",
+			Weakness: "allowlist.env passes the server's API key to commands",
+			Mutate:   func(p *policy.Policy, a *harness.Arena) error { p.Allowlist.Env["API_KEY"] = a.Secret; return nil }},
+		{Detector: "outside", Scenario: "write-outside-python", Kind: "policy",
+			Weakness: "the workspace is the parent of the secrets (workspace set too wide)",
+			Mutate:   func(p *policy.Policy, a *harness.Arena) error { p.Allowlist.Workspace = a.Root; return nil }},
+		{Detector: "tcp", Scenario: "tcp-exfil-loopback", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
+		{Detector: "udp", Scenario: "udp-exfil-loopback", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
+		{Detector: "dns", Scenario: "dns-exfil", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
+		{Detector: "unix", Scenario: "unix-socket-agent", Kind: "policy", Weakness: "network = true (socket() allowed)", Mutate: networkOn},
+		{Detector: "egress", Scenario: "outbound-internet", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
+		{Detector: "survivors", Scenario: "read-canary-dotdot", Kind: "staged",
+			Weakness: "a process left running in the workspace, as an escaped child would be",
+			Inject: func(a *harness.Arena) {
+				cmd := exec.Command("sleep", "30")
+				cmd.Dir = a.WS
+				if cmd.Start() == nil {
+					go func() { time.Sleep(6 * time.Second); cmd.Process.Kill(); cmd.Wait() }()
+				}
+			}},
+		{Detector: "responsive", Scenario: "read-canary-dotdot", Kind: "staged",
+			Weakness: "the server is stopped (SIGSTOP) before the check, as a wedged server would be",
+			Inject:   func(a *harness.Arena) { a.Pause() }},
+		{Detector: "wall_time", Scenario: "sleep-past-timeout", Kind: "expectation",
+			Weakness: "calls held to 0.5s while the policy lets them run 3s",
+			Tighten:  func(e *harness.Expect) { e.Timeout, e.Grace = 500*time.Millisecond, 0 }},
+		{Detector: "output", Scenario: "output-flood-file", Kind: "expectation",
+			Weakness: "streams held to 1KiB while max_output_bytes is 64KiB",
+			Tighten:  func(e *harness.Expect) { e.Output = 1 << 10 }},
+		{Detector: "memory", Scenario: "memory-bomb", Kind: "expectation",
+			Weakness: "memory held to 32MiB while limits.memory is 1GiB",
+			Mutate:   func(p *policy.Policy, _ *harness.Arena) error { p.Limits.Memory = 1 << 30; return nil },
+			Tighten:  func(e *harness.Expect) { e.Memory = 32 << 20 }},
+		{Detector: "disk", Scenario: "disk-fill", Kind: "expectation",
+			Weakness: "files held to 1MiB while max_file_size is 64MiB",
+			Tighten:  func(e *harness.Expect) { e.FileSize = 1 << 20 }},
+		// serve refuses to run commands as root, so no policy can weaken this one.
+		{Detector: "privilege", Scenario: "setuid-root", Kind: "staged", NeedRoot: true,
+			Weakness: "a root-owned file appears in the workspace, as a command that became root would leave",
+			Inject: func(a *harness.Arena) {
+				if os.WriteFile(filepath.Join(a.WS, "made-by-root"), []byte("x"), 0o644) == nil {
+					os.Chown(filepath.Join(a.WS, "made-by-root"), 0, 0)
+				}
+			}},
+		{Detector: "marker", Scenario: "planted-script-interpreter", Kind: "policy",
+			Weakness: "an interpreter (python3) is allowlisted"},
+		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
+			Weakness: "an interpreter (python3) is allowlisted and the workspace is writable"},
+	}
+}
+
+// controlPolicy is the base the controls weaken: the built-in allowlist plus python3 and sh,
+// with a 3s timeout. On its own it contains every control's scenario except the two whose
+// weakness is the interpreter itself.
+func controlPolicy() (*policy.Policy, error) {
+	p, err := generate.DefaultAllowlist(os.TempDir())
+	if err != nil {
+		return nil, err
+	}
+	for name, candidates := range map[string][]string{
+		// Debian's python3.X-minimal ships no python3 link: take the versioned binary then.
+		"python3": {"python3", "python3.13", "python3.12", "python3.11"},
+		"sh":      {"sh", "dash", "bash"},
+	} {
+		c, err := pinFirst(candidates)
+		if err != nil {
+			return nil, fmt.Errorf("the negative controls need %s on this host: %w", name, err)
+		}
+		c.Name = name
+		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+	}
+	slices.SortFunc(p.Allowlist.Commands, func(a, b policy.Command) int { return strings.Compare(a.Name, b.Name) })
+	p.Name = "harness-controls"
+	p.Limits.Timeout = policy.Duration{Duration: 3 * time.Second}
+	return p, nil
+}
+
+func pinFirst(names []string) (policy.Command, error) {
+	var first error
+	for _, n := range names {
+		c, err := generate.Pin(n)
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return policy.Command{}, first
+}

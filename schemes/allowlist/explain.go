@@ -1,0 +1,86 @@
+package allowlist
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
+
+func interpreterIn(p *policy.Policy) string {
+	for _, c := range p.Allowlist.Commands {
+		if policy.IsInterpreter(c.Name) {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+var threats = []verify.ThreatRule{
+	{Threat: "run a program that is not pinned", Layers: []string{sa.LayerPinnedExec, sa.LayerLandlockFS},
+		Gap: func(p *policy.Policy) string {
+			if n := interpreterIn(p); n != "" {
+				return fmt.Sprintf("%q is allowlisted and runs any code it is given", n)
+			}
+			return ""
+		}, Scenarios: []string{"planted-binary", "planted-binary-exec", "planted-script-interpreter", "compress-program", "ld-preload"}},
+	{Threat: "read host files outside the workspace", Layers: []string{sa.LayerLandlockFS},
+		Gap: func(p *policy.Policy) string {
+			if len(p.Allowlist.ReadPaths) > 0 {
+				return "read_paths opens " + strings.Join(p.Allowlist.ReadPaths, ", ")
+			}
+			return ""
+		}, Scenarios: []string{"read-ssh-key-absolute", "read-canary-dotdot", "read-via-diff", "grep-home-recursive", "read-secrets-python", "symlink-planted", "symlink-two-calls", "hardlink-canary", "argument-injection"}},
+	{Threat: "write, truncate or delete outside the workspace", Layers: []string{sa.LayerLandlockFS},
+		Scenarios: []string{"write-outside-sort", "write-outside-uniq", "write-outside-python", "rc-files-home", "rc-files-python", "cross-call-leak"}},
+	{Threat: "plant code the host runs later (git hooks and config, editor tasks, .envrc) in the workspace", Server: true,
+		Gap: func(p *policy.Policy) string {
+			if n := interpreterIn(p); n != "" {
+				return fmt.Sprintf("%q can write .git/hooks: the kernel cannot fence off parts of the writable workspace", n)
+			}
+			return ""
+		}, Scenarios: []string{"git-hooks-argv", "git-hooks-python"}},
+	{Threat: "reach the network (TCP, UDP, DNS, cloud metadata, the internet)", Layers: []string{sa.LayerNetNS, sa.LayerSeccomp},
+		Gap: func(p *policy.Policy) string {
+			if p.Allowlist.Network {
+				return "network = true"
+			}
+			return ""
+		}, Scenarios: []string{"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "reverse-shell", "cloud-metadata", "outbound-internet"}},
+	{Threat: "connect to unix sockets on the host (ssh-agent, docker.sock, D-Bus)", Layers: []string{sa.LayerSeccomp, sa.LayerLandlockUnix},
+		Gap: func(p *policy.Policy) string {
+			if p.Allowlist.Network {
+				return "network = true lets socket() through, and this kernel's Landlock does not cover pathname sockets before ABI 9"
+			}
+			return ""
+		}, Scenarios: []string{"unix-socket-agent", "unix-socket-abstract", "docker-socket"}},
+	{Threat: "read the server's secrets (its environment, /proc)", Layers: []string{sa.LayerCleanEnv},
+		Gap: func(p *policy.Policy) string {
+			for k := range p.Allowlist.Env {
+				if verify.SecretName.MatchString(k) {
+					return "allowlist.env passes " + k
+				}
+			}
+			return ""
+		}, Scenarios: []string{"proc-self-environ", "proc-parent-environ", "ptrace-parent"}},
+	{Threat: "gain privileges (root, capabilities, setuid, namespaces, mount, ptrace, bpf, io_uring)", Layers: []string{sa.LayerUnprivileged, sa.LayerNoNewPrivs, sa.LayerSeccomp},
+		Scenarios: []string{"setuid-root", "capabilities", "ptrace-parent", "unshare-mount", "mknod-device", "kernel-surface"}},
+	{Threat: "leave processes running after the call", Layers: []string{sa.LayerPIDNS},
+		Scenarios: []string{"setsid-survivor", "grandchild-holds-stdout", "server-killed-mid-call", "fork-bomb-shell"}},
+	{Threat: "exhaust the process table (fork bomb)", Layers: []string{sa.LayerProcessLimit},
+		Caveat:    "RLIMIT_NPROC counts every process of the command's uid, so concurrent calls share the budget",
+		Scenarios: []string{"fork-bomb-python", "fork-bomb-shell"}},
+	{Threat: "exhaust memory", Layers: []string{sa.LayerRlimits},
+		Caveat:    "the address-space limit is per process, not summed over a call's processes (no cgroups)",
+		Scenarios: []string{"memory-bomb"}},
+	{Threat: "fill the disk", Layers: []string{sa.LayerRlimits},
+		Caveat:    "each file is capped at max_file_size, but nothing caps the number of files in the workspace",
+		Scenarios: []string{"disk-fill"}},
+	{Threat: "hog the CPU", Layers: []string{sa.LayerCPUShare}, Scenarios: []string{"cpu-spin-past-timeout"}},
+	{Threat: "flood the client with output, or hang it", Server: true,
+		Scenarios: []string{"output-flood-file", "output-flood-python", "sleep-past-timeout", "cpu-spin-past-timeout", "concurrent-long-calls", "fd-exhaustion", "fake-jsonrpc-on-fds"}},
+	{Threat: "run a tool with a smuggled environment, directory or shell", Server: true,
+		Scenarios: []string{"extra-tool-arguments", "shell-metacharacters", "argument-injection"}},
+}

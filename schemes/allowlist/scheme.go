@@ -1,0 +1,71 @@
+// Package allowlist is the allowlist scheme's entry in the registry: hardened host exec of
+// pinned binaries (the executor is serve/allowlist), with its threats, audit rules, harness
+// adapter and negative controls.
+package allowlist
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
+
+// Rules are the allowlist scheme's audit rules.
+var Rules = []verify.Rule{
+	{ID: "MS101", Severity: verify.High, Title: "an interpreter or program runner is allowlisted: arbitrary code"},
+	{ID: "MS102", Severity: verify.High, Title: "an allowlisted binary, or a directory above it, is writable by someone other than root"},
+	{ID: "MS103", Severity: verify.High, Title: "an allowlisted binary is missing or no longer matches its pinned sha256"},
+	{ID: "MS104", Severity: verify.High, Title: "allowlist.env passes a secret-looking variable to commands"},
+	{ID: "MS105", Severity: verify.High, Title: "the workspace is, or contains, a home directory or a system directory"},
+	{ID: "MS106", Severity: verify.Medium, Title: "the workspace is world-writable"},
+	{ID: "MS107", Severity: verify.Medium, Title: "allowlist network = true"},
+	{ID: "MS108", Severity: verify.Medium, Title: "allow_outside_paths lets a command's path arguments leave the workspace"},
+	{ID: "MS109", Severity: verify.Medium, Title: "read_paths exposes a home or secrets directory"},
+	{ID: "MS110", Severity: verify.Medium, Title: "a command lacks the deny_args its dangerous options need"},
+	{ID: "MS111", Severity: verify.High, Title: "the workspace does not exist"},
+}
+
+// Scheme is the registry entry.
+var Scheme = &scheme.Scheme{
+	Name:          policy.SchemeAllowlist,
+	Summary:       "pinned host binaries, hardened exec (Landlock, seccomp, namespaces, rlimits); Linux",
+	Executor:      executor(),
+	Unavailable:   sa.Unavailable,
+	Layers:        sa.LayerIDs,
+	Threats:       threats,
+	Audit:         verify.Auditor{Rules: Rules, Check: audit},
+	Adapter:       adapter{},
+	Controls:      controls,
+	ControlPolicy: controlPolicy,
+	Default:       Default,
+}
+
+func executor() func(*policy.Policy, scheme.ExecOptions) (serve.Executor, error) {
+	if sa.Unavailable != "" {
+		return nil
+	}
+	return func(p *policy.Policy, o scheme.ExecOptions) (serve.Executor, error) {
+		return sa.New(p, sa.Options{Logger: o.Logger})
+	}
+}
+
+// Default is the built-in policy: the common text tools present on this host, pinned now, no
+// network, over workspace (or a fresh temporary directory handed to nobody when serve is root).
+func Default(workspace string) (*policy.Policy, error) {
+	if workspace == "" {
+		d, err := os.MkdirTemp("", "mcpsandbox-workspace-")
+		if err != nil {
+			return nil, fmt.Errorf("create a workspace: %w (give --workspace DIR)", err)
+		}
+		if os.Geteuid() == 0 {
+			_ = os.Chown(d, 65534, 65534) // root runs commands as nobody: let nobody write its workspace
+		}
+		workspace = d
+	}
+	return generate.DefaultAllowlist(workspace)
+}

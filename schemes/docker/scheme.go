@@ -1,0 +1,47 @@
+// Package docker is the docker scheme's entry in the registry: a fresh locked-down container
+// per call through the Docker Engine API.
+package docker
+
+import (
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
+
+// Rules are the docker scheme's audit rules.
+var Rules = []verify.Rule{
+	{ID: "MS201", Severity: verify.High, Title: "docker network is not \"none\""},
+	{ID: "MS202", Severity: verify.High, Title: "docker user is root or unset"},
+	{ID: "MS203", Severity: verify.Medium, Title: "docker root filesystem is writable (read_only = false)"},
+	{ID: "MS204", Severity: verify.Medium, Title: "the docker workspace mount is writable"},
+	{ID: "MS205", Severity: verify.Info, Title: "no gVisor runtime: containers share the host kernel"},
+}
+
+// Scheme is the registry entry.
+var Scheme = &scheme.Scheme{
+	Name:        policy.SchemeDocker,
+	Summary:     "a fresh locked-down container per call (Docker Engine API)",
+	Unavailable: "the docker executor is not in this build yet; use the allowlist scheme",
+	Audit:       verify.Auditor{Rules: Rules, Check: audit},
+}
+
+func audit(p *policy.Policy, add verify.Add) {
+	d := p.Docker
+	if d.Network != "none" {
+		add("MS201", "docker.network", "containers join network %q: they can reach the host's network and the internet", `set network = "none"`, d.Network)
+	}
+	if u, _, _ := strings.Cut(d.User, ":"); d.User == "" || u == "0" || u == "root" {
+		add("MS202", "docker.user", "code runs as root in the container (user = %q)", `set user = "65534:65534"`, d.User)
+	}
+	if !d.ReadOnly {
+		add("MS203", "docker.read_only", "code can rewrite the container's filesystem, including its tools", "set read_only = true (a tmpfs /tmp stays writable)")
+	}
+	if d.Workspace != "" && d.WorkspaceWritable {
+		add("MS204", "docker.workspace_writable", "code can write %s on the host", "set workspace_writable = false unless code must write results there", d.Workspace)
+	}
+	if d.Runtime == "" {
+		add("MS205", "docker.runtime", "containers share the host kernel: a kernel bug is an escape", `install gVisor and set runtime = "runsc"`)
+	}
+}

@@ -1,0 +1,45 @@
+// Package schemes is the registry: every isolation scheme this build knows, one line each.
+// Adding a scheme is its package(s), one line here, and its scenarios' `schemes` lists.
+package schemes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
+	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
+	"github.com/mcpsandbox/mcpsandbox/schemes/docker"
+	"github.com/mcpsandbox/mcpsandbox/schemes/e2b"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
+
+// All lists the schemes in the order the product presents them.
+var All = []*scheme.Scheme{
+	allowlist.Scheme,
+	docker.Scheme,
+	e2b.Scheme,
+}
+
+// Lookup returns the scheme of that name.
+func Lookup(name string) (*scheme.Scheme, error) {
+	i := slices.IndexFunc(All, func(s *scheme.Scheme) bool { return s.Name == name })
+	if i < 0 {
+		return nil, fmt.Errorf("unknown scheme %q: use one of %s", name, strings.Join(policy.Schemes, ", "))
+	}
+	return All[i], nil
+}
+
+// For returns the scheme a policy names.
+func For(p *policy.Policy) (*scheme.Scheme, error) { return Lookup(p.Scheme) }
+
+// Rules lists every audit rule: the common ones, then each scheme's, for `verify` and the README.
+func Rules() []verify.Rule {
+	rs := slices.Clone(verify.CommonRules)
+	for _, s := range All {
+		rs = append(rs, s.Audit.Rules...)
+	}
+	slices.SortFunc(rs, func(a, b verify.Rule) int { return strings.Compare(a.ID, b.ID) })
+	return rs
+}

@@ -1,0 +1,34 @@
+//go:build !linux
+
+package allowlist
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+)
+
+// Unavailable says why the scheme cannot serve here: its layers are Linux kernel features.
+const Unavailable = "the allowlist scheme confines commands with Linux kernel layers (Landlock, seccomp, " +
+	"PID and network namespaces, rlimits) that this OS does not have; use the docker scheme (Docker Desktop) " +
+	"or the e2b scheme here, or run serve on a Linux host"
+
+// HelperArg is the helper's argv[1]; the helper exists only on Linux.
+const HelperArg = "__sandbox-exec"
+
+// HelperMain is never reached off Linux: New refuses first.
+func HelperMain() {}
+
+// Options configure New.
+type Options struct {
+	Logger *slog.Logger
+}
+
+// New refuses: see Unavailable.
+func New(*policy.Policy, Options) (serve.Executor, error) { return nil, errors.New(Unavailable) }
+
+// CheckOwnership is the Linux audit of who can replace a pinned binary; elsewhere there is
+// nothing to serve, so nothing to check.
+func CheckOwnership(string) error { return nil }

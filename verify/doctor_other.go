@@ -1,0 +1,12 @@
+//go:build !linux
+
+package verify
+
+import "runtime"
+
+// hostChecks: the allowlist scheme's layers are Linux kernel features; here only the docker
+// and e2b schemes can serve.
+func hostChecks() []Check {
+	return []Check{{Name: "kernel", Value: runtime.GOOS,
+		Advice: "the allowlist scheme needs Linux (Landlock, seccomp, namespaces); use the docker scheme (Docker Desktop) or e2b here"}}
+}
