@@ -138,11 +138,10 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 	// Deliver in the background: a program larger than the socket's buffer must not hold the
 	// timeout off.
 	delivered := make(chan error, 1)
+	// stdin stays open for the whole call: the container's watchdog kills everything when it
+	// closes (serve finished with the call, or died).
 	go func() {
-		_, err := io.WriteString(b.hj.Conn, kind+"\n"+src)
-		if err == nil {
-			err = b.hj.CloseWrite()
-		}
+		_, err := io.WriteString(b.hj.Conn, fmt.Sprintf("%s %d %d\n%s", kind, timeout.Milliseconds(), len(src), src))
 		delivered <- err
 	}()
 	timer := time.NewTimer(timeout) // the timeout clock starts at delivery

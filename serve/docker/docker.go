@@ -282,6 +282,11 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	if err := e.Ready(); err != nil {
 		return nil, err
 	}
+	// The timeout clock starts when the program is delivered (run's timer), not when serve
+	// handed over the call: a cold container's creation must not eat the program's time. So
+	// serve's deadline is not passed on; a client's cancel is.
+	ctx, cancel := e.callContext(ctx)
+	defer cancel()
 	var b *box
 	if e.pool != nil {
 		b = e.pool.take()
@@ -298,6 +303,17 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 		return nil, err
 	}
 	return e.run(ctx, b, kind, *src, timeout, c.MaxOutput)
+}
+
+// callContext follows ctx's cancellation but not its deadline.
+func (e *Executor) callContext(ctx context.Context) (context.Context, func()) {
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel(ctx.Err())
+		}
+	})
+	return cctx, func() { stop(); cancel(nil) }
 }
 
 // Close implements serve.Executor: stops refilling, removes the pooled containers, waits for

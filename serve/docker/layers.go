@@ -31,6 +31,11 @@ const (
 	LayerPool         = "pool"
 )
 
+// LayerIDs lists every layer the executor reports, in its order.
+var LayerIDs = []string{LayerEngine, LayerImage, LayerRuntime, LayerNetwork, LayerReadOnlyRoot, LayerTmpfs, LayerUser,
+	LayerCaps, LayerNoNewPrivs, LayerSeccomp, LayerMemory, LayerPids, LayerCPU, LayerInit, LayerUlimits, LayerEnv,
+	LayerWorkspace, LayerPool}
+
 // vmRuntimes are runtimes that do not share the host kernel with the container.
 var vmRuntimes = map[string]bool{"runsc": true, "kata": true, "kata-runtime": true, "kata-qemu": true, "kata-fc": true, "io.containerd.kata.v2": true, "io.containerd.runsc.v1": true}
 

@@ -16,12 +16,15 @@ import (
 const (
 	tmpfsBytes   = 64 << 20 // /tmp, a tmpfs: counted against limits.memory too
 	shmBytes     = 16 << 20 // /dev/shm
-	fsizeBytes   = 64 << 20 // RLIMIT_FSIZE: the largest file a call may write anywhere
-	nofileLimit  = 1024     // RLIMIT_NOFILE
+	fsizeBytes   = FileSizeLimit
+	nofileLimit  = 1024 // RLIMIT_NOFILE
 	defaultUser  = "65534:65534"
 	workspaceDir = "/workspace"
 	boxHostname  = "sandbox"
 )
+
+// FileSizeLimit is RLIMIT_FSIZE in every container: the largest file a call may write anywhere.
+const FileSizeLimit = 64 << 20
 
 // Label keys on every container mcpsandbox starts. The instance labels let a later serve tell
 // whether the serve that started a container is still alive (see reap.go).
@@ -39,13 +42,19 @@ const (
 	LabelPooled   = "dev.mcpsandbox.pooled"
 )
 
-// wrapperPy runs in every container, blocked reading its program from the attached stdin:
-// first line the tool ("python" or "shell"), then the source until EOF. It runs the program,
-// then writes the end mark "mcpsandbox-end:NONCE:STATUS:OOMKILLS\n" on stdout AND stderr (each
-// stream is ordered on its own, the two are not ordered against each other, so serve waits for
-// both). Python code runs in this interpreter (started ahead: no interpreter start-up on the
-// call's path); shell scripts run in /bin/sh from a memfd (no argument-size limit, stdin
-// /dev/null so a command reading stdin cannot eat the script).
+// wrapperPy runs in every container, blocked reading its program from the attached stdin: a
+// header line "TOOL TIMEOUT_MS LENGTH" (TOOL is python or shell), then LENGTH bytes of source.
+// It runs the program, then writes the end mark "mcpsandbox-end:NONCE:STATUS:OOMKILLS\n" on
+// stdout AND stderr (each stream is ordered on its own, the two are not ordered against each
+// other, so serve waits for both). Python code runs in this interpreter (started ahead: no
+// interpreter start-up on the call's path); shell scripts run in /bin/sh from a memfd (no
+// argument-size limit). The program's stdin is /dev/null.
+//
+// A watchdog, forked before any call, holds the attached stdin, which serve keeps open for the
+// whole call: when it reads EOF (serve closed the call, or serve died, even by SIGKILL, and the
+// engine closed the stream) or the call outlives its timeout by watchdogGrace, it kills every
+// process it can (kill -1) and the container stops. A serve that dies mid-call leaves no
+// process running; its stopped containers are removed by the next serve (reap.go).
 //
 // Why a forged mark is harmless: the nonce is not secret from the program (it is in this
 // process's argv, and the program runs as the same uid in the same container). A program that
@@ -55,11 +64,44 @@ const (
 // running survives, and no other call's output or status can be touched: each call has its own
 // container, its own attach stream and its own nonce. The mark is a speed-up, never a security
 // boundary; without it (os._exit, a crash, a killed wrapper) serve falls back to the engine's
-// exit status.
-const wrapperPy = `import os, sys
+// exit status. Killing the watchdog likewise only removes a backstop for serve's own removal.
+const wrapperPy = `import os, sys, signal
 nonce = sys.argv[1]
-kind = sys.stdin.readline().strip()
-src = sys.stdin.read()
+r, w = os.pipe()
+if os.fork() == 0:
+    os.close(w)
+    t = os.read(r, 32)
+    if t:
+        import select
+        select.select([0], [], [], int(t) / 1000.0 + 5)
+    try:
+        os.kill(-1, signal.SIGKILL)
+    finally:
+        os._exit(0)
+os.close(r)
+head = b""
+while not head.endswith(b"\n"):
+    c = os.read(0, 1)
+    if not c:
+        os._exit(0)
+    head += c
+kind, tmo, n = head.split()
+n = int(n)
+buf = []
+while n > 0:
+    c = os.read(0, min(n, 1 << 20))
+    if not c:
+        os._exit(0)
+    buf.append(c)
+    n -= len(c)
+os.write(w, tmo)
+os.close(w)
+nul = os.open("/dev/null", os.O_RDONLY)
+os.dup2(nul, 0)
+os.close(nul)
+src = b"".join(buf).decode("utf-8", "surrogateescape")
+del buf
+kind = kind.decode()
 status = 0
 if kind == "python":
     g = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": "<stdin>"}
@@ -118,12 +160,17 @@ for fd in (1, 2):
 
 // wrapperSh is the fallback for images without python3: shell scripts only, same protocol.
 const wrapperSh = `n=$1
-IFS= read -r k
+IFS=' ' read -r k t l || exit 0
+f=/tmp/.mcpsandbox-script
+head -c "$l" >"$f"
+( cat >/dev/null; kill -9 -1 ) &
+( sleep $(( t / 1000 + 5 )); kill -9 -1 ) &
 case $k in
-shell) f=/tmp/.mcpsandbox-script; cat >"$f"; /bin/sh "$f" </dev/null; s=$?; rm -f "$f" ;;
-python) cat >/dev/null; echo "mcpsandbox: this image has no python3; use run_shell_sandbox or an image with Python (docker.image)" >&2; s=127 ;;
-*) cat >/dev/null; s=127 ;;
+shell) /bin/sh "$f" </dev/null; s=$? ;;
+python) echo "mcpsandbox: this image has no python3; use run_shell_sandbox or an image with Python (docker.image)" >&2; s=127 ;;
+*) s=127 ;;
 esac
+rm -f "$f"
 o=0
 for p in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
   [ -r "$p" ] && while read -r a b; do [ "$a" = oom_kill ] && o=$b; done <"$p"

@@ -68,3 +68,16 @@ func TestJudge(t *testing.T) {
 		t.Errorf("labels round trip: %+v %v", o, ok)
 	}
 }
+
+func TestLayerIDsUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, id := range LayerIDs {
+		if seen[id] {
+			t.Errorf("layer %q twice", id)
+		}
+		seen[id] = true
+	}
+	if len(LayerIDs) != 18 {
+		t.Errorf("%d layer IDs", len(LayerIDs))
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -129,9 +130,11 @@ func (c *Client) Unreachable(err error) error {
 	return fmt.Errorf("docker engine at %s: %w", c.Where(), err)
 }
 
+// isDialError: the client could not reach the engine at all (errors the engine answered with
+// carry its words, and are not this).
 func isDialError(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "connect: ") || strings.Contains(s, "no such host") || strings.Contains(s, "dial ")
+	var op *net.OpError
+	return errors.As(err, &op)
 }
 
 // StartAdvice says how to get an engine answering, for this OS and how the address was chosen.
