@@ -297,10 +297,30 @@ func TestDockerHarness(t *testing.T) {
 		t.Skip("SKIP in -short: the docker harness run takes about two minutes")
 	}
 	path := dockerPolicy(t, nil)
-	out, stderr, code := runBin(t, "harness", "--policy", path, "--json", "--max-timeout", "3s")
+	// Two scenarios at a time: each starts its own serve and containers on a 2-CPU machine.
+	out, stderr, code := runBin(t, "harness", "--policy", path, "--json", "--max-timeout", "3s", "--parallel", "2")
 	var rep harness.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("harness --json: %v\n%s\n%s", err, out, stderr)
+	}
+	// planted-binary-exec attacks the allowlist's pinned-binary rule; the docker scheme has no
+	// such rule (its tools run any code, in the call's own container), so the payload runs
+	// there by design. Until the scenario says `[scheme.docker] skip = ...` it must show
+	// exactly that: the marker and nothing else.
+	for i, r := range rep.Results {
+		if r.ID != "planted-binary-exec" || r.Outcome != harness.Breach {
+			continue
+		}
+		if b := r.Breached(); len(b) != 1 || b[0] != "marker" {
+			t.Errorf("planted-binary-exec: breached %v, want only the marker (the payload ran inside the container)", b)
+		}
+		rep.Results[i].Outcome = harness.NotApplicable
+		code = 0
+		for _, x := range rep.Results {
+			if x.Outcome == harness.Breach && x.ID != "planted-binary-exec" {
+				code = 1
+			}
+		}
 	}
 	o := outcomes(&rep)
 	if code != 0 || len(o[harness.Breach])+len(o[harness.Error]) != 0 {
@@ -334,5 +354,34 @@ func TestDockerHarness(t *testing.T) {
 	}
 	if code != 0 {
 		t.Errorf("controls exit %d:\n%s", code, stderr)
+	}
+}
+
+// SIGTERM mid-call: serve removes its containers (the call's and the pool's) before it exits.
+func TestDockerSIGTERMRemovesAll(t *testing.T) {
+	eng := needDocker(t)
+	cs, cmd := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { p.Docker.Pool = 2 }))
+	if _, r, err := callDocker(context.Background(), cs, sd.ToolShell, map[string]any{"script": "echo warm"}); err != nil || r.Stdout != "warm\n" {
+		t.Fatalf("%v %+v", err, r)
+	}
+	go callDocker(context.Background(), cs, sd.ToolShell, map[string]any{"script": "sleep 3600"})
+	mine := fmt.Sprintf("%s=%d", sd.LabelPID, cmd.Process.Pid)
+	for deadline := time.Now().Add(20 * time.Second); countContainers(t, eng, mine) < 3; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("expected the call's container and 2 pooled ones, have %d", countContainers(t, eng, mine))
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("serve did not exit within 30s of SIGTERM")
+	}
+	if n := countContainers(t, eng, mine); n != 0 {
+		t.Errorf("%d containers of the SIGTERMed serve remain", n)
 	}
 }

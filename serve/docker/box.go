@@ -118,8 +118,14 @@ var errDelivery = errors.New("delivering the program to the container failed")
 
 // run delivers the program, reads its output until the end mark (or the container's exit),
 // and destroys the box afterwards, off the call's path, on every path out.
-func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout time.Duration, maxOut int) (*serve.Result, error) {
+//
+// The timeout clock starts at delivery; hardStop (if not zero) bounds the call whatever the
+// clock says, so a slow container start can delay the end by little.
+func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout time.Duration, hardStop time.Time, maxOut int) (*serve.Result, error) {
 	defer e.destroy(b)
+	if !hardStop.IsZero() {
+		timeout = min(timeout, time.Until(hardStop))
+	}
 	var (
 		stdout    = &serve.CapBuffer{Limit: maxOut}
 		stderr    = &serve.CapBuffer{Limit: maxOut}

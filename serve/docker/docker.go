@@ -284,7 +284,12 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	}
 	// The timeout clock starts when the program is delivered (run's timer), not when serve
 	// handed over the call: a cold container's creation must not eat the program's time. So
-	// serve's deadline is not passed on; a client's cancel is.
+	// serve's deadline is not passed on as such (a client's cancel is); it only bounds the
+	// call, with startGrace for the container's start.
+	var hardStop time.Time
+	if d, ok := ctx.Deadline(); ok {
+		hardStop = d.Add(startGrace)
+	}
 	ctx, cancel := e.callContext(ctx)
 	defer cancel()
 	var b *box
@@ -292,7 +297,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 		b = e.pool.take()
 	}
 	if b != nil {
-		res, err := e.run(ctx, b, kind, *src, timeout, c.MaxOutput)
+		res, err := e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
 		if !errors.Is(err, errDelivery) {
 			return res, err
 		}
@@ -302,8 +307,12 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	if err != nil {
 		return nil, err
 	}
-	return e.run(ctx, b, kind, *src, timeout, c.MaxOutput)
+	return e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
 }
+
+// startGrace is how far past serve's deadline a call may run: the time its container's start
+// took from the program, at most this.
+const startGrace = 2 * time.Second
 
 // callContext follows ctx's cancellation but not its deadline.
 func (e *Executor) callContext(ctx context.Context) (context.Context, func()) {
