@@ -1,11 +1,17 @@
 package e2e
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -40,8 +46,9 @@ func (e *initEnv) run(t *testing.T, stdin string, args ...string) (string, strin
 	return runCmd(t, cmd)
 }
 
-// The acceptance path: init with flags, then start exactly the command init wrote into
-// .mcp.json, as Claude Code would, and list its tools.
+// The acceptance path: init with flags, then start exactly the command init wrote into Claude
+// Code's config (local scope, in ~/.claude.json under the project, as `claude mcp add` does), as
+// Claude Code would, and list its tools. init itself says it checked that command.
 func TestInitFlagsThenServeAnswers(t *testing.T) {
 	e := newInitEnv(t)
 	ws := filepath.Join(e.home, "ai-workspace")
@@ -49,20 +56,30 @@ func TestInitFlagsThenServeAnswers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("init exit %d: %s %s", code, out, stderr)
 	}
+	if !strings.Contains(out, "local scope") || !strings.Contains(out, "claude-code:project") ||
+		!strings.Contains(out, "checked: the entry starts and answers MCP") || !strings.Contains(out, "run_allowed_command") {
+		t.Errorf("init did not say which scope it used, or what the entry answered:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(e.project, ".mcp.json")); err == nil {
+		t.Error("wrote the project's .mcp.json without being asked (claude-code:project)")
+	}
 	var cfg struct {
-		MCPServers map[string]struct {
-			Command string
-			Args    []string
-			Type    string
+		Projects map[string]struct {
+			MCPServers map[string]struct {
+				Command string
+				Args    []string
+				Type    string
+			}
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(e.project, ".mcp.json"))
+	b, err := os.ReadFile(filepath.Join(e.home, ".claude.json"))
 	if err != nil || json.Unmarshal(b, &cfg) != nil {
-		t.Fatalf(".mcp.json: %v\n%s", err, b)
+		t.Fatalf("~/.claude.json: %v\n%s", err, b)
 	}
-	entry := cfg.MCPServers["sandbox"]
+	proj, _ := filepath.EvalSymlinks(e.project)
+	entry := cfg.Projects[proj].MCPServers["sandbox"]
 	if !filepath.IsAbs(entry.Command) || entry.Type != "stdio" {
-		t.Fatalf("entry %+v", entry)
+		t.Fatalf("entry %+v in\n%s", entry, b)
 	}
 	pol, err := policy.Load(entry.Args[len(entry.Args)-1])
 	if err != nil || pol.Allowlist.Workspace != ws || len(pol.Allowlist.Commands) != 2 {
@@ -87,6 +104,14 @@ func TestInitFlagsThenServeAnswers(t *testing.T) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{"--version"}}})
 	if err != nil || res.IsError {
 		t.Fatalf("wc through the configured server: %v %+v", err, res)
+	}
+	// The project scope only when asked for.
+	out, stderr, code = e.run(t, "", "--scheme", "allowlist", "--allow", "wc,sort", "--workspace", ws, "--client", "claude-code:project", "--yes")
+	if code != 0 || !strings.Contains(out, "project scope") {
+		t.Fatalf("claude-code:project: exit %d %s %s", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.project, ".mcp.json")); err != nil {
+		t.Errorf("claude-code:project wrote no .mcp.json: %v", err)
 	}
 }
 
@@ -128,16 +153,16 @@ func TestInitMergesNeverClobbers(t *testing.T) {
 	if bb, _ := os.ReadFile(backups[0]); string(bb) != orig {
 		t.Errorf("backup holds %q", bb)
 	}
-	// The same init again changes nothing and is no conflict.
-	if out, stderr, code := e.run(t, "", args...); code != 0 || strings.Contains(out, "wrote") {
+	// The same init again changes nothing, is no conflict, and says so.
+	if out, stderr, code := e.run(t, "", args...); code != 0 || strings.Contains(out, "wrote") || !strings.Contains(out, "already configured, nothing changed") {
 		t.Fatalf("re-run: exit %d: %s %s", code, out, stderr)
 	}
 	// A different entry of the same name: without --force init refuses and changes nothing.
 	args[3] = "wc,sort" // --allow
 	args = append(args, "--policy-out", filepath.Join(e.home, "other.toml"))
 	_, stderr, code := e.run(t, "", args...)
-	if code == 0 || !strings.Contains(stderr, "--force") {
-		t.Fatalf("same name without --force: exit %d %s", code, stderr)
+	if code == 0 || !strings.Contains(stderr, "--force") || strings.Count(stderr, "already") != 1 {
+		t.Fatalf("same name without --force (said once, with the fix): exit %d %s", code, stderr)
 	}
 	if b2, _ := os.ReadFile(cursor); string(b2) != string(b) {
 		t.Error("refused init changed the config")
@@ -175,146 +200,387 @@ func TestInitMergesNeverClobbers(t *testing.T) {
 
 func TestInitPrint(t *testing.T) {
 	e := newInitEnv(t)
-	out, stderr, code := e.run(t, "", "--scheme", "e2b", "--client", "vscode", "--client", "codex", "--print", "--yes")
+	ws := filepath.Join(e.home, "ws")
+	out, stderr, code := e.run(t, "", "--scheme", "allowlist", "--allow", "wc", "--workspace", ws, "--client", "vscode", "--client", "codex", "--print", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(out, `"servers": {`) || !strings.Contains(out, `"type": "stdio"`) || !strings.Contains(out, "[mcp_servers.sandbox]") {
 		t.Fatalf("snippets:\n%s", out)
 	}
+	if strings.Contains(out, "checked:") || !strings.Contains(stderr, "checked: the entry starts") {
+		t.Errorf("stdout must hold the snippets alone, the check goes to stderr:\n%s\n%s", out, stderr)
+	}
 	if _, err := os.Stat(filepath.Join(e.project, ".vscode")); err == nil {
 		t.Error("--print edited a client config")
 	}
 	b, err := os.ReadFile(filepath.Join(e.config, "mcpsandbox", "policy.toml"))
-	if err != nil || !strings.Contains(string(b), `api_key_env     = "E2B_API_KEY"`) {
+	if err != nil || !strings.Contains(string(b), "wc") {
 		t.Fatalf("policy: %v\n%s", err, b)
 	}
 }
 
-// The real wizard through a pseudo-terminal, as survey's own tests drive it: one run per scheme.
+// wizardRun drives the real wizard through a pseudo-terminal, as survey's own tests do: a
+// vt10x terminal answers the prompts' cursor queries.
+type wizardRun struct {
+	t    *testing.T
+	con  *expect.Console
+	cmd  *exec.Cmd
+	done chan error
+	seen strings.Builder
+}
+
+func startWizard(t *testing.T, e *initEnv, env ...string) *wizardRun {
+	t.Helper()
+	ptm, pts, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := vt10x.New(vt10x.WithWriter(pts))
+	con, err := expect.NewConsole(expect.WithStdin(ptm), expect.WithStdout(term), expect.WithCloser(ptm, pts),
+		expect.WithDefaultTimeout(20*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &wizardRun{t: t, con: con, done: make(chan error, 1)}
+	w.cmd = exec.Command(binPath, "init")
+	w.cmd.Env, w.cmd.Dir = append(append(e.env, "TERM=xterm"), env...), e.project
+	w.cmd.Stdin, w.cmd.Stdout, w.cmd.Stderr = con.Tty(), con.Tty(), con.Tty()
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.done <- w.cmd.Wait() }()
+	t.Cleanup(func() {
+		w.cmd.Process.Kill()
+		con.Close()
+		if os.Getenv("SHOW_SCREEN") != "" || t.Failed() {
+			t.Logf("screen:\n%s", w.seen.String())
+		}
+	})
+	return w
+}
+
+// expect waits for any of the texts and says which came (the first listed wins a tie).
+func (w *wizardRun) expect(texts ...string) string {
+	w.t.Helper()
+	ms := make([]expect.ExpectOpt, len(texts))
+	for i, s := range texts {
+		ms[i] = expect.String(s)
+	}
+	got, err := w.con.Expect(ms...)
+	w.seen.WriteString(got)
+	if err != nil {
+		w.t.Fatalf("waiting for %q: %v\nscreen so far:\n%s", texts, err, w.seen.String())
+	}
+	for _, s := range texts {
+		if strings.Contains(got, s) {
+			return s
+		}
+	}
+	return ""
+}
+
+func (w *wizardRun) step(text, send string) {
+	w.t.Helper()
+	w.expect(text)
+	w.con.Send(send)
+}
+
+// exit waits for the wizard to end and returns its error (nil for exit 0).
+func (w *wizardRun) exit() error {
+	w.t.Helper()
+	select {
+	case err := <-w.done:
+		return err
+	case <-time.After(20 * time.Second):
+		w.t.Fatalf("wizard did not finish; screen:\n%s", w.seen.String())
+	}
+	return nil
+}
+
+const (
+	enter = "\r"
+	down  = "\x1b[B"
+)
+
+// limitSteps answer the limits with their defaults.
+func limitSteps(w *wizardRun) {
+	for _, q := range []string{"Timeout per call", "Output cap per stream", "Memory per call", "Processes per call"} {
+		w.step(q, enter)
+	}
+}
+
+// goesOn answers the limits once the scheme's needs are met; or, when this build's serve cannot
+// run the scheme at all, checks that init stopped saying so, and reports false.
+func goesOn(w *wizardRun) bool {
+	w.t.Helper()
+	if w.expect("Timeout per call", "cannot run in this build") != "Timeout per call" {
+		w.expect("nothing was written")
+		if w.exit() == nil {
+			w.t.Error("init exited 0 for a scheme this build cannot run")
+		}
+		return false
+	}
+	w.con.Send(enter)
+	for _, q := range []string{"Output cap per stream", "Memory per call", "Processes per call"} {
+		w.step(q, enter)
+	}
+	return true
+}
+
+// finishWrite picks a client, accepts the policy path and writes; then either the entry answered
+// (verify declined, exit 0: true) or it could not start and nothing was written (false).
+func finishWrite(w *wizardRun, client string) bool {
+	w.t.Helper()
+	w.step("Configure which clients?", client)
+	w.step(client, " "+enter)
+	w.step("Write the policy to", enter)
+	w.step("Write them?", enter)
+	if w.expect("on it now (audit", "does not start") == "does not start" {
+		w.expect("nothing was changed")
+		if w.exit() == nil {
+			w.t.Error("init exited 0 although the entry does not start")
+		}
+		return false
+	}
+	w.con.Send("n" + enter)
+	w.expect("next: mcpsandbox verify")
+	if err := w.exit(); err != nil {
+		w.t.Fatalf("wizard exited: %v\n%s", err, w.seen.String())
+	}
+	return true
+}
+
+// The wizard for each scheme. docker and e2b say what they need before asking, and check it
+// before writing: no engine, no image, no API key each stop the wizard with nothing written; with
+// everything in place the written entry must answer MCP, or nothing is written either.
 func TestInitWizardPTY(t *testing.T) {
-	type step struct{ expect, send string }
-	const (
-		enter = "\r"
-		down  = "\x1b[B"
-	)
-	cases := []struct {
-		name   string
-		steps  []step
-		policy string // a line the policy must hold
-		config string // the client config written, relative to the project or home
-	}{
-		{"allowlist", []step{
-			{"Which sandbox scheme?", enter},
-			{"Workspace", enter},
-			{"Commands to allow", enter},
-			{"More commands", "python3" + enter},
-			{"Keep python3 anyway?", "n" + enter},
-			{"network access?", enter},
-			{"Timeout per call", "20s" + enter},
-			{"Output cap per stream", enter},
-			{"Memory per call", enter},
-			{"Processes per call", enter},
-			{"Configure which clients?", "claude-code"},
-			{"claude-code", " " + enter},
-			{"Write the policy to", enter},
-			{"Write them?", enter},
-			{"Run `mcpsandbox verify`", "n" + enter},
-		}, `timeout          = "20s"`, ".mcp.json"},
-		{"docker", []step{
-			{"Which sandbox scheme?", down + enter},
-			{"Image:", enter},
-			{"Host directory to mount", enter},
-			{"Containers to keep pre-started", "2" + enter},
-			{"Timeout per call", enter},
-			{"Output cap per stream", enter},
-			{"Memory per call", enter},
-			{"Processes per call", enter},
-			{"Configure which clients?", "cursor"},
-			{"cursor", " " + enter},
-			{"Write the policy to", enter},
-			{"Write them?", enter},
-			{"Run `mcpsandbox verify`", "n" + enter},
-		}, `pool       = 2`, "home/.cursor/mcp.json"},
-		{"e2b", []step{
-			{"Which sandbox scheme?", down + down + enter},
-			{"E2B template", enter},
-			{"Environment variable holding your E2B API key", enter},
-			{"Sandbox reuse", down + enter},
-			{"Timeout per call", enter},
-			{"Output cap per stream", enter},
-			{"Memory per call", enter},
-			{"Processes per call", enter},
-			{"Configure which clients?", "codex"},
-			{"codex", " " + enter},
-			{"Write the policy to", enter},
-			{"Write them?", enter},
-			{"Run `mcpsandbox verify`", "n" + enter},
-		}, `reuse           = "call"`, "home/.codex/config.toml"},
+	policyPath := func(e *initEnv) string { return filepath.Join(e.config, "mcpsandbox", "policy.toml") }
+	noWrites := func(t *testing.T, e *initEnv, cfg string) {
+		t.Helper()
+		for _, f := range []string{policyPath(e), cfg} {
+			if _, err := os.Stat(f); err == nil {
+				t.Errorf("%s was written", f)
+			}
+		}
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := newInitEnv(t)
-			// survey's own test rig: a vt10x terminal answers the prompts' cursor queries.
-			ptm, pts, err := pty.Open()
-			if err != nil {
-				t.Fatal(err)
-			}
-			term := vt10x.New(vt10x.WithWriter(pts))
-			con, err := expect.NewConsole(expect.WithStdin(ptm), expect.WithStdout(term), expect.WithCloser(ptm, pts),
-				expect.WithDefaultTimeout(15*time.Second))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer con.Close()
-			cmd := exec.Command(binPath, "init")
-			cmd.Env, cmd.Dir = append(e.env, "TERM=xterm"), e.project
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = con.Tty(), con.Tty(), con.Tty()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var seen strings.Builder
-			for _, s := range c.steps {
-				got, err := con.ExpectString(s.expect)
-				seen.WriteString(got)
-				if err != nil {
-					cmd.Process.Kill()
-					t.Fatalf("waiting for %q: %v\nscreen so far:\n%s", s.expect, err, seen.String())
-				}
-				con.Send(s.send)
-			}
-			// Drain what the wizard prints last ("wrote …", "next: …") so it can exit.
-			got, _ := con.ExpectString("next: mcpsandbox verify")
-			seen.WriteString(got)
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("wizard exited: %v", err)
-				}
-			case <-time.After(15 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("wizard did not finish; screen:\n%s", seen.String())
-			}
-			if !strings.Contains(seen.String(), "These files will change") || !strings.Contains(seen.String(), "(new file)") {
-				t.Errorf("no preview before writing:\n%s", seen.String())
-			}
-			pb, err := os.ReadFile(filepath.Join(e.config, "mcpsandbox", "policy.toml"))
-			if err != nil || !strings.Contains(string(pb), c.policy) {
-				t.Fatalf("policy: %v\n%s", err, pb)
-			}
-			if c.name == "allowlist" && strings.Contains(string(pb), "python") {
-				t.Error("python3 kept after answering no")
-			}
-			cfgPath := filepath.Join(e.project, c.config)
-			if strings.HasPrefix(c.config, "home/") {
-				cfgPath = filepath.Join(e.home, strings.TrimPrefix(c.config, "home/"))
-			}
-			cb, err := os.ReadFile(cfgPath)
-			if err != nil || !strings.Contains(string(cb), "serve") || !strings.Contains(string(cb), filepath.Join(e.config, "mcpsandbox", "policy.toml")) {
-				t.Fatalf("client config %s: %v\n%s", cfgPath, err, cb)
-			}
-		})
+	t.Run("allowlist", func(t *testing.T) {
+		e := newInitEnv(t)
+		w := startWizard(t, e)
+		w.step("Which sandbox scheme?", enter)
+		w.step("Workspace", enter)
+		w.step("Commands to allow", enter)
+		w.step("More commands", "python3"+enter)
+		w.step("Keep python3 anyway?", "n"+enter)
+		w.step("network access?", enter)
+		w.step("Timeout per call", "20s"+enter)
+		w.step("Output cap per stream", enter)
+		w.step("Memory per call", enter)
+		w.step("Processes per call", enter)
+		if !finishWrite(w, "claude-code") {
+			t.Fatalf("the allowlist entry does not start:\n%s", w.seen.String())
+		}
+		screen := w.seen.String()
+		if !strings.Contains(screen, "These files will change") || !strings.Contains(screen, "(new file") {
+			t.Errorf("no preview before writing:\n%s", screen)
+		}
+		// The preview summarises the policy: the commands on one line, no pins.
+		if !regexp.MustCompile(`commands \(\d+, each pinned by sha256\): cat, cut`).MatchString(screen) || strings.Contains(screen, "sha256 = ") {
+			t.Errorf("the preview is not a summary:\n%s", screen)
+		}
+		if !strings.Contains(screen, "local scope") || !strings.Contains(screen, "checked: the entry starts") {
+			t.Errorf("init did not say the scope used or the check:\n%s", screen)
+		}
+		pb, err := os.ReadFile(policyPath(e))
+		if err != nil || !strings.Contains(string(pb), `timeout          = "20s"`) || strings.Contains(string(pb), "python") {
+			t.Fatalf("policy: %v\n%s", err, pb)
+		}
+		if cb, err := os.ReadFile(filepath.Join(e.home, ".claude.json")); err != nil || !strings.Contains(string(cb), policyPath(e)) {
+			t.Fatalf("~/.claude.json: %v\n%s", err, cb)
+		}
+	})
+	// A re-run starts from the policy there: jq, added the first time, stays; a changed limit
+	// shows as - then +; a client already configured is preselected.
+	t.Run("rerun", func(t *testing.T) {
+		e := newInitEnv(t)
+		if out, stderr, code := e.run(t, "", "--scheme", "allowlist", "--allow", "wc,jq", "--workspace", filepath.Join(e.home, "ws"), "--client", "cursor", "--yes"); code != 0 {
+			t.Fatalf("first init: %s %s", out, stderr)
+		}
+		w := startWizard(t, e)
+		w.expect("Starting from your policy")
+		w.step("Which sandbox scheme?", enter)
+		w.step("Workspace", enter)
+		w.step("Commands to allow", enter)
+		w.step("More commands", enter)
+		w.step("network access?", enter)
+		w.step("Timeout per call", "20s"+enter)
+		w.step("Output cap per stream", enter)
+		w.step("Memory per call", enter)
+		w.step("Processes per call", enter)
+		w.step("Configure which clients?", enter) // cursor: detected, preselected
+		w.step("Write the policy to", enter)
+		w.expect("Write them?")
+		screen := w.seen.String()
+		pv := screen[strings.LastIndex(screen, "These files will change"):]
+		if strings.Contains(pv, "-commands") || strings.Contains(pv, "+commands") {
+			t.Errorf("the re-run changes the commands:\n%s", pv)
+		}
+		i, j := strings.Index(pv, "-limits: 30s"), strings.Index(pv, "+limits: 20s")
+		if i < 0 || j < 0 || i > j {
+			t.Errorf("the preview does not show - then + for the timeout:\n%s", pv)
+		}
+		w.con.Send(enter)
+		w.step("on it now (audit", "n"+enter)
+		w.expect("next: mcpsandbox verify")
+		if err := w.exit(); err != nil {
+			t.Fatal(err)
+		}
+		pb, _ := os.ReadFile(policyPath(e))
+		if !regexp.MustCompile(`name\s+= "jq"`).Match(pb) || !strings.Contains(string(pb), `"20s"`) {
+			t.Errorf("policy after the re-run:\n%s", pb)
+		}
+	})
+	// No client picked: the wizard says how to add the entry by hand, and gives no flag advice.
+	t.Run("no-client", func(t *testing.T) {
+		e := newInitEnv(t)
+		w := startWizard(t, e)
+		w.step("Which sandbox scheme?", enter)
+		w.step("Workspace", enter)
+		w.step("Commands to allow", enter)
+		w.step("More commands", enter)
+		w.step("network access?", enter)
+		limitSteps(w)
+		w.step("Configure which clients?", enter)
+		w.step("Write the policy to", enter)
+		w.step("Write them?", enter)
+		w.step("on it now (audit", "n"+enter)
+		w.expect("next: mcpsandbox verify")
+		w.exit()
+		screen := w.seen.String()
+		if !strings.Contains(screen, "no client picked") || strings.Contains(screen, "--client") || strings.Contains(screen, "add --") {
+			t.Errorf("no-client advice:\n%s", screen)
+		}
+	})
+	dockerSteps := func(w *wizardRun, image string) {
+		w.step("Which sandbox scheme?", down+enter)
+		w.expect("needs a running Docker engine")
+		w.step("Image", image+enter)
+		w.step("Host directory to mount", enter)
+		w.step("Containers to keep pre-started", "2"+enter)
 	}
+	t.Run("docker-no-engine", func(t *testing.T) {
+		e := newInitEnv(t)
+		w := startWizard(t, e, "DOCKER_HOST=unix://"+filepath.Join(e.home, "no-engine.sock"))
+		dockerSteps(w, "")
+		w.expect("Nothing was written")
+		if w.exit() == nil {
+			t.Error("exit 0 without an engine")
+		}
+		noWrites(t, e, filepath.Join(e.home, ".cursor", "mcp.json"))
+	})
+	t.Run("docker-engine", func(t *testing.T) {
+		img := dockerTestImage(t)
+		e := newInitEnv(t)
+		// An image the engine does not have: init offers the pull; declined, nothing is written.
+		w := startWizard(t, e)
+		dockerSteps(w, "mcpsandbox-init-absent:none")
+		w.step("Pull it now?", "n"+enter)
+		w.expect("Nothing was written")
+		if w.exit() == nil {
+			t.Error("exit 0 without the image")
+		}
+		noWrites(t, e, filepath.Join(e.home, ".cursor", "mcp.json"))
+		// An image it has: the questions go on (or this build's serve cannot run docker, and
+		// init stops), and the entry answers MCP or nothing is written.
+		w = startWizard(t, e)
+		dockerSteps(w, img)
+		if !goesOn(w) {
+			noWrites(t, e, filepath.Join(e.home, ".cursor", "mcp.json"))
+			return
+		}
+		if finishWrite(w, "cursor") {
+			pb, _ := os.ReadFile(policyPath(e))
+			if !strings.Contains(string(pb), `pool       = 2`) {
+				t.Errorf("policy:\n%s", pb)
+			}
+		} else {
+			noWrites(t, e, filepath.Join(e.home, ".cursor", "mcp.json"))
+		}
+	})
+	t.Run("e2b", func(t *testing.T) {
+		e := newInitEnv(t)
+		steps := func(w *wizardRun) {
+			w.step("Which sandbox scheme?", down+down+enter)
+			w.expect("API key in an environment variable")
+			w.step("E2B template", enter)
+			w.step("Environment variable holding your E2B API key", enter)
+			w.step("Sandbox reuse", down+enter)
+		}
+		w := startWizard(t, e, "E2B_API_KEY=")
+		steps(w)
+		w.expect("Nothing was written")
+		if w.exit() == nil {
+			t.Error("exit 0 without the API key")
+		}
+		noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
+		w = startWizard(t, e, "E2B_API_KEY=e2b_test_key_not_real", "E2B_API_URL=http://127.0.0.1:9")
+		steps(w)
+		if !goesOn(w) {
+			noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
+			return
+		}
+		if finishWrite(w, "codex") {
+			pb, _ := os.ReadFile(policyPath(e))
+			if !strings.Contains(string(pb), `reuse           = "call"`) {
+				t.Errorf("policy:\n%s", pb)
+			}
+		} else {
+			noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
+		}
+	})
+}
+
+// dockerTestImage is a local image for the wizard's docker path: MCPSANDBOX_TEST_IMAGE, or an
+// empty image imported here (no registry is reachable). Without an engine the test skips, loudly,
+// except under CI=true.
+func dockerTestImage(t *testing.T) string {
+	t.Helper()
+	sock := "/var/run/docker.sock"
+	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
+		sock = strings.TrimPrefix(h, "unix://")
+	}
+	cl := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}}}
+	resp, err := cl.Get("http://docker/version")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but no Docker engine answers at %s: %v", sock, err)
+		}
+		t.Skipf("SKIP: no Docker engine answers at %s (%v): the wizard's docker path with an engine is not tested here", sock, err)
+	}
+	resp.Body.Close()
+	if img := os.Getenv("MCPSANDBOX_TEST_IMAGE"); img != "" {
+		return img
+	}
+	const img = "mcpsandbox-init-test:empty"
+	var tarball bytes.Buffer
+	tar.NewWriter(&tarball).Close()
+	resp, err = cl.Post("http://docker/images/create?fromSrc=-&repo=mcpsandbox-init-test&tag=empty", "application/x-tar", &tarball)
+	if err != nil {
+		t.Fatalf("import an empty image: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || bytes.Contains(b, []byte(`"error"`)) {
+		t.Fatalf("import an empty image: %s %s", resp.Status, b)
+	}
+	t.Cleanup(func() { // an image of no bytes, but not ours to leave in a shared engine
+		req, _ := http.NewRequest(http.MethodDelete, "http://docker/images/"+img, nil)
+		if resp, err := cl.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	})
+	return img
 }

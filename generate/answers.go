@@ -37,6 +37,27 @@ type Answers struct {
 	E2BTemplate string
 	APIKeyEnv   string
 	Reuse       string
+
+	// Base, when set and of the same scheme, is the policy a re-run starts from: everything the
+	// answers do not say (env, protect, deny_args, audit path, …) is kept from it.
+	Base *policy.Policy
+}
+
+// AnswersFrom reads a policy back into answers, so a re-run of the wizard starts from it.
+func AnswersFrom(p *policy.Policy) Answers {
+	a := Answers{Scheme: p.Scheme, Name: p.Name, Base: p,
+		Timeout: p.Limits.Timeout.String(), MaxOutput: p.Limits.MaxOutputBytes.String(), Memory: p.Limits.Memory.String(), Pids: p.Limits.Pids,
+		Workspace: p.Allowlist.Workspace, Network: p.Allowlist.Network,
+		Image: p.Docker.Image, DockerWorkspace: p.Docker.Workspace, DockerWorkspaceWritable: p.Docker.WorkspaceWritable, Pool: p.Docker.Pool,
+		E2BTemplate: p.E2B.Template, APIKeyEnv: p.E2B.APIKeyEnv, Reuse: p.E2B.Reuse}
+	for _, c := range p.Allowlist.Commands {
+		if pc, err := Pin(c.Name); err == nil && pc.Path == c.Path {
+			a.Allow = append(a.Allow, c.Name)
+		} else {
+			a.Allow = append(a.Allow, c.Path)
+		}
+	}
+	return a
 }
 
 // CheckWorkspace refuses workspaces that would hand out far more than a scratch directory.
@@ -77,6 +98,16 @@ func BuildPolicy(a Answers) (*policy.Policy, error) {
 		return nil, errors.New("choose a scheme: allowlist, docker or e2b")
 	}
 	p := policy.Default(a.Scheme)
+	var base map[string]policy.Command
+	if a.Base != nil && a.Base.Scheme == a.Scheme {
+		p = a.Base
+		base = map[string]policy.Command{}
+		for _, c := range p.Allowlist.Commands {
+			base[c.Name] = c
+		}
+		p.Allowlist.Commands = nil
+		p.Docker.Workspace, p.Docker.WorkspaceWritable = "", false
+	}
 	if a.Name != "" {
 		p.Name = a.Name
 	}
@@ -126,6 +157,9 @@ func BuildPolicy(a Answers) (*policy.Policy, error) {
 			c, err := Pin(n)
 			if err != nil {
 				return nil, fmt.Errorf("allow %s: %w", n, err)
+			}
+			if b, ok := base[c.Name]; ok && b.Path == c.Path { // keep its deny_args and options; the pin is renewed
+				c.DenyArgs, c.AllowOutsidePaths = b.DenyArgs, b.AllowOutsidePaths
 			}
 			p.Allowlist.Commands = append(p.Allowlist.Commands, c)
 		}

@@ -16,14 +16,18 @@ import (
 
 // Client is one MCP client init can configure (templates/clients.toml).
 type Client struct {
-	ID           string            `toml:"id"`
-	Name         string            `toml:"name"`
-	Format       string            `toml:"format"` // "json" or "toml"
-	Key          string            `toml:"key"`    // the object (JSON) or table (TOML) holding servers
-	DefaultScope string            `toml:"default_scope"`
-	Detect       []string          `toml:"detect"`
-	Entry        map[string]any    `toml:"entry"` // extra fields of a server entry
-	Paths        map[string]string `toml:"paths"` // scope -> path pattern
+	ID           string              `toml:"id"`
+	Name         string              `toml:"name"`
+	Format       string              `toml:"format"` // "json" or "toml"
+	Key          string              `toml:"key"`    // the object (JSON) or table (TOML) holding servers
+	DefaultScope string              `toml:"default_scope"`
+	Detect       []string            `toml:"detect"`
+	Entry        map[string]any      `toml:"entry"` // extra fields of a server entry
+	Paths        map[string]string   `toml:"paths"` // scope -> path pattern
+	Keys         map[string][]string `toml:"keys"`  // scope -> where the servers object sits, when not at Key
+	About        map[string]string   `toml:"about"` // scope -> what it means, said when init writes it
+
+	KeyPath []string `toml:"-"` // resolved for a target: Keys[scope] with {project} expanded
 }
 
 // Clients is the catalogue, in file order (decoded on first use).
@@ -130,7 +134,31 @@ func ResolveTarget(spec string, e Env) (Target, error) {
 	if !ok {
 		return Target{}, fmt.Errorf("client %s has no %q scope: use %s", id, scope, strings.Join(c.Scopes(), " or "))
 	}
+	if keys, ok := c.Keys[scope]; ok {
+		c.KeyPath = make([]string, len(keys))
+		for i, k := range keys {
+			if k == "{project}" {
+				// Claude Code keys projects by the directory's real path, as getcwd gives it.
+				k = e.Project
+				if r, err := filepath.EvalSymlinks(k); err == nil {
+					k = r
+				}
+			}
+			c.KeyPath[i] = k
+		}
+	}
 	return Target{Client: c, Scope: scope, Path: e.expand(pat)}, nil
+}
+
+// About says what the target's scope means ("" when the catalogue does not say).
+func (t Target) About() string { return t.Client.About[t.Scope] }
+
+// Where names the file, and the place inside it when the servers sit deeper than one key.
+func (t Target) Where() string {
+	if len(t.Client.KeyPath) > 1 {
+		return fmt.Sprintf("%s (under %s)", t.Path, strings.Join(t.Client.KeyPath, " → "))
+	}
+	return t.Path
 }
 
 // Detect lists the clients that look installed here: a config directory or a binary on PATH.

@@ -35,12 +35,12 @@ func Diff(name string, a, b string) string {
 		case i < n && j < m && x[i] == y[j]:
 			ops = append(ops, op{' ', x[i], i, j})
 			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, op{'+', y[j], i, j})
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]): // what goes, before what comes
 			ops = append(ops, op{'-', x[i], i, j})
 			i++
+		default:
+			ops = append(ops, op{'+', y[j], i, j})
+			j++
 		}
 	}
 	var out strings.Builder

@@ -252,17 +252,18 @@ func TestTargetsAndDetect(t *testing.T) {
 			return "", errors.New("no")
 		}}
 	for spec, want := range map[string]string{
-		"claude-code":      "/proj/.mcp.json",
-		"claude-code:user": filepath.Join(home, ".claude.json"),
-		"claude-desktop":   filepath.Join(home, ".config/Claude/claude_desktop_config.json"),
-		"cursor":           filepath.Join(home, ".cursor/mcp.json"),
-		"cursor:project":   "/proj/.cursor/mcp.json",
-		"vscode":           "/proj/.vscode/mcp.json",
-		"vscode:user":      filepath.Join(home, ".config/Code/User/mcp.json"),
-		"windsurf":         filepath.Join(home, ".codeium/windsurf/mcp_config.json"),
-		"codex":            filepath.Join(home, ".codex/config.toml"),
-		"gemini":           filepath.Join(home, ".gemini/settings.json"),
-		"gemini:project":   "/proj/.gemini/settings.json",
+		"claude-code":         filepath.Join(home, ".claude.json"),
+		"claude-code:project": "/proj/.mcp.json",
+		"claude-code:user":    filepath.Join(home, ".claude.json"),
+		"claude-desktop":      filepath.Join(home, ".config/Claude/claude_desktop_config.json"),
+		"cursor":              filepath.Join(home, ".cursor/mcp.json"),
+		"cursor:project":      "/proj/.cursor/mcp.json",
+		"vscode":              "/proj/.vscode/mcp.json",
+		"vscode:user":         filepath.Join(home, ".config/Code/User/mcp.json"),
+		"windsurf":            filepath.Join(home, ".codeium/windsurf/mcp_config.json"),
+		"codex":               filepath.Join(home, ".codex/config.toml"),
+		"gemini":              filepath.Join(home, ".gemini/settings.json"),
+		"gemini:project":      "/proj/.gemini/settings.json",
 	} {
 		tg, err := ResolveTarget(spec, e)
 		if err != nil || tg.Path != want {

@@ -8,23 +8,52 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 )
 
 // ErrExists is returned by Merge when the file already has a server of that name and replace
 // was not asked for.
-var ErrExists = errors.New("a server of that name is already configured")
+var ErrExists = errors.New("a server of that name exists")
 
 // Merge puts the server entry name into a client config's text and returns the new text. Every
 // other server, key, comment and the file's indentation stay as they were. An existing entry
 // of the same name is replaced only when replace is set (else ErrExists). A file that does not
 // parse is an error (*SyntaxError inside) and nothing is produced from it.
 func Merge(c Client, src []byte, name string, s ServerEntry, replace bool) ([]byte, error) {
+	// A UTF-8 byte order mark (Windows editors write one) is kept, and the rest merged as usual.
+	bom := []byte("\uFEFF")
+	if rest, ok := bytes.CutPrefix(src, bom); ok {
+		out, err := Merge(c, rest, name, s, replace)
+		if err != nil {
+			return nil, err
+		}
+		return append(bom, out...), nil
+	}
 	if c.Format == "toml" {
 		return mergeTOML(c, src, name, s, replace)
 	}
 	return mergeJSON(c, src, name, s, replace)
+}
+
+// keyPath is where the servers object sits: a client's scope may nest it (Claude Code's local
+// scope: projects → the project's path → mcpServers).
+func (c Client) keyPath() []string {
+	if len(c.KeyPath) > 0 {
+		return c.KeyPath
+	}
+	return []string{c.Key}
+}
+
+// nestedJSON renders "k1": {"k2": … {"name": entry}} with the member line indented ind.
+func nestedJSON(keys []string, name string, c Client, s ServerEntry, ind, unit, nl string) string {
+	if len(keys) == 0 {
+		nm, _ := json.Marshal(name)
+		return string(nm) + ": " + entryJSON(c, s, ind, unit, nl)
+	}
+	k, _ := json.Marshal(keys[0])
+	return string(k) + ": {" + nl + ind + unit + nestedJSON(keys[1:], name, c, s, ind+unit, unit, nl) + nl + ind + "}"
 }
 
 // entryJSON renders the entry as people write them: command first, args on one line.
@@ -51,12 +80,10 @@ func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) (
 	if bytes.Contains(src, []byte("\r\n")) {
 		nl = "\r\n"
 	}
+	path := c.keyPath()
 	if len(bytes.TrimSpace(src)) == 0 {
 		unit := "  "
-		key, _ := json.Marshal(c.Key)
-		nm, _ := json.Marshal(name)
-		return []byte("{" + nl + unit + string(key) + ": {" + nl + unit + unit + string(nm) + ": " +
-			entryJSON(c, s, unit+unit, unit, nl) + nl + unit + "}" + nl + "}" + nl), nil
+		return []byte("{" + nl + unit + nestedJSON(path, name, c, s, unit, unit, nl) + nl + "}" + nl), nil
 	}
 	root, err := parseJSONC(src)
 	if err != nil {
@@ -66,25 +93,39 @@ func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) (
 		return nil, &SyntaxError{Line: 1, Col: 1, Msg: "the file is not a JSON object"}
 	}
 	unit := indentUnit(src, root)
-	servers := root.member(c.Key)
-	if servers == nil {
-		key, _ := json.Marshal(c.Key)
-		nm, _ := json.Marshal(name)
-		val := "{" + nl + unit + unit + string(nm) + ": " + entryJSON(c, s, unit+unit, unit, nl) + nl + unit + "}"
-		return insertMember(src, root, string(key)+": "+val, unit, nl), nil
+	obj := root
+	for i, k := range path {
+		m := obj.member(k)
+		if m == nil {
+			ind := unit
+			if obj != root {
+				ind = lineIndent(src, obj.start) + unit
+				if len(obj.members) > 0 {
+					ind = lineIndent(src, obj.members[0].keyStart)
+				}
+			}
+			return insertMember(src, obj, nestedJSON(path[i:], name, c, s, ind, unit, nl), ind, nl), nil
+		}
+		if m.val.kind != '{' {
+			return nil, &SyntaxError{Line: lineOf(src, m.val.start), Col: 1, Msg: fmt.Sprintf("%q is not an object", k)}
+		}
+		obj = m.val
 	}
-	if servers.val.kind != '{' {
-		return nil, &SyntaxError{Line: lineOf(src, servers.val.start), Col: 1, Msg: fmt.Sprintf("%q is not an object", c.Key)}
-	}
-	if m := servers.val.member(name); m != nil {
+	if m := obj.member(name); m != nil {
 		if !replace {
 			return nil, ErrExists
 		}
 		ind := lineIndent(src, m.keyStart)
 		return splice(src, m.val.start, m.val.end, entryJSON(c, s, ind, unit, nl)), nil
 	}
-	nm, _ := json.Marshal(name)
-	return insertMember(src, servers.val, string(nm)+": "+entryJSON(c, s, unit+unit, unit, nl), unit+unit, nl), nil
+	ind := unit + unit
+	if len(path) > 1 {
+		ind = lineIndent(src, obj.start) + unit
+		if len(obj.members) > 0 {
+			ind = lineIndent(src, obj.members[0].keyStart)
+		}
+	}
+	return insertMember(src, obj, nestedJSON(nil, name, c, s, ind, unit, nl), ind, nl), nil
 }
 
 // insertMember adds `text` as the last member of object o, indented ind.
@@ -157,7 +198,15 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 	if _, err := toml.Decode(string(src), &doc); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &SyntaxError{Line: pe.Position.Line, Col: pe.Position.Col, Msg: pe.Message}
+			// Locate by the byte offset: the parser's own line number is one too far when the
+			// problem is the end of a line (an unclosed [table).
+			line, col := pe.Position.Line, pe.Position.Col
+			if off := pe.Position.Start; off >= 0 && off <= len(src) {
+				line = lineOf(src, off)
+				col = utf8.RuneCount(src[bytes.LastIndexByte(src[:off], '\n')+1:off]) + 1
+			}
+			msg := strings.ReplaceAll(pe.Message, `'\n'`, "the end of the line")
+			return nil, &SyntaxError{Line: line, Col: col, Msg: msg}
 		}
 		return nil, &SyntaxError{Line: 1, Col: 1, Msg: err.Error()}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -19,6 +20,8 @@ type FileChange struct {
 	New     []byte
 	Existed bool
 	Mode    fs.FileMode
+	// Summary, when set, previews the file in a few lines (a policy), with OldSummary for a diff.
+	Summary, OldSummary []string
 }
 
 // Unchanged reports whether writing would change nothing.
@@ -29,10 +32,28 @@ func (c FileChange) Preview() string {
 	switch {
 	case c.Unchanged():
 		return fmt.Sprintf("%s: %s (unchanged)\n", c.Label, c.Path)
+	case c.Existed && c.Summary != nil && c.OldSummary != nil && !slices.Equal(c.Summary, c.OldSummary):
+		return fmt.Sprintf("%s: %s (changed; the old file is kept as a backup)\n%s", c.Label, c.Path,
+			diffBody(Diff(c.Path, strings.Join(c.OldSummary, "\n")+"\n", strings.Join(c.Summary, "\n")+"\n")))
 	case c.Existed:
 		return fmt.Sprintf("%s: %s (changed; the old file is kept as a backup)\n%s", c.Label, c.Path, Diff(c.Path, string(c.Old), string(c.New)))
+	case c.Summary != nil:
+		return fmt.Sprintf("%s: %s (new file, %d lines, commented)\n%s", c.Label, c.Path, strings.Count(string(c.New), "\n"),
+			indentText(strings.Join(c.Summary, "\n")+"\n"))
 	}
 	return fmt.Sprintf("%s: %s (new file)\n%s", c.Label, c.Path, indentText(string(c.New)))
+}
+
+// diffBody drops a diff's file headers and hunk markers: a summary's lines speak for themselves.
+func diffBody(d string) string {
+	var out strings.Builder
+	for _, l := range strings.SplitAfter(d, "\n") {
+		if l == "" || strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "@@") {
+			continue
+		}
+		out.WriteString("  " + l)
+	}
+	return out.String()
 }
 
 func indentText(s string) string {
@@ -51,9 +72,14 @@ func PolicyChange(p *policy.Policy, path string) (FileChange, error) {
 	if err != nil {
 		return FileChange{}, err
 	}
-	c := FileChange{Label: "policy", Path: path, New: b, Mode: 0o644}
+	c := FileChange{Label: "policy", Path: path, New: b, Mode: 0o644, Summary: Summary(p)}
 	if old, err := os.ReadFile(path); err == nil {
 		c.Old, c.Existed = old, true
+		if op, err := policy.Parse(path, old); err == nil {
+			c.OldSummary = Summary(op)
+		} else {
+			c.Summary = nil // an old file that does not load: show the text diff
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return c, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -88,14 +114,25 @@ func ClientChange(t Target, name string, e ServerEntry, replace bool) (FileChang
 	default:
 		return c, fmt.Errorf("read %s: %w", t.Path, err)
 	}
-	merged, err := Merge(t.Client, old, name, e, replace)
+	return c.Add(t, name, e, replace)
+}
+
+// Add merges one more entry into a change already planned for the same file (two scopes that
+// share a file, such as claude-code and claude-code:user in ~/.claude.json).
+func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (FileChange, error) {
+	cur := c.Old
+	if c.New != nil {
+		cur = c.New
+		c.Label += ", " + t.Scope
+	}
+	merged, err := Merge(t.Client, cur, name, e, replace)
 	if errors.Is(err, ErrExists) {
 		// The very same entry (init run twice) is no conflict: nothing to change.
-		if same, err := Merge(t.Client, old, name, e, true); err == nil && bytes.Equal(same, old) {
+		if same, err := Merge(t.Client, cur, name, e, true); err == nil && bytes.Equal(same, cur) {
 			c.New = same
 			return c, nil
 		}
-		return c, fmt.Errorf("%s already has a server named %q: %w", t.Path, name, ErrExists)
+		return c, &ExistsError{Path: t.Path, Name: name}
 	}
 	if err != nil {
 		return c, &ConfigError{Path: t.Path, Err: err}
@@ -104,25 +141,71 @@ func ClientChange(t Target, name string, e ServerEntry, replace bool) (FileChang
 	return c, nil
 }
 
+// ExistsError: the config already has a different server of that name.
+type ExistsError struct{ Path, Name string }
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%s already has a different server named %q", e.Path, e.Name)
+}
+
+func (e *ExistsError) Is(target error) bool { return target == ErrExists }
+
 // Snippet is the entry as a client's config holds it, for --print.
 func Snippet(c Client, name string, e ServerEntry) string {
 	b, _ := Merge(c, nil, name, e, false)
 	return string(b)
 }
 
-// Apply writes every change, policy first. It stops at the first failure; files already
-// written stay written (each is whole: written atomically, the old one backed up).
+// Apply writes every change, in order, or none: when one fails, those already written are put
+// back exactly as they were (Undo) and the error says so.
 func Apply(cs []FileChange) ([]WriteResult, error) {
 	var done []WriteResult
 	for _, c := range cs {
 		if c.Unchanged() {
 			continue
 		}
-		r, err := WriteFileSafely(c.Path, c.New, c.Mode)
+		err := c.stillAsRead()
+		var r WriteResult
+		if err == nil {
+			r, err = WriteFileSafely(c.Path, c.New, c.Mode)
+		}
 		if err != nil {
-			return done, err
+			if uerr := UndoAll(done); uerr != nil {
+				return nil, fmt.Errorf("%w; and putting back the files written before it failed: %v", err, uerr)
+			}
+			if len(done) > 0 {
+				err = fmt.Errorf("%w (the %d file(s) written before it were put back as they were)", err, len(done))
+			}
+			return nil, err
 		}
 		done = append(done, r)
 	}
 	return done, nil
+}
+
+// stillAsRead refuses to write over a file that changed since it was read (a client such as
+// Claude Code rewrites ~/.claude.json while it runs; the wizard may wait minutes for a yes):
+// writing would drop that change.
+func (c FileChange) stillAsRead() error {
+	now, err := os.ReadFile(c.Path)
+	switch {
+	case err == nil && c.Existed && bytes.Equal(now, c.Old):
+		return nil
+	case errors.Is(err, fs.ErrNotExist) && !c.Existed:
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("read %s again before writing: %w", c.Path, err)
+	}
+	return fmt.Errorf("%s changed while init was running (another program wrote it): nothing of it was lost; run init again", c.Path)
+}
+
+// UndoAll puts back every written file, last first.
+func UndoAll(rs []WriteResult) error {
+	var errs []error
+	for i := len(rs) - 1; i >= 0; i-- {
+		if err := Undo(rs[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

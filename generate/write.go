@@ -6,59 +6,133 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // WriteResult says what WriteFileSafely did.
 type WriteResult struct {
-	Path   string
-	Backup string // "" when there was no file before
-	Mode   fs.FileMode
+	Path   string      // as asked for
+	Target string      // the file actually written: Path, or where its symlinks lead
+	Backup string      // "" when there was no file before
+	Mode   fs.FileMode // the written file's permissions
+	Owner  string      // "uid:gid" kept from the old file (or taken from the directory of a new one), "" if ours
 }
 
-// WriteFileSafely replaces path with data without ever leaving it half-written: it backs the old
-// file up beside it (path.bak-TIMESTAMP), writes a temporary file in the same directory with the
-// old file's permissions (mode for a new file), syncs it and renames it over path. A file that is
-// read-only to us is refused rather than replaced: the rename would succeed, but the owner's
-// intent was that nobody writes it.
+// Linked reports whether Path is a symbolic link that was written through.
+func (r WriteResult) Linked() bool { return r.Target != "" && r.Target != r.Path }
+
+// resolveLinks follows path's symbolic links to the file they lead to, even when that file does
+// not exist yet (a dangling link is written through, creating its target). Links in the
+// directories above are left to the kernel: renaming inside a linked directory writes through it.
+func resolveLinks(path string) (string, error) {
+	p := path
+	for range 40 {
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("check %s: %w", p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
+		}
+		l, err := os.Readlink(p)
+		if err != nil {
+			return "", fmt.Errorf("read the link %s: %w", p, err)
+		}
+		if !filepath.IsAbs(l) {
+			l = filepath.Join(filepath.Dir(p), l)
+		}
+		p = filepath.Clean(l)
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links: fix the link, then run init again", path)
+}
+
+// WriteFileSafely replaces path with data without ever leaving it half-written. A symbolic link
+// is written through and stays a link: its target is replaced, in the target's own directory.
+// The old file is backed up beside the target (NAME.bak-TIMESTAMP) with the same permissions,
+// owner and group; the new contents go to a temporary file there, given the old file's
+// permissions, owner and group (mode, and the directory's owner when run as root, for a new
+// file), synced and renamed over the target. A file that is read-only to us is refused rather
+// than replaced: the rename would succeed, but the owner's intent was that nobody writes it.
 func WriteFileSafely(path string, data []byte, mode fs.FileMode) (WriteResult, error) {
 	res := WriteResult{Path: path, Mode: mode}
-	old, err := os.Stat(path)
+	target, err := resolveLinks(path)
+	if err != nil {
+		return res, err
+	}
+	res.Target = target
+	via := ""
+	if target != path {
+		via = " (the link " + path + " leads there)"
+	}
+	var own owner
+	old, err := os.Stat(target)
 	switch {
 	case err == nil:
 		if !old.Mode().IsRegular() {
-			return res, fmt.Errorf("%s is not a regular file: move it aside, then run init again", path)
+			return res, fmt.Errorf("%s is not a regular file%s: move it aside, then run init again", target, via)
 		}
 		// No owner write bit means "do not write" even to root, whom access(2) would let through.
-		if old.Mode().Perm()&0o200 == 0 || unix.Access(path, unix.W_OK) != nil {
-			return res, fmt.Errorf("%s is read-only: make it writable (chmod u+w %s) or use --print and add the entry by hand", path, path)
+		if old.Mode().Perm()&0o200 == 0 || !writable(target) {
+			return res, fmt.Errorf("%s is read-only%s: make it writable (chmod u+w %s) or use --print and add the entry by hand", target, via, target)
 		}
 		res.Mode = old.Mode().Perm()
-		prev, err := os.ReadFile(path)
+		own = ownerOf(old)
+		prev, err := os.ReadFile(target)
 		if err != nil {
-			return res, fmt.Errorf("read %s for its backup: %w", path, err)
+			return res, fmt.Errorf("read %s for its backup: %w", target, err)
 		}
-		res.Backup = path + ".bak-" + time.Now().Format("20060102-150405")
-		if err := os.WriteFile(res.Backup, prev, res.Mode); err != nil {
-			return res, fmt.Errorf("back up %s: %w (nothing was changed)", path, err)
+		if res.Backup, err = writeBackup(target, prev, res.Mode, own); err != nil {
+			return res, fmt.Errorf("back up %s: %w (nothing was changed)", target, err)
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return res, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+		dir := filepath.Dir(target)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return res, fmt.Errorf("create %s: %w", dir, err)
+		}
+		if st, err := os.Stat(dir); err == nil {
+			own = newFileOwner(st)
 		}
 	default:
-		return res, fmt.Errorf("check %s: %w", path, err)
+		return res, fmt.Errorf("check %s: %w", target, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	res.Owner, err = replace(target, data, res.Mode, own)
 	if err != nil {
-		return res, fmt.Errorf("write %s: %w", path, err)
+		if res.Backup != "" {
+			os.Remove(res.Backup)
+		}
+		return res, fmt.Errorf("write %s: %w (the old file is unchanged)", target, err)
+	}
+	return res, nil
+}
+
+// AtomicWrite replaces path with data so that a reader sees the old file or the new one, never
+// half of one, and a crash leaves one of the two: a temporary file beside it, synced, renamed
+// over it, and the directory synced. For reports and other files that need no backup.
+func AtomicWrite(path string, data []byte, mode fs.FileMode) error {
+	if _, err := replace(path, data, mode, owner{}); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// replace is the atomic step both writers share.
+func replace(target string, data []byte, mode fs.FileMode, own owner) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
+	if err != nil {
+		return "", err
 	}
 	defer os.Remove(tmp.Name())
+	var kept string
 	_, err = tmp.Write(data)
 	if err == nil {
-		err = tmp.Chmod(res.Mode)
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		kept, err = own.apply(tmp)
 	}
 	if err == nil {
 		err = tmp.Sync()
@@ -67,10 +141,69 @@ func WriteFileSafely(path string, data []byte, mode fs.FileMode) (WriteResult, e
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = os.Rename(tmp.Name(), target)
 	}
 	if err != nil {
-		return res, fmt.Errorf("write %s: %w (the old file is unchanged)", path, err)
+		return "", err
 	}
-	return res, nil
+	syncDir(filepath.Dir(target))
+	return kept, nil
+}
+
+// writeBackup writes data to a new NAME.bak-TIMESTAMP beside path (never over an older backup:
+// two runs in one second get -2, -3, …) with the old file's mode, owner and group.
+func writeBackup(path string, data []byte, mode fs.FileMode, own owner) (string, error) {
+	base := path + ".bak-" + time.Now().Format("20060102-150405")
+	for i := 1; i < 100; i++ {
+		name := base
+		if i > 1 {
+			name += "-" + strconv.Itoa(i)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = f.Write(data)
+		if err == nil {
+			err = f.Chmod(mode)
+		}
+		if err == nil {
+			_, err = own.apply(f)
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(name)
+			return "", err
+		}
+		return name, nil
+	}
+	return "", fmt.Errorf("too many backups of %s today: remove some", path)
+}
+
+// Undo puts back what WriteFileSafely replaced: the backup is renamed over the target (its
+// contents, mode, owner and group are the old file's), and a file that did not exist is removed.
+func Undo(r WriteResult) error {
+	target := r.Target
+	if target == "" {
+		target = r.Path
+	}
+	if r.Backup == "" {
+		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", target, err)
+		}
+		return nil
+	}
+	if err := os.Rename(r.Backup, target); err != nil {
+		return fmt.Errorf("restore %s from %s: %w (copy it back by hand)", target, r.Backup, err)
+	}
+	syncDir(filepath.Dir(target))
+	return nil
 }

@@ -64,6 +64,9 @@ type Layer struct {
 	Name   string `json:"name"`
 	Active bool   `json:"active"`
 	Detail string `json:"detail"`
+	// NotNeeded marks a layer that is off because this host does not need it (a user
+	// namespace when serve is root): not a gap.
+	NotNeeded bool `json:"not_needed,omitempty"`
 }
 
 // Refusal is a call the policy forbids; Rule names the policy key that refused it.

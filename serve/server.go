@@ -39,24 +39,32 @@ type Options struct {
 	// Transport carries one persistent MCP connection; nil means newline-delimited JSON-RPC
 	// on stdin/stdout (LineTransport).
 	Transport mcp.Transport
+	// HTTP, if set, serves streamable HTTP (many sessions) instead of one Transport.
+	HTTP *HTTPOptions
 }
 
 // New builds the MCP server for a policy and its executor.
 func New(p *policy.Policy, ex Executor, o Options) *mcp.Server {
+	srv, _ := newServer(p, ex, o)
+	return srv
+}
+
+func newServer(p *policy.Policy, ex Executor, o Options) (*mcp.Server, *runner) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: p.Name, Title: "mcpsandbox (" + p.Scheme + ")", Version: Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions(p)})
-	r := &runner{pol: p, hash: p.Hash(), audit: o.Audit, log: o.Logger,
+	r := &runner{pol: p, ex: ex, hash: p.Hash(), audit: o.Audit, log: o.Logger,
 		slots: make(chan struct{}, p.Limits.MaxConcurrent)}
+	r.stop, r.stopAll = context.WithCancel(context.Background())
 	for _, t := range ex.Tools() {
 		srv.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: OutputSchema(), Annotations: t.Annotations,
 		}, r.handler(t))
 	}
-	return srv
+	return srv, r
 }
 
 // SessionEnder is implemented by executors that keep state per MCP session (a sandbox reused
@@ -65,29 +73,51 @@ type SessionEnder interface {
 	EndSession(id string)
 }
 
-// sessionIDs names sessions whose transport has no id of its own (in-memory transports in
-// tests), so per-session state never mixes two sessions.
-var sessionIDs sync.Map // *mcp.ServerSession -> string
+type sessionState struct {
+	id    string
+	ended sync.Once
+}
+
+// sessions holds serve's id for each live session: the transport's own (stdio's line
+// connection, HTTP's Mcp-Session-Id) or a fresh one where it has none (in-memory transports),
+// so per-session state never mixes two sessions.
+var sessions sync.Map // *mcp.ServerSession -> *sessionState
+
+func track(ss *mcp.ServerSession) (*sessionState, bool) {
+	if st, ok := sessions.Load(ss); ok {
+		return st.(*sessionState), false
+	}
+	id := ss.ID()
+	if id == "" {
+		id = newID()
+	}
+	st, loaded := sessions.LoadOrStore(ss, &sessionState{id: id})
+	return st.(*sessionState), !loaded
+}
 
 // SessionID is the id serve uses for a session in calls, audit entries and EndSession.
 func SessionID(ss *mcp.ServerSession) string {
 	if ss == nil {
 		return ""
 	}
-	if id := ss.ID(); id != "" {
-		return id
-	}
-	id, _ := sessionIDs.LoadOrStore(ss, newID())
-	return id.(string)
+	st, _ := track(ss)
+	return st.id
 }
 
-// EndSession tells the executor that a session is over and forgets its id.
+// EndSession tells the executor, once, that a session is over, and forgets it. A second
+// caller waits until the first has finished; a session that never made a call has nothing to end.
 func EndSession(ex Executor, ss *mcp.ServerSession) {
-	id := SessionID(ss)
-	sessionIDs.Delete(ss)
-	if e, ok := ex.(SessionEnder); ok {
-		e.EndSession(id)
+	v, ok := sessions.Load(ss)
+	if !ok {
+		return
 	}
+	st := v.(*sessionState)
+	st.ended.Do(func() {
+		if e, ok := ex.(SessionEnder); ok {
+			e.EndSession(st.id)
+		}
+	})
+	sessions.Delete(ss)
 }
 
 // Run serves one persistent connection (stdio unless o.Transport says otherwise) until the
@@ -95,7 +125,10 @@ func EndSession(ex Executor, ss *mcp.ServerSession) {
 // initializes: calls wait for it (Executor.Ready), and if it fails Run stops with its error
 // rather than refuse every call. A client that simply closes its end is a clean stop.
 func Run(ctx context.Context, p *policy.Policy, ex Executor, o Options) error {
-	srv := New(p, ex, o)
+	if o.HTTP != nil {
+		return runHTTP(ctx, p, ex, o)
+	}
+	srv, r := newServer(p, ex, o)
 	t := o.Transport
 	if t == nil {
 		t = &LineTransport{}
@@ -115,6 +148,7 @@ func Run(ctx context.Context, p *policy.Policy, ex Executor, o Options) error {
 	go func() { done <- ss.Wait() }()
 	select {
 	case <-ctx.Done():
+		r.stopAll() // running calls end now; Close waits for them
 		ss.Close()
 		<-done
 		err = nil
@@ -136,11 +170,16 @@ func instructions(p *policy.Policy) string {
 }
 
 type runner struct {
-	pol   *policy.Policy
-	hash  string
-	audit *audit.Log
-	log   *slog.Logger
-	slots chan struct{}
+	pol *policy.Policy
+	ex  Executor
+	// stop ends every running call: at shutdown, once the grace period is over, because the
+	// SDK's session Close waits for running handlers instead of cancelling them.
+	stop    context.Context
+	stopAll context.CancelFunc
+	hash    string
+	audit   *audit.Log
+	log     *slog.Logger
+	slots   chan struct{}
 }
 
 func (r *runner) handler(t Tool) mcp.ToolHandler {
@@ -148,7 +187,16 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 		start := time.Now()
 		args := req.Params.Arguments
 		timeout := r.pol.Limits.Timeout.Duration
-		session := SessionID(req.Session)
+		session := ""
+		if ss := req.Session; ss != nil {
+			st, first := track(ss)
+			session = st.id
+			if first {
+				// However the session ends (client gone, HTTP DELETE or idle timeout), the
+				// executor hears of it once.
+				go func() { _ = ss.Wait(); EndSession(r.ex, ss) }()
+			}
+		}
 		if len(args) > 1<<20 {
 			// A huge argument's buffers are garbage once the call is answered: hand the
 			// memory back to the system rather than keep serve's RSS at its peak.
@@ -201,6 +249,7 @@ func (r *runner) run(ctx context.Context, t Tool, args json.RawMessage, timeout 
 	defer func() { <-r.slots }()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	defer context.AfterFunc(r.stop, cancel)()
 	res, err := t.Run(cctx, Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
 	if err == nil && ctx.Err() != nil {
 		return nil, ctx.Err() // the client cancelled: not a timeout

@@ -3,6 +3,8 @@ package verify
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -35,15 +37,14 @@ func DockerSocket() string {
 	return "/var/run/docker.sock"
 }
 
-// DockerClient is an engine client for a unix socket; timeout 0 means none.
+// DockerClient is an HTTP client that talks to the engine's unix socket.
 //
 // Deprecated: use engine.New, which honours DOCKER_HOST (tcp, TLS) and docker contexts.
-func DockerClient(sock string, timeout time.Duration) *engine.Client {
-	c, err := engine.NewHost("unix://"+sock, timeout)
-	if err != nil {
-		return nil // PullImage then uses the environment's engine
-	}
-	return c
+func DockerClient(sock string, timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}}}
 }
 
 // DockerEngine asks the engine the environment names for its version, runtimes and security

@@ -78,10 +78,10 @@ func Explain(p *policy.Policy, layers []serve.Layer, rules []ThreatRule) ([]Thre
 			t.Status, t.Note = NotEnforced, gap
 		case len(t.By) == 0:
 			t.Status = NotEnforced
-			t.Note = "none of " + strings.Join(r.Layers, ", ") + " is in force on this host"
+			t.Note = "nothing on this host enforces it"
 			for _, l := range layers {
 				if slices.Contains(r.Layers, l.Name) && !l.Active {
-					t.Note += "; " + l.Name + ": " + l.Detail
+					t.Note = l.Detail + " (" + l.Name + ")"
 					break
 				}
 			}

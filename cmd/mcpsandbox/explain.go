@@ -91,7 +91,10 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 		if t.Note != "" {
 			fmt.Fprintf(o.IO.Out, "%13s but: %s\n", "", t.Note)
 		}
+		if len(t.Scenarios) > 0 {
+			fmt.Fprintf(o.IO.Out, "%13s attacked by: %s\n", "", strings.Join(t.Scenarios, ", "))
+		}
 	}
-	fmt.Fprintf(o.IO.Out, "\n%d of %d threats not enforced. Evidence: mcpsandbox harness --policy FILE -s SCENARIO (scenarios per threat: --json)\n", gaps, len(threats))
+	fmt.Fprintf(o.IO.Out, "\n%d of %d threats not enforced. Evidence: mcpsandbox harness --policy FILE -s SCENARIO\n", gaps, len(threats))
 	return nil
 }

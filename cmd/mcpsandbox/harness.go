@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -226,25 +228,12 @@ func isTerminal(v any) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// writeFileAtomic writes through a temporary file in the same directory and renames it over
-// path, so a reader never sees half a report and a failure leaves the old file in place.
+// writeFileAtomic renders a report and writes it with generate's atomic writer, so a reader
+// never sees half a report and a failure leaves the old file in place.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	dir, base := ".", path
-	if i := strings.LastIndex(path, "/"); i >= 0 {
-		dir, base = path[:i+1], path[i+1:]
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	os.Chmod(tmp.Name(), 0o644)
-	return os.Rename(tmp.Name(), path)
+	return generate.AtomicWrite(path, b.Bytes(), 0o644)
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -25,6 +28,9 @@ type ServeOptions struct {
 	Check      bool
 	JSON       bool
 	LogLevel   string
+	HTTP       string   // streamable HTTP address instead of stdio
+	TokenFile  string   // bearer token for --http (else MCPSANDBOX_TOKEN)
+	Origins    []string // extra allowed Origin values for --http
 }
 
 // NewCmdServe builds `serve`; runF replaces the run function in tests.
@@ -37,7 +43,8 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
 			"Every call is checked against the policy, confined, and written to the audit log.",
 		Example: `  mcpsandbox serve --policy ~/.config/mcpsandbox/policy.toml
   mcpsandbox serve --policy policy.toml --check          # print the isolation layers in force, then exit
-  mcpsandbox serve --default --workspace ~/ai-workspace  # the built-in allowlist policy, no file needed`,
+  mcpsandbox serve --default --workspace ~/ai-workspace  # the built-in allowlist policy, no file needed
+  MCPSANDBOX_TOKEN=$(cat ~/.config/mcpsandbox/token) mcpsandbox serve --policy policy.toml --http 0.0.0.0:8765`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := sourceOf(o.PolicyPath, o.Default).check(true); err != nil {
@@ -54,6 +61,9 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
 	cmd.Flags().BoolVar(&o.Check, "check", false, "print which isolation layers are in force on this host, then exit")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "with --check: print JSON")
 	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
+	cmd.Flags().StringVar(&o.HTTP, "http", "", "serve streamable HTTP on HOST:PORT at /mcp instead of stdio (loopback unless a token is set)")
+	cmd.Flags().StringVar(&o.TokenFile, "token-file", "", "with --http: file holding the bearer token (mode 0600); default $MCPSANDBOX_TOKEN")
+	cmd.Flags().StringSliceVar(&o.Origins, "allow-origin", nil, "with --http: an extra browser Origin to accept (scheme://host:port)")
 	return cmd
 }
 
@@ -95,10 +105,45 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	}
 	defer al.Close()
 	log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", p.Allowlist.Workspace)
-	if isTerminal(os.Stdin) {
+	so := serve.Options{Audit: al, Logger: log}
+	if o.HTTP != "" {
+		token, err := httpToken(o.TokenFile)
+		if err != nil {
+			return err
+		}
+		so.HTTP = &serve.HTTPOptions{Addr: o.HTTP, Token: token, Origins: o.Origins}
+	} else if isTerminal(os.Stdin) {
 		log.Info("waiting for an MCP client on stdin (this is a server: start it from a client's config, or try `mcpsandbox demo`)")
 	}
-	return serve.Run(ctx, p, ex, serve.Options{Audit: al, Logger: log})
+	return serve.Run(ctx, p, ex, so)
+}
+
+// httpToken reads the bearer token from --token-file, or $MCPSANDBOX_TOKEN. A token file others
+// can read is refused, as ssh refuses a loose key.
+func httpToken(file string) (string, error) {
+	if file == "" {
+		t := strings.TrimSpace(os.Getenv("MCPSANDBOX_TOKEN"))
+		if t != "" && len(t) < 16 {
+			return "", errors.New("MCPSANDBOX_TOKEN is shorter than 16 characters: use e.g. `openssl rand -hex 32`")
+		}
+		return t, nil
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("--token-file %s is readable by others (mode %v): chmod 600 %s", file, st.Mode().Perm(), file)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if len(t) < 16 {
+		return "", fmt.Errorf("--token-file %s holds a token shorter than 16 characters: use e.g. `openssl rand -hex 32 > %s`", file, file)
+	}
+	return t, nil
 }
 
 func printLayers(w io.Writer, p *policy.Policy, ls []serve.Layer, asJSON bool) error {
@@ -112,7 +157,10 @@ func printLayers(w io.Writer, p *policy.Policy, ls []serve.Layer, asJSON bool) e
 	fmt.Fprintln(tw, "LAYER\tIN FORCE\tDETAIL")
 	for _, l := range ls {
 		mark := "yes"
-		if !l.Active {
+		switch {
+		case l.NotNeeded:
+			mark = "not needed"
+		case !l.Active:
 			mark = "NO"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", l.Name, mark, l.Detail)

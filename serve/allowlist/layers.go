@@ -99,15 +99,19 @@ func (e *Executor) runProbe() (ProbeReport, error) {
 func (e *Executor) Layers() []serve.Layer {
 	<-e.probed
 	abi := e.probe.LandlockABI
-	ll := func(min int, id string) serve.Layer {
-		return serve.Layer{Name: id, Active: abi >= min,
-			Detail: fmt.Sprintf("needs Landlock ABI %d, kernel has %d", min, abi)}
+	ll := func(min int, id, what string) serve.Layer {
+		if abi >= min {
+			return serve.Layer{Name: id, Active: true, Detail: what}
+		}
+		return serve.Layer{Name: id, Detail: fmt.Sprintf("not on this kernel (needs Landlock ABI %d, this one has %d): %s", min, abi, what)}
 	}
+	// Two network rows: "network isolation" is what the policy asks for, "network namespace"
+	// the mechanism that delivers it best.
 	netDetail := "network = true in the policy: commands share the host's network"
 	if !e.al.Network {
-		netDetail = "no network namespace: relying on Landlock TCP rules and the seccomp socket() block"
+		netDetail = "the policy says network = false; with no network namespace here, Landlock's TCP rules and the seccomp socket() block enforce it"
 		if e.attr.has(unix.CLONE_NEWNET) {
-			netDetail = "new network namespace: no interfaces but a down loopback; TCP, UDP and DNS all fail"
+			netDetail = "the policy says network = false: TCP, UDP and DNS all fail (enforced by the network namespace below)"
 		}
 	}
 	user := fmt.Sprintf("commands run as uid %d gid %d (server is root)", e.uid, e.gid)
@@ -122,22 +126,32 @@ func (e *Executor) Layers() []serve.Layer {
 		{Name: LayerPinnedExec, Active: true, Detail: "argv only, no shell, no PATH lookup; the binary's sha256 is checked on the open file that is exec'd"},
 		{Name: LayerCleanEnv, Active: true, Detail: "only allowlist.env plus PATH=" + FixedPATH},
 		{Name: LayerUnprivileged, Active: e.dropUID, Detail: user},
-		{Name: LayerUserNS, Active: e.attr.userNS, Detail: "lets an unprivileged server create the other namespaces"},
+		userNSLayer(e.attr.userNS, e.dropUID),
 		{Name: LayerPIDNS, Active: e.attr.has(unix.CLONE_NEWPID), Detail: "the command's whole tree (setsid and double-fork included) dies with it"},
 		{Name: LayerNetIsolation, Active: !e.al.Network, Detail: netDetail},
-		{Name: LayerNetNS, Active: e.attr.has(unix.CLONE_NEWNET), Detail: "fresh empty network namespace per call"},
+		{Name: LayerNetNS, Active: e.attr.has(unix.CLONE_NEWNET), Detail: "each call gets a new, empty network namespace: no interface but a down loopback"},
 		{Name: LayerIPCNS, Active: e.attr.has(unix.CLONE_NEWIPC), Detail: "no shared SysV IPC with the host"},
 		{Name: LayerLandlockFS, Active: abi >= 1, Detail: fsDetail},
-		ll(3, LayerLandlockTrunc),
-		ll(4, LayerLandlockTCP),
-		ll(6, LayerLandlockScoped),
-		ll(9, LayerLandlockUnix),
-		ll(10, LayerLandlockUDP),
+		ll(3, LayerLandlockTrunc, "files outside the workspace cannot be truncated"),
+		ll(4, LayerLandlockTCP, "TCP connect and bind are denied in the kernel"),
+		ll(6, LayerLandlockScoped, "signals and abstract unix sockets cannot reach processes outside the sandbox"),
+		ll(9, LayerLandlockUnix, "pathname unix sockets (ssh-agent, docker.sock) cannot be connected"),
+		ll(10, LayerLandlockUDP, "UDP is denied in the kernel"),
 		{Name: LayerSeccomp, Active: e.probe.Seccomp, Detail: "ptrace, mount, namespaces, bpf, io_uring, keyrings, kernel modules denied" + map[bool]string{true: "; socket() denied", false: ""}[!e.al.Network]},
 		{Name: LayerNoNewPrivs, Active: e.probe.NoNewPrivs, Detail: "setuid binaries cannot raise privileges"},
 		{Name: LayerRlimits, Active: true, Detail: fmt.Sprintf("address space %s, file size %s, 256 open files, CPU time = timeout", e.pol.Limits.Memory, e.al.MaxFileSize)},
-		{Name: LayerProcessLimit, Active: e.dropUID || e.attr.userNS, Detail: fmt.Sprintf("RLIMIT_NPROC %d for the command's uid", e.pol.Limits.Pids)},
-		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (needs cgroups); commands run at nice %d and CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
+		{Name: LayerProcessLimit, Active: e.dropUID || e.attr.userNS, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC)", e.pol.Limits.Pids)},
+		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (that needs cgroups); commands run at a lower priority (nice %d) and their CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
 	}
 	return ls
+}
+
+// userNSLayer: a user namespace is how a server that is not root gets the other namespaces; a
+// root server needs none, and that is not a gap.
+func userNSLayer(active, root bool) serve.Layer {
+	l := serve.Layer{Name: LayerUserNS, Active: active, Detail: "lets a server that is not root create the other namespaces"}
+	if !active && root {
+		l.NotNeeded, l.Detail = true, "not needed: serve runs as root and creates the namespaces itself"
+	}
+	return l
 }

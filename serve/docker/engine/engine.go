@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"strings"
@@ -79,6 +80,16 @@ func NewHost(host string, timeout time.Duration) (*Client, error) {
 		return nil, fmt.Errorf("docker engine client for %s: %w", host, err)
 	}
 	return &Client{API: api, Host: api.DaemonHost(), Source: "argument"}, nil
+}
+
+// NewHTTP talks to an engine through an HTTP client that dials it itself (a unix socket
+// dialer, as verify.DockerClient builds).
+func NewHTTP(hc *http.Client) (*Client, error) {
+	api, err := client.NewClientWithOpts(client.WithHost(client.DefaultDockerHost), client.WithHTTPClient(hc), client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker engine client: %w", err)
+	}
+	return &Client{API: api, Host: "a caller-supplied connection", Source: "argument"}, nil
 }
 
 func supportedHost(host, source string) error {

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/AlecAivazis/survey/v2"
+	"github.com/AlecAivazis/survey/v2/terminal"
+	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// asker asks on the terminal when there is one, and answers "no" otherwise (flags decide).
+type asker struct {
+	f  *Factory
+	on bool
+}
+
+func (a *asker) opts() survey.AskOpt {
+	return survey.WithStdio(a.f.In.(terminal.FileReader), a.f.Out.(terminal.FileWriter), a.f.ErrOut)
+}
+
+func (a *asker) confirm(msg string, def bool) (bool, error) {
+	if !a.on {
+		return false, nil
+	}
+	v := def
+	err := survey.AskOne(&survey.Confirm{Message: msg, Default: def}, &v, a.opts())
+	return v, interrupted(err)
+}
+
+func interrupted(err error) error {
+	if errors.Is(err, terminal.InterruptErr) {
+		return errors.New("cancelled: nothing written")
+	}
+	return err
+}
+
+// question asks one generate.Question, unless its flag was given or it does not apply.
+func (a *asker) question(q generate.Question, ans *generate.Answers, env generate.Env, given func(string) bool) error {
+	if q.Flag != "" && given(q.Flag) || q.When != nil && !q.When(ans) {
+		return nil
+	}
+	var def any
+	if q.Default != nil {
+		def = q.Default(ans, env)
+	}
+	describe := func(v string, _ int) string {
+		if q.Describe == nil {
+			return ""
+		}
+		return q.Describe(v)
+	}
+	opts := []survey.AskOpt{a.opts()}
+	var err error
+	switch q.Kind {
+	case generate.Input:
+		s, _ := def.(string)
+		if q.Validate != nil {
+			opts = append(opts, survey.WithValidator(func(v any) error { return q.Validate(v.(string), env) }))
+		}
+		err = survey.AskOne(&survey.Input{Message: q.Message(ans), Default: s}, &s, opts...)
+		def = s
+	case generate.Confirm:
+		b, _ := def.(bool)
+		err = survey.AskOne(&survey.Confirm{Message: q.Message(ans), Default: b}, &b, opts...)
+		def = b
+	case generate.Select:
+		s, _ := def.(string)
+		p := &survey.Select{Message: q.Message(ans), Options: q.Options(ans), Description: describe, PageSize: q.PageSize}
+		if s != "" {
+			p.Default = s
+		}
+		err = survey.AskOne(p, &s, opts...)
+		def = s
+	case generate.MultiSelect:
+		d, _ := def.([]string)
+		var got []string
+		err = survey.AskOne(&survey.MultiSelect{Message: q.Message(ans), Options: q.Options(ans), Default: d, Description: describe, PageSize: q.PageSize}, &got, opts...)
+		def = got
+	}
+	if err != nil {
+		return interrupted(err)
+	}
+	q.Set(ans, def)
+	return nil
+}
+
+// runWizard asks what the flags left open: the scheme, its questions (generate.SchemeQuestions),
+// what it needs (checked before anything is written), the limits, the clients, the policy path.
+// A re-run starts from the policy already there.
+func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker) error {
+	a := &o.A
+	from, _ := filepath.Abs(generate.ExpandHome(o.PolicyOut, env.Home))
+	if old, err := policy.Load(from); err == nil {
+		a.Base, o.baseFrom = old, from
+		fmt.Fprintf(o.IO.Out, "Starting from your policy at %s: its answers are the defaults.\n", o.PolicyOut)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(o.IO.ErrOut, "note: %v\n  starting from the defaults instead\n", err)
+	}
+	if !o.set("scheme") {
+		def := policy.SchemeAllowlist
+		if a.Base != nil {
+			def = a.Base.Scheme
+		}
+		q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "Which sandbox scheme?" },
+			Options:  func(*generate.Answers) []string { return policy.Schemes },
+			Describe: func(v string) string { return generate.Schemes[v].Blurb },
+			Default:  func(*generate.Answers, generate.Env) any { return def },
+			Set:      func(a *generate.Answers, v any) { a.Scheme = v.(string) }}
+		if err := ask.question(q, a, env, o.set); err != nil {
+			return err
+		}
+	}
+	if needs := generate.Schemes[a.Scheme].Needs; needs != "" {
+		fmt.Fprintf(o.IO.Out, "The %s scheme needs %s. init checks this before writing anything.\n", a.Scheme, needs)
+	}
+	a.Prefill(o.set)
+	for _, q := range generate.SchemeQuestions[a.Scheme] {
+		if err := ask.question(q, a, env, o.set); err != nil {
+			return err
+		}
+	}
+	if err := checkNeeds(ctx, o, ask); err != nil {
+		return err
+	}
+	for _, q := range generate.LimitQuestions {
+		if err := ask.question(q, a, env, o.set); err != nil {
+			return err
+		}
+	}
+	if !o.set("client") {
+		detected := generate.Detect(env)
+		q := generate.Question{Kind: generate.MultiSelect,
+			Message: func(*generate.Answers) string {
+				return "Configure which clients? (detected ones are preselected; none = you add the entry by hand)"
+			},
+			Options: func(*generate.Answers) []string { return generate.ClientIDs() },
+			Describe: func(v string) string {
+				if t, err := generate.ResolveTarget(v, env); err == nil {
+					return t.Where()
+				}
+				return ""
+			},
+			Default: func(*generate.Answers, generate.Env) any { return detected },
+			Set:     func(_ *generate.Answers, v any) { o.Clients = v.([]string) }, PageSize: 14}
+		if err := ask.question(q, a, env, o.set); err != nil {
+			return err
+		}
+	}
+	if !o.set("policy-out") {
+		q := generate.Question{Kind: generate.Input, Message: func(*generate.Answers) string { return "Write the policy to:" },
+			Default: func(*generate.Answers, generate.Env) any { return o.PolicyOut },
+			Set:     func(_ *generate.Answers, v any) { o.PolicyOut = v.(string) }}
+		if err := ask.question(q, a, env, o.set); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package generate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// ClientPlan is the client configs one init will change: one FileChange per file (two scopes
+// that share a file, such as claude-code and claude-code:user, are one change), and the targets
+// asked for, in order.
+type ClientPlan struct {
+	Changes []FileChange
+	Targets []Target
+}
+
+// Change is the planned change of t's file.
+func (cp *ClientPlan) Change(t Target) *FileChange {
+	i := slices.IndexFunc(cp.Changes, func(c FileChange) bool { return c.Path == t.Path })
+	if i < 0 {
+		return nil
+	}
+	return &cp.Changes[i]
+}
+
+// Add plans the entry into t's config. An existing different entry of that name is replaced only
+// when replace is set or confirm (given the *ExistsError) says yes; otherwise the error says how
+// to go on.
+func (cp *ClientPlan) Add(t Target, name string, e ServerEntry, replace bool, confirm func(error) (bool, error)) error {
+	prev := cp.Change(t)
+	change := func(replace bool) (FileChange, error) {
+		if prev != nil {
+			return prev.Add(t, name, e, replace)
+		}
+		return ClientChange(t, name, e, replace)
+	}
+	c, err := change(replace)
+	if errors.Is(err, ErrExists) {
+		ok, aerr := confirm(err)
+		if aerr != nil {
+			return aerr
+		}
+		if !ok {
+			return fmt.Errorf("%w: pass --force to replace it, or --name NAME to add this one beside it", err)
+		}
+		c, err = change(true)
+	}
+	if err != nil {
+		return err
+	}
+	if prev != nil {
+		*prev = c
+	} else {
+		cp.Changes = append(cp.Changes, c)
+	}
+	cp.Targets = append(cp.Targets, t)
+	return nil
+}
+
+// Unchanged reports whether no client config would change.
+func (cp *ClientPlan) Unchanged() bool {
+	for _, c := range cp.Changes {
+		if !c.Unchanged() {
+			return false
+		}
+	}
+	return true
+}
+
+// Install writes the policy, starts the entry exactly as a client would (StartCheck), and only
+// when it answers MCP writes the client configs. If the entry does not answer, or a client
+// config cannot be written, every file is put back as it was: nothing is half-installed. The
+// entry's command reads the policy, so the policy must be in place for the check.
+func Install(ctx context.Context, policy FileChange, clients []FileChange, e ServerEntry, env []string, timeout time.Duration) ([]WriteResult, Probe, error) {
+	wrote, err := Apply([]FileChange{policy})
+	if err != nil {
+		return nil, Probe{}, err
+	}
+	undo := func(err error, what string) error {
+		if uerr := UndoAll(wrote); uerr != nil {
+			return fmt.Errorf("%w\nputting the policy back failed: %v", err, uerr)
+		}
+		return fmt.Errorf("%w\n%s", err, what)
+	}
+	probe, err := StartCheck(ctx, e, env, timeout)
+	if err != nil {
+		return nil, Probe{}, undo(err, "nothing was changed: no client config was written and the policy file is as it was")
+	}
+	cw, err := Apply(clients)
+	if err != nil {
+		return nil, Probe{}, undo(err, "the policy file is as it was")
+	}
+	return append(wrote, cw...), probe, nil
+}

@@ -1,0 +1,88 @@
+package allowlist
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// runFilter executes the seccomp program in x/net/bpf's VM on a seccomp_data for syscall nr with
+// first argument arg0, as the kernel would, and returns the filter's verdict.
+func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32, arg0 uint64) uint32 {
+	t.Helper()
+	raw := make([]bpf.Instruction, len(prog))
+	for i, f := range prog {
+		raw[i] = bpf.RawInstruction{Op: f.Code, Jt: f.Jt, Jf: f.Jf, K: f.K}.Disassemble()
+	}
+	vm, err := bpf.NewVM(raw)
+	if err != nil {
+		t.Fatalf("the filter is not a valid BPF program: %v", err)
+	}
+	// struct seccomp_data { int nr; u32 arch; u64 ip; u64 args[6]; } in native (little-endian)
+	// order; the VM loads 32-bit words big-endian, so each word is written that way.
+	data := make([]byte, 64)
+	binary.BigEndian.PutUint32(data[0:], nr)
+	binary.BigEndian.PutUint32(data[4:], arch)
+	binary.BigEndian.PutUint32(data[16:], uint32(arg0))     // args[0], low word
+	binary.BigEndian.PutUint32(data[20:], uint32(arg0>>32)) // args[0], high word
+	v, err := vm.Run(data)
+	if err != nil {
+		t.Fatalf("run the filter: %v", err)
+	}
+	return uint32(v)
+}
+
+func TestSeccompFilterVerdicts(t *testing.T) {
+	const arch = unix.AUDIT_ARCH_X86_64
+	eperm := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
+	cases := []struct {
+		name      string
+		noNetwork bool
+		arch      uint32
+		nr        uint32
+		arg0      uint64
+		want      uint32
+	}{
+		// Spelled out here, not taken from deniedSyscalls, so dropping one from the list fails.
+		{"ptrace", true, arch, unix.SYS_PTRACE, 0, eperm},
+		{"process_vm_readv", true, arch, unix.SYS_PROCESS_VM_READV, 0, eperm},
+		{"mount", true, arch, unix.SYS_MOUNT, 0, eperm},
+		{"unshare", true, arch, unix.SYS_UNSHARE, 0, eperm},
+		{"setns", true, arch, unix.SYS_SETNS, 0, eperm},
+		{"bpf", true, arch, unix.SYS_BPF, 0, eperm},
+		{"io_uring_setup", true, arch, unix.SYS_IO_URING_SETUP, 0, eperm},
+		{"keyctl", true, arch, unix.SYS_KEYCTL, 0, eperm},
+		{"init_module", true, arch, unix.SYS_INIT_MODULE, 0, eperm},
+		{"mknod", true, arch, unix.SYS_MKNOD, 0, eperm},
+		{"clone3 falls back to clone", true, arch, unix.SYS_CLONE3, 0, unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		{"clone of a thread", true, arch, unix.SYS_CLONE, unix.CLONE_VM | unix.CLONE_THREAD, unix.SECCOMP_RET_ALLOW},
+		{"clone into a user namespace", true, arch, unix.SYS_CLONE, unix.CLONE_NEWUSER, eperm},
+		{"clone into a network namespace", true, arch, unix.SYS_CLONE, unix.CLONE_NEWNET | 17, eperm},
+		{"socket without network", true, arch, unix.SYS_SOCKET, unix.AF_INET, unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)},
+		{"socket with network", false, arch, unix.SYS_SOCKET, unix.AF_INET, unix.SECCOMP_RET_ALLOW},
+		{"read", true, arch, unix.SYS_READ, 0, unix.SECCOMP_RET_ALLOW},
+		{"execve", true, arch, unix.SYS_EXECVE, 0, unix.SECCOMP_RET_ALLOW},
+		{"x32 ABI", true, arch, 0x40000000 | unix.SYS_PTRACE, 0, eperm},
+		{"i386 ABI (int 0x80)", true, unix.AUDIT_ARCH_I386, 26, 0, unix.SECCOMP_RET_KILL_PROCESS},
+	}
+	progs := map[bool][]unix.SockFilter{}
+	for _, nn := range []bool{true, false} {
+		p, err := seccompFilter(nn)
+		if err != nil {
+			t.Skipf("no filter for this architecture: %v", err)
+		}
+		progs[nn] = p
+	}
+	for _, c := range cases {
+		if got := runFilter(t, progs[c.noNetwork], c.arch, c.nr, c.arg0); got != c.want {
+			t.Errorf("%s: verdict %#x, want %#x", c.name, got, c.want)
+		}
+	}
+	for _, nr := range deniedSyscalls {
+		if got := runFilter(t, progs[true], arch, uint32(nr), 0); got != eperm {
+			t.Errorf("denied syscall %d: verdict %#x", nr, got)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package serve
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTPPath is where the MCP endpoint lives.
+const HTTPPath = "/mcp"
+
+// HTTPOptions configure serving over streamable HTTP instead of stdio.
+type HTTPOptions struct {
+	Addr string // host:port; a non-loopback host needs a Token
+	// Token is the bearer token every request must carry ("" = none, loopback only). It is
+	// never logged and compared in constant time.
+	Token string
+	// Origins lists extra allowed Origin values (scheme://host[:port]); browsers' requests from
+	// any other origin are refused (DNS rebinding, cross-site requests).
+	Origins []string
+	// MaxBody bounds a request body (0: 4 MiB); a bigger one gets 413.
+	MaxBody int64
+	// Grace is how long running calls may finish at shutdown before they are cancelled (0: 5s).
+	Grace time.Duration
+	// Listening, if set, is told the bound address (useful with port 0).
+	Listening func(addr net.Addr)
+}
+
+// IsLoopbackHost reports whether host (no port) names only this machine.
+func IsLoopbackHost(host string) bool {
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// CheckHTTPBind refuses an address reachable from other machines unless a token guards it.
+func CheckHTTPBind(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: %w (give HOST:PORT, e.g. 127.0.0.1:8765)", addr, err)
+	}
+	if !IsLoopbackHost(host) && token == "" {
+		return fmt.Errorf("--http %s listens beyond this machine without a token: set MCPSANDBOX_TOKEN (or --token-file) "+
+			"so every request must carry it, or bind 127.0.0.1", addr)
+	}
+	return nil
+}
+
+// runHTTP serves the policy over streamable HTTP at HTTPPath until ctx ends, then shuts down
+// gracefully: new requests are refused, running calls get o.HTTP.Grace to finish, then every
+// session is closed (and its executor state ended).
+func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) error {
+	h := o.HTTP
+	if err := CheckHTTPBind(h.Addr, h.Token); err != nil {
+		return err
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv, r := newServer(p, ex, o)
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: h.MaxBody})
+	mux := http.NewServeMux()
+	mux.Handle(HTTPPath, guard(h, mcpHandler))
+	ln, err := net.Listen("tcp", h.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is the port taken? pick another with --http)", h.Addr, err)
+	}
+	if h.Listening != nil {
+		h.Listening(ln.Addr())
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		if err := ex.Ready(); err != nil {
+			cancel(err)
+		}
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+HTTPPath, "token", h.Token != "")
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	grace := h.Grace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), grace)
+	defer scancel()
+	log.Info("shutting down: running calls get the grace period", "grace", grace)
+	_ = hs.Shutdown(sctx) // waits for running requests (calls) up to the grace period
+	r.stopAll()           // then the calls still running are cancelled (and their trees killed)
+	for ss := range srv.Sessions() {
+		ss.Close()
+		EndSession(ex, ss)
+	}
+	_ = hs.Close()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http server: %w", err)
+	}
+	return nil
+}
+
+// guard checks the bearer token (401) and the Origin (403) before MCP sees the request.
+func guard(h *HTTPOptions, next http.Handler) http.Handler {
+	want := []byte("Bearer " + h.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpsandbox"`)
+			http.Error(w, "unauthorized: send Authorization: Bearer <token> (the token serve was started with)", http.StatusUnauthorized)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, h.Origins) {
+			http.Error(w, fmt.Sprintf("forbidden: requests from origin %q are not accepted (serve --allow-origin adds one)", origin), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed accepts an origin on this machine that names the host the request was sent
+// to, or one the operator listed. A page elsewhere (DNS rebinding, a cross-site request) is
+// refused.
+func originAllowed(origin, host string, extra []string) bool {
+	for _, o := range extra {
+		if strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	oh, rh := u.Hostname(), host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		rh = h
+	}
+	return IsLoopbackHost(oh) && IsLoopbackHost(rh)
+}

@@ -1,0 +1,208 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// startHTTP runs serve over HTTP on a free loopback port and returns its URL, a stop function
+// and Run's result.
+func startHTTP(t *testing.T, ex Executor, h HTTPOptions) (string, context.CancelFunc, chan error) {
+	t.Helper()
+	addrc := make(chan net.Addr, 1)
+	if h.Addr == "" {
+		h.Addr = "127.0.0.1:0"
+	}
+	h.Listening = func(a net.Addr) { addrc <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, testPolicy(5*time.Second, 4), ex, Options{HTTP: &h}) }()
+	select {
+	case a := <-addrc:
+		t.Cleanup(func() { cancel(); <-done })
+		return "http://" + a.String() + HTTPPath, cancel, done
+	case err := <-done:
+		t.Fatalf("serve --http did not start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve --http did not start")
+	}
+	return "", nil, nil
+}
+
+func httpClient(t *testing.T, url, token string) *mcp.ClientSession {
+	t.Helper()
+	hc := &http.Client{Transport: http.DefaultTransport}
+	if token != "" {
+		hc.Transport = bearer{token, http.DefaultTransport}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect over HTTP: %v", err)
+	}
+	return cs
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b)
+}
+
+func TestHTTPTokenOriginAndBody(t *testing.T) {
+	const token = "s3cret-token-for-test"
+	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: token, MaxBody: 64 << 10})
+	if code, body := post(t, url, initBody, nil); code != http.StatusUnauthorized || strings.Contains(body, token) {
+		t.Errorf("no token: %d %q", code, body)
+	}
+	if code, _ := post(t, url, initBody, map[string]string{"Authorization": "Bearer wrong"}); code != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d", code)
+	}
+	auth := map[string]string{"Authorization": "Bearer " + token}
+	if code, body := post(t, url, initBody, auth); code != http.StatusOK || !strings.Contains(body, `"serverInfo"`) {
+		t.Errorf("right token: %d %q", code, body)
+	}
+	foreign := map[string]string{"Authorization": "Bearer " + token, "Origin": "https://evil.example"}
+	if code, _ := post(t, url, initBody, foreign); code != http.StatusForbidden {
+		t.Errorf("foreign Origin: %d, want 403", code)
+	}
+	local := map[string]string{"Authorization": "Bearer " + token, "Origin": "http://localhost:3000"}
+	if code, _ := post(t, url, initBody, local); code != http.StatusOK {
+		t.Errorf("loopback Origin: %d, want 200", code)
+	}
+	rebound := map[string]string{"Authorization": "Bearer " + token, "Host": "evil.example"}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initBody))
+	for k, v := range rebound {
+		req.Header.Set(k, v)
+	}
+	req.Host = "evil.example"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("DNS-rebound Host: %v %v, want 403", resp.StatusCode, err)
+	}
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("a", 128<<10) + `"}}`
+	if code, _ := post(t, url, big, auth); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized body: %d, want 413", code)
+	}
+	if code, body := post(t, url, "{not json", auth); code < 400 || code >= 500 || !strings.Contains(body, "-32700") && !strings.Contains(strings.ToLower(body), "json") {
+		t.Errorf("malformed JSON: %d %q", code, body)
+	}
+	// The server is still up and serves a real client.
+	cs := httpClient(t, url, token)
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"echo": "up"}})
+	if err != nil || !strings.Contains(text(r), "up") {
+		t.Fatalf("call after the bad requests: %v %q", err, text(r))
+	}
+	cs.Close()
+}
+
+func TestHTTPRefusesOpenBindWithoutToken(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:80"} {
+		if err := CheckHTTPBind(addr, ""); err == nil || !strings.Contains(err.Error(), "MCPSANDBOX_TOKEN") {
+			t.Errorf("%s without a token: %v", addr, err)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:8765", "[::1]:0"} {
+		if err := CheckHTTPBind(addr, ""); err != nil {
+			t.Errorf("%s: %v", addr, err)
+		}
+	}
+	if err := CheckHTTPBind("0.0.0.0:0", "t"); err != nil {
+		t.Errorf("open bind with a token: %v", err)
+	}
+}
+
+// Each HTTP session has its own id in calls, and ends (EndSession) when its client leaves.
+func TestHTTPSessionsAreSeparate(t *testing.T) {
+	f := &fakeExec{}
+	url, _, _ := startHTTP(t, f, HTTPOptions{})
+	a, b := httpClient(t, url, ""), httpClient(t, url, "")
+	for _, cs := range []*mcp.ClientSession{a, b, a} {
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"echo": "x"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close() // DELETE: the session is over
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		sess, ended := append([]string(nil), f.sessions...), append([]string(nil), f.ended...)
+		f.mu.Unlock()
+		if len(ended) == 1 {
+			if sess[0] != sess[2] || sess[0] == sess[1] || ended[0] != sess[0] {
+				t.Fatalf("sessions %q ended %q", sess, ended)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("EndSession never called after the client closed: sessions %q ended %q", sess, ended)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.Close()
+}
+
+// At shutdown a running call gets the grace period, then is cancelled; every session ends.
+func TestHTTPGracefulShutdown(t *testing.T) {
+	f := &fakeExec{}
+	url, stop, done := startHTTP(t, f, HTTPOptions{Grace: 300 * time.Millisecond})
+	cs := httpClient(t, url, "")
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"sleep": "1h"}})
+	for f.running.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	select {
+	case err := <-done:
+		done <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("Run at shutdown: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("shutdown did not finish")
+	}
+	if n := f.running.Load(); n != 0 {
+		t.Fatalf("%d calls still running after shutdown", n)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.ended) != 1 {
+		t.Fatalf("sessions ended at shutdown: %q", f.ended)
+	}
+	if _, err := http.Post(url, "application/json", bytes.NewReader([]byte(initBody))); err == nil {
+		t.Fatal("the server still answers after shutdown")
+	}
+}
