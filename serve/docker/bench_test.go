@@ -2,13 +2,16 @@ package docker
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"io"
 	"os/exec"
 	"sort"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 )
@@ -91,4 +94,53 @@ func BenchmarkDockerRunCLI(b *testing.B) {
 	}
 	b.StopTimer()
 	report(b, ds)
+}
+
+// BenchmarkAttachEchoFloor is the transport's floor on this machine, now: one running
+// container echoing (cat) over the attach stream; each op writes a line and reads it back.
+// A pooled call cannot beat it (its program's output crosses the same path), so pooled/floor
+// is what serve and the wrapper add.
+func BenchmarkAttachEchoFloor(b *testing.B) {
+	eng := needEngine(b)
+	ctx := context.Background()
+	cfg, hc := newSpec(testPolicy()).build("n", map[string]string{LabelApp: "1", LabelCall: "bench-floor"})
+	cfg.Entrypoint, cfg.Cmd, cfg.StdinOnce = []string{"cat"}, nil, false
+	cr, err := eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.API.ContainerRemove(ctx, cr.ID, container.RemoveOptions{Force: true})
+	hj, err := eng.API.ContainerAttach(ctx, cr.ID, container.AttachOptions{Stream: true, Stdin: true, Stdout: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer hj.Close()
+	if err := eng.API.ContainerStart(ctx, cr.ID, container.StartOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	hdr := make([]byte, 8)
+	body := make([]byte, 64)
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if _, err := hj.Conn.Write([]byte("x\n")); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(hj.Reader, hdr); err != nil { // stdcopy frame header
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(hj.Reader, body[:binary.BigEndian.Uint32(hdr[4:])]); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	b.StopTimer()
+	report(b, ds)
+}
+
+func BenchmarkCallPooledCPU2(b *testing.B) {
+	eng := needEngine(b)
+	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { p.Docker.Pool = 4; p.Limits.CPUs = 2 }))
+	benchCalls(b, e, ToolPython, map[string]any{"code": "print('hi')"})
 }

@@ -1,13 +1,16 @@
 package docker
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types"
@@ -68,7 +71,44 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 		e.destroy(b)
 		return nil, fmt.Errorf("start container %.12s (image %s): %w", b.id, e.spec.image, e.eng.Unreachable(err))
 	}
+	if err := b.awaitReady(engineOpTimeout); err != nil {
+		e.destroy(b)
+		return nil, fmt.Errorf("container %.12s (image %s): %w", b.id, e.spec.image, err)
+	}
 	return b, nil
+}
+
+// awaitReady reads the attach stream until the wrapper says its interpreter is blocked on
+// stdin. Nothing else comes before that line; what does (an image without /bin/sh, a crash)
+// is the error.
+func (b *box) awaitReady(limit time.Duration) error {
+	b.hj.Conn.SetReadDeadline(time.Now().Add(limit))
+	defer b.hj.Conn.SetReadDeadline(time.Time{})
+	want := []byte("mcpsandbox-ready:" + b.nonce + "\n")
+	var got []byte
+	hdr := make([]byte, 8)
+	for !bytes.Contains(got, want) {
+		if _, err := io.ReadFull(b.hj.Reader, hdr); err != nil {
+			return fmt.Errorf("its interpreter did not start (%v): %q", err, truncate(got, 2048))
+		}
+		n := binary.BigEndian.Uint32(hdr[4:])
+		if len(got)+int(n) > 64<<10 {
+			return fmt.Errorf("it wrote more than 64 KiB before its interpreter started: %q", truncate(got, 2048))
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(b.hj.Reader, buf); err != nil {
+			return fmt.Errorf("its interpreter did not start (%v): %q", err, truncate(append(got, buf...), 2048))
+		}
+		got = append(got, buf...)
+	}
+	return nil
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
 }
 
 // destroy removes the container off the caller's path (kill and remove in one engine call).
@@ -135,8 +175,16 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 		errMark   = newMarkWriter(stderr, b.nonce, onMark)
 		streamEnd = make(chan error, 1)
 	)
+	start := time.Now()
+	var firstByte atomic.Int64 // ns after start, for the debug log
+	first := func(w io.Writer) io.Writer {
+		return writerFunc(func(p []byte) (int, error) {
+			firstByte.CompareAndSwap(0, int64(time.Since(start)))
+			return w.Write(p)
+		})
+	}
 	go func() {
-		_, err := stdcopy.StdCopy(outMark, errMark, b.hj.Reader)
+		_, err := stdcopy.StdCopy(first(outMark), first(errMark), b.hj.Reader)
 		outMark.flush()
 		errMark.flush()
 		streamEnd <- err
@@ -152,10 +200,14 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 	}()
 	timer := time.NewTimer(timeout) // the timeout clock starts at delivery
 	defer timer.Stop()
-	start := time.Now()
 
 	res := &serve.Result{}
 	oomKilled := false
+	defer func() {
+		e.log.Debug("call ended", "container", b.id[:12], "pooled", b.pooled, "ms", float64(time.Since(start).Microseconds())/1000,
+			"first_byte_ms", float64(firstByte.Load()/1000)/1000,
+			"timed_out", res.TimedOut, "exit", res.ExitCode)
+	}()
 	finish := func() *serve.Result {
 		b.hj.Close() // ends StdCopy
 		<-streamEnd
@@ -230,6 +282,10 @@ func (e *Executor) ctxDone(ctx context.Context, res *serve.Result, finish func()
 }
 
 var errTimedOut = errors.New("timed out")
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // exitStatus waits for the container to stop and asks the engine how: exit code, and whether
 // the kernel killed it for memory.

@@ -48,9 +48,15 @@ const (
 // stdout AND stderr (each stream is ordered on its own, the two are not ordered against each
 // other, so serve waits for both). Python code runs in this interpreter (started ahead: no
 // interpreter start-up on the call's path); shell scripts run in /bin/sh from a memfd (no
-// argument-size limit). The program's stdin is /dev/null.
+// argument-size limit), spawned without fork. The program's stdin is /dev/null.
 //
-// A watchdog, forked before any call, holds the attached stdin, which serve keeps open for the
+// Once started (its watchdog too, the compiler warmed up) it writes "mcpsandbox-ready:NONCE\n"
+// on stderr: serve pools a container only after that line, so a pooled call never waits for
+// the interpreter's start-up.
+//
+// A watchdog, spawned before any call (posix_spawn, not fork: a forked copy of this
+// interpreter would make every page it touches later a copy-on-write fault, ~100 ms of a
+// call), holds the attached stdin, which serve keeps open for the
 // whole call: when it reads EOF (serve closed the call, or serve died, even by SIGKILL, and the
 // engine closed the stream) or the call outlives its timeout by watchdogGrace, it kills every
 // process it can (kill -1) and the container stops. A serve that dies mid-call leaves no
@@ -65,37 +71,52 @@ const (
 // container, its own attach stream and its own nonce. The mark is a speed-up, never a security
 // boundary; without it (os._exit, a crash, a killed wrapper) serve falls back to the engine's
 // exit status. Killing the watchdog likewise only removes a backstop for serve's own removal.
-const wrapperPy = `import os, sys, signal
+const wrapperPy = `import os, sys
 nonce = sys.argv[1]
+WATCHDOG = """
+import os, select, signal
+os.write(4, b"1")
+os.close(4)
+t = os.read(3, 32)
+os.close(3)
+if t:
+    select.select([0], [], [], int(t) / 1000.0 + 5)
+try:
+    os.kill(-1, signal.SIGKILL)
+finally:
+    os._exit(0)
+"""
 r, w = os.pipe()
-if os.fork() == 0:
-    os.close(w)
-    t = os.read(r, 32)
-    if t:
-        import select
-        select.select([0], [], [], int(t) / 1000.0 + 5)
-    try:
-        os.kill(-1, signal.SIGKILL)
-    finally:
-        os._exit(0)
+up, upw = os.pipe()
+os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", WATCHDOG], dict(os.environ),
+               file_actions=[(os.POSIX_SPAWN_DUP2, r, 3), (os.POSIX_SPAWN_DUP2, upw, 4)])
 os.close(r)
-head = b""
-while not head.endswith(b"\n"):
-    c = os.read(0, 1)
+os.close(upw)
+exec(compile("pass", "<warm-up>", "exec"))
+os.read(up, 1)
+os.close(up)
+os.write(2, ("mcpsandbox-ready:%s\n" % nonce).encode())
+data = b""
+while b"\n" not in data:
+    c = os.read(0, 1 << 16)
     if not c:
         os._exit(0)
-    head += c
+    data += c
+head, _, rest = data.partition(b"\n")
 kind, tmo, n = head.split()
-n = int(n)
-buf = []
+n = int(n) - len(rest)
+buf = [rest]
 while n > 0:
     c = os.read(0, min(n, 1 << 20))
     if not c:
         os._exit(0)
     buf.append(c)
     n -= len(c)
-os.write(w, tmo)
-os.close(w)
+try:
+    os.write(w, tmo)
+    os.close(w)
+except OSError:
+    pass
 nul = os.open("/dev/null", os.O_RDONLY)
 os.dup2(nul, 0)
 os.close(nul)
@@ -123,13 +144,16 @@ if kind == "python":
         traceback.print_exception(type(e), e, tb)
         status = 130 if isinstance(e, KeyboardInterrupt) else 1
 elif kind == "shell":
-    import subprocess
     fd = os.memfd_create("script", 0)
     os.write(fd, src.encode("utf-8", "surrogateescape"))
-    os.lseek(fd, 0, 0)
-    status = subprocess.call(["/bin/sh", "/proc/self/fd/%d" % fd], stdin=subprocess.DEVNULL, pass_fds=(fd,))
-    if status < 0:
-        status = 128 - status
+    try:
+        pid = os.posix_spawn("/bin/sh", ["sh", "/proc/self/fd/%d" % fd], dict(os.environ))
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        if status < 0:
+            status = 128 - status
+    except OSError as e:
+        print("mcpsandbox: cannot run /bin/sh: %s" % e, file=sys.stderr)
+        status = 127
 else:
     print("mcpsandbox: unknown tool %r" % kind, file=sys.stderr)
     status = 127
@@ -160,6 +184,7 @@ for fd in (1, 2):
 
 // wrapperSh is the fallback for images without python3: shell scripts only, same protocol.
 const wrapperSh = `n=$1
+printf 'mcpsandbox-ready:%s\n' "$n" >&2
 IFS=' ' read -r k t l || exit 0
 f=/tmp/.mcpsandbox-script
 head -c "$l" >"$f"
