@@ -116,6 +116,19 @@ func callDocker(ctx context.Context, cs *mcp.ClientSession, tool string, args ma
 	return res, r, err
 }
 
+func resultText(r *mcp.CallToolResult) string {
+	if r == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
 func countContainers(t *testing.T, eng *engine.Client, label string) int {
 	t.Helper()
 	f := filters.NewArgs()
@@ -190,16 +203,22 @@ except OSError as e:
 }
 
 // Many calls over MCP at concurrency, with timeouts and client cancels mixed in, then serve
-// SIGKILLed mid-call and restarted: the engine's container list, by our labels and in total,
-// is the same before and after, and no process of the killed serve's call outlives it.
+// SIGKILLed mid-call and restarted: no container labelled by either serve remains (and the
+// engine's list is as before when nothing else uses the engine), and no process of the
+// killed serve's call outlives it.
 func TestDockerNoLeaksAcrossSIGKILL(t *testing.T) {
 	eng := needDocker(t)
 	before, oursBefore := countContainers(t, eng, ""), countContainers(t, eng, sd.LabelApp)
-	path := dockerPolicy(t, func(p *policy.Policy) { p.Docker.Pool = 4; p.Limits.MaxConcurrent = 16 })
+	path := dockerPolicy(t, func(p *policy.Policy) {
+		p.Docker.Pool, p.Limits.MaxConcurrent, p.Limits.Timeout = 4, 12, policy.Duration{Duration: 20 * time.Second}
+	})
 	cs, cmd := serveDocker(t, path)
 
-	const n, conc = 64, 16
+	// On a loaded 2-CPU machine cold starts can take seconds: a call may then time out before
+	// its program ran. That is an honest result, not a leak, so it is counted, not failed.
+	const n, conc = 48, 12
 	var wg sync.WaitGroup
+	var overloaded atomic.Int32
 	sem := make(chan struct{}, conc)
 	for i := range n {
 		wg.Add(1)
@@ -207,7 +226,7 @@ func TestDockerNoLeaksAcrossSIGKILL(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			args := map[string]any{"script": "echo hi"}
 			switch i % 4 {
@@ -228,15 +247,22 @@ func TestDockerNoLeaksAcrossSIGKILL(t *testing.T) {
 			case i%4 == 2:
 				// cancelled: the client gave up; nothing to check but the engine afterwards
 			case err != nil || res.IsError:
-				t.Errorf("call %d: %v %+v", i, err, res)
+				t.Errorf("call %d: %v %s", i, err, resultText(res))
 			case i%4 == 1 && !r.TimedOut:
 				t.Errorf("call %d not timed out: %+v", i, r)
+			case r.TimedOut && i%4 != 1:
+				overloaded.Add(1)
 			case i%4 == 3 && !r.Truncated:
 				t.Errorf("call %d not truncated: %+v", i, r)
+			case i%4 == 0 && r.Stdout != "hi\n":
+				t.Errorf("call %d: %+v", i, r)
 			}
 		}()
 	}
 	wg.Wait()
+	if k := overloaded.Load(); k > 0 {
+		t.Logf("%d calls timed out before their program ran (machine overloaded)", k)
+	}
 
 	// A call in flight, then SIGKILL: serve never runs Close.
 	go callDocker(context.Background(), cs, sd.ToolPython, map[string]any{"code": "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(3600)\ntime.sleep(3600)"})
@@ -281,11 +307,15 @@ func TestDockerNoLeaksAcrossSIGKILL(t *testing.T) {
 	}
 	cs2.Close()
 	cmd2.Wait()
-	if after := countContainers(t, eng, ""); after != before {
-		t.Errorf("engine containers: %d before, %d after", before, after)
+	// Precisely: nothing labelled by either serve remains. The engine-wide counts are only
+	// logged: other programs (other tests) may use the same engine meanwhile.
+	for _, pid := range []int{cmd.Process.Pid, cmd2.Process.Pid} {
+		if n := countContainers(t, eng, fmt.Sprintf("%s=%d", sd.LabelPID, pid)); n != 0 {
+			t.Errorf("%d containers of serve pid %d remain", n, pid)
+		}
 	}
-	if after := countContainers(t, eng, sd.LabelApp); after != oursBefore {
-		t.Errorf("mcpsandbox containers: %d before, %d after", oursBefore, after)
+	if after, ours := countContainers(t, eng, ""), countContainers(t, eng, sd.LabelApp); after != before || ours != oursBefore {
+		t.Logf("engine-wide: %d containers before, %d after (mcpsandbox: %d, %d); another engine user was active", before, after, oursBefore, ours)
 	}
 }
 

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
 	"sort"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,4 +146,41 @@ func BenchmarkCallPooledCPU2(b *testing.B) {
 	eng := needEngine(b)
 	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { p.Docker.Pool = 4; p.Limits.CPUs = 2 }))
 	benchCalls(b, e, ToolPython, map[string]any{"code": "print('hi')"})
+}
+
+// BenchmarkPooledThroughput: calls per second at concurrency 1, 4 and 8 with pool = 8 (each
+// container still serves one call; refills run in the background).
+func BenchmarkPooledThroughput(b *testing.B) {
+	eng := needEngine(b)
+	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { p.Docker.Pool = 8 }))
+	raw, _ := json.Marshal(map[string]any{"code": "print('hi')"})
+	tl := tool(e, ToolPython)
+	for _, conc := range []int{1, 4, 8} {
+		b.Run(fmt.Sprintf("conc=%d", conc), func(b *testing.B) {
+			for len(e.pool.ready) < 8 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			t0 := time.Now()
+			b.ResetTimer()
+			for range conc {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= int64(b.N) {
+						res, err := tl.Run(context.Background(), serve.Call{Args: raw, Timeout: 30 * time.Second, MaxOutput: 65536})
+						if err != nil || res.ExitCode != 0 {
+							b.Errorf("%v %+v", err, res)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/time.Since(t0).Seconds(), "calls/s")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }
