@@ -9,6 +9,7 @@ demo:
 
 test:
 	npm ci --prefix e2e/node --no-audit --no-fund --silent
+	npm ci --prefix harness/e2bfake/sdktest --no-audit --no-fund --silent
 	go vet ./...
 	go test -race -count=1 ./...
 

@@ -69,6 +69,13 @@ type Layer struct {
 	NotNeeded bool `json:"not_needed,omitempty"`
 }
 
+// ToolError is a call that ran and failed the way its tool reports failures (run_code's code
+// raised an exception): the client gets the error's text and the result, marked isError.
+type ToolError interface {
+	error
+	ToolResult() *Result
+}
+
 // Refusal is a call the policy forbids; Rule names the policy key that refused it.
 type Refusal struct {
 	Rule   string

@@ -34,8 +34,14 @@ type fakeArgs struct {
 	Sleep  string `json:"sleep,omitempty"`
 	Refuse string `json:"refuse,omitempty"`
 	Echo   string `json:"echo,omitempty"`
-	Hold   string `json:"hold,omitempty"` // sleep ignoring cancellation: an executor slow to clean up
+	Hold   string `json:"hold,omitempty"`  // sleep ignoring cancellation: an executor slow to clean up
+	Raise  string `json:"raise,omitempty"` // fail the way run_code reports an exception
 }
+
+type raised struct{ name string }
+
+func (r raised) Error() string       { return "the code raised " + r.name }
+func (r raised) ToolResult() *Result { return &Result{ExitCode: 1, Stdout: "partial output"} }
 
 func (f *fakeExec) Tools() []Tool {
 	return []Tool{{Name: "fake", Description: "test tool", InputSchema: map[string]any{"type": "object"},
@@ -49,6 +55,9 @@ func (f *fakeExec) Tools() []Tool {
 			f.mu.Unlock()
 			if a.Refuse != "" {
 				return nil, Refuse(a.Refuse, "the test said no")
+			}
+			if a.Raise != "" {
+				return nil, raised{a.Raise}
 			}
 			n := f.running.Add(1)
 			defer f.running.Add(-1)
@@ -135,6 +144,24 @@ func TestRunRefusalNamesTheRule(t *testing.T) {
 	}
 	if !r.IsError || !strings.Contains(text(r), "tool.arguments") {
 		t.Fatalf("unknown argument: isError=%v %q", r.IsError, text(r))
+	}
+}
+
+// A tool error (an exception in run_code) reaches the client as isError with its own words and
+// the structured result, not as "could not run the call".
+func TestRunToolErrorKeepsItsResult(t *testing.T) {
+	cs, _ := connect(t, testPolicy(5*time.Second, 2), &fakeExec{}, nil)
+	r, err := call(t, context.Background(), cs, map[string]any{"raise": "ZeroDivisionError"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsError || !strings.Contains(text(r), "raised ZeroDivisionError") || strings.Contains(text(r), "could not run") {
+		t.Fatalf("tool error: isError=%v %q", r.IsError, text(r))
+	}
+	var res Result
+	b, _ := json.Marshal(r.StructuredContent)
+	if json.Unmarshal(b, &res) != nil || res.ExitCode != 1 || res.Stdout != "partial output" {
+		t.Fatalf("structured result lost: %s", b)
 	}
 }
 

@@ -207,6 +207,7 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 			DurationMS: time.Since(start).Milliseconds()}
 		var out *mcp.CallToolResult
 		var ref *Refusal
+		var te ToolError
 		switch {
 		case errors.As(err, &ref):
 			entry.Decision, entry.Rule, entry.Reason = "refused", ref.Rule, ref.Reason
@@ -214,6 +215,14 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 		case err != nil && ctx.Err() != nil:
 			entry.Decision, entry.Reason = "cancelled", err.Error()
 			out = errorResult("cancelled by the client: the command's process tree was killed")
+		case errors.As(err, &te):
+			// The program ran and failed in a way the tool reports (an exception): the client
+			// gets the error's own words and the structured result, marked isError.
+			res := te.ToolResult()
+			res.DurationMS = time.Since(start).Milliseconds()
+			entry.Decision, entry.Reason, entry.ExitCode = "ran", err.Error(), &res.ExitCode
+			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
+			out = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, StructuredContent: res}
 		case err != nil:
 			entry.Decision, entry.Reason = "error", err.Error()
 			out = errorResult("mcpsandbox could not run the call: " + err.Error())

@@ -125,19 +125,9 @@ func runHarness(ctx context.Context, o *HarnessOptions) error {
 		}
 		return nil
 	}
-	if o.Default && o.Scheme != policy.SchemeAllowlist {
-		sc, err := schemes.Lookup(o.Scheme)
-		if err != nil {
-			return err
-		}
-		if err := sc.Runs(); err != nil {
-			return err
-		}
-		if sc.Default == nil {
-			return fmt.Errorf("the %s scheme has no built-in policy: give --policy FILE", o.Scheme)
-		}
-	}
-	p, sc, cleanup, err := sourceOf(o.PolicyPath, o.Default).load("")
+	src := sourceOf(o.PolicyPath, o.Default)
+	src.Scheme = o.Scheme
+	p, sc, cleanup, err := src.load("")
 	defer cleanup()
 	if err != nil {
 		return err

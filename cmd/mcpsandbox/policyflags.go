@@ -17,6 +17,7 @@ import (
 type policySource struct {
 	Path    string
 	Default bool
+	Scheme  string // whose built-in policy --default means ("" = allowlist)
 }
 
 // policyFlags registers the pair on cmd, bound to the command's own Options fields.
@@ -25,7 +26,7 @@ func policyFlags(cmd *cobra.Command, path *string, def *bool, what string) {
 	cmd.Flags().BoolVar(def, "default", false, "use the built-in allowlist policy (common text tools pinned now, no network)")
 }
 
-func sourceOf(path string, def bool) policySource { return policySource{path, def} }
+func sourceOf(path string, def bool) policySource { return policySource{Path: path, Default: def} }
 
 // check says what to give when neither or both are given; optional commands (harness
 // --controls, --list) pass required = false.
@@ -39,18 +40,29 @@ func (s policySource) check(required bool) error {
 	return nil
 }
 
-// load reads --policy, or builds the built-in allowlist policy over workspace ("" = a fresh
-// temporary directory, which cleanup removes). It returns the policy's registry entry too.
+// load reads --policy, or builds the built-in policy of s.Scheme (allowlist when unset) over
+// workspace ("" = a fresh temporary directory, which cleanup removes). It returns the policy's
+// registry entry too.
 func (s policySource) load(workspace string) (p *policy.Policy, sc *scheme.Scheme, cleanup func(), err error) {
 	cleanup = func() {}
 	if s.Default {
-		if sc, err = schemes.Lookup(policy.SchemeAllowlist); err != nil {
+		name := s.Scheme
+		if name == "" {
+			name = policy.SchemeAllowlist
+		}
+		if sc, err = schemes.Lookup(name); err != nil {
 			return nil, nil, cleanup, err
+		}
+		if err := sc.Runs(); err != nil {
+			return nil, nil, cleanup, err
+		}
+		if sc.Default == nil {
+			return nil, nil, cleanup, fmt.Errorf("the %s scheme has no built-in policy: give --policy FILE (write one with `mcpsandbox init --scheme %s`)", name, name)
 		}
 		if p, err = sc.Default(workspace); err != nil {
 			return nil, nil, cleanup, err
 		}
-		if workspace == "" {
+		if workspace == "" && p.Scheme == policy.SchemeAllowlist {
 			ws := p.Allowlist.Workspace
 			cleanup = func() { os.RemoveAll(ws) }
 		}

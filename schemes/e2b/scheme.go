@@ -1,10 +1,15 @@
 // Package e2b is the e2b scheme's entry in the registry: a proxy to E2B cloud sandboxes with
-// mcpsandbox's limits, audit and lifecycle.
+// mcpsandbox's limits, audit and lifecycle (the executor is serve/e2b), with its threats, audit
+// rules, harness adapter and negative controls.
 package e2b
 
 import (
+	"time"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	se "github.com/mcpsandbox/mcpsandbox/serve/e2b"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -16,10 +21,18 @@ var Rules = []verify.Rule{
 
 // Scheme is the registry entry.
 var Scheme = &scheme.Scheme{
-	Name:        policy.SchemeE2B,
-	Summary:     "a proxy to E2B cloud sandboxes (microVMs), with mcpsandbox's limits and audit",
-	Unavailable: "the e2b executor is not in this build yet; use the allowlist scheme",
-	Audit:       verify.Auditor{Rules: Rules, Check: audit},
+	Name:    policy.SchemeE2B,
+	Summary: "a proxy to E2B cloud sandboxes (microVMs), with mcpsandbox's limits and audit",
+	Executor: func(p *policy.Policy, o scheme.ExecOptions) (serve.Executor, error) {
+		return se.New(p, se.Options{Logger: o.Logger})
+	},
+	Layers:        se.LayerIDs,
+	Threats:       threats,
+	Audit:         verify.Auditor{Rules: Rules, Check: audit},
+	Adapter:       adapter{},
+	Controls:      controls,
+	ControlPolicy: controlPolicy,
+	Default:       Default,
 }
 
 func audit(p *policy.Policy, add verify.Add) {
@@ -29,4 +42,20 @@ func audit(p *policy.Policy, add verify.Add) {
 	if p.E2B.Reuse == "session" {
 		add("MS303", "e2b.reuse", "one sandbox serves a whole session: a call sees what earlier calls left", `set reuse = "call" for a fresh sandbox each call`)
 	}
+}
+
+// Default is the built-in policy: the code-interpreter template, a fresh sandbox per call, no
+// internet. The key comes from $E2B_API_KEY (offline, the harness supplies its local server's).
+func Default(string) (*policy.Policy, error) {
+	p := policy.Default(policy.SchemeE2B)
+	p.E2B.Reuse = "call"
+	return p, nil
+}
+
+// controlPolicy is the base the negative controls weaken: the built-in policy with a 3 s timeout.
+func controlPolicy() (*policy.Policy, error) {
+	p, _ := Default("")
+	p.Name = "harness-controls"
+	p.Limits.Timeout = policy.Duration{Duration: 3 * time.Second}
+	return p, nil
 }

@@ -1,0 +1,171 @@
+package e2bfake
+
+import (
+	"bufio"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+//go:embed runner.py
+var runnerPy string
+
+type executeRequest struct {
+	Code      string            `json:"code"`
+	Language  *string           `json:"language"`
+	ContextID *string           `json:"context_id"`
+	EnvVars   map[string]string `json:"env_vars"`
+}
+
+// interpreter serves the code interpreter's POST /execute on port 49999: NDJSON events ending
+// with end_of_execution; code errors are an "error" event inside a 200 answer.
+func (s *Server) interpreter(w http.ResponseWriter, r *http.Request, id string) {
+	sb, ok := s.lookup(id)
+	if !ok {
+		http.Error(w, fmt.Sprintf("The sandbox %s was not found", id), http.StatusBadGateway)
+		return
+	}
+	if r.URL.Path == "/health" {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if r.Header.Get("X-Access-Token") != sb.token {
+		http.Error(w, "invalid access token", http.StatusUnauthorized)
+		return
+	}
+	if r.URL.Path != "/execute" || r.Method != http.MethodPost {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	s.count("execute")
+	var req executeRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, 8<<20)).Decode(&req); err != nil {
+		http.Error(w, "invalid body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if req.Language != nil && req.ContextID != nil {
+		http.Error(w, "language and context_id are mutually exclusive", http.StatusBadRequest)
+		return
+	}
+	if req.ContextID != nil {
+		http.Error(w, "context "+*req.ContextID+" not found", http.StatusNotFound)
+		return
+	}
+	lang := "python"
+	if req.Language != nil && *req.Language != "" {
+		lang = *req.Language
+	}
+	codeFile := filepath.Join(sb.dir, fmt.Sprintf(".cell-%s.src", newID(6)))
+	if err := os.WriteFile(codeFile, []byte(req.Code), 0o644); err != nil {
+		http.Error(w, "writing the cell: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer os.Remove(codeFile)
+	sp := spec{env: s.env(sb, req.EnvVars), dir: sb.dir}
+	var evR, evW *os.File
+	switch lang {
+	case "python", "python3":
+		var err error
+		if evR, evW, err = os.Pipe(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		sp.path, sp.args, sp.extra = s.opts.Python, []string{"-u", filepath.Join(s.root, "runner.py"), codeFile}, []*os.File{evW}
+	case "bash", "sh":
+		sp.path, sp.args = "/bin/bash", []string{codeFile}
+	case "js", "javascript":
+		node, err := exec.LookPath("node")
+		if err != nil {
+			http.Error(w, "javascript is not available in this sandbox", http.StatusBadRequest)
+			return
+		}
+		sp.path, sp.args = node, []string{codeFile}
+	default:
+		http.Error(w, fmt.Sprintf("language %q is not supported (python, bash, javascript)", lang), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	sb.executions++
+	n := sb.executions
+	s.mu.Unlock()
+	out := make(chan output, 16)
+	p, err := s.run(sb, sp, out)
+	if evW != nil {
+		evW.Close()
+	}
+	if err != nil {
+		if evR != nil {
+			evR.Close()
+		}
+		http.Error(w, "starting the kernel: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	var events []json.RawMessage
+	evDone := make(chan struct{})
+	go func() {
+		defer close(evDone)
+		if evR == nil {
+			return
+		}
+		defer evR.Close()
+		sc := bufio.NewScanner(evR)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			events = append(events, json.RawMessage(append([]byte(nil), sc.Bytes()...)))
+		}
+	}()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
+	send := func(v any) {
+		enc.Encode(v)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	send(map[string]any{"type": "number_of_executions", "execution_count": n})
+	keep := time.NewTicker(5 * time.Second)
+	defer keep.Stop()
+	gone, stop := r.Context().Done(), s.done
+	for out != nil {
+		select {
+		case o, ok := <-out:
+			if !ok {
+				out = nil
+				continue
+			}
+			typ := "stdout"
+			if o.stderr {
+				typ = "stderr"
+			}
+			send(map[string]any{"type": typ, "text": string(o.data), "timestamp": time.Now().UTC().Format(time.RFC3339Nano)})
+		case <-keep.C:
+			send(map[string]any{"type": "keepalive"})
+		case <-gone:
+			// The client went away: interrupt the cell (the kernel would stay busy otherwise).
+			p.kill()
+			gone = nil
+		case <-stop:
+			p.kill()
+			stop = nil
+		}
+	}
+	<-p.done
+	<-evDone
+	for _, e := range events {
+		w.Write(e)
+		w.Write([]byte("\n"))
+	}
+	if code, status := exitCode(p.err); code != 0 && len(events) == 0 {
+		// A non-Python cell (or a killed kernel) failed without a structured error.
+		send(map[string]any{"type": "error", "name": "ExitError", "value": status, "traceback": status})
+	}
+	send(map[string]any{"type": "end_of_execution"})
+}

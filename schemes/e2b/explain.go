@@ -1,0 +1,40 @@
+package e2b
+
+import (
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	se "github.com/mcpsandbox/mcpsandbox/serve/e2b"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
+
+// delegated is the caveat on every threat only E2B's microVM answers: this host cannot check it.
+const delegated = "isolation delegated to E2B (a Firecracker microVM per sandbox): nothing on this host can verify it, so the harness reports these scenarios N/A"
+
+var threats = []verify.ThreatRule{
+	{Threat: "read or change host files, processes or local sockets", Layers: []string{se.LayerMicroVM}, Caveat: delegated,
+		Scenarios: []string{"read-ssh-key-absolute", "write-outside-python", "unix-socket-agent", "proc-parent-environ"}},
+	{Threat: "gain privileges or exhaust resources inside the sandbox (fork and memory bombs)", Layers: []string{se.LayerMicroVM}, Caveat: delegated,
+		Scenarios: []string{"setuid-root", "fork-bomb-python", "memory-bomb"}},
+	{Threat: "reach the internet or cloud metadata", Layers: []string{se.LayerNoInternet},
+		Caveat: "enforced by E2B when allow_internet_access = false is sent at create",
+		Gap: func(p *policy.Policy) string {
+			if p.E2B.AllowInternet {
+				return "e2b.allow_internet = true"
+			}
+			return ""
+		}, Scenarios: []string{"outbound-internet", "cloud-metadata"}},
+	{Threat: "read the server's E2B API key", Layers: []string{se.LayerKeyStaysHome},
+		Scenarios: []string{"proc-self-environ", "proc-parent-environ"}},
+	{Threat: "leave processes or sandboxes running after the call", Layers: []string{se.LayerLifecycle},
+		Caveat: "a serve killed mid-call (SIGKILL, crash) cannot kill its sandbox: E2B ends it after its lifetime (the call's timeout + 15 s with reuse = call; within a minute of the last keepalive with reuse = session) or the next serve on this host kills it at start",
+		Gap: func(p *policy.Policy) string {
+			if p.E2B.Reuse == "session" {
+				return "reuse = session: the session's sandbox and whatever it started live until the session ends or e2b.sandbox_timeout (" + p.E2B.SandboxTimeout.String() + ") passes"
+			}
+			return ""
+		}, Scenarios: []string{"setsid-survivor", "sleep-past-timeout", "server-killed-mid-call"}},
+	{Threat: "flood the client with output, or hang it", Server: true,
+		By:        "serve's limits (timeout, max_output_bytes) and the E2B client's deadlines, capped streams and size-limited frames",
+		Scenarios: []string{"output-flood-file", "output-flood-python", "sleep-past-timeout", "cpu-spin-past-timeout", "concurrent-long-calls", "fake-jsonrpc-on-fds"}},
+	{Threat: "a broken or hostile E2B endpoint hangs serve or grows its memory", Server: true,
+		By: "every E2B request has a deadline; answers, Connect frames and NDJSON lines are size-limited; bounded retries on 429/502/503"},
+}

@@ -1,0 +1,168 @@
+package e2b
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// LiveEnv, set to 1 (with the key in the policy's api_key_env), points the harness at E2B's
+// cloud instead of the local E2B server. Offline is the default: no key, no cost, no network.
+const LiveEnv = "MCPSANDBOX_E2B_LIVE"
+
+// offlineKey is the local server's key; it never leaves this machine.
+const offlineKey = "e2b_harness0offline0local0server0000000000"
+
+// adapter speaks run_command (and run_code for raw tool steps). Offline it starts the local E2B
+// server (harness/e2bfake) once per process and points serve at it through the variables the
+// SDKs use, which the serve it spawns inherits.
+type adapter struct{}
+
+var offline struct {
+	once sync.Once
+	fake *e2bfake.Server
+	err  error
+}
+
+func live() bool { return os.Getenv(LiveEnv) == "1" }
+
+func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
+	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
+	if live() {
+		if os.Getenv(p.E2B.APIKeyEnv) == "" {
+			return fmt.Errorf("%s=1 but $%s is empty: export your E2B key, or unset %s to run against the local E2B server", LiveEnv, p.E2B.APIKeyEnv, LiveEnv)
+		}
+		return nil
+	}
+	offline.once.Do(func() {
+		offline.fake, offline.err = e2bfake.New(e2bfake.Options{APIKey: offlineKey})
+		if offline.err != nil {
+			return
+		}
+		os.Setenv("E2B_API_URL", offline.fake.URL())
+		os.Setenv("E2B_SANDBOX_URL", offline.fake.URL())
+		os.Setenv("E2B_DOMAIN", offline.fake.Domain())
+	})
+	if offline.err != nil {
+		return fmt.Errorf("start the local E2B server: %w", offline.err)
+	}
+	p.E2B.APIURL = offline.fake.URL()
+	// serve inherits this process's environment: the policy's key variable holds the local key.
+	os.Setenv(p.E2B.APIKeyEnv, offlineKey)
+	return nil
+}
+
+// visible is which detectors can see what a call did. Offline the sandbox's processes run on
+// this host under the local server, but it isolates nothing: only what serve itself promises is
+// judged (timeouts, output caps, responsiveness, and, with reuse = call, that nothing the call
+// started outlives it). Everything else is E2B's microVM's to prevent, invisible from here.
+func visible(p *policy.Policy) []string {
+	v := []string{"wall_time", "output", "responsive"}
+	if !live() && p.E2B.Reuse == "call" {
+		v = append(v, "survivors")
+	}
+	return v
+}
+
+// owners indexes the built-in scenarios' e2b steps, so a step can be traced to the detectors
+// that judge it. A step no built-in scenario owns is N/A: never contained by default.
+var owners = sync.OnceValue(func() map[string][]*harness.Scenario {
+	m := map[string][]*harness.Scenario{}
+	scs, err := harness.Load()
+	if err != nil {
+		return m
+	}
+	for _, s := range scs {
+		steps, why := s.StepsFor(policy.SchemeE2B)
+		if why != "" {
+			continue
+		}
+		for _, st := range steps {
+			m[stepKey(st)] = append(m[stepKey(st)], s)
+		}
+	}
+	return m
+})
+
+func stepKey(st harness.Step) string {
+	args, _ := json.Marshal(st.Arguments)
+	return strings.Join(append([]string{st.Kind(), st.Python, st.Shell, st.Tool, string(args)}, st.Argv...), "\x00")
+}
+
+// applicable says why a step is N/A for this policy, or "".
+func applicable(st harness.Step, p *policy.Policy) string {
+	scs := owners()[stepKey(st)]
+	if len(scs) == 0 {
+		return "isolation delegated to E2B: this step belongs to no built-in scenario whose detectors can see an E2B sandbox"
+	}
+	see := visible(p)
+	for _, s := range scs {
+		if s.Exclusive {
+			return "isolation delegated to E2B: an exclusive, host-loading scenario (a resource bomb) is E2B's microVM's to contain; offline it would run on this host, which the local E2B server does not isolate"
+		}
+		for _, d := range s.Detectors {
+			if !slices.Contains(see, d) {
+				why := "the " + d + " detector watches this host, and an E2B sandbox is a remote microVM"
+				if d == "survivors" {
+					why = "the survivors detector cannot see processes inside an E2B sandbox (with reuse = session they live on in the session's sandbox by design)"
+				}
+				return "isolation delegated to E2B: " + why
+			}
+		}
+		if len(s.Setup) > 0 {
+			return "isolation delegated to E2B: the scenario lays files in a host workspace, which a remote sandbox does not have"
+		}
+	}
+	if st.Kind() == "argv" {
+		return "isolation delegated to E2B: argv steps name programs and files of this host's workspace, which a remote sandbox does not have"
+	}
+	return ""
+}
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp.CallToolParams, error) {
+	if why := applicable(st, p); why != "" {
+		return nil, harness.Inapplicable("%s", why)
+	}
+	command := func(s string) *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": s}}
+	}
+	// The tag rides in argv ($0, sys.argv[1]) so the survivor scan can find the call's tree.
+	switch st.Kind() {
+	case "argv":
+		q := make([]string, len(st.Argv))
+		for i, x := range st.Argv {
+			q[i] = quote(a.Expand(x))
+		}
+		return command(strings.Join(q, " ")), nil
+	case "python":
+		return command("exec python3 -c " + quote(a.Expand(st.Python)) + " " + quote(a.Tag)), nil
+	case "shell":
+		return command("exec sh -c " + quote(a.Expand(st.Shell)) + " " + quote(a.Tag)), nil
+	case "tool":
+		if st.Tool != "run_code" && st.Tool != "run_command" {
+			return nil, harness.Inapplicable("the e2b scheme has no tool %q", st.Tool)
+		}
+		args := map[string]any{}
+		for k, v := range st.Arguments {
+			args[k] = harness.ExpandAny(a, v)
+		}
+		return &mcp.CallToolParams{Name: st.Tool, Arguments: args}, nil
+	}
+	return nil, fmt.Errorf("empty step")
+}
+
+func (adapter) Expect(p *policy.Policy) harness.Expect {
+	return harness.Expect{Timeout: p.Limits.Timeout.Duration, Output: int64(p.Limits.MaxOutputBytes),
+		Memory: int64(p.Limits.Memory), Grace: harness.Grace}
+}

@@ -1,0 +1,583 @@
+package e2b
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Metadata keys that label a sandbox as ours.
+const (
+	LabelOwner    = "mcpsandbox"          // "1"
+	LabelHost     = "mcpsandbox_host"     // hostname of the serve that created it
+	LabelInstance = "mcpsandbox_instance" // host/pid/start of that serve
+	LabelPID      = "mcpsandbox_pid"
+	LabelStart    = "mcpsandbox_start" // the serve process's start time, so a reused pid is not mistaken for it
+)
+
+// Layer IDs this executor reports (explain's threat table names them).
+const (
+	LayerMicroVM      = "e2b-microvm"
+	LayerLifecycle    = "e2b-lifecycle"
+	LayerNoInternet   = "e2b-no-internet"
+	LayerKeyStaysHome = "e2b-key-stays-home"
+)
+
+// LayerIDs lists them in report order.
+var LayerIDs = []string{LayerMicroVM, LayerLifecycle, LayerNoInternet, LayerKeyStaysHome}
+
+// killTimeout bounds a kill that runs after its call (the call's own ctx may be over).
+const killTimeout = 10 * time.Second
+
+// Options configure New.
+type Options struct {
+	// Getenv reads the environment (the API key, E2B_DOMAIN, E2B_API_URL, E2B_SANDBOX_URL); default os.Getenv.
+	Getenv func(string) string
+	Logger *slog.Logger
+	// HTTP overrides the HTTP client (tests).
+	HTTP *http.Client
+	// Retries / Backoff / RequestTimeout override the client's defaults (tests).
+	Retries        int
+	Backoff        time.Duration
+	RequestTimeout time.Duration
+	// NoReap skips killing the sandboxes of dead serve instances at start.
+	NoReap bool
+	// Leash overrides defaultLeash (tests).
+	Leash time.Duration
+}
+
+// Executor proxies calls to E2B sandboxes.
+type Executor struct {
+	pol      *policy.Policy
+	cfg      policy.E2B
+	client   *Client
+	keyErr   error
+	log      *slog.Logger
+	host     string
+	instance string
+	leash    time.Duration
+	labels   map[string]string
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	reaped chan struct{}
+
+	mu       sync.Mutex
+	closed   bool
+	sessions map[string]*session
+	live     map[string]*Sandbox // every sandbox this serve holds
+	inflight sync.WaitGroup
+}
+
+type session struct {
+	mu    sync.Mutex // one creation at a time
+	sb    *Sandbox
+	timer *time.Timer
+	leash context.CancelFunc // stops the sandbox's keepalive
+}
+
+func (s *session) stop() {
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	if s.leash != nil {
+		s.leash()
+	}
+}
+
+// defaultLeash is how long a session's sandbox outlives this serve if serve dies without
+// killing it (SIGKILL, crash): it is created with this lifetime and kept alive while serve runs.
+const defaultLeash = time.Minute
+
+// New builds the executor from the policy's [e2b] section and the environment.
+func New(p *policy.Policy, o Options) (*Executor, error) {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg := p.E2B
+	if cfg.APIKeyEnv == "" {
+		cfg.APIKeyEnv = "E2B_API_KEY"
+	}
+	if cfg.Template == "" {
+		return nil, errors.New("e2b.template is empty: name the E2B template to start (e.g. \"code-interpreter-v1\")")
+	}
+	if cfg.Reuse != "call" && cfg.Reuse != "session" {
+		return nil, fmt.Errorf("e2b.reuse = %q: use \"call\" (a new sandbox per call) or \"session\" (one per MCP session)", cfg.Reuse)
+	}
+	if cfg.SandboxTimeout.Duration <= 0 {
+		cfg.SandboxTimeout.Duration = 5 * time.Minute
+	}
+	key := o.Getenv(cfg.APIKeyEnv)
+	apiURL := cfg.APIURL
+	if apiURL == "" {
+		apiURL = o.Getenv("E2B_API_URL")
+	}
+	e := &Executor{pol: p, cfg: cfg, log: o.Logger, sessions: map[string]*session{}, live: map[string]*Sandbox{},
+		reaped: make(chan struct{}), leash: o.Leash}
+	if e.leash <= 0 {
+		e.leash = defaultLeash
+	}
+	e.client = NewClient(Config{APIKey: key, KeyEnv: cfg.APIKeyEnv, APIURL: apiURL, SandboxURL: o.Getenv("E2B_SANDBOX_URL"),
+		Domain: o.Getenv("E2B_DOMAIN"), HTTP: o.HTTP, Retries: o.Retries, Backoff: o.Backoff, RequestTimeout: o.RequestTimeout})
+	if key == "" {
+		e.keyErr = fmt.Errorf("the E2B API key variable $%s is empty or unset: export %s=<your key from https://e2b.dev/dashboard?tab=keys> in the environment serve starts in (e2b.api_key_env names the variable; the key never goes in the policy file)", cfg.APIKeyEnv, cfg.APIKeyEnv)
+	}
+	e.host, _ = os.Hostname()
+	if e.host == "" {
+		e.host = "unknown"
+	}
+	start := processStart(os.Getpid())
+	e.instance = fmt.Sprintf("%s/%d/%s", e.host, os.Getpid(), start)
+	e.labels = map[string]string{LabelOwner: "1", LabelHost: e.host, LabelInstance: e.instance,
+		LabelPID: strconv.Itoa(os.Getpid()), LabelStart: start}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	if o.NoReap || e.keyErr != nil {
+		close(e.reaped)
+	} else {
+		go e.reap()
+	}
+	return e, nil
+}
+
+// Instance is the label this serve puts on its sandboxes.
+func (e *Executor) Instance() string { return e.instance }
+
+// Reaped is closed once the start-up sweep of dead instances' sandboxes is over.
+func (e *Executor) Reaped() <-chan struct{} { return e.reaped }
+
+// reap kills sandboxes created on this host by serve processes that are no longer alive
+// (crashed, SIGKILLed): listed by metadata, judged by pid and process start time.
+func (e *Executor) reap() {
+	defer close(e.reaped)
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	list, err := e.client.List(ctx, map[string]string{LabelOwner: "1", LabelHost: e.host})
+	if err != nil {
+		e.log.Warn("e2b: could not list sandboxes left by earlier serve processes", "err", e.client.clean(err.Error()))
+		return
+	}
+	for _, s := range list {
+		if s.Metadata[LabelInstance] == e.instance {
+			continue
+		}
+		pid, err := strconv.Atoi(s.Metadata[LabelPID])
+		if err == nil && pid != os.Getpid() && alive(pid, s.Metadata[LabelStart]) {
+			continue // another serve on this host still owns it
+		}
+		if err := e.client.Kill(ctx, s.ID); err != nil {
+			e.log.Warn("e2b: could not kill a sandbox left by a dead serve", "sandbox", s.ID, "err", e.client.clean(err.Error()))
+			continue
+		}
+		e.log.Info("e2b: killed a sandbox left by a dead serve", "sandbox", s.ID, "instance", s.Metadata[LabelInstance])
+	}
+}
+
+// Ready reports a missing key; nothing else needs to wait.
+func (e *Executor) Ready() error { return e.keyErr }
+
+// Layers says what isolates a call: E2B's microVM (its promise, not checked here) and what
+// this proxy enforces itself.
+func (e *Executor) Layers() []serve.Layer {
+	life := fmt.Sprintf("reuse=call: a fresh sandbox per call, killed when the call ends; created with a lifetime of the call's timeout + %s, so a serve killed mid-call leaves it no longer", callGrace)
+	if e.cfg.Reuse == "session" {
+		life = fmt.Sprintf("reuse=session: one sandbox per MCP session, killed when the session ends, on shutdown, or after e2b.sandbox_timeout (%s); kept alive at E2B %s at a time, so a serve killed without cleaning up leaves it no longer", e.cfg.SandboxTimeout, e.leash)
+	}
+	net := "allow_internet_access=false sent at create: E2B blocks the sandbox's internet"
+	if e.cfg.AllowInternet {
+		net = "e2b.allow_internet = true: sandboxes reach the internet"
+	}
+	return []serve.Layer{
+		{Name: LayerMicroVM, Active: e.keyErr == nil, Detail: fmt.Sprintf("each sandbox is an E2B microVM (template %q) at %s: isolation delegated to E2B, not verifiable from this host", e.cfg.Template, e.client.APIURL())},
+		{Name: LayerLifecycle, Active: true, Detail: life},
+		{Name: LayerNoInternet, Active: !e.cfg.AllowInternet, Detail: net},
+		{Name: LayerKeyStaysHome, Active: true, Detail: fmt.Sprintf("the key in $%s is sent only to the control plane: never as a sandbox variable, in a result or a log line", e.cfg.APIKeyEnv)},
+	}
+}
+
+// Tools are run_code (the name and shape of E2B's own MCP server) and run_command.
+func (e *Executor) Tools() []serve.Tool {
+	life := "Each call runs in a fresh sandbox that is killed afterwards."
+	if e.cfg.Reuse == "session" {
+		life = fmt.Sprintf("Calls of one session share a sandbox (files and variables persist) for up to %s; a call that times out loses it.", e.cfg.SandboxTimeout)
+	}
+	return []serve.Tool{
+		{
+			Name:  "run_code",
+			Title: "Run code in an E2B sandbox",
+			Description: "Run python code in a secure sandbox by E2B (other languages with `language`, e.g. \"bash\", \"js\"). " +
+				"Prints and the value of the last expression are returned; an exception is returned as an error with its name, value and traceback. " + life,
+			InputSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"code":     map[string]any{"type": "string", "description": "the code to run"},
+					"language": map[string]any{"type": "string", "description": "language of the code; default python"},
+				},
+				"required":             []string{"code"},
+				"additionalProperties": false,
+			},
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: boolPtr(e.cfg.AllowInternet)},
+			Run:         e.runCode,
+		},
+		{
+			Name:        "run_command",
+			Title:       "Run a shell command in an E2B sandbox",
+			Description: "Run a shell command (bash -l -c) in a secure sandbox by E2B and return its exit code, stdout and stderr. " + life,
+			InputSchema: map[string]any{
+				"type":                 "object",
+				"properties":           map[string]any{"command": map[string]any{"type": "string", "description": "the shell command"}},
+				"required":             []string{"command"},
+				"additionalProperties": false,
+			},
+			Annotations: &mcp.ToolAnnotations{OpenWorldHint: boolPtr(e.cfg.AllowInternet)},
+			Run:         e.runCommand,
+		},
+	}
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+var languageRe = regexp.MustCompile(`^[A-Za-z0-9_+.-]{0,32}$`)
+
+func (e *Executor) runCode(ctx context.Context, c serve.Call) (*serve.Result, error) {
+	var a struct {
+		Code     string `json:"code"`
+		Language string `json:"language"`
+	}
+	if err := serve.DecodeArgs(c.Args, &a); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(a.Code) == "" {
+		return nil, serve.Refuse("tool.arguments", "code is empty")
+	}
+	if !languageRe.MatchString(a.Language) {
+		return nil, serve.Refuse("tool.arguments", "language %q is not a language name", a.Language)
+	}
+	var ex *Execution
+	res, err := e.call(ctx, c, func(ctx context.Context, sb *Sandbox, out, errb *serve.CapBuffer) (*serve.Result, error) {
+		var err error
+		ex, err = e.client.RunCode(ctx, sb, a.Code, a.Language, out, errb)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range ex.Results {
+			out.Write([]byte(r))
+			if !strings.HasSuffix(r, "\n") {
+				out.Write([]byte("\n"))
+			}
+		}
+		r := &serve.Result{TimedOut: ex.TimedOut}
+		if ex.TimedOut {
+			r.ExitCode = 128 + 9
+		} else if ex.Error != nil {
+			r.ExitCode = 1
+		}
+		return r, nil
+	})
+	if err != nil || ex == nil || ex.Error == nil || res.TimedOut {
+		return res, err
+	}
+	return nil, &CodeError{Name: e.redact(ex.Error.Name), Value: e.redact(ex.Error.Value), Traceback: e.redact(ex.Error.Traceback),
+		Stdout: res.Stdout, Stderr: res.Stderr, Truncated: res.Truncated}
+}
+
+// CodeError is an exception raised by run_code's code: a tool error carrying its name, value
+// and traceback, plus what the code printed before.
+type CodeError struct {
+	Name, Value, Traceback string
+	Stdout, Stderr         string
+	Truncated              bool
+}
+
+// ToolResult is what the code produced, for a serve that returns tool errors with structured
+// content (the exit code is 1: the code raised).
+func (e *CodeError) ToolResult() *serve.Result {
+	return &serve.Result{ExitCode: 1, Stdout: e.Stdout, Stderr: e.Stderr, Truncated: e.Truncated}
+}
+
+func (e *CodeError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the code raised %s: %s\n", e.Name, e.Value)
+	if e.Traceback != "" {
+		fmt.Fprintf(&b, "--- traceback ---\n%s", strings.TrimRight(e.Traceback, "\n")+"\n")
+	}
+	for _, s := range []struct{ name, text string }{{"stdout", e.Stdout}, {"stderr", e.Stderr}} {
+		if s.text != "" {
+			fmt.Fprintf(&b, "--- %s ---\n%s", s.name, strings.TrimRight(s.text, "\n")+"\n")
+		}
+	}
+	if e.Truncated {
+		b.WriteString("[output truncated (limits.max_output_bytes)]\n")
+	}
+	return b.String()
+}
+
+func (e *Executor) runCommand(ctx context.Context, c serve.Call) (*serve.Result, error) {
+	var a struct {
+		Command string `json:"command"`
+	}
+	if err := serve.DecodeArgs(c.Args, &a); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return nil, serve.Refuse("tool.arguments", "command is empty")
+	}
+	return e.call(ctx, c, func(ctx context.Context, sb *Sandbox, out, errb *serve.CapBuffer) (*serve.Result, error) {
+		r, err := e.client.RunCommand(ctx, sb, a.Command, out, errb)
+		if err != nil {
+			return nil, err
+		}
+		res := &serve.Result{ExitCode: r.ExitCode, TimedOut: r.TimedOut}
+		if r.TimedOut {
+			res.ExitCode = 128 + 9
+		}
+		return res, nil
+	})
+}
+
+type runFunc func(ctx context.Context, sb *Sandbox, out, errb *serve.CapBuffer) (*serve.Result, error)
+
+// call gets the call's sandbox, runs f in it and applies the lifecycle: reuse=call kills the
+// sandbox whatever happened; reuse=session keeps it unless the call broke it (timeout, cancel,
+// an error), and recreates it once if it had expired before the call started.
+func (e *Executor) call(ctx context.Context, c serve.Call, f runFunc) (*serve.Result, error) {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errors.New("serve is shutting down")
+	}
+	e.inflight.Add(1)
+	e.mu.Unlock()
+	defer e.inflight.Done()
+	if e.keyErr != nil {
+		return nil, e.keyErr
+	}
+	for attempt := 0; ; attempt++ {
+		sb, err := e.acquire(ctx, c)
+		if err != nil {
+			return nil, e.redactErr(err)
+		}
+		out, errb := &serve.CapBuffer{Limit: c.MaxOutput}, &serve.CapBuffer{Limit: c.MaxOutput}
+		res, err := f(ctx, sb, out, errb)
+		broken := err != nil || ctx.Err() != nil || (res != nil && res.TimedOut)
+		if e.cfg.Reuse == "call" || broken {
+			e.drop(c.Session, sb)
+		}
+		if err != nil {
+			if errors.Is(err, ErrSandboxGone) && e.cfg.Reuse == "session" && attempt == 0 && ctx.Err() == nil {
+				e.log.Info("e2b: the session's sandbox was gone; starting a new one", "sandbox", sb.ID)
+				continue
+			}
+			return nil, e.redactErr(err)
+		}
+		res.Stdout, res.Stderr = e.redact(out.String()), e.redact(errb.String())
+		res.Truncated = out.Dropped() > 0 || errb.Dropped() > 0
+		return res, nil
+	}
+}
+
+// callGrace is how long a reuse = call sandbox may outlive its call's timeout: its lifetime at
+// E2B, so a serve killed mid-call (SIGKILL, crash) leaves it running no longer than that.
+const callGrace = 15 * time.Second
+
+// acquire returns the sandbox a call runs in.
+func (e *Executor) acquire(ctx context.Context, c serve.Call) (*Sandbox, error) {
+	sessionID := c.Session
+	if e.cfg.Reuse == "call" {
+		return e.create(ctx, min(e.cfg.SandboxTimeout.Duration, c.Timeout+callGrace))
+	}
+	e.mu.Lock()
+	s := e.sessions[sessionID]
+	if s == nil {
+		s = &session{}
+		e.sessions[sessionID] = s
+	}
+	e.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sb != nil {
+		return s.sb, nil
+	}
+	life := e.cfg.SandboxTimeout.Duration
+	sb, err := e.create(ctx, min(life, e.leash))
+	if err != nil {
+		return nil, err
+	}
+	end := time.Now().Add(life)
+	e.mu.Lock()
+	if e.closed || e.sessions[sessionID] != s {
+		// The session ended (or serve closed) while the sandbox was being created.
+		e.mu.Unlock()
+		e.kill(sb)
+		return nil, errors.New("the MCP session ended")
+	}
+	s.sb = sb
+	s.timer = time.AfterFunc(life, func() {
+		e.log.Info("e2b: the session's sandbox reached e2b.sandbox_timeout", "sandbox", sb.ID)
+		e.drop(sessionID, sb)
+	})
+	var lctx context.Context
+	lctx, s.leash = context.WithCancel(e.ctx)
+	e.mu.Unlock()
+	if e.leash < life {
+		go e.keepalive(lctx, sb, end)
+	}
+	return sb, nil
+}
+
+// keepalive extends a session sandbox's lifetime at E2B a leash at a time, never past end
+// (e2b.sandbox_timeout): if serve dies, the sandbox follows within a leash.
+func (e *Executor) keepalive(ctx context.Context, sb *Sandbox, end time.Time) {
+	t := time.NewTicker(e.leash / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ext := min(time.Until(end), e.leash)
+		if ext < time.Second {
+			return // E2B ends it at end, and so does the local timer
+		}
+		rctx, cancel := context.WithTimeout(ctx, e.leash/3)
+		err := e.client.SetTimeout(rctx, sb.ID, ext)
+		cancel()
+		if errors.Is(err, ErrSandboxGone) {
+			return
+		}
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("e2b: could not extend the session's sandbox", "sandbox", sb.ID, "err", e.redact(err.Error()))
+		}
+	}
+}
+
+func (e *Executor) create(ctx context.Context, ttl time.Duration) (*Sandbox, error) {
+	sb, err := e.client.Create(ctx, CreateOptions{Template: e.cfg.Template, Timeout: ttl,
+		Metadata: e.labels, AllowInternet: e.cfg.AllowInternet})
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	closed := e.closed
+	if !closed {
+		e.live[sb.ID] = sb
+	}
+	e.mu.Unlock()
+	if closed {
+		e.kill(sb)
+		return nil, errors.New("serve is shutting down")
+	}
+	return sb, nil
+}
+
+// drop forgets sb (from its session too) and kills it.
+func (e *Executor) drop(sessionID string, sb *Sandbox) {
+	e.mu.Lock()
+	if s := e.sessions[sessionID]; s != nil && s.sb == sb {
+		s.sb = nil
+		s.stop()
+	}
+	e.mu.Unlock()
+	e.kill(sb)
+}
+
+// kill kills sb with a deadline of its own (the call's may be over).
+func (e *Executor) kill(sb *Sandbox) {
+	e.mu.Lock()
+	delete(e.live, sb.ID)
+	e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+	defer cancel()
+	if err := e.client.Kill(ctx, sb.ID); err != nil {
+		e.log.Warn("e2b: could not kill a sandbox; E2B ends it after e2b.sandbox_timeout", "sandbox", sb.ID, "err", e.redact(err.Error()))
+	}
+}
+
+// EndSession kills the session's sandbox.
+func (e *Executor) EndSession(id string) {
+	e.mu.Lock()
+	s := e.sessions[id]
+	delete(e.sessions, id)
+	e.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.mu.Lock() // wait for a creation in progress
+	sb := s.sb
+	s.sb = nil
+	s.stop()
+	s.mu.Unlock()
+	if sb != nil {
+		e.kill(sb)
+	}
+}
+
+// Close kills every sandbox this serve holds, including those of calls still running.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.cancel()
+	var all []*Sandbox
+	for _, sb := range e.live {
+		all = append(all, sb)
+	}
+	for _, s := range e.sessions {
+		s.stop()
+	}
+	e.sessions = map[string]*session{}
+	e.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, sb := range all {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.kill(sb) }()
+	}
+	wg.Wait()
+	<-e.reaped
+	return nil
+}
+
+// redact removes the API key from text that leaves serve (a hostile upstream could echo it).
+func (e *Executor) redact(s string) string {
+	if k := e.client.cfg.APIKey; k != "" {
+		return strings.ReplaceAll(s, k, "[redacted]")
+	}
+	return s
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (r *redactedError) Error() string { return r.msg }
+func (r *redactedError) Unwrap() error { return r.err }
+
+func (e *Executor) redactErr(err error) error {
+	var ref *serve.Refusal
+	if errors.As(err, &ref) {
+		return err
+	}
+	if m := e.redact(err.Error()); m != err.Error() {
+		return &redactedError{msg: m, err: err}
+	}
+	return err
+}
