@@ -285,7 +285,14 @@ func TestDockerNoLeaksAcrossSIGKILL(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // the program has forked
 	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	// Wait for the kernel to end it (a zombie or gone); the transport reaps it. Its sockets,
+	// the attach streams among them, close at exit.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			break
+		}
+	}
 	// The container's watchdog sees the attach stream close and kills the call's processes.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		ins, err := eng.API.ContainerInspect(context.Background(), running[0])
