@@ -2,13 +2,15 @@ package verify
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 )
 
 // Check is one host fact, with what it means for the schemes.
@@ -25,6 +27,9 @@ func Doctor(ctx context.Context) []Check {
 }
 
 // DockerSocket is the engine's socket: DOCKER_HOST when it is unix://, else the default.
+//
+// Deprecated: engine.New honours DOCKER_HOST of every kind (tcp with TLS too) and the current
+// docker context; use it.
 func DockerSocket() string {
 	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
 		return strings.TrimPrefix(h, "unix://")
@@ -33,6 +38,8 @@ func DockerSocket() string {
 }
 
 // DockerClient is an HTTP client that talks to the engine's unix socket.
+//
+// Deprecated: use engine.New, which honours DOCKER_HOST (tcp, TLS) and docker contexts.
 func DockerClient(sock string, timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -40,20 +47,63 @@ func DockerClient(sock string, timeout time.Duration) *http.Client {
 		}}}
 }
 
-// DockerEngine asks the engine for its version over its socket.
+// DockerEngine asks the engine the environment names for its version, runtimes and security
+// options: what the docker scheme can rely on here.
 func DockerEngine(ctx context.Context) Check {
-	sock := DockerSocket()
-	cl := DockerClient(sock, 3*time.Second)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/version", nil)
-	resp, err := cl.Do(req)
+	c := Check{Name: "docker engine"}
+	cl, err := engine.New()
 	if err != nil {
-		return Check{Name: "docker engine", Value: "not reachable at " + sock,
-			Advice: "needed only for the docker scheme: install it (apt-get install docker.io) and start it (systemctl start docker, or dockerd &)"}
+		c.Value, c.Advice = err.Error(), "needed only for the docker scheme"
+		return c
 	}
-	defer resp.Body.Close()
-	var v struct{ Version, APIVersion string }
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusOK {
-		return Check{Name: "docker engine", Value: fmt.Sprintf("answered %s at %s but not with a version", resp.Status, sock)}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	v, err := cl.Version(ctx)
+	if err != nil {
+		c.Value = "not reachable at " + cl.Where()
+		c.Advice = "needed only for the docker scheme: " + engine.StartAdvice(cl.Source)
+		return c
 	}
-	return Check{Name: "docker engine", OK: true, Value: fmt.Sprintf("%s (API %s) at %s", v.Version, v.APIVersion, sock)}
+	c.OK = true
+	c.Value = fmt.Sprintf("%s (API %s, client negotiated %s) at %s", v.Version, v.APIVersion, cl.API.ClientVersion(), cl.Where())
+	info, err := cl.Info(ctx)
+	if err != nil {
+		return c
+	}
+	var rts []string
+	for name := range info.Runtimes {
+		rts = append(rts, name)
+	}
+	sort.Strings(rts)
+	c.Value += fmt.Sprintf("; runtimes %s (default %s); security %s; cgroups v%s",
+		strings.Join(rts, ", "), info.DefaultRuntime, strings.Join(info.SecurityOptions, ", "), info.CgroupVersion)
+	var missing []string
+	if !info.MemoryLimit {
+		missing = append(missing, "memory limits")
+	}
+	if !info.SwapLimit {
+		missing = append(missing, "swap limits")
+	}
+	if !info.PidsLimit {
+		missing = append(missing, "pids limits")
+	}
+	if !info.CPUCfsQuota {
+		missing = append(missing, "CPU quota")
+	}
+	seccomp := false
+	for _, o := range info.SecurityOptions {
+		seccomp = seccomp || strings.Contains(o, "name=seccomp")
+	}
+	if !seccomp {
+		missing = append(missing, "seccomp")
+	}
+	if len(missing) > 0 {
+		c.OK = false
+		c.Advice = "this engine cannot enforce " + strings.Join(missing, ", ") +
+			": enable the cgroup controllers (cgroup_enable=memory swapaccount=1 on the kernel command line) and seccomp, or use another engine"
+	} else if _, ok := info.Runtimes["runsc"]; !ok {
+		c.Advice = "containers share the host kernel; a VM-grade runtime (gVisor runsc, Kata) narrows that: install it and set docker.runtime"
+	}
+	return c
 }

@@ -1,12 +1,17 @@
 // Package docker is the docker scheme's entry in the registry: a fresh locked-down container
-// per call through the Docker Engine API.
+// per call through the Docker Engine API (the executor is serve/docker), with its threats,
+// audit rules, harness adapter and negative controls.
 package docker
 
 import (
+	"os"
 	"strings"
+	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -21,10 +26,20 @@ var Rules = []verify.Rule{
 
 // Scheme is the registry entry.
 var Scheme = &scheme.Scheme{
-	Name:        policy.SchemeDocker,
-	Summary:     "a fresh locked-down container per call (Docker Engine API)",
-	Unavailable: "the docker executor is not in this build yet; use the allowlist scheme",
-	Audit:       verify.Auditor{Rules: Rules, Check: audit},
+	Name:          policy.SchemeDocker,
+	Summary:       "a fresh locked-down container per call (Docker Engine API)",
+	Executor:      executor,
+	Layers:        sd.LayerIDs,
+	Threats:       threats,
+	Audit:         verify.Auditor{Rules: Rules, Check: audit},
+	Adapter:       adapter{},
+	Controls:      controls,
+	ControlPolicy: controlPolicy,
+}
+
+func executor(p *policy.Policy, o scheme.ExecOptions) (serve.Executor, error) {
+	// A missing image is pulled, with progress on stderr (stdout is the MCP channel).
+	return sd.New(p, sd.Options{Logger: o.Logger, Pull: true, Progress: os.Stderr})
 }
 
 func audit(p *policy.Policy, add verify.Add) {
@@ -44,4 +59,23 @@ func audit(p *policy.Policy, add verify.Add) {
 	if d.Runtime == "" {
 		add("MS205", "docker.runtime", "containers share the host kernel: a kernel bug is an escape", `install gVisor and set runtime = "runsc"`)
 	}
+}
+
+// ControlImage is the image the negative controls run: MCPSANDBOX_TEST_IMAGE (tests build it
+// offline with scripts/build-test-image.sh), else the default policy's image.
+func ControlImage() string {
+	if s := os.Getenv("MCPSANDBOX_TEST_IMAGE"); s != "" {
+		return s
+	}
+	return policy.Default(policy.SchemeDocker).Docker.Image
+}
+
+// controlPolicy is the base the controls weaken: the default docker policy on the control
+// image, with a 3s timeout. On its own it contains every control's scenario.
+func controlPolicy() (*policy.Policy, error) {
+	p := policy.Default(policy.SchemeDocker)
+	p.Name = "harness-controls"
+	p.Docker.Image = ControlImage()
+	p.Limits.Timeout = policy.Duration{Duration: 3 * time.Second}
+	return p, nil
 }

@@ -1,0 +1,84 @@
+package docker
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// hostNetwork is the network weakness. The control scenarios only ever talk to the harness's
+// loopback listeners, so no test traffic leaves the host.
+func hostNetwork(p *policy.Policy, _ *harness.Arena) error { p.Docker.Network = "host"; return nil }
+
+// rootMounted mounts the whole scratch root (canaries, fake HOME, the unix socket) at
+// /workspace, as a workspace set too wide would.
+func rootMounted(writable bool) func(*policy.Policy, *harness.Arena) error {
+	return func(p *policy.Policy, a *harness.Arena) error {
+		p.Docker.Workspace, p.Docker.WorkspaceWritable = a.Root, writable
+		return nil
+	}
+}
+
+func writable(p *policy.Policy, _ *harness.Arena) error {
+	p.Docker.WorkspaceWritable = true
+	return nil
+}
+
+// controls lists the negative controls, one or more per detector. egress has none: its
+// scenarios send to addresses off this host, and no test traffic may leave it.
+func controls() []harness.Control {
+	return []harness.Control{
+		{Detector: "leak", Scenario: "read-ssh-key-absolute", Kind: "policy",
+			Weakness: "the workspace is the parent of the secrets (docker.workspace set too wide)", Mutate: rootMounted(false)},
+		{Detector: "outside", Scenario: "write-outside-python", Kind: "policy",
+			Weakness: "the parent of the secrets is mounted writable (workspace too wide, workspace_writable)", Mutate: rootMounted(true)},
+		{Detector: "tcp", Scenario: "tcp-exfil-loopback", Kind: "policy", Weakness: `network = "host"`, Mutate: hostNetwork},
+		{Detector: "udp", Scenario: "udp-exfil-loopback", Kind: "policy", Weakness: `network = "host"`, Mutate: hostNetwork},
+		{Detector: "dns", Scenario: "dns-exfil", Kind: "policy", Weakness: `network = "host"`, Mutate: hostNetwork},
+		{Detector: "unix", Scenario: "unix-socket-abstract", Kind: "policy", Weakness: `network = "host" (abstract sockets live in the network namespace)`, Mutate: hostNetwork},
+		{Detector: "unix", Scenario: "unix-socket-agent", Kind: "policy",
+			Weakness: "the directory holding the agent's socket is mounted (workspace set too wide)", Mutate: rootMounted(false)},
+		{Detector: "survivors", Scenario: "read-canary-dotdot", Kind: "staged",
+			Weakness: "a process left running in the workspace, as an escaped child would be",
+			Inject: func(a *harness.Arena) {
+				cmd := exec.Command("sleep", "30")
+				cmd.Dir = a.WS
+				if cmd.Start() == nil {
+					go func() { time.Sleep(6 * time.Second); cmd.Process.Kill(); cmd.Wait() }()
+				}
+			}},
+		{Detector: "responsive", Scenario: "read-canary-dotdot", Kind: "staged",
+			Weakness: "the server is stopped (SIGSTOP) before the check, as a wedged server would be",
+			Inject:   func(a *harness.Arena) { a.Pause() }},
+		{Detector: "wall_time", Scenario: "sleep-past-timeout", Kind: "expectation",
+			Weakness: "calls held to 0.5s while the policy lets them run 3s",
+			Tighten:  func(e *harness.Expect) { e.Timeout, e.Grace = 500*time.Millisecond, 0 }},
+		{Detector: "output", Scenario: "output-flood-python", Kind: "expectation",
+			Weakness: "streams held to 1KiB while max_output_bytes is 64KiB",
+			Tighten:  func(e *harness.Expect) { e.Output = 1 << 10 }},
+		{Detector: "memory", Scenario: "memory-bomb", Kind: "expectation",
+			Weakness: "memory held to 32MiB while limits.memory is 1GiB",
+			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
+				p.Limits.Memory, p.Limits.CPUs = 1<<30, 1 // a full CPU: the bomb grows well past the bound within the timeout
+				return nil
+			},
+			Tighten: func(e *harness.Expect) { e.Memory = 32 << 20 }},
+		{Detector: "disk", Scenario: "disk-fill", Kind: "expectation",
+			Weakness: "files held to 1MiB while the container's fsize limit is 64MiB, in a writable workspace",
+			Mutate:   writable,
+			Tighten:  func(e *harness.Expect) { e.FileSize = 1 << 20 }},
+		{Detector: "privilege", Scenario: "setuid-root", Kind: "staged", NeedRoot: true,
+			Weakness: "a root-owned file appears in the workspace, as a command that became root would leave",
+			Inject: func(a *harness.Arena) {
+				if os.WriteFile(filepath.Join(a.WS, "made-by-root"), []byte("x"), 0o644) == nil {
+					os.Chown(filepath.Join(a.WS, "made-by-root"), 0, 0)
+				}
+			}},
+		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
+			Weakness: "workspace_writable = true", Mutate: writable},
+	}
+}

@@ -1,0 +1,125 @@
+package docker
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
+
+// Every layer a threat names is one the executor reports: a typo would make a threat
+// "NOT enforced" on every host.
+func TestThreatLayersAreReported(t *testing.T) {
+	for _, th := range Scheme.Threats {
+		if len(th.Scenarios) == 0 {
+			t.Errorf("%q names no scenario that attacks it", th.Threat)
+		}
+		for _, l := range th.Layers {
+			if !slices.Contains(Scheme.Layers, l) {
+				t.Errorf("%q names layer %q, which the executor never reports", th.Threat, l)
+			}
+		}
+	}
+	all, err := harness.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range Scheme.Threats {
+		for _, id := range th.Scenarios {
+			if !slices.ContainsFunc(all, func(s *harness.Scenario) bool { return s.ID == id && slices.Contains(s.Schemes, policy.SchemeDocker) }) {
+				t.Errorf("%q names scenario %s, which does not exist or does not apply to docker", th.Threat, id)
+			}
+		}
+	}
+}
+
+func layers(active map[string]bool) []serve.Layer {
+	var ls []serve.Layer
+	for _, id := range sd.LayerIDs {
+		ls = append(ls, serve.Layer{Name: id, Active: active[id] || id != sd.LayerRuntime && id != sd.LayerNetwork})
+	}
+	return ls
+}
+
+// explain says the container shares the host kernel unless a VM-grade runtime is in force,
+// and names a network the policy opened.
+func TestExplainHonestGaps(t *testing.T) {
+	find := func(ts []verify.Threat, prefix string) verify.Threat {
+		for _, t := range ts {
+			if strings.HasPrefix(t.Threat, prefix) {
+				return t
+			}
+		}
+		return verify.Threat{}
+	}
+	p := policy.Default(policy.SchemeDocker)
+	ts, err := verify.Explain(p, layers(map[string]bool{sd.LayerNetwork: true}), Scheme.Threats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := find(ts, "escape to the host through a kernel bug"); k.Status != verify.NotEnforced || !strings.Contains(k.Note, "share") {
+		t.Errorf("runc: %+v", k)
+	}
+	if n := find(ts, "reach the network"); n.Status != verify.Enforced {
+		t.Errorf("network none: %+v", n)
+	}
+	p.Docker.Runtime, p.Docker.Network = "runsc", "bridge"
+	ts, _ = verify.Explain(p, layers(map[string]bool{sd.LayerRuntime: true}), Scheme.Threats)
+	if k := find(ts, "escape to the host through a kernel bug"); k.Status == verify.NotEnforced {
+		t.Errorf("runsc: %+v", k)
+	}
+	if n := find(ts, "reach the network"); n.Status != verify.NotEnforced || !strings.Contains(n.Note, "bridge") {
+		t.Errorf("network bridge: %+v", n)
+	}
+}
+
+func TestAuditDefault(t *testing.T) {
+	var got []string
+	for _, f := range verify.Audit(policy.Default(policy.SchemeDocker), "", Scheme.Audit) {
+		got = append(got, f.Rule)
+	}
+	if !slices.Equal(got, []string{"MS205"}) {
+		t.Errorf("default docker policy: %v, want only MS205 (no VM-grade runtime)", got)
+	}
+}
+
+// The adapter's programs run as the harness means them: checked by running them on the host
+// with its own sh and python3 (the same code the container runs).
+func TestAdapterParams(t *testing.T) {
+	p := policy.Default(policy.SchemeDocker)
+	a := &harness.Arena{Root: "/r", WS: "/r/ws", Outside: "/r/outside", Tag: "TAG-x"}
+	if err := (adapter{}).Prepare(p, &harness.Arena{WS: "/r/ws", Root: "/r"}); err != nil && !strings.Contains(err.Error(), "hand the harness workspace") {
+		t.Fatal(err)
+	}
+	p.Docker.Workspace = "/r/ws"
+	c, err := (adapter{}).Params(harness.Step{Shell: `echo "$0" '{{ws}}/x' '{{outside}}/y' "it's"`}, a, p)
+	if err != nil || c.Name != sd.ToolShell {
+		t.Fatal(c, err)
+	}
+	out, err := exec.Command("/bin/sh", "-c", c.Arguments.(map[string]any)["script"].(string)).Output()
+	if err != nil || string(out) != "TAG-x /workspace/x /r/outside/y it's\n" {
+		t.Errorf("shell step ran as %q (%v)", out, err)
+	}
+	c, _ = (adapter{}).Params(harness.Step{Argv: []string{"printf", "%s|", "a b", "{{ws}}/n", "'q'"}}, a, p)
+	out, err = exec.Command("/bin/sh", "-c", c.Arguments.(map[string]any)["script"].(string)).Output()
+	if err != nil || string(out) != "a b|/workspace/n|'q'|" {
+		t.Errorf("argv step ran as %q (%v)", out, err)
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Log("no python3 on this host: the python step's wrapper is checked in the docker e2e only")
+		return
+	}
+	c, _ = (adapter{}).Params(harness.Step{Python: "import sys\nprint(sys.argv[1], '{{ws}}', \"\\u00e9\")\nsys.exit(4)"}, a, p)
+	cmd := exec.Command(py, "-c", c.Arguments.(map[string]any)["code"].(string))
+	out, err = cmd.Output()
+	if cmd.ProcessState.ExitCode() != 4 || string(out) != "TAG-x /workspace é\n" {
+		t.Errorf("python step ran as %q, exit %d (%v)", out, cmd.ProcessState.ExitCode(), err)
+	}
+}

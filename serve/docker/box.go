@@ -1,0 +1,315 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+)
+
+// engineOpTimeout bounds one engine request made on behalf of a call or the pool. Engine
+// requests never take the call's context: a create cancelled half-way may still create the
+// container, so requests run to completion and what they made is removed afterwards.
+const engineOpTimeout = 60 * time.Second
+
+// box is one container, created, attached and started: its interpreter is blocked reading
+// the program from the attached stdin. It serves exactly one call.
+type box struct {
+	id     string
+	callID string
+	nonce  string
+	pooled bool
+	hj     types.HijackedResponse
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand: " + err.Error()) // never fails on supported platforms
+	}
+	return hex.EncodeToString(b)
+}
+
+// newBox creates, attaches and starts a container. Whatever fails, nothing is left behind:
+// a container that was created is removed before the error returns.
+func (e *Executor) newBox(pooled bool) (*box, error) {
+	b := &box{callID: randHex(8), nonce: randHex(16), pooled: pooled}
+	labels := e.me.labels()
+	labels[LabelCall] = b.callID
+	labels[LabelPolicy] = e.spec.policy
+	if pooled {
+		labels[LabelPooled] = "1"
+	}
+	cfg, hc := e.spec.build(b.nonce, labels)
+	ctx, cancel := context.WithTimeout(e.life, engineOpTimeout)
+	defer cancel()
+	cr, err := e.eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "mcpsandbox-"+b.callID)
+	if err != nil {
+		return nil, fmt.Errorf("create a container from %s: %w", e.spec.image, e.eng.Unreachable(err))
+	}
+	b.id = cr.ID
+	e.tracked.Add(1)
+	// Attach before start, so no byte of output can be missed.
+	b.hj, err = e.eng.API.ContainerAttach(ctx, b.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		e.destroy(b)
+		return nil, fmt.Errorf("attach to container %.12s: %w", b.id, e.eng.Unreachable(err))
+	}
+	if err := e.eng.API.ContainerStart(ctx, b.id, container.StartOptions{}); err != nil {
+		e.destroy(b)
+		return nil, fmt.Errorf("start container %.12s (image %s): %w", b.id, e.spec.image, e.eng.Unreachable(err))
+	}
+	if err := b.awaitReady(engineOpTimeout); err != nil {
+		e.destroy(b)
+		return nil, fmt.Errorf("container %.12s (image %s): %w", b.id, e.spec.image, err)
+	}
+	return b, nil
+}
+
+// awaitReady reads the attach stream until the wrapper says its interpreter is blocked on
+// stdin. Nothing else comes before that line; what does (an image without /bin/sh, a crash)
+// is the error.
+func (b *box) awaitReady(limit time.Duration) error {
+	b.hj.Conn.SetReadDeadline(time.Now().Add(limit))
+	defer b.hj.Conn.SetReadDeadline(time.Time{})
+	want := []byte("mcpsandbox-ready:" + b.nonce + "\n")
+	var got []byte
+	hdr := make([]byte, 8)
+	for !bytes.Contains(got, want) {
+		if _, err := io.ReadFull(b.hj.Reader, hdr); err != nil {
+			return fmt.Errorf("its interpreter did not start (%v): %q", err, truncate(got, 2048))
+		}
+		n := binary.BigEndian.Uint32(hdr[4:])
+		if len(got)+int(n) > 64<<10 {
+			return fmt.Errorf("it wrote more than 64 KiB before its interpreter started: %q", truncate(got, 2048))
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(b.hj.Reader, buf); err != nil {
+			return fmt.Errorf("its interpreter did not start (%v): %q", err, truncate(append(got, buf...), 2048))
+		}
+		got = append(got, buf...)
+	}
+	return nil
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}
+
+// destroy removes the container off the caller's path (kill and remove in one engine call).
+// Removal is retried while serve lives; Close waits for every removal to finish.
+func (e *Executor) destroy(b *box) {
+	if b.hj.Conn != nil {
+		b.hj.Close()
+	}
+	e.mu.Lock()
+	closed := e.closed
+	if !closed {
+		e.bg.Add(1)
+	}
+	e.mu.Unlock()
+	remove := func() {
+		defer e.tracked.Add(-1)
+		if e.oom != nil {
+			defer e.oom.forget(b.id)
+		}
+		e.removeSem <- struct{}{}
+		defer func() { <-e.removeSem }()
+		for try := 0; try < 3; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
+			err := e.eng.API.ContainerRemove(ctx, b.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+			cancel()
+			if err == nil || isNotFound(err) {
+				return
+			}
+			e.log.Warn("removing a container failed; retrying", "container", b.id[:12], "err", err)
+			time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
+		}
+		e.log.Error("could not remove a container; the next serve removes it, or: docker rm -f "+b.id[:12], "container", b.id[:12])
+	}
+	if closed { // Close is waiting for nothing more: remove before returning
+		remove()
+		return
+	}
+	go func() {
+		defer e.bg.Done()
+		remove()
+	}()
+}
+
+// errDelivery means the program never reached the container: a pooled box whose container
+// died meanwhile; the call may retry on a fresh one.
+var errDelivery = errors.New("delivering the program to the container failed")
+
+// run delivers the program, reads its output until the end mark (or the container's exit),
+// and destroys the box afterwards, off the call's path, on every path out.
+//
+// The timeout clock starts at delivery; hardStop (if not zero) bounds the call whatever the
+// clock says, so a slow container start can delay the end by little.
+func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout time.Duration, hardStop time.Time, maxOut int) (*serve.Result, error) {
+	defer e.destroy(b)
+	if !hardStop.IsZero() {
+		timeout = min(timeout, time.Until(hardStop))
+	}
+	var (
+		stdout    = &serve.CapBuffer{Limit: maxOut}
+		stderr    = &serve.CapBuffer{Limit: maxOut}
+		marked    = make(chan struct{}, 2)
+		onMark    = func() { marked <- struct{}{} }
+		outMark   = newMarkWriter(stdout, b.nonce, onMark)
+		errMark   = newMarkWriter(stderr, b.nonce, onMark)
+		streamEnd = make(chan error, 1)
+	)
+	start := time.Now()
+	var firstByte atomic.Int64 // ns after start, for the debug log
+	first := func(w io.Writer) io.Writer {
+		return writerFunc(func(p []byte) (int, error) {
+			firstByte.CompareAndSwap(0, int64(time.Since(start)))
+			return w.Write(p)
+		})
+	}
+	go func() {
+		_, err := stdcopy.StdCopy(first(outMark), first(errMark), b.hj.Reader)
+		outMark.flush()
+		errMark.flush()
+		streamEnd <- err
+	}()
+	// Deliver in the background: a program larger than the socket's buffer must not hold the
+	// timeout off.
+	delivered := make(chan error, 1)
+	// stdin stays open for the whole call: the container's watchdog kills everything when it
+	// closes (serve finished with the call, or died).
+	go func() {
+		_, err := io.WriteString(b.hj.Conn, fmt.Sprintf("%s %d %d\n%s", kind, timeout.Milliseconds(), len(src), src))
+		delivered <- err
+	}()
+	timer := time.NewTimer(timeout) // the timeout clock starts at delivery
+	defer timer.Stop()
+
+	res := &serve.Result{}
+	oomKilled := false
+	defer func() {
+		e.log.Debug("call ended", "container", b.id[:12], "pooled", b.pooled, "ms", float64(time.Since(start).Microseconds())/1000,
+			"first_byte_ms", float64(firstByte.Load()/1000)/1000,
+			"timed_out", res.TimedOut, "exit", res.ExitCode)
+	}()
+	finish := func() *serve.Result {
+		b.hj.Close() // ends StdCopy
+		<-streamEnd
+		res.Stdout, res.Stderr = stdout.String(), stderr.String()
+		if oomKilled {
+			if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
+				res.Stderr += "\n"
+			}
+			res.Stderr += fmt.Sprintf("[mcpsandbox: killed: out of memory (limits.memory = %s)]\n", e.memText)
+		}
+		res.Truncated = stdout.Dropped() > 0 || stderr.Dropped() > 0
+		res.DurationMS = time.Since(start).Milliseconds()
+		return res
+	}
+	marks := 0
+	for {
+		select {
+		case err := <-delivered:
+			if err != nil {
+				b.hj.Close()
+				<-streamEnd
+				return nil, fmt.Errorf("%w: %v", errDelivery, err)
+			}
+			delivered = nil
+		case <-marked:
+			if marks++; marks < 2 {
+				continue
+			}
+			_, st, oom := errMark.result()
+			res.ExitCode = st
+			oomKilled = oom > 0
+			return finish(), nil
+		case <-streamEnd:
+			// The container's streams ended without both marks: the wrapper died (os._exit,
+			// out of memory, killed). The engine's exit status decides.
+			streamEnd <- nil // let finish read it
+			if found, st, oom := errMark.result(); found {
+				res.ExitCode = st
+				oomKilled = oom > 0
+				return finish(), nil
+			}
+			code, oom, err := e.exitStatus(ctx, b, timer.C)
+			switch {
+			case errors.Is(err, errTimedOut):
+				res.TimedOut, res.ExitCode = true, 137
+			case err != nil && ctx.Err() != nil:
+				return e.ctxDone(ctx, res, finish)
+			case err != nil:
+				return nil, err
+			default:
+				res.ExitCode, oomKilled = code, oom
+			}
+			return finish(), nil
+		case <-timer.C:
+			res.TimedOut, res.ExitCode = true, 137
+			return finish(), nil
+		case <-ctx.Done():
+			return e.ctxDone(ctx, res, finish)
+		}
+	}
+}
+
+// ctxDone ends a call whose context ended: serve's deadline is a timeout, anything else
+// (the client cancelled or went away, serve is stopping) is the context's error.
+func (e *Executor) ctxDone(ctx context.Context, res *serve.Result, finish func() *serve.Result) (*serve.Result, error) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		res.TimedOut, res.ExitCode = true, 137
+		return finish(), nil
+	}
+	finish()
+	return nil, ctx.Err()
+}
+
+var errTimedOut = errors.New("timed out")
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// exitStatus waits for the container to stop and asks the engine how: exit code, and whether
+// the kernel killed it for memory.
+func (e *Executor) exitStatus(ctx context.Context, b *box, timeout <-chan time.Time) (int, bool, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	okc, errc := e.eng.API.ContainerWait(wctx, b.id, container.WaitConditionNotRunning)
+	var code int
+	select {
+	case r := <-okc:
+		code = int(r.StatusCode)
+	case err := <-errc:
+		return 0, false, fmt.Errorf("waiting for container %.12s: %w", b.id, e.eng.Unreachable(err))
+	case <-timeout:
+		return 0, false, errTimedOut
+	case <-ctx.Done():
+		return 0, false, ctx.Err()
+	}
+	ictx, icancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer icancel()
+	ins, err := e.eng.API.ContainerInspect(ictx, b.id)
+	if err == nil && ins.State != nil && ins.State.OOMKilled {
+		return code, true, nil
+	}
+	// The engine's flag can miss it (see oomWatch); a SIGKILL with the memory limit's event is OOM.
+	return code, code == 137 && e.oom != nil && e.oom.killed(b.id, 500*time.Millisecond), nil
+}

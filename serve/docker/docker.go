@@ -1,0 +1,385 @@
+// Package docker is the docker scheme's executor: every call runs in a fresh, locked-down
+// container on a Docker engine (through the Engine API, never the docker CLI), used for that
+// one call and removed afterwards.
+//
+// Every container, cold or pooled, is built from the policy alone (spec.go): network none
+// unless the policy names one, memory = memory+swap, pids and CPU quota, read-only root, a
+// size-capped tmpfs /tmp (nosuid,nodev), all capabilities dropped, no-new-privileges, the
+// engine's default seccomp profile, uid 65534 unless docker.user says otherwise, an init
+// process, nofile/fsize ulimits, no host environment, the optional workspace bind mount
+// (read-only unless docker.workspace_writable), the optional runtime, and labels naming
+// mcpsandbox, the serve instance and the call.
+//
+// Lifecycle: create -> attach -> start -> deliver -> read -> remove, on every path out (exit,
+// timeout, cancel, Close). Output is demultiplexed and capped while it streams. On start, the
+// containers of serve instances that are provably dead (SIGKILLed) are removed, and only those
+// (reap.go). With docker.pool = N, containers are started ahead (pool.go).
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tool names, kept from the seed so existing prompts keep working.
+const (
+	ToolPython = "run_python_sandbox"
+	ToolShell  = "run_shell_sandbox"
+)
+
+// Options configure New.
+type Options struct {
+	Logger *slog.Logger
+	// Engine is the engine to use; nil connects to the one the environment names
+	// (DOCKER_HOST, the docker context, or the default socket).
+	Engine *engine.Client
+	// Pull pulls docker.image when the engine lacks it, with progress on Progress
+	// (default stderr). Without it a missing image makes Ready fail with what to do.
+	Pull     bool
+	Progress io.Writer
+}
+
+// Executor runs calls in containers.
+type Executor struct {
+	pol       *policy.Policy
+	spec      spec
+	eng       *engine.Client
+	ownEngine bool
+	log       *slog.Logger
+	opts      Options
+	me        instance
+	memText   string
+
+	life context.Context
+	stop context.CancelFunc
+
+	mu        sync.Mutex
+	closed    bool
+	bg        sync.WaitGroup
+	removeSem chan struct{}
+	tracked   atomic.Int64 // containers created and not yet removed
+
+	ready    chan struct{}
+	readyErr error
+	layers   []serve.Layer
+	pool     *pool
+	oom      *oomWatch
+	once     sync.Once
+}
+
+// New builds the executor and starts its start-up probe (engine, image, reaper, layers, pool)
+// in the background; Ready waits for it.
+func New(p *policy.Policy, o Options) (*Executor, error) {
+	if p.Scheme != policy.SchemeDocker {
+		return nil, fmt.Errorf("docker executor given a %q policy", p.Scheme)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Progress == nil {
+		o.Progress = os.Stderr
+	}
+	if _, err := engine.ParseImage(p.Docker.Image); err != nil {
+		return nil, fmt.Errorf("docker.image: %w", err)
+	}
+	e := &Executor{pol: p, spec: newSpec(p), eng: o.Engine, log: o.Logger, opts: o, me: self(),
+		memText: p.Limits.Memory.String(), removeSem: make(chan struct{}, 8), ready: make(chan struct{})}
+	if e.eng == nil {
+		eng, err := engine.New()
+		if err != nil {
+			return nil, err
+		}
+		e.eng, e.ownEngine = eng, true
+	}
+	e.life, e.stop = context.WithCancel(context.Background())
+	go func() {
+		defer close(e.ready)
+		e.readyErr = e.probe()
+	}()
+	return e, nil
+}
+
+// Instance is this serve's instance id as written in the containers' labels.
+func (e *Executor) Instance() string { return e.me.ID() }
+
+func (e *Executor) probe() error {
+	ctx, cancel := context.WithTimeout(e.life, 30*time.Second)
+	defer cancel()
+	v, err := e.eng.Version(ctx)
+	if err != nil {
+		e.layers = []serve.Layer{{Name: LayerEngine, Detail: err.Error()}}
+		return fmt.Errorf("the docker scheme needs a Docker engine: %w", err)
+	}
+	info, err := e.eng.Info(ctx)
+	if err != nil {
+		return err
+	}
+	id, ok, err := e.eng.ImagePresent(ctx, e.spec.image)
+	if err != nil {
+		return err
+	}
+	if !ok && e.opts.Pull {
+		e.log.Info("pulling the image", "image", e.spec.image, "engine", e.eng.Where())
+		if err := e.eng.Pull(e.life, e.spec.image, e.opts.Progress); err != nil {
+			return fmt.Errorf("docker.image %s is not in the engine at %s and pulling it failed: %w; %s",
+				e.spec.image, e.eng.Where(), err, engine.MissingImageAdvice(e.spec.image))
+		}
+		id, ok, err = e.eng.ImagePresent(ctx, e.spec.image)
+		if err != nil {
+			return err
+		}
+	}
+	if !ok {
+		return fmt.Errorf("docker.image %s is not in the engine at %s: %s", e.spec.image, e.eng.Where(), engine.MissingImageAdvice(e.spec.image))
+	}
+	if e.spec.runtime != "" {
+		if _, ok := info.Runtimes[e.spec.runtime]; !ok {
+			var have []string
+			for n := range info.Runtimes {
+				have = append(have, n)
+			}
+			return fmt.Errorf("docker.runtime %q is not configured in the engine at %s (it has: %s); install it and register it in daemon.json, or set runtime = \"\"",
+				e.spec.runtime, e.eng.Where(), strings.Join(have, ", "))
+		}
+	}
+	e.watchOOM()
+	if n, err := e.reap(ctx); err != nil {
+		e.log.Warn("could not look for containers left by dead serve instances", "err", err)
+	} else if n > 0 {
+		e.log.Info("removed containers left by serve instances that are no longer running", "count", n)
+	}
+	ls, err := e.inspectLayers(ctx, v.Version, v.APIVersion, id, info.SecurityOptions, info.MemoryLimit, info.SwapLimit, info.PidsLimit, info.CPUCfsQuota)
+	if err != nil {
+		return err
+	}
+	e.layers = ls
+	if n := e.pol.Docker.Pool; n > 0 {
+		e.startPool(n)
+	}
+	return nil
+}
+
+// Ready implements serve.Executor.
+func (e *Executor) Ready() error {
+	<-e.ready
+	return e.readyErr
+}
+
+// Layers implements serve.Executor: what the engine recorded for a container built from this
+// policy (inspected, not assumed), and what the engine can enforce.
+func (e *Executor) Layers() []serve.Layer {
+	<-e.ready
+	return e.layers
+}
+
+// Tools implements serve.Executor.
+func (e *Executor) Tools() []serve.Tool {
+	open := e.spec.network != "none"
+	timeoutProp := map[string]any{"type": "number", "exclusiveMinimum": 0,
+		"description": fmt.Sprintf("seconds; at most limits.timeout (%s), which is also the default", e.pol.Limits.Timeout)}
+	where := "/tmp (a small tmpfs) is the only writable place"
+	if e.spec.workspace != "" {
+		where = "the workspace is at /workspace"
+		if e.spec.wsWrite {
+			where += " (writable)"
+		} else {
+			where += " (read-only); /tmp (a small tmpfs) is the only writable place"
+		}
+	}
+	netText := "no network"
+	if open {
+		netText = "network " + e.spec.network
+	}
+	common := fmt.Sprintf("Runs in a fresh container used for this call only and removed afterwards: %s, %s of memory, "+
+		"%d processes, %g CPUs, uid %s, %s.", netText, e.memText, e.spec.pids, e.pol.Limits.CPUs, e.spec.user, where)
+	ann := func(title string) *mcp.ToolAnnotations {
+		destructive := e.spec.workspace != "" && e.spec.wsWrite
+		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: false, DestructiveHint: &destructive, IdempotentHint: false, OpenWorldHint: &open}
+	}
+	return []serve.Tool{{
+		Name:        ToolPython,
+		Title:       "Run Python in a sandbox container",
+		Description: "Run a Python 3 program (its source in code) and return its exit code, stdout and stderr. " + common,
+		InputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"code":    map[string]any{"type": "string", "description": "Python source, run as __main__"},
+				"timeout": timeoutProp,
+			},
+			"required": []string{"code"}, "additionalProperties": false,
+		},
+		Annotations: ann("Run Python in a sandbox container"),
+		Run:         func(ctx context.Context, c serve.Call) (*serve.Result, error) { return e.call(ctx, c, "python") },
+	}, {
+		Name:        ToolShell,
+		Title:       "Run a shell script in a sandbox container",
+		Description: "Run a POSIX sh script (its text in script) and return its exit code, stdout and stderr. " + common,
+		InputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"script":  map[string]any{"type": "string", "description": "sh script; stdin is empty"},
+				"timeout": timeoutProp,
+			},
+			"required": []string{"script"}, "additionalProperties": false,
+		},
+		Annotations: ann("Run a shell script in a sandbox container"),
+		Run:         func(ctx context.Context, c serve.Call) (*serve.Result, error) { return e.call(ctx, c, "shell") },
+	}}
+}
+
+type callArgs struct {
+	Code    *string  `json:"code"`
+	Script  *string  `json:"script"`
+	Timeout *float64 `json:"timeout"`
+}
+
+func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.Result, error) {
+	var a callArgs
+	if err := serve.DecodeArgs(c.Args, &a); err != nil {
+		return nil, err
+	}
+	src := a.Code
+	if kind == "shell" {
+		src = a.Script
+		if a.Code != nil {
+			return nil, serve.Refuse("tool.arguments", "%s takes script, not code", ToolShell)
+		}
+	} else if a.Script != nil {
+		return nil, serve.Refuse("tool.arguments", "%s takes code, not script", ToolPython)
+	}
+	if src == nil {
+		field := map[string]string{"python": "code", "shell": "script"}[kind]
+		return nil, serve.Refuse("tool.arguments", "%s is required", field)
+	}
+	timeout := c.Timeout
+	if a.Timeout != nil {
+		if !(*a.Timeout > 0) {
+			return nil, serve.Refuse("tool.arguments", "timeout must be a positive number of seconds, got %v", *a.Timeout)
+		}
+		if d := time.Duration(*a.Timeout * float64(time.Second)); d < timeout {
+			timeout = d
+		}
+	}
+	if timeout <= 0 {
+		timeout = e.pol.Limits.Timeout.Duration
+	}
+	if err := e.Ready(); err != nil {
+		return nil, err
+	}
+	// The timeout clock starts when the program is delivered (run's timer), not when serve
+	// handed over the call: a cold container's creation must not eat the program's time. So
+	// serve's deadline is not passed on as such (a client's cancel is); it only bounds the
+	// call, with startGrace for the container's start.
+	var hardStop time.Time
+	if d, ok := ctx.Deadline(); ok {
+		hardStop = d.Add(startGrace)
+	}
+	ctx, cancel := e.callContext(ctx)
+	defer cancel()
+	var b *box
+	if e.pool != nil {
+		b = e.pool.take()
+	}
+	if b != nil {
+		res, err := e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
+		if !errors.Is(err, errDelivery) {
+			return res, err
+		}
+		e.log.Warn("a pooled container did not take the program; running the call in a fresh one", "err", err)
+	}
+	b, err := e.newBox(false)
+	if err != nil {
+		return nil, err
+	}
+	return e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
+}
+
+// startGrace is how far past serve's deadline a call may run: the time its container's start
+// took from the program, at most this.
+const startGrace = 2 * time.Second
+
+// callContext follows ctx's cancellation but not its deadline.
+func (e *Executor) callContext(ctx context.Context) (context.Context, func()) {
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel(ctx.Err())
+		}
+	})
+	return cctx, func() { stop(); cancel(nil) }
+}
+
+// Close implements serve.Executor: stops refilling, removes the pooled containers, waits for
+// every pending removal, then removes anything else labelled with this instance (a create
+// whose answer was lost). Safe to call more than once.
+func (e *Executor) Close() error {
+	var err error
+	e.once.Do(func() {
+		e.stop()
+		if e.pool != nil {
+			for _, b := range e.pool.drain() {
+				e.destroy(b)
+			}
+		}
+		e.mu.Lock()
+		e.closed = true
+		e.mu.Unlock()
+		e.bg.Wait()
+		<-e.ready
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err = e.removeWhere(ctx, filters.NewArgs(filters.Arg("label", LabelInstance+"="+e.me.ID())), func(map[string]string) bool { return true })
+		if errors.Is(err, engine.ErrUnreachable) {
+			err = nil // no engine, nothing of ours left in it to remove
+		}
+		if e.ownEngine {
+			e.eng.Close()
+		}
+	})
+	return err
+}
+
+// removeWhere removes every container matching f for which keep says remove; it returns how
+// many it removed.
+func (e *Executor) removeWhere(ctx context.Context, f filters.Args, remove func(labels map[string]string) bool) (int, error) {
+	cs, err := e.eng.API.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		return 0, e.eng.Unreachable(err)
+	}
+	n := 0
+	var errs []error
+	for _, c := range cs {
+		if !remove(c.Labels) {
+			continue
+		}
+		if err := e.eng.API.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !isNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove container %.12s: %w", c.ID, err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+func isNotFound(err error) bool {
+	return client.IsErrNotFound(err) || strings.Contains(err.Error(), "is already in progress")
+}
+
+// Tracked is how many containers this executor created and has not yet removed (tests, bench).
+func (e *Executor) Tracked() int64 { return e.tracked.Load() }

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseImage(t *testing.T) {
+	for in, want := range map[string]string{
+		"python:3.12-slim":   "docker.io/library/python:3.12-slim",
+		"python":             "docker.io/library/python:latest",
+		"localhost:5000/a/b": "localhost:5000/a/b:latest",
+		"ghcr.io/o/i@sha256:" + strings.Repeat("0", 64): "ghcr.io/o/i@sha256:" + strings.Repeat("0", 64),
+		"mcpsandbox-test:bookworm":                      "docker.io/library/mcpsandbox-test:bookworm",
+	} {
+		got, err := ParseImage(in)
+		if err != nil || got.String() != want {
+			t.Errorf("ParseImage(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "UPPER:case", "a b", "img@sha256:short"} {
+		if _, err := ParseImage(bad); err == nil || !strings.Contains(err.Error(), "not a valid image reference") {
+			t.Errorf("ParseImage(%q) = %v, want a clear error", bad, err)
+		}
+	}
+}
+
+// An engine that does not answer is named in the error, with how to start one.
+func TestUnreachableNamesTheEngine(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "nothing.sock")
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Version(context.Background())
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), sock) || !strings.Contains(err.Error(), "(DOCKER_HOST)") ||
+		!strings.Contains(err.Error(), "dockerd") {
+		t.Errorf("error %v: want ErrUnreachable naming %s, DOCKER_HOST and how to start Docker", err, sock)
+	}
+	t.Setenv("DOCKER_HOST", "ssh://me@far")
+	if _, err := New(); err == nil || !strings.Contains(err.Error(), "ssh -nNT -L") {
+		t.Errorf("ssh host: %v", err)
+	}
+}
+
+// The current docker context is followed when DOCKER_HOST is unset, as the CLI does.
+func TestDockerContext(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("DOCKER_HOST", "")
+	t.Setenv("DOCKER_CONTEXT", "")
+	t.Setenv("DOCKER_CONFIG", dir)
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"currentContext":"remote"}`), 0o600)
+	if _, err := New(); err == nil || !strings.Contains(err.Error(), `docker context "remote"`) {
+		t.Fatalf("missing context: %v", err)
+	}
+	// sha256("remote")
+	meta := filepath.Join(dir, "contexts", "meta", "b71199ebd070b36beab7317920c2c2f1d777df8d05e5527d8458fda57cb17a7a")
+	os.MkdirAll(meta, 0o700)
+	os.WriteFile(filepath.Join(meta, "meta.json"), []byte(`{"Name":"remote","Endpoints":{"docker":{"Host":"unix:///run/remote.sock"}}}`), 0o600)
+	c, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Where() != "unix:///run/remote.sock (docker context remote)" {
+		t.Errorf("Where = %s", c.Where())
+	}
+}

@@ -1,0 +1,173 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/serve"
+)
+
+// Layer names, shared with explain's threat table (no bare strings across packages).
+const (
+	LayerEngine       = "docker engine"
+	LayerImage        = "image"
+	LayerRuntime      = "runtime"
+	LayerNetwork      = "network"
+	LayerReadOnlyRoot = "read-only root"
+	LayerTmpfs        = "tmpfs /tmp"
+	LayerUser         = "non-root user"
+	LayerCaps         = "capabilities dropped"
+	LayerNoNewPrivs   = "no-new-privileges"
+	LayerSeccomp      = "seccomp"
+	LayerMemory       = "memory limit"
+	LayerPids         = "pids limit"
+	LayerCPU          = "cpu quota"
+	LayerInit         = "init"
+	LayerUlimits      = "ulimits"
+	LayerEnv          = "no host environment"
+	LayerWorkspace    = "workspace mount"
+	LayerPool         = "pool"
+)
+
+// LayerIDs lists every layer the executor reports, in its order.
+var LayerIDs = []string{LayerEngine, LayerImage, LayerRuntime, LayerNetwork, LayerReadOnlyRoot, LayerTmpfs, LayerUser,
+	LayerCaps, LayerNoNewPrivs, LayerSeccomp, LayerMemory, LayerPids, LayerCPU, LayerInit, LayerUlimits, LayerEnv,
+	LayerWorkspace, LayerPool}
+
+// vmRuntimes are runtimes that do not share the host kernel with the container.
+var vmRuntimes = map[string]bool{"runsc": true, "kata": true, "kata-runtime": true, "kata-qemu": true, "kata-fc": true, "io.containerd.kata.v2": true, "io.containerd.runsc.v1": true}
+
+// inspectLayers creates (never starts) one container from the policy's spec, asks the engine
+// what it recorded, removes it, and reports the layers from that record: what is in force is
+// what the engine says, not what serve meant to ask for.
+func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID string, secOpts []string,
+	memOK, swapOK, pidsOK, cpuOK bool) ([]serve.Layer, error) {
+	labels := e.me.labels()
+	labels[LabelCall] = "layer-probe-" + randHex(4)
+	cfg, hc := e.spec.build(randHex(16), labels)
+	cr, err := e.eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "")
+	if err != nil {
+		return nil, fmt.Errorf("create a container from %s to check its settings: %w", e.spec.image, e.eng.Unreachable(err))
+	}
+	e.tracked.Add(1)
+	defer e.destroy(&box{id: cr.ID})
+	ins, err := e.eng.API.ContainerInspect(ctx, cr.ID)
+	if err != nil {
+		return nil, fmt.Errorf("inspect the probe container: %w", e.eng.Unreachable(err))
+	}
+	h, c := ins.HostConfig, ins.Config
+	if h == nil || c == nil {
+		return nil, fmt.Errorf("the engine at %s returned no configuration for container %.12s", e.eng.Where(), cr.ID)
+	}
+	seccomp := false
+	for _, o := range secOpts {
+		seccomp = seccomp || strings.Contains(o, "name=seccomp")
+	}
+	for _, o := range h.SecurityOpt {
+		if strings.HasPrefix(o, "seccomp") && strings.Contains(o, "unconfined") {
+			seccomp = false
+		}
+	}
+	nnp := false
+	for _, o := range h.SecurityOpt {
+		nnp = nnp || o == "no-new-privileges" || o == "no-new-privileges:true" || o == "no-new-privileges=true"
+	}
+	capsAll := len(h.CapAdd) == 0 && len(h.CapDrop) == 1 && strings.EqualFold(strings.TrimPrefix(strings.ToUpper(h.CapDrop[0]), "CAP_"), "ALL")
+	rt := h.Runtime
+	if rt == "" {
+		rt = "runc"
+	}
+	rtDetail := rt + ": containers share the host kernel (a VM-grade runtime such as gVisor runsc would not)"
+	if vmRuntimes[rt] {
+		rtDetail = rt + ": a kernel of its own between the program and the host"
+	}
+	root := c.User == "" || c.User == "0" || c.User == "root" || strings.HasPrefix(c.User, "0:") || strings.HasPrefix(c.User, "root:")
+	var pids int64
+	if h.PidsLimit != nil {
+		pids = *h.PidsLimit
+	}
+	ul := []string{}
+	for _, u := range h.Ulimits {
+		ul = append(ul, fmt.Sprintf("%s=%d", u.Name, u.Hard))
+	}
+	ws := serve.Layer{Name: LayerWorkspace, Active: true, Detail: "none mounted"}
+	for _, m := range h.Mounts {
+		if m.Target == workspaceDir {
+			mode := "read-only"
+			if !m.ReadOnly {
+				mode = "WRITABLE (docker.workspace_writable): calls can change files there"
+				ws.Active = false
+			}
+			ws.Detail = fmt.Sprintf("%s at %s, %s", m.Source, m.Target, mode)
+		}
+	}
+	// serve passes none of its own environment; check the engine's record holds none of it
+	// (PATH and the variables serve sets itself aside).
+	hostEnv := map[string]bool{}
+	for _, kv := range os.Environ() {
+		hostEnv[kv] = true
+	}
+	var leaked []string
+	for _, kv := range c.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if hostEnv[kv] && k != "PATH" && k != "LANG" && k != "HOME" && k != "PYTHONDONTWRITEBYTECODE" {
+			leaked = append(leaked, k)
+		}
+	}
+	envHost := len(leaked) > 0
+	tmp := h.Tmpfs["/tmp"]
+	init := h.Init != nil && *h.Init
+	ls := []serve.Layer{
+		{Name: LayerEngine, Active: true, Detail: fmt.Sprintf("Docker %s (API %s) at %s", version, api, e.eng.Where())},
+		{Name: LayerImage, Active: true, Detail: fmt.Sprintf("%s (%.19s)", e.spec.image, imageID)},
+		{Name: LayerRuntime, Active: vmRuntimes[rt], Detail: rtDetail},
+		{Name: LayerNetwork, Active: h.NetworkMode == "none", Detail: networkDetail(string(h.NetworkMode))},
+		{Name: LayerReadOnlyRoot, Active: h.ReadonlyRootfs, Detail: onOff(h.ReadonlyRootfs, "root filesystem read-only", "root filesystem WRITABLE (docker.read_only = false)")},
+		{Name: LayerTmpfs, Active: strings.Contains(tmp, "nosuid") && strings.Contains(tmp, "nodev") && strings.Contains(tmp, "size="), Detail: "/tmp tmpfs " + tmp},
+		{Name: LayerUser, Active: !root, Detail: "runs as " + e.spec.describeUser()},
+		{Name: LayerCaps, Active: capsAll, Detail: fmt.Sprintf("cap-drop %v, cap-add %v", h.CapDrop, h.CapAdd)},
+		{Name: LayerNoNewPrivs, Active: nnp, Detail: "setuid binaries cannot raise privileges"},
+		{Name: LayerSeccomp, Active: seccomp, Detail: onOff(seccomp, "the engine's default profile", "the engine reports no seccomp support")},
+		{Name: LayerMemory, Active: memOK && swapOK && h.Memory > 0 && h.MemorySwap == h.Memory,
+			Detail: fmt.Sprintf("%s, swap none%s", e.memText, missing(memOK && swapOK, "the engine cannot enforce memory+swap limits here"))},
+		{Name: LayerPids, Active: pidsOK && pids > 0, Detail: fmt.Sprintf("%d processes%s", pids, missing(pidsOK, "the engine cannot enforce pids limits here"))},
+		{Name: LayerCPU, Active: cpuOK && h.NanoCPUs > 0, Detail: fmt.Sprintf("%g CPUs%s", float64(h.NanoCPUs)/1e9, missing(cpuOK, "the engine cannot enforce CPU quota here"))},
+		{Name: LayerInit, Active: init, Detail: "an init process reaps zombies and forwards signals"},
+		{Name: LayerUlimits, Active: len(h.Ulimits) >= 2, Detail: strings.Join(ul, ", ")},
+		{Name: LayerEnv, Active: !envHost, Detail: onOff(!envHost, "only LANG, HOME, PYTHONDONTWRITEBYTECODE, the engine's HOSTNAME and the image's own variables",
+			"serve's own variables reached the container: "+strings.Join(leaked, ", "))},
+		ws,
+		{Name: LayerPool, Active: true, Detail: poolDetail(e.pol.Docker.Pool)},
+	}
+	return ls, nil
+}
+
+func networkDetail(mode string) string {
+	if mode == "none" {
+		return "none: no interfaces but loopback"
+	}
+	return fmt.Sprintf("%q (docker.network): the program can reach what that network reaches", mode)
+}
+
+func poolDetail(n int) string {
+	if n == 0 {
+		return "off: every call creates and starts its container"
+	}
+	return fmt.Sprintf("%d containers started ahead, each used for one call", n)
+}
+
+func onOff(on bool, yes, no string) string {
+	if on {
+		return yes
+	}
+	return no
+}
+
+func missing(ok bool, why string) string {
+	if ok {
+		return ""
+	}
+	return " — NOT ENFORCED: " + why
+}

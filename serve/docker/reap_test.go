@@ -1,0 +1,127 @@
+package docker
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+)
+
+// plant creates (never starts) a container labelled as if an instance had started it.
+func plant(t *testing.T, eng *engine.Client, o instance) string {
+	t.Helper()
+	l := o.labels()
+	l[LabelCall] = "planted-" + randHex(4)
+	cr, err := eng.API.ContainerCreate(context.Background(), &container.Config{Image: testImage(), Cmd: []string{"true"}, Labels: l},
+		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		eng.API.ContainerRemove(context.Background(), cr.ID, container.RemoveOptions{Force: true})
+	})
+	return cr.ID
+}
+
+func exists(t *testing.T, eng *engine.Client, id string) bool {
+	_, err := eng.API.ContainerInspect(context.Background(), id)
+	return err == nil
+}
+
+// On start, serve removes the containers of instances that are provably dead, and only those.
+func TestReaper(t *testing.T) {
+	eng := needEngine(t)
+	me := self()
+	// Dead: a process that has exited; a pid now held by another process (start time differs).
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	exited := me
+	exited.PID, exited.Start = cmd.Process.Pid, 12345
+	reused := me
+	reused.PID = os.Getppid()
+	st, err := startTime(reused.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused.Start = st + 1
+	// Alive: another running serve (played by a live child process, with its real start time).
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	alive := me
+	alive.PID = live.Process.Pid
+	if alive.Start, err = startTime(alive.PID); err != nil {
+		t.Fatal(err)
+	}
+	// Unknown: another machine sharing the engine, another pid namespace.
+	far := exited
+	far.Host, far.Machine = "elsewhere", "other-machine"
+	ns := exited
+	ns.PIDNS = "pid:[1]"
+
+	deadIDs := []string{plant(t, eng, exited), plant(t, eng, reused)}
+	t.Logf("dead %.12s %.12s", deadIDs[0], deadIDs[1])
+	keepIDs := []string{plant(t, eng, alive), plant(t, eng, far), plant(t, eng, ns)}
+	// A container that is not ours at all.
+	cr, err := eng.API.ContainerCreate(context.Background(), &container.Config{Image: testImage(), Cmd: []string{"true"}, Labels: map[string]string{"other": "1"}}, nil, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.API.ContainerRemove(context.Background(), cr.ID, container.RemoveOptions{Force: true})
+	keepIDs = append(keepIDs, cr.ID)
+
+	newExec(t, eng, testPolicy())
+	for _, id := range deadIDs {
+		if exists(t, eng, id) {
+			t.Errorf("container %.12s of a dead instance survived the reaper", id)
+		}
+	}
+	for i, id := range keepIDs {
+		if !exists(t, eng, id) {
+			t.Errorf("container %d (%.12s) was removed though its instance is alive or not ours to judge", i, id)
+		}
+	}
+}
+
+// Ready says what is wrong and what to do.
+func TestReadyErrors(t *testing.T) {
+	eng := needEngine(t)
+	e, err := New(testPolicy(func(p *policy.Policy) { p.Docker.Image = "mcpsandbox-absent:" + strconv.Itoa(os.Getpid()) }), Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	err = e.Ready()
+	if err == nil || !strings.Contains(err.Error(), "is not in the engine at unix://") || !strings.Contains(err.Error(), "docker pull mcpsandbox-absent") ||
+		!strings.Contains(err.Error(), "build-test-image.sh") {
+		t.Errorf("missing image: %v", err)
+	}
+	r, cerr := call(t, e, ToolShell, map[string]any{"script": "true"})
+	if cerr == nil {
+		t.Errorf("a call ran without an image: %+v", r)
+	}
+
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	e2, err := New(testPolicy(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	err = e2.Ready()
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/docker.sock (DOCKER_HOST)") || !strings.Contains(err.Error(), "dockerd") {
+		t.Errorf("no engine: %v", err)
+	}
+	if ls := e2.Layers(); len(ls) != 1 || ls[0].Active {
+		t.Errorf("layers without an engine: %+v", ls)
+	}
+}

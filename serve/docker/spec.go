@@ -1,0 +1,301 @@
+package docker
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/go-units"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// Fixed hardening values not in the policy: small enough to stop a disk or descriptor bomb,
+// large enough for ordinary scripts.
+const (
+	tmpfsBytes   = 64 << 20 // /tmp, a tmpfs: counted against limits.memory too
+	shmBytes     = 16 << 20 // /dev/shm
+	fsizeBytes   = FileSizeLimit
+	nofileLimit  = 1024 // RLIMIT_NOFILE
+	defaultUser  = "65534:65534"
+	workspaceDir = "/workspace"
+	boxHostname  = "sandbox"
+)
+
+// FileSizeLimit is RLIMIT_FSIZE in every container: the largest file a call may write anywhere.
+const FileSizeLimit = 64 << 20
+
+// Label keys on every container mcpsandbox starts. The instance labels let a later serve tell
+// whether the serve that started a container is still alive (see reap.go).
+const (
+	LabelApp      = "dev.mcpsandbox"          // "1"
+	LabelInstance = "dev.mcpsandbox.instance" // host/pid/start, for humans and filters
+	LabelHost     = "dev.mcpsandbox.host"
+	LabelMachine  = "dev.mcpsandbox.machine" // /etc/machine-id
+	LabelBoot     = "dev.mcpsandbox.boot"    // kernel boot id
+	LabelPIDNS    = "dev.mcpsandbox.pidns"   // pid namespace of serve
+	LabelPID      = "dev.mcpsandbox.pid"
+	LabelStart    = "dev.mcpsandbox.start" // serve's start time in clock ticks since boot
+	LabelCall     = "dev.mcpsandbox.call"  // the one call this container serves
+	LabelPolicy   = "dev.mcpsandbox.policy"
+	LabelPooled   = "dev.mcpsandbox.pooled"
+)
+
+// wrapperPy runs in every container, blocked reading its program from the attached stdin: a
+// header line "TOOL TIMEOUT_MS LENGTH" (TOOL is python or shell), then LENGTH bytes of source.
+// It runs the program, then writes the end mark "mcpsandbox-end:NONCE:STATUS:OOMKILLS\n" on
+// stdout AND stderr (each stream is ordered on its own, the two are not ordered against each
+// other, so serve waits for both). Python code runs in this interpreter (started ahead: no
+// interpreter start-up on the call's path); shell scripts run in /bin/sh from a memfd (no
+// argument-size limit), spawned without fork. The program's stdin is /dev/null.
+//
+// Once started (its watchdog too, the compiler warmed up) it writes "mcpsandbox-ready:NONCE\n"
+// on stderr: serve pools a container only after that line, so a pooled call never waits for
+// the interpreter's start-up.
+//
+// A watchdog, spawned before any call (posix_spawn, not fork: a forked copy of this
+// interpreter would make every page it touches later a copy-on-write fault, ~100 ms of a
+// call), holds the attached stdin, which serve keeps open for the
+// whole call: when it reads EOF (serve closed the call, or serve died, even by SIGKILL, and the
+// engine closed the stream) or the call outlives its timeout by watchdogGrace, it kills every
+// process it can (kill -1) and the container stops. A serve that dies mid-call leaves no
+// process running; its stopped containers are removed by the next serve (reap.go).
+//
+// Why a forged mark is harmless: the nonce is not secret from the program (it is in this
+// process's argv, and the program runs as the same uid in the same container). A program that
+// prints the mark itself only makes serve return its own call early, with output cut at the
+// forged mark and the exit status it chose — all things it could do anyway by exiting. The
+// container still serves only this call and is destroyed right after, so nothing it leaves
+// running survives, and no other call's output or status can be touched: each call has its own
+// container, its own attach stream and its own nonce. The mark is a speed-up, never a security
+// boundary; without it (os._exit, a crash, a killed wrapper) serve falls back to the engine's
+// exit status. Killing the watchdog likewise only removes a backstop for serve's own removal.
+const wrapperPy = `import os, sys
+nonce = sys.argv[1]
+WATCHDOG = """
+import os, select, signal
+os.write(4, b"1")
+os.close(4)
+t = os.read(3, 32)
+os.close(3)
+if t:
+    select.select([0], [], [], int(t) / 1000.0 + 5)
+try:
+    os.kill(-1, signal.SIGKILL)
+finally:
+    os._exit(0)
+"""
+r, w = os.pipe()
+up, upw = os.pipe()
+os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", WATCHDOG], dict(os.environ),
+               file_actions=[(os.POSIX_SPAWN_DUP2, r, 3), (os.POSIX_SPAWN_DUP2, upw, 4)])
+os.close(r)
+os.close(upw)
+exec(compile("pass", "<warm-up>", "exec"))
+os.read(up, 1)
+os.close(up)
+os.write(2, ("mcpsandbox-ready:%s\n" % nonce).encode())
+data = b""
+while b"\n" not in data:
+    c = os.read(0, 1 << 16)
+    if not c:
+        os._exit(0)
+    data += c
+head, _, rest = data.partition(b"\n")
+kind, tmo, n = head.split()
+n = int(n) - len(rest)
+buf = [rest]
+while n > 0:
+    c = os.read(0, min(n, 1 << 20))
+    if not c:
+        os._exit(0)
+    buf.append(c)
+    n -= len(c)
+try:
+    os.write(w, tmo)
+    os.close(w)
+except OSError:
+    pass
+nul = os.open("/dev/null", os.O_RDONLY)
+os.dup2(nul, 0)
+os.close(nul)
+src = b"".join(buf).decode("utf-8", "surrogateescape")
+del buf
+kind = kind.decode()
+status = 0
+if kind == "python":
+    g = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": "<stdin>"}
+    sys.argv = ["-"]
+    try:
+        exec(compile(src, "<stdin>", "exec"), g)
+    except SystemExit as e:
+        c = e.code
+        if c is None:
+            status = 0
+        elif isinstance(c, int):
+            status = c & 0xFF
+        else:
+            print(c, file=sys.stderr)
+            status = 1
+    except BaseException as e:
+        import traceback
+        tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+        traceback.print_exception(type(e), e, tb)
+        status = 130 if isinstance(e, KeyboardInterrupt) else 1
+elif kind == "shell":
+    fd = os.memfd_create("script", 0)
+    os.write(fd, src.encode("utf-8", "surrogateescape"))
+    try:
+        pid = os.posix_spawn("/bin/sh", ["sh", "/proc/self/fd/%d" % fd], dict(os.environ))
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        if status < 0:
+            status = 128 - status
+    except OSError as e:
+        print("mcpsandbox: cannot run /bin/sh: %s" % e, file=sys.stderr)
+        status = 127
+else:
+    print("mcpsandbox: unknown tool %r" % kind, file=sys.stderr)
+    status = 127
+oom = 0
+for p in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
+    try:
+        for line in open(p):
+            k, _, v = line.partition(" ")
+            if k == "oom_kill":
+                oom = int(v)
+    except Exception:
+        pass
+try:
+    sys.stdout.flush()
+except Exception:
+    pass
+try:
+    sys.stderr.flush()
+except Exception:
+    pass
+mark = ("mcpsandbox-end:%s:%d:%d\n" % (nonce, status, oom)).encode()
+for fd in (1, 2):
+    try:
+        os.write(fd, mark)
+    except Exception:
+        pass
+`
+
+// wrapperSh is the fallback for images without python3: shell scripts only, same protocol.
+const wrapperSh = `n=$1
+printf 'mcpsandbox-ready:%s\n' "$n" >&2
+IFS=' ' read -r k t l || exit 0
+f=/tmp/.mcpsandbox-script
+head -c "$l" >"$f"
+( cat >/dev/null; kill -9 -1 ) &
+( sleep $(( t / 1000 + 5 )); kill -9 -1 ) &
+case $k in
+shell) /bin/sh "$f" </dev/null; s=$? ;;
+python) echo "mcpsandbox: this image has no python3; use run_shell_sandbox or an image with Python (docker.image)" >&2; s=127 ;;
+*) s=127 ;;
+esac
+rm -f "$f"
+o=0
+for p in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+  [ -r "$p" ] && while read -r a b; do [ "$a" = oom_kill ] && o=$b; done <"$p"
+done
+printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o"
+printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o" >&2
+`
+
+// entrypoint starts the Python wrapper when the image has python3, else the shell one.
+// Its arguments: $1 the nonce, $2 the Python wrapper, $3 the shell one (arguments, not
+// environment: the program's environment stays exactly the policy's).
+const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -c "$2" "$1"; fi; exec /bin/sh -c "$3" sh "$1"`
+
+// spec is the container every call gets, cold or pooled: built from the policy alone, so the
+// model can loosen nothing.
+type spec struct {
+	image     string
+	network   string
+	user      string
+	readOnly  bool
+	runtime   string
+	workspace string
+	wsWrite   bool
+	memory    int64
+	pids      int64
+	nanoCPUs  int64
+	policy    string // policy hash, for the label
+}
+
+func newSpec(p *policy.Policy) spec {
+	s := spec{
+		image: p.Docker.Image, network: p.Docker.Network, user: p.Docker.User, readOnly: p.Docker.ReadOnly,
+		runtime: p.Docker.Runtime, workspace: p.Docker.Workspace, wsWrite: p.Docker.WorkspaceWritable,
+		memory: int64(p.Limits.Memory), pids: int64(p.Limits.Pids), nanoCPUs: int64(p.Limits.CPUs * 1e9),
+		policy: p.Hash()[:16],
+	}
+	if s.network == "" {
+		s.network = "none"
+	}
+	if s.user == "" {
+		s.user = defaultUser
+	}
+	return s
+}
+
+// build returns the container's configuration. labels are the instance's plus the call's.
+func (s spec) build(nonce string, labels map[string]string) (*container.Config, *container.HostConfig) {
+	cfg := &container.Config{
+		Image:    s.image,
+		Hostname: boxHostname,
+		User:     s.user,
+		// No host environment: only these, plus what the image itself sets.
+		Env: []string{
+			"LANG=C.UTF-8", "HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1",
+		},
+		Entrypoint:      []string{"/bin/sh", "-c", entrypoint, "mcpsandbox"},
+		Cmd:             []string{nonce, wrapperPy, wrapperSh},
+		WorkingDir:      "/tmp",
+		AttachStdin:     true,
+		AttachStdout:    true,
+		AttachStderr:    true,
+		OpenStdin:       true,
+		StdinOnce:       true,
+		NetworkDisabled: s.network == "none",
+		Labels:          labels,
+	}
+	init := true
+	pids := s.pids
+	hc := &container.HostConfig{
+		NetworkMode:    container.NetworkMode(s.network),
+		ReadonlyRootfs: s.readOnly,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"}, // and the engine's default seccomp profile, never unconfined
+		Init:           &init,
+		Runtime:        s.runtime,
+		IpcMode:        container.IPCModePrivate,
+		ShmSize:        shmBytes,
+		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,size=" + strconv.Itoa(tmpfsBytes)},
+		LogConfig:      container.LogConfig{Type: "none"}, // output goes to serve over attach, never to the engine's disk
+		Resources: container.Resources{
+			Memory:     s.memory,
+			MemorySwap: s.memory, // memory+swap = memory: no swap
+			NanoCPUs:   s.nanoCPUs,
+			PidsLimit:  &pids,
+			Ulimits: []*units.Ulimit{
+				{Name: "nofile", Soft: nofileLimit, Hard: nofileLimit},
+				{Name: "fsize", Soft: fsizeBytes, Hard: fsizeBytes},
+			},
+		},
+	}
+	if s.workspace != "" {
+		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: filepath.Clean(s.workspace), Target: workspaceDir, ReadOnly: !s.wsWrite}}
+		cfg.WorkingDir = workspaceDir
+	}
+	return cfg, hc
+}
+
+func (s spec) describeUser() string {
+	if s.user == "0" || s.user == "root" || s.user == "0:0" {
+		return fmt.Sprintf("%s (root inside the container: set docker.user = %q)", s.user, defaultUser)
+	}
+	return s.user
+}

@@ -1,0 +1,83 @@
+package docker
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// The container spec comes from the policy alone; every hardening setting is present.
+func TestSpecHardening(t *testing.T) {
+	p := policy.Default(policy.SchemeDocker)
+	p.Docker.Workspace = "/srv/ws"
+	cfg, hc := newSpec(p).build("n", map[string]string{LabelApp: "1"})
+	if cfg.User != "65534:65534" || !cfg.NetworkDisabled || !cfg.OpenStdin || !cfg.StdinOnce || cfg.Tty {
+		t.Errorf("config %+v", cfg)
+	}
+	for _, kv := range cfg.Env {
+		if k, _, _ := strings.Cut(kv, "="); k != "LANG" && k != "HOME" && k != "PYTHONDONTWRITEBYTECODE" {
+			t.Errorf("unexpected env %s", kv)
+		}
+	}
+	if hc.NetworkMode != "none" || !hc.ReadonlyRootfs || len(hc.CapDrop) != 1 || hc.CapDrop[0] != "ALL" || len(hc.CapAdd) != 0 ||
+		hc.Privileged || hc.Init == nil || !*hc.Init || hc.SecurityOpt[0] != "no-new-privileges" || hc.LogConfig.Type != "none" {
+		t.Errorf("host config %+v", hc)
+	}
+	if hc.Memory != 256<<20 || hc.MemorySwap != hc.Memory || *hc.PidsLimit != 64 || hc.NanoCPUs != 5e8 {
+		t.Errorf("resources %+v", hc.Resources)
+	}
+	if tmp := hc.Tmpfs["/tmp"]; !strings.Contains(tmp, "nosuid") || !strings.Contains(tmp, "nodev") || !strings.Contains(tmp, "size=") {
+		t.Errorf("tmpfs %q", tmp)
+	}
+	if len(hc.Ulimits) != 2 || hc.Ulimits[0].Name != "nofile" || hc.Ulimits[1].Name != "fsize" {
+		t.Errorf("ulimits %+v", hc.Ulimits)
+	}
+	if len(hc.Mounts) != 1 || hc.Mounts[0].Source != "/srv/ws" || hc.Mounts[0].Target != "/workspace" || !hc.Mounts[0].ReadOnly {
+		t.Errorf("mounts %+v", hc.Mounts)
+	}
+	p.Docker.WorkspaceWritable = true
+	p.Docker.User = ""
+	p.Docker.Network = "host"
+	cfg, hc = newSpec(p).build("n", nil)
+	if hc.Mounts[0].ReadOnly || cfg.User != "65534:65534" || cfg.NetworkDisabled || hc.NetworkMode != "host" {
+		t.Errorf("writable workspace / default user / host network: %+v %+v", cfg, hc)
+	}
+}
+
+// Liveness is judged dead only when provable.
+func TestJudge(t *testing.T) {
+	me := instance{Host: "h", Machine: "m", Boot: "b", PIDNS: "pid:[1]", PID: 10, Start: 100}
+	for _, tc := range []struct {
+		name string
+		o    instance
+		want liveness
+	}{
+		{"itself", me, alive},
+		{"other host", instance{Host: "x", Machine: "m", Boot: "b", PIDNS: "pid:[1]", PID: 999999999, Start: 1}, unknown},
+		{"other machine", instance{Host: "h", Machine: "x", Boot: "b", PIDNS: "pid:[1]", PID: 999999999, Start: 1}, unknown},
+		{"other pid namespace", instance{Host: "h", Machine: "m", Boot: "b", PIDNS: "pid:[2]", PID: 999999999, Start: 1}, unknown},
+		{"no boot id", instance{Host: "h", Machine: "m", PIDNS: "pid:[1]", PID: 999999999, Start: 1}, unknown},
+	} {
+		if got := me.judge(tc.o); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	o, ok := instanceFromLabels(me.labels())
+	if !ok || o != me {
+		t.Errorf("labels round trip: %+v %v", o, ok)
+	}
+}
+
+func TestLayerIDsUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, id := range LayerIDs {
+		if seen[id] {
+			t.Errorf("layer %q twice", id)
+		}
+		seen[id] = true
+	}
+	if len(LayerIDs) != 18 {
+		t.Errorf("%d layer IDs", len(LayerIDs))
+	}
+}
