@@ -38,7 +38,7 @@ func TestCLI(t *testing.T) {
 		{[]string{"harness", "--list"}, "", "fork-bomb-python"},
 		{[]string{"harness", "--default", "--scenario", "no-such-scenario"}, "unknown", ""},
 		{[]string{"harness", "--default", "--category", "nope"}, "category \"nope\" is unknown", ""},
-		{[]string{"harness", "--default", "--scheme", "docker"}, "the docker scheme cannot run in this build", ""},
+		{[]string{"harness", "--default", "--scheme", "docker"}, "the docker scheme has no built-in policy", ""},
 		{[]string{"verify", "--policy", "/nonexistent/p.toml"}, "mcpsandbox init", ""},
 		{[]string{"audit", "verify", "/nonexistent/audit.jsonl"}, "open audit log", ""},
 		{[]string{"serve", "--help"}, "", "--check"},
