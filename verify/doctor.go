@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -26,20 +25,8 @@ func Doctor(ctx context.Context) []Check {
 	return append(hostChecks(), DockerEngine(ctx))
 }
 
-// DockerSocket is the engine's socket: DOCKER_HOST when it is unix://, else the default.
-//
-// Deprecated: engine.New honours DOCKER_HOST of every kind (tcp with TLS too) and the current
-// docker context; use it.
-func DockerSocket() string {
-	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
-		return strings.TrimPrefix(h, "unix://")
-	}
-	return "/var/run/docker.sock"
-}
-
-// DockerClient is an HTTP client that talks to the engine's unix socket.
-//
-// Deprecated: use engine.New, which honours DOCKER_HOST (tcp, TLS) and docker contexts.
+// DockerClient is an HTTP client that talks to an engine's unix socket at sock (tests give it a
+// stand-in engine; the product uses engine.New, which honours DOCKER_HOST, TLS and contexts).
 func DockerClient(sock string, timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {

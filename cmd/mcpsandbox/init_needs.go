@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/schemes"
+	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -45,8 +45,7 @@ func hostNeeds(ctx context.Context, o *InitOptions, ask *asker) error {
 		if ask.on {
 			fmt.Fprintf(o.IO.Out, "Docker engine: %s\n", c.Value)
 		}
-		cl := verify.DockerClient(verify.DockerSocket(), 10*time.Second)
-		have, err := imagePresent(ctx, cl, image)
+		have, err := imagePresent(ctx, image)
 		if err != nil {
 			return fmt.Errorf("ask the Docker engine for the image %s: %w. Nothing was written", image, err)
 		}
@@ -60,7 +59,7 @@ func hostNeeds(ctx context.Context, o *InitOptions, ask *asker) error {
 		if !pull {
 			return fmt.Errorf("the docker scheme needs the image %s in the engine: pull it (docker pull %s) or name one it has (--image), then run init again. Nothing was written", image, image)
 		}
-		if err := verify.PullImage(ctx, verify.DockerClient(verify.DockerSocket(), 0), image, o.IO.Out); err != nil {
+		if err := verify.PullImage(ctx, nil, image, o.IO.Out); err != nil {
 			return fmt.Errorf("%w. Nothing was written: pull it yourself (docker pull %s) or name an image the engine has, then run init again", err, image)
 		}
 	case policy.SchemeE2B:
@@ -75,22 +74,16 @@ func hostNeeds(ctx context.Context, o *InitOptions, ask *asker) error {
 	return nil
 }
 
-// imagePresent asks the engine whether it holds the image (GET /images/NAME/json).
-func imagePresent(ctx context.Context, cl *http.Client, image string) (bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/images/"+image+"/json", nil)
+// imagePresent asks the engine the environment names (DOCKER_HOST, TLS, the docker context)
+// whether it holds the image; references are parsed as the registry does (name@sha256:… too).
+func imagePresent(ctx context.Context, image string) (bool, error) {
+	cl, err := engine.New()
 	if err != nil {
 		return false, err
 	}
-	resp, err := cl.Do(req)
-	if err != nil {
-		return false, err
-	}
-	resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return true, nil
-	case http.StatusNotFound:
-		return false, nil
-	}
-	return false, fmt.Errorf("the engine answered %s", resp.Status)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, ok, err := cl.ImagePresent(ctx, image)
+	return ok, err
 }
