@@ -410,8 +410,9 @@ func TestDockerSIGTERMRemovesAll(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGTERM)
+	// The client's transport owns cmd (it Waits when the connection closes): watch the session end.
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- cs.Wait() }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
