@@ -1,7 +1,9 @@
-// Command bench prints latency percentiles of the allowlist scheme against a raw fork+exec
-// baseline measured in the same run, plus serve's start-up time and idle memory.
+// Command bench prints latency percentiles of every scheme beside the baselines measured in the
+// same run (bare fork+exec, the unsandboxed peer mcp-server-commands, `docker run --rm` with the
+// same flags, the local E2B server called directly), plus serve's start-up time and idle memory,
+// over stdio and HTTP. With -o it also writes the table, dated and with the machine, as Markdown.
 //
-//	go run ./bench [-n 200]
+//	go run ./bench [-n 200] [-o docs/benchmarks.md]
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 
 func main() {
 	n := flag.Int("n", 200, "calls per row")
+	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
 	flag.Parse()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -64,7 +67,9 @@ func run(n int) error {
 		slices.Sort(d)
 		q := func(f float64) string { return d[int(f*float64(len(d)-1))].Round(10 * time.Microsecond).String() }
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", what, len(d), q(0.5), q(0.9), q(0.99))
+		record(what, d)
 	}
+	defer func() { tw.Flush(); writeMarkdown() }()
 
 	var bare []time.Duration
 	for i := 0; i < n; i++ {
@@ -126,14 +131,25 @@ func run(n int) error {
 	row("run_allowed_command wc, MCP stdio, 30ms apart", spaced)
 	row("serve start -> initialize + tools/list answered", starts)
 	if err := peer(ctx, n, dir, ws, row); err != nil {
-		fmt.Fprintf(tw, "peer mcp-server-commands: skipped (%v)\t\t\t\t\t\n", err)
+		skipped(tw, "peer mcp-server-commands", err)
+	}
+	if err := httpRows(ctx, n, bin, pol, row); err != nil {
+		skipped(tw, "allowlist over HTTP", err)
+	}
+	if err := dockerRows(ctx, min(n, 40), bin, dir, row); err != nil {
+		skipped(tw, "docker scheme", err)
+	}
+	if err := e2bRows(ctx, n, bin, dir, row); err != nil {
+		skipped(tw, "e2b scheme", err)
 	}
 	tw.Flush()
 	time.Sleep(500 * time.Millisecond)
 	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv.Process.Pid)); err == nil {
 		for _, l := range strings.Split(string(st), "\n") {
 			if strings.HasPrefix(l, "VmRSS") {
-				fmt.Println("serve idle", strings.Join(strings.Fields(l), " "), "(plus one warm helper process)")
+				rss := strings.Join(strings.Fields(l), " ")
+				fmt.Println("serve idle", rss, "(plus one warm helper process)")
+				notes = append(notes, "allowlist serve idle "+rss+" (plus one warm helper process); target ≤ 20 MB")
 			}
 		}
 	}
