@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -72,7 +73,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 	p.Allowlist.Env = nil // a file's env is the complete environment: never merged with the default
 	md, err := toml.Decode(string(data), p)
 	if err != nil {
-		return nil, &Error{[]Problem{decodeProblem(name, err)}}
+		return nil, &Error{[]Problem{decodeProblem(name, data, err)}}
 	}
 	if !md.IsDefined("allowlist", "env") {
 		p.Allowlist.Env = map[string]string{"LANG": "C.UTF-8"}
@@ -103,14 +104,20 @@ func (p *Policy) Validate() error {
 	return nil
 }
 
-func decodeProblem(name string, err error) Problem {
+func decodeProblem(name string, data []byte, err error) Problem {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		msg := pe.Message
 		if msg == "" {
 			msg = pe.Error()
 		}
-		return Problem{File: name, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg,
+		// The parser's line is where it stopped, which for "got '\n'" is the next line; the
+		// byte offset names the line that holds the mistake.
+		line := pe.Position.Line
+		if st := pe.Position.Start; st > 0 && st <= len(data) {
+			line = 1 + bytes.Count(data[:st], []byte("\n"))
+		}
+		return Problem{File: name, Line: line, Key: pe.LastKey, Msg: msg,
 			Fix: "correct the TOML syntax or the value's type at that line"}
 	}
 	// Type mismatches come back as plain errors: "toml: line N (last key "k"): msg".

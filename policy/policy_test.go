@@ -79,7 +79,7 @@ func TestParseProblems(t *testing.T) {
 		{"bad glob", `deny_args = ["--files0-from*"]=>deny_args = ["[x"]`, 17, "allowlist.commands[0].deny_args[0]", "not a valid glob"},
 		{"LD_PRELOAD in env", `env = { LANG = "C.UTF-8" }=>env = { LD_PRELOAD = "/x.so" }`, 11, "allowlist.env.LD_PRELOAD", "inject code"},
 		{"PATH in env", `env = { LANG = "C.UTF-8" }=>env = { PATH = "/x" }`, 11, "allowlist.env.PATH", "fixed"},
-		{"syntax error", `[limits]=>[limits`, 6, "", "table name"}, // toml reports the line where the header was found unclosed
+		{"syntax error", `[limits]=>[limits`, 5, "", "table name"}, // the line holding the unclosed header
 		{"unknown table", `[[allowlist.commands]]=>[unused]`, 13, "unused", "unknown key"},
 		{"no commands", `[[allowlist.commands]]=>[unused]`, 9, "allowlist.commands", "no commands"},
 		{"bad e2b reuse", `version = 1=>version = 1` + "\n[e2b]\nreuse = \"forever\"", 3, "e2b.reuse", "not a reuse mode"},
@@ -216,5 +216,13 @@ func TestCloneIsDeep(t *testing.T) {
 	}
 	if c.Hash() == p.Hash() {
 		t.Fatal("the changed clone hashes like the original")
+	}
+}
+
+// A syntax error is located on the line that holds it, not where the parser stopped.
+func TestSyntaxErrorLine(t *testing.T) {
+	_, err := Parse("p.toml", []byte("version = 1\nscheme = \"allowlist\"\n[limits\ntimeout = \"30s\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "p.toml:3:") {
+		t.Fatalf("unclosed table on line 3: %v", err)
 	}
 }

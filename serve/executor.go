@@ -6,7 +6,9 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +59,9 @@ type Result struct {
 	Truncated  bool   `json:"truncated" jsonschema:"output beyond limits.max_output_bytes per stream was dropped"`
 	TimedOut   bool   `json:"timed_out" jsonschema:"the call hit limits.timeout and everything it started was killed"`
 	DurationMS int64  `json:"duration_ms" jsonschema:"wall-clock time of the call in milliseconds"`
+	// Timeout is the limit the call ran under when a tool's own timeout argument shortened the
+	// policy's (0: limits.timeout); for the text rendering only.
+	Timeout time.Duration `json:"-"`
 }
 
 // Layer is one isolation layer and whether it is in force.
@@ -97,7 +102,11 @@ func DecodeArgs(raw json.RawMessage, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return Refuse("tool.arguments", "arguments do not match the tool's schema: %v", err)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return Refuse("tool.arguments", "argument %q must be %s, not a JSON %s (see the tool's input schema)", te.Field, jsonKind(te.Type), te.Value)
+		}
+		return Refuse("tool.arguments", "arguments do not match the tool's schema: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	return nil
 }
@@ -137,4 +146,26 @@ func (c *CapBuffer) Dropped() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.dropped
+}
+
+// jsonKind names a Go type the way the tool's JSON schema does.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8,
+		reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "of another type"
 }

@@ -29,6 +29,9 @@ func TestDecodeArgsStrict(t *testing.T) {
 	} else if r, ok := err.(*Refusal); !ok || r.Rule != "tool.arguments" {
 		t.Fatalf("want a tool.arguments refusal, got %v", err)
 	}
+	if err := DecodeArgs([]byte(`{"A":5}`), &v); err == nil || !strings.Contains(err.Error(), `argument "A" must be a string`) || strings.Contains(err.Error(), "Go struct") {
+		t.Fatalf("a wrong type is not said in words: %v", err)
+	}
 	if err := DecodeArgs(nil, &v); err != nil {
 		t.Fatalf("empty arguments: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,9 +49,12 @@ func IsLoopbackHost(host string) bool {
 
 // CheckHTTPBind refuses an address reachable from other machines unless a token guards it.
 func CheckHTTPBind(addr, token string) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--http %q: %w (give HOST:PORT, e.g. 127.0.0.1:8765)", addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("--http %q: the port must be a number from 0 to 65535 (0 picks a free one)", addr)
 	}
 	if !IsLoopbackHost(host) && token == "" {
 		return fmt.Errorf("--http %s listens beyond this machine without a token: set MCPSANDBOX_TOKEN (or --token-file) "+
@@ -108,6 +112,10 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 	log.Info("shutting down: running calls get the grace period", "grace", grace)
 	_ = hs.Shutdown(sctx) // waits for running requests (calls) up to the grace period
 	r.stopAll()           // then the calls still running are cancelled (and their trees killed)
+	// ...and their answers ("cancelled: shutting down") get a moment to reach their clients.
+	wctx, wcancel := context.WithTimeout(context.Background(), 3*time.Second)
+	_ = hs.Shutdown(wctx)
+	wcancel()
 	for ss := range srv.Sessions() {
 		ss.Close()
 		EndSession(ex, ss)

@@ -395,3 +395,14 @@ func readAll(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	return string(b), err
 }
+
+// The text names the timeout the call really had: a tool's shorter one, not the policy's.
+func TestRenderNamesTheCallsTimeout(t *testing.T) {
+	p := testPolicy(30*time.Second, 1)
+	if got := Render(&Result{ExitCode: 137, TimedOut: true, Timeout: 2 * time.Second}, p); !strings.Contains(got, "timed out after 2s") {
+		t.Errorf("tool timeout: %q", got)
+	}
+	if got := Render(&Result{ExitCode: 137, TimedOut: true}, p); !strings.Contains(got, "timed out after 30s") {
+		t.Errorf("policy timeout: %q", got)
+	}
+}

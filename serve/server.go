@@ -215,6 +215,9 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 		case err != nil && ctx.Err() != nil:
 			entry.Decision, entry.Reason = "cancelled", err.Error()
 			out = errorResult("cancelled by the client: the command's process tree was killed")
+		case err != nil && r.stop.Err() != nil:
+			entry.Decision, entry.Reason = "cancelled", "serve is shutting down"
+			out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
 		case errors.As(err, &te):
 			// The program ran and failed in a way the tool reports (an exception): the client
 			// gets the error's own words and the structured result, marked isError.
@@ -275,7 +278,11 @@ func Render(res *Result, p *policy.Policy) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "exit_code: %d (%d ms)\n", res.ExitCode, res.DurationMS)
 	if res.TimedOut {
-		fmt.Fprintf(&b, "[timed out after %s: the whole process tree was killed]\n", p.Limits.Timeout)
+		limit := p.Limits.Timeout.Duration
+		if res.Timeout > 0 && res.Timeout < limit {
+			limit = res.Timeout
+		}
+		fmt.Fprintf(&b, "[timed out after %s: the whole process tree was killed]\n", limit)
 	}
 	for _, s := range []struct{ name, text string }{{"stdout", res.Stdout}, {"stderr", res.Stderr}} {
 		if s.text == "" {

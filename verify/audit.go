@@ -3,6 +3,7 @@
 package verify
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ var CommonRules = []Rule{
 	{"MS401", Low, "timeout above 2 minutes"},
 	{"MS402", Low, "output cap above 1MiB"},
 	{"MS403", Low, "limits above what one call needs (memory > 2GiB, pids > 512, max_concurrent > 16)"},
-	{"MS404", High, "the policy file is writable by others: anyone could loosen it"},
+	{"MS404", High, "the policy file or its directory is writable by others, or owned by another user: serve refuses it"},
 	{"MS405", Low, "the audit log lives in a world-writable directory"},
 }
 
@@ -97,10 +98,9 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 		if b, err := os.ReadFile(path); err == nil && e2bKey.Match(b) {
 			add("MS301", "e2b.api_key_env", "%s holds what looks like an E2B API key", "remove it; put the key in the environment variable named by api_key_env", path)
 		}
-		if st, err := os.Stat(path); err == nil {
-			if st.Mode()&0o022 != 0 {
-				add("MS404", "", "%s is writable by group or others (mode %v)", "chmod go-w "+path, path, st.Mode().Perm())
-			}
+		// The same judgement serve makes at start-up, so the checker agrees with the enforcer.
+		if err := policy.CheckFileSafe(path); err != nil && !os.IsNotExist(errors.Unwrap(err)) {
+			add("MS404", "", "%v", "make the file and its directory writable only by you or root (serve refuses it until then)", err)
 		}
 	}
 	if p.Audit.Path != "" {

@@ -77,6 +77,17 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 
 func runServe(ctx context.Context, o *ServeOptions) error {
 	log := newLogger(o.IO.ErrOut, o.LogLevel)
+	var token string
+	if o.HTTP != "" { // refuse a bad address or an open bind before anything starts
+		t, err := httpToken(o.TokenFile)
+		if err != nil {
+			return err
+		}
+		token = t
+		if err := serve.CheckHTTPBind(o.HTTP, token); err != nil {
+			return err
+		}
+	}
 	p, sc, cleanup, err := sourceOf(o.PolicyPath, o.Default).load(o.Workspace)
 	defer cleanup()
 	if err != nil {
@@ -107,10 +118,6 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", p.Allowlist.Workspace)
 	so := serve.Options{Audit: al, Logger: log}
 	if o.HTTP != "" {
-		token, err := httpToken(o.TokenFile)
-		if err != nil {
-			return err
-		}
 		so.HTTP = &serve.HTTPOptions{Addr: o.HTTP, Token: token, Origins: o.Origins}
 	} else if isTerminal(os.Stdin) {
 		log.Info("waiting for an MCP client on stdin (this is a server: start it from a client's config, or try `mcpsandbox demo`)")
@@ -121,6 +128,9 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 // httpToken reads the bearer token from --token-file, or $MCPSANDBOX_TOKEN. A token file others
 // can read is refused, as ssh refuses a loose key.
 func httpToken(file string) (string, error) {
+	if file != "" && os.Getenv("MCPSANDBOX_TOKEN") != "" {
+		return "", errors.New("both MCPSANDBOX_TOKEN and --token-file are set: give one, so it is clear which token clients need")
+	}
 	if file == "" {
 		t := strings.TrimSpace(os.Getenv("MCPSANDBOX_TOKEN"))
 		if t != "" && len(t) < 16 {

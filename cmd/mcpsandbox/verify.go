@@ -82,7 +82,7 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	}
 	rep := verifyReport{Policy: path, Scheme: p.Scheme, Hash: p.Hash()}
 	if o.Default {
-		rep.Policy = "(built-in allowlist policy)"
+		rep.Policy = "built-in allowlist"
 	}
 	rep.Audit = verify.Audit(p, path, sc.Audit)
 	rep.Host = verify.Doctor(ctx)

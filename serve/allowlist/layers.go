@@ -104,7 +104,7 @@ func (e *Executor) Layers() []serve.Layer {
 		if abi >= min {
 			return serve.Layer{Name: id, Active: true, Detail: what}
 		}
-		return serve.Layer{Name: id, Detail: fmt.Sprintf("not on this kernel (needs Landlock ABI %d, this one has %d): %s", min, abi, what)}
+		return serve.Layer{Name: id, Detail: fmt.Sprintf("not on this kernel (needs Landlock ABI %d, this one has %d); where it is: %s", min, abi, what)}
 	}
 	// Two network rows: "network isolation" is what the policy asks for, "network namespace"
 	// the mechanism that delivers it best.

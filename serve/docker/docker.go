@@ -299,7 +299,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	if b != nil {
 		res, err := e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
 		if !errors.Is(err, errDelivery) {
-			return res, err
+			return withTimeout(res, timeout), err
 		}
 		e.log.Warn("a pooled container did not take the program; running the call in a fresh one", "err", err)
 	}
@@ -307,7 +307,17 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	if err != nil {
 		return nil, err
 	}
-	return e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
+	res, err := e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
+	return withTimeout(res, timeout), err
+}
+
+// withTimeout records the timeout the call really had (the tool's own, when shorter than the
+// policy's), so the text rendering names it.
+func withTimeout(res *serve.Result, d time.Duration) *serve.Result {
+	if res != nil {
+		res.Timeout = d
+	}
+	return res
 }
 
 // startGrace is how far past serve's deadline a call may run: the time its container's start
