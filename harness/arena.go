@@ -311,7 +311,20 @@ func (a *Arena) kill() {
 
 // Pause stops the server (SIGSTOP), as a wedged server would be (the responsiveness
 // detector's control); resume, called by Close, continues it.
-func (a *Arena) Pause()  { a.signal(sigStop) }
+func (a *Arena) Pause() {
+	a.signal(sigStop)
+	// The control's evidence must be a stopped server: wait until the kernel says so (state T),
+	// sending the signal again if it has not taken.
+	if a.srv == nil || a.srv.Process == nil {
+		return
+	}
+	for i := 0; i < 50 && !stopped(a.srv.Process.Pid); i++ {
+		time.Sleep(20 * time.Millisecond)
+		if i%10 == 9 {
+			a.signal(sigStop)
+		}
+	}
+}
 func (a *Arena) resume() { a.signal(sigCont) }
 func (a *Arena) signal(s os.Signal) {
 	if a.srv != nil && a.srv.Process != nil && s != nil {

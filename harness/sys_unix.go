@@ -2,7 +2,12 @@
 
 package harness
 
-import "syscall"
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+)
 
 var sigStop, sigCont = syscall.SIGSTOP, syscall.SIGCONT
 
@@ -19,4 +24,15 @@ func lstat(p string) (statT, bool) {
 		return statT{}, false
 	}
 	return statT{Size: st.Size, Nlink: uint64(st.Nlink), Uid: st.Uid}, true
+}
+
+// stopped reports whether the process is stopped (state T in /proc/PID/stat); true where /proc
+// cannot tell, so callers never wait in vain.
+func stopped(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'T' || b[i+2] == 't'
 }

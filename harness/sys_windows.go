@@ -22,3 +22,5 @@ func lstat(p string) (statT, bool) {
 	}
 	return statT{Size: fi.Size(), Nlink: 1, Uid: 1}, true
 }
+
+func stopped(int) bool { return true }
