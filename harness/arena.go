@@ -309,6 +309,16 @@ func (a *Arena) kill() {
 	}
 }
 
+// LeaveProcess stages a survivor: a process running in the workspace, as an escaped child (or a
+// sandbox serve failed to kill) would be, gone again after 6s. The survivors detector's control.
+func (a *Arena) LeaveProcess() {
+	cmd := exec.Command("sleep", "30")
+	cmd.Dir = a.WS
+	if cmd.Start() == nil {
+		go func() { time.Sleep(6 * time.Second); cmd.Process.Kill(); cmd.Wait() }()
+	}
+}
+
 // Pause stops the server (SIGSTOP), as a wedged server would be (the responsiveness
 // detector's control); resume, called by Close, continues it.
 func (a *Arena) Pause() {

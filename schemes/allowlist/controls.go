@@ -3,7 +3,6 @@ package allowlist
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -41,13 +40,7 @@ func controls() []harness.Control {
 		{Detector: "egress", Scenario: "outbound-internet", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
 		{Detector: "survivors", Scenario: "read-canary-dotdot", Kind: "staged",
 			Weakness: "a process left running in the workspace, as an escaped child would be",
-			Inject: func(a *harness.Arena) {
-				cmd := exec.Command("sleep", "30")
-				cmd.Dir = a.WS
-				if cmd.Start() == nil {
-					go func() { time.Sleep(6 * time.Second); cmd.Process.Kill(); cmd.Wait() }()
-				}
-			}},
+			Inject:   (*harness.Arena).LeaveProcess},
 		{Detector: "responsive", Scenario: "read-canary-dotdot", Kind: "staged",
 			Weakness: "the server is stopped (SIGSTOP) before the check, as a wedged server would be",
 			Inject:   func(a *harness.Arena) { a.Pause() }},

@@ -2,7 +2,6 @@ package docker
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -44,13 +43,7 @@ func controls() []harness.Control {
 			Weakness: "the directory holding the agent's socket is mounted (workspace set too wide)", Mutate: rootMounted(false)},
 		{Detector: "survivors", Scenario: "read-canary-dotdot", Kind: "staged",
 			Weakness: "a process left running in the workspace, as an escaped child would be",
-			Inject: func(a *harness.Arena) {
-				cmd := exec.Command("sleep", "30")
-				cmd.Dir = a.WS
-				if cmd.Start() == nil {
-					go func() { time.Sleep(6 * time.Second); cmd.Process.Kill(); cmd.Wait() }()
-				}
-			}},
+			Inject:   (*harness.Arena).LeaveProcess},
 		{Detector: "responsive", Scenario: "read-canary-dotdot", Kind: "staged",
 			Weakness: "the server is stopped (SIGSTOP) before the check, as a wedged server would be",
 			Inject:   func(a *harness.Arena) { a.Pause() }},

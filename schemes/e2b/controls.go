@@ -1,7 +1,6 @@
 package e2b
 
 import (
-	"os/exec"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/harness"
@@ -22,12 +21,6 @@ func controls() []harness.Control {
 			Inject:   func(a *harness.Arena) { a.Pause() }},
 		{Detector: "survivors", Scenario: "cpu-spin-past-timeout", Kind: "staged",
 			Weakness: "a process left running in the workspace, as a sandbox serve failed to kill would leave",
-			Inject: func(a *harness.Arena) {
-				cmd := exec.Command("sleep", "30")
-				cmd.Dir = a.WS
-				if cmd.Start() == nil {
-					go func() { time.Sleep(6 * time.Second); cmd.Process.Kill(); cmd.Wait() }()
-				}
-			}},
+			Inject:   (*harness.Arena).LeaveProcess},
 	}
 }
