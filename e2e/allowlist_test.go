@@ -107,15 +107,20 @@ func TestShellMetacharactersAreLiteral(t *testing.T) {
 	}
 }
 
-// A pinned binary swapped after the server started is refused, both rewritten in place and
-// replaced by rename.
+// A pinned binary swapped after the server started is refused: rewritten in place with the
+// same size and its mtime put back (so only ctime and content differ: the hash cache's key must
+// see it), rewritten in place with another size, and replaced by rename.
 func TestSwappedBinaryRefused(t *testing.T) {
+	wcBytes, _ := os.ReadFile("/usr/bin/wc")
+	headBytes, _ := os.ReadFile("/usr/bin/head")
+	// Both padded with zeros to one size: the loader ignores bytes past the ELF's segments.
+	size := max(len(wcBytes), len(headBytes))
+	pad := func(b []byte) []byte { return append(append([]byte(nil), b...), make([]byte, size-len(b))...) }
 	var copyPath string
 	f := newFixture(t, func(p *policy.Policy, f *fixture) {
 		dir := mkdir(t, f.root, "bin", 0o755)
 		copyPath = filepath.Join(dir, "wc")
-		b, _ := os.ReadFile("/usr/bin/wc")
-		write(t, copyPath, string(b), 0o755)
+		write(t, copyPath, string(pad(wcBytes)), 0o755)
 		c, err := generate.Pin(copyPath)
 		if err != nil {
 			t.Fatal(err)
@@ -123,22 +128,58 @@ func TestSwappedBinaryRefused(t *testing.T) {
 		c.Name = "wc2"
 		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
 	})
-	if res, r := f.call("wc2", "-l", "notes.txt"); res.IsError || r.ExitCode != 0 {
+	if res, r := f.call("wc2", "-l", "notes.txt"); res.IsError || r.ExitCode != 0 || !strings.Contains(r.Stdout, "4 notes.txt") {
 		t.Fatalf("pinned copy does not run: %s", text(res))
 	}
-	other, _ := os.ReadFile("/usr/bin/head")
-	write(t, copyPath, string(other), 0o755) // in place
-	res, _ := f.call("wc2", "-l", "notes.txt")
+
+	// Same size, same inode, mtime restored: head's code under wc's name.
+	sameSize := func(content []byte) {
+		t.Helper()
+		before, err := os.Stat(copyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh, err := os.OpenFile(copyPath, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fh.WriteAt(content, 0); err != nil {
+			t.Fatal(err)
+		}
+		fh.Close()
+		if err := os.Chtimes(copyPath, before.ModTime(), before.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := os.Stat(copyPath)
+		if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || !os.SameFile(before, after) {
+			t.Fatalf("the swap changed more than content and ctime: %v %v -> %v %v", before.Size(), before.ModTime(), after.Size(), after.ModTime())
+		}
+	}
+	sameSize(pad(headBytes))
+	res, r := f.call("wc2", "-l", "notes.txt")
 	if !res.IsError || !strings.Contains(text(res), "sha256") {
+		t.Fatalf("same-size in-place swap (mtime restored) not refused: %s", text(res))
+	}
+	if strings.Contains(r.Stdout+text(res), "apple") {
+		t.Fatalf("the swapped-in head ran: %s", text(res))
+	}
+	// Control: the original content put back the same way runs again, so the refusal was the
+	// content, seen through the cache key's ctime.
+	sameSize(pad(wcBytes))
+	if res, r := f.call("wc2", "-l", "notes.txt"); res.IsError || !strings.Contains(r.Stdout, "4 notes.txt") {
+		t.Fatalf("restored binary refused: %s", text(res))
+	}
+
+	write(t, copyPath, string(headBytes), 0o755) // in place, another size
+	if res, _ := f.call("wc2", "-l", "notes.txt"); !res.IsError || !strings.Contains(text(res), "sha256") {
 		t.Fatalf("in-place swap not refused: %s", text(res))
 	}
-	orig, _ := os.ReadFile("/usr/bin/wc")
-	write(t, copyPath, string(orig), 0o755)
+	write(t, copyPath, string(pad(wcBytes)), 0o755)
 	if res, _ := f.call("wc2", "notes.txt"); res.IsError {
 		t.Fatalf("restored binary refused: %s", text(res))
 	}
 	tmp := copyPath + ".new"
-	write(t, tmp, string(other), 0o755)
+	write(t, tmp, string(headBytes), 0o755)
 	if err := os.Rename(tmp, copyPath); err != nil { // by rename: a new inode
 		t.Fatal(err)
 	}
