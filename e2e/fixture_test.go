@@ -239,3 +239,13 @@ func (l *lockedBuffer) String() string {
 func mcpParams(args map[string]any) *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: "run_allowed_command", Arguments: args}
 }
+
+// securitySkip skips a security test whose prerequisite is missing, loudly; under CI=true it
+// fails instead: a skipped security test proves nothing, and CI must provide what it needs.
+func securitySkip(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true: a security test may not skip: "+format, args...)
+	}
+	t.Skipf("SKIPPED LOUDLY: "+format, args...)
+}
