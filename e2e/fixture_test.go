@@ -194,6 +194,10 @@ func (f *fixture) leaked(s string) bool {
 // arena's snapshot: scratch root, fake HOME, tagged files in the shared temporary dirs).
 func (f *fixture) outsideChanged() []string { return f.a.ChangedOutside(f.before) }
 
+// rebase takes what is outside the workspace now as the state outsideChanged compares with,
+// after the test itself changed something there.
+func (f *fixture) rebase() { f.before = f.a.SnapshotOutside() }
+
 // responsive checks the server still answers tools/list promptly.
 func (f *fixture) responsive() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
