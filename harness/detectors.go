@@ -452,9 +452,10 @@ func errnoName(n int) string {
 // kernel looks at the arguments; a call that reached the kernel succeeds or fails on its
 // (deliberately bad) arguments with another errno.
 func checkSyscalls(r *run) (bool, string) {
-	ms := syscallLine.FindAllStringSubmatch(r.allOutput(), -1)
+	out := r.allOutput()
+	ms := syscallLine.FindAllStringSubmatch(out, -1)
 	if len(ms) == 0 {
-		r.inconclusive("the syscall probe printed no `SYSCALL name ret errno` line: it did not run, so nothing was judged")
+		r.inconclusive(fmt.Sprintf("the syscall probe printed no `SYSCALL name ret errno` line, so nothing was judged; the calls returned: %q", out[:min(len(out), 300)]))
 		return false, "no probe result to judge"
 	}
 	var reached, refused []string
