@@ -17,7 +17,12 @@ import (
 // under a weakened policy, or with the breach done by hand outside the sandbox, each must fire.
 // A detector that stays silent here would make the containment tests prove nothing.
 func TestDetectorsFire(t *testing.T) {
-	f := newFixture(t, func(p *policy.Policy, _ *fixture) { p.Allowlist.Network = true })
+	// A long timeout: a control whose call the load of a shared machine times out before it
+	// acts would be silent for the wrong reason.
+	f := newFixture(t, func(p *policy.Policy, _ *fixture) {
+		p.Allowlist.Network = true
+		p.Limits.Timeout = policy.Duration{Duration: 20 * time.Second}
+	})
 
 	t.Run("tcp listener sees a connection when network is allowed", func(t *testing.T) {
 		_, r := f.py(fmt.Sprintf("import socket\nsocket.create_connection(('127.0.0.1', %d), timeout=2)\nprint('CONNECTED')", f.a.TCPPort()))
