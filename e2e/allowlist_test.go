@@ -107,15 +107,20 @@ func TestShellMetacharactersAreLiteral(t *testing.T) {
 	}
 }
 
-// A pinned binary swapped after the server started is refused, both rewritten in place and
-// replaced by rename.
+// A pinned binary swapped after the server started is refused: rewritten in place with the
+// same size and its mtime put back (so only ctime and content differ: the hash cache's key must
+// see it), rewritten in place with another size, and replaced by rename.
 func TestSwappedBinaryRefused(t *testing.T) {
+	wcBytes, _ := os.ReadFile("/usr/bin/wc")
+	headBytes, _ := os.ReadFile("/usr/bin/head")
+	// Both padded with zeros to one size: the loader ignores bytes past the ELF's segments.
+	size := max(len(wcBytes), len(headBytes))
+	pad := func(b []byte) []byte { return append(append([]byte(nil), b...), make([]byte, size-len(b))...) }
 	var copyPath string
 	f := newFixture(t, func(p *policy.Policy, f *fixture) {
 		dir := mkdir(t, f.root, "bin", 0o755)
 		copyPath = filepath.Join(dir, "wc")
-		b, _ := os.ReadFile("/usr/bin/wc")
-		write(t, copyPath, string(b), 0o755)
+		write(t, copyPath, string(pad(wcBytes)), 0o755)
 		c, err := generate.Pin(copyPath)
 		if err != nil {
 			t.Fatal(err)
@@ -123,22 +128,58 @@ func TestSwappedBinaryRefused(t *testing.T) {
 		c.Name = "wc2"
 		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
 	})
-	if res, r := f.call("wc2", "-l", "notes.txt"); res.IsError || r.ExitCode != 0 {
+	if res, r := f.call("wc2", "-l", "notes.txt"); res.IsError || r.ExitCode != 0 || !strings.Contains(r.Stdout, "4 notes.txt") {
 		t.Fatalf("pinned copy does not run: %s", text(res))
 	}
-	other, _ := os.ReadFile("/usr/bin/head")
-	write(t, copyPath, string(other), 0o755) // in place
-	res, _ := f.call("wc2", "-l", "notes.txt")
+
+	// Same size, same inode, mtime restored: head's code under wc's name.
+	sameSize := func(content []byte) {
+		t.Helper()
+		before, err := os.Stat(copyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fh, err := os.OpenFile(copyPath, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fh.WriteAt(content, 0); err != nil {
+			t.Fatal(err)
+		}
+		fh.Close()
+		if err := os.Chtimes(copyPath, before.ModTime(), before.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := os.Stat(copyPath)
+		if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || !os.SameFile(before, after) {
+			t.Fatalf("the swap changed more than content and ctime: %v %v -> %v %v", before.Size(), before.ModTime(), after.Size(), after.ModTime())
+		}
+	}
+	sameSize(pad(headBytes))
+	res, r := f.call("wc2", "-l", "notes.txt")
 	if !res.IsError || !strings.Contains(text(res), "sha256") {
+		t.Fatalf("same-size in-place swap (mtime restored) not refused: %s", text(res))
+	}
+	if strings.Contains(r.Stdout+text(res), "apple") {
+		t.Fatalf("the swapped-in head ran: %s", text(res))
+	}
+	// Control: the original content put back the same way runs again, so the refusal was the
+	// content, seen through the cache key's ctime.
+	sameSize(pad(wcBytes))
+	if res, r := f.call("wc2", "-l", "notes.txt"); res.IsError || !strings.Contains(r.Stdout, "4 notes.txt") {
+		t.Fatalf("restored binary refused: %s", text(res))
+	}
+
+	write(t, copyPath, string(headBytes), 0o755) // in place, another size
+	if res, _ := f.call("wc2", "-l", "notes.txt"); !res.IsError || !strings.Contains(text(res), "sha256") {
 		t.Fatalf("in-place swap not refused: %s", text(res))
 	}
-	orig, _ := os.ReadFile("/usr/bin/wc")
-	write(t, copyPath, string(orig), 0o755)
+	write(t, copyPath, string(pad(wcBytes)), 0o755)
 	if res, _ := f.call("wc2", "notes.txt"); res.IsError {
 		t.Fatalf("restored binary refused: %s", text(res))
 	}
 	tmp := copyPath + ".new"
-	write(t, tmp, string(other), 0o755)
+	write(t, tmp, string(headBytes), 0o755)
 	if err := os.Rename(tmp, copyPath); err != nil { // by rename: a new inode
 		t.Fatal(err)
 	}
@@ -195,17 +236,30 @@ for p in [%q, %q, '/etc/shadow', '/root/.bash_history']:
 func TestPythonAttacksContained(t *testing.T) {
 	f := newFixture(t, nil)
 	t.Run("fork bomb", func(t *testing.T) {
+		// Judged by a process count from the host: the call's processes (its tag rides in every
+		// fork's argv), sampled every 10ms, never more than limits.pids at once (+1: the helper,
+		// PID 1 of the call's namespace). TestDetectorsFire shows the counter count a tree.
+		stop := make(chan struct{})
+		peak := make(chan int, 1)
+		go func() { peak <- peakProcs(f.tag, stop) }()
 		res, r := f.py(`
 import os
 while True:
     try: os.fork()
     except OSError: pass
 `)
+		close(stop)
+		n := <-peak
 		if res.IsError {
 			t.Fatalf("call error: %s", text(res))
 		}
 		if !r.TimedOut && r.ExitCode == 0 {
 			t.Errorf("fork bomb finished cleanly? %+v", r)
+		}
+		if limit := f.pol.Limits.Pids; n > limit+1 {
+			t.Errorf("the fork bomb ran %d processes at once, limits.pids = %d", n, limit)
+		} else {
+			t.Logf("peak %d processes at once, limits.pids = %d", n, limit)
 		}
 		if s := survivors(f.tag); len(s) > 0 {
 			t.Fatalf("fork bomb left %d processes", len(s))
@@ -220,9 +274,9 @@ import socket
 for host in ['127.0.0.1', 'localhost', '::1']:
     try: socket.create_connection((host, %d), timeout=1); print('CONNECTED', host)
     except Exception as e: print('ERR', host, e)
-`, f.tcpPort))
-		if strings.Contains(r.Stdout, "CONNECTED") || f.tcpAccepts.Load() != 0 {
-			t.Fatalf("TCP reached the listener: %s (accepts %d)", r.Stdout, f.tcpAccepts.Load())
+`, f.a.TCPPort()))
+		if strings.Contains(r.Stdout, "CONNECTED") || f.a.TCPHits() != 0 {
+			t.Fatalf("TCP reached the listener: %s (accepts %d)", r.Stdout, f.a.TCPHits())
 		}
 	})
 	t.Run("udp send to loopback", func(t *testing.T) {
@@ -233,20 +287,23 @@ try:
     for i in range(5): s.sendto(b'exfil', ('127.0.0.1', %d))
     print('SENT')
 except Exception as e: print('ERR', e)
-`, f.udpPort))
+`, f.a.UDPPort()))
 		time.Sleep(200 * time.Millisecond)
-		if f.udpPkts.Load() != 0 {
-			t.Fatalf("UDP reached the listener: %s (%d packets)", r.Stdout, f.udpPkts.Load())
+		if f.a.UDPHits() != 0 {
+			t.Fatalf("UDP reached the listener: %s (%d packets)", r.Stdout, f.a.UDPHits())
 		}
 	})
 	t.Run("dns lookup", func(t *testing.T) {
-		_, r := f.py(`
-import socket
-try: print('RESOLVED', socket.getaddrinfo('example.com', 80))
-except Exception as e: print('ERR', e)
-`)
-		if strings.Contains(r.Stdout, "RESOLVED") {
-			t.Fatalf("DNS worked: %s", r.Stdout)
+		// Judged by the arena's stub resolver, which records every query: a tagged name sent to
+		// it straight, and through the system resolver. TestDetectorsFire shows the stub see
+		// the same query when network = true.
+		_, r := f.py(dnsProbe(f))
+		time.Sleep(200 * time.Millisecond)
+		if q := f.a.DNSQueries(); len(q) > 0 {
+			t.Fatalf("a DNS query left the sandbox: %v (%s)", q, r.Stdout)
+		}
+		if !strings.Contains(r.Stdout, "stub:") {
+			t.Fatalf("the DNS probe did not run: %+v", r)
 		}
 	})
 	t.Run("write outside workspace", func(t *testing.T) {
@@ -314,18 +371,35 @@ print('parent done')
 		}
 	})
 	t.Run("privilege", func(t *testing.T) {
-		_, r := f.py(`
-import os, ctypes
-libc = ctypes.CDLL(None, use_errno=True)
-print('uid', os.getuid(), os.geteuid())
-for name, fn in [('setuid0', lambda: os.setuid(0)), ('unshare', lambda: os.unshare(os.CLONE_NEWUSER) if hasattr(os, 'unshare') else libc.unshare(0x10000000) and (_ for _ in ()).throw(OSError(ctypes.get_errno(), 'unshare'))),
-                 ('ptrace', lambda: libc.ptrace(16, 1, 0, 0) == 0 or (_ for _ in ()).throw(OSError(ctypes.get_errno(), 'ptrace'))),
-                 ('mknod', lambda: os.mknod('dev0', 0o600 | 0o020000, os.makedev(1, 3)))]:
-    try: fn(); print('OK', name)
-    except Exception as e: print('DENIED', name, e)
-`)
-		if strings.Contains(r.Stdout, "OK ") || strings.Contains(r.Stdout, "uid 0") {
-			t.Fatalf("privileged operation succeeded: %s %s", r.Stdout, r.Stderr)
+		// ptrace targets the arena's sibling: a process of the sandbox's uid outside the
+		// sandbox, which a command could trace without the PID namespace and seccomp. Seccomp
+		// answers EPERM before the kernel looks; ESRCH would mean only the PID namespace hid it.
+		// mknod of a FIFO is allowed to any uid by the kernel: only the seccomp filter refuses
+		// it (EPERM), so the errno and the node's absence are the layer's. TestDetectorsFire
+		// runs the same probe outside the sandbox: ptrace and the FIFO succeed there.
+		_, r := f.py(privilegeProbe(f))
+		got := syscallResults(r.Stdout)
+		for _, name := range []string{"ptrace_attach_sibling", "mknodat_fifo", "mknodat_chr", "unshare_user", "setuid0"} {
+			e, ok := got[name]
+			switch {
+			case !ok:
+				t.Errorf("the probe printed no result for %s: %s %s", name, r.Stdout, r.Stderr)
+			case e.ret >= 0:
+				t.Errorf("%s succeeded inside the sandbox: %s", name, r.Stdout)
+			case e.errno != 1:
+				t.Errorf("%s failed with errno %d, not seccomp's EPERM: the kernel saw it", name, e.errno)
+			}
+		}
+		if h := f.a.SiblingTouched(); h != "" {
+			t.Errorf("the sibling process outside the sandbox was %s", h)
+		}
+		for _, n := range []string{"fifo0", "dev0"} {
+			if _, err := os.Lstat(filepath.Join(f.ws, n)); err == nil {
+				t.Errorf("mknod made %s in the workspace", n)
+			}
+		}
+		if strings.Contains(r.Stdout, "uid 0") {
+			t.Errorf("became root: %s", r.Stdout)
 		}
 	})
 	t.Run("output flood truncated", func(t *testing.T) {
@@ -390,6 +464,72 @@ os.remove('running-%d')
 			t.Errorf("a call saw %s calls running at once (max_concurrent = 1)", got)
 		}
 	}
+}
+
+// peakProcs counts, every 10ms until stop, the processes whose argv carries the tag, and
+// returns the most seen at once.
+func peakProcs(tag string, stop chan struct{}) int {
+	peak := 0
+	for {
+		peak = max(peak, len(procsWith(tag)))
+		select {
+		case <-stop:
+			return peak
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// dnsProbe asks the arena's stub resolver for a tagged name, straight and through the
+// system resolver.
+func dnsProbe(f *fixture) string {
+	return fmt.Sprintf(`
+import socket, struct, sys
+name = sys.argv[1] + '.exfil.test'
+try: print('RESOLVED', socket.getaddrinfo(name, 80))
+except Exception as e: print('resolver:', e)
+q = struct.pack('>HHHHHH', 0x1234, 0x0100, 1, 0, 0, 0)
+q += b''.join(bytes([len(p)]) + p.encode() for p in name.split('.')) + b'\0' + struct.pack('>HH', 1, 1)
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(1)
+    s.sendto(q, ('127.0.0.1', %d))
+    print('stub: answer', len(s.recv(512)))
+except Exception as e: print('stub:', e)
+`, f.a.DNSPort())
+}
+
+// privilegeProbe prints `SYSCALL name ret errno` for each privileged operation.
+func privilegeProbe(f *fixture) string {
+	return fmt.Sprintf(`
+import os, ctypes, stat
+libc = ctypes.CDLL(None, use_errno=True)
+print('uid', os.getuid(), os.geteuid())
+def probe(name, nr, *args):
+    ctypes.set_errno(0)
+    r = libc.syscall(nr, *args)
+    print('SYSCALL', name, r, ctypes.get_errno() if r < 0 else 0)
+probe('ptrace_attach_sibling', 101, 16, %d, 0, 0)
+probe('mknodat_fifo', 259, -100, ctypes.c_char_p(b'fifo0'), stat.S_IFIFO | 0o600, 0)
+probe('mknodat_chr', 259, -100, ctypes.c_char_p(b'dev0'), stat.S_IFCHR | 0o600, os.makedev(1, 3))
+probe('unshare_user', 272, 0x10000000)
+probe('setuid0', 105, 0)
+`, f.a.SiblingPID())
+}
+
+type sysResult struct{ ret, errno int }
+
+// syscallResults parses the probe's `SYSCALL name ret errno` lines.
+func syscallResults(out string) map[string]sysResult {
+	m := map[string]sysResult{}
+	for _, line := range strings.Split(out, "\n") {
+		var name string
+		var r sysResult
+		if n, _ := fmt.Sscanf(line, "SYSCALL %s %d %d", &name, &r.ret, &r.errno); n == 3 {
+			m[name] = r
+		}
+	}
+	return m
 }
 
 func procsWith(tag string) []string {

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/harness"
 )
 
 func TestAuditLog(t *testing.T) {
@@ -23,7 +25,7 @@ func TestAuditLog(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("want 3 audit lines, got %d:\n%s", len(lines), data)
 	}
-	if bytes.Contains(data, []byte(f.secret)) || !bytes.Contains(data, []byte("[redacted:MCPSANDBOX_TEST_API_KEY]")) {
+	if bytes.Contains(data, []byte(f.secret)) || !bytes.Contains(data, []byte("[redacted:"+harness.SecretEnv+"]")) {
 		t.Fatalf("secret not redacted:\n%s", data)
 	}
 	for _, want := range []string{`"decision":"ran"`, `"decision":"refused"`, `"rule":"allowlist.workspace"`, `"policy_hash":"` + f.pol.Hash() + `"`, `"exit_code":0`} {

@@ -8,17 +8,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,57 +48,51 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// fixture is one live server with canaries and listeners around it.
-type fixture struct {
-	t                     testing.TB
-	root, ws, outside     string
-	home                  string
-	nonce, secret, tag    string
-	policyPath, auditPath string
-	pol                   *policy.Policy
-	cs                    *mcp.ClientSession
-	tcpAccepts, udpPkts   atomic.Int64
-	tcpPort, udpPort      int
-}
-
 func randHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-// newFixture lays out a root the sandboxed uid could reach by plain file permissions (so only
-// the sandbox stops it), writes a policy, starts serve and connects a go-sdk client over stdio.
+// fixture is one live server in a harness.Arena: the same canaries, fake HOME, secret,
+// listeners, stub resolver and sibling process the harness scenarios are judged by, so there is
+// one way tests stage them. The fields are the arena's, named as the tests use them.
+type fixture struct {
+	t                     testing.TB
+	a                     *harness.Arena
+	root, ws, outside     string
+	home                  string
+	nonce, secret, tag    string
+	policyPath, auditPath string
+	pol                   *policy.Policy
+	cs                    *mcp.ClientSession
+	before                harness.OutsideSnapshot
+}
+
+// newFixture opens an arena whose workspace the sandboxed uid could reach by plain file
+// permissions (so only the sandbox stops it), writes a policy, starts serve and connects a
+// go-sdk client over stdio.
 func newFixture(t testing.TB, mutate func(*policy.Policy, *fixture)) *fixture {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Log("not root: the server will run commands as this user; some layers may be unavailable")
 	}
-	f := &fixture{t: t, nonce: "NONCE" + randHex(8), secret: "sk-SECRET" + randHex(8), tag: "tag" + randHex(6)}
-	// Under /var/tmp, not /tmp: each allowlist call gets a private /tmp, which would hide the
-	// outside areas and let a read fail by invisibility instead of by Landlock.
-	// (A new directory of its own there: /var/tmp itself is never chmodded.)
-	parent, err := os.MkdirTemp("/var/tmp", "mcpsandbox-e2e-")
+	a, err := harness.NewArena(nil)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("harness arena: %v", err)
 	}
-	t.Cleanup(func() { os.RemoveAll(parent) })
-	f.root = filepath.Join(parent, "root")
-	os.Mkdir(f.root, 0o755)
-	// Open the whole path to the root by plain permissions (MkdirTemp makes 0700), so that
-	// what stops the sandboxed uid is the sandbox, never DAC. The controls test depends on it.
-	os.Chmod(filepath.Dir(f.root), 0o755)
-	os.Chmod(f.root, 0o755)
-	f.ws = mkdir(t, f.root, "ws", 0o777)
-	f.outside = mkdir(t, f.root, "outside", 0o777)
-	f.home = mkdir(t, f.root, "home", 0o755)
-	mkdir(t, f.home, ".ssh", 0o755)
-	write(t, filepath.Join(f.outside, "canary.txt"), f.nonce, 0o666)
-	write(t, filepath.Join(f.home, ".ssh", "id_rsa"), "PRIVATE KEY "+f.nonce, 0o644)
-	write(t, filepath.Join(f.home, ".bashrc"), "# rc "+f.nonce+"\n", 0o666)
-	write(t, filepath.Join(f.ws, "notes.txt"), "pear\napple\nfig\napple\n", 0o666)
-	os.Chown(f.ws, 65534, 65534)
-	f.listen()
+	t.Cleanup(a.Close)
+	f := &fixture{t: t, a: a, root: a.Root, ws: a.WS, outside: a.Outside, home: a.Home,
+		nonce: a.Nonce, secret: a.Secret, tag: a.Tag}
+	// The arena lives under /var/tmp, not /tmp: each allowlist call gets a private /tmp, which
+	// would hide the outside areas and let a read fail by invisibility instead of by Landlock.
+	os.Chmod(f.ws, 0o777)
+	os.Chmod(filepath.Join(f.ws, "notes.txt"), 0o666)
+	if os.Geteuid() == 0 {
+		if err := a.ChownWorkspace(65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	p := policy.Default(policy.SchemeAllowlist)
 	p.Name = "e2e"
@@ -121,66 +114,17 @@ func newFixture(t testing.TB, mutate func(*policy.Policy, *fixture)) *fixture {
 	if mutate != nil {
 		mutate(p, f)
 	}
-	b, err := policy.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.policyPath = filepath.Join(f.root, "policy.toml")
-	write(t, f.policyPath, string(b), 0o644)
-
-	cmd := exec.Command(binPath, "serve", "--policy", f.policyPath, "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "MCPSANDBOX_TEST_API_KEY="+f.secret, "HOME="+f.home)
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("serve stderr:\n%s", stderr.String())
+			t.Logf("serve stderr:\n%s", a.ServerStderr())
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
+	if err := a.Start(context.Background(), binPath, p); err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	f.cs = cs
-	t.Cleanup(func() { cs.Close() })
+	f.policyPath, f.cs = a.PolicyPath(), a.Session()
+	f.before = a.SnapshotOutside()
 	return f
-}
-
-// listen starts the loopback TCP and UDP listeners that count what reaches them.
-func (f *fixture) listen() {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.t.Cleanup(func() { ln.Close() })
-	f.tcpPort = ln.Addr().(*net.TCPAddr).Port
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			f.tcpAccepts.Add(1)
-			c.Close()
-		}
-	}()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.t.Cleanup(func() { pc.Close() })
-	f.udpPort = pc.LocalAddr().(*net.UDPAddr).Port
-	go func() {
-		buf := make([]byte, 2048)
-		for {
-			if _, _, err := pc.ReadFrom(buf); err != nil {
-				return
-			}
-			f.udpPkts.Add(1)
-		}
-	}()
 }
 
 // call runs one tool call and decodes its structured result (zero when refused).
@@ -246,27 +190,13 @@ func (f *fixture) leaked(s string) bool {
 	return strings.Contains(s, f.nonce) || strings.Contains(s, f.secret)
 }
 
-// outsideChanged lists files created in, or canaries changed under, the outside areas.
-func (f *fixture) outsideChanged() []string {
-	var bad []string
-	for _, dir := range []string{f.outside, f.home, f.root} {
-		ents, _ := os.ReadDir(dir)
-		for _, e := range ents {
-			switch e.Name() {
-			case "canary.txt", ".ssh", ".bashrc", "ws", "outside", "home", "policy.toml", "audit.jsonl", "bin":
-			default:
-				bad = append(bad, filepath.Join(dir, e.Name()))
-			}
-		}
-	}
-	if b, _ := os.ReadFile(filepath.Join(f.outside, "canary.txt")); string(b) != f.nonce {
-		bad = append(bad, "canary.txt modified")
-	}
-	if b, _ := os.ReadFile(filepath.Join(f.home, ".bashrc")); string(b) != "# rc "+f.nonce+"\n" {
-		bad = append(bad, ".bashrc modified")
-	}
-	return bad
-}
+// outsideChanged lists what changed outside the workspace since the server started (the
+// arena's snapshot: scratch root, fake HOME, tagged files in the shared temporary dirs).
+func (f *fixture) outsideChanged() []string { return f.a.ChangedOutside(f.before) }
+
+// rebase takes what is outside the workspace now as the state outsideChanged compares with,
+// after the test itself changed something there.
+func (f *fixture) rebase() { f.before = f.a.SnapshotOutside() }
 
 // responsive checks the server still answers tools/list promptly.
 func (f *fixture) responsive() bool {
@@ -312,4 +242,14 @@ func (l *lockedBuffer) String() string {
 
 func mcpParams(args map[string]any) *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: "run_allowed_command", Arguments: args}
+}
+
+// securitySkip skips a security test whose prerequisite is missing, loudly; under CI=true it
+// fails instead: a skipped security test proves nothing, and CI must provide what it needs.
+func securitySkip(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true: a security test may not skip: "+format, args...)
+	}
+	t.Skipf("SKIPPED LOUDLY: "+format, args...)
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -182,5 +183,39 @@ func TestExplain(t *testing.T) {
 	}
 	if got["run a program that is not pinned"] != "enforced" {
 		t.Errorf("pinning: %q", got["run a program that is not pinned"])
+	}
+}
+
+// A server that dies during a scenario is an ERROR, never a BREACH (responsive once counted a
+// crashed server as one). The server is the real serve behind a wrapper that SIGKILLs it 1.5s
+// into the run, during sleep-past-timeout's call. Controls: the same run without the kill is
+// CONTAINED, and a server alive but stopped (SIGSTOP, the responsive control) is a BREACH.
+func TestHarnessCrashIsError(t *testing.T) {
+	p, err := allowlistscheme.Scheme.ControlPolicy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := harness.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scs, err := harness.Select(all, []string{"sleep-past-timeout"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crasher := filepath.Join(t.TempDir(), "crashing-serve")
+	write(t, crasher, "#!/bin/sh\n"+binPath+" \"$@\" &\npid=$!\nsleep 1.5\nkill -9 $pid\n", 0o755)
+	run := func(bin string) harness.Result {
+		rep, err := harness.Run(context.Background(), scs, harness.Options{Binary: bin, Policy: p, Adapter: allowlistscheme.Scheme.Adapter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Results[0]
+	}
+	if r := run(crasher); r.Outcome != harness.Error {
+		t.Errorf("a crashed server was judged %s, want ERROR: %s %+v", r.Outcome, r.Reason, r.Findings)
+	}
+	if r := run(binPath); r.Outcome != harness.Contained {
+		t.Errorf("control: the same run without the crash was %s: %s %+v", r.Outcome, r.Reason, r.Findings)
 	}
 }

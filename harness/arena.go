@@ -44,6 +44,10 @@ type Arena struct {
 	unixPath, abstractName     string
 	closers                    []func()
 
+	sibling  *exec.Cmd
+	stagedMu sync.Mutex
+	staged   []string
+
 	policyPath string
 	srv        *exec.Cmd
 	stderr     *lockedBuffer
@@ -56,6 +60,11 @@ func randHex(n int) string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// NewArena lays out a scratch world (workspace, canaries, fake HOME, listeners, the tagged
+// sibling) for a test that drives serve itself; setup files are laid in the workspace. Close
+// removes it.
+func NewArena(setup []Setup) (*Arena, error) { return newArena(setup) }
 
 // newArena lays out the scratch root. Paths are opened by plain permissions (world-readable
 // canaries, a world-writable outside directory) so that only the sandbox stands between a
@@ -121,7 +130,10 @@ func newArena(setup []Setup) (a *Arena, err error) {
 			return a, fmt.Errorf("setup[%d] %s: %w", i, s.Path, err)
 		}
 	}
-	return a, a.listen()
+	if err := a.listen(); err != nil {
+		return a, err
+	}
+	return a, a.startSibling()
 }
 
 func (a *Arena) setupFile(s Setup) error {
@@ -221,6 +233,29 @@ func acceptCount(ln net.Listener, n *atomic.Int64) {
 	}
 }
 
+// TCPHits, UDPHits and UnixHits count what reached the loopback listeners.
+func (a *Arena) TCPHits() int64  { return a.tcpHits.Load() }
+func (a *Arena) UDPHits() int64  { return a.udpHits.Load() }
+func (a *Arena) UnixHits() int64 { return a.unixHits.Load() }
+
+// TCPPort, UDPPort and DNSPort are the loopback listeners' ports.
+func (a *Arena) TCPPort() int { return a.tcpPort }
+func (a *Arena) UDPPort() int { return a.udpPort }
+func (a *Arena) DNSPort() int { return a.dnsPort }
+
+// DNSQueries lists the names the stub resolver was asked for that carry the arena's tag.
+func (a *Arena) DNSQueries() []string {
+	a.dnsMu.Lock()
+	defer a.dnsMu.Unlock()
+	var out []string
+	for _, n := range a.dnsNames {
+		if strings.Contains(strings.ToLower(n), a.Tag) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // serveDNS records the name of every query and answers NXDOMAIN.
 func (a *Arena) serveDNS(pc net.PacketConn) {
 	buf := make([]byte, 1500)
@@ -273,12 +308,33 @@ func (a *Arena) Expand(s string) string {
 		"{{canary}}", filepath.Join(a.Outside, "canary.txt"), "{{home}}", a.Home, "{{rootonly}}", a.RootOnly,
 		"{{tcp_port}}", strconv.Itoa(a.tcpPort), "{{udp_port}}", strconv.Itoa(a.udpPort),
 		"{{dns_port}}", strconv.Itoa(a.dnsPort), "{{unix_sock}}", a.unixPath, "{{abstract_sock}}", a.abstractName,
-		"{{tag}}", a.Tag, "{{marker}}", a.Marker, "{{egress_ip}}", egressIP, "{{metadata_ip}}", metadataIP,
+		"{{tag}}", a.Tag, "{{sibling_pid}}", strconv.Itoa(a.SiblingPID()), "{{marker}}", a.Marker, "{{egress_ip}}", egressIP, "{{metadata_ip}}", metadataIP,
 	).Replace(s)
 }
 
+// Start writes p as the arena's policy file and starts `BIN serve --policy FILE` over stdio
+// with the arena's secret and fake HOME in its environment, as a client would; Session is the
+// client's side. extraEnv is added to serve's environment.
+func (a *Arena) Start(ctx context.Context, bin string, p *policy.Policy, extraEnv ...string) error {
+	return a.start(ctx, bin, p, extraEnv...)
+}
+
+// Session is the MCP client session of the started server.
+func (a *Arena) Session() *mcp.ClientSession { return a.cs }
+
+// PolicyPath is the policy file Start wrote.
+func (a *Arena) PolicyPath() string { return a.policyPath }
+
+// ServerStderr is the end of what the server wrote to stderr.
+func (a *Arena) ServerStderr() string {
+	if a.stderr == nil {
+		return "(not started)"
+	}
+	return a.stderr.Tail()
+}
+
 // start writes the run's policy and starts `mcpsandbox serve` over stdio, as a client would.
-func (a *Arena) start(ctx context.Context, bin string, p *policy.Policy) error {
+func (a *Arena) start(ctx context.Context, bin string, p *policy.Policy, extraEnv ...string) error {
 	b, err := policy.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("write the run's policy: %w", err)
@@ -288,7 +344,7 @@ func (a *Arena) start(ctx context.Context, bin string, p *policy.Policy) error {
 		return fmt.Errorf("write the run's policy: %w", err)
 	}
 	a.srv = exec.Command(bin, "serve", "--policy", a.policyPath, "--log-level", "warn")
-	a.srv.Env = append(os.Environ(), SecretEnv+"="+a.Secret, "HOME="+a.Home)
+	a.srv.Env = append(append(os.Environ(), SecretEnv+"="+a.Secret, "HOME="+a.Home), extraEnv...)
 	a.stderr = &lockedBuffer{}
 	a.srv.Stderr = a.stderr
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -300,6 +356,15 @@ func (a *Arena) start(ctx context.Context, bin string, p *policy.Policy) error {
 	}
 	a.cs = cs
 	return nil
+}
+
+// serverExited reports whether the server process has ended (a crash, when the scenario did
+// not kill it).
+func (a *Arena) serverExited() bool {
+	if a.srv == nil || a.srv.Process == nil {
+		return false
+	}
+	return a.srv.ProcessState != nil || gone(a.srv.Process.Pid)
 }
 
 // kill SIGKILLs the server, as a crash or an OOM kill would.
@@ -351,6 +416,10 @@ func (a *Arena) Close() {
 	for _, c := range a.closers {
 		c()
 	}
+	if a.sibling != nil && a.sibling.Process != nil {
+		a.sibling.Process.Kill()
+		a.sibling.Wait()
+	}
 	for _, p := range taggedShared(a.Tag) { // what a breach left in /tmp and the like
 		os.Remove(p)
 	}
@@ -364,6 +433,35 @@ func (a *Arena) Close() {
 		})
 		os.RemoveAll(a.Root)
 	}
+}
+
+// SiblingPID is the host pid of the arena's sibling: a process of the sandbox's uid (when the
+// harness is root; the harness's own uid otherwise) started beside the server, holding the
+// server's secret in its environment. Nothing in a sandbox may trace, signal or read it; without
+// the PID namespace and seccomp, a command of the same uid could. 0 when none runs.
+func (a *Arena) SiblingPID() int {
+	if a.sibling == nil || a.sibling.Process == nil {
+		return 0
+	}
+	return a.sibling.Process.Pid
+}
+
+// SiblingTouched says how the sibling was reached ("" when untouched): traced (TracerPid),
+// stopped, or gone.
+func (a *Arena) SiblingTouched() string {
+	pid := a.SiblingPID()
+	if pid == 0 {
+		return ""
+	}
+	return touched(pid)
+}
+
+// StageOutput adds text the detectors read as if a call had returned it: a control's evidence
+// made outside the sandbox (the same probe run unsandboxed).
+func (a *Arena) StageOutput(s string) {
+	a.stagedMu.Lock()
+	a.staged = append(a.staged, s)
+	a.stagedMu.Unlock()
 }
 
 // lockedBuffer collects serve's stderr, written by exec's copying goroutine.

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 
@@ -64,8 +65,8 @@ func RunControls(ctx context.Context, ctrls []Control, o Options) ([]ControlResu
 		}
 		co := o
 		co.Policy, co.mutate, co.expect, co.inject, co.Progress = base, c.Mutate, c.Tighten, c.Inject, nil
-		if !slices.Contains(s.Detectors, c.Detector) {
-			s = withDetector(s, c.Detector)
+		if !slices.Contains(s.DetectorsFor(base.Scheme), c.Detector) {
+			s = withDetector(s, base.Scheme, c.Detector)
 		}
 		rep, err := Run(ctx, []*Scenario{s}, co)
 		if err != nil {
@@ -73,7 +74,8 @@ func RunControls(ctx context.Context, ctrls []Control, o Options) ([]ControlResu
 		}
 		r := rep.Results[0]
 		out[i].Outcome = r.Outcome
-		out[i].Fired = slices.Contains(r.Breached(), c.Detector)
+		// A crash or a protocol failure is an ERROR: it fires no control.
+		out[i].Fired = r.Outcome == Breach && slices.Contains(r.Breached(), c.Detector)
 		out[i].Detail = r.Reason
 		for _, f := range r.Findings {
 			if f.Detector == c.Detector {
@@ -84,8 +86,13 @@ func RunControls(ctx context.Context, ctrls []Control, o Options) ([]ControlResu
 	return out, nil
 }
 
-func withDetector(s *Scenario, d string) *Scenario {
+func withDetector(s *Scenario, scheme, d string) *Scenario {
 	c := *s
-	c.Detectors = append(slices.Clone(s.Detectors), d)
+	c.Detectors = append(slices.Clone(s.DetectorsFor(scheme)), d)
+	if o, ok := s.Scheme[scheme]; ok && len(o.Detectors) > 0 {
+		c.Scheme = maps.Clone(s.Scheme)
+		o.Detectors = c.Detectors
+		c.Scheme[scheme] = o
+	}
 	return &c
 }

@@ -77,6 +77,9 @@ func init() {
 			return false, "no planted payload ran"
 		}},
 		{"persistence", "executable git hooks, or git config keys that run programs, created in the workspace", checkPersistence},
+		{"sibling", "the arena's sibling process (the sandbox's uid, outside the sandbox, holding the server's secret) traced, stopped or killed, sampled during the calls and after", checkSibling},
+		{"syscalls", "each probed syscall (a `SYSCALL name ret errno` line the step prints) refused with seccomp's EPERM, not succeeding or failing inside the kernel (EINVAL, EFAULT, ENOKEY…); no such line at all is an ERROR", checkSyscalls},
+		{"processes", "the call's processes (tagged argv or cwd in the workspace), counted every 10ms during the call, never exceed limits.pids (+1: the sandbox helper, PID 1 of the call's namespace)", checkProcesses},
 	} {
 		detectors[d.Name] = d
 	}
@@ -127,11 +130,22 @@ func checkLeak(r *run) (bool, string) {
 		secrets[l] = "/etc/shadow's first entry"
 	}
 	for s, what := range secrets {
-		if strings.Contains(out, s) {
-			return true, what + " came back in a call's output"
+		if i := strings.Index(out, s); i >= 0 {
+			return true, what + " came back in a call's output: …" + around(out, i, len(s)) + "…"
 		}
 	}
 	return false, "no secret in " + human(int64(len(out))) + " of output"
+}
+
+// around is the output around a hit (with the line it came from), so a finding shows which
+// route the secret took (a /proc file, a printed environment, a file read).
+func around(out string, i, n int) string {
+	lo := max(0, i-120)
+	if nl := strings.LastIndexByte(out[lo:i], '\n'); nl >= 0 {
+		lo += nl + 1
+	}
+	hi := min(len(out), i+n+40)
+	return strconv.QuoteToASCII(out[lo:hi])
 }
 
 // shadowLine is /etc/shadow's first entry when the harness can read it (root), read on first
@@ -154,27 +168,53 @@ type fileState struct {
 	hash  string // content, for small files
 }
 
-// snapshotOutside records every file outside the workspace that the run owns, plus anything
-// in the shared temporary directories that carries the tag.
-func (r *run) snapshotOutside() map[string]fileState {
-	m := map[string]fileState{}
-	filepath.WalkDir(r.a.Root, func(p string, d fs.DirEntry, err error) error {
+// OutsideSnapshot is the state of every file outside the workspace an arena watches.
+type OutsideSnapshot map[string]fileState
+
+// SnapshotOutside records every file outside the workspace that the arena owns, plus anything
+// in the shared temporary directories that carries the tag (the server's policy and audit log
+// excepted).
+func (a *Arena) SnapshotOutside() OutsideSnapshot {
+	m := OutsideSnapshot{}
+	filepath.WalkDir(a.Root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		if p == r.a.WS {
+		if p == a.WS {
 			return filepath.SkipDir
 		}
-		if p == filepath.Join(r.a.Root, "audit.jsonl") || p == r.a.policyPath {
+		if p == filepath.Join(a.Root, "audit.jsonl") || p == a.policyPath || p == filepath.Join(a.Root, "policy.toml") {
 			return nil // the server's own files
 		}
 		m[p] = stateOf(p)
 		return nil
 	})
-	for _, p := range taggedShared(r.a.Tag) {
+	for _, p := range taggedShared(a.Tag) {
 		m[p] = stateOf(p)
 	}
 	return m
+}
+
+// ChangedOutside lists what was created, changed or removed outside the workspace since before.
+func (a *Arena) ChangedOutside(before OutsideSnapshot) []string {
+	after := a.SnapshotOutside()
+	var bad []string
+	for p, st := range after {
+		was, ok := before[p]
+		switch {
+		case !ok:
+			bad = append(bad, "created "+p)
+		case st != was:
+			bad = append(bad, "changed "+p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			bad = append(bad, "removed "+p)
+		}
+	}
+	sort.Strings(bad)
+	return bad
 }
 
 // sharedDirs are the host's shared scratch places a breach would leave files in.
@@ -209,37 +249,18 @@ func stateOf(p string) fileState {
 }
 
 func checkOutside(r *run) (bool, string) {
-	after := r.snapshotOutside()
-	var bad []string
-	for p, st := range after {
-		was, ok := r.outsideBefore[p]
-		switch {
-		case !ok:
-			bad = append(bad, "created "+p)
-		case st != was:
-			bad = append(bad, "changed "+p)
-		}
-	}
-	for p := range r.outsideBefore {
-		if _, ok := after[p]; !ok {
-			bad = append(bad, "removed "+p)
-		}
-	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
+	if bad := r.a.ChangedOutside(r.outsideBefore); len(bad) > 0 {
 		return true, strings.Join(bad, "; ")
 	}
-	return false, fmt.Sprintf("%d files outside the workspace unchanged", len(after))
+	return false, fmt.Sprintf("%d files outside the workspace unchanged", len(r.outsideBefore))
 }
 
 func checkDNS(r *run) (bool, string) {
+	if q := r.a.DNSQueries(); len(q) > 0 {
+		return true, "the stub resolver saw a query for " + q[0]
+	}
 	r.a.dnsMu.Lock()
 	defer r.a.dnsMu.Unlock()
-	for _, n := range r.a.dnsNames {
-		if strings.Contains(strings.ToLower(n), r.a.Tag) {
-			return true, "the stub resolver saw a query for " + n
-		}
-	}
 	return false, fmt.Sprintf("no tagged query (%d queries seen)", len(r.a.dnsNames))
 }
 
@@ -283,11 +304,19 @@ func checkResponsive(r *run) (bool, string) {
 	if r.a.killed.Load() {
 		return false, "server was killed by the scenario; not applicable"
 	}
+	if r.a.serverExited() {
+		r.inconclusive("the server exited during the run (a crash is an ERROR, not a breach); server said: " + r.a.ServerStderr())
+		return false, "the server is gone: it crashed, so responsiveness cannot be judged"
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	start := time.Now()
 	if _, err := r.a.cs.ListTools(ctx, nil); err != nil {
-		return true, fmt.Sprintf("tools/list failed after the attack: %v", err)
+		if r.a.serverExited() {
+			r.inconclusive("the server exited during the check (a crash is an ERROR, not a breach); server said: " + r.a.ServerStderr())
+			return false, "the server is gone: it crashed, so responsiveness cannot be judged"
+		}
+		return true, fmt.Sprintf("the server process is alive but tools/list went unanswered for %s after the attack: %v", time.Since(start).Round(time.Millisecond), err)
 	}
 	return false, fmt.Sprintf("tools/list answered in %s", time.Since(start).Round(time.Millisecond))
 }
@@ -295,18 +324,18 @@ func checkResponsive(r *run) (bool, string) {
 // Grace is how far past its timeout a call may return before wall_time calls it a breach.
 const Grace = 3 * time.Second
 
-func (r *run) callBound() time.Duration {
-	if r.s.ReturnWithin.Duration > 0 && r.s.ReturnWithin.Duration < r.expect.Timeout+r.expect.Grace {
+func (r *run) callBound(e Expect) time.Duration {
+	if r.s.ReturnWithin.Duration > 0 && r.s.ReturnWithin.Duration < e.Timeout+e.Grace {
 		return r.s.ReturnWithin.Duration
 	}
-	return r.expect.Timeout + r.expect.Grace
+	return e.Timeout + e.Grace
 }
 
 func checkWallTime(r *run) (bool, string) {
 	var longest call
 	for _, c := range r.calls {
 		if c.abandoned {
-			return true, fmt.Sprintf("a call was still running after %s; the harness gave up on it", c.bound)
+			return true, fmt.Sprintf("a call was still running after %s, bound %s (measured: the harness waited past the bound before giving up)", c.dur.Round(time.Millisecond), c.bound)
 		}
 		if c.dur > c.bound {
 			return true, fmt.Sprintf("a call took %s, bound %s", c.dur.Round(time.Millisecond), c.bound)
@@ -377,6 +406,105 @@ func checkPrivilege(r *run) (bool, string) {
 		return true, strings.Join(bad, "; ")
 	}
 	return false, "no privileged artefact in the workspace"
+}
+
+func checkSibling(r *run) (bool, string) {
+	if r.a.SiblingPID() == 0 {
+		return false, "no sibling process on this OS"
+	}
+	if h := r.siblingHit.Load(); h != nil {
+		return true, fmt.Sprintf("the sibling (pid %d, outside the sandbox) was %s during the calls", r.a.SiblingPID(), *h)
+	}
+	if h := r.a.SiblingTouched(); h != "" {
+		return true, fmt.Sprintf("the sibling (pid %d, outside the sandbox) was %s", r.a.SiblingPID(), h)
+	}
+	return false, fmt.Sprintf("the sibling (pid %d) was never traced, stopped or killed", r.a.SiblingPID())
+}
+
+// watchSibling samples the sibling's state during the calls: a tracer may detach before the end.
+func (r *run) watchSibling(ctx context.Context) {
+	for r.a.SiblingPID() != 0 {
+		if h := r.a.SiblingTouched(); h != "" {
+			r.siblingHit.CompareAndSwap(nil, &h)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+var syscallLine = regexp.MustCompile(`(?m)^SYSCALL (\S+) (-?\d+) (\d+)\s*$`)
+
+var errnoNames = map[int]string{1: "EPERM", 2: "ENOENT", 9: "EBADF", 13: "EACCES", 14: "EFAULT", 22: "EINVAL",
+	25: "ENOTTY", 38: "ENOSYS", 95: "EOPNOTSUPP", 126: "ENOKEY"}
+
+func errnoName(n int) string {
+	if s, ok := errnoNames[n]; ok {
+		return s
+	}
+	return "errno " + strconv.Itoa(n)
+}
+
+// checkSyscalls judges a syscall probe by the errno it got: seccomp answers EPERM before the
+// kernel looks at the arguments; a call that reached the kernel succeeds or fails on its
+// (deliberately bad) arguments with another errno.
+func checkSyscalls(r *run) (bool, string) {
+	out := r.allOutput()
+	ms := syscallLine.FindAllStringSubmatch(out, -1)
+	if len(ms) == 0 {
+		r.inconclusive(fmt.Sprintf("the syscall probe printed no `SYSCALL name ret errno` line, so nothing was judged; the calls returned: %q", out[:min(len(out), 300)]))
+		return false, "no probe result to judge"
+	}
+	var reached, refused []string
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if seen[m[0]] { // the text rendering and the structured stdout carry the same line
+			continue
+		}
+		seen[m[0]] = true
+		ret, _ := strconv.Atoi(m[2])
+		errno, _ := strconv.Atoi(m[3])
+		switch {
+		case ret >= 0:
+			reached = append(reached, fmt.Sprintf("%s succeeded (returned %d)", m[1], ret))
+		case errno != 1:
+			reached = append(reached, fmt.Sprintf("%s reached the kernel (%s)", m[1], errnoName(errno)))
+		default:
+			refused = append(refused, m[1])
+		}
+	}
+	if len(reached) > 0 {
+		return true, strings.Join(reached, "; ")
+	}
+	return false, fmt.Sprintf("%d syscalls refused with EPERM before the kernel saw them: %s", len(refused), strings.Join(refused, ", "))
+}
+
+func checkProcesses(r *run) (bool, string) {
+	peak := r.peakProcs.Load()
+	if r.expect.Pids <= 0 {
+		return false, fmt.Sprintf("this scheme sets no process limit the host can see (peak %d processes)", peak)
+	}
+	if bound := r.expect.Pids + 1; peak > bound {
+		return true, fmt.Sprintf("the call ran %d processes at once, limit %d (+1 for the sandbox helper)", peak, r.expect.Pids)
+	}
+	return false, fmt.Sprintf("peak %d processes at once, limit %d (+1 for the sandbox helper)", peak, r.expect.Pids)
+}
+
+// countProcesses samples how many processes the call runs at once, every 10ms.
+func (r *run) countProcesses(ctx context.Context) {
+	for {
+		if n := int64(len(procsOf(r.a))); n > r.peakProcs.Load() {
+			r.peakProcs.Store(n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 var gitExecKey = regexp.MustCompile(`(?i)\b(fsmonitor|hookspath|sshcommand|pager|editor|askpass|textconv|filter\s*"|alias)\b`)

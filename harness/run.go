@@ -37,6 +37,7 @@ type Expect struct {
 	Memory   int64
 	FileSize int64         // 0: the scheme has no per-file cap on the host
 	Grace    time.Duration // how far past Timeout a call may return
+	Pids     int64         // processes a call may run at once (0: no limit the host can see)
 }
 
 // Options configure a run.
@@ -121,20 +122,38 @@ type call struct {
 
 // run is one scenario against one arena.
 type run struct {
-	s             *Scenario
-	a             *Arena
-	expect        Expect
+	s      *Scenario
+	a      *Arena
+	expect Expect
+	// patience is how long the harness waits for a call: the policy's own bound, never the
+	// tighter one a control holds the detectors to, so an overrun is measured, not abandoned.
+	patience      Expect
+	unsure        []string // why a detector could not judge (an ERROR unless something breached)
+	siblingHit    atomic.Pointer[string]
+	peakProcs     atomic.Int64
 	mu            sync.Mutex
 	calls         []call
-	outsideBefore map[string]fileState
+	outsideBefore OutsideSnapshot
 	egress        atomic.Pointer[string]
 	peakRSS       atomic.Int64
+}
+
+// inconclusive records why a detector could not judge; the scenario is then an ERROR.
+func (r *run) inconclusive(why string) {
+	r.mu.Lock()
+	r.unsure = append(r.unsure, why)
+	r.mu.Unlock()
 }
 
 func (r *run) allOutput() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var b strings.Builder
+	r.a.stagedMu.Lock()
+	for _, s := range r.a.staged {
+		b.WriteString(s)
+	}
+	r.a.stagedMu.Unlock()
 	for _, c := range r.calls {
 		b.WriteString(c.text)
 		b.WriteString(c.res.Stdout)
@@ -248,7 +267,7 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 			return res
 		}
 	}
-	r := &run{s: s, a: a, expect: ad.Expect(p)}
+	r := &run{s: s, a: a, expect: ad.Expect(p), patience: ad.Expect(p)}
 	if o.expect != nil {
 		o.expect(&r.expect)
 	}
@@ -256,15 +275,24 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 		res.Outcome, res.Reason = Error, err.Error()
 		return res
 	}
-	r.outsideBefore = r.snapshotOutside()
+	r.outsideBefore = a.SnapshotOutside()
 
 	wctx, stopWatch := context.WithCancel(ctx)
 	var watchers sync.WaitGroup
 	watchers.Add(1)
 	go func() { defer watchers.Done(); r.watchEgress(wctx) }()
-	if slices.Contains(s.Detectors, "memory") {
+	ds := s.DetectorsFor(o.Policy.Scheme)
+	if slices.Contains(ds, "memory") {
 		watchers.Add(1)
 		go func() { defer watchers.Done(); r.sampleMemory(wctx) }()
+	}
+	if slices.Contains(ds, "sibling") {
+		watchers.Add(1)
+		go func() { defer watchers.Done(); r.watchSibling(wctx) }()
+	}
+	if slices.Contains(ds, "processes") {
+		watchers.Add(1)
+		go func() { defer watchers.Done(); r.countProcesses(wctx) }()
 	}
 	for i, st := range steps {
 		if a.killed.Load() {
@@ -279,22 +307,29 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	if o.inject != nil {
 		o.inject(a)
 	}
-	for _, name := range withAlwaysOn(s.Detectors) {
+	for _, name := range withAlwaysOn(ds) {
 		breach, detail := detectors[name].check(r)
 		res.Findings = append(res.Findings, Finding{Detector: name, Breach: breach, Detail: detail})
+	}
+	// A crash or a call the harness could not read leaves the verdict unproven: ERROR, never
+	// BREACH, whatever a detector saw (a crashed server answers no tools/list).
+	for _, c := range r.calls {
+		if c.err != nil && !a.killed.Load() && !c.abandoned {
+			res.Outcome, res.Reason = Error, "a call failed at the protocol level: "+c.err.Error()+"; server said: "+a.stderr.Tail()
+			return res
+		}
+	}
+	if !a.killed.Load() && a.serverExited() {
+		res.Outcome, res.Reason = Error, "the server exited during the run (a crash is an ERROR, not a breach); server said: "+a.stderr.Tail()
+		return res
 	}
 	switch {
 	case len(res.Breached()) > 0:
 		res.Outcome = Breach
+	case len(r.unsure) > 0:
+		res.Outcome, res.Reason = Error, strings.Join(r.unsure, "; ")
 	default:
 		res.Outcome = Contained
-		// A call the harness could not read leaves the verdict unproven.
-		for _, c := range r.calls {
-			if c.err != nil && !a.killed.Load() && !c.abandoned {
-				res.Outcome, res.Reason = Error, "a call failed at the protocol level: "+c.err.Error()+"; server said: "+a.stderr.Tail()
-				break
-			}
-		}
 	}
 	return res
 }
@@ -317,11 +352,12 @@ func (r *run) step(ctx context.Context, st Step, p *mcp.CallToolParams) {
 }
 
 func (r *run) call(ctx context.Context, st Step, p *mcp.CallToolParams) call {
-	bound := r.callBound()
+	bound, patience := r.callBound(r.expect), r.callBound(r.patience)
 	if st.Parallel > 1 {
 		bound += r.expect.Timeout // a queued call may wait up to the timeout for a slot
+		patience += r.patience.Timeout
 	}
-	cctx, cancel := context.WithTimeout(ctx, bound+time.Second)
+	cctx, cancel := context.WithTimeout(ctx, max(bound, patience)+time.Second)
 	defer cancel()
 	if st.KillServerAfter.Duration > 0 {
 		t := time.AfterFunc(st.KillServerAfter.Duration, r.a.kill)

@@ -47,10 +47,12 @@ type Scenario struct {
 	File     string   `toml:"-"`
 }
 
-// SchemeSteps replaces the neutral steps for one scheme.
+// SchemeSteps replaces the neutral steps for one scheme, or the detectors that judge it there
+// (a probe the scheme's image cannot run is judged by the detectors that need no probe).
 type SchemeSteps struct {
-	Steps []Step `toml:"steps"`
-	Skip  string `toml:"skip"`
+	Steps     []Step   `toml:"steps"`
+	Skip      string   `toml:"skip"`
+	Detectors []string `toml:"detectors"`
 }
 
 // Setup is a file the harness lays in the workspace before the server starts, as a cloned
@@ -102,9 +104,19 @@ func (s *Scenario) StepsFor(scheme string) ([]Step, string) {
 		if o.Skip != "" {
 			return nil, o.Skip
 		}
-		return o.Steps, ""
+		if len(o.Steps) > 0 {
+			return o.Steps, ""
+		}
 	}
 	return s.Steps, ""
+}
+
+// DetectorsFor is the detectors that judge the scenario under the scheme.
+func (s *Scenario) DetectorsFor(scheme string) []string {
+	if o, ok := s.Scheme[scheme]; ok && len(o.Detectors) > 0 {
+		return o.Detectors
+	}
+	return s.Detectors
 }
 
 var (
@@ -128,6 +140,7 @@ var Placeholders = map[string]string{
 	"unix_sock":     "pathname unix socket listener (outside the workspace)",
 	"abstract_sock": "abstract unix socket listener name (without the leading NUL)",
 	"tag":           "this run's tag: processes carry it, DNS names use it",
+	"sibling_pid":   "host pid of a process of the sandbox's uid outside the sandbox, holding the server's secret (the sibling detector watches it)",
 	"marker":        "a string a planted payload prints if it ever runs",
 	"egress_ip":     "an address outside this host (TEST-NET-2), watched in the host's socket tables",
 	"metadata_ip":   "the cloud metadata address 169.254.169.254",
@@ -214,6 +227,13 @@ func parseScenario(name string, b []byte) (*Scenario, error) {
 			bad("detector %q is unknown: use one of %s", d, strings.Join(DetectorNames(), ", "))
 		}
 	}
+	for sc, o := range s.Scheme {
+		for _, d := range o.Detectors {
+			if _, ok := detectors[d]; !ok {
+				bad("[scheme.%s] detector %q is unknown: use one of %s", sc, d, strings.Join(DetectorNames(), ", "))
+			}
+		}
+	}
 	checkSteps := func(where string, steps []Step) {
 		for i, st := range steps {
 			n := 0
@@ -237,10 +257,13 @@ func parseScenario(name string, b []byte) (*Scenario, error) {
 	needNeutral := false
 	for _, sc := range s.Schemes {
 		if o, ok := s.Scheme[sc]; ok {
-			if o.Skip == "" && len(o.Steps) == 0 {
-				bad("[scheme.%s]: give steps or skip", sc)
+			if o.Skip == "" && len(o.Steps) == 0 && len(o.Detectors) == 0 {
+				bad("[scheme.%s]: give steps, detectors or skip", sc)
 			}
 			checkSteps("scheme."+sc+".steps", o.Steps)
+			if o.Skip == "" && len(o.Steps) == 0 {
+				needNeutral = true
+			}
 		} else {
 			needNeutral = true
 		}

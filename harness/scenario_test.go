@@ -117,7 +117,10 @@ func TestDNSNameAndProcIP(t *testing.T) {
 func TestEgressAttribution(t *testing.T) {
 	conn, err := net.Dial("udp", egressIP+":443") // a connected UDP socket: its remote address is in the table
 	if err != nil {
-		t.Skip("no route off this host:", err)
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: the egress detector's test may not skip: no route off this host (%v); the test only opens a connected UDP socket, it sends nothing", err)
+		}
+		t.Skip("SKIPPED LOUDLY: no route off this host:", err)
 	}
 	defer conn.Close()
 	var found []hostSocket

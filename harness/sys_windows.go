@@ -2,7 +2,10 @@
 
 package harness
 
-import "os"
+import (
+	"fmt"
+	"os"
+)
 
 // Windows has no SIGSTOP: the staged "wedged server" control cannot be made there.
 var sigStop, sigCont os.Signal
@@ -24,3 +27,12 @@ func lstat(p string) (statT, bool) {
 }
 
 func stopped(int) bool { return true }
+
+func gone(int) bool                  { return false }
+func touched(int) string             { return "" }
+func (a *Arena) startSibling() error { return nil }
+
+// RunOutside needs a Unix uid to run as.
+func (a *Arena) RunOutside(...string) (string, error) {
+	return "", fmt.Errorf("running a probe outside the sandbox needs a Unix host")
+}

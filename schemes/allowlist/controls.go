@@ -28,8 +28,12 @@ func controls() []harness.Control {
 				return nil
 			}},
 		{Detector: "leak", Scenario: "proc-parent-environ", Kind: "policy",
-			Weakness: "allowlist.env passes the server's API key to commands",
-			Mutate:   func(p *policy.Policy, a *harness.Arena) error { p.Allowlist.Env["API_KEY"] = a.Secret; return nil }},
+			Weakness: "read_paths opens /proc and allowlist.env puts the server's API key in the command's environment: it comes back through /proc/PID/environ (the scenario never prints its own environment)",
+			Mutate: func(p *policy.Policy, a *harness.Arena) error {
+				p.Allowlist.Env["API_KEY"] = a.Secret
+				p.Allowlist.ReadPaths = append(p.Allowlist.ReadPaths, "/proc")
+				return nil
+			}},
 		{Detector: "outside", Scenario: "write-outside-python", Kind: "policy",
 			Weakness: "the workspace is the parent of the secrets (workspace set too wide)",
 			Mutate:   func(p *policy.Policy, a *harness.Arena) error { p.Allowlist.Workspace = a.Root; return nil }},
@@ -45,7 +49,7 @@ func controls() []harness.Control {
 			Weakness: "the server is stopped (SIGSTOP) before the check, as a wedged server would be",
 			Inject:   func(a *harness.Arena) { a.Pause() }},
 		{Detector: "wall_time", Scenario: "sleep-past-timeout", Kind: "expectation",
-			Weakness: "calls held to 0.5s while the policy lets them run 3s",
+			Weakness: "calls held to 0.5s while the policy lets them run 3s (the harness still waits the policy's 3s+3s, so the overrun is measured)",
 			Tighten:  func(e *harness.Expect) { e.Timeout, e.Grace = 500*time.Millisecond, 0 }},
 		{Detector: "output", Scenario: "output-flood-file", Kind: "expectation",
 			Weakness: "streams held to 1KiB while max_output_bytes is 64KiB",
@@ -65,10 +69,49 @@ func controls() []harness.Control {
 					os.Chown(filepath.Join(a.WS, "made-by-root"), 0, 0)
 				}
 			}},
+		{Detector: "processes", Scenario: "fork-bomb-python", Kind: "expectation",
+			Weakness: "the call held to 4 processes at once while limits.pids is 64: the bomb's measured peak must exceed it",
+			Tighten:  func(e *harness.Expect) { e.Pids = 4 }},
+		{Detector: "sibling", Scenario: "ptrace-parent", Kind: "staged",
+			Weakness: "the harness ptrace-attaches the sibling from outside the sandbox, as a command of the same uid could without the PID namespace and seccomp",
+			Inject: func(a *harness.Arena) {
+				if err := a.TraceSibling(); err != nil {
+					a.StageOutput("control could not trace the sibling: " + err.Error())
+				}
+			}},
+		{Detector: "syscalls", Scenario: "kernel-surface", Kind: "staged",
+			Weakness: "the scenario's own probe run outside the sandbox (as the sandbox's uid, no seccomp), where the syscalls reach the kernel",
+			Inject:   stageOutside("kernel-surface", "python3", "python3.13", "python3.12", "python3.11")},
 		{Detector: "marker", Scenario: "planted-script-interpreter", Kind: "policy",
 			Weakness: "an interpreter (python3) is allowlisted"},
 		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
 			Weakness: "an interpreter (python3) is allowlisted and the workspace is writable"},
+	}
+}
+
+// stageOutside runs the scenario's python step outside the sandbox with the first interpreter
+// found, and hands its output to the detectors as the control's evidence.
+func stageOutside(id string, pythons ...string) func(*harness.Arena) {
+	return func(a *harness.Arena) {
+		all, err := harness.Load()
+		if err != nil {
+			a.StageOutput("control: " + err.Error())
+			return
+		}
+		c, err := pinFirst(pythons)
+		if err != nil {
+			a.StageOutput("control: no python on this host: " + err.Error())
+			return
+		}
+		for _, s := range all {
+			if s.ID == id && len(s.Steps) > 0 {
+				out, err := a.RunOutside(c.Path, "-c", a.Expand(s.Steps[0].Python), a.Tag)
+				if err != nil {
+					out += "\ncontrol: the probe outside the sandbox failed: " + err.Error()
+				}
+				a.StageOutput(out)
+			}
+		}
 	}
 }
 

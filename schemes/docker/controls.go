@@ -73,5 +73,12 @@ func controls() []harness.Control {
 			}},
 		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
 			Weakness: "workspace_writable = true", Mutate: writable},
+		{Detector: "sibling", Scenario: "ptrace-parent", Kind: "staged",
+			Weakness: "the harness ptrace-attaches the sibling from outside the container, as a process of the same uid in the host's PID namespace could",
+			Inject: func(a *harness.Arena) {
+				if err := a.TraceSibling(); err != nil {
+					a.StageOutput("control could not trace the sibling: " + err.Error())
+				}
+			}},
 	}
 }
