@@ -139,8 +139,8 @@ type egressOut struct {
 	Proxy        string
 	Index, File  []any
 	TLS          []any
-	UnlistedHTTP []any `json:"unlisted_http"`
-	UnlistedTLS  []any `json:"unlisted_tls"`
+	UnlistedHTTP []any  `json:"unlisted_http"`
+	UnlistedTLS  []any  `json:"unlisted_tls"`
 	RawLoopback  string `json:"raw_loopback"`
 	DNS          string
 }
