@@ -173,21 +173,8 @@ func egressPolicy(t *testing.T, hosts ...string) *policy.Policy {
 
 func newEgressExec(t *testing.T, p *policy.Policy) *Executor {
 	t.Helper()
-	eng := needEngine(t)
 	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	e, err := New(p, Options{Engine: eng, EgressResolver: testResolver{"pypi.test": lo, "forbidden.test": lo}, EgressAllowLoopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	if err := e.Ready(); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return newExecOpts(t, p, Options{Engine: needEngine(t), EgressResolver: testResolver{"pypi.test": lo, "forbidden.test": lo}, EgressAllowLoopback: true})
 }
 
 func auditEntries(t *testing.T, path string) []audit.Entry {
