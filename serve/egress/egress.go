@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -522,14 +523,16 @@ func (p *Proxy) emit(d *Decision) {
 // relay copies bytes both ways until both directions end or one is idle for IdleTimeout.
 func (p *Proxy) relay(c net.Conn, br *bufio.Reader, first []byte, up net.Conn) (out, in int64) {
 	done := make(chan struct{})
+	last := new(atomic.Int64) // either direction's last byte: a long one-way download is not idle
+	last.Store(time.Now().UnixNano())
 	go func() {
 		defer close(done)
 		n, _ := up.Write(first)
-		m, _ := io.Copy(up, &idleReader{r: br, c: c, idle: p.o.IdleTimeout, peer: up})
+		m, _ := io.Copy(up, &idleReader{r: br, c: c, idle: p.o.IdleTimeout, peer: up, last: last})
 		out = int64(n) + m
 		closeWrite(up)
 	}()
-	in, _ = io.Copy(c, &idleReader{r: up, c: up, idle: p.o.IdleTimeout, peer: c})
+	in, _ = io.Copy(c, &idleReader{r: up, c: up, idle: p.o.IdleTimeout, peer: c, last: last})
 	closeWrite(c)
 	select {
 	case <-done:
@@ -549,22 +552,38 @@ func closeWrite(c net.Conn) {
 	c.Close()
 }
 
-// idleReader reads from r, allowing idle before each read on c (and on peer, so a one-way
-// stream is not cut while the other side waits).
+// idleReader reads from r, allowing idle before each read on c (and before each write on
+// peer). With last (a tunnel's two directions share it), a read that times out while the
+// other direction moved bytes within idle waits on: only a tunnel silent both ways is idle.
 type idleReader struct {
 	r    io.Reader
 	c    net.Conn
 	peer net.Conn
 	idle time.Duration
+	last *atomic.Int64
 }
 
 func (i *idleReader) Read(b []byte) (int, error) {
-	t := time.Now().Add(i.idle)
-	i.c.SetReadDeadline(t)
-	if i.peer != nil {
-		i.peer.SetWriteDeadline(t)
+	for {
+		t := time.Now().Add(i.idle)
+		i.c.SetReadDeadline(t)
+		if i.peer != nil {
+			i.peer.SetWriteDeadline(t)
+		}
+		n, err := i.r.Read(b)
+		if i.last == nil {
+			return n, err
+		}
+		if n > 0 {
+			i.last.Store(time.Now().UnixNano())
+			return n, err
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, i.last.Load())) < i.idle {
+			continue
+		}
+		return n, err
 	}
-	return i.r.Read(b)
 }
 
 // countConn counts bytes and refreshes an idle deadline on every read and write.

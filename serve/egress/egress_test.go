@@ -560,3 +560,38 @@ func TestCloseEndsTunnels(t *testing.T) {
 		t.Error("tunnel still open after Close")
 	}
 }
+
+// A long one-way download (the client silent after its request) is not idle while bytes
+// flow; a tunnel silent both ways is closed.
+func TestIdleIsBothWays(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		for i := 0; i < 8; i++ {
+			if r.Context().Err() != nil {
+				return // like many servers: a client that closed its side is gone
+			}
+			fmt.Fprintf(w, "chunk %d\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
+	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
+	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: res, AllowLoopback: true, IdleTimeout: 300 * time.Millisecond})
+	code, text, err := get(t, f.client(), "https://allowed.test:"+port+"/slow")
+	if err != nil || code != 200 || strings.Count(text, "chunk") != 8 {
+		t.Errorf("slow one-way download (800ms, idle timeout 300ms): %d %v, %d chunks", code, err, strings.Count(text, "chunk"))
+	}
+	// silent both ways: the tunnel ends
+	_, c, _ := rawConnect(t, f.url, "allowed.test:"+port)
+	tc := tls.Client(c, &tls.Config{ServerName: "allowed.test", InsecureSkipVerify: true})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	tc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := tc.Read(make([]byte, 1)); err == nil || strings.Contains(err.Error(), "timeout") {
+		t.Errorf("a tunnel silent both ways was not closed by the proxy: %v", err)
+	}
+}
