@@ -55,6 +55,10 @@ type Options struct {
 	// AllowLoopback re-opens 127.0.0.0/8 and ::1 — for tests only, whose "remote" servers run
 	// on loopback. Every other denied range stays denied.
 	AllowLoopback bool
+	// AllowAddrs re-opens exact addresses (ip:port) in the denied ranges: for tests and the
+	// harness, whose stand-in hosts listen on loopback, while every other loopback port (the
+	// harness's own listeners) stays denied.
+	AllowAddrs []netip.AddrPort
 	// MaxConns bounds connections handled at once, tunnels included (default 64); more are
 	// answered 503.
 	MaxConns int
@@ -409,7 +413,7 @@ func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, bool) {
 	tried := 0
 	for _, a := range addrs {
 		a = a.Unmap()
-		if why := p.denied(a); why != "" {
+		if why := p.denied(a, uint16(port)); why != "" {
 			denied = append(denied, a.String()+", "+why)
 			continue
 		}
@@ -424,11 +428,11 @@ func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, bool) {
 			continue
 		}
 		// whatever Dial did, the connection must end at a reachable address
-		if ra, err := netip.ParseAddrPort(up.RemoteAddr().String()); err != nil || p.denied(ra.Addr()) != "" {
+		if ra, err := netip.ParseAddrPort(up.RemoteAddr().String()); err != nil || p.denied(ra.Addr(), ra.Port()) != "" {
 			up.Close()
 			why := "an unknown address"
 			if err == nil {
-				why = ra.Addr().String() + ", " + p.denied(ra.Addr())
+				why = ra.Addr().String() + ", " + p.denied(ra.Addr(), ra.Port())
 			}
 			denied = append(denied, why)
 			continue
@@ -467,10 +471,16 @@ func (p *Proxy) notListed(host string, port int) string {
 	return fmt.Sprintf("not in %s (add %q to allow it)", p.o.Key, add)
 }
 
-// denied says why the proxy never connects to a ("" = allowed).
-func (p *Proxy) denied(a netip.Addr) string {
+// denied says why the proxy never connects to a:port ("" = allowed).
+func (p *Proxy) denied(a netip.Addr, port uint16) string {
+	a = a.Unmap()
 	if p.o.AllowLoopback && policy.IsLoopback(a) {
 		return ""
+	}
+	for _, x := range p.o.AllowAddrs {
+		if x.Addr().Unmap() == a && x.Port() == port {
+			return ""
+		}
 	}
 	return policy.DeniedAddr(a)
 }
@@ -481,7 +491,7 @@ func (p *Proxy) control(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("egress: refusing to connect to %q: not an address", address)
 	}
-	if why := p.denied(ap.Addr()); why != "" {
+	if why := p.denied(ap.Addr(), ap.Port()); why != "" {
 		return fmt.Errorf("egress: refusing to connect to %s: %s", address, why)
 	}
 	return nil

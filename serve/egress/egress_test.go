@@ -595,3 +595,23 @@ func TestIdleIsBothWays(t *testing.T) {
 		t.Errorf("a tunnel silent both ways was not closed by the proxy: %v", err)
 	}
 }
+
+// AllowAddrs re-opens exactly the stand-in servers' ip:port; another loopback port (a harness
+// listener) stays denied even for a listed name.
+func TestAllowAddrs(t *testing.T) {
+	allowed, other := newServer(t, true), newServer(t, true)
+	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo, "other.test": lo}}
+	ap := netip.AddrPortFrom(lo[0], uint16(allowed.port))
+	f := startProxy(t, rules(t, "allowed.test:"+strconv.Itoa(allowed.port), "other.test:"+strconv.Itoa(other.port)),
+		Options{Resolver: res, AllowAddrs: []netip.AddrPort{ap}})
+	if code, _, err := get(t, f.client(), fmt.Sprintf("https://allowed.test:%d/", allowed.port)); err != nil || code != 200 {
+		t.Errorf("re-opened address: %d %v", code, err)
+	}
+	resp, _, _ := rawConnect(t, f.url, fmt.Sprintf("other.test:%d", other.port))
+	if b := body(resp); resp.StatusCode != 403 || !strings.Contains(b, "loopback") {
+		t.Errorf("another loopback port: %d %q", resp.StatusCode, b)
+	}
+	if other.hits.Load() != 0 || allowed.hits.Load() != 1 {
+		t.Errorf("hits: other %d (want 0), allowed %d (want 1)", other.hits.Load(), allowed.hits.Load())
+	}
+}
