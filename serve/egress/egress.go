@@ -234,7 +234,10 @@ func (p *Proxy) ServeConn(c net.Conn) {
 		return
 	}
 	defer p.untrack(c)
-	d := Decision{Time: time.Now(), Client: c.RemoteAddr().String()}
+	d := Decision{Time: time.Now()}
+	if ra := c.RemoteAddr(); ra != nil {
+		d.Client = ra.String()
+	}
 	select {
 	case p.sem <- struct{}{}:
 		defer func() { <-p.sem }()

@@ -615,3 +615,32 @@ func TestAllowAddrs(t *testing.T) {
 		t.Errorf("hits: other %d (want 0), allowed %d (want 1)", other.hits.Load(), allowed.hits.Load())
 	}
 }
+
+// ServeConn takes any net.Conn (the allowlist helper relays unix connections): one whose
+// remote address is nil is served too.
+func TestServeConnAnyConn(t *testing.T) {
+	allowed := newServer(t, false)
+	port := strconv.Itoa(allowed.port)
+	var got []Decision
+	p := New(rules(t, "allowed.test:"+port), Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}, AllowLoopback: true,
+		Audit: func(d Decision) { got = append(got, d) }})
+	defer p.Close()
+	a, b := net.Pipe()
+	done := make(chan struct{})
+	go func() { p.ServeConn(nilAddrConn{a}); close(done) }()
+	b.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(b, "GET http://allowed.test:"+port+"/pipe HTTP/1.1\r\nHost: allowed.test:"+port+"\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(b), nil)
+	if err != nil || resp.StatusCode != 200 || !strings.Contains(body(resp), "/pipe") {
+		t.Fatalf("over a pipe: %v %v", resp, err)
+	}
+	b.Close()
+	<-done
+	if len(got) != 1 || !got[0].Allowed || got[0].Client != "" {
+		t.Errorf("decisions %+v", got)
+	}
+}
+
+type nilAddrConn struct{ net.Conn }
+
+func (nilAddrConn) RemoteAddr() net.Addr { return nil }
