@@ -25,7 +25,7 @@ func TestUnknownKeySuggestsTheNearKey(t *testing.T) {
 }
 
 func TestEveryWrongTypeIsReported(t *testing.T) {
-	src := "version = 1\nscheme = \"allowlist\"\n[limits]\ntimeout = 5\nmax_concurrent = \"four\"\n[allowlist]\nnetwork = \"yes\"\n"
+	src := "version = 1\nscheme = \"allowlist\"\n[limits]\ntimeout = 5\nmax_concurrent = \"four\"\n[allowlist]\nnetwork = 3\n"
 	_, err := Parse("p.toml", []byte(src))
 	if err == nil {
 		t.Fatal("three wrongly typed values were accepted")
