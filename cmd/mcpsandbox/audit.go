@@ -2,8 +2,8 @@ package main
 
 import (
 	"errors"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
