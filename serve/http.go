@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -79,7 +80,9 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: h.MaxBody})
 	mux := http.NewServeMux()
-	mux.Handle(HTTPPath, guard(h, mcpHandler))
+	refusals := newRefusalLog(log, time.Now)
+	defer refusals.flush()
+	mux.Handle(HTTPPath, guard(h, refusals, mcpHandler))
 	ln, err := net.Listen("tcp", h.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is the port taken? pick another with --http)", h.Addr, err)
@@ -130,21 +133,132 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 	return nil
 }
 
-// guard checks the bearer token (401) and the Origin (403) before MCP sees the request.
-func guard(h *HTTPOptions, next http.Handler) http.Handler {
+// guard checks the bearer token (401) and the Origin (403) before MCP sees the request; the
+// MCP handler's own 403 (a Host that is not this machine: DNS rebinding) is logged here too.
+func guard(h *HTTPOptions, refusals *refusalLog, next http.Handler) http.Handler {
 	want := []byte("Bearer " + h.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h.Token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpsandbox"`)
-			http.Error(w, "unauthorized: send Authorization: Bearer <token> (the token serve was started with)", http.StatusUnauthorized)
-			return
+		if h.Token != "" {
+			got := r.Header.Get("Authorization")
+			if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+				reason := "wrong bearer token"
+				switch {
+				case got == "":
+					reason = "no Authorization header"
+				case !strings.HasPrefix(got, "Bearer "):
+					reason = "Authorization is not a bearer token"
+				}
+				refusals.refused(r, http.StatusUnauthorized, reason)
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpsandbox"`)
+				http.Error(w, "unauthorized: send Authorization: Bearer <token> (the token serve was started with)", http.StatusUnauthorized)
+				return
+			}
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, h.Origins) {
+			refusals.refused(r, http.StatusForbidden, "origin "+clip(strconv.Quote(origin))+" is not accepted")
 			http.Error(w, fmt.Sprintf("forbidden: requests from origin %q are not accepted (serve --allow-origin adds one)", origin), http.StatusForbidden)
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(&statusWatch{ResponseWriter: w, onForbidden: func() {
+			reason := "refused by the MCP handler"
+			if host, _, err := net.SplitHostPort(r.Host); err == nil && !IsLoopbackHost(host) || err != nil && !IsLoopbackHost(r.Host) {
+				reason = "Host " + clip(strconv.Quote(r.Host)) + " is not this machine (DNS rebinding protection)"
+			}
+			refusals.refused(r, http.StatusForbidden, reason)
+		}}, r)
 	})
+}
+
+// statusWatch tells when the wrapped handler answers 403.
+type statusWatch struct {
+	http.ResponseWriter
+	onForbidden func()
+	seen        bool
+}
+
+func (s *statusWatch) WriteHeader(code int) {
+	if !s.seen {
+		s.seen = true
+		if code == http.StatusForbidden {
+			s.onForbidden()
+		}
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWatch) Write(b []byte) (int, error) {
+	s.seen = true
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush and Unwrap keep streaming (SSE) and http.ResponseController working through the wrapper.
+func (s *statusWatch) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusWatch) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// refusalLog logs refused requests (401, 403) to serve's log, never the token, at most
+// refusalBurst per refusalWindow, so a flood of bad requests cannot fill the disk; what it
+// held back is counted and said once the window is over (or at shutdown).
+type refusalLog struct {
+	log        *slog.Logger
+	now        func() time.Time
+	mu         sync.Mutex
+	start      time.Time
+	n          int
+	suppressed int
+}
+
+const (
+	refusalBurst  = 10
+	refusalWindow = time.Minute
+)
+
+func newRefusalLog(log *slog.Logger, now func() time.Time) *refusalLog {
+	return &refusalLog{log: log, now: now, start: now()}
+}
+
+func (l *refusalLog) refused(r *http.Request, status int, reason string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now := l.now(); now.Sub(l.start) >= refusalWindow {
+		l.flushLocked()
+		l.start, l.n = now, 0
+	}
+	if l.n >= refusalBurst {
+		l.suppressed++
+		return
+	}
+	l.n++
+	l.log.Warn("refused an HTTP request", "status", status, "method", clip(r.Method), "path", clip(r.URL.Path),
+		"remote", r.RemoteAddr, "reason", reason)
+	if l.n == refusalBurst {
+		l.log.Warn("further refused HTTP requests are counted, not logged, until the minute is over", "limit_per_minute", refusalBurst)
+	}
+}
+
+func (l *refusalLog) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushLocked()
+}
+
+func (l *refusalLog) flushLocked() {
+	if l.suppressed > 0 {
+		l.log.Warn("refused HTTP requests not logged individually", "count", l.suppressed, "since", l.start.UTC().Format(time.RFC3339))
+		l.suppressed = 0
+	}
+}
+
+// clip bounds a client-controlled string before it is logged.
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }
 
 // originAllowed accepts an origin on this machine that names the host the request was sent
