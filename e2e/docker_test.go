@@ -423,3 +423,52 @@ func TestDockerSIGTERMRemovesAll(t *testing.T) {
 		t.Errorf("%d containers of the SIGTERMed serve remain", n)
 	}
 }
+
+// A serve SIGKILLed with a pooled container, then a `serve` whose client goes away at once
+// (stdin closed, as a client that starts and quits, or a config check): when that serve has
+// returned, the dead serve's containers are gone, and its log says so.
+func TestDockerReapOnImmediateExit(t *testing.T) {
+	eng := needDocker(t)
+	_, cmd := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { p.Docker.Pool = 1 }))
+	pidLabel := fmt.Sprintf("%s=%d", sd.LabelPID, cmd.Process.Pid)
+	for deadline := time.Now().Add(30 * time.Second); countContainers(t, eng, pidLabel) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pooled container never appeared")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)); err != nil || strings.Contains(string(b), ") Z ") {
+			break
+		}
+	}
+	left := countContainers(t, eng, pidLabel)
+	if left == 0 {
+		t.Fatal("the SIGKILLed serve left no container: nothing to test the reaper on")
+	}
+
+	quick := exec.Command(binPath, "serve", "--policy", dockerPolicy(t, nil)) // stdin: /dev/null
+	var stderr lockedBuffer
+	quick.Stderr = &stderr
+	if err := quick.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- quick.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve with stdin closed: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		quick.Process.Kill()
+		t.Fatalf("serve with stdin closed did not return within 30s:\n%s", stderr.String())
+	}
+	if n := countContainers(t, eng, pidLabel); n != 0 {
+		t.Errorf("%d of the dead serve's %d containers remain after a serve with stdin closed returned:\n%s", n, left, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "removed containers left by serve instances that are no longer running") {
+		t.Errorf("serve's log does not say what it removed:\n%s", stderr.String())
+	}
+	t.Logf("the dead serve left %d container(s); the next serve, stdin closed, removed them before returning", left)
+}
