@@ -332,6 +332,7 @@ func goesOn(w *wizardRun) bool {
 // (verify declined, exit 0: true) or it could not start and nothing was written (false).
 func finishWrite(w *wizardRun, client string) bool {
 	w.t.Helper()
+	w.step("reach a running `serve --http`", enter) // stdio
 	w.step("Configure which clients?", client)
 	w.step(client, " "+enter)
 	w.step("Write the policy to", enter)
@@ -417,6 +418,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Output cap per stream", enter)
 		w.step("Memory per call", enter)
 		w.step("Processes per call", enter)
+		w.step("reach a running `serve --http`", enter)
 		w.step("Configure which clients?", enter) // cursor: detected, preselected
 		w.step("Write the policy to", enter)
 		w.expect("Write them?")
@@ -450,6 +452,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("More commands", enter)
 		w.step("network access?", enter)
 		limitSteps(w)
+		w.step("reach a running `serve --http`", enter)
 		w.step("Configure which clients?", enter)
 		w.step("Write the policy to", enter)
 		w.step("Write them?", enter)
