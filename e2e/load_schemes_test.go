@@ -250,7 +250,7 @@ func TestDockerLoadHTTP(t *testing.T) {
 }
 
 // TestE2BLoadHTTP: the e2b scheme over `serve --http` against the local E2B server: 200 calls
-// at concurrency 32 over 8 sessions (reuse = session: one sandbox each) with max_concurrent 4;
+// at concurrency 32 over 8 sessions (reuse = session: one sandbox each) with max_concurrent 8;
 // a client that disconnects mid-call; then SIGTERM. The fake's sandboxes and processes: none
 // before, one per session during, none after.
 func TestE2BLoadHTTP(t *testing.T) {
@@ -259,7 +259,7 @@ func TestE2BLoadHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fake.Close() })
-	const n, conc, sessions, maxConc = 200, 32, 8, 4
+	const n, conc, sessions, maxConc = 200, 32, 8, 8
 	root := t.TempDir()
 	p := policy.Default(policy.SchemeE2B)
 	p.Name, p.E2B.APIKeyEnv, p.E2B.Reuse = "e2e-e2b-load", e2bKeyEnv, "session"
