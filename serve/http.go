@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -82,7 +83,8 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 	mux := http.NewServeMux()
 	refusals := newRefusalLog(log, time.Now)
 	defer refusals.flush()
-	mux.Handle(HTTPPath, guard(h, refusals, mcpHandler))
+	inflight := &postCount{}
+	mux.Handle(HTTPPath, inflight.count(guard(h, refusals, mcpHandler)))
 	ln, err := net.Listen("tcp", h.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is the port taken? pick another with --http)", h.Addr, err)
@@ -113,11 +115,15 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 	sctx, scancel := context.WithTimeout(context.Background(), grace)
 	defer scancel()
 	log.Info("shutting down: running calls get the grace period", "grace", grace)
-	_ = hs.Shutdown(sctx) // waits for running requests (calls) up to the grace period
-	r.stopAll()           // then the calls still running are cancelled (and their trees killed)
+	// Shutdown stops the listener and idle connections at once, but would wait for every open
+	// connection, and a client's standalone SSE stream (GET) stays open for as long as its
+	// session: so wait for the requests that carry calls (POST) instead.
+	go hs.Shutdown(sctx)
+	inflight.wait(sctx) // running calls finish, up to the grace period
+	r.stopAll()         // then the calls still running are cancelled (and their trees killed)
 	// ...and their answers ("cancelled: shutting down") get a moment to reach their clients.
 	wctx, wcancel := context.WithTimeout(context.Background(), 3*time.Second)
-	_ = hs.Shutdown(wctx)
+	inflight.wait(wctx)
 	wcancel()
 	for ss := range srv.Sessions() {
 		ss.Close()
@@ -167,6 +173,33 @@ func guard(h *HTTPOptions, refusals *refusalLog, next http.Handler) http.Handler
 			refusals.refused(r, http.StatusForbidden, reason)
 		}}, r)
 	})
+}
+
+// postCount counts the POST requests being served (the ones that carry calls and their
+// answers), so shutdown can wait for them and not for long-lived SSE streams.
+type postCount struct{ n atomic.Int64 }
+
+func (p *postCount) count(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			p.n.Add(1)
+			defer p.n.Add(-1)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wait returns when no POST is being served, or when ctx ends.
+func (p *postCount) wait(ctx context.Context) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for p.n.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // statusWatch tells when the wrapped handler answers 403.

@@ -327,3 +327,24 @@ func (l *lockedBuf) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// The grace period is for running calls, not for open connections: a connected client whose
+// session is idle (its standalone SSE stream open) does not hold shutdown for the grace period.
+func TestHTTPShutdownDoesNotWaitForIdleStreams(t *testing.T) {
+	url, stop, done := startHTTP(t, &fakeExec{}, HTTPOptions{Grace: time.Minute})
+	cs := httpClient(t, url, "")
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	select {
+	case err := <-done:
+		done <- err
+		if err != nil {
+			t.Fatalf("Run at shutdown: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("shutdown waited for an idle client's stream (the grace period is a minute)")
+	}
+	cs.Close()
+}
