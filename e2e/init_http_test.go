@@ -152,12 +152,7 @@ func TestInitWizardHTTP(t *testing.T) {
 	url := "http://" + ln.Addr().String() + "/mcp"
 	ln.Close()
 	w := startWizard(t, e)
-	w.step("Which sandbox scheme?", enter)
-	w.step("Workspace", enter)
-	w.step("Commands to allow", enter)
-	w.step("More commands", enter)
-	w.step("network access?", enter)
-	limitSteps(w)
+	allowlistDefaultSteps(w)
 	w.step("reach a running `serve --http`", url+enter)
 	w.step("bearer token from", enter) // MCPSANDBOX_TOKEN
 	w.step("Configure which clients?", "gemini")

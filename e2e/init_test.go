@@ -303,6 +303,16 @@ const (
 	down  = "\x1b[B"
 )
 
+// allowlistDefaultSteps take the allowlist scheme and its defaults, up to the limits.
+func allowlistDefaultSteps(w *wizardRun) {
+	w.step("Which sandbox scheme?", enter)
+	w.step("Workspace", enter)
+	w.step("Commands to allow", enter)
+	w.step("More commands", enter)
+	w.step("network access?", enter)
+	limitSteps(w)
+}
+
 // limitSteps answer the limits with their defaults.
 func limitSteps(w *wizardRun) {
 	for _, q := range []string{"Timeout per call", "Output cap per stream", "Memory per call", "Processes per call"} {
@@ -446,12 +456,7 @@ func TestInitWizardPTY(t *testing.T) {
 	t.Run("no-client", func(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e)
-		w.step("Which sandbox scheme?", enter)
-		w.step("Workspace", enter)
-		w.step("Commands to allow", enter)
-		w.step("More commands", enter)
-		w.step("network access?", enter)
-		limitSteps(w)
+		allowlistDefaultSteps(w)
 		w.step("reach a running `serve --http`", enter)
 		w.step("Configure which clients?", enter)
 		w.step("Write the policy to", enter)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
 	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,6 +85,44 @@ func (l *loadTally) interval(stdout string) bool {
 	l.intervals = append(l.intervals, [2]float64{a, b})
 	l.mu.Unlock()
 	return true
+}
+
+// The kinds of call a load run mixes in.
+const (
+	callNormal    = iota // must run and report its interval
+	callTimeout          // must time out (the tool's own timeout)
+	callCancelled        // the client gives up mid-call: whatever it answered
+)
+
+// record tallies one call's outcome.
+func (l *loadTally) record(t *testing.T, i, kind int, res *mcp.CallToolResult, r serve.Result, err error) {
+	switch {
+	case kind == callCancelled:
+		l.cancelled.Add(1) // what is left of it is checked afterwards, outside
+	case err != nil:
+		l.fail(t, "call %d: %v", i, err)
+	case res.IsError && strings.Contains(resultText(res), "limits.max_concurrent"):
+		l.refused.Add(1)
+	case res.IsError:
+		l.fail(t, "call %d: %s", i, resultText(res))
+	case kind == callTimeout && r.TimedOut:
+		l.timedOut.Add(1)
+	case kind == callTimeout:
+		l.fail(t, "call %d did not time out: %+v", i, r)
+	case r.ExitCode != 0 || r.TimedOut || !l.interval(r.Stdout):
+		l.fail(t, "call %d: %+v", i, r)
+	default:
+		l.ok.Add(1)
+	}
+}
+
+// httpSessions opens n MCP sessions to url.
+func httpSessions(t *testing.T, url string, n int) []*mcp.ClientSession {
+	css := make([]*mcp.ClientSession, n)
+	for i := range css {
+		css[i] = httpSession(t, url)
+	}
+	return css
 }
 
 func (l *loadTally) fail(t *testing.T, format string, args ...any) {
@@ -159,10 +198,7 @@ func TestDockerLoadHTTP(t *testing.T) {
 	})
 	url, cmd, _, logs := startHTTPServeWith(t, []string{"--policy", path})
 	pidLabel := fmt.Sprintf("%s=%d", sd.LabelPID, cmd.Process.Pid)
-	css := make([]*mcp.ClientSession, sessions)
-	for i := range css {
-		css[i] = httpSession(t, url)
-	}
+	css := httpSessions(t, url, sessions)
 	var l loadTally
 	took := runLoad(n, conc, css, func(i int, cs *mcp.ClientSession) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -176,24 +212,7 @@ func TestDockerLoadHTTP(t *testing.T) {
 			go func() { time.Sleep(time.Duration(200+rand.IntN(300)) * time.Millisecond); cancel() }()
 		}
 		res, r, err := callDocker(ctx, cs, tool, args)
-		switch {
-		case i%8 == 2:
-			l.cancelled.Add(1) // whatever it answered; the engine is checked afterwards
-		case err != nil:
-			l.fail(t, "call %d: %v", i, err)
-		case res.IsError && strings.Contains(resultText(res), "limits.max_concurrent"):
-			l.refused.Add(1)
-		case res.IsError:
-			l.fail(t, "call %d: %s", i, resultText(res))
-		case i%8 == 1 && r.TimedOut:
-			l.timedOut.Add(1)
-		case i%8 == 1:
-			l.fail(t, "call %d did not time out: %+v", i, r)
-		case r.ExitCode != 0 || r.TimedOut || !l.interval(r.Stdout):
-			l.fail(t, "call %d: %+v", i, r)
-		default:
-			l.ok.Add(1)
-		}
+		l.record(t, i, [8]int{1: callTimeout, 2: callCancelled}[i%8], res, r, err)
 	})
 	t.Logf("audit: %s", auditDurations(t, auditOf(t, path)))
 	t.Logf("docker over HTTP: %d calls at concurrency %d over %d sessions in %s: %s", n, conc, sessions, took.Round(time.Millisecond), &l)
@@ -275,35 +294,22 @@ func TestE2BLoadHTTP(t *testing.T) {
 
 	url, cmd, exited, logs := startHTTPServeWith(t, []string{"--policy", path}, e2bKeyEnv+"="+e2bKey,
 		"E2B_API_URL="+fake.URL(), "E2B_SANDBOX_URL="+fake.URL(), "E2B_DOMAIN="+fake.Domain())
-	css := make([]*mcp.ClientSession, sessions)
-	for i := range css {
-		css[i] = httpSession(t, url)
-	}
+	css, cancelSessions := httpSessions(t, url, sessions), httpSessions(t, url, 2)
 	var l loadTally
 	took := runLoad(n, conc, css, func(i int, cs *mcp.ClientSession) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		args := map[string]any{"command": "date +%s.%N; sleep 0.05; date +%s.%N"}
 		switch i % 8 {
-		case 2: // the client gives up mid-call
+		case 2: // the client gives up mid-call, in sessions of their own: a call broken by a
+			// cancel ends its session's sandbox, and with it the session's other running calls
+			// (a known defect of serve/e2b, see the OPS report), so they must not share one.
 			args = map[string]any{"command": "sleep 3600"}
+			cs = cancelSessions[i%len(cancelSessions)]
 			go func() { time.Sleep(time.Duration(200+rand.IntN(300)) * time.Millisecond); cancel() }()
 		}
 		res, r, err := callDocker(ctx, cs, "run_command", args)
-		switch {
-		case i%8 == 2:
-			l.cancelled.Add(1)
-		case err != nil:
-			l.fail(t, "call %d: %v", i, err)
-		case res.IsError && strings.Contains(resultText(res), "limits.max_concurrent"):
-			l.refused.Add(1)
-		case res.IsError:
-			l.fail(t, "call %d: %s", i, resultText(res))
-		case r.ExitCode != 0 || r.TimedOut || !l.interval(r.Stdout):
-			l.fail(t, "call %d: %+v", i, r)
-		default:
-			l.ok.Add(1)
-		}
+		l.record(t, i, [8]int{2: callCancelled}[i%8], res, r, err)
 	})
 	t.Logf("audit: %s", auditDurations(t, p.Audit.Path))
 	t.Logf("e2b over HTTP: %d calls at concurrency %d over %d sessions in %s: %s", n, conc, sessions, took.Round(time.Millisecond), &l)
@@ -312,8 +318,11 @@ func TestE2BLoadHTTP(t *testing.T) {
 	} else {
 		t.Logf("max_concurrent %d: at most %d programs ran at once (measured inside the sandboxes)", maxConc, m)
 	}
-	if got := fake.Count(); got != sessions {
-		t.Errorf("reuse = session: %d sandboxes for %d sessions", got, sessions)
+	if got := fake.Count(); got > sessions+len(cancelSessions) || got < sessions {
+		t.Errorf("reuse = session: %d sandboxes for %d sessions (+%d whose calls were cancelled)", got, sessions, len(cancelSessions))
+	}
+	for _, cs := range cancelSessions {
+		cs.Close()
 	}
 	// The cancelled calls' processes are gone (their sandboxes stay: their sessions go on).
 	if !eventuallyWithin(10*time.Second, func() bool { return fake.Stats().LiveProcs == 0 }) {
@@ -337,20 +346,11 @@ func TestE2BLoadHTTP(t *testing.T) {
 		cs.Close()
 	}
 	// (the vanished client's session may be over too: its sandbox is gone or going)
-	if !eventuallyWithin(10*time.Second, func() bool { return fake.Count() <= sessions-4+1 }) {
+	if !eventuallyWithin(10*time.Second, func() bool { return fake.Count() <= sessions-4+1 }) { // +1: the vanished client's
 		t.Errorf("after 4 sessions ended: %d sandboxes, want at most %d", fake.Count(), sessions-4+1)
 	}
 	// SIGTERM ends the rest: every sandbox is killed on the way out.
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		exited <- err
-		if err != nil {
-			t.Errorf("serve exited with %v after SIGTERM", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop within 30s of SIGTERM")
-	}
+	sigterm(t, cmd, exited, 30*time.Second)
 	afterSB, afterProcs := fake.Count(), fake.Stats().LiveProcs
 	t.Logf("E2B sandboxes: before %d, after %d; their processes: before %d, after %d (%+v)", beforeSB, afterSB, beforeProcs, afterProcs, fake.Stats())
 	if afterSB != beforeSB || afterProcs != beforeProcs {
@@ -510,13 +510,7 @@ func TestDockerEngineRestartHTTP(t *testing.T) {
 		}
 	}
 	cs.Close()
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		exited <- err
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not stop within 30s of SIGTERM")
-	}
+	sigterm(t, cmd, exited, 30*time.Second)
 	if n := countContainers(t, eng, pidLabel); n != 0 {
 		t.Errorf("%d containers of serve remain after the engine restart and SIGTERM", n)
 	}

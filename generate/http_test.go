@@ -1,8 +1,6 @@
 package generate
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,26 +28,8 @@ func TestMergeHTTPGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			in, err := os.ReadFile(filepath.Join("testdata", "merge", c.in+".in"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			cl := client(t, c.client)
-			out, err := Merge(cl, in, "sandbox", e, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", "merge", c.name+".golden")
-			if *update {
-				os.WriteFile(golden, out, 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./generate -update to create it)", err)
-			}
-			if string(out) != string(want) {
-				t.Errorf("merge differs from %s:\n%s", golden, Diff(golden, string(want), string(out)))
-			}
+			in, out := goldenMerge(t, cl, c.name, c.in, e, false)
 			if strings.Contains(string(out), `"command"`) && strings.Count(string(out), `"command"`) != strings.Count(string(in), `"command"`) {
 				t.Errorf("the HTTP entry has a command:\n%s", out)
 			}
