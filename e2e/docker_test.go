@@ -426,9 +426,23 @@ func TestDockerSIGTERMRemovesAll(t *testing.T) {
 
 // A serve SIGKILLed with a pooled container, then a `serve` whose client goes away at once
 // (stdin closed, as a client that starts and quits, or a config check): when that serve has
-// returned, the dead serve's containers are gone, and its log says so.
+// returned, the dead serve's containers are gone, and its log says it removed them. Any serve
+// starting on this machine meanwhile (other tests share the engine) may reap them first: then
+// the round proves nothing and is tried again, up to 3 times.
 func TestDockerReapOnImmediateExit(t *testing.T) {
 	eng := needDocker(t)
+	for round := 1; round <= 3; round++ {
+		if reapRound(t, eng) {
+			return
+		}
+		t.Logf("round %d: another serve reaped the dead serve's containers first; again", round)
+	}
+	t.Error("in 3 rounds the serve with stdin closed never removed the dead serve's containers itself")
+}
+
+// reapRound reports whether the serve with stdin closed removed the dead serve's containers.
+func reapRound(t *testing.T, eng *engine.Client) bool {
+	t.Helper()
 	_, cmd := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { p.Docker.Pool = 1 }))
 	pidLabel := fmt.Sprintf("%s=%d", sd.LabelPID, cmd.Process.Pid)
 	for deadline := time.Now().Add(30 * time.Second); countContainers(t, eng, pidLabel) == 0; time.Sleep(50 * time.Millisecond) {
@@ -443,10 +457,6 @@ func TestDockerReapOnImmediateExit(t *testing.T) {
 		}
 	}
 	left := countContainers(t, eng, pidLabel)
-	if left == 0 {
-		t.Fatal("the SIGKILLed serve left no container: nothing to test the reaper on")
-	}
-
 	quick := exec.Command(binPath, "serve", "--policy", dockerPolicy(t, nil)) // stdin: /dev/null
 	var stderr lockedBuffer
 	quick.Stderr = &stderr
@@ -467,8 +477,9 @@ func TestDockerReapOnImmediateExit(t *testing.T) {
 	if n := countContainers(t, eng, pidLabel); n != 0 {
 		t.Errorf("%d of the dead serve's %d containers remain after a serve with stdin closed returned:\n%s", n, left, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "removed containers left by serve instances that are no longer running") {
-		t.Errorf("serve's log does not say what it removed:\n%s", stderr.String())
+	if left == 0 || !strings.Contains(stderr.String(), "removed containers left by serve instances that are no longer running") {
+		return false
 	}
 	t.Logf("the dead serve left %d container(s); the next serve, stdin closed, removed them before returning", left)
+	return true
 }
