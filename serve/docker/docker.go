@@ -147,6 +147,7 @@ func (e *Executor) Instance() string { return e.me.ID() }
 func (e *Executor) probe() error {
 	ctx, cancel := context.WithTimeout(e.life, 30*time.Second)
 	defer cancel()
+	e.reapAtStart(ctx) // first, and to the end even if serve is already closing (reap.go)
 	v, err := e.eng.Version(ctx)
 	if err != nil {
 		e.layers = []serve.Layer{{Name: LayerEngine, Detail: err.Error()}}
@@ -185,11 +186,6 @@ func (e *Executor) probe() error {
 		}
 	}
 	e.watchOOM()
-	if n, err := e.reap(ctx); err != nil {
-		e.log.Warn("could not look for containers left by dead serve instances", "err", err)
-	} else if n > 0 {
-		e.log.Info("removed containers left by serve instances that are no longer running", "count", n)
-	}
 	ls, err := e.inspectLayers(ctx, v.Version, v.APIVersion, id, info.SecurityOptions, info.MemoryLimit, info.SwapLimit, info.PidsLimit, info.CPUCfsQuota)
 	if err != nil {
 		return err
