@@ -55,6 +55,9 @@ func (e *Executor) probeLayers() error {
 	for _, a := range tries {
 		e.attr = a
 		rep, err := e.runProbe()
+		if err == nil && e.egress != nil && !a.has(unix.CLONE_NEWNET) {
+			err = errNoNetNS
+		}
 		if err == nil && a.has(unix.CLONE_NEWPID) && rep.PID != 1 {
 			err = fmt.Errorf("helper is pid %d, not 1: no PID namespace", rep.PID)
 		}

@@ -1,0 +1,328 @@
+package allowlist
+
+// The allowlist scheme's egress path (network by name, issue 14).
+//
+// With a host list the command keeps an empty network namespace of its own, as with
+// network = false: no interface but loopback, no route, no resolver. The one way out is serve's
+// egress proxy, reached like this:
+//
+//  1. The helper, still inside the new network namespace and before Landlock and seccomp, brings
+//     lo up (it holds CAP_NET_ADMIN over that namespace: as root, or through the user namespace
+//     it was started in when serve is not root), creates a TCP listener on 127.0.0.1:EgressPort
+//     and hands that listening socket to serve over the spec socket (SCM_RIGHTS), then closes
+//     its own copy. It then execs the command, which inherits nothing of it.
+//  2. serve accepts on the listener (a socket keeps the namespace it was created in, and accept
+//     works on it from any namespace) and gives each connection to the proxy, for the duration
+//     of the call only: the listener is closed when the call ends.
+//
+// The issue sketches a relay in the helper over an inherited unix socket; this is the same
+// boundary without a relay process (the helper execs away, so it cannot relay): the only
+// endpoint reachable from the sandbox is a socket whose other side is serve's proxy. Nothing
+// else is listening in the namespace, and the command cannot add a listener or a route:
+//   - Landlock (ABI >= 4) handles TCP bind and connect and allows only connect to EgressPort;
+//   - seccomp lets socket() create AF_INET/AF_INET6 SOCK_STREAM (protocol 0 or TCP) sockets and
+//     nothing else (no UDP, raw, packet or netlink; no AF_UNIX, as with network = false);
+//   - the command has no capability over the namespace (uid drop or an unprivileged user
+//     namespace, no_new_privs), so it cannot configure interfaces.
+//
+// Without a network namespace (a host where the helper cannot create one) the scheme refuses to
+// serve a host list rather than give the command the host's network.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"golang.org/x/sys/unix"
+)
+
+// EgressPort is where the proxy answers inside the sandbox's network namespace (127.0.0.1).
+// The namespace is the call's own, so a fixed port never collides with another call's.
+const EgressPort = 3128
+
+// maxEgressConns bounds the proxy connections one call holds open at once; more wait in the
+// listener's backlog until one ends.
+const maxEgressConns = 32
+
+// egress is the executor's side of the egress path; nil when the policy has no host list.
+type egress struct {
+	port  int
+	serve func(net.Conn) // serves one sandbox connection until it ends (the proxy)
+	hosts []string       // what the policy lists, for Layers and the logs
+}
+
+// proxyEnvKeys are the variables the sandbox's proxy settings live in: the ones HTTP clients
+// read (curl, Python's urllib/requests/pip, Go, git), npm's own, and pip's own option.
+var proxyEnvKeys = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+	"NO_PROXY", "no_proxy", "npm_config_proxy", "npm_config_https_proxy", "PIP_PROXY"}
+
+// withEnv replaces any proxy variable of env by the sandbox's own settings. NO_PROXY is empty:
+// every host goes through the proxy (the sandbox could not reach it otherwise anyway).
+func (g *egress) withEnv(env []string) []string {
+	if g == nil {
+		return env
+	}
+	env = slices.DeleteFunc(env, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(proxyEnvKeys, k)
+	})
+	url := "http://127.0.0.1:" + strconv.Itoa(g.port)
+	for _, k := range proxyEnvKeys {
+		v := url
+		if strings.EqualFold(k, "NO_PROXY") {
+			v = ""
+		}
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// specPort is the port the helper must listen on (0: no egress).
+func (g *egress) specPort() int {
+	if g == nil {
+		return 0
+	}
+	return g.port
+}
+
+// egressCall is one call's listener, served until close.
+type egressCall struct {
+	g      *egress
+	mu     sync.Mutex
+	closed bool
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+}
+
+// call starts one call's share of the egress path; nil (a no-op) without egress.
+func (g *egress) call() *egressCall {
+	if g == nil {
+		return nil
+	}
+	return &egressCall{g: g, conns: map[net.Conn]struct{}{}}
+}
+
+// report reads what the helper writes on the spec socket after the spec: with egress, first the
+// listener (a one-byte message carrying it), then, as always, nothing when the exec succeeds or
+// the helper's failure message. A helper that fails before it listens writes the message alone;
+// its first byte is kept.
+func (c *egressCall) report(ctl *os.File) []byte {
+	if c == nil {
+		msg, _ := io.ReadAll(io.LimitReader(ctl, 4096))
+		return msg
+	}
+	var first []byte
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(ctl.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err == nil && oobn > 0 {
+		if fd, ferr := fdFrom(oob[:oobn]); ferr == nil {
+			c.start(fd)
+		} else {
+			first = []byte("sandbox setup failed: egress listener: " + ferr.Error() + "; ")
+		}
+	} else if err == nil && n == 1 {
+		first = buf[:1]
+	}
+	rest, _ := io.ReadAll(io.LimitReader(ctl, 4096))
+	return append(first, rest...)
+}
+
+func fdFrom(oob []byte) (int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil || len(msgs) != 1 {
+		return -1, fmt.Errorf("no descriptor in the message (%v)", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return -1, fmt.Errorf("expected one descriptor (%v)", err)
+	}
+	return fds[0], nil
+}
+
+// start serves the listener the helper made until close.
+func (c *egressCall) start(fd int) {
+	f := os.NewFile(uintptr(fd), "egress-listener")
+	ln, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		return // the sandbox's connections are refused: the listener's last reference is gone
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		ln.Close()
+		return
+	}
+	c.ln = ln
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go c.accept(ln)
+}
+
+func (c *egressCall) accept(ln net.Listener) {
+	defer c.wg.Done()
+	slots := make(chan struct{}, maxEgressConns)
+	for {
+		slots <- struct{}{}
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			conn.Close()
+			return
+		}
+		c.conns[conn] = struct{}{}
+		c.mu.Unlock()
+		go func() {
+			defer func() { <-slots }()
+			c.g.serve(conn)
+			conn.Close()
+			c.mu.Lock()
+			delete(c.conns, conn)
+			c.mu.Unlock()
+		}()
+	}
+}
+
+// close ends the call's egress: the listener and every connection still open. Safe on nil and
+// more than once.
+func (c *egressCall) close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.closed = true
+	ln := c.ln
+	conns := make([]net.Conn, 0, len(c.conns))
+	for conn := range c.conns {
+		conns = append(conns, conn)
+	}
+	c.mu.Unlock()
+	if ln != nil {
+		ln.Close()
+	}
+	for _, conn := range conns {
+		conn.Close()
+	}
+	c.wg.Wait() // the accept loop only; handlers end on their closed connections
+}
+
+// --- helper side (runs in the re-exec'd helper, inside the call's namespaces) ---
+
+// egressListen brings lo up in the helper's network namespace, listens on 127.0.0.1:port and
+// sends the listener to serve over the spec socket. The helper keeps no copy.
+func egressListen(port int) error {
+	if port == 0 {
+		return nil // no host list: no egress
+	}
+	if err := loopbackUp(); err != nil {
+		return fmt.Errorf("egress: bring up loopback: %w", err)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("egress: listener socket: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return fmt.Errorf("egress: listen on 127.0.0.1:%d: %w", port, err)
+	}
+	if err := unix.Listen(fd, 64); err != nil {
+		return fmt.Errorf("egress: listen on 127.0.0.1:%d: %w", port, err)
+	}
+	if err := unix.Sendmsg(specFD, []byte{1}, unix.UnixRights(fd), nil, 0); err != nil {
+		return fmt.Errorf("egress: hand the listener to serve: %w", err)
+	}
+	return nil
+}
+
+// loopbackUp sets IFF_UP on lo (a new network namespace starts with it down).
+func loopbackUp() error {
+	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(s)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(s, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(s, unix.SIOCSIFFLAGS, ifr)
+}
+
+// egressLandlock is the Landlock network rule of a call with egress: connect to the proxy's port
+// (the only TCP the ruleset allows; bind is never allowed). None without egress.
+func egressLandlock(s *Spec) []landlock.Rule {
+	if s.EgressPort == 0 {
+		return nil
+	}
+	return []landlock.Rule{landlock.ConnectTCP(uint16(s.EgressPort))}
+}
+
+// errNoNetNS is why a host list cannot be served on a host without network namespaces.
+var errNoNetNS = errors.New("allowlist.network lists hosts, but this host cannot give commands a network namespace of their own, " +
+	"so their only way out could not be serve's egress proxy; use network = false, or run serve where namespaces work " +
+	"(as root, or with unprivileged user namespaces enabled: sysctl kernel.unprivileged_userns_clone=1)")
+
+// emitSocketTCPOnly emits the seccomp block a socket() call jumps to when the policy has a host
+// list: AF_INET or AF_INET6, type SOCK_STREAM (with any of the flags the kernel accepts),
+// protocol 0 or TCP; every other socket fails with EACCES, as all do with network = false. The
+// kernel reads the three arguments as C ints, so the low 32 bits are what it acts on.
+func emitSocketTCPOnly(emit func(code uint16, k uint32), jumpTo func(code uint16, k uint32, label string), labels map[string]int, prog func() int) {
+	const (
+		argDomain = 16 // seccomp_data.args[0], low word (little endian)
+		argType   = 24
+		argProto  = 32
+		typeMask  = 0xf // SOCK_TYPE_MASK: SOCK_NONBLOCK and SOCK_CLOEXEC live above it
+	)
+	deny := unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	emit(bpfLdWAbs, argDomain)
+	jumpTo(bpfJeqK, unix.AF_INET, "sock_type")
+	jumpTo(bpfJeqK, unix.AF_INET6, "sock_type")
+	emit(bpfRetK, deny)
+	labels["sock_type"] = prog()
+	emit(bpfLdWAbs, argType)
+	emit(unix.BPF_ALU|unix.BPF_AND|unix.BPF_K, typeMask)
+	jumpTo(bpfJeqK, unix.SOCK_STREAM, "sock_proto")
+	emit(bpfRetK, deny)
+	labels["sock_proto"] = prog()
+	emit(bpfLdWAbs, argProto)
+	jumpTo(bpfJeqK, 0, "sock_ok")
+	jumpTo(bpfJeqK, unix.IPPROTO_TCP, "sock_ok")
+	emit(bpfRetK, deny)
+	labels["sock_ok"] = prog()
+	emit(bpfRetK, unix.SECCOMP_RET_ALLOW)
+}
+
+// egressOptions is how New builds the egress path (embedded in Options).
+type egressOptions struct {
+	// egressServe, set by this package's tests, stands in for the proxy.
+	egressServe func(net.Conn)
+}
+
+// newEgress builds the executor's egress path from the policy's host list; nil without one.
+func newEgress(p *policy.Policy, o Options) (*egress, error) {
+	if o.egressServe != nil {
+		return &egress{port: EgressPort, serve: o.egressServe}, nil
+	}
+	return nil, nil // no host lists in the policy yet (policy.Network lands with serve/egress)
+}
