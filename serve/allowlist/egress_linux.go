@@ -41,6 +41,7 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
 	"golang.org/x/sys/unix"
 )
 
@@ -325,4 +326,27 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 		return &egress{port: EgressPort, serve: o.egressServe}, nil
 	}
 	return nil, nil // no host lists in the policy yet (policy.Network lands with serve/egress)
+}
+
+// egressLayer is the egress row of Layers: which hosts the command can reach, and how.
+func (e *Executor) egressLayer() serve.Layer {
+	l := serve.Layer{Name: LayerEgressProxy}
+	if e.egress == nil {
+		l.NotNeeded = true
+		l.Detail = "the policy lists no hosts (allowlist.network is true or false): no proxy"
+		return l
+	}
+	hosts := "the hosts the policy lists"
+	if len(e.egress.hosts) > 0 {
+		hosts = strings.Join(e.egress.hosts, ", ")
+	}
+	tcp := "Landlock allows TCP connect to that port only and no bind"
+	if e.probe.LandlockABI < 4 {
+		tcp = fmt.Sprintf("nothing else listens in the namespace (Landlock's TCP rules need ABI 4, this kernel has %d)", e.probe.LandlockABI)
+	}
+	l.Active = e.attr.has(unix.CLONE_NEWNET)
+	l.Detail = fmt.Sprintf("reachable: %s, only through serve's egress proxy (HTTP CONNECT and plain HTTP at 127.0.0.1:%d in the call's own "+
+		"network namespace, which has no route and no resolver; serve resolves the names and checks each address); %s; "+
+		"seccomp lets socket() make TCP sockets only (no UDP, raw or unix sockets)", hosts, e.egress.port, tcp)
+	return l
 }

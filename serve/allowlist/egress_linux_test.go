@@ -95,7 +95,7 @@ def bind():
     s.listen()
     return "listening"
 attempt("bind", bind)
-attempt("resolve", lambda: socket.getaddrinfo("example.com", 443))
+attempt("resolve", lambda: socket.getaddrinfo("index.test", 443))
 `
 
 func probeLines(t *testing.T, res *serve.Result) map[string]string {

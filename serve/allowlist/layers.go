@@ -147,7 +147,7 @@ func (e *Executor) Layers() []serve.Layer {
 		{Name: LayerProcessLimit, Active: e.dropUID || e.attr.userNS, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC)", e.pol.Limits.Pids)},
 		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (that needs cgroups); commands run at a lower priority (nice %d) and their CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
 	}
-	return append(ls, e.moreLayers()...)
+	return append(append(ls, e.moreLayers()...), e.egressLayer())
 }
 
 // userNSLayer: a user namespace is how a server that is not root gets the other namespaces; a
