@@ -414,6 +414,7 @@ func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
 	cmd.Stdout, cmd.Stderr = h.stdout, h.stderr
 	cmd.ExtraFiles = []*os.File{child}
 	cmd.SysProcAttr = e.attr.sysProcAttr()
+	e.egress.procAttr(e.attr, cmd.SysProcAttr)
 	cmd.WaitDelay = 250 * time.Millisecond // a descendant holding stdout open must not hang the call
 	if err := cmd.Start(); err != nil {
 		ctl.Close()

@@ -38,6 +38,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -228,10 +229,12 @@ func (c *egressCall) close() {
 
 // egressListen brings lo up in the helper's network namespace, listens on 127.0.0.1:port and
 // sends the listener to serve over the spec socket. The helper keeps no copy.
-func egressListen(port int) error {
+func egressListen(s *Spec) error {
+	port := s.EgressPort
 	if port == 0 {
 		return nil // no host list: no egress
 	}
+	defer dropEgressCaps(s)
 	if err := loopbackUp(); err != nil {
 		return fmt.Errorf("egress: bring up loopback: %w", err)
 	}
@@ -250,6 +253,29 @@ func egressListen(port int) error {
 		return fmt.Errorf("egress: hand the listener to serve: %w", err)
 	}
 	return nil
+}
+
+// procAttr: when serve is not root, the helper's network namespace belongs to a user namespace
+// in which the helper keeps its own uid, and execve clears the capabilities of a non-zero uid;
+// CAP_NET_ADMIN is passed as an ambient capability so the helper can bring lo up, and the
+// helper drops every capability again (dropEgressCaps) before anything of the command runs.
+// A root server's helper is root in the namespace and needs nothing.
+func (g *egress) procAttr(a nsAttr, sp *syscall.SysProcAttr) {
+	if g != nil && a.userNS {
+		sp.AmbientCaps = append(sp.AmbientCaps, unix.CAP_NET_ADMIN)
+	}
+}
+
+// dropEgressCaps clears what procAttr gave this thread (the one that execs): the ambient set, and
+// when the helper does not change uid (which clears capabilities by itself), every set.
+func dropEgressCaps(s *Spec) {
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	if s.DropUID {
+		return
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	_ = unix.Capset(&hdr, &data[0])
 }
 
 // loopbackUp sets IFF_UP on lo (a new network namespace starts with it down).

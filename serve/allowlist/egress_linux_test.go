@@ -96,6 +96,11 @@ def bind():
     return "listening"
 attempt("bind", bind)
 attempt("resolve", lambda: socket.getaddrinfo("index.test", 443))
+def ifdown():
+    import fcntl, struct
+    fcntl.ioctl(socket.socket(), 0x8914, struct.pack("16sH14x", b"lo", 0))  # SIOCSIFFLAGS: lo down
+    return "lo down"
+attempt("ifdown", ifdown)
 `
 
 func probeLines(t *testing.T, res *serve.Result) map[string]string {
@@ -138,7 +143,8 @@ func TestEgressPlumbing(t *testing.T) {
 		// Landlock (ABI >= 4) refuses the connect; without it the empty namespace has nobody there.
 		"other-port": map[bool]string{true: "EACCES", false: "ECONNREFUSED"}[e.probe.LandlockABI >= 4],
 		"udp":        "EACCES", "raw": "EACCES", "sctp": "EACCES", "unix": "EACCES", "netlink": "EACCES",
-		"bind": map[bool]string{true: "EACCES", false: "listening"}[e.probe.LandlockABI >= 4],
+		"bind":   map[bool]string{true: "EACCES", false: "listening"}[e.probe.LandlockABI >= 4],
+		"ifdown": "EPERM", // no CAP_NET_ADMIN left for the command (a non-root serve passes it to the helper)
 	}
 	for k, w := range want {
 		if got[k] != w {
@@ -207,14 +213,14 @@ func TestEgressCallCloses(t *testing.T) {
 		t.Fatalf("the passed listener does not accept: %v", err)
 	}
 	conn.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for served.Load() != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	c.close()
 	if conn, err := net.DialTimeout("tcp", addr, 2*time.Second); err == nil {
 		conn.Close()
 		t.Error("the listener still accepts after the call closed")
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for served.Load() != 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
 	}
 	if served.Load() != 1 {
 		t.Errorf("handler saw %d connections, want 1", served.Load())

@@ -120,7 +120,7 @@ func helper() error {
 			return err
 		}
 	}
-	if err := egressListen(s.EgressPort); err != nil {
+	if err := egressListen(&s); err != nil {
 		return err
 	}
 
