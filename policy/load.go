@@ -75,6 +75,8 @@ func Parse(name string, data []byte) (*Policy, error) {
 	if err != nil {
 		return nil, &Error{[]Problem{decodeProblem(name, data, err)}}
 	}
+	p.Allowlist.SetNet(p.Allowlist.Net())
+	p.Docker.SetNet(p.Docker.Net())
 	if !md.IsDefined("allowlist", "env") {
 		p.Allowlist.Env = map[string]string{"LANG": "C.UTF-8"}
 	}
@@ -138,9 +140,17 @@ func indexLines(src string) lineIndex {
 	idx := lineIndex{}
 	table := ""
 	arrayCount := map[string]int{}
+	arrKey, arrN := "", 0 // an array of strings still open: its key, its next element index
 	for i, raw := range strings.Split(src, "\n") {
 		ln := strings.TrimSpace(raw)
 		n := i + 1
+		if arrKey != "" {
+			arrN = idx.elements(arrKey, arrN, ln, n)
+			if strings.Contains(stripStrings(ln), "]") {
+				arrKey = ""
+			}
+			continue
+		}
 		switch {
 		case ln == "" || ln[0] == '#':
 			continue
@@ -166,6 +176,14 @@ func indexLines(src string) lineIndex {
 			idx.set(full, n)
 			// the same key without array indexes, for md.Undecoded() keys
 			idx.set(stripIndexes(full), n)
+			// arrays of strings: each element's own line, network = [\n "a",\n "b" ] -> key[1]
+			if rest := strings.TrimSpace(ln[eq+1:]); strings.HasPrefix(rest, "[") {
+				k := stripIndexes(full)
+				next := idx.elements(k, 0, rest[1:], n)
+				if !strings.Contains(stripStrings(rest[1:]), "]") {
+					arrKey, arrN = k, next
+				}
+			}
 			// inline tables: env = { LANG = "C" } -> allowlist.env.LANG
 			if rest := strings.TrimSpace(ln[eq+1:]); strings.HasPrefix(rest, "{") {
 				for _, part := range strings.Split(strings.Trim(rest, "{} "), ",") {
@@ -178,6 +196,52 @@ func indexLines(src string) lineIndex {
 		}
 	}
 	return idx
+}
+
+// elements indexes the string elements that start on one line of an array (key[i] -> line n)
+// and returns the next element's index.
+func (idx lineIndex) elements(key string, next int, ln string, n int) int {
+	inStr, quote := false, byte(0)
+	for i := 0; i < len(ln); i++ {
+		c := ln[i]
+		switch {
+		case inStr && c == '\\' && quote == '"':
+			i++
+		case inStr && c == quote:
+			inStr = false
+		case !inStr && (c == '"' || c == '\''):
+			inStr, quote = true, c
+			idx.set(key+"["+strconv.Itoa(next)+"]", n)
+			next++
+		case !inStr && c == '#':
+			return next
+		}
+	}
+	return next
+}
+
+// stripStrings blanks quoted strings and comments out of a line, so brackets inside them do
+// not count.
+func stripStrings(ln string) string {
+	var b strings.Builder
+	inStr, quote := false, byte(0)
+	for i := 0; i < len(ln); i++ {
+		c := ln[i]
+		switch {
+		case inStr && c == '\\' && quote == '"':
+			i++
+		case inStr && c == quote:
+			inStr = false
+		case inStr:
+		case c == '"' || c == '\'':
+			inStr, quote = true, c
+		case c == '#':
+			return b.String()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 func (idx lineIndex) set(k string, n int) {

@@ -57,10 +57,15 @@ type Audit struct {
 
 // Allowlist is the hardened host-exec scheme.
 type Allowlist struct {
-	Workspace string            `toml:"workspace" json:"workspace"`
-	Network   bool              `toml:"network" json:"network"`
-	Env       map[string]string `toml:"env" json:"env"`
-	Commands  []Command         `toml:"commands" json:"commands"`
+	Workspace string `toml:"workspace" json:"workspace"`
+	// Network is the all-or-nothing view of the `network` key that older code reads: true = all.
+	// A host list lives in Egress (false here, so code that knows no lists keeps the sandbox
+	// offline). Read the key through Net(); set it with SetNet.
+	Network bool `toml:"-" json:"-"`
+	// Egress is the `network` key as written: false, true or a list of hosts (see Network).
+	Egress   Network           `toml:"network" json:"network"`
+	Env      map[string]string `toml:"env" json:"env"`
+	Commands []Command         `toml:"commands" json:"commands"`
 	// User is "uid:gid" the commands run as when serve runs as root. "" = the workspace owner,
 	// or 65534:65534 (nobody) when root owns the workspace.
 	User string `toml:"user,omitempty" json:"user,omitempty"`
@@ -147,14 +152,19 @@ type Command struct {
 
 // Docker is the container-per-call scheme.
 type Docker struct {
-	Image             string `toml:"image" json:"image"`
-	Network           string `toml:"network" json:"network"`
-	ReadOnly          bool   `toml:"read_only" json:"read_only"`
-	User              string `toml:"user" json:"user"`
-	Workspace         string `toml:"workspace" json:"workspace"`
-	WorkspaceWritable bool   `toml:"workspace_writable" json:"workspace_writable"`
-	Runtime           string `toml:"runtime" json:"runtime"`
-	Pool              int    `toml:"pool" json:"pool"`
+	Image string `toml:"image" json:"image"`
+	// Network is the docker-network view of the `network` key that older code reads: "none" or a
+	// docker network name. A host list lives in Egress ("none" here, so code that knows no lists
+	// keeps containers offline). Read the key through Net(); set it with SetNet.
+	Network string `toml:"-" json:"-"`
+	// Egress is the `network` key as written: "none", a docker network name or a list of hosts.
+	Egress            Network `toml:"network" json:"network"`
+	ReadOnly          bool    `toml:"read_only" json:"read_only"`
+	User              string  `toml:"user" json:"user"`
+	Workspace         string  `toml:"workspace" json:"workspace"`
+	WorkspaceWritable bool    `toml:"workspace_writable" json:"workspace_writable"`
+	Runtime           string  `toml:"runtime" json:"runtime"`
+	Pool              int     `toml:"pool" json:"pool"`
 }
 
 // E2B is the cloud-sandbox proxy scheme.
@@ -188,6 +198,7 @@ func Default(scheme string) *Policy {
 		Docker: Docker{
 			Image:    "python:3.12-slim",
 			Network:  "none",
+			Egress:   Network{Mode: NetNone, Name: "none"},
 			ReadOnly: true,
 			User:     "65534:65534",
 		},
@@ -213,9 +224,13 @@ func (p *Policy) Hash() string {
 	}{p.Version, p.Scheme, p.Name, p.Limits, p.Audit, nil}
 	switch p.Scheme {
 	case SchemeAllowlist:
-		eff.Section = p.Allowlist
+		a := p.Allowlist
+		a.SetNet(a.Net())
+		eff.Section = a
 	case SchemeDocker:
-		eff.Section = p.Docker
+		d := p.Docker
+		d.SetNet(d.Net())
+		eff.Section = d
 	case SchemeE2B:
 		eff.Section = p.E2B
 	}

@@ -22,9 +22,13 @@ func Marshal(p *Policy) ([]byte, error) {
 	}{Version: p.Version, Scheme: p.Scheme, Name: p.Name, Limits: p.Limits, Audit: p.Audit}
 	switch p.Scheme {
 	case SchemeAllowlist:
-		out.Allowlist = &p.Allowlist
+		a := p.Allowlist
+		a.SetNet(a.Net())
+		out.Allowlist = &a
 	case SchemeDocker:
-		out.Docker = &p.Docker
+		d := p.Docker
+		d.SetNet(d.Net())
+		out.Docker = &d
 	case SchemeE2B:
 		out.E2B = &p.E2B
 	}

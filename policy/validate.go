@@ -95,6 +95,7 @@ func (a *Allowlist) validate(active bool) []Problem {
 	case filepath.Clean(a.Workspace) == "/":
 		add("allowlist.workspace", "the workspace cannot be /", "use a dedicated directory such as ~/ai-workspace")
 	}
+	ps = append(ps, validateNetwork("allowlist.network", a.Net(), false)...)
 	for k := range a.Env {
 		key := "allowlist.env." + k
 		switch {
@@ -176,9 +177,7 @@ func (d *Docker) validate() []Problem {
 	if d.Image == "" {
 		add("docker.image", "missing", `set image = "python:3.12-slim" or a local image`)
 	}
-	if d.Network == "" || strings.ContainsAny(d.Network, " \t") {
-		add("docker.network", "%q is not a network", `use "none" (recommended) or a docker network name`, d.Network)
-	}
+	ps = append(ps, validateNetwork("docker.network", d.Net(), true)...)
 	if d.User != "" && !userRe.MatchString(d.User) && !nameRe.MatchString(d.User) {
 		add("docker.user", "%q is not a user", `use "uid:gid", e.g. "65534:65534"`, d.User)
 	}

@@ -1,0 +1,304 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func withNetwork(section, value string) string {
+	src := validAllowlist
+	if section == "docker" {
+		src = strings.Replace(src, `scheme = "allowlist"`, `scheme = "docker"`, 1)
+		src = strings.Replace(src, "[allowlist]", "[docker]\nimage = \"python:3.12-slim\"\nnetwork = "+value+"\n\n[allowlist]", 1)
+		return src
+	}
+	return strings.Replace(src, `workspace = "/srv/ws"`, `workspace = "/srv/ws"`+"\nnetwork = "+value, 1)
+}
+
+// Old files keep meaning what they meant, and hash as before the key took lists.
+func TestNetworkOldForms(t *testing.T) {
+	for _, c := range []struct {
+		section, value string
+		mode           NetMode
+		oldBool        bool
+		oldName        string
+		json           string
+	}{
+		{"allowlist", "false", NetNone, false, "", `false`},
+		{"allowlist", "true", NetAll, true, "", `true`},
+		{"docker", `"none"`, NetNone, false, "none", `"none"`},
+		{"docker", `"bridge"`, NetNamed, false, "bridge", `"bridge"`},
+	} {
+		p, err := Parse("p.toml", []byte(withNetwork(c.section, c.value)))
+		if err != nil {
+			t.Fatalf("%s network = %s: %v", c.section, c.value, err)
+		}
+		var n Network
+		var js []byte
+		if c.section == "docker" {
+			n = p.Docker.Net()
+			if p.Docker.Network != c.oldName {
+				t.Errorf("docker network %s: old view %q, want %q", c.value, p.Docker.Network, c.oldName)
+			}
+			js, _ = json.Marshal(p.Docker)
+		} else {
+			n = p.Allowlist.Net()
+			if p.Allowlist.Network != c.oldBool {
+				t.Errorf("allowlist network %s: old view %v, want %v", c.value, p.Allowlist.Network, c.oldBool)
+			}
+			js, _ = json.Marshal(p.Allowlist)
+		}
+		if n.Mode != c.mode {
+			t.Errorf("%s network = %s: mode %d, want %d", c.section, c.value, n.Mode, c.mode)
+		}
+		if !strings.Contains(string(js), `"network":`+c.json) {
+			t.Errorf("%s network = %s: JSON %s lacks \"network\":%s", c.section, c.value, js, c.json)
+		}
+		roundTrip(t, p)
+	}
+	// The hash of a default docker policy is what it was when network was a plain string:
+	// the JSON of the section is unchanged.
+	d := Default(SchemeDocker)
+	js, _ := json.Marshal(d.Docker)
+	if !strings.Contains(string(js), `"network":"none"`) {
+		t.Errorf("default docker JSON %s", js)
+	}
+}
+
+func roundTrip(t *testing.T, p *Policy) {
+	t.Helper()
+	b, err := Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Parse("saved.toml", b)
+	if err != nil {
+		t.Fatalf("saved policy does not parse: %v\n%s", err, b)
+	}
+	if q.Hash() != p.Hash() {
+		t.Errorf("hash changed through Marshal/Parse:\n%s", b)
+	}
+}
+
+func TestNetworkHostList(t *testing.T) {
+	for _, section := range []string{"allowlist", "docker"} {
+		p, err := Parse("p.toml", []byte(withNetwork(section, `["pypi.org", "Files.PythonHosted.org.:443", "*.example.com", "203.0.113.7", "[2001:db8::1]:8443"]`)))
+		if err != nil {
+			t.Fatalf("%s: %v", section, err)
+		}
+		n := p.Allowlist.Net()
+		if section == "docker" {
+			n = p.Docker.Net()
+			if p.Docker.Network != "none" {
+				t.Errorf("docker host list: old view %q, want \"none\" (code that knows no lists keeps containers offline)", p.Docker.Network)
+			}
+		} else if p.Allowlist.Network {
+			t.Error("allowlist host list: old view true, want false (offline for code that knows no lists)")
+		}
+		if n.Mode != NetHosts || len(n.Hosts()) != 5 {
+			t.Fatalf("%s: %+v", section, n)
+		}
+		want := []string{"pypi.org", "files.pythonhosted.org:443", "*.example.com", "203.0.113.7", "[2001:db8::1]:8443"}
+		for i, h := range n.Hosts() {
+			if h.String() != want[i] {
+				t.Errorf("%s rule %d = %q, want %q", section, i, h.String(), want[i])
+			}
+		}
+		roundTrip(t, p)
+		js, _ := json.Marshal(n)
+		if string(js) != `["pypi.org","files.pythonhosted.org:443","*.example.com","203.0.113.7","[2001:db8::1]:8443"]` {
+			t.Errorf("JSON %s", js)
+		}
+	}
+}
+
+func TestHostRuleMatches(t *testing.T) {
+	n, err := NetworkHosts("pypi.org", "files.pythonhosted.org:443", "*.example.com", "203.0.113.7", "[2001:db8::1]:8443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		host string
+		port int
+		ok   bool
+	}{
+		{"pypi.org", 443, true},
+		{"pypi.org", 80, true},
+		{"PyPI.org.", 443, true},
+		{"pypi.org", 22, false},
+		{"evil.pypi.org", 443, false},
+		{"pypi.org.evil.test", 443, false},
+		{"files.pythonhosted.org", 443, true},
+		{"files.pythonhosted.org", 80, false},
+		{"a.example.com", 443, true},
+		{"a.b.example.com", 80, true},
+		{"example.com", 443, false},
+		{"badexample.com", 443, false},
+		{"203.0.113.7", 443, true},
+		{"203.0.113.8", 443, false},
+		{"::ffff:203.0.113.7", 80, true},
+		{"2001:db8::1", 8443, true},
+		{"[2001:db8:0::1]", 8443, true},
+		{"2001:db8::1", 443, false},
+	} {
+		if _, ok := n.Allows(c.host, c.port); ok != c.ok {
+			t.Errorf("Allows(%q, %d) = %v, want %v", c.host, c.port, ok, c.ok)
+		}
+	}
+	// A wildcard never matches an IP; a name never matches an IP rule.
+	w, _ := NetworkHosts("*.113.7.example")
+	if _, ok := w.Allows("1.113.7.example", 443); !ok {
+		t.Error("wildcard below a domain with numeric labels should match names")
+	}
+}
+
+func TestHostRuleRejects(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", "empty host"},
+		{"   ", "empty host"},
+		{"https://pypi.org/simple", `write the host only, e.g. "pypi.org"`},
+		{"pypi.org/simple", `has a path`},
+		{"pypi.org:0", "not a number in 1..65535"},
+		{"pypi.org:65536", "not a number in 1..65535"},
+		{"pypi.org:http", "not a number in 1..65535"},
+		{"pypi.org:", "not a number in 1..65535"},
+		{"*", "allows every host"},
+		{"*.com", "too broad"},
+		{"a.*.com", `only a leading "*." wildcard`},
+		{"foo*.com", `only a leading "*." wildcard`},
+		{"10.0.0.*", "exact literals"},
+		{"*.0.113.7", "exact literals"},
+		{"169.254.169.254", "cloud metadata"},
+		{"[fd00:ec2::254]:80", "cloud metadata"},
+		{"127.0.0.1", "loopback"},
+		{"192.168.1.10", "private"},
+		{"100.64.0.1", "CGNAT"},
+		{"user@host.com", "not a host name"},
+		{"bad_chär.com", "not allowed in a host name"},
+		{"a..b", "empty label"},
+		{"-a.com", "starts or ends with '-'"},
+		{"[::1", "unclosed"},
+	} {
+		_, err := ParseHostRule(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseHostRule(%q) = %v, want an error containing %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestDeniedAddr(t *testing.T) {
+	for _, c := range []struct {
+		ip     string
+		denied bool
+	}{
+		{"169.254.169.254", true}, {"fd00:ec2::254", true}, {"127.0.0.1", true}, {"127.8.9.10", true},
+		{"::1", true}, {"10.1.2.3", true}, {"172.31.0.1", true}, {"192.168.0.1", true}, {"100.100.100.100", true},
+		{"0.0.0.0", true}, {"::", true}, {"224.0.0.251", true}, {"ff02::fb", true}, {"fe80::1", true},
+		{"fc00::1", true}, {"::ffff:127.0.0.1", true}, {"::ffff:169.254.169.254", true}, {"64:ff9b::a9fe:a9fe", true},
+		{"255.255.255.255", true},
+		{"203.0.113.7", false}, {"151.101.0.223", false}, {"2a04:4e42::223", false}, {"172.32.0.1", false},
+		{"64:ff9b::cb00:7107", false},
+	} {
+		if got := DeniedAddr(netip.MustParseAddr(c.ip)) != ""; got != c.denied {
+			t.Errorf("DeniedAddr(%s) denied=%v, want %v", c.ip, got, c.denied)
+		}
+	}
+}
+
+// Every bad entry is reported on its own line with its fix, not just the first one.
+func TestNetworkProblemsLocated(t *testing.T) {
+	src := withNetwork("allowlist", "[\n  \"pypi.org\",\n  \"https://evil.test/x\",  # a URL\n  \"*\",\n  \"pypi.org\",\n]")
+	_, err := Parse("p.toml", []byte(src))
+	var pe *Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("want *Error, got %v", err)
+	}
+	base := strings.Count(src[:strings.Index(src, "network = [")], "\n") + 1
+	want := map[string]struct {
+		line int
+		msg  string
+	}{
+		"allowlist.network[1]": {base + 2, `write the host only, e.g. "evil.test"`},
+		"allowlist.network[2]": {base + 3, "allows every host"},
+		"allowlist.network[3]": {base + 4, "listed twice"},
+	}
+	if len(pe.Problems) != len(want) {
+		t.Errorf("problems: %v", err)
+	}
+	for _, pr := range pe.Problems {
+		w, ok := want[pr.Key]
+		if !ok {
+			t.Errorf("unexpected problem %s", pr)
+			continue
+		}
+		if pr.Line != w.line || !strings.Contains(pr.Msg, w.msg) || pr.Fix == "" {
+			t.Errorf("%s: got %s, want line %d and %q", pr.Key, pr, w.line, w.msg)
+		}
+	}
+}
+
+func TestNetworkWrongForms(t *testing.T) {
+	for _, c := range []struct{ section, value, key, want string }{
+		{"allowlist", `"bridge"`, "allowlist.network", "takes false, true or a list of hosts"},
+		{"docker", `true`, "docker.network", "true is not a docker network"},
+		{"docker", `[]`, "docker.network", "empty host list"},
+		{"allowlist", `[]`, "allowlist.network", "empty host list"},
+		{"docker", `"my net"`, "docker.network", "is not a network"},
+		{"allowlist", `["pypi.org", 443]`, "allowlist.network", "write each host as a string"},
+		{"docker", `42`, "docker.network", "a list of hosts such as"},
+	} {
+		src := withNetwork(c.section, c.value)
+		_, err := Parse("p.toml", []byte(src))
+		var pe *Error
+		if !errors.As(err, &pe) || len(pe.Problems) != 1 {
+			t.Errorf("%s network = %s: want one problem, got %v", c.section, c.value, err)
+			continue
+		}
+		pr := pe.Problems[0]
+		line := strings.Count(src[:strings.Index(src, "network = ")], "\n") + 1
+		if pr.Key != c.key || pr.Line != line || !strings.Contains(pr.Msg, c.want) {
+			t.Errorf("%s network = %s: got %s, want %s at line %d with %q", c.section, c.value, pr, c.key, line, c.want)
+		}
+	}
+}
+
+// Code written before host lists (controls, the harness) flips the old views; the effective
+// network and the saved file follow.
+func TestNetworkOldViewWins(t *testing.T) {
+	p, err := Parse("p.toml", []byte(withNetwork("allowlist", `["pypi.org"]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Allowlist.Network = true
+	if p.Allowlist.Net().Mode != NetAll {
+		t.Error("allowlist Network=true must mean all")
+	}
+	b, _ := Marshal(p)
+	if !strings.Contains(string(b), "network = true") {
+		t.Errorf("saved:\n%s", b)
+	}
+	p.Scheme = SchemeDocker
+	p.Docker.Network = "host"
+	if n := p.Docker.Net(); n.Mode != NetNamed || n.Name != "host" {
+		t.Errorf("docker Network=host: %+v", n)
+	}
+	// Sections stay comparable with == (callers compare them).
+	if p.Clone().Allowlist.Egress != p.Allowlist.Egress {
+		t.Error("a clone's network differs")
+	}
+}
+
+func TestPresetsAreValid(t *testing.T) {
+	for _, name := range []string{"pypi", "npm", "github"} {
+		pr, ok := Preset(name)
+		if !ok {
+			t.Fatalf("preset %s missing", name)
+		}
+		if _, err := NetworkHosts(pr.Hosts...); err != nil {
+			t.Errorf("preset %s: %v", name, err)
+		}
+	}
+}
