@@ -299,7 +299,7 @@ func (e *Executor) Tools() []serve.Tool {
 			ReadOnlyHint:    false, // commands may write inside the workspace
 			DestructiveHint: nil,   // default true: a command may overwrite workspace files
 			IdempotentHint:  false,
-			OpenWorldHint:   &e.al.Network,
+			OpenWorldHint:   e.openWorld(),
 		},
 		Run: e.run,
 	}}

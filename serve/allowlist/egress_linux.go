@@ -351,7 +351,16 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 	if o.egressServe != nil {
 		return &egress{port: EgressPort, serve: o.egressServe}, nil
 	}
-	return nil, nil // no host lists in the policy yet (policy.Network lands with serve/egress)
+	n := p.Allowlist.Net()
+	if n.Mode != policy.NetHosts {
+		return nil, nil
+	}
+	g := &egress{port: EgressPort}
+	for _, r := range n.Hosts() {
+		g.hosts = append(g.hosts, r.String())
+	}
+	g.serve = func(c net.Conn) { c.Close() } // until serve/egress is wired in: fail closed
+	return g, nil
 }
 
 // egressLayer is the egress row of Layers: which hosts the command can reach, and how.
@@ -375,4 +384,36 @@ func (e *Executor) egressLayer() serve.Layer {
 		"network namespace, which has no route and no resolver; serve resolves the names and checks each address); %s; "+
 		"seccomp lets socket() make TCP sockets only (no UDP, raw or unix sockets)", hosts, e.egress.port, tcp)
 	return l
+}
+
+// openWorld is the tool's OpenWorldHint: commands reach the outside world with network = true
+// or a host list.
+func (e *Executor) openWorld() *bool {
+	v := e.al.Network || e.egress != nil
+	return &v
+}
+
+// egressNetDetail is the network isolation row's detail under a host list.
+func (e *Executor) egressNetDetail(d string) string {
+	if e.egress == nil {
+		return d
+	}
+	return "the policy lists hosts: commands have no network of their own (no route, no resolver, no UDP); " +
+		"only the listed hosts are reachable, through serve's egress proxy (see " + LayerEgressProxy + ")"
+}
+
+// egressTCPNote completes the Landlock TCP row under a host list.
+func (e *Executor) egressTCPNote() string {
+	if e.egress == nil {
+		return ""
+	}
+	return fmt.Sprintf(", except connect to the egress proxy's port %d", e.egress.port)
+}
+
+// egressSocketNote is the seccomp row's socket() part under a host list.
+func (e *Executor) egressSocketNote(d string) string {
+	if e.egress == nil {
+		return d
+	}
+	return "; socket() makes TCP sockets only (no UDP, raw, packet, netlink or unix sockets)"
 }
