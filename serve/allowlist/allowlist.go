@@ -308,6 +308,7 @@ func (e *Executor) Tools() []serve.Tool {
 // Close implements serve.Executor: the warm helper is stopped.
 func (e *Executor) Close() error {
 	e.closed.Store(true)
+	e.egress.close()
 	for {
 		select {
 		case h := <-e.warm:
@@ -607,7 +608,7 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spe
 		ReadDirs:  readDirs, ReadFiles: systemReadFiles, ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
 		Probe: probe,
 	}
-	s.EgressPort = e.egress.specPort()
+	e.egress.apply(&s)
 	if mounts {
 		s.Mounts, s.TmpSize = true, e.tmpSize()
 		s.RWDirs = append(s.RWDirs, "/tmp")

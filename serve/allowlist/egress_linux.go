@@ -43,6 +43,7 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
+	egressproxy "github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,6 +60,7 @@ type egress struct {
 	port  int
 	serve func(net.Conn) // serves one sandbox connection until it ends (the proxy)
 	hosts []string       // what the policy lists, for Layers and the logs
+	proxy *egressproxy.Proxy
 }
 
 // proxyEnvKeys are the variables the sandbox's proxy settings live in: the ones HTTP clients
@@ -87,12 +89,17 @@ func (g *egress) withEnv(env []string) []string {
 	return env
 }
 
-// specPort is the port the helper must listen on (0: no egress).
-func (g *egress) specPort() int {
+// egressReadFiles are what package managers read to describe the host (pip's User-Agent reads
+// the distribution's release files and fails without them); harmless, and only with a host list.
+var egressReadFiles = []string{"/etc/debian_version", "/etc/os-release", "/etc/lsb-release", "/etc/ssl/openssl.cnf"}
+
+// apply sets the helper's part of a call with egress: the port to listen on and the files above.
+func (g *egress) apply(s *Spec) {
 	if g == nil {
-		return 0
+		return
 	}
-	return g.port
+	s.EgressPort = g.port
+	s.ReadFiles = slices.Concat(s.ReadFiles, egressReadFiles)
 }
 
 // egressCall is one call's listener, served until close.
@@ -342,6 +349,9 @@ func emitSocketTCPOnly(emit func(code uint16, k uint32), jumpTo func(code uint16
 
 // egressOptions is how New builds the egress path (embedded in Options).
 type egressOptions struct {
+	// EgressAudit receives every egress proxy decision (for serve's audit log); nil = the
+	// decisions go to Logger only.
+	EgressAudit func(egressproxy.Decision)
 	// egressServe, set by this package's tests, stands in for the proxy.
 	egressServe func(net.Conn)
 }
@@ -355,12 +365,28 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 	if n.Mode != policy.NetHosts {
 		return nil, nil
 	}
+	rules := n.Hosts()
 	g := &egress{port: EgressPort}
-	for _, r := range n.Hosts() {
+	for _, r := range rules {
 		g.hosts = append(g.hosts, r.String())
 	}
-	g.serve = func(c net.Conn) { c.Close() } // until serve/egress is wired in: fail closed
+	po := egressproxy.Options{Key: "allowlist.network", Audit: o.EgressAudit, Logger: o.Logger}
+	if r, ok := testEgressResolver(); ok { // only in binaries built for the egress tests
+		po.Resolver, po.AllowLoopback = r, true
+		if o.Logger != nil {
+			o.Logger.Warn("egress test hook on: names resolved by the test's map, loopback reachable")
+		}
+	}
+	g.proxy = egressproxy.New(rules, po)
+	g.serve = g.proxy.ServeConn
 	return g, nil
+}
+
+// close stops the proxy (every connection still open) when the executor closes.
+func (g *egress) close() {
+	if g != nil && g.proxy != nil {
+		g.proxy.Close()
+	}
 }
 
 // egressLayer is the egress row of Layers: which hosts the command can reach, and how.

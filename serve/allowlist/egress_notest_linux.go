@@ -2,8 +2,8 @@
 
 package allowlist
 
-import "net/netip"
+import egressproxy "github.com/mcpsandbox/mcpsandbox/serve/egress"
 
-// testEgressResolve: off in every binary not built for the egress tests (see
+// testEgressResolver: off in every binary not built for the egress tests (see
 // egress_testhook_linux.go).
-func testEgressResolve() (map[string][]netip.Addr, bool) { return nil, false }
+func testEgressResolver() (egressproxy.Resolver, bool) { return nil, false }
