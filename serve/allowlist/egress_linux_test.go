@@ -20,7 +20,7 @@ import (
 
 // egressExecutor builds an executor over a fresh workspace with python3 allowlisted; serveConn,
 // when not nil, stands in for the egress proxy (the plumbing is what is under test here).
-func egressExecutor(t *testing.T, serveConn func(net.Conn)) *Executor {
+func egressExecutor(t testing.TB, serveConn func(net.Conn), extra ...string) *Executor {
 	t.Helper()
 	py, err := generate.Pin("/usr/bin/python3")
 	if err != nil {
@@ -42,6 +42,15 @@ func egressExecutor(t *testing.T, serveConn func(net.Conn)) *Executor {
 		t.Fatal(err)
 	}
 	p.Allowlist.Commands = append(p.Allowlist.Commands, py)
+	for _, path := range extra { // allowlisted as "self" (the benchmark's Go client: this test binary)
+		c, err := generate.Pin(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Name = "self"
+		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		p.Limits.Memory = 4 << 30 // the Go runtime's address-space reservations
+	}
 	o := Options{HelperPath: exe}
 	o.egressServe = serveConn
 	e, err := New(p, o)
