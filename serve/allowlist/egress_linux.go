@@ -406,7 +406,7 @@ func (e *Executor) egressLayer() serve.Layer {
 		tcp = fmt.Sprintf("nothing else listens in the namespace (Landlock's TCP rules need ABI 4, this kernel has %d)", e.probe.LandlockABI)
 	}
 	l.Active = e.attr.has(unix.CLONE_NEWNET)
-	l.Detail = fmt.Sprintf("reachable: %s, only through serve's egress proxy (HTTP CONNECT and plain HTTP at 127.0.0.1:%d in the call's own "+
+	l.Detail = fmt.Sprintf("reachable: %s (a host without :PORT on 80 and 443), only through serve's egress proxy (HTTP CONNECT and plain HTTP at 127.0.0.1:%d in the call's own "+
 		"network namespace, which has no route and no resolver; serve resolves the names and checks each address); %s; "+
 		"seccomp lets socket() make TCP sockets only (no UDP, raw or unix sockets)", hosts, e.egress.port, tcp)
 	return l
@@ -442,4 +442,13 @@ func (e *Executor) egressSocketNote(d string) string {
 		return d
 	}
 	return "; socket() makes TCP sockets only (no UDP, raw, packet, netlink or unix sockets)"
+}
+
+// egressNetNSNote is the network namespace row's detail under a host list: lo is up, and the
+// only thing on it is the listener serve's proxy answers on.
+func (e *Executor) egressNetNSNote(d string) string {
+	if e.egress == nil {
+		return d
+	}
+	return fmt.Sprintf("each call gets a new network namespace: no interface but loopback, no route; on loopback only 127.0.0.1:%d, answered by serve's egress proxy", e.egress.port)
 }

@@ -163,6 +163,11 @@ func TestEgressPlumbing(t *testing.T) {
 	if r := got["resolve"]; !strings.Contains(r, "name resolution") && !strings.Contains(r, "Name or service") && !strings.Contains(r, "Errno") {
 		t.Errorf("resolve: got %q, want a resolution failure", r)
 	}
+	for _, l := range e.Layers() {
+		if (l.Name == LayerEgressProxy || l.Name == LayerNetNS || l.Name == LayerNetIsolation) && (!l.Active || !strings.Contains(l.Detail, "proxy")) {
+			t.Errorf("layer %q with egress: %+v", l.Name, l)
+		}
+	}
 	if n := served.Load(); n != 1 {
 		t.Errorf("serve's handler saw %d connections, want 1", n)
 	}
@@ -186,6 +191,11 @@ import os
 print("env: " + os.environ.get("HTTPS_PROXY", "-"))`)
 	if !strings.Contains(res.Stdout, "proxy: 13") || !strings.Contains(res.Stdout, "env: -") {
 		t.Fatalf("without egress: %q (stderr %q)", res.Stdout, res.Stderr)
+	}
+	for _, l := range e.Layers() {
+		if l.Name == LayerEgressProxy && (l.Active || !l.NotNeeded) {
+			t.Errorf("egress row without a host list: %+v", l)
+		}
 	}
 }
 

@@ -134,7 +134,7 @@ func (e *Executor) Layers() []serve.Layer {
 		userNSLayer(e.attr.userNS, e.dropUID),
 		{Name: LayerPIDNS, Active: e.attr.has(unix.CLONE_NEWPID), Detail: "the command's whole tree (setsid and double-fork included) dies with it"},
 		{Name: LayerNetIsolation, Active: !e.al.Network, Detail: netDetail},
-		{Name: LayerNetNS, Active: e.attr.has(unix.CLONE_NEWNET), Detail: "each call gets a new, empty network namespace: no interface but a down loopback"},
+		{Name: LayerNetNS, Active: e.attr.has(unix.CLONE_NEWNET), Detail: e.egressNetNSNote("each call gets a new, empty network namespace: no interface but a down loopback")},
 		{Name: LayerIPCNS, Active: e.attr.has(unix.CLONE_NEWIPC), Detail: "no shared SysV IPC with the host"},
 		{Name: LayerLandlockFS, Active: abi >= 1, Detail: fsDetail},
 		ll(3, LayerLandlockTrunc, "files outside the workspace cannot be truncated"),
