@@ -2,6 +2,7 @@ package docker
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
@@ -15,9 +16,28 @@ func workspaceGap(p *policy.Policy) string {
 	return ""
 }
 
+// networkGap names what the policy opened: a docker network, or the hosts reachable through
+// serve's egress proxy (listed, so the threat is not enforced for them).
 func networkGap(p *policy.Policy) string {
-	if p.Docker.Network != "none" {
-		return fmt.Sprintf("network = %q", p.Docker.Network)
+	n := p.Docker.Net()
+	switch n.Mode {
+	case policy.NetNone:
+		return ""
+	case policy.NetHosts:
+		var hs []string
+		for _, h := range n.Hosts() {
+			hs = append(hs, h.String())
+		}
+		return fmt.Sprintf("HTTP(S) to the hosts docker.network lists is open: %s (through serve's egress proxy; every other name, IP literal, DNS, metadata and private address is refused)", strings.Join(hs, ", "))
+	}
+	return fmt.Sprintf("network = %s", n)
+}
+
+// socketGap: a docker network puts abstract sockets in reach; a host list does not (the
+// containers keep network none, and the only mounted socket is serve's egress proxy).
+func socketGap(p *policy.Policy) string {
+	if n := p.Docker.Net(); n.Mode == policy.NetNamed {
+		return fmt.Sprintf("network = %s", n)
 	}
 	return ""
 }
@@ -43,7 +63,7 @@ var threats = []verify.ThreatRule{
 		Gap: networkGap, Scenarios: []string{"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "reverse-shell", "cloud-metadata", "outbound-internet"}},
 	{Threat: "connect to unix sockets on the host (ssh-agent, docker.sock, D-Bus)", Layers: []string{sd.LayerNetwork},
 		Caveat: "pathname sockets are out of reach because no host path is mounted besides the workspace; abstract sockets live in the network namespace",
-		Gap:    networkGap, Scenarios: []string{"unix-socket-agent", "unix-socket-abstract", "docker-socket"}},
+		Gap:    socketGap, Scenarios: []string{"unix-socket-agent", "unix-socket-abstract", "docker-socket"}},
 	{Threat: "read the server's secrets (its environment, /proc)", Layers: []string{sd.LayerEnv},
 		Scenarios: []string{"proc-self-environ", "proc-parent-environ", "ptrace-parent"}},
 	{Threat: "gain privileges (root, capabilities, setuid, namespaces, mount, ptrace, bpf, io_uring)", Layers: []string{sd.LayerUser, sd.LayerCaps, sd.LayerNoNewPrivs, sd.LayerSeccomp},

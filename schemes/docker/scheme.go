@@ -44,8 +44,8 @@ func executor(p *policy.Policy, o scheme.ExecOptions) (serve.Executor, error) {
 
 func audit(p *policy.Policy, add verify.Add) {
 	d := p.Docker
-	if d.Network != "none" {
-		add("MS201", "docker.network", "containers join network %q: they can reach the host's network and the internet", `set network = "none"`, d.Network)
+	if n := d.Net(); n.Mode == policy.NetNamed {
+		add("MS201", "docker.network", "containers join network %q: they can reach the host's network and the internet", `set network = "none", or list the hosts calls need: network = ["pypi.org"]`, n.Name)
 	}
 	if u, _, _ := strings.Cut(d.User, ":"); d.User == "" || u == "0" || u == "root" {
 		add("MS202", "docker.user", "code runs as root in the container (user = %q)", `set user = "65534:65534"`, d.User)

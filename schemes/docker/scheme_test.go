@@ -79,6 +79,38 @@ func TestExplainHonestGaps(t *testing.T) {
 	}
 }
 
+// A host list: explain names the reachable hosts on the network threat, not on the unix
+// socket one (containers keep network none), and the audit does not call it a docker network.
+func TestExplainHostList(t *testing.T) {
+	p := policy.Default(policy.SchemeDocker)
+	n, err := policy.NetworkHosts("pypi.org", "files.pythonhosted.org:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Docker.SetNet(n)
+	ts, err := verify.Explain(p, layers(map[string]bool{sd.LayerNetwork: true}), Scheme.Threats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range ts {
+		switch {
+		case strings.HasPrefix(th.Threat, "reach the network"):
+			if !strings.Contains(th.Note, "pypi.org, files.pythonhosted.org:443") {
+				t.Errorf("network threat: %+v", th)
+			}
+		case strings.HasPrefix(th.Threat, "connect to unix sockets"):
+			if th.Status == verify.NotEnforced {
+				t.Errorf("unix socket threat with a host list: %+v", th)
+			}
+		}
+	}
+	for _, f := range verify.Audit(p, "", Scheme.Audit) {
+		if f.Rule == "MS201" {
+			t.Errorf("a host list reported as a docker network: %+v", f)
+		}
+	}
+}
+
 func TestAuditDefault(t *testing.T) {
 	var got []string
 	for _, f := range verify.Audit(policy.Default(policy.SchemeDocker), "", Scheme.Audit) {

@@ -33,7 +33,9 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -53,6 +55,15 @@ type Options struct {
 	// (default stderr). Without it a missing image makes Ready fail with what to do.
 	Pull     bool
 	Progress io.Writer
+	// Audit is serve's audit log, for egress decisions (docker.network host lists); nil: the
+	// executor opens the policy's audit log itself at the first decision (see SetAudit).
+	Audit *audit.Log
+	// EgressResolver resolves names for the egress proxy (default the system's); tests map
+	// names to local servers with it.
+	EgressResolver egress.Resolver
+	// EgressAllowLoopback re-opens loopback addresses in the egress proxy: for tests only,
+	// whose stand-in remote hosts run on this machine.
+	EgressAllowLoopback bool
 }
 
 // Executor runs calls in containers.
@@ -81,6 +92,7 @@ type Executor struct {
 	pool     *pool
 	oom      *oomWatch
 	once     sync.Once
+	egress   *egressState // docker.network host lists: serve's proxy
 }
 
 // New builds the executor and starts its start-up probe (engine, image, reaper, layers, pool)
@@ -106,6 +118,16 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 			return nil, err
 		}
 		e.eng, e.ownEngine = eng, true
+	}
+	eg, err := e.startEgress()
+	if err != nil {
+		if e.ownEngine {
+			e.eng.Close()
+		}
+		return nil, err
+	}
+	if eg != nil {
+		e.egress, e.spec.egressDir, e.spec.egressHosts = eg, eg.dir, hostsText(eg.hosts)
 	}
 	e.life, e.stop = context.WithCancel(context.Background())
 	go func() {
@@ -190,7 +212,7 @@ func (e *Executor) Layers() []serve.Layer {
 
 // Tools implements serve.Executor.
 func (e *Executor) Tools() []serve.Tool {
-	open := e.spec.network != "none"
+	open := e.spec.network != "none" || e.spec.egressDir != ""
 	timeoutProp := map[string]any{"type": "number", "exclusiveMinimum": 0,
 		"description": fmt.Sprintf("seconds; at most limits.timeout (%s), which is also the default", e.pol.Limits.Timeout)}
 	where := "/tmp (a small tmpfs) is the only writable place"
@@ -203,7 +225,10 @@ func (e *Executor) Tools() []serve.Tool {
 		}
 	}
 	netText := "no network"
-	if open {
+	switch {
+	case e.spec.egressDir != "":
+		netText = "no network except HTTP(S) to " + e.spec.egressHosts + " through a proxy (HTTP_PROXY/HTTPS_PROXY are set; other hosts get 403)"
+	case open:
 		netText = "network " + e.spec.network
 	}
 	common := fmt.Sprintf("Runs in a fresh container used for this call only and removed afterwards: %s, %s of memory, "+
@@ -358,6 +383,7 @@ func (e *Executor) Close() error {
 		if errors.Is(err, engine.ErrUnreachable) {
 			err = nil // no engine, nothing of ours left in it to remove
 		}
+		e.egress.close()
 		if e.ownEngine {
 			e.eng.Close()
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/docker/docker/api/types/mount"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
@@ -123,7 +124,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		{Name: LayerEngine, Active: true, Detail: fmt.Sprintf("Docker %s (API %s) at %s", version, api, e.eng.Where())},
 		{Name: LayerImage, Active: true, Detail: fmt.Sprintf("%s (%.19s)", e.spec.image, imageID)},
 		{Name: LayerRuntime, Active: vmRuntimes[rt], Detail: rtDetail},
-		{Name: LayerNetwork, Active: h.NetworkMode == "none", Detail: networkDetail(string(h.NetworkMode))},
+		e.networkLayer(string(h.NetworkMode), h.Mounts),
 		{Name: LayerReadOnlyRoot, Active: h.ReadonlyRootfs, Detail: onOff(h.ReadonlyRootfs, "root filesystem read-only", "root filesystem WRITABLE (docker.read_only = false)")},
 		{Name: LayerTmpfs, Active: strings.Contains(tmp, "nosuid") && strings.Contains(tmp, "nodev") && strings.Contains(tmp, "size="), Detail: "/tmp tmpfs " + tmp},
 		{Name: LayerUser, Active: !root, Detail: "runs as " + e.spec.describeUser()},
@@ -142,6 +143,26 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		{Name: LayerPool, Active: true, Detail: poolDetail(e.pol.Docker.Pool)},
 	}
 	return ls, nil
+}
+
+// networkLayer reports the network as the engine recorded it; with a host list, the proxy's
+// socket mount must be there (read-only) and the network none.
+func (e *Executor) networkLayer(mode string, mounts []mount.Mount) serve.Layer {
+	l := serve.Layer{Name: LayerNetwork, Active: mode == "none", Detail: networkDetail(mode)}
+	if e.spec.egressDir == "" {
+		return l
+	}
+	mounted := false
+	for _, m := range mounts {
+		mounted = mounted || (m.Target == egressMount && m.Source == e.spec.egressDir && m.ReadOnly)
+	}
+	l.Active = l.Active && mounted
+	l.Detail = fmt.Sprintf("none: no interfaces but loopback, no DNS; HTTP(S) only to %s (docker.network), through serve's egress proxy "+
+		"(it resolves names itself and refuses metadata, loopback and private addresses, IP literals not listed, TLS names that differ from the host)", e.spec.egressHosts)
+	if !mounted {
+		l.Detail += " — NOT IN FORCE: the engine did not record the proxy's read-only socket mount at " + egressMount
+	}
+	return l
 }
 
 func networkDetail(mode string) string {

@@ -86,12 +86,82 @@ try:
 finally:
     os._exit(0)
 """
+EGRESS_SOCK = "/run/mcpsandbox-egress/egress.sock"
+RELAY = """
+import os, socket, selectors
+sel = selectors.DefaultSelector()
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", 3128))
+l.listen(64)
+sel.register(l, selectors.EVENT_READ)
+os.write(3, b"1")
+os.close(3)
+peer, done = {}, set()
+def drop(s):
+    for x in (s, peer.get(s)):
+        if x is None:
+            continue
+        peer.pop(x, None)
+        done.discard(x)
+        try:
+            sel.unregister(x)
+        except (KeyError, ValueError):
+            pass
+        x.close()
+while True:
+    for k, _ in sel.select():
+        s = k.fileobj
+        if s is l:
+            try:
+                c, _ = l.accept()
+            except OSError:
+                continue
+            u = socket.socket(socket.AF_UNIX)
+            try:
+                u.connect("/run/mcpsandbox-egress/egress.sock")
+            except OSError:
+                c.close()
+                u.close()
+                continue
+            peer[c], peer[u] = u, c
+            sel.register(c, selectors.EVENT_READ)
+            sel.register(u, selectors.EVENT_READ)
+            continue
+        if s not in peer:
+            continue
+        try:
+            d = s.recv(65536)
+            if d:
+                peer[s].sendall(d)
+                continue
+        except OSError:
+            drop(s)
+            continue
+        sel.unregister(s)
+        done.add(s)
+        try:
+            peer[s].shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        if peer[s] in done:
+            drop(s)
+"""
 r, w = os.pipe()
 up, upw = os.pipe()
 os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", WATCHDOG], dict(os.environ),
                file_actions=[(os.POSIX_SPAWN_DUP2, r, 3), (os.POSIX_SPAWN_DUP2, upw, 4)])
 os.close(r)
 os.close(upw)
+if os.path.exists(EGRESS_SOCK):
+    rr, rw = os.pipe()
+    os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", RELAY], dict(os.environ),
+                   file_actions=[(os.POSIX_SPAWN_DUP2, rw, 3), (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+                                 (os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
+                                 (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)])
+    os.close(rw)
+    os.read(rr, 1)
+    os.close(rr)
 exec(compile("pass", "<warm-up>", "exec"))
 os.read(up, 1)
 os.close(up)
@@ -223,6 +293,10 @@ type spec struct {
 	pids      int64
 	nanoCPUs  int64
 	policy    string // policy hash, for the label
+	// egressDir is the host directory holding serve's egress proxy socket (docker.network
+	// host lists), mounted read-only at egressMount; "" = no egress. See egress.go.
+	egressDir   string
+	egressHosts string
 }
 
 func newSpec(p *policy.Policy) spec {
@@ -289,6 +363,10 @@ func (s spec) build(nonce string, labels map[string]string) (*container.Config, 
 	if s.workspace != "" {
 		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: filepath.Clean(s.workspace), Target: workspaceDir, ReadOnly: !s.wsWrite}}
 		cfg.WorkingDir = workspaceDir
+	}
+	if s.egressDir != "" {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: s.egressDir, Target: egressMount, ReadOnly: true})
+		cfg.Env = append(cfg.Env, egressEnv()...)
 	}
 	return cfg, hc
 }

@@ -1,0 +1,328 @@
+package docker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/serve/egress"
+)
+
+// No traffic leaves this machine: the "remote" hosts are servers on the host's loopback, the
+// proxy maps names to them with a resolver the test controls, and containers have no network
+// (only the proxy's socket), so even a broken build cannot send a packet anywhere.
+
+// testResolver maps names to loopback.
+type testResolver map[string][]netip.Addr
+
+func (r testResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := r[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// indexServer stands in for a package index: /simple/demo/ links a file, which it serves;
+// hits counts every request it answers (the detector for the forbidden one).
+type indexServer struct {
+	http, https *httptest.Server
+	hits        atomic.Int64
+}
+
+func newIndex(t *testing.T) *indexServer {
+	s := &indexServer{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		switch r.URL.Path {
+		case "/simple/demo/":
+			fmt.Fprint(w, `<html><body><a href="/files/demo-1.0.tar.gz">demo-1.0.tar.gz</a></body></html>`)
+		case "/files/demo-1.0.tar.gz":
+			fmt.Fprint(w, "DEMO-PACKAGE-BYTES")
+		default:
+			fmt.Fprintf(w, "index at %s", r.Host)
+		}
+	})
+	s.http, s.https = httptest.NewServer(h), httptest.NewTLSServer(h)
+	t.Cleanup(s.http.Close)
+	t.Cleanup(s.https.Close)
+	return s
+}
+
+func port(s *httptest.Server) int { return s.Listener.Addr().(*net.TCPAddr).Port }
+
+// egressProgram runs in the container: a pip-download-style fetch through the proxy the
+// environment names, an unlisted host, raw connects and a DNS lookup. It prints JSON.
+// The test image's python3-minimal has no urllib.request, http or json: the program speaks
+// HTTP through the proxy the environment names with sockets, as pip's client would.
+const egressProgram = `import os, re, socket, ssl
+proxy = re.match(r"http://([^:/]+):(\d+)", os.environ.get("HTTPS_PROXY", ""))
+ctx = ssl._create_unverified_context()  # the stand-in servers' certificate names example.com
+def recvall(s):
+    b = b""
+    while True:
+        c = s.recv(65536)
+        if not c:
+            return b
+        b += c
+def fetch(url):
+    try:
+        scheme, host, port, path = re.match(r"(https?)://([^/:]+):(\d+)(/.*)", url).groups()
+        s = socket.create_connection((proxy.group(1), int(proxy.group(2))), timeout=10)
+        req = "GET %%s HTTP/1.1\r\nHost: %%s:%%s\r\nConnection: close\r\n\r\n"
+        if scheme == "http":
+            s.sendall((req %% (url, host, port)).encode())
+        else:
+            s.sendall(("CONNECT %%s:%%s HTTP/1.1\r\nHost: %%s:%%s\r\n\r\n" %% (host, port, host, port)).encode())
+            head = b""
+            while b"\r\n\r\n" not in head:
+                c = s.recv(1)
+                if not c:
+                    break
+                head += c
+            if head.split()[1] != b"200":
+                return ["error", "tunnel refused: " + head.decode().splitlines()[0]]
+            s = ctx.wrap_socket(s, server_hostname=host)
+            s.sendall((req %% (path, host, port)).encode())
+        head, _, body = recvall(s).partition(b"\r\n\r\n")
+        return [int(head.split()[1]), body.decode()]
+    except Exception as e:
+        return ["error", repr(e)]
+def q(v):
+    if isinstance(v, list):
+        return "[" + ", ".join(q(x) for x in v) + "]"
+    if isinstance(v, int):
+        return str(v)
+    if v is None:
+        return "null"
+    return '"' + "".join(c if c.isalnum() or c in " .,:;/-_=<>()[]'!?@+*#&" else "\\u%%04x" %% ord(c) for c in str(v)) + '"'
+out = {"net": sorted(os.listdir("/sys/class/net")), "proxy": os.environ.get("HTTPS_PROXY")}
+A, T, F, FT = %d, %d, %d, %d
+out["index"] = fetch("http://pypi.test:%%d/simple/demo/" %% A)
+m = re.search(r'href="([^"]+)"', str(out["index"][1]))
+out["file"] = fetch("http://pypi.test:%%d%%s" %% (A, m.group(1))) if m else None
+out["tls"] = fetch("https://pypi.test:%%d/simple/demo/" %% T)
+out["unlisted_http"] = fetch("http://forbidden.test:%%d/" %% F)
+out["unlisted_tls"] = fetch("https://forbidden.test:%%d/" %% FT)
+def raw(host, port):
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect((host, port))
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        return "connected: " + s.recv(100).decode(errors="replace")
+    except Exception as e:
+        return "failed: " + repr(e)
+    finally:
+        s.close()
+out["raw_loopback"] = raw("127.0.0.1", F)
+try:
+    out["dns"] = "resolved: %%s" %% socket.getaddrinfo("pypi.test", 80)
+except Exception as e:
+    out["dns"] = "failed: " + repr(e)
+print("{" + ", ".join(q(k) + ": " + q(v) for k, v in out.items()) + "}")
+`
+
+type egressOut struct {
+	Net          []string
+	Proxy        string
+	Index, File  []any
+	TLS          []any
+	UnlistedHTTP []any  `json:"unlisted_http"`
+	UnlistedTLS  []any  `json:"unlisted_tls"`
+	RawLoopback  string `json:"raw_loopback"`
+	DNS          string
+}
+
+func runEgress(t *testing.T, e *Executor, allowed, forbidden *indexServer) egressOut {
+	t.Helper()
+	code := fmt.Sprintf(egressProgram, port(allowed.http), port(allowed.https), port(forbidden.http), port(forbidden.https))
+	r := mustCall(t, e, ToolPython, map[string]any{"code": code})
+	if r.ExitCode != 0 {
+		t.Fatalf("egress program: %+v", r)
+	}
+	t.Logf("egress program ran in %d ms", r.DurationMS)
+	var out egressOut
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("egress program output %q: %v (stderr %q)", r.Stdout, err, r.Stderr)
+	}
+	return out
+}
+
+func egressPolicy(t *testing.T, hosts ...string) *policy.Policy {
+	n, err := policy.NetworkHosts(hosts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testPolicy(func(p *policy.Policy) {
+		p.Docker.SetNet(n)
+		p.Audit.Path = filepath.Join(t.TempDir(), "audit.jsonl")
+	})
+}
+
+func newEgressExec(t *testing.T, p *policy.Policy) *Executor {
+	t.Helper()
+	eng := needEngine(t)
+	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
+	e, err := New(p, Options{Engine: eng, EgressResolver: testResolver{"pypi.test": lo, "forbidden.test": lo}, EgressAllowLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	if err := e.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func auditEntries(t *testing.T, path string) []audit.Entry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	defer f.Close()
+	if _, err := audit.Verify(f); err != nil {
+		t.Errorf("audit chain: %v", err)
+	}
+	f.Seek(0, 0)
+	var es []audit.Entry
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e audit.Entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e)
+	}
+	return es
+}
+
+// docker.network = [host list]: a listed name is fetched through the proxy (plain HTTP and
+// HTTPS), an unlisted one gets 403 naming the rule, the container has no interface but
+// loopback and no DNS, and the forbidden server's counter stays 0. Decisions are audited.
+func TestEgressHostList(t *testing.T) {
+	allowed, forbidden := newIndex(t), newIndex(t)
+	for _, pool := range []int{0, 1} {
+		t.Run(fmt.Sprintf("pool=%d", pool), func(t *testing.T) {
+			p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(allowed.http)), fmt.Sprintf("pypi.test:%d", port(allowed.https)))
+			p.Docker.Pool = pool
+			e := newEgressExec(t, p)
+			before := allowed.hits.Load()
+			out := runEgress(t, e, allowed, forbidden)
+			if fmt.Sprint(out.Net) != "[lo]" || out.Proxy != "http://127.0.0.1:3128" {
+				t.Errorf("container network %v, HTTPS_PROXY %q", out.Net, out.Proxy)
+			}
+			if fmt.Sprint(out.Index[0]) != "200" || !strings.Contains(fmt.Sprint(out.Index[1]), "demo-1.0.tar.gz") ||
+				fmt.Sprint(out.File) != "[200 DEMO-PACKAGE-BYTES]" {
+				t.Errorf("listed index over http: index %v, file %v", out.Index, out.File)
+			}
+			if fmt.Sprint(out.TLS[0]) != "200" {
+				t.Errorf("listed index over https: %v", out.TLS)
+			}
+			if n := allowed.hits.Load() - before; n != 3 {
+				t.Errorf("allowed server answered %d requests, want 3", n)
+			}
+			want := fmt.Sprintf(`mcpsandbox: egress to forbidden.test:%d denied: not in docker.network (add "forbidden.test:%d" to allow it)`, port(forbidden.http), port(forbidden.http))
+			if fmt.Sprint(out.UnlistedHTTP[0]) != "403" || strings.TrimSpace(fmt.Sprint(out.UnlistedHTTP[1])) != want {
+				t.Errorf("unlisted over http: %v, want 403 %q", out.UnlistedHTTP, want)
+			}
+			if fmt.Sprint(out.UnlistedTLS[0]) != "error" || !strings.Contains(fmt.Sprint(out.UnlistedTLS[1]), "403") {
+				t.Errorf("unlisted over https: %v, want the tunnel refused with 403", out.UnlistedTLS)
+			}
+			if !strings.HasPrefix(out.RawLoopback, "failed") {
+				t.Errorf("raw connect to the forbidden server's port: %s", out.RawLoopback)
+			}
+			if !strings.HasPrefix(out.DNS, "failed") {
+				t.Errorf("DNS from the container: %s", out.DNS)
+			}
+			if n := forbidden.hits.Load(); n != 0 {
+				t.Errorf("forbidden server answered %d requests, want 0", n)
+			}
+			// Layers and tool descriptions name the reachable hosts
+			var netLayer string
+			for _, l := range e.Layers() {
+				if l.Name == LayerNetwork {
+					netLayer = fmt.Sprintf("%v %s", l.Active, l.Detail)
+				}
+			}
+			if !strings.HasPrefix(netLayer, "true none") || !strings.Contains(netLayer, fmt.Sprintf("pypi.test:%d", port(allowed.https))) {
+				t.Errorf("network layer: %s", netLayer)
+			}
+			if d := tool(e, ToolShell).Description; !strings.Contains(d, "HTTP(S) to pypi.test:") {
+				t.Errorf("tool description: %s", d)
+			}
+			e.Close() // flushes the proxy's decisions
+			var ok, denied int
+			for _, a := range auditEntries(t, p.Audit.Path) {
+				if a.Tool != egress.AuditTool {
+					continue
+				}
+				switch {
+				case a.Decision == egress.AuditAllowed && strings.HasPrefix(a.Rule, "pypi.test:"):
+					ok++
+				case a.Decision == egress.AuditDenied && a.Rule == "docker.network" && strings.Contains(a.Reason, `add "forbidden.test:`):
+					denied++
+				}
+			}
+			if ok != 3 || denied != 2 {
+				t.Errorf("audit: %d allowed and %d denied egress entries, want 3 and 2", ok, denied)
+			}
+		})
+	}
+}
+
+// Negative controls: the detectors fire when the list is widened (forbidden.test listed: its
+// counter moves) and when the container has a network (host network: the raw connect to the
+// forbidden server's loopback port reaches it).
+func TestEgressControls(t *testing.T) {
+	allowed, forbidden := newIndex(t), newIndex(t)
+	p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(allowed.http)), fmt.Sprintf("forbidden.test:%d", port(forbidden.http)))
+	e := newEgressExec(t, p)
+	out := runEgress(t, e, allowed, forbidden)
+	if fmt.Sprint(out.UnlistedHTTP[0]) != "200" || forbidden.hits.Load() == 0 {
+		t.Errorf("control (forbidden.test listed): %v, hits %d: the counter must fire", out.UnlistedHTTP, forbidden.hits.Load())
+	}
+	before := forbidden.hits.Load()
+	h := newEgressExec(t, testPolicy(func(p *policy.Policy) { p.Docker.Network = "host" }))
+	out = runEgress(t, h, allowed, forbidden)
+	if !strings.HasPrefix(out.RawLoopback, "connected") || forbidden.hits.Load() == before {
+		t.Errorf("control (host network): raw connect %s, hits %d: the raw probe must reach the server", out.RawLoopback, forbidden.hits.Load()-before)
+	}
+}
+
+// Close removes the proxy's socket directory; a host list with a remote engine is refused
+// with what to do.
+func TestEgressLifecycle(t *testing.T) {
+	p := egressPolicy(t, "pypi.test")
+	e := newEgressExec(t, p)
+	dir := e.egress.dir
+	if st, err := os.Stat(filepath.Join(dir, egressSock)); err != nil || st.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("proxy socket: %v", err)
+	}
+	e.Close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("socket directory left after Close: %v", err)
+	}
+	eng := needEngine(t)
+	remote := *eng
+	remote.Host, remote.Source = "tcp://192.0.2.1:2376", "DOCKER_HOST"
+	if _, err := New(p, Options{Engine: &remote}); err == nil || !strings.Contains(err.Error(), "need the engine on this machine") {
+		t.Errorf("remote engine: %v", err)
+	}
+}
