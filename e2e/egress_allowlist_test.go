@@ -424,6 +424,7 @@ func TestEgressAllowlistByName(t *testing.T) {
 	// A real client: pip downloads a package from the local index through the listed names.
 	_, r = e.call("python3", "-m", "pip", "download", "--no-deps", "--no-cache-dir", "--disable-pip-version-check",
 		"--index-url", fmt.Sprintf("https://index.test:%d/simple/", idx.tlsPort), "--cert", "ca.pem", "-d", "dl", "tinypkg")
+	t.Logf("pip download: %d ms", r.DurationMS)
 	if r.ExitCode != 0 {
 		t.Errorf("pip download: exit %d\nstdout %s\nstderr %s", r.ExitCode, r.Stdout, r.Stderr)
 	} else if _, err := os.Stat(filepath.Join(e.ws, "dl", "tinypkg-1.0-py3-none-any.whl")); err != nil {
@@ -454,11 +455,12 @@ func TestEgressAllowlistByName(t *testing.T) {
 	e.checkDecisions(t)
 }
 
-// checkDecisions: every proxy decision is logged, an allowed one with the rule that allowed it,
-// a denial with the rule that refused it. (serve's logger; the audit log once serve hands the
-// executor an audit sink for egress decisions.)
+// checkDecisions: every proxy decision is in serve's log and in the audit log (tool "egress",
+// with the call's session), an allowed one with the rule that allowed it, a denial with the rule
+// that refused it; and the audit log's chain still verifies.
 func (e *egressEnv) checkDecisions(t *testing.T) {
 	t.Helper()
+	e.checkAudit(t)
 	s := e.stderr.String()
 	for _, want := range []string{
 		fmt.Sprintf(`msg="egress allowed" host=index.test port=%d rule=index.test:%d`, e.index.tlsPort, e.index.tlsPort),
@@ -495,4 +497,65 @@ func TestEgressAllowlistControls(t *testing.T) {
 			t.Error("the UDP detector did not fire with the host's network shared")
 		}
 	})
+}
+
+func (e *egressEnv) checkAudit(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile(e.auditPath)
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	type line struct {
+		Session   string          `json:"session"`
+		Tool      string          `json:"tool"`
+		Decision  string          `json:"decision"`
+		Rule      string          `json:"rule"`
+		Reason    string          `json:"reason"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	var allowed, denied []line
+	sessions := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var v line
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		if v.Tool != "egress" {
+			sessions[v.Session] = true
+			continue
+		}
+		if v.Decision == "allowed" {
+			allowed = append(allowed, v)
+		} else {
+			denied = append(denied, v)
+		}
+		if v.Session == "" {
+			t.Errorf("egress audit line without the call's session: %+v", v)
+		}
+	}
+	has := func(ls []line, host string, port int, rule string) bool {
+		for _, l := range ls {
+			var a struct {
+				Host string `json:"host"`
+				Port int    `json:"port"`
+			}
+			json.Unmarshal(l.Arguments, &a)
+			if a.Host == host && a.Port == port && l.Rule == rule && sessions[l.Session] {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(allowed, "index.test", e.index.tlsPort, fmt.Sprintf("index.test:%d", e.index.tlsPort)) {
+		t.Errorf("no audit line allowing index.test:%d: %+v", e.index.tlsPort, allowed)
+	}
+	for _, h := range []string{"forbidden.test", "127.0.0.1"} {
+		if !has(denied, h, e.bad.port, "allowlist.network") {
+			t.Errorf("no audit line denying %s:%d by allowlist.network: %+v", h, e.bad.port, denied)
+		}
+	}
+	out, err := exec.Command(egressBinary(t), "audit", "verify", e.auditPath).CombinedOutput()
+	if err != nil {
+		t.Errorf("audit verify: %v\n%s", err, out)
+	}
 }

@@ -308,7 +308,6 @@ func (e *Executor) Tools() []serve.Tool {
 // Close implements serve.Executor: the warm helper is stopped.
 func (e *Executor) Close() error {
 	e.closed.Store(true)
-	e.egress.close()
 	for {
 		select {
 		case h := <-e.warm:
@@ -496,7 +495,7 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		spec.RWDirs = append(spec.RWDirs, tmp)
 		spec.Env = append([]string{"TMPDIR=" + tmp}, spec.Env...)
 	}
-	ec := e.egress.call() // the call's way out to the egress proxy, if the policy lists hosts
+	ec := e.egress.call(c.Session) // the call's way out to the egress proxy, if the policy lists hosts
 	defer ec.close()
 	start := time.Now()
 	sent := make(chan error, 1)

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"slices"
@@ -43,6 +44,7 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	egressproxy "github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"golang.org/x/sys/unix"
 )
@@ -58,9 +60,16 @@ const maxEgressConns = 32
 // egress is the executor's side of the egress path; nil when the policy has no host list.
 type egress struct {
 	port  int
-	serve func(net.Conn) // serves one sandbox connection until it ends (the proxy)
-	hosts []string       // what the policy lists, for Layers and the logs
-	proxy *egressproxy.Proxy
+	hosts []string // what the policy lists, for Layers and the logs
+	// forCall makes one call's proxy: serve handles one sandbox connection until it ends, stop
+	// ends what is left when the call ends. A proxy per call lets every decision carry the
+	// call's session.
+	forCall func(session string) (serve func(net.Conn), stop func())
+
+	mu              sync.Mutex
+	audit           *audit.Log // serve's audit log (SetAudit); nil: decisions go to the logger only
+	server, polHash string
+	log             *slog.Logger
 }
 
 // proxyEnvKeys are the variables the sandbox's proxy settings live in: the ones HTTP clients
@@ -104,7 +113,8 @@ func (g *egress) apply(s *Spec) {
 
 // egressCall is one call's listener, served until close.
 type egressCall struct {
-	g      *egress
+	serve  func(net.Conn)
+	stop   func()
 	mu     sync.Mutex
 	closed bool
 	ln     net.Listener
@@ -113,11 +123,13 @@ type egressCall struct {
 }
 
 // call starts one call's share of the egress path; nil (a no-op) without egress.
-func (g *egress) call() *egressCall {
+func (g *egress) call(session string) *egressCall {
 	if g == nil {
 		return nil
 	}
-	return &egressCall{g: g, conns: map[net.Conn]struct{}{}}
+	c := &egressCall{conns: map[net.Conn]struct{}{}}
+	c.serve, c.stop = g.forCall(session)
+	return c
 }
 
 // report reads what the helper writes on the spec socket after the spec: with egress, first the
@@ -200,7 +212,7 @@ func (c *egressCall) accept(ln net.Listener) {
 		c.mu.Unlock()
 		go func() {
 			defer func() { <-slots }()
-			c.g.serve(conn)
+			c.serve(conn)
 			conn.Close()
 			c.mu.Lock()
 			delete(c.conns, conn)
@@ -230,6 +242,7 @@ func (c *egressCall) close() {
 		conn.Close()
 	}
 	c.wg.Wait() // the accept loop only; handlers end on their closed connections
+	c.stop()
 }
 
 // --- helper side (runs in the re-exec'd helper, inside the call's namespaces) ---
@@ -349,9 +362,6 @@ func emitSocketTCPOnly(emit func(code uint16, k uint32), jumpTo func(code uint16
 
 // egressOptions is how New builds the egress path (embedded in Options).
 type egressOptions struct {
-	// EgressAudit receives every egress proxy decision (for serve's audit log); nil = the
-	// decisions go to Logger only.
-	EgressAudit func(egressproxy.Decision)
 	// egressServe, set by this package's tests, stands in for the proxy.
 	egressServe func(net.Conn)
 }
@@ -359,33 +369,58 @@ type egressOptions struct {
 // newEgress builds the executor's egress path from the policy's host list; nil without one.
 func newEgress(p *policy.Policy, o Options) (*egress, error) {
 	if o.egressServe != nil {
-		return &egress{port: EgressPort, serve: o.egressServe}, nil
+		return &egress{port: EgressPort, forCall: func(string) (func(net.Conn), func()) { return o.egressServe, func() {} }}, nil
 	}
 	n := p.Allowlist.Net()
 	if n.Mode != policy.NetHosts {
 		return nil, nil
 	}
 	rules := n.Hosts()
-	g := &egress{port: EgressPort}
+	g := &egress{port: EgressPort, server: p.Name, polHash: p.Hash(), log: o.Logger}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
 	for _, r := range rules {
 		g.hosts = append(g.hosts, r.String())
 	}
-	po := egressproxy.Options{Key: "allowlist.network", Audit: o.EgressAudit, Logger: o.Logger}
+	po := egressproxy.Options{Key: "allowlist.network", Logger: o.Logger}
 	if r, ok := testEgressResolver(); ok { // only in binaries built for the egress tests
 		po.Resolver, po.AllowLoopback = r, true
 		if o.Logger != nil {
 			o.Logger.Warn("egress test hook on: names resolved by the test's map, loopback reachable")
 		}
 	}
-	g.proxy = egressproxy.New(rules, po)
-	g.serve = g.proxy.ServeConn
+	g.forCall = func(session string) (func(net.Conn), func()) {
+		o := po
+		o.Audit = func(d egressproxy.Decision) { g.record(d, session) }
+		px := egressproxy.New(rules, o)
+		// Close waits for handlers, one of which may be mid-dial: off the call's path.
+		return px.ServeConn, func() { go px.Close() }
+	}
 	return g, nil
 }
 
-// close stops the proxy (every connection still open) when the executor closes.
-func (g *egress) close() {
-	if g != nil && g.proxy != nil {
-		g.proxy.Close()
+// SetAudit makes egress decisions go to serve's audit log, each with its call's session (serve
+// calls it once the log is open; the docker executor has the same method).
+func (e *Executor) SetAudit(l *audit.Log) {
+	if e.egress == nil {
+		return
+	}
+	e.egress.mu.Lock()
+	e.egress.audit = l
+	e.egress.mu.Unlock()
+}
+
+// record writes one decision to the audit log (the proxy's logger has it already).
+func (g *egress) record(d egressproxy.Decision, session string) {
+	g.mu.Lock()
+	l := g.audit
+	g.mu.Unlock()
+	if l == nil {
+		return
+	}
+	if err := l.Append(d.Entry(g.server, session, g.polHash)); err != nil {
+		g.log.Warn("could not write an egress decision to the audit log", "decision", d.String(), "err", err)
 	}
 }
 

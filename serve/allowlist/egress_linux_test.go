@@ -204,8 +204,10 @@ print("env: " + os.environ.get("HTTPS_PROXY", "-"))`)
 func TestEgressCallCloses(t *testing.T) {
 	var served atomic.Int64
 	var ln net.Listener
-	g := &egress{port: EgressPort, serve: func(c net.Conn) { served.Add(1) }}
-	c := g.call()
+	g := &egress{port: EgressPort, forCall: func(string) (func(net.Conn), func()) {
+		return func(net.Conn) { served.Add(1) }, func() {}
+	}}
+	c := g.call("s1")
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +250,7 @@ func TestEgressCallCloses(t *testing.T) {
 	fds2, _ := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	unix.Write(fds2[1], []byte("sandbox setup failed: early"))
 	unix.Close(fds2[1])
-	c2 := g.call()
+	c2 := g.call("s2")
 	if msg := c2.report(os.NewFile(uintptr(fds2[0]), "ctl")); string(msg) != "sandbox setup failed: early" {
 		t.Errorf("message without a listener: %q", msg)
 	}
