@@ -73,7 +73,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 	p.Allowlist.Env = nil // a file's env is the complete environment: never merged with the default
 	md, err := toml.Decode(string(data), p)
 	if err != nil {
-		return nil, &Error{[]Problem{decodeProblem(name, data, err)}}
+		return nil, &Error{decodeProblems(name, data, err)}
 	}
 	p.Allowlist.SetNet(p.Allowlist.Net())
 	p.Docker.SetNet(p.Docker.Net())
@@ -84,8 +84,11 @@ func Parse(name string, data []byte) (*Policy, error) {
 	var probs []Problem
 	for _, k := range md.Undecoded() {
 		key := k.String()
-		probs = append(probs, Problem{File: name, Line: idx.line(key), Key: key,
-			Msg: "unknown key", Fix: "remove it or check its spelling against `mcpsandbox init --help` / the policy reference in README.md"})
+		fix := "remove it or check its spelling against `mcpsandbox init --help` / the policy reference in README.md"
+		if s := suggestKey(key); s != "" {
+			fix = "did you mean " + s + "? (or remove it)"
+		}
+		probs = append(probs, Problem{File: name, Line: idx.line(key), Key: key, Msg: "unknown key", Fix: fix})
 	}
 	for _, pr := range p.validate(md.IsDefined) {
 		pr.File, pr.Line = name, idx.line(pr.Key)
@@ -104,6 +107,32 @@ func (p *Policy) Validate() error {
 		return &Error{probs}
 	}
 	return nil
+}
+
+// decodeProblems reports every value of the wrong type, not just the first the decoder stops at:
+// while the text is valid TOML, the line of each bad value is blanked and the text decoded again
+// (a bounded number of times). A syntax error is reported alone: what follows it cannot be trusted.
+func decodeProblems(name string, data []byte, err error) []Problem {
+	probs := []Problem{decodeProblem(name, data, err)}
+	text := strings.Split(string(data), "\n")
+	for range 50 {
+		cur := []byte(strings.Join(text, "\n"))
+		var syntaxOnly map[string]any
+		if _, serr := toml.Decode(string(cur), &syntaxOnly); serr != nil {
+			break // a syntax error (first time) or an artefact of a blanked multi-line value
+		}
+		last := probs[len(probs)-1]
+		if last.Line < 1 || last.Line > len(text) || text[last.Line-1] == "" {
+			break
+		}
+		text[last.Line-1] = ""
+		retry := []byte(strings.Join(text, "\n"))
+		if _, err = toml.Decode(string(retry), Default("")); err == nil {
+			break
+		}
+		probs = append(probs, decodeProblem(name, retry, err))
+	}
+	return probs
 }
 
 func decodeProblem(name string, data []byte, err error) Problem {
