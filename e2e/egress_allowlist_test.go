@@ -371,6 +371,42 @@ if sys.argv[3:] == ["resolve"]:  # only where the sandbox has no route: a resolv
     attempt("resolve", lambda: socket.getaddrinfo("forbidden.test", bad_port))
 `
 
+// trickPy asks the proxy, by hand, for a listed host and then tries to use the tunnel for
+// something else: TLS naming another host (domain fronting; the test's certificate covers every
+// test name, so only the proxy's SNI check stops it), a protocol that is not TLS, and bytes that
+// are not HTTP at all. Each line is "name: outcome".
+const trickPy = `
+import os, socket, ssl, sys
+port = int(sys.argv[1])
+proxy = os.environ["HTTPS_PROXY"].rsplit("/", 1)[1].split(":")
+def tunnel():
+    s = socket.create_connection((proxy[0], int(proxy[1])), timeout=5)
+    s.sendall(b"CONNECT index.test:%d HTTP/1.1\r\nHost: index.test:%d\r\n\r\n" % (port, port))
+    head = s.recv(4096).split(b"\r\n")[0].decode()
+    return s, head
+def attempt(name, f):
+    try:
+        print(name + ": " + str(f()), flush=True)
+    except Exception as e:
+        print(name + ": " + type(e).__name__, flush=True)
+def fronted():
+    s, head = tunnel()
+    t = ssl.create_default_context(cafile="ca.pem").wrap_socket(s, server_hostname="forbidden.test")
+    t.sendall(b"GET /file.txt HTTP/1.1\r\nHost: forbidden.test\r\nConnection: close\r\n\r\n")
+    return head + " then " + t.recv(200).decode(errors="replace")
+def not_tls():
+    s, head = tunnel()
+    s.sendall(b"GET /file.txt HTTP/1.1\r\nHost: index.test\r\nConnection: close\r\n\r\n")
+    return head + " then " + repr(s.recv(200))
+def garbage():
+    s = socket.create_connection((proxy[0], int(proxy[1])), timeout=5)
+    s.sendall(b"SSH-2.0-OpenSSH_9.2\r\n\r\n")
+    return s.recv(200).split(b"\r\n")[0].decode()
+attempt("fronted", fronted)
+attempt("not-tls", not_tls)
+attempt("garbage", garbage)
+`
+
 func TestEgressAllowlistByName(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Log("not root: serve will use a user namespace for the call's network namespace")
@@ -419,6 +455,23 @@ func TestEgressAllowlistByName(t *testing.T) {
 	}
 	if !strings.Contains(r.Stdout, "resolve: gaierror") {
 		t.Errorf("the sandbox resolved a name itself: %q", r.Stdout)
+	}
+
+	// The tunnel to a listed host carries only TLS for that host.
+	before := idx.reqs.Load()
+	_, r = e.call("python3", "-c", trickPy, fmt.Sprint(idx.tlsPort))
+	t.Logf("tricks: %s", r.Stdout)
+	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		name, got, _ := strings.Cut(l, ": ")
+		if strings.Contains(got, egressFile) || strings.Contains(got, "HTTP/1.1 200 OK") && !strings.HasPrefix(got, "HTTP/1.1 200 Connection") {
+			t.Errorf("%s: the tunnel carried a request: %q", name, got)
+		}
+		if name == "garbage" && !strings.HasPrefix(got, "HTTP/1.1 400") {
+			t.Errorf("garbage to the proxy: %q, want a 400", got)
+		}
+	}
+	if n := idx.reqs.Load() - before; n != 0 {
+		t.Errorf("BREACH: %d requests reached the index through fronted or non-TLS tunnels", n)
 	}
 
 	// A real client: pip downloads a package from the local index through the listed names.
@@ -552,6 +605,11 @@ func (e *egressEnv) checkAudit(t *testing.T) {
 	for _, h := range []string{"forbidden.test", "127.0.0.1"} {
 		if !has(denied, h, e.bad.port, "allowlist.network") {
 			t.Errorf("no audit line denying %s:%d by allowlist.network: %+v", h, e.bad.port, denied)
+		}
+	}
+	for _, rule := range []string{"tls-sni", "not-tls"} { // the tunnels trickPy misused
+		if !has(denied, "index.test", e.index.tlsPort, rule) {
+			t.Errorf("no audit line denying index.test:%d by %s: %+v", e.index.tlsPort, rule, denied)
 		}
 	}
 	out, err := exec.Command(egressBinary(t), "audit", "verify", e.auditPath).CombinedOutput()
