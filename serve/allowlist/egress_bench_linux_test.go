@@ -95,12 +95,15 @@ func BenchmarkEgressFetch(b *testing.B) {
 	}
 	px := egressproxy.New(rules.Hosts(), egressproxy.Options{Key: "allowlist.network", Resolver: benchResolver{}, AllowLoopback: true})
 	defer px.Close()
+	// The direct clients run as processes of their own at the sandbox's priority (nice), so
+	// that on a busy host the difference is the path, not the scheduler.
 	b.Run("go/direct on the host", func(b *testing.B) {
-		ns, err := fetchLoop("https://127.0.0.1:"+port+"/f", b.N)
+		exe, _ := os.Executable()
+		out, err := exec.Command("nice", "-n", strconv.Itoa(nice), exe, fetchLoopArg, "https://127.0.0.1:"+port+"/f", strconv.Itoa(b.N)).CombinedOutput()
 		if err != nil {
-			b.Fatal(err)
+			b.Fatalf("%v: %s", err, out)
 		}
-		b.ReportMetric(float64(ns)/float64(b.N), "ns/fetch")
+		b.ReportMetric(fetchNS(b, string(out))/float64(b.N), "ns/fetch")
 	})
 	b.Run("go/sandbox through the proxy", func(b *testing.B) {
 		exe, _ := os.Executable()
@@ -113,7 +116,7 @@ func BenchmarkEgressFetch(b *testing.B) {
 		b.ReportMetric(fetchNS(b, res.Stdout)/float64(b.N), "ns/fetch")
 	})
 	b.Run("python/direct on the host", func(b *testing.B) {
-		out, err := exec.Command("/usr/bin/python3", "-c", fetchLoopPy, "https://127.0.0.1:"+port+"/f", strconv.Itoa(b.N)).CombinedOutput()
+		out, err := exec.Command("nice", "-n", strconv.Itoa(nice), "/usr/bin/python3", "-c", fetchLoopPy, "https://127.0.0.1:"+port+"/f", strconv.Itoa(b.N)).CombinedOutput()
 		if err != nil {
 			b.Fatalf("%v: %s", err, out)
 		}
