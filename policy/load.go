@@ -230,21 +230,10 @@ func indexLines(src string) lineIndex {
 // elements indexes the string elements that start on one line of an array (key[i] -> line n)
 // and returns the next element's index.
 func (idx lineIndex) elements(key string, next int, ln string, n int) int {
-	inStr, quote := false, byte(0)
-	for i := 0; i < len(ln); i++ {
-		c := ln[i]
-		switch {
-		case inStr && c == '\\' && quote == '"':
-			i++
-		case inStr && c == quote:
-			inStr = false
-		case !inStr && (c == '"' || c == '\''):
-			inStr, quote = true, c
-			idx.set(key+"["+strconv.Itoa(next)+"]", n)
-			next++
-		case !inStr && c == '#':
-			return next
-		}
+	_, strs := scanStrings(ln)
+	for ; strs > 0; strs-- {
+		idx.set(key+"["+strconv.Itoa(next)+"]", n)
+		next++
 	}
 	return next
 }
@@ -252,7 +241,15 @@ func (idx lineIndex) elements(key string, next int, ln string, n int) int {
 // stripStrings blanks quoted strings and comments out of a line, so brackets inside them do
 // not count.
 func stripStrings(ln string) string {
+	bare, _ := scanStrings(ln)
+	return bare
+}
+
+// scanStrings returns a line without its quoted strings and comment, and how many strings
+// start on it.
+func scanStrings(ln string) (string, int) {
 	var b strings.Builder
+	strs := 0
 	inStr, quote := false, byte(0)
 	for i := 0; i < len(ln); i++ {
 		c := ln[i]
@@ -264,13 +261,14 @@ func stripStrings(ln string) string {
 		case inStr:
 		case c == '"' || c == '\'':
 			inStr, quote = true, c
+			strs++
 		case c == '#':
-			return b.String()
+			return b.String(), strs
 		default:
 			b.WriteByte(c)
 		}
 	}
-	return b.String()
+	return b.String(), strs
 }
 
 func (idx lineIndex) set(k string, n int) {

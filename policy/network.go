@@ -273,7 +273,7 @@ func ParseHostRule(s string) (HostRule, error) {
 		return r, nil
 	}
 	if host == "*" || host == "*." {
-		return r, fmt.Errorf("%q allows every host: list the hosts by name, or use network = true (allowlist) if you really mean the whole network", s)
+		return r, fmt.Errorf("%q allows every host: list the hosts by name (an allowlist with everything on it is no allowlist)", s)
 	}
 	dom, wild := strings.CutPrefix(host, "*.")
 	if looksNumeric(strings.ReplaceAll(dom, "*", "")) || strings.Contains(host, ":") {
@@ -444,7 +444,7 @@ func validateNetwork(key string, n Network, docker bool) []Problem {
 			k := fmt.Sprintf("%s[%d]", key, i)
 			r, err := ParseHostRule(raw)
 			if err != nil {
-				add(k, err.Error(), "fix or remove the entry")
+				add(k, err.Error(), "") // the message says what to write instead
 				continue
 			}
 			if j, ok := seen[r.String()]; ok {

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -64,6 +65,9 @@ type Options struct {
 	// EgressAllowLoopback re-opens loopback addresses in the egress proxy: for tests only,
 	// whose stand-in remote hosts run on this machine.
 	EgressAllowLoopback bool
+	// EgressAllowAddrs re-opens exact ip:port addresses in the proxy (the harness's stand-in
+	// hosts on loopback); see egress.Options.AllowAddrs.
+	EgressAllowAddrs []netip.AddrPort
 }
 
 // Executor runs calls in containers.

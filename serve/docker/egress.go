@@ -101,7 +101,7 @@ func (e *Executor) startEgress() (*egressState, error) {
 	s := &egressState{dir: dir, hosts: n.Hosts(), done: make(chan struct{}), log: e.opts.Audit,
 		server: e.pol.Name, polHash: e.pol.Hash(), polAudit: e.pol.Audit.Path, warn: e.log.Warn}
 	s.proxy = egress.New(s.hosts, egress.Options{
-		Key: "docker.network", Resolver: e.opts.EgressResolver, AllowLoopback: e.opts.EgressAllowLoopback,
+		Key: "docker.network", Resolver: e.opts.EgressResolver, AllowLoopback: e.opts.EgressAllowLoopback, AllowAddrs: e.opts.EgressAllowAddrs,
 		Logger: e.log, Audit: s.record,
 	})
 	go func() {

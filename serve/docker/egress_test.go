@@ -127,6 +127,20 @@ def raw(host, port):
     finally:
         s.close()
 out["raw_loopback"] = raw("127.0.0.1", F)
+out["ip_literal"] = fetch("http://127.0.0.1:%%d/" %% F)
+def fronted():  # CONNECT to the listed name, TLS naming the forbidden one (domain fronting)
+    try:
+        s = socket.create_connection((proxy.group(1), int(proxy.group(2))), timeout=10)
+        s.sendall(("CONNECT pypi.test:%%d HTTP/1.1\r\nHost: pypi.test:%%d\r\n\r\n" %% (T, T)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += s.recv(1)
+        s = ctx.wrap_socket(s, server_hostname="forbidden.test")
+        s.sendall(b"GET / HTTP/1.1\r\nHost: forbidden.test\r\nConnection: close\r\n\r\n")
+        return "fetched: " + recvall(s).decode(errors="replace")[:60]
+    except Exception as e:
+        return "failed: " + repr(e)
+out["fronted"] = fronted()
 try:
     out["dns"] = "resolved: %%s" %% socket.getaddrinfo("pypi.test", 80)
 except Exception as e:
@@ -142,6 +156,8 @@ type egressOut struct {
 	UnlistedHTTP []any  `json:"unlisted_http"`
 	UnlistedTLS  []any  `json:"unlisted_tls"`
 	RawLoopback  string `json:"raw_loopback"`
+	IPLiteral    []any  `json:"ip_literal"`
+	Fronted      string
 	DNS          string
 }
 
@@ -173,21 +189,8 @@ func egressPolicy(t *testing.T, hosts ...string) *policy.Policy {
 
 func newEgressExec(t *testing.T, p *policy.Policy) *Executor {
 	t.Helper()
-	eng := needEngine(t)
 	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	e, err := New(p, Options{Engine: eng, EgressResolver: testResolver{"pypi.test": lo, "forbidden.test": lo}, EgressAllowLoopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	if err := e.Ready(); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return newExecOpts(t, p, Options{Engine: needEngine(t), EgressResolver: testResolver{"pypi.test": lo, "forbidden.test": lo}, EgressAllowLoopback: true})
 }
 
 func auditEntries(t *testing.T, path string) []audit.Entry {
@@ -248,6 +251,12 @@ func TestEgressHostList(t *testing.T) {
 			if !strings.HasPrefix(out.RawLoopback, "failed") {
 				t.Errorf("raw connect to the forbidden server's port: %s", out.RawLoopback)
 			}
+			if fmt.Sprint(out.IPLiteral[0]) != "403" || !strings.Contains(fmt.Sprint(out.IPLiteral[1]), "IP address not in docker.network") {
+				t.Errorf("IP literal through the proxy: %v", out.IPLiteral)
+			}
+			if !strings.HasPrefix(out.Fronted, "failed") {
+				t.Errorf("CONNECT pypi.test with TLS naming forbidden.test: %s", out.Fronted)
+			}
 			if !strings.HasPrefix(out.DNS, "failed") {
 				t.Errorf("DNS from the container: %s", out.DNS)
 			}
@@ -280,8 +289,14 @@ func TestEgressHostList(t *testing.T) {
 					denied++
 				}
 			}
-			if ok != 3 || denied != 2 {
-				t.Errorf("audit: %d allowed and %d denied egress entries, want 3 and 2", ok, denied)
+			var sni int
+			for _, a := range auditEntries(t, p.Audit.Path) {
+				if a.Tool == egress.AuditTool && a.Decision == egress.AuditDenied && a.Rule == egress.RuleSNI {
+					sni++
+				}
+			}
+			if ok != 3 || denied != 2 || sni != 1 {
+				t.Errorf("audit: %d allowed, %d not-listed and %d SNI denials, want 3, 2 and 1", ok, denied, sni)
 			}
 		})
 	}

@@ -62,7 +62,13 @@ func testPolicy(mut ...func(*policy.Policy)) *policy.Policy {
 // newExec starts an executor on the test engine and closes it at the end of the test.
 func newExec(t testing.TB, eng *engine.Client, p *policy.Policy) *Executor {
 	t.Helper()
-	e, err := New(p, Options{Engine: eng})
+	return newExecOpts(t, p, Options{Engine: eng})
+}
+
+// newExecOpts is newExec with options of the test's own.
+func newExecOpts(t testing.TB, p *policy.Policy, o Options) *Executor {
+	t.Helper()
+	e, err := New(p, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -258,6 +258,7 @@ printf 'mcpsandbox-ready:%s\n' "$n" >&2
 IFS=' ' read -r k t l || exit 0
 f=/tmp/.mcpsandbox-script
 head -c "$l" >"$f"
+[ -S /run/mcpsandbox-egress/egress.sock ] && echo "mcpsandbox: this image has no python3, which the relay to the hosts docker.network lists needs: they are unreachable (use an image with python3)" >&2
 ( cat >/dev/null; kill -9 -1 ) &
 ( sleep $(( t / 1000 + 5 )); kill -9 -1 ) &
 case $k in

@@ -81,3 +81,34 @@ func TestLayerIDsUnique(t *testing.T) {
 		t.Errorf("%d layer IDs", len(LayerIDs))
 	}
 }
+
+// A host list keeps network none and adds only the proxy's read-only socket mount and the
+// proxy variables; the spec alone never opens a network.
+func TestSpecEgress(t *testing.T) {
+	p := policy.Default(policy.SchemeDocker)
+	n, err := policy.NetworkHosts("pypi.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Docker.SetNet(n)
+	s := newSpec(p)
+	s.egressDir = "/tmp/mcpsandbox-egress-x"
+	cfg, hc := s.build("n", nil)
+	if hc.NetworkMode != "none" || !cfg.NetworkDisabled {
+		t.Errorf("host list: network mode %q, disabled %v", hc.NetworkMode, cfg.NetworkDisabled)
+	}
+	if len(hc.Mounts) != 1 || hc.Mounts[0].Source != s.egressDir || hc.Mounts[0].Target != egressMount || !hc.Mounts[0].ReadOnly {
+		t.Errorf("mounts %+v", hc.Mounts)
+	}
+	env := strings.Join(cfg.Env, " ")
+	for _, want := range []string{"HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=", "HTTP_PROXY=", "http_proxy=", "NO_PROXY=localhost,127.0.0.1,::1", "PIP_PROXY=", "npm_config_https_proxy="} {
+		if !strings.Contains(env, want) {
+			t.Errorf("env %q lacks %s", env, want)
+		}
+	}
+	// without the executor's proxy (egressDir unset) nothing is mounted or set
+	cfg, hc = newSpec(p).build("n", nil)
+	if len(hc.Mounts) != 0 || strings.Contains(strings.Join(cfg.Env, " "), "PROXY") {
+		t.Errorf("no proxy: mounts %+v env %v", hc.Mounts, cfg.Env)
+	}
+}

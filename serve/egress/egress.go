@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,6 +55,10 @@ type Options struct {
 	// AllowLoopback re-opens 127.0.0.0/8 and ::1 — for tests only, whose "remote" servers run
 	// on loopback. Every other denied range stays denied.
 	AllowLoopback bool
+	// AllowAddrs re-opens exact addresses (ip:port) in the denied ranges: for tests and the
+	// harness, whose stand-in hosts listen on loopback, while every other loopback port (the
+	// harness's own listeners) stays denied.
+	AllowAddrs []netip.AddrPort
 	// MaxConns bounds connections handled at once, tunnels included (default 64); more are
 	// answered 503.
 	MaxConns int
@@ -229,7 +234,10 @@ func (p *Proxy) ServeConn(c net.Conn) {
 		return
 	}
 	defer p.untrack(c)
-	d := Decision{Time: time.Now(), Client: c.RemoteAddr().String()}
+	d := Decision{Time: time.Now()}
+	if ra := c.RemoteAddr(); ra != nil {
+		d.Client = ra.String()
+	}
 	select {
 	case p.sem <- struct{}{}:
 		defer func() { <-p.sem }()
@@ -408,7 +416,7 @@ func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, bool) {
 	tried := 0
 	for _, a := range addrs {
 		a = a.Unmap()
-		if why := p.denied(a); why != "" {
+		if why := p.denied(a, uint16(port)); why != "" {
 			denied = append(denied, a.String()+", "+why)
 			continue
 		}
@@ -423,11 +431,11 @@ func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, bool) {
 			continue
 		}
 		// whatever Dial did, the connection must end at a reachable address
-		if ra, err := netip.ParseAddrPort(up.RemoteAddr().String()); err != nil || p.denied(ra.Addr()) != "" {
+		if ra, err := netip.ParseAddrPort(up.RemoteAddr().String()); err != nil || p.denied(ra.Addr(), ra.Port()) != "" {
 			up.Close()
 			why := "an unknown address"
 			if err == nil {
-				why = ra.Addr().String() + ", " + p.denied(ra.Addr())
+				why = ra.Addr().String() + ", " + p.denied(ra.Addr(), ra.Port())
 			}
 			denied = append(denied, why)
 			continue
@@ -466,10 +474,16 @@ func (p *Proxy) notListed(host string, port int) string {
 	return fmt.Sprintf("not in %s (add %q to allow it)", p.o.Key, add)
 }
 
-// denied says why the proxy never connects to a ("" = allowed).
-func (p *Proxy) denied(a netip.Addr) string {
+// denied says why the proxy never connects to a:port ("" = allowed).
+func (p *Proxy) denied(a netip.Addr, port uint16) string {
+	a = a.Unmap()
 	if p.o.AllowLoopback && policy.IsLoopback(a) {
 		return ""
+	}
+	for _, x := range p.o.AllowAddrs {
+		if x.Addr().Unmap() == a && x.Port() == port {
+			return ""
+		}
 	}
 	return policy.DeniedAddr(a)
 }
@@ -480,7 +494,7 @@ func (p *Proxy) control(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("egress: refusing to connect to %q: not an address", address)
 	}
-	if why := p.denied(ap.Addr()); why != "" {
+	if why := p.denied(ap.Addr(), ap.Port()); why != "" {
 		return fmt.Errorf("egress: refusing to connect to %s: %s", address, why)
 	}
 	return nil
@@ -522,14 +536,16 @@ func (p *Proxy) emit(d *Decision) {
 // relay copies bytes both ways until both directions end or one is idle for IdleTimeout.
 func (p *Proxy) relay(c net.Conn, br *bufio.Reader, first []byte, up net.Conn) (out, in int64) {
 	done := make(chan struct{})
+	last := new(atomic.Int64) // either direction's last byte: a long one-way download is not idle
+	last.Store(time.Now().UnixNano())
 	go func() {
 		defer close(done)
 		n, _ := up.Write(first)
-		m, _ := io.Copy(up, &idleReader{r: br, c: c, idle: p.o.IdleTimeout, peer: up})
+		m, _ := io.Copy(up, &idleReader{r: br, c: c, idle: p.o.IdleTimeout, peer: up, last: last})
 		out = int64(n) + m
 		closeWrite(up)
 	}()
-	in, _ = io.Copy(c, &idleReader{r: up, c: up, idle: p.o.IdleTimeout, peer: c})
+	in, _ = io.Copy(c, &idleReader{r: up, c: up, idle: p.o.IdleTimeout, peer: c, last: last})
 	closeWrite(c)
 	select {
 	case <-done:
@@ -549,22 +565,38 @@ func closeWrite(c net.Conn) {
 	c.Close()
 }
 
-// idleReader reads from r, allowing idle before each read on c (and on peer, so a one-way
-// stream is not cut while the other side waits).
+// idleReader reads from r, allowing idle before each read on c (and before each write on
+// peer). With last (a tunnel's two directions share it), a read that times out while the
+// other direction moved bytes within idle waits on: only a tunnel silent both ways is idle.
 type idleReader struct {
 	r    io.Reader
 	c    net.Conn
 	peer net.Conn
 	idle time.Duration
+	last *atomic.Int64
 }
 
 func (i *idleReader) Read(b []byte) (int, error) {
-	t := time.Now().Add(i.idle)
-	i.c.SetReadDeadline(t)
-	if i.peer != nil {
-		i.peer.SetWriteDeadline(t)
+	for {
+		t := time.Now().Add(i.idle)
+		i.c.SetReadDeadline(t)
+		if i.peer != nil {
+			i.peer.SetWriteDeadline(t)
+		}
+		n, err := i.r.Read(b)
+		if i.last == nil {
+			return n, err
+		}
+		if n > 0 {
+			i.last.Store(time.Now().UnixNano())
+			return n, err
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, i.last.Load())) < i.idle {
+			continue
+		}
+		return n, err
 	}
-	return i.r.Read(b)
 }
 
 // countConn counts bytes and refreshes an idle deadline on every read and write.

@@ -560,3 +560,87 @@ func TestCloseEndsTunnels(t *testing.T) {
 		t.Error("tunnel still open after Close")
 	}
 }
+
+// A long one-way download (the client silent after its request) is not idle while bytes
+// flow; a tunnel silent both ways is closed.
+func TestIdleIsBothWays(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		for i := 0; i < 8; i++ {
+			if r.Context().Err() != nil {
+				return // like many servers: a client that closed its side is gone
+			}
+			fmt.Fprintf(w, "chunk %d\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
+	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
+	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: res, AllowLoopback: true, IdleTimeout: 300 * time.Millisecond})
+	code, text, err := get(t, f.client(), "https://allowed.test:"+port+"/slow")
+	if err != nil || code != 200 || strings.Count(text, "chunk") != 8 {
+		t.Errorf("slow one-way download (800ms, idle timeout 300ms): %d %v, %d chunks", code, err, strings.Count(text, "chunk"))
+	}
+	// silent both ways: the tunnel ends
+	_, c, _ := rawConnect(t, f.url, "allowed.test:"+port)
+	tc := tls.Client(c, &tls.Config{ServerName: "allowed.test", InsecureSkipVerify: true})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	tc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := tc.Read(make([]byte, 1)); err == nil || strings.Contains(err.Error(), "timeout") {
+		t.Errorf("a tunnel silent both ways was not closed by the proxy: %v", err)
+	}
+}
+
+// AllowAddrs re-opens exactly the stand-in servers' ip:port; another loopback port (a harness
+// listener) stays denied even for a listed name.
+func TestAllowAddrs(t *testing.T) {
+	allowed, other := newServer(t, true), newServer(t, true)
+	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo, "other.test": lo}}
+	ap := netip.AddrPortFrom(lo[0], uint16(allowed.port))
+	f := startProxy(t, rules(t, "allowed.test:"+strconv.Itoa(allowed.port), "other.test:"+strconv.Itoa(other.port)),
+		Options{Resolver: res, AllowAddrs: []netip.AddrPort{ap}})
+	if code, _, err := get(t, f.client(), fmt.Sprintf("https://allowed.test:%d/", allowed.port)); err != nil || code != 200 {
+		t.Errorf("re-opened address: %d %v", code, err)
+	}
+	resp, _, _ := rawConnect(t, f.url, fmt.Sprintf("other.test:%d", other.port))
+	if b := body(resp); resp.StatusCode != 403 || !strings.Contains(b, "loopback") {
+		t.Errorf("another loopback port: %d %q", resp.StatusCode, b)
+	}
+	if other.hits.Load() != 0 || allowed.hits.Load() != 1 {
+		t.Errorf("hits: other %d (want 0), allowed %d (want 1)", other.hits.Load(), allowed.hits.Load())
+	}
+}
+
+// ServeConn takes any net.Conn (the allowlist helper relays unix connections): one whose
+// remote address is nil is served too.
+func TestServeConnAnyConn(t *testing.T) {
+	allowed := newServer(t, false)
+	port := strconv.Itoa(allowed.port)
+	var got []Decision
+	p := New(rules(t, "allowed.test:"+port), Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}, AllowLoopback: true,
+		Audit: func(d Decision) { got = append(got, d) }})
+	defer p.Close()
+	a, b := net.Pipe()
+	done := make(chan struct{})
+	go func() { p.ServeConn(nilAddrConn{a}); close(done) }()
+	b.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(b, "GET http://allowed.test:"+port+"/pipe HTTP/1.1\r\nHost: allowed.test:"+port+"\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(b), nil)
+	if err != nil || resp.StatusCode != 200 || !strings.Contains(body(resp), "/pipe") {
+		t.Fatalf("over a pipe: %v %v", resp, err)
+	}
+	b.Close()
+	<-done
+	if len(got) != 1 || !got[0].Allowed || got[0].Client != "" {
+		t.Errorf("decisions %+v", got)
+	}
+}
+
+type nilAddrConn struct{ net.Conn }
+
+func (nilAddrConn) RemoteAddr() net.Addr { return nil }
