@@ -143,3 +143,26 @@ func fetchNS(b *testing.B, out string) float64 {
 	}
 	return v
 }
+
+// BenchmarkEgressCall is one whole call of wc with and without a host list, side by side: the
+// difference is what the egress path adds to every call (lo up, the listener, its hand-over to
+// serve, the accept loop and its end), whether or not the command uses the network.
+func BenchmarkEgressCall(b *testing.B) {
+	for _, mode := range []string{"network = false", "host list"} {
+		b.Run(mode, func(b *testing.B) {
+			var serveConn func(net.Conn)
+			if mode == "host list" {
+				serveConn = func(c net.Conn) { c.Close() }
+			}
+			e := egressExecutor(b, serveConn)
+			args, _ := json.Marshal(map[string]any{"command": "wc", "args": []string{}})
+			call := serve.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10}
+			for b.Loop() {
+				res, err := e.run(context.Background(), call)
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("%v %+v", err, res)
+				}
+			}
+		})
+	}
+}
