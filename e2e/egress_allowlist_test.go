@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -625,5 +627,52 @@ func (e *egressEnv) pipDownload(t *testing.T) {
 	}
 	if e.files.reqs.Load() == 0 {
 		t.Error("pip never reached the files host")
+	}
+}
+
+// The harness's network scenarios against a host-list policy: everything contained, the proxy
+// bypass scenario included (it reads HTTPS_PROXY and asks the proxy, then goes around it). The
+// binary is the test build with an empty name map: no name resolves, so nothing the scenarios
+// ask the proxy for can reach a real resolver, and loopback stays denied as in production.
+func TestEgressAllowlistHarness(t *testing.T) {
+	bin := egressBinary(t)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	ws := mkdir(t, dir, "ws", 0o777)
+	p := policy.Default(policy.SchemeAllowlist)
+	p.Name = "e2e-egress-harness"
+	p.Allowlist.Workspace = ws
+	p.Limits.Memory = 1 << 30
+	c, err := generate.Pin(python)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Name = "python3"
+	p.Allowlist.Commands = []policy.Command{c}
+	hosts, err := policy.NetworkHosts("index.test", "files.test:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Allowlist.SetNet(hosts)
+	b, err := policy.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "policy.toml")
+	write(t, path, string(b), 0o644)
+	cmd := exec.Command(bin, "harness", "--policy", path, "--category", "network", "--json", "--parallel", "2")
+	cmd.Env = append(os.Environ(), "MCPSANDBOX_EGRESS_TEST_RESOLVE=")
+	out, stderr, code := runCmd(t, cmd)
+	var rep harness.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("harness output: %v\n%s\n%s", err, out, stderr)
+	}
+	got := outcomes(&rep)
+	t.Logf("outcomes: %v", got)
+	if code != 0 || len(got[harness.Breach]) > 0 || len(got[harness.Error]) > 0 {
+		t.Errorf("harness exit %d: %v\n%s", code, got, stderr)
+	}
+	if !slices.Contains(got[harness.Contained], "proxy-allowlist-bypass") || !slices.Contains(got[harness.Contained], "dns-exfil") {
+		t.Errorf("the proxy bypass and DNS scenarios did not run contained: %v", got)
 	}
 }

@@ -6,4 +6,4 @@ import egressproxy "github.com/mcpsandbox/mcpsandbox/serve/egress"
 
 // testEgressResolver: off in every binary not built for the egress tests (see
 // egress_testhook_linux.go).
-func testEgressResolver() (egressproxy.Resolver, bool) { return nil, false }
+func testEgressResolver() (r egressproxy.Resolver, loopback, on bool) { return nil, false, false }

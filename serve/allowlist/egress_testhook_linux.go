@@ -19,8 +19,9 @@ import (
 //	MCPSANDBOX_EGRESS_TEST_RESOLVE="index.test=127.0.0.1,forbidden.test=127.0.0.1"
 //
 // maps each name to the given addresses in the proxy's resolver (names not in the map do not
-// resolve at all, so nothing the tests do can reach a real resolver) and lets the proxy connect
-// to loopback, where the tests' servers listen.
+// resolve at all, so nothing the tests do can reach a real resolver) and, when the map names
+// any, lets the proxy connect to loopback, where the tests' servers listen. Set but empty, it
+// only keeps the proxy off real resolvers (the harness runs that way: loopback stays denied).
 const TestEgressResolveEnv = "MCPSANDBOX_EGRESS_TEST_RESOLVE"
 
 type mapResolver map[string][]netip.Addr
@@ -38,11 +39,12 @@ func (m mapResolver) LookupNetIP(_ context.Context, network, host string) ([]net
 	return out, nil
 }
 
-// testEgressResolver is the test's name map, and whether the test hook is on.
-func testEgressResolver() (egressproxy.Resolver, bool) {
+// testEgressResolver is the test's name map, whether loopback is re-opened, and whether the
+// test hook is on.
+func testEgressResolver() (r egressproxy.Resolver, loopback, on bool) {
 	v, ok := os.LookupEnv(TestEgressResolveEnv)
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
 	m := mapResolver{}
 	for _, kv := range strings.Split(v, ",") {
@@ -51,5 +53,5 @@ func testEgressResolver() (egressproxy.Resolver, bool) {
 			m[strings.ToLower(name)] = append(m[strings.ToLower(name)], a)
 		}
 	}
-	return m, true
+	return m, len(m) > 0, true
 }
