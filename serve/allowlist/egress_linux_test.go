@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -276,4 +278,49 @@ func countingListener(t *testing.T) (net.Listener, string, *atomic.Int64) {
 	}()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	return ln, port, &n
+}
+
+// When serve is not root the helper's network namespace lives in a user namespace, where it
+// needs CAP_NET_ADMIN passed in and dropped again: the plumbing test again, as uid 65534 (this
+// test binary, copied where that uid can run it). Root only: it is root that can switch.
+func TestEgressPlumbingUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: TestEgressPlumbing itself runs unprivileged here")
+	}
+	if os.Getenv("MCPSANDBOX_EGRESS_INNER") != "" {
+		t.Skip("already the unprivileged run")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "mcpsandbox-egress-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777)
+	bin := filepath.Join(dir, "allowlist.test")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^TestEgressPlumbing$", "-test.v", "-test.count", "1")
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=/usr/bin:/bin", "MCPSANDBOX_EGRESS_INNER=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	// No user namespaces for that uid: every namespace attempt fails at clone, and the probe ends
+	// at "no network namespace". A failure of the egress set-up itself (lo, the listener) is not
+	// that, and fails the test.
+	if err != nil && strings.Contains(string(out), "a network namespace of their own") && !strings.Contains(string(out), "egress: ") {
+		t.Skipf("no user namespaces for uid 65534 on this host, so a non-root serve refuses a host list here: %s", out)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestEgressPlumbing") {
+		t.Fatalf("as uid 65534: %v\n%s", err, out)
+	}
+	t.Logf("as uid 65534:\n%s", out)
 }
