@@ -55,6 +55,8 @@ type Options struct {
 	// HelperPath is the mcpsandbox binary to re-exec as the helper; "" = this executable.
 	HelperPath string
 	Logger     *slog.Logger
+	// network by name: how the egress proxy is built (egress_linux.go)
+	egressOptions
 }
 
 // Executor implements serve.Executor for the allowlist scheme.
@@ -76,6 +78,7 @@ type Executor struct {
 	probed   chan struct{}
 	probeErr error
 	warm     chan *helperProc // at most one pre-started helper: its start-up is off the call's path
+	egress   *egress          // nil: the policy lists no hosts (egress_linux.go)
 	closed   atomic.Bool
 
 	protect     []protPat       // the effective protect list
@@ -160,6 +163,9 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		}
 		e.cmds[c.Name] = pc
 		e.names = append(e.names, c.Name)
+	}
+	if e.egress, err = newEgress(p, o); err != nil {
+		return nil, err
 	}
 	e.warm = make(chan *helperProc, 1)
 	e.probed = make(chan struct{})
@@ -293,7 +299,7 @@ func (e *Executor) Tools() []serve.Tool {
 			ReadOnlyHint:    false, // commands may write inside the workspace
 			DestructiveHint: nil,   // default true: a command may overwrite workspace files
 			IdempotentHint:  false,
-			OpenWorldHint:   &e.al.Network,
+			OpenWorldHint:   e.openWorld(),
 		},
 		Run: e.run,
 	}}
@@ -408,6 +414,7 @@ func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
 	cmd.Stdout, cmd.Stderr = h.stdout, h.stderr
 	cmd.ExtraFiles = []*os.File{child}
 	cmd.SysProcAttr = e.attr.sysProcAttr()
+	e.egress.procAttr(e.attr, cmd.SysProcAttr)
 	cmd.WaitDelay = 250 * time.Millisecond // a descendant holding stdout open must not hang the call
 	if err := cmd.Start(); err != nil {
 		ctl.Close()
@@ -488,6 +495,8 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		spec.RWDirs = append(spec.RWDirs, tmp)
 		spec.Env = append([]string{"TMPDIR=" + tmp}, spec.Env...)
 	}
+	ec := e.egress.call(c.Session) // the call's way out to the egress proxy, if the policy lists hosts
+	defer ec.close()
 	start := time.Now()
 	sent := make(chan error, 1)
 	report := make(chan []byte, 1)
@@ -500,7 +509,7 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		sent <- err
 		// The helper's end closes on exec (close-on-exec) or exit; anything before that is
 		// the helper's own failure, never the command's output.
-		msg, _ := io.ReadAll(io.LimitReader(h.ctl, 4096))
+		msg := ec.report(h.ctl) // with egress, the helper's listener comes first
 		h.ctl.Close()
 		report <- msg
 	}()
@@ -576,6 +585,7 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spe
 	for _, k := range keys {
 		env = append(env, k+"="+e.al.Env[k])
 	}
+	env = e.egress.withEnv(env)
 	cpuSec := uint64(math.Ceil(c.Timeout.Seconds())) + 1
 	lims := []Rlimit{
 		{unix.RLIMIT_CPU, cpuSec},
@@ -597,6 +607,7 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spe
 		ReadDirs:  readDirs, ReadFiles: systemReadFiles, ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
 		Probe: probe,
 	}
+	e.egress.apply(&s)
 	if mounts {
 		s.Mounts, s.TmpSize = true, e.tmpSize()
 		s.RWDirs = append(s.RWDirs, "/tmp")

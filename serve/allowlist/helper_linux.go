@@ -34,6 +34,9 @@ type Spec struct {
 	Rlimits   []Rlimit `json:"rlimits"`
 	Nice      int      `json:"nice"`
 	NoNetwork bool     `json:"no_network"`
+	// EgressPort: with a host list, the helper listens on 127.0.0.1:EgressPort and hands the
+	// listener to serve's egress proxy (egress_linux.go); 0 = no egress.
+	EgressPort int `json:"egress_port,omitempty"`
 	// Landlock
 	ReadDirs  []string `json:"read_dirs"`
 	ReadFiles []string `json:"read_files"`
@@ -117,6 +120,9 @@ func helper() error {
 			return err
 		}
 	}
+	if err := egressListen(&s); err != nil {
+		return err
+	}
 
 	if s.Nice != 0 {
 		_ = unix.Setpriority(unix.PRIO_PROCESS, 0, s.Nice) // best effort: politeness, not a security layer
@@ -160,7 +166,7 @@ func helper() error {
 		unix.Close(rsFD)
 		landlockDesc = fmt.Sprintf("ABI %d", abi)
 	}
-	prog, err := seccompFilter(s.NoNetwork)
+	prog, err := seccompFilterNet(s.NoNetwork, s.EgressPort != 0)
 	if err != nil {
 		return err
 	}
@@ -297,6 +303,7 @@ func landlockRuleset(s *Spec) (fd int, flags uint32, abi int, err error) {
 		landlock.PathAccess(dev, s.DevFiles...).IgnoreIfMissing(),
 		landlock.PathAccess(rw, s.RWDirs...),
 	}
+	rules = append(rules, egressLandlock(s)...)
 	fd, flags, err = cfg.NewRulesetFD(rules...)
 	if err != nil {
 		return -1, 0, abi, fmt.Errorf("build landlock ruleset: %w", err)

@@ -55,6 +55,9 @@ func (e *Executor) probeLayers() error {
 	for _, a := range tries {
 		e.attr = a
 		rep, err := e.runProbe()
+		if err == nil && e.egress != nil && !a.has(unix.CLONE_NEWNET) {
+			err = errNoNetNS
+		}
 		if err == nil && a.has(unix.CLONE_NEWPID) && rep.PID != 1 {
 			err = fmt.Errorf("helper is pid %d, not 1: no PID namespace", rep.PID)
 		}
@@ -115,6 +118,7 @@ func (e *Executor) Layers() []serve.Layer {
 			netDetail = "the policy says network = false: TCP, UDP and DNS all fail (enforced by the network namespace below)"
 		}
 	}
+	netDetail = e.egressNetDetail(netDetail)
 	user := fmt.Sprintf("commands run as uid %d gid %d (server is root)", e.uid, e.gid)
 	if !e.dropUID {
 		user = fmt.Sprintf("server is not root: commands run as its uid %d", e.uid)
@@ -130,21 +134,21 @@ func (e *Executor) Layers() []serve.Layer {
 		userNSLayer(e.attr.userNS, e.dropUID),
 		{Name: LayerPIDNS, Active: e.attr.has(unix.CLONE_NEWPID), Detail: "the command's whole tree (setsid and double-fork included) dies with it"},
 		{Name: LayerNetIsolation, Active: !e.al.Network, Detail: netDetail},
-		{Name: LayerNetNS, Active: e.attr.has(unix.CLONE_NEWNET), Detail: "each call gets a new, empty network namespace: no interface but a down loopback"},
+		{Name: LayerNetNS, Active: e.attr.has(unix.CLONE_NEWNET), Detail: e.egressNetNSNote("each call gets a new, empty network namespace: no interface but a down loopback")},
 		{Name: LayerIPCNS, Active: e.attr.has(unix.CLONE_NEWIPC), Detail: "no shared SysV IPC with the host"},
 		{Name: LayerLandlockFS, Active: abi >= 1, Detail: fsDetail},
 		ll(3, LayerLandlockTrunc, "files outside the workspace cannot be truncated"),
-		ll(4, LayerLandlockTCP, "TCP connect and bind are denied in the kernel"),
+		ll(4, LayerLandlockTCP, "TCP connect and bind are denied in the kernel"+e.egressTCPNote()),
 		ll(6, LayerLandlockScoped, "signals and abstract unix sockets cannot reach processes outside the sandbox"),
 		ll(9, LayerLandlockUnix, "pathname unix sockets (ssh-agent, docker.sock) cannot be connected"),
 		ll(10, LayerLandlockUDP, "UDP is denied in the kernel"),
-		{Name: LayerSeccomp, Active: e.probe.Seccomp, Detail: "ptrace, mount, namespaces, bpf, io_uring, keyrings, kernel modules denied" + map[bool]string{true: "; socket() denied", false: ""}[!e.al.Network]},
+		{Name: LayerSeccomp, Active: e.probe.Seccomp, Detail: "ptrace, mount, namespaces, bpf, io_uring, keyrings, kernel modules denied" + e.egressSocketNote(map[bool]string{true: "; socket() denied", false: ""}[!e.al.Network])},
 		{Name: LayerNoNewPrivs, Active: e.probe.NoNewPrivs, Detail: "setuid binaries cannot raise privileges"},
 		{Name: LayerRlimits, Active: true, Detail: fmt.Sprintf("address space %s, file size %s, 256 open files, CPU time = timeout", e.pol.Limits.Memory, e.al.MaxFileSize)},
 		{Name: LayerProcessLimit, Active: e.dropUID || e.attr.userNS, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC)", e.pol.Limits.Pids)},
 		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (that needs cgroups); commands run at a lower priority (nice %d) and their CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
 	}
-	return append(ls, e.moreLayers()...)
+	return append(append(ls, e.moreLayers()...), e.egressLayer())
 }
 
 // userNSLayer: a user namespace is how a server that is not root gets the other namespaces; a
