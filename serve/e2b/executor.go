@@ -80,8 +80,8 @@ type Executor struct {
 	live     map[string]*Sandbox // every sandbox this serve holds
 	// users counts the calls running in each sandbox, and retired marks a session sandbox a
 	// broken call left behind: it is killed when its last call ends, never under a sibling call.
-	users   map[*Sandbox]int
-	retired map[*Sandbox]bool
+	users    map[*Sandbox]int
+	retired  map[*Sandbox]bool
 	inflight sync.WaitGroup
 }
 
