@@ -53,14 +53,32 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 		labels[LabelPooled] = "1"
 	}
 	cfg, hc := e.spec.build(b.nonce, labels)
-	ctx, cancel := context.WithTimeout(e.life, engineOpTimeout)
-	defer cancel()
-	cr, err := e.eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "mcpsandbox-"+b.callID)
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errors.New("serve is shutting down")
+	}
+	e.creating.Add(1)
+	e.mu.Unlock()
+	// The create is not cancelled by Close: cancelling only the client's side lets the engine
+	// finish a container nobody removes. It is bounded, and removed at once if serve closed.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(e.life), engineOpTimeout)
+	cr, err := e.eng.API.ContainerCreate(cctx, cfg, hc, nil, nil, "mcpsandbox-"+b.callID)
+	ccancel()
 	if err != nil {
+		e.creating.Done()
 		return nil, fmt.Errorf("create a container from %s: %w", e.spec.image, e.eng.Unreachable(err))
 	}
 	b.id = cr.ID
 	e.tracked.Add(1)
+	if e.life.Err() != nil {
+		e.destroy(b)
+		e.creating.Done()
+		return nil, errors.New("serve is shutting down")
+	}
+	e.creating.Done()
+	ctx, cancel := context.WithTimeout(e.life, engineOpTimeout)
+	defer cancel()
 	// Attach before start, so no byte of output can be missed.
 	b.hj, err = e.eng.API.ContainerAttach(ctx, b.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {

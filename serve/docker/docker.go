@@ -87,6 +87,9 @@ type Executor struct {
 	mu        sync.Mutex
 	closed    bool
 	bg        sync.WaitGroup
+	// creating counts containers being created: Close waits for them, so a create the engine
+	// finishes after Close's last removal pass cannot outlive serve.
+	creating sync.WaitGroup
 	removeSem chan struct{}
 	tracked   atomic.Int64 // containers created and not yet removed
 
@@ -375,6 +378,7 @@ func (e *Executor) Close() error {
 		e.mu.Lock()
 		e.closed = true
 		e.mu.Unlock()
+		e.creating.Wait()
 		e.bg.Wait()
 		<-e.ready
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
