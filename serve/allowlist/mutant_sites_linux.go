@@ -30,19 +30,28 @@ func mutantRules() []landlock.Rule {
 	return rs
 }
 
-// mutantRlimits names the rlimit each rlimit mutant drops.
-var mutantRlimits = map[string]int{"rlimit-nproc": unix.RLIMIT_NPROC, "rlimit-as": unix.RLIMIT_AS,
-	"rlimit-fsize": unix.RLIMIT_FSIZE, "rlimit-nofile": unix.RLIMIT_NOFILE, "rlimit-cpu": unix.RLIMIT_CPU}
-
 // mutateRlimits drops the limits a mutant build switches off; a release build returns lims.
 func mutateRlimits(lims []Rlimit) []Rlimit {
 	if !mutantBuild {
 		return lims
 	}
-	for name, res := range mutantRlimits {
-		if mutated(name) {
-			lims = slices.DeleteFunc(lims, func(l Rlimit) bool { return l.Resource == res })
-		}
+	drop := func(res int) {
+		lims = slices.DeleteFunc(lims, func(l Rlimit) bool { return l.Resource == res })
+	}
+	if mutated("rlimit-nproc") {
+		drop(unix.RLIMIT_NPROC)
+	}
+	if mutated("rlimit-as") {
+		drop(unix.RLIMIT_AS)
+	}
+	if mutated("rlimit-fsize") {
+		drop(unix.RLIMIT_FSIZE)
+	}
+	if mutated("rlimit-nofile") {
+		drop(unix.RLIMIT_NOFILE)
+	}
+	if mutated("rlimit-cpu") {
+		drop(unix.RLIMIT_CPU)
 	}
 	return lims
 }
@@ -78,22 +87,25 @@ func mutateKey(k fileKey) fileKey {
 	return k
 }
 
-// mutantNS maps each namespace mutant to the clone flags it leaves out.
-var mutantNS = []struct {
-	name  string
-	flags uintptr
-}{{"pidns", unix.CLONE_NEWPID}, {"netns", unix.CLONE_NEWNET}, {"mountns", unix.CLONE_NEWNS},
-	{"ipc-uts-ns", unix.CLONE_NEWIPC | unix.CLONE_NEWUTS}, {"userns", unix.CLONE_NEWUSER}}
-
 // mutateAttr is how the helper is started, with the namespaces a mutant build switches off.
 func mutateAttr(a nsAttr) nsAttr {
 	if !mutantBuild {
 		return a
 	}
-	for _, m := range mutantNS {
-		if mutated(m.name) {
-			a.flags &^= m.flags
-		}
+	if mutated("pidns") {
+		a.flags &^= unix.CLONE_NEWPID
+	}
+	if mutated("netns") {
+		a.flags &^= unix.CLONE_NEWNET
+	}
+	if mutated("mountns") {
+		a.flags &^= unix.CLONE_NEWNS
+	}
+	if mutated("ipc-uts-ns") {
+		a.flags &^= unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+	}
+	if mutated("userns") {
+		a.flags &^= unix.CLONE_NEWUSER
 	}
 	a.userNS = a.userNS && a.has(unix.CLONE_NEWUSER)
 	return a
