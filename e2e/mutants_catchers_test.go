@@ -191,13 +191,16 @@ func TestFileSizeCapped(t *testing.T) {
 // Memory beyond limits.memory cannot be had (mutant rlimit-as): the allocation fails, as the
 // client sees it.
 func TestMemoryCapped(t *testing.T) {
-	f := newFixture(t, func(p *policy.Policy, _ *fixture) { p.Limits.Memory = 128 << 20 })
-	_, r := f.py("b = bytearray(400 << 20)\nprint('ALLOCATED', len(b))")
+	f := newFixture(t, func(p *policy.Policy, _ *fixture) {
+		p.Limits.Memory = 128 << 20
+		p.Limits.Timeout = policy.Duration{Duration: 15 * time.Second}
+	})
+	res, r := f.py("b = bytearray(400 << 20)\nprint('ALLOCATED', len(b))")
 	if strings.Contains(r.Stdout, "ALLOCATED") {
 		t.Fatalf("a command allocated 400 MiB under a 128 MiB limit: %s", r.Stdout)
 	}
 	if !strings.Contains(r.Stderr, "MemoryError") {
-		t.Fatalf("the allocation did not fail with MemoryError: %q", r.Stderr)
+		t.Fatalf("the allocation did not fail with MemoryError: %s", text(res))
 	}
 }
 

@@ -83,7 +83,7 @@ func TestCheckReportsLayersUnprivileged(t *testing.T) {
 	os.Chmod(root, 0o755)
 	ws := mkdir(t, root, "ws", 0o755)
 	cmd := exec.Command(binPath, "serve", "--default", "--workspace", ws, "--check", "--json")
-	cmd.Env = []string{"HOME=" + root, "PATH=/usr/bin:/bin"}
+	cmd.Env = append(os.Environ(), "HOME="+root)
 	if os.Geteuid() == 0 {
 		os.Chown(ws, 65534, 65534)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

@@ -33,9 +33,11 @@ type Mutant struct {
 	// Base are switches that are also off in the control run and the mutant run: the host the
 	// mechanism matters on (e.g. the process-group kill matters where there is no PID
 	// namespace). Catchers must pass under Base alone and fail under Base plus Name.
-	Base    string     `toml:"base" json:"base,omitempty"`
-	Tests   []Catcher  `toml:"test" json:"tests,omitempty"`
-	Harness [][]string `toml:"harness" json:"harness,omitempty"` // argument lists for `BIN harness`
+	Base string `toml:"base" json:"base,omitempty"`
+	// Exclusive: run with no other catcher beside it (its attack would disturb them).
+	Exclusive bool       `toml:"exclusive" json:"exclusive,omitempty"`
+	Tests     []Catcher  `toml:"test" json:"tests,omitempty"`
+	Harness   [][]string `toml:"harness" json:"harness,omitempty"` // argument lists for `BIN harness`
 }
 
 // Catcher is a go test run that claims to catch a mutant: it must pass without the mutant and
@@ -92,7 +94,7 @@ func LoadTable(path string) (*Table, error) {
 		return nil, fmt.Errorf("read mutant table %s: %w", path, err)
 	}
 	if u := md.Undecoded(); len(u) > 0 {
-		return nil, fmt.Errorf("mutant table %s: unknown keys %v (known: name, what, base, test.pkg, test.run, harness)", path, u)
+		return nil, fmt.Errorf("mutant table %s: unknown keys %v (known: name, what, base, exclusive, test.pkg, test.run, harness)", path, u)
 	}
 	seen := map[string]bool{}
 	for i, m := range t.Mutant {
@@ -178,6 +180,7 @@ type runner struct {
 	tbin map[string]string // package -> compiled test binary
 	mu   sync.Mutex
 	ctl  map[string]*control
+	excl sync.RWMutex // exclusive mutants hold it for writing, every other run for reading
 }
 
 // control is a catcher's run under the base alone (shared by every mutant with that base).
@@ -238,7 +241,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				m := muts[i]
 				results[i].Mutant = m
 				for c := 0; c < len(m.Tests)+len(m.Harness); c++ {
+					lock, unlock := r.excl.RLock, r.excl.RUnlock
+					if m.Exclusive {
+						lock, unlock = r.excl.Lock, r.excl.Unlock
+					}
+					lock()
 					oc := r.judge(ctx, m, c)
+					unlock()
 					results[i].Outcomes = append(results[i].Outcomes, oc)
 					fmt.Fprintf(o.Log, "%-16s %-60s caught=%v control=%v %.1fs %s\n", m.Name, oc.Catcher, oc.Caught, oc.Control, oc.Seconds, oc.Error)
 					if oc.Caught && oc.Control && oc.Error == "" && !o.All {
