@@ -290,7 +290,7 @@ func (s spec) build(nonce string, labels map[string]string) (*container.Config, 
 		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: filepath.Clean(s.workspace), Target: workspaceDir, ReadOnly: !s.wsWrite}}
 		cfg.WorkingDir = workspaceDir
 	}
-	return cfg, hc
+	return mutateBuild(cfg, hc)
 }
 
 func (s spec) describeUser() string {

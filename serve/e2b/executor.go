@@ -373,8 +373,8 @@ func (e *Executor) call(ctx context.Context, c serve.Call, f runFunc) (*serve.Re
 		}
 		out, errb := &serve.CapBuffer{Limit: c.MaxOutput}, &serve.CapBuffer{Limit: c.MaxOutput}
 		res, err := f(ctx, sb, out, errb)
-		broken := err != nil || ctx.Err() != nil || (res != nil && res.TimedOut)
-		if e.cfg.Reuse == "call" || broken {
+		broken := (err != nil || ctx.Err() != nil || (res != nil && res.TimedOut)) && !mutated("e2b-broken-kill")
+		if (e.cfg.Reuse == "call" && !mutated("e2b-call-kill")) || broken {
 			e.drop(c.Session, sb)
 		}
 		if err != nil {
@@ -413,6 +413,9 @@ func (e *Executor) acquire(ctx context.Context, c serve.Call) (*Sandbox, error) 
 		return s.sb, nil
 	}
 	life := e.cfg.SandboxTimeout.Duration
+	if mutated("e2b-sandbox-timeout") {
+		life = 24 * time.Hour
+	}
 	sb, err := e.create(ctx, min(life, e.leash))
 	if err != nil {
 		return nil, err
@@ -510,6 +513,9 @@ func (e *Executor) kill(sb *Sandbox) {
 
 // EndSession kills the session's sandbox.
 func (e *Executor) EndSession(id string) {
+	if mutated("e2b-session-kill") {
+		return
+	}
 	e.mu.Lock()
 	s := e.sessions[id]
 	delete(e.sessions, id)
