@@ -183,7 +183,7 @@ func (e *Executor) measured() measurement {
 		m.ns[n] = err == nil && r.Namespaces[n] != "" && r.Namespaces[n] != own
 	}
 	m.netNS = m.ns["net"] && len(r.Interfaces) == 1 && r.Interfaces[0] == "lo"
-	m.landlock = r.LandlockABI >= 1 && r.LandlockFS
+	m.landlock = r.LandlockABI >= 1 && r.LandlockFS && (r.WriteTried == "" || r.LandlockWrite)
 	m.rlimits, m.nproc = true, false
 	for _, l := range e.rlimits(probeCall) {
 		name := rlimitNames[l.Resource]

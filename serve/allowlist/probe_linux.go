@@ -19,6 +19,10 @@ type ProbeReport struct {
 	Landlock    string `json:"landlock"`
 	// LandlockFS: reading a directory outside every allowed path failed with EACCES.
 	LandlockFS bool `json:"landlock_fs"`
+	// LandlockWrite: creating a file in a world-writable directory outside every allowed path
+	// failed with EACCES ("" tried = no such directory here; then it counts as not tried).
+	LandlockWrite bool   `json:"landlock_write"`
+	WriteTried    string `json:"write_tried,omitempty"`
 	// Seccomp: /proc/thread-self/status says "Seccomp: 2" and unshare(0), which the filter
 	// denies, failed with EPERM.
 	Seccomp bool `json:"seccomp"`
@@ -165,6 +169,18 @@ func (p *prober) afterRestrict(s *Spec) {
 	} else {
 		p.saw("landlock: every probe directory is allowed by the policy; nothing to try")
 	}
+	if dir := writableOutside(s); dir != "" {
+		var rnd [8]byte
+		unix.Getrandom(rnd[:], 0)
+		name := fmt.Sprintf("%s/.mcpsandbox-probe-%x", dir, rnd)
+		fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+		if err == nil {
+			unix.Close(fd)
+			unix.Unlink(name)
+		}
+		r.LandlockWrite, r.WriteTried = errors.Is(err, unix.EACCES), dir
+		p.saw("open %s for writing: %s", name, errWord(err))
+	}
 	ruid, euid, suid := unix.Getresuid()
 	r.UID = ruid
 	if ruid != euid || ruid != suid {
@@ -192,6 +208,25 @@ func (p *prober) probeRlimits(s *Spec) error {
 		}
 	}
 	return nil
+}
+
+// writableOutside is a world-writable sticky directory (any uid may create files there) outside
+// every path the spec lets the command write.
+func writableOutside(s *Spec) string {
+next:
+	for _, d := range []string{"/var/tmp", "/dev/shm", "/tmp"} {
+		var st unix.Stat_t
+		if unix.Stat(d, &st) != nil || st.Mode&0o1002 != 0o1002 {
+			continue
+		}
+		for _, a := range s.RWDirs {
+			if a == "/" || within(a, d) {
+				continue next
+			}
+		}
+		return d
+	}
+	return ""
 }
 
 // outsideDir is a directory readable by anyone that no Landlock rule of the spec allows.
