@@ -28,8 +28,11 @@ func TestUncaughtMutantFailsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rep.Survived, []string{"noop-uncaught", "noop-no-test"}) {
-		t.Fatalf("survivors = %v, want both no-op mutants", rep.Survived)
+	if !slices.Equal(rep.Survived, []string{"noop-uncaught", "noop-no-test", "noop-harness"}) {
+		t.Fatalf("survivors = %v, want every no-op mutant", rep.Survived)
+	}
+	if oc := rep.Results[2].Outcomes[0]; oc.Caught || !oc.Control || oc.Error != "" || !strings.HasPrefix(oc.Catcher, "harness ") {
+		t.Errorf("no-op mutant claimed by a harness scenario: %+v", oc)
 	}
 	if oc := rep.Results[0].Outcomes[0]; oc.Caught || !oc.Control || oc.Error != "" {
 		t.Errorf("no-op mutant: %+v", oc)
@@ -38,7 +41,7 @@ func TestUncaughtMutantFailsTheRun(t *testing.T) {
 		t.Errorf("catcher without a test: %+v", oc)
 	}
 	md := rep.Markdown()
-	if !strings.Contains(md, "**SURVIVED**") || !strings.Contains(md, "**Survivors:** noop-uncaught, noop-no-test") {
+	if !strings.Contains(md, "**SURVIVED**") || !strings.Contains(md, "**Survivors:** noop-uncaught, noop-no-test, noop-harness") {
 		t.Errorf("report does not show the survivors:\n%s", md)
 	}
 }
