@@ -359,7 +359,7 @@ func (p *pinned) open() (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("stat pinned binary %s: %w", p.Path, err)
 	}
-	key := fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
+	key := mutateKey(fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.hash == "" || p.key != key {
@@ -371,7 +371,7 @@ func (p *pinned) open() (*os.File, error) {
 		p.key, p.hash = key, hex.EncodeToString(h.Sum(nil))
 		p.match = p.hash == p.SHA256
 	}
-	if !p.match {
+	if !p.match && !mutated("sha256") {
 		f.Close()
 		return nil, serve.Refuse("allowlist.commands["+p.Name+"].sha256",
 			"%s changed since it was pinned (sha256 now %.16s…, pinned %.16s…); if the change is legitimate, re-pin it with mcpsandbox init", p.Path, p.hash, p.SHA256)
@@ -409,7 +409,7 @@ func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
 	defer child.Close()
 	h := &helperProc{ctl: ctl, stdout: &serve.CapBuffer{Limit: maxOutput}, stderr: &serve.CapBuffer{Limit: maxOutput}}
 	cmd := exec.Command(e.helper, HelperArg)
-	cmd.Env = []string{} // the helper needs nothing, and must not carry the server's secrets
+	cmd.Env = helperEnv() // the helper needs nothing, and must not carry the server's secrets
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = h.stdout, h.stderr
 	cmd.ExtraFiles = []*os.File{child}
@@ -430,7 +430,7 @@ func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
 // kill ends the helper's whole tree: it is PID 1 of its namespace (when namespaces work), and
 // the group kill covers hosts without a PID namespace.
 func (h *helperProc) kill() {
-	_ = unix.Kill(-h.cmd.Process.Pid, unix.SIGKILL)
+	groupKill(h.cmd.Process.Pid)
 	_ = h.cmd.Process.Kill()
 }
 
@@ -522,7 +522,7 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		h.kill()
 		werr = <-done
 	}
-	_ = unix.Kill(-h.cmd.Process.Pid, unix.SIGKILL) // sweep anything left in the process group
+	groupKill(h.cmd.Process.Pid) // sweep anything left in the process group
 	h.release()
 	if err := <-sent; err != nil && werr == nil {
 		return nil, fmt.Errorf("hand the call to the exec helper: %w", err)
@@ -586,19 +586,10 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spe
 		env = append(env, k+"="+e.al.Env[k])
 	}
 	env = e.egress.withEnv(env)
-	cpuSec := uint64(math.Ceil(c.Timeout.Seconds())) + 1
-	lims := []Rlimit{
-		{unix.RLIMIT_CPU, cpuSec},
-		{unix.RLIMIT_AS, uint64(e.pol.Limits.Memory)},
-		{unix.RLIMIT_FSIZE, uint64(e.al.MaxFileSize)},
-		{unix.RLIMIT_NOFILE, 256},
-		{unix.RLIMIT_CORE, 0},
-		{unix.RLIMIT_MEMLOCK, 0},
+	if mutated("env-scrub") {
+		env = append(env, os.Environ()...)
 	}
-	if e.dropUID || e.attr.userNS {
-		// RLIMIT_NPROC counts per uid: meaningful only for a uid the commands have to themselves.
-		lims = append(lims, Rlimit{unix.RLIMIT_NPROC, uint64(e.pol.Limits.Pids)})
-	}
+	lims := e.rlimits(c)
 	readDirs := slices.Concat(systemReadDirs, pc.readDirs, e.al.ReadPaths)
 	s := Spec{
 		Argv: append([]string{pc.Name}, args...), Env: env, Dir: e.ws,
@@ -614,6 +605,24 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spe
 		s.ROBinds = e.protectedNow()
 	}
 	return s
+}
+
+// rlimits are the call's resource limits.
+func (e *Executor) rlimits(c serve.Call) []Rlimit {
+	cpuSec := uint64(math.Ceil(c.Timeout.Seconds())) + 1
+	lims := []Rlimit{
+		{unix.RLIMIT_CPU, cpuSec},
+		{unix.RLIMIT_AS, uint64(e.pol.Limits.Memory)},
+		{unix.RLIMIT_FSIZE, uint64(e.al.MaxFileSize)},
+		{unix.RLIMIT_NOFILE, 256},
+		{unix.RLIMIT_CORE, 0},
+		{unix.RLIMIT_MEMLOCK, 0},
+	}
+	if e.dropUID || e.attr.userNS {
+		// RLIMIT_NPROC counts per uid: meaningful only for a uid the commands have to themselves.
+		lims = append(lims, Rlimit{unix.RLIMIT_NPROC, uint64(e.pol.Limits.Pids)})
+	}
+	return mutateRlimits(lims)
 }
 
 // tmpSize caps the call's private /tmp: the memory limit, as a tmpfs lives in memory.

@@ -114,6 +114,9 @@ func seccompFilterNet(noNetwork, tcpOnly bool) ([]unix.SockFilter, error) {
 // installSeccomp loads the filter on the calling thread (no TSYNC: the helper execs from this
 // thread, and the filter is inherited across execve). no_new_privs must already be set.
 func installSeccomp(prog []unix.SockFilter) error {
+	if mutated("seccomp") {
+		return nil
+	}
 	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	_, _, errno := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fp)))
 	runtime.KeepAlive(prog)

@@ -40,6 +40,9 @@ func (e *Executor) reapAtStart(ctx context.Context) {
 // or whose liveness this serve cannot judge (another machine sharing a remote engine, another
 // pid namespace, no /proc), is left alone. See instance.judge for what "provably" means.
 func (e *Executor) reap(ctx context.Context) (int, error) {
+	if mutated("docker-reaper") {
+		return 0, nil
+	}
 	verdicts := map[instance]liveness{}
 	return e.removeWhere(ctx, filters.NewArgs(filters.Arg("label", LabelApp)), func(l map[string]string) bool {
 		o, ok := instanceFromLabels(l)

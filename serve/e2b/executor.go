@@ -381,9 +381,9 @@ func (e *Executor) call(ctx context.Context, c serve.Call, f runFunc) (*serve.Re
 		e.mu.Unlock()
 		out, errb := &serve.CapBuffer{Limit: c.MaxOutput}, &serve.CapBuffer{Limit: c.MaxOutput}
 		res, err := f(ctx, sb, out, errb)
-		broken := err != nil || ctx.Err() != nil || (res != nil && res.TimedOut)
+		broken := (err != nil || ctx.Err() != nil || (res != nil && res.TimedOut)) && !mutated("e2b-broken-kill")
 		switch {
-		case e.cfg.Reuse == "call":
+		case e.cfg.Reuse == "call" && !mutated("e2b-call-kill"):
 			e.release(sb)
 			e.drop(c.Session, sb)
 		case broken:
@@ -430,6 +430,9 @@ func (e *Executor) acquire(ctx context.Context, c serve.Call) (*Sandbox, error) 
 		return s.sb, nil
 	}
 	life := e.cfg.SandboxTimeout.Duration
+	if mutated("e2b-sandbox-timeout") {
+		life = 24 * time.Hour
+	}
 	sb, err := e.create(ctx, min(life, e.leash))
 	if err != nil {
 		return nil, err
@@ -554,6 +557,9 @@ func (e *Executor) kill(sb *Sandbox) {
 
 // EndSession kills the session's sandbox.
 func (e *Executor) EndSession(id string) {
+	if mutated("e2b-session-kill") {
+		return
+	}
 	e.mu.Lock()
 	s := e.sessions[id]
 	delete(e.sessions, id)
