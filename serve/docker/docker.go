@@ -84,12 +84,12 @@ type Executor struct {
 	life context.Context
 	stop context.CancelFunc
 
-	mu        sync.Mutex
-	closed    bool
-	bg        sync.WaitGroup
+	mu     sync.Mutex
+	closed bool
+	bg     sync.WaitGroup
 	// creating counts containers being created: Close waits for them, so a create the engine
 	// finishes after Close's last removal pass cannot outlive serve.
-	creating sync.WaitGroup
+	creating  sync.WaitGroup
 	removeSem chan struct{}
 	tracked   atomic.Int64 // containers created and not yet removed
 
