@@ -25,13 +25,19 @@ type Answers struct {
 	// allowlist
 	Workspace string
 	Allow     []string // names on the fixed PATH, or absolute paths
-	Network   bool
+	Network   bool     // every host (allowlist only)
+
+	// allowlist and docker: only these hosts, through serve's egress proxy. Each word is a host
+	// pattern ("pypi.org", "api.example.com:443", "*.example.com") or a preset name (pypi, npm,
+	// github, see policy.NetworkPresets); BuildPolicy expands and checks them (ExpandHosts).
+	Hosts []string
 
 	// docker
 	Image                   string
 	DockerWorkspace         string
 	DockerWorkspaceWritable bool
 	Pool                    int
+	DockerNetwork           string // a docker network containers join ("" = none); kept from an existing policy, or "bridge" for every host
 
 	// e2b
 	E2BTemplate string
@@ -43,6 +49,9 @@ type Answers struct {
 	HTTPURL  string
 	TokenEnv string
 
+	// netAsked is the wizard's network choice (NetChoice*), "" until asked.
+	netAsked string
+
 	// Base, when set and of the same scheme, is the policy a re-run starts from: everything the
 	// answers do not say (env, protect, deny_args, audit path, …) is kept from it.
 	Base *policy.Policy
@@ -52,9 +61,23 @@ type Answers struct {
 func AnswersFrom(p *policy.Policy) Answers {
 	a := Answers{Scheme: p.Scheme, Name: p.Name, Base: p,
 		Timeout: p.Limits.Timeout.String(), MaxOutput: p.Limits.MaxOutputBytes.String(), Memory: p.Limits.Memory.String(), Pids: p.Limits.Pids,
-		Workspace: p.Allowlist.Workspace, Network: p.Allowlist.Network,
-		Image: p.Docker.Image, DockerWorkspace: p.Docker.Workspace, DockerWorkspaceWritable: p.Docker.WorkspaceWritable, Pool: p.Docker.Pool,
+		Workspace: p.Allowlist.Workspace,
+		Image:     p.Docker.Image, DockerWorkspace: p.Docker.Workspace, DockerWorkspaceWritable: p.Docker.WorkspaceWritable, Pool: p.Docker.Pool,
 		E2BTemplate: p.E2B.Template, APIKeyEnv: p.E2B.APIKeyEnv, Reuse: p.E2B.Reuse}
+	var n policy.Network
+	switch p.Scheme {
+	case policy.SchemeAllowlist:
+		n = p.Allowlist.Net()
+		a.Network = n.Mode == policy.NetAll
+	case policy.SchemeDocker:
+		n = p.Docker.Net()
+		if n.Mode == policy.NetNamed {
+			a.DockerNetwork = n.Name
+		}
+	}
+	for _, h := range n.Hosts() {
+		a.Hosts = append(a.Hosts, h.String())
+	}
 	for _, c := range p.Allowlist.Commands {
 		if pc, err := Pin(c.Name); err == nil && pc.Path == c.Path {
 			a.Allow = append(a.Allow, c.Name)
@@ -140,6 +163,10 @@ func BuildPolicy(a Answers) (*policy.Policy, error) {
 	if a.Pids != 0 {
 		p.Limits.Pids = a.Pids
 	}
+	net, err := a.network()
+	if err != nil {
+		return nil, err
+	}
 	switch a.Scheme {
 	case policy.SchemeAllowlist:
 		home, _ := os.UserHomeDir()
@@ -148,7 +175,7 @@ func BuildPolicy(a Answers) (*policy.Policy, error) {
 			return nil, err
 		}
 		p.Allowlist.Workspace = filepath.Clean(ws)
-		p.Allowlist.Network = a.Network
+		p.Allowlist.SetNet(net)
 		if len(a.Allow) == 0 {
 			return nil, fmt.Errorf("allow at least one command (e.g. --allow %s)", strings.Join(DefaultCommands[:4], ","))
 		}
@@ -182,6 +209,7 @@ func BuildPolicy(a Answers) (*policy.Policy, error) {
 			p.Docker.WorkspaceWritable = a.DockerWorkspaceWritable
 		}
 		p.Docker.Pool = a.Pool
+		p.Docker.SetNet(net)
 	case policy.SchemeE2B:
 		if a.E2BTemplate != "" {
 			p.E2B.Template = a.E2BTemplate

@@ -181,7 +181,21 @@ func TestRenderPolicyRoundTrip(t *testing.T) {
 	d.Docker.Workspace, d.Docker.WorkspaceWritable, d.Docker.Pool, d.Docker.Runtime = "/w", true, 2, "runsc"
 	e := policy.Default(policy.SchemeE2B)
 	e.E2B.Reuse, e.E2B.AllowInternet, e.E2B.APIURL = "call", true, "https://e2b.example"
-	for _, want := range []*policy.Policy{p, d, e} {
+	// The network key in each form it takes: a host list (written one host a line), every host,
+	// a docker network.
+	hosts, err := policy.NetworkHosts("pypi.org", "files.pythonhosted.org:443", "*.example.com", "203.0.113.7", "[2001:db8::1]:8443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := clonePolicy(t, p)
+	ph.Allowlist.SetNet(hosts)
+	pall := clonePolicy(t, p)
+	pall.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
+	dh := policy.Default(policy.SchemeDocker)
+	dh.Docker.SetNet(hosts)
+	dn := policy.Default(policy.SchemeDocker)
+	dn.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
+	for _, want := range []*policy.Policy{p, d, e, ph, pall, dh, dn} {
 		path := filepath.Join(t.TempDir(), "policy.toml")
 		b, err := RenderPolicy(want, path)
 		if err != nil {
@@ -207,6 +221,19 @@ func TestRenderPolicyRoundTrip(t *testing.T) {
 		case policy.SchemeE2B:
 			if got.E2B != want.E2B {
 				t.Errorf("e2b: %+v", got.E2B)
+			}
+		}
+		if want.Scheme != policy.SchemeE2B {
+			n := want.Allowlist.Net()
+			if want.Scheme == policy.SchemeDocker {
+				n = want.Docker.Net()
+			}
+			wantLine := "network = [\n  \"pypi.org\",\n  \"files.pythonhosted.org:443\",\n  \"*.example.com\",\n  \"203.0.113.7\",\n  \"[2001:db8::1]:8443\",\n]"
+			if n.Mode != policy.NetHosts {
+				wantLine = "= " + n.String() + "  #"
+			}
+			if !strings.Contains(string(b), wantLine) {
+				t.Errorf("%s: network %s is not written as %q:\n%s", want.Scheme, n, wantLine, b)
 			}
 		}
 		if !strings.Contains(string(b), "# ") || strings.Count(string(b), "#") < 10 {
@@ -308,4 +335,18 @@ func TestDiff(t *testing.T) {
 			t.Errorf("diff lacks %q:\n%s", want, d)
 		}
 	}
+}
+
+// clonePolicy is a deep copy (through the policy's own TOML form).
+func clonePolicy(t *testing.T, p *policy.Policy) *policy.Policy {
+	t.Helper()
+	b, err := RenderPolicy(p, "clone.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := policy.Parse("clone.toml", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -28,14 +28,15 @@ const (
 
 // Question is one thing the wizard asks.
 type Question struct {
-	Flag     string // the flag that answers it ("" = always asked)
-	Kind     Kind   //
+	Flag     string   // the flag that answers it ("" = always asked)
+	Flags    []string // more flags that answer it
+	Kind     Kind     //
 	Message  func(a *Answers) string
 	When     func(a *Answers) bool // nil = always
 	Options  func(a *Answers) []string
 	Describe func(opt string) string
 	Default  func(a *Answers, e Env) any
-	Validate func(v string, e Env) error // Input only
+	Validate func(a *Answers, v string, e Env) error // Input only; a holds the answers so far
 	Set      func(a *Answers, v any)
 	PageSize int
 }
@@ -82,11 +83,11 @@ func interpretersIn(allow []string) []string {
 	return out
 }
 
-func checkWS(v string, e Env) error { return CheckWorkspace(ExpandHome(v, e.Home), e.Home) }
+func checkWS(_ *Answers, v string, e Env) error { return CheckWorkspace(ExpandHome(v, e.Home), e.Home) }
 
 // SchemeQuestions are each scheme's own questions, in order.
 var SchemeQuestions = map[string][]Question{
-	policy.SchemeAllowlist: {
+	policy.SchemeAllowlist: append([]Question{
 		{Flag: "workspace", Kind: Input, Message: msg("Workspace (the commands' working directory, the only place they may write):"),
 			Default: func(a *Answers, e Env) any {
 				if a.Workspace != "" {
@@ -122,7 +123,7 @@ var SchemeQuestions = map[string][]Question{
 				opts := commandOptions(a)
 				return strings.Join(slices.DeleteFunc(slices.Clone(a.Allow), func(n string) bool { return slices.Contains(opts, n) }), ",")
 			},
-			Validate: func(v string, _ Env) error {
+			Validate: func(_ *Answers, v string, _ Env) error {
 				for _, n := range splitList(v) {
 					if _, err := Pin(n); err != nil {
 						return err
@@ -147,13 +148,11 @@ var SchemeQuestions = map[string][]Question{
 					a.Allow = slices.DeleteFunc(a.Allow, func(n string) bool { return slices.Contains(i, n) })
 				}
 			}},
-		{Flag: "network", Kind: Confirm, Message: msg("Give commands network access? (No is strongly recommended)"),
-			Default: func(a *Answers, _ Env) any { return a.Network }, Set: func(a *Answers, v any) { a.Network = v.(bool) }},
-	},
-	policy.SchemeDocker: {
+	}, netQuestions(policy.SchemeAllowlist)...),
+	policy.SchemeDocker: append([]Question{
 		{Flag: "image", Kind: Input, Message: msg("Image (it must be present in the engine; init offers to pull it):"),
 			Default: func(a *Answers, _ Env) any { return a.Image }, Set: func(a *Answers, v any) { a.Image = strings.TrimSpace(v.(string)) },
-			Validate: func(v string, _ Env) error {
+			Validate: func(_ *Answers, v string, _ Env) error {
 				if strings.TrimSpace(v) == "" {
 					return fmt.Errorf("name an image, e.g. %s", policy.Default(policy.SchemeDocker).Docker.Image)
 				}
@@ -161,17 +160,17 @@ var SchemeQuestions = map[string][]Question{
 			}},
 		{Flag: "docker-workspace", Kind: Input, Message: msg("Host directory to mount at /workspace (empty for none):"),
 			Default: func(a *Answers, _ Env) any { return a.DockerWorkspace },
-			Validate: func(v string, e Env) error {
+			Validate: func(_ *Answers, v string, e Env) error {
 				if v == "" {
 					return nil
 				}
-				return checkWS(v, e)
+				return checkWS(nil, v, e)
 			}, Set: func(a *Answers, v any) { a.DockerWorkspace = v.(string) }},
 		{Flag: "docker-workspace-writable", Kind: Confirm, Message: msg("Mount it writable?"),
 			When:    func(a *Answers) bool { return a.DockerWorkspace != "" },
 			Default: func(a *Answers, _ Env) any { return a.DockerWorkspaceWritable }, Set: func(a *Answers, v any) { a.DockerWorkspaceWritable = v.(bool) }},
-		intQuestion("pool", "Containers to keep pre-started (0-8; each serves one call):", 0, 64, func(a *Answers) *int { return &a.Pool }),
-	},
+	}, append(netQuestions(policy.SchemeDocker),
+		intQuestion("pool", "Containers to keep pre-started (0-8; each serves one call):", 0, 64, func(a *Answers) *int { return &a.Pool }))...),
 	policy.SchemeE2B: {
 		{Flag: "e2b-template", Kind: Input, Message: msg("E2B template:"),
 			Default: func(a *Answers, _ Env) any { return a.E2BTemplate }, Set: func(a *Answers, v any) { a.E2BTemplate = v.(string) }},
@@ -191,7 +190,7 @@ var SchemeQuestions = map[string][]Question{
 func intQuestion(flag, message string, lo, hi int, field func(*Answers) *int) Question {
 	return Question{Flag: flag, Kind: Input, Message: msg(message),
 		Default: func(a *Answers, _ Env) any { return strconv.Itoa(*field(a)) },
-		Validate: func(v string, _ Env) error {
+		Validate: func(_ *Answers, v string, _ Env) error {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < lo || n > hi {
 				return fmt.Errorf("give a whole number from %d to %d", lo, hi)
@@ -217,7 +216,7 @@ var TransportQuestions = []Question{
 	{Flag: "http", Kind: Input,
 		Message: msg("Clients start serve themselves over stdio (leave empty), or reach a running `serve --http` at a URL (e.g. http://127.0.0.1:8765/mcp):"),
 		Default: func(a *Answers, _ Env) any { return a.HTTPURL },
-		Validate: func(v string, _ Env) error {
+		Validate: func(_ *Answers, v string, _ Env) error {
 			if strings.TrimSpace(v) == "" {
 				return nil
 			}
@@ -238,7 +237,7 @@ var TransportQuestions = []Question{
 			}
 			return "MCPSANDBOX_TOKEN"
 		},
-		Validate: func(v string, _ Env) error {
+		Validate: func(_ *Answers, v string, _ Env) error {
 			if v = strings.TrimSpace(v); v != "" && !envName.MatchString(v) {
 				return fmt.Errorf("%q is not a variable's name: give the NAME of the variable holding the token, never the token", v)
 			}
@@ -290,8 +289,11 @@ func (a *Answers) Prefill(given func(flag string) bool) {
 	if !given("allow") && len(a.Allow) == 0 {
 		a.Allow = d.Allow
 	}
-	if !given("network") {
-		a.Network = d.Network
+	if !given("network") && !given("network-hosts") {
+		a.Network, a.Hosts = d.Network, d.Hosts
+	}
+	if a.DockerNetwork == "" {
+		a.DockerNetwork = d.DockerNetwork
 	}
 	if !given("pool") {
 		a.Pool = d.Pool
@@ -299,4 +301,112 @@ func (a *Answers) Prefill(given func(flag string) bool) {
 	if !given("docker-workspace-writable") {
 		a.DockerWorkspaceWritable = d.DockerWorkspaceWritable
 	}
+}
+
+// netQuestions ask for the network of the allowlist's commands or the docker containers: none,
+// only some hosts (presets, then any others, each checked as the policy checks it), or every
+// host. A re-run starts from the policy's list: its presets ticked, the other hosts typed in.
+func netQuestions(scheme string) []Question {
+	who, all := "commands", "every host: TCP, UDP, DNS and unix sockets on the host (verify flags it, MS107)"
+	if scheme == policy.SchemeDocker {
+		who = "containers"
+	}
+	return []Question{
+		{Flag: "network", Flags: []string{"network-hosts"}, Kind: Select,
+			Message: msg("Give " + who + " network access? (none is strongly recommended; only these hosts when they must fetch packages or call an API)"),
+			Options: func(*Answers) []string { return []string{NetChoiceNone, NetChoiceHosts, NetChoiceAll} },
+			Describe: func(v string) string {
+				switch v {
+				case NetChoiceNone:
+					return "no network at all"
+				case NetChoiceHosts:
+					return "the hosts you list next (presets: " + PresetNames() + "), over HTTP/HTTPS through serve's egress proxy; nothing else, no DNS"
+				}
+				if scheme == policy.SchemeDocker {
+					return `joins a docker network ("bridge" unless the policy names one): the host's network and the internet (verify flags it, MS201)`
+				}
+				return all
+			},
+			Default: func(a *Answers, _ Env) any { return a.netChoice() },
+			Set: func(a *Answers, v any) {
+				a.netAsked = v.(string)
+				switch v.(string) {
+				case NetChoiceNone:
+					a.Network, a.Hosts, a.DockerNetwork = false, nil, ""
+				case NetChoiceHosts:
+					a.Network, a.DockerNetwork = false, ""
+				case NetChoiceAll:
+					a.Hosts = nil
+					if scheme == policy.SchemeDocker {
+						if a.DockerNetwork == "" {
+							a.DockerNetwork = "bridge"
+						}
+					} else {
+						a.Network = true
+					}
+				}
+			}},
+		{Flag: "network-hosts", Kind: MultiSelect, Message: msg("Hosts " + who + " may reach: presets (space to tick; more hosts next):"),
+			When:    func(a *Answers) bool { return a.netAsked == NetChoiceHosts },
+			Options: func(*Answers) []string { return strings.Split(PresetNames(), ", ") },
+			Describe: func(v string) string {
+				p, _ := policy.Preset(v)
+				return p.Title + ": " + strings.Join(p.Hosts, ", ")
+			},
+			Default: func(a *Answers, _ Env) any { return presetsIn(a.Hosts) },
+			Set: func(a *Answers, v any) { // drop the hosts of presets unticked, add those of presets ticked
+				picked := v.([]string)
+				var dropped []string
+				for _, n := range presetsIn(a.Hosts) {
+					if !slices.Contains(picked, n) {
+						dropped = append(dropped, presetHosts([]string{n})...)
+					}
+				}
+				hosts := slices.DeleteFunc(slices.Clone(a.Hosts), func(h string) bool { return slices.Contains(dropped, h) })
+				for _, h := range presetHosts(picked) {
+					if !slices.Contains(hosts, h) {
+						hosts = append(hosts, h)
+					}
+				}
+				a.Hosts = hosts
+			}},
+		{Flag: "network-hosts", Kind: Input,
+			Message: msg("Other hosts, comma-separated (pypi.org, api.example.com:443, *.example.com; a bare name allows ports 80 and 443; none = no network):"),
+			When:    func(a *Answers) bool { return a.netAsked == NetChoiceHosts },
+			Default: func(a *Answers, _ Env) any { return strings.Join(otherHosts(a.Hosts), ", ") },
+			Validate: func(a *Answers, v string, _ Env) error {
+				if strings.TrimSpace(v) == NetChoiceNone {
+					return nil
+				}
+				typed, err := ExpandHosts(splitList(v))
+				if err != nil {
+					return err
+				}
+				if len(typed) == 0 && len(presetHosts(presetsIn(a.Hosts))) == 0 {
+					return fmt.Errorf("no host chosen: type at least one (e.g. pypi.org), or %s for no network", NetChoiceNone)
+				}
+				return nil
+			},
+			Set: func(a *Answers, v any) {
+				if strings.TrimSpace(v.(string)) == NetChoiceNone {
+					a.Hosts, a.netAsked = nil, NetChoiceNone
+					return
+				}
+				typed, _ := ExpandHosts(splitList(v.(string))) // validated
+				keep := presetHosts(presetsIn(a.Hosts))
+				hosts := slices.DeleteFunc(slices.Clone(a.Hosts), func(h string) bool { return !slices.Contains(keep, h) && !slices.Contains(typed, h) })
+				for _, h := range typed {
+					if !slices.Contains(hosts, h) {
+						hosts = append(hosts, h)
+					}
+				}
+				a.Hosts = hosts
+			}},
+	}
+}
+
+// otherHosts are the hosts no whole preset in the list covers: the wizard's free entry.
+func otherHosts(hosts []string) []string {
+	covered := presetHosts(presetsIn(hosts))
+	return slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return slices.Contains(covered, h) })
 }

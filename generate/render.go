@@ -19,6 +19,8 @@ var policyTmpl = sync.OnceValue(func() *template.Template {
 		"q":      tomlString,
 		"list":   tomlList,
 		"inline": tomlInline,
+		"hosts":  netHosts,
+		"net":    tomlNet,
 	}).ParseFS(templates.FS, "policy-*.toml.tmpl"))
 })
 
@@ -103,4 +105,24 @@ func bareKey(k string) bool {
 		}
 	}
 	return true
+}
+
+// netHosts is a host-list network's hosts in canonical form; nil for any other network.
+func netHosts(n policy.Network) []string {
+	var out []string
+	for _, h := range n.Hosts() {
+		out = append(out, h.String())
+	}
+	return out
+}
+
+// tomlNet writes a network that is not a host list: false, true, "none" or a docker network name.
+func tomlNet(n policy.Network) string {
+	switch {
+	case n.Mode == policy.NetAll:
+		return "true"
+	case n.Mode == policy.NetNamed || n.Name != "":
+		return tomlString(n.Name)
+	}
+	return "false"
 }

@@ -32,10 +32,10 @@ func Summary(p *policy.Policy) []string {
 		out = append(out,
 			"workspace "+a.Workspace,
 			fmt.Sprintf("commands (%d, each pinned by sha256): %s", len(names), strings.Join(names, ", ")),
-			"network "+onOff(a.Network))
+			"network "+a.Net().String())
 	case policy.SchemeDocker:
 		d := p.Docker
-		out = append(out, fmt.Sprintf("image %s, network %v, read-only root %s, user %s", d.Image, d.Network, onOff(d.ReadOnly), d.User))
+		out = append(out, fmt.Sprintf("image %s, network %s, read-only root %s, user %s", d.Image, d.Net().String(), onOff(d.ReadOnly), d.User))
 		if d.Workspace != "" {
 			rw := "read-only"
 			if d.WorkspaceWritable {

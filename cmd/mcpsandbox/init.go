@@ -54,6 +54,8 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 		Example: `  mcpsandbox init                                   # the wizard
   mcpsandbox init --scheme allowlist --allow wc,sort --workspace ~/ai-workspace --client claude-code --yes
   mcpsandbox init --scheme docker --image python:3.12-slim --client cursor --client vscode:user --yes
+  mcpsandbox init --scheme docker --network-hosts pypi,api.example.com --client cursor --yes
+                                                    # containers reach PyPI and one API through serve's egress proxy, nothing else
   mcpsandbox init --scheme e2b --api-key-env E2B_API_KEY --print --yes   # print the client entry instead
   mcpsandbox init --scheme docker --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
                                                     # clients reach a running serve --http; only the variable's name is written`,
@@ -71,7 +73,8 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.StringVar(&o.A.Name, "name", "sandbox", "server name, as clients show it")
 	fl.StringVar(&o.A.Workspace, "workspace", "", "allowlist: the commands' working directory, the only writable place (created if missing)")
 	fl.StringVar(&o.Allow, "allow", "", "allowlist: commands to allow, comma-separated names or absolute paths (each pinned by sha256)")
-	fl.BoolVar(&o.A.Network, "network", false, "allowlist: give commands network access (not recommended)")
+	fl.BoolVar(&o.A.Network, "network", false, "allowlist: give commands every host (not recommended: --network-hosts names only those they need)")
+	fl.StringSliceVar(&o.A.Hosts, "network-hosts", nil, "allowlist and docker: reach only these hosts, through serve's egress proxy: host patterns (pypi.org, api.example.com:443, *.example.com) or presets ("+generate.PresetNames()+"); comma-separated or repeated")
 	fl.StringVar(&o.A.Image, "image", "", "docker: image (default python:3.12-slim); the engine must be running and hold it (init checks; the wizard offers to pull)")
 	fl.StringVar(&o.A.DockerWorkspace, "docker-workspace", "", "docker: host directory to mount at /workspace")
 	fl.BoolVar(&o.A.DockerWorkspaceWritable, "docker-workspace-writable", false, "docker: mount the workspace writable")
@@ -148,6 +151,9 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		if m := missingFlags(o); len(m) > 0 {
 			return fmt.Errorf("--yes takes every answer from flags; missing: %s", strings.Join(m, ", "))
 		}
+	}
+	if err := netFlags(o); err != nil {
+		return err
 	}
 	bin, err := entryBinary(o)
 	if err != nil {
@@ -415,4 +421,30 @@ func prepareWorkspace(p *policy.Policy, log io.Writer) (string, error) {
 	}
 	fmt.Fprintf(log, "created the workspace %s\n", ws)
 	return ws, nil
+}
+
+// netFlags checks the network flags before anything is asked or written: --network and
+// --network-hosts do not go together, every host word is checked as the policy checks it (each
+// bad one named, with its fix), and the scheme, once known, must take what was given.
+func netFlags(o *InitOptions) error {
+	if !o.set("network-hosts") {
+		if o.set("network") && o.A.Network && o.A.Scheme != "" && o.A.Scheme != policy.SchemeAllowlist {
+			return fmt.Errorf("--network (every host) is for the allowlist scheme: for %s, list the hosts calls need with --network-hosts (e.g. --network-hosts pypi,api.example.com)", o.A.Scheme)
+		}
+		return nil
+	}
+	if o.set("network") {
+		return errors.New("--network (every host, or with =false none) and --network-hosts (only the listed hosts) conflict: give one of them; --network-hosts is the narrower")
+	}
+	hosts, err := generate.ExpandHosts(o.A.Hosts)
+	if err != nil {
+		return fmt.Errorf("--network-hosts: %w", err)
+	}
+	if len(hosts) == 0 {
+		return fmt.Errorf("--network-hosts is empty: name at least one host or preset (%s), or leave the flag out for no network", generate.PresetNames())
+	}
+	if o.A.Scheme != "" && o.A.Scheme != policy.SchemeAllowlist && o.A.Scheme != policy.SchemeDocker {
+		return fmt.Errorf("--network-hosts is for the allowlist and docker schemes (they reach hosts through serve's egress proxy); %s has its own allow_internet: remove --network-hosts", o.A.Scheme)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 
 	"github.com/AlecAivazis/survey/v2"
 	"github.com/AlecAivazis/survey/v2/terminal"
@@ -41,7 +42,7 @@ func interrupted(err error) error {
 
 // question asks one generate.Question, unless its flag was given or it does not apply.
 func (a *asker) question(q generate.Question, ans *generate.Answers, env generate.Env, given func(string) bool) error {
-	if q.Flag != "" && given(q.Flag) || q.When != nil && !q.When(ans) {
+	if q.Flag != "" && given(q.Flag) || slices.ContainsFunc(q.Flags, given) || q.When != nil && !q.When(ans) {
 		return nil
 	}
 	var def any
@@ -60,7 +61,7 @@ func (a *asker) question(q generate.Question, ans *generate.Answers, env generat
 	case generate.Input:
 		s, _ := def.(string)
 		if q.Validate != nil {
-			opts = append(opts, survey.WithValidator(func(v any) error { return q.Validate(v.(string), env) }))
+			opts = append(opts, survey.WithValidator(func(v any) error { return q.Validate(ans, v.(string), env) }))
 		}
 		err = survey.AskOne(&survey.Input{Message: q.Message(ans), Default: s}, &s, opts...)
 		def = s
@@ -114,6 +115,9 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 		if err := ask.question(q, a, env, o.set); err != nil {
 			return err
 		}
+	}
+	if err := netFlags(o); err != nil { // the scheme is known now
+		return err
 	}
 	if needs := generate.Schemes[a.Scheme].Needs; needs != "" {
 		fmt.Fprintf(o.IO.Out, "The %s scheme needs %s. init checks this before writing anything.\n", a.Scheme, needs)

@@ -1,0 +1,150 @@
+package generate
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// PresetNames lists the network presets' names, for messages.
+func PresetNames() string {
+	names := make([]string, len(policy.NetworkPresets))
+	for i, p := range policy.NetworkPresets {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// CheckHost checks one host word of --network-hosts or the wizard with the policy's own rules
+// and returns its canonical form. init is stricter than a policy file in one way: a name of
+// one label ("pypi", "pip") is refused, since it is far more often a mistyped preset or a
+// half-written name than a host the egress proxy could reach (single-label names are local).
+func CheckHost(word string) (string, error) {
+	r, err := policy.ParseHostRule(word)
+	if err != nil {
+		return "", err
+	}
+	if dom := strings.TrimPrefix(r.Pattern, "*."); !r.IP.IsValid() && !strings.Contains(dom, ".") {
+		return "", fmt.Errorf("%q is neither a preset (%s) nor a full host name: write the whole name, e.g. \"pypi.org\"", word, PresetNames())
+	}
+	return r.String(), nil
+}
+
+// ExpandHosts turns host words into the host list a policy holds: a preset name (pypi, npm,
+// github) becomes its hosts, any other word must be a host pattern (CheckHost). The hosts come
+// back in canonical form and in order, each once. Every bad word is reported, each with its fix.
+func ExpandHosts(words []string) ([]string, error) {
+	var out []string
+	var errs []error
+	add := func(h string) {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	for _, w := range words {
+		if p, ok := policy.Preset(strings.ToLower(strings.TrimSpace(w))); ok {
+			for _, h := range p.Hosts {
+				c, err := CheckHost(h)
+				if err != nil { // a preset this check refuses is a bug in mcpsandbox
+					return nil, fmt.Errorf("preset %s: %w (a bug in mcpsandbox)", p.Name, err)
+				}
+				add(c)
+			}
+			continue
+		}
+		h, err := CheckHost(strings.TrimSpace(w))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		add(h)
+	}
+	return out, errors.Join(errs...)
+}
+
+// presetsIn lists the presets every host of which is in hosts.
+func presetsIn(hosts []string) []string {
+	var out []string
+	for _, p := range policy.NetworkPresets {
+		all := true
+		for _, h := range p.Hosts {
+			all = all && slices.Contains(hosts, h)
+		}
+		if all {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// presetHosts are the hosts of the named presets.
+func presetHosts(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if p, ok := policy.Preset(n); ok {
+			out = append(out, p.Hosts...)
+		}
+	}
+	return out
+}
+
+// Network answers. The wizard's first network question picks one of these.
+const (
+	NetChoiceNone  = "none"
+	NetChoiceHosts = "only these hosts"
+	NetChoiceAll   = "every host"
+)
+
+// netChoice is what the answers say about the network now.
+func (a *Answers) netChoice() string {
+	switch {
+	case len(a.Hosts) > 0:
+		return NetChoiceHosts
+	case a.Scheme == policy.SchemeDocker && a.DockerNetwork != "",
+		a.Scheme != policy.SchemeDocker && a.Network:
+		return NetChoiceAll
+	}
+	return NetChoiceNone
+}
+
+// network is the `network` value the answers give the scheme's section.
+func (a *Answers) network() (policy.Network, error) {
+	hosts, err := ExpandHosts(a.Hosts)
+	if err != nil {
+		return policy.Network{}, fmt.Errorf("network hosts: %w", err)
+	}
+	if len(a.Hosts) > 0 && len(hosts) == 0 {
+		return policy.Network{}, fmt.Errorf("the network host list is empty: name at least one host or preset (%s)", PresetNames())
+	}
+	switch a.Scheme {
+	case policy.SchemeAllowlist:
+		switch {
+		case len(hosts) > 0 && a.Network:
+			return policy.Network{}, errors.New("network: every host (--network) and only the listed hosts (--network-hosts) conflict: give one of them")
+		case len(hosts) > 0:
+			return policy.NetworkHosts(hosts...)
+		case a.Network:
+			return policy.Network{Mode: policy.NetAll}, nil
+		}
+		return policy.Network{Mode: policy.NetNone}, nil
+	case policy.SchemeDocker:
+		switch {
+		case a.Network:
+			return policy.Network{}, errors.New(`network: every host (--network) is for the allowlist scheme: for docker list the hosts calls need (--network-hosts pypi,api.example.com)`)
+		case len(hosts) > 0 && a.DockerNetwork != "":
+			return policy.Network{}, fmt.Errorf("network: the docker network %q and a host list conflict: give one of them", a.DockerNetwork)
+		case len(hosts) > 0:
+			return policy.NetworkHosts(hosts...)
+		case a.DockerNetwork != "" && a.DockerNetwork != "none":
+			return policy.Network{Mode: policy.NetNamed, Name: a.DockerNetwork}, nil
+		}
+		return policy.Network{Mode: policy.NetNone, Name: "none"}, nil
+	}
+	if len(hosts) > 0 {
+		return policy.Network{}, fmt.Errorf("network: the %s scheme takes no host list (only allowlist and docker reach hosts through serve's egress proxy): remove --network-hosts", a.Scheme)
+	}
+	return policy.Network{}, nil
+}
