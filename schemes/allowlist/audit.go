@@ -46,7 +46,7 @@ func audit(p *policy.Policy, add verify.Add) {
 			add("MS104", "allowlist.env."+k, "%s is passed to every command: any command that prints its environment leaks it", "remove it from allowlist.env", k)
 		}
 	}
-	if a.Network {
+	if a.Net().Mode == policy.NetAll { // a host list is not this: the egress proxy admits only its hosts
 		add("MS107", "allowlist.network", "commands can open sockets: TCP, UDP, DNS and unix sockets on the host", "set network = false")
 	}
 	home, _ := os.UserHomeDir()
