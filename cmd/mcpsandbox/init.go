@@ -438,6 +438,9 @@ func netFlags(o *InitOptions) error {
 	}
 	hosts, err := generate.ExpandHosts(o.A.Hosts)
 	if err != nil {
+		if bad := strings.Split(err.Error(), "\n"); len(bad) > 1 {
+			return fmt.Errorf("--network-hosts: %d entries are wrong:\n  %s", len(bad), strings.Join(bad, "\n  "))
+		}
 		return fmt.Errorf("--network-hosts: %w", err)
 	}
 	if len(hosts) == 0 {
