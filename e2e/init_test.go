@@ -452,6 +452,65 @@ func TestInitWizardPTY(t *testing.T) {
 			t.Errorf("policy after the re-run:\n%s", pb)
 		}
 	})
+	// Only some hosts: presets ticked, a host typed (a URL first: refused with the fix), the list
+	// in the preview and the file; a re-run shows it back and, taken as it is, changes nothing.
+	t.Run("network-hosts", func(t *testing.T) {
+		e := newInitEnv(t)
+		w := startWizard(t, e)
+		w.step("Which sandbox scheme?", enter)
+		w.step("Workspace", enter)
+		w.step("Commands to allow", enter)
+		w.step("More commands", enter)
+		w.step("network access?", down+enter)                       // only these hosts
+		w.step("Hosts commands may reach", " "+down+down+" "+enter) // pypi, github
+		w.step("Other hosts", "https://api.example.com/v1"+enter)
+		w.step(`is a URL: write the host only, e.g. "api.example.com"`, "api.example.com:443"+enter)
+		limitSteps(w)
+		w.step("reach a running `serve --http`", enter)
+		w.step("Configure which clients?", enter)
+		w.step("Write the policy to", enter)
+		w.expect("Write them?")
+		want := `["pypi.org", "files.pythonhosted.org", "github.com", "codeload.github.com", "objects.githubusercontent.com", "api.example.com:443"]`
+		if screen := w.seen.String(); !strings.Contains(screen, "network "+want) {
+			t.Errorf("the preview does not show the host list:\n%s", screen)
+		}
+		w.con.Send(enter)
+		w.step("on it now (audit", "n"+enter)
+		w.expect("next: mcpsandbox verify")
+		if err := w.exit(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := policy.Load(policyPath(e))
+		if err != nil || p.Allowlist.Net().String() != want {
+			t.Fatalf("policy: %v %v", err, p)
+		}
+		before, _ := os.ReadFile(policyPath(e))
+		w = startWizard(t, e)
+		w.expect("Starting from your policy")
+		w.step("Which sandbox scheme?", enter)
+		w.step("Workspace", enter)
+		w.step("Commands to allow", enter)
+		w.step("More commands", enter)
+		w.step("network access?", enter)
+		w.step("Hosts commands may reach", enter)
+		w.step("Other hosts", enter)
+		limitSteps(w)
+		w.step("reach a running `serve --http`", enter)
+		w.step("Configure which clients?", enter)
+		w.step("Write the policy to", enter)
+		w.step("on it now (audit", "n"+enter) // nothing changes: nothing to confirm
+		w.expect("next: mcpsandbox verify")
+		if err := w.exit(); err != nil {
+			t.Fatal(err)
+		}
+		screen := w.seen.String()
+		if !strings.Contains(screen, "(api.example.com:443)") {
+			t.Errorf("the re-run did not show the typed host back:\n%s", screen)
+		}
+		if after, _ := os.ReadFile(policyPath(e)); string(after) != string(before) {
+			t.Errorf("a re-run taking every default changed the policy:\n%s\nwas\n%s", after, before)
+		}
+	})
 	// No client picked: the wizard says how to add the entry by hand, and gives no flag advice.
 	t.Run("no-client", func(t *testing.T) {
 		e := newInitEnv(t)
@@ -474,6 +533,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.expect("needs a running Docker engine")
 		w.step("Image", image+enter)
 		w.step("Host directory to mount", enter)
+		w.step("network access?", enter) // none
 		w.step("Containers to keep pre-started", "2"+enter)
 	}
 	t.Run("docker-no-engine", func(t *testing.T) {
