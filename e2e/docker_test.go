@@ -423,3 +423,63 @@ func TestDockerSIGTERMRemovesAll(t *testing.T) {
 		t.Errorf("%d containers of the SIGTERMed serve remain", n)
 	}
 }
+
+// A serve SIGKILLed with a pooled container, then a `serve` whose client goes away at once
+// (stdin closed, as a client that starts and quits, or a config check): when that serve has
+// returned, the dead serve's containers are gone, and its log says it removed them. Any serve
+// starting on this machine meanwhile (other tests share the engine) may reap them first: then
+// the round proves nothing and is tried again, up to 3 times.
+func TestDockerReapOnImmediateExit(t *testing.T) {
+	eng := needDocker(t)
+	for round := 1; round <= 3; round++ {
+		if reapRound(t, eng) {
+			return
+		}
+		t.Logf("round %d: another serve reaped the dead serve's containers first; again", round)
+	}
+	t.Error("in 3 rounds the serve with stdin closed never removed the dead serve's containers itself")
+}
+
+// reapRound reports whether the serve with stdin closed removed the dead serve's containers.
+func reapRound(t *testing.T, eng *engine.Client) bool {
+	t.Helper()
+	_, cmd := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { p.Docker.Pool = 1 }))
+	pidLabel := fmt.Sprintf("%s=%d", sd.LabelPID, cmd.Process.Pid)
+	for deadline := time.Now().Add(30 * time.Second); countContainers(t, eng, pidLabel) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pooled container never appeared")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)); err != nil || strings.Contains(string(b), ") Z ") {
+			break
+		}
+	}
+	left := countContainers(t, eng, pidLabel)
+	quick := exec.Command(binPath, "serve", "--policy", dockerPolicy(t, nil)) // stdin: /dev/null
+	var stderr lockedBuffer
+	quick.Stderr = &stderr
+	if err := quick.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- quick.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve with stdin closed: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		quick.Process.Kill()
+		t.Fatalf("serve with stdin closed did not return within 30s:\n%s", stderr.String())
+	}
+	if n := countContainers(t, eng, pidLabel); n != 0 {
+		t.Errorf("%d of the dead serve's %d containers remain after a serve with stdin closed returned:\n%s", n, left, stderr.String())
+	}
+	if left == 0 || !strings.Contains(stderr.String(), "removed containers left by serve instances that are no longer running") {
+		return false
+	}
+	t.Logf("the dead serve left %d container(s); the next serve, stdin closed, removed them before returning", left)
+	return true
+}

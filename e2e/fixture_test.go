@@ -31,6 +31,11 @@ var binPath string
 const python = "/usr/bin/python3.11"
 
 func TestMain(m *testing.M) {
+	if b := os.Getenv("MCPSANDBOX_TEST_BINARY"); b != "" {
+		// make mutants: run the catchers against a prebuilt (mutant) binary.
+		binPath = b
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "mcpsandbox-e2e-bin-")
 	if err != nil {
 		panic(err)

@@ -26,9 +26,17 @@ var urlLine = regexp.MustCompile(`url=(http://\S+/mcp)`)
 // startHTTPServe runs the built binary with --http on a free loopback port and returns its URL.
 func startHTTPServe(t *testing.T, f *fixture, extra ...string) (string, *exec.Cmd, chan error) {
 	t.Helper()
-	args := append([]string{"serve", "--policy", f.policyPath, "--http", "127.0.0.1:0"}, extra...)
+	url, cmd, exited, _ := startHTTPServeWith(t, append([]string{"--policy", f.policyPath}, extra...), "HOME="+f.home)
+	return url, cmd, exited
+}
+
+// startHTTPServeWith runs `serve ARGS --http 127.0.0.1:0` with the bearer token and env added to
+// this environment, and returns its URL, the process, its exit and its log.
+func startHTTPServeWith(t *testing.T, args []string, env ...string) (string, *exec.Cmd, chan error, *lockedBuffer) {
+	t.Helper()
+	args = append(append([]string{"serve"}, args...), "--http", "127.0.0.1:0")
 	cmd := exec.Command(binPath, args...)
-	cmd.Env = append(os.Environ(), "MCPSANDBOX_TOKEN="+httpToken, "HOME="+f.home)
+	cmd.Env = append(append(os.Environ(), "MCPSANDBOX_TOKEN="+httpToken), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +46,11 @@ func startHTTPServe(t *testing.T, f *fixture, extra ...string) (string, *exec.Cm
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		err := <-exited
+		exited <- err
+	})
 	urlc := make(chan string, 1)
 	logs := &lockedBuffer{}
 	go func() {
@@ -60,11 +72,11 @@ func startHTTPServe(t *testing.T, f *fixture, extra ...string) (string, *exec.Cm
 		if strings.Contains(logs.String(), httpToken) {
 			t.Fatal("serve logged the bearer token")
 		}
-		return u, cmd, exited
+		return u, cmd, exited, logs
 	case <-time.After(20 * time.Second):
 		t.Fatalf("serve --http printed no URL: %s", logs.String())
 	}
-	return "", nil, nil
+	return "", nil, nil, nil
 }
 
 // TestHTTPTypeScriptClient: the official TypeScript SDK client talks to serve over streamable

@@ -303,6 +303,16 @@ const (
 	down  = "\x1b[B"
 )
 
+// allowlistDefaultSteps take the allowlist scheme and its defaults, up to the limits.
+func allowlistDefaultSteps(w *wizardRun) {
+	w.step("Which sandbox scheme?", enter)
+	w.step("Workspace", enter)
+	w.step("Commands to allow", enter)
+	w.step("More commands", enter)
+	w.step("network access?", enter)
+	limitSteps(w)
+}
+
 // limitSteps answer the limits with their defaults.
 func limitSteps(w *wizardRun) {
 	for _, q := range []string{"Timeout per call", "Output cap per stream", "Memory per call", "Processes per call"} {
@@ -332,6 +342,7 @@ func goesOn(w *wizardRun) bool {
 // (verify declined, exit 0: true) or it could not start and nothing was written (false).
 func finishWrite(w *wizardRun, client string) bool {
 	w.t.Helper()
+	w.step("reach a running `serve --http`", enter) // stdio
 	w.step("Configure which clients?", client)
 	w.step(client, " "+enter)
 	w.step("Write the policy to", enter)
@@ -417,6 +428,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Output cap per stream", enter)
 		w.step("Memory per call", enter)
 		w.step("Processes per call", enter)
+		w.step("reach a running `serve --http`", enter)
 		w.step("Configure which clients?", enter) // cursor: detected, preselected
 		w.step("Write the policy to", enter)
 		w.expect("Write them?")
@@ -444,12 +456,8 @@ func TestInitWizardPTY(t *testing.T) {
 	t.Run("no-client", func(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e)
-		w.step("Which sandbox scheme?", enter)
-		w.step("Workspace", enter)
-		w.step("Commands to allow", enter)
-		w.step("More commands", enter)
-		w.step("network access?", enter)
-		limitSteps(w)
+		allowlistDefaultSteps(w)
+		w.step("reach a running `serve --http`", enter)
 		w.step("Configure which clients?", enter)
 		w.step("Write the policy to", enter)
 		w.step("Write them?", enter)

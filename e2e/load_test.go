@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,21 @@ import (
 
 // binProcs counts the processes running the test binary (serve and its exec helpers).
 func binProcs() int { return len(procsWith(binPath)) }
+
+// sigterm stops serve with SIGTERM and waits (bounded) for it to exit 0.
+func sigterm(t *testing.T, cmd *exec.Cmd, exited chan error, within time.Duration) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		exited <- err
+		if err != nil {
+			t.Errorf("serve exited with %v after SIGTERM", err)
+		}
+	case <-time.After(within):
+		t.Fatalf("serve did not stop within %s of SIGTERM", within)
+	}
+}
 
 func httpSession(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
@@ -150,16 +166,7 @@ func TestLoadAndFaultsHTTP(t *testing.T) {
 		cs.Close()
 	}
 
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-exited:
-		exited <- err
-		if err != nil {
-			t.Errorf("serve exited with %v after SIGTERM", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop within 20s of SIGTERM")
-	}
+	sigterm(t, cmd, exited, 20*time.Second)
 	deadline = time.Now().Add(5 * time.Second)
 	for binProcs() > before && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
@@ -46,14 +47,62 @@ func TestWritableBinaryLocationRefused(t *testing.T) {
 	}
 }
 
-// serve --check reports the layers measured by starting the helper. As root on Linux with
-// namespaces, the core layers must be in force.
+// serve --check reports the layers measured by starting the helper, which tries what each layer
+// forbids. As root on Linux with namespaces, every layer the scheme has must be in force: a
+// mutant that switches one off (make mutants) turns this red.
 func TestCheckReportsLayers(t *testing.T) {
 	f := newFixture(t, nil)
 	out, err := exec.Command(binPath, "serve", "--policy", f.policyPath, "--check", "--json").Output()
 	if err != nil {
+		t.Fatalf("%v: %s", err, stderrOf(err))
+	}
+	active := checkLayers(t, out)
+	want := []string{"pinned exec", "seccomp", "no_new_privs", "landlock: filesystem", "network isolation", "rlimits", "private /tmp"}
+	if os.Geteuid() == 0 {
+		want = append(want, "unprivileged user", "pid namespace", "network namespace", "ipc/uts namespaces",
+			"process limit", "protected paths read-only")
+	}
+	for _, w := range want {
+		if !active[w] {
+			t.Errorf("layer %q not in force: %s", w, out)
+		}
+	}
+	if active["cpu share"] {
+		t.Error("cpu share claimed in force, but the allowlist scheme does not enforce it")
+	}
+}
+
+// A server that is not root gets its namespaces through a user namespace. Run as root, the test
+// starts serve --check as uid 65534 (as itself otherwise).
+func TestCheckReportsLayersUnprivileged(t *testing.T) {
+	root, err := os.MkdirTemp("/var/tmp", "mcpsandbox-e2e-unpriv-")
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	os.Chmod(root, 0o755)
+	ws := mkdir(t, root, "ws", 0o755)
+	cmd := exec.Command(binPath, "serve", "--default", "--workspace", ws, "--check", "--json")
+	cmd.Env = append(os.Environ(), "HOME="+root)
+	if os.Geteuid() == 0 {
+		os.Chown(ws, 65534, 65534)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("serve --check as uid 65534: %v: %s", err, stderrOf(err))
+	}
+	active := checkLayers(t, out)
+	for _, w := range []string{"user namespace", "pid namespace", "network namespace", "ipc/uts namespaces", "seccomp",
+		"no_new_privs", "landlock: filesystem", "network isolation", "rlimits", "process limit", "private /tmp"} {
+		if !active[w] {
+			t.Errorf("layer %q not in force for a server that is not root: %s", w, out)
+		}
+	}
+}
+
+func checkLayers(t *testing.T, out []byte) map[string]bool {
+	t.Helper()
 	var rep struct {
 		Layers []struct {
 			Name   string
@@ -67,16 +116,12 @@ func TestCheckReportsLayers(t *testing.T) {
 	for _, l := range rep.Layers {
 		active[l.Name] = l.Active
 	}
-	want := []string{"pinned exec", "seccomp", "no_new_privs", "landlock: filesystem"}
-	if os.Geteuid() == 0 {
-		want = append(want, "unprivileged user", "pid namespace", "network namespace")
+	return active
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
 	}
-	for _, w := range want {
-		if !active[w] {
-			t.Errorf("layer %q not in force: %s", w, out)
-		}
-	}
-	if active["cpu share"] {
-		t.Error("cpu share claimed in force, but the allowlist scheme does not enforce it")
-	}
+	return ""
 }

@@ -38,6 +38,11 @@ type Answers struct {
 	APIKeyEnv   string
 	Reuse       string
 
+	// how clients reach serve: "" = stdio (each client starts serve); else the URL of a
+	// running `serve --http`, with the variable the clients read the bearer token from
+	HTTPURL  string
+	TokenEnv string
+
 	// Base, when set and of the same scheme, is the policy a re-run starts from: everything the
 	// answers do not say (env, protect, deny_args, audit path, …) is kept from it.
 	Base *policy.Policy

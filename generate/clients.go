@@ -26,8 +26,18 @@ type Client struct {
 	Paths        map[string]string   `toml:"paths"` // scope -> path pattern
 	Keys         map[string][]string `toml:"keys"`  // scope -> where the servers object sits, when not at Key
 	About        map[string]string   `toml:"about"` // scope -> what it means, said when init writes it
+	HTTP         *HTTPFormat         `toml:"http"`  // nil: no HTTP entries (NoHTTP says why)
+	NoHTTP       string              `toml:"no_http"`
 
 	KeyPath []string `toml:"-"` // resolved for a target: Keys[scope] with {project} expanded
+}
+
+// HTTPFormat is how a client's config names a server it reaches over streamable HTTP.
+type HTTPFormat struct {
+	URLKey   string `toml:"url"`       // the key holding the URL
+	Type     string `toml:"type"`      // the entry's "type" ("" = none)
+	Auth     string `toml:"auth"`      // Authorization value in the client's variable syntax; {var} = the variable
+	TokenVar string `toml:"token_var"` // instead of a header: the key naming the token's variable
 }
 
 // Clients is the catalogue, in file order (decoded on first use).
@@ -184,10 +194,33 @@ func Detect(e Env) []string {
 	return found
 }
 
-// ServerEntry is what a client runs: this binary, serve, the policy.
+// ServerEntry is what a client runs: this binary, serve, the policy. With URL set it is instead
+// a server the client reaches over streamable HTTP, sending the bearer token it reads from the
+// environment variable TokenEnv ("" = no token): the token itself is never written.
 type ServerEntry struct {
 	Command string
 	Args    []string
+
+	URL      string
+	TokenEnv string
+}
+
+// NewHTTPEntry is the entry for a running `serve --http` at url.
+func NewHTTPEntry(url, tokenEnv string) ServerEntry { return ServerEntry{URL: url, TokenEnv: tokenEnv} }
+
+// HTTPError: the client has no way to reach a server over HTTP from its config file.
+type HTTPError struct{ Client Client }
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("client %s cannot take an HTTP entry: %s", e.Client.ID, e.Client.NoHTTP)
+}
+
+// CheckHTTP refuses an HTTP entry for a client that has none.
+func (c Client) CheckHTTP(e ServerEntry) error {
+	if e.URL != "" && c.HTTP == nil {
+		return &HTTPError{Client: c}
+	}
+	return nil
 }
 
 // NewServerEntry is the entry for a policy file, both paths absolute.

@@ -49,26 +49,8 @@ func TestMergeGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			in, err := os.ReadFile(filepath.Join("testdata", "merge", c.name+".in"))
-			if err != nil {
-				t.Fatal(err)
-			}
 			cl := client(t, c.client)
-			out, err := Merge(cl, in, "sandbox", e, c.replace)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", "merge", c.name+".golden")
-			if *update {
-				os.WriteFile(golden, out, 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./generate -update to create it)", err)
-			}
-			if string(out) != string(want) {
-				t.Errorf("merge differs from %s:\n%s", golden, Diff(golden, string(want), string(out)))
-			}
+			_, out := goldenMerge(t, cl, c.name, c.name, e, c.replace)
 			for _, k := range c.keep {
 				if !strings.Contains(string(out), k) {
 					t.Errorf("lost %q", k)
@@ -80,6 +62,32 @@ func TestMergeGolden(t *testing.T) {
 			checkEntry(t, cl, out, e)
 		})
 	}
+}
+
+// goldenMerge merges e into testdata/merge/IN.in and checks the result against NAME.golden
+// (-update rewrites it); it returns the input and the result.
+func goldenMerge(t *testing.T, cl Client, name, in string, e ServerEntry, replace bool) ([]byte, []byte) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "merge", in+".in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Merge(cl, src, "sandbox", e, replace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "merge", name+".golden")
+	if *update {
+		os.WriteFile(golden, out, 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./generate -update to create it)", err)
+	}
+	if string(out) != string(want) {
+		t.Errorf("merge differs from %s:\n%s", golden, Diff(golden, string(want), string(out)))
+	}
+	return src, out
 }
 
 // checkEntry parses the merged config as its client would and finds the entry.

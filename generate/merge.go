@@ -22,6 +22,9 @@ var ErrExists = errors.New("a server of that name exists")
 // of the same name is replaced only when replace is set (else ErrExists). A file that does not
 // parse is an error (*SyntaxError inside) and nothing is produced from it.
 func Merge(c Client, src []byte, name string, s ServerEntry, replace bool) ([]byte, error) {
+	if err := c.CheckHTTP(s); err != nil {
+		return nil, err
+	}
 	// A UTF-8 byte order mark (Windows editors write one) is kept, and the rest merged as usual.
 	bom := []byte("\uFEFF")
 	if rest, ok := bytes.CutPrefix(src, bom); ok {
@@ -59,6 +62,9 @@ func nestedJSON(keys []string, name string, c Client, s ServerEntry, ind, unit, 
 // entryJSON renders the entry as people write them: command first, args on one line.
 func entryJSON(c Client, s ServerEntry, indent, unit, nl string) string {
 	q := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	if s.URL != "" {
+		return "{" + nl + indent + unit + strings.Join(httpFieldsJSON(c, s, q), ","+nl+indent+unit) + nl + indent + "}"
+	}
 	args := make([]string, len(s.Args))
 	for i, a := range s.Args {
 		args[i] = q(a)
@@ -73,6 +79,21 @@ func entryJSON(c Client, s ServerEntry, indent, unit, nl string) string {
 		fields = append(fields, q(k)+": "+q(c.Entry[k]))
 	}
 	return "{" + nl + indent + unit + strings.Join(fields, ","+nl+indent+unit) + nl + indent + "}"
+}
+
+// httpFieldsJSON are an HTTP entry's members: its type, the URL, and the Authorization header
+// in the client's own variable syntax.
+func httpFieldsJSON(c Client, s ServerEntry, q func(any) string) []string {
+	h := c.HTTP
+	var fields []string
+	if h.Type != "" {
+		fields = append(fields, `"type": `+q(h.Type))
+	}
+	fields = append(fields, q(h.URLKey)+": "+q(s.URL))
+	if s.TokenEnv != "" && h.Auth != "" {
+		fields = append(fields, `"headers": {"Authorization": `+q(strings.ReplaceAll(h.Auth, "{var}", s.TokenEnv))+"}")
+	}
+	return fields
 }
 
 func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) ([]byte, error) {
@@ -212,6 +233,12 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 	}
 	key := c.Key + "." + tomlKey(name)
 	block := "[" + key + "]\ncommand = " + tomlString(s.Command) + "\nargs = " + tomlList(s.Args) + "\n"
+	if s.URL != "" {
+		block = "[" + key + "]\n" + c.HTTP.URLKey + " = " + tomlString(s.URL) + "\n"
+		if s.TokenEnv != "" && c.HTTP.TokenVar != "" {
+			block += c.HTTP.TokenVar + " = " + tomlString(s.TokenEnv) + "\n"
+		}
+	}
 	servers, _ := doc[c.Key].(map[string]any)
 	if _, exists := servers[name]; !exists {
 		out := append([]byte(nil), src...)

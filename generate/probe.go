@@ -40,6 +40,12 @@ func (e *StartError) Error() string {
 func (e *StartError) Unwrap() error { return e.Err }
 
 func (s ServerEntry) String() string {
+	if s.URL != "" {
+		if s.TokenEnv != "" {
+			return s.URL + " (with Authorization: Bearer $" + s.TokenEnv + ")"
+		}
+		return s.URL
+	}
 	q := make([]string, 0, len(s.Args)+1)
 	for _, a := range append([]string{s.Command}, s.Args...) {
 		if a == "" || strings.ContainsAny(a, " \t\"'\\$`") {

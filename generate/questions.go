@@ -212,6 +212,41 @@ var LimitQuestions = []Question{
 	intQuestion("pids", "Processes per call:", 1, 32768, func(a *Answers) *int { return &a.Pids }),
 }
 
+// TransportQuestions: how the clients reach serve. Asked after the limits, before the clients.
+var TransportQuestions = []Question{
+	{Flag: "http", Kind: Input,
+		Message: msg("Clients start serve themselves over stdio (leave empty), or reach a running `serve --http` at a URL (e.g. http://127.0.0.1:8765/mcp):"),
+		Default: func(a *Answers, _ Env) any { return a.HTTPURL },
+		Validate: func(v string, _ Env) error {
+			if strings.TrimSpace(v) == "" {
+				return nil
+			}
+			_, err := CheckHTTPURL(v)
+			return err
+		},
+		Set: func(a *Answers, v any) {
+			a.HTTPURL = strings.TrimSpace(v.(string))
+			if u, err := CheckHTTPURL(a.HTTPURL); err == nil && a.HTTPURL != "" {
+				a.HTTPURL = u
+			}
+		}},
+	{Flag: "token-env", Kind: Input, When: func(a *Answers) bool { return a.HTTPURL != "" },
+		Message: msg("Environment variable your clients read the bearer token from (only its name is written, never the token; empty for none, loopback only):"),
+		Default: func(a *Answers, _ Env) any {
+			if a.TokenEnv != "" {
+				return a.TokenEnv
+			}
+			return "MCPSANDBOX_TOKEN"
+		},
+		Validate: func(v string, _ Env) error {
+			if v = strings.TrimSpace(v); v != "" && !envName.MatchString(v) {
+				return fmt.Errorf("%q is not a variable's name: give the NAME of the variable holding the token, never the token", v)
+			}
+			return nil
+		},
+		Set: func(a *Answers, v any) { a.TokenEnv = strings.TrimSpace(v.(string)) }},
+}
+
 // Prefill fills what neither a flag (given reports which were) nor an existing policy said, from
 // the scheme's defaults, so every question shows a default. A base of another scheme is dropped.
 func (a *Answers) Prefill(given func(flag string) bool) {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -205,4 +207,144 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	if _, err := http.Post(url, "application/json", bytes.NewReader([]byte(initBody))); err == nil {
 		t.Fatal("the server still answers after shutdown")
 	}
+}
+
+// Refused requests (401, 403) are logged with method, path, remote and reason, never the token,
+// and a flood of them is rate-limited: at most refusalBurst lines per window, the rest counted.
+func TestHTTPRefusalsLogged(t *testing.T) {
+	const token = "s3cret-token-for-log-test"
+	var logs lockedBuf
+	addrc := make(chan net.Addr, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, testPolicy(5*time.Second, 4), &fakeExec{}, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+			HTTP: &HTTPOptions{Addr: "127.0.0.1:0", Token: token, Listening: func(a net.Addr) { addrc <- a }}})
+	}()
+	var url string
+	select {
+	case a := <-addrc:
+		url = "http://" + a.String() + HTTPPath
+	case err := <-done:
+		t.Fatalf("serve --http did not start: %v", err)
+	}
+	post(t, url, initBody, nil)
+	post(t, url, initBody, map[string]string{"Authorization": "Bearer wrong-token-value-xyz"})
+	post(t, url, initBody, map[string]string{"Authorization": "Basic dXNlcjpwYXNz"})
+	post(t, url, initBody, map[string]string{"Authorization": "Bearer " + token, "Origin": "https://evil.example"})
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initBody))
+	req.Host = "evil.example"
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("rebound Host: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// A request that is let through is not logged as refused.
+	post(t, url, initBody, map[string]string{"Authorization": "Bearer " + token})
+	got := logs.String()
+	for _, want := range []string{
+		`status=401 method=POST path=/mcp remote=127.0.0.1:`,
+		`reason="no Authorization header"`, `reason="wrong bearer token"`, `reason="Authorization is not a bearer token"`,
+		`status=403`, `origin \"https://evil.example\" is not accepted`,
+		`Host \"evil.example\" is not this machine (DNS rebinding protection)`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the log lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "refused an HTTP request"); n != 5 {
+		t.Errorf("%d refusals logged, want 5:\n%s", n, got)
+	}
+	for _, secret := range []string{token, "wrong-token-value-xyz", "dXNlcjpwYXNz"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the log holds a credential (%q):\n%s", secret, got)
+		}
+	}
+
+	// A flood: 300 bad requests add at most refusalBurst-5 more lines; the rest are counted and
+	// said at shutdown.
+	hc := &http.Client{}
+	for range 300 {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader("{}"))
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	cancel()
+	<-done
+	got = logs.String()
+	if n := strings.Count(got, "refused an HTTP request"); n != refusalBurst {
+		t.Errorf("after a flood of 300: %d refusals logged, want the limit %d", n, refusalBurst)
+	}
+	if !strings.Contains(got, "refused HTTP requests not logged individually") || !strings.Contains(got, "count=295") {
+		t.Errorf("the held-back refusals are not counted at shutdown:\n%s", got)
+	}
+	if len(got) > 16<<10 {
+		t.Errorf("the flood wrote %d bytes of log", len(got))
+	}
+}
+
+// The window: after it is over, refusals are logged again and the held-back count is said.
+func TestRefusalLogWindow(t *testing.T) {
+	var logs lockedBuf
+	now := time.Unix(1000, 0)
+	l := newRefusalLog(slog.New(slog.NewTextHandler(&logs, nil)), func() time.Time { return now })
+	r, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1/mcp", nil)
+	r.RemoteAddr = "127.0.0.1:5555"
+	for range 50 {
+		l.refused(r, 401, "no Authorization header")
+	}
+	now = now.Add(refusalWindow)
+	l.refused(r, 401, "no Authorization header")
+	got := logs.String()
+	if n := strings.Count(got, "refused an HTTP request"); n != refusalBurst+1 {
+		t.Errorf("%d lines, want %d:\n%s", n, refusalBurst+1, got)
+	}
+	if !strings.Contains(got, "count=40") {
+		t.Errorf("the 40 held back in the first window are not counted:\n%s", got)
+	}
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The grace period is for running calls, not for open connections: a connected client whose
+// session is idle (its standalone SSE stream open) does not hold shutdown for the grace period.
+func TestHTTPShutdownDoesNotWaitForIdleStreams(t *testing.T) {
+	url, stop, done := startHTTP(t, &fakeExec{}, HTTPOptions{Grace: time.Minute})
+	cs := httpClient(t, url, "")
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	select {
+	case err := <-done:
+		done <- err
+		if err != nil {
+			t.Fatalf("Run at shutdown: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("shutdown waited for an idle client's stream (the grace period is a minute)")
+	}
+	cs.Close()
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
@@ -29,6 +31,9 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 				}
 			}
 			fh, err := os.Open(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("open audit log: %w (serve creates it when it starts; give the path in the policy's [audit] path)", err)
+			}
 			if err != nil {
 				return fmt.Errorf("open audit log: %w", err)
 			}
@@ -37,6 +42,11 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 			if err != nil {
 				fmt.Fprintf(f.ErrOut, "%s: TAMPERED: %v\n", path, err)
 				return &exitError{1}
+			}
+			if rep.Lines == 0 {
+				// Nothing to check is not a verdict on anything: say so, not "intact, 0 lines, head ".
+				fmt.Fprintf(f.Out, "%s: empty log: nothing to verify (serve appends one line per call)\n", path)
+				return nil
 			}
 			fmt.Fprintf(f.Out, "%s: intact, %d lines, head %s\n", path, rep.Lines, rep.Head)
 			return nil

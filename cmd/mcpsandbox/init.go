@@ -54,7 +54,9 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 		Example: `  mcpsandbox init                                   # the wizard
   mcpsandbox init --scheme allowlist --allow wc,sort --workspace ~/ai-workspace --client claude-code --yes
   mcpsandbox init --scheme docker --image python:3.12-slim --client cursor --client vscode:user --yes
-  mcpsandbox init --scheme e2b --api-key-env E2B_API_KEY --print --yes   # print the client entry instead`,
+  mcpsandbox init --scheme e2b --api-key-env E2B_API_KEY --print --yes   # print the client entry instead
+  mcpsandbox init --scheme docker --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
+                                                    # clients reach a running serve --http; only the variable's name is written`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.set = func(n string) bool { return cmd.Flags().Changed(n) }
@@ -81,6 +83,8 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.StringVar(&o.A.MaxOutput, "max-output", "", "limits: output cap per stream (default 64KiB)")
 	fl.StringVar(&o.A.Memory, "memory", "", "limits: memory per call (default 256MiB)")
 	fl.IntVar(&o.A.Pids, "pids", 0, "limits: processes per call (default 64)")
+	fl.StringVar(&o.A.HTTPURL, "http", "", "client entries reach a running `serve --http` at this URL (e.g. http://127.0.0.1:8765/mcp) instead of starting serve over stdio")
+	fl.StringVar(&o.A.TokenEnv, "token-env", "", "with --http: the environment variable your clients read the bearer token from (only its name is written)")
 	fl.StringArrayVar(&o.Clients, "client", nil, "client to configure, as ID or ID:SCOPE (repeatable): "+strings.Join(generate.ClientIDs(), ", "))
 	fl.StringVar(&o.Project, "project", "", "project directory for project-scoped configs (default: the current directory)")
 	fl.StringVar(&o.PolicyOut, "policy-out", "", "where to write the policy (default $XDG_CONFIG_HOME/mcpsandbox/policy.toml)")
@@ -174,6 +178,10 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		return err
 	}
 	entry := generate.NewServerEntry(bin, o.PolicyOut)
+	clientEntry, err := httpEntry(o, entry)
+	if err != nil {
+		return err
+	}
 
 	pc, err := generate.PolicyChange(p, o.PolicyOut)
 	if err != nil {
@@ -197,11 +205,14 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		if err != nil {
 			return err
 		}
+		if err := t.Client.CheckHTTP(clientEntry); err != nil {
+			return err
+		}
 		if o.Print {
-			snippets = append(snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), generate.Snippet(t.Client, p.Name, entry)))
+			snippets = append(snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), generate.Snippet(t.Client, p.Name, clientEntry)))
 			continue
 		}
-		if err := plan.Add(t, p.Name, entry, o.Force, replace); err != nil {
+		if err := plan.Add(t, p.Name, clientEntry, o.Force, replace); err != nil {
 			return err
 		}
 	}
@@ -224,6 +235,21 @@ func runInit(ctx context.Context, o *InitOptions) error {
 			return errors.New("nothing written")
 		}
 	}
+	// An HTTP entry is checked against the server at its URL when one is running there already;
+	// a refused token or a server that does not speak MCP stops init before anything is written.
+	var httpProbe *generate.Probe
+	httpDown := ""
+	if clientEntry.URL != "" && !o.Print {
+		hp, err := generate.HTTPCheck(ctx, clientEntry, os.Environ(), 20*time.Second)
+		switch {
+		case errors.Is(err, generate.ErrNotRunning):
+			httpDown = err.Error()
+		case err != nil:
+			return fmt.Errorf("%w; nothing was written", err)
+		default:
+			httpProbe = &hp
+		}
+	}
 	created, err := prepareWorkspace(p, o.IO.ErrOut)
 	if err != nil {
 		return err
@@ -244,6 +270,9 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		}
 	}
 	fmt.Fprintf(w, "checked: the entry starts and answers MCP in %d ms, with the tools %s\n", probe.Elapsed.Milliseconds(), strings.Join(probe.Tools, ", "))
+	if clientEntry.URL != "" {
+		sayHTTP(w, o, clientEntry, httpProbe, httpDown)
+	}
 	if unchanged && !o.Print {
 		fmt.Fprintf(w, "already configured, nothing changed: the policy %s\n", o.PolicyOut)
 		for _, t := range plan.Targets {
@@ -255,10 +284,10 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	}
 	if len(o.Clients) == 0 {
 		if wiz {
-			fmt.Fprintf(w, "no client picked: add this server to your MCP client by hand, as the command\n  %s\n", entry)
+			fmt.Fprintf(w, "no client picked: add this server to your MCP client by hand, as\n  %s\n", clientEntry)
 		} else {
 			fmt.Fprintf(w, "no client configured: add --client ID (%s), or add this server by hand: %s\n",
-				strings.Join(generate.ClientIDs(), ", "), entry)
+				strings.Join(generate.ClientIDs(), ", "), clientEntry)
 		}
 	}
 	runV := o.Verify
@@ -272,6 +301,45 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	}
 	fmt.Fprintf(w, "next: mcpsandbox verify --policy %s\n", o.PolicyOut)
 	return nil
+}
+
+// httpEntry is the entry the clients get: the stdio one, or with --http the URL of a running
+// `serve --http` and the name of the variable holding its token.
+func httpEntry(o *InitOptions, stdio generate.ServerEntry) (generate.ServerEntry, error) {
+	if o.A.HTTPURL == "" {
+		if o.A.TokenEnv != "" {
+			return stdio, errors.New("--token-env goes with --http URL: a stdio entry needs no token")
+		}
+		return stdio, nil
+	}
+	u, err := generate.CheckHTTPURL(o.A.HTTPURL)
+	if err != nil {
+		return stdio, err
+	}
+	e := generate.NewHTTPEntry(u, o.A.TokenEnv)
+	return e, generate.CheckHTTPEntry(e)
+}
+
+// sayHTTP tells how the HTTP entry was checked, and what to start so clients can reach it.
+func sayHTTP(w io.Writer, o *InitOptions, e generate.ServerEntry, p *generate.Probe, down string) {
+	if p != nil {
+		fmt.Fprintf(w, "checked: the server at %s answers MCP in %d ms, with the tools %s\n", e.URL, p.Elapsed.Milliseconds(), strings.Join(p.Tools, ", "))
+	} else if down != "" {
+		fmt.Fprintf(w, "note: %s at %s yet; the client entries point there\n", down, e.URL)
+	}
+	token := ""
+	if e.TokenEnv != "" {
+		token = "MCPSANDBOX_TOKEN=\"$" + e.TokenEnv + "\" "
+		if e.TokenEnv == "MCPSANDBOX_TOKEN" {
+			token = ""
+		}
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(e.URL, "http://"), "https://")
+	host, _, _ = strings.Cut(host, "/")
+	fmt.Fprintf(w, "serve it with: %smcpsandbox serve --policy %s --http %s\n", token, o.PolicyOut, host)
+	if e.TokenEnv != "" {
+		fmt.Fprintf(w, "your clients read the token from $%s: set it where they start (the configs hold only its name)\n", e.TokenEnv)
+	}
 }
 
 // describeWrite is one "wrote" line: the link written through, the backup, the owner kept.

@@ -132,6 +132,11 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 			return err
 		}
 	}
+	for _, q := range generate.TransportQuestions {
+		if err := ask.question(q, a, env, o.set); err != nil {
+			return err
+		}
+	}
 	if !o.set("client") {
 		detected := generate.Detect(env)
 		q := generate.Question{Kind: generate.MultiSelect,

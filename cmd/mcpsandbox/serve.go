@@ -115,6 +115,9 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		return err
 	}
 	defer al.Close()
+	if s, ok := ex.(interface{ SetAudit(*audit.Log) }); ok {
+		s.SetAudit(al) // egress proxy decisions (network host lists) join the call log
+	}
 	log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", p.Allowlist.Workspace)
 	so := serve.Options{Audit: al, Logger: log}
 	if o.HTTP != "" {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 	"github.com/spf13/cobra"
 )
@@ -86,8 +88,14 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	}
 	rep.Audit = verify.Audit(p, path, sc.Audit)
 	rep.Host = verify.Doctor(ctx)
+	runs := sc.Runs()
+	if self, err := os.Executable(); err == nil && runs == nil && p.Scheme == policy.SchemeAllowlist {
+		// What this policy's sandbox really gets here, measured by serve's probe (not the kernel's
+		// feature list): each layer tried and seen to refuse.
+		rep.Host = append(rep.Host, verify.MeasuredLayers(ctx, self, path)...)
+	}
 	// A policy serve cannot run never passes, however clean its text.
-	if err := sc.Runs(); err != nil {
+	if err := runs; err != nil {
 		rep.Reasons = append(rep.Reasons, err.Error())
 	} else if !o.NoHarness {
 		all, err := harness.Load()

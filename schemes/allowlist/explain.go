@@ -52,8 +52,9 @@ var threats = []verify.ThreatRule{
 			if p.Allowlist.Network {
 				return "network = true"
 			}
-			return ""
+			return reachableHosts(p)
 		}, Scenarios: []string{"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "reverse-shell", "cloud-metadata", "outbound-internet", "icmp-exfil", "proxy-allowlist-bypass"}},
+	egressThreat,
 	{Threat: "connect to unix sockets on the host (ssh-agent, docker.sock, D-Bus)", Layers: []string{sa.LayerSeccomp, sa.LayerLandlockUnix},
 		Gap: func(p *policy.Policy) string {
 			if p.Allowlist.Network {
@@ -90,4 +91,32 @@ var threats = []verify.ThreatRule{
 		Scenarios: []string{"output-flood-file", "output-flood-python", "sleep-past-timeout", "cpu-spin-past-timeout", "concurrent-long-calls", "fd-exhaustion", "fake-jsonrpc-on-fds"}},
 	{Threat: "run a tool with a smuggled environment, directory or shell", Server: true,
 		Scenarios: []string{"extra-tool-arguments", "shell-metacharacters", "argument-injection"}},
+}
+
+// reachableHosts is explain's note for a host list: which hosts commands reach, and how.
+func reachableHosts(p *policy.Policy) string {
+	n := p.Allowlist.Net()
+	if n.Mode != policy.NetHosts {
+		return ""
+	}
+	var hs []string
+	for _, r := range n.Hosts() {
+		hs = append(hs, r.String())
+	}
+	return "allowlist.network lists hosts: commands reach " + strings.Join(hs, ", ") +
+		" through serve's egress proxy (names resolved and addresses checked by serve; nothing else is reachable)"
+}
+
+// egressThreat: with a host list, the proxy is the one way out, and what it lets through is
+// what the list names (with no list there is no way out at all: the network namespace).
+var egressThreat = verify.ThreatRule{
+	Threat: "reach a host the network list does not name (other names, IP literals, DNS tunnelling, other ports, around the proxy)",
+	Layers: []string{sa.LayerEgressProxy, sa.LayerNetNS},
+	Gap: func(p *policy.Policy) string {
+		if p.Allowlist.Network {
+			return "network = true"
+		}
+		return ""
+	},
+	Scenarios: []string{"proxy-allowlist-bypass", "dns-exfil", "cloud-metadata", "tcp-exfil-loopback", "udp-exfil-loopback"},
 }

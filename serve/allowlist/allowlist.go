@@ -55,6 +55,8 @@ type Options struct {
 	// HelperPath is the mcpsandbox binary to re-exec as the helper; "" = this executable.
 	HelperPath string
 	Logger     *slog.Logger
+	// network by name: how the egress proxy is built (egress_linux.go)
+	egressOptions
 }
 
 // Executor implements serve.Executor for the allowlist scheme.
@@ -76,6 +78,7 @@ type Executor struct {
 	probed   chan struct{}
 	probeErr error
 	warm     chan *helperProc // at most one pre-started helper: its start-up is off the call's path
+	egress   *egress          // nil: the policy lists no hosts (egress_linux.go)
 	closed   atomic.Bool
 
 	protect     []protPat       // the effective protect list
@@ -160,6 +163,9 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		}
 		e.cmds[c.Name] = pc
 		e.names = append(e.names, c.Name)
+	}
+	if e.egress, err = newEgress(p, o); err != nil {
+		return nil, err
 	}
 	e.warm = make(chan *helperProc, 1)
 	e.probed = make(chan struct{})
@@ -293,7 +299,7 @@ func (e *Executor) Tools() []serve.Tool {
 			ReadOnlyHint:    false, // commands may write inside the workspace
 			DestructiveHint: nil,   // default true: a command may overwrite workspace files
 			IdempotentHint:  false,
-			OpenWorldHint:   &e.al.Network,
+			OpenWorldHint:   e.openWorld(),
 		},
 		Run: e.run,
 	}}
@@ -353,7 +359,7 @@ func (p *pinned) open() (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("stat pinned binary %s: %w", p.Path, err)
 	}
-	key := fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
+	key := mutateKey(fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.hash == "" || p.key != key {
@@ -365,7 +371,7 @@ func (p *pinned) open() (*os.File, error) {
 		p.key, p.hash = key, hex.EncodeToString(h.Sum(nil))
 		p.match = p.hash == p.SHA256
 	}
-	if !p.match {
+	if !p.match && !mutated("sha256") {
 		f.Close()
 		return nil, serve.Refuse("allowlist.commands["+p.Name+"].sha256",
 			"%s changed since it was pinned (sha256 now %.16s…, pinned %.16s…); if the change is legitimate, re-pin it with mcpsandbox init", p.Path, p.hash, p.SHA256)
@@ -403,11 +409,12 @@ func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
 	defer child.Close()
 	h := &helperProc{ctl: ctl, stdout: &serve.CapBuffer{Limit: maxOutput}, stderr: &serve.CapBuffer{Limit: maxOutput}}
 	cmd := exec.Command(e.helper, HelperArg)
-	cmd.Env = []string{} // the helper needs nothing, and must not carry the server's secrets
+	cmd.Env = helperEnv() // the helper needs nothing, and must not carry the server's secrets
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = h.stdout, h.stderr
 	cmd.ExtraFiles = []*os.File{child}
 	cmd.SysProcAttr = e.attr.sysProcAttr()
+	e.egress.procAttr(e.attr, cmd.SysProcAttr)
 	cmd.WaitDelay = 250 * time.Millisecond // a descendant holding stdout open must not hang the call
 	if err := cmd.Start(); err != nil {
 		ctl.Close()
@@ -423,7 +430,7 @@ func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
 // kill ends the helper's whole tree: it is PID 1 of its namespace (when namespaces work), and
 // the group kill covers hosts without a PID namespace.
 func (h *helperProc) kill() {
-	_ = unix.Kill(-h.cmd.Process.Pid, unix.SIGKILL)
+	groupKill(h.cmd.Process.Pid)
 	_ = h.cmd.Process.Kill()
 }
 
@@ -488,6 +495,8 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		spec.RWDirs = append(spec.RWDirs, tmp)
 		spec.Env = append([]string{"TMPDIR=" + tmp}, spec.Env...)
 	}
+	ec := e.egress.call(c.Session) // the call's way out to the egress proxy, if the policy lists hosts
+	defer ec.close()
 	start := time.Now()
 	sent := make(chan error, 1)
 	report := make(chan []byte, 1)
@@ -500,7 +509,7 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		sent <- err
 		// The helper's end closes on exec (close-on-exec) or exit; anything before that is
 		// the helper's own failure, never the command's output.
-		msg, _ := io.ReadAll(io.LimitReader(h.ctl, 4096))
+		msg := ec.report(h.ctl) // with egress, the helper's listener comes first
 		h.ctl.Close()
 		report <- msg
 	}()
@@ -513,7 +522,7 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		h.kill()
 		werr = <-done
 	}
-	_ = unix.Kill(-h.cmd.Process.Pid, unix.SIGKILL) // sweep anything left in the process group
+	groupKill(h.cmd.Process.Pid) // sweep anything left in the process group
 	h.release()
 	if err := <-sent; err != nil && werr == nil {
 		return nil, fmt.Errorf("hand the call to the exec helper: %w", err)
@@ -576,6 +585,30 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spe
 	for _, k := range keys {
 		env = append(env, k+"="+e.al.Env[k])
 	}
+	env = e.egress.withEnv(env)
+	if mutated("env-scrub") {
+		env = append(env, os.Environ()...)
+	}
+	lims := e.rlimits(c)
+	readDirs := slices.Concat(systemReadDirs, pc.readDirs, e.al.ReadPaths)
+	s := Spec{
+		Argv: append([]string{pc.Name}, args...), Env: env, Dir: e.ws,
+		DropUID: e.dropUID, UID: e.uid, GID: e.gid, Rlimits: lims, Nice: nice,
+		NoNetwork: !e.al.Network,
+		ReadDirs:  readDirs, ReadFiles: systemReadFiles, ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
+		Probe: probe,
+	}
+	e.egress.apply(&s)
+	if mounts {
+		s.Mounts, s.TmpSize = true, e.tmpSize()
+		s.RWDirs = append(s.RWDirs, "/tmp")
+		s.ROBinds = e.protectedNow()
+	}
+	return s
+}
+
+// rlimits are the call's resource limits.
+func (e *Executor) rlimits(c serve.Call) []Rlimit {
 	cpuSec := uint64(math.Ceil(c.Timeout.Seconds())) + 1
 	lims := []Rlimit{
 		{unix.RLIMIT_CPU, cpuSec},
@@ -589,20 +622,7 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spe
 		// RLIMIT_NPROC counts per uid: meaningful only for a uid the commands have to themselves.
 		lims = append(lims, Rlimit{unix.RLIMIT_NPROC, uint64(e.pol.Limits.Pids)})
 	}
-	readDirs := slices.Concat(systemReadDirs, pc.readDirs, e.al.ReadPaths)
-	s := Spec{
-		Argv: append([]string{pc.Name}, args...), Env: env, Dir: e.ws,
-		DropUID: e.dropUID, UID: e.uid, GID: e.gid, Rlimits: lims, Nice: nice,
-		NoNetwork: !e.al.Network,
-		ReadDirs:  readDirs, ReadFiles: systemReadFiles, ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
-		Probe: probe,
-	}
-	if mounts {
-		s.Mounts, s.TmpSize = true, e.tmpSize()
-		s.RWDirs = append(s.RWDirs, "/tmp")
-		s.ROBinds = e.protectedNow()
-	}
-	return s
+	return mutateRlimits(lims)
 }
 
 // tmpSize caps the call's private /tmp: the memory limit, as a tmpfs lives in memory.

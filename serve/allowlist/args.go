@@ -160,7 +160,7 @@ func (e *Executor) judge(pc *pinned, prot *protection, c *checked, u argUse) err
 	switch {
 	case r.err != nil:
 		return outside(u.index, u.value, r.err.Error())
-	case !r.inside:
+	case !r.inside && !mutated("path-args"):
 		if pc.AllowOutsidePaths {
 			return nil
 		}
@@ -168,7 +168,7 @@ func (e *Executor) judge(pc *pinned, prot *protection, c *checked, u argUse) err
 	}
 	write := u.kind != kRead
 	if write {
-		if name := prot.match(r.path); name != "" {
+		if name := prot.match(r.path); name != "" && !mutated("protect-names") {
 			return protectedRefusal(u, name)
 		}
 	}
@@ -196,10 +196,10 @@ func (e *Executor) judgeGenerated(prot *protection, p argUse, s *argUse) error {
 	switch {
 	case r.err != nil:
 		return outside(p.index, p.value, r.err.Error())
-	case !r.inside:
+	case !r.inside && !mutated("path-args"):
 		return outside(p.index, p.value, "leads outside the workspace")
 	}
-	if name := prot.match(r.path); name != "" {
+	if name := prot.match(r.path); name != "" && !mutated("protect-names") {
 		return protectedRefusal(p, name)
 	}
 	suffix := ""
@@ -214,7 +214,7 @@ func (e *Executor) judgeGenerated(prot *protection, p argUse, s *argUse) error {
 	if rel != "." {
 		pattern = globQuote(rel) + "/" + pattern
 	}
-	if name := prot.matchPattern(pattern); name != "" {
+	if name := prot.matchPattern(pattern); name != "" && !mutated("protect-names") {
 		return protectedRefusal(p, name+" (among the names it generates)")
 	}
 	return nil

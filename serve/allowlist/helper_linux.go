@@ -34,6 +34,9 @@ type Spec struct {
 	Rlimits   []Rlimit `json:"rlimits"`
 	Nice      int      `json:"nice"`
 	NoNetwork bool     `json:"no_network"`
+	// EgressPort: with a host list, the helper listens on 127.0.0.1:EgressPort and hands the
+	// listener to serve's egress proxy (egress_linux.go); 0 = no egress.
+	EgressPort int `json:"egress_port,omitempty"`
 	// Landlock
 	ReadDirs  []string `json:"read_dirs"`
 	ReadFiles []string `json:"read_files"`
@@ -54,16 +57,6 @@ type Spec struct {
 type Rlimit struct {
 	Resource int    `json:"resource"`
 	Value    uint64 `json:"value"`
-}
-
-// ProbeReport is what a probe run prints: the layers the helper really applied.
-type ProbeReport struct {
-	LandlockABI int    `json:"landlock_abi"`
-	Landlock    string `json:"landlock"`
-	Seccomp     bool   `json:"seccomp"`
-	UID         int    `json:"uid"`
-	PID         int    `json:"pid"`
-	NoNewPrivs  bool   `json:"no_new_privs"`
 }
 
 // HelperMain runs in the re-executed binary. It never returns. Failures are written to the spec
@@ -111,11 +104,18 @@ func helper() error {
 		return fmt.Errorf("read spec: %w", err)
 	}
 	unix.CloseOnExec(specFD) // kept open for errors; closed by the exec itself
+	var pr *prober
+	if s.Probe {
+		pr = probeStart()
+	}
 
 	if s.Mounts {
 		if err := privateMounts(&s); err != nil {
 			return err
 		}
+	}
+	if err := egressListen(&s); err != nil {
+		return err
 	}
 
 	if s.Nice != 0 {
@@ -127,10 +127,13 @@ func helper() error {
 	if err != nil {
 		return err
 	}
+	if pr != nil {
+		pr.beforeRestrict(&s)
+	}
 	if err := unix.Chdir(s.Dir); err != nil {
 		return fmt.Errorf("enter workspace %s: %w", s.Dir, err)
 	}
-	if s.DropUID {
+	if s.DropUID && !mutated("drop-uid") {
 		// Per-thread raw syscalls: this thread execs, so its credentials are the command's.
 		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
 			return fmt.Errorf("setgroups: %w", e)
@@ -146,30 +149,36 @@ func helper() error {
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
 		return fmt.Errorf("set parent-death signal: %w", err)
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("set no_new_privs: %w", err)
+	if !mutated("no-new-privs") {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("set no_new_privs: %w", err)
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("clear dumpable: %w", err)
 	}
 	landlockDesc := "unavailable on this kernel"
-	if rsFD >= 0 {
+	if rsFD >= 0 && !mutated("landlock") {
 		if err := llsys.LandlockRestrictSelf(rsFD, rsFlags); err != nil {
 			return fmt.Errorf("landlock restrict: %w", err)
 		}
 		unix.Close(rsFD)
 		landlockDesc = fmt.Sprintf("ABI %d", abi)
 	}
-	prog, err := seccompFilter(s.NoNetwork)
+	prog, err := seccompFilterNet(s.NoNetwork && !mutated("seccomp-socket"), s.EgressPort != 0)
 	if err != nil {
 		return err
 	}
 	if err := installSeccomp(prog); err != nil {
 		return err
 	}
-	if s.Probe {
-		return json.NewEncoder(os.Stdout).Encode(ProbeReport{LandlockABI: abi, Landlock: landlockDesc, Seccomp: true,
-			UID: unix.Getuid(), PID: unix.Getpid(), NoNewPrivs: true})
+	if pr != nil {
+		pr.rep.LandlockABI, pr.rep.Landlock = abi, landlockDesc
+		pr.afterRestrict(&s)
+		if err := pr.probeRlimits(&s); err != nil {
+			return err
+		}
+		return json.NewEncoder(os.Stdout).Encode(pr.rep)
 	}
 	// Everything the exec needs is allocated before the limits: under RLIMIT_AS the Go runtime
 	// itself may no longer be able to grow.
@@ -231,7 +240,7 @@ func privateMounts(s *Spec) error {
 		}
 	}
 	opts := fmt.Sprintf("size=%d,mode=1777,nr_inodes=%d", s.TmpSize, 1<<16)
-	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+	if err := mountTmp(opts); err != nil {
 		return fmt.Errorf("mount a private /tmp: %w", err)
 	}
 	for _, k := range keeps {
@@ -252,7 +261,7 @@ func privateMounts(s *Spec) error {
 		}
 		unix.Close(k.fd)
 	}
-	for _, p := range s.ROBinds {
+	for _, p := range mutateROBinds(s.ROBinds) {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				continue // gone since the server looked: nothing to protect
@@ -279,7 +288,7 @@ func landlockRuleset(s *Spec) (fd int, flags uint32, abi int, err error) {
 		return -1, 0, 0, nil // no Landlock: the other layers still apply; --check reports it
 	}
 	cfg := landlock.V11
-	if !s.NoNetwork {
+	if !s.NoNetwork || mutated("landlock-net") {
 		cfg.HandledAccessNet = 0
 	}
 	cfg = cfg.BestEffort()
@@ -290,6 +299,9 @@ func landlockRuleset(s *Spec) (fd int, flags uint32, abi int, err error) {
 	)
 	// The workspace: everything but executing what is in it.
 	rw := landlock.V11.HandledAccessFS &^ landlock.AccessFSSet(llsys.AccessFSExecute)
+	if mutated("landlock-exec") {
+		rw = landlock.V11.HandledAccessFS
+	}
 	rules := []landlock.Rule{
 		landlock.PathAccess(read, s.ReadDirs...).IgnoreIfMissing(),
 		landlock.PathAccess(llsys.AccessFSReadFile, s.ReadFiles...).IgnoreIfMissing(),
@@ -297,6 +309,8 @@ func landlockRuleset(s *Spec) (fd int, flags uint32, abi int, err error) {
 		landlock.PathAccess(dev, s.DevFiles...).IgnoreIfMissing(),
 		landlock.PathAccess(rw, s.RWDirs...),
 	}
+	rules = append(rules, egressLandlock(s)...)
+	rules = append(rules, mutantRules()...)
 	fd, flags, err = cfg.NewRulesetFD(rules...)
 	if err != nil {
 		return -1, 0, abi, fmt.Errorf("build landlock ruleset: %w", err)

@@ -28,4 +28,4 @@ const (
 var LayerIDs = []string{LayerPinnedExec, LayerCleanEnv, LayerUnprivileged, LayerUserNS, LayerPIDNS, LayerNetIsolation,
 	LayerNetNS, LayerIPCNS, LayerLandlockFS, LayerLandlockTrunc, LayerLandlockTCP, LayerLandlockScoped, LayerLandlockUnix,
 	LayerLandlockUDP, LayerSeccomp, LayerNoNewPrivs, LayerRlimits, LayerProcessLimit, LayerCPUShare,
-	LayerPrivateTmp, LayerProtectedRO}
+	LayerPrivateTmp, LayerProtectedRO, LayerEgressProxy}

@@ -53,8 +53,12 @@ func (e *Executor) probeLayers() error {
 	tries = append(tries, nsAttr{})
 	var errs []string
 	for _, a := range tries {
+		a = mutateAttr(a)
 		e.attr = a
 		rep, err := e.runProbe()
+		if err == nil && e.egress != nil && !a.has(unix.CLONE_NEWNET) {
+			err = errNoNetNS
+		}
 		if err == nil && a.has(unix.CLONE_NEWPID) && rep.PID != 1 {
 			err = fmt.Errorf("helper is pid %d, not 1: no PID namespace", rep.PID)
 		}
@@ -70,6 +74,9 @@ func (e *Executor) probeLayers() error {
 	return fmt.Errorf("the exec helper cannot start on this host: %s", strings.Join(errs, "; "))
 }
 
+// probeCall is the call a probe runs as.
+var probeCall = serve.Call{Timeout: 10 * time.Second, MaxOutput: 64 << 10}
+
 func (e *Executor) runProbe() (ProbeReport, error) {
 	pc := e.cmds[e.names[0]]            // validation guarantees one command; a probe never execs it
 	devnull, err := os.Open(os.DevNull) // stands in for the binary: a probe never execs
@@ -79,7 +86,7 @@ func (e *Executor) runProbe() (ProbeReport, error) {
 	defer devnull.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := e.spawn(ctx, serve.Call{Timeout: 10 * time.Second, MaxOutput: 64 << 10}, pc, devnull, nil, nil, true)
+	res, err := e.spawn(ctx, probeCall, pc, devnull, nil, nil, true)
 	if err != nil {
 		return ProbeReport{}, err
 	}
@@ -97,54 +104,125 @@ func (e *Executor) runProbe() (ProbeReport, error) {
 }
 
 // Layers implements serve.Executor: what is in force for every call, as measured by the probe.
+// A layer is active only when the probe's attempt at what it forbids failed the expected way.
 func (e *Executor) Layers() []serve.Layer {
 	<-e.probed
+	m := e.measured()
 	abi := e.probe.LandlockABI
 	ll := func(min int, id, what string) serve.Layer {
-		if abi >= min {
+		if abi >= min && m.landlock {
 			return serve.Layer{Name: id, Active: true, Detail: what}
+		}
+		if abi >= min {
+			return serve.Layer{Name: id, Detail: "Landlock was not measured in force (" + m.saw("open") + "); it would: " + what}
 		}
 		return serve.Layer{Name: id, Detail: fmt.Sprintf("not on this kernel (needs Landlock ABI %d, this one has %d); where it is: %s", min, abi, what)}
 	}
 	// Two network rows: "network isolation" is what the policy asks for, "network namespace"
 	// the mechanism that delivers it best.
 	netDetail := "network = true in the policy: commands share the host's network"
+	netIsolated := false
 	if !e.al.Network {
-		netDetail = "the policy says network = false; with no network namespace here, Landlock's TCP rules and the seccomp socket() block enforce it"
-		if e.attr.has(unix.CLONE_NEWNET) {
+		netIsolated = m.netNS || e.probe.SocketDenied
+		netDetail = "the policy says network = false; with no network namespace here, Landlock's TCP rules and the seccomp socket() block enforce it (" + m.saw("socket") + ")"
+		if m.netNS {
 			netDetail = "the policy says network = false: TCP, UDP and DNS all fail (enforced by the network namespace below)"
 		}
+		if !netIsolated {
+			netDetail = "the policy says network = false, but neither a network namespace nor the socket() block was measured in force (" + m.saw("socket") + ")"
+		}
 	}
-	user := fmt.Sprintf("commands run as uid %d gid %d (server is root)", e.uid, e.gid)
+	netDetail = e.egressNetDetail(netDetail)
+	user := fmt.Sprintf("commands run as uid %d gid %d (server is root; measured uid %d)", e.uid, e.gid, e.probe.UID)
 	if !e.dropUID {
 		user = fmt.Sprintf("server is not root: commands run as its uid %d", e.uid)
 	}
 	fsDetail := "Landlock unavailable on this kernel: only the argument checks keep paths in the workspace"
 	if abi >= 1 {
-		fsDetail = fmt.Sprintf("ABI %d: write only %s; read system library dirs; execute only the pinned binary", abi, e.ws)
+		fsDetail = fmt.Sprintf("ABI %d: write only %s; read system library dirs; execute only the pinned binary (%s)", abi, e.ws, m.saw("open"))
 	}
+	scDetail := "ptrace, mount, namespaces, bpf, io_uring, keyrings, kernel modules denied"
+	if e.probe.SocketDenied {
+		scDetail += e.egressSocketNote("; socket() denied")
+	}
+	scDetail += " (" + m.saw("/proc/thread-self/status: Seccomp", "unshare", "socket") + ")"
 	ls := []serve.Layer{
 		{Name: LayerPinnedExec, Active: true, Detail: "argv only, no shell, no PATH lookup; the binary's sha256 is checked on the open file that is exec'd"},
 		{Name: LayerCleanEnv, Active: true, Detail: "only allowlist.env plus PATH=" + FixedPATH},
-		{Name: LayerUnprivileged, Active: e.dropUID, Detail: user},
-		userNSLayer(e.attr.userNS, e.dropUID),
-		{Name: LayerPIDNS, Active: e.attr.has(unix.CLONE_NEWPID), Detail: "the command's whole tree (setsid and double-fork included) dies with it"},
-		{Name: LayerNetIsolation, Active: !e.al.Network, Detail: netDetail},
-		{Name: LayerNetNS, Active: e.attr.has(unix.CLONE_NEWNET), Detail: "each call gets a new, empty network namespace: no interface but a down loopback"},
-		{Name: LayerIPCNS, Active: e.attr.has(unix.CLONE_NEWIPC), Detail: "no shared SysV IPC with the host"},
-		{Name: LayerLandlockFS, Active: abi >= 1, Detail: fsDetail},
+		{Name: LayerUnprivileged, Active: e.dropUID && e.probe.UID == e.uid && e.probe.UID != 0, Detail: user},
+		userNSLayer(m.ns["user"], e.dropUID),
+		{Name: LayerPIDNS, Active: m.ns["pid"] && e.probe.PID == 1, Detail: fmt.Sprintf("the command's whole tree (setsid and double-fork included) dies with it (measured: the helper is pid %d)", e.probe.PID)},
+		{Name: LayerNetIsolation, Active: netIsolated, Detail: netDetail},
+		{Name: LayerNetNS, Active: m.netNS, Detail: e.egressNetNSNote("each call gets a new, empty network namespace: no interface but a down loopback") + " (" + m.saw("interfaces") + ")"},
+		{Name: LayerIPCNS, Active: m.ns["ipc"] && m.ns["uts"], Detail: "no shared SysV IPC with the host"},
+		{Name: LayerLandlockFS, Active: abi >= 1 && m.landlock, Detail: fsDetail},
 		ll(3, LayerLandlockTrunc, "files outside the workspace cannot be truncated"),
-		ll(4, LayerLandlockTCP, "TCP connect and bind are denied in the kernel"),
+		ll(4, LayerLandlockTCP, "TCP connect and bind are denied in the kernel"+e.egressTCPNote()),
 		ll(6, LayerLandlockScoped, "signals and abstract unix sockets cannot reach processes outside the sandbox"),
 		ll(9, LayerLandlockUnix, "pathname unix sockets (ssh-agent, docker.sock) cannot be connected"),
 		ll(10, LayerLandlockUDP, "UDP is denied in the kernel"),
-		{Name: LayerSeccomp, Active: e.probe.Seccomp, Detail: "ptrace, mount, namespaces, bpf, io_uring, keyrings, kernel modules denied" + map[bool]string{true: "; socket() denied", false: ""}[!e.al.Network]},
-		{Name: LayerNoNewPrivs, Active: e.probe.NoNewPrivs, Detail: "setuid binaries cannot raise privileges"},
-		{Name: LayerRlimits, Active: true, Detail: fmt.Sprintf("address space %s, file size %s, 256 open files, CPU time = timeout", e.pol.Limits.Memory, e.al.MaxFileSize)},
-		{Name: LayerProcessLimit, Active: e.dropUID || e.attr.userNS, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC)", e.pol.Limits.Pids)},
+		{Name: LayerSeccomp, Active: e.probe.Seccomp && (e.al.Network || e.probe.SocketDenied), Detail: scDetail},
+		{Name: LayerNoNewPrivs, Active: e.probe.NoNewPrivs, Detail: "setuid binaries cannot raise privileges (" + m.saw("/proc/thread-self/status: NoNewPrivs") + ")"},
+		{Name: LayerRlimits, Active: m.rlimits, Detail: fmt.Sprintf("address space %s, file size %s, 256 open files, CPU time = timeout (measured: %v)", e.pol.Limits.Memory, e.al.MaxFileSize, e.probe.Rlimits)},
+		{Name: LayerProcessLimit, Active: m.nproc, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC; measured: %d)", e.pol.Limits.Pids, e.probe.Rlimits["nproc"])},
 		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (that needs cgroups); commands run at a lower priority (nice %d) and their CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
 	}
-	return append(ls, e.moreLayers()...)
+	return append(append(ls, e.moreLayers()...), e.egressLayer())
+}
+
+// measurement is the probe report judged against what serve asked for and its own namespaces.
+type measurement struct {
+	ns                      map[string]bool // the helper's namespace differs from serve's
+	netNS, landlock         bool
+	rlimits, nproc          bool
+	privateTmp, protectedRO bool
+	report                  *ProbeReport
+}
+
+func (e *Executor) measured() measurement {
+	r := &e.probe
+	m := measurement{ns: map[string]bool{}, report: r}
+	for _, n := range probeNS {
+		own, err := os.Readlink("/proc/self/ns/" + n)
+		m.ns[n] = err == nil && r.Namespaces[n] != "" && r.Namespaces[n] != own
+	}
+	m.netNS = m.ns["net"] && len(r.Interfaces) == 1 && r.Interfaces[0] == "lo"
+	m.landlock = r.LandlockABI >= 1 && r.LandlockFS && (r.WriteTried == "" || r.LandlockWrite)
+	m.rlimits, m.nproc = true, false
+	for _, l := range e.rlimits(probeCall) {
+		name := rlimitNames[l.Resource]
+		if l.Resource == unix.RLIMIT_AS {
+			continue // not set in a probe
+		}
+		got, ok := r.Rlimits[name]
+		if l.Resource == unix.RLIMIT_NPROC {
+			m.nproc = ok && got == l.Value
+			continue
+		}
+		if !ok || got != l.Value {
+			m.rlimits = false
+		}
+	}
+	m.privateTmp = r.PrivateTmp
+	m.protectedRO = r.ReadOnly == r.ROBinds
+	return m
+}
+
+// saw is what the probe saw in the attempts whose words begin with one of the prefixes.
+func (m measurement) saw(prefixes ...string) string {
+	var out []string
+	for _, s := range m.report.Saw {
+		for _, p := range prefixes {
+			if strings.HasPrefix(s, p) {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return "not tried"
+	}
+	return "measured: " + strings.Join(out, "; ")
 }
 
 // userNSLayer: a user namespace is how a server that is not root gets the other namespaces; a

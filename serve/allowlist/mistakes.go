@@ -131,7 +131,8 @@ func hashFile(p string) (string, error) {
 
 // moreLayers are the layers added for issue 10 (kept apart from Layers' list for a clean merge).
 func (e *Executor) moreLayers() []serve.Layer {
-	mounts := e.attr.has(unix.CLONE_NEWNS)
+	m := e.measured()
+	mounts := e.attr.has(unix.CLONE_NEWNS) && m.ns["mnt"]
 	tmp := "no mount namespace here: a per-call directory (Landlock-allowed, removed after the call) is TMPDIR; /tmp itself stays denied"
 	if mounts {
 		tmp = fmt.Sprintf("each call gets an empty tmpfs of %s on /tmp (TMPDIR=/tmp), gone when the call ends", e.pol.Limits.Memory)
@@ -141,8 +142,8 @@ func (e *Executor) moreLayers() []serve.Layer {
 		prot = "existing protected workspace paths (git dirs, hooks dirs, tool config) are mounted read-only for each call, so no command, interpreter included, can change them"
 	}
 	return []serve.Layer{
-		{Name: LayerPrivateTmp, Active: true, Detail: tmp},
-		{Name: LayerProtectedRO, Active: mounts, Detail: prot},
+		{Name: LayerPrivateTmp, Active: !mounts || m.privateTmp, Detail: tmp},
+		{Name: LayerProtectedRO, Active: mounts && m.protectedRO, Detail: prot},
 	}
 }
 

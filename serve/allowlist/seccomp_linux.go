@@ -38,6 +38,12 @@ const (
 // seccompFilter builds the program. Labels are resolved by hand because classic BPF only jumps
 // forward, by at most 255 instructions.
 func seccompFilter(noNetwork bool) ([]unix.SockFilter, error) {
+	return seccompFilterNet(noNetwork, false)
+}
+
+// seccompFilterNet is seccompFilter where tcpOnly (a host list: egress through serve's proxy)
+// narrows the socket() block to TCP sockets (egress_linux.go).
+func seccompFilterNet(noNetwork, tcpOnly bool) ([]unix.SockFilter, error) {
 	var auditArch uint32
 	switch runtime.GOARCH {
 	case "amd64":
@@ -74,7 +80,9 @@ func seccompFilter(noNetwork bool) ([]unix.SockFilter, error) {
 	}
 	jumpTo(bpfJeqK, unix.SYS_CLONE3, "enosys") // flags live in memory BPF cannot read: make libc fall back to clone
 	jumpTo(bpfJeqK, unix.SYS_CLONE, "clone")
-	if noNetwork {
+	if tcpOnly {
+		jumpTo(bpfJeqK, unix.SYS_SOCKET, "socket")
+	} else if noNetwork {
 		jumpTo(bpfJeqK, unix.SYS_SOCKET, "eacces")
 	}
 	emit(bpfRetK, unix.SECCOMP_RET_ALLOW)
@@ -88,6 +96,10 @@ func seccompFilter(noNetwork bool) ([]unix.SockFilter, error) {
 	emit(bpfRetK, unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS))
 	labels["eacces"] = len(prog)
 	emit(bpfRetK, unix.SECCOMP_RET_ERRNO|uint32(unix.EACCES))
+	if tcpOnly {
+		labels["socket"] = len(prog)
+		emitSocketTCPOnly(emit, jumpTo, labels, func() int { return len(prog) })
+	}
 
 	for _, j := range jumps {
 		off := labels[j.label] - j.at - 1
@@ -102,6 +114,9 @@ func seccompFilter(noNetwork bool) ([]unix.SockFilter, error) {
 // installSeccomp loads the filter on the calling thread (no TSYNC: the helper execs from this
 // thread, and the filter is inherited across execve). no_new_privs must already be set.
 func installSeccomp(prog []unix.SockFilter) error {
+	if mutated("seccomp") {
+		return nil
+	}
 	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	_, _, errno := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fp)))
 	runtime.KeepAlive(prog)

@@ -9,8 +9,8 @@ import (
 )
 
 // runFilter executes the seccomp program in x/net/bpf's VM on a seccomp_data for syscall nr with
-// first argument arg0, as the kernel would, and returns the filter's verdict.
-func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32, arg0 uint64) uint32 {
+// arguments args (the first ones), as the kernel would, and returns the filter's verdict.
+func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32, args ...uint64) uint32 {
 	t.Helper()
 	raw := make([]bpf.Instruction, len(prog))
 	for i, f := range prog {
@@ -25,8 +25,10 @@ func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32, arg
 	data := make([]byte, 64)
 	binary.BigEndian.PutUint32(data[0:], nr)
 	binary.BigEndian.PutUint32(data[4:], arch)
-	binary.BigEndian.PutUint32(data[16:], uint32(arg0))     // args[0], low word
-	binary.BigEndian.PutUint32(data[20:], uint32(arg0>>32)) // args[0], high word
+	for i, a := range args {
+		binary.BigEndian.PutUint32(data[16+8*i:], uint32(a))       // args[i], low word
+		binary.BigEndian.PutUint32(data[16+8*i+4:], uint32(a>>32)) // args[i], high word
+	}
 	v, err := vm.Run(data)
 	if err != nil {
 		t.Fatalf("run the filter: %v", err)

@@ -53,14 +53,32 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 		labels[LabelPooled] = "1"
 	}
 	cfg, hc := e.spec.build(b.nonce, labels)
-	ctx, cancel := context.WithTimeout(e.life, engineOpTimeout)
-	defer cancel()
-	cr, err := e.eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "mcpsandbox-"+b.callID)
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errors.New("serve is shutting down")
+	}
+	e.creating.Add(1)
+	e.mu.Unlock()
+	// The create is not cancelled by Close: cancelling only the client's side lets the engine
+	// finish a container nobody removes. It is bounded, and removed at once if serve closed.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(e.life), engineOpTimeout)
+	cr, err := e.eng.API.ContainerCreate(cctx, cfg, hc, nil, nil, "mcpsandbox-"+b.callID)
+	ccancel()
 	if err != nil {
+		e.creating.Done()
 		return nil, fmt.Errorf("create a container from %s: %w", e.spec.image, e.eng.Unreachable(err))
 	}
 	b.id = cr.ID
 	e.tracked.Add(1)
+	if e.life.Err() != nil {
+		e.destroy(b)
+		e.creating.Done()
+		return nil, errors.New("serve is shutting down")
+	}
+	e.creating.Done()
+	ctx, cancel := context.WithTimeout(e.life, engineOpTimeout)
+	defer cancel()
 	// Attach before start, so no byte of output can be missed.
 	b.hj, err = e.eng.API.ContainerAttach(ctx, b.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
@@ -203,6 +221,7 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 
 	res := &serve.Result{}
 	oomKilled := false
+	stoppedFromOutside := "" // why a container ended by a signal serve did not send
 	defer func() {
 		e.log.Debug("call ended", "container", b.id[:12], "pooled", b.pooled, "ms", float64(time.Since(start).Microseconds())/1000,
 			"first_byte_ms", float64(firstByte.Load()/1000)/1000,
@@ -212,11 +231,15 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 		b.hj.Close() // ends StdCopy
 		<-streamEnd
 		res.Stdout, res.Stderr = stdout.String(), stderr.String()
+		note := stoppedFromOutside
 		if oomKilled {
+			note = fmt.Sprintf("killed: out of memory (limits.memory = %s)", e.memText)
+		}
+		if note != "" {
 			if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
 				res.Stderr += "\n"
 			}
-			res.Stderr += fmt.Sprintf("[mcpsandbox: killed: out of memory (limits.memory = %s)]\n", e.memText)
+			res.Stderr += "[mcpsandbox: " + note + "]\n"
 		}
 		res.Truncated = stdout.Dropped() > 0 || stderr.Dropped() > 0
 		res.DurationMS = time.Since(start).Milliseconds()
@@ -259,6 +282,9 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 				return nil, err
 			default:
 				res.ExitCode, oomKilled = code, oom
+				if !oom && (code == 128+15 || code == 128+9) {
+					stoppedFromOutside = e.outsideStop(code)
+				}
 			}
 			return finish(), nil
 		case <-timer.C:
@@ -312,4 +338,17 @@ func (e *Executor) exitStatus(ctx context.Context, b *box, timeout <-chan time.T
 	}
 	// The engine's flag can miss it (see oomWatch); a SIGKILL with the memory limit's event is OOM.
 	return code, code == 137 && e.oom != nil && e.oom.killed(b.id, 500*time.Millisecond), nil
+}
+
+// outsideStop says who ended a container with a signal serve never sends mid-call (serve's own
+// timeout and cancel end the call before the container): the engine going away, or someone
+// running docker stop / docker kill. A bare exit 143 told the user nothing.
+func (e *Executor) outsideStop(code int) string {
+	sig := map[int]string{128 + 15: "SIGTERM", 128 + 9: "SIGKILL"}[code]
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := e.eng.API.Ping(ctx); err != nil {
+		return fmt.Sprintf("the docker engine stopped during the call (the container got %s); start it again (e.g. `sudo systemctl start docker`) and retry", sig)
+	}
+	return fmt.Sprintf("the container was stopped from outside the sandbox during the call (%s: docker stop/kill, or the engine restarting)", sig)
 }

@@ -84,9 +84,12 @@ type Executor struct {
 	life context.Context
 	stop context.CancelFunc
 
-	mu        sync.Mutex
-	closed    bool
-	bg        sync.WaitGroup
+	mu     sync.Mutex
+	closed bool
+	bg     sync.WaitGroup
+	// creating counts containers being created: Close waits for them, so a create the engine
+	// finishes after Close's last removal pass cannot outlive serve.
+	creating  sync.WaitGroup
 	removeSem chan struct{}
 	tracked   atomic.Int64 // containers created and not yet removed
 
@@ -147,6 +150,7 @@ func (e *Executor) Instance() string { return e.me.ID() }
 func (e *Executor) probe() error {
 	ctx, cancel := context.WithTimeout(e.life, 30*time.Second)
 	defer cancel()
+	e.reapAtStart(ctx) // first, and to the end even if serve is already closing (reap.go)
 	v, err := e.eng.Version(ctx)
 	if err != nil {
 		e.layers = []serve.Layer{{Name: LayerEngine, Detail: err.Error()}}
@@ -185,11 +189,6 @@ func (e *Executor) probe() error {
 		}
 	}
 	e.watchOOM()
-	if n, err := e.reap(ctx); err != nil {
-		e.log.Warn("could not look for containers left by dead serve instances", "err", err)
-	} else if n > 0 {
-		e.log.Info("removed containers left by serve instances that are no longer running", "count", n)
-	}
 	ls, err := e.inspectLayers(ctx, v.Version, v.APIVersion, id, info.SecurityOptions, info.MemoryLimit, info.SwapLimit, info.PidsLimit, info.CPUCfsQuota)
 	if err != nil {
 		return err
@@ -379,6 +378,7 @@ func (e *Executor) Close() error {
 		e.mu.Lock()
 		e.closed = true
 		e.mu.Unlock()
+		e.creating.Wait()
 		e.bg.Wait()
 		<-e.ready
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

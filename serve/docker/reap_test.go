@@ -125,3 +125,30 @@ func TestReadyErrors(t *testing.T) {
 		t.Errorf("layers without an engine: %+v", ls)
 	}
 }
+
+// A serve that is closed at once (its client's stdin closed before anything happened) still
+// removes what dead instances left: start-up reaping is not cancelled by Close, and Close waits
+// for it.
+func TestReaperFinishesWhenClosedAtOnce(t *testing.T) {
+	eng := needEngine(t)
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := self()
+	dead.PID, dead.Start = cmd.Process.Pid, 12345
+	id := plant(t, eng, dead)
+	if !exists(t, eng, id) {
+		t.Fatal("the planted container is not there")
+	}
+	e, err := New(testPolicy(), Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if exists(t, eng, id) {
+		t.Errorf("container %.12s of a dead instance survived a serve closed at once", id)
+	}
+}

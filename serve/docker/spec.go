@@ -369,7 +369,7 @@ func (s spec) build(nonce string, labels map[string]string) (*container.Config, 
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: s.egressDir, Target: egressMount, ReadOnly: true})
 		cfg.Env = append(cfg.Env, egressEnv()...)
 	}
-	return cfg, hc
+	return mutateBuild(cfg, hc)
 }
 
 func (s spec) describeUser() string {

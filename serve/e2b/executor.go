@@ -78,6 +78,10 @@ type Executor struct {
 	closed   bool
 	sessions map[string]*session
 	live     map[string]*Sandbox // every sandbox this serve holds
+	// users counts the calls running in each sandbox, and retired marks a session sandbox a
+	// broken call left behind: it is killed when its last call ends, never under a sibling call.
+	users    map[*Sandbox]int
+	retired  map[*Sandbox]bool
 	inflight sync.WaitGroup
 }
 
@@ -128,6 +132,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		apiURL = o.Getenv("E2B_API_URL")
 	}
 	e := &Executor{pol: p, cfg: cfg, log: o.Logger, sessions: map[string]*session{}, live: map[string]*Sandbox{},
+		users: map[*Sandbox]int{}, retired: map[*Sandbox]bool{},
 		reaped: make(chan struct{}), leash: o.Leash}
 	if e.leash <= 0 {
 		e.leash = defaultLeash
@@ -371,11 +376,23 @@ func (e *Executor) call(ctx context.Context, c serve.Call, f runFunc) (*serve.Re
 		if err != nil {
 			return nil, e.redactErr(err)
 		}
+		e.mu.Lock()
+		e.users[sb]++
+		e.mu.Unlock()
 		out, errb := &serve.CapBuffer{Limit: c.MaxOutput}, &serve.CapBuffer{Limit: c.MaxOutput}
 		res, err := f(ctx, sb, out, errb)
-		broken := err != nil || ctx.Err() != nil || (res != nil && res.TimedOut)
-		if e.cfg.Reuse == "call" || broken {
+		broken := (err != nil || ctx.Err() != nil || (res != nil && res.TimedOut)) && !mutated("e2b-broken-kill")
+		switch {
+		case e.cfg.Reuse == "call" && !mutated("e2b-call-kill"):
+			e.release(sb)
 			e.drop(c.Session, sb)
+		case broken:
+			// The session gets a fresh sandbox from its next call on; this one (and whatever
+			// the broken call left running in it) goes when the session's other calls are done.
+			e.retire(c.Session, sb)
+			e.release(sb)
+		default:
+			e.release(sb)
 		}
 		if err != nil {
 			if errors.Is(err, ErrSandboxGone) && e.cfg.Reuse == "session" && attempt == 0 && ctx.Err() == nil {
@@ -413,6 +430,9 @@ func (e *Executor) acquire(ctx context.Context, c serve.Call) (*Sandbox, error) 
 		return s.sb, nil
 	}
 	life := e.cfg.SandboxTimeout.Duration
+	if mutated("e2b-sandbox-timeout") {
+		life = 24 * time.Hour
+	}
 	sb, err := e.create(ctx, min(life, e.leash))
 	if err != nil {
 		return nil, err
@@ -496,10 +516,37 @@ func (e *Executor) drop(sessionID string, sb *Sandbox) {
 	e.kill(sb)
 }
 
+// retire detaches sb from its session and marks it to be killed when its last call ends.
+func (e *Executor) retire(sessionID string, sb *Sandbox) {
+	e.mu.Lock()
+	if s := e.sessions[sessionID]; s != nil && s.sb == sb {
+		s.sb = nil
+		s.stop()
+	}
+	e.retired[sb] = true
+	e.mu.Unlock()
+}
+
+// release ends one call's use of sb; a retired sandbox is killed once nobody uses it.
+func (e *Executor) release(sb *Sandbox) {
+	e.mu.Lock()
+	e.users[sb]--
+	last := e.users[sb] <= 0
+	if last {
+		delete(e.users, sb)
+	}
+	doomed := last && e.retired[sb]
+	e.mu.Unlock()
+	if doomed {
+		e.kill(sb)
+	}
+}
+
 // kill kills sb with a deadline of its own (the call's may be over).
 func (e *Executor) kill(sb *Sandbox) {
 	e.mu.Lock()
 	delete(e.live, sb.ID)
+	delete(e.retired, sb)
 	e.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 	defer cancel()
@@ -510,6 +557,9 @@ func (e *Executor) kill(sb *Sandbox) {
 
 // EndSession kills the session's sandbox.
 func (e *Executor) EndSession(id string) {
+	if mutated("e2b-session-kill") {
+		return
+	}
 	e.mu.Lock()
 	s := e.sessions[id]
 	delete(e.sessions, id)

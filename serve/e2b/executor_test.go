@@ -558,3 +558,48 @@ func TestSessionLeash(t *testing.T) {
 		t.Fatalf("want the sandbox expired by E2B, %+v", f.Stats())
 	}
 }
+
+// A session's call that times out must not take its sibling calls down with it: the broken
+// sandbox is retired (the session's next call gets a fresh one) and killed when the last call in
+// it ends. The e2b load test found siblings coming back as exit -1 with no output.
+func TestBrokenCallSparesItsSessionSiblings(t *testing.T) {
+	e := newEnv(t, testPolicy("session"), nil)
+	if _, err := e.run("run_command", "A", 20*time.Second, 1<<16, map[string]any{"command": "true"}); err != nil {
+		t.Fatal(err)
+	}
+	type rr struct {
+		r   *serve.Result
+		err error
+	}
+	sibling := make(chan rr, 1)
+	go func() {
+		r, err := e.run("run_command", "A", 20*time.Second, 1<<16, map[string]any{"command": "sleep 2; echo sibling done"})
+		sibling <- rr{r, err}
+	}()
+	for e.fake.Stats().LiveProcs == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	r, err := e.run("run_command", "A", 300*time.Millisecond, 1<<16, map[string]any{"command": "sleep 30"})
+	if err == nil && (r == nil || !r.TimedOut) {
+		t.Fatalf("the sleeping call must time out: %+v", r)
+	}
+	// The session's next call runs in a fresh sandbox while the sibling still runs in the old one.
+	r, err = e.run("run_command", "A", 20*time.Second, 1<<16, map[string]any{"command": "echo next"})
+	if err != nil || r.Stdout != "next\n" {
+		t.Fatalf("the session's next call: %+v %v", r, err)
+	}
+	s := <-sibling
+	if s.err != nil || s.r.ExitCode != 0 || s.r.Stdout != "sibling done\n" {
+		t.Fatalf("a sibling call was killed by another call's timeout: %+v %v", s.r, s.err)
+	}
+	// Control: the retired sandbox is gone once its last call ended; only the fresh one is live.
+	deadline := time.Now().Add(5 * time.Second)
+	for e.fake.Count() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the retired sandbox outlived its last call: %d live %+v", e.fake.Count(), e.fake.Live())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.ex.Close()
+	e.noLeaks()
+}

@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// init --http: the client entries reach a running `serve --http` with the bearer token read from
+// a variable; only the variable's name is written. init checks the entry against the server it
+// points to (a wrong token stops it with nothing written), and a client reading the file it
+// wrote, substituting the variable as that client does, gets served.
+func TestInitHTTPEntries(t *testing.T) {
+	f := newFixture(t, nil)
+	url, _, _ := startHTTPServe(t, f)
+	const tokVar = "MCPSB_E2E_TOKEN"
+
+	e := newInitEnv(t)
+	e.env = append(e.env, tokVar+"="+httpToken)
+	ws := filepath.Join(e.home, "ws")
+	args := []string{"--scheme", "allowlist", "--allow", "wc", "--workspace", ws, "--http", url, "--token-env", tokVar, "--yes"}
+	out, stderr, code := e.run(t, "", append(args, "--client", "cursor", "--client", "codex", "--client", "claude-code", "--client", "vscode:user")...)
+	if code != 0 {
+		t.Fatalf("init --http: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, want := range []string{"checked: the server at " + url + " answers MCP", "run_allowed_command", "serve it with: MCPSANDBOX_TOKEN=\"$" + tokVar + "\" mcpsandbox serve --policy",
+		"your clients read the token from $" + tokVar} {
+		if !strings.Contains(out, want) {
+			t.Errorf("init's output lacks %q:\n%s", want, out)
+		}
+	}
+	files := map[string]string{
+		"cursor":      filepath.Join(e.home, ".cursor", "mcp.json"),
+		"codex":       filepath.Join(e.home, ".codex", "config.toml"),
+		"claude-code": filepath.Join(e.home, ".claude.json"),
+		"vscode":      filepath.Join(e.config, "Code", "User", "mcp.json"),
+	}
+	wants := map[string]string{
+		"cursor": `"Authorization": "Bearer ${env:` + tokVar + `}"`, "codex": `bearer_token_env_var = "` + tokVar + `"`,
+		"claude-code": `"Authorization": "Bearer ${` + tokVar + `}"`, "vscode": `"Authorization": "Bearer ${env:` + tokVar + `}"`,
+	}
+	for id, path := range files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if strings.Contains(string(b), httpToken) {
+			t.Errorf("%s's config holds the token itself:\n%s", id, b)
+		}
+		if !strings.Contains(string(b), url) || !strings.Contains(string(b), wants[id]) || strings.Contains(string(b), `"command"`) {
+			t.Errorf("%s's config:\n%s", id, b)
+		}
+	}
+
+	// Cursor reads its file: ${env:NAME} in headers is the variable's value. Do the same and
+	// connect.
+	b, _ := os.ReadFile(files["cursor"])
+	m := regexp.MustCompile(`"url": "([^"]+)",\s*"headers": \{"Authorization": "([^"]+)"\}`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no url and header in:\n%s", b)
+	}
+	auth := regexp.MustCompile(`\$\{env:([A-Za-z_0-9]+)\}`).ReplaceAllStringFunc(string(m[2]), func(ref string) string {
+		if strings.Contains(ref, tokVar) {
+			return httpToken
+		}
+		return ""
+	})
+	hc := &http.Client{Transport: headerRT{auth, http.DefaultTransport}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "as-cursor"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: string(m[1]), HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connect as the written entry says: %v", err)
+	}
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{"-l", "notes.txt"}}})
+	if err != nil || r.IsError || !strings.Contains(text(r), "4 notes.txt") {
+		t.Fatalf("a call through the written entry: %v %s", err, text(r))
+	}
+	cs.Close()
+
+	// A wrong token in the variable: init says so and writes nothing.
+	e2 := newInitEnv(t)
+	e2.env = append(e2.env, tokVar+"=not-the-token-0123456789")
+	out, stderr, code = e2.run(t, "", append(args, "--client", "cursor")...)
+	if code == 0 || !strings.Contains(stderr, "refused the token in $"+tokVar+" (401)") || !strings.Contains(stderr, "nothing was written") {
+		t.Errorf("wrong token: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, p := range []string{filepath.Join(e2.home, ".cursor", "mcp.json"), filepath.Join(e2.config, "mcpsandbox", "policy.toml")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s written although the server refused the token", p)
+		}
+	}
+
+	// Nothing listening yet (serve --http is started after init): written, with a note.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	down := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	e3 := newInitEnv(t)
+	out, stderr, code = e3.run(t, "", "--scheme", "allowlist", "--allow", "wc", "--workspace", ws, "--http", down, "--client", "windsurf", "--yes")
+	if code != 0 || !strings.Contains(out, "nothing answers there") || !strings.Contains(out, "serve it with: mcpsandbox serve --policy") {
+		t.Errorf("server not running yet: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(e3.home, ".codeium", "windsurf", "mcp_config.json")); err != nil || !strings.Contains(string(b), `"serverUrl": "`+down+`"`) || strings.Contains(string(b), "headers") {
+		t.Errorf("windsurf without a token: %v\n%s", err, b)
+	}
+
+	// Refusals before anything is written: a client with no HTTP entry, a remote URL without a
+	// token variable, a token where its variable's name belongs, --token-env without --http.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--http", url, "--token-env", tokVar, "--client", "claude-desktop"}, "custom connector"},
+		{[]string{"--http", "http://sandbox.example:8765/mcp", "--client", "cursor"}, "add --token-env NAME"},
+		{[]string{"--http", url, "--token-env", httpToken + "-x", "--client", "cursor"}, "never the token"},
+		{[]string{"--token-env", tokVar, "--client", "cursor"}, "--token-env goes with --http"},
+	} {
+		e4 := newInitEnv(t)
+		out, stderr, code := e4.run(t, "", append([]string{"--scheme", "allowlist", "--allow", "wc", "--workspace", ws, "--yes"}, c.args...)...)
+		if code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, want an error saying %q\n%s\n%s", c.args, code, c.want, out, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(e4.config, "mcpsandbox", "policy.toml")); err == nil {
+			t.Errorf("%v: the policy was written", c.args)
+		}
+	}
+}
+
+type headerRT struct {
+	auth string
+	next http.RoundTripper
+}
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", h.auth)
+	return h.next.RoundTrip(r)
+}
+
+// The wizard asks how clients reach serve; an HTTP answer asks for the token's variable.
+func TestInitWizardHTTP(t *testing.T) {
+	e := newInitEnv(t)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	url := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	w := startWizard(t, e)
+	allowlistDefaultSteps(w)
+	w.step("reach a running `serve --http`", url+enter)
+	w.step("bearer token from", enter) // MCPSANDBOX_TOKEN
+	w.step("Configure which clients?", "gemini")
+	w.step("gemini", " "+enter)
+	w.step("Write the policy to", enter)
+	w.step("Write them?", enter)
+	w.step("on it now (audit", "n"+enter)
+	w.expect("next: mcpsandbox verify")
+	if err := w.exit(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(e.home, ".gemini", "settings.json"))
+	if err != nil || !strings.Contains(string(b), `"httpUrl": "`+url+`"`) || !strings.Contains(string(b), `"Authorization": "Bearer ${MCPSANDBOX_TOKEN}"`) {
+		t.Fatalf("gemini settings: %v\n%s", err, b)
+	}
+}

@@ -1,0 +1,54 @@
+package allowlist
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
+
+// explain lists the hosts a host list makes reachable, and says the proxy (with the network
+// namespace) is what keeps every other host out; network = true undoes both.
+func TestExplainHostList(t *testing.T) {
+	p := policy.Default(policy.SchemeAllowlist)
+	p.Allowlist.Commands = []policy.Command{{Name: "wc"}}
+	hosts, err := policy.NetworkHosts("pypi.org", "files.pythonhosted.org:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Allowlist.SetNet(hosts)
+	layers := []serve.Layer{{Name: sa.LayerNetNS, Active: true}, {Name: sa.LayerSeccomp, Active: true},
+		{Name: sa.LayerEgressProxy, Active: true}}
+	find := func(ts []verify.Threat, prefix string) verify.Threat {
+		for _, th := range ts {
+			if strings.HasPrefix(th.Threat, prefix) {
+				return th
+			}
+		}
+		t.Fatalf("no threat %q", prefix)
+		return verify.Threat{}
+	}
+	ts, err := verify.Explain(p, layers, Scheme.Threats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th := find(ts, "reach the network"); !strings.Contains(th.Note, "pypi.org, files.pythonhosted.org:443") {
+		t.Errorf("reachable hosts not listed: %+v", th)
+	}
+	if th := find(ts, "reach a host the network list does not name"); th.Status != verify.Enforced {
+		t.Errorf("unlisted hosts: %+v", th)
+	}
+	p.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
+	ts, _ = verify.Explain(p, layers, Scheme.Threats)
+	if th := find(ts, "reach a host the network list does not name"); th.Status != verify.NotEnforced {
+		t.Errorf("network = true but: %+v", th)
+	}
+	p.Allowlist.SetNet(policy.Network{Mode: policy.NetNone})
+	ts, _ = verify.Explain(p, layers, Scheme.Threats)
+	if th := find(ts, "reach the network"); th.Status != verify.Enforced {
+		t.Errorf("network = false: %+v", th)
+	}
+}

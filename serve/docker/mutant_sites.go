@@ -1,0 +1,39 @@
+package docker
+
+import "github.com/docker/docker/api/types/container"
+
+// mutateBuild is the container's configuration with the mechanisms a mutant build switches off;
+// a release build returns it unchanged.
+func mutateBuild(cfg *container.Config, hc *container.HostConfig) (*container.Config, *container.HostConfig) {
+	if !mutantBuild {
+		return cfg, hc
+	}
+	if mutated("docker-network") {
+		hc.NetworkMode, cfg.NetworkDisabled = "host", false
+	}
+	if mutated("docker-readonly") {
+		hc.ReadonlyRootfs = false
+	}
+	if mutated("docker-capdrop") {
+		hc.CapDrop = nil
+	}
+	if mutated("docker-nnp") {
+		hc.SecurityOpt = nil
+	}
+	if mutated("docker-user") {
+		cfg.User = ""
+	}
+	if mutated("docker-pids") {
+		hc.PidsLimit = nil
+	}
+	if mutated("docker-memory") {
+		hc.Memory, hc.MemorySwap = 0, 0
+	}
+	if mutated("docker-tmpfs") {
+		hc.Tmpfs = map[string]string{"/tmp": "rw"}
+	}
+	if mutated("docker-ulimits") {
+		hc.Ulimits = nil
+	}
+	return cfg, hc
+}

@@ -1,0 +1,35 @@
+package verify
+
+import (
+	"context"
+
+	"github.com/mcpsandbox/mcpsandbox/serve"
+)
+
+// MeasuredLayers runs serve's own probe for the policy at path (`BIN serve --check`, whose helper
+// applies every layer and then tries what each one forbids) and reports each layer as a host
+// check. The doctor's other checks say what the host offers; these say what serve measured in
+// force, so a layer that is really missing shows here even where the kernel offers it.
+func MeasuredLayers(ctx context.Context, bin, path string) []Check {
+	ls, err := Layers(ctx, bin, path)
+	if err != nil {
+		return []Check{{Name: "measured layers", Value: err.Error(),
+			Advice: "serve could not measure its layers on this host: run `mcpsandbox serve --policy FILE --check` to see why"}}
+	}
+	return LayerChecks(ls)
+}
+
+// LayerChecks turns measured layers into checks: one not in force (and not needed by design)
+// is not OK, with the layer's own words for what it would do.
+func LayerChecks(ls []serve.Layer) []Check {
+	out := make([]Check, 0, len(ls))
+	for _, l := range ls {
+		c := Check{Name: "layer: " + l.Name, OK: l.Active || l.NotNeeded, Value: l.Detail}
+		if !c.OK {
+			c.Value = "not in force: " + l.Detail
+			c.Advice = "serve's probe tried what this layer forbids and it was not stopped; see `mcpsandbox explain` for the threats left open"
+		}
+		out = append(out, c)
+	}
+	return out
+}
