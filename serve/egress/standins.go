@@ -141,8 +141,9 @@ func StandInsWarning() string {
 
 var warnOnce sync.Once
 
-// applyStandIns puts the environment's stand-ins into o (replacing its resolver, adding the
-// exact addresses to AllowAddrs), and logs the warning once per process.
+// applyStandIns puts the environment's stand-ins into o (replacing its resolver, AllowLoopback
+// and AllowAddrs: only the stand-ins' exact addresses are re-opened), and logs the warning once
+// per process.
 func applyStandIns(o *Options) {
 	s, err := standInsFromEnv()
 	if s == nil && err == nil {
@@ -156,9 +157,10 @@ func applyStandIns(o *Options) {
 		l.Warn(StandInsWarning())
 	})
 	if err != nil {
-		o.Resolver = (*StandIns)(nil) // fail closed: nothing resolves
+		o.Resolver, o.AllowLoopback, o.AllowAddrs = (*StandIns)(nil), false, nil // fail closed: nothing resolves
 		return
 	}
-	o.Resolver = s
-	o.AllowAddrs = append(append([]netip.AddrPort(nil), o.AllowAddrs...), s.Open()...)
+	// exactly the stand-ins' addresses: nothing else a caller re-opened (loopback as a whole, or
+	// other addresses) stays open beside them
+	o.Resolver, o.AllowLoopback, o.AllowAddrs = s, false, s.Open()
 }
