@@ -43,7 +43,7 @@ var coverageColumns = []struct {
 }{
 	{"allowlist --default", "allowlist", "allowlist-default.json", ""},
 	{"allowlist + python3, sh", "allowlist", "allowlist-interpreters.json", ""},
-	{"allowlist + python3, sh, network = [hosts]", "allowlist", "allowlist-hosts.json", "not measured: the allowlist egress path not on main yet"},
+	{"allowlist + python3, sh, network = [hosts]", "allowlist", "allowlist-hosts.json", ""},
 	{"docker (mcpsandbox-test:bookworm)", "docker", "docker.json", "not measured: docker scheme not on main yet"},
 	{"docker, network = [hosts]", "docker", "docker-hosts.json", "not measured"},
 	{"e2b --default (local E2B server)", "e2b", "e2b.json", "not measured: e2b scheme not on main yet"},

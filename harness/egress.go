@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,6 +268,14 @@ func checkForbiddenHost(r *run) (bool, string) {
 func checkAllowedHost(r *run) (bool, string) {
 	h, hs := r.a.AllowedHits()
 	if h == 0 || hs == 0 {
+		// a call killed at the timeout (a loaded host) never got to fetch: unproven, not broken
+		r.mu.Lock()
+		timedOut := slices.ContainsFunc(r.calls, func(c call) bool { return c.res.TimedOut })
+		r.mu.Unlock()
+		if timedOut {
+			r.inconclusive(fmt.Sprintf("the listed stand-in answered %d http and %d https request(s), but the call timed out before it could fetch: re-run on a less loaded host or raise --max-timeout", h, hs))
+			return false, "the fetch was cut short by the timeout"
+		}
 		return true, fmt.Sprintf("the listed stand-in answered %d http and %d https request(s) in its own name (want both > 0): the egress path to a listed host is broken, so 'contained' elsewhere would prove nothing", h, hs)
 	}
 	return false, fmt.Sprintf("the listed stand-in answered %d http and %d https request(s) through the proxy", h, hs)
