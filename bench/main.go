@@ -139,6 +139,9 @@ func run(n int) error {
 	if err := dockerRows(ctx, min(n, 40), bin, dir, row); err != nil {
 		skipped(tw, "docker scheme", err)
 	}
+	if err := egressRows(n, row); err != nil {
+		skipped(tw, "egress proxy", err)
+	}
 	if err := e2bRows(ctx, n, bin, dir, row); err != nil {
 		skipped(tw, "e2b scheme", err)
 	}

@@ -2,9 +2,9 @@ package e2e
 
 // Network by name for the allowlist scheme (issue 14): a real serve, a real pip, curl and
 // Python inside the sandbox, a local "index" standing in for PyPI and a "forbidden" server, all
-// on loopback. Names are mapped to loopback by the proxy's resolver through a test hook that
-// exists only in a binary built with -tags mcpsandbox_egresstest (serve/allowlist/
-// egress_testhook_linux.go): the binary the other tests use has no such hook.
+// on loopback. The binary is the one every other test runs; names are mapped to the servers
+// through the stand-in test hook MCPSANDBOX_EGRESS_STANDINS (serve/egress/standins.go), which
+// re-opens exactly the servers' ip:ports and nothing else on loopback.
 
 import (
 	"archive/zip"
@@ -30,7 +30,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,29 +40,6 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-var egressBin struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// egressBinary builds mcpsandbox with the egress test hook, once per test binary.
-func egressBinary(t testing.TB) string {
-	t.Helper()
-	egressBin.once.Do(func() {
-		egressBin.path = filepath.Join(filepath.Dir(binPath), "mcpsandbox-egresstest")
-		build := exec.Command("go", "build", "-tags", "mcpsandbox_egresstest", "-o", egressBin.path, "../cmd/mcpsandbox")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			egressBin.err = fmt.Errorf("build the egress test binary: %v\n%s", err, out)
-		}
-	})
-	if egressBin.err != nil {
-		t.Fatal(egressBin.err)
-	}
-	return egressBin.path
-}
 
 // countingServer is a loopback TLS (and optionally plain HTTP) server that counts every TCP
 // connection that reaches it, before any byte is read: a detector outside the sandbox.
@@ -109,6 +85,12 @@ func startCounting(t testing.TB, name string, cert tls.Certificate, h http.Handl
 		t.Cleanup(func() { srv.Close() })
 	}
 	return s
+}
+
+// standIns is the MCPSANDBOX_EGRESS_STANDINS entries mapping the server's name to both its
+// ports (each re-opened past the proxy's loopback denial).
+func (s *countingServer) standIns() []string {
+	return []string{fmt.Sprintf("%s=127.0.0.1:%d", s.name, s.tlsPort), fmt.Sprintf("%s=127.0.0.1:%d", s.name, s.port)}
 }
 
 // testCA makes a CA and a server certificate for the test names; caPEM is what the sandboxed
@@ -180,7 +162,6 @@ const egressFile = "hello from the local index"
 // newEgressEnv starts the servers and a serve whose network key is hosts(env) (TOML text).
 func newEgressEnv(t testing.TB, hosts func(*egressEnv) string) *egressEnv {
 	t.Helper()
-	bin := egressBinary(t)
 	env := &egressEnv{t: t, stderr: &lockedBuffer{}}
 	cert, caPEM := testCA(t, "index.test", "files.test", "forbidden.test")
 	wheel := tinyWheel(t)
@@ -267,9 +248,11 @@ func newEgressEnv(t testing.TB, hosts func(*egressEnv) string) *egressEnv {
 	policyPath := filepath.Join(parent, "policy.toml")
 	write(t, policyPath, text, 0o644)
 
-	cmd := exec.Command(bin, "serve", "--policy", policyPath, "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "HOME="+home,
-		"MCPSANDBOX_EGRESS_TEST_RESOLVE=index.test=127.0.0.1,files.test=127.0.0.1,forbidden.test=127.0.0.1")
+	// Every server, the forbidden one included, is re-opened by the hook: what keeps the sandbox
+	// from it is the host list alone (its denials must name allowlist.network, not loopback).
+	standIns := slices.Concat(env.index.standIns(), env.files.standIns(), env.bad.standIns())
+	cmd := exec.Command(binPath, "serve", "--policy", policyPath, "--log-level", "debug")
+	cmd.Env = append(os.Environ(), "HOME="+home, "MCPSANDBOX_EGRESS_STANDINS="+strings.Join(standIns, ","))
 	cmd.Stderr = env.stderr
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -608,7 +591,7 @@ func (e *egressEnv) checkAudit(t *testing.T) {
 			t.Errorf("no audit line denying index.test:%d by %s: %+v", e.index.tlsPort, rule, denied)
 		}
 	}
-	out, err := exec.Command(egressBinary(t), "audit", "verify", e.auditPath).CombinedOutput()
+	out, err := exec.Command(binPath, "audit", "verify", e.auditPath).CombinedOutput()
 	if err != nil {
 		t.Errorf("audit verify: %v\n%s", err, out)
 	}
@@ -632,10 +615,10 @@ func (e *egressEnv) pipDownload(t *testing.T) {
 
 // The harness's network scenarios against a host-list policy: everything contained, the proxy
 // bypass scenario included (it reads HTTPS_PROXY and asks the proxy, then goes around it). The
-// binary is the test build with an empty name map: no name resolves, so nothing the scenarios
-// ask the proxy for can reach a real resolver, and loopback stays denied as in production.
+// harness starts serve with its own MCPSANDBOX_EGRESS_STANDINS (its arena's stand-ins only): no
+// other name resolves (index.test and files.test below do not), so nothing the scenarios ask the
+// proxy for can reach a real resolver, and loopback stays denied but for the stand-ins' ports.
 func TestEgressAllowlistHarness(t *testing.T) {
-	bin := egressBinary(t)
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
 	ws := mkdir(t, dir, "ws", 0o777)
@@ -660,8 +643,7 @@ func TestEgressAllowlistHarness(t *testing.T) {
 	}
 	path := filepath.Join(dir, "policy.toml")
 	write(t, path, string(b), 0o644)
-	cmd := exec.Command(bin, "harness", "--policy", path, "--category", "network", "--json", "--parallel", "2")
-	cmd.Env = append(os.Environ(), "MCPSANDBOX_EGRESS_TEST_RESOLVE=")
+	cmd := exec.Command(binPath, "harness", "--policy", path, "--category", "network", "--json", "--parallel", "2")
 	out, stderr, code := runCmd(t, cmd)
 	var rep harness.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {

@@ -43,6 +43,7 @@ type Arena struct {
 	tcpPort, udpPort, dnsPort  int
 	unixPath, abstractName     string
 	closers                    []func()
+	eg                         *egressArena
 
 	sibling  *exec.Cmd
 	stagedMu sync.Mutex
@@ -131,6 +132,9 @@ func newArena(setup []Setup) (a *Arena, err error) {
 		}
 	}
 	if err := a.listen(); err != nil {
+		return a, err
+	}
+	if err := a.listenEgress(); err != nil {
 		return a, err
 	}
 	return a, a.startSibling()
@@ -309,6 +313,11 @@ func (a *Arena) Expand(s string) string {
 		"{{tcp_port}}", strconv.Itoa(a.tcpPort), "{{udp_port}}", strconv.Itoa(a.udpPort),
 		"{{dns_port}}", strconv.Itoa(a.dnsPort), "{{unix_sock}}", a.unixPath, "{{abstract_sock}}", a.abstractName,
 		"{{tag}}", a.Tag, "{{sibling_pid}}", strconv.Itoa(a.SiblingPID()), "{{marker}}", a.Marker, "{{egress_ip}}", egressIP, "{{metadata_ip}}", metadataIP,
+		"{{egress_allowed_host}}", EgressAllowedHost, "{{egress_forbidden_host}}", EgressForbiddenHost, "{{egress_rebind_host}}", EgressRebindHost,
+		"{{egress_allowed_http_port}}", a.egPort(func(e *egressArena) *standIn { return e.allowedHTTP }),
+		"{{egress_allowed_https_port}}", a.egPort(func(e *egressArena) *standIn { return e.allowedHTTPS }),
+		"{{egress_forbidden_port}}", a.egPort(func(e *egressArena) *standIn { return e.forbiddenHTTP }),
+		"{{egress_forbidden_https_port}}", a.egPort(func(e *egressArena) *standIn { return e.forbiddenHTTPS }),
 	).Replace(s)
 }
 

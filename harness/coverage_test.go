@@ -22,9 +22,12 @@ import (
 //
 //	mcpsandbox harness --default --json > docs/threat-coverage/allowlist-default.json
 //	mcpsandbox harness --policy P --max-timeout 3s --json > docs/threat-coverage/allowlist-interpreters.json
+//	mcpsandbox harness --policy docs/threat-coverage/docker-hosts.policy.toml --max-timeout 3s --json > docs/threat-coverage/docker-hosts.json
+//	mcpsandbox harness --policy docs/threat-coverage/allowlist-hosts.policy.toml --max-timeout 3s --json > docs/threat-coverage/allowlist-hosts.json
 //	MCPSANDBOX_UPDATE_COVERAGE=1 go test ./harness -run TestThreatCoverage
 //
-// (P: the built-in policy plus python3 and sh, as the negative controls run it.)
+// (P: the built-in policy plus python3 and sh, as the negative controls run it; the *-hosts
+// policies are the same with a network host list, where the egress-* scenarios apply.)
 
 const (
 	coverageDoc     = "../docs/threat-coverage.md"
@@ -40,7 +43,9 @@ var coverageColumns = []struct {
 }{
 	{"allowlist --default", "allowlist", "allowlist-default.json", ""},
 	{"allowlist + python3, sh", "allowlist", "allowlist-interpreters.json", ""},
+	{"allowlist + python3, sh, network = [hosts]", "allowlist", "allowlist-hosts.json", ""},
 	{"docker (mcpsandbox-test:bookworm)", "docker", "docker.json", "not measured: docker scheme not on main yet"},
+	{"docker, network = [hosts]", "docker", "docker-hosts.json", "not measured"},
 	{"e2b --default (local E2B server)", "e2b", "e2b.json", "not measured: e2b scheme not on main yet"},
 }
 

@@ -232,6 +232,12 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 		res.Outcome, res.Reason = NotApplicable, why
 		return res
 	}
+	// Network-by-name scenarios need a host list; a control's weakening may make one (or open
+	// the network, to show a bypass is seen), so controls decide after their mutation below.
+	if s.NeedsHostList && o.mutate == nil && !hostList(o.Policy) {
+		res.Outcome, res.Reason = NotApplicable, needsHostList(o.Policy)
+		return res
+	}
 	// A scenario this policy cannot express is n/a, not contained: say so before building an arena.
 	for _, st := range steps {
 		var na *NotApplicableError
@@ -254,11 +260,23 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 		res.Outcome, res.Reason = Error, err.Error()
 		return res
 	}
+	// A host list gets the stand-in hosts (allowed, rebind) beside what the user listed; serve
+	// maps their names with the stand-in hook, so no name resolves to anything off this host.
+	if hostList(p) {
+		if err := a.ListStandIns(p); err != nil {
+			res.Outcome, res.Reason = Error, "list the egress stand-ins: "+err.Error()
+			return res
+		}
+	}
 	if o.mutate != nil {
 		if err := o.mutate(p, a); err != nil {
 			res.Outcome, res.Reason = Error, err.Error()
 			return res
 		}
+	}
+	if s.NeedsHostList && !hostList(p) && !(o.mutate != nil && networkOpen(p)) {
+		res.Outcome, res.Reason = NotApplicable, needsHostList(p)
+		return res
 	}
 	params := make([]*mcp.CallToolParams, len(steps))
 	for i, st := range steps {
@@ -271,7 +289,7 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	if o.expect != nil {
 		o.expect(&r.expect)
 	}
-	if err := a.start(ctx, o.Binary, p); err != nil {
+	if err := a.start(ctx, o.Binary, p, StandInsEnv+"="+a.StandIns()); err != nil {
 		res.Outcome, res.Reason = Error, err.Error()
 		return res
 	}

@@ -44,7 +44,10 @@ type Scenario struct {
 	// Evidence are strings besides the marker whose appearance in output means a payload ran
 	// (what a preloaded library prints, say).
 	Evidence []string `toml:"evidence"`
-	File     string   `toml:"-"`
+	// NeedsHostList: the scenario tests network by name; it applies only when the run's policy
+	// has a network host list (n/a otherwise), which the harness extends with its stand-ins.
+	NeedsHostList bool   `toml:"needs_host_list"`
+	File          string `toml:"-"`
 }
 
 // SchemeSteps replaces the neutral steps for one scheme, or the detectors that judge it there
@@ -144,6 +147,14 @@ var Placeholders = map[string]string{
 	"marker":        "a string a planted payload prints if it ever runs",
 	"egress_ip":     "an address outside this host (TEST-NET-2), watched in the host's socket tables",
 	"metadata_ip":   "the cloud metadata address 169.254.169.254",
+	// network by name (scenarios with needs_host_list)
+	"egress_allowed_host":         "the allowed stand-in host's name (the run's host list names it)",
+	"egress_allowed_http_port":    "the allowed stand-in's HTTP port (listed)",
+	"egress_allowed_https_port":   "the allowed stand-in's HTTPS port (listed; self-signed certificate)",
+	"egress_forbidden_host":       "the forbidden stand-in host's name (resolvable by serve's proxy, never listed)",
+	"egress_forbidden_port":       "the forbidden stand-in's HTTP port",
+	"egress_forbidden_https_port": "the forbidden stand-in's HTTPS port",
+	"egress_rebind_host":          "a name the run's host list names on {{tcp_port}}, which resolves to 127.0.0.1 (a listed name pointing at loopback)",
 }
 
 // Load parses every embedded scenario.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 )
 
 // Check is one host fact, with what it means for the schemes.
@@ -22,7 +23,12 @@ type Check struct {
 
 // Doctor inspects the host: what each scheme can rely on here.
 func Doctor(ctx context.Context) []Check {
-	return append(hostChecks(), DockerEngine(ctx))
+	cs := append(hostChecks(), DockerEngine(ctx))
+	if w := egress.StandInsWarning(); w != "" {
+		// A test hook in this environment changes what a network host list reaches.
+		cs = append(cs, Check{Name: "egress test hook", Value: w, Advice: "unset " + egress.StandInsEnv})
+	}
+	return cs
 }
 
 // DockerClient is an HTTP client that talks to an engine's unix socket at sock (tests give it a

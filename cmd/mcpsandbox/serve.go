@@ -16,6 +16,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"github.com/spf13/cobra"
 )
 
@@ -77,6 +78,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 
 func runServe(ctx context.Context, o *ServeOptions) error {
 	log := newLogger(o.IO.ErrOut, o.LogLevel)
+	if w := egress.StandInsWarning(); w != "" {
+		log.Warn(w) // a test hook: the harness sets it for its own runs
+	}
 	var token string
 	if o.HTTP != "" { // refuse a bad address or an open bind before anything starts
 		t, err := httpToken(o.TokenFile)

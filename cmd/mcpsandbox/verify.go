@@ -89,9 +89,9 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	rep.Audit = verify.Audit(p, path, sc.Audit)
 	rep.Host = verify.Doctor(ctx)
 	runs := sc.Runs()
-	if self, err := os.Executable(); err == nil && runs == nil && p.Scheme == policy.SchemeAllowlist {
+	if self, err := os.Executable(); err == nil && runs == nil && !o.NoHarness && p.Scheme == policy.SchemeAllowlist {
 		// What this policy's sandbox really gets here, measured by serve's probe (not the kernel's
-		// feature list): each layer tried and seen to refuse.
+		// feature list): each layer tried and seen to refuse. Like the harness, it starts serve.
 		rep.Host = append(rep.Host, verify.MeasuredLayers(ctx, self, path)...)
 	}
 	// A policy serve cannot run never passes, however clean its text.

@@ -17,7 +17,7 @@ func networkOn(p *policy.Policy, _ *harness.Arena) error { p.Allowlist.Network =
 
 // controls lists the negative controls, one or more per detector.
 func controls() []harness.Control {
-	return []harness.Control{
+	return append([]harness.Control{
 		{Detector: "leak", Scenario: "read-ssh-key-absolute", Kind: "policy",
 			Weakness: "read_paths holds the secrets' directory and path arguments may leave the workspace",
 			Mutate: func(p *policy.Policy, a *harness.Arena) error {
@@ -86,7 +86,7 @@ func controls() []harness.Control {
 			Weakness: "an interpreter (python3) is allowlisted"},
 		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
 			Weakness: "an interpreter (python3) is allowlisted and the workspace is writable"},
-	}
+	}, harness.EgressControls("allowlist.network", "network = true", networkOn)...)
 }
 
 // stageOutside runs the scenario's python step outside the sandbox with the first interpreter

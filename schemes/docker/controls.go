@@ -30,7 +30,7 @@ func writable(p *policy.Policy, _ *harness.Arena) error {
 // controls lists the negative controls, one or more per detector. egress has none: its
 // scenarios send to addresses off this host, and no test traffic may leave it.
 func controls() []harness.Control {
-	return []harness.Control{
+	return append([]harness.Control{
 		{Detector: "leak", Scenario: "read-ssh-key-absolute", Kind: "policy",
 			Weakness: "the workspace is the parent of the secrets (docker.workspace set too wide)", Mutate: rootMounted(false)},
 		{Detector: "outside", Scenario: "write-outside-python", Kind: "policy",
@@ -80,5 +80,5 @@ func controls() []harness.Control {
 					a.StageOutput("control could not trace the sibling: " + err.Error())
 				}
 			}},
-	}
+	}, harness.EgressControls("docker.network", `network = "host"`, hostNetwork)...)
 }

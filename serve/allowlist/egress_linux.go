@@ -384,10 +384,6 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 		g.hosts = append(g.hosts, r.String())
 	}
 	po := egressproxy.Options{Key: "allowlist.network", Logger: o.Logger}
-	if r, loopback, ok := testEgressResolver(); ok { // only in binaries built for the egress tests
-		po.Resolver, po.AllowLoopback = r, loopback
-		g.log.Warn("egress test hook on: names resolved by the test's map only", "loopback_reachable", loopback)
-	}
 	g.forCall = func(session string) (func(net.Conn), func()) {
 		o := po
 		o.Audit = func(d egressproxy.Decision) { g.record(d, session) }

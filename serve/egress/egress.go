@@ -119,7 +119,11 @@ type Proxy struct {
 }
 
 // New makes a proxy for rules (see policy.Network.Hosts).
+//
+// When MCPSANDBOX_EGRESS_STANDINS is set (a test hook: see StandInsEnv), names resolve only
+// through its map and its exact ip:ports are re-opened.
 func New(rules []policy.HostRule, o Options) *Proxy {
+	applyStandIns(&o)
 	if o.Key == "" {
 		o.Key = "network"
 	}

@@ -1,0 +1,20 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+)
+
+// TestMain lets this test binary stand in for mcpsandbox when a command re-executes itself
+// (os.Executable: verify's measured layers, explain, the exec helper). Without it the re-executed
+// binary would run the tests again, and every test that re-executes would recurse.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && (os.Getenv("MCPSANDBOX_CMD_TEST_CHILD") == "1" || os.Args[1] == allowlist.HelperArg) {
+		main()
+		os.Exit(0)
+	}
+	os.Setenv("MCPSANDBOX_CMD_TEST_CHILD", "1") // inherited by re-executions only
+	os.Exit(m.Run())
+}
