@@ -444,19 +444,28 @@ func TestClientCancelKillsTree(t *testing.T) {
 // max_concurrent = 1: calls fired together never overlap. Each call counts the marker files of
 // the calls running beside it; no timing is asserted.
 func TestMaxConcurrent(t *testing.T) {
-	f := newFixture(t, func(p *policy.Policy, _ *fixture) { p.Limits.MaxConcurrent = 1 })
+	// A queued call waits up to the timeout for its slot: generous, so a loaded machine's slow
+	// interpreter starts queue the calls rather than refuse them.
+	f := newFixture(t, func(p *policy.Policy, _ *fixture) {
+		p.Limits.MaxConcurrent = 1
+		p.Limits.Timeout.Duration = 20 * time.Second
+	})
 	const n = 4
 	out := make(chan string, n)
 	for i := 0; i < n; i++ {
 		go func(i int) {
-			_, r := f.py(fmt.Sprintf(`
+			res, r := f.py(fmt.Sprintf(`
 import os, time
 open('running-%d', 'w').close()
 time.sleep(0.3)
 print(len([x for x in os.listdir('.') if x.startswith('running-')]))
 os.remove('running-%d')
 `, i, i))
-			out <- strings.TrimSpace(r.Stdout)
+			got := strings.TrimSpace(r.Stdout)
+			if got == "" {
+				got = fmt.Sprintf("no count (exit %d, stderr %q, %q)", r.ExitCode, r.Stderr, text(res))
+			}
+			out <- got
 		}(i)
 	}
 	for i := 0; i < n; i++ {

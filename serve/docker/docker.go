@@ -331,12 +331,52 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 		}
 		e.log.Warn("a pooled container did not take the program; running the call in a fresh one", "err", err)
 	}
-	b, err := e.newBox(false)
+	b, err := e.newBoxBy(ctx, hardStop)
+	if errors.Is(err, errStartTimedOut) {
+		return withTimeout(&serve.Result{TimedOut: true, ExitCode: 137,
+			Stderr: "[mcpsandbox: the container did not start within the call's timeout; the program never ran]\n"}, timeout), nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	res, err := e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
 	return withTimeout(res, timeout), err
+}
+
+var errStartTimedOut = errors.New("the container did not start before the call's hard stop")
+
+// newBoxBy is newBox bounded by the call's hard stop, so a slow engine cannot stretch a call
+// past its timeout plus startGrace: a container that starts later is removed when it does.
+func (e *Executor) newBoxBy(ctx context.Context, hardStop time.Time) (*box, error) {
+	if hardStop.IsZero() {
+		return e.newBox(false)
+	}
+	type made struct {
+		b   *box
+		err error
+	}
+	ch := make(chan made, 1)
+	go func() {
+		b, err := e.newBox(false)
+		ch <- made{b, err}
+	}()
+	t := time.NewTimer(time.Until(hardStop))
+	defer t.Stop()
+	select {
+	case m := <-ch:
+		return m.b, m.err
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	go func() {
+		if m := <-ch; m.b != nil {
+			e.destroy(m.b)
+		}
+	}()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, errStartTimedOut
 }
 
 // withTimeout records the timeout the call really had (the tool's own, when shorter than the

@@ -2,12 +2,15 @@ package docker
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 )
 
 // A container stopped from outside mid-call (docker stop, or the engine shutting down) used to
@@ -23,8 +26,7 @@ func TestStoppedFromOutsideIsSaid(t *testing.T) {
 		for time.Now().Before(deadline) {
 			cs, _ := eng.API.ContainerList(context.Background(), container.ListOptions{Filters: filters.NewArgs(
 				filters.Arg("label", LabelInstance+"="+e.Instance()), filters.Arg("status", "running"))})
-			if len(cs) > 0 {
-				time.Sleep(300 * time.Millisecond) // the program is running
+			if len(cs) > 0 && programRuns(eng, cs[0].ID, "sleep 20") {
 				zero := 0
 				if err := eng.API.ContainerStop(context.Background(), cs[0].ID, container.StopOptions{Timeout: &zero, Signal: "SIGTERM"}); err == nil {
 					stopped++
@@ -47,5 +49,51 @@ func TestStoppedFromOutsideIsSaid(t *testing.T) {
 	}
 	if !strings.Contains(res.Stderr, "stopped from outside the sandbox") {
 		t.Fatalf("exit %d with no word on why: stderr %q", res.ExitCode, res.Stderr)
+	}
+}
+
+// programRuns says whether the container's process list shows the call's program (stopping the
+// container before that would test the start-up path instead).
+func programRuns(eng *engine.Client, id, cmdline string) bool {
+	top, err := eng.API.ContainerTop(context.Background(), id, nil)
+	if err != nil {
+		return false
+	}
+	for _, p := range top.Processes {
+		if strings.Contains(strings.Join(p, " "), cmdline) {
+			return true
+		}
+	}
+	return false
+}
+
+// A call whose container cannot start before the call's hard stop (a loaded engine) ends as
+// timed out at the hard stop instead of running past it, and the late container is removed.
+func TestSlowStartBoundedByHardStop(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, testPolicy())
+	raw, _ := json.Marshal(map[string]any{"script": "echo ran"})
+	// serve's deadline lies so far back that the hard stop (deadline + startGrace) is 20ms
+	// away: no container starts that fast.
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(20*time.Millisecond-startGrace))
+	defer cancel()
+	t0 := time.Now()
+	res, err := tool(e, "run_shell_sandbox").Run(ctx, serve.Call{Args: raw, Timeout: 3 * time.Second, MaxOutput: 1 << 16})
+	took := time.Since(t0)
+	if err != nil {
+		t.Fatalf("a call that could not start is a timed-out result, got error %v", err)
+	}
+	if !res.TimedOut || strings.Contains(res.Stdout, "ran") || !strings.Contains(res.Stderr, "did not start within") {
+		t.Fatalf("want a timed-out result saying the container did not start: %+v", res)
+	}
+	if took > time.Second {
+		t.Fatalf("the call ran %s past a hard stop 20ms away", took)
+	}
+	// The late container: Close waits for creates in flight and removes what this serve made.
+	e.Close()
+	cs, err := eng.API.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", LabelInstance+"="+e.Instance()))})
+	if err != nil || len(cs) != 0 {
+		t.Fatalf("the container that started late outlived serve: %d left (%v)", len(cs), err)
 	}
 }
