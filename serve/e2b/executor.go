@@ -487,9 +487,17 @@ func (e *Executor) keepalive(ctx context.Context, sb *Sandbox, end time.Time) {
 }
 
 func (e *Executor) create(ctx context.Context, ttl time.Duration) (*Sandbox, error) {
-	sb, err := e.client.Create(ctx, CreateOptions{Template: e.cfg.Template, Timeout: ttl,
+	// A cancel must not abort the create request half-way: E2B may finish a sandbox whose id
+	// never reached us, and nobody would kill it (the HTTP load test saw one left). The create
+	// runs to its end (bounded), and a sandbox made for a call that is gone is killed at once.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	defer cancel()
+	sb, err := e.client.Create(cctx, CreateOptions{Template: e.cfg.Template, Timeout: ttl,
 		Metadata: e.labels, AllowInternet: e.cfg.AllowInternet})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
 	e.mu.Lock()
@@ -502,8 +510,15 @@ func (e *Executor) create(ctx context.Context, ttl time.Duration) (*Sandbox, err
 		e.kill(sb)
 		return nil, errors.New("serve is shutting down")
 	}
+	if ctx.Err() != nil {
+		e.kill(sb)
+		return nil, ctx.Err()
+	}
 	return sb, nil
 }
+
+// createTimeout bounds one sandbox creation, retries included, whatever the call's context.
+const createTimeout = 60 * time.Second
 
 // drop forgets sb (from its session too) and kills it.
 func (e *Executor) drop(sessionID string, sb *Sandbox) {
