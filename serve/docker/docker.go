@@ -347,18 +347,39 @@ var errStartTimedOut = errors.New("the container did not start before the call's
 
 // newBoxBy is newBox bounded by the call's hard stop, so a slow engine cannot stretch a call
 // past its timeout plus startGrace: a container that starts later is removed when it does.
+// The start counts as a create in flight, so Close waits for it and nothing outlives serve.
 func (e *Executor) newBoxBy(ctx context.Context, hardStop time.Time) (*box, error) {
 	if hardStop.IsZero() {
 		return e.newBox(false)
 	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errors.New("serve is shutting down")
+	}
+	e.creating.Add(1)
+	e.mu.Unlock()
 	type made struct {
 		b   *box
 		err error
 	}
-	ch := make(chan made, 1)
+	var (
+		ch        = make(chan made, 1)
+		mu        sync.Mutex
+		abandoned bool
+	)
 	go func() {
+		defer e.creating.Done()
 		b, err := e.newBox(false)
-		ch <- made{b, err}
+		mu.Lock()
+		left := abandoned
+		if !left {
+			ch <- made{b, err}
+		}
+		mu.Unlock()
+		if left && b != nil {
+			e.destroy(b)
+		}
 	}()
 	t := time.NewTimer(time.Until(hardStop))
 	defer t.Stop()
@@ -368,11 +389,16 @@ func (e *Executor) newBoxBy(ctx context.Context, hardStop time.Time) (*box, erro
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	go func() {
-		if m := <-ch; m.b != nil {
+	mu.Lock()
+	abandoned = true
+	mu.Unlock()
+	select { // made just before it was abandoned: not the call's any more
+	case m := <-ch:
+		if m.b != nil {
 			e.destroy(m.b)
 		}
-	}()
+	default:
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
