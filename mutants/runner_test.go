@@ -94,7 +94,7 @@ func TestReleaseBinaryHasNoMutants(t *testing.T) {
 		}
 		return append(b, nm...)
 	}
-	markers := [][]byte{[]byte("MCPSANDBOX_MUTANT"), []byte("mcpsandbox-mutant-build"), []byte("allowlist.mutantSet")}
+	markers := [][]byte{[]byte("MCPSANDBOX_MUTANT"), []byte("mcpsandbox-mutant-build"), []byte("internal/mutant.set")}
 	release := build("release")
 	for _, m := range markers {
 		if bytes.Contains(release, m) {

@@ -249,16 +249,19 @@ func (a *Allowlist) Command(name string) (*Command, bool) {
 	return nil, false
 }
 
-// interpreters are programs that run whatever code, script or program they are given:
-// allowlisting one allows anything, whatever else the allowlist says. A set, not a regexp:
-// policy is imported by the exec helper, which starts once per call.
+// interpreters are programs that run whatever code, script or program they are given, or write
+// wherever their input (not their arguments) says: sed (its e and w commands), tar, cpio, zip,
+// unzip, rsync and patch (archive and diff contents name the files written; some run programs),
+// pagers and man (a shell escape). Allowlisting one allows anything, whatever else the allowlist
+// says; the argument check cannot see inside a script or an archive.
 var interpreters = map[string]bool{}
 
 func init() {
 	for _, n := range strings.Fields(`python pypy node nodejs deno bun ruby perl php lua luajit tclsh wish R Rscript
 		julia bash sh dash zsh ksh mksh fish csh tcsh busybox awk gawk mawk nawk env xargs nohup timeout nice
 		stdbuf make gdb vi vim nvim emacs ed ex git ssh docker podman kubectl sudo su doas find parallel watch
-		script expect`) {
+		script expect
+		sed tar cpio zip unzip rsync patch less more man`) {
 		interpreters[n] = true
 	}
 }

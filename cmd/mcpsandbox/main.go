@@ -10,14 +10,17 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
+	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 )
 
 func main() {
-	// The exec helper must run before anything else: it is the sandboxed command's first instant.
-	if len(os.Args) > 1 && os.Args[1] == allowlist.HelperArg {
-		allowlist.HelperMain()
+	// The exec helper runs in its package's initialisation (helper.init), before this; this is
+	// the fallback where that did not happen.
+	if len(os.Args) > 1 && os.Args[1] == helper.Arg {
+		helper.Main()
 	}
+	mutant.Announce(os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	f := &Factory{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}

@@ -4,14 +4,14 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 )
 
 // TestMain lets this test binary stand in for mcpsandbox when a command re-executes itself
 // (os.Executable: verify's measured layers, explain, the exec helper). Without it the re-executed
 // binary would run the tests again, and every test that re-executes would recurse.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Getenv("MCPSANDBOX_CMD_TEST_CHILD") == "1" || os.Args[1] == allowlist.HelperArg) {
+	if len(os.Args) > 1 && (os.Getenv("MCPSANDBOX_CMD_TEST_CHILD") == "1" || os.Args[1] == helper.Arg) {
 		main()
 		os.Exit(0)
 	}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
+	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
@@ -72,7 +76,7 @@ type Executor struct {
 	gid     int
 	dropUID bool
 	attr    nsAttr
-	probe   ProbeReport
+	probe   helper.ProbeReport
 	// probed is closed when the layer probe has finished (probeErr says how): the probe runs
 	// while the client initializes, so start-up does not wait for a helper process.
 	probed   chan struct{}
@@ -408,8 +412,10 @@ func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
 	ctl, child := os.NewFile(uintptr(fds[0]), "spec-ctl"), os.NewFile(uintptr(fds[1]), "spec")
 	defer child.Close()
 	h := &helperProc{ctl: ctl, stdout: &serve.CapBuffer{Limit: maxOutput}, stderr: &serve.CapBuffer{Limit: maxOutput}}
-	cmd := exec.Command(e.helper, HelperArg)
-	cmd.Env = helperEnv() // the helper needs nothing, and must not carry the server's secrets
+	cmd := exec.Command(e.helper, helper.Arg)
+	// The helper needs nothing, and must not carry the server's secrets. One P: the helper runs
+	// one thread of work, and fewer runtime threads start (and die at the exec) faster.
+	cmd.Env = append([]string{"GOMAXPROCS=1"}, mutant.HelperEnv()...)
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = h.stdout, h.stderr
 	cmd.ExtraFiles = []*os.File{child}
@@ -450,7 +456,7 @@ func (e *Executor) refill(maxOutput int) {
 	if e.closed.Load() {
 		return
 	}
-	h, err := e.startHelper(maxOutput)
+	h, err := e.startIdle(maxOutput)
 	if err != nil {
 		e.log.Warn("could not pre-start an exec helper", "err", err)
 		return
@@ -460,6 +466,36 @@ func (e *Executor) refill(maxOutput int) {
 	default:
 		h.discard()
 	}
+}
+
+// startIdle starts a warm helper at the lowest CPU priority, so that its start-up (the Go
+// runtime's) yields to the call running now; the helper takes its priority back the moment a
+// call is handed to it (it is root until it drops its uid). A process inherits the priority of
+// the thread that starts it, so this thread's is lowered for the start and restored after.
+// The thread must live on: the helper's parent-death signal fires when the thread that started
+// it exits. Only as root (the only case where the helper and this thread can raise it back).
+func (e *Executor) startIdle(maxOutput int) (*helperProc, error) {
+	if !e.dropUID {
+		return e.startHelper(maxOutput)
+	}
+	runtime.LockOSThread()
+	tid := unix.Gettid()
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid) // the kernel's 20 - nice
+	if err != nil || unix.Setpriority(unix.PRIO_PROCESS, tid, 19) != nil {
+		runtime.UnlockOSThread()
+		return e.startHelper(maxOutput)
+	}
+	h, err := e.startHelper(maxOutput)
+	if rerr := unix.Setpriority(unix.PRIO_PROCESS, tid, 20-prio); rerr != nil {
+		// This thread stays slow: it ends with this goroutine (still locked), which ends the
+		// helper it started too (parent-death signal); the next call starts its own.
+		if h != nil {
+			h.discard()
+		}
+		return nil, fmt.Errorf("restore the priority of serve's thread after starting a warm helper: %w", rerr)
+	}
+	runtime.UnlockOSThread()
+	return h, err
 }
 
 func (h *helperProc) discard() {
@@ -569,7 +605,7 @@ func helperFailure(name, msg string) error {
 	return fmt.Errorf("%s (run `mcpsandbox serve --policy FILE --check` to see which layer fails on this host)", strings.TrimSpace(msg))
 }
 
-func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spec {
+func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) helper.Spec {
 	env := []string{"PATH=" + FixedPATH}
 	mounts := e.attr.has(unix.CLONE_NEWNS)
 	if mounts {
@@ -591,7 +627,7 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spe
 	}
 	lims := e.rlimits(c)
 	readDirs := slices.Concat(systemReadDirs, pc.readDirs, e.al.ReadPaths)
-	s := Spec{
+	s := helper.Spec{
 		Argv: append([]string{pc.Name}, args...), Env: env, Dir: e.ws,
 		DropUID: e.dropUID, UID: e.uid, GID: e.gid, Rlimits: lims, Nice: nice,
 		NoNetwork: !e.al.Network,
@@ -608,19 +644,19 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) Spe
 }
 
 // rlimits are the call's resource limits.
-func (e *Executor) rlimits(c serve.Call) []Rlimit {
+func (e *Executor) rlimits(c serve.Call) []helper.Rlimit {
 	cpuSec := uint64(math.Ceil(c.Timeout.Seconds())) + 1
-	lims := []Rlimit{
-		{unix.RLIMIT_CPU, cpuSec},
-		{unix.RLIMIT_AS, uint64(e.pol.Limits.Memory)},
-		{unix.RLIMIT_FSIZE, uint64(e.al.MaxFileSize)},
-		{unix.RLIMIT_NOFILE, 256},
-		{unix.RLIMIT_CORE, 0},
-		{unix.RLIMIT_MEMLOCK, 0},
+	lims := []helper.Rlimit{
+		{Resource: unix.RLIMIT_CPU, Value: cpuSec},
+		{Resource: unix.RLIMIT_AS, Value: uint64(e.pol.Limits.Memory)},
+		{Resource: unix.RLIMIT_FSIZE, Value: uint64(e.al.MaxFileSize)},
+		{Resource: unix.RLIMIT_NOFILE, Value: 256},
+		{Resource: unix.RLIMIT_CORE, Value: 0},
+		{Resource: unix.RLIMIT_MEMLOCK, Value: 0},
 	}
 	if e.dropUID || e.attr.userNS {
 		// RLIMIT_NPROC counts per uid: meaningful only for a uid the commands have to themselves.
-		lims = append(lims, Rlimit{unix.RLIMIT_NPROC, uint64(e.pol.Limits.Pids)})
+		lims = append(lims, helper.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(e.pol.Limits.Pids)})
 	}
 	return mutateRlimits(lims)
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 )
@@ -311,9 +313,7 @@ func (e *Executor) resolve(p string) resolution {
 	return r
 }
 
-func within(dir, p string) bool {
-	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
-}
+func within(dir, p string) bool { return helper.Within(dir, p) }
 
 // globQuote escapes glob metacharacters so a literal name can be part of a pattern.
 func globQuote(s string) string {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"golang.org/x/sys/unix"
@@ -17,8 +19,8 @@ import (
 
 // TestMain lets this test binary act as the exec helper, so benchmarks can run real calls.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == HelperArg {
-		HelperMain()
+	if len(os.Args) > 1 && os.Args[1] == helper.Arg {
+		helper.Main()
 	}
 	os.Exit(m.Run())
 }

@@ -41,7 +41,8 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
+	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
@@ -50,8 +51,7 @@ import (
 )
 
 // EgressPort is where the proxy answers inside the sandbox's network namespace (127.0.0.1).
-// The namespace is the call's own, so a fixed port never collides with another call's.
-const EgressPort = 3128
+const EgressPort = helper.EgressPort
 
 // maxEgressConns bounds the proxy connections one call holds open at once; more wait in the
 // listener's backlog until one ends.
@@ -103,7 +103,7 @@ func (g *egress) withEnv(env []string) []string {
 var egressReadFiles = []string{"/etc/debian_version", "/etc/os-release", "/etc/lsb-release", "/etc/ssl/openssl.cnf"}
 
 // apply sets the helper's part of a call with egress: the port to listen on and the files above.
-func (g *egress) apply(s *Spec) {
+func (g *egress) apply(s *helper.Spec) {
 	if g == nil {
 		return
 	}
@@ -245,36 +245,6 @@ func (c *egressCall) close() {
 	c.stop()
 }
 
-// --- helper side (runs in the re-exec'd helper, inside the call's namespaces) ---
-
-// egressListen brings lo up in the helper's network namespace, listens on 127.0.0.1:port and
-// sends the listener to serve over the spec socket. The helper keeps no copy.
-func egressListen(s *Spec) error {
-	port := s.EgressPort
-	if port == 0 {
-		return nil // no host list: no egress
-	}
-	defer dropEgressCaps(s)
-	if err := loopbackUp(); err != nil {
-		return fmt.Errorf("egress: bring up loopback: %w", err)
-	}
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("egress: listener socket: %w", err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		return fmt.Errorf("egress: listen on 127.0.0.1:%d: %w", port, err)
-	}
-	if err := unix.Listen(fd, 64); err != nil {
-		return fmt.Errorf("egress: listen on 127.0.0.1:%d: %w", port, err)
-	}
-	if err := unix.Sendmsg(specFD, []byte{1}, unix.UnixRights(fd), nil, 0); err != nil {
-		return fmt.Errorf("egress: hand the listener to serve: %w", err)
-	}
-	return nil
-}
-
 // procAttr: when serve is not root, the helper's network namespace belongs to a user namespace
 // in which the helper keeps its own uid, and execve clears the capabilities of a non-zero uid;
 // CAP_NET_ADMIN is passed as an ambient capability so the helper can bring lo up, and the
@@ -286,79 +256,10 @@ func (g *egress) procAttr(a nsAttr, sp *syscall.SysProcAttr) {
 	}
 }
 
-// dropEgressCaps clears what procAttr gave this thread (the one that execs): the ambient set, and
-// when the helper does not change uid (which clears capabilities by itself), every set.
-func dropEgressCaps(s *Spec) {
-	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-	if s.DropUID {
-		return
-	}
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	_ = unix.Capset(&hdr, &data[0])
-}
-
-// loopbackUp sets IFF_UP on lo (a new network namespace starts with it down).
-func loopbackUp() error {
-	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(s)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(s, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(s, unix.SIOCSIFFLAGS, ifr)
-}
-
-// egressLandlock is the Landlock network rule of a call with egress: connect to the proxy's port
-// (the only TCP the ruleset allows; bind is never allowed). None without egress.
-func egressLandlock(s *Spec) []landlock.Rule {
-	if s.EgressPort == 0 {
-		return nil
-	}
-	return []landlock.Rule{landlock.ConnectTCP(uint16(s.EgressPort))}
-}
-
 // errNoNetNS is why a host list cannot be served on a host without network namespaces.
 var errNoNetNS = errors.New("allowlist.network lists hosts, but this host cannot give commands a network namespace of their own, " +
 	"so their only way out could not be serve's egress proxy; use network = false, or run serve where namespaces work " +
 	"(as root, or with unprivileged user namespaces enabled: sysctl kernel.unprivileged_userns_clone=1)")
-
-// emitSocketTCPOnly emits the seccomp block a socket() call jumps to when the policy has a host
-// list: AF_INET or AF_INET6, type SOCK_STREAM (with any of the flags the kernel accepts),
-// protocol 0 or TCP; every other socket fails with EACCES, as all do with network = false. The
-// kernel reads the three arguments as C ints, so the low 32 bits are what it acts on.
-func emitSocketTCPOnly(emit func(code uint16, k uint32), jumpTo func(code uint16, k uint32, label string), labels map[string]int, prog func() int) {
-	const (
-		argDomain = 16 // seccomp_data.args[0], low word (little endian)
-		argType   = 24
-		argProto  = 32
-		typeMask  = 0xf // SOCK_TYPE_MASK: SOCK_NONBLOCK and SOCK_CLOEXEC live above it
-	)
-	deny := unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
-	emit(bpfLdWAbs, argDomain)
-	jumpTo(bpfJeqK, unix.AF_INET, "sock_type")
-	jumpTo(bpfJeqK, unix.AF_INET6, "sock_type")
-	emit(bpfRetK, deny)
-	labels["sock_type"] = prog()
-	emit(bpfLdWAbs, argType)
-	emit(unix.BPF_ALU|unix.BPF_AND|unix.BPF_K, typeMask)
-	jumpTo(bpfJeqK, unix.SOCK_STREAM, "sock_proto")
-	emit(bpfRetK, deny)
-	labels["sock_proto"] = prog()
-	emit(bpfLdWAbs, argProto)
-	jumpTo(bpfJeqK, 0, "sock_ok")
-	jumpTo(bpfJeqK, unix.IPPROTO_TCP, "sock_ok")
-	emit(bpfRetK, deny)
-	labels["sock_ok"] = prog()
-	emit(bpfRetK, unix.SECCOMP_RET_ALLOW)
-}
 
 // egressOptions is how New builds the egress path (embedded in Options).
 type egressOptions struct {

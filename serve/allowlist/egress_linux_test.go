@@ -192,7 +192,7 @@ except OSError as e:
 import os
 print("env: " + os.environ.get("HTTPS_PROXY", "-"))`)
 	if !strings.Contains(res.Stdout, "proxy: 13") || !strings.Contains(res.Stdout, "env: -") {
-		t.Fatalf("without egress: %q (stderr %q)", res.Stdout, res.Stderr)
+		t.Fatalf("without egress: %q (stderr %q, %+v)", res.Stdout, res.Stderr, res)
 	}
 	for _, l := range e.Layers() {
 		if l.Name == LayerEgressProxy && (l.Active || !l.NotNeeded) {

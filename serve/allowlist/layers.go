@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
+
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"golang.org/x/sys/unix"
 )
@@ -77,25 +79,25 @@ func (e *Executor) probeLayers() error {
 // probeCall is the call a probe runs as.
 var probeCall = serve.Call{Timeout: 10 * time.Second, MaxOutput: 64 << 10}
 
-func (e *Executor) runProbe() (ProbeReport, error) {
+func (e *Executor) runProbe() (helper.ProbeReport, error) {
 	pc := e.cmds[e.names[0]]            // validation guarantees one command; a probe never execs it
 	devnull, err := os.Open(os.DevNull) // stands in for the binary: a probe never execs
 	if err != nil {
-		return ProbeReport{}, err
+		return helper.ProbeReport{}, err
 	}
 	defer devnull.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := e.spawn(ctx, probeCall, pc, devnull, nil, nil, true)
 	if err != nil {
-		return ProbeReport{}, err
+		return helper.ProbeReport{}, err
 	}
 	if res.ExitCode != 0 {
-		return ProbeReport{}, fmt.Errorf("probe exited %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+		return helper.ProbeReport{}, fmt.Errorf("probe exited %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
 	}
-	var rep ProbeReport
+	var rep helper.ProbeReport
 	if err := json.Unmarshal([]byte(res.Stdout), &rep); err != nil {
-		return ProbeReport{}, fmt.Errorf("probe report %q: %w", res.Stdout, err)
+		return helper.ProbeReport{}, fmt.Errorf("probe report %q: %w", res.Stdout, err)
 	}
 	if e.dropUID && rep.UID != e.uid {
 		return rep, errors.New("probe did not drop to the configured uid")
@@ -176,13 +178,13 @@ type measurement struct {
 	netNS, landlock         bool
 	rlimits, nproc          bool
 	privateTmp, protectedRO bool
-	report                  *ProbeReport
+	report                  *helper.ProbeReport
 }
 
 func (e *Executor) measured() measurement {
 	r := &e.probe
 	m := measurement{ns: map[string]bool{}, report: r}
-	for _, n := range probeNS {
+	for _, n := range helper.ProbeNamespaces {
 		own, err := os.Readlink("/proc/self/ns/" + n)
 		m.ns[n] = err == nil && r.Namespaces[n] != "" && r.Namespaces[n] != own
 	}
@@ -190,7 +192,7 @@ func (e *Executor) measured() measurement {
 	m.landlock = r.LandlockABI >= 1 && r.LandlockFS && (r.WriteTried == "" || r.LandlockWrite)
 	m.rlimits, m.nproc = true, false
 	for _, l := range e.rlimits(probeCall) {
-		name := rlimitNames[l.Resource]
+		name := helper.RlimitNames[l.Resource]
 		if l.Resource == unix.RLIMIT_AS {
 			continue // not set in a probe
 		}

@@ -3,40 +3,18 @@ package allowlist
 import (
 	"slices"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
+
 	"golang.org/x/sys/unix"
 )
 
-// Access classes the landlock-read and landlock-write mutants allow everywhere.
-const (
-	landlockReadClasses  = landlock.AccessFSSet(llsys.AccessFSReadFile | llsys.AccessFSReadDir)
-	landlockWriteClasses = landlock.AccessFSSet(llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSRemoveDir |
-		llsys.AccessFSRemoveFile | llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg |
-		llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo | llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym |
-		llsys.AccessFSRefer)
-)
-
-// mutantRules are Landlock rules a mutant build adds: read or write access everywhere, as if the
-// ruleset did not handle that class. A release build adds none.
-func mutantRules() []landlock.Rule {
-	var rs []landlock.Rule
-	if mutated("landlock-read") {
-		rs = append(rs, landlock.PathAccess(landlockReadClasses, "/"))
-	}
-	if mutated("landlock-write") {
-		rs = append(rs, landlock.PathAccess(landlockWriteClasses, "/"))
-	}
-	return rs
-}
-
 // mutateRlimits drops the limits a mutant build switches off; a release build returns lims.
-func mutateRlimits(lims []Rlimit) []Rlimit {
+func mutateRlimits(lims []helper.Rlimit) []helper.Rlimit {
 	if !mutantBuild {
 		return lims
 	}
 	drop := func(res int) {
-		lims = slices.DeleteFunc(lims, func(l Rlimit) bool { return l.Resource == res })
+		lims = slices.DeleteFunc(lims, func(l helper.Rlimit) bool { return l.Resource == res })
 	}
 	if mutated("rlimit-nproc") {
 		drop(unix.RLIMIT_NPROC)
@@ -54,22 +32,6 @@ func mutateRlimits(lims []Rlimit) []Rlimit {
 		drop(unix.RLIMIT_CPU)
 	}
 	return lims
-}
-
-// mountTmp mounts the call's private /tmp.
-func mountTmp(opts string) error {
-	if mutated("private-tmp") {
-		return nil
-	}
-	return unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)
-}
-
-// mutateROBinds is the list of paths to mount read-only.
-func mutateROBinds(ps []string) []string {
-	if mutated("ro-binds") {
-		return nil
-	}
-	return ps
 }
 
 // groupKill kills the helper's process group: the tree's end on hosts without a PID namespace.

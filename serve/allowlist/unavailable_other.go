@@ -15,12 +15,6 @@ const Unavailable = "the allowlist scheme confines commands with Linux kernel la
 	"PID and network namespaces, rlimits) that this OS does not have; use the docker scheme (Docker Desktop) " +
 	"or the e2b scheme here, or run serve on a Linux host"
 
-// HelperArg is the helper's argv[1]; the helper exists only on Linux.
-const HelperArg = "__sandbox-exec"
-
-// HelperMain is never reached off Linux: New refuses first.
-func HelperMain() {}
-
 // Options configure New.
 type Options struct {
 	Logger *slog.Logger

@@ -1,4 +1,4 @@
-package allowlist
+package helper
 
 import (
 	"bufio"
@@ -49,11 +49,11 @@ type ProbeReport struct {
 	Saw []string `json:"saw"`
 }
 
-// probeNS are the namespaces the probe reports.
-var probeNS = []string{"pid", "net", "mnt", "ipc", "uts", "user"}
+// ProbeNamespaces are the namespaces the probe reports.
+var ProbeNamespaces = []string{"pid", "net", "mnt", "ipc", "uts", "user"}
 
-// rlimitNames names the limits the probe reads back.
-var rlimitNames = map[int]string{unix.RLIMIT_CPU: "cpu", unix.RLIMIT_FSIZE: "fsize", unix.RLIMIT_NOFILE: "nofile",
+// RlimitNames names the limits the probe reads back.
+var RlimitNames = map[int]string{unix.RLIMIT_CPU: "cpu", unix.RLIMIT_FSIZE: "fsize", unix.RLIMIT_NOFILE: "nofile",
 	unix.RLIMIT_NPROC: "nproc", unix.RLIMIT_CORE: "core", unix.RLIMIT_MEMLOCK: "memlock", unix.RLIMIT_AS: "as"}
 
 // prober collects the report across the helper's steps.
@@ -84,7 +84,7 @@ func (p *prober) saw(format string, a ...any) {
 
 // beforeRestrict runs after the mounts and before Landlock: namespaces, interfaces, mounts.
 func (p *prober) beforeRestrict(s *Spec) {
-	for _, n := range probeNS {
+	for _, n := range ProbeNamespaces {
 		if l, err := os.Readlink("/proc/thread-self/ns/" + n); err == nil {
 			p.rep.Namespaces[n] = l
 		}
@@ -206,7 +206,7 @@ func (p *prober) probeRlimits(s *Spec) error {
 			return fmt.Errorf("setrlimit %d=%d: %w", l.Resource, l.Value, err)
 		}
 	}
-	for res, name := range rlimitNames {
+	for res, name := range RlimitNames {
 		var lim unix.Rlimit
 		if unix.Getrlimit(res, &lim) == nil && lim.Cur != unix.RLIM_INFINITY {
 			p.rep.Rlimits[name] = lim.Cur
@@ -225,7 +225,7 @@ next:
 			continue
 		}
 		for _, a := range s.RWDirs {
-			if a == "/" || within(a, d) {
+			if a == "/" || Within(a, d) {
 				continue next
 			}
 		}
@@ -241,7 +241,7 @@ func outsideDir(s *Spec) string {
 next:
 	for _, d := range []string{"/", "/etc", "/proc", "/sys", "/var"} {
 		for _, a := range allowed {
-			if a == "/" || within(a, d) {
+			if a == "/" || Within(a, d) {
 				continue next
 			}
 		}

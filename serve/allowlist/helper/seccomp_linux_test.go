@@ -1,4 +1,4 @@
-package allowlist
+package helper
 
 import (
 	"encoding/binary"
