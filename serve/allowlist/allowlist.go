@@ -61,6 +61,9 @@ type Options struct {
 	Logger     *slog.Logger
 	// network by name: how the egress proxy is built (egress_linux.go)
 	egressOptions
+	// viaHelper: tests run calls through the exec helper even where serve would start them
+	// directly (rawexec_linux.go), so both ways stay tested.
+	viaHelper bool
 }
 
 // Executor implements serve.Executor for the allowlist scheme.
@@ -76,7 +79,9 @@ type Executor struct {
 	gid     int
 	dropUID bool
 	attr    nsAttr
-	probe   helper.ProbeReport
+	// viaHelper: run every call through the exec helper (Options.viaHelper).
+	viaHelper bool
+	probe     helper.ProbeReport
 	// probed is closed when the layer probe has finished (probeErr says how): the probe runs
 	// while the client initializes, so start-up does not wait for a helper process.
 	probed   chan struct{}
@@ -118,7 +123,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if p.Scheme != policy.SchemeAllowlist {
 		return nil, fmt.Errorf("allowlist executor given a %q policy", p.Scheme)
 	}
-	e := &Executor{pol: p, al: &p.Allowlist, helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}}
+	e := &Executor{pol: p, al: &p.Allowlist, helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}, viaHelper: o.viaHelper}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -176,7 +181,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	go func() {
 		e.probeErr = e.probeLayers()
 		close(e.probed)
-		if e.probeErr == nil {
+		if e.probeErr == nil && !e.directOK() { // a direct start needs no warm helper
 			e.refill(int(p.Limits.MaxOutputBytes))
 		}
 	}()
@@ -508,10 +513,6 @@ func (h *helperProc) discard() {
 // spawn hands a helper the spec and the binary, and collects the result. chk is what the
 // argument check found (nil for the probe).
 func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.File, args []string, chk *checked, probe bool) (*serve.Result, error) {
-	h, err := e.helperFor(c.MaxOutput)
-	if err != nil {
-		return nil, err
-	}
 	spec := e.spec(pc, c, args, probe)
 	if chk != nil {
 		spec.ROBinds = append(spec.ROBinds, chk.roBinds...)
@@ -521,7 +522,6 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		// stands in for /tmp, removed when the call ends.
 		tmp, err := os.MkdirTemp("", "mcpsandbox-tmp-")
 		if err != nil {
-			h.discard()
 			return nil, fmt.Errorf("create the call's temporary directory: %w", err)
 		}
 		defer os.RemoveAll(tmp)
@@ -530,6 +530,13 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 		}
 		spec.RWDirs = append(spec.RWDirs, tmp)
 		spec.Env = append([]string{"TMPDIR=" + tmp}, spec.Env...)
+	}
+	if !probe && e.directOK() {
+		return e.spawnDirect(ctx, c, pc, bin, spec)
+	}
+	h, err := e.helperFor(c.MaxOutput)
+	if err != nil {
+		return nil, err
 	}
 	ec := e.egress.call(c.Session) // the call's way out to the egress proxy, if the policy lists hosts
 	defer ec.close()

@@ -4,6 +4,8 @@ package allowlist
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,6 +124,12 @@ func (e *Executor) checkArgs(pc *pinned, args []string) (*checked, error) {
 			return nil, err
 		}
 	}
+	if pc.model != nil && pc.model.patternFirst && grepRecursesCwd(args, uses) {
+		// grep -r with no file operand searches the working directory: the workspace.
+		if err := e.judge(pc, prot, c, argUse{index: 0, value: ".", kind: kRead}); err != nil {
+			return nil, err
+		}
+	}
 	if pc.model != nil && pc.model.defaultPrefix != "" {
 		p := argUse{value: pc.model.defaultPrefix, kind: kPrefix}
 		if prefix != nil {
@@ -180,7 +188,91 @@ func (e *Executor) judge(pc *pinned, prot *protection, c *checked, u argUse) err
 		}
 		c.roBinds = append(c.roBinds, r.path)
 	}
+	if r.exists && !write && e.al.HardLinks != policy.HardLinksReadOnly && (pc.model == nil || !pc.model.listsOnly) {
+		// A directory a program may read recursively (grep -r, diff -r, any unmodelled
+		// program): a hard link below it reaches a file the argument does not name.
+		if st, err := os.Stat(r.path); err == nil && st.IsDir() {
+			if name, err := multiLinkBelow(r.path); err != nil || name != "" {
+				return hardLinkBelowRefusal(u, e.rel(name), err)
+			}
+		}
+	}
 	return nil
+}
+
+// grepRecursesCwd: a recursive option is (or may be) given and no file operand is: grep then
+// reads the working directory. A short-option bundle holding r or R counts even when the letter
+// is an option's value: a needless check, never a missed one.
+func grepRecursesCwd(args []string, uses []argUse) bool {
+	for _, u := range uses {
+		if u.kind == kRead {
+			return false
+		}
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if strings.HasPrefix(a, "--") {
+			if n, _, _ := strings.Cut(a[2:], "="); len(n) >= 2 && (strings.HasPrefix("recursive", n) || strings.HasPrefix("dereference-recursive", n)) {
+				return true
+			}
+		} else if strings.HasPrefix(a, "-") && strings.ContainsAny(a, "rR") {
+			return true
+		}
+	}
+	return false
+}
+
+// maxWalk bounds the files a directory argument's hard-link check looks at.
+const maxWalk = 200000
+
+// multiLinkBelow finds a regular file with more than one link below dir (symbolic links are
+// judged by their target, as grep -R and diff follow them), or says why it could not look.
+func multiLinkBelow(dir string) (string, error) {
+	found, n := "", 0
+	errStop := errors.New("stop")
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable to serve: the sandbox's uid will not read it either
+		}
+		if n++; n > maxWalk {
+			return fmt.Errorf("more than %d entries below it", maxWalk)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && st.Mode().IsRegular() && sys.Nlink > 1 {
+			found = p
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		return "", err
+	}
+	return found, nil
+}
+
+// rel names p relative to the workspace (p is inside it), for messages.
+func (e *Executor) rel(p string) string {
+	if r, err := filepath.Rel(e.ws, p); err == nil {
+		return r
+	}
+	return "a file"
+}
+
+func hardLinkBelowRefusal(u argUse, name string, err error) error {
+	if err != nil {
+		return serve.Refuse("allowlist.hardlinks",
+			"argument %d %q is a directory the program may read through, and it could not be checked for hard links (%v): name the files instead", u.index, u.value, err)
+	}
+	return serve.Refuse("allowlist.hardlinks",
+		"argument %d %q is a directory the program may read through, and %s below it has more than one hard link: another name for it may lie outside the workspace (remove the extra link, copy the file, name the files you mean, or set hardlinks = \"read-only\")", u.index, u.value, name)
 }
 
 // judgeGenerated checks the names a program generates from a prefix (and suffix): the prefix's

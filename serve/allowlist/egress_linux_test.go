@@ -24,6 +24,13 @@ import (
 // when not nil, stands in for the egress proxy (the plumbing is what is under test here).
 func egressExecutor(t testing.TB, serveConn func(net.Conn), extra ...string) *Executor {
 	t.Helper()
+	return pythonExecutor(t, serveConn, false, extra...)
+}
+
+// pythonExecutor is egressExecutor with the choice of running calls through the exec helper
+// even where serve would start them directly.
+func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extra ...string) *Executor {
+	t.Helper()
 	py, err := generate.Pin("/usr/bin/python3")
 	if err != nil {
 		t.Skipf("no python3 to drive the sandbox side: %v", err)
@@ -53,7 +60,7 @@ func egressExecutor(t testing.TB, serveConn func(net.Conn), extra ...string) *Ex
 		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
 		p.Limits.Memory = 4 << 30 // the Go runtime's address-space reservations
 	}
-	o := Options{HelperPath: exe}
+	o := Options{HelperPath: exe, viaHelper: viaHelper}
 	o.egressServe = serveConn
 	e, err := New(p, o)
 	if err != nil {

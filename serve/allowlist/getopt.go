@@ -50,6 +50,9 @@ type optModel struct {
 	defaultPrefix string
 	// suffixFormat: the kSuffix value is a printf format (csplit -b), so it may produce anything.
 	suffixFormat bool
+	// listsOnly: a directory operand's entries are listed, never opened (ls -R); other programs
+	// may read every file below a directory they are given (grep -r, diff -r).
+	listsOnly bool
 }
 
 // shortSpec returns 0 (flag), 1 (required value), 2 (optional value), or -1 (unknown option).
@@ -281,7 +284,7 @@ var models = map[string]*optModel{
 				"unchanged-line-format": req, "from-file": reqRead, "to-file": reqRead, "exclude": req,
 				"exclude-from": reqRead, "starting-file": req, "ignore-matching-lines": req, "horizon-lines": req,
 				"color": opt, "palette": req, "GTYPE-group-format": req, "LTYPE-line-format": req, "color-palette": req})},
-	"ls": {short: "abcdfghiklmnopqrstuvw:xABCDFGHI:LNQRST:UXZ1", operands: []argKind{kRead},
+	"ls": {listsOnly: true, short: "abcdfghiklmnopqrstuvw:xABCDFGHI:LNQRST:UXZ1", operands: []argKind{kRead},
 		long: with(flags("all", "author", "escape", "directory", "dired", "classify", "file-type",
 			"full-time", "group-directories-first", "no-group", "human-readable", "si", "dereference-command-line",
 			"dereference-command-line-symlink-to-dir", "inode", "dereference", "numeric-uid-gid", "literal",

@@ -198,11 +198,11 @@ func helper() error {
 	if err != nil {
 		return err
 	}
-	argvp, err := cStrings(s.Argv)
+	argvp, err := CStrings(s.Argv)
 	if err != nil {
 		return fmt.Errorf("argv: %w", err)
 	}
-	envp, err := cStrings(s.Env)
+	envp, err := CStrings(s.Env)
 	if err != nil {
 		return fmt.Errorf("env: %w", err)
 	}
@@ -349,8 +349,8 @@ func recvFD(sock int) (int, error) {
 	return fds[0], nil
 }
 
-// cStrings is a NULL-terminated array of C strings.
-func cStrings(ss []string) ([]*byte, error) {
+// CStrings is a NULL-terminated array of C strings (argv, envp).
+func CStrings(ss []string) ([]*byte, error) {
 	out := make([]*byte, len(ss)+1)
 	for i, s := range ss {
 		p, err := unix.BytePtrFromString(s)

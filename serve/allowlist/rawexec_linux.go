@@ -1,0 +1,566 @@
+package allowlist
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
+	"golang.org/x/sys/unix"
+)
+
+// The direct start: a root serve starts a call's command itself, with the exec helper's
+// recipe (serve/allowlist/helper) turned into a list of raw system calls that a forked child
+// makes between clone and exec, the way the syscall package's ForkExec does. No second Go
+// program starts per call: on the 2-CPU VMs this was measured on, the helper's Go runtime
+// start-up cost more CPU than the command itself, and a warm helper's start-up competed with
+// the running call. Everything that allocates, opens or decides is done in the parent before
+// the fork (the Landlock ruleset, the seccomp program, every path as a C string); the child only
+// makes system calls on what it was given, and reports a failure as a step number and an errno
+// on a close-on-exec pipe (nothing of it can reach the command's output). The helper remains
+// for the probe, for serves that are not root (user namespaces need the parent to write the
+// child's uid map), and for network host lists (the egress listener is handed over by the
+// helper).
+
+//go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
+func runtimeBeforeFork()
+
+//go:linkname runtimeAfterFork syscall.runtime_AfterFork
+func runtimeAfterFork()
+
+//go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
+func runtimeAfterForkInChild()
+
+// atFDCWD is AT_FDCWD (-100) as a system call argument.
+var atFDCWD = func() uintptr { v := unix.AT_FDCWD; return uintptr(v) }()
+
+// Operations of the mount list.
+const (
+	opMount    = iota + 1 // mount(src, dst, fstype, flags, data); on ENOENT skip the next op when skip is set
+	opMkdir               // mkdir(dst, 0755), EEXIST ignored
+	opCreat               // open(dst, O_CREAT|O_WRONLY) and close it
+	opClose               // close(fd)
+	opOpenPath            // open(dst, O_PATH) onto descriptor fd (a fixed number, so a later op can name it)
+)
+
+type rawOp struct {
+	kind                   int
+	src, dst, fstype, data *byte
+	flags                  uintptr
+	fd                     int
+	skip                   bool
+	label                  int // index into rawPlan.labels
+}
+
+// landlockPathBeneath is struct landlock_path_beneath_attr (packed: the kernel reads 12 bytes).
+type landlockPathBeneath struct {
+	access uint64
+	fd     int32
+}
+
+// Failure steps the child reports (index into stepNames; mount ops use their own labels).
+const (
+	stSetpgid = iota
+	stStdio
+	stMountPrivate
+	stTmpRule
+	stChdir
+	stCreds
+	stPdeathsig
+	stNoNewPrivs
+	stDumpable
+	stLandlock
+	stSeccomp
+	stRlimit
+	stExec
+	stOps // + index of the op's label
+)
+
+var stepNames = []string{"set the process group", "set up stdin/stdout/stderr", "make mounts private",
+	"allow the private /tmp in the Landlock ruleset", "enter the workspace", "drop to the sandbox uid",
+	"set the parent-death signal", "set no_new_privs", "clear dumpable", "landlock restrict",
+	"install the seccomp filter", "set a resource limit", "exec"}
+
+type rawPlan struct {
+	flags                 uintptr
+	stdin, stdout, stderr int
+	status                int // write end of the status pipe (close-on-exec)
+	mounts                bool
+	ops                   []rawOp
+	labels                []string
+	tmpRule               bool
+	tmpPath               *byte
+	tmpAttr               landlockPathBeneath
+	nice                  int
+	dir                   *byte
+	dropUID               bool
+	uid, gid              uintptr
+	noNewPrivs            bool
+	rulesetFD             int // -1: none
+	rulesetFlags          uintptr
+	prog                  *unix.SockFprog // nil: none
+	rlimRes               []uintptr
+	rlim                  []unix.Rlimit
+	binFD                 int
+	empty                 *byte
+	argv, envp            []*byte
+}
+
+// directOK says whether this executor starts calls directly (see above).
+func (e *Executor) directOK() bool {
+	return directArch && e.dropUID && !e.attr.userNS && e.egress == nil && !e.viaHelper
+}
+
+// rawStart starts the child: fork (sharing memory until the exec, as os/exec does) and, in
+// the child, apply the plan and exec.
+func rawStart(p *rawPlan) (int, syscall.Errno) {
+	pid, errno := rawChild(p) // calls runtimeBeforeFork after its own stack check
+	runtimeAfterFork()
+	return int(pid), errno
+}
+
+// rawChild is the child's whole life between clone and exec. The child runs on this goroutine's
+// stack in the parent's memory (CLONE_VM|CLONE_VFORK; the parent waits until the exec) with only
+// this thread: no allocation, no stack growth, no locks, no writes the parent reads, only raw
+// system calls on what the parent prepared (runtimeBeforeFork makes any stack growth fatal, so a
+// mistake here is loud, not silent). In the parent it returns at once, with what rawVfork
+// returned after the child was gone.
+//
+//go:norace
+//go:nocheckptr
+//go:noinline
+func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
+	var (
+		err  syscall.Errno
+		step int
+		fd   uintptr
+		i    int
+		op   *rawOp
+		msg  [2]int32
+	)
+	runtimeBeforeFork() // from here: no allocation, no stack growth, signals blocked
+	pid, errno := rawVfork(p.flags | syscall.CLONE_VM | syscall.CLONE_VFORK | uintptr(syscall.SIGCHLD))
+	if errno != 0 || pid != 0 {
+		return pid, syscall.Errno(errno)
+	}
+	// The child.
+	runtimeAfterForkInChild()
+	step = stSetpgid
+	if _, _, err = syscall.RawSyscall(syscall.SYS_SETPGID, 0, 0, 0); err != 0 {
+		goto fail
+	}
+	step = stStdio
+	if _, _, err = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(p.stdin), 0, 0); err != 0 {
+		goto fail
+	}
+	if _, _, err = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(p.stdout), 1, 0); err != 0 {
+		goto fail
+	}
+	if _, _, err = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(p.stderr), 2, 0); err != 0 {
+		goto fail
+	}
+	if p.mounts {
+		step = stMountPrivate
+		if _, _, err = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(p.empty)), uintptr(unsafe.Pointer(p.ops[0].dst)),
+			uintptr(unsafe.Pointer(p.empty)), syscall.MS_REC|syscall.MS_PRIVATE, 0, 0); err != 0 {
+			goto fail
+		}
+		for i = 1; i < len(p.ops); i++ {
+			op = &p.ops[i]
+			step = stOps + op.label
+			switch op.kind {
+			case opMount:
+				_, _, err = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(op.src)), uintptr(unsafe.Pointer(op.dst)),
+					uintptr(unsafe.Pointer(op.fstype)), op.flags, uintptr(unsafe.Pointer(op.data)), 0)
+				if err == syscall.ENOENT && op.skip {
+					i++
+					err = 0
+				}
+			case opMkdir:
+				_, _, err = syscall.RawSyscall(syscall.SYS_MKDIRAT, atFDCWD, uintptr(unsafe.Pointer(op.dst)), 0o755)
+				if err == syscall.EEXIST {
+					err = 0
+				}
+			case opCreat:
+				fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(op.dst)),
+					syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644, 0, 0)
+				if err == 0 {
+					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+				}
+			case opClose:
+				syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(op.fd), 0, 0)
+			case opOpenPath:
+				fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(op.dst)), unix.O_PATH|syscall.O_CLOEXEC, 0, 0, 0)
+				if err == 0 && fd != uintptr(op.fd) { // the lowest free number may be the one wanted
+					_, _, err = syscall.RawSyscall(syscall.SYS_DUP3, fd, uintptr(op.fd), syscall.O_CLOEXEC)
+					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+				}
+			}
+			if err != 0 {
+				goto fail
+			}
+		}
+	}
+	if p.tmpRule {
+		// The private /tmp exists only in this mount namespace: its rule is added here.
+		step = stTmpRule
+		fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(p.tmpPath)),
+			unix.O_PATH|syscall.O_CLOEXEC, 0, 0, 0)
+		if err != 0 {
+			goto fail
+		}
+		p.tmpAttr.fd = int32(fd)
+		if _, _, err = syscall.RawSyscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(p.rulesetFD), 1, // LANDLOCK_RULE_PATH_BENEATH
+			uintptr(unsafe.Pointer(&p.tmpAttr)), 0, 0, 0); err != 0 {
+			goto fail
+		}
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	}
+	// Politeness, not a security layer: failure is not reported.
+	syscall.RawSyscall(syscall.SYS_SETPRIORITY, syscall.PRIO_PROCESS, 0, uintptr(p.nice))
+	step = stChdir
+	if _, _, err = syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(p.dir)), 0, 0); err != 0 {
+		goto fail
+	}
+	if p.dropUID {
+		step = stCreds
+		if _, _, err = syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); err != 0 {
+			goto fail
+		}
+		if _, _, err = syscall.RawSyscall(syscall.SYS_SETRESGID, p.gid, p.gid, p.gid); err != 0 {
+			goto fail
+		}
+		if _, _, err = syscall.RawSyscall(syscall.SYS_SETRESUID, p.uid, p.uid, p.uid); err != 0 {
+			goto fail
+		}
+	}
+	// After the credential change, which clears it: the tree dies with serve.
+	step = stPdeathsig
+	if _, _, err = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); err != 0 {
+		goto fail
+	}
+	if p.noNewPrivs {
+		step = stNoNewPrivs
+		if _, _, err = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); err != 0 {
+			goto fail
+		}
+	}
+	step = stDumpable
+	if _, _, err = syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); err != 0 {
+		goto fail
+	}
+	if p.rulesetFD >= 0 {
+		step = stLandlock
+		if _, _, err = syscall.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(p.rulesetFD), p.rulesetFlags, 0); err != 0 {
+			goto fail
+		}
+	}
+	if p.prog != nil {
+		step = stSeccomp
+		if _, _, err = syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(p.prog))); err != 0 {
+			goto fail
+		}
+	}
+	step = stRlimit
+	for i = 0; i < len(p.rlim); i++ {
+		if _, _, err = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, p.rlimRes[i], uintptr(unsafe.Pointer(&p.rlim[i])), 0, 0, 0); err != 0 {
+			goto fail
+		}
+	}
+	step = stExec
+	_, _, err = syscall.RawSyscall6(unix.SYS_EXECVEAT, uintptr(p.binFD), uintptr(unsafe.Pointer(p.empty)),
+		uintptr(unsafe.Pointer(&p.argv[0])), uintptr(unsafe.Pointer(&p.envp[0])), unix.AT_EMPTY_PATH, 0)
+fail:
+	msg[0], msg[1] = int32(step), int32(err)
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(p.status), uintptr(unsafe.Pointer(&msg[0])), 8)
+	for {
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 126, 0, 0)
+	}
+}
+
+// cstr is s as a C string (NUL in s is refused by the caller's checks: paths and argv come
+// from the policy and the argument check, which refuse NUL).
+func cstr(s string) (*byte, error) { return unix.BytePtrFromString(s) }
+
+// plan turns the spec into the child's list of system calls. The returned cleanup closes what
+// the parent opened for the child (after the fork).
+func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int) (*rawPlan, func(), error) {
+	var closers []func()
+	cleanup := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	fail := func(err error) (*rawPlan, func(), error) {
+		cleanup()
+		return nil, func() {}, err
+	}
+	p := &rawPlan{flags: e.attr.flags, mounts: s.Mounts, nice: s.Nice, dropUID: s.DropUID && !mutated("drop-uid"),
+		uid: uintptr(s.UID), gid: uintptr(s.GID), noNewPrivs: !mutated("no-new-privs"), rulesetFD: -1, binFD: int(bin.Fd()),
+		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3]}
+	var err error
+	if p.empty, err = cstr(""); err != nil {
+		return fail(err)
+	}
+	if p.dir, err = cstr(s.Dir); err != nil {
+		return fail(err)
+	}
+	if p.argv, err = helper.CStrings(s.Argv); err != nil {
+		return fail(fmt.Errorf("argv: %w", err))
+	}
+	if p.envp, err = helper.CStrings(s.Env); err != nil {
+		return fail(fmt.Errorf("env: %w", err))
+	}
+	// Landlock: built here, but the private /tmp is the child's own and gets its rule there.
+	rs := *s
+	if s.Mounts {
+		rs.RWDirs = nil
+		for _, d := range s.RWDirs {
+			if d != "/tmp" {
+				rs.RWDirs = append(rs.RWDirs, d)
+			}
+		}
+	}
+	fd, flags, abi, err := helper.Ruleset(&rs)
+	if err != nil {
+		return fail(err)
+	}
+	if fd >= 0 {
+		closers = append(closers, func() { unix.Close(fd) })
+		if !mutated("landlock") {
+			p.rulesetFD, p.rulesetFlags = fd, uintptr(flags)
+		}
+		if p.rulesetFD >= 0 && s.Mounts && len(rs.RWDirs) != len(s.RWDirs) {
+			p.tmpRule = true
+			p.tmpAttr.access = helper.WorkspaceAccess(abi)
+			if p.tmpPath, err = cstr("/tmp"); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	prog, err := helper.Filter(s)
+	if err != nil {
+		return fail(err)
+	}
+	if prog != nil {
+		p.prog = &unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	}
+	for _, r := range s.Rlimits {
+		p.rlimRes = append(p.rlimRes, uintptr(r.Resource))
+		p.rlim = append(p.rlim, unix.Rlimit{Cur: r.Value, Max: r.Value})
+	}
+	if s.Mounts {
+		if err := e.planMounts(p, s); err != nil {
+			return fail(err)
+		}
+	}
+	return p, cleanup, nil
+}
+
+// planMounts is the helper's privateMounts as a list of system calls: ops[0] names "/" (made
+// private by the child first), then the private /tmp, the paths under the host's /tmp the call
+// needs bound back on top of it, and the protected paths bound read-only.
+func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
+	add := func(op rawOp, label string) {
+		op.label = len(p.labels)
+		p.labels = append(p.labels, label)
+		p.ops = append(p.ops, op)
+	}
+	c := func(s string) *byte {
+		b, err := cstr(s)
+		if err != nil {
+			return nil // paths with NUL never get here: the argument check and policy refuse them
+		}
+		return b
+	}
+	add(rawOp{dst: c("/")}, "make mounts private")
+	type keep struct {
+		path string
+		fd   int // the descriptor number the child opens it on, before /tmp is covered
+		dir  bool
+	}
+	var keeps []keep
+	seen := map[string]bool{}
+	// Descriptor numbers above every one the child still needs (the status pipe, the ruleset,
+	// the binary): the child's table is its own copy, so whatever serve had there is untouched.
+	next := max(p.status, p.rulesetFD, p.binFD, p.stdin, p.stdout, p.stderr) + 1
+	for _, list := range [][]string{s.RWDirs, s.ReadDirs, s.ReadFiles, s.ExecFiles} {
+		for _, q := range list {
+			if !strings.HasPrefix(q, "/tmp/") || seen[q] {
+				continue
+			}
+			seen[q] = true
+			var st unix.Stat_t
+			if unix.Stat(q, &st) != nil {
+				continue // optional paths may be missing
+			}
+			keeps = append(keeps, keep{q, next, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+			next++
+		}
+	}
+	for _, k := range keeps { // opened in the child's own mount namespace: a bind source must be
+		add(rawOp{kind: opOpenPath, dst: c(k.path), fd: k.fd}, "bind "+k.path+" back under the private /tmp")
+	}
+	if opts, ok := helper.TmpfsOptions(s); ok {
+		add(rawOp{kind: opMount, src: c("tmpfs"), dst: c("/tmp"), fstype: c("tmpfs"), flags: unix.MS_NOSUID | unix.MS_NODEV, data: c(opts)},
+			"mount a private /tmp")
+	}
+	made := map[string]bool{"/tmp": true}
+	for _, k := range keeps {
+		label := "bind " + k.path + " back under the private /tmp"
+		dir := k.path
+		if !k.dir {
+			dir = path.Dir(k.path)
+		}
+		var chain []string
+		for d := dir; d != "/tmp" && d != "/" && !made[d]; d = path.Dir(d) {
+			chain = append(chain, d)
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			made[chain[i]] = true
+			add(rawOp{kind: opMkdir, dst: c(chain[i])}, label)
+		}
+		if !k.dir {
+			add(rawOp{kind: opCreat, dst: c(k.path)}, label)
+		}
+		add(rawOp{kind: opMount, src: c(fmt.Sprintf("/proc/self/fd/%d", k.fd)), dst: c(k.path), fstype: p.empty, flags: unix.MS_BIND | unix.MS_REC, data: p.empty}, label)
+		add(rawOp{kind: opClose, fd: k.fd, dst: p.empty}, label)
+	}
+	for _, q := range helper.ROBinds(s) {
+		add(rawOp{kind: opMount, src: c(q), dst: c(q), fstype: p.empty, flags: unix.MS_BIND | unix.MS_REC, data: p.empty, skip: true},
+			"protect "+q)
+		add(rawOp{kind: opMount, src: p.empty, dst: c(q), fstype: p.empty,
+			flags: unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV, data: p.empty}, "protect "+q+" read-only")
+	}
+	for _, op := range p.ops {
+		if op.dst == nil || (op.kind == opMount && (op.src == nil || op.data == nil)) {
+			return errors.New("a path for the call's mounts contains a NUL byte")
+		}
+	}
+	return nil
+}
+
+// spawnDirect runs one call through rawStart: serve's own pipes carry the output, serve waits
+// for the child, and the child's failure before exec comes back on the status pipe.
+func (e *Executor) spawnDirect(ctx context.Context, c serve.Call, pc *pinned, bin *os.File, spec helper.Spec) (*serve.Result, error) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer devnull.Close()
+	var r, w [3]*os.File // stdout, stderr, status
+	defer func() {
+		for i := range r {
+			if r[i] != nil {
+				r[i].Close()
+			}
+			if w[i] != nil {
+				w[i].Close()
+			}
+		}
+	}()
+	for i := range r {
+		if r[i], w[i], err = os.Pipe(); err != nil {
+			return nil, err
+		}
+	}
+	outR, errR, stR := r[0], r[1], r[2]
+	p, cleanup, err := e.plan(&spec, bin, [4]int{int(devnull.Fd()), int(w[0].Fd()), int(w[1].Fd()), int(w[2].Fd())})
+	if err != nil {
+		return nil, fmt.Errorf("prepare the sandbox: %w", err)
+	}
+	defer cleanup()
+	start := time.Now()
+	syscall.ForkLock.Lock()
+	pid, errno := rawStart(p)
+	syscall.ForkLock.Unlock()
+	for i := range w {
+		w[i].Close()
+		w[i] = nil
+	}
+	if errno != 0 {
+		return nil, fmt.Errorf("start the command: clone: %w", errno)
+	}
+	if p.mounts {
+		// Hold the call's mount namespace, so that its teardown (unmounting the private /tmp)
+		// happens at this descriptor's close, off the call's path, not in the exit before wait
+		// returns (as the helper path does).
+		if ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil {
+			defer func() { go ns.Close() }()
+		}
+	}
+	stdout, stderr := &serve.CapBuffer{Limit: c.MaxOutput}, &serve.CapBuffer{Limit: c.MaxOutput}
+	var copying sync.WaitGroup
+	copying.Add(2)
+	go func() { defer copying.Done(); io.Copy(stdout, outR) }()
+	go func() { defer copying.Done(); io.Copy(stderr, errR) }()
+	status, _ := io.ReadAll(stR) // EOF at the exec (close-on-exec) or the child's exit
+	done := make(chan unix.WaitStatus, 1)
+	go func() {
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+				break
+			}
+		}
+		done <- ws
+	}()
+	var ws unix.WaitStatus
+	select {
+	case ws = <-done:
+	case <-ctx.Done():
+		groupKill(pid)
+		_ = unix.Kill(pid, unix.SIGKILL)
+		ws = <-done
+	}
+	groupKill(pid) // sweep anything left in the process group
+	// A descendant that escaped the group and holds the pipes open must not hang the call.
+	copied := make(chan struct{})
+	go func() { copying.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(250 * time.Millisecond):
+		outR.Close()
+		errR.Close()
+		<-copied
+	}
+	if len(status) == 8 {
+		step, en := int(int32(binary.NativeEndian.Uint32(status))), syscall.Errno(binary.NativeEndian.Uint32(status[4:]))
+		if step == stExec {
+			return nil, helperFailure(pc.Name, fmt.Sprintf("exec failed: errno %d", int(en)))
+		}
+		name := "start"
+		switch {
+		case step >= stOps && step-stOps < len(p.labels):
+			name = p.labels[step-stOps]
+		case step >= 0 && step < len(stepNames):
+			name = stepNames[step]
+		}
+		return nil, helperFailure(pc.Name, fmt.Sprintf("sandbox setup failed: %s: %v", name, en))
+	} else if len(bytes.TrimSpace(status)) > 0 {
+		return nil, helperFailure(pc.Name, "sandbox setup failed: a short report from the child")
+	}
+	res := &serve.Result{
+		Stdout: stdout.String(), Stderr: stderr.String(),
+		Truncated:  stdout.Dropped() > 0 || stderr.Dropped() > 0,
+		TimedOut:   errors.Is(ctx.Err(), context.DeadlineExceeded),
+		DurationMS: time.Since(start).Milliseconds(),
+	}
+	if ws.Signaled() {
+		res.ExitCode = 128 + int(ws.Signal())
+	} else {
+		res.ExitCode = ws.ExitStatus()
+	}
+	return res, nil
+}

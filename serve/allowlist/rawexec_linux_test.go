@@ -1,0 +1,134 @@
+package allowlist
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/serve"
+)
+
+// The direct start and the exec helper apply one recipe: the same attacks, run both ways, must
+// fail (or work) the same way, measured from inside and judged here. Each line of the program
+// is "name: outcome".
+const layerProbe = `
+import os, socket, errno, ctypes
+def attempt(name, f):
+    try:
+        print(name + ": " + str(f()))
+    except OSError as e:
+        print(name + ": " + (errno.errorcode.get(e.errno) or str(e)))
+def w(path):
+    with open(path, "w") as f:
+        f.write("x")
+    return "written"
+attempt("uid", os.getuid)
+attempt("pid", os.getpid)
+attempt("read-outside", lambda: len(os.listdir("/root")))
+attempt("write-outside", lambda: w("/var/tmp/mcpsandbox-direct-probe"))
+attempt("write-workspace", lambda: w("out.txt"))
+attempt("write-tmp", lambda: w("/tmp/t"))
+attempt("tmp-empty", lambda: sorted(os.listdir("/tmp")))
+attempt("write-protected", lambda: w(".git/hooks/pre-commit"))
+attempt("socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).fileno() > 0)
+libc = ctypes.CDLL(None, use_errno=True)
+attempt("unshare", lambda: "ok" if libc.unshare(0) == 0 else errno.errorcode.get(ctypes.get_errno()))
+attempt("seccomp", lambda: libc.prctl(21, 0, 0, 0, 0)) # PR_GET_SECCOMP
+attempt("nnp", lambda: libc.prctl(39, 0, 0, 0, 0))     # PR_GET_NO_NEW_PRIVS
+attempt("dumpable", lambda: libc.prctl(3, 0, 0, 0, 0)) # PR_GET_DUMPABLE
+attempt("pdeathsig", lambda: (lambda s: libc.prctl(2, ctypes.byref(s), 0, 0, 0) or s.value)(ctypes.c_int()))
+attempt("nofile", lambda: __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE))
+attempt("nice", lambda: os.nice(0))
+attempt("env", lambda: sorted(k for k in os.environ))
+attempt("cwd", os.getcwd)
+`
+
+func TestDirectStartMatchesHelper(t *testing.T) {
+	if os.Geteuid() != 0 || !directArch {
+		t.Skip("the direct start is used by a root serve on amd64 only")
+	}
+	run := func(viaHelper bool) map[string]string {
+		e := pythonExecutor(t, nil, viaHelper)
+		if got := e.directOK(); got == viaHelper {
+			t.Fatalf("viaHelper=%v: directOK()=%v", viaHelper, got)
+		}
+		// A .git the sandbox's uid owns: only the read-only mount can stop the write.
+		hooks := filepath.Join(e.ws, ".git", "hooks")
+		os.MkdirAll(hooks, 0o755)
+		os.Chown(filepath.Dir(hooks), 65534, 65534)
+		os.Chown(hooks, 65534, 65534)
+		res := runPython(t, e, layerProbe)
+		if res.ExitCode != 0 {
+			t.Fatalf("viaHelper=%v: exit %d: %s", viaHelper, res.ExitCode, res.Stderr)
+		}
+		got := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
+			k, v, _ := strings.Cut(l, ": ")
+			got[k] = v
+		}
+		got["cwd"] = strings.TrimPrefix(got["cwd"], e.ws) // each run has its own workspace
+		return got
+	}
+	direct, helper := run(false), run(true)
+	want := map[string]string{"uid": "65534", "pid": "1", "read-outside": "EACCES", "write-outside": "EACCES",
+		"write-workspace": "written", "write-tmp": "written", "write-protected": "EROFS",
+		"socket": "EACCES", "unshare": "EPERM", "seccomp": "2", "nnp": "1", "pdeathsig": "9", "nofile": "(256, 256)", "nice": "10", "cwd": ""}
+	for k, v := range want {
+		if direct[k] != v {
+			t.Errorf("direct start: %s = %q, want %q", k, direct[k], v)
+		}
+	}
+	for k := range helper {
+		if helper[k] != direct[k] {
+			t.Errorf("%s: the helper gives %q, the direct start %q", k, helper[k], direct[k])
+		}
+	}
+	if len(helper) != len(direct) || len(direct) < len(want) {
+		t.Errorf("different reports: helper %v, direct %v", helper, direct)
+	}
+}
+
+// A directory a program may read recursively is refused when a file below it has another hard
+// link (the host made it; the other name may be outside the workspace), named or implied (grep
+// -r with no file searches the working directory). ls -R only lists: allowed.
+func TestHardLinkBelowDirectory(t *testing.T) {
+	e := pythonExecutor(t, nil, false)
+	outsideFile := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(outsideFile, []byte("s3cret\n"), 0o644)
+	os.MkdirAll(filepath.Join(e.ws, "vendor", "pkg"), 0o755)
+	os.MkdirAll(filepath.Join(e.ws, "clean"), 0o755)
+	os.WriteFile(filepath.Join(e.ws, "clean", "a"), []byte("a\n"), 0o644)
+	if err := os.Link(outsideFile, filepath.Join(e.ws, "vendor", "pkg", "x")); err != nil {
+		t.Skipf("cannot make a hard link here: %v", err)
+	}
+	cases := []struct {
+		cmd    string
+		args   []string
+		refuse bool
+	}{
+		{"grep", []string{"-r", "", "vendor"}, true},
+		{"grep", []string{"-rn", "s3cret"}, true},              // the working directory, implied
+		{"grep", []string{"--recursive", "s3cret", "."}, true}, // named
+		{"grep", []string{"-r", "a", "clean"}, false},          // control: no link below
+		{"grep", []string{"s3cret"}, false},                    // control: stdin only
+		{"ls", []string{"-R", "vendor"}, false},                // control: lists, never reads
+		{"cat", []string{"vendor/pkg/x"}, true},
+	}
+	for _, c := range cases {
+		pc := e.cmds[c.cmd]
+		if pc == nil {
+			t.Fatalf("%s is not allowlisted in the test policy", c.cmd)
+		}
+		_, err := e.checkArgs(pc, c.args)
+		var ref *serve.Refusal
+		refused := errors.As(err, &ref) && ref.Rule == "allowlist.hardlinks"
+		if refused != c.refuse {
+			t.Errorf("%s %q: refused=%v (%v), want refused=%v", c.cmd, c.args, refused, err, c.refuse)
+		}
+		if refused && strings.Contains(err.Error(), outsideFile) {
+			t.Errorf("%s %q: the refusal names the file outside: %v", c.cmd, c.args, err)
+		}
+	}
+}
