@@ -82,6 +82,20 @@ func controls() []harness.Control {
 		{Detector: "syscalls", Scenario: "kernel-surface", Kind: "staged",
 			Weakness: "the scenario's own probe run outside the sandbox (as the sandbox's uid, no seccomp), where the syscalls reach the kernel",
 			Inject:   stageOutside("kernel-surface", "python3", "python3.13", "python3.12", "python3.11")},
+		{Detector: "leak", Scenario: "hardlink-host-made", Kind: "policy",
+			Weakness: `hardlinks = "read-only": path arguments naming a host-made hard link are allowed, so cat and sort read the canary outside the workspace through it`,
+			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
+				p.Allowlist.HardLinks = policy.HardLinksReadOnly
+				return nil
+			}},
+		{Detector: "outside", Scenario: "hardlink-host-made", Kind: "staged",
+			Weakness: "the scenario's overwrite (sort -o LINK payload.txt) run outside the sandbox as the sandbox's uid: the canary's content changes on the host through the link",
+			Inject: func(a *harness.Arena) {
+				out, err := a.RunOutside("sort", "-o", "vendor/store/canary.txt", "payload.txt")
+				if err != nil {
+					a.StageOutput("control: the overwrite outside the sandbox failed: " + err.Error() + ": " + out)
+				}
+			}},
 		{Detector: "marker", Scenario: "planted-script-interpreter", Kind: "policy",
 			Weakness: "an interpreter (python3) is allowlisted"},
 		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
