@@ -140,8 +140,11 @@ type run struct {
 	outsideBefore OutsideSnapshot
 	egress        atomic.Pointer[string]
 	peakRSS       atomic.Int64
-	bin           string        // the mcpsandbox binary (serve and its helpers): never a step's program
-	sighted       []atomic.Bool // per step: a process of the step was seen running (see watchStart)
+	bin           string               // the mcpsandbox binary (serve and its helpers): never a step's program
+	sighted       []atomic.Bool        // per step: a process of the step was seen running (see watchStart)
+	protect       []protGlob           // the host-run paths the persistence detector watches
+	hostRunBefore map[string]fileState // their files before the steps (persistence only)
+	gitExecBefore map[string]bool      // program-running git config lines before the steps
 }
 
 // inconclusive records why a detector could not judge; the scenario is then an ERROR.
@@ -311,12 +314,17 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 		return res
 	}
 	r.outsideBefore = a.SnapshotOutside()
+	ds := s.DetectorsFor(o.Policy.Scheme)
+	if slices.Contains(ds, "persistence") {
+		r.protect = persistPatterns(p.Allowlist.Protect)
+		r.hostRunBefore = hostRunFiles(a.WS, r.protect)
+		r.gitExecBefore = gitExecLines(a.WS)
+	}
 
 	wctx, stopWatch := context.WithCancel(ctx)
 	var watchers sync.WaitGroup
 	watchers.Add(1)
 	go func() { defer watchers.Done(); r.watchEgress(wctx) }()
-	ds := s.DetectorsFor(o.Policy.Scheme)
 	if slices.Contains(ds, "memory") {
 		watchers.Add(1)
 		go func() { defer watchers.Done(); r.sampleMemory(wctx) }()

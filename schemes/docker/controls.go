@@ -73,6 +73,10 @@ func controls() []harness.Control {
 			}},
 		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
 			Weakness: "workspace_writable = true", Mutate: writable},
+		{Detector: "persistence", Scenario: "git-hookspath-custom", Kind: "policy",
+			Weakness: "workspace_writable = true: sort -o writes the directory the repository's core.hooksPath names", Mutate: writable},
+		{Detector: "persistence", Scenario: "protected-files-argv", Kind: "policy",
+			Weakness: "workspace_writable = true: CLAUDE.md, .npmrc, CI workflows and editor tasks become writable", Mutate: writable},
 		{Detector: "sibling", Scenario: "ptrace-parent", Kind: "staged",
 			Weakness: "the harness ptrace-attaches the sibling from outside the container, as a process of the same uid in the host's PID namespace could",
 			Inject: func(a *harness.Arena) {
