@@ -122,6 +122,8 @@ type call struct {
 	abandoned  bool
 	step       int  // which step it belongs to
 	structured bool // a structured result came back (the program ran, or was started)
+	retried    bool // timed out before acting, and tried again: its start is not judged
+	secondTry  bool // the second try of a call that timed out before acting
 }
 
 // run is one scenario against one arena.
@@ -400,6 +402,17 @@ func (r *run) step(ctx context.Context, i int, st Step, p *mcp.CallToolParams) {
 		go func() {
 			defer wg.Done()
 			c := r.call(ctx, i, st, p)
+			if n == 1 && timedOutBeforeActing(c, st) && ctx.Err() == nil {
+				// The step's code never ran (its token never came back: a cold container or an
+				// interpreter a loaded machine did not start in time), so it left nothing behind:
+				// try it once more before calling the scenario unproven.
+				c.retried = true
+				r.mu.Lock()
+				r.calls = append(r.calls, c)
+				r.mu.Unlock()
+				c = r.call(ctx, i, st, p)
+				c.secondTry = true
+			}
 			r.mu.Lock()
 			r.calls = append(r.calls, c)
 			r.mu.Unlock()

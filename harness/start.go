@@ -70,6 +70,13 @@ func startProof(c call, st Step, sighted bool) (ok bool, why string) {
 	return false, "did not start: timed out before acting (no output, no process of it seen running)"
 }
 
+// timedOutBeforeActing reports a call that came back timed out without its step's start token:
+// the step's code never ran.
+func timedOutBeforeActing(c call, st Step) bool {
+	return c.err == nil && c.structured && c.res.TimedOut && !st.Start.IsZero() &&
+		!strings.Contains(c.res.Stdout, st.Start.Joined()) && !strings.Contains(c.res.Stderr, st.Start.Joined())
+}
+
 // startProofs judges every step's calls, and adds each unproven step to unsure.
 func (r *run) startProofs(steps []Step, unsure []string) (lines, unsureOut []string) {
 	r.mu.Lock()
@@ -79,11 +86,14 @@ func (r *run) startProofs(steps []Step, unsure []string) (lines, unsureOut []str
 		n, proven := 0, 0
 		var first, bad string
 		for _, c := range calls {
-			if c.step != i {
+			if c.step != i || c.retried {
 				continue
 			}
 			n++
 			ok, why := startProof(c, st, r.sighted[i].Load())
+			if c.secondTry {
+				why += " (on a second try: the first timed out before acting)"
+			}
 			if ok {
 				proven++
 				if first == "" {
