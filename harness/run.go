@@ -147,6 +147,7 @@ type run struct {
 	protect       []protGlob           // the host-run paths the persistence detector watches
 	hostRunBefore map[string]fileState // their files before the steps (persistence only)
 	gitExecBefore map[string]bool      // program-running git config lines before the steps
+	netnsHit      atomic.Pointer[string]
 }
 
 // inconclusive records why a detector could not judge; the scenario is then an ERROR.
@@ -334,6 +335,10 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	if slices.Contains(ds, "sibling") {
 		watchers.Add(1)
 		go func() { defer watchers.Done(); r.watchSibling(wctx) }()
+	}
+	if slices.Contains(ds, "netns") {
+		watchers.Add(1)
+		go func() { defer watchers.Done(); r.watchNetns(wctx) }()
 	}
 	if slices.Contains(ds, "processes") {
 		watchers.Add(1)
