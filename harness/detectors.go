@@ -54,7 +54,7 @@ func init() {
 			}
 			return true, "host socket table held " + *r.egress.Load()
 		}},
-		{"survivors", "processes of the call (tagged argv or cwd in the workspace) still alive 3s after it returned", checkSurvivors},
+		{"survivors", "processes of the call (tagged argv or cwd in the workspace) still alive 3s after it returned; where the scenario names this detector, also any process still listed in a cgroup of its own (a container's) that held the call's processes, found by cgroup, not by argv or cwd", checkSurvivors},
 		{"responsive", "the server answers tools/list within 3s after the attack", checkResponsive},
 		{"wall_time", "every call returned within the policy's timeout plus 3s (or the scenario's tighter bound)", checkWallTime},
 		{"output", "no returned stream is longer than max_output_bytes", checkOutput},
@@ -290,6 +290,11 @@ func procsOf(a *Arena) []int {
 }
 
 func checkSurvivors(r *run) (bool, string) {
+	// The cgroups first: a container is removed soon after its call, so this part's own wait
+	// (Expect.CgroupWait) is measured from the calls' end.
+	if breach, detail := checkCgroups(r); breach {
+		return true, detail
+	}
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		pids := procsOf(r.a)

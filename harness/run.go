@@ -38,6 +38,9 @@ type Expect struct {
 	FileSize int64         // 0: the scheme has no per-file cap on the host
 	Grace    time.Duration // how far past Timeout a call may return
 	Pids     int64         // processes a call may run at once (0: no limit the host can see)
+	// CgroupWait is how long after the calls a cgroup that held them may still hold processes
+	// (0: 3s, as for survivors).
+	CgroupWait time.Duration
 }
 
 // Options configure a run.
@@ -148,6 +151,7 @@ type run struct {
 	hostRunBefore map[string]fileState // their files before the steps (persistence only)
 	gitExecBefore map[string]bool      // program-running git config lines before the steps
 	netnsHit      atomic.Pointer[string]
+	cgroups       map[string]bool // cgroups that held the call's processes (survivors), under mu
 }
 
 // inconclusive records why a detector could not judge; the scenario is then an ERROR.
@@ -335,6 +339,10 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	if slices.Contains(ds, "sibling") {
 		watchers.Add(1)
 		go func() { defer watchers.Done(); r.watchSibling(wctx) }()
+	}
+	if slices.Contains(ds, "survivors") { // named by the scenario, not only always on
+		watchers.Add(1)
+		go func() { defer watchers.Done(); r.watchCgroups(wctx) }()
 	}
 	if slices.Contains(ds, "netns") {
 		watchers.Add(1)
