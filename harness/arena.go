@@ -148,6 +148,9 @@ func (a *Arena) setupFile(s Setup) error {
 	if s.Symlink != "" {
 		return os.Symlink(a.Expand(s.Symlink), p)
 	}
+	if s.Hardlink != "" {
+		return os.Link(a.Expand(s.Hardlink), p)
+	}
 	mode := os.FileMode(0o644)
 	if s.Mode != 0 {
 		mode = os.FileMode(s.Mode)
@@ -165,9 +168,12 @@ func (a *Arena) setupFile(s Setup) error {
 // ChownWorkspace hands the arena's workspace to uid:gid (the user commands run as).
 func (a *Arena) ChownWorkspace(uid, gid int) error {
 	a.SandboxUID = uid
-	return filepath.Walk(a.WS, func(p string, _ os.FileInfo, err error) error {
+	return filepath.Walk(a.WS, func(p string, fi os.FileInfo, err error) error {
 		if err != nil {
 			return err
+		}
+		if st, ok := lstat(p); ok && st.Nlink > 1 && !fi.IsDir() {
+			return nil // a host-made hard link: its file is the host's, outside the workspace too
 		}
 		return os.Lchown(p, uid, gid)
 	})

@@ -54,7 +54,7 @@ func init() {
 			}
 			return true, "host socket table held " + *r.egress.Load()
 		}},
-		{"survivors", "processes of the call (tagged argv or cwd in the workspace) still alive 3s after it returned", checkSurvivors},
+		{"survivors", "processes of the call (tagged argv or cwd in the workspace) still alive 3s after it returned; where the scenario names this detector, also any process still listed in a cgroup of its own (a container's) that held the call's processes, found by cgroup, not by argv or cwd", checkSurvivors},
 		{"responsive", "the server answers tools/list within 3s after the attack", checkResponsive},
 		{"wall_time", "every call returned within the policy's timeout plus 3s (or the scenario's tighter bound)", checkWallTime},
 		{"output", "no returned stream is longer than max_output_bytes", checkOutput},
@@ -76,11 +76,12 @@ func init() {
 			}
 			return false, "no planted payload ran"
 		}},
-		{"persistence", "executable git hooks, or git config keys that run programs, created in the workspace", checkPersistence},
+		{"persistence", "executable git hooks, git config keys that run programs, and any file created, changed or removed under the repository's core.hooksPath or a protected path (policy.DefaultProtect and the policy's protect additions), in the workspace", checkPersistence},
 		{"sibling", "the arena's sibling process (the sandbox's uid, outside the sandbox, holding the server's secret) traced, stopped or killed, sampled during the calls and after", checkSibling},
 		{"syscalls", "each probed syscall (a `SYSCALL name ret errno` line the step prints) refused with seccomp's EPERM, not succeeding or failing inside the kernel (EINVAL, EFAULT, ENOKEY…); no such line at all is an ERROR", checkSyscalls},
 		{"forbidden_host", "connections reaching the forbidden stand-in host (HTTP or HTTPS), and requests reaching the allowed one in another host's name (Host header, TLS server name) or as bytes of another protocol", checkForbiddenHost},
 		{"allowed_host", "the allowed stand-in host answered the scenario's HTTP and HTTPS fetch through the proxy in its own name; fires when either never arrived (a broken or refuse-everything egress path is not containment)", checkAllowedHost},
+		{"netns", "sockets of the call's processes read in their own network namespace (/proc/PID/net/tcp*, udp*: inside a container or the per-call namespace, which the host's tables never show), sampled every 20ms: connected to a non-loopback address, or connected in the host's own namespace", checkNetns},
 		{"processes", "the call's processes (tagged argv or cwd in the workspace), counted every 10ms during the call, never exceed limits.pids (+1: the sandbox helper, PID 1 of the call's namespace)", checkProcesses},
 	} {
 		detectors[d.Name] = d
@@ -289,6 +290,11 @@ func procsOf(a *Arena) []int {
 }
 
 func checkSurvivors(r *run) (bool, string) {
+	// The cgroups first: a container is removed soon after its call, so this part's own wait
+	// (Expect.CgroupWait) is measured from the calls' end.
+	if breach, detail := checkCgroups(r); breach {
+		return true, detail
+	}
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		pids := procsOf(r.a)
@@ -509,6 +515,20 @@ func (r *run) countProcesses(ctx context.Context) {
 	}
 }
 
+// gitExecLines are the lines of the workspace's git config that run programs (a repository set
+// up with core.hooksPath has one before any attack: only lines the attack added count).
+func gitExecLines(ws string) map[string]bool {
+	m := map[string]bool{}
+	if b, err := os.ReadFile(filepath.Join(ws, ".git", "config")); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if gitExecKey.MatchString(l) {
+				m[strings.TrimSpace(l)] = true
+			}
+		}
+	}
+	return m
+}
+
 var gitExecKey = regexp.MustCompile(`(?i)\b(fsmonitor|hookspath|sshcommand|pager|editor|askpass|textconv|filter\s*"|alias)\b`)
 
 func checkPersistence(r *run) (bool, string) {
@@ -525,16 +545,21 @@ func checkPersistence(r *run) (bool, string) {
 	if f, err := os.Open(filepath.Join(r.a.WS, ".git", "config")); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
-			if gitExecKey.MatchString(sc.Text()) {
+			if gitExecKey.MatchString(sc.Text()) && !r.gitExecBefore[strings.TrimSpace(sc.Text())] {
 				bad = append(bad, "git config runs a program: "+strings.TrimSpace(sc.Text()))
 			}
 		}
 		f.Close()
 	}
+	if r.hostRunBefore != nil {
+		for _, c := range changedHostRun(r.hostRunBefore, hostRunFiles(r.a.WS, r.protect), r.a.WS) {
+			bad = append(bad, c+" (a file the host runs or obeys: core.hooksPath or the protect list)")
+		}
+	}
 	if len(bad) > 0 {
 		return true, strings.Join(bad, "; ")
 	}
-	return false, "no git hook or program-running git config planted"
+	return false, fmt.Sprintf("no git hook or program-running git config planted; %d host-run files (core.hooksPath, protect list) unchanged", len(r.hostRunBefore))
 }
 
 // watchEgress samples the host's socket tables for sockets to off-host targets that belong to

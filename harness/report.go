@@ -56,6 +56,11 @@ func WriteTable(w io.Writer, rep *Report, o TableOptions) error {
 		if r.Outcome == Error || (o.Verbose && r.Reason != "") {
 			lines = append(lines, "    "+r.Reason)
 		}
+		if o.Verbose {
+			for _, s := range r.Started {
+				lines = append(lines, "    started: "+s)
+			}
+		}
 		if len(lines) > 0 {
 			fmt.Fprintf(w, "\n%s %s (%s)\n%s\n", paint(o.Color, outcomeColour[r.Outcome], string(r.Outcome)), r.ID, r.Title, strings.Join(lines, "\n"))
 		}

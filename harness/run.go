@@ -38,6 +38,9 @@ type Expect struct {
 	FileSize int64         // 0: the scheme has no per-file cap on the host
 	Grace    time.Duration // how far past Timeout a call may return
 	Pids     int64         // processes a call may run at once (0: no limit the host can see)
+	// CgroupWait is how long after the calls a cgroup that held them may still hold processes
+	// (0: 3s, as for survivors).
+	CgroupWait time.Duration
 }
 
 // Options configure a run.
@@ -62,13 +65,15 @@ type Options struct {
 
 // Result is one scenario's verdict and the evidence for it.
 type Result struct {
-	ID         string    `json:"id"`
-	Title      string    `json:"title"`
-	Category   string    `json:"category"`
-	Outcome    Outcome   `json:"outcome"`
-	Reason     string    `json:"reason,omitempty"`
-	Findings   []Finding `json:"findings,omitempty"`
-	DurationMS int64     `json:"duration_ms"`
+	ID       string    `json:"id"`
+	Title    string    `json:"title"`
+	Category string    `json:"category"`
+	Outcome  Outcome   `json:"outcome"`
+	Reason   string    `json:"reason,omitempty"`
+	Findings []Finding `json:"findings,omitempty"`
+	// Started is each step's proof that it started (or why it could not be proven), in order.
+	Started    []string `json:"started,omitempty"`
+	DurationMS int64    `json:"duration_ms"`
 }
 
 // Breached lists the detectors that reported a breach.
@@ -110,14 +115,18 @@ func (r *Report) Summary() string {
 
 // call is one tool call's record.
 type call struct {
-	res       serve.Result
-	text      string
-	rawText   int
-	isError   bool
-	err       error
-	dur       time.Duration
-	bound     time.Duration // how long it may take: the timeout, plus the wait for a slot when queued
-	abandoned bool
+	res        serve.Result
+	text       string
+	rawText    int
+	isError    bool
+	err        error
+	dur        time.Duration
+	bound      time.Duration // how long it may take: the timeout, plus the wait for a slot when queued
+	abandoned  bool
+	step       int  // which step it belongs to
+	structured bool // a structured result came back (the program ran, or was started)
+	retried    bool // timed out before acting, and tried again: its start is not judged
+	secondTry  bool // the second try of a call that timed out before acting
 }
 
 // run is one scenario against one arena.
@@ -136,6 +145,13 @@ type run struct {
 	outsideBefore OutsideSnapshot
 	egress        atomic.Pointer[string]
 	peakRSS       atomic.Int64
+	bin           string               // the mcpsandbox binary (serve and its helpers): never a step's program
+	sighted       []atomic.Bool        // per step: a process of the step was seen running (see watchStart)
+	protect       []protGlob           // the host-run paths the persistence detector watches
+	hostRunBefore map[string]fileState // their files before the steps (persistence only)
+	gitExecBefore map[string]bool      // program-running git config lines before the steps
+	netnsHit      atomic.Pointer[string]
+	cgroups       map[string]bool // cgroups that held the call's processes (survivors), under mu
 }
 
 // inconclusive records why a detector could not judge; the scenario is then an ERROR.
@@ -278,14 +294,25 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 		res.Outcome, res.Reason = NotApplicable, needsHostList(p)
 		return res
 	}
+	// Each step gets a fresh start token now, after the n/a probe above and the scenario's text:
+	// nothing written before the run can know it.
+	steps = slices.Clone(steps)
+	for i := range steps {
+		steps[i].Start = NewStartToken()
+	}
 	params := make([]*mcp.CallToolParams, len(steps))
 	for i, st := range steps {
 		if params[i], err = ad.Params(st, a, p); err != nil {
 			res.Outcome, res.Reason = Error, err.Error()
 			return res
 		}
+		// An adapter that found no room for the token (a pinned program run as is) leaves it
+		// out of the call: the step is then proven by its exit status, output or processes.
+		if b, _ := json.Marshal(params[i].Arguments); !strings.Contains(string(b), steps[i].Start.A) {
+			steps[i].Start = StartToken{}
+		}
 	}
-	r := &run{s: s, a: a, expect: ad.Expect(p), patience: ad.Expect(p)}
+	r := &run{s: s, a: a, expect: ad.Expect(p), patience: ad.Expect(p), bin: o.Binary, sighted: make([]atomic.Bool, len(steps))}
 	if o.expect != nil {
 		o.expect(&r.expect)
 	}
@@ -294,12 +321,17 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 		return res
 	}
 	r.outsideBefore = a.SnapshotOutside()
+	ds := s.DetectorsFor(o.Policy.Scheme)
+	if slices.Contains(ds, "persistence") {
+		r.protect = persistPatterns(p.Allowlist.Protect)
+		r.hostRunBefore = hostRunFiles(a.WS, r.protect)
+		r.gitExecBefore = gitExecLines(a.WS)
+	}
 
 	wctx, stopWatch := context.WithCancel(ctx)
 	var watchers sync.WaitGroup
 	watchers.Add(1)
 	go func() { defer watchers.Done(); r.watchEgress(wctx) }()
-	ds := s.DetectorsFor(o.Policy.Scheme)
 	if slices.Contains(ds, "memory") {
 		watchers.Add(1)
 		go func() { defer watchers.Done(); r.sampleMemory(wctx) }()
@@ -307,6 +339,14 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	if slices.Contains(ds, "sibling") {
 		watchers.Add(1)
 		go func() { defer watchers.Done(); r.watchSibling(wctx) }()
+	}
+	if slices.Contains(ds, "survivors") { // named by the scenario, not only always on
+		watchers.Add(1)
+		go func() { defer watchers.Done(); r.watchCgroups(wctx) }()
+	}
+	if slices.Contains(ds, "netns") {
+		watchers.Add(1)
+		go func() { defer watchers.Done(); r.watchNetns(wctx) }()
 	}
 	if slices.Contains(ds, "processes") {
 		watchers.Add(1)
@@ -318,7 +358,7 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 			res.Outcome, res.Reason = Error, fmt.Sprintf("step %d comes after the server was killed", i)
 			return res
 		}
-		r.step(ctx, st, params[i])
+		r.step(ctx, i, st, params[i])
 	}
 	stopWatch()
 	watchers.Wait()
@@ -341,6 +381,9 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 		res.Outcome, res.Reason = Error, "the server exited during the run (a crash is an ERROR, not a breach); server said: "+a.stderr.Tail()
 		return res
 	}
+	// Every step must prove it started: quiet detectors after a step that never acted prove
+	// nothing. A breach stands whatever the proofs say (they can only turn CONTAINED into ERROR).
+	res.Started, r.unsure = r.startProofs(steps, r.unsure)
 	switch {
 	case len(res.Breached()) > 0:
 		res.Outcome = Breach
@@ -353,14 +396,36 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 }
 
 // step runs one step (Parallel copies at once) and records every call.
-func (r *run) step(ctx context.Context, st Step, p *mcp.CallToolParams) {
+func (r *run) step(ctx context.Context, i int, st Step, p *mcp.CallToolParams) {
 	n := max(1, st.Parallel)
 	var wg sync.WaitGroup
+	if st.Start.IsZero() || st.KillServerAfter.Duration > 0 {
+		// No token can come back from this step (a pinned program prints what it prints; a
+		// killed server returns nothing): watch for its processes from the host instead.
+		before := map[int]bool{}
+		for _, pid := range procsOf(r.a) {
+			before[pid] = true
+		}
+		sctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go r.watchStart(sctx, i, before)
+	}
 	for range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := r.call(ctx, st, p)
+			c := r.call(ctx, i, st, p)
+			if n == 1 && timedOutBeforeActing(c, st) && ctx.Err() == nil {
+				// The step's code never ran (its token never came back: a cold container or an
+				// interpreter a loaded machine did not start in time), so it left nothing behind:
+				// try it once more before calling the scenario unproven.
+				c.retried = true
+				r.mu.Lock()
+				r.calls = append(r.calls, c)
+				r.mu.Unlock()
+				c = r.call(ctx, i, st, p)
+				c.secondTry = true
+			}
 			r.mu.Lock()
 			r.calls = append(r.calls, c)
 			r.mu.Unlock()
@@ -369,7 +434,7 @@ func (r *run) step(ctx context.Context, st Step, p *mcp.CallToolParams) {
 	wg.Wait()
 }
 
-func (r *run) call(ctx context.Context, st Step, p *mcp.CallToolParams) call {
+func (r *run) call(ctx context.Context, i int, st Step, p *mcp.CallToolParams) call {
 	bound, patience := r.callBound(r.expect), r.callBound(r.patience)
 	if st.Parallel > 1 {
 		bound += r.expect.Timeout // a queued call may wait up to the timeout for a slot
@@ -378,12 +443,34 @@ func (r *run) call(ctx context.Context, st Step, p *mcp.CallToolParams) call {
 	cctx, cancel := context.WithTimeout(ctx, max(bound, patience)+time.Second)
 	defer cancel()
 	if st.KillServerAfter.Duration > 0 {
-		t := time.AfterFunc(st.KillServerAfter.Duration, r.a.kill)
-		defer t.Stop()
+		// The clock starts when a process of the step is seen running (a cold container or a
+		// loaded machine may take seconds to start it): killing the server before then would
+		// test nothing. Never seen within the call's bound: killed then, and judged unstarted.
+		kctx, stop := context.WithCancel(cctx)
+		defer stop()
+		go func() {
+			seen := time.NewTimer(bound)
+			defer seen.Stop()
+			for !r.sighted[i].Load() {
+				select {
+				case <-kctx.Done():
+					return
+				case <-seen.C:
+					r.a.kill()
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			select {
+			case <-kctx.Done():
+			case <-time.After(st.KillServerAfter.Duration):
+				r.a.kill()
+			}
+		}()
 	}
 	start := time.Now()
 	res, err := r.a.cs.CallTool(cctx, p)
-	c := call{dur: time.Since(start), err: err, bound: bound}
+	c := call{dur: time.Since(start), err: err, bound: bound, step: i}
 	if err != nil {
 		c.abandoned = cctx.Err() != nil && ctx.Err() == nil
 		return c
@@ -396,6 +483,7 @@ func (r *run) call(ctx context.Context, st Step, p *mcp.CallToolParams) call {
 	}
 	c.rawText = len(c.text)
 	if res.StructuredContent != nil {
+		c.structured = true
 		b, _ := json.Marshal(res.StructuredContent)
 		json.Unmarshal(b, &c.res)
 	}

@@ -66,6 +66,10 @@ type Setup struct {
 	Size    policy.Size `toml:"size"`    // or: a file of this many bytes
 	Mode    int64       `toml:"mode"`    // default 0644
 	Symlink string      `toml:"symlink"` // or: a symlink to this target
+	// Hardlink: or a hard link to this existing host file (a placeholder path such as
+	// {{canary}}), made by the host as a package manager hard-links its shared store into
+	// node_modules. The link stays owned by the file's owner (the workspace's chown skips it).
+	Hardlink string `toml:"hardlink"`
 }
 
 // Step is one tool call, said in the neutral forms each scheme's adapter translates: argv (an
@@ -80,8 +84,52 @@ type Step struct {
 	Arguments map[string]any `toml:"arguments"`
 	// Parallel fires this many copies of the call at once.
 	Parallel int `toml:"parallel"`
-	// KillServerAfter SIGKILLs the server this long into the call, as a crash would.
+	// KillServerAfter SIGKILLs the server this long after a process of the call is first seen
+	// running on the host, as a crash would.
 	KillServerAfter policy.Duration `toml:"kill_server_after"`
+	// Start is the step's start token, drawn by the harness for each run (never written in a
+	// scenario file): adapters that run the step through an interpreter or a shell print it
+	// first (PythonStart, ShellStart), so the harness can tell a step that acted from one a
+	// loaded machine timed out before it began. Zero in the adapters' n/a probe.
+	Start StartToken `toml:"-"`
+}
+
+// StartToken proves a step started. It is two random halves that the step's prelude prints
+// joined (A immediately followed by B) while the code handed to the sandbox spells them apart,
+// so the joined form can only come back in the call's output streams if the prelude ran: a
+// refusal or error that quotes the call's arguments back cannot carry it. It is drawn when the
+// run starts, after the scenario was written, so no scenario text (and no earlier step) can
+// know it. A token only ever turns a CONTAINED verdict into an ERROR when it is missing; it is
+// never consulted when a detector reported a breach, so printing it cannot hide one.
+type StartToken struct{ A, B string }
+
+// NewStartToken draws a fresh token.
+func NewStartToken() StartToken { return StartToken{A: "MCPSBSTART" + randHex(6), B: randHex(6)} }
+
+// Joined is what the prelude prints, and what the harness looks for in the output streams.
+func (t StartToken) Joined() string { return t.A + t.B }
+
+// IsZero reports whether no token was drawn (the n/a probe, or a step kind with none).
+func (t StartToken) IsZero() bool { return t.A == "" }
+
+// PythonStart is the line an adapter puts before a python step's code: it prints the start
+// token on stderr and flushes, before any statement of the step runs ("" without a token).
+// Only hex digits and Python syntax: nothing an argument check could take for a path.
+func (s Step) PythonStart() string {
+	if s.Start.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("import sys as _mcpsb_s; _mcpsb_s.stderr.write('%s' '%s' '\\n'); _mcpsb_s.stderr.flush(); del _mcpsb_s\n", s.Start.A, s.Start.B)
+}
+
+// ShellStart is the line an adapter puts before a shell step's script (or before the exec of
+// an argv step it runs through a shell): printf, a builtin, prints the token on stderr before
+// the step's first command ("" without a token).
+func (s Step) ShellStart() string {
+	if s.Start.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("printf '%%s%%s\\n' %s %s >&2\n", s.Start.A, s.Start.B)
 }
 
 func (s Step) Kind() string {
@@ -307,6 +355,12 @@ func parseScenario(name string, b []byte) (*Scenario, error) {
 	for i, su := range s.Setup {
 		if su.Path == "" || path.IsAbs(su.Path) || strings.Contains(su.Path, "..") {
 			bad("setup[%d]: path must be relative to the workspace, without ..", i)
+		}
+		if su.Hardlink != "" && (su.Symlink != "" || su.Content != "" || su.Size > 0) {
+			bad("setup[%d]: a hard link has no content, size or symlink of its own", i)
+		}
+		if su.Hardlink != "" && !strings.HasPrefix(su.Hardlink, "{{") {
+			bad("setup[%d]: hardlink names a host file by a placeholder (e.g. {{canary}})", i)
 		}
 	}
 	if len(problems) > 0 {

@@ -42,6 +42,7 @@ func controls() []harness.Control {
 		{Detector: "dns", Scenario: "dns-exfil", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
 		{Detector: "unix", Scenario: "unix-socket-agent", Kind: "policy", Weakness: "network = true (socket() allowed)", Mutate: networkOn},
 		{Detector: "egress", Scenario: "outbound-internet", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
+		{Detector: "netns", Scenario: "netns-sockets", Kind: "policy", Weakness: "network = true: the call shares the host's network namespace and holds a connection to the harness's loopback listener", Mutate: networkOn},
 		{Detector: "survivors", Scenario: "read-canary-dotdot", Kind: "staged",
 			Weakness: "a process left running in the workspace, as an escaped child would be",
 			Inject:   (*harness.Arena).LeaveProcess},
@@ -82,11 +83,43 @@ func controls() []harness.Control {
 		{Detector: "syscalls", Scenario: "kernel-surface", Kind: "staged",
 			Weakness: "the scenario's own probe run outside the sandbox (as the sandbox's uid, no seccomp), where the syscalls reach the kernel",
 			Inject:   stageOutside("kernel-surface", "python3", "python3.13", "python3.12", "python3.11")},
+		{Detector: "leak", Scenario: "hardlink-host-made", Kind: "policy",
+			Weakness: `hardlinks = "read-only": path arguments naming a host-made hard link are allowed, so cat and sort read the canary outside the workspace through it`,
+			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
+				p.Allowlist.HardLinks = policy.HardLinksReadOnly
+				return nil
+			}},
+		{Detector: "outside", Scenario: "hardlink-host-made", Kind: "staged",
+			Weakness: "the scenario's overwrite (sort -o LINK payload.txt) run outside the sandbox as the sandbox's uid: the canary's content changes on the host through the link",
+			Inject:   runOutside("sort", "-o", "vendor/store/canary.txt", "payload.txt")},
+		{Detector: "persistence", Scenario: "protected-files-argv", Kind: "policy",
+			Weakness: `protect = ["!CLAUDE.md", "!AGENTS.md", "!.npmrc", "!.envrc", "!.github/workflows", "!.vscode", "!conftest.py"]: the operator trimmed the default list, so sort -o writes them`,
+			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
+				p.Allowlist.Protect = append(p.Allowlist.Protect, "!CLAUDE.md", "!AGENTS.md", "!.npmrc", "!.envrc", "!.github/workflows", "!.vscode", "!conftest.py")
+				return nil
+			}},
+		{Detector: "persistence", Scenario: "git-hookspath-custom", Kind: "staged",
+			Weakness: "the scenario's hook overwrite (sort -o ci/git-hooks/pre-commit payload.txt) run outside the sandbox as the sandbox's uid: the directory core.hooksPath names changes",
+			Inject:   runOutside("sort", "-o", "ci/git-hooks/pre-commit", "payload.txt")},
+		{Detector: "persistence", Scenario: "git-hookspath-husky", Kind: "staged",
+			Weakness: "the scenario's hook overwrite (sort -o .husky/pre-commit payload.txt) run outside the sandbox as the sandbox's uid",
+			Inject:   runOutside("sort", "-o", ".husky/pre-commit", "payload.txt")},
 		{Detector: "marker", Scenario: "planted-script-interpreter", Kind: "policy",
 			Weakness: "an interpreter (python3) is allowlisted"},
 		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
 			Weakness: "an interpreter (python3) is allowlisted and the workspace is writable"},
 	}, harness.EgressControls("allowlist.network", "network = true", networkOn)...)
+}
+
+// runOutside runs argv in the workspace outside the sandbox, as the sandbox's uid: a scenario's
+// own attack where no layer stops it. A failure is staged as output, so the control's detail
+// says why it did not fire.
+func runOutside(argv ...string) func(*harness.Arena) {
+	return func(a *harness.Arena) {
+		if out, err := a.RunOutside(argv...); err != nil {
+			a.StageOutput("control: " + strings.Join(argv, " ") + " outside the sandbox failed: " + err.Error() + ": " + out)
+		}
+	}
 }
 
 // stageOutside runs the scenario's python step outside the sandbox with the first interpreter

@@ -54,9 +54,13 @@ func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp
 		}
 		return call(st.Argv[0], append([]string(nil), st.Argv[1:]...)), nil
 	case "python", "shell":
-		kind, code := "python", st.Python
+		// Python and shell steps prove they started with the harness's start token, printed by
+		// a prelude before the step's first statement (see harness.StartToken). An argv step is
+		// the pinned program itself, with no room for a prelude: the harness proves it by the
+		// exit status that came back, its output, or its process seen from the host.
+		kind, code := "python", st.PythonStart()+st.Python
 		if st.Shell != "" {
-			kind, code = "shell", st.Shell
+			kind, code = "shell", st.ShellStart()+st.Shell
 		}
 		for _, name := range interpreters[kind] {
 			if _, ok := p.Allowlist.Command(name); ok {

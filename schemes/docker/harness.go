@@ -57,18 +57,22 @@ func pyq(s string) string {
 func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp.CallToolParams, error) {
 	exp := func(s string) string { return inContainer(a.Expand(s), p) }
 	switch st.Kind() {
+	// Every step proves it started with the harness's start token (harness.StartToken): the
+	// python and shell steps' own interpreter prints it before their first statement, and an
+	// argv step's shell prints it just before it execs the program. A container the engine
+	// could not start in time prints nothing, and the harness judges that step ERROR.
 	case "python":
 		code := fmt.Sprintf("import subprocess, sys\nr = subprocess.call([sys.executable, '-c', %s, %s])\nsys.exit(128 - r if r < 0 else r)\n",
-			pyq(exp(st.Python)), pyq(a.Tag))
+			pyq(st.PythonStart()+exp(st.Python)), pyq(a.Tag))
 		return &mcp.CallToolParams{Name: sd.ToolPython, Arguments: map[string]any{"code": code}}, nil
 	case "shell":
-		return &mcp.CallToolParams{Name: sd.ToolShell, Arguments: map[string]any{"script": "exec /bin/sh -c " + shq(exp(st.Shell)) + " " + shq(a.Tag)}}, nil
+		return &mcp.CallToolParams{Name: sd.ToolShell, Arguments: map[string]any{"script": "exec /bin/sh -c " + shq(st.ShellStart()+exp(st.Shell)) + " " + shq(a.Tag)}}, nil
 	case "argv":
 		q := []string{"/bin/sh", "-c", shq(`"$@"`), shq(a.Tag)}
 		for _, s := range st.Argv {
 			q = append(q, shq(exp(s)))
 		}
-		return &mcp.CallToolParams{Name: sd.ToolShell, Arguments: map[string]any{"script": "exec " + strings.Join(q, " ")}}, nil
+		return &mcp.CallToolParams{Name: sd.ToolShell, Arguments: map[string]any{"script": st.ShellStart() + "exec " + strings.Join(q, " ")}}, nil
 	case "tool":
 		args := map[string]any{}
 		for k, v := range st.Arguments {

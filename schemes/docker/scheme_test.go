@@ -143,6 +143,18 @@ func TestAdapterParams(t *testing.T) {
 	if err != nil || string(out) != "a b|/workspace/n|'q'|" {
 		t.Errorf("argv step ran as %q (%v)", out, err)
 	}
+	// With the run's start token, each kind prints it on stderr before the step acts.
+	tok := harness.NewStartToken()
+	for _, st := range []harness.Step{{Argv: []string{"printf", "x"}, Start: tok}, {Shell: "printf x", Start: tok}} {
+		c, _ = (adapter{}).Params(st, a, p)
+		cmd := exec.Command("/bin/sh", "-c", c.Arguments.(map[string]any)["script"].(string))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err = cmd.Output()
+		if err != nil || string(out) != "x" || stderr.String() != tok.Joined()+"\n" {
+			t.Errorf("%s step with a start token: stdout %q stderr %q (%v)", st.Kind(), out, stderr.String(), err)
+		}
+	}
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Log("no python3 on this host: the python step's wrapper is checked in the docker e2e only")

@@ -144,11 +144,14 @@ func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp
 		for i, x := range st.Argv {
 			q[i] = quote(a.Expand(x))
 		}
-		return command(strings.Join(q, " ")), nil
+		return command(st.ShellStart() + strings.Join(q, " ")), nil
+	// Python and shell steps prove they started with the harness's start token, printed by a
+	// prelude before their first statement (harness.StartToken); a sandbox E2B could not start
+	// in time prints nothing, and the harness judges that step ERROR. Argv steps are n/a here.
 	case "python":
-		return command("exec python3 -c " + quote(a.Expand(st.Python)) + " " + quote(a.Tag)), nil
+		return command("exec python3 -c " + quote(st.PythonStart()+a.Expand(st.Python)) + " " + quote(a.Tag)), nil
 	case "shell":
-		return command("exec sh -c " + quote(a.Expand(st.Shell)) + " " + quote(a.Tag)), nil
+		return command("exec sh -c " + quote(st.ShellStart()+a.Expand(st.Shell)) + " " + quote(a.Tag)), nil
 	case "tool":
 		if st.Tool != "run_code" && st.Tool != "run_command" {
 			return nil, harness.Inapplicable("the e2b scheme has no tool %q", st.Tool)
