@@ -57,6 +57,11 @@ func TestLoadAndFaultsHTTP(t *testing.T) {
 		p.Limits.MaxConcurrent = 4
 		p.Limits.Timeout = policy.Duration{Duration: 8 * time.Second}
 	})
+	// The fixture's own serve is settled first (a call waits for its layer probe, whose helper
+	// process would otherwise be counted before and gone after).
+	if r, _ := f.call("wc", "-l", "notes.txt"); r.IsError {
+		t.Fatalf("the fixture's serve: %v", r.Content)
+	}
 	before := binProcs()
 	url, cmd, exited := startHTTPServe(t, f)
 
