@@ -149,7 +149,7 @@ func (e *Executor) Layers() []serve.Layer {
 	}
 	scDetail += " (" + m.saw("/proc/thread-self/status: Seccomp", "unshare", "socket") + ")"
 	ls := []serve.Layer{
-		{Name: LayerPinnedExec, Active: true, Detail: "argv only, no shell, no PATH lookup; the binary's sha256 is checked on the open file that is exec'd"},
+		{Name: LayerPinnedExec, Active: true, Detail: "argv only, no shell, no PATH lookup; the binary's sha256 is checked on the open file that is exec'd" + e.startNote()},
 		{Name: LayerCleanEnv, Active: true, Detail: "only allowlist.env plus PATH=" + FixedPATH},
 		{Name: LayerUnprivileged, Active: e.dropUID && e.probe.UID == e.uid && e.probe.UID != 0, Detail: user},
 		userNSLayer(m.ns["user"], e.dropUID),
@@ -235,4 +235,12 @@ func userNSLayer(active, root bool) serve.Layer {
 		l.NotNeeded, l.Detail = true, "not needed: serve runs as root and creates the namespaces itself"
 	}
 	return l
+}
+
+// startNote says how calls start when that differs from how the probe measured the layers.
+func (e *Executor) startNote() string {
+	if e.directOK() {
+		return "; calls are started by serve itself, between fork and exec, with the exec helper's recipe (the one measured here)"
+	}
+	return ""
 }
