@@ -52,7 +52,7 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 	if pooled {
 		labels[LabelPooled] = "1"
 	}
-	cfg, hc := e.spec.build(b.nonce, labels)
+	cfg, hc := e.spec.build(b.nonce, labels, pooled)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()

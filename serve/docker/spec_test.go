@@ -11,7 +11,7 @@ import (
 func TestSpecHardening(t *testing.T) {
 	p := policy.Default(policy.SchemeDocker)
 	p.Docker.Workspace = "/srv/ws"
-	cfg, hc := newSpec(p).build("n", map[string]string{LabelApp: "1"})
+	cfg, hc := newSpec(p).build("n", map[string]string{LabelApp: "1"}, false)
 	if cfg.User != "65534:65534" || !cfg.NetworkDisabled || !cfg.OpenStdin || !cfg.StdinOnce || cfg.Tty {
 		t.Errorf("config %+v", cfg)
 	}
@@ -39,7 +39,7 @@ func TestSpecHardening(t *testing.T) {
 	p.Docker.WorkspaceWritable = true
 	p.Docker.User = ""
 	p.Docker.Network = "host"
-	cfg, hc = newSpec(p).build("n", nil)
+	cfg, hc = newSpec(p).build("n", nil, false)
 	if hc.Mounts[0].ReadOnly || cfg.User != "65534:65534" || cfg.NetworkDisabled || hc.NetworkMode != "host" {
 		t.Errorf("writable workspace / default user / host network: %+v %+v", cfg, hc)
 	}
@@ -93,7 +93,7 @@ func TestSpecEgress(t *testing.T) {
 	p.Docker.SetNet(n)
 	s := newSpec(p)
 	s.egressDir = "/tmp/mcpsandbox-egress-x"
-	cfg, hc := s.build("n", nil)
+	cfg, hc := s.build("n", nil, false)
 	if hc.NetworkMode != "none" || !cfg.NetworkDisabled {
 		t.Errorf("host list: network mode %q, disabled %v", hc.NetworkMode, cfg.NetworkDisabled)
 	}
@@ -107,7 +107,7 @@ func TestSpecEgress(t *testing.T) {
 		}
 	}
 	// without the executor's proxy (egressDir unset) nothing is mounted or set
-	cfg, hc = newSpec(p).build("n", nil)
+	cfg, hc = newSpec(p).build("n", nil, false)
 	if len(hc.Mounts) != 0 || strings.Contains(strings.Join(cfg.Env, " "), "PROXY") {
 		t.Errorf("no proxy: mounts %+v env %v", hc.Mounts, cfg.Env)
 	}
