@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -42,6 +43,16 @@ func TestSpecHardening(t *testing.T) {
 	cfg, hc = newSpec(p).build("n", nil, false)
 	if hc.Mounts[0].ReadOnly || cfg.User != "65534:65534" || cfg.NetworkDisabled || hc.NetworkMode != "host" {
 		t.Errorf("writable workspace / default user / host network: %+v %+v", cfg, hc)
+	}
+	// Cold and pooled containers differ only in the wrapper's start-up mode (its 4th argument):
+	// the hardening is the same.
+	pc, ph := newSpec(p).build("n", nil, true)
+	if cfg.Cmd[3] != "cold" || pc.Cmd[3] != "pooled" || !strings.Contains(entrypoint, `"$1" "$4"`) {
+		t.Errorf("wrapper modes: cold %q, pooled %q", cfg.Cmd[3], pc.Cmd[3])
+	}
+	pc.Cmd[3] = "cold"
+	if !reflect.DeepEqual(pc, cfg) || !reflect.DeepEqual(ph, hc) {
+		t.Errorf("a pooled container's spec differs from a cold one's beyond the mode:\n%+v %+v\n%+v %+v", pc, ph, cfg, hc)
 	}
 }
 
