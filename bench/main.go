@@ -3,7 +3,7 @@
 // same flags, the local E2B server called directly), plus serve's start-up time and idle memory,
 // over stdio and HTTP. With -o it also writes the table, dated and with the machine, as Markdown.
 //
-//	go run ./bench [-n 200] [-o docs/benchmarks.md]
+//	go run ./bench [-n 200] [-o docs/benchmarks.md] [-only docker]
 package main
 
 import (
@@ -26,6 +26,7 @@ import (
 func main() {
 	n := flag.Int("n", 200, "calls per row")
 	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
+	flag.StringVar(&only, "only", "", `run only this part's rows: "docker" (its cold and pooled calls and the CLI baseline)`)
 	flag.Parse()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -70,6 +71,16 @@ func run(n int) error {
 		record(what, d)
 	}
 	defer func() { tw.Flush(); writeMarkdown() }()
+	switch only {
+	case "":
+	case "docker":
+		if err := dockerRows(context.Background(), min(n, 40), bin, dir, row); err != nil {
+			skipped(tw, "docker scheme", err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("-only %q: the parts that can run alone are: docker", only)
+	}
 
 	var bare []time.Duration
 	for i := 0; i < n; i++ {

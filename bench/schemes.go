@@ -22,6 +22,7 @@ import (
 
 var (
 	mdOut string
+	only  string // -only: run one part's rows
 	rows  []mdRow
 	notes []string
 )

@@ -142,6 +142,24 @@ func countContainers(t *testing.T, eng *engine.Client, label string) int {
 	return len(cs)
 }
 
+// containerSet lists the engine's containers carrying label (all if ""): id -> labels.
+func containerSet(t *testing.T, eng *engine.Client, label string) map[string]map[string]string {
+	t.Helper()
+	f := filters.NewArgs()
+	if label != "" {
+		f.Add("label", label)
+	}
+	cs, err := eng.API.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]map[string]string{}
+	for _, c := range cs {
+		m[c.ID] = c.Labels
+	}
+	return m
+}
+
 // Python and shell calls over MCP stdio run as uid 65534 with no network.
 func TestDockerServeStdio(t *testing.T) {
 	needDocker(t)

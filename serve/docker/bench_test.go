@@ -106,7 +106,7 @@ func BenchmarkDockerRunCLI(b *testing.B) {
 func BenchmarkAttachEchoFloor(b *testing.B) {
 	eng := needEngine(b)
 	ctx := context.Background()
-	cfg, hc := newSpec(testPolicy()).build("n", map[string]string{LabelApp: "1", LabelCall: "bench-floor"})
+	cfg, hc := newSpec(testPolicy()).build("n", map[string]string{LabelApp: "1", LabelCall: "bench-floor"}, false)
 	cfg.Entrypoint, cfg.Cmd, cfg.StdinOnce = []string{"cat"}, nil, false
 	cr, err := eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "")
 	if err != nil {

@@ -52,7 +52,7 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 	if pooled {
 		labels[LabelPooled] = "1"
 	}
-	cfg, hc := e.spec.build(b.nonce, labels)
+	cfg, hc := e.spec.build(b.nonce, labels, pooled)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -272,7 +272,7 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 				oomKilled = oom > 0
 				return finish(), nil
 			}
-			code, oom, err := e.exitStatus(ctx, b, timer.C)
+			code, oom, err := e.exitStatus(ctx, b, timer.C, hardStop)
 			switch {
 			case errors.Is(err, errTimedOut):
 				res.TimedOut, res.ExitCode = true, 137
@@ -309,13 +309,17 @@ func (e *Executor) ctxDone(ctx context.Context, res *serve.Result, finish func()
 
 var errTimedOut = errors.New("timed out")
 
+// inspectFloor is the least time exitStatus gives the engine to say how a container ended.
+const inspectFloor = 300 * time.Millisecond
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // exitStatus waits for the container to stop and asks the engine how: exit code, and whether
-// the kernel killed it for memory.
-func (e *Executor) exitStatus(ctx context.Context, b *box, timeout <-chan time.Time) (int, bool, error) {
+// the kernel killed it for memory. The question is bounded by the call's hard stop (if any,
+// and at least inspectFloor): a slow engine delays the answer, never past the call's bound.
+func (e *Executor) exitStatus(ctx context.Context, b *box, timeout <-chan time.Time, hardStop time.Time) (int, bool, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	okc, errc := e.eng.API.ContainerWait(wctx, b.id, container.WaitConditionNotRunning)
@@ -330,7 +334,11 @@ func (e *Executor) exitStatus(ctx context.Context, b *box, timeout <-chan time.T
 	case <-ctx.Done():
 		return 0, false, ctx.Err()
 	}
-	ictx, icancel := context.WithTimeout(context.Background(), 10*time.Second)
+	limit := 10 * time.Second
+	if !hardStop.IsZero() {
+		limit = min(limit, max(time.Until(hardStop), inspectFloor))
+	}
+	ictx, icancel := context.WithTimeout(context.Background(), limit)
 	defer icancel()
 	ins, err := e.eng.API.ContainerInspect(ictx, b.id)
 	if err == nil && ins.State != nil && ins.State.OOMKilled {

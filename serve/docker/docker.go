@@ -95,11 +95,15 @@ type Executor struct {
 
 	ready    chan struct{}
 	readyErr error
-	layers   []serve.Layer
-	pool     *pool
-	oom      *oomWatch
-	once     sync.Once
-	egress   *egressState // docker.network host lists: serve's proxy
+	// callsReady closes when calls may start (openCalls), before ready; callsErr says why not.
+	callsReady chan struct{}
+	callsErr   error
+	callsOnce  sync.Once
+	layers     []serve.Layer
+	pool       *pool
+	oom        *oomWatch
+	once       sync.Once
+	egress     *egressState // docker.network host lists: serve's proxy
 }
 
 // New builds the executor and starts its start-up probe (engine, image, reaper, layers, pool)
@@ -118,7 +122,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		return nil, fmt.Errorf("docker.image: %w", err)
 	}
 	e := &Executor{pol: p, spec: newSpec(p), eng: o.Engine, log: o.Logger, opts: o, me: self(),
-		memText: p.Limits.Memory.String(), removeSem: make(chan struct{}, 8), ready: make(chan struct{})}
+		memText: p.Limits.Memory.String(), removeSem: make(chan struct{}, 8), ready: make(chan struct{}), callsReady: make(chan struct{})}
 	if e.eng == nil {
 		eng, err := engine.New()
 		if err != nil {
@@ -139,9 +143,28 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	e.life, e.stop = context.WithCancel(context.Background())
 	go func() {
 		defer close(e.ready)
+		// Reaping runs beside the checks and to its end even if serve is already closing or a
+		// check fails (reap.go); the probe is over when both are.
+		reaped := make(chan struct{})
+		go func() {
+			defer close(reaped)
+			e.reapAtStart(context.Background())
+		}()
 		e.readyErr = e.probe()
+		e.openCalls(e.readyErr)
+		<-reaped
 	}()
 	return e, nil
+}
+
+// openCalls lets calls start (once): the engine answers, the image is there, the OOM watch and
+// the pool run. What the probe does after that (the layers' probe container, reaping) does not
+// hold calls up: on a loaded engine it took longer than a call may.
+func (e *Executor) openCalls(err error) {
+	e.callsOnce.Do(func() {
+		e.callsErr = err
+		close(e.callsReady)
+	})
 }
 
 // Instance is this serve's instance id as written in the containers' labels.
@@ -150,7 +173,6 @@ func (e *Executor) Instance() string { return e.me.ID() }
 func (e *Executor) probe() error {
 	ctx, cancel := context.WithTimeout(e.life, 30*time.Second)
 	defer cancel()
-	e.reapAtStart(ctx) // first, and to the end even if serve is already closing (reap.go)
 	v, err := e.eng.Version(ctx)
 	if err != nil {
 		e.layers = []serve.Layer{{Name: LayerEngine, Detail: err.Error()}}
@@ -189,14 +211,15 @@ func (e *Executor) probe() error {
 		}
 	}
 	e.watchOOM()
+	if n := e.pol.Docker.Pool; n > 0 {
+		e.startPool(n)
+	}
+	e.openCalls(nil)
 	ls, err := e.inspectLayers(ctx, v.Version, v.APIVersion, id, info.SecurityOptions, info.MemoryLimit, info.SwapLimit, info.PidsLimit, info.CPUCfsQuota)
 	if err != nil {
 		return err
 	}
 	e.layers = ls
-	if n := e.pol.Docker.Pool; n > 0 {
-		e.startPool(n)
-	}
 	return nil
 }
 
@@ -307,9 +330,6 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	if timeout <= 0 {
 		timeout = e.pol.Limits.Timeout.Duration
 	}
-	if err := e.Ready(); err != nil {
-		return nil, err
-	}
 	// The timeout clock starts when the program is delivered (run's timer), not when serve
 	// handed over the call: a cold container's creation must not eat the program's time. So
 	// serve's deadline is not passed on as such (a client's cancel is); it only bounds the
@@ -320,6 +340,15 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	}
 	ctx, cancel := e.callContext(ctx)
 	defer cancel()
+	// The first calls of a serve wait for its start-up checks (engine, image, reaping, the
+	// layers' probe container), bounded by the same hard stop: on a loaded engine they can
+	// take longer than the call may.
+	if err := e.readyBy(ctx, hardStop); errors.Is(err, errStartTimedOut) {
+		return withTimeout(&serve.Result{TimedOut: true, ExitCode: 137,
+			Stderr: "[mcpsandbox: serve's start-up checks of the docker engine did not finish within the call's timeout; the program never ran]\n"}, timeout), nil
+	} else if err != nil {
+		return nil, err
+	}
 	var b *box
 	if e.pool != nil {
 		b = e.pool.take()
@@ -344,6 +373,30 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 }
 
 var errStartTimedOut = errors.New("the container did not start before the call's hard stop")
+
+// readyBy waits until calls may start (openCalls), bounded by the call's hard stop (none if
+// zero) and its cancellation.
+func (e *Executor) readyBy(ctx context.Context, hardStop time.Time) error {
+	var stop <-chan time.Time
+	if !hardStop.IsZero() {
+		t := time.NewTimer(time.Until(hardStop))
+		defer t.Stop()
+		stop = t.C
+	}
+	select {
+	case <-e.callsReady: // ready wins over a hard stop that passed meanwhile
+		return e.callsErr
+	default:
+	}
+	select {
+	case <-e.callsReady:
+		return e.callsErr
+	case <-stop:
+		return errStartTimedOut
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // newBoxBy is newBox bounded by the call's hard stop, so a slow engine cannot stretch a call
 // past its timeout plus startGrace: a container that starts later is removed when it does.
@@ -436,6 +489,7 @@ func (e *Executor) Close() error {
 	var err error
 	e.once.Do(func() {
 		e.stop()
+		<-e.ready // the probe (which starts the pool) ends soon once life is cancelled
 		if e.pool != nil {
 			for _, b := range e.pool.drain() {
 				e.destroy(b)
@@ -446,7 +500,6 @@ func (e *Executor) Close() error {
 		e.mu.Unlock()
 		e.creating.Wait()
 		e.bg.Wait()
-		<-e.ready
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_, err = e.removeWhere(ctx, filters.NewArgs(filters.Arg("label", LabelInstance+"="+e.me.ID())), func(map[string]string) bool { return true })

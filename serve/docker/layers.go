@@ -47,7 +47,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 	memOK, swapOK, pidsOK, cpuOK bool) ([]serve.Layer, error) {
 	labels := e.me.labels()
 	labels[LabelCall] = "layer-probe-" + randHex(4)
-	cfg, hc := e.spec.build(randHex(16), labels)
+	cfg, hc := e.spec.build(randHex(16), labels, false)
 	cr, err := e.eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("create a container from %s to check its settings: %w", e.spec.image, e.eng.Unreachable(err))

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 func TestSpecHardening(t *testing.T) {
 	p := policy.Default(policy.SchemeDocker)
 	p.Docker.Workspace = "/srv/ws"
-	cfg, hc := newSpec(p).build("n", map[string]string{LabelApp: "1"})
+	cfg, hc := newSpec(p).build("n", map[string]string{LabelApp: "1"}, false)
 	if cfg.User != "65534:65534" || !cfg.NetworkDisabled || !cfg.OpenStdin || !cfg.StdinOnce || cfg.Tty {
 		t.Errorf("config %+v", cfg)
 	}
@@ -39,9 +40,19 @@ func TestSpecHardening(t *testing.T) {
 	p.Docker.WorkspaceWritable = true
 	p.Docker.User = ""
 	p.Docker.Network = "host"
-	cfg, hc = newSpec(p).build("n", nil)
+	cfg, hc = newSpec(p).build("n", nil, false)
 	if hc.Mounts[0].ReadOnly || cfg.User != "65534:65534" || cfg.NetworkDisabled || hc.NetworkMode != "host" {
 		t.Errorf("writable workspace / default user / host network: %+v %+v", cfg, hc)
+	}
+	// Cold and pooled containers differ only in the wrapper's start-up mode (its 4th argument):
+	// the hardening is the same.
+	pc, ph := newSpec(p).build("n", nil, true)
+	if cfg.Cmd[3] != "cold" || pc.Cmd[3] != "pooled" || !strings.Contains(entrypoint, `"$1" "$4"`) {
+		t.Errorf("wrapper modes: cold %q, pooled %q", cfg.Cmd[3], pc.Cmd[3])
+	}
+	pc.Cmd[3] = "cold"
+	if !reflect.DeepEqual(pc, cfg) || !reflect.DeepEqual(ph, hc) {
+		t.Errorf("a pooled container's spec differs from a cold one's beyond the mode:\n%+v %+v\n%+v %+v", pc, ph, cfg, hc)
 	}
 }
 
@@ -93,7 +104,7 @@ func TestSpecEgress(t *testing.T) {
 	p.Docker.SetNet(n)
 	s := newSpec(p)
 	s.egressDir = "/tmp/mcpsandbox-egress-x"
-	cfg, hc := s.build("n", nil)
+	cfg, hc := s.build("n", nil, false)
 	if hc.NetworkMode != "none" || !cfg.NetworkDisabled {
 		t.Errorf("host list: network mode %q, disabled %v", hc.NetworkMode, cfg.NetworkDisabled)
 	}
@@ -107,7 +118,7 @@ func TestSpecEgress(t *testing.T) {
 		}
 	}
 	// without the executor's proxy (egressDir unset) nothing is mounted or set
-	cfg, hc = newSpec(p).build("n", nil)
+	cfg, hc = newSpec(p).build("n", nil, false)
 	if len(hc.Mounts) != 0 || strings.Contains(strings.Join(cfg.Env, " "), "PROXY") {
 		t.Errorf("no proxy: mounts %+v env %v", hc.Mounts, cfg.Env)
 	}
