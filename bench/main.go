@@ -162,8 +162,8 @@ func run(n int) error {
 		for _, l := range strings.Split(string(st), "\n") {
 			if strings.HasPrefix(l, "VmRSS") {
 				rss := strings.Join(strings.Fields(l), " ")
-				fmt.Println("serve idle", rss, "(plus one warm helper process)")
-				notes = append(notes, "allowlist serve idle "+rss+" (plus one warm helper process); target ≤ 20 MB")
+				fmt.Println("serve idle", rss)
+				notes = append(notes, "allowlist serve idle "+rss+" (a root serve keeps no helper process; one that is not root keeps one warm exec helper); target ≤ 20 MB")
 			}
 		}
 	}

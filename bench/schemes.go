@@ -68,6 +68,11 @@ func targets() []string {
 		if peer, ok := p50("peer "); ok {
 			judge("allowlist call p50 ≤ the unsandboxed peer's", call <= peer, fmt.Sprintf("%s vs %s", round(call), round(peer)))
 		}
+		for _, r := range rows {
+			if strings.HasPrefix(r.what, "run_allowed_command wc") {
+				judge("allowlist call p99 ≤ 2× p50 ("+r.what+")", r.p99 <= 2*r.p50, fmt.Sprintf("p99 %s, p50 %s", round(r.p99), round(r.p50)))
+			}
+		}
 	}
 	if st, ok := p50("serve start"); ok {
 		judge("serve start to first response ≤ 20 ms", st <= 20*time.Millisecond, round(st).String())
