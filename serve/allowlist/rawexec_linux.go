@@ -42,6 +42,9 @@ func runtimeAfterFork()
 //go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
 func runtimeAfterForkInChild()
 
+// closeRangeCloexec is CLOSE_RANGE_CLOEXEC (linux/close_range.h).
+const closeRangeCloexec = 1 << 2
+
 // atFDCWD is AT_FDCWD (-100) as a system call argument.
 var atFDCWD = func() uintptr { v := unix.AT_FDCWD; return uintptr(v) }()
 
@@ -170,6 +173,9 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	if _, _, err = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(p.stderr), 2, 0); err != 0 {
 		goto fail
 	}
+	// Every other descriptor closes at the exec, also any serve inherited from whoever started
+	// it without close-on-exec (Go marks only its own). Best effort: kernels before 5.11 lack it.
+	syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, 0xffffffff, closeRangeCloexec)
 	if p.mounts {
 		step = stMountPrivate
 		if _, _, err = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(p.empty)), uintptr(unsafe.Pointer(p.ops[0].dst)),

@@ -2,12 +2,14 @@ package allowlist
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/serve"
+	"golang.org/x/sys/unix"
 )
 
 // The direct start and the exec helper apply one recipe: the same attacks, run both ways, must
@@ -129,6 +131,40 @@ func TestHardLinkBelowDirectory(t *testing.T) {
 		}
 		if refused && strings.Contains(err.Error(), outsideFile) {
 			t.Errorf("%s %q: the refusal names the file outside: %v", c.cmd, c.args, err)
+		}
+	}
+}
+
+// A descriptor serve inherited without close-on-exec (an MCP client that started serve with
+// extra open files) does not reach the command, whichever way it starts.
+func TestInheritedDescriptorsClosed(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "inherited")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fd, err := unix.Dup(int(f.Fd())) // unix.Dup: no close-on-exec, as if inherited
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	prog := fmt.Sprintf(`
+import os
+try:
+    os.fstat(%d)
+    print("open")
+except OSError as e:
+    print("closed", e.errno)
+try:
+    os.fstat(1)
+    print("stdout open")
+except OSError as e:
+    print("stdout closed")`, fd)
+	for _, viaHelper := range []bool{false, true} {
+		e := pythonExecutor(t, nil, viaHelper)
+		res := runPython(t, e, prog)
+		if !strings.Contains(res.Stdout, "closed 9") || !strings.Contains(res.Stdout, "stdout open") {
+			t.Errorf("viaHelper=%v: descriptor %d inherited by serve: %q (stderr %q)", viaHelper, fd, res.Stdout, res.Stderr)
 		}
 	}
 }
