@@ -228,6 +228,9 @@ func pin(c policy.Command) (*pinned, error) {
 		}
 	}
 	pc := &pinned{Command: c, exec: []string{real}, model: models[filepath.Base(real)]}
+	if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("allowlisted command %q: %s is not a regular file (fix its path, or re-run mcpsandbox init)", c.Name, real)
+	}
 	f, err := elf.Open(real)
 	if err != nil {
 		return nil, fmt.Errorf("allowlisted command %q: %s is not an ELF binary (%v); a script cannot be pinned safely — allowlist its interpreter's real binary instead", c.Name, real, err)
@@ -359,14 +362,25 @@ func (e *Executor) run(ctx context.Context, c serve.Call) (*serve.Result, error)
 // open opens the binary and checks its sha256 on the open file, which is the file that will be
 // exec'd (by descriptor), so nothing can be swapped in between. Hashes are cached by file identity.
 func (p *pinned) open() (*os.File, error) {
-	f, err := os.OpenFile(p.Path, os.O_RDONLY|unix.O_CLOEXEC, 0)
+	// The path the command resolved to when serve started, not a link put in its place since
+	// (O_NOFOLLOW), and never waiting on a FIFO put there (O_NONBLOCK; regular files only).
+	real := p.exec[0]
+	f, err := os.OpenFile(real, os.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open pinned binary %s: %w", p.Path, err)
+		if errors.Is(err, unix.ELOOP) {
+			return nil, serve.Refuse("allowlist.commands["+p.Name+"].path",
+				"%s was replaced by a symbolic link since serve started; restart serve (and re-pin with mcpsandbox init if the change is legitimate)", real)
+		}
+		return nil, fmt.Errorf("open pinned binary %s: %w", real, err)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("stat pinned binary %s: %w", p.Path, err)
+		return nil, fmt.Errorf("stat pinned binary %s: %w", real, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, serve.Refuse("allowlist.commands["+p.Name+"].path", "%s is no longer a regular file; restore the binary (and re-pin with mcpsandbox init)", real)
 	}
 	key := mutateKey(fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()})
 	p.mu.Lock()

@@ -188,7 +188,7 @@ func (e *Executor) judge(pc *pinned, prot *protection, c *checked, u argUse) err
 		}
 		c.roBinds = append(c.roBinds, r.path)
 	}
-	if r.exists && !write && e.al.HardLinks != policy.HardLinksReadOnly && (pc.model == nil || !pc.model.listsOnly) {
+	if r.exists && !write && e.al.HardLinks != policy.HardLinksReadOnly && (pc.model == nil || !pc.model.listsOnly) && !mutated("hardlink-walk") {
 		// A directory a program may read recursively (grep -r, diff -r, any unmodelled
 		// program): a hard link below it reaches a file the argument does not name.
 		if st, err := os.Stat(r.path); err == nil && st.IsDir() {

@@ -116,6 +116,7 @@ type rawPlan struct {
 	rlimRes               []uintptr
 	rlim                  []unix.Rlimit
 	binFD                 int
+	closeFDs              bool
 	empty                 *byte
 	argv, envp            []*byte
 }
@@ -175,7 +176,9 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	}
 	// Every other descriptor closes at the exec, also any serve inherited from whoever started
 	// it without close-on-exec (Go marks only its own). Best effort: kernels before 5.11 lack it.
-	syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, 0xffffffff, closeRangeCloexec)
+	if p.closeFDs {
+		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, 0xffffffff, closeRangeCloexec)
+	}
 	if p.mounts {
 		step = stMountPrivate
 		if _, _, err = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(p.empty)), uintptr(unsafe.Pointer(p.ops[0].dst)),
@@ -314,7 +317,7 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int) (*rawPlan, f
 	}
 	p := &rawPlan{flags: e.attr.flags, mounts: s.Mounts, nice: s.Nice, dropUID: s.DropUID && !mutated("drop-uid"),
 		uid: uintptr(s.UID), gid: uintptr(s.GID), noNewPrivs: !mutated("no-new-privs"), rulesetFD: -1, binFD: int(bin.Fd()),
-		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3]}
+		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3], closeFDs: !mutated("close-fds")}
 	var err error
 	if p.empty, err = cstr(""); err != nil {
 		return fail(err)

@@ -1,13 +1,17 @@
 package allowlist
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"golang.org/x/sys/unix"
 )
@@ -166,5 +170,59 @@ except OSError as e:
 		if !strings.Contains(res.Stdout, "closed 9") || !strings.Contains(res.Stdout, "stdout open") {
 			t.Errorf("viaHelper=%v: descriptor %d inherited by serve: %q (stderr %q)", viaHelper, fd, res.Stdout, res.Stderr)
 		}
+	}
+}
+
+// A pinned path replaced after start by a FIFO is refused at once (serve never waits on it),
+// and one replaced by a symbolic link to an identical copy is refused too: calls run what the
+// path resolved to when serve started, by that name only.
+func TestPinnedPathReplaced(t *testing.T) {
+	binDir := t.TempDir()
+	os.Chmod(binDir, 0o755)
+	orig, err := os.ReadFile("/usr/bin/wc")
+	if err != nil {
+		t.Skip("no /usr/bin/wc")
+	}
+	mywc := filepath.Join(binDir, "mywc")
+	os.WriteFile(mywc, orig, 0o755)
+	c, err := generate.Pin(mywc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Name = "mywc"
+	e := pythonExecutor(t, nil, false)
+	e.cmds["mywc"], err = pin(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func() (*serve.Result, error) {
+		args, _ := json.Marshal(map[string]any{"command": "mywc", "args": []string{}})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return e.run(ctx, serve.Call{Args: args, Timeout: 5 * time.Second, MaxOutput: 64 << 10})
+	}
+	if res, err := call(); err != nil || res.ExitCode != 0 {
+		t.Fatalf("control: the pinned copy does not run: %v %+v", err, res)
+	}
+	// A symbolic link to an identical copy elsewhere.
+	copyPath := filepath.Join(t.TempDir(), "wc-copy")
+	os.WriteFile(copyPath, orig, 0o755)
+	os.Remove(mywc)
+	os.Symlink(copyPath, mywc)
+	var ref *serve.Refusal
+	if _, err := call(); !errors.As(err, &ref) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a symlink in place of the pinned binary: %v, want a refusal", err)
+	}
+	// A FIFO: no open may wait on it.
+	os.Remove(mywc)
+	if err := unix.Mkfifo(mywc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := call(); !errors.As(err, &ref) || !strings.Contains(err.Error(), "regular file") {
+		t.Errorf("a FIFO in place of the pinned binary: %v, want a refusal", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("the call waited %s on a FIFO", d)
 	}
 }

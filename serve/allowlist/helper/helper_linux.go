@@ -208,7 +208,9 @@ func helper() error {
 	}
 	// Every descriptor but 0-2 closes at the exec, also any serve inherited without
 	// close-on-exec (best effort: kernels before 5.11 lack close_range).
-	_ = unix.CloseRange(3, 0xffffffff, 1<<2) // CLOSE_RANGE_CLOEXEC
+	if !mutated("close-fds") {
+		_ = unix.CloseRange(3, 0xffffffff, 1<<2) // CLOSE_RANGE_CLOEXEC
+	}
 	for _, r := range s.Rlimits {
 		lim := unix.Rlimit{Cur: r.Value, Max: r.Value}
 		if err := unix.Setrlimit(r.Resource, &lim); err != nil {
