@@ -62,8 +62,9 @@ type rawOp struct {
 	src, dst, fstype, data *byte
 	flags                  uintptr
 	fd                     int
-	skip                   bool
-	label                  int // index into rawPlan.labels
+	skip                   bool // opMount: on ENOENT, skip the next op too (the remount of what is not there)
+	ignoreENOENT           bool // opMount: on ENOENT, carry on
+	label                  int  // index into rawPlan.labels
 }
 
 // landlockPathBeneath is struct landlock_path_beneath_attr (packed: the kernel reads 12 bytes).
@@ -194,6 +195,9 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 					uintptr(unsafe.Pointer(op.fstype)), op.flags, uintptr(unsafe.Pointer(op.data)), 0)
 				if err == syscall.ENOENT && op.skip {
 					i++
+					err = 0
+				}
+				if err == syscall.ENOENT && op.ignoreENOENT {
 					err = 0
 				}
 			case opMkdir:
@@ -445,6 +449,10 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 		}
 		add(rawOp{kind: opMount, src: c(fmt.Sprintf("/proc/self/fd/%d", k.fd)), dst: c(k.path), fstype: p.empty, flags: unix.MS_BIND | unix.MS_REC, data: p.empty}, label)
 		add(rawOp{kind: opClose, fd: k.fd, dst: p.empty}, label)
+	}
+	for _, d := range helper.Pinned(s) {
+		add(rawOp{kind: opMount, src: c(d), dst: c(d), fstype: p.empty, flags: unix.MS_BIND, data: p.empty, ignoreENOENT: true},
+			"pin "+d+" in place")
 	}
 	for _, q := range helper.ROBinds(s) {
 		add(rawOp{kind: opMount, src: c(q), dst: c(q), fstype: p.empty, flags: unix.MS_BIND | unix.MS_REC, data: p.empty, skip: true},

@@ -38,6 +38,8 @@ attempt("write-workspace", lambda: w("out.txt"))
 attempt("write-tmp", lambda: w("/tmp/t"))
 attempt("tmp-empty", lambda: sorted(os.listdir("/tmp")))
 attempt("write-protected", lambda: w(".git/hooks/pre-commit"))
+attempt("write-workflow", lambda: w(".github/workflows/ci.yml"))
+attempt("rename-parent", lambda: os.rename(".github", "gh-old") or "renamed")
 attempt("socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).fileno() > 0)
 libc = ctypes.CDLL(None, use_errno=True)
 attempt("unshare", lambda: "ok" if libc.unshare(0) == 0 else errno.errorcode.get(ctypes.get_errno()))
@@ -65,6 +67,10 @@ func TestDirectStartMatchesHelper(t *testing.T) {
 		os.MkdirAll(hooks, 0o755)
 		os.Chown(filepath.Dir(hooks), 65534, 65534)
 		os.Chown(hooks, 65534, 65534)
+		wf := filepath.Join(e.ws, ".github", "workflows")
+		os.MkdirAll(wf, 0o755)
+		os.Chown(filepath.Dir(wf), 65534, 65534)
+		os.Chown(wf, 65534, 65534)
 		res := runPython(t, e, layerProbe)
 		if res.ExitCode != 0 {
 			t.Fatalf("viaHelper=%v: exit %d: %s", viaHelper, res.ExitCode, res.Stderr)
@@ -79,7 +85,7 @@ func TestDirectStartMatchesHelper(t *testing.T) {
 	}
 	direct, helper := run(false), run(true)
 	want := map[string]string{"uid": "65534", "pid": "1", "read-outside": "EACCES", "write-outside": "EACCES",
-		"write-workspace": "written", "write-tmp": "written", "write-protected": "EROFS",
+		"write-workspace": "written", "write-tmp": "written", "write-protected": "EROFS", "write-workflow": "EROFS", "rename-parent": "EBUSY",
 		"socket": "EACCES", "unshare": "EPERM", "seccomp": "2", "nnp": "1", "pdeathsig": "9", "nofile": "(256, 256)", "nice": "10", "cwd": ""}
 	for k, v := range want {
 		if direct[k] != v {

@@ -2,6 +2,7 @@ package helper
 
 import (
 	"fmt"
+	"path"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -30,6 +31,29 @@ func TmpfsOptions(s *Spec) (opts string, ok bool) {
 
 // ROBinds are the paths to mount read-only (none when a mutant build switches that off).
 func ROBinds(s *Spec) []string { return mutateROBinds(s.ROBinds) }
+
+// Pinned are the directories between the workspace and each read-only path (tools for
+// tools/hooks), outermost first. Each is bound onto itself, so it is a mount point the command
+// cannot rename: renaming a parent moved the read-only mount along with it, and a new hooks
+// directory could then be made under the old name.
+func Pinned(s *Spec) []string {
+	if mutated("pin-parents") {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range ROBinds(s) {
+		var chain []string
+		for d := path.Dir(p); d != s.Dir && Within(s.Dir, d) && !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+			chain = append(chain, d)
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			out = append(out, chain[i])
+		}
+	}
+	return out
+}
 
 // WorkspaceAccess is the Landlock access a read-write directory gets (everything but
 // executing), limited to what Landlock ABI abi knows: a rule may not name more than its ruleset

@@ -278,6 +278,11 @@ func privateMounts(s *Spec) error {
 		}
 		unix.Close(k.fd)
 	}
+	for _, d := range Pinned(s) {
+		if err := unix.Mount(d, d, "", unix.MS_BIND, ""); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("pin %s in place: %w", d, err)
+		}
+	}
 	for _, p := range mutateROBinds(s.ROBinds) {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			if errors.Is(err, unix.ENOENT) {
