@@ -20,7 +20,7 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_REBOOT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_ACCT, unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_NAME_TO_HANDLE_AT,
 	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER, unix.SYS_FANOTIFY_INIT,
 	unix.SYS_QUOTACTL, unix.SYS_SYSLOG, unix.SYS_VHANGUP, unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME,
-	unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME, unix.SYS_MKNOD, unix.SYS_MKNODAT, unix.SYS_PERSONALITY,
+	unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME, unix.SYS_MKNODAT, unix.SYS_PERSONALITY,
 }
 
 const cloneNamespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
@@ -75,7 +75,7 @@ func seccompFilterNet(noNetwork, tcpOnly bool) ([]unix.SockFilter, error) {
 	if runtime.GOARCH == "amd64" {
 		jumpTo(bpfJgeK, 0x40000000, "eperm") // x32 ABI
 	}
-	for _, nr := range deniedSyscalls {
+	for _, nr := range append(deniedSyscalls[:len(deniedSyscalls):len(deniedSyscalls)], archDenied...) {
 		jumpTo(bpfJeqK, uint32(nr), "eperm")
 	}
 	jumpTo(bpfJeqK, unix.SYS_CLONE3, "enosys") // flags live in memory BPF cannot read: make libc fall back to clone
