@@ -105,6 +105,9 @@ type pinned struct {
 	readDirs []string // its install prefix (e.g. a pyenv version dir)
 	denyRe   []denyPattern
 	model    *optModel // how the binary parses its options; nil = judged conservatively
+	// interpreter: it runs code it is given (policy.IsInterpreter), so what it writes is not
+	// in its arguments.
+	interpreter bool
 
 	mu    sync.Mutex
 	key   fileKey // identity of the file last hashed
@@ -170,6 +173,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		if err := interp.check(pc); err != nil {
 			return nil, err
 		}
+		pc.interpreter = policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(pc.exec[0]))
 		e.cmds[c.Name] = pc
 		e.names = append(e.names, c.Name)
 	}
@@ -350,6 +354,15 @@ func (e *Executor) run(ctx context.Context, c serve.Call) (*serve.Result, error)
 	}
 	if err := e.Ready(); err != nil {
 		return nil, err
+	}
+	if pc.interpreter && e.attr.has(unix.CLONE_NEWNS) && !mutated("nested-protect") {
+		// What an interpreter writes is not in its arguments: protected paths below the top
+		// level are mounted read-only for its call too.
+		more, err := e.nestedProtected()
+		if err != nil {
+			return nil, err
+		}
+		chk.roBinds = append(chk.roBinds, more...)
 	}
 	bin, err := pc.open()
 	if err != nil {

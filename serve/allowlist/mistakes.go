@@ -139,10 +139,9 @@ func (e *Executor) moreLayers() []serve.Layer {
 	}
 	prot := "mount namespace unavailable: protected workspace paths are kept off only by the argument check"
 	if mounts {
-		prot = "existing protected paths at the workspace's top level (git dirs, hooks dirs and core.hooksPath, tool config; a symbolic link by its target) " +
-			"are mounted read-only for each call and their parent directories pinned in place, so no command can change them; " +
-			"an allowlisted interpreter can still change protected names deeper down (a nested repository's .git, docs/CLAUDE.md), " +
-			"replace a protected name that is a symbolic link, and create protected files that do not exist yet"
+		prot = "existing protected paths (git dirs, hooks dirs and core.hooksPath, tool config; a symbolic link by its target) " +
+			"are mounted read-only for each call, at the top level for tools and at any depth for an interpreter, with their parent directories pinned in place, so no command can change them; " +
+			"an allowlisted interpreter can still replace a protected name that is a symbolic link and create protected files that do not exist yet"
 	}
 	return []serve.Layer{
 		{Name: LayerPrivateTmp, Active: !mounts || m.privateTmp, Detail: tmp},

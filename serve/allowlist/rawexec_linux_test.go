@@ -2,9 +2,11 @@ package allowlist
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,3 +234,57 @@ func TestPinnedPathReplaced(t *testing.T) {
 		t.Errorf("the call waited %s on a FIFO", d)
 	}
 }
+
+// An interpreter's call gets the protected paths below the top level read-only too (a nested
+// repository's .git/config, docs/CLAUDE.md, a sub-project's .npmrc), with their parents pinned;
+// an unprotected file beside them stays writable (control).
+func TestNestedProtectedReadOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("read-only mounts need a mount namespace: root")
+	}
+	for _, viaHelper := range []bool{false, true} {
+		e := pythonExecutor(t, nil, viaHelper)
+		for _, f := range []string{"a/.git/config", "docs/CLAUDE.md", "lib/.npmrc", "docs/notes.md"} {
+			p := filepath.Join(e.ws, f)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte("x\n"), 0o644)
+		}
+		filepath.WalkDir(e.ws, func(p string, d fs.DirEntry, err error) error { return os.Chown(p, 65534, 65534) })
+		// The program is passed hex-encoded: the argument check would refuse the protected
+		// names spelled out in its text, and it is the kernel's answer that is under test.
+		res := runPython(t, e, fmt.Sprintf("exec(bytes.fromhex(%q).decode())", hex.EncodeToString([]byte(nestedProbe))))
+		want := map[string]string{"a/.git/config": "EROFS", "docs/CLAUDE.md": "EROFS", "lib/.npmrc": "EROFS",
+			"docs/notes.md": "written", "rename docs": "EBUSY"}
+		for _, l := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
+			i := strings.LastIndex(l, " ")
+			if i < 0 {
+				continue
+			}
+			if w, ok := want[l[:i]]; ok && w != l[i+1:] {
+				t.Errorf("viaHelper=%v: %s: %s, want %s", viaHelper, l[:i], l[i+1:], w)
+			}
+			delete(want, l[:i])
+		}
+		if len(want) > 0 {
+			t.Errorf("viaHelper=%v: no report for %v: %q %q", viaHelper, want, res.Stdout, res.Stderr)
+		}
+	}
+}
+
+const nestedProbe = `
+import errno, os
+def w(path):
+    try:
+        with open(path, "a") as f:
+            f.write("y")
+        return "written"
+    except OSError as e:
+        return errno.errorcode.get(e.errno)
+for p in ["a/.git/config", "docs/CLAUDE.md", "lib/.npmrc", "docs/notes.md"]:
+    print(p, w(p))
+try:
+    os.rename("docs", "docs-old")
+    print("rename docs", "renamed")
+except OSError as e:
+    print("rename docs", errno.errorcode.get(e.errno))
+`
