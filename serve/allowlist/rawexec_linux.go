@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -404,23 +403,16 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 		dir  bool
 	}
 	var keeps []keep
-	seen := map[string]bool{}
 	// Descriptor numbers above every one the child still needs (the status pipe, the ruleset,
 	// the binary): the child's table is its own copy, so whatever serve had there is untouched.
 	next := max(p.status, p.rulesetFD, p.binFD, p.stdin, p.stdout, p.stderr) + 1
-	for _, list := range [][]string{s.RWDirs, s.ReadDirs, s.ReadFiles, s.ExecFiles} {
-		for _, q := range list {
-			if !strings.HasPrefix(q, "/tmp/") || seen[q] {
-				continue
-			}
-			seen[q] = true
-			var st unix.Stat_t
-			if unix.Stat(q, &st) != nil {
-				continue // optional paths may be missing
-			}
-			keeps = append(keeps, keep{q, next, st.Mode&unix.S_IFMT == unix.S_IFDIR})
-			next++
+	for _, q := range helper.TmpPaths(s) {
+		var st unix.Stat_t
+		if unix.Stat(q, &st) != nil {
+			continue // optional paths may be missing
 		}
+		keeps = append(keeps, keep{q, next, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+		next++
 	}
 	for _, k := range keeps { // opened in the child's own mount namespace: a bind source must be
 		add(rawOp{kind: opOpenPath, dst: c(k.path), fd: k.fd}, "bind "+k.path+" back under the private /tmp")

@@ -3,6 +3,7 @@ package helper
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -27,6 +28,22 @@ func Filter(s *Spec) ([]unix.SockFilter, error) {
 // build switches the private /tmp off.
 func TmpfsOptions(s *Spec) (opts string, ok bool) {
 	return fmt.Sprintf("size=%d,mode=1777,nr_inodes=%d", s.TmpSize, 1<<16), !mutated("private-tmp")
+}
+
+// TmpPaths are the paths under the host's /tmp the call needs (a workspace there, say), each
+// once, in spec order: they are bound back on top of the private /tmp.
+func TmpPaths(s *Spec) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, list := range [][]string{s.RWDirs, s.ReadDirs, s.ReadFiles, s.ExecFiles} {
+		for _, p := range list {
+			if strings.HasPrefix(p, "/tmp/") && !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // ROBinds are the paths to mount read-only (none when a mutant build switches that off).

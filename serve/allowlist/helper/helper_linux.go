@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"runtime"
-	"strings"
 	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -237,26 +236,19 @@ func privateMounts(s *Spec) error {
 		dir  bool
 	}
 	var keeps []keep
-	seen := map[string]bool{}
-	for _, list := range [][]string{s.RWDirs, s.ReadDirs, s.ReadFiles, s.ExecFiles} {
-		for _, p := range list {
-			if !strings.HasPrefix(p, "/tmp/") || seen[p] {
-				continue
-			}
-			seen[p] = true
-			fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-			if err != nil {
-				continue // optional paths may be missing
-			}
-			var st unix.Stat_t
-			if unix.Fstat(fd, &st) != nil {
-				unix.Close(fd)
-				continue
-			}
-			keeps = append(keeps, keep{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+	for _, p := range TmpPaths(s) {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // optional paths may be missing
 		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil {
+			unix.Close(fd)
+			continue
+		}
+		keeps = append(keeps, keep{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
 	}
-	opts := fmt.Sprintf("size=%d,mode=1777,nr_inodes=%d", s.TmpSize, 1<<16)
+	opts, _ := TmpfsOptions(s) // mountTmp applies the private-tmp mutant
 	if err := mountTmp(opts); err != nil {
 		return fmt.Errorf("mount a private /tmp: %w", err)
 	}
