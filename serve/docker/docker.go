@@ -212,7 +212,7 @@ func (e *Executor) probe() error {
 	}
 	e.watchOOM()
 	if n := e.pol.Docker.Pool; n > 0 {
-		e.startPool(n)
+		e.startPool(n, info.NCPU)
 	}
 	e.openCalls(nil)
 	ls, err := e.inspectLayers(ctx, v.Version, v.APIVersion, id, info.SecurityOptions, info.MemoryLimit, info.SwapLimit, info.PidsLimit, info.CPUCfsQuota)
@@ -355,6 +355,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	}
 	if b != nil {
 		res, err := e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
+		e.pool.release() // the replacement starts now, off this call's path
 		if !errors.Is(err, errDelivery) {
 			return withTimeout(res, timeout), err
 		}
