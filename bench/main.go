@@ -26,7 +26,7 @@ import (
 func main() {
 	n := flag.Int("n", 200, "calls per row")
 	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
-	flag.StringVar(&only, "only", "", `run only this part's rows: "docker" (its cold and pooled calls and the CLI baseline)`)
+	flag.StringVar(&only, "only", "", `run only this part's rows: "docker" (its cold and pooled calls per runtime, the Engine API and CLI baselines)`)
 	flag.Parse()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -535,6 +535,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Host directory to mount", enter)
 		w.step("network access?", enter) // none
 		w.step("Containers to keep pre-started", "2"+enter)
+		w.step("Container runtime", enter)
 	}
 	t.Run("docker-no-engine", func(t *testing.T) {
 		e := newInitEnv(t)

@@ -37,6 +37,7 @@ type Answers struct {
 	DockerWorkspace         string
 	DockerWorkspaceWritable bool
 	Pool                    int
+	Runtime                 string // the engine's runtime for the containers ("" = its default)
 	DockerNetwork           string // a docker network containers join ("" = none); kept from an existing policy, or "bridge" for every host
 
 	// e2b
@@ -62,7 +63,7 @@ func AnswersFrom(p *policy.Policy) Answers {
 	a := Answers{Scheme: p.Scheme, Name: p.Name, Base: p,
 		Timeout: p.Limits.Timeout.String(), MaxOutput: p.Limits.MaxOutputBytes.String(), Memory: p.Limits.Memory.String(), Pids: p.Limits.Pids,
 		Workspace: p.Allowlist.Workspace,
-		Image:     p.Docker.Image, DockerWorkspace: p.Docker.Workspace, DockerWorkspaceWritable: p.Docker.WorkspaceWritable, Pool: p.Docker.Pool,
+		Image:     p.Docker.Image, DockerWorkspace: p.Docker.Workspace, DockerWorkspaceWritable: p.Docker.WorkspaceWritable, Pool: p.Docker.Pool, Runtime: p.Docker.Runtime,
 		E2BTemplate: p.E2B.Template, APIKeyEnv: p.E2B.APIKeyEnv, Reuse: p.E2B.Reuse}
 	var n policy.Network
 	switch p.Scheme {
@@ -209,6 +210,7 @@ func BuildPolicy(a Answers) (*policy.Policy, error) {
 			p.Docker.WorkspaceWritable = a.DockerWorkspaceWritable
 		}
 		p.Docker.Pool = a.Pool
+		p.Docker.Runtime = a.Runtime
 		p.Docker.SetNet(net)
 	case policy.SchemeE2B:
 		if a.E2BTemplate != "" {

@@ -170,7 +170,11 @@ var SchemeQuestions = map[string][]Question{
 			When:    func(a *Answers) bool { return a.DockerWorkspace != "" },
 			Default: func(a *Answers, _ Env) any { return a.DockerWorkspaceWritable }, Set: func(a *Answers, v any) { a.DockerWorkspaceWritable = v.(bool) }},
 	}, append(netQuestions(policy.SchemeDocker),
-		intQuestion("pool", "Containers to keep pre-started (0-8; each serves one call):", 0, 64, func(a *Answers) *int { return &a.Pool }))...),
+		intQuestion("pool", "Containers to keep pre-started (0-8; each serves one call):", 0, 64, func(a *Answers) *int { return &a.Pool }),
+		Question{Flag: "runtime", Kind: Input,
+			Message: msg(`Container runtime (empty: the engine's default, runc; "crun": the same isolation, starts faster; "runsc": gVisor, a kernel of its own, starts slower; init checks the engine has it):`),
+			Default: func(a *Answers, _ Env) any { return a.Runtime }, Set: func(a *Answers, v any) { a.Runtime = strings.TrimSpace(v.(string)) },
+			Validate: func(_ *Answers, v string, _ Env) error { return policy.CheckRuntimeName(strings.TrimSpace(v)) }})...),
 	policy.SchemeE2B: {
 		{Flag: "e2b-template", Kind: Input, Message: msg("E2B template:"),
 			Default: func(a *Answers, _ Env) any { return a.E2BTemplate }, Set: func(a *Answers, v any) { a.E2BTemplate = v.(string) }},
@@ -270,6 +274,7 @@ func (a *Answers) Prefill(given func(flag string) bool) {
 	str("workspace", &a.Workspace, d.Workspace)
 	str("image", &a.Image, d.Image)
 	str("docker-workspace", &a.DockerWorkspace, d.DockerWorkspace)
+	str("runtime", &a.Runtime, d.Runtime)
 	str("e2b-template", &a.E2BTemplate, d.E2BTemplate)
 	str("api-key-env", &a.APIKeyEnv, d.APIKeyEnv)
 	str("reuse", &a.Reuse, d.Reuse)

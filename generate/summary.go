@@ -44,6 +44,9 @@ func Summary(p *policy.Policy) []string {
 			out = append(out, fmt.Sprintf("workspace %s at /workspace (%s)", d.Workspace, rw))
 		}
 		out = append(out, fmt.Sprintf("pre-started containers: %d", d.Pool))
+		if d.Runtime != "" {
+			out = append(out, "runtime "+d.Runtime)
+		}
 	case policy.SchemeE2B:
 		e := p.E2B
 		out = append(out, fmt.Sprintf("template %s, API key from $%s (never written)", e.Template, e.APIKeyEnv),

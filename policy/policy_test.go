@@ -82,6 +82,7 @@ func TestParseProblems(t *testing.T) {
 		{"syntax error", `[limits]=>[limits`, 5, "", "table name"}, // the line holding the unclosed header
 		{"unknown table", `[[allowlist.commands]]=>[unused]`, 13, "unused", "unknown key"},
 		{"no commands", `[[allowlist.commands]]=>[unused]`, 9, "allowlist.commands", "no commands"},
+		{"docker runtime as a path", `version = 1=>version = 1` + "\n[docker]\nruntime = \"/usr/bin/runc\"", 3, "docker.runtime", "not a runtime name"},
 		{"bad e2b reuse", `version = 1=>version = 1` + "\n[e2b]\nreuse = \"forever\"", 3, "e2b.reuse", "not a reuse mode"},
 	}
 	for _, c := range cases {

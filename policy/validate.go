@@ -187,7 +187,19 @@ func (d *Docker) validate() []Problem {
 	if d.Pool < 0 || d.Pool > 64 {
 		add("docker.pool", "%d is outside 0..64", "use 0 (no pool) to 8", d.Pool)
 	}
+	if err := CheckRuntimeName(d.Runtime); err != nil {
+		add("docker.runtime", "%v", `use "" (the engine's default), "crun" or "runsc"`, err)
+	}
 	return ps
+}
+
+// CheckRuntimeName says whether s can name a runtime registered with the engine ("" = its
+// default): a name from daemon.json's runtimes, never a path or a flag.
+func CheckRuntimeName(s string) error {
+	if s == "" || nameRe.MatchString(s) {
+		return nil
+	}
+	return fmt.Errorf("%q is not a runtime name (the name the engine's daemon.json registers, e.g. crun or runsc)", s)
 }
 
 func (e *E2B) validate() []Problem {

@@ -79,6 +79,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.StringVar(&o.A.DockerWorkspace, "docker-workspace", "", "docker: host directory to mount at /workspace")
 	fl.BoolVar(&o.A.DockerWorkspaceWritable, "docker-workspace-writable", false, "docker: mount the workspace writable")
 	fl.IntVar(&o.A.Pool, "pool", 0, "docker: containers to keep pre-started (each used for one call)")
+	fl.StringVar(&o.A.Runtime, "runtime", "", `docker: the engine's container runtime: "" = its default (runc), "crun" (starts faster), "runsc" (gVisor: a kernel of its own); the engine must have it registered (init checks)`)
 	fl.StringVar(&o.A.E2BTemplate, "e2b-template", "", "e2b: sandbox template (default code-interpreter-v1)")
 	fl.StringVar(&o.A.APIKeyEnv, "api-key-env", "", "e2b: the environment variable holding the API key (default E2B_API_KEY; it must be set here: init checks; the key is never written)")
 	fl.StringVar(&o.A.Reuse, "reuse", "", "e2b: call (new sandbox per call) or session (default)")

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +47,9 @@ func hostNeeds(ctx context.Context, o *InitOptions, ask *asker) error {
 		if ask.on {
 			fmt.Fprintf(o.IO.Out, "Docker engine: %s\n", c.Value)
 		}
+		if err := runtimeRegistered(ctx, a.Runtime); err != nil {
+			return err
+		}
 		have, err := imagePresent(ctx, image)
 		if err != nil {
 			return fmt.Errorf("ask the Docker engine for the image %s: %w. Nothing was written", image, err)
@@ -72,6 +77,31 @@ func hostNeeds(ctx context.Context, o *InitOptions, ask *asker) error {
 		}
 	}
 	return nil
+}
+
+// runtimeRegistered checks that the engine has the runtime a policy names ("" = its default):
+// a container of a runtime the engine lacks never starts, so every call would fail.
+func runtimeRegistered(ctx context.Context, name string) error {
+	if name == "" {
+		return nil
+	}
+	cl, err := engine.New()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	info, err := cl.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("ask the Docker engine for its runtimes: %w. Nothing was written", err)
+	}
+	if _, ok := info.Runtimes[name]; ok {
+		return nil
+	}
+	have := slices.Sorted(maps.Keys(info.Runtimes))
+	return fmt.Errorf("the engine at %s has no runtime %q (it has: %s): install and register it (for crun and runsc: sudo sh scripts/docker-runtimes.sh), or leave --runtime empty for the engine's default. Nothing was written",
+		cl.Where(), name, strings.Join(have, ", "))
 }
 
 // imagePresent asks the engine the environment names (DOCKER_HOST, TLS, the docker context)

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/docker/go-units"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// dockerRows: pooled and cold calls of the docker scheme on the offline test image, for the
+// engine's default runtime and for crun and runsc where the engine has them, beside two
+// baselines in the same run: the same container through the Engine API with no serve
+// (create, attach, start, output), and `docker run --rm` with the same flags through the CLI.
+func dockerRows(ctx context.Context, n int, bin, dir string, row func(string, []time.Duration)) error {
+	image := os.Getenv("MCPSANDBOX_TEST_IMAGE")
+	if image == "" {
+		image = "mcpsandbox-test:bookworm"
+	}
+	if out, err := exec.CommandContext(ctx, "docker", "image", "inspect", image).CombinedOutput(); err != nil {
+		return fmt.Errorf("no engine or no image %s (build it: sh scripts/build-test-image.sh): %s", image, strings.TrimSpace(string(out)))
+	}
+	api, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return err
+	}
+	defer api.Close()
+	info, err := api.Info(ctx)
+	if err != nil {
+		return err
+	}
+	type variant struct {
+		runtime string // "" = the engine's default
+		pool    int
+		n       int
+		apart   time.Duration // a client's think time between pooled calls: the pool refills
+	}
+	vs := []variant{{"", 4, n, 300 * time.Millisecond}, {"", 0, n, 0}}
+	if _, ok := info.Runtimes["crun"]; ok {
+		vs = append(vs, variant{"crun", 4, n, 300 * time.Millisecond}, variant{"crun", 0, n, 0})
+	} else {
+		notes = append(notes, "docker runtime crun: not registered in this engine (sh scripts/docker-runtimes.sh)")
+	}
+	if _, ok := info.Runtimes["runsc"]; ok {
+		// gVisor starts a container in ~1.5 s here: fewer calls, and think time enough to refill.
+		vs = append(vs, variant{"runsc", 4, min(n, 10), 2 * time.Second}, variant{"runsc", 0, min(n, 10), 0})
+	} else {
+		notes = append(notes, "docker runtime runsc: not registered in this engine (sh scripts/docker-runtimes.sh)")
+	}
+	for _, v := range vs {
+		p := policy.Default(policy.SchemeDocker)
+		p.Docker.Image, p.Docker.Pool, p.Docker.Runtime = image, v.pool, v.runtime
+		name := fmt.Sprintf("docker-%s-%d", v.runtime, v.pool)
+		p.Audit.Path = filepath.Join(dir, name+"-audit.jsonl")
+		b, _ := policy.Marshal(p)
+		pol := filepath.Join(dir, name+".toml")
+		if err := os.WriteFile(pol, b, 0o600); err != nil {
+			return err
+		}
+		d, err := dockerCalls(ctx, bin, pol, v.n, v.pool > 0, v.apart)
+		if err != nil {
+			return fmt.Errorf("runtime %q pool %d: %w", v.runtime, v.pool, err)
+		}
+		what := "docker run_python_sandbox, cold (fresh container per call)"
+		if v.pool > 0 {
+			what = fmt.Sprintf("docker run_python_sandbox, pooled (pool = %d, %s apart)", v.pool, v.apart)
+		}
+		if v.runtime != "" {
+			what = "runtime " + v.runtime + ": " + what
+		}
+		row(what, d)
+	}
+	raw, err := engineBaseline(ctx, api, image, min(n, 20))
+	if err != nil {
+		return err
+	}
+	row("baseline: Engine API create+attach+start to output, same flags, no serve", raw)
+	var cli []time.Duration
+	for i := 0; i < min(n, 10); i++ {
+		t0 := time.Now()
+		c := exec.CommandContext(ctx, "docker", "run", "--rm", "-i", "--network", "none", "--read-only", "--cap-drop", "ALL",
+			"--security-opt", "no-new-privileges", "--user", "65534:65534", "--memory", "256m", "--pids-limit", "64",
+			"--cpus", "0.5", "--init", "--tmpfs", "/tmp:size=64m,nosuid,nodev", image, "python3", "-c", "print(1)")
+		if out, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("docker run: %v %s", err, out)
+		}
+		cli = append(cli, time.Since(t0))
+	}
+	row("baseline: docker run --rm, same flags, CLI", cli)
+	return nil
+}
+
+// dockerCalls times n calls of print(1) through one serve of the policy.
+func dockerCalls(ctx context.Context, bin, pol string, n int, pooled bool, apart time.Duration) ([]time.Duration, error) {
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx,
+		&mcp.CommandTransport{Command: exec.Command(bin, "serve", "--policy", pol, "--log-level", "error")}, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	call := &mcp.CallToolParams{Name: "run_python_sandbox", Arguments: map[string]any{"code": "print(1)"}}
+	if _, err := timeCalls(ctx, 2, cs, call); err != nil { // warm the image cache (and the pool)
+		return nil, err
+	}
+	if pooled { // the pool refills before the first timed call
+		time.Sleep(3 * time.Second)
+	}
+	var d []time.Duration
+	for i := 0; i < n; i++ {
+		time.Sleep(apart)
+		one, err := timeCalls(ctx, 1, cs, call)
+		if err != nil {
+			return nil, err
+		}
+		d = append(d, one...)
+	}
+	return d, nil
+}
+
+// engineBaseline: the container a cold call gets, as far as flags go, made through the Engine
+// API directly: create, attach, start, and the time until its output arrives. Removal runs off
+// the clock, as serve's does.
+func engineBaseline(ctx context.Context, api *client.Client, image string, n int) ([]time.Duration, error) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	var d []time.Duration
+	for i := 0; i < n; i++ {
+		init, pids := true, int64(64)
+		t0 := time.Now()
+		cr, err := api.ContainerCreate(ctx, &container.Config{
+			Image: image, User: "65534:65534", Cmd: []string{"python3", "-c", "print(1)"}, NetworkDisabled: true,
+			AttachStdout: true, AttachStderr: true, Labels: map[string]string{"dev.mcpsandbox.bench": "1"},
+		}, &container.HostConfig{
+			NetworkMode: "none", ReadonlyRootfs: true, CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"},
+			Init: &init, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=67108864"}, LogConfig: container.LogConfig{Type: "none"},
+			Resources: container.Resources{Memory: 256 << 20, MemorySwap: 256 << 20, NanoCPUs: 5e8, PidsLimit: &pids,
+				Ulimits: []*units.Ulimit{{Name: "nofile", Soft: 1024, Hard: 1024}}},
+		}, nil, nil, "")
+		if err != nil {
+			return nil, err
+		}
+		remove := func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				api.ContainerRemove(context.WithoutCancel(ctx), cr.ID, container.RemoveOptions{Force: true})
+			}()
+		}
+		hj, err := api.ContainerAttach(ctx, cr.ID, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
+		if err != nil {
+			remove()
+			return nil, err
+		}
+		if err := api.ContainerStart(ctx, cr.ID, container.StartOptions{}); err != nil {
+			hj.Close()
+			remove()
+			return nil, err
+		}
+		// The clock stops at the output, as a call's does at the wrapper's end mark: not at the
+		// engine's exit path (attach EOF), which comes tens of ms later.
+		out := &outputSeen{want: "1\n", seen: make(chan struct{})}
+		var errb bytes.Buffer
+		done := make(chan struct{})
+		go func() { stdcopy.StdCopy(out, &errb, hj.Reader); close(done) }()
+		select {
+		case <-out.seen:
+		case <-done:
+		}
+		d = append(d, time.Since(t0))
+		hj.Close()
+		<-done
+		remove()
+		if out.buf.String() != "1\n" {
+			return nil, fmt.Errorf("engine baseline: output %q, stderr %q", out.buf.String(), errb.String())
+		}
+	}
+	slices.Sort(d)
+	return d, nil
+}
+
+// outputSeen closes seen once what it was written holds want.
+type outputSeen struct {
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (o *outputSeen) Write(p []byte) (int, error) {
+	o.buf.Write(p)
+	if strings.Contains(o.buf.String(), o.want) {
+		o.once.Do(func() { close(o.seen) })
+	}
+	return len(p), nil
+}
