@@ -52,8 +52,10 @@ want = {
     "crun": {"path": crun},
     # --network=none: gVisor's own network stack off. With it on, runsc refuses a container the
     # engine gave no network namespace of its own (docker.network = "none"), and docker's egress
-    # for host lists goes through a unix socket, not the network.
-    "runsc": {"path": runsc, "runtimeArgs": ["--network=none"]},
+    # for host lists goes through a unix socket, not the network. --oci-seccomp: gVisor applies
+    # the engine's seccomp profile to the program too (by default it filters only its own calls
+    # to the host, and the program may e.g. create user namespaces inside gVisor's kernel).
+    "runsc": {"path": runsc, "runtimeArgs": ["--network=none", "--oci-seccomp"]},
 }
 changed = False
 for name, spec in want.items():
