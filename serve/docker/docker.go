@@ -210,6 +210,14 @@ func (e *Executor) probe() error {
 				e.spec.runtime, e.eng.Where(), strings.Join(have, ", "))
 		}
 	}
+	rtName := e.spec.runtime
+	if rtName == "" {
+		rtName = info.DefaultRuntime
+	}
+	if rt, ok := info.Runtimes[rtName]; ok {
+		e.spec.gvisor = isGVisor(rtName, rt.Path)
+		e.spec.gvisorSeccomp = hasOCISeccomp(rt.Args)
+	}
 	e.watchOOM()
 	if n := e.pol.Docker.Pool; n > 0 {
 		e.startPool(n, info.NCPU)
