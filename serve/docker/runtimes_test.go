@@ -123,3 +123,24 @@ func TestRuntimeDifferences(t *testing.T) {
 		})
 	}
 }
+
+// A child the Python program forks runs in a copy of the wrapper: when it returns or calls
+// sys.exit it must end there, not write the end mark, which ended the call at the child's
+// exit with the parent's output and status lost (measured: stdout "child\n", exit 0).
+func TestForkedChildDoesNotEndTheCall(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, testPolicy())
+	res := mustCall(t, e, ToolPython, map[string]any{"code": `import os, sys, time
+pid = os.fork()
+if pid == 0:
+    print("child")
+    sys.exit(5)
+os.waitpid(pid, 0)
+time.sleep(0.2)
+print("parent-done")
+sys.exit(3)
+`})
+	if res.ExitCode != 3 || res.Stdout != "child\nparent-done\n" {
+		t.Errorf("the forked child's exit ended the call: exit %d, stdout %q, stderr %q (want 3, %q)", res.ExitCode, res.Stdout, res.Stderr, "child\nparent-done\n")
+	}
+}

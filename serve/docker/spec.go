@@ -76,8 +76,14 @@ const (
 // container, its own attach stream and its own nonce. The mark is a speed-up, never a security
 // boundary; without it (os._exit, a crash, a killed wrapper) serve falls back to the engine's
 // exit status. Killing the watchdog likewise only removes a backstop for serve's own removal.
+//
+// Python code runs in the wrapper's own process, so a child the program forks (os.fork) runs
+// the rest of the wrapper when it returns or calls sys.exit: such a child ends there (os._exit
+// with its status) instead of writing the end mark, which had ended the call at the child's
+// exit with the parent's output and status lost.
 const wrapperPy = `import os, sys
 nonce = sys.argv[1]
+me = os.getpid()
 pooled = sys.argv[2:3] == ["pooled"]
 WATCHDOG = """
 import os, select, signal
@@ -237,6 +243,13 @@ elif kind == "shell":
 else:
     print("mcpsandbox: unknown tool %r" % kind, file=sys.stderr)
     status = 127
+if os.getpid() != me:
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+    os._exit(status)
 oom = 0
 for p in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
     try:
