@@ -144,3 +144,67 @@ sys.exit(3)
 		t.Errorf("the forked child's exit ended the call: exit %d, stdout %q, stderr %q (want 3, %q)", res.ExitCode, res.Stdout, res.Stderr, "child\nparent-done\n")
 	}
 }
+
+// gVisor refuses host unix sockets by default, so docker.network host lists (serve's egress
+// proxy is a host socket mounted into the container) could never work under runsc: every
+// request failed while serve said HTTP(S) to the hosts was open. Serve must refuse to start
+// instead (measured under runsc 20221219: connect() to the mounted socket fails with EPERM;
+// TestEgressHostList shows the same socket answering in a runc container).
+func TestGVisorEgressRefused(t *testing.T) {
+	eng := needEngine(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	info, err := eng.Info(ctx)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, ok := info.Runtimes["runsc"]
+	if !ok {
+		stop := t.Skipf
+		if os.Getenv("CI") == "true" {
+			stop = t.Fatalf
+		}
+		stop("SKIP: the engine at %s has no runtime runsc (gVisor)", eng.Where())
+	}
+	if hostUDSOpen(rt.Args) {
+		t.Skipf("SKIP: this engine's runsc runs with %v, which opens host sockets", rt.Args)
+	}
+	p := egressPolicy(t, "pypi.test")
+	p.Docker.Runtime = "runsc"
+	e, err := New(p, Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Ready(); err == nil || !strings.Contains(err.Error(), "--host-uds=open") {
+		t.Errorf("serve started docker.network host lists under gVisor, where the proxy's socket is unreachable: Ready() = %v", err)
+	}
+}
+
+func TestRuntimeArgs(t *testing.T) {
+	for _, c := range []struct {
+		args     []string
+		uds, oci bool
+	}{
+		{nil, false, false},
+		{[]string{"--network=none"}, false, false},
+		{[]string{"--host-uds=open", "--oci-seccomp"}, true, true},
+		{[]string{"-host-uds", "all"}, true, false},
+		{[]string{"--host-uds=none", "-oci-seccomp=true"}, false, true},
+		{[]string{"--fsgofer-host-uds"}, true, false},
+		{[]string{"--host-uds=create"}, false, false},
+	} {
+		if got := hostUDSOpen(c.args); got != c.uds {
+			t.Errorf("hostUDSOpen(%q) = %v", c.args, got)
+		}
+		if got := hasOCISeccomp(c.args); got != c.oci {
+			t.Errorf("hasOCISeccomp(%q) = %v", c.args, got)
+		}
+	}
+	for name, want := range map[string]bool{"runsc": true, "gvisor": true, "runc": false, "crun": false, "io.containerd.runsc.v1": true} {
+		path := map[string]string{"gvisor": "/usr/local/bin/runsc", "runc": "runc", "crun": "/usr/bin/crun"}[name]
+		if got := isGVisor(name, path); got != want {
+			t.Errorf("isGVisor(%q, %q) = %v", name, path, got)
+		}
+	}
+}

@@ -365,6 +365,23 @@ func isGVisor(name, path string) bool {
 	return name == "runsc" || strings.HasPrefix(name, "io.containerd.runsc") || base == "runsc" || strings.HasPrefix(base, "runsc-")
 }
 
+// hostUDSOpen says whether runsc's arguments let the program connect to a host unix socket
+// (serve's egress proxy, docker.network host lists): by default (--host-uds=none) gVisor
+// refuses it with EPERM, and every request through the proxy failed.
+func hostUDSOpen(args []string) bool {
+	for i, a := range args {
+		a = strings.TrimLeft(a, "-")
+		v, ok := strings.CutPrefix(a, "host-uds=")
+		if !ok && a == "host-uds" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok && (v == "open" || v == "all") || a == "fsgofer-host-uds" || a == "fsgofer-host-uds=true" {
+			return true
+		}
+	}
+	return false
+}
+
 // hasOCISeccomp says whether runsc's arguments make it apply the container's seccomp profile
 // to the program (off by default: gVisor filters only its own host syscalls).
 func hasOCISeccomp(args []string) bool {
