@@ -133,7 +133,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		{Name: LayerNoNewPrivs, Active: nnp, Detail: "setuid binaries cannot raise privileges"},
 		e.seccompLayer(seccomp),
 		{Name: LayerMemory, Active: memOK && swapOK && h.Memory > 0 && h.MemorySwap == h.Memory,
-			Detail: fmt.Sprintf("%s, swap none%s", e.memText, missing(memOK && swapOK, "the engine cannot enforce memory+swap limits here"))},
+			Detail: fmt.Sprintf("%s, swap none%s%s", e.memText, e.gvisorMemoryNote(), missing(memOK && swapOK, "the engine cannot enforce memory+swap limits here"))},
 		e.pidsLayer(pids, pidsOK),
 		{Name: LayerCPU, Active: cpuOK && h.NanoCPUs > 0, Detail: fmt.Sprintf("%g CPUs%s", float64(h.NanoCPUs)/1e9, missing(cpuOK, "the engine cannot enforce CPU quota here"))},
 		{Name: LayerInit, Active: init, Detail: "an init process reaps zombies and forwards signals"},
@@ -227,4 +227,15 @@ func (e *Executor) pidsLayer(recorded int64, ok bool) serve.Layer {
 			e.spec.pids, recorded, gvisorBaseTasks, gvisorTasksPerProcess, missing(ok, "the engine cannot enforce pids limits here"))
 	}
 	return l
+}
+
+// gvisorMemoryNote: under gVisor the limit holds gVisor's own kernel too, and the kernel's
+// OOM killer ends the whole sandbox, not the process that grew (measured: a shell script
+// whose python3 child allocated past the limit lost its own later output; under runc and
+// crun only the child is killed and the script goes on).
+func (e *Executor) gvisorMemoryNote() string {
+	if !e.spec.gvisor {
+		return ""
+	}
+	return "; under gVisor the limit includes gVisor's own kernel, and reaching it ends the whole sandbox, not only the process that grew"
 }
