@@ -154,8 +154,8 @@ type run struct {
 	netnsHit      atomic.Pointer[string]
 	cgroups       map[string]bool // cgroups that held the call's processes (survivors), under mu
 	calib         calibration     // this run's trivial-call latency (wall_time scenarios only)
-	// cutShort: the policy's timeout ended a step before it acted or before a detector's
-	// evidence could exist (set by startProofs and the detectors): a load symptom, re-run once
+	// cutShort: the policy's timeout ended a step after it acted but before a detector's
+	// evidence could exist (set by the detectors): a load symptom, re-run once (runOne)
 	cutShort atomic.Bool
 }
 
@@ -245,17 +245,19 @@ func Run(ctx context.Context, scs []*Scenario, o Options) (*Report, error) {
 }
 
 // runOne runs a scenario, and once more from scratch (a fresh arena and serve) when its verdict
-// was an ERROR because the policy's timeout cut a step short on a loaded machine (a step that
-// timed out before acting, a fetch the timeout ended before it was made): a breach is never
-// re-run (it stands), and the second run is judged by every detector again, so it can only
-// replace "unproven" with a verdict; a second ERROR stays an ERROR and names both runs.
+// was an ERROR because the policy's timeout cut a step short after it acted, before the work a
+// detector needs was done (a fetch the timeout ended before it was made: a loaded machine). A
+// step that timed out before acting is not re-run here: the step itself was already tried
+// twice (run.step). A breach is never re-run (it stands); the second run is judged by every
+// detector again, so it can only replace "unproven" with a verdict; a second ERROR stays an
+// ERROR and names both runs.
 func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) Result {
 	start := time.Now()
 	res, cut := runOnce(ctx, s, ad, o)
 	if res.Outcome == Error && cut && ctx.Err() == nil {
 		first := res
 		res, _ = runOnce(ctx, s, ad, o)
-		note := "a second run: the first was an ERROR because the timeout cut a step short (a loaded machine): " + first.Reason
+		note := "a second run: the first was an ERROR because the timeout cut a step short after it acted (a loaded machine): " + first.Reason
 		res.Started = append(res.Started, note)
 		if res.Outcome == Error {
 			res.Reason += " (" + note + ")"

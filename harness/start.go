@@ -91,9 +91,6 @@ func (r *run) startProofs(steps []Step, unsure []string) (lines, unsureOut []str
 			}
 			n++
 			ok, why := startProof(c, st, r.sighted[i].Load())
-			if !ok && c.err == nil && c.structured && c.res.TimedOut {
-				r.cutShort.Store(true)
-			}
 			if c.secondTry {
 				why += " (on a second try: the first timed out before acting)"
 			}
