@@ -332,27 +332,28 @@ func checkResponsive(r *run) (bool, string) {
 // Grace is how far past its timeout a call may return before wall_time calls it a breach.
 const Grace = 3 * time.Second
 
-func (r *run) callBound(e Expect) time.Duration {
-	if r.s.ReturnWithin.Duration > 0 && r.s.ReturnWithin.Duration < e.Timeout+e.Grace {
-		return r.s.ReturnWithin.Duration
-	}
-	return e.Timeout + e.Grace
-}
-
 func checkWallTime(r *run) (bool, string) {
 	var longest call
 	for _, c := range r.calls {
 		if c.abandoned {
-			return true, fmt.Sprintf("a call was still running after %s, bound %s (measured: the harness waited past the bound before giving up)", c.dur.Round(time.Millisecond), c.bound)
+			return true, fmt.Sprintf("a call was still running after %s, bound %s (measured: the harness waited past the bound before giving up)%s", c.dur.Round(time.Millisecond), c.boundWhy, serverSaid(r))
 		}
 		if c.dur > c.bound {
-			return true, fmt.Sprintf("a call took %s, bound %s", c.dur.Round(time.Millisecond), c.bound)
+			return true, fmt.Sprintf("a call took %s, bound %s%s", c.dur.Round(time.Millisecond), c.boundWhy, serverSaid(r))
 		}
 		if c.dur > longest.dur {
 			longest = c
 		}
 	}
-	return false, fmt.Sprintf("longest call %s, bound %s", longest.dur.Round(time.Millisecond), longest.bound)
+	return false, fmt.Sprintf("longest call %s, bound %s", longest.dur.Round(time.Millisecond), longest.boundWhy)
+}
+
+// serverSaid is the end of serve's log (warnings and errors), for a breach's evidence.
+func serverSaid(r *run) string {
+	if t := strings.TrimSpace(r.a.ServerStderr()); t != "" {
+		return "; server said: " + clip(t, 600)
+	}
+	return ""
 }
 
 func checkOutput(r *run) (bool, string) {

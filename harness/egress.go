@@ -273,6 +273,7 @@ func checkAllowedHost(r *run) (bool, string) {
 		timedOut := slices.ContainsFunc(r.calls, func(c call) bool { return c.res.TimedOut })
 		r.mu.Unlock()
 		if timedOut {
+			r.cutShort.Store(true)
 			r.inconclusive(fmt.Sprintf("the listed stand-in answered %d http and %d https request(s), but the call timed out before it could fetch: re-run on a less loaded host or raise --max-timeout", h, hs))
 			return false, "the fetch was cut short by the timeout"
 		}

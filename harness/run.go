@@ -122,6 +122,7 @@ type call struct {
 	err        error
 	dur        time.Duration
 	bound      time.Duration // how long it may take: the timeout, plus the wait for a slot when queued
+	boundWhy   string        // the bound and how it was reached (callBound)
 	abandoned  bool
 	step       int  // which step it belongs to
 	structured bool // a structured result came back (the program ran, or was started)
@@ -152,6 +153,10 @@ type run struct {
 	gitExecBefore map[string]bool      // program-running git config lines before the steps
 	netnsHit      atomic.Pointer[string]
 	cgroups       map[string]bool // cgroups that held the call's processes (survivors), under mu
+	calib         calibration     // this run's trivial-call latency (wall_time scenarios only)
+	// cutShort: the policy's timeout ended a step after it acted but before a detector's
+	// evidence could exist (set by the detectors): a load symptom, re-run once (runOne)
+	cutShort atomic.Bool
 }
 
 // inconclusive records why a detector could not judge; the scenario is then an ERROR.
@@ -239,33 +244,56 @@ func Run(ctx context.Context, scs []*Scenario, o Options) (*Report, error) {
 	return rep, ctx.Err()
 }
 
-func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result) {
+// runOne runs a scenario, and once more from scratch (a fresh arena and serve) when its verdict
+// was an ERROR because the policy's timeout cut a step short after it acted, before the work a
+// detector needs was done (a fetch the timeout ended before it was made: a loaded machine). A
+// step that timed out before acting is not re-run here: the step itself was already tried
+// twice (run.step). A breach is never re-run (it stands); the second run is judged by every
+// detector again, so it can only replace "unproven" with a verdict; a second ERROR stays an
+// ERROR and names both runs.
+func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) Result {
 	start := time.Now()
+	res, cut := runOnce(ctx, s, ad, o)
+	if res.Outcome == Error && cut && ctx.Err() == nil {
+		first := res
+		res, _ = runOnce(ctx, s, ad, o)
+		note := "a second run: the first was an ERROR because the timeout cut a step short after it acted (a loaded machine): " + first.Reason
+		res.Started = append(res.Started, note)
+		if res.Outcome == Error {
+			res.Reason += " (" + note + ")"
+		}
+	}
+	res.DurationMS = time.Since(start).Milliseconds()
+	return res
+}
+
+func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result, cutShort bool) {
 	res = Result{ID: s.ID, Title: s.Title, Category: s.Category}
-	defer func() { res.DurationMS = time.Since(start).Milliseconds() }()
+	var r *run
+	defer func() { cutShort = r != nil && r.cutShort.Load() }()
 	steps, why := s.StepsFor(o.Policy.Scheme)
 	if why != "" {
 		res.Outcome, res.Reason = NotApplicable, why
-		return res
+		return res, false
 	}
 	// Network-by-name scenarios need a host list; a control's weakening may make one (or open
 	// the network, to show a bypass is seen), so controls decide after their mutation below.
 	if s.NeedsHostList && o.mutate == nil && !hostList(o.Policy) {
 		res.Outcome, res.Reason = NotApplicable, needsHostList(o.Policy)
-		return res
+		return res, false
 	}
 	// A scenario this policy cannot express is n/a, not contained: say so before building an arena.
 	for _, st := range steps {
 		var na *NotApplicableError
 		if _, err := ad.Params(st, &Arena{}, o.Policy); errors.As(err, &na) {
 			res.Outcome, res.Reason = NotApplicable, na.Why
-			return res
+			return res, false
 		}
 	}
 	a, err := newArena(s.Setup)
 	if err != nil {
 		res.Outcome, res.Reason = Error, err.Error()
-		return res
+		return res, false
 	}
 	defer a.Close()
 	p := o.Policy.Clone()
@@ -274,25 +302,25 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	}
 	if err := ad.Prepare(p, a); err != nil {
 		res.Outcome, res.Reason = Error, err.Error()
-		return res
+		return res, false
 	}
 	// A host list gets the stand-in hosts (allowed, rebind) beside what the user listed; serve
 	// maps their names with the stand-in hook, so no name resolves to anything off this host.
 	if hostList(p) {
 		if err := a.ListStandIns(p); err != nil {
 			res.Outcome, res.Reason = Error, "list the egress stand-ins: "+err.Error()
-			return res
+			return res, false
 		}
 	}
 	if o.mutate != nil {
 		if err := o.mutate(p, a); err != nil {
 			res.Outcome, res.Reason = Error, err.Error()
-			return res
+			return res, false
 		}
 	}
 	if s.NeedsHostList && !hostList(p) && !(o.mutate != nil && networkOpen(p)) {
 		res.Outcome, res.Reason = NotApplicable, needsHostList(p)
-		return res
+		return res, false
 	}
 	// Each step gets a fresh start token now, after the n/a probe above and the scenario's text:
 	// nothing written before the run can know it.
@@ -304,7 +332,7 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	for i, st := range steps {
 		if params[i], err = ad.Params(st, a, p); err != nil {
 			res.Outcome, res.Reason = Error, err.Error()
-			return res
+			return res, false
 		}
 		// An adapter that found no room for the token (a pinned program run as is) leaves it
 		// out of the call: the step is then proven by its exit status, output or processes.
@@ -312,16 +340,20 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 			steps[i].Start = StartToken{}
 		}
 	}
-	r := &run{s: s, a: a, expect: ad.Expect(p), patience: ad.Expect(p), bin: o.Binary, sighted: make([]atomic.Bool, len(steps))}
+	r = &run{s: s, a: a, expect: ad.Expect(p), patience: ad.Expect(p), bin: o.Binary, sighted: make([]atomic.Bool, len(steps))}
 	if o.expect != nil {
 		o.expect(&r.expect)
 	}
 	if err := a.start(ctx, o.Binary, p, StandInsEnv+"="+a.StandIns()); err != nil {
 		res.Outcome, res.Reason = Error, err.Error()
-		return res
+		return res, false
+	}
+	ds := s.DetectorsFor(o.Policy.Scheme)
+	if slices.Contains(ds, "wall_time") && len(steps) > 0 {
+		// before the snapshot: whatever a trivial call leaves is the baseline, not the attack's
+		r.calibrate(ctx, ad, p, steps[0])
 	}
 	r.outsideBefore = a.SnapshotOutside()
-	ds := s.DetectorsFor(o.Policy.Scheme)
 	if slices.Contains(ds, "persistence") {
 		r.protect = persistPatterns(p.Allowlist.Protect)
 		r.hostRunBefore = hostRunFiles(a.WS, r.protect)
@@ -356,7 +388,7 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 		if a.killed.Load() {
 			stopWatch()
 			res.Outcome, res.Reason = Error, fmt.Sprintf("step %d comes after the server was killed", i)
-			return res
+			return res, false
 		}
 		r.step(ctx, i, st, params[i])
 	}
@@ -374,12 +406,12 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	for _, c := range r.calls {
 		if c.err != nil && !a.killed.Load() && !c.abandoned {
 			res.Outcome, res.Reason = Error, "a call failed at the protocol level: "+c.err.Error()+"; server said: "+a.stderr.Tail()
-			return res
+			return res, false
 		}
 	}
 	if !a.killed.Load() && a.serverExited() {
 		res.Outcome, res.Reason = Error, "the server exited during the run (a crash is an ERROR, not a breach); server said: "+a.stderr.Tail()
-		return res
+		return res, false
 	}
 	// Every step must prove it started: quiet detectors after a step that never acted prove
 	// nothing. A breach stands whatever the proofs say (they can only turn CONTAINED into ERROR).
@@ -392,7 +424,7 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result
 	default:
 		res.Outcome = Contained
 	}
-	return res
+	return res, false
 }
 
 // step runs one step (Parallel copies at once) and records every call.
@@ -435,11 +467,8 @@ func (r *run) step(ctx context.Context, i int, st Step, p *mcp.CallToolParams) {
 }
 
 func (r *run) call(ctx context.Context, i int, st Step, p *mcp.CallToolParams) call {
-	bound, patience := r.callBound(r.expect), r.callBound(r.patience)
-	if st.Parallel > 1 {
-		bound += r.expect.Timeout // a queued call may wait up to the timeout for a slot
-		patience += r.patience.Timeout
-	}
+	bound, why := r.callBound(r.expect, st.Parallel > 1)
+	patience, _ := r.callBound(r.patience, st.Parallel > 1)
 	cctx, cancel := context.WithTimeout(ctx, max(bound, patience)+time.Second)
 	defer cancel()
 	if st.KillServerAfter.Duration > 0 {
@@ -470,7 +499,7 @@ func (r *run) call(ctx context.Context, i int, st Step, p *mcp.CallToolParams) c
 	}
 	start := time.Now()
 	res, err := r.a.cs.CallTool(cctx, p)
-	c := call{dur: time.Since(start), err: err, bound: bound, step: i}
+	c := call{dur: time.Since(start), err: err, bound: bound, boundWhy: why, step: i}
 	if err != nil {
 		c.abandoned = cctx.Err() != nil && ctx.Err() == nil
 		return c

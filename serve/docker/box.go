@@ -284,6 +284,8 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 				res.ExitCode, oomKilled = code, oom
 				if !oom && (code == 128+15 || code == 128+9) {
 					stoppedFromOutside = e.outsideStop(code)
+				} else if code == 2 && e.spec.gvisor {
+					stoppedFromOutside = e.gvisorEnded()
 				}
 			}
 			return finish(), nil
@@ -359,4 +361,14 @@ func (e *Executor) outsideStop(code int) string {
 		return fmt.Sprintf("the docker engine stopped during the call (the container got %s); start it again (e.g. `sudo systemctl start docker`) and retry", sig)
 	}
 	return fmt.Sprintf("the container was stopped from outside the sandbox during the call (%s: docker stop/kill, or the engine restarting)", sig)
+}
+
+// gvisorEnded explains a gVisor sandbox that ended with status 2 and without the program's
+// result: that is how runsc's Sentry dies when it cannot start a host thread, i.e. when the
+// program's processes reached the pids limit (see spec.hostPids). A program that exits 2
+// without the end mark (os._exit(2)) gets the same words, hence "most likely".
+func (e *Executor) gvisorEnded() string {
+	return fmt.Sprintf("the gVisor sandbox (runsc) ended abruptly (status 2, no result from the program): most likely its processes "+
+		"reached limits.pids = %d, which under gVisor ends the whole sandbox (the engine counts gVisor's own host tasks: %d here)",
+		e.spec.pids, e.spec.hostPids())
 }

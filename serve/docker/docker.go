@@ -210,6 +210,19 @@ func (e *Executor) probe() error {
 				e.spec.runtime, e.eng.Where(), strings.Join(have, ", "))
 		}
 	}
+	rtName := e.spec.runtime
+	if rtName == "" {
+		rtName = info.DefaultRuntime
+	}
+	if rt, ok := info.Runtimes[rtName]; ok {
+		e.spec.gvisor = isGVisor(rtName, rt.Path)
+		e.spec.gvisorSeccomp = hasOCISeccomp(rt.Args)
+		if e.spec.gvisor && e.spec.egressDir != "" && !hostUDSOpen(rt.Args) {
+			return fmt.Errorf("docker.network lists hosts, which containers reach through serve's egress proxy on a unix socket, "+
+				"but docker.runtime %q is gVisor (runsc), which refuses host unix sockets unless its runtimeArgs in daemon.json include --host-uds=open: "+
+				"add that there, or use runtime runc or crun, or docker.network = \"none\"", rtName)
+		}
+	}
 	e.watchOOM()
 	if n := e.pol.Docker.Pool; n > 0 {
 		e.startPool(n, info.NCPU)

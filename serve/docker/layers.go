@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/docker/docker/api/types/mount"
@@ -125,15 +126,15 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		{Name: LayerImage, Active: true, Detail: fmt.Sprintf("%s (%.19s)", e.spec.image, imageID)},
 		{Name: LayerRuntime, Active: vmRuntimes[rt], Detail: rtDetail},
 		e.networkLayer(string(h.NetworkMode), h.Mounts),
-		{Name: LayerReadOnlyRoot, Active: h.ReadonlyRootfs, Detail: onOff(h.ReadonlyRootfs, "root filesystem read-only", "root filesystem WRITABLE (docker.read_only = false)")},
+		readOnlyLayer(h.ReadonlyRootfs, h.ReadonlyPaths),
 		{Name: LayerTmpfs, Active: strings.Contains(tmp, "nosuid") && strings.Contains(tmp, "nodev") && strings.Contains(tmp, "size="), Detail: "/tmp tmpfs " + tmp},
 		{Name: LayerUser, Active: !root, Detail: "runs as " + e.spec.describeUser()},
 		{Name: LayerCaps, Active: capsAll, Detail: fmt.Sprintf("cap-drop %v, cap-add %v", h.CapDrop, h.CapAdd)},
 		{Name: LayerNoNewPrivs, Active: nnp, Detail: "setuid binaries cannot raise privileges"},
-		{Name: LayerSeccomp, Active: seccomp, Detail: onOff(seccomp, "the engine's default profile", "the engine reports no seccomp support")},
+		e.seccompLayer(seccomp),
 		{Name: LayerMemory, Active: memOK && swapOK && h.Memory > 0 && h.MemorySwap == h.Memory,
-			Detail: fmt.Sprintf("%s, swap none%s", e.memText, missing(memOK && swapOK, "the engine cannot enforce memory+swap limits here"))},
-		{Name: LayerPids, Active: pidsOK && pids > 0, Detail: fmt.Sprintf("%d processes%s", pids, missing(pidsOK, "the engine cannot enforce pids limits here"))},
+			Detail: fmt.Sprintf("%s, swap none%s%s", e.memText, e.gvisorMemoryNote(), missing(memOK && swapOK, "the engine cannot enforce memory+swap limits here"))},
+		e.pidsLayer(pids, pidsOK),
 		{Name: LayerCPU, Active: cpuOK && h.NanoCPUs > 0, Detail: fmt.Sprintf("%g CPUs%s", float64(h.NanoCPUs)/1e9, missing(cpuOK, "the engine cannot enforce CPU quota here"))},
 		{Name: LayerInit, Active: init, Detail: "an init process reaps zombies and forwards signals"},
 		{Name: LayerUlimits, Active: len(h.Ulimits) >= 2, Detail: strings.Join(ul, ", ")},
@@ -191,4 +192,50 @@ func missing(ok bool, why string) string {
 		return ""
 	}
 	return " — NOT ENFORCED: " + why
+}
+
+// readOnlyLayer: the root, and /sys/fs/cgroup, which crun mounts read-write otherwise.
+func readOnlyLayer(root bool, roPaths []string) serve.Layer {
+	cg := slices.Contains(roPaths, cgroupDir)
+	l := serve.Layer{Name: LayerReadOnlyRoot, Active: root && cg, Detail: onOff(root, "root filesystem read-only", "root filesystem WRITABLE (docker.read_only = false)")}
+	if !cg {
+		l.Detail += "; " + cgroupDir + " NOT read-only (the engine did not record it in ReadonlyPaths; crun mounts it writable)"
+	}
+	return l
+}
+
+// seccompLayer: under gVisor the profile the engine records is not applied to the program
+// unless runsc runs with --oci-seccomp (measured: Seccomp: 0 in /proc/self/status, and
+// unshare(CLONE_NEWUSER) succeeds, which the default profile refuses under runc and crun).
+func (e *Executor) seccompLayer(engineHas bool) serve.Layer {
+	l := serve.Layer{Name: LayerSeccomp, Active: engineHas, Detail: onOff(engineHas, "the engine's default profile", "the engine reports no seccomp support")}
+	if engineHas && e.spec.gvisor && !e.spec.gvisorSeccomp {
+		l.Active = false
+		l.Detail = "NOT APPLIED to the program: gVisor (runsc) ignores the engine's seccomp profile unless its runtimeArgs include --oci-seccomp " +
+			"(the program's system calls go to gVisor's own kernel, which filters only its own calls to the host; e.g. user namespaces can be created inside it)"
+	}
+	return l
+}
+
+// pidsLayer: the engine's limit is on the container's host tasks; under gVisor those are the
+// Sentry's, so the policy's count is approximate and reaching it ends the whole sandbox.
+func (e *Executor) pidsLayer(recorded int64, ok bool) serve.Layer {
+	l := serve.Layer{Name: LayerPids, Active: ok && recorded > 0, Detail: fmt.Sprintf("%d processes%s", recorded, missing(ok, "the engine cannot enforce pids limits here"))}
+	if e.spec.gvisor {
+		l.Detail = fmt.Sprintf("about %d processes: gVisor (runsc) does not count the program's processes itself; the engine limits its host tasks to %d "+
+			"(%d + %d per process of limits.pids), and reaching that ends the whole sandbox%s",
+			e.spec.pids, recorded, gvisorBaseTasks, gvisorTasksPerProcess, missing(ok, "the engine cannot enforce pids limits here"))
+	}
+	return l
+}
+
+// gvisorMemoryNote: under gVisor the limit holds gVisor's own kernel too, and the kernel's
+// OOM killer ends the whole sandbox, not the process that grew (measured: a shell script
+// whose python3 child allocated past the limit lost its own later output; under runc and
+// crun only the child is killed and the script goes on).
+func (e *Executor) gvisorMemoryNote() string {
+	if !e.spec.gvisor {
+		return ""
+	}
+	return "; under gVisor the limit includes gVisor's own kernel, and reaching it ends the whole sandbox, not only the process that grew"
 }

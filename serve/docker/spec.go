@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
@@ -75,8 +76,14 @@ const (
 // container, its own attach stream and its own nonce. The mark is a speed-up, never a security
 // boundary; without it (os._exit, a crash, a killed wrapper) serve falls back to the engine's
 // exit status. Killing the watchdog likewise only removes a backstop for serve's own removal.
+//
+// Python code runs in the wrapper's own process, so a child the program forks (os.fork) runs
+// the rest of the wrapper when it returns or calls sys.exit: such a child ends there (os._exit
+// with its status) instead of writing the end mark, which had ended the call at the child's
+// exit with the parent's output and status lost.
 const wrapperPy = `import os, sys
 nonce = sys.argv[1]
+me = os.getpid()
 pooled = sys.argv[2:3] == ["pooled"]
 WATCHDOG = """
 import os, select, signal
@@ -236,6 +243,13 @@ elif kind == "shell":
 else:
     print("mcpsandbox: unknown tool %r" % kind, file=sys.stderr)
     status = 127
+if os.getpid() != me:
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+    os._exit(status)
 oom = 0
 for p in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
     try:
@@ -307,6 +321,76 @@ type spec struct {
 	// host lists), mounted read-only at egressMount; "" = no egress. See egress.go.
 	egressDir   string
 	egressHosts string
+	// gvisor says the runtime (docker.runtime, or the engine's default) is gVisor's runsc,
+	// and gvisorSeccomp whether the engine starts it with --oci-seccomp; set by the probe
+	// from the engine's runtimes (runtimeOf), before any container is built for a call.
+	gvisor        bool
+	gvisorSeccomp bool
+}
+
+// Under gVisor (runsc) the pids limit is the host cgroup's, and what it counts is the
+// Sentry's host tasks, not the program's processes: gVisor 20221219 does not count those
+// itself. Measured here (ptrace platform): an idle sandbox holds ~58 host tasks and each
+// process of the program ~10-12 more (its own stub address space and threads; a thread
+// costs ~0.1). When the host limit is reached the Sentry cannot start a thread and the whole
+// sandbox dies (exit 2, the Go runtime's fatal error): with limits.pids = 64 taken as host
+// tasks, a script that ran two commands killed its own call. So under gVisor the host limit
+// is gvisorBaseTasks + gvisorTasksPerProcess × limits.pids, which lets the program run about
+// limits.pids processes and still bounds a fork bomb (it ends the sandbox instead).
+const (
+	gvisorBaseTasks       = 128
+	gvisorTasksPerProcess = 16
+)
+
+// hostPids is the pids limit the engine is given for a policy's limits.pids.
+func (s spec) hostPids() int64 {
+	if s.gvisor {
+		return gvisorBaseTasks + gvisorTasksPerProcess*s.pids
+	}
+	return s.pids
+}
+
+// readonlyPaths is the engine's default list (HostConfig.ReadonlyPaths replaces it, so it is
+// repeated here) plus /sys/fs/cgroup: crun 1.8 mounts the tmpfs holding the cgroup v1
+// hierarchies read-write (drwxrwxrwt) even with a read-only root and /sys read-only, so a
+// program could write there; runc mounts it read-only, gVisor denies it.
+var readonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", cgroupDir}
+
+const cgroupDir = "/sys/fs/cgroup"
+
+// isGVisor says whether a runtime registered in the engine under name, with this path, is
+// gVisor's runsc (the name is the operator's choice in daemon.json; the binary is not).
+func isGVisor(name, path string) bool {
+	base := filepath.Base(path)
+	return name == "runsc" || strings.HasPrefix(name, "io.containerd.runsc") || base == "runsc" || strings.HasPrefix(base, "runsc-")
+}
+
+// hostUDSOpen says whether runsc's arguments let the program connect to a host unix socket
+// (serve's egress proxy, docker.network host lists): by default (--host-uds=none) gVisor
+// refuses it with EPERM, and every request through the proxy failed.
+func hostUDSOpen(args []string) bool {
+	for i, a := range args {
+		a = strings.TrimLeft(a, "-")
+		v, ok := strings.CutPrefix(a, "host-uds=")
+		if !ok && a == "host-uds" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok && (v == "open" || v == "all") || a == "fsgofer-host-uds" || a == "fsgofer-host-uds=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasOCISeccomp says whether runsc's arguments make it apply the container's seccomp profile
+// to the program (off by default: gVisor filters only its own host syscalls).
+func hasOCISeccomp(args []string) bool {
+	for _, a := range args {
+		if a == "--oci-seccomp" || a == "-oci-seccomp" || a == "--oci-seccomp=true" || a == "-oci-seccomp=true" {
+			return true
+		}
+	}
+	return false
 }
 
 func newSpec(p *policy.Policy) spec {
@@ -352,7 +436,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 		Labels:          labels,
 	}
 	init := true
-	pids := s.pids
+	pids := s.hostPids()
 	hc := &container.HostConfig{
 		NetworkMode:    container.NetworkMode(s.network),
 		ReadonlyRootfs: s.readOnly,
@@ -364,6 +448,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 		ShmSize:        shmBytes,
 		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,size=" + strconv.Itoa(tmpfsBytes)},
 		LogConfig:      container.LogConfig{Type: "none"}, // output goes to serve over attach, never to the engine's disk
+		ReadonlyPaths:  append([]string(nil), readonlyPaths...),
 		Resources: container.Resources{
 			Memory:     s.memory,
 			MemorySwap: s.memory, // memory+swap = memory: no swap
