@@ -35,5 +35,11 @@ func mutateBuild(cfg *container.Config, hc *container.HostConfig) (*container.Co
 	if mutated("docker-ulimits") {
 		hc.Ulimits = nil
 	}
+	if mutated("docker-runtime") {
+		hc.Runtime = ""
+	}
+	if mutated("docker-cgroup-ro") {
+		hc.ReadonlyPaths = nil
+	}
 	return cfg, hc
 }
