@@ -396,6 +396,15 @@ func TestDockerHarness(t *testing.T) {
 		}
 	}
 
+	// wall_time's bound is calibrated by this run's own trivial calls, and says so
+	for _, r := range rep.Results {
+		for _, f := range r.Findings {
+			if f.Detector == "wall_time" && !strings.Contains(f.Detail, "measured trivial-call p90") {
+				t.Errorf("%s: wall_time's bound is not calibrated: %s", r.ID, f.Detail)
+			}
+		}
+	}
+
 	out, stderr, code = runBin(t, "harness", "--controls", "--scheme", "docker", "--json")
 	var rs []harness.ControlResult
 	if err := json.Unmarshal([]byte(out), &rs); err != nil {
@@ -407,6 +416,10 @@ func TestDockerHarness(t *testing.T) {
 	for _, r := range rs {
 		if !r.Fired {
 			t.Errorf("detector %s silent under its docker control (%s: %s): %s %s", r.Detector, r.Kind, r.Weakness, r.Outcome, r.Detail)
+		}
+		// the calibrated bound still catches a call held past a tightened timeout
+		if r.Detector == "wall_time" && (!r.Fired || !strings.Contains(r.Detail, "measured trivial-call p90")) {
+			t.Errorf("wall_time control with the calibrated bound: fired %v: %s", r.Fired, r.Detail)
 		}
 	}
 	if code != 0 {

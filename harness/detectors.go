@@ -56,7 +56,7 @@ func init() {
 		}},
 		{"survivors", "processes of the call (tagged argv or cwd in the workspace) still alive 3s after it returned; where the scenario names this detector, also any process still listed in a cgroup of its own (a container's) that held the call's processes, found by cgroup, not by argv or cwd", checkSurvivors},
 		{"responsive", "the server answers tools/list within 3s after the attack", checkResponsive},
-		{"wall_time", "every call returned within the policy's timeout plus 3s (or the scenario's tighter bound)", checkWallTime},
+		{"wall_time", "every call returned within the policy's timeout plus 3s (or the scenario's tighter return_within), plus this run's measured latency of a trivial call of the same policy (p90 of 3, capped at 5s, the timeout, and 3/4 of the way from return_within to the timeout)", checkWallTime},
 		{"output", "no returned stream is longer than max_output_bytes", checkOutput},
 		{"memory", "resident memory of the call's processes, summed and sampled during the call, stays within limits.memory", func(r *run) (bool, string) {
 			peak := r.peakRSS.Load()
@@ -351,7 +351,10 @@ func checkWallTime(r *run) (bool, string) {
 // serverSaid is the end of serve's log (warnings and errors), for a breach's evidence.
 func serverSaid(r *run) string {
 	if t := strings.TrimSpace(r.a.ServerStderr()); t != "" {
-		return "; server said: " + clip(t, 600)
+		if len(t) > 600 {
+			t = "…" + t[len(t)-600:] // its last lines: the start-up notices come first
+		}
+		return "; server said: " + t
 	}
 	return ""
 }

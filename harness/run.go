@@ -154,6 +154,7 @@ type run struct {
 	netnsHit      atomic.Pointer[string]
 	cgroups       map[string]bool // cgroups that held the call's processes (survivors), under mu
 	calib         calibration     // this run's trivial-call latency (wall_time scenarios only)
+	cgroupLeft    string          // a cgroup still holding processes CgroupWait after a call returned (noteCgroupsAtReturn), under mu
 	// cutShort: the policy's timeout ended a step after it acted but before a detector's
 	// evidence could exist (set by the detectors): a load symptom, re-run once (runOne)
 	cutShort atomic.Bool
@@ -500,6 +501,7 @@ func (r *run) call(ctx context.Context, i int, st Step, p *mcp.CallToolParams) c
 	start := time.Now()
 	res, err := r.a.cs.CallTool(cctx, p)
 	c := call{dur: time.Since(start), err: err, bound: bound, boundWhy: why, step: i}
+	r.noteCgroupsAtReturn(start.Add(c.dur))
 	if err != nil {
 		c.abandoned = cctx.Err() != nil && ctx.Err() == nil
 		return c
