@@ -54,7 +54,7 @@ func controls() []harness.Control {
 			Weakness: "the container's cgroup held to empty the instant the call returns, while serve removes the container after answering: the disguised sleep, found by cgroup alone, is still listed",
 			Tighten:  func(e *harness.Expect) { e.CgroupWait = time.Nanosecond }},
 		{Detector: "wall_time", Scenario: "sleep-past-timeout", Kind: "expectation",
-			Weakness: "calls held to 0.5s while the policy lets them run 3s",
+			Weakness: "calls held to 0.5s while the policy lets them run 6s",
 			Tighten:  func(e *harness.Expect) { e.Timeout, e.Grace = 500*time.Millisecond, 0 }},
 		{Detector: "output", Scenario: "output-flood-python", Kind: "expectation",
 			Weakness: "streams held to 1KiB while max_output_bytes is 64KiB",
