@@ -47,15 +47,19 @@ func dockerRows(ctx context.Context, n int, bin, dir string, row func(string, []
 		n       int
 		apart   time.Duration // a client's think time between pooled calls: the pool refills
 	}
-	vs := []variant{{"", 4, n, 300 * time.Millisecond}, {"", 0, n, 0}}
+	// Calls come 300 ms apart, as a client's think time: a pooled call's replacement and a
+	// finished call's removal run off the calls' path, but on a 2-CPU host a removal still
+	// running when the next cold call starts competes with it for the engine's CPU.
+	const apart = 300 * time.Millisecond
+	vs := []variant{{"", 4, n, apart}, {"", 0, n, apart}, {"", 0, n, 0}}
 	if _, ok := info.Runtimes["crun"]; ok {
-		vs = append(vs, variant{"crun", 4, n, 300 * time.Millisecond}, variant{"crun", 0, n, 0})
+		vs = append(vs, variant{"crun", 4, n, apart}, variant{"crun", 0, n, apart})
 	} else {
 		notes = append(notes, "docker runtime crun: not registered in this engine (sh scripts/docker-runtimes.sh)")
 	}
 	if _, ok := info.Runtimes["runsc"]; ok {
 		// gVisor starts a container in ~1.5 s here: fewer calls, and think time enough to refill.
-		vs = append(vs, variant{"runsc", 4, min(n, 10), 2 * time.Second}, variant{"runsc", 0, min(n, 10), 0})
+		vs = append(vs, variant{"runsc", 4, min(n, 10), 2 * time.Second}, variant{"runsc", 0, min(n, 10), apart})
 	} else {
 		notes = append(notes, "docker runtime runsc: not registered in this engine (sh scripts/docker-runtimes.sh)")
 	}
@@ -73,7 +77,10 @@ func dockerRows(ctx context.Context, n int, bin, dir string, row func(string, []
 		if err != nil {
 			return fmt.Errorf("runtime %q pool %d: %w", v.runtime, v.pool, err)
 		}
-		what := "docker run_python_sandbox, cold (fresh container per call)"
+		what := fmt.Sprintf("docker run_python_sandbox, cold (fresh container per call, %s apart)", v.apart)
+		if v.apart == 0 { // not judged: the previous call's removal competes with this one
+			what = "docker run_python_sandbox, back-to-back cold calls"
+		}
 		if v.pool > 0 {
 			what = fmt.Sprintf("docker run_python_sandbox, pooled (pool = %d, %s apart)", v.pool, v.apart)
 		}
@@ -82,11 +89,11 @@ func dockerRows(ctx context.Context, n int, bin, dir string, row func(string, []
 		}
 		row(what, d)
 	}
-	raw, err := engineBaseline(ctx, api, image, min(n, 20))
+	raw, err := engineBaseline(ctx, api, image, min(n, 20), apart)
 	if err != nil {
 		return err
 	}
-	row("baseline: Engine API create+attach+start to output, same flags, no serve", raw)
+	row(fmt.Sprintf("baseline: Engine API create+attach+start to output, same flags, no serve, %s apart", apart), raw)
 	var cli []time.Duration
 	for i := 0; i < min(n, 10); i++ {
 		t0 := time.Now()
@@ -132,11 +139,12 @@ func dockerCalls(ctx context.Context, bin, pol string, n int, pooled bool, apart
 // engineBaseline: the container a cold call gets, as far as flags go, made through the Engine
 // API directly: create, attach, start, and the time until its output arrives. Removal runs off
 // the clock, as serve's does.
-func engineBaseline(ctx context.Context, api *client.Client, image string, n int) ([]time.Duration, error) {
+func engineBaseline(ctx context.Context, api *client.Client, image string, n int, apart time.Duration) ([]time.Duration, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var d []time.Duration
 	for i := 0; i < n; i++ {
+		time.Sleep(apart)
 		init, pids := true, int64(64)
 		t0 := time.Now()
 		cr, err := api.ContainerCreate(ctx, &container.Config{
