@@ -166,15 +166,7 @@ func (f *fixture) py(code string) (*mcp.CallToolResult, serve.Result) {
 	return f.call("python3", "-c", code, f.tag)
 }
 
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+func text(r *mcp.CallToolResult) string { return harness.ResultText(r) }
 
 // --- detectors: each looks from outside the sandbox and each has a control showing it fire ---
 

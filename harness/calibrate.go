@@ -90,7 +90,7 @@ func (r *run) calibrate(ctx context.Context, ad Adapter, p *policy.Policy, first
 			case err != nil:
 				return d, err.Error()
 			case res.IsError || res.StructuredContent == nil:
-				return d, "no result: " + clip(textOf(res), 120)
+				return d, "no result: " + clip(ResultText(res), 120)
 			}
 			var out struct {
 				ExitCode int  `json:"exit_code"`
@@ -142,7 +142,8 @@ func trivialText(st Step) string {
 	return st.Shell
 }
 
-func textOf(res *mcp.CallToolResult) string {
+// ResultText is the text content of a tool result, joined.
+func ResultText(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
