@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -96,12 +94,10 @@ func runtimeRegistered(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("ask the Docker engine for its runtimes: %w. Nothing was written", err)
 	}
-	if _, ok := info.Runtimes[name]; ok {
-		return nil
+	if why := cl.MissingRuntime(info, name); why != "" {
+		return fmt.Errorf("%s, or leave --runtime empty for the engine's default. Nothing was written", why)
 	}
-	have := slices.Sorted(maps.Keys(info.Runtimes))
-	return fmt.Errorf("the engine at %s has no runtime %q (it has: %s): install and register it (for crun and runsc: sudo sh scripts/docker-runtimes.sh), or leave --runtime empty for the engine's default. Nothing was written",
-		cl.Where(), name, strings.Join(have, ", "))
+	return nil
 }
 
 // imagePresent asks the engine the environment names (DOCKER_HOST, TLS, the docker context)

@@ -200,15 +200,8 @@ func (e *Executor) probe() error {
 	if !ok {
 		return fmt.Errorf("docker.image %s is not in the engine at %s: %s", e.spec.image, e.eng.Where(), engine.MissingImageAdvice(e.spec.image))
 	}
-	if e.spec.runtime != "" {
-		if _, ok := info.Runtimes[e.spec.runtime]; !ok {
-			var have []string
-			for n := range info.Runtimes {
-				have = append(have, n)
-			}
-			return fmt.Errorf("docker.runtime %q is not configured in the engine at %s (it has: %s); install it and register it in daemon.json, or set runtime = \"\"",
-				e.spec.runtime, e.eng.Where(), strings.Join(have, ", "))
-		}
+	if why := e.eng.MissingRuntime(info, e.spec.runtime); why != "" {
+		return fmt.Errorf("docker.runtime: %s, or set runtime = \"\" for the engine's default", why)
 	}
 	rtName := e.spec.runtime
 	if rtName == "" {

@@ -13,10 +13,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,6 +117,17 @@ func (c *Client) Version(ctx context.Context) (types.Version, error) {
 		return v, c.Unreachable(err)
 	}
 	return v, nil
+}
+
+// MissingRuntime says why the engine cannot run containers on the runtime named (a name from
+// its daemon.json), or "" when it can; "" names the engine's default, which it always has.
+func (c *Client) MissingRuntime(info system.Info, name string) string {
+	if _, ok := info.Runtimes[name]; ok || name == "" {
+		return ""
+	}
+	have := slices.Sorted(maps.Keys(info.Runtimes))
+	return fmt.Sprintf("the engine at %s has no runtime %q (it has: %s): install and register it in daemon.json (crun and runsc: sudo sh scripts/docker-runtimes.sh)",
+		c.Where(), name, strings.Join(have, ", "))
 }
 
 // Info is the engine's system info (runtimes, security options, cgroup and limit support).
