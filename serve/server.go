@@ -67,59 +67,6 @@ func newServer(p *policy.Policy, ex Executor, o Options) (*mcp.Server, *runner) 
 	return srv, r
 }
 
-// SessionEnder is implemented by executors that keep state per MCP session (a sandbox reused
-// for a session's calls): EndSession is called once the session is over.
-type SessionEnder interface {
-	EndSession(id string)
-}
-
-type sessionState struct {
-	id    string
-	ended sync.Once
-}
-
-// sessions holds serve's id for each live session: the transport's own (stdio's line
-// connection, HTTP's Mcp-Session-Id) or a fresh one where it has none (in-memory transports),
-// so per-session state never mixes two sessions.
-var sessions sync.Map // *mcp.ServerSession -> *sessionState
-
-func track(ss *mcp.ServerSession) (*sessionState, bool) {
-	if st, ok := sessions.Load(ss); ok {
-		return st.(*sessionState), false
-	}
-	id := ss.ID()
-	if id == "" {
-		id = newID()
-	}
-	st, loaded := sessions.LoadOrStore(ss, &sessionState{id: id})
-	return st.(*sessionState), !loaded
-}
-
-// SessionID is the id serve uses for a session in calls, audit entries and EndSession.
-func SessionID(ss *mcp.ServerSession) string {
-	if ss == nil {
-		return ""
-	}
-	st, _ := track(ss)
-	return st.id
-}
-
-// EndSession tells the executor, once, that a session is over, and forgets it. A second
-// caller waits until the first has finished; a session that never made a call has nothing to end.
-func EndSession(ex Executor, ss *mcp.ServerSession) {
-	v, ok := sessions.Load(ss)
-	if !ok {
-		return
-	}
-	st := v.(*sessionState)
-	st.ended.Do(func() {
-		if e, ok := ex.(SessionEnder); ok {
-			e.EndSession(st.id)
-		}
-	})
-	sessions.Delete(ss)
-}
-
 // Run serves one persistent connection (stdio unless o.Transport says otherwise) until the
 // client hangs up or ctx ends. The executor's start-up probe runs while the client
 // initializes: calls wait for it (Executor.Ready), and if it fails Run stops with its error
