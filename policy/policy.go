@@ -22,6 +22,14 @@ const (
 // Schemes lists every scheme in the order the product presents them.
 var Schemes = []string{SchemeAllowlist, SchemeDocker, SchemeE2B}
 
+// Defaults of the boundary limits (see Limits).
+const (
+	DefaultMaxSessions       = 64
+	DefaultSessionIdle       = 30 * time.Minute
+	DefaultMaxConnections    = 256
+	DefaultEgressConnections = 32
+)
+
 // MaxTimeout is the hard ceiling on limits.timeout.
 const MaxTimeout = 10 * time.Minute
 
@@ -48,6 +56,12 @@ type Limits struct {
 	Memory         Size     `toml:"memory" json:"memory"`
 	Pids           int      `toml:"pids" json:"pids"`
 	CPUs           float64  `toml:"cpus" json:"cpus"`
+	// Bounds on what reaches serve from its clients and sandboxes (issue 22): each has a
+	// default, and past each the request is refused with the key's name.
+	MaxSessions       int      `toml:"max_sessions" json:"max_sessions"`             // live MCP sessions over HTTP at once
+	SessionIdle       Duration `toml:"session_idle" json:"session_idle"`             // a session idle this long is ended, its sandboxes with it
+	MaxConnections    int      `toml:"max_connections" json:"max_connections"`       // open HTTP connections at once
+	EgressConnections int      `toml:"egress_connections" json:"egress_connections"` // egress proxy connections one sandbox holds at once
 }
 
 // Audit configures the tamper-evident call log.
@@ -190,6 +204,11 @@ func Default(scheme string) *Policy {
 			Memory:         256 << 20,
 			Pids:           64,
 			CPUs:           0.5,
+
+			MaxSessions:       DefaultMaxSessions,
+			SessionIdle:       Duration{DefaultSessionIdle},
+			MaxConnections:    DefaultMaxConnections,
+			EgressConnections: DefaultEgressConnections,
 		},
 		Allowlist: Allowlist{
 			Env:         map[string]string{"LANG": "C.UTF-8"},

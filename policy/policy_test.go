@@ -83,6 +83,10 @@ func TestParseProblems(t *testing.T) {
 		{"unknown table", `[[allowlist.commands]]=>[unused]`, 13, "unused", "unknown key"},
 		{"no commands", `[[allowlist.commands]]=>[unused]`, 9, "allowlist.commands", "no commands"},
 		{"docker runtime as a path", `version = 1=>version = 1` + "\n[docker]\nruntime = \"/usr/bin/runc\"", 3, "docker.runtime", "not a runtime name"},
+		{"sessions zero", `timeout = "30s"=>timeout = "30s"` + "\nmax_sessions = 0", 7, "limits.max_sessions", "outside 1..4096"},
+		{"session idle too short", `timeout = "30s"=>timeout = "30s"` + "\nsession_idle = \"5s\"", 7, "limits.session_idle", "outside 1m..24h"},
+		{"connections too few", `timeout = "30s"=>timeout = "30s"` + "\nmax_connections = 2", 7, "limits.max_connections", "outside 8..8192"},
+		{"egress connections zero", `timeout = "30s"=>timeout = "30s"` + "\negress_connections = 0", 7, "limits.egress_connections", "outside 1..1024"},
 		{"bad e2b reuse", `version = 1=>version = 1` + "\n[e2b]\nreuse = \"forever\"", 3, "e2b.reuse", "not a reuse mode"},
 	}
 	for _, c := range cases {

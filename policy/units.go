@@ -25,7 +25,19 @@ func (d *Duration) UnmarshalTOML(v any) error {
 	return nil
 }
 
-// MarshalText writes the canonical Go form ("30s", "5m0s").
+// String is the Go form without zero trailing units: "30s", "5m", "1h", "1m30s".
+func (d Duration) String() string {
+	s := d.Duration.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// MarshalText writes the String form ("30s", "5m").
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
 // Size is a byte count written as an integer or a string with a unit ("256MiB", "64KiB", "1GB", "512k").

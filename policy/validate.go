@@ -64,6 +64,18 @@ func (p *Policy) validate(defined func(...string) bool) []Problem {
 	if l.CPUs <= 0 || l.CPUs > 1024 {
 		add("limits.cpus", "%g must be above 0", "use e.g. 0.5 (half a core)", l.CPUs)
 	}
+	if l.MaxSessions < 1 || l.MaxSessions > 4096 {
+		add("limits.max_sessions", "%d is outside 1..4096", "use e.g. 64", l.MaxSessions)
+	}
+	if l.SessionIdle.Duration < time.Minute || l.SessionIdle.Duration > 24*time.Hour {
+		add("limits.session_idle", "%s is outside 1m..24h", `use e.g. "30m"`, l.SessionIdle)
+	}
+	if l.MaxConnections < 8 || l.MaxConnections > 8192 {
+		add("limits.max_connections", "%d is outside 8..8192", "use e.g. 256", l.MaxConnections)
+	}
+	if l.EgressConnections < 1 || l.EgressConnections > 1024 {
+		add("limits.egress_connections", "%d is outside 1..1024", "use e.g. 32", l.EgressConnections)
+	}
 	if p.Audit.Path != "" && !filepath.IsAbs(p.Audit.Path) {
 		add("audit.path", "%q is not absolute", `use an absolute path, or "" for the default under $XDG_STATE_HOME`, p.Audit.Path)
 	}
