@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/mcpsandbox/mcpsandbox/serve"
@@ -132,6 +133,12 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	return serve.Run(ctx, p, ex, so)
 }
 
+// minTokenLen is the shortest bearer token --http accepts (after trimming white space).
+const minTokenLen = 16
+
+// mutated: a mechanism switched off by `make mutants`; the constant false in a release build.
+func mutated(name string) bool { return mutant.On(name) }
+
 // httpToken reads the bearer token from --token-file, or $MCPSANDBOX_TOKEN. A token file others
 // can read is refused, as ssh refuses a loose key.
 func httpToken(file string) (string, error) {
@@ -140,8 +147,8 @@ func httpToken(file string) (string, error) {
 	}
 	if file == "" {
 		t := strings.TrimSpace(os.Getenv("MCPSANDBOX_TOKEN"))
-		if t != "" && len(t) < 16 {
-			return "", errors.New("MCPSANDBOX_TOKEN is shorter than 16 characters: use e.g. `openssl rand -hex 32`")
+		if t != "" && len(t) < minTokenLen && !mutated("token-length") {
+			return "", fmt.Errorf("MCPSANDBOX_TOKEN is shorter than %d characters: use e.g. `openssl rand -hex 32`", minTokenLen)
 		}
 		return t, nil
 	}
@@ -149,7 +156,7 @@ func httpToken(file string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
 	}
-	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
+	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 && !mutated("token-file-mode") {
 		return "", fmt.Errorf("--token-file %s is readable by others (mode %v): chmod 600 %s", file, st.Mode().Perm(), file)
 	}
 	b, err := os.ReadFile(file)
@@ -157,8 +164,8 @@ func httpToken(file string) (string, error) {
 		return "", fmt.Errorf("--token-file: %w", err)
 	}
 	t := strings.TrimSpace(string(b))
-	if len(t) < 16 {
-		return "", fmt.Errorf("--token-file %s holds a token shorter than 16 characters: use e.g. `openssl rand -hex 32 > %s`", file, file)
+	if len(t) < minTokenLen && !mutated("token-length") {
+		return "", fmt.Errorf("--token-file %s holds a token shorter than %d characters: use e.g. `openssl rand -hex 32 > %s`", file, minTokenLen, file)
 	}
 	return t, nil
 }

@@ -290,7 +290,9 @@ func (e *Executor) judgeGenerated(prot *protection, p argUse, s *argUse) error {
 	switch {
 	case r.err != nil:
 		return outside(p.index, p.value, r.err.Error())
-	case !r.inside && !mutated("path-args"):
+	case !r.inside && !mutated("path-args") && !mutated("split-prefix-outside"):
+		// The directory the names land in, resolved through symlinks (link/part- with link
+		// pointing outside): refused naming the argument, never where it leads.
 		return outside(p.index, p.value, "leads outside the workspace")
 	}
 	if name := prot.match(r.path); name != "" && !mutated("protect-names") {

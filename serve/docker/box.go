@@ -261,7 +261,7 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 			}
 			_, st, oom := errMark.result()
 			res.ExitCode = st
-			oomKilled = oom > 0
+			oomKilled = e.markOOM(b.id, oom)
 			return finish(), nil
 		case <-streamEnd:
 			// The container's streams ended without both marks: the wrapper died (os._exit,
@@ -269,7 +269,7 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 			streamEnd <- nil // let finish read it
 			if found, st, oom := errMark.result(); found {
 				res.ExitCode = st
-				oomKilled = oom > 0
+				oomKilled = e.markOOM(b.id, oom)
 				return finish(), nil
 			}
 			code, oom, err := e.exitStatus(ctx, b, timer.C, hardStop)

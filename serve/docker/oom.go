@@ -76,3 +76,26 @@ func (w *oomWatch) forget(id string) {
 	delete(w.seen, id)
 	w.mu.Unlock()
 }
+
+// oomConfirmWait bounds how long a call whose end mark claims an OOM kill waits for the engine's
+// event that confirms it. The wrapper writes the mark after it read the kill in its cgroup, so a
+// real event is already on its way; a forged claim costs only its own call this wait.
+const oomConfirmWait = time.Second
+
+// markOOM says whether a call that ended with its end mark was OOM-killed (a process of the
+// program, not the wrapper). Only the engine may say so: the mark's count comes from inside the
+// container, where the program can print a mark of its own (the nonce is in its argv), so it
+// only decides how long to wait for the engine's oom event, never the answer.
+func (e *Executor) markOOM(id string, claimed int) bool {
+	if mutated("docker-oom-from-engine") {
+		return claimed > 0 // the mark's word taken as the engine's
+	}
+	if e.oom == nil {
+		return false
+	}
+	wait := time.Duration(0) // no claim: only an event already seen
+	if claimed > 0 {
+		wait = oomConfirmWait
+	}
+	return e.oom.killed(id, wait)
+}
