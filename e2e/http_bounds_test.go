@@ -99,8 +99,9 @@ func tokenClient(t *testing.T, url string, timeout time.Duration) (*mcp.ClientSe
 		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT{tr}}}, nil)
 }
 
-// answeredWithin runs a real tools/call on cs and fails unless it is answered within d.
-func answeredWithin(t *testing.T, cs *mcp.ClientSession, d time.Duration, what string) {
+// answeredWithin runs a real tools/call on cs and fails unless it is answered within d; it
+// returns how long the answer took.
+func answeredWithin(t *testing.T, cs *mcp.ClientSession, d time.Duration, what string) time.Duration {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -110,7 +111,7 @@ func answeredWithin(t *testing.T, cs *mcp.ClientSession, d time.Duration, what s
 	if err != nil || r.IsError {
 		t.Fatalf("%s: the token client's call was not answered within %s: %v %q", what, d, err, text(r))
 	}
-	t.Logf("%s: the token client's tools/call answered in %s", what, time.Since(start).Round(time.Millisecond))
+	return time.Since(start).Round(time.Millisecond)
 }
 
 // Hostile peer, connections (issue 22): 2,000 connections without a token are held open
@@ -169,21 +170,23 @@ func TestHTTPBoundsUnauthenticatedFlood(t *testing.T) {
 		held = append(held, c)
 	}
 	time.Sleep(100 * time.Millisecond)
+	files := -1
 	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
-		t.Logf("serve holds %d open files with 2,000 unauthenticated connections held", len(ents))
+		files = len(ents)
 	}
-	answeredWithin(t, cs, time.Second, "2,000 unauthenticated connections held open")
+	held1 := answeredWithin(t, cs, time.Second, "2,000 unauthenticated connections held open")
 	fresh, err := tokenClient(t, url, 2*time.Second)
 	if err != nil {
 		t.Fatalf("a new client with the token could not connect during the flood: %v", err)
 	}
 	defer fresh.Close()
-	answeredWithin(t, fresh, time.Second, "a new client during the flood")
+	held2 := answeredWithin(t, fresh, time.Second, "a new client during the flood")
 	rss := rssMB(t, pid)
-	t.Logf("serve RSS with 2,000 unauthenticated connections held: %.1f MB (bound %d MB)", rss, rssBoundMB)
 	if rss > rssBoundMB {
 		t.Fatalf("serve RSS %.1f MB, over the bound of %d MB", rss, rssBoundMB)
 	}
+	t.Logf("2,300 unauthenticated connections held: serve holds %d open files, RSS %.1f MB (bound %d MB); "+
+		"the token client's call answered in %s, a new client's in %s", files, rss, rssBoundMB, held1, held2)
 }
 
 // Hostile peer, sessions (issue 22): 5,000 sessions started (initialize) and abandoned; at
@@ -236,17 +239,18 @@ func TestHTTPBoundsAbandonedSessions(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("5,000 abandoned initialize: %d sessions started, %d refused (503)", started.Load(), refused.Load())
 	rss := rssMB(t, pid)
-	t.Logf("serve RSS: %.1f MB before, %.1f MB after 5,000 abandoned sessions (bound %d MB)", before, rss, rssBoundMB)
+	summary := fmt.Sprintf("5,000 abandoned initialize: %d sessions started, %d refused (503); serve RSS %.1f MB before, %.1f MB after (bound %d MB)",
+		started.Load(), refused.Load(), before, rss, rssBoundMB)
 	if n := started.Load(); n+1 > policy.DefaultMaxSessions {
-		t.Fatalf("%d sessions started beside the token client's: over limits.max_sessions (%d)", n, policy.DefaultMaxSessions)
+		t.Fatalf("%d sessions started beside the token client's: over limits.max_sessions (%d); %s", n, policy.DefaultMaxSessions, summary)
 	}
 	if msg, _ := firstRefusal.Load().(string); !strings.Contains(msg, "limits.max_sessions") {
 		t.Fatalf("the 503 does not name the bound: %q", msg)
 	}
-	answeredWithin(t, cs, time.Second, "5,000 abandoned sessions")
+	took := answeredWithin(t, cs, time.Second, "5,000 abandoned sessions")
 	if rss > rssBoundMB {
 		t.Fatalf("serve RSS %.1f MB, over the bound of %d MB", rss, rssBoundMB)
 	}
+	t.Logf("%s; the token client's call answered in %s", summary, took)
 }
