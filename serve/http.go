@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -257,7 +256,7 @@ func guard(h *HTTPOptions, b httpBounds, refusals *refusalLog, next http.Handler
 					reason = "Authorization is not a bearer token"
 				}
 				refusals.refused(r, http.StatusUnauthorized, reason)
-				closeRefused(w)
+				httpbound.CloseRefused(w, refusedDrain)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpsandbox"`)
 				http.Error(w, "unauthorized: send Authorization: Bearer <token> (the token serve was started with)", http.StatusUnauthorized)
 				return
@@ -265,11 +264,11 @@ func guard(h *HTTPOptions, b httpBounds, refusals *refusalLog, next http.Handler
 		}
 		httpbound.Authenticated(r.Context())
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-			r.Body = deadlineBody(w, r.Body, b.body)
+			r.Body = httpbound.BodyDeadline(w, r.Body, b.body)
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, h.Origins) {
 			refusals.refused(r, http.StatusForbidden, "origin "+clip(strconv.Quote(origin))+" is not accepted")
-			closeRefused(w)
+			httpbound.CloseRefused(w, refusedDrain)
 			http.Error(w, fmt.Sprintf("forbidden: requests from origin %q are not accepted (serve --allow-origin adds one)", origin), http.StatusForbidden)
 			return
 		}
@@ -291,39 +290,6 @@ func bearerToken(v string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimLeft(rest, " "), true
-}
-
-// closeRefused makes a refused request's connection close once the answer is out, reading
-// what is left of its body for refusedDrain at most: net/http would otherwise read up to
-// 256 KiB of it, as slowly as the client sends it, before closing.
-func closeRefused(w http.ResponseWriter) {
-	w.Header().Set("Connection", "close")
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusedDrain))
-}
-
-// deadlineBody gives a request body d to arrive (a slow drip is cut), and lifts the deadline
-// once the body is read, so the rest of a long call (its answer streamed back) is not cut.
-func deadlineBody(w http.ResponseWriter, body io.ReadCloser, d time.Duration) io.ReadCloser {
-	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(time.Now().Add(d)) != nil {
-		return body
-	}
-	return &deadlinedBody{ReadCloser: body, rc: rc}
-}
-
-type deadlinedBody struct {
-	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
-}
-
-func (b *deadlinedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.done {
-		b.done = true
-		_ = b.rc.SetReadDeadline(time.Time{})
-	}
-	return n, err
 }
 
 // postCount counts the POST requests being served (the ones that carry calls and their
