@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,7 +36,7 @@ func admitSessions(s *httpbound.Sessions, b httpBounds, refusals *refusalLog, ne
 			w.Header().Set("Retry-After", "60")
 			http.Error(w, fmt.Sprintf("service unavailable: serve already holds %d live MCP sessions (limits.max_sessions); "+
 				"a session ends when its client closes it or after %s without a request (limits.session_idle): "+
-				"try again later, or raise limits.max_sessions in the policy", s.Max(), b.sessionIdle), http.StatusServiceUnavailable)
+				"try again later, or raise limits.max_sessions in the policy", s.Max(), policy.Duration{Duration: b.sessionIdle}), http.StatusServiceUnavailable)
 			return
 		}
 		defer release()
