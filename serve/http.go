@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -37,6 +39,86 @@ type HTTPOptions struct {
 	Grace time.Duration
 	// Listening, if set, is told the bound address (useful with port 0).
 	Listening func(addr net.Addr)
+
+	// Bounds (issue 22); 0 takes the policy's limits key where there is one, else the default.
+	// MaxConns bounds open connections (0: limits.max_connections); it is kept below the
+	// process's open-file limit.
+	MaxConns int
+	// MaxUnauthConns bounds the connections that have not yet shown a valid token (0: a
+	// quarter of MaxConns); past it the oldest is closed. The rest is headroom for clients
+	// with the token.
+	MaxUnauthConns int
+	// MaxSessions bounds live MCP sessions (0: limits.max_sessions); past it a new session
+	// gets 503.
+	MaxSessions int
+	// SessionIdle ends a session with no request for this long, its executor state with it
+	// (0: limits.session_idle).
+	SessionIdle time.Duration
+	// HeaderTimeout bounds reading a request's header (0: 10s); BodyTimeout reading the body
+	// of a request with the token (0: 30s); IdleTimeout a keep-alive connection between
+	// requests (0: 2m).
+	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+}
+
+// Defaults of the HTTP bounds that have no policy key.
+const (
+	DefaultHeaderTimeout = 10 * time.Second
+	DefaultBodyTimeout   = 30 * time.Second
+	DefaultIdleTimeout   = 2 * time.Minute
+	// refusedDrain is how long a refused (401) request's body is still read, so the answer
+	// reaches a client that sent a whole small body before reading it; then the connection closes.
+	refusedDrain = 250 * time.Millisecond
+)
+
+// bounds resolves the HTTP bounds: the option, else the policy key, else the default; the
+// connection bounds kept below the open-file limit (fds: 0 = unknown).
+func (h *HTTPOptions) bounds(p *policy.Policy, fds int) (b httpBounds) {
+	pick := func(opt, pol, def int) int {
+		switch {
+		case opt > 0:
+			return opt
+		case pol > 0:
+			return pol
+		}
+		return def
+	}
+	pickD := func(opt, pol, def time.Duration) time.Duration {
+		switch {
+		case opt > 0:
+			return opt
+		case pol > 0:
+			return pol
+		}
+		return def
+	}
+	var l policy.Limits
+	if p != nil {
+		l = p.Limits
+	}
+	b.maxConns = pick(h.MaxConns, l.MaxConnections, policy.DefaultMaxConnections)
+	if fds > 0 {
+		// Keep a quarter of the descriptors (at least 64) for everything else serve opens:
+		// the audit log, the engine's sockets, egress proxies, pipes of running calls.
+		if room := fds - max(64, fds/4); b.maxConns > room {
+			b.maxConns, b.clamped = max(room, 8), true
+		}
+	}
+	b.maxUnauth = h.MaxUnauthConns
+	if b.maxUnauth <= 0 || b.maxUnauth >= b.maxConns {
+		b.maxUnauth = max(b.maxConns/4, 1)
+	}
+	b.maxSessions = pick(h.MaxSessions, l.MaxSessions, policy.DefaultMaxSessions)
+	b.sessionIdle = pickD(h.SessionIdle, l.SessionIdle.Duration, policy.DefaultSessionIdle)
+	b.header = pickD(h.HeaderTimeout, 0, DefaultHeaderTimeout)
+	b.body = pickD(h.BodyTimeout, 0, DefaultBodyTimeout)
+	b.idle = pickD(h.IdleTimeout, 0, DefaultIdleTimeout)
+	return b
+}
+
+type httpBounds struct {
+	maxConns, maxUnauth, maxSessions int
+	clamped                          bool // maxConns lowered to fit the open-file limit
+	sessionIdle, header, body, idle  time.Duration
 }
 
 // IsLoopbackHost reports whether host (no port) names only this machine.
@@ -77,22 +159,35 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	b := h.bounds(p, openFileLimit())
+	if b.clamped {
+		log.Warn("limits.max_connections lowered to fit the open-file limit (raise ulimit -n to allow more)",
+			"max_connections", b.maxConns, "open_file_limit", openFileLimit())
+	}
 	srv, r := newServer(p, ex, o)
+	sessions := httpbound.NewSessions(b.maxSessions)
+	srv.AddReceivingMiddleware(countSessions(ex, sessions))
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: h.MaxBody})
+		&mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: h.MaxBody, SessionTimeout: sessionTimeout(b.sessionIdle)})
 	mux := http.NewServeMux()
 	refusals := newRefusalLog(log, time.Now)
 	defer refusals.flush()
 	inflight := &postCount{}
-	mux.Handle(HTTPPath, inflight.count(guard(h, refusals, mcpHandler)))
+	mux.Handle(HTTPPath, inflight.count(guard(h, b, refusals, admitSessions(sessions, b, refusals, mcpHandler))))
 	ln, err := net.Listen("tcp", h.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is the port taken? pick another with --http)", h.Addr, err)
 	}
+	conns := httpbound.NewConns(b.maxConns, b.maxUnauth)
+	bounded := newBoundLog(log, time.Now)
+	defer bounded.flush()
+	conns.OnBound = bounded.hit
+	ln = conns.Listener(ln)
 	if h.Listening != nil {
 		h.Listening(ln.Addr())
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: b.header, IdleTimeout: b.idle, MaxHeaderBytes: 64 << 10,
+		ConnState: conns.ConnState, ConnContext: conns.ConnContext,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -103,7 +198,8 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 	}()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+HTTPPath, "token", h.Token != "")
+	log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+HTTPPath, "token", h.Token != "",
+		"max_connections", b.maxConns, "max_unauthenticated", b.maxUnauth, "max_sessions", b.maxSessions, "session_idle", policy.Duration{Duration: b.sessionIdle}.String())
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
@@ -141,27 +237,38 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 
 // guard checks the bearer token (401) and the Origin (403) before MCP sees the request; the
 // MCP handler's own 403 (a Host that is not this machine: DNS rebinding) is logged here too.
-func guard(h *HTTPOptions, refusals *refusalLog, next http.Handler) http.Handler {
-	want := []byte("Bearer " + h.Token)
+// A request with the token (or any, with no token set) marks its connection authenticated,
+// and its body must arrive within the body deadline. A refused request's connection is
+// closed at once: its body is not waited for.
+func guard(h *HTTPOptions, b httpBounds, refusals *refusalLog, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(h.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.Token != "" {
 			got := r.Header.Get("Authorization")
-			if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			token, isBearer := bearerToken(got)
+			have := sha256.Sum256([]byte(token))
+			if !isBearer || subtle.ConstantTimeCompare(have[:], want[:]) != 1 {
 				reason := "wrong bearer token"
 				switch {
 				case got == "":
 					reason = "no Authorization header"
-				case !strings.HasPrefix(got, "Bearer "):
+				case !isBearer:
 					reason = "Authorization is not a bearer token"
 				}
 				refusals.refused(r, http.StatusUnauthorized, reason)
+				httpbound.CloseRefused(w, refusedDrain)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpsandbox"`)
 				http.Error(w, "unauthorized: send Authorization: Bearer <token> (the token serve was started with)", http.StatusUnauthorized)
 				return
 			}
 		}
+		httpbound.Authenticated(r.Context())
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			r.Body = httpbound.BodyDeadline(w, r.Body, b.body)
+		}
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, h.Origins) {
 			refusals.refused(r, http.StatusForbidden, "origin "+clip(strconv.Quote(origin))+" is not accepted")
+			httpbound.CloseRefused(w, refusedDrain)
 			http.Error(w, fmt.Sprintf("forbidden: requests from origin %q are not accepted (serve --allow-origin adds one)", origin), http.StatusForbidden)
 			return
 		}
@@ -173,6 +280,16 @@ func guard(h *HTTPOptions, refusals *refusalLog, next http.Handler) http.Handler
 			refusals.refused(r, http.StatusForbidden, reason)
 		}}, r)
 	})
+}
+
+// bearerToken takes the token out of an Authorization value: the scheme is matched without
+// regard to case and one or more spaces may follow it (RFC 7235 section 2.1).
+func bearerToken(v string) (string, bool) {
+	scheme, rest, ok := strings.Cut(v, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(rest, " "), true
 }
 
 // postCount counts the POST requests being served (the ones that carry calls and their

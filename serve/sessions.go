@@ -19,7 +19,10 @@ type sessionState struct {
 
 // sessions holds serve's id for each live session: the transport's own (stdio's line
 // connection, HTTP's Mcp-Session-Id) or a fresh one where it has none (in-memory transports),
-// so per-session state never mixes two sessions.
+// so per-session state never mixes two sessions. An entry is added at a session's first call
+// (or, over HTTP, at its initialize) and removed by EndSession when the session ends, however it
+// ends (client gone, DELETE, idle expiry, shutdown): it holds no more than the live sessions,
+// which over HTTP are capped (limits.max_sessions).
 var sessions sync.Map // *mcp.ServerSession -> *sessionState
 
 func track(ss *mcp.ServerSession) (*sessionState, bool) {
@@ -44,7 +47,7 @@ func SessionID(ss *mcp.ServerSession) string {
 }
 
 // EndSession tells the executor, once, that a session is over, and forgets it. A second
-// caller waits until the first has finished; a session that never made a call has nothing to end.
+// caller waits until the first has finished; a session serve never tracked has nothing to end.
 func EndSession(ex Executor, ss *mcp.ServerSession) {
 	v, ok := sessions.Load(ss)
 	if !ok {

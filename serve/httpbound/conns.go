@@ -1,0 +1,230 @@
+// Package httpbound bounds what clients of serve's streamable HTTP front can hold: open
+// connections (all of them, and those that have not yet shown a valid token) and live MCP
+// sessions. It knows nothing of MCP or tokens: serve's guard says when a connection has
+// authenticated and when a session starts and ends.
+package httpbound
+
+import (
+	"container/list"
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// Conns bounds the connections of one listener. Every connection starts unauthenticated; the
+// guard marks it authenticated once a request on it carries the token. At most maxUnauth
+// unauthenticated connections are open at once: past that, the oldest is closed, so a flood
+// of idle or dripping connections only ever displaces itself. At most max connections are
+// open in all: past that the oldest unauthenticated one is closed, else the oldest idle
+// authenticated one (a keep-alive connection with no request in flight), else the new
+// connection is refused. The difference max-maxUnauth is headroom unauthenticated
+// connections can never take, so a client with the token always gets in.
+type Conns struct {
+	max, maxUnauth int
+
+	mu     sync.Mutex
+	all    list.List // *Conn, oldest first
+	unauth int
+
+	// Evicted and Refused count connections closed by the bound (for logs and tests).
+	Evicted, Refused atomic.Int64
+	// OnBound, if set, is called (outside the lock) each time a connection is evicted or
+	// refused, with what happened; serve rate-limits its log line.
+	OnBound func(what string)
+}
+
+// NewConns bounds connections to max in all, maxUnauth of them unauthenticated
+// (0 < maxUnauth <= max).
+func NewConns(max, maxUnauth int) *Conns {
+	if max < 1 {
+		max = 1
+	}
+	if maxUnauth < 1 || maxUnauth > max {
+		maxUnauth = max
+	}
+	return &Conns{max: max, maxUnauth: maxUnauth}
+}
+
+// Limits returns the bounds in force (total, unauthenticated).
+func (c *Conns) Limits() (max, maxUnauth int) { return c.max, c.maxUnauth }
+
+// Open returns how many connections are open, and how many of them are unauthenticated.
+func (c *Conns) Open() (all, unauth int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.all.Len(), c.unauth
+}
+
+// Conn is a connection tracked by Conns.
+type Conn struct {
+	net.Conn
+	owner *Conns
+	elem  *list.Element // nil once it left the list (closed or evicted); guarded by owner.mu
+	auth  bool          // guarded by owner.mu
+	idle  bool          // between requests (http.StateIdle); guarded by owner.mu
+	once  sync.Once
+}
+
+// Close forgets the connection and closes it.
+func (t *Conn) Close() error {
+	t.owner.remove(t)
+	var err error
+	t.once.Do(func() { err = t.Conn.Close() })
+	return err
+}
+
+// CloseWrite keeps net/http's graceful close (FIN, then a short wait) working through the wrapper.
+func (t *Conn) CloseWrite() error {
+	if cw, ok := t.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+func (c *Conns) remove(t *Conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.removeLocked(t)
+}
+
+func (c *Conns) removeLocked(t *Conn) {
+	if t.elem == nil {
+		return
+	}
+	c.all.Remove(t.elem)
+	t.elem = nil
+	if !t.auth {
+		c.unauth--
+	}
+}
+
+// admit tracks a new connection, evicting older ones as the bounds require; it returns nil
+// (and has closed nc) when there is no room.
+func (c *Conns) admit(nc net.Conn) *Conn {
+	t := &Conn{Conn: nc, owner: c}
+	var victims []*Conn
+	c.mu.Lock()
+	classes := !mutated("http-unauth-cap")
+	for classes && c.unauth >= c.maxUnauth {
+		v := c.evictLocked(func(o *Conn) bool { return !o.auth })
+		if v == nil {
+			break
+		}
+		victims = append(victims, v)
+	}
+	refused := false
+	for c.all.Len() >= c.max {
+		v := (*Conn)(nil)
+		if classes {
+			v = c.evictLocked(func(o *Conn) bool { return !o.auth })
+		}
+		if v == nil {
+			v = c.evictLocked(func(o *Conn) bool { return o.auth && o.idle })
+		}
+		if v == nil {
+			refused = true
+			break
+		}
+		victims = append(victims, v)
+	}
+	if !refused {
+		t.elem = c.all.PushBack(t)
+		c.unauth++
+	}
+	c.mu.Unlock()
+	for _, v := range victims {
+		c.Evicted.Add(1)
+		v.once.Do(func() { v.Conn.Close() })
+		if c.OnBound != nil {
+			if v.auth {
+				c.OnBound("closed the oldest idle connection")
+			} else {
+				c.OnBound("closed the oldest connection without a valid token")
+			}
+		}
+	}
+	if refused {
+		c.Refused.Add(1)
+		nc.Close()
+		if c.OnBound != nil {
+			c.OnBound("refused a new connection: every open connection is busy")
+		}
+		return nil
+	}
+	return t
+}
+
+// evictLocked takes the oldest connection that matches out of the list (nil if none).
+func (c *Conns) evictLocked(match func(*Conn) bool) *Conn {
+	for e := c.all.Front(); e != nil; e = e.Next() {
+		if o := e.Value.(*Conn); match(o) {
+			c.removeLocked(o)
+			return o
+		}
+	}
+	return nil
+}
+
+// Listener wraps ln so every accepted connection is admitted by c first.
+func (c *Conns) Listener(ln net.Listener) net.Listener { return &listener{Listener: ln, c: c} }
+
+type listener struct {
+	net.Listener
+	c *Conns
+}
+
+func (l *listener) Accept() (net.Conn, error) {
+	for {
+		nc, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if t := l.c.admit(nc); t != nil {
+			return t, nil
+		}
+	}
+}
+
+// ConnState is for http.Server.ConnState: it tells idle keep-alive connections from busy ones.
+func (c *Conns) ConnState(nc net.Conn, s http.ConnState) {
+	t, ok := nc.(*Conn)
+	if !ok {
+		return
+	}
+	switch s {
+	case http.StateIdle, http.StateActive:
+		c.mu.Lock()
+		t.idle = s == http.StateIdle
+		c.mu.Unlock()
+	case http.StateClosed, http.StateHijacked:
+		c.remove(t)
+	}
+}
+
+type connKey struct{}
+
+// ConnContext is for http.Server.ConnContext: it lets Authenticated find the connection.
+func (c *Conns) ConnContext(ctx context.Context, nc net.Conn) context.Context {
+	if t, ok := nc.(*Conn); ok {
+		return context.WithValue(ctx, connKey{}, t)
+	}
+	return ctx
+}
+
+// Authenticated marks the connection a request came on as having shown a valid token: it
+// leaves the unauthenticated class for good.
+func Authenticated(ctx context.Context) {
+	t, ok := ctx.Value(connKey{}).(*Conn)
+	if !ok {
+		return
+	}
+	c := t.owner
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !t.auth && t.elem != nil {
+		c.unauth--
+	}
+	t.auth = true
+}

@@ -1,0 +1,97 @@
+package httpbound
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+)
+
+type pipeConn struct {
+	net.Conn
+	closed bool
+}
+
+func (p *pipeConn) Close() error { p.closed = true; return p.Conn.Close() }
+
+func newPipe() *pipeConn {
+	a, _ := net.Pipe()
+	return &pipeConn{Conn: a}
+}
+
+func auth(c *Conns, t *Conn) { Authenticated(c.ConnContext(context.Background(), t)) }
+
+// Past the unauthenticated bound the oldest unauthenticated connection is closed; an
+// authenticated one never is, and it does not count against that bound.
+func TestConnsUnauthenticatedOldestEvicted(t *testing.T) {
+	c := NewConns(8, 2)
+	a := c.admit(newPipe())
+	auth(c, a)
+	p1, p2, p3 := newPipe(), newPipe(), newPipe()
+	c.admit(p1)
+	c.admit(p2)
+	c.admit(p3)
+	if !p1.closed || p2.closed || p3.closed || a.Conn.(*pipeConn).closed {
+		t.Fatalf("closed: oldest %v, next %v, newest %v, authenticated %v", p1.closed, p2.closed, p3.closed, a.Conn.(*pipeConn).closed)
+	}
+	if all, unauth := c.Open(); all != 3 || unauth != 2 {
+		t.Fatalf("open %d, unauthenticated %d; want 3, 2", all, unauth)
+	}
+	for range 100 {
+		c.admit(newPipe())
+	}
+	if all, unauth := c.Open(); all != 3 || unauth != 2 || a.Conn.(*pipeConn).closed {
+		t.Fatalf("after a flood: open %d, unauthenticated %d, authenticated closed %v", all, unauth, a.Conn.(*pipeConn).closed)
+	}
+	if c.Evicted.Load() != 101 {
+		t.Fatalf("evicted %d, want 101", c.Evicted.Load())
+	}
+}
+
+// At the total bound: the oldest idle authenticated connection makes room, a busy one never;
+// with every connection busy a new one is refused.
+func TestConnsTotalBound(t *testing.T) {
+	c := NewConns(2, 1)
+	a := c.admit(newPipe())
+	auth(c, a)
+	b := c.admit(newPipe())
+	auth(c, b)
+	c.ConnState(a, http.StateActive)
+	c.ConnState(b, http.StateActive)
+	p := newPipe()
+	if c.admit(p) != nil || !p.closed || c.Refused.Load() != 1 {
+		t.Fatal("a new connection was admitted past the bound with every connection busy")
+	}
+	c.ConnState(b, http.StateIdle)
+	if n := c.admit(newPipe()); n == nil {
+		t.Fatal("no room made by closing the idle connection")
+	}
+	if !b.Conn.(*pipeConn).closed || a.Conn.(*pipeConn).closed {
+		t.Fatal("the wrong connection was closed to make room")
+	}
+	// Closing forgets; a closed connection's state change is harmless.
+	a.Close()
+	c.ConnState(a, http.StateClosed)
+	if all, _ := c.Open(); all != 1 {
+		t.Fatalf("open %d after a close, want 1", all)
+	}
+}
+
+func TestSessionsReserve(t *testing.T) {
+	s := NewSessions(2)
+	r1, ok1 := s.Reserve()
+	_, ok2 := s.Reserve()
+	if _, ok := s.Reserve(); !ok1 || !ok2 || ok {
+		t.Fatal("a third reservation past the bound of 2 was granted")
+	}
+	s.Add("x") // the first request started its session
+	r1()
+	r1() // twice is harmless
+	if _, ok := s.Reserve(); ok {
+		t.Fatal("granted with one live session and one reservation pending")
+	}
+	s.Remove("x")
+	if _, ok := s.Reserve(); !ok {
+		t.Fatal("not granted after the session ended")
+	}
+}
