@@ -103,7 +103,7 @@ func TestSpecEgress(t *testing.T) {
 	}
 	p.Docker.SetNet(n)
 	s := newSpec(p)
-	s.egressDir = "/tmp/mcpsandbox-egress-x"
+	s.egress, s.egressDir = true, "/tmp/mcpsandbox-egress-x"
 	cfg, hc := s.build("n", nil, false)
 	if hc.NetworkMode != "none" || !cfg.NetworkDisabled {
 		t.Errorf("host list: network mode %q, disabled %v", hc.NetworkMode, cfg.NetworkDisabled)
