@@ -10,12 +10,16 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 )
@@ -321,14 +325,21 @@ func TestEgressControls(t *testing.T) {
 	}
 }
 
-// Close removes the proxy's socket directory; a host list with a remote engine is refused
-// with what to do.
+// The executor's socket directory is private (0700, in a 0700 base), holds nothing until a
+// container is made, and Close removes it; a host list with a remote engine is refused with
+// what to do.
 func TestEgressLifecycle(t *testing.T) {
+	publicTempDir(t)
 	p := egressPolicy(t, "pypi.test")
 	e := newEgressExec(t, p)
 	dir := e.egress.dir
-	if st, err := os.Stat(filepath.Join(dir, egressSock)); err != nil || st.Mode()&os.ModeSocket == 0 {
-		t.Fatalf("proxy socket: %v", err)
+	for _, d := range []string{egressBase(), dir} {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm() != 0o700 {
+			t.Fatalf("%s: %v %v, want a 0700 directory", d, st.Mode(), err)
+		}
+	}
+	if filepath.Dir(dir) != egressBase() {
+		t.Errorf("executor directory %s not in %s", dir, egressBase())
 	}
 	e.Close()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -339,5 +350,265 @@ func TestEgressLifecycle(t *testing.T) {
 	remote.Host, remote.Source = "tcp://192.0.2.1:2376", "DOCKER_HOST"
 	if _, err := New(p, Options{Engine: &remote}); err == nil || !strings.Contains(err.Error(), "need the engine on this machine") {
 		t.Errorf("remote engine: %v", err)
+	}
+}
+
+// publicTempDir makes TMPDIR a fresh directory anyone may pass (like /tmp) and unsets
+// XDG_RUNTIME_DIR, so the egress base lies in it: whether another user can reach a socket then
+// depends on serve's own directories alone. It returns the directory.
+func publicTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "mcpsandbox-egress-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	t.Setenv("TMPDIR", d)
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	return d
+}
+
+// egressSockets lists every egress socket under the base, and the container directories.
+func egressSockets(t *testing.T) (socks, dirs []string) {
+	t.Helper()
+	socks, _ = filepath.Glob(filepath.Join(egressBase(), "*", "*", egressSock))
+	dirs, _ = filepath.Glob(filepath.Join(egressBase(), "*", "*"))
+	return socks, dirs
+}
+
+// callSession is call with the call's session set, as serve sets it.
+func callSession(t *testing.T, e *Executor, session, code string) (*serve.Result, error) {
+	t.Helper()
+	raw, _ := json.Marshal(map[string]any{"code": code})
+	ctx, cancel := context.WithTimeout(context.Background(), e.pol.Limits.Timeout.Duration)
+	defer cancel()
+	return tool(e, ToolPython).Run(ctx, serve.Call{Args: raw, Timeout: e.pol.Limits.Timeout.Duration, MaxOutput: int(e.pol.Limits.MaxOutputBytes), Session: session})
+}
+
+// fetchProgram fetches http://pypi.test:PORT/PATH through the proxy and prints the status and
+// the body's first line.
+const fetchProgram = `import os, re, socket
+proxy = re.match(r"http://([^:/]+):(\d+)", os.environ["HTTP_PROXY"])
+s = socket.create_connection((proxy.group(1), int(proxy.group(2))), timeout=15)
+s.sendall(b"GET http://pypi.test:%d%s HTTP/1.1\r\nHost: pypi.test:%d\r\nConnection: close\r\n\r\n")
+b = b""
+while True:
+    c = s.recv(65536)
+    if not c:
+        break
+    b += c
+head, _, body = b.partition(b"\r\n\r\n")
+print(head.split()[1].decode() if len(head.split()) > 1 else "closed", body.decode(errors="replace").splitlines()[:1])
+`
+
+// holdProgram opens N connections through the proxy, each a request the server holds, then
+// reads every answer and prints how many got which status ("200=32 503=268").
+const holdProgram = `import os, re, socket
+proxy = re.match(r"http://([^:/]+):(\d+)", os.environ["HTTP_PROXY"])
+N, PORT = %d, %d
+socks = []
+for i in range(N):
+    s = socket.create_connection((proxy.group(1), int(proxy.group(2))), timeout=60)
+    s.sendall(("GET http://pypi.test:%%d/hold HTTP/1.1\r\nHost: pypi.test:%%d\r\nConnection: close\r\n\r\n" %% (PORT, PORT)).encode())
+    socks.append(s)
+codes = {}
+for s in socks:
+    b = b""
+    try:
+        while b"\r\n" not in b:
+            c = s.recv(4096)
+            if not c:
+                break
+            b += c
+        f = b.split()
+        k = f[1].decode() if len(f) > 1 else "closed"
+    except Exception as e:
+        k = type(e).__name__
+    codes[k] = codes.get(k, 0) + 1
+print(" ".join("%%s=%%d" %% kv for kv in sorted(codes.items())))
+`
+
+// holdServer answers /hold only when released (counting the requests it holds), anything else
+// at once.
+type holdServer struct {
+	*httptest.Server
+	held    atomic.Int64
+	release chan struct{}
+	once    sync.Once
+}
+
+func newHoldServer(t *testing.T) *holdServer {
+	h := &holdServer{release: make(chan struct{})}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			h.held.Add(1)
+			defer h.held.Add(-1)
+			select {
+			case <-h.release:
+			case <-r.Context().Done():
+			}
+		}
+		fmt.Fprintf(w, "answered %s\n", r.URL.Path)
+	}))
+	t.Cleanup(h.Close)
+	t.Cleanup(h.free) // runs first
+	return h
+}
+
+func (h *holdServer) free() { h.once.Do(func() { close(h.release) }) }
+
+// One container holding more egress connections than every bound (its own and the one across
+// containers) does not make another session's fetch fail: past its own bound its connections
+// are answered 503, and the other container's fetch is answered 200. Decisions carry each
+// call's session.
+func TestEgressOneSandboxCannotStarve(t *testing.T) {
+	hold := newHoldServer(t)
+	p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(hold.Server)))
+	e := newEgressExec(t, p)
+	quota, total := e.egress.quota, cap(e.egress.total)
+	if quota != DefaultEgressConns {
+		t.Fatalf("per-container bound %d, want the default %d", quota, DefaultEgressConns)
+	}
+	n := total + 44 // past the bound across containers too: the mutant's one shared pool
+	type res struct {
+		r   *serve.Result
+		err error
+	}
+	held := make(chan res, 1)
+	go func() {
+		r, err := callSession(t, e, "session-holder", fmt.Sprintf(holdProgram, n, port(hold.Server)))
+		held <- res{r, err}
+	}()
+	// wait until the holder holds all it can: the count has reached the bound and stopped moving
+	deadline := time.Now().Add(15 * time.Second)
+	last, since := int64(-1), time.Now()
+	for time.Now().Before(deadline) {
+		c := hold.held.Load()
+		if c != last {
+			last, since = c, time.Now()
+		} else if c >= int64(quota) && time.Since(since) > 700*time.Millisecond {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("the holder holds %d connections (bound %d per container, %d in all)", last, quota, total)
+	if last < int64(quota) {
+		hold.free()
+		t.Fatalf("the holder never held its bound's worth of connections (%d)", last)
+	}
+	start := time.Now()
+	r, err := callSession(t, e, "session-other", fmt.Sprintf(fetchProgram, port(hold.Server), "/simple/demo/", port(hold.Server)))
+	if err != nil || r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, "200 ['answered /simple/demo/']") {
+		t.Errorf("another session's fetch while one container holds %d connections: %+v %v", last, r, err)
+	}
+	t.Logf("the other session's call took %v", time.Since(start))
+	if last > int64(quota) {
+		t.Errorf("one container held %d connections at once, past its bound of %d", last, quota)
+	}
+	hold.free()
+	h := <-held
+	if h.err != nil || h.r.ExitCode != 0 {
+		t.Fatalf("holder: %+v %v", h.r, h.err)
+	}
+	want := fmt.Sprintf("200=%d 503=%d", quota, n-quota)
+	if got := strings.TrimSpace(h.r.Stdout); got != want {
+		t.Errorf("holder's answers: %q, want %q", got, want)
+	}
+	e.Close()
+	counts := map[string]int{}
+	for _, a := range auditEntries(t, p.Audit.Path) {
+		if a.Tool == egress.AuditTool {
+			counts[a.Session+" "+a.Decision+" "+a.Rule]++
+		}
+	}
+	t.Logf("audit: %v", counts)
+	if counts["session-other allowed pypi.test:"+fmt.Sprint(port(hold.Server))] != 1 ||
+		counts["session-holder allowed pypi.test:"+fmt.Sprint(port(hold.Server))] != quota ||
+		counts["session-holder denied "+egress.RuleLimit] != n-quota {
+		t.Errorf("audit by session: %v", counts)
+	}
+}
+
+// A container's socket directory goes when the container is removed, the executor's at Close,
+// and a SIGKILLed serve's at the next serve's start; a live serve's and a directory not named
+// by serve stay.
+func TestEgressDirsRemoved(t *testing.T) {
+	publicTempDir(t)
+	idx := newIndex(t)
+	p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(idx.http)))
+	p.Docker.Pool = 1
+	e := newEgressExec(t, p)
+	for i := range 3 {
+		r, err := callSession(t, e, "s", fmt.Sprintf(fetchProgram, port(idx.http), "/simple/demo/", port(idx.http)))
+		if err != nil || !strings.HasPrefix(r.Stdout, "200") {
+			t.Fatalf("call %d: %+v %v", i, r, err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		socks, dirs := egressSockets(t)
+		if e.Tracked() == 1 && len(dirs) == 1 && len(socks) == 1 {
+			break // the pooled container's, and no other
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 3 calls: %d containers, directories %v", e.Tracked(), dirs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	e.Close()
+	if _, dirs := egressSockets(t); len(dirs) != 0 {
+		t.Errorf("container directories left after Close: %v", dirs)
+	}
+	if ents, _ := os.ReadDir(egressBase()); len(ents) != 0 {
+		t.Errorf("executor directories left after Close: %v", ents)
+	}
+
+	// A serve SIGKILLed with a container and its socket directory; one alive; one of another
+	// boot (its /tmp survived a reboot); a name serve does not make.
+	eng := needEngine(t)
+	me := self()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadSrv := me
+	deadSrv.PID, deadSrv.Start = cmd.Process.Pid, 12345
+	live := exec.Command("sleep", "60")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	aliveSrv := me
+	aliveSrv.PID = live.Process.Pid
+	aliveSrv.Start, _ = startTime(aliveSrv.PID)
+	oldBoot := me
+	oldBoot.Boot = "00000000-0000-0000-0000-000000000000"
+	if err := ensurePrivateDir(egressBase(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(o instance) string {
+		d := filepath.Join(egressBase(), egressDirName(o))
+		if err := os.MkdirAll(filepath.Join(d, randHex(8)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	gone := []string{mk(deadSrv), mk(oldBoot)}
+	kept := []string{mk(aliveSrv), filepath.Join(egressBase(), "not-ours")}
+	os.Mkdir(kept[1], 0o700)
+	plant(t, eng, deadSrv)
+	newExec(t, eng, testPolicy())
+	for _, d := range gone {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("a dead serve's egress directory survived the next serve's start: %s (%v)", d, err)
+		}
+	}
+	for _, d := range kept {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
 	}
 }

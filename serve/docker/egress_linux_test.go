@@ -1,0 +1,120 @@
+package docker
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// probeEnv hands the socket paths to TestEgressProbeHelper, run as another uid.
+const probeEnv = "MCPSANDBOX_TEST_EGRESS_PROBE"
+
+// Another local user cannot use a container's egress proxy: a process of uid 65534 on the
+// host (not in any container) gets EACCES on every socket under the egress directories, while
+// the container, whose uid is the same 65534, fetches a listed host through its own socket.
+func TestEgressSocketOtherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: needs root, to run the probe as another uid")
+	}
+	tmp := publicTempDir(t)
+	idx := newIndex(t)
+	p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(idx.http)))
+	p.Docker.Pool = 1
+	e := newEgressExec(t, p)
+	var socks []string
+	for deadline := time.Now().Add(20 * time.Second); len(socks) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		socks, _ = egressSockets(t) // the pooled container's
+	}
+	if len(socks) == 0 {
+		t.Fatal("no egress socket appeared for the pooled container")
+	}
+	r, err := callSession(t, e, "s", fmt.Sprintf(fetchProgram, port(idx.http), "/simple/demo/", port(idx.http)))
+	if err != nil || !strings.HasPrefix(r.Stdout, "200") {
+		t.Fatalf("the container's own fetch: %+v %v", r, err)
+	}
+	socks, _ = egressSockets(t) // the pooled replacement's now
+	// the probe: this test binary, copied where uid 65534 may run it
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(tmp, "probe.test")
+	copyFile(t, self, bin)
+	cmd := exec.Command(bin, "-test.run=^TestEgressProbeHelper$", "-test.v", "-test.count=1")
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), probeEnv+"="+strings.Join(socks, "\n"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe as uid 65534: %v\n%s", err, out)
+	}
+	t.Logf("probe as uid 65534:\n%s", out)
+	lines := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		path, res, ok := strings.Cut(l, "\t")
+		if !ok || !strings.HasPrefix(path, "probe ") {
+			continue
+		}
+		lines++
+		if !strings.Contains(res, "permission denied") {
+			t.Errorf("uid 65534 on the host, %s: %s (want permission denied)", strings.TrimPrefix(path, "probe "), res)
+		}
+	}
+	if lines != len(socks) {
+		t.Errorf("the probe reported %d of %d sockets:\n%s", lines, len(socks), out)
+	}
+}
+
+// TestEgressProbeHelper is TestEgressSocketOtherUser's probe: it connects to each socket and
+// sends a proxy request, and prints what happened ("probe PATH\tRESULT").
+func TestEgressProbeHelper(t *testing.T) {
+	list := os.Getenv(probeEnv)
+	if list == "" {
+		t.Skip("run by TestEgressSocketOtherUser")
+	}
+	for _, path := range strings.Split(list, "\n") {
+		fmt.Printf("probe %s\t%s\n", path, probeSocket(path))
+	}
+}
+
+func probeSocket(path string) string {
+	// the path may be longer than a socket address may be: connect from its directory
+	if err := os.Chdir(filepath.Dir(path)); err != nil {
+		return "chdir: " + err.Error()
+	}
+	c, err := net.DialTimeout("unix", filepath.Base(path), 5*time.Second)
+	if err != nil {
+		return "connect: " + err.Error()
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "GET http://pypi.test/ HTTP/1.1\r\nHost: pypi.test\r\n\r\n")
+	b, _ := io.ReadAll(io.LimitReader(c, 200))
+	return fmt.Sprintf("CONNECTED, answered %q", b)
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
