@@ -3,6 +3,7 @@ package docker
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -200,8 +201,9 @@ type egressState struct {
 	boxes  map[*boxEgress]bool
 	closed bool
 
-	lastFull atomic.Int64 // unix ns of the last audited refusal past the total bound
-	fullSkip atomic.Int64 // refusals past the total bound not audited since
+	draining chan struct{} // refusals past the total bound still reading their request
+	lastFull atomic.Int64  // unix ns of the last audited refusal past the total bound
+	fullSkip atomic.Int64  // refusals past the total bound not audited since
 
 	mu       sync.Mutex
 	log      *audit.Log
@@ -221,6 +223,7 @@ type boxEgress struct {
 	l       *net.UnixListener
 	proxy   *egress.Proxy
 	session atomic.Pointer[string]
+	conns   atomic.Int64 // connections accepted, refused ones included (tests)
 	wg      sync.WaitGroup
 	done    chan struct{}
 	once    sync.Once
@@ -256,7 +259,7 @@ func (e *Executor) startEgress() (*egressState, error) {
 		quota = DefaultEgressConns
 	}
 	s := &egressState{dir: dir, hosts: n.Hosts(), quota: quota, total: make(chan struct{}, egressTotal(quota)),
-		boxes: map[*boxEgress]bool{}, log: e.opts.Audit,
+		boxes: map[*boxEgress]bool{}, draining: make(chan struct{}, 64), log: e.opts.Audit,
 		server: e.pol.Name, polHash: e.pol.Hash(), polAudit: e.pol.Audit.Path, warn: e.log.Warn}
 	s.popts = egress.Options{
 		Key: "docker.network", Resolver: e.opts.EgressResolver, AllowLoopback: e.opts.EgressAllowLoopback, AllowAddrs: e.opts.EgressAllowAddrs,
@@ -349,6 +352,7 @@ func (b *boxEgress) serve() {
 			time.Sleep(50 * time.Millisecond) // out of file descriptors: the connection waits in the backlog
 			continue
 		}
+		b.conns.Add(1)
 		sc := &sandboxConn{UnixConn: c, addr: addr}
 		select {
 		case b.s.total <- struct{}{}:
@@ -367,12 +371,27 @@ func (b *boxEgress) serve() {
 
 // refuseFull answers a connection past the bound across containers with 503, as the proxy
 // answers one past a container's bound; at most one such refusal a second is audited.
-func (s *egressState) refuseFull(c net.Conn, b *boxEgress) {
-	defer c.Close()
+//
+// The request is read (a little, briefly) before the connection is closed: a unix socket
+// closed with unread bytes resets its peer, and the relay then drops the answer it had not
+// yet passed on, leaving the program a bare closed connection instead of the 503.
+func (s *egressState) refuseFull(c *sandboxConn, b *boxEgress) {
 	why := fmt.Sprintf("too many egress connections at once from all sandboxes (%d): retry later", cap(s.total))
 	body := "mcpsandbox: egress to ? failed: " + why + "\n"
 	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Mcpsandbox-Egress: denied\r\n\r\n%s", len(body), body)
+	c.CloseWrite()
+	select {
+	case s.draining <- struct{}{}:
+		go func() {
+			defer func() { <-s.draining }()
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+			c.Close()
+		}()
+	default:
+		c.Close() // many refusals at once: no more time for each
+	}
 	now := time.Now().UnixNano()
 	last := s.lastFull.Load()
 	if now-last < int64(time.Second) || !s.lastFull.CompareAndSwap(last, now) {
