@@ -94,9 +94,10 @@ func egressEnv() []string {
 }
 
 // egressBase is the private directory holding every executor's socket directories (see the
-// layout above); "" when none can be named.
+// layout above). XDG_RUNTIME_DIR only when it is serve's uid's own directory: a sudo that kept
+// another user's would let that user swap the base under serve.
 func egressBase() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) && checkPrivateDir(d) == nil {
 		return filepath.Join(d, "mcpsandbox-egress")
 	}
 	return filepath.Join(os.TempDir(), "mcpsandbox-egress-"+strconv.Itoa(os.Geteuid()))

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -477,6 +478,10 @@ func TestEgressOneSandboxCannotStarve(t *testing.T) {
 		t.Fatalf("per-container bound %d, want the default %d", quota, DefaultEgressConns)
 	}
 	n := total + 44 // past the bound across containers too: the mutant's one shared pool
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	g0 := runtime.NumGoroutine()
 	type res struct {
 		r   *serve.Result
 		err error
@@ -515,6 +520,10 @@ func TestEgressOneSandboxCannotStarve(t *testing.T) {
 		hold.free()
 		t.Fatalf("the holder never opened its %d connections (%d) or held its bound's worth (%d)", n, accepted(), last)
 	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	t.Logf("while held (this process: proxy and stand-in server): %+d goroutines, heap %+.1f MiB",
+		runtime.NumGoroutine()-g0, float64(int64(m1.HeapInuse)-int64(m0.HeapInuse))/(1<<20))
 	start := time.Now()
 	r, err := callSession(t, e, "session-other", fmt.Sprintf(fetchProgram, port(hold.Server), "/simple/demo/", port(hold.Server)))
 	if err != nil || r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, "200 ['answered /simple/demo/']") {

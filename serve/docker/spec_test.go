@@ -117,6 +117,11 @@ func TestSpecEgress(t *testing.T) {
 			t.Errorf("env %q lacks %s", env, want)
 		}
 	}
+	// a host list without the container's own socket directory mounts nothing (never a shared one)
+	s.egressDir = ""
+	if _, hc = s.build("n", nil, false); len(hc.Mounts) != 0 {
+		t.Errorf("no socket directory: mounts %+v", hc.Mounts)
+	}
 	// without the executor's proxy (egressDir unset) nothing is mounted or set
 	cfg, hc = newSpec(p).build("n", nil, false)
 	if len(hc.Mounts) != 0 || strings.Contains(strings.Join(cfg.Env, " "), "PROXY") {
