@@ -36,10 +36,10 @@ func (e *Executor) reapAtStart(ctx context.Context) {
 }
 
 // reap removes the containers of serve instances that are provably no longer running (a serve
-// SIGKILLed mid-call never ran its Close), and only those, then their egress socket
-// directories (sweepEgressDirs): a container whose instance is alive,
+// SIGKILLed mid-call never ran its Close), and only those: a container whose instance is alive,
 // or whose liveness this serve cannot judge (another machine sharing a remote engine, another
-// pid namespace, no /proc), is left alone. See instance.judge for what "provably" means.
+// pid namespace, no /proc), is left alone. See instance.judge for what "provably" means. The
+// egress socket directories of such instances go too (sweepEgressDirs).
 func (e *Executor) reap(ctx context.Context) (int, error) {
 	if mutated("docker-reaper") {
 		return 0, nil
