@@ -118,3 +118,60 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// Past the bound across containers a connection is answered 503 naming it (and the request
+// still reaches serve, which reads it before closing: the relay, whose write would otherwise
+// fail, passes the answer on), and the refusal is audited with the
+// container's session; with room, the container's proxy answers (here 403: nothing listed).
+func TestEgressTotalBound(t *testing.T) {
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	s := &egressState{dir: t.TempDir(), quota: 4, total: make(chan struct{}, 1), boxes: map[*boxEgress]bool{},
+		draining: make(chan struct{}, 64), polAudit: auditPath, server: "test", warn: func(string, ...any) {}}
+	s.popts.Key = "docker.network"
+	b, err := s.open("0123456789abcdef", "mcpsandbox-0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.setSession("session-x")
+	ask := func(wait time.Duration) string {
+		d, err := os.Open(b.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		c, err := net.Dial("unix", fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), egressSock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		time.Sleep(wait) // as the relay does: it connects first and passes the request on when it has it
+		if _, err := fmt.Fprintf(c, "GET http://pypi.test/ HTTP/1.1\r\nHost: pypi.test\r\n\r\n"); err != nil {
+			return "write: " + err.Error()
+		}
+		out, _ := io.ReadAll(c)
+		return string(out)
+	}
+	if got := ask(0); !strings.HasPrefix(got, "HTTP/1.1 403") {
+		t.Errorf("with room: %q, want the proxy's 403", got)
+	}
+	s.total <- struct{}{} // the other containers hold the whole bound
+	got := ask(200 * time.Millisecond)
+	if !strings.HasPrefix(got, "HTTP/1.1 503") || !strings.HasSuffix(got, "too many egress connections at once from all sandboxes (1): retry later\n") {
+		t.Errorf("past the bound across containers: %q", got)
+	}
+	<-s.total
+	s.close()
+	if _, err := os.Stat(b.dir); !os.IsNotExist(err) {
+		t.Errorf("the container's directory survived close: %v", err)
+	}
+	var limit int
+	for _, a := range auditEntries(t, auditPath) {
+		if a.Session == "session-x" && a.Rule == "limit" && strings.Contains(a.Reason, "from all sandboxes (1)") {
+			limit++
+		}
+	}
+	if limit != 1 {
+		t.Errorf("%d audited refusals past the bound across containers, want 1", limit)
+	}
+}
