@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -562,86 +561,5 @@ func TestEgressOneSandboxCannotStarve(t *testing.T) {
 		counts["session-holder allowed pypi.test:"+fmt.Sprint(port(hold.Server))] != quota ||
 		counts["session-holder denied "+egress.RuleLimit] != n-quota {
 		t.Errorf("audit by session: %v", counts)
-	}
-}
-
-// A container's socket directory goes when the container is removed, the executor's at Close,
-// and a SIGKILLed serve's at the next serve's start; a live serve's and a directory not named
-// by serve stay.
-func TestEgressDirsRemoved(t *testing.T) {
-	publicTempDir(t)
-	idx := newIndex(t)
-	p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(idx.http)))
-	p.Docker.Pool = 1
-	e := newEgressExec(t, p)
-	for i := range 3 {
-		r, err := callSession(t, e, "s", fmt.Sprintf(fetchProgram, port(idx.http), "/simple/demo/", port(idx.http)))
-		if err != nil || !strings.HasPrefix(r.Stdout, "200") {
-			t.Fatalf("call %d: %+v %v", i, r, err)
-		}
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		socks, dirs := egressSockets(t)
-		if e.Tracked() == 1 && len(dirs) == 1 && len(socks) == 1 {
-			break // the pooled container's, and no other
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 3 calls: %d containers, directories %v", e.Tracked(), dirs)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	e.Close()
-	if _, dirs := egressSockets(t); len(dirs) != 0 {
-		t.Errorf("container directories left after Close: %v", dirs)
-	}
-	if ents, _ := os.ReadDir(egressBase()); len(ents) != 0 {
-		t.Errorf("executor directories left after Close: %v", ents)
-	}
-
-	// A serve SIGKILLed with a container and its socket directory; one alive; one of another
-	// boot (its /tmp survived a reboot); a name serve does not make.
-	eng := needEngine(t)
-	me := self()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	deadSrv := me
-	deadSrv.PID, deadSrv.Start = cmd.Process.Pid, 12345
-	live := exec.Command("sleep", "60")
-	if err := live.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { live.Process.Kill(); live.Wait() }()
-	aliveSrv := me
-	aliveSrv.PID = live.Process.Pid
-	aliveSrv.Start, _ = startTime(aliveSrv.PID)
-	oldBoot := me
-	oldBoot.Boot = "00000000-0000-0000-0000-000000000000"
-	if err := ensurePrivateDir(egressBase(), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	mk := func(o instance) string {
-		d := filepath.Join(egressBase(), egressDirName(o))
-		if err := os.MkdirAll(filepath.Join(d, randHex(8)), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	gone := []string{mk(deadSrv), mk(oldBoot)}
-	kept := []string{mk(aliveSrv), filepath.Join(egressBase(), "not-ours")}
-	os.Mkdir(kept[1], 0o700)
-	plant(t, eng, deadSrv)
-	newExec(t, eng, testPolicy())
-	for _, d := range gone {
-		if _, err := os.Stat(d); !os.IsNotExist(err) {
-			t.Errorf("a dead serve's egress directory survived the next serve's start: %s (%v)", d, err)
-		}
-	}
-	for _, d := range kept {
-		if _, err := os.Stat(d); err != nil {
-			t.Errorf("%s was removed: %v", d, err)
-		}
 	}
 }
