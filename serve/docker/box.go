@@ -32,6 +32,7 @@ type box struct {
 	nonce  string
 	pooled bool
 	hj     types.HijackedResponse
+	eg     *boxEgress // its own egress proxy (docker.network host lists), removed with it
 }
 
 func randHex(n int) string {
@@ -52,7 +53,6 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 	if pooled {
 		labels[LabelPooled] = "1"
 	}
-	cfg, hc := e.spec.build(b.nonce, labels, pooled)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -60,12 +60,19 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 	}
 	e.creating.Add(1)
 	e.mu.Unlock()
+	s, err := e.boxSpec(b, "mcpsandbox-"+b.callID)
+	if err != nil {
+		e.creating.Done()
+		return nil, err
+	}
+	cfg, hc := s.build(b.nonce, labels, pooled)
 	// The create is not cancelled by Close: cancelling only the client's side lets the engine
 	// finish a container nobody removes. It is bounded, and removed at once if serve closed.
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(e.life), engineOpTimeout)
 	cr, err := e.eng.API.ContainerCreate(cctx, cfg, hc, nil, nil, "mcpsandbox-"+b.callID)
 	ccancel()
 	if err != nil {
+		b.eg.close()
 		e.creating.Done()
 		return nil, fmt.Errorf("create a container from %s: %w", e.spec.image, e.eng.Unreachable(err))
 	}
@@ -94,6 +101,21 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 		return nil, fmt.Errorf("container %.12s (image %s): %w", b.id, e.spec.image, err)
 	}
 	return b, nil
+}
+
+// boxSpec is the spec of b's container: the executor's, plus (docker.network host lists) the
+// socket directory of the container's own proxy, which b keeps until destroy.
+func (e *Executor) boxSpec(b *box, name string) (spec, error) {
+	s := e.spec
+	if e.egress == nil {
+		return s, nil
+	}
+	eg, err := e.egress.open(b.callID, name)
+	if err != nil {
+		return s, err
+	}
+	b.eg, s.egressDir = eg, eg.dir
+	return s, nil
 }
 
 // awaitReady reads the attach stream until the wrapper says its interpreter is blocked on
@@ -143,6 +165,7 @@ func (e *Executor) destroy(b *box) {
 	e.mu.Unlock()
 	remove := func() {
 		defer e.tracked.Add(-1)
+		defer b.eg.close() // its proxy, tunnels and socket directory go with it
 		if e.oom != nil {
 			defer e.oom.forget(b.id)
 		}

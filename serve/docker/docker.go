@@ -68,6 +68,10 @@ type Options struct {
 	// EgressAllowAddrs re-opens exact ip:port addresses in the proxy (the harness's stand-in
 	// hosts on loopback); see egress.Options.AllowAddrs.
 	EgressAllowAddrs []netip.AddrPort
+	// EgressConns bounds one container's egress connections at once, tunnels included
+	// (0: DefaultEgressConns); past it the container's new connections are answered 503 and
+	// no other container is affected. All containers together are bounded by egressTotal.
+	EgressConns int
 }
 
 // Executor runs calls in containers.
@@ -138,7 +142,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		return nil, err
 	}
 	if eg != nil {
-		e.egress, e.spec.egressDir, e.spec.egressHosts = eg, eg.dir, hostsText(eg.hosts)
+		e.egress, e.spec.egress, e.spec.egressHosts = eg, true, hostsText(eg.hosts)
 	}
 	e.life, e.stop = context.WithCancel(context.Background())
 	go func() {
@@ -210,7 +214,7 @@ func (e *Executor) probe() error {
 	if rt, ok := info.Runtimes[rtName]; ok {
 		e.spec.gvisor = isGVisor(rtName, rt.Path)
 		e.spec.gvisorSeccomp = hasOCISeccomp(rt.Args)
-		if e.spec.gvisor && e.spec.egressDir != "" && !hostUDSOpen(rt.Args) {
+		if e.spec.gvisor && e.spec.egress && !hostUDSOpen(rt.Args) {
 			return fmt.Errorf("docker.network lists hosts, which containers reach through serve's egress proxy on a unix socket, "+
 				"but docker.runtime %q is gVisor (runsc), which refuses host unix sockets unless its runtimeArgs in daemon.json include --host-uds=open: "+
 				"add that there, or use runtime runc or crun, or docker.network = \"none\"", rtName)
@@ -244,7 +248,7 @@ func (e *Executor) Layers() []serve.Layer {
 
 // Tools implements serve.Executor.
 func (e *Executor) Tools() []serve.Tool {
-	open := e.spec.network != "none" || e.spec.egressDir != ""
+	open := e.spec.network != "none" || e.spec.egress
 	timeoutProp := map[string]any{"type": "number", "exclusiveMinimum": 0,
 		"description": fmt.Sprintf("seconds; at most limits.timeout (%s), which is also the default", e.pol.Limits.Timeout)}
 	where := "/tmp (a small tmpfs) is the only writable place"
@@ -258,7 +262,7 @@ func (e *Executor) Tools() []serve.Tool {
 	}
 	netText := "no network"
 	switch {
-	case e.spec.egressDir != "":
+	case e.spec.egress:
 		netText = "no network except HTTP(S) to " + e.spec.egressHosts + " through a proxy (HTTP_PROXY/HTTPS_PROXY are set; other hosts get 403)"
 	case open:
 		netText = "network " + e.spec.network
@@ -360,6 +364,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 		b = e.pool.take()
 	}
 	if b != nil {
+		b.eg.setSession(c.Session)
 		res, err := e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
 		e.pool.release() // the replacement starts now, off this call's path
 		if !errors.Is(err, errDelivery) {
@@ -375,6 +380,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	if err != nil {
 		return nil, err
 	}
+	b.eg.setSession(c.Session)
 	res, err := e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
 	return withTimeout(res, timeout), err
 }

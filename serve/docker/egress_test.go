@@ -11,11 +11,15 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 )
@@ -321,14 +325,21 @@ func TestEgressControls(t *testing.T) {
 	}
 }
 
-// Close removes the proxy's socket directory; a host list with a remote engine is refused
-// with what to do.
+// The executor's socket directory is private (0700, in a 0700 base), holds nothing until a
+// container is made, and Close removes it; a host list with a remote engine is refused with
+// what to do.
 func TestEgressLifecycle(t *testing.T) {
+	publicTempDir(t)
 	p := egressPolicy(t, "pypi.test")
 	e := newEgressExec(t, p)
 	dir := e.egress.dir
-	if st, err := os.Stat(filepath.Join(dir, egressSock)); err != nil || st.Mode()&os.ModeSocket == 0 {
-		t.Fatalf("proxy socket: %v", err)
+	for _, d := range []string{egressBase(), dir} {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm() != 0o700 {
+			t.Fatalf("%s: %v %v, want a 0700 directory", d, st.Mode(), err)
+		}
+	}
+	if filepath.Dir(dir) != egressBase() {
+		t.Errorf("executor directory %s not in %s", dir, egressBase())
 	}
 	e.Close()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
@@ -339,5 +350,216 @@ func TestEgressLifecycle(t *testing.T) {
 	remote.Host, remote.Source = "tcp://192.0.2.1:2376", "DOCKER_HOST"
 	if _, err := New(p, Options{Engine: &remote}); err == nil || !strings.Contains(err.Error(), "need the engine on this machine") {
 		t.Errorf("remote engine: %v", err)
+	}
+}
+
+// publicTempDir makes TMPDIR a fresh directory anyone may pass (like /tmp) and unsets
+// XDG_RUNTIME_DIR, so the egress base lies in it: whether another user can reach a socket then
+// depends on serve's own directories alone. It returns the directory.
+func publicTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "mcpsandbox-egress-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	t.Setenv("TMPDIR", d)
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	return d
+}
+
+// egressSockets lists every egress socket under the base, and the container directories.
+func egressSockets(t *testing.T) (socks, dirs []string) {
+	t.Helper()
+	socks, _ = filepath.Glob(filepath.Join(egressBase(), "*", "*", egressSock))
+	dirs, _ = filepath.Glob(filepath.Join(egressBase(), "*", "*"))
+	return socks, dirs
+}
+
+// callSession is call with the call's session set, as serve sets it.
+func callSession(t *testing.T, e *Executor, session, code string) (*serve.Result, error) {
+	t.Helper()
+	raw, _ := json.Marshal(map[string]any{"code": code})
+	ctx, cancel := context.WithTimeout(context.Background(), e.pol.Limits.Timeout.Duration)
+	defer cancel()
+	return tool(e, ToolPython).Run(ctx, serve.Call{Args: raw, Timeout: e.pol.Limits.Timeout.Duration, MaxOutput: int(e.pol.Limits.MaxOutputBytes), Session: session})
+}
+
+// fetchProgram fetches http://pypi.test:PORT/PATH through the proxy and prints the status and
+// the body's first line.
+const fetchProgram = `import os, re, socket
+proxy = re.match(r"http://([^:/]+):(\d+)", os.environ["HTTP_PROXY"])
+s = socket.create_connection((proxy.group(1), int(proxy.group(2))), timeout=15)
+s.sendall(b"GET http://pypi.test:%d%s HTTP/1.1\r\nHost: pypi.test:%d\r\nConnection: close\r\n\r\n")
+b = b""
+while True:
+    c = s.recv(65536)
+    if not c:
+        break
+    b += c
+head, _, body = b.partition(b"\r\n\r\n")
+print(head.split()[1].decode() if len(head.split()) > 1 else "closed", body.decode(errors="replace").splitlines()[:1])
+`
+
+// holdProgram opens N connections through the proxy, each a request the server holds, then
+// reads every answer and prints how many got which status ("200=32 503=268").
+const holdProgram = `import os, re, socket
+proxy = re.match(r"http://([^:/]+):(\d+)", os.environ["HTTP_PROXY"])
+N, PORT = %d, %d
+socks = []
+for i in range(N):
+    s = socket.create_connection((proxy.group(1), int(proxy.group(2))), timeout=60)
+    s.sendall(("GET http://pypi.test:%%d/hold HTTP/1.1\r\nHost: pypi.test:%%d\r\nConnection: close\r\n\r\n" %% (PORT, PORT)).encode())
+    socks.append(s)
+codes = {}
+for s in socks:
+    b = b""
+    try:
+        while b"\r\n" not in b:
+            c = s.recv(4096)
+            if not c:
+                break
+            b += c
+        f = b.split()
+        k = f[1].decode() if len(f) > 1 else "closed"
+    except Exception as e:
+        k = type(e).__name__
+    codes[k] = codes.get(k, 0) + 1
+print(" ".join("%%s=%%d" %% kv for kv in sorted(codes.items())))
+`
+
+// holdServer answers /hold only when released (counting the requests it holds), anything else
+// at once.
+type holdServer struct {
+	*httptest.Server
+	held    atomic.Int64
+	max     atomic.Int64 // the most held at once
+	release chan struct{}
+	once    sync.Once
+}
+
+func newHoldServer(t *testing.T) *holdServer {
+	h := &holdServer{release: make(chan struct{})}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			n := h.held.Add(1)
+			for m := h.max.Load(); n > m && !h.max.CompareAndSwap(m, n); m = h.max.Load() {
+			}
+			defer h.held.Add(-1)
+			select {
+			case <-h.release:
+			case <-r.Context().Done():
+			}
+		}
+		fmt.Fprintf(w, "answered %s\n", r.URL.Path)
+	}))
+	t.Cleanup(h.Close)
+	t.Cleanup(h.free) // runs first
+	return h
+}
+
+func (h *holdServer) free() { h.once.Do(func() { close(h.release) }) }
+
+// One container holding more egress connections than every bound (its own and the one across
+// containers) does not make another session's fetch fail: past its own bound its connections
+// are answered 503, and the other container's fetch is answered 200. Decisions carry each
+// call's session.
+func TestEgressOneSandboxCannotStarve(t *testing.T) {
+	hold := newHoldServer(t)
+	p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(hold.Server)))
+	p.Limits.Timeout = policy.Duration{Duration: 60 * time.Second}
+	e := newEgressExec(t, p)
+	quota, total := e.egress.quota, cap(e.egress.total)
+	if quota != DefaultEgressConns {
+		t.Fatalf("per-container bound %d, want the default %d", quota, DefaultEgressConns)
+	}
+	n := total + 44 // past the bound across containers too: the mutant's one shared pool
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	g0 := runtime.NumGoroutine()
+	type res struct {
+		r   *serve.Result
+		err error
+	}
+	held := make(chan res, 1)
+	go func() {
+		r, err := callSession(t, e, "session-holder", fmt.Sprintf(holdProgram, n, port(hold.Server)))
+		held <- res{r, err}
+	}()
+	// wait until every connection of the holder reached serve, and those let through reached
+	// the server
+	accepted := func() (n int64) {
+		e.egress.bmu.Lock()
+		defer e.egress.bmu.Unlock()
+		for b := range e.egress.boxes {
+			n += b.conns.Load()
+		}
+		return n
+	}
+	deadline := time.Now().Add(40 * time.Second)
+	for time.Now().Before(deadline) && accepted() < int64(n) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	last, since := int64(-1), time.Now()
+	for time.Now().Before(deadline) {
+		c := hold.held.Load()
+		if c != last {
+			last, since = c, time.Now()
+		} else if c >= int64(quota) && time.Since(since) > 300*time.Millisecond {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("the holder opened %d connections and holds %d (bound %d per container, %d in all)", accepted(), last, quota, total)
+	if last < int64(quota) || accepted() < int64(n) {
+		hold.free()
+		t.Fatalf("the holder never opened its %d connections (%d) or held its bound's worth (%d)", n, accepted(), last)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	t.Logf("while held (this process: proxy and stand-in server): %+d goroutines, heap %+.1f MiB",
+		runtime.NumGoroutine()-g0, float64(int64(m1.HeapInuse)-int64(m0.HeapInuse))/(1<<20))
+	start := time.Now()
+	r, err := callSession(t, e, "session-other", fmt.Sprintf(fetchProgram, port(hold.Server), "/simple/demo/", port(hold.Server)))
+	if err != nil || r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, "200 ['answered /simple/demo/']") {
+		t.Errorf("another session's fetch while one container holds %d connections: %+v %v", last, r, err)
+	}
+	t.Logf("the other session's call took %v", time.Since(start))
+	if m := hold.max.Load(); m > int64(quota) {
+		t.Errorf("one container held %d connections at once, past its bound of %d", m, quota)
+	}
+	hold.free()
+	h := <-held
+	if h.err != nil || h.r.ExitCode != 0 {
+		t.Fatalf("holder: %+v %v", h.r, h.err)
+	}
+	// past its bound: 503, or (a refusal from serve/egress, which closes without reading the
+	// request: the relay then sees a reset) a closed connection
+	got := map[string]int{}
+	for _, f := range strings.Fields(h.r.Stdout) {
+		k, v, _ := strings.Cut(f, "=")
+		var x int
+		fmt.Sscan(v, &x)
+		got[k] = x
+	}
+	if got["200"] != quota || got["200"]+got["503"]+got["closed"] != n {
+		t.Errorf("holder's answers: %q, want 200=%d and the other %d 503 (or closed)", h.r.Stdout, quota, n-quota)
+	}
+	e.Close()
+	counts := map[string]int{}
+	for _, a := range auditEntries(t, p.Audit.Path) {
+		if a.Tool == egress.AuditTool {
+			counts[a.Session+" "+a.Decision+" "+a.Rule]++
+		}
+	}
+	t.Logf("audit: %v", counts)
+	if counts["session-other allowed pypi.test:"+fmt.Sprint(port(hold.Server))] != 1 ||
+		counts["session-holder allowed pypi.test:"+fmt.Sprint(port(hold.Server))] != quota ||
+		counts["session-holder denied "+egress.RuleLimit] != n-quota {
+		t.Errorf("audit by session: %v", counts)
 	}
 }

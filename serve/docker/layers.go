@@ -47,14 +47,21 @@ var vmRuntimes = map[string]bool{"runsc": true, "kata": true, "kata-runtime": tr
 func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID string, secOpts []string,
 	memOK, swapOK, pidsOK, cpuOK bool) ([]serve.Layer, error) {
 	labels := e.me.labels()
-	labels[LabelCall] = "layer-probe-" + randHex(4)
-	cfg, hc := e.spec.build(randHex(16), labels, false)
+	probe := &box{callID: "layer-probe-" + randHex(4)}
+	labels[LabelCall] = probe.callID
+	s, err := e.boxSpec(probe, probe.callID)
+	if err != nil {
+		return nil, err
+	}
+	cfg, hc := s.build(randHex(16), labels, false)
 	cr, err := e.eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "")
 	if err != nil {
+		probe.eg.close()
 		return nil, fmt.Errorf("create a container from %s to check its settings: %w", e.spec.image, e.eng.Unreachable(err))
 	}
 	e.tracked.Add(1)
-	defer e.destroy(&box{id: cr.ID})
+	probe.id = cr.ID
+	defer e.destroy(probe)
 	ins, err := e.eng.API.ContainerInspect(ctx, cr.ID)
 	if err != nil {
 		return nil, fmt.Errorf("inspect the probe container: %w", e.eng.Unreachable(err))
@@ -125,7 +132,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		{Name: LayerEngine, Active: true, Detail: fmt.Sprintf("Docker %s (API %s) at %s", version, api, e.eng.Where())},
 		{Name: LayerImage, Active: true, Detail: fmt.Sprintf("%s (%.19s)", e.spec.image, imageID)},
 		{Name: LayerRuntime, Active: vmRuntimes[rt], Detail: rtDetail},
-		e.networkLayer(string(h.NetworkMode), h.Mounts),
+		e.networkLayer(string(h.NetworkMode), h.Mounts, s.egressDir),
 		readOnlyLayer(h.ReadonlyRootfs, h.ReadonlyPaths),
 		{Name: LayerTmpfs, Active: strings.Contains(tmp, "nosuid") && strings.Contains(tmp, "nodev") && strings.Contains(tmp, "size="), Detail: "/tmp tmpfs " + tmp},
 		{Name: LayerUser, Active: !root, Detail: "runs as " + e.spec.describeUser()},
@@ -148,14 +155,14 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 
 // networkLayer reports the network as the engine recorded it; with a host list, the proxy's
 // socket mount must be there (read-only) and the network none.
-func (e *Executor) networkLayer(mode string, mounts []mount.Mount) serve.Layer {
+func (e *Executor) networkLayer(mode string, mounts []mount.Mount, dir string) serve.Layer {
 	l := serve.Layer{Name: LayerNetwork, Active: mode == "none", Detail: networkDetail(mode)}
-	if e.spec.egressDir == "" {
+	if !e.spec.egress {
 		return l
 	}
 	mounted := false
 	for _, m := range mounts {
-		mounted = mounted || (m.Target == egressMount && m.Source == e.spec.egressDir && m.ReadOnly)
+		mounted = mounted || (m.Target == egressMount && m.Source == dir && m.ReadOnly)
 	}
 	l.Active = l.Active && mounted
 	l.Detail = fmt.Sprintf("none: no interfaces but loopback, no DNS; HTTP(S) only to %s (docker.network), through serve's egress proxy "+

@@ -38,11 +38,17 @@ func (e *Executor) reapAtStart(ctx context.Context) {
 // reap removes the containers of serve instances that are provably no longer running (a serve
 // SIGKILLed mid-call never ran its Close), and only those: a container whose instance is alive,
 // or whose liveness this serve cannot judge (another machine sharing a remote engine, another
-// pid namespace, no /proc), is left alone. See instance.judge for what "provably" means.
+// pid namespace, no /proc), is left alone. See instance.judge for what "provably" means. The
+// egress socket directories of such instances go too (sweepEgressDirs).
 func (e *Executor) reap(ctx context.Context) (int, error) {
 	if mutated("docker-reaper") {
 		return 0, nil
 	}
+	defer func() {
+		if n := e.sweepEgressDirs(); n > 0 {
+			e.log.Info("removed the egress socket directories of serve instances that are no longer running", "count", n)
+		}
+	}()
 	verdicts := map[instance]liveness{}
 	return e.removeWhere(ctx, filters.NewArgs(filters.Arg("label", LabelApp)), func(l map[string]string) bool {
 		o, ok := instanceFromLabels(l)

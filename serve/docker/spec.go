@@ -317,8 +317,11 @@ type spec struct {
 	pids      int64
 	nanoCPUs  int64
 	policy    string // policy hash, for the label
-	// egressDir is the host directory holding serve's egress proxy socket (docker.network
-	// host lists), mounted read-only at egressMount; "" = no egress. See egress.go.
+	// egress says the policy lists hosts (docker.network): each container gets a socket
+	// directory of its own, egressDir, set on the container's copy of the spec (never on the
+	// executor's: a shared directory would be a shared proxy) and mounted read-only at
+	// egressMount. See egress.go.
+	egress      bool
 	egressDir   string
 	egressHosts string
 	// gvisor says the runtime (docker.runtime, or the engine's default) is gVisor's runsc,
@@ -464,7 +467,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: filepath.Clean(s.workspace), Target: workspaceDir, ReadOnly: !s.wsWrite}}
 		cfg.WorkingDir = workspaceDir
 	}
-	if s.egressDir != "" {
+	if s.egress && s.egressDir != "" {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: s.egressDir, Target: egressMount, ReadOnly: true})
 		cfg.Env = append(cfg.Env, egressEnv()...)
 	}

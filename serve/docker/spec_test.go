@@ -103,7 +103,7 @@ func TestSpecEgress(t *testing.T) {
 	}
 	p.Docker.SetNet(n)
 	s := newSpec(p)
-	s.egressDir = "/tmp/mcpsandbox-egress-x"
+	s.egress, s.egressDir = true, "/tmp/mcpsandbox-egress-x"
 	cfg, hc := s.build("n", nil, false)
 	if hc.NetworkMode != "none" || !cfg.NetworkDisabled {
 		t.Errorf("host list: network mode %q, disabled %v", hc.NetworkMode, cfg.NetworkDisabled)
@@ -116,6 +116,11 @@ func TestSpecEgress(t *testing.T) {
 		if !strings.Contains(env, want) {
 			t.Errorf("env %q lacks %s", env, want)
 		}
+	}
+	// a host list without the container's own socket directory mounts nothing (never a shared one)
+	s.egressDir = ""
+	if _, hc = s.build("n", nil, false); len(hc.Mounts) != 0 {
+		t.Errorf("no socket directory: mounts %+v", hc.Mounts)
 	}
 	// without the executor's proxy (egressDir unset) nothing is mounted or set
 	cfg, hc = newSpec(p).build("n", nil, false)
