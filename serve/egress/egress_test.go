@@ -543,6 +543,16 @@ func TestLimits(t *testing.T) {
 	if n, err := io.Copy(io.Discard, s); err != nil || n != 0 {
 		t.Errorf("silent client: read %d, %v (want a clean close)", n, err)
 	}
+	// the 503 is audited under rule "limit", naming the bound
+	var limit int
+	for _, d := range f.decisions() {
+		if !d.Allowed && d.Rule == RuleLimit && strings.Contains(d.Reason, "at most 1 per call (the egress connection bound)") {
+			limit++
+		}
+	}
+	if limit != 1 {
+		t.Errorf("%d audited connection-bound refusals, want 1", limit)
+	}
 }
 
 // Close ends tunnels in progress and Serve.
