@@ -19,8 +19,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // countingDial records dial attempts and never connects: the detector for "nothing dialled".
@@ -138,7 +136,7 @@ func TestEmbeddedV4Denied(t *testing.T) {
 func TestWildcardBelowDomainOnly(t *testing.T) {
 	srv := newServer(t, true)
 	res := &mapResolver{m: map[string][]netip.Addr{"a.example.com.evil.test": lo, "evil-example.com": lo, "a.example.com": lo}}
-	f := startProxy(t, rules(t, "*.example.com"), Options{Resolver: res, AllowLoopback: true, Dial: toPort(strconv.Itoa(srv.port))})
+	f := startProxy(t, rules(t, "*.example.com"), Options{Resolver: res, AllowLoopback: true, Dial: toPort(strconv.Itoa(srv.port)), HeaderTimeout: 300 * time.Millisecond})
 	for _, h := range []string{"a.example.com.evil.test", "evil-example.com"} {
 		resp, _, _ := rawConnect(t, f.url, h+":443")
 		if b := body(resp); resp.StatusCode != 403 || !strings.Contains(b, "not in docker.network") {
@@ -251,10 +249,6 @@ func TestReadClientHello(t *testing.T) {
 		}
 	}
 	// two host names, or the extension twice: no ClientHello (the name checked must be the one used)
-	two := hello("a.test", 0)
-	body := two[9:]
-	_ = body
-	dup := append([]byte(nil), two...)
 	// a server_name extension holding two host_name entries
 	ent := func(n string) []byte { return append([]byte{0, 0, byte(len(n))}, n...) }
 	list := append(ent("a.test"), ent("b.test")...)
@@ -263,7 +257,7 @@ func TestReadClientHello(t *testing.T) {
 	b = append(b, 0, 0, 2, 0x13, 0x01, 1, 0, 0, byte(len(ext)))
 	b = append(b, ext...)
 	msg := append([]byte{1, 0, 0, byte(len(b))}, b...)
-	dup = append([]byte{22, 3, 1, 0, byte(len(msg))}, msg...)
+	dup := append([]byte{22, 3, 1, 0, byte(len(msg))}, msg...)
 	if sni, _, err := readClientHello(bytes.NewReader(dup)); err == nil {
 		t.Errorf("two host names parsed as %q", sni)
 	}
@@ -527,5 +521,3 @@ func TestClip(t *testing.T) {
 		t.Errorf("clipDecision: host %d, reason %q", len(d.Host), d.Reason)
 	}
 }
-
-var _ = policy.HostRule{}
