@@ -375,7 +375,17 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, d *Deci
 		// ClientHello, if the client starts with one, is read and checked before it goes on
 		gate = func(r *bufio.Reader) ([]byte, *refusal) {
 			b, err := r.Peek(1)
-			if err != nil || b[0] != recordHandshake {
+			if err != nil {
+				return nil, nil
+			}
+			if m := httpMethod(r); m != "" {
+				// plain HTTP has its own way through the proxy, which checks every request's
+				// Host header: inside a tunnel a second request could name any other site
+				// served at the listed address
+				return nil, &refusal{rule: RuleNotTLS, http: true, why: fmt.Sprintf("the tunnel to %s carries plain HTTP (%s ...): send http:// URLs through the proxy instead (HTTP_PROXY), which checks each request's Host header",
+					hostPort(host, port), m)}
+			}
+			if b[0] != recordHandshake {
 				return nil, nil
 			}
 			sni, hello, err := readClientHello(r)
@@ -404,6 +414,26 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, d *Deci
 type refusal struct {
 	rule, why string
 	tls       bool // the client sent a ClientHello: answer with a TLS alert
+	http      bool // the client sent an HTTP request: answer with a 403
+}
+
+// httpMethod returns the method of an HTTP/1 request line r starts with ("" = none): up to
+// 16 upper-case letters and a space, waited for byte by byte, so a request split into small
+// writes is still seen.
+func httpMethod(r *bufio.Reader) string {
+	for n := 1; n <= 17; n++ {
+		b, err := r.Peek(n)
+		if err != nil {
+			return ""
+		}
+		switch c := b[n-1]; {
+		case c == ' ' && n > 1:
+			return string(b[:n-1])
+		case c < 'A' || c > 'Z':
+			return ""
+		}
+	}
+	return ""
 }
 
 // checkSNI refuses a ClientHello that names no server or another one than the CONNECT host.
@@ -430,7 +460,7 @@ func (p *Proxy) refuseTunnel(c net.Conn, d *Decision, sent []byte, r *refusal) {
 	switch {
 	case r.tls:
 		c.Write(tlsAlertAccessDenied)
-	case looksHTTP(sent):
+	case r.http || looksHTTP(sent):
 		body := fmt.Sprintf("mcpsandbox: egress to %s denied: %s\n", hostPort(d.Host, d.Port), d.Reason)
 		fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Mcpsandbox-Egress: denied\r\n\r\n%s", len(body), body)
 	default:
