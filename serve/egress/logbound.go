@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // Bounds on what one decision may put in the audit log and on stderr. Every string in a
@@ -147,4 +149,22 @@ func (l *logLimiter) take(now time.Time) *Decision {
 			l.n, l.rate, l.denied, l.allowed, strings.Join(top, ", "), l.firstHost)}
 	l.n, l.denied, l.allowed, l.rules, l.firstHost = 0, 0, 0, nil, ""
 	return d
+}
+
+// WildcardNote is explain's sentence on the wildcard rules of a host list ("" without one): a
+// wildcard lets a program make serve resolve any name below it, a way out for data through
+// DNS queries, which the proxy bounds per scope (a call, a container) with
+// DefaultMaxWildcardNames.
+func WildcardNote(rules []policy.HostRule, scope string) string {
+	var ws []string
+	for _, r := range rules {
+		if isWildcard(r) {
+			ws = append(ws, r.String())
+		}
+	}
+	if len(ws) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the wildcard rule %s lets a program make serve resolve any name below it, and each lookup is a DNS query serve sends on its behalf: a way out for data through DNS, bounded to %d distinct names per %s (then refused); list the names exactly to close it",
+		strings.Join(ws, ", "), DefaultMaxWildcardNames, scope)
 }
