@@ -382,8 +382,11 @@ func TestEgressProxyPerCall(t *testing.T) {
 	for i := 0; i < egressproxy.DefaultMaxWildcardNames; i++ {
 		ask(serveConn, fmt.Sprintf("n%d.example.test", i))
 	}
-	if b := ask(serveConn, long); !strings.Contains(b, "this call has already had 64 other names below wildcard rules resolved") {
+	if b := ask(serveConn, "n64.example.test"); !strings.Contains(b, "this call has already had 64 other names below wildcard rules resolved") {
 		t.Errorf("name 65 in one call: %q", b)
+	}
+	if b := ask(serveConn, long); !strings.Contains(b, "a host name of 5013 bytes: DNS names are at most 253") {
+		t.Errorf("a 5,000-byte name: %q", b)
 	}
 	stop()
 	// a new call starts with a bound of its own
@@ -425,8 +428,8 @@ func TestEgressProxyPerCall(t *testing.T) {
 			full++
 		}
 	}
-	if full+counted != egressproxy.DefaultMaxWildcardNames+1 || full > 2*egressproxy.DefaultLogRate {
+	if full+counted != egressproxy.DefaultMaxWildcardNames+2 || full > 2*egressproxy.DefaultLogRate {
 		t.Errorf("call 1: %d decisions logged one by one and %d summarised, want %d in all, at most %d one by one",
-			full, counted, egressproxy.DefaultMaxWildcardNames+1, 2*egressproxy.DefaultLogRate)
+			full, counted, egressproxy.DefaultMaxWildcardNames+2, 2*egressproxy.DefaultLogRate)
 	}
 }

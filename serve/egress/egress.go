@@ -556,6 +556,10 @@ func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, policy.HostRule, bool) 
 	host, port := d.Host, d.Port
 	target := hostPort(host, port)
 	var matched policy.HostRule
+	if _, isIP := parseIP(host); !isIP && len(host) > maxHostName {
+		p.refuse(c, d, http.StatusBadRequest, RuleBadRequest, fmt.Sprintf("a host name of %d bytes: DNS names are at most %d", len(host), maxHostName))
+		return nil, matched, false
+	}
 	listed := false
 	for _, r := range p.rules {
 		if r.Matches(host, port) && (!listed || isWildcard(matched) && !isWildcard(r)) {
@@ -625,6 +629,10 @@ func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, policy.HostRule, bool) 
 	p.refuse(c, d, http.StatusBadGateway, RuleUpstream, fmt.Sprintf("%s is listed (%s) but connecting failed: %v", target, matched, lastErr))
 	return nil, matched, false
 }
+
+// maxHostName is the longest DNS name (RFC 1035): a longer one never resolves, so it is
+// refused before any rule or lookup.
+const maxHostName = 253
 
 func isWildcard(r policy.HostRule) bool { return strings.HasPrefix(r.Pattern, "*.") }
 
