@@ -8,7 +8,8 @@
 // interface addresses) at connect time, so a listed name that resolves or rebinds to one of
 // them gets nowhere, refuses a CONNECT whose TLS server name (SNI) is not the CONNECT host
 // (domain fronting) or that carries no TLS at all where the rule does not name a port other
-// than 443, and refuses a plain-HTTP request whose Host header is not its URL's host. Every
+// than 443 (a port it names may carry any protocol but plain HTTP, which goes through as
+// http:// URLs), and refuses a plain-HTTP request whose Host header is not its URL's host. Every
 // decision goes to Options.Audit, clipped and rate-limited (see MaxLogHost, Options.LogRate);
 // a refusal answered before a tunnel opens is a 403 whose body names the rule, one after the
 // tunnel's 200 a TLS access_denied alert (or the sentence, to a client that spoke no TLS).
@@ -107,7 +108,8 @@ type Decision struct {
 	Allowed bool      `json:"allowed"`
 	// Rule is the host rule that allowed the request (as canonically written, e.g. "pypi.org"),
 	// or the check that refused it: the policy key (not listed), or one of RuleDeniedAddr,
-	// RuleSNI, RuleNotTLS, RuleHostHeader, RuleBadRequest, RuleLimit, RuleUpstream.
+	// RuleSNI, RuleNotTLS, RuleHostHeader, RuleBadRequest, RuleLimit, RuleUpstream; or, for a
+	// summary of decisions past Options.LogRate, RuleLogRate.
 	Rule     string        `json:"rule"`
 	Reason   string        `json:"reason,omitempty"`    // a refusal's sentence (the 403 body)
 	BytesOut int64         `json:"bytes_out,omitempty"` // sandbox -> host
