@@ -217,6 +217,9 @@ func (r HostRule) Matches(host string, port int) bool {
 		return false
 	}
 	if dom, ok := strings.CutPrefix(r.Pattern, "*."); ok {
+		if mutated("egress-wildcard-exact") {
+			return strings.Contains(host, dom)
+		}
 		return strings.HasSuffix(host, "."+dom) && len(host) > len(dom)+1
 	}
 	return host == r.Pattern
@@ -364,28 +367,69 @@ var deniedRanges = []struct {
 	{netip.MustParsePrefix("ff00::/8"), "multicast (ff00::/8)"},
 }
 
-// nat64 embeds an IPv4 address in its last 32 bits; the embedded address is judged too.
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+// IPv6 forms that carry an IPv4 address: a connection to one of them can end at that IPv4
+// address (through a translator or a tunnel relay), so the address inside is judged as well.
+var (
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")    // well-known NAT64 (RFC 6052): the last 32 bits
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")  // local-use NAT64 (RFC 8215): where the IPv4 sits is the site's choice
+	sixToFour  = netip.MustParsePrefix("2002::/16")       // 6to4 (RFC 3056): bits 16..47
+	teredo     = netip.MustParsePrefix("2001::/32")       // Teredo (RFC 4380): server in bits 32..63, client obfuscated in the last 32
+	v4Compat   = netip.MustParsePrefix("::/96")           // IPv4-compatible (deprecated, RFC 4291): the last 32 bits
+	v4Transl   = netip.MustParsePrefix("::ffff:0:0:0/96") // IPv4-translated (SIIT, RFC 2765): the last 32 bits
+)
+
+// embeddedV4 judges the IPv4 address an IPv6 address carries ("" = none, or not denied).
+func embeddedV4(ip netip.Addr) string {
+	if !ip.Is6() || mutated("egress-embedded-v4") {
+		return ""
+	}
+	b := ip.As16()
+	v4 := func(x []byte) netip.Addr { return netip.AddrFrom4([4]byte(x)) }
+	inner := func(form string, a netip.Addr) string {
+		if why := DeniedAddr(a); why != "" {
+			return form + " of " + a.String() + ", " + why
+		}
+		return ""
+	}
+	switch {
+	case ip == netip.IPv6Unspecified() || ip == netip.IPv6Loopback():
+		return "" // listed ranges of their own
+	case nat64Local.Contains(ip):
+		return "local-use NAT64 (64:ff9b:1::/48), whose embedded IPv4 address cannot be located"
+	case teredo.Contains(ip):
+		return "Teredo (2001::/32), a tunnel to an IPv4 address that is never checked"
+	case nat64.Contains(ip):
+		return inner("NAT64", v4(b[12:]))
+	case v4Transl.Contains(ip):
+		return inner("IPv4-translated", v4(b[12:]))
+	case v4Compat.Contains(ip):
+		return "IPv4-compatible (::/96, deprecated), carrying " + v4(b[12:]).String()
+	case sixToFour.Contains(ip):
+		return inner("6to4", v4(b[2:6]))
+	}
+	// ISATAP (RFC 5214): an interface identifier 0000:5efe or 0200:5efe carries the IPv4
+	// address of the host behind the site's router
+	if (b[8]|0x02) == 0x02 && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe {
+		return inner("ISATAP", v4(b[12:]))
+	}
+	return ""
+}
 
 // DeniedAddr says why the egress proxy never connects to ip ("" = not denied). IPv4-mapped
-// and NAT64 addresses are judged by the IPv4 address inside.
+// addresses are judged as IPv4; other IPv6 forms that carry an IPv4 address (NAT64, 6to4,
+// IPv4-translated, ISATAP) are judged by the address inside too, and the forms whose inner
+// address cannot be checked (Teredo, local-use NAT64, the deprecated IPv4-compatible) are denied.
 func DeniedAddr(ip netip.Addr) string {
 	ip = ip.Unmap()
 	if !ip.IsValid() {
 		return "not an address"
-	}
-	if nat64.Contains(ip) {
-		b := ip.As16()
-		if why := DeniedAddr(netip.AddrFrom4([4]byte(b[12:]))); why != "" {
-			return "NAT64 of " + why
-		}
 	}
 	for _, d := range deniedRanges {
 		if d.prefix.Contains(ip) {
 			return d.why
 		}
 	}
-	return ""
+	return embeddedV4(ip)
 }
 
 // IsLoopback reports whether ip is a loopback address (the only range tests may re-open).

@@ -137,6 +137,10 @@ func TestHostRuleMatches(t *testing.T) {
 		{"a.b.example.com", 80, true},
 		{"example.com", 443, false},
 		{"badexample.com", 443, false},
+		// a wildcard matches below its domain only: never a name that merely contains it
+		{"a.example.com.evil.test", 443, false},
+		{"evil-example.com", 443, false},
+		{"example.com.evil.test", 443, false},
 		{"203.0.113.7", 443, true},
 		{"203.0.113.8", 443, false},
 		{"::ffff:203.0.113.7", 80, true},
@@ -201,6 +205,12 @@ func TestDeniedAddr(t *testing.T) {
 		{"255.255.255.255", true},
 		{"203.0.113.7", false}, {"151.101.0.223", false}, {"2a04:4e42::223", false}, {"172.32.0.1", false},
 		{"64:ff9b::cb00:7107", false},
+		// IPv6 forms that carry an IPv4 address (issue 22): judged by the address inside
+		{"64:ff9b::7f00:1", true}, {"64:ff9b::a00:1", true}, {"2002:a9fe:a9fe::1", true}, {"2002:7f00:1::", true},
+		{"2002:c0a8:101:1::1", true}, {"::ffff:0:a00:1", true}, {"2001:db8::5efe:a00:1", true}, {"2001:db8::200:5efe:7f00:1", true},
+		{"64:ff9b:1::a00:1", true}, {"64:ff9b:1:cb00:71:700::", true}, {"::a00:1", true}, {"::cb00:7107", true},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", true},
+		{"2002:cb00:7107::1", false}, {"::ffff:0:cb00:7107", false}, {"2001:db8::5efe:cb00:7107", false},
 	} {
 		if got := DeniedAddr(netip.MustParseAddr(c.ip)) != ""; got != c.denied {
 			t.Errorf("DeniedAddr(%s) denied=%v, want %v", c.ip, got, c.denied)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -121,7 +122,7 @@ var egressThreat = verify.ThreatRule{
 		if p.Allowlist.Network {
 			return "network = true"
 		}
-		return ""
+		return egress.WildcardNote(p.Allowlist.Net().Hosts(), "call")
 	},
 	Scenarios: []string{"proxy-allowlist-bypass", "dns-exfil", "cloud-metadata", "tcp-exfil-loopback", "udp-exfil-loopback"},
 }

@@ -41,6 +41,17 @@ func TestExplainHostList(t *testing.T) {
 	if th := find(ts, "reach a host the network list does not name"); th.Status != verify.Enforced {
 		t.Errorf("unlisted hosts: %+v", th)
 	}
+	// a wildcard is a way out through DNS: explain says so, with its bound
+	wild, err := policy.NetworkHosts("pypi.org", "*.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Allowlist.SetNet(wild)
+	ts, _ = verify.Explain(p, layers, Scheme.Threats)
+	if th := find(ts, "reach a host the network list does not name"); th.Status != verify.NotEnforced ||
+		!strings.Contains(th.Note, "*.example.com lets a program make serve resolve any name below it") || !strings.Contains(th.Note, "64 distinct names per call") {
+		t.Errorf("wildcard: %+v", th)
+	}
 	p.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
 	ts, _ = verify.Explain(p, layers, Scheme.Threats)
 	if th := find(ts, "reach a host the network list does not name"); th.Status != verify.NotEnforced {

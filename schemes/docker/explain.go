@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
+	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -28,7 +29,11 @@ func networkGap(p *policy.Policy) string {
 		for _, h := range n.Hosts() {
 			hs = append(hs, h.String())
 		}
-		return fmt.Sprintf("HTTP(S) to the hosts docker.network lists is open: %s (through serve's egress proxy; every other name, IP literal, DNS, metadata and private address is refused)", strings.Join(hs, ", "))
+		gap := fmt.Sprintf("HTTP(S) to the hosts docker.network lists is open: %s (through serve's egress proxy; every other name, IP literal, DNS, metadata and private address is refused)", strings.Join(hs, ", "))
+		if w := egress.WildcardNote(n.Hosts(), "container"); w != "" {
+			gap += "; " + w
+		}
+		return gap
 	}
 	return fmt.Sprintf("network = %s", n)
 }

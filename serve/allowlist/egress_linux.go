@@ -284,7 +284,9 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 	for _, r := range rules {
 		g.hosts = append(g.hosts, r.String())
 	}
-	po := egressproxy.Options{Key: "allowlist.network", Logger: o.Logger}
+	// one proxy per call: its bounds (connections, names below wildcard rules, decisions logged
+	// one by one a second) are the call's own
+	po := egressproxy.Options{Key: "allowlist.network", Logger: o.Logger, Scope: "call"}
 	g.forCall = func(session string) (func(net.Conn), func()) {
 		o := po
 		o.Audit = func(d egressproxy.Decision) { g.record(d, session) }

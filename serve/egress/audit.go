@@ -13,18 +13,27 @@ const (
 	AuditTool    = "egress"
 	AuditAllowed = "allowed"
 	AuditDenied  = "denied"
+	// AuditSummary is the decision of a summary line (rule RuleLogRate): decisions past the
+	// proxy's log rate, counted in its arguments (suppressed, denied, allowed).
+	AuditSummary = "summary"
 )
 
 // Entry renders the decision as an audit log line.
 func (d Decision) Entry(server, session, policyHash string) audit.Entry {
-	args, _ := json.Marshal(map[string]any{ // plain data: cannot fail
+	clipDecision(&d) // a Decision built outside the proxy is bounded too
+	a := map[string]any{
 		"method": d.Method, "host": d.Host, "port": d.Port, "addr": d.Addr, "client": d.Client,
 		"bytes_out": d.BytesOut, "bytes_in": d.BytesIn,
-	})
+	}
 	dec := AuditDenied
-	if d.Allowed {
+	switch {
+	case d.Rule == RuleLogRate:
+		dec = AuditSummary
+		a = map[string]any{"suppressed": d.Suppressed, "denied": d.SuppressedDenied, "allowed": d.SuppressedAllowed, "first_host": d.Host}
+	case d.Allowed:
 		dec = AuditAllowed
 	}
+	args, _ := json.Marshal(a) // plain data: cannot fail
 	return audit.Entry{
 		Time:   d.Time.UTC().Format("2006-01-02T15:04:05.999999999Z07:00"),
 		Server: server, Session: session, Tool: AuditTool, Arguments: args,
@@ -34,6 +43,9 @@ func (d Decision) Entry(server, session, policyHash string) audit.Entry {
 
 // String is the decision in one line, for logs.
 func (d Decision) String() string {
+	if d.Rule == RuleLogRate {
+		return d.Reason
+	}
 	s := d.Method + " " + hostPort(d.Host, d.Port) + " "
 	if d.Allowed {
 		return s + "allowed by " + strconv.Quote(d.Rule)

@@ -4,11 +4,16 @@
 // The proxy resolves names itself (the sandbox has no resolver of its own), refuses IP literals
 // unless a rule names that address, checks every address it is about to connect to against
 // ranges that are never reachable (cloud metadata, loopback, private, link-local, CGNAT,
-// multicast: see policy.DeniedAddr) at connect time, so a listed name that resolves or rebinds
-// to one of them gets nowhere, refuses a CONNECT whose TLS server name (SNI) is not the CONNECT
-// host (domain fronting) or that carries no TLS at all, and refuses a plain-HTTP request whose
-// Host header is not its URL's host. Every decision goes to Options.Audit; a refusal answered
-// before a tunnel opens is a 403 whose body names the rule. Pure Go, no OS-specific code.
+// multicast, IPv6 forms carrying one of those: see policy.DeniedAddr; and this host's own
+// interface addresses) at connect time, so a listed name that resolves or rebinds to one of
+// them gets nowhere, refuses a CONNECT whose TLS server name (SNI) is not the CONNECT host
+// (domain fronting) or that carries no TLS at all where the rule does not name a port other
+// than 443 (a port it names may carry any protocol but plain HTTP, which goes through as
+// http:// URLs), and refuses a plain-HTTP request whose Host header is not its URL's host. Every
+// decision goes to Options.Audit, clipped and rate-limited (see MaxLogHost, Options.LogRate);
+// a refusal answered before a tunnel opens is a 403 whose body names the rule, one after the
+// tunnel's 200 a TLS access_denied alert (or the sentence, to a client that spoke no TLS).
+// Pure Go, no OS-specific code.
 package egress
 
 import (
@@ -60,8 +65,26 @@ type Options struct {
 	// harness's own listeners) stays denied.
 	AllowAddrs []netip.AddrPort
 	// MaxConns bounds connections handled at once, tunnels included (default 64); more are
-	// answered 503.
+	// answered 503 (rule RuleLimit).
 	MaxConns int
+	// Scope says in refusals what one proxy serves, e.g. "call" or "container" (default
+	// "sandbox"): "at most 64 egress connections at once per call".
+	Scope string
+	// MaxWildcardNames bounds the distinct names this proxy resolves under wildcard rules
+	// ("*.example.com"; default DefaultMaxWildcardNames, negative = no bound). Every such name
+	// is a DNS query serve makes for the sandbox, so a wildcard is a channel out through DNS;
+	// past the bound a new name is refused (rule RuleLimit) while names seen before still work
+	// and names listed exactly are never counted.
+	MaxWildcardNames int
+	// LogRate bounds the decisions logged one by one (audit and Logger) per second (default
+	// DefaultLogRate); the rest are counted and summarised in one decision with rule
+	// RuleLogRate when the second is over (and at Close).
+	LogRate int
+	// LocalAddrs lists this host's own addresses, which are never reachable (a listed name
+	// resolving to one of them would reach services bound to 0.0.0.0). Default: the addresses
+	// of every interface (net.InterfaceAddrs), read again every LocalAddrsRefresh. Tests inject
+	// their own.
+	LocalAddrs func() []netip.Addr
 	// MaxHeaderBytes bounds a request's head (default 16 KiB); more is answered 431.
 	MaxHeaderBytes int
 	// HeaderTimeout bounds the wait for a request head and for a tunnel's TLS ClientHello
@@ -85,12 +108,17 @@ type Decision struct {
 	Allowed bool      `json:"allowed"`
 	// Rule is the host rule that allowed the request (as canonically written, e.g. "pypi.org"),
 	// or the check that refused it: the policy key (not listed), or one of RuleDeniedAddr,
-	// RuleSNI, RuleNotTLS, RuleHostHeader, RuleBadRequest, RuleLimit, RuleUpstream.
+	// RuleSNI, RuleNotTLS, RuleHostHeader, RuleBadRequest, RuleLimit, RuleUpstream; or, for a
+	// summary of decisions past Options.LogRate, RuleLogRate.
 	Rule     string        `json:"rule"`
 	Reason   string        `json:"reason,omitempty"`    // a refusal's sentence (the 403 body)
 	BytesOut int64         `json:"bytes_out,omitempty"` // sandbox -> host
 	BytesIn  int64         `json:"bytes_in,omitempty"`  // host -> sandbox
 	Duration time.Duration `json:"duration_ns,omitempty"`
+	// A summary (Rule RuleLogRate) counts the decisions it stands for instead of one decision.
+	Suppressed        int `json:"suppressed,omitempty"`
+	SuppressedDenied  int `json:"suppressed_denied,omitempty"`
+	SuppressedAllowed int `json:"suppressed_allowed,omitempty"`
 }
 
 // Rules that refuse besides the policy key.
@@ -100,9 +128,16 @@ const (
 	RuleNotTLS     = "not-tls"        // a CONNECT tunnel that does not start with a TLS ClientHello
 	RuleHostHeader = "host-header"    // plain HTTP whose Host header is not the URL's host
 	RuleBadRequest = "bad-request"    // not a proxy request
-	RuleLimit      = "limit"          // too many connections, head too large or too slow
+	RuleLimit      = "limit"          // too many connections or wildcard names, head too large or too slow
 	RuleUpstream   = "upstream"       // listed, but resolving or connecting failed
 )
+
+// DefaultMaxWildcardNames is Options.MaxWildcardNames' default.
+const DefaultMaxWildcardNames = 64
+
+// LocalAddrsRefresh is how long the default Options.LocalAddrs list is used before it is read
+// again (interfaces come and go: docker networks, VPNs).
+const LocalAddrsRefresh = 30 * time.Second
 
 // Proxy is an egress proxy for one list of host rules.
 type Proxy struct {
@@ -116,6 +151,13 @@ type Proxy struct {
 	lns    map[net.Listener]bool
 	conns  map[net.Conn]bool
 	wg     sync.WaitGroup
+	names  map[string]bool // names resolved under wildcard rules
+	lim    logLimiter
+	emitMu sync.Mutex // one decision (or summary) reaches Audit at a time, in order
+
+	ownMu sync.Mutex
+	own   map[netip.Addr]bool
+	ownAt time.Time
 }
 
 // New makes a proxy for rules (see policy.Network.Hosts).
@@ -145,8 +187,18 @@ func New(rules []policy.HostRule, o Options) *Proxy {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 10 * time.Second
 	}
+	if o.Scope == "" {
+		o.Scope = "sandbox"
+	}
+	if o.MaxWildcardNames == 0 {
+		o.MaxWildcardNames = DefaultMaxWildcardNames
+	}
+	if o.LogRate <= 0 {
+		o.LogRate = DefaultLogRate
+	}
 	p := &Proxy{rules: append([]policy.HostRule(nil), rules...), o: o, log: o.Logger,
-		sem: make(chan struct{}, o.MaxConns), lns: map[net.Listener]bool{}, conns: map[net.Conn]bool{}}
+		sem: make(chan struct{}, o.MaxConns), lns: map[net.Listener]bool{}, conns: map[net.Conn]bool{},
+		names: map[string]bool{}, lim: logLimiter{rate: o.LogRate}}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
@@ -208,6 +260,7 @@ func (p *Proxy) Close() error {
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
+	p.flush() // the decisions counted but not yet summarised
 	return nil
 }
 
@@ -248,7 +301,7 @@ func (p *Proxy) ServeConn(c net.Conn) {
 	default:
 		d.Method = "?"
 		p.refuse(c, &d, http.StatusServiceUnavailable, RuleLimit,
-			fmt.Sprintf("too many egress connections at once (%d): retry later", p.o.MaxConns))
+			fmt.Sprintf("too many egress connections at once: at most %d per %s (the egress connection bound); retry when one ends", p.o.MaxConns, p.o.Scope))
 		return
 	}
 	br := bufio.NewReaderSize(c, 4096)
@@ -279,8 +332,11 @@ func (p *Proxy) ServeConn(c net.Conn) {
 	p.forward(c, req, hostHeaders(head), &d)
 }
 
-// connect handles CONNECT host:port: check, resolve, connect, answer 200, read the TLS
-// ClientHello and check its server name, then relay bytes both ways.
+// connect handles CONNECT host:port: check, resolve, connect, answer 200, then relay bytes
+// both ways. A tunnel allowed by a rule without a port or with port 443 must start with a TLS
+// ClientHello naming the CONNECT host (read before anything is relayed); one allowed by a rule
+// naming another port (ssh on "host:22", a database) may carry anything, and if it starts
+// with a ClientHello that one's server name is checked the same way.
 func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, d *Decision) {
 	host, port, err := splitHostPort(req.RequestURI, 0)
 	if err != nil {
@@ -288,7 +344,7 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, d *Deci
 		return
 	}
 	d.Host, d.Port = host, port
-	up, ok := p.open(c, d)
+	up, rule, ok := p.open(c, d)
 	if !ok {
 		return
 	}
@@ -296,26 +352,137 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, d *Deci
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
-	c.SetReadDeadline(time.Now().Add(p.o.HeaderTimeout))
-	sni, hello, err := readClientHello(br)
-	if err != nil {
-		p.deny(d, RuleNotTLS, fmt.Sprintf("the tunnel to %s did not start with a TLS ClientHello (%v): CONNECT carries TLS only; use an http:// URL through the proxy for plain HTTP", hostPort(host, port), err))
-		return
-	}
-	_, isIP := parseIP(host)
-	switch {
-	case sni == "" && !isIP:
-		p.deny(d, RuleSNI, fmt.Sprintf("the TLS ClientHello to %s names no server (SNI): the name checked must be the name used", hostPort(host, port)))
-		return
-	case sni != "" && sni != host:
-		p.deny(d, RuleSNI, fmt.Sprintf("TLS server name %q differs from the CONNECT host %q (domain fronting)", sni, host))
-		return
+	var first []byte
+	var gate func(*bufio.Reader) ([]byte, *refusal)
+	if rule.Port == 0 || rule.Port == 443 {
+		c.SetReadDeadline(time.Now().Add(p.o.HeaderTimeout))
+		sni, hello, err := readClientHello(br)
+		if err != nil {
+			why := fmt.Sprintf("the tunnel to %s did not start with a TLS ClientHello (%v): port 443 carries TLS only; use an http:// URL through the proxy for plain HTTP", hostPort(host, port), err)
+			if port != 443 {
+				why = fmt.Sprintf("the tunnel to %s did not start with a TLS ClientHello (%v): a tunnel to a host listed without a port (%s) carries TLS only; use an http:// URL through the proxy for plain HTTP, or list %q for another protocol on port %d",
+					hostPort(host, port), err, rule, hostPort(host, port), port)
+			}
+			p.refuseTunnel(c, d, hello, &refusal{rule: RuleNotTLS, why: why})
+			return
+		}
+		if r := p.checkSNI(host, port, sni); r != nil {
+			r.tls = true
+			p.refuseTunnel(c, d, hello, r)
+			return
+		}
+		first = hello
+	} else {
+		// anything may flow, and the server may speak first: relay at once; only a
+		// ClientHello, if the client starts with one, is read and checked before it goes on
+		gate = func(r *bufio.Reader) ([]byte, *refusal) {
+			b, err := r.Peek(1)
+			if err != nil {
+				return nil, nil
+			}
+			if m := httpMethod(r); m != "" {
+				// plain HTTP has its own way through the proxy, which checks every request's
+				// Host header: inside a tunnel a second request could name any other site
+				// served at the listed address
+				return nil, &refusal{rule: RuleNotTLS, http: true, why: fmt.Sprintf("the tunnel to %s carries plain HTTP (%s ...): send http:// URLs through the proxy instead (HTTP_PROXY), which checks each request's Host header",
+					hostPort(host, port), m)}
+			}
+			if b[0] != recordHandshake {
+				return nil, nil
+			}
+			sni, hello, err := readClientHello(r)
+			if err != nil {
+				return hello, nil // not TLS after all: a protocol of its own, allowed on this port
+			}
+			if rr := p.checkSNI(host, port, sni); rr != nil {
+				rr.tls = true
+				return nil, rr
+			}
+			return hello, nil
+		}
 	}
 	c.SetReadDeadline(time.Time{})
 	start := time.Now()
-	out, in := p.relay(c, br, hello, up)
+	out, in, r := p.relay(c, br, first, up, gate)
+	if r != nil {
+		p.refuseTunnel(c, d, nil, r)
+		return
+	}
 	d.Allowed, d.BytesOut, d.BytesIn, d.Duration = true, out, in, time.Since(start)
 	p.emit(d)
+}
+
+// refusal is a tunnel refused after its 200.
+type refusal struct {
+	rule, why string
+	tls       bool // the client sent a ClientHello: answer with a TLS alert
+	http      bool // the client sent an HTTP request: answer with a 403
+}
+
+// httpMethod returns the method of an HTTP/1 request line r starts with ("" = none): up to
+// 16 upper-case letters and a space, waited for byte by byte, so a request split into small
+// writes is still seen.
+func httpMethod(r *bufio.Reader) string {
+	for n := 1; n <= 17; n++ {
+		b, err := r.Peek(n)
+		if err != nil {
+			return ""
+		}
+		switch c := b[n-1]; {
+		case c == ' ' && n > 1:
+			return string(b[:n-1])
+		case c < 'A' || c > 'Z':
+			return ""
+		}
+	}
+	return ""
+}
+
+// checkSNI refuses a ClientHello that names no server or another one than the CONNECT host.
+func (p *Proxy) checkSNI(host string, port int, sni string) *refusal {
+	_, isIP := parseIP(host)
+	switch {
+	case sni == "" && !isIP:
+		return &refusal{rule: RuleSNI, why: fmt.Sprintf("the TLS ClientHello to %s names no server (SNI): the name checked must be the name used", hostPort(host, port))}
+	case sni != "" && sni != host:
+		return &refusal{rule: RuleSNI, why: fmt.Sprintf("TLS server name %q differs from the CONNECT host %q (domain fronting)", clip(sni, MaxLogHost), host)}
+	}
+	return nil
+}
+
+// refuseTunnel ends a tunnel whose 200 is sent: the client is told in its own protocol where
+// it can be (a TLS access_denied alert to a ClientHello, an HTTP 403 to an HTTP request sent
+// inside the tunnel, else the sentence as a line of text), and the refusal is audited and
+// logged at warning level, saying that the client saw its tunnel open first.
+func (p *Proxy) refuseTunnel(c net.Conn, d *Decision, sent []byte, r *refusal) {
+	why := r.why + " (refused after the tunnel opened: the client saw 200, then this)"
+	d.Allowed, d.Rule, d.Reason = false, r.rule, why
+	clipDecision(d)
+	c.SetWriteDeadline(time.Now().Add(p.o.HeaderTimeout))
+	switch {
+	case r.tls:
+		c.Write(tlsAlertAccessDenied)
+	case r.http || looksHTTP(sent):
+		body := fmt.Sprintf("mcpsandbox: egress to %s denied: %s\n", hostPort(d.Host, d.Port), d.Reason)
+		fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Mcpsandbox-Egress: denied\r\n\r\n%s", len(body), body)
+	default:
+		fmt.Fprintf(c, "mcpsandbox: egress to %s denied: %s\r\n", hostPort(d.Host, d.Port), d.Reason)
+	}
+	p.emitLevel(d, slog.LevelWarn)
+}
+
+// looksHTTP: b starts like an HTTP/1 request line ("GET / ...").
+func looksHTTP(b []byte) bool {
+	m, _, ok := bytes.Cut(b, []byte(" "))
+	if !ok || len(m) == 0 || len(m) > 16 {
+		return false
+	}
+	for _, ch := range m {
+		if ch < 'A' || ch > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // forward handles a plain-HTTP proxy request (absolute http:// URL): one request per
@@ -347,7 +514,7 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, hosts []string, d *Decisi
 			return
 		}
 	}
-	up, ok := p.open(c, d)
+	up, _, ok := p.open(c, d)
 	if !ok {
 		return
 	}
@@ -386,22 +553,31 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, hosts []string, d *Decisi
 
 // open checks d.Host:d.Port against the rules, resolves it, and connects to the first
 // address that is not denied. On refusal it answers the client and audits; ok is false.
-func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, bool) {
+// A name listed exactly wins over a wildcard that also matches it.
+func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, policy.HostRule, bool) {
 	host, port := d.Host, d.Port
 	target := hostPort(host, port)
 	var matched policy.HostRule
+	if _, isIP := parseIP(host); !isIP && len(host) > maxHostName {
+		p.refuse(c, d, http.StatusBadRequest, RuleBadRequest, fmt.Sprintf("a host name of %d bytes: DNS names are at most %d", len(host), maxHostName))
+		return nil, matched, false
+	}
 	listed := false
 	for _, r := range p.rules {
-		if r.Matches(host, port) {
+		if r.Matches(host, port) && (!listed || isWildcard(matched) && !isWildcard(r)) {
 			matched, listed = r, true
-			break
 		}
 	}
 	if !listed {
 		p.refuse(c, d, http.StatusForbidden, p.o.Key, p.notListed(host, port))
-		return nil, false
+		return nil, matched, false
 	}
 	d.Rule = matched.String()
+	if isWildcard(matched) && !p.wildcardName(host) {
+		p.refuse(c, d, http.StatusForbidden, RuleLimit, fmt.Sprintf("%s matches %s, but this %s has already had %d other names below wildcard rules resolved (the wildcard name bound, against tunnelling data out through DNS queries): list the name exactly (add %q) to reach it",
+			host, matched, p.o.Scope, p.o.MaxWildcardNames, host))
+		return nil, matched, false
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.o.DialTimeout)
 	defer cancel()
 	var addrs []netip.Addr
@@ -412,7 +588,7 @@ func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, bool) {
 		addrs, err = p.o.Resolver.LookupNetIP(ctx, "ip", host)
 		if err != nil || len(addrs) == 0 {
 			p.refuse(c, d, http.StatusBadGateway, RuleUpstream, fmt.Sprintf("%s is listed (%s) but does not resolve: %v", host, matched, err))
-			return nil, false
+			return nil, matched, false
 		}
 	}
 	var denied []string
@@ -445,15 +621,39 @@ func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, bool) {
 			continue
 		}
 		d.Addr = up.RemoteAddr().String()
-		return up, true
+		return up, matched, true
 	}
 	if tried == 0 || lastErr == nil {
 		d.Rule = RuleDeniedAddr
-		p.refuse(c, d, http.StatusForbidden, RuleDeniedAddr, fmt.Sprintf("%s resolves to %s, which is never reachable (cloud metadata, loopback and private ranges are always denied, whatever %s lists)", host, strings.Join(denied, "; "), p.o.Key))
-		return nil, false
+		p.refuse(c, d, http.StatusForbidden, RuleDeniedAddr, fmt.Sprintf("%s resolves to %s, which is never reachable (cloud metadata, loopback, private ranges and this host's own addresses are always denied, whatever %s lists)", host, strings.Join(denied, "; "), p.o.Key))
+		return nil, matched, false
 	}
 	p.refuse(c, d, http.StatusBadGateway, RuleUpstream, fmt.Sprintf("%s is listed (%s) but connecting failed: %v", target, matched, lastErr))
-	return nil, false
+	return nil, matched, false
+}
+
+// maxHostName is the longest DNS name (RFC 1035): a longer one never resolves, so it is
+// refused before any rule or lookup.
+const maxHostName = 253
+
+func isWildcard(r policy.HostRule) bool { return strings.HasPrefix(r.Pattern, "*.") }
+
+// wildcardName counts host among the names resolved under wildcard rules; false past the bound
+// (a name counted before is always allowed again).
+func (p *Proxy) wildcardName(host string) bool {
+	if p.o.MaxWildcardNames < 0 {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.names[host] {
+		return true
+	}
+	if len(p.names) >= p.o.MaxWildcardNames {
+		return false
+	}
+	p.names[host] = true
+	return true
 }
 
 // notListed is the refusal for a host:port no rule matches, with the entry that would allow it.
@@ -489,7 +689,58 @@ func (p *Proxy) denied(a netip.Addr, port uint16) string {
 			return ""
 		}
 	}
-	return policy.DeniedAddr(a)
+	if why := policy.DeniedAddr(a); why != "" {
+		return why
+	}
+	if p.isOwn(a) {
+		return "this host's own address (an interface of the machine serve runs on: services bound to 0.0.0.0 answer there)"
+	}
+	return ""
+}
+
+// isOwn reports whether a is one of this host's own addresses.
+func (p *Proxy) isOwn(a netip.Addr) bool {
+	if mutated("egress-own-addrs") {
+		return false
+	}
+	p.ownMu.Lock()
+	defer p.ownMu.Unlock()
+	if p.own == nil || p.o.LocalAddrs == nil && time.Since(p.ownAt) > LocalAddrsRefresh {
+		list := LocalAddrs
+		if p.o.LocalAddrs != nil {
+			list = p.o.LocalAddrs
+		}
+		p.own = map[netip.Addr]bool{}
+		for _, x := range list() {
+			p.own[x.Unmap().WithZone("")] = true
+		}
+		p.ownAt = time.Now()
+	}
+	return p.own[a.Unmap().WithZone("")]
+}
+
+// LocalAddrs is the default Options.LocalAddrs: every address of every interface of this host.
+// An error leaves the list empty; the private and loopback ranges, where most of them lie, are
+// denied anyway.
+func LocalAddrs() []netip.Addr {
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	var out []netip.Addr
+	for _, a := range as {
+		var ip net.IP
+		switch x := a.(type) {
+		case *net.IPNet:
+			ip = x.IP
+		case *net.IPAddr:
+			ip = x.IP
+		}
+		if addr, ok := netip.AddrFromSlice(ip); ok {
+			out = append(out, addr.Unmap())
+		}
+	}
+	return out
 }
 
 // control re-checks the address the default dialer is about to connect to.
@@ -514,23 +765,63 @@ func (p *Proxy) refuse(c net.Conn, d *Decision, status int, rule, why string) {
 	if status >= 500 {
 		body = fmt.Sprintf("mcpsandbox: egress to %s failed: %s\n", target, why)
 	}
+	d.Allowed, d.Rule, d.Reason = false, rule, strings.TrimSpace(body)
+	clipDecision(d) // the body the client gets is clipped as the audit's copy is
+	body = d.Reason + "\n"
 	c.SetWriteDeadline(time.Now().Add(p.o.HeaderTimeout))
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Mcpsandbox-Egress: denied\r\n\r\n%s",
 		status, http.StatusText(status), len(body), body)
-	p.deny(d, rule, strings.TrimSpace(body))
-}
-
-// deny audits a refusal.
-func (p *Proxy) deny(d *Decision, rule, why string) {
-	d.Allowed, d.Rule, d.Reason = false, rule, why
 	p.emit(d)
 }
 
+// emit logs and audits a decision: clipped (MaxLogHost, MaxLogReason), and one by one only
+// up to Options.LogRate a second; the rest are counted into a summary (see logLimiter).
 func (p *Proxy) emit(d *Decision) {
+	level := slog.LevelInfo
 	if d.Allowed {
-		p.log.Debug("egress allowed", "host", d.Host, "port", d.Port, "rule", d.Rule, "addr", d.Addr, "bytes_out", d.BytesOut, "bytes_in", d.BytesIn)
-	} else {
-		p.log.Info("egress denied", "host", d.Host, "port", d.Port, "rule", d.Rule, "reason", d.Reason)
+		level = slog.LevelDebug
+	}
+	p.emitLevel(d, level)
+}
+
+func (p *Proxy) emitLevel(d *Decision, level slog.Level) {
+	clipDecision(d)
+	p.mu.Lock()
+	ok, flush := p.lim.admit(d, time.Now(), func(after time.Duration) {
+		p.lim.timer = time.AfterFunc(after, p.flush)
+	})
+	p.mu.Unlock()
+	p.emitMu.Lock()
+	defer p.emitMu.Unlock()
+	if flush != nil {
+		p.write(flush, slog.LevelWarn)
+	}
+	if ok {
+		p.write(d, level)
+	}
+}
+
+// flush emits the summary of the decisions counted so far, if any.
+func (p *Proxy) flush() {
+	p.mu.Lock()
+	p.lim.timer = nil
+	s := p.lim.take(time.Now())
+	p.mu.Unlock()
+	if s != nil {
+		p.emitMu.Lock()
+		p.write(s, slog.LevelWarn)
+		p.emitMu.Unlock()
+	}
+}
+
+func (p *Proxy) write(d *Decision, level slog.Level) {
+	switch {
+	case d.Rule == RuleLogRate:
+		p.log.Log(context.Background(), level, "egress decisions summarised", "suppressed", d.Suppressed, "denied", d.SuppressedDenied, "allowed", d.SuppressedAllowed, "reason", d.Reason)
+	case d.Allowed:
+		p.log.Log(context.Background(), level, "egress allowed", "host", d.Host, "port", d.Port, "rule", d.Rule, "addr", d.Addr, "bytes_out", d.BytesOut, "bytes_in", d.BytesIn)
+	default:
+		p.log.Log(context.Background(), level, "egress denied", "host", d.Host, "port", d.Port, "rule", d.Rule, "reason", d.Reason)
 	}
 	if p.o.Audit != nil {
 		p.o.Audit(*d)
@@ -538,27 +829,47 @@ func (p *Proxy) emit(d *Decision) {
 }
 
 // relay copies bytes both ways until both directions end or one is idle for IdleTimeout.
-func (p *Proxy) relay(c net.Conn, br *bufio.Reader, first []byte, up net.Conn) (out, in int64) {
+// gate, if set, runs first on the client's side (while the upstream's bytes already flow):
+// it returns the bytes it consumed, to be sent on, or a refusal that ends the tunnel.
+func (p *Proxy) relay(c net.Conn, br *bufio.Reader, first []byte, up net.Conn, gate func(*bufio.Reader) ([]byte, *refusal)) (out, in int64, _ *refusal) {
 	done := make(chan struct{})
+	var refused atomic.Pointer[refusal]
 	last := new(atomic.Int64) // either direction's last byte: a long one-way download is not idle
 	last.Store(time.Now().UnixNano())
 	go func() {
 		defer close(done)
+		var src io.Reader = &idleReader{r: br, c: c, idle: p.o.IdleTimeout, peer: up, last: last}
+		if gate != nil {
+			gb := bufio.NewReaderSize(src, 4096)
+			f, r := gate(gb)
+			if r != nil {
+				refused.Store(r)
+				up.Close() // ends the other direction; the caller tells the client
+				return
+			}
+			first, src = f, gb
+		}
 		n, _ := up.Write(first)
-		m, _ := io.Copy(up, &idleReader{r: br, c: c, idle: p.o.IdleTimeout, peer: up, last: last})
+		m, _ := io.Copy(up, src)
 		out = int64(n) + m
 		closeWrite(up)
 	}()
 	in, _ = io.Copy(c, &idleReader{r: up, c: up, idle: p.o.IdleTimeout, peer: c, last: last})
-	closeWrite(c)
+	if refused.Load() == nil {
+		closeWrite(c)
+	}
 	select {
 	case <-done:
 	case <-time.After(p.o.IdleTimeout):
 	}
+	if r := refused.Load(); r != nil {
+		<-done            // it has closed up and returns
+		return out, in, r // c stays open for the refusal; the handler closes it
+	}
 	c.Close()
 	up.Close()
 	<-done
-	return out, in
+	return out, in, refused.Load()
 }
 
 func closeWrite(c net.Conn) {

@@ -170,6 +170,14 @@ func rawConnect(t *testing.T, proxy *url.URL, target string) (*http.Response, ne
 	return resp, c, br
 }
 
+// toPort is a Dial that connects to 127.0.0.1:port whatever it is asked for: a rule without a
+// port (which allows 443 and wants TLS there) can then reach a test server on any port.
+func toPort(port string) func(ctx context.Context, n, _ string) (net.Conn, error) {
+	return func(ctx context.Context, n, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, n, "127.0.0.1:"+port)
+	}
+}
+
 func body(r *http.Response) string {
 	b, _ := io.ReadAll(r.Body)
 	return string(b)
@@ -388,10 +396,11 @@ func TestSNIAndProtocol(t *testing.T) {
 	}()
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
-	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: res, AllowLoopback: true, HeaderTimeout: 2 * time.Second})
+	// a rule without a port: CONNECT to 443 must carry TLS (the dialer takes it to the detector)
+	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, AllowLoopback: true, HeaderTimeout: 2 * time.Second, Dial: toPort(port)})
 
 	tunnel := func(send func(c net.Conn)) {
-		resp, c, _ := rawConnect(t, f.url, "allowed.test:"+port)
+		resp, c, _ := rawConnect(t, f.url, "allowed.test:443")
 		if resp.StatusCode != 200 {
 			t.Fatalf("CONNECT: %d", resp.StatusCode)
 		}
@@ -427,7 +436,7 @@ func TestSNIAndProtocol(t *testing.T) {
 		t.Errorf("audit: %d SNI, %d not-TLS refusals, want 1 and 2: %+v", sni, nottls, ds)
 	}
 	// negative control: a ClientHello naming the CONNECT host passes, and the detector fires
-	resp, c, _ := rawConnect(t, f.url, "allowed.test:"+port)
+	resp, c, _ := rawConnect(t, f.url, "allowed.test:443")
 	if resp.StatusCode != 200 {
 		t.Fatalf("CONNECT: %d", resp.StatusCode)
 	}
@@ -497,13 +506,14 @@ func TestLimits(t *testing.T) {
 	allowed := newServer(t, true)
 	port := strconv.Itoa(allowed.port)
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
-	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: res, AllowLoopback: true, MaxConns: 1, MaxHeaderBytes: 1024, HeaderTimeout: 300 * time.Millisecond})
+	// a rule without a port: the tunnel on 443 waits HeaderTimeout for its ClientHello
+	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, AllowLoopback: true, MaxConns: 1, MaxHeaderBytes: 1024, HeaderTimeout: 300 * time.Millisecond, Dial: toPort(port), Scope: "call"})
 
 	c, err := net.Dial("tcp", f.url.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.WriteString(c, "CONNECT allowed.test:"+port+" HTTP/1.1\r\nX-Pad: "+strings.Repeat("a", 2000)+"\r\n\r\n")
+	io.WriteString(c, "CONNECT allowed.test:443 HTTP/1.1\r\nX-Pad: "+strings.Repeat("a", 2000)+"\r\n\r\n")
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || resp.StatusCode != 431 {
@@ -513,9 +523,9 @@ func TestLimits(t *testing.T) {
 	f.decisions()
 
 	// one tunnel open (waiting for its ClientHello) holds the only slot
-	_, hold, _ := rawConnect(t, f.url, "allowed.test:"+port)
-	resp2, _, _ := rawConnect(t, f.url, "allowed.test:"+port)
-	if b := body(resp2); resp2.StatusCode != 503 || !strings.Contains(b, "too many egress connections") {
+	_, hold, _ := rawConnect(t, f.url, "allowed.test:443")
+	resp2, _, _ := rawConnect(t, f.url, "allowed.test:443")
+	if b := body(resp2); resp2.StatusCode != 503 || !strings.Contains(b, "too many egress connections at once: at most 1 per call (the egress connection bound)") {
 		t.Errorf("second connection: %d %q", resp2.StatusCode, b)
 	}
 	// the silent tunnel is dropped after HeaderTimeout: reading it ends
@@ -532,6 +542,16 @@ func TestLimits(t *testing.T) {
 	s.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if n, err := io.Copy(io.Discard, s); err != nil || n != 0 {
 		t.Errorf("silent client: read %d, %v (want a clean close)", n, err)
+	}
+	// the 503 is audited under rule "limit", naming the bound
+	var limit int
+	for _, d := range f.decisions() {
+		if !d.Allowed && d.Rule == RuleLimit && strings.Contains(d.Reason, "at most 1 per call (the egress connection bound)") {
+			limit++
+		}
+	}
+	if limit != 1 {
+		t.Errorf("%d audited connection-bound refusals, want 1", limit)
 	}
 }
 
