@@ -335,7 +335,7 @@ func (l *Log) bound(e *Entry) {
 	}
 	e.Clipped = clips
 	e.Hash = strings.Repeat("0", 64) // measured as sealed
-	if len(e.Arguments) < MaxLine { // else it cannot fit
+	if len(e.Arguments) < MaxLine {  // else it cannot fit
 		if b, err := json.Marshal(e); err == nil && len(b) < MaxLine {
 			if fixed != args { // the logged arguments are not byte for byte the ones given
 				e.Clipped = append(clips, NewClip("arguments", []byte(args)))
