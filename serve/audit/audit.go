@@ -534,7 +534,11 @@ func Verify(r io.Reader) (VerifyReport, error) {
 		}
 		h, why := checkEntry(line)
 		if why != "" && h == "" {
-			problem("%s (%d bytes)", why, n)
+			size := fmt.Sprintf("%d bytes", n)
+			if n >= MaxLine {
+				size += fmt.Sprintf(", over-long: mcpsandbox lines are at most %d", MaxLine)
+			}
+			problem("%s (%s)", why, size)
 			prev = []string{raw}
 			continue
 		}
