@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sync"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -187,7 +188,10 @@ func (o *overLine) add(b []byte) {
 
 func (o *overLine) done(session string, max int) Oversize {
 	id, method, tool := scanRequest(o.head)
-	if id == nil {
+	if mutant.On("stdio-oversize-id") {
+		id, method = nil, ""
+	}
+	if id == nil && !mutant.On("stdio-oversize-id") {
 		if m := tailID.FindSubmatch(o.tail); m != nil {
 			id = m[1]
 		}

@@ -254,7 +254,7 @@ func (l *Log) lockCurrent() (*os.File, error) {
 		}
 		fst, ferr := l.f.Stat()
 		pst, perr := os.Stat(l.path)
-		if ferr == nil && perr == nil && os.SameFile(fst, pst) {
+		if ferr == nil && perr == nil && (os.SameFile(fst, pst) || mutant.On("audit-reopen")) {
 			return l.f, nil
 		}
 		unlockFile(l.f)
@@ -284,7 +284,9 @@ func (l *Log) encode(e *Entry) ([]byte, error) {
 		l.bound(e)
 	} else {
 		e.Reason = l.redact.Replace(e.Reason)
-		e.Arguments = json.RawMessage(l.redact.Replace(string(e.Arguments)))
+		if len(e.Arguments) > 0 {
+			e.Arguments = json.RawMessage(l.redact.Replace(string(e.Arguments)))
+		}
 	}
 	line, err := e.seal()
 	if err != nil {
@@ -446,6 +448,9 @@ func head(f *os.File) (prev string, foreign *foreignLine, err error) {
 		return "", nil, fmt.Errorf("read audit log tail: %w", err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
+	if mutant.On("audit-foreign") {
+		return "", nil, fmt.Errorf("the audit log's last line is not an mcpsandbox entry (%s)", why)
+	}
 	return sum, &foreignLine{n: n, sha: sum, why: why}, nil
 }
 
