@@ -288,3 +288,42 @@ func clientOn(t *testing.T, ct mcp.Transport) *mcp.ClientSession {
 	t.Cleanup(func() { cs.Close() })
 	return cs
 }
+
+// A call whose outcome cannot be audited (the log broke while it ran) has its result withheld;
+// its "started" entry is on record.
+func TestOutcomeAuditFailureWithholdsTheResult(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer al.Close()
+	f := &fakeExec{}
+	cs, _ := connect(t, testPolicy(10*time.Second, 2), f, al)
+	type answer struct {
+		text    string
+		isError bool
+		err     error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		r, err := call(t, context.Background(), cs, map[string]any{"sleep": "300ms", "echo": "SECRET-RESULT"})
+		if err != nil {
+			ch <- answer{err: err}
+			return
+		}
+		ch <- answer{text(r), r.IsError, nil}
+	}()
+	for f.running.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	os.Rename(path, path+".aside")
+	os.Mkdir(path, 0o700)
+	a := <-ch
+	if a.err != nil || !a.isError || strings.Contains(a.text, "SECRET-RESULT") || !strings.Contains(a.text, "withheld") {
+		t.Fatalf("unaudited result: %+v", a)
+	}
+	if es := auditLines(t, path+".aside", 0); len(es) != 1 || es[0].Decision != audit.DecisionStarted {
+		t.Fatalf("the call's started entry: %+v", es)
+	}
+}

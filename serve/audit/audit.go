@@ -130,6 +130,10 @@ type Log struct {
 	f      *os.File // nil: open the path at the next Append
 	closed bool
 	redact *strings.Replacer
+	// The chain head this Log last wrote, and the file's size after it: if the size is the
+	// same at the next append, nobody has written since and the tail need not be read.
+	headHash string
+	headSize int64
 }
 
 // DefaultPath is $XDG_STATE_HOME/mcpsandbox/audit.jsonl (or ~/.local/state/...).
@@ -206,8 +210,15 @@ func (l *Log) Append(e Entry) error {
 	}
 	defer unlockFile(f)
 
-	prev, foreign, err := head(f)
+	var prev string
+	var foreign *foreignLine
+	st, err := f.Stat()
 	if err != nil {
+		return fmt.Errorf("stat audit log %s: %w", l.path, err)
+	}
+	if l.headSize > 0 && st.Size() == l.headSize {
+		prev = l.headHash
+	} else if prev, foreign, err = head(f); err != nil {
 		return err
 	}
 	e.PID = os.Getpid()
@@ -232,8 +243,12 @@ func (l *Log) Append(e Entry) error {
 		return err
 	}
 	out = append(append(out, line...), '\n')
+	l.headSize = 0
 	if _, err := f.Write(out); err != nil {
 		return fmt.Errorf("write audit log %s: %w (free space or fix permissions there, or set audit.path)", l.path, err)
+	}
+	if st, err := f.Stat(); err == nil {
+		l.headHash, l.headSize = e.Hash, st.Size()
 	}
 	return nil
 }
@@ -259,7 +274,7 @@ func (l *Log) lockCurrent() (*os.File, error) {
 		}
 		unlockFile(l.f)
 		_ = l.f.Close()
-		l.f = nil
+		l.f, l.headSize = nil, 0
 	}
 	return nil, fmt.Errorf("the audit log %s keeps being replaced while serve writes it (set audit.path to a place only you write)", l.path)
 }

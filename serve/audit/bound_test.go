@@ -338,3 +338,17 @@ func TestVerifyCountsUnfinishedCalls(t *testing.T) {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}
 }
+
+func BenchmarkAppend(b *testing.B) {
+	l, err := Open(filepath.Join(b.TempDir(), "audit.jsonl"), []string{"MY_API_KEY=sk-0123456789"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	args := json.RawMessage(`{"command":"ls","args":["-la","/workspace"]}`)
+	for b.Loop() {
+		if err := l.Append(Entry{Server: "s", Tool: "run_command", Decision: "ran", Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
