@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -156,7 +155,7 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 			defer func() { go debug.FreeOSMemory() }()
 		}
 		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash}
-		if r.audit != nil && !mutant.On("audit-intent") {
+		if r.audit != nil && !mutated("audit-intent") {
 			// No call runs unaudited: its intent is on record before it runs, or it does not run.
 			intent := entry
 			intent.Decision = audit.DecisionStarted
@@ -231,7 +230,7 @@ func (r *runner) run(ctx context.Context, t Tool, args json.RawMessage, timeout 
 	stopped := context.AfterFunc(r.stop, cancel)
 	res, err := t.Run(cctx, Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
 	var ref *Refusal
-	if !stopped() && !errors.As(err, &ref) && !mutant.On("shutdown-cancelled") {
+	if !stopped() && !errors.As(err, &ref) && !mutated("shutdown-cancelled") {
 		// Shutdown killed the call: whatever the executor made of that (exit 137), it did not
 		// simply run.
 		return nil, errShutdown

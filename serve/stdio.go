@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"sync"
 
-	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -188,10 +187,10 @@ func (o *overLine) add(b []byte) {
 
 func (o *overLine) done(session string, max int) Oversize {
 	id, method, tool := scanRequest(o.head)
-	if mutant.On("stdio-oversize-id") {
+	if mutated("stdio-oversize-id") {
 		id, method = nil, ""
 	}
-	if id == nil && !mutant.On("stdio-oversize-id") {
+	if id == nil && !mutated("stdio-oversize-id") {
 		if m := tailID.FindSubmatch(o.tail); m != nil {
 			id = m[1]
 		}
