@@ -22,8 +22,8 @@ func TestAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("want 3 audit lines, got %d:\n%s", len(lines), data)
+	if len(lines) != 6 { // each call: a "started" line before it runs, its outcome after
+		t.Fatalf("want 6 audit lines, got %d:\n%s", len(lines), data)
 	}
 	if bytes.Contains(data, []byte(f.secret)) || !bytes.Contains(data, []byte("[redacted:"+harness.SecretEnv+"]")) {
 		t.Fatalf("secret not redacted:\n%s", data)
@@ -34,7 +34,7 @@ func TestAuditLog(t *testing.T) {
 		}
 	}
 	out, err := exec.Command(binPath, "audit", "verify", f.auditPath).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "intact, 3 lines") {
+	if err != nil || !strings.Contains(string(out), "intact, 6 lines") {
 		t.Fatalf("verify on an intact log: %v %s", err, out)
 	}
 	os.WriteFile(f.auditPath, bytes.Replace(data, []byte(`"decision":"refused"`), []byte(`"decision":"ran"    `), 1), 0o600)

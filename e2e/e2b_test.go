@@ -178,7 +178,7 @@ func TestE2BOverStdio(t *testing.T) {
 	f.noKey(texts...)
 	// The audit log recorded the calls, the exception as an error.
 	a, _ := os.ReadFile(f.auditPath)
-	if n := strings.Count(string(a), "\n"); n != 4 || !strings.Contains(string(a), "ValueError") {
+	if n := strings.Count(string(a), "\n"); n != 8 || !strings.Contains(string(a), "ValueError") { // "started" and outcome per call
 		t.Fatalf("audit log (%d lines):\n%s", n, a)
 	}
 }

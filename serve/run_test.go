@@ -295,7 +295,7 @@ func TestRunSessionsAreSeparateAndEnded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(b, `"session":"`+f.sessions[0]+`"`) != 2 {
+	if strings.Count(b, `"session":"`+f.sessions[0]+`"`) != 4 { // two calls: "started" and outcome each
 		t.Fatalf("the audit log does not record the session: %s", b)
 	}
 }

@@ -80,6 +80,11 @@ func Run(ctx context.Context, p *policy.Policy, ex Executor, o Options) error {
 	if t == nil {
 		t = &LineTransport{}
 	}
+	if lt, ok := t.(*LineTransport); ok && lt.OnOversize == nil {
+		c := *lt
+		c.OnOversize = r.oversize
+		t = &c
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
@@ -149,9 +154,20 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 			// memory back to the system rather than keep serve's RSS at its peak.
 			defer func() { go debug.FreeOSMemory() }()
 		}
+		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash}
+		if r.audit != nil && !mutated("audit-intent") {
+			// No call runs unaudited: its intent is on record before it runs, or it does not run.
+			intent := entry
+			intent.Decision = audit.DecisionStarted
+			if aerr := r.audit.Append(intent); aerr != nil {
+				r.log.Error("audit log cannot be written: call refused without running it", "audit", r.audit.Path(), "tool", t.Name, "err", aerr)
+				return errorResult(fmt.Sprintf("mcpsandbox refused to run the call: its audit log cannot be written (%v), and no call runs unaudited. "+
+					"Make the policy's audit.path (%s) writable again (free space, fix its permissions, or move a damaged file aside): "+
+					"the next call uses it again without a restart.", aerr, r.audit.Path())), nil
+			}
+		}
 		res, err := r.run(ctx, t, args, timeout, session)
-		entry := audit.Entry{Server: r.pol.Name, Session: session, Tool: t.Name, Arguments: args, PolicyHash: r.hash,
-			DurationMS: time.Since(start).Milliseconds()}
+		entry.DurationMS = time.Since(start).Milliseconds()
 		var out *mcp.CallToolResult
 		var ref *Refusal
 		var te ToolError
@@ -159,6 +175,9 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 		case errors.As(err, &ref):
 			entry.Decision, entry.Rule, entry.Reason = "refused", ref.Rule, ref.Reason
 			out = errorResult(ref.Error())
+		case errors.Is(err, errShutdown):
+			entry.Decision, entry.Reason = "cancelled", "serve is shutting down: the call was killed at the end of the grace period"
+			out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
 		case err != nil && ctx.Err() != nil:
 			entry.Decision, entry.Reason = "cancelled", err.Error()
 			out = errorResult("cancelled by the client: the command's process tree was killed")
@@ -208,13 +227,41 @@ func (r *runner) run(ctx context.Context, t Tool, args json.RawMessage, timeout 
 	defer func() { <-r.slots }()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	defer context.AfterFunc(r.stop, cancel)()
+	stopped := context.AfterFunc(r.stop, cancel)
 	res, err := t.Run(cctx, Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
+	var ref *Refusal
+	if !stopped() && !errors.As(err, &ref) && !mutated("shutdown-cancelled") {
+		// Shutdown killed the call: whatever the executor made of that (exit 137), it did not
+		// simply run.
+		return nil, errShutdown
+	}
 	if err == nil && ctx.Err() != nil {
 		return nil, ctx.Err() // the client cancelled: not a timeout
 	}
 	return res, err
 }
+
+// errShutdown is a call ended by serve's shutdown (runner.stop).
+var errShutdown = errors.New("serve is shutting down")
+
+// oversize hears of a stdio message discarded for its size: logged, and audited as a refused
+// call when it was a tools/call (the call did not run).
+func (r *runner) oversize(o Oversize) {
+	r.log.Warn("discarded an over-long message", "bytes", o.Size, "limit", o.Limit, "method", o.Method, "id", string(o.ID), "session", o.Session)
+	if o.Method != "tools/call" || r.audit == nil {
+		return
+	}
+	e := audit.Entry{Server: r.pol.Name, Session: o.Session, Call: newID(), Tool: o.Tool, PolicyHash: r.hash,
+		Decision: "refused", Rule: RuleMaxMessage,
+		Reason:  fmt.Sprintf("the message was %d bytes, over the %d-byte limit of one stdio message: discarded unread, the call did not run", o.Size, o.Limit),
+		Clipped: []audit.Clip{{Field: "message", Bytes: o.Size, SHA256: o.SHA256}}}
+	if err := r.audit.Append(e); err != nil {
+		r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", err)
+	}
+}
+
+// RuleMaxMessage is the rule of a stdio message refused for its size (MaxLine).
+const RuleMaxMessage = "stdio.max_message"
 
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}

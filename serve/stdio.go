@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
+	"regexp"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -30,7 +33,27 @@ type LineTransport struct {
 	In  io.ReadCloser  // nil: os.Stdin
 	Out io.WriteCloser // nil: os.Stdout (never closed)
 	Max int            // 0: MaxLine
+	// OnOversize, if set, hears of every line discarded for being over Max, after its error
+	// answer is written (Run logs it and audits a tools/call as refused).
+	OnOversize func(Oversize)
 }
+
+// Oversize describes a discarded over-long line. Its id, method and tool come from a tolerant
+// scan of the line's first 64 KiB (and of its last 4 KiB for the id): the line is never held whole.
+type Oversize struct {
+	Session string
+	ID      json.RawMessage // the request's id; nil if none was found
+	Method  string
+	Tool    string // params.name of a tools/call
+	Size    int64  // bytes, newline excluded
+	Limit   int
+	SHA256  string // of the whole line, newline excluded
+}
+
+const (
+	oversizeHead = 64 << 10
+	oversizeTail = 4 << 10
+)
 
 // Connect implements mcp.Transport.
 func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -45,7 +68,7 @@ func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if max <= 0 {
 		max = MaxLine
 	}
-	c := &lineConn{in: in, out: out, id: newID(), incoming: make(chan lineOrErr), closed: make(chan struct{})}
+	c := &lineConn{in: in, out: out, id: newID(), incoming: make(chan lineOrErr), closed: make(chan struct{}), onOversize: t.OnOversize}
 	go c.readLoop(max)
 	return c, nil
 }
@@ -67,6 +90,8 @@ type lineConn struct {
 	incoming chan lineOrErr
 	once     sync.Once
 	closed   chan struct{}
+
+	onOversize func(Oversize)
 }
 
 func newID() string {
@@ -80,21 +105,35 @@ func (c *lineConn) SessionID() string { return c.id }
 func (c *lineConn) readLoop(max int) {
 	r := bufio.NewReaderSize(c.in, 64<<10)
 	var line []byte
-	tooLong := false
+	var over *overLine // the line being discarded, if it is over max
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > max {
-				tooLong, line = true, nil // drop what was kept: memory comes back
-			} else {
-				line = append(line, chunk...)
+		if over == nil && len(line)+len(chunk) > max {
+			over = newOverLine(line) // keeps its start and hash only: memory comes back
+			line = nil
+		}
+		if over != nil {
+			if err == nil {
+				chunk = chunk[:len(chunk)-1] // the newline is not the message's
 			}
+			over.add(chunk)
+		} else {
+			line = append(line, chunk...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue // the line goes on
 		}
-		if len(line) > 0 || tooLong {
-			if msg, bad := c.decode(line, tooLong, max); bad != nil {
+		if over != nil {
+			o := over.done(c.id, max)
+			if werr := c.writeRaw(errorLine(o.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message of %d bytes, over the %d-byte limit: discarded", o.Size, max))); werr != nil {
+				c.deliver(lineOrErr{err: werr})
+				return
+			}
+			if c.onOversize != nil {
+				c.onOversize(o)
+			}
+		} else if len(line) > 0 {
+			if msg, bad := c.decode(line); bad != nil {
 				if werr := c.writeRaw(bad); werr != nil {
 					c.deliver(lineOrErr{err: werr})
 					return
@@ -106,13 +145,131 @@ func (c *lineConn) readLoop(max int) {
 		if cap(line) > 1<<20 {
 			line = nil // a big frame's buffer is not kept for the small ones after it
 		}
-		line, tooLong = line[:0], false
+		line, over = line[:0], nil
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = io.EOF
 			}
 			c.deliver(lineOrErr{err: err})
 			return
+		}
+	}
+}
+
+// overLine follows a line too long to keep: its first and last bytes, length and sha256.
+type overLine struct {
+	head, tail []byte
+	n          int64
+	h          hash.Hash
+}
+
+func newOverLine(start []byte) *overLine {
+	o := &overLine{h: sha256.New()}
+	o.add(start)
+	return o
+}
+
+func (o *overLine) add(b []byte) {
+	o.h.Write(b)
+	o.n += int64(len(b))
+	if k := min(len(b), oversizeHead-len(o.head)); k > 0 {
+		o.head = append(o.head, b[:k]...)
+	}
+	if len(b) >= oversizeTail {
+		o.tail = append(o.tail[:0], b[len(b)-oversizeTail:]...)
+	} else {
+		o.tail = append(o.tail, b...)
+		if len(o.tail) > oversizeTail {
+			o.tail = append(o.tail[:0], o.tail[len(o.tail)-oversizeTail:]...)
+		}
+	}
+}
+
+func (o *overLine) done(session string, max int) Oversize {
+	id, method, tool := scanRequest(o.head)
+	if mutated("stdio-oversize-id") {
+		id, method = nil, ""
+	}
+	if id == nil && !mutated("stdio-oversize-id") {
+		if m := tailID.FindSubmatch(o.tail); m != nil {
+			id = m[1]
+		}
+	}
+	return Oversize{Session: session, ID: id, Method: method, Tool: tool, Size: o.n, Limit: max, SHA256: hex.EncodeToString(o.h.Sum(nil))}
+}
+
+// tailID finds an id that ends the message (a request whose params come first).
+var tailID = regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.){0,256}")\s*}\s*$`)
+
+// scanRequest reads the top-level id, method and params.name from the start of a JSON-RPC
+// message, tolerating that the start ends anywhere.
+func scanRequest(b []byte) (id json.RawMessage, method, tool string) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, "", ""
+	}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return id, method, tool
+		}
+		switch k, _ := kt.(string); k {
+		case "id":
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
+				return id, method, tool
+			}
+			id = raw
+		case "method":
+			if dec.Decode(&method) != nil {
+				return id, method, tool
+			}
+		case "params":
+			if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+				return id, method, tool
+			}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return id, method, tool
+				}
+				if kt == "name" {
+					if dec.Decode(&tool) != nil {
+						return id, method, tool
+					}
+				} else if skipValue(dec) != nil {
+					return id, method, tool
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return id, method, tool
+			}
+		default:
+			if skipValue(dec) != nil {
+				return id, method, tool
+			}
+		}
+	}
+	return id, method, tool
+}
+
+// skipValue reads past one JSON value token by token, holding none of it.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if d, ok := t.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				depth++
+			} else {
+				depth--
+			}
+		}
+		if depth == 0 {
+			return nil
 		}
 	}
 }
@@ -127,10 +284,7 @@ func (c *lineConn) deliver(m lineOrErr) bool {
 }
 
 // decode returns the message, or the error response to write back, or neither (a blank line).
-func (c *lineConn) decode(line []byte, tooLong bool, max int) (jsonrpc.Message, []byte) {
-	if tooLong {
-		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message longer than %d bytes: discarded", max))
-	}
+func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil, nil

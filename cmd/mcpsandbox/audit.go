@@ -15,9 +15,11 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Work with the audit log", Example: "  mcpsandbox audit verify"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify [FILE]",
-		Short: "Check the audit log's hash chain; exits 1 at the first edited, removed or inserted line",
-		Long: "verify recomputes the chain. It prints the head hash: record it somewhere else, and a later\n" +
-			"verify showing a different head for the same number of lines reveals a rewritten tail.",
+		Short: "Check the audit log's hash chain; exits 1 if any line is edited, removed, inserted or not serve's",
+		Long: "verify recomputes the chain and names every line it cannot account for: edited, inserted, after a\n" +
+			"removed line, malformed, over-long, or appended by anything but mcpsandbox (serve chains over such a\n" +
+			"line with a \"foreign\" marker entry and goes on). It prints the head hash: record it somewhere else,\n" +
+			"and a later verify showing a different head for the same number of lines reveals a rewritten tail.",
 		Example: "  mcpsandbox audit verify ~/.local/state/mcpsandbox/audit.jsonl",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -39,8 +41,20 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 			}
 			defer fh.Close()
 			rep, err := audit.Verify(fh)
-			if err != nil {
-				fmt.Fprintf(f.ErrOut, "%s: TAMPERED: %v\n", path, err)
+			if err != nil && len(rep.Problems) == 0 {
+				fmt.Fprintf(f.ErrOut, "%s: %v\n", path, err) // could not read it
+				return &exitError{1}
+			}
+			if len(rep.Problems) > 0 {
+				const show = 50
+				for i, p := range rep.Problems {
+					if i == show {
+						fmt.Fprintf(f.ErrOut, "%s: TAMPERED: and %d more lines\n", path, len(rep.Problems)-show)
+						break
+					}
+					fmt.Fprintf(f.ErrOut, "%s: TAMPERED: line %d: %s\n", path, p.Line, p.What)
+				}
+				fmt.Fprintf(f.ErrOut, "%s: %d of %d lines cannot be accounted for\n", path, len(rep.Problems), rep.Lines)
 				return &exitError{1}
 			}
 			if rep.Lines == 0 {
@@ -49,6 +63,9 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 				return nil
 			}
 			fmt.Fprintf(f.Out, "%s: intact, %d lines, head %s\n", path, rep.Lines, rep.Head)
+			if rep.Unfinished > 0 {
+				fmt.Fprintf(f.Out, "%s: %d calls started with no outcome line (serve died running them, or runs them now)\n", path, rep.Unfinished)
+			}
 			return nil
 		},
 	})

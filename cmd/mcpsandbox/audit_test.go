@@ -44,3 +44,42 @@ func TestAuditVerifyCommand(t *testing.T) {
 		t.Fatalf("edited log: %v %q", err, errOut)
 	}
 }
+
+// Lines not written by mcpsandbox (over-long, malformed) are each named with their number and
+// fail verify, also when serve chained over them afterwards.
+func TestAuditVerifyNamesForeignLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	app := func() {
+		if err := l.Append(audit.Entry{Server: "s", Tool: "t", Decision: "ran"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw := func(s string) {
+		fh, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		fh.WriteString(s)
+		fh.Close()
+	}
+	app()
+	raw(strings.Repeat("<", 200<<10) + "\n")               // line 2
+	raw(`{"tool":"t","decision":"ran","hash":"x"}` + "\n") // line 3
+	app()                                                  // line 4: marker, 5: entry
+	app()                                                  // line 6
+	raw(`{"broken` + "\n")                                 // line 7
+	_, errOut, err := runCLI("audit", "verify", path)
+	if ee, ok := err.(*exitError); !ok || ee.code != 1 {
+		t.Fatalf("verify: %v %q", err, errOut)
+	}
+	for _, want := range []string{"TAMPERED: line 2: not an audit entry", "over-long: mcpsandbox lines are at most 16384", "TAMPERED: line 3: not an audit entry", "TAMPERED: line 7: not an audit entry", "3 of 7 lines"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("verify output lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "line 4") || strings.Contains(errOut, "line 5") {
+		t.Errorf("the marker or the entry after it was flagged:\n%s", errOut)
+	}
+}

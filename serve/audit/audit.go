@@ -1,5 +1,33 @@
 // Package audit writes the tamper-evident call log: one JSON line per call, each carrying the
 // sha256 of the line before it, so editing or deleting a line breaks the chain at that point.
+//
+// # No content can make the log unwritable
+//
+// Every line Append writes is at most MaxLine bytes, whatever the entry holds: the bound is
+// applied to the encoded line, after secrets are redacted (so a secret cut by the clip cannot
+// come back in part). A string field whose encoding is too long (over 256 bytes for the short
+// fields, 4 KiB for reason) is cut at a character boundary, and arguments get what is left of
+// the line; each clipped field is named in the entry's "clipped" list with the byte length and
+// sha256 of its whole (redacted) value, so a copy kept elsewhere can still be matched. Invalid
+// UTF-8 becomes U+FFFD, and arguments that are not JSON are logged as a JSON string.
+//
+// Append finds the chain's head from the file's last line, and no last line can stop it: if
+// that line is not an mcpsandbox entry (hand-appended, malformed, over-long, cut short by a
+// crash), Append first writes a marker entry (tool "audit", decision "foreign", rule
+// "audit.foreign_line") whose prev is the sha256 of that line's raw bytes, then the entry.
+// Verify reports every line it cannot account for, with its number, and fails.
+//
+// If the file at the log's path is no longer the one open (moved aside, deleted, replaced),
+// the next Append opens the path again and starts a new chain there: a log made writable
+// again is used again without a restart. Appends hold an exclusive lock on the file, so
+// serves sharing one log keep one chain.
+//
+// # Failure mode: no call runs unaudited
+//
+// serve appends a "started" entry (same call id as the outcome entry that follows) before a
+// call runs. If that append fails, the call is refused without running, with an error naming
+// audit.path; if only the outcome append fails, the call's result is withheld. A "started"
+// entry without an outcome is a call whose serve died while running it; Verify counts them.
 package audit
 
 import (
@@ -8,6 +36,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +46,29 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+)
+
+// Decisions serve writes besides a call's outcome ("ran", "refused", "error", "cancelled").
+const (
+	DecisionStarted = "started" // a call is about to run: written before it runs
+	DecisionForeign = "foreign" // marker: the line before this one is not an mcpsandbox entry
+	MarkerTool      = "audit"   // the tool of marker entries
+	RuleForeign     = "audit.foreign_line"
+)
+
+// MaxLine is the most bytes one line of the log takes, newline included. Every field is
+// clipped so the encoded line fits (see the package comment).
+const MaxLine = 16 << 10
+
+const (
+	maxShortField = 256     // encoded bytes of time, server, session, tool, decision, rule, policy_hash, call
+	maxReason     = 4 << 10 // encoded bytes of reason
+	maxClips      = 4       // clip records a caller may pass in; the log's own come on top
+	// maxParse is the longest line Append and Verify try to read as an entry: lines written
+	// before MaxLine existed could be longer than MaxLine. Longer lines are foreign.
+	maxParse = 1 << 20
+	tailRead = 64 << 10
 )
 
 // Entry is one audit line.
@@ -25,9 +77,10 @@ type Entry struct {
 	Server     string          `json:"server"`
 	PID        int             `json:"pid"`
 	Session    string          `json:"session,omitempty"` // the MCP session the call came in
+	Call       string          `json:"call,omitempty"`    // the call's id: links its "started" entry to its outcome
 	Tool       string          `json:"tool"`
 	Arguments  json.RawMessage `json:"arguments"`
-	Decision   string          `json:"decision"` // "ran", "refused", "error", "cancelled"
+	Decision   string          `json:"decision"` // "started", "ran", "refused", "error", "cancelled"; "foreign" (marker)
 	Rule       string          `json:"rule,omitempty"`
 	Reason     string          `json:"reason,omitempty"`
 	ExitCode   *int            `json:"exit_code,omitempty"`
@@ -35,8 +88,23 @@ type Entry struct {
 	Truncated  bool            `json:"truncated"`
 	TimedOut   bool            `json:"timed_out"`
 	PolicyHash string          `json:"policy_hash"`
-	Prev       string          `json:"prev"` // hash of the previous entry; "" for the first
-	Hash       string          `json:"hash"` // sha256 of this entry encoded with hash = ""
+	Clipped    []Clip          `json:"clipped,omitempty"` // fields cut to keep the line within MaxLine
+	Prev       string          `json:"prev"`              // hash of the previous entry; "" for the first
+	Hash       string          `json:"hash"`              // sha256 of this entry encoded with hash = ""
+}
+
+// Clip records a field cut short: its name, and the byte length and sha256 of the whole value
+// (after redaction).
+type Clip struct {
+	Field  string `json:"field"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// NewClip describes value as clipped field.
+func NewClip(field string, value []byte) Clip {
+	sum := sha256.Sum256(value)
+	return Clip{Field: field, Bytes: int64(len(value)), SHA256: hex.EncodeToString(sum[:])}
 }
 
 // seal computes the entry's own hash: edits to any line, the last one included, show unless the
@@ -52,18 +120,18 @@ func (e *Entry) seal() ([]byte, error) {
 	return json.Marshal(e)
 }
 
-// maxArgBytes bounds a logged argument blob so every line stays small enough to find the chain
-// head by reading the file's tail.
-const maxArgBytes = 16 << 10
-
-const tailRead = 64 << 10
-
 // Log appends entries. It is safe for concurrent use, and across processes: every append holds
 // an exclusive flock, so two servers sharing one file keep one unbroken chain.
 type Log struct {
 	mu     sync.Mutex
-	f      *os.File
+	path   string
+	f      *os.File // nil: open the path at the next Append
+	closed bool
 	redact *strings.Replacer
+	// The chain head this Log last wrote, and the file's size after it: if the size is the
+	// same at the next append, nobody has written since and the tail need not be read.
+	headHash string
+	headSize int64
 }
 
 // DefaultPath is $XDG_STATE_HOME/mcpsandbox/audit.jsonl (or ~/.local/state/...).
@@ -82,6 +150,14 @@ func DefaultPath() (string, error) {
 // Open opens (creating 0600, parents 0700) the log at path. env is the server's environment:
 // values of secret-looking variables are redacted from everything logged.
 func Open(path string, env []string) (*Log, error) {
+	f, err := openPath(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Log{path: path, f: f, redact: secretRedactor(env)}, nil
+}
+
+func openPath(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create audit log directory: %w (set audit.path to a writable place)", err)
 	}
@@ -89,8 +165,11 @@ func Open(path string, env []string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit log: %w (set audit.path to a writable place)", err)
 	}
-	return &Log{f: f, redact: secretRedactor(env)}, nil
+	return f, nil
 }
+
+// Path is the log's file name.
+func (l *Log) Path() string { return l.path }
 
 var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE)`)
 
@@ -113,105 +192,448 @@ func secretRedactor(env []string) *strings.Replacer {
 	return strings.NewReplacer(pairs...)
 }
 
-// Append writes e, filling Time, PID and Prev.
+var errClosed = errors.New("the audit log is closed")
+
+// Append writes e, filling Time, PID and Prev. It fails only when the file cannot be opened,
+// locked, read or written, never because of what e or the file holds.
 func (l *Log) Append(e Entry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := lockFile(l.f); err != nil {
-		return fmt.Errorf("lock audit log: %w", err)
+	if l.closed {
+		return errClosed
 	}
-	defer unlockFile(l.f)
-
-	prev, err := lastLineHash(l.f)
+	f, err := l.lockCurrent()
 	if err != nil {
 		return err
 	}
-	e.Prev = prev
+	defer unlockFile(f)
+
+	var prev string
+	var foreign *foreignLine
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat audit log %s: %w", l.path, err)
+	}
+	if l.headSize > 0 && st.Size() == l.headSize {
+		prev = l.headHash
+	} else if prev, foreign, err = head(f); err != nil {
+		return err
+	}
 	e.PID = os.Getpid()
 	if e.Time == "" {
 		e.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	}
-	args := l.redact.Replace(string(e.Arguments))
-	if len(args) > maxArgBytes || !json.Valid([]byte(args)) {
-		if len(args) > maxArgBytes {
-			args = args[:maxArgBytes]
+	var out []byte
+	if foreign != nil {
+		m := Entry{Time: e.Time, Server: e.Server, PID: e.PID, Tool: MarkerTool, Decision: DecisionForeign, Rule: RuleForeign,
+			Reason: fmt.Sprintf("the line before this one (%d bytes, sha256 %s) is not an mcpsandbox entry (%s): "+
+				"this entry chains from that line's raw bytes; run `mcpsandbox audit verify` on %s", foreign.n, foreign.sha, foreign.why, l.path),
+			PolicyHash: e.PolicyHash, Prev: foreign.sha}
+		line, err := l.encode(&m)
+		if err != nil {
+			return err
 		}
-		b, _ := json.Marshal(map[string]any{"truncated_text": strings.ToValidUTF8(args, "?")})
-		args = string(b)
+		out, prev = append(line, '\n'), m.Hash
 	}
-	e.Arguments = json.RawMessage(args)
-	e.Reason = l.redact.Replace(e.Reason)
-	line, err := e.seal()
+	e.Prev = prev
+	line, err := l.encode(&e)
 	if err != nil {
-		return fmt.Errorf("encode audit entry: %w", err)
+		return err
 	}
-	if _, err := l.f.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("write audit log: %w", err)
+	out = append(append(out, line...), '\n')
+	l.headSize = 0
+	if _, err := f.Write(out); err != nil {
+		return fmt.Errorf("write audit log %s: %w (free space or fix permissions there, or set audit.path)", l.path, err)
+	}
+	if st, err := f.Stat(); err == nil {
+		l.headHash, l.headSize = e.Hash, st.Size()
 	}
 	return nil
 }
 
-// Close closes the file.
-func (l *Log) Close() error { return l.f.Close() }
+// lockCurrent returns the file at l.path, locked: the open one if it still is the file there,
+// else the path opened again (a new chain starts in a new file).
+func (l *Log) lockCurrent() (*os.File, error) {
+	for range 3 {
+		if l.f == nil {
+			f, err := openPath(l.path)
+			if err != nil {
+				return nil, err
+			}
+			l.f = f
+		}
+		if !mutated("audit-flock") {
+			if err := lockFile(l.f); err != nil {
+				return nil, fmt.Errorf("lock audit log %s: %w", l.path, err)
+			}
+		}
+		fst, ferr := l.f.Stat()
+		pst, perr := os.Stat(l.path)
+		if ferr == nil && perr == nil && (os.SameFile(fst, pst) || mutated("audit-reopen")) {
+			return l.f, nil
+		}
+		unlockFile(l.f)
+		_ = l.f.Close()
+		l.f, l.headSize = nil, 0
+	}
+	return nil, fmt.Errorf("the audit log %s keeps being replaced while serve writes it (set audit.path to a place only you write)", l.path)
+}
 
-func lastLineHash(f *os.File) (string, error) {
+// Close closes the file; later appends fail.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// encode redacts and bounds e, then seals it: the returned line (without its newline) is at
+// most MaxLine-1 bytes.
+func (l *Log) encode(e *Entry) ([]byte, error) {
+	if !mutated("audit-bound") {
+		l.bound(e)
+	} else {
+		e.Reason = l.redact.Replace(e.Reason)
+		if len(e.Arguments) > 0 {
+			e.Arguments = json.RawMessage(l.redact.Replace(string(e.Arguments)))
+		}
+	}
+	line, err := e.seal()
+	if err != nil {
+		return nil, fmt.Errorf("encode audit entry: %w", err)
+	}
+	if len(line) >= MaxLine && !mutated("audit-bound") {
+		return nil, fmt.Errorf("encode audit entry: %d bytes, over the %d-byte line bound (a bug: please report it)", len(line), MaxLine)
+	}
+	return line, nil
+}
+
+// bound redacts every field, then clips fields so that the encoded line fits MaxLine.
+func (l *Log) bound(e *Entry) {
+	var clips []Clip
+	for _, c := range e.Clipped { // a caller's own records (a message too long to keep): bounded too
+		if len(clips) == maxClips {
+			break
+		}
+		c.Field = clipString(strings.ToValidUTF8(c.Field, "?"), 40)
+		c.SHA256 = clipString(strings.ToValidUTF8(c.SHA256, "?"), 66)
+		clips = append(clips, c)
+	}
+	for _, f := range []struct {
+		name string
+		p    *string
+		max  int
+	}{
+		{"time", &e.Time, maxShortField}, {"server", &e.Server, maxShortField}, {"session", &e.Session, maxShortField},
+		{"call", &e.Call, maxShortField}, {"tool", &e.Tool, maxShortField}, {"decision", &e.Decision, maxShortField},
+		{"rule", &e.Rule, maxShortField}, {"reason", &e.Reason, maxReason}, {"policy_hash", &e.PolicyHash, maxShortField},
+	} {
+		v := l.redact.Replace(*f.p)
+		s := strings.ToValidUTF8(v, "\uFFFD")
+		if s = clipString(s, f.max); s != v { // cut, or its invalid UTF-8 replaced
+			clips = append(clips, NewClip(f.name, []byte(v)))
+		}
+		*f.p = s
+	}
+	args := l.redact.Replace(string(e.Arguments))
+	e.Arguments = nil
+	fixed := strings.ToValidUTF8(args, "\uFFFD")
+	if args != "" {
+		if json.Valid([]byte(fixed)) {
+			e.Arguments = json.RawMessage(fixed)
+		} else {
+			e.Arguments, _ = json.Marshal(fixed) // a string: cannot fail
+		}
+	}
+	e.Clipped = clips
+	e.Hash = strings.Repeat("0", 64) // measured as sealed
+	if len(e.Arguments) < MaxLine {  // else it cannot fit
+		if b, err := json.Marshal(e); err == nil && len(b) < MaxLine {
+			if fixed != args { // the logged arguments are not byte for byte the ones given
+				e.Clipped = append(clips, NewClip("arguments", []byte(args)))
+			}
+			e.Clipped = nilIfEmpty(e.Clipped)
+			if b, err := json.Marshal(e); err == nil && len(b) < MaxLine {
+				return
+			}
+		}
+	}
+	// Arguments get what the rest of the line leaves, as a JSON string of their text's start.
+	e.Clipped = append(clips, NewClip("arguments", []byte(args)))
+	e.Arguments = json.RawMessage(`""`)
+	b, _ := json.Marshal(e) // only strings, numbers and compact JSON: cannot fail
+	budget := MaxLine - 1 - len(b) + 2
+	e.Arguments, _ = json.Marshal(clipString(fixed, budget))
+}
+
+func nilIfEmpty(c []Clip) []Clip {
+	if len(c) == 0 {
+		return nil
+	}
+	return c
+}
+
+// encLen is the length of s encoded as a JSON string (quotes included).
+func encLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b)
+}
+
+// clipString is the longest prefix of s, cut at a character boundary, whose JSON encoding is
+// at most max bytes.
+func clipString(s string, max int) string {
+	if len(s)+2 <= max && encLen(s) <= max {
+		return s
+	}
+	cut := func(n int) string {
+		for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		return s[:n]
+	}
+	lo, hi := 0, min(len(s), max) // an encoded byte per byte at least
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if encLen(cut(mid)) <= max {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return cut(lo)
+}
+
+// foreignLine describes a last line that is not an mcpsandbox entry.
+type foreignLine struct {
+	n   int64
+	sha string
+	why string
+}
+
+// head returns the hash the next entry chains from: the last line's hash if it is an
+// mcpsandbox entry, else (foreign != nil) the sha256 of its raw bytes. A last line cut short
+// (no newline) is ended first, so nothing is ever appended to it.
+func head(f *os.File) (prev string, foreign *foreignLine, err error) {
 	st, err := f.Stat()
 	if err != nil {
-		return "", fmt.Errorf("stat audit log: %w", err)
+		return "", nil, fmt.Errorf("stat audit log: %w", err)
 	}
-	if st.Size() == 0 {
-		return "", nil
+	size := st.Size()
+	if size == 0 {
+		return "", nil, nil
 	}
-	n := min(st.Size(), tailRead)
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, st.Size()-n); err != nil && err != io.EOF {
-		return "", fmt.Errorf("read audit log tail: %w", err)
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return "", nil, fmt.Errorf("read audit log tail: %w", err)
 	}
-	buf = bytes.TrimRight(buf, "\n")
-	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-		buf = buf[i+1:]
-	} else if n < st.Size() {
-		return "", fmt.Errorf("audit log's last line is over %d bytes: the file was not written by mcpsandbox; move it aside", tailRead)
+	why := ""
+	if last[0] != '\n' {
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			return "", nil, fmt.Errorf("end the audit log's unfinished last line: %w", err)
+		}
+		why = "no newline at its end: a write cut short, or appended by hand"
+		size++
 	}
-	var last Entry
-	if err := json.Unmarshal(buf, &last); err != nil || last.Hash == "" {
-		return "", fmt.Errorf("audit log's last line is not an mcpsandbox entry: move the file aside (or run `mcpsandbox audit verify` on it)")
+	end := size - 1 // the last line is [start, end)
+	start, err := lineStart(f, end)
+	if err != nil {
+		return "", nil, err
 	}
-	return last.Hash, nil
+	n := end - start
+	if why == "" && n <= maxParse {
+		b := make([]byte, n)
+		if _, err := f.ReadAt(b, start); err != nil {
+			return "", nil, fmt.Errorf("read audit log tail: %w", err)
+		}
+		h, reason := checkEntry(b)
+		if reason == "" {
+			return h, nil, nil
+		}
+		why = reason
+	} else if why == "" {
+		why = fmt.Sprintf("over %d bytes", maxParse)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, start, n)); err != nil {
+		return "", nil, fmt.Errorf("read audit log tail: %w", err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if mutated("audit-foreign") {
+		return "", nil, fmt.Errorf("the audit log's last line is not an mcpsandbox entry (%s)", why)
+	}
+	return sum, &foreignLine{n: n, sha: sum, why: why}, nil
+}
+
+// lineStart finds where the line ending at end begins, reading backwards a window at a time.
+func lineStart(f *os.File, end int64) (int64, error) {
+	buf := make([]byte, tailRead)
+	for pos := end; pos > 0; {
+		n := min(pos, tailRead)
+		if _, err := f.ReadAt(buf[:n], pos-n); err != nil && err != io.EOF {
+			return 0, fmt.Errorf("read audit log tail: %w", err)
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return pos - n + int64(i) + 1, nil
+		}
+		pos -= n
+	}
+	return 0, nil
+}
+
+// checkEntry returns the line's hash if it is an mcpsandbox entry whose content matches its
+// hash, else why it is not.
+func checkEntry(line []byte) (hash, why string) {
+	var e Entry
+	if err := json.Unmarshal(line, &e); err != nil {
+		return "", "not an audit entry: " + clipString(err.Error(), 200)
+	}
+	stored := e.Hash
+	if len(stored) != 64 {
+		return "", "not an audit entry: no hash"
+	}
+	if _, err := e.seal(); err != nil || e.Hash != stored {
+		return stored, "its content does not match its hash (the line was edited, or not written by mcpsandbox)"
+	}
+	return stored, ""
+}
+
+// Problem is a line Verify cannot account for.
+type Problem struct {
+	Line int
+	What string
 }
 
 // VerifyReport is the outcome of Verify.
 type VerifyReport struct {
 	Lines int
 	Head  string // hash of the last line: record it to detect later truncation
+	// Problems lists every line Verify cannot account for (edited, inserted, removed before it,
+	// malformed, over-long, foreign), in order.
+	Problems []Problem
+	// Unfinished counts calls with a "started" entry and no outcome entry: serve died running
+	// them (or is running them now).
+	Unfinished int
 }
 
-// Verify checks the chain of the log read from r. It returns the line number of the first
-// break in its error.
+const maxTrackedCalls = 100_000
+
+// Verify checks the chain of the log read from r and reports every line it cannot account for.
+// Its error names the first such line; the report lists them all.
 func Verify(r io.Reader) (VerifyReport, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), tailRead*2)
+	br := bufio.NewReaderSize(r, 64<<10)
 	var rep VerifyReport
-	prev := ""
-	for sc.Scan() {
+	prev := []string{""} // hashes the next line may name as its prev
+	open := map[string]bool{}
+	for {
+		line, n, sum, terminated, err := readLine(br)
+		if err != nil {
+			return rep, fmt.Errorf("read audit log: %w", err)
+		}
+		if n == 0 && !terminated {
+			break // end of file
+		}
 		rep.Lines++
-		line := sc.Bytes()
+		problem := func(format string, a ...any) {
+			rep.Problems = append(rep.Problems, Problem{rep.Lines, fmt.Sprintf(format, a...)})
+		}
+		raw := hex.EncodeToString(sum)
+		if !terminated {
+			problem("no newline at its end (a write cut short, or appended by hand): not an mcpsandbox entry")
+			prev = []string{raw}
+			break
+		}
+		if n > maxParse {
+			problem("over-long (%d bytes; mcpsandbox lines are at most %d): not an mcpsandbox entry", n, MaxLine)
+			prev = []string{raw}
+			continue
+		}
+		h, why := checkEntry(line)
+		if why != "" && h == "" {
+			size := fmt.Sprintf("%d bytes", n)
+			if n >= MaxLine {
+				size += fmt.Sprintf(", over-long: mcpsandbox lines are at most %d", MaxLine)
+			}
+			problem("%s (%s)", why, size)
+			prev = []string{raw}
+			continue
+		}
 		var e Entry
-		if err := json.Unmarshal(line, &e); err != nil {
-			return rep, fmt.Errorf("line %d: not an audit entry: %w", rep.Lines, err)
+		_ = json.Unmarshal(line, &e) // checkEntry parsed it
+		if !contains(prev, e.Prev) {
+			problem("chain broken: it names previous hash %.12s…, which is not line %d's (a line was removed or inserted here)", e.Prev, rep.Lines-1)
 		}
-		if e.Prev != prev {
-			return rep, fmt.Errorf("line %d: chain broken: it names previous hash %.12s…, but line %d has %.12s… (a line was removed or inserted here)", rep.Lines, e.Prev, rep.Lines-1, prev)
+		if why != "" {
+			problem("%s", why)
+			prev = []string{h, raw}
+		} else {
+			prev = []string{h}
 		}
-		stored := e.Hash
-		if _, err := e.seal(); err != nil || e.Hash != stored {
-			return rep, fmt.Errorf("line %d: its content does not match its hash (the line was edited)", rep.Lines)
+		if e.Call != "" {
+			if e.Decision == DecisionStarted {
+				if len(open) < maxTrackedCalls {
+					open[e.Call] = true
+				}
+			} else {
+				delete(open, e.Call)
+			}
 		}
-		prev = stored
 	}
-	if err := sc.Err(); err != nil {
-		return rep, fmt.Errorf("read audit log: %w", err)
+	rep.Unfinished = len(open)
+	if len(prev) > 0 {
+		rep.Head = prev[0]
 	}
-	rep.Head = prev
+	if len(rep.Problems) > 0 {
+		p := rep.Problems[0]
+		more := ""
+		if len(rep.Problems) > 1 {
+			more = fmt.Sprintf(" (and %d more problem lines)", len(rep.Problems)-1)
+		}
+		return rep, fmt.Errorf("line %d: %s%s", p.Line, p.What, more)
+	}
 	return rep, nil
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// readLine reads one line, holding at most maxParse bytes of it (line is nil when longer):
+// n is its whole length without the newline, sum the sha256 of those bytes.
+func readLine(br *bufio.Reader) (line []byte, n int64, sum []byte, terminated bool, err error) {
+	h := sha256.New()
+	for {
+		chunk, rerr := br.ReadSlice('\n')
+		body := chunk
+		if rerr == nil {
+			body = chunk[:len(chunk)-1]
+			terminated = true
+		}
+		h.Write(body)
+		if n+int64(len(body)) <= maxParse {
+			line = append(line, body...)
+		} else {
+			line = nil
+		}
+		n += int64(len(body))
+		switch {
+		case rerr == nil:
+			return line, n, h.Sum(nil), true, nil
+		case errors.Is(rerr, bufio.ErrBufferFull):
+			continue
+		case errors.Is(rerr, io.EOF):
+			return line, n, h.Sum(nil), false, nil
+		default:
+			return nil, n, nil, false, rerr
+		}
+	}
 }
