@@ -53,14 +53,14 @@ import (
 // EgressPort is where the proxy answers inside the sandbox's network namespace (127.0.0.1).
 const EgressPort = helper.EgressPort
 
-// maxEgressConns bounds the proxy connections one call holds open at once; more wait in the
-// listener's backlog until one ends.
-const maxEgressConns = 32
+// The proxy connections one call holds open at once are bounded by limits.egress_connections;
+// more wait in the listener's backlog until one ends (the call's own: no other call shares it).
 
 // egress is the executor's side of the egress path; nil when the policy has no host list.
 type egress struct {
 	port  int
 	hosts []string // what the policy lists, for Layers and the logs
+	conns int      // limits.egress_connections: one call's connections at once
 	// forCall makes one call's proxy: serve handles one sandbox connection until it ends, stop
 	// ends what is left when the call ends. A proxy per call lets every decision carry the
 	// call's session.
@@ -119,6 +119,7 @@ type egressCall struct {
 	closed bool
 	ln     net.Listener
 	conns  map[net.Conn]struct{}
+	max    int
 	wg     sync.WaitGroup
 }
 
@@ -127,7 +128,7 @@ func (g *egress) call(session string) *egressCall {
 	if g == nil {
 		return nil
 	}
-	c := &egressCall{conns: map[net.Conn]struct{}{}}
+	c := &egressCall{conns: map[net.Conn]struct{}{}, max: g.conns}
 	c.serve, c.stop = g.forCall(session)
 	return c
 }
@@ -195,7 +196,7 @@ func (c *egressCall) start(fd int) {
 
 func (c *egressCall) accept(ln net.Listener) {
 	defer c.wg.Done()
-	slots := make(chan struct{}, maxEgressConns)
+	slots := make(chan struct{}, max(c.max, 1))
 	for {
 		slots <- struct{}{}
 		conn, err := ln.Accept()
@@ -277,7 +278,10 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 		return nil, nil
 	}
 	rules := n.Hosts()
-	g := &egress{port: EgressPort, server: p.Name, polHash: p.Hash(), log: o.Logger}
+	g := &egress{port: EgressPort, server: p.Name, polHash: p.Hash(), log: o.Logger, conns: p.Limits.EgressConnections}
+	if g.conns <= 0 {
+		g.conns = policy.DefaultEgressConnections
+	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -286,7 +290,7 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 	}
 	// one proxy per call: its bounds (connections, names below wildcard rules, decisions logged
 	// one by one a second) are the call's own
-	po := egressproxy.Options{Key: "allowlist.network", Logger: o.Logger, Scope: "call"}
+	po := egressproxy.Options{Key: "allowlist.network", Logger: o.Logger, Scope: "call", MaxConns: g.conns}
 	g.forCall = func(session string) (func(net.Conn), func()) {
 		o := po
 		o.Audit = func(d egressproxy.Decision) { g.record(d, session) }

@@ -257,6 +257,9 @@ func (e *Executor) startEgress() (*egressState, error) {
 	}
 	quota := e.opts.EgressConns
 	if quota <= 0 {
+		quota = e.pol.Limits.EgressConnections // limits.egress_connections
+	}
+	if quota <= 0 {
 		quota = DefaultEgressConns
 	}
 	s := &egressState{dir: dir, hosts: n.Hosts(), quota: quota, total: make(chan struct{}, egressTotal(quota)),
@@ -264,7 +267,7 @@ func (e *Executor) startEgress() (*egressState, error) {
 		server: e.pol.Name, polHash: e.pol.Hash(), polAudit: e.pol.Audit.Path, warn: e.log.Warn}
 	s.popts = egress.Options{
 		Key: "docker.network", Resolver: e.opts.EgressResolver, AllowLoopback: e.opts.EgressAllowLoopback, AllowAddrs: e.opts.EgressAllowAddrs,
-		Logger: e.log, MaxConns: quota,
+		Logger: e.log, MaxConns: quota, Scope: "container",
 	}
 	if mutated("docker-egress-quota") {
 		s.popts.MaxConns = cap(s.total) // one pool for all containers

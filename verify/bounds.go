@@ -1,0 +1,67 @@
+package verify
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/serve/egress"
+)
+
+// Bound is one limit on what reaches serve from a client, a sandbox or an upstream: every
+// boundary has one (issue 22), and explain and the README list them all.
+type Bound struct {
+	Boundary string `json:"boundary"` // where it applies: "stdio", "http", "audit", "egress", "e2b", "calls"
+	What     string `json:"what"`
+	Value    string `json:"value"`
+	Key      string `json:"key,omitempty"` // the policy key that sets it; "" = fixed in this build
+	Past     string `json:"past"`          // what happens past it
+}
+
+// Bounds lists the bounds in force for p. Values come from the policy and from the constants
+// the enforcing packages use, so the list cannot drift from the code.
+func Bounds(p *policy.Policy) []Bound {
+	l := p.Limits
+	n := strconv.Itoa
+	bs := []Bound{
+		{"calls", "wall clock per call", l.Timeout.String(), "limits.timeout", "the call's process tree is killed; the result says timed_out"},
+		{"calls", "output per stream", l.MaxOutputBytes.String(), "limits.max_output_bytes", "the rest is dropped; the result says truncated"},
+		{"calls", "calls running at once", n(l.MaxConcurrent), "limits.max_concurrent", "more wait up to limits.timeout for a slot, then are refused"},
+		{"stdio", "one JSON-RPC message", size(serve.MaxLine), "", "answered -32600 with the request's id, never held whole; a tools/call is audited refused (stdio.max_message)"},
+		{"http", "open connections", n(l.MaxConnections), "limits.max_connections", "a new connection closes the oldest one without a valid token, else the oldest idle one"},
+		{"http", "connections without a valid token", "a quarter of limits.max_connections", "", "the oldest such connection is closed; the rest is kept for clients with the token"},
+		{"http", "live MCP sessions", n(l.MaxSessions), "limits.max_sessions", "a new initialize gets 503 naming the key"},
+		{"http", "session without a request", l.SessionIdle.String(), "limits.session_idle", "the session is closed and its sandboxes ended"},
+		{"http", "request head", "64KiB, read within " + durationText(serve.DefaultHeaderTimeout), "", "431, or the connection is closed"},
+		{"http", "request body", "4MiB, read within " + durationText(serve.DefaultBodyTimeout), "", "413, or the connection is cut"},
+		{"http", "idle keep-alive connection", durationText(serve.DefaultIdleTimeout), "", "the connection is closed"},
+		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
+		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},
+	}
+	hosts := p.Scheme == policy.SchemeAllowlist && p.Allowlist.Net().Mode == policy.NetHosts ||
+		p.Scheme == policy.SchemeDocker && p.Docker.Net().Mode == policy.NetHosts
+	if hosts {
+		scope := "one call"
+		if p.Scheme == policy.SchemeDocker {
+			scope = "one container"
+		}
+		past := "503 naming the bound"
+		if p.Scheme == policy.SchemeAllowlist {
+			past = "more wait until one of the call's own ends"
+		}
+		bs = append(bs,
+			Bound{"egress", "proxy connections of " + scope, n(l.EgressConnections), "limits.egress_connections", past + "; other sandboxes are not affected"},
+			Bound{"egress", "distinct names resolved under wildcard rules, " + scope, n(egress.DefaultMaxWildcardNames), "", "403 (rule limit) before any lookup"},
+			Bound{"egress", "decisions logged one by one, " + scope, n(egress.DefaultLogRate) + " a second", "", "the rest are counted in one summary entry a second (rule log-rate)"},
+			Bound{"egress", "host name in a decision", n(egress.MaxLogHost) + " bytes", "", "clipped, with the full name's sha256"},
+		)
+	}
+	return bs
+}
+
+func size(b int) string { return policy.Size(b).String() }
+
+// durationText is a duration as the policy writes it.
+func durationText(d time.Duration) string { return policy.Duration{Duration: d}.String() }
