@@ -68,7 +68,8 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 		return err
 	}
 	if o.JSON {
-		return harness.WriteJSON(o.IO.Out, map[string]any{"scheme": p.Scheme, "policy_hash": p.Hash(), "threats": threats, "layers": layers})
+		return harness.WriteJSON(o.IO.Out, map[string]any{"scheme": p.Scheme, "policy_hash": p.Hash(), "threats": threats, "layers": layers,
+			"bounds": verify.Bounds(p)})
 	}
 	color := colorOK(o.IO.Out)
 	fmt.Fprintf(o.IO.Out, "Policy %q (scheme %s) on this host:\n\n", p.Name, p.Scheme)
@@ -96,5 +97,13 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 		}
 	}
 	fmt.Fprintf(o.IO.Out, "\n%d of %d threats not enforced. Evidence: mcpsandbox harness --policy FILE -s SCENARIO\n", gaps, len(threats))
+	fmt.Fprintf(o.IO.Out, "\nBounds on what reaches serve (a client, a sandbox or an upstream cannot grow serve or starve the others):\n")
+	for _, b := range verify.Bounds(p) {
+		key := "fixed"
+		if b.Key != "" {
+			key = b.Key
+		}
+		fmt.Fprintf(o.IO.Out, "  %-7s %s: %s (%s)\n  %7s past it: %s\n", b.Boundary, b.What, b.Value, key, "", b.Past)
+	}
 	return nil
 }
