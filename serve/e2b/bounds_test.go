@@ -306,17 +306,17 @@ func TestNoRedirectCarriesKey(t *testing.T) {
 	for _, scope := range []string{"api", "envd"} {
 		e.fake.SetFault(&e2bfake.Fault{Scope: scope, Times: 1, Handler: redirect})
 		_, err := e.run("run_command", "s", 10*time.Second, 1000, map[string]any{"command": "true"})
+		e.fake.SetFault(nil)
+		if k, _ := got.Load("key"); k != nil && k != "" {
+			t.Fatalf("%s: the API key was sent to the redirect's host: %q", scope, k)
+		}
+		if k, _ := got.Load("token"); k != nil && k != "" {
+			t.Fatalf("%s: the sandbox's access token was sent to the redirect's host: %q", scope, k)
+		}
 		if err == nil || !strings.Contains(err.Error(), "redirect") || !strings.Contains(err.Error(), other.URL) {
 			t.Fatalf("%s: want an error naming the redirect, got %v", scope, err)
 		}
 		keyPieces(t, scope+" redirect error", err.Error())
-		e.fake.SetFault(nil)
-	}
-	if k, _ := got.Load("key"); k != nil && k != "" {
-		t.Fatalf("the API key was sent to the redirect's host: %q", k)
-	}
-	if k, _ := got.Load("token"); k != nil && k != "" {
-		t.Fatalf("the sandbox's access token was sent to the redirect's host: %q", k)
 	}
 	e.noLeaks()
 }

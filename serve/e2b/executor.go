@@ -433,11 +433,15 @@ func (e *Executor) acquire(ctx context.Context, c serve.Call) (*Sandbox, error) 
 	sessionID := c.Session
 	if e.cfg.Reuse == "call" {
 		life := min(e.cfg.SandboxTimeout.Duration, c.Timeout+callGrace)
-		sb, err := e.create(ctx, min(life, e.leash))
+		leash := e.leash
+		if mutated("e2b-call-leash") {
+			leash = life
+		}
+		sb, err := e.create(ctx, min(life, leash))
 		if err != nil {
 			return nil, err
 		}
-		if e.leash < life {
+		if leash < life {
 			var lctx context.Context
 			lctx, sb.unleash = context.WithCancel(e.ctx)
 			go e.keepalive(lctx, sb, time.Now().Add(life))
