@@ -71,7 +71,7 @@ type Fault struct {
 	// Handler answers the request instead of the fake (a hostile upstream scripted by a test:
 	// redirects, giant result streams, echoed secrets).
 	Handler http.HandlerFunc
-	Times   int           // how many matching requests to affect; 0 = until cleared
+	Times   int // how many matching requests to affect; 0 = until cleared
 	hits    int
 }
 
