@@ -314,7 +314,7 @@ func (e *Executor) runCode(ctx context.Context, c serve.Call) (*serve.Result, er
 		return res, err
 	}
 	return nil, &CodeError{Name: e.redact(ex.Error.Name), Value: e.redact(ex.Error.Value), Traceback: e.redact(ex.Error.Traceback),
-		Stdout: res.Stdout, Stderr: res.Stderr, Truncated: res.Truncated}
+		Stdout: res.Stdout, Stderr: res.Stderr, Truncated: res.Truncated, Limit: c.MaxOutput}
 }
 
 // CodeError is an exception raised by run_code's code: a tool error carrying its name, value
@@ -323,6 +323,9 @@ type CodeError struct {
 	Name, Value, Traceback string
 	Stdout, Stderr         string
 	Truncated              bool
+	// Limit bounds Error()'s text (limits.max_output_bytes): it is the tool error's text and the
+	// audit's reason. The exception comes first; stdout and stderr stay whole in ToolResult.
+	Limit int
 }
 
 // ToolResult is what the code produced, for a serve that returns tool errors with structured
@@ -345,7 +348,14 @@ func (e *CodeError) Error() string {
 	if e.Truncated {
 		b.WriteString("[output truncated (limits.max_output_bytes)]\n")
 	}
-	return b.String()
+	s := b.String()
+	if e.Limit > 0 && !mutated("e2b-exception-cap") {
+		// Every part was redacted before: the cut cannot leave part of the key.
+		if t, cut := clip(s, e.Limit); cut {
+			s = t + "\n[error text cut at limits.max_output_bytes; stdout and stderr are whole in the structured result]\n"
+		}
+	}
+	return s
 }
 
 func (e *Executor) runCommand(ctx context.Context, c serve.Call) (*serve.Result, error) {
