@@ -38,9 +38,14 @@ type undertakerConfig struct {
 	Key    string `json:"key"`
 }
 
+// undertakerWrite bounds one write to the undertaker's pipe: a stopped or stuck undertaker
+// (SIGSTOP, a full pipe) must not hold a call; past it the undertaker is given up on (the leash
+// remains).
+const undertakerWrite = time.Second
+
 type undertaker struct {
 	mu     sync.Mutex
-	w      io.WriteCloser
+	w      *os.File
 	broken bool
 	done   chan struct{} // closed when the process has exited
 }
@@ -63,11 +68,15 @@ func startUndertaker(cfg Config) (*undertaker, error) {
 	cmd.Env = append(cmd.Env, undertakerEnv+"=1")
 	cmd.Dir = os.TempDir()
 	detach(cmd)
-	w, err := cmd.StdinPipe()
+	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdin = r
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
 		return nil, fmt.Errorf("start %s as the undertaker: %w", exe, err)
 	}
 	u := &undertaker{w: w, done: make(chan struct{})}
@@ -88,6 +97,7 @@ func (u *undertaker) send(line string) error {
 	if u.broken {
 		return io.ErrClosedPipe
 	}
+	u.w.SetWriteDeadline(time.Now().Add(undertakerWrite))
 	if _, err := io.WriteString(u.w, line+"\n"); err != nil {
 		u.broken = true
 		return err
