@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -195,14 +196,37 @@ func TestE2BSessionReuseAndRestart(t *testing.T) {
 	f.cs.Close() // waits for serve to exit
 	f.settle(0)
 
-	// SIGKILL: serve cannot clean up; the next serve on this host kills what it left.
+	// SIGKILL: serve cannot clean up, its undertaker does, within seconds.
 	f.start(e2bKey)
 	f.call("run_command", map[string]any{"command": "true"})
 	f.settle(1)
 	f.cmd.Process.Kill()
 	f.cs.Close()
+	killed := time.Now()
+	for f.fake.Count() != 0 {
+		if time.Since(killed) > 3*time.Second {
+			t.Fatal("the sandbox of a SIGKILLed serve still lives 3s later: its undertaker did not kill it")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// SIGKILL of serve and its undertaker (a kill of the whole cgroup): the next serve on this
+	// host kills what they left.
+	f.start(e2bKey)
+	f.call("run_command", map[string]any{"command": "true"})
+	f.settle(1)
+	under := undertakers(f.cmd.Process.Pid)
+	if len(under) != 1 {
+		t.Fatalf("want serve's one undertaker process, found %v", under)
+	}
+	if up, err := os.FindProcess(under[0]); err == nil {
+		up.Kill()
+	}
+	f.cmd.Process.Kill()
+	f.cs.Close()
+	time.Sleep(500 * time.Millisecond)
 	if f.fake.Count() != 1 {
-		t.Fatal("negative control: after SIGKILL the sandbox should still be there")
+		t.Fatal("negative control: after SIGKILL of serve and its undertaker the sandbox should still be there")
 	}
 	f.start(e2bKey)
 	f.settle(0)
@@ -304,20 +328,13 @@ func TestE2BHarnessOffline(t *testing.T) {
 		t.Fatalf("harness --json: %v\n%s\n%s", err, out, stderr)
 	}
 	got := outcomes(&rep)
-	for _, id := range []string{"cpu-spin-past-timeout", "output-flood-python", "setsid-survivor", "grandchild-holds-stdout", "fake-jsonrpc-on-fds"} {
+	// server-killed-mid-call: a SIGKILLed serve's undertaker kills its sandbox at once (#22).
+	for _, id := range []string{"cpu-spin-past-timeout", "output-flood-python", "setsid-survivor", "grandchild-holds-stdout", "fake-jsonrpc-on-fds", "server-killed-mid-call"} {
 		if !slices.Contains(got[harness.Contained], id) {
 			t.Errorf("%s: want CONTAINED (serve's own promise), outcomes %v", id, got)
 		}
 	}
-	// A serve killed mid-call cannot kill its sandbox: it lives on until its E2B lifetime (the
-	// call's timeout + 15 s) or the next serve's sweep, an honest breach when the SIGKILL lands
-	// after the command started. Nothing else may breach.
-	for _, id := range got[harness.Breach] {
-		if id != "server-killed-mid-call" {
-			t.Errorf("unexpected breach %s", id)
-		}
-	}
-	if (code != 0) != (len(got[harness.Breach]) > 0) {
+	if len(got[harness.Breach]) > 0 || code != 0 {
 		t.Errorf("exit %d with breaches %v", code, got[harness.Breach])
 	}
 	for _, r := range rep.Results {
@@ -334,4 +351,24 @@ func TestE2BHarnessOffline(t *testing.T) {
 	if out, stderr, code := runCmd(t, cmd); code != 0 || !strings.Contains(out, "every detector can report a breach") {
 		t.Fatalf("e2b negative controls (exit %d):\n%s\n%s", code, out, stderr)
 	}
+}
+
+// undertakers lists the undertaker processes serve (pid) started.
+func undertakers(pid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) && strings.Contains(string(cmd), "e2b-undertaker") {
+			p, _ := strconv.Atoi(e.Name())
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -68,7 +68,10 @@ type Fault struct {
 	Huge    bool          // an endless body (api: JSON that never ends; envd: endless output; execute: endless line)
 	Garbage bool          // malformed frames / bodies
 	EchoKey bool          // with Status 401: echo the presented key back in the error body (a hostile upstream)
-	Times   int           // how many matching requests to affect; 0 = until cleared
+	// Handler answers the request instead of the fake (a hostile upstream scripted by a test:
+	// redirects, giant result streams, echoed secrets).
+	Handler http.HandlerFunc
+	Times   int // how many matching requests to affect; 0 = until cleared
 	hits    int
 }
 
@@ -359,6 +362,9 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f *Fault, sc
 		}
 	}
 	switch {
+	case f.Handler != nil:
+		f.Handler(w, r)
+		return true
 	case f.Hang:
 		select {
 		case <-r.Context().Done():

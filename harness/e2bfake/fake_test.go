@@ -181,11 +181,11 @@ func TestInterpreterEventsAreJSON(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
-	ex, err := c.RunCode(ctx, sb, "x = 'q\"b\\\\ t\\tn\\n é\\x01'\nx", "", &out, &errb)
+	ex, err := c.RunCode(ctx, sb, "x = 'q\"b\\\\ t\\tn\\n é\\x01'\nx", "", &out, &errb, 0)
 	if err != nil || len(ex.Results) != 1 || ex.Results[0] != `'q"b\\ t\tn\n é\x01'` {
 		t.Fatalf("result %+v %v", ex, err)
 	}
-	ex, err = c.RunCode(ctx, sb, "raise ValueError('a \"q\" \\\\ \\n é \\ud800')", "", &out, &errb)
+	ex, err = c.RunCode(ctx, sb, "raise ValueError('a \"q\" \\\\ \\n é \\ud800')", "", &out, &errb, 0)
 	if err != nil || ex.Error == nil || ex.Error.Name != "ValueError" || ex.Error.Value != "a \"q\" \\ \n é \uFFFD" {
 		t.Fatalf("error %+v %v", ex.Error, err)
 	}

@@ -25,7 +25,7 @@ var threats = []verify.ThreatRule{
 	{Threat: "read the server's E2B API key", Layers: []string{se.LayerKeyStaysHome},
 		Scenarios: []string{"proc-self-environ", "proc-parent-environ"}},
 	{Threat: "leave processes or sandboxes running after the call", Layers: []string{se.LayerLifecycle},
-		Caveat: "a serve killed mid-call (SIGKILL, crash) cannot kill its sandbox: E2B ends it after its lifetime (the call's timeout + 15 s with reuse = call; within a minute of the last keepalive with reuse = session) or the next serve on this host kills it at start",
+		Caveat: "a serve killed mid-call (SIGKILL, crash) leaves its sandboxes to its undertaker, a process of its own started with serve, which kills them as soon as serve's pipe to it closes; if the undertaker is killed too (a kill of the whole cgroup), E2B ends each sandbox within its leash (30 s: sandboxes are created with that lifetime and kept alive while needed), and the next serve on this host kills it at start",
 		Gap: func(p *policy.Policy) string {
 			if p.E2B.Reuse == "session" {
 				return "reuse = session: the session's sandbox and whatever it started live until the session ends or e2b.sandbox_timeout (" + p.E2B.SandboxTimeout.String() + ") passes"
@@ -36,5 +36,5 @@ var threats = []verify.ThreatRule{
 		By:        "serve's limits (timeout, max_output_bytes) and the E2B client's deadlines, capped streams and size-limited frames",
 		Scenarios: []string{"output-flood-file", "output-flood-python", "sleep-past-timeout", "cpu-spin-past-timeout", "concurrent-long-calls", "fake-jsonrpc-on-fds"}},
 	{Threat: "a broken or hostile E2B endpoint hangs serve or grows its memory", Server: true,
-		By: "every E2B request has a deadline; answers, Connect frames and NDJSON lines are size-limited; bounded retries on 429/502/503"},
+		By: "every E2B request has a deadline, and the call's timeout bounds creating its sandbox; answers, Connect frames and NDJSON lines are size-limited; run_code results are capped (64 results, limits.max_output_bytes) and an exception's name, value and traceback share limits.max_output_bytes, dropped as they arrive; no redirect is followed (it would carry the key); the key is redacted from every upstream string before any cap; bounded retries on 429/502/503"},
 }

@@ -37,6 +37,12 @@ const (
 	maxErrBody     = 4 << 10 // what an error body may contribute to a message
 	maxListPages   = 50
 	defaultReqTime = 30 * time.Second
+	// MaxResults is how many results (display values) of one run_code call are kept; the
+	// results' bytes count against the call's output limit (limits.max_output_bytes). What is
+	// past either is dropped as it arrives and the call is marked truncated.
+	MaxResults = 64
+	// maxErrText bounds what an upstream string contributes to an error message.
+	maxErrText = 300
 )
 
 // Config says where E2B is and how to authenticate.
@@ -91,7 +97,10 @@ func NewClient(cfg Config) *Client {
 		cfg.Backoff = 200 * time.Millisecond
 	}
 	hc := cfg.HTTP
-	if hc == nil {
+	if hc != nil {
+		c := *hc
+		hc = &c
+	} else {
 		hc = &http.Client{Transport: &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
 			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -101,6 +110,12 @@ func NewClient(cfg Config) *Client {
 			MaxIdleConnsPerHost:   64,
 			ForceAttemptHTTP2:     true,
 		}}
+	}
+	if !mutated("e2b-no-redirect-key") {
+		// A redirect would carry X-API-Key (or a sandbox's access token) to wherever it points:
+		// Go strips only Authorization and Cookie on a cross-host redirect. None is followed;
+		// the 3xx answer itself is reported (see redirectErr).
+		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
 	return &Client{cfg: cfg, hc: hc}
 }
@@ -114,6 +129,7 @@ type Sandbox struct {
 	Domain      string
 	token       string
 	EnvdVersion string
+	unleash     context.CancelFunc // stops a reuse = call sandbox's keepalive (executor)
 }
 
 // Info is one sandbox of a list.
@@ -164,21 +180,45 @@ func (e *APIError) Is(target error) bool {
 	return false
 }
 
-// clean makes an upstream string safe for a message: bounded, printable, and without the key.
+// clean makes an upstream string safe for a message: printable, without the key, bounded —
+// in that order: characters removed after redaction could join a key split by them, and a cut
+// before redaction could leave the key's first half.
 func (c *Client) clean(s string) string {
-	if c.cfg.APIKey != "" {
-		s = strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
-	}
 	s = strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\t' || unicode.IsPrint(r) {
 			return r
 		}
 		return -1
 	}, strings.ToValidUTF8(s, ""))
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	s = c.redactErrText(s)
+	if t, cut := clip(s, maxErrText); cut {
+		s = t + "…"
 	}
 	return strings.TrimSpace(s)
+}
+
+// redactErrText removes the key (and a cut-off start of it) from upstream text bound for an
+// error message or the log.
+func (c *Client) redactErrText(s string) string {
+	if mutated("e2b-redact-errors") {
+		return s
+	}
+	return redactKey(s, c.cfg.APIKey, true)
+}
+
+// redactOut removes the key from upstream text bound for a result (a result value, an
+// exception). s is whole: it is redacted before any cap applies.
+func (c *Client) redactOut(s string) string {
+	if mutated("e2b-redact") {
+		return s
+	}
+	return redactKey(s, c.cfg.APIKey, false)
+}
+
+// redirectErr reports a 3xx answer: never followed, since the request carries a credential.
+func (c *Client) redirectErr(what string, resp *http.Response) error {
+	return fmt.Errorf("%s: %s answered %d with a redirect to %q, which mcpsandbox does not follow (the request carries the E2B key or the sandbox's token, and would take it to another address): point e2b.api_url / E2B_API_URL (or E2B_SANDBOX_URL) at the final address if you trust it",
+		what, c.clean(resp.Request.URL.Redacted()), resp.StatusCode, c.clean(resp.Header.Get("Location")))
 }
 
 func retryable(status int) bool {
@@ -217,12 +257,16 @@ func (c *Client) api(ctx context.Context, op, method, path string, body, out any
 			return nil, err
 		}
 	}
+	budget := ""
+	if dl, ok := ctx.Deadline(); ok {
+		budget = " within " + time.Until(dl).Round(100*time.Millisecond).String()
+	}
 	for attempt := 0; ; attempt++ {
 		h, status, msg, err := c.apiOnce(ctx, method, path, payload, out, limit)
 		last := attempt >= c.cfg.Retries
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("the E2B API at %s did not answer in time to %s (the call's deadline passed): %w", c.cfg.APIURL, op, ctx.Err())
+				return nil, &SlowAPIError{Op: op, URL: c.cfg.APIURL, Budget: budget, err: ctx.Err()}
 			}
 			return nil, err // unreachable, refused, malformed: retrying would only delay the error
 		}
@@ -233,7 +277,7 @@ func (c *Client) api(ctx context.Context, op, method, path string, body, out any
 			if sleep(ctx, c.backoff(attempt, h.Get("Retry-After"))) == nil {
 				continue
 			}
-			return nil, fmt.Errorf("E2B %s: %w (last answer %d: %s)", op, ctx.Err(), status, msg)
+			return nil, &SlowAPIError{Op: op, URL: c.cfg.APIURL, Budget: budget, err: ctx.Err(), last: fmt.Sprintf("%d: %s", status, msg)}
 		}
 		return nil, &APIError{Op: op, Status: status, Message: msg, keyEnv: c.cfg.KeyEnv, tries: attempt + 1}
 	}
@@ -260,6 +304,9 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, payload []byt
 		return nil, 0, "", c.unreachable(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode/100 == 3 {
+		return nil, 0, "", c.redirectErr("the E2B API", resp)
+	}
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
 		var e struct {
@@ -289,6 +336,39 @@ func (c *Client) apiOnce(ctx context.Context, method, path string, payload []byt
 		return nil, 0, "", fmt.Errorf("E2B's answer to %s %s is not the expected JSON (%v): is e2b.api_url (%s) an E2B API?", method, path, err, c.cfg.APIURL)
 	}
 	return resp.Header, resp.StatusCode, "", nil
+}
+
+// SlowAPIError is a control-plane request the call's deadline (or its cancel) ended: it says
+// what was slow and how long it had.
+type SlowAPIError struct {
+	Op, URL, Budget string
+	last            string
+	err             error
+}
+
+func (e *SlowAPIError) Error() string {
+	s := fmt.Sprintf("E2B's API at %s did not answer %s%s (the call's limits.timeout)", e.URL, opGerund(e.Op), e.Budget)
+	if e.last != "" {
+		s += "; its last answer was " + e.last
+	}
+	return s + ": E2B may be slow or unreachable; try again, or raise limits.timeout"
+}
+
+func (e *SlowAPIError) Unwrap() error { return e.err }
+
+// opGerund turns "create sandbox" into "creating the sandbox".
+func opGerund(op string) string {
+	switch op {
+	case "create sandbox":
+		return "creating the sandbox"
+	case "kill sandbox":
+		return "killing the sandbox"
+	case "set sandbox timeout":
+		return "extending the sandbox's lifetime"
+	case "list sandboxes":
+		return "listing the sandboxes"
+	}
+	return "to " + op
 }
 
 func (c *Client) unreachable(err error) error {
@@ -416,6 +496,9 @@ func (c *Client) sandboxRequest(ctx context.Context, sb *Sandbox, port int, path
 
 // sandboxStatus turns a failed answer from inside a sandbox into an error.
 func (c *Client) sandboxStatus(what string, resp *http.Response) error {
+	if resp.StatusCode/100 == 3 {
+		return c.redirectErr(what, resp)
+	}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
 	msg := c.clean(string(b))
 	switch resp.StatusCode {
@@ -438,6 +521,11 @@ type CommandResult struct {
 // streaming stdout and stderr into the writers (which cap them). ctx's deadline is sent as
 // Connect-Timeout-Ms, so envd kills the command too; when it passes the result says TimedOut.
 func (c *Client) RunCommand(ctx context.Context, sb *Sandbox, command string, stdout, stderr io.Writer) (*CommandResult, error) {
+	// The key is taken out of the streams before the writers cap them.
+	ro, re := newRedactWriter(stdout, c.cfg.APIKey), newRedactWriter(stderr, c.cfg.APIKey)
+	defer ro.Flush()
+	defer re.Flush()
+	stdout, stderr = ro, re
 	msg, _ := json.Marshal(map[string]any{
 		"process": map[string]any{"cmd": "/bin/bash", "args": []string{"-l", "-c", command}, "envs": map[string]string{}, "cwd": "/home/user"},
 		"stdin":   false,
@@ -585,11 +673,25 @@ type Execution struct {
 	Results  []string // text of each result, the main result (the last expression) included
 	Error    *ExecError
 	TimedOut bool
+	// Truncated: results past MaxResults or the byte limit were dropped, or the exception
+	// was cut to the byte limit.
+	Truncated bool
 }
 
 // RunCode runs code through the code interpreter's /execute, streaming stdout and stderr into
 // the writers. A raised exception is Execution.Error, not an error: the call itself worked.
-func (c *Client) RunCode(ctx context.Context, sb *Sandbox, code, language string, stdout, stderr io.Writer) (*Execution, error) {
+// limit bounds the results' total bytes, and separately the exception's (name, value and
+// traceback together); 0 means maxLine. Results past it or past MaxResults are dropped as they
+// arrive, never held. Every upstream string is redacted before it is cut.
+func (c *Client) RunCode(ctx context.Context, sb *Sandbox, code, language string, stdout, stderr io.Writer, limit int) (*Execution, error) {
+	if limit <= 0 {
+		limit = maxLine
+	}
+	ro, re := newRedactWriter(stdout, c.cfg.APIKey), newRedactWriter(stderr, c.cfg.APIKey)
+	defer ro.Flush()
+	defer re.Flush()
+	stdout, stderr = ro, re
+	resultBytes := 0
 	body := map[string]any{"code": code}
 	if language != "" {
 		body["language"] = language
@@ -653,11 +755,35 @@ func (c *Client) RunCode(ctx context.Context, sb *Sandbox, code, language string
 		case "stderr":
 			io.WriteString(stderr, ev.Text)
 		case "result":
-			if ev.Text != "" {
-				ex.Results = append(ex.Results, ev.Text)
+			if ev.Text == "" {
+				continue
 			}
+			t := c.redactOut(ev.Text)
+			if !mutated("e2b-results-cap") {
+				if len(ex.Results) >= MaxResults || resultBytes >= limit {
+					ex.Truncated = true
+					continue
+				}
+				var cut bool
+				if t, cut = clip(t, limit-resultBytes); cut {
+					ex.Truncated = true
+				}
+			}
+			resultBytes += len(t)
+			ex.Results = append(ex.Results, t)
 		case "error":
-			ex.Error = &ExecError{Name: ev.Name, Value: ev.Value, Traceback: ev.Traceback}
+			e := &ExecError{Name: c.redactOut(ev.Name), Value: c.redactOut(ev.Value), Traceback: c.redactOut(ev.Traceback)}
+			if !mutated("e2b-exception-cap") {
+				room := limit
+				for _, f := range []*string{&e.Name, &e.Value, &e.Traceback} {
+					var cut bool
+					if *f, cut = clip(*f, room); cut {
+						ex.Truncated = true
+					}
+					room -= len(*f)
+				}
+			}
+			ex.Error = e
 		case "end_of_execution":
 			return ex, nil
 		}

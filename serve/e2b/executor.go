@@ -56,6 +56,8 @@ type Options struct {
 	NoReap bool
 	// Leash overrides defaultLeash (tests).
 	Leash time.Duration
+	// NoUndertaker: do not start the undertaker process (see undertaker.go).
+	NoUndertaker bool
 }
 
 // Executor proxies calls to E2B sandboxes.
@@ -83,6 +85,8 @@ type Executor struct {
 	users    map[*Sandbox]int
 	retired  map[*Sandbox]bool
 	inflight sync.WaitGroup
+	bg       sync.WaitGroup // kills that outlived their call's wait (killSoon)
+	under    *undertaker    // nil if it could not start
 }
 
 type session struct {
@@ -101,9 +105,11 @@ func (s *session) stop() {
 	}
 }
 
-// defaultLeash is how long a session's sandbox outlives this serve if serve dies without
-// killing it (SIGKILL, crash): it is created with this lifetime and kept alive while serve runs.
-const defaultLeash = time.Minute
+// defaultLeash is how long a sandbox outlives this serve if serve dies without killing it
+// (SIGKILL, crash) and its undertaker died with it: every sandbox is created with at most this
+// lifetime and kept alive (POST /sandboxes/{id}/timeout, every leash/3) while its call or session
+// needs it. The undertaker normally kills them within a second of serve's death.
+const defaultLeash = 30 * time.Second
 
 // New builds the executor from the policy's [e2b] section and the environment.
 func New(p *policy.Policy, o Options) (*Executor, error) {
@@ -151,6 +157,13 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	e.labels = map[string]string{LabelOwner: "1", LabelHost: e.host, LabelInstance: e.instance,
 		LabelPID: strconv.Itoa(os.Getpid()), LabelStart: start}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
+	if e.keyErr == nil && !o.NoUndertaker && !mutated("e2b-undertaker") {
+		u, err := startUndertaker(e.client.cfg)
+		if err != nil {
+			e.log.Warn("e2b: could not start the undertaker; if serve is killed, its sandboxes live on until their leash ends", "leash", e.leash, "err", e.client.redactErrText(err.Error()))
+		}
+		e.under = u
+	}
 	if o.NoReap || e.keyErr != nil {
 		close(e.reaped)
 	} else {
@@ -198,9 +211,13 @@ func (e *Executor) Ready() error { return e.keyErr }
 // Layers says what isolates a call: E2B's microVM (its promise, not checked here) and what
 // this proxy enforces itself.
 func (e *Executor) Layers() []serve.Layer {
-	life := fmt.Sprintf("reuse=call: a fresh sandbox per call, killed when the call ends; created with a lifetime of the call's timeout + %s, so a serve killed mid-call leaves it no longer", callGrace)
+	under := "an undertaker process (started with serve, in its own session) holds a pipe from serve and kills serve's sandboxes the moment serve dies, even by SIGKILL"
+	if e.under == nil {
+		under = "no undertaker process is running (it could not start)"
+	}
+	life := fmt.Sprintf("reuse=call: a fresh sandbox per call, killed when the call ends; %s; each sandbox lives at E2B %s at a time, extended while its call runs (at most the call's timeout + %s), so a serve killed with its undertaker leaves it no longer", under, e.leash, callGrace)
 	if e.cfg.Reuse == "session" {
-		life = fmt.Sprintf("reuse=session: one sandbox per MCP session, killed when the session ends, on shutdown, or after e2b.sandbox_timeout (%s); kept alive at E2B %s at a time, so a serve killed without cleaning up leaves it no longer", e.cfg.SandboxTimeout, e.leash)
+		life = fmt.Sprintf("reuse=session: one sandbox per MCP session, killed when the session ends, on shutdown, or after e2b.sandbox_timeout (%s); %s; kept alive at E2B %s at a time, so a serve killed with its undertaker leaves it no longer", e.cfg.SandboxTimeout, under, e.leash)
 	}
 	net := "allow_internet_access=false sent at create: E2B blocks the sandbox's internet"
 	if e.cfg.AllowInternet {
@@ -275,7 +292,7 @@ func (e *Executor) runCode(ctx context.Context, c serve.Call) (*serve.Result, er
 	var ex *Execution
 	res, err := e.call(ctx, c, func(ctx context.Context, sb *Sandbox, out, errb *serve.CapBuffer) (*serve.Result, error) {
 		var err error
-		ex, err = e.client.RunCode(ctx, sb, a.Code, a.Language, out, errb)
+		ex, err = e.client.RunCode(ctx, sb, a.Code, a.Language, out, errb, c.MaxOutput)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +302,7 @@ func (e *Executor) runCode(ctx context.Context, c serve.Call) (*serve.Result, er
 				out.Write([]byte("\n"))
 			}
 		}
-		r := &serve.Result{TimedOut: ex.TimedOut}
+		r := &serve.Result{TimedOut: ex.TimedOut, Truncated: ex.Truncated}
 		if ex.TimedOut {
 			r.ExitCode = 128 + 9
 		} else if ex.Error != nil {
@@ -297,7 +314,7 @@ func (e *Executor) runCode(ctx context.Context, c serve.Call) (*serve.Result, er
 		return res, err
 	}
 	return nil, &CodeError{Name: e.redact(ex.Error.Name), Value: e.redact(ex.Error.Value), Traceback: e.redact(ex.Error.Traceback),
-		Stdout: res.Stdout, Stderr: res.Stderr, Truncated: res.Truncated}
+		Stdout: res.Stdout, Stderr: res.Stderr, Truncated: res.Truncated, Limit: c.MaxOutput}
 }
 
 // CodeError is an exception raised by run_code's code: a tool error carrying its name, value
@@ -306,6 +323,9 @@ type CodeError struct {
 	Name, Value, Traceback string
 	Stdout, Stderr         string
 	Truncated              bool
+	// Limit bounds Error()'s text (limits.max_output_bytes): it is the tool error's text and the
+	// audit's reason. The exception comes first; stdout and stderr stay whole in ToolResult.
+	Limit int
 }
 
 // ToolResult is what the code produced, for a serve that returns tool errors with structured
@@ -328,7 +348,14 @@ func (e *CodeError) Error() string {
 	if e.Truncated {
 		b.WriteString("[output truncated (limits.max_output_bytes)]\n")
 	}
-	return b.String()
+	s := b.String()
+	if e.Limit > 0 && !mutated("e2b-exception-cap") {
+		// Every part was redacted before: the cut cannot leave part of the key.
+		if t, cut := clip(s, e.Limit); cut {
+			s = t + "\n[error text cut at limits.max_output_bytes; stdout and stderr are whole in the structured result]\n"
+		}
+	}
+	return s
 }
 
 func (e *Executor) runCommand(ctx context.Context, c serve.Call) (*serve.Result, error) {
@@ -402,7 +429,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, f runFunc) (*serve.Re
 			return nil, e.redactErr(err)
 		}
 		res.Stdout, res.Stderr = e.redact(out.String()), e.redact(errb.String())
-		res.Truncated = out.Dropped() > 0 || errb.Dropped() > 0
+		res.Truncated = res.Truncated || out.Dropped() > 0 || errb.Dropped() > 0
 		return res, nil
 	}
 }
@@ -415,7 +442,21 @@ const callGrace = 15 * time.Second
 func (e *Executor) acquire(ctx context.Context, c serve.Call) (*Sandbox, error) {
 	sessionID := c.Session
 	if e.cfg.Reuse == "call" {
-		return e.create(ctx, min(e.cfg.SandboxTimeout.Duration, c.Timeout+callGrace))
+		life := min(e.cfg.SandboxTimeout.Duration, c.Timeout+callGrace)
+		leash := e.leash
+		if mutated("e2b-call-leash") {
+			leash = life
+		}
+		sb, err := e.create(ctx, min(life, leash))
+		if err != nil {
+			return nil, err
+		}
+		if leash < life {
+			var lctx context.Context
+			lctx, sb.unleash = context.WithCancel(e.ctx)
+			go e.keepalive(lctx, sb, time.Now().Add(life))
+		}
+		return sb, nil
 	}
 	e.mu.Lock()
 	s := e.sessions[sessionID]
@@ -481,25 +522,36 @@ func (e *Executor) keepalive(ctx context.Context, sb *Sandbox, end time.Time) {
 			return
 		}
 		if err != nil && ctx.Err() == nil {
-			e.log.Warn("e2b: could not extend the session's sandbox", "sandbox", sb.ID, "err", e.redact(err.Error()))
+			e.log.Warn("e2b: could not extend the session's sandbox", "sandbox", sb.ID, "err", e.client.redactErrText(err.Error()))
 		}
 	}
 }
 
 func (e *Executor) create(ctx context.Context, ttl time.Duration) (*Sandbox, error) {
-	// A cancel must not abort the create request half-way: E2B may finish a sandbox whose id
-	// never reached us, and nobody would kill it (the HTTP load test saw one left). The create
-	// runs to its end (bounded), and a sandbox made for a call that is gone is killed at once.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	// A client's cancel must not abort the create request half-way: E2B may finish a sandbox
+	// whose id never reached us, and nobody would kill it (the HTTP load test saw one left). The
+	// create runs to its end, and a sandbox made for a call that is gone is killed at once. The
+	// call's deadline does bound it (the call's timeout covers the control plane too): a
+	// sandbox E2B makes after that is one we never hear of, and it dies at its lifetime, a
+	// leash at most (ttl), or at the next serve's start-up sweep.
+	base := context.WithoutCancel(ctx)
+	cctx, cancel := context.WithTimeout(base, createTimeout)
 	defer cancel()
+	if dl, ok := ctx.Deadline(); ok && !mutated("e2b-create-deadline") {
+		var c2 context.CancelFunc
+		cctx, c2 = context.WithDeadline(cctx, dl)
+		defer c2()
+	}
 	sb, err := e.client.Create(cctx, CreateOptions{Template: e.cfg.Template, Timeout: ttl,
 		Metadata: e.labels, AllowInternet: e.cfg.AllowInternet})
 	if err != nil {
-		if ctx.Err() != nil {
+		var slow *SlowAPIError
+		if ctx.Err() != nil && !errors.As(err, &slow) {
 			return nil, ctx.Err()
 		}
 		return nil, err
 	}
+	e.under.add(sb.ID)
 	e.mu.Lock()
 	closed := e.closed
 	if !closed {
@@ -528,7 +580,29 @@ func (e *Executor) drop(sessionID string, sb *Sandbox) {
 		s.stop()
 	}
 	e.mu.Unlock()
-	e.kill(sb)
+	e.killSoon(sb)
+}
+
+// killWait is how long a call's answer waits for its sandbox's kill: a control plane slow to
+// answer the kill does not hold the call past its timeout; the kill goes on in the background
+// (bounded by killTimeout) and Close waits for it.
+const killWait = 2 * time.Second
+
+// killSoon kills sb, waiting for the kill at most killWait.
+func (e *Executor) killSoon(sb *Sandbox) {
+	done := make(chan struct{})
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		defer close(done)
+		e.kill(sb)
+	}()
+	t := time.NewTimer(killWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // retire detaches sb from its session and marks it to be killed when its last call ends.
@@ -553,7 +627,7 @@ func (e *Executor) release(sb *Sandbox) {
 	doomed := last && e.retired[sb]
 	e.mu.Unlock()
 	if doomed {
-		e.kill(sb)
+		e.killSoon(sb)
 	}
 }
 
@@ -563,11 +637,16 @@ func (e *Executor) kill(sb *Sandbox) {
 	delete(e.live, sb.ID)
 	delete(e.retired, sb)
 	e.mu.Unlock()
+	if sb.unleash != nil {
+		sb.unleash()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 	defer cancel()
 	if err := e.client.Kill(ctx, sb.ID); err != nil {
-		e.log.Warn("e2b: could not kill a sandbox; E2B ends it after e2b.sandbox_timeout", "sandbox", sb.ID, "err", e.redact(err.Error()))
+		e.log.Warn("e2b: could not kill a sandbox; E2B ends it at its lifetime (a leash at most)", "sandbox", sb.ID, "leash", e.leash, "err", e.client.redactErrText(err.Error()))
+		return
 	}
+	e.under.remove(sb.ID)
 }
 
 // EndSession kills the session's sandbox.
@@ -616,16 +695,17 @@ func (e *Executor) Close() error {
 		go func() { defer wg.Done(); e.kill(sb) }()
 	}
 	wg.Wait()
+	e.bg.Wait()
 	<-e.reaped
+	e.under.close()
 	return nil
 }
 
-// redact removes the API key from text that leaves serve (a hostile upstream could echo it).
+// redact removes the API key from output that leaves serve (a hostile upstream could echo it).
+// The client already redacts each stream and value before it is capped; this is a second pass
+// over the capped text.
 func (e *Executor) redact(s string) string {
-	if k := e.client.cfg.APIKey; k != "" {
-		return strings.ReplaceAll(s, k, "[redacted]")
-	}
-	return s
+	return e.client.redactOut(s)
 }
 
 type redactedError struct {
@@ -641,7 +721,7 @@ func (e *Executor) redactErr(err error) error {
 	if errors.As(err, &ref) {
 		return err
 	}
-	if m := e.redact(err.Error()); m != err.Error() {
+	if m := e.client.redactErrText(err.Error()); m != err.Error() {
 		return &redactedError{msg: m, err: err}
 	}
 	return err
