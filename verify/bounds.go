@@ -7,6 +7,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/serve/e2b"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 )
 
@@ -56,6 +57,14 @@ func Bounds(p *policy.Policy) []Bound {
 			Bound{"egress", "distinct names resolved under wildcard rules, " + scope, n(egress.DefaultMaxWildcardNames), "", "403 (rule limit) before any lookup"},
 			Bound{"egress", "decisions logged one by one, " + scope, n(egress.DefaultLogRate) + " a second", "", "the rest are counted in one summary entry a second (rule log-rate)"},
 			Bound{"egress", "host name in a decision", n(egress.MaxLogHost) + " bytes", "", "clipped, with the full name's sha256"},
+		)
+	}
+	if p.Scheme == policy.SchemeE2B {
+		bs = append(bs,
+			Bound{"e2b", "run_code results", n(e2b.MaxResults) + ", their bytes within " + l.MaxOutputBytes.String(), "limits.max_output_bytes", "dropped as they arrive; the result says truncated"},
+			Bound{"e2b", "an exception's name, value and traceback", l.MaxOutputBytes.String() + " together", "limits.max_output_bytes", "cut after the key is redacted; truncated"},
+			Bound{"e2b", "creating a sandbox", "the call's timeout, at most 60s", "limits.timeout", "the call fails naming the slow step"},
+			Bound{"e2b", "a sandbox's life at E2B if serve and its undertaker die", "30s", "", "E2B ends it"},
 		)
 	}
 	return bs
