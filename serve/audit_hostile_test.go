@@ -100,6 +100,13 @@ func TestHostileContentKeepsTheAuditWritable(t *testing.T) {
 		if strings.Contains(text(r), "audit log") {
 			t.Fatalf("%s: answered with an audit failure: %.300s", a.name, text(r))
 		}
+		// the result's text is bounded too: a refusal quoting a huge argument is clipped
+		if bound := int(testPolicy(10*time.Second, 2).Limits.MaxOutputBytes) + MaxErrorText + 100; len(text(r)) > bound {
+			t.Fatalf("%s: the result's text is %d bytes, bound %d", a.name, len(text(r)), bound)
+		}
+		if a.want == "refused" && (len(text(r)) > MaxErrorText+100 || !strings.Contains(text(r), "bytes of this message cut")) {
+			t.Fatalf("%s: the refusal's text is %d bytes (bound %d) and says no cut: %.200s", a.name, len(text(r)), MaxErrorText, text(r))
+		}
 		r, err = call(t, ctx, cs, map[string]any{"echo": fmt.Sprint("next ", i)})
 		if err != nil || r.IsError || !strings.Contains(text(r), fmt.Sprint("next ", i)) {
 			t.Fatalf("after %s the next call was not answered: %v %.300s", a.name, err, text(r))

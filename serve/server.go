@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -191,7 +192,8 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 			res.DurationMS = time.Since(start).Milliseconds()
 			entry.Decision, entry.Reason, entry.ExitCode = "ran", err.Error(), &res.ExitCode
 			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
-			out = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}, StructuredContent: res}
+			text := ClipText(err.Error(), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
+			out = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}
 		case err != nil:
 			entry.Decision, entry.Reason = "error", err.Error()
 			out = errorResult("mcpsandbox could not run the call: " + err.Error())
@@ -263,8 +265,24 @@ func (r *runner) oversize(o Oversize) {
 // RuleMaxMessage is the rule of a stdio message refused for its size (MaxLine).
 const RuleMaxMessage = "stdio.max_message"
 
+// MaxErrorText bounds the text of a refused or failed call's result: a refusal may quote the
+// argument it refused, and an argument can be megabytes.
+const MaxErrorText = 8 << 10
+
 func errorResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ClipText(msg, MaxErrorText)}}}
+}
+
+// ClipText cuts s to at most max bytes (on a UTF-8 boundary) and says how much was cut.
+func ClipText(s string, max int) string {
+	if len(s) <= max || mutated("result-text-clip") {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… [mcpsandbox: %d more bytes of this message cut]", len(s)-cut)
 }
 
 // Render is the text form of a result, for clients that ignore structured content.
