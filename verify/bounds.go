@@ -30,6 +30,7 @@ func Bounds(p *policy.Policy) []Bound {
 		{"calls", "wall clock per call", l.Timeout.String(), "limits.timeout", "the call's process tree is killed; the result says timed_out"},
 		{"calls", "output per stream", l.MaxOutputBytes.String(), "limits.max_output_bytes", "the rest is dropped; the result says truncated"},
 		{"calls", "calls running at once", n(l.MaxConcurrent), "limits.max_concurrent", "more wait up to limits.timeout for a slot, then are refused"},
+		{"calls", "a refused or failed call's text", size(serve.MaxErrorText), "", "clipped, saying how many bytes were cut"},
 		{"stdio", "one JSON-RPC message", size(serve.MaxLine), "", "answered -32600 with the request's id, never held whole; a tools/call is audited refused (stdio.max_message)"},
 		{"http", "open connections", n(l.MaxConnections), "limits.max_connections", "a new connection closes the oldest one without a valid token, else the oldest idle one"},
 		{"http", "connections without a valid token", "a quarter of limits.max_connections", "", "the oldest such connection is closed; the rest is kept for clients with the token"},
