@@ -53,7 +53,11 @@ func needDocker(t *testing.T) *engine.Client {
 		return nil
 	}
 	if _, ok, err := eng.ImagePresent(ctx, dockerImage()); err != nil || !ok {
-		stop("docker e2e: the image %s is missing (%v): build it with sh scripts/build-test-image.sh, or set MCPSANDBOX_TEST_IMAGE", dockerImage(), err)
+		why := "is missing"
+		if err != nil {
+			why = fmt.Sprintf("could not be looked up (%v)", err)
+		}
+		stop("docker e2e: the image %s %s: build it with sh scripts/build-test-image.sh, or set MCPSANDBOX_TEST_IMAGE", dockerImage(), why)
 		return nil
 	}
 	// The harness and its controls read MCPSANDBOX_TEST_IMAGE.
