@@ -6,6 +6,10 @@
 # and XDG_* variables pointing into that HOME. The suite must not notice any of it: every test
 # package gives itself its own HOME, XDG dirs and PATH (issue 24, item 3).
 #
+# make test checks the same automatically for the tests that used to fail (e2e's
+# TestSuitePassesOnADeveloperMachine); this script runs whole packages that way, for a developer
+# or CI to check any package (it takes what `go test` takes: packages, -run, -short).
+#
 # Nothing real is touched: the "developer's HOME" is a scratch directory (Go's caches stay where
 # they are). Afterwards the script checks that no test wrote into that HOME.
 #
