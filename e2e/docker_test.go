@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
@@ -38,24 +39,25 @@ func dockerImage() string {
 // or the test image is missing.
 func needDocker(t *testing.T) *engine.Client {
 	t.Helper()
-	stop := t.Skipf
-	if os.Getenv("CI") == "true" {
-		stop = t.Fatalf
-	}
+	stop := func(format string, args ...any) { testenv.Skip(t, format, args...) } // fails under CI=true
 	eng, err := engine.New()
 	if err != nil {
-		stop("SKIP docker e2e: %v", err)
+		stop("docker e2e: %v", err)
 		return nil
 	}
 	t.Cleanup(func() { eng.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := eng.Version(ctx); err != nil {
-		stop("SKIP docker e2e: no Docker engine answers: %v", err)
+		stop("docker e2e: no Docker engine answers (%v): start one, or set DOCKER_HOST", err)
 		return nil
 	}
 	if _, ok, err := eng.ImagePresent(ctx, dockerImage()); err != nil || !ok {
-		stop("SKIP docker e2e: image %s missing (%v): run scripts/build-test-image.sh or set MCPSANDBOX_TEST_IMAGE", dockerImage(), err)
+		why := "is missing"
+		if err != nil {
+			why = fmt.Sprintf("could not be looked up (%v)", err)
+		}
+		stop("docker e2e: the image %s %s: build it with sh scripts/build-test-image.sh, or set MCPSANDBOX_TEST_IMAGE", dockerImage(), why)
 		return nil
 	}
 	// The harness and its controls read MCPSANDBOX_TEST_IMAGE.

@@ -19,6 +19,7 @@ import (
 	expect "github.com/Netflix/go-expect"
 	"github.com/creack/pty"
 	"github.com/hinshun/vt10x"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -624,10 +625,7 @@ func dockerTestImage(t *testing.T) string {
 		}}}
 	resp, err := cl.Get("http://docker/version")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true but no Docker engine answers at %s: %v", sock, err)
-		}
-		t.Skipf("SKIP: no Docker engine answers at %s (%v): the wizard's docker path with an engine is not tested here", sock, err)
+		testenv.Skip(t, "no Docker engine answers at %s (%v): the wizard's docker path with an engine is not tested here", sock, err) // fails under CI=true
 	}
 	resp.Body.Close()
 	if img := os.Getenv("MCPSANDBOX_TEST_IMAGE"); img != "" {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 )
 
@@ -16,5 +17,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Setenv("MCPSANDBOX_CMD_TEST_CHILD", "1") // inherited by re-executions only
-	os.Exit(m.Run())
+	// Its own HOME, XDG dirs and a PATH without client CLIs: a developer's real policy or an
+	// installed Claude Code must not change what init or serve do here.
+	testenv.Main(m, "cmd/mcpsandbox")
 }

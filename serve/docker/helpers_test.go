@@ -3,12 +3,14 @@ package docker
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
@@ -26,24 +28,25 @@ func testImage() string {
 // present; without them the test skips loudly, or fails under CI=true.
 func needEngine(t testing.TB) *engine.Client {
 	t.Helper()
-	stop := t.Skipf
-	if os.Getenv("CI") == "true" {
-		stop = t.Fatalf
-	}
+	stop := func(format string, args ...any) { testenv.Skip(t, format, args...) } // fails under CI=true; listed at the end
 	eng, err := engine.New()
 	if err != nil {
-		stop("SKIP docker tests: %v", err)
+		stop("docker tests: %v", err)
 		return nil
 	}
 	t.Cleanup(func() { eng.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := eng.Version(ctx); err != nil {
-		stop("SKIP docker tests: no Docker engine answers: %v", err)
+		stop("docker tests: no Docker engine answers (%v): start one, or set DOCKER_HOST", err)
 		return nil
 	}
 	if _, ok, err := eng.ImagePresent(ctx, testImage()); err != nil || !ok {
-		stop("SKIP docker tests: image %s is not in the engine (%v); build it with scripts/build-test-image.sh or set MCPSANDBOX_TEST_IMAGE", testImage(), err)
+		why := "is missing"
+		if err != nil {
+			why = fmt.Sprintf("could not be looked up (%v)", err)
+		}
+		stop("docker tests: the image %s %s: build it with sh scripts/build-test-image.sh, or set MCPSANDBOX_TEST_IMAGE", testImage(), why)
 		return nil
 	}
 	return eng
