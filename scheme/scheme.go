@@ -37,6 +37,18 @@ type Scheme struct {
 	// Default builds the scheme's built-in policy (for --default); workspace "" means a fresh
 	// temporary directory. Nil: the scheme has no built-in policy.
 	Default func(workspace string) (*policy.Policy, error)
+	// Bounds are the scheme's own bounds on what reaches serve (its egress proxy, its
+	// upstream), listed by explain after the common ones (verify.Bounds). Nil: none.
+	Bounds func(p *policy.Policy) []verify.Bound
+}
+
+// AllBounds are the common bounds and then the scheme's own.
+func (s *Scheme) AllBounds(p *policy.Policy) []verify.Bound {
+	bs := verify.Bounds(p)
+	if s.Bounds != nil {
+		bs = append(bs, s.Bounds(p)...)
+	}
+	return bs
 }
 
 // ExecOptions are what serve hands every executor constructor.

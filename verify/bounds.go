@@ -7,7 +7,6 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
-	"github.com/mcpsandbox/mcpsandbox/serve/e2b"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 )
 
@@ -42,33 +41,19 @@ func Bounds(p *policy.Policy) []Bound {
 		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
 		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},
 	}
-	hosts := p.Scheme == policy.SchemeAllowlist && p.Allowlist.Net().Mode == policy.NetHosts ||
-		p.Scheme == policy.SchemeDocker && p.Docker.Net().Mode == policy.NetHosts
-	if hosts {
-		scope := "one call"
-		if p.Scheme == policy.SchemeDocker {
-			scope = "one container"
-		}
-		past := "503 naming the bound"
-		if p.Scheme == policy.SchemeAllowlist {
-			past = "more wait until one of the call's own ends"
-		}
-		bs = append(bs,
-			Bound{"egress", "proxy connections of " + scope, n(l.EgressConnections), "limits.egress_connections", past + "; other sandboxes are not affected"},
-			Bound{"egress", "distinct names resolved under wildcard rules, " + scope, n(egress.DefaultMaxWildcardNames), "", "403 (rule limit) before any lookup"},
-			Bound{"egress", "decisions logged one by one, " + scope, n(egress.DefaultLogRate) + " a second", "", "the rest are counted in one summary entry a second (rule log-rate)"},
-			Bound{"egress", "host name in a decision", n(egress.MaxLogHost) + " bytes", "", "clipped, with the full name's sha256"},
-		)
-	}
-	if p.Scheme == policy.SchemeE2B {
-		bs = append(bs,
-			Bound{"e2b", "run_code results", n(e2b.MaxResults) + ", their bytes within " + l.MaxOutputBytes.String(), "limits.max_output_bytes", "dropped as they arrive; the result says truncated"},
-			Bound{"e2b", "an exception's name, value and traceback", l.MaxOutputBytes.String() + " together", "limits.max_output_bytes", "cut after the key is redacted; truncated"},
-			Bound{"e2b", "creating a sandbox", "the call's timeout, at most 60s", "limits.timeout", "the call fails naming the slow step"},
-			Bound{"e2b", "a sandbox's life at E2B if serve and its undertaker die", "30s", "", "E2B ends it"},
-		)
-	}
 	return bs
+}
+
+// EgressBounds are the bounds of a host list's egress proxy, one per scope ("call",
+// "container"); past says what happens past the connection bound.
+func EgressBounds(l policy.Limits, scope, past string) []Bound {
+	n := strconv.Itoa
+	return []Bound{
+		{"egress", "proxy connections of one " + scope, n(l.EgressConnections), "limits.egress_connections", past + "; other sandboxes are not affected"},
+		{"egress", "distinct names resolved under wildcard rules, per " + scope, n(egress.DefaultMaxWildcardNames), "", "403 (rule limit) before any lookup"},
+		{"egress", "decisions logged one by one, per " + scope, n(egress.DefaultLogRate) + " a second", "", "the rest are counted in one summary entry a second (rule log-rate)"},
+		{"egress", "host name in a decision", n(egress.MaxLogHost) + " bytes", "", "clipped, with the full name's sha256"},
+	}
 }
 
 func size(b int) string { return policy.Size(b).String() }

@@ -69,7 +69,7 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 	}
 	if o.JSON {
 		return harness.WriteJSON(o.IO.Out, map[string]any{"scheme": p.Scheme, "policy_hash": p.Hash(), "threats": threats, "layers": layers,
-			"bounds": verify.Bounds(p)})
+			"bounds": sc.AllBounds(p)})
 	}
 	color := colorOK(o.IO.Out)
 	fmt.Fprintf(o.IO.Out, "Policy %q (scheme %s) on this host:\n\n", p.Name, p.Scheme)
@@ -98,7 +98,7 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 	}
 	fmt.Fprintf(o.IO.Out, "\n%d of %d threats not enforced. Evidence: mcpsandbox harness --policy FILE -s SCENARIO\n", gaps, len(threats))
 	fmt.Fprintf(o.IO.Out, "\nBounds on what reaches serve (a client, a sandbox or an upstream cannot grow serve or starve the others):\n")
-	for _, b := range verify.Bounds(p) {
+	for _, b := range sc.AllBounds(p) {
 		key := "fixed"
 		if b.Key != "" {
 			key = b.Key

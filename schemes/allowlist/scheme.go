@@ -43,6 +43,16 @@ var Scheme = &scheme.Scheme{
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
 	Default:       Default,
+	Bounds:        bounds,
+}
+
+// bounds: a host list's proxy is one per call; connections past the bound wait for the call's
+// own to end (no other call shares them).
+func bounds(p *policy.Policy) []verify.Bound {
+	if p.Allowlist.Net().Mode != policy.NetHosts {
+		return nil
+	}
+	return verify.EgressBounds(p.Limits, "call", "more wait until one of the call's own ends")
 }
 
 func executor() func(*policy.Policy, scheme.ExecOptions) (serve.Executor, error) {

@@ -5,6 +5,7 @@ package docker
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,18 @@ var Scheme = &scheme.Scheme{
 	Adapter:       adapter{},
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
+	Bounds:        bounds,
+}
+
+// bounds: a host list's proxy is one per container, with its own connection bound and one
+// across all containers.
+func bounds(p *policy.Policy) []verify.Bound {
+	if p.Docker.Net().Mode != policy.NetHosts {
+		return nil
+	}
+	total := max(256, 4*p.Limits.EgressConnections)
+	return append(verify.EgressBounds(p.Limits, "container", "503 naming the bound"),
+		verify.Bound{Boundary: "egress", What: "proxy connections of all containers", Value: strconv.Itoa(total), Past: "503 naming the bound"})
 }
 
 func executor(p *policy.Policy, o scheme.ExecOptions) (serve.Executor, error) {

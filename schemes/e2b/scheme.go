@@ -4,6 +4,7 @@
 package e2b
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -33,6 +34,18 @@ var Scheme = &scheme.Scheme{
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
 	Default:       Default,
+	Bounds:        bounds,
+}
+
+// bounds: what E2B's API, envd and the interpreter can send back.
+func bounds(p *policy.Policy) []verify.Bound {
+	l := p.Limits
+	return []verify.Bound{
+		{Boundary: "e2b", What: "run_code results", Value: strconv.Itoa(se.MaxResults) + ", their bytes within " + l.MaxOutputBytes.String(), Key: "limits.max_output_bytes", Past: "dropped as they arrive; the result says truncated"},
+		{Boundary: "e2b", What: "an exception's name, value and traceback", Value: l.MaxOutputBytes.String() + " together", Key: "limits.max_output_bytes", Past: "cut after the key is redacted; truncated"},
+		{Boundary: "e2b", What: "creating a sandbox", Value: "the call's timeout, at most 60s", Key: "limits.timeout", Past: "the call fails naming the slow step"},
+		{Boundary: "e2b", What: "a sandbox's life at E2B if serve and its undertaker die", Value: "30s", Past: "E2B ends it"},
+	}
 }
 
 func audit(p *policy.Policy, add verify.Add) {
