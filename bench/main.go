@@ -40,27 +40,10 @@ func run(n int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "mcpsandbox")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/mcpsandbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build: %v\n%s", err, out)
-	}
-	ws := filepath.Join(dir, "ws")
-	os.Mkdir(ws, 0o777)
-	os.WriteFile(filepath.Join(ws, "f"), []byte("a b c\n"), 0o644)
-	if os.Geteuid() == 0 {
-		os.Chown(ws, 65534, 65534)
-	}
-	p, err := generate.DefaultAllowlist(ws)
+	bin, ws, pol, err := benchFiles(dir)
 	if err != nil {
 		return err
 	}
-	p.Audit.Path = filepath.Join(dir, "audit.jsonl")
-	b, _ := policy.Marshal(p)
-	pol := filepath.Join(dir, "policy.toml")
-	os.WriteFile(pol, b, 0o644)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "what\tn\tp50\tp90\tp99\t")
@@ -82,61 +65,21 @@ func run(n int) error {
 		return fmt.Errorf("-only %q: the parts that can run alone are: docker", only)
 	}
 
-	var bare []time.Duration
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		c := exec.Command("/usr/bin/wc", "f")
-		c.Dir = ws
-		if err := c.Run(); err != nil {
-			return err
-		}
-		bare = append(bare, time.Since(t0))
+	bare, err := bareRuns(n, ws)
+	if err != nil {
+		return err
 	}
 	row("baseline: bare fork+exec wc", bare)
 
 	ctx := context.Background()
-	var starts []time.Duration
-	var cs *mcp.ClientSession
-	var srv *exec.Cmd
-	for i := 0; i < 10; i++ { // serve start to first response (initialize + tools/list)
-		if cs != nil {
-			cs.Close()
-		}
-		srv = exec.Command(bin, "serve", "--policy", pol, "--log-level", "error")
-		t0 := time.Now()
-		cs, err = mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: srv}, nil)
-		if err != nil {
-			return err
-		}
-		if _, err := cs.ListTools(ctx, nil); err != nil {
-			return err
-		}
-		starts = append(starts, time.Since(t0))
+	cs, srv, starts, err := serveStarts(ctx, bin, pol)
+	if err != nil {
+		return err
 	}
 	defer cs.Close()
-	call := func() (time.Duration, error) {
-		t0 := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{"f"}}})
-		if err == nil && res.IsError {
-			err = fmt.Errorf("call refused: %v", res.Content)
-		}
-		return time.Since(t0), err
-	}
-	var b2b, spaced []time.Duration
-	for i := 0; i < n; i++ {
-		d, err := call()
-		if err != nil {
-			return err
-		}
-		b2b = append(b2b, d)
-	}
-	for i := 0; i < n; i++ {
-		time.Sleep(30 * time.Millisecond) // a client's think time: the warm helper is ready
-		d, err := call()
-		if err != nil {
-			return err
-		}
-		spaced = append(spaced, d)
+	b2b, spaced, err := allowlistCalls(ctx, cs, n)
+	if err != nil {
+		return err
 	}
 	row("run_allowed_command wc, MCP stdio, back-to-back", b2b)
 	row("run_allowed_command wc, MCP stdio, 30ms apart", spaced)
@@ -158,16 +101,118 @@ func run(n int) error {
 	}
 	tw.Flush()
 	time.Sleep(500 * time.Millisecond)
-	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv.Process.Pid)); err == nil {
-		for _, l := range strings.Split(string(st), "\n") {
-			if strings.HasPrefix(l, "VmRSS") {
-				rss := strings.Join(strings.Fields(l), " ")
-				fmt.Println("serve idle", rss)
-				notes = append(notes, "allowlist serve idle "+rss+" (a root serve keeps no helper process; one that is not root keeps one warm exec helper); target ≤ 20 MB")
-			}
+	idleRSS(srv.Process.Pid)
+	return nil
+}
+
+// benchFiles builds the binary into dir and writes the default allowlist policy for a workspace
+// there holding one small file; it returns the binary, the workspace and the policy.
+func benchFiles(dir string) (bin, ws, pol string, err error) {
+	os.Chmod(dir, 0o755)
+	bin = filepath.Join(dir, "mcpsandbox")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/mcpsandbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", "", "", fmt.Errorf("build: %v\n%s", err, out)
+	}
+	ws = filepath.Join(dir, "ws")
+	os.Mkdir(ws, 0o777)
+	os.WriteFile(filepath.Join(ws, "f"), []byte("a b c\n"), 0o644)
+	if os.Geteuid() == 0 {
+		os.Chown(ws, 65534, 65534)
+	}
+	p, err := generate.DefaultAllowlist(ws)
+	if err != nil {
+		return "", "", "", err
+	}
+	p.Audit.Path = filepath.Join(dir, "audit.jsonl")
+	b, _ := policy.Marshal(p)
+	pol = filepath.Join(dir, "policy.toml")
+	os.WriteFile(pol, b, 0o644)
+	return bin, ws, pol, nil
+}
+
+// bareRuns times n plain fork+execs of wc in ws: the baseline.
+func bareRuns(n int, ws string) ([]time.Duration, error) {
+	var bare []time.Duration
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		c := exec.Command("/usr/bin/wc", "f")
+		c.Dir = ws
+		if err := c.Run(); err != nil {
+			return nil, err
+		}
+		bare = append(bare, time.Since(t0))
+	}
+	return bare, nil
+}
+
+// serveStarts times ten serve starts to the first response (initialize + tools/list); the last
+// session stays open, with its server process.
+func serveStarts(ctx context.Context, bin, pol string) (*mcp.ClientSession, *exec.Cmd, []time.Duration, error) {
+	var starts []time.Duration
+	var cs *mcp.ClientSession
+	var srv *exec.Cmd
+	for i := 0; i < 10; i++ {
+		if cs != nil {
+			cs.Close()
+		}
+		srv = exec.Command(bin, "serve", "--policy", pol, "--log-level", "error")
+		t0 := time.Now()
+		var err error
+		cs, err = mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: srv}, nil)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			return nil, nil, nil, err
+		}
+		starts = append(starts, time.Since(t0))
+	}
+	return cs, srv, starts, nil
+}
+
+// allowlistCalls times n calls of wc back-to-back, then n calls 30ms apart.
+func allowlistCalls(ctx context.Context, cs *mcp.ClientSession, n int) (b2b, spaced []time.Duration, err error) {
+	call := func() (time.Duration, error) {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{"f"}}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("call refused: %v", res.Content)
+		}
+		return time.Since(t0), err
+	}
+	for i := 0; i < n; i++ {
+		d, err := call()
+		if err != nil {
+			return nil, nil, err
+		}
+		b2b = append(b2b, d)
+	}
+	for i := 0; i < n; i++ {
+		time.Sleep(30 * time.Millisecond) // a client's think time: the warm helper is ready
+		d, err := call()
+		if err != nil {
+			return nil, nil, err
+		}
+		spaced = append(spaced, d)
+	}
+	return b2b, spaced, nil
+}
+
+// idleRSS prints the idle serve's resident memory and notes it for the Markdown table.
+func idleRSS(pid int) {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return
+	}
+	for _, l := range strings.Split(string(st), "\n") {
+		if strings.HasPrefix(l, "VmRSS") {
+			rss := strings.Join(strings.Fields(l), " ")
+			fmt.Println("serve idle", rss)
+			notes = append(notes, "allowlist serve idle "+rss+" (a root serve keeps no helper process; one that is not root keeps one warm exec helper); target ≤ 20 MB")
 		}
 	}
-	return nil
 }
 
 // peerVersion is the unsandboxed peer measured side by side: mcp-server-commands (npm, Node,

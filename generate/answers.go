@@ -140,10 +140,36 @@ func BuildPolicy(a Answers) (*policy.Policy, error) {
 	if a.Name != "" {
 		p.Name = a.Name
 	}
+	if err := a.applyLimits(p); err != nil {
+		return nil, err
+	}
+	net, err := a.network()
+	if err != nil {
+		return nil, err
+	}
+	switch a.Scheme {
+	case policy.SchemeAllowlist:
+		err = a.applyAllowlist(p, net, base)
+	case policy.SchemeDocker:
+		err = a.applyDocker(p, net)
+	case policy.SchemeE2B:
+		a.applyE2B(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// applyLimits sets the limits the answers give.
+func (a *Answers) applyLimits(p *policy.Policy) error {
 	if a.Timeout != "" {
 		d, err := time.ParseDuration(a.Timeout)
 		if err != nil {
-			return nil, fmt.Errorf("timeout %q: %w (use e.g. 30s or 2m)", a.Timeout, err)
+			return fmt.Errorf("timeout %q: %w (use e.g. 30s or 2m)", a.Timeout, err)
 		}
 		p.Limits.Timeout = policy.Duration{Duration: d}
 	}
@@ -157,76 +183,79 @@ func BuildPolicy(a Answers) (*policy.Policy, error) {
 		}
 		z, err := policy.ParseSize(s.v)
 		if err != nil {
-			return nil, fmt.Errorf("%s %q: %w (use e.g. 64KiB or 256MiB)", s.key, s.v, err)
+			return fmt.Errorf("%s %q: %w (use e.g. 64KiB or 256MiB)", s.key, s.v, err)
 		}
 		*s.dst = z
 	}
 	if a.Pids != 0 {
 		p.Limits.Pids = a.Pids
 	}
-	net, err := a.network()
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// applyAllowlist sets the workspace, the network and the commands, each pinned by sha256; a
+// command base already held at the same path keeps its deny_args and options.
+func (a *Answers) applyAllowlist(p *policy.Policy, net policy.Network, base map[string]policy.Command) error {
+	home, _ := os.UserHomeDir()
+	ws := ExpandHome(a.Workspace, home)
+	if err := CheckWorkspace(ws, home); err != nil {
+		return err
 	}
-	switch a.Scheme {
-	case policy.SchemeAllowlist:
+	p.Allowlist.Workspace = filepath.Clean(ws)
+	p.Allowlist.SetNet(net)
+	if len(a.Allow) == 0 {
+		return fmt.Errorf("allow at least one command (e.g. --allow %s)", strings.Join(DefaultCommands[:4], ","))
+	}
+	seen := map[string]bool{}
+	for _, n := range a.Allow {
+		n = strings.TrimSpace(n)
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		c, err := Pin(n)
+		if err != nil {
+			return fmt.Errorf("allow %s: %w", n, err)
+		}
+		if b, ok := base[c.Name]; ok && b.Path == c.Path { // keep its deny_args and options; the pin is renewed
+			c.DenyArgs, c.AllowOutsidePaths = b.DenyArgs, b.AllowOutsidePaths
+		}
+		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+	}
+	return nil
+}
+
+// applyDocker sets the image, the workspace mount, the pool, the runtime and the network.
+func (a *Answers) applyDocker(p *policy.Policy, net policy.Network) error {
+	if a.Image != "" {
+		p.Docker.Image = a.Image
+	}
+	if a.DockerWorkspace != "" {
 		home, _ := os.UserHomeDir()
-		ws := ExpandHome(a.Workspace, home)
+		ws := ExpandHome(a.DockerWorkspace, home)
 		if err := CheckWorkspace(ws, home); err != nil {
-			return nil, err
+			return err
 		}
-		p.Allowlist.Workspace = filepath.Clean(ws)
-		p.Allowlist.SetNet(net)
-		if len(a.Allow) == 0 {
-			return nil, fmt.Errorf("allow at least one command (e.g. --allow %s)", strings.Join(DefaultCommands[:4], ","))
-		}
-		seen := map[string]bool{}
-		for _, n := range a.Allow {
-			n = strings.TrimSpace(n)
-			if n == "" || seen[n] {
-				continue
-			}
-			seen[n] = true
-			c, err := Pin(n)
-			if err != nil {
-				return nil, fmt.Errorf("allow %s: %w", n, err)
-			}
-			if b, ok := base[c.Name]; ok && b.Path == c.Path { // keep its deny_args and options; the pin is renewed
-				c.DenyArgs, c.AllowOutsidePaths = b.DenyArgs, b.AllowOutsidePaths
-			}
-			p.Allowlist.Commands = append(p.Allowlist.Commands, c)
-		}
-	case policy.SchemeDocker:
-		if a.Image != "" {
-			p.Docker.Image = a.Image
-		}
-		if a.DockerWorkspace != "" {
-			home, _ := os.UserHomeDir()
-			ws := ExpandHome(a.DockerWorkspace, home)
-			if err := CheckWorkspace(ws, home); err != nil {
-				return nil, err
-			}
-			p.Docker.Workspace = filepath.Clean(ws)
-			p.Docker.WorkspaceWritable = a.DockerWorkspaceWritable
-		}
-		p.Docker.Pool = a.Pool
-		p.Docker.Runtime = a.Runtime
-		p.Docker.SetNet(net)
-	case policy.SchemeE2B:
-		if a.E2BTemplate != "" {
-			p.E2B.Template = a.E2BTemplate
-		}
-		if a.APIKeyEnv != "" {
-			p.E2B.APIKeyEnv = a.APIKeyEnv
-		}
-		if a.Reuse != "" {
-			p.E2B.Reuse = a.Reuse
-		}
+		p.Docker.Workspace = filepath.Clean(ws)
+		p.Docker.WorkspaceWritable = a.DockerWorkspaceWritable
 	}
-	if err := p.Validate(); err != nil {
-		return nil, err
+	p.Docker.Pool = a.Pool
+	p.Docker.Runtime = a.Runtime
+	p.Docker.SetNet(net)
+	return nil
+}
+
+// applyE2B sets the template, the API key's variable and the reuse mode.
+func (a *Answers) applyE2B(p *policy.Policy) {
+	if a.E2BTemplate != "" {
+		p.E2B.Template = a.E2BTemplate
 	}
-	return p, nil
+	if a.APIKeyEnv != "" {
+		p.E2B.APIKeyEnv = a.APIKeyEnv
+	}
+	if a.Reuse != "" {
+		p.E2B.Reuse = a.Reuse
+	}
 }
 
 // Interpreters lists the allowed names that run arbitrary code.

@@ -268,28 +268,17 @@ func runOne(ctx context.Context, s *Scenario, ad Adapter, o Options) Result {
 	return res
 }
 
+// runOnce runs one scenario once: whether it applies, the arena and the policy it serves, the
+// calls with their watchers, the detectors, the verdict. cutShort: a step was cut short (the
+// caller may retry).
 func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Result, cutShort bool) {
 	res = Result{ID: s.ID, Title: s.Title, Category: s.Category}
 	var r *run
 	defer func() { cutShort = r != nil && r.cutShort.Load() }()
-	steps, why := s.StepsFor(o.Policy.Scheme)
+	steps, why := applicable(s, ad, o)
 	if why != "" {
 		res.Outcome, res.Reason = NotApplicable, why
 		return res, false
-	}
-	// Network-by-name scenarios need a host list; a control's weakening may make one (or open
-	// the network, to show a bypass is seen), so controls decide after their mutation below.
-	if s.NeedsHostList && o.mutate == nil && !hostList(o.Policy) {
-		res.Outcome, res.Reason = NotApplicable, needsHostList(o.Policy)
-		return res, false
-	}
-	// A scenario this policy cannot express is n/a, not contained: say so before building an arena.
-	for _, st := range steps {
-		var na *NotApplicableError
-		if _, err := ad.Params(st, &Arena{}, o.Policy); errors.As(err, &na) {
-			res.Outcome, res.Reason = NotApplicable, na.Why
-			return res, false
-		}
 	}
 	a, err := newArena(s.Setup)
 	if err != nil {
@@ -297,49 +286,19 @@ func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Resul
 		return res, false
 	}
 	defer a.Close()
-	p := o.Policy.Clone()
-	if o.MaxTimeout > 0 && p.Limits.Timeout.Duration > o.MaxTimeout {
-		p.Limits.Timeout.Duration = o.MaxTimeout
-	}
-	if err := ad.Prepare(p, a); err != nil {
+	p, why, err := runPolicy(s, ad, o, a)
+	switch {
+	case err != nil:
 		res.Outcome, res.Reason = Error, err.Error()
 		return res, false
-	}
-	// A host list gets the stand-in hosts (allowed, rebind) beside what the user listed; serve
-	// maps their names with the stand-in hook, so no name resolves to anything off this host.
-	if hostList(p) {
-		if err := a.ListStandIns(p); err != nil {
-			res.Outcome, res.Reason = Error, "list the egress stand-ins: "+err.Error()
-			return res, false
-		}
-	}
-	if o.mutate != nil {
-		if err := o.mutate(p, a); err != nil {
-			res.Outcome, res.Reason = Error, err.Error()
-			return res, false
-		}
-	}
-	if s.NeedsHostList && !hostList(p) && !(o.mutate != nil && networkOpen(p)) {
-		res.Outcome, res.Reason = NotApplicable, needsHostList(p)
+	case why != "":
+		res.Outcome, res.Reason = NotApplicable, why
 		return res, false
 	}
-	// Each step gets a fresh start token now, after the n/a probe above and the scenario's text:
-	// nothing written before the run can know it.
-	steps = slices.Clone(steps)
-	for i := range steps {
-		steps[i].Start = NewStartToken()
-	}
-	params := make([]*mcp.CallToolParams, len(steps))
-	for i, st := range steps {
-		if params[i], err = ad.Params(st, a, p); err != nil {
-			res.Outcome, res.Reason = Error, err.Error()
-			return res, false
-		}
-		// An adapter that found no room for the token (a pinned program run as is) leaves it
-		// out of the call: the step is then proven by its exit status, output or processes.
-		if b, _ := json.Marshal(params[i].Arguments); !strings.Contains(string(b), steps[i].Start.A) {
-			steps[i].Start = StartToken{}
-		}
+	steps, params, err := callParams(steps, ad, a, p)
+	if err != nil {
+		res.Outcome, res.Reason = Error, err.Error()
+		return res, false
 	}
 	r = &run{s: s, a: a, expect: ad.Expect(p), patience: ad.Expect(p), bin: o.Binary, sighted: make([]atomic.Bool, len(steps))}
 	if o.expect != nil {
@@ -350,51 +309,11 @@ func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Resul
 		return res, false
 	}
 	ds := s.DetectorsFor(o.Policy.Scheme)
-	if slices.Contains(ds, "wall_time") && len(steps) > 0 {
-		// before the snapshot: whatever a trivial call leaves is the baseline, not the attack's
-		r.calibrate(ctx, ad, p, steps[0])
+	r.baseline(ctx, ad, p, ds, steps)
+	if err := r.runSteps(ctx, ds, steps, params); err != nil {
+		res.Outcome, res.Reason = Error, err.Error()
+		return res, false
 	}
-	r.outsideBefore = a.SnapshotOutside()
-	if slices.Contains(ds, "persistence") {
-		r.protect = persistPatterns(p.Allowlist.Protect)
-		r.hostRunBefore = hostRunFiles(a.WS, r.protect)
-		r.gitExecBefore = gitExecLines(a.WS)
-	}
-
-	wctx, stopWatch := context.WithCancel(ctx)
-	var watchers sync.WaitGroup
-	watchers.Add(1)
-	go func() { defer watchers.Done(); r.watchEgress(wctx) }()
-	if slices.Contains(ds, "memory") {
-		watchers.Add(1)
-		go func() { defer watchers.Done(); r.sampleMemory(wctx) }()
-	}
-	if slices.Contains(ds, "sibling") {
-		watchers.Add(1)
-		go func() { defer watchers.Done(); r.watchSibling(wctx) }()
-	}
-	if slices.Contains(ds, "survivors") { // named by the scenario, not only always on
-		watchers.Add(1)
-		go func() { defer watchers.Done(); r.watchCgroups(wctx) }()
-	}
-	if slices.Contains(ds, "netns") {
-		watchers.Add(1)
-		go func() { defer watchers.Done(); r.watchNetns(wctx) }()
-	}
-	if slices.Contains(ds, "processes") {
-		watchers.Add(1)
-		go func() { defer watchers.Done(); r.countProcesses(wctx) }()
-	}
-	for i, st := range steps {
-		if a.killed.Load() {
-			stopWatch()
-			res.Outcome, res.Reason = Error, fmt.Sprintf("step %d comes after the server was killed", i)
-			return res, false
-		}
-		r.step(ctx, i, st, params[i])
-	}
-	stopWatch()
-	watchers.Wait()
 	if o.inject != nil {
 		o.inject(a)
 	}
@@ -402,17 +321,150 @@ func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Resul
 		breach, detail := detectors[name].check(r)
 		res.Findings = append(res.Findings, Finding{Detector: name, Breach: breach, Detail: detail})
 	}
+	r.verdict(&res, steps)
+	return res, false
+}
+
+// applicable is the scenario's steps for the policy's scheme, or why it does not apply there:
+// the scheme skips it, it needs a host list the policy lacks, or the policy cannot express a step.
+func applicable(s *Scenario, ad Adapter, o Options) ([]Step, string) {
+	steps, why := s.StepsFor(o.Policy.Scheme)
+	if why != "" {
+		return nil, why
+	}
+	// Network-by-name scenarios need a host list; a control's weakening may make one (or open
+	// the network, to show a bypass is seen), so controls decide after their mutation (runPolicy).
+	if s.NeedsHostList && o.mutate == nil && !hostList(o.Policy) {
+		return nil, needsHostList(o.Policy)
+	}
+	// A scenario this policy cannot express is n/a, not contained: say so before building an arena.
+	for _, st := range steps {
+		var na *NotApplicableError
+		if _, err := ad.Params(st, &Arena{}, o.Policy); errors.As(err, &na) {
+			return nil, na.Why
+		}
+	}
+	return steps, ""
+}
+
+// runPolicy is the policy this run serves: the options' policy with the timeout capped, prepared
+// by the adapter for the arena, the stand-in hosts listed, and a control's mutation applied; or
+// why the scenario does not apply to it after all.
+func runPolicy(s *Scenario, ad Adapter, o Options, a *Arena) (*policy.Policy, string, error) {
+	p := o.Policy.Clone()
+	if o.MaxTimeout > 0 && p.Limits.Timeout.Duration > o.MaxTimeout {
+		p.Limits.Timeout.Duration = o.MaxTimeout
+	}
+	if err := ad.Prepare(p, a); err != nil {
+		return nil, "", err
+	}
+	// A host list gets the stand-in hosts (allowed, rebind) beside what the user listed; serve
+	// maps their names with the stand-in hook, so no name resolves to anything off this host.
+	if hostList(p) {
+		if err := a.ListStandIns(p); err != nil {
+			return nil, "", fmt.Errorf("list the egress stand-ins: %w", err)
+		}
+	}
+	if o.mutate != nil {
+		if err := o.mutate(p, a); err != nil {
+			return nil, "", err
+		}
+	}
+	if s.NeedsHostList && !hostList(p) && !(o.mutate != nil && networkOpen(p)) {
+		return nil, needsHostList(p), nil
+	}
+	return p, "", nil
+}
+
+// callParams gives each step a fresh start token and translates it into its tool call. The tokens
+// are made now, after the n/a probe and the scenario's text: nothing written before the run can
+// know them.
+func callParams(steps []Step, ad Adapter, a *Arena, p *policy.Policy) ([]Step, []*mcp.CallToolParams, error) {
+	steps = slices.Clone(steps)
+	for i := range steps {
+		steps[i].Start = NewStartToken()
+	}
+	params := make([]*mcp.CallToolParams, len(steps))
+	for i, st := range steps {
+		var err error
+		if params[i], err = ad.Params(st, a, p); err != nil {
+			return nil, nil, err
+		}
+		// An adapter that found no room for the token (a pinned program run as is) leaves it
+		// out of the call: the step is then proven by its exit status, output or processes.
+		if b, _ := json.Marshal(params[i].Arguments); !strings.Contains(string(b), steps[i].Start.A) {
+			steps[i].Start = StartToken{}
+		}
+	}
+	return steps, params, nil
+}
+
+// baseline records what the detectors compare against, once the server runs and before any step.
+func (r *run) baseline(ctx context.Context, ad Adapter, p *policy.Policy, ds []string, steps []Step) {
+	if slices.Contains(ds, "wall_time") && len(steps) > 0 {
+		// before the snapshot: whatever a trivial call leaves is the baseline, not the attack's
+		r.calibrate(ctx, ad, p, steps[0])
+	}
+	r.outsideBefore = r.a.SnapshotOutside()
+	if slices.Contains(ds, "persistence") {
+		r.protect = persistPatterns(p.Allowlist.Protect)
+		r.hostRunBefore = hostRunFiles(r.a.WS, r.protect)
+		r.gitExecBefore = gitExecLines(r.a.WS)
+	}
+}
+
+// runSteps makes the calls while the detectors ds watch (egress always), and stops the watchers
+// after the last. A step after the server was killed is an error.
+func (r *run) runSteps(ctx context.Context, ds []string, steps []Step, params []*mcp.CallToolParams) error {
+	wctx, stopWatch := context.WithCancel(ctx)
+	var watchers sync.WaitGroup
+	watch := func(f func(context.Context)) {
+		watchers.Add(1)
+		go func() { defer watchers.Done(); f(wctx) }()
+	}
+	watch(r.watchEgress)
+	for _, w := range []struct {
+		detector string
+		watch    func(context.Context)
+	}{
+		{"memory", r.sampleMemory},
+		{"sibling", r.watchSibling},
+		{"survivors", r.watchCgroups}, // named by the scenario, not only always on
+		{"netns", r.watchNetns},
+		{"processes", r.countProcesses},
+	} {
+		if slices.Contains(ds, w.detector) {
+			watch(w.watch)
+		}
+	}
+	for i, st := range steps {
+		if r.a.killed.Load() {
+			stopWatch()
+			return fmt.Errorf("step %d comes after the server was killed", i)
+		}
+		r.step(ctx, i, st, params[i])
+	}
+	stopWatch()
+	watchers.Wait()
+	return nil
+}
+
+// verdict decides the outcome from the findings: ERROR when a call failed at the protocol level,
+// the server crashed or a step cannot prove it started; else BREACH when a detector saw one, or
+// CONTAINED.
+func (r *run) verdict(res *Result, steps []Step) {
+	a := r.a
 	// A crash or a call the harness could not read leaves the verdict unproven: ERROR, never
 	// BREACH, whatever a detector saw (a crashed server answers no tools/list).
 	for _, c := range r.calls {
 		if c.err != nil && !a.killed.Load() && !c.abandoned {
 			res.Outcome, res.Reason = Error, "a call failed at the protocol level: "+c.err.Error()+"; server said: "+a.stderr.Tail()
-			return res, false
+			return
 		}
 	}
 	if !a.killed.Load() && a.serverExited() {
 		res.Outcome, res.Reason = Error, "the server exited during the run (a crash is an ERROR, not a breach); server said: "+a.stderr.Tail()
-		return res, false
+		return
 	}
 	// Every step must prove it started: quiet detectors after a step that never acted prove
 	// nothing. A breach stands whatever the proofs say (they can only turn CONTAINED into ERROR).
@@ -425,7 +477,6 @@ func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Resul
 	default:
 		res.Outcome = Contained
 	}
-	return res, false
 }
 
 // step runs one step (Parallel copies at once) and records every call.

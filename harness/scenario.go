@@ -239,87 +239,96 @@ func LoadFS(fsys fs.FS) ([]*Scenario, error) {
 	return out, errors.Join(errs...)
 }
 
+// parseScenario decodes one scenario file and checks it by concern (header, detectors, steps,
+// placeholders, setup), naming every problem found at once.
 func parseScenario(name string, b []byte) (*Scenario, error) {
 	s := &Scenario{File: name}
 	md, err := toml.NewDecoder(bytes.NewReader(b)).Decode(s)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", name, err)
 	}
-	var problems []string
-	bad := func(f string, a ...any) { problems = append(problems, fmt.Sprintf(f, a...)) }
+	var pr problems
 	for _, k := range md.Undecoded() {
 		// Raw tool arguments are free-form by design.
 		if !strings.Contains(k.String(), ".arguments") {
-			bad("unknown key %q", k.String())
+			pr.bad("unknown key %q", k.String())
 		}
 	}
+	pr.checkHeader(s, name)
+	pr.checkDetectors(s)
+	pr.checkAllSteps(s)
+	pr.checkPlaceholders(s, b)
+	pr.checkSetup(s)
+	if len(pr) > 0 {
+		return nil, fmt.Errorf("scenario %s: %s", name, strings.Join(pr, "; "))
+	}
+	return s, nil
+}
+
+// problems collects what is wrong with a scenario file, in the order found.
+type problems []string
+
+func (pr *problems) bad(f string, a ...any) { *pr = append(*pr, fmt.Sprintf(f, a...)) }
+
+// checkHeader: the id (and file name), title, threat, category and schemes.
+func (pr *problems) checkHeader(s *Scenario, name string) {
 	if !idRe.MatchString(s.ID) {
-		bad("id %q: use lowercase words joined by '-'", s.ID)
+		pr.bad("id %q: use lowercase words joined by '-'", s.ID)
 	}
 	if want := s.ID + ".toml"; path.Base(name) != want {
-		bad("file name should be %s (one file per id keeps ids unique)", want)
+		pr.bad("file name should be %s (one file per id keeps ids unique)", want)
 	}
 	if s.Title == "" || s.Threat == "" {
-		bad("title and threat are required")
+		pr.bad("title and threat are required")
 	}
 	if !slices.Contains(Categories, s.Category) {
-		bad("category %q: use one of %s", s.Category, strings.Join(Categories, ", "))
+		pr.bad("category %q: use one of %s", s.Category, strings.Join(Categories, ", "))
 	}
 	if len(s.Schemes) == 0 {
-		bad("schemes: list the schemes it applies to")
+		pr.bad("schemes: list the schemes it applies to")
 	}
 	for _, sc := range s.Schemes {
 		if !slices.Contains(policy.Schemes, sc) {
-			bad("scheme %q is not a scheme", sc)
+			pr.bad("scheme %q is not a scheme", sc)
 		}
 	}
 	for sc := range s.Scheme {
 		if !slices.Contains(s.Schemes, sc) {
-			bad("[scheme.%s] given but %s is not in schemes", sc, sc)
+			pr.bad("[scheme.%s] given but %s is not in schemes", sc, sc)
 		}
 	}
+}
+
+// checkDetectors: at least one, each known, and each scheme's own known too.
+func (pr *problems) checkDetectors(s *Scenario) {
 	if len(s.Detectors) == 0 {
-		bad("detectors: name at least one (a scenario nothing watches proves nothing)")
+		pr.bad("detectors: name at least one (a scenario nothing watches proves nothing)")
 	}
 	for _, d := range s.Detectors {
 		if _, ok := detectors[d]; !ok {
-			bad("detector %q is unknown: use one of %s", d, strings.Join(DetectorNames(), ", "))
+			pr.bad("detector %q is unknown: use one of %s", d, strings.Join(DetectorNames(), ", "))
 		}
 	}
 	for sc, o := range s.Scheme {
 		for _, d := range o.Detectors {
 			if _, ok := detectors[d]; !ok {
-				bad("[scheme.%s] detector %q is unknown: use one of %s", sc, d, strings.Join(DetectorNames(), ", "))
+				pr.bad("[scheme.%s] detector %q is unknown: use one of %s", sc, d, strings.Join(DetectorNames(), ", "))
 			}
 		}
 	}
-	checkSteps := func(where string, steps []Step) {
-		for i, st := range steps {
-			n := 0
-			for _, set := range []bool{len(st.Argv) > 0, st.Python != "", st.Shell != "", st.Tool != ""} {
-				if set {
-					n++
-				}
-			}
-			if n != 1 {
-				bad("%s[%d]: give exactly one of argv, python, shell, tool", where, i)
-			}
-			if st.Tool != "" && where == "steps" {
-				bad("%s[%d]: a raw tool call is scheme-specific: put it under [scheme.NAME]", where, i)
-			}
-			if st.Parallel < 0 || st.Parallel > 200 {
-				bad("%s[%d]: parallel %d is outside 0..200", where, i, st.Parallel)
-			}
-		}
-	}
-	checkSteps("steps", s.Steps)
+}
+
+// checkAllSteps: the neutral steps and each scheme's; every scheme has steps, detectors or a
+// skip; neutral steps exist when some scheme falls back to them.
+func (pr *problems) checkAllSteps(s *Scenario) {
+	pr.checkSteps("steps", s.Steps)
 	needNeutral := false
 	for _, sc := range s.Schemes {
 		if o, ok := s.Scheme[sc]; ok {
 			if o.Skip == "" && len(o.Steps) == 0 && len(o.Detectors) == 0 {
-				bad("[scheme.%s]: give steps, detectors or skip", sc)
+				pr.bad("[scheme.%s]: give steps, detectors or skip", sc)
 			}
-			checkSteps("scheme."+sc+".steps", o.Steps)
+			pr.checkSteps("scheme."+sc+".steps", o.Steps)
 			if o.Skip == "" && len(o.Steps) == 0 {
 				needNeutral = true
 			}
@@ -328,45 +337,72 @@ func parseScenario(name string, b []byte) (*Scenario, error) {
 		}
 	}
 	if needNeutral && len(s.Steps) == 0 {
-		bad("steps: some schemes use the neutral steps, but there are none")
+		pr.bad("steps: some schemes use the neutral steps, but there are none")
 	}
-	for _, m := range placeholderRe.FindAllStringSubmatch(string(b), -1) {
-		if _, ok := Placeholders[m[1]]; !ok {
-			bad("placeholder {{%s}} is unknown", m[1])
+}
+
+// checkSteps: each step has exactly one form, a raw tool call only under a scheme, a parallel
+// count in 0..200.
+func (pr *problems) checkSteps(where string, steps []Step) {
+	for i, st := range steps {
+		n := 0
+		for _, set := range []bool{len(st.Argv) > 0, st.Python != "", st.Shell != "", st.Tool != ""} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			pr.bad("%s[%d]: give exactly one of argv, python, shell, tool", where, i)
+		}
+		if st.Tool != "" && where == "steps" {
+			pr.bad("%s[%d]: a raw tool call is scheme-specific: put it under [scheme.NAME]", where, i)
+		}
+		if st.Parallel < 0 || st.Parallel > 200 {
+			pr.bad("%s[%d]: parallel %d is outside 0..200", where, i, st.Parallel)
 		}
 	}
-	// The marker is what a planted payload prints; a step that spelled it out would "find" it
-	// in its own refusal message.
+}
+
+// checkPlaceholders: every placeholder is known, and no step spells out the marker: the marker
+// is what a planted payload prints; a step that spelled it out would "find" it in its own
+// refusal message.
+func (pr *problems) checkPlaceholders(s *Scenario, b []byte) {
+	for _, m := range placeholderRe.FindAllStringSubmatch(string(b), -1) {
+		if _, ok := Placeholders[m[1]]; !ok {
+			pr.bad("placeholder {{%s}} is unknown", m[1])
+		}
+	}
 	stepText := func(st Step) string {
 		return strings.Join(st.Argv, " ") + st.Python + st.Shell + fmt.Sprint(st.Arguments)
 	}
 	for _, st := range s.Steps {
 		if strings.Contains(stepText(st), "{{marker}}") {
-			bad("steps may not spell out {{marker}}: only setup files (planted payloads) may")
+			pr.bad("steps may not spell out {{marker}}: only setup files (planted payloads) may")
 		}
 	}
 	for _, o := range s.Scheme {
 		for _, st := range o.Steps {
 			if strings.Contains(stepText(st), "{{marker}}") {
-				bad("steps may not spell out {{marker}}: only setup files (planted payloads) may")
+				pr.bad("steps may not spell out {{marker}}: only setup files (planted payloads) may")
 			}
 		}
 	}
+}
+
+// checkSetup: setup paths stay in the workspace; a hard link is only a link, to a host file
+// named by a placeholder.
+func (pr *problems) checkSetup(s *Scenario) {
 	for i, su := range s.Setup {
 		if su.Path == "" || path.IsAbs(su.Path) || strings.Contains(su.Path, "..") {
-			bad("setup[%d]: path must be relative to the workspace, without ..", i)
+			pr.bad("setup[%d]: path must be relative to the workspace, without ..", i)
 		}
 		if su.Hardlink != "" && (su.Symlink != "" || su.Content != "" || su.Size > 0) {
-			bad("setup[%d]: a hard link has no content, size or symlink of its own", i)
+			pr.bad("setup[%d]: a hard link has no content, size or symlink of its own", i)
 		}
 		if su.Hardlink != "" && !strings.HasPrefix(su.Hardlink, "{{") {
-			bad("setup[%d]: hardlink names a host file by a placeholder (e.g. {{canary}})", i)
+			pr.bad("setup[%d]: hardlink names a host file by a placeholder (e.g. {{canary}})", i)
 		}
 	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("scenario %s: %s", name, strings.Join(problems, "; "))
-	}
-	return s, nil
 }
 
 // Select filters scenarios by id or category (either may be given; empty = all).

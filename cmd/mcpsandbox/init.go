@@ -32,6 +32,7 @@ type InitOptions struct {
 	Verify    bool
 	set       func(string) bool // whether a flag was given
 	baseFrom  string            // the policy file the wizard started from ("" = none)
+	bin       string            // the binary the entries run (entryBinary)
 }
 
 // NewCmdInit builds `init`; runF replaces the run function in tests.
@@ -127,20 +128,82 @@ func missingFlags(o *InitOptions) []string {
 // containers first).
 const startTimeout = 60 * time.Second
 
+// runInit wires the flags to init's steps: resolve the answers (flags, or the wizard), plan
+// (generate.NewPlan), preview and confirm (the wizard only), write (Plan.Write: all or nothing),
+// report, and offer verify.
 func runInit(ctx context.Context, o *InitOptions) error {
-	env, err := generate.HostEnv(o.Project)
+	env, wiz, err := initAnswers(ctx, o)
 	if err != nil {
 		return err
 	}
+	ask := &asker{f: o.IO, on: wiz}
+	plan, err := generate.NewPlan(generate.PlanOptions{
+		Answers: o.A, Env: env, Clients: o.Clients, PolicyOut: o.PolicyOut, BaseFrom: o.baseFrom,
+		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut,
+		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
+	})
+	if err != nil {
+		return err
+	}
+	o.PolicyOut = plan.PolicyPath
+	if wiz && !plan.Unchanged() {
+		plan.Preview(o.IO.Out)
+		ok, err := ask.confirm("Write them?", true)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("nothing written")
+		}
+	}
+	res, err := plan.Write(ctx, os.Environ(), startTimeout, o.IO.ErrOut)
+	if err != nil {
+		return err
+	}
+	w := o.IO.Out
+	if o.Print { // stdout carries the snippets alone
+		w = o.IO.ErrOut
+	}
+	plan.Report(w, res)
+	for _, s := range plan.Snippets {
+		fmt.Fprintln(o.IO.Out, s)
+	}
+	return initNext(ctx, o, w, wiz, ask, plan.ClientEntry)
+}
+
+// initAnswers resolves the project directory, decides whether to ask (a terminal and no --yes),
+// checks the flags, and fills the answers: from the wizard, or from the flags after the host
+// checks. It says whether the wizard ran.
+func initAnswers(ctx context.Context, o *InitOptions) (generate.Env, bool, error) {
+	env, err := generate.HostEnv(o.Project)
+	if err != nil {
+		return env, false, err
+	}
 	if env.Project == "" {
 		if env.Project, err = os.Getwd(); err != nil {
-			return fmt.Errorf("find the project directory: %w (give --project DIR)", err)
+			return env, false, fmt.Errorf("find the project directory: %w (give --project DIR)", err)
 		}
 	}
 	if env.Project, err = filepath.Abs(env.Project); err != nil {
-		return err
+		return env, false, err
 	}
 	wiz := !o.Yes && interactive(o.IO)
+	if err := initFlags(o, wiz); err != nil {
+		return env, wiz, err
+	}
+	if o.PolicyOut == "" {
+		o.PolicyOut = filepath.Join(env.ConfigDir, "mcpsandbox", "policy.toml")
+	}
+	ask := &asker{f: o.IO, on: wiz}
+	if wiz {
+		return env, wiz, runWizard(ctx, o, env, ask)
+	}
+	return env, wiz, checkNeeds(ctx, o, ask)
+}
+
+// initFlags checks the flags before anything is asked: without the wizard every answer must be
+// given; the network flags must agree; the entry's binary must exist.
+func initFlags(o *InitOptions, wiz bool) error {
 	if !wiz && !o.Yes {
 		msg := "init needs a terminal for its questions, or every answer as flags plus --yes"
 		if m := missingFlags(o); len(m) > 0 {
@@ -160,145 +223,27 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	if err != nil {
 		return err
 	}
+	o.bin = bin
 	if o.Allow != "" {
 		o.A.Allow = strings.Split(o.Allow, ",")
 	}
-	if o.PolicyOut == "" {
-		o.PolicyOut = filepath.Join(env.ConfigDir, "mcpsandbox", "policy.toml")
-	}
-	ask := &asker{f: o.IO, on: wiz}
-	if wiz {
-		if err := runWizard(ctx, o, env, ask); err != nil {
-			return err
-		}
-	} else if err := checkNeeds(ctx, o, ask); err != nil {
-		return err
-	}
-	p, err := generate.BuildPolicy(o.A)
-	if err != nil {
-		return err
-	}
-	if interp := generate.Interpreters(p); len(interp) > 0 {
-		fmt.Fprintf(o.IO.ErrOut, "warning: %s runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant git hooks there, run any script). The docker scheme is the safe way to run code.\n", strings.Join(interp, ", "))
-	}
-	if o.PolicyOut, err = filepath.Abs(generate.ExpandHome(o.PolicyOut, env.Home)); err != nil {
-		return err
-	}
-	entry := generate.NewServerEntry(bin, o.PolicyOut)
-	clientEntry, err := httpEntry(o, entry)
-	if err != nil {
-		return err
-	}
+	return nil
+}
 
-	pc, err := generate.PolicyChange(p, o.PolicyOut)
-	if err != nil {
-		return err
-	}
-	// The wizard that started from this very file has shown the change and asks before writing.
-	if pc.Existed && !pc.Unchanged() && !o.Force && !(o.A.Base != nil && o.baseFrom == o.PolicyOut) {
-		ok, err := ask.confirm(fmt.Sprintf("%s exists. Replace it (the old one is kept as a backup)?", o.PolicyOut), false)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("%s already exists: pass --force to replace it (it is backed up first) or --policy-out PATH", o.PolicyOut)
-		}
-	}
-	var plan generate.ClientPlan
-	var snippets []string
-	replace := func(err error) (bool, error) { return ask.confirm(fmt.Sprintf("%s. Replace it?", err), false) }
-	for _, spec := range o.Clients {
-		t, err := generate.ResolveTarget(spec, env)
-		if err != nil {
-			return err
-		}
-		if err := t.Client.CheckHTTP(clientEntry); err != nil {
-			return err
-		}
-		if o.Print {
-			snippets = append(snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), generate.Snippet(t.Client, p.Name, clientEntry)))
-			continue
-		}
-		if err := plan.Add(t, p.Name, clientEntry, o.Force, replace); err != nil {
-			return err
-		}
-	}
-	unchanged := pc.Unchanged() && plan.Unchanged()
-	w := o.IO.Out
-	if o.Print { // stdout carries the snippets alone
-		w = o.IO.ErrOut
-	}
-	if wiz && !unchanged {
-		fmt.Fprintln(o.IO.Out, "\nThese files will change:")
-		for _, c := range append([]generate.FileChange{pc}, plan.Changes...) {
-			fmt.Fprintln(o.IO.Out)
-			fmt.Fprint(o.IO.Out, c.Preview())
-		}
-		ok, err := ask.confirm("Write them?", true)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errors.New("nothing written")
-		}
-	}
-	// An HTTP entry is checked against the server at its URL when one is running there already;
-	// a refused token or a server that does not speak MCP stops init before anything is written.
-	var httpProbe *generate.Probe
-	httpDown := ""
-	if clientEntry.URL != "" && !o.Print {
-		hp, err := generate.HTTPCheck(ctx, clientEntry, os.Environ(), 20*time.Second)
-		switch {
-		case errors.Is(err, generate.ErrNotRunning):
-			httpDown = err.Error()
-		case err != nil:
-			return fmt.Errorf("%w; nothing was written", err)
-		default:
-			httpProbe = &hp
-		}
-	}
-	created, err := prepareWorkspace(p, o.IO.ErrOut)
-	if err != nil {
-		return err
-	}
-	wrote, probe, err := generate.Install(ctx, pc, plan.Changes, entry, os.Environ(), startTimeout)
-	if err != nil {
-		if created != "" {
-			os.Remove(created) // only if still empty
-		}
-		return err
-	}
-	for _, r := range wrote {
-		fmt.Fprintln(w, describeWrite(r))
-	}
-	for _, t := range plan.Targets {
-		if about := t.About(); about != "" && !plan.Change(t).Unchanged() {
-			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)
-		}
-	}
-	fmt.Fprintf(w, "checked: the entry starts and answers MCP in %d ms, with the tools %s\n", probe.Elapsed.Milliseconds(), strings.Join(probe.Tools, ", "))
-	if clientEntry.URL != "" {
-		sayHTTP(w, o, clientEntry, httpProbe, httpDown)
-	}
-	if unchanged && !o.Print {
-		fmt.Fprintf(w, "already configured, nothing changed: the policy %s\n", o.PolicyOut)
-		for _, t := range plan.Targets {
-			fmt.Fprintf(w, "  and %s (%s) in %s\n", t.Client.Name, t.Scope, t.Where())
-		}
-	}
-	for _, s := range snippets {
-		fmt.Fprintln(o.IO.Out, s)
-	}
+// initNext says what to do when no client was configured, and runs verify (asked in the wizard,
+// --verify otherwise) or says how to.
+func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *asker, entry generate.ServerEntry) error {
 	if len(o.Clients) == 0 {
 		if wiz {
-			fmt.Fprintf(w, "no client picked: add this server to your MCP client by hand, as\n  %s\n", clientEntry)
+			fmt.Fprintf(w, "no client picked: add this server to your MCP client by hand, as\n  %s\n", entry)
 		} else {
 			fmt.Fprintf(w, "no client configured: add --client ID (%s), or add this server by hand: %s\n",
-				strings.Join(generate.ClientIDs(), ", "), clientEntry)
+				strings.Join(generate.ClientIDs(), ", "), entry)
 		}
 	}
 	runV := o.Verify
 	if wiz && !o.Verify {
+		var err error
 		if runV, err = ask.confirm("Run mcpsandbox verify on it now (audit, host checks, and about 30s of attacks)?", true); err != nil {
 			return err
 		}
@@ -308,60 +253,6 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	}
 	fmt.Fprintf(w, "next: mcpsandbox verify --policy %s\n", o.PolicyOut)
 	return nil
-}
-
-// httpEntry is the entry the clients get: the stdio one, or with --http the URL of a running
-// `serve --http` and the name of the variable holding its token.
-func httpEntry(o *InitOptions, stdio generate.ServerEntry) (generate.ServerEntry, error) {
-	if o.A.HTTPURL == "" {
-		if o.A.TokenEnv != "" {
-			return stdio, errors.New("--token-env goes with --http URL: a stdio entry needs no token")
-		}
-		return stdio, nil
-	}
-	u, err := generate.CheckHTTPURL(o.A.HTTPURL)
-	if err != nil {
-		return stdio, err
-	}
-	e := generate.NewHTTPEntry(u, o.A.TokenEnv)
-	return e, generate.CheckHTTPEntry(e)
-}
-
-// sayHTTP tells how the HTTP entry was checked, and what to start so clients can reach it.
-func sayHTTP(w io.Writer, o *InitOptions, e generate.ServerEntry, p *generate.Probe, down string) {
-	if p != nil {
-		fmt.Fprintf(w, "checked: the server at %s answers MCP in %d ms, with the tools %s\n", e.URL, p.Elapsed.Milliseconds(), strings.Join(p.Tools, ", "))
-	} else if down != "" {
-		fmt.Fprintf(w, "note: %s at %s yet; the client entries point there\n", down, e.URL)
-	}
-	token := ""
-	if e.TokenEnv != "" {
-		token = "MCPSANDBOX_TOKEN=\"$" + e.TokenEnv + "\" "
-		if e.TokenEnv == "MCPSANDBOX_TOKEN" {
-			token = ""
-		}
-	}
-	host := strings.TrimPrefix(strings.TrimPrefix(e.URL, "http://"), "https://")
-	host, _, _ = strings.Cut(host, "/")
-	fmt.Fprintf(w, "serve it with: %smcpsandbox serve --policy %s --http %s\n", token, o.PolicyOut, host)
-	if e.TokenEnv != "" {
-		fmt.Fprintf(w, "your clients read the token from $%s: set it where they start (the configs hold only its name)\n", e.TokenEnv)
-	}
-}
-
-// describeWrite is one "wrote" line: the link written through, the backup, the owner kept.
-func describeWrite(r generate.WriteResult) string {
-	s := "wrote " + r.Path
-	if r.Linked() {
-		s += " (through the link, to " + r.Target + ")"
-	}
-	if r.Backup != "" {
-		s += "; the old file is at " + r.Backup
-	}
-	if r.Owner != "" {
-		s += "; owner " + r.Owner + " kept"
-	}
-	return s
 }
 
 // entryBinary is the absolute path clients will run. A --command that does not exist or cannot
@@ -399,29 +290,6 @@ func entryBinary(o *InitOptions) (string, error) {
 		return "", fmt.Errorf("--command %s is not an executable file: give the path of an mcpsandbox binary", bin)
 	}
 	return bin, nil
-}
-
-// prepareWorkspace creates the allowlist workspace if missing, and says which it created (so a
-// failed init can remove it again). When root creates it, commands will run as nobody, so nobody
-// gets to write it.
-func prepareWorkspace(p *policy.Policy, log io.Writer) (string, error) {
-	if p.Scheme != policy.SchemeAllowlist {
-		return "", nil
-	}
-	ws := p.Allowlist.Workspace
-	if _, err := os.Stat(ws); err == nil {
-		return "", nil
-	}
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		return "", fmt.Errorf("create the workspace %s: %w", ws, err)
-	}
-	if os.Geteuid() == 0 && p.Allowlist.User == "" {
-		if err := os.Chown(ws, 65534, 65534); err != nil {
-			return ws, fmt.Errorf("hand the workspace to nobody (commands run as 65534 under root): %w", err)
-		}
-	}
-	fmt.Fprintf(log, "created the workspace %s\n", ws)
-	return ws, nil
 }
 
 // netFlags checks the network flags before anything is asked or written: --network and

@@ -207,29 +207,7 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 	if !hardStop.IsZero() {
 		timeout = min(timeout, time.Until(hardStop))
 	}
-	var (
-		stdout    = &serve.CapBuffer{Limit: maxOut}
-		stderr    = &serve.CapBuffer{Limit: maxOut}
-		marked    = make(chan struct{}, 2)
-		onMark    = func() { marked <- struct{}{} }
-		outMark   = newMarkWriter(stdout, b.nonce, onMark)
-		errMark   = newMarkWriter(stderr, b.nonce, onMark)
-		streamEnd = make(chan error, 1)
-	)
-	start := time.Now()
-	var firstByte atomic.Int64 // ns after start, for the debug log
-	first := func(w io.Writer) io.Writer {
-		return writerFunc(func(p []byte) (int, error) {
-			firstByte.CompareAndSwap(0, int64(time.Since(start)))
-			return w.Write(p)
-		})
-	}
-	go func() {
-		_, err := stdcopy.StdCopy(first(outMark), first(errMark), b.hj.Reader)
-		outMark.flush()
-		errMark.flush()
-		streamEnd <- err
-	}()
+	c := e.readOutput(b, maxOut)
 	// Deliver in the background: a program larger than the socket's buffer must not hold the
 	// timeout off.
 	delivered := make(chan error, 1)
@@ -242,83 +220,130 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 	timer := time.NewTimer(timeout) // the timeout clock starts at delivery
 	defer timer.Stop()
 
-	res := &serve.Result{}
-	oomKilled := false
-	stoppedFromOutside := "" // why a container ended by a signal serve did not send
+	res := c.res
 	defer func() {
-		e.log.Debug("call ended", "container", b.id[:12], "pooled", b.pooled, "ms", float64(time.Since(start).Microseconds())/1000,
-			"first_byte_ms", float64(firstByte.Load()/1000)/1000,
+		e.log.Debug("call ended", "container", b.id[:12], "pooled", b.pooled, "ms", float64(time.Since(c.start).Microseconds())/1000,
+			"first_byte_ms", float64(c.firstByte.Load()/1000)/1000,
 			"timed_out", res.TimedOut, "exit", res.ExitCode)
 	}()
-	finish := func() *serve.Result {
-		b.hj.Close() // ends StdCopy
-		<-streamEnd
-		res.Stdout, res.Stderr = stdout.String(), stderr.String()
-		note := stoppedFromOutside
-		if oomKilled {
-			note = fmt.Sprintf("killed: out of memory (limits.memory = %s)", e.memText)
-		}
-		if note != "" {
-			if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
-				res.Stderr += "\n"
-			}
-			res.Stderr += "[mcpsandbox: " + note + "]\n"
-		}
-		res.Truncated = stdout.Dropped() > 0 || stderr.Dropped() > 0
-		res.DurationMS = time.Since(start).Milliseconds()
-		return res
-	}
 	marks := 0
 	for {
 		select {
 		case err := <-delivered:
 			if err != nil {
 				b.hj.Close()
-				<-streamEnd
+				<-c.streamEnd
 				return nil, fmt.Errorf("%w: %v", errDelivery, err)
 			}
 			delivered = nil
-		case <-marked:
+		case <-c.marked:
 			if marks++; marks < 2 {
 				continue
 			}
-			_, st, oom := errMark.result()
+			_, st, oom := c.errMark.result()
 			res.ExitCode = st
-			oomKilled = e.markOOM(b.id, oom)
-			return finish(), nil
-		case <-streamEnd:
-			// The container's streams ended without both marks: the wrapper died (os._exit,
-			// out of memory, killed). The engine's exit status decides.
-			streamEnd <- nil // let finish read it
-			if found, st, oom := errMark.result(); found {
-				res.ExitCode = st
-				oomKilled = e.markOOM(b.id, oom)
-				return finish(), nil
-			}
-			code, oom, err := e.exitStatus(ctx, b, timer.C, hardStop)
-			switch {
-			case errors.Is(err, errTimedOut):
-				res.TimedOut, res.ExitCode = true, 137
-			case err != nil && ctx.Err() != nil:
-				return e.ctxDone(ctx, res, finish)
-			case err != nil:
-				return nil, err
-			default:
-				res.ExitCode, oomKilled = code, oom
-				if !oom && (code == 128+15 || code == 128+9) {
-					stoppedFromOutside = e.outsideStop(code)
-				} else if code == 2 && e.spec.gvisor {
-					stoppedFromOutside = e.gvisorEnded()
-				}
-			}
-			return finish(), nil
+			c.oomKilled = e.markOOM(b.id, oom)
+			return c.finish(), nil
+		case <-c.streamEnd:
+			c.streamEnd <- nil // let finish read it
+			return e.streamsEnded(ctx, c, timer.C, hardStop)
 		case <-timer.C:
 			res.TimedOut, res.ExitCode = true, 137
-			return finish(), nil
+			return c.finish(), nil
 		case <-ctx.Done():
-			return e.ctxDone(ctx, res, finish)
+			return e.ctxDone(ctx, res, c.finish)
 		}
 	}
+}
+
+// boxCall is one call's output side: the capped streams, the end marks found in them, the
+// copier's end, and what the result's note will say.
+type boxCall struct {
+	e              *Executor
+	b              *box
+	stdout, stderr *serve.CapBuffer
+	marked         chan struct{}
+	errMark        *markWriter
+	streamEnd      chan error
+	start          time.Time
+	firstByte      atomic.Int64 // ns after start, for the debug log
+	res            *serve.Result
+	oomKilled      bool
+	// stoppedFromOutside is why a container ended by a signal serve did not send.
+	stoppedFromOutside string
+}
+
+// readOutput starts copying the box's output streams into capped buffers, watching each for the
+// end mark.
+func (e *Executor) readOutput(b *box, maxOut int) *boxCall {
+	c := &boxCall{e: e, b: b, stdout: &serve.CapBuffer{Limit: maxOut}, stderr: &serve.CapBuffer{Limit: maxOut},
+		marked: make(chan struct{}, 2), streamEnd: make(chan error, 1), start: time.Now(), res: &serve.Result{}}
+	onMark := func() { c.marked <- struct{}{} }
+	outMark := newMarkWriter(c.stdout, b.nonce, onMark)
+	c.errMark = newMarkWriter(c.stderr, b.nonce, onMark)
+	first := func(w io.Writer) io.Writer {
+		return writerFunc(func(p []byte) (int, error) {
+			c.firstByte.CompareAndSwap(0, int64(time.Since(c.start)))
+			return w.Write(p)
+		})
+	}
+	go func() {
+		_, err := stdcopy.StdCopy(first(outMark), first(c.errMark), b.hj.Reader)
+		outMark.flush()
+		c.errMark.flush()
+		c.streamEnd <- err
+	}()
+	return c
+}
+
+// finish ends the output side and fills the result: the streams, a note on how the container
+// was stopped, truncation, duration.
+func (c *boxCall) finish() *serve.Result {
+	res := c.res
+	c.b.hj.Close() // ends StdCopy
+	<-c.streamEnd
+	res.Stdout, res.Stderr = c.stdout.String(), c.stderr.String()
+	note := c.stoppedFromOutside
+	if c.oomKilled {
+		note = fmt.Sprintf("killed: out of memory (limits.memory = %s)", c.e.memText)
+	}
+	if note != "" {
+		if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
+			res.Stderr += "\n"
+		}
+		res.Stderr += "[mcpsandbox: " + note + "]\n"
+	}
+	res.Truncated = c.stdout.Dropped() > 0 || c.stderr.Dropped() > 0
+	res.DurationMS = time.Since(c.start).Milliseconds()
+	return res
+}
+
+// streamsEnded: the container's streams ended without both marks: the wrapper died (os._exit,
+// out of memory, killed). The status mark, if it came, decides; else the engine's exit status.
+func (e *Executor) streamsEnded(ctx context.Context, c *boxCall, timeout <-chan time.Time, hardStop time.Time) (*serve.Result, error) {
+	res := c.res
+	if found, st, oom := c.errMark.result(); found {
+		res.ExitCode = st
+		c.oomKilled = e.markOOM(c.b.id, oom)
+		return c.finish(), nil
+	}
+	code, oom, err := e.exitStatus(ctx, c.b, timeout, hardStop)
+	switch {
+	case errors.Is(err, errTimedOut):
+		res.TimedOut, res.ExitCode = true, 137
+	case err != nil && ctx.Err() != nil:
+		return e.ctxDone(ctx, res, c.finish)
+	case err != nil:
+		return nil, err
+	default:
+		res.ExitCode, c.oomKilled = code, oom
+		if !oom && (code == 128+15 || code == 128+9) {
+			c.stoppedFromOutside = e.outsideStop(code)
+		} else if code == 2 && e.spec.gvisor {
+			c.stoppedFromOutside = e.gvisorEnded()
+		}
+	}
+	return c.finish(), nil
 }
 
 // ctxDone ends a call whose context ended: serve's deadline is a timeout, anything else

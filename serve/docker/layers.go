@@ -70,28 +70,8 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 	if h == nil || c == nil {
 		return nil, fmt.Errorf("the engine at %s returned no configuration for container %.12s", e.eng.Where(), cr.ID)
 	}
-	seccomp := false
-	for _, o := range secOpts {
-		seccomp = seccomp || strings.Contains(o, "name=seccomp")
-	}
-	for _, o := range h.SecurityOpt {
-		if strings.HasPrefix(o, "seccomp") && strings.Contains(o, "unconfined") {
-			seccomp = false
-		}
-	}
-	nnp := false
-	for _, o := range h.SecurityOpt {
-		nnp = nnp || o == "no-new-privileges" || o == "no-new-privileges:true" || o == "no-new-privileges=true"
-	}
+	seccomp, nnp := seccompOn(secOpts, h.SecurityOpt), noNewPrivs(h.SecurityOpt)
 	capsAll := len(h.CapAdd) == 0 && len(h.CapDrop) == 1 && strings.EqualFold(strings.TrimPrefix(strings.ToUpper(h.CapDrop[0]), "CAP_"), "ALL")
-	rt := h.Runtime
-	if rt == "" {
-		rt = "runc"
-	}
-	rtDetail := rt + ": containers share the host kernel (a VM-grade runtime such as gVisor runsc would not)"
-	if vmRuntimes[rt] {
-		rtDetail = rt + ": a kernel of its own between the program and the host"
-	}
 	root := c.User == "" || c.User == "0" || c.User == "root" || strings.HasPrefix(c.User, "0:") || strings.HasPrefix(c.User, "root:")
 	var pids int64
 	if h.PidsLimit != nil {
@@ -101,37 +81,14 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 	for _, u := range h.Ulimits {
 		ul = append(ul, fmt.Sprintf("%s=%d", u.Name, u.Hard))
 	}
-	ws := serve.Layer{Name: LayerWorkspace, Active: true, Detail: "none mounted"}
-	for _, m := range h.Mounts {
-		if m.Target == workspaceDir {
-			mode := "read-only"
-			if !m.ReadOnly {
-				mode = "WRITABLE (docker.workspace_writable): calls can change files there"
-				ws.Active = false
-			}
-			ws.Detail = fmt.Sprintf("%s at %s, %s", m.Source, m.Target, mode)
-		}
-	}
-	// serve passes none of its own environment; check the engine's record holds none of it
-	// (PATH and the variables serve sets itself aside).
-	hostEnv := map[string]bool{}
-	for _, kv := range os.Environ() {
-		hostEnv[kv] = true
-	}
-	var leaked []string
-	for _, kv := range c.Env {
-		k, _, _ := strings.Cut(kv, "=")
-		if hostEnv[kv] && k != "PATH" && k != "LANG" && k != "HOME" && k != "PYTHONDONTWRITEBYTECODE" {
-			leaked = append(leaked, k)
-		}
-	}
+	leaked := leakedEnv(c.Env)
 	envHost := len(leaked) > 0
 	tmp := h.Tmpfs["/tmp"]
 	init := h.Init != nil && *h.Init
 	ls := []serve.Layer{
 		{Name: LayerEngine, Active: true, Detail: fmt.Sprintf("Docker %s (API %s) at %s", version, api, e.eng.Where())},
 		{Name: LayerImage, Active: true, Detail: fmt.Sprintf("%s (%.19s)", e.spec.image, imageID)},
-		{Name: LayerRuntime, Active: vmRuntimes[rt], Detail: rtDetail},
+		runtimeLayer(h.Runtime),
 		e.networkLayer(string(h.NetworkMode), h.Mounts, s.egressDir),
 		readOnlyLayer(h.ReadonlyRootfs, h.ReadonlyPaths),
 		{Name: LayerTmpfs, Active: strings.Contains(tmp, "nosuid") && strings.Contains(tmp, "nodev") && strings.Contains(tmp, "size="), Detail: "/tmp tmpfs " + tmp},
@@ -147,10 +104,80 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		{Name: LayerUlimits, Active: len(h.Ulimits) >= 2, Detail: strings.Join(ul, ", ")},
 		{Name: LayerEnv, Active: !envHost, Detail: onOff(!envHost, "only LANG, HOME, PYTHONDONTWRITEBYTECODE, the engine's HOSTNAME and the image's own variables",
 			"serve's own variables reached the container: "+strings.Join(leaked, ", "))},
-		ws,
+		workspaceLayer(h.Mounts),
 		{Name: LayerPool, Active: true, Detail: poolDetail(e.pol.Docker.Pool)},
 	}
 	return ls, nil
+}
+
+// seccompOn: the engine applies its seccomp profile (secOpts, the engine's own security options,
+// name one) and the container's options do not make it unconfined.
+func seccompOn(secOpts, containerOpts []string) bool {
+	seccomp := false
+	for _, o := range secOpts {
+		seccomp = seccomp || strings.Contains(o, "name=seccomp")
+	}
+	for _, o := range containerOpts {
+		if strings.HasPrefix(o, "seccomp") && strings.Contains(o, "unconfined") {
+			seccomp = false
+		}
+	}
+	return seccomp
+}
+
+// noNewPrivs: the container's security options set no-new-privileges.
+func noNewPrivs(containerOpts []string) bool {
+	nnp := false
+	for _, o := range containerOpts {
+		nnp = nnp || o == "no-new-privileges" || o == "no-new-privileges:true" || o == "no-new-privileges=true"
+	}
+	return nnp
+}
+
+// runtimeLayer: the container's runtime ("" is the engine's default, runc), active when it puts a
+// kernel of its own between the program and the host.
+func runtimeLayer(rt string) serve.Layer {
+	if rt == "" {
+		rt = "runc"
+	}
+	rtDetail := rt + ": containers share the host kernel (a VM-grade runtime such as gVisor runsc would not)"
+	if vmRuntimes[rt] {
+		rtDetail = rt + ": a kernel of its own between the program and the host"
+	}
+	return serve.Layer{Name: LayerRuntime, Active: vmRuntimes[rt], Detail: rtDetail}
+}
+
+// workspaceLayer: the workspace mount, if any; a writable one is not a layer.
+func workspaceLayer(mounts []mount.Mount) serve.Layer {
+	ws := serve.Layer{Name: LayerWorkspace, Active: true, Detail: "none mounted"}
+	for _, m := range mounts {
+		if m.Target == workspaceDir {
+			mode := "read-only"
+			if !m.ReadOnly {
+				mode = "WRITABLE (docker.workspace_writable): calls can change files there"
+				ws.Active = false
+			}
+			ws.Detail = fmt.Sprintf("%s at %s, %s", m.Source, m.Target, mode)
+		}
+	}
+	return ws
+}
+
+// leakedEnv names the variables of serve's own environment found in the container's (PATH and
+// the variables serve sets itself aside): serve passes none of its own environment.
+func leakedEnv(containerEnv []string) []string {
+	hostEnv := map[string]bool{}
+	for _, kv := range os.Environ() {
+		hostEnv[kv] = true
+	}
+	var leaked []string
+	for _, kv := range containerEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		if hostEnv[kv] && k != "PATH" && k != "LANG" && k != "HOME" && k != "PYTHONDONTWRITEBYTECODE" {
+			leaked = append(leaked, k)
+		}
+	}
+	return leaked
 }
 
 // networkLayer reports the network as the engine recorded it; with a host list, the proxy's

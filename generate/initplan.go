@@ -1,0 +1,269 @@
+package generate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// init runs in four steps: NewPlan (what would change), Plan.Preview (show it), a confirmation
+// (the caller's: it is terminal IO), Plan.Write (write it all or nothing). Plan.Report then says
+// what was done.
+
+// PlanOptions are init's answers once flags and the wizard have given them.
+type PlanOptions struct {
+	Answers   Answers
+	Env       Env
+	Clients   []string // client specs, ID or ID:SCOPE
+	PolicyOut string   // where the policy goes; ~ expands to Env.Home
+	BaseFrom  string   // the policy file the answers started from ("" = none)
+	Binary    string   // the mcpsandbox binary the entries run, absolute
+	Force     bool     // replace an existing policy or server entry without asking
+	Print     bool     // the client entries are printed, not written
+	// Confirm asks a yes/no question, "no" the default; it answers false when nobody can be asked.
+	Confirm func(msg string) (bool, error)
+	Log     io.Writer // warnings
+}
+
+// Plan is every file one init will change, and the entries it will write.
+type Plan struct {
+	Policy      *policy.Policy
+	PolicyPath  string      // absolute
+	Entry       ServerEntry // the stdio entry init starts to check
+	ClientEntry ServerEntry // the entry the clients get: Entry, or an HTTP one
+	PolicyFile  FileChange
+	Clients     ClientPlan
+	Snippets    []string // with Print: each client's entry, for stdout
+	print       bool
+}
+
+// NewPlan builds the policy from the answers and plans every file change. An existing different
+// policy or server entry is replaced only with Force or when Confirm says yes.
+func NewPlan(o PlanOptions) (*Plan, error) {
+	p, err := BuildPolicy(o.Answers)
+	if err != nil {
+		return nil, err
+	}
+	if interp := Interpreters(p); len(interp) > 0 {
+		fmt.Fprintf(o.Log, "warning: %s runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant git hooks there, run any script). The docker scheme is the safe way to run code.\n", strings.Join(interp, ", "))
+	}
+	pl := &Plan{Policy: p, print: o.Print}
+	if pl.PolicyPath, err = filepath.Abs(ExpandHome(o.PolicyOut, o.Env.Home)); err != nil {
+		return nil, err
+	}
+	pl.Entry = NewServerEntry(o.Binary, pl.PolicyPath)
+	if pl.ClientEntry, err = clientEntry(o.Answers, pl.Entry); err != nil {
+		return nil, err
+	}
+	if err := pl.planPolicy(o); err != nil {
+		return nil, err
+	}
+	if err := pl.planClients(o); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// clientEntry is the entry the clients get: the stdio one, or with an HTTP URL that of a running
+// `serve --http` and the name of the variable holding its token.
+func clientEntry(a Answers, stdio ServerEntry) (ServerEntry, error) {
+	if a.HTTPURL == "" {
+		if a.TokenEnv != "" {
+			return stdio, errors.New("--token-env goes with --http URL: a stdio entry needs no token")
+		}
+		return stdio, nil
+	}
+	u, err := CheckHTTPURL(a.HTTPURL)
+	if err != nil {
+		return stdio, err
+	}
+	e := NewHTTPEntry(u, a.TokenEnv)
+	return e, CheckHTTPEntry(e)
+}
+
+// planPolicy plans the policy file; replacing a different one needs Force or a yes, except when
+// the wizard started from this very file (it has shown the change and asks before writing).
+func (pl *Plan) planPolicy(o PlanOptions) error {
+	pc, err := PolicyChange(pl.Policy, pl.PolicyPath)
+	if err != nil {
+		return err
+	}
+	pl.PolicyFile = pc
+	if pc.Existed && !pc.Unchanged() && !o.Force && !(o.Answers.Base != nil && o.BaseFrom == pl.PolicyPath) {
+		ok, err := o.Confirm(fmt.Sprintf("%s exists. Replace it (the old one is kept as a backup)?", pl.PolicyPath))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s already exists: pass --force to replace it (it is backed up first) or --policy-out PATH", pl.PolicyPath)
+		}
+	}
+	return nil
+}
+
+// planClients plans each client's config change, or with Print its snippet.
+func (pl *Plan) planClients(o PlanOptions) error {
+	replace := func(err error) (bool, error) { return o.Confirm(fmt.Sprintf("%s. Replace it?", err)) }
+	for _, spec := range o.Clients {
+		t, err := ResolveTarget(spec, o.Env)
+		if err != nil {
+			return err
+		}
+		if err := t.Client.CheckHTTP(pl.ClientEntry); err != nil {
+			return err
+		}
+		if o.Print {
+			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.Policy.Name, pl.ClientEntry)))
+			continue
+		}
+		if err := pl.Clients.Add(t, pl.Policy.Name, pl.ClientEntry, o.Force, replace); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Unchanged reports whether writing would change no file.
+func (pl *Plan) Unchanged() bool { return pl.PolicyFile.Unchanged() && pl.Clients.Unchanged() }
+
+// Preview shows every file the plan changes: a diff for an existing one, the text of a new one.
+func (pl *Plan) Preview(w io.Writer) {
+	fmt.Fprintln(w, "\nThese files will change:")
+	for _, c := range append([]FileChange{pl.PolicyFile}, pl.Clients.Changes...) {
+		fmt.Fprintln(w)
+		fmt.Fprint(w, c.Preview())
+	}
+}
+
+// Written is what Plan.Write did.
+type Written struct {
+	Files     []WriteResult
+	Probe     Probe  // the stdio entry's start check
+	HTTPProbe *Probe // the server at the HTTP entry's URL, when one answered there
+	HTTPDown  string // why nothing answered at the HTTP entry's URL ("" = it answered, or no HTTP entry)
+}
+
+// HTTPCheckTimeout bounds the check of a server already running at an HTTP entry's URL.
+const HTTPCheckTimeout = 20 * time.Second
+
+// Write checks the HTTP entry's server when one runs there already (a refused token or a server
+// that does not speak MCP stops it before anything is written), creates the allowlist workspace,
+// and installs the policy and client configs (Install: all or nothing; a workspace it created is
+// removed again on failure). env is the environment the entries start in; timeout bounds the
+// start check; log gets what it created.
+func (pl *Plan) Write(ctx context.Context, env []string, timeout time.Duration, log io.Writer) (*Written, error) {
+	res := &Written{}
+	if pl.ClientEntry.URL != "" && !pl.print {
+		hp, err := HTTPCheck(ctx, pl.ClientEntry, env, HTTPCheckTimeout)
+		switch {
+		case errors.Is(err, ErrNotRunning):
+			res.HTTPDown = err.Error()
+		case err != nil:
+			return nil, fmt.Errorf("%w; nothing was written", err)
+		default:
+			res.HTTPProbe = &hp
+		}
+	}
+	created, err := PrepareWorkspace(pl.Policy, log)
+	if err != nil {
+		return nil, err
+	}
+	if res.Files, res.Probe, err = Install(ctx, pl.PolicyFile, pl.Clients.Changes, pl.Entry, env, timeout); err != nil {
+		if created != "" {
+			os.Remove(created) // only if still empty
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// PrepareWorkspace creates the allowlist workspace if missing, and says which it created (so a
+// failed init can remove it again). When root creates it, commands will run as nobody, so nobody
+// gets to write it.
+func PrepareWorkspace(p *policy.Policy, log io.Writer) (string, error) {
+	if p.Scheme != policy.SchemeAllowlist {
+		return "", nil
+	}
+	ws := p.Allowlist.Workspace
+	if _, err := os.Stat(ws); err == nil {
+		return "", nil
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return "", fmt.Errorf("create the workspace %s: %w", ws, err)
+	}
+	if os.Geteuid() == 0 && p.Allowlist.User == "" {
+		if err := os.Chown(ws, 65534, 65534); err != nil {
+			return ws, fmt.Errorf("hand the workspace to nobody (commands run as 65534 under root): %w", err)
+		}
+	}
+	fmt.Fprintf(log, "created the workspace %s\n", ws)
+	return ws, nil
+}
+
+// Report says what Write did: each file written, what each client needs to know, the start
+// check, how the HTTP entry was checked and is served, or that nothing changed.
+func (pl *Plan) Report(w io.Writer, res *Written) {
+	for _, r := range res.Files {
+		fmt.Fprintln(w, DescribeWrite(r))
+	}
+	for _, t := range pl.Clients.Targets {
+		if about := t.About(); about != "" && !pl.Clients.Change(t).Unchanged() {
+			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)
+		}
+	}
+	fmt.Fprintf(w, "checked: the entry starts and answers MCP in %d ms, with the tools %s\n", res.Probe.Elapsed.Milliseconds(), strings.Join(res.Probe.Tools, ", "))
+	if pl.ClientEntry.URL != "" {
+		pl.reportHTTP(w, res)
+	}
+	if pl.Unchanged() && !pl.print {
+		fmt.Fprintf(w, "already configured, nothing changed: the policy %s\n", pl.PolicyPath)
+		for _, t := range pl.Clients.Targets {
+			fmt.Fprintf(w, "  and %s (%s) in %s\n", t.Client.Name, t.Scope, t.Where())
+		}
+	}
+}
+
+// reportHTTP tells how the HTTP entry was checked, and what to start so clients can reach it.
+func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
+	e := pl.ClientEntry
+	if p := res.HTTPProbe; p != nil {
+		fmt.Fprintf(w, "checked: the server at %s answers MCP in %d ms, with the tools %s\n", e.URL, p.Elapsed.Milliseconds(), strings.Join(p.Tools, ", "))
+	} else if res.HTTPDown != "" {
+		fmt.Fprintf(w, "note: %s at %s yet; the client entries point there\n", res.HTTPDown, e.URL)
+	}
+	token := ""
+	if e.TokenEnv != "" {
+		token = "MCPSANDBOX_TOKEN=\"$" + e.TokenEnv + "\" "
+		if e.TokenEnv == "MCPSANDBOX_TOKEN" {
+			token = ""
+		}
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(e.URL, "http://"), "https://")
+	host, _, _ = strings.Cut(host, "/")
+	fmt.Fprintf(w, "serve it with: %smcpsandbox serve --policy %s --http %s\n", token, pl.PolicyPath, host)
+	if e.TokenEnv != "" {
+		fmt.Fprintf(w, "your clients read the token from $%s: set it where they start (the configs hold only its name)\n", e.TokenEnv)
+	}
+}
+
+// DescribeWrite is one "wrote" line: the link written through, the backup, the owner kept.
+func DescribeWrite(r WriteResult) string {
+	s := "wrote " + r.Path
+	if r.Linked() {
+		s += " (through the link, to " + r.Target + ")"
+	}
+	if r.Backup != "" {
+		s += "; the old file is at " + r.Backup
+	}
+	if r.Owner != "" {
+		s += "; owner " + r.Owner + " kept"
+	}
+	return s
+}

@@ -1,0 +1,159 @@
+package generate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// planEnv is a hermetic Env (home, config and project in temporary directories) with HOME set to it.
+func planEnv(t *testing.T) Env {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	return Env{Home: home, ConfigDir: filepath.Join(home, ".config"), Project: t.TempDir(), GOOS: runtime.GOOS}
+}
+
+// NewPlan: an existing, different policy is replaced only with Force, with a yes, or when the
+// wizard started from that very file; a no refuses and says how to go on.
+func TestPlanAsksBeforeReplacingAPolicy(t *testing.T) {
+	env := planEnv(t)
+	out := filepath.Join(env.Home, "policy.toml")
+	if err := os.WriteFile(out, []byte("# someone else's policy\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	opts := PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: "~/policy.toml", Binary: "/bin/mcpsandbox", Log: &bytes.Buffer{}}
+	answer := false
+	opts.Confirm = func(msg string) (bool, error) { asked = append(asked, msg); return answer, nil }
+
+	_, err := NewPlan(opts)
+	if err == nil || !strings.Contains(err.Error(), out+" already exists: pass --force") {
+		t.Fatalf("a no must refuse: %v", err)
+	}
+	if len(asked) != 1 || asked[0] != out+" exists. Replace it (the old one is kept as a backup)?" {
+		t.Fatalf("asked %q", asked)
+	}
+
+	answer, asked = true, nil
+	pl, err := NewPlan(opts)
+	if err != nil || len(asked) != 1 || pl.PolicyPath != out || !pl.PolicyFile.Existed || pl.Unchanged() {
+		t.Fatalf("a yes plans the replacement: %v %q %+v", err, asked, pl)
+	}
+
+	for name, o := range map[string]PlanOptions{
+		"force":      func() PlanOptions { o := opts; o.Force = true; return o }(),
+		"wizardBase": func() PlanOptions { o := opts; o.Answers.Base = pl.Policy; o.BaseFrom = out; return o }(),
+	} {
+		asked = nil
+		if _, err := NewPlan(o); err != nil || len(asked) != 0 {
+			t.Errorf("%s: nothing to ask: %v %q", name, err, asked)
+		}
+	}
+}
+
+// NewPlan plans the clients' configs; Preview shows each file; once written, the same plan is
+// unchanged; with Print the entries are snippets and no config is planned.
+func TestPlanClientsPreviewAndPrint(t *testing.T) {
+	env := planEnv(t)
+	opts := PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"),
+		Binary: "/bin/mcpsandbox", Clients: []string{"cursor"}, Log: &bytes.Buffer{},
+		Confirm: func(string) (bool, error) { t.Fatal("nothing to ask"); return false, nil }}
+	pl, err := NewPlan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Clients.Changes) != 1 || len(pl.Clients.Targets) != 1 || pl.Unchanged() || pl.Snippets != nil {
+		t.Fatalf("%+v", pl)
+	}
+	var w bytes.Buffer
+	pl.Preview(&w)
+	if !strings.HasPrefix(w.String(), "\nThese files will change:\n\npolicy: "+opts.PolicyOut+" (new file") || !strings.Contains(w.String(), "Cursor (") {
+		t.Fatalf("preview:\n%s", w.String())
+	}
+	if _, err := Apply(append([]FileChange{pl.PolicyFile}, pl.Clients.Changes...)); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := NewPlan(opts); err != nil || !again.Unchanged() {
+		t.Fatalf("a second run must change nothing: %v", err)
+	}
+
+	opts.Print, opts.PolicyOut = true, filepath.Join(env.Home, "q.toml")
+	pl, err = NewPlan(opts)
+	if err != nil || len(pl.Snippets) != 1 || len(pl.Clients.Changes) != 0 || !strings.HasPrefix(pl.Snippets[0], "# Cursor (") {
+		t.Fatalf("print: %v %+v", err, pl)
+	}
+}
+
+// NewPlan refuses a token variable without an HTTP URL before it reads any file.
+func TestPlanTokenEnvNeedsHTTP(t *testing.T) {
+	env := planEnv(t)
+	_, err := NewPlan(PlanOptions{Answers: Answers{Scheme: "docker", TokenEnv: "T"}, Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"), Binary: "/bin/mcpsandbox", Log: &bytes.Buffer{}})
+	if err == nil || !strings.Contains(err.Error(), "--token-env goes with --http URL") {
+		t.Fatalf("%v", err)
+	}
+}
+
+// Plan.Write: when the entry does not start, the workspace it created is removed again and the
+// policy is not left behind.
+func TestPlanWriteRemovesTheWorkspaceItCreated(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in binary is a shell script")
+	}
+	env := planEnv(t)
+	bin := filepath.Join(env.Home, "fails")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho cannot start >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(env.Home, "ws")
+	var log bytes.Buffer
+	pl, err := NewPlan(PlanOptions{Answers: Answers{Scheme: "allowlist", Name: "sandbox", Workspace: ws, Allow: []string{"sh"}},
+		Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"), Binary: bin, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pl.Write(context.Background(), os.Environ(), 10*time.Second, &log)
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "cannot start") {
+		t.Fatalf("%v", err)
+	}
+	if !strings.Contains(log.String(), "created the workspace "+ws) {
+		t.Errorf("log: %q", log.String())
+	}
+	for _, p := range []string{ws, pl.PolicyPath} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left behind: %v", p, err)
+		}
+	}
+}
+
+// Plan.Report: the written files, the start check, the HTTP entry's server and how to serve it.
+func TestPlanReport(t *testing.T) {
+	pl := &Plan{PolicyPath: "/etc/p.toml", ClientEntry: NewHTTPEntry("http://127.0.0.1:8765/mcp", "TOK"),
+		PolicyFile: FileChange{Path: "/etc/p.toml", New: []byte("x")}}
+	res := &Written{Files: []WriteResult{{Path: "/etc/p.toml", Backup: "/etc/p.toml.bak"}},
+		Probe: Probe{Tools: []string{"run"}, Elapsed: 12 * time.Millisecond}, HTTPDown: ErrNotRunning.Error()}
+	var w bytes.Buffer
+	pl.Report(&w, res)
+	want := "wrote /etc/p.toml; the old file is at /etc/p.toml.bak\n" +
+		"checked: the entry starts and answers MCP in 12 ms, with the tools run\n" +
+		"note: nothing answers there at http://127.0.0.1:8765/mcp yet; the client entries point there\n" +
+		"serve it with: MCPSANDBOX_TOKEN=\"$TOK\" mcpsandbox serve --policy /etc/p.toml --http 127.0.0.1:8765\n" +
+		"your clients read the token from $TOK: set it where they start (the configs hold only its name)\n"
+	if w.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", w.String(), want)
+	}
+
+	pl = &Plan{PolicyPath: "/etc/p.toml", PolicyFile: FileChange{Existed: true}}
+	w.Reset()
+	pl.Report(&w, &Written{Probe: Probe{Tools: []string{"run"}}})
+	if !strings.HasSuffix(w.String(), "already configured, nothing changed: the policy /etc/p.toml\n") {
+		t.Fatalf("unchanged:\n%s", w.String())
+	}
+}
