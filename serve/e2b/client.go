@@ -739,55 +739,68 @@ func (c *Client) RunCode(ctx context.Context, sb *Sandbox, code, language string
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var ev struct {
-			Type      string `json:"type"`
-			Text      string `json:"text"`
-			Name      string `json:"name"`
-			Value     string `json:"value"`
-			Traceback string `json:"traceback"`
-		}
+		var ev execEvent
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return nil, fmt.Errorf("run the code: the interpreter sent a line that is not JSON (%v): refusing a malformed stream", err)
 		}
-		switch ev.Type {
-		case "stdout":
-			io.WriteString(stdout, ev.Text)
-		case "stderr":
-			io.WriteString(stderr, ev.Text)
-		case "result":
-			if ev.Text == "" {
-				continue
-			}
-			t := c.redactOut(ev.Text)
-			if !mutated("e2b-results-cap") {
-				if len(ex.Results) >= MaxResults || resultBytes >= limit {
-					ex.Truncated = true
-					continue
-				}
-				var cut bool
-				if t, cut = clip(t, limit-resultBytes); cut {
-					ex.Truncated = true
-				}
-			}
-			resultBytes += len(t)
-			ex.Results = append(ex.Results, t)
-		case "error":
-			e := &ExecError{Name: c.redactOut(ev.Name), Value: c.redactOut(ev.Value), Traceback: c.redactOut(ev.Traceback)}
-			if !mutated("e2b-exception-cap") {
-				room := limit
-				for _, f := range []*string{&e.Name, &e.Value, &e.Traceback} {
-					var cut bool
-					if *f, cut = clip(*f, room); cut {
-						ex.Truncated = true
-					}
-					room -= len(*f)
-				}
-			}
-			ex.Error = e
-		case "end_of_execution":
+		if c.addEvent(ex, &ev, &resultBytes, limit, stdout, stderr) {
 			return ex, nil
 		}
 	}
+}
+
+// execEvent is one line of the interpreter's /execute stream.
+type execEvent struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	Name      string `json:"name"`
+	Value     string `json:"value"`
+	Traceback string `json:"traceback"`
+}
+
+// addEvent takes one event into ex, redacting before it caps: results and the exception are
+// held within limit bytes (results also within MaxResults) as they arrive. It reports the end
+// of the execution.
+func (c *Client) addEvent(ex *Execution, ev *execEvent, resultBytes *int, limit int, stdout, stderr io.Writer) (end bool) {
+	switch ev.Type {
+	case "stdout":
+		io.WriteString(stdout, ev.Text)
+	case "stderr":
+		io.WriteString(stderr, ev.Text)
+	case "result":
+		if ev.Text == "" {
+			return false
+		}
+		t := c.redactOut(ev.Text)
+		if !mutated("e2b-results-cap") {
+			if len(ex.Results) >= MaxResults || *resultBytes >= limit {
+				ex.Truncated = true
+				return false
+			}
+			var cut bool
+			if t, cut = clip(t, limit-*resultBytes); cut {
+				ex.Truncated = true
+			}
+		}
+		*resultBytes += len(t)
+		ex.Results = append(ex.Results, t)
+	case "error":
+		e := &ExecError{Name: c.redactOut(ev.Name), Value: c.redactOut(ev.Value), Traceback: c.redactOut(ev.Traceback)}
+		if !mutated("e2b-exception-cap") {
+			room := limit
+			for _, f := range []*string{&e.Name, &e.Value, &e.Traceback} {
+				var cut bool
+				if *f, cut = clip(*f, room); cut {
+					ex.Truncated = true
+				}
+				room -= len(*f)
+			}
+		}
+		ex.Error = e
+	case "end_of_execution":
+		return true
+	}
+	return false
 }
 
 var errLineTooLong = errors.New("line too long")
