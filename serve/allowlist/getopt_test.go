@@ -58,3 +58,26 @@ func TestGetoptModels(t *testing.T) {
 		t.Errorf("posix parse: %+v", uses)
 	}
 }
+
+// A program with no model: every argument, every text glued behind single-letter flags and
+// every "=value" may be a file it writes; "-", "--" and "" name nothing.
+func TestConservativeUses(t *testing.T) {
+	uses := conservativeUses([]string{"f", "-", "--", "", "--out=o", "-xo/p", "-k=v"})
+	got := map[string]int{}
+	for _, u := range uses {
+		if u.kind != kUnknown {
+			t.Errorf("%+v: want kUnknown", u)
+		}
+		got[u.value] = u.index
+	}
+	for v, i := range map[string]int{"f": 1, "--out=o": 5, "o": 5, "-xo/p": 6, "o/p": 6, "/p": 6, "-k=v": 7, "v": 7, "=v": 7} {
+		if got[v] != i {
+			t.Errorf("%q: argument %d, want %d (uses %+v)", v, got[v], i, uses)
+		}
+	}
+	for _, v := range []string{"-", "--", ""} {
+		if _, ok := got[v]; ok {
+			t.Errorf("%q judged as a file name", v)
+		}
+	}
+}
