@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -20,8 +19,8 @@ func stateOf(t *testing.T, path string) fileState {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := st.Sys().(*syscall.Stat_t)
-	return fileState{int(s.Uid), int(s.Gid), st.Mode().Perm()}
+	uid, gid := fileOwner(t, st)
+	return fileState{uid, gid, st.Mode().Perm()}
 }
 
 // A dotfiles layout: ~/.cursor/mcp.json a relative link into ~/dotfiles, ~/.codex/config.toml an

@@ -565,7 +565,7 @@ func stopDockerd(t *testing.T, pidfile string) []string {
 	}
 	argv := strings.Split(strings.TrimRight(string(cl), "\x00"), "\x00")
 	t.Logf("stopping dockerd pid %d: %q", pid, argv)
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	if err := signalPID(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -589,7 +589,7 @@ func startDockerd(t *testing.T, argv []string, eng *engine.Client) {
 	defer lf.Close()
 	d := exec.Command(argv[0], argv[1:]...)
 	d.Stdout, d.Stderr, d.Dir = lf, lf, "/"
-	d.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	d.SysProcAttr = detachedAttr()
 	if err := d.Start(); err != nil {
 		t.Fatalf("start dockerd again (%q): %v", argv, err)
 	}

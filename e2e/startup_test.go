@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
@@ -86,7 +85,7 @@ func TestCheckReportsLayersUnprivileged(t *testing.T) {
 	cmd.Env = append(os.Environ(), "HOME="+root)
 	if os.Geteuid() == 0 {
 		os.Chown(ws, 65534, 65534)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		cmd.SysProcAttr = asUserAttr(65534, 65534)
 	}
 	out, err := cmd.Output()
 	if err != nil {

@@ -6,22 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
-
-func ownerMode(t *testing.T, path string) (int, int, os.FileMode) {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := st.Sys().(*syscall.Stat_t)
-	return int(s.Uid), int(s.Gid), st.Mode().Perm()
-}
 
 // A dotfiles layout: configs that are symbolic links (relative, absolute, dangling) into a
 // dotfiles directory. The link must stay a link, the target get the new text, the backup sit

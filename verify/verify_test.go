@@ -6,14 +6,6 @@ import (
 	"testing"
 )
 
-func rules(fs []Finding) []string {
-	var r []string
-	for _, f := range fs {
-		r = append(r, f.Rule)
-	}
-	return r
-}
-
 // The doctor reports every fact it promises, each with a value, and the namespace probes agree
 // with what this process can really do.
 func TestDoctor(t *testing.T) {

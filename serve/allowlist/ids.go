@@ -22,6 +22,9 @@ const (
 	LayerRlimits        = "rlimits"
 	LayerProcessLimit   = "process limit"
 	LayerCPUShare       = "cpu share"
+	LayerPrivateTmp     = "private /tmp"
+	LayerProtectedRO    = "protected paths read-only"
+	LayerEgressProxy    = "egress proxy"
 )
 
 // LayerIDs lists every layer ID in the order Layers reports them.

@@ -129,7 +129,7 @@ func hashFile(p string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// moreLayers are the layers added for issue 10 (kept apart from Layers' list for a clean merge).
+// moreLayers are the private /tmp and read-only protected paths layers (kept apart from Layers' list).
 func (e *Executor) moreLayers() []serve.Layer {
 	m := e.measured()
 	mounts := e.attr.has(unix.CLONE_NEWNS) && m.ns["mnt"]

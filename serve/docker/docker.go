@@ -29,9 +29,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
@@ -550,7 +550,7 @@ func (e *Executor) removeWhere(ctx context.Context, f filters.Args, remove func(
 }
 
 func isNotFound(err error) bool {
-	return client.IsErrNotFound(err) || strings.Contains(err.Error(), "is already in progress")
+	return cerrdefs.IsNotFound(err) || strings.Contains(err.Error(), "is already in progress")
 }
 
 // Tracked is how many containers this executor created and has not yet removed (tests, bench).

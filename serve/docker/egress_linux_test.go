@@ -256,3 +256,11 @@ func TestEgressDirsRemoved(t *testing.T) {
 		}
 	}
 }
+
+// egressSockets lists every egress socket under the base, and the container directories.
+func egressSockets(t *testing.T) (socks, dirs []string) {
+	t.Helper()
+	socks, _ = filepath.Glob(filepath.Join(egressBase(), "*", "*", egressSock))
+	dirs, _ = filepath.Glob(filepath.Join(egressBase(), "*", "*"))
+	return socks, dirs
+}

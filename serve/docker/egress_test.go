@@ -371,14 +371,6 @@ func publicTempDir(t *testing.T) string {
 	return d
 }
 
-// egressSockets lists every egress socket under the base, and the container directories.
-func egressSockets(t *testing.T) (socks, dirs []string) {
-	t.Helper()
-	socks, _ = filepath.Glob(filepath.Join(egressBase(), "*", "*", egressSock))
-	dirs, _ = filepath.Glob(filepath.Join(egressBase(), "*", "*"))
-	return socks, dirs
-}
-
 // callSession is call with the call's session set, as serve sets it.
 func callSession(t *testing.T, e *Executor, session, code string) (*serve.Result, error) {
 	t.Helper()

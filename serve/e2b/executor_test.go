@@ -104,16 +104,18 @@ func (e *env) run(name, session string, timeout time.Duration, maxOut int, args 
 		err error
 	}
 	ch := make(chan rr, 1)
+	tool := e.tool(name) // before the goroutine: a missing tool ends the test (Fatalf)
 	go func() {
-		r, err := e.tool(name).Run(ctx, serve.Call{Args: raw, Timeout: timeout, MaxOutput: maxOut, Session: session})
+		r, err := tool.Run(ctx, serve.Call{Args: raw, Timeout: timeout, MaxOutput: maxOut, Session: session})
 		ch <- rr{r, err}
 	}()
 	select {
 	case x := <-ch:
 		return x.r, x.err
 	case <-time.After(timeout + 10*time.Second):
-		e.t.Fatalf("%s hung: no answer %s after its %s timeout", name, 10*time.Second, timeout)
-		return nil, nil
+		// Errorf, not Fatalf: run is also called from goroutines (a call left running).
+		e.t.Errorf("%s hung: no answer %s after its %s timeout", name, 10*time.Second, timeout)
+		return nil, fmt.Errorf("%s hung", name)
 	}
 }
 

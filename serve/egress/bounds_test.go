@@ -331,7 +331,7 @@ func TestPortedRuleCarriesAnyProtocol(t *testing.T) {
 
 	// TLS on that port: another name is cut before it reaches upstream, with an alert
 	before := got.Load()
-	resp, c, br = rawConnect(t, f.url, "allowed.test:"+port)
+	_, c, br = rawConnect(t, f.url, "allowed.test:"+port)
 	br.ReadString('\n') // the banner
 	c.Write(hello("evil.test", 0))
 	rest, _ := io.ReadAll(br)
@@ -344,7 +344,7 @@ func TestPortedRuleCarriesAnyProtocol(t *testing.T) {
 	// plain HTTP in such a tunnel is refused, even split into small writes: it has its own way
 	// through the proxy, which checks every request's Host (a second request in a tunnel could
 	// name any site served at the listed address)
-	resp, c, br = rawConnect(t, f.url, "allowed.test:"+port)
+	_, c, br = rawConnect(t, f.url, "allowed.test:"+port)
 	br.ReadString('\n')
 	io.WriteString(c, "G")
 	time.Sleep(50 * time.Millisecond)
@@ -356,7 +356,7 @@ func TestPortedRuleCarriesAnyProtocol(t *testing.T) {
 		t.Errorf("upstream received %d bytes of plain HTTP in a tunnel", got.Load()-before)
 	}
 	// the trailing-dot form of the CONNECT host passes
-	resp, c, br = rawConnect(t, f.url, "allowed.test:"+port)
+	_, c, br = rawConnect(t, f.url, "allowed.test:"+port)
 	br.ReadString('\n')
 	h := hello("allowed.test.", 0)
 	c.Write(h)

@@ -1,10 +1,15 @@
 package helper
 
 import (
+	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
+
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
+
+// mutated: a mechanism switched off by `make mutants`; the constant false in a release build.
+func mutated(name string) bool { return mutant.On(name) }
 
 // Access classes the landlock-read and landlock-write mutants allow everywhere.
 const (

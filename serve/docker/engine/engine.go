@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/system"
@@ -197,7 +198,7 @@ func (c *Client) ImagePresent(ctx context.Context, image string) (id string, ok 
 		return "", false, err
 	}
 	ins, err := c.API.ImageInspect(ctx, image)
-	if client.IsErrNotFound(err) {
+	if cerrdefs.IsNotFound(err) {
 		return "", false, nil
 	}
 	if err != nil {

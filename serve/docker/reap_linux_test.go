@@ -4,12 +4,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 )
 
@@ -90,39 +87,6 @@ func TestReaper(t *testing.T) {
 		if !exists(t, eng, id) {
 			t.Errorf("container %d (%.12s) was removed though its instance is alive or not ours to judge", i, id)
 		}
-	}
-}
-
-// Ready says what is wrong and what to do.
-func TestReadyErrors(t *testing.T) {
-	eng := needEngine(t)
-	e, err := New(testPolicy(func(p *policy.Policy) { p.Docker.Image = "mcpsandbox-absent:" + strconv.Itoa(os.Getpid()) }), Options{Engine: eng})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	err = e.Ready()
-	if err == nil || !strings.Contains(err.Error(), "is not in the engine at unix://") || !strings.Contains(err.Error(), "docker pull mcpsandbox-absent") ||
-		!strings.Contains(err.Error(), "build-test-image.sh") {
-		t.Errorf("missing image: %v", err)
-	}
-	r, cerr := call(t, e, ToolShell, map[string]any{"script": "true"})
-	if cerr == nil {
-		t.Errorf("a call ran without an image: %+v", r)
-	}
-
-	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-	e2, err := New(testPolicy(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e2.Close()
-	err = e2.Ready()
-	if err == nil || !strings.Contains(err.Error(), "/nonexistent/docker.sock (DOCKER_HOST)") || !strings.Contains(err.Error(), "dockerd") {
-		t.Errorf("no engine: %v", err)
-	}
-	if ls := e2.Layers(); len(ls) != 1 || ls[0].Active {
-		t.Errorf("layers without an engine: %+v", ls)
 	}
 }
 
