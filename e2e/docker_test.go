@@ -284,8 +284,12 @@ func TestDockerNoLeaksAcrossSIGKILL(t *testing.T) {
 		t.Logf("%d calls timed out before their program ran (machine overloaded)", k)
 	}
 
-	// A call in flight, then SIGKILL: serve never runs Close.
-	go callDocker(context.Background(), cs, sd.ToolPython, map[string]any{"code": "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(3600)\ntime.sleep(3600)"})
+	// Calls in flight, then SIGKILL: serve never runs Close. One more than the pool holds, so
+	// at least one runs in a cold container (a pooled one is labelled pooled from its start,
+	// and whether the pool has refilled after the burst depends on the machine's load).
+	for range 5 {
+		go callDocker(context.Background(), cs, sd.ToolPython, map[string]any{"code": "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(3600)\ntime.sleep(3600)"})
+	}
 	var running []string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		running = running[:0]
@@ -491,7 +495,14 @@ func reapRound(t *testing.T, eng *engine.Client) bool {
 			break
 		}
 	}
+	// A create the killed serve had asked for (its pool's refill) can still complete at the
+	// engine after its death: wait until the count holds still for a second.
 	left := countContainers(t, eng, pidLabel)
+	for deadline, still := time.Now().Add(10*time.Second), time.Now(); time.Now().Before(deadline) && time.Since(still) < time.Second; time.Sleep(100 * time.Millisecond) {
+		if n := countContainers(t, eng, pidLabel); n != left {
+			left, still = n, time.Now()
+		}
+	}
 	quick := exec.Command(binPath, "serve", "--policy", dockerPolicy(t, nil)) // stdin: /dev/null
 	var stderr lockedBuffer
 	quick.Stderr = &stderr

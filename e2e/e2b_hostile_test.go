@@ -124,8 +124,9 @@ func TestE2BHostileInterpreter(t *testing.T) {
 		t.Fatalf("the next call must work: %.500s", text(res))
 	}
 	a, _ := os.ReadFile(f.auditPath)
-	if n := strings.Count(string(a), "\n"); n != 3 {
-		t.Fatalf("the audit must hold the 3 calls, has %d lines", n)
+	// each call is two lines: "started" before it runs, then its outcome
+	if n, started := strings.Count(string(a), "\n"), strings.Count(string(a), `"decision":"started"`); n != 6 || started != 3 {
+		t.Fatalf("the audit must hold the 3 calls (6 lines, 3 of them started), has %d lines, %d started", n, started)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
