@@ -378,17 +378,36 @@ var (
 	v4Transl   = netip.MustParsePrefix("::ffff:0:0:0/96") // IPv4-translated (SIIT, RFC 2765): the last 32 bits
 )
 
+// CarriedV4 returns the IPv4 address an IPv6 address carries where it can be located (NAT64,
+// IPv4-translated, 6to4, ISATAP), with the form's name: a connection to ip can end there.
+func CarriedV4(ip netip.Addr) (form string, v4 netip.Addr, ok bool) {
+	if !ip.Is6() || ip.Is4In6() {
+		return "", netip.Addr{}, false
+	}
+	b := ip.As16()
+	at := func(x []byte) netip.Addr { return netip.AddrFrom4([4]byte(x)) }
+	switch {
+	case ip == netip.IPv6Unspecified() || ip == netip.IPv6Loopback():
+		return "", netip.Addr{}, false
+	case nat64.Contains(ip):
+		return "NAT64", at(b[12:]), true
+	case v4Transl.Contains(ip):
+		return "IPv4-translated", at(b[12:]), true
+	case sixToFour.Contains(ip):
+		return "6to4", at(b[2:6]), true
+	}
+	// ISATAP (RFC 5214): an interface identifier 0000:5efe or 0200:5efe carries the IPv4
+	// address of the host behind the site's router
+	if !nat64Local.Contains(ip) && !teredo.Contains(ip) && !v4Compat.Contains(ip) &&
+		(b[8]|0x02) == 0x02 && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe {
+		return "ISATAP", at(b[12:]), true
+	}
+	return "", netip.Addr{}, false
+}
+
 // embeddedV4 judges the IPv4 address an IPv6 address carries ("" = none, or not denied).
 func embeddedV4(ip netip.Addr) string {
 	if !ip.Is6() || mutated("egress-embedded-v4") {
-		return ""
-	}
-	b := ip.As16()
-	v4 := func(x []byte) netip.Addr { return netip.AddrFrom4([4]byte(x)) }
-	inner := func(form string, a netip.Addr) string {
-		if why := DeniedAddr(a); why != "" {
-			return form + " of " + a.String() + ", " + why
-		}
 		return ""
 	}
 	switch {
@@ -398,19 +417,14 @@ func embeddedV4(ip netip.Addr) string {
 		return "local-use NAT64 (64:ff9b:1::/48), whose embedded IPv4 address cannot be located"
 	case teredo.Contains(ip):
 		return "Teredo (2001::/32), a tunnel to an IPv4 address that is never checked"
-	case nat64.Contains(ip):
-		return inner("NAT64", v4(b[12:]))
-	case v4Transl.Contains(ip):
-		return inner("IPv4-translated", v4(b[12:]))
-	case v4Compat.Contains(ip):
-		return "IPv4-compatible (::/96, deprecated), carrying " + v4(b[12:]).String()
-	case sixToFour.Contains(ip):
-		return inner("6to4", v4(b[2:6]))
+	case v4Compat.Contains(ip) && !v4Transl.Contains(ip):
+		b := ip.As16()
+		return "IPv4-compatible (::/96, deprecated), carrying " + netip.AddrFrom4([4]byte(b[12:])).String()
 	}
-	// ISATAP (RFC 5214): an interface identifier 0000:5efe or 0200:5efe carries the IPv4
-	// address of the host behind the site's router
-	if (b[8]|0x02) == 0x02 && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe {
-		return inner("ISATAP", v4(b[12:]))
+	if form, a, ok := CarriedV4(ip); ok {
+		if why := DeniedAddr(a); why != "" {
+			return form + " of " + a.String() + ", " + why
+		}
 	}
 	return ""
 }

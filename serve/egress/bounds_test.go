@@ -52,6 +52,20 @@ func TestOwnAddrsDenied(t *testing.T) {
 	if dials.Load() != 0 {
 		t.Errorf("%d dials to an own address, want 0", dials.Load())
 	}
+	// an IPv6 form carrying an own IPv4 address (NAT64, 6to4: found by an outside attack) is
+	// refused the same way, with no dial
+	for _, form := range []string{"64:ff9b::cb00:7107", "2002:cb00:7107::1", "::ffff:0:cb00:7107"} {
+		res.m["carried.test"] = []netip.Addr{netip.MustParseAddr(form)}
+		c := startProxy(t, rules(t, "carried.test"), Options{Resolver: res, Dial: countingDial(&dials),
+			LocalAddrs: func() []netip.Addr { return []netip.Addr{own} }})
+		resp, _, _ := rawConnect(t, c.url, "carried.test:443")
+		if b := body(resp); resp.StatusCode != 403 || !strings.Contains(b, "of 203.0.113.7, this host's own address") {
+			t.Errorf("%s carrying an own address: %d %q", form, resp.StatusCode, b)
+		}
+	}
+	if dials.Load() != 0 {
+		t.Errorf("%d dials to an IPv6 form of an own address, want 0", dials.Load())
+	}
 	// control: the same address, not the host's, is dialled
 	g := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, Dial: countingDial(&dials), LocalAddrs: func() []netip.Addr { return nil }})
 	resp, _, _ = rawConnect(t, g.url, "allowed.test:443")

@@ -695,6 +695,9 @@ func (p *Proxy) denied(a netip.Addr, port uint16) string {
 	if p.isOwn(a) {
 		return "this host's own address (an interface of the machine serve runs on: services bound to 0.0.0.0 answer there)"
 	}
+	if form, v4, ok := policy.CarriedV4(a); ok && p.isOwn(v4) {
+		return form + " of " + v4.String() + ", this host's own address (an interface of the machine serve runs on)"
+	}
 	return ""
 }
 
