@@ -191,6 +191,9 @@ func (e *Executor) sweepEgressDirs() int {
 // options every container's proxy shares, the bound across containers and the audit.
 type egressState struct {
 	dir   string // this executor's directory in egressBase
+	// fallback is the private base made because egressBase was another user's ("" = none):
+	// removed at close
+	fallback string
 	hosts []policy.HostRule
 	popts egress.Options // each container's proxy (MaxConns: the per-container bound)
 	quota int
@@ -243,9 +246,22 @@ func (e *Executor) startEgress() (*egressState, error) {
 	if !strings.HasPrefix(e.eng.Host, "unix://") {
 		return nil, fmt.Errorf("docker.network host lists need the engine on this machine (a unix socket), not %s: the proxy's socket is mounted into containers; use docker.network = \"none\" with a remote engine", e.eng.Where())
 	}
-	base := egressBase()
+	base, fallback := egressBase(), ""
 	if err := ensurePrivateDir(base, privateMode()); err != nil {
-		return nil, fmt.Errorf("docker.network: the egress proxy's socket directory: %w", err)
+		// Another local user may have made the usual place first (to reach serve's sockets, or
+		// only to stop serve starting): serve then uses a private directory of its own, with a
+		// random name, and removes it at the end. Only dead serves' directories in the usual
+		// place are swept.
+		fb, ferr := os.MkdirTemp("", "mcpsandbox-egress-"+strconv.Itoa(os.Geteuid())+"-")
+		if ferr != nil {
+			return nil, fmt.Errorf("docker.network: the egress proxy's socket directory: %w; and a private one could not be made either: %w", err, ferr)
+		}
+		if cerr := os.Chmod(fb, privateMode()); cerr != nil {
+			os.RemoveAll(fb)
+			return nil, fmt.Errorf("docker.network: %w", cerr)
+		}
+		e.log.Warn("the egress proxy's usual socket directory is not serve's own: using a private one instead", "usual", base, "problem", err, "using", fb)
+		base, fallback = fb, fb
 	}
 	dir := filepath.Join(base, egressDirName(e.me))
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -262,7 +278,7 @@ func (e *Executor) startEgress() (*egressState, error) {
 	if quota <= 0 {
 		quota = DefaultEgressConns
 	}
-	s := &egressState{dir: dir, hosts: n.Hosts(), quota: quota, total: make(chan struct{}, egressTotal(quota)),
+	s := &egressState{dir: dir, fallback: fallback, hosts: n.Hosts(), quota: quota, total: make(chan struct{}, egressTotal(quota)),
 		boxes: map[*boxEgress]bool{}, draining: make(chan struct{}, 64), log: e.opts.Audit,
 		server: e.pol.Name, polHash: e.pol.Hash(), polAudit: e.pol.Audit.Path, warn: e.log.Warn}
 	s.popts = egress.Options{
@@ -484,6 +500,9 @@ func (s *egressState) close() {
 		b.close()
 	}
 	os.RemoveAll(s.dir)
+	if s.fallback != "" {
+		os.RemoveAll(s.fallback)
+	}
 	s.mu.Lock()
 	if s.ownLog && s.log != nil {
 		s.log.Close()

@@ -264,3 +264,44 @@ func egressSockets(t *testing.T) (socks, dirs []string) {
 	dirs, _ = filepath.Glob(filepath.Join(egressBase(), "*", "*"))
 	return socks, dirs
 }
+
+// Another local user who makes the usual egress directory first (found by an outside attack:
+// serve then refused to start) does not stop serve, and gets nothing: serve uses a private
+// directory of its own, with a random name, and removes it at Close. A symlink there the same.
+func TestEgressBaseTakenByAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a directory owned by another uid")
+	}
+	for _, how := range []string{"directory", "symlink"} {
+		t.Run(how, func(t *testing.T) {
+			publicTempDir(t)
+			base := egressBase()
+			switch how {
+			case "directory":
+				if err := os.Mkdir(base, 0o777); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(base, 4242, 4242); err != nil {
+					t.Fatal(err)
+				}
+			case "symlink":
+				if err := os.Symlink(t.TempDir(), base); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e := newEgressExec(t, egressPolicy(t, "pypi.test"))
+			dir := e.egress.dir
+			parent := filepath.Dir(dir)
+			if strings.HasPrefix(dir, base+"/") || parent == base {
+				t.Fatalf("the executor's directory %s is in the other user's %s", dir, base)
+			}
+			if st, err := os.Lstat(parent); err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 {
+				t.Fatalf("fallback base %s: %v %v, want a private directory", parent, st.Mode(), err)
+			}
+			e.Close()
+			if _, err := os.Stat(parent); !os.IsNotExist(err) {
+				t.Errorf("fallback base left after Close: %v", err)
+			}
+		})
+	}
+}
