@@ -190,14 +190,14 @@ func (e *Executor) sweepEgressDirs() int {
 // egressState is the executor's egress for a host-list policy: its directory, the proxy
 // options every container's proxy shares, the bound across containers and the audit.
 type egressState struct {
-	dir   string // this executor's directory in egressBase
+	dir string // this executor's directory in egressBase
 	// fallback is the private base made because egressBase was another user's ("" = none):
 	// removed at close
 	fallback string
-	hosts []policy.HostRule
-	popts egress.Options // each container's proxy (MaxConns: the per-container bound)
-	quota int
-	total chan struct{} // one per connection being handled, across containers
+	hosts    []policy.HostRule
+	popts    egress.Options // each container's proxy (MaxConns: the per-container bound)
+	quota    int
+	total    chan struct{} // one per connection being handled, across containers
 
 	warn func(msg string, args ...any)
 
