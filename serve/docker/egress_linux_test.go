@@ -49,7 +49,9 @@ func TestEgressSocketOtherUser(t *testing.T) {
 	copyFile(t, self, bin)
 	cmd := exec.Command(bin, "-test.run=^TestEgressProbeHelper$", "-test.v", "-test.count=1")
 	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), probeEnv+"="+strings.Join(socks, "\n"))
+	// TMPDIR: the probe's own test environment (internal/testenv) is made there, and this
+	// test's TMPDIR is one uid 65534 may pass through but not write
+	cmd.Env = append(os.Environ(), probeEnv+"="+strings.Join(socks, "\n"), "TMPDIR=/tmp")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534, Groups: []uint32{}}}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
