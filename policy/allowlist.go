@@ -266,3 +266,15 @@ func (a *Allowlist) deepCopy() {
 	a.Protect = slices.Clone(a.Protect)
 	a.Env = maps.Clone(a.Env)
 }
+
+// Summary: the workspace, the commands on one line, the network.
+func (a *Allowlist) Summary() []string {
+	names := make([]string, len(a.Commands))
+	for i, c := range a.Commands {
+		names[i] = c.Name
+	}
+	return []string{
+		"workspace " + a.Workspace,
+		fmt.Sprintf("commands (%d, each pinned by sha256): %s", len(names), strings.Join(names, ", ")),
+		"network " + a.Net().String()}
+}

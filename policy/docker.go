@@ -117,3 +117,20 @@ func (d *Docker) payload() any {
 }
 
 func (d *Docker) deepCopy() {}
+
+// Summary: the image and its confinement, the workspace mount, the pool, the runtime.
+func (d *Docker) Summary() []string {
+	out := []string{fmt.Sprintf("image %s, network %s, read-only root %s, user %s", d.Image, d.Net().String(), onOff(d.ReadOnly), d.User)}
+	if d.Workspace != "" {
+		rw := "read-only"
+		if d.WorkspaceWritable {
+			rw = "writable"
+		}
+		out = append(out, fmt.Sprintf("workspace %s at /workspace (%s)", d.Workspace, rw))
+	}
+	out = append(out, fmt.Sprintf("pre-started containers: %d", d.Pool))
+	if d.Runtime != "" {
+		out = append(out, "runtime "+d.Runtime)
+	}
+	return out
+}

@@ -67,3 +67,9 @@ func (e *E2B) beforeDecode()                    {}
 func (e *E2B) afterDecode(func(...string) bool) {}
 func (e *E2B) payload() any                     { return *e }
 func (e *E2B) deepCopy()                        {}
+
+// Summary: the template and key, reuse, timeout and internet.
+func (e *E2B) Summary() []string {
+	return []string{fmt.Sprintf("template %s, API key from $%s (never written)", e.Template, e.APIKeyEnv),
+		fmt.Sprintf("reuse %s, sandbox timeout %s, internet %s", e.Reuse, e.SandboxTimeout.String(), onOff(e.AllowInternet))}
+}

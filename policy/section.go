@@ -16,6 +16,8 @@ type Section interface {
 	NetworkValue() (n Network, ok bool)
 	// SetNetworkValue sets the `network` key; false when the scheme has none.
 	SetNetworkValue(n Network) bool
+	// Summary is the section in a few lines (init's preview), one per setting.
+	Summary() []string
 
 	defaults()                                // the section's built-in values
 	beforeDecode()                            // clear what a file replaces rather than merges into
@@ -67,6 +69,13 @@ func (p *Policy) eachSection(f func(name string, s Section)) {
 	}
 }
 
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
 // schemeChoices is the scheme names quoted for a message: `"a", "b" or "c"`.
 func schemeChoices() string {
 	q := make([]string, len(Schemes))
@@ -77,4 +86,37 @@ func schemeChoices() string {
 		return strings.Join(q, "")
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// NetworkTakes reports whether the named scheme's `network` key takes a value of mode m, as
+// validation judges it; false for a scheme without the key, or unknown.
+func NetworkTakes(scheme string, m NetMode) bool {
+	sec := Default(scheme).Section()
+	n := Network{Mode: m}
+	switch m {
+	case NetNamed:
+		n.Name = "bridge"
+	case NetHosts:
+		n, _ = NetworkHosts("example.com")
+	}
+	if sec == nil || !sec.SetNetworkValue(n) {
+		return false
+	}
+	for _, pr := range sec.validate(true) {
+		if strings.HasPrefix(pr.Key, scheme+".network") {
+			return false
+		}
+	}
+	return true
+}
+
+// SchemesTaking lists the schemes whose `network` key takes a value of mode m.
+func SchemesTaking(m NetMode) []string {
+	var out []string
+	for _, s := range Schemes {
+		if NetworkTakes(s, m) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ func (s *toySection) beforeDecode()                    {}
 func (s *toySection) afterDecode(func(...string) bool) {}
 func (s *toySection) payload() any                     { return *s }
 func (s *toySection) deepCopy()                        {}
+func (s *toySection) Summary() []string                { return []string{fmt.Sprintf("size %d", s.Size)} }
 func (s *toySection) validate(active bool) []Problem {
 	if active && s.Size < 1 {
 		return []Problem{{Key: "toy.size", Msg: "must be positive", Fix: "use e.g. 3"}}
@@ -93,5 +95,21 @@ func TestEverySchemeHasASection(t *testing.T) {
 	}
 	if _, ok := p.SectionOf(SchemeE2B).NetworkValue(); ok {
 		t.Error("e2b reports a network key")
+	}
+}
+
+func TestNetworkTakes(t *testing.T) {
+	for m, want := range map[NetMode][]string{
+		NetNone:  {SchemeAllowlist, SchemeDocker},
+		NetAll:   {SchemeAllowlist},
+		NetNamed: {SchemeDocker},
+		NetHosts: {SchemeAllowlist, SchemeDocker},
+	} {
+		if got := SchemesTaking(m); !slices.Equal(got, want) {
+			t.Errorf("SchemesTaking(%d) = %v, want %v", m, got, want)
+		}
+	}
+	if NetworkTakes("nope", NetNone) {
+		t.Error("an unknown scheme takes a network")
 	}
 }
