@@ -285,7 +285,7 @@ func checkAllowedHost(r *run) (bool, string) {
 // schemeNet is the `network` key of p's scheme; ok is false when the scheme has none.
 func schemeNet(p *policy.Policy) (policy.Network, bool) {
 	if sec := p.Section(); sec != nil {
-		return sec.NetworkValue()
+		return sec.Network()
 	}
 	return policy.Network{}, false
 }
@@ -318,14 +318,14 @@ func AddNetworkHosts(p *policy.Policy, patterns ...string) error {
 	if err != nil {
 		return err
 	}
-	p.Section().SetNetworkValue(nn)
+	p.Section().SetNetwork(nn)
 	return nil
 }
 
 // SetNetworkHosts replaces p's network key by a host list of exactly patterns.
 func SetNetworkHosts(p *policy.Policy, patterns ...string) error {
 	if sec := p.Section(); sec != nil {
-		sec.SetNetworkValue(policy.Network{Mode: policy.NetNone})
+		sec.SetNetwork(policy.Network{Mode: policy.NetNone})
 	}
 	return AddNetworkHosts(p, patterns...)
 }

@@ -12,7 +12,7 @@ import (
 func TestNetworkHostsThroughSections(t *testing.T) {
 	for _, s := range policy.Schemes {
 		p := policy.Default(s)
-		_, has := p.Section().NetworkValue()
+		_, has := p.Section().Network()
 		if hostList(p) || networkOpen(p) {
 			t.Errorf("%s: the default policy's network is not closed", s)
 		}

@@ -19,11 +19,8 @@ func init() {
 // Allowlist is the hardened host-exec scheme.
 type Allowlist struct {
 	Workspace string `toml:"workspace" json:"workspace"`
-	// Network is the all-or-nothing view of the `network` key that older code reads: true = all.
-	// A host list lives in Egress (false here, so code that knows no lists keeps the sandbox
-	// offline). Read the key through Net(); set it with SetNet.
-	Network bool `toml:"-" json:"-"`
-	// Egress is the `network` key as written: false, true or a list of hosts (see Network).
+	// Egress is the `network` key as written: false, true or a list of hosts. Read it through
+	// Net(); set it with SetNet.
 	Egress   Network           `toml:"network" json:"network"`
 	Env      map[string]string `toml:"env" json:"env"`
 	Commands []Command         `toml:"commands" json:"commands"`
@@ -210,10 +207,9 @@ func (a *Allowlist) validate(active bool) []Problem {
 	return ps
 }
 
-// Net is the effective allowlist network: Network (the all-or-nothing switch older code
-// reads) set to true means everything; otherwise Egress decides.
+// Net is the effective allowlist network: none, all or a host list.
 func (a *Allowlist) Net() Network {
-	if a.Network || a.Egress.Mode == NetAll {
+	if a.Egress.Mode == NetAll {
 		return Network{Mode: NetAll}
 	}
 	if a.Egress.Mode == NetHosts || a.Egress.Mode == NetNamed {
@@ -222,17 +218,17 @@ func (a *Allowlist) Net() Network {
 	return Network{Mode: NetNone}
 }
 
-// SetNet sets the allowlist network in both views.
-func (a *Allowlist) SetNet(n Network) {
-	a.Egress = n
-	a.Network = n.Mode == NetAll
-}
+// AllHosts reports whether network = true: every host, with no proxy.
+func (a *Allowlist) AllHosts() bool { return a.Net().Mode == NetAll }
 
-// NetworkValue is the `network` key: false, true or a host list.
-func (a *Allowlist) NetworkValue() (Network, bool) { return a.Net(), true }
+// SetNet sets the allowlist network.
+func (a *Allowlist) SetNet(n Network) { a.Egress = n }
 
-// SetNetworkValue sets the `network` key.
-func (a *Allowlist) SetNetworkValue(n Network) bool { a.SetNet(n); return true }
+// Network is the `network` key: false, true or a host list.
+func (a *Allowlist) Network() (Network, bool) { return a.Net(), true }
+
+// SetNetwork sets the `network` key.
+func (a *Allowlist) SetNetwork(n Network) bool { a.SetNet(n); return true }
 
 func (a *Allowlist) defaults() {
 	*a = Allowlist{

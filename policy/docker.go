@@ -15,11 +15,8 @@ func init() {
 // Docker is the container-per-call scheme.
 type Docker struct {
 	Image string `toml:"image" json:"image"`
-	// Network is the docker-network view of the `network` key that older code reads: "none" or a
-	// docker network name. A host list lives in Egress ("none" here, so code that knows no lists
-	// keeps containers offline). Read the key through Net(); set it with SetNet.
-	Network string `toml:"-" json:"-"`
 	// Egress is the `network` key as written: "none", a docker network name or a list of hosts.
+	// Read it through Net() (or NetworkName); set it with SetNet.
 	Egress            Network `toml:"network" json:"network"`
 	ReadOnly          bool    `toml:"read_only" json:"read_only"`
 	User              string  `toml:"user" json:"user"`
@@ -62,12 +59,8 @@ func CheckRuntimeName(s string) error {
 	return fmt.Errorf("%q is not a runtime name (the name the engine's daemon.json registers, e.g. crun or runsc)", s)
 }
 
-// Net is the effective docker network: Network (the docker network name older code reads)
-// other than "none" joins that network; otherwise Egress decides.
+// Net is the effective docker network: none, a docker network or a host list.
 func (d *Docker) Net() Network {
-	if d.Network != "none" {
-		return Network{Mode: NetNamed, Name: d.Network}
-	}
 	switch d.Egress.Mode {
 	case NetHosts, NetAll:
 		return d.Egress
@@ -79,27 +72,27 @@ func (d *Docker) Net() Network {
 	return Network{Mode: NetNone, Name: "none"}
 }
 
-// SetNet sets the docker network in both views.
-func (d *Docker) SetNet(n Network) {
-	d.Egress = n
-	switch n.Mode {
-	case NetNamed:
-		d.Network = n.Name
-	default:
-		d.Network = "none"
+// SetNet sets the docker network.
+func (d *Docker) SetNet(n Network) { d.Egress = n }
+
+// NetworkName is the docker network containers join: the named one, else "none" (a host list's
+// containers have no network of their own: the egress proxy is their only way out).
+func (d *Docker) NetworkName() string {
+	if n := d.Net(); n.Mode == NetNamed {
+		return n.Name
 	}
+	return "none"
 }
 
-// NetworkValue is the `network` key: "none", a docker network name or a host list.
-func (d *Docker) NetworkValue() (Network, bool) { return d.Net(), true }
+// Network is the `network` key: "none", a docker network name or a host list.
+func (d *Docker) Network() (Network, bool) { return d.Net(), true }
 
-// SetNetworkValue sets the `network` key.
-func (d *Docker) SetNetworkValue(n Network) bool { d.SetNet(n); return true }
+// SetNetwork sets the `network` key.
+func (d *Docker) SetNetwork(n Network) bool { d.SetNet(n); return true }
 
 func (d *Docker) defaults() {
 	*d = Docker{
 		Image:    "python:3.12-slim",
-		Network:  "none",
 		Egress:   Network{Mode: NetNone, Name: "none"},
 		ReadOnly: true,
 		User:     "65534:65534",

@@ -48,11 +48,11 @@ func (e *E2B) validate(bool) []Problem {
 	return ps
 }
 
-// NetworkValue: the e2b section has no `network` key (allow_internet is the sandbox's own switch).
-func (e *E2B) NetworkValue() (Network, bool) { return Network{}, false }
+// Network: the e2b section has no `network` key (allow_internet is the sandbox's own switch).
+func (e *E2B) Network() (Network, bool) { return Network{}, false }
 
-// SetNetworkValue: the e2b section has no `network` key.
-func (e *E2B) SetNetworkValue(Network) bool { return false }
+// SetNetwork: the e2b section has no `network` key.
+func (e *E2B) SetNetwork(Network) bool { return false }
 
 func (e *E2B) defaults() {
 	*e = E2B{

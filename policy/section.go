@@ -11,11 +11,11 @@ import (
 // type registers itself in its own file (registerSection); nothing else in this package, and
 // nothing outside it, switches on a scheme's name.
 type Section interface {
-	// NetworkValue is the effective value of the section's `network` key; ok is false when the
+	// Network is the effective value of the section's `network` key; ok is false when the
 	// scheme has no such key.
-	NetworkValue() (n Network, ok bool)
-	// SetNetworkValue sets the `network` key; false when the scheme has none.
-	SetNetworkValue(n Network) bool
+	Network() (n Network, ok bool)
+	// SetNetwork sets the `network` key; false when the scheme has none.
+	SetNetwork(n Network) bool
 	// Summary is the section in a few lines (init's preview), one per setting.
 	Summary() []string
 
@@ -99,7 +99,7 @@ func NetworkTakes(scheme string, m NetMode) bool {
 	case NetHosts:
 		n, _ = NetworkHosts("example.com")
 	}
-	if sec == nil || !sec.SetNetworkValue(n) {
+	if sec == nil || !sec.SetNetwork(n) {
 		return false
 	}
 	for _, pr := range sec.validate(true) {

@@ -14,8 +14,8 @@ type toySection struct {
 	Net  Network `toml:"network" json:"network"`
 }
 
-func (s *toySection) NetworkValue() (Network, bool)    { return s.Net, true }
-func (s *toySection) SetNetworkValue(n Network) bool   { s.Net = n; return true }
+func (s *toySection) Network() (Network, bool)         { return s.Net, true }
+func (s *toySection) SetNetwork(n Network) bool        { s.Net = n; return true }
 func (s *toySection) defaults()                        { *s = toySection{Size: 3} }
 func (s *toySection) beforeDecode()                    {}
 func (s *toySection) afterDecode(func(...string) bool) {}
@@ -63,11 +63,11 @@ func TestSectionRegistryDrivesSharedCode(t *testing.T) {
 	}
 	toy.Size = 5
 	n, _ := NetworkHosts("pypi.org")
-	if !p.Section().SetNetworkValue(n) {
-		t.Fatal("SetNetworkValue refused")
+	if !p.Section().SetNetwork(n) {
+		t.Fatal("SetNetwork refused")
 	}
-	if got, ok := p.Section().NetworkValue(); !ok || got.String() != `["pypi.org"]` {
-		t.Fatalf("NetworkValue = %v %v", got, ok)
+	if got, ok := p.Section().Network(); !ok || got.String() != `["pypi.org"]` {
+		t.Fatalf("Network = %v %v", got, ok)
 	}
 	b, err := Marshal(p)
 	if err != nil || !strings.Contains(string(b), "[toy]") || !strings.Contains(string(b), "size = 5") {
@@ -89,11 +89,11 @@ func TestEverySchemeHasASection(t *testing.T) {
 	if p.Section() != nil || p.SectionOf("nope") != nil {
 		t.Error("an unknown scheme has a section")
 	}
-	a, _ := p.SectionOf(SchemeAllowlist).NetworkValue()
+	a, _ := p.SectionOf(SchemeAllowlist).Network()
 	if a.Mode != NetNone {
 		t.Errorf("allowlist default network %v", a)
 	}
-	if _, ok := p.SectionOf(SchemeE2B).NetworkValue(); ok {
+	if _, ok := p.SectionOf(SchemeE2B).Network(); ok {
 		t.Error("e2b reports a network key")
 	}
 }
