@@ -20,7 +20,7 @@ func TestDetectorsFire(t *testing.T) {
 	// A long timeout: a control whose call the load of a shared machine times out before it
 	// acts would be silent for the wrong reason.
 	f := newFixture(t, func(p *policy.Policy, _ *fixture) {
-		p.Allowlist.Network = true
+		p.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
 		p.Limits.Timeout = policy.Duration{Duration: 20 * time.Second}
 	})
 

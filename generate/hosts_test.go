@@ -104,8 +104,8 @@ func TestBuildPolicyNetwork(t *testing.T) {
 		}
 		// The old all-or-nothing views never widen a host list: code that knows no lists keeps
 		// the sandbox offline.
-		if n.Mode == policy.NetHosts && (p.Allowlist.Network || p.Docker.Network != "none") {
-			t.Errorf("%s: a host list sets the old view: allowlist %v docker %q", name, p.Allowlist.Network, p.Docker.Network)
+		if n.Mode == policy.NetHosts && (p.Allowlist.AllHosts() || p.Docker.NetworkName() != "none") {
+			t.Errorf("%s: a host list opens the network: allowlist all hosts %v, docker network %q", name, p.Allowlist.AllHosts(), p.Docker.NetworkName())
 		}
 		// The preview says it as the file does.
 		if s := strings.Join(Summary(p), "\n"); !strings.Contains(s, "network "+c.want) {

@@ -282,43 +282,35 @@ func checkAllowedHost(r *run) (bool, string) {
 	return false, fmt.Sprintf("the listed stand-in answered %d http and %d https request(s) through the proxy", h, hs)
 }
 
+// schemeNet is the `network` key of p's scheme; ok is false when the scheme has none.
+func schemeNet(p *policy.Policy) (policy.Network, bool) {
+	if sec := p.Section(); sec != nil {
+		return sec.Network()
+	}
+	return policy.Network{}, false
+}
+
 // hostList says whether p's scheme's network key is a host list.
 func hostList(p *policy.Policy) bool {
-	switch p.Scheme {
-	case "allowlist":
-		return p.Allowlist.Net().Mode == policy.NetHosts
-	case "docker":
-		return p.Docker.Net().Mode == policy.NetHosts
-	}
-	return false
+	n, ok := schemeNet(p)
+	return ok && n.Mode == policy.NetHosts
 }
 
 // networkOpen says whether p's scheme reaches the network without a proxy (allowlist true,
 // docker "host" or any docker network).
 func networkOpen(p *policy.Policy) bool {
-	switch p.Scheme {
-	case "allowlist":
-		return p.Allowlist.Net().Mode == policy.NetAll
-	case "docker":
-		m := p.Docker.Net().Mode
-		return m == policy.NetAll || m == policy.NetNamed
-	}
-	return false
+	n, ok := schemeNet(p)
+	return ok && (n.Mode == policy.NetAll || n.Mode == policy.NetNamed)
 }
 
 // AddNetworkHosts makes p's network key a host list holding its current entries (if it is one)
-// plus patterns. For allowlist and docker; other schemes have no host lists.
+// plus patterns. For schemes with a network key; the others have no host lists.
 func AddNetworkHosts(p *policy.Policy, patterns ...string) error {
-	var cur []string
-	var n policy.Network
-	switch p.Scheme {
-	case "allowlist":
-		n = p.Allowlist.Net()
-	case "docker":
-		n = p.Docker.Net()
-	default:
+	n, ok := schemeNet(p)
+	if !ok {
 		return fmt.Errorf("the %s scheme has no network host lists", p.Scheme)
 	}
+	var cur []string
 	for _, r := range n.Hosts() {
 		cur = append(cur, r.Raw)
 	}
@@ -326,21 +318,14 @@ func AddNetworkHosts(p *policy.Policy, patterns ...string) error {
 	if err != nil {
 		return err
 	}
-	if p.Scheme == "allowlist" {
-		p.Allowlist.SetNet(nn)
-	} else {
-		p.Docker.SetNet(nn)
-	}
+	p.Section().SetNetwork(nn)
 	return nil
 }
 
 // SetNetworkHosts replaces p's network key by a host list of exactly patterns.
 func SetNetworkHosts(p *policy.Policy, patterns ...string) error {
-	switch p.Scheme {
-	case "allowlist":
-		p.Allowlist.SetNet(policy.Network{Mode: policy.NetNone})
-	case "docker":
-		p.Docker.SetNet(policy.Network{Mode: policy.NetNone, Name: "none"})
+	if sec := p.Section(); sec != nil {
+		sec.SetNetwork(policy.Network{Mode: policy.NetNone})
 	}
 	return AddNetworkHosts(p, patterns...)
 }
@@ -358,19 +343,15 @@ func (a *Arena) egPort(f func(*egressArena) *standIn) string {
 }
 
 func needsHostList(p *policy.Policy) string {
-	key := p.Scheme + ".network"
-	if p.Scheme == "e2b" {
-		return "needs a network host list: the e2b scheme has none"
+	if _, ok := schemeNet(p); !ok {
+		return fmt.Sprintf("needs a network host list: the %s scheme has none", p.Scheme)
 	}
-	return fmt.Sprintf("needs a network host list (%s = [\"host\", ...]); this policy's network is %s", key, netString(p))
+	return fmt.Sprintf("needs a network host list (%s.network = [\"host\", ...]); this policy's network is %s", p.Scheme, netString(p))
 }
 
 func netString(p *policy.Policy) string {
-	switch p.Scheme {
-	case "allowlist":
-		return p.Allowlist.Net().String()
-	case "docker":
-		return p.Docker.Net().String()
+	if n, ok := schemeNet(p); ok {
+		return n.String()
 	}
 	return "?"
 }

@@ -41,6 +41,9 @@ type Expect struct {
 	// CgroupWait is how long after the calls a cgroup that held them may still hold processes
 	// (0: 3s, as for survivors).
 	CgroupWait time.Duration
+	// Protect are the policy's own protected workspace paths, beyond policy.DefaultProtect (the
+	// persistence detector watches both).
+	Protect []string
 }
 
 // Options configure a run.
@@ -407,7 +410,7 @@ func (r *run) baseline(ctx context.Context, ad Adapter, p *policy.Policy, ds []s
 	}
 	r.outsideBefore = r.a.SnapshotOutside()
 	if slices.Contains(ds, "persistence") {
-		r.protect = persistPatterns(p.Allowlist.Protect)
+		r.protect = persistPatterns(ad.Expect(p).Protect)
 		r.hostRunBefore = hostRunFiles(r.a.WS, r.protect)
 		r.gitExecBefore = gitExecLines(r.a.WS)
 	}

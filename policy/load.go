@@ -70,16 +70,12 @@ func Load(path string) (*Policy, error) {
 // Parse decodes and validates policy text; name is used in problem locations.
 func Parse(name string, data []byte) (*Policy, error) {
 	p := Default("")
-	p.Allowlist.Env = nil // a file's env is the complete environment: never merged with the default
+	p.eachSection(func(_ string, s Section) { s.beforeDecode() })
 	md, err := toml.Decode(string(data), p)
 	if err != nil {
 		return nil, &Error{decodeProblems(name, data, err)}
 	}
-	p.Allowlist.SetNet(p.Allowlist.Net())
-	p.Docker.SetNet(p.Docker.Net())
-	if !md.IsDefined("allowlist", "env") {
-		p.Allowlist.Env = map[string]string{"LANG": "C.UTF-8"}
-	}
+	p.eachSection(func(_ string, s Section) { s.afterDecode(md.IsDefined) })
 	idx := indexLines(string(data))
 	var probs []Problem
 	for _, k := range md.Undecoded() {

@@ -40,14 +40,14 @@ func TestNetworkOldForms(t *testing.T) {
 		var js []byte
 		if c.section == "docker" {
 			n = p.Docker.Net()
-			if p.Docker.Network != c.oldName {
-				t.Errorf("docker network %s: old view %q, want %q", c.value, p.Docker.Network, c.oldName)
+			if p.Docker.NetworkName() != c.oldName {
+				t.Errorf("docker network %s: network joined %q, want %q", c.value, p.Docker.NetworkName(), c.oldName)
 			}
 			js, _ = json.Marshal(p.Docker)
 		} else {
 			n = p.Allowlist.Net()
-			if p.Allowlist.Network != c.oldBool {
-				t.Errorf("allowlist network %s: old view %v, want %v", c.value, p.Allowlist.Network, c.oldBool)
+			if p.Allowlist.AllHosts() != c.oldBool {
+				t.Errorf("allowlist network %s: all hosts %v, want %v", c.value, p.Allowlist.AllHosts(), c.oldBool)
 			}
 			js, _ = json.Marshal(p.Allowlist)
 		}
@@ -92,11 +92,11 @@ func TestNetworkHostList(t *testing.T) {
 		n := p.Allowlist.Net()
 		if section == "docker" {
 			n = p.Docker.Net()
-			if p.Docker.Network != "none" {
-				t.Errorf("docker host list: old view %q, want \"none\" (code that knows no lists keeps containers offline)", p.Docker.Network)
+			if p.Docker.NetworkName() != "none" {
+				t.Errorf("docker host list: network joined %q, want \"none\" (the proxy is the only way out)", p.Docker.NetworkName())
 			}
-		} else if p.Allowlist.Network {
-			t.Error("allowlist host list: old view true, want false (offline for code that knows no lists)")
+		} else if p.Allowlist.AllHosts() {
+			t.Error("allowlist host list: all hosts, want only the listed ones")
 		}
 		if n.Mode != NetHosts || len(n.Hosts()) != 5 {
 			t.Fatalf("%s: %+v", section, n)
@@ -275,25 +275,25 @@ func TestNetworkWrongForms(t *testing.T) {
 	}
 }
 
-// Code written before host lists (controls, the harness) flips the old views; the effective
-// network and the saved file follow.
-func TestNetworkOldViewWins(t *testing.T) {
+// SetNet replaces a host list (as the controls do); the effective network and the saved file
+// follow.
+func TestNetworkSetReplacesList(t *testing.T) {
 	p, err := Parse("p.toml", []byte(withNetwork("allowlist", `["pypi.org"]`)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Allowlist.Network = true
+	p.Allowlist.SetNet(Network{Mode: NetAll})
 	if p.Allowlist.Net().Mode != NetAll {
-		t.Error("allowlist Network=true must mean all")
+		t.Error("allowlist SetNet(all) must mean all")
 	}
 	b, _ := Marshal(p)
 	if !strings.Contains(string(b), "network = true") {
 		t.Errorf("saved:\n%s", b)
 	}
 	p.Scheme = SchemeDocker
-	p.Docker.Network = "host"
+	p.Docker.SetNet(Network{Mode: NetNamed, Name: "host"})
 	if n := p.Docker.Net(); n.Mode != NetNamed || n.Name != "host" {
-		t.Errorf("docker Network=host: %+v", n)
+		t.Errorf("docker SetNet(host): %+v", n)
 	}
 	// Sections stay comparable with == (callers compare them).
 	if p.Clone().Allowlist.Egress != p.Allowlist.Egress {

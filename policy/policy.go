@@ -6,21 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"maps"
 	"slices"
 	"strings"
 	"time"
 )
-
-// Scheme names.
-const (
-	SchemeAllowlist = "allowlist"
-	SchemeDocker    = "docker"
-	SchemeE2B       = "e2b"
-)
-
-// Schemes lists every scheme in the order the product presents them.
-var Schemes = []string{SchemeAllowlist, SchemeDocker, SchemeE2B}
 
 // Defaults of the boundary limits (see Limits).
 const (
@@ -69,131 +58,9 @@ type Audit struct {
 	Path string `toml:"path" json:"path"` // "" = default under the XDG state dir
 }
 
-// Allowlist is the hardened host-exec scheme.
-type Allowlist struct {
-	Workspace string `toml:"workspace" json:"workspace"`
-	// Network is the all-or-nothing view of the `network` key that older code reads: true = all.
-	// A host list lives in Egress (false here, so code that knows no lists keeps the sandbox
-	// offline). Read the key through Net(); set it with SetNet.
-	Network bool `toml:"-" json:"-"`
-	// Egress is the `network` key as written: false, true or a list of hosts (see Network).
-	Egress   Network           `toml:"network" json:"network"`
-	Env      map[string]string `toml:"env" json:"env"`
-	Commands []Command         `toml:"commands" json:"commands"`
-	// User is "uid:gid" the commands run as when serve runs as root. "" = the workspace owner,
-	// or 65534:65534 (nobody) when root owns the workspace.
-	User string `toml:"user,omitempty" json:"user,omitempty"`
-	// MaxFileSize caps any single file a command writes (RLIMIT_FSIZE).
-	MaxFileSize Size `toml:"max_file_size" json:"max_file_size"`
-	// ReadPaths are extra host paths commands may read (Landlock); system library dirs are implied.
-	ReadPaths []string `toml:"read_paths,omitempty" json:"read_paths,omitempty"`
-	// Protect are workspace paths (globs, relative to the workspace) that commands may not write:
-	// files the host runs or obeys later without anyone asking. They extend DefaultProtect; an
-	// entry "!NAME" drops NAME from the defaults. See Protected.
-	Protect []string `toml:"protect,omitempty" json:"protect,omitempty"`
-	// HardLinks says what happens to a path argument naming a regular file with more than one
-	// link (Landlock judges paths, so a hard link can reach a file outside the workspace):
-	// "refuse" (the default, also "") or "read-only" (allowed, and mounted read-only for the call).
-	HardLinks string `toml:"hardlinks,omitempty" json:"hardlinks,omitempty"`
-}
-
-// Hard-link modes for Allowlist.HardLinks.
-const (
-	HardLinksRefuse   = "refuse"
-	HardLinksReadOnly = "read-only"
-)
-
-// DefaultProtect are workspace files and directories that run programs or steer the host (or the
-// next agent session) without anyone asking: version-control hooks and config, hook managers,
-// package-manager and tool-manager rc files that name programs, editor and devcontainer tasks,
-// CI workflows, agent instruction and MCP files, compiled Python caches and installed
-// dependencies. A pattern without "/" matches that name at any depth; a pattern with "/" is
-// anchored at the workspace root. A match protects everything under it too. Project files people
-// edit on purpose (Makefile, package.json, pyproject.toml, source code) are deliberately absent:
-// anything written in the workspace is model-controlled content, to be reviewed as such.
-var DefaultProtect = []string{
-	// version control and hook managers
-	".git", ".hg", ".svn", ".gitmodules", ".gitattributes", ".husky", ".githooks",
-	".pre-commit-config.yaml", ".lefthook.yml", ".lefthook.yaml", "lefthook.yml", "lefthook.yaml",
-	".lefthook-local.yml", "lefthook-local.yml", ".overcommit.yml",
-	// package, tool and toolchain managers that run what their config names
-	".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".envrc", ".tool-versions",
-	".mise.toml", "mise.toml", ".mise", ".cargo", "rust-toolchain", "rust-toolchain.toml", ".bazelrc",
-	".mvn", "gradle/wrapper", ".pdbrc", ".gdbinit", ".lldbinit", ".exrc", ".nvimrc", ".nvim.lua",
-	"conftest.py", "__pycache__", "*.pyc", ".venv", "node_modules",
-	// editors, devcontainers and their tasks
-	".vscode", ".idea", ".fleet", ".zed", "*.code-workspace", ".devcontainer", ".devcontainer.json",
-	// CI
-	".github/workflows", ".github/actions", ".gitlab-ci.yml", ".circleci", ".travis.yml", ".buildkite",
-	".drone.yml", "azure-pipelines.yml", "bitbucket-pipelines.yml", "Jenkinsfile",
-	// agent instructions and MCP configuration the next session obeys
-	"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENT.md", "GEMINI.md", ".claude", ".cursor", ".cursorrules",
-	".windsurfrules", ".clinerules", ".github/copilot-instructions.md", ".aider.conf.yml", ".continue",
-	".mcp.json",
-}
-
-// Protected is the effective protect list: DefaultProtect without the "!NAME" entries of
-// Protect, plus Protect's other entries.
-func (a *Allowlist) Protected() []string {
-	drop := map[string]bool{}
-	var add []string
-	for _, p := range a.Protect {
-		if name, ok := strings.CutPrefix(p, "!"); ok {
-			drop[name] = true
-		} else {
-			add = append(add, p)
-		}
-	}
-	var out []string
-	for _, p := range DefaultProtect {
-		if !drop[p] {
-			out = append(out, p)
-		}
-	}
-	return append(out, add...)
-}
-
-// Command is one allowlisted, pinned binary.
-type Command struct {
-	Name     string   `toml:"name" json:"name"`
-	Path     string   `toml:"path" json:"path"`
-	SHA256   string   `toml:"sha256" json:"sha256"`
-	DenyArgs []string `toml:"deny_args,omitempty" json:"deny_args,omitempty"`
-	// AllowOutsidePaths lets path-like arguments resolve outside the workspace (reads only:
-	// the kernel still confines writes to the workspace).
-	AllowOutsidePaths bool `toml:"allow_outside_paths,omitempty" json:"allow_outside_paths,omitempty"`
-}
-
-// Docker is the container-per-call scheme.
-type Docker struct {
-	Image string `toml:"image" json:"image"`
-	// Network is the docker-network view of the `network` key that older code reads: "none" or a
-	// docker network name. A host list lives in Egress ("none" here, so code that knows no lists
-	// keeps containers offline). Read the key through Net(); set it with SetNet.
-	Network string `toml:"-" json:"-"`
-	// Egress is the `network` key as written: "none", a docker network name or a list of hosts.
-	Egress            Network `toml:"network" json:"network"`
-	ReadOnly          bool    `toml:"read_only" json:"read_only"`
-	User              string  `toml:"user" json:"user"`
-	Workspace         string  `toml:"workspace" json:"workspace"`
-	WorkspaceWritable bool    `toml:"workspace_writable" json:"workspace_writable"`
-	Runtime           string  `toml:"runtime" json:"runtime"`
-	Pool              int     `toml:"pool" json:"pool"`
-}
-
-// E2B is the cloud-sandbox proxy scheme.
-type E2B struct {
-	Template       string   `toml:"template" json:"template"`
-	APIKeyEnv      string   `toml:"api_key_env" json:"api_key_env"`
-	APIURL         string   `toml:"api_url" json:"api_url"`
-	SandboxTimeout Duration `toml:"sandbox_timeout" json:"sandbox_timeout"`
-	Reuse          string   `toml:"reuse" json:"reuse"`
-	AllowInternet  bool     `toml:"allow_internet" json:"allow_internet"`
-}
-
 // Default returns a policy with every default filled in for the given scheme.
 func Default(scheme string) *Policy {
-	return &Policy{
+	p := &Policy{
 		Version: 1,
 		Scheme:  scheme,
 		Name:    "sandbox",
@@ -210,24 +77,9 @@ func Default(scheme string) *Policy {
 			MaxConnections:    DefaultMaxConnections,
 			EgressConnections: DefaultEgressConnections,
 		},
-		Allowlist: Allowlist{
-			Env:         map[string]string{"LANG": "C.UTF-8"},
-			MaxFileSize: 64 << 20,
-		},
-		Docker: Docker{
-			Image:    "python:3.12-slim",
-			Network:  "none",
-			Egress:   Network{Mode: NetNone, Name: "none"},
-			ReadOnly: true,
-			User:     "65534:65534",
-		},
-		E2B: E2B{
-			Template:       "code-interpreter-v1",
-			APIKeyEnv:      "E2B_API_KEY",
-			SandboxTimeout: Duration{5 * time.Minute},
-			Reuse:          "session",
-		},
 	}
+	p.eachSection(func(_ string, s Section) { s.defaults() })
+	return p
 }
 
 // Hash is the sha256 (hex) of the effective policy: the common sections plus the active scheme's
@@ -241,31 +93,12 @@ func (p *Policy) Hash() string {
 		Audit   Audit  `json:"audit"`
 		Section any    `json:"section"`
 	}{p.Version, p.Scheme, p.Name, p.Limits, p.Audit, nil}
-	switch p.Scheme {
-	case SchemeAllowlist:
-		a := p.Allowlist
-		a.SetNet(a.Net())
-		eff.Section = a
-	case SchemeDocker:
-		d := p.Docker
-		d.SetNet(d.Net())
-		eff.Section = d
-	case SchemeE2B:
-		eff.Section = p.E2B
+	if sec := p.Section(); sec != nil {
+		eff.Section = sec.payload()
 	}
 	b, _ := json.Marshal(eff) // cannot fail: plain data types only
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// Command looks an allowlisted command up by name.
-func (a *Allowlist) Command(name string) (*Command, bool) {
-	for i := range a.Commands {
-		if a.Commands[i].Name == name {
-			return &a.Commands[i], true
-		}
-	}
-	return nil, false
 }
 
 // interpreters are programs that run whatever code, script or program they are given, or write
@@ -304,12 +137,6 @@ func IsInterpreter(name string) bool {
 // Clone is a deep copy: changing the copy's lists or maps never reaches p.
 func (p *Policy) Clone() *Policy {
 	c := *p
-	c.Allowlist.Commands = slices.Clone(p.Allowlist.Commands)
-	for i := range c.Allowlist.Commands {
-		c.Allowlist.Commands[i].DenyArgs = slices.Clone(p.Allowlist.Commands[i].DenyArgs)
-	}
-	c.Allowlist.ReadPaths = slices.Clone(p.Allowlist.ReadPaths)
-	c.Allowlist.Protect = slices.Clone(p.Allowlist.Protect)
-	c.Allowlist.Env = maps.Clone(p.Allowlist.Env)
+	c.eachSection(func(_ string, s Section) { s.deepCopy() })
 	return &c
 }

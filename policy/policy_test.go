@@ -158,7 +158,7 @@ func TestHashSensitivity(t *testing.T) {
 	if a.Hash() != b.Hash() {
 		t.Fatal("equal policies hash differently")
 	}
-	b.Docker.Network = "bridge"
+	b.Docker.SetNet(Network{Mode: NetNamed, Name: "bridge"})
 	if a.Hash() == b.Hash() {
 		t.Error("changing the active section did not change the hash")
 	}

@@ -4,10 +4,13 @@
 package scheme
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime"
 
+	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
@@ -35,11 +38,26 @@ type Scheme struct {
 	Controls      func() []harness.Control
 	ControlPolicy func() (*policy.Policy, error)
 	// Default builds the scheme's built-in policy (for --default); workspace "" means a fresh
-	// temporary directory. Nil: the scheme has no built-in policy.
-	Default func(workspace string) (*policy.Policy, error)
+	// temporary directory, which cleanup removes (cleanup is never nil). Nil: the scheme has no
+	// built-in policy.
+	Default func(workspace string) (p *policy.Policy, cleanup func(), err error)
+	// Needs checks what init's answers need of this host before anything is written (an
+	// engine, an image, a key in the environment); nil: nothing beyond serve itself.
+	Needs func(ctx context.Context, a *generate.Answers, pr Prompt) error
+	// Measured are verify's host rows measured for this policy here (serve's probe of the
+	// layers it really gets), given this binary and the policy file; nil: none.
+	Measured func(ctx context.Context, self, policyPath string) []verify.Check
 	// Bounds are the scheme's own bounds on what reaches serve (its egress proxy, its
 	// upstream), listed by explain after the common ones (verify.Bounds). Nil: none.
 	Bounds func(p *policy.Policy) []verify.Bound
+}
+
+// WithoutCleanup adapts a built-in policy that makes nothing to remove to Scheme.Default.
+func WithoutCleanup(f func(workspace string) (*policy.Policy, error)) func(string) (*policy.Policy, func(), error) {
+	return func(ws string) (*policy.Policy, func(), error) {
+		p, err := f(ws)
+		return p, func() {}, err
+	}
 }
 
 // AllBounds are the common bounds and then the scheme's own.
@@ -49,6 +67,14 @@ func (s *Scheme) AllBounds(p *policy.Policy) []verify.Bound {
 		bs = append(bs, s.Bounds(p)...)
 	}
 	return bs
+}
+
+// Prompt is how a scheme's Needs talks to the person running init.
+type Prompt struct {
+	Out         io.Writer // what it reports and shows (a pull's progress)
+	Interactive bool      // a terminal answers Confirm
+	// Confirm asks a yes/no question; without a terminal it answers "no".
+	Confirm func(question string, def bool) (bool, error)
 }
 
 // ExecOptions are what serve hands every executor constructor.

@@ -1,5 +1,7 @@
 // Package schemes is the registry: every isolation scheme this build knows, one line each.
-// Adding a scheme is its package(s), one line here, and its scenarios' `schemes` lists.
+// Adding a scheme is its policy section (policy/NAME.go and its field on policy.Policy), its
+// template, serve/NAME, schemes/NAME, one line here, and its scenarios' `schemes` lists (README:
+// "Adding a scheme").
 package schemes
 
 import (

@@ -46,7 +46,8 @@ func TestUnavailableIsReportedByName(t *testing.T) {
 // Each scheme's audit rules fire on a policy that breaks them.
 func TestSchemeAuditRules(t *testing.T) {
 	d := policy.Default(policy.SchemeDocker)
-	d.Docker.Network, d.Docker.User, d.Docker.ReadOnly = "bridge", "", false
+	d.Docker.User, d.Docker.ReadOnly = "", false
+	d.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
 	d.Docker.Workspace, d.Docker.WorkspaceWritable = "/w", true
 	sc, _ := Lookup(policy.SchemeDocker)
 	got := ruleIDs(verify.Audit(d, "", sc.Audit))

@@ -70,7 +70,7 @@ func NewCmdHarness(f *Factory, runF func(context.Context, *HarnessOptions) error
 	}
 	fl := cmd.Flags()
 	policyFlags(cmd, &o.PolicyPath, &o.Default, "attack")
-	fl.StringVar(&o.Scheme, "scheme", policy.SchemeAllowlist, "with --default or --controls: which scheme's; with --policy: the scheme the file must use")
+	fl.StringVar(&o.Scheme, "scheme", policy.Schemes[0], "with --default or --controls: which scheme's; with --policy: the scheme the file must use")
 	fl.StringSliceVarP(&o.Scenarios, "scenario", "s", nil, "scenario ids to run (comma-separated; default all)")
 	fl.StringSliceVarP(&o.Categories, "category", "c", nil, "categories to run: "+strings.Join(harness.Categories, ", "))
 	fl.BoolVar(&o.List, "list", false, "list the scenarios and detectors, then exit")

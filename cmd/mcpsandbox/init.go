@@ -297,8 +297,8 @@ func entryBinary(o *InitOptions) (string, error) {
 // bad one named, with its fix), and the scheme, once known, must take what was given.
 func netFlags(o *InitOptions) error {
 	if !o.set("network-hosts") {
-		if o.set("network") && o.A.Network && o.A.Scheme != "" && o.A.Scheme != policy.SchemeAllowlist {
-			return fmt.Errorf("--network (every host) is for the allowlist scheme: for %s, list the hosts calls need with --network-hosts (e.g. --network-hosts pypi,api.example.com)", o.A.Scheme)
+		if o.set("network") && o.A.Network && o.A.Scheme != "" && !policy.NetworkTakes(o.A.Scheme, policy.NetAll) {
+			return fmt.Errorf("--network (every host) is for %s: for %s, list the hosts calls need with --network-hosts (e.g. --network-hosts pypi,api.example.com)", theSchemes(policy.SchemesTaking(policy.NetAll)), o.A.Scheme)
 		}
 		return nil
 	}
@@ -315,8 +315,19 @@ func netFlags(o *InitOptions) error {
 	if len(hosts) == 0 {
 		return fmt.Errorf("--network-hosts is empty: name at least one host or preset (%s), or leave the flag out for no network", generate.PresetNames())
 	}
-	if o.A.Scheme != "" && o.A.Scheme != policy.SchemeAllowlist && o.A.Scheme != policy.SchemeDocker {
-		return fmt.Errorf("--network-hosts is for the allowlist and docker schemes (they reach hosts through serve's egress proxy); %s has its own allow_internet: remove --network-hosts", o.A.Scheme)
+	if o.A.Scheme != "" && !policy.NetworkTakes(o.A.Scheme, policy.NetHosts) {
+		return fmt.Errorf("--network-hosts is for %s (they reach hosts through serve's egress proxy); %s has its own allow_internet: remove --network-hosts", theSchemes(policy.SchemesTaking(policy.NetHosts)), o.A.Scheme)
 	}
 	return nil
+}
+
+// theSchemes names schemes in a sentence: "the a scheme", "the a and b schemes".
+func theSchemes(names []string) string {
+	switch len(names) {
+	case 0:
+		return "no scheme"
+	case 1:
+		return "the " + names[0] + " scheme"
+	}
+	return "the " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " schemes"
 }

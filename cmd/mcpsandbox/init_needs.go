@@ -3,113 +3,26 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
-	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/mcpsandbox/mcpsandbox/schemes"
-	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
-	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
-// checkNeeds checks what the chosen scheme needs before anything is written: for docker a running
-// engine holding the image (the wizard offers to pull it), for e2b the API key's variable set;
-// and for every scheme, that this build's serve can run it at all (the registry says).
+// checkNeeds checks what the chosen scheme needs before anything is written (its entry's Needs:
+// e.g. a running engine holding the image, which the wizard offers to pull, or the API key's
+// variable set), and that this build's serve can run it at all (the registry says).
 func checkNeeds(ctx context.Context, o *InitOptions, ask *asker) error {
-	if err := hostNeeds(ctx, o, ask); err != nil {
-		return err
-	}
 	s, err := schemes.Lookup(o.A.Scheme)
 	if err != nil {
 		return err
+	}
+	if s.Needs != nil {
+		if err := s.Needs(ctx, &o.A, scheme.Prompt{Out: o.IO.Out, Interactive: ask.on, Confirm: ask.confirm}); err != nil {
+			return err
+		}
 	}
 	if err := s.Runs(); err != nil {
 		return fmt.Errorf("%w. init writes no client entry that cannot start: nothing was written", err)
 	}
 	return nil
-}
-
-func hostNeeds(ctx context.Context, o *InitOptions, ask *asker) error {
-	a := &o.A
-	switch a.Scheme {
-	case policy.SchemeDocker:
-		image := a.Image
-		if image == "" {
-			image = policy.Default(policy.SchemeDocker).Docker.Image
-		}
-		c := verify.DockerEngine(ctx)
-		if !c.OK {
-			return fmt.Errorf("the docker scheme needs a running Docker engine: %s. %s. Nothing was written", c.Value, strings.TrimSuffix(c.Advice, "."))
-		}
-		if ask.on {
-			fmt.Fprintf(o.IO.Out, "Docker engine: %s\n", c.Value)
-		}
-		if err := runtimeRegistered(ctx, a.Runtime); err != nil {
-			return err
-		}
-		have, err := imagePresent(ctx, image)
-		if err != nil {
-			return fmt.Errorf("ask the Docker engine for the image %s: %w. Nothing was written", image, err)
-		}
-		if have {
-			return nil
-		}
-		pull, err := ask.confirm(fmt.Sprintf("The image %s is not in the engine yet. Pull it now?", image), true)
-		if err != nil {
-			return err
-		}
-		if !pull {
-			return fmt.Errorf("the docker scheme needs the image %s in the engine: pull it (docker pull %s) or name one it has (--image), then run init again. Nothing was written", image, image)
-		}
-		if err := verify.PullImage(ctx, nil, image, o.IO.Out); err != nil {
-			return fmt.Errorf("%w. Nothing was written: pull it yourself (docker pull %s) or name an image the engine has, then run init again", err, image)
-		}
-	case policy.SchemeE2B:
-		key := a.APIKeyEnv
-		if key == "" {
-			key = policy.Default(policy.SchemeE2B).E2B.APIKeyEnv
-		}
-		if os.Getenv(key) == "" {
-			return fmt.Errorf("the e2b scheme needs your E2B API key in $%s, here and in the environment your MCP client starts servers with: export %s=… (the key from e2b.dev/dashboard), then run init again. Nothing was written", key, key)
-		}
-	}
-	return nil
-}
-
-// runtimeRegistered checks that the engine has the runtime a policy names ("" = its default):
-// a container of a runtime the engine lacks never starts, so every call would fail.
-func runtimeRegistered(ctx context.Context, name string) error {
-	if name == "" {
-		return nil
-	}
-	cl, err := engine.New()
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	info, err := cl.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("ask the Docker engine for its runtimes: %w. Nothing was written", err)
-	}
-	if why := cl.MissingRuntime(info, name); why != "" {
-		return fmt.Errorf("%s, or leave --runtime empty for the engine's default. Nothing was written", why)
-	}
-	return nil
-}
-
-// imagePresent asks the engine the environment names (DOCKER_HOST, TLS, the docker context)
-// whether it holds the image; references are parsed as the registry does (name@sha256:… too).
-func imagePresent(ctx context.Context, image string) (bool, error) {
-	cl, err := engine.New()
-	if err != nil {
-		return false, err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	_, ok, err := cl.ImagePresent(ctx, image)
-	return ok, err
 }

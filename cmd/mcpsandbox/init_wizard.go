@@ -103,7 +103,7 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 		fmt.Fprintf(o.IO.ErrOut, "note: %v\n  starting from the defaults instead\n", err)
 	}
 	if !o.set("scheme") {
-		def := policy.SchemeAllowlist
+		def := policy.Schemes[0]
 		if a.Base != nil {
 			def = a.Base.Scheme
 		}

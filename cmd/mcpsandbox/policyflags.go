@@ -48,7 +48,7 @@ func (s policySource) load(workspace string) (p *policy.Policy, sc *scheme.Schem
 	if s.Default {
 		name := s.Scheme
 		if name == "" {
-			name = policy.SchemeAllowlist
+			name = policy.Schemes[0]
 		}
 		if sc, err = schemes.Lookup(name); err != nil {
 			return nil, nil, cleanup, err
@@ -59,12 +59,8 @@ func (s policySource) load(workspace string) (p *policy.Policy, sc *scheme.Schem
 		if sc.Default == nil {
 			return nil, nil, cleanup, fmt.Errorf("the %s scheme has no built-in policy: give --policy FILE (write one with `mcpsandbox init --scheme %s`)", name, name)
 		}
-		if p, err = sc.Default(workspace); err != nil {
-			return nil, nil, cleanup, err
-		}
-		if workspace == "" && p.Scheme == policy.SchemeAllowlist {
-			ws := p.Allowlist.Workspace
-			cleanup = func() { os.RemoveAll(ws) }
+		if p, cleanup, err = sc.Default(workspace); err != nil {
+			return nil, nil, func() {}, err
 		}
 		return p, sc, cleanup, nil
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/harness"
-	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 	"github.com/spf13/cobra"
 )
@@ -89,10 +88,10 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	rep.Audit = verify.Audit(p, path, sc.Audit)
 	rep.Host = verify.Doctor(ctx)
 	runs := sc.Runs()
-	if self, err := os.Executable(); err == nil && runs == nil && !o.NoHarness && p.Scheme == policy.SchemeAllowlist {
+	if self, err := os.Executable(); err == nil && runs == nil && !o.NoHarness && sc.Measured != nil {
 		// What this policy's sandbox really gets here, measured by serve's probe (not the kernel's
 		// feature list): each layer tried and seen to refuse. Like the harness, it starts serve.
-		rep.Host = append(rep.Host, verify.MeasuredLayers(ctx, self, path)...)
+		rep.Host = append(rep.Host, sc.Measured(ctx, self, path)...)
 	}
 	// A policy serve cannot run never passes, however clean its text.
 	if err := runs; err != nil {

@@ -13,7 +13,10 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
-func networkOn(p *policy.Policy, _ *harness.Arena) error { p.Allowlist.Network = true; return nil }
+func networkOn(p *policy.Policy, _ *harness.Arena) error {
+	p.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
+	return nil
+}
 
 // controls lists the negative controls, one or more per detector.
 func controls() []harness.Control {

@@ -55,7 +55,7 @@ var threats = []verify.ThreatRule{
 		}, Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-config-option-spellings", "git-config-symlink-dotdot", "git-dir-symlinked", "git-hookspath-husky", "git-hookspath-custom", "protected-files-argv"}},
 	{Threat: "reach the network (TCP, UDP, DNS, cloud metadata, the internet)", Layers: []string{sa.LayerNetNS, sa.LayerSeccomp},
 		Gap: func(p *policy.Policy) string {
-			if p.Allowlist.Network {
+			if p.Allowlist.AllHosts() {
 				return "network = true"
 			}
 			return reachableHosts(p)
@@ -63,7 +63,7 @@ var threats = []verify.ThreatRule{
 	egressThreat,
 	{Threat: "connect to unix sockets on the host (ssh-agent, docker.sock, D-Bus)", Layers: []string{sa.LayerSeccomp, sa.LayerLandlockUnix},
 		Gap: func(p *policy.Policy) string {
-			if p.Allowlist.Network {
+			if p.Allowlist.AllHosts() {
 				return "network = true lets socket() through, and this kernel's Landlock does not cover pathname sockets before ABI 9"
 			}
 			return ""
@@ -119,7 +119,7 @@ var egressThreat = verify.ThreatRule{
 	Threat: "reach a host the network list does not name (other names, IP literals, DNS tunnelling, other ports, around the proxy)",
 	Layers: []string{sa.LayerEgressProxy, sa.LayerNetNS},
 	Gap: func(p *policy.Policy) string {
-		if p.Allowlist.Network {
+		if p.Allowlist.AllHosts() {
 			return "network = true"
 		}
 		return egress.WildcardNote(p.Allowlist.Net().Hosts(), "call")

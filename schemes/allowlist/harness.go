@@ -87,5 +87,5 @@ func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp
 func (adapter) Expect(p *policy.Policy) harness.Expect {
 	return harness.Expect{Timeout: p.Limits.Timeout.Duration, Output: int64(p.Limits.MaxOutputBytes),
 		Memory: int64(p.Limits.Memory), FileSize: int64(p.Allowlist.MaxFileSize), Grace: harness.Grace,
-		Pids: int64(p.Limits.Pids)}
+		Pids: int64(p.Limits.Pids), Protect: p.Allowlist.Protect}
 }

@@ -42,7 +42,8 @@ var Scheme = &scheme.Scheme{
 	Adapter:       adapter{},
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
-	Default:       Default,
+	Default:       defaultWithCleanup,
+	Measured:      verify.MeasuredLayers,
 	Bounds:        bounds,
 }
 
@@ -62,6 +63,16 @@ func executor() func(*policy.Policy, scheme.ExecOptions) (serve.Executor, error)
 	return func(p *policy.Policy, o scheme.ExecOptions) (serve.Executor, error) {
 		return sa.New(p, sa.Options{Logger: o.Logger})
 	}
+}
+
+// defaultWithCleanup is Default, and the removal of the temporary workspace it made (if any).
+func defaultWithCleanup(workspace string) (*policy.Policy, func(), error) {
+	p, err := Default(workspace)
+	if err != nil || workspace != "" {
+		return p, func() {}, err
+	}
+	ws := p.Allowlist.Workspace
+	return p, func() { os.RemoveAll(ws) }, nil
 }
 
 // Default is the built-in policy: the common text tools present on this host, pinned now, no

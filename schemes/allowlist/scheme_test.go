@@ -84,7 +84,7 @@ func TestAuditRules(t *testing.T) {
 		{"MS103", func(p *policy.Policy) { p.Allowlist.Commands[0].SHA256 = strings.Repeat("ab", 32) }},
 		{"MS104", func(p *policy.Policy) { p.Allowlist.Env["GITHUB_TOKEN"] = "x" }},
 		{"MS105", func(p *policy.Policy) { p.Allowlist.Workspace = "/home" }},
-		{"MS107", func(p *policy.Policy) { p.Allowlist.Network = true }},
+		{"MS107", func(p *policy.Policy) { p.Allowlist.SetNet(policy.Network{Mode: policy.NetAll}) }},
 		{"MS108", func(p *policy.Policy) { p.Allowlist.Commands[0].AllowOutsidePaths = true }},
 		{"MS109", func(p *policy.Policy) { p.Allowlist.ReadPaths = []string{"/etc"} }},
 		{"MS110", func(p *policy.Policy) {

@@ -11,7 +11,10 @@ import (
 
 // hostNetwork is the network weakness. The control scenarios only ever talk to the harness's
 // loopback listeners, so no test traffic leaves the host.
-func hostNetwork(p *policy.Policy, _ *harness.Arena) error { p.Docker.Network = "host"; return nil }
+func hostNetwork(p *policy.Policy, _ *harness.Arena) error {
+	p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"})
+	return nil
+}
 
 // rootMounted mounts the whole scratch root (canaries, fake HOME, the unix socket) at
 // /workspace, as a workspace set too wide would.

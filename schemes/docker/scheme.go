@@ -37,6 +37,7 @@ var Scheme = &scheme.Scheme{
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
 	Bounds:        bounds,
+	Needs:         needs,
 }
 
 // bounds: a host list's proxy is one per container, with its own connection bound and one

@@ -69,7 +69,8 @@ func TestExplainHonestGaps(t *testing.T) {
 	if n := find(ts, "reach the network"); n.Status != verify.Enforced {
 		t.Errorf("network none: %+v", n)
 	}
-	p.Docker.Runtime, p.Docker.Network = "runsc", "bridge"
+	p.Docker.Runtime = "runsc"
+	p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
 	ts, _ = verify.Explain(p, layers(map[string]bool{sd.LayerRuntime: true}), Scheme.Threats)
 	if k := find(ts, "escape to the host through a kernel bug"); k.Status == verify.NotEnforced {
 		t.Errorf("runsc: %+v", k)

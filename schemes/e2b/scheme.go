@@ -33,7 +33,8 @@ var Scheme = &scheme.Scheme{
 	Adapter:       adapter{},
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
-	Default:       Default,
+	Default:       scheme.WithoutCleanup(Default),
+	Needs:         needs,
 	Bounds:        bounds,
 }
 

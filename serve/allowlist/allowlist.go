@@ -664,7 +664,7 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) hel
 	s := helper.Spec{
 		Argv: append([]string{pc.Name}, args...), Env: env, Dir: e.ws,
 		DropUID: e.dropUID, UID: e.uid, GID: e.gid, Rlimits: lims, Nice: nice,
-		NoNetwork: !e.al.Network,
+		NoNetwork: !e.al.AllHosts(),
 		ReadDirs:  readDirs, ReadFiles: systemReadFiles, ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
 		Probe: probe,
 	}

@@ -351,7 +351,7 @@ func (e *Executor) egressLayer() serve.Layer {
 // openWorld is the tool's OpenWorldHint: commands reach the outside world with network = true
 // or a host list.
 func (e *Executor) openWorld() *bool {
-	v := e.al.Network || e.egress != nil
+	v := e.al.AllHosts() || e.egress != nil
 	return &v
 }
 

@@ -42,7 +42,7 @@ func (a nsAttr) has(f uintptr) bool { return a.flags&f != 0 }
 // down until one works, so every call uses what this host really permits.
 func (e *Executor) probeLayers() error {
 	ns := uintptr(unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
-	if !e.al.Network {
+	if !e.al.AllHosts() {
 		ns |= unix.CLONE_NEWNET
 	}
 	var tries []nsAttr
@@ -124,7 +124,7 @@ func (e *Executor) Layers() []serve.Layer {
 	// the mechanism that delivers it best.
 	netDetail := "network = true in the policy: commands share the host's network"
 	netIsolated := false
-	if !e.al.Network {
+	if !e.al.AllHosts() {
 		netIsolated = m.netNS || e.probe.SocketDenied
 		netDetail = "the policy says network = false; with no network namespace here, Landlock's TCP rules and the seccomp socket() block enforce it (" + m.saw("socket") + ")"
 		if m.netNS {
@@ -163,7 +163,7 @@ func (e *Executor) Layers() []serve.Layer {
 		ll(6, LayerLandlockScoped, "signals and abstract unix sockets cannot reach processes outside the sandbox"),
 		ll(9, LayerLandlockUnix, "pathname unix sockets (ssh-agent, docker.sock) cannot be connected"),
 		ll(10, LayerLandlockUDP, "UDP is denied in the kernel"),
-		{Name: LayerSeccomp, Active: e.probe.Seccomp && (e.al.Network || e.probe.SocketDenied), Detail: scDetail},
+		{Name: LayerSeccomp, Active: e.probe.Seccomp && (e.al.AllHosts() || e.probe.SocketDenied), Detail: scDetail},
 		{Name: LayerNoNewPrivs, Active: e.probe.NoNewPrivs, Detail: "setuid binaries cannot raise privileges (" + m.saw("/proc/thread-self/status: NoNewPrivs") + ")"},
 		{Name: LayerRlimits, Active: m.rlimits, Detail: fmt.Sprintf("address space %s, file size %s, 256 open files, CPU time = timeout (measured: %v)", e.pol.Limits.Memory, e.al.MaxFileSize, e.probe.Rlimits)},
 		{Name: LayerProcessLimit, Active: m.nproc, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC; measured: %d)", e.pol.Limits.Pids, e.probe.Rlimits["nproc"])},

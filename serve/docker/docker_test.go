@@ -234,7 +234,7 @@ except OSError as e:
 			t.Fatalf("the host listener saw %d connections from network-none containers", n)
 		}
 		// Negative control: with the host's network (loopback only is touched) the listener fires.
-		e := newExec(t, eng, testPolicy(func(p *policy.Policy) { p.Docker.Network = "host" }))
+		e := newExec(t, eng, testPolicy(func(p *policy.Policy) { p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"}) }))
 		mustCall(t, e, ToolPython, map[string]any{"code": code})
 		time.Sleep(100 * time.Millisecond)
 		if hits.Load() == 0 {

@@ -318,7 +318,7 @@ func TestEgressControls(t *testing.T) {
 		t.Errorf("control (forbidden.test listed): %v, hits %d: the counter must fire", out.UnlistedHTTP, forbidden.hits.Load())
 	}
 	before := forbidden.hits.Load()
-	h := newEgressExec(t, testPolicy(func(p *policy.Policy) { p.Docker.Network = "host" }))
+	h := newEgressExec(t, testPolicy(func(p *policy.Policy) { p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"}) }))
 	out = runEgress(t, h, allowed, forbidden)
 	if !strings.HasPrefix(out.RawLoopback, "connected") || forbidden.hits.Load() == before {
 		t.Errorf("control (host network): raw connect %s, hits %d: the raw probe must reach the server", out.RawLoopback, forbidden.hits.Load()-before)

@@ -398,7 +398,7 @@ func hasOCISeccomp(args []string) bool {
 
 func newSpec(p *policy.Policy) spec {
 	s := spec{
-		image: p.Docker.Image, network: p.Docker.Network, user: p.Docker.User, readOnly: p.Docker.ReadOnly,
+		image: p.Docker.Image, network: p.Docker.NetworkName(), user: p.Docker.User, readOnly: p.Docker.ReadOnly,
 		runtime: p.Docker.Runtime, workspace: p.Docker.Workspace, wsWrite: p.Docker.WorkspaceWritable,
 		memory: int64(p.Limits.Memory), pids: int64(p.Limits.Pids), nanoCPUs: int64(p.Limits.CPUs * 1e9),
 		policy: p.Hash()[:16],

@@ -39,7 +39,7 @@ func TestSpecHardening(t *testing.T) {
 	}
 	p.Docker.WorkspaceWritable = true
 	p.Docker.User = ""
-	p.Docker.Network = "host"
+	p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"})
 	cfg, hc = newSpec(p).build("n", nil, false)
 	if hc.Mounts[0].ReadOnly || cfg.User != "65534:65534" || cfg.NetworkDisabled || hc.NetworkMode != "host" {
 		t.Errorf("writable workspace / default user / host network: %+v %+v", cfg, hc)

@@ -1,0 +1,209 @@
+package lint
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// A scheme is one directory plus one registry line (DESIGN.md): code outside the scheme's own
+// places asks the registry (schemes.Lookup, policy.Section) and never names a scheme. The
+// scheme's own places are schemes/<name>/, serve/<name>/ and its policy section file
+// policy/<name>.go; the registry is schemes/schemes.go.
+
+// schemeNamesAllowed are the places outside a scheme's own that still name it, as
+// "dir/file.go:name" (name: the scheme's string, its policy.SchemeX constant or its
+// policy.Policy field). Each says why; a stale entry fails the test, so the list only shrinks.
+const (
+	wizard    = "the wizard: generate.Answers holds each scheme's answers (bound to init's flags) and its questions; they move into the scheme's entry with the wizard (left)"
+	benchRows = "bench's rows per scheme: bench does not link the registry (left: a Scheme.Bench entry)"
+)
+
+var schemeNamesAllowed = map[string]string{
+	"bench/docker.go:\"docker\"":             "the docker CLI binary (the baseline bench measures), not the scheme",
+	"bench/docker.go:.Docker":                benchRows,
+	"bench/docker.go:SchemeDocker":           benchRows,
+	"bench/main.go:\"docker\"":               "the -only flag's value naming bench's docker part",
+	"bench/schemes.go:.E2B":                  benchRows,
+	"bench/schemes.go:SchemeE2B":             benchRows,
+	"cmd/mcpsandbox/init.go:SchemeAllowlist": "init's flags per scheme (--workspace, --allow) bind to generate.Answers: they move with the wizard",
+	"cmd/mcpsandbox/serve.go:.Allowlist":     "serve's start log names the allowlist workspace (left: a Section workspace accessor)",
+	"generate/answers.go:.Allowlist":         wizard,
+	"generate/answers.go:.Docker":            wizard,
+	"generate/answers.go:.E2B":               wizard,
+	"generate/answers.go:SchemeAllowlist":    wizard,
+	"generate/answers.go:SchemeDocker":       wizard,
+	"generate/answers.go:SchemeE2B":          wizard,
+	"generate/hosts.go:SchemeAllowlist":      wizard,
+	"generate/hosts.go:SchemeDocker":         wizard,
+	"generate/questions.go:.Docker":          wizard,
+	"generate/questions.go:SchemeAllowlist":  wizard,
+	"generate/questions.go:SchemeDocker":     wizard,
+	"generate/questions.go:SchemeE2B":        wizard,
+	"generate/initplan.go:.Allowlist":        "init creates the allowlist workspace (PrepareWorkspace): moves with the wizard's plan",
+	"generate/initplan.go:SchemeAllowlist":   "init creates the allowlist workspace (PrepareWorkspace): moves with the wizard's plan",
+	"generate/pin.go:.Allowlist":             "the allowlist's built-in policy (DefaultAllowlist) stays in generate: serve/allowlist's own tests use it and cannot import schemes/allowlist",
+	"generate/pin.go:SchemeAllowlist":        "the allowlist's built-in policy (DefaultAllowlist) stays in generate: serve/allowlist's own tests use it and cannot import schemes/allowlist",
+}
+
+// schemeName is one place a scheme is named.
+type schemeName struct {
+	file, name string
+	line       int
+}
+
+// schemeWords are what names each scheme: its string, its constant and its policy field.
+func schemeWords() map[string]string {
+	words := map[string]string{} // word -> scheme
+	for _, s := range policy.Schemes {
+		words[strconv.Quote(s)] = s
+		words["Scheme"+exported(s)] = s
+	}
+	rt := reflect.TypeOf(policy.Policy{})
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("toml"), ","); slices.Contains(policy.Schemes, tag) {
+			words["."+f.Name] = tag
+		}
+	}
+	return words
+}
+
+// exported is the Go constant suffix of a scheme name: "allowlist" -> "Allowlist", "e2b" -> "E2B".
+func exported(s string) string {
+	if strings.ContainsAny(s, "0123456789") {
+		return strings.ToUpper(s)
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// schemeNames lists every place in the non-test, non-generated .go files under root that names
+// a scheme outside the scheme's own places.
+func schemeNames(root string, schemes []string, words map[string]string) ([]schemeName, error) {
+	var out []schemeName
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if path != root && (d.Name() == "vendor" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			for _, s := range schemes {
+				if rel == "schemes/"+s || rel == "serve/"+s {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || rel == "schemes/schemes.go" {
+			return nil
+		}
+		for _, s := range schemes {
+			if rel == "policy/"+s+".go" {
+				return nil
+			}
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		if ast.IsGenerated(f) {
+			return nil
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			var word string
+			switch x := n.(type) {
+			case *ast.BasicLit:
+				if x.Kind == token.STRING {
+					if v, err := strconv.Unquote(x.Value); err == nil {
+						word = strconv.Quote(v)
+					}
+				}
+			case *ast.Ident: // policy.SchemeX, or SchemeX inside policy
+				word = x.Name
+			case *ast.SelectorExpr: // p.X, the scheme's policy section
+				word = "." + x.Sel.Name
+			}
+			if _, ok := words[word]; ok {
+				out = append(out, schemeName{file: rel, name: word, line: fset.Position(n.Pos()).Line})
+			}
+			return true
+		})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].file != out[j].file {
+			return out[i].file < out[j].file
+		}
+		return out[i].line < out[j].line
+	})
+	return out, err
+}
+
+func TestSchemesNamedOnlyInTheirPlaces(t *testing.T) {
+	found, err := schemeNames(repoRoot(t), policy.Schemes, schemeWords())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range found {
+		k := f.file + ":" + f.name
+		seen[k] = true
+		if _, ok := schemeNamesAllowed[k]; !ok {
+			t.Errorf("%s:%d names a scheme (%s): ask the registry (schemes.Lookup, policy.Section) or move the code into the scheme's own directory", f.file, f.line, f.name)
+		}
+	}
+	for k := range schemeNamesAllowed {
+		if !seen[k] {
+			t.Errorf("schemeNamesAllowed names %s, which no longer names a scheme: remove the entry", k)
+		}
+	}
+}
+
+// TestSchemeNamesFindsThem proves the scan sees a scheme's string, its constant and its policy
+// field, and skips the scheme's own places and test files (a scan that finds nothing would pass
+// any tree).
+func TestSchemeNamesFindsThem(t *testing.T) {
+	root := t.TempDir()
+	src := "package x\n\nvar a = \"toy\"\nvar b = policy.SchemeToy\nvar c = p.Toy.Size\nvar d = \"toys\"\nvar e = `toy`\n"
+	for _, f := range []string{"shared/x.go", "shared/x_test.go", "schemes/toy/x.go", "serve/toy/x.go", "policy/toy.go", "schemes/schemes.go"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	words := map[string]string{`"toy"`: "toy", "SchemeToy": "toy", ".Toy": "toy"}
+	got, err := schemeNames(root, []string{"toy"}, words)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, g := range got {
+		keys = append(keys, fmt.Sprintf("%s:%d:%s", g.file, g.line, g.name))
+	}
+	want := []string{`shared/x.go:3:"toy"`, "shared/x.go:4:SchemeToy", "shared/x.go:5:.Toy", `shared/x.go:7:"toy"`}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("found %v, want %v", keys, want)
+	}
+	if w := schemeWords(); w[`"allowlist"`] == "" || w["SchemeE2B"] == "" || w[".Docker"] == "" {
+		t.Fatalf("schemeWords misses a scheme's string, constant or field: %v", w)
+	}
+}

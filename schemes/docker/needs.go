@@ -1,0 +1,88 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
+	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
+
+// needs: a running engine that has the runtime the answers name and holds the image (init
+// offers to pull it).
+func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
+	image := a.Image
+	if image == "" {
+		image = policy.Default(policy.SchemeDocker).Docker.Image
+	}
+	c := verify.DockerEngine(ctx)
+	if !c.OK {
+		return fmt.Errorf("the docker scheme needs a running Docker engine: %s. %s. Nothing was written", c.Value, strings.TrimSuffix(c.Advice, "."))
+	}
+	if pr.Interactive {
+		fmt.Fprintf(pr.Out, "Docker engine: %s\n", c.Value)
+	}
+	if err := runtimeRegistered(ctx, a.Runtime); err != nil {
+		return err
+	}
+	have, err := imagePresent(ctx, image)
+	if err != nil {
+		return fmt.Errorf("ask the Docker engine for the image %s: %w. Nothing was written", image, err)
+	}
+	if have {
+		return nil
+	}
+	pull, err := pr.Confirm(fmt.Sprintf("The image %s is not in the engine yet. Pull it now?", image), true)
+	if err != nil {
+		return err
+	}
+	if !pull {
+		return fmt.Errorf("the docker scheme needs the image %s in the engine: pull it (docker pull %s) or name one it has (--image), then run init again. Nothing was written", image, image)
+	}
+	if err := verify.PullImage(ctx, nil, image, pr.Out); err != nil {
+		return fmt.Errorf("%w. Nothing was written: pull it yourself (docker pull %s) or name an image the engine has, then run init again", err, image)
+	}
+	return nil
+}
+
+// runtimeRegistered checks that the engine has the runtime a policy names ("" = its default):
+// a container of a runtime the engine lacks never starts, so every call would fail.
+func runtimeRegistered(ctx context.Context, name string) error {
+	if name == "" {
+		return nil
+	}
+	cl, err := engine.New()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	info, err := cl.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("ask the Docker engine for its runtimes: %w. Nothing was written", err)
+	}
+	if why := cl.MissingRuntime(info, name); why != "" {
+		return fmt.Errorf("%s, or leave --runtime empty for the engine's default. Nothing was written", why)
+	}
+	return nil
+}
+
+// imagePresent asks the engine the environment names (DOCKER_HOST, TLS, the docker context)
+// whether it holds the image; references are parsed as the registry does (name@sha256:… too).
+func imagePresent(ctx context.Context, image string) (bool, error) {
+	cl, err := engine.New()
+	if err != nil {
+		return false, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, ok, err := cl.ImagePresent(ctx, image)
+	return ok, err
+}

@@ -1,0 +1,23 @@
+package e2b
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
+)
+
+// needs: the API key's variable set here (the client must start serve with it too).
+func needs(_ context.Context, a *generate.Answers, _ scheme.Prompt) error {
+	key := a.APIKeyEnv
+	if key == "" {
+		key = policy.Default(policy.SchemeE2B).E2B.APIKeyEnv
+	}
+	if os.Getenv(key) == "" {
+		return fmt.Errorf("the e2b scheme needs your E2B API key in $%s, here and in the environment your MCP client starts servers with: export %s=… (the key from e2b.dev/dashboard), then run init again. Nothing was written", key, key)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package schemes
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
+)
+
+// What init and verify used to ask by scheme name now sits in the entries: the e2b key check,
+// the docker engine check, the allowlist's measured layers and its built-in policy's cleanup.
+func TestEntriesCarryInitAndVerifyParts(t *testing.T) {
+	get := func(name string) *scheme.Scheme {
+		s, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	t.Setenv("TOY_E2B_KEY", "")
+	e := get(policy.SchemeE2B)
+	err := e.Needs(context.Background(), &generate.Answers{Scheme: e.Name, APIKeyEnv: "TOY_E2B_KEY"}, scheme.Prompt{})
+	if err == nil || !strings.Contains(err.Error(), "needs your E2B API key in $TOY_E2B_KEY") {
+		t.Errorf("e2b needs without the key: %v", err)
+	}
+	t.Setenv("TOY_E2B_KEY", "k")
+	if err := e.Needs(context.Background(), &generate.Answers{Scheme: e.Name, APIKeyEnv: "TOY_E2B_KEY"}, scheme.Prompt{}); err != nil {
+		t.Errorf("e2b needs with the key: %v", err)
+	}
+	if get(policy.SchemeDocker).Needs == nil || get(policy.SchemeAllowlist).Needs != nil {
+		t.Error("docker must check its engine; the allowlist needs nothing of the host at init")
+	}
+	if get(policy.SchemeAllowlist).Measured == nil || get(policy.SchemeDocker).Measured != nil {
+		t.Error("only the allowlist measures its layers with serve's probe")
+	}
+	for _, s := range All {
+		if s.Default == nil {
+			continue
+		}
+		p, cleanup, err := s.Default(t.TempDir())
+		if err != nil && s.Name != policy.SchemeAllowlist { // the allowlist needs its tools on this host
+			t.Errorf("%s: Default: %v", s.Name, err)
+		}
+		if cleanup == nil {
+			t.Errorf("%s: Default returned no cleanup", s.Name)
+		}
+		if err == nil && p.Scheme != s.Name {
+			t.Errorf("%s: Default built a %s policy", s.Name, p.Scheme)
+		}
+		cleanup()
+	}
+	// the allowlist's built-in policy over a fresh workspace hands back its removal
+	p, cleanup, err := get(policy.SchemeAllowlist).Default("")
+	if err != nil {
+		t.Skipf("no default tools here: %v", err)
+	}
+	ws := p.Allowlist.Workspace
+	if _, err := os.Stat(ws); err != nil {
+		t.Fatalf("the fresh workspace: %v", err)
+	}
+	cleanup()
+	if _, err := os.Stat(ws); !os.IsNotExist(err) {
+		t.Errorf("cleanup left the fresh workspace %s: %v", ws, err)
+	}
+}
