@@ -1,3 +1,5 @@
+//go:build testhooks
+
 package egress
 
 import (
@@ -5,14 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"os"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 )
 
-// StandInsEnv is a TEST HOOK, read by New in every binary (the harness spawns the release
-// binary's `serve` and has no other way in):
+// StandInsEnv is a TEST HOOK, compiled only into test builds (-tags testhooks: this file and
+// internal/testhooks); a release binary neither reads nor names it (standins_release.go). The
+// harness of a test build hands it to the serve it spawns:
 //
 //	MCPSANDBOX_EGRESS_STANDINS="allowed.test=127.0.0.1:8080,allowed.test=127.0.0.1:8443,rebind.test=127.0.0.1"
 //
@@ -23,7 +27,7 @@ import (
 // which is how the harness stages a listed name that resolves to loopback. Every other denied
 // address stays denied. A malformed value fails closed: nothing resolves. serve warns loudly
 // (see StandInsWarning) whenever it is set; nothing in a real deployment sets it.
-const StandInsEnv = "MCPSANDBOX_EGRESS_STANDINS"
+const StandInsEnv = testhooks.StandInsVar
 
 // StandIns is a parsed MCPSANDBOX_EGRESS_STANDINS value.
 type StandIns struct {
@@ -119,7 +123,7 @@ func (s *StandIns) String() string {
 
 // standInsFromEnv is the environment's stand-ins: (nil, nil) when the variable is unset.
 func standInsFromEnv() (*StandIns, error) {
-	v, ok := os.LookupEnv(StandInsEnv)
+	v, ok := testhooks.StandIns()
 	if !ok {
 		return nil, nil
 	}
