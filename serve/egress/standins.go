@@ -145,8 +145,8 @@ func StandInsWarning() string {
 
 var warnOnce sync.Once
 
-// applyStandIns puts the environment's stand-ins into o (replacing its resolver, AllowLoopback
-// and AllowAddrs: only the stand-ins' exact addresses are re-opened), and logs the warning once
+// applyStandIns puts the environment's stand-ins into o (replacing its resolver, TestOnlyAllowLoopback
+// and TestOnlyAllowAddrs: only the stand-ins' exact addresses are re-opened), and logs the warning once
 // per process.
 func applyStandIns(o *Options) {
 	s, err := standInsFromEnv()
@@ -161,10 +161,10 @@ func applyStandIns(o *Options) {
 		l.Warn(StandInsWarning())
 	})
 	if err != nil {
-		o.Resolver, o.AllowLoopback, o.AllowAddrs = (*StandIns)(nil), false, nil // fail closed: nothing resolves
+		o.Resolver, o.TestOnlyAllowLoopback, o.TestOnlyAllowAddrs = (*StandIns)(nil), false, nil // fail closed: nothing resolves
 		return
 	}
 	// exactly the stand-ins' addresses: nothing else a caller re-opened (loopback as a whole, or
 	// other addresses) stays open beside them
-	o.Resolver, o.AllowLoopback, o.AllowAddrs = s, false, s.Open()
+	o.Resolver, o.TestOnlyAllowLoopback, o.TestOnlyAllowAddrs = s, false, s.Open()
 }
