@@ -7,12 +7,9 @@ import "os"
 // Build is true only in a build with the "testhooks" tag.
 const Build = true
 
-// NeedsTestBuild is why something a test build does is N/A in a release build.
-const NeedsTestBuild = "needs a test build (go build -tags testhooks): the stand-in hosts re-open loopback, which a release binary never does"
-
 // StandInsVar is the egress stand-in hook (serve/egress reads it; the harness and the tests set
 // it): "name=ip[:port],...". It exists only in test builds: a release binary neither reads nor
-// names it, and the release-binary test (mutants/runner_test.go) checks that.
+// names it, and the release-binary test (mutants/testhooks_test.go) checks that.
 const StandInsVar = "MCPSANDBOX_EGRESS_STANDINS"
 
 // StandIns is the hook's value and whether it is set.
