@@ -38,7 +38,7 @@ func egressRows(n int, row func(string, []time.Duration)) error {
 	if err != nil {
 		return err
 	}
-	px := egress.New([]policy.HostRule{rule}, egress.Options{Resolver: loopResolver{}, AllowLoopback: true})
+	px := egress.New([]policy.HostRule{rule}, egress.Options{Resolver: loopResolver{}, TestOnlyAllowLoopback: true})
 	defer px.Close()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

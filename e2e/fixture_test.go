@@ -60,7 +60,8 @@ func runE2E(m *testing.M, envRoot string) int {
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o755)
 	binPath = filepath.Join(dir, "mcpsandbox")
-	build := exec.Command("go", "build", "-o", binPath, "../cmd/mcpsandbox")
+	// a test build (internal/testhooks): the harness's egress stand-ins and its offline E2B server
+	build := exec.Command("go", "build", "-tags", "testhooks", "-o", binPath, "../cmd/mcpsandbox")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build mcpsandbox: %v\n%s", err, out)

@@ -20,6 +20,13 @@ type Adapter interface {
 	Expect(p *policy.Policy) Expect
 }
 
+// Readier is an Adapter that can say, once before any scenario runs, why it cannot attack its
+// scheme in this build or environment (the e2b adapter offline in a release build, or live
+// without a key): Run then returns that error instead of an ERROR for every scenario.
+type Readier interface {
+	Ready(p *policy.Policy) error
+}
+
 // NotApplicableError says a step cannot be expressed under this policy: the scenario is N/A,
 // never "contained".
 type NotApplicableError struct{ Why string }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,10 @@ type Arena struct {
 
 	// SandboxUID is the uid commands run as, when the harness can know it (-1 otherwise).
 	SandboxUID int
+	// ServeEnv is what an adapter's Prepare adds to the environment of the serve the arena
+	// starts ("KEY=value"; the harness's own environment is never changed): the e2b adapter's
+	// local server's address and key.
+	ServeEnv []string
 
 	tcpHits, udpHits, unixHits atomic.Int64
 	dnsMu                      sync.Mutex
@@ -359,7 +364,7 @@ func (a *Arena) start(ctx context.Context, bin string, p *policy.Policy, extraEn
 		return fmt.Errorf("write the run's policy: %w", err)
 	}
 	a.srv = exec.Command(bin, "serve", "--policy", a.policyPath, "--log-level", "warn")
-	a.srv.Env = append(append(os.Environ(), SecretEnv+"="+a.Secret, "HOME="+a.Home), extraEnv...)
+	a.srv.Env = slices.Concat(os.Environ(), []string{SecretEnv + "=" + a.Secret, "HOME=" + a.Home}, a.ServeEnv, extraEnv)
 	a.stderr = &lockedBuffer{}
 	a.srv.Stderr = a.stderr
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)

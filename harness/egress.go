@@ -23,18 +23,17 @@ import (
 )
 
 // Network by name: the arena stands up an "allowed" and a "forbidden" host, each as an HTTP
-// and an HTTPS server on loopback, and hands serve the stand-in hook
-// (MCPSANDBOX_EGRESS_STANDINS, read by serve/egress) mapping their names to exactly those
-// ip:ports. The run's policy lists the allowed one (and the rebind name, see below); nothing
-// lists the forbidden one. No traffic leaves the host: names resolve only through the hook.
+// and an HTTPS server on loopback, and hands serve the stand-in hook (internal/testhooks, read
+// by serve/egress) mapping their names to exactly those ip:ports. The run's policy lists the
+// allowed one (and the rebind name, see below); nothing lists the forbidden one. No traffic
+// leaves the host: names resolve only through the hook. The hook exists only in a test build
+// (-tags testhooks): in a release build the scenarios that need it are N/A (testhooks.NeedsTestBuild).
 const (
 	EgressAllowedHost   = "allowed.mcpsandbox.test"
 	EgressForbiddenHost = "forbidden.mcpsandbox.test"
 	// EgressRebindHost is listed (on the harness's TCP listener's port) but resolves to
 	// 127.0.0.1 without its address being re-opened: a listed name that resolves to loopback.
 	EgressRebindHost = "rebind.mcpsandbox.test"
-	// StandInsEnv is serve/egress.StandInsEnv (the harness does not import serve).
-	StandInsEnv = "MCPSANDBOX_EGRESS_STANDINS"
 )
 
 // standIn is one stand-in server. Every connection is classified by what arrived first:
@@ -192,7 +191,7 @@ type peeked struct {
 
 func (p *peeked) Read(b []byte) (int, error) { return p.r.Read(b) }
 
-// StandIns is the MCPSANDBOX_EGRESS_STANDINS value for this arena's stand-ins: the allowed and
+// StandIns is the stand-in hook's value (testhooks.StandInsEnv) for this arena's stand-ins: the allowed and
 // forbidden names at their exact ports (re-opened), the rebind name at 127.0.0.1 (not).
 func (a *Arena) StandIns() string {
 	e := a.eg

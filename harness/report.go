@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 )
 
 // TableOptions shape the human report.
@@ -138,19 +140,30 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 func WriteControls(w io.Writer, rs []ControlResult, color bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DETECTOR\tCONTROL\tSCENARIO\tFIRED\tEVIDENCE")
-	var silent []string
+	var silent, testBuild []string
 	for _, r := range rs {
 		mark := paint(color, "32", "yes")
-		if !r.Fired {
+		switch {
+		case r.Fired:
+		case r.Outcome == NotApplicable && r.Detail == testhooks.NeedsTestBuild:
+			// a stand-in control in a release build: it cannot run here, and says so
+			mark = paint(color, "2", "n/a")
+			testBuild = append(testBuild, r.Detector+" ("+r.Scenario+")")
+		default:
 			mark = paint(color, "1;31", "NO ")
 			silent = append(silent, r.Detector+" ("+r.Scenario+")")
 		}
 		fmt.Fprintf(tw, "%s\t%s: %s\t%s\t%s\t%s\n", r.Detector, r.Kind, r.Weakness, r.Scenario, mark, r.Detail)
 	}
 	tw.Flush()
+	ran := len(rs) - len(testBuild)
 	if len(silent) > 0 {
-		fmt.Fprintf(w, "\n%d of %d controls fired; silent: %s\n", len(rs)-len(silent), len(rs), strings.Join(silent, ", "))
+		fmt.Fprintf(w, "\n%d of %d controls fired; silent: %s\n", ran-len(silent), ran, strings.Join(silent, ", "))
 		return fmt.Errorf("detector(s) stayed silent under their negative control: %s", strings.Join(silent, ", "))
+	}
+	if len(testBuild) > 0 {
+		_, err := fmt.Fprintf(w, "\nall %d controls this build can run fired; %d n/a (%s): %s\n", ran, len(testBuild), testhooks.NeedsTestBuild, strings.Join(testBuild, ", "))
+		return err
 	}
 	_, err := fmt.Fprintf(w, "\nall %d controls fired: every detector can report a breach\n", len(rs))
 	return err

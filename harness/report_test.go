@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"strings"
 	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 )
 
 func sampleReport() *Report {
@@ -50,6 +52,25 @@ func TestWriteJUnit(t *testing.T) {
 	}
 	if s.Tests != 4 || s.Failures != 1 || s.Errors != 1 || s.Skipped != 1 || s.Cases[1].Failure == nil || s.Cases[3].Skipped == nil {
 		t.Fatalf("junit = %+v", s)
+	}
+}
+
+// A release build's stand-in controls are n/a with the reason, not silent; any other N/A is.
+func TestWriteControlsTestBuildOnly(t *testing.T) {
+	var b bytes.Buffer
+	err := WriteControls(&b, []ControlResult{
+		{Control: Control{Detector: "tcp", Scenario: "s1", Kind: "policy"}, Fired: true},
+		{Control: Control{Detector: "forbidden_host", Scenario: "s2", Kind: "policy"}, Outcome: NotApplicable, Detail: testhooks.NeedsTestBuild},
+	}, false)
+	if err != nil || !strings.Contains(b.String(), "all 1 controls this build can run fired; 1 n/a (needs a test build") {
+		t.Fatalf("err = %v, out:\n%s", err, b.String())
+	}
+	b.Reset()
+	err = WriteControls(&b, []ControlResult{
+		{Control: Control{Detector: "udp", Scenario: "s2", Kind: "policy"}, Outcome: NotApplicable, Detail: "needs a python interpreter allowlisted"},
+	}, false)
+	if err == nil || !strings.Contains(b.String(), "silent: udp") {
+		t.Fatalf("another N/A must stay silent: err = %v, out:\n%s", err, b.String())
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -193,6 +194,11 @@ func Run(ctx context.Context, scs []*Scenario, o Options) (*Report, error) {
 	if ad == nil {
 		return nil, fmt.Errorf("the harness has no adapter for the %q scheme in this build", o.Policy.Scheme)
 	}
+	if r, ok := ad.(Readier); ok {
+		if err := r.Ready(o.Policy); err != nil {
+			return nil, err
+		}
+	}
 	if o.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -307,7 +313,7 @@ func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Resul
 	if o.expect != nil {
 		o.expect(&r.expect)
 	}
-	if err := a.start(ctx, o.Binary, p, StandInsEnv+"="+a.StandIns()); err != nil {
+	if err := a.start(ctx, o.Binary, p, testhooks.StandInsEnv(a.StandIns())...); err != nil {
 		res.Outcome, res.Reason = Error, err.Error()
 		return res, false
 	}
@@ -340,6 +346,11 @@ func applicable(s *Scenario, ad Adapter, o Options) ([]Step, string) {
 	if s.NeedsHostList && o.mutate == nil && !hostList(o.Policy) {
 		return nil, needsHostList(o.Policy)
 	}
+	// They also need the stand-in hosts, which only a test build's serve can reach: a release
+	// build says so rather than calling the scenario contained.
+	if s.NeedsHostList && !testhooks.Build {
+		return nil, testhooks.NeedsTestBuild
+	}
 	// A scenario this policy cannot express is n/a, not contained: say so before building an arena.
 	for _, st := range steps {
 		var na *NotApplicableError
@@ -363,7 +374,8 @@ func runPolicy(s *Scenario, ad Adapter, o Options, a *Arena) (*policy.Policy, st
 	}
 	// A host list gets the stand-in hosts (allowed, rebind) beside what the user listed; serve
 	// maps their names with the stand-in hook, so no name resolves to anything off this host.
-	if hostList(p) {
+	// A release build has no hook: the policy stays as the user wrote it.
+	if testhooks.Build && hostList(p) {
 		if err := a.ListStandIns(p); err != nil {
 			return nil, "", fmt.Errorf("list the egress stand-ins: %w", err)
 		}

@@ -278,9 +278,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// buildTags are the tags of the mutant binary and the catchers' test binaries.
+const buildTags = "mutant,testhooks"
+
 // build compiles the mutant mcpsandbox binary and each catcher package's test binary, once.
 func (r *runner) build(ctx context.Context, muts []Mutant) error {
-	b := exec.CommandContext(ctx, "go", "build", "-tags", "mutant", "-o", r.bin, "./cmd/mcpsandbox")
+	// mutant and testhooks: the catchers need the test build's hooks (the harness's egress
+	// stand-ins, its offline E2B server), as make test has them
+	b := exec.CommandContext(ctx, "go", "build", "-tags", buildTags, "-o", r.bin, "./cmd/mcpsandbox")
 	b.Dir, b.Env = r.o.Repo, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := b.CombinedOutput(); err != nil {
 		return fmt.Errorf("build the mutant binary: %v\n%s", err, out)
@@ -291,7 +296,7 @@ func (r *runner) build(ctx context.Context, muts []Mutant) error {
 				continue
 			}
 			out := filepath.Join(r.dir, strings.NewReplacer("/", "_", ".", "_").Replace(c.Pkg)+".test")
-			b := exec.CommandContext(ctx, "go", "test", "-c", "-tags", "mutant", "-o", out, c.Pkg)
+			b := exec.CommandContext(ctx, "go", "test", "-c", "-tags", buildTags, "-o", out, c.Pkg)
 			b.Dir, b.Env = r.o.Repo, append(os.Environ(), "CGO_ENABLED=0")
 			if o, err := b.CombinedOutput(); err != nil {
 				return fmt.Errorf("build the tests of %s: %v\n%s", c.Pkg, err, o)
@@ -303,7 +308,7 @@ func (r *runner) build(ctx context.Context, muts []Mutant) error {
 }
 
 // goShim puts a `go` first on the catchers' PATH that answers the e2e package's
-// `go build -o OUT ../cmd/mcpsandbox` with a copy of the mutant binary built once, and hands every
+// `go build [-tags testhooks] -o OUT ../cmd/mcpsandbox` with a copy of the mutant binary built once, and hands every
 // other command to the real go. (Once e2e's TestMain honours MCPSANDBOX_TEST_BINARY, which the
 // runner also sets, the shim is never asked.)
 func (r *runner) goShim() error {
@@ -317,9 +322,12 @@ func (r *runner) goShim() error {
 	}
 	script := fmt.Sprintf(`#!/bin/sh
 if [ "$1" = build ] && [ "$2" = -o ] && [ "$4" = ../cmd/mcpsandbox ] && [ $# -eq 4 ]; then
-	exec cp %q "$3"
+	exec cp %[1]q "$3"
 fi
-exec %q "$@"
+if [ "$1" = build ] && [ "$2" = -tags ] && [ "$3" = testhooks ] && [ "$4" = -o ] && [ "$6" = ../cmd/mcpsandbox ] && [ $# -eq 6 ]; then
+	exec cp %[1]q "$5"
+fi
+exec %[2]q "$@"
 `, r.bin, real)
 	return os.WriteFile(filepath.Join(dir, "go"), []byte(script), 0o755)
 }
@@ -393,7 +401,7 @@ func (r *runner) goTest(ctx context.Context, c Catcher, switches string) (bool, 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.tbin[c.Pkg], "-test.run", c.Run, "-test.count=1", "-test.v", "-test.timeout=150s")
 	cmd.Dir = filepath.Join(r.o.Repo, c.Pkg)
-	cmd.Env = append(os.Environ(), "MCPSANDBOX_MUTANT="+switches, "GOFLAGS=-tags=mutant", "CGO_ENABLED=0",
+	cmd.Env = append(os.Environ(), "MCPSANDBOX_MUTANT="+switches, "GOFLAGS=-tags="+buildTags, "CGO_ENABLED=0",
 		"MCPSANDBOX_TEST_BINARY="+r.bin, "CI=true", "PATH="+filepath.Join(r.dir, "shim")+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

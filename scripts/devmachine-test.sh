@@ -72,10 +72,10 @@ unset MCPSANDBOX_TEST_BINARY 2>/dev/null || true
 echo "devmachine-test: HOME=$HOME with a policy, ~/.claude.json and client configs; claude, codex, gemini, cursor, code, windsurf on PATH" >&2
 status=0
 if [ $# -gt 0 ]; then
-	go test -race -count=1 "$@" || status=$?
+	go test -race -tags testhooks -count=1 "$@" || status=$?
 else
-	go test -race -count=1 ./cmd/... ./generate/... || status=$?
-	go test -race -count=1 -run "${RUN:-Init|Wizard|CLI}" ./e2e/ || status=$?
+	go test -race -tags testhooks -count=1 ./cmd/... ./generate/... || status=$?
+	go test -race -tags testhooks -count=1 -run "${RUN:-Init|Wizard|CLI}" ./e2e/ || status=$?
 fi
 
 (cd "$home" && find . -path ./.config/go -prune -o -exec ls -ld --time-style=+%s.%N {} + | grep -v " \./\.config$" | sort) >"$root/after"

@@ -25,8 +25,9 @@ type Check struct {
 func Doctor(ctx context.Context) []Check {
 	cs := append(hostChecks(), DockerEngine(ctx))
 	if w := egress.StandInsWarning(); w != "" {
-		// A test hook in this environment changes what a network host list reaches.
-		cs = append(cs, Check{Name: "egress test hook", Value: w, Advice: "unset " + egress.StandInsEnv})
+		// A test hook in this environment changes what a network host list reaches (test builds
+		// only: a release build has none, and StandInsWarning is "").
+		cs = append(cs, Check{Name: "egress test hook", Value: w, Advice: "unset the variable: only the harness and the tests of a test build set it"})
 	}
 	return cs
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/mcpsandbox/mcpsandbox/harness"
-	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,42 +21,38 @@ const LiveEnv = "MCPSANDBOX_E2B_LIVE"
 // offlineKey is the local server's key; it never leaves this machine.
 const offlineKey = "e2b_harness0offline0local0server0000000000"
 
-// adapter speaks run_command (and run_code for raw tool steps). Offline it starts the local E2B
-// server (harness/e2bfake) once per process and points serve at it through the variables the
-// SDKs use, which the serve it spawns inherits.
+// adapter speaks run_command (and run_code for raw tool steps). Offline (a test build only) it
+// starts the local E2B server (harness/e2bfake) once per process and points the serve it
+// spawns at it: the policy's api_url, and the arena's serve environment for the sandbox
+// address and the key. The harness's own environment is never changed.
 type adapter struct{}
-
-var offline struct {
-	once sync.Once
-	fake *e2bfake.Server
-	err  error
-}
 
 func live() bool { return os.Getenv(LiveEnv) == "1" }
 
-func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
-	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
+// Ready says, before any scenario runs, why the harness cannot attack the scheme here: live
+// without a key, or offline in a release build (no local E2B server).
+func (adapter) Ready(p *policy.Policy) error {
 	if live() {
 		if os.Getenv(p.E2B.APIKeyEnv) == "" {
 			return fmt.Errorf("%s=1 but $%s is empty: export your E2B key, or unset %s to run against the local E2B server", LiveEnv, p.E2B.APIKeyEnv, LiveEnv)
 		}
 		return nil
 	}
-	offline.once.Do(func() {
-		offline.fake, offline.err = e2bfake.New(e2bfake.Options{APIKey: offlineKey})
-		if offline.err != nil {
-			return
-		}
-		os.Setenv("E2B_API_URL", offline.fake.URL())
-		os.Setenv("E2B_SANDBOX_URL", offline.fake.URL())
-		os.Setenv("E2B_DOMAIN", offline.fake.Domain())
-	})
-	if offline.err != nil {
-		return fmt.Errorf("start the local E2B server: %w", offline.err)
+	_, _, err := offlineServer()
+	return err
+}
+
+func (ad adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
+	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
+	if live() {
+		return ad.Ready(p)
 	}
-	p.E2B.APIURL = offline.fake.URL()
-	// serve inherits this process's environment: the policy's key variable holds the local key.
-	os.Setenv(p.E2B.APIKeyEnv, offlineKey)
+	url, domain, err := offlineServer()
+	if err != nil {
+		return err
+	}
+	p.E2B.APIURL = url
+	a.ServeEnv = append(a.ServeEnv, "E2B_SANDBOX_URL="+url, "E2B_DOMAIN="+domain, p.E2B.APIKeyEnv+"="+offlineKey)
 	return nil
 }
 

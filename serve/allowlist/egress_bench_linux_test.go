@@ -93,7 +93,7 @@ func BenchmarkEgressFetch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	px := egressproxy.New(rules.Hosts(), egressproxy.Options{Key: "allowlist.network", Resolver: benchResolver{}, AllowLoopback: true})
+	px := egressproxy.New(rules.Hosts(), egressproxy.Options{Key: "allowlist.network", Resolver: benchResolver{}, TestOnlyAllowLoopback: true})
 	defer px.Close()
 	// The direct clients run as processes of their own at the sandbox's priority (nice), so
 	// that on a busy host the difference is the path, not the scheduler.

@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -62,12 +61,10 @@ type Options struct {
 	// EgressResolver resolves names for the egress proxy (default the system's); tests map
 	// names to local servers with it.
 	EgressResolver egress.Resolver
-	// EgressAllowLoopback re-opens loopback addresses in the egress proxy: for tests only,
-	// whose stand-in remote hosts run on this machine.
-	EgressAllowLoopback bool
-	// EgressAllowAddrs re-opens exact ip:port addresses in the proxy (the harness's stand-in
-	// hosts on loopback); see egress.Options.AllowAddrs.
-	EgressAllowAddrs []netip.AddrPort
+	// TestOnlyEgressAllowLoopback re-opens loopback addresses in the egress proxy, for the
+	// tests whose stand-in remote hosts run on this machine. Nothing outside a _test.go file
+	// sets it: serve never does, whatever the policy or the environment says.
+	TestOnlyEgressAllowLoopback bool
 	// EgressConns bounds one container's egress connections at once, tunnels included
 	// (0: DefaultEgressConns); past it the container's new connections are answered 503 and
 	// no other container is affected. All containers together are bounded by egressTotal.

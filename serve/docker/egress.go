@@ -282,7 +282,7 @@ func (e *Executor) startEgress() (*egressState, error) {
 		boxes: map[*boxEgress]bool{}, draining: make(chan struct{}, 64), log: e.opts.Audit,
 		server: e.pol.Name, polHash: e.pol.Hash(), polAudit: e.pol.Audit.Path, warn: e.log.Warn}
 	s.popts = egress.Options{
-		Key: "docker.network", Resolver: e.opts.EgressResolver, AllowLoopback: e.opts.EgressAllowLoopback, AllowAddrs: e.opts.EgressAllowAddrs,
+		Key: "docker.network", Resolver: e.opts.EgressResolver, TestOnlyAllowLoopback: e.opts.TestOnlyEgressAllowLoopback,
 		Logger: e.log, MaxConns: quota, Scope: "container",
 	}
 	if mutated("docker-egress-quota") {

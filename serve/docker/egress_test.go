@@ -194,7 +194,7 @@ func egressPolicy(t *testing.T, hosts ...string) *policy.Policy {
 func newEgressExec(t *testing.T, p *policy.Policy) *Executor {
 	t.Helper()
 	lo := []netip.Addr{netip.MustParseAddr("127.0.0.1")}
-	return newExecOpts(t, p, Options{Engine: needEngine(t), EgressResolver: testResolver{"pypi.test": lo, "forbidden.test": lo}, EgressAllowLoopback: true})
+	return newExecOpts(t, p, Options{Engine: needEngine(t), EgressResolver: testResolver{"pypi.test": lo, "forbidden.test": lo}, TestOnlyEgressAllowLoopback: true})
 }
 
 func auditEntries(t *testing.T, path string) []audit.Entry {

@@ -20,7 +20,7 @@ func BenchmarkHTTPSFetch(b *testing.B) {
 	srv := newServer(b, true)
 	port := strconv.Itoa(srv.port)
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
-	f := startProxy(b, rules(b, "allowed.test:"+port), Options{Resolver: res, AllowLoopback: true})
+	f := startProxy(b, rules(b, "allowed.test:"+port), Options{Resolver: res, TestOnlyAllowLoopback: true})
 	// the direct client sends the same server name, dialling the server's address itself
 	direct := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true,

@@ -72,12 +72,12 @@ func TestOwnAddrsDenied(t *testing.T) {
 	if resp.StatusCode != 502 || dials.Load() != 1 {
 		t.Errorf("control: %d, %d dials, want 502 after 1", resp.StatusCode, dials.Load())
 	}
-	// AllowAddrs re-opens an exact own ip:port (the harness's stand-ins)
+	// TestOnlyAllowAddrs re-opens an exact own ip:port (the harness's stand-ins)
 	h := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, Dial: countingDial(&dials),
-		LocalAddrs: func() []netip.Addr { return []netip.Addr{own} }, AllowAddrs: []netip.AddrPort{netip.AddrPortFrom(own, 443)}})
+		LocalAddrs: func() []netip.Addr { return []netip.Addr{own} }, TestOnlyAllowAddrs: []netip.AddrPort{netip.AddrPortFrom(own, 443)}})
 	resp, _, _ = rawConnect(t, h.url, "allowed.test:443")
 	if resp.StatusCode != 502 || dials.Load() != 2 {
-		t.Errorf("AllowAddrs: %d, %d dials, want 502 after 2", resp.StatusCode, dials.Load())
+		t.Errorf("TestOnlyAllowAddrs: %d, %d dials, want 502 after 2", resp.StatusCode, dials.Load())
 	}
 }
 
@@ -150,7 +150,7 @@ func TestEmbeddedV4Denied(t *testing.T) {
 func TestWildcardBelowDomainOnly(t *testing.T) {
 	srv := newServer(t, true)
 	res := &mapResolver{m: map[string][]netip.Addr{"a.example.com.evil.test": lo, "evil-example.com": lo, "a.example.com": lo}}
-	f := startProxy(t, rules(t, "*.example.com"), Options{Resolver: res, AllowLoopback: true, Dial: toPort(strconv.Itoa(srv.port)), HeaderTimeout: 300 * time.Millisecond})
+	f := startProxy(t, rules(t, "*.example.com"), Options{Resolver: res, TestOnlyAllowLoopback: true, Dial: toPort(strconv.Itoa(srv.port)), HeaderTimeout: 300 * time.Millisecond})
 	for _, h := range []string{"a.example.com.evil.test", "evil-example.com"} {
 		resp, _, _ := rawConnect(t, f.url, h+":443")
 		if b := body(resp); resp.StatusCode != 403 || !strings.Contains(b, "not in docker.network") {
@@ -328,7 +328,7 @@ func rawUpstream(t *testing.T, banner string) (port string, got *atomic.Int64) {
 func TestPortedRuleCarriesAnyProtocol(t *testing.T) {
 	port, got := rawUpstream(t, "SSH-2.0-stand-in\r\n")
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
-	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: res, AllowLoopback: true, HeaderTimeout: time.Second})
+	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: res, TestOnlyAllowLoopback: true, HeaderTimeout: time.Second})
 	resp, c, br := rawConnect(t, f.url, "allowed.test:"+port)
 	if resp.StatusCode != 200 {
 		t.Fatalf("CONNECT: %d", resp.StatusCode)
@@ -397,7 +397,7 @@ func TestTLSOnlyPortRefusalsVisible(t *testing.T) {
 	port, got := rawUpstream(t, "")
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
 	var logs syncBuf
-	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, AllowLoopback: true, HeaderTimeout: time.Second, Dial: toPort(port),
+	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, TestOnlyAllowLoopback: true, HeaderTimeout: time.Second, Dial: toPort(port),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	// trailing dot, fragmented: relayed
 	_, c, br := rawConnect(t, f.url, "allowed.test:443")

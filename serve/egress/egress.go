@@ -57,13 +57,15 @@ type Options struct {
 	Audit func(Decision)
 	// Logger gets a line per decision (default: discard).
 	Logger *slog.Logger
-	// AllowLoopback re-opens 127.0.0.0/8 and ::1 — for tests only, whose "remote" servers run
-	// on loopback. Every other denied range stays denied.
-	AllowLoopback bool
-	// AllowAddrs re-opens exact addresses (ip:port) in the denied ranges: for tests and the
-	// harness, whose stand-in hosts listen on loopback, while every other loopback port (the
-	// harness's own listeners) stays denied.
-	AllowAddrs []netip.AddrPort
+	// TestOnlyAllowLoopback re-opens 127.0.0.0/8 and ::1, for tests whose "remote" servers run
+	// on loopback (and the bench's). Every other denied range stays denied. Nothing in serve
+	// sets it.
+	TestOnlyAllowLoopback bool
+	// TestOnlyAllowAddrs re-opens exact addresses (ip:port) in the denied ranges, for tests and
+	// the stand-in hook of a test build (standins.go, -tags testhooks), whose stand-in hosts
+	// listen on loopback while every other loopback port (the harness's own listeners) stays
+	// denied. Nothing in a release build sets it.
+	TestOnlyAllowAddrs []netip.AddrPort
 	// MaxConns bounds connections handled at once, tunnels included (default 64); more are
 	// answered 503 (rule RuleLimit).
 	MaxConns int
@@ -681,10 +683,10 @@ func (p *Proxy) notListed(host string, port int) string {
 // denied says why the proxy never connects to a:port ("" = allowed).
 func (p *Proxy) denied(a netip.Addr, port uint16) string {
 	a = a.Unmap()
-	if p.o.AllowLoopback && policy.IsLoopback(a) {
+	if p.o.TestOnlyAllowLoopback && policy.IsLoopback(a) {
 		return ""
 	}
-	for _, x := range p.o.AllowAddrs {
+	for _, x := range p.o.TestOnlyAllowAddrs {
 		if x.Addr().Unmap() == a && x.Port() == port {
 			return ""
 		}

@@ -188,7 +188,7 @@ func body(r *http.Response) string {
 func TestListedAndUnlisted(t *testing.T) {
 	allowed, forbidden := newServer(t, true), newServer(t, true)
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo, "forbidden.test": lo}}
-	f := startProxy(t, rules(t, "allowed.test:"+strconv.Itoa(allowed.port)), Options{Resolver: res, AllowLoopback: true})
+	f := startProxy(t, rules(t, "allowed.test:"+strconv.Itoa(allowed.port)), Options{Resolver: res, TestOnlyAllowLoopback: true})
 
 	code, text, err := get(t, f.client(), fmt.Sprintf("https://allowed.test:%d/simple/", allowed.port))
 	if err != nil || code != 200 || !strings.Contains(text, "hello from allowed.test") {
@@ -226,7 +226,7 @@ func TestListedAndUnlisted(t *testing.T) {
 	}
 
 	// negative control: the same fetch with forbidden.test listed reaches it
-	g := startProxy(t, rules(t, "forbidden.test:"+strconv.Itoa(forbidden.port)), Options{Resolver: res, AllowLoopback: true})
+	g := startProxy(t, rules(t, "forbidden.test:"+strconv.Itoa(forbidden.port)), Options{Resolver: res, TestOnlyAllowLoopback: true})
 	if code, _, err := get(t, g.client(), "https://"+target+"/"); err != nil || code != 200 || forbidden.hits.Load() != 1 {
 		t.Errorf("control: listed forbidden.test: %d %v, hits %d (the counter must fire)", code, err, forbidden.hits.Load())
 	}
@@ -235,7 +235,7 @@ func TestListedAndUnlisted(t *testing.T) {
 // A listed name whose port is not listed is refused, naming the entry to add.
 func TestPortNotListed(t *testing.T) {
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
-	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, AllowLoopback: true})
+	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, TestOnlyAllowLoopback: true})
 	resp, _, _ := rawConnect(t, f.url, "allowed.test:22")
 	if b := body(resp); resp.StatusCode != 403 || !strings.Contains(b, `port 22 is not allowed for allowed.test by docker.network (add "allowed.test:22" to allow it)`) {
 		t.Errorf("port 22: %d %q", resp.StatusCode, b)
@@ -249,7 +249,7 @@ func TestPortNotListed(t *testing.T) {
 // before any connect.
 func TestIPLiteral(t *testing.T) {
 	forbidden := newServer(t, true)
-	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: &mapResolver{}, AllowLoopback: true})
+	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: &mapResolver{}, TestOnlyAllowLoopback: true})
 	target := fmt.Sprintf("127.0.0.1:%d", forbidden.port)
 	resp, _, _ := rawConnect(t, f.url, target)
 	if b := body(resp); resp.StatusCode != 403 || !strings.Contains(b, "IP address not in docker.network") {
@@ -264,7 +264,7 @@ func TestIPLiteral(t *testing.T) {
 	// negative control: a rule naming the address exactly (built by hand: the policy refuses
 	// loopback literals, tests re-open loopback) lets it through
 	ip := netip.MustParseAddr("127.0.0.1")
-	g := startProxy(t, []policy.HostRule{{Raw: "127.0.0.1", Pattern: ip.String(), IP: ip, Port: forbidden.port}}, Options{Resolver: &mapResolver{}, AllowLoopback: true})
+	g := startProxy(t, []policy.HostRule{{Raw: "127.0.0.1", Pattern: ip.String(), IP: ip, Port: forbidden.port}}, Options{Resolver: &mapResolver{}, TestOnlyAllowLoopback: true})
 	if code, _, err := get(t, g.client(), "https://"+target+"/"); err != nil || code != 200 || forbidden.hits.Load() != 1 {
 		t.Errorf("control: listed literal: %d %v hits %d", code, err, forbidden.hits.Load())
 	}
@@ -320,7 +320,7 @@ func TestDeniedAddresses(t *testing.T) {
 		return (&net.Dialer{}).DialContext(ctx, n, a)
 	}
 	mixed := []netip.Addr{netip.MustParseAddr("169.254.169.254"), lo[0]}
-	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"allowed.test": mixed}}, Dial: rec, AllowLoopback: true})
+	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"allowed.test": mixed}}, Dial: rec, TestOnlyAllowLoopback: true})
 	if code, _, err := get(t, f.client(), "https://allowed.test:"+port+"/"); err != nil || code != 200 {
 		t.Fatalf("mixed: %d %v", code, err)
 	}
@@ -357,7 +357,7 @@ func TestCheckedAtConnect(t *testing.T) {
 		t.Errorf("default dialer reached the server")
 	}
 	// negative control: with loopback re-opened the same dial connects
-	q := New(nil, Options{AllowLoopback: true})
+	q := New(nil, Options{TestOnlyAllowLoopback: true})
 	c, err := q.o.Dial(context.Background(), "tcp", "127.0.0.1:"+port)
 	if err != nil {
 		t.Fatalf("control: %v", err)
@@ -397,7 +397,7 @@ func TestSNIAndProtocol(t *testing.T) {
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
 	// a rule without a port: CONNECT to 443 must carry TLS (the dialer takes it to the detector)
-	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, AllowLoopback: true, HeaderTimeout: 2 * time.Second, Dial: toPort(port)})
+	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, TestOnlyAllowLoopback: true, HeaderTimeout: 2 * time.Second, Dial: toPort(port)})
 
 	tunnel := func(send func(c net.Conn)) {
 		resp, c, _ := rawConnect(t, f.url, "allowed.test:443")
@@ -456,7 +456,7 @@ func TestPlainHTTP(t *testing.T) {
 	allowed, forbidden := newServer(t, false), newServer(t, false)
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo, "forbidden.test": lo}}
 	ap, fp := strconv.Itoa(allowed.port), strconv.Itoa(forbidden.port)
-	f := startProxy(t, rules(t, "allowed.test:"+ap), Options{Resolver: res, AllowLoopback: true})
+	f := startProxy(t, rules(t, "allowed.test:"+ap), Options{Resolver: res, TestOnlyAllowLoopback: true})
 	code, text, err := get(t, f.client(), "http://allowed.test:"+ap+"/simple/pip/")
 	if err != nil || code != 200 || text != "hello from allowed.test:"+ap+" /simple/pip/" {
 		t.Fatalf("plain listed: %d %q %v", code, text, err)
@@ -507,7 +507,7 @@ func TestLimits(t *testing.T) {
 	port := strconv.Itoa(allowed.port)
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
 	// a rule without a port: the tunnel on 443 waits HeaderTimeout for its ClientHello
-	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, AllowLoopback: true, MaxConns: 1, MaxHeaderBytes: 1024, HeaderTimeout: 300 * time.Millisecond, Dial: toPort(port), Scope: "call"})
+	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, TestOnlyAllowLoopback: true, MaxConns: 1, MaxHeaderBytes: 1024, HeaderTimeout: 300 * time.Millisecond, Dial: toPort(port), Scope: "call"})
 
 	c, err := net.Dial("tcp", f.url.Host)
 	if err != nil {
@@ -559,7 +559,7 @@ func TestLimits(t *testing.T) {
 func TestCloseEndsTunnels(t *testing.T) {
 	allowed := newServer(t, true)
 	port := strconv.Itoa(allowed.port)
-	p := New(rules(t, "allowed.test:"+port), Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}, AllowLoopback: true})
+	p := New(rules(t, "allowed.test:"+port), Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}, TestOnlyAllowLoopback: true})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -599,7 +599,7 @@ func TestIdleIsBothWays(t *testing.T) {
 	defer srv.Close()
 	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
-	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: res, AllowLoopback: true, IdleTimeout: 300 * time.Millisecond})
+	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: res, TestOnlyAllowLoopback: true, IdleTimeout: 300 * time.Millisecond})
 	code, text, err := get(t, f.client(), "https://allowed.test:"+port+"/slow")
 	if err != nil || code != 200 || strings.Count(text, "chunk") != 8 {
 		t.Errorf("slow one-way download (800ms, idle timeout 300ms): %d %v, %d chunks", code, err, strings.Count(text, "chunk"))
@@ -616,14 +616,14 @@ func TestIdleIsBothWays(t *testing.T) {
 	}
 }
 
-// AllowAddrs re-opens exactly the stand-in servers' ip:port; another loopback port (a harness
+// TestOnlyAllowAddrs re-opens exactly the stand-in servers' ip:port; another loopback port (a harness
 // listener) stays denied even for a listed name.
 func TestAllowAddrs(t *testing.T) {
 	allowed, other := newServer(t, true), newServer(t, true)
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo, "other.test": lo}}
 	ap := netip.AddrPortFrom(lo[0], uint16(allowed.port))
 	f := startProxy(t, rules(t, "allowed.test:"+strconv.Itoa(allowed.port), "other.test:"+strconv.Itoa(other.port)),
-		Options{Resolver: res, AllowAddrs: []netip.AddrPort{ap}})
+		Options{Resolver: res, TestOnlyAllowAddrs: []netip.AddrPort{ap}})
 	if code, _, err := get(t, f.client(), fmt.Sprintf("https://allowed.test:%d/", allowed.port)); err != nil || code != 200 {
 		t.Errorf("re-opened address: %d %v", code, err)
 	}
@@ -642,7 +642,7 @@ func TestServeConnAnyConn(t *testing.T) {
 	allowed := newServer(t, false)
 	port := strconv.Itoa(allowed.port)
 	var got []Decision
-	p := New(rules(t, "allowed.test:"+port), Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}, AllowLoopback: true,
+	p := New(rules(t, "allowed.test:"+port), Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}, TestOnlyAllowLoopback: true,
 		Audit: func(d Decision) { got = append(got, d) }})
 	defer p.Close()
 	a, b := net.Pipe()

@@ -1,3 +1,5 @@
+//go:build testhooks
+
 package egress
 
 import (
@@ -5,14 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"os"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 )
 
-// StandInsEnv is a TEST HOOK, read by New in every binary (the harness spawns the release
-// binary's `serve` and has no other way in):
+// StandInsEnv is a TEST HOOK, compiled only into test builds (-tags testhooks: this file and
+// internal/testhooks); a release binary neither reads nor names it (standins_release.go). The
+// harness of a test build hands it to the serve it spawns:
 //
 //	MCPSANDBOX_EGRESS_STANDINS="allowed.test=127.0.0.1:8080,allowed.test=127.0.0.1:8443,rebind.test=127.0.0.1"
 //
@@ -23,7 +27,7 @@ import (
 // which is how the harness stages a listed name that resolves to loopback. Every other denied
 // address stays denied. A malformed value fails closed: nothing resolves. serve warns loudly
 // (see StandInsWarning) whenever it is set; nothing in a real deployment sets it.
-const StandInsEnv = "MCPSANDBOX_EGRESS_STANDINS"
+const StandInsEnv = testhooks.StandInsVar
 
 // StandIns is a parsed MCPSANDBOX_EGRESS_STANDINS value.
 type StandIns struct {
@@ -119,7 +123,7 @@ func (s *StandIns) String() string {
 
 // standInsFromEnv is the environment's stand-ins: (nil, nil) when the variable is unset.
 func standInsFromEnv() (*StandIns, error) {
-	v, ok := os.LookupEnv(StandInsEnv)
+	v, ok := testhooks.StandIns()
 	if !ok {
 		return nil, nil
 	}
@@ -141,8 +145,8 @@ func StandInsWarning() string {
 
 var warnOnce sync.Once
 
-// applyStandIns puts the environment's stand-ins into o (replacing its resolver, AllowLoopback
-// and AllowAddrs: only the stand-ins' exact addresses are re-opened), and logs the warning once
+// applyStandIns puts the environment's stand-ins into o (replacing its resolver, TestOnlyAllowLoopback
+// and TestOnlyAllowAddrs: only the stand-ins' exact addresses are re-opened), and logs the warning once
 // per process.
 func applyStandIns(o *Options) {
 	s, err := standInsFromEnv()
@@ -157,10 +161,10 @@ func applyStandIns(o *Options) {
 		l.Warn(StandInsWarning())
 	})
 	if err != nil {
-		o.Resolver, o.AllowLoopback, o.AllowAddrs = (*StandIns)(nil), false, nil // fail closed: nothing resolves
+		o.Resolver, o.TestOnlyAllowLoopback, o.TestOnlyAllowAddrs = (*StandIns)(nil), false, nil // fail closed: nothing resolves
 		return
 	}
 	// exactly the stand-ins' addresses: nothing else a caller re-opened (loopback as a whole, or
 	// other addresses) stays open beside them
-	o.Resolver, o.AllowLoopback, o.AllowAddrs = s, false, s.Open()
+	o.Resolver, o.TestOnlyAllowLoopback, o.TestOnlyAllowAddrs = s, false, s.Open()
 }

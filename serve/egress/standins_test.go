@@ -1,3 +1,5 @@
+//go:build testhooks
+
 package egress
 
 import (
@@ -12,14 +14,14 @@ import (
 // listed stand-in answers, a name mapped to loopback without a port (another loopback server)
 // and a listed name on another port stay denied, and a name outside the map does not resolve
 // even though the test resolver in Options knows it: the hook replaces the resolver, and
-// AllowLoopback and AllowAddrs given by the caller (another test hook) do not widen it.
+// TestOnlyAllowLoopback and TestOnlyAllowAddrs given by the caller (another test hook) do not widen it.
 func TestStandInsOpenOnlyListedAddrs(t *testing.T) {
 	allowed, other := newServer(t, true), newServer(t, false)
 	t.Setenv(StandInsEnv, fmt.Sprintf("allowed.test=127.0.0.1:%d, rebind.test=127.0.0.1", allowed.port))
 	port, oport := strconv.Itoa(allowed.port), strconv.Itoa(other.port)
 	f := startProxy(t, rules(t, "allowed.test:"+port, "allowed.test:"+oport, "rebind.test:"+oport, "known.test:"+oport),
-		Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"known.test": lo}}, AllowLoopback: true,
-			AllowAddrs: []netip.AddrPort{netip.AddrPortFrom(lo[0], uint16(other.port))}})
+		Options{Resolver: &mapResolver{m: map[string][]netip.Addr{"known.test": lo}}, TestOnlyAllowLoopback: true,
+			TestOnlyAllowAddrs: []netip.AddrPort{netip.AddrPortFrom(lo[0], uint16(other.port))}})
 	if code, b, err := get(t, f.client(), "https://allowed.test:"+port+"/"); err != nil || code != 200 {
 		t.Fatalf("the stand-in's exact address: %d %q %v", code, b, err)
 	}
@@ -72,8 +74,8 @@ func TestParseStandIns(t *testing.T) {
 	t.Setenv(StandInsEnv, "nonsense")
 	o := Options{}
 	applyStandIns(&o)
-	if _, err := o.Resolver.LookupNetIP(t.Context(), "ip", "a.test"); err == nil || len(o.AllowAddrs) != 0 {
-		t.Errorf("malformed hook did not fail closed: %v %v", err, o.AllowAddrs)
+	if _, err := o.Resolver.LookupNetIP(t.Context(), "ip", "a.test"); err == nil || len(o.TestOnlyAllowAddrs) != 0 {
+		t.Errorf("malformed hook did not fail closed: %v %v", err, o.TestOnlyAllowAddrs)
 	}
 	if w := StandInsWarning(); !strings.Contains(w, "malformed") {
 		t.Errorf("warning %q", w)

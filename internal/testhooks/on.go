@@ -1,0 +1,19 @@
+//go:build testhooks
+
+package testhooks
+
+import "os"
+
+// Build is true only in a build with the "testhooks" tag.
+const Build = true
+
+// StandInsVar is the egress stand-in hook (serve/egress reads it; the harness and the tests set
+// it): "name=ip[:port],...". It exists only in test builds: a release binary neither reads nor
+// names it, and the release-binary test (mutants/testhooks_test.go) checks that.
+const StandInsVar = "MCPSANDBOX_EGRESS_STANDINS"
+
+// StandIns is the hook's value and whether it is set.
+func StandIns() (string, bool) { return os.LookupEnv(StandInsVar) }
+
+// StandInsEnv is the environment entry handing serve the stand-ins v.
+func StandInsEnv(v string) []string { return []string{StandInsVar + "=" + v} }
