@@ -44,7 +44,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -123,7 +122,9 @@ func (e *Entry) seal() ([]byte, error) {
 // Log appends entries. It is safe for concurrent use, and across processes: every append holds
 // an exclusive flock, so two servers sharing one file keep one unbroken chain.
 type Log struct {
-	mu     sync.Mutex
+	// turn is held by the append in progress: a channel, not a mutex, so that appends queued
+	// behind one waiting for the file lock give up at their own deadline (LockWait).
+	turn   chan struct{}
 	path   string
 	f      *os.File // nil: open the path at the next Append
 	closed bool
@@ -154,18 +155,68 @@ func Open(path string, env []string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Log{path: path, f: f, redact: secretRedactor(env)}, nil
+	return &Log{turn: make(chan struct{}, 1), path: path, f: f, redact: secretRedactor(env)}, nil
 }
 
 func openPath(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create audit log directory: %w (set audit.path to a writable place)", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	flags := os.O_RDWR | os.O_APPEND | os.O_CREATE
+	if !mutated("audit-file-type") {
+		flags |= openFlags
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
+		if isLinkErr(err) {
+			return nil, fmt.Errorf("open audit log %s: it is a symbolic link: the log's own name must not be a link "+
+				"(a linked parent directory is fine); remove the link or set audit.path to the file itself", path)
+		}
 		return nil, fmt.Errorf("open audit log: %w (set audit.path to a writable place)", err)
 	}
+	st, err := f.Stat()
+	if err == nil {
+		err = checkPathFile(path, f, st)
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
 	return f, nil
+}
+
+// checkPathFile refuses a log that is not a regular file owned by serve's user with one name
+// (see checkFile): lines written there could go nowhere, block, or land in someone else's file.
+func checkPathFile(path string, f *os.File, st os.FileInfo) error {
+	if mutated("audit-file-type") {
+		return nil
+	}
+	if err := checkFile(f, st); err != nil {
+		return fmt.Errorf("the audit log %s cannot be used: %w; make audit.path a regular file of serve's user with a single name "+
+			"(move what is there aside: serve creates a new log)", path, err)
+	}
+	return nil
+}
+
+// describeMode names a file type for a message.
+func describeMode(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "an irregular file (" + m.Type().String() + ")"
 }
 
 // Path is the log's file name.
@@ -197,12 +248,15 @@ var errClosed = errors.New("the audit log is closed")
 // Append writes e, filling Time, PID and Prev. It fails only when the file cannot be opened,
 // locked, read or written, never because of what e or the file holds.
 func (l *Log) Append(e Entry) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	deadline := time.Now().Add(LockWait)
+	if err := l.take(deadline); err != nil {
+		return err
+	}
+	defer func() { <-l.turn }()
 	if l.closed {
 		return errClosed
 	}
-	f, err := l.lockCurrent()
+	f, err := l.lockCurrent(deadline)
 	if err != nil {
 		return err
 	}
@@ -251,9 +305,63 @@ func (l *Log) Append(e Entry) error {
 	return nil
 }
 
+// LockWait bounds how long one Append waits for its turn and for the log's file lock: past it
+// the append fails (and serve refuses the call, naming audit.path), so a process that holds
+// the lock cannot stall every call.
+const LockWait = 5 * time.Second
+
+// lockPoll is the pause between two tries of a held file lock.
+const lockPoll = 20 * time.Millisecond
+
+// errLockHeld is an append that gave up waiting for the log's lock.
+var errLockHeld = errors.New("another process holds the audit log's lock")
+
+// take waits for this Log's turn until deadline.
+func (l *Log) take(deadline time.Time) error {
+	if mutated("audit-lock-bound") {
+		l.turn <- struct{}{}
+		return nil
+	}
+	select {
+	case l.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case l.turn <- struct{}{}:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("append to audit log %s: %w (earlier appends waited for it for over %s): "+
+			"find the process holding it (e.g. `fuser %s`) or set audit.path", l.path, errLockHeld, LockWait, l.path)
+	}
+}
+
+// lock takes the file's exclusive lock, trying until deadline.
+func (l *Log) lock(f *os.File, deadline time.Time) error {
+	if mutated("audit-lock-bound") {
+		return lockWait(f)
+	}
+	for {
+		busy, err := tryLock(f)
+		if err != nil {
+			return err
+		}
+		if !busy {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w for over %s: find it (e.g. `fuser %s`) or set audit.path", errLockHeld, LockWait, l.path)
+		}
+		time.Sleep(min(lockPoll, max(time.Until(deadline), time.Millisecond)))
+	}
+}
+
 // lockCurrent returns the file at l.path, locked: the open one if it still is the file there,
-// else the path opened again (a new chain starts in a new file).
-func (l *Log) lockCurrent() (*os.File, error) {
+// else the path opened again (a new chain starts in a new file). The file must still be a
+// regular file of serve's user with one name (checkFile), at every append.
+func (l *Log) lockCurrent(deadline time.Time) (*os.File, error) {
 	for range 3 {
 		if l.f == nil {
 			f, err := openPath(l.path)
@@ -263,13 +371,19 @@ func (l *Log) lockCurrent() (*os.File, error) {
 			l.f = f
 		}
 		if !mutated("audit-flock") {
-			if err := lockFile(l.f); err != nil {
+			if err := l.lock(l.f, deadline); err != nil {
 				return nil, fmt.Errorf("lock audit log %s: %w", l.path, err)
 			}
 		}
 		fst, ferr := l.f.Stat()
-		pst, perr := os.Stat(l.path)
+		pst, perr := os.Lstat(l.path)
 		if ferr == nil && perr == nil && (os.SameFile(fst, pst) || mutated("audit-reopen")) {
+			if err := checkPathFile(l.path, l.f, fst); err != nil {
+				unlockFile(l.f)
+				_ = l.f.Close()
+				l.f, l.headSize = nil, 0
+				return nil, err
+			}
 			return l.f, nil
 		}
 		unlockFile(l.f)
@@ -281,8 +395,8 @@ func (l *Log) lockCurrent() (*os.File, error) {
 
 // Close closes the file; later appends fail.
 func (l *Log) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.turn <- struct{}{}
+	defer func() { <-l.turn }()
 	l.closed = true
 	if l.f == nil {
 		return nil
