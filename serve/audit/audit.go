@@ -129,6 +129,7 @@ type Log struct {
 	f      *os.File // nil: open the path at the next Append
 	closed bool
 	redact *strings.Replacer
+	hasSecrets bool // the environment has secret-looking values to redact
 	// The chain head this Log last wrote, and the file's size after it: if the size is the
 	// same at the next append, nobody has written since and the tail need not be read.
 	headHash string
@@ -155,7 +156,8 @@ func Open(path string, env []string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Log{turn: make(chan struct{}, 1), path: path, f: f, redact: secretRedactor(env)}, nil
+	r, n := secretRedactor(env)
+	return &Log{turn: make(chan struct{}, 1), path: path, f: f, redact: r, hasSecrets: n > 0}, nil
 }
 
 func openPath(path string) (*os.File, error) {
@@ -226,7 +228,7 @@ var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH
 
 // secretRedactor replaces the values of secret-looking variables (6+ characters) with a marker.
 // Longest values first, so a secret that contains another is replaced whole.
-func secretRedactor(env []string) *strings.Replacer {
+func secretRedactor(env []string) (*strings.Replacer, int) {
 	type kv struct{ k, v string }
 	var secrets []kv
 	for _, e := range env {
@@ -240,7 +242,7 @@ func secretRedactor(env []string) *strings.Replacer {
 	for _, s := range secrets {
 		pairs = append(pairs, s.v, "[redacted:"+s.k+"]")
 	}
-	return strings.NewReplacer(pairs...)
+	return strings.NewReplacer(pairs...), len(secrets)
 }
 
 var errClosed = errors.New("the audit log is closed")
@@ -454,7 +456,7 @@ func (l *Log) bound(e *Entry) {
 		}
 		*f.p = s
 	}
-	args := l.redact.Replace(string(e.Arguments))
+	args, whole := l.redactArgs(e.Arguments)
 	e.Arguments = nil
 	fixed := strings.ToValidUTF8(args, "\uFFFD")
 	if args != "" {
@@ -468,8 +470,8 @@ func (l *Log) bound(e *Entry) {
 	e.Hash = strings.Repeat("0", 64) // measured as sealed
 	if len(e.Arguments) < MaxLine {  // else it cannot fit
 		if b, err := json.Marshal(e); err == nil && len(b) < MaxLine {
-			if fixed != args { // the logged arguments are not byte for byte the ones given
-				e.Clipped = append(clips, NewClip("arguments", []byte(args)))
+			if fixed != args || whole != nil { // the logged arguments are not byte for byte the ones given
+				e.Clipped = append(clips, argsClip(args, whole))
 			}
 			e.Clipped = nilIfEmpty(e.Clipped)
 			if b, err := json.Marshal(e); err == nil && len(b) < MaxLine {
@@ -478,11 +480,71 @@ func (l *Log) bound(e *Entry) {
 		}
 	}
 	// Arguments get what the rest of the line leaves, as a JSON string of their text's start.
-	e.Clipped = append(clips, NewClip("arguments", []byte(args)))
+	e.Clipped = append(clips, argsClip(args, whole))
 	e.Arguments = json.RawMessage(`""`)
 	b, _ := json.Marshal(e) // only strings, numbers and compact JSON: cannot fail
 	budget := MaxLine - 1 - len(b) + 2
 	e.Arguments, _ = json.Marshal(clipString(fixed, budget))
+}
+
+// argsClip is the clip record of the arguments: of whole when the logged text is not made
+// from them (over the shape bound), else of the logged (redacted) text.
+func argsClip(args string, whole []byte) Clip {
+	if whole != nil {
+		return NewClip("arguments", whole)
+	}
+	return NewClip("arguments", []byte(args))
+}
+
+// redactArgs returns the arguments' text to log, secrets redacted. Secrets are looked for in
+// the decoded values (every string, object key and number), not in the encoded text, where
+// JSON escaping (\u0061, \/, an escaped U+2028) would hide them; the values are then encoded
+// again (keys sorted). Arguments over the shape bound (MaxJSONValues, MaxJSONDepth) are not
+// decoded: their text is not logged, and whole (non-nil) is what the clip record describes.
+func (l *Log) redactArgs(raw json.RawMessage) (args string, whole []byte) {
+	if len(raw) == 0 || !l.hasSecrets || mutated("audit-redact-decoded") {
+		return l.redact.Replace(string(raw)), nil
+	}
+	if err := CheckShape(raw, MaxJSONValues, MaxJSONDepth); err != nil {
+		return fmt.Sprintf("[mcpsandbox: arguments not logged: %v, so their secrets cannot be redacted]", err), raw
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil || d.More() {
+		// Not JSON: logged as the text it is (a JSON string), where an escape is no escape.
+		return l.redact.Replace(string(raw)), nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(l.redactValue(v)); err != nil {
+		return fmt.Sprintf("[mcpsandbox: arguments not logged: %v]", err), raw
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// redactValue redacts every string, key and number in a decoded JSON value.
+func (l *Log) redactValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return l.redact.Replace(x)
+	case json.Number:
+		if r := l.redact.Replace(string(x)); r != string(x) {
+			return r
+		}
+	case []any:
+		for i := range x {
+			x[i] = l.redactValue(x[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[l.redact.Replace(k)] = l.redactValue(val)
+		}
+		return out
+	}
+	return v
 }
 
 func nilIfEmpty(c []Clip) []Clip {
