@@ -124,11 +124,11 @@ func (e *Entry) seal() ([]byte, error) {
 type Log struct {
 	// turn is held by the append in progress: a channel, not a mutex, so that appends queued
 	// behind one waiting for the file lock give up at their own deadline (LockWait).
-	turn   chan struct{}
-	path   string
-	f      *os.File // nil: open the path at the next Append
-	closed bool
-	redact *strings.Replacer
+	turn       chan struct{}
+	path       string
+	f          *os.File // nil: open the path at the next Append
+	closed     bool
+	redact     *strings.Replacer
 	hasSecrets bool // the environment has secret-looking values to redact
 	// The chain head this Log last wrote, and the file's size after it: if the size is the
 	// same at the next append, nobody has written since and the tail need not be read.
