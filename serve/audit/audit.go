@@ -20,7 +20,17 @@
 // If the file at the log's path is no longer the one open (moved aside, deleted, replaced),
 // the next Append opens the path again and starts a new chain there: a log made writable
 // again is used again without a restart. Appends hold an exclusive lock on the file, so
-// serves sharing one log keep one chain.
+// serves sharing one log keep one chain; an append waits at most LockWait for the lock (and
+// for appends of this Log queued before it), then fails.
+//
+// The file must be a regular file owned by serve's effective user with a single name: it is
+// opened with O_NOFOLLOW|O_NONBLOCK (its own name must not be a symbolic link; a parent
+// directory may be) and checked at every append, so a FIFO, a device, a link into another
+// file or another user's file makes appends fail instead of sending the lines elsewhere.
+//
+// Secrets are redacted from the decoded arguments (strings, keys, numbers), which are then
+// encoded again, so a JSON escape cannot hide one; arguments over MaxJSONValues or
+// MaxJSONDepth are not decoded and not logged, only their length and sha256.
 //
 // # Failure mode: no call runs unaudited
 //
