@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,13 +62,82 @@ func newServer(p *policy.Policy, ex Executor, o Options) (*mcp.Server, *runner) 
 	r := &runner{pol: p, ex: ex, hash: p.Hash(), audit: o.Audit, log: o.Logger,
 		slots: make(chan struct{}, p.Limits.MaxConcurrent)}
 	r.stop, r.stopAll = context.WithCancel(context.Background())
+	known := map[string]bool{}
 	for _, t := range ex.Tools() {
+		known[t.Name] = true
 		srv.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: OutputSchema(), Annotations: t.Annotations,
 		}, r.handler(t))
 	}
+	if !mutated("tool-name-unknown") {
+		srv.AddReceivingMiddleware(r.unknownTool(known))
+	}
 	return srv, r
+}
+
+// Bounds on a tools/call before anything decodes its arguments or echoes its name.
+const (
+	// MaxArgValues and MaxArgDepth bound the JSON shape of a call's arguments (rule
+	// tool.arguments): a cheap scan refuses more values or deeper nesting before any decoding,
+	// so a 12 MB message of four million "" cannot take hundreds of MB to decode.
+	MaxArgValues = audit.MaxJSONValues
+	MaxArgDepth  = audit.MaxJSONDepth
+	// MaxEchoedName is how much of an unknown tool's name a refusal quotes.
+	MaxEchoedName = 200
+)
+
+// Rules of calls refused before they reach a tool.
+const (
+	RuleToolName      = "tool.name"
+	RuleToolArguments = "tool.arguments"
+)
+
+// unknownTool answers a tools/call naming a tool this server does not have: audited refused
+// (rule tool.name; the audit clips the name), and answered with an error that quotes at most
+// MaxEchoedName bytes of the name (the SDK's own error quotes the whole name).
+func (r *runner) unknownTool(known map[string]bool) mcp.Middleware {
+	names := make([]string, 0, len(known))
+	for n := range known {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			call, ok := req.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || call.Params == nil || known[call.Params.Name] {
+				return next(ctx, method, req)
+			}
+			name := call.Params.Name
+			session := ""
+			if ss := call.Session; ss != nil {
+				st, _ := track(ss)
+				session = st.id
+			}
+			quoted := strconv.Quote(ClipText(strings.ToValidUTF8(name, "\uFFFD"), MaxEchoedName))
+			if len(name) > MaxEchoedName {
+				quoted += fmt.Sprintf(" (%d bytes)", len(name))
+			}
+			reason := fmt.Sprintf("unknown tool %s: this server's tools are %s", quoted, strings.Join(names, ", "))
+			if r.audit != nil {
+				e := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: name, PolicyHash: r.hash,
+					Decision: "refused", Rule: RuleToolName, Reason: reason, Arguments: r.loggable(call.Params.Arguments)}
+				if err := r.audit.Append(e); err != nil {
+					r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", err)
+				}
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: reason}
+		}
+	}
+}
+
+// loggable is a call's raw arguments as the audit gets them: arguments over the shape bound
+// are not handed over (the audit records only that they were refused).
+func (r *runner) loggable(args json.RawMessage) json.RawMessage {
+	if audit.CheckShape(args, MaxArgValues, MaxArgDepth) != nil {
+		return nil
+	}
+	return args
 }
 
 // Run serves one persistent connection (stdio unless o.Transport says otherwise) until the
@@ -156,6 +228,18 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 			defer func() { go debug.FreeOSMemory() }()
 		}
 		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash}
+		if err := audit.CheckShape(args, MaxArgValues, MaxArgDepth); err != nil && !mutated("tool-args-shape") {
+			// Refused before anything decodes the arguments: the call does not run.
+			entry.Decision, entry.Rule = "refused", RuleToolArguments
+			entry.Reason = fmt.Sprintf("the arguments (%d bytes) are refused unread: %v (at most %d JSON values, %d levels deep)", len(args), err, MaxArgValues, MaxArgDepth)
+			entry.DurationMS = time.Since(start).Milliseconds()
+			if r.audit != nil {
+				if aerr := r.audit.Append(entry); aerr != nil {
+					r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", aerr)
+				}
+			}
+			return errorResult(Refuse(RuleToolArguments, "%s", entry.Reason).Error()), nil
+		}
 		if r.audit != nil && !mutated("audit-intent") {
 			// No call runs unaudited: its intent is on record before it runs, or it does not run.
 			intent := entry

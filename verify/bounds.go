@@ -30,6 +30,8 @@ func Bounds(p *policy.Policy) []Bound {
 		{"calls", "output per stream", l.MaxOutputBytes.String(), "limits.max_output_bytes", "the rest is dropped; the result says truncated"},
 		{"calls", "calls running at once", n(l.MaxConcurrent), "limits.max_concurrent", "more wait up to limits.timeout for a slot, then are refused"},
 		{"calls", "a refused or failed call's text", size(serve.MaxErrorText), "", "clipped, saying how many bytes were cut"},
+		{"calls", "JSON shape of a call's arguments", n(serve.MaxArgValues) + " values, " + n(serve.MaxArgDepth) + " levels deep", "", "refused unread (rule tool.arguments) and audited; the executor never decodes them"},
+		{"calls", "an unknown tool's name in the answer", n(serve.MaxEchoedName) + " bytes", "", "-32602 quoting the name's start and its length; audited refused (rule tool.name)"},
 		{"stdio", "one JSON-RPC message", size(serve.MaxLine), "", "answered -32600 with the request's id, never held whole; a tools/call is audited refused (stdio.max_message)"},
 		{"http", "open connections", n(l.MaxConnections), "limits.max_connections", "a new connection closes the oldest one without a valid token, else the oldest idle one"},
 		{"http", "connections without a valid token", "a quarter of limits.max_connections", "", "the oldest such connection is closed; the rest is kept for clients with the token"},
@@ -40,6 +42,8 @@ func Bounds(p *policy.Policy) []Bound {
 		{"http", "idle keep-alive connection", durationText(serve.DefaultIdleTimeout), "", "the connection is closed"},
 		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
 		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},
+		{"audit", "wait for the log's lock", durationText(audit.LockWait), "", "the call is refused without running, naming audit.path and the process holding the lock"},
+		{"audit", "the file at audit.path", "a regular file of serve's user with one name (not a link, FIFO or device)", "", "the call is refused without running, naming audit.path; fixed, the next call uses it"},
 	}
 	return bs
 }

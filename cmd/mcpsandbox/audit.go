@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/spf13/cobra"
@@ -22,7 +25,7 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 			"and a later verify showing a different head for the same number of lines reveals a rewritten tail.",
 		Example: "  mcpsandbox audit verify ~/.local/state/mcpsandbox/audit.jsonl",
 		Args:    cobra.MaximumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""
 			if len(args) == 1 {
 				path = args[0]
@@ -32,7 +35,8 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 					return err
 				}
 			}
-			fh, err := os.Open(path)
+			// O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+			fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 			if errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("open audit log: %w (serve creates it when it starts; give the path in the policy's [audit] path)", err)
 			}
@@ -40,7 +44,22 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 				return fmt.Errorf("open audit log: %w", err)
 			}
 			defer fh.Close()
-			rep, err := audit.Verify(fh)
+			st, err := fh.Stat()
+			if err != nil {
+				return fmt.Errorf("stat audit log: %w", err)
+			}
+			if !st.Mode().IsRegular() && !mutated("verify-regular") {
+				// A FIFO or a device has no end to reach: serve only ever writes a regular file.
+				return fmt.Errorf("%s is %s, not a regular file: it is not an audit log serve wrote (serve refuses to log to anything else)", path, fileKind(st.Mode()))
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			rep, err := audit.Verify(&ctxReader{ctx: ctx, r: fh})
+			if ctx.Err() != nil {
+				return fmt.Errorf("audit verify of %s stopped after %d lines: %w", path, rep.Lines, context.Cause(ctx))
+			}
 			if err != nil && len(rep.Problems) == 0 {
 				fmt.Fprintf(f.ErrOut, "%s: %v\n", path, err) // could not read it
 				return &exitError{1}
@@ -70,4 +89,35 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+// ctxReader stops reading once ctx ends (SIGINT, SIGTERM): a log that keeps growing, or a
+// very long one, does not keep verify running past a signal.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// fileKind names a file type for a message.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
 }

@@ -20,7 +20,17 @@
 // If the file at the log's path is no longer the one open (moved aside, deleted, replaced),
 // the next Append opens the path again and starts a new chain there: a log made writable
 // again is used again without a restart. Appends hold an exclusive lock on the file, so
-// serves sharing one log keep one chain.
+// serves sharing one log keep one chain; an append waits at most LockWait for the lock (and
+// for appends of this Log queued before it), then fails.
+//
+// The file must be a regular file owned by serve's effective user with a single name: it is
+// opened with O_NOFOLLOW|O_NONBLOCK (its own name must not be a symbolic link; a parent
+// directory may be) and checked at every append, so a FIFO, a device, a link into another
+// file or another user's file makes appends fail instead of sending the lines elsewhere.
+//
+// Secrets are redacted from the decoded arguments (strings, keys, numbers), which are then
+// encoded again, so a JSON escape cannot hide one; arguments over MaxJSONValues or
+// MaxJSONDepth are not decoded and not logged, only their length and sha256.
 //
 // # Failure mode: no call runs unaudited
 //
@@ -44,7 +54,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -123,11 +132,14 @@ func (e *Entry) seal() ([]byte, error) {
 // Log appends entries. It is safe for concurrent use, and across processes: every append holds
 // an exclusive flock, so two servers sharing one file keep one unbroken chain.
 type Log struct {
-	mu     sync.Mutex
-	path   string
-	f      *os.File // nil: open the path at the next Append
-	closed bool
-	redact *strings.Replacer
+	// turn is held by the append in progress: a channel, not a mutex, so that appends queued
+	// behind one waiting for the file lock give up at their own deadline (LockWait).
+	turn       chan struct{}
+	path       string
+	f          *os.File // nil: open the path at the next Append
+	closed     bool
+	redact     *strings.Replacer
+	hasSecrets bool // the environment has secret-looking values to redact
 	// The chain head this Log last wrote, and the file's size after it: if the size is the
 	// same at the next append, nobody has written since and the tail need not be read.
 	headHash string
@@ -154,18 +166,69 @@ func Open(path string, env []string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Log{path: path, f: f, redact: secretRedactor(env)}, nil
+	r, n := secretRedactor(env)
+	return &Log{turn: make(chan struct{}, 1), path: path, f: f, redact: r, hasSecrets: n > 0}, nil
 }
 
 func openPath(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create audit log directory: %w (set audit.path to a writable place)", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	flags := os.O_RDWR | os.O_APPEND | os.O_CREATE
+	if !mutated("audit-file-type") {
+		flags |= openFlags
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
+		if isLinkErr(err) {
+			return nil, fmt.Errorf("open audit log %s: it is a symbolic link: the log's own name must not be a link "+
+				"(a linked parent directory is fine); remove the link or set audit.path to the file itself", path)
+		}
 		return nil, fmt.Errorf("open audit log: %w (set audit.path to a writable place)", err)
 	}
+	st, err := f.Stat()
+	if err == nil {
+		err = checkPathFile(path, f, st)
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
 	return f, nil
+}
+
+// checkPathFile refuses a log that is not a regular file owned by serve's user with one name
+// (see checkFile): lines written there could go nowhere, block, or land in someone else's file.
+func checkPathFile(path string, f *os.File, st os.FileInfo) error {
+	if mutated("audit-file-type") {
+		return nil
+	}
+	if err := checkFile(f, st); err != nil {
+		return fmt.Errorf("the audit log %s cannot be used: %w; make audit.path a regular file of serve's user with a single name "+
+			"(move what is there aside: serve creates a new log)", path, err)
+	}
+	return nil
+}
+
+// describeMode names a file type for a message.
+func describeMode(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO (named pipe)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "an irregular file (" + m.Type().String() + ")"
 }
 
 // Path is the log's file name.
@@ -175,7 +238,7 @@ var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH
 
 // secretRedactor replaces the values of secret-looking variables (6+ characters) with a marker.
 // Longest values first, so a secret that contains another is replaced whole.
-func secretRedactor(env []string) *strings.Replacer {
+func secretRedactor(env []string) (*strings.Replacer, int) {
 	type kv struct{ k, v string }
 	var secrets []kv
 	for _, e := range env {
@@ -189,7 +252,7 @@ func secretRedactor(env []string) *strings.Replacer {
 	for _, s := range secrets {
 		pairs = append(pairs, s.v, "[redacted:"+s.k+"]")
 	}
-	return strings.NewReplacer(pairs...)
+	return strings.NewReplacer(pairs...), len(secrets)
 }
 
 var errClosed = errors.New("the audit log is closed")
@@ -197,12 +260,15 @@ var errClosed = errors.New("the audit log is closed")
 // Append writes e, filling Time, PID and Prev. It fails only when the file cannot be opened,
 // locked, read or written, never because of what e or the file holds.
 func (l *Log) Append(e Entry) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	deadline := time.Now().Add(LockWait)
+	if err := l.take(deadline); err != nil {
+		return err
+	}
+	defer func() { <-l.turn }()
 	if l.closed {
 		return errClosed
 	}
-	f, err := l.lockCurrent()
+	f, err := l.lockCurrent(deadline)
 	if err != nil {
 		return err
 	}
@@ -251,9 +317,63 @@ func (l *Log) Append(e Entry) error {
 	return nil
 }
 
+// LockWait bounds how long one Append waits for its turn and for the log's file lock: past it
+// the append fails (and serve refuses the call, naming audit.path), so a process that holds
+// the lock cannot stall every call.
+const LockWait = 5 * time.Second
+
+// lockPoll is the pause between two tries of a held file lock.
+const lockPoll = 20 * time.Millisecond
+
+// errLockHeld is an append that gave up waiting for the log's lock.
+var errLockHeld = errors.New("another process holds the audit log's lock")
+
+// take waits for this Log's turn until deadline.
+func (l *Log) take(deadline time.Time) error {
+	if mutated("audit-lock-bound") {
+		l.turn <- struct{}{}
+		return nil
+	}
+	select {
+	case l.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case l.turn <- struct{}{}:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("append to audit log %s: %w (earlier appends waited for it for over %s): "+
+			"find the process holding it (e.g. `fuser %s`) or set audit.path", l.path, errLockHeld, LockWait, l.path)
+	}
+}
+
+// lock takes the file's exclusive lock, trying until deadline.
+func (l *Log) lock(f *os.File, deadline time.Time) error {
+	if mutated("audit-lock-bound") {
+		return lockWait(f)
+	}
+	for {
+		busy, err := tryLock(f)
+		if err != nil {
+			return err
+		}
+		if !busy {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w for over %s: find it (e.g. `fuser %s`) or set audit.path", errLockHeld, LockWait, l.path)
+		}
+		time.Sleep(min(lockPoll, max(time.Until(deadline), time.Millisecond)))
+	}
+}
+
 // lockCurrent returns the file at l.path, locked: the open one if it still is the file there,
-// else the path opened again (a new chain starts in a new file).
-func (l *Log) lockCurrent() (*os.File, error) {
+// else the path opened again (a new chain starts in a new file). The file must still be a
+// regular file of serve's user with one name (checkFile), at every append.
+func (l *Log) lockCurrent(deadline time.Time) (*os.File, error) {
 	for range 3 {
 		if l.f == nil {
 			f, err := openPath(l.path)
@@ -263,13 +383,19 @@ func (l *Log) lockCurrent() (*os.File, error) {
 			l.f = f
 		}
 		if !mutated("audit-flock") {
-			if err := lockFile(l.f); err != nil {
+			if err := l.lock(l.f, deadline); err != nil {
 				return nil, fmt.Errorf("lock audit log %s: %w", l.path, err)
 			}
 		}
 		fst, ferr := l.f.Stat()
-		pst, perr := os.Stat(l.path)
+		pst, perr := os.Lstat(l.path)
 		if ferr == nil && perr == nil && (os.SameFile(fst, pst) || mutated("audit-reopen")) {
+			if err := checkPathFile(l.path, l.f, fst); err != nil {
+				unlockFile(l.f)
+				_ = l.f.Close()
+				l.f, l.headSize = nil, 0
+				return nil, err
+			}
 			return l.f, nil
 		}
 		unlockFile(l.f)
@@ -281,8 +407,8 @@ func (l *Log) lockCurrent() (*os.File, error) {
 
 // Close closes the file; later appends fail.
 func (l *Log) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.turn <- struct{}{}
+	defer func() { <-l.turn }()
 	l.closed = true
 	if l.f == nil {
 		return nil
@@ -340,7 +466,7 @@ func (l *Log) bound(e *Entry) {
 		}
 		*f.p = s
 	}
-	args := l.redact.Replace(string(e.Arguments))
+	args, whole := l.redactArgs(e.Arguments)
 	e.Arguments = nil
 	fixed := strings.ToValidUTF8(args, "\uFFFD")
 	if args != "" {
@@ -354,8 +480,8 @@ func (l *Log) bound(e *Entry) {
 	e.Hash = strings.Repeat("0", 64) // measured as sealed
 	if len(e.Arguments) < MaxLine {  // else it cannot fit
 		if b, err := json.Marshal(e); err == nil && len(b) < MaxLine {
-			if fixed != args { // the logged arguments are not byte for byte the ones given
-				e.Clipped = append(clips, NewClip("arguments", []byte(args)))
+			if fixed != args || whole != nil { // the logged arguments are not byte for byte the ones given
+				e.Clipped = append(clips, argsClip(args, whole))
 			}
 			e.Clipped = nilIfEmpty(e.Clipped)
 			if b, err := json.Marshal(e); err == nil && len(b) < MaxLine {
@@ -364,11 +490,71 @@ func (l *Log) bound(e *Entry) {
 		}
 	}
 	// Arguments get what the rest of the line leaves, as a JSON string of their text's start.
-	e.Clipped = append(clips, NewClip("arguments", []byte(args)))
+	e.Clipped = append(clips, argsClip(args, whole))
 	e.Arguments = json.RawMessage(`""`)
 	b, _ := json.Marshal(e) // only strings, numbers and compact JSON: cannot fail
 	budget := MaxLine - 1 - len(b) + 2
 	e.Arguments, _ = json.Marshal(clipString(fixed, budget))
+}
+
+// argsClip is the clip record of the arguments: of whole when the logged text is not made
+// from them (over the shape bound), else of the logged (redacted) text.
+func argsClip(args string, whole []byte) Clip {
+	if whole != nil {
+		return NewClip("arguments", whole)
+	}
+	return NewClip("arguments", []byte(args))
+}
+
+// redactArgs returns the arguments' text to log, secrets redacted. Secrets are looked for in
+// the decoded values (every string, object key and number), not in the encoded text, where
+// JSON escaping (\u0061, \/, an escaped U+2028) would hide them; the values are then encoded
+// again (keys sorted). Arguments over the shape bound (MaxJSONValues, MaxJSONDepth) are not
+// decoded: their text is not logged, and whole (non-nil) is what the clip record describes.
+func (l *Log) redactArgs(raw json.RawMessage) (args string, whole []byte) {
+	if len(raw) == 0 || !l.hasSecrets || mutated("audit-redact-decoded") {
+		return l.redact.Replace(string(raw)), nil
+	}
+	if err := CheckShape(raw, MaxJSONValues, MaxJSONDepth); err != nil {
+		return fmt.Sprintf("[mcpsandbox: arguments not logged: %v, so their secrets cannot be redacted]", err), raw
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil || d.More() {
+		// Not JSON: logged as the text it is (a JSON string), where an escape is no escape.
+		return l.redact.Replace(string(raw)), nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(l.redactValue(v)); err != nil {
+		return fmt.Sprintf("[mcpsandbox: arguments not logged: %v]", err), raw
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// redactValue redacts every string, key and number in a decoded JSON value.
+func (l *Log) redactValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return l.redact.Replace(x)
+	case json.Number:
+		if r := l.redact.Replace(string(x)); r != string(x) {
+			return r
+		}
+	case []any:
+		for i := range x {
+			x[i] = l.redactValue(x[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[l.redact.Replace(k)] = l.redactValue(val)
+		}
+		return out
+	}
+	return v
 }
 
 func nilIfEmpty(c []Clip) []Clip {

@@ -3,12 +3,54 @@
 package audit
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// lockFile holds an exclusive advisory lock, so servers sharing one log keep one chain.
-func lockFile(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX) }
+// openFlags are added to the log's open: its own name must not be a symbolic link (a parent
+// directory may be one), and a FIFO or device at the path must not block the open.
+const openFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
+// tryLock takes an exclusive advisory lock without waiting: busy is true when another open
+// file description (another serve, another process) holds it.
+func tryLock(f *os.File) (busy bool, err error) {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return true, nil
+	}
+	return false, err
+}
+
+// lockWait takes the lock, waiting as long as it takes (the audit-lock-bound mutant).
+func lockWait(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX) }
 
 func unlockFile(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+
+// checkFile refuses a log file that is not a regular file owned by serve's effective user
+// with exactly one name: anything else may send the lines elsewhere (a FIFO nobody reads, a
+// device, a second name in another directory) or be read or truncated by someone else.
+func checkFile(_ *os.File, st os.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("it is %s, not a regular file", describeMode(st.Mode()))
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if euid := os.Geteuid(); int64(sys.Uid) != int64(euid) {
+		return fmt.Errorf("it is owned by uid %d, not by serve's user (uid %d)", sys.Uid, euid)
+	}
+	if n := uint64(sys.Nlink); n != 1 {
+		return fmt.Errorf("it has %d names (hard links), not one", n)
+	}
+	return nil
+}
+
+// isLinkErr tells whether an open with O_NOFOLLOW failed because the name is a symbolic link.
+func isLinkErr(err error) bool {
+	return errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) // EMLINK: FreeBSD's answer
+}
