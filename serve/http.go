@@ -166,6 +166,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 	}
 	srv, r := newServer(p, ex, o)
 	sessions := httpbound.NewSessions(b.maxSessions)
+	r.slots.live = sessions.Len // many sessions: the last free slot is kept for one with no call running
 	srv.AddReceivingMiddleware(countSessions(ex, sessions))
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: h.MaxBody, SessionTimeout: sessionTimeout(b.sessionIdle)})
