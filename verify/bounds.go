@@ -8,6 +8,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
+	"github.com/mcpsandbox/mcpsandbox/serve/httpbound"
 )
 
 // Bound is one limit on what reaches serve from a client, a sandbox or an upstream: every
@@ -38,6 +39,7 @@ func Bounds(p *policy.Policy) []Bound {
 		{"http", "session without a request", l.SessionIdle.String(), "limits.session_idle", "the session is closed and its sandboxes ended"},
 		{"http", "request head", "64KiB, read within " + durationText(serve.DefaultHeaderTimeout), "", "431, or the connection is closed"},
 		{"http", "request body", "4MiB, read within " + durationText(serve.DefaultBodyTimeout), "", "413, or the connection is cut"},
+		{"http", "request bodies read at once, all requests together", size(serve.DefaultBodyBudget) + " (each body's first " + size(httpbound.FreeBody) + " free)", "", "503 with Retry-After before the body is read; a chunked body fails as it is read"},
 		{"http", "idle keep-alive connection", durationText(serve.DefaultIdleTimeout), "", "the connection is closed"},
 		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
 		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},
