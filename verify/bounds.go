@@ -34,7 +34,7 @@ func Bounds(p *policy.Policy) []Bound {
 		{"stdio", "one JSON-RPC message", size(serve.MaxLine), "", "answered -32600 with the request's id, never held whole; a tools/call is audited refused (stdio.max_message)"},
 		{"stdio", "requests read and not yet answered", n(serve.MaxInflight) + ", " + size(serve.MaxInflightBytes) + " of their lines", "", "serve stops reading stdin until an answer is written: a client that does not read its answers only stalls itself"},
 		{"http", "open connections", n(l.MaxConnections), "limits.max_connections", "a new connection closes the oldest one without a valid token, else the oldest idle one"},
-		{"http", "connections without a valid token", "a quarter of limits.max_connections", "", "the oldest such connection is closed; the rest is kept for clients with the token"},
+		{"http", "connections without a valid token", "a quarter of limits.max_connections", "", "the oldest such connection that has sent nothing is closed (else the oldest such); the rest is kept for clients with the token"},
 		{"http", "live MCP sessions", n(l.MaxSessions), "limits.max_sessions", "a new initialize gets 503 naming the key"},
 		{"http", "session without a request", l.SessionIdle.String(), "limits.session_idle", "the session is closed and its sandboxes ended"},
 		{"http", "request head", "64KiB, read within " + durationText(serve.DefaultHeaderTimeout), "", "431, or the connection is closed"},
