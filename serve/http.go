@@ -35,6 +35,10 @@ type HTTPOptions struct {
 	Origins []string
 	// MaxBody bounds a request body (0: 4 MiB); a bigger one gets 413.
 	MaxBody int64
+	// BodyBudget bounds the bytes of request bodies read at once, all requests together
+	// (0: DefaultBodyBudget). A body that would go over it is refused with 503 and Retry-After
+	// before it is read (a chunked one fails as it is read).
+	BodyBudget int64
 	// Grace is how long running calls may finish at shutdown before they are cancelled (0: 5s).
 	Grace time.Duration
 	// Listening, if set, is told the bound address (useful with port 0).
@@ -68,6 +72,10 @@ const (
 	// refusedDrain is how long a refused (401) request's body is still read, so the answer
 	// reaches a client that sent a whole small body before reading it; then the connection closes.
 	refusedDrain = 250 * time.Millisecond
+	// DefaultMaxBody bounds one request body; DefaultBodyBudget the bodies of all requests
+	// being read at once (sixteen of the largest).
+	DefaultMaxBody    = 4 << 20
+	DefaultBodyBudget = 64 << 20
 )
 
 // bounds resolves the HTTP bounds: the option, else the policy key, else the default; the
@@ -112,6 +120,13 @@ func (h *HTTPOptions) bounds(p *policy.Policy, fds int) (b httpBounds) {
 	b.header = pickD(h.HeaderTimeout, 0, DefaultHeaderTimeout)
 	b.body = pickD(h.BodyTimeout, 0, DefaultBodyTimeout)
 	b.idle = pickD(h.IdleTimeout, 0, DefaultIdleTimeout)
+	b.maxBody, b.bodyBudget = int64(DefaultMaxBody), int64(DefaultBodyBudget)
+	if h.MaxBody > 0 {
+		b.maxBody = h.MaxBody
+	}
+	if h.BodyBudget > 0 {
+		b.bodyBudget = h.BodyBudget
+	}
 	return b
 }
 
@@ -119,6 +134,7 @@ type httpBounds struct {
 	maxConns, maxUnauth, maxSessions int
 	clamped                          bool // maxConns lowered to fit the open-file limit
 	sessionIdle, header, body, idle  time.Duration
+	maxBody, bodyBudget              int64
 }
 
 // IsLoopbackHost reports whether host (no port) names only this machine.
@@ -166,14 +182,16 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 	}
 	srv, r := newServer(p, ex, o)
 	sessions := httpbound.NewSessions(b.maxSessions)
+	r.slots.live = sessions.Len // many sessions: the last free slot is kept for one with no call running
 	srv.AddReceivingMiddleware(countSessions(ex, sessions))
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: h.MaxBody, SessionTimeout: sessionTimeout(b.sessionIdle)})
+		&mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: b.maxBody, SessionTimeout: sessionTimeout(b.sessionIdle)})
 	mux := http.NewServeMux()
 	refusals := newRefusalLog(log, time.Now)
 	defer refusals.flush()
 	inflight := &postCount{}
-	mux.Handle(HTTPPath, inflight.count(guard(h, b, refusals, admitSessions(sessions, b, refusals, mcpHandler))))
+	budget := httpbound.NewBudget(b.bodyBudget)
+	mux.Handle(HTTPPath, inflight.count(guard(h, b, budget, refusals, admitSessions(sessions, b, refusals, mcpHandler))))
 	ln, err := net.Listen("tcp", h.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is the port taken? pick another with --http)", h.Addr, err)
@@ -240,7 +258,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) erro
 // A request with the token (or any, with no token set) marks its connection authenticated,
 // and its body must arrive within the body deadline. A refused request's connection is
 // closed at once: its body is not waited for.
-func guard(h *HTTPOptions, b httpBounds, refusals *refusalLog, next http.Handler) http.Handler {
+func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *refusalLog, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(h.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.Token != "" {
@@ -263,6 +281,16 @@ func guard(h *HTTPOptions, b httpBounds, refusals *refusalLog, next http.Handler
 			}
 		}
 		httpbound.Authenticated(r.Context())
+		release, ok := budget.Charge(r, b.maxBody)
+		if !ok {
+			refusals.refused(r, http.StatusServiceUnavailable, "the request bodies being read are at the server-wide budget")
+			httpbound.CloseRefused(w, refusedDrain)
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("service unavailable: serve is already reading %s of request bodies, its bound for all requests at once; "+
+				"retry in a moment", policy.Size(budget.Max())), http.StatusServiceUnavailable)
+			return
+		}
+		defer release()
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 			r.Body = httpbound.BodyDeadline(w, r.Body, b.body)
 		}

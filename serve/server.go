@@ -60,7 +60,7 @@ func newServer(p *policy.Policy, ex Executor, o Options) (*mcp.Server, *runner) 
 	srv := mcp.NewServer(&mcp.Implementation{Name: p.Name, Title: "mcpsandbox (" + p.Scheme + ")", Version: Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions(p)})
 	r := &runner{pol: p, ex: ex, hash: p.Hash(), audit: o.Audit, log: o.Logger,
-		slots: make(chan struct{}, p.Limits.MaxConcurrent)}
+		slots: newSlots(p.Limits.MaxConcurrent)}
 	r.stop, r.stopAll = context.WithCancel(context.Background())
 	known := map[string]bool{}
 	for _, t := range ex.Tools() {
@@ -204,7 +204,7 @@ type runner struct {
 	hash    string
 	audit   *audit.Log
 	log     *slog.Logger
-	slots   chan struct{}
+	slots   *slots
 }
 
 func (r *runner) handler(t Tool) mcp.ToolHandler {
@@ -300,17 +300,12 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 }
 
 func (r *runner) run(ctx context.Context, t Tool, args json.RawMessage, timeout time.Duration, session string) (*Result, error) {
-	// Wait for a slot no longer than the call itself may run.
-	wait := time.NewTimer(timeout)
-	defer wait.Stop()
-	select {
-	case r.slots <- struct{}{}:
-	case <-wait.C:
-		return nil, Refuse("limits.max_concurrent", "all %d slots stayed busy for %s; try again later", cap(r.slots), timeout)
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	// Wait for a slot (fairly among sessions) no longer than the call itself may run.
+	release, err := r.slots.acquire(ctx, session, timeout)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { <-r.slots }()
+	defer release()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopped := context.AfterFunc(r.stop, cancel)

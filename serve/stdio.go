@@ -24,6 +24,16 @@ import (
 // discarded as it streams past: it is never held in memory whole.
 const MaxLine = 16 << 20
 
+// MaxInflight bounds the requests one stdio session has handed to the server and not yet
+// answered, MaxInflightBytes the bytes of their lines. At either bound serve stops reading
+// stdin until an answer is written, so a client that writes requests faster than it reads the
+// answers (or never reads them) holds at most this much of serve's memory, and only slows
+// itself down.
+const (
+	MaxInflight      = 64
+	MaxInflightBytes = 32 << 20
+)
+
 // LineTransport is newline-delimited JSON-RPC over a reader and a writer (stdio by default),
 // like the go-sdk's StdioTransport except that one bad line never ends the session: a line
 // that is not JSON is answered -32700, one that is not a request (a batch, `{}`, a bare
@@ -68,7 +78,8 @@ func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if max <= 0 {
 		max = MaxLine
 	}
-	c := &lineConn{in: in, out: out, id: newID(), incoming: make(chan lineOrErr), closed: make(chan struct{}), onOversize: t.OnOversize}
+	c := &lineConn{in: in, out: out, id: newID(), incoming: make(chan lineOrErr), closed: make(chan struct{}), onOversize: t.OnOversize,
+		pending: map[jsonrpc.ID][]int{}, answered: make(chan struct{}, 1)}
 	go c.readLoop(max)
 	return c, nil
 }
@@ -92,6 +103,13 @@ type lineConn struct {
 	closed   chan struct{}
 
 	onOversize func(Oversize)
+
+	// The requests delivered and not yet answered (MaxInflight, MaxInflightBytes).
+	inflightMu    sync.Mutex
+	pending       map[jsonrpc.ID][]int // request id -> the sizes of its unanswered lines
+	inflight      int
+	inflightBytes int
+	answered      chan struct{} // 1-buffered: an answer was written
 }
 
 func newID() string {
@@ -138,8 +156,11 @@ func (c *lineConn) readLoop(max int) {
 					c.deliver(lineOrErr{err: werr})
 					return
 				}
-			} else if msg != nil && !c.deliver(lineOrErr{msg: msg}) {
-				return
+			} else if msg != nil {
+				c.sent(msg, len(line))
+				if !c.deliver(lineOrErr{msg: msg}) || !c.waitRoom() {
+					return
+				}
 			}
 		}
 		if cap(line) > 1<<20 {
@@ -274,6 +295,63 @@ func skipValue(dec *json.Decoder) error {
 	}
 }
 
+// sent counts a request delivered to the server, until its answer is written (answer).
+func (c *lineConn) sent(msg jsonrpc.Message, size int) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() || mutated("stdio-inflight") {
+		return
+	}
+	c.inflightMu.Lock()
+	defer c.inflightMu.Unlock()
+	c.pending[req.ID] = append(c.pending[req.ID], size)
+	c.inflight++
+	c.inflightBytes += size
+}
+
+// answer forgets a request once its response is written, and wakes the read loop.
+func (c *lineConn) answer(msg jsonrpc.Message) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return
+	}
+	c.inflightMu.Lock()
+	sizes, ok := c.pending[resp.ID]
+	if ok {
+		if len(sizes) == 1 {
+			delete(c.pending, resp.ID)
+		} else {
+			c.pending[resp.ID] = sizes[1:]
+		}
+		c.inflight--
+		c.inflightBytes -= sizes[0]
+	}
+	c.inflightMu.Unlock()
+	if ok {
+		select {
+		case c.answered <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitRoom holds the read loop while the unanswered requests are at MaxInflight or
+// MaxInflightBytes; false if the connection closed meanwhile.
+func (c *lineConn) waitRoom() bool {
+	for {
+		c.inflightMu.Lock()
+		room := c.inflight < MaxInflight && c.inflightBytes < MaxInflightBytes
+		c.inflightMu.Unlock()
+		if room {
+			return true
+		}
+		select {
+		case <-c.answered:
+		case <-c.closed:
+			return false
+		}
+	}
+}
+
 func (c *lineConn) deliver(m lineOrErr) bool {
 	select {
 	case c.incoming <- m:
@@ -345,7 +423,9 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode a JSON-RPC message: %w", err)
 	}
-	return c.writeRaw(append(b, '\n'))
+	err = c.writeRaw(append(b, '\n'))
+	c.answer(msg) // written or lost with the connection: either way no longer pending
+	return err
 }
 
 func (c *lineConn) Close() error {

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
+	"github.com/mcpsandbox/mcpsandbox/serve/httpbound"
 )
 
 // Bound is one limit on what reaches serve from a client, a sandbox or an upstream: every
@@ -33,12 +34,14 @@ func Bounds(p *policy.Policy) []Bound {
 		{"calls", "JSON shape of a call's arguments", n(serve.MaxArgValues) + " values, " + n(serve.MaxArgDepth) + " levels deep", "", "refused unread (rule tool.arguments) and audited; the executor never decodes them"},
 		{"calls", "an unknown tool's name in the answer", n(serve.MaxEchoedName) + " bytes", "", "-32602 quoting the name's start and its length; audited refused (rule tool.name)"},
 		{"stdio", "one JSON-RPC message", size(serve.MaxLine), "", "answered -32600 with the request's id, never held whole; a tools/call is audited refused (stdio.max_message)"},
+		{"stdio", "requests read and not yet answered", n(serve.MaxInflight) + ", " + size(serve.MaxInflightBytes) + " of their lines", "", "serve stops reading stdin until an answer is written: a client that does not read its answers only stalls itself"},
 		{"http", "open connections", n(l.MaxConnections), "limits.max_connections", "a new connection closes the oldest one without a valid token, else the oldest idle one"},
-		{"http", "connections without a valid token", "a quarter of limits.max_connections", "", "the oldest such connection is closed; the rest is kept for clients with the token"},
+		{"http", "connections without a valid token", "a quarter of limits.max_connections", "", "the oldest such connection that has sent nothing is closed (else the oldest such); the rest is kept for clients with the token"},
 		{"http", "live MCP sessions", n(l.MaxSessions), "limits.max_sessions", "a new initialize gets 503 naming the key"},
 		{"http", "session without a request", l.SessionIdle.String(), "limits.session_idle", "the session is closed and its sandboxes ended"},
 		{"http", "request head", "64KiB, read within " + durationText(serve.DefaultHeaderTimeout), "", "431, or the connection is closed"},
 		{"http", "request body", "4MiB, read within " + durationText(serve.DefaultBodyTimeout), "", "413, or the connection is cut"},
+		{"http", "request bodies read at once, all requests together", size(serve.DefaultBodyBudget) + " (each body's first " + size(httpbound.FreeBody) + " free)", "", "503 with Retry-After before the body is read; a chunked body fails as it is read"},
 		{"http", "idle keep-alive connection", durationText(serve.DefaultIdleTimeout), "", "the connection is closed"},
 		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
 		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},

@@ -64,7 +64,18 @@ type Conn struct {
 	elem  *list.Element // nil once it left the list (closed or evicted); guarded by owner.mu
 	auth  bool          // guarded by owner.mu
 	idle  bool          // between requests (http.StateIdle); guarded by owner.mu
+	heard atomic.Bool   // a byte has come in on it
 	once  sync.Once
+}
+
+// Read notes the connection's first byte: one that has sent nothing is the first to go (on
+// Unix, bytes that arrived and are not read yet count too: see hasInput).
+func (t *Conn) Read(p []byte) (int, error) {
+	n, err := t.Conn.Read(p)
+	if n > 0 && !t.heard.Load() {
+		t.heard.Store(true)
+	}
+	return n, err
 }
 
 // Close forgets the connection and closes it.
@@ -108,7 +119,7 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 	c.mu.Lock()
 	classes := !mutated("http-unauth-cap")
 	for classes && c.unauth >= c.maxUnauth {
-		v := c.evictLocked(func(o *Conn) bool { return !o.auth })
+		v := c.evictUnauthLocked()
 		if v == nil {
 			break
 		}
@@ -118,7 +129,7 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 	for c.all.Len() >= c.max {
 		v := (*Conn)(nil)
 		if classes {
-			v = c.evictLocked(func(o *Conn) bool { return !o.auth })
+			v = c.evictUnauthLocked()
 		}
 		if v == nil {
 			v = c.evictLocked(func(o *Conn) bool { return o.auth && o.idle })
@@ -154,6 +165,29 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 		return nil
 	}
 	return t
+}
+
+// evictUnauthLocked takes the oldest unauthenticated connection that has sent nothing, else
+// the oldest unauthenticated one: a client with the token whose request is on its way (its
+// connection is unauthenticated until the request's head is parsed) is not closed while a
+// connection that sent nothing at all is open.
+func (c *Conns) evictUnauthLocked() *Conn {
+	if !mutated("http-evict-silent") {
+		silent := func(o *Conn) bool {
+			if o.auth || o.heard.Load() {
+				return false
+			}
+			if hasInput(o.Conn) { // its bytes are in, not yet read
+				o.heard.Store(true)
+				return false
+			}
+			return true
+		}
+		if v := c.evictLocked(silent); v != nil {
+			return v
+		}
+	}
+	return c.evictLocked(func(o *Conn) bool { return !o.auth })
 }
 
 // evictLocked takes the oldest connection that matches out of the list (nil if none).

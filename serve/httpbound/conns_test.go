@@ -95,3 +95,24 @@ func TestSessionsReserve(t *testing.T) {
 		t.Fatal("not granted after the session ended")
 	}
 }
+
+// A connection that has sent bytes (a request on its way, not yet authenticated) outlives
+// the ones that sent nothing, older or not; when every one has sent bytes the oldest goes.
+func TestConnsSilentEvictedFirst(t *testing.T) {
+	c := NewConns(8, 2)
+	p1, p2 := newPipe(), newPipe()
+	t1 := c.admit(p1)
+	c.admit(p2)
+	t1.heard.Store(true) // its request's head is being read
+	p3 := newPipe()
+	t3 := c.admit(p3)
+	if p1.closed || !p2.closed || p3.closed {
+		t.Fatalf("closed: heard %v, silent %v, newest %v; the silent one should go", p1.closed, p2.closed, p3.closed)
+	}
+	t3.heard.Store(true)
+	p4 := newPipe()
+	c.admit(p4)
+	if !p1.closed || p3.closed || p4.closed {
+		t.Fatalf("all heard: the oldest should go (closed: %v %v %v)", p1.closed, p3.closed, p4.closed)
+	}
+}

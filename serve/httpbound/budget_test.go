@@ -1,0 +1,51 @@
+package httpbound
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+)
+
+func TestBudgetChargesDeclaredAndStreamedBodies(t *testing.T) {
+	b := NewBudget(1 << 20)
+	req := func(n int, chunked bool) *http.Request {
+		r, _ := http.NewRequest(http.MethodPost, "/", bytes.NewReader(make([]byte, n)))
+		if chunked {
+			r.ContentLength = -1
+		}
+		return r
+	}
+	small, ok := b.Charge(req(FreeBody, false), 4<<20)
+	if !ok || b.Used() != 0 {
+		t.Fatalf("a small body is free: ok=%v used %d", ok, b.Used())
+	}
+	big, ok := b.Charge(req(900<<10, false), 4<<20)
+	if !ok {
+		t.Fatal("the first big body was refused")
+	}
+	if _, ok := b.Charge(req(300<<10, false), 4<<20); ok {
+		t.Fatalf("a declared body over the budget was accepted (used %d of %d)", b.Used(), b.Max())
+	}
+	r := req(400<<10, true)
+	rel, ok := b.Charge(r, 4<<20)
+	if !ok {
+		t.Fatal("a chunked body is charged as read, not refused up front")
+	}
+	if _, err := io.Copy(io.Discard, r.Body); !errors.Is(err, ErrBodyBudget) {
+		t.Fatalf("reading a chunked body past the budget: %v", err)
+	}
+	rel()
+	big()
+	small()
+	if b.Used() != 0 {
+		t.Fatalf("%d bytes still charged after every request ended", b.Used())
+	}
+	r = req(300<<10, true)
+	rel, _ = b.Charge(r, 4<<20)
+	if n, err := io.Copy(io.Discard, r.Body); err != nil || n != 300<<10 {
+		t.Fatalf("a chunked body within the budget: %d %v", n, err)
+	}
+	rel()
+}
