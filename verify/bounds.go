@@ -29,7 +29,7 @@ func Bounds(p *policy.Policy) []Bound {
 	bs := []Bound{
 		{"calls", "wall clock per call", l.Timeout.String(), "limits.timeout", "the call's process tree is killed; the result says timed_out"},
 		{"calls", "output per stream", l.MaxOutputBytes.String(), "limits.max_output_bytes", "the rest is dropped; the result says truncated"},
-		{"calls", "calls running at once", n(l.MaxConcurrent), "limits.max_concurrent", "more wait up to limits.timeout for a slot, then are refused"},
+		{"calls", "calls running at once, shared fairly between sessions", n(l.MaxConcurrent), "limits.max_concurrent", "a free slot goes to the waiting session with the fewest calls running (over HTTP a session already running one cannot take the last); more wait up to limits.timeout, then are refused"},
 		{"calls", "a refused or failed call's text", size(serve.MaxErrorText), "", "clipped, saying how many bytes were cut"},
 		{"calls", "JSON shape of a call's arguments", n(serve.MaxArgValues) + " values, " + n(serve.MaxArgDepth) + " levels deep", "", "refused unread (rule tool.arguments) and audited; the executor never decodes them"},
 		{"calls", "an unknown tool's name in the answer", n(serve.MaxEchoedName) + " bytes", "", "-32602 quoting the name's start and its length; audited refused (rule tool.name)"},
