@@ -50,7 +50,7 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 			}
 			if !st.Mode().IsRegular() && !mutated("verify-regular") {
 				// A FIFO or a device has no end to reach: serve only ever writes a regular file.
-				return fmt.Errorf("%s is %s, not a regular file: it is not an audit log serve wrote (serve refuses to log to anything else)", path, fileKind(st.Mode()))
+				return fmt.Errorf("%s is %s, not a regular file: it is not an audit log serve wrote (serve refuses to log to anything else)", path, audit.DescribeMode(st.Mode()))
 			}
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -105,19 +105,3 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// fileKind names a file type for a message.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO (named pipe)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "not a regular file (" + m.Type().String() + ")"
-}

@@ -210,8 +210,8 @@ func checkPathFile(path string, f *os.File, st os.FileInfo) error {
 	return nil
 }
 
-// describeMode names a file type for a message.
-func describeMode(m os.FileMode) string {
+// DescribeMode names a file type for a message ("a FIFO (named pipe)", "a directory", ...).
+func DescribeMode(m os.FileMode) string {
 	switch {
 	case m&os.ModeNamedPipe != 0:
 		return "a FIFO (named pipe)"

@@ -35,7 +35,7 @@ func unlockFile(f *os.File) {
 // is not checked on Windows).
 func checkFile(f *os.File, st os.FileInfo) error {
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("it is %s, not a regular file", describeMode(st.Mode()))
+		return fmt.Errorf("it is %s, not a regular file", DescribeMode(st.Mode()))
 	}
 	var info windows.ByHandleFileInformation
 	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
