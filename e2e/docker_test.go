@@ -18,10 +18,10 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,8 +108,8 @@ func serveDocker(t *testing.T, policyPath string) (*mcp.ClientSession, *exec.Cmd
 	return cs, cmd
 }
 
-func callDocker(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) (*mcp.CallToolResult, serve.Result, error) {
-	var r serve.Result
+func callDocker(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) (*mcp.CallToolResult, executor.Result, error) {
+	var r executor.Result
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err == nil && res.StructuredContent != nil {
 		b, _ := json.Marshal(res.StructuredContent)

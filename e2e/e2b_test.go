@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/e2b"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -105,7 +105,7 @@ func (f *e2bFixture) start(key string) {
 	t.Cleanup(func() { cs.Close() })
 }
 
-func (f *e2bFixture) call(tool string, args map[string]any) (*mcp.CallToolResult, serve.Result) {
+func (f *e2bFixture) call(tool string, args map[string]any) (*mcp.CallToolResult, executor.Result) {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -113,7 +113,7 @@ func (f *e2bFixture) call(tool string, args map[string]any) (*mcp.CallToolResult
 	if err != nil {
 		f.t.Fatalf("tools/call %s: %v", tool, err)
 	}
-	var r serve.Result
+	var r executor.Result
 	if !res.IsError {
 		b, _ := json.Marshal(res.StructuredContent)
 		json.Unmarshal(b, &r)

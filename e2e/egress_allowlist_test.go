@@ -34,10 +34,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -275,7 +275,7 @@ func listed(e *egressEnv) string {
 	return fmt.Sprintf(`["index.test:%d", "index.test:%d", "files.test:%d"]`, e.index.tlsPort, e.index.port, e.files.tlsPort)
 }
 
-func (e *egressEnv) call(command string, args ...string) (*mcp.CallToolResult, serve.Result) {
+func (e *egressEnv) call(command string, args ...string) (*mcp.CallToolResult, executor.Result) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -284,7 +284,7 @@ func (e *egressEnv) call(command string, args ...string) (*mcp.CallToolResult, s
 	if err != nil {
 		e.t.Fatalf("tools/call %s: %v", command, err)
 	}
-	var r serve.Result
+	var r executor.Result
 	if !res.IsError {
 		b, _ := json.Marshal(res.StructuredContent)
 		json.Unmarshal(b, &r)

@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -150,12 +150,12 @@ func newFixture(t testing.TB, mutate func(*policy.Policy, *fixture)) *fixture {
 }
 
 // call runs one tool call and decodes its structured result (zero when refused).
-func (f *fixture) call(command string, args ...string) (*mcp.CallToolResult, serve.Result) {
+func (f *fixture) call(command string, args ...string) (*mcp.CallToolResult, executor.Result) {
 	f.t.Helper()
 	return f.callCtx(context.Background(), command, args...)
 }
 
-func (f *fixture) callCtx(ctx context.Context, command string, args ...string) (*mcp.CallToolResult, serve.Result) {
+func (f *fixture) callCtx(ctx context.Context, command string, args ...string) (*mcp.CallToolResult, executor.Result) {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -167,7 +167,7 @@ func (f *fixture) callCtx(ctx context.Context, command string, args ...string) (
 	if err != nil {
 		f.t.Fatalf("tools/call %s %q: %v", command, args, err)
 	}
-	var r serve.Result
+	var r executor.Result
 	if !res.IsError {
 		b, _ := json.Marshal(res.StructuredContent)
 		if err := json.Unmarshal(b, &r); err != nil {
@@ -178,7 +178,7 @@ func (f *fixture) callCtx(ctx context.Context, command string, args ...string) (
 }
 
 // py runs a python snippet; the tag rides in argv so leftover processes can be found in /proc.
-func (f *fixture) py(code string) (*mcp.CallToolResult, serve.Result) {
+func (f *fixture) py(code string) (*mcp.CallToolResult, executor.Result) {
 	f.t.Helper()
 	return f.call("python3", "-c", code, f.tag)
 }

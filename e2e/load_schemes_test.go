@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,7 +95,7 @@ const (
 )
 
 // record tallies one call's outcome.
-func (l *loadTally) record(t *testing.T, i, kind int, res *mcp.CallToolResult, r serve.Result, err error) {
+func (l *loadTally) record(t *testing.T, i, kind int, res *mcp.CallToolResult, r executor.Result, err error) {
 	switch {
 	case kind == callCancelled:
 		l.cancelled.Add(1) // what is left of it is checked afterwards, outside

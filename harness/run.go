@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -119,7 +119,7 @@ func (r *Report) Summary() string {
 
 // call is one tool call's record.
 type call struct {
-	res        serve.Result
+	res        executor.Result
 	text       string
 	rawText    int
 	isError    bool

@@ -31,7 +31,7 @@ import (
 // A step none of these prove is an ERROR ("did not start"), never CONTAINED. The proofs are
 // consulted only when no detector reported a breach: a breach stands whatever they say.
 
-// refusalPrefix starts serve's text for a call its policy refused (serve.Refusal.Error).
+// refusalPrefix starts serve's text for a call its policy refused (executor.Refusal.Error).
 const refusalPrefix = "refused by rule "
 
 // startProof says how call c proves its step started, or why it does not.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 // Each way a call can come back, and whether it proves its step started. The forgeries: a
@@ -18,7 +18,7 @@ func TestStartProof(t *testing.T) {
 	tok := NewStartToken()
 	py := Step{Python: "print(1)", Start: tok}
 	argv := Step{Argv: []string{"sort", "x"}}
-	ran := func(r serve.Result) call { return call{structured: true, res: r} }
+	ran := func(r executor.Result) call { return call{structured: true, res: r} }
 	cases := []struct {
 		name    string
 		c       call
@@ -27,18 +27,18 @@ func TestStartProof(t *testing.T) {
 		ok      bool
 		why     string
 	}{
-		{"token in stderr", ran(serve.Result{Stderr: tok.Joined() + "\n", ExitCode: 1}), py, false, true, "start token came back"},
-		{"token in stdout", ran(serve.Result{Stdout: "x" + tok.Joined()}), py, false, true, "start token"},
-		{"timed out, no token", ran(serve.Result{TimedOut: true, ExitCode: 137}), py, true, false, "timed out before acting"},
-		{"exited, no token", ran(serve.Result{ExitCode: 1, Stderr: "python3: can't start"}), py, false, false, "never came back"},
-		{"token only apart (the code quoted back)", ran(serve.Result{Stderr: py.PythonStart()}), py, false, false, "never came back"},
+		{"token in stderr", ran(executor.Result{Stderr: tok.Joined() + "\n", ExitCode: 1}), py, false, true, "start token came back"},
+		{"token in stdout", ran(executor.Result{Stdout: "x" + tok.Joined()}), py, false, true, "start token"},
+		{"timed out, no token", ran(executor.Result{TimedOut: true, ExitCode: 137}), py, true, false, "timed out before acting"},
+		{"exited, no token", ran(executor.Result{ExitCode: 1, Stderr: "python3: can't start"}), py, false, false, "never came back"},
+		{"token only apart (the code quoted back)", ran(executor.Result{Stderr: py.PythonStart()}), py, false, false, "never came back"},
 		{"refusal quoting the code", call{isError: true, text: refusalPrefix + "allowlist.args: argument 2 \"" + py.PythonStart() + "\""}, py, false, true, "refused by policy (rule allowlist.args)"},
 		{"server error", call{isError: true, text: "mcpsandbox could not run the call: engine down"}, py, false, false, "server did not run it"},
-		{"forged refusal in the program's output", ran(serve.Result{Stdout: refusalPrefix + "x: y", TimedOut: true}), py, false, false, "timed out before acting"},
-		{"argv exit status", ran(serve.Result{ExitCode: 2}), argv, false, true, "exit status (2)"},
-		{"argv timed out with output", ran(serve.Result{TimedOut: true, Stdout: "pear\n"}), argv, false, true, "after printing output"},
-		{"argv timed out, seen running", ran(serve.Result{TimedOut: true}), argv, true, true, "seen running"},
-		{"argv timed out, nothing", ran(serve.Result{TimedOut: true, ExitCode: 137}), argv, false, false, "timed out before acting"},
+		{"forged refusal in the program's output", ran(executor.Result{Stdout: refusalPrefix + "x: y", TimedOut: true}), py, false, false, "timed out before acting"},
+		{"argv exit status", ran(executor.Result{ExitCode: 2}), argv, false, true, "exit status (2)"},
+		{"argv timed out with output", ran(executor.Result{TimedOut: true, Stdout: "pear\n"}), argv, false, true, "after printing output"},
+		{"argv timed out, seen running", ran(executor.Result{TimedOut: true}), argv, true, true, "seen running"},
+		{"argv timed out, nothing", ran(executor.Result{TimedOut: true, ExitCode: 137}), argv, false, false, "timed out before acting"},
 		{"server killed, seen", call{err: errors.New("connection closed")}, py, true, true, "seen running"},
 		{"server killed, unseen", call{err: errors.New("connection closed")}, py, false, false, "did not start"},
 	}

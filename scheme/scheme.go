@@ -10,10 +10,10 @@ import (
 	"log/slog"
 	"runtime"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -23,7 +23,7 @@ type Scheme struct {
 	Summary string // one line for help texts and the wizard
 	// Executor builds the scheme's executor for a policy. It is nil when the scheme cannot
 	// run in this build or on this OS; Unavailable then says why, in words for the user.
-	Executor    func(p *policy.Policy, o ExecOptions) (serve.Executor, error)
+	Executor    func(p *policy.Policy, o ExecOptions) (executor.Executor, error)
 	Unavailable string
 	// Layers lists the layer IDs the executor reports (its exported constants).
 	Layers []string
@@ -93,7 +93,7 @@ func (e *UnavailableError) Error() string {
 }
 
 // NewExecutor builds the executor, or says plainly why this build cannot.
-func (s *Scheme) NewExecutor(p *policy.Policy, o ExecOptions) (serve.Executor, error) {
+func (s *Scheme) NewExecutor(p *policy.Policy, o ExecOptions) (executor.Executor, error) {
 	if s.Executor == nil {
 		return nil, &UnavailableError{Scheme: s.Name, Reason: s.Unavailable}
 	}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -166,7 +167,7 @@ func CheckHTTPBind(addr, token string) error {
 // runHTTP serves the policy over streamable HTTP at HTTPPath until ctx ends, then shuts down
 // gracefully: new requests are refused, running calls get o.HTTP.Grace to finish, then every
 // session is closed (and its executor state ended).
-func runHTTP(ctx context.Context, p *policy.Policy, ex Executor, o Options) error {
+func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options) error {
 	h := o.HTTP
 	if err := CheckHTTPBind(h.Addr, h.Token); err != nil {
 		return err

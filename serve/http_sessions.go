@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,7 +47,7 @@ func admitSessions(s *httpbound.Sessions, b httpBounds, refusals *refusalLog, ne
 
 // countSessions counts each session from its initialize until it ends, however it ends
 // (client DELETE, idle expiry, shutdown), and then ends its executor state (EndSession).
-func countSessions(ex Executor, s *httpbound.Sessions) mcp.Middleware {
+func countSessions(ex executor.Executor, s *httpbound.Sessions) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && method == "initialize" {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 type bearer struct {
@@ -28,7 +30,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // startHTTP runs serve over HTTP on a free loopback port and returns its URL, a stop function
 // and Run's result.
-func startHTTP(t *testing.T, ex Executor, h HTTPOptions) (string, context.CancelFunc, chan error) {
+func startHTTP(t *testing.T, ex executor.Executor, h HTTPOptions) (string, context.CancelFunc, chan error) {
 	t.Helper()
 	addrc := make(chan net.Addr, 1)
 	if h.Addr == "" {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,7 +27,7 @@ type fakeExec struct {
 	running  atomic.Int32
 	peak     atomic.Int32
 	mu       sync.Mutex
-	sessions []string // Call.Session of every call
+	sessions []string // executor.Call.Session of every call
 	ended    []string // EndSession ids
 }
 
@@ -40,21 +41,23 @@ type fakeArgs struct {
 
 type raised struct{ name string }
 
-func (r raised) Error() string       { return "the code raised " + r.name }
-func (r raised) ToolResult() *Result { return &Result{ExitCode: 1, Stdout: "partial output"} }
+func (r raised) Error() string { return "the code raised " + r.name }
+func (r raised) ToolResult() *executor.Result {
+	return &executor.Result{ExitCode: 1, Stdout: "partial output"}
+}
 
-func (f *fakeExec) Tools() []Tool {
-	return []Tool{{Name: "fake", Description: "test tool", InputSchema: map[string]any{"type": "object"},
-		Run: func(ctx context.Context, c Call) (*Result, error) {
+func (f *fakeExec) Tools() []executor.Tool {
+	return []executor.Tool{{Name: "fake", Description: "test tool", InputSchema: map[string]any{"type": "object"},
+		Run: func(ctx context.Context, c executor.Call) (*executor.Result, error) {
 			var a fakeArgs
-			if err := DecodeArgs(c.Args, &a); err != nil {
+			if err := executor.DecodeArgs(c.Args, &a); err != nil {
 				return nil, err
 			}
 			f.mu.Lock()
 			f.sessions = append(f.sessions, c.Session)
 			f.mu.Unlock()
 			if a.Refuse != "" {
-				return nil, Refuse(a.Refuse, "the test said no")
+				return nil, executor.Refuse(a.Refuse, "the test said no")
 			}
 			if a.Raise != "" {
 				return nil, raised{a.Raise}
@@ -72,13 +75,13 @@ func (f *fakeExec) Tools() []Tool {
 				select {
 				case <-time.After(d):
 				case <-ctx.Done():
-					return &Result{ExitCode: 137, TimedOut: errors.Is(ctx.Err(), context.DeadlineExceeded)}, nil
+					return &executor.Result{ExitCode: 137, TimedOut: errors.Is(ctx.Err(), context.DeadlineExceeded)}, nil
 				}
 			}
-			return &Result{Stdout: a.Echo}, nil
+			return &executor.Result{Stdout: a.Echo}, nil
 		}}}
 }
-func (f *fakeExec) Layers() []Layer { return nil }
+func (f *fakeExec) Layers() []executor.Layer { return nil }
 func (f *fakeExec) Ready() error {
 	if f.ready == nil {
 		return nil
@@ -100,7 +103,7 @@ func testPolicy(timeout time.Duration, conc int) *policy.Policy {
 }
 
 // connect serves ex over in-memory transports through Run and returns a connected client.
-func connect(t *testing.T, p *policy.Policy, ex Executor, al *audit.Log) (*mcp.ClientSession, chan error) {
+func connect(t *testing.T, p *policy.Policy, ex executor.Executor, al *audit.Log) (*mcp.ClientSession, chan error) {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	done := make(chan error, 1)
@@ -158,7 +161,7 @@ func TestRunToolErrorKeepsItsResult(t *testing.T) {
 	if !r.IsError || !strings.Contains(text(r), "raised ZeroDivisionError") || strings.Contains(text(r), "could not run") {
 		t.Fatalf("tool error: isError=%v %q", r.IsError, text(r))
 	}
-	var res Result
+	var res executor.Result
 	b, _ := json.Marshal(r.StructuredContent)
 	if json.Unmarshal(b, &res) != nil || res.ExitCode != 1 || res.Stdout != "partial output" {
 		t.Fatalf("structured result lost: %s", b)
@@ -172,7 +175,7 @@ func TestRunTimeoutIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res Result
+	var res executor.Result
 	b, _ := json.Marshal(r.StructuredContent)
 	_ = json.Unmarshal(b, &res)
 	if !res.TimedOut || time.Since(start) > time.Minute {
@@ -399,10 +402,10 @@ func readAll(path string) (string, error) {
 // The text names the timeout the call really had: a tool's shorter one, not the policy's.
 func TestRenderNamesTheCallsTimeout(t *testing.T) {
 	p := testPolicy(30*time.Second, 1)
-	if got := Render(&Result{ExitCode: 137, TimedOut: true, Timeout: 2 * time.Second}, p); !strings.Contains(got, "timed out after 2s") {
+	if got := Render(&executor.Result{ExitCode: 137, TimedOut: true, Timeout: 2 * time.Second}, p); !strings.Contains(got, "timed out after 2s") {
 		t.Errorf("tool timeout: %q", got)
 	}
-	if got := Render(&Result{ExitCode: 137, TimedOut: true}, p); !strings.Contains(got, "timed out after 30s") {
+	if got := Render(&executor.Result{ExitCode: 137, TimedOut: true}, p); !strings.Contains(got, "timed out after 30s") {
 		t.Errorf("policy timeout: %q", got)
 	}
 }

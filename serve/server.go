@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -29,9 +30,9 @@ var Version = "dev"
 // OutputSchema is the JSON schema of Result, shared by every tool. It is inferred from the type
 // itself, so the two cannot drift apart.
 var OutputSchema = sync.OnceValue(func() *jsonschema.Schema {
-	s, err := jsonschema.For[Result](nil)
+	s, err := jsonschema.For[executor.Result](nil)
 	if err != nil {
-		panic("serve: Result has no JSON schema: " + err.Error()) // a programming error
+		panic("serve: executor.Result has no JSON schema: " + err.Error()) // a programming error
 	}
 	return s
 })
@@ -48,12 +49,12 @@ type Options struct {
 }
 
 // New builds the MCP server for a policy and its executor.
-func New(p *policy.Policy, ex Executor, o Options) *mcp.Server {
+func New(p *policy.Policy, ex executor.Executor, o Options) *mcp.Server {
 	srv, _ := newServer(p, ex, o)
 	return srv
 }
 
-func newServer(p *policy.Policy, ex Executor, o Options) (*mcp.Server, *runner) {
+func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, *runner) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -144,7 +145,7 @@ func (r *runner) loggable(args json.RawMessage) json.RawMessage {
 // client hangs up or ctx ends. The executor's start-up probe runs while the client
 // initializes: calls wait for it (Executor.Ready), and if it fails Run stops with its error
 // rather than refuse every call. A client that simply closes its end is a clean stop.
-func Run(ctx context.Context, p *policy.Policy, ex Executor, o Options) error {
+func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options) error {
 	if o.HTTP != nil {
 		return runHTTP(ctx, p, ex, o)
 	}
@@ -196,7 +197,7 @@ func instructions(p *policy.Policy) string {
 
 type runner struct {
 	pol *policy.Policy
-	ex  Executor
+	ex  executor.Executor
 	// stop ends every running call: at shutdown, once the grace period is over, because the
 	// SDK's session Close waits for running handlers instead of cancelling them.
 	stop    context.Context
@@ -207,7 +208,7 @@ type runner struct {
 	slots   *slots
 }
 
-func (r *runner) handler(t Tool) mcp.ToolHandler {
+func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		args := req.Params.Arguments
@@ -238,7 +239,7 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 					r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", aerr)
 				}
 			}
-			return errorResult(Refuse(RuleToolArguments, "%s", entry.Reason).Error()), nil
+			return errorResult(executor.Refuse(RuleToolArguments, "%s", entry.Reason).Error()), nil
 		}
 		if r.audit != nil && !mutated("audit-intent") {
 			// No call runs unaudited: its intent is on record before it runs, or it does not run.
@@ -254,8 +255,8 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 		res, err := r.run(ctx, t, args, timeout, session)
 		entry.DurationMS = time.Since(start).Milliseconds()
 		var out *mcp.CallToolResult
-		var ref *Refusal
-		var te ToolError
+		var ref *executor.Refusal
+		var te executor.ToolError
 		switch {
 		case errors.As(err, &ref):
 			entry.Decision, entry.Rule, entry.Reason = "refused", ref.Rule, ref.Reason
@@ -299,7 +300,7 @@ func (r *runner) handler(t Tool) mcp.ToolHandler {
 	}
 }
 
-func (r *runner) run(ctx context.Context, t Tool, args json.RawMessage, timeout time.Duration, session string) (*Result, error) {
+func (r *runner) run(ctx context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session string) (*executor.Result, error) {
 	// Wait for a slot (fairly among sessions) no longer than the call itself may run.
 	release, err := r.slots.acquire(ctx, session, timeout)
 	if err != nil {
@@ -309,8 +310,8 @@ func (r *runner) run(ctx context.Context, t Tool, args json.RawMessage, timeout 
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopped := context.AfterFunc(r.stop, cancel)
-	res, err := t.Run(cctx, Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
-	var ref *Refusal
+	res, err := t.Run(cctx, executor.Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
+	var ref *executor.Refusal
 	if !stopped() && !errors.As(err, &ref) && !mutated("shutdown-cancelled") {
 		// Shutdown killed the call: whatever the executor made of that (exit 137), it did not
 		// simply run.
@@ -365,7 +366,7 @@ func ClipText(s string, max int) string {
 }
 
 // Render is the text form of a result, for clients that ignore structured content.
-func Render(res *Result, p *policy.Policy) string {
+func Render(res *executor.Result, p *policy.Policy) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "exit_code: %d (%d ms)\n", res.ExitCode, res.DurationMS)
 	if res.TimedOut {

@@ -4,13 +4,9 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// SessionEnder is implemented by executors that keep state per MCP session (a sandbox reused
-// for a session's calls): EndSession is called once the session is over.
-type SessionEnder interface {
-	EndSession(id string)
-}
+	"github.com/mcpsandbox/mcpsandbox/executor"
+)
 
 type sessionState struct {
 	id    string
@@ -48,14 +44,14 @@ func SessionID(ss *mcp.ServerSession) string {
 
 // EndSession tells the executor, once, that a session is over, and forgets it. A second
 // caller waits until the first has finished; a session serve never tracked has nothing to end.
-func EndSession(ex Executor, ss *mcp.ServerSession) {
+func EndSession(ex executor.Executor, ss *mcp.ServerSession) {
 	v, ok := sessions.Load(ss)
 	if !ok {
 		return
 	}
 	st := v.(*sessionState)
 	st.ended.Do(func() {
-		if e, ok := ex.(SessionEnder); ok {
+		if e, ok := ex.(executor.SessionEnder); ok {
 			e.EndSession(st.id)
 		}
 	})

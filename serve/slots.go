@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 // slots is the fair scheduler of limits.max_concurrent: at most n calls run at once, and a
@@ -49,7 +51,7 @@ func (s *slots) acquire(ctx context.Context, session string, timeout time.Durati
 	case <-w.granted:
 		return release, nil
 	case <-wait.C:
-		err = Refuse("limits.max_concurrent", "all %d slots stayed busy for %s; try again later", s.n, timeout)
+		err = executor.Refuse("limits.max_concurrent", "all %d slots stayed busy for %s; try again later", s.n, timeout)
 	case <-ctx.Done():
 		err = ctx.Err()
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 )
 
@@ -22,18 +23,18 @@ type decodingExec struct {
 	ran atomic.Int32
 }
 
-func (d *decodingExec) Tools() []Tool {
-	return []Tool{{Name: "fake", Description: "test tool", InputSchema: map[string]any{"type": "object"},
-		Run: func(ctx context.Context, c Call) (*Result, error) {
+func (d *decodingExec) Tools() []executor.Tool {
+	return []executor.Tool{{Name: "fake", Description: "test tool", InputSchema: map[string]any{"type": "object"},
+		Run: func(ctx context.Context, c executor.Call) (*executor.Result, error) {
 			d.ran.Add(1)
 			var v map[string]any
 			if err := json.Unmarshal(c.Args, &v); err != nil {
-				return nil, Refuse("tool.arguments", "%v", err)
+				return nil, executor.Refuse("tool.arguments", "%v", err)
 			}
 			if l, ok := v["args"].([]any); ok && len(l) > 256 {
-				return nil, Refuse("allowlist.max_args", "at most 256 arguments")
+				return nil, executor.Refuse("allowlist.max_args", "at most 256 arguments")
 			}
-			return &Result{Stdout: "ran"}, nil
+			return &executor.Result{Stdout: "ran"}, nil
 		}}}
 }
 

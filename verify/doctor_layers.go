@@ -3,7 +3,7 @@ package verify
 import (
 	"context"
 
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 // MeasuredLayers runs serve's own probe for the policy at path (`BIN serve --check`, whose helper
@@ -21,7 +21,7 @@ func MeasuredLayers(ctx context.Context, bin, path string) []Check {
 
 // LayerChecks turns measured layers into checks: one not in force (and not needed by design)
 // is not OK, with the layer's own words for what it would do.
-func LayerChecks(ls []serve.Layer) []Check {
+func LayerChecks(ls []executor.Layer) []Check {
 	out := make([]Check, 0, len(ls))
 	for _, l := range ls {
 		c := Check{Name: "layer: " + l.Name, OK: l.Active || l.NotNeeded, Value: l.Detail}

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 func TestLayerChecks(t *testing.T) {
-	cs := LayerChecks([]serve.Layer{
+	cs := LayerChecks([]executor.Layer{
 		{Name: "seccomp", Active: true, Detail: "measured"},
 		{Name: "no_new_privs", Active: false, Detail: "NoNewPrivs: 0"},
 		{Name: "user namespace", NotNeeded: true, Detail: "root"},

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 // Status says how well a threat is covered.
@@ -44,11 +44,11 @@ type ThreatRule struct {
 
 // Explain maps every threat the scheme faces to the layers in force on this host (as `serve
 // --check` measured them) and says plainly which are not enforced.
-func Explain(p *policy.Policy, layers []serve.Layer, rules []ThreatRule) ([]Threat, error) {
+func Explain(p *policy.Policy, layers []executor.Layer, rules []ThreatRule) ([]Threat, error) {
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("explain knows no threats for the %q scheme in this build", p.Scheme)
 	}
-	active := map[string]serve.Layer{}
+	active := map[string]executor.Layer{}
 	for _, l := range layers {
 		if l.Active {
 			active[l.Name] = l
@@ -97,7 +97,7 @@ func Explain(p *policy.Policy, layers []serve.Layer, rules []ThreatRule) ([]Thre
 
 // Layers runs `BIN serve --policy PATH --check --json` and returns the layers it measured: the
 // same probe serve makes before it answers a client.
-func Layers(ctx context.Context, bin, path string) ([]serve.Layer, error) {
+func Layers(ctx context.Context, bin, path string) ([]executor.Layer, error) {
 	cmd := exec.CommandContext(ctx, bin, "serve", "--policy", path, "--check", "--json")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -106,7 +106,7 @@ func Layers(ctx context.Context, bin, path string) ([]serve.Layer, error) {
 		return nil, fmt.Errorf("serve --check: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	var v struct {
-		Layers []serve.Layer `json:"layers"`
+		Layers []executor.Layer `json:"layers"`
 	}
 	if err := json.Unmarshal(out, &v); err != nil {
 		return nil, fmt.Errorf("serve --check printed something that is not its JSON report: %w", err)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -170,7 +171,7 @@ func httpToken(file string) (string, error) {
 	return t, nil
 }
 
-func printLayers(w io.Writer, p *policy.Policy, ls []serve.Layer, asJSON bool) error {
+func printLayers(w io.Writer, p *policy.Policy, ls []executor.Layer, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
@@ -20,7 +20,7 @@ func TestExplainHostList(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Allowlist.SetNet(hosts)
-	layers := []serve.Layer{{Name: sa.LayerNetNS, Active: true}, {Name: sa.LayerSeccomp, Active: true},
+	layers := []executor.Layer{{Name: sa.LayerNetNS, Active: true}, {Name: sa.LayerSeccomp, Active: true},
 		{Name: sa.LayerEgressProxy, Active: true}}
 	find := func(ts []verify.Threat, prefix string) verify.Threat {
 		for _, th := range ts {

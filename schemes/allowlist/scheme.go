@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
@@ -34,7 +34,7 @@ var Rules = []verify.Rule{
 var Scheme = &scheme.Scheme{
 	Name:          policy.SchemeAllowlist,
 	Summary:       "pinned host binaries, hardened exec (Landlock, seccomp, namespaces, rlimits); Linux",
-	Executor:      executor(),
+	Executor:      newExecutor(),
 	Unavailable:   sa.Unavailable,
 	Layers:        sa.LayerIDs,
 	Threats:       threats,
@@ -56,11 +56,11 @@ func bounds(p *policy.Policy) []verify.Bound {
 	return verify.EgressBounds(p.Limits, "call", "more wait until one of the call's own ends")
 }
 
-func executor() func(*policy.Policy, scheme.ExecOptions) (serve.Executor, error) {
+func newExecutor() func(*policy.Policy, scheme.ExecOptions) (executor.Executor, error) {
 	if sa.Unavailable != "" {
 		return nil
 	}
-	return func(p *policy.Policy, o scheme.ExecOptions) (serve.Executor, error) {
+	return func(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, error) {
 		return sa.New(p, sa.Options{Logger: o.Logger})
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
@@ -119,7 +119,7 @@ func TestAuditRules(t *testing.T) {
 func TestExplainHonestGaps(t *testing.T) {
 	p := policy.Default(policy.SchemeAllowlist)
 	p.Allowlist.Commands = []policy.Command{{Name: "wc"}}
-	all := []serve.Layer{{Name: sa.LayerPinnedExec, Active: true}, {Name: sa.LayerLandlockFS, Active: true},
+	all := []executor.Layer{{Name: sa.LayerPinnedExec, Active: true}, {Name: sa.LayerLandlockFS, Active: true},
 		{Name: sa.LayerNetNS, Active: false, Detail: "needs root"}, {Name: sa.LayerSeccomp, Active: false},
 		{Name: sa.LayerCleanEnv, Active: true}, {Name: sa.LayerPIDNS, Active: true}}
 	status := func(ts []verify.Threat, prefix string) verify.Threat {

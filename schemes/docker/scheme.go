@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
@@ -29,7 +29,7 @@ var Rules = []verify.Rule{
 var Scheme = &scheme.Scheme{
 	Name:          policy.SchemeDocker,
 	Summary:       "a fresh locked-down container per call (Docker Engine API)",
-	Executor:      executor,
+	Executor:      newExecutor,
 	Layers:        sd.LayerIDs,
 	Threats:       threats,
 	Audit:         verify.Auditor{Rules: Rules, Check: audit},
@@ -51,7 +51,7 @@ func bounds(p *policy.Policy) []verify.Bound {
 		verify.Bound{Boundary: "egress", What: "proxy connections of all containers", Value: strconv.Itoa(total), Past: "503 naming the bound"})
 }
 
-func executor(p *policy.Policy, o scheme.ExecOptions) (serve.Executor, error) {
+func newExecutor(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, error) {
 	// A missing image is pulled, with progress on stderr (stdout is the MCP channel).
 	return sd.New(p, sd.Options{Logger: o.Logger, Pull: true, Progress: os.Stderr})
 }

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
@@ -39,10 +39,10 @@ func TestThreatLayersAreReported(t *testing.T) {
 	}
 }
 
-func layers(active map[string]bool) []serve.Layer {
-	var ls []serve.Layer
+func layers(active map[string]bool) []executor.Layer {
+	var ls []executor.Layer
 	for _, id := range sd.LayerIDs {
-		ls = append(ls, serve.Layer{Name: id, Active: active[id] || id != sd.LayerRuntime && id != sd.LayerNetwork})
+		ls = append(ls, executor.Layer{Name: id, Active: active[id] || id != sd.LayerRuntime && id != sd.LayerNetwork})
 	}
 	return ls
 }

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	se "github.com/mcpsandbox/mcpsandbox/serve/e2b"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
@@ -24,7 +24,7 @@ var Rules = []verify.Rule{
 var Scheme = &scheme.Scheme{
 	Name:    policy.SchemeE2B,
 	Summary: "a proxy to E2B cloud sandboxes (microVMs), with mcpsandbox's limits and audit",
-	Executor: func(p *policy.Policy, o scheme.ExecOptions) (serve.Executor, error) {
+	Executor: func(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, error) {
 		return se.New(p, se.Options{Logger: o.Logger})
 	},
 	Layers:        se.LayerIDs,

@@ -32,8 +32,8 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
 	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 )
@@ -66,7 +66,7 @@ type Options struct {
 	viaHelper bool
 }
 
-// Executor implements serve.Executor for the allowlist scheme.
+// Executor implements executor.Executor for the allowlist scheme.
 type Executor struct {
 	pol     *policy.Policy
 	al      *policy.Allowlist
@@ -290,13 +290,13 @@ func CheckOwnership(path string) error {
 	}
 }
 
-// Tools implements serve.Executor.
-func (e *Executor) Tools() []serve.Tool {
+// Tools implements executor.Executor.
+func (e *Executor) Tools() []executor.Tool {
 	names := slices.Clone(e.names)
 	desc := fmt.Sprintf("Run one allowlisted program (%s) with arguments, in the workspace directory. "+
 		"No shell: arguments are passed literally (no globbing, pipes or redirection). Paths must stay inside the workspace.",
 		strings.Join(names, ", "))
-	return []serve.Tool{{
+	return []executor.Tool{{
 		Name:        "run_allowed_command",
 		Title:       "Run an allowlisted command",
 		Description: desc,
@@ -321,7 +321,7 @@ func (e *Executor) Tools() []serve.Tool {
 	}}
 }
 
-// Close implements serve.Executor: the warm helper is stopped.
+// Close implements executor.Executor: the warm helper is stopped.
 func (e *Executor) Close() error {
 	e.closed.Store(true)
 	for {
@@ -339,14 +339,14 @@ type callArgs struct {
 	Args    []string `json:"args"`
 }
 
-func (e *Executor) run(ctx context.Context, c serve.Call) (*serve.Result, error) {
+func (e *Executor) run(ctx context.Context, c executor.Call) (*executor.Result, error) {
 	var a callArgs
-	if err := serve.DecodeArgs(c.Args, &a); err != nil {
+	if err := executor.DecodeArgs(c.Args, &a); err != nil {
 		return nil, err
 	}
 	pc, ok := e.cmds[a.Command]
 	if !ok {
-		return nil, serve.Refuse("allowlist.commands", "%q is not allowlisted (allowed: %s)", a.Command, strings.Join(e.names, ", "))
+		return nil, executor.Refuse("allowlist.commands", "%q is not allowlisted (allowed: %s)", a.Command, strings.Join(e.names, ", "))
 	}
 	chk, err := e.checkArgs(pc, a.Args)
 	if err != nil {
@@ -381,7 +381,7 @@ func (p *pinned) open() (*os.File, error) {
 	f, err := os.OpenFile(real, os.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
-			return nil, serve.Refuse("allowlist.commands["+p.Name+"].path",
+			return nil, executor.Refuse("allowlist.commands["+p.Name+"].path",
 				"%s was replaced by a symbolic link since serve started; restart serve (and re-pin with mcpsandbox init if the change is legitimate)", real)
 		}
 		return nil, fmt.Errorf("open pinned binary %s: %w", real, err)
@@ -393,7 +393,7 @@ func (p *pinned) open() (*os.File, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
-		return nil, serve.Refuse("allowlist.commands["+p.Name+"].path", "%s is no longer a regular file; restore the binary (and re-pin with mcpsandbox init)", real)
+		return nil, executor.Refuse("allowlist.commands["+p.Name+"].path", "%s is no longer a regular file; restore the binary (and re-pin with mcpsandbox init)", real)
 	}
 	key := mutateKey(fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()})
 	p.mu.Lock()
@@ -409,7 +409,7 @@ func (p *pinned) open() (*os.File, error) {
 	}
 	if !p.match && !mutated("sha256") {
 		f.Close()
-		return nil, serve.Refuse("allowlist.commands["+p.Name+"].sha256",
+		return nil, executor.Refuse("allowlist.commands["+p.Name+"].sha256",
 			"%s changed since it was pinned (sha256 now %.16s…, pinned %.16s…); if the change is legitimate, re-pin it with mcpsandbox init", p.Path, p.hash, p.SHA256)
 	}
 	return f, nil
@@ -419,7 +419,7 @@ func (p *pinned) open() (*os.File, error) {
 type helperProc struct {
 	cmd            *exec.Cmd
 	ctl            *os.File // server end of the spec socket
-	stdout, stderr *serve.CapBuffer
+	stdout, stderr *executor.CapBuffer
 	// mntNS holds the helper's mount namespace: when the call's last process exits, the kernel
 	// would tear the namespace down (unmounting the private /tmp, waiting out RCU grace periods)
 	// in the exit path, before the parent's wait returns. Holding a reference moves that work to
@@ -443,7 +443,7 @@ func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
 	}
 	ctl, child := os.NewFile(uintptr(fds[0]), "spec-ctl"), os.NewFile(uintptr(fds[1]), "spec")
 	defer child.Close()
-	h := &helperProc{ctl: ctl, stdout: &serve.CapBuffer{Limit: maxOutput}, stderr: &serve.CapBuffer{Limit: maxOutput}}
+	h := &helperProc{ctl: ctl, stdout: &executor.CapBuffer{Limit: maxOutput}, stderr: &executor.CapBuffer{Limit: maxOutput}}
 	cmd := exec.Command(e.helper, helper.Arg)
 	// The helper needs nothing, and must not carry the server's secrets. One P: the helper runs
 	// one thread of work, and fewer runtime threads start (and die at the exec) faster.
@@ -539,7 +539,7 @@ func (h *helperProc) discard() {
 
 // spawn hands a helper the spec and the binary, and collects the result. chk is what the
 // argument check found (nil for the probe).
-func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.File, args []string, chk *checked, probe bool) (*serve.Result, error) {
+func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *os.File, args []string, chk *checked, probe bool) (*executor.Result, error) {
 	spec := e.spec(pc, c, args, probe)
 	if chk != nil {
 		spec.ROBinds = append(spec.ROBinds, chk.roBinds...)
@@ -600,7 +600,7 @@ func (e *Executor) spawn(ctx context.Context, c serve.Call, pc *pinned, bin *os.
 	if msg := <-report; len(msg) > 0 {
 		return nil, helperFailure(pc.Name, string(msg))
 	}
-	res := &serve.Result{
+	res := &executor.Result{
 		Stdout: h.stdout.String(), Stderr: h.stderr.String(),
 		Truncated:  h.stdout.Dropped() > 0 || h.stderr.Dropped() > 0,
 		TimedOut:   errors.Is(ctx.Err(), context.DeadlineExceeded),
@@ -639,7 +639,7 @@ func helperFailure(name, msg string) error {
 	return fmt.Errorf("%s (run `mcpsandbox serve --policy FILE --check` to see which layer fails on this host)", strings.TrimSpace(msg))
 }
 
-func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) helper.Spec {
+func (e *Executor) spec(pc *pinned, c executor.Call, args []string, probe bool) helper.Spec {
 	env := []string{"PATH=" + FixedPATH}
 	mounts := e.attr.has(unix.CLONE_NEWNS)
 	if mounts {
@@ -678,7 +678,7 @@ func (e *Executor) spec(pc *pinned, c serve.Call, args []string, probe bool) hel
 }
 
 // rlimits are the call's resource limits.
-func (e *Executor) rlimits(c serve.Call) []helper.Rlimit {
+func (e *Executor) rlimits(c executor.Call) []helper.Rlimit {
 	cpuSec := uint64(math.Ceil(c.Timeout.Seconds())) + 1
 	lims := []helper.Rlimit{
 		{Resource: unix.RLIMIT_CPU, Value: cpuSec},

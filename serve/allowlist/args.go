@@ -15,8 +15,8 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 // maxArgLen is the kernel's limit on one argument string (MAX_ARG_STRLEN, 32 pages).
@@ -73,25 +73,25 @@ type checked struct {
 // links, and gives a clear refusal instead of a permission error.
 func (e *Executor) checkArgs(pc *pinned, args []string) (*checked, error) {
 	if len(args) > maxArgs {
-		return nil, serve.Refuse("tool.arguments", "%d arguments; at most %d", len(args), maxArgs)
+		return nil, executor.Refuse("tool.arguments", "%d arguments; at most %d", len(args), maxArgs)
 	}
 	total := 0
 	for i, a := range args {
 		total += len(a)
 		if strings.IndexByte(a, 0) >= 0 {
-			return nil, serve.Refuse("tool.arguments", "argument %d contains a NUL byte", i+1)
+			return nil, executor.Refuse("tool.arguments", "argument %d contains a NUL byte", i+1)
 		}
 		if len(a) > maxArgLen {
-			return nil, serve.Refuse("tool.arguments", "argument %d is %d bytes; the kernel takes at most %d in one argument (write the data to a file in the workspace and pass its name)", i+1, len(a), maxArgLen)
+			return nil, executor.Refuse("tool.arguments", "argument %d is %d bytes; the kernel takes at most %d in one argument (write the data to a file in the workspace and pass its name)", i+1, len(a), maxArgLen)
 		}
 	}
 	if total > maxArgsBytes {
-		return nil, serve.Refuse("tool.arguments", "arguments total %d bytes; at most %d (write the data to a file in the workspace and pass its name)", total, maxArgsBytes)
+		return nil, executor.Refuse("tool.arguments", "arguments total %d bytes; at most %d (write the data to a file in the workspace and pass its name)", total, maxArgsBytes)
 	}
 	for i, a := range args {
 		for _, d := range pc.denyRe {
 			if d.match(a) {
-				return nil, serve.Refuse("allowlist.commands["+pc.Name+"].deny_args",
+				return nil, executor.Refuse("allowlist.commands["+pc.Name+"].deny_args",
 					"argument %d %q matches the denied pattern %q", i+1, a, d.glob)
 			}
 		}
@@ -101,7 +101,7 @@ func (e *Executor) checkArgs(pc *pinned, args []string) (*checked, error) {
 		var err error
 		_, posix := e.al.Env["POSIXLY_CORRECT"]
 		if uses, err = pc.model.parse(args, posix); err != nil {
-			return nil, serve.Refuse("allowlist.commands["+pc.Name+"]",
+			return nil, executor.Refuse("allowlist.commands["+pc.Name+"]",
 				"%v: the argument check models how %s parses its options and refuses what it cannot model", err, pc.Name)
 		}
 	} else {
@@ -146,7 +146,7 @@ func (e *Executor) checkArgs(pc *pinned, args []string) (*checked, error) {
 }
 
 func outside(i int, a string, why string) error {
-	return serve.Refuse("allowlist.workspace",
+	return executor.Refuse("allowlist.workspace",
 		"argument %d %q %s (paths must stay inside the workspace; nothing outside it is named here)", i, a, why)
 }
 
@@ -268,10 +268,10 @@ func (e *Executor) rel(p string) string {
 
 func hardLinkBelowRefusal(u argUse, name string, err error) error {
 	if err != nil {
-		return serve.Refuse("allowlist.hardlinks",
+		return executor.Refuse("allowlist.hardlinks",
 			"argument %d %q is a directory the program may read through, and it could not be checked for hard links (%v): name the files instead", u.index, u.value, err)
 	}
-	return serve.Refuse("allowlist.hardlinks",
+	return executor.Refuse("allowlist.hardlinks",
 		"argument %d %q is a directory the program may read through, and %s below it has more than one hard link: another name for it may lie outside the workspace (remove the extra link, copy the file, name the files you mean, or set hardlinks = \"read-only\")", u.index, u.value, name)
 }
 
@@ -317,13 +317,13 @@ func (e *Executor) judgeGenerated(prot *protection, p argUse, s *argUse) error {
 }
 
 func protectedRefusal(u argUse, name string) error {
-	return serve.Refuse("allowlist.protect",
+	return executor.Refuse("allowlist.protect",
 		"argument %d %q would write %s: the host runs or obeys it later without anyone asking (hooks, tool config, CI, agent instructions), so commands may not write it (the operator can trim the list with protect = [\"!NAME\"])",
 		u.index, u.value, name)
 }
 
 func hardLinkRefusal(u argUse) error {
-	return serve.Refuse("allowlist.hardlinks",
+	return executor.Refuse("allowlist.hardlinks",
 		"argument %d %q names a file with more than one hard link: another name for it may lie outside the workspace, where the sandbox cannot see (remove the extra link, copy the file, or set hardlinks = \"read-only\")",
 		u.index, u.value)
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,7 +64,7 @@ func BenchmarkCall(b *testing.B) {
 				b.Skip("no mount namespace on this host")
 			}
 			args, _ := json.Marshal(map[string]any{"command": "wc", "args": []string{"f"}})
-			call := serve.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10}
+			call := executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10}
 			for b.Loop() {
 				res, err := e.run(context.Background(), call)
 				if err != nil || res.ExitCode != 0 {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 // testExec builds an executor over a fresh workspace with the given commands (by binary name,
@@ -41,7 +41,7 @@ func (e *Executor) cmd(name string) *pinned {
 }
 
 func refusedBy(err error) string {
-	if r, ok := err.(*serve.Refusal); ok {
+	if r, ok := err.(*executor.Refusal); ok {
 		return r.Rule
 	}
 	if err != nil {

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	egressproxy "github.com/mcpsandbox/mcpsandbox/serve/egress"
 )
 
@@ -109,7 +109,7 @@ func BenchmarkEgressFetch(b *testing.B) {
 		exe, _ := os.Executable()
 		e := egressExecutor(b, px.ServeConn, exe)
 		args, _ := json.Marshal(map[string]any{"command": "self", "args": []string{fetchLoopArg, "https://bench.test:" + port + "/f", strconv.Itoa(b.N)}})
-		res, err := e.run(context.Background(), serve.Call{Args: args, Timeout: 5 * time.Minute, MaxOutput: 64 << 10})
+		res, err := e.run(context.Background(), executor.Call{Args: args, Timeout: 5 * time.Minute, MaxOutput: 64 << 10})
 		if err != nil || res.ExitCode != 0 {
 			b.Fatalf("%v %+v", err, res)
 		}
@@ -127,7 +127,7 @@ func BenchmarkEgressFetch(b *testing.B) {
 		args, _ := json.Marshal(map[string]any{"command": "python3", "args": []string{"-c", fetchLoopPy, "https://bench.test:" + port + "/f", strconv.Itoa(b.N)}})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		res, err := e.run(ctx, serve.Call{Args: args, Timeout: 5 * time.Minute, MaxOutput: 64 << 10})
+		res, err := e.run(ctx, executor.Call{Args: args, Timeout: 5 * time.Minute, MaxOutput: 64 << 10})
 		if err != nil || res.ExitCode != 0 {
 			b.Fatalf("%v %+v", err, res)
 		}
@@ -156,7 +156,7 @@ func BenchmarkEgressCall(b *testing.B) {
 			}
 			e := egressExecutor(b, serveConn)
 			args, _ := json.Marshal(map[string]any{"command": "wc", "args": []string{}})
-			call := serve.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10}
+			call := executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10}
 			for b.Loop() {
 				res, err := e.run(context.Background(), call)
 				if err != nil || res.ExitCode != 0 {

@@ -43,8 +43,8 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	egressproxy "github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"golang.org/x/sys/unix"
@@ -326,8 +326,8 @@ func (g *egress) record(d egressproxy.Decision, session string) {
 }
 
 // egressLayer is the egress row of Layers: which hosts the command can reach, and how.
-func (e *Executor) egressLayer() serve.Layer {
-	l := serve.Layer{Name: LayerEgressProxy}
+func (e *Executor) egressLayer() executor.Layer {
+	l := executor.Layer{Name: LayerEgressProxy}
 	if e.egress == nil {
 		l.NotNeeded = true
 		l.Detail = "the policy lists no hosts (allowlist.network is true or false): no proxy"

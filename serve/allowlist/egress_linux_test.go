@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,12 +73,12 @@ func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extr
 	return e
 }
 
-func runPython(t *testing.T, e *Executor, code string) *serve.Result {
+func runPython(t *testing.T, e *Executor, code string) *executor.Result {
 	t.Helper()
 	args, _ := json.Marshal(map[string]any{"command": "python3", "args": []string{"-c", code}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := e.run(ctx, serve.Call{Args: args, Timeout: 20 * time.Second, MaxOutput: 64 << 10})
+	res, err := e.run(ctx, executor.Call{Args: args, Timeout: 20 * time.Second, MaxOutput: 64 << 10})
 	if err != nil {
 		t.Fatalf("call: %v", err)
 	}
@@ -121,7 +121,7 @@ def ifdown():
 attempt("ifdown", ifdown)
 `
 
-func probeLines(t *testing.T, res *serve.Result) map[string]string {
+func probeLines(t *testing.T, res *executor.Result) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {

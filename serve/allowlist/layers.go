@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"golang.org/x/sys/unix"
 )
 
@@ -77,7 +77,7 @@ func (e *Executor) probeLayers() error {
 }
 
 // probeCall is the call a probe runs as.
-var probeCall = serve.Call{Timeout: 10 * time.Second, MaxOutput: 64 << 10}
+var probeCall = executor.Call{Timeout: 10 * time.Second, MaxOutput: 64 << 10}
 
 func (e *Executor) runProbe() (helper.ProbeReport, error) {
 	pc := e.cmds[e.names[0]]            // validation guarantees one command; a probe never execs it
@@ -105,20 +105,20 @@ func (e *Executor) runProbe() (helper.ProbeReport, error) {
 	return rep, nil
 }
 
-// Layers implements serve.Executor: what is in force for every call, as measured by the probe.
+// Layers implements executor.Executor: what is in force for every call, as measured by the probe.
 // A layer is active only when the probe's attempt at what it forbids failed the expected way.
-func (e *Executor) Layers() []serve.Layer {
+func (e *Executor) Layers() []executor.Layer {
 	<-e.probed
 	m := e.measured()
 	abi := e.probe.LandlockABI
-	ll := func(min int, id, what string) serve.Layer {
+	ll := func(min int, id, what string) executor.Layer {
 		if abi >= min && m.landlock {
-			return serve.Layer{Name: id, Active: true, Detail: what}
+			return executor.Layer{Name: id, Active: true, Detail: what}
 		}
 		if abi >= min {
-			return serve.Layer{Name: id, Detail: "Landlock was not measured in force (" + m.saw("open") + "); it would: " + what}
+			return executor.Layer{Name: id, Detail: "Landlock was not measured in force (" + m.saw("open") + "); it would: " + what}
 		}
-		return serve.Layer{Name: id, Detail: fmt.Sprintf("not on this kernel (needs Landlock ABI %d, this one has %d); where it is: %s", min, abi, what)}
+		return executor.Layer{Name: id, Detail: fmt.Sprintf("not on this kernel (needs Landlock ABI %d, this one has %d); where it is: %s", min, abi, what)}
 	}
 	// Two network rows: "network isolation" is what the policy asks for, "network namespace"
 	// the mechanism that delivers it best.
@@ -148,7 +148,7 @@ func (e *Executor) Layers() []serve.Layer {
 		scDetail += e.egressSocketNote("; socket() denied")
 	}
 	scDetail += " (" + m.saw("/proc/thread-self/status: Seccomp", "unshare", "socket") + ")"
-	ls := []serve.Layer{
+	ls := []executor.Layer{
 		{Name: LayerPinnedExec, Active: true, Detail: "argv only, no shell, no PATH lookup; the binary's sha256 is checked on the open file that is exec'd" + e.startNote()},
 		{Name: LayerCleanEnv, Active: true, Detail: "only allowlist.env plus PATH=" + FixedPATH},
 		{Name: LayerUnprivileged, Active: e.dropUID && e.probe.UID == e.uid && e.probe.UID != 0, Detail: user},
@@ -229,8 +229,8 @@ func (m measurement) saw(prefixes ...string) string {
 
 // userNSLayer: a user namespace is how a server that is not root gets the other namespaces; a
 // root server needs none, and that is not a gap.
-func userNSLayer(active, root bool) serve.Layer {
-	l := serve.Layer{Name: LayerUserNS, Active: active, Detail: "lets a server that is not root create the other namespaces"}
+func userNSLayer(active, root bool) executor.Layer {
+	l := executor.Layer{Name: LayerUserNS, Active: active, Detail: "lets a server that is not root create the other namespaces"}
 	if !active && root {
 		l.NotNeeded, l.Detail = true, "not needed: serve runs as root and creates the namespaces itself"
 	}

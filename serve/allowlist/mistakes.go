@@ -12,8 +12,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"golang.org/x/sys/unix"
 )
 
@@ -130,7 +130,7 @@ func hashFile(p string) (string, error) {
 }
 
 // moreLayers are the private /tmp and read-only protected paths layers (kept apart from Layers' list).
-func (e *Executor) moreLayers() []serve.Layer {
+func (e *Executor) moreLayers() []executor.Layer {
 	m := e.measured()
 	mounts := e.attr.has(unix.CLONE_NEWNS) && m.ns["mnt"]
 	tmp := "no mount namespace here: a per-call directory (Landlock-allowed, removed after the call) is TMPDIR; /tmp itself stays denied"
@@ -143,7 +143,7 @@ func (e *Executor) moreLayers() []serve.Layer {
 			"are mounted read-only for each call, at the top level for tools and at any depth for an interpreter, with their parent directories pinned in place, so no command can change them; " +
 			"an allowlisted interpreter can still replace a protected name that is a symbolic link and create protected files that do not exist yet"
 	}
-	return []serve.Layer{
+	return []executor.Layer{
 		{Name: LayerPrivateTmp, Active: !mounts || m.privateTmp, Detail: tmp},
 		{Name: LayerProtectedRO, Active: mounts && m.protectedRO, Detail: prot},
 	}

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 // Bounds of the walk for protected paths below the workspace's top level.
@@ -65,7 +65,7 @@ func (e *Executor) nestedProtected() ([]string, error) {
 		return nil
 	})
 	if stop != nil {
-		return nil, serve.Refuse("allowlist.protect",
+		return nil, executor.Refuse("allowlist.protect",
 			"%v; a call of an allowlisted interpreter mounts each read-only, and this many cannot be: trim the workspace or the protect list, or allowlist no interpreter", stop)
 	}
 	if err != nil {

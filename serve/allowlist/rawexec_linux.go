@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 	"golang.org/x/sys/unix"
 )
@@ -271,7 +271,7 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 
 // spawnDirect runs one call through rawStart: serve's own pipes carry the output, serve waits
 // for the child, and the child's failure before exec comes back on the status pipe.
-func (e *Executor) spawnDirect(ctx context.Context, c serve.Call, pc *pinned, bin *os.File, spec helper.Spec) (*serve.Result, error) {
+func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned, bin *os.File, spec helper.Spec) (*executor.Result, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, err
@@ -318,7 +318,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c serve.Call, pc *pinned, bi
 			defer func() { go ns.Close() }()
 		}
 	}
-	stdout, stderr := &serve.CapBuffer{Limit: c.MaxOutput}, &serve.CapBuffer{Limit: c.MaxOutput}
+	stdout, stderr := &executor.CapBuffer{Limit: c.MaxOutput}, &executor.CapBuffer{Limit: c.MaxOutput}
 	var copying sync.WaitGroup
 	copying.Add(2)
 	go func() { defer copying.Done(); io.Copy(stdout, outR) }()
@@ -369,7 +369,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c serve.Call, pc *pinned, bi
 	} else if len(bytes.TrimSpace(status)) > 0 {
 		return nil, helperFailure(pc.Name, "sandbox setup failed: a short report from the child")
 	}
-	res := &serve.Result{
+	res := &executor.Result{
 		Stdout: stdout.String(), Stderr: stderr.String(),
 		Truncated:  stdout.Dropped() > 0 || stderr.Dropped() > 0,
 		TimedOut:   errors.Is(ctx.Err(), context.DeadlineExceeded),

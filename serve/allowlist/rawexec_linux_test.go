@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"golang.org/x/sys/unix"
 )
 
@@ -136,7 +136,7 @@ func TestHardLinkBelowDirectory(t *testing.T) {
 			t.Fatalf("%s is not allowlisted in the test policy", c.cmd)
 		}
 		_, err := e.checkArgs(pc, c.args)
-		var ref *serve.Refusal
+		var ref *executor.Refusal
 		refused := errors.As(err, &ref) && ref.Rule == "allowlist.hardlinks"
 		if refused != c.refuse {
 			t.Errorf("%s %q: refused=%v (%v), want refused=%v", c.cmd, c.args, refused, err, c.refuse)
@@ -203,11 +203,11 @@ func TestPinnedPathReplaced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func() (*serve.Result, error) {
+	call := func() (*executor.Result, error) {
 		args, _ := json.Marshal(map[string]any{"command": "mywc", "args": []string{}})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		return e.run(ctx, serve.Call{Args: args, Timeout: 5 * time.Second, MaxOutput: 64 << 10})
+		return e.run(ctx, executor.Call{Args: args, Timeout: 5 * time.Second, MaxOutput: 64 << 10})
 	}
 	if res, err := call(); err != nil || res.ExitCode != 0 {
 		t.Fatalf("control: the pinned copy does not run: %v %+v", err, res)
@@ -217,7 +217,7 @@ func TestPinnedPathReplaced(t *testing.T) {
 	os.WriteFile(copyPath, orig, 0o755)
 	os.Remove(mywc)
 	os.Symlink(copyPath, mywc)
-	var ref *serve.Refusal
+	var ref *executor.Refusal
 	if _, err := call(); !errors.As(err, &ref) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("a symlink in place of the pinned binary: %v, want a refusal", err)
 	}

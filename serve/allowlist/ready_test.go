@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 // The layer probe runs after New returns; when the helper cannot start, Ready says why, and
@@ -27,7 +27,7 @@ func TestReadyReportsAFailedProbe(t *testing.T) {
 	if err := e.Ready(); err == nil || !strings.Contains(err.Error(), "cannot start") {
 		t.Fatalf("Ready = %v", err)
 	}
-	_, err = e.Tools()[0].Run(context.Background(), serve.Call{Args: json.RawMessage(`{"command":"wc","args":[]}`)})
+	_, err = e.Tools()[0].Run(context.Background(), executor.Call{Args: json.RawMessage(`{"command":"wc","args":[]}`)})
 	if err == nil || !strings.Contains(err.Error(), "cannot start") {
 		t.Fatalf("call ran without a working helper: %v", err)
 	}

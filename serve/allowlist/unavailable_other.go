@@ -6,8 +6,8 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 // Unavailable says why the scheme cannot serve here: its layers are Linux kernel features.
@@ -21,7 +21,7 @@ type Options struct {
 }
 
 // New refuses: see Unavailable.
-func New(*policy.Policy, Options) (serve.Executor, error) { return nil, errors.New(Unavailable) }
+func New(*policy.Policy, Options) (executor.Executor, error) { return nil, errors.New(Unavailable) }
 
 // CheckOwnership is the Linux audit of who can replace a pinned binary; elsewhere there is
 // nothing to serve, so nothing to check.

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 // benchCalls runs b.N calls one after another and reports p50/p90 in ms.
@@ -35,7 +35,7 @@ func benchCalls(b *testing.B, e *Executor, name string, args map[string]any) {
 			b.StartTimer()
 		}
 		t0 := time.Now()
-		res, err := tl.Run(context.Background(), serve.Call{Args: raw, Timeout: 30 * time.Second, MaxOutput: 65536})
+		res, err := tl.Run(context.Background(), executor.Call{Args: raw, Timeout: 30 * time.Second, MaxOutput: 65536})
 		ds = append(ds, time.Since(t0))
 		if err != nil || res.ExitCode != 0 {
 			b.Fatalf("%v %+v", err, res)
@@ -169,7 +169,7 @@ func BenchmarkPooledThroughput(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for next.Add(1) <= int64(b.N) {
-						res, err := tl.Run(context.Background(), serve.Call{Args: raw, Timeout: 30 * time.Second, MaxOutput: 65536})
+						res, err := tl.Run(context.Background(), executor.Call{Args: raw, Timeout: 30 * time.Second, MaxOutput: 65536})
 						if err != nil || res.ExitCode != 0 {
 							b.Errorf("%v %+v", err, res)
 							return

@@ -16,7 +16,7 @@ import (
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 // engineOpTimeout bounds one engine request made on behalf of a call or the pool. Engine
@@ -202,7 +202,7 @@ var errDelivery = errors.New("delivering the program to the container failed")
 //
 // The timeout clock starts at delivery; hardStop (if not zero) bounds the call whatever the
 // clock says, so a slow container start can delay the end by little.
-func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout time.Duration, hardStop time.Time, maxOut int) (*serve.Result, error) {
+func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout time.Duration, hardStop time.Time, maxOut int) (*executor.Result, error) {
 	defer e.destroy(b)
 	if !hardStop.IsZero() {
 		timeout = min(timeout, time.Until(hardStop))
@@ -261,13 +261,13 @@ func (e *Executor) run(ctx context.Context, b *box, kind, src string, timeout ti
 type boxCall struct {
 	e              *Executor
 	b              *box
-	stdout, stderr *serve.CapBuffer
+	stdout, stderr *executor.CapBuffer
 	marked         chan struct{}
 	errMark        *markWriter
 	streamEnd      chan error
 	start          time.Time
 	firstByte      atomic.Int64 // ns after start, for the debug log
-	res            *serve.Result
+	res            *executor.Result
 	oomKilled      bool
 	// stoppedFromOutside is why a container ended by a signal serve did not send.
 	stoppedFromOutside string
@@ -276,8 +276,8 @@ type boxCall struct {
 // readOutput starts copying the box's output streams into capped buffers, watching each for the
 // end mark.
 func (e *Executor) readOutput(b *box, maxOut int) *boxCall {
-	c := &boxCall{e: e, b: b, stdout: &serve.CapBuffer{Limit: maxOut}, stderr: &serve.CapBuffer{Limit: maxOut},
-		marked: make(chan struct{}, 2), streamEnd: make(chan error, 1), start: time.Now(), res: &serve.Result{}}
+	c := &boxCall{e: e, b: b, stdout: &executor.CapBuffer{Limit: maxOut}, stderr: &executor.CapBuffer{Limit: maxOut},
+		marked: make(chan struct{}, 2), streamEnd: make(chan error, 1), start: time.Now(), res: &executor.Result{}}
 	onMark := func() { c.marked <- struct{}{} }
 	outMark := newMarkWriter(c.stdout, b.nonce, onMark)
 	c.errMark = newMarkWriter(c.stderr, b.nonce, onMark)
@@ -298,7 +298,7 @@ func (e *Executor) readOutput(b *box, maxOut int) *boxCall {
 
 // finish ends the output side and fills the result: the streams, a note on how the container
 // was stopped, truncation, duration.
-func (c *boxCall) finish() *serve.Result {
+func (c *boxCall) finish() *executor.Result {
 	res := c.res
 	c.b.hj.Close() // ends StdCopy
 	<-c.streamEnd
@@ -320,7 +320,7 @@ func (c *boxCall) finish() *serve.Result {
 
 // streamsEnded: the container's streams ended without both marks: the wrapper died (os._exit,
 // out of memory, killed). The status mark, if it came, decides; else the engine's exit status.
-func (e *Executor) streamsEnded(ctx context.Context, c *boxCall, timeout <-chan time.Time, hardStop time.Time) (*serve.Result, error) {
+func (e *Executor) streamsEnded(ctx context.Context, c *boxCall, timeout <-chan time.Time, hardStop time.Time) (*executor.Result, error) {
 	res := c.res
 	if found, st, oom := c.errMark.result(); found {
 		res.ExitCode = st
@@ -348,7 +348,7 @@ func (e *Executor) streamsEnded(ctx context.Context, c *boxCall, timeout <-chan 
 
 // ctxDone ends a call whose context ended: serve's deadline is a timeout, anything else
 // (the client cancelled or went away, serve is stopping) is the context's error.
-func (e *Executor) ctxDone(ctx context.Context, res *serve.Result, finish func() *serve.Result) (*serve.Result, error) {
+func (e *Executor) ctxDone(ctx context.Context, res *executor.Result, finish func() *executor.Result) (*executor.Result, error) {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		res.TimedOut, res.ExitCode = true, 137
 		return finish(), nil

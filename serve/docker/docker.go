@@ -31,8 +31,8 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
@@ -100,7 +100,7 @@ type Executor struct {
 	callsReady chan struct{}
 	callsErr   error
 	callsOnce  sync.Once
-	layers     []serve.Layer
+	layers     []executor.Layer
 	pool       *pool
 	oom        *oomWatch
 	once       sync.Once
@@ -176,7 +176,7 @@ func (e *Executor) probe() error {
 	defer cancel()
 	v, err := e.eng.Version(ctx)
 	if err != nil {
-		e.layers = []serve.Layer{{Name: LayerEngine, Detail: err.Error()}}
+		e.layers = []executor.Layer{{Name: LayerEngine, Detail: err.Error()}}
 		return fmt.Errorf("the docker scheme needs a Docker engine: %w", err)
 	}
 	info, err := e.eng.Info(ctx)
@@ -230,21 +230,21 @@ func (e *Executor) probe() error {
 	return nil
 }
 
-// Ready implements serve.Executor.
+// Ready implements executor.Executor.
 func (e *Executor) Ready() error {
 	<-e.ready
 	return e.readyErr
 }
 
-// Layers implements serve.Executor: what the engine recorded for a container built from this
+// Layers implements executor.Executor: what the engine recorded for a container built from this
 // policy (inspected, not assumed), and what the engine can enforce.
-func (e *Executor) Layers() []serve.Layer {
+func (e *Executor) Layers() []executor.Layer {
 	<-e.ready
 	return e.layers
 }
 
-// Tools implements serve.Executor.
-func (e *Executor) Tools() []serve.Tool {
+// Tools implements executor.Executor.
+func (e *Executor) Tools() []executor.Tool {
 	open := e.spec.network != "none" || e.spec.egress
 	timeoutProp := map[string]any{"type": "number", "exclusiveMinimum": 0,
 		"description": fmt.Sprintf("seconds; at most limits.timeout (%s), which is also the default", e.pol.Limits.Timeout)}
@@ -270,7 +270,7 @@ func (e *Executor) Tools() []serve.Tool {
 		destructive := e.spec.workspace != "" && e.spec.wsWrite
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: false, DestructiveHint: &destructive, IdempotentHint: false, OpenWorldHint: &open}
 	}
-	return []serve.Tool{{
+	return []executor.Tool{{
 		Name:        ToolPython,
 		Title:       "Run Python in a sandbox container",
 		Description: "Run a Python 3 program (its source in code) and return its exit code, stdout and stderr. " + common,
@@ -283,7 +283,7 @@ func (e *Executor) Tools() []serve.Tool {
 			"required": []string{"code"}, "additionalProperties": false,
 		},
 		Annotations: ann("Run Python in a sandbox container"),
-		Run:         func(ctx context.Context, c serve.Call) (*serve.Result, error) { return e.call(ctx, c, "python") },
+		Run:         func(ctx context.Context, c executor.Call) (*executor.Result, error) { return e.call(ctx, c, "python") },
 	}, {
 		Name:        ToolShell,
 		Title:       "Run a shell script in a sandbox container",
@@ -297,7 +297,7 @@ func (e *Executor) Tools() []serve.Tool {
 			"required": []string{"script"}, "additionalProperties": false,
 		},
 		Annotations: ann("Run a shell script in a sandbox container"),
-		Run:         func(ctx context.Context, c serve.Call) (*serve.Result, error) { return e.call(ctx, c, "shell") },
+		Run:         func(ctx context.Context, c executor.Call) (*executor.Result, error) { return e.call(ctx, c, "shell") },
 	}}
 }
 
@@ -307,28 +307,28 @@ type callArgs struct {
 	Timeout *float64 `json:"timeout"`
 }
 
-func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.Result, error) {
+func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*executor.Result, error) {
 	var a callArgs
-	if err := serve.DecodeArgs(c.Args, &a); err != nil {
+	if err := executor.DecodeArgs(c.Args, &a); err != nil {
 		return nil, err
 	}
 	src := a.Code
 	if kind == "shell" {
 		src = a.Script
 		if a.Code != nil {
-			return nil, serve.Refuse("tool.arguments", "%s takes script, not code", ToolShell)
+			return nil, executor.Refuse("tool.arguments", "%s takes script, not code", ToolShell)
 		}
 	} else if a.Script != nil {
-		return nil, serve.Refuse("tool.arguments", "%s takes code, not script", ToolPython)
+		return nil, executor.Refuse("tool.arguments", "%s takes code, not script", ToolPython)
 	}
 	if src == nil {
 		field := map[string]string{"python": "code", "shell": "script"}[kind]
-		return nil, serve.Refuse("tool.arguments", "%s is required", field)
+		return nil, executor.Refuse("tool.arguments", "%s is required", field)
 	}
 	timeout := c.Timeout
 	if a.Timeout != nil {
 		if !(*a.Timeout > 0) {
-			return nil, serve.Refuse("tool.arguments", "timeout must be a positive number of seconds, got %v", *a.Timeout)
+			return nil, executor.Refuse("tool.arguments", "timeout must be a positive number of seconds, got %v", *a.Timeout)
 		}
 		if d := time.Duration(*a.Timeout * float64(time.Second)); d < timeout {
 			timeout = d
@@ -351,7 +351,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	// layers' probe container), bounded by the same hard stop: on a loaded engine they can
 	// take longer than the call may.
 	if err := e.readyBy(ctx, hardStop); errors.Is(err, errStartTimedOut) {
-		return withTimeout(&serve.Result{TimedOut: true, ExitCode: 137,
+		return withTimeout(&executor.Result{TimedOut: true, ExitCode: 137,
 			Stderr: "[mcpsandbox: serve's start-up checks of the docker engine did not finish within the call's timeout; the program never ran]\n"}, timeout), nil
 	} else if err != nil {
 		return nil, err
@@ -371,7 +371,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, kind string) (*serve.
 	}
 	b, err := e.newBoxBy(ctx, hardStop)
 	if errors.Is(err, errStartTimedOut) {
-		return withTimeout(&serve.Result{TimedOut: true, ExitCode: 137,
+		return withTimeout(&executor.Result{TimedOut: true, ExitCode: 137,
 			Stderr: "[mcpsandbox: the container did not start within the call's timeout; the program never ran]\n"}, timeout), nil
 	}
 	if err != nil {
@@ -470,7 +470,7 @@ func (e *Executor) newBoxBy(ctx context.Context, hardStop time.Time) (*box, erro
 
 // withTimeout records the timeout the call really had (the tool's own, when shorter than the
 // policy's), so the text rendering names it.
-func withTimeout(res *serve.Result, d time.Duration) *serve.Result {
+func withTimeout(res *executor.Result, d time.Duration) *executor.Result {
 	if res != nil {
 		res.Timeout = d
 	}
@@ -492,7 +492,7 @@ func (e *Executor) callContext(ctx context.Context) (context.Context, func()) {
 	return cctx, func() { stop(); cancel(nil) }
 }
 
-// Close implements serve.Executor: stops refilling, removes the pooled containers, waits for
+// Close implements executor.Executor: stops refilling, removes the pooled containers, waits for
 // every pending removal, then removes anything else labelled with this instance (a create
 // whose answer was lost). Safe to call more than once.
 func (e *Executor) Close() error {

@@ -18,8 +18,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 )
 
@@ -112,7 +112,7 @@ func TestArgumentsRefused(t *testing.T) {
 		{ToolPython, map[string]any{"code": "1", "image": "alpine"}, "unknown field"},
 	} {
 		_, err := call(t, e, tc.tool, tc.args)
-		var ref *serve.Refusal
+		var ref *executor.Refusal
 		if !errors.As(err, &ref) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %v: %v, want a refusal saying %q", tc.tool, tc.args, err, tc.want)
 		}
@@ -311,12 +311,12 @@ while True: b.append(bytearray(8<<20))'; echo "exit $?"`},
 	t.Run("output flood", func(t *testing.T) {
 		e := newExec(t, eng, testPolicy())
 		flood := map[string]any{"code": "import sys\nb = b'y' * 65536\nfor _ in range(800):\n    sys.stdout.buffer.write(b)\nsys.stdout.flush()\nprint('err', file=sys.stderr)"}
-		alloc := func(max int) (*serve.Result, uint64) {
+		alloc := func(max int) (*executor.Result, uint64) {
 			raw, _ := json.Marshal(flood)
 			var m0, m1 runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&m0)
-			r, err := tool(e, ToolPython).Run(context.Background(), serve.Call{Args: raw, Timeout: 60 * time.Second, MaxOutput: max})
+			r, err := tool(e, ToolPython).Run(context.Background(), executor.Call{Args: raw, Timeout: 60 * time.Second, MaxOutput: max})
 			runtime.ReadMemStats(&m1)
 			if err != nil {
 				t.Fatal(err)
@@ -436,7 +436,7 @@ func TestNoLeaks(t *testing.T) {
 				args = map[string]any{"script": "yes | head -c 2000000"}
 			}
 			raw, _ := json.Marshal(args)
-			r, err := tool(e, ToolShell).Run(ctx, serve.Call{Args: raw, Timeout: 10 * time.Second, MaxOutput: 4096})
+			r, err := tool(e, ToolShell).Run(ctx, executor.Call{Args: raw, Timeout: 10 * time.Second, MaxOutput: 4096})
 			switch {
 			case i%4 == 2:
 				if !errors.Is(err, context.Canceled) {

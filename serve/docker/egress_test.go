@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 )
@@ -372,12 +372,12 @@ func publicTempDir(t *testing.T) string {
 }
 
 // callSession is call with the call's session set, as serve sets it.
-func callSession(t *testing.T, e *Executor, session, code string) (*serve.Result, error) {
+func callSession(t *testing.T, e *Executor, session, code string) (*executor.Result, error) {
 	t.Helper()
 	raw, _ := json.Marshal(map[string]any{"code": code})
 	ctx, cancel := context.WithTimeout(context.Background(), e.pol.Limits.Timeout.Duration)
 	defer cancel()
-	return tool(e, ToolPython).Run(ctx, serve.Call{Args: raw, Timeout: e.pol.Limits.Timeout.Duration, MaxOutput: int(e.pol.Limits.MaxOutputBytes), Session: session})
+	return tool(e, ToolPython).Run(ctx, executor.Call{Args: raw, Timeout: e.pol.Limits.Timeout.Duration, MaxOutput: int(e.pol.Limits.MaxOutputBytes), Session: session})
 }
 
 // fetchProgram fetches http://pypi.test:PORT/PATH through the proxy and prints the status and
@@ -474,7 +474,7 @@ func TestEgressOneSandboxCannotStarve(t *testing.T) {
 	runtime.ReadMemStats(&m0)
 	g0 := runtime.NumGoroutine()
 	type res struct {
-		r   *serve.Result
+		r   *executor.Result
 		err error
 	}
 	held := make(chan res, 1)

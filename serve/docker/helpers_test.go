@@ -10,9 +10,9 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 )
 
@@ -86,7 +86,7 @@ func newExecOpts(t testing.TB, p *policy.Policy, o Options) *Executor {
 	return e
 }
 
-func tool(e *Executor, name string) serve.Tool {
+func tool(e *Executor, name string) executor.Tool {
 	for _, t := range e.Tools() {
 		if t.Name == name {
 			return t
@@ -96,15 +96,15 @@ func tool(e *Executor, name string) serve.Tool {
 }
 
 // call runs one tool call the way serve does: the policy's timeout on the context.
-func call(t testing.TB, e *Executor, name string, args map[string]any) (*serve.Result, error) {
+func call(t testing.TB, e *Executor, name string, args map[string]any) (*executor.Result, error) {
 	t.Helper()
 	raw, _ := json.Marshal(args)
 	ctx, cancel := context.WithTimeout(context.Background(), e.pol.Limits.Timeout.Duration)
 	defer cancel()
-	return tool(e, name).Run(ctx, serve.Call{Args: raw, Timeout: e.pol.Limits.Timeout.Duration, MaxOutput: int(e.pol.Limits.MaxOutputBytes)})
+	return tool(e, name).Run(ctx, executor.Call{Args: raw, Timeout: e.pol.Limits.Timeout.Duration, MaxOutput: int(e.pol.Limits.MaxOutputBytes)})
 }
 
-func mustCall(t testing.TB, e *Executor, name string, args map[string]any) *serve.Result {
+func mustCall(t testing.TB, e *Executor, name string, args map[string]any) *executor.Result {
 	t.Helper()
 	res, err := call(t, e, name, args)
 	if err != nil {

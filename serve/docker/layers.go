@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/docker/docker/api/types/mount"
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 // Layer names, shared with explain's threat table (no bare strings across packages).
@@ -45,7 +45,7 @@ var vmRuntimes = map[string]bool{"runsc": true, "kata": true, "kata-runtime": tr
 // what it recorded, removes it, and reports the layers from that record: what is in force is
 // what the engine says, not what serve meant to ask for.
 func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID string, secOpts []string,
-	memOK, swapOK, pidsOK, cpuOK bool) ([]serve.Layer, error) {
+	memOK, swapOK, pidsOK, cpuOK bool) ([]executor.Layer, error) {
 	labels := e.me.labels()
 	probe := &box{callID: "layer-probe-" + randHex(4)}
 	labels[LabelCall] = probe.callID
@@ -85,7 +85,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 	envHost := len(leaked) > 0
 	tmp := h.Tmpfs["/tmp"]
 	init := h.Init != nil && *h.Init
-	ls := []serve.Layer{
+	ls := []executor.Layer{
 		{Name: LayerEngine, Active: true, Detail: fmt.Sprintf("Docker %s (API %s) at %s", version, api, e.eng.Where())},
 		{Name: LayerImage, Active: true, Detail: fmt.Sprintf("%s (%.19s)", e.spec.image, imageID)},
 		runtimeLayer(h.Runtime),
@@ -136,7 +136,7 @@ func noNewPrivs(containerOpts []string) bool {
 
 // runtimeLayer: the container's runtime ("" is the engine's default, runc), active when it puts a
 // kernel of its own between the program and the host.
-func runtimeLayer(rt string) serve.Layer {
+func runtimeLayer(rt string) executor.Layer {
 	if rt == "" {
 		rt = "runc"
 	}
@@ -144,12 +144,12 @@ func runtimeLayer(rt string) serve.Layer {
 	if vmRuntimes[rt] {
 		rtDetail = rt + ": a kernel of its own between the program and the host"
 	}
-	return serve.Layer{Name: LayerRuntime, Active: vmRuntimes[rt], Detail: rtDetail}
+	return executor.Layer{Name: LayerRuntime, Active: vmRuntimes[rt], Detail: rtDetail}
 }
 
 // workspaceLayer: the workspace mount, if any; a writable one is not a layer.
-func workspaceLayer(mounts []mount.Mount) serve.Layer {
-	ws := serve.Layer{Name: LayerWorkspace, Active: true, Detail: "none mounted"}
+func workspaceLayer(mounts []mount.Mount) executor.Layer {
+	ws := executor.Layer{Name: LayerWorkspace, Active: true, Detail: "none mounted"}
 	for _, m := range mounts {
 		if m.Target == workspaceDir {
 			mode := "read-only"
@@ -182,8 +182,8 @@ func leakedEnv(containerEnv []string) []string {
 
 // networkLayer reports the network as the engine recorded it; with a host list, the proxy's
 // socket mount must be there (read-only) and the network none.
-func (e *Executor) networkLayer(mode string, mounts []mount.Mount, dir string) serve.Layer {
-	l := serve.Layer{Name: LayerNetwork, Active: mode == "none", Detail: networkDetail(mode)}
+func (e *Executor) networkLayer(mode string, mounts []mount.Mount, dir string) executor.Layer {
+	l := executor.Layer{Name: LayerNetwork, Active: mode == "none", Detail: networkDetail(mode)}
 	if !e.spec.egress {
 		return l
 	}
@@ -229,9 +229,9 @@ func missing(ok bool, why string) string {
 }
 
 // readOnlyLayer: the root, and /sys/fs/cgroup, which crun mounts read-write otherwise.
-func readOnlyLayer(root bool, roPaths []string) serve.Layer {
+func readOnlyLayer(root bool, roPaths []string) executor.Layer {
 	cg := slices.Contains(roPaths, cgroupDir)
-	l := serve.Layer{Name: LayerReadOnlyRoot, Active: root && cg, Detail: onOff(root, "root filesystem read-only", "root filesystem WRITABLE (docker.read_only = false)")}
+	l := executor.Layer{Name: LayerReadOnlyRoot, Active: root && cg, Detail: onOff(root, "root filesystem read-only", "root filesystem WRITABLE (docker.read_only = false)")}
 	if !cg {
 		l.Detail += "; " + cgroupDir + " NOT read-only (the engine did not record it in ReadonlyPaths; crun mounts it writable)"
 	}
@@ -241,8 +241,8 @@ func readOnlyLayer(root bool, roPaths []string) serve.Layer {
 // seccompLayer: under gVisor the profile the engine records is not applied to the program
 // unless runsc runs with --oci-seccomp (measured: Seccomp: 0 in /proc/self/status, and
 // unshare(CLONE_NEWUSER) succeeds, which the default profile refuses under runc and crun).
-func (e *Executor) seccompLayer(engineHas bool) serve.Layer {
-	l := serve.Layer{Name: LayerSeccomp, Active: engineHas, Detail: onOff(engineHas, "the engine's default profile", "the engine reports no seccomp support")}
+func (e *Executor) seccompLayer(engineHas bool) executor.Layer {
+	l := executor.Layer{Name: LayerSeccomp, Active: engineHas, Detail: onOff(engineHas, "the engine's default profile", "the engine reports no seccomp support")}
 	if engineHas && e.spec.gvisor && !e.spec.gvisorSeccomp {
 		l.Active = false
 		l.Detail = "NOT APPLIED to the program: gVisor (runsc) ignores the engine's seccomp profile unless its runtimeArgs include --oci-seccomp " +
@@ -253,8 +253,8 @@ func (e *Executor) seccompLayer(engineHas bool) serve.Layer {
 
 // pidsLayer: the engine's limit is on the container's host tasks; under gVisor those are the
 // Sentry's, so the policy's count is approximate and reaching it ends the whole sandbox.
-func (e *Executor) pidsLayer(recorded int64, ok bool) serve.Layer {
-	l := serve.Layer{Name: LayerPids, Active: ok && recorded > 0, Detail: fmt.Sprintf("%d processes%s", recorded, missing(ok, "the engine cannot enforce pids limits here"))}
+func (e *Executor) pidsLayer(recorded int64, ok bool) executor.Layer {
+	l := executor.Layer{Name: LayerPids, Active: ok && recorded > 0, Detail: fmt.Sprintf("%d processes%s", recorded, missing(ok, "the engine cannot enforce pids limits here"))}
 	if e.spec.gvisor {
 		l.Detail = fmt.Sprintf("about %d processes: gVisor (runsc) does not count the program's processes itself; the engine limits its host tasks to %d "+
 			"(%d + %d per process of limits.pids), and reaching that ends the whole sandbox%s",

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 const markPrefix = "mcpsandbox-end:"
@@ -19,7 +19,7 @@ const maxMarkTail = 48
 // most len(token)+maxMarkTail bytes (a possible mark split across writes), never more.
 type markWriter struct {
 	mu     sync.Mutex
-	dst    *serve.CapBuffer
+	dst    *executor.CapBuffer
 	token  []byte
 	held   []byte
 	found  bool
@@ -28,7 +28,7 @@ type markWriter struct {
 	onMark func()
 }
 
-func newMarkWriter(dst *serve.CapBuffer, nonce string, onMark func()) *markWriter {
+func newMarkWriter(dst *executor.CapBuffer, nonce string, onMark func()) *markWriter {
 	return &markWriter{dst: dst, token: []byte(markPrefix + nonce + ":"), onMark: onMark}
 }
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 func TestMarkWriter(t *testing.T) {
@@ -28,7 +28,7 @@ func TestMarkWriter(t *testing.T) {
 		{"token without newline is flushed at EOF", []string{"a" + markPrefix + nonce + ":1"}, "a" + markPrefix + nonce + ":1", false, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			buf := &serve.CapBuffer{Limit: 1 << 20}
+			buf := &executor.CapBuffer{Limit: 1 << 20}
 			fired := 0
 			m := newMarkWriter(buf, nonce, func() { fired++ })
 			for _, c := range tc.chunks {
@@ -49,7 +49,7 @@ func TestMarkWriter(t *testing.T) {
 // serve's memory stays bounded whatever the program writes.
 func TestMarkWriterHoldsLittle(t *testing.T) {
 	nonce := strings.Repeat("ef", 16)
-	buf := &serve.CapBuffer{Limit: 1 << 30}
+	buf := &executor.CapBuffer{Limit: 1 << 30}
 	m := newMarkWriter(buf, nonce, nil)
 	m.Write([]byte(markPrefix + nonce + ":"))
 	chunk := []byte(strings.Repeat("9", 32<<10))

@@ -9,7 +9,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 )
 
@@ -78,7 +78,7 @@ func TestSlowStartBoundedByHardStop(t *testing.T) {
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(20*time.Millisecond-startGrace))
 	defer cancel()
 	t0 := time.Now()
-	res, err := tool(e, "run_shell_sandbox").Run(ctx, serve.Call{Args: raw, Timeout: 3 * time.Second, MaxOutput: 1 << 16})
+	res, err := tool(e, "run_shell_sandbox").Run(ctx, executor.Call{Args: raw, Timeout: 3 * time.Second, MaxOutput: 1 << 16})
 	took := time.Since(t0)
 	if err != nil {
 		t.Fatalf("a call that could not start is a timed-out result, got error %v", err)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 // runtimeProbe is a shell script run in each runtime: ordinary commands (under gVisor the
@@ -70,7 +70,7 @@ func TestRuntimeDifferences(t *testing.T) {
 			if e.spec.gvisor != gvisor {
 				t.Errorf("runtime %s: detected as gVisor = %v", rt, e.spec.gvisor)
 			}
-			layer := map[string]serve.Layer{}
+			layer := map[string]executor.Layer{}
 			for _, l := range e.Layers() {
 				layer[l.Name] = l
 			}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 // BenchmarkExecutorOverhead: the executor's run_command (reuse = session) vs the bare client
@@ -49,7 +49,7 @@ func BenchmarkExecutorOverhead(b *testing.B) {
 		defer ex.Close()
 		run := ex.Tools()[1].Run
 		raw, _ := json.Marshal(map[string]any{"command": "true"})
-		call := serve.Call{Args: raw, Timeout: 30 * time.Second, MaxOutput: 1 << 16, Session: "bench"}
+		call := executor.Call{Args: raw, Timeout: 30 * time.Second, MaxOutput: 1 << 16, Session: "bench"}
 		if _, err := run(context.Background(), call); err != nil {
 			b.Fatal(err)
 		}

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 // Tests of #22 item 4: what a hostile or slow E2B (control plane, envd, interpreter) can make
@@ -108,12 +108,12 @@ func TestHostileInterpreterResults(t *testing.T) {
 	runtime.GC()
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	var r *serve.Result
+	var r *executor.Result
 	var err error
 	raw, _ := json.Marshal(map[string]any{"code": "1"})
 	start := time.Now()
 	peak := heapWatch(heapBound, cancel, func() {
-		r, err = e.tool("run_code").Run(ctx, serve.Call{Args: raw, Timeout: 150 * time.Second, MaxOutput: 64 << 10, Session: "s"})
+		r, err = e.tool("run_code").Run(ctx, executor.Call{Args: raw, Timeout: 150 * time.Second, MaxOutput: 64 << 10, Session: "s"})
 	})
 	t.Logf("%d MiB of results read in %s; heap in use peaked at %d MiB (bound %d MiB)", results, time.Since(start).Round(time.Millisecond), peak>>20, heapBound>>20)
 	if peak > heapBound {
@@ -340,7 +340,7 @@ func TestCallTimeoutBoundsControlPlane(t *testing.T) {
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() {
-		_, err := ex.Tools()[1].Run(ctx, serve.Call{Args: raw, Timeout: timeout, MaxOutput: 100, Session: "s"})
+		_, err := ex.Tools()[1].Run(ctx, executor.Call{Args: raw, Timeout: timeout, MaxOutput: 100, Session: "s"})
 		done <- err
 	}()
 	select {
@@ -385,7 +385,7 @@ func TestCallLeash(t *testing.T) {
 			}
 		}
 	}()
-	r, err := ex.Tools()[1].Run(context.Background(), serve.Call{Args: raw, Timeout: 20 * time.Second, MaxOutput: 100, Session: "s"})
+	r, err := ex.Tools()[1].Run(context.Background(), executor.Call{Args: raw, Timeout: 20 * time.Second, MaxOutput: 100, Session: "s"})
 	done <- struct{}{}
 	if err != nil || r.Stdout != "done\n" {
 		t.Fatalf("the keepalive must hold the call's sandbox past its leash: %+v %v", r, err)
@@ -440,5 +440,5 @@ func TestUndertakerChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := json.Marshal(map[string]any{"command": "sleep 60"})
-	ex.Tools()[1].Run(context.Background(), serve.Call{Args: raw, Timeout: 60 * time.Second, MaxOutput: 100, Session: "s"})
+	ex.Tools()[1].Run(context.Background(), executor.Call{Args: raw, Timeout: 60 * time.Second, MaxOutput: 100, Session: "s"})
 }

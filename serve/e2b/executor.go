@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -210,7 +210,7 @@ func (e *Executor) Ready() error { return e.keyErr }
 
 // Layers says what isolates a call: E2B's microVM (its promise, not checked here) and what
 // this proxy enforces itself.
-func (e *Executor) Layers() []serve.Layer {
+func (e *Executor) Layers() []executor.Layer {
 	under := "an undertaker process (started with serve, in its own session) holds a pipe from serve and kills serve's sandboxes the moment serve dies, even by SIGKILL"
 	if e.under == nil {
 		under = "no undertaker process is running (it could not start)"
@@ -223,7 +223,7 @@ func (e *Executor) Layers() []serve.Layer {
 	if e.cfg.AllowInternet {
 		net = "e2b.allow_internet = true: sandboxes reach the internet"
 	}
-	return []serve.Layer{
+	return []executor.Layer{
 		{Name: LayerMicroVM, Active: e.keyErr == nil, Detail: fmt.Sprintf("each sandbox is an E2B microVM (template %q) at %s: isolation delegated to E2B, not verifiable from this host", e.cfg.Template, e.client.APIURL())},
 		{Name: LayerLifecycle, Active: true, Detail: life},
 		{Name: LayerNoInternet, Active: !e.cfg.AllowInternet, Detail: net},
@@ -232,12 +232,12 @@ func (e *Executor) Layers() []serve.Layer {
 }
 
 // Tools are run_code (the name and shape of E2B's own MCP server) and run_command.
-func (e *Executor) Tools() []serve.Tool {
+func (e *Executor) Tools() []executor.Tool {
 	life := "Each call runs in a fresh sandbox that is killed afterwards."
 	if e.cfg.Reuse == "session" {
 		life = fmt.Sprintf("Calls of one session share a sandbox (files and variables persist) for up to %s; a call that times out loses it.", e.cfg.SandboxTimeout)
 	}
-	return []serve.Tool{
+	return []executor.Tool{
 		{
 			Name:  "run_code",
 			Title: "Run code in an E2B sandbox",
@@ -275,22 +275,22 @@ func boolPtr(b bool) *bool { return &b }
 
 var languageRe = regexp.MustCompile(`^[A-Za-z0-9_+.-]{0,32}$`)
 
-func (e *Executor) runCode(ctx context.Context, c serve.Call) (*serve.Result, error) {
+func (e *Executor) runCode(ctx context.Context, c executor.Call) (*executor.Result, error) {
 	var a struct {
 		Code     string `json:"code"`
 		Language string `json:"language"`
 	}
-	if err := serve.DecodeArgs(c.Args, &a); err != nil {
+	if err := executor.DecodeArgs(c.Args, &a); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(a.Code) == "" {
-		return nil, serve.Refuse("tool.arguments", "code is empty")
+		return nil, executor.Refuse("tool.arguments", "code is empty")
 	}
 	if !languageRe.MatchString(a.Language) {
-		return nil, serve.Refuse("tool.arguments", "language %q is not a language name", a.Language)
+		return nil, executor.Refuse("tool.arguments", "language %q is not a language name", a.Language)
 	}
 	var ex *Execution
-	res, err := e.call(ctx, c, func(ctx context.Context, sb *Sandbox, out, errb *serve.CapBuffer) (*serve.Result, error) {
+	res, err := e.call(ctx, c, func(ctx context.Context, sb *Sandbox, out, errb *executor.CapBuffer) (*executor.Result, error) {
 		var err error
 		ex, err = e.client.RunCode(ctx, sb, a.Code, a.Language, out, errb, c.MaxOutput)
 		if err != nil {
@@ -302,7 +302,7 @@ func (e *Executor) runCode(ctx context.Context, c serve.Call) (*serve.Result, er
 				out.Write([]byte("\n"))
 			}
 		}
-		r := &serve.Result{TimedOut: ex.TimedOut, Truncated: ex.Truncated}
+		r := &executor.Result{TimedOut: ex.TimedOut, Truncated: ex.Truncated}
 		if ex.TimedOut {
 			r.ExitCode = 128 + 9
 		} else if ex.Error != nil {
@@ -330,8 +330,8 @@ type CodeError struct {
 
 // ToolResult is what the code produced, for a serve that returns tool errors with structured
 // content (the exit code is 1: the code raised).
-func (e *CodeError) ToolResult() *serve.Result {
-	return &serve.Result{ExitCode: 1, Stdout: e.Stdout, Stderr: e.Stderr, Truncated: e.Truncated}
+func (e *CodeError) ToolResult() *executor.Result {
+	return &executor.Result{ExitCode: 1, Stdout: e.Stdout, Stderr: e.Stderr, Truncated: e.Truncated}
 }
 
 func (e *CodeError) Error() string {
@@ -358,22 +358,22 @@ func (e *CodeError) Error() string {
 	return s
 }
 
-func (e *Executor) runCommand(ctx context.Context, c serve.Call) (*serve.Result, error) {
+func (e *Executor) runCommand(ctx context.Context, c executor.Call) (*executor.Result, error) {
 	var a struct {
 		Command string `json:"command"`
 	}
-	if err := serve.DecodeArgs(c.Args, &a); err != nil {
+	if err := executor.DecodeArgs(c.Args, &a); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(a.Command) == "" {
-		return nil, serve.Refuse("tool.arguments", "command is empty")
+		return nil, executor.Refuse("tool.arguments", "command is empty")
 	}
-	return e.call(ctx, c, func(ctx context.Context, sb *Sandbox, out, errb *serve.CapBuffer) (*serve.Result, error) {
+	return e.call(ctx, c, func(ctx context.Context, sb *Sandbox, out, errb *executor.CapBuffer) (*executor.Result, error) {
 		r, err := e.client.RunCommand(ctx, sb, a.Command, out, errb)
 		if err != nil {
 			return nil, err
 		}
-		res := &serve.Result{ExitCode: r.ExitCode, TimedOut: r.TimedOut}
+		res := &executor.Result{ExitCode: r.ExitCode, TimedOut: r.TimedOut}
 		if r.TimedOut {
 			res.ExitCode = 128 + 9
 		}
@@ -381,12 +381,12 @@ func (e *Executor) runCommand(ctx context.Context, c serve.Call) (*serve.Result,
 	})
 }
 
-type runFunc func(ctx context.Context, sb *Sandbox, out, errb *serve.CapBuffer) (*serve.Result, error)
+type runFunc func(ctx context.Context, sb *Sandbox, out, errb *executor.CapBuffer) (*executor.Result, error)
 
 // call gets the call's sandbox, runs f in it and applies the lifecycle: reuse=call kills the
 // sandbox whatever happened; reuse=session keeps it unless the call broke it (timeout, cancel,
 // an error), and recreates it once if it had expired before the call started.
-func (e *Executor) call(ctx context.Context, c serve.Call, f runFunc) (*serve.Result, error) {
+func (e *Executor) call(ctx context.Context, c executor.Call, f runFunc) (*executor.Result, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -406,7 +406,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, f runFunc) (*serve.Re
 		e.mu.Lock()
 		e.users[sb]++
 		e.mu.Unlock()
-		out, errb := &serve.CapBuffer{Limit: c.MaxOutput}, &serve.CapBuffer{Limit: c.MaxOutput}
+		out, errb := &executor.CapBuffer{Limit: c.MaxOutput}, &executor.CapBuffer{Limit: c.MaxOutput}
 		res, err := f(ctx, sb, out, errb)
 		broken := (err != nil || ctx.Err() != nil || (res != nil && res.TimedOut)) && !mutated("e2b-broken-kill")
 		switch {
@@ -439,7 +439,7 @@ func (e *Executor) call(ctx context.Context, c serve.Call, f runFunc) (*serve.Re
 const callGrace = 15 * time.Second
 
 // acquire returns the sandbox a call runs in.
-func (e *Executor) acquire(ctx context.Context, c serve.Call) (*Sandbox, error) {
+func (e *Executor) acquire(ctx context.Context, c executor.Call) (*Sandbox, error) {
 	sessionID := c.Session
 	if e.cfg.Reuse == "call" {
 		life := min(e.cfg.SandboxTimeout.Duration, c.Timeout+callGrace)
@@ -717,7 +717,7 @@ func (r *redactedError) Error() string { return r.msg }
 func (r *redactedError) Unwrap() error { return r.err }
 
 func (e *Executor) redactErr(err error) error {
-	var ref *serve.Refusal
+	var ref *executor.Refusal
 	if errors.As(err, &ref) {
 		return err
 	}

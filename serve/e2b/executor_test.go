@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 const (
@@ -83,30 +83,30 @@ func newEnv(t *testing.T, p *policy.Policy, vars map[string]string) *env {
 	return e
 }
 
-func (e *env) tool(name string) serve.Tool {
+func (e *env) tool(name string) executor.Tool {
 	for _, t := range e.ex.Tools() {
 		if t.Name == name {
 			return t
 		}
 	}
 	e.t.Fatalf("no tool %s", name)
-	return serve.Tool{}
+	return executor.Tool{}
 }
 
 // run calls a tool the way serve does, with a watchdog: a call that outlives its timeout by 10 s hangs.
-func (e *env) run(name, session string, timeout time.Duration, maxOut int, args map[string]any) (*serve.Result, error) {
+func (e *env) run(name, session string, timeout time.Duration, maxOut int, args map[string]any) (*executor.Result, error) {
 	e.t.Helper()
 	raw, _ := json.Marshal(args)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	type rr struct {
-		r   *serve.Result
+		r   *executor.Result
 		err error
 	}
 	ch := make(chan rr, 1)
 	tool := e.tool(name) // before the goroutine: a missing tool ends the test (Fatalf)
 	go func() {
-		r, err := tool.Run(ctx, serve.Call{Args: raw, Timeout: timeout, MaxOutput: maxOut, Session: session})
+		r, err := tool.Run(ctx, executor.Call{Args: raw, Timeout: timeout, MaxOutput: maxOut, Session: session})
 		ch <- rr{r, err}
 	}()
 	select {
@@ -194,7 +194,7 @@ func TestRunCodeResultAndException(t *testing.T) {
 		t.Fatalf("bash: %+v %v", r, err)
 	}
 	_, err = e.run("run_code", "s", 20*time.Second, 1<<16, map[string]any{"code": "1", "language": "$(rm -rf)"})
-	var ref *serve.Refusal
+	var ref *executor.Refusal
 	if !errors.As(err, &ref) {
 		t.Fatalf("a bad language must be refused, got %v", err)
 	}
@@ -312,7 +312,7 @@ func TestCancelKillsTheSandbox(t *testing.T) {
 				}
 				cancel()
 			}()
-			_, err := e.tool("run_command").Run(ctx, serve.Call{Args: raw, Timeout: 30 * time.Second, MaxOutput: 100, Session: "s"})
+			_, err := e.tool("run_command").Run(ctx, executor.Call{Args: raw, Timeout: 30 * time.Second, MaxOutput: 100, Session: "s"})
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("a cancelled call returns the cancellation, got %v", err)
 			}
@@ -541,7 +541,7 @@ func TestSessionLeash(t *testing.T) {
 	}
 	defer ex.Close()
 	raw, _ := json.Marshal(map[string]any{"command": "true"})
-	if _, err := ex.Tools()[1].Run(context.Background(), serve.Call{Args: raw, Timeout: 10 * time.Second, MaxOutput: 100, Session: "s"}); err != nil {
+	if _, err := ex.Tools()[1].Run(context.Background(), executor.Call{Args: raw, Timeout: 10 * time.Second, MaxOutput: 100, Session: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * time.Second) // twice the leash
@@ -570,7 +570,7 @@ func TestBrokenCallSparesItsSessionSiblings(t *testing.T) {
 		t.Fatal(err)
 	}
 	type rr struct {
-		r   *serve.Result
+		r   *executor.Result
 		err error
 	}
 	sibling := make(chan rr, 1)

@@ -1,7 +1,9 @@
-// Package serve runs a policy as an MCP server: it registers the scheme's tools, enforces the
-// limits every scheme shares (timeout, output cap, concurrency), audits each call and renders
-// results. The isolation itself lives in one Executor per scheme.
-package serve
+// Package executor is the contract between serve and the schemes, in the shape of
+// database/sql/driver: a scheme implements Executor and its Tools, serve hands each call a Call
+// and renders the Result (or the Refusal) it gets back. It holds only the contract's types and
+// the helpers every executor shares (DecodeArgs, CapBuffer, Refuse), so the harness, verify and
+// the schemes speak of results without importing the MCP server.
+package executor
 
 import (
 	"context"
@@ -79,6 +81,12 @@ type Layer struct {
 type ToolError interface {
 	error
 	ToolResult() *Result
+}
+
+// SessionEnder is implemented by executors that keep state per MCP session (a sandbox reused
+// for a session's calls): EndSession is called once the session is over.
+type SessionEnder interface {
+	EndSession(id string)
 }
 
 // Refusal is a call the policy forbids; Rule names the policy key that refused it.
