@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	"io"
 	"log/slog"
 	"math"
@@ -300,16 +301,12 @@ func (e *Executor) Tools() []executor.Tool {
 		Name:        "run_allowed_command",
 		Title:       "Run an allowlisted command",
 		Description: desc,
-		InputSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"command": map[string]any{"type": "string", "enum": names, "description": "which allowlisted program to run"},
-				"args": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "maxItems": maxArgs,
-					"description": "arguments, passed literally; relative paths are relative to the workspace"},
-			},
-			"required":             []string{"command"},
-			"additionalProperties": false,
-		},
+		InputSchema: executor.InputSchema[callArgs](func(s *jsonschema.Schema) {
+			for _, n := range names {
+				s.Properties["command"].Enum = append(s.Properties["command"].Enum, n)
+			}
+			s.Properties["args"].MaxItems = jsonschema.Ptr(maxArgs)
+		}),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Run an allowlisted command",
 			ReadOnlyHint:    false, // commands may write inside the workspace
@@ -335,8 +332,8 @@ func (e *Executor) Close() error {
 }
 
 type callArgs struct {
-	Command string   `json:"command"`
-	Args    []string `json:"args"`
+	Command string   `json:"command" jsonschema:"which allowlisted program to run"`
+	Args    []string `json:"args,omitempty" jsonschema:"arguments, passed literally; relative paths are relative to the workspace"`
 }
 
 func (e *Executor) run(ctx context.Context, c executor.Call) (*executor.Result, error) {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/google/jsonschema-go/jsonschema"
 	"io"
 	"log/slog"
 	"os"
@@ -246,8 +247,11 @@ func (e *Executor) Layers() []executor.Layer {
 // Tools implements executor.Executor.
 func (e *Executor) Tools() []executor.Tool {
 	open := e.spec.network != "none" || e.spec.egress
-	timeoutProp := map[string]any{"type": "number", "exclusiveMinimum": 0,
-		"description": fmt.Sprintf("seconds; at most limits.timeout (%s), which is also the default", e.pol.Limits.Timeout)}
+	timeoutProp := func(s *jsonschema.Schema) {
+		t := s.Properties["timeout"]
+		t.ExclusiveMinimum = new(float64)
+		t.Description = fmt.Sprintf("seconds; at most limits.timeout (%s), which is also the default", e.pol.Limits.Timeout)
+	}
 	where := "/tmp (a small tmpfs) is the only writable place"
 	if e.spec.workspace != "" {
 		where = "the workspace is at /workspace"
@@ -274,31 +278,30 @@ func (e *Executor) Tools() []executor.Tool {
 		Name:        ToolPython,
 		Title:       "Run Python in a sandbox container",
 		Description: "Run a Python 3 program (its source in code) and return its exit code, stdout and stderr. " + common,
-		InputSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"code":    map[string]any{"type": "string", "description": "Python source, run as __main__"},
-				"timeout": timeoutProp,
-			},
-			"required": []string{"code"}, "additionalProperties": false,
-		},
+		InputSchema: executor.InputSchema[pythonArgs](timeoutProp),
 		Annotations: ann("Run Python in a sandbox container"),
 		Run:         func(ctx context.Context, c executor.Call) (*executor.Result, error) { return e.call(ctx, c, "python") },
 	}, {
 		Name:        ToolShell,
 		Title:       "Run a shell script in a sandbox container",
 		Description: "Run a POSIX sh script (its text in script) and return its exit code, stdout and stderr. " + common,
-		InputSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"script":  map[string]any{"type": "string", "description": "sh script; stdin is empty"},
-				"timeout": timeoutProp,
-			},
-			"required": []string{"script"}, "additionalProperties": false,
-		},
+		InputSchema: executor.InputSchema[shellArgs](timeoutProp),
 		Annotations: ann("Run a shell script in a sandbox container"),
 		Run:         func(ctx context.Context, c executor.Call) (*executor.Result, error) { return e.call(ctx, c, "shell") },
 	}}
+}
+
+// pythonArgs and shellArgs are the two tools' arguments as clients see them (their input
+// schemas); a call decodes into callArgs, which takes either, so a python call given a script
+// gets a refusal that says so.
+type pythonArgs struct {
+	Code    string  `json:"code" jsonschema:"Python source, run as __main__"`
+	Timeout float64 `json:"timeout,omitempty"`
+}
+
+type shellArgs struct {
+	Script  string  `json:"script" jsonschema:"sh script; stdin is empty"`
+	Timeout float64 `json:"timeout,omitempty"`
 }
 
 type callArgs struct {

@@ -243,15 +243,7 @@ func (e *Executor) Tools() []executor.Tool {
 			Title: "Run code in an E2B sandbox",
 			Description: "Run python code in a secure sandbox by E2B (other languages with `language`, e.g. \"bash\", \"js\"). " +
 				"Prints and the value of the last expression are returned; an exception is returned as an error with its name, value and traceback. " + life,
-			InputSchema: map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"code":     map[string]any{"type": "string", "description": "the code to run"},
-					"language": map[string]any{"type": "string", "description": "language of the code; default python"},
-				},
-				"required":             []string{"code"},
-				"additionalProperties": false,
-			},
+			InputSchema: executor.InputSchema[codeArgs](nil),
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: boolPtr(e.cfg.AllowInternet)},
 			Run:         e.runCode,
 		},
@@ -259,12 +251,7 @@ func (e *Executor) Tools() []executor.Tool {
 			Name:        "run_command",
 			Title:       "Run a shell command in an E2B sandbox",
 			Description: "Run a shell command (bash -l -c) in a secure sandbox by E2B and return its exit code, stdout and stderr. " + life,
-			InputSchema: map[string]any{
-				"type":                 "object",
-				"properties":           map[string]any{"command": map[string]any{"type": "string", "description": "the shell command"}},
-				"required":             []string{"command"},
-				"additionalProperties": false,
-			},
+			InputSchema: executor.InputSchema[commandArgs](nil),
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: boolPtr(e.cfg.AllowInternet)},
 			Run:         e.runCommand,
 		},
@@ -272,6 +259,16 @@ func (e *Executor) Tools() []executor.Tool {
 }
 
 func boolPtr(b bool) *bool { return &b }
+
+// codeArgs and commandArgs are the tools' arguments (their input schemas are derived from them).
+type codeArgs struct {
+	Code     string `json:"code" jsonschema:"the code to run"`
+	Language string `json:"language,omitempty" jsonschema:"language of the code; default python"`
+}
+
+type commandArgs struct {
+	Command string `json:"command" jsonschema:"the shell command"`
+}
 
 var languageRe = regexp.MustCompile(`^[A-Za-z0-9_+.-]{0,32}$`)
 
