@@ -301,6 +301,9 @@ func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *ref
 			http.Error(w, fmt.Sprintf("forbidden: requests from origin %q are not accepted (serve --allow-origin adds one)", origin), http.StatusForbidden)
 			return
 		}
+		if !checkHTTPMessage(w, r, b.maxBody) {
+			return
+		}
 		next.ServeHTTP(&statusWatch{ResponseWriter: w, onForbidden: func() {
 			reason := "refused by the MCP handler"
 			if host, _, err := net.SplitHostPort(r.Host); err == nil && !IsLoopbackHost(host) || err != nil && !IsLoopbackHost(r.Host) {

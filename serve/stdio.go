@@ -377,6 +377,9 @@ func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte) {
 		ID json.RawMessage `json:"id"`
 	}
 	_ = json.Unmarshal(line, &probe)
+	if why := messageShape(line); why != "" {
+		return nil, errorLine(probe.ID, jsonrpc.CodeInvalidRequest, why)
+	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
 		return nil, errorLine(probe.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())

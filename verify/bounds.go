@@ -33,6 +33,8 @@ func Bounds(p *policy.Policy) []Bound {
 		{"calls", "a refused or failed call's text", size(serve.MaxErrorText), "", "clipped, saying how many bytes were cut"},
 		{"calls", "JSON shape of a call's arguments", n(serve.MaxArgValues) + " values, " + n(serve.MaxArgDepth) + " levels deep", "", "refused unread (rule tool.arguments) and audited; the executor never decodes them"},
 		{"calls", "an unknown tool's name in the answer", n(serve.MaxEchoedName) + " bytes", "", "-32602 quoting the name's start and its length; audited refused (rule tool.name)"},
+		{"stdio, http", "JSON shape of one whole message", n(serve.MaxMessageValues) + " values, " + n(serve.MaxMessageDepth) + " levels deep", "", "refused from its raw bytes (-32600 with the request's id) before anything decodes it"},
+		{"http", "JSON-RPC batches", "none accepted", "", "400, -32600 (stdio refuses them too)"},
 		{"stdio", "one JSON-RPC message", size(serve.MaxLine), "", "answered -32600 with the request's id, never held whole; a tools/call is audited refused (stdio.max_message)"},
 		{"stdio", "requests read and not yet answered", n(serve.MaxInflight) + ", " + size(serve.MaxInflightBytes) + " of their lines", "", "serve stops reading stdin until an answer is written: a client that does not read its answers only stalls itself"},
 		{"http", "open connections", n(l.MaxConnections), "limits.max_connections", "a new connection closes the oldest one without a valid token, else the oldest idle one"},
