@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 )
 
 type pipeConn struct {
@@ -96,14 +97,24 @@ func TestSessionsReserve(t *testing.T) {
 	}
 }
 
+// clock is a settable time for Conns.now.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time      { return c.t }
+func (c *clock) add(d time.Duration) { c.t = c.t.Add(d) }
+func fakeClock(c *Conns) *clock      { k := &clock{t: time.Unix(1e9, 0)}; c.now = k.now; return k }
+
 // A connection that has sent bytes (a request on its way, not yet authenticated) outlives
-// the ones that sent nothing, older or not; when every one has sent bytes the oldest goes.
+// the ones that sent nothing, older or not, once those are older than SilentGrace (all
+// younger than NewConnGrace); when every one has sent bytes the oldest goes.
 func TestConnsSilentEvictedFirst(t *testing.T) {
 	c := NewConns(8, 2)
+	k := fakeClock(c)
 	p1, p2 := newPipe(), newPipe()
 	t1 := c.admit(p1)
 	c.admit(p2)
 	t1.heard.Store(true) // its request's head is being read
+	k.add(SilentGrace)
 	p3 := newPipe()
 	t3 := c.admit(p3)
 	if p1.closed || !p2.closed || p3.closed {
@@ -114,5 +125,41 @@ func TestConnsSilentEvictedFirst(t *testing.T) {
 	c.admit(p4)
 	if !p1.closed || p3.closed || p4.closed {
 		t.Fatalf("all heard: the oldest should go (closed: %v %v %v)", p1.closed, p3.closed, p4.closed)
+	}
+}
+
+// A connection that has sent nothing yet but was accepted less than SilentGrace ago (a token
+// client's, its head not in yet) is not taken for a silent one: older connections that have
+// sent a byte go first.
+func TestConnsFreshSilentSpared(t *testing.T) {
+	c := NewConns(8, 2)
+	k := fakeClock(c)
+	a := c.admit(newPipe())
+	a.heard.Store(true) // a one-byte sender
+	k.add(10 * time.Millisecond)
+	fresh := newPipe()
+	c.admit(fresh)
+	k.add(10 * time.Millisecond)
+	c.admit(newPipe())
+	if fresh.closed || !a.Conn.(*pipeConn).closed {
+		t.Fatalf("the fresh silent connection was closed (%v), not the older one-byte sender (%v)", fresh.closed, a.Conn.(*pipeConn).closed)
+	}
+}
+
+// Past NewConnGrace the oldest unauthenticated connection goes whatever it has sent: a
+// flood of one-byte senders held open cannot make a token client's fresh, silent connection
+// the victim, even once that connection is older than SilentGrace.
+func TestConnsGraceOldestFirst(t *testing.T) {
+	c := NewConns(8, 2)
+	k := fakeClock(c)
+	a := c.admit(newPipe())
+	a.heard.Store(true) // a one-byte sender, held
+	k.add(NewConnGrace)
+	fresh := newPipe()
+	c.admit(fresh) // a token client's, its head not in yet
+	k.add(SilentGrace)
+	c.admit(newPipe())
+	if fresh.closed || !a.Conn.(*pipeConn).closed {
+		t.Fatalf("the fresh connection was closed (%v), not the one-byte sender older than the grace (%v)", fresh.closed, a.Conn.(*pipeConn).closed)
 	}
 }
