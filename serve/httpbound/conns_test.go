@@ -85,12 +85,14 @@ func TestSessionsReserve(t *testing.T) {
 	if _, ok := s.Reserve(); !ok1 || !ok2 || ok {
 		t.Fatal("a third reservation past the bound of 2 was granted")
 	}
-	s.Add("x") // the first request started its session
+	s.Add("x", nil) // the first request started its session
+	end, _ := s.Begin("x", false)
 	r1()
 	r1() // twice is harmless
 	if _, ok := s.Reserve(); ok {
-		t.Fatal("granted with one live session and one reservation pending")
+		t.Fatal("granted with one busy live session and one reservation pending")
 	}
+	end()
 	s.Remove("x")
 	if _, ok := s.Reserve(); !ok {
 		t.Fatal("not granted after the session ended")
@@ -162,4 +164,48 @@ func TestConnsGraceOldestFirst(t *testing.T) {
 	if fresh.closed || !a.Conn.(*pipeConn).closed {
 		t.Fatalf("the fresh connection was closed (%v), not the one-byte sender older than the grace (%v)", fresh.closed, a.Conn.(*pipeConn).closed)
 	}
+}
+
+// At the bound a new session takes the place of the least recently used idle one, which is
+// closed and whose requests are then refused (Begin not ok); a session with a request or call
+// in progress is never taken, one with only a GET stream open after every idle one; with
+// every session busy the new one is refused.
+func TestSessionsEvictIdle(t *testing.T) {
+	s := NewSessions(3)
+	closed := map[string]int{}
+	for _, id := range []string{"a", "b", "c"} {
+		s.Add(id, func() { closed[id]++ })
+	}
+	endA, _ := s.Begin("a", false) // a call running
+	endC, _ := s.Begin("c", true)  // a GET stream open
+	// b is idle: it goes, though a is older.
+	if _, ok := s.Reserve(); !ok {
+		t.Fatal("refused at the bound with an idle session open")
+	}
+	if closed["b"] != 1 || closed["a"] != 0 || closed["c"] != 0 || s.Evicted.Load() != 1 {
+		t.Fatalf("closed %v; want b alone", closed)
+	}
+	if _, ok := s.Begin("b", false); ok {
+		t.Fatal("an evicted session's request was let through")
+	}
+	s.Remove("b") // its end, as countSessions reports it
+	s.Add("d", nil)
+	endD, _ := s.Begin("d", false)
+	// a busy, d busy, c with only its stream: c goes.
+	if _, ok := s.Reserve(); !ok || closed["c"] != 1 || closed["a"] != 0 {
+		t.Fatalf("with a stream-only session open: ok %v, closed %v; want c closed", ok, closed)
+	}
+	endC()
+	s.Remove("c")
+	s.Add("e", nil)
+	endE, _ := s.Begin("e", false)
+	if _, ok := s.Reserve(); ok || closed["a"] != 0 {
+		t.Fatalf("every session busy: ok %v, closed %v; want refused", ok, closed)
+	}
+	endA()
+	if _, ok := s.Reserve(); !ok || closed["a"] != 1 {
+		t.Fatalf("a idle again: ok %v, closed %v; want a closed", ok, closed)
+	}
+	endD()
+	endE()
 }
