@@ -200,7 +200,8 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 // just accepted, is the only silent one for the moment its first bytes take to arrive.
 func (c *Conns) evictUnauthLocked() *Conn {
 	now := c.now()
-	if !mutated("http-conn-grace") {
+	grace := !mutated("http-conn-grace")
+	if grace {
 		if e := c.oldestUnauthLocked(); e != nil && now.Sub(e.born) >= NewConnGrace {
 			c.removeLocked(e)
 			return e
@@ -208,7 +209,7 @@ func (c *Conns) evictUnauthLocked() *Conn {
 	}
 	if !mutated("http-evict-silent") {
 		silent := func(o *Conn) bool {
-			if o.auth || o.heard.Load() || now.Sub(o.born) < SilentGrace {
+			if o.auth || o.heard.Load() || grace && now.Sub(o.born) < SilentGrace {
 				return false
 			}
 			if hasInput(o.Conn) { // its bytes are in, not yet read
