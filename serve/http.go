@@ -54,7 +54,8 @@ type HTTPOptions struct {
 	// with the token.
 	MaxUnauthConns int
 	// MaxSessions bounds live MCP sessions (0: limits.max_sessions); past it a new session
-	// gets 503.
+	// closes the least recently used idle one (its client's next request gets 404), and gets
+	// 503 only when every session has a request or call in progress.
 	MaxSessions int
 	// SessionIdle ends a session with no request for this long, its executor state with it
 	// (0: limits.session_idle).
@@ -183,6 +184,10 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	}
 	srv, r := newServer(p, ex, o)
 	sessions := httpbound.NewSessions(b.maxSessions)
+	evictions := newBoundLog(log, time.Now)
+	evictions.msg = "HTTP session bound reached (limits.max_sessions): the least recently used idle session was closed to make room"
+	defer evictions.flush()
+	sessions.OnEvict = func(string) { evictions.hit("closed the least recently used idle session") }
 	r.slots.live = sessions.Len // many sessions: the last free slot is kept for one with no call running
 	srv.AddReceivingMiddleware(countSessions(ex, sessions))
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },

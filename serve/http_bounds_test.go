@@ -197,49 +197,78 @@ func initSession(t *testing.T, hc *http.Client, url string) (int, string, string
 	return resp.StatusCode, resp.Header.Get(sessionIDHeader), string(b)
 }
 
-// Live sessions are capped: past limits.max_sessions a new session gets 503 saying which bound;
-// the sessions already open keep working; a session that ends frees its place.
+// Live sessions are capped: at limits.max_sessions, with every session's call running, a new
+// session gets 503 saying which bound. Once a session is idle (its call over), a new session
+// takes its place: the idle one is closed like an idle expiry (its executor state ends, its
+// client's next request is refused, 404), the busy ones are never touched. Red without the
+// cap (mutant http-session-cap: the 503s never come) and without the eviction (mutant
+// http-session-evict: the new session is refused for as long as limits.session_idle).
 func TestHTTPSessionCap(t *testing.T) {
-	const max = 5
-	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken, MaxSessions: max})
-	cs := httpClient(t, url, boundsToken)
-	defer cs.Close()
+	const max = 3
+	f := &fakeExec{}
+	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: max})
+	var clients []*mcp.ClientSession
+	var cancels []context.CancelFunc
+	var wg sync.WaitGroup
+	defer func() {
+		for i, c := range cancels {
+			c()
+			defer clients[i].Close()
+		}
+		wg.Wait()
+	}()
+	for range max {
+		cs := httpClient(t, url, boundsToken)
+		ctx, cancel := context.WithCancel(context.Background())
+		clients, cancels = append(clients, cs), append(cancels, cancel)
+		wg.Go(func() {
+			_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"sleep": "30s"}})
+		})
+	}
+	waitFor(t, 5*time.Second, "every session's call running", func() bool { return f.running.Load() == max })
 	hc := &http.Client{}
-	var ids []string
-	var refused int
-	for range 200 {
-		code, id, body := initSession(t, hc, url)
-		switch code {
-		case http.StatusOK:
-			ids = append(ids, id)
-		case http.StatusServiceUnavailable:
-			refused++
-			if !strings.Contains(body, "limits.max_sessions") || !strings.Contains(body, fmt.Sprint(max)) {
-				t.Fatalf("the 503 does not name the bound: %q", body)
-			}
-		default:
-			t.Fatalf("initialize: %d %q", code, body)
+	for range 50 {
+		code, _, body := initSession(t, hc, url)
+		if code != http.StatusServiceUnavailable {
+			t.Fatalf("initialize with every session busy: %d %q, want 503", code, body)
+		}
+		if !strings.Contains(body, "limits.max_sessions") || !strings.Contains(body, fmt.Sprint(max)) {
+			t.Fatalf("the 503 does not name the bound: %q", body)
 		}
 	}
-	if len(ids) != max-1 || refused != 200-(max-1) {
-		t.Fatalf("%d sessions started, %d refused; want %d started beside the client's own", len(ids), refused, max-1)
-	}
-	callWithin(t, cs, time.Second, "sessions at the bound")
-	// One ends (DELETE): a new one may start.
-	req, _ := http.NewRequest(http.MethodDelete, url, nil)
-	req.Header.Set("Authorization", "Bearer "+boundsToken)
-	req.Header.Set(sessionIDHeader, ids[0])
-	if resp, err := hc.Do(req); err != nil || resp.StatusCode/100 != 2 {
-		t.Fatalf("DELETE: %v %v", resp, err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	// The second client's call ends: its session is idle now, the least recently used idle one.
+	idle := clients[1]
+	cancels[1]()
+	waitFor(t, 5*time.Second, "the cancelled call over", func() bool { return f.running.Load() == max-1 })
+	waitFor(t, 5*time.Second, "a new session in place of the idle one", func() bool {
 		code, _, _ := initSession(t, hc, url)
-		if code == http.StatusOK {
-			break
-		}
+		return code == http.StatusOK
+	})
+	waitFor(t, 5*time.Second, "the evicted session's EndSession", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.ended) == 1 && f.ended[0] == idle.ID()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	_, err := idle.CallTool(ctx, &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"echo": "x"}})
+	if err == nil || !strings.Contains(err.Error(), "session not found") {
+		t.Fatalf("the evicted session's call: %v, want session not found (404)", err)
+	}
+	t.Logf("the evicted session's next call: %v (after %s)", err, time.Since(t0).Round(time.Microsecond))
+	if n := f.running.Load(); n != max-1 {
+		t.Fatalf("%d calls running after the eviction, want the %d busy sessions' calls untouched", n, max-1)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after d.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("a session ended but a new one still gets %d", code)
+			t.Fatalf("not within %s: %s", d, what)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -259,9 +288,6 @@ func TestHTTPSessionIdleExpiry(t *testing.T) {
 	hc := &http.Client{}
 	if code, _, _ := initSession(t, hc, url); code != http.StatusOK { // abandoned at once
 		t.Fatalf("second session: %d", code)
-	}
-	if code, _, _ := initSession(t, hc, url); code != http.StatusServiceUnavailable {
-		t.Fatalf("third session past the bound of 2: %d, want 503", code)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -311,10 +337,14 @@ func TestHTTPBearerSchemeCaseInsensitive(t *testing.T) {
 	}
 }
 
-// Many abandoned sessions at once (concurrently): the bound holds, never overshoots.
+// Many abandoned sessions at once (concurrently): each new one takes the place of an idle one,
+// and the bound holds: once the evicted ones are ended, exactly the bound are left, and every
+// other ended its executor state.
 func TestHTTPSessionCapConcurrent(t *testing.T) {
 	const max = 10
-	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken, MaxSessions: max})
+	f := &fakeExec{}
+	before := countTracked()
+	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: max})
 	var mu sync.Mutex
 	ok := 0
 	var wg sync.WaitGroup
@@ -331,7 +361,12 @@ func TestHTTPSessionCapConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if ok != max {
-		t.Fatalf("%d sessions started concurrently, want exactly the bound %d", ok, max)
+	if ok != 400 {
+		t.Fatalf("%d of 400 abandoned sessions started, want all (each in place of an idle one)", ok)
 	}
+	waitFor(t, 10*time.Second, "the evicted sessions ended, the bound's worth left", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.ended) == 400-max && countTracked()-before == max
+	})
 }

@@ -23,11 +23,26 @@ const sessionIDHeader = "Mcp-Session-Id"
 // state.
 func sessionTimeout(d time.Duration) time.Duration { return httpbound.IdleTimeout(d) }
 
-// admitSessions refuses, with 503, a request that would start a session once limits.max_sessions
-// are live; the place it reserves is held until the session is counted (countSessions).
+// admitSessions bounds the live sessions (limits.max_sessions). A request that would start
+// one reserves a place, held until the session is counted (countSessions); at the bound the
+// least recently used idle session is closed to make room, and only when every session has a
+// request or call in progress is the new one refused with 503. A request of a session closed
+// to make room gets 404, so its client starts a new one (as after an idle expiry); every other
+// request of a session marks it busy while it is served.
 func admitSessions(s *httpbound.Sessions, b httpBounds, refusals *refusalLog, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get(sessionIDHeader) != "" {
+		if id := r.Header.Get(sessionIDHeader); id != "" {
+			end, ok := s.Begin(id, r.Method == http.MethodGet)
+			if !ok {
+				http.Error(w, "session not found: it was closed to make room for a new one (limits.max_sessions), "+
+					"as an idle session is after limits.session_idle: start a new session (initialize)", http.StatusNotFound)
+				return
+			}
+			defer end()
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -46,19 +61,30 @@ func admitSessions(s *httpbound.Sessions, b httpBounds, refusals *refusalLog, ne
 }
 
 // countSessions counts each session from its initialize until it ends, however it ends
-// (client DELETE, idle expiry, shutdown), and then ends its executor state (EndSession).
+// (client DELETE, idle expiry, eviction to make room, shutdown), and then ends its executor
+// state (EndSession). Every other method marks its session busy while it runs (a call whose
+// request is gone still holds its session), so the bound never evicts it.
 func countSessions(ex executor.Executor, s *httpbound.Sessions) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && method == "initialize" {
-				if st, first := track(ss); first {
-					s.Add(st.id)
-					go func() {
-						_ = ss.Wait()
-						EndSession(ex, ss)
-						s.Remove(st.id)
-					}()
-				}
+			ss, ok := req.GetSession().(*mcp.ServerSession)
+			if !ok || ss == nil {
+				return next(ctx, method, req)
+			}
+			if method != "initialize" {
+				end, _ := s.Begin(ss.ID(), false) // ss.ID, not SessionID: it would track an ended session again
+				defer end()
+				return next(ctx, method, req)
+			}
+			if st, first := track(ss); first {
+				// Closed like an idle expiry (the MCP handler forgets it; its client's next
+				// request gets 404), without waiting on the request that evicts it.
+				s.Add(st.id, func() { go ss.Close() })
+				go func() {
+					_ = ss.Wait()
+					EndSession(ex, ss)
+					s.Remove(st.id)
+				}()
 			}
 			return next(ctx, method, req)
 		}
@@ -73,10 +99,12 @@ type boundLog struct {
 	mu    sync.Mutex
 	start time.Time
 	n     map[string]int
+	msg   string // said for the first in a window
 }
 
 func newBoundLog(log *slog.Logger, now func() time.Time) *boundLog {
-	return &boundLog{log: log, now: now, n: map[string]int{}}
+	return &boundLog{log: log, now: now, n: map[string]int{},
+		msg: "HTTP connection bound reached (limits.max_connections; at most a quarter without a valid token)"}
 }
 
 func (l *boundLog) hit(what string) {
@@ -86,8 +114,7 @@ func (l *boundLog) hit(what string) {
 		// The first in a new window is said at once; the rest of the window is counted.
 		l.flushLocked()
 		l.start = now
-		l.log.Warn("HTTP connection bound reached (limits.max_connections; at most a quarter without a valid token)",
-			"action", what)
+		l.log.Warn(l.msg, "action", what)
 		return
 	}
 	l.n[what]++
@@ -101,7 +128,7 @@ func (l *boundLog) flush() {
 
 func (l *boundLog) flushLocked() {
 	for what, n := range l.n {
-		l.log.Warn("HTTP connection bound at work", "action", what, "count", n, "since", l.start.UTC().Format(time.RFC3339))
+		l.log.Warn("HTTP bound at work", "action", what, "count", n, "since", l.start.UTC().Format(time.RFC3339))
 	}
 	clear(l.n)
 }

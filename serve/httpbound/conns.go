@@ -11,12 +11,29 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// NewConnGrace is how long a just-accepted connection is spared when an unauthenticated one
+// must be closed: the victim is the oldest unauthenticated connection older than this,
+// whatever it has sent, so a flood of connections that send a byte at once (and hold it
+// there) cannot make a token client's fresh connection, the only one that has not spoken
+// yet, the one to go. Only when every unauthenticated connection is younger does the
+// silent-first rule decide. A second is far more than a client needs to send its head on a
+// connection it just opened, and far less than any flood's connection is held.
+const NewConnGrace = time.Second
+
+// SilentGrace is how long a connection that has sent nothing is spared by the rule that
+// closes silent connections first (see evictUnauthLocked): longer than a client's first
+// bytes take to arrive on a connection it just opened, on a loaded machine.
+const SilentGrace = 50 * time.Millisecond
 
 // Conns bounds the connections of one listener. Every connection starts unauthenticated; the
 // guard marks it authenticated once a request on it carries the token. At most maxUnauth
-// unauthenticated connections are open at once: past that, the oldest is closed, so a flood
-// of idle or dripping connections only ever displaces itself. At most max connections are
+// unauthenticated connections are open at once: past that, the oldest is closed (sparing, while
+// a flood churns faster than NewConnGrace, those that are newest or still within SilentGrace
+// of their accept: see evictUnauthLocked), so a flood of idle or dripping connections only
+// ever displaces itself. At most max connections are
 // open in all: past that the oldest unauthenticated one is closed, else the oldest idle
 // authenticated one (a keep-alive connection with no request in flight), else the new
 // connection is refused. The difference max-maxUnauth is headroom unauthenticated
@@ -33,6 +50,8 @@ type Conns struct {
 	// OnBound, if set, is called (outside the lock) each time a connection is evicted or
 	// refused, with what happened; serve rate-limits its log line.
 	OnBound func(what string)
+
+	now func() time.Time // time.Now; tests move it
 }
 
 // NewConns bounds connections to max in all, maxUnauth of them unauthenticated
@@ -44,7 +63,7 @@ func NewConns(max, maxUnauth int) *Conns {
 	if maxUnauth < 1 || maxUnauth > max {
 		maxUnauth = max
 	}
-	return &Conns{max: max, maxUnauth: maxUnauth}
+	return &Conns{max: max, maxUnauth: maxUnauth, now: time.Now}
 }
 
 // Limits returns the bounds in force (total, unauthenticated).
@@ -65,6 +84,7 @@ type Conn struct {
 	auth  bool          // guarded by owner.mu
 	idle  bool          // between requests (http.StateIdle); guarded by owner.mu
 	heard atomic.Bool   // a byte has come in on it
+	born  time.Time     // when it was accepted
 	once  sync.Once
 }
 
@@ -114,7 +134,7 @@ func (c *Conns) removeLocked(t *Conn) {
 // admit tracks a new connection, evicting older ones as the bounds require; it returns nil
 // (and has closed nc) when there is no room.
 func (c *Conns) admit(nc net.Conn) *Conn {
-	t := &Conn{Conn: nc, owner: c}
+	t := &Conn{Conn: nc, owner: c, born: c.now()}
 	var victims []*Conn
 	c.mu.Lock()
 	classes := !mutated("http-unauth-cap")
@@ -167,14 +187,29 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 	return t
 }
 
-// evictUnauthLocked takes the oldest unauthenticated connection that has sent nothing, else
-// the oldest unauthenticated one: a client with the token whose request is on its way (its
-// connection is unauthenticated until the request's head is parsed) is not closed while a
-// connection that sent nothing at all is open.
+// evictUnauthLocked picks the unauthenticated connection to close:
+//   - the oldest older than NewConnGrace, whatever it has sent;
+//   - else (every one is younger: a fast churn) the oldest that has sent nothing for
+//     SilentGrace since it was accepted: a churn of idle connections displaces itself, and a
+//     client with the token whose request is on its way (its connection is unauthenticated
+//     until the request's head is parsed) is not closed while such a connection is open;
+//   - else the oldest: a token client's fresh connection, the newest, goes last.
+//
+// A connection that has sent nothing is spared for SilentGrace, not evicted first at once:
+// under a churn of connections that each send a byte at once, a token client's connection,
+// just accepted, is the only silent one for the moment its first bytes take to arrive.
 func (c *Conns) evictUnauthLocked() *Conn {
+	now := c.now()
+	grace := !mutated("http-conn-grace")
+	if grace {
+		if e := c.oldestUnauthLocked(); e != nil && now.Sub(e.born) >= NewConnGrace {
+			c.removeLocked(e)
+			return e
+		}
+	}
 	if !mutated("http-evict-silent") {
 		silent := func(o *Conn) bool {
-			if o.auth || o.heard.Load() {
+			if o.auth || o.heard.Load() || grace && now.Sub(o.born) < SilentGrace {
 				return false
 			}
 			if hasInput(o.Conn) { // its bytes are in, not yet read
@@ -188,6 +223,17 @@ func (c *Conns) evictUnauthLocked() *Conn {
 		}
 	}
 	return c.evictLocked(func(o *Conn) bool { return !o.auth })
+}
+
+// oldestUnauthLocked is the oldest unauthenticated connection (nil if none); the list is in
+// the order connections were accepted.
+func (c *Conns) oldestUnauthLocked() *Conn {
+	for e := c.all.Front(); e != nil; e = e.Next() {
+		if o := e.Value.(*Conn); !o.auth {
+			return o
+		}
+	}
+	return nil
 }
 
 // evictLocked takes the oldest connection that matches out of the list (nil if none).

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 )
 
 type pipeConn struct {
@@ -84,26 +85,38 @@ func TestSessionsReserve(t *testing.T) {
 	if _, ok := s.Reserve(); !ok1 || !ok2 || ok {
 		t.Fatal("a third reservation past the bound of 2 was granted")
 	}
-	s.Add("x") // the first request started its session
+	s.Add("x", nil) // the first request started its session
+	end, _ := s.Begin("x", false)
 	r1()
 	r1() // twice is harmless
 	if _, ok := s.Reserve(); ok {
-		t.Fatal("granted with one live session and one reservation pending")
+		t.Fatal("granted with one busy live session and one reservation pending")
 	}
+	end()
 	s.Remove("x")
 	if _, ok := s.Reserve(); !ok {
 		t.Fatal("not granted after the session ended")
 	}
 }
 
+// clock is a settable time for Conns.now.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time      { return c.t }
+func (c *clock) add(d time.Duration) { c.t = c.t.Add(d) }
+func fakeClock(c *Conns) *clock      { k := &clock{t: time.Unix(1e9, 0)}; c.now = k.now; return k }
+
 // A connection that has sent bytes (a request on its way, not yet authenticated) outlives
-// the ones that sent nothing, older or not; when every one has sent bytes the oldest goes.
+// the ones that sent nothing, older or not, once those are older than SilentGrace (all
+// younger than NewConnGrace); when every one has sent bytes the oldest goes.
 func TestConnsSilentEvictedFirst(t *testing.T) {
 	c := NewConns(8, 2)
+	k := fakeClock(c)
 	p1, p2 := newPipe(), newPipe()
 	t1 := c.admit(p1)
 	c.admit(p2)
 	t1.heard.Store(true) // its request's head is being read
+	k.add(SilentGrace)
 	p3 := newPipe()
 	t3 := c.admit(p3)
 	if p1.closed || !p2.closed || p3.closed {
@@ -115,4 +128,84 @@ func TestConnsSilentEvictedFirst(t *testing.T) {
 	if !p1.closed || p3.closed || p4.closed {
 		t.Fatalf("all heard: the oldest should go (closed: %v %v %v)", p1.closed, p3.closed, p4.closed)
 	}
+}
+
+// A connection that has sent nothing yet but was accepted less than SilentGrace ago (a token
+// client's, its head not in yet) is not taken for a silent one: older connections that have
+// sent a byte go first.
+func TestConnsFreshSilentSpared(t *testing.T) {
+	c := NewConns(8, 2)
+	k := fakeClock(c)
+	a := c.admit(newPipe())
+	a.heard.Store(true) // a one-byte sender
+	k.add(10 * time.Millisecond)
+	fresh := newPipe()
+	c.admit(fresh)
+	k.add(10 * time.Millisecond)
+	c.admit(newPipe())
+	if fresh.closed || !a.Conn.(*pipeConn).closed {
+		t.Fatalf("the fresh silent connection was closed (%v), not the older one-byte sender (%v)", fresh.closed, a.Conn.(*pipeConn).closed)
+	}
+}
+
+// Past NewConnGrace the oldest unauthenticated connection goes whatever it has sent: a
+// flood of one-byte senders held open cannot make a token client's fresh, silent connection
+// the victim, even once that connection is older than SilentGrace.
+func TestConnsGraceOldestFirst(t *testing.T) {
+	c := NewConns(8, 2)
+	k := fakeClock(c)
+	a := c.admit(newPipe())
+	a.heard.Store(true) // a one-byte sender, held
+	k.add(NewConnGrace)
+	fresh := newPipe()
+	c.admit(fresh) // a token client's, its head not in yet
+	k.add(SilentGrace)
+	c.admit(newPipe())
+	if fresh.closed || !a.Conn.(*pipeConn).closed {
+		t.Fatalf("the fresh connection was closed (%v), not the one-byte sender older than the grace (%v)", fresh.closed, a.Conn.(*pipeConn).closed)
+	}
+}
+
+// At the bound a new session takes the place of the least recently used idle one, which is
+// closed and whose requests are then refused (Begin not ok); a session with a request or call
+// in progress is never taken, one with only a GET stream open after every idle one; with
+// every session busy the new one is refused.
+func TestSessionsEvictIdle(t *testing.T) {
+	s := NewSessions(3)
+	closed := map[string]int{}
+	for _, id := range []string{"a", "b", "c"} {
+		s.Add(id, func() { closed[id]++ })
+	}
+	endA, _ := s.Begin("a", false) // a call running
+	endC, _ := s.Begin("c", true)  // a GET stream open
+	// b is idle: it goes, though a is older.
+	if _, ok := s.Reserve(); !ok {
+		t.Fatal("refused at the bound with an idle session open")
+	}
+	if closed["b"] != 1 || closed["a"] != 0 || closed["c"] != 0 || s.Evicted.Load() != 1 {
+		t.Fatalf("closed %v; want b alone", closed)
+	}
+	if _, ok := s.Begin("b", false); ok {
+		t.Fatal("an evicted session's request was let through")
+	}
+	s.Remove("b") // its end, as countSessions reports it
+	s.Add("d", nil)
+	endD, _ := s.Begin("d", false)
+	// a busy, d busy, c with only its stream: c goes.
+	if _, ok := s.Reserve(); !ok || closed["c"] != 1 || closed["a"] != 0 {
+		t.Fatalf("with a stream-only session open: ok %v, closed %v; want c closed", ok, closed)
+	}
+	endC()
+	s.Remove("c")
+	s.Add("e", nil)
+	endE, _ := s.Begin("e", false)
+	if _, ok := s.Reserve(); ok || closed["a"] != 0 {
+		t.Fatalf("every session busy: ok %v, closed %v; want refused", ok, closed)
+	}
+	endA()
+	if _, ok := s.Reserve(); !ok || closed["a"] != 1 {
+		t.Fatalf("a idle again: ok %v, closed %v; want a closed", ok, closed)
+	}
+	endD()
+	endE()
 }
