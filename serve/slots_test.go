@@ -59,7 +59,7 @@ func TestSlotsFairAcrossSessions(t *testing.T) {
 	if err != nil || res.IsError || !strings.Contains(text(res), "hi") {
 		t.Fatalf("session B's call: %v %q", err, text(res))
 	}
-	if took > time.Second {
+	if took > 2*time.Second { // A's calls take 3 s and the timeout is 6 s: unfair, B waits for them
 		t.Fatalf("session B's call waited %s behind session A's flood; it should be answered at once", took)
 	}
 	if runningA != 3 {
