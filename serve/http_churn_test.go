@@ -20,59 +20,10 @@ import (
 func TestHTTPChurnDoesNotResetTokenClients(t *testing.T) {
 	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken}) // 256 connections, 64 without a token
 	addr := hostAddr(url)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Go(func() {
-			var held []net.Conn
-			defer func() {
-				for _, c := range held {
-					c.Close()
-				}
-			}()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c, err := net.DialTimeout("tcp", addr, time.Second)
-				if err != nil {
-					continue
-				}
-				held = append(held, c)
-				if len(held) > 300 {
-					held[0].Close()
-					held = held[1:]
-				}
-			}
-		})
-	}
-	defer func() { close(stop); wg.Wait() }()
+	defer churn(addr, 300, nil)()
 	time.Sleep(300 * time.Millisecond)
-	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
-	var failed []string
-	unsent := 0
 	start := time.Now()
-	for i := 0; i < 120 && time.Since(start) < 20*time.Second; i++ {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		req.Header.Set("Authorization", "Bearer "+boundsToken)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Close = true
-		resp, err := hc.Do(req)
-		if err != nil && strings.Contains(err.Error(), "server closed idle connection") {
-			// Closed before the client had written a byte: no server can tell it from the
-			// churn's, and the request never left (safe to retry). Counted, not failed.
-			unsent++
-			continue
-		}
-		if err != nil {
-			failed = append(failed, err.Error())
-			continue
-		}
-		resp.Body.Close()
-	}
+	failed, unsent := tokenPings(url, 120)
 	// On a loaded 2-CPU machine (-race, other packages' tests beside it) a request can still be
 	// in flight between the client's write and the kernel's socket when its connection is
 	// judged: it then looks as silent as the churn's. A few such losses are tolerated
@@ -80,14 +31,14 @@ func TestHTTPChurnDoesNotResetTokenClients(t *testing.T) {
 	if len(failed) > churnTolerated(120) {
 		t.Fatalf("%d of 120 token requests on new connections failed during the churn (at most %d tolerated): %s", len(failed), churnTolerated(120), failed[0])
 	}
-	t.Logf("120 token requests on new connections during the churn: %d reset (≤ %d tolerated), %d closed before they were sent; %s", len(failed), churnTolerated(120), unsent, time.Since(start).Round(time.Millisecond))
+	t.Logf("120 token requests on new connections during the churn: %d reset (≤ %d tolerated), %d closed before they were sent; %s", len(failed), churnTolerated(120), len(unsent), time.Since(start).Round(time.Millisecond))
 }
 
 // Hostile peer, churn of one-byte senders: threads open connections that at once send the
 // start of a request head (a POST with a 100 KB Content-Length) and never finish it, holding
 // the last 500 each (1,500 in all), while a client with the token sends 60 pings, each on a
-// new connection. At most 1 of 60 fails. The churn is fast (thousands of connections a
-// second: each of the 64 places without a token is held for milliseconds, far less than
+// new connection. At most a tenth fail (churnTolerated). The churn is fast (thousands of
+// connections a second: each of the 64 places without a token is held for milliseconds, far less than
 // httpbound.NewConnGrace), so what spares the token client's just-accepted connection, the
 // only one that has not spoken yet, is httpbound.SilentGrace: the oldest goes, not the silent
 // one. Red without the graces (mutant http-conn-grace) in most runs: 2 to 5 of 60 reset
@@ -96,54 +47,12 @@ func TestHTTPChurnDoesNotResetTokenClients(t *testing.T) {
 func TestHTTPOneByteChurnDoesNotResetTokenClients(t *testing.T) {
 	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken}) // 256 connections, 64 without a token
 	addr := hostAddr(url)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 3 {
-		wg.Go(func() {
-			var held []net.Conn
-			defer func() {
-				for _, c := range held {
-					c.Close()
-				}
-			}()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				c, err := net.DialTimeout("tcp", addr, time.Second)
-				if err != nil {
-					continue
-				}
-				c.Write([]byte("POST " + HTTPPath + " HTTP/1.1\r\nContent-Length: 100000\r\n"))
-				held = append(held, c)
-				if len(held) > 500 {
-					held[0].Close()
-					held = held[1:]
-				}
-			}
-		})
-	}
-	defer func() { close(stop); wg.Wait() }()
+	defer churn(addr, 500, []byte("POST "+HTTPPath+" HTTP/1.1\r\nContent-Length: 100000\r\n"))()
 	time.Sleep(300 * time.Millisecond)
-	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
-	var failed []string
 	start := time.Now()
 	const n = 60
-	for i := 0; i < n && time.Since(start) < 20*time.Second; i++ {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		req.Header.Set("Authorization", "Bearer "+boundsToken)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Close = true
-		resp, err := hc.Do(req)
-		if err != nil {
-			failed = append(failed, err.Error())
-			continue
-		}
-		resp.Body.Close()
-	}
+	failed, unsent := tokenPings(url, n)
+	failed = append(failed, unsent...) // here a connection closed before its request counts as lost
 	if len(failed) > churnTolerated(n) {
 		t.Fatalf("%d of %d token requests on new connections failed during the one-byte churn (at most %d tolerated): %s", len(failed), n, churnTolerated(n), failed[0])
 	}
@@ -157,3 +66,65 @@ func TestHTTPOneByteChurnDoesNotResetTokenClients(t *testing.T) {
 // deterministic catchers of the eviction rules are httpbound's TestConnsSilentEvictedFirst,
 // TestConnsGraceOldestFirst and TestConnsFreshSilentSpared.
 func churnTolerated(n int) int { return n / 10 }
+
+// churn opens connections without a token from 3 goroutines as fast as it can, writes first on
+// each (nothing if nil) and holds the last hold of each goroutine; the returned func stops it.
+func churn(addr string, hold int, first []byte) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			var held []net.Conn
+			defer func() {
+				for _, c := range held {
+					c.Close()
+				}
+			}()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				c, err := net.DialTimeout("tcp", addr, time.Second)
+				if err != nil {
+					continue
+				}
+				if first != nil {
+					c.Write(first)
+				}
+				held = append(held, c)
+				if len(held) > hold {
+					held[0].Close()
+					held = held[1:]
+				}
+			}
+		})
+	}
+	return func() { close(done); wg.Wait() }
+}
+
+// tokenPings sends n pings with the token, each on a new connection (20 s at most), and returns
+// the errors of those lost, apart from those closed before the client wrote a byte (unsent: no
+// server can tell such a connection from the churn's, and the request never left).
+func tokenPings(url string, n int) (failed, unsent []string) {
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	start := time.Now()
+	for i := 0; i < n && time.Since(start) < 20*time.Second; i++ {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Authorization", "Bearer "+boundsToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Close = true
+		resp, err := hc.Do(req)
+		switch {
+		case err != nil && strings.Contains(err.Error(), "server closed idle connection"):
+			unsent = append(unsent, err.Error())
+		case err != nil:
+			failed = append(failed, err.Error())
+		default:
+			resp.Body.Close()
+		}
+	}
+	return failed, unsent
+}
