@@ -206,7 +206,9 @@ func initSession(t *testing.T, hc *http.Client, url string) (int, string, string
 func TestHTTPSessionCap(t *testing.T) {
 	const max = 3
 	f := &fakeExec{}
-	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: max})
+	// the busy sessions' calls must outlive the whole test: on a loaded machine starting the
+	// sessions took seconds, and a 5 s limits.timeout ended the first call before the last began
+	url, _, _ := startHTTPPolicy(t, testPolicy(20*time.Second, 4), f, HTTPOptions{Token: boundsToken, MaxSessions: max})
 	var clients []*mcp.ClientSession
 	var cancels []context.CancelFunc
 	var wg sync.WaitGroup

@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"io"
 	"log/slog"
 	"net"
@@ -32,6 +33,12 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // and Run's result.
 func startHTTP(t *testing.T, ex executor.Executor, h HTTPOptions) (string, context.CancelFunc, chan error) {
 	t.Helper()
+	return startHTTPPolicy(t, testPolicy(5*time.Second, 4), ex, h)
+}
+
+// startHTTPPolicy is startHTTP with a policy of the test's own.
+func startHTTPPolicy(t *testing.T, p *policy.Policy, ex executor.Executor, h HTTPOptions) (string, context.CancelFunc, chan error) {
+	t.Helper()
 	addrc := make(chan net.Addr, 1)
 	if h.Addr == "" {
 		h.Addr = "127.0.0.1:0"
@@ -39,7 +46,7 @@ func startHTTP(t *testing.T, ex executor.Executor, h HTTPOptions) (string, conte
 	h.Listening = func(a net.Addr) { addrc <- a }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, testPolicy(5*time.Second, 4), ex, Options{HTTP: &h}) }()
+	go func() { done <- Run(ctx, p, ex, Options{HTTP: &h}) }()
 	select {
 	case a := <-addrc:
 		t.Cleanup(func() { cancel(); <-done })

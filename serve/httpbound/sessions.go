@@ -21,6 +21,7 @@ type Sessions struct {
 	lru     list.List           // *session, least recently used first
 	gone    map[string]struct{} // evicted, not yet Removed: their requests get 404
 	pending int
+	taken   int // reservations whose session was added before their request ended (see Add)
 
 	// Evicted counts sessions closed to make room (for logs and tests).
 	Evicted atomic.Int64
@@ -80,7 +81,11 @@ func (s *Sessions) Reserve() (release func(), ok bool) {
 	return func() {
 		once.Do(func() {
 			s.mu.Lock()
-			s.pending--
+			if s.taken > 0 {
+				s.taken-- // a reservation its session already took over (Add)
+			} else {
+				s.pending--
+			}
 			s.mu.Unlock()
 		})
 	}, true
@@ -120,6 +125,13 @@ func (s *Sessions) Add(id string, close func()) {
 	o := &session{id: id, close: close}
 	o.elem = s.lru.PushBack(o)
 	s.live[id] = o
+	// The initialize that started it held a reserved place: the session takes that place now,
+	// not when the request's handler returns (its client may start the next session first,
+	// which then saw the one place counted twice and was refused below the bound).
+	if s.pending > 0 {
+		s.pending--
+		s.taken++
+	}
 }
 
 // Remove forgets an ended session.
