@@ -24,7 +24,7 @@ const sessionIDHeader = "Mcp-Session-Id"
 func sessionTimeout(d time.Duration) time.Duration { return httpbound.IdleTimeout(d) }
 
 // admitSessions bounds the live sessions (limits.max_sessions). A request that would start
-// one reserves a place, held until the session is counted (countSessions); at the bound the
+// one (an initialize without a session id) reserves a place, held until the session is counted (countSessions); at the bound the
 // least recently used idle session is closed to make room, and only when every session has a
 // request or call in progress is the new one refused with 503. A request of a session closed
 // to make room gets 404, so its client starts a new one (as after an idle expiry); every other
@@ -42,7 +42,7 @@ func admitSessions(s *httpbound.Sessions, b httpBounds, refusals *refusalLog, ne
 			next.ServeHTTP(w, r)
 			return
 		}
-		if r.Method != http.MethodPost {
+		if r.Method != http.MethodPost || !startsSession(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

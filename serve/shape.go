@@ -69,6 +69,33 @@ func checkHTTPMessage(w http.ResponseWriter, r *http.Request, maxBody int64) boo
 		_ = json.Unmarshal(body, &probe)
 		return refuse(probe.ID, why)
 	}
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	r.Body, r.ContentLength = &readBody{Reader: bytes.NewReader(body), raw: body}, int64(len(body))
 	return true
+}
+
+// readBody is a POST body checkHTTPMessage has read: the handler reads it again, and the
+// session bound asks what it is without a second copy.
+type readBody struct {
+	*bytes.Reader
+	raw []byte
+}
+
+func (*readBody) Close() error { return nil }
+
+// startsSession reports whether a POST without a session id may start a session: only an
+// initialize does (the SDK closes any other such request's session when it is answered: a
+// 2026-07-28 client's server/discover, a ping). The body is decoded by the SDK's own decoder,
+// so the two cannot disagree on what the method is; a body checkHTTPMessage did not read is
+// counted as one that may.
+func startsSession(r *http.Request) bool {
+	b, ok := r.Body.(*readBody)
+	if !ok || mutated("http-session-reserve-all") {
+		return true
+	}
+	msg, err := jsonrpc.DecodeMessage(b.raw)
+	if err != nil {
+		return false // the handler refuses it without a session
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && req.Method == "initialize"
 }
