@@ -33,6 +33,13 @@ type box struct {
 	pooled bool
 	hj     types.HijackedResponse
 	eg     *boxEgress // its own egress proxy (docker.network host lists), removed with it
+	// layer is its workspace layer (wsmount.go): discarded after the container's removal unless
+	// a call claimed it; gone closes when the removal ended, removeErr says if it failed.
+	layer       *wsLayer
+	claimed     atomic.Bool
+	quotaKilled atomic.Bool
+	gone        chan struct{}
+	removeErr   error
 }
 
 func randHex(n int) string {
@@ -44,9 +51,21 @@ func randHex(n int) string {
 }
 
 // newBox creates, attaches and starts a container. Whatever fails, nothing is left behind:
-// a container that was created is removed before the error returns.
+// a container that was created is removed before the error returns. An engine that cannot
+// mount the workspace's layer gets the plain bind mount from then on (layerMountFailed).
 func (e *Executor) newBox(pooled bool) (*box, error) {
-	b := &box{callID: randHex(8), nonce: randHex(16), pooled: pooled}
+	b, err := e.startBox(pooled)
+	if e.layerMountFailed(b, err) {
+		return e.startBox(pooled)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (e *Executor) startBox(pooled bool) (*box, error) {
+	b := &box{callID: randHex(8), nonce: randHex(16), pooled: pooled, gone: make(chan struct{})}
 	labels := e.me.labels()
 	labels[LabelCall] = b.callID
 	labels[LabelPolicy] = e.spec.policy
@@ -73,6 +92,7 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 	ccancel()
 	if err != nil {
 		b.eg.close()
+		b.removed()
 		e.creating.Done()
 		return nil, fmt.Errorf("create a container from %s: %w", e.spec.image, e.eng.Unreachable(err))
 	}
@@ -94,7 +114,7 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 	}
 	if err := e.eng.API.ContainerStart(ctx, b.id, container.StartOptions{}); err != nil {
 		e.destroy(b)
-		return nil, fmt.Errorf("start container %.12s (image %s): %w", b.id, e.spec.image, e.eng.Unreachable(err))
+		return b, fmt.Errorf("start container %.12s (image %s): %w", b.id, e.spec.image, e.eng.Unreachable(err))
 	}
 	if err := b.awaitReady(engineOpTimeout); err != nil {
 		e.destroy(b)
@@ -107,11 +127,15 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 // socket directory of the container's own proxy, which b keeps until destroy.
 func (e *Executor) boxSpec(b *box, name string) (spec, error) {
 	s := e.spec
+	if err := e.attachLayer(b, &s); err != nil {
+		return s, err
+	}
 	if e.egress == nil {
 		return s, nil
 	}
 	eg, err := e.egress.open(b.callID, name)
 	if err != nil {
+		b.removed()
 		return s, err
 	}
 	b.eg, s.egressDir = eg, eg.dir
@@ -164,6 +188,7 @@ func (e *Executor) destroy(b *box) {
 	}
 	e.mu.Unlock()
 	remove := func() {
+		defer b.removed()
 		defer e.tracked.Add(-1)
 		defer b.eg.close() // its proxy, tunnels and socket directory go with it
 		if e.oom != nil {
@@ -182,6 +207,7 @@ func (e *Executor) destroy(b *box) {
 			time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
 		}
 		e.log.Error("could not remove a container; the next serve removes it, or: docker rm -f "+b.id[:12], "container", b.id[:12])
+		b.removeErr = errors.New("the engine did not remove it after 3 tries")
 	}
 	if closed { // Close is waiting for nothing more: remove before returning
 		remove()
@@ -339,6 +365,9 @@ func (e *Executor) streamsEnded(ctx context.Context, c *boxCall, timeout <-chan 
 		res.ExitCode, c.oomKilled = code, oom
 		if !oom && (code == 128+15 || code == 128+9) {
 			c.stoppedFromOutside = e.outsideStop(code)
+			if c.b.quotaKilled.Load() {
+				c.stoppedFromOutside = e.quotaNote()
+			}
 		} else if code == 2 && e.spec.gvisor {
 			c.stoppedFromOutside = e.gvisorEnded()
 		}

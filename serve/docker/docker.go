@@ -106,6 +106,7 @@ type Executor struct {
 	oom        *oomWatch
 	once       sync.Once
 	egress     *egressState // docker.network host lists: serve's proxy
+	wsl        layerState   // the writable workspace's layer per container (wsmount.go)
 }
 
 // New builds the executor and starts its start-up probe (engine, image, reaper, layers, pool)
@@ -125,6 +126,8 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	e := &Executor{pol: p, spec: newSpec(p), eng: o.Engine, log: o.Logger, opts: o, me: self(),
 		memText: p.Limits.Memory.String(), removeSem: make(chan struct{}, 8), ready: make(chan struct{}), callsReady: make(chan struct{})}
+	e.spec.user, e.spec.userWhy = ownerUser(e.spec)
+	e.wsl.wanted = wantLayer(e.spec.workspace, e.spec.wsWrite)
 	if e.eng == nil {
 		eng, err := engine.New()
 		if err != nil {
@@ -223,6 +226,7 @@ func (e *Executor) probe() error {
 		e.startPool(n, info.NCPU)
 	}
 	e.openCalls(nil)
+	e.layerProbe()
 	ls, err := e.inspectLayers(ctx, v.Version, v.APIVersion, id, info.SecurityOptions, info.MemoryLimit, info.SwapLimit, info.PidsLimit, info.CPUCfsQuota)
 	if err != nil {
 		return err
@@ -241,7 +245,7 @@ func (e *Executor) Ready() error {
 // policy (inspected, not assumed), and what the engine can enforce.
 func (e *Executor) Layers() []executor.Layer {
 	<-e.ready
-	return e.layers
+	return e.liveLayers(e.layers)
 }
 
 // Tools implements executor.Executor.
@@ -365,7 +369,7 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 	}
 	if b != nil {
 		b.eg.setSession(c.Session)
-		res, err := e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
+		res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
 		e.pool.release() // the replacement starts now, off this call's path
 		if !errors.Is(err, errDelivery) {
 			return withTimeout(res, timeout), err
@@ -381,7 +385,7 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 		return nil, err
 	}
 	b.eg.setSession(c.Session)
-	res, err := e.run(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
+	res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
 	return withTimeout(res, timeout), err
 }
 

@@ -57,6 +57,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 	cr, err := e.eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "")
 	if err != nil {
 		probe.eg.close()
+		probe.removed()
 		return nil, fmt.Errorf("create a container from %s to check its settings: %w", e.spec.image, e.eng.Unreachable(err))
 	}
 	e.tracked.Add(1)
@@ -104,7 +105,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		{Name: LayerUlimits, Active: len(h.Ulimits) >= 2, Detail: strings.Join(ul, ", ")},
 		{Name: LayerEnv, Active: !envHost, Detail: onOff(!envHost, "only LANG, HOME, PYTHONDONTWRITEBYTECODE, the engine's HOSTNAME and the image's own variables",
 			"serve's own variables reached the container: "+strings.Join(leaked, ", "))},
-		workspaceLayer(h.Mounts),
+		e.workspaceLayer(h.Mounts),
 		{Name: LayerPool, Active: true, Detail: poolDetail(e.pol.Docker.Pool)},
 	}
 	return ls, nil
@@ -145,22 +146,6 @@ func runtimeLayer(rt string) executor.Layer {
 		rtDetail = rt + ": a kernel of its own between the program and the host"
 	}
 	return executor.Layer{Name: LayerRuntime, Active: vmRuntimes[rt], Detail: rtDetail}
-}
-
-// workspaceLayer: the workspace mount, if any; a writable one is not a layer.
-func workspaceLayer(mounts []mount.Mount) executor.Layer {
-	ws := executor.Layer{Name: LayerWorkspace, Active: true, Detail: "none mounted"}
-	for _, m := range mounts {
-		if m.Target == workspaceDir {
-			mode := "read-only"
-			if !m.ReadOnly {
-				mode = "WRITABLE (docker.workspace_writable): calls can change files there"
-				ws.Active = false
-			}
-			ws.Detail = fmt.Sprintf("%s at %s, %s", m.Source, m.Target, mode)
-		}
-	}
-	return ws
 }
 
 // leakedEnv names the variables of serve's own environment found in the container's (PATH and

@@ -324,6 +324,10 @@ type spec struct {
 	egress      bool
 	egressDir   string
 	egressHosts string
+	// layerOpts is a box's workspace layer's overlay options (wsmount.go), set on the box's copy
+	// of the spec like egressDir; "" = the plain bind mount. userWhy says why user is not the policy's.
+	layerOpts string
+	userWhy   string
 	// gvisor says the runtime (docker.runtime, or the engine's default) is gVisor's runsc,
 	// and gvisorSeccomp whether the engine starts it with --oci-seccomp; set by the probe
 	// from the engine's runtimes (runtimeOf), before any container is built for a call.
@@ -464,7 +468,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 		},
 	}
 	if s.workspace != "" {
-		hc.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: filepath.Clean(s.workspace), Target: workspaceDir, ReadOnly: !s.wsWrite}}
+		hc.Mounts = []mount.Mount{s.workspaceMount(labels)}
 		cfg.WorkingDir = workspaceDir
 	}
 	if s.egress && s.egressDir != "" {
@@ -478,5 +482,5 @@ func (s spec) describeUser() string {
 	if s.user == "0" || s.user == "root" || s.user == "0:0" {
 		return fmt.Sprintf("%s (root inside the container: set docker.user = %q)", s.user, defaultUser)
 	}
-	return s.user
+	return s.user + s.userWhy
 }

@@ -1,0 +1,111 @@
+package docker
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+)
+
+// userWorkspace is a workspace owned by a non-root user (uid:gid 1000:1000), as a user's
+// project folder is, holding a.txt (0644) and c.txt.
+func userWorkspace(t *testing.T) string {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to give the workspace to another user (the test runs as root in CI)")
+	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"a.txt": "old\n", "c.txt": "doomed\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{ws, filepath.Join(ws, "a.txt"), filepath.Join(ws, "c.txt")} {
+		if err := os.Chown(p, 1000, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws
+}
+
+func writable(ws string) func(*policy.Policy) {
+	return func(p *policy.Policy) { p.Docker.Workspace, p.Docker.WorkspaceWritable = ws, true }
+}
+
+// volumesOf lists the engine's volumes labelled with the executor's instance.
+func volumesOf(t *testing.T, eng *engine.Client, inst string) []string {
+	t.Helper()
+	vs, err := eng.API.VolumeList(context.Background(), volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelInstance+"="+inst))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range vs.Volumes {
+		names = append(names, v.Name)
+	}
+	return names
+}
+
+func ownerOf(t *testing.T, p string) (int, int) {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	return int(st.Uid), int(st.Gid)
+}
+
+// TestWorkspaceLayerUserOwned: with a writable workspace that belongs to a user, the container
+// runs as that user and can write the mount (as nobody it got EACCES); its writes reach the host
+// after the call, owned by the workspace's owner, a deletion included; a second call sees the
+// first's changes; the mount is the layer's overlay volume, and no volume outlives the executor.
+func TestWorkspaceLayerUserOwned(t *testing.T) {
+	eng := needEngine(t)
+	for _, pool := range []int{0, 1} {
+		ws := userWorkspace(t)
+		e := newExec(t, eng, testPolicy(writable(ws), func(p *policy.Policy) { p.Docker.Pool = pool }))
+		r := mustCall(t, e, ToolShell, map[string]any{"script": "id -u; grep -c overlay /proc/self/mountinfo >/dev/null && grep ' /workspace ' /proc/self/mountinfo | grep -o overlay | head -1; " +
+			"echo new > b.txt && echo more >> a.txt && rm c.txt && mkdir -p d/e && echo deep > d/e/f.txt && echo wrote"})
+		if r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, "1000\n") || !strings.HasSuffix(r.Stdout, "wrote\n") {
+			t.Fatalf("pool=%d: the container could not write a user's workspace: %+v", pool, r)
+		}
+		if e.wsl.on() && !strings.Contains(r.Stdout, "overlay") {
+			t.Errorf("pool=%d: /workspace is not the overlay layer: %q", pool, r.Stdout)
+		}
+		for name, want := range map[string]string{"b.txt": "new\n", "a.txt": "old\nmore\n", "d/e/f.txt": "deep\n"} {
+			b, err := os.ReadFile(filepath.Join(ws, name))
+			if err != nil || string(b) != want {
+				t.Errorf("pool=%d: %s on the host = %q, %v; want %q", pool, name, b, err, want)
+				continue
+			}
+			if uid, gid := ownerOf(t, filepath.Join(ws, name)); uid != 1000 || gid != 1000 {
+				t.Errorf("pool=%d: %s is owned by %d:%d, not the workspace's owner 1000:1000", pool, name, uid, gid)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(ws, "c.txt")); !os.IsNotExist(err) {
+			t.Errorf("pool=%d: c.txt, removed by the call, is still on the host (%v)", pool, err)
+		}
+		r = mustCall(t, e, ToolShell, map[string]any{"script": "cat b.txt d/e/f.txt; ls"})
+		if r.ExitCode != 0 || r.Stdout != "new\ndeep\na.txt\nb.txt\nd\n" {
+			t.Errorf("pool=%d: a second call does not see the first's changes: %+v", pool, r)
+		}
+		inst := e.Instance()
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if vs := volumesOf(t, eng, inst); len(vs) > 0 {
+			t.Errorf("pool=%d: volumes outlived the executor: %v", pool, vs)
+		}
+	}
+}

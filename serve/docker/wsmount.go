@@ -1,0 +1,263 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/go-units"
+	"github.com/mcpsandbox/mcpsandbox/executor"
+)
+
+// The writable workspace (docker.workspace_writable = true) is transactional: each container
+// gets its own overlay layer over the workspace (serve/wslayer), which the engine mounts at
+// /workspace through a volume of its `local` driver (type overlay: the engine is root and
+// mounts it in the host's mount namespace; the volume is anonymous, labelled like the
+// container, and removed with it). The program reads the workspace as it is and its writes land
+// in the layer's upper directory on the host; after the call, once the container (and with it
+// the overlay mount) is gone, serve commits the upper layer to the workspace, each change
+// checked (wslayer), and the result lists what was refused. During the call a watchdog kills
+// the container when the layer passes limits.workspace_quota. Where the engine cannot mount the
+// layer (rootless, a remote engine, a filesystem overlayfs refuses), containers get today's
+// plain bind mount and the layers say so.
+
+// quotaPoll is how often the watchdog measures a running call's layer.
+const quotaPoll = 250 * time.Millisecond
+
+// layerState says whether containers get the layer: the policy wants one (wanted) and, once the
+// engine failed to mount one, why it cannot (off; from then on the plain bind mount).
+type layerState struct {
+	wanted bool
+	off    atomic.Pointer[string]
+}
+
+func (l *layerState) on() bool { return l.wanted && l.off.Load() == nil }
+
+// wantLayer: a writable workspace gets the layer where this OS has overlayfs.
+func wantLayer(ws string, writable bool) bool {
+	return ws != "" && writable && layerSupported && !mutated("docker-workspace-layer")
+}
+
+// ownerUser is the user a container with a writable workspace runs as: the workspace's owner,
+// so the program can write files the user owns (as nobody, 65534, it got EACCES on every one).
+// That grants nothing nobody lacked: no capabilities, no-new-privileges and the seccomp profile
+// are the same, the uid reaches no host file but the workspace (whose writes land in the layer),
+// and the pid, ipc and mount namespaces keep the user's own processes out of reach. An explicit
+// docker.user other than the default is kept, and so is nobody for a workspace root owns.
+func ownerUser(s spec) (user, why string) {
+	if s.workspace == "" || !s.wsWrite || s.user != defaultUser {
+		return s.user, ""
+	}
+	uid, gid, err := owner(s.workspace)
+	if err != nil || uid == 0 {
+		return s.user, ""
+	}
+	return strconv.Itoa(uid) + ":" + strconv.Itoa(gid), " (the workspace's owner, so the program can write its files; no capabilities, as for nobody)"
+}
+
+// workspaceMount is /workspace: the box's overlay layer as an engine volume, or the plain bind.
+func (s spec) workspaceMount(labels map[string]string) mount.Mount {
+	if s.layerOpts == "" {
+		return mount.Mount{Type: mount.TypeBind, Source: filepath.Clean(s.workspace), Target: workspaceDir, ReadOnly: !s.wsWrite}
+	}
+	return mount.Mount{Type: mount.TypeVolume, Target: workspaceDir, VolumeOptions: &mount.VolumeOptions{NoCopy: true, Labels: labels,
+		DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{"type": "overlay", "device": "overlay", "o": s.layerOpts}}}}
+}
+
+// attachLayer gives box b its own layer when containers get one; s is b's spec.
+func (e *Executor) attachLayer(b *box, s *spec) error {
+	if !e.wsl.on() {
+		return nil
+	}
+	l, err := newWSLayer(filepath.Clean(e.spec.workspace))
+	if err != nil {
+		return err
+	}
+	b.layer, s.layerOpts = l, l.options()
+	return nil
+}
+
+// layerMountFailed says whether err is the engine failing to mount a box's layer; if so the
+// layer is off from now on (the plain bind mount, named in the layers) and the caller retries.
+func (e *Executor) layerMountFailed(b *box, err error) bool {
+	if b == nil || b.layer == nil || err == nil {
+		return false
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "mounting volume") && !strings.Contains(msg, "mount local volume") {
+		return false
+	}
+	why := msg
+	if e.wsl.off.CompareAndSwap(nil, &why) {
+		e.log.Error("the engine cannot mount the workspace's overlay layer: calls write the workspace directly (the plain bind mount), unchecked", "err", err)
+	}
+	return true
+}
+
+// runBox runs a call in b and, with a layer, settles it once the container is gone: committed
+// (checked) or discarded, as the result says.
+func (e *Executor) runBox(ctx context.Context, b *box, kind, src string, timeout time.Duration, hardStop time.Time, maxOut int) (*executor.Result, error) {
+	if b.layer == nil {
+		return e.run(ctx, b, kind, src, timeout, hardStop, maxOut)
+	}
+	b.claimed.Store(true)
+	stop := e.watchQuota(b)
+	res, err := e.run(ctx, b, kind, src, timeout, hardStop, maxOut)
+	<-b.gone // the container and its volume, hence the overlay mount, are gone
+	stop()
+	e.settle(b, res, err)
+	return res, err
+}
+
+// settle commits b's layer, or discards it: the program never ran, the call timed out, was
+// cancelled or passed the quota (unless limits.on_interrupt = "commit"), or the container could
+// not be removed (its mount may still be live).
+func (e *Executor) settle(b *box, res *executor.Result, err error) {
+	interrupted := ""
+	switch {
+	case b.removeErr != nil:
+		b.layer.discard("the container could not be removed, so its layer was not committed: " + b.removeErr.Error())
+		return
+	case errors.Is(err, errDelivery):
+		b.layer.discard("the program never ran")
+		return
+	case b.quotaKilled.Load():
+		interrupted = "the call was killed for passing limits.workspace_quota"
+	case err != nil:
+		interrupted = "the call was cancelled"
+	case res != nil && res.TimedOut:
+		interrupted = "the call timed out"
+	}
+	if interrupted != "" && e.onInterrupt() != "commit" {
+		b.layer.discard(interrupted + " (limits.on_interrupt = \"discard\")")
+		return
+	}
+	e.commit(b, res)
+}
+
+// watchQuota kills b's container when its layer passes the quota; the returned func stops it.
+func (e *Executor) watchQuota(b *box) func() {
+	done := make(chan struct{})
+	quota := e.quota()
+	go func() {
+		t := time.NewTicker(quotaPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if n, err := b.layer.size(); err != nil || n <= quota {
+				continue
+			}
+			b.quotaKilled.Store(true)
+			ctx, cancel := context.WithTimeout(context.Background(), engineOpTimeout)
+			err := e.eng.API.ContainerKill(ctx, b.id, "KILL")
+			cancel()
+			if err != nil && !isNotFound(err) {
+				e.log.Warn("killing a container past the workspace quota failed", "container", b.id[:12], "err", err)
+			}
+			return
+		}
+	}()
+	return func() { close(done) }
+}
+
+func (e *Executor) quotaNote() string {
+	return fmt.Sprintf("killed: its workspace writes passed limits.workspace_quota = %s", units.BytesSize(float64(e.quota())))
+}
+
+// workspaceLayer: the workspace mount as the engine recorded it. A layer is in force (its
+// writes are committed checked); a writable bind mount is not a layer.
+func (e *Executor) workspaceLayer(mounts []mount.Mount) executor.Layer {
+	ws := executor.Layer{Name: LayerWorkspace, Active: true, Detail: "none mounted"}
+	for _, m := range mounts {
+		if m.Target != workspaceDir {
+			continue
+		}
+		if m.Type == mount.TypeVolume && m.VolumeOptions != nil && m.VolumeOptions.DriverConfig != nil && m.VolumeOptions.DriverConfig.Options["type"] == "overlay" {
+			ws.Detail = fmt.Sprintf("%s at %s through an overlay layer per call (an engine volume): the program's writes land in the layer and "+
+				"serve commits them after the call, each checked (protected names such as .git/hooks, .envrc and agent files, symlinks out, "+
+				"FIFOs, devices, setuid bits, hard links, the owner), at most limits.workspace_quota = %s; "+
+				"a call that times out or is cancelled is %s", filepath.Clean(e.spec.workspace), workspaceDir,
+				units.BytesSize(float64(e.quota())), map[string]string{"commit": "committed", "discard": "discarded"}[e.onInterrupt()])
+			return ws
+		}
+		mode := "read-only"
+		if !m.ReadOnly {
+			mode = "WRITABLE (docker.workspace_writable): calls can change files there"
+			ws.Active = false
+			if why := e.layerGap(); why != "" {
+				mode += ", unchecked: " + why
+			}
+		}
+		ws.Detail = fmt.Sprintf("%s at %s, %s", m.Source, m.Target, mode)
+	}
+	return ws
+}
+
+// layerGap says why a writable workspace has no layer.
+func (e *Executor) layerGap() string {
+	switch {
+	case !layerSupported:
+		return "no per-call overlay layer on this OS (it needs Linux overlayfs)"
+	case e.wsl.off.Load() != nil:
+		return "the engine could not mount the per-call overlay layer: " + *e.wsl.off.Load()
+	case mutated("docker-workspace-layer"):
+		return "the layer is switched off (mutant build)"
+	}
+	return ""
+}
+
+// liveLayers is the layers with the workspace's as it is now: the engine may have failed to
+// mount a layer after the start-up probe.
+func (e *Executor) liveLayers(ls []executor.Layer) []executor.Layer {
+	if !e.wsl.wanted || e.wsl.off.Load() == nil {
+		return ls
+	}
+	out := append([]executor.Layer(nil), ls...)
+	for i := range out {
+		if out[i].Name == LayerWorkspace {
+			out[i] = e.workspaceLayer([]mount.Mount{e.spec.workspaceMount(nil)})
+		}
+	}
+	return out
+}
+
+// layerProbe starts one container with a layer, so the layers say whether the engine can mount
+// it before a call finds out (newBox falls back to the plain bind mount if it cannot).
+func (e *Executor) layerProbe() {
+	if !e.wsl.on() {
+		return
+	}
+	b, err := e.newBox(false)
+	if err != nil {
+		e.log.Warn("the workspace layer's probe container did not start", "err", err)
+		return
+	}
+	e.destroy(b)
+	<-b.gone
+}
+
+// quota is limits.workspace_quota: the bytes of file content one call may leave behind.
+func (e *Executor) quota() int64 { return 256 << 20 } // SCRATCH until the policy key lands
+
+// onInterrupt is limits.on_interrupt: "discard" (the default) or "commit".
+func (e *Executor) onInterrupt() string { return "discard" } // SCRATCH until the policy key lands
+
+// removed: b's container is gone (or will never be). A layer no call claimed is discarded.
+func (b *box) removed() {
+	if b.layer != nil && !b.claimed.Load() {
+		b.layer.discard("the container served no call")
+	}
+	if b.gone != nil {
+		close(b.gone)
+	}
+}
