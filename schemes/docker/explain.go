@@ -12,7 +12,7 @@ import (
 
 func workspaceGap(p *policy.Policy) string {
 	if p.Docker.Workspace != "" && p.Docker.WorkspaceWritable {
-		return fmt.Sprintf("workspace_writable = true: calls can change %s on the host", p.Docker.Workspace)
+		return fmt.Sprintf("workspace_writable = true: calls can change %s on the host (through the per-call layer where serve --check shows it: checked, at most limits.workspace_quota a call)", p.Docker.Workspace)
 	}
 	return ""
 }
@@ -61,7 +61,7 @@ var threats = []verify.ThreatRule{
 	{Threat: "write, truncate or delete host files", Layers: []string{sd.LayerWorkspace, sd.LayerReadOnlyRoot},
 		Gap: workspaceGap, Scenarios: []string{"write-outside-sort", "write-outside-uniq", "write-outside-python", "rc-files-home", "rc-files-python"}},
 	{Threat: "plant code the host runs later (git hooks and config, editor tasks, .envrc) in the workspace", Layers: []string{sd.LayerWorkspace},
-		Gap: workspaceGap, Scenarios: []string{"git-hooks-argv", "git-hooks-python"}},
+		Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-hookspath-custom", "git-hookspath-husky", "protected-files-argv"}},
 	{Threat: "carry state from one call to the next", Server: true, By: "a fresh container per call, removed afterwards",
 		Gap: workspaceGap, Scenarios: []string{"cross-call-leak"}},
 	{Threat: "reach the network (TCP, UDP, DNS, cloud metadata, the internet)", Layers: []string{sd.LayerNetwork},
@@ -84,7 +84,7 @@ var threats = []verify.ThreatRule{
 	{Threat: "exhaust the process table (fork bomb)", Layers: []string{sd.LayerPids}, Scenarios: []string{"fork-bomb-python", "fork-bomb-shell"}},
 	{Threat: "exhaust memory", Layers: []string{sd.LayerMemory}, Scenarios: []string{"memory-bomb"}},
 	{Threat: "fill the disk", Layers: []string{sd.LayerReadOnlyRoot, sd.LayerTmpfs, sd.LayerUlimits},
-		Caveat:    "a writable workspace is capped per file (fsize), not in total",
+		Caveat:    "a writable workspace is capped per file (fsize) and, through the per-call layer, per call (limits.workspace_quota)",
 		Scenarios: []string{"disk-fill"}},
 	{Threat: "hog the CPU", Layers: []string{sd.LayerCPU}, Scenarios: []string{"cpu-spin-past-timeout"}},
 	{Threat: "flood the client with output, or hang it", Server: true, By: "output capped while it streams; the timeout kills the container",

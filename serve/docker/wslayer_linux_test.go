@@ -75,12 +75,12 @@ func TestWorkspaceLayerUserOwned(t *testing.T) {
 	for _, pool := range []int{0, 1} {
 		ws := userWorkspace(t)
 		e := newExec(t, eng, testPolicy(writable(ws), func(p *policy.Policy) { p.Docker.Pool = pool }))
-		r := mustCall(t, e, ToolShell, map[string]any{"script": "id -u; grep -c overlay /proc/self/mountinfo >/dev/null && grep ' /workspace ' /proc/self/mountinfo | grep -o overlay | head -1; " +
+		r := mustCall(t, e, ToolShell, map[string]any{"script": "id -u; grep ' /workspace ' /proc/self/mountinfo | grep -q ' - overlay ' && echo layer; " +
 			"echo new > b.txt && echo more >> a.txt && rm c.txt && mkdir -p d/e && echo deep > d/e/f.txt && echo wrote"})
 		if r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, "1000\n") || !strings.HasSuffix(r.Stdout, "wrote\n") {
 			t.Fatalf("pool=%d: the container could not write a user's workspace: %+v", pool, r)
 		}
-		if e.wsl.on() && !strings.Contains(r.Stdout, "overlay") {
+		if !strings.Contains(r.Stdout, "\nlayer\n") {
 			t.Errorf("pool=%d: /workspace is not the overlay layer: %q", pool, r.Stdout)
 		}
 		for name, want := range map[string]string{"b.txt": "new\n", "a.txt": "old\nmore\n", "d/e/f.txt": "deep\n"} {
