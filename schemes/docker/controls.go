@@ -25,6 +25,25 @@ func rootMounted(writable bool) func(*policy.Policy, *harness.Arena) error {
 	}
 }
 
+// plant writes files into the workspace from outside the sandbox; a failure is staged as output.
+func plant(files map[string]os.FileMode) func(*harness.Arena) {
+	return func(a *harness.Arena) {
+		for rel, mode := range files {
+			p := filepath.Join(a.WS, rel)
+			err := os.MkdirAll(filepath.Dir(p), 0o755)
+			if err == nil {
+				err = os.WriteFile(p, []byte("#!/bin/sh\ntouch /tmp/pwned\n"), mode)
+			}
+			if err == nil {
+				err = os.Chmod(p, mode)
+			}
+			if err != nil {
+				a.StageOutput("control could not plant " + rel + ": " + err.Error())
+			}
+		}
+	}
+}
+
 func writable(p *policy.Policy, _ *harness.Arena) error {
 	p.Docker.WorkspaceWritable = true
 	return nil
@@ -80,12 +99,18 @@ func controls() []harness.Control {
 					os.Chown(filepath.Join(a.WS, "made-by-root"), 0, 0)
 				}
 			}},
-		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
-			Weakness: "workspace_writable = true", Mutate: writable},
-		{Detector: "persistence", Scenario: "git-hookspath-custom", Kind: "policy",
-			Weakness: "workspace_writable = true: sort -o writes the directory the repository's core.hooksPath names", Mutate: writable},
-		{Detector: "persistence", Scenario: "protected-files-argv", Kind: "policy",
-			Weakness: "workspace_writable = true: CLAUDE.md, .npmrc, CI workflows and editor tasks become writable", Mutate: writable},
+		// No policy lets these through any more: a writable workspace's changes reach the host only
+		// through the per-call layer's checked commit. So the breach is staged: the files a commit
+		// that let the call's writes through would leave.
+		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "staged",
+			Weakness: "an executable .git/hooks/pre-commit appears in the workspace, as an unchecked commit of the call's layer would leave",
+			Inject:   plant(map[string]os.FileMode{".git/hooks/pre-commit": 0o755})},
+		{Detector: "persistence", Scenario: "git-hookspath-custom", Kind: "staged",
+			Weakness: "ci/git-hooks/pre-push (the directory core.hooksPath names) appears in the workspace, as an unchecked commit would leave",
+			Inject:   plant(map[string]os.FileMode{"ci/git-hooks/pre-push": 0o755})},
+		{Detector: "persistence", Scenario: "protected-files-argv", Kind: "staged",
+			Weakness: "CLAUDE.md and .envrc appear in the workspace, as an unchecked commit would leave",
+			Inject:   plant(map[string]os.FileMode{"CLAUDE.md": 0o644, ".envrc": 0o644})},
 		{Detector: "sibling", Scenario: "ptrace-parent", Kind: "staged",
 			Weakness: "the harness ptrace-attaches the sibling from outside the container, as a process of the same uid in the host's PID namespace could",
 			Inject: func(a *harness.Arena) {
