@@ -68,7 +68,7 @@ func audit(p *policy.Policy, add verify.Add) {
 		add("MS203", "docker.read_only", "code can rewrite the container's filesystem, including its tools", "set read_only = true (a tmpfs /tmp stays writable)")
 	}
 	if d.Workspace != "" && d.WorkspaceWritable {
-		add("MS204", "docker.workspace_writable", "code can write %s on the host", "set workspace_writable = false unless code must write results there", d.Workspace)
+		add("MS204", "docker.workspace_writable", "code can change files in %s on the host (each call's changes are committed after checks, up to limits.workspace_quota, where serve --check shows the workspace layer)", "set workspace_writable = false unless code must write results there", d.Workspace)
 	}
 	if d.Runtime == "" {
 		add("MS205", "docker.runtime", "containers share the host kernel: a kernel bug is an escape", `install gVisor and set runtime = "runsc"`)

@@ -260,7 +260,7 @@ func (e *Executor) Tools() []executor.Tool {
 	if e.spec.workspace != "" {
 		where = "the workspace is at /workspace"
 		if e.spec.wsWrite {
-			where += " (writable)"
+			where += " (writable" + e.layerToolNote() + ")"
 		} else {
 			where += " (read-only); /tmp (a small tmpfs) is the only writable place"
 		}

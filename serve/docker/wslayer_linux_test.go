@@ -72,7 +72,7 @@ func ownerOf(t *testing.T, p string) (int, int) {
 // first's changes; the mount is the layer's overlay volume, and no volume outlives the executor.
 func TestWorkspaceLayerUserOwned(t *testing.T) {
 	eng := needEngine(t)
-	for _, pool := range []int{0, 1} {
+	for _, pool := range []int{0, 2} {
 		ws := userWorkspace(t)
 		e := newExec(t, eng, testPolicy(writable(ws), func(p *policy.Policy) { p.Docker.Pool = pool }))
 		r := mustCall(t, e, ToolShell, map[string]any{"script": "id -u; grep ' /workspace ' /proc/self/mountinfo | grep -q ' - overlay ' && echo layer; " +

@@ -261,3 +261,12 @@ func (b *box) removed() {
 		close(b.gone)
 	}
 }
+
+// layerToolNote tells the model, in the tools' description, what happens to its writes.
+func (e *Executor) layerToolNote() string {
+	if !e.wsl.on() {
+		return ""
+	}
+	return "; your changes reach the host's folder after the call, each checked: protected files (.git, .envrc, CLAUDE.md, editor and CI config, …), " +
+		"symbolic links leading out, FIFOs, devices and setuid files are refused, and the result lists them"
+}
