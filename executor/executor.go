@@ -61,9 +61,28 @@ type Result struct {
 	Truncated  bool   `json:"truncated" jsonschema:"output beyond limits.max_output_bytes per stream was dropped"`
 	TimedOut   bool   `json:"timed_out" jsonschema:"the call hit limits.timeout and everything it started was killed"`
 	DurationMS int64  `json:"duration_ms" jsonschema:"wall-clock time of the call in milliseconds"`
+	// Workspace is what the call's writes did to the workspace, when they went through the
+	// transactional layer (nil: the call had no layer).
+	Workspace *WorkspaceChanges `json:"workspace,omitempty" jsonschema:"what the call's writes did to the workspace: they land in a private layer and reach it only after serve checks each"`
 	// Timeout is the limit the call ran under when a tool's own timeout argument shortened the
 	// policy's (0: limits.timeout); for the text rendering only.
 	Timeout time.Duration `json:"-"`
+}
+
+// WorkspaceChanges reports a call's transactional layer: what reached the workspace and what
+// did not, and why.
+type WorkspaceChanges struct {
+	Committed int             `json:"committed" jsonschema:"files, directories, links and deletions applied to the workspace"`
+	Bytes     int64           `json:"bytes" jsonschema:"bytes of file content written to the workspace"`
+	Refused   []RefusedChange `json:"refused,omitempty" jsonschema:"changes not applied, each with the rule that refused it"`
+	// Discarded says why none of the call's writes were applied (it timed out, was cancelled).
+	Discarded string `json:"discarded,omitempty" jsonschema:"why none of the call's writes were applied"`
+}
+
+// RefusedChange is one change the commit refused.
+type RefusedChange struct {
+	Path string `json:"path" jsonschema:"the path in the workspace"`
+	Why  string `json:"why" jsonschema:"the rule that refused it"`
 }
 
 // Layer is one isolation layer and whether it is in force.

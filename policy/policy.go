@@ -17,6 +17,8 @@ const (
 	DefaultSessionIdle       = 30 * time.Minute
 	DefaultMaxConnections    = 256
 	DefaultEgressConnections = 32
+	DefaultWorkspaceQuota    = 256 << 20
+	DefaultOnInterrupt       = "discard"
 )
 
 // MaxTimeout is the hard ceiling on limits.timeout.
@@ -51,6 +53,10 @@ type Limits struct {
 	SessionIdle       Duration `toml:"session_idle" json:"session_idle"`             // a session idle this long is ended, its sandboxes with it
 	MaxConnections    int      `toml:"max_connections" json:"max_connections"`       // open HTTP connections at once
 	EgressConnections int      `toml:"egress_connections" json:"egress_connections"` // egress proxy connections one sandbox holds at once
+	// The transactional workspace (issue 23): what one call may leave behind in the workspace,
+	// and what happens to the writes of a call that timed out or was cancelled.
+	WorkspaceQuota Size   `toml:"workspace_quota" json:"workspace_quota"`
+	OnInterrupt    string `toml:"on_interrupt" json:"on_interrupt"` // "discard" | "commit"
 }
 
 // Audit configures the tamper-evident call log.
@@ -76,6 +82,8 @@ func Default(scheme string) *Policy {
 			SessionIdle:       Duration{DefaultSessionIdle},
 			MaxConnections:    DefaultMaxConnections,
 			EgressConnections: DefaultEgressConnections,
+			WorkspaceQuota:    DefaultWorkspaceQuota,
+			OnInterrupt:       DefaultOnInterrupt,
 		},
 	}
 	p.eachSection(func(_ string, s Section) { s.defaults() })

@@ -73,6 +73,12 @@ func (p *Policy) validate(defined func(...string) bool) []Problem {
 	if l.EgressConnections < 1 || l.EgressConnections > 1024 {
 		add("limits.egress_connections", "%d is outside 1..1024", "use e.g. 32", l.EgressConnections)
 	}
+	if l.WorkspaceQuota < 1<<20 || l.WorkspaceQuota > 1<<40 {
+		add("limits.workspace_quota", "%s is outside 1MiB..1TiB", `use e.g. "256MiB"`, l.WorkspaceQuota)
+	}
+	if l.OnInterrupt != "discard" && l.OnInterrupt != "commit" {
+		add("limits.on_interrupt", "%q is neither \"discard\" nor \"commit\"", `use "discard" (a timed-out call's half-done writes never reach the workspace) or "commit"`, l.OnInterrupt)
+	}
 	if p.Audit.Path != "" && !filepath.IsAbs(p.Audit.Path) {
 		add("audit.path", "%q is not absolute", `use an absolute path, or "" for the default under $XDG_STATE_HOME`, p.Audit.Path)
 	}

@@ -1,0 +1,157 @@
+// Package wslayer is the transactional workspace: a call's writes land in a private overlay
+// upper layer over the real workspace, and when the call ends serve commits them back one by
+// one after checking each (DESIGN.md "The workspace is transactional"). Path rules cannot see
+// what a write means: a program creating .git/hooks/pre-commit where there was no .git, a
+// symlink to /etc/shadow, a FIFO, a setuid file, or writing through a hard link the host made
+// all reach the host through a writable workspace. Here each change is judged as a change.
+package wslayer
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// MaxEntries bounds the entries one commit looks at (files, directories, links, deletions):
+// past it the rest are refused, so a call leaving a million empty files cannot stall serve.
+const MaxEntries = 100_000
+
+// Rules are what a commit checks.
+type Rules struct {
+	Protect []string // protect globs (policy syntax): unanchored ones match a name at any depth
+	Quota   int64    // bytes of file content a call may leave behind (limits.workspace_quota)
+	// UID and GID own committed entries when serve is root (the workspace's owner); -1 leaves
+	// serve's own.
+	UID, GID int
+	// SandboxPath is the workspace's path as the program saw it: an absolute symlink target
+	// under it stays inside the workspace.
+	SandboxPath string
+}
+
+// Layer is one call's layer over the workspace Lower: overlayfs needs Upper and Work on one
+// filesystem; Dir holds both and is removed with them.
+type Layer struct{ Dir, Upper, Work, Lower string }
+
+// OverlayOptions is the overlay mount's data. redirect_dir, index and metacopy are off so
+// every change in the upper layer is a whole file, a whole directory or a whiteout (a renamed
+// directory is copied by the program, as on two filesystems); userxattr is for a mount made
+// inside a user namespace.
+func (l *Layer) OverlayOptions(userxattr bool) string {
+	o := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=off,index=off,metacopy=off",
+		escapeOpt(l.Lower), escapeOpt(l.Upper), escapeOpt(l.Work))
+	if userxattr {
+		o += ",userxattr"
+	}
+	return o
+}
+
+// escapeOpt escapes what overlayfs's option parser treats specially in a path.
+func escapeOpt(p string) string {
+	r := strings.NewReplacer(`\`, `\\`, `,`, `\,`, `:`, `\:`)
+	return r.Replace(p)
+}
+
+// protector judges paths against the protect list.
+type protector struct{ pats []protPat }
+
+type protPat struct {
+	src      string
+	anchored bool
+	re       *regexp.Regexp
+}
+
+func newProtector(list []string) (*protector, error) {
+	p := &protector{}
+	for _, g := range list {
+		g = strings.Trim(g, "/")
+		if g == "" {
+			continue
+		}
+		re, err := policy.CompileGlob(g)
+		if err != nil {
+			return nil, fmt.Errorf("protect pattern %q: %w", g, err)
+		}
+		p.pats = append(p.pats, protPat{src: g, anchored: strings.Contains(g, "/"), re: re})
+	}
+	return p, nil
+}
+
+// match says which pattern protects rel (a slash path from the workspace root) or one of the
+// directories it is in, or "".
+func (p *protector) match(rel string) string {
+	if mutated("workspace-commit-check") {
+		return ""
+	}
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		prefix := strings.Join(parts[:i+1], "/")
+		for _, q := range p.pats {
+			if q.anchored && q.re.MatchString(prefix) || !q.anchored && q.re.MatchString(parts[i]) {
+				return q.src
+			}
+		}
+	}
+	return ""
+}
+
+// Summary renders the changes for the call's text result ("" when there is nothing to say).
+func Summary(w *executor.WorkspaceChanges) string {
+	if w == nil {
+		return ""
+	}
+	var b strings.Builder
+	switch {
+	case w.Discarded != "":
+		fmt.Fprintf(&b, "workspace: none of this call's writes were applied: %s", w.Discarded)
+	case w.Committed == 0 && len(w.Refused) == 0:
+		return ""
+	default:
+		fmt.Fprintf(&b, "workspace: %d change(s) applied (%d bytes written)", w.Committed, w.Bytes)
+	}
+	if len(w.Refused) > 0 {
+		fmt.Fprintf(&b, "; %d not applied:", len(w.Refused))
+		for i, r := range w.Refused {
+			if i == 20 {
+				fmt.Fprintf(&b, "\n  … and %d more", len(w.Refused)-i)
+				break
+			}
+			fmt.Fprintf(&b, "\n  %s: %s", r.Path, r.Why)
+		}
+	}
+	return b.String()
+}
+
+// inside says whether a symlink at rel with target stays in the workspace, judged on the text
+// of the target (the host has not followed it yet): relative targets may not climb out, and
+// absolute ones must lie under the workspace as the program saw it. It returns the target's
+// path relative to the workspace root.
+func inside(rel, target, sandboxPath string) (string, bool) {
+	if target == "" {
+		return "", false
+	}
+	var t string
+	if path.IsAbs(target) {
+		if sandboxPath == "" {
+			return "", false
+		}
+		t = path.Clean(target)
+		root := path.Clean(sandboxPath)
+		if t != root && !strings.HasPrefix(t, root+"/") {
+			return "", false
+		}
+		t = strings.TrimPrefix(strings.TrimPrefix(t, root), "/")
+		if t == "" {
+			t = "."
+		}
+		return t, true
+	}
+	t = path.Clean(path.Join(path.Dir(rel), target))
+	if t == ".." || strings.HasPrefix(t, "../") {
+		return "", false
+	}
+	return t, true
+}

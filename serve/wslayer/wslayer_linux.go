@@ -1,0 +1,509 @@
+package wslayer
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"golang.org/x/sys/unix"
+)
+
+// Supported says whether this build can make layers (Linux only).
+const Supported = true
+
+// Root is the private directory holding every call's layer: /var/tmp/mcpsandbox-layers-<uid>
+// (on disk, not a tmpfs in memory: the quota, not the RAM, bounds a layer), 0700 and serve's
+// own. One someone else made or opened up is not used: a fresh private one is made beside it.
+// Layers a killed serve left behind (older than an hour: no call lives that long) are removed.
+func Root() (string, error) {
+	base := "/var/tmp"
+	if st, err := os.Stat(base); err != nil || !st.IsDir() {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "mcpsandbox-layers-"+strconv.Itoa(os.Geteuid()))
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("create the workspace layers' directory %s: %w", dir, err)
+	}
+	if !private(dir) {
+		d, err := os.MkdirTemp(base, "mcpsandbox-layers-")
+		if err != nil {
+			return "", fmt.Errorf("%s is not serve's own private directory, and a fresh one could not be made: %w", dir, err)
+		}
+		dir = d
+	}
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+				_ = removeAll(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	return dir, nil
+}
+
+// private: a directory (not a link), serve's own, closed to everyone else.
+func private(dir string) bool {
+	var st unix.Stat_t
+	if unix.Lstat(dir, &st) != nil {
+		return false
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFDIR && int(st.Uid) == os.Geteuid() && st.Mode&0o077 == 0
+}
+
+// New makes a call's layer under root over the workspace lower. The upper directory gets
+// lower's mode (and, when serve is root, its owner): the merged root directory takes the
+// upper's attributes, so the program may write where it could write before, and no more.
+func New(root, lower string) (*Layer, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(lower, &st); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", lower, err)
+	}
+	dir, err := os.MkdirTemp(root, "call-")
+	if err != nil {
+		return nil, fmt.Errorf("create the call's workspace layer: %w", err)
+	}
+	l := &Layer{Dir: dir, Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work"), Lower: lower}
+	for _, d := range []string{l.Upper, l.Work} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			_ = l.Remove()
+			return nil, fmt.Errorf("create the call's workspace layer: %w", err)
+		}
+	}
+	if os.Geteuid() == 0 {
+		_ = os.Lchown(l.Upper, int(st.Uid), int(st.Gid))
+	}
+	if err := os.Chmod(l.Upper, fs.FileMode(st.Mode&0o777)); err != nil {
+		_ = l.Remove()
+		return nil, fmt.Errorf("create the call's workspace layer: %w", err)
+	}
+	if !mutated("workspace-layer-private") {
+		// others may need to traverse Dir to reach a container's mount, never to list it
+		_ = os.Chmod(dir, 0o711)
+	}
+	return l, nil
+}
+
+// Remove removes the layer (the overlay must be unmounted: its processes are gone).
+func (l *Layer) Remove() error { return removeAll(l.Dir) }
+
+// removeAll is os.RemoveAll after making overlayfs's work directory (mode 0) removable.
+func removeAll(dir string) error {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// Size is the bytes of file content in the upper layer now, counted up to limit+1 (a watchdog
+// asks whether a running call passed the quota; it need not count past it).
+func (l *Layer) Size(limit int64) int64 {
+	var n int64
+	_ = filepath.WalkDir(l.Upper, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || n > limit {
+			return filepath.SkipAll
+		}
+		if d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// Discard removes the layer unapplied and says why.
+func (l *Layer) Discard(why string) *executor.WorkspaceChanges {
+	_ = l.Remove()
+	return &executor.WorkspaceChanges{Discarded: why}
+}
+
+// Commit applies the upper layer's changes to the workspace, each checked, and removes the
+// layer. An error means the commit could not look at the layer at all; a change it refuses is
+// listed in the result, with the rule.
+func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
+	defer l.Remove()
+	prot, err := newProtector(r.Protect)
+	if err != nil {
+		return nil, err
+	}
+	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper,
+		chown: os.Geteuid() == 0 && r.UID >= 0}
+	up, err := openDir(unix.AT_FDCWD, l.Upper)
+	if err != nil {
+		return nil, fmt.Errorf("open the call's workspace layer: %w", err)
+	}
+	defer unix.Close(up)
+	ws, err := openDir(unix.AT_FDCWD, l.Lower)
+	if err != nil {
+		return nil, fmt.Errorf("open the workspace %s to apply the call's changes: %w", l.Lower, err)
+	}
+	defer unix.Close(ws)
+	c.wsRoot = ws
+	c.dir(up, ws, "")
+	return c.out, nil
+}
+
+type committer struct {
+	r         Rules
+	prot      *protector
+	out       *executor.WorkspaceChanges
+	upperRoot string
+	chown     bool
+	entries   int
+	wsRoot    int
+}
+
+func (c *committer) refuse(rel, format string, a ...any) {
+	c.out.Refused = append(c.out.Refused, executor.RefusedChange{Path: rel, Why: fmt.Sprintf(format, a...)})
+}
+
+func openDir(at int, name string) (int, error) {
+	return unix.Openat(at, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+// names lists a directory's entries, sorted (a stable report).
+func names(fd int) []string {
+	// a dup shares the offset: start from the top, and leave it there for the next reader
+	_, _ = unix.Seek(fd, 0, io.SeekStart)
+	defer unix.Seek(fd, 0, io.SeekStart)
+	d, err := unix.Dup(fd)
+	if err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(d), "dir")
+	defer f.Close()
+	n, _ := f.Readdirnames(-1)
+	slices.Sort(n)
+	return n
+}
+
+// dir applies the entries of the upper directory up to the workspace directory ws (rel is
+// their path from the root).
+func (c *committer) dir(up, ws int, rel string) {
+	for _, name := range names(up) {
+		c.entry(up, ws, path.Join(rel, name), name)
+	}
+}
+
+func (c *committer) entry(up, ws int, rel, name string) {
+	c.entries++
+	if c.entries > MaxEntries {
+		if c.entries == MaxEntries+1 {
+			c.refuse(rel, "the call changed more than %d entries: the rest are not applied", MaxEntries)
+		}
+		return
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(up, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		c.refuse(rel, "unreadable in the call's layer: %v", err)
+		return
+	}
+	kind := st.Mode & unix.S_IFMT
+	if kind == unix.S_IFCHR && st.Rdev == 0 { // an overlayfs whiteout: the program deleted it
+		if what := c.prot.match(rel); what != "" {
+			c.refuse(rel, "deleting it: protected (%q)", what)
+			return
+		}
+		if err := c.removeAt(ws, name, rel); err == nil {
+			c.out.Committed++
+		}
+		return
+	}
+	if what := c.prot.match(rel); what != "" {
+		c.refuse(rel, "protected (%q): files that steer the host are never written by a call", what)
+		return
+	}
+	switch kind {
+	case unix.S_IFDIR:
+		c.commitDir(up, ws, rel, name, &st)
+	case unix.S_IFREG:
+		c.commitFile(up, ws, rel, name, &st)
+	case unix.S_IFLNK:
+		c.commitLink(up, ws, rel, name)
+	default:
+		c.refuse(rel, "a %s: only files, directories and links inside the workspace are applied", kindName(kind))
+	}
+}
+
+func kindName(k uint32) string {
+	switch k {
+	case unix.S_IFIFO:
+		return "FIFO"
+	case unix.S_IFSOCK:
+		return "socket"
+	case unix.S_IFCHR:
+		return "character device"
+	case unix.S_IFBLK:
+		return "block device"
+	}
+	return "special file"
+}
+
+// opaque: overlayfs marks a directory the program deleted and made again; what the workspace
+// had in it is gone.
+func (c *committer) opaque(rel string) bool {
+	p := filepath.Join(c.upperRoot, filepath.FromSlash(rel))
+	buf := make([]byte, 4)
+	for _, attr := range []string{"trusted.overlay.opaque", "user.overlay.opaque"} {
+		if n, err := unix.Lgetxattr(p, attr, buf); err == nil && n == 1 && buf[0] == 'y' {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
+	var wst unix.Stat_t
+	err := unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW)
+	existed := err == nil && wst.Mode&unix.S_IFMT == unix.S_IFDIR
+	if err == nil && !existed { // a file or link the program replaced by a directory
+		if c.removeAt(ws, name, rel) != nil {
+			return
+		}
+	}
+	if !existed {
+		if err := unix.Mkdirat(ws, name, dirMode(st.Mode)); err != nil && !errors.Is(err, unix.EEXIST) {
+			c.refuse(rel, "could not create the directory: %v", err)
+			return
+		}
+		c.owner(ws, name, unix.AT_SYMLINK_NOFOLLOW)
+		c.out.Committed++
+	}
+	sub, err := openDir(up, name)
+	if err != nil {
+		c.refuse(rel, "unreadable in the call's layer: %v", err)
+		return
+	}
+	defer unix.Close(sub)
+	wsub, err := openDir(ws, name)
+	if err != nil {
+		c.refuse(rel, "the workspace's directory could not be opened: %v", err)
+		return
+	}
+	defer unix.Close(wsub)
+	if existed && c.opaque(rel) {
+		keep := map[string]bool{}
+		for _, n := range names(sub) {
+			keep[n] = true
+		}
+		for _, n := range names(wsub) {
+			if !keep[n] {
+				child := path.Join(rel, n)
+				if what := c.prot.match(child); what != "" {
+					c.refuse(child, "deleting it: protected (%q)", what)
+				} else if c.removeAt(wsub, n, child) == nil {
+					c.out.Committed++
+				}
+			}
+		}
+	}
+	c.dir(sub, wsub, rel)
+}
+
+// dirMode and fileMode are the modes given to what a call made: no setuid, setgid or sticky
+// bit, nothing writable by group or others, and always readable and writable by the owner.
+func dirMode(m uint32) uint32  { return m&0o755 | 0o700 }
+func fileMode(m uint32) uint32 { return m&0o755 | 0o600 }
+
+func (c *committer) owner(ws int, name string, flags int) {
+	if c.chown {
+		_ = unix.Fchownat(ws, name, c.r.UID, c.r.GID, flags)
+	}
+}
+
+func tmpName() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return ".mcpsandbox-commit-" + hex.EncodeToString(b[:])
+}
+
+func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
+	if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 && !mutated("workspace-commit-check") {
+		c.refuse(rel, "a setuid or setgid file: never applied")
+		return
+	}
+	if c.out.Bytes+st.Size > c.r.Quota && !mutated("workspace-quota") {
+		c.refuse(rel, "a file of %d bytes would pass limits.workspace_quota (%s for one call)", st.Size, policy.Size(c.r.Quota))
+		return
+	}
+	src, err := unix.Openat(up, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		c.refuse(rel, "unreadable in the call's layer: %v", err)
+		return
+	}
+	in := os.NewFile(uintptr(src), rel)
+	defer in.Close()
+	tmp := tmpName()
+	dst, err := unix.Openat(ws, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		c.refuse(rel, "could not write into the workspace: %v", err)
+		return
+	}
+	out := os.NewFile(uintptr(dst), tmp)
+	n, err := io.Copy(out, io.LimitReader(in, st.Size))
+	if err == nil {
+		err = out.Chmod(fs.FileMode(fileMode(st.Mode)))
+	}
+	if err == nil && c.chown {
+		err = out.Chown(c.r.UID, c.r.GID)
+	}
+	if err == nil {
+		err = unix.Futimes(int(out.Fd()), []unix.Timeval{unix.NsecToTimeval(st.Atim.Nano()), unix.NsecToTimeval(st.Mtim.Nano())})
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = c.replace(ws, tmp, name, rel)
+	}
+	if err != nil {
+		_ = unix.Unlinkat(ws, tmp, 0)
+		c.refuse(rel, "could not write into the workspace: %v", err)
+		return
+	}
+	c.out.Bytes += n
+	c.out.Committed++
+}
+
+// replace renames tmp over name: the workspace's name now means the new file, and an inode
+// the name shared with another (a hard link the host made) is never written. A directory in
+// the way (the program replaced it by a file) is removed first.
+func (c *committer) replace(ws int, tmp, name, rel string) error {
+	err := unix.Renameat(ws, tmp, ws, name)
+	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+		if err = c.removeAt(ws, name, rel); err == nil {
+			err = unix.Renameat(ws, tmp, ws, name)
+		}
+	}
+	return err
+}
+
+func (c *committer) commitLink(up, ws int, rel, name string) {
+	target, err := readlinkat(up, name)
+	if err != nil {
+		c.refuse(rel, "unreadable in the call's layer: %v", err)
+		return
+	}
+	t, ok := inside(rel, target, c.r.SandboxPath)
+	if ok {
+		ok = c.noLinkOnTheWay(t)
+	}
+	if !ok && !mutated("workspace-commit-check") {
+		c.refuse(rel, "a symlink to %q, which is outside the workspace", target)
+		return
+	}
+	tmp := tmpName()
+	if err := unix.Symlinkat(target, ws, tmp); err != nil {
+		c.refuse(rel, "could not write into the workspace: %v", err)
+		return
+	}
+	c.owner(ws, tmp, unix.AT_SYMLINK_NOFOLLOW)
+	if err := c.replace(ws, tmp, name, rel); err != nil {
+		_ = unix.Unlinkat(ws, tmp, 0)
+		c.refuse(rel, "could not write into the workspace: %v", err)
+		return
+	}
+	c.out.Committed++
+}
+
+// noLinkOnTheWay: the directories between the workspace root and the link's target (t, from
+// the root) are not themselves links in the workspace, which could lead anywhere.
+func (c *committer) noLinkOnTheWay(t string) bool {
+	dir := path.Dir(t)
+	if t == "." || dir == "." {
+		return true
+	}
+	fd, err := unix.Dup(c.wsRoot)
+	if err != nil {
+		return false
+	}
+	for _, part := range strings.Split(dir, "/") {
+		var st unix.Stat_t
+		err := unix.Fstatat(fd, part, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != nil {
+			break // not there (yet): nothing to follow
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(fd)
+			return false
+		}
+		next, err := openDir(fd, part)
+		unix.Close(fd)
+		if err != nil {
+			return false
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	return true
+}
+
+func readlinkat(dir int, name string) (string, error) {
+	for n := 256; n <= 1<<16; n *= 4 {
+		buf := make([]byte, n)
+		m, err := unix.Readlinkat(dir, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if m < n {
+			return string(buf[:m]), nil
+		}
+	}
+	return "", unix.ENAMETOOLONG
+}
+
+// removeAt removes name (a file, link or whole directory) from the workspace directory dir,
+// never following a link, keeping any protected entry inside (and so the directories holding
+// it), each listed.
+func (c *committer) removeAt(dir int, name, rel string) error {
+	err := unix.Unlinkat(dir, name, 0)
+	if err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM) {
+		c.refuse(rel, "could not remove it from the workspace: %v", err)
+		return err
+	}
+	sub, err := openDir(dir, name)
+	if err != nil {
+		c.refuse(rel, "could not remove it from the workspace: %v", err)
+		return err
+	}
+	kept := false
+	for _, n := range names(sub) {
+		child := path.Join(rel, n)
+		if what := c.prot.match(child); what != "" {
+			c.refuse(child, "deleting it: protected (%q)", what)
+			kept = true
+			continue
+		}
+		if c.removeAt(sub, n, child) != nil {
+			kept = true
+		}
+	}
+	unix.Close(sub)
+	if kept {
+		return errors.New("kept: it holds protected entries")
+	}
+	if err := unix.Unlinkat(dir, name, unix.AT_REMOVEDIR); err != nil && !errors.Is(err, unix.ENOENT) {
+		c.refuse(rel, "could not remove it from the workspace: %v", err)
+		return err
+	}
+	return nil
+}

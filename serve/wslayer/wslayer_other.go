@@ -1,0 +1,34 @@
+//go:build !linux
+
+package wslayer
+
+import (
+	"errors"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+)
+
+// Supported says whether this build can make layers (Linux only).
+const Supported = false
+
+var errUnsupported = errors.New("the transactional workspace needs Linux (overlayfs)")
+
+// Root is unavailable off Linux.
+func Root() (string, error) { return "", errUnsupported }
+
+// New is unavailable off Linux.
+func New(root, lower string) (*Layer, error) { return nil, errUnsupported }
+
+// Remove is a no-op off Linux.
+func (l *Layer) Remove() error { return nil }
+
+// Size is 0 off Linux.
+func (l *Layer) Size(limit int64) int64 { return 0 }
+
+// Discard says why off Linux.
+func (l *Layer) Discard(why string) *executor.WorkspaceChanges {
+	return &executor.WorkspaceChanges{Discarded: why}
+}
+
+// Commit is unavailable off Linux.
+func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) { return nil, errUnsupported }
