@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/serve/wslayer"
 )
 
 // engineOpTimeout bounds one engine request made on behalf of a call or the pool. Engine
@@ -35,7 +36,7 @@ type box struct {
 	eg     *boxEgress // its own egress proxy (docker.network host lists), removed with it
 	// layer is its workspace layer (wsmount.go): discarded after the container's removal unless
 	// a call claimed it; gone closes when the removal ended, removeErr says if it failed.
-	layer       *wsLayer
+	layer       *wslayer.Layer
 	claimed     atomic.Bool
 	quotaKilled atomic.Bool
 	gone        chan struct{}

@@ -13,6 +13,8 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/go-units"
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve/wslayer"
 )
 
 // The writable workspace (docker.workspace_writable = true) is transactional: each container
@@ -41,7 +43,7 @@ func (l *layerState) on() bool { return l.wanted && l.off.Load() == nil }
 
 // wantLayer: a writable workspace gets the layer where this OS has overlayfs.
 func wantLayer(ws string, writable bool) bool {
-	return ws != "" && writable && layerSupported && !mutated("docker-workspace-layer")
+	return ws != "" && writable && wslayer.Supported && !mutated("docker-workspace-layer")
 }
 
 // ownerUser is the user a container with a writable workspace runs as: the workspace's owner,
@@ -75,11 +77,16 @@ func (e *Executor) attachLayer(b *box, s *spec) error {
 	if !e.wsl.on() {
 		return nil
 	}
-	l, err := newWSLayer(filepath.Clean(e.spec.workspace))
+	root, err := wslayer.Root()
 	if err != nil {
-		return err
+		return fmt.Errorf("the workspace layers' directory: %w", err)
 	}
-	b.layer, s.layerOpts = l, l.options()
+	l, err := wslayer.New(root, filepath.Clean(e.spec.workspace))
+	if err != nil {
+		return fmt.Errorf("a workspace layer for the call: %w", err)
+	}
+	// The engine (root, in the host's mount namespace) mounts it: no userxattr.
+	b.layer, s.layerOpts = l, l.OverlayOptions(false)
 	return nil
 }
 
@@ -115,35 +122,61 @@ func (e *Executor) runBox(ctx context.Context, b *box, kind, src string, timeout
 	return res, err
 }
 
-// settle commits b's layer, or discards it: the program never ran, the call timed out, was
-// cancelled or passed the quota (unless limits.on_interrupt = "commit"), or the container could
-// not be removed (its mount may still be live).
+// settle commits b's layer into the result, or discards it: the program never ran, the call
+// timed out, was cancelled or passed the quota (unless limits.on_interrupt = "commit"), or the
+// container could not be removed (its mount may still be live).
 func (e *Executor) settle(b *box, res *executor.Result, err error) {
-	interrupted := ""
+	why := ""
 	switch {
 	case b.removeErr != nil:
-		b.layer.discard("the container could not be removed, so its layer was not committed: " + b.removeErr.Error())
-		return
+		why = "the container could not be removed, so its layer was not applied: " + b.removeErr.Error()
 	case errors.Is(err, errDelivery):
-		b.layer.discard("the program never ran")
-		return
+		why = "the program never ran"
+	case e.onInterrupt() == "commit" || mutated("docker-workspace-discard"):
 	case b.quotaKilled.Load():
-		interrupted = "the call was killed for passing limits.workspace_quota"
+		why = fmt.Sprintf("the call was killed for writing more than limits.workspace_quota = %s (limits.on_interrupt = \"discard\")", units.BytesSize(float64(e.quota())))
 	case err != nil:
-		interrupted = "the call was cancelled"
+		why = "the call was cancelled (limits.on_interrupt = \"discard\")"
 	case res != nil && res.TimedOut:
-		interrupted = "the call timed out"
+		why = "the call timed out (limits.on_interrupt = \"discard\")"
 	}
-	if interrupted != "" && e.onInterrupt() != "commit" {
-		b.layer.discard(interrupted + " (limits.on_interrupt = \"discard\")")
-		return
+	var ch *executor.WorkspaceChanges
+	if why != "" {
+		ch = b.layer.Discard(why)
+	} else {
+		ch = e.commit(b.layer)
 	}
-	e.commit(b, res)
+	if res != nil {
+		res.Workspace = ch
+	}
+}
+
+// commit applies layer l to the workspace, each change checked; committed entries belong to the
+// workspace's owner. The protect list is policy.DefaultProtect plus the directories the
+// repository's core.hooksPath names.
+func (e *Executor) commit(l *wslayer.Layer) *executor.WorkspaceChanges {
+	uid, gid, err := owner(e.spec.workspace)
+	if err != nil {
+		return l.Discard(fmt.Sprintf("the workspace's owner is unknown (%v)", err))
+	}
+	protect := append([]string(nil), policy.DefaultProtect...)
+	if !mutated("docker-workspace-hookspath") {
+		protect = append(protect, gitHooksProtect(e.spec.workspace)...)
+	}
+	ch, err := l.Commit(wslayer.Rules{Protect: protect, Quota: e.quota(), UID: uid, GID: gid, SandboxPath: workspaceDir})
+	if err != nil {
+		e.log.Error("applying a call's workspace layer failed", "err", err)
+		return &executor.WorkspaceChanges{Discarded: "the layer could not be applied: " + err.Error()}
+	}
+	return ch
 }
 
 // watchQuota kills b's container when its layer passes the quota; the returned func stops it.
 func (e *Executor) watchQuota(b *box) func() {
 	done := make(chan struct{})
+	if mutated("docker-workspace-quota") {
+		return func() {}
+	}
 	quota := e.quota()
 	go func() {
 		t := time.NewTicker(quotaPoll)
@@ -154,7 +187,7 @@ func (e *Executor) watchQuota(b *box) func() {
 				return
 			case <-t.C:
 			}
-			if n, err := b.layer.size(); err != nil || n <= quota {
+			if b.layer.Size(quota) <= quota {
 				continue
 			}
 			b.quotaKilled.Store(true)
@@ -206,7 +239,7 @@ func (e *Executor) workspaceLayer(mounts []mount.Mount) executor.Layer {
 // layerGap says why a writable workspace has no layer.
 func (e *Executor) layerGap() string {
 	switch {
-	case !layerSupported:
+	case !wslayer.Supported:
 		return "no per-call overlay layer on this OS (it needs Linux overlayfs)"
 	case e.wsl.off.Load() != nil:
 		return "the engine could not mount the per-call overlay layer: " + *e.wsl.off.Load()
@@ -247,15 +280,15 @@ func (e *Executor) layerProbe() {
 }
 
 // quota is limits.workspace_quota: the bytes of file content one call may leave behind.
-func (e *Executor) quota() int64 { return 256 << 20 } // SCRATCH until the policy key lands
+func (e *Executor) quota() int64 { return int64(e.pol.Limits.WorkspaceQuota) }
 
 // onInterrupt is limits.on_interrupt: "discard" (the default) or "commit".
-func (e *Executor) onInterrupt() string { return "discard" } // SCRATCH until the policy key lands
+func (e *Executor) onInterrupt() string { return e.pol.Limits.OnInterrupt }
 
 // removed: b's container is gone (or will never be). A layer no call claimed is discarded.
 func (b *box) removed() {
 	if b.layer != nil && !b.claimed.Load() {
-		b.layer.discard("the container served no call")
+		b.layer.Discard("the container served no call")
 	}
 	if b.gone != nil {
 		close(b.gone)
