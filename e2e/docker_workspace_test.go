@@ -1,0 +1,33 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// A docker policy with a writable workspace: the harness's persistence scenarios (a git hook and
+// fsmonitor, a hook in the directory core.hooksPath names, a husky hook, .envrc, CLAUDE.md, CI and
+// editor tasks, rc files) are contained by the per-call layer's checked commit, where the plain
+// writable bind mount let all five planting scenarios through.
+func TestHarnessDockerWritableWorkspace(t *testing.T) {
+	needDocker(t)
+	path := dockerPolicy(t, func(p *policy.Policy) {
+		p.Docker.Workspace, p.Docker.WorkspaceWritable = t.TempDir(), true // the harness points it at its own arena
+	})
+	ids := []string{"git-hooks-argv", "git-hooks-python", "git-hookspath-custom", "git-hookspath-husky", "protected-files-argv",
+		"rc-files-python", "cross-call-leak", "disk-fill", "setuid-root", "symlink-planted"}
+	rep, code := harnessJSON(t, path, ids)
+	if code != 0 || !rep.OK() {
+		t.Errorf("exit %d, %s", code, rep.Summary())
+	}
+	if len(rep.Results) != len(ids) {
+		t.Errorf("%d results for %d scenarios", len(rep.Results), len(ids))
+	}
+	for _, r := range rep.Results {
+		if r.Outcome != harness.Contained {
+			t.Errorf("%s: %s %s %+v", r.ID, r.Outcome, r.Reason, r.Findings)
+		}
+	}
+}
