@@ -71,6 +71,9 @@ type Options struct {
 	// (0: DefaultEgressConns); past it the container's new connections are answered 503 and
 	// no other container is affected. All containers together are bounded by egressTotal.
 	EgressConns int
+	// TestOnlyLayerOptions rewrites a workspace layer's overlay options, for the test of an
+	// engine that cannot mount the layer. Nothing outside a _test.go file sets it.
+	TestOnlyLayerOptions func(string) string
 }
 
 // Executor runs calls in containers.

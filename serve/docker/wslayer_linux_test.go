@@ -109,3 +109,26 @@ func TestWorkspaceLayerUserOwned(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkspaceLayerFallback: an engine that cannot mount the layer (here: options naming a
+// lower directory that does not exist) gets the plain bind mount, the call still works, and the
+// layers say the workspace is written unchecked, and why.
+func TestWorkspaceLayerFallback(t *testing.T) {
+	eng := needEngine(t)
+	ws := userWorkspace(t)
+	e := newExecOpts(t, testPolicy(writable(ws)), Options{Engine: eng, TestOnlyLayerOptions: func(o string) string {
+		return "lowerdir=/nonexistent-mcpsandbox-lower," + o[strings.Index(o, "upperdir="):]
+	}})
+	r := mustCall(t, e, ToolShell, map[string]any{"script": "echo direct > b.txt && echo ok"})
+	if r.ExitCode != 0 || r.Stdout != "ok\n" || r.Workspace != nil {
+		t.Fatalf("the call on the fallback: %+v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "b.txt")); err != nil || string(b) != "direct\n" {
+		t.Errorf("b.txt on the host: %q, %v", b, err)
+	}
+	for _, l := range e.Layers() {
+		if l.Name == LayerWorkspace && (l.Active || !strings.Contains(l.Detail, "could not mount the per-call overlay layer")) {
+			t.Errorf("the workspace layer does not name the gap: %+v", l)
+		}
+	}
+}

@@ -87,6 +87,9 @@ func (e *Executor) attachLayer(b *box, s *spec) error {
 	}
 	// The engine (root, in the host's mount namespace) mounts it: no userxattr.
 	b.layer, s.layerOpts = l, l.OverlayOptions(false)
+	if f := e.opts.TestOnlyLayerOptions; f != nil {
+		s.layerOpts = f(s.layerOpts)
+	}
 	return nil
 }
 
