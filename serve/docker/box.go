@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,7 @@ type box struct {
 	// a call claimed it; gone closes when the removal ended, removeErr says if it failed.
 	layer       *wslayer.Layer
 	claimed     atomic.Bool
+	dropOnce    sync.Once
 	quotaKilled atomic.Bool
 	gone        chan struct{}
 	removeErr   error

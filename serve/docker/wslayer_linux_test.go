@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -74,7 +76,15 @@ func TestWorkspaceLayerUserOwned(t *testing.T) {
 	eng := needEngine(t)
 	for _, pool := range []int{0, 2} {
 		ws := userWorkspace(t)
-		e := newExec(t, eng, testPolicy(writable(ws), func(p *policy.Policy) { p.Docker.Pool = pool }))
+		var mu sync.Mutex
+		var uppers []string // every layer the executor made, to check none outlives it
+		e := newExecOpts(t, testPolicy(writable(ws), func(p *policy.Policy) { p.Docker.Pool = pool }), Options{Engine: eng, TestOnlyLayerOptions: func(o string) string {
+			mu.Lock()
+			defer mu.Unlock()
+			up, _, _ := strings.Cut(o[strings.Index(o, "upperdir=")+len("upperdir="):], ",")
+			uppers = append(uppers, up)
+			return o
+		}})
 		r := mustCall(t, e, ToolShell, map[string]any{"script": "id -u; grep ' /workspace ' /proc/self/mountinfo | grep -q ' - overlay ' && echo layer; " +
 			"echo new > b.txt && echo more >> a.txt && rm c.txt && mkdir -p d/e && echo deep > d/e/f.txt && echo wrote"})
 		if r.ExitCode != 0 || !strings.HasPrefix(r.Stdout, "1000\n") || !strings.HasSuffix(r.Stdout, "wrote\n") {
@@ -100,6 +110,9 @@ func TestWorkspaceLayerUserOwned(t *testing.T) {
 		if r.ExitCode != 0 || r.Stdout != "new\ndeep\na.txt\nb.txt\nd\n" {
 			t.Errorf("pool=%d: a second call does not see the first's changes: %+v", pool, r)
 		}
+		if r.Workspace == nil || r.Workspace.Committed != 0 || r.Workspace.Discarded != "" {
+			t.Errorf("pool=%d: a call that wrote nothing reports %+v", pool, r.Workspace)
+		}
 		inst := e.Instance()
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
@@ -107,6 +120,16 @@ func TestWorkspaceLayerUserOwned(t *testing.T) {
 		if vs := volumesOf(t, eng, inst); len(vs) > 0 {
 			t.Errorf("pool=%d: volumes outlived the executor: %v", pool, vs)
 		}
+		mu.Lock()
+		if len(uppers) < 2 {
+			t.Errorf("pool=%d: %d layers made for two calls", pool, len(uppers))
+		}
+		for _, up := range uppers {
+			if _, err := os.Lstat(filepath.Dir(up)); !os.IsNotExist(err) {
+				t.Errorf("pool=%d: the layer %s outlived the executor (%v)", pool, filepath.Dir(up), err)
+			}
+		}
+		mu.Unlock()
 	}
 }
 
@@ -130,5 +153,34 @@ func TestWorkspaceLayerFallback(t *testing.T) {
 		if l.Name == LayerWorkspace && (l.Active || !strings.Contains(l.Detail, "could not mount the per-call overlay layer")) {
 			t.Errorf("the workspace layer does not name the gap: %+v", l)
 		}
+	}
+}
+
+// TestWorkspaceLayerTransientFailure: once the engine has mounted a layer, a later failure to
+// mount one (a layer gone under it, a loaded host) never turns the layer off for the rest of
+// serve's life: the box is retried with a fresh layer, and the call is still transactional.
+func TestWorkspaceLayerTransientFailure(t *testing.T) {
+	eng := needEngine(t)
+	ws := userWorkspace(t)
+	var breakNext atomic.Bool
+	e := newExecOpts(t, testPolicy(writable(ws)), Options{Engine: eng, TestOnlyLayerOptions: func(o string) string {
+		if breakNext.CompareAndSwap(true, false) {
+			return "lowerdir=/nonexistent-mcpsandbox-lower," + o[strings.Index(o, "upperdir="):]
+		}
+		return o
+	}})
+	if r := mustCall(t, e, ToolShell, map[string]any{"script": "echo one > one.txt"}); r.Workspace == nil || r.Workspace.Committed != 1 {
+		t.Fatalf("first call: %+v", r)
+	}
+	breakNext.Store(true)
+	r := mustCall(t, e, ToolShell, map[string]any{"script": "echo two > .envrc; echo two > two.txt"})
+	if r.ExitCode != 0 || r.Workspace == nil || r.Workspace.Committed != 1 || len(r.Workspace.Refused) != 1 {
+		t.Errorf("the call after a failed mount is not transactional: %+v, %+v", r, r.Workspace)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, ".envrc")); !os.IsNotExist(err) {
+		t.Errorf(".envrc reached the host after a failed mount (%v)", err)
+	}
+	if !e.wsl.on() || breakNext.Load() {
+		t.Errorf("layer on %v, the broken mount never tried %v", e.wsl.on(), breakNext.Load())
 	}
 }

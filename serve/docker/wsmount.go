@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,9 +35,13 @@ import (
 const quotaPoll = 250 * time.Millisecond
 
 // layerState says whether containers get the layer: the policy wants one (wanted) and, once the
-// engine failed to mount one, why it cannot (off; from then on the plain bind mount).
+// engine failed to mount one before it ever mounted one, why it cannot (off; from then on the
+// plain bind mount). proven: a container started with a layer, so a later failure to mount one
+// is not the engine's inability (a layer removed under it, a loaded host) and never turns the
+// layer off: the box is retried with a fresh layer, and a second failure fails the call.
 type layerState struct {
 	wanted bool
+	proven atomic.Bool
 	off    atomic.Pointer[string]
 }
 
@@ -93,8 +99,9 @@ func (e *Executor) attachLayer(b *box, s *spec) error {
 	return nil
 }
 
-// layerMountFailed says whether err is the engine failing to mount a box's layer; if so the
-// layer is off from now on (the plain bind mount, named in the layers) and the caller retries.
+// layerMountFailed says whether err is the engine failing to mount a box's layer, and the caller
+// should retry: with the plain bind mount (named in the layers) from now on if the engine never
+// mounted a layer, else once more with a fresh layer (layerState).
 func (e *Executor) layerMountFailed(b *box, err error) bool {
 	if b == nil || b.layer == nil || err == nil {
 		return false
@@ -103,6 +110,10 @@ func (e *Executor) layerMountFailed(b *box, err error) bool {
 	if !strings.Contains(msg, "mounting volume") && !strings.Contains(msg, "mount local volume") {
 		return false
 	}
+	if e.wsl.proven.Load() {
+		e.log.Warn("the engine did not mount a workspace layer, as it did before; retrying with a fresh one", "err", err)
+		return true
+	}
 	why := msg
 	if e.wsl.off.CompareAndSwap(nil, &why) {
 		e.log.Error("the engine cannot mount the workspace's overlay layer: calls write the workspace directly (the plain bind mount), unchecked", "err", err)
@@ -110,48 +121,69 @@ func (e *Executor) layerMountFailed(b *box, err error) bool {
 	return true
 }
 
-// runBox runs a call in b and, with a layer, settles it once the container is gone: committed
-// (checked) or discarded, as the result says.
+// runBox runs a call in b and, with a layer, settles it: a layer to apply waits for the
+// container's removal (with it the volume, hence the overlay mount: nothing can write the layer
+// any more) and is committed, checked; one to discard, or one the program left empty, is removed
+// by the container's removal itself, off the call's path (what a process left running writes
+// after the program's end is not applied).
 func (e *Executor) runBox(ctx context.Context, b *box, kind, src string, timeout time.Duration, hardStop time.Time, maxOut int) (*executor.Result, error) {
 	if b.layer == nil {
 		return e.run(ctx, b, kind, src, timeout, hardStop, maxOut)
 	}
 	b.claimed.Store(true)
+	e.wsl.proven.Store(true)
 	stop := e.watchQuota(b)
 	res, err := e.run(ctx, b, kind, src, timeout, hardStop, maxOut)
-	<-b.gone // the container and its volume, hence the overlay mount, are gone
-	stop()
-	e.settle(b, res, err)
-	return res, err
-}
-
-// settle commits b's layer into the result, or discards it: the program never ran, the call
-// timed out, was cancelled or passed the quota (unless limits.on_interrupt = "commit"), or the
-// container could not be removed (its mount may still be live).
-func (e *Executor) settle(b *box, res *executor.Result, err error) {
-	why := ""
-	switch {
-	case b.removeErr != nil:
-		why = "the container could not be removed, so its layer was not applied: " + b.removeErr.Error()
-	case errors.Is(err, errDelivery):
-		why = "the program never ran"
-	case e.onInterrupt() == "commit" || mutated("docker-workspace-discard"):
-	case b.quotaKilled.Load():
-		why = fmt.Sprintf("the call was killed for writing more than limits.workspace_quota = %s (limits.on_interrupt = \"discard\")", units.BytesSize(float64(e.quota())))
-	case err != nil:
-		why = "the call was cancelled (limits.on_interrupt = \"discard\")"
-	case res != nil && res.TimedOut:
-		why = "the call timed out (limits.on_interrupt = \"discard\")"
+	if why := e.discardWhy(b, res, err); why != "" || upperEmpty(b.layer.Upper) {
+		stop()
+		b.release()
+		if res != nil {
+			res.Workspace = &executor.WorkspaceChanges{Discarded: why}
+		}
+		return res, err
 	}
-	var ch *executor.WorkspaceChanges
-	if why != "" {
-		ch = b.layer.Discard(why)
+	<-b.gone
+	stop()
+	ch := (*executor.WorkspaceChanges)(nil)
+	if b.removeErr != nil {
+		ch = b.layer.Discard("the container could not be removed, so its layer was not applied: " + b.removeErr.Error())
 	} else {
 		ch = e.commit(b.layer)
 	}
 	if res != nil {
 		res.Workspace = ch
 	}
+	return res, err
+}
+
+// discardWhy says why b's layer is not applied: the program never ran, or the call timed out,
+// was cancelled or passed the quota (unless limits.on_interrupt = "commit"); "" to apply it.
+func (e *Executor) discardWhy(b *box, res *executor.Result, err error) string {
+	switch {
+	case errors.Is(err, errDelivery):
+		return "the program never ran"
+	case e.onInterrupt() == "commit" || mutated("docker-workspace-discard"):
+		return ""
+	case b.quotaKilled.Load():
+		return fmt.Sprintf("the call was killed for writing more than limits.workspace_quota = %s (limits.on_interrupt = \"discard\")", units.BytesSize(float64(e.quota())))
+	case err != nil:
+		return "the call was cancelled (limits.on_interrupt = \"discard\")"
+	case res != nil && res.TimedOut:
+		return "the call timed out (limits.on_interrupt = \"discard\")"
+	}
+	return ""
+}
+
+// upperEmpty: the program changed nothing in the workspace (every change, a deletion or a
+// chmod included, puts an entry at the upper layer's top).
+func upperEmpty(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return errors.Is(err, io.EOF)
 }
 
 // commit applies layer l to the workspace, each change checked; committed entries belong to the
@@ -278,6 +310,9 @@ func (e *Executor) layerProbe() {
 		e.log.Warn("the workspace layer's probe container did not start", "err", err)
 		return
 	}
+	if b.layer != nil {
+		e.wsl.proven.Store(true)
+	}
 	e.destroy(b)
 	<-b.gone
 }
@@ -288,15 +323,31 @@ func (e *Executor) quota() int64 { return int64(e.pol.Limits.WorkspaceQuota) }
 // onInterrupt is limits.on_interrupt: "discard" (the default) or "commit".
 func (e *Executor) onInterrupt() string { return e.pol.Limits.OnInterrupt }
 
-// removed: b's container is gone (or will never be). A layer no call claimed is discarded.
+// removed: b's container is gone (or will never be). A layer no call claims is removed.
+// (gone closes before the claim is read: see release.)
 func (b *box) removed() {
-	if b.layer != nil && !b.claimed.Load() {
-		b.layer.Discard("the container served no call")
-	}
 	if b.gone != nil {
 		close(b.gone)
 	}
+	if b.layer != nil && !b.claimed.Load() {
+		b.dropLayer()
+	}
 }
+
+// release gives b's layer back to the container's removal, which removes it once the container
+// is gone; if that already happened, release removes it.
+func (b *box) release() {
+	if b.claimed.CompareAndSwap(true, false) {
+		select {
+		case <-b.gone:
+			b.dropLayer()
+		default:
+		}
+	}
+}
+
+// dropLayer removes b's layer unapplied, once.
+func (b *box) dropLayer() { b.dropOnce.Do(func() { _ = b.layer.Remove() }) }
 
 // layerToolNote tells the model, in the tools' description, what happens to its writes.
 func (e *Executor) layerToolNote() string {
