@@ -169,7 +169,7 @@ func (e *Executor) Layers() []executor.Layer {
 		{Name: LayerProcessLimit, Active: m.nproc, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC; measured: %d)", e.pol.Limits.Pids, e.probe.Rlimits["nproc"])},
 		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (that needs cgroups); commands run at a lower priority (nice %d) and their CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
 	}
-	return append(append(ls, e.moreLayers()...), e.egressLayer())
+	return append(append(ls, e.moreLayers()...), e.egressLayer(), e.workspaceLayer())
 }
 
 // measurement is the probe report judged against what serve asked for and its own namespaces.
