@@ -46,7 +46,7 @@ func mutateBuild(cfg *container.Config, hc *container.HostConfig) (*container.Co
 		hc.ReadonlyPaths = nil
 	}
 	if mutated("docker-wrapper-isolated") && len(cfg.Cmd) > 1 {
-		cfg.Cmd[1] = strings.Replace(cfg.Cmd[1], isolateLine, "cwd_entry = None", 1)
+		cfg.Cmd[1] = strings.Replace(cfg.Cmd[1], isolateLine, "safe_path = program_path", 1)
 	}
 	return cfg, hc
 }

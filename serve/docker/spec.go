@@ -82,8 +82,9 @@ const (
 // with its status) instead of writing the end mark, which had ended the call at the child's
 // exit with the parent's output and status lost.
 const wrapperPy = `import sys
+program_path = sys.path
 ` + isolateLine + `
-safe_path = list(sys.path)
+sys.path = safe_path
 import os
 nonce = sys.argv[1]
 me = os.getpid()
@@ -216,8 +217,7 @@ status = 0
 if kind == "python":
     g = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": "<stdin>"}
     sys.argv = ["-"]
-    if cwd_entry is not None:
-        sys.path.insert(0, cwd_entry)
+    sys.path = program_path
     try:
         exec(compile(src, "<stdin>", "exec"), g)
     except SystemExit as e:
@@ -292,16 +292,17 @@ sys.path = user_path
 `
 
 // isolateLine keeps the workspace off the wrapper's own imports. Under python3 -c, sys.path[0]
-// is the working directory, /workspace: every module the wrapper imports after start-up
+// is "", the working directory, /workspace: every module the wrapper imports after start-up
 // (traceback when a program raises, and what that imports in its turn; a text file's locale
 // module on some Pythons) would come from there first, so a traceback.py present in the project
 // or written by an earlier call replaced serve's error report, and could forge or drop its end
-// mark, in every later call. The wrapper drops that entry and imports only with the path
-// Python started with (safe_path); the program alone gets it back, in front, as python3 -c in
-// that directory gives it: its own "import mymod" finds /workspace/mymod.py. Site's own start-up
-// imports (sitecustomize, usercustomize) run before the entry exists. The watchdog and the
-// egress relay run with -I -S (no working directory, no site at all).
-const isolateLine = `cwd_entry = sys.path.pop(0) if sys.path[:1] == [""] else None`
+// mark, in every later call. The wrapper imports only with the path Python started with less
+// its relative entries ("", or a "." in the image's PYTHONPATH): safe_path; the program alone
+// runs with the path as Python made it (program_path), so its own "import mymod" finds
+// /workspace/mymod.py as python3 -c in that directory would. Site's own start-up imports
+// (sitecustomize, usercustomize) run before "" is on the path. The watchdog and the egress
+// relay run with -I -S (no working directory on the path, no site at all).
+const isolateLine = `safe_path = [p for p in program_path if p.startswith("/")]`
 
 // wrapperSh is the fallback for images without python3: shell scripts only, same protocol.
 const wrapperSh = `n=$1

@@ -85,7 +85,7 @@ func TestWrapperIgnoresWorkspaceModules(t *testing.T) {
 // first: nothing is imported before it.
 func TestWrapperIsolatesFirst(t *testing.T) {
 	head, _, ok := strings.Cut(wrapperPy, isolateLine)
-	if !ok || strings.Count(wrapperPy, isolateLine) != 1 || head != "import sys\n" {
+	if !ok || strings.Count(wrapperPy, isolateLine) != 1 || head != "import sys\nprogram_path = sys.path\n" {
 		t.Errorf("the wrapper does not start with `import sys` and the isolation line %q once:\n%.200s", isolateLine, wrapperPy)
 	}
 }
