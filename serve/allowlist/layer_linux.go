@@ -21,7 +21,7 @@ import (
 // workspace directly (the layer report names the gap).
 func (e *Executor) probeWorkspaceLayer() {
 	if !e.attr.has(unix.CLONE_NEWNS) {
-		e.layerWhy = "needs a mount namespace per call, which serve has only as root here: calls write the workspace directly, judged by path rules only"
+		e.layerWhy = "needs a mount namespace per call, which this host does not give serve (root, or unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1): calls write the workspace directly, judged by path rules only"
 		return
 	}
 	if mutated("workspace-layer") {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,7 +28,7 @@ func needLayer(t *testing.T, e *Executor) {
 	t.Helper()
 	// As root the layer is always possible: without it the tests run on and their assertions
 	// say what reached the host.
-	if e.layerRoot == "" && os.Geteuid() != 0 {
+	if e.layerRoot == "" && os.Geteuid() != 0 && os.Getenv("MCPSANDBOX_LAYER_INNER") == "" {
 		t.Skipf("SKIP: no transactional workspace here: %s", e.layerWhy)
 	}
 }
@@ -180,4 +182,73 @@ func TestWorkspaceLayerInterrupted(t *testing.T) {
 		t.Errorf("on_interrupt = commit: half.txt %q %v, want the timed-out call's write", b, err)
 	}
 	_ = res
+}
+
+// capsProbe prints the command's own capability sets (capget through ctypes): a non-root serve
+// passes CAP_SYS_ADMIN and CAP_DAC_OVERRIDE to the helper for the call's mounts, and the
+// command must hold none of them (it could unmount its layer in its own namespace).
+const capsProbe = `
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+hdr = ctypes.create_string_buffer(struct.pack('Ii', 0x20080522, 0), 8)
+data = ctypes.create_string_buffer(24)
+if libc.capget(hdr, data) != 0:
+    print('capget failed', ctypes.get_errno())
+else:
+    eff, prm, inh, eff2, prm2, inh2 = struct.unpack('6I', data.raw)
+    print('caps eff=%x prm=%x' % (eff | eff2 << 32, prm | prm2 << 32))
+`
+
+// The command of a call holds no capability, whoever serve is (run as uid 65534 by
+// TestWorkspaceLayerUnprivileged, where the helper is given some for its mounts). Red when the
+// helper keeps them (mutant drop-caps).
+func TestCommandHoldsNoCapabilities(t *testing.T) {
+	e := pythonExecutor(t, nil, false)
+	res := runPython(t, e, capsProbe)
+	if !strings.Contains(res.Stdout, "caps eff=0 prm=0") {
+		t.Fatalf("the command's capabilities: %q %q, want none", res.Stdout, res.Stderr)
+	}
+}
+
+// A serve that is not root gets the transactional workspace too (a mount namespace of its user
+// namespace's own, overlayfs with userxattr): TestWorkspaceLayerCommitsChecked and
+// TestCommandHoldsNoCapabilities again as uid 65534 (this test binary, copied where that uid can
+// run it). Root only: it is root that can switch.
+func TestWorkspaceLayerUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the layer tests themselves run unprivileged here")
+	}
+	if os.Getenv("MCPSANDBOX_LAYER_INNER") != "" {
+		t.Skip("already the unprivileged run")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "mcpsandbox-layer-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777)
+	bin := filepath.Join(dir, "allowlist.test")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^(TestWorkspaceLayerCommitsChecked|TestCommandHoldsNoCapabilities)$", "-test.v", "-test.count", "1")
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=/usr/bin:/bin", "MCPSANDBOX_LAYER_INNER=1", "MCPSANDBOX_MUTANT=" + os.Getenv("MCPSANDBOX_MUTANT")}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "SKIP: no transactional workspace here") {
+		t.Skipf("SKIP: no user namespaces with mounts for uid 65534 on this host: %s", out)
+	}
+	if err != nil || strings.Count(string(out), "--- PASS: Test") < 2 || strings.Contains(string(out), "--- SKIP") {
+		t.Fatalf("as uid 65534: %v\n%s", err, out)
+	}
+	t.Logf("as uid 65534:\n%s", out)
 }

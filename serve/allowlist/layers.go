@@ -32,6 +32,13 @@ func (a nsAttr) sysProcAttr() *syscall.SysProcAttr {
 		s.UidMappings = []syscall.SysProcIDMap{{ContainerID: a.uid, HostID: a.uid, Size: 1}}
 		s.GidMappings = []syscall.SysProcIDMap{{ContainerID: a.gid, HostID: a.gid, Size: 1}}
 		s.GidMappingsEnableSetgroups = false
+		if a.has(unix.CLONE_NEWNS) {
+			// the helper keeps its uid in the namespace, and execve clears a non-zero uid's
+			// capabilities: CAP_SYS_ADMIN for its mounts and CAP_DAC_OVERRIDE for overlayfs's
+			// work directory (both over its own namespace's files only) are passed as ambient
+			// capabilities, and dropped before the command (dropCaps)
+			s.AmbientCaps = append(s.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE)
+		}
 	}
 	return s
 }
@@ -50,7 +57,12 @@ func (e *Executor) probeLayers() error {
 		// A mount namespace first: a private /tmp and read-only protected paths per call.
 		tries = append(tries, nsAttr{flags: ns | unix.CLONE_NEWNS}, nsAttr{flags: ns})
 	} else {
-		tries = append(tries, nsAttr{flags: ns | unix.CLONE_NEWUSER, userNS: true, uid: os.Geteuid(), gid: os.Getegid()})
+		// A mount namespace of the user namespace's own first: a private /tmp, read-only
+		// protected paths and the transactional workspace's layer for a server that is not root.
+		user := nsAttr{flags: ns | unix.CLONE_NEWUSER, userNS: true, uid: os.Geteuid(), gid: os.Getegid()}
+		withMounts := user
+		withMounts.flags |= unix.CLONE_NEWNS
+		tries = append(tries, withMounts, user)
 	}
 	tries = append(tries, nsAttr{})
 	var errs []string

@@ -42,17 +42,18 @@ type Layer struct {
 	masked                  map[string]bool // paths hidden from the call (Mask): not deletions
 }
 
-// OverlayOptions is the overlay mount's data. redirect_dir, index and metacopy are off so
-// every change in the upper layer is a whole file, a whole directory or a whiteout (a renamed
-// directory is copied by the program, as on two filesystems); userxattr is for a mount made
-// inside a user namespace.
+// OverlayOptions is the overlay mount's data. Redirects, index and metacopy are off so every
+// change in the upper layer is a whole file, a whole directory or a whiteout (a renamed
+// directory is copied by the program, as on two filesystems). userxattr is for a mount made
+// inside a user namespace, where redirect_dir may not be named (its default there, nofollow,
+// creates no redirects either).
 func (l *Layer) OverlayOptions(userxattr bool) string {
-	o := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=off,index=off,metacopy=off",
+	o := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,index=off,metacopy=off",
 		escapeOpt(l.Lower), escapeOpt(l.Upper), escapeOpt(l.Work))
 	if userxattr {
-		o += ",userxattr"
+		return o + ",userxattr"
 	}
-	return o
+	return o + ",redirect_dir=off"
 }
 
 // escapeOpt escapes what overlayfs's option parser treats specially in a path.

@@ -26,7 +26,8 @@ const Supported = true
 // Root is the private directory holding every call's layer: /var/tmp/mcpsandbox-layers-<uid>
 // (on disk, not a tmpfs in memory: the quota, not the RAM, bounds a layer), 0700 and serve's
 // own. One someone else made or opened up is not used: a fresh private one is made beside it.
-// Layers a killed serve left behind (older than an hour: no call lives that long) are removed.
+// Layers a killed serve left behind (its process is gone, or older than an hour: no call lives
+// that long) are removed.
 func Root() (string, error) {
 	base := "/var/tmp"
 	if st, err := os.Stat(base); err != nil || !st.IsDir() {
@@ -45,12 +46,27 @@ func Root() (string, error) {
 	}
 	if ents, err := os.ReadDir(dir); err == nil {
 		for _, e := range ents {
-			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+			if info, err := e.Info(); err == nil && (time.Since(info.ModTime()) > time.Hour || ownerGone(e.Name())) {
 				_ = removeAll(filepath.Join(dir, e.Name()))
 			}
 		}
 	}
 	return dir, nil
+}
+
+// ownerGone: a layer's name carries the pid of the serve that made it ("call-PID-…"); that
+// process is gone (killed mid-call), so nothing will commit or remove it.
+func ownerGone(name string) bool {
+	rest, ok := strings.CutPrefix(name, "call-")
+	if !ok {
+		return false
+	}
+	pidText, _, _ := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return errors.Is(unix.Kill(pid, 0), unix.ESRCH)
 }
 
 // private: a directory (not a link), serve's own, closed to everyone else.
@@ -70,7 +86,7 @@ func New(root, lower string) (*Layer, error) {
 	if err := unix.Stat(lower, &st); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", lower, err)
 	}
-	dir, err := os.MkdirTemp(root, "call-")
+	dir, err := os.MkdirTemp(root, fmt.Sprintf("call-%d-", os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("create the call's workspace layer: %w", err)
 	}

@@ -201,3 +201,28 @@ func BenchmarkCommit(b *testing.B) {
 		})
 	}
 }
+
+// A layer whose serve is gone (killed mid-call) is removed by the next Root; a live one's is not.
+func TestRootRemovesLayersOfGoneServes(t *testing.T) {
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(root, "call-999999999-x")
+	live := filepath.Join(root, fmt.Sprintf("call-%d-test", os.Getpid()))
+	for _, d := range []string{gone, live} {
+		if err := os.MkdirAll(filepath.Join(d, "upper"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.RemoveAll(live)
+	if _, err := Root(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("the layer of a gone serve is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live serve's layer was removed: %v", err)
+	}
+}

@@ -131,6 +131,7 @@ func helper() error {
 	if err := egressListen(&s); err != nil {
 		return err
 	}
+	dropCaps(&s)
 
 	if s.Nice != 0 {
 		_ = unix.Setpriority(unix.PRIO_PROCESS, 0, s.Nice) // best effort: politeness, not a security layer
