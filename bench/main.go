@@ -26,7 +26,7 @@ import (
 func main() {
 	n := flag.Int("n", 200, "calls per row")
 	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
-	flag.StringVar(&only, "only", "", `run only this part's rows: "docker" (its cold and pooled calls per runtime, the Engine API and CLI baselines)`)
+	flag.StringVar(&only, "only", "", `run only this part's rows: "allowlist" (its calls over stdio, with the bare baseline), "docker" (its cold and pooled calls per runtime, the Engine API and CLI baselines), "workspace" (the transactional workspace's commit)`)
 	flag.Parse()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -55,14 +55,19 @@ func run(n int) error {
 	}
 	defer func() { tw.Flush(); writeMarkdown() }()
 	switch only {
-	case "":
+	case "", "allowlist":
 	case "docker":
 		if err := dockerRows(context.Background(), min(n, 40), bin, dir, row); err != nil {
 			skipped(tw, "docker scheme", err)
 		}
 		return nil
+	case "workspace":
+		if err := workspaceRows(n, dir, row); err != nil {
+			skipped(tw, "transactional workspace", err)
+		}
+		return nil
 	default:
-		return fmt.Errorf("-only %q: the parts that can run alone are: docker", only)
+		return fmt.Errorf("-only %q: the parts that can run alone are: allowlist, docker, workspace", only)
 	}
 
 	bare, err := bareRuns(n, ws)
@@ -84,6 +89,9 @@ func run(n int) error {
 	row("run_allowed_command wc, MCP stdio, back-to-back", b2b)
 	row("run_allowed_command wc, MCP stdio, 30ms apart", spaced)
 	row("serve start -> initialize + tools/list answered", starts)
+	if only == "allowlist" {
+		return nil
+	}
 	if err := peer(ctx, n, dir, ws, row); err != nil {
 		skipped(tw, "peer mcp-server-commands", err)
 	}
@@ -98,6 +106,9 @@ func run(n int) error {
 	}
 	if err := e2bRows(ctx, n, bin, dir, row); err != nil {
 		skipped(tw, "e2b scheme", err)
+	}
+	if err := workspaceRows(n, dir, row); err != nil {
+		skipped(tw, "transactional workspace", err)
 	}
 	tw.Flush()
 	time.Sleep(500 * time.Millisecond)

@@ -134,9 +134,10 @@ func TestHarnessInterpreterPolicy(t *testing.T) {
 		t.Fatalf("harness --json: %v\n%s\n%s", err, out, stderr)
 	}
 	o := outcomes(&rep)
-	// An interpreter can plant hooks, run planted scripts, and open a hard link the host made
-	// (Landlock judges paths; explain says so): the three known limits of allowlisting one.
-	if want := []string{"git-hooks-python", "hardlink-host-made-python", "planted-script-interpreter"}; !slices.Equal(o[harness.Breach], want) {
+	// An interpreter runs what is in the workspace (explain says so): the one known limit of
+	// allowlisting one. The hooks it plants and the host-made hard link it opens are contained by
+	// the transactional workspace (the commit refuses the hook; the layer hides the link).
+	if want := []string{"planted-script-interpreter"}; !slices.Equal(o[harness.Breach], want) {
 		t.Errorf("breaches %v, want exactly %v", o[harness.Breach], want)
 	}
 	// Only the egress-* scenarios (they need a network host list, which this policy has not) and
@@ -155,7 +156,7 @@ func TestHarnessInterpreterPolicy(t *testing.T) {
 		Failures int `xml:"failures,attr"`
 	}
 	raw, err := os.ReadFile(junit)
-	if err != nil || xml.Unmarshal(raw, &suite) != nil || suite.Failures != 3 || suite.Tests != len(rep.Results) {
+	if err != nil || xml.Unmarshal(raw, &suite) != nil || suite.Failures != 1 || suite.Tests != len(rep.Results) {
 		t.Errorf("junit report: %v %+v", err, suite)
 	}
 	// The human table: no colour when not a terminal, one summary line.

@@ -63,6 +63,11 @@ func WriteTable(w io.Writer, rep *Report, o TableOptions) error {
 				lines = append(lines, "    started: "+s)
 			}
 		}
+		if o.Verbose {
+			for _, s := range r.Workspace {
+				lines = append(lines, "    workspace commit refused: "+s)
+			}
+		}
 		if len(lines) > 0 {
 			fmt.Fprintf(w, "\n%s %s (%s)\n%s\n", paint(o.Color, outcomeColour[r.Outcome], string(r.Outcome)), r.ID, r.Title, strings.Join(lines, "\n"))
 		}

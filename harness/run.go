@@ -76,7 +76,10 @@ type Result struct {
 	Reason   string    `json:"reason,omitempty"`
 	Findings []Finding `json:"findings,omitempty"`
 	// Started is each step's proof that it started (or why it could not be proven), in order.
-	Started    []string `json:"started,omitempty"`
+	Started []string `json:"started,omitempty"`
+	// Workspace is what each call's transactional layer refused to apply (the commit check at
+	// work), "step N: PATH: WHY", so a CONTAINED verdict shows which mechanism held.
+	Workspace  []string `json:"workspace,omitempty"`
 	DurationMS int64    `json:"duration_ms"`
 }
 
@@ -484,6 +487,16 @@ func (r *run) verdict(res *Result, steps []Step) {
 	// Every step must prove it started: quiet detectors after a step that never acted prove
 	// nothing. A breach stands whatever the proofs say (they can only turn CONTAINED into ERROR).
 	res.Started, r.unsure = r.startProofs(steps, r.unsure)
+	for _, c := range r.calls {
+		if w := c.res.Workspace; w != nil {
+			for _, ref := range w.Refused {
+				res.Workspace = append(res.Workspace, fmt.Sprintf("step %d: %s: %s", c.step, ref.Path, ref.Why))
+			}
+			if w.Discarded != "" {
+				res.Workspace = append(res.Workspace, fmt.Sprintf("step %d: discarded: %s", c.step, w.Discarded))
+			}
+		}
+	}
 	switch {
 	case len(res.Breached()) > 0:
 		res.Outcome = Breach

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/serve/wslayer"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -387,6 +388,9 @@ func Render(res *executor.Result, p *policy.Policy) string {
 	}
 	if res.Truncated {
 		fmt.Fprintf(&b, "[output truncated: only the first %s of each stream are kept (limits.max_output_bytes)]\n", p.Limits.MaxOutputBytes)
+	}
+	if w := wslayer.Summary(res.Workspace); w != "" {
+		fmt.Fprintf(&b, "[%s]\n", w)
 	}
 	return b.String()
 }

@@ -33,13 +33,17 @@ type Threat struct {
 
 // ThreatRule is one threat a scheme faces and what answers it; each scheme lists its own.
 type ThreatRule struct {
-	Threat    string
-	Layers    []string                    // layer IDs (the executor's constants): any active one enforces it
-	Server    bool                        // enforced by serve itself, whatever the host
-	By        string                      // with Server: what in serve enforces it
-	Caveat    string                      // enforced, but only partly
-	Gap       func(*policy.Policy) string // a policy choice that undoes it
-	Scenarios []string
+	Threat string
+	Layers []string                    // layer IDs (the executor's constants): any active one enforces it
+	Server bool                        // enforced by serve itself, whatever the host
+	By     string                      // with Server: what in serve enforces it
+	Caveat string                      // enforced, but only partly
+	Gap    func(*policy.Policy) string // a policy choice that undoes it
+	// ClosableGap is a policy choice's gap that the layer ClosedBy closes where it is active
+	// (an interpreter's writes, judged by the transactional workspace).
+	ClosableGap func(*policy.Policy) string
+	ClosedBy    string
+	Scenarios   []string
 }
 
 // Explain maps every threat the scheme faces to the layers in force on this host (as `serve
@@ -72,6 +76,15 @@ func Explain(p *policy.Policy, layers []executor.Layer, rules []ThreatRule) ([]T
 		gap := ""
 		if r.Gap != nil {
 			gap = r.Gap(p)
+		}
+		if gap == "" && r.ClosableGap != nil {
+			if g := r.ClosableGap(p); g != "" {
+				if _, ok := active[r.ClosedBy]; ok {
+					t.By = append(t.By, r.ClosedBy)
+				} else {
+					gap = g
+				}
+			}
 		}
 		switch {
 		case gap != "":

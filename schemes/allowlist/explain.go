@@ -35,24 +35,27 @@ var threats = []verify.ThreatRule{
 			if p.Allowlist.HardLinks == policy.HardLinksReadOnly {
 				return `hardlinks = "read-only" lets commands read hard-linked files`
 			}
+			return ""
+		},
+		ClosableGap: func(p *policy.Policy) string {
 			if n := interpreterIn(p); n != "" {
 				// Landlock judges paths: the argument check refuses hard links it is given,
-				// but code inside an interpreter opens what it likes.
-				return fmt.Sprintf("%q can open a file the host hard-linked into the workspace, whose other name may be outside it (Landlock judges paths)", n)
+				// but code inside an interpreter opens what it likes; the call's layer hides them.
+				return fmt.Sprintf("%q can open a file the host hard-linked into the workspace, whose other name may be outside it (Landlock judges paths; the transactional workspace, where this host has it, hides such files from the call)", n)
 			}
 			return ""
-		}, Scenarios: []string{"hardlink-host-made", "hardlink-host-made-python", "hardlink-walked-dir", "read-ssh-key-absolute", "read-canary-dotdot", "read-via-diff", "grep-home-recursive", "read-secrets-python", "symlink-planted", "symlink-two-calls", "hardlink-canary", "argument-injection", "path-prefix-bypass", "symlink-chain-relative", "proc-magic-links", "proc-pid-root-walk", "leaked-dir-fds"}},
+		}, ClosedBy: sa.LayerWorkspace, Scenarios: []string{"hardlink-host-made", "hardlink-host-made-python", "hardlink-walked-dir", "read-ssh-key-absolute", "read-canary-dotdot", "read-via-diff", "grep-home-recursive", "read-secrets-python", "symlink-planted", "symlink-two-calls", "hardlink-canary", "argument-injection", "path-prefix-bypass", "symlink-chain-relative", "proc-magic-links", "proc-pid-root-walk", "leaked-dir-fds"}},
 	{Threat: "write, truncate or delete outside the workspace", Layers: []string{sa.LayerLandlockFS},
 		Scenarios: []string{"write-outside-sort", "write-outside-uniq", "write-outside-python", "rc-files-home", "rc-files-python", "cross-call-leak", "tamper-outside-python"}},
 	{Threat: "plant code the host runs later (git hooks and config, editor tasks, .envrc) in the workspace", Server: true,
 		Layers: []string{sa.LayerProtectedRO},
 		Caveat: "only protected paths (protect, the default list, the repository's core.hooksPath) are guarded: anything else written in the workspace is model-controlled content — review it before you run, build or commit it",
-		Gap: func(p *policy.Policy) string {
+		ClosableGap: func(p *policy.Policy) string {
 			if n := interpreterIn(p); n != "" {
-				return fmt.Sprintf("%q can create protected files that do not exist yet (a new .git, .npmrc, CLAUDE.md); existing ones are read-only for every call", n)
+				return fmt.Sprintf("%q can create protected files that do not exist yet (a new .git, .npmrc, CLAUDE.md); existing ones are read-only for every call (the transactional workspace, where this host has it, refuses them at the commit)", n)
 			}
 			return ""
-		}, Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-config-option-spellings", "git-config-symlink-dotdot", "git-dir-symlinked", "git-hookspath-husky", "git-hookspath-custom", "protected-files-argv"}},
+		}, ClosedBy: sa.LayerWorkspace, Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-config-option-spellings", "git-config-symlink-dotdot", "git-dir-symlinked", "git-hookspath-husky", "git-hookspath-custom", "protected-files-argv"}},
 	{Threat: "reach the network (TCP, UDP, DNS, cloud metadata, the internet)", Layers: []string{sa.LayerNetNS, sa.LayerSeccomp},
 		Gap: func(p *policy.Policy) string {
 			if p.Allowlist.AllHosts() {

@@ -4,6 +4,8 @@
 package docker
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
 	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
+	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -23,6 +26,7 @@ var Rules = []verify.Rule{
 	{ID: "MS203", Severity: verify.Medium, Title: "docker root filesystem is writable (read_only = false)"},
 	{ID: "MS204", Severity: verify.Medium, Title: "the docker workspace mount is writable"},
 	{ID: "MS205", Severity: verify.Info, Title: "no gVisor runtime: containers share the host kernel"},
+	{ID: "MS206", Severity: verify.High, Title: "the docker workspace is, contains or is inside a system directory, or holds the engine's socket"},
 }
 
 // Scheme is the registry entry.
@@ -69,6 +73,13 @@ func audit(p *policy.Policy, add verify.Add) {
 	}
 	if d.Workspace != "" && d.WorkspaceWritable {
 		add("MS204", "docker.workspace_writable", "code can change files in %s on the host (each call's changes are committed after checks, up to limits.workspace_quota, where serve --check shows the workspace layer)", "set workspace_writable = false unless code must write results there", d.Workspace)
+	}
+	// The same judgement serve makes at start-up, on the path as it resolves (symlinks, "..");
+	// a workspace that does not exist yet is serve's to report.
+	if host, _, err := engine.Locate(); d.Workspace != "" && err == nil {
+		if _, _, err := sd.CheckWorkspace(d.Workspace, host); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			add("MS206", "docker.workspace", "%v", "use a dedicated directory such as ~/ai-workspace", err)
+		}
 	}
 	if d.Runtime == "" {
 		add("MS205", "docker.runtime", "containers share the host kernel: a kernel bug is an escape", `install gVisor and set runtime = "runsc"`)

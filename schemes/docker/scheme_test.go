@@ -1,7 +1,9 @@
 package docker
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -166,5 +168,28 @@ func TestAdapterParams(t *testing.T) {
 	out, err = cmd.Output()
 	if cmd.ProcessState.ExitCode() != 4 || string(out) != "TAG-x /workspace é\n" {
 		t.Errorf("python step ran as %q, exit %d (%v)", out, cmd.ProcessState.ExitCode(), err)
+	}
+}
+
+// verify reports a workspace serve would refuse (a system directory, directly or through a
+// symbolic link), and not an ordinary one.
+func TestAuditWorkspacePath(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "etc")
+	if err := os.Symlink("/etc", link); err != nil {
+		t.Fatal(err)
+	}
+	for ws, want := range map[string]bool{"/etc": true, link: true, "/": true, dir: false, filepath.Join(dir, "absent"): false} {
+		p := policy.Default(policy.SchemeDocker)
+		p.Docker.Workspace = ws
+		var got *verify.Finding
+		for _, f := range verify.Audit(p, "", Scheme.Audit) {
+			if f.Rule == "MS206" {
+				got = &f
+			}
+		}
+		if (got != nil) != want || got != nil && !strings.Contains(got.Message, "workspace is") {
+			t.Errorf("docker.workspace %s: MS206 %+v, want reported: %v", ws, got, want)
+		}
 	}
 }

@@ -87,9 +87,12 @@ type Executor struct {
 	// while the client initializes, so start-up does not wait for a helper process.
 	probed   chan struct{}
 	probeErr error
-	warm     chan *helperProc // at most one pre-started helper: its start-up is off the call's path
-	egress   *egress          // nil: the policy lists no hosts (egress_linux.go)
-	closed   atomic.Bool
+	// layerRoot holds the calls' workspace layers; "" = no transactional workspace here, and
+	// layerWhy says why (layer_linux.go).
+	layerRoot, layerWhy string
+	warm                chan *helperProc // at most one pre-started helper: its start-up is off the call's path
+	egress              *egress          // nil: the policy lists no hosts (egress_linux.go)
+	closed              atomic.Bool
 
 	protect     []protPat       // the effective protect list
 	globalHooks []string        // core.hooksPath values of the host's system and global git config
@@ -185,6 +188,9 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	e.probed = make(chan struct{})
 	go func() {
 		e.probeErr = e.probeLayers()
+		if e.probeErr == nil {
+			e.probeWorkspaceLayer()
+		}
 		close(e.probed)
 		if e.probeErr == nil && !e.directOK() { // a direct start needs no warm helper
 			e.refill(int(p.Limits.MaxOutputBytes))
@@ -355,18 +361,21 @@ func (e *Executor) run(ctx context.Context, c executor.Call) (*executor.Result, 
 	if pc.interpreter && e.attr.has(unix.CLONE_NEWNS) && !mutated("nested-protect") {
 		// What an interpreter writes is not in its arguments: protected paths below the top
 		// level are mounted read-only for its call too.
-		more, err := e.nestedProtected()
+		more, linked, err := e.nestedProtected()
 		if err != nil {
 			return nil, err
 		}
 		chk.roBinds = append(chk.roBinds, more...)
+		chk.hidden = linked
 	}
 	bin, err := pc.open()
 	if err != nil {
 		return nil, err
 	}
 	defer bin.Close()
-	return e.spawn(ctx, c, pc, bin, a.Args, chk, false)
+	return e.inLayer(ctx, c, chk, func(ctx context.Context) (*executor.Result, error) {
+		return e.spawn(ctx, c, pc, bin, a.Args, chk, false)
+	})
 }
 
 // open opens the binary and checks its sha256 on the open file, which is the file that will be
@@ -540,6 +549,7 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 	spec := e.spec(pc, c, args, probe)
 	if chk != nil {
 		spec.ROBinds = append(spec.ROBinds, chk.roBinds...)
+		spec.Overlay = chk.overlay
 	}
 	if !spec.Mounts && !probe {
 		// No mount namespace here: a per-call directory only this call's Landlock rules allow

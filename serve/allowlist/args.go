@@ -65,6 +65,10 @@ type checked struct {
 	// roBinds are existing workspace paths (resolved) mounted read-only for the call: protected
 	// files and directories, and hard-linked files allowed read-only.
 	roBinds []string
+	// overlay is the call's workspace layer's mount data ("" = none; layer_linux.go).
+	overlay string
+	// hidden are workspace files (paths from its root) the call's layer hides from it.
+	hidden []string
 }
 
 // checkArgs applies deny_args and judges every string the program will use as a file name the

@@ -25,10 +25,11 @@ const (
 	LayerPrivateTmp     = "private /tmp"
 	LayerProtectedRO    = "protected paths read-only"
 	LayerEgressProxy    = "egress proxy"
+	LayerWorkspace      = "transactional workspace"
 )
 
 // LayerIDs lists every layer ID in the order Layers reports them.
 var LayerIDs = []string{LayerPinnedExec, LayerCleanEnv, LayerUnprivileged, LayerUserNS, LayerPIDNS, LayerNetIsolation,
 	LayerNetNS, LayerIPCNS, LayerLandlockFS, LayerLandlockTrunc, LayerLandlockTCP, LayerLandlockScoped, LayerLandlockUnix,
 	LayerLandlockUDP, LayerSeccomp, LayerNoNewPrivs, LayerRlimits, LayerProcessLimit, LayerCPUShare,
-	LayerPrivateTmp, LayerProtectedRO, LayerEgressProxy}
+	LayerPrivateTmp, LayerProtectedRO, LayerEgressProxy, LayerWorkspace}

@@ -32,6 +32,13 @@ func (a nsAttr) sysProcAttr() *syscall.SysProcAttr {
 		s.UidMappings = []syscall.SysProcIDMap{{ContainerID: a.uid, HostID: a.uid, Size: 1}}
 		s.GidMappings = []syscall.SysProcIDMap{{ContainerID: a.gid, HostID: a.gid, Size: 1}}
 		s.GidMappingsEnableSetgroups = false
+		if a.has(unix.CLONE_NEWNS) {
+			// the helper keeps its uid in the namespace, and execve clears a non-zero uid's
+			// capabilities: CAP_SYS_ADMIN for its mounts and CAP_DAC_OVERRIDE for overlayfs's
+			// work directory (both over its own namespace's files only) are passed as ambient
+			// capabilities, and dropped before the command (dropCaps)
+			s.AmbientCaps = append(s.AmbientCaps, unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE)
+		}
 	}
 	return s
 }
@@ -50,7 +57,12 @@ func (e *Executor) probeLayers() error {
 		// A mount namespace first: a private /tmp and read-only protected paths per call.
 		tries = append(tries, nsAttr{flags: ns | unix.CLONE_NEWNS}, nsAttr{flags: ns})
 	} else {
-		tries = append(tries, nsAttr{flags: ns | unix.CLONE_NEWUSER, userNS: true, uid: os.Geteuid(), gid: os.Getegid()})
+		// A mount namespace of the user namespace's own first: a private /tmp, read-only
+		// protected paths and the transactional workspace's layer for a server that is not root.
+		user := nsAttr{flags: ns | unix.CLONE_NEWUSER, userNS: true, uid: os.Geteuid(), gid: os.Getegid()}
+		withMounts := user
+		withMounts.flags |= unix.CLONE_NEWNS
+		tries = append(tries, withMounts, user)
 	}
 	tries = append(tries, nsAttr{})
 	var errs []string
@@ -169,7 +181,7 @@ func (e *Executor) Layers() []executor.Layer {
 		{Name: LayerProcessLimit, Active: m.nproc, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC; measured: %d)", e.pol.Limits.Pids, e.probe.Rlimits["nproc"])},
 		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (that needs cgroups); commands run at a lower priority (nice %d) and their CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
 	}
-	return append(append(ls, e.moreLayers()...), e.egressLayer())
+	return append(append(ls, e.moreLayers()...), e.egressLayer(), e.workspaceLayer())
 }
 
 // measurement is the probe report judged against what serve asked for and its own namespaces.

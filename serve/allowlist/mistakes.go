@@ -17,36 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// systemDirs are directories the host itself lives in: a workspace there, at one of them or
-// above them hands the host to the commands.
-var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
-	"/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/var", "/home", "/tmp", "/var/tmp", "/dev/shm", "/snap", "/nix"}
-
-// sharedDirs may hold a workspace below them, but are never one themselves.
-var sharedDirs = map[string]bool{"/home": true, "/root": true, "/tmp": true, "/var/tmp": true, "/dev/shm": true, "/srv": true, "/opt": true, "/var": true, "/run": true}
-
 // checkWorkspace refuses a workspace that resolves to, above or into a system directory (through
-// a symlink, ".." segments or directly).
+// a symlink, ".." segments or directly): the rule both local schemes share (policy).
 func checkWorkspace(configured, ws string) error {
-	via := ""
-	if ws != filepath.Clean(configured) {
-		via = fmt.Sprintf(" (%s resolves to %s)", configured, ws)
-	}
-	fix := "use a dedicated directory such as ~/ai-workspace (fix allowlist.workspace)"
-	if ws == "/" {
-		return fmt.Errorf("workspace is /%s: %s", via, fix)
-	}
-	for _, d := range systemDirs {
-		switch {
-		case ws == d:
-			return fmt.Errorf("workspace is the system directory %s%s: commands could write what the host runs; %s", d, via, fix)
-		case within(ws, d):
-			return fmt.Errorf("workspace %s%s contains the system directory %s; %s", ws, via, d, fix)
-		case within(d, ws) && !sharedDirs[d]:
-			return fmt.Errorf("workspace %s%s is inside the system directory %s; %s", ws, via, d, fix)
-		}
-	}
-	return nil
+	return policy.CheckWorkspacePath(configured, ws, policy.WorkspaceUse{Key: "allowlist.workspace", Harm: "commands could write what the host runs"})
 }
 
 // interpreterIndex identifies the host's interpreters by file identity and content, so that a

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // Bounds of the walk for protected paths below the workspace's top level.
@@ -24,16 +26,20 @@ var errNestedStop = errors.New("stop")
 // interpreter, which the argument check cannot follow: each is mounted read-only for the call,
 // as the top-level ones are. Text tools need none of this: their path arguments are judged.
 // A protected directory is taken whole, so nothing below it is looked at.
-func (e *Executor) nestedProtected() ([]string, error) {
+//
+// With a workspace layer, the same walk lists the regular files with more than one hard link
+// (linked), which the call's layer hides: another name of such a file may lie outside the
+// workspace, and an interpreter opens files no argument names (allowlist.hardlinks = "refuse").
+func (e *Executor) nestedProtected() (found, linked []string, err error) {
 	prot := e.protection()
+	hide := e.layerRoot != "" && e.al.HardLinks != policy.HardLinksReadOnly && !mutated("hardlink-hide")
 	top := make(map[string]bool, len(prot.roots))
 	for r := range prot.roots {
 		top[r] = true
 	}
-	var found []string
 	n := 0
 	var stop error
-	err := filepath.WalkDir(e.ws, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(e.ws, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == e.ws {
 			return nil // unreadable to serve: not readable to the sandbox's uid either
 		}
@@ -49,6 +55,13 @@ func (e *Executor) nestedProtected() ([]string, error) {
 		}
 		rel := strings.TrimPrefix(p, e.ws+"/")
 		if !e.protectedName(rel, d.Name()) {
+			if hide && d.Type().IsRegular() {
+				if info, err := d.Info(); err == nil {
+					if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+						linked = append(linked, rel)
+					}
+				}
+			}
 			return nil
 		}
 		if d.Name() == ".git" {
@@ -65,11 +78,11 @@ func (e *Executor) nestedProtected() ([]string, error) {
 		return nil
 	})
 	if stop != nil {
-		return nil, executor.Refuse("allowlist.protect",
+		return nil, nil, executor.Refuse("allowlist.protect",
 			"%v; a call of an allowlisted interpreter mounts each read-only, and this many cannot be: trim the workspace or the protect list, or allowlist no interpreter", stop)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("look for protected paths in the workspace: %w", err)
+		return nil, nil, fmt.Errorf("look for protected paths in the workspace: %w", err)
 	}
 	for r := range prot.roots { // nested repositories' hooks directories found on the way
 		if !top[r] && !slices.Contains(found, r) && within(e.ws, r) {
@@ -77,7 +90,7 @@ func (e *Executor) nestedProtected() ([]string, error) {
 		}
 	}
 	slices.Sort(found)
-	return found, nil
+	return found, linked, nil
 }
 
 // protectedName says whether the entry rel (workspace-relative; base is its last element)

@@ -75,7 +75,7 @@ const (
 )
 
 var stepNames = []string{"set the process group", "set up stdin/stdout/stderr", "make mounts private",
-	"allow the private /tmp in the Landlock ruleset", "enter the workspace", "drop to the sandbox uid",
+	"allow the private /tmp and the workspace's layer in the Landlock ruleset", "enter the workspace", "drop to the sandbox uid",
 	"set the parent-death signal", "set no_new_privs", "clear dumpable", "landlock restrict",
 	"install the seccomp filter", "set a resource limit", "exec"}
 
@@ -86,9 +86,8 @@ type rawPlan struct {
 	mounts                bool
 	ops                   []rawOp
 	labels                []string
-	tmpRule               bool
-	tmpPath               *byte
-	tmpAttr               landlockPathBeneath
+	childRules            []*byte // paths whose Landlock rule the child adds (its own mounts)
+	ruleAttr              landlockPathBeneath
 	nice                  int
 	dir                   *byte
 	dropUID               bool
@@ -162,11 +161,23 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int) (*rawPlan, f
 		if !mutated("landlock") {
 			p.rulesetFD, p.rulesetFlags = fd, uintptr(flags)
 		}
-		if p.rulesetFD >= 0 && s.Mounts && len(rs.RWDirs) != len(s.RWDirs) {
-			p.tmpRule = true
-			p.tmpAttr.access = helper.WorkspaceAccess(abi)
-			if p.tmpPath, err = cstr("/tmp"); err != nil {
-				return fail(err)
+		if p.rulesetFD >= 0 && s.Mounts {
+			// The private /tmp and the workspace's layer exist only in the child's mount
+			// namespace: their rules are added there, on what the child sees.
+			var paths []string
+			if len(rs.RWDirs) != len(s.RWDirs) {
+				paths = append(paths, "/tmp")
+			}
+			if s.Overlay != "" {
+				paths = append(paths, s.Dir)
+			}
+			p.ruleAttr.access = helper.WorkspaceAccess(abi)
+			for _, q := range paths {
+				b, err := cstr(q)
+				if err != nil {
+					return fail(err)
+				}
+				p.childRules = append(p.childRules, b)
 			}
 		}
 	}
@@ -250,6 +261,10 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 		}
 		add(rawOp{kind: opMount, src: c(fmt.Sprintf("/proc/self/fd/%d", k.fd)), dst: c(k.path), fstype: p.empty, flags: unix.MS_BIND | unix.MS_REC, data: p.empty}, label)
 		add(rawOp{kind: opClose, fd: k.fd, dst: p.empty}, label)
+	}
+	if s.Overlay != "" {
+		add(rawOp{kind: opMount, src: c("overlay"), dst: c(s.Dir), fstype: c("overlay"), flags: unix.MS_NOSUID | unix.MS_NODEV, data: c(s.Overlay)},
+			"mount the call's workspace layer (overlayfs) on "+s.Dir)
 	}
 	for _, d := range helper.Pinned(s) {
 		add(rawOp{kind: opMount, src: c(d), dst: c(d), fstype: p.empty, flags: unix.MS_BIND, data: p.empty, ignoreENOENT: true},

@@ -126,17 +126,18 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 			}
 		}
 	}
-	if p.tmpRule {
-		// The private /tmp exists only in this mount namespace: its rule is added here.
+	for i = 0; i < len(p.childRules); i++ {
+		// The private /tmp and the workspace's layer exist only in this mount namespace: their
+		// rules are added here.
 		step = stTmpRule
-		fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(p.tmpPath)),
+		fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(p.childRules[i])),
 			unix.O_PATH|syscall.O_CLOEXEC, 0, 0, 0)
 		if err != 0 {
 			goto fail
 		}
-		p.tmpAttr.fd = int32(fd)
+		p.ruleAttr.fd = int32(fd)
 		if _, _, err = syscall.RawSyscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(p.rulesetFD), 1, // LANDLOCK_RULE_PATH_BENEATH
-			uintptr(unsafe.Pointer(&p.tmpAttr)), 0, 0, 0); err != 0 {
+			uintptr(unsafe.Pointer(&p.ruleAttr)), 0, 0, 0); err != 0 {
 			goto fail
 		}
 		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)

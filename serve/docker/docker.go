@@ -139,6 +139,17 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		}
 		e.eng, e.ownEngine = eng, true
 	}
+	ws, note, err := CheckWorkspace(p.Docker.Workspace, e.eng.Host)
+	if err != nil {
+		if e.ownEngine {
+			e.eng.Close()
+		}
+		return nil, err
+	}
+	if note != "" {
+		e.log.Warn(note)
+	}
+	e.spec.workspace = ws
 	eg, err := e.startEgress()
 	if err != nil {
 		if e.ownEngine {

@@ -1,6 +1,10 @@
 package docker
 
-import "github.com/docker/docker/api/types/container"
+import (
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+)
 
 // mutateBuild is the container's configuration with the mechanisms a mutant build switches off;
 // a release build returns it unchanged.
@@ -40,6 +44,9 @@ func mutateBuild(cfg *container.Config, hc *container.HostConfig) (*container.Co
 	}
 	if mutated("docker-cgroup-ro") {
 		hc.ReadonlyPaths = nil
+	}
+	if mutated("docker-wrapper-isolated") && len(cfg.Cmd) > 1 {
+		cfg.Cmd[1] = strings.Replace(cfg.Cmd[1], isolateLine, "safe_path = program_path", 1)
 	}
 	return cfg, hc
 }

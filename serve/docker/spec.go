@@ -81,7 +81,11 @@ const (
 // the rest of the wrapper when it returns or calls sys.exit: such a child ends there (os._exit
 // with its status) instead of writing the end mark, which had ended the call at the child's
 // exit with the parent's output and status lost.
-const wrapperPy = `import os, sys
+const wrapperPy = `import sys
+program_path = sys.path
+` + isolateLine + `
+sys.path = safe_path
+import os
 nonce = sys.argv[1]
 me = os.getpid()
 pooled = sys.argv[2:3] == ["pooled"]
@@ -213,6 +217,7 @@ status = 0
 if kind == "python":
     g = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": "<stdin>"}
     sys.argv = ["-"]
+    sys.path = program_path
     try:
         exec(compile(src, "<stdin>", "exec"), g)
     except SystemExit as e:
@@ -225,9 +230,13 @@ if kind == "python":
             print(c, file=sys.stderr)
             status = 1
     except BaseException as e:
-        import traceback
-        tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
-        traceback.print_exception(type(e), e, tb)
+        user_path, sys.path = sys.path, safe_path
+        try:
+            import traceback
+            tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+            traceback.print_exception(type(e), e, tb)
+        finally:
+            sys.path = user_path
         status = 130 if isinstance(e, KeyboardInterrupt) else 1
 elif kind == "shell":
     fd = os.memfd_create("script", 0)
@@ -250,12 +259,18 @@ if os.getpid() != me:
         except Exception:
             pass
     os._exit(status)
+user_path, sys.path = sys.path, safe_path
 oom = 0
 for p in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
     try:
-        for line in open(p):
-            k, _, v = line.partition(" ")
-            if k == "oom_kill":
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            lines = os.read(fd, 1 << 16).split(b"\n")
+        finally:
+            os.close(fd)
+        for line in lines:
+            k, _, v = line.partition(b" ")
+            if k == b"oom_kill":
                 oom = int(v)
     except Exception:
         pass
@@ -273,7 +288,21 @@ for fd in (1, 2):
         os.write(fd, mark)
     except Exception:
         pass
+sys.path = user_path
 `
+
+// isolateLine keeps the workspace off the wrapper's own imports. Under python3 -c, sys.path[0]
+// is "", the working directory, /workspace: every module the wrapper imports after start-up
+// (traceback when a program raises, and what that imports in its turn; a text file's locale
+// module on some Pythons) would come from there first, so a traceback.py present in the project
+// or written by an earlier call replaced serve's error report, and could forge or drop its end
+// mark, in every later call. The wrapper imports only with the path Python started with less
+// its relative entries ("", or a "." in the image's PYTHONPATH): safe_path; the program alone
+// runs with the path as Python made it (program_path), so its own "import mymod" finds
+// /workspace/mymod.py as python3 -c in that directory would. Site's own start-up imports
+// (sitecustomize, usercustomize) run before "" is on the path. The watchdog and the egress
+// relay run with -I -S (no working directory on the path, no site at all).
+const isolateLine = `safe_path = [p for p in program_path if p.startswith("/")]`
 
 // wrapperSh is the fallback for images without python3: shell scripts only, same protocol.
 const wrapperSh = `n=$1

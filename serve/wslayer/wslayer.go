@@ -30,23 +30,30 @@ type Rules struct {
 	// SandboxPath is the workspace's path as the program saw it: an absolute symlink target
 	// under it stays inside the workspace.
 	SandboxPath string
+	// Extra, if set, says what else protects rel ("" = nothing): a scheme's own knowledge
+	// (the allowlist's git set-up: core.hooksPath, included config files).
+	Extra func(rel string) string
 }
 
 // Layer is one call's layer over the workspace Lower: overlayfs needs Upper and Work on one
 // filesystem; Dir holds both and is removed with them.
-type Layer struct{ Dir, Upper, Work, Lower string }
+type Layer struct {
+	Dir, Upper, Work, Lower string
+	masked                  map[string]bool // paths hidden from the call (Mask): not deletions
+}
 
-// OverlayOptions is the overlay mount's data. redirect_dir, index and metacopy are off so
-// every change in the upper layer is a whole file, a whole directory or a whiteout (a renamed
-// directory is copied by the program, as on two filesystems); userxattr is for a mount made
-// inside a user namespace.
+// OverlayOptions is the overlay mount's data. Redirects, index and metacopy are off so every
+// change in the upper layer is a whole file, a whole directory or a whiteout (a renamed
+// directory is copied by the program, as on two filesystems). userxattr is for a mount made
+// inside a user namespace, where redirect_dir may not be named (its default there, nofollow,
+// creates no redirects either).
 func (l *Layer) OverlayOptions(userxattr bool) string {
-	o := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,redirect_dir=off,index=off,metacopy=off",
+	o := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,index=off,metacopy=off",
 		escapeOpt(l.Lower), escapeOpt(l.Upper), escapeOpt(l.Work))
 	if userxattr {
-		o += ",userxattr"
+		return o + ",userxattr"
 	}
-	return o
+	return o + ",redirect_dir=off"
 }
 
 // escapeOpt escapes what overlayfs's option parser treats specially in a path.
@@ -56,7 +63,10 @@ func escapeOpt(p string) string {
 }
 
 // protector judges paths against the protect list.
-type protector struct{ pats []protPat }
+type protector struct {
+	pats  []protPat
+	extra func(rel string) string
+}
 
 type protPat struct {
 	src      string
@@ -94,6 +104,9 @@ func (p *protector) match(rel string) string {
 				return q.src
 			}
 		}
+	}
+	if p.extra != nil {
+		return p.extra(rel)
 	}
 	return ""
 }

@@ -26,7 +26,8 @@ const Supported = true
 // Root is the private directory holding every call's layer: /var/tmp/mcpsandbox-layers-<uid>
 // (on disk, not a tmpfs in memory: the quota, not the RAM, bounds a layer), 0700 and serve's
 // own. One someone else made or opened up is not used: a fresh private one is made beside it.
-// Layers a killed serve left behind (older than an hour: no call lives that long) are removed.
+// Layers a killed serve left behind (its process is gone, or older than an hour: no call lives
+// that long) are removed.
 func Root() (string, error) {
 	base := "/var/tmp"
 	if st, err := os.Stat(base); err != nil || !st.IsDir() {
@@ -45,12 +46,27 @@ func Root() (string, error) {
 	}
 	if ents, err := os.ReadDir(dir); err == nil {
 		for _, e := range ents {
-			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+			if info, err := e.Info(); err == nil && (time.Since(info.ModTime()) > time.Hour || ownerGone(e.Name())) {
 				_ = removeAll(filepath.Join(dir, e.Name()))
 			}
 		}
 	}
 	return dir, nil
+}
+
+// ownerGone: a layer's name carries the pid of the serve that made it ("call-PID-…"); that
+// process is gone (killed mid-call), so nothing will commit or remove it.
+func ownerGone(name string) bool {
+	rest, ok := strings.CutPrefix(name, "call-")
+	if !ok {
+		return false
+	}
+	pidText, _, _ := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return errors.Is(unix.Kill(pid, 0), unix.ESRCH)
 }
 
 // private: a directory (not a link), serve's own, closed to everyone else.
@@ -70,7 +86,7 @@ func New(root, lower string) (*Layer, error) {
 	if err := unix.Stat(lower, &st); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", lower, err)
 	}
-	dir, err := os.MkdirTemp(root, "call-")
+	dir, err := os.MkdirTemp(root, fmt.Sprintf("call-%d-", os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("create the call's workspace layer: %w", err)
 	}
@@ -88,11 +104,60 @@ func New(root, lower string) (*Layer, error) {
 		_ = l.Remove()
 		return nil, fmt.Errorf("create the call's workspace layer: %w", err)
 	}
-	if !mutated("workspace-layer-private") {
-		// others may need to traverse Dir to reach a container's mount, never to list it
-		_ = os.Chmod(dir, 0o711)
-	}
+	// others (the engine mounting a container's layer) may need to traverse Dir, never list it
+	_ = os.Chmod(dir, 0o711)
 	return l, nil
+}
+
+// Mask hides workspace files from the call (each rel is a path from the workspace root): the
+// call sees no such file, and the hiding is not a deletion the commit applies. The allowlist
+// hides the files the host hard-linked into the workspace from an interpreter's call: another
+// name of such a file may lie outside the workspace, and no argument names it for a check.
+func (l *Layer) Mask(rels []string) error {
+	if l.masked == nil {
+		l.masked = map[string]bool{}
+	}
+	for _, rel := range rels {
+		rel = path.Clean(rel)
+		if rel == "." || strings.HasPrefix(rel, "../") || path.IsAbs(rel) {
+			continue
+		}
+		if err := l.mirrorDirs(path.Dir(rel)); err != nil {
+			return err
+		}
+		// an overlayfs whiteout: a character device 0/0
+		if err := unix.Mknod(filepath.Join(l.Upper, filepath.FromSlash(rel)), unix.S_IFCHR, 0); err != nil && !errors.Is(err, unix.EEXIST) {
+			return fmt.Errorf("hide %s from the call: %w", rel, err)
+		}
+		l.masked[rel] = true
+	}
+	return nil
+}
+
+// mirrorDirs makes the upper layer's directories down to rel, each with the workspace
+// directory's mode and owner (a merged directory takes its upper's attributes).
+func (l *Layer) mirrorDirs(rel string) error {
+	if rel == "." || rel == "" {
+		return nil
+	}
+	if err := l.mirrorDirs(path.Dir(rel)); err != nil {
+		return err
+	}
+	up := filepath.Join(l.Upper, filepath.FromSlash(rel))
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(l.Lower, filepath.FromSlash(rel)), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return fmt.Errorf("hide files under %s from the call: not a directory of the workspace", rel)
+	}
+	if err := os.Mkdir(up, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil
+		}
+		return fmt.Errorf("hide files under %s from the call: %w", rel, err)
+	}
+	if os.Geteuid() == 0 {
+		_ = os.Lchown(up, int(st.Uid), int(st.Gid))
+	}
+	return unix.Chmod(up, st.Mode&0o7777)
 }
 
 // Remove removes the layer (the overlay must be unmounted: its processes are gone).
@@ -142,7 +207,8 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper,
+	prot.extra = r.Extra
+	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper, masked: l.masked,
 		chown: os.Geteuid() == 0 && r.UID >= 0}
 	up, err := openDir(unix.AT_FDCWD, l.Upper)
 	if err != nil {
@@ -167,6 +233,7 @@ type committer struct {
 	chown     bool
 	entries   int
 	wsRoot    int
+	masked    map[string]bool
 }
 
 func (c *committer) refuse(rel, format string, a ...any) {
@@ -216,6 +283,9 @@ func (c *committer) entry(up, ws int, rel, name string) {
 	}
 	kind := st.Mode & unix.S_IFMT
 	if kind == unix.S_IFCHR && st.Rdev == 0 { // an overlayfs whiteout: the program deleted it
+		if c.masked[rel] {
+			return // hidden from the call (Mask), not deleted by it
+		}
 		if what := c.prot.match(rel); what != "" {
 			c.refuse(rel, "deleting it: protected (%q)", what)
 			return

@@ -1,6 +1,7 @@
 package wslayer
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,5 +174,55 @@ func TestProtectorAndInside(t *testing.T) {
 		if _, ok := inside(c.rel, c.target, "/ws"); ok != c.ok {
 			t.Errorf("inside(%q, %q) = %v, want %v", c.rel, c.target, ok, c.ok)
 		}
+	}
+}
+
+// BenchmarkCommit is the commit of a call's layer holding files small files of 1 KiB (no
+// overlay mount: the upper layer is what a call leaves, written here directly).
+func BenchmarkCommit(b *testing.B) {
+	for _, files := range []int{1, 100} {
+		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) {
+			root, base := b.TempDir(), b.TempDir()
+			data := make([]byte, 1<<10)
+			for i := 0; b.Loop(); i++ {
+				ws := filepath.Join(base, fmt.Sprint(i))
+				os.Mkdir(ws, 0o755)
+				l, err := New(root, ws)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for f := range files {
+					os.WriteFile(filepath.Join(l.Upper, fmt.Sprintf("f%03d", f)), data, 0o644)
+				}
+				if _, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 30, UID: -1, GID: -1, SandboxPath: ws}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// A layer whose serve is gone (killed mid-call) is removed by the next Root; a live one's is not.
+func TestRootRemovesLayersOfGoneServes(t *testing.T) {
+	root, err := Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(root, "call-999999999-x")
+	live := filepath.Join(root, fmt.Sprintf("call-%d-test", os.Getpid()))
+	for _, d := range []string{gone, live} {
+		if err := os.MkdirAll(filepath.Join(d, "upper"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer os.RemoveAll(live)
+	if _, err := Root(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("the layer of a gone serve is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live serve's layer was removed: %v", err)
 	}
 }

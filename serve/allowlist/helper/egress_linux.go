@@ -18,7 +18,6 @@ func egressListen(s *Spec) error {
 	if port == 0 {
 		return nil // no host list: no egress
 	}
-	defer dropEgressCaps(s)
 	if err := loopbackUp(); err != nil {
 		return fmt.Errorf("egress: bring up loopback: %w", err)
 	}
@@ -39,9 +38,15 @@ func egressListen(s *Spec) error {
 	return nil
 }
 
-// dropEgressCaps clears what procAttr gave this thread (the one that execs): the ambient set, and
-// when the helper does not change uid (which clears capabilities by itself), every set.
-func dropEgressCaps(s *Spec) {
+// dropCaps clears what serve's start gave this thread (the one that execs) in a user namespace
+// (CAP_SYS_ADMIN for its mounts, CAP_NET_ADMIN for lo): the ambient set, and when the helper
+// does not change uid (which clears capabilities by itself), every set. It runs after the
+// mounts and the egress listener, before anything of the command: the command never holds a
+// capability, so it can unmount nothing (the workspace's layer, the read-only binds).
+func dropCaps(s *Spec) {
+	if mutated("drop-caps") {
+		return
+	}
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	if s.DropUID {
 		return

@@ -47,6 +47,9 @@ type Spec struct {
 	Mounts  bool     `json:"mounts"`
 	TmpSize uint64   `json:"tmp_size"`
 	ROBinds []string `json:"ro_binds"`
+	// Overlay, when set, is the overlayfs mount data of the call's workspace layer (package
+	// wslayer): mounted on Dir before the read-only binds, so every write lands in the layer.
+	Overlay string `json:"overlay,omitempty"`
 }
 
 // Rlimit is one resource limit.
@@ -128,6 +131,7 @@ func helper() error {
 	if err := egressListen(&s); err != nil {
 		return err
 	}
+	dropCaps(&s)
 
 	if s.Nice != 0 {
 		_ = unix.Setpriority(unix.PRIO_PROCESS, 0, s.Nice) // best effort: politeness, not a security layer
@@ -269,6 +273,11 @@ func privateMounts(s *Spec) error {
 			return fmt.Errorf("bind %s back under the private /tmp: %w", k.path, err)
 		}
 		unix.Close(k.fd)
+	}
+	if s.Overlay != "" {
+		if err := unix.Mount("overlay", s.Dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, s.Overlay); err != nil {
+			return fmt.Errorf("mount the call's workspace layer (overlayfs) on %s: %w", s.Dir, err)
+		}
 	}
 	for _, d := range Pinned(s) {
 		if err := unix.Mount(d, d, "", unix.MS_BIND, ""); err != nil && !errors.Is(err, unix.ENOENT) {

@@ -41,21 +41,15 @@ type Client struct {
 // New connects to the engine the environment names, as the docker CLI does. It does not talk
 // to the engine yet; Version or Ping does.
 func New() (*Client, error) {
-	host, source := os.Getenv(client.EnvOverrideHost), "DOCKER_HOST"
+	host, source, ctxTLS, err := locate()
+	if err != nil {
+		return nil, err
+	}
 	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
-	if host == "" {
-		ctxHost, ctxTLS, name, err := currentContext()
-		if err != nil {
-			return nil, err
-		}
-		if ctxHost != "" {
-			host, source = ctxHost, "docker context "+name
-			opts = append(opts, client.WithHost(ctxHost))
-			if ctxTLS != nil {
-				opts = append(opts, ctxTLS)
-			}
-		} else {
-			host, source = client.DefaultDockerHost, "default"
+	if source != "DOCKER_HOST" && source != "default" {
+		opts = append(opts, client.WithHost(host))
+		if ctxTLS != nil {
+			opts = append(opts, ctxTLS)
 		}
 	}
 	if err := supportedHost(host, source); err != nil {
@@ -66,6 +60,27 @@ func New() (*Client, error) {
 		return nil, fmt.Errorf("docker engine client for %s (%s): %w; check DOCKER_HOST, DOCKER_CERT_PATH and DOCKER_TLS_VERIFY", host, source, err)
 	}
 	return &Client{API: api, Host: api.DaemonHost(), Source: source}, nil
+}
+
+// Locate names the engine New would connect to (DOCKER_HOST, else the current docker context,
+// else the default socket) and where that came from, without talking to it.
+func Locate() (host, source string, err error) {
+	host, source, _, err = locate()
+	return host, source, err
+}
+
+func locate() (host, source string, tls client.Opt, err error) {
+	if host = os.Getenv(client.EnvOverrideHost); host != "" {
+		return host, "DOCKER_HOST", nil, nil
+	}
+	ctxHost, ctxTLS, name, err := currentContext()
+	if err != nil {
+		return "", "", nil, err
+	}
+	if ctxHost != "" {
+		return ctxHost, "docker context " + name, ctxTLS, nil
+	}
+	return client.DefaultDockerHost, "default", nil, nil
 }
 
 // NewHost connects to the engine at host (unix:///path, tcp://host:port), ignoring the
