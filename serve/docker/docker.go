@@ -130,8 +130,6 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	e := &Executor{pol: p, spec: newSpec(p), eng: o.Engine, log: o.Logger, opts: o, me: self(),
 		memText: p.Limits.Memory.String(), removeSem: make(chan struct{}, 8), ready: make(chan struct{}), callsReady: make(chan struct{})}
-	e.spec.user, e.spec.userWhy = ownerUser(e.spec)
-	e.wsl.wanted = wantLayer(e.spec.workspace, e.spec.wsWrite)
 	if e.eng == nil {
 		eng, err := engine.New()
 		if err != nil {
@@ -150,6 +148,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		e.log.Warn(note)
 	}
 	e.spec.workspace = ws
+	e.initLayer()
 	eg, err := e.startEgress()
 	if err != nil {
 		if e.ownEngine {

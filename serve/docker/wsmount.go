@@ -47,9 +47,15 @@ type layerState struct {
 
 func (l *layerState) on() bool { return l.wanted && l.off.Load() == nil }
 
-// wantLayer: a writable workspace gets the layer where this OS has overlayfs.
-func wantLayer(ws string, writable bool) bool {
-	return ws != "" && writable && wslayer.Supported && !mutated("docker-workspace-layer")
+// initLayer decides, once the workspace is resolved, whether containers get a layer (a writable
+// workspace, where this OS has overlayfs and the engine runs here: a remote engine cannot see
+// serve's directories) and which user they run as.
+func (e *Executor) initLayer() {
+	local := !remoteEngine(e.eng.Host)
+	e.wsl.wanted = e.spec.workspace != "" && e.spec.wsWrite && wslayer.Supported && local && !mutated("docker-workspace-layer")
+	if local {
+		e.spec.user, e.spec.userWhy = ownerUser(e.spec)
+	}
 }
 
 // ownerUser is the user a container with a writable workspace runs as: the workspace's owner,
@@ -276,6 +282,8 @@ func (e *Executor) layerGap() string {
 	switch {
 	case !wslayer.Supported:
 		return "no per-call overlay layer on this OS (it needs Linux overlayfs)"
+	case remoteEngine(e.eng.Host):
+		return "no per-call overlay layer: the engine runs on another machine (" + e.eng.Host + "), which cannot mount serve's directories"
 	case e.wsl.off.Load() != nil:
 		return "the engine could not mount the per-call overlay layer: " + *e.wsl.off.Load()
 	case mutated("docker-workspace-layer"):
