@@ -43,6 +43,7 @@ type box struct {
 	quotaKilled atomic.Bool
 	gone        chan struct{}
 	removeErr   error
+	made        time.Time
 }
 
 func randHex(n int) string {
@@ -68,7 +69,7 @@ func (e *Executor) newBox(pooled bool) (*box, error) {
 }
 
 func (e *Executor) startBox(pooled bool) (*box, error) {
-	b := &box{callID: randHex(8), nonce: randHex(16), pooled: pooled, gone: make(chan struct{})}
+	b := &box{callID: randHex(8), nonce: randHex(16), pooled: pooled, gone: make(chan struct{}), made: time.Now()}
 	labels := e.me.labels()
 	labels[LabelCall] = b.callID
 	labels[LabelPolicy] = e.spec.policy

@@ -379,7 +379,7 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 	}
 	var b *box
 	if e.pool != nil {
-		b = e.pool.take()
+		b = e.takeFresh()
 	}
 	if b != nil {
 		b.eg.setSession(c.Session)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
@@ -182,5 +183,46 @@ func TestWorkspaceLayerTransientFailure(t *testing.T) {
 	}
 	if !e.wsl.on() || breakNext.Load() {
 		t.Errorf("layer on %v, the broken mount never tried %v", e.wsl.on(), breakNext.Load())
+	}
+}
+
+// TestWorkspaceLayerPooledNotStale: a pooled container whose layer waited longer than
+// layerMaxIdle is not handed to a call (wslayer.Root removes layers older than an hour as a
+// killed serve's leftovers, under the running container): it is removed with its layer, and a
+// fresh one is pooled.
+func TestWorkspaceLayerPooledNotStale(t *testing.T) {
+	eng := needEngine(t)
+	ws := userWorkspace(t)
+	e := newExec(t, eng, testPolicy(writable(ws), func(p *policy.Policy) { p.Docker.Pool = 1 }))
+	wait := func() *box {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if b := e.pool.take(); b != nil {
+				return b
+			}
+		}
+		t.Fatal("no pooled container within 30 s")
+		return nil
+	}
+	old := wait()
+	old.made = time.Now().Add(-layerMaxIdle - time.Minute)
+	e.pool.ready <- old
+	if b := e.takeFresh(); b != nil {
+		t.Fatalf("a pooled container %v old was handed out", time.Since(b.made).Round(time.Minute))
+	}
+	<-old.gone // the layer goes right after
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Lstat(old.layer.Dir); os.IsNotExist(err) {
+			break
+		}
+	}
+	if _, err := os.Lstat(old.layer.Dir); !os.IsNotExist(err) {
+		t.Errorf("the stale container's layer is still there (%v)", err)
+	}
+	fresh := wait()
+	e.pool.ready <- fresh
+	if b := e.takeFresh(); b != fresh {
+		t.Errorf("a fresh pooled container was not handed out")
+	} else {
+		e.pool.ready <- b
 	}
 }

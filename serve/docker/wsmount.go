@@ -365,3 +365,20 @@ func (e *Executor) layerToolNote() string {
 	return "; your changes reach the host's folder after the call, each checked: protected files (.git, .envrc, CLAUDE.md, editor and CI config, …), " +
 		"symbolic links leading out, FIFOs, devices and setuid files are refused, and the result lists them"
 }
+
+// layerMaxIdle is how long a pooled container's layer may wait for its call: wslayer.Root
+// removes layers older than an hour as a killed serve's leftovers, so an older one is replaced
+// (an hour less the longest call, limits.timeout ≤ 10m, with a margin).
+const layerMaxIdle = 30 * time.Minute
+
+// takeFresh takes a pooled box, replacing one whose layer waited longer than layerMaxIdle; nil
+// when none is ready.
+func (e *Executor) takeFresh() *box {
+	b := e.pool.take()
+	if b != nil && b.layer != nil && time.Since(b.made) > layerMaxIdle {
+		e.destroy(b)
+		e.pool.release()
+		return nil
+	}
+	return b
+}
