@@ -60,10 +60,13 @@ func (e *Executor) initLayer() {
 
 // ownerUser is the user a container with a writable workspace runs as: the workspace's owner,
 // so the program can write files the user owns (as nobody, 65534, it got EACCES on every one).
-// That grants nothing nobody lacked: no capabilities, no-new-privileges and the seccomp profile
-// are the same, the uid reaches no host file but the workspace (whose writes land in the layer),
-// and the pid, ipc and mount namespaces keep the user's own processes out of reach. An explicit
-// docker.user other than the default is kept, and so is nobody for a workspace root owns.
+// No capabilities, no-new-privileges and the seccomp profile are the same as for nobody; the uid
+// reaches no host file but the workspace (whose writes land in the layer), and the pid, ipc and
+// mount namespaces keep the user's own processes out of reach. Without the engine's userns-remap
+// (Docker 20.10 here: /proc/self/uid_map is the identity) it is the host's uid, so the kernel's
+// per-user limits (inotify instances, RLIMIT_NPROC) are shared with the user's own processes
+// while the call runs. An explicit docker.user other than the default is kept, and so is nobody
+// for a workspace root owns.
 func ownerUser(s spec) (user, why string) {
 	if s.workspace == "" || !s.wsWrite || s.user != defaultUser {
 		return s.user, ""
