@@ -149,3 +149,38 @@ func TestWorkspaceLayerTimedOutDiscarded(t *testing.T) {
 		t.Errorf("the result does not say the layer was discarded: %+v", r.Workspace)
 	}
 }
+
+// TestWorkspaceLayerConcurrent: calls running at once each get their own layer over the same
+// workspace, and each one's file reaches the host.
+func TestWorkspaceLayerConcurrent(t *testing.T) {
+	eng := needEngine(t)
+	ws := userWorkspace(t)
+	e := newExec(t, eng, testPolicy(writable(ws), func(p *policy.Policy) { p.Docker.Pool = 2 }))
+	const n = 4
+	errs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			name := "f" + string(rune('0'+i))
+			r, err := call(t, e, ToolShell, map[string]any{"script": "echo " + name + " > " + name + "; sleep 1"})
+			switch {
+			case err != nil:
+				errs <- err.Error()
+			case r.ExitCode != 0 || r.Workspace == nil || r.Workspace.Committed != 1:
+				errs <- name + ": " + r.Stderr
+			default:
+				errs <- ""
+			}
+		}(i)
+	}
+	for i := 0; i < n; i++ {
+		if s := <-errs; s != "" {
+			t.Error(s)
+		}
+	}
+	for i := 0; i < n; i++ {
+		name := "f" + string(rune('0'+i))
+		if b, err := os.ReadFile(filepath.Join(ws, name)); err != nil || string(b) != name+"\n" {
+			t.Errorf("%s on the host: %q, %v", name, b, err)
+		}
+	}
+}
