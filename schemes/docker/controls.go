@@ -2,6 +2,7 @@ package docker
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -28,6 +29,39 @@ func rootMounted(writable bool) func(*policy.Policy, *harness.Arena) error {
 func writable(p *policy.Policy, _ *harness.Arena) error {
 	p.Docker.WorkspaceWritable = true
 	return nil
+}
+
+// stageOutside runs the scenario's docker python step outside any container with the host's
+// python3, and hands its output to the detectors as the control's evidence.
+func stageOutside(id string) func(*harness.Arena) {
+	return func(a *harness.Arena) {
+		all, err := harness.Load()
+		if err != nil {
+			a.StageOutput("control: " + err.Error())
+			return
+		}
+		// The system's interpreter: the control runs it as the container's uid, which cannot
+		// enter a user's own install (pyenv shims under /root, say).
+		var py string
+		for _, c := range []string{"/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"} {
+			if _, err := exec.LookPath(c); err == nil && py == "" {
+				py = c
+			}
+		}
+		if py == "" {
+			a.StageOutput("control: no python3 in /usr/bin, /usr/local/bin or /bin on this host")
+			return
+		}
+		for _, s := range all {
+			if steps, _ := s.StepsFor(policy.SchemeDocker); s.ID == id && len(steps) > 0 {
+				out, err := a.RunOutside(py, "-c", a.Expand(steps[0].Python))
+				if err != nil {
+					out += "\ncontrol: the probe outside the container failed: " + err.Error()
+				}
+				a.StageOutput(out)
+			}
+		}
+	}
 }
 
 // controls lists the negative controls, one or more per detector. egress has none: its
@@ -93,5 +127,8 @@ func controls() []harness.Control {
 					a.StageOutput("control could not trace the sibling: " + err.Error())
 				}
 			}},
+		{Detector: "syscalls", Scenario: "kernel-surface", Kind: "staged",
+			Weakness: "the scenario's memfd probe run outside the container (the host's python3, as the container's uid, no seccomp profile), where the syscalls reach the kernel",
+			Inject:   stageOutside("kernel-surface")},
 	}, harness.EgressControls("docker.network", `network = "host"`, hostNetwork)...)
 }
