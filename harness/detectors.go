@@ -488,6 +488,10 @@ func checkSyscalls(r *run) (bool, string) {
 			refused = append(refused, m[1])
 		}
 	}
+	if len(reached) > 0 && r.expect.OwnKernel != "" {
+		return false, fmt.Sprintf("none reached the host kernel: %s answers them, a kernel of its own between the program and the host's (no seccomp profile is applied inside it): %s",
+			r.expect.OwnKernel, strings.Join(reached, "; "))
+	}
 	if len(reached) > 0 {
 		return true, strings.Join(reached, "; ")
 	}

@@ -41,6 +41,18 @@ var LayerIDs = []string{LayerEngine, LayerImage, LayerRuntime, LayerNetwork, Lay
 // vmRuntimes are runtimes that do not share the host kernel with the container.
 var vmRuntimes = map[string]bool{"runsc": true, "kata": true, "kata-runtime": true, "kata-qemu": true, "kata-fc": true, "io.containerd.kata.v2": true, "io.containerd.runsc.v1": true}
 
+// OwnKernel names the kernel a runtime registered under this name puts between the program and
+// the host's ("gVisor's kernel (runsc)"), or "" for one that shares the host's (runc, crun).
+func OwnKernel(runtime string) string {
+	switch {
+	case !vmRuntimes[runtime]:
+		return ""
+	case strings.Contains(runtime, "runsc"):
+		return "gVisor's kernel (" + runtime + ")"
+	}
+	return "the guest kernel of " + runtime
+}
+
 // inspectLayers creates (never starts) one container from the policy's spec, asks the engine
 // what it recorded, removes it, and reports the layers from that record: what is in force is
 // what the engine says, not what serve meant to ask for.
