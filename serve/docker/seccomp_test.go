@@ -160,3 +160,30 @@ func TestSeccompProfileShape(t *testing.T) {
 		t.Errorf("only %d calls allowed", len(allowed))
 	}
 }
+
+// TestSeccompLayerReportsWhatIsInForce: the layer is active only when the engine has seccomp
+// and recorded serve's profile on the container (not merely "the engine has seccomp", which
+// --check once reported while Docker 20.10's default let io_uring_setup through), and never
+// under gVisor without --oci-seccomp.
+func TestSeccompLayerReportsWhatIsInForce(t *testing.T) {
+	for _, c := range []struct {
+		engine, own, gvisor, oci bool
+		active                   bool
+		says                     string
+	}{
+		{true, true, false, false, true, "serve's profile"},
+		{true, false, false, false, false, "NOT IN FORCE"},
+		{false, false, false, false, false, "no seccomp support"},
+		{true, true, true, false, false, "NOT APPLIED"},
+		{true, true, true, true, true, "serve's profile"},
+	} {
+		e := &Executor{spec: spec{gvisor: c.gvisor, gvisorSeccomp: c.oci}}
+		l := e.seccompLayer(c.engine, c.own)
+		if l.Active != c.active || !strings.Contains(l.Detail, c.says) {
+			t.Errorf("engine %v, own %v, gvisor %v, oci %v: %+v, want active %v saying %q", c.engine, c.own, c.gvisor, c.oci, l, c.active, c.says)
+		}
+	}
+	if !ownSeccomp([]string{"no-new-privileges", seccompOpt()}) || ownSeccomp([]string{"no-new-privileges"}) || ownSeccomp([]string{"seccomp=unconfined"}) {
+		t.Error("ownSeccomp does not tell serve's profile from its absence")
+	}
+}
