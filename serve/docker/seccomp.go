@@ -122,7 +122,7 @@ func ownSeccomp(containerOpts []string) bool {
 
 // seccompSummary names what the profile refuses, for the seccomp layer's detail.
 func seccompSummary() string {
-	return fmt.Sprintf("serve's profile: Docker's default allow list minus %d calls the host-exec scheme denies too "+
+	return fmt.Sprintf("serve's profile: Docker's default allow list without any of the %d calls the host-exec scheme denies too "+
 		"(io_uring_*, bpf, userfaultfd, perf_event_open, keyrings, kexec and modules, open_by_handle_at, mount and namespaces, ptrace, mknod, …) "+
 		"refused with EPERM before the kernel sees them; clone with namespace flags refused, clone3 ENOSYS; native ABI only",
 		len(sysdeny.Denied)+len(sysdeny.DeniedLegacy))
