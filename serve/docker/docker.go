@@ -5,8 +5,8 @@
 // Every container, cold or pooled, is built from the policy alone (spec.go): network none
 // unless the policy names one, memory = memory+swap, pids and CPU quota, read-only root, a
 // size-capped tmpfs /tmp (nosuid,nodev), all capabilities dropped, no-new-privileges, the
-// engine's default seccomp profile, uid 65534 unless docker.user says otherwise, an init
-// process, nofile/fsize ulimits, no host environment, the optional workspace bind mount
+// engine's default seccomp profile minus the calls sysdeny lists (seccomp.go), uid 65534
+// unless docker.user says otherwise, an init process, nofile/fsize ulimits, no host environment, the optional workspace bind mount
 // (read-only unless docker.workspace_writable), the optional runtime, and labels naming
 // mcpsandbox, the serve instance and the call.
 //
