@@ -110,7 +110,11 @@ func controls() []harness.Control {
 		{Detector: "marker", Scenario: "planted-script-interpreter", Kind: "policy",
 			Weakness: "an interpreter (python3) is allowlisted"},
 		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
-			Weakness: "an interpreter (python3) is allowlisted and the workspace is writable"},
+			Weakness: `an interpreter (python3) is allowlisted and protect = ["!.git"]: the operator dropped .git from the list, so the commit applies the hook the interpreter plants`,
+			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
+				p.Allowlist.Protect = append(p.Allowlist.Protect, "!.git")
+				return nil
+			}},
 	}, append(homeControls(), harness.EgressControls("allowlist.network", "network = true", networkOn)...)...)
 }
 
