@@ -47,6 +47,9 @@ type Scheme struct {
 	// Measured are verify's host rows measured for this policy here (serve's probe of the
 	// layers it really gets), given this binary and the policy file; nil: none.
 	Measured func(ctx context.Context, self, policyPath string) []verify.Check
+	// Host are verify's rows about what this host offers the scheme (its kernel features, its
+	// engine), for the doctor part of `verify`; nil: none.
+	Host func(ctx context.Context) []verify.Check
 	// Bounds are the scheme's own bounds on what reaches serve (its egress proxy, its
 	// upstream), listed by explain after the common ones (verify.Bounds). Nil: none.
 	Bounds func(p *policy.Policy) []verify.Bound

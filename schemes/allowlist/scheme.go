@@ -44,6 +44,7 @@ var Scheme = &scheme.Scheme{
 	ControlPolicy: controlPolicy,
 	Default:       defaultWithCleanup,
 	Measured:      verify.MeasuredLayers,
+	Host:          hostChecks,
 	Bounds:        bounds,
 }
 

@@ -20,7 +20,7 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 	if image == "" {
 		image = policy.Default(policy.SchemeDocker).Docker.Image
 	}
-	c := verify.DockerEngine(ctx)
+	c := DockerEngine(ctx)
 	if !c.OK {
 		return fmt.Errorf("the docker scheme needs a running Docker engine: %s. %s. Nothing was written", c.Value, strings.TrimSuffix(c.Advice, "."))
 	}

@@ -4,6 +4,7 @@
 package docker
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -40,6 +41,7 @@ var Scheme = &scheme.Scheme{
 	Adapter:       adapter{},
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
+	Host:          host,
 	Bounds:        bounds,
 	Needs:         needs,
 }
@@ -106,3 +108,6 @@ func controlPolicy() (*policy.Policy, error) {
 	p.Limits.Timeout = policy.Duration{Duration: 6 * time.Second}
 	return p, nil
 }
+
+// host is the doctor's row for this scheme: the engine the environment names.
+func host(ctx context.Context) []verify.Check { return []verify.Check{DockerEngine(ctx)} }
