@@ -348,7 +348,7 @@ func finishWrite(w *wizardRun, client string) bool {
 	w.step(client, " "+enter)
 	w.step("Write the policy to", enter)
 	w.step("Write them?", enter)
-	if w.expect("on it now (audit", "does not start") == "does not start" {
+	if got := w.expect("on it now (audit", "does not start", "cannot run a call"); got != "on it now (audit" {
 		w.expect("nothing was changed")
 		if w.exit() == nil {
 			w.t.Error("init exited 0 although the entry does not start")
@@ -593,7 +593,8 @@ func TestInitWizardPTY(t *testing.T) {
 			t.Error("exit 0 without the API key")
 		}
 		noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
-		w = startWizard(t, e, "E2B_API_KEY=e2b_test_key_not_real", "E2B_API_URL=http://127.0.0.1:9")
+		fe, _ := e2bInitEnv(t, e2bKey) // a local E2B server: init's proof call runs against it
+		w = startWizard(t, e, fe.env[len(fe.env)-4:]...)
 		steps(w)
 		if !goesOn(w) {
 			noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
@@ -606,6 +607,7 @@ func TestInitWizardPTY(t *testing.T) {
 			}
 		} else {
 			noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
+			t.Error("the e2b entry did not pass init's proof against the local E2B server")
 		}
 	})
 }

@@ -30,6 +30,11 @@ type PlanOptions struct {
 	// Confirm asks a yes/no question, "no" the default; it answers false when nobody can be asked.
 	Confirm func(msg string) (bool, error)
 	Log     io.Writer // warnings
+	// Proof is the scheme's trivial tool call for a policy (nil, or nil returned: none).
+	Proof func(*policy.Policy) *ProofCall
+	// ServerEnv names the variables serve needs from the client's environment for a policy
+	// (the e2b key): entries name them in each client's syntax (nil: none).
+	ServerEnv func(*policy.Policy) []string
 }
 
 // Plan is every file one init will change, and the entries it will write.
@@ -41,6 +46,9 @@ type Plan struct {
 	PolicyFile  FileChange
 	Clients     ClientPlan
 	Snippets    []string // with Print: each client's entry, for stdout
+	Proof       *ProofCall
+	targets     []Target // every client asked for, printed or written
+	project     string
 	print       bool
 }
 
@@ -54,11 +62,17 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 	if interp := Interpreters(p); len(interp) > 0 {
 		fmt.Fprintf(o.Log, "warning: %s runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant git hooks there, run any script). The docker scheme is the safe way to run code.\n", strings.Join(interp, ", "))
 	}
-	pl := &Plan{Policy: p, print: o.Print}
+	pl := &Plan{Policy: p, print: o.Print, project: o.Env.Project}
 	if pl.PolicyPath, err = filepath.Abs(ExpandHome(o.PolicyOut, o.Env.Home)); err != nil {
 		return nil, err
 	}
 	pl.Entry = NewServerEntry(o.Binary, pl.PolicyPath)
+	if o.ServerEnv != nil {
+		pl.Entry.Env = o.ServerEnv(p)
+	}
+	if o.Proof != nil {
+		pl.Proof = o.Proof(p)
+	}
 	if pl.ClientEntry, err = clientEntry(o.Answers, pl.Entry); err != nil {
 		return nil, err
 	}
@@ -119,6 +133,7 @@ func (pl *Plan) planClients(o PlanOptions) error {
 		if err := t.Client.CheckHTTP(pl.ClientEntry); err != nil {
 			return err
 		}
+		pl.targets = append(pl.targets, t)
 		if o.Print {
 			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.Policy.Name, pl.ClientEntry)))
 			continue
@@ -145,9 +160,9 @@ func (pl *Plan) Preview(w io.Writer) {
 // Written is what Plan.Write did.
 type Written struct {
 	Files     []WriteResult
-	Probe     Probe  // the stdio entry's start check
-	HTTPProbe *Probe // the server at the HTTP entry's URL, when one answered there
-	HTTPDown  string // why nothing answered at the HTTP entry's URL ("" = it answered, or no HTTP entry)
+	Probes    []Probe // the stdio entry's start checks, one per client environment
+	HTTPProbe *Probe  // the server at the HTTP entry's URL, when one answered there
+	HTTPDown  string  // why nothing answered at the HTTP entry's URL ("" = it answered, or no HTTP entry)
 }
 
 // HTTPCheckTimeout bounds the check of a server already running at an HTTP entry's URL.
@@ -175,13 +190,37 @@ func (pl *Plan) Write(ctx context.Context, env []string, timeout time.Duration, 
 	if err != nil {
 		return nil, err
 	}
-	if res.Files, res.Probe, err = Install(ctx, pl.PolicyFile, pl.Clients.Changes, pl.Entry, env, timeout); err != nil {
+	if res.Files, res.Probes, err = Install(ctx, pl.PolicyFile, pl.Clients.Changes, pl.Entry, pl.ProofRuns(env), pl.Proof, timeout); err != nil {
 		if created != "" {
 			os.Remove(created) // only if still empty
 		}
 		return nil, err
 	}
 	return res, nil
+}
+
+// ProofRuns are the environments the entry must work in: each configured client's (as it
+// starts a stdio server, from env: the one it runs in), one run per distinct environment; with
+// no client, or an HTTP entry (the clients start no server), init's own.
+func (pl *Plan) ProofRuns(env []string) []ProofRun {
+	if len(pl.targets) == 0 || pl.ClientEntry.URL != "" {
+		return []ProofRun{{Env: env}}
+	}
+	var runs []ProofRun
+	seen := map[string]int{}
+	for _, t := range pl.targets {
+		e := t.Client.ServerEnv(env, pl.Entry)
+		k := strings.Join(e, "\x00")
+		if i, ok := seen[k]; ok {
+			if !strings.Contains(runs[i].Who, t.Client.Name) {
+				runs[i].Who += " and " + t.Client.Name
+			}
+			continue
+		}
+		seen[k] = len(runs)
+		runs = append(runs, ProofRun{Who: t.Client.Name, How: t.Client.describeInherit(), Env: e})
+	}
+	return runs
 }
 
 // PrepareWorkspace creates the allowlist workspace if missing, and says which it created (so a
@@ -218,7 +257,10 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)
 		}
 	}
-	fmt.Fprintf(w, "checked: the entry starts and answers MCP in %d ms, with the tools %s\n", res.Probe.Elapsed.Milliseconds(), strings.Join(res.Probe.Tools, ", "))
+	for _, p := range res.Probes {
+		fmt.Fprintln(w, describeProbe(p))
+	}
+	pl.reportNotes(w)
 	if pl.ClientEntry.URL != "" {
 		pl.reportHTTP(w, res)
 	}
@@ -226,6 +268,35 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 		fmt.Fprintf(w, "already configured, nothing changed: the policy %s\n", pl.PolicyPath)
 		for _, t := range pl.Clients.Targets {
 			fmt.Fprintf(w, "  and %s (%s) in %s\n", t.Client.Name, t.Scope, t.Where())
+		}
+	}
+}
+
+// describeProbe is one "checked" line: what was proven, with whose environment.
+func describeProbe(p Probe) string {
+	s := "checked: the entry starts and answers MCP"
+	if p.Called != "" {
+		s += ", and runs a call (" + p.Called + "),"
+	}
+	s += fmt.Sprintf(" in %d ms", p.Elapsed.Milliseconds())
+	if p.Env != "" {
+		s += " with the environment " + p.Env + " gives it"
+	}
+	return s + ", with the tools " + strings.Join(p.Tools, ", ")
+}
+
+// reportNotes says what each client still needs of the user: a variable its entry cannot
+// name, a step of its own before it starts the server.
+func (pl *Plan) reportNotes(w io.Writer) {
+	if pl.ClientEntry.URL != "" {
+		return
+	}
+	for _, t := range pl.targets {
+		if n := t.Client.EnvNote(pl.Entry.Env); n != "" {
+			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, n)
+		}
+		if t.Client.After != "" {
+			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, strings.ReplaceAll(t.Client.After, "{project}", pl.project))
 		}
 	}
 }

@@ -138,7 +138,7 @@ func TestPlanReport(t *testing.T) {
 	pl := &Plan{PolicyPath: "/etc/p.toml", ClientEntry: NewHTTPEntry("http://127.0.0.1:8765/mcp", "TOK"),
 		PolicyFile: FileChange{Path: "/etc/p.toml", New: []byte("x")}}
 	res := &Written{Files: []WriteResult{{Path: "/etc/p.toml", Backup: "/etc/p.toml.bak"}},
-		Probe: Probe{Tools: []string{"run"}, Elapsed: 12 * time.Millisecond}, HTTPDown: ErrNotRunning.Error()}
+		Probes: []Probe{{Tools: []string{"run"}, Elapsed: 12 * time.Millisecond}}, HTTPDown: ErrNotRunning.Error()}
 	var w bytes.Buffer
 	pl.Report(&w, res)
 	want := "wrote /etc/p.toml; the old file is at /etc/p.toml.bak\n" +
@@ -152,7 +152,7 @@ func TestPlanReport(t *testing.T) {
 
 	pl = &Plan{PolicyPath: "/etc/p.toml", PolicyFile: FileChange{Existed: true}}
 	w.Reset()
-	pl.Report(&w, &Written{Probe: Probe{Tools: []string{"run"}}})
+	pl.Report(&w, &Written{Probes: []Probe{{Tools: []string{"run"}}}})
 	if !strings.HasSuffix(w.String(), "already configured, nothing changed: the policy /etc/p.toml\n") {
 		t.Fatalf("unchanged:\n%s", w.String())
 	}

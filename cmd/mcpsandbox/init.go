@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/schemes"
 	"github.com/spf13/cobra"
 )
 
@@ -46,8 +47,10 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 			"Client configs are merged, never clobbered: other servers, unknown keys, comments and indentation\n" +
 			"stay; a symlinked config is written through its link; owner, group and mode are kept; the old file\n" +
 			"is backed up beside it; every write is atomic. Before any client config is written, init starts the\n" +
-			"exact command it is about to write and checks that it answers MCP; if it does not, nothing is\n" +
-			"changed and init says why. With --yes every answer comes from flags and nothing is asked; without a\n" +
+			"exact command it is about to write, with the environment each client will give it (Gemini CLI and\n" +
+			"Codex pass a server only some variables: an entry names those it needs, such as the e2b key, in the\n" +
+			"client's own syntax, never their values), and makes a trivial tool call through it; if that fails,\n" +
+			"nothing is changed and init says why. With --yes every answer comes from flags and nothing is asked; without a\n" +
 			"terminal init asks nothing either, so it needs --yes and the flags.\n\n" +
 			"Clients: " + strings.Join(generate.ClientIDs(), ", ") + "\n" +
 			"claude-code writes the local scope (this project, in ~/.claude.json), as `claude mcp add` does;\n" +
@@ -137,10 +140,16 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		return err
 	}
 	ask := &asker{f: o.IO, on: wiz}
+	s, err := schemes.Lookup(o.A.Scheme)
+	if err != nil {
+		return err
+	}
 	plan, err := generate.NewPlan(generate.PlanOptions{
 		Answers: o.A, Env: env, Clients: o.Clients, PolicyOut: o.PolicyOut, BaseFrom: o.baseFrom,
 		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut,
-		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
+		Confirm:   func(msg string) (bool, error) { return ask.confirm(msg, false) },
+		Proof:     s.Proof,
+		ServerEnv: s.ServerEnv,
 	})
 	if err != nil {
 		return err

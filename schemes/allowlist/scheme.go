@@ -45,6 +45,7 @@ var Scheme = &scheme.Scheme{
 	Default:       defaultWithCleanup,
 	Measured:      verify.MeasuredLayers,
 	Bounds:        bounds,
+	Proof:         proof,
 }
 
 // bounds: a host list's proxy is one per call; connections past the bound wait for the call's

@@ -2,7 +2,10 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -19,6 +22,9 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 	image := a.Image
 	if image == "" {
 		image = policy.Default(policy.SchemeDocker).Docker.Image
+	}
+	if err := workspaceExists(a, pr); err != nil {
+		return err
 	}
 	c := verify.DockerEngine(ctx)
 	if !c.OK {
@@ -85,4 +91,35 @@ func imagePresent(ctx context.Context, image string) (bool, error) {
 	defer cancel()
 	_, ok, err := cl.ImagePresent(ctx, image)
 	return ok, err
+}
+
+// workspaceExists: the engine refuses to mount a host directory that does not exist, so every
+// call would fail. The wizard offers to create it; otherwise init refuses, saying how.
+func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
+	if a.DockerWorkspace == "" {
+		return nil
+	}
+	home, _ := os.UserHomeDir()
+	ws := generate.ExpandHome(a.DockerWorkspace, home)
+	st, err := os.Stat(ws)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		return fmt.Errorf("the docker workspace %s is not a directory: give --docker-workspace a directory. Nothing was written", ws)
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the docker workspace %s: %w. Nothing was written", ws, err)
+	}
+	mk, err := pr.Confirm(fmt.Sprintf("The workspace %s does not exist. Create it?", ws), true)
+	if err != nil {
+		return err
+	}
+	if !mk {
+		return fmt.Errorf("the docker workspace %s does not exist, and the engine mounts only an existing directory (every call would fail): create it (mkdir -p %s) or give --docker-workspace an existing one, then run init again. Nothing was written", ws, ws)
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return fmt.Errorf("create the docker workspace %s: %w", ws, err)
+	}
+	fmt.Fprintf(pr.Out, "created the workspace %s\n", ws)
+	return nil
 }

@@ -38,6 +38,7 @@ var Scheme = &scheme.Scheme{
 	ControlPolicy: controlPolicy,
 	Bounds:        bounds,
 	Needs:         needs,
+	Proof:         proof,
 }
 
 // bounds: a host list's proxy is one per container, with its own connection bound and one
