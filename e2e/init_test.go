@@ -542,6 +542,7 @@ func TestInitWizardPTY(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e, "DOCKER_HOST=unix://"+filepath.Join(e.home, "no-engine.sock"))
 		dockerSteps(w, "")
+		w.step("What now?", down+down+enter) // quit
 		w.expect("Nothing was written")
 		if w.exit() == nil {
 			t.Error("exit 0 without an engine")
@@ -551,15 +552,25 @@ func TestInitWizardPTY(t *testing.T) {
 	t.Run("docker-engine", func(t *testing.T) {
 		img := dockerTestImage(t)
 		e := newInitEnv(t)
-		// An image the engine does not have: init offers the pull; declined, nothing is written.
+		// An image the engine does not have: init offers the pull; declined, the answers stay:
+		// "change my answers" asks again with each answer as the default (the pool of 2 given
+		// before is kept by Enter), and with an image the engine has the wizard goes on.
 		w := startWizard(t, e)
 		dockerSteps(w, "mcpsandbox-init-absent:none")
 		w.step("Pull it now?", "n"+enter)
-		w.expect("Nothing was written")
-		if w.exit() == nil {
-			t.Error("exit 0 without the image")
+		w.step("What now?", down+enter) // change my answers
+		w.step("(mcpsandbox-init-absent:none)", img+enter) // the image given is the default
+		w.step("Host directory to mount", enter)
+		w.step("network access?", enter)
+		w.step("Containers to keep pre-started", enter)
+		w.step("Container runtime", enter)
+		if goesOn(w) && finishWrite(w, "cursor") {
+			pb, _ := os.ReadFile(policyPath(e))
+			if !strings.Contains(string(pb), `pool       = 2`) || !strings.Contains(string(pb), img) {
+				t.Errorf("the answers given before the failed check were lost:\n%s", pb)
+			}
 		}
-		noWrites(t, e, filepath.Join(e.home, ".cursor", "mcp.json"))
+		e = newInitEnv(t)
 		// An image it has: the questions go on (or this build's serve cannot run docker, and
 		// init stops), and the entry answers MCP or nothing is written.
 		w = startWizard(t, e)
@@ -588,6 +599,7 @@ func TestInitWizardPTY(t *testing.T) {
 		}
 		w := startWizard(t, e, "E2B_API_KEY=")
 		steps(w)
+		w.step("What now?", down+down+enter) // quit
 		w.expect("Nothing was written")
 		if w.exit() == nil {
 			t.Error("exit 0 without the API key")
