@@ -558,7 +558,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w := startWizard(t, e)
 		dockerSteps(w, "mcpsandbox-init-absent:none")
 		w.step("Pull it now?", "n"+enter)
-		w.step("What now?", down+enter) // change my answers
+		w.step("What now?", down+enter)                    // change my answers
 		w.step("(mcpsandbox-init-absent:none)", img+enter) // the image given is the default
 		w.step("Host directory to mount", enter)
 		w.step("network access?", enter)
