@@ -46,7 +46,8 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 			"every file it will change (a diff for existing ones), and writes them only after you confirm.\n" +
 			"Client configs are merged, never clobbered: other servers, unknown keys, comments and indentation\n" +
 			"stay; a symlinked config is written through its link; owner, group and mode are kept; the old file\n" +
-			"is backed up beside it; every write is atomic. Before any client config is written, init starts the\n" +
+			"is backed up beside it (a project's file under ~/.local/state/mcpsandbox/backups; the newest 3 kept);\n" +
+			"every write is atomic. Before any client config is written, init starts the\n" +
 			"exact command it is about to write, with the environment each client will give it (Gemini CLI and\n" +
 			"Codex pass a server only some variables: an entry names those it needs, such as the e2b key, in the\n" +
 			"client's own syntax, never their values), and makes a trivial tool call through it; if that fails,\n" +
