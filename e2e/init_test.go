@@ -538,6 +538,22 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Containers to keep pre-started", "2"+enter)
 		w.step("Container runtime", enter)
 	}
+	t.Run("docker-writable-explained", func(t *testing.T) {
+		img := dockerTestImage(t)
+		e := newInitEnv(t)
+		ws := mkdir(t, e.home, "results", 0o755)
+		w := startWizard(t, e)
+		w.step("Which sandbox scheme?", down+enter)
+		w.step("Image", img+enter)
+		w.step("Host directory to mount", ws+enter)
+		// Offered with what it means, before the answer: code can change what the host runs later.
+		w.expect("Code could then change any file there on this machine", "git hooks", "breaches (FAIL)")
+		w.con.Send(enter) // no, the default
+		w.step("network access?", "\x03")
+		w.expect("cancelled")
+		w.exit()
+		noWrites(t, e, filepath.Join(e.home, ".cursor", "mcp.json"))
+	})
 	t.Run("docker-no-engine", func(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e, "DOCKER_HOST=unix://"+filepath.Join(e.home, "no-engine.sock"))
