@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,9 +48,12 @@ type Plan struct {
 	Clients     ClientPlan
 	Snippets    []string // with Print: each client's entry, for stdout
 	Proof       *ProofCall
-	targets     []Target // every client asked for, printed or written
-	project     string
-	print       bool
+	// Shared are the other entries that run serve with this policy file, when init changes
+	// it: they change with it.
+	Shared  []PolicyUser
+	targets []Target // every client asked for, printed or written
+	project string
+	print   bool
 }
 
 // NewPlan builds the policy from the answers and plans every file change. An existing different
@@ -82,7 +86,37 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 	if err := pl.planClients(o); err != nil {
 		return nil, err
 	}
+	if pl.PolicyFile.Existed && !pl.PolicyFile.Unchanged() && !mutated("init-shared-policy-silent") {
+		pl.Shared = pl.othersUsing(o.Env)
+	}
 	return pl, nil
+}
+
+// othersUsing lists the entries using the policy file, less those this plan writes.
+func (pl *Plan) othersUsing(env Env) []PolicyUser {
+	var out []PolicyUser
+	for _, u := range PolicyUsers(pl.PolicyPath, env) {
+		mine := slices.ContainsFunc(pl.targets, func(t Target) bool {
+			kp := t.Client.KeyPath
+			return t.Path == u.Path && u.Name == pl.Policy.Name && (len(kp) < 2 && len(u.Where) == 0 || len(kp) >= 2 && slices.Equal(kp[:len(kp)-1], u.Where))
+		})
+		if !mine {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// SharedWith says which other entries change with the policy file, and how to leave them be.
+func (pl *Plan) SharedWith(w io.Writer) {
+	if len(pl.Shared) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s is also used by these entries; they change with it:\n", pl.PolicyPath)
+	for _, u := range pl.Shared {
+		fmt.Fprintf(w, "  %s\n", u)
+	}
+	fmt.Fprintln(w, "To leave them as they are, write this policy to a file of its own (--policy-out, or the wizard's \"Write the policy to\").")
 }
 
 // clientEntry is the entry the clients get: the stdio one, or with an HTTP URL that of a running
@@ -155,6 +189,7 @@ func (pl *Plan) Preview(w io.Writer) {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, c.Preview())
 	}
+	pl.SharedWith(w)
 }
 
 // Written is what Plan.Write did.

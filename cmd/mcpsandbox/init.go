@@ -156,6 +156,9 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		return err
 	}
 	o.PolicyOut = plan.PolicyPath
+	if !wiz {
+		plan.SharedWith(o.IO.ErrOut)
+	}
 	if wiz && !plan.Unchanged() {
 		plan.Preview(o.IO.Out)
 		ok, err := ask.confirm("Write them?", true)
