@@ -36,6 +36,9 @@ type PlanOptions struct {
 	// ServerEnv names the variables serve needs from the client's environment for a policy
 	// (the e2b key): entries name them in each client's syntax (nil: none).
 	ServerEnv func(*policy.Policy) []string
+	// ClientsOnly: the clients reach a server already answering at the HTTP URL, which runs its
+	// own policy: init writes only the client entries (no policy, no stdio check).
+	ClientsOnly bool
 }
 
 // Plan is every file one init will change, and the entries it will write.
@@ -54,11 +57,16 @@ type Plan struct {
 	targets []Target // every client asked for, printed or written
 	project string
 	print   bool
+	name    string // the server's name in the client configs
+	only    bool   // ClientsOnly
 }
 
 // NewPlan builds the policy from the answers and plans every file change. An existing different
 // policy or server entry is replaced only with Force or when Confirm says yes.
 func NewPlan(o PlanOptions) (*Plan, error) {
+	if o.ClientsOnly {
+		return newClientsPlan(o)
+	}
 	p, err := BuildPolicy(o.Answers)
 	if err != nil {
 		return nil, err
@@ -66,7 +74,7 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 	if interp := Interpreters(p); len(interp) > 0 {
 		fmt.Fprintf(o.Log, "warning: %s runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant git hooks there, run any script). The docker scheme is the safe way to run code.\n", strings.Join(interp, ", "))
 	}
-	pl := &Plan{Policy: p, print: o.Print, project: o.Env.Project}
+	pl := &Plan{Policy: p, print: o.Print, project: o.Env.Project, name: p.Name}
 	if pl.PolicyPath, err = filepath.Abs(ExpandHome(o.PolicyOut, o.Env.Home)); err != nil {
 		return nil, err
 	}
@@ -98,7 +106,7 @@ func (pl *Plan) othersUsing(env Env) []PolicyUser {
 	for _, u := range PolicyUsers(pl.PolicyPath, env) {
 		mine := slices.ContainsFunc(pl.targets, func(t Target) bool {
 			kp := t.Client.KeyPath
-			return t.Path == u.Path && u.Name == pl.Policy.Name && (len(kp) < 2 && len(u.Where) == 0 || len(kp) >= 2 && slices.Equal(kp[:len(kp)-1], u.Where))
+			return t.Path == u.Path && u.Name == pl.name && (len(kp) < 2 && len(u.Where) == 0 || len(kp) >= 2 && slices.Equal(kp[:len(kp)-1], u.Where))
 		})
 		if !mine {
 			out = append(out, u)
@@ -117,6 +125,22 @@ func (pl *Plan) SharedWith(w io.Writer) {
 		fmt.Fprintf(w, "  %s\n", u)
 	}
 	fmt.Fprintln(w, "To leave them as they are, write this policy to a file of its own (--policy-out, or the wizard's \"Write the policy to\").")
+}
+
+// newClientsPlan plans only the client entries of a server already answering at the HTTP URL.
+func newClientsPlan(o PlanOptions) (*Plan, error) {
+	if o.Answers.HTTPURL == "" {
+		return nil, errors.New("only the clients of a running serve --http can be configured without a policy: give --http URL")
+	}
+	pl := &Plan{print: o.Print, project: o.Env.Project, name: o.Answers.Name, only: true, PolicyFile: FileChange{Existed: true}}
+	if pl.name == "" {
+		pl.name = "sandbox"
+	}
+	var err error
+	if pl.ClientEntry, err = clientEntry(o.Answers, ServerEntry{}); err != nil {
+		return nil, err
+	}
+	return pl, pl.planClients(o)
 }
 
 // clientEntry is the entry the clients get: the stdio one, or with an HTTP URL that of a running
@@ -169,10 +193,10 @@ func (pl *Plan) planClients(o PlanOptions) error {
 		}
 		pl.targets = append(pl.targets, t)
 		if o.Print {
-			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.Policy.Name, pl.ClientEntry)))
+			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.name, pl.ClientEntry)))
 			continue
 		}
-		if err := pl.Clients.Add(t, pl.Policy.Name, pl.ClientEntry, o.Force, replace); err != nil {
+		if err := pl.Clients.Add(t, pl.name, pl.ClientEntry, o.Force, replace); err != nil {
 			return err
 		}
 	}
@@ -185,7 +209,11 @@ func (pl *Plan) Unchanged() bool { return pl.PolicyFile.Unchanged() && pl.Client
 // Preview shows every file the plan changes: a diff for an existing one, the text of a new one.
 func (pl *Plan) Preview(w io.Writer) {
 	fmt.Fprintln(w, "\nThese files will change:")
-	for _, c := range append([]FileChange{pl.PolicyFile}, pl.Clients.Changes...) {
+	changes := pl.Clients.Changes
+	if !pl.only {
+		changes = append([]FileChange{pl.PolicyFile}, changes...)
+	}
+	for _, c := range changes {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, c.Preview())
 	}
@@ -213,6 +241,12 @@ func (pl *Plan) Write(ctx context.Context, env []string, timeout time.Duration, 
 	if pl.ClientEntry.URL != "" && !pl.print {
 		hp, err := HTTPCheck(ctx, pl.ClientEntry, env, HTTPCheckTimeout)
 		switch {
+		case pl.only && err != nil:
+			return nil, fmt.Errorf("%w; nothing was written", err)
+		case pl.only:
+			res.HTTPProbe = &hp
+			res.Files, err = Apply(pl.Clients.Changes)
+			return res, err
 		case errors.Is(err, ErrNotRunning):
 			res.HTTPDown = err.Error()
 		case err != nil:
@@ -300,7 +334,11 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 		pl.reportHTTP(w, res)
 	}
 	if pl.Unchanged() && !pl.print {
-		fmt.Fprintf(w, "already configured, nothing changed: the policy %s\n", pl.PolicyPath)
+		what := "the policy " + pl.PolicyPath
+		if pl.only {
+			what = "the server at " + pl.ClientEntry.URL
+		}
+		fmt.Fprintf(w, "already configured, nothing changed: %s\n", what)
 		for _, t := range pl.Clients.Targets {
 			fmt.Fprintf(w, "  and %s (%s) in %s\n", t.Client.Name, t.Scope, t.Where())
 		}
@@ -341,6 +379,9 @@ func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 	e := pl.ClientEntry
 	if p := res.HTTPProbe; p != nil {
 		fmt.Fprintf(w, "checked: the server at %s answers MCP in %d ms, with the tools %s\n", e.URL, p.Elapsed.Milliseconds(), strings.Join(p.Tools, ", "))
+		if !pl.only {
+			fmt.Fprintf(w, "note: it runs the policy it was started with; %s takes effect where serve is started with it (without --scheme init configures only the clients)\n", pl.PolicyPath)
+		}
 	} else if res.HTTPDown != "" {
 		fmt.Fprintf(w, "note: %s at %s yet; the client entries point there\n", res.HTTPDown, e.URL)
 	}
@@ -353,7 +394,11 @@ func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 	}
 	host := strings.TrimPrefix(strings.TrimPrefix(e.URL, "http://"), "https://")
 	host, _, _ = strings.Cut(host, "/")
-	fmt.Fprintf(w, "serve it with: %smcpsandbox serve --policy %s --http %s\n", token, pl.PolicyPath, host)
+	if pl.only {
+		fmt.Fprintln(w, "it runs the policy it was started with: init wrote no policy (give --scheme to write one)")
+	} else {
+		fmt.Fprintf(w, "serve it with: %smcpsandbox serve --policy %s --http %s\n", token, pl.PolicyPath, host)
+	}
 	if e.TokenEnv != "" {
 		fmt.Fprintf(w, "your clients read the token from $%s: set it where they start (the configs hold only its name)\n", e.TokenEnv)
 	}

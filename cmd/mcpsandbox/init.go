@@ -33,6 +33,7 @@ type InitOptions struct {
 	Verify    bool
 	set       func(string) bool // whether a flag was given
 	baseFrom  string            // the policy file the wizard started from ("" = none)
+	clients   bool              // only the clients of the server answering at --http (no policy)
 	bin       string            // the binary the entries run (entryBinary)
 }
 
@@ -62,8 +63,10 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
   mcpsandbox init --scheme docker --network-hosts pypi,api.example.com --client cursor --yes
                                                     # containers reach PyPI and one API through serve's egress proxy, nothing else
   mcpsandbox init --scheme e2b --api-key-env E2B_API_KEY --print --yes   # print the client entry instead
+  mcpsandbox init --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
+                                                    # clients of the serve --http running there (its own policy); only the variable's name is written
   mcpsandbox init --scheme docker --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
-                                                    # clients reach a running serve --http; only the variable's name is written`,
+                                                    # also writes the policy to start serve --http with`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.set = func(n string) bool { return cmd.Flags().Changed(n) }
@@ -114,7 +117,7 @@ func interactive(f *Factory) bool {
 // missingFlags lists what a non-interactive run lacks.
 func missingFlags(o *InitOptions) []string {
 	var m []string
-	if o.A.Scheme == "" {
+	if o.A.Scheme == "" && o.A.HTTPURL == "" { // with --http a running server may need none
 		m = append(m, "--scheme allowlist|docker|e2b")
 	}
 	if o.A.Scheme == policy.SchemeAllowlist {
@@ -141,17 +144,19 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		return err
 	}
 	ask := &asker{f: o.IO, on: wiz}
-	s, err := schemes.Lookup(o.A.Scheme)
-	if err != nil {
-		return err
-	}
-	plan, err := generate.NewPlan(generate.PlanOptions{
+	popts := generate.PlanOptions{
 		Answers: o.A, Env: env, Clients: o.Clients, PolicyOut: o.PolicyOut, BaseFrom: o.baseFrom,
-		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut,
-		Confirm:   func(msg string) (bool, error) { return ask.confirm(msg, false) },
-		Proof:     s.Proof,
-		ServerEnv: s.ServerEnv,
-	})
+		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut, ClientsOnly: o.clients,
+		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
+	}
+	if !o.clients {
+		s, err := schemes.Lookup(o.A.Scheme)
+		if err != nil {
+			return err
+		}
+		popts.Proof, popts.ServerEnv = s.Proof, s.ServerEnv
+	}
+	plan, err := generate.NewPlan(popts)
 	if err != nil {
 		return err
 	}
@@ -180,6 +185,9 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	plan.Report(w, res)
 	for _, s := range plan.Snippets {
 		fmt.Fprintln(o.IO.Out, s)
+	}
+	if o.clients {
+		return nil
 	}
 	return initNext(ctx, o, w, wiz, ask, plan.ClientEntry)
 }
@@ -210,6 +218,9 @@ func initAnswers(ctx context.Context, o *InitOptions) (generate.Env, bool, error
 	ask := &asker{f: o.IO, on: wiz}
 	if wiz {
 		return env, wiz, runWizard(ctx, o, env, ask)
+	}
+	if o.A.Scheme == "" { // --http without --scheme: only the clients of a server running there
+		return env, wiz, clientsOfRunning(ctx, o)
 	}
 	return env, wiz, checkNeeds(ctx, o, ask)
 }
@@ -343,4 +354,27 @@ func theSchemes(names []string) string {
 		return "the " + names[0] + " scheme"
 	}
 	return "the " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " schemes"
+}
+
+// clientsOfRunning: --http without --scheme configures the clients of the server answering at
+// the URL, which runs its own policy; when nothing answers there, init needs --scheme to write
+// the policy to serve.
+func clientsOfRunning(ctx context.Context, o *InitOptions) error {
+	u, err := generate.CheckHTTPURL(o.A.HTTPURL)
+	if err != nil {
+		return err
+	}
+	e := generate.NewHTTPEntry(u, o.A.TokenEnv)
+	if err := generate.CheckHTTPEntry(e); err != nil {
+		return err
+	}
+	_, err = generate.HTTPCheck(ctx, e, os.Environ(), generate.HTTPCheckTimeout)
+	switch {
+	case errors.Is(err, generate.ErrNotRunning):
+		return fmt.Errorf("%w at %s: start the server first (mcpsandbox serve --policy FILE --http HOST:PORT) and run init again, or give --scheme allowlist|docker|e2b to write the policy it will serve. Nothing was written", err, u)
+	case err != nil:
+		return fmt.Errorf("%w; nothing was written", err)
+	}
+	o.clients = true
+	return nil
 }
