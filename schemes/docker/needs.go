@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -48,10 +49,10 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 		return err
 	}
 	if !pull {
-		return fmt.Errorf("the docker scheme needs the image %s in the engine: pull it (docker pull %s) or name one it has (--image), then run init again. Nothing was written", image, image)
+		return fmt.Errorf("the docker scheme needs the image %s in the engine: pull it (docker pull %s) or name one it has (--image%s), then run init again. Nothing was written", image, image, localImages(ctx))
 	}
 	if err := verify.PullImage(ctx, nil, image, pr.Out); err != nil {
-		return fmt.Errorf("%w. Nothing was written: pull it yourself (docker pull %s) or name an image the engine has, then run init again", err, image)
+		return fmt.Errorf("%w. Nothing was written: pull it yourself (docker pull %s) or name an image the engine has (--image%s), then run init again", err, image, localImages(ctx))
 	}
 	return nil
 }
@@ -122,4 +123,32 @@ func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
 	}
 	fmt.Fprintf(pr.Out, "created the workspace %s\n", ws)
 	return nil
+}
+
+// localImages names up to 8 tagged images the engine holds, as ": it has a, b, …" ("" when it
+// has none or cannot say): offline, one of them is the way on.
+func localImages(ctx context.Context) string {
+	cl, err := engine.New()
+	if err != nil {
+		return ""
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	imgs, err := cl.API.ImageList(ctx, image.ListOptions{})
+	if err != nil {
+		return ""
+	}
+	var tags []string
+	for _, im := range imgs {
+		for _, t := range im.RepoTags {
+			if t != "<none>:<none>" && len(tags) < 8 {
+				tags = append(tags, t)
+			}
+		}
+	}
+	if len(tags) == 0 {
+		return ""
+	}
+	return "; it has " + strings.Join(tags, ", ")
 }
