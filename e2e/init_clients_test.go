@@ -136,8 +136,20 @@ func clientCLI(t *testing.T, name string) string {
 // `mcp list` (each starts the server as it does for a session and reports it) show the server
 // Connected, for an allowlist entry, a docker entry (with the offline test image), and an e2b
 // entry for Gemini CLI (whose environment would not carry the key unless the entry names it).
+// The official MCP Inspector's CLI then makes one tool call through the allowlist and docker
+// entries, read from the config file init wrote.
 func TestInitEntriesConnectInRealClients(t *testing.T) {
-	claude, gemini := clientCLI(t, "claude"), clientCLI(t, "gemini")
+	claude, gemini, inspector := clientCLI(t, "claude"), clientCLI(t, "gemini"), clientCLI(t, "mcp-inspector")
+	inspect := func(t *testing.T, e *initEnv, want string, call ...string) {
+		t.Helper()
+		args := append([]string{"--cli", "--config", filepath.Join(e.home, ".gemini", "settings.json"), "--server", "sandbox", "--method", "tools/call"}, call...)
+		cmd := exec.Command(inspector, args...)
+		cmd.Env, cmd.Dir = append(e.env, "MCP_INSPECTOR_SECRET_STORE=memory"), e.project
+		out, stderr, code := runCmdTimeout(t, cmd, 90*time.Second)
+		if code != 0 || !strings.Contains(out, `"exit_code": 0`) || !strings.Contains(out, want) {
+			t.Errorf("the Inspector's tool call through the entry init wrote: exit %d\n%s\n%s", code, out, stderr)
+		}
+	}
 	list := func(t *testing.T, e *initEnv, bin string) string {
 		t.Helper()
 		// Gemini CLI starts stdio servers only in a trusted folder: the user's step, which init names.
@@ -170,6 +182,7 @@ func TestInitEntriesConnectInRealClients(t *testing.T) {
 	t.Run("allowlist", func(t *testing.T) {
 		e := newInitEnv(t)
 		check(t, e, []string{"claude-code", "gemini"}, "--scheme", "allowlist", "--allow", "wc,sort", "--workspace", filepath.Join(e.home, "ws"))
+		inspect(t, e, "GNU coreutils", "--tool-name", "run_allowed_command", "--tool-arg", "command=wc", "--tool-arg", `args=["--version"]`)
 	})
 	t.Run("docker", func(t *testing.T) {
 		img := os.Getenv("MCPSANDBOX_TEST_IMAGE")
@@ -181,6 +194,7 @@ func TestInitEntriesConnectInRealClients(t *testing.T) {
 		ws := filepath.Join(e.home, "dws")
 		os.MkdirAll(ws, 0o755)
 		check(t, e, []string{"claude-code", "gemini"}, "--scheme", "docker", "--image", img, "--docker-workspace", ws)
+		inspect(t, e, "inspected", "--tool-name", "run_shell_sandbox", "--tool-arg", "script=echo inspected")
 	})
 	t.Run("e2b-gemini", func(t *testing.T) {
 		e, _ := e2bInitEnv(t, e2bKey)
