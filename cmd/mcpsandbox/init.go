@@ -268,7 +268,7 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 	runV := o.Verify
 	if wiz && !o.Verify {
 		var err error
-		if runV, err = ask.confirm("Run mcpsandbox verify on it now (audit, host checks, and about 30s of attacks)?", true); err != nil {
+		if runV, err = ask.confirm("Run mcpsandbox verify on it now (audit, host checks, and the attacks: about half a minute, a few minutes when each attack starts a container or a cloud sandbox)?", true); err != nil {
 			return err
 		}
 	}
