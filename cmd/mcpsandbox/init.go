@@ -47,13 +47,13 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 			"every file it will change (a diff for existing ones), and writes them only after you confirm.\n" +
 			"Client configs are merged, never clobbered: other servers, unknown keys, comments and indentation\n" +
 			"stay; a symlinked config is written through its link; owner, group and mode are kept; the old file\n" +
-			"is backed up beside it (a project's file under ~/.local/state/mcpsandbox/backups; the newest 3 kept);\n" +
-			"every write is atomic. Before any client config is written, init starts the\n" +
-			"exact command it is about to write, with the environment each client will give it (Gemini CLI and\n" +
-			"Codex pass a server only some variables: an entry names those it needs, such as the e2b key, in the\n" +
-			"client's own syntax, never their values), and makes a trivial tool call through it; if that fails,\n" +
-			"nothing is changed and init says why. With --yes every answer comes from flags and nothing is asked; without a\n" +
-			"terminal init asks nothing either, so it needs --yes and the flags.\n\n" +
+			"is backed up beside it (a project's file under ~/.local/state/mcpsandbox/backups; the newest 3\n" +
+			"kept); every write is atomic. Before any client config is written, init starts the exact command\n" +
+			"it is about to write, with the environment each client will give it (Gemini CLI and Codex pass a\n" +
+			"server only some variables: an entry names those it needs, such as the e2b key, in the client's\n" +
+			"own syntax, never their values), and makes a trivial tool call through it; if that fails, nothing\n" +
+			"is changed and init says why. With --yes every answer comes from flags and nothing is asked;\n" +
+			"without a terminal init asks nothing either, so it needs --yes and the flags.\n\n" +
 			"Clients: " + strings.Join(generate.ClientIDs(), ", ") + "\n" +
 			"claude-code writes the local scope (this project, in ~/.claude.json), as `claude mcp add` does;\n" +
 			"claude-code:user is every project, claude-code:project the shared .mcp.json.",
