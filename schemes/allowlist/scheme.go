@@ -46,6 +46,7 @@ var Scheme = &scheme.Scheme{
 	Measured:      verify.MeasuredLayers,
 	Host:          hostChecks,
 	Bounds:        bounds,
+	Proof:         proof,
 }
 
 // bounds: a host list's proxy is one per call; connections past the bound wait for the call's

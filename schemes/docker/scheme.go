@@ -44,6 +44,7 @@ var Scheme = &scheme.Scheme{
 	Host:          host,
 	Bounds:        bounds,
 	Needs:         needs,
+	Proof:         proof,
 }
 
 // bounds: a host list's proxy is one per container, with its own connection bound and one
