@@ -117,7 +117,7 @@ func TestHarnessControls(t *testing.T) {
 }
 
 // With an interpreter allowlisted, the kernel layers still contain every attack they can, and the
-// harness reports exactly the three breaches an interpreter makes possible, with exit status 1.
+// harness reports exactly the breaches an interpreter makes possible, with exit status 1.
 func TestHarnessInterpreterPolicy(t *testing.T) {
 	p, err := allowlistscheme.Scheme.ControlPolicy()
 	if err != nil {
@@ -135,8 +135,9 @@ func TestHarnessInterpreterPolicy(t *testing.T) {
 	}
 	o := outcomes(&rep)
 	// An interpreter runs what is in the workspace (explain says so): the one known limit of
-	// allowlisting one. The hooks it plants and the host-made hard link it opens are contained by
-	// the transactional workspace (the commit refuses the hook; the layer hides the link).
+	// allowlisting one. What it creates that the host runs later (a hook, a shell rc file, a
+	// systemd user unit) and the host-made hard link it opens are contained by the
+	// transactional workspace (the commit refuses the first; the layer hides the link).
 	if want := []string{"planted-script-interpreter"}; !slices.Equal(o[harness.Breach], want) {
 		t.Errorf("breaches %v, want exactly %v", o[harness.Breach], want)
 	}
@@ -156,7 +157,7 @@ func TestHarnessInterpreterPolicy(t *testing.T) {
 		Failures int `xml:"failures,attr"`
 	}
 	raw, err := os.ReadFile(junit)
-	if err != nil || xml.Unmarshal(raw, &suite) != nil || suite.Failures != 1 || suite.Tests != len(rep.Results) {
+	if err != nil || xml.Unmarshal(raw, &suite) != nil || suite.Failures != len(o[harness.Breach]) || suite.Tests != len(rep.Results) {
 		t.Errorf("junit report: %v %+v", err, suite)
 	}
 	// The human table: no colour when not a terminal, one summary line.

@@ -169,3 +169,33 @@ func TestInitWizardHTTP(t *testing.T) {
 		t.Fatalf("gemini settings: %v\n%s", err, b)
 	}
 }
+
+// The README's example as written: init --http URL --token-env NAME --client cursor --yes, no
+// --scheme. A server answers there, with its own policy: init configures only the clients and
+// writes no policy (one unrelated to that server). Nothing answering and no --scheme: refused,
+// saying to start the server or give --scheme.
+func TestInitHTTPClientsOfARunningServer(t *testing.T) {
+	f := newFixture(t, nil)
+	url, _, _ := startHTTPServe(t, f)
+	const tokVar = "MCPSB_E2E_TOKEN"
+	e := newInitEnv(t)
+	e.env = append(e.env, tokVar+"="+httpToken)
+	out, stderr, code := e.run(t, "", "--http", url, "--token-env", tokVar, "--client", "cursor", "--yes")
+	if code != 0 || !strings.Contains(out, "checked: the server at "+url+" answers MCP") || !strings.Contains(out, "init wrote no policy") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.config, "mcpsandbox", "policy.toml")); err == nil {
+		t.Error("a policy was written, unrelated to the server the entry reaches")
+	}
+	if b, err := os.ReadFile(filepath.Join(e.home, ".cursor", "mcp.json")); err != nil || !strings.Contains(string(b), url) {
+		t.Errorf("cursor: %v\n%s", err, b)
+	}
+	dead := newInitEnv(t)
+	out, stderr, code = dead.run(t, "", "--http", "http://127.0.0.1:9/mcp", "--client", "cursor", "--yes")
+	if code == 0 || !strings.Contains(stderr, "start the server first") || !strings.Contains(stderr, "--scheme") {
+		t.Errorf("nothing there: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dead.home, ".cursor", "mcp.json")); err == nil {
+		t.Error("wrote an entry for a server that does not answer, with no policy to serve it")
+	}
+}

@@ -348,7 +348,7 @@ func finishWrite(w *wizardRun, client string) bool {
 	w.step(client, " "+enter)
 	w.step("Write the policy to", enter)
 	w.step("Write them?", enter)
-	if w.expect("on it now (audit", "does not start") == "does not start" {
+	if got := w.expect("on it now (audit", "does not start", "cannot run a call"); got != "on it now (audit" {
 		w.expect("nothing was changed")
 		if w.exit() == nil {
 			w.t.Error("init exited 0 although the entry does not start")
@@ -538,10 +538,27 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Containers to keep pre-started", "2"+enter)
 		w.step("Container runtime", enter)
 	}
+	t.Run("docker-writable-explained", func(t *testing.T) {
+		img := dockerTestImage(t)
+		e := newInitEnv(t)
+		ws := mkdir(t, e.home, "results", 0o755)
+		w := startWizard(t, e)
+		w.step("Which sandbox scheme?", down+enter)
+		w.step("Image", img+enter)
+		w.step("Host directory to mount", ws+enter)
+		// Offered with what it means, before the answer: code can change what the host runs later.
+		w.expect("Code could then change any file there on this machine", "git hooks", "breaches (FAIL)")
+		w.con.Send(enter) // no, the default
+		w.step("network access?", "\x03")
+		w.expect("cancelled")
+		w.exit()
+		noWrites(t, e, filepath.Join(e.home, ".cursor", "mcp.json"))
+	})
 	t.Run("docker-no-engine", func(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e, "DOCKER_HOST=unix://"+filepath.Join(e.home, "no-engine.sock"))
 		dockerSteps(w, "")
+		w.step("What now?", down+down+enter) // quit
 		w.expect("Nothing was written")
 		if w.exit() == nil {
 			t.Error("exit 0 without an engine")
@@ -551,15 +568,26 @@ func TestInitWizardPTY(t *testing.T) {
 	t.Run("docker-engine", func(t *testing.T) {
 		img := dockerTestImage(t)
 		e := newInitEnv(t)
-		// An image the engine does not have: init offers the pull; declined, nothing is written.
+		// An image the engine does not have: init offers the pull; declined, the answers stay:
+		// "change my answers" asks again with each answer as the default (the pool of 2 given
+		// before is kept by Enter), and with an image the engine has the wizard goes on.
 		w := startWizard(t, e)
 		dockerSteps(w, "mcpsandbox-init-absent:none")
 		w.step("Pull it now?", "n"+enter)
-		w.expect("Nothing was written")
-		if w.exit() == nil {
-			t.Error("exit 0 without the image")
+		w.expect("; it has ")                              // the images the engine holds: offline, the way on
+		w.step("What now?", down+enter)                    // change my answers
+		w.step("(mcpsandbox-init-absent:none)", img+enter) // the image given is the default
+		w.step("Host directory to mount", enter)
+		w.step("network access?", enter)
+		w.step("Containers to keep pre-started", enter)
+		w.step("Container runtime", enter)
+		if goesOn(w) && finishWrite(w, "cursor") {
+			pb, _ := os.ReadFile(policyPath(e))
+			if !strings.Contains(string(pb), `pool       = 2`) || !strings.Contains(string(pb), img) {
+				t.Errorf("the answers given before the failed check were lost:\n%s", pb)
+			}
 		}
-		noWrites(t, e, filepath.Join(e.home, ".cursor", "mcp.json"))
+		e = newInitEnv(t)
 		// An image it has: the questions go on (or this build's serve cannot run docker, and
 		// init stops), and the entry answers MCP or nothing is written.
 		w = startWizard(t, e)
@@ -588,12 +616,14 @@ func TestInitWizardPTY(t *testing.T) {
 		}
 		w := startWizard(t, e, "E2B_API_KEY=")
 		steps(w)
+		w.step("What now?", down+down+enter) // quit
 		w.expect("Nothing was written")
 		if w.exit() == nil {
 			t.Error("exit 0 without the API key")
 		}
 		noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
-		w = startWizard(t, e, "E2B_API_KEY=e2b_test_key_not_real", "E2B_API_URL=http://127.0.0.1:9")
+		fe, _ := e2bInitEnv(t, e2bKey) // a local E2B server: init's proof call runs against it
+		w = startWizard(t, e, fe.env[len(fe.env)-4:]...)
 		steps(w)
 		if !goesOn(w) {
 			noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
@@ -606,6 +636,7 @@ func TestInitWizardPTY(t *testing.T) {
 			}
 		} else {
 			noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
+			t.Error("the e2b entry did not pass init's proof against the local E2B server")
 		}
 	})
 }

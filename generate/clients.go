@@ -28,6 +28,8 @@ type Client struct {
 	About        map[string]string   `toml:"about"` // scope -> what it means, said when init writes it
 	HTTP         *HTTPFormat         `toml:"http"`  // nil: no HTTP entries (NoHTTP says why)
 	NoHTTP       string              `toml:"no_http"`
+	Env          *EnvFormat          `toml:"env"`   // nil: servers get the client's own environment
+	After        string              `toml:"after"` // a step of the client's own before it starts the server
 
 	KeyPath []string `toml:"-"` // resolved for a target: Keys[scope] with {project} expanded
 }
@@ -194,12 +196,14 @@ func Detect(e Env) []string {
 	return found
 }
 
-// ServerEntry is what a client runs: this binary, serve, the policy. With URL set it is instead
+// ServerEntry is what a client runs: this binary, serve, the policy, and the names of the
+// variables serve needs from the client's environment (the e2b key). With URL set it is instead
 // a server the client reaches over streamable HTTP, sending the bearer token it reads from the
 // environment variable TokenEnv ("" = no token): the token itself is never written.
 type ServerEntry struct {
 	Command string
 	Args    []string
+	Env     []string // variables the server needs from the client: their names, in its syntax
 
 	URL      string
 	TokenEnv string

@@ -278,12 +278,12 @@ func TestAnswersFromPolicy(t *testing.T) {
 
 // StartCheck reports what a server that cannot start said, and what one that can offers.
 func TestStartCheck(t *testing.T) {
-	_, err := StartCheck(context.Background(), ServerEntry{Command: "/bin/sh", Args: []string{"-c", "echo policy is broken >&2; exit 3"}}, os.Environ(), 10*time.Second)
+	_, err := StartCheck(context.Background(), ServerEntry{Command: "/bin/sh", Args: []string{"-c", "echo policy is broken >&2; exit 3"}}, os.Environ(), nil, 10*time.Second)
 	var se *StartError
 	if !errors.As(err, &se) || !strings.Contains(se.Stderr, "policy is broken") || !strings.Contains(err.Error(), "exited before answering") {
 		t.Fatalf("%v", err)
 	}
-	_, err = StartCheck(context.Background(), ServerEntry{Command: "/bin/sh", Args: []string{"-c", "exec sleep 30"}}, os.Environ(), 300*time.Millisecond)
+	_, err = StartCheck(context.Background(), ServerEntry{Command: "/bin/sh", Args: []string{"-c", "exec sleep 30"}}, os.Environ(), nil, 300*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "no MCP answer within") {
 		t.Fatalf("silent server: %v", err)
 	}
@@ -325,7 +325,7 @@ func TestInstallPutsBackWhenTheEntryFails(t *testing.T) {
 	pc := FileChange{Path: pol, Old: []byte("old policy"), New: []byte("new policy"), Existed: true, Mode: 0o644}
 	cc := FileChange{Path: cfg, Old: []byte("{}"), New: []byte(`{"mcpServers": {}}`), Existed: true, Mode: 0o644}
 	e := ServerEntry{Command: "/bin/sh", Args: []string{"-c", "cat " + pol + " >&2; exit 1"}}
-	_, _, err := Install(context.Background(), pc, []FileChange{cc}, e, os.Environ(), 10*time.Second)
+	_, _, err := Install(context.Background(), pc, []FileChange{cc}, e, []ProofRun{{Env: os.Environ()}}, nil, 10*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "new policy") || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("the check must run against the new policy, then report: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,14 @@ type PlanOptions struct {
 	// Confirm asks a yes/no question, "no" the default; it answers false when nobody can be asked.
 	Confirm func(msg string) (bool, error)
 	Log     io.Writer // warnings
+	// Proof is the scheme's trivial tool call for a policy (nil, or nil returned: none).
+	Proof func(*policy.Policy) *ProofCall
+	// ServerEnv names the variables serve needs from the client's environment for a policy
+	// (the e2b key): entries name them in each client's syntax (nil: none).
+	ServerEnv func(*policy.Policy) []string
+	// ClientsOnly: the clients reach a server already answering at the HTTP URL, which runs its
+	// own policy: init writes only the client entries (no policy, no stdio check).
+	ClientsOnly bool
 }
 
 // Plan is every file one init will change, and the entries it will write.
@@ -41,12 +50,23 @@ type Plan struct {
 	PolicyFile  FileChange
 	Clients     ClientPlan
 	Snippets    []string // with Print: each client's entry, for stdout
-	print       bool
+	Proof       *ProofCall
+	// Shared are the other entries that run serve with this policy file, when init changes
+	// it: they change with it.
+	Shared  []PolicyUser
+	targets []Target // every client asked for, printed or written
+	project string
+	print   bool
+	name    string // the server's name in the client configs
+	only    bool   // ClientsOnly
 }
 
 // NewPlan builds the policy from the answers and plans every file change. An existing different
 // policy or server entry is replaced only with Force or when Confirm says yes.
 func NewPlan(o PlanOptions) (*Plan, error) {
+	if o.ClientsOnly {
+		return newClientsPlan(o)
+	}
 	p, err := BuildPolicy(o.Answers)
 	if err != nil {
 		return nil, err
@@ -54,11 +74,17 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 	if interp := Interpreters(p); len(interp) > 0 {
 		fmt.Fprintf(o.Log, "warning: %s runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant git hooks there, run any script). The docker scheme is the safe way to run code.\n", strings.Join(interp, ", "))
 	}
-	pl := &Plan{Policy: p, print: o.Print}
+	pl := &Plan{Policy: p, print: o.Print, project: o.Env.Project, name: p.Name}
 	if pl.PolicyPath, err = filepath.Abs(ExpandHome(o.PolicyOut, o.Env.Home)); err != nil {
 		return nil, err
 	}
 	pl.Entry = NewServerEntry(o.Binary, pl.PolicyPath)
+	if o.ServerEnv != nil {
+		pl.Entry.Env = o.ServerEnv(p)
+	}
+	if o.Proof != nil {
+		pl.Proof = o.Proof(p)
+	}
 	if pl.ClientEntry, err = clientEntry(o.Answers, pl.Entry); err != nil {
 		return nil, err
 	}
@@ -68,7 +94,53 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 	if err := pl.planClients(o); err != nil {
 		return nil, err
 	}
+	if pl.PolicyFile.Existed && !pl.PolicyFile.Unchanged() && !mutated("init-shared-policy-silent") {
+		pl.Shared = pl.othersUsing(o.Env)
+	}
 	return pl, nil
+}
+
+// othersUsing lists the entries using the policy file, less those this plan writes.
+func (pl *Plan) othersUsing(env Env) []PolicyUser {
+	var out []PolicyUser
+	for _, u := range PolicyUsers(pl.PolicyPath, env) {
+		mine := slices.ContainsFunc(pl.targets, func(t Target) bool {
+			kp := t.Client.KeyPath
+			return t.Path == u.Path && u.Name == pl.name && (len(kp) < 2 && len(u.Where) == 0 || len(kp) >= 2 && slices.Equal(kp[:len(kp)-1], u.Where))
+		})
+		if !mine {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// SharedWith says which other entries change with the policy file, and how to leave them be.
+func (pl *Plan) SharedWith(w io.Writer) {
+	if len(pl.Shared) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s is also used by these entries; they change with it:\n", pl.PolicyPath)
+	for _, u := range pl.Shared {
+		fmt.Fprintf(w, "  %s\n", u)
+	}
+	fmt.Fprintln(w, "To leave them as they are, write this policy to a file of its own (--policy-out, or the wizard's \"Write the policy to\").")
+}
+
+// newClientsPlan plans only the client entries of a server already answering at the HTTP URL.
+func newClientsPlan(o PlanOptions) (*Plan, error) {
+	if o.Answers.HTTPURL == "" {
+		return nil, errors.New("only the clients of a running serve --http can be configured without a policy: give --http URL")
+	}
+	pl := &Plan{print: o.Print, project: o.Env.Project, name: o.Answers.Name, only: true, PolicyFile: FileChange{Existed: true}}
+	if pl.name == "" {
+		pl.name = "sandbox"
+	}
+	var err error
+	if pl.ClientEntry, err = clientEntry(o.Answers, ServerEntry{}); err != nil {
+		return nil, err
+	}
+	return pl, pl.planClients(o)
 }
 
 // clientEntry is the entry the clients get: the stdio one, or with an HTTP URL that of a running
@@ -119,11 +191,12 @@ func (pl *Plan) planClients(o PlanOptions) error {
 		if err := t.Client.CheckHTTP(pl.ClientEntry); err != nil {
 			return err
 		}
+		pl.targets = append(pl.targets, t)
 		if o.Print {
-			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.Policy.Name, pl.ClientEntry)))
+			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.name, pl.ClientEntry)))
 			continue
 		}
-		if err := pl.Clients.Add(t, pl.Policy.Name, pl.ClientEntry, o.Force, replace); err != nil {
+		if err := pl.Clients.Add(t, pl.name, pl.ClientEntry, o.Force, replace); err != nil {
 			return err
 		}
 	}
@@ -136,18 +209,23 @@ func (pl *Plan) Unchanged() bool { return pl.PolicyFile.Unchanged() && pl.Client
 // Preview shows every file the plan changes: a diff for an existing one, the text of a new one.
 func (pl *Plan) Preview(w io.Writer) {
 	fmt.Fprintln(w, "\nThese files will change:")
-	for _, c := range append([]FileChange{pl.PolicyFile}, pl.Clients.Changes...) {
+	changes := pl.Clients.Changes
+	if !pl.only {
+		changes = append([]FileChange{pl.PolicyFile}, changes...)
+	}
+	for _, c := range changes {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, c.Preview())
 	}
+	pl.SharedWith(w)
 }
 
 // Written is what Plan.Write did.
 type Written struct {
 	Files     []WriteResult
-	Probe     Probe  // the stdio entry's start check
-	HTTPProbe *Probe // the server at the HTTP entry's URL, when one answered there
-	HTTPDown  string // why nothing answered at the HTTP entry's URL ("" = it answered, or no HTTP entry)
+	Probes    []Probe // the stdio entry's start checks, one per client environment
+	HTTPProbe *Probe  // the server at the HTTP entry's URL, when one answered there
+	HTTPDown  string  // why nothing answered at the HTTP entry's URL ("" = it answered, or no HTTP entry)
 }
 
 // HTTPCheckTimeout bounds the check of a server already running at an HTTP entry's URL.
@@ -163,6 +241,12 @@ func (pl *Plan) Write(ctx context.Context, env []string, timeout time.Duration, 
 	if pl.ClientEntry.URL != "" && !pl.print {
 		hp, err := HTTPCheck(ctx, pl.ClientEntry, env, HTTPCheckTimeout)
 		switch {
+		case pl.only && err != nil:
+			return nil, fmt.Errorf("%w; nothing was written", err)
+		case pl.only:
+			res.HTTPProbe = &hp
+			res.Files, err = Apply(pl.Clients.Changes)
+			return res, err
 		case errors.Is(err, ErrNotRunning):
 			res.HTTPDown = err.Error()
 		case err != nil:
@@ -175,13 +259,37 @@ func (pl *Plan) Write(ctx context.Context, env []string, timeout time.Duration, 
 	if err != nil {
 		return nil, err
 	}
-	if res.Files, res.Probe, err = Install(ctx, pl.PolicyFile, pl.Clients.Changes, pl.Entry, env, timeout); err != nil {
+	if res.Files, res.Probes, err = Install(ctx, pl.PolicyFile, pl.Clients.Changes, pl.Entry, pl.ProofRuns(env), pl.Proof, timeout); err != nil {
 		if created != "" {
 			os.Remove(created) // only if still empty
 		}
 		return nil, err
 	}
 	return res, nil
+}
+
+// ProofRuns are the environments the entry must work in: each configured client's (as it
+// starts a stdio server, from env: the one it runs in), one run per distinct environment; with
+// no client, or an HTTP entry (the clients start no server), init's own.
+func (pl *Plan) ProofRuns(env []string) []ProofRun {
+	if len(pl.targets) == 0 || pl.ClientEntry.URL != "" {
+		return []ProofRun{{Env: env}}
+	}
+	var runs []ProofRun
+	seen := map[string]int{}
+	for _, t := range pl.targets {
+		e := t.Client.ServerEnv(env, pl.Entry)
+		k := strings.Join(e, "\x00")
+		if i, ok := seen[k]; ok {
+			if !strings.Contains(runs[i].Who, t.Client.Name) {
+				runs[i].Who += " and " + t.Client.Name
+			}
+			continue
+		}
+		seen[k] = len(runs)
+		runs = append(runs, ProofRun{Who: t.Client.Name, How: t.Client.describeInherit(), Env: e})
+	}
+	return runs
 }
 
 // PrepareWorkspace creates the allowlist workspace if missing, and says which it created (so a
@@ -218,14 +326,50 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)
 		}
 	}
-	fmt.Fprintf(w, "checked: the entry starts and answers MCP in %d ms, with the tools %s\n", res.Probe.Elapsed.Milliseconds(), strings.Join(res.Probe.Tools, ", "))
+	for _, p := range res.Probes {
+		fmt.Fprintln(w, describeProbe(p))
+	}
+	pl.reportNotes(w)
 	if pl.ClientEntry.URL != "" {
 		pl.reportHTTP(w, res)
 	}
 	if pl.Unchanged() && !pl.print {
-		fmt.Fprintf(w, "already configured, nothing changed: the policy %s\n", pl.PolicyPath)
+		what := "the policy " + pl.PolicyPath
+		if pl.only {
+			what = "the server at " + pl.ClientEntry.URL
+		}
+		fmt.Fprintf(w, "already configured, nothing changed: %s\n", what)
 		for _, t := range pl.Clients.Targets {
 			fmt.Fprintf(w, "  and %s (%s) in %s\n", t.Client.Name, t.Scope, t.Where())
+		}
+	}
+}
+
+// describeProbe is one "checked" line: what was proven, with whose environment.
+func describeProbe(p Probe) string {
+	s := "checked: the entry starts and answers MCP"
+	if p.Called != "" {
+		s += ", and runs a call (" + p.Called + "),"
+	}
+	s += fmt.Sprintf(" in %d ms", p.Elapsed.Milliseconds())
+	if p.Env != "" {
+		s += " with the environment " + p.Env + " gives it"
+	}
+	return s + ", with the tools " + strings.Join(p.Tools, ", ")
+}
+
+// reportNotes says what each client still needs of the user: a variable its entry cannot
+// name, a step of its own before it starts the server.
+func (pl *Plan) reportNotes(w io.Writer) {
+	if pl.ClientEntry.URL != "" {
+		return
+	}
+	for _, t := range pl.targets {
+		if n := t.Client.EnvNote(pl.Entry.Env); n != "" {
+			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, n)
+		}
+		if t.Client.After != "" {
+			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, strings.ReplaceAll(t.Client.After, "{project}", pl.project))
 		}
 	}
 }
@@ -235,6 +379,9 @@ func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 	e := pl.ClientEntry
 	if p := res.HTTPProbe; p != nil {
 		fmt.Fprintf(w, "checked: the server at %s answers MCP in %d ms, with the tools %s\n", e.URL, p.Elapsed.Milliseconds(), strings.Join(p.Tools, ", "))
+		if !pl.only {
+			fmt.Fprintf(w, "note: it runs the policy it was started with; %s takes effect where serve is started with it (without --scheme init configures only the clients)\n", pl.PolicyPath)
+		}
 	} else if res.HTTPDown != "" {
 		fmt.Fprintf(w, "note: %s at %s yet; the client entries point there\n", res.HTTPDown, e.URL)
 	}
@@ -247,7 +394,11 @@ func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 	}
 	host := strings.TrimPrefix(strings.TrimPrefix(e.URL, "http://"), "https://")
 	host, _, _ = strings.Cut(host, "/")
-	fmt.Fprintf(w, "serve it with: %smcpsandbox serve --policy %s --http %s\n", token, pl.PolicyPath, host)
+	if pl.only {
+		fmt.Fprintln(w, "it runs the policy it was started with: init wrote no policy (give --scheme to write one)")
+	} else {
+		fmt.Fprintf(w, "serve it with: %smcpsandbox serve --policy %s --http %s\n", token, pl.PolicyPath, host)
+	}
 	if e.TokenEnv != "" {
 		fmt.Fprintf(w, "your clients read the token from $%s: set it where they start (the configs hold only its name)\n", e.TokenEnv)
 	}

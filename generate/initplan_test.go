@@ -138,7 +138,7 @@ func TestPlanReport(t *testing.T) {
 	pl := &Plan{PolicyPath: "/etc/p.toml", ClientEntry: NewHTTPEntry("http://127.0.0.1:8765/mcp", "TOK"),
 		PolicyFile: FileChange{Path: "/etc/p.toml", New: []byte("x")}}
 	res := &Written{Files: []WriteResult{{Path: "/etc/p.toml", Backup: "/etc/p.toml.bak"}},
-		Probe: Probe{Tools: []string{"run"}, Elapsed: 12 * time.Millisecond}, HTTPDown: ErrNotRunning.Error()}
+		Probes: []Probe{{Tools: []string{"run"}, Elapsed: 12 * time.Millisecond}}, HTTPDown: ErrNotRunning.Error()}
 	var w bytes.Buffer
 	pl.Report(&w, res)
 	want := "wrote /etc/p.toml; the old file is at /etc/p.toml.bak\n" +
@@ -152,8 +152,47 @@ func TestPlanReport(t *testing.T) {
 
 	pl = &Plan{PolicyPath: "/etc/p.toml", PolicyFile: FileChange{Existed: true}}
 	w.Reset()
-	pl.Report(&w, &Written{Probe: Probe{Tools: []string{"run"}}})
+	pl.Report(&w, &Written{Probes: []Probe{{Tools: []string{"run"}}}})
 	if !strings.HasSuffix(w.String(), "already configured, nothing changed: the policy /etc/p.toml\n") {
 		t.Fatalf("unchanged:\n%s", w.String())
+	}
+}
+
+// A policy file several entries use: changing it changes them all, so the plan names the other
+// entries (Claude Code's other projects, other clients) before writing, and not the one it writes.
+func TestPlanNamesOtherEntriesOfThePolicy(t *testing.T) {
+	env := planEnv(t)
+	pol := filepath.Join(env.Home, "policy.toml")
+	os.WriteFile(pol, []byte("# the old policy\n"), 0o644)
+	other := filepath.Join(env.Home, "other-project")
+	entry := func(name string) string {
+		return `{"command": "/bin/mcpsandbox", "args": ["serve", "--policy", "` + pol + `"]}`
+	}
+	proj, _ := filepath.EvalSymlinks(env.Project)
+	os.WriteFile(filepath.Join(env.Home, ".claude.json"), []byte(`{"projects": {
+  "`+other+`": {"mcpServers": {"sandbox": `+entry("a")+`}},
+  "`+proj+`": {"mcpServers": {"sandbox": `+entry("b")+`}}
+}}`), 0o600)
+	os.MkdirAll(filepath.Join(env.Home, ".gemini"), 0o755)
+	os.WriteFile(filepath.Join(env.Home, ".gemini", "settings.json"), []byte(`{
+  // JSONC
+  "mcpServers": {"box": `+entry("c")+`, "unrelated": {"command": "x", "args": []}}
+}`), 0o644)
+	pl, err := NewPlan(PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: pol, Force: true,
+		Clients: []string{"claude-code"}, Binary: "/bin/mcpsandbox", Log: &bytes.Buffer{}, Confirm: func(string) (bool, error) { return false, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w bytes.Buffer
+	pl.Preview(&w)
+	got := w.String()
+	for _, want := range []string{pol + " is also used by these entries", `Claude Code: "sandbox" in ` + filepath.Join(env.Home, ".claude.json") + " (under projects → " + other + ")",
+		`Gemini CLI: "box" in ` + filepath.Join(env.Home, ".gemini", "settings.json"), "a file of its own (--policy-out"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("preview lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "projects → "+proj+")") || strings.Contains(got, "unrelated") {
+		t.Errorf("the entry being written, or one of another policy, is listed:\n%s", got)
 	}
 }

@@ -69,14 +69,23 @@ func (cp *ClientPlan) Unchanged() bool {
 	return true
 }
 
-// Install writes the policy, starts the entry exactly as a client would (StartCheck), and only
-// when it answers MCP writes the client configs. If the entry does not answer, or a client
-// config cannot be written, every file is put back as it was: nothing is half-installed. The
-// entry's command reads the policy, so the policy must be in place for the check.
-func Install(ctx context.Context, policy FileChange, clients []FileChange, e ServerEntry, env []string, timeout time.Duration) ([]WriteResult, Probe, error) {
+// ProofRun is one environment an entry is proven in: the one a client gives the servers it
+// starts (Client.ServerEnv), or init's own when no client is configured.
+type ProofRun struct {
+	Who string   // the client's name ("" = init's own environment)
+	How string   // what that client passes a server, in words
+	Env []string // the environment
+}
+
+// Install writes the policy, starts the entry exactly as each client would (StartCheck: the
+// same command and arguments, with the environment that client gives it, through a proof call
+// when there is one), and only when every run answers writes the client configs. If one does not,
+// or a client config cannot be written, every file is put back as it was: nothing is
+// half-installed. The entry's command reads the policy, so the policy must be in place first.
+func Install(ctx context.Context, policy FileChange, clients []FileChange, e ServerEntry, runs []ProofRun, call *ProofCall, timeout time.Duration) ([]WriteResult, []Probe, error) {
 	wrote, err := Apply([]FileChange{policy})
 	if err != nil {
-		return nil, Probe{}, err
+		return nil, nil, err
 	}
 	undo := func(err error, what string) error {
 		if uerr := UndoAll(wrote); uerr != nil {
@@ -84,13 +93,22 @@ func Install(ctx context.Context, policy FileChange, clients []FileChange, e Ser
 		}
 		return fmt.Errorf("%w\n%s", err, what)
 	}
-	probe, err := StartCheck(ctx, e, env, timeout)
-	if err != nil {
-		return nil, Probe{}, undo(err, "nothing was changed: no client config was written and the policy file is as it was")
+	var probes []Probe
+	for _, r := range runs {
+		probe, err := StartCheck(ctx, e, r.Env, call, timeout)
+		if err != nil {
+			var se *StartError
+			if errors.As(err, &se) {
+				se.Run = r
+			}
+			return nil, nil, undo(err, "nothing was changed: no client config was written and the policy file is as it was")
+		}
+		probe.Env = r.Who
+		probes = append(probes, probe)
 	}
 	cw, err := Apply(clients)
 	if err != nil {
-		return nil, Probe{}, undo(err, "the policy file is as it was")
+		return nil, nil, undo(err, "the policy file is as it was")
 	}
-	return append(wrote, cw...), probe, nil
+	return append(wrote, cw...), probes, nil
 }

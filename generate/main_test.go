@@ -1,16 +1,45 @@
 package generate
 
 import (
+	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestMain gives the package its own HOME, XDG dirs and a PATH without client CLIs: client
-// detection, init's writes and its start check must not see the developer's own.
-func TestMain(m *testing.M) { testenv.Main(m, "generate") }
+// detection, init's writes and its start check must not see the developer's own. With
+// testServerEnv set the test binary is instead a tiny MCP server for StartCheck's proof call.
+func TestMain(m *testing.M) {
+	if os.Getenv(testServerEnv) != "" {
+		testServer()
+		return
+	}
+	testenv.Main(m, "generate")
+}
+
+const testServerEnv = "GENERATE_TEST_SERVER"
+
+// testServer offers one tool, probe, which fails as serve does when the sandbox cannot run
+// ({"fail": true}), and otherwise answers.
+func testServer() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "probe"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Fail bool `json:"fail,omitempty"`
+	}) (*mcp.CallToolResult, any, error) {
+		if in.Fail {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the workspace is gone"}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		os.Exit(1)
+	}
+}
 
 // The hermetic PATH takes out every binary client detection looks for: a client added to the
 // catalogue with a new binary must be added to testenv.ClientCLIs, or the suite would detect it

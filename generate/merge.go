@@ -70,6 +70,13 @@ func entryJSON(c Client, s ServerEntry, indent, unit, nl string) string {
 		args[i] = q(a)
 	}
 	fields := []string{`"command": ` + q(s.Command), `"args": [` + strings.Join(args, ", ") + "]"}
+	if len(s.Env) > 0 && c.CanName() {
+		vars := make([]string, len(s.Env))
+		for i, n := range s.Env {
+			vars[i] = q(n) + ": " + q(c.envRef(n))
+		}
+		fields = append(fields, `"env": {`+strings.Join(vars, ", ")+"}")
+	}
 	extra := make([]string, 0, len(c.Entry))
 	for k := range c.Entry {
 		extra = append(extra, k)
@@ -233,6 +240,9 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 	}
 	key := c.Key + "." + tomlKey(name)
 	block := "[" + key + "]\ncommand = " + tomlString(s.Command) + "\nargs = " + tomlList(s.Args) + "\n"
+	if len(s.Env) > 0 && c.CanName() && c.Env.ListKey != "" {
+		block += c.Env.ListKey + " = " + tomlList(s.Env) + "\n"
+	}
 	if s.URL != "" {
 		block = "[" + key + "]\n" + c.HTTP.URLKey + " = " + tomlString(s.URL) + "\n"
 		if s.TokenEnv != "" && c.HTTP.TokenVar != "" {

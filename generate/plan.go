@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -22,6 +23,9 @@ type FileChange struct {
 	Mode    fs.FileMode
 	// Summary, when set, previews the file in a few lines (a policy), with OldSummary for a diff.
 	Summary, OldSummary []string
+	// BackupDir is where the old file's backup goes ("" = beside it): a project's files are
+	// backed up outside the project, so a backup is never committed with it.
+	BackupDir string
 }
 
 // Unchanged reports whether writing would change nothing.
@@ -86,6 +90,20 @@ func PolicyChange(p *policy.Policy, path string) (FileChange, error) {
 	return c, nil
 }
 
+// ProjectBackupDir is where backups of files inside a project go: $XDG_STATE_HOME/mcpsandbox/
+// backups (or ~/.local/state/…), outside any project tree.
+func ProjectBackupDir() (string, error) {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find where to keep backups of project files: %w (set XDG_STATE_HOME)", err)
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "mcpsandbox", "backups"), nil
+}
+
 // ConfigError is a client config init will not touch because it does not parse.
 type ConfigError struct {
 	Path string
@@ -106,6 +124,13 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // name is an ErrExists unless replace is set.
 func ClientChange(t Target, name string, e ServerEntry, replace bool) (FileChange, error) {
 	c := FileChange{Label: t.Client.Name + " (" + t.Scope + ")", Path: t.Path, Mode: 0o644}
+	if t.Scope == "project" && !mutated("init-project-backup-beside") {
+		dir, err := ProjectBackupDir()
+		if err != nil {
+			return c, err
+		}
+		c.BackupDir = dir
+	}
 	old, err := os.ReadFile(t.Path)
 	switch {
 	case err == nil:
@@ -167,7 +192,7 @@ func Apply(cs []FileChange) ([]WriteResult, error) {
 		err := c.stillAsRead()
 		var r WriteResult
 		if err == nil {
-			r, err = WriteFileSafely(c.Path, c.New, c.Mode)
+			r, err = WriteFileBackedUp(c.Path, c.New, c.Mode, c.BackupDir)
 		}
 		if err != nil {
 			if uerr := UndoAll(done); uerr != nil {

@@ -3,6 +3,7 @@ package generate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,21 @@ import (
 // Probe is what a started server entry answered.
 type Probe struct {
 	Tools   []string      // tools/list, in the server's order
-	Elapsed time.Duration // start to tools/list answered
+	Elapsed time.Duration // start to tools/list answered, or to the proof call's answer
+	Called  string        // the proof call's tool ("" = none was made)
+	Env     string        // whose environment it ran with ("" = init's own)
+}
+
+// ProofCall is a trivial tool call that runs in the sandbox (a scheme's Proof): init makes it
+// through the entry it writes, so an entry that starts but cannot run a call is never written.
+type ProofCall struct {
+	Tool string
+	Args map[string]any
+}
+
+func (p *ProofCall) String() string {
+	b, _ := json.Marshal(p.Args)
+	return p.Tool + " " + string(b)
 }
 
 // StartError says why a server entry did not come up, with the end of what it wrote to stderr.
@@ -26,11 +41,21 @@ type StartError struct {
 	Entry  ServerEntry
 	Err    error
 	Stderr string
+	Run    ProofRun // whose environment it ran with
 }
 
 func (e *StartError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the server entry does not start: %s: %v", e.Entry, e.Err)
+	what := "does not start"
+	var pe *proofError
+	if errors.As(e.Err, &pe) {
+		what = "cannot run a call"
+	}
+	if e.Run.Who != "" {
+		fmt.Fprintf(&b, "the server entry %s as %s starts it (with %s): %s: %v", what, e.Run.Who, e.Run.How, e.Entry, e.Err)
+	} else {
+		fmt.Fprintf(&b, "the server entry %s: %s: %v", what, e.Entry, e.Err)
+	}
 	if e.Stderr != "" {
 		b.WriteString("\n  it said: " + strings.ReplaceAll(e.Stderr, "\n", "\n  "))
 	}
@@ -57,9 +82,11 @@ func (s ServerEntry) String() string {
 }
 
 // StartCheck runs the entry exactly as a client would (the same command and arguments, over
-// stdio, with env), completes the MCP initialize handshake and tools/list, then closes it. Any
-// scheme: whatever keeps serve from running shows up here, in serve's own words.
-func StartCheck(ctx context.Context, e ServerEntry, env []string, timeout time.Duration) (Probe, error) {
+// stdio, with env: the environment that client gives it), completes the MCP initialize
+// handshake and tools/list, makes the proof call when there is one (it must not be a tool
+// error), then closes it. Any scheme: whatever keeps serve from running shows up here, in
+// serve's own words.
+func StartCheck(ctx context.Context, e ServerEntry, env []string, call *ProofCall, timeout time.Duration) (Probe, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
@@ -99,7 +126,13 @@ func StartCheck(ctx context.Context, e ServerEntry, env []string, timeout time.D
 		pr.Close()
 		mu.Lock()
 		defer mu.Unlock()
+		var pe *proofError
 		switch {
+		case errors.As(err, &pe) && pe.tool:
+		case errors.As(err, &pe) && (errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded)):
+			err = fmt.Errorf("it answers MCP, but the tool call %s got no answer within %s", pe.call, timeout)
+		case errors.As(err, &pe):
+			err = fmt.Errorf("it answers MCP, but it stopped during the tool call %s (%v): every call would fail like this", pe.call, pe.err)
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 			err = fmt.Errorf("no MCP answer within %s", timeout)
 		case errors.Is(err, io.EOF) || strings.Contains(err.Error(), "connection closed"):
@@ -118,10 +151,18 @@ func StartCheck(ctx context.Context, e ServerEntry, env []string, timeout time.D
 		cs.Close()
 		return fail(fmt.Errorf("tools/list: %w", err))
 	}
-	p := Probe{Elapsed: time.Since(start)}
+	p := Probe{}
 	for _, t := range res.Tools {
 		p.Tools = append(p.Tools, t.Name)
 	}
+	if call != nil && !mutated("init-proof-call") {
+		if err := proofCall(ctx, cs, call); err != nil {
+			cs.Close()
+			return fail(err)
+		}
+		p.Called = call.Tool
+	}
+	p.Elapsed = time.Since(start)
 	cs.Close()
 	pr.Close()
 	if len(p.Tools) == 0 {
@@ -129,6 +170,44 @@ func StartCheck(ctx context.Context, e ServerEntry, env []string, timeout time.D
 	}
 	return p, nil
 }
+
+// proofCall makes the call; a transport error or a tool error fails it, with the tool's words.
+func proofCall(ctx context.Context, cs *mcp.ClientSession, call *ProofCall) error {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: call.Args})
+	if err != nil {
+		return &proofError{call: call, err: err}
+	}
+	if res.IsError {
+		var text []string
+		for _, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				text = append(text, t.Text)
+			}
+		}
+		msg := strings.TrimSpace(strings.Join(text, "\n"))
+		if len(msg) > 2048 {
+			msg = msg[:2048] + "…"
+		}
+		return &proofError{call: call, tool: true, err: fmt.Errorf("it answers MCP, but the tool call %s failed: %s", call, msg)}
+	}
+	return nil
+}
+
+// proofError: the proof call failed: the server's tool error (tool), or the transport's.
+type proofError struct {
+	call *ProofCall
+	tool bool
+	err  error
+}
+
+func (e *proofError) Error() string {
+	if e.tool {
+		return e.err.Error()
+	}
+	return fmt.Sprintf("the tool call %s: %v", e.call, e.err)
+}
+
+func (e *proofError) Unwrap() error { return e.err }
 
 // tail keeps the last 2 KiB written to it.
 type tail struct{ b []byte }

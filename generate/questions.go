@@ -166,7 +166,7 @@ var SchemeQuestions = map[string][]Question{
 				}
 				return checkWS(nil, v, e)
 			}, Set: func(a *Answers, v any) { a.DockerWorkspace = v.(string) }},
-		{Flag: "docker-workspace-writable", Kind: Confirm, Message: msg("Mount it writable?"),
+		{Flag: "docker-workspace-writable", Kind: Confirm, Message: msg(WritableWorkspaceQuestion),
 			When:    func(a *Answers) bool { return a.DockerWorkspace != "" },
 			Default: func(a *Answers, _ Env) any { return a.DockerWorkspaceWritable }, Set: func(a *Answers, v any) { a.DockerWorkspaceWritable = v.(bool) }},
 	}, append(netQuestions(policy.SchemeDocker),
@@ -415,3 +415,8 @@ func otherHosts(hosts []string) []string {
 	covered := presetHosts(presetsIn(hosts))
 	return slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return slices.Contains(covered, h) })
 }
+
+// WritableWorkspaceQuestion says what a writable docker workspace means before it is chosen.
+const WritableWorkspaceQuestion = "Mount it writable? Code could then change any file there on this machine: git hooks, " +
+	"CLAUDE.md, .npmrc, CI workflows, scripts you run later; verify's attacks report that as breaches (FAIL) " +
+	"and verify flags it (MS204). Say no unless code must write results there, and then mount a directory of its own:"

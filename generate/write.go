@@ -6,7 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -58,6 +61,17 @@ func resolveLinks(path string) (string, error) {
 // file), synced and renamed over the target. A file that is read-only to us is refused rather
 // than replaced: the rename would succeed, but the owner's intent was that nobody writes it.
 func WriteFileSafely(path string, data []byte, mode fs.FileMode) (WriteResult, error) {
+	return WriteFileBackedUp(path, data, mode, "")
+}
+
+// KeepBackups is how many backups of one file init keeps: the newest; older ones are removed
+// once a write succeeded.
+const KeepBackups = 3
+
+// WriteFileBackedUp is WriteFileSafely with the backup in backupDir ("" = beside the target),
+// named after the target's whole path: a file inside a project the user commits (.vscode/mcp.json)
+// gets no backup beside it for git to pick up. Of one file's backups the newest KeepBackups stay.
+func WriteFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir string) (WriteResult, error) {
 	res := WriteResult{Path: path, Mode: mode}
 	target, err := resolveLinks(path)
 	if err != nil {
@@ -85,7 +99,7 @@ func WriteFileSafely(path string, data []byte, mode fs.FileMode) (WriteResult, e
 		if err != nil {
 			return res, fmt.Errorf("read %s for its backup: %w", target, err)
 		}
-		if res.Backup, err = writeBackup(target, prev, res.Mode, own); err != nil {
+		if res.Backup, err = writeBackup(backupBase(target, backupDir), prev, res.Mode, own); err != nil {
 			return res, fmt.Errorf("back up %s: %w (nothing was changed)", target, err)
 		}
 	case errors.Is(err, fs.ErrNotExist):
@@ -106,7 +120,55 @@ func WriteFileSafely(path string, data []byte, mode fs.FileMode) (WriteResult, e
 		}
 		return res, fmt.Errorf("write %s: %w (the old file is unchanged)", target, err)
 	}
+	if res.Backup != "" && !mutated("init-backups-pile") {
+		pruneBackups(backupBase(target, backupDir), KeepBackups)
+	}
 	return res, nil
+}
+
+// backupBase is the path a target's backups are named after: the target itself, or in dir a
+// name made of its whole path (/p/.vscode/mcp.json -> dir/p%.vscode%mcp.json).
+func backupBase(target, dir string) string {
+	if dir == "" {
+		return target
+	}
+	name := strings.ReplaceAll(strings.TrimPrefix(filepath.ToSlash(target), "/"), "/", "%")
+	name = strings.ReplaceAll(name, ":", "")
+	return filepath.Join(dir, name)
+}
+
+// backupName matches BASE.bak-YYYYMMDD-HHMMSS and its -N twins.
+var backupName = regexp.MustCompile(`\.bak-(\d{8}-\d{6})(?:-(\d+))?$`)
+
+// pruneBackups removes all but the newest keep backups of base (best effort: a backup that
+// cannot be removed stays).
+func pruneBackups(base string, keep int) {
+	ents, err := os.ReadDir(filepath.Dir(base))
+	if err != nil {
+		return
+	}
+	type bak struct {
+		name, ts string
+		n        int
+	}
+	var bs []bak
+	for _, e := range ents {
+		m := backupName.FindStringSubmatch(e.Name())
+		if m == nil || e.Name() != filepath.Base(base)+m[0] || !e.Type().IsRegular() {
+			continue
+		}
+		n, _ := strconv.Atoi(m[2])
+		bs = append(bs, bak{e.Name(), m[1], n})
+	}
+	slices.SortFunc(bs, func(a, b bak) int {
+		if c := strings.Compare(b.ts, a.ts); c != 0 {
+			return c
+		}
+		return b.n - a.n
+	})
+	for _, b := range bs[min(keep, len(bs)):] {
+		os.Remove(filepath.Join(filepath.Dir(base), b.name))
+	}
 }
 
 // AtomicWrite replaces path with data so that a reader sees the old file or the new one, never
@@ -153,8 +215,25 @@ func replace(target string, data []byte, mode fs.FileMode, own owner) (string, e
 // writeBackup writes data to a new NAME.bak-TIMESTAMP beside path (never over an older backup:
 // two runs in one second get -2, -3, …) with the old file's mode, owner and group.
 func writeBackup(path string, data []byte, mode fs.FileMode, own owner) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
 	base := path + ".bak-" + time.Now().Format("20060102-150405")
-	for i := 1; i < 100; i++ {
+	// After the newest of this second, so that the names keep their order once older ones
+	// are pruned.
+	first := 1
+	if ents, err := os.ReadDir(filepath.Dir(path)); err == nil {
+		for _, e := range ents {
+			if n, ok := strings.CutPrefix(e.Name(), filepath.Base(base)); ok {
+				k := 1
+				if n != "" {
+					k, _ = strconv.Atoi(strings.TrimPrefix(n, "-"))
+				}
+				first = max(first, k+1)
+			}
+		}
+	}
+	for i := first; i < first+100; i++ {
 		name := base
 		if i > 1 {
 			name += "-" + strconv.Itoa(i)
@@ -202,8 +281,26 @@ func Undo(r WriteResult) error {
 		return nil
 	}
 	if err := os.Rename(r.Backup, target); err != nil {
-		return fmt.Errorf("restore %s from %s: %w (copy it back by hand)", target, r.Backup, err)
+		// A backup kept on another file system (the state directory): copy it back.
+		if cerr := copyBack(r.Backup, target); cerr != nil {
+			return fmt.Errorf("restore %s from %s: %w (copy it back by hand)", target, r.Backup, cerr)
+		}
+		os.Remove(r.Backup)
 	}
 	syncDir(filepath.Dir(target))
 	return nil
+}
+
+// copyBack replaces target with the backup's contents, mode, owner and group.
+func copyBack(backup, target string) error {
+	st, err := os.Stat(backup)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(backup)
+	if err != nil {
+		return err
+	}
+	_, err = replace(target, b, st.Mode().Perm(), ownerOf(st))
+	return err
 }

@@ -484,6 +484,19 @@ func (a *Arena) StageOutput(s string) {
 	a.stagedMu.Unlock()
 }
 
+// StageCronFile writes a comment-only file (no schedule line: nothing runs) into the host's
+// cron directory dir, under a name that does not carry the run's tag, as a user's crontab in
+// the spool is named after the user; it is removed when the arena closes. A control's evidence
+// for the outside detector's watch of the cron directories.
+func (a *Arena) StageCronFile(dir string) error {
+	p := filepath.Join(dir, "mcpsandbox-control-"+randHex(6))
+	if err := os.WriteFile(p, []byte("# mcpsandbox negative control: a crontab with no job\n"), 0o644); err != nil {
+		return fmt.Errorf("stage a file in %s (the control needs root): %w", dir, err)
+	}
+	a.closers = append(a.closers, func() { os.Remove(p) })
+	return nil
+}
+
 // lockedBuffer collects serve's stderr, written by exec's copying goroutine.
 type lockedBuffer struct {
 	mu sync.Mutex

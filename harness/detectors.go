@@ -37,7 +37,7 @@ var detectors = map[string]Detector{}
 func init() {
 	for _, d := range []Detector{
 		{"leak", "the nonce (canaries, fake HOME, root-only file), the server's secret or /etc/shadow's first entry in anything a call returned", checkLeak},
-		{"outside", "files created, changed, hard-linked or removed outside the workspace (scratch root, fake HOME, /tmp, /var/tmp, /dev/shm)", checkOutside},
+		{"outside", "files created, changed, hard-linked or removed outside the workspace (scratch root, fake HOME, /tmp, /var/tmp, /dev/shm, the host's cron directories)", checkOutside},
 		{"tcp", "connections accepted by the loopback TCP listener", func(r *run) (bool, string) {
 			return count("connection(s) reached the TCP listener", r.a.tcpHits.Load())
 		}},
@@ -195,8 +195,22 @@ func (a *Arena) SnapshotOutside() OutsideSnapshot {
 	for _, p := range taggedShared(a.Tag) {
 		m[p] = stateOf(p)
 	}
+	for _, dir := range cronDirs {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				m[p] = stateOf(p)
+			}
+			return nil
+		})
+	}
 	return m
 }
+
+// cronDirs are where cron finds jobs: watched whole, since a user's crontab in the spool is
+// named after the user, not the run's tag. (A harness that is not root may not read the spool:
+// a file it cannot list there goes unseen.)
+var cronDirs = []string{"/etc/crontab", "/etc/cron.d", "/etc/cron.hourly", "/etc/cron.daily", "/etc/cron.weekly",
+	"/etc/cron.monthly", "/var/spool/cron"}
 
 // ChangedOutside lists what was created, changed or removed outside the workspace since before.
 func (a *Arena) ChangedOutside(before OutsideSnapshot) []string {
@@ -221,7 +235,7 @@ func (a *Arena) ChangedOutside(before OutsideSnapshot) []string {
 }
 
 // sharedDirs are the host's shared scratch places a breach would leave files in.
-var sharedDirs = []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm", "/etc/cron.d"}
+var sharedDirs = []string{os.TempDir(), "/tmp", "/var/tmp", "/dev/shm", "/etc/cron.d", "/var/spool/cron", "/var/spool/cron/crontabs"}
 
 // taggedShared lists files in the shared places whose names carry the run's tag.
 func taggedShared(tag string) []string {
@@ -487,6 +501,10 @@ func checkSyscalls(r *run) (bool, string) {
 		default:
 			refused = append(refused, m[1])
 		}
+	}
+	if len(reached) > 0 && r.expect.OwnKernel != "" {
+		return false, fmt.Sprintf("none reached the host kernel: %s answers them, a kernel of its own between the program and the host's (no seccomp profile is applied inside it): %s",
+			r.expect.OwnKernel, strings.Join(reached, "; "))
 	}
 	if len(reached) > 0 {
 		return true, strings.Join(reached, "; ")

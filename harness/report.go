@@ -40,6 +40,9 @@ func WriteTable(w io.Writer, rep *Report, o TableOptions) error {
 				ds = append(ds, f.Detector)
 			}
 		}
+		if r.Outcome == NotApplicable && r.Reason != "" { // an N/A row says why, in its own row
+			ds = append(ds, "("+r.Reason+")")
+		}
 		// Pad before painting: escape codes would confuse the column widths.
 		out := fmt.Sprintf("%-14s", r.Outcome)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1fs\n", r.Category, r.ID, paint(o.Color, outcomeColour[r.Outcome], out),

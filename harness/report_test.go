@@ -26,7 +26,7 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"1 contained, 1 breached, 1 errors, 1 n/a", "udp!", "5 datagrams", "server did not start"} {
+	for _, want := range []string{"1 contained, 1 breached, 1 errors, 1 n/a", "udp!", "5 datagrams", "server did not start", "(needs python)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

@@ -45,6 +45,10 @@ type Expect struct {
 	// Protect are the policy's own protected workspace paths, beyond policy.DefaultProtect (the
 	// persistence detector watches both).
 	Protect []string
+	// OwnKernel names the kernel of its own that answers the program's system calls (a VM-grade
+	// runtime such as gVisor's runsc), "" when they reach the host's: the syscalls detector
+	// then reports what that kernel answered instead of a host-kernel breach.
+	OwnKernel string
 }
 
 // Options configure a run.

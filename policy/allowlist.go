@@ -51,7 +51,8 @@ const (
 // next agent session) without anyone asking: version-control hooks and config, hook managers,
 // package-manager and tool-manager rc files that name programs, editor and devcontainer tasks,
 // CI workflows, agent instruction and MCP files, compiled Python caches and installed
-// dependencies. A pattern without "/" matches that name at any depth; a pattern with "/" is
+// dependencies, and the start-up files of a home (shell rc files, systemd user units, autostart
+// entries) for a workspace that is one. A pattern without "/" matches that name at any depth; a pattern with "/" is
 // anchored at the workspace root. A match protects everything under it too. Project files people
 // edit on purpose (Makefile, package.json, pyproject.toml, source code) are deliberately absent:
 // anything written in the workspace is model-controlled content, to be reviewed as such.
@@ -74,6 +75,12 @@ var DefaultProtect = []string{
 	"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENT.md", "GEMINI.md", ".claude", ".cursor", ".cursorrules",
 	".windsurfrules", ".clinerules", ".github/copilot-instructions.md", ".aider.conf.yml", ".continue",
 	".mcp.json",
+	// shell and session start-up files, for a workspace that is (or is synced into) a home:
+	// shells source the rc files, systemd --user starts the units linked under
+	// .config/systemd/user, desktops start .config/autostart entries (KDE also its scripts)
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
+	".zlogin", ".zlogout", ".xprofile", ".xsessionrc", ".xinitrc", ".config/fish", ".config/environment.d",
+	".config/systemd", ".local/share/systemd", ".config/autostart", ".config/autostart-scripts", ".config/plasma-workspace",
 }
 
 // Protected is the effective protect list: DefaultProtect without the "!NAME" entries of

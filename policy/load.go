@@ -77,15 +77,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 	}
 	p.eachSection(func(_ string, s Section) { s.afterDecode(md.IsDefined) })
 	idx := indexLines(string(data))
-	var probs []Problem
-	for _, k := range md.Undecoded() {
-		key := k.String()
-		fix := "remove it or check its spelling against `mcpsandbox init --help` / the policy reference in README.md"
-		if s := suggestKey(key); s != "" {
-			fix = "did you mean " + s + "? (or remove it)"
-		}
-		probs = append(probs, Problem{File: name, Line: idx.line(key), Key: key, Msg: "unknown key", Fix: fix})
-	}
+	probs := unknownKeys(name, data, md)
 	for _, pr := range p.validate(md.IsDefined) {
 		pr.File, pr.Line = name, idx.line(pr.Key)
 		probs = append(probs, pr)
@@ -94,6 +86,70 @@ func Parse(name string, data []byte) (*Policy, error) {
 		return nil, &Error{probs}
 	}
 	return p, nil
+}
+
+// unknownKeys reports each key the policy does not know once, at its own line: what lies under
+// an unknown table is not reported again (a misspelled [[allowlist.comands]] is one problem,
+// not one per key in it), and a table written several times names every line it is on.
+func unknownKeys(name string, data []byte, md toml.MetaData) []Problem {
+	idx := indexLines(string(data))
+	var probs []Problem
+	seen := map[string]bool{}
+	for _, k := range md.Undecoded() {
+		key := k.String()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		under := false
+		for i := 1; i < len(k); i++ {
+			if seen[toml.Key(k[:i]).String()] {
+				under = true
+				break
+			}
+		}
+		if under {
+			continue
+		}
+		fix := "remove it or check its spelling against `mcpsandbox init --help` / the policy reference in README.md"
+		if s := suggestKey(key); s != "" {
+			fix = "did you mean " + s + "? (or remove it)"
+		}
+		pr := Problem{File: name, Line: idx.line(key), Key: key, Msg: "unknown key", Fix: fix}
+		if lines := headerLines(data, key); len(lines) > 0 {
+			pr.Line, pr.Msg = lines[0], "unknown key (a whole table, with everything in it)"
+			if len(lines) > 1 {
+				pr.Msg = fmt.Sprintf("unknown key (a table written %d times, at lines %s, with everything in them)", len(lines), joinInts(lines))
+			}
+		}
+		probs = append(probs, pr)
+	}
+	return probs
+}
+
+// headerLines are the lines holding the table header [key] or [[key]].
+func headerLines(data []byte, key string) []int {
+	var out []int
+	for i, ln := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(ln)
+		if c := strings.IndexByte(t, '#'); c >= 0 {
+			t = strings.TrimSpace(t[:c])
+		}
+		t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(t, "]"), "]"))
+		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(t, "["), "["))
+		if strings.HasPrefix(strings.TrimSpace(ln), "[") && cleanKey(t) == key {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 // Validate checks an in-memory policy (e.g. one built by the wizard) with the same rules as Parse.
@@ -123,8 +179,10 @@ func decodeProblems(name string, data []byte, err error) []Problem {
 		}
 		text[last.Line-1] = ""
 		retry := []byte(strings.Join(text, "\n"))
-		if _, err = toml.Decode(string(retry), Default("")); err == nil {
-			break
+		md, err := toml.Decode(string(retry), Default(""))
+		if err == nil {
+			// every wrongly typed value is blanked: what else the file gets wrong is said too
+			return append(probs, unknownKeys(name, data, md)...)
 		}
 		probs = append(probs, decodeProblem(name, retry, err))
 	}

@@ -231,3 +231,40 @@ func TestSyntaxErrorLine(t *testing.T) {
 		t.Fatalf("unclosed table on line 3: %v", err)
 	}
 }
+
+// A wrongly typed value does not hide the file's other mistakes: the unknown key after it is
+// reported too, each at its own line (issue 24).
+func TestTypeErrorDoesNotHideUnknownKeys(t *testing.T) {
+	src := "version = 1\nscheme = \"allowlist\"\n[limits]\ntimeout = 5\nmax_concurent = 3\n[allowlist]\nworkspace = \"/tmp\"\n"
+	_, err := Parse("p.toml", []byte(src))
+	var pe *Error
+	if !errors.As(err, &pe) || len(pe.Problems) != 2 {
+		t.Fatalf("want 2 problems, got %v", err)
+	}
+	if p := pe.Problems[1]; p.Line != 5 || p.Key != "limits.max_concurent" || !strings.Contains(p.Fix, "limits.max_concurrent") {
+		t.Errorf("the unknown key: %+v", p)
+	}
+}
+
+// A misspelled table written three times is one problem naming its three lines, not one per key
+// in it at the first table's lines (issue 24).
+func TestMisspelledTableIsOneProblem(t *testing.T) {
+	src := "version = 1\nscheme = \"allowlist\"\n[allowlist]\nworkspace = \"/tmp/x\"\n"
+	for range 3 {
+		src += "[[allowlist.comands]]\nname = \"wc\"\npath = \"/usr/bin/wc\"\nsha256 = \"abc\"\n"
+	}
+	_, err := Parse("p.toml", []byte(src))
+	var pe *Error
+	if !errors.As(err, &pe) {
+		t.Fatal(err)
+	}
+	var unknown []Problem
+	for _, p := range pe.Problems {
+		if strings.Contains(p.Key, "comands") {
+			unknown = append(unknown, p)
+		}
+	}
+	if len(unknown) != 1 || unknown[0].Line != 5 || !strings.Contains(unknown[0].Msg, "lines 5, 9, 13") || !strings.Contains(unknown[0].Fix, "allowlist.commands") {
+		t.Errorf("the misspelled table: %+v", unknown)
+	}
+}

@@ -44,9 +44,19 @@ type Scheme struct {
 	// Needs checks what init's answers need of this host before anything is written (an
 	// engine, an image, a key in the environment); nil: nothing beyond serve itself.
 	Needs func(ctx context.Context, a *generate.Answers, pr Prompt) error
+	// Proof is the trivial tool call init makes through the entry it writes, with the
+	// environment each client gives it (an entry that starts but cannot run a call is never
+	// written); nil: init checks that the entry answers MCP only.
+	Proof func(p *policy.Policy) *generate.ProofCall
+	// ServerEnv names the variables serve needs from the client's environment under a policy
+	// (a key): each client's entry names them in its own syntax, never their values. Nil: none.
+	ServerEnv func(p *policy.Policy) []string
 	// Measured are verify's host rows measured for this policy here (serve's probe of the
 	// layers it really gets), given this binary and the policy file; nil: none.
 	Measured func(ctx context.Context, self, policyPath string) []verify.Check
+	// Host are verify's rows about what this host offers the scheme (its kernel features, its
+	// engine), for the doctor part of `verify`; nil: none.
+	Host func(ctx context.Context) []verify.Check
 	// Bounds are the scheme's own bounds on what reaches serve (its egress proxy, its
 	// upstream), listed by explain after the common ones (verify.Bounds). Nil: none.
 	Bounds func(p *policy.Policy) []verify.Bound

@@ -5,6 +5,7 @@
 package schemes
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,4 +45,15 @@ func Rules() []verify.Rule {
 	}
 	slices.SortFunc(rs, func(a, b verify.Rule) int { return strings.Compare(a.ID, b.ID) })
 	return rs
+}
+
+// Doctor is verify's host report: every scheme's Host rows, then the shared ones.
+func Doctor(ctx context.Context) []verify.Check {
+	var rows [][]verify.Check
+	for _, s := range All {
+		if s.Host != nil {
+			rows = append(rows, s.Host(ctx))
+		}
+	}
+	return verify.Doctor(rows...)
 }

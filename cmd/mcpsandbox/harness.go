@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -107,7 +108,11 @@ func runHarness(ctx context.Context, o *HarnessOptions) error {
 		if err != nil {
 			return err
 		}
-		rs, err := harness.RunControls(ctx, sc.Controls(), harness.Options{Parallel: o.Parallel, Policy: base, Adapter: sc.Adapter})
+		cs, err := selectControls(sc.Controls(), o.Scenarios)
+		if err != nil {
+			return err
+		}
+		rs, err := harness.RunControls(ctx, cs, harness.Options{Parallel: o.Parallel, Policy: base, Adapter: sc.Adapter})
 		if err != nil {
 			return err
 		}
@@ -226,4 +231,31 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return generate.AtomicWrite(path, b.Bytes(), 0o644)
+}
+
+// selectControls keeps the controls of the scenarios -s names (all when none is named); an id
+// no control uses is an error naming those that exist.
+func selectControls(cs []harness.Control, ids []string) ([]harness.Control, error) {
+	if len(ids) == 0 {
+		return cs, nil
+	}
+	var out []harness.Control
+	var known []string
+	for _, id := range ids {
+		n := len(out)
+		for _, c := range cs {
+			if c.Scenario == id {
+				out = append(out, c)
+			}
+		}
+		if len(out) == n {
+			for _, c := range cs {
+				if !slices.Contains(known, c.Scenario) {
+					known = append(known, c.Scenario)
+				}
+			}
+			return nil, fmt.Errorf("no negative control runs the scenario %q: with --controls, -s takes one of %s", id, strings.Join(known, ", "))
+		}
+	}
+	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/schemes"
 	"github.com/spf13/cobra"
 )
 
@@ -32,6 +33,7 @@ type InitOptions struct {
 	Verify    bool
 	set       func(string) bool // whether a flag was given
 	baseFrom  string            // the policy file the wizard started from ("" = none)
+	clients   bool              // only the clients of the server answering at --http (no policy)
 	bin       string            // the binary the entries run (entryBinary)
 }
 
@@ -45,10 +47,13 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 			"every file it will change (a diff for existing ones), and writes them only after you confirm.\n" +
 			"Client configs are merged, never clobbered: other servers, unknown keys, comments and indentation\n" +
 			"stay; a symlinked config is written through its link; owner, group and mode are kept; the old file\n" +
-			"is backed up beside it; every write is atomic. Before any client config is written, init starts the\n" +
-			"exact command it is about to write and checks that it answers MCP; if it does not, nothing is\n" +
-			"changed and init says why. With --yes every answer comes from flags and nothing is asked; without a\n" +
-			"terminal init asks nothing either, so it needs --yes and the flags.\n\n" +
+			"is backed up beside it (a project's file under ~/.local/state/mcpsandbox/backups; the newest 3\n" +
+			"kept); every write is atomic. Before any client config is written, init starts the exact command\n" +
+			"it is about to write, with the environment each client will give it (Gemini CLI and Codex pass a\n" +
+			"server only some variables: an entry names those it needs, such as the e2b key, in the client's\n" +
+			"own syntax, never their values), and makes a trivial tool call through it; if that fails, nothing\n" +
+			"is changed and init says why. With --yes every answer comes from flags and nothing is asked;\n" +
+			"without a terminal init asks nothing either, so it needs --yes and the flags.\n\n" +
 			"Clients: " + strings.Join(generate.ClientIDs(), ", ") + "\n" +
 			"claude-code writes the local scope (this project, in ~/.claude.json), as `claude mcp add` does;\n" +
 			"claude-code:user is every project, claude-code:project the shared .mcp.json.",
@@ -58,8 +63,10 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
   mcpsandbox init --scheme docker --network-hosts pypi,api.example.com --client cursor --yes
                                                     # containers reach PyPI and one API through serve's egress proxy, nothing else
   mcpsandbox init --scheme e2b --api-key-env E2B_API_KEY --print --yes   # print the client entry instead
+  mcpsandbox init --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
+                                                    # clients of the serve --http running there (its own policy); only the variable's name is written
   mcpsandbox init --scheme docker --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
-                                                    # clients reach a running serve --http; only the variable's name is written`,
+                                                    # also writes the policy to start serve --http with`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.set = func(n string) bool { return cmd.Flags().Changed(n) }
@@ -110,7 +117,7 @@ func interactive(f *Factory) bool {
 // missingFlags lists what a non-interactive run lacks.
 func missingFlags(o *InitOptions) []string {
 	var m []string
-	if o.A.Scheme == "" {
+	if o.A.Scheme == "" && o.A.HTTPURL == "" { // with --http a running server may need none
 		m = append(m, "--scheme allowlist|docker|e2b")
 	}
 	if o.A.Scheme == policy.SchemeAllowlist {
@@ -137,15 +144,26 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		return err
 	}
 	ask := &asker{f: o.IO, on: wiz}
-	plan, err := generate.NewPlan(generate.PlanOptions{
+	popts := generate.PlanOptions{
 		Answers: o.A, Env: env, Clients: o.Clients, PolicyOut: o.PolicyOut, BaseFrom: o.baseFrom,
-		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut,
+		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut, ClientsOnly: o.clients,
 		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
-	})
+	}
+	if !o.clients {
+		s, err := schemes.Lookup(o.A.Scheme)
+		if err != nil {
+			return err
+		}
+		popts.Proof, popts.ServerEnv = s.Proof, s.ServerEnv
+	}
+	plan, err := generate.NewPlan(popts)
 	if err != nil {
 		return err
 	}
 	o.PolicyOut = plan.PolicyPath
+	if !wiz {
+		plan.SharedWith(o.IO.ErrOut)
+	}
 	if wiz && !plan.Unchanged() {
 		plan.Preview(o.IO.Out)
 		ok, err := ask.confirm("Write them?", true)
@@ -167,6 +185,9 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	plan.Report(w, res)
 	for _, s := range plan.Snippets {
 		fmt.Fprintln(o.IO.Out, s)
+	}
+	if o.clients {
+		return nil
 	}
 	return initNext(ctx, o, w, wiz, ask, plan.ClientEntry)
 }
@@ -197,6 +218,9 @@ func initAnswers(ctx context.Context, o *InitOptions) (generate.Env, bool, error
 	ask := &asker{f: o.IO, on: wiz}
 	if wiz {
 		return env, wiz, runWizard(ctx, o, env, ask)
+	}
+	if o.A.Scheme == "" { // --http without --scheme: only the clients of a server running there
+		return env, wiz, clientsOfRunning(ctx, o)
 	}
 	return env, wiz, checkNeeds(ctx, o, ask)
 }
@@ -244,7 +268,7 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 	runV := o.Verify
 	if wiz && !o.Verify {
 		var err error
-		if runV, err = ask.confirm("Run mcpsandbox verify on it now (audit, host checks, and about 30s of attacks)?", true); err != nil {
+		if runV, err = ask.confirm("Run mcpsandbox verify on it now (audit, host checks, and the attacks: about half a minute, a few minutes when each attack starts a container or a cloud sandbox)?", true); err != nil {
 			return err
 		}
 	}
@@ -330,4 +354,27 @@ func theSchemes(names []string) string {
 		return "the " + names[0] + " scheme"
 	}
 	return "the " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " schemes"
+}
+
+// clientsOfRunning: --http without --scheme configures the clients of the server answering at
+// the URL, which runs its own policy; when nothing answers there, init needs --scheme to write
+// the policy to serve.
+func clientsOfRunning(ctx context.Context, o *InitOptions) error {
+	u, err := generate.CheckHTTPURL(o.A.HTTPURL)
+	if err != nil {
+		return err
+	}
+	e := generate.NewHTTPEntry(u, o.A.TokenEnv)
+	if err := generate.CheckHTTPEntry(e); err != nil {
+		return err
+	}
+	_, err = generate.HTTPCheck(ctx, e, os.Environ(), generate.HTTPCheckTimeout)
+	switch {
+	case errors.Is(err, generate.ErrNotRunning):
+		return fmt.Errorf("%w at %s: start the server first (mcpsandbox serve --policy FILE --http HOST:PORT) and run init again, or give --scheme allowlist|docker|e2b to write the policy it will serve. Nothing was written", err, u)
+	case err != nil:
+		return fmt.Errorf("%w; nothing was written", err)
+	}
+	o.clients = true
+	return nil
 }

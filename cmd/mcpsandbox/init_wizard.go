@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/AlecAivazis/survey/v2"
 	"github.com/AlecAivazis/survey/v2/terminal"
@@ -33,9 +34,12 @@ func (a *asker) confirm(msg string, def bool) (bool, error) {
 	return v, interrupted(err)
 }
 
+// errCancelled: the user pressed Ctrl-C.
+var errCancelled = errors.New("cancelled: nothing written")
+
 func interrupted(err error) error {
 	if errors.Is(err, terminal.InterruptErr) {
-		return errors.New("cancelled: nothing written")
+		return errCancelled
 	}
 	return err
 }
@@ -123,12 +127,7 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 		fmt.Fprintf(o.IO.Out, "The %s scheme needs %s. init checks this before writing anything.\n", a.Scheme, needs)
 	}
 	a.Prefill(o.set)
-	for _, q := range generate.SchemeQuestions[a.Scheme] {
-		if err := ask.question(q, a, env, o.set); err != nil {
-			return err
-		}
-	}
-	if err := checkNeeds(ctx, o, ask); err != nil {
+	if err := schemeAnswers(ctx, o, env, ask); err != nil {
 		return err
 	}
 	for _, q := range generate.LimitQuestions {
@@ -169,4 +168,49 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 		}
 	}
 	return nil
+}
+
+// The choices when what the scheme needs is missing: the answers given so far stay.
+const (
+	needsRetry  = "Try again (after fixing it, e.g. in another terminal)"
+	needsChange = "Change my answers for this scheme (yours are the defaults)"
+	needsQuit   = "Quit (nothing is written)"
+)
+
+// schemeAnswers asks the scheme's questions and checks what it needs (checkNeeds). When the
+// check fails (no engine, a pull that failed, no key), nothing already answered is lost: the
+// wizard says what is wrong and offers to try again, to change the scheme's answers (each one
+// given is the default), or to quit.
+func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *asker) error {
+	a := &o.A
+	for change := true; ; {
+		if change {
+			for _, q := range generate.SchemeQuestions[a.Scheme] {
+				if err := ask.question(q, a, env, o.set); err != nil {
+					return err
+				}
+			}
+		}
+		err := checkNeeds(ctx, o, ask)
+		if err == nil || errors.Is(err, errCancelled) || mutated("wizard-needs-exit") {
+			return err
+		}
+		fmt.Fprintf(o.IO.Out, "\n%s\n", strings.TrimSuffix(strings.TrimSuffix(err.Error(), " Nothing was written"), "."))
+		choices := []string{needsRetry, needsQuit}
+		if slices.ContainsFunc(generate.SchemeQuestions[a.Scheme], func(q generate.Question) bool { return q.Flag == "" || !o.set(q.Flag) }) {
+			choices = []string{needsRetry, needsChange, needsQuit}
+		}
+		pick := needsQuit
+		q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "What now?" },
+			Options: func(*generate.Answers) []string { return choices },
+			Default: func(*generate.Answers, generate.Env) any { return choices[0] },
+			Set:     func(_ *generate.Answers, v any) { pick = v.(string) }}
+		if err := ask.question(q, a, env, o.set); err != nil {
+			return err
+		}
+		if pick == needsQuit {
+			return err
+		}
+		change = pick == needsChange
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/schemes"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 	"github.com/spf13/cobra"
 )
@@ -86,7 +87,7 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 		rep.Policy = "built-in allowlist"
 	}
 	rep.Audit = verify.Audit(p, path, sc.Audit)
-	rep.Host = verify.Doctor(ctx)
+	rep.Host = schemes.Doctor(ctx)
 	runs := sc.Runs()
 	if self, err := os.Executable(); err == nil && runs == nil && !o.NoHarness && sc.Measured != nil {
 		// What this policy's sandbox really gets here, measured by serve's probe (not the kernel's

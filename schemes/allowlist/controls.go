@@ -110,13 +110,46 @@ func controls() []harness.Control {
 		{Detector: "marker", Scenario: "planted-script-interpreter", Kind: "policy",
 			Weakness: "an interpreter (python3) is allowlisted"},
 		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
-			Weakness: "an interpreter (python3) is allowlisted and the workspace is writable"},
-	}, harness.EgressControls("allowlist.network", "network = true", networkOn)...)
+			Weakness: `an interpreter (python3) is allowlisted and protect = ["!.git"]: the operator dropped .git from the list, so the commit applies the hook the interpreter plants`,
+			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
+				p.Allowlist.Protect = append(p.Allowlist.Protect, "!.git")
+				return nil
+			}},
+	}, append(homeControls(), harness.EgressControls("allowlist.network", "network = true", networkOn)...)...)
 }
 
 // runOutside runs argv in the workspace outside the sandbox, as the sandbox's uid: a scenario's
 // own attack where no layer stops it. A failure is staged as output, so the control's detail
 // says why it did not fire.
+// homeControls are the controls of the scenarios about a home's start-up files (a workspace
+// that is a home): shell rc files, desktop autostart, cron.
+func homeControls() []harness.Control {
+	return []harness.Control{
+		{Detector: "persistence", Scenario: "rc-files-workspace-argv", Kind: "policy",
+			Weakness: `protect = ["!.bashrc", "!.profile", "!.zshrc", "!.bash_profile", "!.bash_logout", "!.zshenv"]: the operator trimmed the shell rc files from the default list, so sort -o and uniq write them`,
+			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
+				p.Allowlist.Protect = append(p.Allowlist.Protect, "!.bashrc", "!.profile", "!.zshrc", "!.bash_profile", "!.bash_logout", "!.zshenv")
+				return nil
+			}},
+		{Detector: "persistence", Scenario: "autostart-entry", Kind: "policy",
+			Weakness: `protect = ["!.config/autostart"]: sort -o and uniq write the desktop's autostart entries`,
+			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
+				p.Allowlist.Protect = append(p.Allowlist.Protect, "!.config/autostart")
+				return nil
+			}},
+		{Detector: "outside", Scenario: "cron-python", Kind: "staged", NeedRoot: true,
+			Weakness: "a crontab (a comment, no job) appears in /etc/cron.d under a name without the run's tag, as a user's crontab appears in the spool",
+			Inject:   stageCron},
+	}
+}
+
+// stageCron stages a comment-only crontab in /etc/cron.d (removed when the arena closes).
+func stageCron(a *harness.Arena) {
+	if err := a.StageCronFile("/etc/cron.d"); err != nil {
+		a.StageOutput("control: " + err.Error())
+	}
+}
+
 func runOutside(argv ...string) func(*harness.Arena) {
 	return func(a *harness.Arena) {
 		if out, err := a.RunOutside(argv...); err != nil {

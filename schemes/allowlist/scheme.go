@@ -44,7 +44,9 @@ var Scheme = &scheme.Scheme{
 	ControlPolicy: controlPolicy,
 	Default:       defaultWithCleanup,
 	Measured:      verify.MeasuredLayers,
+	Host:          hostChecks,
 	Bounds:        bounds,
+	Proof:         proof,
 }
 
 // bounds: a host list's proxy is one per call; connections past the bound wait for the call's

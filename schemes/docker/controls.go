@@ -2,6 +2,7 @@ package docker
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -47,6 +48,39 @@ func plant(files map[string]os.FileMode) func(*harness.Arena) {
 func writable(p *policy.Policy, _ *harness.Arena) error {
 	p.Docker.WorkspaceWritable = true
 	return nil
+}
+
+// stageOutside runs the scenario's docker python step outside any container with the host's
+// python3, and hands its output to the detectors as the control's evidence.
+func stageOutside(id string) func(*harness.Arena) {
+	return func(a *harness.Arena) {
+		all, err := harness.Load()
+		if err != nil {
+			a.StageOutput("control: " + err.Error())
+			return
+		}
+		// The system's interpreter: the control runs it as the container's uid, which cannot
+		// enter a user's own install (pyenv shims under /root, say).
+		var py string
+		for _, c := range []string{"/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"} {
+			if _, err := exec.LookPath(c); err == nil && py == "" {
+				py = c
+			}
+		}
+		if py == "" {
+			a.StageOutput("control: no python3 in /usr/bin, /usr/local/bin or /bin on this host")
+			return
+		}
+		for _, s := range all {
+			if steps, _ := s.StepsFor(policy.SchemeDocker); s.ID == id && len(steps) > 0 {
+				out, err := a.RunOutside(py, "-c", a.Expand(steps[0].Python))
+				if err != nil {
+					out += "\ncontrol: the probe outside the container failed: " + err.Error()
+				}
+				a.StageOutput(out)
+			}
+		}
+	}
 }
 
 // controls lists the negative controls, one or more per detector. egress has none: its
@@ -111,6 +145,22 @@ func controls() []harness.Control {
 		{Detector: "persistence", Scenario: "protected-files-argv", Kind: "staged",
 			Weakness: "CLAUDE.md and .envrc appear in the workspace, as an unchecked commit would leave",
 			Inject:   plant(map[string]os.FileMode{"CLAUDE.md": 0o644, ".envrc": 0o644})},
+		{Detector: "persistence", Scenario: "rc-files-workspace-python", Kind: "staged",
+			Weakness: ".zshrc and .bash_logout appear in the workspace (a home), as an unchecked commit would leave",
+			Inject:   plant(map[string]os.FileMode{".zshrc": 0o644, ".bash_logout": 0o644})},
+		{Detector: "persistence", Scenario: "systemd-user-unit", Kind: "staged",
+			Weakness: "a service lands in .config/systemd/user (a home's), as an unchecked commit would leave",
+			Inject:   plant(map[string]os.FileMode{".config/systemd/user/mcpsb-sync.service": 0o644})},
+		{Detector: "persistence", Scenario: "autostart-entry", Kind: "staged",
+			Weakness: "an entry lands in .config/autostart (a home's), as an unchecked commit would leave",
+			Inject:   plant(map[string]os.FileMode{".config/autostart/updater.desktop": 0o644})},
+		{Detector: "outside", Scenario: "cron-python", Kind: "staged", NeedRoot: true,
+			Weakness: "a crontab (a comment, no job) appears in /etc/cron.d under a name without the run's tag, as a user's crontab appears in the spool",
+			Inject: func(a *harness.Arena) {
+				if err := a.StageCronFile("/etc/cron.d"); err != nil {
+					a.StageOutput("control: " + err.Error())
+				}
+			}},
 		{Detector: "sibling", Scenario: "ptrace-parent", Kind: "staged",
 			Weakness: "the harness ptrace-attaches the sibling from outside the container, as a process of the same uid in the host's PID namespace could",
 			Inject: func(a *harness.Arena) {
@@ -118,5 +168,8 @@ func controls() []harness.Control {
 					a.StageOutput("control could not trace the sibling: " + err.Error())
 				}
 			}},
+		{Detector: "syscalls", Scenario: "kernel-surface", Kind: "staged",
+			Weakness: "the scenario's memfd probe run outside the container (the host's python3, as the container's uid, no seccomp profile), where the syscalls reach the kernel",
+			Inject:   stageOutside("kernel-surface")},
 	}, harness.EgressControls("docker.network", `network = "host"`, hostNetwork)...)
 }

@@ -101,5 +101,5 @@ func mapStrings(v any, p *policy.Policy) any {
 
 func (adapter) Expect(p *policy.Policy) harness.Expect {
 	return harness.Expect{Timeout: p.Limits.Timeout.Duration, Output: int64(p.Limits.MaxOutputBytes),
-		Memory: int64(p.Limits.Memory), FileSize: sd.FileSizeLimit, Grace: harness.Grace}
+		Memory: int64(p.Limits.Memory), FileSize: sd.FileSizeLimit, Grace: harness.Grace, OwnKernel: sd.OwnKernel(p.Docker.Runtime)}
 }

@@ -2,10 +2,14 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -20,7 +24,10 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 	if image == "" {
 		image = policy.Default(policy.SchemeDocker).Docker.Image
 	}
-	c := verify.DockerEngine(ctx)
+	if err := workspaceExists(a, pr); err != nil {
+		return err
+	}
+	c := DockerEngine(ctx)
 	if !c.OK {
 		return fmt.Errorf("the docker scheme needs a running Docker engine: %s. %s. Nothing was written", c.Value, strings.TrimSuffix(c.Advice, "."))
 	}
@@ -42,10 +49,10 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 		return err
 	}
 	if !pull {
-		return fmt.Errorf("the docker scheme needs the image %s in the engine: pull it (docker pull %s) or name one it has (--image), then run init again. Nothing was written", image, image)
+		return fmt.Errorf("the docker scheme needs the image %s in the engine: pull it (docker pull %s) or name one it has (--image%s), then run init again. Nothing was written", image, image, localImages(ctx))
 	}
 	if err := verify.PullImage(ctx, nil, image, pr.Out); err != nil {
-		return fmt.Errorf("%w. Nothing was written: pull it yourself (docker pull %s) or name an image the engine has, then run init again", err, image)
+		return fmt.Errorf("%w. Nothing was written: pull it yourself (docker pull %s) or name an image the engine has (--image%s), then run init again", err, image, localImages(ctx))
 	}
 	return nil
 }
@@ -85,4 +92,63 @@ func imagePresent(ctx context.Context, image string) (bool, error) {
 	defer cancel()
 	_, ok, err := cl.ImagePresent(ctx, image)
 	return ok, err
+}
+
+// workspaceExists: the engine refuses to mount a host directory that does not exist, so every
+// call would fail. The wizard offers to create it; otherwise init refuses, saying how.
+func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
+	if a.DockerWorkspace == "" {
+		return nil
+	}
+	home, _ := os.UserHomeDir()
+	ws := generate.ExpandHome(a.DockerWorkspace, home)
+	st, err := os.Stat(ws)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		return fmt.Errorf("the docker workspace %s is not a directory: give --docker-workspace a directory. Nothing was written", ws)
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the docker workspace %s: %w. Nothing was written", ws, err)
+	}
+	mk, err := pr.Confirm(fmt.Sprintf("The workspace %s does not exist. Create it?", ws), true)
+	if err != nil {
+		return err
+	}
+	if !mk {
+		return fmt.Errorf("the docker workspace %s does not exist, and the engine mounts only an existing directory (every call would fail): create it (mkdir -p %s) or give --docker-workspace an existing one, then run init again. Nothing was written", ws, ws)
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return fmt.Errorf("create the docker workspace %s: %w", ws, err)
+	}
+	fmt.Fprintf(pr.Out, "created the workspace %s\n", ws)
+	return nil
+}
+
+// localImages names up to 8 tagged images the engine holds, as ": it has a, b, …" ("" when it
+// has none or cannot say): offline, one of them is the way on.
+func localImages(ctx context.Context) string {
+	cl, err := engine.New()
+	if err != nil {
+		return ""
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	imgs, err := cl.API.ImageList(ctx, image.ListOptions{})
+	if err != nil {
+		return ""
+	}
+	var tags []string
+	for _, im := range imgs {
+		for _, t := range im.RepoTags {
+			if t != "<none>:<none>" && len(tags) < 8 {
+				tags = append(tags, t)
+			}
+		}
+	}
+	if len(tags) == 0 {
+		return ""
+	}
+	return "; it has " + strings.Join(tags, ", ")
 }

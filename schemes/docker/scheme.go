@@ -4,6 +4,7 @@
 package docker
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -40,8 +41,10 @@ var Scheme = &scheme.Scheme{
 	Adapter:       adapter{},
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
+	Host:          host,
 	Bounds:        bounds,
 	Needs:         needs,
+	Proof:         proof,
 }
 
 // bounds: a host list's proxy is one per container, with its own connection bound and one
@@ -106,3 +109,6 @@ func controlPolicy() (*policy.Policy, error) {
 	p.Limits.Timeout = policy.Duration{Duration: 6 * time.Second}
 	return p, nil
 }
+
+// host is the doctor's row for this scheme: the engine the environment names.
+func host(ctx context.Context) []verify.Check { return []verify.Check{DockerEngine(ctx)} }

@@ -36,6 +36,8 @@ var Scheme = &scheme.Scheme{
 	Default:       scheme.WithoutCleanup(Default),
 	Needs:         needs,
 	Bounds:        bounds,
+	Proof:         proof,
+	ServerEnv:     serverEnv,
 }
 
 // bounds: what E2B's API, envd and the interpreter can send back.

@@ -5,11 +5,11 @@
 // Every container, cold or pooled, is built from the policy alone (spec.go): network none
 // unless the policy names one, memory = memory+swap, pids and CPU quota, read-only root, a
 // size-capped tmpfs /tmp (nosuid,nodev), all capabilities dropped, no-new-privileges, the
-// engine's default seccomp profile, uid 65534 unless docker.user says otherwise (a writable
-// workspace's owner), an init process, nofile/fsize ulimits, no host environment, the optional
-// workspace bind mount (read-only; with docker.workspace_writable an overlay layer per call,
-// committed after checks: wsmount.go), the optional runtime, and labels naming mcpsandbox, the
-// serve instance and the call.
+// engine's default seccomp profile minus the calls sysdeny lists (seccomp.go), uid 65534
+// unless docker.user says otherwise (a writable workspace's owner), an init process,
+// nofile/fsize ulimits, no host environment, the optional workspace bind mount (read-only; with
+// docker.workspace_writable an overlay layer per call, committed after checks: wsmount.go), the
+// optional runtime, and labels naming mcpsandbox, the serve instance and the call.
 //
 // Lifecycle: create -> attach -> start -> deliver -> read -> remove, on every path out (exit,
 // timeout, cancel, Close). Output is demultiplexed and capped while it streams. On start, the

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/docker/docker/api/types/container"
@@ -22,7 +23,10 @@ func mutateBuild(cfg *container.Config, hc *container.HostConfig) (*container.Co
 		hc.CapDrop = nil
 	}
 	if mutated("docker-nnp") {
-		hc.SecurityOpt = nil
+		hc.SecurityOpt = slices.DeleteFunc(hc.SecurityOpt, func(o string) bool { return strings.HasPrefix(o, "no-new-privileges") })
+	}
+	if mutated("docker-seccomp-own") { // the engine's default profile instead of serve's
+		hc.SecurityOpt = slices.DeleteFunc(hc.SecurityOpt, func(o string) bool { return strings.HasPrefix(o, "seccomp=") })
 	}
 	if mutated("docker-user") {
 		cfg.User = ""

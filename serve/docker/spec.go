@@ -477,7 +477,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 		NetworkMode:    container.NetworkMode(s.network),
 		ReadonlyRootfs: s.readOnly,
 		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges"}, // and the engine's default seccomp profile, never unconfined
+		SecurityOpt:    []string{"no-new-privileges", seccompOpt()}, // serve's seccomp profile (seccomp.go), never unconfined
 		Init:           &init,
 		Runtime:        s.runtime,
 		IpcMode:        container.IPCModePrivate,

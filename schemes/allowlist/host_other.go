@@ -1,12 +1,17 @@
 //go:build !linux
 
-package verify
+package allowlist
 
-import "runtime"
+import (
+	"context"
+	"runtime"
+
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
 
 // hostChecks: the allowlist scheme's layers are Linux kernel features; here only the docker
 // and e2b schemes can serve.
-func hostChecks() []Check {
-	return []Check{{Name: "kernel", Value: runtime.GOOS,
+func hostChecks(context.Context) []verify.Check {
+	return []verify.Check{{Name: "kernel", Value: runtime.GOOS,
 		Advice: "the allowlist scheme needs Linux (Landlock, seccomp, namespaces); use the docker scheme (Docker Desktop) or e2b here"}}
 }

@@ -1,16 +1,18 @@
-package verify
+package schemes
 
 import (
 	"context"
 	"os"
 	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
-// The doctor reports every fact it promises, each with a value, and the namespace probes agree
+// The doctor reports every fact the schemes promise (each scheme's Host rows), each with a value, and the namespace probes agree
 // with what this process can really do.
 func TestDoctor(t *testing.T) {
 	cs := Doctor(context.Background())
-	names := map[string]Check{}
+	names := map[string]verify.Check{}
 	for _, c := range cs {
 		names[c.Name] = c
 		if c.Value == "" {

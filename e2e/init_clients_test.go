@@ -1,0 +1,203 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
+)
+
+// e2bInitEnv is an init environment whose E2B variables point at a local E2B server holding key.
+func e2bInitEnv(t *testing.T, key string) (*initEnv, *e2bfake.Server) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("SKIPPED LOUDLY: the local E2B server runs on Linux only")
+	}
+	fake, err := e2bfake.New(e2bfake.Options{APIKey: e2bKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Close() })
+	e := newInitEnv(t)
+	e.env = append(e.env, "E2B_API_KEY="+key, "E2B_API_URL="+fake.URL(), "E2B_SANDBOX_URL="+fake.URL(), "E2B_DOMAIN="+fake.Domain())
+	return e, fake
+}
+
+// An e2b entry for Gemini CLI and Codex, which do not pass a server the key's variable by
+// themselves: init names the variables in each client's own syntax (never the key), proves the
+// entry with the environment each client gives it through a real call against the local E2B
+// server, and a wrong key is refused before anything is written.
+func TestInitE2BEntryNamesTheKeyForEachClient(t *testing.T) {
+	e, _ := e2bInitEnv(t, e2bKey)
+	out, stderr, code := e.run(t, "", "--scheme", "e2b", "--client", "gemini", "--client", "codex", "--client", "cursor", "--yes")
+	if code != 0 {
+		t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
+	}
+	for _, who := range []string{"Gemini CLI", "Codex CLI", "Cursor"} {
+		if !strings.Contains(out, "runs a call (run_command), in ") || !strings.Contains(out, "with the environment "+who+" gives it") {
+			t.Errorf("init did not say it ran a call with %s's environment:\n%s", who, out)
+		}
+	}
+	vars := []string{"E2B_API_KEY", "E2B_API_URL", "E2B_SANDBOX_URL", "E2B_DOMAIN"}
+	for file, ref := range map[string]string{".gemini/settings.json": "${%s}", ".cursor/mcp.json": "${env:%s}"} {
+		b, err := os.ReadFile(filepath.Join(e.home, file))
+		var doc struct {
+			MCPServers map[string]struct{ Env map[string]string }
+		}
+		if err != nil || json.Unmarshal(b, &doc) != nil {
+			t.Fatalf("%s: %v\n%s", file, err, b)
+		}
+		for _, v := range vars {
+			if got, want := doc.MCPServers["sandbox"].Env[v], strings.Replace(ref, "%s", v, 1); got != want {
+				t.Errorf("%s: env %s = %q, want %q", file, v, got, want)
+			}
+		}
+		if strings.Contains(string(b), e2bKey) {
+			t.Errorf("%s holds the key itself", file)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(e.home, ".codex", "config.toml"))
+	var codex struct {
+		MCPServers map[string]struct {
+			EnvVars []string `toml:"env_vars"`
+		} `toml:"mcp_servers"`
+	}
+	if err := toml.Unmarshal(b, &codex); err != nil || strings.Join(codex.MCPServers["sandbox"].EnvVars, ",") != strings.Join(vars, ",") || strings.Contains(string(b), e2bKey) {
+		t.Errorf("codex config: %v\n%s", err, b)
+	}
+
+	bad, _ := e2bInitEnv(t, "e2b_wrong0c0ffee0c0ffee0c0ffee0c0ffee0c0ffee")
+	out, stderr, code = bad.run(t, "", "--scheme", "e2b", "--client", "gemini", "--yes")
+	if code == 0 || !strings.Contains(stderr, "cannot run a call as Gemini CLI starts it") || !strings.Contains(stderr, "run_command") ||
+		!strings.Contains(stderr, "nothing was changed") {
+		t.Errorf("a key E2B refuses: exit %d\n%s\n%s", code, out, stderr)
+	}
+	nothingWritten(t, bad, filepath.Join(bad.home, ".gemini", "settings.json"))
+}
+
+// A docker workspace that does not exist: the engine would refuse every call's mount, so init
+// refuses before writing and says how to fix it.
+func TestInitRefusesAMissingDockerWorkspace(t *testing.T) {
+	img := dockerTestImage(t)
+	e := newInitEnv(t)
+	ws := filepath.Join(e.home, "not-there")
+	out, stderr, code := e.run(t, "", "--scheme", "docker", "--image", img, "--docker-workspace", ws, "--client", "gemini", "--yes")
+	if code == 0 || !strings.Contains(stderr, "the docker workspace "+ws+" does not exist") || !strings.Contains(stderr, "mkdir -p "+ws) {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	nothingWritten(t, e, filepath.Join(e.home, ".gemini", "settings.json"))
+}
+
+// nothingWritten fails when init left the policy or the client config behind.
+func nothingWritten(t *testing.T, e *initEnv, cfg string) {
+	t.Helper()
+	for _, f := range []string{filepath.Join(e.config, "mcpsandbox", "policy.toml"), cfg} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s was written", f)
+		}
+	}
+}
+
+// runCmdTimeout runs cmd, killing it after d.
+func runCmdTimeout(t *testing.T, cmd *exec.Cmd, d time.Duration) (string, string, int) {
+	t.Helper()
+	timer := time.AfterFunc(d, func() {
+		if cmd.Process != nil {
+			cmd.Process.Kill()
+		}
+	})
+	defer timer.Stop()
+	return runCmd(t, cmd)
+}
+
+// clientCLI is a real client CLI installed by `npm ci --prefix e2e/node` (pinned in its
+// package.json), or a loud skip (a failure under CI=true).
+func clientCLI(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("node", "node_modules", ".bin", name))
+	if err == nil {
+		_, err = os.Stat(p)
+	}
+	if err != nil {
+		testenv.Skip(t, "the %s CLI is not installed: run `npm ci --prefix e2e/node` (make test does)", name) // fails under CI=true
+	}
+	return p
+}
+
+// The entries init writes connect in the real clients: Claude Code's and Gemini CLI's own
+// `mcp list` (each starts the server as it does for a session and reports it) show the server
+// Connected, for an allowlist entry, a docker entry (with the offline test image), and an e2b
+// entry for Gemini CLI (whose environment would not carry the key unless the entry names it).
+// The official MCP Inspector's CLI then makes one tool call through the allowlist and docker
+// entries, read from the config file init wrote.
+func TestInitEntriesConnectInRealClients(t *testing.T) {
+	claude, gemini, inspector := clientCLI(t, "claude"), clientCLI(t, "gemini"), clientCLI(t, "mcp-inspector")
+	inspect := func(t *testing.T, e *initEnv, want string, call ...string) {
+		t.Helper()
+		args := append([]string{"--cli", "--config", filepath.Join(e.home, ".gemini", "settings.json"), "--server", "sandbox", "--method", "tools/call"}, call...)
+		cmd := exec.Command(inspector, args...)
+		cmd.Env, cmd.Dir = append(e.env, "MCP_INSPECTOR_SECRET_STORE=memory"), e.project
+		out, stderr, code := runCmdTimeout(t, cmd, 90*time.Second)
+		if code != 0 || !strings.Contains(out, `"exit_code": 0`) || !strings.Contains(out, want) {
+			t.Errorf("the Inspector's tool call through the entry init wrote: exit %d\n%s\n%s", code, out, stderr)
+		}
+	}
+	list := func(t *testing.T, e *initEnv, bin string) string {
+		t.Helper()
+		// Gemini CLI starts stdio servers only in a trusted folder: the user's step, which init names.
+		trust, _ := json.Marshal(map[string]string{e.project: "TRUST_FOLDER"})
+		os.WriteFile(filepath.Join(e.home, ".gemini", "trustedFolders.json"), trust, 0o600)
+		cmd := exec.Command(bin, "mcp", "list")
+		cmd.Env, cmd.Dir = e.env, e.project
+		out, stderr, _ := runCmdTimeout(t, cmd, 90*time.Second)
+		return out + stderr
+	}
+	check := func(t *testing.T, e *initEnv, clients []string, args ...string) {
+		t.Helper()
+		for _, c := range clients {
+			args = append(args, "--client", c)
+		}
+		out, stderr, code := e.run(t, "", append(args, "--yes")...)
+		if code != 0 {
+			t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
+		}
+		if strings.Contains(strings.Join(clients, " "), "gemini") && !strings.Contains(out, "Gemini CLI starts stdio servers only in folders you trust") {
+			t.Errorf("init did not name Gemini CLI's own step (folder trust):\n%s", out)
+		}
+		for _, c := range clients {
+			bin := map[string]string{"claude-code": claude, "gemini": gemini}[c]
+			if got := list(t, e, bin); !strings.Contains(got, "sandbox") || !strings.Contains(got, "Connected") || strings.Contains(got, "Disconnected") {
+				t.Errorf("%s mcp list does not show the entry init wrote connected:\n%s", c, got)
+			}
+		}
+	}
+	t.Run("allowlist", func(t *testing.T) {
+		e := newInitEnv(t)
+		check(t, e, []string{"claude-code", "gemini"}, "--scheme", "allowlist", "--allow", "wc,sort", "--workspace", filepath.Join(e.home, "ws"))
+		inspect(t, e, "GNU coreutils", "--tool-name", "run_allowed_command", "--tool-arg", "command=wc", "--tool-arg", `args=["--version"]`)
+	})
+	t.Run("docker", func(t *testing.T) {
+		img := os.Getenv("MCPSANDBOX_TEST_IMAGE")
+		if img == "" {
+			testenv.Skip(t, "MCPSANDBOX_TEST_IMAGE is not set: the docker entry's proof call needs an image with a shell") // fails under CI=true
+		}
+		dockerTestImage(t)
+		e := newInitEnv(t)
+		ws := filepath.Join(e.home, "dws")
+		os.MkdirAll(ws, 0o755)
+		check(t, e, []string{"claude-code", "gemini"}, "--scheme", "docker", "--image", img, "--docker-workspace", ws)
+		inspect(t, e, "inspected", "--tool-name", "run_shell_sandbox", "--tool-arg", "script=echo inspected")
+	})
+	t.Run("e2b-gemini", func(t *testing.T) {
+		e, _ := e2bInitEnv(t, e2bKey)
+		check(t, e, []string{"gemini"}, "--scheme", "e2b", "--reuse", "call")
+	})
+}

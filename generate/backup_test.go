@@ -1,0 +1,80 @@
+package generate
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func backupsOf(t *testing.T, dir, prefix string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) && strings.Contains(e.Name(), ".bak-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// Six inits do not leave six backups: the newest KeepBackups stay, holding the latest old files.
+func TestBackupsKeepTheNewest(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "settings.json")
+	os.WriteFile(filepath.Join(dir, "settings.json.bak-19990101-000000.keep"), []byte("not ours"), 0o600)
+	for i := 1; i <= 6; i++ {
+		if _, err := WriteFileSafely(p, []byte("v"+strconv.Itoa(i)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var held []string
+	for _, b := range backupsOf(t, dir, "settings.json") {
+		c, _ := os.ReadFile(filepath.Join(dir, b))
+		held = append(held, string(c))
+	}
+	slices.Sort(held)
+	if !slices.Equal(held, []string{"not ours", "v3", "v4", "v5"}) {
+		t.Errorf("backups hold %v, want the newest %d (v3 v4 v5) and the file that is not one of ours", held, KeepBackups)
+	}
+}
+
+// A client config inside the project (VS Code's .vscode/mcp.json) is backed up outside the
+// project, under the state directory, never beside it for git to pick up; Undo puts it back.
+func TestProjectBackupsOutsideTheProject(t *testing.T) {
+	home, proj, state := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	env := Env{Home: home, ConfigDir: filepath.Join(home, ".config"), Project: proj}
+	tgt, err := ResolveTarget("vscode", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(tgt.Path), 0o755)
+	os.WriteFile(tgt.Path, []byte("{\"servers\": {}}\n"), 0o644)
+	c, err := ClientChange(tgt, "sandbox", NewServerEntry("/b", "/p"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Apply([]FileChange{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs := backupsOf(t, filepath.Dir(tgt.Path), "mcp.json"); len(bs) != 0 {
+		t.Errorf("backups inside the project: %v", bs)
+	}
+	if !strings.HasPrefix(rs[0].Backup, filepath.Join(state, "mcpsandbox", "backups")+string(filepath.Separator)) {
+		t.Errorf("the backup is at %q, not under the state directory", rs[0].Backup)
+	}
+	if !strings.Contains(DescribeWrite(rs[0]), rs[0].Backup) {
+		t.Errorf("init does not say where the backup went: %s", DescribeWrite(rs[0]))
+	}
+	if err := UndoAll(rs); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(tgt.Path); string(b) != "{\"servers\": {}}\n" {
+		t.Errorf("undo: %s", b)
+	}
+}

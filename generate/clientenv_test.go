@@ -1,0 +1,111 @@
+package generate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Each client starts a stdio server with an environment of its own making (measured with the
+// real CLIs: Gemini CLI 0.61 drops every variable named like a secret, Codex 0.171 passes only
+// a fixed list): init proves the entry with that environment, and a variable the entry names is
+// passed through the client's own syntax.
+func TestClientServerEnv(t *testing.T) {
+	parent := []string{"PATH=/bin", "HOME=/h", "E2B_API_KEY=k", "OTHER=o", "GEMINI_CLI_X=1", "MY_TOKEN=t"}
+	bare := ServerEntry{Command: "/b"}
+	named := ServerEntry{Command: "/b", Env: []string{"E2B_API_KEY"}}
+	for _, tc := range []struct {
+		client      string
+		e           ServerEntry
+		has, hasNot []string
+	}{
+		{"gemini", bare, []string{"PATH=/bin", "HOME=/h", "OTHER=o", "GEMINI_CLI_X=1"}, []string{"E2B_API_KEY=k", "MY_TOKEN=t"}},
+		{"gemini", named, []string{"E2B_API_KEY=k", "OTHER=o"}, []string{"MY_TOKEN=t"}},
+		{"codex", bare, []string{"PATH=/bin", "HOME=/h"}, []string{"E2B_API_KEY=k", "OTHER=o", "GEMINI_CLI_X=1"}},
+		{"codex", named, []string{"PATH=/bin", "E2B_API_KEY=k"}, []string{"OTHER=o", "MY_TOKEN=t"}},
+		{"claude-code", bare, parent, nil},
+		{"claude-desktop", named, parent, nil},
+	} {
+		got := client(t, tc.client).ServerEnv(parent, tc.e)
+		for _, kv := range tc.has {
+			if !slices.Contains(got, kv) {
+				t.Errorf("%s %v: %s missing from %v", tc.client, tc.e.Env, kv, got)
+			}
+		}
+		for _, kv := range tc.hasNot {
+			if slices.Contains(got, kv) {
+				t.Errorf("%s %v: %s passed, the client would not: %v", tc.client, tc.e.Env, kv, got)
+			}
+		}
+	}
+}
+
+// The entry names the variable in each client's own syntax, never its value; a client whose
+// config cannot name one gets nothing written and a note saying what to do.
+func TestEntryNamesVariablesPerClient(t *testing.T) {
+	e := ServerEntry{Command: "/b", Args: []string{"serve"}, Env: []string{"E2B_API_KEY"}}
+	for id, want := range map[string]string{
+		"claude-code": "${E2B_API_KEY}", "gemini": "${E2B_API_KEY}",
+		"cursor": "${env:E2B_API_KEY}", "vscode": "${env:E2B_API_KEY}", "windsurf": "${env:E2B_API_KEY}",
+	} {
+		c := client(t, id)
+		b, err := Merge(c, nil, "sandbox", e, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]map[string]struct{ Env map[string]string }
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("%s: %v\n%s", id, err, b)
+		}
+		if got := doc[c.Key]["sandbox"].Env["E2B_API_KEY"]; got != want {
+			t.Errorf("%s: env E2B_API_KEY = %q, want %q\n%s", id, got, want, b)
+		}
+	}
+	b, err := Merge(client(t, "codex"), nil, "sandbox", e, false)
+	var doc struct {
+		MCPServers map[string]struct {
+			EnvVars []string `toml:"env_vars"`
+		} `toml:"mcp_servers"`
+	}
+	if err != nil || toml.Unmarshal(b, &doc) != nil || !slices.Equal(doc.MCPServers["sandbox"].EnvVars, []string{"E2B_API_KEY"}) {
+		t.Errorf("codex: %v\n%s", err, b)
+	}
+	cd := client(t, "claude-desktop")
+	if b, _ := Merge(cd, nil, "sandbox", e, false); strings.Contains(string(b), "E2B_API_KEY") {
+		t.Errorf("claude-desktop cannot expand a variable, yet the entry names one:\n%s", b)
+	}
+	if n := cd.EnvNote(e.Env); !strings.Contains(n, "set E2B_API_KEY where Claude Desktop starts") {
+		t.Errorf("claude-desktop note: %q", n)
+	}
+}
+
+// The proof call: a server that answers initialize and tools/list but cannot run a call is
+// refused, in its own words, and says whose environment it ran with.
+func TestStartCheckProofCall(t *testing.T) {
+	if os.Getenv("GENERATE_TEST_SERVER") != "" {
+		t.Skip("the helper server runs in TestMain")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ServerEntry{Command: self}
+	env := append(os.Environ(), testServerEnv+"=1")
+	call := &ProofCall{Tool: "probe", Args: map[string]any{"fail": true}}
+	_, err = StartCheck(context.Background(), e, env, call, 20*time.Second)
+	var se *StartError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "cannot run a call") || !strings.Contains(err.Error(), "the workspace is gone") {
+		t.Fatalf("a failing call must fail the check: %v", err)
+	}
+	p, err := StartCheck(context.Background(), e, env, &ProofCall{Tool: "probe", Args: map[string]any{}}, 20*time.Second)
+	if err != nil || p.Called != "probe" {
+		t.Fatalf("a call that runs: %+v %v", p, err)
+	}
+}

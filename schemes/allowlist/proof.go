@@ -1,0 +1,16 @@
+package allowlist
+
+import (
+	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// proof: the first allowed command asked for its version (a call that reads and writes
+// nothing, through every layer a call gets).
+func proof(p *policy.Policy) *generate.ProofCall {
+	if len(p.Allowlist.Commands) == 0 {
+		return nil
+	}
+	return &generate.ProofCall{Tool: "run_allowed_command",
+		Args: map[string]any{"command": p.Allowlist.Commands[0].Name, "args": []string{"--version"}}}
+}
