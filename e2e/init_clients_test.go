@@ -185,11 +185,7 @@ func TestInitEntriesConnectInRealClients(t *testing.T) {
 		inspect(t, e, "GNU coreutils", "--tool-name", "run_allowed_command", "--tool-arg", "command=wc", "--tool-arg", `args=["--version"]`)
 	})
 	t.Run("docker", func(t *testing.T) {
-		img := os.Getenv("MCPSANDBOX_TEST_IMAGE")
-		if img == "" {
-			testenv.Skip(t, "MCPSANDBOX_TEST_IMAGE is not set: the docker entry's proof call needs an image with a shell") // fails under CI=true
-		}
-		dockerTestImage(t)
+		img := dockerTestImage(t)
 		e := newInitEnv(t)
 		ws := filepath.Join(e.home, "dws")
 		os.MkdirAll(ws, 0o755)

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"github.com/mcpsandbox/mcpsandbox/serve/httpbound"
+	"github.com/mcpsandbox/mcpsandbox/serve/wslayer"
 )
 
 // Bound is one limit on what reaches serve from a client, a sandbox or an upstream: every
@@ -51,6 +52,17 @@ func Bounds(p *policy.Policy) []Bound {
 		{"audit", "the file at audit.path", "a regular file of serve's user with one name (not a link, FIFO or device)", "", "the call is refused without running, naming audit.path; fixed, the next call uses it"},
 	}
 	return bs
+}
+
+// WorkspaceBounds are the transactional workspace's bounds, for the schemes whose calls write
+// a host workspace through a layer.
+func WorkspaceBounds(l policy.Limits) []Bound {
+	n := strconv.Itoa
+	return []Bound{
+		{"workspace", "what one call may leave in the workspace (file content, through its layer)", l.WorkspaceQuota.String(), "limits.workspace_quota", "a watchdog stops the call and none of its writes land; a commit refuses each file past it"},
+		{"workspace", "entries one commit looks at", n(wslayer.MaxEntries), "", "the rest are refused, listed in the result"},
+		{"workspace", "directories deep below the workspace root", n(wslayer.MaxDepth), "", "what lies deeper is refused, listed in the result"},
+	}
 }
 
 // EgressBounds are the bounds of a host list's egress proxy, one per scope ("call",

@@ -52,10 +52,11 @@ var Scheme = &scheme.Scheme{
 // bounds: a host list's proxy is one per call; connections past the bound wait for the call's
 // own to end (no other call shares them).
 func bounds(p *policy.Policy) []verify.Bound {
+	bs := verify.WorkspaceBounds(p.Limits)
 	if p.Allowlist.Net().Mode != policy.NetHosts {
-		return nil
+		return bs
 	}
-	return verify.EgressBounds(p.Limits, "call", "more wait until one of the call's own ends")
+	return append(bs, verify.EgressBounds(p.Limits, "call", "more wait until one of the call's own ends")...)
 }
 
 func newExecutor() func(*policy.Policy, scheme.ExecOptions) (executor.Executor, error) {

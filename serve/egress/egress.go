@@ -806,16 +806,18 @@ func (p *Proxy) emitLevel(d *Decision, level slog.Level) {
 	}
 }
 
-// flush emits the summary of the decisions counted so far, if any.
+// flush emits the summary of the decisions counted so far, if any. It holds emitMu from the
+// take to the write, so Close's flush returns only after a summary the timer took is written
+// (a summary taken but not yet audited when Close returned was lost).
 func (p *Proxy) flush() {
+	p.emitMu.Lock()
+	defer p.emitMu.Unlock()
 	p.mu.Lock()
 	p.lim.timer = nil
 	s := p.lim.take(time.Now())
 	p.mu.Unlock()
 	if s != nil {
-		p.emitMu.Lock()
 		p.write(s, slog.LevelWarn)
-		p.emitMu.Unlock()
 	}
 }
 

@@ -20,6 +20,11 @@ import (
 // past it the rest are refused, so a call leaving a million empty files cannot stall serve.
 const MaxEntries = 100_000
 
+// MaxDepth bounds how deep below the workspace root a committed entry may lie: each level the
+// commit walks holds two directories open, and a call nesting 100,000 directories must not
+// run serve out of descriptors.
+const MaxDepth = 256
+
 // Rules are what a commit checks.
 type Rules struct {
 	Protect []string // protect globs (policy syntax): unanchored ones match a name at any depth

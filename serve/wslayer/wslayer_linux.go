@@ -355,6 +355,10 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 		c.owner(ws, name, unix.AT_SYMLINK_NOFOLLOW)
 		c.out.Committed++
 	}
+	if strings.Count(rel, "/")+1 >= MaxDepth {
+		c.refuse(rel, "more than %d directories deep: nothing below it is applied", MaxDepth)
+		return
+	}
 	sub, err := openDir(up, name)
 	if err != nil {
 		c.refuse(rel, "unreadable in the call's layer: %v", err)

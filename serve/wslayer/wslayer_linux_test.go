@@ -226,3 +226,30 @@ func TestRootRemovesLayersOfGoneServes(t *testing.T) {
 		t.Errorf("a live serve's layer was removed: %v", err)
 	}
 }
+
+// A call nesting directories past MaxDepth: what lies below the bound is refused (one line),
+// what lies above it is applied, and the commit holds no more than the bound's descriptors.
+func TestCommitDepthBound(t *testing.T) {
+	ws := t.TempDir()
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := l.Upper
+	for range MaxDepth + 20 {
+		p = filepath.Join(p, "d")
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Refused) != 1 || !strings.Contains(w.Refused[0].Why, "directories deep") {
+		t.Fatalf("refused: %+v", w.Refused)
+	}
+	if w.Committed != MaxDepth {
+		t.Errorf("%d directories applied, want the %d down to the bound", w.Committed, MaxDepth)
+	}
+}
