@@ -50,11 +50,15 @@ var Scheme = &scheme.Scheme{
 // bounds: a host list's proxy is one per container, with its own connection bound and one
 // across all containers.
 func bounds(p *policy.Policy) []verify.Bound {
+	var bs []verify.Bound
+	if p.Docker.Workspace != "" && p.Docker.WorkspaceWritable {
+		bs = verify.WorkspaceBounds(p.Limits)
+	}
 	if p.Docker.Net().Mode != policy.NetHosts {
-		return nil
+		return bs
 	}
 	total := max(256, 4*p.Limits.EgressConnections)
-	return append(verify.EgressBounds(p.Limits, "container", "503 naming the bound"),
+	return append(append(bs, verify.EgressBounds(p.Limits, "container", "503 naming the bound")...),
 		verify.Bound{Boundary: "egress", What: "proxy connections of all containers", Value: strconv.Itoa(total), Past: "503 naming the bound"})
 }
 
