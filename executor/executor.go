@@ -75,6 +75,8 @@ type WorkspaceChanges struct {
 	Committed int             `json:"committed" jsonschema:"files, directories, links and deletions applied to the workspace"`
 	Bytes     int64           `json:"bytes" jsonschema:"bytes of file content written to the workspace"`
 	Refused   []RefusedChange `json:"refused,omitempty" jsonschema:"changes not applied, each with the rule that refused it"`
+	// RefusedMore counts the refusals past the list's bound.
+	RefusedMore int `json:"refused_more,omitempty" jsonschema:"refusals past the first 1000, counted"`
 	// Discarded says why none of the call's writes were applied (it timed out, was cancelled).
 	Discarded string `json:"discarded,omitempty" jsonschema:"why none of the call's writes were applied"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -134,11 +135,34 @@ func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, r
 		uid, gid = int(st.Uid), int(st.Gid)
 	}
 	prot := e.protection()
-	w, err := l.Commit(wslayer.Rules{Protect: e.al.Protected(), Quota: quota, UID: uid, GID: gid, SandboxPath: e.ws,
-		Extra: func(rel string) string { return prot.match(filepath.Join(e.ws, rel)) }})
+	// what the git set-up protects (core.hooksPath, included config files, git directories),
+	// as paths from the root too: a link the call makes must not move them (ci -> elsewhere
+	// when core.hooksPath is ci/hooks)
+	protect := e.al.Protected()
+	for root := range prot.roots {
+		if r, err := filepath.Rel(e.ws, root); err == nil && r != "." && !strings.HasPrefix(r, "..") {
+			protect = append(protect, escapeGlob(filepath.ToSlash(r)))
+		}
+	}
+	w, err := l.Commit(wslayer.Rules{Protect: protect, Quota: quota, UID: uid, GID: gid, SandboxPath: e.ws,
+		Extra:    func(rel string) string { return prot.match(filepath.Join(e.ws, rel)) },
+		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration)})
 	if err != nil {
 		return nil, fmt.Errorf("apply the call's writes to the workspace: %w", err)
 	}
 	res.Workspace = w
 	return res, nil
+}
+
+// escapeGlob makes a path a protect pattern that matches only itself.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if r == '*' || r == '?' || r == '[' {
+			b.WriteString("[" + string(r) + "]")
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

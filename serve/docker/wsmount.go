@@ -212,7 +212,8 @@ func (e *Executor) commit(l *wslayer.Layer) *executor.WorkspaceChanges {
 	if !mutated("docker-workspace-hookspath") {
 		protect = append(protect, gitHooksProtect(e.spec.workspace)...)
 	}
-	ch, err := l.Commit(wslayer.Rules{Protect: protect, Quota: e.quota(), UID: uid, GID: gid, SandboxPath: workspaceDir})
+	ch, err := l.Commit(wslayer.Rules{Protect: protect, Quota: e.quota(), UID: uid, GID: gid, SandboxPath: workspaceDir,
+		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration)})
 	if err != nil {
 		e.log.Error("applying a call's workspace layer failed", "err", err)
 		return &executor.WorkspaceChanges{Discarded: "the layer could not be applied: " + err.Error()}

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -25,6 +27,14 @@ const MaxEntries = 100_000
 // run serve out of descriptors.
 const MaxDepth = 256
 
+// MaxRefused bounds the refusals a result lists (the rest are counted), and MaxRefusedText the
+// bytes of each one's path and reason: a call leaving 100,000 refused links with 4 KiB targets
+// must not make a 400 MB answer.
+const (
+	MaxRefused     = 1000
+	MaxRefusedText = 512
+)
+
 // Rules are what a commit checks.
 type Rules struct {
 	Protect []string // protect globs (policy syntax): unanchored ones match a name at any depth
@@ -38,6 +48,8 @@ type Rules struct {
 	// Extra, if set, says what else protects rel ("" = nothing): a scheme's own knowledge
 	// (the allowlist's git set-up: core.hooksPath, included config files).
 	Extra func(rel string) string
+	// Deadline, if set, ends the commit: what is not applied by then is refused, listed.
+	Deadline time.Time
 }
 
 // Layer is one call's layer over the workspace Lower: overlayfs needs Upper and Work on one
@@ -45,6 +57,10 @@ type Rules struct {
 type Layer struct {
 	Dir, Upper, Work, Lower string
 	masked                  map[string]bool // paths hidden from the call (Mask): not deletions
+	// userxattr: the overlay keeps its marks in user.overlay.* (a mount in a user namespace),
+	// else in trusted.overlay.*, which only root can write. The commit reads only that
+	// namespace: in trusted mode a user.overlay.opaque the program set is its own data.
+	userxattr bool
 }
 
 // OverlayOptions is the overlay mount's data. Redirects, index and metacopy are off so every
@@ -53,6 +69,7 @@ type Layer struct {
 // inside a user namespace, where redirect_dir may not be named (its default there, nofollow,
 // creates no redirects either).
 func (l *Layer) OverlayOptions(userxattr bool) string {
+	l.userxattr = userxattr
 	o := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,index=off,metacopy=off",
 		escapeOpt(l.Lower), escapeOpt(l.Upper), escapeOpt(l.Work))
 	if userxattr {
@@ -71,12 +88,18 @@ func escapeOpt(p string) string {
 type protector struct {
 	pats  []protPat
 	extra func(rel string) string
+	// gitDirs are the directories (paths from the root, "" the root) that are git directories
+	// by their content: gitHost ones already in the workspace (everything in them steers git),
+	// gitMade ones only with this commit's entries (its HEAD, objects, refs, commondir there
+	// are refused, so the directory stays an ordinary one).
+	gitDirs map[string]int
 }
 
 type protPat struct {
 	src      string
 	anchored bool
 	re       *regexp.Regexp
+	segs     []*regexp.Regexp // an anchored pattern's path segments, for prefixOf
 }
 
 func newProtector(list []string) (*protector, error) {
@@ -90,9 +113,52 @@ func newProtector(list []string) (*protector, error) {
 		if err != nil {
 			return nil, fmt.Errorf("protect pattern %q: %w", g, err)
 		}
-		p.pats = append(p.pats, protPat{src: g, anchored: strings.Contains(g, "/"), re: re})
+		pat := protPat{src: g, anchored: strings.Contains(g, "/"), re: re}
+		if pat.anchored {
+			for _, seg := range strings.Split(g, "/") {
+				sre, err := policy.CompileGlob(seg)
+				if err != nil {
+					return nil, fmt.Errorf("protect pattern %q: %w", g, err)
+				}
+				pat.segs = append(pat.segs, sre)
+			}
+		}
+		p.pats = append(p.pats, pat)
 	}
 	return p, nil
+}
+
+const (
+	gitHost = 1 + iota
+	gitMade
+)
+
+// gitMarkers are the entries that make a directory a git directory by its content.
+var gitMarkers = map[string]bool{"HEAD": true, "objects": true, "refs": true, "commondir": true}
+
+// prefixOf says which anchored pattern rel is a proper prefix of ("" = none): a symlink at rel
+// would move what the pattern protects (.config -> elsewhere makes .config/systemd elsewhere).
+func (p *protector) prefixOf(rel string) string {
+	if rel == "" || rel == "." {
+		return ""
+	}
+	parts := strings.Split(rel, "/")
+	for _, q := range p.pats {
+		if len(q.segs) <= len(parts) {
+			continue
+		}
+		ok := true
+		for i, part := range parts {
+			if !q.segs[i].MatchString(part) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return q.src
+		}
+	}
+	return ""
 }
 
 // match says which pattern protects rel (a slash path from the workspace root) or one of the
@@ -102,6 +168,17 @@ func (p *protector) match(rel string) string {
 		return ""
 	}
 	parts := strings.Split(rel, "/")
+	for i := range parts {
+		d := strings.Join(parts[:i], "/")
+		switch p.gitDirs[d] {
+		case gitHost:
+			return "a git directory by its content (HEAD, objects, refs): " + strconv.Quote("/"+d)
+		case gitMade:
+			if gitMarkers[parts[i]] {
+				return "would make " + strconv.Quote("/"+d) + " a git directory by its content (HEAD, objects, refs)"
+			}
+		}
+	}
 	for i := range parts {
 		prefix := strings.Join(parts[:i+1], "/")
 		for _, q := range p.pats {
@@ -131,13 +208,13 @@ func Summary(w *executor.WorkspaceChanges) string {
 		fmt.Fprintf(&b, "workspace: %d change(s) applied (%d bytes written)", w.Committed, w.Bytes)
 	}
 	if len(w.Refused) > 0 {
-		fmt.Fprintf(&b, "; %d not applied:", len(w.Refused))
+		fmt.Fprintf(&b, "; %d not applied:", len(w.Refused)+w.RefusedMore)
 		for i, r := range w.Refused {
 			if i == 20 {
 				fmt.Fprintf(&b, "\n  … and %d more", len(w.Refused)-i)
 				break
 			}
-			fmt.Fprintf(&b, "\n  %s: %s", r.Path, r.Why)
+			fmt.Fprintf(&b, "\n  %q: %s", r.Path, r.Why)
 		}
 	}
 	return b.String()
@@ -148,8 +225,23 @@ func Summary(w *executor.WorkspaceChanges) string {
 // absolute ones must lie under the workspace as the program saw it. It returns the target's
 // path relative to the workspace root.
 func inside(rel, target, sandboxPath string) (string, bool) {
-	if target == "" {
+	if target == "" || len(target) > 4096 {
 		return "", false
+	}
+	// ".." only at the start of a relative target: a ".." after a name climbs out of whatever
+	// that name resolves to, and a name may be a link (y -> ., then y/y/../../x climbs above the
+	// root while its text reads as inside)
+	leading := !path.IsAbs(target)
+	for _, part := range strings.Split(target, "/") {
+		switch part {
+		case "", ".":
+		case "..":
+			if !leading {
+				return "", false
+			}
+		default:
+			leading = false
+		}
 	}
 	var t string
 	if path.IsAbs(target) {

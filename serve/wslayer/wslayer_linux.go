@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -174,21 +175,47 @@ func removeAll(dir string) error {
 	return os.RemoveAll(dir)
 }
 
-// Size is the bytes of file content in the upper layer now, counted up to limit+1 (a watchdog
-// asks whether a running call passed the quota; it need not count past it).
+// Size is what the upper layer holds now, counted up to limit+1 (a watchdog asks whether a
+// running call passed the quota; it need not count past it): for every entry the larger of its
+// size and its allocated blocks (a file fallocated past its size holds disk all the same). It
+// walks by descriptor, so no path is too long, and a directory the call closed to serve
+// (mode 0) is opened to serve's user again, which owns it: nothing the call does hides bytes.
 func (l *Layer) Size(limit int64) int64 {
 	var n int64
-	_ = filepath.WalkDir(l.Upper, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || n > limit {
-			return filepath.SkipAll
-		}
-		if d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
+	fd, err := openDir(unix.AT_FDCWD, l.Upper)
+	if err != nil {
+		return 0
+	}
+	var walk func(dir, depth int)
+	walk = func(dir, depth int) {
+		for _, name := range names(dir) {
+			if n > limit {
+				return
+			}
+			var st unix.Stat_t
+			if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				continue
+			}
+			n += max(st.Size, st.Blocks*512)
+			if st.Mode&unix.S_IFMT != unix.S_IFDIR || depth >= 4*MaxDepth {
+				continue
+			}
+			sub, err := openDir(dir, name)
+			if errors.Is(err, unix.EACCES) {
+				_ = unix.Fchmodat(dir, name, 0o700, 0)
+				sub, err = openDir(dir, name)
+			}
+			if err == nil {
+				walk(sub, depth+1)
+				unix.Close(sub)
 			}
 		}
-		return nil
-	})
+	}
+	walk(fd, 0)
+	unix.Close(fd)
+	if mutated("workspace-quota") {
+		return 0
+	}
 	return n
 }
 
@@ -209,6 +236,7 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	}
 	prot.extra = r.Extra
 	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper, masked: l.masked,
+		userxattr: l.userxattr, deadline: r.Deadline,
 		chown: os.Geteuid() == 0 && r.UID >= 0}
 	up, err := openDir(unix.AT_FDCWD, l.Upper)
 	if err != nil {
@@ -221,6 +249,7 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	}
 	defer unix.Close(ws)
 	c.wsRoot = ws
+	prot.gitDirs = c.gitDirs(up, ws, "", 0)
 	c.dir(up, ws, "")
 	return c.out, nil
 }
@@ -234,10 +263,29 @@ type committer struct {
 	entries   int
 	wsRoot    int
 	masked    map[string]bool
+	userxattr bool
+	deadline  time.Time
+	late      bool
 }
 
 func (c *committer) refuse(rel, format string, a ...any) {
-	c.out.Refused = append(c.out.Refused, executor.RefusedChange{Path: rel, Why: fmt.Sprintf(format, a...)})
+	if len(c.out.Refused) >= MaxRefused {
+		c.out.RefusedMore++
+		return
+	}
+	c.out.Refused = append(c.out.Refused, executor.RefusedChange{Path: clipText(rel), Why: clipText(fmt.Sprintf(format, a...))})
+}
+
+// clipText cuts s to MaxRefusedText bytes on a UTF-8 boundary, saying so.
+func clipText(s string) string {
+	if len(s) <= MaxRefusedText {
+		return s
+	}
+	cut := MaxRefusedText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
 func openDir(at int, name string) (int, error) {
@@ -269,6 +317,15 @@ func (c *committer) dir(up, ws int, rel string) {
 }
 
 func (c *committer) entry(up, ws int, rel, name string) {
+	if c.late || !c.deadline.IsZero() && c.entries%64 == 0 && time.Now().After(c.deadline) {
+		if !c.late {
+			c.late = true
+			c.refuse(rel, "the commit ran out of time: this and what follows it are not applied")
+		} else {
+			c.out.RefusedMore++
+		}
+		return
+	}
 	c.entries++
 	if c.entries > MaxEntries {
 		if c.entries == MaxEntries+1 {
@@ -325,17 +382,84 @@ func kindName(k uint32) string {
 	return "special file"
 }
 
+// gitDirs finds the directories (below up, the upper directory at rel, over ws) that are git
+// directories by their content once the commit is applied: git takes a directory holding HEAD
+// and objects/ and refs/ (or HEAD and commondir) for a repository, whatever its name, and runs
+// its config (core.fsmonitor, hooks) for a git command run there. Judged on the union of the
+// workspace and the layer, so files that make one only together (HEAD from the call beside a
+// refs/ the workspace had, or the same written in two orders) are caught.
+func (c *committer) gitDirs(up, ws int, rel string, depth int) map[string]int {
+	out := map[string]int{}
+	var walk func(up, ws int, rel string, depth int)
+	walk = func(up, ws int, rel string, depth int) {
+		// has says whether name is there after the commit (a directory or not, as dir asks),
+		// and whether this commit brings it
+		has := func(name string, dir bool) (there, made bool) {
+			var st unix.Stat_t
+			if unix.Fstatat(up, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				if st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0 {
+					return false, false // deleted by the call
+				}
+				return (st.Mode&unix.S_IFMT == unix.S_IFDIR) == dir, true
+			}
+			if ws < 0 || c.opaque(rel) || unix.Fstatat(ws, name, &st, 0) != nil {
+				return false, false
+			}
+			return (st.Mode&unix.S_IFMT == unix.S_IFDIR) == dir, false
+		}
+		head, m1 := has("HEAD", false)
+		common, m2 := has("commondir", false)
+		objects, m3 := has("objects", true)
+		refs, m4 := has("refs", true)
+		if head && (common || objects && refs) {
+			out[rel] = gitHost
+			if m1 || m2 && common || m3 && !common || m4 && !common {
+				out[rel] = gitMade
+			}
+		}
+		if depth >= MaxDepth {
+			return
+		}
+		for _, name := range names(up) {
+			var st unix.Stat_t
+			if unix.Fstatat(up, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				continue
+			}
+			sub, err := openDir(up, name)
+			if err != nil {
+				continue
+			}
+			wsub := -1
+			if ws >= 0 {
+				if fd, err := openDir(ws, name); err == nil {
+					wsub = fd
+				}
+			}
+			walk(sub, wsub, path.Join(rel, name), depth+1)
+			unix.Close(sub)
+			if wsub >= 0 {
+				unix.Close(wsub)
+			}
+		}
+	}
+	walk(up, ws, rel, depth)
+	if mutated("workspace-commit-check") {
+		return nil
+	}
+	return out
+}
+
 // opaque: overlayfs marks a directory the program deleted and made again; what the workspace
 // had in it is gone.
 func (c *committer) opaque(rel string) bool {
 	p := filepath.Join(c.upperRoot, filepath.FromSlash(rel))
 	buf := make([]byte, 4)
-	for _, attr := range []string{"trusted.overlay.opaque", "user.overlay.opaque"} {
-		if n, err := unix.Lgetxattr(p, attr, buf); err == nil && n == 1 && buf[0] == 'y' {
-			return true
-		}
+	attr := "trusted.overlay.opaque"
+	if c.userxattr {
+		attr = "user.overlay.opaque"
 	}
-	return false
+	n, err := unix.Lgetxattr(p, attr, buf)
+	return err == nil && n == 1 && buf[0] == 'y'
 }
 
 func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
@@ -348,6 +472,11 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 		}
 	}
 	if !existed {
+		if c.out.Bytes+dirCharge > c.r.Quota && !mutated("workspace-quota") {
+			c.refuse(rel, "would pass limits.workspace_quota (%s for one call)", policy.Size(c.r.Quota))
+			return
+		}
+		c.out.Bytes += dirCharge
 		if err := unix.Mkdirat(ws, name, dirMode(st.Mode)); err != nil && !errors.Is(err, unix.EEXIST) {
 			c.refuse(rel, "could not create the directory: %v", err)
 			return
@@ -389,6 +518,9 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 	}
 	c.dir(sub, wsub, rel)
 }
+
+// dirCharge is what a new directory costs against the quota: a block of the filesystem.
+const dirCharge = 4096
 
 // dirMode and fileMode are the modes given to what a call made: no setuid, setgid or sticky
 // bit, nothing writable by group or others, and always readable and writable by the owner.
@@ -482,6 +614,27 @@ func (c *committer) commitLink(up, ws int, rel, name string) {
 		c.refuse(rel, "a symlink to %q, which is outside the workspace", target)
 		return
 	}
+	// a link must not move a protected path (.config -> elsewhere moves .config/systemd) nor
+	// lead into one (h -> .git/hooks: a host tool writing through h writes a hook)
+	if !mutated("workspace-commit-check") {
+		if what := c.prot.prefixOf(rel); what != "" {
+			c.refuse(rel, "a symlink where the protected path %q lies below: it would move it", what)
+			return
+		}
+		if what := c.prot.match(t); what != "" && t != "." {
+			c.refuse(rel, "a symlink into the protected path %q", what)
+			return
+		}
+		if what := c.prot.prefixOf(t); what != "" {
+			c.refuse(rel, "a symlink to a directory holding the protected path %q", what)
+			return
+		}
+	}
+	if c.out.Bytes+int64(len(target)) > c.r.Quota && !mutated("workspace-quota") {
+		c.refuse(rel, "would pass limits.workspace_quota (%s for one call)", policy.Size(c.r.Quota))
+		return
+	}
+	c.out.Bytes += int64(len(target))
 	tmp := tmpName()
 	if err := unix.Symlinkat(target, ws, tmp); err != nil {
 		c.refuse(rel, "could not write into the workspace: %v", err)

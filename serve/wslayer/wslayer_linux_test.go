@@ -5,12 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"golang.org/x/sys/unix"
 )
 
 // runInLayer mounts l over its workspace in a private mount namespace (unshare -m, as root)
@@ -251,5 +253,83 @@ func TestCommitDepthBound(t *testing.T) {
 	}
 	if w.Committed != MaxDepth {
 		t.Errorf("%d directories applied, want the %d down to the bound", w.Committed, MaxDepth)
+	}
+}
+
+// What an outside attack round got past the first commit check, each now refused: a link whose
+// target text reads as inside but climbs out through another link; a directory made a git
+// directory by its content (HEAD, objects, refs: git runs its config for `git status` there),
+// also by a part the workspace already had; links that move a protected path (.config ->
+// elsewhere, a redirected core.hooksPath) or lead into one; an opaque mark the program forged
+// in a root overlay (serve deleted a tree as root). Red without the check (mutant
+// workspace-commit-check).
+func TestCommitRefusesWhatAttacksFound(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("SKIP: no python3 to set an xattr")
+	}
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	write(t, filepath.Join(ws, "sub", "objects", "x"), "o")
+	write(t, filepath.Join(ws, "sub", "refs", "x"), "r")
+	write(t, filepath.Join(ws, "shared", "keep", "precious"), "p")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, strings.Join([]string{
+		"ln -s . y", "ln -s y/y/y/../../../etc/passwd climb", "ln -s /ws/y/../.. abs-climb",
+		"echo 'ref: refs/heads/main' > HEAD", "mkdir objects refs", "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > config",
+		"echo 'ref: refs/heads/main' > sub/HEAD",
+		"mkdir cfg tools", "ln -s cfg .config", "mkdir -p tools/hooks", "ln -s tools ci", "ln -s .git/hooks h",
+		"python3 -c \"import os; os.setxattr('shared', 'user.overlay.opaque', b'y')\"",
+	}, "; "))
+	w, err := l.Commit(Rules{Protect: append(slices.Clone(policy.DefaultProtect), "ci/hooks"), Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: "/ws"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range []string{"climb", "abs-climb", "HEAD", "objects", "refs", "sub/HEAD", ".config", "ci", "h"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace", p)
+		}
+		if refusedWhy(w, p) == "" {
+			t.Errorf("%s is not listed as refused", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "shared", "keep", "precious")); err != nil {
+		t.Errorf("a forged opaque mark made the commit delete the workspace's files: %v", err)
+	}
+}
+
+// The watchdog's measure counts what a file holds on disk, not only its size (a file
+// fallocated past its size), and the refusals a result lists are bounded.
+func TestSizeCountsBlocksAndRefusalsBounded(t *testing.T) {
+	ws := t.TempDir()
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(l.Upper, "held"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 8<<20); err != nil {
+		t.Skipf("SKIP: no fallocate here: %v", err)
+	}
+	f.Close()
+	if n := l.Size(1 << 30); n < 8<<20 {
+		t.Errorf("Size = %d with 8 MiB fallocated, want it counted", n)
+	}
+	for i := range MaxRefused + 50 {
+		if err := os.Symlink("/etc/passwd", filepath.Join(l.Upper, fmt.Sprintf("l%05d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 30, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Refused) != MaxRefused || w.RefusedMore != 50 {
+		t.Errorf("refused %d listed + %d counted, want %d + 50", len(w.Refused), w.RefusedMore, MaxRefused)
 	}
 }
