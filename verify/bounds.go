@@ -59,7 +59,7 @@ func Bounds(p *policy.Policy) []Bound {
 func WorkspaceBounds(l policy.Limits) []Bound {
 	n := strconv.Itoa
 	return []Bound{
-		{"workspace", "what one call may leave in the workspace (file content, through its layer)", l.WorkspaceQuota.String(), "limits.workspace_quota", "a watchdog stops the call and none of its writes land; a commit refuses each file past it"},
+		{"workspace", "what one call may leave in the workspace (file content, through its layer)", l.WorkspaceQuota.String(), "limits.workspace_quota", "a watchdog stops the call and discards its writes; a commit refuses each file past it"},
 		{"workspace", "entries one commit looks at", n(wslayer.MaxEntries), "", "the rest are refused, listed in the result"},
 		{"workspace", "directories deep below the workspace root", n(wslayer.MaxDepth), "", "what lies deeper is refused, listed in the result"},
 	}
