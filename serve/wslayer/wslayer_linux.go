@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -230,6 +231,14 @@ func (l *Layer) Discard(why string) *executor.WorkspaceChanges {
 // listed in the result, with the rule.
 func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	defer l.Remove()
+	// One commit at a time per workspace: each judges its changes on the workspace as it is
+	// (a git directory made of HEAD from one call and objects/, refs/ from another is seen by
+	// whichever commits second), so two must not judge the same state at once.
+	if !mutated("workspace-commit-serial") {
+		mu := workspaceLock(l.Lower)
+		mu.Lock()
+		defer mu.Unlock()
+	}
 	prot, err := newProtector(r.Protect)
 	if err != nil {
 		return nil, err
@@ -252,6 +261,24 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	prot.gitDirs = c.gitDirs(up, ws, "", 0)
 	c.dir(up, ws, "")
 	return c.out, nil
+}
+
+var (
+	locksMu sync.Mutex
+	locks   = map[string]*sync.Mutex{}
+)
+
+// workspaceLock is the lock of commits to the workspace ws (one per workspace this process
+// commits to: a handful).
+func workspaceLock(ws string) *sync.Mutex {
+	locksMu.Lock()
+	defer locksMu.Unlock()
+	mu, ok := locks[ws]
+	if !ok {
+		mu = &sync.Mutex{}
+		locks[ws] = mu
+	}
+	return mu
 }
 
 type committer struct {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -331,5 +332,48 @@ func TestSizeCountsBlocksAndRefusalsBounded(t *testing.T) {
 	}
 	if len(w.Refused) != MaxRefused || w.RefusedMore != 50 {
 		t.Errorf("refused %d listed + %d counted, want %d + 50", len(w.Refused), w.RefusedMore, MaxRefused)
+	}
+}
+
+// Two calls' commits to one workspace do not judge the same state at once: one brings HEAD,
+// the other objects/ and refs/ to the same directory, committed at the same moment; whichever
+// commits second sees the other's half and refuses its own, so the directory never becomes a
+// git directory. Red when commits run at once (mutant workspace-commit-serial).
+func TestCommitsSerialPerWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	root := t.TempDir()
+	for round := range 20 {
+		dir := filepath.Join(ws, fmt.Sprint(round))
+		os.Mkdir(dir, 0o755)
+		a, err := New(root, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := New(root, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []string{filepath.Join(a.Upper, fmt.Sprint(round)), filepath.Join(b.Upper, fmt.Sprint(round), "objects"), filepath.Join(b.Upper, fmt.Sprint(round), "refs")} {
+			os.MkdirAll(d, 0o755)
+		}
+		os.WriteFile(filepath.Join(a.Upper, fmt.Sprint(round), "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+		for i := range 200 { // a commit long enough for the other to start beside it
+			os.WriteFile(filepath.Join(a.Upper, fmt.Sprint(round), fmt.Sprintf("f%03d", i)), nil, 0o644)
+			os.WriteFile(filepath.Join(b.Upper, fmt.Sprint(round), fmt.Sprintf("g%03d", i)), nil, 0o644)
+		}
+		var wg sync.WaitGroup
+		for _, l := range []*Layer{a, b} {
+			wg.Go(func() {
+				if _, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 30, UID: -1, GID: -1, SandboxPath: ws}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		_, e1 := os.Stat(filepath.Join(dir, "HEAD"))
+		_, e2 := os.Stat(filepath.Join(dir, "objects"))
+		if e1 == nil && e2 == nil {
+			t.Fatalf("round %d: two commits at once made %s a git directory (HEAD and objects/ both applied)", round, dir)
+		}
 	}
 }
