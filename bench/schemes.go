@@ -119,8 +119,12 @@ func writeMarkdown() {
 	host, _ := os.Hostname()
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `go run ./bench -o docs/benchmarks.md` on %s: %s, %d CPUs, %s/%s, kernel %s, load average at the end %s, uid %d. Every row is measured in the same run as its baseline.\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
+	cmd := "go run ./bench -o " + mdOut
+	if only != "" {
+		cmd = "go run ./bench -only " + only + " -o " + mdOut
+	}
+	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `%s` on %s: %s, %d CPUs, %s/%s, kernel %s, load average at the end %s, uid %d. Every row is measured in the same run as its baseline.\n\n",
+		cmd, time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
 		strings.TrimSpace(string(kernel)), strings.Join(strings.Fields(string(load))[:3], " "), os.Geteuid())
 	b.WriteString("| what | n | p50 | p90 | p99 |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
