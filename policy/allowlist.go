@@ -81,6 +81,13 @@ var DefaultProtect = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
 	".zlogin", ".zlogout", ".xprofile", ".xsessionrc", ".xinitrc", ".config/fish", ".config/environment.d",
 	".config/systemd", ".local/share/systemd", ".config/autostart", ".config/autostart-scripts", ".config/plasma-workspace",
+	// what else a home holds that runs code or grants access: git's user config (fsmonitor runs
+	// in every repository), ssh keys and config (Match exec), programs first on PATH, python's
+	// user site (a .pth runs at every start), editors' and multiplexers' rc files
+	".gitconfig", ".config/git", ".ssh", ".local/bin", ".local/lib", "*.pth", ".pam_environment",
+	".vimrc", ".tmux.conf", ".inputrc",
+	// more tool managers that run what their files name
+	".yarn/releases", ".yarn/plugins", "mise.local.toml", ".mise.local.toml", ".lfsconfig",
 }
 
 // Protected is the effective protect list: DefaultProtect without the "!NAME" entries of

@@ -93,6 +93,7 @@ type protector struct {
 	// gitMade ones only with this commit's entries (its HEAD, objects, refs, commondir there
 	// are refused, so the directory stays an ordinary one).
 	gitDirs map[string]int
+	git     interface{ match(string) string } // the git set-ups holding the workspace (Linux)
 }
 
 type protPat struct {
@@ -185,6 +186,11 @@ func (p *protector) match(rel string) string {
 			if q.anchored && q.re.MatchString(prefix) || !q.anchored && q.re.MatchString(parts[i]) {
 				return q.src
 			}
+		}
+	}
+	if p.git != nil {
+		if why := p.git.match(rel); why != "" {
+			return why
 		}
 	}
 	if p.extra != nil {

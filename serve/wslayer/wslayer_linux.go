@@ -244,8 +244,9 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 		return nil, err
 	}
 	prot.extra = r.Extra
+	prot.git = newGitGuard(l.Lower)
 	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper, masked: l.masked,
-		userxattr: l.userxattr, deadline: r.Deadline,
+		userxattr: l.userxattr, deadline: r.Deadline, lower: l.Lower,
 		chown: os.Geteuid() == 0 && r.UID >= 0}
 	up, err := openDir(unix.AT_FDCWD, l.Upper)
 	if err != nil {
@@ -257,6 +258,13 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 		return nil, fmt.Errorf("open the workspace %s to apply the call's changes: %w", l.Lower, err)
 	}
 	defer unix.Close(ws)
+	if !mutated("workspace-commit-serial") {
+		// and across processes: two serves (two clients' entries) may share a workspace
+		if err := unix.Flock(ws, unix.LOCK_EX); err != nil {
+			return nil, fmt.Errorf("lock the workspace %s to apply the call's changes: %w", l.Lower, err)
+		}
+		defer unix.Flock(ws, unix.LOCK_UN)
+	}
 	c.wsRoot = ws
 	prot.gitDirs = c.gitDirs(up, ws, "", 0)
 	c.dir(up, ws, "")
@@ -291,6 +299,7 @@ type committer struct {
 	wsRoot    int
 	masked    map[string]bool
 	userxattr bool
+	lower     string
 	deadline  time.Time
 	late      bool
 }
@@ -419,25 +428,26 @@ func (c *committer) gitDirs(up, ws int, rel string, depth int) map[string]int {
 	out := map[string]int{}
 	var walk func(up, ws int, rel string, depth int)
 	walk = func(up, ws int, rel string, depth int) {
-		// has says whether name is there after the commit (a directory or not, as dir asks),
-		// and whether this commit brings it
-		has := func(name string, dir bool) (there, made bool) {
+		// has says whether name is there after the commit, of any type (git follows links and
+		// asks only that objects/ and refs/ be searchable: a link or an executable file will
+		// do), and whether this commit brings it
+		has := func(name string) (there, made bool) {
 			var st unix.Stat_t
 			if unix.Fstatat(up, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 				if st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0 {
 					return false, false // deleted by the call
 				}
-				return (st.Mode&unix.S_IFMT == unix.S_IFDIR) == dir, true
+				return true, true
 			}
-			if ws < 0 || c.opaque(rel) || unix.Fstatat(ws, name, &st, 0) != nil {
+			if ws < 0 || c.opaque(rel) || unix.Fstatat(ws, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 				return false, false
 			}
-			return (st.Mode&unix.S_IFMT == unix.S_IFDIR) == dir, false
+			return true, false
 		}
-		head, m1 := has("HEAD", false)
-		common, m2 := has("commondir", false)
-		objects, m3 := has("objects", true)
-		refs, m4 := has("refs", true)
+		head, m1 := has("HEAD")
+		common, m2 := has("commondir")
+		objects, m3 := has("objects")
+		refs, m4 := has("refs")
 		if head && (common || objects && refs) {
 			out[rel] = gitHost
 			if m1 || m2 && common || m3 && !common || m4 && !common {
@@ -662,6 +672,13 @@ func (c *committer) commitLink(up, ws int, rel, name string) {
 		return
 	}
 	c.out.Bytes += int64(len(target))
+	if path.IsAbs(target) && path.Clean(c.r.SandboxPath) != path.Clean(c.lower) {
+		// the workspace's path in the sandbox (/workspace in a container) means something else
+		// on the host: the link is applied relative, to the same place in the workspace
+		if r, err := filepath.Rel("/"+path.Dir(rel), "/"+t); err == nil {
+			target = filepath.ToSlash(r)
+		}
+	}
 	tmp := tmpName()
 	if err := unix.Symlinkat(target, ws, tmp); err != nil {
 		c.refuse(rel, "could not write into the workspace: %v", err)
@@ -683,11 +700,21 @@ func (c *committer) noLinkOnTheWay(t string) bool {
 	if t == "." || dir == "." {
 		return true
 	}
+	parts := strings.Split(dir, "/")
+	// a link this call makes on the way (applied before or after this one: the order of the
+	// commit must not matter)
+	for i := range parts {
+		var st unix.Stat_t
+		p := filepath.Join(c.upperRoot, filepath.FromSlash(strings.Join(parts[:i+1], "/")))
+		if unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			return false
+		}
+	}
 	fd, err := unix.Dup(c.wsRoot)
 	if err != nil {
 		return false
 	}
-	for _, part := range strings.Split(dir, "/") {
+	for _, part := range parts {
 		var st unix.Stat_t
 		err := unix.Fstatat(fd, part, &st, unix.AT_SYMLINK_NOFOLLOW)
 		if err != nil {

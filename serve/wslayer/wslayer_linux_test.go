@@ -377,3 +377,58 @@ func TestCommitsSerialPerWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// What a second attack round got past the commit, each refused now: git's own rule for a git
+// directory (objects and refs may be links or files); git set-ups the workspace sits in or
+// holds — a repository above the workspace whose core.hooksPath points into it, a nested
+// repository's hooksPath, a config file .git/config includes; an absolute link target in the
+// sandbox's path is applied relative (/workspace means another place on the host); a link
+// leading through a link the same call makes. Red without them (mutants
+// workspace-commit-check, workspace-git-config).
+func TestCommitRefusesWhatTheSecondRoundFound(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: no git to make the repositories")
+	}
+	base := t.TempDir()
+	gitc := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = []string{"HOME=" + base, "PATH=/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	repo := filepath.Join(base, "repo")
+	ws := filepath.Join(repo, "ws")
+	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+	gitc(repo, "init", "-q")
+	gitc(repo, "config", "core.hooksPath", "ws/hooks")
+	gitc(filepath.Join(ws, "sub"), "init", "-q")
+	gitc(filepath.Join(ws, "sub"), "config", "core.hooksPath", "nested-hooks")
+	gitc(filepath.Join(ws, "sub"), "config", "include.path", "../../shared.gitconfig")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, strings.Join([]string{
+		"mkdir -p g/od g/rd hooks sub/nested-hooks", "echo 'ref: refs/heads/main' > g/HEAD", "ln -s od g/objects", "ln -s rd g/refs",
+		"mkdir f", "echo 'ref: refs/heads/main' > f/HEAD", "touch f/objects f/refs", "chmod 755 f/objects f/refs",
+		"echo x > hooks/pre-commit", "echo x > sub/nested-hooks/pre-commit", "echo '[core]' > shared.gitconfig",
+		"echo s > secret.txt", "ln -s /sandbox/secret.txt abs",
+		"mkdir z", "ln -s . z/loop", "ln -s z/loop/.github a",
+	}, "; "))
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: "/sandbox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range []string{"g/HEAD", "f/HEAD", "hooks/pre-commit", "sub/nested-hooks/pre-commit", "shared.gitconfig", "a"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if l, err := os.Readlink(filepath.Join(ws, "abs")); err != nil || l != "secret.txt" {
+		t.Errorf("abs links to %q (%v), want the relative secret.txt", l, err)
+	}
+}

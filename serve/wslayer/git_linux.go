@@ -1,0 +1,192 @@
+package wslayer
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// gitGuard finds what the git set-ups holding a path make git run. For each directory from the
+// path's up to / (a repository above the workspace counts: the workspace may be a folder of
+// one), a repository rooted there (.git a directory, or a file "gitdir: X" of a linked worktree
+// or submodule, with X's commondir) has config files (config, config.worktree, the common
+// directory's config, and every file they include) that name core.hooksPath, a directory of
+// programs git runs, and include.path / includeIf.*.path, config files git obeys. A change at
+// or below one of those is refused, whoever's repository it is.
+type gitGuard struct {
+	ws, home string
+	cache    map[string][]string // directory -> what the repository rooted there names (absolute)
+	nested   []string            // what the repositories inside the workspace name (nestedOnce)
+	walked   bool
+}
+
+// maxGitWalk bounds the walk for repositories inside the workspace (entries looked at).
+const maxGitWalk = 100_000
+
+func newGitGuard(ws string) *gitGuard {
+	home, _ := os.UserHomeDir()
+	return &gitGuard{ws: filepath.Clean(ws), home: home, cache: map[string][]string{}}
+}
+
+// match says what git set-up protects rel (a path from the workspace root), or "".
+func (g *gitGuard) match(rel string) string {
+	if g == nil || mutated("workspace-git-config") {
+		return ""
+	}
+	abs := filepath.Join(g.ws, filepath.FromSlash(rel))
+	// a repository inside the workspace may name paths outside its own tree (an include of
+	// ../../shared.gitconfig, core.hooksPath = ../hooks)
+	for _, p := range g.inside() {
+		if abs == p || strings.HasPrefix(abs, p+"/") {
+			return "named by the git configuration of a repository in the workspace (core.hooksPath or an included config file)"
+		}
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		for _, p := range g.rooted(d) {
+			if abs == p || strings.HasPrefix(abs, p+"/") {
+				return "named by the git configuration of the repository at " + strconv.Quote(d) + " (core.hooksPath or an included config file)"
+			}
+		}
+		if d == "/" || d == "." {
+			return ""
+		}
+	}
+}
+
+// inside is what the repositories inside the workspace name, found once per commit by a walk
+// of the workspace (bounded; package trees that hold no repository of the user's are skipped).
+func (g *gitGuard) inside() []string {
+	if g.walked {
+		return g.nested
+	}
+	g.walked = true
+	n := 0
+	_ = filepath.WalkDir(g.ws, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if n++; n > maxGitWalk {
+			return filepath.SkipAll
+		}
+		if d.Name() == ".git" { // a directory, or the file of a linked worktree or submodule
+			g.nested = append(g.nested, g.rooted(filepath.Dir(p))...)
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".venv" || d.Name() == "__pycache__") {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return g.nested
+}
+
+// rooted is what the repository rooted at d names (nil when there is none).
+func (g *gitGuard) rooted(d string) []string {
+	if v, ok := g.cache[d]; ok {
+		return v
+	}
+	var out []string
+	gitdir := ""
+	dotgit := filepath.Join(d, ".git")
+	if st, err := os.Lstat(dotgit); err == nil && st.IsDir() {
+		gitdir = dotgit
+	} else if err == nil && st.Mode().IsRegular() {
+		if b, err := readSmall(dotgit); err == nil {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
+				gitdir = absFrom(d, strings.TrimSpace(v))
+			}
+		}
+	}
+	if gitdir != "" {
+		configs := []string{filepath.Join(gitdir, "config"), filepath.Join(gitdir, "config.worktree")}
+		if b, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
+			configs = append(configs, filepath.Join(absFrom(gitdir, strings.TrimSpace(string(b))), "config"))
+		}
+		seen := map[string]bool{}
+		for _, c := range configs {
+			out = append(out, g.names(c, d, seen, 0)...)
+		}
+	}
+	g.cache[d] = out
+	return out
+}
+
+var (
+	gitSection  = regexp.MustCompile(`^\s*\[\s*([A-Za-z0-9.-]+)`)
+	gitKeyValue = regexp.MustCompile(`^\s*([A-Za-z0-9-]+)\s*=\s*(.*?)\s*$`)
+)
+
+// names reads one config file: its core.hooksPath (relative to the worktree root) and the
+// files it includes (relative to the file's own directory), which are read in turn.
+func (g *gitGuard) names(file, worktree string, seen map[string]bool, depth int) []string {
+	if depth > 5 || seen[file] {
+		return nil
+	}
+	seen[file] = true
+	b, err := readSmall(file)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	section := ""
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	for sc.Scan() {
+		ln := sc.Text()
+		if m := gitSection.FindStringSubmatch(ln); m != nil {
+			section = strings.ToLower(m[1])
+			if i := strings.IndexByte(ln, ']'); i >= 0 {
+				ln = ln[i+1:]
+			} else {
+				continue
+			}
+		}
+		m := gitKeyValue.FindStringSubmatch(ln)
+		if m == nil {
+			continue
+		}
+		key, val := strings.ToLower(m[1]), strings.Trim(m[2], `"`)
+		if val == "" {
+			continue
+		}
+		switch {
+		case key == "hookspath":
+			out = append(out, g.expand(worktree, val))
+		case key == "path" && (section == "include" || strings.HasPrefix(section, "includeif")):
+			inc := g.expand(filepath.Dir(file), val)
+			out = append(out, inc)
+			out = append(out, g.names(inc, worktree, seen, depth+1)...)
+		}
+	}
+	return out
+}
+
+func (g *gitGuard) expand(base, v string) string {
+	if rest, ok := strings.CutPrefix(v, "~/"); ok && g.home != "" {
+		return filepath.Join(g.home, rest)
+	}
+	return absFrom(base, v)
+}
+
+func absFrom(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
+
+// readSmall reads at most 256 KiB of a file (a config is small; a huge one is read in part).
+func readSmall(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 256<<10))
+}
