@@ -81,10 +81,12 @@ var DefaultProtect = []string{
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
 	".zlogin", ".zlogout", ".xprofile", ".xsessionrc", ".xinitrc", ".config/fish", ".config/environment.d",
 	".config/systemd", ".local/share/systemd", ".config/autostart", ".config/autostart-scripts", ".config/plasma-workspace",
-	// what else a home holds that runs code or grants access: git's user config (fsmonitor runs
-	// in every repository), ssh keys and config (Match exec), programs first on PATH, python's
-	// user site (a .pth runs at every start), editors' and multiplexers' rc files
-	".gitconfig", ".config/git", ".ssh", ".local/bin", ".local/lib", "*.pth", ".pam_environment",
+	// what else a home holds that runs code: git's user config (fsmonitor runs in every
+	// repository), programs first on PATH, python's user site (a .pth there runs at every
+	// start), editors' and multiplexers' rc files. Not .ssh or *.pth: an interpreter's code
+	// that names ~/.ssh/config, or a model saved as model.pth, would be refused everywhere;
+	// a workspace that is a home is verify's MS105.
+	".gitconfig", ".config/git", ".local/bin", ".local/lib", ".pam_environment",
 	".vimrc", ".tmux.conf", ".inputrc",
 	// more tool managers that run what their files name
 	".yarn/releases", ".yarn/plugins", "mise.local.toml", ".mise.local.toml", ".lfsconfig",

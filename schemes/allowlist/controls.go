@@ -38,12 +38,8 @@ func controls() []harness.Control {
 				return nil
 			}},
 		{Detector: "outside", Scenario: "write-outside-python", Kind: "policy",
-			Weakness: `the workspace is the parent of the secrets (workspace set too wide), and protect = ["!.ssh"]: the fake home's .ssh is in it`,
-			Mutate: func(p *policy.Policy, a *harness.Arena) error {
-				p.Allowlist.Workspace = a.Root
-				p.Allowlist.Protect = append(p.Allowlist.Protect, "!.ssh")
-				return nil
-			}},
+			Weakness: "the workspace is the parent of the secrets (workspace set too wide)",
+			Mutate:   func(p *policy.Policy, a *harness.Arena) error { p.Allowlist.Workspace = a.Root; return nil }},
 		{Detector: "tcp", Scenario: "tcp-exfil-loopback", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
 		{Detector: "udp", Scenario: "udp-exfil-loopback", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
 		{Detector: "dns", Scenario: "dns-exfil", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
