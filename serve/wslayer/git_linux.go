@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,6 +23,8 @@ type gitGuard struct {
 	cache    map[string][]string // directory -> what the repository rooted there names (absolute)
 	nested   []string            // what the repositories inside the workspace name (nestedOnce)
 	walked   bool
+	git      string   // the git binary, "" when the host has none
+	global   []string // what the user's and the system's git config name
 }
 
 // maxGitWalk bounds the walk for repositories inside the workspace (entries looked at).
@@ -29,7 +32,18 @@ const maxGitWalk = 100_000
 
 func newGitGuard(ws string) *gitGuard {
 	home, _ := os.UserHomeDir()
-	return &gitGuard{ws: filepath.Clean(ws), home: home, cache: map[string][]string{}}
+	git, _ := exec.LookPath("git")
+	g := &gitGuard{ws: filepath.Clean(ws), home: home, git: git, cache: map[string][]string{}}
+	// what the user's and the system's config name holds for every repository: a hook directory,
+	// an include (an includeIf for the workspace's repositories), a program
+	seen := map[string]bool{}
+	for _, f := range []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"), "/etc/gitconfig"} {
+		if home == "" && f != "/etc/gitconfig" {
+			continue
+		}
+		g.global = append(g.global, g.names(f, g.ws, seen, 0)...)
+	}
+	return g
 }
 
 // match says what git set-up protects rel (a path from the workspace root), or "".
@@ -40,9 +54,9 @@ func (g *gitGuard) match(rel string) string {
 	abs := filepath.Join(g.ws, filepath.FromSlash(rel))
 	// a repository inside the workspace may name paths outside its own tree (an include of
 	// ../../shared.gitconfig, core.hooksPath = ../hooks)
-	for _, p := range g.inside() {
+	for _, p := range append(g.inside(), g.global...) {
 		if abs == p || strings.HasPrefix(abs, p+"/") {
-			return "named by the git configuration of a repository in the workspace (core.hooksPath or an included config file)"
+			return "named by git's configuration (a repository in the workspace, or the user's or the system's config): core.hooksPath, an included config file or a program"
 		}
 	}
 	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
@@ -95,7 +109,8 @@ func (g *gitGuard) rooted(d string) []string {
 	var out []string
 	gitdir := ""
 	dotgit := filepath.Join(d, ".git")
-	if st, err := os.Lstat(dotgit); err == nil && st.IsDir() {
+	// Stat, not Lstat: git follows a .git that is a link (the layout of Android's repo tool)
+	if st, err := os.Stat(dotgit); err == nil && st.IsDir() {
 		gitdir = dotgit
 	} else if err == nil && st.Mode().IsRegular() {
 		if b, err := readSmall(dotgit); err == nil {
@@ -123,9 +138,92 @@ var (
 	gitKeyValue = regexp.MustCompile(`^\s*([A-Za-z0-9-]+)\s*=\s*(.*?)\s*$`)
 )
 
-// names reads one config file: its core.hooksPath (relative to the worktree root) and the
-// files it includes (relative to the file's own directory), which are read in turn.
+// names reads one config file: its core.hooksPath (relative to the worktree root), the files
+// it includes, and the paths the programs it names lie at. Git itself reads the file where it
+// is installed (`git config --file F --includes --show-origin --list`: continuation lines,
+// comments, quoting, a BOM read as git reads them, every include followed); without git on
+// the host nothing runs a hook, and a reader of the common forms stands in.
 func (g *gitGuard) names(file, worktree string, seen map[string]bool, depth int) []string {
+	if g.git != "" && !mutated("workspace-git-reader") {
+		return g.gitNames(file, worktree, seen, depth)
+	}
+	return g.handNames(file, worktree, seen, depth)
+}
+
+// gitNames is names read by git.
+func (g *gitGuard) gitNames(file, worktree string, seen map[string]bool, depth int) []string {
+	if depth > 5 || seen[file] {
+		return nil
+	}
+	seen[file] = true
+	if _, err := os.Stat(file); err != nil {
+		return nil
+	}
+	cmd := exec.Command(g.git, "config", "--file", file, "--includes", "--show-origin", "--null", "--list")
+	cmd.Env = []string{"HOME=" + g.home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "PATH=/usr/bin:/bin"}
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Run(); err != nil && stdout.Len() == 0 {
+		return g.handNames(file, worktree, seen, depth) // git refused it: read what can be read
+	}
+	var out []string
+	type kv struct{ origin, key, val string }
+	var kvs []kv
+	fields := strings.Split(stdout.String(), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		origin, _ := strings.CutPrefix(fields[i], "file:")
+		key, val, _ := strings.Cut(fields[i+1], "\n")
+		kvs = append(kvs, kv{origin, strings.ToLower(key), val})
+	}
+	for _, e := range kvs {
+		if e.key == "core.worktree" {
+			worktree = absFrom(filepath.Dir(file), e.val)
+		}
+	}
+	for _, e := range kvs {
+		if e.origin != "" && e.origin != file {
+			out = append(out, absFrom(filepath.Dir(file), e.origin)) // an included file git read
+		}
+		switch {
+		case e.key == "core.hookspath":
+			out = append(out, g.expand(worktree, e.val))
+		case strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path"), e.key == "include.path":
+			// includeIf conditions are taken as true: the file may be read in some repository
+			inc := g.expand(filepath.Dir(absFrom(filepath.Dir(file), e.origin)), e.val)
+			out = append(out, inc)
+			out = append(out, g.gitNames(inc, worktree, seen, depth+1)...)
+		case programKey(e.key):
+			if p := programPath(e.val); p != "" {
+				out = append(out, g.expand(worktree, p))
+			}
+		}
+	}
+	return out
+}
+
+// programKey: a config key whose value git runs (a program or a shell command line).
+func programKey(k string) bool {
+	switch k {
+	case "core.fsmonitor", "core.sshcommand", "core.editor", "core.pager", "diff.external", "gpg.program",
+		"credential.helper", "sequence.editor", "core.askpass":
+		return true
+	}
+	return strings.HasPrefix(k, "alias.") || strings.HasPrefix(k, "filter.") || strings.HasPrefix(k, "merge.") && strings.HasSuffix(k, ".driver") ||
+		strings.HasPrefix(k, "diff.") && (strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".textconv"))
+}
+
+// programPath is the program a command line starts with when it is a path ("" for a bare
+// name found on PATH, which the workspace does not hold).
+func programPath(v string) string {
+	f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(v), "!"))
+	if len(f) == 0 || !strings.Contains(f[0], "/") {
+		return ""
+	}
+	return strings.Trim(f[0], `"'`)
+}
+
+// handNames is names read by the reader of the common forms.
+func (g *gitGuard) handNames(file, worktree string, seen map[string]bool, depth int) []string {
 	if depth > 5 || seen[file] {
 		return nil
 	}

@@ -432,3 +432,51 @@ func TestCommitRefusesWhatTheSecondRoundFound(t *testing.T) {
 		t.Errorf("abs links to %q (%v), want the relative secret.txt", l, err)
 	}
 }
+
+// What a third attack round got past the hand-written config reader, each refused now that git
+// reads the config itself: a value continued with a backslash, an inline comment, a BOM, a
+// symlinked .git, core.worktree moving a relative core.hooksPath, an include in the user's own
+// ~/.gitconfig, a program a config key names (core.fsmonitor = tools/fsmonitor.sh). Red with the
+// hand reader (mutant workspace-git-reader).
+func TestCommitReadsGitConfigAsGitDoes(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: no git: without git nothing runs a hook, and the hand reader stands in")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	ws := filepath.Join(t.TempDir(), "ws")
+	write(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, ".git", "config"), "\xEF\xBB\xBF[core]\n\thooksPath = tools/ho\\\noks\n\tfsmonitor = tools/fsmonitor.sh\n[include]\n\tpath = ../team.cfg ; shared settings\n")
+	// a nested repository through a symlinked .git, whose core.worktree moves its hooks
+	write(t, filepath.Join(ws, ".repo", "sub.git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, ".repo", "sub.git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, ".repo", "sub.git", "refs"), 0o755)
+	write(t, filepath.Join(ws, ".repo", "sub.git", "config"), "[core]\n\tworktree = ../../app\n\thooksPath = ci/hooks\n")
+	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+	if err := os.Symlink("../.repo/sub.git", filepath.Join(ws, "sub", ".git")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(home, ".gitconfig"), "[includeIf \"gitdir:"+ws+"/\"]\n\tpath = "+ws+"/mine.cfg\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"tools/hooks/pre-commit", "tools/fsmonitor.sh", "team.cfg", "app/ci/hooks/pre-commit", "mine.cfg", "ok.txt"} {
+		write(t, filepath.Join(l.Upper, p), "x")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range []string{"tools/hooks/pre-commit", "tools/fsmonitor.sh", "team.cfg", "app/ci/hooks/pre-commit", "mine.cfg"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
+		t.Errorf("an ordinary file was not applied: %v", err)
+	}
+}
