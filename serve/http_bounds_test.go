@@ -255,7 +255,10 @@ func TestHTTPSessionCap(t *testing.T) {
 	defer cancel()
 	t0 := time.Now()
 	_, err := idle.CallTool(ctx, &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"echo": "x"}})
-	if err == nil || !strings.Contains(err.Error(), "session not found") {
+	// 404 (session not found); or, when the eviction closed the session's open stream while
+	// the call was being sent, the client's transport ends the call without a response: either
+	// way the evicted session is served nothing
+	if err == nil || !strings.Contains(err.Error(), "session not found") && !strings.Contains(err.Error(), "terminated without response") {
 		t.Fatalf("the evicted session's call: %v, want session not found (404)", err)
 	}
 	t.Logf("the evicted session's next call: %v (after %s)", err, time.Since(t0).Round(time.Microsecond))
