@@ -209,9 +209,8 @@ func (e *Executor) commit(l *wslayer.Layer) *executor.WorkspaceChanges {
 		return l.Discard(fmt.Sprintf("the workspace's owner is unknown (%v)", err))
 	}
 	protect := append([]string(nil), policy.DefaultProtect...)
-	if !mutated("docker-workspace-hookspath") {
-		protect = append(protect, gitHooksProtect(e.spec.workspace)...)
-	}
+	// what the git set-ups holding the workspace name (core.hooksPath, includes, programs) the
+	// commit reads itself, by git (wslayer)
 	ch, err := l.Commit(wslayer.Rules{Protect: protect, Quota: e.quota(), UID: uid, GID: gid, SandboxPath: workspaceDir,
 		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration)})
 	if err != nil {
