@@ -1,0 +1,334 @@
+package generate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// WrapOptions are what init --wrap needs besides the entries.
+type WrapOptions struct {
+	Binary    string   // the mcpsandbox binary the wrapped entries run, absolute
+	PolicyDir string   // where the policies go (WrapPolicyDir)
+	Parent    []string // the environment the clients run in: the proof starts each entry with what its client gives it
+	Timeout   time.Duration
+}
+
+// WrapOutcome is what became of one entry.
+type WrapOutcome struct {
+	Server WrapServer
+	Record WrapRecord
+	Reused bool  // the policy was one an earlier init --unwrap left
+	Probe  Probe // the wrapped entry's start check
+	Err    error // not wrapped (or put back): why
+}
+
+// Wrap rewrites each entry to run through mcpsandbox wrap, one write per config file (backed up,
+// atomic, refused if another program changed the file meanwhile): a policy and a record for each,
+// then the entry, then the proof — the entry as now written, started as its client would start
+// it, must answer MCP initialize and tools/list. An entry whose proof fails is put back as it was
+// (a second write of that file) and its policy and record removed; its outcome says why.
+func Wrap(ctx context.Context, o WrapOptions, servers []WrapServer) ([]WrapOutcome, []WriteResult, error) {
+	var outs []WrapOutcome
+	var files []WriteResult
+	var paths []string
+	for _, s := range servers {
+		if !slices.Contains(paths, s.Target.Path) {
+			paths = append(paths, s.Target.Path)
+		}
+	}
+	for _, p := range paths {
+		var group []WrapServer
+		for _, s := range servers {
+			if s.Target.Path == p {
+				group = append(group, s)
+			}
+		}
+		got, w, err := wrapFile(ctx, o, p, group)
+		outs, files = append(outs, got...), append(files, w...)
+		if err != nil {
+			return outs, files, err
+		}
+	}
+	return outs, files, nil
+}
+
+// wrapFile wraps the entries of one config file.
+func wrapFile(ctx context.Context, o WrapOptions, path string, group []WrapServer) ([]WrapOutcome, []WriteResult, error) {
+	src, existed, err := readConfig(path)
+	if err != nil || !existed {
+		return nil, nil, errors.Join(err, errNoFile(existed, path))
+	}
+	cur := src
+	var outs []WrapOutcome
+	for _, s := range group {
+		out := WrapOutcome{Server: s}
+		cur, out.Err = wrapOne(o, cur, &out)
+		outs = append(outs, out)
+	}
+	if bytes.Equal(cur, src) {
+		return outs, nil, nil
+	}
+	ch := FileChange{Label: group[0].Target.Client.Name, Path: path, Old: src, New: cur, Existed: true, Mode: 0o644}
+	if ch.BackupDir, err = backupDirFor(group[0].Target); err == nil {
+		var written []WriteResult
+		if written, err = Apply([]FileChange{ch}); err == nil {
+			return proveWrapped(ctx, o, path, outs, written)
+		}
+	}
+	for i := range outs { // nothing was written: take back the policies and records
+		if outs[i].Err == nil {
+			dropWrap(outs[i])
+			outs[i].Err = err
+		}
+	}
+	return outs, nil, err
+}
+
+func errNoFile(existed bool, path string) error {
+	if existed {
+		return nil
+	}
+	return fmt.Errorf("%s does not exist: there is no entry to wrap", path)
+}
+
+// wrapOne writes the entry's policy and record and returns the config text with the entry
+// wrapped (or cur and why not).
+func wrapOne(o WrapOptions, cur []byte, out *WrapOutcome) ([]byte, error) {
+	s := out.Server
+	if s.Skip != "" {
+		return cur, errors.New(s.Skip)
+	}
+	start, end, found, err := locateEntry(s.Target.Client.Format, cur, s.Keys)
+	switch {
+	case err != nil:
+		return cur, &ConfigError{Path: s.Target.Path, Err: err}
+	case !found || !bytes.Equal(cur[start:end], s.Raw):
+		return cur, fmt.Errorf("%s changed while init was running (another program wrote it): run init --wrap again", s.Target.Path)
+	}
+	pol, reuse := wrapPolicyPath(o.PolicyDir, s)
+	wrapped, err := wrapEntry(s.Target.Client.Format, s.Raw, o.Binary, WrapArgs(pol, s.Command, s.Args))
+	if err != nil {
+		return cur, fmt.Errorf("rewrite %q in %s: %w", s.Name, s.Target.Path, err)
+	}
+	out.Reused = reuse
+	out.Record = WrapRecord{Client: s.Target.Client.ID, Scope: s.Target.Scope, Format: s.Target.Client.Format, Config: s.Target.Path,
+		Keys: s.Keys, Name: s.Name, Policy: pol, Original: string(s.Raw), Wrapped: string(wrapped), PolicyCreated: !reuse}
+	if !reuse {
+		if err := createExclusive(pol, RenderWrapPolicy(s, pol), 0o644); err != nil {
+			return cur, err
+		}
+	}
+	if err := saveRecord(&out.Record); err != nil {
+		dropWrap(*out)
+		return cur, err
+	}
+	return splice(cur, start, end, string(wrapped)), nil
+}
+
+// wrapEntry rewrites the entry's bytes in the config's format.
+func wrapEntry(format string, raw []byte, bin string, args []string) ([]byte, error) {
+	if format == "toml" {
+		return wrapEntryTOML(raw, bin, args)
+	}
+	return wrapEntryJSON(raw, bin, args)
+}
+
+// dropWrap removes what wrapOne wrote for an entry that ends up not wrapped.
+func dropWrap(o WrapOutcome) {
+	if o.Record.File != "" {
+		os.Remove(o.Record.File)
+	}
+	if o.Record.PolicyCreated && o.Record.Policy != "" {
+		os.Remove(o.Record.Policy)
+	}
+}
+
+// proveWrapped starts every entry wrapped in the file, as written there, as its client would;
+// those that do not answer are put back.
+func proveWrapped(ctx context.Context, o WrapOptions, path string, outs []WrapOutcome, written []WriteResult) ([]WrapOutcome, []WriteResult, error) {
+	var failed []WrapRecord
+	for i := range outs {
+		if outs[i].Err != nil {
+			continue
+		}
+		outs[i].Probe, outs[i].Err = proveEntry(ctx, o, outs[i])
+		if outs[i].Err != nil {
+			failed = append(failed, outs[i].Record)
+		}
+	}
+	if len(failed) == 0 {
+		return outs, written, nil
+	}
+	res, back, err := unwrapFile(path, failed, false)
+	written = append(written, back...)
+	for i := range outs {
+		if outs[i].Err == nil || outs[i].Record.File == "" {
+			continue
+		}
+		if j := slices.IndexFunc(res, func(u UnwrapOutcome) bool { return u.Record.File == outs[i].Record.File }); j >= 0 && res[j].Err != nil {
+			outs[i].Err = fmt.Errorf("%w; and putting the entry back failed: %v (its original is in %s)", outs[i].Err, res[j].Err, outs[i].Record.File)
+			continue
+		}
+		outs[i].Err = fmt.Errorf("%w; the entry was put back as it was", outs[i].Err)
+		dropWrap(outs[i])
+	}
+	return outs, written, err
+}
+
+// proveEntry reads the wrapped entry back from the file and starts it with the environment its
+// client gives it: MCP initialize and tools/list must answer.
+func proveEntry(ctx context.Context, o WrapOptions, out WrapOutcome) (Probe, error) {
+	if mutated("init-wrap-no-proof") {
+		return Probe{}, nil
+	}
+	s := out.Server
+	src, _, err := readConfig(s.Target.Path)
+	if err != nil {
+		return Probe{}, err
+	}
+	list, err := ListServers(s.Target, src, nil)
+	if err != nil {
+		return Probe{}, err
+	}
+	i := slices.IndexFunc(list, func(w WrapServer) bool { return slices.Equal(w.Keys, s.Keys) })
+	if i < 0 {
+		return Probe{}, fmt.Errorf("%q is gone from %s after writing it", s.Name, s.Target.Path)
+	}
+	w := list[i]
+	e := ServerEntry{Command: w.Command, Args: w.Args}
+	p, err := StartCheck(ctx, e, w.ProofEnv(o.Parent), nil, o.Timeout)
+	if err != nil {
+		var se *StartError
+		if errors.As(err, &se) {
+			se.Run = ProofRun{Who: s.Target.Client.Name, How: s.Target.Client.describeInherit() + " and the entry's env"}
+		}
+		return Probe{}, err
+	}
+	p.Env = s.Target.Client.Name
+	return p, nil
+}
+
+// envRefs are the variable references clients expand in an entry's env values: ${NAME},
+// ${env:NAME} and ${NAME:-default}.
+var envRefs = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+
+// ProofEnv is the environment the client starts the entry with, when it runs in parent: its own
+// inheritance rule, then the entry's env (its references expanded from parent) and, for Codex,
+// the variables env_vars names.
+func (s WrapServer) ProofEnv(parent []string) []string {
+	env := s.Target.Client.ServerEnv(parent, ServerEntry{})
+	for _, name := range s.EnvNames {
+		v, ok := s.Env[name]
+		if ok {
+			v = envRefs.ReplaceAllStringFunc(v, func(ref string) string {
+				m := envRefs.FindStringSubmatch(ref)
+				if val, ok := lookupEnv(parent, m[1]); ok && val != "" {
+					return val
+				}
+				return m[2]
+			})
+		} else if v, ok = lookupEnv(parent, name); !ok {
+			continue
+		}
+		env = setEnv(env, name, v)
+	}
+	return env
+}
+
+// backupDirFor is where a target's backups go: outside the project for a project's file.
+func backupDirFor(t Target) (string, error) {
+	if t.Scope == "project" {
+		return ProjectBackupDir()
+	}
+	return "", nil
+}
+
+// UnwrapOutcome is what became of one wrapped entry.
+type UnwrapOutcome struct {
+	Record WrapRecord
+	Err    error // not restored: why
+}
+
+// Unwrap restores each recorded entry byte for byte, one write per config file (backed up,
+// atomic). An entry that changed since init --wrap wrote it is left alone unless force is set;
+// one that is gone is reported and its record kept. Restored entries' records are removed; their
+// policies stay (a later init --wrap of the same server uses them again).
+func Unwrap(recs []WrapRecord, force bool) ([]UnwrapOutcome, []WriteResult, error) {
+	var outs []UnwrapOutcome
+	var files []WriteResult
+	var paths []string
+	for _, r := range recs {
+		if !slices.Contains(paths, r.Config) {
+			paths = append(paths, r.Config)
+		}
+	}
+	for _, p := range paths {
+		var group []WrapRecord
+		for _, r := range recs {
+			if r.Config == p {
+				group = append(group, r)
+			}
+		}
+		got, w, err := unwrapFile(p, group, force)
+		outs, files = append(outs, got...), append(files, w...)
+		if err != nil {
+			return outs, files, err
+		}
+		for _, u := range got {
+			if u.Err == nil {
+				os.Remove(u.Record.File)
+			}
+		}
+	}
+	return outs, files, nil
+}
+
+// unwrapFile puts the recorded entries of one config back.
+func unwrapFile(path string, recs []WrapRecord, force bool) ([]UnwrapOutcome, []WriteResult, error) {
+	src, existed, err := readConfig(path)
+	if err != nil || !existed {
+		return nil, nil, errors.Join(err, errNoFile(existed, path))
+	}
+	cur := src
+	var outs []UnwrapOutcome
+	for _, r := range recs {
+		u := UnwrapOutcome{Record: r}
+		start, end, found, err := locateEntry(r.Format, cur, r.Keys)
+		switch {
+		case err != nil:
+			u.Err = &ConfigError{Path: path, Err: err}
+		case !found:
+			u.Err = fmt.Errorf("%s is gone: nothing to restore (its original stays in %s)", r, r.File)
+		case string(cur[start:end]) != r.Wrapped && !force && !mutated("init-unwrap-changed"):
+			u.Err = fmt.Errorf("%s changed since init --wrap wrote it: restoring it would drop that change. Look at it, then run init --unwrap --force to restore the original (kept in %s)", r, r.File)
+		default:
+			cur = splice(cur, start, end, r.Original)
+		}
+		outs = append(outs, u)
+	}
+	if bytes.Equal(cur, src) {
+		return outs, nil, nil
+	}
+	ch := FileChange{Label: path, Path: path, Old: src, New: cur, Existed: true, Mode: 0o644}
+	if recs[0].Scope == "project" {
+		if ch.BackupDir, err = ProjectBackupDir(); err != nil {
+			return outs, nil, err
+		}
+	}
+	written, err := Apply([]FileChange{ch})
+	if err != nil {
+		for i := range outs {
+			if outs[i].Err == nil {
+				outs[i].Err = err
+			}
+		}
+		return outs, nil, err
+	}
+	return outs, written, nil
+}

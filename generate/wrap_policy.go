@@ -1,0 +1,175 @@
+package generate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// WrapRecordSuffix names the file init --wrap keeps beside each policy it generates: the
+// wrapped entry's place and its exact bytes before and after, so that init --unwrap restores it
+// byte for byte. It holds the entry as the client's config did (env values included), so it is
+// readable by its owner only.
+const WrapRecordSuffix = ".orig.json"
+
+// WrapRecord is one wrapped entry: where it is, and its bytes before and after.
+type WrapRecord struct {
+	Version  int      `json:"version"`
+	Client   string   `json:"client"`
+	Scope    string   `json:"scope"`
+	Format   string   `json:"format"` // "json" or "toml", as the client's config
+	Config   string   `json:"config"` // the client's config file
+	Keys     []string `json:"keys"`   // JSON: the keys to the entry; TOML: [table, name]
+	Name     string   `json:"name"`
+	Policy   string   `json:"policy"`
+	Original string   `json:"original"` // the entry's bytes before init --wrap
+	Wrapped  string   `json:"wrapped"`  // its bytes as init --wrap wrote them
+	// PolicyCreated: init --wrap wrote the policy (else it found one left by an earlier wrap).
+	PolicyCreated bool `json:"policy_created"`
+
+	File string `json:"-"` // where this record is kept
+}
+
+func (r WrapRecord) String() string {
+	where := r.Config
+	if len(r.Keys) > 2 {
+		where += " (under " + strings.Join(r.Keys[:len(r.Keys)-1], " → ") + ")"
+	}
+	return fmt.Sprintf("%q in %s", r.Name, where)
+}
+
+// WrapPolicyDir is where init --wrap writes its policies: beside init's own policy.
+func WrapPolicyDir(e Env) string {
+	return filepath.Join(e.ConfigDir, "mcpsandbox", WrapSubcommand)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// wrapPolicyPath picks the policy file for a server: one per client, scope and server, never
+// over a policy another wrapped entry uses. A policy an earlier init --unwrap left (no record
+// beside it) is used again as it is: the user may have widened it.
+func wrapPolicyPath(dir string, s WrapServer) (path string, reuse bool) {
+	base := s.Target.Client.ID
+	if s.Target.Scope != s.Target.Client.Scope() {
+		base += "-" + s.Target.Scope
+	}
+	base = unsafeName.ReplaceAllString(base+"-"+s.Name, "_")
+	for i := 1; ; i++ {
+		p := filepath.Join(dir, base+".toml")
+		if i > 1 {
+			p = filepath.Join(dir, base+"-"+strconv.Itoa(i)+".toml")
+		}
+		if _, err := os.Lstat(p + WrapRecordSuffix); err == nil {
+			continue // another wrapped entry's
+		}
+		if _, err := os.Lstat(p); err == nil {
+			return p, true
+		}
+		return p, false
+	}
+}
+
+// RenderWrapPolicy is the policy init --wrap generates for an entry: the server's name, the
+// names of the variables its entry gives it (never their values), no network, nothing to read or
+// write beyond what wrap itself grants. [wrap].command stays unset: the entry carries the command.
+func RenderWrapPolicy(s WrapServer, path string) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# mcpsandbox wrap policy (version 1), written by `mcpsandbox init --wrap` for the server %q\n", s.Name)
+	fmt.Fprintf(&b, "# in %s's config %s. Its entry there now runs:\n", s.Target.Client.Name, s.Target.Path)
+	fmt.Fprintf(&b, "#   mcpsandbox wrap --policy %s -- %s\n", path, s)
+	b.WriteString("# Widen it knowingly: `mcpsandbox wrap --explain-denials` names every path or host it refuses.\n")
+	fmt.Fprintf(&b, "# Undo: mcpsandbox init --unwrap %s --client %s (restores the entry byte for byte).\n", s.Name, s.Target.Client.ID+scopeSuffix(s.Target))
+	b.WriteString("version = 1\n")
+	fmt.Fprintf(&b, "scheme  = %s\n", tomlString(WrapSubcommand))
+	fmt.Fprintf(&b, "name    = %s  # the wrapped server's name\n\n", tomlString(s.Name))
+	b.WriteString("[limits]  # memory, pids, cpus bound the server's whole process tree; timeout bounds each tools/call\n\n")
+	b.WriteString("[audit]\npath = \"\"  # JSONL audit of every tools/call; \"\" = $XDG_STATE_HOME/mcpsandbox/audit.jsonl\n\n")
+	fmt.Fprintf(&b, "[%s]\n", WrapSubcommand)
+	b.WriteString("# command: unset, the client entry gives it after `--`\n")
+	b.WriteString("read    = []     # paths readable besides system dirs and the command's own install dirs\n")
+	b.WriteString("write   = []     # dirs writable besides the server's private HOME and /tmp\n")
+	fmt.Fprintf(&b, "env     = %s  # variables passed from the client's environment, by name (the entry's env)\n", tomlList(s.EnvNames))
+	b.WriteString("network = false  # false | true | [\"api.example.com\", \"host:443\"] (by name, through the egress proxy)\n")
+	return []byte(b.String())
+}
+
+// scopeSuffix is ":scope" when the target is not the client's default scope.
+func scopeSuffix(t Target) string {
+	if t.Scope == t.Client.Scope() {
+		return ""
+	}
+	return ":" + t.Scope
+}
+
+// createExclusive writes a new file, never over one that exists.
+func createExclusive(path string, data []byte, mode fs.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// saveRecord keeps the record beside its policy, readable by its owner only.
+func saveRecord(r *WrapRecord) error {
+	r.Version = 1
+	r.File = r.Policy + WrapRecordSuffix
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(r.File), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(r.File), err)
+	}
+	return AtomicWrite(r.File, append(b, '\n'), 0o600)
+}
+
+// LoadWrapRecords reads every record in dir, in name order. A record that does not load is an
+// error naming it.
+func LoadWrapRecords(dir string) ([]WrapRecord, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	var out []WrapRecord
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), WrapRecordSuffix) || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		var r WrapRecord
+		if err := json.Unmarshal(b, &r); err != nil || r.Version != 1 || r.Config == "" || len(r.Keys) == 0 {
+			return nil, fmt.Errorf("%s is not a record init --wrap wrote (%v): move it aside", p, err)
+		}
+		r.File = p
+		out = append(out, r)
+	}
+	return out, nil
+}

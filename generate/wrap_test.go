@@ -1,0 +1,401 @@
+package generate
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// wrapFixture is a hermetic machine: a HOME, a config dir, a project, a stand-in for the
+// mcpsandbox binary whose `wrap --policy P -- CMD…` checks the policy and runs CMD (until the
+// real wrap is linked here), and this test binary as the MCP server every entry starts.
+type wrapFixture struct {
+	env    Env
+	bin    string // the stand-in mcpsandbox
+	server string // an MCP server: this test binary with GENERATE_TEST_SERVER set
+	dir    string // the policies
+	parent []string
+}
+
+func newWrapFixture(t *testing.T) *wrapFixture {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in wrap is a shell script")
+	}
+	root := t.TempDir()
+	f := &wrapFixture{env: Env{Home: filepath.Join(root, "home"), ConfigDir: filepath.Join(root, "config"),
+		Project: filepath.Join(root, "proj"), GOOS: runtime.GOOS, LookPath: exec.LookPath}}
+	for _, d := range []string{f.env.Home, f.env.ConfigDir, f.env.Project} {
+		os.MkdirAll(d, 0o755)
+	}
+	t.Setenv("XDG_STATE_HOME", filepath.Join(root, "state"))
+	f.bin = filepath.Join(root, "bin", "mcpsandbox")
+	os.MkdirAll(filepath.Dir(f.bin), 0o755)
+	// The stand-in does what the contract says wrap's command line is, and refuses a policy
+	// that is not a wrap policy or is missing.
+	script := "#!/bin/sh\n[ \"$1\" = wrap ] && [ \"$2\" = --policy ] && [ \"$4\" = -- ] || { echo \"usage: wrap --policy P -- CMD\" >&2; exit 2; }\n" +
+		"grep -q '^scheme  = \"wrap\"' \"$3\" || { echo \"$3: not a wrap policy\" >&2; exit 2; }\nshift 4\nexec \"$@\"\n"
+	if err := os.WriteFile(f.bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.server = exe
+	f.dir = WrapPolicyDir(f.env)
+	f.parent = os.Environ()
+	return f
+}
+
+func (f *wrapFixture) opts() WrapOptions {
+	return WrapOptions{Binary: f.bin, PolicyDir: f.dir, Parent: f.parent, Timeout: 30 * time.Second}
+}
+
+// target resolves a client spec and writes its config.
+func (f *wrapFixture) target(t *testing.T, spec, text string) Target {
+	t.Helper()
+	tg, err := ResolveTarget(spec, f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(tg.Path), 0o755)
+	if err := os.WriteFile(tg.Path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func (f *wrapFixture) list(t *testing.T, tg Target) []WrapServer {
+	t.Helper()
+	src, err := os.ReadFile(tg.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ListServers(tg, src, f.env.LookPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// three stdio servers in the shapes people write: args and env, no args, a cwd and extra keys.
+func threeJSON(srv string) map[string]string {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	return map[string]string{
+		"everything": `{
+      "command": ` + q(srv) + `,
+      "args": ["--stdio", "x y"],
+      "env": {"GENERATE_TEST_SERVER": "1", "API_TOKEN": "${API_TOKEN}"}
+    }`,
+		"bare": `{"command": ` + q(srv) + `, "env": {"GENERATE_TEST_SERVER": "1"}}`,
+		"tabbed": "{\n\t\"env\":   { \"GENERATE_TEST_SERVER\" : \"1\" } ,\n\t\"command\" : " + q(srv) + ",\n\t\"args\" : [ ],\n\t\"cwd\": \"/tmp\",\n\t\"disabled\": false\n    }",
+	}
+}
+
+func TestWrapUnwrapByteIdentical(t *testing.T) {
+	f := newWrapFixture(t)
+	s := threeJSON(f.server)
+	servers := `{"everything": ` + s["everything"] + `,
+    "bare": ` + s["bare"] + `,
+    "tabbed": ` + s["tabbed"] + `}`
+	proj, _ := filepath.EvalSymlinks(f.env.Project)
+	pq, _ := json.Marshal(proj)
+	cases := []struct{ spec, text string }{
+		{"claude-desktop", "{\n  \"globalShortcut\": \"\",\n  \"mcpServers\": " + servers + "\n}\n"},
+		{"claude-code", "{\n  \"numStartups\": 3,\n  \"mcpServers\": {},\n  \"projects\": {\n    \"/elsewhere\": {\"mcpServers\": {}},\n    " + string(pq) +
+			": {\n      \"allowedTools\": [],\n      \"mcpServers\": " + servers + "\n    }\n  }\n}"},
+		{"vscode", "// VS Code's mcp.json is JSONC\n{\n  /* the servers */\n  \"servers\": {\n    // first\n    \"everything\": " + s["everything"] +
+			", // trailing\n    \"bare\": " + s["bare"] + ",\n    \"tabbed\": " + strings.Replace(s["tabbed"], "\"cwd\"", "// a cwd\n\t\"cwd\"", 1) + ",\n  },\n  \"inputs\": []\n}\n"},
+		{"cursor", "\uFEFF{\r\n  \"mcpServers\": {\r\n    \"everything\": " + strings.ReplaceAll(s["everything"], "\n", "\r\n") + ",\r\n    \"bare\": " + s["bare"] + ",\r\n    \"tabbed\": " + s["tabbed"] + "\r\n  }\r\n}"},
+		{"codex", "model = \"o3\"  # comment\n\n[mcp_servers.everything]\ncommand = " + tomlString(f.server) + "\nargs = [\n  \"--stdio\",  # a comment\n  \"x y\",\n]\nenv_vars = [\"API_TOKEN\"]\n\n" +
+			"[mcp_servers.everything.env]\nGENERATE_TEST_SERVER = \"1\"\n\n[mcp_servers.bare]\ncommand = " + tomlString(f.server) + "  # no args\nenv = { GENERATE_TEST_SERVER = \"1\" }\n" +
+			"\n[mcp_servers.\"tabbed\"]\n\targs = []\n\tcommand = '" + f.server + "'\n\tenv = { GENERATE_TEST_SERVER = \"1\" }\n\n[profiles.x]\nmodel = \"gpt\"\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.spec, func(t *testing.T) {
+			tg := f.target(t, c.spec, c.text)
+			list := f.list(t, tg)
+			if len(list) != 3 {
+				t.Fatalf("listed %d servers, want 3: %+v", len(list), list)
+			}
+			for _, s := range list {
+				if s.Skip != "" {
+					t.Fatalf("%s skipped: %s", s.Name, s.Skip)
+				}
+			}
+			outs, files, err := Wrap(context.Background(), f.opts(), list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != 1 || files[0].Backup == "" {
+				t.Errorf("wrote %+v, want one write of %s with a backup", files, tg.Path)
+			}
+			for _, o := range outs {
+				if o.Err != nil {
+					t.Fatalf("%s: %v", o.Server.Name, o.Err)
+				}
+				if len(o.Probe.Tools) == 0 {
+					t.Errorf("%s: no proof: %+v", o.Server.Name, o.Probe)
+				}
+			}
+			checkWrapped(t, f, tg, list, outs)
+			recs, err := LoadWrapRecords(f.dir)
+			if err != nil || len(recs) != 3 {
+				t.Fatalf("records: %d, %v", len(recs), err)
+			}
+			uouts, _, err := Unwrap(recs, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range uouts {
+				if u.Err != nil {
+					t.Errorf("unwrap %s: %v", u.Record.Name, u.Err)
+				}
+			}
+			if got, _ := os.ReadFile(tg.Path); string(got) != c.text {
+				t.Errorf("after wrap and unwrap the file differs:\n%s\nwant:\n%s", got, c.text)
+			}
+			if recs, _ := LoadWrapRecords(f.dir); len(recs) != 0 {
+				t.Errorf("records left after unwrap: %v", recs)
+			}
+			// The policies stay, and a second wrap uses them again instead of adding more.
+			outs, _, err = Wrap(context.Background(), f.opts(), f.list(t, tg))
+			if err != nil || !outs[0].Reused {
+				t.Errorf("second wrap: %v, reused %v", err, outs[0].Reused)
+			}
+			recs, _ = LoadWrapRecords(f.dir)
+			if _, _, err := Unwrap(recs, false); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(tg.Path); string(got) != c.text {
+				t.Errorf("after the second wrap and unwrap the file differs:\n%s", got)
+			}
+		})
+	}
+}
+
+// checkWrapped: each entry now runs bin wrap --policy P -- the original command, keeps its other
+// keys, says it is wrapped when listed again, and its policy names the entry's variables.
+func checkWrapped(t *testing.T, f *wrapFixture, tg Target, before []WrapServer, outs []WrapOutcome) {
+	t.Helper()
+	after := f.list(t, tg)
+	for i, w := range after {
+		b, o := before[i], outs[i]
+		if !w.Wrapped || w.Command != f.bin || w.Policy != o.Record.Policy {
+			t.Errorf("%s after wrap: %s (wrapped %v, policy %q)", w.Name, w, w.Wrapped, w.Policy)
+		}
+		if want := WrapArgs(o.Record.Policy, b.Command, b.Args); !slices.Equal(w.Args, want) {
+			t.Errorf("%s args = %q, want %q", w.Name, w.Args, want)
+		}
+		if !maps(w.Env, b.Env) || !slices.Equal(w.EnvNames, b.EnvNames) {
+			t.Errorf("%s env = %v, want %v kept", w.Name, w.Env, b.Env)
+		}
+		pol, err := os.ReadFile(o.Record.Policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			Version int
+			Scheme  string
+			Name    string
+			Wrap    struct {
+				Command []string
+				Env     []string
+				Network any
+				Read    []string
+				Write   []string
+			}
+		}
+		if _, err := toml.Decode(string(pol), &p); err != nil {
+			t.Fatalf("%s: %v\n%s", o.Record.Policy, err, pol)
+		}
+		if p.Scheme != WrapSubcommand || p.Name != b.Name || p.Wrap.Network != false || len(p.Wrap.Command) != 0 ||
+			!slices.Equal(p.Wrap.Env, b.EnvNames) || len(p.Wrap.Read)+len(p.Wrap.Write) != 0 {
+			t.Errorf("%s: policy %+v, want scheme wrap, name %s, env %v, no network, nothing to read or write", o.Record.Policy, p, b.Name, b.EnvNames)
+		}
+		for k, v := range b.Env {
+			if strings.Contains(string(pol), v) && v != "1" {
+				t.Errorf("the policy holds the value of %s", k)
+			}
+		}
+		if st, err := os.Stat(o.Record.File); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("record %s: %v %v, want mode 0600", o.Record.File, st, err)
+		}
+	}
+}
+
+func maps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Entries init --wrap cannot or must not wrap are listed with the reason, and Wrap leaves them.
+func TestWrapSkips(t *testing.T) {
+	f := newWrapFixture(t)
+	text := `{"mcpServers": {
+  "remote": {"type": "http", "url": "https://example.com/mcp"},
+  "sse": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+  "gone": {"command": "no-such-server-here", "args": []},
+  "sandbox": {"command": "/opt/mcpsandbox", "args": ["serve", "--policy", "/p.toml"]},
+  "ok": {"command": "` + f.server + `", "env": {"GENERATE_TEST_SERVER": "1"}}
+}}
+`
+	tg := f.target(t, "cursor", text)
+	list := f.list(t, tg)
+	want := map[string]string{"remote": "HTTP/SSE", "sse": "HTTP/SSE", "gone": "cannot be found", "sandbox": "mcpsandbox's own", "ok": ""}
+	for _, s := range list {
+		if w := want[s.Name]; w == "" && s.Skip != "" || w != "" && !strings.Contains(s.Skip, w) {
+			t.Errorf("%s: skip %q, want %q", s.Name, s.Skip, w)
+		}
+	}
+	outs, _, err := Wrap(context.Background(), f.opts(), list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if (o.Err == nil) != (o.Server.Name == "ok") {
+			t.Errorf("%s: %v", o.Server.Name, o.Err)
+		}
+	}
+	// Wrapped now: listed as such, and a second wrap changes nothing.
+	list = f.list(t, tg)
+	var ok WrapServer
+	for _, s := range list {
+		if s.Name == "ok" {
+			ok = s
+		}
+	}
+	if !ok.Wrapped || !strings.Contains(ok.Skip, "already") {
+		t.Errorf("wrapped entry listed as %+v", ok)
+	}
+	before, _ := os.ReadFile(tg.Path)
+	outs, files, err := Wrap(context.Background(), f.opts(), []WrapServer{ok})
+	if err != nil || len(files) != 0 || outs[0].Err == nil {
+		t.Errorf("wrapping a wrapped entry: %v, %v, %v", outs[0].Err, files, err)
+	}
+	if after, _ := os.ReadFile(tg.Path); string(after) != string(before) {
+		t.Error("wrapping a wrapped entry changed the file")
+	}
+	recs, _ := LoadWrapRecords(f.dir)
+	if len(recs) != 1 {
+		t.Errorf("records: %v", recs)
+	}
+}
+
+// An entry whose wrapped form does not answer MCP is put back as it was, with its policy and
+// record gone; the others stay wrapped, and unwrapping them gives back the very file.
+func TestWrapProofFailureRollsBack(t *testing.T) {
+	f := newWrapFixture(t)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	text := "{\n  \"mcpServers\": {\n    \"good\": {\"command\": \"" + f.server + "\", \"env\": {\"GENERATE_TEST_SERVER\": \"1\"}},\n" +
+		"    \"broken\": {\"command\": \"" + sh + "\", \"args\": [\"-c\", \"echo no such module >&2; exit 3\"]}\n  }\n}\n"
+	tg := f.target(t, "claude-desktop", text)
+	outs, files, err := Wrap(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 {
+		t.Errorf("wrote %d times, want 2 (the wrap, then the broken entry put back)", len(files))
+	}
+	if outs[0].Err != nil {
+		t.Errorf("good: %v", outs[0].Err)
+	}
+	if e := outs[1].Err; e == nil || !strings.Contains(e.Error(), "put back") || !strings.Contains(e.Error(), "no such module") {
+		t.Errorf("broken: %v, want the server's words and that it was put back", e)
+	}
+	if _, err := os.Stat(outs[1].Record.Policy); err == nil {
+		t.Error("the broken entry's policy was left")
+	}
+	for _, s := range f.list(t, tg) {
+		if s.Wrapped != (s.Name == "good") {
+			t.Errorf("%s wrapped = %v", s.Name, s.Wrapped)
+		}
+	}
+	recs, _ := LoadWrapRecords(f.dir)
+	if len(recs) != 1 || recs[0].Name != "good" {
+		t.Fatalf("records %v, want good's alone", recs)
+	}
+	if _, _, err := Unwrap(recs, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(tg.Path); string(got) != text {
+		t.Errorf("after unwrap:\n%s\nwant:\n%s", got, text)
+	}
+}
+
+// A file changed elsewhere after wrap: unwrap restores just the entry. An entry the user changed
+// after wrap is left alone unless forced.
+func TestUnwrapAfterOtherChanges(t *testing.T) {
+	f := newWrapFixture(t)
+	text := "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"" + f.server + "\", \"env\": {\"GENERATE_TEST_SERVER\": \"1\"}},\n" +
+		"    \"b\": {\"command\": \"" + f.server + "\", \"env\": {\"GENERATE_TEST_SERVER\": \"1\"}}\n  }\n}\n"
+	tg := f.target(t, "windsurf", text)
+	if _, _, err := Wrap(context.Background(), f.opts(), f.list(t, tg)); err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := os.ReadFile(tg.Path)
+	// Another program adds a key at the top and a server; the user edits b's wrapped entry.
+	edited := strings.Replace(string(cur), "{\n", "{\n  \"theme\": \"dark\",\n", 1)
+	edited = strings.Replace(edited, "\"a\": {", "\"new\": {\"command\": \"x\"},\n    \"a\": {", 1)
+	edited = strings.Replace(edited, "\"b\": {\"command\"", "\"b\": {\"disabled\": true, \"command\"", 1)
+	os.WriteFile(tg.Path, []byte(edited), 0o644)
+	recs, _ := LoadWrapRecords(f.dir)
+	outs, _, err := Unwrap(recs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if (o.Err == nil) != (o.Record.Name == "a") {
+			t.Errorf("%s: %v", o.Record.Name, o.Err)
+		}
+	}
+	got, _ := os.ReadFile(tg.Path)
+	want := strings.Replace(text, "{\n", "{\n  \"theme\": \"dark\",\n", 1)
+	want = strings.Replace(want, "\"a\": {", "\"new\": {\"command\": \"x\"},\n    \"a\": {", 1)
+	if a := strings.Split(string(got), "\n")[4]; a != strings.Split(want, "\n")[4] {
+		t.Errorf("a not restored: %q, want %q", a, strings.Split(want, "\n")[4])
+	}
+	recs, _ = LoadWrapRecords(f.dir)
+	if len(recs) != 1 || recs[0].Name != "b" {
+		t.Fatalf("records %v, want b's kept", recs)
+	}
+	if _, _, err := Unwrap(recs, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(tg.Path); string(got) != want {
+		t.Errorf("after unwrap --force:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestStripJSONC(t *testing.T) {
+	in := `{"a": "x // not a comment, ]", /* c */ "b": [1, 2, /* c */ ], // c
+  "c": {"d": "\"", },
+}`
+	var v map[string]any
+	if err := decodeJSONC([]byte(in), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v["a"] != "x // not a comment, ]" || len(v["b"].([]any)) != 2 {
+		t.Errorf("decoded %v", v)
+	}
+}
