@@ -97,7 +97,7 @@ func threeJSON(srv string) map[string]string {
       "args": ["--stdio", "x y"],
       "env": {"GENERATE_TEST_SERVER": "1", "API_TOKEN": "${API_TOKEN}"}
     }`,
-		"bare": `{"command": ` + q(srv) + `, "env": {"GENERATE_TEST_SERVER": "1"}}`,
+		"bare":   `{"command": ` + q(srv) + `, "env": {"GENERATE_TEST_SERVER": "1"}}`,
 		"tabbed": "{\n\t\"env\":   { \"GENERATE_TEST_SERVER\" : \"1\" } ,\n\t\"command\" : " + q(srv) + ",\n\t\"args\" : [ ],\n\t\"cwd\": \"/tmp\",\n\t\"disabled\": false\n    }",
 	}
 }
