@@ -354,3 +354,52 @@ func readConfig(path string) ([]byte, bool, error) {
 	}
 	return b, true, nil
 }
+
+// WrapTargets are the configs init --wrap looks in: those of the given client specs (ID or
+// ID:SCOPE), or with none every client's every scope whose config file exists. Claude Code's
+// local and user scopes share ~/.claude.json and are two targets (their servers sit under
+// different keys).
+func WrapTargets(e Env, specs []string) ([]Target, error) {
+	var out []Target
+	add := func(t Target) {
+		if !slices.ContainsFunc(out, func(o Target) bool { return o.Path == t.Path && slices.Equal(o.Client.KeyPath, t.Client.KeyPath) }) {
+			out = append(out, t)
+		}
+	}
+	for _, s := range specs {
+		t, err := ResolveTarget(s, e)
+		if err != nil {
+			return nil, err
+		}
+		add(t)
+	}
+	if len(specs) > 0 {
+		return out, nil
+	}
+	for _, c := range Clients() {
+		scopes := c.Scopes()
+		slices.SortStableFunc(scopes, func(a, b string) int { // the default scope first
+			return boolInt(b == c.Scope()) - boolInt(a == c.Scope())
+		})
+		for _, scope := range scopes {
+			t, err := ResolveTarget(c.ID+":"+scope, e)
+			if err != nil {
+				return nil, err
+			}
+			if st, err := os.Stat(t.Path); err == nil && st.Mode().IsRegular() {
+				add(t)
+			}
+		}
+	}
+	return out, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Spec is the target as --client names it: ID, or ID:SCOPE for a scope not the default.
+func (t Target) Spec() string { return t.Client.ID + scopeSuffix(t) }

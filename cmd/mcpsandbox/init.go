@@ -35,6 +35,7 @@ type InitOptions struct {
 	baseFrom  string            // the policy file the wizard started from ("" = none)
 	clients   bool              // only the clients of the server answering at --http (no policy)
 	bin       string            // the binary the entries run (entryBinary)
+	wrap      wrapFlags         // init --wrap / --unwrap (init_wrap.go)
 }
 
 // NewCmdInit builds `init`; runF replaces the run function in tests.
@@ -67,9 +68,12 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
                                                     # clients of the serve --http running there (its own policy); only the variable's name is written
   mcpsandbox init --scheme docker --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
                                                     # also writes the policy to start serve --http with`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: initArgs(o),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			o.set = func(n string) bool { return cmd.Flags().Changed(n) }
+			if o.wrap.on() {
+				return runInitWrap(cmd.Context(), o, args)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -105,6 +109,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.BoolVar(&o.Print, "print", false, "print the client entries to stdout instead of editing client configs (the policy is still written)")
 	fl.BoolVar(&o.Force, "force", false, "replace an existing server entry of the same name, or an existing policy file")
 	fl.BoolVar(&o.Verify, "verify", false, "run mcpsandbox verify on the result (audit, host checks, attacks)")
+	addWrapFlags(fl, o)
 	return cmd
 }
 
