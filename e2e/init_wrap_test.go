@@ -1,0 +1,185 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	expect "github.com/Netflix/go-expect"
+	"github.com/creack/pty"
+	"github.com/hinshun/vt10x"
+)
+
+// wrapInitEnv is an initEnv whose Claude Code config (local scope: ~/.claude.json under the
+// project's path) holds three stdio servers and an HTTP one. Each server is a real MCP server:
+// mcpsandbox's own `serve --default`, under another name (a server named mcpsandbox would be
+// taken for init's own entry). wrapBin is what the wrapped entries run: a stand-in doing what
+// the contract says `mcpsandbox wrap --policy P -- CMD…` does at the least (check the policy,
+// run CMD) until the real wrap is in this build.
+type wrapInitEnv struct {
+	*initEnv
+	config, text, wrapBin string
+}
+
+func newWrapInitEnv(t *testing.T) *wrapInitEnv {
+	t.Helper()
+	e := &wrapInitEnv{initEnv: newInitEnv(t)}
+	srv := filepath.Join(e.home, "bin", "mcp-server-tools")
+	os.MkdirAll(filepath.Dir(srv), 0o755)
+	if err := os.Symlink(binPath, srv); err != nil {
+		t.Fatal(err)
+	}
+	e.wrapBin = filepath.Join(e.home, "bin", "mcpsandbox-wrap-standin")
+	script := "#!/bin/sh\n[ \"$1\" = wrap ] && [ \"$2\" = --policy ] && [ \"$4\" = -- ] || exit 2\n" +
+		"grep -q '^scheme  = \"wrap\"' \"$3\" || { echo \"$3: not a wrap policy\" >&2; exit 2; }\nshift 4\nexec \"$@\"\n"
+	os.WriteFile(e.wrapBin, []byte(script), 0o755)
+	proj, _ := filepath.EvalSymlinks(e.project)
+	q := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	ws := func(n string) string { d := filepath.Join(e.home, "ws-"+n); os.MkdirAll(d, 0o755); return d }
+	e.text = "{\n  \"numStartups\": 4,\n  \"projects\": {\n    " + q(proj) + ": {\n      \"allowedTools\": [],\n      \"mcpServers\": {\n" +
+		"        \"tools\": {\n          \"type\": \"stdio\",\n          \"command\": " + q(srv) + ",\n          \"args\": [\"serve\", \"--default\", \"--workspace\", " + q(ws("a")) + "],\n          \"env\": {\"DEMO_TOKEN\": \"${DEMO_TOKEN}\"}\n        },\n" +
+		"        \"tools-b\": {\"type\": \"stdio\", \"command\": " + q(srv) + ", \"args\": [\"serve\", \"--default\", \"--workspace\", " + q(ws("b")) + "]},\n" +
+		"        \"remote\": {\"type\": \"http\", \"url\": \"https://example.com/mcp\"},\n" +
+		"        \"tools-c\": {\n          \"command\": " + q(srv) + ",\n          \"args\": [\"serve\", \"--default\", \"--workspace\", " + q(ws("c")) + "],\n          \"env\": {}\n        }\n" +
+		"      }\n    }\n  }\n}\n"
+	e.config = filepath.Join(e.home, ".claude.json")
+	if err := os.WriteFile(e.config, []byte(e.text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// The acceptance path of init --wrap: the servers listed (the HTTP one left, with why), all
+// wrapped by flags, each proven by starting it as Claude Code would, the entries rewritten as
+// the contract says, and init --unwrap leaving the file byte-identical.
+func TestInitWrapUnwrap(t *testing.T) {
+	e := newWrapInitEnv(t)
+	out, stderr, code := e.run(t, "", "--wrap")
+	if code != 0 || !strings.Contains(out, "tools-b") || !strings.Contains(out, "remote           left: it is reached over HTTP/SSE") {
+		t.Fatalf("init --wrap without a terminal does not list the servers: exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, stderr, code = e.run(t, "", "--wrap", "all", "--client", "claude-code", "--command", e.wrapBin)
+	if code != 0 || strings.Count(out, "wrapped: ") != 3 || strings.Count(out, "checked: the wrapped entry starts") != 3 ||
+		!strings.Contains(stderr, `left: "remote"`) {
+		t.Fatalf("init --wrap all: exit %d\n%s\n%s", code, out, stderr)
+	}
+	b, _ := os.ReadFile(e.config)
+	var cfg struct {
+		Projects map[string]struct {
+			MCPServers map[string]struct {
+				Type    string
+				Command string
+				Args    []string
+				Env     map[string]string
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	proj, _ := filepath.EvalSymlinks(e.project)
+	for _, n := range []string{"tools", "tools-b", "tools-c"} {
+		s := cfg.Projects[proj].MCPServers[n]
+		if s.Command != e.wrapBin || len(s.Args) < 5 || s.Args[0] != "wrap" || s.Args[1] != "--policy" || s.Args[3] != "--" ||
+			!strings.HasSuffix(s.Args[4], "mcp-server-tools") || s.Args[5] != "serve" {
+			t.Errorf("%s: %+v", n, s)
+		}
+		if _, err := os.Stat(s.Args[2]); err != nil {
+			t.Errorf("%s: its policy: %v", n, err)
+		}
+	}
+	if s := cfg.Projects[proj].MCPServers["tools"]; s.Type != "stdio" || s.Env["DEMO_TOKEN"] != "${DEMO_TOKEN}" {
+		t.Errorf("tools lost its other keys: %+v", s)
+	}
+	pb, _ := os.ReadFile(cfg.Projects[proj].MCPServers["tools"].Args[2])
+	if !strings.Contains(string(pb), `env     = ["DEMO_TOKEN"]`) || !strings.Contains(string(pb), "network = false") {
+		t.Errorf("the policy of tools:\n%s", pb)
+	}
+	// Listed again: wrapped, with its policy.
+	if out, _, _ := e.run(t, "", "--wrap"); !strings.Contains(out, "left: it runs through mcpsandbox wrap already") {
+		t.Errorf("a wrapped entry is not listed as such:\n%s", out)
+	}
+	out, stderr, code = e.run(t, "", "--unwrap", "all")
+	if code != 0 || strings.Count(out, "restored: ") != 3 {
+		t.Fatalf("init --unwrap all: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(e.config); string(b) != e.text {
+		t.Errorf("after init --wrap and --unwrap ~/.claude.json differs:\n%s\nwant:\n%s", b, e.text)
+	}
+}
+
+// A name that is not there is refused with the list; a wrapped entry that does not answer is
+// put back and init exits 1 saying why.
+func TestInitWrapRefusals(t *testing.T) {
+	e := newWrapInitEnv(t)
+	out, stderr, code := e.run(t, "", "--wrap", "nosuch", "--command", e.wrapBin)
+	if code == 0 || !strings.Contains(stderr, `no server named "nosuch"`) || !strings.Contains(stderr, "tools-b") {
+		t.Errorf("an unknown name: exit %d\n%s\n%s", code, out, stderr)
+	}
+	// A stand-in that refuses to start the server: the proof fails, nothing stays changed.
+	bad := filepath.Join(e.home, "bin", "mcpsandbox-broken")
+	os.WriteFile(bad, []byte("#!/bin/sh\necho 'wrap: cannot apply Landlock' >&2\nexit 1\n"), 0o755)
+	out, stderr, code = e.run(t, "", "--wrap", "tools", "--command", bad)
+	if code != 1 || !strings.Contains(out, "not wrapped") || !strings.Contains(out, "cannot apply Landlock") || !strings.Contains(out, "put back") {
+		t.Errorf("a wrapped entry that does not start: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(e.config); string(b) != e.text {
+		t.Errorf("the config changed:\n%s", b)
+	}
+}
+
+// On a terminal, init --wrap asks which servers (a multi-select), and init --unwrap which to
+// restore.
+func TestInitWrapPTY(t *testing.T) {
+	e := newWrapInitEnv(t)
+	w := startInitPTY(t, e.initEnv, "--wrap", "--command", e.wrapBin)
+	w.step("Wrap which servers", " "+enter) // the first: tools
+	w.expect("wrapped: \"tools\"")
+	if err := w.exit(); err != nil {
+		t.Fatal(err)
+	}
+	w = startInitPTY(t, e.initEnv, "--unwrap")
+	w.step("Restore which entries", " "+enter)
+	w.expect("restored: ")
+	if err := w.exit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(e.config); string(b) != e.text {
+		t.Errorf("after wrap and unwrap on a terminal the config differs:\n%s", b)
+	}
+}
+
+// startInitPTY runs init with args on a pseudo-terminal (startWizard, with arguments).
+func startInitPTY(t *testing.T, e *initEnv, args ...string) *wizardRun {
+	t.Helper()
+	ptm, pts, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := vt10x.New(vt10x.WithWriter(pts))
+	con, err := expect.NewConsole(expect.WithStdin(ptm), expect.WithStdout(term), expect.WithCloser(ptm, pts),
+		expect.WithDefaultTimeout(60*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &wizardRun{t: t, con: con, done: make(chan error, 1)}
+	w.cmd = exec.Command(binPath, append([]string{"init"}, args...)...)
+	w.cmd.Env, w.cmd.Dir = append(e.env, "TERM=xterm"), e.project
+	w.cmd.Stdin, w.cmd.Stdout, w.cmd.Stderr = con.Tty(), con.Tty(), con.Tty()
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.done <- w.cmd.Wait() }()
+	t.Cleanup(func() {
+		w.cmd.Process.Kill()
+		con.Close()
+		if t.Failed() {
+			t.Logf("screen:\n%s", w.seen.String())
+		}
+	})
+	return w
+}
