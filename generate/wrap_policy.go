@@ -87,7 +87,7 @@ func RenderWrapPolicy(s WrapServer, path string) []byte {
 	fmt.Fprintf(&b, "# Undo: mcpsandbox init --unwrap %s --client %s (restores the entry byte for byte).\n", s.Name, s.Target.Client.ID+scopeSuffix(s.Target))
 	b.WriteString("version = 1\n")
 	fmt.Fprintf(&b, "scheme  = %s\n", tomlString(WrapSubcommand))
-	fmt.Fprintf(&b, "name    = %s  # the wrapped server's name\n\n", tomlString(s.Name))
+	fmt.Fprintf(&b, "name    = %s  # the wrapped server's name\n\n", tomlString(PolicyName(s.Name)))
 	b.WriteString("[limits]  # memory, pids, cpus bound the server's whole process tree; timeout bounds each tools/call\n\n")
 	b.WriteString("[audit]\npath = \"\"  # JSONL audit of every tools/call; \"\" = $XDG_STATE_HOME/mcpsandbox/audit.jsonl\n\n")
 	fmt.Fprintf(&b, "[%s]\n", WrapSubcommand)
@@ -97,6 +97,21 @@ func RenderWrapPolicy(s WrapServer, path string) []byte {
 	fmt.Fprintf(&b, "env     = %s  # variables passed from the client's environment, by name (the entry's env)\n", tomlList(s.EnvNames))
 	b.WriteString("network = false  # false | true | [\"api.example.com\", \"host:443\"] (by name, through the egress proxy)\n")
 	return []byte(b.String())
+}
+
+var badNameRun = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// PolicyName is a client's server name as a policy's name can hold it (letters, digits, '-',
+// '_' and '.', starting with a letter or digit, at most 64): other characters become '-'.
+func PolicyName(n string) string {
+	n = strings.TrimLeft(badNameRun.ReplaceAllString(n, "-"), "-_.")
+	if len(n) > 64 {
+		n = n[:64]
+	}
+	if n == "" {
+		return "server"
+	}
+	return n
 }
 
 // scopeSuffix is ":scope" when the target is not the client's default scope.
@@ -141,7 +156,11 @@ func saveRecord(r *WrapRecord) error {
 	if err := os.MkdirAll(filepath.Dir(r.File), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(r.File), err)
 	}
-	return AtomicWrite(r.File, append(b, '\n'), 0o600)
+	mode := os.FileMode(0o600) // it holds the entry's env values
+	if mutated("init-wrap-record-readable") {
+		mode = 0o644
+	}
+	return AtomicWrite(r.File, append(b, '\n'), mode)
 }
 
 // LoadWrapRecords reads every record in dir, in name order. A record that does not load is an

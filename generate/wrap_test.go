@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -397,5 +398,18 @@ func TestStripJSONC(t *testing.T) {
 	}
 	if v["a"] != "x // not a comment, ]" || len(v["b"].([]any)) != 2 {
 		t.Errorf("decoded %v", v)
+	}
+}
+
+// A client's server name may hold what a policy's name cannot ("github/mcp", spaces).
+func TestPolicyName(t *testing.T) {
+	valid := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) // policy/validate.go's nameRe
+	for _, n := range []string{"everything", "github/mcp server", "@scope/pkg", "..", "", strings.Repeat("x", 80), "日本"} {
+		if got := PolicyName(n); !valid.MatchString(got) {
+			t.Errorf("PolicyName(%q) = %q, not a valid policy name", n, got)
+		}
+	}
+	if got := PolicyName("my-server_1.2"); got != "my-server_1.2" {
+		t.Errorf("a valid name changed: %q", got)
 	}
 }
