@@ -120,7 +120,11 @@ func wrapOne(o WrapOptions, cur []byte, out *WrapOutcome) ([]byte, error) {
 	out.Record = WrapRecord{Client: s.Target.Client.ID, Scope: s.Target.Scope, Format: s.Target.Client.Format, Config: s.Target.Path,
 		Keys: s.Keys, Name: s.Name, Policy: pol, Original: string(s.Raw), Wrapped: string(wrapped), PolicyCreated: !reuse}
 	if !reuse {
-		if err := createExclusive(pol, RenderWrapPolicy(s, pol), 0o644); err != nil {
+		text, err := RenderWrapPolicy(s, pol)
+		if err == nil {
+			err = createExclusive(pol, text, 0o644)
+		}
+		if err != nil {
 			return cur, err
 		}
 	}

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // WrapRecordSuffix names the file init --wrap keeps beside each policy it generates: the
@@ -78,7 +82,34 @@ func wrapPolicyPath(dir string, s WrapServer) (path string, reuse bool) {
 // RenderWrapPolicy is the policy init --wrap generates for an entry: the server's name, the
 // names of the variables its entry gives it (never their values), no network, nothing to read or
 // write beyond what wrap itself grants. [wrap].command stays unset: the entry carries the command.
-func RenderWrapPolicy(s WrapServer, path string) []byte {
+func RenderWrapPolicy(s WrapServer, path string) ([]byte, error) {
+	b := renderWrapPolicy(s, path, nil)
+	if !slices.Contains(policy.Schemes, WrapSubcommand) {
+		return b, nil // a build without the wrap scheme: nothing to check it against
+	}
+	// Variables wrap refuses to pass (PATH, HOME: wrap sets them; LD_*, NODE_OPTIONS: they
+	// inject code) are left out of the policy, and it says so.
+	dropped := map[string]string{}
+	for range 2 {
+		_, err := policy.Parse(path, b)
+		var pe *policy.Error
+		if err == nil || !errors.As(err, &pe) {
+			return b, err
+		}
+		for _, pr := range pe.Problems {
+			var i int
+			if _, serr := fmt.Sscanf(pr.Key, WrapSubcommand+".env[%d]", &i); serr != nil || i >= len(s.EnvNames) {
+				return nil, fmt.Errorf("the policy init --wrap generated does not load (a bug in mcpsandbox): %w", err)
+			}
+			dropped[s.EnvNames[i]] = pr.Msg
+		}
+		s.EnvNames = slices.DeleteFunc(slices.Clone(s.EnvNames), func(n string) bool { _, ok := dropped[n]; return ok })
+		b = renderWrapPolicy(s, path, dropped)
+	}
+	return b, nil
+}
+
+func renderWrapPolicy(s WrapServer, path string, dropped map[string]string) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# mcpsandbox wrap policy (version 1), written by `mcpsandbox init --wrap` for the server %q\n", s.Name)
 	fmt.Fprintf(&b, "# in %s's config %s. Its entry there now runs:\n", s.Target.Client.Name, s.Target.Path)
@@ -95,6 +126,9 @@ func RenderWrapPolicy(s WrapServer, path string) []byte {
 	b.WriteString("read    = []     # paths readable besides system dirs and the command's own install dirs\n")
 	b.WriteString("write   = []     # dirs writable besides the server's private HOME and /tmp\n")
 	fmt.Fprintf(&b, "env     = %s  # variables passed from the client's environment, by name (the entry's env)\n", tomlList(s.EnvNames))
+	for _, n := range slices.Sorted(maps.Keys(dropped)) {
+		fmt.Fprintf(&b, "# not passed: %s, which the entry sets (%s)\n", n, dropped[n])
+	}
 	b.WriteString("network = false  # false | true | [\"api.example.com\", \"host:443\"] (by name, through the egress proxy)\n")
 	return []byte(b.String())
 }

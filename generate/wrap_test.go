@@ -198,7 +198,7 @@ func checkWrapped(t *testing.T, f *wrapFixture, tg Target, before []WrapServer, 
 		if want := WrapArgs(o.Record.Policy, b.Command, b.Args); !slices.Equal(w.Args, want) {
 			t.Errorf("%s args = %q, want %q", w.Name, w.Args, want)
 		}
-		if !maps(w.Env, b.Env) || !slices.Equal(w.EnvNames, b.EnvNames) {
+		if !sameMap(w.Env, b.Env) || !slices.Equal(w.EnvNames, b.EnvNames) {
 			t.Errorf("%s env = %v, want %v kept", w.Name, w.Env, b.Env)
 		}
 		pol, err := os.ReadFile(o.Record.Policy)
@@ -235,7 +235,7 @@ func checkWrapped(t *testing.T, f *wrapFixture, tg Target, before []WrapServer, 
 	}
 }
 
-func maps(a, b map[string]string) bool {
+func sameMap(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
 	}
