@@ -183,3 +183,64 @@ func startInitPTY(t *testing.T, e *initEnv, args ...string) *wizardRun {
 	})
 	return w
 }
+
+// Entries init --wrap rewrote work in real clients: Claude Code's own `mcp list` starts each
+// (local scope, the project's key in ~/.claude.json) and reports it Connected, and the official
+// MCP Inspector's CLI lists the tools through a wrapped Claude Desktop entry, read from the file.
+func TestInitWrapInRealClients(t *testing.T) {
+	claude, inspector := clientCLI(t, "claude"), clientCLI(t, "mcp-inspector")
+	e := newWrapInitEnv(t)
+	desktop := filepath.Join(e.initEnv.config, "Claude", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(desktop), 0o755)
+	ws := filepath.Join(e.home, "ws-d")
+	os.MkdirAll(ws, 0o755)
+	srv := filepath.Join(e.home, "bin", "mcp-server-tools")
+	dtext := `{"mcpServers": {"tools": {"command": "` + srv + `", "args": ["serve", "--default", "--workspace", "` + ws + `"]}}}`
+	os.WriteFile(desktop, []byte(dtext), 0o644)
+	for _, c := range []string{"claude-code", "claude-desktop"} {
+		if out, stderr, code := e.run(t, "", "--wrap", "all", "--client", c, "--command", e.wrapBin); code != 0 {
+			t.Fatalf("init --wrap all --client %s: exit %d\n%s\n%s", c, code, out, stderr)
+		}
+	}
+	cmd := exec.Command(claude, "mcp", "list")
+	cmd.Env, cmd.Dir = e.env, e.project
+	out, stderr, _ := runCmdTimeout(t, cmd, 120*time.Second)
+	for _, n := range []string{"tools", "tools-b", "tools-c"} {
+		ok := false
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, n+": "+e.wrapBin+" wrap --policy ") && strings.Contains(l, "Connected") && !strings.Contains(l, "Disconnected") {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("claude mcp list does not show the wrapped %s connected:\n%s\n%s", n, out, stderr)
+		}
+	}
+	cmd = exec.Command(inspector, "--cli", "--config", desktop, "--server", "tools", "--method", "tools/list")
+	cmd.Env, cmd.Dir = append(e.env, "MCP_INSPECTOR_SECRET_STORE=memory"), e.project
+	out, stderr, code := runCmdTimeout(t, cmd, 90*time.Second)
+	if code != 0 || !strings.Contains(out, "run_allowed_command") {
+		t.Errorf("the Inspector's tools/list through the wrapped entry: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if out, stderr, code := e.run(t, "", "--unwrap", "all"); code != 0 {
+		t.Fatalf("init --unwrap all: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(desktop); string(b) != dtext {
+		t.Errorf("Claude Desktop's config after unwrap:\n%s", b)
+	}
+	// Claude Code re-rendered ~/.claude.json when it saved it (its own indentation, one array
+	// item a line): each entry is still restored, to its original bytes, its keys kept.
+	b, _ := os.ReadFile(e.config)
+	for n, want := range map[string]string{
+		"tools":   "\"tools\": {\n          \"type\": \"stdio\",\n",
+		"tools-b": "\"tools-b\": {\"type\": \"stdio\", \"command\": ",
+		"tools-c": "\"tools-c\": {\n          \"command\": ",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s not restored byte for byte into Claude Code's re-rendered file:\n%s\nwant in it:\n%s", n, b, want)
+		}
+	}
+	if !strings.Contains(string(b), "firstStartTime") {
+		t.Errorf("Claude Code's own keys are gone:\n%s", b)
+	}
+}

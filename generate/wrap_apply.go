@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/BurntSushi/toml"
 )
 
 // WrapOptions are what init --wrap needs besides the entries.
@@ -309,7 +312,7 @@ func unwrapFile(path string, recs []WrapRecord, force bool) ([]UnwrapOutcome, []
 			u.Err = &ConfigError{Path: path, Err: err}
 		case !found:
 			u.Err = fmt.Errorf("%s is gone: nothing to restore (its original stays in %s)", r, r.File)
-		case string(cur[start:end]) != r.Wrapped && !force && !mutated("init-unwrap-changed"):
+		case !sameEntry(r.Format, cur[start:end], []byte(r.Wrapped)) && !force && !mutated("init-unwrap-changed"):
 			u.Err = fmt.Errorf("%s changed since init --wrap wrote it: restoring it would drop that change. Look at it, then run init --unwrap --force to restore the original (kept in %s)", r, r.File)
 		default:
 			cur = splice(cur, start, end, r.Original)
@@ -335,4 +338,27 @@ func unwrapFile(path string, recs []WrapRecord, force bool) ([]UnwrapOutcome, []
 		return outs, nil, err
 	}
 	return outs, written, nil
+}
+
+// sameEntry reports whether the entry is still the one init --wrap wrote: the same bytes, or the
+// same value written differently (Claude Code re-renders all of ~/.claude.json whenever it saves
+// it: its own indentation, one array item a line).
+func sameEntry(format string, cur, wrapped []byte) bool {
+	if bytes.Equal(cur, wrapped) {
+		return true
+	}
+	var a, b any
+	if format == "toml" {
+		var ma, mb map[string]any
+		if _, err := toml.Decode(string(cur), &ma); err != nil {
+			return false
+		}
+		if _, err := toml.Decode(string(wrapped), &mb); err != nil {
+			return false
+		}
+		a, b = ma, mb
+	} else if decodeJSONC(cur, &a) != nil || decodeJSONC(wrapped, &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
 }

@@ -413,3 +413,27 @@ func TestPolicyName(t *testing.T) {
 		t.Errorf("a valid name changed: %q", got)
 	}
 }
+
+// A client that re-renders its whole config when it saves it (Claude Code, ~/.claude.json: its
+// own indentation, one array item a line) has not changed the entry: unwrap restores it.
+func TestUnwrapAfterTheClientReRendered(t *testing.T) {
+	f := newWrapFixture(t)
+	entry := `{"command": "` + f.server + `", "args": ["-x"], "env": {"GENERATE_TEST_SERVER": "1"}}`
+	tg := f.target(t, "claude-code:user", `{"mcpServers": {"a": `+entry+`}}`)
+	if _, _, err := Wrap(context.Background(), f.opts(), f.list(t, tg)); err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	b, _ := os.ReadFile(tg.Path)
+	json.Unmarshal(b, &v)
+	b, _ = json.MarshalIndent(v, "", "  ")
+	os.WriteFile(tg.Path, b, 0o644)
+	recs, _ := LoadWrapRecords(f.dir)
+	outs, _, err := Unwrap(recs, false)
+	if err != nil || outs[0].Err != nil {
+		t.Fatalf("%v %v", err, outs[0].Err)
+	}
+	if got, _ := os.ReadFile(tg.Path); !strings.Contains(string(got), `"a": `+entry) {
+		t.Errorf("the entry is not restored byte for byte:\n%s", got)
+	}
+}
