@@ -437,3 +437,38 @@ func TestUnwrapAfterTheClientReRendered(t *testing.T) {
 		t.Errorf("the entry is not restored byte for byte:\n%s", got)
 	}
 }
+
+// Codex entries in the shapes TOML allows: multi-line and literal strings, comments holding
+// brackets, an inline table (left, with why), a quoted name.
+func TestWrapCodexShapes(t *testing.T) {
+	f := newWrapFixture(t)
+	text := "[mcp_servers]\ninline = { command = \"x\" }\n\n[mcp_servers.'quoted.name']\ncommand = '''" + f.server + "'''\n" +
+		"args = [ # a [bracket] in a comment\n  \"\"\"multi\nline\"\"\", 'lit]', ]\nenv = { GENERATE_TEST_SERVER = \"1\" }\n" +
+		"[mcp_servers.'quoted.name'.extra]\ncommand = \"not this one\"\n"
+	tg := f.target(t, "codex", text)
+	list := f.list(t, tg)
+	if len(list) != 2 || !strings.Contains(list[0].Skip, "inline") || list[1].Skip != "" {
+		t.Fatalf("listed %+v", list)
+	}
+	if want := []string{"multi\nline", "lit]"}; !slices.Equal(list[1].Args, want) {
+		t.Errorf("args %q, want %q", list[1].Args, want)
+	}
+	outs, _, err := Wrap(context.Background(), f.opts(), list[1:])
+	if err != nil || outs[0].Err != nil {
+		t.Fatalf("%v %v", err, outs[0].Err)
+	}
+	after := f.list(t, tg)
+	if !after[1].Wrapped || !slices.Equal(after[1].Args[4:], []string{f.server, "multi\nline", "lit]"}) {
+		t.Errorf("after wrap: %+v", after[1])
+	}
+	if b, _ := os.ReadFile(tg.Path); !strings.Contains(string(b), "command = \"not this one\"") {
+		t.Errorf("the sub-table's key was rewritten:\n%s", b)
+	}
+	recs, _ := LoadWrapRecords(f.dir)
+	if _, _, err := Unwrap(recs, false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(tg.Path); string(b) != text {
+		t.Errorf("after unwrap:\n%s\nwant:\n%s", b, text)
+	}
+}
