@@ -111,11 +111,12 @@ func RenderWrapPolicy(s WrapServer, path string) ([]byte, error) {
 
 func renderWrapPolicy(s WrapServer, path string, dropped map[string]string) []byte {
 	var b strings.Builder
+	line := commentText{}
 	fmt.Fprintf(&b, "# mcpsandbox wrap policy (version 1), written by `mcpsandbox init --wrap` for the server %q\n", s.Name)
-	fmt.Fprintf(&b, "# in %s's config %s. Its entry there now runs:\n", s.Target.Client.Name, s.Target.Path)
-	fmt.Fprintf(&b, "#   mcpsandbox wrap --policy %s -- %s\n", path, s)
+	fmt.Fprintf(&b, "# in %s's config %s. Its entry there now runs:\n", s.Target.Client.Name, line.Replace(s.Target.Path))
+	fmt.Fprintf(&b, "#   mcpsandbox wrap --policy %s -- %s\n", line.Replace(path), line.Replace(s.String()))
 	b.WriteString("# Widen it knowingly: `mcpsandbox wrap --explain-denials` names every path or host it refuses.\n")
-	fmt.Fprintf(&b, "# Undo: mcpsandbox init --unwrap %s --client %s (restores the entry byte for byte).\n", s.Name, s.Target.Client.ID+scopeSuffix(s.Target))
+	fmt.Fprintf(&b, "# Undo: mcpsandbox init --unwrap %s --client %s (restores the entry byte for byte).\n", line.Replace(s.Name), s.Target.Spec())
 	b.WriteString("version = 1\n")
 	fmt.Fprintf(&b, "scheme  = %s\n", tomlString(WrapSubcommand))
 	fmt.Fprintf(&b, "name    = %s  # the wrapped server's name\n\n", tomlString(PolicyName(s.Name)))
@@ -127,7 +128,7 @@ func renderWrapPolicy(s WrapServer, path string, dropped map[string]string) []by
 	b.WriteString("write   = []     # dirs writable besides the server's private HOME and /tmp\n")
 	fmt.Fprintf(&b, "env     = %s  # variables passed from the client's environment, by name (the entry's env)\n", tomlList(s.EnvNames))
 	for _, n := range slices.Sorted(maps.Keys(dropped)) {
-		fmt.Fprintf(&b, "# not passed: %s, which the entry sets (%s)\n", n, dropped[n])
+		fmt.Fprintf(&b, "# not passed: %s, which the entry sets (%s)\n", n, line.Replace(dropped[n]))
 	}
 	b.WriteString("network = false  # false | true | [\"api.example.com\", \"host:443\"] (by name, through the egress proxy)\n")
 	return []byte(b.String())
@@ -146,6 +147,19 @@ func PolicyName(n string) string {
 		return "server"
 	}
 	return n
+}
+
+// commentText makes text fit in a TOML comment: a control character (a newline in an argument)
+// becomes '?', so what a comment says stays a comment.
+type commentText struct{}
+
+func (commentText) Replace(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
 }
 
 // scopeSuffix is ":scope" when the target is not the client's default scope.

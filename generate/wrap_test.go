@@ -461,6 +461,10 @@ func TestWrapCodexShapes(t *testing.T) {
 	if !after[1].Wrapped || !slices.Equal(after[1].Args[4:], []string{f.server, "multi\nline", "lit]"}) {
 		t.Errorf("after wrap: %+v", after[1])
 	}
+	var pol map[string]any
+	if b, _ := os.ReadFile(outs[0].Record.Policy); toml.Unmarshal(b, &pol) != nil {
+		t.Errorf("the policy is not TOML (an argument's newline in a comment?):\n%s", b)
+	}
 	if b, _ := os.ReadFile(tg.Path); !strings.Contains(string(b), "command = \"not this one\"") {
 		t.Errorf("the sub-table's key was rewritten:\n%s", b)
 	}

@@ -81,9 +81,9 @@ func runInitWrap(ctx context.Context, o *InitOptions, args []string) error {
 	}
 	ask := &asker{f: o.IO, on: !o.Yes && interactive(o.IO)}
 	if len(o.wrap.unwrap) > 0 {
-		return runUnwrap(o, env, ask, o.wrap.names(o.wrap.unwrap, args))
+		return runInitUnwrap(o, env, ask, o.wrap.names(o.wrap.unwrap, args))
 	}
-	return runWrap(ctx, o, env, ask, o.wrap.names(o.wrap.wrap, args))
+	return runInitWrapServers(ctx, o, env, ask, o.wrap.names(o.wrap.wrap, args))
 }
 
 // listed is every server in the configs looked at.
@@ -138,8 +138,8 @@ func printServers(w io.Writer, all []generate.WrapServer, targets []generate.Tar
 	}
 }
 
-// runWrap picks the entries (the names given, all, or asked) and wraps them.
-func runWrap(ctx context.Context, o *InitOptions, env generate.Env, ask *asker, names []string) error {
+// runInitWrapServers picks the entries (the names given, all, or asked) and wraps them.
+func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, ask *asker, names []string) error {
 	all, targets, err := listServers(env, o.Clients)
 	if err != nil {
 		return err
@@ -246,9 +246,9 @@ func pickServers(o *InitOptions, ask *asker, all []generate.WrapServer, targets 
 	return out, nil
 }
 
-// runUnwrap restores the entries named (or all, or those picked), from the records init --wrap
+// runInitUnwrap restores the entries named (or all, or those picked), from the records init --wrap
 // kept beside their policies.
-func runUnwrap(o *InitOptions, env generate.Env, ask *asker, names []string) error {
+func runInitUnwrap(o *InitOptions, env generate.Env, ask *asker, names []string) error {
 	recs, err := generate.LoadWrapRecords(generate.WrapPolicyDir(env))
 	if err != nil {
 		return err
