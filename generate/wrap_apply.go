@@ -31,12 +31,12 @@ type WrapOutcome struct {
 	Err    error // not wrapped (or put back): why
 }
 
-// Wrap rewrites each entry to run through mcpsandbox wrap, one write per config file (backed up,
+// WrapEntries rewrites each entry to run through mcpsandbox wrap, one write per config file (backed up,
 // atomic, refused if another program changed the file meanwhile): a policy and a record for each,
 // then the entry, then the proof — the entry as now written, started as its client would start
 // it, must answer MCP initialize and tools/list. An entry whose proof fails is put back as it was
 // (a second write of that file) and its policy and record removed; its outcome says why.
-func Wrap(ctx context.Context, o WrapOptions, servers []WrapServer) ([]WrapOutcome, []WriteResult, error) {
+func WrapEntries(ctx context.Context, o WrapOptions, servers []WrapServer) ([]WrapOutcome, []WriteResult, error) {
 	var outs []WrapOutcome
 	var files []WriteResult
 	var paths []string

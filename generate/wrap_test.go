@@ -134,7 +134,7 @@ func TestWrapUnwrapByteIdentical(t *testing.T) {
 					t.Fatalf("%s skipped: %s", s.Name, s.Skip)
 				}
 			}
-			outs, files, err := Wrap(context.Background(), f.opts(), list)
+			outs, files, err := WrapEntries(context.Background(), f.opts(), list)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func TestWrapUnwrapByteIdentical(t *testing.T) {
 				t.Errorf("records left after unwrap: %v", recs)
 			}
 			// The policies stay, and a second wrap uses them again instead of adding more.
-			outs, _, err = Wrap(context.Background(), f.opts(), f.list(t, tg))
+			outs, _, err = WrapEntries(context.Background(), f.opts(), f.list(t, tg))
 			if err != nil || !outs[0].Reused {
 				t.Errorf("second wrap: %v, reused %v", err, outs[0].Reused)
 			}
@@ -266,7 +266,7 @@ func TestWrapSkips(t *testing.T) {
 			t.Errorf("%s: skip %q, want %q", s.Name, s.Skip, w)
 		}
 	}
-	outs, _, err := Wrap(context.Background(), f.opts(), list)
+	outs, _, err := WrapEntries(context.Background(), f.opts(), list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestWrapSkips(t *testing.T) {
 		t.Errorf("wrapped entry listed as %+v", ok)
 	}
 	before, _ := os.ReadFile(tg.Path)
-	outs, files, err := Wrap(context.Background(), f.opts(), []WrapServer{ok})
+	outs, files, err := WrapEntries(context.Background(), f.opts(), []WrapServer{ok})
 	if err != nil || len(files) != 0 || outs[0].Err == nil {
 		t.Errorf("wrapping a wrapped entry: %v, %v, %v", outs[0].Err, files, err)
 	}
@@ -311,7 +311,7 @@ func TestWrapProofFailureRollsBack(t *testing.T) {
 	text := "{\n  \"mcpServers\": {\n    \"good\": {\"command\": \"" + f.server + "\", \"env\": {\"GENERATE_TEST_SERVER\": \"1\"}},\n" +
 		"    \"broken\": {\"command\": \"" + sh + "\", \"args\": [\"-c\", \"echo no such module >&2; exit 3\"]}\n  }\n}\n"
 	tg := f.target(t, "claude-desktop", text)
-	outs, files, err := Wrap(context.Background(), f.opts(), f.list(t, tg))
+	outs, files, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +351,7 @@ func TestUnwrapAfterOtherChanges(t *testing.T) {
 	text := "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"" + f.server + "\", \"env\": {\"GENERATE_TEST_SERVER\": \"1\"}},\n" +
 		"    \"b\": {\"command\": \"" + f.server + "\", \"env\": {\"GENERATE_TEST_SERVER\": \"1\"}}\n  }\n}\n"
 	tg := f.target(t, "windsurf", text)
-	if _, _, err := Wrap(context.Background(), f.opts(), f.list(t, tg)); err != nil {
+	if _, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg)); err != nil {
 		t.Fatal(err)
 	}
 	cur, _ := os.ReadFile(tg.Path)
@@ -420,7 +420,7 @@ func TestUnwrapAfterTheClientReRendered(t *testing.T) {
 	f := newWrapFixture(t)
 	entry := `{"command": "` + f.server + `", "args": ["-x"], "env": {"GENERATE_TEST_SERVER": "1"}}`
 	tg := f.target(t, "claude-code:user", `{"mcpServers": {"a": `+entry+`}}`)
-	if _, _, err := Wrap(context.Background(), f.opts(), f.list(t, tg)); err != nil {
+	if _, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg)); err != nil {
 		t.Fatal(err)
 	}
 	var v any
@@ -453,7 +453,7 @@ func TestWrapCodexShapes(t *testing.T) {
 	if want := []string{"multi\nline", "lit]"}; !slices.Equal(list[1].Args, want) {
 		t.Errorf("args %q, want %q", list[1].Args, want)
 	}
-	outs, _, err := Wrap(context.Background(), f.opts(), list[1:])
+	outs, _, err := WrapEntries(context.Background(), f.opts(), list[1:])
 	if err != nil || outs[0].Err != nil {
 		t.Fatalf("%v %v", err, outs[0].Err)
 	}

@@ -153,7 +153,7 @@ func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, a
 		return err
 	}
 	opts := generate.WrapOptions{Binary: bin, PolicyDir: generate.WrapPolicyDir(env), Parent: os.Environ(), Timeout: startTimeout}
-	outs, files, err := generate.Wrap(ctx, opts, chosen)
+	outs, files, err := generate.WrapEntries(ctx, opts, chosen)
 	for _, f := range files {
 		fmt.Fprintln(o.IO.Out, generate.DescribeWrite(f))
 	}
