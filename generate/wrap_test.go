@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // wrapFixture is a hermetic machine: a HOME, a config dir, a project, a stand-in for the
@@ -474,5 +476,29 @@ func TestWrapCodexShapes(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(tg.Path); string(b) != text {
 		t.Errorf("after unwrap:\n%s\nwant:\n%s", b, text)
+	}
+}
+
+// Variables the entry sets that wrap refuses to pass (it sets PATH itself; NODE_OPTIONS injects
+// code) are left out of the policy, which says so and loads.
+func TestWrapPolicyLeavesOutRefusedVariables(t *testing.T) {
+	if !slices.Contains(policy.Schemes, WrapSubcommand) {
+		testenv.Skip(t, "this build has no wrap scheme to check the policy against")
+	}
+	f := newWrapFixture(t)
+	tg, _ := ResolveTarget("cursor", f.env)
+	s := WrapServer{Target: tg, Name: "srv", Command: "/bin/true", EnvNames: []string{"API_KEY", "NODE_OPTIONS", "PATH"}}
+	path := filepath.Join(f.dir, "srv.toml")
+	b, err := RenderWrapPolicy(s, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policy.Parse(path, b); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	var p struct{ Wrap struct{ Env []string } }
+	toml.Unmarshal(b, &p)
+	if !slices.Equal(p.Wrap.Env, []string{"API_KEY"}) || !strings.Contains(string(b), "# not passed: NODE_OPTIONS") || !strings.Contains(string(b), "# not passed: PATH") {
+		t.Errorf("env %v, policy:\n%s", p.Wrap.Env, b)
 	}
 }
