@@ -71,11 +71,12 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 		Args: initArgs(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.set = func(n string) bool { return cmd.Flags().Changed(n) }
-			if o.wrap.on() {
-				return runInitWrap(cmd.Context(), o, args)
-			}
+			o.wrap.args = args
 			if runF != nil {
 				return runF(cmd.Context(), o)
+			}
+			if o.wrap.on() {
+				return runInitWrap(cmd.Context(), o)
 			}
 			return runInit(cmd.Context(), o)
 		},

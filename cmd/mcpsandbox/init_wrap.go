@@ -22,6 +22,7 @@ import (
 // wrapFlags are init's --wrap and --unwrap.
 type wrapFlags struct {
 	wrap, unwrap []string // the names given with the flag ("*" = none given)
+	args         []string // init's arguments: more names
 }
 
 // askNames is the value of --wrap or --unwrap given without names.
@@ -50,9 +51,9 @@ func initArgs(o *InitOptions) cobra.PositionalArgs {
 }
 
 // names are the server names given: the flag's and the arguments, split at commas.
-func (w wrapFlags) names(given, args []string) []string {
+func (w wrapFlags) names(given []string) []string {
 	var out []string
-	for _, a := range append(slices.Clone(given), args...) {
+	for _, a := range append(slices.Clone(given), w.args...) {
 		for _, n := range strings.Split(a, ",") {
 			if n = strings.TrimSpace(n); n != "" && n != askNames && !slices.Contains(out, n) {
 				out = append(out, n)
@@ -63,7 +64,7 @@ func (w wrapFlags) names(given, args []string) []string {
 }
 
 // runInitWrap is init --wrap or --unwrap.
-func runInitWrap(ctx context.Context, o *InitOptions, args []string) error {
+func runInitWrap(ctx context.Context, o *InitOptions) error {
 	if len(o.wrap.wrap) > 0 && len(o.wrap.unwrap) > 0 {
 		return errors.New("--wrap and --unwrap conflict: give one of them")
 	}
@@ -81,9 +82,9 @@ func runInitWrap(ctx context.Context, o *InitOptions, args []string) error {
 	}
 	ask := &asker{f: o.IO, on: !o.Yes && interactive(o.IO)}
 	if len(o.wrap.unwrap) > 0 {
-		return runInitUnwrap(o, env, ask, o.wrap.names(o.wrap.unwrap, args))
+		return runInitUnwrap(o, env, ask, o.wrap.names(o.wrap.unwrap))
 	}
-	return runInitWrapServers(ctx, o, env, ask, o.wrap.names(o.wrap.wrap, args))
+	return runInitWrapServers(ctx, o, env, ask, o.wrap.names(o.wrap.wrap))
 }
 
 // listed is every server in the configs looked at.
