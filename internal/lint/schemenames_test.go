@@ -40,7 +40,6 @@ var schemeNamesAllowed = map[string]string{
 	"bench/schemes.go:.E2B":                  benchRows,
 	"bench/schemes.go:SchemeE2B":             benchRows,
 	"cmd/mcpsandbox/init.go:SchemeAllowlist": "init's flags per scheme (--workspace, --allow) bind to generate.Answers: they move with the wizard",
-	"cmd/mcpsandbox/serve.go:.Allowlist":     "serve's start log names the allowlist workspace (left: a Section workspace accessor)",
 	"generate/answers.go:.Allowlist":         wizard,
 	"generate/answers.go:.Docker":            wizard,
 	"generate/answers.go:.E2B":               wizard,
