@@ -41,6 +41,10 @@ type Scheme struct {
 	// temporary directory, which cleanup removes (cleanup is never nil). Nil: the scheme has no
 	// built-in policy.
 	Default func(workspace string) (p *policy.Policy, cleanup func(), err error)
+	// Wizard is the scheme's part of init: its blurb, its own answers (init's flags, the
+	// wizard's questions, how they become its section, what init makes on the host). Nil: init
+	// does not offer the scheme.
+	Wizard *generate.Wizard
 	// Needs checks what init's answers need of this host before anything is written (an
 	// engine, an image, a key in the environment); nil: nothing beyond serve itself.
 	Needs func(ctx context.Context, a *generate.Answers, pr Prompt) error

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
@@ -36,6 +37,28 @@ func Lookup(name string) (*scheme.Scheme, error) {
 
 // For returns the scheme a policy names.
 func For(p *policy.Policy) (*scheme.Scheme, error) { return Lookup(p.Scheme) }
+
+// Wizards are init's parts of the schemes it offers (those with a Wizard), by name.
+func Wizards() map[string]*generate.Wizard {
+	ws := map[string]*generate.Wizard{}
+	for _, s := range All {
+		if s.Wizard != nil {
+			ws[s.Name] = s.Wizard
+		}
+	}
+	return ws
+}
+
+// Offered lists the schemes init offers, in the product's order.
+func Offered() []string {
+	var out []string
+	for _, s := range All {
+		if s.Wizard != nil {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
 
 // Rules lists every audit rule: the common ones, then each scheme's, for `verify` and the README.
 func Rules() []verify.Rule {

@@ -47,6 +47,7 @@ var Scheme = &scheme.Scheme{
 	Host:          hostChecks,
 	Bounds:        bounds,
 	Proof:         proof,
+	Wizard:        wizard,
 }
 
 // bounds: a host list's proxy is one per call; connections past the bound wait for the call's

@@ -45,6 +45,7 @@ var Scheme = &scheme.Scheme{
 	Bounds:        bounds,
 	Needs:         needs,
 	Proof:         proof,
+	Wizard:        wizard,
 }
 
 // bounds: a host list's proxy is one per container, with its own connection bound and one

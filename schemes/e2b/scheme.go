@@ -38,6 +38,7 @@ var Scheme = &scheme.Scheme{
 	Bounds:        bounds,
 	Proof:         proof,
 	ServerEnv:     serverEnv,
+	Wizard:        wizard,
 }
 
 // bounds: what E2B's API, envd and the interpreter can send back.
