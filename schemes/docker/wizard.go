@@ -164,4 +164,6 @@ var questions = append([]generate.Question{
 	generate.Question{Flag: "runtime", Kind: generate.Input,
 		Message: generate.Msg(`Container runtime (empty: the engine's default, runc; "crun": the same isolation, starts faster; "runsc": gVisor, a kernel of its own, starts slower; init checks the engine has it):`),
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).Runtime }, Set: func(a *generate.Answers, v any) { Own(a).Runtime = strings.TrimSpace(v.(string)) },
-		Validate: func(_ *generate.Answers, v string, _ generate.Env) error { return policy.CheckRuntimeName(strings.TrimSpace(v)) }})...)
+		Validate: func(_ *generate.Answers, v string, _ generate.Env) error {
+			return policy.CheckRuntimeName(strings.TrimSpace(v))
+		}})...)
