@@ -61,6 +61,9 @@ type Scheme struct {
 	// Host are verify's rows about what this host offers the scheme (its kernel features, its
 	// engine), for the doctor part of `verify`; nil: none.
 	Host func(ctx context.Context) []verify.Check
+	// Bench are the scheme's rows for `go run -tags testhooks ./bench` (a test build's only: the
+	// release binary carries no benchmark). Nil: none in this build.
+	Bench func(ctx context.Context, b *BenchRun) error
 	// Bounds are the scheme's own bounds on what reaches serve (its egress proxy, its
 	// upstream), listed by explain after the common ones (verify.Bounds). Nil: none.
 	Bounds func(p *policy.Policy) []verify.Bound

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/mcpsandbox/mcpsandbox/schemes/e2b"
@@ -74,4 +75,14 @@ func toyKey(e *scheme.Scheme) *generate.Answers {
 	a := &generate.Answers{Scheme: e.Name, Wizards: Wizards()}
 	e2b.Own(a).APIKeyEnv = "TOY_E2B_KEY"
 	return a
+}
+
+// bench asks the registry for each scheme's rows: a test build has them for every scheme, a
+// release build for none (mutants' TestReleaseBinaryHasNoTestHooks checks the binary).
+func TestEntriesCarryBenchRowsInTestBuildsOnly(t *testing.T) {
+	for _, s := range All {
+		if (s.Bench != nil) != testhooks.Build {
+			t.Errorf("%s: bench rows present %v in a build with testhooks %v", s.Name, s.Bench != nil, testhooks.Build)
+		}
+	}
 }

@@ -25,22 +25,9 @@ import (
 
 // schemeNamesAllowed are the places outside a scheme's own that still name it, as
 // "dir/file.go:name" (name: the scheme's string, its policy.SchemeX constant or its
-// policy.Policy field). Each says why; a stale entry fails the test, so the list only shrinks.
-const (
-	benchRows = "bench's rows per scheme: bench does not link the registry (left: a Scheme.Bench entry)"
-)
-
-var schemeNamesAllowed = map[string]string{
-	"bench/docker.go:\"docker\"":      "the docker CLI binary (the baseline bench measures), not the scheme",
-	"bench/docker.go:.Docker":         benchRows,
-	"bench/docker.go:SchemeDocker":    benchRows,
-	"bench/main.go:\"docker\"":        "the -only flag's value naming bench's docker part",
-	"bench/main.go:\"allowlist\"":     "the -only flag's value naming bench's allowlist part",
-	"bench/schemes.go:.E2B":           benchRows,
-	"bench/schemes.go:SchemeE2B":      benchRows,
-	"generate/pin.go:.Allowlist":      "the allowlist's built-in policy (DefaultAllowlist) stays in generate: serve/allowlist's own tests use it and cannot import schemes/allowlist",
-	"generate/pin.go:SchemeAllowlist": "the allowlist's built-in policy (DefaultAllowlist) stays in generate: serve/allowlist's own tests use it and cannot import schemes/allowlist",
-}
+// policy.Policy field), each with why; a stale entry fails the test, so the list only shrinks.
+// It is empty: a scheme is one directory plus one registry line.
+var schemeNamesAllowed = map[string]string{}
 
 // schemeName is one place a scheme is named.
 type schemeName struct {

@@ -46,6 +46,7 @@ var Scheme = &scheme.Scheme{
 	Needs:         needs,
 	Proof:         proof,
 	Wizard:        wizard,
+	Bench:         benchRows,
 }
 
 // bounds: a host list's proxy is one per container, with its own connection bound and one

@@ -39,6 +39,7 @@ var Scheme = &scheme.Scheme{
 	Proof:         proof,
 	ServerEnv:     serverEnv,
 	Wizard:        wizard,
+	Bench:         benchRows,
 }
 
 // bounds: what E2B's API, envd and the interpreter can send back.
