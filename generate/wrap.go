@@ -18,9 +18,10 @@ import (
 // re-renders a config: an entry is found as a byte span (a tokenizing pass over the JSON/JSONC,
 // or its tables in Codex's TOML), and only the bytes inside that span change.
 
-// WrapSubcommand is the mcpsandbox command a wrapped entry runs (the contract of issue #26: the
-// entry's args are [WrapSubcommand, "--policy", P, "--", original command, original args…]).
-const WrapSubcommand = "wrap"
+// WrapScheme is the scheme init --wrap writes policies for, which is also the mcpsandbox command
+// a wrapped entry runs (issue #26's contract: the entry's args are [scheme, "--policy", P, "--",
+// original command, original args…]). The caller asks the registry for it: generate names no scheme.
+type WrapScheme string
 
 // WrapServer is one server entry in a client's config, as init --wrap sees it.
 type WrapServer struct {
@@ -47,9 +48,9 @@ func (s WrapServer) String() string {
 	return ServerEntry{Command: s.Command, Args: s.Args}.String()
 }
 
-// WrapArgs are the arguments of a wrapped entry: wrap, the policy, and the original command.
-func WrapArgs(policyPath, command string, args []string) []string {
-	return append([]string{WrapSubcommand, "--policy", policyPath, "--", command}, args...)
+// Args are the arguments of a wrapped entry: the command, the policy, and the original command.
+func (w WrapScheme) Args(policyPath, command string, args []string) []string {
+	return append([]string{string(w), "--policy", policyPath, "--", command}, args...)
 }
 
 // bomLen is the length of a UTF-8 byte order mark starting src (0 = none).
@@ -62,7 +63,7 @@ func bomLen(src []byte) int {
 
 // ListServers lists the server entries of the target's servers object (or Codex's table), in
 // file order. A config that does not parse is an error; a file without servers lists none.
-func ListServers(t Target, src []byte, lookPath func(string) (string, error)) ([]WrapServer, error) {
+func (w WrapScheme) ListServers(t Target, src []byte, lookPath func(string) (string, error)) ([]WrapServer, error) {
 	var out []WrapServer
 	var err error
 	if t.Client.Format == "toml" {
@@ -74,7 +75,7 @@ func ListServers(t Target, src []byte, lookPath func(string) (string, error)) ([
 		return nil, &ConfigError{Path: t.Path, Err: err}
 	}
 	for i := range out {
-		out[i].judge(lookPath)
+		out[i].judge(w, lookPath)
 	}
 	return out, nil
 }
@@ -162,7 +163,7 @@ func (s *WrapServer) fill(v map[string]any, c Client) {
 }
 
 // judge decides whether the entry can be wrapped, and why not.
-func (s *WrapServer) judge(lookPath func(string) (string, error)) {
+func (s *WrapServer) judge(w WrapScheme, lookPath func(string) (string, error)) {
 	if s.Skip != "" {
 		return
 	}
@@ -173,7 +174,7 @@ func (s *WrapServer) judge(lookPath func(string) (string, error)) {
 		s.Skip = "it is reached over HTTP/SSE (" + s.URL + "), not started by the client: there is no process to sandbox"
 	case s.Command == "":
 		s.Skip = "it has no command"
-	case len(s.Args) > 0 && s.Args[0] == WrapSubcommand && ours:
+	case len(s.Args) > 0 && s.Args[0] == string(w) && ours:
 		s.Wrapped = true
 		if i := slices.Index(s.Args, "--policy"); i >= 0 && i+1 < len(s.Args) {
 			s.Policy = s.Args[i+1]

@@ -16,8 +16,9 @@ import (
 
 // WrapOptions are what init --wrap needs besides the entries.
 type WrapOptions struct {
+	Scheme    WrapScheme
 	Binary    string   // the mcpsandbox binary the wrapped entries run, absolute
-	PolicyDir string   // where the policies go (WrapPolicyDir)
+	PolicyDir string   // where the policies go (WrapScheme.PolicyDir)
 	Parent    []string // the environment the clients run in: the proof starts each entry with what its client gives it
 	Timeout   time.Duration
 }
@@ -115,7 +116,7 @@ func wrapOne(o WrapOptions, cur []byte, out *WrapOutcome) ([]byte, error) {
 		return cur, fmt.Errorf("%s changed while init was running (another program wrote it): run init --wrap again", s.Target.Path)
 	}
 	pol, reuse := wrapPolicyPath(o.PolicyDir, s)
-	wrapped, err := wrapEntry(s.Target.Client.Format, s.Raw, o.Binary, WrapArgs(pol, s.Command, s.Args))
+	wrapped, err := wrapEntry(s.Target.Client.Format, s.Raw, o.Binary, o.Scheme.Args(pol, s.Command, s.Args))
 	if err != nil {
 		return cur, fmt.Errorf("rewrite %q in %s: %w", s.Name, s.Target.Path, err)
 	}
@@ -123,7 +124,7 @@ func wrapOne(o WrapOptions, cur []byte, out *WrapOutcome) ([]byte, error) {
 	out.Record = WrapRecord{Client: s.Target.Client.ID, Scope: s.Target.Scope, Format: s.Target.Client.Format, Config: s.Target.Path,
 		Keys: s.Keys, Name: s.Name, Policy: pol, Original: string(s.Raw), Wrapped: string(wrapped), PolicyCreated: !reuse}
 	if !reuse {
-		text, err := RenderWrapPolicy(s, pol)
+		text, err := o.Scheme.RenderPolicy(s, pol)
 		if err == nil {
 			err = createExclusive(pol, text, 0o644)
 		}
@@ -199,7 +200,7 @@ func proveEntry(ctx context.Context, o WrapOptions, out WrapOutcome) (Probe, err
 	if err != nil {
 		return Probe{}, err
 	}
-	list, err := ListServers(s.Target, src, nil)
+	list, err := o.Scheme.ListServers(s.Target, src, nil)
 	if err != nil {
 		return Probe{}, err
 	}

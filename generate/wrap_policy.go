@@ -48,9 +48,9 @@ func (r WrapRecord) String() string {
 	return fmt.Sprintf("%q in %s", r.Name, where)
 }
 
-// WrapPolicyDir is where init --wrap writes its policies: beside init's own policy.
-func WrapPolicyDir(e Env) string {
-	return filepath.Join(e.ConfigDir, "mcpsandbox", WrapSubcommand)
+// PolicyDir is where init --wrap writes its policies: beside init's own policy.
+func (w WrapScheme) PolicyDir(e Env) string {
+	return filepath.Join(e.ConfigDir, "mcpsandbox", string(w))
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -79,12 +79,12 @@ func wrapPolicyPath(dir string, s WrapServer) (path string, reuse bool) {
 	}
 }
 
-// RenderWrapPolicy is the policy init --wrap generates for an entry: the server's name, the
+// RenderPolicy is the policy init --wrap generates for an entry: the server's name, the
 // names of the variables its entry gives it (never their values), no network, nothing to read or
 // write beyond what wrap itself grants. [wrap].command stays unset: the entry carries the command.
-func RenderWrapPolicy(s WrapServer, path string) ([]byte, error) {
-	b := renderWrapPolicy(s, path, nil)
-	if !slices.Contains(policy.Schemes, WrapSubcommand) {
+func (w WrapScheme) RenderPolicy(s WrapServer, path string) ([]byte, error) {
+	b := w.renderPolicy(s, path, nil)
+	if !slices.Contains(policy.Schemes, string(w)) {
 		return b, nil // a build without the wrap scheme: nothing to check it against
 	}
 	// Variables wrap refuses to pass (PATH, HOME: wrap sets them; LD_*, NODE_OPTIONS: they
@@ -98,18 +98,18 @@ func RenderWrapPolicy(s WrapServer, path string) ([]byte, error) {
 		}
 		for _, pr := range pe.Problems {
 			var i int
-			if _, serr := fmt.Sscanf(pr.Key, WrapSubcommand+".env[%d]", &i); serr != nil || i >= len(s.EnvNames) {
+			if _, serr := fmt.Sscanf(pr.Key, string(w)+".env[%d]", &i); serr != nil || i >= len(s.EnvNames) {
 				return nil, fmt.Errorf("the policy init --wrap generated does not load (a bug in mcpsandbox): %w", err)
 			}
 			dropped[s.EnvNames[i]] = pr.Msg
 		}
 		s.EnvNames = slices.DeleteFunc(slices.Clone(s.EnvNames), func(n string) bool { _, ok := dropped[n]; return ok })
-		b = renderWrapPolicy(s, path, dropped)
+		b = w.renderPolicy(s, path, dropped)
 	}
 	return b, nil
 }
 
-func renderWrapPolicy(s WrapServer, path string, dropped map[string]string) []byte {
+func (w WrapScheme) renderPolicy(s WrapServer, path string, dropped map[string]string) []byte {
 	var b strings.Builder
 	line := commentText{}
 	fmt.Fprintf(&b, "# mcpsandbox wrap policy (version 1), written by `mcpsandbox init --wrap` for the server %q\n", s.Name)
@@ -118,13 +118,13 @@ func renderWrapPolicy(s WrapServer, path string, dropped map[string]string) []by
 	b.WriteString("# Widen it knowingly: `mcpsandbox wrap --explain-denials` names every path or host it refuses.\n")
 	fmt.Fprintf(&b, "# Undo: mcpsandbox init --unwrap %s --client %s (restores the entry byte for byte).\n", line.Replace(s.Name), s.Target.Spec())
 	b.WriteString("version = 1\n")
-	fmt.Fprintf(&b, "scheme  = %s\n", tomlString(WrapSubcommand))
+	fmt.Fprintf(&b, "scheme  = %s\n", tomlString(string(w)))
 	fmt.Fprintf(&b, "name    = %s  # the wrapped server's name\n\n", tomlString(PolicyName(s.Name)))
 	b.WriteString("[limits]  # memory, pids, cpus bound the server's whole process tree; timeout bounds each tools/call\n")
 	b.WriteString("memory = \"4GiB\"  # address space per process: Node's V8 and the Go runtime reserve far more than they use (256MiB stops them at start)\n")
 	b.WriteString("pids   = 256     # processes and threads of the whole tree (npx, node and its workers)\n\n")
 	b.WriteString("[audit]\npath = \"\"  # JSONL audit of every tools/call; \"\" = $XDG_STATE_HOME/mcpsandbox/audit.jsonl\n\n")
-	fmt.Fprintf(&b, "[%s]\n", WrapSubcommand)
+	fmt.Fprintf(&b, "[%s]\n", w)
 	b.WriteString("# command: unset, the client entry gives it after `--`\n")
 	b.WriteString("read    = []     # paths readable besides system dirs and the command's own install dirs\n")
 	b.WriteString("write   = []     # dirs writable besides the server's private HOME and /tmp\n")

@@ -29,6 +29,9 @@ type wrapFixture struct {
 	parent []string
 }
 
+// testWrap is the scheme's name, as the registry gives it to init.
+const testWrap WrapScheme = "wrap"
+
 func newWrapFixture(t *testing.T) *wrapFixture {
 	t.Helper()
 	if runtime.GOOS == "windows" {
@@ -55,13 +58,13 @@ func newWrapFixture(t *testing.T) *wrapFixture {
 		t.Fatal(err)
 	}
 	f.server = exe
-	f.dir = WrapPolicyDir(f.env)
+	f.dir = testWrap.PolicyDir(f.env)
 	f.parent = os.Environ()
 	return f
 }
 
 func (f *wrapFixture) opts() WrapOptions {
-	return WrapOptions{Binary: f.bin, PolicyDir: f.dir, Parent: f.parent, Timeout: 30 * time.Second}
+	return WrapOptions{Scheme: testWrap, Binary: f.bin, PolicyDir: f.dir, Parent: f.parent, Timeout: 30 * time.Second}
 }
 
 // target resolves a client spec and writes its config.
@@ -84,7 +87,7 @@ func (f *wrapFixture) list(t *testing.T, tg Target) []WrapServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := ListServers(tg, src, f.env.LookPath)
+	l, err := testWrap.ListServers(tg, src, f.env.LookPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +200,7 @@ func checkWrapped(t *testing.T, f *wrapFixture, tg Target, before []WrapServer, 
 		if !w.Wrapped || w.Command != f.bin || w.Policy != o.Record.Policy {
 			t.Errorf("%s after wrap: %s (wrapped %v, policy %q)", w.Name, w, w.Wrapped, w.Policy)
 		}
-		if want := WrapArgs(o.Record.Policy, b.Command, b.Args); !slices.Equal(w.Args, want) {
+		if want := testWrap.Args(o.Record.Policy, b.Command, b.Args); !slices.Equal(w.Args, want) {
 			t.Errorf("%s args = %q, want %q", w.Name, w.Args, want)
 		}
 		if !sameMap(w.Env, b.Env) || !slices.Equal(w.EnvNames, b.EnvNames) {
@@ -222,7 +225,7 @@ func checkWrapped(t *testing.T, f *wrapFixture, tg Target, before []WrapServer, 
 		if _, err := toml.Decode(string(pol), &p); err != nil {
 			t.Fatalf("%s: %v\n%s", o.Record.Policy, err, pol)
 		}
-		if p.Scheme != WrapSubcommand || p.Name != b.Name || p.Wrap.Network != false || len(p.Wrap.Command) != 0 ||
+		if p.Scheme != string(testWrap) || p.Name != b.Name || p.Wrap.Network != false || len(p.Wrap.Command) != 0 ||
 			!slices.Equal(p.Wrap.Env, b.EnvNames) || len(p.Wrap.Read)+len(p.Wrap.Write) != 0 {
 			t.Errorf("%s: policy %+v, want scheme wrap, name %s, env %v, no network, nothing to read or write", o.Record.Policy, p, b.Name, b.EnvNames)
 		}
@@ -482,14 +485,14 @@ func TestWrapCodexShapes(t *testing.T) {
 // Variables the entry sets that wrap refuses to pass (it sets PATH itself; NODE_OPTIONS injects
 // code) are left out of the policy, which says so and loads.
 func TestWrapPolicyLeavesOutRefusedVariables(t *testing.T) {
-	if !slices.Contains(policy.Schemes, WrapSubcommand) {
+	if !slices.Contains(policy.Schemes, string(testWrap)) {
 		testenv.Skip(t, "this build has no wrap scheme to check the policy against")
 	}
 	f := newWrapFixture(t)
 	tg, _ := ResolveTarget("cursor", f.env)
 	s := WrapServer{Target: tg, Name: "srv", Command: "/bin/true", EnvNames: []string{"API_KEY", "NODE_OPTIONS", "PATH"}}
 	path := filepath.Join(f.dir, "srv.toml")
-	b, err := RenderWrapPolicy(s, path)
+	b, err := testWrap.RenderPolicy(s, path)
 	if err != nil {
 		t.Fatal(err)
 	}

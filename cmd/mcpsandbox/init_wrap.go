@@ -28,12 +28,23 @@ type wrapFlags struct {
 // askNames is the value of --wrap or --unwrap given without names.
 const askNames = "*"
 
-// addWrapFlags adds --wrap and --unwrap to init.
+// addWrapFlags adds --wrap and --unwrap to init, named after the scheme (and command) they put
+// entries under; a build without it has neither.
 func addWrapFlags(fl *pflag.FlagSet, o *InitOptions) {
-	fl.StringSliceVar(&o.wrap.wrap, "wrap", nil, "run the servers `NAMES` (comma-separated, or all) already in your client configs through mcpsandbox wrap, a policy each (--client ID picks the config); without names init asks which, or without a terminal lists them")
-	fl.Lookup("wrap").NoOptDefVal = askNames
-	fl.StringSliceVar(&o.wrap.unwrap, "unwrap", nil, "restore the entries `NAMES` (comma-separated, or all) init --wrap rewrote, byte for byte; without names init asks which, or lists them")
-	fl.Lookup("unwrap").NoOptDefVal = askNames
+	w := string(wrapScheme())
+	if w == "" {
+		return
+	}
+	fl.StringSliceVar(&o.wrap.wrap, w, nil, "run the servers `NAMES` (comma-separated, or all) already in your client configs through mcpsandbox "+w+", a policy each (--client ID picks the config); without names init asks which, or without a terminal lists them")
+	fl.Lookup(w).NoOptDefVal = askNames
+	fl.StringSliceVar(&o.wrap.unwrap, "un"+w, nil, "restore the entries `NAMES` (comma-separated, or all) init --"+w+" rewrote, byte for byte; without names init asks which, or lists them")
+	fl.Lookup("un" + w).NoOptDefVal = askNames
+}
+
+// wrapScheme is the scheme init --wrap writes policies for, whose name is also the command a
+// wrapped entry runs.
+func wrapScheme() generate.WrapScheme {
+	return "wrap" // until the wrap scheme is in this build's registry
 }
 
 // on reports whether init runs as init --wrap or --unwrap.
@@ -102,7 +113,7 @@ func listServers(env generate.Env, clients []string) ([]generate.WrapServer, []g
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w", t.Path, err)
 		}
-		l, err := generate.ListServers(t, src, env.LookPath)
+		l, err := wrapScheme().ListServers(t, src, env.LookPath)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -153,7 +164,7 @@ func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, a
 	if err != nil {
 		return err
 	}
-	opts := generate.WrapOptions{Binary: bin, PolicyDir: generate.WrapPolicyDir(env), Parent: os.Environ(), Timeout: startTimeout}
+	opts := generate.WrapOptions{Scheme: wrapScheme(), Binary: bin, PolicyDir: wrapScheme().PolicyDir(env), Parent: os.Environ(), Timeout: startTimeout}
 	outs, files, err := generate.WrapEntries(ctx, opts, chosen)
 	for _, f := range files {
 		fmt.Fprintln(o.IO.Out, generate.DescribeWrite(f))
@@ -250,7 +261,7 @@ func pickServers(o *InitOptions, ask *asker, all []generate.WrapServer, targets 
 // runInitUnwrap restores the entries named (or all, or those picked), from the records init --wrap
 // kept beside their policies.
 func runInitUnwrap(o *InitOptions, env generate.Env, ask *asker, names []string) error {
-	recs, err := generate.LoadWrapRecords(generate.WrapPolicyDir(env))
+	recs, err := generate.LoadWrapRecords(wrapScheme().PolicyDir(env))
 	if err != nil {
 		return err
 	}
