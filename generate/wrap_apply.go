@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -183,10 +185,23 @@ func proveWrapped(ctx context.Context, o WrapOptions, path string, outs []WrapOu
 			outs[i].Err = fmt.Errorf("%w; and putting the entry back failed: %v (its original is in %s)", outs[i].Err, res[j].Err, outs[i].Record.File)
 			continue
 		}
-		outs[i].Err = fmt.Errorf("%w; the entry was put back as it was", outs[i].Err)
-		dropWrap(outs[i])
+		// The policy stays (the record goes): widened, it is the one the next init --wrap of
+		// this server uses.
+		os.Remove(outs[i].Record.File)
+		outs[i].Err = fmt.Errorf("%w\nthe entry was put back as it was; its policy stays: %s%s — widen it and run init --wrap %s again, which uses it",
+			outs[i].Err, outs[i].Record.Policy, firstStartHint(outs[i].Server), outs[i].Server.Name)
 	}
 	return outs, written, err
+}
+
+// firstStartHint says what a server started by a package runner needs the first time: its
+// registry, unless the client's cache holds it (wrap seeds the server's cache from it).
+func firstStartHint(s WrapServer) string {
+	hosts := map[string]string{"npx": `["registry.npmjs.org"]`, "uvx": `["pypi.org", "files.pythonhosted.org"]`}[strings.TrimSuffix(filepath.Base(s.Command), ".cmd")]
+	if hosts == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (a server %s has not fetched before needs network = %s for its first start)", filepath.Base(s.Command), hosts)
 }
 
 // proveEntry reads the wrapped entry back from the file and starts it with the environment its

@@ -329,8 +329,12 @@ func TestWrapProofFailureRollsBack(t *testing.T) {
 	if e := outs[1].Err; e == nil || !strings.Contains(e.Error(), "put back") || !strings.Contains(e.Error(), "no such module") {
 		t.Errorf("broken: %v, want the server's words and that it was put back", e)
 	}
-	if _, err := os.Stat(outs[1].Record.Policy); err == nil {
-		t.Error("the broken entry's policy was left")
+	// Its record is gone; its policy stays, for the next wrap of it to use (widened).
+	if _, err := os.Stat(outs[1].Record.File); err == nil {
+		t.Error("the broken entry's record was left")
+	}
+	if _, err := os.Stat(outs[1].Record.Policy); err != nil || !strings.Contains(outs[1].Err.Error(), outs[1].Record.Policy) {
+		t.Errorf("the broken entry's policy is not kept and named: %v", err)
 	}
 	for _, s := range f.list(t, tg) {
 		if s.Wrapped != (s.Name == "good") {
