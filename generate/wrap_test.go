@@ -509,3 +509,24 @@ func TestWrapPolicyLeavesOutRefusedVariables(t *testing.T) {
 		t.Errorf("env %v, policy:\n%s", p.Wrap.Env, b)
 	}
 }
+
+// The proof starts an entry with what its client would give it: the client's own rule (Codex:
+// a short list; Gemini CLI: its environment less secrets), then the entry's env with references
+// expanded, and Codex's env_vars.
+func TestWrapProofEnv(t *testing.T) {
+	parent := []string{"PATH=/bin", "HOME=/h", "API_TOKEN=tok", "OTHER=o", "MY_SECRET=s"}
+	get := func(env []string, k string) string { v, _ := lookupEnv(env, k); return v }
+	f := newWrapFixture(t)
+	codex, _ := ResolveTarget("codex", f.env)
+	s := WrapServer{Target: codex, Env: map[string]string{"LIT": "x"}, EnvNames: []string{"API_TOKEN", "LIT"}}
+	env := s.ProofEnv(parent)
+	if get(env, "API_TOKEN") != "tok" || get(env, "LIT") != "x" || get(env, "OTHER") != "" || get(env, "PATH") != "/bin" {
+		t.Errorf("codex: %v", env)
+	}
+	gem, _ := ResolveTarget("gemini", f.env)
+	s = WrapServer{Target: gem, Env: map[string]string{"KEY": "${MY_SECRET}", "D": "${NOPE:-dflt}"}, EnvNames: []string{"D", "KEY"}}
+	env = s.ProofEnv(parent)
+	if get(env, "KEY") != "s" || get(env, "D") != "dflt" || get(env, "MY_SECRET") != "" || get(env, "API_TOKEN") != "" || get(env, "OTHER") != "o" {
+		t.Errorf("gemini: %v", env)
+	}
+}
