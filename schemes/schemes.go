@@ -15,6 +15,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
 	"github.com/mcpsandbox/mcpsandbox/schemes/docker"
 	"github.com/mcpsandbox/mcpsandbox/schemes/e2b"
+	"github.com/mcpsandbox/mcpsandbox/schemes/wrap"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -23,6 +24,7 @@ var All = []*scheme.Scheme{
 	allowlist.Scheme,
 	docker.Scheme,
 	e2b.Scheme,
+	wrap.Scheme,
 }
 
 // Lookup returns the scheme of that name.
