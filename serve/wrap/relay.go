@@ -14,13 +14,14 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 )
 
-// JSON-RPC error codes the relay answers with.
+// JSON-RPC error codes the relay answers with (clear of -32001..-32005, which clients such as
+// the Go SDK read as their own: -32003 "client is closing" ends a Go client's session).
 const (
 	codeParse    = -32700
 	codeInvalid  = -32600
-	codeRefused  = -32001 // the tool policy (or a bound) refused the call; message and data name the rule
-	codeTimedOut = -32002
-	codeTooLarge = -32003 // the server's answer was over MaxFrame
+	codeRefused  = -32010 // the tool policy (or a bound) refused the call; message and data name the rule
+	codeTimedOut = -32011 // limits.timeout passed
+	codeTooLarge = -32012 // the server's answer was over MaxFrame
 )
 
 // Rules a refusal or a dropped frame names besides the tool policy's.

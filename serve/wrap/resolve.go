@@ -70,19 +70,33 @@ func resolveProgram(argv []string, pathEnv, home string, offline bool) (*program
 	return pr, nil
 }
 
-// addInstall lists the install prefix (bin/..) of a program and its resolved file, outside the
-// system dirs, and puts the invoked program's dir on PATH.
+// addInstall lists the install dir of a program and of its resolved file (prefix/bin/.. for a
+// program in a bin dir, else the file's own dir), outside the system dirs, and puts the invoked
+// program's dir on PATH. A dir everybody shares (/tmp, /home, a home) is never listed whole.
 func (pr *program) addInstall(invoked, real string) {
 	if d := filepath.Dir(invoked); !slices.Contains(pr.PathDirs, d) {
 		pr.PathDirs = append(pr.PathDirs, d)
 	}
 	for _, p := range []string{invoked, real} {
-		prefix := filepath.Dir(filepath.Dir(p))
-		if prefix == "/" || underSystem(prefix) || slices.Contains(pr.ExecDirs, prefix) {
+		dir := filepath.Dir(p)
+		if filepath.Base(dir) == "bin" {
+			dir = filepath.Dir(dir)
+		}
+		if shared(dir) || underSystem(dir) || slices.Contains(pr.ExecDirs, dir) {
 			continue
 		}
-		pr.ExecDirs = append(pr.ExecDirs, prefix)
+		pr.ExecDirs = append(pr.ExecDirs, dir)
 	}
+}
+
+// shared dirs hold other people's or other programs' files: never an install dir.
+func shared(dir string) bool {
+	home, _ := os.UserHomeDir()
+	switch dir {
+	case "/", "/tmp", "/var/tmp", "/home", "/root", "/opt", "/var", "/srv", "/mnt", "/media", "/run", "/dev/shm", home:
+		return true
+	}
+	return false
 }
 
 func underSystem(p string) bool {

@@ -1,0 +1,375 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
+	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// wrapServerBin is e2e/testdata/wrapserver built once (readable by the sandbox's uid).
+var wrapServerBin string
+
+func buildWrapServer(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("wrap runs only on Linux")
+	}
+	if wrapServerBin != "" {
+		return wrapServerBin
+	}
+	dir, err := os.MkdirTemp("", "mcpsandbox-wrapserver-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "wrapserver")
+	build := exec.Command("go", "build", "-o", bin, "./testdata/wrapserver")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the test server: %v\n%s", err, out)
+	}
+	wrapServerBin = bin
+	return bin
+}
+
+// wrapRig is a wrap policy in a directory of its own, with a dir the server may write and the
+// audit log beside it.
+type wrapRig struct {
+	dir, policy, audit, writable string
+	stderr                       *lockedBuffer
+	env                          []string // wrap's environment besides the test's
+}
+
+func newWrapRig(t *testing.T, wrapSection string) *wrapRig {
+	t.Helper()
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	r := &wrapRig{dir: dir, policy: filepath.Join(dir, "policy.toml"), audit: filepath.Join(dir, "audit.jsonl"),
+		writable: mkdir(t, dir, "out", 0o777), stderr: &lockedBuffer{}}
+	body := fmt.Sprintf(`version = 1
+scheme = "wrap"
+name = "wrapped"
+[limits]
+memory = "4GiB"
+pids = 256
+timeout = "5s"
+[audit]
+path = %q
+[wrap]
+write = [%q]
+%s
+`, r.audit, r.writable, wrapSection)
+	write(t, r.policy, body, 0o600)
+	return r
+}
+
+// connect starts `mcpsandbox wrap` on the rig's policy with argv after `--`, as a client does.
+func (r *wrapRig) connect(t *testing.T, extra []string, argv ...string) (*mcp.ClientSession, *exec.Cmd) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	args := append([]string{"wrap", "--policy", r.policy}, extra...)
+	cmd := exec.CommandContext(ctx, binPath, append(append(args, "--"), argv...)...)
+	cmd.Stderr = r.stderr
+	cmd.Env = append(os.Environ(), r.env...)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-wrap", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect through wrap: %v\nstderr:\n%s", err, r.stderr)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, cmd
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list through wrap: %v", err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// rpcError is the JSON-RPC error a call was answered with.
+func rpcError(err error) *jsonrpc.Error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	return nil
+}
+
+// auditEntries reads the rig's audit log (verifying its chain).
+func (r *wrapRig) auditEntries(t *testing.T) []audit.Entry {
+	t.Helper()
+	f, err := os.Open(r.audit)
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	defer f.Close()
+	if rep, err := audit.Verify(f); err != nil || len(rep.Problems) > 0 {
+		t.Fatalf("audit chain: %+v %v", rep, err)
+	}
+	f.Seek(0, 0)
+	var out []audit.Entry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e audit.Entry
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func hasEntry(es []audit.Entry, tool, decision, rule string) bool {
+	for _, e := range es {
+		if e.Tool == tool && e.Decision == decision && strings.Contains(e.Rule, rule) {
+			return true
+		}
+	}
+	return false
+}
+
+// A real client through wrap to a Go server: tools/list and a call work; a denied tool is hidden
+// from tools/list and refused naming the rule; oversized arguments are refused naming the key;
+// every call is in the hash-chained audit.
+func TestWrapToolPolicy(t *testing.T) {
+	bin := buildWrapServer(t)
+	r := newWrapRig(t, "[wrap.tools]\ndeny = [\"secret_*\"]\nmax_argument_bytes = 1024")
+	cs, _ := r.connect(t, []string{"--explain-denials"}, bin)
+	names := toolNames(t, cs)
+	if !contains(names, "echo") || contains(names, "secret_dump") {
+		t.Fatalf("tools/list through wrap = %v: want echo listed and secret_dump hidden (hide_denied)", names)
+	}
+	res, err := callTool(t, cs, "echo", map[string]any{"text": "hello"})
+	if err != nil || text(res) != "hello" {
+		t.Fatalf("echo through wrap: %v %v", text(res), err)
+	}
+	_, err = callTool(t, cs, "secret_dump", map[string]any{})
+	if e := rpcError(err); e == nil || !strings.Contains(e.Message, "wrap.tools.deny[0]") {
+		t.Fatalf("a denied tool: %v, want a JSON-RPC error naming wrap.tools.deny[0]", err)
+	}
+	_, err = callTool(t, cs, "echo", map[string]any{"text": strings.Repeat("a", 2000)})
+	if e := rpcError(err); e == nil || !strings.Contains(e.Message, "wrap.tools.max_argument_bytes") {
+		t.Fatalf("oversized arguments: %v, want an error naming wrap.tools.max_argument_bytes", err)
+	}
+	if res, err := callTool(t, cs, "echo", map[string]any{"text": "still"}); err != nil || text(res) != "still" {
+		t.Fatalf("the relay after refusals: %v %v", res, err)
+	}
+	cs.Close()
+	es := r.auditEntries(t)
+	if !hasEntry(es, "echo", "ran", "") || !hasEntry(es, "secret_dump", "refused", "wrap.tools.deny[0]") || !hasEntry(es, "echo", "refused", "wrap.tools.max_argument_bytes") {
+		t.Fatalf("audit misses a call: %+v", es)
+	}
+	if !strings.Contains(r.stderr.String(), `refused tools/call "secret_dump"`) {
+		t.Errorf("--explain-denials did not log the refusal; stderr:\n%s", r.stderr)
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// The wrapped server cannot read a secret planted in HOME, write outside its dirs (it can in
+// [wrap].write), connect out with network = false, or see variables the policy does not name.
+func TestWrapContainment(t *testing.T) {
+	bin := buildWrapServer(t)
+	home := os.Getenv("HOME")
+	nonce := randHex(12)
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o755)
+	os.Chmod(home, 0o755)
+	secret := filepath.Join(home, ".ssh", "id_wrap")
+	write(t, secret, "PRIVATE "+nonce, 0o644) // readable by any uid: only the sandbox stands in the way
+	t.Cleanup(func() { os.Remove(secret) })
+	// HOME is under /tmp here, which the server's private /tmp hides: a secret outside /tmp is
+	// what only Landlock keeps from it
+	varDir, err := os.MkdirTemp("/var/tmp", "mcpsandbox-wrap-secret-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(varDir) })
+	os.Chmod(varDir, 0o755)
+	secret2 := filepath.Join(varDir, "token")
+	write(t, secret2, "TOKEN "+nonce, 0o644)
+	r := newWrapRig(t, "env = [\"WRAP_PASSED\"]\nnetwork = false")
+	r.env = []string{"WRAP_PASSED=yes-" + nonce, "WRAP_SECRET=no-" + nonce}
+	cs, _ := r.connect(t, nil, bin)
+
+	for _, p := range []string{secret, secret2} {
+		if res, err := callTool(t, cs, "read", map[string]any{"path": p}); err != nil || !res.IsError || strings.Contains(text(res), nonce) {
+			t.Errorf("read the secret %s through wrap: %q %v (want an error, no secret)", p, text(res), err)
+		}
+	}
+	inside := filepath.Join(r.writable, "ok.txt")
+	if res, err := callTool(t, cs, "write", map[string]any{"path": inside, "text": "fine"}); err != nil || res.IsError {
+		t.Errorf("write in [wrap].write: %q %v", text(res), err)
+	}
+	outside := filepath.Join(r.dir, "escape-"+nonce)
+	os.Chmod(r.dir, 0o777) // the uid may write it: only the sandbox stands in the way
+	if res, err := callTool(t, cs, "write", map[string]any{"path": outside, "text": "x"}); err != nil || !res.IsError {
+		t.Errorf("write outside the server's dirs: %q %v (want an error)", text(res), err)
+	}
+	os.Chmod(r.dir, 0o755)
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("the server wrote %s outside its dirs", outside)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan bool, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			c.Close()
+		}
+		got <- err == nil
+	}()
+	if res, err := callTool(t, cs, "connect", map[string]any{"addr": ln.Addr().String()}); err != nil || !res.IsError {
+		t.Errorf("connect out with network = false: %q %v (want an error)", text(res), err)
+	}
+	ln.Close()
+	if <-got {
+		t.Error("the listener outside the sandbox accepted a connection from the wrapped server")
+	}
+	res, err := callTool(t, cs, "secret_dump", map[string]any{})
+	if err != nil || strings.Contains(text(res), "no-"+nonce) || !strings.Contains(text(res), "yes-"+nonce) {
+		t.Errorf("the server's environment: %q %v (want WRAP_PASSED only)", text(res), err)
+	}
+}
+
+// Oversized frames either way are dropped with an error for their id; the relay goes on.
+func TestWrapOversizedFrames(t *testing.T) {
+	bin := buildWrapServer(t)
+	r := newWrapRig(t, "")
+	cs, _ := r.connect(t, nil, bin)
+	_, err := callTool(t, cs, "big", map[string]any{"bytes": fmt.Sprint(5 << 20)})
+	if e := rpcError(err); e == nil || !strings.Contains(e.Message, "wrap.max_frame") {
+		t.Fatalf("a 5 MiB answer from the server: %v, want an error naming wrap.max_frame", err)
+	}
+	_, err = callTool(t, cs, "echo", map[string]any{"text": strings.Repeat("y", 5<<20)})
+	if e := rpcError(err); e == nil || !strings.Contains(e.Message, "4194304") {
+		t.Fatalf("a 5 MiB request from the client: %v, want an error naming the 4 MiB frame limit", err)
+	}
+	if res, err := callTool(t, cs, "echo", map[string]any{"text": "alive"}); err != nil || text(res) != "alive" {
+		t.Fatalf("the relay after oversized frames: %v %v\nstderr:\n%s", res, err, r.stderr)
+	}
+	if res, err := callTool(t, cs, "big", map[string]any{"bytes": fmt.Sprint(1 << 20)}); err != nil || len(text(res)) != 1<<20 {
+		t.Fatalf("a 1 MiB answer (under the limit): %d bytes, %v", len(text(res)), err)
+	}
+}
+
+// The server's whole tree dies when the client closes stdin, and when wrap itself is killed.
+func TestWrapTreeDies(t *testing.T) {
+	bin := buildWrapServer(t)
+	r := newWrapRig(t, "")
+	for _, how := range []string{"stdin closed", "wrap killed"} {
+		cs, cmd := r.connect(t, nil, bin)
+		tag := "wraptag" + randHex(8)
+		if res, err := callTool(t, cs, "spawn", map[string]any{"tag": tag}); err != nil || res.IsError {
+			t.Fatalf("spawn: %v %v", res, err)
+		}
+		if len(procsWith(tag)) == 0 {
+			t.Fatalf("the detector does not see the server's child %s (control)", tag)
+		}
+		if how == "stdin closed" {
+			cs.Close()
+		} else {
+			cmd.Process.Kill()
+			cs.Close()
+		}
+		if left := survivors(tag); len(left) > 0 {
+			t.Errorf("%s: the server's tree outlived it: %v", how, left)
+		}
+	}
+}
+
+// The official reference servers from npm, started by npx through wrap with network = false:
+// tools/list and a tool call work. The test prepares an npm cache (npx once, unwrapped, over
+// the network); wrap seeds the server's private cache from it.
+func TestWrapNPMReferenceServers(t *testing.T) {
+	buildWrapServer(t) // the Linux check
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		testenv.Skip(t, "npx is not installed (apt-get install npm)")
+	}
+	cache := filepath.Join(t.TempDir(), "npm")
+	specs := map[string]string{"everything": "@modelcontextprotocol/server-everything@2026.8.31",
+		"filesystem": "@modelcontextprotocol/server-filesystem@2026.8.31"}
+	for name, spec := range specs {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		args := []string{"-y", spec}
+		if name == "filesystem" {
+			args = append(args, os.TempDir())
+		}
+		prep := exec.CommandContext(ctx, npx, args...)
+		prep.Env = append(os.Environ(), "npm_config_cache="+cache, "npm_config_update_notifier=false")
+		out, err := prep.CombinedOutput() // stdin is /dev/null: the server starts and ends
+		cancel()
+		if err != nil && !strings.Contains(string(out), "running on stdio") && !strings.Contains(string(out), "STDIO") {
+			testenv.Skip(t, "could not fetch %s from the npm registry to prepare the cache: %v\n%s", spec, err, out)
+		}
+	}
+	t.Run("everything", func(t *testing.T) {
+		r := newWrapRig(t, "network = false")
+		r.env = []string{"npm_config_cache=" + cache}
+		cs, _ := r.connect(t, nil, "npx", "-y", specs["everything"])
+		if names := toolNames(t, cs); !contains(names, "echo") {
+			t.Fatalf("server-everything's tools through wrap: %v", names)
+		}
+		res, err := callTool(t, cs, "echo", map[string]any{"message": "hi from wrap"})
+		if err != nil || !strings.Contains(text(res), "hi from wrap") {
+			t.Fatalf("server-everything echo through wrap: %v %v\nstderr:\n%s", res, err, r.stderr)
+		}
+	})
+	t.Run("filesystem", func(t *testing.T) {
+		notes := t.TempDir()
+		os.Chmod(notes, 0o755)
+		write(t, filepath.Join(notes, "note.txt"), "a note for the wrapped server", 0o644)
+		r := newWrapRig(t, fmt.Sprintf("network = false\nread = [%q]", notes))
+		r.env = []string{"npm_config_cache=" + cache}
+		cs, _ := r.connect(t, nil, "npx", "-y", specs["filesystem"], notes)
+		if names := toolNames(t, cs); !contains(names, "read_text_file") {
+			t.Fatalf("server-filesystem's tools through wrap: %v", names)
+		}
+		res, err := callTool(t, cs, "read_text_file", map[string]any{"path": filepath.Join(notes, "note.txt")})
+		if err != nil || !strings.Contains(text(res), "a note for the wrapped server") {
+			t.Fatalf("server-filesystem read_text_file through wrap: %v %v\nstderr:\n%s", text(res), err, r.stderr)
+		}
+	})
+}
