@@ -373,3 +373,52 @@ func TestWrapNPMReferenceServers(t *testing.T) {
 		}
 	})
 }
+
+// A tools/call the server does not answer within limits.timeout is answered with an error naming
+// the key; the server's late answer is dropped and the relay goes on.
+func TestWrapCallTimeout(t *testing.T) {
+	bin := buildWrapServer(t)
+	r := newWrapRig(t, "")
+	b, _ := os.ReadFile(r.policy)
+	write(t, r.policy, strings.Replace(string(b), `timeout = "5s"`, `timeout = "1s"`, 1), 0o600)
+	cs, _ := r.connect(t, nil, bin)
+	start := time.Now()
+	_, err := callTool(t, cs, "sleep", map[string]any{"for": "3s"})
+	if err == nil || !strings.Contains(err.Error(), "limits.timeout") || time.Since(start) > 2500*time.Millisecond {
+		t.Fatalf("a call past limits.timeout: %v after %s, want an error naming limits.timeout within ~1s", err, time.Since(start))
+	}
+	time.Sleep(2500 * time.Millisecond) // the late answer arrives and is dropped
+	if res, err := callTool(t, cs, "echo", map[string]any{"text": "after"}); err != nil || text(res) != "after" {
+		t.Fatalf("the relay after a timed-out call: %v %v", res, err)
+	}
+	cs.Close()
+	if es := r.auditEntries(t); !hasEntry(es, "sleep", "error", "limits.timeout") {
+		t.Fatalf("the timed-out call is not audited: %+v", es)
+	}
+}
+
+// serve --policy on a wrap policy with [wrap].command runs the same relay (the harness's path).
+func TestWrapViaServe(t *testing.T) {
+	bin := buildWrapServer(t)
+	r := newWrapRig(t, fmt.Sprintf("command = [%q]\n[wrap.tools]\ndeny = [\"secret_dump\"]", bin))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, "serve", "--policy", r.policy)
+	cmd.Stderr = r.stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-wrap", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("serve on a wrap policy: %v\n%s", err, r.stderr)
+	}
+	defer cs.Close()
+	if names := toolNames(t, cs); !contains(names, "echo") || contains(names, "secret_dump") {
+		t.Fatalf("serve on a wrap policy lists %v", names)
+	}
+	if res, err := callTool(t, cs, "echo", map[string]any{"text": "via serve"}); err != nil || text(res) != "via serve" {
+		t.Fatalf("echo via serve: %v %v", res, err)
+	}
+	// wrap's command line may repeat the policy's command, never differ from it
+	out, err := exec.Command(binPath, "wrap", "--policy", r.policy, "--", "/bin/true").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "must be equal") {
+		t.Fatalf("wrap with a command other than the policy's: %v %s", err, out)
+	}
+}

@@ -169,7 +169,7 @@ func (r *relay) track(key string, p *pending) bool {
 		return false
 	}
 	r.inflight[key] = p
-	if p.method == "tools/call" && r.timeout > 0 {
+	if p.method == "tools/call" && r.timeout > 0 && !mutated("wrap-timeout") {
 		p.timer = time.AfterFunc(r.timeout, func() { r.expire(key, p) })
 	}
 	return true
