@@ -26,7 +26,7 @@ import (
 func main() {
 	n := flag.Int("n", 200, "calls per row")
 	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
-	flag.StringVar(&only, "only", "", `run only this part's rows: "allowlist" (its calls over stdio, with the bare baseline), "docker" (its cold and pooled calls per runtime, the Engine API and CLI baselines), "workspace" (the transactional workspace's commit)`)
+	flag.StringVar(&only, "only", "", `run only this part's rows: "allowlist" (its calls over stdio, with the bare baseline), "docker" (its cold and pooled calls per runtime, the Engine API and CLI baselines), "workspace" (the transactional workspace's commit), "wrap" (another MCP server through wrap beside the same server unwrapped)`)
 	flag.Parse()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -66,8 +66,13 @@ func run(n int) error {
 			skipped(tw, "transactional workspace", err)
 		}
 		return nil
+	case "wrap":
+		if err := wrapRows(context.Background(), n, bin, dir, row); err != nil {
+			skipped(tw, "wrap", err)
+		}
+		return nil
 	default:
-		return fmt.Errorf("-only %q: the parts that can run alone are: allowlist, docker, workspace", only)
+		return fmt.Errorf("-only %q: the parts that can run alone are: allowlist, docker, workspace, wrap", only)
 	}
 
 	bare, err := bareRuns(n, ws)
@@ -109,6 +114,9 @@ func run(n int) error {
 	}
 	if err := workspaceRows(n, dir, row); err != nil {
 		skipped(tw, "transactional workspace", err)
+	}
+	if err := wrapRows(ctx, n, bin, dir, row); err != nil {
+		skipped(tw, "wrap", err)
 	}
 	tw.Flush()
 	time.Sleep(500 * time.Millisecond)

@@ -43,9 +43,10 @@ func (f *frameReader) next() (line []byte, oversize bool, err error) {
 		chunk, err := f.br.ReadSlice('\n')
 		if !oversize {
 			if len(f.buf)+len(chunk) > f.max+1 {
-				oversize = true
-				keep := min(peekBytes-len(f.buf), len(chunk))
-				if keep > 0 {
+				oversize = true // keep the first peekBytes only, for the id
+				if len(f.buf) > peekBytes {
+					f.buf = f.buf[:peekBytes]
+				} else if keep := min(peekBytes-len(f.buf), len(chunk)); keep > 0 {
 					f.buf = append(f.buf, chunk[:keep]...)
 				}
 			} else {
