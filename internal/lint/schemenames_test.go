@@ -38,6 +38,7 @@ var schemeNamesAllowed = map[string]string{
 	"bench/main.go:\"docker\"":               "the -only flag's value naming bench's docker part",
 	"bench/main.go:\"allowlist\"":            "the -only flag's value naming bench's allowlist part",
 	"bench/main.go:\"wrap\"":                 "the -only flag's value naming bench's wrap part",
+	"bench/wrap.go:\"wrap\"":                 "the `mcpsandbox wrap` command bench starts (a subcommand's name, not the scheme)",
 	"bench/schemes.go:.E2B":                  benchRows,
 	"bench/schemes.go:SchemeE2B":             benchRows,
 	"cmd/mcpsandbox/init.go:SchemeAllowlist": "init's flags per scheme (--workspace, --allow) bind to generate.Answers: they move with the wizard",
