@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,6 +66,54 @@ func wrapRows(ctx context.Context, n int, bin, dir string, row func(string, []ti
 	row("wrapserver tools/call echo, unwrapped", cu)
 	row("wrapserver tools/call echo, through wrap", cw)
 	overhead("wrapserver", su, sw, cu, cw)
+	if err := npxRows(ctx, min(n, 100), bin, dir, row); err != nil {
+		fmt.Printf("(npx rows skipped: %v)\n", err)
+	}
+	return nil
+}
+
+// npxRows: @modelcontextprotocol/server-everything started by npx, from the client's npm cache,
+// unwrapped and through wrap (network = false; its private cache seeded on a first, untimed start).
+func npxRows(ctx context.Context, n int, bin, dir string, row func(string, []time.Duration)) error {
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		return err
+	}
+	const spec = "@modelcontextprotocol/server-everything@2026.8.31"
+	pol := filepath.Join(dir, "wrap-npx.toml")
+	body := strings.Replace(fmt.Sprintf(wrapPolicy, filepath.Join(dir, "wrap-audit.jsonl")), `name = "bench"`, `name = "bench-everything"`, 1)
+	if err := os.WriteFile(pol, []byte(body), 0o600); err != nil {
+		return err
+	}
+	plain := func() *exec.Cmd { return exec.Command(npx, "-y", spec) }
+	wrapped := func() *exec.Cmd { return exec.Command(bin, "wrap", "--policy", pol, "--", "npx", "-y", spec) }
+	for _, mk := range []func() *exec.Cmd{plain, wrapped} { // untimed: fills the caches
+		if _, err := startOnce(ctx, mk()); err != nil {
+			return err
+		}
+	}
+	var su, sw []time.Duration
+	for range 5 {
+		for _, c := range []struct {
+			mk  func() *exec.Cmd
+			out *[]time.Duration
+		}{{plain, &su}, {wrapped, &sw}} {
+			d, err := startOnce(ctx, c.mk())
+			if err != nil {
+				return err
+			}
+			*c.out = append(*c.out, d)
+		}
+	}
+	row("server-everything (npx) start -> initialize + tools/list, unwrapped", su)
+	row("server-everything (npx) start -> initialize + tools/list, through wrap", sw)
+	cu, cw, err := interleavedCalls(ctx, n, plain(), wrapped(), "echo", map[string]any{"message": "hello"})
+	if err != nil {
+		return err
+	}
+	row("server-everything tools/call echo, unwrapped", cu)
+	row("server-everything tools/call echo, through wrap", cw)
+	overhead("server-everything", su, sw, cu, cw)
 	return nil
 }
 

@@ -25,6 +25,7 @@ const Grace = 2 * time.Second
 // server goes; the server's whole tree is dead when it returns.
 func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	o.defaults()
+	t0 := time.Now()
 	argv, err := CommandOf(p, o.Command)
 	if err != nil {
 		return err
@@ -62,6 +63,10 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	}
 	defer ex.Close()
 	ex.SetAudit(al)
+	if err := ex.Ready(); err != nil {
+		return err
+	}
+	o.Logger.Debug("sandbox probed", "ms", time.Since(t0).Milliseconds())
 	uid, gid := ex.UID()
 	if os.Geteuid() == 0 {
 		_ = os.Chown(home, uid, gid)
@@ -87,6 +92,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		return fmt.Errorf("start the wrapped server %q: %w", argv, err)
 	}
 	defer srv.Kill()
+	o.Logger.Debug("server started", "ms", time.Since(t0).Milliseconds())
 	o.Logger.Info("wrapping", "name", p.Name, "command", argv, "pid", srv.Pid, "policy_hash", p.Hash()[:16], "audit", al.Path())
 	return newRelay(p, al, o, session, srv.Stdin).run(ctx, o.Stdin, srv)
 }
