@@ -61,11 +61,29 @@ func (e *Executor) UID() (uid, gid int) { return e.uid, e.gid }
 // PrivateTmp reports whether commands get a private /tmp (a mount namespace of their own).
 func (e *Executor) PrivateTmp() bool { return e.attr.has(unix.CLONE_NEWNS) }
 
-// StartServer starts a long-running command under the layers. The caller must Kill it.
+// StartServer starts a long-running command under the layers. The caller must Kill it. A lazy
+// executor (Options.Lazy) first tries the strongest namespace set without a probe, and probes
+// (stepping down as calls do) only if that start fails.
 func (e *Executor) StartServer(o ServerOptions) (*Server, error) {
+	if e.lazy {
+		e.lazy = false
+		e.attr = mutateAttr(e.nsTries()[0])
+		s, err := e.startServer(o)
+		if err == nil {
+			close(e.probed)
+			return s, nil
+		}
+		e.log.Debug("the strongest layers did not start the server: probing", "err", err)
+		e.probeErr = e.probeLayers()
+		close(e.probed)
+	}
 	if err := e.Ready(); err != nil {
 		return nil, err
 	}
+	return e.startServer(o)
+}
+
+func (e *Executor) startServer(o ServerOptions) (*Server, error) {
 	bin, err := os.OpenFile(o.Binary, os.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open the server's program %s: %w", o.Binary, err)

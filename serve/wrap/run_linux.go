@@ -63,10 +63,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	}
 	defer ex.Close()
 	ex.SetAudit(al)
-	if err := ex.Ready(); err != nil {
-		return err
-	}
-	o.Logger.Debug("sandbox probed", "ms", time.Since(t0).Milliseconds())
+	o.Logger.Debug("sandbox set up", "ms", time.Since(t0).Milliseconds())
 	uid, gid := ex.UID()
 	if os.Geteuid() == 0 {
 		_ = os.Chown(home, uid, gid)
@@ -134,7 +131,7 @@ func newExecutor(p *policy.Policy, home, binary string, o Options) (*allowlist.E
 	if mutated("wrap-network") {
 		ap.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
 	}
-	ex, err := allowlist.New(ap, allowlist.Options{HelperPath: o.HelperPath, Logger: o.Logger})
+	ex, err := allowlist.New(ap, allowlist.Options{HelperPath: o.HelperPath, Logger: o.Logger, Lazy: true})
 	if err != nil {
 		return nil, fmt.Errorf("set up the sandbox: %w", err)
 	}
