@@ -422,3 +422,19 @@ func TestWrapViaServe(t *testing.T) {
 		t.Fatalf("wrap with a command other than the policy's: %v %s", err, out)
 	}
 }
+
+// With a host list the server reaches the network only through the egress proxy, and
+// --explain-denials names each host it was refused.
+func TestWrapExplainsEgressDenials(t *testing.T) {
+	bin := buildWrapServer(t)
+	r := newWrapRig(t, `network = ["allowed.example"]`)
+	cs, _ := r.connect(t, []string{"--explain-denials"}, bin)
+	res, err := callTool(t, cs, "fetch", map[string]any{"url": "http://denied.example/secret"})
+	if err != nil || !res.IsError {
+		t.Fatalf("fetch a host the policy does not list: %q %v (want a refusal)", text(res), err)
+	}
+	cs.Close()
+	if log := r.stderr.String(); !strings.Contains(log, "egress denied") || !strings.Contains(log, "denied.example") {
+		t.Fatalf("--explain-denials did not name the denied host; stderr:\n%s", log)
+	}
+}

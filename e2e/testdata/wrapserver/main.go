@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -24,7 +25,7 @@ type req struct {
 	} `json:"params"`
 }
 
-var tools = []string{"echo", "read", "write", "connect", "big", "spawn", "env", "secret_dump", "sleep"}
+var tools = []string{"echo", "read", "write", "connect", "big", "spawn", "env", "secret_dump", "sleep", "fetch"}
 
 func main() {
 	sc := bufio.NewScanner(os.Stdin)
@@ -94,6 +95,13 @@ func call(name string, a map[string]string) any {
 			return text(err.Error(), true)
 		}
 		return text(fmt.Sprint(cmd.Process.Pid), false)
+	case "fetch": // through $HTTP_PROXY when set, as HTTP clients do
+		resp, err := http.Get(a["url"])
+		if err != nil {
+			return text(err.Error(), true)
+		}
+		resp.Body.Close()
+		return text(resp.Status, resp.StatusCode != 200)
 	case "env":
 		return text(os.Getenv(a["name"]), false)
 	case "sleep":
