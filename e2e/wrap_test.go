@@ -438,3 +438,44 @@ func TestWrapExplainsEgressDenials(t *testing.T) {
 		t.Fatalf("--explain-denials did not name the denied host; stderr:\n%s", log)
 	}
 }
+
+// pyServer is a stdio MCP server in Python, started by its #! line through env (as a pip- or
+// uv-installed server's entry point is).
+const pyServer = `#!/usr/bin/env python3
+import json, sys, os
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    meth, r = m.get("method"), {}
+    if meth == "initialize":
+        r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "py", "version": "1"}}
+    elif meth == "tools/list":
+        r = {"tools": [{"name": "whoami", "inputSchema": {"type": "object"}}]}
+    elif meth == "tools/call":
+        r = {"content": [{"type": "text", "text": "python %d.%d home=%s" % (sys.version_info[0], sys.version_info[1], os.environ.get("HOME", ""))}]}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
+    sys.stdout.flush()
+`
+
+// A Python server started through its #! line works through wrap, with a private HOME.
+func TestWrapPythonServer(t *testing.T) {
+	buildWrapServer(t) // the Linux check
+	if _, err := exec.LookPath("python3"); err != nil {
+		testenv.Skip(t, "python3 is not installed")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	script := filepath.Join(dir, "py-server")
+	write(t, script, pyServer, 0o755)
+	r := newWrapRig(t, "")
+	r.env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"} // a system python3 (a pyenv shim lives under a home the sandbox's uid cannot read)
+	cs, _ := r.connect(t, nil, script)
+	if names := toolNames(t, cs); !contains(names, "whoami") {
+		t.Fatalf("the Python server's tools through wrap: %v", names)
+	}
+	res, err := callTool(t, cs, "whoami", map[string]any{})
+	if err != nil || !strings.Contains(text(res), "python 3") || strings.Contains(text(res), "home="+os.Getenv("HOME")) {
+		t.Fatalf("the Python server through wrap: %q %v (want python 3 with a private HOME)\nstderr:\n%s", text(res), err, r.stderr)
+	}
+}

@@ -43,31 +43,48 @@ func resolveProgram(argv []string, pathEnv, home string, offline bool) (*program
 	}
 	pr := &program{Binary: real, Argv: slices.Clone(argv)}
 	pr.addInstall(invoked, real)
-	interp, arg, err := shebang(real)
-	if err != nil {
-		return nil, err
-	}
-	if interp != "" {
-		if filepath.Base(interp) == "env" && arg != "" {
-			interp, arg = envProgram(arg)
-			if interp, err = lookPath(interp, pathEnv); err != nil {
-				return nil, fmt.Errorf("the #! line of %s: %w", real, err)
-			}
-		}
-		ireal, err := filepath.EvalSymlinks(interp)
+	script := invoked
+	for range 4 { // as the kernel: an interpreter may itself be a script, 4 levels deep
+		interp, err := pr.interpreter(pr.Binary, pathEnv)
 		if err != nil {
-			return nil, fmt.Errorf("the #! line of %s names %s: %w", real, interp, err)
+			return nil, err
 		}
-		pr.addInstall(interp, ireal)
-		pr.Binary = ireal
-		pr.Argv = append([]string{interp}, splitArg(arg)...)
-		pr.Argv = append(pr.Argv, invoked)
-		pr.Argv = append(pr.Argv, argv[1:]...)
+		if interp == nil {
+			break
+		}
+		pr.Binary = interp.real
+		pr.Argv = slices.Concat([]string{interp.path}, interp.args, []string{script}, pr.Argv[1:])
+		script = interp.path
 	}
 	if isNode(pr.Binary) {
 		pr.npm(home, offline)
 	}
 	return pr, nil
+}
+
+type interpreter struct {
+	path, real string
+	args       []string
+}
+
+// interpreter is the #! interpreter of file (nil when it is not a script), resolved.
+func (pr *program) interpreter(file, pathEnv string) (*interpreter, error) {
+	interp, arg, err := shebang(file)
+	if err != nil || interp == "" {
+		return nil, err
+	}
+	if filepath.Base(interp) == "env" && arg != "" {
+		interp, arg = envProgram(arg)
+		if interp, err = lookPath(interp, pathEnv); err != nil {
+			return nil, fmt.Errorf("the #! line of %s: %w", file, err)
+		}
+	}
+	real, err := filepath.EvalSymlinks(interp)
+	if err != nil {
+		return nil, fmt.Errorf("the #! line of %s names %s: %w", file, interp, err)
+	}
+	pr.addInstall(interp, real)
+	return &interpreter{path: interp, real: real, args: splitArg(arg)}, nil
 }
 
 // addInstall lists the install dir of a program and of its resolved file (prefix/bin/.. for a
@@ -79,7 +96,7 @@ func (pr *program) addInstall(invoked, real string) {
 	}
 	for _, p := range []string{invoked, real} {
 		dir := filepath.Dir(p)
-		if filepath.Base(dir) == "bin" {
+		if filepath.Base(dir) == "bin" && !userShared(filepath.Dir(dir)) {
 			dir = filepath.Dir(dir)
 		}
 		if shared(dir) || underSystem(dir) || slices.Contains(pr.ExecDirs, dir) {
@@ -87,6 +104,13 @@ func (pr *program) addInstall(invoked, real string) {
 		}
 		pr.ExecDirs = append(pr.ExecDirs, dir)
 	}
+}
+
+// userShared prefixes hold a user's data beside programs (~/.local/share, ~/.local/state): only
+// their bin dir is an install dir.
+func userShared(prefix string) bool {
+	home, _ := os.UserHomeDir()
+	return home != "" && (prefix == filepath.Join(home, ".local") || prefix == home)
 }
 
 // shared dirs hold other people's or other programs' files: never an install dir.
