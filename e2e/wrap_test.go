@@ -53,6 +53,7 @@ type wrapRig struct {
 	dir, policy, audit, writable string
 	stderr                       *lockedBuffer
 	env                          []string // wrap's environment besides the test's
+	unfinished                   int      // calls audited started without an outcome (auditEntries)
 }
 
 func newWrapRig(t *testing.T, wrapSection string) *wrapRig {
@@ -134,9 +135,11 @@ func (r *wrapRig) auditEntries(t *testing.T) []audit.Entry {
 		t.Fatalf("audit log: %v", err)
 	}
 	defer f.Close()
-	if rep, err := audit.Verify(f); err != nil || len(rep.Problems) > 0 {
+	rep, err := audit.Verify(f)
+	if err != nil || len(rep.Problems) > 0 {
 		t.Fatalf("audit chain: %+v %v", rep, err)
 	}
+	r.unfinished = rep.Unfinished
 	f.Seek(0, 0)
 	var out []audit.Entry
 	sc := bufio.NewScanner(f)
@@ -187,8 +190,9 @@ func TestWrapToolPolicy(t *testing.T) {
 	}
 	cs.Close()
 	es := r.auditEntries(t)
-	if !hasEntry(es, "echo", "ran", "") || !hasEntry(es, "secret_dump", "refused", "wrap.tools.deny[0]") || !hasEntry(es, "echo", "refused", "wrap.tools.max_argument_bytes") {
-		t.Fatalf("audit misses a call: %+v", es)
+	if !hasEntry(es, "echo", "started", "") || !hasEntry(es, "echo", "ran", "") || !hasEntry(es, "secret_dump", "refused", "wrap.tools.deny[0]") ||
+		!hasEntry(es, "echo", "refused", "wrap.tools.max_argument_bytes") || r.unfinished != 0 {
+		t.Fatalf("audit misses a call (or a call has no outcome: %d): %+v", r.unfinished, es)
 	}
 	if !strings.Contains(r.stderr.String(), `refused tools/call "secret_dump"`) {
 		t.Errorf("--explain-denials did not log the refusal; stderr:\n%s", r.stderr)
@@ -477,5 +481,33 @@ func TestWrapPythonServer(t *testing.T) {
 	res, err := callTool(t, cs, "whoami", map[string]any{})
 	if err != nil || !strings.Contains(text(res), "python 3") || strings.Contains(text(res), "home="+os.Getenv("HOME")) {
 		t.Fatalf("the Python server through wrap: %q %v (want python 3 with a private HOME)\nstderr:\n%s", text(res), err, r.stderr)
+	}
+}
+
+// A tools/call whose intent cannot be audited never reaches the server: it is refused naming
+// audit.path, and runs again once the log is writable.
+func TestWrapRefusesUnauditedCalls(t *testing.T) {
+	bin := buildWrapServer(t)
+	r := newWrapRig(t, "")
+	cs, _ := r.connect(t, nil, bin)
+	if res, err := callTool(t, cs, "echo", map[string]any{"text": "audited"}); err != nil || text(res) != "audited" {
+		t.Fatalf("echo: %v %v", res, err)
+	}
+	os.Rename(r.audit, r.audit+".moved")
+	if err := os.Mkdir(r.audit, 0o700); err != nil { // not a regular file: appends fail
+		t.Fatal(err)
+	}
+	target := filepath.Join(r.writable, "unaudited.txt")
+	_, err := callTool(t, cs, "write", map[string]any{"path": target, "text": "x"})
+	if err == nil || !strings.Contains(err.Error(), "audit.path") {
+		t.Fatalf("a call with the audit log broken: %v, want a refusal naming audit.path", err)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("the server ran a call that was never audited")
+	}
+	os.Remove(r.audit)
+	os.Rename(r.audit+".moved", r.audit)
+	if res, err := callTool(t, cs, "write", map[string]any{"path": target, "text": "x"}); err != nil || res.IsError {
+		t.Fatalf("the call once the log is back: %v %v", res, err)
 	}
 }

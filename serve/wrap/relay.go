@@ -150,6 +150,12 @@ func (r *relay) clientFrame(line []byte) error {
 		r.refuseCall(p, RuleInflight, fmt.Sprintf("%d requests are already waiting for the server's answer", MaxInflight))
 		return nil
 	}
+	// No call reaches the server unaudited: its intent is on record first, or it is refused.
+	if err := r.intent(p); err != nil {
+		r.take(key)
+		r.refuseCall(p, "audit.path", fmt.Sprintf("the audit log cannot be written (%v), and no call reaches the server unaudited: make audit.path writable again", err))
+		return nil
+	}
 	return r.toServer.frame(line)
 }
 
@@ -230,17 +236,30 @@ func (r *relay) explainf(format string, args ...any) {
 	}
 }
 
-// record writes one tools/call to the hash-chained audit log.
-func (r *relay) record(p *pending, e audit.Entry, resultBytes int, isError bool) {
+// intent records a tools/call about to reach the server.
+func (r *relay) intent(p *pending) error {
+	if mutated("wrap-audit-intent") {
+		return nil
+	}
+	return r.record(p, audit.Entry{Decision: audit.DecisionStarted}, 0, false)
+}
+
+// record writes one tools/call to the hash-chained audit log; the error is the log's.
+func (r *relay) record(p *pending, e audit.Entry, resultBytes int, isError bool) error {
 	if r.audit == nil || p.method != "tools/call" || mutated("wrap-audit") {
-		return
+		return nil
 	}
 	args, _ := json.Marshal(map[string]any{"bytes": p.argBytes, "sha256": p.argHash,
 		"result_bytes": resultBytes, "is_error": isError}) // plain data
 	e.Time = time.Now().UTC().Format(time.RFC3339Nano)
-	e.Server, e.Session, e.Call, e.Tool, e.Arguments = r.server, r.session, idKey(p.id), p.tool, args
-	e.DurationMS, e.PolicyHash = time.Since(p.start).Milliseconds(), r.hash
-	if err := r.audit.Append(e); err != nil {
-		r.log.Warn("could not write a tools/call to the audit log", "tool", p.tool, "err", err)
+	e.Server, e.Session, e.Call, e.Tool, e.Arguments = r.server, r.session, r.session+"/"+idKey(p.id), p.tool, args
+	if e.Decision != audit.DecisionStarted {
+		e.DurationMS = time.Since(p.start).Milliseconds()
 	}
+	e.PolicyHash = r.hash
+	err := r.audit.Append(e)
+	if err != nil {
+		r.log.Warn("could not write a tools/call to the audit log", "tool", p.tool, "decision", e.Decision, "err", err)
+	}
+	return err
 }
