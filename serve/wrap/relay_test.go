@@ -100,3 +100,28 @@ func TestCommandOf(t *testing.T) {
 		t.Errorf("the policy's command: %v %v", got, err)
 	}
 }
+
+// Malformed client frames and batches are answered and never reach the server; an unanswered
+// call past the timeout is answered with limits.timeout and its late answer dropped.
+func TestRelayMalformedAndTimeout(t *testing.T) {
+	r, toClient, toServer := testRelay(policy.Default(policy.SchemeWrap).Wrap.Tools)
+	r.timeout = 50 * time.Millisecond
+	call := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
+	if err := r.fromClient(strings.NewReader("{not json\n[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n" + call + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := toServer.lines(); len(got) != 1 || got[0] != call {
+		t.Fatalf("reached the server: %q", got)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := r.fromServer(strings.NewReader(`{"jsonrpc":"2.0","id":9,"result":{"content":[]}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	c := toClient.lines()
+	if len(c) != 3 || !strings.Contains(c[0], "-32700") || !strings.Contains(c[1], "batches") || !strings.Contains(c[2], RuleTimeout) || !strings.Contains(c[2], `"id":9`) {
+		t.Fatalf("answers to the client: %q (want parse error, batch refusal, timeout; the late answer dropped)", c)
+	}
+	if s := toServer.lines(); len(s) != 2 || !strings.Contains(s[1], "notifications/cancelled") {
+		t.Fatalf("the server was not told to cancel: %q", s)
+	}
+}
