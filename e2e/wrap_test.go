@@ -511,3 +511,33 @@ func TestWrapRefusesUnauditedCalls(t *testing.T) {
 		t.Fatalf("the call once the log is back: %v %v", res, err)
 	}
 }
+
+// wrap's stdout is the MCP channel: only JSON-RPC reaches it, even from a server that prints a
+// banner there, and nothing when the server cannot start.
+func TestWrapStdoutIsOnlyMCP(t *testing.T) {
+	bin := buildWrapServer(t)
+	r := newWrapRig(t, "")
+	run := func(argv ...string) (stdout, stderr string) {
+		cmd := exec.Command(binPath, append([]string{"wrap", "--policy", r.policy, "--"}, argv...)...)
+		cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n")
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.Run()
+		return out.String(), errb.String()
+	}
+	out, errs := run(bin, "--banner")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("wrap's stdout: %q (want the two answers)\nstderr:\n%s", out, errs)
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil || m["jsonrpc"] != "2.0" {
+			t.Errorf("wrap's stdout carries a line that is not JSON-RPC: %q", l)
+		}
+	}
+	if out, errs := run("/nonexistent/server"); out != "" || !strings.Contains(errs, "/nonexistent/server") {
+		t.Errorf("a server that cannot start: stdout %q, stderr %q", out, errs)
+	}
+}

@@ -50,6 +50,9 @@ func (r *relay) oversizedAnswer(id json.RawMessage) {
 func (r *relay) serverFrame(line []byte) error {
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
+		if mutated("wrap-malformed") {
+			return r.toClient.frame(line)
+		}
 		r.log.Warn("dropped a message from the wrapped server that is not JSON", "err", err, "bytes", len(line))
 		r.explainf("dropped a server message that is not JSON (%s)", RuleMalform)
 		return nil

@@ -31,6 +31,9 @@ func main() {
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	out := bufio.NewWriter(os.Stdout)
+	if len(os.Args) > 1 && os.Args[1] == "--banner" { // a server that writes more than MCP to stdout
+		fmt.Println("wrapserver starting (this line is not JSON-RPC)")
+	}
 	for sc.Scan() {
 		var r req
 		if json.Unmarshal(sc.Bytes(), &r) != nil || len(r.ID) == 0 {
