@@ -541,3 +541,52 @@ func TestWrapStdoutIsOnlyMCP(t *testing.T) {
 		t.Errorf("a server that cannot start: stdout %q, stderr %q", out, errs)
 	}
 }
+
+// wrap run by a user who is not root (a client's usual case: the user namespace path): the
+// server starts, answers, and is contained the same way.
+func TestWrapUnprivileged(t *testing.T) {
+	bin := buildWrapServer(t)
+	root, err := os.MkdirTemp("/var/tmp", "mcpsandbox-e2e-wrap-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	os.Chmod(root, 0o755)
+	home := mkdir(t, root, "home", 0o755)
+	mkdir(t, home, ".ssh", 0o755)
+	nonce := randHex(12)
+	write(t, filepath.Join(home, ".ssh", "id_wrap"), "PRIVATE "+nonce, 0o644)
+	out := mkdir(t, root, "out", 0o755)
+	pol := filepath.Join(root, "policy.toml")
+	write(t, pol, fmt.Sprintf("version = 1\nscheme = \"wrap\"\nname = \"unpriv\"\n[limits]\nmemory = \"4GiB\"\npids = 256\n[audit]\npath = %q\n[wrap]\nwrite = [%q]\n",
+		filepath.Join(root, "audit.jsonl"), out), 0o600)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, "wrap", "--policy", pol, "--", bin)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+root, "XDG_CACHE_HOME="+root)
+	if os.Geteuid() == 0 {
+		for _, p := range []string{root, home, out, pol} {
+			os.Chown(p, 65534, 65534)
+		}
+		cmd.SysProcAttr = asUserAttr(65534, 65534)
+	}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-wrap", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("wrap as uid 65534: %v\n%s", err, stderr)
+	}
+	defer cs.Close()
+	if res, err := callTool(t, cs, "echo", map[string]any{"text": "unprivileged"}); err != nil || text(res) != "unprivileged" {
+		t.Fatalf("echo through an unprivileged wrap: %v %v\n%s", res, err, stderr)
+	}
+	if res, err := callTool(t, cs, "read", map[string]any{"path": filepath.Join(home, ".ssh", "id_wrap")}); err != nil || !res.IsError || strings.Contains(text(res), nonce) {
+		t.Errorf("read the user's secret through an unprivileged wrap: %q %v", text(res), err)
+	}
+	if res, err := callTool(t, cs, "write", map[string]any{"path": filepath.Join(home, ".bashrc"), "text": "x"}); err != nil || !res.IsError {
+		t.Errorf("write the user's .bashrc through an unprivileged wrap: %q %v", text(res), err)
+	}
+	if res, err := callTool(t, cs, "write", map[string]any{"path": filepath.Join(out, "ok"), "text": "x"}); err != nil || res.IsError {
+		t.Errorf("write in [wrap].write through an unprivileged wrap: %q %v", text(res), err)
+	}
+}
