@@ -76,6 +76,9 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		}
 		rw = append(rw, cache)
 		prog.ExecDirs = append(prog.ExecDirs, cache) // npx runs the package's bin from its cache
+		if prog.NPMFrom != "" {
+			prog.ReadDirs = append(prog.ReadDirs, NPMContent(prog.NPMFrom)) // what the cache's links lead to
+		}
 		prog.Env = append(prog.Env, "npm_config_cache="+cache)
 	}
 	session := "wrap-" + strconv.Itoa(os.Getpid())

@@ -8,15 +8,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // npm's cache cannot be shared read-only: reading a cached packument rewrites its index bucket
 // (npm fails with ENOTCACHED when it cannot). So a node server gets a cache of its own, kept
-// between starts (the first start is the only slow one): under the user's cache dir,
-// $XDG_CACHE_HOME/mcpsandbox/wrap/NAME/npm (as root /var/cache/mcpsandbox/wrap/NAME/npm, which
-// the sandbox's uid can reach), owned by the sandbox's uid. When it is made, it is seeded with a
-// copy of the client's npm cache (its _cacache and _npx, up to maxSeed bytes), so a server the
-// client already ran starts without the network.
+// between starts: under the user's cache dir, $XDG_CACHE_HOME/mcpsandbox/wrap/NAME/npm (as root
+// /var/cache/mcpsandbox/wrap/NAME/npm, which the sandbox's uid can reach), owned by the
+// sandbox's uid. When it is made it is seeded from the client's npm cache, so a server the
+// client already ran starts without the network, and fast: the index (small) and the installed
+// npx trees are copied; the content store (the packages' tarballs, the bulk) is linked, never
+// copied: a symlink to the client's file, which the server may read (Landlock: read only), or,
+// when wrap runs as root and the server as another uid that cannot write the file, a hard link
+// (the client's cache is under a home the server's uid cannot enter). New content npm fetches
+// lands in the private cache.
 
 // maxSeed bounds the copy of the client's npm cache.
 const maxSeed = 2 << 30
@@ -54,11 +59,9 @@ func privateNPMCache(name, client string, uid, gid int) (string, error) {
 		return "", fmt.Errorf("make the server's npm cache: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if client != "" && cacheSize(client) <= maxSeed {
-		for _, sub := range []string{"_cacache", "_npx"} {
-			if err := copyTree(filepath.Join(client, sub), filepath.Join(tmp, sub)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return "", fmt.Errorf("seed the server's npm cache from %s: %w", client, err)
-			}
+	if client != "" {
+		if err := seedNPM(client, tmp, uid); err != nil {
+			return "", fmt.Errorf("seed the server's npm cache from %s: %w", client, err)
 		}
 	}
 	if err := chownTree(tmp, uid, gid); err != nil {
@@ -68,6 +71,66 @@ func privateNPMCache(name, client string, uid, gid int) (string, error) {
 		return "", fmt.Errorf("make the server's npm cache: %w", err)
 	}
 	return cache, nil
+}
+
+// seedNPM copies the index and the npx trees of the client's cache and links its content.
+func seedNPM(client, dst string, uid int) error {
+	if cacheSize(filepath.Join(client, "_npx")) > maxSeed {
+		return nil // too much to copy: npm installs what it needs (with network)
+	}
+	for _, sub := range []string{filepath.Join("_cacache", "index-v5"), "_npx"} {
+		if err := copyTree(filepath.Join(client, sub), filepath.Join(dst, sub)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	content := filepath.Join("_cacache", "content-v2")
+	err := linkTree(filepath.Join(client, content), filepath.Join(dst, content), uid)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// NPMContent is the client's npm content store the private cache links to: the server may read
+// it (never write).
+func NPMContent(client string) string { return filepath.Join(client, "_cacache", "content-v2") }
+
+// linkTree makes dst a tree of directories whose files link to src's (see privateNPMCache).
+func linkTree(src, dst string, uid int) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if hardLinkSafe(info, uid) && os.Link(p, to) == nil {
+			return nil
+		}
+		if os.Geteuid() == 0 && uid != 0 {
+			return copyFile(p, to) // the server's uid could not follow a symlink into root's home
+		}
+		return os.Symlink(p, to)
+	})
+}
+
+// hardLinkSafe: a hard link lets the server reach the client's file whatever the path, so only
+// a file the server's uid cannot write (another owner, not group- or world-writable) is linked.
+func hardLinkSafe(info fs.FileInfo, uid int) bool {
+	if mutated("wrap-npm-link") {
+		return os.Geteuid() == 0
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && os.Geteuid() == 0 && int(st.Uid) != uid && info.Mode().Perm()&0o022 == 0
 }
 
 func cacheSize(dir string) int64 {
