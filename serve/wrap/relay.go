@@ -124,6 +124,11 @@ func (r *relay) clientFrame(line []byte) error {
 		return nil
 	}
 	key := idKey(m.ID)
+	if key == "" && m.Method == "tools/call" && !mutated("wrap-tool-policy") {
+		// a tools/call without an id (or with a null one) would reach the server unjudged
+		r.refuse(m.ID, "", RuleMalform, "a tools/call needs an id (string or number)", codeInvalid)
+		return nil
+	}
 	if key == "" || (m.Method != "tools/call" && m.Method != "tools/list") {
 		return r.toServer.frame(line) // notifications, responses, other requests: unchanged
 	}

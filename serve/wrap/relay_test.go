@@ -107,7 +107,8 @@ func TestRelayMalformedAndTimeout(t *testing.T) {
 	r, toClient, toServer := testRelay(policy.Default(policy.SchemeWrap).Wrap.Tools)
 	r.timeout = 50 * time.Millisecond
 	call := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
-	if err := r.fromClient(strings.NewReader("{not json\n[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n" + call + "\n")); err != nil {
+	unjudged := `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"x"}}` + "\n" + `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}`
+	if err := r.fromClient(strings.NewReader("{not json\n[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n" + unjudged + "\n" + call + "\n")); err != nil {
 		t.Fatal(err)
 	}
 	if got := toServer.lines(); len(got) != 1 || got[0] != call {
@@ -118,8 +119,9 @@ func TestRelayMalformedAndTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := toClient.lines()
-	if len(c) != 3 || !strings.Contains(c[0], "-32700") || !strings.Contains(c[1], "batches") || !strings.Contains(c[2], RuleTimeout) || !strings.Contains(c[2], `"id":9`) {
-		t.Fatalf("answers to the client: %q (want parse error, batch refusal, timeout; the late answer dropped)", c)
+	if len(c) != 5 || !strings.Contains(c[0], "-32700") || !strings.Contains(c[1], "batches") || !strings.Contains(c[2], "needs an id") ||
+		!strings.Contains(c[3], "needs an id") || !strings.Contains(c[4], RuleTimeout) || !strings.Contains(c[4], `"id":9`) {
+		t.Fatalf("answers to the client: %q (want parse error, batch refusal, two id-less calls refused, timeout; the late answer dropped)", c)
 	}
 	if s := toServer.lines(); len(s) != 2 || !strings.Contains(s[1], "notifications/cancelled") {
 		t.Fatalf("the server was not told to cancel: %q", s)
