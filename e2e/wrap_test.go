@@ -231,7 +231,7 @@ func TestWrapContainment(t *testing.T) {
 	write(t, secret2, "TOKEN "+nonce, 0o644)
 	r := newWrapRig(t, "env = [\"WRAP_PASSED\"]\nnetwork = false")
 	r.env = []string{"WRAP_PASSED=yes-" + nonce, "WRAP_SECRET=no-" + nonce}
-	cs, _ := r.connect(t, nil, bin)
+	cs, _ := r.connect(t, []string{"--explain-denials"}, bin)
 
 	for _, p := range []string{secret, secret2} {
 		if res, err := callTool(t, cs, "read", map[string]any{"path": p}); err != nil || !res.IsError || strings.Contains(text(res), nonce) {
@@ -250,6 +250,9 @@ func TestWrapContainment(t *testing.T) {
 	os.Chmod(r.dir, 0o755)
 	if _, err := os.Stat(outside); err == nil {
 		t.Errorf("the server wrote %s outside its dirs", outside)
+	}
+	if log := r.stderr.String(); !strings.Contains(log, "looks like a sandbox refusal") || !strings.Contains(log, outside) {
+		t.Errorf("--explain-denials does not quote the refused path %s; stderr:\n%s", outside, log)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 )
@@ -78,6 +79,9 @@ func (r *relay) serverFrame(line []byte) error {
 			dec = "error"
 		}
 		r.record(p, audit.Entry{Decision: dec}, len(line), res.IsError || len(m.Error) > 0)
+		if r.explain != nil && (res.IsError || len(m.Error) > 0) {
+			r.explainAccess(p.tool, line)
+		}
 	case "tools/list":
 		if b, changed := r.filterList(line, m.Result); changed {
 			line = b
@@ -133,4 +137,29 @@ func (r *relay) filterList(line []byte, result json.RawMessage) ([]byte, bool) {
 	whole["result"], _ = json.Marshal(res)
 	b, err := json.Marshal(whole)
 	return b, err == nil
+}
+
+// explainAccess logs what a failed call's answer says the kernel refused ("permission denied",
+// EACCES, EPERM: how a Landlock or seccomp refusal looks from inside the server), so an operator
+// sees which path to add to the policy. Only with --explain-denials; at most 3 quotes a call.
+func (r *relay) explainAccess(tool string, line []byte) {
+	var text strings.Builder
+	s := string(line)
+	n := 0
+	for _, mark := range []string{"ermission denied", "EACCES", "EPERM", "Operation not permitted"} {
+		for from := 0; n < 3; {
+			i := strings.Index(s[from:], mark)
+			if i < 0 {
+				break
+			}
+			i += from
+			lo, hi := max(0, i-120), min(len(s), i+len(mark)+120)
+			text.WriteString("\n    … " + s[lo:hi] + " …")
+			n++
+			from = i + len(mark)
+		}
+	}
+	if n > 0 {
+		r.explainf("tools/call %q failed with what looks like a sandbox refusal (a path outside wrap.read/wrap.write, or the network):%s", tool, text.String())
+	}
 }
