@@ -126,9 +126,10 @@ func (s *Scheme) NewExecutor(p *policy.Policy, o ExecOptions) (executor.Executor
 	return s.Executor(p, o)
 }
 
-// Runs reports whether serve can run the scheme in this build; if not, the error says why.
+// Runs reports whether serve can run the scheme in this build (an executor, or a relay); if
+// not, the error says why.
 func (s *Scheme) Runs() error {
-	if s.Executor == nil {
+	if s.Executor == nil && s.Relay == nil {
 		return &UnavailableError{Scheme: s.Name, Reason: s.Unavailable}
 	}
 	return nil
