@@ -8,19 +8,27 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
+	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
 	sw "github.com/mcpsandbox/mcpsandbox/serve/wrap"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
 // Scheme is the registry entry.
 var Scheme = &scheme.Scheme{
-	Name:        policy.SchemeWrap,
-	Summary:     "another stdio MCP server (npx, uvx, a binary) under the allowlist scheme's layers, its traffic relayed and audited",
-	Unavailable: "a wrap policy has no tools of its own: it runs the server its [wrap] section names, through `mcpsandbox wrap --policy FILE [-- CMD ARGS…]` or `mcpsandbox serve --policy FILE`",
-	Relay:       relay,
-	Bounds:      bounds,
+	Name:    policy.SchemeWrap,
+	Summary: "another stdio MCP server (npx, uvx, a binary) under the allowlist scheme's layers, its traffic relayed and audited",
+	// Executor is only what `serve --check`, explain and verify measure (the layers the server
+	// gets); serving a wrap policy is its Relay.
+	Executor: func(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, error) {
+		return sw.CheckExecutor(p, o.Logger)
+	},
+	Relay:   relay,
+	Threats: threats,
+	Layers:  sa.LayerIDs,
+	Bounds:  bounds,
 }
 
 func relay(ctx context.Context, p *policy.Policy, o scheme.RelayOptions) error {

@@ -57,7 +57,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		return fmt.Errorf("create the server's private HOME: %w", err)
 	}
 	defer os.RemoveAll(home)
-	ex, err := newExecutor(p, home, prog.Binary, o)
+	ex, err := newExecutor(p, home, prog.Binary, o, true)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func stderrFile(o Options) *os.File {
 
 // newExecutor is the allowlist scheme's executor over the server's private HOME: the layers
 // and the egress proxy of an allowlist policy with the wrap policy's limits and network.
-func newExecutor(p *policy.Policy, home, binary string, o Options) (*allowlist.Executor, error) {
+func newExecutor(p *policy.Policy, home, binary string, o Options, lazy bool) (*allowlist.Executor, error) {
 	ap := policy.Default(policy.SchemeAllowlist)
 	ap.Name, ap.Limits, ap.Audit = p.Name, p.Limits, p.Audit
 	ap.Allowlist.Workspace = home
@@ -134,7 +134,7 @@ func newExecutor(p *policy.Policy, home, binary string, o Options) (*allowlist.E
 	if mutated("wrap-network") {
 		ap.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
 	}
-	ex, err := allowlist.New(ap, allowlist.Options{HelperPath: o.HelperPath, Logger: o.Logger, Lazy: true})
+	ex, err := allowlist.New(ap, allowlist.Options{HelperPath: o.HelperPath, Logger: o.Logger, Lazy: lazy})
 	if err != nil {
 		return nil, fmt.Errorf("set up the sandbox: %w", err)
 	}
