@@ -96,6 +96,19 @@ func (r *wrapRig) connect(t *testing.T, extra []string, argv ...string) (*mcp.Cl
 	return cs, cmd
 }
 
+// logSays waits up to 3s for wrap's stderr (copied by exec's goroutine, after the answer may
+// have reached the client) to hold s.
+func (r *wrapRig) logSays(s string) bool {
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(r.stderr.String(), s) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -194,7 +207,7 @@ func TestWrapToolPolicy(t *testing.T) {
 		!hasEntry(es, "echo", "refused", "wrap.tools.max_argument_bytes") || r.unfinished != 0 {
 		t.Fatalf("audit misses a call (or a call has no outcome: %d): %+v", r.unfinished, es)
 	}
-	if !strings.Contains(r.stderr.String(), `refused tools/call "secret_dump"`) {
+	if !r.logSays(`refused tools/call "secret_dump"`) {
 		t.Errorf("--explain-denials did not log the refusal; stderr:\n%s", r.stderr)
 	}
 }
@@ -251,8 +264,8 @@ func TestWrapContainment(t *testing.T) {
 	if _, err := os.Stat(outside); err == nil {
 		t.Errorf("the server wrote %s outside its dirs", outside)
 	}
-	if log := r.stderr.String(); !strings.Contains(log, "looks like a sandbox refusal") || !strings.Contains(log, outside) {
-		t.Errorf("--explain-denials does not quote the refused path %s; stderr:\n%s", outside, log)
+	if !r.logSays(outside) || !strings.Contains(r.stderr.String(), "looks like a sandbox refusal") {
+		t.Errorf("--explain-denials does not quote the refused path %s; stderr:\n%s", outside, r.stderr)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
