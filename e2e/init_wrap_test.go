@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +16,9 @@ import (
 )
 
 // wrapInitEnv is an initEnv whose Claude Code config (local scope: ~/.claude.json under the
-// project's path) holds three stdio servers and an HTTP one. Each server is a real MCP server:
-// mcpsandbox's own `serve --default`, under another name (a server named mcpsandbox would be
-// taken for init's own entry). wrapBin is what the wrapped entries run: a stand-in doing what
-// the contract says `mcpsandbox wrap --policy P -- CMD…` does at the least (check the policy,
-// run CMD) until the real wrap is in this build.
+// project's path) holds three stdio servers and an HTTP one. Each server is wrap's own test
+// server (e2e/testdata/wrapserver); wrapBin, what the wrapped entries run, is this build's
+// mcpsandbox: the real `mcpsandbox wrap`.
 type wrapInitEnv struct {
 	*initEnv
 	config, text, wrapBin string
@@ -28,23 +27,16 @@ type wrapInitEnv struct {
 func newWrapInitEnv(t *testing.T) *wrapInitEnv {
 	t.Helper()
 	e := &wrapInitEnv{initEnv: newInitEnv(t)}
-	srv := filepath.Join(e.home, "bin", "mcp-server-tools")
-	os.MkdirAll(filepath.Dir(srv), 0o755)
-	if err := os.Symlink(binPath, srv); err != nil {
-		t.Fatal(err)
-	}
-	e.wrapBin = filepath.Join(e.home, "bin", "mcpsandbox-wrap-standin")
-	script := "#!/bin/sh\n[ \"$1\" = wrap ] && [ \"$2\" = --policy ] && [ \"$4\" = -- ] || exit 2\n" +
-		"grep -q '^scheme  = \"wrap\"' \"$3\" || { echo \"$3: not a wrap policy\" >&2; exit 2; }\nshift 4\nexec \"$@\"\n"
-	os.WriteFile(e.wrapBin, []byte(script), 0o755)
+	srv := buildWrapServer(t)
+	os.MkdirAll(filepath.Join(e.home, "bin"), 0o755)
+	e.wrapBin = binPath
 	proj, _ := filepath.EvalSymlinks(e.project)
 	q := func(v any) string { b, _ := json.Marshal(v); return string(b) }
-	ws := func(n string) string { d := filepath.Join(e.home, "ws-"+n); os.MkdirAll(d, 0o755); return d }
 	e.text = "{\n  \"numStartups\": 4,\n  \"projects\": {\n    " + q(proj) + ": {\n      \"allowedTools\": [],\n      \"mcpServers\": {\n" +
-		"        \"tools\": {\n          \"type\": \"stdio\",\n          \"command\": " + q(srv) + ",\n          \"args\": [\"serve\", \"--default\", \"--workspace\", " + q(ws("a")) + "],\n          \"env\": {\"DEMO_TOKEN\": \"${DEMO_TOKEN}\"}\n        },\n" +
-		"        \"tools-b\": {\"type\": \"stdio\", \"command\": " + q(srv) + ", \"args\": [\"serve\", \"--default\", \"--workspace\", " + q(ws("b")) + "]},\n" +
+		"        \"tools\": {\n          \"type\": \"stdio\",\n          \"command\": " + q(srv) + ",\n          \"args\": [\"--stdio\", \"a b\"],\n          \"env\": {\"DEMO_TOKEN\": \"${DEMO_TOKEN}\"}\n        },\n" +
+		"        \"tools-b\": {\"type\": \"stdio\", \"command\": " + q(srv) + ", \"args\": []},\n" +
 		"        \"remote\": {\"type\": \"http\", \"url\": \"https://example.com/mcp\"},\n" +
-		"        \"tools-c\": {\n          \"command\": " + q(srv) + ",\n          \"args\": [\"serve\", \"--default\", \"--workspace\", " + q(ws("c")) + "],\n          \"env\": {}\n        }\n" +
+		"        \"tools-c\": {\n          \"command\": " + q(srv) + ",\n          \"args\": [\"-v\"],\n          \"env\": {}\n        }\n" +
 		"      }\n    }\n  }\n}\n"
 	e.config = filepath.Join(e.home, ".claude.json")
 	if err := os.WriteFile(e.config, []byte(e.text), 0o600); err != nil {
@@ -62,7 +54,7 @@ func TestInitWrapUnwrap(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "tools-b") || !strings.Contains(out, "remote           left: it is reached over HTTP/SSE") {
 		t.Fatalf("init --wrap without a terminal does not list the servers: exit %d\n%s\n%s", code, out, stderr)
 	}
-	out, stderr, code = e.run(t, "", "--wrap", "all", "--client", "claude-code", "--command", e.wrapBin)
+	out, stderr, code = e.run(t, "", "--wrap", "all", "--client", "claude-code")
 	if code != 0 || strings.Count(out, "wrapped: ") != 3 || strings.Count(out, "checked: the wrapped entry starts") != 3 ||
 		!strings.Contains(stderr, `left: "remote"`) {
 		t.Fatalf("init --wrap all: exit %d\n%s\n%s", code, out, stderr)
@@ -82,10 +74,10 @@ func TestInitWrapUnwrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	proj, _ := filepath.EvalSymlinks(e.project)
-	for _, n := range []string{"tools", "tools-b", "tools-c"} {
+	for n, orig := range map[string][]string{"tools": {"--stdio", "a b"}, "tools-b": {}, "tools-c": {"-v"}} {
 		s := cfg.Projects[proj].MCPServers[n]
 		if s.Command != e.wrapBin || len(s.Args) < 5 || s.Args[0] != "wrap" || s.Args[1] != "--policy" || s.Args[3] != "--" ||
-			!strings.HasSuffix(s.Args[4], "mcp-server-tools") || s.Args[5] != "serve" {
+			!strings.HasSuffix(s.Args[4], "wrapserver") || !slices.Equal(s.Args[5:], orig) {
 			t.Errorf("%s: %+v", n, s)
 		}
 		if _, err := os.Stat(s.Args[2]); err != nil {
@@ -116,7 +108,7 @@ func TestInitWrapUnwrap(t *testing.T) {
 // put back and init exits 1 saying why.
 func TestInitWrapRefusals(t *testing.T) {
 	e := newWrapInitEnv(t)
-	out, stderr, code := e.run(t, "", "--wrap", "nosuch", "--command", e.wrapBin)
+	out, stderr, code := e.run(t, "", "--wrap", "nosuch")
 	if code == 0 || !strings.Contains(stderr, `no server named "nosuch"`) || !strings.Contains(stderr, "tools-b") {
 		t.Errorf("an unknown name: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -130,13 +122,31 @@ func TestInitWrapRefusals(t *testing.T) {
 	if b, _ := os.ReadFile(e.config); string(b) != e.text {
 		t.Errorf("the config changed:\n%s", b)
 	}
+	// The real wrap, on a server that needs what its generated policy does not give (mcpsandbox's
+	// own serve, its workspace in the user's HOME: read and write empty by default): put back,
+	// with the server's own words, and its policy kept to be widened.
+	srv := filepath.Join(e.home, "bin", "mcp-server-tools")
+	os.Symlink(binPath, srv)
+	ws := filepath.Join(e.home, "ws-real")
+	os.MkdirAll(ws, 0o755)
+	desktop := filepath.Join(e.initEnv.config, "Claude", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(desktop), 0o755)
+	dtext := `{"mcpServers": {"tools": {"command": "` + srv + `", "args": ["serve", "--default", "--workspace", "` + ws + `"]}}}`
+	os.WriteFile(desktop, []byte(dtext), 0o644)
+	out, stderr, code = e.run(t, "", "--wrap", "tools", "--client", "claude-desktop")
+	if code != 1 || !strings.Contains(out, "not wrapped") || !strings.Contains(out, "workspace "+ws) || !strings.Contains(out, "its policy stays") {
+		t.Errorf("a server the generated policy cannot run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(desktop); string(b) != dtext {
+		t.Errorf("Claude Desktop's config changed:\n%s", b)
+	}
 }
 
 // On a terminal, init --wrap asks which servers (a multi-select), and init --unwrap which to
 // restore.
 func TestInitWrapPTY(t *testing.T) {
 	e := newWrapInitEnv(t)
-	w := startInitPTY(t, e.initEnv, "--wrap", "--command", e.wrapBin)
+	w := startInitPTY(t, e.initEnv, "--wrap")
 	w.step("Wrap which servers", " "+enter) // the first: tools
 	w.expect("wrapped: \"tools\"")
 	if err := w.exit(); err != nil {
@@ -192,13 +202,10 @@ func TestInitWrapInRealClients(t *testing.T) {
 	e := newWrapInitEnv(t)
 	desktop := filepath.Join(e.initEnv.config, "Claude", "claude_desktop_config.json")
 	os.MkdirAll(filepath.Dir(desktop), 0o755)
-	ws := filepath.Join(e.home, "ws-d")
-	os.MkdirAll(ws, 0o755)
-	srv := filepath.Join(e.home, "bin", "mcp-server-tools")
-	dtext := `{"mcpServers": {"tools": {"command": "` + srv + `", "args": ["serve", "--default", "--workspace", "` + ws + `"]}}}`
+	dtext := `{"mcpServers": {"tools": {"command": "` + buildWrapServer(t) + `", "args": []}}}`
 	os.WriteFile(desktop, []byte(dtext), 0o644)
 	for _, c := range []string{"claude-code", "claude-desktop"} {
-		if out, stderr, code := e.run(t, "", "--wrap", "all", "--client", c, "--command", e.wrapBin); code != 0 {
+		if out, stderr, code := e.run(t, "", "--wrap", "all", "--client", c); code != 0 {
 			t.Fatalf("init --wrap all --client %s: exit %d\n%s\n%s", c, code, out, stderr)
 		}
 	}
@@ -219,7 +226,7 @@ func TestInitWrapInRealClients(t *testing.T) {
 	cmd = exec.Command(inspector, "--cli", "--config", desktop, "--server", "tools", "--method", "tools/list")
 	cmd.Env, cmd.Dir = append(e.env, "MCP_INSPECTOR_SECRET_STORE=memory"), e.project
 	out, stderr, code := runCmdTimeout(t, cmd, 90*time.Second)
-	if code != 0 || !strings.Contains(out, "run_allowed_command") {
+	if code != 0 || !strings.Contains(out, "secret_dump") {
 		t.Errorf("the Inspector's tools/list through the wrapped entry: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if out, stderr, code := e.run(t, "", "--unwrap", "all"); code != 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/AlecAivazis/survey/v2"
 	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/schemes"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -42,9 +43,14 @@ func addWrapFlags(fl *pflag.FlagSet, o *InitOptions) {
 }
 
 // wrapScheme is the scheme init --wrap writes policies for, whose name is also the command a
-// wrapped entry runs.
+// wrapped entry runs: the registry's relay ("" in a build without one: no --wrap flags).
 func wrapScheme() generate.WrapScheme {
-	return "wrap" // until the wrap scheme is in this build's registry
+	for _, s := range schemes.All {
+		if s.Relay != nil {
+			return generate.WrapScheme(s.Name)
+		}
+	}
+	return ""
 }
 
 // on reports whether init runs as init --wrap or --unwrap.
