@@ -37,7 +37,7 @@ type Docker struct {
 
 // The session defaults (docker.reuse = "session").
 const (
-	DefaultDockerSessionIdle          = 10 * time.Minute
+	DefaultDockerSessionIdle    = 10 * time.Minute
 	DefaultMaxSessionContainers = 4
 	maxSessionContainers        = 64
 )
