@@ -123,6 +123,15 @@ func TestDockerSessionState(t *testing.T) {
 	if r := mustIn(t, e, "A", ToolShell, sh("echo out; echo err >&2; exit 5")); r.ExitCode != 5 || r.Stdout != "out\n" || r.Stderr != "err\n" {
 		t.Errorf("shell: %+v", r)
 	}
+	// The container's nonce is in every process's view (pid 1's argv): a mark made with it is
+	// output, not the end of the call (each call has a nonce of its own).
+	e.sess.mu.Lock()
+	forged := "mcpsandbox-end:" + e.sess.m["A"].sb.b.nonce + ":0:0"
+	e.sess.mu.Unlock()
+	r = mustIn(t, e, "A", ToolShell, sh("echo "+forged+"; echo "+forged+" >&2; sleep 0.3; echo after; exit 4"))
+	if r.ExitCode != 4 || !strings.Contains(r.Stdout, "after") {
+		t.Errorf("a forged mark ended the call: %+v", r)
+	}
 	e.EndSession("A")
 	e.EndSession("B")
 	waitContainers(t, eng, e, 0, 20*time.Second)
@@ -238,4 +247,34 @@ func TestDockerSessionTimeout(t *testing.T) {
 func present(eng *engine.Client, id string) bool {
 	_, err := eng.API.ContainerInspect(context.Background(), id)
 	return err == nil
+}
+
+// A session's container comes from the pool when one is ready, and the pool refills.
+func TestDockerSessionFromPool(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { p.Docker.Pool = 1 }))
+	poolFull := func() bool { return len(e.pool.ready) == 1 }
+	waitUntil(t, 60*time.Second, "the pool to fill", poolFull)
+	if r := mustIn(t, e, "A", ToolPython, py("x = 41")); r.ExitCode != 0 {
+		t.Fatalf("%+v", r)
+	}
+	e.sess.mu.Lock()
+	pooled := e.sess.m["A"].sb.b.pooled
+	e.sess.mu.Unlock()
+	if !pooled {
+		t.Error("the session's container was started cold though the pool held one")
+	}
+	waitUntil(t, 60*time.Second, "the pool to refill", poolFull)
+	if r := mustIn(t, e, "A", ToolPython, py("print(x + 1)")); r.Stdout != "42\n" {
+		t.Errorf("%+v", r)
+	}
+}
+
+func waitUntil(t testing.TB, within time.Duration, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !ok(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", within, what)
+		}
+	}
 }
