@@ -26,7 +26,7 @@ import (
 func main() {
 	n := flag.Int("n", 200, "calls per row")
 	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
-	flag.StringVar(&only, "only", "", `run only this part's rows: "allowlist" (its calls over stdio, with the bare baseline), "docker" (its cold and pooled calls per runtime, the Engine API and CLI baselines), "workspace" (the transactional workspace's commit)`)
+	flag.StringVar(&only, "only", "", `run only this part's rows: "allowlist" (its calls over stdio, with the bare baseline), "docker" (its cold and pooled calls per runtime, the Engine API and CLI baselines), "workspace" (the transactional workspace's commit), "session" (docker reuse = "session" beside pooled per-call)`)
 	flag.Parse()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -61,13 +61,18 @@ func run(n int) error {
 			skipped(tw, "docker scheme", err)
 		}
 		return nil
+	case "session":
+		if err := sessionRows(context.Background(), min(n, 100), bin, dir, row); err != nil {
+			skipped(tw, "docker sessions", err)
+		}
+		return nil
 	case "workspace":
 		if err := workspaceRows(n, dir, row); err != nil {
 			skipped(tw, "transactional workspace", err)
 		}
 		return nil
 	default:
-		return fmt.Errorf("-only %q: the parts that can run alone are: allowlist, docker, workspace", only)
+		return fmt.Errorf("-only %q: the parts that can run alone are: allowlist, docker, workspace, session", only)
 	}
 
 	bare, err := bareRuns(n, ws)
@@ -100,6 +105,9 @@ func run(n int) error {
 	}
 	if err := dockerRows(ctx, min(n, 40), bin, dir, row); err != nil {
 		skipped(tw, "docker scheme", err)
+	}
+	if err := sessionRows(ctx, min(n, 100), bin, dir, row); err != nil {
+		skipped(tw, "docker sessions", err)
 	}
 	if err := egressRows(n, row); err != nil {
 		skipped(tw, "egress proxy", err)
