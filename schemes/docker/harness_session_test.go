@@ -1,0 +1,21 @@
+package docker
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// The harness refuses a session policy up front instead of reading a session's by-design state
+// as breaches; a per-call policy is not refused.
+func TestHarnessRefusesSessionPolicy(t *testing.T) {
+	p := policy.Default(policy.SchemeDocker)
+	if err := (adapter{}).Ready(p); err != nil {
+		t.Fatalf("reuse = call refused: %v", err)
+	}
+	p.Docker.Reuse = "session"
+	if err := (adapter{}).Ready(p); err == nil || !strings.Contains(err.Error(), `reuse = "call"`) {
+		t.Fatalf("reuse = session: %v", err)
+	}
+}
