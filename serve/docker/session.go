@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -312,7 +313,11 @@ func (e *Executor) startSessionBox(ctx context.Context, id string, hardStop time
 // becomeSession delivers the supervisor and waits until its interpreter is started.
 func (e *Executor) becomeSession(b *box) error {
 	b.hj.Conn.SetWriteDeadline(time.Now().Add(engineOpTimeout))
-	_, err := io.WriteString(b.hj.Conn, fmt.Sprintf("session 0 %d\n%s", len(sessionPy), sessionPy))
+	src := sessionPy
+	if mutated("docker-session-repl-isolated") {
+		src = strings.Replace(src, isolateLine, "safe_path = program_path", 1)
+	}
+	_, err := io.WriteString(b.hj.Conn, fmt.Sprintf("session 0 %d\n%s", len(src), src))
 	b.hj.Conn.SetWriteDeadline(time.Time{})
 	if err != nil {
 		return fmt.Errorf("container %.12s did not take the session's supervisor: %w", b.id, err)

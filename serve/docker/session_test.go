@@ -278,3 +278,21 @@ func waitUntil(t testing.TB, within time.Duration, what string, ok func() bool) 
 		}
 	}
 }
+
+// The session's interpreter never imports from its working directory for itself: a
+// traceback.py an earlier call of the session left in /tmp cannot replace its error report
+// or its end of call.
+func TestDockerSessionReplIsolated(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, sessionPolicy())
+	mustIn(t, e, "A", ToolShell, sh("printf 'import os\\nos.write(2, b\"HIJACKED\\\\n\")\\nos._exit(0)\\n' > /tmp/traceback.py"))
+	r := mustIn(t, e, "A", ToolPython, py("raise ValueError('boom')"))
+	if r.ExitCode != 1 || !strings.Contains(r.Stderr, "ValueError: boom") || strings.Contains(r.Stderr, "HIJACKED") {
+		t.Errorf("a traceback.py in /tmp took the session interpreter's error report: %+v", r)
+	}
+	// The program itself still finds modules where python3 -c would (its working directory).
+	mustIn(t, e, "A", ToolShell, sh("echo 'V = 7' > /tmp/mymod.py"))
+	if r := mustIn(t, e, "A", ToolPython, py("import mymod\nprint(mymod.V)")); r.Stdout != "7\n" {
+		t.Errorf("import mymod from the working directory: %+v", r)
+	}
+}
