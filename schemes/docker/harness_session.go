@@ -19,5 +19,5 @@ func (adapter) Ready(p *policy.Policy) error {
 	return errors.New(`docker.reuse = "session": the harness judges each call as its own sandbox, and a session keeps files, ` +
 		`variables and processes across its calls by design (they would read as breaches); run the harness on the same policy ` +
 		`with reuse = "call" (its containers are built the same way); isolation between sessions is tested by ` +
-		`go test -run 'TestDockerSession' ./serve/docker and -run TestDockerSessionsOverHTTP ./e2e`)
+		`go test -run 'TestDockerSession' ./serve/docker and -run TestDockerSessionsOverHTTP ./e2e (verify --no-harness checks the rest)`)
 }

@@ -19,3 +19,15 @@ func TestHarnessRefusesSessionPolicy(t *testing.T) {
 		t.Fatalf("reuse = session: %v", err)
 	}
 }
+
+// explain says a session's calls share state (by design) and sessions do not.
+func TestExplainSessionState(t *testing.T) {
+	p := policy.Default(policy.SchemeDocker)
+	if g := stateGap(p); g != "" {
+		t.Errorf("per-call policy: %q", g)
+	}
+	p.Docker.Reuse = "session"
+	if g := stateGap(p); !strings.Contains(g, "share its container") || !strings.Contains(g, "docker.max_sessions = 4") {
+		t.Errorf("session policy: %q", g)
+	}
+}
