@@ -79,6 +79,16 @@ func (w routeWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// stopped says the container's attach stream ended (the container stopped or is gone).
+func (sb *sessBox) stopped() bool {
+	select {
+	case <-sb.end:
+		return true
+	default:
+		return false
+	}
+}
+
 func (sb *sessBox) route(out, err io.Writer) {
 	sb.mu.Lock()
 	sb.out, sb.err = out, err
@@ -245,6 +255,18 @@ func (e *Executor) SessionContainers() int {
 // container.
 func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardStop time.Time) (*sessBox, string, error) {
 	e.sess.mu.Lock()
+	if sb := s.sb; sb != nil && sb.stopped() {
+		// Stopped between calls: docker stop/kill, or a process the session left running ended
+		// its supervisor. The session's calls go on in a fresh container, told so.
+		s.sb = nil
+		e.sess.mu.Unlock()
+		e.dropBox(sb)
+		e.sess.mu.Lock()
+		if s.note == "" {
+			s.note = "the session's container stopped after its previous call (stopped from outside, or a process the session left running ended it); " +
+				"this call runs in a fresh one: variables, files and processes of earlier calls are gone"
+		}
+	}
 	if s.ended {
 		e.sess.mu.Unlock()
 		return nil, "", errors.New("the MCP session ended")

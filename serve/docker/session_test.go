@@ -296,3 +296,23 @@ func TestDockerSessionReplIsolated(t *testing.T) {
 		t.Errorf("import mymod from the working directory: %+v", r)
 	}
 }
+
+// A session whose container stopped between calls (here a process it left running killed
+// every process, the supervisor too) gets a fresh one at its next call, told so.
+func TestDockerSessionContainerStopped(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, sessionPolicy())
+	mustIn(t, e, "A", ToolPython, py("x = 41"))
+	mustIn(t, e, "A", ToolShell, sh("(sleep 0.5; kill -9 -1) >/dev/null 2>&1 &"))
+	time.Sleep(3 * time.Second)
+	r := mustIn(t, e, "A", ToolPython, py("print('x' in globals())"))
+	if r.Stdout != "False\n" || r.ExitCode != 0 || !strings.Contains(r.Stderr, "container stopped after its previous call") {
+		t.Errorf("after the container stopped: %+v", r)
+	}
+	if r := mustIn(t, e, "A", ToolPython, py("x = 1\nprint(x)")); r.Stdout != "1\n" || r.Stderr != "" {
+		t.Errorf("the fresh container: %+v", r)
+	}
+	if n := e.SessionContainers(); n != 1 {
+		t.Errorf("%d session containers, want 1", n)
+	}
+}
