@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/pkg/stdcopy"
@@ -59,6 +60,7 @@ type sessBox struct {
 	end      chan struct{} // the attach stream ended: the container stopped or was removed
 	oomSeen  int
 	dropOnce sync.Once
+	dropped  atomic.Bool // serve removes it (session end, idle, Close, a broken call)
 }
 
 type routeWriter struct {
@@ -194,6 +196,7 @@ func (e *Executor) retire(s *dsession, sb *sessBox, note string) {
 // dropBox removes a session's container and frees its place under docker.max_sessions.
 func (e *Executor) dropBox(sb *sessBox) {
 	sb.dropOnce.Do(func() {
+		sb.dropped.Store(true)
 		e.destroy(sb.b)
 		e.sess.mu.Lock()
 		e.sess.live--

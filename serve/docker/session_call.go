@@ -133,6 +133,10 @@ func (e *Executor) sessionTimedOut(s *dsession, sb *sessBox, res *executor.Resul
 // container.
 func (e *Executor) sessionEnded(ctx context.Context, s *dsession, sb *sessBox, res *executor.Result, finish func(string) *executor.Result, timeout <-chan time.Time, hardStop time.Time) (*executor.Result, error) {
 	const lost = "; the session's next call starts in a fresh container: variables and files of earlier calls are gone"
+	if sb.dropped.Load() { // serve removed it: the session ended, or serve is shutting down
+		res.ExitCode = 137
+		return finish("the session's container was removed during the call (the session ended, or serve is shutting down)"), nil
+	}
 	e.retire(s, sb, "the session's container ended during the previous call; this call runs in a fresh one: variables and files of earlier calls are gone")
 	code, oom, err := e.exitStatus(ctx, sb.b, timeout, hardStop)
 	switch {
@@ -143,9 +147,8 @@ func (e *Executor) sessionEnded(ctx context.Context, s *dsession, sb *sessBox, r
 		finish("")
 		return nil, ctx.Err()
 	case err != nil:
-		// removed already (EndSession, Close): nothing to ask the engine
 		res.ExitCode = 137
-		return finish("the session's container was removed during the call (the session ended, or serve is shutting down)"), nil
+		return finish(fmt.Sprintf("the session's container ended during the call and the engine did not say how (%v)", err) + lost), nil
 	}
 	res.ExitCode = code
 	if oom {

@@ -316,3 +316,36 @@ func TestDockerSessionContainerStopped(t *testing.T) {
 		t.Errorf("%d session containers, want 1", n)
 	}
 }
+
+// A session that ends while its call runs: the container goes at once, the call returns
+// saying so, and a session's call that comes after its end does not bring the container back
+// for the ended session's state.
+func TestDockerSessionEndsDuringCall(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, sessionPolicy())
+	mustIn(t, e, "A", ToolPython, py("x = 41"))
+	done := make(chan *executor.Result, 1)
+	go func() {
+		r, err := callIn(t, e, "A", ToolShell, sh("sleep 600"))
+		if err != nil {
+			t.Errorf("the running call: %v", err)
+		}
+		done <- r
+	}()
+	time.Sleep(time.Second)
+	start := time.Now()
+	e.EndSession("A")
+	select {
+	case r := <-done:
+		if r != nil && (r.ExitCode == 0 || !strings.Contains(r.Stderr, "removed during the call")) {
+			t.Errorf("the call whose session ended: %+v", r)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the call whose session ended still runs 15s later")
+	}
+	t.Logf("the call returned %s after the session ended", time.Since(start).Round(time.Millisecond))
+	waitContainers(t, eng, e, 0, 20*time.Second)
+	if n := e.SessionContainers(); n != 0 {
+		t.Errorf("%d session containers", n)
+	}
+}
