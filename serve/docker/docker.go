@@ -129,6 +129,10 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if _, err := engine.ParseImage(p.Docker.Image); err != nil {
 		return nil, fmt.Errorf("docker.image: %w", err)
 	}
+	if p.Docker.Sessions() && p.Docker.WorkspaceWritable {
+		return nil, errors.New(`docker.reuse = "session" cannot be used with docker.workspace_writable = true: ` +
+			`set workspace_writable = false, or reuse = "call"`)
+	}
 	e := &Executor{pol: p, spec: newSpec(p), eng: o.Engine, log: o.Logger, opts: o, me: self(),
 		memText: p.Limits.Memory.String(), removeSem: make(chan struct{}, 8), ready: make(chan struct{}), callsReady: make(chan struct{})}
 	if e.eng == nil {

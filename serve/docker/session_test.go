@@ -349,3 +349,11 @@ func TestDockerSessionEndsDuringCall(t *testing.T) {
 		t.Errorf("%d session containers", n)
 	}
 }
+
+// The executor itself refuses a session policy with a writable workspace, whatever built it.
+func TestDockerSessionRefusesWritableWorkspace(t *testing.T) {
+	p := sessionPolicy(func(p *policy.Policy) { p.Docker.Workspace, p.Docker.WorkspaceWritable = t.TempDir(), true })
+	if _, err := New(p, Options{}); err == nil || !strings.Contains(err.Error(), "docker.workspace_writable") {
+		t.Fatalf("New: %v", err)
+	}
+}
