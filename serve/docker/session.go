@@ -274,10 +274,10 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 		e.sess.mu.Unlock()
 		return nil, "", errors.New("the MCP session ended")
 	}
-	note := s.note
-	s.note = ""
+	note := s.note // cleared once the call has a container: a refused call leaves it for the next
 	if s.sb != nil {
 		sb := s.sb
+		s.note = ""
 		e.sess.mu.Unlock()
 		return sb, note, nil
 	}
@@ -302,7 +302,7 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 		e.dropBox(sb)
 		return nil, "", errors.New("the MCP session ended while its container started")
 	}
-	s.sb = sb
+	s.sb, s.note = sb, ""
 	e.sess.mu.Unlock()
 	return sb, note, nil
 }
@@ -314,6 +314,11 @@ func (e *Executor) startSessionBox(ctx context.Context, id string, hardStop time
 	if e.pool != nil {
 		if b = e.takeFresh(); b != nil {
 			defer e.pool.release() // the replacement starts once this container serves the session
+			if err := e.becomeSession(b); err != nil {
+				e.log.Warn("a pooled container did not become the session's; starting a fresh one", "err", err)
+				e.destroy(b)
+				b = nil
+			}
 		}
 	}
 	if b == nil {
@@ -321,12 +326,12 @@ func (e *Executor) startSessionBox(ctx context.Context, id string, hardStop time
 		if b, err = e.newBoxBy(ctx, hardStop); err != nil {
 			return nil, err
 		}
+		if err := e.becomeSession(b); err != nil {
+			e.destroy(b)
+			return nil, err
+		}
 	}
 	b.eg.setSession(id)
-	if err := e.becomeSession(b); err != nil {
-		e.destroy(b)
-		return nil, err
-	}
 	sb := &sessBox{b: b, end: make(chan struct{})}
 	go func() {
 		defer close(sb.end)
