@@ -99,6 +99,11 @@ func TestDockerSessionState(t *testing.T) {
 	if r.ExitCode != 3 || !strings.Contains(r.Stderr, "interpreter ended with status 3") || r.Stdout != "bye\n" {
 		t.Errorf("os._exit(3): %+v", r)
 	}
+	// A crash while a process the interpreter started holds its status pipe: still seen at once.
+	r = mustIn(t, e, "A", ToolPython, py("import os\nos.system('sleep 30 &')\nos._exit(5)"))
+	if r.ExitCode != 5 || !strings.Contains(r.Stderr, "interpreter ended with status 5") || r.DurationMS > 10000 {
+		t.Errorf("os._exit(5) beside a background process: %+v", r)
+	}
 	r = mustIn(t, e, "A", ToolPython, py("print('x' in globals(), open('/tmp/a.txt').read().strip())"))
 	if r.Stdout != "False secret-a\n" {
 		t.Errorf("after the crash: %+v", r)

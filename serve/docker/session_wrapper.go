@@ -129,12 +129,16 @@ def start_repl():
                                        (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0)])
     os.close(cr)
     os.close(rw)
-    repl = (pid, cw, rr)
+    try:
+        pfd = os.pidfd_open(pid)
+    except Exception:
+        pfd = None
+    repl = (pid, cw, rr, pfd)
 def stop_repl():
     global repl
     if repl is None:
         return
-    pid, cw, rr = repl
+    pid, cw, rr, pfd = repl
     repl = None
     try:
         os.kill(pid, signal.SIGKILL)
@@ -144,15 +148,19 @@ def stop_repl():
         os.waitpid(pid, 0)
     except OSError:
         pass
-    os.close(cw)
-    os.close(rr)
-def wait_fd(fd):
+    for fd in (cw, rr, pfd):
+        if fd is not None:
+            os.close(fd)
+def wait_any(fds):
     while True:
-        r, _, _ = select.select([fd, 0], [], [])
+        r, _, _ = select.select(fds + [0], [], [])
         if 0 in r:
             more()
-        if fd in r:
-            return
+        got = [f for f in r if f in fds]
+        if got:
+            return got
+def wait_fd(fd):
+    wait_any([fd])
 def status_of(ws):
     s = os.waitstatus_to_exitcode(ws)
     return 128 - s if s < 0 else s
@@ -162,7 +170,7 @@ def run_python(src, reset):
         stop_repl()
     if repl is None:
         start_repl()
-    pid, cw, rr = repl
+    pid, cw, rr, pfd = repl
     data = b"%d\n" % len(src) + src
     try:
         while data:
@@ -174,21 +182,29 @@ def run_python(src, reset):
     except OSError:
         pass
     got = b""
+    fds = [rr] if pfd is None else [rr, pfd]
     while not got.endswith(b"\n"):
-        wait_fd(rr)
+        ready = wait_any(fds)
+        if rr not in ready:
+            break  # the interpreter exited (a process it started may still hold the pipe open)
         c = os.read(rr, 64)
         if not c:
             break
         got += c
     if got.endswith(b"\n"):
         return int(got)
+    try:
+        os.kill(pid, signal.SIGKILL)  # it closed the pipe but lives on: it is ended, as a crash
+    except OSError:
+        pass
     _, ws = os.waitpid(pid, 0)
     st = status_of(ws)
     how = "with status %d" % st if st < 128 else "by signal %d" % (st - 128)
     os.write(2, ("\n[mcpsandbox: the session's Python interpreter ended %s during this call; a fresh one was started: "
                  "variables and imports of earlier calls are gone, files in /tmp are kept]\n" % how).encode())
-    os.close(cw)
-    os.close(rr)
+    for fd in (cw, rr, pfd):
+        if fd is not None:
+            os.close(fd)
     repl = None
     start_repl()
     return st
