@@ -157,8 +157,11 @@ func TestDockerSessionsConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range 3 {
+				// Each session runs a sleep of its own (sleep 30I) and counts the others' it can see.
 				r, err := callIn(t, e, sid, ToolPython, py(fmt.Sprintf(
-					"import os\nprint(globals().get('mine'), sorted(f for f in os.listdir('/tmp') if f.startswith('s-')))\nmine = %q\nopen('/tmp/s-%s-%d', 'w').close()", sid, sid, j)))
+					"import os\nprint(globals().get('mine'), sorted(f for f in os.listdir('/tmp') if f.startswith('s-')))\nmine = %q\nopen('/tmp/s-%s-%d', 'w').close()\n"+
+						"if %d == 0:\n    os.system('sleep 30%d &')\nn = 0\nfor p in os.listdir('/proc'):\n    try:\n        a = open('/proc/%%s/cmdline' %% p, 'rb').read()\n    except Exception:\n        continue\n"+
+						"    n += a.startswith(b'sleep\\x0030') and a != b'sleep\\x0030%d\\x00'\nprint('foreign', n)", sid, sid, j, j, i, i)))
 				if err != nil {
 					errs <- err
 					return
@@ -171,7 +174,7 @@ func TestDockerSessionsConcurrent(t *testing.T) {
 				if j > 0 {
 					prev = sid
 				}
-				if exp := fmt.Sprintf("%s [%s]\n", prev, strings.Join(want, ", ")); r.Stdout != exp {
+				if exp := fmt.Sprintf("%s [%s]\nforeign 0\n", prev, strings.Join(want, ", ")); r.Stdout != exp {
 					errs <- fmt.Errorf("session %s call %d: got %q, want %q (%s)", sid, j, r.Stdout, exp, r.Stderr)
 				}
 			}
