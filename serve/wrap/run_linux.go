@@ -52,7 +52,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		return err
 	}
 	defer al.Close()
-	home, err := os.MkdirTemp("", "mcpsandbox-wrap-home-")
+	home, err := makeHome()
 	if err != nil {
 		return fmt.Errorf("create the server's private HOME: %w", err)
 	}
