@@ -3,8 +3,10 @@ package wslayer
 import (
 	"bufio"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -25,7 +27,18 @@ type gitGuard struct {
 	walked   bool
 	git      string   // the git binary, "" when the host has none
 	global   []string // what the user's and the system's git config name
+	// wsReal is the workspace's path with its links followed; links maps a path from the
+	// workspace root to the links in the workspace that lead there (followed to their end):
+	// a file the host obeys may be a link to an ordinary one (.git/hooks/pre-commit ->
+	// ../../scripts/pre-commit.sh, CLAUDE.md -> docs/agent.md), and writing that one writes it
+	wsReal string
+	links  map[string][]string
+	nLinks int
+	real   map[string]string // a named path -> the same with the links on its way followed
 }
+
+// maxLinks bounds the workspace's links the commit follows back (one walk's worth).
+const maxLinks = 10_000
 
 // maxGitWalk bounds the walk for repositories inside the workspace (entries looked at).
 const maxGitWalk = 100_000
@@ -33,7 +46,12 @@ const maxGitWalk = 100_000
 func newGitGuard(ws string) *gitGuard {
 	home, _ := os.UserHomeDir()
 	git, _ := exec.LookPath("git")
-	g := &gitGuard{ws: filepath.Clean(ws), home: home, git: git, cache: map[string][]string{}}
+	g := &gitGuard{ws: filepath.Clean(ws), home: home, git: git, cache: map[string][]string{},
+		links: map[string][]string{}, real: map[string]string{}}
+	g.wsReal = g.ws
+	if r, err := filepath.EvalSymlinks(g.ws); err == nil {
+		g.wsReal = r
+	}
 	// what the user's and the system's config name holds for every repository: a hook directory,
 	// an include (an includeIf for the workspace's repositories), a program
 	seen := map[string]bool{}
@@ -55,13 +73,13 @@ func (g *gitGuard) match(rel string) string {
 	// a repository inside the workspace may name paths outside its own tree (an include of
 	// ../../shared.gitconfig, core.hooksPath = ../hooks)
 	for _, p := range append(g.inside(), g.global...) {
-		if abs == p || strings.HasPrefix(abs, p+"/") {
+		if g.covers(p, rel, false) {
 			return "named by git's configuration (a repository in the workspace, or the user's or the system's config): core.hooksPath, an included config file or a program"
 		}
 	}
 	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
 		for _, p := range g.rooted(d) {
-			if abs == p || strings.HasPrefix(abs, p+"/") {
+			if g.covers(p, rel, false) {
 				return "named by the git configuration of the repository at " + strconv.Quote(d) + " (core.hooksPath or an included config file)"
 			}
 		}
@@ -86,9 +104,13 @@ func (g *gitGuard) inside() []string {
 		if n++; n > maxGitWalk {
 			return filepath.SkipAll
 		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			g.addLink(p)
+		}
 		if d.Name() == ".git" { // a directory, or the file of a linked worktree or submodule
 			g.nested = append(g.nested, g.rooted(filepath.Dir(p))...)
 			if d.IsDir() {
+				g.hookLinks(p)
 				return filepath.SkipDir
 			}
 			return nil
@@ -287,4 +309,159 @@ func readSmall(p string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, 256<<10))
+}
+
+// covers says whether the path rel (from the workspace root) is the named path p or lies
+// below it (strictly below, with below), judged on the paths as written and with the links on
+// their way followed: core.hooksPath = current/hooks where current -> releases/v2 makes
+// releases/v2/hooks the hooks.
+func (g *gitGuard) covers(p, rel string, below bool) bool {
+	rp, ok := g.real[p]
+	if !ok {
+		if !mutated("workspace-git-realpath") {
+			rp, _ = g.resolveAbs(p)
+		}
+		g.real[p] = rp
+	}
+	for _, abs := range []string{filepath.Join(g.ws, filepath.FromSlash(rel)), filepath.Join(g.wsReal, filepath.FromSlash(rel))} {
+		for _, q := range []string{p, rp} {
+			if q == "" {
+				continue
+			}
+			if below && strings.HasPrefix(q, abs+"/") || !below && (abs == q || strings.HasPrefix(abs, q+"/")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// below says what git set-up names a path strictly below rel ("" = none): a link at rel would
+// move it (ci -> elsewhere when core.hooksPath = ci/hooks and ci/hooks is not there yet).
+func (g *gitGuard) below(rel string) string {
+	if g == nil || mutated("workspace-git-below") {
+		return ""
+	}
+	all := append(append([]string(nil), g.inside()...), g.global...)
+	for d := g.ws; ; d = filepath.Dir(d) {
+		all = append(all, g.rooted(d)...)
+		if d == "/" || d == "." {
+			break
+		}
+	}
+	for _, p := range all {
+		if g.covers(p, rel, true) {
+			return "a path git's configuration names (core.hooksPath, an included config file or a program)"
+		}
+	}
+	return ""
+}
+
+// resolveAbs follows the links on the way of the absolute path p, as the kernel would, taking
+// what is not there as written; false past 40 links.
+func (g *gitGuard) resolveAbs(p string) (string, bool) {
+	todo := strings.Split(filepath.Clean(p), "/")
+	cur := "/"
+	for n := 0; len(todo) > 0; {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, part)
+		t, err := os.Readlink(next)
+		if err != nil { // not a link, or not there: as written
+			cur = next
+			continue
+		}
+		if n++; n > 40 {
+			return "", false
+		}
+		if filepath.IsAbs(t) {
+			cur = "/"
+		}
+		todo = append(strings.Split(t, "/"), todo...)
+	}
+	return cur, true
+}
+
+// addLink records the workspace's link at abs under the path it leads to, when that lies in
+// the workspace.
+func (g *gitGuard) addLink(abs string) {
+	if g.nLinks >= maxLinks {
+		return
+	}
+	to, ok := g.resolveAbs(abs)
+	if !ok {
+		return
+	}
+	r, err := filepath.Rel(g.wsReal, to)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return
+	}
+	l, err := filepath.Rel(g.ws, abs)
+	if err != nil {
+		return
+	}
+	r = filepath.ToSlash(r)
+	g.links[r] = append(g.links[r], filepath.ToSlash(l))
+	g.nLinks++
+}
+
+// hookLinks records the links among the hooks of the git directory gd: git runs what they
+// lead to.
+func (g *gitGuard) hookLinks(gd string) {
+	ents, err := os.ReadDir(filepath.Join(gd, "hooks"))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Type()&fs.ModeSymlink != 0 {
+			g.addLink(filepath.Join(gd, "hooks", e.Name()))
+		}
+	}
+}
+
+// aliases are the other paths (from the workspace root) that name rel through links in the
+// workspace: a link leading to rel, or to a directory rel lies in.
+func (g *gitGuard) aliases(rel string) []string {
+	if g == nil || mutated("workspace-link-alias") {
+		return nil
+	}
+	g.inside() // its walk finds the links
+	var out []string
+	for pre := rel; ; pre = path.Dir(pre) {
+		for _, l := range g.links[pre] {
+			if pre == "." {
+				out = append(out, path.Join(l, rel))
+			} else {
+				out = append(out, l+strings.TrimPrefix(rel, pre))
+			}
+		}
+		if pre == "." || pre == "/" {
+			return out
+		}
+	}
+}
+
+// gitDirAt says which directory holding rel (from the root) is a git directory by its content
+// in the workspace ("" = none): a link may lead into one that this call's layer does not hold.
+func (g *gitGuard) gitDirAt(rel string) string {
+	if g == nil {
+		return ""
+	}
+	for d := path.Dir(rel); ; d = path.Dir(d) {
+		abs := filepath.Join(g.ws, filepath.FromSlash(d))
+		has := func(n string) bool { _, err := os.Lstat(filepath.Join(abs, n)); return err == nil }
+		if has("HEAD") && (has("commondir") || has("objects") && has("refs")) {
+			return d
+		}
+		if d == "." || d == "/" {
+			return ""
+		}
+	}
 }

@@ -93,8 +93,22 @@ type protector struct {
 	// gitMade ones only with this commit's entries (its HEAD, objects, refs, commondir there
 	// are refused, so the directory stays an ordinary one).
 	gitDirs map[string]int
-	git     interface{ match(string) string } // the git set-ups holding the workspace (Linux)
+	git     gitSetup // the git set-ups holding the workspace, and its links (Linux)
 }
+
+// gitSetup is what the workspace as it is says about a path (from the root): what git's
+// configuration names at or above it (match) or below it (below), the other paths links in
+// the workspace give it (aliases), and the git directory by content it lies in (gitDirAt).
+type gitSetup interface {
+	match(rel string) string
+	below(rel string) string
+	aliases(rel string) []string
+	gitDirAt(rel string) string
+}
+
+// maxAliases bounds the paths through links one judgement follows (links leading to links):
+// past it the path is refused, judged as protected, rather than left unjudged.
+const maxAliases = 256
 
 type protPat struct {
 	src      string
@@ -159,6 +173,9 @@ func (p *protector) prefixOf(rel string) string {
 			return q.src
 		}
 	}
+	if p.git != nil {
+		return p.git.below(rel)
+	}
 	return ""
 }
 
@@ -168,6 +185,40 @@ func (p *protector) match(rel string) string {
 	if mutated("workspace-commit-check") {
 		return ""
 	}
+	budget := maxAliases
+	return p.matchVia(rel, 0, &budget)
+}
+
+// matchVia is match of rel, and of the paths links in the workspace give it: writing the file a
+// link leads to writes what the link's name means (.git/hooks/pre-commit ->
+// ../../scripts/pre-commit.sh makes scripts/pre-commit.sh a hook). depth counts the links
+// followed so far; budget bounds the paths looked at.
+func (p *protector) matchVia(rel string, depth int, budget *int) string {
+	if why := p.matchOne(rel); why != "" {
+		return why
+	}
+	if p.git == nil || depth >= 4 {
+		return ""
+	}
+	for _, a := range p.git.aliases(rel) {
+		if *budget--; *budget < 0 {
+			return fmt.Sprintf("reached through more than %d links in the workspace: not judged, so not applied", maxAliases)
+		}
+		why := p.git.gitDirAt(a)
+		if why != "" {
+			why = "a git directory by its content (HEAD, objects, refs): " + strconv.Quote("/"+why)
+		} else {
+			why = p.matchVia(a, depth+1, budget)
+		}
+		if why != "" {
+			return fmt.Sprintf("it is also %q, through a link in the workspace: %s", a, why)
+		}
+	}
+	return ""
+}
+
+// matchOne is match of rel as written.
+func (p *protector) matchOne(rel string) string {
 	parts := strings.Split(rel, "/")
 	for i := range parts {
 		d := strings.Join(parts[:i], "/")

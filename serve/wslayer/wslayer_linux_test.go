@@ -480,3 +480,79 @@ func TestCommitReadsGitConfigAsGitDoes(t *testing.T) {
 		t.Errorf("an ordinary file was not applied: %v", err)
 	}
 }
+
+// What a fourth attack round got past the commit through links the workspace already held
+// (each a breach through the real product, docker and allowlist): a hook that is a link to a
+// tracked script (.git/hooks/pre-commit -> ../../scripts/pre-commit.sh, the usual way to share
+// hooks), an agent file that is a link (CLAUDE.md -> docs/agent.md, a dangling AGENTS.md), a
+// .github that is a link, an include and a core.hooksPath whose way passes a link, a program
+// named through a link above the workspace (its folder's other name); and a link
+// the call makes over a directory git's core.hooksPath names below it (ci -> x while ci/hooks
+// is not there yet: x/hooks/pre-commit ran at the next commit). Red without following links
+// back (mutant workspace-link-alias), without the check below a link (workspace-git-below) and
+// without following the links on a named path's way (workspace-git-realpath).
+func TestCommitRefusesWhatTheFourthRoundFound(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	base := t.TempDir()
+	ws := filepath.Join(base, "real", "ws")
+	// the workspace's folder has another name through a link above it, which a config uses
+	if err := os.Symlink("real", filepath.Join(base, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	repo := func(dir, config string) {
+		write(t, filepath.Join(dir, ".git", "HEAD"), "ref: refs/heads/main\n")
+		os.MkdirAll(filepath.Join(dir, ".git", "objects"), 0o755)
+		os.MkdirAll(filepath.Join(dir, ".git", "refs"), 0o755)
+		write(t, filepath.Join(dir, ".git", "config"), config)
+	}
+	link := func(target, name string) {
+		os.MkdirAll(filepath.Dir(name), 0o755)
+		if err := os.Symlink(target, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo(ws, "[core]\n\thooksPath = ci/hooks\n[include]\n\tpath = ../conf/team.inc\n")
+	repo(filepath.Join(ws, "app"), "[core]\n\tfsmonitor = "+filepath.Join(base, "alias", "ws", "app", "fsmonitor.sh")+"\n")
+	repo(filepath.Join(ws, "svc"), "[core]\n\thooksPath = current/hooks\n")
+	write(t, filepath.Join(ws, "app", "scripts", "pre-commit.sh"), "#!/bin/sh\n")
+	link("../../scripts/pre-commit.sh", filepath.Join(ws, "app", ".git", "hooks", "pre-commit"))
+	write(t, filepath.Join(ws, "docs", "agent.md"), "be nice\n")
+	link("docs/agent.md", filepath.Join(ws, "CLAUDE.md"))
+	link("docs/missing.md", filepath.Join(ws, "AGENTS.md"))
+	write(t, filepath.Join(ws, ".ci-config", "workflows", "ci.yml"), "on: push\n")
+	link(".ci-config", filepath.Join(ws, ".github"))
+	os.MkdirAll(filepath.Join(ws, "settings"), 0o755)
+	link("settings", filepath.Join(ws, "conf"))
+	os.MkdirAll(filepath.Join(ws, "svc", "releases", "v2", "hooks"), 0o755)
+	link("releases/v2", filepath.Join(ws, "svc", "current"))
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"app/scripts/pre-commit.sh", "docs/agent.md", "docs/missing.md", ".ci-config/workflows/ci.yml",
+		".ci-config/workflows/new.yml", "settings/team.inc", "svc/releases/v2/hooks/pre-commit", "app/fsmonitor.sh", "x/hooks/pre-commit"}
+	for _, p := range append(bad, "docs/other.md", "ok.txt") {
+		write(t, filepath.Join(l.Upper, p), "pwned\n")
+	}
+	if err := os.Symlink("x", filepath.Join(l.Upper, "ci")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: "/workspace"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range bad[:len(bad)-1] {
+		if b, _ := os.ReadFile(filepath.Join(ws, p)); string(b) == "pwned\n" {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "ci")); err == nil {
+		t.Errorf("the link ci -> x reached the workspace: x/hooks are git's hooks now")
+	}
+	for _, p := range []string{"docs/other.md", "ok.txt"} {
+		if b, _ := os.ReadFile(filepath.Join(ws, p)); string(b) != "pwned\n" {
+			t.Errorf("an ordinary file %s was not applied", p)
+		}
+	}
+}
