@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,6 +28,8 @@ type gitGuard struct {
 	walked   bool
 	git      string   // the git binary, "" when the host has none
 	global   []string // what the user's and the system's git config name
+	// globalRel: some of that is relative to a repository's work tree
+	globalRel bool
 	// wsReal is the workspace's path with its links followed; links maps a path from the
 	// workspace root to the links in the workspace that lead there (followed to their end):
 	// a file the host obeys may be a link to an ordinary one (.git/hooks/pre-commit ->
@@ -54,14 +57,26 @@ func newGitGuard(ws string) *gitGuard {
 	}
 	// what the user's and the system's config name holds for every repository: a hook directory,
 	// an include (an includeIf for the workspace's repositories), a program
+	g.global = g.globalFor(g.ws)
+	// a relative core.hooksPath (or program) there is relative to each repository's work tree:
+	// the user's core.hooksPath = .hooks makes proj1/.hooks the hooks of the repository proj1 in
+	// a workspace holding several; read again for each repository when the work tree matters
+	g.globalRel = !mutated("workspace-git-global-rel") && !slices.Equal(g.global, g.globalFor(filepath.Join(g.ws, ".mcpsandbox-probe")))
+	return g
+}
+
+// globalFor is what the user's and the system's config name for a repository whose work tree
+// is worktree.
+func (g *gitGuard) globalFor(worktree string) []string {
+	var out []string
 	seen := map[string]bool{}
-	for _, f := range []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"), "/etc/gitconfig"} {
-		if home == "" && f != "/etc/gitconfig" {
+	for _, f := range []string{filepath.Join(g.home, ".gitconfig"), filepath.Join(g.home, ".config", "git", "config"), "/etc/gitconfig"} {
+		if g.home == "" && f != "/etc/gitconfig" {
 			continue
 		}
-		g.global = append(g.global, g.names(f, g.ws, seen, 0)...)
+		out = append(out, g.names(f, worktree, seen, 0)...)
 	}
-	return g
+	return out
 }
 
 // match says what git set-up protects rel (a path from the workspace root), or "".
@@ -149,6 +164,9 @@ func (g *gitGuard) rooted(d string) []string {
 		seen := map[string]bool{}
 		for _, c := range configs {
 			out = append(out, g.names(c, d, seen, 0)...)
+		}
+		if g.globalRel {
+			out = append(out, g.globalFor(d)...)
 		}
 	}
 	g.cache[d] = out

@@ -556,3 +556,45 @@ func TestCommitRefusesWhatTheFourthRoundFound(t *testing.T) {
 		}
 	}
 }
+
+// The user's core.hooksPath = .hooks (relative: each repository's work tree holds its hooks)
+// in a workspace that is a folder of repositories: proj1/.hooks/pre-commit is proj1's hook. A
+// fourth attack round planted it through docker (it ran at the next git commit in proj1). Red
+// when the user's config is read for the workspace's root only (mutant
+// workspace-git-global-rel).
+func TestCommitReadsGlobalConfigPerRepository(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: no git: without git nothing runs a hook, and the hand reader stands in")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	write(t, filepath.Join(home, ".gitconfig"), "[core]\n\thooksPath = .hooks\n\tfsmonitor = tools/watch.sh\n")
+	ws := filepath.Join(t.TempDir(), "ws")
+	write(t, filepath.Join(ws, "proj1", ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, "proj1", ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "proj1", ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, "proj1", ".git", "config"), "[core]\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"proj1/.hooks/pre-commit", "proj1/tools/watch.sh", ".hooks/pre-commit"}
+	for _, p := range append(bad, "proj1/ok.txt", "notes/.hooks.txt") {
+		write(t, filepath.Join(l.Upper, p), "x")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range bad {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	for _, p := range []string{"proj1/ok.txt", "notes/.hooks.txt"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("an ordinary file %s was not applied: %v", p, err)
+		}
+	}
+}
