@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -28,8 +27,8 @@ type gitGuard struct {
 	walked   bool
 	git      string   // the git binary, "" when the host has none
 	global   []string // what the user's and the system's git config name
-	// globalRel: some of that is relative to a repository's work tree
-	globalRel bool
+	// globalRel is what of that is relative to a repository's work tree (from its root)
+	globalRel []string
 	// wsReal is the workspace's path with its links followed; links maps a path from the
 	// workspace root to the links in the workspace that lead there (followed to their end):
 	// a file the host obeys may be a link to an ordinary one (.git/hooks/pre-commit ->
@@ -60,8 +59,20 @@ func newGitGuard(ws string) *gitGuard {
 	g.global = g.globalFor(g.ws)
 	// a relative core.hooksPath (or program) there is relative to each repository's work tree:
 	// the user's core.hooksPath = .hooks makes proj1/.hooks the hooks of the repository proj1 in
-	// a workspace holding several; read again for each repository when the work tree matters
-	g.globalRel = !mutated("workspace-git-global-rel") && !slices.Equal(g.global, g.globalFor(filepath.Join(g.ws, ".mcpsandbox-probe")))
+	// a workspace holding several. Read once more for another work tree, what changed is what
+	// is relative, applied to each repository found (a workspace may hold hundreds: git is not
+	// run again for each)
+	if !mutated("workspace-git-global-rel") {
+		probe := g.globalFor(filepath.Join(g.ws, ".mcpsandbox-probe"))
+		for i := range g.global {
+			if i < len(probe) && probe[i] == g.global[i] {
+				continue
+			}
+			if r, err := filepath.Rel(g.ws, g.global[i]); err == nil {
+				g.globalRel = append(g.globalRel, r)
+			}
+		}
+	}
 	return g
 }
 
@@ -165,8 +176,8 @@ func (g *gitGuard) rooted(d string) []string {
 		for _, c := range configs {
 			out = append(out, g.names(c, d, seen, 0)...)
 		}
-		if g.globalRel {
-			out = append(out, g.globalFor(d)...)
+		for _, r := range g.globalRel {
+			out = append(out, filepath.Join(d, r))
 		}
 	}
 	g.cache[d] = out
