@@ -243,8 +243,9 @@ func (g *gitGuard) gitNames(file, worktree string, seen map[string]bool, depth i
 			inc := g.expand(filepath.Dir(absFrom(filepath.Dir(file), e.origin)), e.val)
 			out = append(out, inc)
 			out = append(out, g.gitNames(inc, worktree, seen, depth+1)...)
-		case programKey(e.key):
-			if p := programPath(e.val); p != "" {
+		case programKey(e.key) && (!strings.HasPrefix(e.key, "alias.") || strings.HasPrefix(strings.TrimSpace(e.val), "!")):
+			// an alias without "!" is a git command, not a program
+			for _, p := range programPaths(e.val) {
 				out = append(out, g.expand(worktree, p))
 			}
 		}
@@ -252,25 +253,71 @@ func (g *gitGuard) gitNames(file, worktree string, seen map[string]bool, depth i
 	return out
 }
 
-// programKey: a config key whose value git runs (a program or a shell command line).
+// programKey: a config key whose value git runs (a program or a shell command line): the
+// keys git documents as programs or commands, by their last part (gpg.ssh.program,
+// mergetool.X.cmd, credential.URL.helper, filter.X.clean, remote.X.uploadpack, …), and every
+// alias and pager.
 func programKey(k string) bool {
-	switch k {
-	case "core.fsmonitor", "core.sshcommand", "core.editor", "core.pager", "diff.external", "gpg.program",
-		"credential.helper", "sequence.editor", "core.askpass":
+	if strings.HasPrefix(k, "alias.") || strings.HasPrefix(k, "pager.") {
 		return true
 	}
-	return strings.HasPrefix(k, "alias.") || strings.HasPrefix(k, "filter.") || strings.HasPrefix(k, "merge.") && strings.HasSuffix(k, ".driver") ||
-		strings.HasPrefix(k, "diff.") && (strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".textconv"))
+	last := k[strings.LastIndexByte(k, '.')+1:]
+	if mutated("workspace-git-program-args") { // the keys of the third round only
+		return k == "core.fsmonitor" || k == "core.sshcommand" || k == "core.editor" || k == "core.pager" || k == "gpg.program" ||
+			k == "credential.helper" || strings.HasPrefix(k, "filter.") || strings.HasPrefix(k, "diff.") && last == "command"
+	}
+	switch last {
+	case "fsmonitor", "sshcommand", "editor", "pager", "external", "program", "helper", "askpass",
+		"command", "cmd", "textconv", "driver", "clean", "smudge", "process", "gitproxy",
+		"uploadpack", "receivepack", "defaultkeycommand", "difffilter", "browser":
+		return true
+	case "path":
+		return strings.HasPrefix(k, "browser.") || strings.HasPrefix(k, "man.") || strings.HasPrefix(k, "mergetool.") || strings.HasPrefix(k, "difftool.")
+	case "update":
+		return strings.HasPrefix(k, "submodule.")
+	}
+	return false
 }
 
-// programPath is the program a command line starts with when it is a path ("" for a bare
-// name found on PATH, which the workspace does not hold).
-func programPath(v string) string {
+// programPaths are the files a command line runs when they are paths: its program, and every
+// word naming a path (python3 tools/strip.py runs tools/strip.py; -F ./ssh_config makes
+// ssh obey ./ssh_config), and an interpreter's script named without a slash (sh lint.sh). A
+// bare program name is found on PATH, which the workspace does not hold.
+func programPaths(v string) []string {
 	f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(v), "!"))
-	if len(f) == 0 || !strings.Contains(f[0], "/") {
-		return ""
+	var out []string
+	script := len(f) > 0 && interpreter(path.Base(strings.Trim(f[0], `"'`))) && !mutated("workspace-git-program-args")
+	for i, w := range f {
+		w = strings.Trim(w, `"'`)
+		if _, val, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
+			w = val // --file=tools/x
+		}
+		switch {
+		case i > 0 && mutated("workspace-git-program-args"):
+			return out
+		case strings.Contains(w, "://"):
+		case script && i > 1 && f[i-1] == "-m": // python -m mod imports ./mod.py from the work tree
+			m := strings.ReplaceAll(w, ".", "/")
+			out = append(out, m, m+".py")
+			script = false
+		case strings.Contains(w, "/"):
+			out = append(out, w)
+		case script && i > 0 && w != "" && !strings.HasPrefix(w, "-"):
+			out = append(out, w)
+			script = false
+		}
 	}
-	return strings.Trim(f[0], `"'`)
+	return out
+}
+
+// interpreter: a program that runs the script its first argument names.
+func interpreter(name string) bool {
+	for _, p := range []string{"sh", "bash", "dash", "zsh", "ksh", "fish", "python", "perl", "ruby", "node", "php", "lua", "tclsh", "Rscript", "deno", "bun"} {
+		if name == p || strings.HasPrefix(name, p) && strings.Trim(name[len(p):], "0123456789.") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // handNames is names read by the reader of the common forms.

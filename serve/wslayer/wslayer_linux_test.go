@@ -598,3 +598,57 @@ func TestCommitReadsGlobalConfigPerRepository(t *testing.T) {
 		}
 	}
 }
+
+// What git runs by a config key is more than the first word of its value: an interpreter's
+// script (python3 tools/strip.py, sh lint.sh), a module python -m imports from the work tree
+// (nbstripout.py shadows the installed one), a file an option names (ssh -F ./ssh/config: its
+// ProxyCommand runs), and the keys beyond the third round's list (gpg.ssh.program,
+// mergetool.X.cmd). A non-"!" alias is a git command: the paths it names stay writable. Red
+// with only the program's own path of the old keys (mutant workspace-git-program-args).
+func TestCommitProtectsWhatGitProgramsRun(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: no git: without git nothing runs a hook, and the hand reader stands in")
+	}
+	t.Setenv("HOME", t.TempDir())
+	ws := filepath.Join(t.TempDir(), "ws")
+	write(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, ".git", "config"), `[filter "strip"]
+	clean = python3 tools/strip.py
+[filter "nb"]
+	clean = python3 -m nbstripout
+[core]
+	sshCommand = ssh -F ./ssh/config
+[alias]
+	lint = !sh lint.sh
+	lg = log -- src/app
+[gpg "ssh"]
+	program = tools/signer
+[mergetool "m"]
+	cmd = bash tools/merge.sh "$BASE"
+`)
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"tools/strip.py", "nbstripout.py", "ssh/config", "lint.sh", "tools/signer", "tools/merge.sh"}
+	for _, p := range append(bad, "src/app/main.go", "tools/README") {
+		write(t, filepath.Join(l.Upper, p), "x")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range bad {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	for _, p := range []string{"src/app/main.go", "tools/README"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("an ordinary file %s was not applied: %v", p, err)
+		}
+	}
+}
