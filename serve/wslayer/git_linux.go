@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/user"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -76,15 +77,33 @@ func newGitGuard(ws string) *gitGuard {
 	return g
 }
 
+// globalFiles are the user's and the system's config files, where git looks for them (serve
+// runs as the user whose git reads them): $GIT_CONFIG_GLOBAL or ~/.gitconfig and
+// $XDG_CONFIG_HOME/git/config (~/.config/git/config), $GIT_CONFIG_SYSTEM or /etc/gitconfig.
+func (g *gitGuard) globalFiles() []string {
+	var out []string
+	if f := os.Getenv("GIT_CONFIG_GLOBAL"); f != "" && !mutated("workspace-git-config-files") {
+		out = append(out, f)
+	} else if g.home != "" {
+		out = append(out, filepath.Join(g.home, ".gitconfig"))
+	}
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && !mutated("workspace-git-config-files") {
+		out = append(out, filepath.Join(x, "git", "config"))
+	} else if g.home != "" {
+		out = append(out, filepath.Join(g.home, ".config", "git", "config"))
+	}
+	if f := os.Getenv("GIT_CONFIG_SYSTEM"); f != "" && !mutated("workspace-git-config-files") {
+		return append(out, f)
+	}
+	return append(out, "/etc/gitconfig")
+}
+
 // globalFor is what the user's and the system's config name for a repository whose work tree
 // is worktree.
 func (g *gitGuard) globalFor(worktree string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, f := range []string{filepath.Join(g.home, ".gitconfig"), filepath.Join(g.home, ".config", "git", "config"), "/etc/gitconfig"} {
-		if g.home == "" && f != "/etc/gitconfig" {
-			continue
-		}
+	for _, f := range g.globalFiles() {
 		out = append(out, g.names(f, worktree, seen, 0)...)
 	}
 	return out
@@ -106,7 +125,7 @@ func (g *gitGuard) match(rel string) string {
 	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
 		for _, p := range g.rooted(d) {
 			if g.covers(p, rel, false) {
-				return "named by the git configuration of the repository at " + strconv.Quote(d) + " (core.hooksPath or an included config file)"
+				return "named by the git configuration of " + g.repoName(d) + " (core.hooksPath, an included config file or a program)"
 			}
 		}
 		if d == "/" || d == "." {
@@ -367,6 +386,12 @@ func (g *gitGuard) expand(base, v string) string {
 	if rest, ok := strings.CutPrefix(v, "~/"); ok && g.home != "" {
 		return filepath.Join(g.home, rest)
 	}
+	// ~user/…, as git expands it (interpolate_path)
+	if name, rest, ok := strings.Cut(strings.TrimPrefix(v, "~"), "/"); ok && strings.HasPrefix(v, "~") && name != "" && !mutated("workspace-git-config-files") {
+		if u, err := user.Lookup(name); err == nil && u.HomeDir != "" {
+			return filepath.Join(u.HomeDir, rest)
+		}
+	}
 	return absFrom(base, v)
 }
 
@@ -385,6 +410,16 @@ func readSmall(p string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, 256<<10))
+}
+
+// repoName names the repository rooted at d for a refusal, which the program reads: by its
+// path in the workspace, never by a host path outside it (a user's home, a project's name).
+func (g *gitGuard) repoName(d string) string {
+	r, err := filepath.Rel(g.ws, d)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return "the repository holding the workspace"
+	}
+	return "the repository at " + strconv.Quote("/"+filepath.ToSlash(strings.TrimPrefix(r, ".")))
 }
 
 // covers says whether the path rel (from the workspace root) is the named path p or lies
@@ -512,6 +547,9 @@ func (g *gitGuard) aliases(rel string) []string {
 	var out []string
 	for pre := rel; ; pre = path.Dir(pre) {
 		for _, l := range g.links[pre] {
+			if len(out) > maxAliases { // enough to exhaust the judgement's budget
+				return out
+			}
 			if pre == "." {
 				out = append(out, path.Join(l, rel))
 			} else {

@@ -652,3 +652,51 @@ func TestCommitProtectsWhatGitProgramsRun(t *testing.T) {
 		}
 	}
 }
+
+// Git's user config is where git looks for it ($XDG_CONFIG_HOME/git/config, $GIT_CONFIG_GLOBAL),
+// and ~user/ in a value is that user's home: a hooks directory named there is refused (mutant
+// workspace-git-config-files). A refusal for a repository above the workspace does not name
+// its host path (the user's home, a project's name) to the program.
+func TestCommitReadsGitConfigWhereGitLooks(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: no git: without git nothing runs a hook, and the hand reader stands in")
+	}
+	base := t.TempDir()
+	t.Setenv("HOME", filepath.Join(base, "home"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(base, "xdg"))
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(base, "global.cfg"))
+	repo := filepath.Join(base, "secret-project")
+	ws := filepath.Join(repo, "ws")
+	write(t, filepath.Join(base, "xdg", "git", "config"), "[core]\n\thooksPath = "+ws+"/xdg-hooks\n")
+	write(t, filepath.Join(base, "global.cfg"), "[core]\n\tfsmonitor = "+ws+"/global-fsmonitor\n")
+	write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(repo, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(repo, ".git", "refs"), 0o755)
+	write(t, filepath.Join(repo, ".git", "config"), "[core]\n\thooksPath = ws/hooks\n")
+	os.MkdirAll(ws, 0o755)
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"xdg-hooks/pre-commit", "global-fsmonitor", "hooks/pre-commit"}
+	for _, p := range bad {
+		write(t, filepath.Join(l.Upper, p), "x")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range bad {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if s := Summary(w); strings.Contains(s, "secret-project") {
+		t.Errorf("the result names the host path of the repository above the workspace: %s", s)
+	}
+	g := newGitGuard(ws)
+	if got := g.expand("/base", "~root/hooks"); got != "/root/hooks" {
+		t.Errorf("expand(~root/hooks) = %q, want /root/hooks (git's ~user/)", got)
+	}
+}
