@@ -38,19 +38,21 @@ type gitGuard struct {
 	links  map[string][]string
 	nLinks int
 	real   map[string]string // a named path -> the same with the links on its way followed
+	// linkSeen: links recorded (found by the walk, in a hooks directory, on a protected path)
+	linkSeen map[string]bool
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).
 const maxLinks = 10_000
 
 // maxGitWalk bounds the walk for repositories inside the workspace (entries looked at).
-const maxGitWalk = 100_000
+var maxGitWalk = 100_000 // a variable for the tests
 
 func newGitGuard(ws string) *gitGuard {
 	home, _ := os.UserHomeDir()
 	git, _ := exec.LookPath("git")
 	g := &gitGuard{ws: filepath.Clean(ws), home: home, git: git, cache: map[string][]string{},
-		links: map[string][]string{}, real: map[string]string{}}
+		links: map[string][]string{}, real: map[string]string{}, linkSeen: map[string]bool{}}
 	g.wsReal = g.ws
 	if r, err := filepath.EvalSymlinks(g.ws); err == nil {
 		g.wsReal = r
@@ -188,8 +190,15 @@ func (g *gitGuard) rooted(d string) []string {
 	}
 	if gitdir != "" {
 		configs := []string{filepath.Join(gitdir, "config"), filepath.Join(gitdir, "config.worktree")}
+		if !mutated("workspace-link-direct") {
+			g.hookLinks(gitdir)
+		}
 		if b, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
-			configs = append(configs, filepath.Join(absFrom(gitdir, strings.TrimSpace(string(b))), "config"))
+			common := absFrom(gitdir, strings.TrimSpace(string(b)))
+			configs = append(configs, filepath.Join(common, "config"))
+			if !mutated("workspace-link-direct") {
+				g.hookLinks(common)
+			}
 		}
 		seen := map[string]bool{}
 		for _, c := range configs {
@@ -503,9 +512,10 @@ func (g *gitGuard) resolveAbs(p string) (string, bool) {
 // addLink records the workspace's link at abs under the path it leads to, when that lies in
 // the workspace.
 func (g *gitGuard) addLink(abs string) {
-	if g.nLinks >= maxLinks {
+	if g.nLinks >= maxLinks || g.linkSeen[abs] {
 		return
 	}
+	g.linkSeen[abs] = true
 	to, ok := g.resolveAbs(abs)
 	if !ok {
 		return
@@ -544,6 +554,16 @@ func (g *gitGuard) aliases(rel string) []string {
 		return nil
 	}
 	g.inside() // its walk finds the links
+	if !mutated("workspace-link-direct") {
+		// the hooks of the repositories holding rel, whatever the walk reached: earlier calls
+		// may have put 100,000 entries before them in its order
+		for d := path.Dir(rel); ; d = path.Dir(d) {
+			g.rooted(filepath.Join(g.ws, filepath.FromSlash(d)))
+			if d == "." || d == "/" {
+				break
+			}
+		}
+	}
 	var out []string
 	for pre := rel; ; pre = path.Dir(pre) {
 		for _, l := range g.links[pre] {
@@ -576,6 +596,34 @@ func (g *gitGuard) gitDirAt(rel string) string {
 		}
 		if d == "." || d == "/" {
 			return ""
+		}
+	}
+}
+
+// protectedLinks records the links on the literal protect patterns' own paths from the root
+// (CLAUDE.md, .github of .github/workflows, .config of .config/git), looked at directly: the
+// walk may never reach them (an earlier call may have put 100,000 entries before them in its
+// order), and a call cannot make such a link, so none of these is the call's own padding.
+func (g *gitGuard) protectedLinks(pats []string) {
+	if g == nil || mutated("workspace-link-direct") {
+		return
+	}
+	for _, pat := range pats {
+		pat = strings.Trim(pat, "/")
+		if pat == "" || strings.ContainsAny(pat, "*?[\\") {
+			continue
+		}
+		p := g.ws
+		for _, part := range strings.Split(pat, "/") {
+			p = filepath.Join(p, part)
+			st, err := os.Lstat(p)
+			if err != nil {
+				break
+			}
+			if st.Mode()&fs.ModeSymlink != 0 {
+				g.addLink(p)
+				break
+			}
 		}
 	}
 }

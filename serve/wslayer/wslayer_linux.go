@@ -244,7 +244,9 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 		return nil, err
 	}
 	prot.extra = r.Extra
-	prot.git = newGitGuard(l.Lower)
+	g := newGitGuard(l.Lower)
+	g.protectedLinks(r.Protect)
+	prot.git = g
 	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper, masked: l.masked,
 		userxattr: l.userxattr, deadline: r.Deadline, lower: l.Lower,
 		chown: os.Geteuid() == 0 && r.UID >= 0}

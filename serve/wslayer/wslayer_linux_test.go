@@ -700,3 +700,54 @@ func TestCommitReadsGitConfigWhereGitLooks(t *testing.T) {
 		t.Errorf("expand(~root/hooks) = %q, want /root/hooks (git's ~user/)", got)
 	}
 }
+
+// The walk that finds the workspace's links stops after maxGitWalk entries, and an earlier call
+// can put that many before them in its order ("+pad/…" sorts before ".git"): measured through
+// docker, 99,990 empty files in +pad and 100 in ++pad, then scripts/pre-commit.sh (the target
+// of .git/hooks/pre-commit) was applied and ran at the next commit. The hooks of the
+// repositories holding a path, and the links on the protect list's own paths, are looked at
+// directly. Red without (mutant workspace-link-direct).
+func TestCommitFindsLinksPastThePadding(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	old := maxGitWalk
+	maxGitWalk = 10
+	t.Cleanup(func() { maxGitWalk = old })
+	ws := filepath.Join(t.TempDir(), "ws")
+	write(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, ".git", "config"), "[core]\n")
+	write(t, filepath.Join(ws, "scripts", "pre-commit.sh"), "#!/bin/sh\n")
+	write(t, filepath.Join(ws, "docs", "agent.md"), "be nice\n")
+	write(t, filepath.Join(ws, ".ci-config", "workflows", "ci.yml"), "on: push\n")
+	for i := range 20 {
+		write(t, filepath.Join(ws, "+pad", fmt.Sprint(i)), "")
+	}
+	for target, name := range map[string]string{"../../scripts/pre-commit.sh": ".git/hooks/pre-commit", "docs/agent.md": "CLAUDE.md", ".ci-config": ".github"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755)
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"scripts/pre-commit.sh", "docs/agent.md", ".ci-config/workflows/ci.yml"}
+	for _, p := range append(bad, "docs/other.md") {
+		write(t, filepath.Join(l.Upper, p), "pwned\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range bad {
+		if b, _ := os.ReadFile(filepath.Join(ws, p)); string(b) == "pwned\n" {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "docs", "other.md")); string(b) != "pwned\n" {
+		t.Errorf("an ordinary file was not applied")
+	}
+}
