@@ -48,6 +48,9 @@ const maxLinks = 10_000
 // maxGitWalk bounds the walk for repositories inside the workspace (entries looked at).
 var maxGitWalk = 100_000 // a variable for the tests
 
+// maxWalkFiles bounds the regular files that walk lists (names only: a few seconds at most).
+const maxWalkFiles = 2_000_000
+
 func newGitGuard(ws string) *gitGuard {
 	home, _ := os.UserHomeDir()
 	git, _ := exec.LookPath("git")
@@ -143,9 +146,18 @@ func (g *gitGuard) inside() []string {
 		return g.nested
 	}
 	g.walked = true
-	n := 0
+	n, files := 0, 0
 	_ = filepath.WalkDir(g.ws, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
+			return nil
+		}
+		// a file is only a name in its directory's listing (no open, no stat): files count
+		// against a larger bound, so empty files an earlier call left (free under the quota)
+		// cannot use up the walk before the repositories; directories cost the quota a block
+		if d.Type().IsRegular() && d.Name() != ".git" && !mutated("workspace-walk-files") {
+			if files++; files > maxWalkFiles {
+				return filepath.SkipAll
+			}
 			return nil
 		}
 		if n++; n > maxGitWalk {

@@ -751,3 +751,35 @@ func TestCommitFindsLinksPastThePadding(t *testing.T) {
 		t.Errorf("an ordinary file was not applied")
 	}
 }
+
+// Empty files cost nothing under the quota: an earlier call's 100,000 of them (sorted before
+// the workspace's repositories) used up the walk that finds nested repositories, and a nested
+// repository's core.hooksPath = ../shared-hooks was no longer protected (measured through
+// docker: the hook ran at the next commit in that repository). Files count against a larger
+// bound than directories and links. Red when they count as entries (mutant workspace-walk-files).
+func TestCommitWalkNotUsedUpByFiles(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	old := maxGitWalk
+	maxGitWalk = 10
+	t.Cleanup(func() { maxGitWalk = old })
+	ws := filepath.Join(t.TempDir(), "ws")
+	for i := range 20 {
+		write(t, filepath.Join(ws, "+pad", fmt.Sprint(i)), "")
+	}
+	write(t, filepath.Join(ws, "zz", ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, "zz", ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "zz", ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, "zz", ".git", "config"), "[core]\n\thooksPath = ../shared-hooks\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "shared-hooks", "pre-commit"), "x")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "shared-hooks", "pre-commit")); err == nil {
+		t.Errorf("a hook of the nested repository zz reached the workspace past 20 empty files: %s", Summary(w))
+	}
+}
