@@ -40,10 +40,12 @@ type gitGuard struct {
 	real   map[string]string // a named path -> the same with the links on its way followed
 	// linkSeen: links recorded (found by the walk, in a hooks directory, on a protected path)
 	linkSeen map[string]bool
+	// protected says whether a protect pattern matches a path (from the root)
+	protected func(rel string) bool
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).
-const maxLinks = 10_000
+var maxLinks = 10_000 // a variable for the tests
 
 // maxGitWalk bounds the walk for repositories inside the workspace (entries looked at).
 var maxGitWalk = 100_000 // a variable for the tests
@@ -154,7 +156,10 @@ func (g *gitGuard) inside() []string {
 		// a file is only a name in its directory's listing (no open, no stat): files count
 		// against a larger bound, so empty files an earlier call left (free under the quota)
 		// cannot use up the walk before the repositories; directories cost the quota a block
-		if d.Type().IsRegular() && d.Name() != ".git" && !mutated("workspace-walk-files") {
+		if (d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 && !g.keepLink(p)) && d.Name() != ".git" && !mutated("workspace-walk-files") {
+			if d.Type()&fs.ModeSymlink != 0 {
+				g.addLink(p) // while maxLinks allows
+			}
 			if files++; files > maxWalkFiles {
 				return filepath.SkipAll
 			}
@@ -524,7 +529,7 @@ func (g *gitGuard) resolveAbs(p string) (string, bool) {
 // addLink records the workspace's link at abs under the path it leads to, when that lies in
 // the workspace.
 func (g *gitGuard) addLink(abs string) {
-	if g.nLinks >= maxLinks || g.linkSeen[abs] {
+	if g.linkSeen[abs] || g.nLinks >= maxLinks && !g.keepLink(abs) {
 		return
 	}
 	g.linkSeen[abs] = true
@@ -610,6 +615,21 @@ func (g *gitGuard) gitDirAt(rel string) string {
 			return ""
 		}
 	}
+}
+
+// keepLink: the link at abs lies on a protected path (a hooks directory, CLAUDE.md, a
+// .github/workflows entry): a call cannot make one, so these are the host's and always
+// followed, past maxLinks too (links an earlier call made could fill that).
+func (g *gitGuard) keepLink(abs string) bool {
+	if g.protected == nil || mutated("workspace-walk-files") {
+		return false
+	}
+	r, err := filepath.Rel(g.ws, abs)
+	if err != nil || strings.HasPrefix(r, "..") {
+		return false
+	}
+	r = filepath.ToSlash(r)
+	return g.protected(r) || strings.Contains("/"+r, "/.git/hooks/")
 }
 
 // protectedLinks records the links on the literal protect patterns' own paths from the root

@@ -231,13 +231,8 @@ func (p *protector) matchOne(rel string) string {
 			}
 		}
 	}
-	for i := range parts {
-		prefix := strings.Join(parts[:i+1], "/")
-		for _, q := range p.pats {
-			if q.anchored && q.re.MatchString(prefix) || !q.anchored && q.re.MatchString(parts[i]) {
-				return q.src
-			}
-		}
+	if why := p.pattern(rel); why != "" {
+		return why
 	}
 	if p.git != nil {
 		if why := p.git.match(rel); why != "" {
@@ -246,6 +241,20 @@ func (p *protector) matchOne(rel string) string {
 	}
 	if p.extra != nil {
 		return p.extra(rel)
+	}
+	return ""
+}
+
+// pattern says which protect pattern matches rel or a directory it is in ("" = none).
+func (p *protector) pattern(rel string) string {
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		prefix := strings.Join(parts[:i+1], "/")
+		for _, q := range p.pats {
+			if q.anchored && q.re.MatchString(prefix) || !q.anchored && q.re.MatchString(parts[i]) {
+				return q.src
+			}
+		}
 	}
 	return ""
 }

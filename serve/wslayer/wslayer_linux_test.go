@@ -755,16 +755,27 @@ func TestCommitFindsLinksPastThePadding(t *testing.T) {
 // Empty files cost nothing under the quota: an earlier call's 100,000 of them (sorted before
 // the workspace's repositories) used up the walk that finds nested repositories, and a nested
 // repository's core.hooksPath = ../shared-hooks was no longer protected (measured through
-// docker: the hook ran at the next commit in that repository). Files count against a larger
-// bound than directories and links. Red when they count as entries (mutant workspace-walk-files).
+// docker: the hook ran at the next commit in that repository); links an earlier call made
+// could do the same, and fill the links followed back. Files and links count against a larger
+// bound than directories, and links on protected paths (sub/CLAUDE.md -> ../docs/x.md) are
+// always followed. Red when they count as entries (mutant workspace-walk-files).
 func TestCommitWalkNotUsedUpByFiles(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
-	old := maxGitWalk
-	maxGitWalk = 10
-	t.Cleanup(func() { maxGitWalk = old })
+	oldWalk, oldLinks := maxGitWalk, maxLinks
+	maxGitWalk, maxLinks = 10, 5
+	t.Cleanup(func() { maxGitWalk, maxLinks = oldWalk, oldLinks })
 	ws := filepath.Join(t.TempDir(), "ws")
 	for i := range 20 {
 		write(t, filepath.Join(ws, "+pad", fmt.Sprint(i)), "")
+		os.MkdirAll(filepath.Join(ws, "+lnk"), 0o755)
+		if err := os.Symlink("../+pad", filepath.Join(ws, "+lnk", fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(ws, "docs", "x.md"), "be nice\n")
+	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+	if err := os.Symlink("../docs/x.md", filepath.Join(ws, "sub", "CLAUDE.md")); err != nil {
+		t.Fatal(err)
 	}
 	write(t, filepath.Join(ws, "zz", ".git", "HEAD"), "ref: refs/heads/main\n")
 	os.MkdirAll(filepath.Join(ws, "zz", ".git", "objects"), 0o755)
@@ -775,11 +786,15 @@ func TestCommitWalkNotUsedUpByFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(l.Upper, "shared-hooks", "pre-commit"), "x")
+	write(t, filepath.Join(l.Upper, "docs", "x.md"), "pwned\n")
 	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(filepath.Join(ws, "shared-hooks", "pre-commit")); err == nil {
-		t.Errorf("a hook of the nested repository zz reached the workspace past 20 empty files: %s", Summary(w))
+		t.Errorf("a hook of the nested repository zz reached the workspace past 20 empty files and 20 links: %s", Summary(w))
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "docs", "x.md")); string(b) == "pwned\n" {
+		t.Errorf("docs/x.md (sub/CLAUDE.md's target) reached the workspace past 20 links: %s", Summary(w))
 	}
 }
