@@ -798,3 +798,47 @@ func TestCommitWalkNotUsedUpByFiles(t *testing.T) {
 		t.Errorf("docs/x.md (sub/CLAUDE.md's target) reached the workspace past 20 links: %s", Summary(w))
 	}
 }
+
+// A filesystem the host mounted inside the workspace (a bind mount of a data folder, of
+// ~/.config) is not in the call's overlay, which shows the directory beneath it; the commit
+// opened the workspace's path and wrote into, or for an opaque directory (rm -rf mnt; mkdir
+// mnt) emptied, what is mounted there. Measured through docker: every file of the mounted
+// folder deleted, an autostart entry written into it. Nothing is applied at or below a mount
+// point. Red without (mutant workspace-mount-point).
+func TestCommitStopsAtMountPoints(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: a bind mount for the test needs root")
+	}
+	base := t.TempDir()
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	write(t, filepath.Join(outside, "sub", "precious"), "host data\n")
+	os.MkdirAll(filepath.Join(ws, "mnt"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "mnt2"), 0o755)
+	for _, m := range []string{"mnt", "mnt2"} {
+		if err := unix.Mount(outside, filepath.Join(ws, m), "", unix.MS_BIND, ""); err != nil {
+			t.Skipf("SKIP: bind mount: %v", err)
+		}
+		t.Cleanup(func() { unix.Unmount(filepath.Join(ws, m), unix.MNT_DETACH) })
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, "rm -rf mnt && mkdir mnt && echo x > mnt/new.txt && mkdir -p mnt2/autostart && echo x > mnt2/autostart/evil.desktop && echo ok > ok.txt")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	if _, err := os.Stat(filepath.Join(outside, "sub", "precious")); err != nil {
+		t.Errorf("the commit deleted a file of the filesystem mounted in the workspace: %v", err)
+	}
+	for _, p := range []string{"new.txt", "autostart"} {
+		if _, err := os.Lstat(filepath.Join(outside, p)); err == nil {
+			t.Errorf("the commit wrote %s into the filesystem mounted in the workspace", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
+		t.Errorf("an ordinary file was not applied: %v", err)
+	}
+}
