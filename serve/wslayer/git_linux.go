@@ -156,9 +156,9 @@ func (g *gitGuard) inside() []string {
 		// a file is only a name in its directory's listing (no open, no stat): files count
 		// against a larger bound, so empty files an earlier call left (free under the quota)
 		// cannot use up the walk before the repositories; directories cost the quota a block
-		if (d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0 && !g.keepLink(p)) && d.Name() != ".git" && !mutated("workspace-walk-files") {
+		if (d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0) && d.Name() != ".git" && !mutated("workspace-walk-files") {
 			if d.Type()&fs.ModeSymlink != 0 {
-				g.addLink(p) // while maxLinks allows
+				g.addLink(p) // while maxLinks allows, and past it one on a protected path
 			}
 			if files++; files > maxWalkFiles {
 				return filepath.SkipAll

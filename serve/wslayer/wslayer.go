@@ -94,6 +94,8 @@ type protector struct {
 	// are refused, so the directory stays an ordinary one).
 	gitDirs map[string]int
 	git     gitSetup // the git set-ups holding the workspace, and its links (Linux)
+	// names and anchored are the literal patterns (no glob), unanchored and anchored
+	names, anchored map[string]bool
 }
 
 // gitSetup is what the workspace as it is says about a path (from the root): what git's
@@ -110,6 +112,18 @@ type gitSetup interface {
 // past it the path is refused, judged as protected, rather than left unjudged.
 const maxAliases = 256
 
+// literal says whether a literal protect pattern names rel or a directory it is in: a map
+// lookup per name, cheap enough for every link of a workspace.
+func (p *protector) literal(rel string) bool {
+	parts := strings.Split(rel, "/")
+	for i, part := range parts {
+		if p.names[part] || p.anchored[strings.Join(parts[:i+1], "/")] {
+			return true
+		}
+	}
+	return false
+}
+
 type protPat struct {
 	src      string
 	anchored bool
@@ -118,11 +132,18 @@ type protPat struct {
 }
 
 func newProtector(list []string) (*protector, error) {
-	p := &protector{}
+	p := &protector{names: map[string]bool{}, anchored: map[string]bool{}}
 	for _, g := range list {
 		g = strings.Trim(g, "/")
 		if g == "" {
 			continue
+		}
+		if !strings.ContainsAny(g, "*?[\\") {
+			if strings.Contains(g, "/") {
+				p.anchored[g] = true
+			} else {
+				p.names[g] = true
+			}
 		}
 		re, err := policy.CompileGlob(g)
 		if err != nil {

@@ -245,7 +245,7 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	}
 	prot.extra = r.Extra
 	g := newGitGuard(l.Lower)
-	g.protected = func(rel string) bool { return prot.pattern(rel) != "" }
+	g.protected = prot.literal
 	g.protectedLinks(r.Protect)
 	prot.git = g
 	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper, masked: l.masked,
