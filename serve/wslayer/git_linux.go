@@ -499,6 +499,9 @@ func (g *gitGuard) below(rel string) string {
 func (g *gitGuard) resolveAbs(p string) (string, bool) {
 	todo := strings.Split(filepath.Clean(p), "/")
 	cur := "/"
+	if rest, ok := strings.CutPrefix(filepath.Clean(p), g.ws+"/"); ok {
+		cur, todo = g.wsReal, strings.Split(rest, "/") // the workspace's own way, followed once
+	}
 	for n := 0; len(todo) > 0; {
 		part := todo[0]
 		todo = todo[1:]
@@ -624,8 +627,8 @@ func (g *gitGuard) keepLink(abs string) bool {
 	if g.protected == nil || mutated("workspace-walk-files") {
 		return false
 	}
-	r, err := filepath.Rel(g.ws, abs)
-	if err != nil || strings.HasPrefix(r, "..") {
+	r, ok := strings.CutPrefix(abs, g.ws+"/")
+	if !ok {
 		return false
 	}
 	r = filepath.ToSlash(r)
