@@ -42,6 +42,10 @@ type gitGuard struct {
 	linkSeen map[string]bool
 	// protected says whether a protect pattern matches a path (from the root)
 	protected func(rel string) bool
+	// protTargets are where the links on protected paths lead (from the root): a link the call
+	// makes above one moves what the protected name means (docs -> notes, for AGENTS.md ->
+	// docs/missing.md)
+	protTargets []string
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).
@@ -491,6 +495,14 @@ func (g *gitGuard) below(rel string) string {
 			return "a path git's configuration names (core.hooksPath, an included config file or a program)"
 		}
 	}
+	if !mutated("workspace-link-below") {
+		g.inside() // its walk finds the links
+		for _, t := range g.protTargets {
+			if strings.HasPrefix(t, rel+"/") {
+				return "the file a protected link in the workspace leads to (" + strconv.Quote(t) + ")"
+			}
+		}
+	}
 	return ""
 }
 
@@ -551,6 +563,9 @@ func (g *gitGuard) addLink(abs string) {
 	r = filepath.ToSlash(r)
 	g.links[r] = append(g.links[r], filepath.ToSlash(l))
 	g.nLinks++
+	if g.keepLink(abs) {
+		g.protTargets = append(g.protTargets, r)
+	}
 }
 
 // hookLinks records the links among the hooks of the git directory gd: git runs what they

@@ -842,3 +842,38 @@ func TestCommitStopsAtMountPoints(t *testing.T) {
 		t.Errorf("an ordinary file was not applied: %v", err)
 	}
 }
+
+// A protected link whose target is missing (AGENTS.md -> docs/missing.md, no docs/ yet): the
+// call made docs a link to its own folder (docs -> notes, notes/missing.md) and AGENTS.md read
+// the model's text (measured through docker). A link the call makes may not stand above where a
+// protected link leads. Red without (mutant workspace-link-below).
+func TestCommitRefusesALinkAboveAProtectedTarget(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.MkdirAll(ws, 0o755)
+	if err := os.Symlink("docs/missing.md", filepath.Join(ws, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "notes", "missing.md"), "EVIL\n")
+	if err := os.Symlink("notes", filepath.Join(l.Upper, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("notes", filepath.Join(l.Upper, "ok-link")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	if b, _ := os.ReadFile(filepath.Join(ws, "AGENTS.md")); string(b) == "EVIL\n" {
+		t.Errorf("AGENTS.md reads the call's text through the link docs -> notes")
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "ok-link")); err != nil {
+		t.Errorf("an ordinary link was not applied: %v", err)
+	}
+}
