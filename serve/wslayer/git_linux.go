@@ -508,7 +508,11 @@ func (g *gitGuard) below(rel string) string {
 
 // resolveAbs follows the links on the way of the absolute path p, as the kernel would, taking
 // what is not there as written; false past 40 links.
-func (g *gitGuard) resolveAbs(p string) (string, bool) {
+func (g *gitGuard) resolveAbs(p string) (string, bool) { return g.resolveWays(p, nil) }
+
+// resolveWays is resolveAbs, adding to ways the path as spelled after each link followed: for
+// AGENTS.md -> a/b.md where a -> c, a/b.md and c/b.md (a link the call puts at a moves it).
+func (g *gitGuard) resolveWays(p string, ways *[]string) (string, bool) {
 	todo := strings.Split(filepath.Clean(p), "/")
 	cur := "/"
 	if rest, ok := strings.CutPrefix(filepath.Clean(p), g.ws+"/"); ok {
@@ -537,6 +541,9 @@ func (g *gitGuard) resolveAbs(p string) (string, bool) {
 			cur = "/"
 		}
 		todo = append(strings.Split(t, "/"), todo...)
+		if ways != nil {
+			*ways = append(*ways, filepath.Join(append([]string{cur}, todo...)...))
+		}
 	}
 	return cur, true
 }
@@ -548,9 +555,20 @@ func (g *gitGuard) addLink(abs string) {
 		return
 	}
 	g.linkSeen[abs] = true
-	to, ok := g.resolveAbs(abs)
+	keep := g.keepLink(abs)
+	var ways []string
+	wp := &ways
+	if !keep || mutated("workspace-link-below") {
+		wp = nil
+	}
+	to, ok := g.resolveWays(abs, wp)
 	if !ok {
 		return
+	}
+	for _, w := range ways { // where a protected link leads, as spelled on the way
+		if r, ok := strings.CutPrefix(w, g.wsReal+"/"); ok {
+			g.protTargets = append(g.protTargets, filepath.ToSlash(r))
+		}
 	}
 	r, err := filepath.Rel(g.wsReal, to)
 	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
@@ -563,7 +581,7 @@ func (g *gitGuard) addLink(abs string) {
 	r = filepath.ToSlash(r)
 	g.links[r] = append(g.links[r], filepath.ToSlash(l))
 	g.nLinks++
-	if g.keepLink(abs) {
+	if keep {
 		g.protTargets = append(g.protTargets, r)
 	}
 }

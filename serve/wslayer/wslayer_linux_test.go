@@ -845,8 +845,10 @@ func TestCommitStopsAtMountPoints(t *testing.T) {
 
 // A protected link whose target is missing (AGENTS.md -> docs/missing.md, no docs/ yet): the
 // call made docs a link to its own folder (docs -> notes, notes/missing.md) and AGENTS.md read
-// the model's text (measured through docker). A link the call makes may not stand above where a
-// protected link leads. Red without (mutant workspace-link-below).
+// the model's text (measured through docker); the same through a host link on the way
+// (CLAUDE.md -> a/rules.md, a -> c: the call replaces a). A link the call makes may not stand
+// above where a protected link leads, as spelled on the way. Red without (mutant
+// workspace-link-below).
 func TestCommitRefusesALinkAboveAProtectedTarget(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	ws := filepath.Join(t.TempDir(), "ws")
@@ -854,12 +856,23 @@ func TestCommitRefusesALinkAboveAProtectedTarget(t *testing.T) {
 	if err := os.Symlink("docs/missing.md", filepath.Join(ws, "AGENTS.md")); err != nil {
 		t.Fatal(err)
 	}
+	// and through a host link on the way: CLAUDE.md -> a/rules.md, a -> c
+	write(t, filepath.Join(ws, "c", "rules.md"), "be nice\n")
+	for target, name := range map[string]string{"a/rules.md": "CLAUDE.md", "c": "a"} {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	l, err := New(t.TempDir(), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(l.Upper, "notes", "missing.md"), "EVIL\n")
 	if err := os.Symlink("notes", filepath.Join(l.Upper, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "notes", "rules.md"), "EVIL\n")
+	if err := os.Symlink("notes", filepath.Join(l.Upper, "a")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink("notes", filepath.Join(l.Upper, "ok-link")); err != nil {
@@ -872,6 +885,9 @@ func TestCommitRefusesALinkAboveAProtectedTarget(t *testing.T) {
 	t.Logf("%s", Summary(w))
 	if b, _ := os.ReadFile(filepath.Join(ws, "AGENTS.md")); string(b) == "EVIL\n" {
 		t.Errorf("AGENTS.md reads the call's text through the link docs -> notes")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "CLAUDE.md")); string(b) == "EVIL\n" {
+		t.Errorf("CLAUDE.md reads the call's text through the host's link a, replaced by a -> notes")
 	}
 	if _, err := os.Lstat(filepath.Join(ws, "ok-link")); err != nil {
 		t.Errorf("an ordinary link was not applied: %v", err)
