@@ -565,9 +565,14 @@ func (g *gitGuard) addLink(abs string) {
 	if !ok {
 		return
 	}
+	l0 := filepath.ToSlash(strings.TrimPrefix(abs, g.ws+"/"))
 	for _, w := range ways { // where a protected link leads, as spelled on the way
 		if r, ok := strings.CutPrefix(w, g.wsReal+"/"); ok {
-			g.protTargets = append(g.protTargets, filepath.ToSlash(r))
+			r = filepath.ToSlash(r)
+			g.protTargets = append(g.protTargets, r)
+			// a directory the call puts where a link on the way was (a -> c replaced by a/)
+			// holds what the protected link means
+			g.links[r] = append(g.links[r], l0)
 		}
 	}
 	r, err := filepath.Rel(g.wsReal, to)

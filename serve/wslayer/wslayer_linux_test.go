@@ -856,9 +856,10 @@ func TestCommitRefusesALinkAboveAProtectedTarget(t *testing.T) {
 	if err := os.Symlink("docs/missing.md", filepath.Join(ws, "AGENTS.md")); err != nil {
 		t.Fatal(err)
 	}
-	// and through a host link on the way: CLAUDE.md -> a/rules.md, a -> c
+	// and through a host link on the way: CLAUDE.md -> a/rules.md, a -> c (replaced by a link),
+	// GEMINI.md -> b/rules.md, b -> c (replaced by a directory)
 	write(t, filepath.Join(ws, "c", "rules.md"), "be nice\n")
-	for target, name := range map[string]string{"a/rules.md": "CLAUDE.md", "c": "a"} {
+	for target, name := range map[string]string{"a/rules.md": "CLAUDE.md", "c": "a", "b/rules.md": "GEMINI.md", "c/": "b"} {
 		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -872,6 +873,7 @@ func TestCommitRefusesALinkAboveAProtectedTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(l.Upper, "notes", "rules.md"), "EVIL\n")
+	write(t, filepath.Join(l.Upper, "b", "rules.md"), "EVIL\n")
 	if err := os.Symlink("notes", filepath.Join(l.Upper, "a")); err != nil {
 		t.Fatal(err)
 	}
@@ -885,6 +887,9 @@ func TestCommitRefusesALinkAboveAProtectedTarget(t *testing.T) {
 	t.Logf("%s", Summary(w))
 	if b, _ := os.ReadFile(filepath.Join(ws, "AGENTS.md")); string(b) == "EVIL\n" {
 		t.Errorf("AGENTS.md reads the call's text through the link docs -> notes")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "GEMINI.md")); string(b) == "EVIL\n" {
+		t.Errorf("GEMINI.md reads the call's text through the host's link b, replaced by a directory")
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "CLAUDE.md")); string(b) == "EVIL\n" {
 		t.Errorf("CLAUDE.md reads the call's text through the host's link a, replaced by a -> notes")
