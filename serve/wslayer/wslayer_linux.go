@@ -480,6 +480,12 @@ func (c *committer) gitDirs(up, ws int, rel string, depth int) map[string]int {
 				out[rel] = gitMade
 			}
 		}
+		// a git directory the workspace has stays one, whatever the call did to it: its markers
+		// deleted or made again (rm -rf backup.git; mkdir …) are refused, so it keeps them, and
+		// hooks/, config written beside them would be a host repository's
+		if ws >= 0 && isGitDirAt(ws) && !mutated("workspace-git-dir-kept") {
+			out[rel] = gitHost
+		}
 		if depth >= MaxDepth {
 			return
 		}
@@ -510,6 +516,13 @@ func (c *committer) gitDirs(up, ws int, rel string, depth int) map[string]int {
 		return nil
 	}
 	return out
+}
+
+// isGitDirAt: the directory fd holds HEAD and objects and refs, or HEAD and commondir.
+func isGitDirAt(fd int) bool {
+	var st unix.Stat_t
+	has := func(n string) bool { return unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil }
+	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
 }
 
 // opaque: overlayfs marks a directory the program deleted and made again; what the workspace
@@ -800,6 +813,11 @@ func (c *committer) removeAt(dir int, name, rel string) error {
 		unix.Close(sub)
 		c.refuse(rel, "a mount point in the workspace: what is mounted there is not the call's to delete")
 		return errors.New("kept: a mount point")
+	}
+	if isGitDirAt(sub) && !mutated("workspace-git-dir-kept") {
+		unix.Close(sub)
+		c.refuse(rel, "deleting it: a git directory by its content (HEAD, objects, refs): a repository of the host's")
+		return errors.New("kept: a git directory")
 	}
 	kept := false
 	for _, n := range names(sub) {

@@ -898,3 +898,40 @@ func TestCommitRefusesALinkAboveAProtectedTarget(t *testing.T) {
 		t.Errorf("an ordinary link was not applied: %v", err)
 	}
 }
+
+// A repository the host keeps in the workspace by content (a bare backup.git): the call made
+// it again (rm -rf backup.git; mkdir backup.git/{hooks,objects,refs}; HEAD;
+// hooks/post-receive). Its HEAD, objects, refs were refused, so the workspace kept the host's;
+// its config and the rest were deleted and hooks/post-receive was written into the host's
+// repository (measured through docker: it ran at the next push to it). Deleting it whole was
+// applied too. A git directory the workspace has stays protected, and is never deleted. Red
+// without (mutant workspace-git-dir-kept).
+func TestCommitKeepsTheWorkspacesGitDirectories(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	for _, r := range []string{"backup.git", "old.git"} {
+		write(t, filepath.Join(ws, r, "HEAD"), "ref: refs/heads/main\n")
+		write(t, filepath.Join(ws, r, "config"), "[core]\n\tbare = true\n")
+		os.MkdirAll(filepath.Join(ws, r, "objects"), 0o755)
+		os.MkdirAll(filepath.Join(ws, r, "refs", "heads"), 0o755)
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, "rm -rf backup.git old.git && mkdir -p backup.git/hooks backup.git/objects backup.git/refs && "+
+		"echo 'ref: refs/heads/main' > backup.git/HEAD && echo x > backup.git/hooks/post-receive")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	if _, err := os.Lstat(filepath.Join(ws, "backup.git", "hooks", "post-receive")); err == nil {
+		t.Errorf("a hook reached the host's repository backup.git")
+	}
+	for _, p := range []string{"backup.git/config", "old.git/config", "old.git/HEAD"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("%s of the host's repository was deleted: %v", p, err)
+		}
+	}
+}
