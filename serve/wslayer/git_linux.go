@@ -287,6 +287,10 @@ func (g *gitGuard) gitNames(file, worktree string, seen map[string]bool, depth i
 		switch {
 		case e.key == "core.hookspath":
 			out = append(out, g.expand(worktree, e.val))
+		case (e.key == "init.templatedir" || e.key == "core.attributesfile") && !mutated("workspace-git-path-keys"):
+			// a template directory's hooks are copied into, and run by, every repository git
+			// init or git clone makes; an attributes file turns on the filters config names
+			out = append(out, g.expand(worktree, e.val))
 		case strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path"), e.key == "include.path":
 			// includeIf conditions are taken as true: the file may be read in some repository
 			inc := g.expand(filepath.Dir(absFrom(filepath.Dir(file), e.origin)), e.val)

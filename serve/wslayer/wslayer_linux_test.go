@@ -655,7 +655,9 @@ func TestCommitProtectsWhatGitProgramsRun(t *testing.T) {
 
 // Git's user config is where git looks for it ($XDG_CONFIG_HOME/git/config, $GIT_CONFIG_GLOBAL),
 // and ~user/ in a value is that user's home: a hooks directory named there is refused (mutant
-// workspace-git-config-files). A refusal for a repository above the workspace does not name
+// workspace-git-config-files). init.templateDir (its hooks are copied into every repository
+// git init or clone makes, and run there) and core.attributesFile name paths git obeys (mutant
+// workspace-git-path-keys). A refusal for a repository above the workspace does not name
 // its host path (the user's home, a project's name) to the program.
 func TestCommitReadsGitConfigWhereGitLooks(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
@@ -668,7 +670,7 @@ func TestCommitReadsGitConfigWhereGitLooks(t *testing.T) {
 	repo := filepath.Join(base, "secret-project")
 	ws := filepath.Join(repo, "ws")
 	write(t, filepath.Join(base, "xdg", "git", "config"), "[core]\n\thooksPath = "+ws+"/xdg-hooks\n")
-	write(t, filepath.Join(base, "global.cfg"), "[core]\n\tfsmonitor = "+ws+"/global-fsmonitor\n")
+	write(t, filepath.Join(base, "global.cfg"), "[core]\n\tfsmonitor = "+ws+"/global-fsmonitor\n\tattributesFile = "+ws+"/attrs\n[init]\n\ttemplateDir = "+ws+"/git-templates\n")
 	write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
 	os.MkdirAll(filepath.Join(repo, ".git", "objects"), 0o755)
 	os.MkdirAll(filepath.Join(repo, ".git", "refs"), 0o755)
@@ -678,7 +680,7 @@ func TestCommitReadsGitConfigWhereGitLooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := []string{"xdg-hooks/pre-commit", "global-fsmonitor", "hooks/pre-commit"}
+	bad := []string{"xdg-hooks/pre-commit", "global-fsmonitor", "hooks/pre-commit", "git-templates/hooks/post-checkout", "attrs"}
 	for _, p := range bad {
 		write(t, filepath.Join(l.Upper, p), "x")
 	}
