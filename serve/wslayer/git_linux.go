@@ -319,10 +319,13 @@ func programKey(k string) bool {
 		return k == "core.fsmonitor" || k == "core.sshcommand" || k == "core.editor" || k == "core.pager" || k == "gpg.program" ||
 			k == "credential.helper" || strings.HasPrefix(k, "filter.") || strings.HasPrefix(k, "diff.") && last == "command"
 	}
+	if strings.HasSuffix(last, "command") || strings.HasSuffix(last, "cmd") || strings.HasSuffix(last, "program") {
+		return true // core.alternateRefsCommand, sendemail.sendmailCmd, gpg.x509.program, …
+	}
 	switch last {
-	case "fsmonitor", "sshcommand", "editor", "pager", "external", "program", "helper", "askpass",
-		"command", "cmd", "textconv", "driver", "clean", "smudge", "process", "gitproxy",
-		"uploadpack", "receivepack", "defaultkeycommand", "difffilter", "browser":
+	case "fsmonitor", "editor", "pager", "external", "helper", "askpass",
+		"textconv", "driver", "clean", "smudge", "process", "gitproxy",
+		"uploadpack", "receivepack", "difffilter", "browser", "smtpserver", "tunnel", "httpd":
 		return true
 	case "path":
 		return strings.HasPrefix(k, "browser.") || strings.HasPrefix(k, "man.") || strings.HasPrefix(k, "mergetool.") || strings.HasPrefix(k, "difftool.")

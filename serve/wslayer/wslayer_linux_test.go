@@ -620,6 +620,9 @@ func TestCommitProtectsWhatGitProgramsRun(t *testing.T) {
 	clean = python3 -m nbstripout
 [core]
 	sshCommand = ssh -F ./ssh/config
+	alternateRefsCommand = tools/alt-refs.sh
+[sendemail]
+	smtpServer = tools/sendmail
 [alias]
 	lint = !sh lint.sh
 	lg = log -- src/app
@@ -632,7 +635,7 @@ func TestCommitProtectsWhatGitProgramsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := []string{"tools/strip.py", "nbstripout.py", "ssh/config", "lint.sh", "tools/signer", "tools/merge.sh"}
+	bad := []string{"tools/strip.py", "nbstripout.py", "ssh/config", "lint.sh", "tools/signer", "tools/merge.sh", "tools/alt-refs.sh", "tools/sendmail"}
 	for _, p := range append(bad, "src/app/main.go", "tools/README") {
 		write(t, filepath.Join(l.Upper, p), "x")
 	}
