@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // gitGuard finds what the git set-ups holding a path make git run. For each directory from the
@@ -152,43 +154,84 @@ func (g *gitGuard) inside() []string {
 		return g.nested
 	}
 	g.walked = true
+	// breadth first, the host's directories before the ones calls made (madeMark): an earlier
+	// call's directories, sorted before the host's repositories, cannot use up the walk
+	queue, later := []string{g.ws}, []string(nil)
 	n, files := 0, 0
-	_ = filepath.WalkDir(g.ws, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return nil
+	for len(queue) > 0 || len(later) > 0 {
+		if len(queue) == 0 {
+			queue, later = later, nil
 		}
+		d := queue[0]
+		queue = queue[1:]
+		if n++; n > maxGitWalk {
+			break
+		}
+		subs, stop := g.list(d, &n, &files)
+		if stop {
+			break
+		}
+		for _, s := range subs {
+			if g.made(s) {
+				later = append(later, s)
+			} else {
+				queue = append(queue, s)
+			}
+		}
+	}
+	return g.nested
+}
+
+// madeMark marks the directories a commit creates (an extended attribute a call cannot set on
+// the workspace: the commit copies none): the walk for repositories looks at them last.
+const madeMark = "user.mcpsandbox.made"
+
+func (g *gitGuard) made(dir string) bool {
+	if mutated("workspace-walk-made-last") {
+		return false
+	}
+	var b [1]byte
+	_, err := unix.Lgetxattr(dir, madeMark, b[:])
+	return err == nil
+}
+
+// list looks at the entries of the directory d for the walk: repositories (.git), links, and
+// the directories to look at next; stop when a bound is passed.
+func (g *gitGuard) list(d string, n, files *int) (subs []string, stop bool) {
+	ents, _ := os.ReadDir(d)
+	for _, e := range ents {
+		p := filepath.Join(d, e.Name())
 		// a file is only a name in its directory's listing (no open, no stat): files count
 		// against a larger bound, so empty files an earlier call left (free under the quota)
 		// cannot use up the walk before the repositories; directories cost the quota a block
-		if (d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0) && d.Name() != ".git" && !mutated("workspace-walk-files") {
-			if d.Type()&fs.ModeSymlink != 0 {
+		if (e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0) && e.Name() != ".git" && !mutated("workspace-walk-files") {
+			if e.Type()&fs.ModeSymlink != 0 {
 				g.addLink(p) // while maxLinks allows, and past it one on a protected path
 			}
-			if files++; files > maxWalkFiles {
-				return filepath.SkipAll
+			if *files++; *files > maxWalkFiles {
+				return subs, true
 			}
-			return nil
+			continue
 		}
-		if n++; n > maxGitWalk {
-			return filepath.SkipAll
+		if !e.IsDir() {
+			if *n++; *n > maxGitWalk {
+				return subs, true
+			}
 		}
-		if d.Type()&fs.ModeSymlink != 0 {
+		if e.Type()&fs.ModeSymlink != 0 {
 			g.addLink(p)
 		}
-		if d.Name() == ".git" { // a directory, or the file of a linked worktree or submodule
-			g.nested = append(g.nested, g.rooted(filepath.Dir(p))...)
-			if d.IsDir() {
+		switch {
+		case e.Name() == ".git": // a directory, or the file of a linked worktree or submodule
+			g.nested = append(g.nested, g.rooted(d)...)
+			if e.IsDir() {
 				g.hookLinks(p)
-				return filepath.SkipDir
 			}
-			return nil
+		case e.IsDir() && e.Name() != "node_modules" && e.Name() != ".venv" && e.Name() != "__pycache__":
+			subs = append(subs, p)
 		}
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".venv" || d.Name() == "__pycache__") {
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	return g.nested
+	}
+	return subs, false
 }
 
 // rooted is what the repository rooted at d names (nil when there is none).

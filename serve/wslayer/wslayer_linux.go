@@ -580,6 +580,9 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 		c.refuse(rel, "a mount point in the workspace: the call saw the directory beneath it, not what is mounted there, and nothing is applied in it")
 		return
 	}
+	if !existed { // the walk for repositories looks at what calls made last
+		_ = unix.Fsetxattr(wsub, madeMark, []byte{'1'}, 0)
+	}
 	if existed && c.opaque(rel) {
 		keep := map[string]bool{}
 		for _, n := range names(sub) {

@@ -940,3 +940,46 @@ func TestCommitKeepsTheWorkspacesGitDirectories(t *testing.T) {
 		}
 	}
 }
+
+// Directories cost the quota only a block: an earlier call's directories sorted before a
+// nested repository (+pad00 … +pad19 beside zz) used up the walk that finds it. The commit
+// marks the directories it creates, and the walk looks at the host's first. Red without
+// (mutant workspace-walk-made-last).
+func TestCommitWalkLooksAtCallsDirectoriesLast(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	old := maxGitWalk
+	maxGitWalk = 10
+	t.Cleanup(func() { maxGitWalk = old })
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.MkdirAll(ws, 0o755)
+	pad, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		os.MkdirAll(filepath.Join(pad.Upper, fmt.Sprintf("+pad%02d", i)), 0o755)
+	}
+	if _, err := pad.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws}); err != nil {
+		t.Fatal(err)
+	}
+	var b [1]byte
+	if _, err := unix.Lgetxattr(filepath.Join(ws, "+pad00"), madeMark, b[:]); err != nil {
+		t.Skipf("SKIP: the workspace's filesystem keeps no user xattrs here: %v", err)
+	}
+	write(t, filepath.Join(ws, "zz", ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, "zz", ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "zz", ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, "zz", ".git", "config"), "[core]\n\thooksPath = ../shared-hooks\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "shared-hooks", "pre-commit"), "x")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "shared-hooks", "pre-commit")); err == nil {
+		t.Errorf("a hook of the nested repository zz reached the workspace past 20 directories a call made: %s", Summary(w))
+	}
+}
