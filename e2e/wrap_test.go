@@ -32,7 +32,8 @@ func buildWrapServer(t *testing.T) string {
 	if wrapServerBin != "" {
 		return wrapServerBin
 	}
-	dir, err := os.MkdirTemp("", "mcpsandbox-wrapserver-")
+	// under the test environment's root (removed when the package's tests end)
+	dir, err := os.MkdirTemp(filepath.Dir(os.Getenv("HOME")), "wrapserver-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,6 +328,10 @@ func TestWrapTreeDies(t *testing.T) {
 		if len(procsWith(tag)) == 0 {
 			t.Fatalf("the detector does not see the server's child %s (control)", tag)
 		}
+		homes, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("mcpsandbox-wrap-home-%d-*", cmd.Process.Pid)))
+		if len(homes) != 1 {
+			t.Fatalf("the server's private HOME for wrap %d: %v", cmd.Process.Pid, homes)
+		}
 		if how == "stdin closed" {
 			cs.Close()
 		} else {
@@ -335,6 +340,17 @@ func TestWrapTreeDies(t *testing.T) {
 		}
 		if left := survivors(tag); len(left) > 0 {
 			t.Errorf("%s: the server's tree outlived it: %v", how, left)
+		}
+		if how == "stdin closed" {
+			if _, err := os.Stat(homes[0]); err == nil {
+				t.Errorf("wrap left the server's private HOME %s", homes[0])
+			}
+		} else { // SIGKILL: the next wrap removes it
+			c2, _ := r.connect(t, nil, bin)
+			c2.Close()
+			if _, err := os.Stat(homes[0]); err == nil {
+				t.Errorf("the HOME of a killed wrap, %s, outlived the next start", homes[0])
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 )
 
 // SchemeDocker is the container-per-call scheme's name and its section's table.
@@ -24,6 +25,40 @@ type Docker struct {
 	WorkspaceWritable bool    `toml:"workspace_writable" json:"workspace_writable"`
 	Runtime           string  `toml:"runtime" json:"runtime"`
 	Pool              int     `toml:"pool" json:"pool"`
+	// Reuse is "call" (a fresh container per call, the default; "" reads as "call") or
+	// "session" (one container per MCP session, with a long-lived Python interpreter).
+	// SessionIdle and MaxSessions apply to "session" only: zero means the default
+	// (DefaultDockerSessionIdle, DefaultMaxSessionContainers). Empty values are left out of the file
+	// and the policy's hash, so a policy written before they existed keeps its hash.
+	Reuse       string   `toml:"reuse,omitempty" json:"reuse,omitempty"`
+	SessionIdle Duration `toml:"session_idle,omitempty" json:"session_idle,omitzero"`
+	MaxSessions int      `toml:"max_sessions,omitzero" json:"max_sessions,omitempty"`
+}
+
+// The session defaults (docker.reuse = "session").
+const (
+	DefaultDockerSessionIdle    = 10 * time.Minute
+	DefaultMaxSessionContainers = 4
+	maxSessionContainers        = 64
+)
+
+// Sessions says whether containers live for an MCP session (docker.reuse = "session").
+func (d *Docker) Sessions() bool { return d.Reuse == "session" }
+
+// Idle is docker.session_idle, or its default.
+func (d *Docker) Idle() time.Duration {
+	if d.SessionIdle.Duration > 0 {
+		return d.SessionIdle.Duration
+	}
+	return DefaultDockerSessionIdle
+}
+
+// SessionCap is docker.max_sessions, or its default.
+func (d *Docker) SessionCap() int {
+	if d.MaxSessions > 0 {
+		return d.MaxSessions
+	}
+	return DefaultMaxSessionContainers
 }
 
 func (d *Docker) validate(bool) []Problem {
@@ -46,6 +81,36 @@ func (d *Docker) validate(bool) []Problem {
 	}
 	if err := CheckRuntimeName(d.Runtime); err != nil {
 		add("docker.runtime", "%v", `use "" (the engine's default), "crun" or "runsc"`, err)
+	}
+	return append(ps, d.validateSessions()...)
+}
+
+func (d *Docker) validateSessions() []Problem {
+	var ps []Problem
+	add := func(key, msg, fix string, args ...any) {
+		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(msg, args...), Fix: fix})
+	}
+	switch d.Reuse {
+	case "", "call", "session":
+	default:
+		add("docker.reuse", "%q is not a reuse mode", `use "call" (a fresh container per call) or "session" (one container per MCP session)`, d.Reuse)
+	}
+	if d.Sessions() && d.WorkspaceWritable {
+		// Each call's writes are committed from a container's own overlay layer once the
+		// container is gone; a session's container outlives its calls, so no call's writes
+		// could be committed checked. Refused rather than applied unchecked.
+		add("docker.reuse", `"session" cannot be used with docker.workspace_writable = true (a session's container outlives its calls, `+
+			`so their workspace writes could not be committed through the checked layer)`,
+			`set workspace_writable = false (the workspace stays readable; /tmp persists across the session's calls), or reuse = "call"`)
+	}
+	if d.SessionIdle.Duration < 0 || d.SessionIdle.Duration > 24*time.Hour || (d.SessionIdle.Duration > 0 && d.SessionIdle.Duration < time.Second) {
+		add("docker.session_idle", "%s is outside 1s..24h", `use e.g. "10m"`, d.SessionIdle.String())
+	}
+	if d.MaxSessions < 0 || d.MaxSessions > maxSessionContainers {
+		add("docker.max_sessions", "%d is outside 1..%d", "use e.g. 4 (0 = the default, 4)", d.MaxSessions, maxSessionContainers)
+	}
+	if !d.Sessions() && (d.SessionIdle.Duration != 0 || d.MaxSessions != 0) {
+		add("docker.reuse", "docker.session_idle and docker.max_sessions apply only to reuse = \"session\"", `set reuse = "session", or remove them`)
 	}
 	return ps
 }
@@ -122,6 +187,9 @@ func (d *Docker) Summary() []string {
 		out = append(out, fmt.Sprintf("workspace %s at /workspace (%s)", d.Workspace, rw))
 	}
 	out = append(out, fmt.Sprintf("pre-started containers: %d", d.Pool))
+	if d.Sessions() {
+		out = append(out, fmt.Sprintf("one container per MCP session (reuse = session), at most %d at once, removed after %s idle", d.SessionCap(), Duration{d.Idle()}.String()))
+	}
 	if d.Runtime != "" {
 		out = append(out, "runtime "+d.Runtime)
 	}

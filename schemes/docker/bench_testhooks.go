@@ -111,6 +111,9 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 		cli = append(cli, time.Since(t0))
 	}
 	row("baseline: docker run --rm, same flags, CLI", cli)
+	if err := benchSessions(ctx, b, image); err != nil { // reuse = "session" (bench_session_testhooks.go)
+		b.Skip("docker sessions", err)
+	}
 	return nil
 }
 

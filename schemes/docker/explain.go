@@ -63,7 +63,7 @@ var threats = []verify.ThreatRule{
 	{Threat: "plant code the host runs later (git hooks and config, editor tasks, .envrc) in the workspace", Layers: []string{sd.LayerWorkspace},
 		Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-hookspath-custom", "git-hookspath-husky", "protected-files-argv"}},
 	{Threat: "carry state from one call to the next", Server: true, By: "a fresh container per call, removed afterwards",
-		Gap: workspaceGap, Scenarios: []string{"cross-call-leak"}},
+		Gap: stateGap, Scenarios: []string{"cross-call-leak"}},
 	{Threat: "reach the network (TCP, UDP, DNS, cloud metadata, the internet)", Layers: []string{sd.LayerNetwork},
 		Gap: networkGap, Scenarios: []string{"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "reverse-shell", "cloud-metadata", "outbound-internet"}},
 	{Threat: "connect to unix sockets on the host (ssh-agent, docker.sock, D-Bus)", Layers: []string{sd.LayerNetwork},

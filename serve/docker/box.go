@@ -150,9 +150,14 @@ func (e *Executor) boxSpec(b *box, name string) (spec, error) {
 // stdin. Nothing else comes before that line; what does (an image without /bin/sh, a crash)
 // is the error.
 func (b *box) awaitReady(limit time.Duration) error {
+	return b.awaitLine("mcpsandbox-ready:"+b.nonce+"\n", limit)
+}
+
+// awaitLine reads the attach stream until line (what comes before it is the error's text).
+func (b *box) awaitLine(line string, limit time.Duration) error {
 	b.hj.Conn.SetReadDeadline(time.Now().Add(limit))
 	defer b.hj.Conn.SetReadDeadline(time.Time{})
-	want := []byte("mcpsandbox-ready:" + b.nonce + "\n")
+	want := []byte(line)
 	var got []byte
 	hdr := make([]byte, 8)
 	for !bytes.Contains(got, want) {

@@ -111,6 +111,7 @@ type Executor struct {
 	once       sync.Once
 	egress     *egressState // docker.network host lists: serve's proxy
 	wsl        layerState   // the writable workspace's layer per container (wsmount.go)
+	sess       sessionState // docker.reuse = "session": the sessions' containers (session.go)
 }
 
 // New builds the executor and starts its start-up probe (engine, image, reaper, layers, pool)
@@ -127,6 +128,10 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	if _, err := engine.ParseImage(p.Docker.Image); err != nil {
 		return nil, fmt.Errorf("docker.image: %w", err)
+	}
+	if p.Docker.Sessions() && p.Docker.WorkspaceWritable {
+		return nil, errors.New(`docker.reuse = "session" cannot be used with docker.workspace_writable = true: ` +
+			`set workspace_writable = false, or reuse = "call"`)
 	}
 	e := &Executor{pol: p, spec: newSpec(p), eng: o.Engine, log: o.Logger, opts: o, me: self(),
 		memText: p.Limits.Memory.String(), removeSem: make(chan struct{}, 8), ready: make(chan struct{}), callsReady: make(chan struct{})}
@@ -286,8 +291,17 @@ func (e *Executor) Tools() []executor.Tool {
 	case open:
 		netText = "network " + e.spec.network
 	}
-	common := fmt.Sprintf("Runs in a fresh container used for this call only and removed afterwards: %s, %s of memory, "+
-		"%d processes, %g CPUs, uid %s, %s.", netText, e.memText, e.spec.pids, e.pol.Limits.CPUs, e.spec.user, where)
+	life := "Runs in a fresh container used for this call only and removed afterwards"
+	if e.pol.Docker.Sessions() {
+		life = "Runs in this session's own container, kept for the session's calls: files in /tmp persist, and Python variables persist in one interpreter " +
+			"(a call that times out loses the container and all of that)"
+	}
+	common := fmt.Sprintf("%s: %s, %s of memory, "+
+		"%d processes, %g CPUs, uid %s, %s.", life, netText, e.memText, e.spec.pids, e.pol.Limits.CPUs, e.spec.user, where)
+	pySchema := executor.InputSchema[pythonArgs](timeoutProp)
+	if e.pol.Docker.Sessions() {
+		pySchema = executor.InputSchema[sessionPythonArgs](timeoutProp)
+	}
 	ann := func(title string) *mcp.ToolAnnotations {
 		destructive := e.spec.workspace != "" && e.spec.wsWrite
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: false, DestructiveHint: &destructive, IdempotentHint: false, OpenWorldHint: &open}
@@ -296,7 +310,7 @@ func (e *Executor) Tools() []executor.Tool {
 		Name:        ToolPython,
 		Title:       "Run Python in a sandbox container",
 		Description: "Run a Python 3 program (its source in code) and return its exit code, stdout and stderr. " + common,
-		InputSchema: executor.InputSchema[pythonArgs](timeoutProp),
+		InputSchema: pySchema,
 		Annotations: ann("Run Python in a sandbox container"),
 		Run:         func(ctx context.Context, c executor.Call) (*executor.Result, error) { return e.call(ctx, c, "python") },
 	}, {
@@ -326,6 +340,14 @@ type callArgs struct {
 	Code    *string  `json:"code"`
 	Script  *string  `json:"script"`
 	Timeout *float64 `json:"timeout"`
+	Reset   *bool    `json:"reset"`
+}
+
+// sessionPythonArgs is run_python_sandbox's arguments with docker.reuse = "session".
+type sessionPythonArgs struct {
+	Code    string  `json:"code" jsonschema:"Python source, run as __main__ in the session's interpreter: names defined by earlier calls of this session are there"`
+	Reset   bool    `json:"reset,omitempty" jsonschema:"start a fresh interpreter first (the session's variables and imports are dropped; its files stay)"`
+	Timeout float64 `json:"timeout,omitempty"`
 }
 
 func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*executor.Result, error) {
@@ -338,6 +360,9 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 		src = a.Script
 		if a.Code != nil {
 			return nil, executor.Refuse("tool.arguments", "%s takes script, not code", ToolShell)
+		}
+		if a.Reset != nil {
+			return nil, executor.Refuse("tool.arguments", "%s takes no reset (it starts a fresh interpreter for %s)", ToolShell, ToolPython)
 		}
 	} else if a.Script != nil {
 		return nil, executor.Refuse("tool.arguments", "%s takes code, not script", ToolPython)
@@ -376,6 +401,10 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 			Stderr: "[mcpsandbox: serve's start-up checks of the docker engine did not finish within the call's timeout; the program never ran]\n"}, timeout), nil
 	} else if err != nil {
 		return nil, err
+	}
+	if e.pol.Docker.Sessions() && c.Session != "" {
+		res, err := e.sessionCall(ctx, c, kind, *src, a.Reset != nil && *a.Reset, timeout, hardStop)
+		return withTimeout(res, timeout), err
 	}
 	var b *box
 	if e.pool != nil {
@@ -520,6 +549,7 @@ func (e *Executor) Close() error {
 	var err error
 	e.once.Do(func() {
 		e.stop()
+		e.closeSessions()
 		<-e.ready // the probe (which starts the pool) ends soon once life is cancelled
 		if e.pool != nil {
 			for _, b := range e.pool.drain() {

@@ -168,7 +168,7 @@ while True:
 """
 r, w = os.pipe()
 up, upw = os.pipe()
-os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", WATCHDOG], dict(os.environ),
+watchdog = os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", WATCHDOG], dict(os.environ),
                file_actions=[(os.POSIX_SPAWN_DUP2, r, 3), (os.POSIX_SPAWN_DUP2, upw, 4)])
 os.close(r)
 os.close(upw)
@@ -202,6 +202,11 @@ while n > 0:
         os._exit(0)
     buf.append(c)
     n -= len(c)
+if kind == b"session":
+    src = b"".join(buf).decode()
+    del buf
+    exec(compile(src, "<mcpsandbox-session>", "exec"))
+    os._exit(0)
 try:
     os.write(w, tmo)
     os.close(w)

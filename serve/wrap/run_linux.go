@@ -52,7 +52,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		return err
 	}
 	defer al.Close()
-	home, err := os.MkdirTemp("", "mcpsandbox-wrap-home-")
+	home, err := makeHome()
 	if err != nil {
 		return fmt.Errorf("create the server's private HOME: %w", err)
 	}
@@ -146,6 +146,9 @@ func newExecutor(p *policy.Policy, home, binary string, o Options, lazy bool) (*
 func serverEnv(p *policy.Policy, prog *program, home string) []string {
 	env := []string{"HOME=" + home, "LANG=C.UTF-8", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_CACHE_HOME=" + home + "/.cache"}
 	env = append(env, prog.Env...)
+	if prog.Node && p.Wrap.Net().Mode == policy.NetHosts {
+		env = append(env, "NODE_USE_ENV_PROXY=1") // node >= 24: fetch and http honour HTTP(S)_PROXY, the only way out
+	}
 	for _, k := range p.Wrap.Env {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

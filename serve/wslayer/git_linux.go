@@ -3,12 +3,17 @@ package wslayer
 import (
 	"bufio"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"os/user"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // gitGuard finds what the git set-ups holding a path make git run. For each directory from the
@@ -25,25 +30,96 @@ type gitGuard struct {
 	walked   bool
 	git      string   // the git binary, "" when the host has none
 	global   []string // what the user's and the system's git config name
+	// globalRel is what of that is relative to a repository's work tree (from its root)
+	globalRel []string
+	// wsReal is the workspace's path with its links followed; links maps a path from the
+	// workspace root to the links in the workspace that lead there (followed to their end):
+	// a file the host obeys may be a link to an ordinary one (.git/hooks/pre-commit ->
+	// ../../scripts/pre-commit.sh, CLAUDE.md -> docs/agent.md), and writing that one writes it
+	wsReal string
+	links  map[string][]string
+	nLinks int
+	real   map[string]string // a named path -> the same with the links on its way followed
+	// linkSeen: links recorded (found by the walk, in a hooks directory, on a protected path)
+	linkSeen map[string]bool
+	// protected says whether a protect pattern matches a path (from the root)
+	protected func(rel string) bool
+	// protTargets are where the links on protected paths lead (from the root): a link the call
+	// makes above one moves what the protected name means (docs -> notes, for AGENTS.md ->
+	// docs/missing.md)
+	protTargets []string
 }
 
+// maxLinks bounds the workspace's links the commit follows back (one walk's worth).
+var maxLinks = 10_000 // a variable for the tests
+
 // maxGitWalk bounds the walk for repositories inside the workspace (entries looked at).
-const maxGitWalk = 100_000
+var maxGitWalk = 100_000 // a variable for the tests
+
+// maxWalkFiles bounds the regular files that walk lists (names only: a few seconds at most).
+const maxWalkFiles = 2_000_000
 
 func newGitGuard(ws string) *gitGuard {
 	home, _ := os.UserHomeDir()
 	git, _ := exec.LookPath("git")
-	g := &gitGuard{ws: filepath.Clean(ws), home: home, git: git, cache: map[string][]string{}}
+	g := &gitGuard{ws: filepath.Clean(ws), home: home, git: git, cache: map[string][]string{},
+		links: map[string][]string{}, real: map[string]string{}, linkSeen: map[string]bool{}}
+	g.wsReal = g.ws
+	if r, err := filepath.EvalSymlinks(g.ws); err == nil {
+		g.wsReal = r
+	}
 	// what the user's and the system's config name holds for every repository: a hook directory,
 	// an include (an includeIf for the workspace's repositories), a program
-	seen := map[string]bool{}
-	for _, f := range []string{filepath.Join(home, ".gitconfig"), filepath.Join(home, ".config", "git", "config"), "/etc/gitconfig"} {
-		if home == "" && f != "/etc/gitconfig" {
-			continue
+	g.global = g.globalFor(g.ws)
+	// a relative core.hooksPath (or program) there is relative to each repository's work tree:
+	// the user's core.hooksPath = .hooks makes proj1/.hooks the hooks of the repository proj1 in
+	// a workspace holding several. Read once more for another work tree, what changed is what
+	// is relative, applied to each repository found (a workspace may hold hundreds: git is not
+	// run again for each)
+	if !mutated("workspace-git-global-rel") {
+		probe := g.globalFor(filepath.Join(g.ws, ".mcpsandbox-probe"))
+		for i := range g.global {
+			if i < len(probe) && probe[i] == g.global[i] {
+				continue
+			}
+			if r, err := filepath.Rel(g.ws, g.global[i]); err == nil {
+				g.globalRel = append(g.globalRel, r)
+			}
 		}
-		g.global = append(g.global, g.names(f, g.ws, seen, 0)...)
 	}
 	return g
+}
+
+// globalFiles are the user's and the system's config files, where git looks for them (serve
+// runs as the user whose git reads them): $GIT_CONFIG_GLOBAL or ~/.gitconfig and
+// $XDG_CONFIG_HOME/git/config (~/.config/git/config), $GIT_CONFIG_SYSTEM or /etc/gitconfig.
+func (g *gitGuard) globalFiles() []string {
+	var out []string
+	if f := os.Getenv("GIT_CONFIG_GLOBAL"); f != "" && !mutated("workspace-git-config-files") {
+		out = append(out, f)
+	} else if g.home != "" {
+		out = append(out, filepath.Join(g.home, ".gitconfig"))
+	}
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && !mutated("workspace-git-config-files") {
+		out = append(out, filepath.Join(x, "git", "config"))
+	} else if g.home != "" {
+		out = append(out, filepath.Join(g.home, ".config", "git", "config"))
+	}
+	if f := os.Getenv("GIT_CONFIG_SYSTEM"); f != "" && !mutated("workspace-git-config-files") {
+		return append(out, f)
+	}
+	return append(out, "/etc/gitconfig")
+}
+
+// globalFor is what the user's and the system's config name for a repository whose work tree
+// is worktree.
+func (g *gitGuard) globalFor(worktree string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range g.globalFiles() {
+		out = append(out, g.names(f, worktree, seen, 0)...)
+	}
+	return out
 }
 
 // match says what git set-up protects rel (a path from the workspace root), or "".
@@ -55,14 +131,14 @@ func (g *gitGuard) match(rel string) string {
 	// a repository inside the workspace may name paths outside its own tree (an include of
 	// ../../shared.gitconfig, core.hooksPath = ../hooks)
 	for _, p := range append(g.inside(), g.global...) {
-		if abs == p || strings.HasPrefix(abs, p+"/") {
+		if g.covers(p, rel, false) {
 			return "named by git's configuration (a repository in the workspace, or the user's or the system's config): core.hooksPath, an included config file or a program"
 		}
 	}
 	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
 		for _, p := range g.rooted(d) {
-			if abs == p || strings.HasPrefix(abs, p+"/") {
-				return "named by the git configuration of the repository at " + strconv.Quote(d) + " (core.hooksPath or an included config file)"
+			if g.covers(p, rel, false) {
+				return "named by the git configuration of " + g.repoName(d) + " (core.hooksPath, an included config file or a program)"
 			}
 		}
 		if d == "/" || d == "." {
@@ -78,27 +154,84 @@ func (g *gitGuard) inside() []string {
 		return g.nested
 	}
 	g.walked = true
-	n := 0
-	_ = filepath.WalkDir(g.ws, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return nil
+	// breadth first, the host's directories before the ones calls made (madeMark): an earlier
+	// call's directories, sorted before the host's repositories, cannot use up the walk
+	queue, later := []string{g.ws}, []string(nil)
+	n, files := 0, 0
+	for len(queue) > 0 || len(later) > 0 {
+		if len(queue) == 0 {
+			queue, later = later, nil
 		}
+		d := queue[0]
+		queue = queue[1:]
 		if n++; n > maxGitWalk {
-			return filepath.SkipAll
+			break
 		}
-		if d.Name() == ".git" { // a directory, or the file of a linked worktree or submodule
-			g.nested = append(g.nested, g.rooted(filepath.Dir(p))...)
-			if d.IsDir() {
-				return filepath.SkipDir
+		subs, stop := g.list(d, &n, &files)
+		if stop {
+			break
+		}
+		for _, s := range subs {
+			if g.made(s) {
+				later = append(later, s)
+			} else {
+				queue = append(queue, s)
 			}
-			return nil
 		}
-		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == ".venv" || d.Name() == "__pycache__") {
-			return filepath.SkipDir
-		}
-		return nil
-	})
+	}
 	return g.nested
+}
+
+// madeMark marks the directories a commit creates (an extended attribute a call cannot set on
+// the workspace: the commit copies none): the walk for repositories looks at them last.
+const madeMark = "user.mcpsandbox.made"
+
+func (g *gitGuard) made(dir string) bool {
+	if mutated("workspace-walk-made-last") {
+		return false
+	}
+	var b [1]byte
+	_, err := unix.Lgetxattr(dir, madeMark, b[:])
+	return err == nil
+}
+
+// list looks at the entries of the directory d for the walk: repositories (.git), links, and
+// the directories to look at next; stop when a bound is passed.
+func (g *gitGuard) list(d string, n, files *int) (subs []string, stop bool) {
+	ents, _ := os.ReadDir(d)
+	for _, e := range ents {
+		p := filepath.Join(d, e.Name())
+		// a file is only a name in its directory's listing (no open, no stat): files count
+		// against a larger bound, so empty files an earlier call left (free under the quota)
+		// cannot use up the walk before the repositories; directories cost the quota a block
+		if (e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0) && e.Name() != ".git" && !mutated("workspace-walk-files") {
+			if e.Type()&fs.ModeSymlink != 0 {
+				g.addLink(p) // while maxLinks allows, and past it one on a protected path
+			}
+			if *files++; *files > maxWalkFiles {
+				return subs, true
+			}
+			continue
+		}
+		if !e.IsDir() {
+			if *n++; *n > maxGitWalk {
+				return subs, true
+			}
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			g.addLink(p)
+		}
+		switch {
+		case e.Name() == ".git": // a directory, or the file of a linked worktree or submodule
+			g.nested = append(g.nested, g.rooted(d)...)
+			if e.IsDir() {
+				g.hookLinks(p)
+			}
+		case e.IsDir() && e.Name() != "node_modules" && e.Name() != ".venv" && e.Name() != "__pycache__":
+			subs = append(subs, p)
+		}
+	}
+	return subs, false
 }
 
 // rooted is what the repository rooted at d names (nil when there is none).
@@ -121,12 +254,22 @@ func (g *gitGuard) rooted(d string) []string {
 	}
 	if gitdir != "" {
 		configs := []string{filepath.Join(gitdir, "config"), filepath.Join(gitdir, "config.worktree")}
+		if !mutated("workspace-link-direct") {
+			g.hookLinks(gitdir)
+		}
 		if b, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
-			configs = append(configs, filepath.Join(absFrom(gitdir, strings.TrimSpace(string(b))), "config"))
+			common := absFrom(gitdir, strings.TrimSpace(string(b)))
+			configs = append(configs, filepath.Join(common, "config"))
+			if !mutated("workspace-link-direct") {
+				g.hookLinks(common)
+			}
 		}
 		seen := map[string]bool{}
 		for _, c := range configs {
 			out = append(out, g.names(c, d, seen, 0)...)
+		}
+		for _, r := range g.globalRel {
+			out = append(out, filepath.Join(d, r))
 		}
 	}
 	g.cache[d] = out
@@ -187,13 +330,18 @@ func (g *gitGuard) gitNames(file, worktree string, seen map[string]bool, depth i
 		switch {
 		case e.key == "core.hookspath":
 			out = append(out, g.expand(worktree, e.val))
+		case (e.key == "init.templatedir" || e.key == "core.attributesfile") && !mutated("workspace-git-path-keys"):
+			// a template directory's hooks are copied into, and run by, every repository git
+			// init or git clone makes; an attributes file turns on the filters config names
+			out = append(out, g.expand(worktree, e.val))
 		case strings.HasPrefix(e.key, "includeif.") && strings.HasSuffix(e.key, ".path"), e.key == "include.path":
 			// includeIf conditions are taken as true: the file may be read in some repository
 			inc := g.expand(filepath.Dir(absFrom(filepath.Dir(file), e.origin)), e.val)
 			out = append(out, inc)
 			out = append(out, g.gitNames(inc, worktree, seen, depth+1)...)
-		case programKey(e.key):
-			if p := programPath(e.val); p != "" {
+		case programKey(e.key) && (!strings.HasPrefix(e.key, "alias.") || strings.HasPrefix(strings.TrimSpace(e.val), "!")):
+			// an alias without "!" is a git command, not a program
+			for _, p := range programPaths(e.val) {
 				out = append(out, g.expand(worktree, p))
 			}
 		}
@@ -201,25 +349,74 @@ func (g *gitGuard) gitNames(file, worktree string, seen map[string]bool, depth i
 	return out
 }
 
-// programKey: a config key whose value git runs (a program or a shell command line).
+// programKey: a config key whose value git runs (a program or a shell command line): the
+// keys git documents as programs or commands, by their last part (gpg.ssh.program,
+// mergetool.X.cmd, credential.URL.helper, filter.X.clean, remote.X.uploadpack, …), and every
+// alias and pager.
 func programKey(k string) bool {
-	switch k {
-	case "core.fsmonitor", "core.sshcommand", "core.editor", "core.pager", "diff.external", "gpg.program",
-		"credential.helper", "sequence.editor", "core.askpass":
+	if strings.HasPrefix(k, "alias.") || strings.HasPrefix(k, "pager.") {
 		return true
 	}
-	return strings.HasPrefix(k, "alias.") || strings.HasPrefix(k, "filter.") || strings.HasPrefix(k, "merge.") && strings.HasSuffix(k, ".driver") ||
-		strings.HasPrefix(k, "diff.") && (strings.HasSuffix(k, ".command") || strings.HasSuffix(k, ".textconv"))
+	last := k[strings.LastIndexByte(k, '.')+1:]
+	if mutated("workspace-git-program-args") { // the keys of the third round only
+		return k == "core.fsmonitor" || k == "core.sshcommand" || k == "core.editor" || k == "core.pager" || k == "gpg.program" ||
+			k == "credential.helper" || strings.HasPrefix(k, "filter.") || strings.HasPrefix(k, "diff.") && last == "command"
+	}
+	if strings.HasSuffix(last, "command") || strings.HasSuffix(last, "cmd") || strings.HasSuffix(last, "program") {
+		return true // core.alternateRefsCommand, sendemail.sendmailCmd, gpg.x509.program, …
+	}
+	switch last {
+	case "fsmonitor", "editor", "pager", "external", "helper", "askpass",
+		"textconv", "driver", "clean", "smudge", "process", "gitproxy",
+		"uploadpack", "receivepack", "difffilter", "browser", "smtpserver", "tunnel", "httpd":
+		return true
+	case "path":
+		return strings.HasPrefix(k, "browser.") || strings.HasPrefix(k, "man.") || strings.HasPrefix(k, "mergetool.") || strings.HasPrefix(k, "difftool.")
+	case "update":
+		return strings.HasPrefix(k, "submodule.")
+	}
+	return false
 }
 
-// programPath is the program a command line starts with when it is a path ("" for a bare
-// name found on PATH, which the workspace does not hold).
-func programPath(v string) string {
+// programPaths are the files a command line runs when they are paths: its program, and every
+// word naming a path (python3 tools/strip.py runs tools/strip.py; -F ./ssh_config makes
+// ssh obey ./ssh_config), and an interpreter's script named without a slash (sh lint.sh). A
+// bare program name is found on PATH, which the workspace does not hold.
+func programPaths(v string) []string {
 	f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(v), "!"))
-	if len(f) == 0 || !strings.Contains(f[0], "/") {
-		return ""
+	var out []string
+	script := len(f) > 0 && interpreter(path.Base(strings.Trim(f[0], `"'`))) && !mutated("workspace-git-program-args")
+	for i, w := range f {
+		w = strings.Trim(w, `"'`)
+		if _, val, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
+			w = val // --file=tools/x
+		}
+		switch {
+		case i > 0 && mutated("workspace-git-program-args"):
+			return out
+		case strings.Contains(w, "://"):
+		case script && i > 1 && f[i-1] == "-m": // python -m mod imports ./mod.py from the work tree
+			m := strings.ReplaceAll(w, ".", "/")
+			out = append(out, m, m+".py")
+			script = false
+		case strings.Contains(w, "/"):
+			out = append(out, w)
+		case script && i > 0 && w != "" && !strings.HasPrefix(w, "-"):
+			out = append(out, w)
+			script = false
+		}
 	}
-	return strings.Trim(f[0], `"'`)
+	return out
+}
+
+// interpreter: a program that runs the script its first argument names.
+func interpreter(name string) bool {
+	for _, p := range []string{"sh", "bash", "dash", "zsh", "ksh", "fish", "python", "perl", "ruby", "node", "php", "lua", "tclsh", "Rscript", "deno", "bun"} {
+		if name == p || strings.HasPrefix(name, p) && strings.Trim(name[len(p):], "0123456789.") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // handNames is names read by the reader of the common forms.
@@ -269,6 +466,12 @@ func (g *gitGuard) expand(base, v string) string {
 	if rest, ok := strings.CutPrefix(v, "~/"); ok && g.home != "" {
 		return filepath.Join(g.home, rest)
 	}
+	// ~user/…, as git expands it (interpolate_path)
+	if name, rest, ok := strings.Cut(strings.TrimPrefix(v, "~"), "/"); ok && strings.HasPrefix(v, "~") && name != "" && !mutated("workspace-git-config-files") {
+		if u, err := user.Lookup(name); err == nil && u.HomeDir != "" {
+			return filepath.Join(u.HomeDir, rest)
+		}
+	}
 	return absFrom(base, v)
 }
 
@@ -287,4 +490,263 @@ func readSmall(p string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, 256<<10))
+}
+
+// repoName names the repository rooted at d for a refusal, which the program reads: by its
+// path in the workspace, never by a host path outside it (a user's home, a project's name).
+func (g *gitGuard) repoName(d string) string {
+	r, err := filepath.Rel(g.ws, d)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return "the repository holding the workspace"
+	}
+	return "the repository at " + strconv.Quote("/"+filepath.ToSlash(strings.TrimPrefix(r, ".")))
+}
+
+// covers says whether the path rel (from the workspace root) is the named path p or lies
+// below it (strictly below, with below), judged on the paths as written and with the links on
+// their way followed: core.hooksPath = current/hooks where current -> releases/v2 makes
+// releases/v2/hooks the hooks.
+func (g *gitGuard) covers(p, rel string, below bool) bool {
+	rp, ok := g.real[p]
+	if !ok {
+		if !mutated("workspace-git-realpath") {
+			rp, _ = g.resolveAbs(p)
+		}
+		g.real[p] = rp
+	}
+	for _, abs := range []string{filepath.Join(g.ws, filepath.FromSlash(rel)), filepath.Join(g.wsReal, filepath.FromSlash(rel))} {
+		for _, q := range []string{p, rp} {
+			if q == "" {
+				continue
+			}
+			if below && strings.HasPrefix(q, abs+"/") || !below && (abs == q || strings.HasPrefix(abs, q+"/")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// below says what git set-up names a path strictly below rel ("" = none): a link at rel would
+// move it (ci -> elsewhere when core.hooksPath = ci/hooks and ci/hooks is not there yet).
+func (g *gitGuard) below(rel string) string {
+	if g == nil || mutated("workspace-git-below") {
+		return ""
+	}
+	all := append(append([]string(nil), g.inside()...), g.global...)
+	for d := g.ws; ; d = filepath.Dir(d) {
+		all = append(all, g.rooted(d)...)
+		if d == "/" || d == "." {
+			break
+		}
+	}
+	for _, p := range all {
+		if g.covers(p, rel, true) {
+			return "a path git's configuration names (core.hooksPath, an included config file or a program)"
+		}
+	}
+	if !mutated("workspace-link-below") {
+		g.inside() // its walk finds the links
+		for _, t := range g.protTargets {
+			if strings.HasPrefix(t, rel+"/") {
+				return "the file a protected link in the workspace leads to (" + strconv.Quote(t) + ")"
+			}
+		}
+	}
+	return ""
+}
+
+// resolveAbs follows the links on the way of the absolute path p, as the kernel would, taking
+// what is not there as written; false past 40 links.
+func (g *gitGuard) resolveAbs(p string) (string, bool) { return g.resolveWays(p, nil) }
+
+// resolveWays is resolveAbs, adding to ways the path as spelled after each link followed: for
+// AGENTS.md -> a/b.md where a -> c, a/b.md and c/b.md (a link the call puts at a moves it).
+func (g *gitGuard) resolveWays(p string, ways *[]string) (string, bool) {
+	todo := strings.Split(filepath.Clean(p), "/")
+	cur := "/"
+	if rest, ok := strings.CutPrefix(filepath.Clean(p), g.ws+"/"); ok {
+		cur, todo = g.wsReal, strings.Split(rest, "/") // the workspace's own way, followed once
+	}
+	for n := 0; len(todo) > 0; {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, part)
+		t, err := os.Readlink(next)
+		if err != nil { // not a link, or not there: as written
+			cur = next
+			continue
+		}
+		if n++; n > 40 {
+			return "", false
+		}
+		if filepath.IsAbs(t) {
+			cur = "/"
+		}
+		todo = append(strings.Split(t, "/"), todo...)
+		if ways != nil {
+			*ways = append(*ways, filepath.Join(append([]string{cur}, todo...)...))
+		}
+	}
+	return cur, true
+}
+
+// addLink records the workspace's link at abs under the path it leads to, when that lies in
+// the workspace.
+func (g *gitGuard) addLink(abs string) {
+	if g.linkSeen[abs] || g.nLinks >= maxLinks && !g.keepLink(abs) {
+		return
+	}
+	g.linkSeen[abs] = true
+	keep := g.keepLink(abs)
+	var ways []string
+	wp := &ways
+	if !keep || mutated("workspace-link-below") {
+		wp = nil
+	}
+	to, ok := g.resolveWays(abs, wp)
+	if !ok {
+		return
+	}
+	l0 := filepath.ToSlash(strings.TrimPrefix(abs, g.ws+"/"))
+	for _, w := range ways { // where a protected link leads, as spelled on the way
+		if r, ok := strings.CutPrefix(w, g.wsReal+"/"); ok {
+			r = filepath.ToSlash(r)
+			g.protTargets = append(g.protTargets, r)
+			// a directory the call puts where a link on the way was (a -> c replaced by a/)
+			// holds what the protected link means
+			g.links[r] = append(g.links[r], l0)
+		}
+	}
+	r, err := filepath.Rel(g.wsReal, to)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return
+	}
+	l, err := filepath.Rel(g.ws, abs)
+	if err != nil {
+		return
+	}
+	r = filepath.ToSlash(r)
+	g.links[r] = append(g.links[r], filepath.ToSlash(l))
+	g.nLinks++
+	if keep {
+		g.protTargets = append(g.protTargets, r)
+	}
+}
+
+// hookLinks records the links among the hooks of the git directory gd: git runs what they
+// lead to.
+func (g *gitGuard) hookLinks(gd string) {
+	ents, err := os.ReadDir(filepath.Join(gd, "hooks"))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Type()&fs.ModeSymlink != 0 {
+			g.addLink(filepath.Join(gd, "hooks", e.Name()))
+		}
+	}
+}
+
+// aliases are the other paths (from the workspace root) that name rel through links in the
+// workspace: a link leading to rel, or to a directory rel lies in.
+func (g *gitGuard) aliases(rel string) []string {
+	if g == nil || mutated("workspace-link-alias") {
+		return nil
+	}
+	g.inside() // its walk finds the links
+	if !mutated("workspace-link-direct") {
+		// the hooks of the repositories holding rel, whatever the walk reached: earlier calls
+		// may have put 100,000 entries before them in its order
+		for d := path.Dir(rel); ; d = path.Dir(d) {
+			g.rooted(filepath.Join(g.ws, filepath.FromSlash(d)))
+			if d == "." || d == "/" {
+				break
+			}
+		}
+	}
+	var out []string
+	for pre := rel; ; pre = path.Dir(pre) {
+		for _, l := range g.links[pre] {
+			if len(out) > maxAliases { // enough to exhaust the judgement's budget
+				return out
+			}
+			if pre == "." {
+				out = append(out, path.Join(l, rel))
+			} else {
+				out = append(out, l+strings.TrimPrefix(rel, pre))
+			}
+		}
+		if pre == "." || pre == "/" {
+			return out
+		}
+	}
+}
+
+// gitDirAt says which directory holding rel (from the root) is a git directory by its content
+// in the workspace ("" = none): a link may lead into one that this call's layer does not hold.
+func (g *gitGuard) gitDirAt(rel string) string {
+	if g == nil {
+		return ""
+	}
+	for d := path.Dir(rel); ; d = path.Dir(d) {
+		abs := filepath.Join(g.ws, filepath.FromSlash(d))
+		has := func(n string) bool { _, err := os.Lstat(filepath.Join(abs, n)); return err == nil }
+		if has("HEAD") && (has("commondir") || has("objects") && has("refs")) {
+			return d
+		}
+		if d == "." || d == "/" {
+			return ""
+		}
+	}
+}
+
+// keepLink: the link at abs lies on a protected path (a hooks directory, CLAUDE.md, a
+// .github/workflows entry): a call cannot make one, so these are the host's and always
+// followed, past maxLinks too (links an earlier call made could fill that).
+func (g *gitGuard) keepLink(abs string) bool {
+	if g.protected == nil || mutated("workspace-walk-files") {
+		return false
+	}
+	r, ok := strings.CutPrefix(abs, g.ws+"/")
+	if !ok {
+		return false
+	}
+	r = filepath.ToSlash(r)
+	return g.protected(r) || strings.Contains("/"+r, "/.git/hooks/")
+}
+
+// protectedLinks records the links on the literal protect patterns' own paths from the root
+// (CLAUDE.md, .github of .github/workflows, .config of .config/git), looked at directly: the
+// walk may never reach them (an earlier call may have put 100,000 entries before them in its
+// order), and a call cannot make such a link, so none of these is the call's own padding.
+func (g *gitGuard) protectedLinks(pats []string) {
+	if g == nil || mutated("workspace-link-direct") {
+		return
+	}
+	for _, pat := range pats {
+		pat = strings.Trim(pat, "/")
+		if pat == "" || strings.ContainsAny(pat, "*?[\\") {
+			continue
+		}
+		p := g.ws
+		for _, part := range strings.Split(pat, "/") {
+			p = filepath.Join(p, part)
+			st, err := os.Lstat(p)
+			if err != nil {
+				break
+			}
+			if st.Mode()&fs.ModeSymlink != 0 {
+				g.addLink(p)
+				break
+			}
+		}
+	}
 }

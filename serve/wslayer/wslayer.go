@@ -93,7 +93,35 @@ type protector struct {
 	// gitMade ones only with this commit's entries (its HEAD, objects, refs, commondir there
 	// are refused, so the directory stays an ordinary one).
 	gitDirs map[string]int
-	git     interface{ match(string) string } // the git set-ups holding the workspace (Linux)
+	git     gitSetup // the git set-ups holding the workspace, and its links (Linux)
+	// names and anchored are the literal patterns (no glob), unanchored and anchored
+	names, anchored map[string]bool
+}
+
+// gitSetup is what the workspace as it is says about a path (from the root): what git's
+// configuration names at or above it (match) or below it (below), the other paths links in
+// the workspace give it (aliases), and the git directory by content it lies in (gitDirAt).
+type gitSetup interface {
+	match(rel string) string
+	below(rel string) string
+	aliases(rel string) []string
+	gitDirAt(rel string) string
+}
+
+// maxAliases bounds the paths through links one judgement follows (links leading to links):
+// past it the path is refused, judged as protected, rather than left unjudged.
+const maxAliases = 256
+
+// literal says whether a literal protect pattern names rel or a directory it is in: a map
+// lookup per name, cheap enough for every link of a workspace.
+func (p *protector) literal(rel string) bool {
+	parts := strings.Split(rel, "/")
+	for i, part := range parts {
+		if p.names[part] || p.anchored[strings.Join(parts[:i+1], "/")] {
+			return true
+		}
+	}
+	return false
 }
 
 type protPat struct {
@@ -104,11 +132,18 @@ type protPat struct {
 }
 
 func newProtector(list []string) (*protector, error) {
-	p := &protector{}
+	p := &protector{names: map[string]bool{}, anchored: map[string]bool{}}
 	for _, g := range list {
 		g = strings.Trim(g, "/")
 		if g == "" {
 			continue
+		}
+		if !strings.ContainsAny(g, "*?[\\") {
+			if strings.Contains(g, "/") {
+				p.anchored[g] = true
+			} else {
+				p.names[g] = true
+			}
 		}
 		re, err := policy.CompileGlob(g)
 		if err != nil {
@@ -159,6 +194,9 @@ func (p *protector) prefixOf(rel string) string {
 			return q.src
 		}
 	}
+	if p.git != nil {
+		return p.git.below(rel)
+	}
 	return ""
 }
 
@@ -168,6 +206,40 @@ func (p *protector) match(rel string) string {
 	if mutated("workspace-commit-check") {
 		return ""
 	}
+	budget := maxAliases
+	return p.matchVia(rel, 0, &budget)
+}
+
+// matchVia is match of rel, and of the paths links in the workspace give it: writing the file a
+// link leads to writes what the link's name means (.git/hooks/pre-commit ->
+// ../../scripts/pre-commit.sh makes scripts/pre-commit.sh a hook). depth counts the links
+// followed so far; budget bounds the paths looked at.
+func (p *protector) matchVia(rel string, depth int, budget *int) string {
+	if why := p.matchOne(rel); why != "" {
+		return why
+	}
+	if p.git == nil || depth >= 4 {
+		return ""
+	}
+	for _, a := range p.git.aliases(rel) {
+		if *budget--; *budget < 0 {
+			return fmt.Sprintf("reached through more than %d links in the workspace: not judged, so not applied", maxAliases)
+		}
+		why := p.git.gitDirAt(a)
+		if why != "" {
+			why = "a git directory by its content (HEAD, objects, refs): " + strconv.Quote("/"+why)
+		} else {
+			why = p.matchVia(a, depth+1, budget)
+		}
+		if why != "" {
+			return fmt.Sprintf("it is also %q, through a link in the workspace: %s", a, why)
+		}
+	}
+	return ""
+}
+
+// matchOne is match of rel as written.
+func (p *protector) matchOne(rel string) string {
 	parts := strings.Split(rel, "/")
 	for i := range parts {
 		d := strings.Join(parts[:i], "/")
@@ -180,13 +252,8 @@ func (p *protector) match(rel string) string {
 			}
 		}
 	}
-	for i := range parts {
-		prefix := strings.Join(parts[:i+1], "/")
-		for _, q := range p.pats {
-			if q.anchored && q.re.MatchString(prefix) || !q.anchored && q.re.MatchString(parts[i]) {
-				return q.src
-			}
-		}
+	if why := p.pattern(rel); why != "" {
+		return why
 	}
 	if p.git != nil {
 		if why := p.git.match(rel); why != "" {
@@ -195,6 +262,20 @@ func (p *protector) match(rel string) string {
 	}
 	if p.extra != nil {
 		return p.extra(rel)
+	}
+	return ""
+}
+
+// pattern says which protect pattern matches rel or a directory it is in ("" = none).
+func (p *protector) pattern(rel string) string {
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		prefix := strings.Join(parts[:i+1], "/")
+		for _, q := range p.pats {
+			if q.anchored && q.re.MatchString(prefix) || !q.anchored && q.re.MatchString(parts[i]) {
+				return q.src
+			}
+		}
 	}
 	return ""
 }

@@ -244,7 +244,10 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 		return nil, err
 	}
 	prot.extra = r.Extra
-	prot.git = newGitGuard(l.Lower)
+	g := newGitGuard(l.Lower)
+	g.protected = prot.literal
+	g.protectedLinks(r.Protect)
+	prot.git = g
 	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper, masked: l.masked,
 		userxattr: l.userxattr, deadline: r.Deadline, lower: l.Lower,
 		chown: os.Geteuid() == 0 && r.UID >= 0}
@@ -266,6 +269,7 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 		defer unix.Flock(ws, unix.LOCK_UN)
 	}
 	c.wsRoot = ws
+	c.rootMnt, _ = mountOf(ws)
 	prot.gitDirs = c.gitDirs(up, ws, "", 0)
 	c.dir(up, ws, "")
 	return c.out, nil
@@ -302,6 +306,28 @@ type committer struct {
 	lower     string
 	deadline  time.Time
 	late      bool
+	rootMnt   uint64 // the mount the workspace's root is on
+}
+
+// mountOf is the id of the mount the directory fd is on (statx, Linux 5.8); false when unknown.
+func mountOf(fd int) (uint64, bool) {
+	var stx unix.Statx_t
+	if unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &stx) != nil || stx.Mask&unix.STATX_MNT_ID == 0 {
+		return 0, false
+	}
+	return stx.Mnt_id, true
+}
+
+// otherMount: the workspace directory fd is on another mount than the workspace's root (a
+// filesystem or bind mount the host put inside the workspace). The call's overlay showed the
+// directory beneath the mount point, so its writes there were never meant for what is mounted:
+// applying them would write, or for an opaque directory delete, another filesystem's files.
+func (c *committer) otherMount(fd int) bool {
+	if c.rootMnt == 0 || mutated("workspace-mount-point") {
+		return false
+	}
+	id, ok := mountOf(fd)
+	return ok && id != c.rootMnt
 }
 
 func (c *committer) refuse(rel, format string, a ...any) {
@@ -454,6 +480,12 @@ func (c *committer) gitDirs(up, ws int, rel string, depth int) map[string]int {
 				out[rel] = gitMade
 			}
 		}
+		// a git directory the workspace has stays one, whatever the call did to it: its markers
+		// deleted or made again (rm -rf backup.git; mkdir …) are refused, so it keeps them, and
+		// hooks/, config written beside them would be a host repository's
+		if ws >= 0 && isGitDirAt(ws) && !mutated("workspace-git-dir-kept") {
+			out[rel] = gitHost
+		}
 		if depth >= MaxDepth {
 			return
 		}
@@ -484,6 +516,13 @@ func (c *committer) gitDirs(up, ws int, rel string, depth int) map[string]int {
 		return nil
 	}
 	return out
+}
+
+// isGitDirAt: the directory fd holds HEAD and objects and refs, or HEAD and commondir.
+func isGitDirAt(fd int) bool {
+	var st unix.Stat_t
+	has := func(n string) bool { return unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil }
+	return has("HEAD") && (has("commondir") || has("objects") && has("refs"))
 }
 
 // opaque: overlayfs marks a directory the program deleted and made again; what the workspace
@@ -537,6 +576,13 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 		return
 	}
 	defer unix.Close(wsub)
+	if c.otherMount(wsub) {
+		c.refuse(rel, "a mount point in the workspace: the call saw the directory beneath it, not what is mounted there, and nothing is applied in it")
+		return
+	}
+	if !existed { // the walk for repositories looks at what calls made last
+		_ = unix.Fsetxattr(wsub, madeMark, []byte{'1'}, 0)
+	}
 	if existed && c.opaque(rel) {
 		keep := map[string]bool{}
 		for _, n := range names(sub) {
@@ -765,6 +811,16 @@ func (c *committer) removeAt(dir int, name, rel string) error {
 	if err != nil {
 		c.refuse(rel, "could not remove it from the workspace: %v", err)
 		return err
+	}
+	if c.otherMount(sub) {
+		unix.Close(sub)
+		c.refuse(rel, "a mount point in the workspace: what is mounted there is not the call's to delete")
+		return errors.New("kept: a mount point")
+	}
+	if isGitDirAt(sub) && !mutated("workspace-git-dir-kept") {
+		unix.Close(sub)
+		c.refuse(rel, "deleting it: a git directory by its content (HEAD, objects, refs): a repository of the host's")
+		return errors.New("kept: a git directory")
 	}
 	kept := false
 	for _, n := range names(sub) {

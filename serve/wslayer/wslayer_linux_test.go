@@ -480,3 +480,506 @@ func TestCommitReadsGitConfigAsGitDoes(t *testing.T) {
 		t.Errorf("an ordinary file was not applied: %v", err)
 	}
 }
+
+// What a fourth attack round got past the commit through links the workspace already held
+// (each a breach through the real product, docker and allowlist): a hook that is a link to a
+// tracked script (.git/hooks/pre-commit -> ../../scripts/pre-commit.sh, the usual way to share
+// hooks), an agent file that is a link (CLAUDE.md -> docs/agent.md, a dangling AGENTS.md), a
+// .github that is a link, an include and a core.hooksPath whose way passes a link, a program
+// named through a link above the workspace (its folder's other name); and a link
+// the call makes over a directory git's core.hooksPath names below it (ci -> x while ci/hooks
+// is not there yet: x/hooks/pre-commit ran at the next commit). Red without following links
+// back (mutant workspace-link-alias), without the check below a link (workspace-git-below) and
+// without following the links on a named path's way (workspace-git-realpath).
+func TestCommitRefusesWhatTheFourthRoundFound(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	base := t.TempDir()
+	ws := filepath.Join(base, "real", "ws")
+	// the workspace's folder has another name through a link above it, which a config uses
+	if err := os.Symlink("real", filepath.Join(base, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	repo := func(dir, config string) {
+		write(t, filepath.Join(dir, ".git", "HEAD"), "ref: refs/heads/main\n")
+		os.MkdirAll(filepath.Join(dir, ".git", "objects"), 0o755)
+		os.MkdirAll(filepath.Join(dir, ".git", "refs"), 0o755)
+		write(t, filepath.Join(dir, ".git", "config"), config)
+	}
+	link := func(target, name string) {
+		os.MkdirAll(filepath.Dir(name), 0o755)
+		if err := os.Symlink(target, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo(ws, "[core]\n\thooksPath = ci/hooks\n[include]\n\tpath = ../conf/team.inc\n")
+	repo(filepath.Join(ws, "app"), "[core]\n\tfsmonitor = "+filepath.Join(base, "alias", "ws", "app", "fsmonitor.sh")+"\n")
+	repo(filepath.Join(ws, "svc"), "[core]\n\thooksPath = current/hooks\n")
+	write(t, filepath.Join(ws, "app", "scripts", "pre-commit.sh"), "#!/bin/sh\n")
+	link("../../scripts/pre-commit.sh", filepath.Join(ws, "app", ".git", "hooks", "pre-commit"))
+	write(t, filepath.Join(ws, "docs", "agent.md"), "be nice\n")
+	link("docs/agent.md", filepath.Join(ws, "CLAUDE.md"))
+	link("docs/missing.md", filepath.Join(ws, "AGENTS.md"))
+	write(t, filepath.Join(ws, ".ci-config", "workflows", "ci.yml"), "on: push\n")
+	link(".ci-config", filepath.Join(ws, ".github"))
+	os.MkdirAll(filepath.Join(ws, "settings"), 0o755)
+	link("settings", filepath.Join(ws, "conf"))
+	os.MkdirAll(filepath.Join(ws, "svc", "releases", "v2", "hooks"), 0o755)
+	link("releases/v2", filepath.Join(ws, "svc", "current"))
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"app/scripts/pre-commit.sh", "docs/agent.md", "docs/missing.md", ".ci-config/workflows/ci.yml",
+		".ci-config/workflows/new.yml", "settings/team.inc", "svc/releases/v2/hooks/pre-commit", "app/fsmonitor.sh", "x/hooks/pre-commit"}
+	for _, p := range append(bad, "docs/other.md", "ok.txt") {
+		write(t, filepath.Join(l.Upper, p), "pwned\n")
+	}
+	if err := os.Symlink("x", filepath.Join(l.Upper, "ci")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: "/workspace"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range bad[:len(bad)-1] {
+		if b, _ := os.ReadFile(filepath.Join(ws, p)); string(b) == "pwned\n" {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "ci")); err == nil {
+		t.Errorf("the link ci -> x reached the workspace: x/hooks are git's hooks now")
+	}
+	for _, p := range []string{"docs/other.md", "ok.txt"} {
+		if b, _ := os.ReadFile(filepath.Join(ws, p)); string(b) != "pwned\n" {
+			t.Errorf("an ordinary file %s was not applied", p)
+		}
+	}
+}
+
+// The user's core.hooksPath = .hooks (relative: each repository's work tree holds its hooks)
+// in a workspace that is a folder of repositories: proj1/.hooks/pre-commit is proj1's hook. A
+// fourth attack round planted it through docker (it ran at the next git commit in proj1). Red
+// when the user's config is read for the workspace's root only (mutant
+// workspace-git-global-rel).
+func TestCommitReadsGlobalConfigPerRepository(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: no git: without git nothing runs a hook, and the hand reader stands in")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	write(t, filepath.Join(home, ".gitconfig"), "[core]\n\thooksPath = .hooks\n\tfsmonitor = tools/watch.sh\n")
+	ws := filepath.Join(t.TempDir(), "ws")
+	write(t, filepath.Join(ws, "proj1", ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, "proj1", ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "proj1", ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, "proj1", ".git", "config"), "[core]\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"proj1/.hooks/pre-commit", "proj1/tools/watch.sh", ".hooks/pre-commit"}
+	for _, p := range append(bad, "proj1/ok.txt", "notes/.hooks.txt") {
+		write(t, filepath.Join(l.Upper, p), "x")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range bad {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	for _, p := range []string{"proj1/ok.txt", "notes/.hooks.txt"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("an ordinary file %s was not applied: %v", p, err)
+		}
+	}
+}
+
+// What git runs by a config key is more than the first word of its value: an interpreter's
+// script (python3 tools/strip.py, sh lint.sh), a module python -m imports from the work tree
+// (nbstripout.py shadows the installed one), a file an option names (ssh -F ./ssh/config: its
+// ProxyCommand runs), and the keys beyond the third round's list (gpg.ssh.program,
+// mergetool.X.cmd). A non-"!" alias is a git command: the paths it names stay writable. Red
+// with only the program's own path of the old keys (mutant workspace-git-program-args).
+func TestCommitProtectsWhatGitProgramsRun(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: no git: without git nothing runs a hook, and the hand reader stands in")
+	}
+	t.Setenv("HOME", t.TempDir())
+	ws := filepath.Join(t.TempDir(), "ws")
+	write(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, ".git", "config"), `[filter "strip"]
+	clean = python3 tools/strip.py
+[filter "nb"]
+	clean = python3 -m nbstripout
+[core]
+	sshCommand = ssh -F ./ssh/config
+	alternateRefsCommand = tools/alt-refs.sh
+[sendemail]
+	smtpServer = tools/sendmail
+[alias]
+	lint = !sh lint.sh
+	lg = log -- src/app
+[gpg "ssh"]
+	program = tools/signer
+[mergetool "m"]
+	cmd = bash tools/merge.sh "$BASE"
+`)
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"tools/strip.py", "nbstripout.py", "ssh/config", "lint.sh", "tools/signer", "tools/merge.sh", "tools/alt-refs.sh", "tools/sendmail"}
+	for _, p := range append(bad, "src/app/main.go", "tools/README") {
+		write(t, filepath.Join(l.Upper, p), "x")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range bad {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	for _, p := range []string{"src/app/main.go", "tools/README"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("an ordinary file %s was not applied: %v", p, err)
+		}
+	}
+}
+
+// Git's user config is where git looks for it ($XDG_CONFIG_HOME/git/config, $GIT_CONFIG_GLOBAL),
+// and ~user/ in a value is that user's home: a hooks directory named there is refused (mutant
+// workspace-git-config-files). init.templateDir (its hooks are copied into every repository
+// git init or clone makes, and run there) and core.attributesFile name paths git obeys (mutant
+// workspace-git-path-keys). A refusal for a repository above the workspace does not name
+// its host path (the user's home, a project's name) to the program.
+func TestCommitReadsGitConfigWhereGitLooks(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: no git: without git nothing runs a hook, and the hand reader stands in")
+	}
+	base := t.TempDir()
+	t.Setenv("HOME", filepath.Join(base, "home"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(base, "xdg"))
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(base, "global.cfg"))
+	repo := filepath.Join(base, "secret-project")
+	ws := filepath.Join(repo, "ws")
+	write(t, filepath.Join(base, "xdg", "git", "config"), "[core]\n\thooksPath = "+ws+"/xdg-hooks\n")
+	write(t, filepath.Join(base, "global.cfg"), "[core]\n\tfsmonitor = "+ws+"/global-fsmonitor\n\tattributesFile = "+ws+"/attrs\n[init]\n\ttemplateDir = "+ws+"/git-templates\n")
+	write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(repo, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(repo, ".git", "refs"), 0o755)
+	write(t, filepath.Join(repo, ".git", "config"), "[core]\n\thooksPath = ws/hooks\n")
+	os.MkdirAll(ws, 0o755)
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"xdg-hooks/pre-commit", "global-fsmonitor", "hooks/pre-commit", "git-templates/hooks/post-checkout", "attrs"}
+	for _, p := range bad {
+		write(t, filepath.Join(l.Upper, p), "x")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range bad {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if s := Summary(w); strings.Contains(s, "secret-project") {
+		t.Errorf("the result names the host path of the repository above the workspace: %s", s)
+	}
+	g := newGitGuard(ws)
+	if got := g.expand("/base", "~root/hooks"); got != "/root/hooks" {
+		t.Errorf("expand(~root/hooks) = %q, want /root/hooks (git's ~user/)", got)
+	}
+}
+
+// The walk that finds the workspace's links stops after maxGitWalk entries, and an earlier call
+// can put that many before them in its order ("+pad/…" sorts before ".git"): measured through
+// docker, 99,990 empty files in +pad and 100 in ++pad, then scripts/pre-commit.sh (the target
+// of .git/hooks/pre-commit) was applied and ran at the next commit. The hooks of the
+// repositories holding a path, and the links on the protect list's own paths, are looked at
+// directly. Red without (mutant workspace-link-direct).
+func TestCommitFindsLinksPastThePadding(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	old := maxGitWalk
+	maxGitWalk = 10
+	t.Cleanup(func() { maxGitWalk = old })
+	ws := filepath.Join(t.TempDir(), "ws")
+	write(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, ".git", "config"), "[core]\n")
+	write(t, filepath.Join(ws, "scripts", "pre-commit.sh"), "#!/bin/sh\n")
+	write(t, filepath.Join(ws, "docs", "agent.md"), "be nice\n")
+	write(t, filepath.Join(ws, ".ci-config", "workflows", "ci.yml"), "on: push\n")
+	for i := range 20 {
+		write(t, filepath.Join(ws, "+pad", fmt.Sprint(i)), "")
+	}
+	for target, name := range map[string]string{"../../scripts/pre-commit.sh": ".git/hooks/pre-commit", "docs/agent.md": "CLAUDE.md", ".ci-config": ".github"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755)
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"scripts/pre-commit.sh", "docs/agent.md", ".ci-config/workflows/ci.yml"}
+	for _, p := range append(bad, "docs/other.md") {
+		write(t, filepath.Join(l.Upper, p), "pwned\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range bad {
+		if b, _ := os.ReadFile(filepath.Join(ws, p)); string(b) == "pwned\n" {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "docs", "other.md")); string(b) != "pwned\n" {
+		t.Errorf("an ordinary file was not applied")
+	}
+}
+
+// Empty files cost nothing under the quota: an earlier call's 100,000 of them (sorted before
+// the workspace's repositories) used up the walk that finds nested repositories, and a nested
+// repository's core.hooksPath = ../shared-hooks was no longer protected (measured through
+// docker: the hook ran at the next commit in that repository); links an earlier call made
+// could do the same, and fill the links followed back. Files and links count against a larger
+// bound than directories, and links on protected paths (sub/CLAUDE.md -> ../docs/x.md) are
+// always followed. Red when they count as entries (mutant workspace-walk-files).
+func TestCommitWalkNotUsedUpByFiles(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	oldWalk, oldLinks := maxGitWalk, maxLinks
+	maxGitWalk, maxLinks = 10, 5
+	t.Cleanup(func() { maxGitWalk, maxLinks = oldWalk, oldLinks })
+	ws := filepath.Join(t.TempDir(), "ws")
+	for i := range 20 {
+		write(t, filepath.Join(ws, "+pad", fmt.Sprint(i)), "")
+		os.MkdirAll(filepath.Join(ws, "+lnk"), 0o755)
+		if err := os.Symlink("../+pad", filepath.Join(ws, "+lnk", fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, filepath.Join(ws, "docs", "x.md"), "be nice\n")
+	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+	if err := os.Symlink("../docs/x.md", filepath.Join(ws, "sub", "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "zz", ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, "zz", ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "zz", ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, "zz", ".git", "config"), "[core]\n\thooksPath = ../shared-hooks\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "shared-hooks", "pre-commit"), "x")
+	write(t, filepath.Join(l.Upper, "docs", "x.md"), "pwned\n")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "shared-hooks", "pre-commit")); err == nil {
+		t.Errorf("a hook of the nested repository zz reached the workspace past 20 empty files and 20 links: %s", Summary(w))
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "docs", "x.md")); string(b) == "pwned\n" {
+		t.Errorf("docs/x.md (sub/CLAUDE.md's target) reached the workspace past 20 links: %s", Summary(w))
+	}
+}
+
+// A filesystem the host mounted inside the workspace (a bind mount of a data folder, of
+// ~/.config) is not in the call's overlay, which shows the directory beneath it; the commit
+// opened the workspace's path and wrote into, or for an opaque directory (rm -rf mnt; mkdir
+// mnt) emptied, what is mounted there. Measured through docker: every file of the mounted
+// folder deleted, an autostart entry written into it. Nothing is applied at or below a mount
+// point. Red without (mutant workspace-mount-point).
+func TestCommitStopsAtMountPoints(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: a bind mount for the test needs root")
+	}
+	base := t.TempDir()
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	write(t, filepath.Join(outside, "sub", "precious"), "host data\n")
+	os.MkdirAll(filepath.Join(ws, "mnt"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "mnt2"), 0o755)
+	for _, m := range []string{"mnt", "mnt2"} {
+		if err := unix.Mount(outside, filepath.Join(ws, m), "", unix.MS_BIND, ""); err != nil {
+			t.Skipf("SKIP: bind mount: %v", err)
+		}
+		t.Cleanup(func() { unix.Unmount(filepath.Join(ws, m), unix.MNT_DETACH) })
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, "rm -rf mnt && mkdir mnt && echo x > mnt/new.txt && mkdir -p mnt2/autostart && echo x > mnt2/autostart/evil.desktop && echo ok > ok.txt")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	if _, err := os.Stat(filepath.Join(outside, "sub", "precious")); err != nil {
+		t.Errorf("the commit deleted a file of the filesystem mounted in the workspace: %v", err)
+	}
+	for _, p := range []string{"new.txt", "autostart"} {
+		if _, err := os.Lstat(filepath.Join(outside, p)); err == nil {
+			t.Errorf("the commit wrote %s into the filesystem mounted in the workspace", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
+		t.Errorf("an ordinary file was not applied: %v", err)
+	}
+}
+
+// A protected link whose target is missing (AGENTS.md -> docs/missing.md, no docs/ yet): the
+// call made docs a link to its own folder (docs -> notes, notes/missing.md) and AGENTS.md read
+// the model's text (measured through docker); the same through a host link on the way
+// (CLAUDE.md -> a/rules.md, a -> c: the call replaces a). A link the call makes may not stand
+// above where a protected link leads, as spelled on the way. Red without (mutant
+// workspace-link-below).
+func TestCommitRefusesALinkAboveAProtectedTarget(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.MkdirAll(ws, 0o755)
+	if err := os.Symlink("docs/missing.md", filepath.Join(ws, "AGENTS.md")); err != nil {
+		t.Fatal(err)
+	}
+	// and through a host link on the way: CLAUDE.md -> a/rules.md, a -> c (replaced by a link),
+	// GEMINI.md -> b/rules.md, b -> c (replaced by a directory)
+	write(t, filepath.Join(ws, "c", "rules.md"), "be nice\n")
+	for target, name := range map[string]string{"a/rules.md": "CLAUDE.md", "c": "a", "b/rules.md": "GEMINI.md", "c/": "b"} {
+		if err := os.Symlink(target, filepath.Join(ws, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "notes", "missing.md"), "EVIL\n")
+	if err := os.Symlink("notes", filepath.Join(l.Upper, "docs")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "notes", "rules.md"), "EVIL\n")
+	write(t, filepath.Join(l.Upper, "b", "rules.md"), "EVIL\n")
+	if err := os.Symlink("notes", filepath.Join(l.Upper, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("notes", filepath.Join(l.Upper, "ok-link")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	if b, _ := os.ReadFile(filepath.Join(ws, "AGENTS.md")); string(b) == "EVIL\n" {
+		t.Errorf("AGENTS.md reads the call's text through the link docs -> notes")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "GEMINI.md")); string(b) == "EVIL\n" {
+		t.Errorf("GEMINI.md reads the call's text through the host's link b, replaced by a directory")
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "CLAUDE.md")); string(b) == "EVIL\n" {
+		t.Errorf("CLAUDE.md reads the call's text through the host's link a, replaced by a -> notes")
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "ok-link")); err != nil {
+		t.Errorf("an ordinary link was not applied: %v", err)
+	}
+}
+
+// A repository the host keeps in the workspace by content (a bare backup.git): the call made
+// it again (rm -rf backup.git; mkdir backup.git/{hooks,objects,refs}; HEAD;
+// hooks/post-receive). Its HEAD, objects, refs were refused, so the workspace kept the host's;
+// its config and the rest were deleted and hooks/post-receive was written into the host's
+// repository (measured through docker: it ran at the next push to it). Deleting it whole was
+// applied too. A git directory the workspace has stays protected, and is never deleted. Red
+// without (mutant workspace-git-dir-kept).
+func TestCommitKeepsTheWorkspacesGitDirectories(t *testing.T) {
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	for _, r := range []string{"backup.git", "old.git"} {
+		write(t, filepath.Join(ws, r, "HEAD"), "ref: refs/heads/main\n")
+		write(t, filepath.Join(ws, r, "config"), "[core]\n\tbare = true\n")
+		os.MkdirAll(filepath.Join(ws, r, "objects"), 0o755)
+		os.MkdirAll(filepath.Join(ws, r, "refs", "heads"), 0o755)
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, "rm -rf backup.git old.git && mkdir -p backup.git/hooks backup.git/objects backup.git/refs && "+
+		"echo 'ref: refs/heads/main' > backup.git/HEAD && echo x > backup.git/hooks/post-receive")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	if _, err := os.Lstat(filepath.Join(ws, "backup.git", "hooks", "post-receive")); err == nil {
+		t.Errorf("a hook reached the host's repository backup.git")
+	}
+	for _, p := range []string{"backup.git/config", "old.git/config", "old.git/HEAD"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("%s of the host's repository was deleted: %v", p, err)
+		}
+	}
+}
+
+// Directories cost the quota only a block: an earlier call's directories sorted before a
+// nested repository (+pad00 … +pad19 beside zz) used up the walk that finds it. The commit
+// marks the directories it creates, and the walk looks at the host's first. Red without
+// (mutant workspace-walk-made-last).
+func TestCommitWalkLooksAtCallsDirectoriesLast(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	old := maxGitWalk
+	maxGitWalk = 10
+	t.Cleanup(func() { maxGitWalk = old })
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.MkdirAll(ws, 0o755)
+	pad, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		os.MkdirAll(filepath.Join(pad.Upper, fmt.Sprintf("+pad%02d", i)), 0o755)
+	}
+	if _, err := pad.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws}); err != nil {
+		t.Fatal(err)
+	}
+	var b [1]byte
+	if _, err := unix.Lgetxattr(filepath.Join(ws, "+pad00"), madeMark, b[:]); err != nil {
+		t.Skipf("SKIP: the workspace's filesystem keeps no user xattrs here: %v", err)
+	}
+	write(t, filepath.Join(ws, "zz", ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, "zz", ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "zz", ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, "zz", ".git", "config"), "[core]\n\thooksPath = ../shared-hooks\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "shared-hooks", "pre-commit"), "x")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "shared-hooks", "pre-commit")); err == nil {
+		t.Errorf("a hook of the nested repository zz reached the workspace past 20 directories a call made: %s", Summary(w))
+	}
+}

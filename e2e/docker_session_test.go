@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
+	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// docker.reuse = "session" through the real binary over streamable HTTP, where one serve holds
+// several MCP sessions: state within a session, none across; docker.max_sessions refuses a third
+// session naming the key; a session the client ends (HTTP DELETE) loses its container while the
+// other keeps its own; a SIGKILLed serve leaves no session container once the next serve started.
+func TestDockerSessionsOverHTTP(t *testing.T) {
+	eng := needDocker(t)
+	path := dockerPolicy(t, func(p *policy.Policy) {
+		p.Docker.Reuse, p.Docker.MaxSessions = "session", 2
+		p.Limits.Timeout = policy.Duration{Duration: 20 * time.Second}
+	})
+	url, cmd, exited, _ := startHTTPServeWith(t, []string{"--policy", path, "--log-level", "debug"})
+	connect := func() *mcp.ClientSession {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-session"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerRT{http.DefaultTransport}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	run := func(cs *mcp.ClientSession, tool string, args map[string]any) (string, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		res, r, err := callDocker(ctx, cs, tool, args)
+		if err != nil {
+			t.Fatalf("%s %v: %v", tool, args, err)
+		}
+		if res.IsError {
+			return "", resultText(res)
+		}
+		return r.Stdout, r.Stderr
+	}
+	a, b := connect(), connect()
+	run(a, sd.ToolPython, map[string]any{"code": "x = 41"})
+	if out, errs := run(a, sd.ToolPython, map[string]any{"code": "print(x + 1)"}); out != "42\n" {
+		t.Fatalf("x = 41 then print(x + 1) in one session: %q %q", out, errs)
+	}
+	run(b, sd.ToolShell, map[string]any{"script": "echo b > /tmp/b.txt"})
+	if out, errs := run(b, sd.ToolPython, map[string]any{"code": "print('x' in globals())"}); out != "False\n" {
+		t.Errorf("a second session sees x: %q %q", out, errs)
+	}
+	if out, _ := run(a, sd.ToolShell, map[string]any{"script": "cat /tmp/b.txt 2>/dev/null || echo none"}); out != "none\n" {
+		t.Errorf("session A reads B's /tmp file: %q", out)
+	}
+	mine := fmt.Sprintf("%s=%d", sd.LabelPID, cmd.Process.Pid)
+	sessionBoxes := func() int { return countRunning(t, eng, mine) }
+	if n := sessionBoxes(); n != 2 {
+		t.Errorf("%d session containers running, want 2", n)
+	}
+	c := connect()
+	if _, text := run(c, sd.ToolShell, map[string]any{"script": "echo ran"}); !strings.Contains(text, "docker.max_sessions") {
+		t.Errorf("a third session under max_sessions = 2: %q", text)
+	}
+	a.Close() // DELETE: the session ends, its container goes
+	waitFor(t, 20*time.Second, "the ended session's container to go", func() bool { return sessionBoxes() == 1 })
+	if out, errs := run(c, sd.ToolShell, map[string]any{"script": "echo ran"}); out != "ran\n" {
+		t.Errorf("the third session after the first ended: %q %q", out, errs)
+	}
+	if out, _ := run(b, sd.ToolShell, map[string]any{"script": "cat /tmp/b.txt"}); out != "b\n" {
+		t.Errorf("session B lost its file when A ended: %q", out)
+	}
+
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
+	exited <- nil
+	// The supervisors see their attach streams close and stop their containers.
+	waitFor(t, 20*time.Second, "the killed serve's containers to stop", func() bool { return countRunning(t, eng, mine) == 0 })
+	cs2, cmd2 := serveDocker(t, path)
+	if _, r, err := callDocker(context.Background(), cs2, sd.ToolShell, map[string]any{"script": "echo again"}); err != nil || r.Stdout != "again\n" {
+		t.Fatalf("after restart: %v %+v", err, r)
+	}
+	if n := countContainers(t, eng, mine); n != 0 {
+		t.Errorf("%d containers of the SIGKILLed serve remain after the next serve started", n)
+	}
+	cs2.Close()
+	cmd2.Wait()
+}
+
+func countRunning(t *testing.T, eng *engine.Client, label string) int {
+	t.Helper()
+	cs, err := eng.API.ContainerList(context.Background(), container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(cs)
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !ok(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", within, what)
+		}
+	}
+}
