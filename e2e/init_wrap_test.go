@@ -195,16 +195,24 @@ func startInitPTY(t *testing.T, e *initEnv, args ...string) *wizardRun {
 }
 
 // Entries init --wrap rewrote work in real clients: Claude Code's own `mcp list` starts each
-// (local scope, the project's key in ~/.claude.json) and reports it Connected, and the official
-// MCP Inspector's CLI lists the tools through a wrapped Claude Desktop entry, read from the file.
+// (local scope, the project's key in ~/.claude.json) and reports it Connected, as Gemini CLI's
+// does for its entry (started with its environment less secrets, the entry naming one), and the
+// official MCP Inspector's CLI lists the tools through a wrapped Claude Desktop entry.
 func TestInitWrapInRealClients(t *testing.T) {
-	claude, inspector := clientCLI(t, "claude"), clientCLI(t, "mcp-inspector")
+	claude, gemini, inspector := clientCLI(t, "claude"), clientCLI(t, "gemini"), clientCLI(t, "mcp-inspector")
 	e := newWrapInitEnv(t)
+	// Gemini CLI (its environment less secrets; a trusted folder) with one server in its user config.
+	settings := filepath.Join(e.home, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	gtext := "{\n  \"mcpServers\": {\"gtools\": {\"command\": \"" + buildWrapServer(t) + "\", \"env\": {\"DEMO_KEY\": \"${DEMO_KEY}\"}}}\n}\n"
+	os.WriteFile(settings, []byte(gtext), 0o644)
+	trust, _ := json.Marshal(map[string]string{e.project: "TRUST_FOLDER"})
+	os.WriteFile(filepath.Join(e.home, ".gemini", "trustedFolders.json"), trust, 0o600)
 	desktop := filepath.Join(e.initEnv.config, "Claude", "claude_desktop_config.json")
 	os.MkdirAll(filepath.Dir(desktop), 0o755)
 	dtext := `{"mcpServers": {"tools": {"command": "` + buildWrapServer(t) + `", "args": []}}}`
 	os.WriteFile(desktop, []byte(dtext), 0o644)
-	for _, c := range []string{"claude-code", "claude-desktop"} {
+	for _, c := range []string{"claude-code", "claude-desktop", "gemini"} {
 		if out, stderr, code := e.run(t, "", "--wrap", "all", "--client", c); code != 0 {
 			t.Fatalf("init --wrap all --client %s: exit %d\n%s\n%s", c, code, out, stderr)
 		}
@@ -223,6 +231,12 @@ func TestInitWrapInRealClients(t *testing.T) {
 			t.Errorf("claude mcp list does not show the wrapped %s connected:\n%s\n%s", n, out, stderr)
 		}
 	}
+	cmd = exec.Command(gemini, "mcp", "list")
+	cmd.Env, cmd.Dir = append(e.env, "DEMO_KEY=k"), e.project
+	out, stderr, _ = runCmdTimeout(t, cmd, 120*time.Second)
+	if got := out + stderr; !strings.Contains(got, "gtools") || !strings.Contains(got, "Connected") || strings.Contains(got, "Disconnected") {
+		t.Errorf("gemini mcp list does not show the wrapped gtools connected:\n%s", got)
+	}
 	cmd = exec.Command(inspector, "--cli", "--config", desktop, "--server", "tools", "--method", "tools/list")
 	cmd.Env, cmd.Dir = append(e.env, "MCP_INSPECTOR_SECRET_STORE=memory"), e.project
 	out, stderr, code := runCmdTimeout(t, cmd, 90*time.Second)
@@ -231,6 +245,9 @@ func TestInitWrapInRealClients(t *testing.T) {
 	}
 	if out, stderr, code := e.run(t, "", "--unwrap", "all"); code != 0 {
 		t.Fatalf("init --unwrap all: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != gtext {
+		t.Errorf("Gemini CLI's settings after unwrap:\n%s", b)
 	}
 	if b, _ := os.ReadFile(desktop); string(b) != dtext {
 		t.Errorf("Claude Desktop's config after unwrap:\n%s", b)
