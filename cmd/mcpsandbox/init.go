@@ -66,7 +66,10 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
   mcpsandbox init --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
                                                     # clients of the serve --http running there (its own policy); only the variable's name is written
   mcpsandbox init --scheme docker --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
-                                                    # also writes the policy to start serve --http with`,
+                                                    # also writes the policy to start serve --http with
+  mcpsandbox init --wrap                            # the servers already in your clients' configs: pick which run through mcpsandbox wrap
+  mcpsandbox init --wrap everything --client claude-desktop   # that one, a policy of its own, proven by starting it
+  mcpsandbox init --unwrap all                      # every entry init --wrap rewrote, restored byte for byte`,
 		Args: initArgs(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.set = func(n string) bool { return cmd.Flags().Changed(n) }
