@@ -93,6 +93,17 @@ var DefaultProtect = []string{
 	".vimrc", ".tmux.conf", ".inputrc",
 	// more tool managers that run what their files name
 	".yarn/releases", ".yarn/plugins", "mise.local.toml", ".mise.local.toml", ".lfsconfig",
+	// other version-control systems' repositories (their config names pagers, editors, hooks:
+	// Jujutsu's ui.pager and fix.tools, Sapling's [hooks]) and bazelisk's choice of the bazel it
+	// downloads and runs (attack round 4, finding 8 and 15)
+	".jj", ".sl", ".bzr", "_darcs", ".pijul", ".bazeliskrc", ".bazelversion",
+	// configuration that editors execute when a file of the folder is opened or saved: ESLint,
+	// Prettier, Tailwind and PostCSS load JavaScript configs, pylint runs init-hook, mypy imports
+	// the plugins it names, Emacs evaluates .dir-locals.el (pyproject.toml and setup.cfg can carry
+	// the pylint/mypy settings too and stay writable by design: content to review)
+	"eslint.config.*", ".eslintrc.js", ".eslintrc.cjs", "prettier.config.*", ".prettierrc.js",
+	".prettierrc.cjs", ".prettierrc.mjs", "tailwind.config.*", "postcss.config.*", ".postcssrc.js",
+	".pylintrc", "pylintrc", "mypy.ini", ".mypy.ini", ".dir-locals.el",
 }
 
 // Protected is the effective protect list: DefaultProtect without the "!NAME" entries of

@@ -162,6 +162,10 @@ func TestProtectorAndInside(t *testing.T) {
 	for rel, want := range map[string]string{
 		".git/hooks/pre-commit": ".git", "vendor/x/.git/config": ".git", "a/CLAUDE.md": "CLAUDE.md",
 		".github/workflows/ci.yml": ".github/workflows", "src/main.go": "", "x.pyc": "*.pyc", "docs/github/workflows": "",
+		// round 4: other version-control systems, bazelisk, configs editors execute
+		".jj/repo/config.toml": ".jj", "sub/.sl/config": ".sl", ".bazelversion": ".bazelversion",
+		"web/eslint.config.mjs": "eslint.config.*", "tailwind.config.ts": "tailwind.config.*",
+		".pylintrc": ".pylintrc", "pkg/.dir-locals.el": ".dir-locals.el", "eslint.md": "",
 	} {
 		if got := p.match(rel); got != want {
 			t.Errorf("match(%q) = %q, want %q", rel, got, want)
