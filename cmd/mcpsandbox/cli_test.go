@@ -32,6 +32,8 @@ func TestCLI(t *testing.T) {
 		{[]string{"init", "--scheme", "allowlist", "--yes"}, "missing: --workspace DIR, --allow CMD,CMD", ""},
 		{[]string{"init", "--scheme", "allowlist", "--yes", "--workspace", "/", "--allow", "wc"}, "cannot be /", ""},
 		{[]string{"init", "--scheme", "allowlist", "--yes", "--workspace", "/tmp/x", "--allow", "wc", "--client", "emacs"}, "client \"emacs\" is unknown", ""},
+		{[]string{"init", "--scheme", "wrap", "--yes", "--client", "cursor"}, "init does not write wrap policies from answers (it writes allowlist, docker, e2b); to put servers already in a client's config under it, run mcpsandbox init --wrap", ""},
+		{[]string{"init", "--scheme", "nope", "--yes"}, "--scheme: unknown scheme \"nope\"", ""},
 		{[]string{"init", "--clinet", "cursor"}, "unknown flag: --clinet: did you mean --client? (see mcpsandbox init --help)", ""},
 		{[]string{"serve", "--polcy", "p.toml"}, "did you mean --policy?", ""},
 		{[]string{"verify"}, "give --policy FILE", ""},

@@ -224,6 +224,9 @@ func initAnswers(ctx context.Context, o *InitOptions) (generate.Env, bool, error
 // initFlags checks the flags before anything is asked: without the wizard every answer must be
 // given; the network flags must agree; the entry's binary must exist.
 func initFlags(o *InitOptions, wiz bool) error {
+	if err := schemeOffered(o.A.Scheme); err != nil {
+		return err
+	}
 	if !wiz && !o.Yes {
 		msg := "init needs a terminal for its questions, or every answer as flags plus --yes"
 		if m := missingFlags(o); len(m) > 0 {
@@ -307,6 +310,26 @@ func entryBinary(o *InitOptions) (string, error) {
 		return "", fmt.Errorf("--command %s is not an executable file: give the path of an mcpsandbox binary", bin)
 	}
 	return bin, nil
+}
+
+// schemeOffered refuses --scheme naming a scheme init's wizard does not make (it has no Wizard
+// entry), before anything is asked or written; "" is left to missingFlags.
+func schemeOffered(name string) error {
+	if name == "" {
+		return nil
+	}
+	s, err := schemes.Lookup(name)
+	if err != nil {
+		return fmt.Errorf("--scheme: %w", err)
+	}
+	if s.Wizard != nil {
+		return nil
+	}
+	msg := fmt.Sprintf("--scheme %s: init does not write %s policies from answers (it writes %s)", name, name, strings.Join(schemes.Offered(), ", "))
+	if s.Relay != nil {
+		msg += "; to put servers already in a client's config under it, run mcpsandbox init --wrap (it writes one policy per server), or write a policy from the template and run mcpsandbox " + name + " --policy FILE -- COMMAND ARGS"
+	}
+	return errors.New(msg)
 }
 
 // netFlags checks the network flags before anything is asked or written: --network and
