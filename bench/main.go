@@ -26,7 +26,7 @@ import (
 func main() {
 	n := flag.Int("n", 200, "calls per row")
 	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
-	flag.StringVar(&only, "only", "", `run only this part's rows: "allowlist" (its calls over stdio, with the bare baseline), "docker" (its cold and pooled calls per runtime, the Engine API and CLI baselines), "workspace" (the transactional workspace's commit)`)
+	flag.StringVar(&only, "only", "", `run only this part's rows: "allowlist" (its calls over stdio, with the bare baseline), "docker" (its cold and pooled calls per runtime, the Engine API and CLI baselines), "workspace" (the transactional workspace's commit), "srt" (the hostile server unwrapped, under sandbox-runtime and under wrap: docs/wrap-vs-srt.md)`)
 	flag.Parse()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -66,8 +66,13 @@ func run(n int) error {
 			skipped(tw, "transactional workspace", err)
 		}
 		return nil
+	case "srt":
+		if err := srtRows(context.Background(), n, bin, dir, tw, row); err != nil {
+			skipped(tw, "hostile server unwrapped, under srt and under wrap", err)
+		}
+		return nil
 	default:
-		return fmt.Errorf("-only %q: the parts that can run alone are: allowlist, docker, workspace", only)
+		return fmt.Errorf("-only %q: the parts that can run alone are: allowlist, docker, workspace, srt", only)
 	}
 
 	bare, err := bareRuns(n, ws)

@@ -23,6 +23,10 @@ import (
 // SecretEnv is the variable holding the secret planted in the server's environment.
 const SecretEnv = "MCPSANDBOX_HARNESS_API_KEY"
 
+// SiblingSecretEnv is the variable holding the same secret in the sibling's environment (see
+// SiblingPID): found in what a call returned, it came from the sibling's /proc/PID/environ.
+const SiblingSecretEnv = "MCPSANDBOX_SIBLING_SECRET"
+
 const (
 	egressIP   = "198.51.100.7" // TEST-NET-2: never a real host, routed like the internet
 	metadataIP = "169.254.169.254"

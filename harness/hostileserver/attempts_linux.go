@@ -79,6 +79,7 @@ var attempts = []attempt{
 	{name: "read_proc", what: "reads the environ and cmdline of the given pids, its parent, and every other process it can see", run: readProc},
 	{name: "signal", what: "sends `signal` (STOP, KILL) to every pid given", run: signalPIDs},
 	{name: "run", what: "runs argv and returns its output", run: runArgv},
+	{name: "echo", what: "returns `path` as it came: a benign call, for latency", run: func(_ context.Context, a Args) string { return a.Path + "\n" }},
 }
 
 func byName(n string) (attempt, bool) {
