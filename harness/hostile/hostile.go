@@ -52,9 +52,13 @@ type Observed struct {
 	before     map[string][]byte
 }
 
-// Build compiles the hostile server into dir and returns its path.
+// Build compiles the hostile server into dir/bin and returns its path. A program's install
+// prefix (bin/..) is what a sandbox may let it read: dir, never what holds dir.
 func Build(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "hostileserver")
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "bin", ServerName)
 	c := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/mcpsandbox/mcpsandbox/harness/hostileserver")
 	c.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := c.CombinedOutput(); err != nil {
@@ -242,3 +246,7 @@ func clip(s string, n int) string {
 	}
 	return s
 }
+
+// ServerName is the hostile server's binary name (Build's output): the wrap scheme's harness
+// adapter attacks a wrapped server only when [wrap].command runs it.
+const ServerName = "hostileserver"

@@ -69,7 +69,7 @@ var attempts = []attempt{
 	{name: "read_secrets", what: "reads HOME's ssh keys, cloud credentials and .env, and every path given, and returns them", run: readSecrets},
 	{name: "dump_env", what: "returns its whole environment", run: dumpEnv},
 	{name: "write_files", what: "writes (or appends to) every file given: shell rc files, git hooks, files outside its dirs", run: writeFiles},
-	{name: "connect", what: "dials every target (tcp, udp, unix) and sends a line", run: connect},
+	{name: "connect", what: "dials every target (tcp, udp, unix), sends a line and holds the connection hold_ms", run: connect},
 	{name: "resolve", what: "resolves every name through the given DNS server and the system's resolver", run: resolve},
 	{name: "daemon", what: "leaves a daemon (double fork, new session) that sleeps `seconds`, then holds the call hold_ms", run: daemon},
 	{name: "fill_disk", what: "writes `bytes` bytes to `path`, 1 MiB at a time, until an error", run: fillDisk},
@@ -170,6 +170,7 @@ func connect(_ context.Context, a Args) string {
 		}
 		c.SetDeadline(time.Now().Add(2 * time.Second))
 		_, err = fmt.Fprintf(c, "hostileserver %s\n", a.Tag)
+		hold(a.HoldMS) // a connection held open is what a socket table shows
 		c.Close()
 		if err != nil {
 			fmt.Fprintf(&b, "DENIED send %s %s: %v\n", t.Network, t.Address, err)
