@@ -29,6 +29,7 @@ type launcher struct {
 	prefix []string
 	env    []string
 	why    string // not measured, and why
+	tmp    string // a directory to remove at the end
 	// prepare writes what the launcher needs into the arena of an attack run (wrap's policy).
 	prepare func(a *harness.Arena, server string) ([]string, error)
 }
@@ -46,12 +47,24 @@ type srtFigures struct {
 // (p50/p99), the peak resident memory of the whole process tree, and which of the server's
 // attempts are seen succeeding from outside. With -o it writes docs/wrap-vs-srt.md's table.
 func srtRows(ctx context.Context, n int, bin, dir string, tw *tabwriter.Writer, row func(string, []time.Duration)) error {
-	server, err := hostile.Build(ctx, dir)
+	// Not under /tmp: a sandbox that gives the server a private /tmp (wrap does) would hide it.
+	hdir, err := os.MkdirTemp("/var/tmp", "mcpsandbox-bench-hostile-")
 	if err != nil {
 		return err
 	}
-	ls := []launcher{{name: "unwrapped"}, srtLauncher(ctx, dir), wrapLauncher(bin, dir)}
+	defer os.RemoveAll(hdir)
+	os.Chmod(hdir, 0o755)
+	server, err := hostile.Build(ctx, hdir)
+	if err != nil {
+		return err
+	}
+	ls := []launcher{{name: "unwrapped"}, srtLauncher(ctx, dir), wrapLauncher(ctx, bin, server)}
 	figs := make([]srtFigures, len(ls))
+	for _, l := range ls {
+		if l.tmp != "" {
+			defer os.RemoveAll(l.tmp)
+		}
+	}
 	for i, l := range ls {
 		if l.why != "" {
 			skipped(tw, l.name, fmt.Errorf("%s", l.why))
@@ -76,6 +89,9 @@ func srtRows(ctx context.Context, n int, bin, dir string, tw *tabwriter.Writer, 
 	tw.Flush()
 	table := srtTable(ls, figs)
 	fmt.Println(table)
+	for _, l := range overheads(ls, figs) {
+		fmt.Println(l)
+	}
 	if mdOut != "" && only == "srt" {
 		if err := os.WriteFile(mdOut, []byte(srtMarkdown(ls, figs, table)), 0o644); err != nil {
 			return err
@@ -125,27 +141,45 @@ func srtLauncher(ctx context.Context, dir string) launcher {
 }
 
 // wrapLauncher is `mcpsandbox wrap --policy P --` with the policy wrap's defaults make (every
-// [wrap] key at its default), or why this build has no wrap.
-func wrapLauncher(bin, dir string) launcher {
+// [wrap] key at its default), or why this build has no wrap. When the server cannot start under
+// the default limits (Go's runtime reserves more than 512MiB of address space as it starts, which
+// RLIMIT_AS counts), the launcher says so in a note and measures with limits.memory = 1GiB, named
+// in its column.
+func wrapLauncher(ctx context.Context, bin, server string) launcher {
 	l := launcher{name: "mcpsandbox wrap (default policy)"}
 	if out, err := exec.Command(bin, "wrap", "--help").CombinedOutput(); err != nil {
 		l.why = fmt.Sprintf("this build has no `wrap` command (%v: %s)", err, lastLines(string(out), 1))
 		return l
 	}
+	limits := ""
 	write := func(at string) (string, error) {
 		p := filepath.Join(at, "wrap-policy.toml")
-		body := fmt.Sprintf("version = 1\nscheme = \"wrap\"\nname = \"hostile\"\n\n[audit]\npath = %q\n\n[wrap]\n", filepath.Join(at, "audit.jsonl"))
+		body := fmt.Sprintf("version = 1\nscheme = \"wrap\"\nname = \"hostile\"\n%s\n[audit]\npath = %q\n\n[wrap]\n", limits, filepath.Join(at, "audit.jsonl"))
 		return p, os.WriteFile(p, []byte(body), 0o644)
 	}
-	p, err := write(dir)
+	l.prepare = func(a *harness.Arena, _ string) ([]string, error) {
+		p, err := write(a.Root)
+		return []string{bin, "wrap", "--policy", p, "--"}, err
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "mcpsandbox-bench-wrap-")
 	if err != nil {
 		l.why = err.Error()
 		return l
 	}
-	l.prefix = []string{bin, "wrap", "--policy", p, "--"}
-	l.prepare = func(a *harness.Arena, _ string) ([]string, error) {
-		p, err := write(a.Root)
-		return []string{bin, "wrap", "--policy", p, "--"}, err
+	os.Chmod(dir, 0o755)
+	l.tmp = dir
+	l.prefix, err = l.prepare(&harness.Arena{Root: dir}, server)
+	if err != nil {
+		l.why = err.Error()
+		return l
+	}
+	if _, err := srtStarts(ctx, l, server, 1); err != nil {
+		notes = append(notes, fmt.Sprintf("wrap with its default policy cannot start the (Go) hostile server: %v; measured with limits.memory = 1GiB instead", err))
+		limits = "\n[limits]\nmemory = \"1GiB\"\n"
+		l.name = "mcpsandbox wrap (default policy, limits.memory = 1GiB)"
+		if l.prefix, err = l.prepare(&harness.Arena{Root: dir}, server); err != nil {
+			l.why = err.Error()
+		}
 	}
 	return l
 }
@@ -162,10 +196,12 @@ func srtStarts(ctx context.Context, l launcher, server string, k int) ([]time.Du
 	var d []time.Duration
 	for range k {
 		c := launch(l, server)
+		var stderr strings.Builder
+		c.Stderr = &stderr
 		t0 := time.Now()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("start: %w", err)
+			return nil, fmt.Errorf("start: %w; it said: %s", err, lastLines(stderr.String(), 2))
 		}
 		_, err = cs.ListTools(ctx, nil)
 		d = append(d, time.Since(t0))

@@ -94,6 +94,16 @@ func srtMarkdown(ls []launcher, figs []srtFigures, table string) string {
 		"nonce or the client's secret in what came back, the host file before and after, the arena's listeners, the host dialling the port, "+
 		"the other process's state, tagged processes 3 s after the client went).\n\n", srtPackage)
 	b.WriteString(table)
+	b.WriteString("\n## Overhead over the unwrapped server, same run\n\n")
+	for _, line := range overheads(ls, figs) {
+		fmt.Fprintf(&b, "- %s\n", line)
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n## Notes\n\n")
+		for _, n := range notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+	}
 	b.WriteString("\n## Evidence per attempt\n\n")
 	for i, l := range ls {
 		f := figs[i]
@@ -115,4 +125,39 @@ func srtMarkdown(ls []launcher, figs []srtFigures, table string) string {
 		}
 	}
 	return b.String()
+}
+
+// overheads are each sandbox's start-up and call p50 minus the unwrapped server's, judged
+// against issue 26's targets for wrap (start-up ≤ 50 ms, a call ≤ 1 ms).
+func overheads(ls []launcher, figs []srtFigures) []string {
+	if len(figs) == 0 || figs[0].err != nil || len(figs[0].starts) == 0 {
+		return []string{"the unwrapped server was not measured: no overhead to give"}
+	}
+	p50 := func(d []time.Duration) time.Duration {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return d[(len(d)-1)/2]
+	}
+	var out []string
+	for i := 1; i < len(ls); i++ {
+		f := figs[i]
+		if ls[i].why != "" || f.err != nil || len(f.starts) == 0 {
+			continue
+		}
+		start, call := p50(f.starts)-p50(figs[0].starts), p50(f.calls)-p50(figs[0].calls)
+		line := fmt.Sprintf("%s: start-up +%s, tools/call p50 %+.2f ms, memory +%s", ls[i].name, ms(start),
+			float64(call)/float64(time.Millisecond), mib(f.peakRSS-figs[0].peakRSS))
+		if strings.HasPrefix(ls[i].name, "mcpsandbox wrap") {
+			line += fmt.Sprintf(" (targets: start-up ≤ 50 ms %s, call ≤ 1 ms %s)", met(start <= 50*time.Millisecond), met(call <= time.Millisecond))
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
 }

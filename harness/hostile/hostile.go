@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +34,7 @@ type Attempt struct {
 	What string // in words, for the table
 	Tool string
 	// Args are the call's arguments; string values may hold the arena's placeholders ({{home}},
-	// {{tag}}, …) and {{listen_port}}, a loopback port this run reserved.
+	// {{tag}}, {{listen_port}}, …).
 	Args map[string]any
 	// Escaped judges from outside; it runs after the call (processes: after the server is gone
 	// when AfterExit).
@@ -102,10 +101,7 @@ func Run(ctx context.Context, l Launch, server string, attempts []Attempt) ([]Ou
 			return nil, err
 		}
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	port := a.ListenPort()
 	argv := append(append([]string(nil), prefix...), server)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = a.WS
@@ -124,7 +120,7 @@ func Run(ctx context.Context, l Launch, server string, attempts []Attempt) ([]Ou
 	for i, at := range attempts {
 		o := &Observed{A: a, ListenPort: port, before: snapshot(a)}
 		obs[i] = o
-		o.Output, o.PeakProcs = call(cctx, cs, a, at, port)
+		o.Output, o.PeakProcs = call(cctx, cs, a, at)
 		out[i] = Outcome{ID: at.ID, What: at.What}
 		if !at.AfterExit {
 			out[i].Escaped, out[i].Detail = at.Escaped(o)
@@ -140,8 +136,8 @@ func Run(ctx context.Context, l Launch, server string, attempts []Attempt) ([]Ou
 }
 
 // call makes one attempt's call and samples the tagged processes while it runs.
-func call(ctx context.Context, cs *mcp.ClientSession, a *harness.Arena, at Attempt, port int) (string, int64) {
-	args := expand(a, port, at.Args).(map[string]any)
+func call(ctx context.Context, cs *mcp.ClientSession, a *harness.Arena, at Attempt) (string, int64) {
+	args, _ := harness.ExpandAny(a, at.Args).(map[string]any)
 	var peak atomic.Int64
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -167,36 +163,6 @@ func call(ctx context.Context, cs *mcp.ClientSession, a *harness.Arena, at Attem
 		}
 	}
 	return b.String(), peak.Load()
-}
-
-func expand(a *harness.Arena, port int, v any) any {
-	switch x := v.(type) {
-	case string:
-		return strings.ReplaceAll(a.Expand(x), "{{listen_port}}", strconv.Itoa(port))
-	case []any:
-		out := make([]any, len(x))
-		for i := range x {
-			out[i] = expand(a, port, x[i])
-		}
-		return out
-	case map[string]any:
-		out := map[string]any{}
-		for k, e := range x {
-			out[k] = expand(a, port, e)
-		}
-		return out
-	}
-	return v
-}
-
-// freePort reserves a loopback port and frees it for the server to take.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("reserve a loopback port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // tagged lists the pids whose argv carries tag.
