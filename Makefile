@@ -21,7 +21,7 @@ test:
 	rm -f $$skips; exit $$status
 
 bench:
-	go run ./bench
+	go run -tags testhooks ./bench
 
 fuzz:
 	go test ./policy -run XXX -fuzz FuzzParse -fuzztime 60s

@@ -3,7 +3,6 @@ package generate
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 )
 
 // Answers are what the wizard asks, or the flags say. Zero values take the scheme's defaults.
+// Each scheme's own answers are its own (Own): its Wizard makes them.
 type Answers struct {
 	Scheme string
 	Name   string
@@ -22,28 +22,12 @@ type Answers struct {
 	Memory    string
 	Pids      int
 
-	// allowlist
-	Workspace string
-	Allow     []string // names on the fixed PATH, or absolute paths
-	Network   bool     // every host (allowlist only)
-
-	// allowlist and docker: only these hosts, through serve's egress proxy. Each word is a host
-	// pattern ("pypi.org", "api.example.com:443", "*.example.com") or a preset name (pypi, npm,
-	// github, see policy.NetworkPresets); BuildPolicy expands and checks them (ExpandHosts).
+	// Network is every host, for a scheme whose network takes it (--network).
+	Network bool
+	// Hosts: only these hosts, through serve's egress proxy. Each word is a host pattern
+	// ("pypi.org", "api.example.com:443", "*.example.com") or a preset name (pypi, npm, github,
+	// see policy.NetworkPresets); BuildPolicy expands and checks them (ExpandHosts).
 	Hosts []string
-
-	// docker
-	Image                   string
-	DockerWorkspace         string
-	DockerWorkspaceWritable bool
-	Pool                    int
-	Runtime                 string // the engine's runtime for the containers ("" = its default)
-	DockerNetwork           string // a docker network containers join ("" = none); kept from an existing policy, or "bridge" for every host
-
-	// e2b
-	E2BTemplate string
-	APIKeyEnv   string
-	Reuse       string
 
 	// how clients reach serve: "" = stdio (each client starts serve); else the URL of a
 	// running `serve --http`, with the variable the clients read the bearer token from
@@ -56,35 +40,26 @@ type Answers struct {
 	// Base, when set and of the same scheme, is the policy a re-run starts from: everything the
 	// answers do not say (env, protect, deny_args, audit path, …) is kept from it.
 	Base *policy.Policy
+
+	// Wizards are the schemes init offers, by name (the registry's scheme.Scheme.Wizard).
+	Wizards map[string]*Wizard
+	schemes map[string]SchemeAnswers // each scheme's own answers (OwnOf)
 }
 
-// AnswersFrom reads a policy back into answers, so a re-run of the wizard starts from it.
-func AnswersFrom(p *policy.Policy) Answers {
-	a := Answers{Scheme: p.Scheme, Name: p.Name, Base: p,
-		Timeout: p.Limits.Timeout.String(), MaxOutput: p.Limits.MaxOutputBytes.String(), Memory: p.Limits.Memory.String(), Pids: p.Limits.Pids,
-		Workspace: p.Allowlist.Workspace,
-		Image:     p.Docker.Image, DockerWorkspace: p.Docker.Workspace, DockerWorkspaceWritable: p.Docker.WorkspaceWritable, Pool: p.Docker.Pool, Runtime: p.Docker.Runtime,
-		E2BTemplate: p.E2B.Template, APIKeyEnv: p.E2B.APIKeyEnv, Reuse: p.E2B.Reuse}
-	var n policy.Network
-	switch p.Scheme {
-	case policy.SchemeAllowlist:
-		n = p.Allowlist.Net()
-		a.Network = n.Mode == policy.NetAll
-	case policy.SchemeDocker:
-		n = p.Docker.Net()
-		if n.Mode == policy.NetNamed {
-			a.DockerNetwork = n.Name
+// AnswersFrom reads a policy back into answers, so a re-run of the wizard starts from it; the
+// scheme's own answers come from its wizard (wizards).
+func AnswersFrom(p *policy.Policy, wizards map[string]*Wizard) Answers {
+	a := Answers{Scheme: p.Scheme, Name: p.Name, Base: p, Wizards: wizards,
+		Timeout: p.Limits.Timeout.String(), MaxOutput: p.Limits.MaxOutputBytes.String(), Memory: p.Limits.Memory.String(), Pids: p.Limits.Pids}
+	if sec := p.Section(); sec != nil {
+		if n, ok := sec.Network(); ok {
+			for _, h := range n.Hosts() {
+				a.Hosts = append(a.Hosts, h.String())
+			}
 		}
 	}
-	for _, h := range n.Hosts() {
-		a.Hosts = append(a.Hosts, h.String())
-	}
-	for _, c := range p.Allowlist.Commands {
-		if pc, err := Pin(c.Name); err == nil && pc.Path == c.Path {
-			a.Allow = append(a.Allow, c.Name)
-		} else {
-			a.Allow = append(a.Allow, c.Path)
-		}
+	if own := a.Own(); own != nil {
+		own.From(&a, p)
 	}
 	return a
 }
@@ -120,22 +95,16 @@ func ExpandHome(p, home string) string {
 	return p
 }
 
-// BuildPolicy turns answers into a validated policy: commands resolved to absolute paths and
-// sha256-pinned now, default deny_args attached.
+// BuildPolicy turns answers into a validated policy: the common answers here, the scheme's
+// own by its answers' Apply (commands resolved and pinned, workspaces checked, …).
 func BuildPolicy(a Answers) (*policy.Policy, error) {
 	if a.Scheme == "" {
 		return nil, errors.New("choose a scheme: allowlist, docker or e2b")
 	}
 	p := policy.Default(a.Scheme)
-	var base map[string]policy.Command
-	if a.Base != nil && a.Base.Scheme == a.Scheme {
+	fromBase := a.Base != nil && a.Base.Scheme == a.Scheme
+	if fromBase {
 		p = a.Base
-		base = map[string]policy.Command{}
-		for _, c := range p.Allowlist.Commands {
-			base[c.Name] = c
-		}
-		p.Allowlist.Commands = nil
-		p.Docker.Workspace, p.Docker.WorkspaceWritable = "", false
 	}
 	if a.Name != "" {
 		p.Name = a.Name
@@ -147,16 +116,10 @@ func BuildPolicy(a Answers) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch a.Scheme {
-	case policy.SchemeAllowlist:
-		err = a.applyAllowlist(p, net, base)
-	case policy.SchemeDocker:
-		err = a.applyDocker(p, net)
-	case policy.SchemeE2B:
-		a.applyE2B(p)
-	}
-	if err != nil {
-		return nil, err
+	if own := a.Own(); own != nil {
+		if err := own.Apply(&a, p, net, fromBase); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -191,82 +154,6 @@ func (a *Answers) applyLimits(p *policy.Policy) error {
 		p.Limits.Pids = a.Pids
 	}
 	return nil
-}
-
-// applyAllowlist sets the workspace, the network and the commands, each pinned by sha256; a
-// command base already held at the same path keeps its deny_args and options.
-func (a *Answers) applyAllowlist(p *policy.Policy, net policy.Network, base map[string]policy.Command) error {
-	home, _ := os.UserHomeDir()
-	ws := ExpandHome(a.Workspace, home)
-	if err := CheckWorkspace(ws, home); err != nil {
-		return err
-	}
-	p.Allowlist.Workspace = filepath.Clean(ws)
-	p.Allowlist.SetNet(net)
-	if len(a.Allow) == 0 {
-		return fmt.Errorf("allow at least one command (e.g. --allow %s)", strings.Join(DefaultCommands[:4], ","))
-	}
-	seen := map[string]bool{}
-	for _, n := range a.Allow {
-		n = strings.TrimSpace(n)
-		if n == "" || seen[n] {
-			continue
-		}
-		seen[n] = true
-		c, err := Pin(n)
-		if err != nil {
-			return fmt.Errorf("allow %s: %w", n, err)
-		}
-		if b, ok := base[c.Name]; ok && b.Path == c.Path { // keep its deny_args and options; the pin is renewed
-			c.DenyArgs, c.AllowOutsidePaths = b.DenyArgs, b.AllowOutsidePaths
-		}
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
-	}
-	return nil
-}
-
-// applyDocker sets the image, the workspace mount, the pool, the runtime and the network.
-func (a *Answers) applyDocker(p *policy.Policy, net policy.Network) error {
-	if a.Image != "" {
-		p.Docker.Image = a.Image
-	}
-	if a.DockerWorkspace != "" {
-		home, _ := os.UserHomeDir()
-		ws := ExpandHome(a.DockerWorkspace, home)
-		if err := CheckWorkspace(ws, home); err != nil {
-			return err
-		}
-		p.Docker.Workspace = filepath.Clean(ws)
-		p.Docker.WorkspaceWritable = a.DockerWorkspaceWritable
-	}
-	p.Docker.Pool = a.Pool
-	p.Docker.Runtime = a.Runtime
-	p.Docker.SetNet(net)
-	return nil
-}
-
-// applyE2B sets the template, the API key's variable and the reuse mode.
-func (a *Answers) applyE2B(p *policy.Policy) {
-	if a.E2BTemplate != "" {
-		p.E2B.Template = a.E2BTemplate
-	}
-	if a.APIKeyEnv != "" {
-		p.E2B.APIKeyEnv = a.APIKeyEnv
-	}
-	if a.Reuse != "" {
-		p.E2B.Reuse = a.Reuse
-	}
-}
-
-// Interpreters lists the allowed names that run arbitrary code.
-func Interpreters(p *policy.Policy) []string {
-	var out []string
-	for _, c := range p.Allowlist.Commands {
-		if policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(c.Path)) {
-			out = append(out, c.Name)
-		}
-	}
-	return out
 }
 
 // CommonTools are offered in the wizard's command list when found on the fixed PATH.

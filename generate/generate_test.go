@@ -166,10 +166,12 @@ func TestMergeRefusals(t *testing.T) {
 
 func TestRenderPolicyRoundTrip(t *testing.T) {
 	ws := t.TempDir()
-	p, err := DefaultAllowlist(ws)
+	cs, err := PinDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := policy.Default(policy.SchemeAllowlist)
+	p.Allowlist.Workspace, p.Allowlist.Commands = ws, cs
 	p.Allowlist.Env["ODD"] = "quote \" backslash \\ tab \t"
 	p.Allowlist.User = "1000:1000"
 	p.Allowlist.ReadPaths = []string{"/opt/data"}

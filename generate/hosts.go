@@ -100,17 +100,21 @@ const (
 
 // netChoice is what the answers say about the network now.
 func (a *Answers) netChoice() string {
+	all := a.Network
+	if n, ok := a.Own().(NetAnswers); ok {
+		all = n.AllHosts(a)
+	}
 	switch {
 	case len(a.Hosts) > 0:
 		return NetChoiceHosts
-	case a.Scheme == policy.SchemeDocker && a.DockerNetwork != "",
-		a.Scheme != policy.SchemeDocker && a.Network:
+	case all:
 		return NetChoiceAll
 	}
 	return NetChoiceNone
 }
 
-// network is the `network` value the answers give the scheme's section.
+// network is the `network` value the answers give the scheme's section: the scheme's answers
+// say it (NetAnswers); a scheme without takes no host list.
 func (a *Answers) network() (policy.Network, error) {
 	hosts, err := ExpandHosts(a.Hosts)
 	if err != nil {
@@ -119,29 +123,8 @@ func (a *Answers) network() (policy.Network, error) {
 	if len(a.Hosts) > 0 && len(hosts) == 0 {
 		return policy.Network{}, fmt.Errorf("the network host list is empty: name at least one host or preset (%s)", PresetNames())
 	}
-	switch a.Scheme {
-	case policy.SchemeAllowlist:
-		switch {
-		case len(hosts) > 0 && a.Network:
-			return policy.Network{}, errors.New("network: every host (--network) and only the listed hosts (--network-hosts) conflict: give one of them")
-		case len(hosts) > 0:
-			return policy.NetworkHosts(hosts...)
-		case a.Network:
-			return policy.Network{Mode: policy.NetAll}, nil
-		}
-		return policy.Network{Mode: policy.NetNone}, nil
-	case policy.SchemeDocker:
-		switch {
-		case a.Network:
-			return policy.Network{}, errors.New(`network: every host (--network) is for the allowlist scheme: for docker list the hosts calls need (--network-hosts pypi,api.example.com)`)
-		case len(hosts) > 0 && a.DockerNetwork != "":
-			return policy.Network{}, fmt.Errorf("network: the docker network %q and a host list conflict: give one of them", a.DockerNetwork)
-		case len(hosts) > 0:
-			return policy.NetworkHosts(hosts...)
-		case a.DockerNetwork != "" && a.DockerNetwork != "none":
-			return policy.Network{Mode: policy.NetNamed, Name: a.DockerNetwork}, nil
-		}
-		return policy.Network{Mode: policy.NetNone, Name: "none"}, nil
+	if n, ok := a.Own().(NetAnswers); ok {
+		return n.Network(a, hosts)
 	}
 	if len(hosts) > 0 {
 		return policy.Network{}, fmt.Errorf("network: the %s scheme takes no host list (only allowlist and docker reach hosts through serve's egress proxy): remove --network-hosts", a.Scheme)

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // A dotfiles layout: configs that are symbolic links (relative, absolute, dangling) into a
@@ -218,61 +216,6 @@ func TestExistsSaysItOnce(t *testing.T) {
 	_, err := ClientChange(Target{Client: client(t, "cursor"), Scope: "user", Path: p}, "sandbox", NewServerEntry("/b", "/p"), false)
 	if !errors.Is(err, ErrExists) || strings.Count(err.Error(), "already") > 1 || strings.Count(err.Error(), "sandbox") != 1 {
 		t.Fatalf("%v", err)
-	}
-}
-
-// The preview of a policy is a summary: commands on one line, not the commented file.
-func TestPolicyPreviewSummary(t *testing.T) {
-	ws := filepath.Join(t.TempDir(), "ws")
-	p, err := BuildPolicy(Answers{Scheme: policy.SchemeAllowlist, Workspace: ws, Allow: append([]string{"jq"}, DefaultCommands...)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "policy.toml")
-	c, err := PolicyChange(p, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pv := c.Preview()
-	if n := strings.Count(pv, "\n"); n > 8 || !strings.Contains(pv, "jq, cat, cut") || strings.Contains(pv, "sha256 =") {
-		t.Errorf("preview (%d lines):\n%s", n, pv)
-	}
-	// A re-run that drops jq and changes the timeout shows both, - before +.
-	os.WriteFile(path, c.New, 0o644)
-	a := AnswersFrom(p)
-	a.Allow, a.Timeout = a.Allow[1:], "20s"
-	p2, err := BuildPolicy(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, _ := PolicyChange(p2, path)
-	pv = c2.Preview()
-	if !strings.Contains(pv, "-limits: 30s") || !strings.Contains(pv, "+limits: 20s") || strings.Index(pv, "-limits") > strings.Index(pv, "+limits") ||
-		!strings.Contains(pv, "-commands (12") || strings.Count(pv, "\n") > 10 {
-		t.Errorf("re-run preview:\n%s", pv)
-	}
-}
-
-// A re-run starts from the policy: its commands (jq), deny_args and settings come back as answers.
-func TestAnswersFromPolicy(t *testing.T) {
-	ws := filepath.Join(t.TempDir(), "ws")
-	p, err := BuildPolicy(Answers{Scheme: policy.SchemeAllowlist, Workspace: ws, Allow: []string{"wc", "jq"}, Timeout: "20s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Allowlist.Commands[1].DenyArgs = []string{"--from-file*"}
-	p.Allowlist.Env["TZ"] = "UTC"
-	a := AnswersFrom(p)
-	a.Prefill(func(string) bool { return false })
-	if strings.Join(a.Allow, ",") != "wc,jq" || a.Timeout != "20s" || a.Workspace != ws {
-		t.Fatalf("answers %+v", a)
-	}
-	back, err := BuildPolicy(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if back.Hash() != p.Hash() {
-		t.Errorf("rebuilt policy differs: deny_args %v env %v", back.Allowlist.Commands[1].DenyArgs, back.Allowlist.Env)
 	}
 }
 

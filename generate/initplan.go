@@ -59,6 +59,8 @@ type Plan struct {
 	print   bool
 	name    string // the server's name in the client configs
 	only    bool   // ClientsOnly
+	// prepare makes what the scheme needs on the host before the write (its workspace).
+	prepare func(p *policy.Policy, log io.Writer) (created string, err error)
 }
 
 // NewPlan builds the policy from the answers and plans every file change. An existing different
@@ -71,10 +73,16 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if interp := Interpreters(p); len(interp) > 0 {
-		fmt.Fprintf(o.Log, "warning: %s runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant git hooks there, run any script). The docker scheme is the safe way to run code.\n", strings.Join(interp, ", "))
+	own := o.Answers.Own()
+	if w, ok := own.(Warner); ok {
+		for _, s := range w.Warnings(p) {
+			fmt.Fprintf(o.Log, "warning: %s\n", s)
+		}
 	}
 	pl := &Plan{Policy: p, print: o.Print, project: o.Env.Project, name: p.Name}
+	if pr, ok := own.(Preparer); ok {
+		pl.prepare = pr.Prepare
+	}
 	if pl.PolicyPath, err = filepath.Abs(ExpandHome(o.PolicyOut, o.Env.Home)); err != nil {
 		return nil, err
 	}
@@ -232,8 +240,8 @@ type Written struct {
 const HTTPCheckTimeout = 20 * time.Second
 
 // Write checks the HTTP entry's server when one runs there already (a refused token or a server
-// that does not speak MCP stops it before anything is written), creates the allowlist workspace,
-// and installs the policy and client configs (Install: all or nothing; a workspace it created is
+// that does not speak MCP stops it before anything is written), makes what the scheme needs on
+// the host (its Preparer: a workspace), and installs the policy and client configs (Install: all or nothing; a workspace it created is
 // removed again on failure). env is the environment the entries start in; timeout bounds the
 // start check; log gets what it created.
 func (pl *Plan) Write(ctx context.Context, env []string, timeout time.Duration, log io.Writer) (*Written, error) {
@@ -255,9 +263,12 @@ func (pl *Plan) Write(ctx context.Context, env []string, timeout time.Duration, 
 			res.HTTPProbe = &hp
 		}
 	}
-	created, err := PrepareWorkspace(pl.Policy, log)
-	if err != nil {
-		return nil, err
+	var created string
+	var err error
+	if pl.prepare != nil {
+		if created, err = pl.prepare(pl.Policy, log); err != nil {
+			return nil, err
+		}
 	}
 	if res.Files, res.Probes, err = Install(ctx, pl.PolicyFile, pl.Clients.Changes, pl.Entry, pl.ProofRuns(env), pl.Proof, timeout); err != nil {
 		if created != "" {
@@ -290,29 +301,6 @@ func (pl *Plan) ProofRuns(env []string) []ProofRun {
 		runs = append(runs, ProofRun{Who: t.Client.Name, How: t.Client.describeInherit(), Env: e})
 	}
 	return runs
-}
-
-// PrepareWorkspace creates the allowlist workspace if missing, and says which it created (so a
-// failed init can remove it again). When root creates it, commands will run as nobody, so nobody
-// gets to write it.
-func PrepareWorkspace(p *policy.Policy, log io.Writer) (string, error) {
-	if p.Scheme != policy.SchemeAllowlist {
-		return "", nil
-	}
-	ws := p.Allowlist.Workspace
-	if _, err := os.Stat(ws); err == nil {
-		return "", nil
-	}
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		return "", fmt.Errorf("create the workspace %s: %w", ws, err)
-	}
-	if os.Geteuid() == 0 && p.Allowlist.User == "" {
-		if err := os.Chown(ws, 65534, 65534); err != nil {
-			return ws, fmt.Errorf("hand the workspace to nobody (commands run as 65534 under root): %w", err)
-		}
-	}
-	fmt.Fprintf(log, "created the workspace %s\n", ws)
-	return ws, nil
 }
 
 // Report says what Write did: each file written, what each client needs to know, the start

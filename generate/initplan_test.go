@@ -2,8 +2,6 @@ package generate
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -97,39 +95,6 @@ func TestPlanTokenEnvNeedsHTTP(t *testing.T) {
 	_, err := NewPlan(PlanOptions{Answers: Answers{Scheme: "docker", TokenEnv: "T"}, Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"), Binary: "/bin/mcpsandbox", Log: &bytes.Buffer{}})
 	if err == nil || !strings.Contains(err.Error(), "--token-env goes with --http URL") {
 		t.Fatalf("%v", err)
-	}
-}
-
-// Plan.Write: when the entry does not start, the workspace it created is removed again and the
-// policy is not left behind.
-func TestPlanWriteRemovesTheWorkspaceItCreated(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the stand-in binary is a shell script")
-	}
-	env := planEnv(t)
-	bin := filepath.Join(env.Home, "fails")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho cannot start >&2\nexit 1\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ws := filepath.Join(env.Home, "ws")
-	var log bytes.Buffer
-	pl, err := NewPlan(PlanOptions{Answers: Answers{Scheme: "allowlist", Name: "sandbox", Workspace: ws, Allow: []string{"sh"}},
-		Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"), Binary: bin, Log: &log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = pl.Write(context.Background(), os.Environ(), 10*time.Second, &log)
-	var se *StartError
-	if !errors.As(err, &se) || !strings.Contains(err.Error(), "cannot start") {
-		t.Fatalf("%v", err)
-	}
-	if !strings.Contains(log.String(), "created the workspace "+ws) {
-		t.Errorf("log: %q", log.String())
-	}
-	for _, p := range []string{ws, pl.PolicyPath} {
-		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s left behind: %v", p, err)
-		}
 	}
 }
 

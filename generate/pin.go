@@ -72,20 +72,19 @@ func HashFile(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// DefaultAllowlist is the built-in policy: the default commands present on this host, pinned now,
-// over the given workspace, with no network.
-func DefaultAllowlist(workspace string) (*policy.Policy, error) {
-	p := policy.Default(policy.SchemeAllowlist)
-	p.Allowlist.Workspace = workspace
+// PinDefaults pins the default commands present on this host, now (the allowlist's built-in
+// policy allows them); an error when none is found.
+func PinDefaults() ([]policy.Command, error) {
+	var cs []policy.Command
 	for _, n := range DefaultCommands {
 		c, err := Pin(n)
 		if err != nil {
 			continue // a missing tool is simply not offered
 		}
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		cs = append(cs, c)
 	}
-	if len(p.Allowlist.Commands) == 0 {
+	if len(cs) == 0 {
 		return nil, fmt.Errorf("none of %s found in %s", strings.Join(DefaultCommands, ", "), strings.Join(SearchPATH, ":"))
 	}
-	return p, p.Validate()
+	return cs, nil
 }

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
 )
 
 // A release build carries nothing test-only (internal/testhooks): no fake E2B server, no
-// stand-in hook that re-opens loopback in the egress proxy, neither by name nor by code. The
+// stand-in hook that re-opens loopback in the egress proxy, no benchmark, neither by name nor
+// by code. The
 // test build (the control) carries all of them, so their absence above is not a typo.
 func TestReleaseBinaryHasNoTestHooks(t *testing.T) {
 	root := repoRoot(t)
@@ -25,6 +26,8 @@ func TestReleaseBinaryHasNoTestHooks(t *testing.T) {
 		[]byte("MCPSANDBOX_EGRESS_STANDINS"), // the hook's variable (strings)
 		[]byte("serve/egress.ParseStandIns"), // the code that re-opens the stand-ins (nm)
 		[]byte("mcpsandbox/harness/e2bfake"), // the fake E2B server (nm)
+		[]byte("schemes/allowlist.bareRuns"), // the schemes' bench rows (scheme.Scheme.Bench, nm)
+		[]byte("schemes/docker.benchEngine"),
 	}
 	for _, m := range markers {
 		if bytes.Contains(release.bytes, m) {
@@ -43,7 +46,7 @@ func TestReleaseBinaryHasNoTestHooks(t *testing.T) {
 	// before any scenario runs, naming the test build and the live alternative.
 	home := t.TempDir()
 	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "MCPSANDBOX_E2B_LIVE=")
-	p, err := generate.DefaultAllowlist(t.TempDir())
+	p, err := allowlist.Default(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,9 @@ func init() {
 	registerSection(SchemeAllowlist, 10, func(p *Policy) Section { return &p.Allowlist })
 }
 
+// WorkspaceDir is the commands' working directory (Policy.WorkspaceDir).
+func (a *Allowlist) WorkspaceDir() string { return a.Workspace }
+
 // Allowlist is the hardened host-exec scheme.
 type Allowlist struct {
 	Workspace string `toml:"workspace" json:"workspace"`

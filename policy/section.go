@@ -62,6 +62,15 @@ func (p *Policy) SectionOf(scheme string) Section {
 	return nil
 }
 
+// WorkspaceDir is the host directory the policy's calls work in, as its section says: "" when
+// the section names none (a section says it by a WorkspaceDir method; serve's start log asks).
+func (p *Policy) WorkspaceDir() string {
+	if w, ok := p.Section().(interface{ WorkspaceDir() string }); ok {
+		return w.WorkspaceDir()
+	}
+	return ""
+}
+
 // eachSection calls f with every registered section of p, in the product's order.
 func (p *Policy) eachSection(f func(name string, s Section)) {
 	for _, k := range sectionKinds {

@@ -113,3 +113,18 @@ func TestNetworkTakes(t *testing.T) {
 		t.Error("an unknown scheme takes a network")
 	}
 }
+
+// TestWorkspaceDirAsksTheSection: serve's start log names the workspace through the section,
+// never a scheme's field: the allowlist's for an allowlist policy, none for a section without one.
+func TestWorkspaceDirAsksTheSection(t *testing.T) {
+	p := Default(SchemeAllowlist)
+	p.Allowlist.Workspace = "/w"
+	if got := p.WorkspaceDir(); got != "/w" {
+		t.Fatalf("allowlist policy: WorkspaceDir = %q, want /w", got)
+	}
+	withToy(t)
+	p.Scheme = "toy"
+	if got := p.WorkspaceDir(); got != "" {
+		t.Fatalf("a section without a workspace: WorkspaceDir = %q, want \"\"", got)
+	}
+}

@@ -41,6 +41,10 @@ type Scheme struct {
 	// temporary directory, which cleanup removes (cleanup is never nil). Nil: the scheme has no
 	// built-in policy.
 	Default func(workspace string) (p *policy.Policy, cleanup func(), err error)
+	// Wizard is the scheme's part of init: its blurb, its own answers (init's flags, the
+	// wizard's questions, how they become its section, what init makes on the host). Nil: init
+	// does not offer the scheme.
+	Wizard *generate.Wizard
 	// Needs checks what init's answers need of this host before anything is written (an
 	// engine, an image, a key in the environment); nil: nothing beyond serve itself.
 	Needs func(ctx context.Context, a *generate.Answers, pr Prompt) error
@@ -57,6 +61,9 @@ type Scheme struct {
 	// Host are verify's rows about what this host offers the scheme (its kernel features, its
 	// engine), for the doctor part of `verify`; nil: none.
 	Host func(ctx context.Context) []verify.Check
+	// Bench are the scheme's rows for `go run -tags testhooks ./bench` (a test build's only: the
+	// release binary carries no benchmark). Nil: none in this build.
+	Bench func(ctx context.Context, b *BenchRun) error
 	// Bounds are the scheme's own bounds on what reaches serve (its egress proxy, its
 	// upstream), listed by explain after the common ones (verify.Bounds). Nil: none.
 	Bounds func(p *policy.Policy) []verify.Bound

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
+	"github.com/mcpsandbox/mcpsandbox/schemes/e2b"
 )
 
 // What init and verify used to ask by scheme name now sits in the entries: the e2b key check,
@@ -23,12 +25,12 @@ func TestEntriesCarryInitAndVerifyParts(t *testing.T) {
 	}
 	t.Setenv("TOY_E2B_KEY", "")
 	e := get(policy.SchemeE2B)
-	err := e.Needs(context.Background(), &generate.Answers{Scheme: e.Name, APIKeyEnv: "TOY_E2B_KEY"}, scheme.Prompt{})
+	err := e.Needs(context.Background(), toyKey(e), scheme.Prompt{})
 	if err == nil || !strings.Contains(err.Error(), "needs your E2B API key in $TOY_E2B_KEY") {
 		t.Errorf("e2b needs without the key: %v", err)
 	}
 	t.Setenv("TOY_E2B_KEY", "k")
-	if err := e.Needs(context.Background(), &generate.Answers{Scheme: e.Name, APIKeyEnv: "TOY_E2B_KEY"}, scheme.Prompt{}); err != nil {
+	if err := e.Needs(context.Background(), toyKey(e), scheme.Prompt{}); err != nil {
 		t.Errorf("e2b needs with the key: %v", err)
 	}
 	if get(policy.SchemeDocker).Needs == nil || get(policy.SchemeAllowlist).Needs != nil {
@@ -65,5 +67,22 @@ func TestEntriesCarryInitAndVerifyParts(t *testing.T) {
 	cleanup()
 	if _, err := os.Stat(ws); !os.IsNotExist(err) {
 		t.Errorf("cleanup left the fresh workspace %s: %v", ws, err)
+	}
+}
+
+// toyKey are e2b answers naming the key's variable TOY_E2B_KEY.
+func toyKey(e *scheme.Scheme) *generate.Answers {
+	a := &generate.Answers{Scheme: e.Name, Wizards: Wizards()}
+	e2b.Own(a).APIKeyEnv = "TOY_E2B_KEY"
+	return a
+}
+
+// bench asks the registry for each scheme's rows: a test build has them for every scheme, a
+// release build for none (mutants' TestReleaseBinaryHasNoTestHooks checks the binary).
+func TestEntriesCarryBenchRowsInTestBuildsOnly(t *testing.T) {
+	for _, s := range All {
+		if (s.Bench != nil) != testhooks.Build {
+			t.Errorf("%s: bench rows present %v in a build with testhooks %v", s.Name, s.Bench != nil, testhooks.Build)
+		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package schemes is the registry: every isolation scheme this build knows, one line each.
-// Adding a scheme is its policy section (policy/NAME.go and its field on policy.Policy), its
-// template, serve/NAME, schemes/NAME, one line here, and its scenarios' `schemes` lists (README:
-// "Adding a scheme").
+// Adding a scheme is its entry (schemes/NAME: everything serve, init, verify, the harness and
+// bench ask of it), its executor (serve/NAME), its policy section (policy/NAME.go and its field
+// on policy.Policy), its template, its scenarios' `schemes` lists, and one line here (README:
+// "Adding a scheme"). Shared code asks this registry and names no scheme (internal/lint).
 package schemes
 
 import (
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
@@ -36,6 +38,28 @@ func Lookup(name string) (*scheme.Scheme, error) {
 
 // For returns the scheme a policy names.
 func For(p *policy.Policy) (*scheme.Scheme, error) { return Lookup(p.Scheme) }
+
+// Wizards are init's parts of the schemes it offers (those with a Wizard), by name.
+func Wizards() map[string]*generate.Wizard {
+	ws := map[string]*generate.Wizard{}
+	for _, s := range All {
+		if s.Wizard != nil {
+			ws[s.Name] = s.Wizard
+		}
+	}
+	return ws
+}
+
+// Offered lists the schemes init offers, in the product's order.
+func Offered() []string {
+	var out []string
+	for _, s := range All {
+		if s.Wizard != nil {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
 
 // Rules lists every audit rule: the common ones, then each scheme's, for `verify` and the README.
 func Rules() []verify.Rule {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,18 +67,18 @@ type HTTPOptions struct {
 	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
 }
 
-// Defaults of the HTTP bounds that have no policy key.
+// Defaults of the HTTP bounds that have no policy key (internal/bounds holds them, for explain).
 const (
-	DefaultHeaderTimeout = 10 * time.Second
-	DefaultBodyTimeout   = 30 * time.Second
-	DefaultIdleTimeout   = 2 * time.Minute
+	DefaultHeaderTimeout = bounds.DefaultHeaderTimeout
+	DefaultBodyTimeout   = bounds.DefaultBodyTimeout
+	DefaultIdleTimeout   = bounds.DefaultIdleTimeout
 	// refusedDrain is how long a refused (401) request's body is still read, so the answer
 	// reaches a client that sent a whole small body before reading it; then the connection closes.
 	refusedDrain = 250 * time.Millisecond
 	// DefaultMaxBody bounds one request body; DefaultBodyBudget the bodies of all requests
 	// being read at once (sixteen of the largest).
-	DefaultMaxBody    = 4 << 20
-	DefaultBodyBudget = 64 << 20
+	DefaultMaxBody    = bounds.DefaultMaxBody
+	DefaultBodyBudget = bounds.DefaultBodyBudget
 )
 
 // bounds resolves the HTTP bounds: the option, else the policy key, else the default; the

@@ -18,6 +18,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/wslayer"
@@ -83,10 +84,10 @@ const (
 	// MaxArgValues and MaxArgDepth bound the JSON shape of a call's arguments (rule
 	// tool.arguments): a cheap scan refuses more values or deeper nesting before any decoding,
 	// so a 12 MB message of four million "" cannot take hundreds of MB to decode.
-	MaxArgValues = audit.MaxJSONValues
-	MaxArgDepth  = audit.MaxJSONDepth
+	MaxArgValues = bounds.MaxArgValues
+	MaxArgDepth  = bounds.MaxArgDepth
 	// MaxEchoedName is how much of an unknown tool's name a refusal quotes.
-	MaxEchoedName = 200
+	MaxEchoedName = bounds.MaxEchoedName
 )
 
 // Rules of calls refused before they reach a tool.
@@ -348,7 +349,7 @@ const RuleMaxMessage = "stdio.max_message"
 
 // MaxErrorText bounds the text of a refused or failed call's result: a refusal may quote the
 // argument it refused, and an argument can be megabytes.
-const MaxErrorText = 8 << 10
+const MaxErrorText = bounds.MaxErrorText
 
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ClipText(msg, MaxErrorText)}}}

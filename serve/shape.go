@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -17,8 +18,8 @@ import (
 // and ids included: 14 MB of zeros in _meta took serve to 543 MB). A call's arguments have
 // their own, tighter bound inside it (MaxArgValues, MaxArgDepth).
 const (
-	MaxMessageValues = MaxArgValues + 4096
-	MaxMessageDepth  = MaxArgDepth + 8
+	MaxMessageValues = bounds.MaxMessageValues
+	MaxMessageDepth  = bounds.MaxMessageDepth
 )
 
 // messageShape says why raw, one JSON-RPC message, is refused before it is decoded ("" = not).

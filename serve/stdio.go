@@ -16,13 +16,14 @@ import (
 	"regexp"
 	"sync"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // MaxLine bounds one inbound JSON-RPC line. A longer line is answered with an error and
 // discarded as it streams past: it is never held in memory whole.
-const MaxLine = 16 << 20
+const MaxLine = bounds.MaxLine
 
 // MaxInflight bounds the requests one stdio session has handed to the server and not yet
 // answered, MaxInflightBytes the bytes of their lines. At either bound serve stops reading
@@ -30,8 +31,8 @@ const MaxLine = 16 << 20
 // answers (or never reads them) holds at most this much of serve's memory, and only slows
 // itself down.
 const (
-	MaxInflight      = 64
-	MaxInflightBytes = 32 << 20
+	MaxInflight      = bounds.MaxInflight
+	MaxInflightBytes = bounds.MaxInflightBytes
 )
 
 // LineTransport is newline-delimited JSON-RPC over a reader and a writer (stdio by default),

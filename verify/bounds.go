@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"github.com/mcpsandbox/mcpsandbox/serve/httpbound"
@@ -31,21 +31,21 @@ func Bounds(p *policy.Policy) []Bound {
 		{"calls", "wall clock per call", l.Timeout.String(), "limits.timeout", "the call's process tree is killed; the result says timed_out"},
 		{"calls", "output per stream", l.MaxOutputBytes.String(), "limits.max_output_bytes", "the rest is dropped; the result says truncated"},
 		{"calls", "calls running at once, shared fairly between sessions", n(l.MaxConcurrent), "limits.max_concurrent", "a free slot goes to the waiting session with the fewest calls running (over HTTP a session already running one cannot take the last); more wait up to limits.timeout, then are refused"},
-		{"calls", "a refused or failed call's text", size(serve.MaxErrorText), "", "clipped, saying how many bytes were cut"},
-		{"calls", "JSON shape of a call's arguments", n(serve.MaxArgValues) + " values, " + n(serve.MaxArgDepth) + " levels deep", "", "refused unread (rule tool.arguments) and audited; the executor never decodes them"},
-		{"calls", "an unknown tool's name in the answer", n(serve.MaxEchoedName) + " bytes", "", "-32602 quoting the name's start and its length; audited refused (rule tool.name)"},
-		{"stdio, http", "JSON shape of one whole message", n(serve.MaxMessageValues) + " values, " + n(serve.MaxMessageDepth) + " levels deep", "", "refused from its raw bytes (-32600 with the request's id) before anything decodes it"},
+		{"calls", "a refused or failed call's text", size(bounds.MaxErrorText), "", "clipped, saying how many bytes were cut"},
+		{"calls", "JSON shape of a call's arguments", n(bounds.MaxArgValues) + " values, " + n(bounds.MaxArgDepth) + " levels deep", "", "refused unread (rule tool.arguments) and audited; the executor never decodes them"},
+		{"calls", "an unknown tool's name in the answer", n(bounds.MaxEchoedName) + " bytes", "", "-32602 quoting the name's start and its length; audited refused (rule tool.name)"},
+		{"stdio, http", "JSON shape of one whole message", n(bounds.MaxMessageValues) + " values, " + n(bounds.MaxMessageDepth) + " levels deep", "", "refused from its raw bytes (-32600 with the request's id) before anything decodes it"},
 		{"http", "JSON-RPC batches", "none accepted", "", "400, -32600 (stdio refuses them too)"},
-		{"stdio", "one JSON-RPC message", size(serve.MaxLine), "", "answered -32600 with the request's id, never held whole; a tools/call is audited refused (stdio.max_message)"},
-		{"stdio", "requests read and not yet answered", n(serve.MaxInflight) + ", " + size(serve.MaxInflightBytes) + " of their lines", "", "serve stops reading stdin until an answer is written: a client that does not read its answers only stalls itself"},
+		{"stdio", "one JSON-RPC message", size(bounds.MaxLine), "", "answered -32600 with the request's id, never held whole; a tools/call is audited refused (stdio.max_message)"},
+		{"stdio", "requests read and not yet answered", n(bounds.MaxInflight) + ", " + size(bounds.MaxInflightBytes) + " of their lines", "", "serve stops reading stdin until an answer is written: a client that does not read its answers only stalls itself"},
 		{"http", "open connections", n(l.MaxConnections), "limits.max_connections", "a new connection closes the oldest one without a valid token, else the oldest idle one"},
 		{"http", "connections without a valid token", "a quarter of limits.max_connections", "", "the oldest such connection that has sent nothing is closed (else the oldest such); the rest is kept for clients with the token"},
 		{"http", "live MCP sessions", n(l.MaxSessions), "limits.max_sessions", "a new initialize gets 503 naming the key"},
 		{"http", "session without a request", l.SessionIdle.String(), "limits.session_idle", "the session is closed and its sandboxes ended"},
-		{"http", "request head", "64KiB, read within " + durationText(serve.DefaultHeaderTimeout), "", "431, or the connection is closed"},
-		{"http", "request body", "4MiB, read within " + durationText(serve.DefaultBodyTimeout), "", "413, or the connection is cut"},
-		{"http", "request bodies read at once, all requests together", size(serve.DefaultBodyBudget) + " (each body's first " + size(httpbound.FreeBody) + " free)", "", "503 with Retry-After before the body is read; a chunked body fails as it is read"},
-		{"http", "idle keep-alive connection", durationText(serve.DefaultIdleTimeout), "", "the connection is closed"},
+		{"http", "request head", "64KiB, read within " + durationText(bounds.DefaultHeaderTimeout), "", "431, or the connection is closed"},
+		{"http", "request body", "4MiB, read within " + durationText(bounds.DefaultBodyTimeout), "", "413, or the connection is cut"},
+		{"http", "request bodies read at once, all requests together", size(bounds.DefaultBodyBudget) + " (each body's first " + size(httpbound.FreeBody) + " free)", "", "503 with Retry-After before the body is read; a chunked body fails as it is read"},
+		{"http", "idle keep-alive connection", durationText(bounds.DefaultIdleTimeout), "", "the connection is closed"},
 		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
 		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},
 		{"audit", "wait for the log's lock", durationText(audit.LockWait), "", "the call is refused without running, naming audit.path and the process holding the lock"},

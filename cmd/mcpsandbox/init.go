@@ -22,7 +22,6 @@ import (
 type InitOptions struct {
 	IO        *Factory
 	A         generate.Answers
-	Allow     string
 	Clients   []string
 	Project   string
 	PolicyOut string
@@ -39,7 +38,7 @@ type InitOptions struct {
 
 // NewCmdInit builds `init`; runF replaces the run function in tests.
 func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
-	o := &InitOptions{IO: f}
+	o := &InitOptions{IO: f, A: generate.Answers{Wizards: schemes.Wizards()}}
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Write a policy and your MCP clients' config entries (a wizard, or flags)",
@@ -79,18 +78,11 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl := cmd.Flags()
 	fl.StringVar(&o.A.Scheme, "scheme", "", "allowlist, docker or e2b")
 	fl.StringVar(&o.A.Name, "name", "sandbox", "server name, as clients show it")
-	fl.StringVar(&o.A.Workspace, "workspace", "", "allowlist: the commands' working directory, the only writable place (created if missing)")
-	fl.StringVar(&o.Allow, "allow", "", "allowlist: commands to allow, comma-separated names or absolute paths (each pinned by sha256)")
 	fl.BoolVar(&o.A.Network, "network", false, "allowlist: give commands every host (not recommended: --network-hosts names only those they need)")
 	fl.StringSliceVar(&o.A.Hosts, "network-hosts", nil, "allowlist and docker: reach only these hosts, through serve's egress proxy: host patterns (pypi.org, api.example.com:443, *.example.com) or presets ("+generate.PresetNames()+"); comma-separated or repeated")
-	fl.StringVar(&o.A.Image, "image", "", "docker: image (default python:3.12-slim); the engine must be running and hold it (init checks; the wizard offers to pull)")
-	fl.StringVar(&o.A.DockerWorkspace, "docker-workspace", "", "docker: host directory to mount at /workspace")
-	fl.BoolVar(&o.A.DockerWorkspaceWritable, "docker-workspace-writable", false, "docker: mount the workspace writable")
-	fl.IntVar(&o.A.Pool, "pool", 0, "docker: containers to keep pre-started (each used for one call)")
-	fl.StringVar(&o.A.Runtime, "runtime", "", `docker: the engine's container runtime: "" = its default (runc), "crun" (starts faster), "runsc" (gVisor: a kernel of its own); the engine must have it registered (init checks)`)
-	fl.StringVar(&o.A.E2BTemplate, "e2b-template", "", "e2b: sandbox template (default code-interpreter-v1)")
-	fl.StringVar(&o.A.APIKeyEnv, "api-key-env", "", "e2b: the environment variable holding the API key (default E2B_API_KEY; it must be set here: init checks; the key is never written)")
-	fl.StringVar(&o.A.Reuse, "reuse", "", "e2b: call (new sandbox per call) or session (default)")
+	for _, name := range schemes.Offered() { // each scheme's own flags
+		o.A.OwnOf(name).Flags(fl)
+	}
 	fl.StringVar(&o.A.Timeout, "timeout", "", "limits: wall clock per call (default 30s)")
 	fl.StringVar(&o.A.MaxOutput, "max-output", "", "limits: output cap per stream (default 64KiB)")
 	fl.StringVar(&o.A.Memory, "memory", "", "limits: memory per call (default 256MiB)")
@@ -120,13 +112,8 @@ func missingFlags(o *InitOptions) []string {
 	if o.A.Scheme == "" && o.A.HTTPURL == "" { // with --http a running server may need none
 		m = append(m, "--scheme allowlist|docker|e2b")
 	}
-	if o.A.Scheme == policy.SchemeAllowlist {
-		if o.A.Workspace == "" {
-			m = append(m, "--workspace DIR")
-		}
-		if o.Allow == "" {
-			m = append(m, "--allow CMD,CMD")
-		}
+	if own := o.A.Own(); own != nil {
+		m = append(m, own.Missing()...)
 	}
 	return m
 }
@@ -248,9 +235,6 @@ func initFlags(o *InitOptions, wiz bool) error {
 		return err
 	}
 	o.bin = bin
-	if o.Allow != "" {
-		o.A.Allow = strings.Split(o.Allow, ",")
-	}
 	return nil
 }
 

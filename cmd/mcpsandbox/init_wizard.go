@@ -13,6 +13,7 @@ import (
 	"github.com/AlecAivazis/survey/v2/terminal"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/schemes"
 )
 
 // asker asks on the terminal when there is one, and answers "no" otherwise (flags decide).
@@ -94,7 +95,7 @@ func (a *asker) question(q generate.Question, ans *generate.Answers, env generat
 	return nil
 }
 
-// runWizard asks what the flags left open: the scheme, its questions (generate.SchemeQuestions),
+// runWizard asks what the flags left open: the scheme, its questions (its Wizard's),
 // what it needs (checked before anything is written), the limits, the clients, the policy path.
 // A re-run starts from the policy already there.
 func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker) error {
@@ -107,13 +108,14 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 		fmt.Fprintf(o.IO.ErrOut, "note: %v\n  starting from the defaults instead\n", err)
 	}
 	if !o.set("scheme") {
-		def := policy.Schemes[0]
-		if a.Base != nil {
+		offered := schemes.Offered()
+		def := offered[0]
+		if a.Base != nil && slices.Contains(offered, a.Base.Scheme) {
 			def = a.Base.Scheme
 		}
 		q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "Which sandbox scheme?" },
-			Options:  func(*generate.Answers) []string { return policy.Schemes },
-			Describe: func(v string) string { return generate.Schemes[v].Blurb },
+			Options:  func(*generate.Answers) []string { return offered },
+			Describe: func(v string) string { return a.Wizards[v].Blurb },
 			Default:  func(*generate.Answers, generate.Env) any { return def },
 			Set:      func(a *generate.Answers, v any) { a.Scheme = v.(string) }}
 		if err := ask.question(q, a, env, o.set); err != nil {
@@ -123,8 +125,8 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 	if err := netFlags(o); err != nil { // the scheme is known now
 		return err
 	}
-	if needs := generate.Schemes[a.Scheme].Needs; needs != "" {
-		fmt.Fprintf(o.IO.Out, "The %s scheme needs %s. init checks this before writing anything.\n", a.Scheme, needs)
+	if w := a.Wizards[a.Scheme]; w != nil && w.Needs != "" {
+		fmt.Fprintf(o.IO.Out, "The %s scheme needs %s. init checks this before writing anything.\n", a.Scheme, w.Needs)
 	}
 	a.Prefill(o.set)
 	if err := schemeAnswers(ctx, o, env, ask); err != nil {
@@ -183,9 +185,13 @@ const (
 // given is the default), or to quit.
 func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *asker) error {
 	a := &o.A
+	var qs []generate.Question
+	if own := a.Own(); own != nil {
+		qs = own.Questions()
+	}
 	for change := true; ; {
 		if change {
-			for _, q := range generate.SchemeQuestions[a.Scheme] {
+			for _, q := range qs {
 				if err := ask.question(q, a, env, o.set); err != nil {
 					return err
 				}
@@ -197,7 +203,7 @@ func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *a
 		}
 		fmt.Fprintf(o.IO.Out, "\n%s\n", strings.TrimSuffix(strings.TrimSuffix(err.Error(), " Nothing was written"), "."))
 		choices := []string{needsRetry, needsQuit}
-		if slices.ContainsFunc(generate.SchemeQuestions[a.Scheme], func(q generate.Question) bool { return q.Flag == "" || !o.set(q.Flag) }) {
+		if slices.ContainsFunc(qs, func(q generate.Question) bool { return q.Flag == "" || !o.set(q.Flag) }) {
 			choices = []string{needsRetry, needsChange, needsQuit}
 		}
 		pick := needsQuit

@@ -25,39 +25,9 @@ import (
 
 // schemeNamesAllowed are the places outside a scheme's own that still name it, as
 // "dir/file.go:name" (name: the scheme's string, its policy.SchemeX constant or its
-// policy.Policy field). Each says why; a stale entry fails the test, so the list only shrinks.
-const (
-	wizard    = "the wizard: generate.Answers holds each scheme's answers (bound to init's flags) and its questions; they move into the scheme's entry with the wizard (left)"
-	benchRows = "bench's rows per scheme: bench does not link the registry (left: a Scheme.Bench entry)"
-)
-
-var schemeNamesAllowed = map[string]string{
-	"bench/docker.go:\"docker\"":             "the docker CLI binary (the baseline bench measures), not the scheme",
-	"bench/docker.go:.Docker":                benchRows,
-	"bench/docker.go:SchemeDocker":           benchRows,
-	"bench/main.go:\"docker\"":               "the -only flag's value naming bench's docker part",
-	"bench/main.go:\"allowlist\"":            "the -only flag's value naming bench's allowlist part",
-	"bench/schemes.go:.E2B":                  benchRows,
-	"bench/schemes.go:SchemeE2B":             benchRows,
-	"cmd/mcpsandbox/init.go:SchemeAllowlist": "init's flags per scheme (--workspace, --allow) bind to generate.Answers: they move with the wizard",
-	"cmd/mcpsandbox/serve.go:.Allowlist":     "serve's start log names the allowlist workspace (left: a Section workspace accessor)",
-	"generate/answers.go:.Allowlist":         wizard,
-	"generate/answers.go:.Docker":            wizard,
-	"generate/answers.go:.E2B":               wizard,
-	"generate/answers.go:SchemeAllowlist":    wizard,
-	"generate/answers.go:SchemeDocker":       wizard,
-	"generate/answers.go:SchemeE2B":          wizard,
-	"generate/hosts.go:SchemeAllowlist":      wizard,
-	"generate/hosts.go:SchemeDocker":         wizard,
-	"generate/questions.go:.Docker":          wizard,
-	"generate/questions.go:SchemeAllowlist":  wizard,
-	"generate/questions.go:SchemeDocker":     wizard,
-	"generate/questions.go:SchemeE2B":        wizard,
-	"generate/initplan.go:.Allowlist":        "init creates the allowlist workspace (PrepareWorkspace): moves with the wizard's plan",
-	"generate/initplan.go:SchemeAllowlist":   "init creates the allowlist workspace (PrepareWorkspace): moves with the wizard's plan",
-	"generate/pin.go:.Allowlist":             "the allowlist's built-in policy (DefaultAllowlist) stays in generate: serve/allowlist's own tests use it and cannot import schemes/allowlist",
-	"generate/pin.go:SchemeAllowlist":        "the allowlist's built-in policy (DefaultAllowlist) stays in generate: serve/allowlist's own tests use it and cannot import schemes/allowlist",
-}
+// policy.Policy field), each with why; a stale entry fails the test, so the list only shrinks.
+// It is empty: a scheme is one directory plus one registry line.
+var schemeNamesAllowed = map[string]string{}
 
 // schemeName is one place a scheme is named.
 type schemeName struct {

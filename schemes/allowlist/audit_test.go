@@ -15,7 +15,8 @@ func TestAuditNetworkHostList(t *testing.T) {
 	ws := t.TempDir()
 	build := func(a generate.Answers) *policy.Policy {
 		t.Helper()
-		a.Scheme, a.Workspace, a.Allow = policy.SchemeAllowlist, ws, []string{"wc"}
+		a.Scheme, a.Wizards = policy.SchemeAllowlist, map[string]*generate.Wizard{policy.SchemeAllowlist: wizard}
+		Own(&a).Workspace, Own(&a).Allow = ws, []string{"wc"}
 		p, err := generate.BuildPolicy(a)
 		if err != nil {
 			t.Fatal(err)

@@ -189,7 +189,7 @@ func stageOutside(id string, pythons ...string) func(*harness.Arena) {
 // with a 3s timeout. On its own it contains every control's scenario except the two whose
 // weakness is the interpreter itself.
 func controlPolicy() (*policy.Policy, error) {
-	p, err := generate.DefaultAllowlist(os.TempDir())
+	p, err := builtIn(os.TempDir())
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,8 @@ var Scheme = &scheme.Scheme{
 	Host:          hostChecks,
 	Bounds:        bounds,
 	Proof:         proof,
+	Wizard:        wizard,
+	Bench:         benchRows,
 }
 
 // bounds: a host list's proxy is one per call; connections past the bound wait for the call's
@@ -91,5 +93,17 @@ func Default(workspace string) (*policy.Policy, error) {
 		}
 		workspace = d
 	}
-	return generate.DefaultAllowlist(workspace)
+	return builtIn(workspace)
+}
+
+// builtIn is the built-in policy over workspace: the default commands present on this host,
+// pinned now, with no network.
+func builtIn(workspace string) (*policy.Policy, error) {
+	cs, err := generate.PinDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := policy.Default(policy.SchemeAllowlist)
+	p.Allowlist.Workspace, p.Allowlist.Commands = workspace, cs
+	return p, p.Validate()
 }

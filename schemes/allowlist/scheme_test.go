@@ -29,7 +29,7 @@ func auditOf(p *policy.Policy, path string) []verify.Finding {
 }
 
 func TestAuditDefaultIsClean(t *testing.T) {
-	p, err := generate.DefaultAllowlist(t.TempDir())
+	p, err := builtIn(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func pinInterpreter(t *testing.T) policy.Command {
 func TestAuditRules(t *testing.T) {
 	ws := t.TempDir()
 	base := func() *policy.Policy {
-		p, err := generate.DefaultAllowlist(ws)
+		p, err := builtIn(ws)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,9 +13,12 @@ import (
 // MS201 is "joins a docker network": the host list init writes (the rendered file, loaded back)
 // is not one; a docker network the wizard's "every host" picks is.
 func TestAuditInitNetwork(t *testing.T) {
-	audit := func(a generate.Answers) []string {
+	audit := func(a generate.Answers, network string) []string {
 		t.Helper()
-		a.Scheme = policy.SchemeDocker
+		a.Scheme, a.Wizards = policy.SchemeDocker, map[string]*generate.Wizard{policy.SchemeDocker: wizard}
+		if network != "" {
+			Own(&a).NetworkName = network
+		}
 		p, err := generate.BuildPolicy(a)
 		if err != nil {
 			t.Fatal(err)
@@ -34,10 +37,10 @@ func TestAuditInitNetwork(t *testing.T) {
 		}
 		return got
 	}
-	if got := audit(generate.Answers{Hosts: []string{"npm", "github"}}); slices.Contains(got, "MS201") {
+	if got := audit(generate.Answers{Hosts: []string{"npm", "github"}}, ""); slices.Contains(got, "MS201") {
 		t.Errorf("a host list reported as a docker network: %v", got)
 	}
-	if got := audit(generate.Answers{DockerNetwork: "bridge"}); !slices.Contains(got, "MS201") {
+	if got := audit(generate.Answers{}, "bridge"); !slices.Contains(got, "MS201") {
 		t.Errorf("network = \"bridge\" not reported: %v", got)
 	}
 }

@@ -20,7 +20,8 @@ import (
 // needs: a running engine that has the runtime the answers name and holds the image (init
 // offers to pull it).
 func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
-	image := a.Image
+	d := Own(a)
+	image := d.Image
 	if image == "" {
 		image = policy.Default(policy.SchemeDocker).Docker.Image
 	}
@@ -34,7 +35,7 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 	if pr.Interactive {
 		fmt.Fprintf(pr.Out, "Docker engine: %s\n", c.Value)
 	}
-	if err := runtimeRegistered(ctx, a.Runtime); err != nil {
+	if err := runtimeRegistered(ctx, d.Runtime); err != nil {
 		return err
 	}
 	have, err := imagePresent(ctx, image)
@@ -97,11 +98,12 @@ func imagePresent(ctx context.Context, image string) (bool, error) {
 // workspaceExists: the engine refuses to mount a host directory that does not exist, so every
 // call would fail. The wizard offers to create it; otherwise init refuses, saying how.
 func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
-	if a.DockerWorkspace == "" {
+	d := Own(a)
+	if d.Workspace == "" {
 		return nil
 	}
 	home, _ := os.UserHomeDir()
-	ws := generate.ExpandHome(a.DockerWorkspace, home)
+	ws := generate.ExpandHome(d.Workspace, home)
 	st, err := os.Stat(ws)
 	switch {
 	case err == nil && st.IsDir():

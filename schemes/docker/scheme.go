@@ -45,6 +45,8 @@ var Scheme = &scheme.Scheme{
 	Bounds:        bounds,
 	Needs:         needs,
 	Proof:         proof,
+	Wizard:        wizard,
+	Bench:         benchRows,
 }
 
 // bounds: a host list's proxy is one per container, with its own connection bound and one

@@ -12,7 +12,7 @@ import (
 
 // needs: the API key's variable set here (the client must start serve with it too).
 func needs(_ context.Context, a *generate.Answers, _ scheme.Prompt) error {
-	key := a.APIKeyEnv
+	key := Own(a).APIKeyEnv
 	if key == "" {
 		key = policy.Default(policy.SchemeE2B).E2B.APIKeyEnv
 	}

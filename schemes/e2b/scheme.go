@@ -38,6 +38,8 @@ var Scheme = &scheme.Scheme{
 	Bounds:        bounds,
 	Proof:         proof,
 	ServerEnv:     serverEnv,
+	Wizard:        wizard,
+	Bench:         benchRows,
 }
 
 // bounds: what E2B's API, envd and the interpreter can send back.

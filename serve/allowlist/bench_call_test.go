@@ -13,7 +13,6 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
-	"github.com/mcpsandbox/mcpsandbox/generate"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,7 +42,7 @@ func BenchmarkCall(b *testing.B) {
 			ws := filepath.Join(root, "ws")
 			os.Mkdir(ws, 0o755)
 			os.WriteFile(filepath.Join(ws, "f"), []byte("a b c\n"), 0o644)
-			p, err := generate.DefaultAllowlist(ws)
+			p, err := defaultPolicy(ws)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -46,7 +46,7 @@ func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extr
 	ws := filepath.Join(root, "ws")
 	os.Mkdir(ws, 0o777)
 	os.Chown(ws, 65534, 65534)
-	p, err := generate.DefaultAllowlist(ws)
+	p, err := defaultPolicy(ws)
 	if err != nil {
 		t.Fatal(err)
 	}

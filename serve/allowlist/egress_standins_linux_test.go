@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	egressproxy "github.com/mcpsandbox/mcpsandbox/serve/egress"
@@ -28,7 +27,7 @@ import (
 func TestEgressProxyPerCall(t *testing.T) {
 	t.Setenv(egressproxy.StandInsEnv, "known.example.test=203.0.113.9")
 	ws := t.TempDir()
-	p, err := generate.DefaultAllowlist(ws)
+	p, err := defaultPolicy(ws)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,12 @@ import (
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
-	"github.com/mcpsandbox/mcpsandbox/generate"
 )
 
 // The layer probe runs after New returns; when the helper cannot start, Ready says why, and
 // calls fail with that reason instead of running unconfined.
 func TestReadyReportsAFailedProbe(t *testing.T) {
-	p, err := generate.DefaultAllowlist(t.TempDir())
+	p, err := defaultPolicy(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,23 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
-	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var (
@@ -119,9 +109,9 @@ func writeMarkdown() {
 	host, _ := os.Hostname()
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	load, _ := os.ReadFile("/proc/loadavg")
-	cmd := "go run ./bench -o " + mdOut
+	cmd := "go run -tags testhooks ./bench -o " + mdOut
 	if only != "" {
-		cmd = "go run ./bench -only " + only + " -o " + mdOut
+		cmd = "go run -tags testhooks ./bench -only " + only + " -o " + mdOut
 	}
 	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `%s` on %s: %s, %d CPUs, %s/%s, kernel %s, load average at the end %s, uid %d. Every row is measured in the same run as its baseline.\n\n",
 		cmd, time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
@@ -149,136 +139,4 @@ func writeMarkdown() {
 	for _, t := range targets() {
 		fmt.Println(t)
 	}
-}
-
-var urlLine = regexp.MustCompile(`url=(http://\S+/mcp)`)
-
-// startServe starts serve with extra args and env; for --http it returns the URL it printed.
-func startServe(ctx context.Context, bin string, env []string, args ...string) (*exec.Cmd, string, error) {
-	cmd := exec.CommandContext(ctx, bin, append([]string{"serve"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	urlc := make(chan string, 1)
-	go func() {
-		buf := make([]byte, 64<<10)
-		var seen strings.Builder
-		for {
-			k, err := stderr.Read(buf)
-			seen.Write(buf[:k])
-			if m := urlLine.FindStringSubmatch(seen.String()); m != nil {
-				urlc <- m[1]
-				io.Copy(io.Discard, stderr)
-				return
-			}
-			if err != nil {
-				close(urlc)
-				return
-			}
-		}
-	}()
-	select {
-	case u, ok := <-urlc:
-		if !ok {
-			return cmd, "", errors.New("serve --http exited before it listened")
-		}
-		return cmd, u, nil
-	case <-time.After(20 * time.Second):
-		return cmd, "", errors.New("serve --http printed no URL within 20s")
-	}
-}
-
-func timeCalls(ctx context.Context, n int, cs *mcp.ClientSession, p *mcp.CallToolParams) ([]time.Duration, error) {
-	var d []time.Duration
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		res, err := cs.CallTool(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		if res.IsError {
-			return nil, fmt.Errorf("%s refused: %v", p.Name, res.Content)
-		}
-		d = append(d, time.Since(t0))
-	}
-	return d, nil
-}
-
-// httpRows: the same allowlist call over streamable HTTP.
-func httpRows(ctx context.Context, n int, bin, pol string, row func(string, []time.Duration)) error {
-	cmd, url, err := startServe(ctx, bin, nil, "--policy", pol, "--http", "127.0.0.1:0", "--log-level", "info")
-	if cmd != nil {
-		defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	}
-	if err != nil {
-		return err
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: http.DefaultClient}, nil)
-	if err != nil {
-		return err
-	}
-	defer cs.Close()
-	d, err := timeCalls(ctx, n, cs, &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{"f"}}})
-	if err != nil {
-		return err
-	}
-	row("run_allowed_command wc, MCP streamable HTTP, back-to-back", d)
-	return nil
-}
-
-// e2bRows: run_command through serve against the local E2B server in its Echo mode (no process
-// start-up), beside the same server called directly: what the proxy adds.
-func e2bRows(ctx context.Context, n int, bin, dir string, row func(string, []time.Duration)) error {
-	const key = "e2b_bench0local0server00000000000000000000"
-	fake, err := e2bfake.New(e2bfake.Options{APIKey: key, Echo: true})
-	if err != nil {
-		return err
-	}
-	defer fake.Close()
-	// Direct: one request to the control plane's sandbox list, as the cheapest round trip.
-	var direct []time.Duration
-	for i := 0; i < n; i++ {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fake.URL()+"/sandboxes", nil)
-		req.Header.Set("X-API-Key", key)
-		t0 := time.Now()
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		direct = append(direct, time.Since(t0))
-	}
-	p := policy.Default(policy.SchemeE2B)
-	p.E2B.Reuse = "session"
-	p.E2B.APIURL = fake.URL()
-	p.Audit.Path = filepath.Join(dir, "e2b-audit.jsonl")
-	b, _ := policy.Marshal(p)
-	pol := filepath.Join(dir, "e2b.toml")
-	if err := os.WriteFile(pol, b, 0o600); err != nil {
-		return err
-	}
-	cmd := exec.Command(bin, "serve", "--policy", pol, "--log-level", "error")
-	cmd.Env = append(os.Environ(), p.E2B.APIKeyEnv+"="+key, "E2B_API_URL="+fake.URL(), "E2B_SANDBOX_URL="+fake.URL(), "E2B_DOMAIN="+fake.Domain())
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		return err
-	}
-	defer cs.Close()
-	call := &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "echo 1"}}
-	if _, err := timeCalls(ctx, 1, cs, call); err != nil { // the session's sandbox
-		return err
-	}
-	via, err := timeCalls(ctx, n, cs, call)
-	if err != nil {
-		return err
-	}
-	row("baseline: the local E2B server, one direct request", direct)
-	row("e2b run_command through serve (MCP stdio, session sandbox, Echo server)", via)
-	return nil
 }

@@ -1,4 +1,6 @@
-package main
+//go:build testhooks
+
+package docker
 
 import (
 	"bytes"
@@ -17,14 +19,17 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-units"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// dockerRows: pooled and cold calls of the docker scheme on the offline test image, for the
-// engine's default runtime and for crun and runsc where the engine has them, beside two
-// baselines in the same run: the same container through the Engine API with no serve
-// (create, attach, start, output), and `docker run --rm` with the same flags through the CLI.
-func dockerRows(ctx context.Context, n int, bin, dir string, row func(string, []time.Duration)) error {
+// benchRows: pooled and cold calls of the docker scheme on the offline test image (at most 40
+// a row), for the engine's default runtime and for crun and runsc where the engine has them,
+// beside two baselines in the same run: the same container through the Engine API with no
+// serve (create, attach, start, output), and `docker run --rm` with the same flags through the
+// CLI.
+func benchRows(ctx context.Context, b *scheme.BenchRun) error {
+	n, dir, row := min(b.N, 40), b.Dir, b.Row
 	image := os.Getenv("MCPSANDBOX_TEST_IMAGE")
 	if image == "" {
 		image = "mcpsandbox-test:bookworm"
@@ -55,25 +60,25 @@ func dockerRows(ctx context.Context, n int, bin, dir string, row func(string, []
 	if _, ok := info.Runtimes["crun"]; ok {
 		vs = append(vs, variant{"crun", 4, n, apart}, variant{"crun", 0, n, apart})
 	} else {
-		notes = append(notes, "docker runtime crun: not registered in this engine (sh scripts/docker-runtimes.sh)")
+		b.Note("docker runtime crun: not registered in this engine (sh scripts/docker-runtimes.sh)")
 	}
 	if _, ok := info.Runtimes["runsc"]; ok {
 		// gVisor starts a container in ~1.5 s here: fewer calls, and think time enough to refill.
 		vs = append(vs, variant{"runsc", 4, min(n, 10), 2 * time.Second}, variant{"runsc", 0, min(n, 10), apart})
 	} else {
-		notes = append(notes, "docker runtime runsc: not registered in this engine (sh scripts/docker-runtimes.sh)")
+		b.Note("docker runtime runsc: not registered in this engine (sh scripts/docker-runtimes.sh)")
 	}
 	for _, v := range vs {
 		p := policy.Default(policy.SchemeDocker)
 		p.Docker.Image, p.Docker.Pool, p.Docker.Runtime = image, v.pool, v.runtime
 		name := fmt.Sprintf("docker-%s-%d", v.runtime, v.pool)
 		p.Audit.Path = filepath.Join(dir, name+"-audit.jsonl")
-		b, _ := policy.Marshal(p)
+		text, _ := policy.Marshal(p)
 		pol := filepath.Join(dir, name+".toml")
-		if err := os.WriteFile(pol, b, 0o600); err != nil {
+		if err := os.WriteFile(pol, text, 0o600); err != nil {
 			return err
 		}
-		d, err := dockerCalls(ctx, bin, pol, v.n, v.pool > 0, v.apart)
+		d, err := benchCalls(ctx, b, pol, v.n, v.pool > 0, v.apart)
 		if err != nil {
 			return fmt.Errorf("runtime %q pool %d: %w", v.runtime, v.pool, err)
 		}
@@ -89,7 +94,7 @@ func dockerRows(ctx context.Context, n int, bin, dir string, row func(string, []
 		}
 		row(what, d)
 	}
-	raw, err := engineBaseline(ctx, api, image, min(n, 20), apart)
+	raw, err := benchEngine(ctx, api, image, min(n, 20), apart)
 	if err != nil {
 		return err
 	}
@@ -109,16 +114,16 @@ func dockerRows(ctx context.Context, n int, bin, dir string, row func(string, []
 	return nil
 }
 
-// dockerCalls times n calls of print(1) through one serve of the policy.
-func dockerCalls(ctx context.Context, bin, pol string, n int, pooled bool, apart time.Duration) ([]time.Duration, error) {
+// benchCalls times n calls of print(1) through one serve of the policy.
+func benchCalls(ctx context.Context, b *scheme.BenchRun, pol string, n int, pooled bool, apart time.Duration) ([]time.Duration, error) {
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx,
-		&mcp.CommandTransport{Command: exec.Command(bin, "serve", "--policy", pol, "--log-level", "error")}, nil)
+		&mcp.CommandTransport{Command: exec.Command(b.Bin, "serve", "--policy", pol, "--log-level", "error")}, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer cs.Close()
 	call := &mcp.CallToolParams{Name: "run_python_sandbox", Arguments: map[string]any{"code": "print(1)"}}
-	if _, err := timeCalls(ctx, 2, cs, call); err != nil { // warm the image cache (and the pool)
+	if _, err := b.TimeCalls(ctx, 2, cs, call); err != nil { // warm the image cache (and the pool)
 		return nil, err
 	}
 	if pooled { // the pool refills before the first timed call
@@ -127,7 +132,7 @@ func dockerCalls(ctx context.Context, bin, pol string, n int, pooled bool, apart
 	var d []time.Duration
 	for i := 0; i < n; i++ {
 		time.Sleep(apart)
-		one, err := timeCalls(ctx, 1, cs, call)
+		one, err := b.TimeCalls(ctx, 1, cs, call)
 		if err != nil {
 			return nil, err
 		}
@@ -136,10 +141,10 @@ func dockerCalls(ctx context.Context, bin, pol string, n int, pooled bool, apart
 	return d, nil
 }
 
-// engineBaseline: the container a cold call gets, as far as flags go, made through the Engine
+// benchEngine: the container a cold call gets, as far as flags go, made through the Engine
 // API directly: create, attach, start, and the time until its output arrives. Removal runs off
 // the clock, as serve's does.
-func engineBaseline(ctx context.Context, api *client.Client, image string, n int, apart time.Duration) ([]time.Duration, error) {
+func benchEngine(ctx context.Context, api *client.Client, image string, n int, apart time.Duration) ([]time.Duration, error) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	var d []time.Duration

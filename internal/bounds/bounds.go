@@ -1,0 +1,59 @@
+// Package bounds holds the fixed bounds serve enforces on what reaches it, as constants: serve
+// enforces them and explain (verify.Bounds) lists them, so the list cannot drift from the code
+// and verify need not import the MCP server to speak of them.
+package bounds
+
+import (
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+)
+
+// MaxLine bounds one inbound JSON-RPC line on stdio. A longer line is answered with an error
+// and discarded as it streams past: it is never held in memory whole.
+const MaxLine = 16 << 20
+
+// MaxInflight bounds the requests one stdio session has handed to the server and not yet
+// answered, MaxInflightBytes the bytes of their lines. At either bound serve stops reading
+// stdin until an answer is written, so a client that writes requests faster than it reads the
+// answers (or never reads them) holds at most this much of serve's memory, and only slows
+// itself down.
+const (
+	MaxInflight      = 64
+	MaxInflightBytes = 32 << 20
+)
+
+// Bounds on a tools/call before anything decodes its arguments or echoes its name.
+const (
+	// MaxArgValues and MaxArgDepth bound the JSON shape of a call's arguments (rule
+	// tool.arguments): a cheap scan refuses more values or deeper nesting before any decoding,
+	// so a 12 MB message of four million "" cannot take hundreds of MB to decode.
+	MaxArgValues = audit.MaxJSONValues
+	MaxArgDepth  = audit.MaxJSONDepth
+	// MaxEchoedName is how much of an unknown tool's name a refusal quotes.
+	MaxEchoedName = 200
+)
+
+// MaxMessageValues and MaxMessageDepth bound the JSON shape of a whole inbound message, checked
+// on its raw bytes before anything decodes it (the SDK decodes every part of a message, _meta
+// and ids included: 14 MB of zeros in _meta took serve to 543 MB). A call's arguments have
+// their own, tighter bound inside it (MaxArgValues, MaxArgDepth).
+const (
+	MaxMessageValues = MaxArgValues + 4096
+	MaxMessageDepth  = MaxArgDepth + 8
+)
+
+// MaxErrorText bounds the text of a refused or failed call's result: a refusal may quote the
+// argument it refused, and an argument can be megabytes.
+const MaxErrorText = 8 << 10
+
+// Defaults of the HTTP bounds that have no policy key.
+const (
+	DefaultHeaderTimeout = 10 * time.Second
+	DefaultBodyTimeout   = 30 * time.Second
+	DefaultIdleTimeout   = 2 * time.Minute
+	// DefaultMaxBody bounds one request body; DefaultBodyBudget the bodies of all requests
+	// being read at once (sixteen of the largest).
+	DefaultMaxBody    = 4 << 20
+	DefaultBodyBudget = 64 << 20
+)
