@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -104,7 +105,14 @@ func srtMarkdown(ls []launcher, figs []srtFigures, table string) string {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
 	}
-	b.WriteString("\n## Evidence per attempt\n\n")
+	b.WriteString("\n## Reproduce\n\n")
+	b.WriteString("srt needs bubblewrap, socat and ripgrep on Linux (`apt-get install -y bubblewrap socat ripgrep`); the bench installs `" + srtPackage +
+		"` with npm into a temporary prefix unless `srt` is on PATH or `MCPSANDBOX_BENCH_SRT` names it, and runs it with an empty HOME, so no `~/.srt-settings.json` applies. " +
+		"Then `go run -tags testhooks ./bench -only srt -o docs/wrap-vs-srt.md`.")
+	if v, err := exec.Command("node", "--version").Output(); err == nil {
+		fmt.Fprintf(&b, " This run: node %s (the package asks for node ≥ 22.12; npm warns, and it ran).", strings.TrimSpace(string(v)))
+	}
+	b.WriteString("\n\n## Evidence per attempt\n\n")
 	for i, l := range ls {
 		f := figs[i]
 		switch {
