@@ -110,7 +110,7 @@ func srtMarkdown(ls []launcher, figs []srtFigures, table string) string {
 		"` with npm into a temporary prefix unless `srt` is on PATH or `MCPSANDBOX_BENCH_SRT` names it, and runs it with an empty HOME, so no `~/.srt-settings.json` applies. " +
 		"Then `go run -tags testhooks ./bench -only srt -o docs/wrap-vs-srt.md`.")
 	if v, err := exec.Command("node", "--version").Output(); err == nil {
-		fmt.Fprintf(&b, " This run: node %s (the package asks for node ≥ 22.12; npm warns, and it ran).", strings.TrimSpace(string(v)))
+		fmt.Fprintf(&b, " This run: node %s (the package asks for node ≥ 22.12; an older one gets an npm warning).", strings.TrimSpace(string(v)))
 	}
 	b.WriteString("\n\n## Evidence per attempt\n\n")
 	for i, l := range ls {
