@@ -201,7 +201,7 @@ func srtStarts(ctx context.Context, l launcher, server string, k int) ([]time.Du
 		t0 := time.Now()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: c}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("start: %w; it said: %s", err, lastLines(stderr.String(), 2))
+			return nil, fmt.Errorf("start: %w; it said: %s", err, telling(stderr.String()))
 		}
 		_, err = cs.ListTools(ctx, nil)
 		d = append(d, time.Since(t0))
@@ -308,4 +308,15 @@ func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 func lastLines(s string, n int) string {
 	l := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(l[max(0, len(l)-n):], " / ")
+}
+
+// telling is the line of a failed start's stderr that says why: a Go runtime's fatal error, else
+// the last lines.
+func telling(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "fatal error") || strings.Contains(l, "pthread_create failed") {
+			return strings.TrimSpace(l) + " / " + lastLines(stderr, 1)
+		}
+	}
+	return lastLines(stderr, 2)
 }
