@@ -88,7 +88,7 @@ func srtMarkdown(ls []launcher, figs []srtFigures, table string) string {
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&b, "# The hostile server: unwrapped, under sandbox-runtime, under wrap\n\nWritten by `go run -tags testhooks ./bench -only srt -o %s` on %s: %s, %d CPUs, %s/%s, kernel %s, load average at the end %s, uid %d.\n\n",
 		mdOut, time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, strings.TrimSpace(string(kernel)),
-		strings.Join(strings.Fields(string(load)+" ? ? ?")[:3], " "), os.Geteuid())
+		strings.Join(strings.Fields(string(load) + " ? ? ?")[:3], " "), os.Geteuid())
 	fmt.Fprintf(&b, "The same server (harness/hostileserver, a Go binary) started three ways in one run: with nothing around it; under Anthropic's "+
 		"sandbox-runtime (`srt`, npm `%s`, bubblewrap on Linux) with its defaults — no settings file, so reads are allowed everywhere, "+
 		"writes nowhere but its own few paths, no network; and under `mcpsandbox wrap` with a policy that sets every `[wrap]` key to its default. "+
