@@ -34,6 +34,7 @@ type Policy struct {
 	Allowlist Allowlist `toml:"allowlist" json:"allowlist"`
 	Docker    Docker    `toml:"docker" json:"docker"`
 	E2B       E2B       `toml:"e2b" json:"e2b"`
+	Wrap      Wrap      `toml:"wrap" json:"wrap"`
 	// File is the file the policy was loaded from ("" when built in memory): serve checks who
 	// could have written it (CheckFileSafe). Not part of the policy's meaning or hash.
 	File string `toml:"-" json:"-"`

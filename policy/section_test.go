@@ -42,7 +42,7 @@ func withToy(t *testing.T) *toySection {
 
 func TestSectionRegistryDrivesSharedCode(t *testing.T) {
 	toy := withToy(t)
-	if want := []string{SchemeAllowlist, "toy", SchemeDocker, SchemeE2B}; !slices.Equal(Schemes, want) {
+	if want := []string{SchemeAllowlist, "toy", SchemeDocker, SchemeE2B, SchemeWrap}; !slices.Equal(Schemes, want) {
 		t.Fatalf("Schemes = %v, want %v (registration order)", Schemes, want)
 	}
 	p := Default("toy")
@@ -73,7 +73,7 @@ func TestSectionRegistryDrivesSharedCode(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "[toy]") || !strings.Contains(string(b), "size = 5") {
 		t.Fatalf("Marshal does not write the toy section: %v\n%s", err, b)
 	}
-	if err := Default("nope").Validate(); err == nil || !strings.Contains(err.Error(), `use "allowlist", "toy", "docker" or "e2b"`) {
+	if err := Default("nope").Validate(); err == nil || !strings.Contains(err.Error(), `use "allowlist", "toy", "docker", "e2b" or "wrap"`) {
 		t.Fatalf("the scheme list in messages does not come from the registry: %v", err)
 	}
 }
@@ -100,10 +100,10 @@ func TestEverySchemeHasASection(t *testing.T) {
 
 func TestNetworkTakes(t *testing.T) {
 	for m, want := range map[NetMode][]string{
-		NetNone:  {SchemeAllowlist, SchemeDocker},
-		NetAll:   {SchemeAllowlist},
+		NetNone:  {SchemeAllowlist, SchemeDocker, SchemeWrap},
+		NetAll:   {SchemeAllowlist, SchemeWrap},
 		NetNamed: {SchemeDocker},
-		NetHosts: {SchemeAllowlist, SchemeDocker},
+		NetHosts: {SchemeAllowlist, SchemeDocker, SchemeWrap},
 	} {
 		if got := SchemesTaking(m); !slices.Equal(got, want) {
 			t.Errorf("SchemesTaking(%d) = %v, want %v", m, got, want)

@@ -67,6 +67,19 @@ type Scheme struct {
 	// Bounds are the scheme's own bounds on what reaches serve (its egress proxy, its
 	// upstream), listed by explain after the common ones (verify.Bounds). Nil: none.
 	Bounds func(p *policy.Policy) []verify.Bound
+	// Relay runs the scheme as a relay to another stdio MCP server (wrap): `serve --policy` and
+	// `wrap` call it instead of serving an executor's tools. Nil: the scheme serves its tools.
+	Relay func(ctx context.Context, p *policy.Policy, o RelayOptions) error
+}
+
+// RelayOptions are what a Relay gets from the command that runs it.
+type RelayOptions struct {
+	Command        []string // the server's argv from the command line (nil: the policy's)
+	ExplainDenials bool     // log refusals and denied hosts to Stderr
+	Stdin          io.Reader
+	Stdout         io.Writer // the MCP channel: nothing else is written there
+	Stderr         io.Writer
+	Logger         *slog.Logger
 }
 
 // WithoutCleanup adapts a built-in policy that makes nothing to remove to Scheme.Default.
@@ -120,9 +133,10 @@ func (s *Scheme) NewExecutor(p *policy.Policy, o ExecOptions) (executor.Executor
 	return s.Executor(p, o)
 }
 
-// Runs reports whether serve can run the scheme in this build; if not, the error says why.
+// Runs reports whether serve can run the scheme in this build (an executor, or a relay); if
+// not, the error says why.
 func (s *Scheme) Runs() error {
-	if s.Executor == nil {
+	if s.Executor == nil && s.Relay == nil {
 		return &UnavailableError{Scheme: s.Name, Reason: s.Unavailable}
 	}
 	return nil

@@ -29,6 +29,7 @@ func TestBoundsOfEveryScheme(t *testing.T) {
 		p.Limits.EgressConnections = 5
 		p.Allowlist.SetNet(hosts)
 		p.Docker.SetNet(hosts)
+		p.Wrap.SetNetwork(hosts)
 		bs := s.AllBounds(p)
 		egress := false
 		for _, b := range bs {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
 	"github.com/mcpsandbox/mcpsandbox/schemes/docker"
 	"github.com/mcpsandbox/mcpsandbox/schemes/e2b"
+	"github.com/mcpsandbox/mcpsandbox/schemes/wrap"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -25,6 +26,7 @@ var All = []*scheme.Scheme{
 	allowlist.Scheme,
 	docker.Scheme,
 	e2b.Scheme,
+	wrap.Scheme,
 }
 
 // Lookup returns the scheme of that name.

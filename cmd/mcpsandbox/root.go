@@ -25,7 +25,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	root.SetErr(f.ErrOut)
 	root.SetFlagErrorFunc(suggestFlag) // every subcommand inherits it
 	root.AddCommand(NewCmdInit(f, nil), NewCmdServe(f, nil), NewCmdVerify(f, nil), NewCmdHarness(f, nil), NewCmdExplain(f, nil),
-		NewCmdDemo(f, nil), NewCmdAudit(f), NewCmdVersion(f))
+		NewCmdDemo(f, nil), NewCmdAudit(f), NewCmdVersion(f), NewCmdWrap(f, nil))
 	return root
 }
 

@@ -99,6 +99,12 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	if err != nil {
 		return err
 	}
+	if sc.Relay != nil && !o.Check { // a policy that wraps another server: serve is that relay
+		if o.HTTP != "" {
+			return fmt.Errorf("a %s policy relays another server over stdio: drop --http", p.Scheme)
+		}
+		return sc.Relay(ctx, p, scheme.RelayOptions{Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Logger: log})
+	}
 	ex, err := sc.NewExecutor(p, scheme.ExecOptions{Logger: log})
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ import (
 // testOnlyDirs may set TestOnly… fields outside test files: they are not part of the release
 // binary. Each says why.
 var testOnlyDirs = map[string]string{
-	"bench": "a separate program (go run ./bench) timing the egress proxy against servers on loopback",
+	"bench": "a separate program (go run -tags testhooks ./bench) timing the egress proxy against servers on loopback",
 }
 
 // A TestOnly… field weakens a layer for a test (the egress proxy's loopback, its re-opened

@@ -65,6 +65,9 @@ type Options struct {
 	// viaHelper: tests run calls through the exec helper even where serve would start them
 	// directly (rawexec_linux.go), so both ways stay tested.
 	viaHelper bool
+	// Lazy: no layer probe at New; StartServer starts its command under the strongest layers
+	// and probes only if that fails (a wrapped server starts one helper sooner).
+	Lazy bool
 }
 
 // Executor implements executor.Executor for the allowlist scheme.
@@ -82,6 +85,7 @@ type Executor struct {
 	attr    nsAttr
 	// viaHelper: run every call through the exec helper (Options.viaHelper).
 	viaHelper bool
+	lazy      bool // Options.Lazy, until the first StartServer
 	probe     helper.ProbeReport
 	// probed is closed when the layer probe has finished (probeErr says how): the probe runs
 	// while the client initializes, so start-up does not wait for a helper process.
@@ -186,6 +190,10 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	e.warm = make(chan *helperProc, 1)
 	e.probed = make(chan struct{})
+	if o.Lazy {
+		e.lazy = true // server_linux.go: the first StartServer tries the strongest layers before any probe
+		return e, nil
+	}
 	go func() {
 		e.probeErr = e.probeLayers()
 		if e.probeErr == nil {

@@ -48,25 +48,8 @@ func (a nsAttr) has(f uintptr) bool { return a.flags&f != 0 }
 // probeLayers starts the helper in probe mode with the strongest namespace set first and steps
 // down until one works, so every call uses what this host really permits.
 func (e *Executor) probeLayers() error {
-	ns := uintptr(unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
-	if !e.al.AllHosts() {
-		ns |= unix.CLONE_NEWNET
-	}
-	var tries []nsAttr
-	if os.Geteuid() == 0 {
-		// A mount namespace first: a private /tmp and read-only protected paths per call.
-		tries = append(tries, nsAttr{flags: ns | unix.CLONE_NEWNS}, nsAttr{flags: ns})
-	} else {
-		// A mount namespace of the user namespace's own first: a private /tmp, read-only
-		// protected paths and the transactional workspace's layer for a server that is not root.
-		user := nsAttr{flags: ns | unix.CLONE_NEWUSER, userNS: true, uid: os.Geteuid(), gid: os.Getegid()}
-		withMounts := user
-		withMounts.flags |= unix.CLONE_NEWNS
-		tries = append(tries, withMounts, user)
-	}
-	tries = append(tries, nsAttr{})
 	var errs []string
-	for _, a := range tries {
+	for _, a := range e.nsTries() {
 		a = mutateAttr(a)
 		e.attr = a
 		rep, err := e.runProbe()
@@ -86,6 +69,27 @@ func (e *Executor) probeLayers() error {
 		errs = append(errs, err.Error())
 	}
 	return fmt.Errorf("the exec helper cannot start on this host: %s", strings.Join(errs, "; "))
+}
+
+// nsTries are the namespace sets to try, strongest first.
+func (e *Executor) nsTries() []nsAttr {
+	ns := uintptr(unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if !e.al.AllHosts() {
+		ns |= unix.CLONE_NEWNET
+	}
+	var tries []nsAttr
+	if os.Geteuid() == 0 {
+		// A mount namespace first: a private /tmp and read-only protected paths per call.
+		tries = append(tries, nsAttr{flags: ns | unix.CLONE_NEWNS}, nsAttr{flags: ns})
+	} else {
+		// A mount namespace of the user namespace's own first: a private /tmp, read-only
+		// protected paths and the transactional workspace's layer for a server that is not root.
+		user := nsAttr{flags: ns | unix.CLONE_NEWUSER, userNS: true, uid: os.Geteuid(), gid: os.Getegid()}
+		withMounts := user
+		withMounts.flags |= unix.CLONE_NEWNS
+		tries = append(tries, withMounts, user)
+	}
+	return append(tries, nsAttr{})
 }
 
 // probeCall is the call a probe runs as.

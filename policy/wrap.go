@@ -1,0 +1,186 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// SchemeWrap is the name of the scheme that sandboxes somebody else's stdio MCP server
+// (`mcpsandbox wrap`), and its section's table.
+const SchemeWrap = "wrap"
+
+func init() {
+	registerSection(SchemeWrap, 40, func(p *Policy) Section { return &p.Wrap })
+}
+
+// Wrap bounds a wrapped stdio MCP server: the allowlist scheme's kernel layers around a command
+// the policy names (or `mcpsandbox wrap -- CMD…` gives), its JSON-RPC relayed and audited.
+type Wrap struct {
+	// Command is the server's argv; empty: the command line of `mcpsandbox wrap -- CMD…` gives it.
+	Command []string `toml:"command" json:"command"`
+	// Read are paths the server may read besides the system dirs and its own install dirs.
+	Read []string `toml:"read" json:"read"`
+	// Write are directories the server may write besides its private HOME and /tmp.
+	Write []string `toml:"write" json:"write"`
+	// Env names variables passed from the client's environment (values never in the file).
+	Env []string `toml:"env" json:"env"`
+	// Egress is the `network` key: false, true or a list of hosts (serve's egress proxy).
+	Egress Network   `toml:"network" json:"network"`
+	Tools  WrapTools `toml:"tools" json:"tools"`
+}
+
+// WrapTools is the relay's tool policy.
+type WrapTools struct {
+	Allow            []string `toml:"allow" json:"allow"` // globs; empty = every tool
+	Deny             []string `toml:"deny" json:"deny"`   // globs; win over allow
+	HideDenied       bool     `toml:"hide_denied" json:"hide_denied"`
+	MaxArgumentBytes Size     `toml:"max_argument_bytes" json:"max_argument_bytes"`
+}
+
+// MaxWrapArgumentBytes is the ceiling of wrap.tools.max_argument_bytes: a tools/call's whole
+// frame is bounded by the relay's frame limit (4 MiB) anyway.
+const MaxWrapArgumentBytes = 4 << 20
+
+// WrapVerdict is what the tool policy says of a tool name: "" = allowed, else the rule that
+// refuses it ("wrap.tools.deny[0]", "wrap.tools.allow").
+func (t *WrapTools) WrapVerdict(name string) string {
+	for i, g := range t.Deny {
+		if globMatches(g, name) {
+			return fmt.Sprintf("wrap.tools.deny[%d] (%q)", i, g)
+		}
+	}
+	if len(t.Allow) == 0 {
+		return ""
+	}
+	for _, g := range t.Allow {
+		if globMatches(g, name) {
+			return ""
+		}
+	}
+	return "wrap.tools.allow (the tool is not listed)"
+}
+
+func globMatches(g, name string) bool {
+	re, err := CompileGlob(g)
+	return err == nil && re.MatchString(name)
+}
+
+func (w *Wrap) validate(active bool) []Problem {
+	var ps []Problem
+	add := func(key, msg, fix string, args ...any) {
+		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(msg, args...), Fix: fix})
+	}
+	for i, a := range w.Command {
+		if i == 0 && strings.TrimSpace(a) == "" {
+			add("wrap.command[0]", "the program is empty", `name the server's program, e.g. command = ["npx", "-y", "@modelcontextprotocol/server-everything"]`)
+		}
+		if strings.IndexByte(a, 0) >= 0 {
+			add(fmt.Sprintf("wrap.command[%d]", i), "contains a NUL byte", "remove it")
+		}
+	}
+	for _, l := range []struct {
+		key   string
+		paths []string
+	}{{"wrap.read", w.Read}, {"wrap.write", w.Write}} {
+		for i, p := range l.paths {
+			k := fmt.Sprintf("%s[%d]", l.key, i)
+			switch {
+			case !filepath.IsAbs(p):
+				add(k, "%q is not absolute", "use an absolute path (~ is not expanded)", p)
+			case filepath.Clean(p) == "/":
+				add(k, "/ would open the whole machine", "name the directories the server needs")
+			}
+		}
+	}
+	for i, k := range w.Env {
+		key := fmt.Sprintf("wrap.env[%d]", i)
+		switch {
+		case !envNameRe.MatchString(k):
+			add(key, "%q is not a variable name", `list names only, e.g. env = ["GITHUB_TOKEN"]; the values come from the client's environment`, k)
+		case k == "PATH" || k == "HOME" || k == "TMPDIR":
+			add(key, "%s is set by wrap", "remove it", k)
+		case strings.HasPrefix(k, "LD_") || k == "NODE_OPTIONS" || k == "PYTHONPATH" || k == "PYTHONSTARTUP" || k == "BASH_ENV" || k == "ENV":
+			add(key, "%s lets the environment inject code into the server", "remove it", k)
+		}
+	}
+	if w.Egress.Mode == NetNamed {
+		add("wrap.network", "%q: wrap.network takes false, true or a list of hosts", `use false (no network) or a list such as ["api.github.com"]`, w.Egress.Name)
+	} else {
+		ps = append(ps, validateNetwork("wrap.network", w.Net(), false)...)
+	}
+	for _, l := range []struct {
+		key   string
+		globs []string
+	}{{"wrap.tools.allow", w.Tools.Allow}, {"wrap.tools.deny", w.Tools.Deny}} {
+		for i, g := range l.globs {
+			if _, err := CompileGlob(g); err != nil || g == "" {
+				add(fmt.Sprintf("%s[%d]", l.key, i), "%q is not a valid tool-name glob", "use a tool name, or * ? and [..], balanced", g)
+			}
+		}
+	}
+	if w.Tools.MaxArgumentBytes < 1 || w.Tools.MaxArgumentBytes > MaxWrapArgumentBytes {
+		add("wrap.tools.max_argument_bytes", "%s is outside 1B..4MiB", "use e.g. 65536", w.Tools.MaxArgumentBytes)
+	}
+	return ps
+}
+
+// Net is the effective network: none, all or a host list.
+func (w *Wrap) Net() Network {
+	switch w.Egress.Mode {
+	case NetAll:
+		return Network{Mode: NetAll}
+	case NetHosts, NetNamed:
+		return w.Egress
+	}
+	return Network{Mode: NetNone}
+}
+
+// Network is the `network` key: false, true or a host list.
+func (w *Wrap) Network() (Network, bool) { return w.Net(), true }
+
+// SetNetwork sets the `network` key.
+func (w *Wrap) SetNetwork(n Network) bool { w.Egress = n; return true }
+
+func (w *Wrap) defaults() {
+	*w = Wrap{Tools: WrapTools{HideDenied: true, MaxArgumentBytes: 64 << 10}}
+}
+
+// beforeDecode: a file's lists replace the defaults (which are empty anyway).
+func (w *Wrap) beforeDecode() {}
+
+func (w *Wrap) afterDecode(func(...string) bool) { w.Egress = w.Net() }
+
+func (w *Wrap) payload() any {
+	c := *w
+	c.Egress = c.Net()
+	for _, l := range []*[]string{&c.Command, &c.Read, &c.Write, &c.Env, &c.Tools.Allow, &c.Tools.Deny} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return c
+}
+
+func (w *Wrap) deepCopy() {
+	w.Command = slices.Clone(w.Command)
+	w.Read, w.Write, w.Env = slices.Clone(w.Read), slices.Clone(w.Write), slices.Clone(w.Env)
+	w.Tools.Allow, w.Tools.Deny = slices.Clone(w.Tools.Allow), slices.Clone(w.Tools.Deny)
+}
+
+// Summary: the command, the paths, the network, the tool policy.
+func (w *Wrap) Summary() []string {
+	cmd := "given on the command line (mcpsandbox wrap -- CMD…)"
+	if len(w.Command) > 0 {
+		cmd = strings.Join(w.Command, " ")
+	}
+	tools := "every tool"
+	if len(w.Tools.Allow) > 0 || len(w.Tools.Deny) > 0 {
+		tools = fmt.Sprintf("allow %v, deny %v (hidden: %s)", w.Tools.Allow, w.Tools.Deny, onOff(w.Tools.HideDenied))
+	}
+	return []string{"command " + cmd,
+		fmt.Sprintf("reads %d extra paths, writes %d extra dirs besides its own HOME and /tmp; env passed by name: %v", len(w.Read), len(w.Write), w.Env),
+		"network " + w.Net().String(),
+		fmt.Sprintf("tools: %s; arguments at most %s", tools, w.Tools.MaxArgumentBytes)}
+}

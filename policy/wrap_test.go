@@ -1,0 +1,69 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+// A wrap policy loads with its defaults, round-trips through Marshal with the same hash, and
+// every bad key is a problem at its file:line.
+func TestWrapSection(t *testing.T) {
+	good := `version = 1
+scheme = "wrap"
+name = "everything"
+[wrap]
+command = ["npx", "-y", "@modelcontextprotocol/server-everything"]
+env = ["GITHUB_TOKEN"]
+network = ["api.github.com"]
+[wrap.tools]
+deny = ["delete_*"]
+`
+	p, err := Parse("w.toml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Wrap.Tools.HideDenied || p.Wrap.Tools.MaxArgumentBytes != 64<<10 || p.Wrap.Net().Mode != NetHosts {
+		t.Fatalf("defaults or network: %+v", p.Wrap)
+	}
+	if got := p.Wrap.Tools.WrapVerdict("delete_repo"); !strings.Contains(got, "wrap.tools.deny[0]") {
+		t.Errorf("verdict on a denied tool: %q", got)
+	}
+	if got := p.Wrap.Tools.WrapVerdict("list_repos"); got != "" {
+		t.Errorf("verdict on an allowed tool: %q", got)
+	}
+	p.Wrap.Tools.Allow = []string{"get_*"}
+	if got := p.Wrap.Tools.WrapVerdict("list_repos"); !strings.Contains(got, "wrap.tools.allow") {
+		t.Errorf("verdict on a tool allow does not list: %q", got)
+	}
+	p.Wrap.Tools.Allow = nil
+	b, err := Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("back.toml", b)
+	if err != nil || back.Hash() != p.Hash() {
+		t.Fatalf("round trip: %v\n%s", err, b)
+	}
+	bad := `version = 1
+scheme = "wrap"
+name = "x"
+[wrap]
+read = ["relative/dir"]
+write = ["/"]
+env = ["PATH", "LD_PRELOAD", "not a name"]
+network = "bridge"
+[wrap.tools]
+deny = ["[unclosed"]
+max_argument_bytes = 0
+`
+	_, err = Parse("bad.toml", []byte(bad))
+	if err == nil {
+		t.Fatal("a bad wrap section loads")
+	}
+	for _, want := range []string{"bad.toml:5: wrap.read[0]", "bad.toml:6: wrap.write[0]", "bad.toml:7: wrap.env[0]", "wrap.env[1]", "wrap.env[2]",
+		"bad.toml:8: wrap.network", "bad.toml:10: wrap.tools.deny[0]", "bad.toml:11: wrap.tools.max_argument_bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}

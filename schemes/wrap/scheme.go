@@ -1,0 +1,53 @@
+// Package wrap is the wrap scheme's entry in the registry: somebody else's stdio MCP server
+// under the allowlist scheme's kernel layers, its JSON-RPC relayed, bounded and audited (the
+// runtime is serve/wrap). It has no tools of its own, so no executor: serve and `mcpsandbox
+// wrap` run its Relay.
+package wrap
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
+	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	sw "github.com/mcpsandbox/mcpsandbox/serve/wrap"
+	"github.com/mcpsandbox/mcpsandbox/verify"
+)
+
+// Scheme is the registry entry.
+var Scheme = &scheme.Scheme{
+	Name:    policy.SchemeWrap,
+	Summary: "another stdio MCP server (npx, uvx, a binary) under the allowlist scheme's layers, its traffic relayed and audited",
+	// Executor is only what `serve --check`, explain and verify measure (the layers the server
+	// gets); serving a wrap policy is its Relay.
+	Executor: func(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, error) {
+		return sw.CheckExecutor(p, o.Logger)
+	},
+	Relay:   relay,
+	Threats: threats,
+	Layers:  sa.LayerIDs,
+	Bounds:  bounds,
+	Bench:   benchRows,
+}
+
+func relay(ctx context.Context, p *policy.Policy, o scheme.RelayOptions) error {
+	return sw.Run(ctx, p, sw.Options{Command: o.Command, ExplainDenials: o.ExplainDenials,
+		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Logger: o.Logger})
+}
+
+// bounds: the relay's own, and the egress proxy's with a host list.
+func bounds(p *policy.Policy) []verify.Bound {
+	bs := []verify.Bound{
+		{Boundary: "wrap", What: "one JSON-RPC message either way", Value: strconv.Itoa(sw.MaxFrame>>20) + "MiB", Past: "never held whole: dropped, the request answered with an error naming wrap.max_frame; the relay goes on"},
+		{Boundary: "wrap", What: "client requests awaiting the server's answer", Value: strconv.Itoa(sw.MaxInflight), Past: "refused with an error naming wrap.max_inflight; the server never sees it"},
+		{Boundary: "wrap", What: "a tools/call's arguments", Value: p.Wrap.Tools.MaxArgumentBytes.String(), Key: "wrap.tools.max_argument_bytes", Past: "refused with an error naming the key, audited refused"},
+		{Boundary: "wrap", What: "a tools/call's wait for its answer", Value: p.Limits.Timeout.String(), Key: "limits.timeout", Past: "answered with an error naming the key, the server told to cancel, a late answer dropped"},
+	}
+	if p.Wrap.Net().Mode == policy.NetHosts {
+		bs = append(bs, verify.Bound{Boundary: "egress", What: "proxy connections the server holds at once", Value: strconv.Itoa(p.Limits.EgressConnections),
+			Key: "limits.egress_connections", Past: "more wait in the listener's backlog until one ends; other sandboxes are not affected"})
+	}
+	return bs
+}
