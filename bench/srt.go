@@ -15,6 +15,8 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/harness/hostile"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	wrapscheme "github.com/mcpsandbox/mcpsandbox/schemes/wrap"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -140,27 +142,15 @@ func srtLauncher(ctx context.Context, dir string) launcher {
 	return l
 }
 
-// wrapLauncher is `mcpsandbox wrap --policy P --` with the policy wrap's defaults make (every
-// [wrap] key at its default), or why this build has no wrap. When the server cannot start under
-// the default limits (Go's runtime reserves more than 512MiB of address space as it starts, which
-// RLIMIT_AS counts), the launcher says so in a note and measures with limits.memory = 1GiB, named
-// in its column.
+// wrapLauncher is `mcpsandbox wrap --policy P --` with the wrap scheme's default policy
+// (wrapscheme.Launch). When the server cannot start under its default limits (Go's runtime
+// reserves more than 512MiB of address space as it starts, Node's more than 1GiB, which RLIMIT_AS
+// counts), the launcher says so in a note and measures with limits.memory = 2GiB, named in its
+// column.
 func wrapLauncher(ctx context.Context, bin, server string) launcher {
 	l := launcher{name: "mcpsandbox wrap (default policy)"}
-	if out, err := exec.Command(bin, "wrap", "--help").CombinedOutput(); err != nil {
-		l.why = fmt.Sprintf("this build has no `wrap` command (%v: %s)", err, lastLines(string(out), 1))
-		return l
-	}
-	limits := ""
-	write := func(at string) (string, error) {
-		p := filepath.Join(at, "wrap-policy.toml")
-		body := fmt.Sprintf("version = 1\nscheme = \"wrap\"\nname = \"hostile\"\n%s\n[audit]\npath = %q\n\n[wrap]\n", limits, filepath.Join(at, "audit.jsonl"))
-		return p, os.WriteFile(p, []byte(body), 0o644)
-	}
-	l.prepare = func(a *harness.Arena, _ string) ([]string, error) {
-		p, err := write(a.Root)
-		return []string{bin, "wrap", "--policy", p, "--"}, err
-	}
+	var memory policy.Size
+	l.prepare = func(a *harness.Arena, _ string) ([]string, error) { return wrapscheme.Launch(bin, a.Root, memory) }
 	dir, err := os.MkdirTemp("/var/tmp", "mcpsandbox-bench-wrap-")
 	if err != nil {
 		l.why = err.Error()
@@ -168,16 +158,15 @@ func wrapLauncher(ctx context.Context, bin, server string) launcher {
 	}
 	os.Chmod(dir, 0o755)
 	l.tmp = dir
-	l.prefix, err = l.prepare(&harness.Arena{Root: dir}, server)
-	if err != nil {
+	if l.prefix, err = wrapscheme.Launch(bin, dir, 0); err != nil {
 		l.why = err.Error()
 		return l
 	}
 	if _, err := srtStarts(ctx, l, server, 1); err != nil {
-		notes = append(notes, fmt.Sprintf("wrap with its default policy cannot start the (Go) hostile server: %v; measured with limits.memory = 1GiB instead", err))
-		limits = "\n[limits]\nmemory = \"1GiB\"\n"
-		l.name = "mcpsandbox wrap (default policy, limits.memory = 1GiB)"
-		if l.prefix, err = l.prepare(&harness.Arena{Root: dir}, server); err != nil {
+		notes = append(notes, fmt.Sprintf("wrap with its default policy cannot start the (Go) hostile server: %v; measured with limits.memory = 2GiB instead", err))
+		memory = 2 << 30
+		l.name = "mcpsandbox wrap (default policy, limits.memory = 2GiB)"
+		if l.prefix, err = wrapscheme.Launch(bin, dir, memory); err != nil {
 			l.why = err.Error()
 		}
 	}
