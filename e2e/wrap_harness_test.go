@@ -61,12 +61,13 @@ func wrapScenarios(t *testing.T) []string {
 // fire, each opening one layer (or staging the breach) under the same server.
 func TestWrapHarness(t *testing.T) {
 	bin := hostileServer(t)
-	p, err := wrapscheme.Scheme.ControlPolicy()
+	_, err := wrapscheme.Scheme.ControlPolicy()
 	if err == nil || !strings.Contains(err.Error(), wrapscheme.HostileServerEnv) {
 		t.Errorf("ControlPolicy without the hostile server: %v, want it to name %s", err, wrapscheme.HostileServerEnv)
 	}
 	t.Setenv(wrapscheme.HostileServerEnv, bin)
-	if p, err = wrapscheme.Scheme.ControlPolicy(); err != nil {
+	p, err := wrapscheme.Scheme.ControlPolicy()
+	if err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "wrap.toml")

@@ -76,10 +76,12 @@ var Attempts = []Attempt{
 			return true, fmt.Sprintf("%d MiB written to the host's disk", fi.Size()>>20)
 		}},
 	{ID: "fork", What: fmt.Sprintf("start %d processes at once", ForkCount), Tool: "fork",
-		Args: map[string]any{"count": ForkCount, "hold_ms": 3000, "tag": "{{tag}}"},
+		Args: map[string]any{"count": ForkCount, "hold_ms": 5000, "tag": "{{tag}}"},
 		Escaped: func(o *Observed) (bool, string) {
+			// more than any default pids limit (64), with room for a loaded machine on which the
+			// first processes end before the last start
 			d := fmt.Sprintf("%d processes at once seen from the host", o.PeakProcs)
-			return o.PeakProcs >= ForkCount, d
+			return o.PeakProcs > ForkCount/2, d
 		}},
 	{ID: "daemon", What: "leave a daemon (double fork, setsid) that outlives the server", Tool: "daemon", AfterExit: true,
 		Args: map[string]any{"tag": "{{tag}}", "seconds": 30},
