@@ -29,7 +29,7 @@ import (
 func main() {
 	n := flag.Int("n", 200, "calls per row")
 	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
-	flag.StringVar(&only, "only", "", "run only this part's rows: a scheme's ("+strings.Join(benched(), ", ")+`: its own calls and their baselines, e.g. the allowlist's over stdio with the bare baseline, the docker scheme's cold and pooled calls per runtime with the Engine API and CLI baselines), or "workspace" (the transactional workspace's commit)`)
+	flag.StringVar(&only, "only", "", "run only this part's rows: a scheme's ("+strings.Join(benched(), ", ")+`: its own calls and their baselines, e.g. the allowlist's over stdio with the bare baseline, the docker scheme's cold and pooled calls per runtime with the Engine API and CLI baselines), "workspace" (the transactional workspace's commit), or "srt" (the hostile test server unwrapped, under sandbox-runtime and under wrap: docs/wrap-vs-srt.md)`)
 	flag.Parse()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -48,12 +48,16 @@ func benched() []string {
 	return out
 }
 
-// workspacePart is -only's name for the transactional workspace's rows.
-const workspacePart = "workspace"
+// workspacePart is -only's name for the transactional workspace's rows; srtPart the hostile
+// test server's side by side with sandbox-runtime (only on its own: it installs srt with npm).
+const (
+	workspacePart = "workspace"
+	srtPart       = "srt"
+)
 
 func run(n int) error {
-	parts := append(benched(), workspacePart)
-	if len(parts) == 1 {
+	parts := append(benched(), workspacePart, srtPart)
+	if len(parts) == 2 {
 		return errors.New("the schemes' rows are in test builds only: go run -tags testhooks ./bench")
 	}
 	if only != "" && !slices.Contains(parts, only) {
@@ -106,6 +110,11 @@ func run(n int) error {
 	if only == "" || only == workspacePart {
 		if err := workspaceRows(n, dir, row); err != nil {
 			skipped(tw, "transactional workspace", err)
+		}
+	}
+	if only == srtPart {
+		if err := srtRows(ctx, n, bin, dir, tw, row); err != nil {
+			skipped(tw, "hostile server unwrapped, under srt and under wrap", err)
 		}
 	}
 	return nil

@@ -23,6 +23,10 @@ import (
 // SecretEnv is the variable holding the secret planted in the server's environment.
 const SecretEnv = "MCPSANDBOX_HARNESS_API_KEY"
 
+// SiblingSecretEnv is the variable holding the same secret in the sibling's environment (see
+// SiblingPID): found in what a call returned, it came from the sibling's /proc/PID/environ.
+const SiblingSecretEnv = "MCPSANDBOX_SIBLING_SECRET"
+
 const (
 	egressIP   = "198.51.100.7" // TEST-NET-2: never a real host, routed like the internet
 	metadataIP = "169.254.169.254"
@@ -46,6 +50,7 @@ type Arena struct {
 	dnsMu                      sync.Mutex
 	dnsNames                   []string
 	tcpPort, udpPort, dnsPort  int
+	listenPort                 int // reserved and left free: the listen detector dials it
 	unixPath, abstractName     string
 	closers                    []func()
 	eg                         *egressArena
@@ -140,6 +145,9 @@ func newArena(setup []Setup) (a *Arena, err error) {
 		return a, err
 	}
 	if err := a.listenEgress(); err != nil {
+		return a, err
+	}
+	if a.listenPort, err = freeLoopbackPort(); err != nil {
 		return a, err
 	}
 	return a, a.startSibling()
@@ -237,6 +245,20 @@ func (a *Arena) listen() error {
 	return nil
 }
 
+// freeLoopbackPort reserves a loopback TCP port and frees it again, for a sandboxed program to
+// try to listen on (the listen detector dials it from the host).
+func freeLoopbackPort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("harness: reserve a loopback port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ListenPort is the loopback port the listen detector dials.
+func (a *Arena) ListenPort() int { return a.listenPort }
+
 func acceptCount(ln net.Listener, n *atomic.Int64) {
 	for {
 		c, err := ln.Accept()
@@ -321,7 +343,7 @@ func (a *Arena) Expand(s string) string {
 	return strings.NewReplacer(
 		"{{ws}}", a.WS, "{{root}}", a.Root, "{{outside}}", a.Outside, "{{rel_outside}}", rel,
 		"{{canary}}", filepath.Join(a.Outside, "canary.txt"), "{{home}}", a.Home, "{{rootonly}}", a.RootOnly,
-		"{{tcp_port}}", strconv.Itoa(a.tcpPort), "{{udp_port}}", strconv.Itoa(a.udpPort),
+		"{{tcp_port}}", strconv.Itoa(a.tcpPort), "{{udp_port}}", strconv.Itoa(a.udpPort), "{{listen_port}}", strconv.Itoa(a.listenPort),
 		"{{dns_port}}", strconv.Itoa(a.dnsPort), "{{unix_sock}}", a.unixPath, "{{abstract_sock}}", a.abstractName,
 		"{{tag}}", a.Tag, "{{sibling_pid}}", strconv.Itoa(a.SiblingPID()), "{{marker}}", a.Marker, "{{egress_ip}}", egressIP, "{{metadata_ip}}", metadataIP,
 		"{{egress_allowed_host}}", EgressAllowedHost, "{{egress_forbidden_host}}", EgressForbiddenHost, "{{egress_rebind_host}}", EgressRebindHost,

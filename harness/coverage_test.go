@@ -24,6 +24,7 @@ import (
 //	mcpsandbox harness --policy P --max-timeout 3s --json > docs/threat-coverage/allowlist-interpreters.json
 //	mcpsandbox harness --policy docs/threat-coverage/docker-hosts.policy.toml --max-timeout 3s --json > docs/threat-coverage/docker-hosts.json
 //	mcpsandbox harness --policy docs/threat-coverage/allowlist-hosts.policy.toml --max-timeout 3s --json > docs/threat-coverage/allowlist-hosts.json
+//	mcpsandbox harness --policy docs/threat-coverage/wrap-hostile.policy.toml --max-timeout 3s --json > docs/threat-coverage/wrap-hostile.json
 //	MCPSANDBOX_UPDATE_COVERAGE=1 go test ./harness -run TestThreatCoverage
 //
 // (P: the built-in policy plus python3 and sh, as the negative controls run it; the *-hosts
@@ -47,6 +48,7 @@ var coverageColumns = []struct {
 	{"docker (mcpsandbox-test:bookworm)", "docker", "docker.json", "not measured: docker scheme not on main yet"},
 	{"docker, network = [hosts]", "docker", "docker-hosts.json", "not measured"},
 	{"e2b --default (local E2B server)", "e2b", "e2b.json", "not measured: e2b scheme not on main yet"},
+	{"wrap: the hostile test server", "wrap", "wrap-hostile.json", "not measured"},
 }
 
 var backticked = regexp.MustCompile("^`([a-z0-9-]+)`$")

@@ -82,6 +82,7 @@ func init() {
 		{"forbidden_host", "connections reaching the forbidden stand-in host (HTTP or HTTPS), and requests reaching the allowed one in another host's name (Host header, TLS server name) or as bytes of another protocol", checkForbiddenHost},
 		{"allowed_host", "the allowed stand-in host answered the scenario's HTTP and HTTPS fetch through the proxy in its own name; fires when either never arrived (a broken or refuse-everything egress path is not containment)", checkAllowedHost},
 		{"netns", "sockets of the call's processes read in their own network namespace (/proc/PID/net/tcp*, udp*: inside a container or the per-call namespace, which the host's tables never show), sampled every 20ms: connected to a non-loopback address, or connected in the host's own namespace", checkNetns},
+		{"listen", "the host dials the arena's free loopback port ({{listen_port}}) every 50ms during the calls and once after: a connection accepted is a server the sandbox left listening where the host, and every local program, can reach it", checkListen},
 		{"processes", "the call's processes (tagged argv or cwd in the workspace), counted every 10ms during the call, never exceed limits.pids (+1: the sandbox helper, PID 1 of the call's namespace)", checkProcesses},
 	} {
 		detectors[d.Name] = d

@@ -169,6 +169,8 @@ type run struct {
 	// cutShort: the policy's timeout ended a step after it acted but before a detector's
 	// evidence could exist (set by the detectors): a load symptom, re-run once (runOne)
 	cutShort atomic.Bool
+	// listenHit: the host reached a listener on the arena's listen port (the listen detector)
+	listenHit atomic.Pointer[string]
 }
 
 // inconclusive records why a detector could not judge; the scenario is then an ERROR.
@@ -454,6 +456,7 @@ func (r *run) runSteps(ctx context.Context, ds []string, steps []Step, params []
 		{"survivors", r.watchCgroups}, // named by the scenario, not only always on
 		{"netns", r.watchNetns},
 		{"processes", r.countProcesses},
+		{"listen", r.watchListen},
 	} {
 		if slices.Contains(ds, w.detector) {
 			watch(w.watch)

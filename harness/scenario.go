@@ -188,6 +188,7 @@ var Placeholders = map[string]string{
 	"tcp_port":      "loopback TCP listener port",
 	"udp_port":      "loopback UDP listener port",
 	"dns_port":      "loopback stub DNS resolver port (UDP)",
+	"listen_port":   "a loopback TCP port the harness reserved and left free: the listen detector dials it from the host during and after the calls",
 	"unix_sock":     "pathname unix socket listener (outside the workspace)",
 	"abstract_sock": "abstract unix socket listener name (without the leading NUL)",
 	"tag":           "this run's tag: processes carry it, DNS names use it",

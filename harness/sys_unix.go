@@ -88,7 +88,7 @@ func (a *Arena) startSibling() error {
 	}
 	cmd := exec.Command(bin, "3600")
 	cmd.Dir = "/"
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "MCPSANDBOX_SIBLING_SECRET=" + a.Secret}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", SiblingSecretEnv + "=" + a.Secret}
 	if os.Geteuid() == 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	}

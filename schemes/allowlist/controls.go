@@ -45,6 +45,7 @@ func controls() []harness.Control {
 		{Detector: "dns", Scenario: "dns-exfil", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
 		{Detector: "unix", Scenario: "unix-socket-agent", Kind: "policy", Weakness: "network = true (socket() allowed)", Mutate: networkOn},
 		{Detector: "egress", Scenario: "outbound-internet", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
+		{Detector: "listen", Scenario: "listen-loopback-port", Kind: "policy", Weakness: "network = true: the command shares the host's network namespace, so its listener is the host's", Mutate: networkOn},
 		{Detector: "netns", Scenario: "netns-sockets", Kind: "policy", Weakness: "network = true: the call shares the host's network namespace and holds a connection to the harness's loopback listener", Mutate: networkOn},
 		{Detector: "survivors", Scenario: "read-canary-dotdot", Kind: "staged",
 			Weakness: "a process left running in the workspace, as an escaped child would be",
