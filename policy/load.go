@@ -76,6 +76,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 		return nil, &Error{decodeProblems(name, data, err)}
 	}
 	p.eachSection(func(_ string, s Section) { s.afterDecode(md.IsDefined) })
+	p.schemeLimitDefaults(md.IsDefined)
 	idx := indexLines(string(data))
 	probs := unknownKeys(name, data, md)
 	for _, pr := range p.validate(md.IsDefined) {

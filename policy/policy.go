@@ -88,6 +88,7 @@ func Default(scheme string) *Policy {
 		},
 	}
 	p.eachSection(func(_ string, s Section) { s.defaults() })
+	p.schemeLimitDefaults(func(...string) bool { return false })
 	return p
 }
 

@@ -27,6 +27,19 @@ type Section interface {
 	deepCopy()                                // replace shared lists and maps by copies (Clone)
 }
 
+// limitsDefaulter is a section whose scheme needs other defaults for some common limits than
+// the ones every scheme starts from; they apply where the file leaves those limits unset.
+type limitsDefaulter interface {
+	limitDefaults(l *Limits, defined func(...string) bool)
+}
+
+// schemeLimitDefaults applies the active section's own limit defaults, if it has any.
+func (p *Policy) schemeLimitDefaults(defined func(...string) bool) {
+	if d, ok := p.Section().(limitsDefaulter); ok {
+		d.limitDefaults(&p.Limits, defined)
+	}
+}
+
 type sectionKind struct {
 	name  string
 	order int // where the product presents the scheme

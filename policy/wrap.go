@@ -150,6 +150,24 @@ func (w *Wrap) defaults() {
 // beforeDecode: a file's lists replace the defaults (which are empty anyway).
 func (w *Wrap) beforeDecode() {}
 
+// Wrap's own defaults for limits.memory and limits.pids: a wrapped server is a whole runtime,
+// not one command. Under the common 256MiB of address space a Go server dies before it answers
+// (its runtime reserves ~768MiB at start) and node needs about 1GiB; its threads count as pids.
+const (
+	WrapDefaultMemory = 4 << 30
+	WrapDefaultPids   = 256
+)
+
+// limitDefaults gives a wrap policy its own memory and pids defaults where the file sets none.
+func (w *Wrap) limitDefaults(l *Limits, defined func(...string) bool) {
+	if !defined("limits", "memory") {
+		l.Memory = WrapDefaultMemory
+	}
+	if !defined("limits", "pids") {
+		l.Pids = WrapDefaultPids
+	}
+}
+
 func (w *Wrap) afterDecode(func(...string) bool) { w.Egress = w.Net() }
 
 func (w *Wrap) payload() any {

@@ -67,3 +67,30 @@ max_argument_bytes = 0
 		}
 	}
 }
+
+// A wrap policy that leaves limits.memory and limits.pids unset gets wrap's own defaults (a Go
+// or node server dies at start under the common 256MiB); set ones are kept, and other schemes
+// keep the common defaults.
+func TestWrapLimitDefaults(t *testing.T) {
+	p, err := Parse("w.toml", []byte("version = 1\nscheme = \"wrap\"\nname = \"x\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Limits.Memory != WrapDefaultMemory || p.Limits.Pids != WrapDefaultPids {
+		t.Errorf("unset: memory %d pids %d, want %d %d", p.Limits.Memory, p.Limits.Pids, WrapDefaultMemory, WrapDefaultPids)
+	}
+	if d := Default(SchemeWrap); d.Limits.Memory != WrapDefaultMemory || d.Limits.Pids != WrapDefaultPids {
+		t.Errorf("Default(wrap): memory %d pids %d", d.Limits.Memory, d.Limits.Pids)
+	}
+	p, err = Parse("w.toml", []byte("version = 1\nscheme = \"wrap\"\nname = \"x\"\n[limits]\nmemory = \"1GiB\"\npids = 100\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Limits.Memory != 1<<30 || p.Limits.Pids != 100 {
+		t.Errorf("set: memory %d pids %d, want the file's", p.Limits.Memory, p.Limits.Pids)
+	}
+	q := Default(SchemeDocker)
+	if q.Limits.Memory != 256<<20 || q.Limits.Pids != 64 {
+		t.Errorf("docker: memory %d pids %d, want the common defaults", q.Limits.Memory, q.Limits.Pids)
+	}
+}
