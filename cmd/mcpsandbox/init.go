@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -338,7 +339,7 @@ func schemeOffered(name string) error {
 func netFlags(o *InitOptions) error {
 	if !o.set("network-hosts") {
 		if o.set("network") && o.A.Network && o.A.Scheme != "" && !policy.NetworkTakes(o.A.Scheme, policy.NetAll) {
-			return fmt.Errorf("--network (every host) is for %s: for %s, list the hosts calls need with --network-hosts (e.g. --network-hosts pypi,api.example.com)", theSchemes(policy.SchemesTaking(policy.NetAll)), o.A.Scheme)
+			return fmt.Errorf("--network (every host) is for %s: for %s, list the hosts calls need with --network-hosts (e.g. --network-hosts pypi,api.example.com)", theSchemes(offeredTaking(policy.NetAll)), o.A.Scheme)
 		}
 		return nil
 	}
@@ -356,9 +357,21 @@ func netFlags(o *InitOptions) error {
 		return fmt.Errorf("--network-hosts is empty: name at least one host or preset (%s), or leave the flag out for no network", generate.PresetNames())
 	}
 	if o.A.Scheme != "" && !policy.NetworkTakes(o.A.Scheme, policy.NetHosts) {
-		return fmt.Errorf("--network-hosts is for %s (they reach hosts through serve's egress proxy); %s has its own allow_internet: remove --network-hosts", theSchemes(policy.SchemesTaking(policy.NetHosts)), o.A.Scheme)
+		return fmt.Errorf("--network-hosts is for %s (they reach hosts through serve's egress proxy); %s has its own allow_internet: remove --network-hosts", theSchemes(offeredTaking(policy.NetHosts)), o.A.Scheme)
 	}
 	return nil
+}
+
+// offeredTaking are the schemes init writes policies for whose network key takes m (init's
+// messages name only what init can do).
+func offeredTaking(m policy.NetMode) []string {
+	var out []string
+	for _, s := range policy.SchemesTaking(m) {
+		if slices.Contains(schemes.Offered(), s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // theSchemes names schemes in a sentence: "the a scheme", "the a and b schemes".
