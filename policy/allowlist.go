@@ -103,7 +103,8 @@ var DefaultProtect = []string{
 	// the pylint/mypy settings too and stay writable by design: content to review)
 	"eslint.config.*", ".eslintrc.js", ".eslintrc.cjs", "prettier.config.*", ".prettierrc.js",
 	".prettierrc.cjs", ".prettierrc.mjs", "tailwind.config.*", "postcss.config.*", ".postcssrc.js",
-	".pylintrc", "pylintrc", "mypy.ini", ".mypy.ini", ".dir-locals.el",
+	".pylintrc", "mypy.ini", ".mypy.ini", ".dir-locals.el", // not pylintrc: a bare word of letters is a
+	// name split/csplit could generate from any prefix, which would refuse them everywhere
 }
 
 // Protected is the effective protect list: DefaultProtect without the "!NAME" entries of
