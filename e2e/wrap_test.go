@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -620,5 +621,47 @@ func TestWrapUnprivileged(t *testing.T) {
 	}
 	if res, err := callTool(t, cs, "write", map[string]any{"path": filepath.Join(out, "ok"), "text": "x"}); err != nil || res.IsError {
 		t.Errorf("write in [wrap].write through an unprivileged wrap: %q %v", text(res), err)
+	}
+}
+
+// The server's private HOME is a tmpfs of limits.workspace_quota bytes (and 65536 files) in its
+// mount namespace: what it writes there stops at the quota, and nothing lands on the host's disk
+// under the HOME's host directory.
+func TestWrapHomeBounded(t *testing.T) {
+	bin := buildWrapServer(t)
+	r := newWrapRig(t, "network = false")
+	pol, err := os.ReadFile(r.policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, r.policy, strings.Replace(string(pol), "timeout = \"5s\"", "timeout = \"20s\"\nworkspace_quota = \"4MiB\"", 1), 0o600)
+	cs, cmd := r.connect(t, nil, bin)
+	res, err := callTool(t, cs, "fill", map[string]any{"files": "64", "bytes": "262144"}) // 16 MiB asked
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := text(res)
+	var files, bytes int
+	fmt.Sscanf(got, "files=%d bytes=%d", &files, &bytes)
+	if !res.IsError || !strings.Contains(got, "no space left on device") || bytes > 4<<20 {
+		t.Errorf("16 MiB into HOME under a 4MiB quota: %q (want it stopped by ENOSPC at <= 4MiB)", got)
+	}
+	res, err = callTool(t, cs, "fill", map[string]any{"files": "100000", "bytes": "0"}) // inodes, not bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Sscanf(text(res), "files=%d", &files)
+	if !res.IsError || files >= 1<<16 {
+		t.Errorf("100000 empty files into HOME: %q (want stopped below 65536)", text(res))
+	}
+	// from outside: the host directory under the HOME holds none of it
+	homes, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("mcpsandbox-wrap-home-%d-*", cmd.Process.Pid)))
+	if len(homes) != 1 {
+		t.Fatalf("the host directory of the server's HOME: %v (want one)", homes)
+	}
+	var n int
+	filepath.WalkDir(homes[0], func(string, fs.DirEntry, error) error { n++; return nil })
+	if n > 1 {
+		t.Errorf("the server's writes reached the host's disk: %d entries under %s", n-1, homes[0])
 	}
 }

@@ -44,6 +44,7 @@ func bounds(p *policy.Policy) []verify.Bound {
 		{Boundary: "wrap", What: "client requests awaiting the server's answer", Value: strconv.Itoa(sw.MaxInflight), Past: "refused with an error naming wrap.max_inflight; the server never sees it"},
 		{Boundary: "wrap", What: "a tools/call's arguments", Value: p.Wrap.Tools.MaxArgumentBytes.String(), Key: "wrap.tools.max_argument_bytes", Past: "refused with an error naming the key, audited refused"},
 		{Boundary: "wrap", What: "a tools/call's wait for its answer", Value: p.Limits.Timeout.String(), Key: "limits.timeout", Past: "answered with an error naming the key, the server told to cancel, a late answer dropped"},
+		{Boundary: "wrap", What: "what the server keeps in its private HOME (a tmpfs in its mount namespace, at most 65536 files)", Value: p.Limits.WorkspaceQuota.String(), Key: "limits.workspace_quota", Past: "the server's writes there fail with ENOSPC; the host's disk never holds them, and they are gone with the server"},
 	}
 	if p.Wrap.Net().Mode == policy.NetHosts {
 		bs = append(bs, verify.Bound{Boundary: "egress", What: "proxy connections the server holds at once", Value: strconv.Itoa(p.Limits.EgressConnections),

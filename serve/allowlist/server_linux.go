@@ -32,9 +32,12 @@ type ServerOptions struct {
 	ReadFiles []string // readable files besides the system's
 	ExecDirs  []string // executable (and readable) besides the system dirs
 	RWDirs    []string // writable (not executable); /tmp is added when the host gives a private one
-	Files     int      // RLIMIT_NOFILE; 0 = 4096
-	Session   string   // what egress decisions are recorded under
-	Stderr    *os.File // where the command's stderr goes (nil: /dev/null)
+	// DirQuota, when not 0 and the host gives a mount namespace, bounds Dir: a tmpfs of this
+	// many bytes (and helper.DirTmpfsInodes files) is mounted on it, gone with the server.
+	DirQuota uint64
+	Files    int      // RLIMIT_NOFILE; 0 = 4096
+	Session  string   // what egress decisions are recorded under
+	Stderr   *os.File // where the command's stderr goes (nil: /dev/null)
 }
 
 // Server is a running long-lived command.
@@ -176,7 +179,7 @@ func (e *Executor) serverSpec(o ServerOptions, s *Server) (helper.Spec, error) {
 	}
 	e.egress.apply(&spec)
 	if mounts {
-		spec.Mounts, spec.TmpSize = true, e.tmpSize()
+		spec.Mounts, spec.TmpSize, spec.DirTmpfs = true, e.tmpSize(), o.DirQuota
 	}
 	return spec, nil
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -25,7 +26,7 @@ type req struct {
 	} `json:"params"`
 }
 
-var tools = []string{"echo", "read", "write", "connect", "big", "spawn", "env", "secret_dump", "sleep", "fetch"}
+var tools = []string{"echo", "read", "write", "connect", "big", "spawn", "env", "secret_dump", "sleep", "fetch", "fill"}
 
 func main() {
 	sc := bufio.NewScanner(os.Stdin)
@@ -111,8 +112,40 @@ func call(name string, a map[string]string) any {
 		d, _ := time.ParseDuration(a["for"])
 		time.Sleep(d)
 		return text("slept", false)
+	case "fill": // `files` files of `bytes` bytes each in $HOME/fill, until the first error
+		return fill(a)
 	case "secret_dump":
 		return text(strings.Join(os.Environ(), "\n"), false)
 	}
 	return text("unknown tool "+name, true)
+}
+
+// fill writes files into $HOME/fill and says how many and how much went in, and what stopped it.
+func fill(a map[string]string) any {
+	var files, size int
+	fmt.Sscan(a["files"], &files)
+	fmt.Sscan(a["bytes"], &size)
+	dir := filepath.Join(os.Getenv("HOME"), "fill")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return text(err.Error(), true)
+	}
+	buf := make([]byte, size)
+	var n, total int
+	var werr error
+	for n < files {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprint(n)))
+		if err != nil {
+			werr = err
+			break
+		}
+		w, err := f.Write(buf)
+		total += w
+		f.Close()
+		if err != nil {
+			werr = err
+			break
+		}
+		n++
+	}
+	return text(fmt.Sprintf("files=%d bytes=%d err=%v", n, total, werr), werr != nil)
 }

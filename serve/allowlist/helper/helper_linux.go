@@ -50,6 +50,10 @@ type Spec struct {
 	// Overlay, when set, is the overlayfs mount data of the call's workspace layer (package
 	// wslayer): mounted on Dir before the read-only binds, so every write lands in the layer.
 	Overlay string `json:"overlay,omitempty"`
+	// DirTmpfs, when not 0, is the size of a tmpfs mounted on Dir (a long-lived server's private
+	// HOME, serve/wrap): what the command writes there is bounded in bytes and inodes, held in
+	// memory, and gone with the mount namespace.
+	DirTmpfs uint64 `json:"dir_tmpfs,omitempty"`
 }
 
 // Rlimit is one resource limit.
@@ -274,6 +278,9 @@ func privateMounts(s *Spec) error {
 		}
 		unix.Close(k.fd)
 	}
+	if err := mountDirTmpfs(s); err != nil {
+		return err
+	}
 	if s.Overlay != "" {
 		if err := unix.Mount("overlay", s.Dir, "overlay", unix.MS_NOSUID|unix.MS_NODEV, s.Overlay); err != nil {
 			return fmt.Errorf("mount the call's workspace layer (overlayfs) on %s: %w", s.Dir, err)
@@ -372,3 +379,22 @@ func CStrings(ss []string) ([]*byte, error) {
 	}
 	return out, nil
 }
+
+// mountDirTmpfs mounts Spec.DirTmpfs on the working directory, owned by the command's uid.
+func mountDirTmpfs(s *Spec) error {
+	if s.DirTmpfs == 0 || mutated("dir-tmpfs") {
+		return nil
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	if s.DropUID {
+		uid, gid = s.UID, s.GID
+	}
+	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0700,uid=%d,gid=%d", s.DirTmpfs, DirTmpfsInodes, uid, gid)
+	if err := unix.Mount("tmpfs", s.Dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mount a size-capped tmpfs on %s: %w", s.Dir, err)
+	}
+	return nil
+}
+
+// DirTmpfsInodes caps the files of Spec.DirTmpfs: empty files take no bytes but kernel memory.
+const DirTmpfsInodes = 1 << 16
