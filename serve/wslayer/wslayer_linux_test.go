@@ -729,8 +729,19 @@ func TestCommitFindsLinksPastThePadding(t *testing.T) {
 	write(t, filepath.Join(ws, "scripts", "pre-commit.sh"), "#!/bin/sh\n")
 	write(t, filepath.Join(ws, "docs", "agent.md"), "be nice\n")
 	write(t, filepath.Join(ws, ".ci-config", "workflows", "ci.yml"), "on: push\n")
-	for i := range 20 {
-		write(t, filepath.Join(ws, "+pad", fmt.Sprint(i)), "")
+	for i := range 20 { // host directories: files and links no longer use up the walk
+		os.MkdirAll(filepath.Join(ws, "+pad", fmt.Sprint(i)), 0o755)
+	}
+	// a repository the breadth-first walk reaches only after the padding: its hook link is
+	// found only by looking at the repositories holding what the call writes
+	repo := filepath.Join(ws, "zz", "repo")
+	write(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(repo, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(repo, ".git", "refs"), 0o755)
+	os.MkdirAll(filepath.Join(repo, ".git", "hooks"), 0o755)
+	write(t, filepath.Join(repo, "scripts", "pre-push.sh"), "#!/bin/sh\n")
+	if err := os.Symlink("../../scripts/pre-push.sh", filepath.Join(repo, ".git", "hooks", "pre-push")); err != nil {
+		t.Fatal(err)
 	}
 	for target, name := range map[string]string{"../../scripts/pre-commit.sh": ".git/hooks/pre-commit", "docs/agent.md": "CLAUDE.md", ".ci-config": ".github"} {
 		os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755)
@@ -742,7 +753,7 @@ func TestCommitFindsLinksPastThePadding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bad := []string{"scripts/pre-commit.sh", "docs/agent.md", ".ci-config/workflows/ci.yml"}
+	bad := []string{"scripts/pre-commit.sh", "docs/agent.md", ".ci-config/workflows/ci.yml", "zz/repo/scripts/pre-push.sh"}
 	for _, p := range append(bad, "docs/other.md") {
 		write(t, filepath.Join(l.Upper, p), "pwned\n")
 	}
