@@ -284,6 +284,23 @@ func (w *wizardRun) step(text, send string) {
 	w.con.Send(send)
 }
 
+// interrupt sends Ctrl-C until the wizard says it was cancelled: a ^C that reaches the terminal
+// before the prompt put it in raw mode is taken by the line discipline (the wizard's process
+// has no controlling terminal to be signalled through) and never read, which a loaded machine
+// made happen.
+func (w *wizardRun) interrupt() {
+	w.t.Helper()
+	for try := 0; try < 10; try++ {
+		w.con.Send("\x03")
+		got, err := w.con.Expect(expect.String("cancelled"), expect.WithTimeout(2*time.Second))
+		w.seen.WriteString(got)
+		if err == nil {
+			return
+		}
+	}
+	w.t.Fatalf("Ctrl-C did not cancel the wizard; screen:\n%s", w.seen.String())
+}
+
 // exit waits for the wizard to end and returns its error (nil for exit 0).
 func (w *wizardRun) exit() error {
 	w.t.Helper()
@@ -546,8 +563,8 @@ func TestInitWizardPTY(t *testing.T) {
 		// Offered with what it means, before the answer: code can change what the host runs later.
 		w.expect("Code could then change any file there on this machine", "git hooks", "breaches (FAIL)")
 		w.con.Send(enter) // no, the default
-		w.step("network access?", "\x03")
-		w.expect("cancelled")
+		w.expect("network access?")
+		w.interrupt()
 		w.exit()
 		noWrites(t, e, filepath.Join(e.home, ".cursor", "mcp.json"))
 	})
