@@ -64,6 +64,11 @@ type Result struct {
 	// Workspace is what the call's writes did to the workspace, when they went through the
 	// transactional layer (nil: the call had no layer).
 	Workspace *WorkspaceChanges `json:"workspace,omitempty" jsonschema:"what the call's writes did to the workspace: they land in a private layer and reach it only after serve checks each"`
+	// File, Entries and Images are the file tools' results and a call's pictures (FileTools).
+	File        *FileResult `json:"file,omitempty" jsonschema:"what write_file or read_file did: the file's path, size, sha256, and what read_file read"`
+	Entries     []FileEntry `json:"entries,omitempty" jsonschema:"what list_files found"`
+	EntriesMore int         `json:"entries_more,omitempty" jsonschema:"entries past the first 1000, counted"`
+	Images      []Image     `json:"images,omitempty" jsonschema:"pictures the program made; each one sent is also an image in the result's content"`
 	// Timeout is the limit the call ran under when a tool's own timeout argument shortened the
 	// policy's (0: limits.timeout); for the text rendering only.
 	Timeout time.Duration `json:"-"`

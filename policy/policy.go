@@ -19,6 +19,10 @@ const (
 	DefaultEgressConnections = 32
 	DefaultWorkspaceQuota    = 256 << 20
 	DefaultOnInterrupt       = "discard"
+	DefaultMaxFileBytes      = 4 << 20
+	// MaxFileBytes is the ceiling of limits.max_file_bytes: a file's base64 must fit in one
+	// stdio message (16MiB).
+	MaxFileBytes = 10 << 20
 )
 
 // MaxTimeout is the hard ceiling on limits.timeout.
@@ -58,6 +62,9 @@ type Limits struct {
 	// and what happens to the writes of a call that timed out or was cancelled.
 	WorkspaceQuota Size   `toml:"workspace_quota" json:"workspace_quota"`
 	OnInterrupt    string `toml:"on_interrupt" json:"on_interrupt"` // "discard" | "commit"
+	// MaxFileBytes bounds one file the file tools move (write_file, read_file); 0 = no file
+	// tools (issue 27).
+	MaxFileBytes Size `toml:"max_file_bytes" json:"max_file_bytes"`
 }
 
 // Audit configures the tamper-evident call log.
@@ -85,6 +92,7 @@ func Default(scheme string) *Policy {
 			EgressConnections: DefaultEgressConnections,
 			WorkspaceQuota:    DefaultWorkspaceQuota,
 			OnInterrupt:       DefaultOnInterrupt,
+			MaxFileBytes:      DefaultMaxFileBytes,
 		},
 	}
 	p.eachSection(func(_ string, s Section) { s.defaults() })

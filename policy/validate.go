@@ -76,6 +76,9 @@ func (p *Policy) validate(defined func(...string) bool) []Problem {
 	if l.WorkspaceQuota < 1<<20 || l.WorkspaceQuota > 1<<40 {
 		add("limits.workspace_quota", "%s is outside 1MiB..1TiB", `use e.g. "256MiB"`, l.WorkspaceQuota)
 	}
+	if l.MaxFileBytes < 0 || l.MaxFileBytes > MaxFileBytes {
+		add("limits.max_file_bytes", "%s is outside 0..%s", `use e.g. "4MiB", or 0 for no file tools`, l.MaxFileBytes, Size(MaxFileBytes))
+	}
 	if l.OnInterrupt != "discard" && l.OnInterrupt != "commit" {
 		add("limits.on_interrupt", "%q is neither \"discard\" nor \"commit\"", `use "discard" (a timed-out call's half-done writes never reach the workspace) or "commit"`, l.OnInterrupt)
 	}

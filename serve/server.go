@@ -280,7 +280,8 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			entry.Decision, entry.Reason, entry.ExitCode = "ran", err.Error(), &res.ExitCode
 			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
 			text := ClipText(err.Error(), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
-			out = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: res}
+			entry.Files = fileRecords(t.Name, res)
+			out = &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
 		case err != nil:
 			entry.Decision, entry.Reason = "error", err.Error()
 			out = errorResult("mcpsandbox could not run the call: " + err.Error())
@@ -289,7 +290,8 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			entry.Decision = "ran"
 			entry.ExitCode = &res.ExitCode
 			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
-			out = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: Render(res, r.pol)}}, StructuredContent: res}
+			entry.Files = fileRecords(t.Name, res)
+			out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: Render(res, r.pol)}}, executor.ImageContents(res)...), StructuredContent: res}
 		}
 		if r.audit != nil {
 			if aerr := r.audit.Append(entry); aerr != nil {
@@ -323,6 +325,25 @@ func (r *runner) run(ctx context.Context, t executor.Tool, args json.RawMessage,
 		return nil, ctx.Err() // the client cancelled: not a timeout
 	}
 	return res, err
+}
+
+// fileRecords are what the audit keeps of the files a call moved: the path, size and sha256 of
+// a file written or read, and of each picture returned.
+func fileRecords(tool string, res *executor.Result) []audit.FileRecord {
+	var out []audit.FileRecord
+	if f := res.File; f != nil {
+		op := "read"
+		if tool == executor.ToolWriteFile {
+			op = "write"
+		}
+		out = append(out, audit.FileRecord{Op: op, Path: f.Path, Bytes: f.Size, SHA256: f.SHA256})
+	}
+	for _, im := range res.Images {
+		if im.Omitted == "" {
+			out = append(out, audit.FileRecord{Op: "image", Path: im.Name, Bytes: im.Size, SHA256: im.SHA256})
+		}
+	}
+	return out
 }
 
 // errShutdown is a call ended by serve's shutdown (runner.stop).
@@ -390,8 +411,41 @@ func Render(res *executor.Result, p *policy.Policy) string {
 	if res.Truncated {
 		fmt.Fprintf(&b, "[output truncated: only the first %s of each stream are kept (limits.max_output_bytes)]\n", p.Limits.MaxOutputBytes)
 	}
+	renderFiles(&b, res)
 	if w := wslayer.Summary(res.Workspace); w != "" {
 		fmt.Fprintf(&b, "[%s]\n", w)
 	}
 	return b.String()
+}
+
+// renderFiles is the text form of the file tools' results and of a call's pictures.
+func renderFiles(b *strings.Builder, res *executor.Result) {
+	if f := res.File; f != nil {
+		fmt.Fprintf(b, "file: %s (%d bytes, sha256 %s)\n", f.Path, f.Size, f.SHA256)
+		switch {
+		case f.Content != "":
+			fmt.Fprintf(b, "--- content ---\n%s", f.Content)
+			if !strings.HasSuffix(f.Content, "\n") {
+				b.WriteByte('\n')
+			}
+		case f.ContentBase64 != "":
+			fmt.Fprintf(b, "--- content (base64) ---\n%s\n", f.ContentBase64)
+		}
+		if f.Truncated {
+			fmt.Fprintf(b, "[only the first bytes were read: the file is %d bytes]\n", f.Size)
+		}
+	}
+	for _, e := range res.Entries {
+		fmt.Fprintf(b, "%-5s %10d  %s\n", e.Type, e.Size, e.Name)
+	}
+	if res.EntriesMore > 0 {
+		fmt.Fprintf(b, "[%d more entries not listed]\n", res.EntriesMore)
+	}
+	for _, im := range res.Images {
+		if im.Omitted != "" {
+			fmt.Fprintf(b, "[picture %s (%s, %d bytes): %s]\n", im.Name, im.MIMEType, im.Size, im.Omitted)
+		} else {
+			fmt.Fprintf(b, "[picture %s (%s, %d bytes) attached]\n", im.Name, im.MIMEType, im.Size)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
@@ -65,6 +66,17 @@ func WorkspaceBounds(l policy.Limits) []Bound {
 	}
 }
 
+// FileBounds are the file tools' bounds and those of the pictures a call returns, for the
+// schemes that offer them.
+func FileBounds(l policy.Limits) []Bound {
+	n := strconv.Itoa
+	return []Bound{
+		{"files", "one file write_file or read_file moves", fileBytes(l), "limits.max_file_bytes", "write_file is refused naming the key; read_file returns the first bytes, marked truncated"},
+		{"files", "entries list_files returns", n(executor.MaxListEntries), "", "the rest are counted (entries_more)"},
+		{"files", "pictures one call returns", n(executor.MaxImages) + ", " + size(executor.MaxImageBytes) + " each, " + size(executor.MaxImagesBytes) + " together", "", "the rest are listed with why they were not sent"},
+	}
+}
+
 // EgressBounds are the bounds of a host list's egress proxy, one per scope ("call",
 // "container"); past says what happens past the connection bound.
 func EgressBounds(l policy.Limits, scope, past string) []Bound {
@@ -81,3 +93,10 @@ func size(b int) string { return policy.Size(b).String() }
 
 // durationText is a duration as the policy writes it.
 func durationText(d time.Duration) string { return policy.Duration{Duration: d}.String() }
+
+func fileBytes(l policy.Limits) string {
+	if l.MaxFileBytes == 0 {
+		return "0 (no file tools)"
+	}
+	return l.MaxFileBytes.String()
+}

@@ -97,9 +97,19 @@ type Entry struct {
 	Truncated  bool            `json:"truncated"`
 	TimedOut   bool            `json:"timed_out"`
 	PolicyHash string          `json:"policy_hash"`
+	Files      []FileRecord    `json:"files,omitempty"`   // files the call wrote or read, pictures it returned
 	Clipped    []Clip          `json:"clipped,omitempty"` // fields cut to keep the line within MaxLine
 	Prev       string          `json:"prev"`              // hash of the previous entry; "" for the first
 	Hash       string          `json:"hash"`              // sha256 of this entry encoded with hash = ""
+}
+
+// FileRecord is one file a call moved in or out of its sandbox: write_file, read_file, or a
+// picture returned as image content ("image").
+type FileRecord struct {
+	Op     string `json:"op"`
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
 }
 
 // Clip records a field cut short: its name, and the byte length and sha256 of the whole value
