@@ -276,7 +276,14 @@ func readFile(ctx context.Context, fs FileSystem, c Call, maxBytes int64) (*Resu
 	} else {
 		f.ContentBase64 = base64.StdEncoding.EncodeToString(data)
 	}
-	return &Result{File: f}, nil
+	res := &Result{File: f}
+	// a picture read whole is shown as one too, so any scheme's picture file reaches the client
+	if !f.Truncated {
+		if im := NewImage(path.Base(a.Path), data); im.MIMEType != "" {
+			res.Images = BoundImages([]Image{im})
+		}
+	}
+	return res, nil
 }
 
 func listFiles(ctx context.Context, fs FileSystem, c Call) (*Result, error) {
