@@ -55,6 +55,9 @@ var Scheme = &scheme.Scheme{
 // own to end (no other call shares them).
 func bounds(p *policy.Policy) []verify.Bound {
 	bs := verify.WorkspaceBounds(p.Limits)
+	if p.Limits.MaxFileBytes > 0 {
+		bs = append(bs, verify.FileBounds(p.Limits)...)
+	}
 	if p.Allowlist.Net().Mode != policy.NetHosts {
 		return bs
 	}

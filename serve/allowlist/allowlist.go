@@ -311,7 +311,7 @@ func (e *Executor) Tools() []executor.Tool {
 	desc := fmt.Sprintf("Run one allowlisted program (%s) with arguments, in the workspace directory. "+
 		"No shell: arguments are passed literally (no globbing, pipes or redirection). Paths must stay inside the workspace.",
 		strings.Join(names, ", "))
-	return []executor.Tool{{
+	return append([]executor.Tool{{
 		Name:        "run_allowed_command",
 		Title:       "Run an allowlisted command",
 		Description: desc,
@@ -329,7 +329,7 @@ func (e *Executor) Tools() []executor.Tool {
 			OpenWorldHint:   e.openWorld(),
 		},
 		Run: e.run,
-	}}
+	}}, e.fileTools()...)
 }
 
 // Close implements executor.Executor: the warm helper is stopped.

@@ -306,7 +306,7 @@ func (e *Executor) Tools() []executor.Tool {
 		destructive := e.spec.workspace != "" && e.spec.wsWrite
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: false, DestructiveHint: &destructive, IdempotentHint: false, OpenWorldHint: &open}
 	}
-	return []executor.Tool{{
+	return append([]executor.Tool{{
 		Name:        ToolPython,
 		Title:       "Run Python in a sandbox container",
 		Description: "Run a Python 3 program (its source in code) and return its exit code, stdout and stderr. " + common,
@@ -320,7 +320,7 @@ func (e *Executor) Tools() []executor.Tool {
 		InputSchema: executor.InputSchema[shellArgs](timeoutProp),
 		Annotations: ann("Run a shell script in a sandbox container"),
 		Run:         func(ctx context.Context, c executor.Call) (*executor.Result, error) { return e.call(ctx, c, "shell") },
-	}}
+	}}, e.callFileTools()...)
 }
 
 // pythonArgs and shellArgs are the two tools' arguments as clients see them (their input

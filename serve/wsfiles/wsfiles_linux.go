@@ -32,7 +32,10 @@ func (f *FS) open(p, rel string, flags int) (int, error) {
 		return -1, fmt.Errorf("open the workspace %s: %w", f.Root, err)
 	}
 	defer unix.Close(root)
-	how := &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC | unix.O_NOCTTY), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	if flags&unix.O_PATH == 0 {
+		flags |= unix.O_NOCTTY // openat2 takes no other flag with O_PATH
+	}
+	how := &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
 	if mutated("files-path-containment") {
 		how.Resolve = 0
 	}
@@ -63,7 +66,7 @@ func walkOpen(dir int, rel string, flags int) (int, error) {
 	for i, part := range parts {
 		fl := unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 		if i == len(parts)-1 {
-			fl = flags | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NOCTTY
+			fl = flags | unix.O_NOFOLLOW | unix.O_CLOEXEC
 		}
 		if part == ".." {
 			unix.Close(cur)
