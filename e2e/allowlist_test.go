@@ -25,10 +25,11 @@ func TestAllowedCall(t *testing.T) {
 		t.Errorf("text rendering / flags wrong: %q %+v", text(res), r)
 	}
 	tools, err := f.cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "run_allowed_command" {
+	// the file tools (limits.max_file_bytes, on by default) sort around it
+	if err != nil || len(tools.Tools) != 4 || tools.Tools[2].Name != "run_allowed_command" {
 		t.Fatalf("tools/list = %+v, %v", tools, err)
 	}
-	if a := tools.Tools[0].Annotations; a == nil || a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
+	if a := tools.Tools[2].Annotations; a == nil || a.ReadOnlyHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
 		t.Errorf("annotations not honest for a no-network, workspace-writing tool: %+v", a)
 	}
 }

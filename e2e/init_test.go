@@ -96,7 +96,7 @@ func TestInitFlagsThenServeAnswers(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "run_allowed_command" {
+	if err != nil || len(tools.Tools) != 4 || tools.Tools[2].Name != "run_allowed_command" { // and the file tools
 		t.Fatalf("tools/list = %+v, %v", tools, err)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{"--version"}}})
