@@ -47,7 +47,7 @@ func (f *FS) open(p, rel string, flags int) (int, error) {
 	case err == nil:
 		return fd, nil
 	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
-		return -1, executor.Refuse(f.Rule, "%q leads out of the workspace through a symbolic link (links are followed only while they stay inside it)", p)
+		return -1, executor.Refuse(f.Rule, "%q leads out of the workspace through a symbolic link (links are followed only while they stay inside it, by a relative target)", p)
 	case errors.Is(err, unix.ENOENT):
 		return -1, fmt.Errorf("%q: no such file or directory in the workspace (list_files shows what is there)", p)
 	case errors.Is(err, unix.ENOTDIR):

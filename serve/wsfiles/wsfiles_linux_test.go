@@ -18,6 +18,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/wslayer"
+	"golang.org/x/sys/unix"
 )
 
 func newFS(t *testing.T) (*FS, string, string) {
@@ -171,5 +172,44 @@ func TestListBound(t *testing.T) {
 	ents, more, err := f.ListFiles(bg, executor.Call{}, "")
 	if err != nil || len(ents) != executor.MaxListEntries || more != 5 || ents[0].Name != "f00000" {
 		t.Fatalf("%d entries, %d more, %v", len(ents), more, err)
+	}
+}
+
+// Without openat2 the walk follows no link at all and never climbs.
+func TestWalkOpenFollowsNoLink(t *testing.T) {
+	_, ws, outside := newFS(t)
+	os.WriteFile(filepath.Join(outside, "canary"), []byte("secret"), 0o644)
+	os.Symlink(outside, filepath.Join(ws, "out"))
+	os.Mkdir(filepath.Join(ws, "d"), 0o755)
+	os.WriteFile(filepath.Join(ws, "d", "f"), []byte("ok"), 0o644)
+	root, err := syscall.Open(ws, unix.O_PATH|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(root)
+	for _, rel := range []string{"out/canary", "out", "../outside/canary"} {
+		if fd, err := walkOpen(root, rel, syscall.O_RDONLY); err == nil {
+			syscall.Close(fd)
+			t.Errorf("walkOpen %q opened it", rel)
+		}
+	}
+	fd, err := walkOpen(root, "d/f", syscall.O_RDONLY)
+	if err != nil {
+		t.Fatalf("walkOpen d/f: %v", err)
+	}
+	syscall.Close(fd)
+}
+
+// A file with another hard link is refused when the scheme says so (its other name may lie
+// outside the workspace).
+func TestHardLinkedReadRefused(t *testing.T) {
+	f, ws, outside := newFS(t)
+	os.WriteFile(filepath.Join(outside, "canary"), []byte("secret"), 0o644)
+	if err := os.Link(filepath.Join(outside, "canary"), filepath.Join(ws, "hl")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	f.HardLinks = "test.hardlinks"
+	if d, _, err := f.ReadFile(bg, executor.Call{}, "hl", 100); rule(err) != "test.hardlinks" {
+		t.Errorf("read a hard-linked file: %q %v", d, err)
 	}
 }
