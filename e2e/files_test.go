@@ -120,6 +120,19 @@ func TestFilesAllowlist(t *testing.T) {
 		t.Errorf("list_files data: %s", resultText(res))
 	}
 	checkAuditFiles(t, f.auditPath, "data/blob.bin", sum)
+	// a picture read back is MCP image content too
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...)
+	fileCall(t, f.cs, executor.ToolWriteFile, map[string]any{"path": "plot.png", "content_base64": base64.StdEncoding.EncodeToString(png)})
+	res, _ = fileCall(t, f.cs, executor.ToolReadFile, map[string]any{"path": "plot.png"})
+	var img *mcp.ImageContent
+	for _, c := range res.Content {
+		if ic, ok := c.(*mcp.ImageContent); ok {
+			img = ic
+		}
+	}
+	if img == nil || img.MIMEType != "image/png" || string(img.Data) != string(png) {
+		t.Errorf("read_file of a PNG: no image content (%+v)", res.Content)
+	}
 }
 
 // checkAuditFiles finds the audit lines of the write and the read of path, with its size and sha256.
