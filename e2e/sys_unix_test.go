@@ -27,3 +27,5 @@ func detachedAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: t
 func asUserAttr(uid, gid uint32) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
 }
+
+func mkfifo(path string) error { return syscall.Mkfifo(path, 0o666) }

@@ -23,3 +23,5 @@ func signalPID(int, syscall.Signal) error {
 func detachedAttr() *syscall.SysProcAttr { return nil }
 
 func asUserAttr(uint32, uint32) *syscall.SysProcAttr { return nil }
+
+func mkfifo(string) error { return errors.New("FIFOs do not exist on Windows") }
