@@ -56,6 +56,9 @@ func bounds(p *policy.Policy) []verify.Bound {
 	if p.Docker.Workspace != "" && p.Docker.WorkspaceWritable {
 		bs = verify.WorkspaceBounds(p.Limits)
 	}
+	if p.Docker.Sessions() && p.Limits.MaxFileBytes > 0 {
+		bs = append(bs, verify.FileBounds(p.Limits)...)
+	}
 	if p.Docker.Net().Mode != policy.NetHosts {
 		return bs
 	}
