@@ -51,6 +51,9 @@ func newDataTap(next io.Writer, nonce string, budget int) *dataTap {
 }
 
 func recordByte(c byte) bool {
+	if mutated("docker-data-frame") {
+		return c != '\n'
+	}
 	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == ','
 }
 
