@@ -116,6 +116,12 @@ func (f sessionFiles) ReadFile(ctx context.Context, c executor.Call, p string, m
 	if err != nil {
 		return nil, 0, err
 	}
+	return parseRead(r, max)
+}
+
+// parseRead reads read_file's answer, "SIZE,DATA": at most max bytes of DATA are kept, and the
+// size is never below what came.
+func parseRead(r [][]byte, max int64) ([]byte, int64, error) {
 	if len(r) != 2 {
 		return nil, 0, errors.New("the session's container gave a malformed answer to read_file")
 	}
@@ -139,8 +145,13 @@ func (f sessionFiles) ListFiles(ctx context.Context, c executor.Call, p string) 
 	if err != nil {
 		return nil, 0, err
 	}
+	return parseList(r)
+}
+
+// parseList reads list_files's answer, "MORE(,NAME,TYPE,SIZE)*".
+func parseList(r [][]byte) ([]executor.FileEntry, int, error) {
 	bad := errors.New("the session's container gave a malformed answer to list_files")
-	if len(r) < 1 || (len(r)-1)%3 != 0 {
+	if len(r) < 1 || (len(r)-1)%3 != 0 || (len(r)-1)/3 > executor.MaxListEntries {
 		return nil, 0, bad
 	}
 	more, err := strconv.Atoi(string(r[0]))
@@ -153,7 +164,7 @@ func (f sessionFiles) ListFiles(ctx context.Context, c executor.Call, p string) 
 		name, err1 := base64.StdEncoding.DecodeString(string(r[i]))
 		size, err2 := strconv.ParseInt(string(r[i+2]), 10, 64)
 		typ, ok := types[string(r[i+1])]
-		if err1 != nil || err2 != nil || !ok || len(name) == 0 || len(name) > 1024 {
+		if err1 != nil || err2 != nil || !ok || len(name) == 0 || len(name) > 1024 || size < 0 {
 			return nil, 0, bad
 		}
 		out = append(out, executor.FileEntry{Name: string(name), Type: typ, Size: size})

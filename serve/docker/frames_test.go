@@ -95,3 +95,33 @@ func TestImagesOf(t *testing.T) {
 		t.Fatalf("note %q", note)
 	}
 }
+
+// The answers of a session's container are checked for form, whatever it wrote: wrong field
+// counts, bad base64, negative sizes and too many entries are refused; read_file keeps at most
+// max bytes and never reports a size below what came.
+func TestSessionFileAnswers(t *testing.T) {
+	split := func(s string) [][]byte { return bytes.Split([]byte(s), []byte(",")) }
+	b := base64.StdEncoding.EncodeToString
+	for _, bad := range []string{"5", "x," + b([]byte("ab")), "-1," + b([]byte("ab")), "2,!!", "2,QQ=,x"} {
+		if _, _, err := parseRead(split(bad), 10); err == nil {
+			t.Errorf("read answer %q taken", bad)
+		}
+	}
+	data, size, err := parseRead(split("1,"+b([]byte("abcdefghijkl"))), 5)
+	if err != nil || string(data) != "abcde" || size != 12 {
+		t.Errorf("read: %q %d %v", data, size, err)
+	}
+	for _, bad := range []string{"", "x", "-1", "0," + b([]byte("a")) + ",f", "0," + b([]byte("a")) + ",q,1", "0,,f,1", "0," + b([]byte("a")) + ",f,-2"} {
+		if _, _, err := parseList(split(bad)); err == nil {
+			t.Errorf("list answer %q taken", bad)
+		}
+	}
+	many := "0" + strings.Repeat(","+b([]byte("a"))+",f,1", executor.MaxListEntries+1)
+	if _, _, err := parseList(split(many)); err == nil {
+		t.Error("a list of more than MaxListEntries entries taken")
+	}
+	es, more, err := parseList(split("7," + b([]byte("x.txt")) + ",f,3," + b([]byte("d")) + ",d,0"))
+	if err != nil || more != 7 || len(es) != 2 || es[0] != (executor.FileEntry{Name: "x.txt", Type: "file", Size: 3}) || es[1].Type != "dir" {
+		t.Errorf("list: %+v %d %v", es, more, err)
+	}
+}
