@@ -550,6 +550,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Host directory to mount", enter)
 		w.step("network access?", enter) // none
 		w.step("Containers to keep pre-started", "2"+enter)
+		w.step("Container reuse", down+enter) // session
 		w.step("Container runtime", enter)
 	}
 	t.Run("docker-writable-explained", func(t *testing.T) {
@@ -594,10 +595,11 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Host directory to mount", enter)
 		w.step("network access?", enter)
 		w.step("Containers to keep pre-started", enter)
+		w.step("Container reuse", enter) // session, kept
 		w.step("Container runtime", enter)
 		if goesOn(w) && finishWrite(w, "cursor") {
 			pb, _ := os.ReadFile(policyPath(e))
-			if !strings.Contains(string(pb), `pool       = 2`) || !strings.Contains(string(pb), img) {
+			if !strings.Contains(string(pb), `pool       = 2`) || !strings.Contains(string(pb), img) || !strings.Contains(string(pb), `reuse      = "session"`) {
 				t.Errorf("the answers given before the failed check were lost:\n%s", pb)
 			}
 		}

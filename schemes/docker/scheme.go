@@ -56,7 +56,7 @@ func bounds(p *policy.Policy) []verify.Bound {
 	if p.Docker.Workspace != "" && p.Docker.WorkspaceWritable {
 		bs = verify.WorkspaceBounds(p.Limits)
 	}
-	if !p.Docker.Sessions() && p.Docker.Workspace != "" && p.Limits.MaxFileBytes > 0 { // the call mode's workspace files
+	if p.Limits.MaxFileBytes > 0 && (p.Docker.Sessions() || p.Docker.Workspace != "") { // session files, or the call mode's workspace files
 		bs = append(bs, verify.FileBounds(p.Limits)...)
 	}
 	if p.Docker.Net().Mode != policy.NetHosts {

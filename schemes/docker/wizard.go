@@ -27,6 +27,7 @@ type Answers struct {
 	Pool              int
 	Runtime           string // the engine's runtime for the containers ("" = its default)
 	NetworkName       string // a docker network containers join ("" = none); kept from an existing policy, or "bridge" for every host
+	Reuse             string // "call" (a fresh container per call, the default) or "session" (one per MCP session)
 }
 
 // Own is the docker scheme's answers among a's (a fresh, unkept one when a offers no docker).
@@ -37,22 +38,25 @@ func Own(a *generate.Answers) *Answers {
 	return &Answers{}
 }
 
-// Flags binds --image, --docker-workspace, --docker-workspace-writable, --pool and --runtime.
+// Flags binds --image, --docker-workspace, --docker-workspace-writable, --pool, --runtime and
+// --docker-reuse (--reuse is e2b's).
 func (d *Answers) Flags(fl *pflag.FlagSet) {
 	fl.StringVar(&d.Image, "image", "", "docker: image (default python:3.12-slim); the engine must be running and hold it (init checks; the wizard offers to pull)")
 	fl.StringVar(&d.Workspace, "docker-workspace", "", "docker: host directory to mount at /workspace")
 	fl.BoolVar(&d.WorkspaceWritable, "docker-workspace-writable", false, "docker: mount the workspace writable")
 	fl.IntVar(&d.Pool, "pool", 0, "docker: containers to keep pre-started (each used for one call)")
+	fl.StringVar(&d.Reuse, "docker-reuse", "", `docker: "call" (a fresh container per call, the default) or "session" (one container per MCP session: variables and files persist, file tools)`)
 	fl.StringVar(&d.Runtime, "runtime", "", `docker: the engine's container runtime: "" = its default (runc), "crun" (starts faster), "runsc" (gVisor: a kernel of its own); the engine must have it registered (init checks)`)
 }
 
 // Missing: every docker answer has a default.
 func (d *Answers) Missing() []string { return nil }
 
-// From reads the image, the workspace mount, the pool, the runtime and a named network back.
+// From reads the image, the workspace mount, the pool, the runtime, the reuse mode and a named
+// network back.
 func (d *Answers) From(_ *generate.Answers, p *policy.Policy) {
 	s := p.Docker
-	d.Image, d.Workspace, d.WorkspaceWritable, d.Pool, d.Runtime = s.Image, s.Workspace, s.WorkspaceWritable, s.Pool, s.Runtime
+	d.Image, d.Workspace, d.WorkspaceWritable, d.Pool, d.Runtime, d.Reuse = s.Image, s.Workspace, s.WorkspaceWritable, s.Pool, s.Runtime, s.Reuse
 	if n := s.Net(); n.Mode == policy.NetNamed {
 		d.NetworkName = n.Name
 	}
@@ -65,6 +69,7 @@ func (d *Answers) Prefill(ds generate.SchemeAnswers, given func(string) bool, ba
 	generate.PrefillString(given, "image", &d.Image, from.Image)
 	generate.PrefillString(given, "docker-workspace", &d.Workspace, from.Workspace)
 	generate.PrefillString(given, "runtime", &d.Runtime, from.Runtime)
+	generate.PrefillString(given, "docker-reuse", &d.Reuse, from.Reuse)
 	if !base {
 		return
 	}
@@ -79,7 +84,8 @@ func (d *Answers) Prefill(ds generate.SchemeAnswers, given func(string) bool, ba
 	}
 }
 
-// Apply sets the image, the workspace mount, the pool, the runtime and the network.
+// Apply sets the image, the workspace mount, the pool, the runtime, the reuse mode and the
+// network.
 func (d *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Network, fromBase bool) error {
 	if fromBase {
 		p.Docker.Workspace, p.Docker.WorkspaceWritable = "", false
@@ -98,6 +104,17 @@ func (d *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 	}
 	p.Docker.Pool = d.Pool
 	p.Docker.Runtime = d.Runtime
+	switch d.Reuse {
+	case "", "call":
+		p.Docker.Reuse = "" // "call", the default, left out of the file
+	case "session":
+		if p.Docker.WorkspaceWritable {
+			return errors.New(`--docker-reuse session cannot be used with a writable workspace (a session's container outlives its calls): drop --docker-workspace-writable, or use --docker-reuse call`)
+		}
+		p.Docker.Reuse = d.Reuse
+	default:
+		return fmt.Errorf(`--docker-reuse %q: use "call" (a fresh container per call) or "session" (one container per MCP session)`, d.Reuse)
+	}
 	p.Docker.SetNet(net)
 	return nil
 }
@@ -136,7 +153,7 @@ const WritableWorkspaceQuestion = "Mount it writable? Code could then change any
 	"and verify flags it (MS204). Say no unless code must write results there, and then mount a directory of its own:"
 
 // Questions: the image, the workspace mount and whether it is writable, the network, the
-// pool and the runtime.
+// pool, the reuse mode (not with a writable workspace) and the runtime.
 func (d *Answers) Questions() []generate.Question { return questions }
 
 var questions = append([]generate.Question{
@@ -161,6 +178,21 @@ var questions = append([]generate.Question{
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).WorkspaceWritable }, Set: func(a *generate.Answers, v any) { Own(a).WorkspaceWritable = v.(bool) }},
 }, append(generate.NetQuestions("containers", `joins a docker network ("bridge" unless the policy names one): the host's network and the internet (verify flags it, MS201)`),
 	generate.IntQuestion("pool", "Containers to keep pre-started (0-8; each serves one call):", 0, 64, func(a *generate.Answers) *int { return &Own(a).Pool }),
+	generate.Question{Flag: "docker-reuse", Kind: generate.Select, Message: generate.Msg("Container reuse:"),
+		Options: func(*generate.Answers) []string { return []string{"call", "session"} },
+		When:    func(a *generate.Answers) bool { return !Own(a).WorkspaceWritable },
+		Describe: func(v string) string {
+			if v == "session" {
+				return "one container per MCP session: Python variables and files persist across its calls, and write_file/read_file/list_files work in it"
+			}
+			return "a fresh container for every call: nothing carries over (the default)"
+		},
+		Default: func(a *generate.Answers, _ generate.Env) any {
+			if r := Own(a).Reuse; r != "" {
+				return r
+			}
+			return "call"
+		}, Set: func(a *generate.Answers, v any) { Own(a).Reuse = v.(string) }},
 	generate.Question{Flag: "runtime", Kind: generate.Input,
 		Message: generate.Msg(`Container runtime (empty: the engine's default, runc; "crun": the same isolation, starts faster; "runsc": gVisor, a kernel of its own, starts slower; init checks the engine has it):`),
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).Runtime }, Set: func(a *generate.Answers, v any) { Own(a).Runtime = strings.TrimSpace(v.(string)) },

@@ -299,6 +299,7 @@ type boxCall struct {
 	stdout, stderr *executor.CapBuffer
 	marked         chan struct{}
 	errMark        *markWriter
+	pictures       *dataTap // the pictures' records on stdout (frames.go)
 	streamEnd      chan error
 	start          time.Time
 	firstByte      atomic.Int64 // ns after start, for the debug log
@@ -316,6 +317,7 @@ func (e *Executor) readOutput(b *box, maxOut int) *boxCall {
 	onMark := func() { c.marked <- struct{}{} }
 	outMark := newMarkWriter(c.stdout, b.nonce, onMark)
 	c.errMark = newMarkWriter(c.stderr, b.nonce, onMark)
+	c.pictures = newDataTap(outMark, b.nonce, imageBudget)
 	first := func(w io.Writer) io.Writer {
 		return writerFunc(func(p []byte) (int, error) {
 			c.firstByte.CompareAndSwap(0, int64(time.Since(c.start)))
@@ -323,7 +325,8 @@ func (e *Executor) readOutput(b *box, maxOut int) *boxCall {
 		})
 	}
 	go func() {
-		_, err := stdcopy.StdCopy(first(outMark), first(c.errMark), b.hj.Reader)
+		_, err := stdcopy.StdCopy(first(c.pictures), first(c.errMark), b.hj.Reader)
+		c.pictures.flush()
 		outMark.flush()
 		c.errMark.flush()
 		c.streamEnd <- err
@@ -350,6 +353,7 @@ func (c *boxCall) finish() *executor.Result {
 	}
 	res.Truncated = c.stdout.Dropped() > 0 || c.stderr.Dropped() > 0
 	res.DurationMS = time.Since(c.start).Milliseconds()
+	addImages(res, c.pictures)
 	return res
 }
 

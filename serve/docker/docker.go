@@ -297,7 +297,7 @@ func (e *Executor) Tools() []executor.Tool {
 			"(a call that times out loses the container and all of that)"
 	}
 	common := fmt.Sprintf("%s: %s, %s of memory, "+
-		"%d processes, %g CPUs, uid %s, %s.", life, netText, e.memText, e.spec.pids, e.pol.Limits.CPUs, e.spec.user, where)
+		"%d processes, %g CPUs, uid %s, %s. %s", life, netText, e.memText, e.spec.pids, e.pol.Limits.CPUs, e.spec.user, where, picturesNote)
 	pySchema := executor.InputSchema[pythonArgs](timeoutProp)
 	if e.pol.Docker.Sessions() {
 		pySchema = executor.InputSchema[sessionPythonArgs](timeoutProp)
@@ -306,7 +306,7 @@ func (e *Executor) Tools() []executor.Tool {
 		destructive := e.spec.workspace != "" && e.spec.wsWrite
 		return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: false, DestructiveHint: &destructive, IdempotentHint: false, OpenWorldHint: &open}
 	}
-	return append([]executor.Tool{{
+	tools := []executor.Tool{{
 		Name:        ToolPython,
 		Title:       "Run Python in a sandbox container",
 		Description: "Run a Python 3 program (its source in code) and return its exit code, stdout and stderr. " + common,
@@ -320,7 +320,11 @@ func (e *Executor) Tools() []executor.Tool {
 		InputSchema: executor.InputSchema[shellArgs](timeoutProp),
 		Annotations: ann("Run a shell script in a sandbox container"),
 		Run:         func(ctx context.Context, c executor.Call) (*executor.Result, error) { return e.call(ctx, c, "shell") },
-	}}, e.callFileTools()...)
+	}}
+	if e.pol.Docker.Sessions() {
+		tools = append(tools, executor.FileTools(sessionFiles{e}, int64(e.pol.Limits.MaxFileBytes), sessionFilesWhere(where), ann("Files in the session's container"))...)
+	}
+	return append(tools, e.callFileTools()...)
 }
 
 // pythonArgs and shellArgs are the two tools' arguments as clients see them (their input
@@ -403,7 +407,7 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 		return nil, err
 	}
 	if e.pol.Docker.Sessions() && c.Session != "" {
-		res, err := e.sessionCall(ctx, c, kind, *src, a.Reset != nil && *a.Reset, timeout, hardStop)
+		res, err := e.sessionCall(ctx, c, kind, *src, a.Reset != nil && *a.Reset, timeout, hardStop, nil)
 		return withTimeout(res, timeout), err
 	}
 	var b *box

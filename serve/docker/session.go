@@ -347,6 +347,9 @@ func (e *Executor) becomeSession(b *box) error {
 	if mutated("docker-session-repl-isolated") {
 		src = strings.Replace(src, isolateLine, "safe_path = program_path", 1)
 	}
+	if mutated("docker-outputs-kept") {
+		src = strings.Replace(src, "outputs(cn, True)", "outputs(cn, False)", 1)
+	}
 	_, err := io.WriteString(b.hj.Conn, fmt.Sprintf("session 0 %d\n%s", len(src), src))
 	b.hj.Conn.SetWriteDeadline(time.Time{})
 	if err != nil {

@@ -13,7 +13,9 @@ import (
 )
 
 // sessionCall runs one call in its session's container (docker.reuse = "session").
-func (e *Executor) sessionCall(ctx context.Context, c executor.Call, kind, src string, reset bool, timeout time.Duration, hardStop time.Time) (*executor.Result, error) {
+// tap takes the data records the supervisor writes before its end mark (the call's pictures, a
+// file tool's answer); nil: a tap for the call's pictures, put in the result.
+func (e *Executor) sessionCall(ctx context.Context, c executor.Call, kind, src string, reset bool, timeout time.Duration, hardStop time.Time, tap *dataTap) (*executor.Result, error) {
 	s := e.session(c.Session)
 	if err := e.lockSession(ctx, s, hardStop); errors.Is(err, errStartTimedOut) {
 		return &executor.Result{TimedOut: true, ExitCode: 137,
@@ -30,7 +32,7 @@ func (e *Executor) sessionCall(ctx context.Context, c executor.Call, kind, src s
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.runInSession(ctx, s, sb, kind, src, reset, timeout, hardStop, c.MaxOutput)
+	res, err := e.runInSession(ctx, s, sb, kind, src, reset, timeout, hardStop, c.MaxOutput, tap)
 	if res != nil && note != "" {
 		res.Stderr = "[mcpsandbox: " + note + "]\n" + res.Stderr
 	}
@@ -39,7 +41,7 @@ func (e *Executor) sessionCall(ctx context.Context, c executor.Call, kind, src s
 
 // runInSession delivers one call to the session's supervisor and reads its output until the
 // call's end marks (the call's own nonce), the container's end, the timeout or a cancel.
-func (e *Executor) runInSession(ctx context.Context, s *dsession, sb *sessBox, kind, src string, reset bool, timeout time.Duration, hardStop time.Time, maxOut int) (*executor.Result, error) {
+func (e *Executor) runInSession(ctx context.Context, s *dsession, sb *sessBox, kind, src string, reset bool, timeout time.Duration, hardStop time.Time, maxOut int, tap *dataTap) (*executor.Result, error) {
 	if !hardStop.IsZero() {
 		timeout = min(timeout, time.Until(hardStop))
 	}
@@ -48,11 +50,18 @@ func (e *Executor) runInSession(ctx context.Context, s *dsession, sb *sessBox, k
 	marked := make(chan struct{}, 2)
 	onMark := func() { marked <- struct{}{} }
 	om, em := newMarkWriter(out, cn, onMark), newMarkWriter(errb, cn, onMark)
-	sb.route(om, em)
+	pictures := tap == nil
+	if pictures {
+		tap = newDataTap(om, cn, imageBudget)
+	} else {
+		tap.retarget(om, cn)
+	}
+	sb.route(tap, em)
 	start := time.Now()
 	res := &executor.Result{}
 	finish := func(note string) *executor.Result {
 		sb.route(nil, nil)
+		tap.flush()
 		om.flush()
 		em.flush()
 		res.Stdout, res.Stderr = out.String(), errb.String()
@@ -64,6 +73,9 @@ func (e *Executor) runInSession(ctx context.Context, s *dsession, sb *sessBox, k
 		}
 		res.Truncated = out.Dropped() > 0 || errb.Dropped() > 0
 		res.DurationMS = time.Since(start).Milliseconds()
+		if pictures {
+			addImages(res, tap)
+		}
 		return res
 	}
 	r := "0"

@@ -109,10 +109,17 @@ def more():
     sin += c
 def take(n):
     global sin
-    while len(sin) < n:
-        more()
-    b, sin = sin[:n], sin[n:]
-    return b
+    if len(sin) >= n:
+        b, sin = sin[:n], sin[n:]
+        return b
+    parts, have, sin = [sin], len(sin), b""
+    while have < n:
+        c = os.read(0, min(n - have, 1 << 20))
+        if not c:
+            die()
+        parts.append(c)
+        have += len(c)
+    return b"".join(parts)
 def line():
     global sin
     while b"\n" not in sin:
@@ -252,6 +259,72 @@ def oom_kills():
         except Exception:
             pass
     return oom
+def base_dir():
+    if repl is not None:
+        try:
+            return os.readlink(b"/proc/%d/cwd" % repl[0])
+        except OSError:
+            pass
+    return os.getcwdb()
+def where(p):
+    return p if p.startswith(b"/") else os.path.join(base_dir(), p)
+def reply(cn, rec):
+    emit(b"mcpsandbox-data:%s:%s\n" % (cn, rec))
+def file_op(cn, kind, src):
+    try:
+        if kind == b"write":
+            n, _, rest = src.partition(b"\n")
+            n = int(n)
+            p = where(rest[:n])
+            d = os.path.dirname(p)
+            if d:
+                os.makedirs(d, exist_ok=True)
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+            try:
+                if os.fstat(fd).st_mode & 0o170000 != 0o100000:
+                    raise OSError("not a regular file: %s" % os.fsdecode(p))
+                data = memoryview(rest)[n:]
+                size = len(data)
+                while data:
+                    data = data[os.write(fd, data):]
+            finally:
+                os.close(fd)
+            reply(cn, b"w,%d" % size)
+        elif kind == b"read":
+            n, _, p = src.partition(b"\n")
+            fd = os.open(where(p), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                st = os.fstat(fd)
+                if st.st_mode & 0o170000 != 0o100000:
+                    raise OSError("not a regular file: %s" % os.fsdecode(where(p)))
+                data = read_max(fd, int(n) + 1)
+            finally:
+                os.close(fd)
+            reply(cn, b"r,%d,%s" % (st.st_size, b64(data)))
+        else:
+            p = where(src) if src else base_dir()
+            ents, left = [], 0
+            with os.scandir(p) as it:
+                for ent in it:
+                    if len(ents) >= 1000:
+                        left += 1
+                        continue
+                    t, size = b"o", 0
+                    try:
+                        if ent.is_symlink():
+                            t = b"l"
+                        elif ent.is_dir(follow_symlinks=False):
+                            t = b"d"
+                        elif ent.is_file(follow_symlinks=False):
+                            t, size = b"f", ent.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        pass
+                    ents.append(b",%s,%s,%d" % (b64(ent.name), t, size))
+            reply(cn, b"l,%d%s" % (left, b"".join(ents)))
+        return 0
+    except Exception as e:
+        reply(cn, b"e," + b64(("%s: %s" % (type(e).__name__, e)).encode("utf-8", "replace")))
+        return 1
 start_repl()
 os.write(2, ("mcpsandbox-session:%s\n" % nonce).encode())
 while True:
@@ -265,9 +338,16 @@ while True:
         status = run_python(src, reset == b"1")
     elif kind == b"shell":
         status = run_shell(src)
+    elif kind in (b"write", b"read", b"list"):
+        status = file_op(cn, kind, src)
     else:
         os.write(2, b"mcpsandbox: unknown tool\n")
         status = 127
+    if kind in (b"python", b"shell"):
+        try:
+            outputs(cn, True)
+        except Exception:
+            pass
     mark = b"mcpsandbox-end:%s:%d:%d\n" % (cn, status, oom_kills())
     for fd in (1, 2):
         try:

@@ -1,0 +1,78 @@
+package docker
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/spf13/pflag"
+)
+
+// The wizard offers docker.reuse: --docker-reuse (or the question, "call" by default) writes it,
+// the rendered policy loads back with it (and with session_idle and max_sessions when set), and
+// a re-run reads it back; "call" stays out of the file; a wrong word or a writable workspace
+// with sessions is refused.
+func TestWizardReuse(t *testing.T) {
+	a := &generate.Answers{Scheme: policy.SchemeDocker, Wizards: map[string]*generate.Wizard{policy.SchemeDocker: wizard}}
+	var q *generate.Question
+	for _, x := range wizard.New().Questions() {
+		if x.Flag == "docker-reuse" {
+			q = &x
+		}
+	}
+	if q == nil || !slices.Equal(q.Options(a), []string{"call", "session"}) || q.Default(a, generate.Env{}) != "call" {
+		t.Fatalf("the reuse question: %+v", q)
+	}
+	q.Set(a, "session")
+	if Own(a).Reuse != "session" {
+		t.Fatalf("the question's answer is not kept: %+v", Own(a))
+	}
+
+	d := &Answers{}
+	fl := pflag.NewFlagSet("init", pflag.ContinueOnError)
+	d.Flags(fl)
+	if err := fl.Parse([]string{"--docker-reuse", "session"}); err != nil {
+		t.Fatal(err)
+	}
+	none := policy.Network{Mode: policy.NetNone, Name: "none"}
+	p := policy.Default(policy.SchemeDocker)
+	if err := d.Apply(a, p, none, false); err != nil || !p.Docker.Sessions() {
+		t.Fatalf("apply --docker-reuse session: %v, reuse %q", err, p.Docker.Reuse)
+	}
+	p.Docker.SessionIdle, p.Docker.MaxSessions = policy.Duration{Duration: 3 * time.Minute}, 6
+	path := filepath.Join(t.TempDir(), "p.toml")
+	b, err := generate.RenderPolicy(p, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := policy.Parse(path, b)
+	if err != nil || back.Docker != p.Docker {
+		t.Fatalf("loads back as %+v (%v)\n%s", back.Docker, err, b)
+	}
+	re := &Answers{}
+	re.From(a, back)
+	if re.Reuse != "session" {
+		t.Fatalf("a re-run reads reuse %q", re.Reuse)
+	}
+
+	d.Reuse = "call"
+	p = policy.Default(policy.SchemeDocker)
+	if err := d.Apply(a, p, none, false); err != nil || p.Docker.Reuse != "" {
+		t.Fatalf("apply call: %v, reuse %q", err, p.Docker.Reuse)
+	}
+	if b, err := generate.RenderPolicy(p, path); err != nil || strings.Contains(string(b), "reuse") {
+		t.Fatalf("reuse = call is written (%v):\n%s", err, b)
+	}
+	d.Reuse = "forever"
+	if err := d.Apply(a, policy.Default(policy.SchemeDocker), none, false); err == nil || !strings.Contains(err.Error(), `"session"`) {
+		t.Fatalf("--docker-reuse forever: %v", err)
+	}
+	d.Reuse, d.Workspace, d.WorkspaceWritable = "session", t.TempDir(), true
+	if err := d.Apply(a, policy.Default(policy.SchemeDocker), none, false); err == nil || !strings.Contains(err.Error(), "writable") {
+		t.Fatalf("--docker-reuse session with a writable workspace: %v", err)
+	}
+}
