@@ -391,7 +391,9 @@ func ClipText(s string, max int) string {
 // Render is the text form of a result, for clients that ignore structured content.
 func Render(res *executor.Result, p *policy.Policy) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "exit_code: %d (%d ms)\n", res.ExitCode, res.DurationMS)
+	if res.File == nil && res.Entries == nil { // a file tool ran no program: no exit code to speak of
+		fmt.Fprintf(&b, "exit_code: %d (%d ms)\n", res.ExitCode, res.DurationMS)
+	}
 	if res.TimedOut {
 		limit := p.Limits.Timeout.Duration
 		if res.Timeout > 0 && res.Timeout < limit {
