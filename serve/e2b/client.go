@@ -32,9 +32,9 @@ const (
 
 // Bounds on what a (possibly hostile) upstream can make the client hold.
 const (
-	maxAPIBody     = 1 << 20 // a control-plane answer
-	maxListBody    = 8 << 20 // one page of the list
-	maxFrame       = 4 << 20 // one Connect envelope
+	maxAPIBody  = 1 << 20 // a control-plane answer
+	maxListBody = 8 << 20 // one page of the list
+	maxFrame    = 4 << 20 // one Connect envelope
 	// maxLine bounds one NDJSON event of /execute: a result carrying a picture of
 	// executor.MaxImageBytes (base64) with its text fits.
 	maxLine        = 12 << 20
@@ -674,10 +674,10 @@ func (e *ExecError) Error() string { return e.Name + ": " + e.Value }
 
 // Execution is what code produced besides its streams.
 type Execution struct {
-	Results  []string // text of each result, the main result (the last expression) included
+	Results []string // text of each result, the main result (the last expression) included
 	// Images are the results' pictures (png, jpeg, svg), within executor.BoundImages: the
 	// ones past its bounds are described, not held.
-	Images []executor.Image
+	Images   []executor.Image
 	Error    *ExecError
 	TimedOut bool
 	// Truncated: results past MaxResults or the byte limit were dropped, or the exception
