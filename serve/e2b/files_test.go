@@ -334,3 +334,31 @@ func TestHostilePictures(t *testing.T) {
 	}
 	e.noLeaks()
 }
+
+// TestKeyNeverInFilesOrPictures: a hostile upstream echoing the key in a download or inside a
+// picture (svg text, png bytes) does not get it into a result.
+func TestKeyNeverInFilesOrPictures(t *testing.T) {
+	e := newEnv(t, testPolicy("session"), nil)
+	if _, err := e.run("write_file", "s", 30*time.Second, 1<<16, map[string]any{"path": "x", "content": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.SetFault(&e2bfake.Fault{Scope: "envd", Times: 1, Handler: func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "before %s after", testKey)
+	}})
+	r, err := e.run("read_file", "s", 30*time.Second, 1<<16, map[string]any{"path": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPieces(t, "read_file's content", r.File.Content+r.File.ContentBase64)
+	e.fake.SetFault(&e2bfake.Fault{Scope: "execute", Times: 1, Handler: ndjson(func(emit func(any) error) {
+		emit(map[string]any{"type": "result", "svg": "<svg>" + testKey + "</svg>",
+			"png": base64.StdEncoding.EncodeToString(append(append([]byte{}, pngBytes...), testKey...))})
+	})})
+	r, err = e.run("run_code", "s", 30*time.Second, 1<<16, map[string]any{"code": "1"})
+	if err != nil || len(r.Images) != 2 {
+		t.Fatalf("want two pictures: %+v %v", r, err)
+	}
+	for _, im := range r.Images {
+		keyPieces(t, "a picture", string(im.Data))
+	}
+}
