@@ -7,11 +7,18 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -94,5 +101,81 @@ display(Plot())`})
 	a, _ := os.ReadFile(f.auditPath)
 	if !strings.Contains(string(a), hex.EncodeToString(sum[:])) || !strings.Contains(string(a), `"image"`) {
 		t.Fatalf("the audit log must record the file moves and the picture:\n%.3000s", a)
+	}
+}
+
+// TestE2BFilesSessionsOverHTTP: two MCP sessions of one `serve --http` (reuse = "session")
+// write the same path at once and each reads back its own; a file one writes is invisible to
+// the other's read_file, list_files and code; when the sessions end their sandboxes go.
+func TestE2BFilesSessionsOverHTTP(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("SKIPPED LOUDLY: the local E2B server runs on Linux only")
+	}
+	fake, err := e2bfake.New(e2bfake.Options{APIKey: e2bKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Close() })
+	root := t.TempDir()
+	p := policy.Default(policy.SchemeE2B)
+	p.Name, p.E2B.APIKeyEnv, p.E2B.Reuse = "e2e-e2b-files", e2bKeyEnv, "session"
+	p.Limits.Timeout.Duration = 20 * time.Second
+	p.Audit.Path = filepath.Join(root, "audit.jsonl")
+	b, err := policy.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, "policy.toml")
+	write(t, path, string(b), 0o644)
+	url, _, _, _ := startHTTPServeWith(t, []string{"--policy", path}, e2bKeyEnv+"="+e2bKey,
+		"E2B_API_URL="+fake.URL(), "E2B_SANDBOX_URL="+fake.URL(), "E2B_DOMAIN="+fake.Domain())
+	css := httpSessions(t, url, 2)
+	call := func(cs *mcp.ClientSession, tool string, args map[string]any) (*mcp.CallToolResult, executor.Result) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		var r executor.Result
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &r)
+		return res, r
+	}
+	var wg sync.WaitGroup
+	for i, cs := range css {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := fmt.Sprintf("session %d's", i)
+			if res, _ := call(cs, "write_file", map[string]any{"path": "mine.txt", "content": mine}); res.IsError {
+				t.Errorf("write_file: %s", text(res))
+			}
+			if res, r := call(cs, "read_file", map[string]any{"path": "mine.txt"}); res.IsError || r.File == nil || r.File.Content != mine {
+				t.Errorf("session %d reads back %q: %s", i, mine, text(res))
+			}
+		}()
+	}
+	wg.Wait()
+	if res, _ := call(css[0], "write_file", map[string]any{"path": "only-a.txt", "content": "a"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	if res, _ := call(css[1], "read_file", map[string]any{"path": "only-a.txt"}); !res.IsError {
+		t.Fatalf("session B read session A's file: %s", text(res))
+	}
+	if res, r := call(css[1], "list_files", map[string]any{}); res.IsError || strings.Contains(text(res), "only-a.txt") || len(r.Entries) == 0 {
+		t.Fatalf("session B's list_files: %s", text(res))
+	}
+	if res, r := call(css[1], "run_command", map[string]any{"command": "ls"}); res.IsError || strings.Contains(r.Stdout, "only-a") {
+		t.Fatalf("session B's code sees session A's file: %s", text(res))
+	}
+	if fake.Count() != 2 {
+		t.Fatalf("two sessions, want two sandboxes: %d", fake.Count())
+	}
+	for _, cs := range css {
+		cs.Close() // DELETE: the session ends, and its sandbox
+	}
+	if !eventually(func() bool { return fake.Count() == 0 }) {
+		t.Fatalf("the sessions' sandboxes outlived them: %d", fake.Count())
 	}
 }
