@@ -18,6 +18,8 @@ import (
 // no path inside it is refused beyond FileTools' own checks; relative paths are relative to
 // /home/user, where the code runs.
 
+var _ executor.FileSystem = (*Executor)(nil)
+
 // fileTools are the file tools when the policy allows them (limits.max_file_bytes > 0) and
 // sandboxes are kept for a session.
 func (e *Executor) fileTools() []executor.Tool {
