@@ -27,7 +27,8 @@ func newFake(t testing.TB) *Server {
 
 // TestOfficialSDKConformance drives the fake with the official `e2b` and `@e2b/code-interpreter`
 // JS SDKs (sdktest/conformance.mjs): create, commands.run with stdout and exit code, runCode with
-// stdout and an exception, kill, list by metadata. Any deviation the SDKs notice fails it.
+// stdout, an exception and pictures (png, svg), files.write/read/list/getInfo, kill, list by
+// metadata. Any deviation the SDKs notice fails it.
 func TestOfficialSDKConformance(t *testing.T) {
 	for _, m := range []string{"e2b", "@e2b/code-interpreter"} {
 		if _, err := os.Stat(filepath.Join("sdktest", "node_modules", m, "package.json")); err != nil {
@@ -55,11 +56,14 @@ func TestOfficialSDKConformance(t *testing.T) {
 		Result   string
 		Error    struct{ Name, Value string }
 		BadKey   string
+		Files    struct{ Blob, Listed int }
+		Pictures []string
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("conformance output %q: %v", out, err)
 	}
-	if got.ExitCode != 3 || got.Result != "43" || got.Error.Name != "ZeroDivisionError" || got.BadKey != "AuthenticationError" {
+	if got.ExitCode != 3 || got.Result != "43" || got.Error.Name != "ZeroDivisionError" || got.BadKey != "AuthenticationError" ||
+		got.Files.Blob != 300*1024 || len(got.Pictures) != 2 || got.Pictures[0] != "png" || got.Pictures[1] != "svg" {
 		t.Errorf("summary: %+v", got)
 	}
 	// The fake saw what the SDKs did: two sandboxes created and killed, nothing left running.
@@ -67,7 +71,8 @@ func TestOfficialSDKConformance(t *testing.T) {
 	if st.Created != 2 || st.Killed != 2 || s.Count() != 0 || st.LiveProcs != 0 {
 		t.Errorf("after the SDK run: %+v, live %d; want 2 created, 2 killed, 0 live", st, s.Count())
 	}
-	for _, r := range []string{"create", "list", "get", "kill", "start", "signal", "execute", "timeout", "unauthorized"} {
+	for _, r := range []string{"create", "list", "get", "kill", "start", "signal", "execute", "timeout", "unauthorized",
+		"upload", "download", "listdir", "stat"} {
 		if s.Requests(r) == 0 {
 			t.Errorf("the SDK run never hit route %q: the conformance script no longer covers it", r)
 		}

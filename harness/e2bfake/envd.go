@@ -51,6 +51,10 @@ func (s *Server) envd(w http.ResponseWriter, r *http.Request, id string) {
 	case "/process.Process/SendSignal":
 		s.count("signal")
 		s.signal(w, r, sb)
+	case "/files":
+		s.files(w, r, sb)
+	case "/filesystem.Filesystem/ListDir", "/filesystem.Filesystem/Stat":
+		s.filesystemRPC(w, r, sb, strings.TrimPrefix(r.URL.Path, "/filesystem.Filesystem/"))
 	default:
 		connectError(w, http.StatusNotFound, "unimplemented", r.URL.Path+" is not served by the fake")
 	}
@@ -117,9 +121,10 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, sb *sandbox) {
 		keepalive = time.Duration(sec) * time.Second
 	}
 	dir := sb.dir
-	if c := req.Process.Cwd; c != nil && *c != "" && *c != "/home/user" {
+	if c := req.Process.Cwd; c != nil && *c != "" && *c != homeDir {
 		// The fake has no sandbox filesystem: paths resolve inside the sandbox directory.
-		dir = filepath.Join(sb.dir, filepath.Clean("/"+*c))
+		_, rel := sandboxPath(*c)
+		dir = filepath.Join(sb.dir, rel)
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			s.streamError(w, "invalid_argument", fmt.Sprintf("cwd %q does not exist", *c))
 			return

@@ -16,6 +16,13 @@ import (
 //go:embed runner.py
 var runnerPy string
 
+// maxEventLine bounds one result or error event of a cell, maxEventsHeld all of them (the fake
+// sends them after the cell's output).
+const (
+	maxEventLine  = 16 << 20
+	maxEventsHeld = 64 << 20
+)
+
 type executeRequest struct {
 	Code      string            `json:"code"`
 	Language  *string           `json:"language"`
@@ -115,10 +122,15 @@ func (s *Server) interpreter(w http.ResponseWriter, r *http.Request, id string) 
 		}
 		defer evR.Close()
 		sc := bufio.NewScanner(evR)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		sc.Buffer(make([]byte, 64<<10), maxEventLine)
+		held := 0
 		for sc.Scan() {
+			if held += len(sc.Bytes()); held > maxEventsHeld {
+				continue // a cell displaying without end: what is past the bound is dropped
+			}
 			events = append(events, json.RawMessage(append([]byte(nil), sc.Bytes()...)))
 		}
+		io.Copy(io.Discard, evR) // a line past maxEventLine ends the scan: let the cell finish
 	}()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)

@@ -5,6 +5,7 @@ package e2b
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
@@ -45,12 +46,21 @@ var Scheme = &scheme.Scheme{
 // bounds: what E2B's API, envd and the interpreter can send back.
 func bounds(p *policy.Policy) []verify.Bound {
 	l := p.Limits
-	return []verify.Bound{
+	b := []verify.Bound{
 		{Boundary: "e2b", What: "run_code results", Value: strconv.Itoa(se.MaxResults) + ", their bytes within " + l.MaxOutputBytes.String(), Key: "limits.max_output_bytes", Past: "dropped as they arrive; the result says truncated"},
 		{Boundary: "e2b", What: "an exception's name, value and traceback", Value: l.MaxOutputBytes.String() + " together", Key: "limits.max_output_bytes", Past: "cut after the key is redacted; truncated"},
 		{Boundary: "e2b", What: "creating a sandbox", Value: "the call's timeout, at most 60s", Key: "limits.timeout", Past: "the call fails naming the slow step"},
 		{Boundary: "e2b", What: "a sandbox's life at E2B if serve and its undertaker die", Value: "30s", Past: "E2B ends it"},
+		{Boundary: "e2b", What: "a read_file download, whatever envd's Content-Length says", Value: "limits.max_file_bytes + 1 bytes read", Key: "limits.max_file_bytes", Past: "the rest is never read; the result says truncated"},
+		{Boundary: "e2b", What: "a list_files answer from envd", Value: "16MiB, decoded as it arrives", Past: "the call fails: refused as malformed"},
 	}
+	for _, x := range verify.FileBounds(l) {
+		// No file tools with reuse = "call" (serve/e2b/filesystem.go); pictures are bounded alike.
+		if p.E2B.Reuse == "session" || strings.HasPrefix(x.What, "pictures") {
+			b = append(b, x)
+		}
+	}
+	return b
 }
 
 func audit(p *policy.Policy, add verify.Add) {

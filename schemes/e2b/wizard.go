@@ -78,9 +78,9 @@ var questions = []generate.Question{
 	{Flag: "reuse", Kind: generate.Select, Message: generate.Msg("Sandbox reuse:"), Options: func(*generate.Answers) []string { return []string{"session", "call"} },
 		Describe: func(v string) string {
 			if v == "call" {
-				return "a fresh sandbox for every call: nothing carries over (slower)"
+				return "a fresh sandbox for every call: nothing carries over, no file tools (slower)"
 			}
-			return "one sandbox per MCP session: files carry over between calls"
+			return "one sandbox per MCP session: files carry over between calls; write_file, read_file and list_files reach them"
 		},
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).Reuse }, Set: func(a *generate.Answers, v any) { Own(a).Reuse = v.(string) }},
 }

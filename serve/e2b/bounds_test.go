@@ -82,7 +82,7 @@ func heapWatch(limit uint64, abort func(), f func()) uint64 {
 }
 
 // heapBound is what serve's heap may reach while a hostile interpreter streams at it: a few
-// 4 MiB events in flight (maxLine), the caps, and the test's own fake.
+// events of up to maxLine (12 MiB) in flight, the caps, and the test's own fake.
 const heapBound = 96 << 20
 
 // TestHostileInterpreterResults: 600 results of 1 MiB each (a hostile interpreter, or code

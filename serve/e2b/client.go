@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
 )
 
 // Ports inside a sandbox.
@@ -30,10 +32,12 @@ const (
 
 // Bounds on what a (possibly hostile) upstream can make the client hold.
 const (
-	maxAPIBody     = 1 << 20 // a control-plane answer
-	maxListBody    = 8 << 20 // one page of the list
-	maxFrame       = 4 << 20 // one Connect envelope
-	maxLine        = 4 << 20 // one NDJSON event of /execute
+	maxAPIBody  = 1 << 20 // a control-plane answer
+	maxListBody = 8 << 20 // one page of the list
+	maxFrame    = 4 << 20 // one Connect envelope
+	// maxLine bounds one NDJSON event of /execute: a result carrying a picture of
+	// executor.MaxImageBytes (base64) with its text fits.
+	maxLine        = 12 << 20
 	maxErrBody     = 4 << 10 // what an error body may contribute to a message
 	maxListPages   = 50
 	defaultReqTime = 30 * time.Second
@@ -670,7 +674,10 @@ func (e *ExecError) Error() string { return e.Name + ": " + e.Value }
 
 // Execution is what code produced besides its streams.
 type Execution struct {
-	Results  []string // text of each result, the main result (the last expression) included
+	Results []string // text of each result, the main result (the last expression) included
+	// Images are the results' pictures (png, jpeg, svg), within executor.BoundImages: the
+	// ones past its bounds are described, not held.
+	Images   []executor.Image
 	Error    *ExecError
 	TimedOut bool
 	// Truncated: results past MaxResults or the byte limit were dropped, or the exception
@@ -743,7 +750,12 @@ func (c *Client) RunCode(ctx context.Context, sb *Sandbox, code, language string
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return nil, fmt.Errorf("run the code: the interpreter sent a line that is not JSON (%v): refusing a malformed stream", err)
 		}
-		if c.addEvent(ex, &ev, &resultBytes, limit, stdout, stderr) {
+		end, err := c.addEvent(ex, &ev, &resultBytes, limit, stdout, stderr)
+		if err != nil {
+			return nil, err
+		}
+		if end {
+			ex.Images = executor.BoundImages(ex.Images)
 			return ex, nil
 		}
 	}
@@ -756,26 +768,33 @@ type execEvent struct {
 	Name      string `json:"name"`
 	Value     string `json:"value"`
 	Traceback string `json:"traceback"`
+	// A display's pictures: png and jpeg in base64, svg as text (Jupyter's image/svg+xml).
+	PNG  string `json:"png"`
+	JPEG string `json:"jpeg"`
+	SVG  string `json:"svg"`
 }
 
 // addEvent takes one event into ex, redacting before it caps: results and the exception are
 // held within limit bytes (results also within MaxResults) as they arrive. It reports the end
 // of the execution.
-func (c *Client) addEvent(ex *Execution, ev *execEvent, resultBytes *int, limit int, stdout, stderr io.Writer) (end bool) {
+func (c *Client) addEvent(ex *Execution, ev *execEvent, resultBytes *int, limit int, stdout, stderr io.Writer) (end bool, err error) {
 	switch ev.Type {
 	case "stdout":
 		io.WriteString(stdout, ev.Text)
 	case "stderr":
 		io.WriteString(stderr, ev.Text)
 	case "result":
+		if err := c.addPictures(ex, ev); err != nil {
+			return false, err
+		}
 		if ev.Text == "" {
-			return false
+			return false, nil
 		}
 		t := c.redactOut(ev.Text)
 		if !mutated("e2b-results-cap") {
 			if len(ex.Results) >= MaxResults || *resultBytes >= limit {
 				ex.Truncated = true
-				return false
+				return false, nil
 			}
 			var cut bool
 			if t, cut = clip(t, limit-*resultBytes); cut {
@@ -798,9 +817,9 @@ func (c *Client) addEvent(ex *Execution, ev *execEvent, resultBytes *int, limit 
 		}
 		ex.Error = e
 	case "end_of_execution":
-		return true
+		return true, nil
 	}
-	return false
+	return false, nil
 }
 
 var errLineTooLong = errors.New("line too long")

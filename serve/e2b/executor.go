@@ -237,7 +237,7 @@ func (e *Executor) Tools() []executor.Tool {
 	if e.cfg.Reuse == "session" {
 		life = fmt.Sprintf("Calls of one session share a sandbox (files and variables persist) for up to %s; a call that times out loses it.", e.cfg.SandboxTimeout)
 	}
-	return []executor.Tool{
+	return append([]executor.Tool{
 		{
 			Name:  "run_code",
 			Title: "Run code in an E2B sandbox",
@@ -255,7 +255,7 @@ func (e *Executor) Tools() []executor.Tool {
 			Annotations: &mcp.ToolAnnotations{OpenWorldHint: boolPtr(e.cfg.AllowInternet)},
 			Run:         e.runCommand,
 		},
-	}
+	}, e.fileTools()...)
 }
 
 func boolPtr(b bool) *bool { return &b }
@@ -299,7 +299,7 @@ func (e *Executor) runCode(ctx context.Context, c executor.Call) (*executor.Resu
 				out.Write([]byte("\n"))
 			}
 		}
-		r := &executor.Result{TimedOut: ex.TimedOut, Truncated: ex.Truncated}
+		r := &executor.Result{TimedOut: ex.TimedOut, Truncated: ex.Truncated, Images: ex.Images}
 		if ex.TimedOut {
 			r.ExitCode = 128 + 9
 		} else if ex.Error != nil {
@@ -311,7 +311,7 @@ func (e *Executor) runCode(ctx context.Context, c executor.Call) (*executor.Resu
 		return res, err
 	}
 	return nil, &CodeError{Name: e.redact(ex.Error.Name), Value: e.redact(ex.Error.Value), Traceback: e.redact(ex.Error.Traceback),
-		Stdout: res.Stdout, Stderr: res.Stderr, Truncated: res.Truncated, Limit: c.MaxOutput}
+		Stdout: res.Stdout, Stderr: res.Stderr, Truncated: res.Truncated, Limit: c.MaxOutput, Images: res.Images}
 }
 
 // CodeError is an exception raised by run_code's code: a tool error carrying its name, value
@@ -320,6 +320,8 @@ type CodeError struct {
 	Name, Value, Traceback string
 	Stdout, Stderr         string
 	Truncated              bool
+	// Images are the pictures the code displayed before it raised.
+	Images []executor.Image
 	// Limit bounds Error()'s text (limits.max_output_bytes): it is the tool error's text and the
 	// audit's reason. The exception comes first; stdout and stderr stay whole in ToolResult.
 	Limit int
@@ -328,7 +330,7 @@ type CodeError struct {
 // ToolResult is what the code produced, for a serve that returns tool errors with structured
 // content (the exit code is 1: the code raised).
 func (e *CodeError) ToolResult() *executor.Result {
-	return &executor.Result{ExitCode: 1, Stdout: e.Stdout, Stderr: e.Stderr, Truncated: e.Truncated}
+	return &executor.Result{ExitCode: 1, Stdout: e.Stdout, Stderr: e.Stderr, Truncated: e.Truncated, Images: e.Images}
 }
 
 func (e *CodeError) Error() string {

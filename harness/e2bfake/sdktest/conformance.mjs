@@ -2,7 +2,8 @@
 // E2B_API_KEY point them at it). Every expectation is what the SDKs need from the real service;
 // a failed one exits non-zero with the reason. Prints a JSON summary on success.
 import assert from 'node:assert/strict'
-import { Sandbox, CommandExitError, AuthenticationError, SandboxNotFoundError } from 'e2b'
+import { randomBytes } from 'node:crypto'
+import { Sandbox, CommandExitError, AuthenticationError, SandboxNotFoundError, FileNotFoundError } from 'e2b'
 import { Sandbox as CodeSandbox } from '@e2b/code-interpreter'
 
 const run = process.argv[2] ?? `run-${Date.now()}`
@@ -65,6 +66,43 @@ const bg = await sbx.commands.run('sleep 60', { background: true })
 assert.ok(bg.pid > 0)
 assert.equal(await sbx.commands.kill(bg.pid), true)
 
+// the filesystem: write (multipart form, the SDK's default; and octet-stream), read back as
+// text and bytes, list, stat; programs see what the file API wrote and the other way round
+const w = await sbx.files.write('hello.txt', 'hello files')
+assert.equal(w.path, '/home/user/hello.txt')
+assert.equal(w.name, 'hello.txt')
+assert.equal(await sbx.files.read('/home/user/hello.txt'), 'hello files')
+assert.equal((await sbx.commands.run('cat hello.txt')).stdout, 'hello files')
+const blob = randomBytes(300 * 1024)
+await sbx.files.write('data/deep/blob.bin', blob)
+assert.deepEqual(Buffer.from(await sbx.files.read('data/deep/blob.bin', { format: 'bytes' })), blob)
+await sbx.files.write('data/octet.bin', blob, { useOctetStream: true })
+assert.deepEqual(Buffer.from(await sbx.files.read('data/octet.bin', { format: 'bytes' })), blob)
+await sbx.files.write('empty.txt', '')
+assert.equal(await sbx.files.read('empty.txt'), '')
+await sbx.commands.run('printf made-by-a-program > made.txt')
+assert.equal(await sbx.files.read('made.txt'), 'made-by-a-program')
+const names = Object.fromEntries((await sbx.files.list('/home/user')).map((e) => [e.name, e]))
+assert.equal(names['hello.txt']?.type, 'file')
+assert.equal(names['hello.txt'].size, 11)
+assert.equal(names['hello.txt'].path, '/home/user/hello.txt')
+assert.equal(names.data?.type, 'dir')
+assert.equal(names['made.txt']?.type, 'file')
+assert.ok(names['hello.txt'].modifiedTime instanceof Date && !isNaN(names['hello.txt'].modifiedTime))
+const deep = (await sbx.files.list('data', { depth: 2 })).map((e) => e.path).sort()
+assert.deepEqual(deep, ['/home/user/data/deep', '/home/user/data/deep/blob.bin', '/home/user/data/octet.bin'])
+assert.equal((await sbx.files.getInfo('data/deep/blob.bin')).size, blob.length)
+assert.equal(await sbx.files.exists('nope.txt'), false)
+for (const op of [() => sbx.files.read('nope.txt'), () => sbx.files.list('/home/user/nope')]) {
+  try {
+    await op()
+    assert.fail('a missing path must fail')
+  } catch (e) {
+    assert.ok(e instanceof FileNotFoundError, `want FileNotFoundError, got ${e}`)
+  }
+}
+out.files = { blob: blob.length, listed: Object.keys(names).length }
+
 // setTimeout is accepted
 await sbx.setTimeout(120_000)
 
@@ -100,6 +138,31 @@ assert.equal(err.error.value, 'division by zero')
 assert.match(err.error.traceback, /ZeroDivisionError/)
 assert.equal(err.logs.stdout.join(''), 'partial\n')
 out.error = { name: err.error.name, value: err.error.value }
+
+// pictures: display() and a final expression with a PNG representation come back as results
+// with a base64 png (an SVG representation as text), as Jupyter's display_data/execute_result
+const pic = await cs.runCode(`
+import struct, zlib
+def chunk(t, d):
+    return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d))
+class Pic:
+    def _repr_png_(self):
+        raw = b''.join(b'\\x00' + b'\\xff\\x00\\x00' * 4 for _ in range(4))
+        return (b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 4, 4, 8, 2, 0, 0, 0))
+                + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))
+class Vec:
+    def _repr_svg_(self):
+        return '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>'
+display(Pic())
+Vec()`)
+assert.equal(pic.error, undefined, `no error expected, got ${JSON.stringify(pic.error)}`)
+assert.equal(pic.results.length, 2)
+assert.equal(pic.results[0].isMainResult, false)
+assert.ok(pic.results[0].formats().includes('png'))
+assert.equal(Buffer.from(pic.results[0].png, 'base64').subarray(0, 8).toString('latin1'), '\x89PNG\r\n\x1a\n')
+assert.equal(pic.results[1].isMainResult, true)
+assert.match(pic.results[1].svg, /^<svg /)
+out.pictures = pic.results.map((r) => r.formats().join('+'))
 
 const errs = []
 await cs.runCode('import sys; sys.stderr.write("to-stderr\\n")', { onStderr: (m) => errs.push(m.line) })
