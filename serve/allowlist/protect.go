@@ -17,8 +17,8 @@ import (
 // protPat is one entry of the effective protect list.
 type protPat struct {
 	src      string
-	anchored bool // contains "/": matched against the path from the workspace root
-	literal  bool // no glob characters
+	anchored bool           // contains "/": matched against the path from the workspace root
+	literal  bool           // no glob characters
 	re       *regexp.Regexp // nil for a literal: compiling the 120-odd literals of the default list was most of New's time
 }
 
