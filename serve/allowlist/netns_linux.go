@@ -42,6 +42,9 @@ func (e *Executor) prepareNetNS() {
 		}
 		select {
 		case e.netns <- ns:
+			if e.closed.Load() {
+				e.closeNetNS() // Close ran meanwhile: nothing is left behind
+			}
 		default:
 			ns.Close()
 			return
