@@ -97,6 +97,8 @@ type Executor struct {
 	warm                chan *helperProc // at most one pre-started helper: its start-up is off the call's path
 	netns               chan *os.File    // prepared network namespaces for direct starts (netns_linux.go); nil: none
 	netnsFilling        atomic.Bool
+	layers              chan preparedLayer // workspace layers made ahead of calls (layerpool_linux.go)
+	layersFilling       atomic.Bool
 	egress              *egress // nil: the policy lists no hosts (egress_linux.go)
 	closed              atomic.Bool
 
@@ -192,6 +194,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	e.warm = make(chan *helperProc, 1)
 	e.netns = make(chan *os.File, netnsReady)
+	e.layers = make(chan preparedLayer, 1)
 	e.probed = make(chan struct{})
 	if o.Lazy {
 		e.lazy = true // server_linux.go: the first StartServer tries the strongest layers before any probe
@@ -209,6 +212,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		if e.probeErr == nil && e.directOK() && e.attr.has(unix.CLONE_NEWNET) {
 			e.prepareNetNS()
 		}
+		e.prepareLayer()
 	}()
 	return e, nil
 }
@@ -342,6 +346,7 @@ func (e *Executor) Tools() []executor.Tool {
 func (e *Executor) Close() error {
 	e.closed.Store(true)
 	e.closeNetNS()
+	e.closeLayers()
 	for {
 		select {
 		case h := <-e.warm:
