@@ -1,15 +1,19 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/serve"
 )
 
 // A pinned binary that someone else could replace (its directory is world-writable) stops serve
@@ -123,4 +127,49 @@ func stderrOf(err error) string {
 		return string(ee.Stderr)
 	}
 	return ""
+}
+
+// serve's start-up runs no garbage collection on the way to its first answers (serve.QuietStart):
+// GODEBUG=gctrace=1 prints a line per collection, and none is printed by the time tools/list is
+// answered. The control is the same start with GOGC set (the operator's setting stands, so the
+// runtime's 4 MB goal applies): it collects. Red without (mutant quiet-start).
+func TestStartCollectsNothing(t *testing.T) {
+	f := newFixture(t, nil)
+	start := func(env ...string) (gcs []string, took time.Duration) {
+		cmd := exec.Command(binPath, "serve", "--policy", f.policyPath, "--log-level", "error")
+		cmd.Env = append(append(os.Environ(), "GODEBUG=gctrace=1"), env...)
+		var stderr lockedBuffer
+		cmd.Stderr = &stderr
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() && !strings.Contains(sc.Text(), `"id":2`) {
+		}
+		took = time.Since(t0)
+		time.Sleep(100 * time.Millisecond) // a collection started before the answer prints when it ends
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			if strings.HasPrefix(l, "gc ") {
+				gcs = append(gcs, l)
+			}
+		}
+		return gcs, took
+	}
+	gcs, took := start()
+	if took > serve.StartQuiet/2 {
+		t.Skipf("SKIP: the start took %v on this loaded host, too close to serve.StartQuiet (%v) to judge", took, serve.StartQuiet)
+	}
+	if len(gcs) > 0 {
+		t.Errorf("serve collected garbage on the way to its first answers (%v):\n%s", took, strings.Join(gcs, "\n"))
+	}
+	if ctl, _ := start("GOGC=100"); len(ctl) == 0 {
+		t.Errorf("control: with GOGC set serve's start collected nothing, so the test cannot see a collection")
+	}
 }

@@ -213,15 +213,19 @@ func (o *overLine) done(session string, max int) Oversize {
 		id, method = nil, ""
 	}
 	if id == nil && !mutated("stdio-oversize-id") {
-		if m := tailID.FindSubmatch(o.tail); m != nil {
+		if m := tailID().FindSubmatch(o.tail); m != nil {
 			id = m[1]
 		}
 	}
 	return Oversize{Session: session, ID: id, Method: method, Tool: tool, Size: o.n, Limit: max, SHA256: hex.EncodeToString(o.h.Sum(nil))}
 }
 
-// tailID finds an id that ends the message (a request whose params come first).
-var tailID = regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.){0,256}")\s*}\s*$`)
+// tailID finds an id that ends the message (a request whose params come first). Compiled at
+// its first use, an over-long line: its 256 repeats made it most of serve's package
+// initialisation, on every start's path.
+var tailID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.){0,256}")\s*}\s*$`)
+})
 
 // scanRequest reads the top-level id, method and params.name from the start of a JSON-RPC
 // message, tolerating that the start ends anywhere.

@@ -95,7 +95,11 @@ type Executor struct {
 	// layerWhy says why (layer_linux.go).
 	layerRoot, layerWhy string
 	warm                chan *helperProc // at most one pre-started helper: its start-up is off the call's path
-	egress              *egress          // nil: the policy lists no hosts (egress_linux.go)
+	netns               chan *os.File    // prepared network namespaces for direct starts (netns_linux.go); nil: none
+	netnsFilling        atomic.Bool
+	layers              chan preparedLayer // workspace layers made ahead of calls (layerpool_linux.go)
+	layersFilling       atomic.Bool
+	egress              *egress // nil: the policy lists no hosts (egress_linux.go)
 	closed              atomic.Bool
 
 	protect     []protPat       // the effective protect list
@@ -189,6 +193,8 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		return nil, err
 	}
 	e.warm = make(chan *helperProc, 1)
+	e.netns = make(chan *os.File, netnsReady)
+	e.layers = make(chan preparedLayer, 1)
 	e.probed = make(chan struct{})
 	if o.Lazy {
 		e.lazy = true // server_linux.go: the first StartServer tries the strongest layers before any probe
@@ -203,6 +209,10 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		if e.probeErr == nil && !e.directOK() { // a direct start needs no warm helper
 			e.refill(int(p.Limits.MaxOutputBytes))
 		}
+		if e.probeErr == nil && e.directOK() && e.attr.has(unix.CLONE_NEWNET) {
+			e.prepareNetNS()
+		}
+		e.prepareLayer()
 	}()
 	return e, nil
 }
@@ -335,6 +345,8 @@ func (e *Executor) Tools() []executor.Tool {
 // Close implements executor.Executor: the warm helper is stopped.
 func (e *Executor) Close() error {
 	e.closed.Store(true)
+	e.closeNetNS()
+	e.closeLayers()
 	for {
 		select {
 		case h := <-e.warm:

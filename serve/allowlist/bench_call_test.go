@@ -64,6 +64,7 @@ func BenchmarkCall(b *testing.B) {
 			}
 			args, _ := json.Marshal(map[string]any{"command": "wc", "args": []string{"f"}})
 			call := executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10}
+			defer cpuMetrics(b)()
 			for b.Loop() {
 				res, err := e.run(context.Background(), call)
 				if err != nil || res.ExitCode != 0 {

@@ -79,7 +79,7 @@ func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, r
 	if e.layerRoot == "" {
 		return run(ctx)
 	}
-	l, err := wslayer.New(e.layerRoot, e.ws)
+	l, err := e.newLayer()
 	if err != nil {
 		return nil, fmt.Errorf("the call's workspace layer: %w (free space under %s?)", err, e.layerRoot)
 	}

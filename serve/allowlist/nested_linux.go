@@ -104,7 +104,7 @@ func (e *Executor) protectedName(rel, base string) bool {
 		if pat.literal && !pat.anchored {
 			continue // in protNames
 		}
-		if (pat.anchored && pat.re.MatchString(rel)) || (!pat.anchored && pat.re.MatchString(base)) {
+		if (pat.anchored && pat.matches(rel)) || (!pat.anchored && pat.matches(base)) {
 			return true
 		}
 	}

@@ -71,16 +71,18 @@ const (
 	stSeccomp
 	stRlimit
 	stExec
+	stNetNS
 	stOps // + index of the op's label
 )
 
 var stepNames = []string{"set the process group", "set up stdin/stdout/stderr", "make mounts private",
 	"allow the private /tmp and the workspace's layer in the Landlock ruleset", "enter the workspace", "drop to the sandbox uid",
 	"set the parent-death signal", "set no_new_privs", "clear dumpable", "landlock restrict",
-	"install the seccomp filter", "set a resource limit", "exec"}
+	"install the seccomp filter", "set a resource limit", "exec", "enter the call's prepared network namespace"}
 
 type rawPlan struct {
 	flags                 uintptr
+	netns                 int // -1: none; else a prepared network namespace the child enters (netns_linux.go)
 	stdin, stdout, stderr int
 	status                int // write end of the status pipe (close-on-exec)
 	mounts                bool
@@ -115,7 +117,7 @@ func cstr(s string) (*byte, error) { return unix.BytePtrFromString(s) }
 
 // plan turns the spec into the child's list of system calls. The returned cleanup closes what
 // the parent opened for the child (after the fork).
-func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int) (*rawPlan, func(), error) {
+func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns *os.File) (*rawPlan, func(), error) {
 	var closers []func()
 	cleanup := func() {
 		for _, c := range closers {
@@ -128,7 +130,10 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int) (*rawPlan, f
 	}
 	p := &rawPlan{flags: e.attr.flags, mounts: s.Mounts, nice: s.Nice, dropUID: s.DropUID && !mutated("drop-uid"),
 		uid: uintptr(s.UID), gid: uintptr(s.GID), noNewPrivs: !mutated("no-new-privs"), rulesetFD: -1, binFD: int(bin.Fd()),
-		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3], closeFDs: !mutated("close-fds")}
+		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3], closeFDs: !mutated("close-fds"), netns: -1}
+	if netns != nil && p.flags&unix.CLONE_NEWNET != 0 {
+		p.netns, p.flags = int(netns.Fd()), p.flags&^unix.CLONE_NEWNET
+	}
 	var err error
 	if p.empty, err = cstr(""); err != nil {
 		return fail(err)
@@ -225,7 +230,7 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 	var keeps []keep
 	// Descriptor numbers above every one the child still needs (the status pipe, the ruleset,
 	// the binary): the child's table is its own copy, so whatever serve had there is untouched.
-	next := max(p.status, p.rulesetFD, p.binFD, p.stdin, p.stdout, p.stderr) + 1
+	next := max(p.status, p.rulesetFD, p.binFD, p.stdin, p.stdout, p.stderr, p.netns) + 1
 	for _, q := range helper.TmpPaths(s) {
 		var st unix.Stat_t
 		if unix.Stat(q, &st) != nil {
@@ -309,7 +314,11 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 		}
 	}
 	outR, errR, stR := r[0], r[1], r[2]
-	p, cleanup, err := e.plan(&spec, bin, [4]int{int(devnull.Fd()), int(w[0].Fd()), int(w[1].Fd()), int(w[2].Fd())})
+	netns := e.takeNetNS()
+	if netns != nil {
+		defer netns.Close() // the call's namespace lives on while its processes do, never reused
+	}
+	p, cleanup, err := e.plan(&spec, bin, [4]int{int(devnull.Fd()), int(w[0].Fd()), int(w[1].Fd()), int(w[2].Fd())}, netns)
 	if err != nil {
 		return nil, fmt.Errorf("prepare the sandbox: %w", err)
 	}

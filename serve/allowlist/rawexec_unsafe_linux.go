@@ -66,6 +66,13 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	if _, _, err = syscall.RawSyscall(syscall.SYS_SETPGID, 0, 0, 0); err != 0 {
 		goto fail
 	}
+	if p.netns >= 0 {
+		// A network namespace made for this call ahead of it, in place of CLONE_NEWNET.
+		step = stNetNS
+		if _, _, err = syscall.RawSyscall(unix.SYS_SETNS, uintptr(p.netns), syscall.CLONE_NEWNET, 0); err != 0 {
+			goto fail
+		}
+	}
 	step = stStdio
 	if _, _, err = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(p.stdin), 0, 0); err != 0 {
 		goto fail

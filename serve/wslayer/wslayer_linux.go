@@ -231,6 +231,11 @@ func (l *Layer) Discard(why string) *executor.WorkspaceChanges {
 // listed in the result, with the rule.
 func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	defer l.Remove()
+	if l.empty() {
+		// Nothing to apply, so nothing to judge: the git set-up (which runs git on the
+		// user's and the system's config) and the workspace's lock are for changes.
+		return &executor.WorkspaceChanges{}, nil
+	}
 	// One commit at a time per workspace: each judges its changes on the workspace as it is
 	// (a git directory made of HEAD from one call and objects/, refs/ from another is seen by
 	// whichever commits second), so two must not judge the same state at once.
@@ -273,6 +278,23 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	prot.gitDirs = c.gitDirs(up, ws, "", 0)
 	c.dir(up, ws, "")
 	return c.out, nil
+}
+
+// empty says whether the upper layer is an empty directory: the call changed nothing in the
+// workspace (a write, a deletion's whiteout, a masked file all leave an entry there; the
+// layer's root directory itself is never applied). Anything it cannot read is not empty.
+func (l *Layer) empty() bool {
+	if mutated("workspace-empty-commit") {
+		return false
+	}
+	fd, err := openDir(unix.AT_FDCWD, l.Upper)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), "upper")
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return errors.Is(err, io.EOF)
 }
 
 var (

@@ -998,3 +998,50 @@ func TestCommitWalkLooksAtCallsDirectoriesLast(t *testing.T) {
 		t.Errorf("a hook of the nested repository zz reached the workspace past 20 directories a call made: %s", Summary(w))
 	}
 }
+
+// A call that changed nothing commits in O(1): no git runs to read the user's and the system's
+// configuration (each run a fork+exec, most of such a call's time), and the layer is removed.
+// The control, a layer holding one file, does run git. Red without the fast path (mutant
+// workspace-empty-commit).
+func TestEmptyCommitRunsNothing(t *testing.T) {
+	base := t.TempDir()
+	bin, ran := filepath.Join(base, "bin"), filepath.Join(base, "git-ran")
+	write(t, filepath.Join(bin, "git"), "#!/bin/sh\necho \"$@\" >> "+ran+"\n")
+	os.Chmod(filepath.Join(bin, "git"), 0o755)
+	t.Setenv("PATH", bin)
+	t.Setenv("HOME", filepath.Join(base, "home"))
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(base, "global.cfg"))
+	write(t, filepath.Join(base, "global.cfg"), "[core]\n\thooksPath = /nowhere\n")
+	ws := filepath.Join(base, "ws")
+	write(t, filepath.Join(ws, "f"), "a b c\n")
+	root := t.TempDir()
+	commit := func(files ...string) *executor.WorkspaceChanges {
+		l, err := New(root, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			write(t, filepath.Join(l.Upper, f), "x")
+		}
+		w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(l.Dir); err == nil {
+			t.Errorf("the layer %s is still there after its commit", l.Dir)
+		}
+		return w
+	}
+	if w := commit(); w.Committed != 0 || len(w.Refused) != 0 {
+		t.Errorf("an empty layer committed %+v", w)
+	}
+	if b, err := os.ReadFile(ran); err == nil {
+		t.Errorf("committing an empty layer ran git: %s", b)
+	}
+	if w := commit("new.txt"); w.Committed != 1 {
+		t.Errorf("control: a layer holding one file committed %+v", w)
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Errorf("control: committing a layer holding a file did not run git (the test's stand-in is not used): %v", err)
+	}
+}
