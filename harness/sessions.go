@@ -349,10 +349,12 @@ func (r *run) sessionProcessLastLook() {
 	r.secretLooked = true
 	r.secretAlive = nil
 	for p := range r.secretSeen {
-		if !gone(p) {
+		// the same process: not gone, and still carrying the secret (a pid the host reused does not)
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); err == nil && !gone(p) && strings.Contains(string(b), r.a.sessionSecret) {
 			r.secretAlive = append(r.secretAlive, p)
 		}
 	}
+	slices.Sort(r.secretAlive)
 }
 
 func checkSessionProcess(r *run) (bool, string) {
@@ -369,7 +371,14 @@ func checkSessionProcess(r *run) (bool, string) {
 	case alive == 0:
 		return true, fmt.Sprintf("the %d process(es) carrying the session secret died before their session ended: another session's calls killed them", seen)
 	}
-	return false, fmt.Sprintf("%d of %d process(es) carrying the session secret alive when their session ended", alive, seen)
+	r.mu.Lock()
+	var what []string
+	for _, p := range r.secretAlive {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		what = append(what, fmt.Sprintf("%d (%s)", p, clip(strings.ReplaceAll(string(b), "\x00", " "), 80)))
+	}
+	r.mu.Unlock()
+	return false, fmt.Sprintf("%d of %d process(es) carrying the session secret alive when their session ended: %s", alive, seen, strings.Join(what, ", "))
 }
 
 // secretOwners are the sessions whose steps spell the session secret.
