@@ -235,15 +235,21 @@ func (a *Arena) SessionSecret() string { return a.sessionSecret }
 
 // KillSessionProcesses SIGKILLs, from the host, every process whose argv carries the session
 // secret, as another session able to signal them would: the session_process detector's
-// control. It says how many it killed.
+// control. It says how many it killed, once they are gone (a SIGKILL takes effect when the
+// process next runs: on a loaded machine, a moment later), or 5s have passed.
 func (a *Arena) KillSessionProcesses() int {
-	n := 0
+	var killed []int
 	for _, pid := range pidsCarrying(a.sessionSecret) {
 		if p, err := os.FindProcess(pid); err == nil && p.Kill() == nil {
-			n++
+			killed = append(killed, pid)
 		}
 	}
-	return n
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if !slices.ContainsFunc(killed, func(p int) bool { return !gone(p) }) {
+			break
+		}
+	}
+	return len(killed)
 }
 
 // stepSession is the session step i's copy k is made in: its own name, or one of its own.
