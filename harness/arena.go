@@ -64,6 +64,13 @@ type Arena struct {
 	stderr     *lockedBuffer
 	cs         *mcp.ClientSession
 	killed     atomic.Bool
+
+	// serve over HTTP (a policy with a sandbox per session: sessions.go)
+	url           string
+	sessMu        sync.Mutex
+	sessions      map[string]*mcp.ClientSession
+	sessionSecret string
+	httpServe     bool // set before start: serve over streamable HTTP, several sessions
 }
 
 func randHex(n int) string {
@@ -84,6 +91,7 @@ func newArena(setup []Setup) (a *Arena, err error) {
 	a = &Arena{Nonce: "NONCE" + randHex(10), Secret: "sk-harness-" + randHex(12), Tag: "mcpsbtag" + randHex(6),
 		SandboxUID: -1}
 	a.Marker = "PAYLOAD-RAN-" + a.Tag
+	a.sessionSecret = "SESSIONSECRET" + randHex(10)
 	// Not under /tmp: the allowlist scheme gives each call a private /tmp, which would hide the
 	// canaries and listeners, so containment would rest on invisibility instead of Landlock.
 	if a.Root, err = os.MkdirTemp("/var/tmp", "mcpsandbox-harness-"); err != nil {
@@ -345,7 +353,7 @@ func (a *Arena) Expand(s string) string {
 		"{{canary}}", filepath.Join(a.Outside, "canary.txt"), "{{home}}", a.Home, "{{rootonly}}", a.RootOnly,
 		"{{tcp_port}}", strconv.Itoa(a.tcpPort), "{{udp_port}}", strconv.Itoa(a.udpPort), "{{listen_port}}", strconv.Itoa(a.listenPort),
 		"{{dns_port}}", strconv.Itoa(a.dnsPort), "{{unix_sock}}", a.unixPath, "{{abstract_sock}}", a.abstractName,
-		"{{tag}}", a.Tag, "{{sibling_pid}}", strconv.Itoa(a.SiblingPID()), "{{marker}}", a.Marker, "{{egress_ip}}", egressIP, "{{metadata_ip}}", metadataIP,
+		"{{tag}}", a.Tag, "{{sibling_pid}}", strconv.Itoa(a.SiblingPID()), "{{marker}}", a.Marker, "{{egress_ip}}", egressIP, "{{metadata_ip}}", metadataIP, "{{session_secret}}", a.sessionSecret,
 		"{{egress_allowed_host}}", EgressAllowedHost, "{{egress_forbidden_host}}", EgressForbiddenHost, "{{egress_rebind_host}}", EgressRebindHost,
 		"{{egress_allowed_http_port}}", a.egPort(func(e *egressArena) *standIn { return e.allowedHTTP }),
 		"{{egress_allowed_https_port}}", a.egPort(func(e *egressArena) *standIn { return e.allowedHTTPS }),
@@ -385,8 +393,12 @@ func (a *Arena) start(ctx context.Context, bin string, p *policy.Policy, extraEn
 	if err := os.WriteFile(a.policyPath, b, 0o644); err != nil {
 		return fmt.Errorf("write the run's policy: %w", err)
 	}
+	env := slices.Concat(os.Environ(), []string{SecretEnv + "=" + a.Secret, "HOME=" + a.Home}, a.ServeEnv, extraEnv)
+	if a.httpServe {
+		return a.startHTTP(ctx, bin, env)
+	}
 	a.srv = exec.Command(bin, "serve", "--policy", a.policyPath, "--log-level", "warn")
-	a.srv.Env = slices.Concat(os.Environ(), []string{SecretEnv + "=" + a.Secret, "HOME=" + a.Home}, a.ServeEnv, extraEnv)
+	a.srv.Env = env
 	a.stderr = &lockedBuffer{}
 	a.srv.Stderr = a.stderr
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -453,6 +465,7 @@ func (a *Arena) signal(s os.Signal) {
 func (a *Arena) Close() {
 	if a.cs != nil {
 		a.resume()
+		a.endSessions()
 		a.cs.Close()
 	}
 	for _, c := range a.closers {

@@ -23,6 +23,7 @@ import (
 //	mcpsandbox harness --default --json > docs/threat-coverage/allowlist-default.json
 //	mcpsandbox harness --policy P --max-timeout 3s --json > docs/threat-coverage/allowlist-interpreters.json
 //	mcpsandbox harness --policy docs/threat-coverage/docker-hosts.policy.toml --max-timeout 3s --json > docs/threat-coverage/docker-hosts.json
+//	mcpsandbox harness --policy docs/threat-coverage/docker-session.policy.toml --max-timeout 10s --parallel 2 --json > docs/threat-coverage/docker-session.json
 //	mcpsandbox harness --policy docs/threat-coverage/allowlist-hosts.policy.toml --max-timeout 3s --json > docs/threat-coverage/allowlist-hosts.json
 //	mcpsandbox harness --policy docs/threat-coverage/wrap-hostile.policy.toml --max-timeout 3s --json > docs/threat-coverage/wrap-hostile.json
 //	MCPSANDBOX_UPDATE_COVERAGE=1 go test ./harness -run TestThreatCoverage
@@ -47,6 +48,7 @@ var coverageColumns = []struct {
 	{"allowlist + python3, sh, network = [hosts]", "allowlist", "allowlist-hosts.json", ""},
 	{"docker (mcpsandbox-test:bookworm)", "docker", "docker.json", "not measured: docker scheme not on main yet"},
 	{"docker, network = [hosts]", "docker", "docker-hosts.json", "not measured"},
+	{"docker, reuse = session", "docker", "docker-session.json", "not measured"},
 	{"e2b --default (local E2B server)", "e2b", "e2b.json", "not measured: e2b scheme not on main yet"},
 	{"wrap: the hostile test server", "wrap", "wrap-hostile.json", "not measured"},
 }

@@ -49,6 +49,10 @@ type Expect struct {
 	// runtime such as gVisor's runsc), "" when they reach the host's: the syscalls detector
 	// then reports what that kernel answered instead of a host-kernel breach.
 	OwnKernel string
+	// Sessions is how many MCP sessions of one serve may hold a sandbox at once, and SessionKey
+	// the policy key that says so (0: the policy keeps no state per session; sessions.go).
+	Sessions   int
+	SessionKey string
 }
 
 // Options configure a run.
@@ -135,10 +139,11 @@ type call struct {
 	bound      time.Duration // how long it may take: the timeout, plus the wait for a slot when queued
 	boundWhy   string        // the bound and how it was reached (callBound)
 	abandoned  bool
-	step       int  // which step it belongs to
-	structured bool // a structured result came back (the program ran, or was started)
-	retried    bool // timed out before acting, and tried again: its start is not judged
-	secondTry  bool // the second try of a call that timed out before acting
+	step       int    // which step it belongs to
+	structured bool   // a structured result came back (the program ran, or was started)
+	retried    bool   // timed out before acting, and tried again: its start is not judged
+	secondTry  bool   // the second try of a call that timed out before acting
+	session    string // the MCP session it was made in (serve over HTTP; sessions.go)
 }
 
 // run is one scenario against one arena.
@@ -171,6 +176,12 @@ type run struct {
 	cutShort atomic.Bool
 	// listenHit: the host reached a listener on the arena's listen port (the listen detector)
 	listenHit atomic.Pointer[string]
+	steps     []Step  // the steps as run (with their start tokens)
+	ad        Adapter // the scheme's adapter
+	// the session_process detector's readings (sessions.go), under mu
+	secretSeen   map[int]bool
+	secretAlive  []int
+	secretLooked bool
 }
 
 // inconclusive records why a detector could not judge; the scenario is then an ERROR.
@@ -318,10 +329,14 @@ func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Resul
 		res.Outcome, res.Reason = Error, err.Error()
 		return res, false
 	}
-	r = &run{s: s, a: a, expect: ad.Expect(p), patience: ad.Expect(p), bin: o.Binary, sighted: make([]atomic.Bool, len(steps))}
+	r = &run{s: s, a: a, expect: ad.Expect(p), patience: ad.Expect(p), bin: o.Binary, sighted: make([]atomic.Bool, len(steps)), steps: steps, ad: ad}
+	r.expect.Sessions, r.expect.SessionKey = sessionCap(ad, p)
+	r.patience.Sessions, r.patience.SessionKey = r.expect.Sessions, r.expect.SessionKey
 	if o.expect != nil {
 		o.expect(&r.expect)
 	}
+	// A policy with a sandbox per session is served over HTTP: every call in a session (sessions.go).
+	a.httpServe = r.patience.Sessions > 0
 	if err := a.start(ctx, o.Binary, p, testhooks.StandInsEnv(a.StandIns())...); err != nil {
 		res.Outcome, res.Reason = Error, err.Error()
 		return res, false
@@ -335,6 +350,7 @@ func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Resul
 	if o.inject != nil {
 		o.inject(a)
 	}
+	r.settleSessions()
 	for _, name := range withAlwaysOn(ds) {
 		breach, detail := detectors[name].check(r)
 		res.Findings = append(res.Findings, Finding{Detector: name, Breach: breach, Detail: detail})
@@ -359,6 +375,10 @@ func applicable(s *Scenario, ad Adapter, o Options) ([]Step, string) {
 	// build says so rather than calling the scenario contained.
 	if s.NeedsHostList && !testhooks.Build {
 		return nil, testhooks.NeedsTestBuild
+	}
+	// Session scenarios need a policy with a sandbox per session; a control may make one.
+	if n, _ := sessionCap(ad, o.Policy); s.NeedsSessions && o.mutate == nil && n == 0 {
+		return nil, needsSessions(o.Policy)
 	}
 	// A scenario this policy cannot express is n/a, not contained: say so before building an arena.
 	for _, st := range steps {
@@ -396,6 +416,9 @@ func runPolicy(s *Scenario, ad Adapter, o Options, a *Arena) (*policy.Policy, st
 	}
 	if s.NeedsHostList && !hostList(p) && !(o.mutate != nil && networkOpen(p)) {
 		return nil, needsHostList(p), nil
+	}
+	if n, _ := sessionCap(ad, p); s.NeedsSessions && n == 0 {
+		return nil, needsSessions(p), nil
 	}
 	return p, "", nil
 }
@@ -457,17 +480,23 @@ func (r *run) runSteps(ctx context.Context, ds []string, steps []Step, params []
 		{"netns", r.watchNetns},
 		{"processes", r.countProcesses},
 		{"listen", r.watchListen},
+		{"session_process", r.watchSessionProcess},
 	} {
 		if slices.Contains(ds, w.detector) {
 			watch(w.watch)
 		}
 	}
-	for i, st := range steps {
+	for _, b := range batches(steps) {
 		if r.a.killed.Load() {
 			stopWatch()
-			return fmt.Errorf("step %d comes after the server was killed", i)
+			return fmt.Errorf("step %d comes after the server was killed", b[0])
 		}
-		r.step(ctx, i, st, params[i])
+		var wg sync.WaitGroup
+		for _, i := range b {
+			wg.Add(1)
+			go func() { defer wg.Done(); r.step(ctx, i, steps[i], params[i]) }()
+		}
+		wg.Wait()
 	}
 	stopWatch()
 	watchers.Wait()
@@ -529,11 +558,26 @@ func (r *run) step(ctx context.Context, i int, st Step, p *mcp.CallToolParams) {
 		defer stop()
 		go r.watchStart(sctx, i, before)
 	}
-	for range n {
+	if st.FillCap {
+		// One session after another, each kept open, up to the cap and one past it.
+		for k := range r.patience.Sessions + 1 {
+			name, _ := stepSession(i, k, st)
+			c := r.call(ctx, i, st, p, name)
+			r.mu.Lock()
+			r.calls = append(r.calls, c)
+			r.mu.Unlock()
+		}
+		return
+	}
+	for k := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := r.call(ctx, i, st, p)
+			name, ephemeral := stepSession(i, k, st)
+			if ephemeral {
+				defer r.a.endSession(name) // its own session ends with its call
+			}
+			c := r.call(ctx, i, st, p, name)
 			if n == 1 && timedOutBeforeActing(c, st) && ctx.Err() == nil {
 				// The step's code never ran (its token never came back: a cold container or an
 				// interpreter a loaded machine did not start in time), so it left nothing behind:
@@ -542,7 +586,7 @@ func (r *run) step(ctx context.Context, i int, st Step, p *mcp.CallToolParams) {
 				r.mu.Lock()
 				r.calls = append(r.calls, c)
 				r.mu.Unlock()
-				c = r.call(ctx, i, st, p)
+				c = r.call(ctx, i, st, p, name)
 				c.secondTry = true
 			}
 			r.mu.Lock()
@@ -553,7 +597,7 @@ func (r *run) step(ctx context.Context, i int, st Step, p *mcp.CallToolParams) {
 	wg.Wait()
 }
 
-func (r *run) call(ctx context.Context, i int, st Step, p *mcp.CallToolParams) call {
+func (r *run) call(ctx context.Context, i int, st Step, p *mcp.CallToolParams, session string) call {
 	bound, why := r.callBound(r.expect, st.Parallel > 1)
 	patience, _ := r.callBound(r.patience, st.Parallel > 1)
 	cctx, cancel := context.WithTimeout(ctx, max(bound, patience)+time.Second)
@@ -584,9 +628,13 @@ func (r *run) call(ctx context.Context, i int, st Step, p *mcp.CallToolParams) c
 			}
 		}()
 	}
+	cs, err := r.a.sessionFor(cctx, session)
+	if err != nil {
+		return call{err: err, bound: bound, boundWhy: why, step: i, session: session}
+	}
 	start := time.Now()
-	res, err := r.a.cs.CallTool(cctx, p)
-	c := call{dur: time.Since(start), err: err, bound: bound, boundWhy: why, step: i}
+	res, err := cs.CallTool(cctx, p)
+	c := call{dur: time.Since(start), err: err, bound: bound, boundWhy: why, step: i, session: session}
 	r.noteCgroupsAtReturn(start.Add(c.dur))
 	if err != nil {
 		c.abandoned = cctx.Err() != nil && ctx.Err() == nil

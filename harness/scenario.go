@@ -46,7 +46,10 @@ type Scenario struct {
 	Evidence []string `toml:"evidence"`
 	// NeedsHostList: the scenario tests network by name; it applies only when the run's policy
 	// has a network host list (n/a otherwise), which the harness extends with its stand-ins.
-	NeedsHostList bool   `toml:"needs_host_list"`
+	NeedsHostList bool `toml:"needs_host_list"`
+	// NeedsSessions: the scenario attacks the isolation between MCP sessions of one serve; it
+	// applies only when the run's policy keeps a sandbox per session (n/a otherwise).
+	NeedsSessions bool   `toml:"needs_sessions"`
 	File          string `toml:"-"`
 }
 
@@ -87,6 +90,14 @@ type Step struct {
 	// KillServerAfter SIGKILLs the server this long after a process of the call is first seen
 	// running on the host, as a crash would.
 	KillServerAfter policy.Duration `toml:"kill_server_after"`
+	// Session names the MCP session of the one serve the call is made in ("a", "b"; sessions.go).
+	// Steps naming the same session share it; a step naming none gets a session of its own.
+	Session string `toml:"session"`
+	// Concurrent: this step runs at the same time as the adjacent steps that say so too.
+	Concurrent bool `toml:"concurrent"`
+	// FillCap: the step is made in as many fresh sessions as the policy's session cap allows,
+	// one after another and each kept open, and then in one more: that one must be refused.
+	FillCap bool `toml:"fill_cap"`
 	// Start is the step's start token, drawn by the harness for each run (never written in a
 	// scenario file): adapters that run the step through an interpreter or a shell print it
 	// first (PythonStart, ShellStart), so the harness can tell a step that acted from one a
@@ -204,6 +215,8 @@ var Placeholders = map[string]string{
 	"egress_forbidden_port":       "the forbidden stand-in's HTTP port",
 	"egress_forbidden_https_port": "the forbidden stand-in's HTTPS port",
 	"egress_rebind_host":          "a name the run's host list names on {{tcp_port}}, which resolves to 127.0.0.1 (a listed name pointing at loopback)",
+	// sessions (scenarios with needs_sessions)
+	"session_secret": "a secret drawn per run: the sessions whose steps spell it own it; it must never come back in another session's output (session_leak), and a process carrying it must outlive the other sessions' calls (session_process)",
 }
 
 // Load parses every embedded scenario.
@@ -260,6 +273,7 @@ func parseScenario(name string, b []byte) (*Scenario, error) {
 	pr.checkAllSteps(s)
 	pr.checkPlaceholders(s, b)
 	pr.checkSetup(s)
+	pr.checkSessions(s)
 	if len(pr) > 0 {
 		return nil, fmt.Errorf("scenario %s: %s", name, strings.Join(pr, "; "))
 	}
@@ -360,6 +374,12 @@ func (pr *problems) checkSteps(where string, steps []Step) {
 		}
 		if st.Parallel < 0 || st.Parallel > 200 {
 			pr.bad("%s[%d]: parallel %d is outside 0..200", where, i, st.Parallel)
+		}
+		if st.Session != "" && !idRe.MatchString(st.Session) {
+			pr.bad("%s[%d]: session %q: use lowercase words joined by '-'", where, i, st.Session)
+		}
+		if st.FillCap && (st.Session == "" || st.Parallel > 1) {
+			pr.bad("%s[%d]: fill_cap needs a session name and no parallel copies", where, i)
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-var sigStop, sigCont = syscall.SIGSTOP, syscall.SIGCONT
+var sigStop, sigCont, sigTerm = syscall.SIGSTOP, syscall.SIGCONT, syscall.SIGTERM
 
 type statT struct {
 	Size  int64

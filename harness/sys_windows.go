@@ -10,6 +10,9 @@ import (
 // Windows has no SIGSTOP: the staged "wedged server" control cannot be made there.
 var sigStop, sigCont os.Signal
 
+// sigTerm ends serve at an arena's close (Windows: killed outright).
+var sigTerm = os.Kill
+
 type statT struct {
 	Size  int64
 	Nlink uint64

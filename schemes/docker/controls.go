@@ -171,5 +171,5 @@ func controls() []harness.Control {
 		{Detector: "syscalls", Scenario: "kernel-surface", Kind: "staged",
 			Weakness: "the scenario's memfd probe run outside the container (the host's python3, as the container's uid, no seccomp profile), where the syscalls reach the kernel",
 			Inject:   stageOutside("kernel-surface")},
-	}, harness.EgressControls("docker.network", `network = "host"`, hostNetwork)...)
+	}, append(sessionControls(), harness.EgressControls("docker.network", `network = "host"`, hostNetwork)...)...)
 }

@@ -1,23 +1,51 @@
 package docker
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"strconv"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
+	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
 )
 
-// Ready refuses a docker.reuse = "session" policy before any scenario runs. The harness drives
-// one stdio session per serve and judges every call as a sandbox of its own: state a call leaves
-// for the next (cross-call-leak) and processes that outlive a call (survivors) are breaches
-// there, and a session keeps both by design, so every such scenario would read BREACH without
-// anything having escaped. Isolation between sessions is proven by the docker package's session
-// tests and TestDockerSessionsOverHTTP (two sessions of one serve).
-func (adapter) Ready(p *policy.Policy) error {
+// The harness drives a docker.reuse = "session" policy over streamable HTTP, every call in an
+// MCP session of one serve (harness/sessions.go): a step naming no session gets one of its own
+// (its container is its sandbox, ended with the session, as a per-call container ends with its
+// call), and the session-* scenarios attack one session from another.
+var _ harness.Sessioner = adapter{}
+
+// SessionCap is docker.max_sessions under a session policy (0 under reuse = "call").
+func (adapter) SessionCap(p *policy.Policy) (int, string) {
 	if !p.Docker.Sessions() {
-		return nil
+		return 0, ""
 	}
-	return errors.New(`docker.reuse = "session": the harness judges each call as its own sandbox, and a session keeps files, ` +
-		`variables and processes across its calls by design (they would read as breaches); run the harness on the same policy ` +
-		`with reuse = "call" (its containers are built the same way); isolation between sessions is tested by ` +
-		`go test -run 'TestDockerSession' ./serve/docker and -run TestDockerSessionsOverHTTP ./e2e (verify --no-harness checks the rest)`)
+	return p.Docker.SessionCap(), "docker.max_sessions"
+}
+
+// Sandboxes lists the running containers labelled with serve's pid, from the engine.
+func (adapter) Sandboxes(ctx context.Context, serverPID int) ([]string, error) {
+	return running(ctx, serverPID)
+}
+
+func running(ctx context.Context, serverPID int) ([]string, error) {
+	eng, err := engine.New()
+	if err != nil {
+		return nil, fmt.Errorf("reach the Docker engine to list the sandboxes: %w", err)
+	}
+	defer eng.Close()
+	cs, err := eng.API.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(
+		filters.Arg("label", sd.LabelApp+"=1"), filters.Arg("label", sd.LabelPID+"="+strconv.Itoa(serverPID)))})
+	if err != nil {
+		return nil, fmt.Errorf("list the containers labelled %s=%d: %w", sd.LabelPID, serverPID, err)
+	}
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.ID[:12]+" ("+c.State+")")
+	}
+	return out, nil
 }

@@ -4,19 +4,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
-// The harness refuses a session policy up front instead of reading a session's by-design state
-// as breaches; a per-call policy is not refused.
-func TestHarnessRefusesSessionPolicy(t *testing.T) {
+// The harness runs a session policy (no refusal up front): the adapter says how many sessions
+// one serve may hold and which key says so, and that a per-call policy keeps none.
+func TestHarnessSessionCap(t *testing.T) {
+	var ad harness.Adapter = adapter{}
+	if _, ok := ad.(harness.Readier); ok {
+		t.Fatal("the docker adapter refuses policies up front again")
+	}
 	p := policy.Default(policy.SchemeDocker)
-	if err := (adapter{}).Ready(p); err != nil {
-		t.Fatalf("reuse = call refused: %v", err)
+	if n, _ := (adapter{}).SessionCap(p); n != 0 {
+		t.Fatalf("reuse = call: cap %d, want 0", n)
 	}
 	p.Docker.Reuse = "session"
-	if err := (adapter{}).Ready(p); err == nil || !strings.Contains(err.Error(), `reuse = "call"`) {
-		t.Fatalf("reuse = session: %v", err)
+	if n, key := (adapter{}).SessionCap(p); n != p.Docker.SessionCap() || key != "docker.max_sessions" {
+		t.Fatalf("reuse = session: %d %q", n, key)
 	}
 }
 
