@@ -307,3 +307,14 @@ func listFiles(ctx context.Context, fs FileSystem, c Call) (*Result, error) {
 	}
 	return &Result{Entries: entries, EntriesMore: more}, nil
 }
+
+// FileError is a file operation the sandbox's own filesystem failed (no such file, a read-only
+// mount, permission denied): the tool ran and failed, as a program would, so the client gets
+// the sandbox's words marked isError, with a result (exit_code 1, the words in stderr). It is
+// not a refusal: no rule of the policy was asked.
+type FileError struct{ Msg string }
+
+func (e *FileError) Error() string { return e.Msg }
+
+// ToolResult implements ToolError.
+func (e *FileError) ToolResult() *Result { return &Result{ExitCode: 1, Stderr: e.Msg} }

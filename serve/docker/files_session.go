@@ -87,7 +87,7 @@ func (f sessionFiles) op(ctx context.Context, c executor.Call, kind string, payl
 	switch {
 	case string(r[0]) == "e" && len(r) == 2:
 		msg, _ := base64.StdEncoding.DecodeString(string(r[1]))
-		return nil, "", fmt.Errorf("in the session's container: %s %s", string(msg[:min(len(msg), 1024)]), note)
+		return nil, "", &executor.FileError{Msg: strings.TrimSpace(fmt.Sprintf("in the session's container: %s %s", string(msg[:min(len(msg), 1024)]), note))}
 	case string(r[0]) != want:
 		return nil, "", fmt.Errorf("the session's container gave a malformed answer (a record %.8q)", r[0])
 	}
