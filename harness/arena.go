@@ -172,6 +172,9 @@ func (a *Arena) setupFile(s Setup) error {
 	if s.Hardlink != "" {
 		return os.Link(a.Expand(s.Hardlink), p)
 	}
+	if s.FIFO {
+		return mkfifo(p)
+	}
 	mode := os.FileMode(0o644)
 	if s.Mode != 0 {
 		mode = os.FileMode(s.Mode)

@@ -73,6 +73,9 @@ type Setup struct {
 	// {{canary}}), made by the host as a package manager hard-links its shared store into
 	// node_modules. The link stays owned by the file's owner (the workspace's chown skips it).
 	Hardlink string `toml:"hardlink"`
+	// FIFO: or a named pipe no one writes to, as a program could leave one for serve's file
+	// tools to block on.
+	FIFO bool `toml:"fifo"`
 }
 
 // Step is one tool call, said in the neutral forms each scheme's adapter translates: argv (an
@@ -419,6 +422,9 @@ func (pr *problems) checkSetup(s *Scenario) {
 		}
 		if su.Hardlink != "" && (su.Symlink != "" || su.Content != "" || su.Size > 0) {
 			pr.bad("setup[%d]: a hard link has no content, size or symlink of its own", i)
+		}
+		if su.FIFO && (su.Symlink != "" || su.Hardlink != "" || su.Content != "" || su.Size > 0) {
+			pr.bad("setup[%d]: a fifo has no content, size or link of its own", i)
 		}
 		if su.Hardlink != "" && !strings.HasPrefix(su.Hardlink, "{{") {
 			pr.bad("setup[%d]: hardlink names a host file by a placeholder (e.g. {{canary}})", i)

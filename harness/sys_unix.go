@@ -118,3 +118,6 @@ func (a *Arena) RunOutside(argv ...string) (string, error) {
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
+
+// mkfifo makes a named pipe (a scenario's setup).
+func mkfifo(p string) error { return syscall.Mkfifo(p, 0o666) }

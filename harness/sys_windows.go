@@ -39,3 +39,6 @@ func (a *Arena) startSibling() error { return nil }
 func (a *Arena) RunOutside(...string) (string, error) {
 	return "", fmt.Errorf("running a probe outside the sandbox needs a Unix host")
 }
+
+// mkfifo: Windows has no named pipes in the filesystem.
+func mkfifo(string) error { return fmt.Errorf("a FIFO cannot be made on Windows") }
