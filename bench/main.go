@@ -74,11 +74,13 @@ func run(n int) error {
 	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "what\tn\tp50\tp90\tp99\t")
+	fmt.Fprintln(tw, "what\tclient\tn\tp50\tp90\tp99\t")
 	row := func(what string, d []time.Duration) {
 		slices.Sort(d)
 		q := func(f float64) string { return d[int(f*float64(len(d)-1))].Round(10 * time.Microsecond).String() }
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", what, len(d), q(0.5), q(0.9), q(0.99))
+		w, c := splitClient(what)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t\n", w, c, len(d), q(0.5), q(0.9), q(0.99))
+		fmt.Fprintf(os.Stderr, "bench: %s: p50 %s\n", w, q(0.5)) // progress; the table comes at the end
 		record(what, d)
 	}
 	var atEnd []func()

@@ -18,18 +18,30 @@ var (
 )
 
 type mdRow struct {
-	what          string
+	what, client  string
 	n             int
 	p50, p90, p99 time.Duration
 }
 
+// clientSep ends a row's name with the client that measured it: every row states its client.
+const clientSep = "; client: "
+
+// splitClient splits a row's name into what was timed and by which client.
+func splitClient(what string) (string, string) {
+	if i := strings.LastIndex(what, clientSep); i >= 0 {
+		return what[:i], what[i+len(clientSep):]
+	}
+	return what, "(not stated)"
+}
+
 func record(what string, d []time.Duration) {
 	q := func(f float64) time.Duration { return d[int(f*float64(len(d)-1))] }
-	rows = append(rows, mdRow{what, len(d), q(0.5), q(0.9), q(0.99)})
+	w, c := splitClient(what)
+	rows = append(rows, mdRow{w, c, len(d), q(0.5), q(0.9), q(0.99)})
 }
 
 func skipped(tw *tabwriter.Writer, what string, err error) {
-	fmt.Fprintf(tw, "%s: skipped (%v)\t\t\t\t\t\n", what, err)
+	fmt.Fprintf(tw, "%s: skipped (%v)\t\t\t\t\t\t\n", what, err)
 	notes = append(notes, fmt.Sprintf("%s: skipped (%v)", what, err))
 }
 
@@ -116,9 +128,9 @@ func writeMarkdown() {
 	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `%s` on %s: %s, %d CPUs, %s/%s, kernel %s, load average at the end %s, uid %d. Every row is measured in the same run as its baseline.\n\n",
 		cmd, time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
 		strings.TrimSpace(string(kernel)), strings.Join(strings.Fields(string(load))[:3], " "), os.Geteuid())
-	b.WriteString("| what | n | p50 | p90 | p99 |\n|---|---|---|---|---|\n")
+	b.WriteString("| what | client | n | p50 | p90 | p99 |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", r.what, r.n, round(r.p50), round(r.p90), round(r.p99))
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", r.what, r.client, r.n, round(r.p50), round(r.p90), round(r.p99))
 	}
 	b.WriteString("\n## Targets (DESIGN.md), judged on this run\n\n")
 	for _, t := range targets() {
