@@ -29,7 +29,7 @@ import (
 func main() {
 	n := flag.Int("n", 200, "calls per row")
 	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
-	flag.StringVar(&only, "only", "", "run only this part's rows: a scheme's ("+strings.Join(benched(), ", ")+`: its own calls and their baselines, e.g. the allowlist's over stdio with the bare baseline, the docker scheme's cold and pooled calls per runtime with the Engine API and CLI baselines), "workspace" (the transactional workspace's commit), or "srt" (the hostile test server unwrapped, under sandbox-runtime and under wrap: docs/wrap-vs-srt.md)`)
+	flag.StringVar(&only, "only", "", "run only this part's rows: a scheme's ("+strings.Join(benched(), ", ")+`: its own calls and their baselines), one part of a scheme's (allowlist:calls, allowlist:start, docker:calls, docker:load), "workspace" (the transactional workspace's commit), or "srt" (the hostile test server unwrapped, under sandbox-runtime and under wrap: docs/wrap-vs-srt.md)`)
 	flag.Parse()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -60,7 +60,8 @@ func run(n int) error {
 	if len(parts) == 2 {
 		return errors.New("the schemes' rows are in test builds only: go run -tags testhooks ./bench")
 	}
-	if only != "" && !slices.Contains(parts, only) {
+	onlyScheme, part, _ := strings.Cut(only, ":")
+	if only != "" && !slices.Contains(parts, onlyScheme) {
 		return fmt.Errorf("-only %q: the parts that can run alone are: %s", only, strings.Join(parts, ", "))
 	}
 	dir, err := os.MkdirTemp("", "mcpsandbox-bench-")
@@ -93,10 +94,10 @@ func run(n int) error {
 	}()
 	ctx := context.Background()
 	for _, s := range schemes.All {
-		if s.Bench == nil || only != "" && only != s.Name {
+		if s.Bench == nil || only != "" && onlyScheme != s.Name {
 			continue
 		}
-		b := &scheme.BenchRun{N: n, Bin: bin, Dir: dir, Only: only == s.Name, Row: row,
+		b := &scheme.BenchRun{N: n, Bin: bin, Dir: dir, Only: onlyScheme == s.Name, Part: part, Row: row,
 			Skip:  func(what string, err error) { skipped(tw, what, err) },
 			Note:  func(s string) { notes = append(notes, s) },
 			AtEnd: func(f func()) { atEnd = append(atEnd, f) }}

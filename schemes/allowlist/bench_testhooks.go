@@ -46,13 +46,22 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 		idleRSS(srv.Process.Pid, b.Note)
 		cs.Close()
 	})
-	if err := callRows(ctx, b, ws, cs, pr); err != nil {
-		return err
+	switch b.Part {
+	case "", "calls", "start":
+	default:
+		return fmt.Errorf("-only allowlist:%s: the allowlist parts are calls (bare, ours and the peer's, and the cross-check) and start", b.Part)
 	}
-	if err := startRows(ctx, b, ours, pr); err != nil {
-		return err
+	if b.Part != "start" {
+		if err := callRows(ctx, b, ws, cs, pr); err != nil {
+			return err
+		}
 	}
-	if pr != nil {
+	if b.Part != "calls" {
+		if err := startRows(ctx, b, ours, pr); err != nil {
+			return err
+		}
+	}
+	if pr != nil && b.Part != "start" {
 		if err := crossCheck(ctx, b, pr, pol); err != nil {
 			b.Skip("cross-check by the TypeScript SDK client", err)
 		}
@@ -71,10 +80,10 @@ const benchFile = "in.txt"
 
 // Clients, as each row states its own.
 const (
-	goClient   = "; client: Go MCP SDK " + goSDK + ", stdio"
 	bareClient = "; client: none (os/exec fork+exec)"
-	goSDK      = "v1.8.0"
 )
+
+var goClient = scheme.GoClient("stdio")
 
 // benchPolicy writes the built-in policy for a workspace in dir holding one small file; it
 // returns the workspace and the policy file.
@@ -284,7 +293,7 @@ func httpRows(ctx context.Context, b *scheme.BenchRun, pol string) error {
 	if err != nil {
 		return err
 	}
-	row("run_allowed_command wc "+benchFile+", MCP streamable HTTP, warm, back-to-back; client: Go MCP SDK "+goSDK+", streamable HTTP", d)
+	row("run_allowed_command wc "+benchFile+", MCP streamable HTTP, warm, back-to-back"+scheme.GoClient("streamable HTTP"), d)
 	return nil
 }
 

@@ -29,7 +29,7 @@ import (
 // serve (create, attach, start, output), and `docker run --rm` with the same flags through the
 // CLI.
 func benchRows(ctx context.Context, b *scheme.BenchRun) error {
-	n, dir, row := min(b.N, 40), b.Dir, b.Row
+	n, row := min(b.N, 40), b.Row
 	image := os.Getenv("MCPSANDBOX_TEST_IMAGE")
 	if image == "" {
 		image = "mcpsandbox-test:bookworm"
@@ -46,17 +46,24 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 	if err != nil {
 		return err
 	}
-	type variant struct {
-		runtime string // "" = the engine's default
-		pool    int
-		n       int
-		apart   time.Duration // a client's think time between pooled calls: the pool refills
-	}
 	// Calls come 300 ms apart, as a client's think time: a pooled call's replacement and a
 	// finished call's removal run off the calls' path, but on a 2-CPU host a removal still
 	// running when the next cold call starts competes with it for the engine's CPU.
 	const apart = 300 * time.Millisecond
-	vs := []variant{{"", 4, n, apart}, {"", 0, n, apart}, {"", 0, n, 0}}
+	vs := []variant{{"", 4, n, apart}, {"", 0, n / 2, apart}}
+	switch b.Part {
+	case "load": // -only docker:load
+		return loadAndRefill(ctx, b, api, image, 20*time.Second)
+	case "calls": // -only docker:calls
+		return fewRows(ctx, b, api, image, vs, apart, 0)
+	case "":
+	default:
+		return fmt.Errorf("-only docker:%s: the docker parts are load (the pool under sustained load, the engine's throughput) and calls (pooled and cold calls beside the Engine API)", b.Part)
+	}
+	if !b.Only { // the default bench: the default runtime's rows, its baseline and the load rows
+		return fewRows(ctx, b, api, image, vs, apart, 10*time.Second)
+	}
+	vs = append(vs, variant{"", 0, n, 0})
 	if _, ok := info.Runtimes["crun"]; ok {
 		vs = append(vs, variant{"crun", 4, n, apart}, variant{"crun", 0, n, apart})
 	} else {
@@ -68,6 +75,80 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 	} else {
 		b.Note("docker runtime runsc: not registered in this engine (sh scripts/docker-runtimes.sh)")
 	}
+	if err := variantRows(ctx, b, image, vs); err != nil {
+		return err
+	}
+	raw, err := benchEngine(ctx, api, image, min(n, 20), apart)
+	if err != nil {
+		return err
+	}
+	row(fmt.Sprintf("baseline: Engine API create+attach+start to output, same flags, no serve, %s apart", apart)+engineClient, raw)
+	var cli []time.Duration
+	for i := 0; i < min(n, 10); i++ {
+		t0 := time.Now()
+		c := exec.CommandContext(ctx, "docker", "run", "--rm", "-i", "--network", "none", "--read-only", "--cap-drop", "ALL",
+			"--security-opt", "no-new-privileges", "--user", "65534:65534", "--memory", "256m", "--pids-limit", "64",
+			"--cpus", "0.5", "--init", "--tmpfs", "/tmp:size=64m,nosuid,nodev", image, "python3", "-c", "print(1)")
+		if out, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("docker run: %v %s", err, out)
+		}
+		cli = append(cli, time.Since(t0))
+	}
+	row("baseline: docker run --rm, same flags, CLI; client: docker CLI", cli)
+	if err := benchSessions(ctx, b, image); err != nil { // reuse = "session" (bench_session_testhooks.go)
+		b.Skip("docker sessions", err)
+	}
+	return loadAndRefill(ctx, b, api, image, 20*time.Second)
+}
+
+// engineClient states the client of the Engine API baselines.
+const engineClient = "; client: Docker Engine API (Go client), no serve"
+
+// fewRows are the default bench's docker rows: pooled and cold calls on the engine's default
+// runtime beside the Engine API's own create+start, then (phase > 0) the load rows.
+func fewRows(ctx context.Context, b *scheme.BenchRun, api *client.Client, image string, vs []variant, apart, phase time.Duration) error {
+	if err := variantRows(ctx, b, image, vs); err != nil {
+		return err
+	}
+	raw, err := benchEngine(ctx, api, image, 20, apart)
+	if err != nil {
+		return err
+	}
+	b.Row(fmt.Sprintf("baseline: Engine API create+attach+start to output, same flags, no serve, %s apart", apart)+engineClient, raw)
+	if phase == 0 {
+		return nil
+	}
+	return loadAndRefill(ctx, b, api, image, phase)
+}
+
+// loadAndRefill: the load rows, then the engine's own container throughput with one and with
+// two containers made at once (what a serial or a parallel refill could reach at most).
+func loadAndRefill(ctx context.Context, b *scheme.BenchRun, api *client.Client, image string, phase time.Duration) error {
+	if err := loadRows(ctx, b, image, phase); err != nil {
+		return fmt.Errorf("docker under load: %w", err)
+	}
+	for _, k := range []int{1, 2} {
+		rate, d, err := engineThroughput(ctx, api, image, k, phase/2)
+		if err != nil {
+			return err
+		}
+		b.Row(fmt.Sprintf("engine throughput, %d at once: create+attach+start to output, then remove, for %s: %.1f containers/s%s", k, phase/2, rate, engineClient), d)
+	}
+	return nil
+}
+
+// variant is one row of calls: the runtime ("" = the engine's default), the pool size, the
+// number of calls, and a client's think time between them (the pool refills).
+type variant struct {
+	runtime string
+	pool    int
+	n       int
+	apart   time.Duration
+}
+
+// variantRows times each variant's calls through a serve of its own.
+func variantRows(ctx context.Context, b *scheme.BenchRun, image string, vs []variant) error {
+	dir, row := b.Dir, b.Row
 	for _, v := range vs {
 		p := policy.Default(policy.SchemeDocker)
 		p.Docker.Image, p.Docker.Pool, p.Docker.Runtime = image, v.pool, v.runtime
@@ -92,27 +173,7 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 		if v.runtime != "" {
 			what = "runtime " + v.runtime + ": " + what
 		}
-		row(what, d)
-	}
-	raw, err := benchEngine(ctx, api, image, min(n, 20), apart)
-	if err != nil {
-		return err
-	}
-	row(fmt.Sprintf("baseline: Engine API create+attach+start to output, same flags, no serve, %s apart", apart), raw)
-	var cli []time.Duration
-	for i := 0; i < min(n, 10); i++ {
-		t0 := time.Now()
-		c := exec.CommandContext(ctx, "docker", "run", "--rm", "-i", "--network", "none", "--read-only", "--cap-drop", "ALL",
-			"--security-opt", "no-new-privileges", "--user", "65534:65534", "--memory", "256m", "--pids-limit", "64",
-			"--cpus", "0.5", "--init", "--tmpfs", "/tmp:size=64m,nosuid,nodev", image, "python3", "-c", "print(1)")
-		if out, err := c.CombinedOutput(); err != nil {
-			return fmt.Errorf("docker run: %v %s", err, out)
-		}
-		cli = append(cli, time.Since(t0))
-	}
-	row("baseline: docker run --rm, same flags, CLI", cli)
-	if err := benchSessions(ctx, b, image); err != nil { // reuse = "session" (bench_session_testhooks.go)
-		b.Skip("docker sessions", err)
+		row(what+goClient, d)
 	}
 	return nil
 }
