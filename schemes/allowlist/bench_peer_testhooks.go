@@ -113,7 +113,7 @@ func crossCheck(ctx context.Context, b *scheme.BenchRun, pr *peerRun, pol string
 		Arguments map[string]any `json:"arguments"`
 	}
 	spec, _ := json.Marshal(map[string]any{"n": min(b.N, 100), "warm": warmUp, "starts": 10, "servers": []server{
-		{b.Bin, []string{"serve", "--policy", pol, "--log-level", "error"}, pr.ws, ourCall.Name, ourCall.Arguments.(map[string]any)},
+		{b.Bin, []string{"serve", "--policy", pol, "--log-level", "error"}, pr.ws, ourCall().Name, ourCall().Arguments.(map[string]any)},
 		{pr.node, []string{pr.entry}, pr.ws, peerCall().Name, peerCall().Arguments.(map[string]any)}}})
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()

@@ -115,7 +115,9 @@ func connect(ctx context.Context, cmd *exec.Cmd) (*mcp.ClientSession, *exec.Cmd,
 }
 
 // ourCall and peerCall are the same command with the same argument, in each server's shape.
-var ourCall = &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{benchFile}}}
+func ourCall() *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{benchFile}}}
+}
 
 func peerCall() *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "wc " + benchFile}}
@@ -160,7 +162,7 @@ func callRows(ctx context.Context, b *scheme.BenchRun, ws string, cs *mcp.Client
 	}
 	fns := []func() (time.Duration, error){
 		func() (time.Duration, error) { return bareOnce(ws) },
-		func() (time.Duration, error) { return timedCall(ctx, cs, ourCall) },
+		func() (time.Duration, error) { return timedCall(ctx, cs, ourCall()) },
 	}
 	if peerCS != nil {
 		fns = append(fns, func() (time.Duration, error) { return timedCall(ctx, peerCS, peerCall()) })
@@ -286,10 +288,10 @@ func httpRows(ctx context.Context, b *scheme.BenchRun, pol string) error {
 		return err
 	}
 	defer cs.Close()
-	if _, err := b.TimeCalls(ctx, warmUp, cs, ourCall); err != nil {
+	if _, err := b.TimeCalls(ctx, warmUp, cs, ourCall()); err != nil {
 		return err
 	}
-	d, err := b.TimeCalls(ctx, n, cs, ourCall)
+	d, err := b.TimeCalls(ctx, n, cs, ourCall())
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,8 @@ func openLoop(ctx context.Context, cs *mcp.ClientSession, call *mcp.CallToolPara
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := cs.CallTool(ctx, call)
+			// params of its own: the SDK writes the call's _meta into them
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.Name, Arguments: call.Arguments})
 			d[i] = time.Since(at)
 			if err == nil && res.IsError {
 				err = fmt.Errorf("refused: %v", res.Content)
