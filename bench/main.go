@@ -31,6 +31,7 @@ func main() {
 	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
 	flag.StringVar(&only, "only", "", "run only this part's rows: a scheme's ("+strings.Join(benched(), ", ")+`: its own calls and their baselines), one part of a scheme's (allowlist:calls, allowlist:start, docker:calls, docker:load), "workspace" (the transactional workspace's commit), or "srt" (the hostile test server unwrapped, under sandbox-runtime and under wrap: docs/wrap-vs-srt.md)`)
 	flag.Parse()
+	loadStart, started = loadAvg(), time.Now()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,26 @@ import (
 	"text/tabwriter"
 	"time"
 )
+
+// method is docs/benchmarks.md's method section: how each row is measured, by which client,
+// and why earlier figures differ.
+//
+//go:embed method.md
+var method string
+
+// loadStart is the load average when the run began; started when it began.
+var (
+	loadStart string
+	started   time.Time
+)
+
+func loadAvg() string {
+	load, _ := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(load)); len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "(unknown)"
+}
 
 var (
 	mdOut string
@@ -185,19 +206,18 @@ func writeMarkdown() {
 	var b strings.Builder
 	host, _ := os.Hostname()
 	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	load, _ := os.ReadFile("/proc/loadavg")
 	cmd := "go run -tags testhooks ./bench -o " + mdOut
 	if only != "" {
 		cmd = "go run -tags testhooks ./bench -only " + only + " -o " + mdOut
 	}
-	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `%s` on %s: %s, %d CPUs, %s/%s, kernel %s, load average at the end %s, uid %d. Every row is measured in the same run as its baseline.\n\n",
+	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `%s` on %s: %s, %d CPUs, %s/%s, kernel %s, uid %d; the run took %s, load average (1, 5, 15 min) %s at its start and %s at its end. Every row is measured in the same run as its baseline; the method and each row's client are below the table.\n\n",
 		cmd, time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH,
-		strings.TrimSpace(string(kernel)), strings.Join(strings.Fields(string(load))[:3], " "), os.Geteuid())
+		strings.TrimSpace(string(kernel)), os.Geteuid(), time.Since(started).Round(time.Second), loadStart, loadAvg())
 	b.WriteString("| what | client | n | p50 | p90 | p99 |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", r.what, r.client, r.n, round(r.p50), round(r.p90), round(r.p99))
 	}
-	b.WriteString("\n## Targets (DESIGN.md), judged on this run\n\n")
+	b.WriteString("\n## Targets (issue 28 and DESIGN.md), judged on this run\n\n")
 	for _, t := range targets() {
 		fmt.Fprintf(&b, "- %s\n", t)
 	}
@@ -207,6 +227,7 @@ func writeMarkdown() {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
 	}
+	b.WriteString("\n" + method)
 	if err := os.MkdirAll(filepath.Dir(mdOut), 0o755); err == nil {
 		err = os.WriteFile(mdOut, []byte(b.String()), 0o644)
 		if err != nil {

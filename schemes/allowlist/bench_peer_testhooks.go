@@ -30,7 +30,7 @@ type peerRun struct {
 // installed entry point directly (npx's resolution, ~200 ms, would count in the start rows).
 func (p *peerRun) cmd() *exec.Cmd {
 	c := exec.Command(p.node, p.entry)
-	c.Dir = p.ws
+	c.Dir, c.Env = p.ws, clientEnv()
 	return c
 }
 

@@ -32,7 +32,11 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 	if err != nil {
 		return err
 	}
-	ours := func() *exec.Cmd { return exec.Command(b.Bin, "serve", "--policy", pol, "--log-level", "error") }
+	ours := func() *exec.Cmd {
+		c := exec.Command(b.Bin, "serve", "--policy", pol, "--log-level", "error")
+		c.Env = clientEnv()
+		return c
+	}
 	pr, err := installPeer(ctx, b.Dir, ws)
 	if err != nil {
 		b.Skip("peer "+peerVersion, err)
@@ -103,6 +107,20 @@ func benchPolicy(dir string) (ws, pol string, err error) {
 	pol = filepath.Join(dir, "policy.toml")
 	os.WriteFile(pol, text, 0o644)
 	return ws, pol, nil
+}
+
+// clientEnv is the environment the TypeScript SDK's stdio client gives a server it starts (its
+// DEFAULT_INHERITED_ENV_VARS on POSIX), and so most MCP hosts: the Go rows start both servers
+// with it, as the cross-check's client does. This machine's NODE_EXTRA_CA_CERTS, inherited, had
+// node parse a CA bundle at every start of the peer.
+func clientEnv() []string {
+	var env []string
+	for _, k := range []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 // connect starts cmd as an MCP server over stdio and initializes a session with it.
