@@ -74,7 +74,8 @@ for (let i = 0; i < spec.starts; i++) {
     const c = await open(s);
     await c.listTools();
     out[j].starts.push(performance.now() - t0);
-    await c.close();
+    await c.close(); // kills the server and returns at once: let it exit before the next start
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 const cs = [];
