@@ -34,9 +34,9 @@ func TestOpenLoopSendsOnScheduleAndCountsTheBacklog(t *testing.T) {
 	}
 	defer cs.Close()
 	t0 := time.Now()
-	d, err := openLoop(ctx, cs, &mcp.CallToolParams{Name: "run_python_sandbox", Arguments: map[string]any{}}, 10, time.Second)
-	if err != nil {
-		t.Fatal(err)
+	d, refused, err := openLoop(ctx, cs, &mcp.CallToolParams{Name: "run_python_sandbox", Arguments: map[string]any{}}, 10, time.Second)
+	if err != nil || len(refused) > 0 {
+		t.Fatal(err, refused)
 	}
 	if len(d) != 10 {
 		t.Fatalf("%d calls, want 10", len(d))
@@ -64,5 +64,35 @@ func TestCountPooledReadsServesCallEndedLines(t *testing.T) {
 	countPooled(&buf, &pooled, &cold)
 	if pooled.Load() != 3 || cold.Load() != 1 {
 		t.Fatalf("pooled %d cold %d, want 3 and 1 from:\n%s", pooled.Load(), cold.Load(), buf.String())
+	}
+}
+
+// Under overload serve refuses some calls (limits.max_concurrent): the load rows count them and
+// time only the answered ones, instead of stopping the bench.
+func TestOpenLoopCountsRefusals(t *testing.T) {
+	ctx := context.Background()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "busy", Version: "1"}, nil)
+	var n atomic.Int64
+	mcp.AddTool(srv, &mcp.Tool{Name: "run_python_sandbox"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+		if n.Add(1)%2 == 0 {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "refused by rule limits.max_concurrent"}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "1"}}}, nil, nil
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	d, refused, err := openLoop(ctx, cs, &mcp.CallToolParams{Name: "run_python_sandbox", Arguments: map[string]any{}}, 20, 500*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d) != 5 || len(refused) != 5 || refused[0] != "refused by rule limits.max_concurrent" {
+		t.Fatalf("answered %d, refused %d %q; want 5 and 5", len(d), len(refused), refused)
 	}
 }

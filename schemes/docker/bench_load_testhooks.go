@@ -66,14 +66,23 @@ func loadRows(ctx context.Context, b *scheme.BenchRun, image string, phase time.
 	for _, rate := range loadRates {
 		time.Sleep(4 * time.Second) // the pool refills between phases
 		p0, c0 := pooled.Load(), cold.Load()
-		d, err := openLoop(ctx, cs, call, rate, phase)
+		d, refused, err := openLoop(ctx, cs, call, rate, phase)
 		if err != nil {
 			return fmt.Errorf("%g calls/s: %w", rate, err)
 		}
 		time.Sleep(200 * time.Millisecond) // the last calls' log lines
 		np, nc := pooled.Load()-p0, cold.Load()-c0
-		b.Row(fmt.Sprintf("docker pooled (pool = %d) under open-loop load at %g calls/s for %s: %d of %d calls found the pool empty%s",
-			loadPool, rate, phase, nc, len(d), goClient), d)
+		what := fmt.Sprintf("docker pooled (pool = %d) under open-loop load at %g calls/s for %s: %d of %d calls found the pool empty",
+			loadPool, rate, phase, nc, int(rate*phase.Seconds()))
+		if len(refused) > 0 {
+			what += fmt.Sprintf(", %d refused (timed: the answered ones)", len(refused))
+			b.Note(fmt.Sprintf("docker under load at %g calls/s: %d calls refused, the first saying: %s", rate, len(refused), firstLine(refused[0])))
+		}
+		if len(d) == 0 {
+			b.Skip(what, fmt.Errorf("no call answered"))
+			continue
+		}
+		b.Row(what+goClient, d)
 		if nc > 0 { // saturated: every pooled call beyond the pool's first containers was a refill
 			refills = append(refills, fmt.Sprintf("%.1f/s at %g calls/s", float64(max(np-loadPool, 0))/phase.Seconds(), rate))
 		}
@@ -85,6 +94,11 @@ func loadRows(ctx context.Context, b *scheme.BenchRun, image string, phase time.
 		b.Note("docker pool under load: no phase ran the pool empty, so no refill rate was read off")
 	}
 	return nil
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
 
 // countPooled counts serve's "call ended" debug lines by whether the call's container was pooled.
@@ -107,13 +121,13 @@ func countPooled(r io.Reader, pooled, cold *atomic.Int64) {
 }
 
 // openLoop sends call at rate for phase, each at its scheduled time on its own goroutine, and
-// returns each call's time from its scheduled send to its answer.
-func openLoop(ctx context.Context, cs *mcp.ClientSession, call *mcp.CallToolParams, rate float64, phase time.Duration) ([]time.Duration, error) {
+// returns the time from each answered call's scheduled send to its answer, and the refusals
+// (serve refuses a call whose wait for a slot, limits.max_concurrent, outlasts its timeout: an
+// overload's answer, counted, not timed). A call that gets no answer at all is an error.
+func openLoop(ctx context.Context, cs *mcp.ClientSession, call *mcp.CallToolParams, rate float64, phase time.Duration) (d []time.Duration, refused []string, err error) {
 	n := int(rate * phase.Seconds())
-	d := make([]time.Duration, n)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var first error
 	start := time.Now()
 	for i := range n {
 		at := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
@@ -122,20 +136,32 @@ func openLoop(ctx context.Context, cs *mcp.ClientSession, call *mcp.CallToolPara
 		go func() {
 			defer wg.Done()
 			// params of its own: the SDK writes the call's _meta into them
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.Name, Arguments: call.Arguments})
-			d[i] = time.Since(at)
-			if err == nil && res.IsError {
-				err = fmt.Errorf("refused: %v", res.Content)
-			}
-			if err != nil {
-				mu.Lock()
-				first = cmpOr(first, err)
-				mu.Unlock()
+			res, cerr := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.Name, Arguments: call.Arguments})
+			took := time.Since(at)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case cerr != nil:
+				err = cmpOr(err, cerr)
+			case res.IsError:
+				refused = append(refused, refusalText(res))
+			default:
+				d = append(d, took)
 			}
 		}()
 	}
 	wg.Wait()
-	return d, first
+	return d, refused, err
+}
+
+// refusalText is a refused call's first text, for the note.
+func refusalText(res *mcp.CallToolResult) string {
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return "(no text)"
 }
 
 func cmpOr(a, b error) error {
