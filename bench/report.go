@@ -200,6 +200,9 @@ func dockerTargets() []string {
 func round(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 
 func writeMarkdown() {
+	for _, t := range targets() {
+		fmt.Println(t)
+	}
 	if mdOut == "" {
 		return
 	}
@@ -233,8 +236,5 @@ func writeMarkdown() {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: write", mdOut+":", err)
 		}
-	}
-	for _, t := range targets() {
-		fmt.Println(t)
 	}
 }

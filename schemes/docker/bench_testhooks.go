@@ -54,7 +54,7 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 	// containers a second on a 2-CPU host): each finds a container ready, as the row's name
 	// says. How the pool fares at faster rates is the load rows' question.
 	const pooledApart = 700 * time.Millisecond
-	vs := []variant{{"", 4, n / 2, pooledApart}, {"", 0, n / 2, apart}}
+	vs := []variant{{"", 4, n / 2, pooledApart, false}, {"", 0, n / 2, apart, true}}
 	switch b.Part {
 	case "load": // -only docker:load
 		return loadAndRefill(ctx, b, api, image, 20*time.Second)
@@ -67,26 +67,21 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 	if !b.Only { // the default bench: the default runtime's rows, its baseline and the load rows
 		return fewRows(ctx, b, api, image, vs, apart, 10*time.Second)
 	}
-	vs = append(vs, variant{"", 0, n, 0})
+	vs = append(vs, variant{"", 0, n, 0, false})
 	if _, ok := info.Runtimes["crun"]; ok {
-		vs = append(vs, variant{"crun", 4, n / 2, pooledApart}, variant{"crun", 0, n / 2, apart})
+		vs = append(vs, variant{"crun", 4, n / 2, pooledApart, false}, variant{"crun", 0, n / 2, apart, false})
 	} else {
 		b.Note("docker runtime crun: not registered in this engine (sh scripts/docker-runtimes.sh)")
 	}
 	if _, ok := info.Runtimes["runsc"]; ok {
 		// gVisor starts a container in ~1.5 s here: fewer calls, and think time enough to refill.
-		vs = append(vs, variant{"runsc", 4, min(n, 10), 2 * time.Second}, variant{"runsc", 0, min(n, 10), apart})
+		vs = append(vs, variant{"runsc", 4, min(n, 10), 2 * time.Second, false}, variant{"runsc", 0, min(n, 10), apart, false})
 	} else {
 		b.Note("docker runtime runsc: not registered in this engine (sh scripts/docker-runtimes.sh)")
 	}
-	if err := variantRows(ctx, b, image, vs); err != nil {
+	if err := variantRows(ctx, b, api, image, vs); err != nil {
 		return err
 	}
-	raw, err := benchEngine(ctx, api, image, min(n, 20), apart)
-	if err != nil {
-		return err
-	}
-	row(fmt.Sprintf("baseline: Engine API create+attach+start to output, same flags, no serve, %s apart", apart)+engineClient, raw)
 	var cli []time.Duration
 	for i := 0; i < min(n, 10); i++ {
 		t0 := time.Now()
@@ -111,14 +106,9 @@ const engineClient = "; client: Docker Engine API (Go client), no serve"
 // fewRows are the default bench's docker rows: pooled and cold calls on the engine's default
 // runtime beside the Engine API's own create+start, then (phase > 0) the load rows.
 func fewRows(ctx context.Context, b *scheme.BenchRun, api *client.Client, image string, vs []variant, apart, phase time.Duration) error {
-	if err := variantRows(ctx, b, image, vs); err != nil {
+	if err := variantRows(ctx, b, api, image, vs); err != nil {
 		return err
 	}
-	raw, err := benchEngine(ctx, api, image, 20, apart)
-	if err != nil {
-		return err
-	}
-	b.Row(fmt.Sprintf("baseline: Engine API create+attach+start to output, same flags, no serve, %s apart", apart)+engineClient, raw)
 	if phase == 0 {
 		return nil
 	}
@@ -148,10 +138,11 @@ type variant struct {
 	pool    int
 	n       int
 	apart   time.Duration
+	engine  bool // alternate each call with the Engine API baseline's container (its own row)
 }
 
 // variantRows times each variant's calls through a serve of its own.
-func variantRows(ctx context.Context, b *scheme.BenchRun, image string, vs []variant) error {
+func variantRows(ctx context.Context, b *scheme.BenchRun, api *client.Client, image string, vs []variant) error {
 	dir, row := b.Dir, b.Row
 	for _, v := range vs {
 		p := policy.Default(policy.SchemeDocker)
@@ -163,7 +154,17 @@ func variantRows(ctx context.Context, b *scheme.BenchRun, image string, vs []var
 		if err := os.WriteFile(pol, text, 0o600); err != nil {
 			return err
 		}
-		d, err := benchCalls(ctx, b, pol, v.n, v.pool > 0, v.apart)
+		var raw []time.Duration
+		var between func() error
+		if v.engine {
+			between = func() error {
+				time.Sleep(v.apart)
+				d, err := benchEngine(ctx, api, image, 1, 0)
+				raw = append(raw, d...)
+				return err
+			}
+		}
+		d, err := benchCalls(ctx, b, pol, v.n, v.pool > 0, v.apart, between)
 		if err != nil {
 			return fmt.Errorf("runtime %q pool %d: %w", v.runtime, v.pool, err)
 		}
@@ -178,12 +179,16 @@ func variantRows(ctx context.Context, b *scheme.BenchRun, image string, vs []var
 			what = "runtime " + v.runtime + ": " + what
 		}
 		row(what+goClient, d)
+		if v.engine {
+			row(fmt.Sprintf("baseline: Engine API create+attach+start to output, same flags, no serve, %s apart, alternating with the row above's calls", v.apart)+engineClient, raw)
+		}
 	}
 	return nil
 }
 
 // benchCalls times n calls of print(1) through one serve of the policy.
-func benchCalls(ctx context.Context, b *scheme.BenchRun, pol string, n int, pooled bool, apart time.Duration) ([]time.Duration, error) {
+// between, if not nil, runs after each call (off its clock).
+func benchCalls(ctx context.Context, b *scheme.BenchRun, pol string, n int, pooled bool, apart time.Duration, between func() error) ([]time.Duration, error) {
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx,
 		&mcp.CommandTransport{Command: exec.Command(b.Bin, "serve", "--policy", pol, "--log-level", "error")}, nil)
 	if err != nil {
@@ -205,6 +210,11 @@ func benchCalls(ctx context.Context, b *scheme.BenchRun, pol string, n int, pool
 			return nil, err
 		}
 		d = append(d, one...)
+		if between != nil {
+			if err := between(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return d, nil
 }
