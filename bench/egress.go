@@ -78,7 +78,7 @@ func egressRows(n int, row func(string, []time.Duration)) error {
 		}
 		d, p = append(d, a), append(p, b)
 	}
-	row("baseline: small HTTPS fetch, new connection, direct", d)
-	row("network by name: the same fetch through serve's egress proxy", p)
+	row("baseline: small HTTPS fetch, new connection, direct; client: Go net/http", d)
+	row("network by name: the same fetch through serve's egress proxy; client: Go net/http via the proxy", p)
 	return nil
 }

@@ -29,8 +29,9 @@ import (
 func main() {
 	n := flag.Int("n", 200, "calls per row")
 	flag.StringVar(&mdOut, "o", "", "also write the table as Markdown to this file (e.g. docs/benchmarks.md)")
-	flag.StringVar(&only, "only", "", "run only this part's rows: a scheme's ("+strings.Join(benched(), ", ")+`: its own calls and their baselines, e.g. the allowlist's over stdio with the bare baseline, the docker scheme's cold and pooled calls per runtime with the Engine API and CLI baselines), "workspace" (the transactional workspace's commit), or "srt" (the hostile test server unwrapped, under sandbox-runtime and under wrap: docs/wrap-vs-srt.md)`)
+	flag.StringVar(&only, "only", "", "run only this part's rows: a scheme's ("+strings.Join(benched(), ", ")+`: its own calls and their baselines), one part of a scheme's (allowlist:calls, allowlist:start, docker:calls, docker:load), "workspace" (the transactional workspace's commit), or "srt" (the hostile test server unwrapped, under sandbox-runtime and under wrap: docs/wrap-vs-srt.md)`)
 	flag.Parse()
+	loadStart, started = loadAvg(), time.Now()
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -60,7 +61,8 @@ func run(n int) error {
 	if len(parts) == 2 {
 		return errors.New("the schemes' rows are in test builds only: go run -tags testhooks ./bench")
 	}
-	if only != "" && !slices.Contains(parts, only) {
+	onlyScheme, part, _ := strings.Cut(only, ":")
+	if only != "" && !slices.Contains(parts, onlyScheme) {
 		return fmt.Errorf("-only %q: the parts that can run alone are: %s", only, strings.Join(parts, ", "))
 	}
 	dir, err := os.MkdirTemp("", "mcpsandbox-bench-")
@@ -74,11 +76,13 @@ func run(n int) error {
 	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "what\tn\tp50\tp90\tp99\t")
+	fmt.Fprintln(tw, "what\tclient\tn\tp50\tp90\tp99\t")
 	row := func(what string, d []time.Duration) {
 		slices.Sort(d)
 		q := func(f float64) string { return d[int(f*float64(len(d)-1))].Round(10 * time.Microsecond).String() }
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t\n", what, len(d), q(0.5), q(0.9), q(0.99))
+		w, c := splitClient(what)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t\n", w, c, len(d), q(0.5), q(0.9), q(0.99))
+		fmt.Fprintf(os.Stderr, "bench: %s: p50 %s\n", w, q(0.5)) // progress; the table comes at the end
 		record(what, d)
 	}
 	var atEnd []func()
@@ -91,10 +95,10 @@ func run(n int) error {
 	}()
 	ctx := context.Background()
 	for _, s := range schemes.All {
-		if s.Bench == nil || only != "" && only != s.Name {
+		if s.Bench == nil || only != "" && onlyScheme != s.Name {
 			continue
 		}
-		b := &scheme.BenchRun{N: n, Bin: bin, Dir: dir, Only: only == s.Name, Row: row,
+		b := &scheme.BenchRun{N: n, Bin: bin, Dir: dir, Only: onlyScheme == s.Name, Part: part, Row: row,
 			Skip:  func(what string, err error) { skipped(tw, what, err) },
 			Note:  func(s string) { notes = append(notes, s) },
 			AtEnd: func(f func()) { atEnd = append(atEnd, f) }}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/harness/hostile"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/mcpsandbox/mcpsandbox/scheme"
 	wrapscheme "github.com/mcpsandbox/mcpsandbox/schemes/wrap"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -84,9 +85,9 @@ func srtRows(ctx context.Context, n int, bin, dir string, tw *tabwriter.Writer, 
 			skipped(tw, l.name, f.err)
 			continue
 		}
-		row(l.name+": start -> initialize + tools/list answered", f.starts)
-		row(l.name+": tools/call echo, back-to-back", f.calls)
-		fmt.Fprintf(tw, "%s: peak RSS of the tree %s\t\t\t\t\t\n", l.name, mib(f.peakRSS))
+		row(l.name+": start -> initialize + tools/list answered"+scheme.GoClient("stdio"), f.starts)
+		row(l.name+": tools/call echo, back-to-back"+scheme.GoClient("stdio"), f.calls)
+		fmt.Fprintf(tw, "%s: peak RSS of the tree %s\t\t\t\t\t\t\n", l.name, mib(f.peakRSS))
 	}
 	tw.Flush()
 	table := srtTable(ls, figs)

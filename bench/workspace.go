@@ -71,8 +71,8 @@ func workspaceRows(n int, dir string, row func(string, []time.Duration)) error {
 			os.RemoveAll(ws)
 			os.RemoveAll(raw2)
 		}
-		row("baseline: copy "+c.what+" into a directory (new name + rename, no checks)", raw)
-		row("workspace commit: "+c.what+" (checked, applied, layer removed)", commit)
+		row("baseline: copy "+c.what+" into a directory (new name + rename, no checks); client: none (Go os calls in process)", raw)
+		row("workspace commit: "+c.what+" (checked, applied, layer removed); client: none (wslayer.Commit in process)", commit)
 	}
 	return nil
 }

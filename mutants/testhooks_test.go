@@ -26,7 +26,7 @@ func TestReleaseBinaryHasNoTestHooks(t *testing.T) {
 		[]byte("MCPSANDBOX_EGRESS_STANDINS"), // the hook's variable (strings)
 		[]byte("serve/egress.ParseStandIns"), // the code that re-opens the stand-ins (nm)
 		[]byte("mcpsandbox/harness/e2bfake"), // the fake E2B server (nm)
-		[]byte("schemes/allowlist.bareRuns"), // the schemes' bench rows (scheme.Scheme.Bench, nm)
+		[]byte("schemes/allowlist.callRows"), // the schemes' bench rows (scheme.Scheme.Bench, nm)
 		[]byte("schemes/docker.benchEngine"),
 	}
 	for _, m := range markers {

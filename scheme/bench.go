@@ -3,6 +3,7 @@ package scheme
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +17,7 @@ type BenchRun struct {
 	Bin  string // the mcpsandbox binary under test
 	Dir  string // a scratch directory, removed after the run
 	Only bool   // -only names this scheme: its own calls and their baselines, no peers or other transports
+	Part string // -only SCHEME:PART: only that part of the scheme's rows ("" = all; the scheme says its parts)
 	// Row records a row: what was timed, and the durations.
 	Row func(what string, d []time.Duration)
 	// Skip says a part could not run here, and why (in the table and the notes).
@@ -41,4 +43,18 @@ func (b *BenchRun) TimeCalls(ctx context.Context, n int, cs *mcp.ClientSession, 
 		d = append(d, time.Since(t0))
 	}
 	return d, nil
+}
+
+// GoClient ends a row's name with its client, the Go MCP SDK (the version this build links),
+// over transport: every row of the bench states the client that measured it.
+func GoClient(transport string) string {
+	v := "(version unknown)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/modelcontextprotocol/go-sdk" {
+				v = d.Version
+			}
+		}
+	}
+	return "; client: Go MCP SDK " + v + ", " + transport
 }

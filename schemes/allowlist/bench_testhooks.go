@@ -20,20 +20,28 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// benchRows: the allowlist's calls over stdio beside bare fork+exec of the same command, serve's
-// start to its first answer, and (not with -only) the unsandboxed peer and the same call over
-// streamable HTTP; the idle serve's memory is measured after every other row of the run.
+// benchRows: the allowlist's call beside its two baselines, measured in the same run and
+// interleaved call by call so that all three see the same machine: bare fork+exec of the same
+// command, and the unsandboxed peer mcp-server-commands driven exactly as ours (the same Go MCP
+// client, the same `wc in.txt`, both warm). Then serve's start (spawn to tools/list answered)
+// interleaved with the peer's, a cross-check of both calls by an independent client (the official
+// TypeScript SDK, from the peer's install), and (not with -only) the call over streamable HTTP.
+// The idle serve's memory is measured after every other row of the run.
 func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 	ws, pol, err := benchPolicy(b.Dir)
 	if err != nil {
 		return err
 	}
-	bare, err := bareRuns(b.N, ws)
-	if err != nil {
-		return err
+	ours := func() *exec.Cmd {
+		c := exec.Command(b.Bin, "serve", "--policy", pol, "--log-level", "error")
+		c.Env = clientEnv()
+		return c
 	}
-	b.Row("baseline: bare fork+exec wc", bare)
-	cs, srv, starts, err := serveStarts(ctx, b.Bin, pol)
+	pr, err := installPeer(ctx, b.Dir, ws)
+	if err != nil {
+		b.Skip("peer "+peerVersion, err)
+	}
+	cs, srv, err := connect(ctx, ours())
 	if err != nil {
 		return err
 	}
@@ -42,18 +50,28 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 		idleRSS(srv.Process.Pid, b.Note)
 		cs.Close()
 	})
-	b2b, spaced, err := allowlistCalls(ctx, cs, b.N)
-	if err != nil {
-		return err
+	switch b.Part {
+	case "", "calls", "start":
+	default:
+		return fmt.Errorf("-only allowlist:%s: the allowlist parts are calls (bare, ours and the peer's, and the cross-check) and start", b.Part)
 	}
-	b.Row("run_allowed_command wc, MCP stdio, back-to-back", b2b)
-	b.Row("run_allowed_command wc, MCP stdio, 30ms apart", spaced)
-	b.Row("serve start -> initialize + tools/list answered", starts)
+	if b.Part != "start" {
+		if err := callRows(ctx, b, ws, cs, pr); err != nil {
+			return err
+		}
+	}
+	if b.Part != "calls" {
+		if err := startRows(ctx, b, ours, pr); err != nil {
+			return err
+		}
+	}
+	if pr != nil && b.Part != "start" {
+		if err := crossCheck(ctx, b, pr, pol); err != nil {
+			b.Skip("cross-check by the TypeScript SDK client", err)
+		}
+	}
 	if b.Only {
 		return nil
-	}
-	if err := peer(ctx, b.N, b.Dir, ws, b.Row); err != nil {
-		b.Skip("peer mcp-server-commands", err)
 	}
 	if err := httpRows(ctx, b, pol); err != nil {
 		b.Skip("allowlist over HTTP", err)
@@ -61,12 +79,22 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 	return nil
 }
 
+// benchFile is the file both servers' `wc` counts, in the workspace.
+const benchFile = "in.txt"
+
+// Clients, as each row states its own.
+const (
+	bareClient = "; client: none (os/exec fork+exec)"
+)
+
+var goClient = scheme.GoClient("stdio")
+
 // benchPolicy writes the built-in policy for a workspace in dir holding one small file; it
 // returns the workspace and the policy file.
 func benchPolicy(dir string) (ws, pol string, err error) {
 	ws = filepath.Join(dir, "ws")
 	os.Mkdir(ws, 0o777)
-	os.WriteFile(filepath.Join(ws, "f"), []byte("a b c\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, benchFile), []byte("a b c\n"), 0o644)
 	if os.Geteuid() == 0 {
 		os.Chown(ws, 65534, 65534)
 	}
@@ -81,72 +109,171 @@ func benchPolicy(dir string) (ws, pol string, err error) {
 	return ws, pol, nil
 }
 
-// bareRuns times n plain fork+execs of wc in ws: the baseline.
-func bareRuns(n int, ws string) ([]time.Duration, error) {
-	var bare []time.Duration
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		c := exec.Command("/usr/bin/wc", "f")
-		c.Dir = ws
-		if err := c.Run(); err != nil {
-			return nil, err
+// clientEnv is the environment the TypeScript SDK's stdio client gives a server it starts (its
+// DEFAULT_INHERITED_ENV_VARS on POSIX), and so most MCP hosts: the Go rows start both servers
+// with it, as the cross-check's client does. This machine's NODE_EXTRA_CA_CERTS, inherited, had
+// node parse a CA bundle at every start of the peer.
+func clientEnv() []string {
+	var env []string
+	for _, k := range []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
 		}
-		bare = append(bare, time.Since(t0))
 	}
-	return bare, nil
+	return env
 }
 
-// serveStarts times ten serve starts to the first response (initialize + tools/list); the last
-// session stays open, with its server process.
-func serveStarts(ctx context.Context, bin, pol string) (*mcp.ClientSession, *exec.Cmd, []time.Duration, error) {
-	var starts []time.Duration
-	var cs *mcp.ClientSession
-	var srv *exec.Cmd
-	for i := 0; i < 10; i++ {
-		if cs != nil {
-			cs.Close()
-		}
-		srv = exec.Command(bin, "serve", "--policy", pol, "--log-level", "error")
-		t0 := time.Now()
-		var err error
-		cs, err = mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: srv}, nil)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if _, err := cs.ListTools(ctx, nil); err != nil {
-			return nil, nil, nil, err
-		}
-		starts = append(starts, time.Since(t0))
+// connect starts cmd as an MCP server over stdio and initializes a session with it.
+func connect(ctx context.Context, cmd *exec.Cmd) (*mcp.ClientSession, *exec.Cmd, error) {
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start %v: %w", cmd.Args, err)
 	}
-	return cs, srv, starts, nil
+	return cs, cmd, nil
 }
 
-// allowlistCalls times n calls of wc back-to-back, then n calls 30ms apart.
-func allowlistCalls(ctx context.Context, cs *mcp.ClientSession, n int) (b2b, spaced []time.Duration, err error) {
-	call := func() (time.Duration, error) {
-		t0 := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{"f"}}})
-		if err == nil && res.IsError {
-			err = fmt.Errorf("call refused: %v", res.Content)
-		}
-		return time.Since(t0), err
+// ourCall and peerCall are the same command with the same argument, in each server's shape.
+func ourCall() *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{benchFile}}}
+}
+
+func peerCall() *mcp.CallToolParams {
+	return &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "wc " + benchFile}}
+}
+
+// timedCall times one call; a refused or failed call is an error.
+func timedCall(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams) (time.Duration, error) {
+	t0 := time.Now()
+	res, err := cs.CallTool(ctx, p)
+	d := time.Since(t0)
+	if err == nil && res.IsError {
+		err = fmt.Errorf("%s refused: %v", p.Name, res.Content)
 	}
-	for i := 0; i < n; i++ {
-		d, err := call()
+	return d, err
+}
+
+// bareOnce times one plain fork+exec of wc in ws.
+func bareOnce(ws string) (time.Duration, error) {
+	t0 := time.Now()
+	c := exec.Command("/usr/bin/wc", benchFile)
+	c.Dir = ws
+	err := c.Run()
+	return time.Since(t0), err
+}
+
+// warmUp is how many untimed calls each server gets first: the peer's JIT and our first
+// call's one-time work are not what a session's calls cost.
+const warmUp = 30
+
+// callRows: rounds of bare, ours and the peer's call, the order rotated each round, first
+// back-to-back (n rounds), then each call 30 ms after the previous one (a client's think time;
+// min(n, 100) rounds).
+func callRows(ctx context.Context, b *scheme.BenchRun, ws string, cs *mcp.ClientSession, pr *peerRun) error {
+	var peerCS *mcp.ClientSession
+	if pr != nil {
+		c, _, err := connect(ctx, pr.cmd())
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		b2b = append(b2b, d)
+		defer c.Close()
+		peerCS = c
 	}
-	for i := 0; i < n; i++ {
-		time.Sleep(30 * time.Millisecond) // a client's think time: the warm helper is ready
-		d, err := call()
+	fns := []func() (time.Duration, error){
+		func() (time.Duration, error) { return bareOnce(ws) },
+		func() (time.Duration, error) { return timedCall(ctx, cs, ourCall()) },
+	}
+	if peerCS != nil {
+		fns = append(fns, func() (time.Duration, error) { return timedCall(ctx, peerCS, peerCall()) })
+	}
+	for _, f := range fns[1:] {
+		for range warmUp {
+			if _, err := f(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, spaced := range []bool{false, true} {
+		rounds, how := b.N, "back-to-back"
+		if spaced {
+			rounds, how = min(b.N, 100), "30ms apart"
+		}
+		d, err := rounds3(rounds, spaced, fns)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		spaced = append(spaced, d)
+		if !spaced {
+			b.Row("baseline: bare fork+exec wc "+benchFile+bareClient, d[0])
+		}
+		b.Row("run_allowed_command wc "+benchFile+", MCP stdio, warm, "+how+goClient, d[1])
+		if len(d) > 2 {
+			b.Row("peer "+peerVersion+" run_command \"wc "+benchFile+"\" (no isolation), MCP stdio, warm, "+how+goClient, d[2])
+		}
 	}
-	return b2b, spaced, nil
+	return nil
+}
+
+// rounds3 runs n rounds of fns, rotating their order each round; spaced rounds leave 30 ms
+// before each call but the bare baseline's.
+func rounds3(n int, spaced bool, fns []func() (time.Duration, error)) ([][]time.Duration, error) {
+	out := make([][]time.Duration, len(fns))
+	for i := range n {
+		for j := range fns {
+			k := (i + j) % len(fns)
+			if spaced && k == 0 {
+				continue
+			}
+			if spaced {
+				time.Sleep(30 * time.Millisecond)
+			}
+			d, err := fns[k]()
+			if err != nil {
+				return nil, err
+			}
+			out[k] = append(out[k], d)
+		}
+	}
+	return out, nil
+}
+
+// startRows times serve's start, spawn to initialize and tools/list answered (what a client
+// waits for before its first call), interleaved with the peer's: 40 of each.
+func startRows(ctx context.Context, b *scheme.BenchRun, ours func() *exec.Cmd, pr *peerRun) error {
+	mks := []func() *exec.Cmd{ours}
+	if pr != nil {
+		mks = append(mks, pr.cmd)
+	}
+	out := make([][]time.Duration, len(mks))
+	for i := range 41 {
+		for j, mk := range mks {
+			d, err := startOnce(ctx, mk())
+			if err != nil {
+				return err
+			}
+			if i > 0 { // the first start of each reads the binary into the page cache
+				out[j] = append(out[j], d)
+			}
+		}
+	}
+	b.Row("serve start -> initialize + tools/list answered (spawn to answer)"+goClient, out[0])
+	if len(out) > 1 {
+		b.Row("peer start -> initialize + tools/list answered (spawn to answer)"+goClient, out[1])
+	}
+	return nil
+}
+
+// startOnce times one start: process spawn to initialize and tools/list answered; the server
+// is closed after, off the clock.
+func startOnce(ctx context.Context, cmd *exec.Cmd) (time.Duration, error) {
+	t0 := time.Now()
+	cs, _, err := connect(ctx, cmd)
+	if err != nil {
+		return 0, err
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
 }
 
 // idleRSS prints the idle serve's resident memory and notes it for the Markdown table.
@@ -164,63 +291,6 @@ func idleRSS(pid int, note func(string)) {
 	}
 }
 
-// peerVersion is the unsandboxed peer measured side by side: mcp-server-commands (npm, Node,
-// no isolation at all), its run_command tool running the same `wc f` through a shell.
-const peerVersion = "mcp-server-commands@0.5.0"
-
-// peer installs the peer into a temporary prefix with npm and measures it in the same run; it
-// returns why it cannot when npm or node is missing or the install fails (no registry).
-func peer(ctx context.Context, n int, dir, ws string, row func(string, []time.Duration)) error {
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return fmt.Errorf("npm not found: install Node.js to compare")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return fmt.Errorf("node not found")
-	}
-	prefix := filepath.Join(dir, "peer")
-	ictx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	inst := exec.CommandContext(ictx, npm, "install", "--prefix", prefix, "--no-audit", "--no-fund", "--silent", peerVersion)
-	if out, err := inst.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm install %s: %v %s", peerVersion, err, strings.TrimSpace(string(out)))
-	}
-	entry := filepath.Join(prefix, "node_modules", "mcp-server-commands", "build", "index.js")
-	var starts []time.Duration
-	var cs *mcp.ClientSession
-	for i := 0; i < 10; i++ {
-		if cs != nil {
-			cs.Close()
-		}
-		t0 := time.Now()
-		cs, err = mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: exec.Command(node, entry)}, nil)
-		if err != nil {
-			return fmt.Errorf("start the peer: %w", err)
-		}
-		if _, err := cs.ListTools(ctx, nil); err != nil {
-			return err
-		}
-		starts = append(starts, time.Since(t0))
-	}
-	defer cs.Close()
-	var calls []time.Duration
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "wc f", "workdir": ws}})
-		if err != nil {
-			return err
-		}
-		if res.IsError {
-			return fmt.Errorf("peer call failed: %v", res.Content)
-		}
-		calls = append(calls, time.Since(t0))
-	}
-	row("peer "+peerVersion+" run_command wc (no isolation), back-to-back", calls)
-	row("peer start -> initialize + tools/list answered", starts)
-	return nil
-}
-
 // httpRows: the same allowlist call over streamable HTTP.
 func httpRows(ctx context.Context, b *scheme.BenchRun, pol string) error {
 	n, bin, row := b.N, b.Bin, b.Row
@@ -236,11 +306,14 @@ func httpRows(ctx context.Context, b *scheme.BenchRun, pol string) error {
 		return err
 	}
 	defer cs.Close()
-	d, err := b.TimeCalls(ctx, n, cs, &mcp.CallToolParams{Name: "run_allowed_command", Arguments: map[string]any{"command": "wc", "args": []string{"f"}}})
+	if _, err := b.TimeCalls(ctx, warmUp, cs, ourCall()); err != nil {
+		return err
+	}
+	d, err := b.TimeCalls(ctx, n, cs, ourCall())
 	if err != nil {
 		return err
 	}
-	row("run_allowed_command wc, MCP streamable HTTP, back-to-back", d)
+	row("run_allowed_command wc "+benchFile+", MCP streamable HTTP, warm, back-to-back"+scheme.GoClient("streamable HTTP"), d)
 	return nil
 }
 

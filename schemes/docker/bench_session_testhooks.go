@@ -63,10 +63,10 @@ func benchSessions(ctx context.Context, b *scheme.BenchRun, image string) error 
 	sorted := slices.Clone(spaced)
 	slices.Sort(sorted)
 	p50 := sorted[(len(sorted)-1)/2]
-	b.Row(fmt.Sprintf("docker run_python_sandbox, reuse = \"session\", a session's later calls (%s apart)", apart), spaced)
-	b.Row("docker run_python_sandbox, reuse = \"session\", a session's later calls, back-to-back", b2b)
-	b.Row("docker run_shell_sandbox, reuse = \"session\", back-to-back", shell)
-	b.Row("docker reuse = \"session\": the session's first call (a pooled container becomes the session's)", first)
+	b.Row(fmt.Sprintf("docker run_python_sandbox, reuse = \"session\", a session's later calls (%s apart)", apart)+scheme.GoClient("stdio"), spaced)
+	b.Row("docker run_python_sandbox, reuse = \"session\", a session's later calls, back-to-back"+scheme.GoClient("stdio"), b2b)
+	b.Row("docker run_shell_sandbox, reuse = \"session\", back-to-back"+scheme.GoClient("stdio"), shell)
+	b.Row("docker reuse = \"session\": the session's first call (a pooled container becomes the session's)"+scheme.GoClient("stdio"), first)
 	mark := "met"
 	if p50 > 3*time.Millisecond {
 		mark = "NOT met"

@@ -29,7 +29,7 @@ import (
 // serve (create, attach, start, output), and `docker run --rm` with the same flags through the
 // CLI.
 func benchRows(ctx context.Context, b *scheme.BenchRun) error {
-	n, dir, row := min(b.N, 40), b.Dir, b.Row
+	n, row := min(b.N, 40), b.Row
 	image := os.Getenv("MCPSANDBOX_TEST_IMAGE")
 	if image == "" {
 		image = "mcpsandbox-test:bookworm"
@@ -46,28 +46,104 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 	if err != nil {
 		return err
 	}
-	type variant struct {
-		runtime string // "" = the engine's default
-		pool    int
-		n       int
-		apart   time.Duration // a client's think time between pooled calls: the pool refills
-	}
 	// Calls come 300 ms apart, as a client's think time: a pooled call's replacement and a
 	// finished call's removal run off the calls' path, but on a 2-CPU host a removal still
 	// running when the next cold call starts competes with it for the engine's CPU.
 	const apart = 300 * time.Millisecond
-	vs := []variant{{"", 4, n, apart}, {"", 0, n, apart}, {"", 0, n, 0}}
+	// Pooled calls come further apart than one refill takes (the pool's one filler makes ~2
+	// containers a second on a 2-CPU host): each finds a container ready, as the row's name
+	// says. How the pool fares at faster rates is the load rows' question.
+	const pooledApart = 700 * time.Millisecond
+	vs := []variant{{"", 4, n / 2, pooledApart, false}, {"", 0, n / 2, apart, true}}
+	switch b.Part {
+	case "load": // -only docker:load
+		return loadAndRefill(ctx, b, api, image, 20*time.Second)
+	case "calls": // -only docker:calls
+		return fewRows(ctx, b, api, image, vs, apart, 0)
+	case "":
+	default:
+		return fmt.Errorf("-only docker:%s: the docker parts are load (the pool under sustained load, the engine's throughput) and calls (pooled and cold calls beside the Engine API)", b.Part)
+	}
+	if !b.Only { // the default bench: the default runtime's rows, its baseline and the load rows
+		return fewRows(ctx, b, api, image, vs, apart, 10*time.Second)
+	}
+	vs = append(vs, variant{"", 0, n, 0, false})
 	if _, ok := info.Runtimes["crun"]; ok {
-		vs = append(vs, variant{"crun", 4, n, apart}, variant{"crun", 0, n, apart})
+		vs = append(vs, variant{"crun", 4, n / 2, pooledApart, false}, variant{"crun", 0, n / 2, apart, false})
 	} else {
 		b.Note("docker runtime crun: not registered in this engine (sh scripts/docker-runtimes.sh)")
 	}
 	if _, ok := info.Runtimes["runsc"]; ok {
 		// gVisor starts a container in ~1.5 s here: fewer calls, and think time enough to refill.
-		vs = append(vs, variant{"runsc", 4, min(n, 10), 2 * time.Second}, variant{"runsc", 0, min(n, 10), apart})
+		vs = append(vs, variant{"runsc", 4, min(n, 10), 2 * time.Second, false}, variant{"runsc", 0, min(n, 10), apart, false})
 	} else {
 		b.Note("docker runtime runsc: not registered in this engine (sh scripts/docker-runtimes.sh)")
 	}
+	if err := variantRows(ctx, b, api, image, vs); err != nil {
+		return err
+	}
+	var cli []time.Duration
+	for i := 0; i < min(n, 10); i++ {
+		t0 := time.Now()
+		c := exec.CommandContext(ctx, "docker", "run", "--rm", "-i", "--network", "none", "--read-only", "--cap-drop", "ALL",
+			"--security-opt", "no-new-privileges", "--user", "65534:65534", "--memory", "256m", "--pids-limit", "64",
+			"--cpus", "0.5", "--init", "--tmpfs", "/tmp:size=64m,nosuid,nodev", image, "python3", "-c", "print(1)")
+		if out, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("docker run: %v %s", err, out)
+		}
+		cli = append(cli, time.Since(t0))
+	}
+	row("baseline: docker run --rm, same flags, CLI; client: docker CLI", cli)
+	if err := benchSessions(ctx, b, image); err != nil { // reuse = "session" (bench_session_testhooks.go)
+		b.Skip("docker sessions", err)
+	}
+	return loadAndRefill(ctx, b, api, image, 20*time.Second)
+}
+
+// engineClient states the client of the Engine API baselines.
+const engineClient = "; client: Docker Engine API (Go client), no serve"
+
+// fewRows are the default bench's docker rows: pooled and cold calls on the engine's default
+// runtime beside the Engine API's own create+start, then (phase > 0) the load rows.
+func fewRows(ctx context.Context, b *scheme.BenchRun, api *client.Client, image string, vs []variant, apart, phase time.Duration) error {
+	if err := variantRows(ctx, b, api, image, vs); err != nil {
+		return err
+	}
+	if phase == 0 {
+		return nil
+	}
+	return loadAndRefill(ctx, b, api, image, phase)
+}
+
+// loadAndRefill: the load rows, then the engine's own container throughput with one and with
+// two containers made at once (what a serial or a parallel refill could reach at most).
+func loadAndRefill(ctx context.Context, b *scheme.BenchRun, api *client.Client, image string, phase time.Duration) error {
+	if err := loadRows(ctx, b, image, phase); err != nil {
+		return fmt.Errorf("docker under load: %w", err)
+	}
+	for _, k := range []int{1, 2} {
+		rate, d, err := engineThroughput(ctx, api, image, k, phase/2)
+		if err != nil {
+			return err
+		}
+		b.Row(fmt.Sprintf("engine throughput, %d at once: create+attach+start to output, then remove, for %s: %.1f containers/s%s", k, phase/2, rate, engineClient), d)
+	}
+	return nil
+}
+
+// variant is one row of calls: the runtime ("" = the engine's default), the pool size, the
+// number of calls, and a client's think time between them (the pool refills).
+type variant struct {
+	runtime string
+	pool    int
+	n       int
+	apart   time.Duration
+	engine  bool // alternate each call with the Engine API baseline's container (its own row)
+}
+
+// variantRows times each variant's calls through a serve of its own.
+func variantRows(ctx context.Context, b *scheme.BenchRun, api *client.Client, image string, vs []variant) error {
+	dir, row := b.Dir, b.Row
 	for _, v := range vs {
 		p := policy.Default(policy.SchemeDocker)
 		p.Docker.Image, p.Docker.Pool, p.Docker.Runtime = image, v.pool, v.runtime
@@ -78,7 +154,17 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 		if err := os.WriteFile(pol, text, 0o600); err != nil {
 			return err
 		}
-		d, err := benchCalls(ctx, b, pol, v.n, v.pool > 0, v.apart)
+		var raw []time.Duration
+		var between func() error
+		if v.engine {
+			between = func() error {
+				time.Sleep(v.apart)
+				d, err := benchEngine(ctx, api, image, 1, 0)
+				raw = append(raw, d...)
+				return err
+			}
+		}
+		d, err := benchCalls(ctx, b, pol, v.n, v.pool > 0, v.apart, between)
 		if err != nil {
 			return fmt.Errorf("runtime %q pool %d: %w", v.runtime, v.pool, err)
 		}
@@ -92,33 +178,17 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 		if v.runtime != "" {
 			what = "runtime " + v.runtime + ": " + what
 		}
-		row(what, d)
-	}
-	raw, err := benchEngine(ctx, api, image, min(n, 20), apart)
-	if err != nil {
-		return err
-	}
-	row(fmt.Sprintf("baseline: Engine API create+attach+start to output, same flags, no serve, %s apart", apart), raw)
-	var cli []time.Duration
-	for i := 0; i < min(n, 10); i++ {
-		t0 := time.Now()
-		c := exec.CommandContext(ctx, "docker", "run", "--rm", "-i", "--network", "none", "--read-only", "--cap-drop", "ALL",
-			"--security-opt", "no-new-privileges", "--user", "65534:65534", "--memory", "256m", "--pids-limit", "64",
-			"--cpus", "0.5", "--init", "--tmpfs", "/tmp:size=64m,nosuid,nodev", image, "python3", "-c", "print(1)")
-		if out, err := c.CombinedOutput(); err != nil {
-			return fmt.Errorf("docker run: %v %s", err, out)
+		row(what+goClient, d)
+		if v.engine {
+			row(fmt.Sprintf("baseline: Engine API create+attach+start to output, same flags, no serve, %s apart, alternating with the row above's calls", v.apart)+engineClient, raw)
 		}
-		cli = append(cli, time.Since(t0))
-	}
-	row("baseline: docker run --rm, same flags, CLI", cli)
-	if err := benchSessions(ctx, b, image); err != nil { // reuse = "session" (bench_session_testhooks.go)
-		b.Skip("docker sessions", err)
 	}
 	return nil
 }
 
 // benchCalls times n calls of print(1) through one serve of the policy.
-func benchCalls(ctx context.Context, b *scheme.BenchRun, pol string, n int, pooled bool, apart time.Duration) ([]time.Duration, error) {
+// between, if not nil, runs after each call (off its clock).
+func benchCalls(ctx context.Context, b *scheme.BenchRun, pol string, n int, pooled bool, apart time.Duration, between func() error) ([]time.Duration, error) {
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx,
 		&mcp.CommandTransport{Command: exec.Command(b.Bin, "serve", "--policy", pol, "--log-level", "error")}, nil)
 	if err != nil {
@@ -140,6 +210,11 @@ func benchCalls(ctx context.Context, b *scheme.BenchRun, pol string, n int, pool
 			return nil, err
 		}
 		d = append(d, one...)
+		if between != nil {
+			if err := between(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return d, nil
 }

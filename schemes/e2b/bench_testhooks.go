@@ -65,7 +65,7 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 	if err != nil {
 		return err
 	}
-	row("baseline: the local E2B server, one direct request", direct)
-	row("e2b run_command through serve (MCP stdio, session sandbox, Echo server)", via)
+	row("baseline: the local E2B server, one direct request; client: Go net/http, no serve", direct)
+	row("e2b run_command through serve (MCP stdio, session sandbox, Echo server)"+scheme.GoClient("stdio"), via)
 	return nil
 }

@@ -34,7 +34,7 @@ path = %q
 network = false
 `
 
-// benchRows are the wrap scheme's rows in the project's bench (-only wrap).
+// benchRows are the wrap scheme's rows in the project's bench; the npx server's only with -only wrap.
 func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 	n, bin, dir, row := b.N, b.Bin, b.Dir, b.Row
 	server := filepath.Join(dir, "wrapserver")
@@ -62,15 +62,18 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 			*c.out = append(*c.out, d)
 		}
 	}
-	row("wrapserver start -> initialize + tools/list, unwrapped", su)
-	row("wrapserver start -> initialize + tools/list, through wrap", sw)
+	row("wrapserver start -> initialize + tools/list, unwrapped"+scheme.GoClient("stdio"), su)
+	row("wrapserver start -> initialize + tools/list, through wrap"+scheme.GoClient("stdio"), sw)
 	cu, cw, err := interleavedCalls(ctx, n, plain(), wrapped(), "echo", map[string]any{"text": "hello"})
 	if err != nil {
 		return err
 	}
-	row("wrapserver tools/call echo, unwrapped", cu)
-	row("wrapserver tools/call echo, through wrap", cw)
+	row("wrapserver tools/call echo, unwrapped"+scheme.GoClient("stdio"), cu)
+	row("wrapserver tools/call echo, through wrap"+scheme.GoClient("stdio"), cw)
 	overhead("wrapserver", su, sw, cu, cw)
+	if !b.Only { // npx's starts take seconds each on a loaded 2-CPU host: -only wrap has them
+		return nil
+	}
 	if err := npxRows(ctx, min(n, 100), bin, dir, row); err != nil {
 		fmt.Printf("(npx rows skipped: %v)\n", err)
 	}
@@ -110,14 +113,14 @@ func npxRows(ctx context.Context, n int, bin, dir string, row func(string, []tim
 			*c.out = append(*c.out, d)
 		}
 	}
-	row("server-everything (npx) start -> initialize + tools/list, unwrapped", su)
-	row("server-everything (npx) start -> initialize + tools/list, through wrap", sw)
+	row("server-everything (npx) start -> initialize + tools/list, unwrapped"+scheme.GoClient("stdio"), su)
+	row("server-everything (npx) start -> initialize + tools/list, through wrap"+scheme.GoClient("stdio"), sw)
 	cu, cw, err := interleavedCalls(ctx, n, plain(), wrapped(), "echo", map[string]any{"message": "hello"})
 	if err != nil {
 		return err
 	}
-	row("server-everything tools/call echo, unwrapped", cu)
-	row("server-everything tools/call echo, through wrap", cw)
+	row("server-everything tools/call echo, unwrapped"+scheme.GoClient("stdio"), cu)
+	row("server-everything tools/call echo, through wrap"+scheme.GoClient("stdio"), cw)
 	overhead("server-everything", su, sw, cu, cw)
 	return nil
 }
