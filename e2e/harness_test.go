@@ -145,10 +145,11 @@ func TestHarnessInterpreterPolicy(t *testing.T) {
 		t.Errorf("breaches %v, want exactly %v", o[harness.Breach], want)
 	}
 	// Only the egress-* scenarios (they need a network host list, which this policy has not) and
-	// disguised-survivor (a container's cgroup: docker only) may be n/a, and the wrap-* scenarios
-	// (a wrapped server's tools: the wrap scheme only).
+	// disguised-survivor and the session-* scenarios (a container's cgroup, sessions of one
+	// server: docker only) may be n/a, and the wrap-* scenarios (a wrapped server's tools: the
+	// wrap scheme only).
 	na := slices.DeleteFunc(slices.Clone(o[harness.NotApplicable]), func(id string) bool {
-		return strings.HasPrefix(id, "egress-") || id == "disguised-survivor" || strings.HasPrefix(id, "wrap-")
+		return strings.HasPrefix(id, "egress-") || id == "disguised-survivor" || strings.HasPrefix(id, "session-") || strings.HasPrefix(id, "wrap-")
 	})
 	if len(o[harness.Error])+len(na) != 0 {
 		t.Errorf("errors %v, n/a %v", o[harness.Error], o[harness.NotApplicable])

@@ -126,7 +126,7 @@ func TestHTTPTypeScriptClient(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("ts client output %q: %v", out, err)
 	}
-	if got.Server.Name != "e2e" || got.SessionID == "" || len(got.Tools) != 1 || !got.Tools[0].HasOutputSchema {
+	if got.Server.Name != "e2e" || got.SessionID == "" || len(got.Tools) != 4 || !got.Tools[0].HasOutputSchema {
 		t.Errorf("initialize/tools over HTTP: %+v", got)
 	}
 	if got.OK.IsError || strings.TrimSpace(got.OK.Structured.Stdout) != "4 notes.txt" {

@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 )
 
@@ -48,12 +50,27 @@ func TestTypeScriptClient(t *testing.T) {
 			IsError bool
 			Text    string
 		}
+		Wrote, Read struct {
+			IsError    bool
+			Structured executor.Result
+		}
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("ts client output %q: %v", out, err)
 	}
-	if got.Server.Name != "e2e" || len(got.Tools) != 1 || got.Tools[0].Name != "run_allowed_command" || !got.Tools[0].HasOutputSchema {
-		t.Errorf("initialize/tools wrong: %+v", got)
+	names := []string{}
+	for _, tl := range got.Tools {
+		names = append(names, tl.Name)
+		if !tl.HasOutputSchema {
+			t.Errorf("tool %s has no output schema", tl.Name)
+		}
+	}
+	if want := []string{"list_files", "read_file", "run_allowed_command", "write_file"}; got.Server.Name != "e2e" || !slices.Equal(names, want) {
+		t.Errorf("initialize/tools: server %q, tools %v, want %v", got.Server.Name, names, want)
+	}
+	// The SDK checked both file results against the output schema before handing them over.
+	if f := got.Read.Structured.File; got.Wrote.IsError || got.Read.IsError || f == nil || f.ContentBase64 != "AAEC/w==" || f.Size != 4 {
+		t.Errorf("write_file then read_file through the TypeScript SDK: wrote %+v, read %+v", got.Wrote, got.Read)
 	}
 	if got.OK.IsError || got.OK.Structured.ExitCode != 0 || strings.TrimSpace(got.OK.Structured.Stdout) != "4 notes.txt" || !strings.Contains(got.OK.Text, "4 notes.txt") {
 		t.Errorf("allowed call: %+v", got.OK)
