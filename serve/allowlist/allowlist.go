@@ -68,6 +68,11 @@ type Options struct {
 	// Lazy: no layer probe at New; StartServer starts its command under the strongest layers
 	// and probes only if that fails (a wrapped server starts one helper sooner).
 	Lazy bool
+	// DeferProbe: the layer probe starts at Begin, or when Ready, Layers or a call first needs
+	// it, instead of at New: serve answers initialize and tools/list before the probe's helper
+	// processes take the CPUs (serve.Run calls Begin after them). Every call still waits for
+	// the probe, and a failed probe still stops serve.
+	DeferProbe bool
 }
 
 // Executor implements executor.Executor for the allowlist scheme.
@@ -91,6 +96,9 @@ type Executor struct {
 	// while the client initializes, so start-up does not wait for a helper process.
 	probed   chan struct{}
 	probeErr error
+	// begin is closed when the probe may start (Options.DeferProbe: at Begin; else at New).
+	begin     chan struct{}
+	beginOnce sync.Once
 	// layerRoot holds the calls' workspace layers; "" = no transactional workspace here, and
 	// layerWhy says why (layer_linux.go).
 	layerRoot, layerWhy string
@@ -196,11 +204,16 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	e.netns = make(chan *os.File, netnsReady)
 	e.layers = make(chan preparedLayer, 1)
 	e.probed = make(chan struct{})
+	e.begin = make(chan struct{})
+	if !o.DeferProbe {
+		e.Begin()
+	}
 	if o.Lazy {
 		e.lazy = true // server_linux.go: the first StartServer tries the strongest layers before any probe
 		return e, nil
 	}
 	go func() {
+		<-e.begin
 		e.probeErr = e.probeLayers()
 		if e.probeErr == nil {
 			e.probeWorkspaceLayer()
@@ -220,9 +233,13 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 // Ready waits for the layer probe and reports whether commands can run on this host. serve
 // stops with this error when it is not nil; calls wait for it.
 func (e *Executor) Ready() error {
+	e.Begin()
 	<-e.probed
 	return e.probeErr
 }
+
+// Begin lets a deferred layer probe start (Options.DeferProbe); it is a no-op once started.
+func (e *Executor) Begin() { e.beginOnce.Do(func() { close(e.begin) }) }
 
 func (e *Executor) chooseUser(ws os.FileInfo) error {
 	if os.Geteuid() != 0 {
