@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +41,14 @@ var OutputSchema = sync.OnceValue(func() *jsonschema.Schema {
 	return s
 })
 
+// outputSchemaJSON is OutputSchema as served (outputschema.json, checked against the type by
+// TestOutputSchemaFileMatchesResult; `go test ./serve -run OutputSchemaFile -update` rewrites
+// it): deriving it by reflection and encoding a *jsonschema.Schema for every tool of every
+// tools/list answer took about 1 ms of serve's start.
+//
+//go:embed outputschema.json
+var outputSchemaJSON []byte
+
 // Options configure New and Run.
 type Options struct {
 	Audit  *audit.Log // nil: no audit log
@@ -71,7 +80,7 @@ func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, 
 		known[t.Name] = true
 		srv.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description,
-			InputSchema: t.InputSchema, OutputSchema: OutputSchema(), Annotations: t.Annotations,
+			InputSchema: t.InputSchema, OutputSchema: json.RawMessage(outputSchemaJSON), Annotations: t.Annotations,
 		}, r.handler(t))
 	}
 	if !mutated("tool-name-unknown") {
