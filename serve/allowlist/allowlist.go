@@ -184,18 +184,13 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if err := e.chooseUser(st); err != nil {
 		return nil, err
 	}
-	interp := knownInterpreters()
-	for _, c := range p.Allowlist.Commands {
-		pc, err := pin(c)
-		if err != nil {
-			return nil, err
-		}
-		if err := interp.check(pc); err != nil {
-			return nil, err
-		}
-		pc.interpreter = policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(pc.exec[0]))
-		e.cmds[c.Name] = pc
-		e.names = append(e.names, c.Name)
+	pcs, err := pinAll(p.Allowlist.Commands)
+	if err != nil {
+		return nil, err
+	}
+	for _, pc := range pcs {
+		e.cmds[pc.Name] = pc
+		e.names = append(e.names, pc.Name)
 	}
 	if e.egress, err = newEgress(p, o); err != nil {
 		return nil, err
@@ -263,6 +258,43 @@ func (e *Executor) chooseUser(ws os.FileInfo) error {
 }
 
 // pin validates one command at startup: safe location, an ELF binary, and its exec dependencies.
+// pinAll pins the commands and refuses an interpreter under another name, as one loop in policy
+// order would, and reports the same first failure; the pins and the interpreter index (its
+// stats) run side by side, on the way to serve's first answer.
+func pinAll(cs []policy.Command) ([]*pinned, error) {
+	type result struct {
+		pc  *pinned
+		err error
+	}
+	interp := make(chan *interpreterIndex, 1)
+	go func() { interp <- knownInterpreters() }()
+	rs := make([]chan result, len(cs))
+	for i, c := range cs {
+		rs[i] = make(chan result, 1)
+		go func() {
+			pc, err := pin(c)
+			rs[i] <- result{pc, err}
+		}()
+	}
+	ix := <-interp
+	out := make([]*pinned, 0, len(cs))
+	var first error
+	for i, c := range cs {
+		r := <-rs[i] // every pin is waited for, even after a failure: none outlives New
+		if first != nil {
+			continue
+		}
+		if first = r.err; first == nil {
+			first = ix.check(r.pc)
+		}
+		if first == nil {
+			r.pc.interpreter = policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(r.pc.exec[0]))
+			out = append(out, r.pc)
+		}
+	}
+	return out, first
+}
+
 func pin(c policy.Command) (*pinned, error) {
 	real, err := filepath.EvalSymlinks(c.Path)
 	if err != nil {

@@ -5,11 +5,14 @@ package allowlist
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // The layer probe runs after New returns; when the helper cannot start, Ready says why, and
@@ -102,5 +105,34 @@ func TestDeferredProbeStartedByWhatNeedsIt(t *testing.T) {
 				t.Fatalf("%s waited for a deferred probe nobody started", c.name)
 			}
 		})
+	}
+}
+
+// The commands are pinned side by side (pinAll), yet New reports the first failing command in
+// policy order, as a loop would: a disguised interpreter before a missing binary, and after.
+func TestPinAllReportsTheFirstFailureInOrder(t *testing.T) {
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	os.Symlink("/bin/sh", filepath.Join(dir, "count"))
+	disguised := policy.Command{Name: "count", Path: filepath.Join(dir, "count")}
+	missing := policy.Command{Name: "gone", Path: filepath.Join(dir, "gone")}
+	wc := policy.Command{Name: "wc", Path: "/usr/bin/wc"}
+	for _, c := range []struct {
+		cmds []policy.Command
+		want string
+	}{
+		{[]policy.Command{wc, disguised, missing}, `"count"`},
+		{[]policy.Command{wc, missing, disguised}, `"gone"`},
+	} {
+		for range 20 { // the pins race each other: the answer must not
+			_, err := pinAll(c.cmds)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("pinAll(%v) = %v, want the failure of %s", c.cmds, err, c.want)
+			}
+		}
+	}
+	pcs, err := pinAll([]policy.Command{wc, {Name: "sort", Path: "/usr/bin/sort"}})
+	if err != nil || len(pcs) != 2 || pcs[0].Name != "wc" || pcs[1].Name != "sort" {
+		t.Fatalf("pinAll = %v, %v", pcs, err)
 	}
 }
