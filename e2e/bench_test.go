@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -36,26 +37,59 @@ func BenchmarkAllowlistCall(b *testing.B) {
 }
 
 // BenchmarkServeStart: `mcpsandbox serve` started by an MCP client over stdio until initialize
-// and tools/list are answered (the client's view of start-up), then closed. cpu-ns/op is
-// serve's own CPU to the answer, which the host's other load inflates much less than the wall
-// time.
+// and tools/list are answered (the client's view of start-up), then closed. p50-ms and p99-ms
+// are of those starts; cpu-ns/op is serve's own CPU to the answer, which the host's other load
+// inflates much less than the wall time. With MCPSANDBOX_BENCH_BASELINE=BINARY (another build,
+// e.g. main's), each round also starts that binary, interleaved, reported as base-* (ns/op then
+// covers both starts).
 func BenchmarkServeStart(b *testing.B) {
 	f := newFixture(b, nil)
-	ctx := context.Background()
-	var cpu time.Duration
+	base := os.Getenv("MCPSANDBOX_BENCH_BASELINE")
+	var ours, theirs startStats
 	for b.Loop() {
-		srv := exec.Command(binPath, "serve", "--policy", f.policyPath, "--log-level", "error")
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: srv}, nil)
-		if err != nil {
-			b.Fatal(err)
+		ours.add(b, binPath, f.policyPath)
+		if base != "" {
+			theirs.add(b, base, f.policyPath)
 		}
-		if _, err := cs.ListTools(ctx, nil); err != nil {
-			b.Fatal(err)
-		}
-		cpu += threadsCPU(srv.Process.Pid)
-		cs.Close()
 	}
-	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	ours.report(b, "")
+	if base != "" {
+		theirs.report(b, "base-")
+	}
+}
+
+// startStats collects serve starts: the wall time to tools/list answered and serve's CPU to it.
+type startStats struct {
+	wall []time.Duration
+	cpu  time.Duration
+}
+
+func (s *startStats) add(b *testing.B, bin, policyPath string) {
+	ctx := context.Background()
+	srv := exec.Command(bin, "serve", "--policy", policyPath, "--log-level", "error")
+	t0 := time.Now()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: srv}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		b.Fatal(err)
+	}
+	s.wall = append(s.wall, time.Since(t0))
+	s.cpu += threadsCPU(srv.Process.Pid)
+	cs.Close()
+}
+
+func (s *startStats) report(b *testing.B, prefix string) {
+	if len(s.wall) == 0 {
+		return
+	}
+	w := slices.Clone(s.wall)
+	slices.Sort(w)
+	at := func(q float64) float64 { return float64(w[int(q*float64(len(w)-1))]) / 1e6 }
+	b.ReportMetric(at(0.5), prefix+"p50-ms")
+	b.ReportMetric(at(0.99), prefix+"p99-ms")
+	b.ReportMetric(float64(s.cpu)/float64(len(s.wall)), prefix+"cpu-ns/op")
 }
 
 // threadsCPU is the CPU time a process's threads have used so far (/proc/PID/task/*/schedstat).

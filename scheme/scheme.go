@@ -110,6 +110,10 @@ type Prompt struct {
 // ExecOptions are what serve hands every executor constructor.
 type ExecOptions struct {
 	Logger *slog.Logger
+	// DeferStart: start-up work the executor can postpone (allowlist: the layer probe) waits
+	// for its Begin method, which serve's stdio Run calls once initialize and tools/list are
+	// answered; Ready and every call begin it too, so nothing that needs it waits longer.
+	DeferStart bool
 }
 
 // UnavailableError is the one way every command reports a scheme it cannot run here.

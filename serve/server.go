@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -38,6 +40,14 @@ var OutputSchema = sync.OnceValue(func() *jsonschema.Schema {
 	}
 	return s
 })
+
+// outputSchemaJSON is OutputSchema as served (outputschema.json, checked against the type by
+// TestOutputSchemaFileMatchesResult; `go test ./serve -run OutputSchemaFile -update` rewrites
+// it): deriving it by reflection and encoding a *jsonschema.Schema for every tool of every
+// tools/list answer took about 1 ms of serve's start.
+//
+//go:embed outputschema.json
+var outputSchemaJSON []byte
 
 // Options configure New and Run.
 type Options struct {
@@ -70,7 +80,7 @@ func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, 
 		known[t.Name] = true
 		srv.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description,
-			InputSchema: t.InputSchema, OutputSchema: OutputSchema(), Annotations: t.Annotations,
+			InputSchema: t.InputSchema, OutputSchema: json.RawMessage(outputSchemaJSON), Annotations: t.Annotations,
 		}, r.handler(t))
 	}
 	if !mutated("tool-name-unknown") {
@@ -161,9 +171,21 @@ func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options)
 		c.OnOversize = r.oversize
 		t = &c
 	}
+	t, listed := afterToolsList(srv, t)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
+		if b, ok := ex.(interface{ Begin() }); ok { // deferred start-up: after the first answers
+			wait := time.NewTimer(startDeferMax)
+			defer wait.Stop()
+			select {
+			case <-listed:
+			case <-wait.C:
+			case <-ctx.Done():
+				return
+			}
+			b.Begin()
+		}
 		if err := ex.Ready(); err != nil {
 			cancel(err)
 		}
@@ -190,6 +212,43 @@ func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options)
 		return fmt.Errorf("mcp session: %w", err)
 	}
 	return nil
+}
+
+// startDeferMax bounds how long Run holds an executor's deferred start-up (Begin; see
+// scheme.ExecOptions.DeferStart) for a client that does not list the tools: it begins when
+// tools/list is answered, at the first call (the executor's own Ready), or after this.
+var startDeferMax = 100 * time.Millisecond
+
+// afterToolsList returns the transport to serve and a channel closed once a tools/list answer
+// is written (over a LineTransport: after its line is out; otherwise when its handler returns).
+func afterToolsList(srv *mcp.Server, t mcp.Transport) (mcp.Transport, <-chan struct{}) {
+	listed := make(chan struct{})
+	var once sync.Once
+	var done atomic.Bool // a tools/list handler has returned: its answer is the next written
+	signal := func() { once.Do(func() { close(listed) }) }
+	lt, line := t.(*LineTransport)
+	if line {
+		c := *lt
+		c.afterAnswer = func() {
+			if done.Load() {
+				signal()
+			}
+		}
+		t = &c
+	}
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "tools/list" {
+				done.Store(true)
+				if !line {
+					signal()
+				}
+			}
+			return res, err
+		}
+	})
+	return t, listed
 }
 
 func instructions(p *policy.Policy) string {

@@ -47,6 +47,9 @@ type LineTransport struct {
 	// OnOversize, if set, hears of every line discarded for being over Max, after its error
 	// answer is written (Run logs it and audits a tools/call as refused).
 	OnOversize func(Oversize)
+	// afterAnswer, if set, is called after each answer (a response) is written (Run's
+	// deferred start-up: afterToolsList).
+	afterAnswer func()
 }
 
 // Oversize describes a discarded over-long line. Its id, method and tool come from a tolerant
@@ -80,7 +83,7 @@ func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
 		max = MaxLine
 	}
 	c := &lineConn{in: in, out: out, id: newID(), incoming: make(chan lineOrErr), closed: make(chan struct{}), onOversize: t.OnOversize,
-		pending: map[jsonrpc.ID][]int{}, answered: make(chan struct{}, 1)}
+		pending: map[jsonrpc.ID][]int{}, answered: make(chan struct{}, 1), afterAnswer: t.afterAnswer}
 	go c.readLoop(max)
 	return c, nil
 }
@@ -103,7 +106,8 @@ type lineConn struct {
 	once     sync.Once
 	closed   chan struct{}
 
-	onOversize func(Oversize)
+	onOversize  func(Oversize)
+	afterAnswer func()
 
 	// The requests delivered and not yet answered (MaxInflight, MaxInflightBytes).
 	inflightMu    sync.Mutex
@@ -433,6 +437,9 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	err = c.writeRaw(append(b, '\n'))
 	c.answer(msg) // written or lost with the connection: either way no longer pending
+	if _, ok := msg.(*jsonrpc.Response); ok && c.afterAnswer != nil {
+		c.afterAnswer()
+	}
 	return err
 }
 

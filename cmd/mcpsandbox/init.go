@@ -38,6 +38,31 @@ type InitOptions struct {
 	wrap      wrapFlags         // init --wrap / --unwrap (init_wrap.go)
 }
 
+// clientIDsMark stands in init's help for the list of client ids until the help is shown:
+// the list decodes the embedded client catalogue, which every other command (serve's start
+// above all) would otherwise pay for at construction.
+const clientIDsMark = "{client ids}"
+
+// lateClientIDs puts the client ids in place of clientIDsMark when cmd's help or usage is shown.
+func lateClientIDs(cmd *cobra.Command) {
+	fill := func(c *cobra.Command) {
+		ids := strings.Join(generate.ClientIDs(), ", ")
+		c.Long = strings.ReplaceAll(c.Long, clientIDsMark, ids)
+		if f := c.Flags().Lookup("client"); f != nil {
+			f.Usage = strings.ReplaceAll(f.Usage, clientIDsMark, ids)
+		}
+	}
+	help, usage := (&cobra.Command{}).HelpFunc(), (&cobra.Command{}).UsageFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		fill(c)
+		help(c, args)
+	})
+	cmd.SetUsageFunc(func(c *cobra.Command) error {
+		fill(c)
+		return usage(c)
+	})
+}
+
 // NewCmdInit builds `init`; runF replaces the run function in tests.
 func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cobra.Command {
 	o := &InitOptions{IO: f, A: generate.Answers{Wizards: schemes.Wizards()}}
@@ -55,7 +80,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 			"own syntax, never their values), and makes a trivial tool call through it; if that fails, nothing\n" +
 			"is changed and init says why. With --yes every answer comes from flags and nothing is asked;\n" +
 			"without a terminal init asks nothing either, so it needs --yes and the flags.\n\n" +
-			"Clients: " + strings.Join(generate.ClientIDs(), ", ") + "\n" +
+			"Clients: " + clientIDsMark + "\n" +
 			"claude-code writes the local scope (this project, in ~/.claude.json), as `claude mcp add` does;\n" +
 			"claude-code:user is every project, claude-code:project the shared .mcp.json.",
 		Example: `  mcpsandbox init                                   # the wizard
@@ -98,7 +123,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.IntVar(&o.A.Pids, "pids", 0, "limits: processes per call (default 64)")
 	fl.StringVar(&o.A.HTTPURL, "http", "", "client entries reach a running `serve --http` at this URL (e.g. http://127.0.0.1:8765/mcp) instead of starting serve over stdio")
 	fl.StringVar(&o.A.TokenEnv, "token-env", "", "with --http: the environment variable your clients read the bearer token from (only its name is written)")
-	fl.StringArrayVar(&o.Clients, "client", nil, "client to configure, as ID or ID:SCOPE (repeatable): "+strings.Join(generate.ClientIDs(), ", "))
+	fl.StringArrayVar(&o.Clients, "client", nil, "client to configure, as ID or ID:SCOPE (repeatable): "+clientIDsMark)
 	fl.StringVar(&o.Project, "project", "", "project directory for project-scoped configs (default: the current directory)")
 	fl.StringVar(&o.PolicyOut, "policy-out", "", "where to write the policy (default $XDG_CONFIG_HOME/mcpsandbox/policy.toml)")
 	fl.StringVar(&o.Command, "command", "", "the mcpsandbox binary the client entries run (default: this binary)")
@@ -107,6 +132,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.BoolVar(&o.Force, "force", false, "replace an existing server entry of the same name, or an existing policy file")
 	fl.BoolVar(&o.Verify, "verify", false, "run mcpsandbox verify on the result (audit, host checks, attacks)")
 	addWrapFlags(fl, o)
+	lateClientIDs(cmd)
 	return cmd
 }
 

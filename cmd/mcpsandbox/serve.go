@@ -106,7 +106,8 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		}
 		return sc.Relay(ctx, p, scheme.RelayOptions{Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Logger: log})
 	}
-	ex, err := sc.NewExecutor(p, scheme.ExecOptions{Logger: log})
+	// over stdio, serve.Run begins the executor's deferred start-up after the first answers
+	ex, err := sc.NewExecutor(p, scheme.ExecOptions{Logger: log, DeferStart: o.HTTP == "" && !o.Check})
 	if err != nil {
 		return err
 	}

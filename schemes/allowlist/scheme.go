@@ -69,7 +69,7 @@ func newExecutor() func(*policy.Policy, scheme.ExecOptions) (executor.Executor, 
 		return nil
 	}
 	return func(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, error) {
-		return sa.New(p, sa.Options{Logger: o.Logger})
+		return sa.New(p, sa.Options{Logger: o.Logger, DeferProbe: o.DeferStart})
 	}
 }
 

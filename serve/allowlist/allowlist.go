@@ -68,6 +68,11 @@ type Options struct {
 	// Lazy: no layer probe at New; StartServer starts its command under the strongest layers
 	// and probes only if that fails (a wrapped server starts one helper sooner).
 	Lazy bool
+	// DeferProbe: the layer probe starts at Begin, or when Ready, Layers or a call first needs
+	// it, instead of at New: serve answers initialize and tools/list before the probe's helper
+	// processes take the CPUs (serve.Run calls Begin after them). Every call still waits for
+	// the probe, and a failed probe still stops serve.
+	DeferProbe bool
 }
 
 // Executor implements executor.Executor for the allowlist scheme.
@@ -91,6 +96,9 @@ type Executor struct {
 	// while the client initializes, so start-up does not wait for a helper process.
 	probed   chan struct{}
 	probeErr error
+	// begin is closed when the probe may start (Options.DeferProbe: at Begin; else at New).
+	begin     chan struct{}
+	beginOnce sync.Once
 	// layerRoot holds the calls' workspace layers; "" = no transactional workspace here, and
 	// layerWhy says why (layer_linux.go).
 	layerRoot, layerWhy string
@@ -176,18 +184,13 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if err := e.chooseUser(st); err != nil {
 		return nil, err
 	}
-	interp := knownInterpreters()
-	for _, c := range p.Allowlist.Commands {
-		pc, err := pin(c)
-		if err != nil {
-			return nil, err
-		}
-		if err := interp.check(pc); err != nil {
-			return nil, err
-		}
-		pc.interpreter = policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(pc.exec[0]))
-		e.cmds[c.Name] = pc
-		e.names = append(e.names, c.Name)
+	pcs, err := pinAll(p.Allowlist.Commands)
+	if err != nil {
+		return nil, err
+	}
+	for _, pc := range pcs {
+		e.cmds[pc.Name] = pc
+		e.names = append(e.names, pc.Name)
 	}
 	if e.egress, err = newEgress(p, o); err != nil {
 		return nil, err
@@ -196,11 +199,16 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	e.netns = make(chan *os.File, netnsReady)
 	e.layers = make(chan preparedLayer, 1)
 	e.probed = make(chan struct{})
+	e.begin = make(chan struct{})
+	if !o.DeferProbe {
+		e.Begin()
+	}
 	if o.Lazy {
 		e.lazy = true // server_linux.go: the first StartServer tries the strongest layers before any probe
 		return e, nil
 	}
 	go func() {
+		<-e.begin
 		e.probeErr = e.probeLayers()
 		if e.probeErr == nil {
 			e.probeWorkspaceLayer()
@@ -220,9 +228,13 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 // Ready waits for the layer probe and reports whether commands can run on this host. serve
 // stops with this error when it is not nil; calls wait for it.
 func (e *Executor) Ready() error {
+	e.Begin()
 	<-e.probed
 	return e.probeErr
 }
+
+// Begin lets a deferred layer probe start (Options.DeferProbe); it is a no-op once started.
+func (e *Executor) Begin() { e.beginOnce.Do(func() { close(e.begin) }) }
 
 func (e *Executor) chooseUser(ws os.FileInfo) error {
 	if os.Geteuid() != 0 {
@@ -246,6 +258,43 @@ func (e *Executor) chooseUser(ws os.FileInfo) error {
 }
 
 // pin validates one command at startup: safe location, an ELF binary, and its exec dependencies.
+// pinAll pins the commands and refuses an interpreter under another name, as one loop in policy
+// order would, and reports the same first failure; the pins and the interpreter index (its
+// stats) run side by side, on the way to serve's first answer.
+func pinAll(cs []policy.Command) ([]*pinned, error) {
+	type result struct {
+		pc  *pinned
+		err error
+	}
+	interp := make(chan *interpreterIndex, 1)
+	go func() { interp <- knownInterpreters() }()
+	rs := make([]chan result, len(cs))
+	for i, c := range cs {
+		rs[i] = make(chan result, 1)
+		go func() {
+			pc, err := pin(c)
+			rs[i] <- result{pc, err}
+		}()
+	}
+	ix := <-interp
+	out := make([]*pinned, 0, len(cs))
+	var first error
+	for i, c := range cs {
+		r := <-rs[i] // every pin is waited for, even after a failure: none outlives New
+		if first != nil {
+			continue
+		}
+		if first = r.err; first == nil {
+			first = ix.check(r.pc)
+		}
+		if first == nil {
+			r.pc.interpreter = policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(r.pc.exec[0]))
+			out = append(out, r.pc)
+		}
+	}
+	return out, first
+}
+
 func pin(c policy.Command) (*pinned, error) {
 	real, err := filepath.EvalSymlinks(c.Path)
 	if err != nil {

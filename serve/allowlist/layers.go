@@ -124,6 +124,7 @@ func (e *Executor) runProbe() (helper.ProbeReport, error) {
 // Layers implements executor.Executor: what is in force for every call, as measured by the probe.
 // A layer is active only when the probe's attempt at what it forbids failed the expected way.
 func (e *Executor) Layers() []executor.Layer {
+	e.Begin()
 	<-e.probed
 	m := e.measured()
 	abi := e.probe.LandlockABI

@@ -17,7 +17,8 @@ const Unavailable = "the allowlist scheme confines commands with Linux kernel la
 
 // Options configure New.
 type Options struct {
-	Logger *slog.Logger
+	Logger     *slog.Logger
+	DeferProbe bool // as on Linux; there is no probe here
 }
 
 // New refuses: see Unavailable.
