@@ -24,6 +24,13 @@ func (e *Executor) watchOOM() {
 	go func() {
 		f := filters.NewArgs(filters.Arg("type", "container"), filters.Arg("event", "oom"), filters.Arg("label", LabelInstance+"="+e.me.ID()))
 		first := true
+		defer func() {
+			// serve closed before the first subscription (a client that connects and leaves at
+			// once): the probe waiting below must still go on, or Close waits for it forever
+			if first && !mutated("docker-oom-ready") {
+				close(ready)
+			}
+		}()
 		for e.life.Err() == nil {
 			msgs, errs := e.eng.API.Events(e.life, events.ListOptions{Filters: f})
 			if first {
