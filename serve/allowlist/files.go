@@ -36,9 +36,10 @@ func (e *Executor) fileTools() []executor.Tool {
 	return executor.FileTools(fs, max, where, &mcp.ToolAnnotations{Title: "Workspace files", DestructiveHint: &destructive, OpenWorldHint: new(bool)})
 }
 
-// commitRules are the checks a layer's commit makes on the workspace: the protect list, what
-// the git set-up protects (as paths from the root too: a link must not move them), the
-// workspace's owner, limits.workspace_quota and a deadline of limits.timeout.
+// commitRules are the checks a layer's commit makes on the workspace, for a call's writes and
+// write_file's alike: the protect list, what the git set-up protects (core.hooksPath, included
+// config files, git directories; as paths from the root too: a link the call makes must not
+// move them), the workspace's owner, limits.workspace_quota and a deadline of limits.timeout.
 func (e *Executor) commitRules() wslayer.Rules {
 	uid, gid := -1, -1
 	var st syscall.Stat_t

@@ -6,9 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
@@ -129,24 +127,7 @@ func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, r
 		res.Workspace = l.Discard(why + ` (limits.on_interrupt = "discard": a half-done call's writes never reach the workspace; "commit" applies them, checked)`)
 		return res, nil
 	}
-	uid, gid := -1, -1
-	var st syscall.Stat_t
-	if syscall.Stat(e.ws, &st) == nil {
-		uid, gid = int(st.Uid), int(st.Gid)
-	}
-	prot := e.protection()
-	// what the git set-up protects (core.hooksPath, included config files, git directories),
-	// as paths from the root too: a link the call makes must not move them (ci -> elsewhere
-	// when core.hooksPath is ci/hooks)
-	protect := e.al.Protected()
-	for root := range prot.roots {
-		if r, err := filepath.Rel(e.ws, root); err == nil && r != "." && !strings.HasPrefix(r, "..") {
-			protect = append(protect, escapeGlob(filepath.ToSlash(r)))
-		}
-	}
-	w, err := l.Commit(wslayer.Rules{Protect: protect, Quota: quota, UID: uid, GID: gid, SandboxPath: e.ws,
-		Extra:    func(rel string) string { return prot.match(filepath.Join(e.ws, rel)) },
-		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration)})
+	w, err := l.Commit(e.commitRules())
 	if err != nil {
 		return nil, fmt.Errorf("apply the call's writes to the workspace: %w", err)
 	}
