@@ -13,8 +13,8 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
-	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
+	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 )
 
 // needRuntime: the engine must have the runtime registered. Under CI=true (.ci/run registers

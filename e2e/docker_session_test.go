@@ -12,8 +12,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
-	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
+	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

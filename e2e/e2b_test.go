@@ -20,7 +20,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve/e2b"
+	e2b "github.com/mcpsandbox/mcpsandbox/schemes/e2b/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
-	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

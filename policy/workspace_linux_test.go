@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
 )
 
 // The shared rule says what the allowlist scheme's own start-up check says, word for word, so

@@ -1,6 +1,6 @@
 // Package schemes is the registry: every isolation scheme this build knows, one line each.
 // Adding a scheme is its entry (schemes/NAME: everything serve, init, verify, the harness and
-// bench ask of it), its executor (serve/NAME), its policy section (policy/NAME.go and its field
+// bench ask of it), its executor (schemes/NAME/sandbox), its policy section (policy/NAME.go and its field
 // on policy.Policy), its template, its scenarios' `schemes` lists, and one line here (README:
 // "Adding a scheme"). Shared code asks this registry and names no scheme (internal/lint).
 package schemes

@@ -5,10 +5,10 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
 )
 
-// PullImage pulls an image through the engine API (serve/docker/engine: API version
+// PullImage pulls an image through the engine API (schemes/docker/engine: API version
 // negotiation, references parsed by the registry's reference package), drawing one progress
 // bar over all layers. cl carries the connection (DockerClient); nil means the engine the
 // environment names (DOCKER_HOST, the docker context, or the default socket).

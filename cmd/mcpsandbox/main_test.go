@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
-	"github.com/mcpsandbox/mcpsandbox/serve/allowlist/helper"
+	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox/helper"
 )
 
 // TestMain lets this test binary stand in for mcpsandbox when a command re-executes itself

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
-	"github.com/mcpsandbox/mcpsandbox/serve/e2b"
+	e2b "github.com/mcpsandbox/mcpsandbox/schemes/e2b/sandbox"
 )
 
 const key = "e2b_0123456789abcdef0123456789abcdef01234567"

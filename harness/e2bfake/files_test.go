@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/serve/e2b"
+	e2b "github.com/mcpsandbox/mcpsandbox/schemes/e2b/sandbox"
 )
 
-// TestFilesAPI: the fake's envd filesystem API as serve/e2b's client uses it: an upload is read
+// TestFilesAPI: the fake's envd filesystem API as schemes/e2b/sandbox's client uses it: an upload is read
 // back, seen by the sandbox's programs and listed; a missing path is "does not exist"; a
 // symlink a program plants does not take the file API out of the sandbox's directory.
 func TestFilesAPI(t *testing.T) {

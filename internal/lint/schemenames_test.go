@@ -20,7 +20,7 @@ import (
 
 // A scheme is one directory plus one registry line (DESIGN.md): code outside the scheme's own
 // places asks the registry (schemes.Lookup, policy.Section) and never names a scheme. The
-// scheme's own places are schemes/<name>/, serve/<name>/ and its policy section file
+// scheme's own places are schemes/<name>/ (with its sandbox, schemes/<name>/sandbox) and its policy section file
 // policy/<name>.go; the registry is schemes/schemes.go.
 
 // schemeNamesAllowed are the places outside a scheme's own that still name it, as
@@ -76,7 +76,7 @@ func schemeNames(root string, schemes []string, words map[string]string) ([]sche
 				return filepath.SkipDir
 			}
 			for _, s := range schemes {
-				if rel == "schemes/"+s || rel == "serve/"+s {
+				if rel == "schemes/"+s {
 					return filepath.SkipDir
 				}
 			}
@@ -153,7 +153,7 @@ func TestSchemesNamedOnlyInTheirPlaces(t *testing.T) {
 func TestSchemeNamesFindsThem(t *testing.T) {
 	root := t.TempDir()
 	src := "package x\n\nvar a = \"toy\"\nvar b = policy.SchemeToy\nvar c = p.Toy.Size\nvar d = \"toys\"\nvar e = `toy`\n"
-	for _, f := range []string{"shared/x.go", "shared/x_test.go", "schemes/toy/x.go", "serve/toy/x.go", "policy/toy.go", "schemes/schemes.go"} {
+	for _, f := range []string{"shared/x.go", "shared/x_test.go", "schemes/toy/x.go", "schemes/toy/sandbox/x.go", "policy/toy.go", "schemes/schemes.go"} {
 		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
 			t.Fatal(err)
 		}

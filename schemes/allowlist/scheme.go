@@ -1,5 +1,5 @@
 // Package allowlist is the allowlist scheme's entry in the registry: hardened host exec of
-// pinned binaries (the executor is serve/allowlist), with its threats, audit rules, harness
+// pinned binaries (the executor is schemes/allowlist/sandbox), with its threats, audit rules, harness
 // adapter and negative controls.
 package allowlist
 
@@ -11,7 +11,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
-	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 

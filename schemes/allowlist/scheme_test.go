@@ -12,7 +12,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 

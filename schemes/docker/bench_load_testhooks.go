@@ -89,7 +89,7 @@ func loadRows(ctx context.Context, b *scheme.BenchRun, image string, phase time.
 	}
 	if len(refills) > 0 {
 		b.Note("docker pool refill rate (pooled calls served beyond the pool's first " + fmt.Sprint(loadPool) +
-			" containers, per second, in the phases that ran it empty; one filler on this engine's CPUs, serve/docker/pool.go): " + strings.Join(refills, ", "))
+			" containers, per second, in the phases that ran it empty; one filler on this engine's CPUs, schemes/docker/sandbox/pool.go): " + strings.Join(refills, ", "))
 	} else {
 		b.Note("docker pool under load: no phase ran the pool empty, so no refill rate was read off")
 	}

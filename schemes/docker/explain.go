@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
+	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )

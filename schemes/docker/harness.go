@@ -10,7 +10,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
+	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

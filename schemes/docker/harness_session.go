@@ -9,8 +9,8 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
-	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
+	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 )
 
 // The harness drives a docker.reuse = "session" policy over streamable HTTP, every call in an

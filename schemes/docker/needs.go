@@ -13,7 +13,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
-	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 

@@ -3,7 +3,7 @@ package docker
 import (
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
+	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 )
 
 // proof: an empty shell script in a container made as every call's is (image, mounts, runtime,

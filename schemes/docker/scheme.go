@@ -1,5 +1,5 @@
 // Package docker is the docker scheme's entry in the registry: a fresh locked-down container
-// per call through the Docker Engine API (the executor is serve/docker), with its threats,
+// per call through the Docker Engine API (the executor is schemes/docker/sandbox), with its threats,
 // audit rules, harness adapter and negative controls.
 package docker
 
@@ -15,8 +15,8 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
-	sd "github.com/mcpsandbox/mcpsandbox/serve/docker"
-	"github.com/mcpsandbox/mcpsandbox/serve/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
+	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 

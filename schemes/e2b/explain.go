@@ -2,7 +2,7 @@ package e2b
 
 import (
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	se "github.com/mcpsandbox/mcpsandbox/serve/e2b"
+	se "github.com/mcpsandbox/mcpsandbox/schemes/e2b/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 

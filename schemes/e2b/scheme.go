@@ -1,5 +1,5 @@
 // Package e2b is the e2b scheme's entry in the registry: a proxy to E2B cloud sandboxes with
-// mcpsandbox's limits, audit and lifecycle (the executor is serve/e2b), with its threats, audit
+// mcpsandbox's limits, audit and lifecycle (the executor is schemes/e2b/sandbox), with its threats, audit
 // rules, harness adapter and negative controls.
 package e2b
 
@@ -11,7 +11,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
-	se "github.com/mcpsandbox/mcpsandbox/serve/e2b"
+	se "github.com/mcpsandbox/mcpsandbox/schemes/e2b/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -55,7 +55,7 @@ func bounds(p *policy.Policy) []verify.Bound {
 		{Boundary: "e2b", What: "a list_files answer from envd", Value: "16MiB, decoded as it arrives", Past: "the call fails: refused as malformed"},
 	}
 	for _, x := range verify.FileBounds(l) {
-		// No file tools with reuse = "call" (serve/e2b/filesystem.go); pictures are bounded alike.
+		// No file tools with reuse = "call" (schemes/e2b/sandbox/filesystem.go); pictures are bounded alike.
 		if p.E2B.Reuse == "session" || strings.HasPrefix(x.What, "pictures") {
 			b = append(b, x)
 		}

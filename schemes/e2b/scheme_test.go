@@ -7,7 +7,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	se "github.com/mcpsandbox/mcpsandbox/serve/e2b"
+	se "github.com/mcpsandbox/mcpsandbox/schemes/e2b/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 

@@ -1,6 +1,6 @@
 // Package wrap is the wrap scheme's entry in the registry: somebody else's stdio MCP server
 // under the allowlist scheme's kernel layers, its JSON-RPC relayed, bounded and audited (the
-// runtime is serve/wrap). It has no tools of its own, so no executor: serve and `mcpsandbox
+// runtime is schemes/wrap/sandbox). It has no tools of its own, so no executor: serve and `mcpsandbox
 // wrap` run its Relay.
 package wrap
 
@@ -11,8 +11,8 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
-	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
-	sw "github.com/mcpsandbox/mcpsandbox/serve/wrap"
+	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
+	sw "github.com/mcpsandbox/mcpsandbox/schemes/wrap/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sa "github.com/mcpsandbox/mcpsandbox/serve/allowlist"
+	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 

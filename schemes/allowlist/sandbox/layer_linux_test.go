@@ -1,0 +1,254 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+)
+
+func refusedPaths(w *executor.WorkspaceChanges) map[string]string {
+	m := map[string]string{}
+	if w != nil {
+		for _, r := range w.Refused {
+			m[r.Path] = r.Why
+		}
+	}
+	return m
+}
+
+func needLayer(t *testing.T, e *Executor) {
+	t.Helper()
+	// As root the layer is always possible: without it the tests run on and their assertions
+	// say what reached the host.
+	if e.layerRoot == "" && os.Geteuid() != 0 && os.Getenv("MCPSANDBOX_LAYER_INNER") == "" {
+		t.Skipf("SKIP: no transactional workspace here: %s", e.layerWhy)
+	}
+}
+
+// An interpreter's writes reach the workspace only through the commit's checks, on both ways a
+// call starts (direct and through the exec helper): a plain file lands, owned by the
+// workspace's owner; a new .git with a hook, a symlink to /etc/shadow, a FIFO and a setuid file
+// do not, and the result lists each; a file the host hard-linked into the workspace is hidden
+// from the call, so its other name outside is neither read nor written. Red without the layer
+// (mutant workspace-layer), without the commit's checks (workspace-commit-check) and without the
+// hiding (hardlink-hide).
+func TestWorkspaceLayerCommitsChecked(t *testing.T) {
+	for _, viaHelper := range []bool{false, true} {
+		name := "direct"
+		if viaHelper {
+			name = "helper"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := pythonExecutor(t, nil, viaHelper)
+			needLayer(t, e)
+			outside := filepath.Join(filepath.Dir(e.ws), "outside")
+			os.Mkdir(outside, 0o755)
+			secret := filepath.Join(outside, "secret")
+			if err := os.WriteFile(secret, []byte("host secret\n"), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			os.MkdirAll(filepath.Join(e.ws, "vendor"), 0o777)
+			if err := os.Link(secret, filepath.Join(e.ws, "vendor", "link")); err != nil {
+				t.Fatal(err)
+			}
+			res := runPython(t, e, `
+import os
+open('a.txt', 'w').write('hello\n')
+os.makedirs('.git/hooks')
+open('.git/hooks/pre-commit', 'w').write('#!/bin/sh\ntouch /tmp/pwned\n')
+os.chmod('.git/hooks/pre-commit', 0o755)
+os.symlink('/etc/shadow', 'shadow')
+try:
+    os.mkfifo('fifo')
+    print('fifo made')
+except OSError as e:
+    print('fifo refused', e)  # the seccomp filter denies mknod here
+open('suid', 'w').write('x')
+os.chmod('suid', 0o4755)
+for mode in ('r', 'r+'):
+    try:
+        with open('vendor/link', mode) as f:
+            print(mode, 'opened', f.read() if mode == 'r' else f.write('overwritten\n'))
+    except OSError as e:
+        print(mode, 'refused', type(e).__name__)
+`)
+			if res.ExitCode != 0 {
+				t.Fatalf("the call failed: %+v", res)
+			}
+			if b, err := os.ReadFile(filepath.Join(e.ws, "a.txt")); err != nil || string(b) != "hello\n" {
+				t.Errorf("a.txt on the host: %q %v, want the call's file", b, err)
+			}
+			refused := refusedPaths(res.Workspace)
+			check := []string{".git", "shadow", "suid"}
+			if strings.Contains(res.Stdout, "fifo made") {
+				check = append(check, "fifo")
+			}
+			for _, p := range check {
+				if _, err := os.Lstat(filepath.Join(e.ws, p)); err == nil {
+					t.Errorf("%s reached the workspace", p)
+				}
+				if refused[p] == "" {
+					t.Errorf("%s is not listed as refused in the result: %+v", p, res.Workspace)
+				}
+			}
+			if strings.Contains(res.Stdout, "opened") || !strings.Contains(res.Stdout, "r refused FileNotFoundError") {
+				t.Errorf("the host-made hard link was opened by the call:\n%s", res.Stdout)
+			}
+			if b, _ := os.ReadFile(secret); string(b) != "host secret\n" {
+				t.Errorf("the file outside was changed through its hard link: %q", b)
+			}
+			if st, err := os.Lstat(filepath.Join(e.ws, "vendor", "link")); err != nil || !st.Mode().IsRegular() {
+				t.Errorf("the hidden link is gone from the workspace (hiding is not deleting): %v", err)
+			}
+		})
+	}
+}
+
+// A call's writes past limits.workspace_quota stop the call and none of them reach the
+// workspace; under the quota they all do. Red without the quota (mutant workspace-quota).
+func TestWorkspaceLayerQuota(t *testing.T) {
+	e := pythonExecutor(t, nil, false)
+	needLayer(t, e)
+	e.pol.Limits.WorkspaceQuota = 4 << 20
+	res := runPython(t, e, `
+import time
+for i in range(24):
+    with open('f%02d' % i, 'wb') as f:
+        f.write(b'x' * (1 << 20))
+    time.sleep(0.05)
+`)
+	var total int64
+	ents, _ := os.ReadDir(e.ws)
+	for _, d := range ents {
+		if info, err := d.Info(); err == nil {
+			total += info.Size()
+		}
+	}
+	if total > 4<<20 {
+		t.Fatalf("%d bytes reached the workspace, past the 4 MiB quota (%+v)", total, res.Workspace)
+	}
+	said := ""
+	if res.Workspace != nil {
+		said = res.Workspace.Discarded
+		for _, r := range res.Workspace.Refused {
+			said += " " + r.Why
+		}
+	}
+	if !strings.Contains(said, "workspace_quota") {
+		t.Errorf("the result does not say the quota held the call's writes: %+v", res.Workspace)
+	}
+}
+
+func runPythonWithin(t *testing.T, e *Executor, code string, timeout time.Duration) *executor.Result {
+	t.Helper()
+	args, _ := json.Marshal(map[string]any{"command": "python3", "args": []string{"-c", code}})
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res, err := e.run(ctx, executor.Call{Args: args, Timeout: timeout, MaxOutput: 64 << 10})
+	if err != nil {
+		t.Fatalf("call: %v", err)
+	}
+	return res
+}
+
+// A call that times out leaves nothing in the workspace (limits.on_interrupt = "discard", the
+// default: a half-done call's writes never land), and the result says why; with "commit" its
+// writes land, checked like any.
+func TestWorkspaceLayerInterrupted(t *testing.T) {
+	e := pythonExecutor(t, nil, false)
+	needLayer(t, e)
+	code := "open('half.txt', 'w').write('half'); import time; time.sleep(30)"
+	res := runPythonWithin(t, e, code, 1500*time.Millisecond)
+	if !res.TimedOut {
+		t.Fatalf("the call did not time out: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "half.txt")); err == nil {
+		t.Errorf("a timed-out call's write reached the workspace under on_interrupt = discard")
+	}
+	if res.Workspace == nil || !strings.Contains(res.Workspace.Discarded, "timed out") {
+		t.Errorf("the result does not say the writes were discarded: %+v", res.Workspace)
+	}
+	e.pol.Limits.OnInterrupt = "commit"
+	res = runPythonWithin(t, e, code, 1500*time.Millisecond)
+	if b, err := os.ReadFile(filepath.Join(e.ws, "half.txt")); err != nil || string(b) != "half" {
+		t.Errorf("on_interrupt = commit: half.txt %q %v, want the timed-out call's write", b, err)
+	}
+	_ = res
+}
+
+// capsProbe prints the command's own capability sets (capget through ctypes): a non-root serve
+// passes CAP_SYS_ADMIN and CAP_DAC_OVERRIDE to the helper for the call's mounts, and the
+// command must hold none of them (it could unmount its layer in its own namespace).
+const capsProbe = `
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+hdr = ctypes.create_string_buffer(struct.pack('Ii', 0x20080522, 0), 8)
+data = ctypes.create_string_buffer(24)
+if libc.capget(hdr, data) != 0:
+    print('capget failed', ctypes.get_errno())
+else:
+    eff, prm, inh, eff2, prm2, inh2 = struct.unpack('6I', data.raw)
+    print('caps eff=%x prm=%x' % (eff | eff2 << 32, prm | prm2 << 32))
+`
+
+// The command of a call holds no capability, whoever serve is (run as uid 65534 by
+// TestWorkspaceLayerUnprivileged, where the helper is given some for its mounts). Red when the
+// helper keeps them (mutant drop-caps).
+func TestCommandHoldsNoCapabilities(t *testing.T) {
+	e := pythonExecutor(t, nil, false)
+	res := runPython(t, e, capsProbe)
+	if !strings.Contains(res.Stdout, "caps eff=0 prm=0") {
+		t.Fatalf("the command's capabilities: %q %q, want none", res.Stdout, res.Stderr)
+	}
+}
+
+// A serve that is not root gets the transactional workspace too (a mount namespace of its user
+// namespace's own, overlayfs with userxattr): TestWorkspaceLayerCommitsChecked and
+// TestCommandHoldsNoCapabilities again as uid 65534 (this test binary, copied where that uid can
+// run it). Root only: it is root that can switch.
+func TestWorkspaceLayerUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: the layer tests themselves run unprivileged here")
+	}
+	if os.Getenv("MCPSANDBOX_LAYER_INNER") != "" {
+		t.Skip("already the unprivileged run")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "mcpsandbox-layer-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777)
+	bin := filepath.Join(dir, "allowlist.test")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^(TestWorkspaceLayerCommitsChecked|TestCommandHoldsNoCapabilities)$", "-test.v", "-test.count", "1")
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=/usr/bin:/bin", "MCPSANDBOX_LAYER_INNER=1", "MCPSANDBOX_MUTANT=" + os.Getenv("MCPSANDBOX_MUTANT")}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "SKIP: no transactional workspace here") {
+		t.Skipf("SKIP: no user namespaces with mounts for uid 65534 on this host: %s", out)
+	}
+	if err != nil || strings.Count(string(out), "--- PASS: Test") < 2 || strings.Contains(string(out), "--- SKIP") {
+		t.Fatalf("as uid 65534: %v\n%s", err, out)
+	}
+	t.Logf("as uid 65534:\n%s", out)
+}

@@ -1,0 +1,212 @@
+package sandbox
+
+// The code in this file runs in the child of the direct start's vfork (see rawexec_linux.go),
+// between clone and exec, in the parent's memory and on its goroutine's stack: no allocation,
+// no stack growth, no locks, no writes the parent reads, only raw system calls on what the plan
+// (rawexec_linux.go, in the parent, before the fork) prepared. It is kept apart from the
+// planning code so that what must obey those rules is one short file, read with them in mind.
+
+import (
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+//go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
+func runtimeBeforeFork()
+
+//go:linkname runtimeAfterFork syscall.runtime_AfterFork
+func runtimeAfterFork()
+
+//go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
+func runtimeAfterForkInChild()
+
+// closeRangeCloexec is CLOSE_RANGE_CLOEXEC (linux/close_range.h).
+const closeRangeCloexec = 1 << 2
+
+// atFDCWD is AT_FDCWD (-100) as a system call argument.
+var atFDCWD = func() uintptr { v := unix.AT_FDCWD; return uintptr(v) }()
+
+// rawStart starts the child: fork (sharing memory until the exec, as os/exec does) and, in
+// the child, apply the plan and exec.
+func rawStart(p *rawPlan) (int, syscall.Errno) {
+	pid, errno := rawChild(p) // calls runtimeBeforeFork after its own stack check
+	runtimeAfterFork()
+	return int(pid), errno
+}
+
+// rawChild is the child's whole life between clone and exec. The child runs on this goroutine's
+// stack in the parent's memory (CLONE_VM|CLONE_VFORK; the parent waits until the exec) with only
+// this thread: no allocation, no stack growth, no locks, no writes the parent reads, only raw
+// system calls on what the parent prepared (runtimeBeforeFork makes any stack growth fatal, so a
+// mistake here is loud, not silent). In the parent it returns at once, with what rawVfork
+// returned after the child was gone.
+//
+//go:norace
+//go:nocheckptr
+//go:noinline
+func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
+	var (
+		err  syscall.Errno
+		step int
+		fd   uintptr
+		i    int
+		op   *rawOp
+		msg  [2]int32
+	)
+	runtimeBeforeFork() // from here: no allocation, no stack growth, signals blocked
+	pid, errno := rawVfork(p.flags | syscall.CLONE_VM | syscall.CLONE_VFORK | uintptr(syscall.SIGCHLD))
+	if errno != 0 || pid != 0 {
+		return pid, syscall.Errno(errno)
+	}
+	// The child.
+	runtimeAfterForkInChild()
+	step = stSetpgid
+	if _, _, err = syscall.RawSyscall(syscall.SYS_SETPGID, 0, 0, 0); err != 0 {
+		goto fail
+	}
+	if p.netns >= 0 {
+		// A network namespace made for this call ahead of it, in place of CLONE_NEWNET.
+		step = stNetNS
+		if _, _, err = syscall.RawSyscall(unix.SYS_SETNS, uintptr(p.netns), syscall.CLONE_NEWNET, 0); err != 0 {
+			goto fail
+		}
+	}
+	step = stStdio
+	if _, _, err = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(p.stdin), 0, 0); err != 0 {
+		goto fail
+	}
+	if _, _, err = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(p.stdout), 1, 0); err != 0 {
+		goto fail
+	}
+	if _, _, err = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(p.stderr), 2, 0); err != 0 {
+		goto fail
+	}
+	// Every other descriptor closes at the exec, also any serve inherited from whoever started
+	// it without close-on-exec (Go marks only its own). Best effort: kernels before 5.11 lack it.
+	if p.closeFDs {
+		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, 0xffffffff, closeRangeCloexec)
+	}
+	if p.mounts {
+		step = stMountPrivate
+		if _, _, err = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(p.empty)), uintptr(unsafe.Pointer(p.ops[0].dst)),
+			uintptr(unsafe.Pointer(p.empty)), syscall.MS_REC|syscall.MS_PRIVATE, 0, 0); err != 0 {
+			goto fail
+		}
+		for i = 1; i < len(p.ops); i++ {
+			op = &p.ops[i]
+			step = stOps + op.label
+			switch op.kind {
+			case opMount:
+				_, _, err = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(op.src)), uintptr(unsafe.Pointer(op.dst)),
+					uintptr(unsafe.Pointer(op.fstype)), op.flags, uintptr(unsafe.Pointer(op.data)), 0)
+				if err == syscall.ENOENT && op.skip {
+					i++
+					err = 0
+				}
+				if err == syscall.ENOENT && op.ignoreENOENT {
+					err = 0
+				}
+			case opMkdir:
+				_, _, err = syscall.RawSyscall(syscall.SYS_MKDIRAT, atFDCWD, uintptr(unsafe.Pointer(op.dst)), 0o755)
+				if err == syscall.EEXIST {
+					err = 0
+				}
+			case opCreat:
+				fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(op.dst)),
+					syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644, 0, 0)
+				if err == 0 {
+					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+				}
+			case opClose:
+				syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(op.fd), 0, 0)
+			case opOpenPath:
+				fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(op.dst)), unix.O_PATH|syscall.O_CLOEXEC, 0, 0, 0)
+				if err == 0 && fd != uintptr(op.fd) { // the lowest free number may be the one wanted
+					_, _, err = syscall.RawSyscall(syscall.SYS_DUP3, fd, uintptr(op.fd), syscall.O_CLOEXEC)
+					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+				}
+			}
+			if err != 0 {
+				goto fail
+			}
+		}
+	}
+	for i = 0; i < len(p.childRules); i++ {
+		// The private /tmp and the workspace's layer exist only in this mount namespace: their
+		// rules are added here.
+		step = stTmpRule
+		fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(p.childRules[i])),
+			unix.O_PATH|syscall.O_CLOEXEC, 0, 0, 0)
+		if err != 0 {
+			goto fail
+		}
+		p.ruleAttr.fd = int32(fd)
+		if _, _, err = syscall.RawSyscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(p.rulesetFD), 1, // LANDLOCK_RULE_PATH_BENEATH
+			uintptr(unsafe.Pointer(&p.ruleAttr)), 0, 0, 0); err != 0 {
+			goto fail
+		}
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+	}
+	// Politeness, not a security layer: failure is not reported.
+	syscall.RawSyscall(syscall.SYS_SETPRIORITY, syscall.PRIO_PROCESS, 0, uintptr(p.nice))
+	step = stChdir
+	if _, _, err = syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(p.dir)), 0, 0); err != 0 {
+		goto fail
+	}
+	if p.dropUID {
+		step = stCreds
+		if _, _, err = syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); err != 0 {
+			goto fail
+		}
+		if _, _, err = syscall.RawSyscall(syscall.SYS_SETRESGID, p.gid, p.gid, p.gid); err != 0 {
+			goto fail
+		}
+		if _, _, err = syscall.RawSyscall(syscall.SYS_SETRESUID, p.uid, p.uid, p.uid); err != 0 {
+			goto fail
+		}
+	}
+	// After the credential change, which clears it: the tree dies with serve.
+	step = stPdeathsig
+	if _, _, err = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); err != 0 {
+		goto fail
+	}
+	if p.noNewPrivs {
+		step = stNoNewPrivs
+		if _, _, err = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); err != 0 {
+			goto fail
+		}
+	}
+	step = stDumpable
+	if _, _, err = syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); err != 0 {
+		goto fail
+	}
+	if p.rulesetFD >= 0 {
+		step = stLandlock
+		if _, _, err = syscall.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(p.rulesetFD), p.rulesetFlags, 0); err != 0 {
+			goto fail
+		}
+	}
+	if p.prog != nil {
+		step = stSeccomp
+		if _, _, err = syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(p.prog))); err != 0 {
+			goto fail
+		}
+	}
+	step = stRlimit
+	for i = 0; i < len(p.rlim); i++ {
+		if _, _, err = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, p.rlimRes[i], uintptr(unsafe.Pointer(&p.rlim[i])), 0, 0, 0); err != 0 {
+			goto fail
+		}
+	}
+	step = stExec
+	_, _, err = syscall.RawSyscall6(unix.SYS_EXECVEAT, uintptr(p.binFD), uintptr(unsafe.Pointer(p.empty)),
+		uintptr(unsafe.Pointer(&p.argv[0])), uintptr(unsafe.Pointer(&p.envp[0])), unix.AT_EMPTY_PATH, 0)
+fail:
+	msg[0], msg[1] = int32(step), int32(err)
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(p.status), uintptr(unsafe.Pointer(&msg[0])), 8)
+	for {
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 126, 0, 0)
+	}
+}

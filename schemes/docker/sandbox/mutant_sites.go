@@ -1,0 +1,56 @@
+package sandbox
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+)
+
+// mutateBuild is the container's configuration with the mechanisms a mutant build switches off;
+// a release build returns it unchanged.
+func mutateBuild(cfg *container.Config, hc *container.HostConfig) (*container.Config, *container.HostConfig) {
+	if !mutantBuild {
+		return cfg, hc
+	}
+	if mutated("docker-network") {
+		hc.NetworkMode, cfg.NetworkDisabled = "host", false
+	}
+	if mutated("docker-readonly") {
+		hc.ReadonlyRootfs = false
+	}
+	if mutated("docker-capdrop") {
+		hc.CapDrop = nil
+	}
+	if mutated("docker-nnp") {
+		hc.SecurityOpt = slices.DeleteFunc(hc.SecurityOpt, func(o string) bool { return strings.HasPrefix(o, "no-new-privileges") })
+	}
+	if mutated("docker-seccomp-own") { // the engine's default profile instead of serve's
+		hc.SecurityOpt = slices.DeleteFunc(hc.SecurityOpt, func(o string) bool { return strings.HasPrefix(o, "seccomp=") })
+	}
+	if mutated("docker-user") {
+		cfg.User = ""
+	}
+	if mutated("docker-pids") {
+		hc.PidsLimit = nil
+	}
+	if mutated("docker-memory") {
+		hc.Memory, hc.MemorySwap = 0, 0
+	}
+	if mutated("docker-tmpfs") {
+		hc.Tmpfs = map[string]string{"/tmp": "rw"}
+	}
+	if mutated("docker-ulimits") {
+		hc.Ulimits = nil
+	}
+	if mutated("docker-runtime") {
+		hc.Runtime = ""
+	}
+	if mutated("docker-cgroup-ro") {
+		hc.ReadonlyPaths = nil
+	}
+	if mutated("docker-wrapper-isolated") && len(cfg.Cmd) > 1 {
+		cfg.Cmd[1] = strings.Replace(cfg.Cmd[1], isolateLine, "safe_path = program_path", 1)
+	}
+	return cfg, hc
+}

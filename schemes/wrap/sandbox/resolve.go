@@ -1,0 +1,225 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// program is the wrapped command as the kernel will run it, and what it needs to read.
+type program struct {
+	Binary   string   // the file executed: the command, or a script's interpreter (symlinks resolved)
+	Argv     []string // argv as executed (a script's interpreter first)
+	ExecDirs []string // its install dirs: read and execute
+	ReadDirs []string // read only (the npm cache)
+	PathDirs []string // put first on the server's PATH (where the command and its interpreter live)
+	Env      []string // variables the runtime needs (npm's offline mode)
+	Node     bool     // a node program: npm gets a private cache
+	NPMFrom  string   // the client's npm cache, to seed the private one
+}
+
+// systemPrefixes are readable (and executable) for every server anyway: an install dir under
+// one is not listed again.
+var systemPrefixes = []string{"/usr", "/bin", "/sbin", "/lib", "/lib64"}
+
+// resolveProgram finds argv[0] on the client's PATH, follows symlinks and a script's #! line,
+// and lists the install dirs the server must read. home is the client's real home (the npm
+// cache lives there); pathEnv the client's PATH.
+func resolveProgram(argv []string, pathEnv, home string, offline bool) (*program, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("no command to wrap: give it after `--` (mcpsandbox wrap --policy FILE -- npx -y SERVER) or in [wrap].command")
+	}
+	invoked, err := lookPath(argv[0], pathEnv)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(invoked)
+	if err != nil {
+		return nil, fmt.Errorf("wrapped command %s: %w", invoked, err)
+	}
+	pr := &program{Binary: real, Argv: slices.Clone(argv)}
+	pr.addInstall(invoked, real)
+	script := invoked
+	for range 4 { // as the kernel: an interpreter may itself be a script, 4 levels deep
+		interp, err := pr.interpreter(pr.Binary, pathEnv)
+		if err != nil {
+			return nil, err
+		}
+		if interp == nil {
+			break
+		}
+		pr.Binary = interp.real
+		pr.Argv = slices.Concat([]string{interp.path}, interp.args, []string{script}, pr.Argv[1:])
+		script = interp.path
+	}
+	if isNode(pr.Binary) {
+		pr.npm(home, offline)
+	}
+	return pr, nil
+}
+
+type interpreter struct {
+	path, real string
+	args       []string
+}
+
+// interpreter is the #! interpreter of file (nil when it is not a script), resolved.
+func (pr *program) interpreter(file, pathEnv string) (*interpreter, error) {
+	interp, arg, err := shebang(file)
+	if err != nil || interp == "" {
+		return nil, err
+	}
+	if filepath.Base(interp) == "env" && arg != "" {
+		interp, arg = envProgram(arg)
+		if interp, err = lookPath(interp, pathEnv); err != nil {
+			return nil, fmt.Errorf("the #! line of %s: %w", file, err)
+		}
+	}
+	real, err := filepath.EvalSymlinks(interp)
+	if err != nil {
+		return nil, fmt.Errorf("the #! line of %s names %s: %w", file, interp, err)
+	}
+	pr.addInstall(interp, real)
+	return &interpreter{path: interp, real: real, args: splitArg(arg)}, nil
+}
+
+// addInstall lists the install dir of a program and of its resolved file (prefix/bin/.. for a
+// program in a bin dir, else the file's own dir), outside the system dirs, and puts the invoked
+// program's dir on PATH. A dir everybody shares (/tmp, /home, a home) is never listed whole.
+func (pr *program) addInstall(invoked, real string) {
+	if d := filepath.Dir(invoked); !slices.Contains(pr.PathDirs, d) {
+		pr.PathDirs = append(pr.PathDirs, d)
+	}
+	for _, p := range []string{invoked, real} {
+		dir := filepath.Dir(p)
+		if filepath.Base(dir) == "bin" && !userShared(filepath.Dir(dir)) {
+			dir = filepath.Dir(dir)
+		}
+		if shared(dir) || underSystem(dir) || slices.Contains(pr.ExecDirs, dir) {
+			continue
+		}
+		pr.ExecDirs = append(pr.ExecDirs, dir)
+	}
+}
+
+// userShared prefixes hold a user's data beside programs (~/.local/share, ~/.local/state): only
+// their bin dir is an install dir.
+func userShared(prefix string) bool {
+	home, _ := os.UserHomeDir()
+	return home != "" && (prefix == filepath.Join(home, ".local") || prefix == home)
+}
+
+// shared dirs hold other people's or other programs' files: never an install dir.
+func shared(dir string) bool {
+	home, _ := os.UserHomeDir()
+	switch dir {
+	case "/", "/tmp", "/var/tmp", "/home", "/root", "/opt", "/var", "/srv", "/mnt", "/media", "/run", "/dev/shm", home:
+		return true
+	}
+	return false
+}
+
+func underSystem(p string) bool {
+	for _, s := range systemPrefixes {
+		if p == s || strings.HasPrefix(p, s+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func isNode(bin string) bool {
+	b := filepath.Base(bin)
+	return b == "node" || b == "nodejs" || strings.HasPrefix(b, "node-")
+}
+
+// npm marks a node program: npx and npm get a private cache (npmcache.go), kept between starts;
+// without network npm is told to stay offline instead of failing on the registry.
+func (pr *program) npm(home string, offline bool) {
+	pr.NPMFrom = os.Getenv("npm_config_cache")
+	if pr.NPMFrom == "" && home != "" {
+		pr.NPMFrom = filepath.Join(home, ".npm")
+	}
+	pr.Node = true
+	pr.Env = append(pr.Env, "npm_config_update_notifier=false", "npm_config_fund=false", "npm_config_audit=false",
+		"npm_config_prefer_offline=true")
+	if offline {
+		pr.Env = append(pr.Env, "npm_config_offline=true")
+	}
+}
+
+// lookPath finds a program on PATH (a name with a slash is taken as it is, made absolute).
+func lookPath(name, pathEnv string) (string, error) {
+	if strings.Contains(name, "/") {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return "", err
+		}
+		if !executable(abs) {
+			return "", fmt.Errorf("wrapped command %s is not an executable file", abs)
+		}
+		return abs, nil
+	}
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // a relative PATH entry would depend on the cwd
+		}
+		if p := filepath.Join(dir, name); executable(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("wrapped command %q is not on PATH (%s): give its absolute path", name, pathEnv)
+}
+
+func executable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+// shebang reads a script's #! line: its interpreter and the optional argument ("" when the
+// file is not a script).
+func shebang(path string) (interp, arg string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", fmt.Errorf("wrapped command %s: %w", path, err)
+	}
+	defer f.Close()
+	line, _ := bufio.NewReaderSize(f, 256).ReadString('\n')
+	rest, ok := strings.CutPrefix(line, "#!")
+	if !ok {
+		return "", "", nil
+	}
+	if len(line) > 255 {
+		line = line[:255]
+	}
+	rest = strings.TrimSpace(rest)
+	interp, arg, _ = strings.Cut(rest, " ")
+	if interp == "" || !filepath.IsAbs(interp) {
+		return "", "", fmt.Errorf("wrapped command %s: its #! line %q names no absolute interpreter", path, strings.TrimSpace(line))
+	}
+	return interp, strings.TrimSpace(arg), nil
+}
+
+// envProgram splits what follows /usr/bin/env on a #! line: the program, and its arguments
+// (with "-S" the rest is split; options of env itself are dropped).
+func envProgram(arg string) (prog, rest string) {
+	fields := strings.Fields(arg)
+	for len(fields) > 0 && strings.HasPrefix(fields[0], "-") {
+		fields = fields[1:]
+	}
+	if len(fields) == 0 {
+		return "", ""
+	}
+	return fields[0], strings.Join(fields[1:], " ")
+}
+
+func splitArg(arg string) []string {
+	if arg == "" {
+		return nil
+	}
+	return strings.Fields(arg)
+}

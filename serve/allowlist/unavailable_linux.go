@@ -1,4 +1,0 @@
-package allowlist
-
-// Unavailable is empty where the scheme runs: Linux has every layer it needs.
-const Unavailable = ""
