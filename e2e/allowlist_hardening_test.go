@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -130,7 +132,7 @@ func TestGitDirJudgedByWhatItIs(t *testing.T) {
 		if err != nil {
 			securitySkip(t, "split is not installed")
 		}
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 	})
 	if _, err := exec.LookPath("git"); err != nil {
 		securitySkip(t, "git is not installed")
@@ -266,7 +268,7 @@ func TestHostHardLinkRefused(t *testing.T) {
 
 // With hardlinks = "read-only" a hard-linked file may be read, and is mounted read-only.
 func TestHardLinksReadOnlySwitch(t *testing.T) {
-	f := newFixture(t, func(p *policy.Policy, f *fixture) { p.Allowlist.HardLinks = policy.HardLinksReadOnly })
+	f := newFixture(t, func(p *policy.Policy, f *fixture) { alsec.Of(p).HardLinks = alsec.HardLinksReadOnly })
 	linked := filepath.Join(f.ws, "linked")
 	if err := os.Link(filepath.Join(f.outside, "canary.txt"), linked); err != nil {
 		securitySkip(t, "cannot make a hard link here: %v", err)
@@ -288,7 +290,7 @@ func TestHardLinksReadOnlySwitch(t *testing.T) {
 func TestPrivateTmp(t *testing.T) {
 	f := newFixture(t, func(p *policy.Policy, f *fixture) {
 		p.Limits.Timeout = policy.Duration{Duration: 2 * time.Minute}
-		p.Allowlist.MaxFileSize = 256 << 20
+		alsec.Of(p).MaxFileSize = 256 << 20
 	})
 	big := filepath.Join(f.ws, "big.txt")
 	fh, err := os.Create(big)
@@ -400,7 +402,7 @@ func TestExecFailureIsAnError(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Name = "wc2"
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 	})
 	if res, _ := f.call("wc2", "notes.txt"); res.IsError {
 		t.Fatalf("control: the copy does not run: %s", text(res))
@@ -456,13 +458,13 @@ func TestOperatorMistakesRefused(t *testing.T) {
 	ws := mkdir(t, root, "ws", 0o755)
 	bin := mkdir(t, root, "bin", 0o755)
 	base := func() *policy.Policy {
-		p := policy.Default(policy.SchemeAllowlist)
-		p.Allowlist.Workspace = ws
+		p := policy.Default(alsec.Name)
+		alsec.Of(p).Workspace = ws
 		c, err := generate.Pin("wc")
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.Allowlist.Commands = []policy.Command{c}
+		alsec.Of(p).Commands = []policy.Command{c}
 		return p
 	}
 	shPath, _ := filepath.EvalSymlinks("/bin/sh")
@@ -477,23 +479,23 @@ func TestOperatorMistakesRefused(t *testing.T) {
 		mutate     func(p *policy.Policy) (mode os.FileMode, uid int)
 	}{
 		{"symlink to an interpreter", "interpreter", func(p *policy.Policy) (os.FileMode, int) {
-			p.Allowlist.Commands = append(p.Allowlist.Commands, policy.Command{Name: "count", Path: filepath.Join(bin, "wc"), SHA256: pySum})
+			alsec.Of(p).Commands = append(alsec.Of(p).Commands, policy.Command{Name: "count", Path: filepath.Join(bin, "wc"), SHA256: pySum})
 			return 0o644, -1
 		}},
 		{"copy of sh under an innocent name", "interpreter", func(p *policy.Policy) (os.FileMode, int) {
-			p.Allowlist.Commands = append(p.Allowlist.Commands, policy.Command{Name: "lines", Path: filepath.Join(bin, "lines"), SHA256: shSum})
+			alsec.Of(p).Commands = append(alsec.Of(p).Commands, policy.Command{Name: "lines", Path: filepath.Join(bin, "lines"), SHA256: shSum})
 			return 0o644, -1
 		}},
 		{"workspace symlink to /usr", "system directory", func(p *policy.Policy) (os.FileMode, int) {
-			p.Allowlist.Workspace = filepath.Join(root, "usrlink")
+			alsec.Of(p).Workspace = filepath.Join(root, "usrlink")
 			return 0o644, -1
 		}},
 		{"workspace with .. to /etc", "system directory", func(p *policy.Policy) (os.FileMode, int) {
-			p.Allowlist.Workspace = ws + "/../../../../../../etc"
+			alsec.Of(p).Workspace = ws + "/../../../../../../etc"
 			return 0o644, -1
 		}},
 		{"workspace /tmp", "system directory", func(p *policy.Policy) (os.FileMode, int) {
-			p.Allowlist.Workspace = "/tmp"
+			alsec.Of(p).Workspace = "/tmp"
 			return 0o644, -1
 		}},
 		{"policy writable by everyone", "writable by everyone", func(p *policy.Policy) (os.FileMode, int) { return 0o666, -1 }},
@@ -525,7 +527,7 @@ func TestOperatorMistakesRefused(t *testing.T) {
 	// The good policy serves, and the log shows the workspace as resolved.
 	os.Symlink(ws, filepath.Join(root, "wslink"))
 	p := base()
-	p.Allowlist.Workspace = filepath.Join(root, "wslink")
+	alsec.Of(p).Workspace = filepath.Join(root, "wslink")
 	b, _ := policy.Marshal(p)
 	file := filepath.Join(root, "good.toml")
 	write(t, file, string(b), 0o644)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -127,7 +129,7 @@ func TestSwappedBinaryRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Name = "wc2"
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 	})
 	if res, r := f.call("wc2", "-l", "notes.txt"); res.IsError || r.ExitCode != 0 || !strings.Contains(r.Stdout, "4 notes.txt") {
 		t.Fatalf("pinned copy does not run: %s", text(res))

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -20,7 +22,7 @@ func TestDetectorsFire(t *testing.T) {
 	// A long timeout: a control whose call the load of a shared machine times out before it
 	// acts would be silent for the wrong reason.
 	f := newFixture(t, func(p *policy.Policy, _ *fixture) {
-		p.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
+		alsec.Of(p).SetNet(policy.Network{Mode: policy.NetAll})
 		p.Limits.Timeout = policy.Duration{Duration: 20 * time.Second}
 	})
 
@@ -121,8 +123,8 @@ func TestDetectorsFire(t *testing.T) {
 		// of a host file must still fail (Landlock). The control: the same cat of a file inside
 		// the workspace by absolute path works, so the failure is the sandbox, not cat.
 		g := newFixture(t, func(p *policy.Policy, _ *fixture) {
-			for i := range p.Allowlist.Commands {
-				p.Allowlist.Commands[i].AllowOutsidePaths = true
+			for i := range alsec.Of(p).Commands {
+				alsec.Of(p).Commands[i].AllowOutsidePaths = true
 			}
 		})
 		_, r := g.call("cat", filepath.Join(g.outside, "canary.txt"))

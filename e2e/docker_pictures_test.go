@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
@@ -36,7 +38,7 @@ func TestDockerPicturesOverStdio(t *testing.T) {
 	for _, mode := range []string{"call", "session"} {
 		t.Run(mode, func(t *testing.T) {
 			path := dockerPolicy(t, func(p *policy.Policy) {
-				p.Docker.Reuse = mode
+				dksec.Of(p).Reuse = mode
 				p.Limits.Timeout = policy.Duration{Duration: 30 * time.Second}
 			})
 			cs, cmd := serveDocker(t, path)

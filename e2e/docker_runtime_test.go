@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
@@ -48,7 +50,7 @@ func TestDockerRuntimes(t *testing.T) {
 		t.Run(rt, func(t *testing.T) {
 			needRuntime(t, eng, rt)
 			cs, cmd := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) {
-				p.Docker.Runtime = rt
+				dksec.Of(p).Runtime = rt
 				p.Limits.Timeout = policy.Duration{Duration: 20 * time.Second}
 			}))
 			defer cs.Close()
@@ -114,7 +116,7 @@ func TestInitRuntime(t *testing.T) {
 		t.Fatalf("init --runtime crun: exit %d\n%s\n%s", code, out, stderr)
 	}
 	p, err := policy.Load(pol)
-	if err != nil || p.Docker.Runtime != "crun" {
-		t.Errorf("policy: %v, runtime %q", err, p.Docker.Runtime)
+	if err != nil || dksec.Of(p).Runtime != "crun" {
+		t.Errorf("policy: %v, runtime %q", err, dksec.Of(p).Runtime)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -24,7 +26,7 @@ import (
 func TestDockerSessionsOverHTTP(t *testing.T) {
 	eng := needDocker(t)
 	path := dockerPolicy(t, func(p *policy.Policy) {
-		p.Docker.Reuse, p.Docker.MaxSessions = "session", 2
+		dksec.Of(p).Reuse, dksec.Of(p).MaxSessions = "session", 2
 		p.Limits.Timeout = policy.Duration{Duration: 20 * time.Second}
 	})
 	url, cmd, exited, _ := startHTTPServeWith(t, []string{"--policy", path, "--log-level", "debug"})

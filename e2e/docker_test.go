@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/executor"
@@ -68,9 +70,9 @@ func needDocker(t *testing.T) *engine.Client {
 func dockerPolicy(t *testing.T, mut func(*policy.Policy)) string {
 	t.Helper()
 	dir := t.TempDir()
-	p := policy.Default(policy.SchemeDocker)
+	p := policy.Default(dksec.Name)
 	p.Name = "e2e-docker"
-	p.Docker.Image = dockerImage()
+	dksec.Of(p).Image = dockerImage()
 	p.Limits.Timeout = policy.Duration{Duration: 10 * time.Second}
 	p.Audit.Path = filepath.Join(dir, "audit.jsonl")
 	if mut != nil {
@@ -165,7 +167,7 @@ func containerSet(t *testing.T, eng *engine.Client, label string) map[string]map
 // Python and shell calls over MCP stdio run as uid 65534 with no network.
 func TestDockerServeStdio(t *testing.T) {
 	needDocker(t)
-	cs, _ := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { p.Docker.Pool = 2 }))
+	cs, _ := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { dksec.Of(p).Pool = 2 }))
 	ctx := context.Background()
 	tl, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -230,7 +232,7 @@ func TestDockerNoLeaksAcrossSIGKILL(t *testing.T) {
 	eng := needDocker(t)
 	before, oursBefore := countContainers(t, eng, ""), countContainers(t, eng, sd.LabelApp)
 	path := dockerPolicy(t, func(p *policy.Policy) {
-		p.Docker.Pool, p.Limits.MaxConcurrent, p.Limits.Timeout = 4, 12, policy.Duration{Duration: 20 * time.Second}
+		dksec.Of(p).Pool, p.Limits.MaxConcurrent, p.Limits.Timeout = 4, 12, policy.Duration{Duration: 20 * time.Second}
 	})
 	cs, cmd := serveDocker(t, path)
 
@@ -458,7 +460,7 @@ func TestDockerHarness(t *testing.T) {
 // SIGTERM mid-call: serve removes its containers (the call's and the pool's) before it exits.
 func TestDockerSIGTERMRemovesAll(t *testing.T) {
 	eng := needDocker(t)
-	cs, cmd := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { p.Docker.Pool = 2 }))
+	cs, cmd := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { dksec.Of(p).Pool = 2 }))
 	if _, r, err := callDocker(context.Background(), cs, sd.ToolShell, map[string]any{"script": "echo warm"}); err != nil || r.Stdout != "warm\n" {
 		t.Fatalf("%v %+v", err, r)
 	}
@@ -504,7 +506,7 @@ func TestDockerReapOnImmediateExit(t *testing.T) {
 // reapRound reports whether the serve with stdin closed removed the dead serve's containers.
 func reapRound(t *testing.T, eng *engine.Client) bool {
 	t.Helper()
-	_, cmd := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { p.Docker.Pool = 1 }))
+	_, cmd := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { dksec.Of(p).Pool = 1 }))
 	pidLabel := fmt.Sprintf("%s=%d", sd.LabelPID, cmd.Process.Pid)
 	for deadline := time.Now().Add(30 * time.Second); countContainers(t, eng, pidLabel) == 0; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -3,6 +3,8 @@ package e2e
 import (
 	"testing"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -15,7 +17,7 @@ import (
 func TestHarnessDockerWritableWorkspace(t *testing.T) {
 	needDocker(t)
 	path := dockerPolicy(t, func(p *policy.Policy) {
-		p.Docker.Workspace, p.Docker.WorkspaceWritable = t.TempDir(), true // the harness points it at its own arena
+		dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = t.TempDir(), true // the harness points it at its own arena
 	})
 	ids := []string{"git-hooks-argv", "git-hooks-python", "git-hookspath-custom", "git-hookspath-husky", "protected-files-argv",
 		"rc-files-python", "rc-files-workspace-python", "systemd-user-unit", "autostart-entry", "cross-call-leak", "disk-fill", "setuid-root", "symlink-planted"}

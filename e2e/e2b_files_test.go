@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -29,7 +31,7 @@ import (
 // the code displays arrives as MCP image content, and the audit log records the file moves.
 func TestE2BFilesAndPictures(t *testing.T) {
 	f := newE2BFixture(t, func(p *policy.Policy) {
-		p.E2B.Reuse = "session"
+		e2bsec.Of(p).Reuse = "session"
 		p.Limits.Timeout.Duration = 20 * time.Second
 	})
 	tools, err := f.cs.ListTools(context.Background(), nil)
@@ -117,8 +119,8 @@ func TestE2BFilesSessionsOverHTTP(t *testing.T) {
 	}
 	t.Cleanup(func() { fake.Close() })
 	root := t.TempDir()
-	p := policy.Default(policy.SchemeE2B)
-	p.Name, p.E2B.APIKeyEnv, p.E2B.Reuse = "e2e-e2b-files", e2bKeyEnv, "session"
+	p := policy.Default(e2bsec.Name)
+	p.Name, e2bsec.Of(p).APIKeyEnv, e2bsec.Of(p).Reuse = "e2e-e2b-files", e2bKeyEnv, "session"
 	p.Limits.Timeout.Duration = 20 * time.Second
 	p.Audit.Path = filepath.Join(root, "audit.jsonl")
 	b, err := policy.Marshal(p)

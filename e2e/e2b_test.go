@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
@@ -59,10 +61,10 @@ func newE2BFixtureOpts(t testing.TB, o e2bfake.Options, mutate func(*policy.Poli
 	t.Cleanup(func() { fake.Close() })
 	f := &e2bFixture{t: t, fake: fake}
 	root := t.TempDir()
-	p := policy.Default(policy.SchemeE2B)
+	p := policy.Default(e2bsec.Name)
 	p.Name = "e2e-e2b"
-	p.E2B.APIKeyEnv = e2bKeyEnv
-	p.E2B.Reuse = "call"
+	e2bsec.Of(p).APIKeyEnv = e2bKeyEnv
+	e2bsec.Of(p).Reuse = "call"
 	p.Limits.Timeout.Duration = 3 * time.Second
 	f.auditPath = filepath.Join(root, "audit.jsonl")
 	p.Audit.Path = f.auditPath
@@ -185,7 +187,7 @@ func TestE2BOverStdio(t *testing.T) {
 }
 
 func TestE2BSessionReuseAndRestart(t *testing.T) {
-	f := newE2BFixture(t, func(p *policy.Policy) { p.E2B.Reuse = "session" })
+	f := newE2BFixture(t, func(p *policy.Policy) { e2bsec.Of(p).Reuse = "session" })
 	f.call("run_command", map[string]any{"command": "echo state > f"})
 	res, r := f.call("run_command", map[string]any{"command": "cat f"})
 	if res.IsError || r.Stdout != "state\n" {
@@ -257,7 +259,10 @@ func TestE2BBadKeyAndUnreachable(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := ln.Addr().String()
 	ln.Close()
-	g := newE2BFixture(t, func(p *policy.Policy) { p.E2B.APIURL = "http://" + dead; p.Limits.Timeout.Duration = 3 * time.Second })
+	g := newE2BFixture(t, func(p *policy.Policy) {
+		e2bsec.Of(p).APIURL = "http://" + dead
+		p.Limits.Timeout.Duration = 3 * time.Second
+	})
 	start := time.Now()
 	res, _ = g.call("run_code", map[string]any{"code": "1"})
 	if !res.IsError || !strings.Contains(text(res), "cannot reach the E2B API") || time.Since(start) > 20*time.Second {
@@ -295,7 +300,7 @@ func BenchmarkE2BProxyOverhead(b *testing.B) {
 	})
 	b.Run("proxy", func(b *testing.B) {
 		f := newE2BFixtureOpts(b, e2bfake.Options{APIKey: e2bKey, Echo: true},
-			func(p *policy.Policy) { p.E2B.Reuse = "session"; p.Limits.Timeout.Duration = 30 * time.Second })
+			func(p *policy.Policy) { e2bsec.Of(p).Reuse = "session"; p.Limits.Timeout.Duration = 30 * time.Second })
 		f.call("run_command", map[string]any{"command": "true"}) // create the session's sandbox
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -314,8 +319,8 @@ func TestE2BHarnessOffline(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("SKIPPED LOUDLY: the local E2B server runs on Linux only")
 	}
-	p := policy.Default(policy.SchemeE2B)
-	p.E2B.Reuse = "call"
+	p := policy.Default(e2bsec.Name)
+	e2bsec.Of(p).Reuse = "call"
 	p.Limits.Timeout.Duration = 4 * time.Second
 	b, _ := policy.Marshal(p)
 	path := filepath.Join(t.TempDir(), "e2b.toml")

@@ -34,6 +34,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
@@ -214,11 +216,11 @@ func newEgressEnv(t testing.TB, hosts func(*egressEnv) string) *egressEnv {
 	home := mkdir(t, parent, "home", 0o755)
 	write(t, filepath.Join(env.ws, "ca.pem"), string(caPEM), 0o644)
 
-	p := policy.Default(policy.SchemeAllowlist)
+	p := policy.Default(alsec.Name)
 	p.Name = "e2e-egress"
 	p.Limits.Timeout = policy.Duration{Duration: 60 * time.Second}
 	p.Limits.Memory = 2 << 30 // pip under RLIMIT_AS
-	p.Allowlist.Workspace = env.ws
+	alsec.Of(p).Workspace = env.ws
 	env.auditPath = filepath.Join(parent, "audit.jsonl")
 	p.Audit.Path = env.auditPath
 	for _, n := range []string{python, "curl"} {
@@ -234,7 +236,7 @@ func newEgressEnv(t testing.TB, hosts func(*egressEnv) string) *egressEnv {
 		} else {
 			env.hasCurl = true
 		}
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 	}
 	b, err := policy.Marshal(p)
 	if err != nil {
@@ -622,21 +624,21 @@ func TestEgressAllowlistHarness(t *testing.T) {
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
 	ws := mkdir(t, dir, "ws", 0o777)
-	p := policy.Default(policy.SchemeAllowlist)
+	p := policy.Default(alsec.Name)
 	p.Name = "e2e-egress-harness"
-	p.Allowlist.Workspace = ws
+	alsec.Of(p).Workspace = ws
 	p.Limits.Memory = 1 << 30
 	c, err := generate.Pin(python)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Name = "python3"
-	p.Allowlist.Commands = []policy.Command{c}
+	alsec.Of(p).Commands = []policy.Command{c}
 	hosts, err := policy.NetworkHosts("index.test", "files.test:443")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Allowlist.SetNet(hosts)
+	alsec.Of(p).SetNet(hosts)
 	b, err := policy.Marshal(p)
 	if err != nil {
 		t.Fatal(err)

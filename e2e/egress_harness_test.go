@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -135,15 +138,15 @@ func TestEgressHarnessDocker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIP in -short: runs about 15 docker scenarios and 3 controls")
 	}
-	with := policy.Default(policy.SchemeDocker)
-	with.Docker.Image = dockerImage()
+	with := policy.Default(dksec.Name)
+	dksec.Of(with).Image = dockerImage()
 	with.Limits.Timeout = policy.Duration{Duration: 20 * time.Second}
 	hosts, err := policy.NetworkHosts("pypi.org", "files.pythonhosted.org")
 	if err != nil {
 		t.Fatal(err)
 	}
 	without := with.Clone()
-	with.Docker.SetNet(hosts)
+	dksec.Of(with).SetNet(hosts)
 	checkEgressHarness(t, dockerscheme.Scheme, with, without)
 }
 
@@ -162,6 +165,6 @@ func TestEgressHarnessAllowlist(t *testing.T) {
 		t.Fatal(err)
 	}
 	without := with.Clone()
-	with.Allowlist.SetNet(hosts)
+	alsec.Of(with).SetNet(hosts)
 	checkEgressHarness(t, allowlistscheme.Scheme, with, without)
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
@@ -172,7 +174,7 @@ func TestFilesDockerCall(t *testing.T) {
 	os.WriteFile(canary, []byte("host secret"), 0o644)
 	os.Symlink(canary, filepath.Join(ws, "leak"))
 	path := dockerPolicy(t, func(p *policy.Policy) {
-		p.Docker.Workspace, p.Docker.WorkspaceWritable = ws, true
+		dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = ws, true
 	})
 	cs, _ := serveDocker(t, path)
 	sum := roundTrip(t, cs, ws, "blob.bin")
@@ -201,7 +203,7 @@ func TestFilesDockerReadOnly(t *testing.T) {
 	needDocker(t)
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "in.txt"), []byte("hello"), 0o644)
-	cs, _ := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { p.Docker.Workspace = ws }))
+	cs, _ := serveDocker(t, dockerPolicy(t, func(p *policy.Policy) { dksec.Of(p).Workspace = ws }))
 	res, r := fileCall(t, cs, executor.ToolReadFile, map[string]any{"path": "/workspace/in.txt"})
 	if res.IsError || r.File == nil || r.File.Content != "hello" {
 		t.Errorf("read_file: %s", resultText(res))

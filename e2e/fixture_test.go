@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
@@ -116,10 +118,10 @@ func newFixture(t testing.TB, mutate func(*policy.Policy, *fixture)) *fixture {
 		}
 	}
 
-	p := policy.Default(policy.SchemeAllowlist)
+	p := policy.Default(alsec.Name)
 	p.Name = "e2e"
 	p.Limits.Timeout = policy.Duration{Duration: 3 * time.Second}
-	p.Allowlist.Workspace = f.ws
+	alsec.Of(p).Workspace = f.ws
 	f.auditPath = filepath.Join(f.root, "audit.jsonl")
 	p.Audit.Path = f.auditPath
 	for _, n := range []string{"wc", "sort", "cat", "uniq", python} {
@@ -130,7 +132,7 @@ func newFixture(t testing.TB, mutate func(*policy.Policy, *fixture)) *fixture {
 		if n == python {
 			c.Name = "python3"
 		}
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 	}
 	f.pol = p
 	if mutate != nil {

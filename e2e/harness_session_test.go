@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	dockerscheme "github.com/mcpsandbox/mcpsandbox/schemes/docker"
@@ -29,7 +31,7 @@ func TestHarnessDockerSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Docker.Reuse, p.Docker.MaxSessions = "session", 2
+	dksec.Of(p).Reuse, dksec.Of(p).MaxSessions = "session", 2
 	p.Limits.Timeout = policy.Duration{Duration: 20 * time.Second}
 	ids := append(slices.Clone(sessionScenarios), "cross-call-leak", "disguised-survivor")
 	rs := runScenarios(t, dockerscheme.Scheme, p, ids...)
@@ -45,7 +47,7 @@ func TestHarnessDockerSessions(t *testing.T) {
 			}
 		}
 	}
-	p.Docker.Reuse, p.Docker.MaxSessions = "call", 0
+	dksec.Of(p).Reuse, dksec.Of(p).MaxSessions = "call", 0
 	rs = runScenarios(t, dockerscheme.Scheme, p, sessionScenarios...)
 	for _, id := range sessionScenarios {
 		if r := rs[id]; r.Outcome != harness.NotApplicable || !strings.Contains(r.Reason, "per MCP session") {

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -80,9 +83,9 @@ func TestInitNetworkHosts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := p.Allowlist.Net()
-			if p.Scheme == policy.SchemeDocker {
-				n = p.Docker.Net()
+			n := alsec.Of(p).Net()
+			if p.Scheme == dksec.Name {
+				n = dksec.Of(p).Net()
 			}
 			if n.String() != c.net {
 				t.Errorf("network %s, want %s", n, c.net)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	expect "github.com/Netflix/go-expect"
 	"github.com/creack/pty"
 	"github.com/hinshun/vt10x"
@@ -80,7 +82,7 @@ func TestInitFlagsThenServeAnswers(t *testing.T) {
 		t.Fatalf("entry %+v in\n%s", entry, b)
 	}
 	pol, err := policy.Load(entry.Args[len(entry.Args)-1])
-	if err != nil || pol.Allowlist.Workspace != ws || len(pol.Allowlist.Commands) != 2 {
+	if err != nil || alsec.Of(pol).Workspace != ws || len(alsec.Of(pol).Commands) != 2 {
 		t.Fatalf("policy: %v %+v", err, pol)
 	}
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
@@ -496,7 +498,7 @@ func TestInitWizardPTY(t *testing.T) {
 			t.Fatal(err)
 		}
 		p, err := policy.Load(policyPath(e))
-		if err != nil || p.Allowlist.Net().String() != want {
+		if err != nil || alsec.Of(p).Net().String() != want {
 			t.Fatalf("policy: %v %v", err, p)
 		}
 		before, _ := os.ReadFile(policyPath(e))

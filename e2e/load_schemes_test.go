@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -195,7 +198,7 @@ func TestDockerLoadHTTP(t *testing.T) {
 	}
 	const conc, sessions, maxConc, pool = 16, 8, 4, 8
 	path := dockerPolicy(t, func(p *policy.Policy) {
-		p.Docker.Pool, p.Limits.MaxConcurrent, p.Limits.Timeout = pool, maxConc, policy.Duration{Duration: 30 * time.Second}
+		dksec.Of(p).Pool, p.Limits.MaxConcurrent, p.Limits.Timeout = pool, maxConc, policy.Duration{Duration: 30 * time.Second}
 	})
 	pol, err := policy.Load(path)
 	if err != nil {
@@ -304,8 +307,8 @@ func TestE2BLoadHTTP(t *testing.T) {
 	t.Cleanup(func() { fake.Close() })
 	const n, conc, sessions, maxConc = 200, 32, 8, 8
 	root := t.TempDir()
-	p := policy.Default(policy.SchemeE2B)
-	p.Name, p.E2B.APIKeyEnv, p.E2B.Reuse = "e2e-e2b-load", e2bKeyEnv, "session"
+	p := policy.Default(e2bsec.Name)
+	p.Name, e2bsec.Of(p).APIKeyEnv, e2bsec.Of(p).Reuse = "e2e-e2b-load", e2bKeyEnv, "session"
 	p.Limits.MaxConcurrent, p.Limits.Timeout.Duration = maxConc, 20*time.Second
 	p.Audit.Path = filepath.Join(root, "audit.jsonl")
 	b, err := policy.Marshal(p)
@@ -453,7 +456,7 @@ func TestDockerEngineRestartHTTP(t *testing.T) {
 		pidfile = "/var/run/docker.pid"
 	}
 	path := dockerPolicy(t, func(p *policy.Policy) {
-		p.Docker.Pool, p.Limits.MaxConcurrent, p.Limits.Timeout = 2, 4, policy.Duration{Duration: 30 * time.Second}
+		dksec.Of(p).Pool, p.Limits.MaxConcurrent, p.Limits.Timeout = 2, 4, policy.Duration{Duration: 30 * time.Second}
 	})
 	url, cmd, exited, logs := startHTTPServeWith(t, []string{"--policy", path, "--log-level", "debug"})
 	pidLabel := fmt.Sprintf("%s=%d", sd.LabelPID, cmd.Process.Pid)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -31,7 +33,7 @@ func TestSameSizeEditRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Name = "wc2"
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 	})
 	if res, r := f.call("wc2", "-l", "notes.txt"); res.IsError || r.ExitCode != 0 {
 		t.Fatalf("pinned copy does not run: %s", text(res))
@@ -146,7 +148,7 @@ func TestLimitsSeenFromOutside(t *testing.T) {
 	want := map[string]uint64{
 		"Max cpu time":       uint64(f.pol.Limits.Timeout.Seconds()) + 1,
 		"Max address space":  uint64(f.pol.Limits.Memory),
-		"Max file size":      uint64(f.pol.Allowlist.MaxFileSize),
+		"Max file size":      uint64(alsec.Of(f.pol).MaxFileSize),
 		"Max open files":     256,
 		"Max processes":      40,
 		"Max core file size": 0,
@@ -175,7 +177,7 @@ func TestLimitsSeenFromOutside(t *testing.T) {
 // A file larger than allowlist.max_file_size is cut at the limit (mutant rlimit-fsize), as the
 // host sees the file.
 func TestFileSizeCapped(t *testing.T) {
-	f := newFixture(t, func(p *policy.Policy, _ *fixture) { p.Allowlist.MaxFileSize = 1 << 20 })
+	f := newFixture(t, func(p *policy.Policy, _ *fixture) { alsec.Of(p).MaxFileSize = 1 << 20 })
 	f.py("import signal\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\nwith open('big', 'wb') as fh:\n    for i in range(4):\n        try: fh.write(b'x' * (1 << 20)); fh.flush()\n        except OSError as e: print('ERR', e); break")
 	st, err := os.Stat(filepath.Join(f.ws, "big"))
 	if err != nil {

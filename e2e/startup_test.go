@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve"
@@ -34,9 +36,9 @@ func TestWritableBinaryLocationRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := policy.Default(policy.SchemeAllowlist)
-		p.Allowlist.Workspace = ws
-		p.Allowlist.Commands = []policy.Command{cmd}
+		p := policy.Default(alsec.Name)
+		alsec.Of(p).Workspace = ws
+		alsec.Of(p).Commands = []policy.Command{cmd}
 		data, _ := policy.Marshal(p)
 		pp := filepath.Join(root, "p"+c.mode.String()+".toml")
 		write(t, pp, string(data), 0o644)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/harness/hostile"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -45,7 +47,7 @@ func wrapScenarios(t *testing.T) []string {
 	}
 	var ids []string
 	for _, s := range all {
-		if len(s.Schemes) == 1 && s.Schemes[0] == policy.SchemeWrap {
+		if len(s.Schemes) == 1 && s.Schemes[0] == wrapsec.Name {
 			ids = append(ids, s.ID)
 		}
 	}
@@ -88,7 +90,7 @@ func TestWrapHarness(t *testing.T) {
 		t.Errorf("%d results for %d scenarios, exit %d", len(rep.Results), len(ids), code)
 	}
 
-	out, stderr, code = runBin(t, "harness", "--controls", "--scheme", policy.SchemeWrap, "--json")
+	out, stderr, code = runBin(t, "harness", "--controls", "--scheme", wrapsec.Name, "--json")
 	var rs []harness.ControlResult
 	if err := json.Unmarshal([]byte(out), &rs); err != nil {
 		t.Fatalf("controls --json: %v\n%s\n%s", err, out, stderr)

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/BurntSushi/toml"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -170,19 +174,19 @@ func TestRenderPolicyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := policy.Default(policy.SchemeAllowlist)
-	p.Allowlist.Workspace, p.Allowlist.Commands = ws, cs
-	p.Allowlist.Env["ODD"] = "quote \" backslash \\ tab \t"
-	p.Allowlist.User = "1000:1000"
-	p.Allowlist.ReadPaths = []string{"/opt/data"}
-	p.Allowlist.Commands[0].AllowOutsidePaths = true
-	p.Allowlist.Protect = []string{"scripts/hooks", "!CLAUDE.md"}
-	p.Allowlist.HardLinks = policy.HardLinksReadOnly
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).Workspace, alsec.Of(p).Commands = ws, cs
+	alsec.Of(p).Env["ODD"] = "quote \" backslash \\ tab \t"
+	alsec.Of(p).User = "1000:1000"
+	alsec.Of(p).ReadPaths = []string{"/opt/data"}
+	alsec.Of(p).Commands[0].AllowOutsidePaths = true
+	alsec.Of(p).Protect = []string{"scripts/hooks", "!CLAUDE.md"}
+	alsec.Of(p).HardLinks = alsec.HardLinksReadOnly
 	p.Audit.Path = "/var/log/mcp \"audit\".jsonl"
-	d := policy.Default(policy.SchemeDocker)
-	d.Docker.Workspace, d.Docker.WorkspaceWritable, d.Docker.Pool, d.Docker.Runtime = "/w", true, 2, "runsc"
-	e := policy.Default(policy.SchemeE2B)
-	e.E2B.Reuse, e.E2B.AllowInternet, e.E2B.APIURL = "call", true, "https://e2b.example"
+	d := policy.Default(dksec.Name)
+	dksec.Of(d).Workspace, dksec.Of(d).WorkspaceWritable, dksec.Of(d).Pool, dksec.Of(d).Runtime = "/w", true, 2, "runsc"
+	e := policy.Default(e2bsec.Name)
+	e2bsec.Of(e).Reuse, e2bsec.Of(e).AllowInternet, e2bsec.Of(e).APIURL = "call", true, "https://e2b.example"
 	// The network key in each form it takes: a host list (written one host a line), every host,
 	// a docker network.
 	hosts, err := policy.NetworkHosts("pypi.org", "files.pythonhosted.org:443", "*.example.com", "203.0.113.7", "[2001:db8::1]:8443")
@@ -190,13 +194,13 @@ func TestRenderPolicyRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	ph := clonePolicy(t, p)
-	ph.Allowlist.SetNet(hosts)
+	alsec.Of(ph).SetNet(hosts)
 	pall := clonePolicy(t, p)
-	pall.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
-	dh := policy.Default(policy.SchemeDocker)
-	dh.Docker.SetNet(hosts)
-	dn := policy.Default(policy.SchemeDocker)
-	dn.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
+	alsec.Of(pall).SetNet(policy.Network{Mode: policy.NetAll})
+	dh := policy.Default(dksec.Name)
+	dksec.Of(dh).SetNet(hosts)
+	dn := policy.Default(dksec.Name)
+	dksec.Of(dn).SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
 	for _, want := range []*policy.Policy{p, d, e, ph, pall, dh, dn} {
 		path := filepath.Join(t.TempDir(), "policy.toml")
 		b, err := RenderPolicy(want, path)
@@ -212,23 +216,23 @@ func TestRenderPolicyRoundTrip(t *testing.T) {
 			t.Errorf("%s: loads back differently", want.Scheme)
 		}
 		switch want.Scheme {
-		case policy.SchemeAllowlist:
-			if !reflect.DeepEqual(got.Allowlist, want.Allowlist) {
-				t.Errorf("allowlist: %+v\nwant %+v", got.Allowlist, want.Allowlist)
+		case alsec.Name:
+			if !reflect.DeepEqual(alsec.Of(got), alsec.Of(want)) {
+				t.Errorf("allowlist: %+v\nwant %+v", alsec.Of(got), alsec.Of(want))
 			}
-		case policy.SchemeDocker:
-			if got.Docker != want.Docker {
-				t.Errorf("docker: %+v", got.Docker)
+		case dksec.Name:
+			if *dksec.Of(got) != *dksec.Of(want) {
+				t.Errorf("docker: %+v", dksec.Of(got))
 			}
-		case policy.SchemeE2B:
-			if got.E2B != want.E2B {
-				t.Errorf("e2b: %+v", got.E2B)
+		case e2bsec.Name:
+			if *e2bsec.Of(got) != *e2bsec.Of(want) {
+				t.Errorf("e2b: %+v", e2bsec.Of(got))
 			}
 		}
-		if want.Scheme != policy.SchemeE2B {
-			n := want.Allowlist.Net()
-			if want.Scheme == policy.SchemeDocker {
-				n = want.Docker.Net()
+		if want.Scheme != e2bsec.Name {
+			n := alsec.Of(want).Net()
+			if want.Scheme == dksec.Name {
+				n = dksec.Of(want).Net()
 			}
 			wantLine := "network = [\n  \"pypi.org\",\n  \"files.pythonhosted.org:443\",\n  \"*.example.com\",\n  \"203.0.113.7\",\n  \"[2001:db8::1]:8443\",\n]"
 			if n.Mode != policy.NetHosts {

@@ -16,6 +16,10 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/schemes"
@@ -25,7 +29,7 @@ import (
 
 // allowlistAnswers are a's answers for the allowlist scheme over workspace ws, allowing allow.
 func allowlistAnswers(a generate.Answers, ws string, allow []string) generate.Answers {
-	a.Scheme, a.Wizards = policy.SchemeAllowlist, schemes.Wizards()
+	a.Scheme, a.Wizards = alsec.Name, schemes.Wizards()
 	allowlist.Own(&a).Workspace, allowlist.Own(&a).Allow = ws, allow
 	return a
 }
@@ -46,18 +50,18 @@ func TestBuildPolicyNetwork(t *testing.T) {
 		want string // Net().String() of the scheme's section, or the error's text
 		err  bool
 	}{
-		{generate.Answers{Scheme: policy.SchemeAllowlist}, "false", false},
-		{generate.Answers{Scheme: policy.SchemeAllowlist, Network: true}, "true", false},
-		{generate.Answers{Scheme: policy.SchemeAllowlist, Hosts: []string{"pypi", "api.example.com:443"}}, `["pypi.org", "files.pythonhosted.org", "api.example.com:443"]`, false},
-		{generate.Answers{Scheme: policy.SchemeAllowlist, Hosts: []string{"pypi"}, Network: true}, "every host (--network) and only the listed hosts (--network-hosts) conflict", true},
-		{generate.Answers{Scheme: policy.SchemeAllowlist, Hosts: []string{"https://pypi.org"}}, `network hosts: "https://pypi.org" is a URL: write the host only, e.g. "pypi.org"`, true},
-		{generate.Answers{Scheme: policy.SchemeAllowlist, Hosts: []string{" "}}, "empty host", true},
-		{generate.Answers{Scheme: policy.SchemeDocker}, `"none"`, false},
-		{generate.Answers{Scheme: policy.SchemeDocker, Hosts: []string{"npm"}}, `["registry.npmjs.org"]`, false},
-		{dockerNet(generate.Answers{Scheme: policy.SchemeDocker}, "bridge"), `"bridge"`, false},
-		{dockerNet(generate.Answers{Scheme: policy.SchemeDocker, Hosts: []string{"npm"}}, "bridge"), `the docker network "bridge" and a host list conflict`, true},
-		{generate.Answers{Scheme: policy.SchemeDocker, Network: true}, "for docker list the hosts calls need (--network-hosts", true},
-		{generate.Answers{Scheme: policy.SchemeE2B, Hosts: []string{"pypi"}}, "the e2b scheme takes no host list", true},
+		{generate.Answers{Scheme: alsec.Name}, "false", false},
+		{generate.Answers{Scheme: alsec.Name, Network: true}, "true", false},
+		{generate.Answers{Scheme: alsec.Name, Hosts: []string{"pypi", "api.example.com:443"}}, `["pypi.org", "files.pythonhosted.org", "api.example.com:443"]`, false},
+		{generate.Answers{Scheme: alsec.Name, Hosts: []string{"pypi"}, Network: true}, "every host (--network) and only the listed hosts (--network-hosts) conflict", true},
+		{generate.Answers{Scheme: alsec.Name, Hosts: []string{"https://pypi.org"}}, `network hosts: "https://pypi.org" is a URL: write the host only, e.g. "pypi.org"`, true},
+		{generate.Answers{Scheme: alsec.Name, Hosts: []string{" "}}, "empty host", true},
+		{generate.Answers{Scheme: dksec.Name}, `"none"`, false},
+		{generate.Answers{Scheme: dksec.Name, Hosts: []string{"npm"}}, `["registry.npmjs.org"]`, false},
+		{dockerNet(generate.Answers{Scheme: dksec.Name}, "bridge"), `"bridge"`, false},
+		{dockerNet(generate.Answers{Scheme: dksec.Name, Hosts: []string{"npm"}}, "bridge"), `the docker network "bridge" and a host list conflict`, true},
+		{generate.Answers{Scheme: dksec.Name, Network: true}, "for docker list the hosts calls need (--network-hosts", true},
+		{generate.Answers{Scheme: e2bsec.Name, Hosts: []string{"pypi"}}, "the e2b scheme takes no host list", true},
 	}
 	for _, c := range cases {
 		c.a.Wizards = schemes.Wizards()
@@ -74,17 +78,17 @@ func TestBuildPolicyNetwork(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		n := p.Allowlist.Net()
-		if c.a.Scheme == policy.SchemeDocker {
-			n = p.Docker.Net()
+		n := alsec.Of(p).Net()
+		if c.a.Scheme == dksec.Name {
+			n = dksec.Of(p).Net()
 		}
 		if n.String() != c.want {
 			t.Errorf("%s: network %s, want %s", name, n, c.want)
 		}
 		// The old all-or-nothing views never widen a host list: code that knows no lists keeps
 		// the sandbox offline.
-		if n.Mode == policy.NetHosts && (p.Allowlist.AllHosts() || p.Docker.NetworkName() != "none") {
-			t.Errorf("%s: a host list opens the network: allowlist all hosts %v, docker network %q", name, p.Allowlist.AllHosts(), p.Docker.NetworkName())
+		if n.Mode == policy.NetHosts && (alsec.Of(p).AllHosts() || dksec.Of(p).NetworkName() != "none") {
+			t.Errorf("%s: a host list opens the network: allowlist all hosts %v, docker network %q", name, alsec.Of(p).AllHosts(), dksec.Of(p).NetworkName())
 		}
 		// The preview says it as the file does.
 		if s := strings.Join(generate.Summary(p), "\n"); !strings.Contains(s, "network "+c.want) {
@@ -133,7 +137,7 @@ func scripted(t *testing.T, a *generate.Answers, answers ...any) []any {
 // the list; a re-run shows that list back (presets ticked, the rest typed) and, taken as it is,
 // builds the same policy; unticking a preset drops only its hosts; "none" and "every host" work.
 func TestNetworkQuestions(t *testing.T) {
-	for _, scheme := range []string{policy.SchemeAllowlist, policy.SchemeDocker} {
+	for _, scheme := range []string{alsec.Name, dksec.Name} {
 		t.Run(scheme, func(t *testing.T) {
 			ws := filepath.Join(t.TempDir(), "ws")
 			a := &generate.Answers{Scheme: scheme, Wizards: schemes.Wizards()}
@@ -149,10 +153,10 @@ func TestNetworkQuestions(t *testing.T) {
 			}
 			want := `["pypi.org", "files.pythonhosted.org", "github.com", "codeload.github.com", "objects.githubusercontent.com", "api.example.com:443", "*.example.org"]`
 			net := func(p *policy.Policy) policy.Network {
-				if scheme == policy.SchemeDocker {
-					return p.Docker.Net()
+				if scheme == dksec.Name {
+					return dksec.Of(p).Net()
 				}
-				return p.Allowlist.Net()
+				return alsec.Of(p).Net()
 			}
 			if got := net(p).String(); got != want {
 				t.Fatalf("network %s, want %s", got, want)
@@ -223,7 +227,7 @@ func TestNetworkQuestions(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantAll := "true"
-			if scheme == policy.SchemeDocker {
+			if scheme == dksec.Name {
 				wantAll = `"bridge"`
 			}
 			if net(got).String() != wantAll {
@@ -244,15 +248,15 @@ func TestNetworkQuestions(t *testing.T) {
 
 // A re-run keeps a docker network the policy names (one init never offers: "mynet").
 func TestRerunKeepsDockerNetwork(t *testing.T) {
-	p := policy.Default(policy.SchemeDocker)
-	p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "mynet"})
+	p := policy.Default(dksec.Name)
+	dksec.Of(p).SetNet(policy.Network{Mode: policy.NetNamed, Name: "mynet"})
 	a := generate.AnswersFrom(p, schemes.Wizards())
 	a.Prefill(func(string) bool { return false })
 	if shown := scripted(t, &a, nil); shown[0] != generate.NetChoiceAll {
 		t.Errorf("shows %q", shown[0])
 	}
 	back, err := generate.BuildPolicy(a)
-	if err != nil || back.Docker.Net().String() != `"mynet"` {
+	if err != nil || dksec.Of(back).Net().String() != `"mynet"` {
 		t.Fatalf("%v %v", err, back)
 	}
 }
@@ -296,8 +300,8 @@ func TestAnswersFromPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Allowlist.Commands[1].DenyArgs = []string{"--from-file*"}
-	p.Allowlist.Env["TZ"] = "UTC"
+	alsec.Of(p).Commands[1].DenyArgs = []string{"--from-file*"}
+	alsec.Of(p).Env["TZ"] = "UTC"
 	a := generate.AnswersFrom(p, schemes.Wizards())
 	a.Prefill(func(string) bool { return false })
 	if own := allowlist.Own(&a); strings.Join(own.Allow, ",") != "wc,jq" || a.Timeout != "20s" || own.Workspace != ws {
@@ -308,7 +312,7 @@ func TestAnswersFromPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	if back.Hash() != p.Hash() {
-		t.Errorf("rebuilt policy differs: deny_args %v env %v", back.Allowlist.Commands[1].DenyArgs, back.Allowlist.Env)
+		t.Errorf("rebuilt policy differs: deny_args %v env %v", alsec.Of(back).Commands[1].DenyArgs, alsec.Of(back).Env)
 	}
 }
 

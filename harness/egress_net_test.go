@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -42,10 +45,10 @@ func TestNetworkHostsThroughSections(t *testing.T) {
 			t.Errorf("%s: the host list does not validate: %v", s, err)
 		}
 	}
-	p := policy.Default(policy.SchemeAllowlist)
-	p.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
-	d := policy.Default(policy.SchemeDocker)
-	d.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).SetNet(policy.Network{Mode: policy.NetAll})
+	d := policy.Default(dksec.Name)
+	dksec.Of(d).SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
 	if !networkOpen(p) || !networkOpen(d) {
 		t.Error("network true / a docker network is not open")
 	}

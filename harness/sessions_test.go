@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -68,7 +70,7 @@ func TestSessionScenarioNotApplicable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Run(context.Background(), scs, Options{Binary: "/nonexistent/mcpsandbox", Policy: policy.Default(policy.SchemeAllowlist), Adapter: noSessions{}})
+	rep, err := Run(context.Background(), scs, Options{Binary: "/nonexistent/mcpsandbox", Policy: policy.Default(alsec.Name), Adapter: noSessions{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
@@ -54,7 +56,7 @@ func TestReleaseBinaryHasNoTestHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Allowlist.SetNet(n)
+	alsec.Of(p).SetNet(n)
 	b, err := policy.Marshal(p)
 	if err != nil {
 		t.Fatal(err)

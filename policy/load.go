@@ -70,12 +70,12 @@ func Load(path string) (*Policy, error) {
 // Parse decodes and validates policy text; name is used in problem locations.
 func Parse(name string, data []byte) (*Policy, error) {
 	p := Default("")
-	p.eachSection(func(_ string, s Section) { s.beforeDecode() })
-	md, err := toml.Decode(string(data), p)
+	p.eachSection(func(_ string, s Section) { s.BeforeDecode() })
+	md, err := p.decodeTOML(string(data))
 	if err != nil {
 		return nil, &Error{decodeProblems(name, data, err)}
 	}
-	p.eachSection(func(_ string, s Section) { s.afterDecode(md.IsDefined) })
+	p.eachSection(func(_ string, s Section) { s.AfterDecode(md.IsDefined) })
 	p.schemeLimitDefaults(md.IsDefined)
 	idx := indexLines(string(data))
 	probs := unknownKeys(name, data, md)
@@ -180,7 +180,7 @@ func decodeProblems(name string, data []byte, err error) []Problem {
 		}
 		text[last.Line-1] = ""
 		retry := []byte(strings.Join(text, "\n"))
-		md, err := toml.Decode(string(retry), Default(""))
+		md, err := Default("").decodeTOML(string(retry))
 		if err == nil {
 			// every wrongly typed value is blanked: what else the file gets wrong is said too
 			return append(probs, unknownKeys(name, data, md)...)

@@ -473,26 +473,26 @@ func Preset(name string) (NetworkPreset, bool) {
 	return NetworkPreset{}, false
 }
 
-// validateNetwork checks the key's value for a section; key is "allowlist.network" or
-// "docker.network".
-func validateNetwork(key string, n Network, docker bool) []Problem {
+// ValidateNetwork checks a section's `network` key (key is its dotted name); named: the key
+// takes the container engine's network names, and "none" rather than false.
+func ValidateNetwork(key string, n Network, named bool) []Problem {
 	var ps []Problem
 	add := func(k, msg, fix string) { ps = append(ps, Problem{Key: k, Msg: msg, Fix: fix}) }
 	switch n.Mode {
 	case NetAll:
-		if docker {
+		if named {
 			add(key, "true is not a docker network", `use "none" (no network), a list of hosts such as ["pypi.org"], or a docker network name such as "bridge"`)
 		}
 	case NetNamed:
-		if !docker {
-			add(key, fmt.Sprintf("%q: allowlist.network takes false, true or a list of hosts", n.Name), `use false (no network) or a list such as ["pypi.org"]`)
+		if !named {
+			add(key, fmt.Sprintf("%q: %s takes false, true or a list of hosts", n.Name, key), `use false (no network) or a list such as ["pypi.org"]`)
 		} else if n.Name == "" || strings.ContainsAny(n.Name, " \t") {
 			add(key, fmt.Sprintf("%q is not a network", n.Name), `use "none" (recommended), a list of hosts such as ["pypi.org"], or a docker network name`)
 		}
 	case NetHosts:
 		if n.list == "" {
 			none := "false"
-			if docker {
+			if named {
 				none = `"none"`
 			}
 			add(key, "an empty host list allows nothing", "list hosts such as [\"pypi.org\"], or write "+none+" for no network")

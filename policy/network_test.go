@@ -1,4 +1,4 @@
-package policy
+package policy_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,10 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
 )
 
 func withNetwork(section, value string) string {
@@ -22,34 +26,34 @@ func withNetwork(section, value string) string {
 func TestNetworkOldForms(t *testing.T) {
 	for _, c := range []struct {
 		section, value string
-		mode           NetMode
+		mode           policy.NetMode
 		oldBool        bool
 		oldName        string
 		json           string
 	}{
-		{"allowlist", "false", NetNone, false, "", `false`},
-		{"allowlist", "true", NetAll, true, "", `true`},
-		{"docker", `"none"`, NetNone, false, "none", `"none"`},
-		{"docker", `"bridge"`, NetNamed, false, "bridge", `"bridge"`},
+		{"allowlist", "false", policy.NetNone, false, "", `false`},
+		{"allowlist", "true", policy.NetAll, true, "", `true`},
+		{"docker", `"none"`, policy.NetNone, false, "none", `"none"`},
+		{"docker", `"bridge"`, policy.NetNamed, false, "bridge", `"bridge"`},
 	} {
-		p, err := Parse("p.toml", []byte(withNetwork(c.section, c.value)))
+		p, err := policy.Parse("p.toml", []byte(withNetwork(c.section, c.value)))
 		if err != nil {
 			t.Fatalf("%s network = %s: %v", c.section, c.value, err)
 		}
-		var n Network
+		var n policy.Network
 		var js []byte
 		if c.section == "docker" {
-			n = p.Docker.Net()
-			if p.Docker.NetworkName() != c.oldName {
-				t.Errorf("docker network %s: network joined %q, want %q", c.value, p.Docker.NetworkName(), c.oldName)
+			n = dksec.Of(p).Net()
+			if dksec.Of(p).NetworkName() != c.oldName {
+				t.Errorf("docker network %s: network joined %q, want %q", c.value, dksec.Of(p).NetworkName(), c.oldName)
 			}
-			js, _ = json.Marshal(p.Docker)
+			js, _ = json.Marshal(dksec.Of(p))
 		} else {
-			n = p.Allowlist.Net()
-			if p.Allowlist.AllHosts() != c.oldBool {
-				t.Errorf("allowlist network %s: all hosts %v, want %v", c.value, p.Allowlist.AllHosts(), c.oldBool)
+			n = alsec.Of(p).Net()
+			if alsec.Of(p).AllHosts() != c.oldBool {
+				t.Errorf("allowlist network %s: all hosts %v, want %v", c.value, alsec.Of(p).AllHosts(), c.oldBool)
 			}
-			js, _ = json.Marshal(p.Allowlist)
+			js, _ = json.Marshal(alsec.Of(p))
 		}
 		if n.Mode != c.mode {
 			t.Errorf("%s network = %s: mode %d, want %d", c.section, c.value, n.Mode, c.mode)
@@ -61,20 +65,20 @@ func TestNetworkOldForms(t *testing.T) {
 	}
 	// The hash of a default docker policy is what it was when network was a plain string:
 	// the JSON of the section is unchanged.
-	d := Default(SchemeDocker)
-	js, _ := json.Marshal(d.Docker)
+	d := policy.Default(dksec.Name)
+	js, _ := json.Marshal(dksec.Of(d))
 	if !strings.Contains(string(js), `"network":"none"`) {
 		t.Errorf("default docker JSON %s", js)
 	}
 }
 
-func roundTrip(t *testing.T, p *Policy) {
+func roundTrip(t *testing.T, p *policy.Policy) {
 	t.Helper()
-	b, err := Marshal(p)
+	b, err := policy.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := Parse("saved.toml", b)
+	q, err := policy.Parse("saved.toml", b)
 	if err != nil {
 		t.Fatalf("saved policy does not parse: %v\n%s", err, b)
 	}
@@ -85,20 +89,20 @@ func roundTrip(t *testing.T, p *Policy) {
 
 func TestNetworkHostList(t *testing.T) {
 	for _, section := range []string{"allowlist", "docker"} {
-		p, err := Parse("p.toml", []byte(withNetwork(section, `["pypi.org", "Files.PythonHosted.org.:443", "*.example.com", "203.0.113.7", "[2001:db8::1]:8443"]`)))
+		p, err := policy.Parse("p.toml", []byte(withNetwork(section, `["pypi.org", "Files.PythonHosted.org.:443", "*.example.com", "203.0.113.7", "[2001:db8::1]:8443"]`)))
 		if err != nil {
 			t.Fatalf("%s: %v", section, err)
 		}
-		n := p.Allowlist.Net()
+		n := alsec.Of(p).Net()
 		if section == "docker" {
-			n = p.Docker.Net()
-			if p.Docker.NetworkName() != "none" {
-				t.Errorf("docker host list: network joined %q, want \"none\" (the proxy is the only way out)", p.Docker.NetworkName())
+			n = dksec.Of(p).Net()
+			if dksec.Of(p).NetworkName() != "none" {
+				t.Errorf("docker host list: network joined %q, want \"none\" (the proxy is the only way out)", dksec.Of(p).NetworkName())
 			}
-		} else if p.Allowlist.AllHosts() {
+		} else if alsec.Of(p).AllHosts() {
 			t.Error("allowlist host list: all hosts, want only the listed ones")
 		}
-		if n.Mode != NetHosts || len(n.Hosts()) != 5 {
+		if n.Mode != policy.NetHosts || len(n.Hosts()) != 5 {
 			t.Fatalf("%s: %+v", section, n)
 		}
 		want := []string{"pypi.org", "files.pythonhosted.org:443", "*.example.com", "203.0.113.7", "[2001:db8::1]:8443"}
@@ -116,7 +120,7 @@ func TestNetworkHostList(t *testing.T) {
 }
 
 func TestHostRuleMatches(t *testing.T) {
-	n, err := NetworkHosts("pypi.org", "files.pythonhosted.org:443", "*.example.com", "203.0.113.7", "[2001:db8::1]:8443")
+	n, err := policy.NetworkHosts("pypi.org", "files.pythonhosted.org:443", "*.example.com", "203.0.113.7", "[2001:db8::1]:8443")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +157,7 @@ func TestHostRuleMatches(t *testing.T) {
 		}
 	}
 	// A wildcard never matches an IP; a name never matches an IP rule.
-	w, _ := NetworkHosts("*.113.7.example")
+	w, _ := policy.NetworkHosts("*.113.7.example")
 	if _, ok := w.Allows("1.113.7.example", 443); !ok {
 		t.Error("wildcard below a domain with numeric labels should match names")
 	}
@@ -186,7 +190,7 @@ func TestHostRuleRejects(t *testing.T) {
 		{"-a.com", "starts or ends with '-'"},
 		{"[::1", "unclosed"},
 	} {
-		_, err := ParseHostRule(c.in)
+		_, err := policy.ParseHostRule(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseHostRule(%q) = %v, want an error containing %q", c.in, err, c.want)
 		}
@@ -212,7 +216,7 @@ func TestDeniedAddr(t *testing.T) {
 		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", true},
 		{"2002:cb00:7107::1", false}, {"::ffff:0:cb00:7107", false}, {"2001:db8::5efe:cb00:7107", false},
 	} {
-		if got := DeniedAddr(netip.MustParseAddr(c.ip)) != ""; got != c.denied {
+		if got := policy.DeniedAddr(netip.MustParseAddr(c.ip)) != ""; got != c.denied {
 			t.Errorf("DeniedAddr(%s) denied=%v, want %v", c.ip, got, c.denied)
 		}
 	}
@@ -221,8 +225,8 @@ func TestDeniedAddr(t *testing.T) {
 // Every bad entry is reported on its own line with its fix, not just the first one.
 func TestNetworkProblemsLocated(t *testing.T) {
 	src := withNetwork("allowlist", "[\n  \"pypi.org\",\n  \"https://evil.test/x\",  # a URL\n  \"*\",\n  \"pypi.org\",\n]")
-	_, err := Parse("p.toml", []byte(src))
-	var pe *Error
+	_, err := policy.Parse("p.toml", []byte(src))
+	var pe *policy.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("want *Error, got %v", err)
 	}
@@ -261,8 +265,8 @@ func TestNetworkWrongForms(t *testing.T) {
 		{"docker", `42`, "docker.network", "a list of hosts such as"},
 	} {
 		src := withNetwork(c.section, c.value)
-		_, err := Parse("p.toml", []byte(src))
-		var pe *Error
+		_, err := policy.Parse("p.toml", []byte(src))
+		var pe *policy.Error
 		if !errors.As(err, &pe) || len(pe.Problems) != 1 {
 			t.Errorf("%s network = %s: want one problem, got %v", c.section, c.value, err)
 			continue
@@ -278,36 +282,36 @@ func TestNetworkWrongForms(t *testing.T) {
 // SetNet replaces a host list (as the controls do); the effective network and the saved file
 // follow.
 func TestNetworkSetReplacesList(t *testing.T) {
-	p, err := Parse("p.toml", []byte(withNetwork("allowlist", `["pypi.org"]`)))
+	p, err := policy.Parse("p.toml", []byte(withNetwork("allowlist", `["pypi.org"]`)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Allowlist.SetNet(Network{Mode: NetAll})
-	if p.Allowlist.Net().Mode != NetAll {
+	alsec.Of(p).SetNet(policy.Network{Mode: policy.NetAll})
+	if alsec.Of(p).Net().Mode != policy.NetAll {
 		t.Error("allowlist SetNet(all) must mean all")
 	}
-	b, _ := Marshal(p)
+	b, _ := policy.Marshal(p)
 	if !strings.Contains(string(b), "network = true") {
 		t.Errorf("saved:\n%s", b)
 	}
-	p.Scheme = SchemeDocker
-	p.Docker.SetNet(Network{Mode: NetNamed, Name: "host"})
-	if n := p.Docker.Net(); n.Mode != NetNamed || n.Name != "host" {
+	p.Scheme = dksec.Name
+	dksec.Of(p).SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"})
+	if n := dksec.Of(p).Net(); n.Mode != policy.NetNamed || n.Name != "host" {
 		t.Errorf("docker SetNet(host): %+v", n)
 	}
 	// Sections stay comparable with == (callers compare them).
-	if p.Clone().Allowlist.Egress != p.Allowlist.Egress {
+	if alsec.Of(p.Clone()).Egress != alsec.Of(p).Egress {
 		t.Error("a clone's network differs")
 	}
 }
 
 func TestPresetsAreValid(t *testing.T) {
 	for _, name := range []string{"pypi", "npm", "github"} {
-		pr, ok := Preset(name)
+		pr, ok := policy.Preset(name)
 		if !ok {
 			t.Fatalf("preset %s missing", name)
 		}
-		if _, err := NetworkHosts(pr.Hosts...); err != nil {
+		if _, err := policy.NetworkHosts(pr.Hosts...); err != nil {
 			t.Errorf("preset %s: %v", name, err)
 		}
 	}

@@ -30,15 +30,14 @@ const MaxTimeout = 10 * time.Minute
 
 // Policy is policy file version 1.
 type Policy struct {
-	Version   int       `toml:"version" json:"version"`
-	Scheme    string    `toml:"scheme" json:"scheme"`
-	Name      string    `toml:"name" json:"name"`
-	Limits    Limits    `toml:"limits" json:"limits"`
-	Audit     Audit     `toml:"audit" json:"audit"`
-	Allowlist Allowlist `toml:"allowlist" json:"allowlist"`
-	Docker    Docker    `toml:"docker" json:"docker"`
-	E2B       E2B       `toml:"e2b" json:"e2b"`
-	Wrap      Wrap      `toml:"wrap" json:"wrap"`
+	Version int    `toml:"version" json:"version"`
+	Scheme  string `toml:"scheme" json:"scheme"`
+	Name    string `toml:"name" json:"name"`
+	Limits  Limits `toml:"limits" json:"limits"`
+	Audit   Audit  `toml:"audit" json:"audit"`
+	// sections are every registered scheme's [table] (SectionOf), each filled with its
+	// defaults and whatever the file wrote; only the active scheme's is hashed and saved.
+	sections map[string]Section
 	// File is the file the policy was loaded from ("" when built in memory): serve checks who
 	// could have written it (CheckFileSafe). Not part of the policy's meaning or hash.
 	File string `toml:"-" json:"-"`
@@ -95,7 +94,8 @@ func Default(scheme string) *Policy {
 			MaxFileBytes:      DefaultMaxFileBytes,
 		},
 	}
-	p.eachSection(func(_ string, s Section) { s.defaults() })
+	p.sections = newSections()
+	p.eachSection(func(_ string, s Section) { s.Defaults() })
 	p.schemeLimitDefaults(func(...string) bool { return false })
 	return p
 }
@@ -112,7 +112,7 @@ func (p *Policy) Hash() string {
 		Section any    `json:"section"`
 	}{p.Version, p.Scheme, p.Name, p.Limits, p.Audit, nil}
 	if sec := p.Section(); sec != nil {
-		eff.Section = sec.payload()
+		eff.Section = sec.Payload()
 	}
 	b, _ := json.Marshal(eff) // cannot fail: plain data types only
 	sum := sha256.Sum256(b)
@@ -155,6 +155,9 @@ func IsInterpreter(name string) bool {
 // Clone is a deep copy: changing the copy's lists or maps never reaches p.
 func (p *Policy) Clone() *Policy {
 	c := *p
-	c.eachSection(func(_ string, s Section) { s.deepCopy() })
+	c.sections = make(map[string]Section, len(p.sections))
+	for name, s := range p.sections {
+		c.sections[name] = s.Copy()
+	}
 	return &c
 }

@@ -1,10 +1,15 @@
-package policy
+package policy_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
 )
 
 const validAllowlist = `version = 1
@@ -27,30 +32,30 @@ deny_args = ["--files0-from*"]
 `
 
 func TestParseValid(t *testing.T) {
-	p, err := Parse("ok.toml", []byte(validAllowlist))
+	p, err := policy.Parse("ok.toml", []byte(validAllowlist))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Limits.Timeout.Duration != 30*time.Second || p.Limits.MaxOutputBytes != 65536 || p.Limits.Pids != 64 {
 		t.Errorf("limits = %+v", p.Limits)
 	}
-	if c, ok := p.Allowlist.Command("wc"); !ok || c.Path != "/usr/bin/wc" || c.DenyArgs[0] != "--files0-from*" {
+	if c, ok := alsec.Of(p).Command("wc"); !ok || c.Path != "/usr/bin/wc" || c.DenyArgs[0] != "--files0-from*" {
 		t.Errorf("command wc = %+v %v", c, ok)
 	}
-	if len(p.Allowlist.Env) != 1 || p.Allowlist.Env["LANG"] != "C.UTF-8" {
-		t.Errorf("env = %v", p.Allowlist.Env)
+	if len(alsec.Of(p).Env) != 1 || alsec.Of(p).Env["LANG"] != "C.UTF-8" {
+		t.Errorf("env = %v", alsec.Of(p).Env)
 	}
 }
 
 // A file's env is the complete environment: the default LANG must not be merged into it.
 func TestEnvIsNotMerged(t *testing.T) {
 	src := strings.Replace(validAllowlist, `env = { LANG = "C.UTF-8" }`, `env = { TZ = "UTC" }`, 1)
-	p, err := Parse("x", []byte(src))
+	p, err := policy.Parse("x", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := p.Allowlist.Env["LANG"]; ok || p.Allowlist.Env["TZ"] != "UTC" {
-		t.Errorf("env = %v, want only TZ", p.Allowlist.Env)
+	if _, ok := alsec.Of(p).Env["LANG"]; ok || alsec.Of(p).Env["TZ"] != "UTC" {
+		t.Errorf("env = %v, want only TZ", alsec.Of(p).Env)
 	}
 }
 
@@ -96,8 +101,8 @@ func TestParseProblems(t *testing.T) {
 			if src == validAllowlist {
 				t.Fatalf("edit %q did not apply", c.edit)
 			}
-			_, err := Parse("p.toml", []byte(src))
-			var pe *Error
+			_, err := policy.Parse("p.toml", []byte(src))
+			var pe *policy.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v, want *policy.Error", err)
 			}
@@ -120,8 +125,8 @@ func TestParseProblems(t *testing.T) {
 func TestEveryProblemReported(t *testing.T) {
 	src := strings.NewReplacer(`timeout = "30s"`, `timeout = "11m"`, `workspace = "/srv/ws"`, `workspace = "ws"`,
 		`sha256 = "0000000000000000000000000000000000000000000000000000000000000000"`, `sha256 = "x"`).Replace(validAllowlist)
-	_, err := Parse("p.toml", []byte(src))
-	var pe *Error
+	_, err := policy.Parse("p.toml", []byte(src))
+	var pe *policy.Error
 	if !errors.As(err, &pe) || len(pe.Problems) != 3 {
 		t.Fatalf("want 3 problems, got %v", err)
 	}
@@ -131,18 +136,18 @@ func TestEveryProblemReported(t *testing.T) {
 }
 
 func TestRoundTripKeepsHash(t *testing.T) {
-	for _, scheme := range Schemes {
-		p := Default(scheme)
-		p.Allowlist.Workspace = "/srv/ws"
-		p.Allowlist.Commands = []Command{{Name: "wc", Path: "/usr/bin/wc", SHA256: strings.Repeat("ab", 32), DenyArgs: []string{"-x*"}}}
+	for _, scheme := range policy.Schemes {
+		p := policy.Default(scheme)
+		alsec.Of(p).Workspace = "/srv/ws"
+		alsec.Of(p).Commands = []policy.Command{{Name: "wc", Path: "/usr/bin/wc", SHA256: strings.Repeat("ab", 32), DenyArgs: []string{"-x*"}}}
 		if err := p.Validate(); err != nil {
 			t.Fatalf("%s default invalid: %v", scheme, err)
 		}
-		b, err := Marshal(p)
+		b, err := policy.Marshal(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := Parse("rt.toml", b)
+		q, err := policy.Parse("rt.toml", b)
 		if err != nil {
 			t.Fatalf("%s: reparse: %v\n%s", scheme, err, b)
 		}
@@ -153,30 +158,30 @@ func TestRoundTripKeepsHash(t *testing.T) {
 }
 
 func TestHashSensitivity(t *testing.T) {
-	a := Default(SchemeDocker)
-	b := Default(SchemeDocker)
+	a := policy.Default(dksec.Name)
+	b := policy.Default(dksec.Name)
 	if a.Hash() != b.Hash() {
 		t.Fatal("equal policies hash differently")
 	}
-	b.Docker.SetNet(Network{Mode: NetNamed, Name: "bridge"})
+	dksec.Of(b).SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
 	if a.Hash() == b.Hash() {
 		t.Error("changing the active section did not change the hash")
 	}
-	c := Default(SchemeDocker)
-	c.E2B.Template = "other" // inactive section: not part of the effective policy
+	c := policy.Default(dksec.Name)
+	e2bsec.Of(c).Template = "other" // inactive section: not part of the effective policy
 	if a.Hash() != c.Hash() {
 		t.Error("an inactive section changed the hash")
 	}
 }
 
 func TestParseSize(t *testing.T) {
-	for in, want := range map[string]Size{"256MiB": 256 << 20, "64k": 64 << 10, "1GB": 1e9, "1000": 1000, "1.5KiB": 1536} {
-		if got, err := ParseSize(in); err != nil || got != want {
+	for in, want := range map[string]policy.Size{"256MiB": 256 << 20, "64k": 64 << 10, "1GB": 1e9, "1000": 1000, "1.5KiB": 1536} {
+		if got, err := policy.ParseSize(in); err != nil || got != want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "x", "-1", "NaNMiB", "1e300GiB"} {
-		if _, err := ParseSize(bad); err == nil {
+		if _, err := policy.ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%q) succeeded", bad)
 		}
 	}
@@ -189,18 +194,18 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("[[allowlist.commands]]\nname = 1\n[limits]\ntimeout = \"-1s\"\nmemory = \"9999999999GiB\""))
 	f.Add([]byte("version = 1\nscheme = \"e2b\"\n[e2b]\napi_url = \"::\"\nsandbox_timeout = \"1h\""))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Parse("fuzz.toml", data)
+		p, err := policy.Parse("fuzz.toml", data)
 		if err == nil {
 			if p == nil {
 				t.Fatal("nil policy without error")
 			}
 			_ = p.Hash()
-			if _, err := Marshal(p); err != nil {
+			if _, err := policy.Marshal(p); err != nil {
 				t.Fatalf("valid policy does not marshal: %v", err)
 			}
 			return
 		}
-		var pe *Error
+		var pe *policy.Error
 		if !errors.As(err, &pe) || len(pe.Problems) == 0 {
 			t.Fatalf("error is not a located policy error: %v", err)
 		}
@@ -208,16 +213,16 @@ func FuzzParse(f *testing.F) {
 }
 
 func TestCloneIsDeep(t *testing.T) {
-	p := Default(SchemeAllowlist)
-	p.Allowlist.Commands = []Command{{Name: "wc", DenyArgs: []string{"--x"}}}
-	p.Allowlist.ReadPaths = []string{"/a"}
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).Commands = []policy.Command{{Name: "wc", DenyArgs: []string{"--x"}}}
+	alsec.Of(p).ReadPaths = []string{"/a"}
 	c := p.Clone()
-	c.Allowlist.Commands[0].Name = "sort"
-	c.Allowlist.Commands[0].DenyArgs[0] = "--y"
-	c.Allowlist.ReadPaths[0] = "/b"
-	c.Allowlist.Env["X"] = "1"
-	if p.Allowlist.Commands[0].Name != "wc" || p.Allowlist.Commands[0].DenyArgs[0] != "--x" || p.Allowlist.ReadPaths[0] != "/a" || p.Allowlist.Env["X"] != "" {
-		t.Fatalf("Clone shares state with the original: %+v", p.Allowlist)
+	alsec.Of(c).Commands[0].Name = "sort"
+	alsec.Of(c).Commands[0].DenyArgs[0] = "--y"
+	alsec.Of(c).ReadPaths[0] = "/b"
+	alsec.Of(c).Env["X"] = "1"
+	if alsec.Of(p).Commands[0].Name != "wc" || alsec.Of(p).Commands[0].DenyArgs[0] != "--x" || alsec.Of(p).ReadPaths[0] != "/a" || alsec.Of(p).Env["X"] != "" {
+		t.Fatalf("Clone shares state with the original: %+v", alsec.Of(p))
 	}
 	if c.Hash() == p.Hash() {
 		t.Fatal("the changed clone hashes like the original")
@@ -226,7 +231,7 @@ func TestCloneIsDeep(t *testing.T) {
 
 // A syntax error is located on the line that holds it, not where the parser stopped.
 func TestSyntaxErrorLine(t *testing.T) {
-	_, err := Parse("p.toml", []byte("version = 1\nscheme = \"allowlist\"\n[limits\ntimeout = \"30s\"\n"))
+	_, err := policy.Parse("p.toml", []byte("version = 1\nscheme = \"allowlist\"\n[limits\ntimeout = \"30s\"\n"))
 	if err == nil || !strings.Contains(err.Error(), "p.toml:3:") {
 		t.Fatalf("unclosed table on line 3: %v", err)
 	}
@@ -236,8 +241,8 @@ func TestSyntaxErrorLine(t *testing.T) {
 // reported too, each at its own line (issue 24).
 func TestTypeErrorDoesNotHideUnknownKeys(t *testing.T) {
 	src := "version = 1\nscheme = \"allowlist\"\n[limits]\ntimeout = 5\nmax_concurent = 3\n[allowlist]\nworkspace = \"/tmp\"\n"
-	_, err := Parse("p.toml", []byte(src))
-	var pe *Error
+	_, err := policy.Parse("p.toml", []byte(src))
+	var pe *policy.Error
 	if !errors.As(err, &pe) || len(pe.Problems) != 2 {
 		t.Fatalf("want 2 problems, got %v", err)
 	}
@@ -253,12 +258,12 @@ func TestMisspelledTableIsOneProblem(t *testing.T) {
 	for range 3 {
 		src += "[[allowlist.comands]]\nname = \"wc\"\npath = \"/usr/bin/wc\"\nsha256 = \"abc\"\n"
 	}
-	_, err := Parse("p.toml", []byte(src))
-	var pe *Error
+	_, err := policy.Parse("p.toml", []byte(src))
+	var pe *policy.Error
 	if !errors.As(err, &pe) {
 		t.Fatal(err)
 	}
-	var unknown []Problem
+	var unknown []policy.Problem
 	for _, p := range pe.Problems {
 		if strings.Contains(p.Key, "comands") {
 			unknown = append(unknown, p)

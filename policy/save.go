@@ -23,7 +23,7 @@ func Marshal(p *Policy) ([]byte, error) {
 		return nil, fmt.Errorf("encode policy: %w", err)
 	}
 	if sec := p.Section(); sec != nil {
-		if err := enc.Encode(map[string]any{p.Scheme: sec.payload()}); err != nil {
+		if err := enc.Encode(map[string]any{p.Scheme: sec.Payload()}); err != nil {
 			return nil, fmt.Errorf("encode policy: %w", err)
 		}
 	}

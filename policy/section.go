@@ -7,9 +7,11 @@ import (
 )
 
 // Section is one scheme's part of the policy file (its [table]), as the code every scheme
-// shares sees it: defaults, validation, the hash payload and the `network` key. Each section
-// type registers itself in its own file (registerSection); nothing else in this package, and
-// nothing outside it, switches on a scheme's name.
+// shares sees it: defaults, validation, the hash payload and the `network` key. Each scheme's
+// section type lives in the scheme's own directory (schemes/NAME/section) and registers itself
+// there (RegisterSection); nothing in this package, and nothing outside the scheme's
+// directory, switches on a scheme's name. A section is a pointer to a struct whose TOML tags
+// are the [table]'s keys: Parse decodes the file into it.
 type Section interface {
 	// Network is the effective value of the section's `network` key; ok is false when the
 	// scheme has no such key.
@@ -19,39 +21,45 @@ type Section interface {
 	// Summary is the section in a few lines (init's preview), one per setting.
 	Summary() []string
 
-	defaults()                                // the section's built-in values
-	beforeDecode()                            // clear what a file replaces rather than merges into
-	afterDecode(defined func(...string) bool) // normalise after a file was decoded
-	validate(active bool) []Problem           // active: the policy's scheme is this one
-	payload() any                             // the effective section, for Hash and Marshal
-	deepCopy()                                // replace shared lists and maps by copies (Clone)
+	Defaults()                                // the section's built-in values
+	BeforeDecode()                            // clear what a file replaces rather than merges into
+	AfterDecode(defined func(...string) bool) // normalise after a file was decoded (defined: as MetaData.IsDefined, keys from the file's top)
+	Validate(active bool) []Problem           // active: the policy's scheme is this one
+	Payload() any                             // the effective section, for Hash and Marshal
+	Copy() Section                            // a deep copy: lists and maps not shared (Clone)
 }
 
-// limitsDefaulter is a section whose scheme needs other defaults for some common limits than
+// LimitsDefaulter is a section whose scheme needs other defaults for some common limits than
 // the ones every scheme starts from; they apply where the file leaves those limits unset.
-type limitsDefaulter interface {
-	limitDefaults(l *Limits, defined func(...string) bool)
+type LimitsDefaulter interface {
+	LimitDefaults(l *Limits, defined func(...string) bool)
 }
 
 // schemeLimitDefaults applies the active section's own limit defaults, if it has any.
 func (p *Policy) schemeLimitDefaults(defined func(...string) bool) {
-	if d, ok := p.Section().(limitsDefaulter); ok {
-		d.limitDefaults(&p.Limits, defined)
+	if d, ok := p.Section().(LimitsDefaulter); ok {
+		d.LimitDefaults(&p.Limits, defined)
 	}
 }
 
 type sectionKind struct {
 	name  string
-	order int // where the product presents the scheme
-	of    func(*Policy) Section
+	order int            // where the product presents the scheme
+	new   func() Section // a zero section of the scheme's type
 }
 
 var sectionKinds []sectionKind
 
-// registerSection adds a scheme's section; of returns the section inside a policy. Called
-// from the init of the section's own file.
-func registerSection(name string, order int, of func(*Policy) Section) {
-	sectionKinds = append(sectionKinds, sectionKind{name, order, of})
+// RegisterSection adds a scheme's section: its table's name, where the product presents it
+// (lower first) and a constructor of its zero value. Called from the init of the section's own
+// package; a name registered twice is a bug in the build and panics at start-up.
+func RegisterSection(name string, order int, new func() Section) {
+	for _, k := range sectionKinds {
+		if k.name == name {
+			panic("policy: section " + name + " registered twice")
+		}
+	}
+	sectionKinds = append(sectionKinds, sectionKind{name, order, new})
 	slices.SortStableFunc(sectionKinds, func(a, b sectionKind) int { return a.order - b.order })
 	Schemes = Schemes[:0:0]
 	for _, k := range sectionKinds {
@@ -67,12 +75,7 @@ func (p *Policy) Section() Section { return p.SectionOf(p.Scheme) }
 
 // SectionOf is the named scheme's section of p (nil for an unknown scheme).
 func (p *Policy) SectionOf(scheme string) Section {
-	for _, k := range sectionKinds {
-		if k.name == scheme {
-			return k.of(p)
-		}
-	}
-	return nil
+	return p.sections[scheme]
 }
 
 // WorkspaceDir is the host directory the policy's calls work in, as its section says: "" when
@@ -84,14 +87,43 @@ func (p *Policy) WorkspaceDir() string {
 	return ""
 }
 
+// SectionFor is the named scheme's section of p, made (zero, not defaults) if p has none yet
+// (a Policy built as a literal rather than by Default or Parse); nil for an unregistered name.
+// A scheme's typed accessor (its section package's Of) reads through it.
+func (p *Policy) SectionFor(scheme string) Section {
+	if s, ok := p.sections[scheme]; ok {
+		return s
+	}
+	for _, k := range sectionKinds {
+		if k.name == scheme {
+			if p.sections == nil {
+				p.sections = map[string]Section{}
+			}
+			p.sections[scheme] = k.new()
+			return p.sections[scheme]
+		}
+	}
+	return nil
+}
+
 // eachSection calls f with every registered section of p, in the product's order.
 func (p *Policy) eachSection(f func(name string, s Section)) {
 	for _, k := range sectionKinds {
-		f(k.name, k.of(p))
+		f(k.name, p.SectionFor(k.name))
 	}
 }
 
-func onOff(b bool) string {
+// newSections is a zero section of every registered scheme.
+func newSections() map[string]Section {
+	m := make(map[string]Section, len(sectionKinds))
+	for _, k := range sectionKinds {
+		m[k.name] = k.new()
+	}
+	return m
+}
+
+// OnOff is a switch as a summary row says it.
+func OnOff(b bool) string {
 	if b {
 		return "on"
 	}
@@ -124,7 +156,7 @@ func NetworkTakes(scheme string, m NetMode) bool {
 	if sec == nil || !sec.SetNetwork(n) {
 		return false
 	}
-	for _, pr := range sec.validate(true) {
+	for _, pr := range sec.Validate(true) {
 		if strings.HasPrefix(pr.Key, scheme+".network") {
 			return false
 		}

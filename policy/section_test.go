@@ -1,59 +1,62 @@
-package policy
+package policy_test
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
 )
 
 // toySection is a scheme section that exists only in this test: registering it is all it
-// takes for defaults, validation, the hash, Marshal and the scheme list to know it.
+// takes for defaults, decoding, validation, the hash, Marshal and the scheme list to know it.
 type toySection struct {
-	Size int     `toml:"size" json:"size"`
-	Net  Network `toml:"network" json:"network"`
+	Size int            `toml:"size" json:"size"`
+	Net  policy.Network `toml:"network" json:"network"`
 }
 
-func (s *toySection) Network() (Network, bool)         { return s.Net, true }
-func (s *toySection) SetNetwork(n Network) bool        { s.Net = n; return true }
-func (s *toySection) defaults()                        { *s = toySection{Size: 3} }
-func (s *toySection) beforeDecode()                    {}
-func (s *toySection) afterDecode(func(...string) bool) {}
-func (s *toySection) payload() any                     { return *s }
-func (s *toySection) deepCopy()                        {}
+func (s *toySection) Network() (policy.Network, bool)  { return s.Net, true }
+func (s *toySection) SetNetwork(n policy.Network) bool { s.Net = n; return true }
+func (s *toySection) Defaults()                        { *s = toySection{Size: 3} }
+func (s *toySection) BeforeDecode()                    {}
+func (s *toySection) AfterDecode(func(...string) bool) {}
+func (s *toySection) Payload() any                     { return *s }
+func (s *toySection) Copy() policy.Section             { c := *s; return &c }
 func (s *toySection) Summary() []string                { return []string{fmt.Sprintf("size %d", s.Size)} }
-func (s *toySection) validate(active bool) []Problem {
+func (s *toySection) Validate(active bool) []policy.Problem {
 	if active && s.Size < 1 {
-		return []Problem{{Key: "toy.size", Msg: "must be positive", Fix: "use e.g. 3"}}
+		return []policy.Problem{{Key: "toy.size", Msg: "must be positive", Fix: "use e.g. 3"}}
 	}
 	return nil
 }
 
-// withToy registers the toy scheme for the test; its section lives beside the policy (one per
-// test), since Policy has no field for it.
-func withToy(t *testing.T) *toySection {
+// withToy registers the toy scheme for the test.
+func withToy(t *testing.T) {
 	t.Helper()
-	kinds, schemes := slices.Clone(sectionKinds), slices.Clone(Schemes)
-	t.Cleanup(func() { sectionKinds, Schemes = kinds, schemes })
-	toy := &toySection{}
-	registerSection("toy", 15, func(*Policy) Section { return toy })
-	return toy
+	t.Cleanup(policy.RegisterSectionForTest("toy", 15, func() policy.Section { return new(toySection) }))
 }
 
+func toyOf(p *policy.Policy) *toySection { return p.SectionOf("toy").(*toySection) }
+
 func TestSectionRegistryDrivesSharedCode(t *testing.T) {
-	toy := withToy(t)
-	if want := []string{SchemeAllowlist, "toy", SchemeDocker, SchemeE2B, SchemeWrap}; !slices.Equal(Schemes, want) {
-		t.Fatalf("Schemes = %v, want %v (registration order)", Schemes, want)
+	withToy(t)
+	if want := []string{alsec.Name, "toy", dksec.Name, e2bsec.Name, wrapsec.Name}; !slices.Equal(policy.Schemes, want) {
+		t.Fatalf("Schemes = %v, want %v (registration order)", policy.Schemes, want)
 	}
-	p := Default("toy")
-	if toy.Size != 3 {
-		t.Fatalf("Default did not fill the toy section: %+v", toy)
+	p := policy.Default("toy")
+	if toyOf(p).Size != 3 {
+		t.Fatalf("Default did not fill the toy section: %+v", toyOf(p))
 	}
 	if err := p.Validate(); err != nil {
 		t.Fatalf("a default toy policy: %v", err)
 	}
 	h := p.Hash()
-	toy.Size = 0
+	toyOf(p).Size = 0
 	err := p.Validate()
 	if err == nil || !strings.Contains(err.Error(), "toy.size: must be positive") {
 		t.Fatalf("validation does not reach the toy section: %v", err)
@@ -61,27 +64,56 @@ func TestSectionRegistryDrivesSharedCode(t *testing.T) {
 	if p.Hash() == h {
 		t.Fatal("the hash does not cover the toy section")
 	}
-	toy.Size = 5
-	n, _ := NetworkHosts("pypi.org")
+	toyOf(p).Size = 5
+	if c := p.Clone(); toyOf(c) == toyOf(p) || toyOf(c).Size != 5 {
+		t.Fatal("Clone shares the toy section, or loses it")
+	}
+	n, _ := policy.NetworkHosts("pypi.org")
 	if !p.Section().SetNetwork(n) {
 		t.Fatal("SetNetwork refused")
 	}
 	if got, ok := p.Section().Network(); !ok || got.String() != `["pypi.org"]` {
 		t.Fatalf("Network = %v %v", got, ok)
 	}
-	b, err := Marshal(p)
+	b, err := policy.Marshal(p)
 	if err != nil || !strings.Contains(string(b), "[toy]") || !strings.Contains(string(b), "size = 5") {
 		t.Fatalf("Marshal does not write the toy section: %v\n%s", err, b)
 	}
-	if err := Default("nope").Validate(); err == nil || !strings.Contains(err.Error(), `use "allowlist", "toy", "docker", "e2b" or "wrap"`) {
+	if err := policy.Default("nope").Validate(); err == nil || !strings.Contains(err.Error(), `use "allowlist", "toy", "docker", "e2b" or "wrap"`) {
 		t.Fatalf("the scheme list in messages does not come from the registry: %v", err)
 	}
 }
 
-// Every scheme name has a section, and the sections are the policy's own fields.
+// TestParseDecodesARegisteredSection: the file's [toy] table is decoded into the toy section,
+// its unknown keys are reported with a suggestion, as for any section: nothing in the policy
+// package names the toy scheme.
+func TestParseDecodesARegisteredSection(t *testing.T) {
+	withToy(t)
+	p, err := policy.Parse("t.toml", []byte("version = 1\nscheme = \"toy\"\nname = \"x\"\n[toy]\nsize = 7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if toyOf(p).Size != 7 {
+		t.Fatalf("[toy] size = 7 decoded as %d", toyOf(p).Size)
+	}
+	b, _ := policy.Marshal(p)
+	if back, err := policy.Parse("back.toml", b); err != nil || back.Hash() != p.Hash() {
+		t.Fatalf("Marshal's output does not load back as the same policy: %v\n%s", err, b)
+	}
+	_, err = policy.Parse("t.toml", []byte("version = 1\nscheme = \"toy\"\nname = \"x\"\n[toy]\nsiez = 7\n"))
+	if err == nil || !strings.Contains(err.Error(), "t.toml:5: toy.siez: unknown key") || !strings.Contains(err.Error(), "did you mean toy.size?") {
+		t.Fatalf("an unknown key in [toy]: %v", err)
+	}
+	_, err = policy.Parse("t.toml", []byte("version = 1\nscheme = \"toy\"\nname = \"x\"\n[toy]\nsize = \"big\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "t.toml:5") {
+		t.Fatalf("a wrongly typed value in [toy]: %v", err)
+	}
+}
+
+// Every scheme name has a section, made by Default.
 func TestEverySchemeHasASection(t *testing.T) {
-	p := Default("")
-	for _, s := range Schemes {
+	p := policy.Default("")
+	for _, s := range policy.Schemes {
 		if p.SectionOf(s) == nil {
 			t.Errorf("scheme %q has no section", s)
 		}
@@ -89,27 +121,27 @@ func TestEverySchemeHasASection(t *testing.T) {
 	if p.Section() != nil || p.SectionOf("nope") != nil {
 		t.Error("an unknown scheme has a section")
 	}
-	a, _ := p.SectionOf(SchemeAllowlist).Network()
-	if a.Mode != NetNone {
+	a, _ := p.SectionOf(alsec.Name).Network()
+	if a.Mode != policy.NetNone {
 		t.Errorf("allowlist default network %v", a)
 	}
-	if _, ok := p.SectionOf(SchemeE2B).Network(); ok {
+	if _, ok := p.SectionOf(e2bsec.Name).Network(); ok {
 		t.Error("e2b reports a network key")
 	}
 }
 
 func TestNetworkTakes(t *testing.T) {
-	for m, want := range map[NetMode][]string{
-		NetNone:  {SchemeAllowlist, SchemeDocker, SchemeWrap},
-		NetAll:   {SchemeAllowlist, SchemeWrap},
-		NetNamed: {SchemeDocker},
-		NetHosts: {SchemeAllowlist, SchemeDocker, SchemeWrap},
+	for m, want := range map[policy.NetMode][]string{
+		policy.NetNone:  {alsec.Name, dksec.Name, wrapsec.Name},
+		policy.NetAll:   {alsec.Name, wrapsec.Name},
+		policy.NetNamed: {dksec.Name},
+		policy.NetHosts: {alsec.Name, dksec.Name, wrapsec.Name},
 	} {
-		if got := SchemesTaking(m); !slices.Equal(got, want) {
+		if got := policy.SchemesTaking(m); !slices.Equal(got, want) {
 			t.Errorf("SchemesTaking(%d) = %v, want %v", m, got, want)
 		}
 	}
-	if NetworkTakes("nope", NetNone) {
+	if policy.NetworkTakes("nope", policy.NetNone) {
 		t.Error("an unknown scheme takes a network")
 	}
 }
@@ -117,13 +149,13 @@ func TestNetworkTakes(t *testing.T) {
 // TestWorkspaceDirAsksTheSection: serve's start log names the workspace through the section,
 // never a scheme's field: the allowlist's for an allowlist policy, none for a section without one.
 func TestWorkspaceDirAsksTheSection(t *testing.T) {
-	p := Default(SchemeAllowlist)
-	p.Allowlist.Workspace = "/w"
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).Workspace = "/w"
 	if got := p.WorkspaceDir(); got != "/w" {
 		t.Fatalf("allowlist policy: WorkspaceDir = %q, want /w", got)
 	}
 	withToy(t)
-	p.Scheme = "toy"
+	p = policy.Default("toy")
 	if got := p.WorkspaceDir(); got != "" {
 		t.Fatalf("a section without a workspace: WorkspaceDir = %q, want \"\"", got)
 	}

@@ -9,7 +9,7 @@ import (
 // "allowlist.commands"), judged among the keys the same table takes; "" when nothing is close.
 func suggestKey(unknown string) string {
 	parts := strings.Split(stripIndexes(unknown), ".")
-	t := reflect.TypeOf(Policy{})
+	t := shapeType()
 	prefix := ""
 	for _, name := range parts {
 		for t.Kind() == reflect.Slice || t.Kind() == reflect.Pointer {

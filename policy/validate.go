@@ -89,7 +89,7 @@ func (p *Policy) validate(defined func(...string) bool) []Problem {
 	// a section is checked when it is the scheme's, or when the file writes it
 	p.eachSection(func(name string, sec Section) {
 		if p.Scheme == name || defined(name) {
-			ps = append(ps, sec.validate(p.Scheme == name)...)
+			ps = append(ps, sec.Validate(p.Scheme == name)...)
 		}
 	})
 	return ps

@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -27,9 +32,9 @@ func TestBoundsOfEveryScheme(t *testing.T) {
 	for _, s := range All {
 		p := policy.Default(s.Name)
 		p.Limits.EgressConnections = 5
-		p.Allowlist.SetNet(hosts)
-		p.Docker.SetNet(hosts)
-		p.Wrap.SetNetwork(hosts)
+		alsec.Of(p).SetNet(hosts)
+		dksec.Of(p).SetNet(hosts)
+		wrapsec.Of(p).SetNetwork(hosts)
 		bs := s.AllBounds(p)
 		egress := false
 		for _, b := range bs {
@@ -46,7 +51,7 @@ func TestBoundsOfEveryScheme(t *testing.T) {
 				t.Errorf("%s: incomplete bound %+v", s.Name, b)
 			}
 		}
-		if want := s.Name != policy.SchemeE2B; egress != want {
+		if want := s.Name != e2bsec.Name; egress != want {
 			t.Errorf("%s with a host list: egress bound listed = %v, want %v", s.Name, egress, want)
 		}
 	}

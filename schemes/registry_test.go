@@ -6,9 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
-	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/mcpsandbox/mcpsandbox/schemes/e2b"
 )
@@ -24,7 +27,7 @@ func TestEntriesCarryInitAndVerifyParts(t *testing.T) {
 		return s
 	}
 	t.Setenv("TOY_E2B_KEY", "")
-	e := get(policy.SchemeE2B)
+	e := get(e2bsec.Name)
 	err := e.Needs(context.Background(), toyKey(e), scheme.Prompt{})
 	if err == nil || !strings.Contains(err.Error(), "needs your E2B API key in $TOY_E2B_KEY") {
 		t.Errorf("e2b needs without the key: %v", err)
@@ -33,10 +36,10 @@ func TestEntriesCarryInitAndVerifyParts(t *testing.T) {
 	if err := e.Needs(context.Background(), toyKey(e), scheme.Prompt{}); err != nil {
 		t.Errorf("e2b needs with the key: %v", err)
 	}
-	if get(policy.SchemeDocker).Needs == nil || get(policy.SchemeAllowlist).Needs != nil {
+	if get(dksec.Name).Needs == nil || get(alsec.Name).Needs != nil {
 		t.Error("docker must check its engine; the allowlist needs nothing of the host at init")
 	}
-	if get(policy.SchemeAllowlist).Measured == nil || get(policy.SchemeDocker).Measured != nil {
+	if get(alsec.Name).Measured == nil || get(dksec.Name).Measured != nil {
 		t.Error("only the allowlist measures its layers with serve's probe")
 	}
 	for _, s := range All {
@@ -44,7 +47,7 @@ func TestEntriesCarryInitAndVerifyParts(t *testing.T) {
 			continue
 		}
 		p, cleanup, err := s.Default(t.TempDir())
-		if err != nil && s.Name != policy.SchemeAllowlist { // the allowlist needs its tools on this host
+		if err != nil && s.Name != alsec.Name { // the allowlist needs its tools on this host
 			t.Errorf("%s: Default: %v", s.Name, err)
 		}
 		if cleanup == nil {
@@ -56,11 +59,11 @@ func TestEntriesCarryInitAndVerifyParts(t *testing.T) {
 		cleanup()
 	}
 	// the allowlist's built-in policy over a fresh workspace hands back its removal
-	p, cleanup, err := get(policy.SchemeAllowlist).Default("")
+	p, cleanup, err := get(alsec.Name).Default("")
 	if err != nil {
 		t.Skipf("no default tools here: %v", err)
 	}
-	ws := p.Allowlist.Workspace
+	ws := alsec.Of(p).Workspace
 	if _, err := os.Stat(ws); err != nil {
 		t.Fatalf("the fresh workspace: %v", err)
 	}

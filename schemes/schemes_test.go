@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -33,7 +37,7 @@ func TestRegistryCoversEveryScheme(t *testing.T) {
 // A scheme that cannot run says so the same way everywhere: by name, OS and reason.
 func TestUnavailableIsReportedByName(t *testing.T) {
 	s := &scheme.Scheme{Name: "x", Unavailable: "because"}
-	_, err := s.NewExecutor(policy.Default(policy.SchemeAllowlist), scheme.ExecOptions{})
+	_, err := s.NewExecutor(policy.Default(alsec.Name), scheme.ExecOptions{})
 	var ue *scheme.UnavailableError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "the x scheme cannot run") || !strings.Contains(err.Error(), "because") {
 		t.Fatalf("NewExecutor = %v", err)
@@ -45,20 +49,20 @@ func TestUnavailableIsReportedByName(t *testing.T) {
 
 // Each scheme's audit rules fire on a policy that breaks them.
 func TestSchemeAuditRules(t *testing.T) {
-	d := policy.Default(policy.SchemeDocker)
-	d.Docker.User, d.Docker.ReadOnly = "", false
-	d.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
-	d.Docker.Workspace, d.Docker.WorkspaceWritable = "/w", true
-	sc, _ := Lookup(policy.SchemeDocker)
+	d := policy.Default(dksec.Name)
+	dksec.Of(d).User, dksec.Of(d).ReadOnly = "", false
+	dksec.Of(d).SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
+	dksec.Of(d).Workspace, dksec.Of(d).WorkspaceWritable = "/w", true
+	sc, _ := Lookup(dksec.Name)
 	got := ruleIDs(verify.Audit(d, "", sc.Audit))
 	for _, want := range []string{"MS201", "MS202", "MS203", "MS204", "MS205"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("%s not reported; got %v", want, got)
 		}
 	}
-	e := policy.Default(policy.SchemeE2B)
-	e.E2B.AllowInternet = true
-	sc, _ = Lookup(policy.SchemeE2B)
+	e := policy.Default(e2bsec.Name)
+	e2bsec.Of(e).AllowInternet = true
+	sc, _ = Lookup(e2bsec.Name)
 	if got := ruleIDs(verify.Audit(e, "", sc.Audit)); !slices.Contains(got, "MS302") || !slices.Contains(got, "MS303") {
 		t.Errorf("e2b rules: %v", got)
 	}

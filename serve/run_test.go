@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
@@ -96,7 +98,7 @@ func (f *fakeExec) EndSession(id string) {
 }
 
 func testPolicy(timeout time.Duration, conc int) *policy.Policy {
-	p := policy.Default(policy.SchemeAllowlist)
+	p := policy.Default(alsec.Name)
 	p.Limits.Timeout.Duration = timeout
 	p.Limits.MaxConcurrent = conc
 	return p

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/schemes"
 )
@@ -30,15 +32,15 @@ func runVerifyJSON(t *testing.T, args ...string) (verifyJSON, error) {
 
 // verify never says PASS for a policy serve cannot run, however clean its text.
 func TestVerifyNeverPassesWhatServeCannotRun(t *testing.T) {
-	sc, err := schemes.Lookup(policy.SchemeE2B)
+	sc, err := schemes.Lookup(e2bsec.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	saved := *sc
 	sc.Executor, sc.Unavailable = nil, "test: not compiled in"
 	t.Cleanup(func() { *sc = saved })
-	p := policy.Default(policy.SchemeE2B)
-	p.E2B.Reuse = "call"
+	p := policy.Default(e2bsec.Name)
+	e2bsec.Of(p).Reuse = "call"
 	b, err := policy.Marshal(p)
 	if err != nil {
 		t.Fatal(err)

@@ -8,20 +8,18 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // A scheme is one directory plus one registry line (DESIGN.md): code outside the scheme's own
-// places asks the registry (schemes.Lookup, policy.Section) and never names a scheme. The
-// scheme's own places are schemes/<name>/ (with its sandbox, schemes/<name>/sandbox) and its policy section file
-// policy/<name>.go; the registry is schemes/schemes.go.
+// directory asks the registry (schemes.Lookup, policy.Section) and never names a scheme. The
+// scheme's directory is schemes/<name>/ (its entry, its policy section in section/, its
+// executor in sandbox/); the registry is schemes/schemes.go. The schemes are the directories
+// under schemes/ that hold a policy section (schemeDirs), so the scan needs no registry of its own.
 
 // schemeNamesAllowed are the places outside a scheme's own that still name it, as
 // "dir/file.go:name" (name: the scheme's string, its policy.SchemeX constant or its
@@ -35,19 +33,30 @@ type schemeName struct {
 	line       int
 }
 
-// schemeWords are what names each scheme: its string, its constant and its policy field.
-func schemeWords() map[string]string {
+// schemeDirs are the schemes of the tree at root: the directories schemes/<name> holding a
+// policy section (schemes/<name>/section).
+func schemeDirs(root string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(root, "schemes"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if fi, err := os.Stat(filepath.Join(root, "schemes", e.Name(), "section")); err == nil && fi.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// schemeWords are what names each scheme: its string, its old constant (policy.SchemeX) and its
+// old policy field (p.X); the section's types are reached through its own package.
+func schemeWords(schemes []string) map[string]string {
 	words := map[string]string{} // word -> scheme
-	for _, s := range policy.Schemes {
+	for _, s := range schemes {
 		words[strconv.Quote(s)] = s
 		words["Scheme"+exported(s)] = s
-	}
-	rt := reflect.TypeOf(policy.Policy{})
-	for i := range rt.NumField() {
-		f := rt.Field(i)
-		if tag, _, _ := strings.Cut(f.Tag.Get("toml"), ","); slices.Contains(policy.Schemes, tag) {
-			words["."+f.Name] = tag
-		}
+		words["."+exported(s)] = s
 	}
 	return words
 }
@@ -84,11 +93,6 @@ func schemeNames(root string, schemes []string, words map[string]string) ([]sche
 		}
 		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || rel == "schemes/schemes.go" {
 			return nil
-		}
-		for _, s := range schemes {
-			if rel == "policy/"+s+".go" {
-				return nil
-			}
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
@@ -128,7 +132,14 @@ func schemeNames(root string, schemes []string, words map[string]string) ([]sche
 }
 
 func TestSchemesNamedOnlyInTheirPlaces(t *testing.T) {
-	found, err := schemeNames(repoRoot(t), policy.Schemes, schemeWords())
+	schemes, err := schemeDirs(repoRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(schemes) < 4 {
+		t.Fatalf("found the schemes %v under schemes/: the scan would judge too little", schemes)
+	}
+	found, err := schemeNames(repoRoot(t), schemes, schemeWords(schemes))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +164,7 @@ func TestSchemesNamedOnlyInTheirPlaces(t *testing.T) {
 func TestSchemeNamesFindsThem(t *testing.T) {
 	root := t.TempDir()
 	src := "package x\n\nvar a = \"toy\"\nvar b = policy.SchemeToy\nvar c = p.Toy.Size\nvar d = \"toys\"\nvar e = `toy`\n"
-	for _, f := range []string{"shared/x.go", "shared/x_test.go", "schemes/toy/x.go", "schemes/toy/sandbox/x.go", "policy/toy.go", "schemes/schemes.go"} {
+	for _, f := range []string{"shared/x.go", "shared/x_test.go", "schemes/toy/x.go", "schemes/toy/sandbox/x.go", "schemes/toy/section/x.go", "policy/toy.go", "schemes/schemes.go"} {
 		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -170,11 +181,15 @@ func TestSchemeNamesFindsThem(t *testing.T) {
 	for _, g := range got {
 		keys = append(keys, fmt.Sprintf("%s:%d:%s", g.file, g.line, g.name))
 	}
-	want := []string{`shared/x.go:3:"toy"`, "shared/x.go:4:SchemeToy", "shared/x.go:5:.Toy", `shared/x.go:7:"toy"`}
+	want := []string{`policy/toy.go:3:"toy"`, "policy/toy.go:4:SchemeToy", "policy/toy.go:5:.Toy", `policy/toy.go:7:"toy"`,
+		`shared/x.go:3:"toy"`, "shared/x.go:4:SchemeToy", "shared/x.go:5:.Toy", `shared/x.go:7:"toy"`}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("found %v, want %v", keys, want)
 	}
-	if w := schemeWords(); w[`"allowlist"`] == "" || w["SchemeE2B"] == "" || w[".Docker"] == "" {
+	if dirs, err := schemeDirs(root); err != nil || !slices.Equal(dirs, []string{"toy"}) {
+		t.Fatalf("schemeDirs = %v, %v; want [toy]", dirs, err)
+	}
+	if w := schemeWords([]string{"allowlist", "e2b", "docker"}); w[`"allowlist"`] == "" || w["SchemeE2B"] == "" || w[".Docker"] == "" {
 		t.Fatalf("schemeWords misses a scheme's string, constant or field: %v", w)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
@@ -14,7 +16,7 @@ import (
 )
 
 func audit(p *policy.Policy, add verify.Add) {
-	a := p.Allowlist
+	a := *alsec.Of(p)
 	for i, c := range a.Commands {
 		key := fmt.Sprintf("allowlist.commands[%d]", i)
 		base := filepath.Base(c.Path)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -15,7 +17,7 @@ func TestAuditNetworkHostList(t *testing.T) {
 	ws := t.TempDir()
 	build := func(a generate.Answers) *policy.Policy {
 		t.Helper()
-		a.Scheme, a.Wizards = policy.SchemeAllowlist, map[string]*generate.Wizard{policy.SchemeAllowlist: wizard}
+		a.Scheme, a.Wizards = alsec.Name, map[string]*generate.Wizard{alsec.Name: wizard}
 		Own(&a).Workspace, Own(&a).Allow = ws, []string{"wc"}
 		p, err := generate.BuildPolicy(a)
 		if err != nil {
@@ -40,7 +42,7 @@ func TestAuditNetworkHostList(t *testing.T) {
 		t.Errorf("network = true not reported: %v", got)
 	}
 	p := build(generate.Answers{})
-	p.Allowlist.Egress = policy.Network{Mode: policy.NetAll} // the key set, the old view not
+	alsec.Of(p).Egress = policy.Network{Mode: policy.NetAll} // the key set, the old view not
 	if got := rules(auditOf(p, "")); !slices.Contains(got, "MS107") {
 		t.Errorf("network = true (Egress only) not reported: %v", got)
 	}

@@ -8,13 +8,15 @@ import (
 	"strings"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 func networkOn(p *policy.Policy, _ *harness.Arena) error {
-	p.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
+	alsec.Of(p).SetNet(policy.Network{Mode: policy.NetAll})
 	return nil
 }
 
@@ -24,22 +26,22 @@ func controls() []harness.Control {
 		{Detector: "leak", Scenario: "read-ssh-key-absolute", Kind: "policy",
 			Weakness: "read_paths holds the secrets' directory and path arguments may leave the workspace",
 			Mutate: func(p *policy.Policy, a *harness.Arena) error {
-				p.Allowlist.ReadPaths = append(p.Allowlist.ReadPaths, a.Root)
-				for i := range p.Allowlist.Commands {
-					p.Allowlist.Commands[i].AllowOutsidePaths = true
+				alsec.Of(p).ReadPaths = append(alsec.Of(p).ReadPaths, a.Root)
+				for i := range alsec.Of(p).Commands {
+					alsec.Of(p).Commands[i].AllowOutsidePaths = true
 				}
 				return nil
 			}},
 		{Detector: "leak", Scenario: "proc-parent-environ", Kind: "policy",
 			Weakness: "read_paths opens /proc and allowlist.env puts the server's API key in the command's environment: it comes back through /proc/PID/environ (the scenario never prints its own environment)",
 			Mutate: func(p *policy.Policy, a *harness.Arena) error {
-				p.Allowlist.Env["API_KEY"] = a.Secret
-				p.Allowlist.ReadPaths = append(p.Allowlist.ReadPaths, "/proc")
+				alsec.Of(p).Env["API_KEY"] = a.Secret
+				alsec.Of(p).ReadPaths = append(alsec.Of(p).ReadPaths, "/proc")
 				return nil
 			}},
 		{Detector: "outside", Scenario: "write-outside-python", Kind: "policy",
 			Weakness: "the workspace is the parent of the secrets (workspace set too wide)",
-			Mutate:   func(p *policy.Policy, a *harness.Arena) error { p.Allowlist.Workspace = a.Root; return nil }},
+			Mutate:   func(p *policy.Policy, a *harness.Arena) error { alsec.Of(p).Workspace = a.Root; return nil }},
 		{Detector: "tcp", Scenario: "tcp-exfil-loopback", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
 		{Detector: "udp", Scenario: "udp-exfil-loopback", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
 		{Detector: "dns", Scenario: "dns-exfil", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
@@ -90,7 +92,7 @@ func controls() []harness.Control {
 		{Detector: "leak", Scenario: "hardlink-host-made", Kind: "policy",
 			Weakness: `hardlinks = "read-only": path arguments naming a host-made hard link are allowed, so cat and sort read the canary outside the workspace through it`,
 			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
-				p.Allowlist.HardLinks = policy.HardLinksReadOnly
+				alsec.Of(p).HardLinks = alsec.HardLinksReadOnly
 				return nil
 			}},
 		{Detector: "outside", Scenario: "hardlink-host-made", Kind: "staged",
@@ -99,7 +101,7 @@ func controls() []harness.Control {
 		{Detector: "persistence", Scenario: "protected-files-argv", Kind: "policy",
 			Weakness: `protect = ["!CLAUDE.md", "!AGENTS.md", "!.npmrc", "!.envrc", "!.github/workflows", "!.vscode", "!conftest.py"]: the operator trimmed the default list, so sort -o writes them`,
 			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
-				p.Allowlist.Protect = append(p.Allowlist.Protect, "!CLAUDE.md", "!AGENTS.md", "!.npmrc", "!.envrc", "!.github/workflows", "!.vscode", "!conftest.py")
+				alsec.Of(p).Protect = append(alsec.Of(p).Protect, "!CLAUDE.md", "!AGENTS.md", "!.npmrc", "!.envrc", "!.github/workflows", "!.vscode", "!conftest.py")
 				return nil
 			}},
 		{Detector: "persistence", Scenario: "git-hookspath-custom", Kind: "staged",
@@ -113,7 +115,7 @@ func controls() []harness.Control {
 		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
 			Weakness: `an interpreter (python3) is allowlisted and protect = ["!.git"]: the operator dropped .git from the list, so the commit applies the hook the interpreter plants`,
 			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
-				p.Allowlist.Protect = append(p.Allowlist.Protect, "!.git")
+				alsec.Of(p).Protect = append(alsec.Of(p).Protect, "!.git")
 				return nil
 			}},
 	}, append(homeControls(), harness.EgressControls("allowlist.network", "network = true", networkOn)...)...)
@@ -129,13 +131,13 @@ func homeControls() []harness.Control {
 		{Detector: "persistence", Scenario: "rc-files-workspace-argv", Kind: "policy",
 			Weakness: `protect = ["!.bashrc", "!.profile", "!.zshrc", "!.bash_profile", "!.bash_logout", "!.zshenv"]: the operator trimmed the shell rc files from the default list, so sort -o and uniq write them`,
 			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
-				p.Allowlist.Protect = append(p.Allowlist.Protect, "!.bashrc", "!.profile", "!.zshrc", "!.bash_profile", "!.bash_logout", "!.zshenv")
+				alsec.Of(p).Protect = append(alsec.Of(p).Protect, "!.bashrc", "!.profile", "!.zshrc", "!.bash_profile", "!.bash_logout", "!.zshenv")
 				return nil
 			}},
 		{Detector: "persistence", Scenario: "autostart-entry", Kind: "policy",
 			Weakness: `protect = ["!.config/autostart"]: sort -o and uniq write the desktop's autostart entries`,
 			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
-				p.Allowlist.Protect = append(p.Allowlist.Protect, "!.config/autostart")
+				alsec.Of(p).Protect = append(alsec.Of(p).Protect, "!.config/autostart")
 				return nil
 			}},
 		{Detector: "outside", Scenario: "cron-python", Kind: "staged", NeedRoot: true,
@@ -203,9 +205,9 @@ func controlPolicy() (*policy.Policy, error) {
 			return nil, fmt.Errorf("the negative controls need %s on this host: %w", name, err)
 		}
 		c.Name = name
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 	}
-	slices.SortFunc(p.Allowlist.Commands, func(a, b policy.Command) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(alsec.Of(p).Commands, func(a, b policy.Command) int { return strings.Compare(a.Name, b.Name) })
 	p.Name = "harness-controls"
 	p.Limits.Timeout = policy.Duration{Duration: 3 * time.Second}
 	return p, nil

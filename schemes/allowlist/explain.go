@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
@@ -11,7 +13,7 @@ import (
 )
 
 func interpreterIn(p *policy.Policy) string {
-	for _, c := range p.Allowlist.Commands {
+	for _, c := range alsec.Of(p).Commands {
 		if policy.IsInterpreter(c.Name) {
 			return c.Name
 		}
@@ -29,10 +31,10 @@ var threats = []verify.ThreatRule{
 		}, Scenarios: []string{"planted-binary", "planted-binary-exec", "planted-script-interpreter", "compress-program", "ld-preload"}},
 	{Threat: "read host files outside the workspace", Layers: []string{sa.LayerLandlockFS},
 		Gap: func(p *policy.Policy) string {
-			if len(p.Allowlist.ReadPaths) > 0 {
-				return "read_paths opens " + strings.Join(p.Allowlist.ReadPaths, ", ")
+			if len(alsec.Of(p).ReadPaths) > 0 {
+				return "read_paths opens " + strings.Join(alsec.Of(p).ReadPaths, ", ")
 			}
-			if p.Allowlist.HardLinks == policy.HardLinksReadOnly {
+			if alsec.Of(p).HardLinks == alsec.HardLinksReadOnly {
 				return `hardlinks = "read-only" lets commands read hard-linked files`
 			}
 			return ""
@@ -58,7 +60,7 @@ var threats = []verify.ThreatRule{
 		}, ClosedBy: sa.LayerWorkspace, Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-config-option-spellings", "git-config-symlink-dotdot", "git-dir-symlinked", "git-hookspath-husky", "git-hookspath-custom", "protected-files-argv"}},
 	{Threat: "reach the network (TCP, UDP, DNS, cloud metadata, the internet)", Layers: []string{sa.LayerNetNS, sa.LayerSeccomp},
 		Gap: func(p *policy.Policy) string {
-			if p.Allowlist.AllHosts() {
+			if alsec.Of(p).AllHosts() {
 				return "network = true"
 			}
 			return reachableHosts(p)
@@ -66,14 +68,14 @@ var threats = []verify.ThreatRule{
 	egressThreat,
 	{Threat: "connect to unix sockets on the host (ssh-agent, docker.sock, D-Bus)", Layers: []string{sa.LayerSeccomp, sa.LayerLandlockUnix},
 		Gap: func(p *policy.Policy) string {
-			if p.Allowlist.AllHosts() {
+			if alsec.Of(p).AllHosts() {
 				return "network = true lets socket() through, and this kernel's Landlock does not cover pathname sockets before ABI 9"
 			}
 			return ""
 		}, Scenarios: []string{"unix-socket-agent", "unix-socket-abstract", "docker-socket"}},
 	{Threat: "read the server's secrets (its environment, /proc)", Layers: []string{sa.LayerCleanEnv},
 		Gap: func(p *policy.Policy) string {
-			for k := range p.Allowlist.Env {
+			for k := range alsec.Of(p).Env {
 				if verify.SecretName.MatchString(k) {
 					return "allowlist.env passes " + k
 				}
@@ -104,7 +106,7 @@ var threats = []verify.ThreatRule{
 
 // reachableHosts is explain's note for a host list: which hosts commands reach, and how.
 func reachableHosts(p *policy.Policy) string {
-	n := p.Allowlist.Net()
+	n := alsec.Of(p).Net()
 	if n.Mode != policy.NetHosts {
 		return ""
 	}
@@ -122,10 +124,10 @@ var egressThreat = verify.ThreatRule{
 	Threat: "reach a host the network list does not name (other names, IP literals, DNS tunnelling, other ports, around the proxy)",
 	Layers: []string{sa.LayerEgressProxy, sa.LayerNetNS},
 	Gap: func(p *policy.Policy) string {
-		if p.Allowlist.AllHosts() {
+		if alsec.Of(p).AllHosts() {
 			return "network = true"
 		}
-		return egress.WildcardNote(p.Allowlist.Net().Hosts(), "call")
+		return egress.WildcardNote(alsec.Of(p).Net().Hosts(), "call")
 	},
 	Scenarios: []string{"proxy-allowlist-bypass", "dns-exfil", "cloud-metadata", "tcp-exfil-loopback", "udp-exfil-loopback"},
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
@@ -13,13 +15,13 @@ import (
 // explain lists the hosts a host list makes reachable, and says the proxy (with the network
 // namespace) is what keeps every other host out; network = true undoes both.
 func TestExplainHostList(t *testing.T) {
-	p := policy.Default(policy.SchemeAllowlist)
-	p.Allowlist.Commands = []policy.Command{{Name: "wc"}}
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).Commands = []policy.Command{{Name: "wc"}}
 	hosts, err := policy.NetworkHosts("pypi.org", "files.pythonhosted.org:443")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Allowlist.SetNet(hosts)
+	alsec.Of(p).SetNet(hosts)
 	layers := []executor.Layer{{Name: sa.LayerNetNS, Active: true}, {Name: sa.LayerSeccomp, Active: true},
 		{Name: sa.LayerEgressProxy, Active: true}}
 	find := func(ts []verify.Threat, prefix string) verify.Threat {
@@ -46,18 +48,18 @@ func TestExplainHostList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Allowlist.SetNet(wild)
+	alsec.Of(p).SetNet(wild)
 	ts, _ = verify.Explain(p, layers, Scheme.Threats)
 	if th := find(ts, "reach a host the network list does not name"); th.Status != verify.NotEnforced ||
 		!strings.Contains(th.Note, "*.example.com lets a program make serve resolve any name below it") || !strings.Contains(th.Note, "64 distinct names per call") {
 		t.Errorf("wildcard: %+v", th)
 	}
-	p.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
+	alsec.Of(p).SetNet(policy.Network{Mode: policy.NetAll})
 	ts, _ = verify.Explain(p, layers, Scheme.Threats)
 	if th := find(ts, "reach a host the network list does not name"); th.Status != verify.NotEnforced {
 		t.Errorf("network = true but: %+v", th)
 	}
-	p.Allowlist.SetNet(policy.Network{Mode: policy.NetNone})
+	alsec.Of(p).SetNet(policy.Network{Mode: policy.NetNone})
 	ts, _ = verify.Explain(p, layers, Scheme.Threats)
 	if th := find(ts, "reach the network"); th.Status != verify.Enforced {
 		t.Errorf("network = false: %+v", th)

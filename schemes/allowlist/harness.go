@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,7 +18,7 @@ import (
 type adapter struct{}
 
 func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
-	p.Allowlist.Workspace = a.WS
+	alsec.Of(p).Workspace = a.WS
 	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
 	if os.Geteuid() != 0 {
 		return nil
@@ -24,7 +26,7 @@ func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 	// Root serves commands as policy user, else the workspace owner: hand the workspace to
 	// nobody unless the policy names a user, as `init` would for a root-owned setup.
 	uid, gid := 65534, 65534
-	if u, g, ok := strings.Cut(p.Allowlist.User, ":"); ok {
+	if u, g, ok := strings.Cut(alsec.Of(p).User, ":"); ok {
 		uid, _ = strconv.Atoi(u)
 		gid, _ = strconv.Atoi(g)
 	}
@@ -49,7 +51,7 @@ func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp
 	}
 	switch st.Kind() {
 	case "argv":
-		if _, ok := p.Allowlist.Command(st.Argv[0]); !ok {
+		if _, ok := alsec.Of(p).Command(st.Argv[0]); !ok {
 			return nil, harness.Inapplicable("needs %q allowlisted", st.Argv[0])
 		}
 		return call(st.Argv[0], append([]string(nil), st.Argv[1:]...)), nil
@@ -63,7 +65,7 @@ func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp
 			kind, code = "shell", st.ShellStart()+st.Shell
 		}
 		for _, name := range interpreters[kind] {
-			if _, ok := p.Allowlist.Command(name); ok {
+			if _, ok := alsec.Of(p).Command(name); ok {
 				// The tag rides in argv (sys.argv[1], $0) so the survivor scan finds the tree.
 				return call(name, []string{"-c", code, a.Tag}), nil
 			}
@@ -75,7 +77,7 @@ func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp
 			args[k] = harness.ExpandAny(a, v)
 		}
 		if c, _ := args["command"].(string); c != "" {
-			if _, ok := p.Allowlist.Command(c); !ok {
+			if _, ok := alsec.Of(p).Command(c); !ok {
 				return nil, harness.Inapplicable("needs %q allowlisted", c)
 			}
 		}
@@ -86,6 +88,6 @@ func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp
 
 func (adapter) Expect(p *policy.Policy) harness.Expect {
 	return harness.Expect{Timeout: p.Limits.Timeout.Duration, Output: int64(p.Limits.MaxOutputBytes),
-		Memory: int64(p.Limits.Memory), FileSize: int64(p.Allowlist.MaxFileSize), Grace: harness.Grace,
-		Pids: int64(p.Limits.Pids), Protect: p.Allowlist.Protect}
+		Memory: int64(p.Limits.Memory), FileSize: int64(alsec.Of(p).MaxFileSize), Grace: harness.Grace,
+		Pids: int64(p.Limits.Pids), Protect: alsec.Of(p).Protect}
 }

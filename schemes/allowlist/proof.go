@@ -3,14 +3,15 @@ package allowlist
 import (
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
 )
 
 // proof: the first allowed command asked for its version (a call that reads and writes
 // nothing, through every layer a call gets).
 func proof(p *policy.Policy) *generate.ProofCall {
-	if len(p.Allowlist.Commands) == 0 {
+	if len(alsec.Of(p).Commands) == 0 {
 		return nil
 	}
 	return &generate.ProofCall{Tool: "run_allowed_command",
-		Args: map[string]any{"command": p.Allowlist.Commands[0].Name, "args": []string{"--version"}}}
+		Args: map[string]any{"command": alsec.Of(p).Commands[0].Name, "args": []string{"--version"}}}
 }

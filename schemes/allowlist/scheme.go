@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -32,7 +34,7 @@ var Rules = []verify.Rule{
 
 // Scheme is the registry entry.
 var Scheme = &scheme.Scheme{
-	Name:          policy.SchemeAllowlist,
+	Name:          alsec.Name,
 	Summary:       "pinned host binaries, hardened exec (Landlock, seccomp, namespaces, rlimits); Linux",
 	Executor:      newExecutor(),
 	Unavailable:   sa.Unavailable,
@@ -58,7 +60,7 @@ func bounds(p *policy.Policy) []verify.Bound {
 	if p.Limits.MaxFileBytes > 0 {
 		bs = append(bs, verify.FileBounds(p.Limits)...)
 	}
-	if p.Allowlist.Net().Mode != policy.NetHosts {
+	if alsec.Of(p).Net().Mode != policy.NetHosts {
 		return bs
 	}
 	return append(bs, verify.EgressBounds(p.Limits, "call", "more wait until one of the call's own ends")...)
@@ -79,7 +81,7 @@ func defaultWithCleanup(workspace string) (*policy.Policy, func(), error) {
 	if err != nil || workspace != "" {
 		return p, func() {}, err
 	}
-	ws := p.Allowlist.Workspace
+	ws := alsec.Of(p).Workspace
 	return p, func() { os.RemoveAll(ws) }, nil
 }
 
@@ -106,7 +108,7 @@ func builtIn(workspace string) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := policy.Default(policy.SchemeAllowlist)
-	p.Allowlist.Workspace, p.Allowlist.Commands = workspace, cs
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).Workspace, alsec.Of(p).Commands = workspace, cs
 	return p, p.Validate()
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/harness"
@@ -76,22 +78,22 @@ func TestAuditRules(t *testing.T) {
 		rule   string
 		mutate func(*policy.Policy)
 	}{
-		{"MS101", func(p *policy.Policy) { p.Allowlist.Commands = append(p.Allowlist.Commands, py) }},
+		{"MS101", func(p *policy.Policy) { alsec.Of(p).Commands = append(alsec.Of(p).Commands, py) }},
 		{"MS101", func(p *policy.Policy) {
-			p.Allowlist.Commands = append(p.Allowlist.Commands, policy.Command{Name: "innocent", Path: disguised, SHA256: py.SHA256})
+			alsec.Of(p).Commands = append(alsec.Of(p).Commands, policy.Command{Name: "innocent", Path: disguised, SHA256: py.SHA256})
 		}},
-		{"MS105", func(p *policy.Policy) { p.Allowlist.Workspace = etcLink }},
-		{"MS103", func(p *policy.Policy) { p.Allowlist.Commands[0].SHA256 = strings.Repeat("ab", 32) }},
-		{"MS104", func(p *policy.Policy) { p.Allowlist.Env["GITHUB_TOKEN"] = "x" }},
-		{"MS105", func(p *policy.Policy) { p.Allowlist.Workspace = "/home" }},
-		{"MS107", func(p *policy.Policy) { p.Allowlist.SetNet(policy.Network{Mode: policy.NetAll}) }},
-		{"MS108", func(p *policy.Policy) { p.Allowlist.Commands[0].AllowOutsidePaths = true }},
-		{"MS109", func(p *policy.Policy) { p.Allowlist.ReadPaths = []string{"/etc"} }},
+		{"MS105", func(p *policy.Policy) { alsec.Of(p).Workspace = etcLink }},
+		{"MS103", func(p *policy.Policy) { alsec.Of(p).Commands[0].SHA256 = strings.Repeat("ab", 32) }},
+		{"MS104", func(p *policy.Policy) { alsec.Of(p).Env["GITHUB_TOKEN"] = "x" }},
+		{"MS105", func(p *policy.Policy) { alsec.Of(p).Workspace = "/home" }},
+		{"MS107", func(p *policy.Policy) { alsec.Of(p).SetNet(policy.Network{Mode: policy.NetAll}) }},
+		{"MS108", func(p *policy.Policy) { alsec.Of(p).Commands[0].AllowOutsidePaths = true }},
+		{"MS109", func(p *policy.Policy) { alsec.Of(p).ReadPaths = []string{"/etc"} }},
 		{"MS110", func(p *policy.Policy) {
-			i := slices.IndexFunc(p.Allowlist.Commands, func(c policy.Command) bool { return c.Name == "sort" })
-			p.Allowlist.Commands[i].DenyArgs = nil
+			i := slices.IndexFunc(alsec.Of(p).Commands, func(c policy.Command) bool { return c.Name == "sort" })
+			alsec.Of(p).Commands[i].DenyArgs = nil
 		}},
-		{"MS111", func(p *policy.Policy) { p.Allowlist.Workspace = filepath.Join(ws, "missing") }},
+		{"MS111", func(p *policy.Policy) { alsec.Of(p).Workspace = filepath.Join(ws, "missing") }},
 		{"MS401", func(p *policy.Policy) { p.Limits.Timeout.Duration = 1 << 40 }},
 		{"MS402", func(p *policy.Policy) { p.Limits.MaxOutputBytes = 8 << 20 }},
 		{"MS403", func(p *policy.Policy) { p.Limits.Pids = 4096 }},
@@ -117,8 +119,8 @@ func TestAuditRules(t *testing.T) {
 }
 
 func TestExplainHonestGaps(t *testing.T) {
-	p := policy.Default(policy.SchemeAllowlist)
-	p.Allowlist.Commands = []policy.Command{{Name: "wc"}}
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).Commands = []policy.Command{{Name: "wc"}}
 	all := []executor.Layer{{Name: sa.LayerPinnedExec, Active: true}, {Name: sa.LayerLandlockFS, Active: true},
 		{Name: sa.LayerNetNS, Active: false, Detail: "needs root"}, {Name: sa.LayerSeccomp, Active: false},
 		{Name: sa.LayerCleanEnv, Active: true}, {Name: sa.LayerPIDNS, Active: true}}
@@ -140,7 +142,7 @@ func TestExplainHonestGaps(t *testing.T) {
 	if s := status(ts, "run a program"); s.Status != verify.Enforced {
 		t.Errorf("pinned exec: %+v", s)
 	}
-	p.Allowlist.Commands = append(p.Allowlist.Commands, policy.Command{Name: "python3"})
+	alsec.Of(p).Commands = append(alsec.Of(p).Commands, policy.Command{Name: "python3"})
 	ts, _ = verify.Explain(p, all, Scheme.Threats)
 	if s := status(ts, "run a program"); s.Status != verify.NotEnforced {
 		t.Errorf("interpreter allowlisted but: %+v", s)
@@ -166,8 +168,8 @@ func TestThreatLayersAreReported(t *testing.T) {
 
 // The adapter says n/a, not contained, when the policy has no tool for a step.
 func TestAdapterNotApplicable(t *testing.T) {
-	p := policy.Default(policy.SchemeAllowlist)
-	p.Allowlist.Commands = []policy.Command{{Name: "wc", Path: "/usr/bin/wc"}}
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).Commands = []policy.Command{{Name: "wc", Path: "/usr/bin/wc"}}
 	a := &harness.Arena{WS: "/w", Outside: "/o", Tag: "T"}
 	for _, st := range []harness.Step{{Python: "x"}, {Shell: "x"}, {Argv: []string{"cat", "x"}}} {
 		var na *harness.NotApplicableError

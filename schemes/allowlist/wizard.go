@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/pflag"
@@ -28,7 +30,7 @@ type Answers struct {
 
 // Own is the allowlist's answers among a's (a fresh, unkept one when a offers no allowlist).
 func Own(a *generate.Answers) *Answers {
-	if w, ok := a.OwnOf(policy.SchemeAllowlist).(*Answers); ok {
+	if w, ok := a.OwnOf(alsec.Name).(*Answers); ok {
 		return w
 	}
 	return &Answers{}
@@ -68,9 +70,9 @@ func (w *Answers) Missing() []string {
 // From reads the workspace, the network's every host and the commands (by name when the name
 // pins to the same path here, else by path) back from p.
 func (w *Answers) From(a *generate.Answers, p *policy.Policy) {
-	w.Workspace = p.Allowlist.Workspace
-	a.Network = p.Allowlist.Net().Mode == policy.NetAll
-	for _, c := range p.Allowlist.Commands {
+	w.Workspace = alsec.Of(p).Workspace
+	a.Network = alsec.Of(p).Net().Mode == policy.NetAll
+	for _, c := range alsec.Of(p).Commands {
 		if pc, err := generate.Pin(c.Name); err == nil && pc.Path == c.Path {
 			w.Allow = append(w.Allow, c.Name)
 		} else {
@@ -104,18 +106,18 @@ func (w *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 	var base map[string]policy.Command
 	if fromBase {
 		base = map[string]policy.Command{}
-		for _, c := range p.Allowlist.Commands {
+		for _, c := range alsec.Of(p).Commands {
 			base[c.Name] = c
 		}
-		p.Allowlist.Commands = nil
+		alsec.Of(p).Commands = nil
 	}
 	home, _ := os.UserHomeDir()
 	ws := generate.ExpandHome(w.Workspace, home)
 	if err := generate.CheckWorkspace(ws, home); err != nil {
 		return err
 	}
-	p.Allowlist.Workspace = filepath.Clean(ws)
-	p.Allowlist.SetNet(net)
+	alsec.Of(p).Workspace = filepath.Clean(ws)
+	alsec.Of(p).SetNet(net)
 	if len(w.Allow) == 0 {
 		return fmt.Errorf("allow at least one command (e.g. --allow %s)", strings.Join(generate.DefaultCommands[:4], ","))
 	}
@@ -133,7 +135,7 @@ func (w *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 		if b, ok := base[c.Name]; ok && b.Path == c.Path { // keep its deny_args and options; the pin is renewed
 			c.DenyArgs, c.AllowOutsidePaths = b.DenyArgs, b.AllowOutsidePaths
 		}
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 	}
 	return nil
 }
@@ -168,7 +170,7 @@ func (w *Answers) Warnings(p *policy.Policy) []string {
 // Interpreters lists the allowed names that run arbitrary code.
 func Interpreters(p *policy.Policy) []string {
 	var out []string
-	for _, c := range p.Allowlist.Commands {
+	for _, c := range alsec.Of(p).Commands {
 		if policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(c.Path)) {
 			out = append(out, c.Name)
 		}
@@ -180,14 +182,14 @@ func Interpreters(p *policy.Policy) []string {
 // remove it again). When root creates it, commands will run as nobody, so nobody gets to write
 // it.
 func (w *Answers) Prepare(p *policy.Policy, log io.Writer) (string, error) {
-	ws := p.Allowlist.Workspace
+	ws := alsec.Of(p).Workspace
 	if _, err := os.Stat(ws); err == nil {
 		return "", nil
 	}
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return "", fmt.Errorf("create the workspace %s: %w", ws, err)
 	}
-	if os.Geteuid() == 0 && p.Allowlist.User == "" {
+	if os.Geteuid() == 0 && alsec.Of(p).User == "" {
 		if err := os.Chown(ws, 65534, 65534); err != nil {
 			return ws, fmt.Errorf("hand the workspace to nobody (commands run as 65534 under root): %w", err)
 		}

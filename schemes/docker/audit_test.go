@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/verify"
@@ -15,7 +17,7 @@ import (
 func TestAuditInitNetwork(t *testing.T) {
 	audit := func(a generate.Answers, network string) []string {
 		t.Helper()
-		a.Scheme, a.Wizards = policy.SchemeDocker, map[string]*generate.Wizard{policy.SchemeDocker: wizard}
+		a.Scheme, a.Wizards = dksec.Name, map[string]*generate.Wizard{dksec.Name: wizard}
 		if network != "" {
 			Own(&a).NetworkName = network
 		}

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/client"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -39,8 +41,8 @@ var loadRates = []float64{1, 2, 4, 8}
 // started a container cold). The pool's refill rate is read off the saturated phases: the pooled
 // calls served beyond the pool's initial containers, per second.
 func loadRows(ctx context.Context, b *scheme.BenchRun, image string, phase time.Duration) error {
-	p := policy.Default(policy.SchemeDocker)
-	p.Docker.Image, p.Docker.Pool = image, loadPool
+	p := policy.Default(dksec.Name)
+	dksec.Of(p).Image, dksec.Of(p).Pool = image, loadPool
 	p.Audit.Path = filepath.Join(b.Dir, "docker-load-audit.jsonl")
 	text, _ := policy.Marshal(p)
 	pol := filepath.Join(b.Dir, "docker-load.toml")

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,8 +25,8 @@ import (
 func benchSessions(ctx context.Context, b *scheme.BenchRun, image string) error {
 	n := min(b.N, 100)
 	const apart = 300 * time.Millisecond
-	p := policy.Default(policy.SchemeDocker)
-	p.Docker.Image, p.Docker.Pool, p.Docker.Reuse = image, 1, "session"
+	p := policy.Default(dksec.Name)
+	dksec.Of(p).Image, dksec.Of(p).Pool, dksec.Of(p).Reuse = image, 1, "session"
 	p.Audit.Path = filepath.Join(b.Dir, "docker-session-audit.jsonl")
 	raw, _ := policy.Marshal(p)
 	pol := filepath.Join(b.Dir, "docker-session.toml")

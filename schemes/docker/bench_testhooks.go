@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -145,8 +147,8 @@ type variant struct {
 func variantRows(ctx context.Context, b *scheme.BenchRun, api *client.Client, image string, vs []variant) error {
 	dir, row := b.Dir, b.Row
 	for _, v := range vs {
-		p := policy.Default(policy.SchemeDocker)
-		p.Docker.Image, p.Docker.Pool, p.Docker.Runtime = image, v.pool, v.runtime
+		p := policy.Default(dksec.Name)
+		dksec.Of(p).Image, dksec.Of(p).Pool, dksec.Of(p).Runtime = image, v.pool, v.runtime
 		name := fmt.Sprintf("docker-%s-%d", v.runtime, v.pool)
 		p.Audit.Path = filepath.Join(dir, name+"-audit.jsonl")
 		text, _ := policy.Marshal(p)

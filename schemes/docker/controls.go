@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -13,7 +15,7 @@ import (
 // hostNetwork is the network weakness. The control scenarios only ever talk to the harness's
 // loopback listeners, so no test traffic leaves the host.
 func hostNetwork(p *policy.Policy, _ *harness.Arena) error {
-	p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"})
+	dksec.Of(p).SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"})
 	return nil
 }
 
@@ -21,7 +23,7 @@ func hostNetwork(p *policy.Policy, _ *harness.Arena) error {
 // /workspace, as a workspace set too wide would.
 func rootMounted(writable bool) func(*policy.Policy, *harness.Arena) error {
 	return func(p *policy.Policy, a *harness.Arena) error {
-		p.Docker.Workspace, p.Docker.WorkspaceWritable = a.Root, writable
+		dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = a.Root, writable
 		return nil
 	}
 }
@@ -46,7 +48,7 @@ func plant(files map[string]os.FileMode) func(*harness.Arena) {
 }
 
 func writable(p *policy.Policy, _ *harness.Arena) error {
-	p.Docker.WorkspaceWritable = true
+	dksec.Of(p).WorkspaceWritable = true
 	return nil
 }
 
@@ -72,7 +74,7 @@ func stageOutside(id string) func(*harness.Arena) {
 			return
 		}
 		for _, s := range all {
-			if steps, _ := s.StepsFor(policy.SchemeDocker); s.ID == id && len(steps) > 0 {
+			if steps, _ := s.StepsFor(dksec.Name); s.ID == id && len(steps) > 0 {
 				out, err := a.RunOutside(py, "-c", a.Expand(steps[0].Python))
 				if err != nil {
 					out += "\ncontrol: the probe outside the container failed: " + err.Error()

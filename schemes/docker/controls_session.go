@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -16,7 +18,7 @@ import (
 // The session detectors' controls. Each runs its scenario under the control policy turned into
 // a session policy (two sessions at most), since the scenarios are n/a without one.
 func sessionPolicy(p *policy.Policy, _ *harness.Arena) error {
-	p.Docker.Reuse, p.Docker.MaxSessions = "session", 2
+	dksec.Of(p).Reuse, dksec.Of(p).MaxSessions = "session", 2
 	return nil
 }
 
@@ -50,7 +52,7 @@ func probeInOwnSession(a *harness.Arena) {
 		return
 	}
 	for _, s := range all {
-		if steps, _ := s.StepsFor(policy.SchemeDocker); s.ID == "session-python-variables" && len(steps) > 1 {
+		if steps, _ := s.StepsFor(dksec.Name); s.ID == "session-python-variables" && len(steps) > 1 {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			out, err := a.CallInSession(ctx, steps[0].Session, steps[1].Tool, steps[1].Arguments)
@@ -81,7 +83,7 @@ func startLabelled(a *harness.Arena) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := eng.API.ContainerCreate(ctx, &container.Config{Image: p.Docker.Image, Cmd: []string{"sleep", "60"},
+	c, err := eng.API.ContainerCreate(ctx, &container.Config{Image: dksec.Of(p).Image, Cmd: []string{"sleep", "60"},
 		Labels: map[string]string{sd.LabelApp: "1", sd.LabelPID: strconv.Itoa(a.ServerPID())}},
 		&container.HostConfig{AutoRemove: true, NetworkMode: "none"}, nil, nil, "")
 	if err != nil {

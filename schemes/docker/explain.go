@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
@@ -11,8 +13,8 @@ import (
 )
 
 func workspaceGap(p *policy.Policy) string {
-	if p.Docker.Workspace != "" && p.Docker.WorkspaceWritable {
-		return fmt.Sprintf("workspace_writable = true: calls can change %s on the host (through the per-call layer where serve --check shows it: checked, at most limits.workspace_quota a call)", p.Docker.Workspace)
+	if dksec.Of(p).Workspace != "" && dksec.Of(p).WorkspaceWritable {
+		return fmt.Sprintf("workspace_writable = true: calls can change %s on the host (through the per-call layer where serve --check shows it: checked, at most limits.workspace_quota a call)", dksec.Of(p).Workspace)
 	}
 	return ""
 }
@@ -20,7 +22,7 @@ func workspaceGap(p *policy.Policy) string {
 // networkGap names what the policy opened: a docker network, or the hosts reachable through
 // serve's egress proxy (listed, so the threat is not enforced for them).
 func networkGap(p *policy.Policy) string {
-	n := p.Docker.Net()
+	n := dksec.Of(p).Net()
 	switch n.Mode {
 	case policy.NetNone:
 		return ""
@@ -41,7 +43,7 @@ func networkGap(p *policy.Policy) string {
 // socketGap: a docker network puts abstract sockets in reach; a host list does not (the
 // containers keep network none, and the only mounted socket is serve's egress proxy).
 func socketGap(p *policy.Policy) string {
-	if n := p.Docker.Net(); n.Mode == policy.NetNamed {
+	if n := dksec.Of(p).Net(); n.Mode == policy.NetNamed {
 		return fmt.Sprintf("network = %s", n)
 	}
 	return ""
@@ -51,7 +53,7 @@ var threats = []verify.ThreatRule{
 	{Threat: "escape to the host through a kernel bug (the container shares the host's kernel)", Layers: []string{sd.LayerRuntime},
 		Caveat: "seccomp and dropped capabilities narrow the kernel surface; only a VM-grade runtime (gVisor runsc, Kata) puts a kernel of its own in between",
 		Gap: func(p *policy.Policy) string {
-			if p.Docker.Runtime == "" {
+			if dksec.Of(p).Runtime == "" {
 				return "runtime is unset: containers share the host kernel unless a VM-grade runtime is in use"
 			}
 			return ""
@@ -73,8 +75,8 @@ var threats = []verify.ThreatRule{
 		Scenarios: []string{"proc-self-environ", "proc-parent-environ", "ptrace-parent"}},
 	{Threat: "gain privileges (root, capabilities, setuid, namespaces, mount, ptrace, bpf, io_uring)", Layers: []string{sd.LayerUser, sd.LayerCaps, sd.LayerNoNewPrivs, sd.LayerSeccomp},
 		Gap: func(p *policy.Policy) string {
-			if p.Docker.User == "0" || p.Docker.User == "root" || p.Docker.User == "0:0" {
-				return "user = " + p.Docker.User + ": code runs as root in the container"
+			if dksec.Of(p).User == "0" || dksec.Of(p).User == "root" || dksec.Of(p).User == "0:0" {
+				return "user = " + dksec.Of(p).User + ": code runs as root in the container"
 			}
 			return ""
 		}, Scenarios: []string{"setuid-root", "capabilities", "ptrace-parent", "unshare-mount", "mknod-device", "kernel-surface"}},

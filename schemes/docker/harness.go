@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
@@ -22,14 +24,14 @@ import (
 type adapter struct{}
 
 func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
-	p.Docker.Workspace = a.WS
+	dksec.Of(p).Workspace = a.WS
 	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
 	if os.Geteuid() != 0 {
 		return nil
 	}
 	// Containers run as docker.user: hand the workspace to it, as a user setting one up would.
 	uid, gid := 65534, 65534
-	if u, g, ok := strings.Cut(p.Docker.User, ":"); ok {
+	if u, g, ok := strings.Cut(dksec.Of(p).User, ":"); ok {
 		uid, _ = strconv.Atoi(u)
 		gid, _ = strconv.Atoi(g)
 	}
@@ -41,7 +43,7 @@ func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 
 // inContainer maps host paths under the mounted workspace to the container's view.
 func inContainer(s string, p *policy.Policy) string {
-	if ws := p.Docker.Workspace; ws != "" {
+	if ws := dksec.Of(p).Workspace; ws != "" {
 		s = strings.ReplaceAll(s, strings.TrimSuffix(ws, "/"), "/workspace")
 	}
 	return s
@@ -101,5 +103,5 @@ func mapStrings(v any, p *policy.Policy) any {
 
 func (adapter) Expect(p *policy.Policy) harness.Expect {
 	return harness.Expect{Timeout: p.Limits.Timeout.Duration, Output: int64(p.Limits.MaxOutputBytes),
-		Memory: int64(p.Limits.Memory), FileSize: sd.FileSizeLimit, Grace: harness.Grace, OwnKernel: sd.OwnKernel(p.Docker.Runtime)}
+		Memory: int64(p.Limits.Memory), FileSize: sd.FileSizeLimit, Grace: harness.Grace, OwnKernel: sd.OwnKernel(dksec.Of(p).Runtime)}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/harness"
@@ -21,10 +23,10 @@ var _ harness.Sessioner = adapter{}
 
 // SessionCap is docker.max_sessions under a session policy (0 under reuse = "call").
 func (adapter) SessionCap(p *policy.Policy) (int, string) {
-	if !p.Docker.Sessions() {
+	if !dksec.Of(p).Sessions() {
 		return 0, ""
 	}
-	return p.Docker.SessionCap(), "docker.max_sessions"
+	return dksec.Of(p).SessionCap(), "docker.max_sessions"
 }
 
 // Sandboxes lists the running containers labelled with serve's pid, from the engine.

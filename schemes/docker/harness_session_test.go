@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -15,23 +17,23 @@ func TestHarnessSessionCap(t *testing.T) {
 	if _, ok := ad.(harness.Readier); ok {
 		t.Fatal("the docker adapter refuses policies up front again")
 	}
-	p := policy.Default(policy.SchemeDocker)
+	p := policy.Default(dksec.Name)
 	if n, _ := (adapter{}).SessionCap(p); n != 0 {
 		t.Fatalf("reuse = call: cap %d, want 0", n)
 	}
-	p.Docker.Reuse = "session"
-	if n, key := (adapter{}).SessionCap(p); n != p.Docker.SessionCap() || key != "docker.max_sessions" {
+	dksec.Of(p).Reuse = "session"
+	if n, key := (adapter{}).SessionCap(p); n != dksec.Of(p).SessionCap() || key != "docker.max_sessions" {
 		t.Fatalf("reuse = session: %d %q", n, key)
 	}
 }
 
 // explain says a session's calls share state (by design) and sessions do not.
 func TestExplainSessionState(t *testing.T) {
-	p := policy.Default(policy.SchemeDocker)
+	p := policy.Default(dksec.Name)
 	if g := stateGap(p); g != "" {
 		t.Errorf("per-call policy: %q", g)
 	}
-	p.Docker.Reuse = "session"
+	dksec.Of(p).Reuse = "session"
 	if g := stateGap(p); !strings.Contains(g, "share its container") || !strings.Contains(g, "docker.max_sessions = 4") {
 		t.Errorf("session policy: %q", g)
 	}

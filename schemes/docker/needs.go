@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/image"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -23,7 +25,7 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 	d := Own(a)
 	image := d.Image
 	if image == "" {
-		image = policy.Default(policy.SchemeDocker).Docker.Image
+		image = dksec.Of(policy.Default(dksec.Name)).Image
 	}
 	if err := workspaceExists(a, pr); err != nil {
 		return err

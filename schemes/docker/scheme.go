@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -32,7 +34,7 @@ var Rules = []verify.Rule{
 
 // Scheme is the registry entry.
 var Scheme = &scheme.Scheme{
-	Name:          policy.SchemeDocker,
+	Name:          dksec.Name,
 	Summary:       "a fresh locked-down container per call (Docker Engine API)",
 	Executor:      newExecutor,
 	Layers:        sd.LayerIDs,
@@ -53,13 +55,13 @@ var Scheme = &scheme.Scheme{
 // across all containers.
 func bounds(p *policy.Policy) []verify.Bound {
 	var bs []verify.Bound
-	if p.Docker.Workspace != "" && p.Docker.WorkspaceWritable {
+	if dksec.Of(p).Workspace != "" && dksec.Of(p).WorkspaceWritable {
 		bs = verify.WorkspaceBounds(p.Limits)
 	}
-	if p.Limits.MaxFileBytes > 0 && (p.Docker.Sessions() || p.Docker.Workspace != "") { // session files, or the call mode's workspace files
+	if p.Limits.MaxFileBytes > 0 && (dksec.Of(p).Sessions() || dksec.Of(p).Workspace != "") { // session files, or the call mode's workspace files
 		bs = append(bs, verify.FileBounds(p.Limits)...)
 	}
-	if p.Docker.Net().Mode != policy.NetHosts {
+	if dksec.Of(p).Net().Mode != policy.NetHosts {
 		return bs
 	}
 	total := max(256, 4*p.Limits.EgressConnections)
@@ -73,7 +75,7 @@ func newExecutor(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, err
 }
 
 func audit(p *policy.Policy, add verify.Add) {
-	d := p.Docker
+	d := *dksec.Of(p)
 	if n := d.Net(); n.Mode == policy.NetNamed {
 		add("MS201", "docker.network", "containers join network %q: they can reach the host's network and the internet", `set network = "none", or list the hosts calls need: network = ["pypi.org"]`, n.Name)
 	}
@@ -104,7 +106,7 @@ func ControlImage() string {
 	if s := os.Getenv("MCPSANDBOX_TEST_IMAGE"); s != "" {
 		return s
 	}
-	return policy.Default(policy.SchemeDocker).Docker.Image
+	return dksec.Of(policy.Default(dksec.Name)).Image
 }
 
 // controlPolicy is the base the controls weaken: the default docker policy on the control
@@ -112,9 +114,9 @@ func ControlImage() string {
 // program ran, and a control whose attack never ran stays silent; controls that need tight
 // timing set their own). On its own it contains every control's scenario.
 func controlPolicy() (*policy.Policy, error) {
-	p := policy.Default(policy.SchemeDocker)
+	p := policy.Default(dksec.Name)
 	p.Name = "harness-controls"
-	p.Docker.Image = ControlImage()
+	dksec.Of(p).Image = ControlImage()
 	p.Limits.Timeout = policy.Duration{Duration: 6 * time.Second}
 	return p, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -34,7 +36,7 @@ func TestThreatLayersAreReported(t *testing.T) {
 	}
 	for _, th := range Scheme.Threats {
 		for _, id := range th.Scenarios {
-			if !slices.ContainsFunc(all, func(s *harness.Scenario) bool { return s.ID == id && slices.Contains(s.Schemes, policy.SchemeDocker) }) {
+			if !slices.ContainsFunc(all, func(s *harness.Scenario) bool { return s.ID == id && slices.Contains(s.Schemes, dksec.Name) }) {
 				t.Errorf("%q names scenario %s, which does not exist or does not apply to docker", th.Threat, id)
 			}
 		}
@@ -60,7 +62,7 @@ func TestExplainHonestGaps(t *testing.T) {
 		}
 		return verify.Threat{}
 	}
-	p := policy.Default(policy.SchemeDocker)
+	p := policy.Default(dksec.Name)
 	ts, err := verify.Explain(p, layers(map[string]bool{sd.LayerNetwork: true}), Scheme.Threats)
 	if err != nil {
 		t.Fatal(err)
@@ -71,8 +73,8 @@ func TestExplainHonestGaps(t *testing.T) {
 	if n := find(ts, "reach the network"); n.Status != verify.Enforced {
 		t.Errorf("network none: %+v", n)
 	}
-	p.Docker.Runtime = "runsc"
-	p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
+	dksec.Of(p).Runtime = "runsc"
+	dksec.Of(p).SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
 	ts, _ = verify.Explain(p, layers(map[string]bool{sd.LayerRuntime: true}), Scheme.Threats)
 	if k := find(ts, "escape to the host through a kernel bug"); k.Status == verify.NotEnforced {
 		t.Errorf("runsc: %+v", k)
@@ -85,12 +87,12 @@ func TestExplainHonestGaps(t *testing.T) {
 // A host list: explain names the reachable hosts on the network threat, not on the unix
 // socket one (containers keep network none), and the audit does not call it a docker network.
 func TestExplainHostList(t *testing.T) {
-	p := policy.Default(policy.SchemeDocker)
+	p := policy.Default(dksec.Name)
 	n, err := policy.NetworkHosts("pypi.org", "files.pythonhosted.org:443")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Docker.SetNet(n)
+	dksec.Of(p).SetNet(n)
 	ts, err := verify.Explain(p, layers(map[string]bool{sd.LayerNetwork: true}), Scheme.Threats)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +118,7 @@ func TestExplainHostList(t *testing.T) {
 
 func TestAuditDefault(t *testing.T) {
 	var got []string
-	for _, f := range verify.Audit(policy.Default(policy.SchemeDocker), "", Scheme.Audit) {
+	for _, f := range verify.Audit(policy.Default(dksec.Name), "", Scheme.Audit) {
 		got = append(got, f.Rule)
 	}
 	if !slices.Equal(got, []string{"MS205"}) {
@@ -127,12 +129,12 @@ func TestAuditDefault(t *testing.T) {
 // The adapter's programs run as the harness means them: checked by running them on the host
 // with its own sh and python3 (the same code the container runs).
 func TestAdapterParams(t *testing.T) {
-	p := policy.Default(policy.SchemeDocker)
+	p := policy.Default(dksec.Name)
 	a := &harness.Arena{Root: "/r", WS: "/r/ws", Outside: "/r/outside", Tag: "TAG-x"}
 	if err := (adapter{}).Prepare(p, &harness.Arena{WS: "/r/ws", Root: "/r"}); err != nil && !strings.Contains(err.Error(), "hand the harness workspace") {
 		t.Fatal(err)
 	}
-	p.Docker.Workspace = "/r/ws"
+	dksec.Of(p).Workspace = "/r/ws"
 	c, err := (adapter{}).Params(harness.Step{Shell: `echo "$0" '{{ws}}/x' '{{outside}}/y' "it's"`}, a, p)
 	if err != nil || c.Name != sd.ToolShell {
 		t.Fatal(c, err)
@@ -180,8 +182,8 @@ func TestAuditWorkspacePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	for ws, want := range map[string]bool{"/etc": true, link: true, "/": true, dir: false, filepath.Join(dir, "absent"): false} {
-		p := policy.Default(policy.SchemeDocker)
-		p.Docker.Workspace = ws
+		p := policy.Default(dksec.Name)
+		dksec.Of(p).Workspace = ws
 		var got *verify.Finding
 		for _, f := range verify.Audit(p, "", Scheme.Audit) {
 			if f.Rule == "MS206" {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/pflag"
@@ -32,7 +34,7 @@ type Answers struct {
 
 // Own is the docker scheme's answers among a's (a fresh, unkept one when a offers no docker).
 func Own(a *generate.Answers) *Answers {
-	if d, ok := a.OwnOf(policy.SchemeDocker).(*Answers); ok {
+	if d, ok := a.OwnOf(dksec.Name).(*Answers); ok {
 		return d
 	}
 	return &Answers{}
@@ -55,7 +57,7 @@ func (d *Answers) Missing() []string { return nil }
 // From reads the image, the workspace mount, the pool, the runtime, the reuse mode and a named
 // network back.
 func (d *Answers) From(_ *generate.Answers, p *policy.Policy) {
-	s := p.Docker
+	s := *dksec.Of(p)
 	d.Image, d.Workspace, d.WorkspaceWritable, d.Pool, d.Runtime, d.Reuse = s.Image, s.Workspace, s.WorkspaceWritable, s.Pool, s.Runtime, s.Reuse
 	if n := s.Net(); n.Mode == policy.NetNamed {
 		d.NetworkName = n.Name
@@ -88,10 +90,10 @@ func (d *Answers) Prefill(ds generate.SchemeAnswers, given func(string) bool, ba
 // network.
 func (d *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Network, fromBase bool) error {
 	if fromBase {
-		p.Docker.Workspace, p.Docker.WorkspaceWritable = "", false
+		dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = "", false
 	}
 	if d.Image != "" {
-		p.Docker.Image = d.Image
+		dksec.Of(p).Image = d.Image
 	}
 	if d.Workspace != "" {
 		home, _ := os.UserHomeDir()
@@ -99,23 +101,23 @@ func (d *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 		if err := generate.CheckWorkspace(ws, home); err != nil {
 			return err
 		}
-		p.Docker.Workspace = filepath.Clean(ws)
-		p.Docker.WorkspaceWritable = d.WorkspaceWritable
+		dksec.Of(p).Workspace = filepath.Clean(ws)
+		dksec.Of(p).WorkspaceWritable = d.WorkspaceWritable
 	}
-	p.Docker.Pool = d.Pool
-	p.Docker.Runtime = d.Runtime
+	dksec.Of(p).Pool = d.Pool
+	dksec.Of(p).Runtime = d.Runtime
 	switch d.Reuse {
 	case "", "call":
-		p.Docker.Reuse = "" // "call", the default, left out of the file
+		dksec.Of(p).Reuse = "" // "call", the default, left out of the file
 	case "session":
-		if p.Docker.WorkspaceWritable {
+		if dksec.Of(p).WorkspaceWritable {
 			return errors.New(`--docker-reuse session cannot be used with a writable workspace (a session's container outlives its calls): drop --docker-workspace-writable, or use --docker-reuse call`)
 		}
-		p.Docker.Reuse = d.Reuse
+		dksec.Of(p).Reuse = d.Reuse
 	default:
 		return fmt.Errorf(`--docker-reuse %q: use "call" (a fresh container per call) or "session" (one container per MCP session)`, d.Reuse)
 	}
-	p.Docker.SetNet(net)
+	dksec.Of(p).SetNet(net)
 	return nil
 }
 
@@ -161,7 +163,7 @@ var questions = append([]generate.Question{
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).Image }, Set: func(a *generate.Answers, v any) { Own(a).Image = strings.TrimSpace(v.(string)) },
 		Validate: func(_ *generate.Answers, v string, _ generate.Env) error {
 			if strings.TrimSpace(v) == "" {
-				return fmt.Errorf("name an image, e.g. %s", policy.Default(policy.SchemeDocker).Docker.Image)
+				return fmt.Errorf("name an image, e.g. %s", dksec.Of(policy.Default(dksec.Name)).Image)
 			}
 			return nil
 		}},
@@ -197,5 +199,5 @@ var questions = append([]generate.Question{
 		Message: generate.Msg(`Container runtime (empty: the engine's default, runc; "crun": the same isolation, starts faster; "runsc": gVisor, a kernel of its own, starts slower; init checks the engine has it):`),
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).Runtime }, Set: func(a *generate.Answers, v any) { Own(a).Runtime = strings.TrimSpace(v.(string)) },
 		Validate: func(_ *generate.Answers, v string, _ generate.Env) error {
-			return policy.CheckRuntimeName(strings.TrimSpace(v))
+			return dksec.CheckRuntimeName(strings.TrimSpace(v))
 		}})...)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/pflag"
@@ -17,7 +19,7 @@ import (
 // a re-run reads it back; "call" stays out of the file; a wrong word or a writable workspace
 // with sessions is refused.
 func TestWizardReuse(t *testing.T) {
-	a := &generate.Answers{Scheme: policy.SchemeDocker, Wizards: map[string]*generate.Wizard{policy.SchemeDocker: wizard}}
+	a := &generate.Answers{Scheme: dksec.Name, Wizards: map[string]*generate.Wizard{dksec.Name: wizard}}
 	var q *generate.Question
 	for _, x := range wizard.New().Questions() {
 		if x.Flag == "docker-reuse" {
@@ -39,19 +41,19 @@ func TestWizardReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	none := policy.Network{Mode: policy.NetNone, Name: "none"}
-	p := policy.Default(policy.SchemeDocker)
-	if err := d.Apply(a, p, none, false); err != nil || !p.Docker.Sessions() {
-		t.Fatalf("apply --docker-reuse session: %v, reuse %q", err, p.Docker.Reuse)
+	p := policy.Default(dksec.Name)
+	if err := d.Apply(a, p, none, false); err != nil || !dksec.Of(p).Sessions() {
+		t.Fatalf("apply --docker-reuse session: %v, reuse %q", err, dksec.Of(p).Reuse)
 	}
-	p.Docker.SessionIdle, p.Docker.MaxSessions = policy.Duration{Duration: 3 * time.Minute}, 6
+	dksec.Of(p).SessionIdle, dksec.Of(p).MaxSessions = policy.Duration{Duration: 3 * time.Minute}, 6
 	path := filepath.Join(t.TempDir(), "p.toml")
 	b, err := generate.RenderPolicy(p, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	back, err := policy.Parse(path, b)
-	if err != nil || back.Docker != p.Docker {
-		t.Fatalf("loads back as %+v (%v)\n%s", back.Docker, err, b)
+	if err != nil || *dksec.Of(back) != *dksec.Of(p) {
+		t.Fatalf("loads back as %+v (%v)\n%s", dksec.Of(back), err, b)
 	}
 	re := &Answers{}
 	re.From(a, back)
@@ -60,19 +62,19 @@ func TestWizardReuse(t *testing.T) {
 	}
 
 	d.Reuse = "call"
-	p = policy.Default(policy.SchemeDocker)
-	if err := d.Apply(a, p, none, false); err != nil || p.Docker.Reuse != "" {
-		t.Fatalf("apply call: %v, reuse %q", err, p.Docker.Reuse)
+	p = policy.Default(dksec.Name)
+	if err := d.Apply(a, p, none, false); err != nil || dksec.Of(p).Reuse != "" {
+		t.Fatalf("apply call: %v, reuse %q", err, dksec.Of(p).Reuse)
 	}
 	if b, err := generate.RenderPolicy(p, path); err != nil || strings.Contains(string(b), "reuse") {
 		t.Fatalf("reuse = call is written (%v):\n%s", err, b)
 	}
 	d.Reuse = "forever"
-	if err := d.Apply(a, policy.Default(policy.SchemeDocker), none, false); err == nil || !strings.Contains(err.Error(), `"session"`) {
+	if err := d.Apply(a, policy.Default(dksec.Name), none, false); err == nil || !strings.Contains(err.Error(), `"session"`) {
 		t.Fatalf("--docker-reuse forever: %v", err)
 	}
 	d.Reuse, d.Workspace, d.WorkspaceWritable = "session", t.TempDir(), true
-	if err := d.Apply(a, policy.Default(policy.SchemeDocker), none, false); err == nil || !strings.Contains(err.Error(), "writable") {
+	if err := d.Apply(a, policy.Default(dksec.Name), none, false); err == nil || !strings.Contains(err.Error(), "writable") {
 		t.Fatalf("--docker-reuse session with a writable workspace: %v", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -41,9 +43,9 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 		resp.Body.Close()
 		direct = append(direct, time.Since(t0))
 	}
-	p := policy.Default(policy.SchemeE2B)
-	p.E2B.Reuse = "session"
-	p.E2B.APIURL = fake.URL()
+	p := policy.Default(e2bsec.Name)
+	e2bsec.Of(p).Reuse = "session"
+	e2bsec.Of(p).APIURL = fake.URL()
 	p.Audit.Path = filepath.Join(dir, "e2b-audit.jsonl")
 	text, _ := policy.Marshal(p)
 	pol := filepath.Join(dir, "e2b.toml")
@@ -51,7 +53,7 @@ func benchRows(ctx context.Context, b *scheme.BenchRun) error {
 		return err
 	}
 	cmd := exec.Command(b.Bin, "serve", "--policy", pol, "--log-level", "error")
-	cmd.Env = append(os.Environ(), p.E2B.APIKeyEnv+"="+key, "E2B_API_URL="+fake.URL(), "E2B_SANDBOX_URL="+fake.URL(), "E2B_DOMAIN="+fake.Domain())
+	cmd.Env = append(os.Environ(), e2bsec.Of(p).APIKeyEnv+"="+key, "E2B_API_URL="+fake.URL(), "E2B_SANDBOX_URL="+fake.URL(), "E2B_DOMAIN="+fake.Domain())
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package e2b
 import (
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	se "github.com/mcpsandbox/mcpsandbox/schemes/e2b/sandbox"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
 	"github.com/mcpsandbox/mcpsandbox/verify"
 )
 
@@ -17,7 +18,7 @@ var threats = []verify.ThreatRule{
 	{Threat: "reach the internet or cloud metadata", Layers: []string{se.LayerNoInternet},
 		Caveat: "enforced by E2B when allow_internet_access = false is sent at create",
 		Gap: func(p *policy.Policy) string {
-			if p.E2B.AllowInternet {
+			if e2bsec.Of(p).AllowInternet {
 				return "e2b.allow_internet = true"
 			}
 			return ""
@@ -27,8 +28,8 @@ var threats = []verify.ThreatRule{
 	{Threat: "leave processes or sandboxes running after the call", Layers: []string{se.LayerLifecycle},
 		Caveat: "a serve killed mid-call (SIGKILL, crash) leaves its sandboxes to its undertaker, a process of its own started with serve, which kills them as soon as serve's pipe to it closes; if the undertaker is killed too (a kill of the whole cgroup), E2B ends each sandbox within its leash (30 s: sandboxes are created with that lifetime and kept alive while needed), and the next serve on this host kills it at start",
 		Gap: func(p *policy.Policy) string {
-			if p.E2B.Reuse == "session" {
-				return "reuse = session: the session's sandbox and whatever it started live until the session ends or e2b.sandbox_timeout (" + p.E2B.SandboxTimeout.String() + ") passes"
+			if e2bsec.Of(p).Reuse == "session" {
+				return "reuse = session: the session's sandbox and whatever it started live until the session ends or e2b.sandbox_timeout (" + e2bsec.Of(p).SandboxTimeout.String() + ") passes"
 			}
 			return ""
 		}, Scenarios: []string{"setsid-survivor", "sleep-past-timeout", "server-killed-mid-call"}},

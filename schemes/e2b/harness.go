@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,8 +35,8 @@ func live() bool { return os.Getenv(LiveEnv) == "1" }
 // without a key, or offline in a release build (no local E2B server).
 func (adapter) Ready(p *policy.Policy) error {
 	if live() {
-		if os.Getenv(p.E2B.APIKeyEnv) == "" {
-			return fmt.Errorf("%s=1 but $%s is empty: export your E2B key, or unset %s to run against the local E2B server", LiveEnv, p.E2B.APIKeyEnv, LiveEnv)
+		if os.Getenv(e2bsec.Of(p).APIKeyEnv) == "" {
+			return fmt.Errorf("%s=1 but $%s is empty: export your E2B key, or unset %s to run against the local E2B server", LiveEnv, e2bsec.Of(p).APIKeyEnv, LiveEnv)
 		}
 		return nil
 	}
@@ -51,8 +53,8 @@ func (ad adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 	if err != nil {
 		return err
 	}
-	p.E2B.APIURL = url
-	a.ServeEnv = append(a.ServeEnv, "E2B_SANDBOX_URL="+url, "E2B_DOMAIN="+domain, p.E2B.APIKeyEnv+"="+offlineKey)
+	e2bsec.Of(p).APIURL = url
+	a.ServeEnv = append(a.ServeEnv, "E2B_SANDBOX_URL="+url, "E2B_DOMAIN="+domain, e2bsec.Of(p).APIKeyEnv+"="+offlineKey)
 	return nil
 }
 
@@ -62,7 +64,7 @@ func (ad adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 // started outlives it). Everything else is E2B's microVM's to prevent, invisible from here.
 func visible(p *policy.Policy) []string {
 	v := []string{"wall_time", "output", "responsive"}
-	if !live() && p.E2B.Reuse == "call" {
+	if !live() && e2bsec.Of(p).Reuse == "call" {
 		v = append(v, "survivors")
 	}
 	return v
@@ -77,7 +79,7 @@ var owners = sync.OnceValue(func() map[string][]*harness.Scenario {
 		return m
 	}
 	for _, s := range scs {
-		steps, why := s.StepsFor(policy.SchemeE2B)
+		steps, why := s.StepsFor(e2bsec.Name)
 		if why != "" {
 			continue
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -14,7 +16,7 @@ import (
 func needs(_ context.Context, a *generate.Answers, _ scheme.Prompt) error {
 	key := Own(a).APIKeyEnv
 	if key == "" {
-		key = policy.Default(policy.SchemeE2B).E2B.APIKeyEnv
+		key = e2bsec.Of(policy.Default(e2bsec.Name)).APIKeyEnv
 	}
 	if os.Getenv(key) == "" {
 		return fmt.Errorf("the e2b scheme needs your E2B API key in $%s, here and in the environment your MCP client starts servers with: export %s=… (the key from e2b.dev/dashboard), then run init again. Nothing was written", key, key)

@@ -3,6 +3,8 @@ package e2b
 import (
 	"os"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -15,9 +17,9 @@ func proof(*policy.Policy) *generate.ProofCall {
 // serverEnv: the key's variable, and the endpoint variables serve honours when they are set
 // here (a client such as Codex or Gemini CLI would not pass them by itself).
 func serverEnv(p *policy.Policy) []string {
-	names := []string{p.E2B.APIKeyEnv}
+	names := []string{e2bsec.Of(p).APIKeyEnv}
 	for _, n := range []string{"E2B_API_URL", "E2B_SANDBOX_URL", "E2B_DOMAIN"} {
-		if n == "E2B_API_URL" && p.E2B.APIURL != "" {
+		if n == "E2B_API_URL" && e2bsec.Of(p).APIURL != "" {
 			continue
 		}
 		if os.Getenv(n) != "" {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/scheme"
@@ -23,7 +25,7 @@ var Rules = []verify.Rule{
 
 // Scheme is the registry entry.
 var Scheme = &scheme.Scheme{
-	Name:    policy.SchemeE2B,
+	Name:    e2bsec.Name,
 	Summary: "a proxy to E2B cloud sandboxes (microVMs), with mcpsandbox's limits and audit",
 	Executor: func(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, error) {
 		return se.New(p, se.Options{Logger: o.Logger})
@@ -56,7 +58,7 @@ func bounds(p *policy.Policy) []verify.Bound {
 	}
 	for _, x := range verify.FileBounds(l) {
 		// No file tools with reuse = "call" (schemes/e2b/sandbox/filesystem.go); pictures are bounded alike.
-		if p.E2B.Reuse == "session" || strings.HasPrefix(x.What, "pictures") {
+		if e2bsec.Of(p).Reuse == "session" || strings.HasPrefix(x.What, "pictures") {
 			b = append(b, x)
 		}
 	}
@@ -64,10 +66,10 @@ func bounds(p *policy.Policy) []verify.Bound {
 }
 
 func audit(p *policy.Policy, add verify.Add) {
-	if p.E2B.AllowInternet {
+	if e2bsec.Of(p).AllowInternet {
 		add("MS302", "e2b.allow_internet", "sandboxes can reach the internet: anything they read can leave", "set allow_internet = false")
 	}
-	if p.E2B.Reuse == "session" {
+	if e2bsec.Of(p).Reuse == "session" {
 		add("MS303", "e2b.reuse", "one sandbox serves a whole session: a call sees what earlier calls left", `set reuse = "call" for a fresh sandbox each call`)
 	}
 }
@@ -75,8 +77,8 @@ func audit(p *policy.Policy, add verify.Add) {
 // Default is the built-in policy: the code-interpreter template, a fresh sandbox per call, no
 // internet. The key comes from $E2B_API_KEY (offline, the harness supplies its local server's).
 func Default(string) (*policy.Policy, error) {
-	p := policy.Default(policy.SchemeE2B)
-	p.E2B.Reuse = "call"
+	p := policy.Default(e2bsec.Name)
+	e2bsec.Of(p).Reuse = "call"
 	return p, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	se "github.com/mcpsandbox/mcpsandbox/schemes/e2b/sandbox"
@@ -22,7 +24,7 @@ func outcome(t *testing.T, id string, p *policy.Policy) string {
 		if s.ID != id {
 			continue
 		}
-		steps, why := s.StepsFor(policy.SchemeE2B)
+		steps, why := s.StepsFor(e2bsec.Name)
 		if why != "" {
 			return why
 		}
@@ -45,7 +47,7 @@ func outcome(t *testing.T, id string, p *policy.Policy) string {
 func TestWhatTheHarnessJudges(t *testing.T) {
 	call, _ := Default("")
 	session, _ := Default("")
-	session.E2B.Reuse = "session"
+	e2bsec.Of(session).Reuse = "session"
 	for _, c := range []struct {
 		id   string
 		p    *policy.Policy
@@ -66,7 +68,7 @@ func TestWhatTheHarnessJudges(t *testing.T) {
 	} {
 		why := outcome(t, c.id, c.p)
 		if c.runs != (why == "") {
-			t.Errorf("%s (reuse=%s): runs=%v, reason %q", c.id, c.p.E2B.Reuse, why == "", why)
+			t.Errorf("%s (reuse=%s): runs=%v, reason %q", c.id, e2bsec.Of(c.p).Reuse, why == "", why)
 		}
 		if why != "" && !strings.Contains(why, "isolation delegated to E2B") && !strings.Contains(why, "does not apply") {
 			t.Errorf("%s: N/A must say isolation is delegated: %q", c.id, why)
@@ -85,7 +87,7 @@ func TestAdapterSpeaksRunCommand(t *testing.T) {
 		if s.ID != "setsid-survivor" {
 			continue
 		}
-		steps, _ := s.StepsFor(policy.SchemeE2B)
+		steps, _ := s.StepsFor(e2bsec.Name)
 		a := &harness.Arena{Tag: "mcpsbtagX"}
 		params, err := adapter{}.Params(steps[0], a, p)
 		if err != nil {
@@ -113,8 +115,8 @@ func TestThreatsNameTheExecutorsLayers(t *testing.T) {
 			t.Errorf("threat %q is enforced by nothing", th.Threat)
 		}
 	}
-	p := policy.Default(policy.SchemeE2B)
-	p.E2B.AllowInternet = true
+	p := policy.Default(e2bsec.Name)
+	e2bsec.Of(p).AllowInternet = true
 	fs := verify.Audit(p, "", Scheme.Audit)
 	if len(fs) != 2 {
 		t.Fatalf("MS302 and MS303 on an internet-enabled session policy: %+v", fs)

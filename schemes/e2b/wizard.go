@@ -3,6 +3,8 @@ package e2b
 import (
 	"strings"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/pflag"
@@ -24,7 +26,7 @@ type Answers struct {
 
 // Own is the e2b scheme's answers among a's (a fresh, unkept one when a offers no e2b).
 func Own(a *generate.Answers) *Answers {
-	if e, ok := a.OwnOf(policy.SchemeE2B).(*Answers); ok {
+	if e, ok := a.OwnOf(e2bsec.Name).(*Answers); ok {
 		return e
 	}
 	return &Answers{}
@@ -42,7 +44,7 @@ func (e *Answers) Missing() []string { return nil }
 
 // From reads the template, the key's variable and the reuse mode back.
 func (e *Answers) From(_ *generate.Answers, p *policy.Policy) {
-	e.Template, e.APIKeyEnv, e.Reuse = p.E2B.Template, p.E2B.APIKeyEnv, p.E2B.Reuse
+	e.Template, e.APIKeyEnv, e.Reuse = e2bsec.Of(p).Template, e2bsec.Of(p).APIKeyEnv, e2bsec.Of(p).Reuse
 }
 
 // Prefill: each answer from ds unless given.
@@ -56,13 +58,13 @@ func (e *Answers) Prefill(ds generate.SchemeAnswers, given func(string) bool, _ 
 // Apply sets the template, the API key's variable and the reuse mode.
 func (e *Answers) Apply(_ *generate.Answers, p *policy.Policy, _ policy.Network, _ bool) error {
 	if e.Template != "" {
-		p.E2B.Template = e.Template
+		e2bsec.Of(p).Template = e.Template
 	}
 	if e.APIKeyEnv != "" {
-		p.E2B.APIKeyEnv = e.APIKeyEnv
+		e2bsec.Of(p).APIKeyEnv = e.APIKeyEnv
 	}
 	if e.Reuse != "" {
-		p.E2B.Reuse = e.Reuse
+		e2bsec.Of(p).Reuse = e.Reuse
 	}
 	return nil
 }

@@ -3,15 +3,16 @@ package wrap
 import (
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
 )
 
 func networkOn(p *policy.Policy, _ *harness.Arena) error {
-	p.Wrap.SetNetwork(policy.Network{Mode: policy.NetAll})
+	wrapsec.Of(p).SetNetwork(policy.Network{Mode: policy.NetAll})
 	return nil
 }
 
 func readRoot(p *policy.Policy, a *harness.Arena) error {
-	p.Wrap.Read = append(p.Wrap.Read, a.Root)
+	wrapsec.Of(p).Read = append(wrapsec.Of(p).Read, a.Root)
 	return nil
 }
 
@@ -20,7 +21,7 @@ func readRoot(p *policy.Policy, a *harness.Arena) error {
 func controls() []harness.Control {
 	writeTo := func(dir func(*harness.Arena) string) func(*policy.Policy, *harness.Arena) error {
 		return func(p *policy.Policy, a *harness.Arena) error {
-			p.Wrap.Write = append(p.Wrap.Write, dir(a))
+			wrapsec.Of(p).Write = append(wrapsec.Of(p).Write, dir(a))
 			return nil
 		}
 	}
@@ -30,7 +31,7 @@ func controls() []harness.Control {
 		{Detector: "leak", Scenario: "wrap-dump-env", Kind: "policy",
 			Weakness: "env names the client's secret variable: it is passed to the server, which returns it",
 			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
-				p.Wrap.Env = append(p.Wrap.Env, harness.SecretEnv)
+				wrapsec.Of(p).Env = append(wrapsec.Of(p).Env, harness.SecretEnv)
 				return nil
 			}},
 		{Detector: "leak", Scenario: "wrap-read-proc", Kind: "staged",

@@ -3,6 +3,8 @@ package wrap
 import (
 	"strings"
 
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/verify"
@@ -14,28 +16,28 @@ import (
 var threats = []verify.ThreatRule{
 	{Threat: "read secrets in HOME and elsewhere on the host (keys, tokens, browser profiles)", Layers: []string{sa.LayerLandlockFS},
 		Gap: func(p *policy.Policy) string {
-			if len(p.Wrap.Read) > 0 {
-				return "wrap.read opens " + strings.Join(p.Wrap.Read, ", ")
+			if len(wrapsec.Of(p).Read) > 0 {
+				return "wrap.read opens " + strings.Join(wrapsec.Of(p).Read, ", ")
 			}
 			return ""
 		}},
 	{Threat: "write rc files, git hooks or anything the host runs later", Layers: []string{sa.LayerLandlockFS},
 		Gap: func(p *policy.Policy) string {
-			if len(p.Wrap.Write) > 0 {
-				return "wrap.write opens " + strings.Join(p.Wrap.Write, ", ") + " to writes"
+			if len(wrapsec.Of(p).Write) > 0 {
+				return "wrap.write opens " + strings.Join(wrapsec.Of(p).Write, ", ") + " to writes"
 			}
 			return ""
 		}},
 	{Threat: "read the client's environment (API keys it holds)", Layers: []string{sa.LayerCleanEnv},
 		Gap: func(p *policy.Policy) string {
-			if len(p.Wrap.Env) > 0 {
-				return "wrap.env passes " + strings.Join(p.Wrap.Env, ", ")
+			if len(wrapsec.Of(p).Env) > 0 {
+				return "wrap.env passes " + strings.Join(wrapsec.Of(p).Env, ", ")
 			}
 			return ""
 		}},
 	{Threat: "phone home (TCP, UDP, DNS, cloud metadata, the internet)", Layers: []string{sa.LayerNetNS, sa.LayerSeccomp},
 		Gap: func(p *policy.Policy) string {
-			switch n := p.Wrap.Net(); n.Mode {
+			switch n := wrapsec.Of(p).Net(); n.Mode {
 			case policy.NetAll:
 				return "wrap.network = true: every host"
 			case policy.NetHosts:

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
+
 	"github.com/mcpsandbox/mcpsandbox/harness"
 	"github.com/mcpsandbox/mcpsandbox/harness/hostile"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -30,7 +33,7 @@ type adapter struct{}
 // as the user wrote it; when the harness is root the workspace goes to the uid the server runs
 // as (nobody), so that only the sandbox stands between the server and it.
 func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
-	if len(p.Wrap.Command) == 0 {
+	if len(wrapsec.Of(p).Command) == 0 {
 		return fmt.Errorf("the harness attacks the server [wrap].command names, and this policy names none: set it to the hostile test server (%s)", buildHint)
 	}
 	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
@@ -50,8 +53,8 @@ func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp
 	if st.Kind() != "tool" {
 		return nil, harness.Inapplicable("the wrap scheme has no tools of its own to run a %s step: its scenarios call the wrapped server's tools", st.Kind())
 	}
-	if len(p.Wrap.Command) > 0 && filepath.Base(p.Wrap.Command[0]) != hostile.ServerName {
-		return nil, harness.Inapplicable("calls the hostile test server's tools, and [wrap].command runs %s (%s)", p.Wrap.Command[0], buildHint)
+	if len(wrapsec.Of(p).Command) > 0 && filepath.Base(wrapsec.Of(p).Command[0]) != hostile.ServerName {
+		return nil, harness.Inapplicable("calls the hostile test server's tools, and [wrap].command runs %s (%s)", wrapsec.Of(p).Command[0], buildHint)
 	}
 	args := map[string]any{}
 	for k, v := range st.Arguments {
@@ -66,7 +69,7 @@ func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp
 // Expect: the limits bound the server's whole tree; the per-file cap is the allowlist layers'.
 func (adapter) Expect(p *policy.Policy) harness.Expect {
 	return harness.Expect{Timeout: p.Limits.Timeout.Duration, Output: int64(p.Limits.MaxOutputBytes),
-		Memory: int64(p.Limits.Memory), FileSize: int64(policy.Default(policy.SchemeAllowlist).Allowlist.MaxFileSize),
+		Memory: int64(p.Limits.Memory), FileSize: int64(alsec.Of(policy.Default(alsec.Name)).MaxFileSize),
 		Grace: harness.Grace, Pids: int64(p.Limits.Pids)}
 }
 
@@ -90,9 +93,9 @@ func controlPolicy() (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := policy.Default(policy.SchemeWrap)
+	p := policy.Default(wrapsec.Name)
 	p.Name = "harness-controls"
-	p.Wrap.Command = []string{abs}
+	wrapsec.Of(p).Command = []string{abs}
 	p.Limits.Timeout = policy.Duration{Duration: 10 * time.Second}
 	// The hostile server is a Go binary: Go's runtime reserves more than 512MiB of address space
 	// as it starts, which limits.memory (RLIMIT_AS) must leave room for.
@@ -105,7 +108,7 @@ func controlPolicy() (*policy.Policy, error) {
 // more address space at start than the default allows), and returns the argv that starts a
 // server under it: `BIN wrap --policy P --` (the server's argv follows).
 func Launch(bin, dir string, memory policy.Size) ([]string, error) {
-	p := policy.Default(policy.SchemeWrap)
+	p := policy.Default(wrapsec.Name)
 	p.Name = "hostile"
 	p.Audit.Path = filepath.Join(dir, "audit.jsonl")
 	if memory > 0 {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
@@ -17,7 +19,7 @@ func TestThreatsNamePolicyGaps(t *testing.T) {
 	for _, id := range sa.LayerIDs {
 		layers = append(layers, executor.Layer{Name: id, Active: true})
 	}
-	p := policy.Default(policy.SchemeWrap)
+	p := policy.Default(wrapsec.Name)
 	ts, err := verify.Explain(p, layers, Scheme.Threats)
 	if err != nil {
 		t.Fatal(err)
@@ -27,8 +29,8 @@ func TestThreatsNamePolicyGaps(t *testing.T) {
 			t.Errorf("the default wrap policy has a gap: %+v", th)
 		}
 	}
-	p.Wrap.Read, p.Wrap.Env = []string{"/home/me/notes"}, []string{"GITHUB_TOKEN"}
-	p.Wrap.SetNetwork(policy.Network{Mode: policy.NetAll})
+	wrapsec.Of(p).Read, wrapsec.Of(p).Env = []string{"/home/me/notes"}, []string{"GITHUB_TOKEN"}
+	wrapsec.Of(p).SetNetwork(policy.Network{Mode: policy.NetAll})
 	ts, _ = verify.Explain(p, layers, Scheme.Threats)
 	var gaps []string
 	for _, th := range ts {

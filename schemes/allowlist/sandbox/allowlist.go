@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/google/jsonschema-go/jsonschema"
 	"io"
 	"log/slog"
 	"math"
@@ -29,6 +28,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
 	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox/helper"
@@ -78,7 +80,7 @@ type Options struct {
 // Executor implements executor.Executor for the allowlist scheme.
 type Executor struct {
 	pol     *policy.Policy
-	al      *policy.Allowlist
+	al      *alsec.Allowlist
 	ws      string // workspace, symlinks resolved
 	helper  string
 	log     *slog.Logger
@@ -143,10 +145,10 @@ type fileKey struct {
 
 // New checks the policy against this host and probes which isolation layers work here.
 func New(p *policy.Policy, o Options) (*Executor, error) {
-	if p.Scheme != policy.SchemeAllowlist {
+	if p.Scheme != alsec.Name {
 		return nil, fmt.Errorf("allowlist executor given a %q policy", p.Scheme)
 	}
-	e := &Executor{pol: p, al: &p.Allowlist, helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}, viaHelper: o.viaHelper}
+	e := &Executor{pol: p, al: alsec.Of(p), helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}, viaHelper: o.viaHelper}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -162,21 +164,21 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 			return nil, fmt.Errorf("refusing to serve: %w", err)
 		}
 	}
-	ws, err := filepath.EvalSymlinks(p.Allowlist.Workspace)
+	ws, err := filepath.EvalSymlinks(alsec.Of(p).Workspace)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w (create it: mkdir -p %s)", p.Allowlist.Workspace, err, p.Allowlist.Workspace)
+		return nil, fmt.Errorf("workspace %s: %w (create it: mkdir -p %s)", alsec.Of(p).Workspace, err, alsec.Of(p).Workspace)
 	}
 	st, err := os.Stat(ws)
 	if err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("workspace %s is not a directory (fix allowlist.workspace)", ws)
 	}
 	e.home, _ = os.UserHomeDir()
-	if err := checkWorkspace(p.Allowlist.Workspace, ws); err != nil {
+	if err := checkWorkspace(alsec.Of(p).Workspace, ws); err != nil {
 		return nil, err
 	}
 	e.ws = ws
-	e.log.Info("allowlist workspace", "configured", p.Allowlist.Workspace, "resolved", ws)
-	if e.protect, err = compileProtect(p.Allowlist.Protected()); err != nil {
+	e.log.Info("allowlist workspace", "configured", alsec.Of(p).Workspace, "resolved", ws)
+	if e.protect, err = compileProtect(alsec.Of(p).Protected()); err != nil {
 		return nil, fmt.Errorf("allowlist.protect: %w", err)
 	}
 	e.protNames = protNames(e.protect)
@@ -184,7 +186,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if err := e.chooseUser(st); err != nil {
 		return nil, err
 	}
-	pcs, err := pinAll(p.Allowlist.Commands)
+	pcs, err := pinAll(alsec.Of(p).Commands)
 	if err != nil {
 		return nil, err
 	}

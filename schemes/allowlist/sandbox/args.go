@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox/helper"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
@@ -163,7 +165,7 @@ func (e *Executor) judge(pc *pinned, prot *protection, c *checked, u argUse) err
 	if u.kind == kNone {
 		// Not a file name for this program, as far as the model knows. Should the model be
 		// wrong, a hard link is the one thing the kernel would not catch: refuse that still.
-		if r.err == nil && r.inside && r.exists && r.multiLink && e.al.HardLinks != policy.HardLinksReadOnly {
+		if r.err == nil && r.inside && r.exists && r.multiLink && e.al.HardLinks != alsec.HardLinksReadOnly {
 			return hardLinkRefusal(u)
 		}
 		return nil
@@ -187,12 +189,12 @@ func (e *Executor) judge(pc *pinned, prot *protection, c *checked, u argUse) err
 		}
 	}
 	if r.exists && r.multiLink {
-		if write || e.al.HardLinks != policy.HardLinksReadOnly {
+		if write || e.al.HardLinks != alsec.HardLinksReadOnly {
 			return hardLinkRefusal(u)
 		}
 		c.roBinds = append(c.roBinds, r.path)
 	}
-	if r.exists && !write && e.al.HardLinks != policy.HardLinksReadOnly && (pc.model == nil || !pc.model.listsOnly) && !mutated("hardlink-walk") {
+	if r.exists && !write && e.al.HardLinks != alsec.HardLinksReadOnly && (pc.model == nil || !pc.model.listsOnly) && !mutated("hardlink-walk") {
 		// A directory a program may read recursively (grep -r, diff -r, any unmodelled
 		// program): a hard link below it reaches a file the argument does not name.
 		if st, err := os.Stat(r.path); err == nil && st.IsDir() {

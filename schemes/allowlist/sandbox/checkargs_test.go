@@ -10,20 +10,22 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // testExec builds an executor over a fresh workspace with the given commands (by binary name,
 // so their models apply) without starting helpers.
-func testExec(t *testing.T, mutate func(al *policy.Allowlist)) (*Executor, string, string) {
+func testExec(t *testing.T, mutate func(al *alsec.Allowlist)) (*Executor, string, string) {
 	t.Helper()
 	root := t.TempDir()
 	ws := filepath.Join(root, "ws")
 	out := filepath.Join(root, "out")
 	os.Mkdir(ws, 0o755)
 	os.Mkdir(out, 0o755)
-	al := &policy.Allowlist{Workspace: ws}
+	al := &alsec.Allowlist{Workspace: ws}
 	if mutate != nil {
 		mutate(al)
 	}
@@ -90,7 +92,7 @@ func TestResolveLikeTheKernel(t *testing.T) {
 // Items 1, 6(b)(c)(d): every spelling of a protected write is refused; reads and non-path
 // values are not; the sort -t/ false positive is gone.
 func TestProtectedWrites(t *testing.T) {
-	e, ws, _ := testExec(t, func(al *policy.Allowlist) { al.Protect = []string{"secrets", "!CLAUDE.md", "CLAUDE[0-9].md"} })
+	e, ws, _ := testExec(t, func(al *alsec.Allowlist) { al.Protect = []string{"secrets", "!CLAUDE.md", "CLAUDE[0-9].md"} })
 	write := func(p, s string) {
 		os.MkdirAll(filepath.Dir(filepath.Join(ws, p)), 0o755)
 		os.WriteFile(filepath.Join(ws, p), []byte(s), 0o644)
@@ -177,7 +179,7 @@ func TestHardLinks(t *testing.T) {
 			t.Errorf("%q: %v, want a hardlinks refusal", c, err)
 		}
 	}
-	e.al.HardLinks = policy.HardLinksReadOnly
+	e.al.HardLinks = alsec.HardLinksReadOnly
 	chk, err := e.checkArgs(e.cmd("cat"), []string{"linked"})
 	if err != nil || !slices.Equal(chk.roBinds, []string{filepath.Join(ws, "linked")}) {
 		t.Errorf("read-only mode: %v %+v", err, chk)

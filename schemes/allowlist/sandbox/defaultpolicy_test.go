@@ -3,6 +3,7 @@ package sandbox
 import (
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
 )
 
 // defaultPolicy is the scheme's built-in policy over ws, as schemes/allowlist builds it (which
@@ -13,7 +14,7 @@ func defaultPolicy(ws string) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := policy.Default(policy.SchemeAllowlist)
-	p.Allowlist.Workspace, p.Allowlist.Commands = ws, cs
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).Workspace, alsec.Of(p).Commands = ws, cs
 	return p, p.Validate()
 }

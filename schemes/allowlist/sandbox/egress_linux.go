@@ -41,6 +41,8 @@ import (
 	"sync"
 	"syscall"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox/helper"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
@@ -273,7 +275,7 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 	if o.egressServe != nil {
 		return &egress{port: EgressPort, forCall: func(string) (func(net.Conn), func()) { return o.egressServe, func() {} }}, nil
 	}
-	n := p.Allowlist.Net()
+	n := alsec.Of(p).Net()
 	if n.Mode != policy.NetHosts {
 		return nil, nil
 	}

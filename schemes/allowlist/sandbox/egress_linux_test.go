@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/generate"
 	"golang.org/x/sys/unix"
@@ -50,14 +52,14 @@ func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extr
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Allowlist.Commands = append(p.Allowlist.Commands, py)
+	alsec.Of(p).Commands = append(alsec.Of(p).Commands, py)
 	for _, path := range extra { // allowlisted as "self" (the benchmark's Go client: this test binary)
 		c, err := generate.Pin(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.Name = "self"
-		p.Allowlist.Commands = append(p.Allowlist.Commands, c)
+		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 		p.Limits.Memory = 4 << 30 // the Go runtime's address-space reservations
 	}
 	o := Options{HelperPath: exe, viaHelper: viaHelper}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	egressproxy "github.com/mcpsandbox/mcpsandbox/serve/egress"
@@ -35,7 +37,7 @@ func TestEgressProxyPerCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Allowlist.SetNet(n)
+	alsec.Of(p).SetNet(n)
 	// the names below are asked one connection after another, but a finished connection's
 	// handler may still be closing when the next one starts: under load more than
 	// limits.egress_connections (32) were open, a 503 answered, and that name never counted

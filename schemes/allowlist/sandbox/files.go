@@ -9,8 +9,9 @@ import (
 	"syscall"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
-	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/wsfiles"
 	"github.com/mcpsandbox/mcpsandbox/serve/wslayer"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,7 +27,7 @@ func (e *Executor) fileTools() []executor.Tool {
 	}
 	fs := &wsfiles.FS{Root: e.ws, SandboxPath: e.ws, Rule: "allowlist.workspace", CommitRule: "allowlist.protect",
 		Commit: func(l *wslayer.Layer) (*executor.WorkspaceChanges, error) { return l.Commit(e.commitRules()) }}
-	if e.al.HardLinks != policy.HardLinksReadOnly {
+	if e.al.HardLinks != alsec.HardLinksReadOnly {
 		fs.HardLinks = "allowlist.hardlinks"
 	}
 	where := fmt.Sprintf("Paths are relative to the workspace (%s) and stay inside it; links are followed only while they stay inside it. "+

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"syscall"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
-	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // Bounds of the walk for protected paths below the workspace's top level.
@@ -32,7 +33,7 @@ var errNestedStop = errors.New("stop")
 // workspace, and an interpreter opens files no argument names (allowlist.hardlinks = "refuse").
 func (e *Executor) nestedProtected() (found, linked []string, err error) {
 	prot := e.protection()
-	hide := e.layerRoot != "" && e.al.HardLinks != policy.HardLinksReadOnly && !mutated("hardlink-hide")
+	hide := e.layerRoot != "" && e.al.HardLinks != alsec.HardLinksReadOnly && !mutated("hardlink-hide")
 	top := make(map[string]bool, len(prot.roots))
 	for r := range prot.roots {
 		top[r] = true

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -61,13 +63,13 @@ func BenchmarkCallCold(b *testing.B) {
 
 func BenchmarkCallPooled(b *testing.B) {
 	eng := needEngine(b)
-	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { p.Docker.Pool = 4 }))
+	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).Pool = 4 }))
 	benchCalls(b, e, ToolPython, map[string]any{"code": "print('hi')"})
 }
 
 func BenchmarkCallPooledShell(b *testing.B) {
 	eng := needEngine(b)
-	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { p.Docker.Pool = 4 }))
+	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).Pool = 4 }))
 	benchCalls(b, e, ToolShell, map[string]any{"script": "echo hi"})
 }
 
@@ -144,7 +146,7 @@ func BenchmarkAttachEchoFloor(b *testing.B) {
 
 func BenchmarkCallPooledCPU2(b *testing.B) {
 	eng := needEngine(b)
-	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { p.Docker.Pool = 4; p.Limits.CPUs = 2 }))
+	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).Pool = 4; p.Limits.CPUs = 2 }))
 	benchCalls(b, e, ToolPython, map[string]any{"code": "print('hi')"})
 }
 
@@ -152,7 +154,7 @@ func BenchmarkCallPooledCPU2(b *testing.B) {
 // container still serves one call; refills run in the background).
 func BenchmarkPooledThroughput(b *testing.B) {
 	eng := needEngine(b)
-	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { p.Docker.Pool = 8 }))
+	e := newExec(b, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).Pool = 8 }))
 	raw, _ := json.Marshal(map[string]any{"code": "print('hi')"})
 	tl := tool(e, ToolPython)
 	for _, conc := range []int{1, 4, 8} {

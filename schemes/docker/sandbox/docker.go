@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/google/jsonschema-go/jsonschema"
 	"io"
 	"log/slog"
 	"os"
@@ -29,6 +28,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -117,7 +119,7 @@ type Executor struct {
 // New builds the executor and starts its start-up probe (engine, image, reaper, layers, pool)
 // in the background; Ready waits for it.
 func New(p *policy.Policy, o Options) (*Executor, error) {
-	if p.Scheme != policy.SchemeDocker {
+	if p.Scheme != dksec.Name {
 		return nil, fmt.Errorf("docker executor given a %q policy", p.Scheme)
 	}
 	if o.Logger == nil {
@@ -126,10 +128,10 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if o.Progress == nil {
 		o.Progress = os.Stderr
 	}
-	if _, err := engine.ParseImage(p.Docker.Image); err != nil {
+	if _, err := engine.ParseImage(dksec.Of(p).Image); err != nil {
 		return nil, fmt.Errorf("docker.image: %w", err)
 	}
-	if p.Docker.Sessions() && p.Docker.WorkspaceWritable {
+	if dksec.Of(p).Sessions() && dksec.Of(p).WorkspaceWritable {
 		return nil, errors.New(`docker.reuse = "session" cannot be used with docker.workspace_writable = true: ` +
 			`set workspace_writable = false, or reuse = "call"`)
 	}
@@ -142,7 +144,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		}
 		e.eng, e.ownEngine = eng, true
 	}
-	ws, note, err := CheckWorkspace(p.Docker.Workspace, e.eng.Host)
+	ws, note, err := CheckWorkspace(dksec.Of(p).Workspace, e.eng.Host)
 	if err != nil {
 		if e.ownEngine {
 			e.eng.Close()
@@ -241,7 +243,7 @@ func (e *Executor) probe() error {
 		}
 	}
 	e.watchOOM()
-	if n := e.pol.Docker.Pool; n > 0 {
+	if n := dksec.Of(e.pol).Pool; n > 0 {
 		e.startPool(n, info.NCPU)
 	}
 	e.openCalls(nil)
@@ -292,14 +294,14 @@ func (e *Executor) Tools() []executor.Tool {
 		netText = "network " + e.spec.network
 	}
 	life := "Runs in a fresh container used for this call only and removed afterwards"
-	if e.pol.Docker.Sessions() {
+	if dksec.Of(e.pol).Sessions() {
 		life = "Runs in this session's own container, kept for the session's calls: files in /tmp persist, and Python variables persist in one interpreter " +
 			"(a call that times out loses the container and all of that)"
 	}
 	common := fmt.Sprintf("%s: %s, %s of memory, "+
 		"%d processes, %g CPUs, uid %s, %s. %s", life, netText, e.memText, e.spec.pids, e.pol.Limits.CPUs, e.spec.user, where, picturesNote)
 	pySchema := executor.InputSchema[pythonArgs](timeoutProp)
-	if e.pol.Docker.Sessions() {
+	if dksec.Of(e.pol).Sessions() {
 		pySchema = executor.InputSchema[sessionPythonArgs](timeoutProp)
 	}
 	ann := func(title string) *mcp.ToolAnnotations {
@@ -321,7 +323,7 @@ func (e *Executor) Tools() []executor.Tool {
 		Annotations: ann("Run a shell script in a sandbox container"),
 		Run:         func(ctx context.Context, c executor.Call) (*executor.Result, error) { return e.call(ctx, c, "shell") },
 	}}
-	if e.pol.Docker.Sessions() {
+	if dksec.Of(e.pol).Sessions() {
 		tools = append(tools, executor.FileTools(sessionFiles{e}, int64(e.pol.Limits.MaxFileBytes), sessionFilesWhere(where), ann("Files in the session's container"))...)
 	}
 	return append(tools, e.callFileTools()...)
@@ -406,7 +408,7 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 	} else if err != nil {
 		return nil, err
 	}
-	if e.pol.Docker.Sessions() && c.Session != "" {
+	if dksec.Of(e.pol).Sessions() && c.Session != "" {
 		res, err := e.sessionCall(ctx, c, kind, *src, a.Reset != nil && *a.Reset, timeout, hardStop, nil)
 		return withTimeout(res, timeout), err
 	}

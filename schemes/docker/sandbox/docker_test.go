@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
@@ -29,7 +31,7 @@ func modes(t *testing.T, eng *engine.Client, mut func(*policy.Policy), f func(t 
 	for _, pool := range []int{0, 2} {
 		t.Run(fmt.Sprintf("pool=%d", pool), func(t *testing.T) {
 			e := newExec(t, eng, testPolicy(func(p *policy.Policy) {
-				p.Docker.Pool = pool
+				dksec.Of(p).Pool = pool
 				if mut != nil {
 					mut(p)
 				}
@@ -123,7 +125,7 @@ func TestArgumentsRefused(t *testing.T) {
 func TestHardeningInspected(t *testing.T) {
 	eng := needEngine(t)
 	ws := t.TempDir()
-	e := newExec(t, eng, testPolicy(func(p *policy.Policy) { p.Docker.Pool = 1; p.Docker.Workspace = ws }))
+	e := newExec(t, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).Pool = 1; dksec.Of(p).Workspace = ws }))
 	var id string
 	for deadline := time.Now().Add(20 * time.Second); id == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if ids := containers(t, eng, LabelPooled+"=1"); len(ids) > 0 {
@@ -183,7 +185,7 @@ func TestAttacks(t *testing.T) {
 	t.Run("filesystem", func(t *testing.T) {
 		ws := t.TempDir()
 		os.Chmod(ws, 0o777)
-		modes(t, eng, func(p *policy.Policy) { p.Docker.Workspace = ws }, func(t *testing.T, e *Executor) {
+		modes(t, eng, func(p *policy.Policy) { dksec.Of(p).Workspace = ws }, func(t *testing.T, e *Executor) {
 			r := mustCall(t, e, ToolShell, map[string]any{"script": `for f in /pwned /etc/pwned /workspace/pwned; do echo x >"$f" && echo "wrote $f"; done; echo ok >/tmp/fine && cat /tmp/fine`})
 			if strings.Contains(r.Stdout, "wrote") || !strings.Contains(r.Stdout, "ok") || !strings.Contains(r.Stderr, "Read-only file system") {
 				t.Errorf("writes: %+v", r)
@@ -193,7 +195,7 @@ func TestAttacks(t *testing.T) {
 			}
 		})
 		// Negative control: the detector sees a write when the policy allows it.
-		e := newExec(t, eng, testPolicy(func(p *policy.Policy) { p.Docker.Workspace = ws; p.Docker.WorkspaceWritable = true }))
+		e := newExec(t, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).Workspace = ws; dksec.Of(p).WorkspaceWritable = true }))
 		mustCall(t, e, ToolShell, map[string]any{"script": `echo x >/workspace/pwned`})
 		if _, err := os.Stat(filepath.Join(ws, "pwned")); err != nil {
 			t.Errorf("control: a writable workspace was not written (%v): the detector cannot fire", err)
@@ -235,7 +237,7 @@ except OSError as e:
 			t.Fatalf("the host listener saw %d connections from network-none containers", n)
 		}
 		// Negative control: with the host's network (loopback only is touched) the listener fires.
-		e := newExec(t, eng, testPolicy(func(p *policy.Policy) { p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"}) }))
+		e := newExec(t, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"}) }))
 		mustCall(t, e, ToolPython, map[string]any{"code": code})
 		time.Sleep(100 * time.Millisecond)
 		if hits.Load() == 0 {
@@ -405,7 +407,7 @@ func TestNoLeaks(t *testing.T) {
 	before := len(containers(t, eng, ""))
 	ours := len(containers(t, eng, LabelApp))
 	e, err := New(testPolicy(func(p *policy.Policy) {
-		p.Docker.Pool = 2
+		dksec.Of(p).Pool = 2
 		p.Limits.Timeout = policy.Duration{Duration: 10 * time.Second}
 	}), Options{Engine: eng})
 	if err != nil {

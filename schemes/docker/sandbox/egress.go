@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/serve/egress"
@@ -236,7 +238,7 @@ type boxEgress struct {
 // startEgress prepares the egress of a host-list policy; nil, nil when the policy has none.
 // Each container's socket and proxy are made with the container (open).
 func (e *Executor) startEgress() (*egressState, error) {
-	n := e.pol.Docker.Net()
+	n := dksec.Of(e.pol).Net()
 	if n.Mode != policy.NetHosts {
 		return nil, nil
 	}

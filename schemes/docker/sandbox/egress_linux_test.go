@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
 )
 
 // probeEnv hands the socket paths to TestEgressProbeHelper, run as another uid.
@@ -26,7 +28,7 @@ func TestEgressSocketOtherUser(t *testing.T) {
 	tmp := publicTempDir(t)
 	idx := newIndex(t)
 	p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(idx.http)))
-	p.Docker.Pool = 1
+	dksec.Of(p).Pool = 1
 	e := newEgressExec(t, p)
 	var socks []string
 	for deadline := time.Now().Add(20 * time.Second); len(socks) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -185,7 +187,7 @@ func TestEgressDirsRemoved(t *testing.T) {
 	publicTempDir(t)
 	idx := newIndex(t)
 	p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(idx.http)))
-	p.Docker.Pool = 1
+	dksec.Of(p).Pool = 1
 	e := newEgressExec(t, p)
 	for i := range 3 {
 		r, err := callSession(t, e, "s", fmt.Sprintf(fetchProgram, port(idx.http), "/simple/demo/", port(idx.http)))

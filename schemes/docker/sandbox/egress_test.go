@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
@@ -186,7 +188,7 @@ func egressPolicy(t *testing.T, hosts ...string) *policy.Policy {
 		t.Fatal(err)
 	}
 	return testPolicy(func(p *policy.Policy) {
-		p.Docker.SetNet(n)
+		dksec.Of(p).SetNet(n)
 		p.Audit.Path = filepath.Join(t.TempDir(), "audit.jsonl")
 	})
 }
@@ -228,7 +230,7 @@ func TestEgressHostList(t *testing.T) {
 	for _, pool := range []int{0, 1} {
 		t.Run(fmt.Sprintf("pool=%d", pool), func(t *testing.T) {
 			p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(allowed.http)), fmt.Sprintf("pypi.test:%d", port(allowed.https)))
-			p.Docker.Pool = pool
+			dksec.Of(p).Pool = pool
 			e := newEgressExec(t, p)
 			before := allowed.hits.Load()
 			out := runEgress(t, e, allowed, forbidden)
@@ -318,7 +320,7 @@ func TestEgressControls(t *testing.T) {
 		t.Errorf("control (forbidden.test listed): %v, hits %d: the counter must fire", out.UnlistedHTTP, forbidden.hits.Load())
 	}
 	before := forbidden.hits.Load()
-	h := newEgressExec(t, testPolicy(func(p *policy.Policy) { p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"}) }))
+	h := newEgressExec(t, testPolicy(func(p *policy.Policy) { dksec.Of(p).SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"}) }))
 	out = runEgress(t, h, allowed, forbidden)
 	if !strings.HasPrefix(out.RawLoopback, "connected") || forbidden.hits.Load() == before {
 		t.Errorf("control (host network): raw connect %s, hits %d: the raw probe must reach the server", out.RawLoopback, forbidden.hits.Load()-before)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/serve/wsfiles"
 	"github.com/mcpsandbox/mcpsandbox/serve/wslayer"
@@ -18,7 +20,7 @@ import (
 // workspace is not on this host: no tools.
 func (e *Executor) callFileTools() []executor.Tool {
 	max := int64(e.pol.Limits.MaxFileBytes)
-	if max <= 0 || e.pol.Docker.Sessions() || e.spec.workspace == "" || remoteEngine(e.eng.Host) {
+	if max <= 0 || dksec.Of(e.pol).Sessions() || e.spec.workspace == "" || remoteEngine(e.eng.Host) {
 		return nil
 	}
 	fs := &wsfiles.FS{Root: filepath.Clean(e.spec.workspace), SandboxPath: workspaceDir, Rule: "docker.workspace",

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -136,7 +138,7 @@ func TestDockerPictures(t *testing.T) {
 	eng := needEngine(t)
 	for _, mode := range []string{"call", "session"} {
 		t.Run(mode, func(t *testing.T) {
-			e := newExec(t, eng, testPolicy(func(p *policy.Policy) { p.Docker.Reuse = mode }))
+			e := newExec(t, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).Reuse = mode }))
 			r := mustIn(t, e, "S", ToolPython, py(pngPy+"import sys\nd = png('/tmp/outputs/chart.png')\nsys.stdout.write(d.hex())"))
 			if len(r.Images) != 1 || r.Images[0].MIMEType != "image/png" || r.Images[0].Omitted != "" {
 				t.Fatalf("%s: images %+v, result %+v", mode, r.Images, r)

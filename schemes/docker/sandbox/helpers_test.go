@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/executor"
@@ -53,8 +55,8 @@ func needEngine(t testing.TB) *engine.Client {
 }
 
 func testPolicy(mut ...func(*policy.Policy)) *policy.Policy {
-	p := policy.Default(policy.SchemeDocker)
-	p.Docker.Image = testImage()
+	p := policy.Default(dksec.Name)
+	dksec.Of(p).Image = testImage()
 	p.Limits.Timeout = policy.Duration{Duration: 20 * time.Second}
 	for _, m := range mut {
 		m(p)

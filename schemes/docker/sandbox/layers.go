@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/mount"
 	"github.com/mcpsandbox/mcpsandbox/executor"
 )
@@ -118,7 +120,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		{Name: LayerEnv, Active: !envHost, Detail: onOff(!envHost, "only LANG, HOME, PYTHONDONTWRITEBYTECODE, the engine's HOSTNAME and the image's own variables",
 			"serve's own variables reached the container: "+strings.Join(leaked, ", "))},
 		e.workspaceLayer(h.Mounts),
-		{Name: LayerPool, Active: true, Detail: poolDetail(e.pol.Docker.Pool)},
+		{Name: LayerPool, Active: true, Detail: poolDetail(dksec.Of(e.pol).Pool)},
 	}
 	return ls, nil
 }

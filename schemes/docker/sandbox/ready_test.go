@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -38,7 +40,7 @@ func TestReadyByBounded(t *testing.T) {
 // Ready says what is wrong and what to do.
 func TestReadyErrors(t *testing.T) {
 	eng := needEngine(t)
-	e, err := New(testPolicy(func(p *policy.Policy) { p.Docker.Image = "mcpsandbox-absent:" + strconv.Itoa(os.Getpid()) }), Options{Engine: eng})
+	e, err := New(testPolicy(func(p *policy.Policy) { dksec.Of(p).Image = "mcpsandbox-absent:" + strconv.Itoa(os.Getpid()) }), Options{Engine: eng})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -62,7 +64,7 @@ func TestRuntimeDifferences(t *testing.T) {
 				stop("SKIP: the engine at %s has no runtime %q (register it in daemon.json to test it)", eng.Where(), rt)
 			}
 			e := newExec(t, eng, testPolicy(func(p *policy.Policy) {
-				p.Docker.Runtime = rt
+				dksec.Of(p).Runtime = rt
 				p.Limits.Pids = pids
 				p.Limits.Timeout = policy.Duration{Duration: 30 * time.Second}
 			}))
@@ -170,7 +172,7 @@ func TestGVisorEgressRefused(t *testing.T) {
 		t.Skipf("SKIP: this engine's runsc runs with %v, which opens host sockets", rt.Args)
 	}
 	p := egressPolicy(t, "pypi.test")
-	p.Docker.Runtime = "runsc"
+	dksec.Of(p).Runtime = "runsc"
 	e, err := New(p, Options{Engine: eng})
 	if err != nil {
 		t.Fatal(err)

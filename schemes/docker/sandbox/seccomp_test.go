@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/BurntSushi/toml"
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/sysdeny"
@@ -71,7 +73,7 @@ func TestSeccompProfileDeniesKernelSurface(t *testing.T) {
 				}
 				stop("SKIP: the engine at %s has no runtime %q (scripts/docker-runtimes.sh registers crun and runsc)", eng.Where(), rt)
 			}
-			e := newExec(t, eng, testPolicy(func(p *policy.Policy) { p.Docker.Runtime = rt }))
+			e := newExec(t, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).Runtime = rt }))
 			var layer executor.Layer
 			for _, l := range e.Layers() {
 				if l.Name == LayerSeccomp {

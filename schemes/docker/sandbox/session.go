@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -151,7 +153,7 @@ func (e *Executor) unlockSession(s *dsession) {
 		if s.idle != nil {
 			s.idle.Stop()
 		}
-		s.idle = time.AfterFunc(e.pol.Docker.Idle(), func() { e.expire(s) })
+		s.idle = time.AfterFunc(dksec.Of(e.pol).Idle(), func() { e.expire(s) })
 	}
 	e.sess.mu.Unlock()
 	<-s.lock
@@ -173,11 +175,11 @@ func (e *Executor) expire(s *dsession) {
 	if sb != nil {
 		s.sb = nil
 		s.note = fmt.Sprintf("this session's container was removed after docker.session_idle = %s without a call; this call runs in a fresh one: "+
-			"variables, files and processes of earlier calls are gone", policy.Duration{Duration: e.pol.Docker.Idle()})
+			"variables, files and processes of earlier calls are gone", policy.Duration{Duration: dksec.Of(e.pol).Idle()})
 	}
 	e.sess.mu.Unlock()
 	if sb != nil {
-		e.log.Info("removed an idle session's container", "container", sb.b.id[:12], "idle", e.pol.Docker.Idle())
+		e.log.Info("removed an idle session's container", "container", sb.b.id[:12], "idle", dksec.Of(e.pol).Idle())
 		e.dropBox(sb)
 	}
 }
@@ -281,11 +283,11 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 		e.sess.mu.Unlock()
 		return sb, note, nil
 	}
-	if max := e.pol.Docker.SessionCap(); e.sess.live >= max && !mutated("docker-session-cap") {
+	if max := dksec.Of(e.pol).SessionCap(); e.sess.live >= max && !mutated("docker-session-cap") {
 		e.sess.mu.Unlock()
 		return nil, "", executor.Refuse("docker.max_sessions", "%d sessions already have a container (docker.max_sessions = %d): "+
 			"end one (a client closing its connection ends its session), wait until one has been idle for docker.session_idle = %s, "+
-			"or raise docker.max_sessions", e.sess.live, max, policy.Duration{Duration: e.pol.Docker.Idle()})
+			"or raise docker.max_sessions", e.sess.live, max, policy.Duration{Duration: dksec.Of(e.pol).Idle()})
 	}
 	e.sess.live++
 	e.sess.mu.Unlock()

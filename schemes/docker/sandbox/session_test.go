@@ -10,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
 )
 
 func sessionPolicy(mut ...func(*policy.Policy)) *policy.Policy {
-	return testPolicy(append([]func(*policy.Policy){func(p *policy.Policy) { p.Docker.Reuse = "session" }}, mut...)...)
+	return testPolicy(append([]func(*policy.Policy){func(p *policy.Policy) { dksec.Of(p).Reuse = "session" }}, mut...)...)
 }
 
 // callIn runs one call in session sid the way serve does.
@@ -191,7 +193,7 @@ func TestDockerSessionsConcurrent(t *testing.T) {
 // one starts.
 func TestDockerSessionCap(t *testing.T) {
 	eng := needEngine(t)
-	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { p.Docker.MaxSessions = 2 }))
+	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { dksec.Of(p).MaxSessions = 2 }))
 	mustIn(t, e, "A", ToolShell, sh("true"))
 	mustIn(t, e, "B", ToolShell, sh("true"))
 	_, err := callIn(t, e, "C", ToolShell, sh("echo ran"))
@@ -213,7 +215,7 @@ func TestDockerSessionCap(t *testing.T) {
 // in a fresh one.
 func TestDockerSessionIdle(t *testing.T) {
 	eng := needEngine(t)
-	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { p.Docker.SessionIdle = policy.Duration{Duration: time.Second} }))
+	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { dksec.Of(p).SessionIdle = policy.Duration{Duration: time.Second} }))
 	mustIn(t, e, "A", ToolPython, py("x = 41"))
 	waitContainers(t, eng, e, 1, 5*time.Second)
 	waitContainers(t, eng, e, 0, 20*time.Second)
@@ -260,7 +262,7 @@ func present(eng *engine.Client, id string) bool {
 // A session's container comes from the pool when one is ready, and the pool refills.
 func TestDockerSessionFromPool(t *testing.T) {
 	eng := needEngine(t)
-	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { p.Docker.Pool = 1 }))
+	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { dksec.Of(p).Pool = 1 }))
 	poolFull := func() bool { return len(e.pool.ready) == 1 }
 	waitUntil(t, 60*time.Second, "the pool to fill", poolFull)
 	if r := mustIn(t, e, "A", ToolPython, py("x = 41")); r.ExitCode != 0 {
@@ -360,7 +362,7 @@ func TestDockerSessionEndsDuringCall(t *testing.T) {
 
 // The executor itself refuses a session policy with a writable workspace, whatever built it.
 func TestDockerSessionRefusesWritableWorkspace(t *testing.T) {
-	p := sessionPolicy(func(p *policy.Policy) { p.Docker.Workspace, p.Docker.WorkspaceWritable = t.TempDir(), true })
+	p := sessionPolicy(func(p *policy.Policy) { dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = t.TempDir(), true })
 	if _, err := New(p, Options{}); err == nil || !strings.Contains(err.Error(), "docker.workspace_writable") {
 		t.Fatalf("New: %v", err)
 	}

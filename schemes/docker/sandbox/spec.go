@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/go-units"
@@ -511,8 +513,8 @@ func hasOCISeccomp(args []string) bool {
 
 func newSpec(p *policy.Policy) spec {
 	s := spec{
-		image: p.Docker.Image, network: p.Docker.NetworkName(), user: p.Docker.User, readOnly: p.Docker.ReadOnly,
-		runtime: p.Docker.Runtime, workspace: p.Docker.Workspace, wsWrite: p.Docker.WorkspaceWritable,
+		image: dksec.Of(p).Image, network: dksec.Of(p).NetworkName(), user: dksec.Of(p).User, readOnly: dksec.Of(p).ReadOnly,
+		runtime: dksec.Of(p).Runtime, workspace: dksec.Of(p).Workspace, wsWrite: dksec.Of(p).WorkspaceWritable,
 		memory: int64(p.Limits.Memory), pids: int64(p.Limits.Pids), nanoCPUs: int64(p.Limits.CPUs * 1e9),
 		policy: p.Hash()[:16],
 	}

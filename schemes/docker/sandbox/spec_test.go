@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // The container spec comes from the policy alone; every hardening setting is present.
 func TestSpecHardening(t *testing.T) {
-	p := policy.Default(policy.SchemeDocker)
-	p.Docker.Workspace = "/srv/ws"
+	p := policy.Default(dksec.Name)
+	dksec.Of(p).Workspace = "/srv/ws"
 	cfg, hc := newSpec(p).build("n", map[string]string{LabelApp: "1"}, false)
 	if cfg.User != "65534:65534" || !cfg.NetworkDisabled || !cfg.OpenStdin || !cfg.StdinOnce || cfg.Tty {
 		t.Errorf("config %+v", cfg)
@@ -37,9 +39,9 @@ func TestSpecHardening(t *testing.T) {
 	if len(hc.Mounts) != 1 || hc.Mounts[0].Source != "/srv/ws" || hc.Mounts[0].Target != "/workspace" || !hc.Mounts[0].ReadOnly {
 		t.Errorf("mounts %+v", hc.Mounts)
 	}
-	p.Docker.WorkspaceWritable = true
-	p.Docker.User = ""
-	p.Docker.SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"})
+	dksec.Of(p).WorkspaceWritable = true
+	dksec.Of(p).User = ""
+	dksec.Of(p).SetNet(policy.Network{Mode: policy.NetNamed, Name: "host"})
 	cfg, hc = newSpec(p).build("n", nil, false)
 	if hc.Mounts[0].ReadOnly || cfg.User != "65534:65534" || cfg.NetworkDisabled || hc.NetworkMode != "host" {
 		t.Errorf("writable workspace / default user / host network: %+v %+v", cfg, hc)
@@ -96,12 +98,12 @@ func TestLayerIDsUnique(t *testing.T) {
 // A host list keeps network none and adds only the proxy's read-only socket mount and the
 // proxy variables; the spec alone never opens a network.
 func TestSpecEgress(t *testing.T) {
-	p := policy.Default(policy.SchemeDocker)
+	p := policy.Default(dksec.Name)
 	n, err := policy.NetworkHosts("pypi.org")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Docker.SetNet(n)
+	dksec.Of(p).SetNet(n)
 	s := newSpec(p)
 	s.egress, s.egressDir = true, "/tmp/mcpsandbox-egress-x"
 	cfg, hc := s.build("n", nil, false)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
 )
@@ -75,16 +77,16 @@ func TestNewRefusesSystemWorkspace(t *testing.T) {
 	defer eng.Close()
 	link := filepath.Join(t.TempDir(), "etc")
 	os.Symlink("/etc", link)
-	p := policy.Default(policy.SchemeDocker)
-	p.Docker.Workspace = link
+	p := policy.Default(dksec.Name)
+	dksec.Of(p).Workspace = link
 	if _, err := New(p, Options{Engine: eng}); err == nil || !strings.Contains(err.Error(), "workspace is the system directory /etc") {
 		t.Fatalf("New on a workspace resolving to /etc: %v, want a refusal naming the rule", err)
 	}
 	ws := t.TempDir()
 	os.Symlink(ws, filepath.Join(filepath.Dir(link), "ws"))
-	p.Docker.Workspace = filepath.Join(filepath.Dir(link), "ws")
+	dksec.Of(p).Workspace = filepath.Join(filepath.Dir(link), "ws")
 	s := newSpec(p)
-	if s.workspace, _, err = CheckWorkspace(p.Docker.Workspace, eng.Host); err != nil {
+	if s.workspace, _, err = CheckWorkspace(dksec.Of(p).Workspace, eng.Host); err != nil {
 		t.Fatal(err)
 	}
 	if _, hc := s.build("n", nil, false); hc.Mounts[0].Source != ws {

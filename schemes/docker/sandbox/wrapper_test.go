@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -39,7 +41,7 @@ func TestWrapperIgnoresWorkspaceModules(t *testing.T) {
 		}
 	}
 	os.WriteFile(filepath.Join(ws, "mymod.py"), []byte("VALUE = 'mymod-from-workspace'\n"), 0o644)
-	modes(t, eng, func(p *policy.Policy) { p.Docker.Workspace = ws; p.Docker.WorkspaceWritable = true }, func(t *testing.T, e *Executor) {
+	modes(t, eng, func(p *policy.Policy) { dksec.Of(p).Workspace = ws; dksec.Of(p).WorkspaceWritable = true }, func(t *testing.T, e *Executor) {
 		// One call writes the module the next call's error report would have imported.
 		os.Remove(filepath.Join(ws, "traceback.py"))
 		w := mustCall(t, e, ToolPython, map[string]any{"code": "open('/workspace/traceback.py', 'w').write(" + pyq(hostileSource("traceback")) + ")"})

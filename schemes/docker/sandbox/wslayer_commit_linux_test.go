@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -159,7 +161,7 @@ func TestWorkspaceLayerTimedOutDiscarded(t *testing.T) {
 func TestWorkspaceLayerConcurrent(t *testing.T) {
 	eng := needEngine(t)
 	ws := userWorkspace(t)
-	e := newExec(t, eng, testPolicy(writable(ws), func(p *policy.Policy) { p.Docker.Pool = 2 }))
+	e := newExec(t, eng, testPolicy(writable(ws), func(p *policy.Policy) { dksec.Of(p).Pool = 2 }))
 	const n = 4
 	errs := make(chan string, n)
 	for i := 0; i < n; i++ {

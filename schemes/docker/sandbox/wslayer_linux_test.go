@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -42,7 +44,7 @@ func userWorkspace(t *testing.T) string {
 }
 
 func writable(ws string) func(*policy.Policy) {
-	return func(p *policy.Policy) { p.Docker.Workspace, p.Docker.WorkspaceWritable = ws, true }
+	return func(p *policy.Policy) { dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = ws, true }
 }
 
 // volumesOf lists the engine's volumes labelled with the executor's instance.
@@ -79,7 +81,7 @@ func TestWorkspaceLayerUserOwned(t *testing.T) {
 		ws := userWorkspace(t)
 		var mu sync.Mutex
 		var uppers []string // every layer the executor made, to check none outlives it
-		e := newExecOpts(t, testPolicy(writable(ws), func(p *policy.Policy) { p.Docker.Pool = pool }), Options{Engine: eng, TestOnlyLayerOptions: func(o string) string {
+		e := newExecOpts(t, testPolicy(writable(ws), func(p *policy.Policy) { dksec.Of(p).Pool = pool }), Options{Engine: eng, TestOnlyLayerOptions: func(o string) string {
 			mu.Lock()
 			defer mu.Unlock()
 			up, _, _ := strings.Cut(o[strings.Index(o, "upperdir=")+len("upperdir="):], ",")
@@ -193,7 +195,7 @@ func TestWorkspaceLayerTransientFailure(t *testing.T) {
 func TestWorkspaceLayerPooledNotStale(t *testing.T) {
 	eng := needEngine(t)
 	ws := userWorkspace(t)
-	e := newExec(t, eng, testPolicy(writable(ws), func(p *policy.Policy) { p.Docker.Pool = 1 }))
+	e := newExec(t, eng, testPolicy(writable(ws), func(p *policy.Policy) { dksec.Of(p).Pool = 1 }))
 	wait := func() *box {
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			if b := e.pool.take(); b != nil {

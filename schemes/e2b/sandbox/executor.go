@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,7 +65,7 @@ type Options struct {
 // Executor proxies calls to E2B sandboxes.
 type Executor struct {
 	pol      *policy.Policy
-	cfg      policy.E2B
+	cfg      e2bsec.E2B
 	client   *Client
 	keyErr   error
 	log      *slog.Logger
@@ -119,7 +121,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	cfg := p.E2B
+	cfg := *e2bsec.Of(p)
 	if cfg.APIKeyEnv == "" {
 		cfg.APIKeyEnv = "E2B_API_KEY"
 	}

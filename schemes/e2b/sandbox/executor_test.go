@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -56,10 +58,10 @@ func newFake(t *testing.T) *e2bfake.Server {
 }
 
 func testPolicy(reuse string) *policy.Policy {
-	p := policy.Default(policy.SchemeE2B)
-	p.E2B.APIKeyEnv = keyEnv
-	p.E2B.Reuse = reuse
-	p.E2B.SandboxTimeout.Duration = time.Minute
+	p := policy.Default(e2bsec.Name)
+	e2bsec.Of(p).APIKeyEnv = keyEnv
+	e2bsec.Of(p).Reuse = reuse
+	e2bsec.Of(p).SandboxTimeout.Duration = time.Minute
 	return p
 }
 
@@ -273,7 +275,7 @@ func TestSessionReuseAndEnd(t *testing.T) {
 
 func TestSessionSandboxTimeoutAndExpiry(t *testing.T) {
 	p := testPolicy("session")
-	p.E2B.SandboxTimeout.Duration = time.Second
+	e2bsec.Of(p).SandboxTimeout.Duration = time.Second
 	e := newEnv(t, p, nil)
 	if _, err := e.run("run_command", "A", 20*time.Second, 1<<16, map[string]any{"command": "true"}); err != nil {
 		t.Fatal(err)
@@ -414,7 +416,7 @@ func TestUnreachableAPI(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	p := testPolicy("call")
-	p.E2B.APIURL = "http://" + addr // the policy's api_url wins over E2B_API_URL
+	e2bsec.Of(p).APIURL = "http://" + addr // the policy's api_url wins over E2B_API_URL
 	e := newEnv(t, p, nil)
 	_, err = e.run("run_command", "s", 3*time.Second, 1<<16, map[string]any{"command": "true"})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the E2B API at http://"+addr) {

@@ -10,7 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/policy"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
+
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
 )
 
@@ -35,7 +36,7 @@ const (
 
 // relay is the JSON-RPC relay between a client (stdin/stdout of wrap) and the wrapped server.
 type relay struct {
-	tools   policy.WrapTools
+	tools   wrapsec.WrapTools
 	timeout time.Duration
 	audit   *audit.Log
 	server  string // the policy's name, for the audit

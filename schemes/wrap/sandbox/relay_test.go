@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -25,9 +27,9 @@ func (s *syncBuf) lines() []string {
 	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")
 }
 
-func testRelay(tools policy.WrapTools) (r *relay, toClient, toServer *syncBuf) {
-	p := policy.Default(policy.SchemeWrap)
-	p.Wrap.Tools = tools
+func testRelay(tools wrapsec.WrapTools) (r *relay, toClient, toServer *syncBuf) {
+	p := policy.Default(wrapsec.Name)
+	wrapsec.Of(p).Tools = tools
 	toClient, toServer = &syncBuf{}, &syncBuf{}
 	r = newRelay(p, nil, Options{Stdout: toClient, Logger: slog.New(slog.DiscardHandler)}, "s", toServer)
 	return r, toClient, toServer
@@ -36,7 +38,7 @@ func testRelay(tools policy.WrapTools) (r *relay, toClient, toServer *syncBuf) {
 // Allowed frames pass byte for byte; a frame over the limit is never held whole and is answered
 // with its id; the frames after it still pass.
 func TestRelayFramesUnchangedAndBounded(t *testing.T) {
-	r, toClient, toServer := testRelay(policy.Default(policy.SchemeWrap).Wrap.Tools)
+	r, toClient, toServer := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
 	odd := `{ "method":"tools/call" ,"id":7,"jsonrpc":"2.0","params":{"name":"echo","arguments":{"x":"é\u00e9"}} }`
 	big := `{"jsonrpc":"2.0","id":"big-1","method":"ping","params":{"pad":"` + strings.Repeat("a", MaxFrame) + `"}}`
 	after := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
@@ -70,7 +72,7 @@ func TestFrameReaderBounded(t *testing.T) {
 // A tools/list answer is rewritten without the denied tools (and only then); a server frame
 // that is not JSON does not pass.
 func TestRelayHidesDeniedTools(t *testing.T) {
-	r, toClient, _ := testRelay(policy.WrapTools{Deny: []string{"rm_*"}, HideDenied: true, MaxArgumentBytes: 1024})
+	r, toClient, _ := testRelay(wrapsec.WrapTools{Deny: []string{"rm_*"}, HideDenied: true, MaxArgumentBytes: 1024})
 	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/list", start: time.Now()})
 	r.track("2", &pending{id: json.RawMessage("2"), method: "tools/list", start: time.Now()})
 	list := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ls"},{"name":"rm_rf"}],"nextCursor":"c"}}`
@@ -85,14 +87,14 @@ func TestRelayHidesDeniedTools(t *testing.T) {
 }
 
 func TestCommandOf(t *testing.T) {
-	p := policy.Default(policy.SchemeWrap)
+	p := policy.Default(wrapsec.Name)
 	if _, err := CommandOf(p, nil); err == nil {
 		t.Error("no command anywhere is accepted")
 	}
 	if got, err := CommandOf(p, []string{"a", "b"}); err != nil || len(got) != 2 {
 		t.Errorf("the command line's command: %v %v", got, err)
 	}
-	p.Wrap.Command = []string{"a", "b"}
+	wrapsec.Of(p).Command = []string{"a", "b"}
 	if _, err := CommandOf(p, []string{"a", "c"}); err == nil || !strings.Contains(err.Error(), "must be equal") {
 		t.Errorf("a different command: %v", err)
 	}
@@ -104,7 +106,7 @@ func TestCommandOf(t *testing.T) {
 // Malformed client frames and batches are answered and never reach the server; an unanswered
 // call past the timeout is answered with limits.timeout and its late answer dropped.
 func TestRelayMalformedAndTimeout(t *testing.T) {
-	r, toClient, toServer := testRelay(policy.Default(policy.SchemeWrap).Wrap.Tools)
+	r, toClient, toServer := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
 	r.timeout = 50 * time.Millisecond
 	call := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
 	unjudged := `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"x"}}` + "\n" + `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}`

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	allowlist "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/serve/audit"
@@ -36,15 +39,15 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		}
 	}
 	realHome, _ := os.UserHomeDir()
-	prog, err := resolveProgram(argv, os.Getenv("PATH"), realHome, p.Wrap.Net().Mode == policy.NetNone)
+	prog, err := resolveProgram(argv, os.Getenv("PATH"), realHome, wrapsec.Of(p).Net().Mode == policy.NetNone)
 	if err != nil {
 		return err
 	}
-	reads, readFiles, err := splitReads(p.Wrap.Read)
+	reads, readFiles, err := splitReads(wrapsec.Of(p).Read)
 	if err != nil {
 		return err
 	}
-	if err := checkWrites(p.Wrap.Write); err != nil {
+	if err := checkWrites(wrapsec.Of(p).Write); err != nil {
 		return err
 	}
 	al, err := openAudit(p)
@@ -68,7 +71,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	if os.Geteuid() == 0 {
 		_ = os.Chown(home, uid, gid)
 	}
-	rw := append([]string{home}, p.Wrap.Write...)
+	rw := append([]string{home}, wrapsec.Of(p).Write...)
 	if prog.Node && !mutated("wrap-npm-cache") {
 		cache, err := privateNPMCache(p.Name, prog.NPMFrom, uid, gid)
 		if err != nil {
@@ -124,15 +127,15 @@ func stderrFile(o Options) *os.File {
 // newExecutor is the allowlist scheme's executor over the server's private HOME: the layers
 // and the egress proxy of an allowlist policy with the wrap policy's limits and network.
 func newExecutor(p *policy.Policy, home, binary string, o Options, lazy bool) (*allowlist.Executor, error) {
-	ap := policy.Default(policy.SchemeAllowlist)
+	ap := policy.Default(alsec.Name)
 	ap.Name, ap.Limits, ap.Audit = p.Name, p.Limits, p.Audit
-	ap.Allowlist.Workspace = home
+	alsec.Of(ap).Workspace = home
 	// the executor probes its layers with its first command (never run): the server's program,
 	// which it also checks is an ELF binary nobody but root or this user could replace
-	ap.Allowlist.Commands = []policy.Command{{Name: filepath.Base(binary), Path: binary, SHA256: strings.Repeat("0", 64)}}
-	ap.Allowlist.SetNet(p.Wrap.Net())
+	alsec.Of(ap).Commands = []policy.Command{{Name: filepath.Base(binary), Path: binary, SHA256: strings.Repeat("0", 64)}}
+	alsec.Of(ap).SetNet(wrapsec.Of(p).Net())
 	if mutated("wrap-network") {
-		ap.Allowlist.SetNet(policy.Network{Mode: policy.NetAll})
+		alsec.Of(ap).SetNet(policy.Network{Mode: policy.NetAll})
 	}
 	ex, err := allowlist.New(ap, allowlist.Options{HelperPath: o.HelperPath, Logger: o.Logger, Lazy: lazy})
 	if err != nil {
@@ -146,10 +149,10 @@ func newExecutor(p *policy.Policy, home, binary string, o Options, lazy bool) (*
 func serverEnv(p *policy.Policy, prog *program, home string) []string {
 	env := []string{"HOME=" + home, "LANG=C.UTF-8", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_CACHE_HOME=" + home + "/.cache"}
 	env = append(env, prog.Env...)
-	if prog.Node && p.Wrap.Net().Mode == policy.NetHosts {
+	if prog.Node && wrapsec.Of(p).Net().Mode == policy.NetHosts {
 		env = append(env, "NODE_USE_ENV_PROXY=1") // node >= 24: fetch and http honour HTTP(S)_PROXY, the only way out
 	}
-	for _, k := range p.Wrap.Env {
+	for _, k := range wrapsec.Of(p).Env {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"slices"
 
+	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -27,7 +29,7 @@ type Options struct {
 // CommandOf is the command to wrap: the command line's when the policy names none, else the
 // policy's, which the command line may only repeat.
 func CommandOf(p *policy.Policy, cli []string) ([]string, error) {
-	pol := p.Wrap.Command
+	pol := wrapsec.Of(p).Command
 	switch {
 	case len(pol) == 0 && len(cli) == 0:
 		return nil, fmt.Errorf("no command to wrap: give it after `--` (mcpsandbox wrap --policy FILE -- npx -y SERVER) or set [wrap].command in the policy")

@@ -1,17 +1,19 @@
-package policy
+package section
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // docker.reuse and its keys: validated, a writable workspace refused beside "session" with both
 // keys named, and an unset value left out of the file and the hash (older policies keep theirs).
 func TestDockerReuseSession(t *testing.T) {
-	p := Default(SchemeDocker)
+	p := policy.Default(Name)
 	h := p.Hash()
-	b, err := Marshal(p)
+	b, err := policy.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,11 +21,11 @@ func TestDockerReuseSession(t *testing.T) {
 	if strings.Contains(dock, "reuse") || strings.Contains(dock, "session_idle") || strings.Contains(dock, "max_sessions") {
 		t.Errorf("unset session keys written:\n%s", b)
 	}
-	p.Docker.Reuse = "call"
-	if len(p.Docker.validate(false)) != 0 {
-		t.Errorf("reuse = call refused: %v", p.Docker.validate(false))
+	Of(p).Reuse = "call"
+	if len(Of(p).Validate(false)) != 0 {
+		t.Errorf("reuse = call refused: %v", Of(p).Validate(false))
 	}
-	p.Docker.Reuse = ""
+	Of(p).Reuse = ""
 	if p.Hash() != h {
 		t.Error("the hash changed")
 	}
@@ -35,13 +37,13 @@ func TestDockerReuseSession(t *testing.T) {
 		{func(d *Docker) { d.Reuse = "forever" }, "docker.reuse", "not a reuse mode"},
 		{func(d *Docker) { d.Reuse, d.WorkspaceWritable, d.Workspace = "session", true, "/w" }, "docker.reuse", "docker.workspace_writable"},
 		{func(d *Docker) { d.Reuse, d.MaxSessions = "session", 65 }, "docker.max_sessions", "outside"},
-		{func(d *Docker) { d.Reuse, d.SessionIdle = "session", Duration{time.Millisecond} }, "docker.session_idle", "outside"},
+		{func(d *Docker) { d.Reuse, d.SessionIdle = "session", policy.Duration{Duration: time.Millisecond} }, "docker.session_idle", "outside"},
 		{func(d *Docker) { d.MaxSessions = 2 }, "docker.reuse", "only to reuse"},
 	}
 	for i, c := range cases {
-		d := Default(SchemeDocker).Docker
+		d := *Of(policy.Default(Name))
 		c.mut(&d)
-		ps := d.validate(false)
+		ps := d.Validate(false)
 		found := false
 		for _, pr := range ps {
 			if pr.Key == c.key && strings.Contains(pr.Msg, c.want) {
@@ -52,22 +54,22 @@ func TestDockerReuseSession(t *testing.T) {
 			t.Errorf("case %d: want %s %q, got %+v", i, c.key, c.want, ps)
 		}
 	}
-	d := Default(SchemeDocker).Docker
-	d.Reuse, d.MaxSessions, d.SessionIdle = "session", 2, Duration{time.Minute}
-	if ps := d.validate(false); len(ps) != 0 {
+	d := Of(policy.Default(Name))
+	d.Reuse, d.MaxSessions, d.SessionIdle = "session", 2, policy.Duration{Duration: time.Minute}
+	if ps := d.Validate(false); len(ps) != 0 {
 		t.Errorf("a good session policy refused: %+v", ps)
 	}
 	if d.Idle() != time.Minute || d.SessionCap() != 2 {
 		t.Errorf("Idle %v SessionCap %d", d.Idle(), d.SessionCap())
 	}
-	p = Default(SchemeDocker)
-	p.Docker = d
-	b, _ = Marshal(p)
-	q, err := Parse("t.toml", b)
+	p = policy.Default(Name)
+	*Of(p) = *d
+	b, _ = policy.Marshal(p)
+	q, err := policy.Parse("t.toml", b)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if q.Docker.Reuse != "session" || q.Docker.Idle() != time.Minute || q.Docker.SessionCap() != 2 {
-		t.Errorf("round trip: %+v", q.Docker)
+	if Of(q).Reuse != "session" || Of(q).Idle() != time.Minute || Of(q).SessionCap() != 2 {
+		t.Errorf("round trip: %+v", Of(q))
 	}
 }

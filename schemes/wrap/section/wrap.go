@@ -1,19 +1,26 @@
-package policy
+// Package section is the wrap scheme's part of the policy file, its [wrap] table: the wrapped server's command, what it may read and write, its environment by name, its network and the tool policy (policy.Section, registered
+// with the policy package when linked).
+package section
 
 import (
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
-// SchemeWrap is the name of the scheme that sandboxes somebody else's stdio MCP server
+// Name is the name of the scheme that sandboxes somebody else's stdio MCP server
 // (`mcpsandbox wrap`), and its section's table.
-const SchemeWrap = "wrap"
+const Name = "wrap"
 
 func init() {
-	registerSection(SchemeWrap, 40, func(p *Policy) Section { return &p.Wrap })
+	policy.RegisterSection(Name, 40, func() policy.Section { return new(Wrap) })
 }
+
+// Of is p's wrap section.
+func Of(p *policy.Policy) *Wrap { return p.SectionFor(Name).(*Wrap) }
 
 // Wrap bounds a wrapped stdio MCP server: the allowlist scheme's kernel layers around a command
 // the policy names (or `mcpsandbox wrap -- CMD…` gives), its JSON-RPC relayed and audited.
@@ -27,16 +34,16 @@ type Wrap struct {
 	// Env names variables passed from the client's environment (values never in the file).
 	Env []string `toml:"env" json:"env"`
 	// Egress is the `network` key: false, true or a list of hosts (serve's egress proxy).
-	Egress Network   `toml:"network" json:"network"`
-	Tools  WrapTools `toml:"tools" json:"tools"`
+	Egress policy.Network `toml:"network" json:"network"`
+	Tools  WrapTools      `toml:"tools" json:"tools"`
 }
 
 // WrapTools is the relay's tool policy.
 type WrapTools struct {
-	Allow            []string `toml:"allow" json:"allow"` // globs; empty = every tool
-	Deny             []string `toml:"deny" json:"deny"`   // globs; win over allow
-	HideDenied       bool     `toml:"hide_denied" json:"hide_denied"`
-	MaxArgumentBytes Size     `toml:"max_argument_bytes" json:"max_argument_bytes"`
+	Allow            []string    `toml:"allow" json:"allow"` // globs; empty = every tool
+	Deny             []string    `toml:"deny" json:"deny"`   // globs; win over allow
+	HideDenied       bool        `toml:"hide_denied" json:"hide_denied"`
+	MaxArgumentBytes policy.Size `toml:"max_argument_bytes" json:"max_argument_bytes"`
 }
 
 // MaxWrapArgumentBytes is the ceiling of wrap.tools.max_argument_bytes: a tools/call's whole
@@ -47,7 +54,7 @@ const MaxWrapArgumentBytes = 4 << 20
 // refuses it ("wrap.tools.deny[0]", "wrap.tools.allow").
 func (t *WrapTools) WrapVerdict(name string) string {
 	for i, g := range t.Deny {
-		if globMatches(g, name) {
+		if policy.GlobMatches(g, name) {
 			return fmt.Sprintf("wrap.tools.deny[%d] (%q)", i, g)
 		}
 	}
@@ -55,22 +62,17 @@ func (t *WrapTools) WrapVerdict(name string) string {
 		return ""
 	}
 	for _, g := range t.Allow {
-		if globMatches(g, name) {
+		if policy.GlobMatches(g, name) {
 			return ""
 		}
 	}
 	return "wrap.tools.allow (the tool is not listed)"
 }
 
-func globMatches(g, name string) bool {
-	re, err := CompileGlob(g)
-	return err == nil && re.MatchString(name)
-}
-
-func (w *Wrap) validate(active bool) []Problem {
-	var ps []Problem
+func (w *Wrap) Validate(active bool) []policy.Problem {
+	var ps []policy.Problem
 	add := func(key, msg, fix string, args ...any) {
-		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(msg, args...), Fix: fix})
+		ps = append(ps, policy.Problem{Key: key, Msg: fmt.Sprintf(msg, args...), Fix: fix})
 	}
 	for i, a := range w.Command {
 		if i == 0 && strings.TrimSpace(a) == "" {
@@ -97,7 +99,7 @@ func (w *Wrap) validate(active bool) []Problem {
 	for i, k := range w.Env {
 		key := fmt.Sprintf("wrap.env[%d]", i)
 		switch {
-		case !envNameRe.MatchString(k):
+		case !policy.ValidEnvName(k):
 			add(key, "%q is not a variable name", `list names only, e.g. env = ["GITHUB_TOKEN"]; the values come from the client's environment`, k)
 		case k == "PATH" || k == "HOME" || k == "TMPDIR":
 			add(key, "%s is set by wrap", "remove it", k)
@@ -105,17 +107,17 @@ func (w *Wrap) validate(active bool) []Problem {
 			add(key, "%s lets the environment inject code into the server", "remove it", k)
 		}
 	}
-	if w.Egress.Mode == NetNamed {
+	if w.Egress.Mode == policy.NetNamed {
 		add("wrap.network", "%q: wrap.network takes false, true or a list of hosts", `use false (no network) or a list such as ["api.github.com"]`, w.Egress.Name)
 	} else {
-		ps = append(ps, validateNetwork("wrap.network", w.Net(), false)...)
+		ps = append(ps, policy.ValidateNetwork("wrap.network", w.Net(), false)...)
 	}
 	for _, l := range []struct {
 		key   string
 		globs []string
 	}{{"wrap.tools.allow", w.Tools.Allow}, {"wrap.tools.deny", w.Tools.Deny}} {
 		for i, g := range l.globs {
-			if _, err := CompileGlob(g); err != nil || g == "" {
+			if _, err := policy.CompileGlob(g); err != nil || g == "" {
 				add(fmt.Sprintf("%s[%d]", l.key, i), "%q is not a valid tool-name glob", "use a tool name, or * ? and [..], balanced", g)
 			}
 		}
@@ -127,28 +129,28 @@ func (w *Wrap) validate(active bool) []Problem {
 }
 
 // Net is the effective network: none, all or a host list.
-func (w *Wrap) Net() Network {
+func (w *Wrap) Net() policy.Network {
 	switch w.Egress.Mode {
-	case NetAll:
-		return Network{Mode: NetAll}
-	case NetHosts, NetNamed:
+	case policy.NetAll:
+		return policy.Network{Mode: policy.NetAll}
+	case policy.NetHosts, policy.NetNamed:
 		return w.Egress
 	}
-	return Network{Mode: NetNone}
+	return policy.Network{Mode: policy.NetNone}
 }
 
 // Network is the `network` key: false, true or a host list.
-func (w *Wrap) Network() (Network, bool) { return w.Net(), true }
+func (w *Wrap) Network() (policy.Network, bool) { return w.Net(), true }
 
 // SetNetwork sets the `network` key.
-func (w *Wrap) SetNetwork(n Network) bool { w.Egress = n; return true }
+func (w *Wrap) SetNetwork(n policy.Network) bool { w.Egress = n; return true }
 
-func (w *Wrap) defaults() {
+func (w *Wrap) Defaults() {
 	*w = Wrap{Tools: WrapTools{HideDenied: true, MaxArgumentBytes: 64 << 10}}
 }
 
-// beforeDecode: a file's lists replace the defaults (which are empty anyway).
-func (w *Wrap) beforeDecode() {}
+// BeforeDecode: a file's lists replace the defaults (which are empty anyway).
+func (w *Wrap) BeforeDecode() {}
 
 // Wrap's own defaults for limits.memory and limits.pids: a wrapped server is a whole runtime,
 // not one command. Under the common 256MiB of address space a Go server dies before it answers
@@ -158,8 +160,8 @@ const (
 	WrapDefaultPids   = 256
 )
 
-// limitDefaults gives a wrap policy its own memory and pids defaults where the file sets none.
-func (w *Wrap) limitDefaults(l *Limits, defined func(...string) bool) {
+// LimitDefaults gives a wrap policy its own memory and pids defaults where the file sets none.
+func (w *Wrap) LimitDefaults(l *policy.Limits, defined func(...string) bool) {
 	if !defined("limits", "memory") {
 		l.Memory = WrapDefaultMemory
 	}
@@ -168,9 +170,9 @@ func (w *Wrap) limitDefaults(l *Limits, defined func(...string) bool) {
 	}
 }
 
-func (w *Wrap) afterDecode(func(...string) bool) { w.Egress = w.Net() }
+func (w *Wrap) AfterDecode(func(...string) bool) { w.Egress = w.Net() }
 
-func (w *Wrap) payload() any {
+func (w *Wrap) Payload() any {
 	c := *w
 	c.Egress = c.Net()
 	for _, l := range []*[]string{&c.Command, &c.Read, &c.Write, &c.Env, &c.Tools.Allow, &c.Tools.Deny} {
@@ -181,10 +183,14 @@ func (w *Wrap) payload() any {
 	return c
 }
 
-func (w *Wrap) deepCopy() {
+// Copy is a deep copy: its lists and maps are its own.
+func (w *Wrap) Copy() policy.Section {
+	c := *w
+	w = &c
 	w.Command = slices.Clone(w.Command)
 	w.Read, w.Write, w.Env = slices.Clone(w.Read), slices.Clone(w.Write), slices.Clone(w.Env)
 	w.Tools.Allow, w.Tools.Deny = slices.Clone(w.Tools.Allow), slices.Clone(w.Tools.Deny)
+	return w
 }
 
 // Summary: the command, the paths, the network, the tool policy.
@@ -195,7 +201,7 @@ func (w *Wrap) Summary() []string {
 	}
 	tools := "every tool"
 	if len(w.Tools.Allow) > 0 || len(w.Tools.Deny) > 0 {
-		tools = fmt.Sprintf("allow %v, deny %v (hidden: %s)", w.Tools.Allow, w.Tools.Deny, onOff(w.Tools.HideDenied))
+		tools = fmt.Sprintf("allow %v, deny %v (hidden: %s)", w.Tools.Allow, w.Tools.Deny, policy.OnOff(w.Tools.HideDenied))
 	}
 	return []string{"command " + cmd,
 		fmt.Sprintf("reads %d extra paths, writes %d extra dirs besides its own HOME and /tmp; env passed by name: %v", len(w.Read), len(w.Write), w.Env),

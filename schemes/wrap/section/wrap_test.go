@@ -1,8 +1,10 @@
-package policy
+package section
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // A wrap policy loads with its defaults, round-trips through Marshal with the same hash, and
@@ -18,29 +20,29 @@ network = ["api.github.com"]
 [wrap.tools]
 deny = ["delete_*"]
 `
-	p, err := Parse("w.toml", []byte(good))
+	p, err := policy.Parse("w.toml", []byte(good))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Wrap.Tools.HideDenied || p.Wrap.Tools.MaxArgumentBytes != 64<<10 || p.Wrap.Net().Mode != NetHosts {
-		t.Fatalf("defaults or network: %+v", p.Wrap)
+	if !Of(p).Tools.HideDenied || Of(p).Tools.MaxArgumentBytes != 64<<10 || Of(p).Net().Mode != policy.NetHosts {
+		t.Fatalf("defaults or network: %+v", Of(p))
 	}
-	if got := p.Wrap.Tools.WrapVerdict("delete_repo"); !strings.Contains(got, "wrap.tools.deny[0]") {
+	if got := Of(p).Tools.WrapVerdict("delete_repo"); !strings.Contains(got, "wrap.tools.deny[0]") {
 		t.Errorf("verdict on a denied tool: %q", got)
 	}
-	if got := p.Wrap.Tools.WrapVerdict("list_repos"); got != "" {
+	if got := Of(p).Tools.WrapVerdict("list_repos"); got != "" {
 		t.Errorf("verdict on an allowed tool: %q", got)
 	}
-	p.Wrap.Tools.Allow = []string{"get_*"}
-	if got := p.Wrap.Tools.WrapVerdict("list_repos"); !strings.Contains(got, "wrap.tools.allow") {
+	Of(p).Tools.Allow = []string{"get_*"}
+	if got := Of(p).Tools.WrapVerdict("list_repos"); !strings.Contains(got, "wrap.tools.allow") {
 		t.Errorf("verdict on a tool allow does not list: %q", got)
 	}
-	p.Wrap.Tools.Allow = nil
-	b, err := Marshal(p)
+	Of(p).Tools.Allow = nil
+	b, err := policy.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Parse("back.toml", b)
+	back, err := policy.Parse("back.toml", b)
 	if err != nil || back.Hash() != p.Hash() {
 		t.Fatalf("round trip: %v\n%s", err, b)
 	}
@@ -56,7 +58,7 @@ network = "bridge"
 deny = ["[unclosed"]
 max_argument_bytes = 0
 `
-	_, err = Parse("bad.toml", []byte(bad))
+	_, err = policy.Parse("bad.toml", []byte(bad))
 	if err == nil {
 		t.Fatal("a bad wrap section loads")
 	}
@@ -72,25 +74,25 @@ max_argument_bytes = 0
 // or node server dies at start under the common 256MiB); set ones are kept, and other schemes
 // keep the common defaults.
 func TestWrapLimitDefaults(t *testing.T) {
-	p, err := Parse("w.toml", []byte("version = 1\nscheme = \"wrap\"\nname = \"x\"\n"))
+	p, err := policy.Parse("w.toml", []byte("version = 1\nscheme = \"wrap\"\nname = \"x\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Limits.Memory != WrapDefaultMemory || p.Limits.Pids != WrapDefaultPids {
 		t.Errorf("unset: memory %d pids %d, want %d %d", p.Limits.Memory, p.Limits.Pids, WrapDefaultMemory, WrapDefaultPids)
 	}
-	if d := Default(SchemeWrap); d.Limits.Memory != WrapDefaultMemory || d.Limits.Pids != WrapDefaultPids {
+	if d := policy.Default(Name); d.Limits.Memory != WrapDefaultMemory || d.Limits.Pids != WrapDefaultPids {
 		t.Errorf("Default(wrap): memory %d pids %d", d.Limits.Memory, d.Limits.Pids)
 	}
-	p, err = Parse("w.toml", []byte("version = 1\nscheme = \"wrap\"\nname = \"x\"\n[limits]\nmemory = \"1GiB\"\npids = 100\n"))
+	p, err = policy.Parse("w.toml", []byte("version = 1\nscheme = \"wrap\"\nname = \"x\"\n[limits]\nmemory = \"1GiB\"\npids = 100\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Limits.Memory != 1<<30 || p.Limits.Pids != 100 {
 		t.Errorf("set: memory %d pids %d, want the file's", p.Limits.Memory, p.Limits.Pids)
 	}
-	q := Default(SchemeDocker)
+	q := policy.Default("") // no scheme: the common defaults
 	if q.Limits.Memory != 256<<20 || q.Limits.Pids != 64 {
-		t.Errorf("docker: memory %d pids %d, want the common defaults", q.Limits.Memory, q.Limits.Pids)
+		t.Errorf("no scheme: memory %d pids %d, want the common defaults", q.Limits.Memory, q.Limits.Pids)
 	}
 }

@@ -1,38 +1,45 @@
-package policy
+// Package section is the docker scheme's part of the policy file, its [docker] table: the image, the network, the user, the workspace mount, the pool, the runtime and session reuse (policy.Section, registered
+// with the policy package when linked).
+package section
 
 import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
-// SchemeDocker is the container-per-call scheme's name and its section's table.
-const SchemeDocker = "docker"
+// Name is the container-per-call scheme's name and its section's table.
+const Name = "docker"
 
 func init() {
-	registerSection(SchemeDocker, 20, func(p *Policy) Section { return &p.Docker })
+	policy.RegisterSection(Name, 20, func() policy.Section { return new(Docker) })
 }
+
+// Of is p's docker section.
+func Of(p *policy.Policy) *Docker { return p.SectionFor(Name).(*Docker) }
 
 // Docker is the container-per-call scheme.
 type Docker struct {
 	Image string `toml:"image" json:"image"`
 	// Egress is the `network` key as written: "none", a docker network name or a list of hosts.
 	// Read it through Net() (or NetworkName); set it with SetNet.
-	Egress            Network `toml:"network" json:"network"`
-	ReadOnly          bool    `toml:"read_only" json:"read_only"`
-	User              string  `toml:"user" json:"user"`
-	Workspace         string  `toml:"workspace" json:"workspace"`
-	WorkspaceWritable bool    `toml:"workspace_writable" json:"workspace_writable"`
-	Runtime           string  `toml:"runtime" json:"runtime"`
-	Pool              int     `toml:"pool" json:"pool"`
+	Egress            policy.Network `toml:"network" json:"network"`
+	ReadOnly          bool           `toml:"read_only" json:"read_only"`
+	User              string         `toml:"user" json:"user"`
+	Workspace         string         `toml:"workspace" json:"workspace"`
+	WorkspaceWritable bool           `toml:"workspace_writable" json:"workspace_writable"`
+	Runtime           string         `toml:"runtime" json:"runtime"`
+	Pool              int            `toml:"pool" json:"pool"`
 	// Reuse is "call" (a fresh container per call, the default; "" reads as "call") or
 	// "session" (one container per MCP session, with a long-lived Python interpreter).
 	// SessionIdle and MaxSessions apply to "session" only: zero means the default
 	// (DefaultDockerSessionIdle, DefaultMaxSessionContainers). Empty values are left out of the file
 	// and the policy's hash, so a policy written before they existed keeps its hash.
-	Reuse       string   `toml:"reuse,omitempty" json:"reuse,omitempty"`
-	SessionIdle Duration `toml:"session_idle,omitempty" json:"session_idle,omitzero"`
-	MaxSessions int      `toml:"max_sessions,omitzero" json:"max_sessions,omitempty"`
+	Reuse       string          `toml:"reuse,omitempty" json:"reuse,omitempty"`
+	SessionIdle policy.Duration `toml:"session_idle,omitempty" json:"session_idle,omitzero"`
+	MaxSessions int             `toml:"max_sessions,omitzero" json:"max_sessions,omitempty"`
 }
 
 // The session defaults (docker.reuse = "session").
@@ -61,16 +68,16 @@ func (d *Docker) SessionCap() int {
 	return DefaultMaxSessionContainers
 }
 
-func (d *Docker) validate(bool) []Problem {
-	var ps []Problem
+func (d *Docker) Validate(bool) []policy.Problem {
+	var ps []policy.Problem
 	add := func(key, msg, fix string, args ...any) {
-		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(msg, args...), Fix: fix})
+		ps = append(ps, policy.Problem{Key: key, Msg: fmt.Sprintf(msg, args...), Fix: fix})
 	}
 	if d.Image == "" {
 		add("docker.image", "missing", `set image = "python:3.12-slim" or a local image`)
 	}
-	ps = append(ps, validateNetwork("docker.network", d.Net(), true)...)
-	if d.User != "" && !userRe.MatchString(d.User) && !nameRe.MatchString(d.User) {
+	ps = append(ps, policy.ValidateNetwork("docker.network", d.Net(), true)...)
+	if d.User != "" && !policy.ValidUIDGID(d.User) && !policy.ValidName(d.User) {
 		add("docker.user", "%q is not a user", `use "uid:gid", e.g. "65534:65534"`, d.User)
 	}
 	if d.Workspace != "" && !filepath.IsAbs(d.Workspace) {
@@ -85,10 +92,10 @@ func (d *Docker) validate(bool) []Problem {
 	return append(ps, d.validateSessions()...)
 }
 
-func (d *Docker) validateSessions() []Problem {
-	var ps []Problem
+func (d *Docker) validateSessions() []policy.Problem {
+	var ps []policy.Problem
 	add := func(key, msg, fix string, args ...any) {
-		ps = append(ps, Problem{Key: key, Msg: fmt.Sprintf(msg, args...), Fix: fix})
+		ps = append(ps, policy.Problem{Key: key, Msg: fmt.Sprintf(msg, args...), Fix: fix})
 	}
 	switch d.Reuse {
 	case "", "call", "session":
@@ -118,67 +125,70 @@ func (d *Docker) validateSessions() []Problem {
 // CheckRuntimeName says whether s can name a runtime registered with the engine ("" = its
 // default): a name from daemon.json's runtimes, never a path or a flag.
 func CheckRuntimeName(s string) error {
-	if s == "" || nameRe.MatchString(s) {
+	if s == "" || policy.ValidName(s) {
 		return nil
 	}
 	return fmt.Errorf("%q is not a runtime name (the name the engine's daemon.json registers, e.g. crun or runsc)", s)
 }
 
 // Net is the effective docker network: none, a docker network or a host list.
-func (d *Docker) Net() Network {
+func (d *Docker) Net() policy.Network {
 	switch d.Egress.Mode {
-	case NetHosts, NetAll:
+	case policy.NetHosts, policy.NetAll:
 		return d.Egress
-	case NetNamed:
+	case policy.NetNamed:
 		if d.Egress.Name != "none" {
 			return d.Egress
 		}
 	}
-	return Network{Mode: NetNone, Name: "none"}
+	return policy.Network{Mode: policy.NetNone, Name: "none"}
 }
 
 // SetNet sets the docker network.
-func (d *Docker) SetNet(n Network) { d.Egress = n }
+func (d *Docker) SetNet(n policy.Network) { d.Egress = n }
 
 // NetworkName is the docker network containers join: the named one, else "none" (a host list's
 // containers have no network of their own: the egress proxy is their only way out).
 func (d *Docker) NetworkName() string {
-	if n := d.Net(); n.Mode == NetNamed {
+	if n := d.Net(); n.Mode == policy.NetNamed {
 		return n.Name
 	}
 	return "none"
 }
 
 // Network is the `network` key: "none", a docker network name or a host list.
-func (d *Docker) Network() (Network, bool) { return d.Net(), true }
+func (d *Docker) Network() (policy.Network, bool) { return d.Net(), true }
 
 // SetNetwork sets the `network` key.
-func (d *Docker) SetNetwork(n Network) bool { d.SetNet(n); return true }
+func (d *Docker) SetNetwork(n policy.Network) bool { d.SetNet(n); return true }
 
-func (d *Docker) defaults() {
+func (d *Docker) Defaults() {
 	*d = Docker{
 		Image:    "python:3.12-slim",
-		Egress:   Network{Mode: NetNone, Name: "none"},
+		Egress:   policy.Network{Mode: policy.NetNone, Name: "none"},
 		ReadOnly: true,
 		User:     "65534:65534",
 	}
 }
 
-func (d *Docker) beforeDecode() {}
+func (d *Docker) BeforeDecode() {}
 
-func (d *Docker) afterDecode(func(...string) bool) { d.SetNet(d.Net()) }
+func (d *Docker) AfterDecode(func(...string) bool) { d.SetNet(d.Net()) }
 
-func (d *Docker) payload() any {
+func (d *Docker) Payload() any {
 	c := *d
 	c.SetNet(c.Net())
 	return c
 }
 
-func (d *Docker) deepCopy() {}
+func (d *Docker) Copy() policy.Section {
+	c := *d
+	return &c
+}
 
 // Summary: the image and its confinement, the workspace mount, the pool, the runtime.
 func (d *Docker) Summary() []string {
-	out := []string{fmt.Sprintf("image %s, network %s, read-only root %s, user %s", d.Image, d.Net().String(), onOff(d.ReadOnly), d.User)}
+	out := []string{fmt.Sprintf("image %s, network %s, read-only root %s, user %s", d.Image, d.Net().String(), policy.OnOff(d.ReadOnly), d.User)}
 	if d.Workspace != "" {
 		rw := "read-only"
 		if d.WorkspaceWritable {
@@ -188,7 +198,7 @@ func (d *Docker) Summary() []string {
 	}
 	out = append(out, fmt.Sprintf("pre-started containers: %d", d.Pool))
 	if d.Sessions() {
-		out = append(out, fmt.Sprintf("one container per MCP session (reuse = session), at most %d at once, removed after %s idle", d.SessionCap(), Duration{d.Idle()}.String()))
+		out = append(out, fmt.Sprintf("one container per MCP session (reuse = session), at most %d at once, removed after %s idle", d.SessionCap(), policy.Duration{Duration: d.Idle()}.String()))
 	}
 	if d.Runtime != "" {
 		out = append(out, "runtime "+d.Runtime)

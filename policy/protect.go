@@ -1,0 +1,58 @@
+package policy
+
+// DefaultProtect are workspace files and directories that run programs or steer the host (or the
+// next agent session) without anyone asking: version-control hooks and config, hook managers,
+// package-manager and tool-manager rc files that name programs, editor and devcontainer tasks,
+// CI workflows, agent instruction and MCP files, compiled Python caches and installed
+// dependencies, and the start-up files of a home (shell rc files, systemd user units, autostart
+// entries) for a workspace that is one. A pattern without "/" matches that name at any depth; a pattern with "/" is
+// anchored at the workspace root. A match protects everything under it too. Project files people
+// edit on purpose (Makefile, package.json, pyproject.toml, source code) are deliberately absent:
+// anything written in the workspace is model-controlled content, to be reviewed as such.
+var DefaultProtect = []string{
+	// version control and hook managers
+	".git", ".hg", ".svn", ".gitmodules", ".gitattributes", ".husky", ".githooks",
+	".pre-commit-config.yaml", ".lefthook.yml", ".lefthook.yaml", "lefthook.yml", "lefthook.yaml",
+	".lefthook-local.yml", "lefthook-local.yml", ".overcommit.yml",
+	// package, tool and toolchain managers that run what their config names
+	".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".envrc", ".tool-versions",
+	".mise.toml", "mise.toml", ".mise", ".cargo", "rust-toolchain", "rust-toolchain.toml", ".bazelrc",
+	".mvn", "gradle/wrapper", ".pdbrc", ".gdbinit", ".lldbinit", ".exrc", ".nvimrc", ".nvim.lua",
+	"conftest.py", "__pycache__", "*.pyc", ".venv", "node_modules",
+	// editors, devcontainers and their tasks
+	".vscode", ".idea", ".fleet", ".zed", "*.code-workspace", ".devcontainer", ".devcontainer.json",
+	// CI
+	".github/workflows", ".github/actions", ".gitlab-ci.yml", ".circleci", ".travis.yml", ".buildkite",
+	".drone.yml", "azure-pipelines.yml", "bitbucket-pipelines.yml", "Jenkinsfile",
+	// agent instructions and MCP configuration the next session obeys
+	"CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENT.md", "GEMINI.md", ".claude", ".cursor", ".cursorrules",
+	".windsurfrules", ".clinerules", ".github/copilot-instructions.md", ".aider.conf.yml", ".continue",
+	".mcp.json",
+	// shell and session start-up files, for a workspace that is (or is synced into) a home:
+	// shells source the rc files, systemd --user starts the units linked under
+	// .config/systemd/user, desktops start .config/autostart entries (KDE also its scripts)
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
+	".zlogin", ".zlogout", ".xprofile", ".xsessionrc", ".xinitrc", ".config/fish", ".config/environment.d",
+	".config/systemd", ".local/share/systemd", ".config/autostart", ".config/autostart-scripts", ".config/plasma-workspace",
+	// what else a home holds that runs code: git's user config (fsmonitor runs in every
+	// repository), programs first on PATH, python's user site (a .pth there runs at every
+	// start), editors' and multiplexers' rc files. Not .ssh or *.pth: an interpreter's code
+	// that names ~/.ssh/config, or a model saved as model.pth, would be refused everywhere;
+	// a workspace that is a home is verify's MS105.
+	".gitconfig", ".config/git", ".local/bin", ".local/lib", ".pam_environment",
+	".vimrc", ".tmux.conf", ".inputrc",
+	// more tool managers that run what their files name
+	".yarn/releases", ".yarn/plugins", "mise.local.toml", ".mise.local.toml", ".lfsconfig",
+	// other version-control systems' repositories (their config names pagers, editors, hooks:
+	// Jujutsu's ui.pager and fix.tools, Sapling's [hooks]) and bazelisk's choice of the bazel it
+	// downloads and runs (attack round 4, finding 8 and 15)
+	".jj", ".sl", ".bzr", "_darcs", ".pijul", ".bazeliskrc", ".bazelversion",
+	// configuration that editors execute when a file of the folder is opened or saved: ESLint,
+	// Prettier, Tailwind and PostCSS load JavaScript configs, pylint runs init-hook, mypy imports
+	// the plugins it names, Emacs evaluates .dir-locals.el (pyproject.toml and setup.cfg can carry
+	// the pylint/mypy settings too and stay writable by design: content to review)
+	"eslint.config.*", ".eslintrc.js", ".eslintrc.cjs", "prettier.config.*", ".prettierrc.js",
+	".prettierrc.cjs", ".prettierrc.mjs", "tailwind.config.*", "postcss.config.*", ".postcssrc.js",
+	".pylintrc", "mypy.ini", ".mypy.ini", ".dir-locals.el", // not pylintrc: a bare word of letters is a
+	// name split/csplit could generate from any prefix, which would refuse them everywhere
+}

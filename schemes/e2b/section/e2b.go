@@ -1,0 +1,82 @@
+// Package section is the e2b scheme's part of the policy file, its [e2b] table: the template, the key's variable, the API, reuse and the sandbox's timeout (policy.Section, registered
+// with the policy package when linked).
+package section
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// Name is the cloud-sandbox scheme's name and its section's table.
+const Name = "e2b"
+
+func init() {
+	policy.RegisterSection(Name, 30, func() policy.Section { return new(E2B) })
+}
+
+// Of is p's e2b section.
+func Of(p *policy.Policy) *E2B { return p.SectionFor(Name).(*E2B) }
+
+// E2B is the cloud-sandbox proxy scheme.
+type E2B struct {
+	Template       string          `toml:"template" json:"template"`
+	APIKeyEnv      string          `toml:"api_key_env" json:"api_key_env"`
+	APIURL         string          `toml:"api_url" json:"api_url"`
+	SandboxTimeout policy.Duration `toml:"sandbox_timeout" json:"sandbox_timeout"`
+	Reuse          string          `toml:"reuse" json:"reuse"`
+	AllowInternet  bool            `toml:"allow_internet" json:"allow_internet"`
+}
+
+func (e *E2B) Validate(bool) []policy.Problem {
+	var ps []policy.Problem
+	add := func(key, msg, fix string, args ...any) {
+		ps = append(ps, policy.Problem{Key: key, Msg: fmt.Sprintf(msg, args...), Fix: fix})
+	}
+	if e.Template == "" {
+		add("e2b.template", "missing", `set template = "code-interpreter-v1"`)
+	}
+	if !policy.ValidEnvName(e.APIKeyEnv) {
+		add("e2b.api_key_env", "%q is not an environment variable name", `name the variable holding the key, e.g. "E2B_API_KEY"; never the key itself`, e.APIKeyEnv)
+	}
+	if e.APIURL != "" {
+		if u, err := url.Parse(e.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			add("e2b.api_url", "%q is not an http(s) URL", `use "" for https://api.e2b.app`, e.APIURL)
+		}
+	}
+	if e.SandboxTimeout.Duration <= 0 || e.SandboxTimeout.Duration > 24*time.Hour {
+		add("e2b.sandbox_timeout", "%s is outside 1s..24h", `use e.g. "5m"`, e.SandboxTimeout)
+	}
+	if e.Reuse != "call" && e.Reuse != "session" {
+		add("e2b.reuse", "%q is not a reuse mode", `use "call" or "session"`, e.Reuse)
+	}
+	return ps
+}
+
+// Network: the e2b section has no `network` key (allow_internet is the sandbox's own switch).
+func (e *E2B) Network() (policy.Network, bool) { return policy.Network{}, false }
+
+// SetNetwork: the e2b section has no `network` key.
+func (e *E2B) SetNetwork(policy.Network) bool { return false }
+
+func (e *E2B) Defaults() {
+	*e = E2B{
+		Template:       "code-interpreter-v1",
+		APIKeyEnv:      "E2B_API_KEY",
+		SandboxTimeout: policy.Duration{Duration: 5 * time.Minute},
+		Reuse:          "session",
+	}
+}
+
+func (e *E2B) BeforeDecode()                    {}
+func (e *E2B) AfterDecode(func(...string) bool) {}
+func (e *E2B) Payload() any                     { return *e }
+func (e *E2B) Copy() policy.Section             { c := *e; return &c }
+
+// Summary: the template and key, reuse, timeout and internet.
+func (e *E2B) Summary() []string {
+	return []string{fmt.Sprintf("template %s, API key from $%s (never written)", e.Template, e.APIKeyEnv),
+		fmt.Sprintf("reuse %s, sandbox timeout %s, internet %s", e.Reuse, e.SandboxTimeout.String(), policy.OnOff(e.AllowInternet))}
+}
