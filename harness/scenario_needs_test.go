@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -117,5 +118,18 @@ func TestRunChecksTheOffer(t *testing.T) {
 	o.Adapter = noSessions{}
 	if _, err := Run(context.Background(), scs, o); err == nil || !strings.Contains(err.Error(), "has no neutral steps") {
 		t.Errorf("no steps for a scenario: %v", err)
+	}
+}
+
+// The README's scenario format lists every need of the vocabulary.
+func TestReadmeListsConcepts(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ConceptNames() {
+		if !strings.Contains(strings.ReplaceAll(string(b), "\n", " "), "`"+n+"` (") {
+			t.Errorf("README.md does not describe the need %s", n)
+		}
 	}
 }
