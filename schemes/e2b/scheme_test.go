@@ -22,7 +22,7 @@ func outcome(t *testing.T, id string, p *policy.Policy) string {
 		if s.ID != id {
 			continue
 		}
-		steps, why := s.StepsFor(policy.SchemeE2B)
+		steps, why := s.StepsFor(offer)
 		if why != "" {
 			return why
 		}
@@ -85,7 +85,7 @@ func TestAdapterSpeaksRunCommand(t *testing.T) {
 		if s.ID != "setsid-survivor" {
 			continue
 		}
-		steps, _ := s.StepsFor(policy.SchemeE2B)
+		steps, _ := s.StepsFor(offer)
 		a := &harness.Arena{Tag: "mcpsbtagX"}
 		params, err := adapter{}.Params(steps[0], a, p)
 		if err != nil {
