@@ -370,7 +370,7 @@ func TestDockerHarness(t *testing.T) {
 	}
 	// planted-binary-exec attacks the allowlist's pinned-binary rule; the docker scheme has no
 	// such rule (its tools run any code, in the call's own container), so the payload runs
-	// there by design. Until the scenario says `[scheme.docker] skip = ...` it must show
+	// there by design. Until schemes/docker/scenarios.toml says `[planted-binary-exec] skip = ...` it must show
 	// exactly that: the marker and nothing else.
 	for i, r := range rep.Results {
 		if r.ID != "planted-binary-exec" || r.Outcome != harness.Breach {

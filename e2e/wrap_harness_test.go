@@ -47,7 +47,7 @@ func wrapScenarios(t *testing.T) []string {
 	}
 	var ids []string
 	for _, s := range all {
-		if len(s.Schemes) == 1 && s.Schemes[0] == wrapsec.Name {
+		if wrapscheme.Scheme.Adapter.Offer().Applies(s) {
 			ids = append(ids, s.ID)
 		}
 	}

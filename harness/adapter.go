@@ -10,6 +10,9 @@ import (
 // Adapter is how one scheme's tools express the neutral steps. Adding a scheme to the harness
 // means adding an adapter; the scenarios stay as they are.
 type Adapter interface {
+	// Offer is what the scheme offers the scenarios (the concepts they need: which apply) and
+	// how its tools express those whose neutral steps they cannot (its scenarios.toml).
+	Offer() *Offer
 	// Prepare points the run's copy of the policy at the arena: its workspace and its own
 	// audit log. Every other key stays as the user wrote it.
 	Prepare(p *policy.Policy, a *Arena) error

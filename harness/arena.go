@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -256,9 +257,21 @@ func (a *Arena) listen() error {
 	return nil
 }
 
-// freeLoopbackPort reserves a loopback TCP port and frees it again, for a sandboxed program to
-// try to listen on (the listen detector dials it from the host).
+// freeLoopbackPort finds a loopback TCP port free now, for a sandboxed program to try to listen
+// on. It is picked below the kernel's ephemeral range (net.ipv4.ip_local_port_range starts at
+// 32768 by default), so no other program's ":0" listener is handed the same port between now
+// and the program's listen: on a busy machine the listen detector then dialled somebody
+// else's server and could not tell ("something else answers").
 func freeLoopbackPort() (int, error) {
+	for range 64 {
+		port := 20000 + mrand.IntN(12000)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue // taken: try another
+		}
+		ln.Close()
+		return port, nil
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("harness: reserve a loopback port: %w", err)

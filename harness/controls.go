@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 
@@ -65,8 +64,8 @@ func RunControls(ctx context.Context, ctrls []Control, o Options) ([]ControlResu
 		}
 		co := o
 		co.Policy, co.mutate, co.expect, co.inject, co.Progress = base, c.Mutate, c.Tighten, c.Inject, nil
-		if !slices.Contains(s.DetectorsFor(base.Scheme), c.Detector) {
-			s = withDetector(s, base.Scheme, c.Detector)
+		if !slices.Contains(s.DetectorsFor(o.Adapter.Offer()), c.Detector) {
+			s = withDetector(s, c.Detector)
 		}
 		rep, err := Run(ctx, []*Scenario{s}, co)
 		if err != nil {
@@ -86,13 +85,10 @@ func RunControls(ctx context.Context, ctrls []Control, o Options) ([]ControlResu
 	return out, nil
 }
 
-func withDetector(s *Scenario, scheme, d string) *Scenario {
+// withDetector is the scenario judged by d too, under every scheme (its detectors or a
+// scheme's own for it).
+func withDetector(s *Scenario, d string) *Scenario {
 	c := *s
-	c.Detectors = append(slices.Clone(s.DetectorsFor(scheme)), d)
-	if o, ok := s.Scheme[scheme]; ok && len(o.Detectors) > 0 {
-		c.Scheme = maps.Clone(s.Scheme)
-		o.Detectors = c.Detectors
-		c.Scheme[scheme] = o
-	}
+	c.controlled = append(slices.Clone(s.controlled), d)
 	return &c
 }

@@ -236,9 +236,9 @@ func TestThreatCoverage(t *testing.T) {
 				want = c.unmeasured
 			default:
 				for _, id := range r.scenarios {
-					if s := byID[id]; s != nil && !slices.Contains(s.Schemes, c.scheme) {
+					if s := byID[id]; s != nil && !OfferOf(t, c.scheme).Applies(s) {
 						if o, ok := outcomes[ci][id]; ok && o != NotApplicable {
-							t.Errorf("%s:%d: %s: the stored report has %s %s, but it does not declare the %s scheme: re-measure", coverageDoc, r.line, c.header, id, o, c.scheme)
+							t.Errorf("%s:%d: %s: the stored report has %s %s, but it does not apply to the %s scheme: re-measure", coverageDoc, r.line, c.header, id, o, c.scheme)
 						}
 					}
 				}

@@ -214,6 +214,10 @@ func Run(ctx context.Context, scs []*Scenario, o Options) (*Report, error) {
 	if ad == nil {
 		return nil, fmt.Errorf("the harness has no adapter for the %q scheme in this build", o.Policy.Scheme)
 	}
+	// The scheme's own steps, checked; and steps for every scenario it takes.
+	if err := ad.Offer().Complete(scs); err != nil {
+		return nil, err
+	}
 	if r, ok := ad.(Readier); ok {
 		if err := r.Ready(o.Policy); err != nil {
 			return nil, err
@@ -341,7 +345,7 @@ func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Resul
 		res.Outcome, res.Reason = Error, err.Error()
 		return res, false
 	}
-	ds := s.DetectorsFor(o.Policy.Scheme)
+	ds := s.DetectorsFor(ad.Offer())
 	r.baseline(ctx, ad, p, ds, steps)
 	if err := r.runSteps(ctx, ds, steps, params); err != nil {
 		res.Outcome, res.Reason = Error, err.Error()
@@ -362,10 +366,11 @@ func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Resul
 // applicable is the scenario's steps for the policy's scheme, or why it does not apply there:
 // the scheme skips it, it needs a host list the policy lacks, or the policy cannot express a step.
 func applicable(s *Scenario, ad Adapter, o Options) ([]Step, string) {
-	steps, why := s.StepsFor(o.Policy.Scheme)
+	steps, why := s.StepsFor(ad.Offer())
 	if why != "" {
 		return nil, why
 	}
+
 	// Network-by-name scenarios need a host list; a control's weakening may make one (or open
 	// the network, to show a bypass is seen), so controls decide after their mutation (runPolicy).
 	if s.NeedsHostList && o.mutate == nil && !hostList(o.Policy) {

@@ -28,7 +28,7 @@ type Scenario struct {
 	Title     string   `toml:"title"`
 	Category  string   `toml:"category"`
 	Threat    string   `toml:"threat"`    // what an attacker gains if this is not contained
-	Schemes   []string `toml:"schemes"`   // which schemes it applies to
+	Needs     []string `toml:"needs"`     // what it needs of a scheme (Concepts): it applies where all are offered
 	Detectors []string `toml:"detectors"` // which detectors decide
 	// Exclusive scenarios run alone: they load the host (fork bombs share the uid's process
 	// limit with every other call, memory bombs the RAM) and would disturb their neighbours.
@@ -38,27 +38,20 @@ type Scenario struct {
 	// ReturnWithin bounds every call of this scenario more tightly than the policy's timeout
 	// (a grandchild holding stdout must not keep the call open).
 	ReturnWithin policy.Duration `toml:"return_within"`
-	// Scheme overrides how one scheme's tools express the scenario (its own steps), or says
-	// why the scheme has nothing to attack here (skip). Absent: the neutral steps above.
-	Scheme map[string]SchemeSteps `toml:"scheme"`
 	// Evidence are strings besides the marker whose appearance in output means a payload ran
 	// (what a preloaded library prints, say).
 	Evidence []string `toml:"evidence"`
-	// NeedsHostList: the scenario tests network by name; it applies only when the run's policy
-	// has a network host list (n/a otherwise), which the harness extends with its stand-ins.
-	NeedsHostList bool `toml:"needs_host_list"`
-	// NeedsSessions: the scenario attacks the isolation between MCP sessions of one serve; it
-	// applies only when the run's policy keeps a sandbox per session (n/a otherwise).
-	NeedsSessions bool   `toml:"needs_sessions"`
+	// NeedsHostList (needs "host-egress"): the scenario tests network by name; it applies only
+	// when the run's policy has a network host list (n/a otherwise), which the harness extends
+	// with its stand-ins.
+	NeedsHostList bool `toml:"-"`
+	// NeedsSessions (needs "sessions"): the scenario attacks the isolation between MCP sessions
+	// of one serve; it applies only when the run's policy keeps a sandbox per session (n/a
+	// otherwise).
+	NeedsSessions bool   `toml:"-"`
 	File          string `toml:"-"`
-}
-
-// SchemeSteps replaces the neutral steps for one scheme, or the detectors that judge it there
-// (a probe the scheme's image cannot run is judged by the detectors that need no probe).
-type SchemeSteps struct {
-	Steps     []Step   `toml:"steps"`
-	Skip      string   `toml:"skip"`
-	Detectors []string `toml:"detectors"`
+	// controlled are detectors a negative control adds to whatever judges the scenario.
+	controlled []string
 }
 
 // Setup is a file the harness lays in the workspace before the server starts, as a cloned
@@ -160,28 +153,34 @@ func (s Step) Kind() string {
 	return ""
 }
 
-// StepsFor is the steps the scheme runs, or the reason it has nothing to run.
-func (s *Scenario) StepsFor(scheme string) ([]Step, string) {
-	if !slices.Contains(s.Schemes, scheme) {
-		return nil, fmt.Sprintf("does not apply to the %s scheme", scheme)
+// StepsFor is the steps the offer's scheme runs, or the reason it has nothing to run: the
+// scenario needs what the scheme does not offer, or the scheme's scenarios.toml skips it. No
+// steps and no reason: the scheme gives none and the scenario has no neutral steps (an error).
+func (s *Scenario) StepsFor(o *Offer) ([]Step, string) {
+	if miss := o.Missing(s); len(miss) > 0 {
+		return nil, fmt.Sprintf("does not apply to the %s scheme: it needs %s, which the scheme does not offer", o.Scheme(), strings.Join(miss, ", "))
 	}
-	if o, ok := s.Scheme[scheme]; ok {
-		if o.Skip != "" {
-			return nil, o.Skip
+	if ov, ok := o.override(s.ID); ok {
+		if ov.Skip != "" {
+			return nil, ov.Skip
 		}
-		if len(o.Steps) > 0 {
-			return o.Steps, ""
+		if len(ov.Steps) > 0 {
+			return ov.Steps, ""
 		}
 	}
 	return s.Steps, ""
 }
 
-// DetectorsFor is the detectors that judge the scenario under the scheme.
-func (s *Scenario) DetectorsFor(scheme string) []string {
-	if o, ok := s.Scheme[scheme]; ok && len(o.Detectors) > 0 {
-		return o.Detectors
+// DetectorsFor is the detectors that judge the scenario under the offer's scheme.
+func (s *Scenario) DetectorsFor(o *Offer) []string {
+	ds := s.Detectors
+	if ov, ok := o.override(s.ID); ok && len(ov.Detectors) > 0 {
+		ds = ov.Detectors
 	}
-	return s.Detectors
+	if len(s.controlled) > 0 {
+		ds = append(slices.Clone(ds), s.controlled...)
+	}
+	return ds
 }
 
 var (
@@ -210,7 +209,7 @@ var Placeholders = map[string]string{
 	"marker":        "a string a planted payload prints if it ever runs",
 	"egress_ip":     "an address outside this host (TEST-NET-2), watched in the host's socket tables",
 	"metadata_ip":   "the cloud metadata address 169.254.169.254",
-	// network by name (scenarios with needs_host_list)
+	// network by name (scenarios that need host-egress)
 	"egress_allowed_host":         "the allowed stand-in host's name (the run's host list names it)",
 	"egress_allowed_http_port":    "the allowed stand-in's HTTP port (listed)",
 	"egress_allowed_https_port":   "the allowed stand-in's HTTPS port (listed; self-signed certificate)",
@@ -218,7 +217,7 @@ var Placeholders = map[string]string{
 	"egress_forbidden_port":       "the forbidden stand-in's HTTP port",
 	"egress_forbidden_https_port": "the forbidden stand-in's HTTPS port",
 	"egress_rebind_host":          "a name the run's host list names on {{tcp_port}}, which resolves to 127.0.0.1 (a listed name pointing at loopback)",
-	// sessions (scenarios with needs_sessions)
+	// sessions (scenarios that need sessions)
 	"session_secret": "a secret drawn per run: the sessions whose steps spell it own it; it must never come back in another session's output (session_leak), and a process carrying it must outlive the other sessions' calls (session_process)",
 }
 
@@ -226,7 +225,7 @@ var Placeholders = map[string]string{
 func Load() ([]*Scenario, error) { return LoadFS(scenarios.FS) }
 
 // LoadFS parses every *.toml in fsys, checking each strictly: unknown keys, unknown detectors,
-// categories, schemes and placeholders are errors naming the file.
+// categories, needs and placeholders are errors naming the file.
 func LoadFS(fsys fs.FS) ([]*Scenario, error) {
 	names, err := fs.Glob(fsys, "*.toml")
 	if err != nil {
@@ -266,12 +265,18 @@ func parseScenario(name string, b []byte) (*Scenario, error) {
 	}
 	var pr problems
 	for _, k := range md.Undecoded() {
-		// Raw tool arguments are free-form by design.
-		if !strings.Contains(k.String(), ".arguments") {
-			pr.bad("unknown key %q", k.String())
+		switch ks := k.String(); {
+		case strings.Contains(ks, ".arguments"): // raw tool arguments are free-form by design
+		case ks == "schemes" || ks == "scheme" || strings.HasPrefix(ks, "scheme."):
+			if !slices.Contains(pr, schemeKeyHint) {
+				pr.bad("%s", schemeKeyHint)
+			}
+		default:
+			pr.bad("unknown key %q", ks)
 		}
 	}
 	pr.checkHeader(s, name)
+	pr.checkNeeds(s)
 	pr.checkDetectors(s)
 	pr.checkAllSteps(s)
 	pr.checkPlaceholders(s, b)
@@ -283,12 +288,16 @@ func parseScenario(name string, b []byte) (*Scenario, error) {
 	return s, nil
 }
 
+// schemeKeyHint is what a scenario written for the old format is told.
+const schemeKeyHint = "a scenario names no scheme: say what it needs of one (needs = [...], harness.Concepts); " +
+	"a scheme's own steps, detectors or skip for it go in that scheme's schemes/NAME/scenarios.toml, keyed by the scenario's id"
+
 // problems collects what is wrong with a scenario file, in the order found.
 type problems []string
 
 func (pr *problems) bad(f string, a ...any) { *pr = append(*pr, fmt.Sprintf(f, a...)) }
 
-// checkHeader: the id (and file name), title, threat, category and schemes.
+// checkHeader: the id (and file name), title, threat and category.
 func (pr *problems) checkHeader(s *Scenario, name string) {
 	if !idRe.MatchString(s.ID) {
 		pr.bad("id %q: use lowercase words joined by '-'", s.ID)
@@ -302,66 +311,35 @@ func (pr *problems) checkHeader(s *Scenario, name string) {
 	if !slices.Contains(Categories, s.Category) {
 		pr.bad("category %q: use one of %s", s.Category, strings.Join(Categories, ", "))
 	}
-	if len(s.Schemes) == 0 {
-		pr.bad("schemes: list the schemes it applies to")
-	}
-	for _, sc := range s.Schemes {
-		if !slices.Contains(policy.Schemes, sc) {
-			pr.bad("scheme %q is not a scheme", sc)
-		}
-	}
-	for sc := range s.Scheme {
-		if !slices.Contains(s.Schemes, sc) {
-			pr.bad("[scheme.%s] given but %s is not in schemes", sc, sc)
-		}
-	}
 }
 
-// checkDetectors: at least one, each known, and each scheme's own known too.
+// checkDetectors: at least one, each known.
 func (pr *problems) checkDetectors(s *Scenario) {
 	if len(s.Detectors) == 0 {
 		pr.bad("detectors: name at least one (a scenario nothing watches proves nothing)")
 	}
-	for _, d := range s.Detectors {
+	pr.checkDetectorNames("", s.Detectors)
+}
+
+// checkDetectorNames: each detector is known.
+func (pr *problems) checkDetectorNames(where string, ds []string) {
+	for _, d := range ds {
 		if _, ok := detectors[d]; !ok {
-			pr.bad("detector %q is unknown: use one of %s", d, strings.Join(DetectorNames(), ", "))
-		}
-	}
-	for sc, o := range s.Scheme {
-		for _, d := range o.Detectors {
-			if _, ok := detectors[d]; !ok {
-				pr.bad("[scheme.%s] detector %q is unknown: use one of %s", sc, d, strings.Join(DetectorNames(), ", "))
-			}
+			pr.bad("%sdetector %q is unknown: use one of %s", where, d, strings.Join(DetectorNames(), ", "))
 		}
 	}
 }
 
-// checkAllSteps: the neutral steps and each scheme's; every scheme has steps, detectors or a
-// skip; neutral steps exist when some scheme falls back to them.
+// checkAllSteps: the neutral steps, where a raw tool call is a wrapped server's (needs relay).
+// A scenario without neutral steps is one every scheme expresses in its own scenarios.toml
+// (Offer checks that each scheme it applies to does).
 func (pr *problems) checkAllSteps(s *Scenario) {
-	pr.checkSteps("steps", s.Steps)
-	needNeutral := false
-	for _, sc := range s.Schemes {
-		if o, ok := s.Scheme[sc]; ok {
-			if o.Skip == "" && len(o.Steps) == 0 && len(o.Detectors) == 0 {
-				pr.bad("[scheme.%s]: give steps, detectors or skip", sc)
-			}
-			pr.checkSteps("scheme."+sc+".steps", o.Steps)
-			if o.Skip == "" && len(o.Steps) == 0 {
-				needNeutral = true
-			}
-		} else {
-			needNeutral = true
-		}
-	}
-	if needNeutral && len(s.Steps) == 0 {
-		pr.bad("steps: some schemes use the neutral steps, but there are none")
-	}
+	pr.checkSteps("steps", s.Steps, slices.Contains(s.Needs, NeedRelay))
 }
 
-// checkSteps: each step has exactly one form, a raw tool call only under a scheme, a parallel
-// count in 0..200.
-func (pr *problems) checkSteps(where string, steps []Step) {
+// checkSteps: each step has exactly one form, a raw tool call only where rawTools (a scheme's
+// own steps, a relay's), a parallel count in 0..200.
+func (pr *problems) checkSteps(where string, steps []Step, rawTools bool) {
 	for i, st := range steps {
 		n := 0
 		for _, set := range []bool{len(st.Argv) > 0, st.Python != "", st.Shell != "", st.Tool != ""} {
@@ -372,8 +350,8 @@ func (pr *problems) checkSteps(where string, steps []Step) {
 		if n != 1 {
 			pr.bad("%s[%d]: give exactly one of argv, python, shell, tool", where, i)
 		}
-		if st.Tool != "" && where == "steps" {
-			pr.bad("%s[%d]: a raw tool call is scheme-specific: put it under [scheme.NAME]", where, i)
+		if st.Tool != "" && !rawTools {
+			pr.bad("%s[%d]: a raw tool call is scheme-specific: put it in the scheme's scenarios.toml (schemes/NAME), or need %s (a wrapped server's tools)", where, i, NeedRelay)
 		}
 		if st.Parallel < 0 || st.Parallel > 200 {
 			pr.bad("%s[%d]: parallel %d is outside 0..200", where, i, st.Parallel)
@@ -391,24 +369,16 @@ func (pr *problems) checkSteps(where string, steps []Step) {
 // is what a planted payload prints; a step that spelled it out would "find" it in its own
 // refusal message.
 func (pr *problems) checkPlaceholders(s *Scenario, b []byte) {
-	for _, m := range placeholderRe.FindAllStringSubmatch(string(b), -1) {
-		if _, ok := Placeholders[m[1]]; !ok {
-			pr.bad("placeholder {{%s}} is unknown", m[1])
-		}
-	}
-	stepText := func(st Step) string {
-		return strings.Join(st.Argv, " ") + st.Python + st.Shell + fmt.Sprint(st.Arguments)
-	}
-	for _, st := range s.Steps {
-		if strings.Contains(stepText(st), "{{marker}}") {
-			pr.bad("steps may not spell out {{marker}}: only setup files (planted payloads) may")
-		}
-	}
-	for _, o := range s.Scheme {
-		for _, st := range o.Steps {
-			if strings.Contains(stepText(st), "{{marker}}") {
-				pr.bad("steps may not spell out {{marker}}: only setup files (planted payloads) may")
-			}
+	pr.checkPlaceholderText(b)
+	pr.checkMarker("", s.Steps)
+}
+
+// checkMarker: no step spells out the marker (checkPlaceholders says why).
+func (pr *problems) checkMarker(where string, steps []Step) {
+	for _, st := range steps {
+		if strings.Contains(strings.Join(st.Argv, " ")+st.Python+st.Shell+fmt.Sprint(st.Arguments), "{{marker}}") {
+			pr.bad("%ssteps may not spell out {{marker}}: only setup files (planted payloads) may", where)
+			return
 		}
 	}
 }

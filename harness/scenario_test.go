@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // The embedded catalogue loads strictly, covers every category, and every scenario says how
@@ -26,11 +28,10 @@ func TestCatalogue(t *testing.T) {
 		for _, d := range s.Detectors {
 			used[d] = true
 		}
-		for _, sc := range s.Schemes {
-			steps, why := s.StepsFor(sc)
-			if len(steps) == 0 && why == "" {
-				t.Errorf("%s: no steps and no reason for scheme %s", s.ID, sc)
-			}
+	}
+	for _, sc := range policy.Schemes {
+		if err := OfferOf(t, sc).Complete(all); err != nil {
+			t.Error(err)
 		}
 	}
 	for _, c := range Categories {
@@ -46,14 +47,16 @@ func TestCatalogue(t *testing.T) {
 }
 
 func TestScenarioErrors(t *testing.T) {
-	base := "id = \"x\"\ntitle = \"t\"\ncategory = \"network\"\nthreat = \"t\"\nschemes = [\"allowlist\"]\ndetectors = [\"tcp\"]\n"
+	base := "id = \"x\"\ntitle = \"t\"\ncategory = \"network\"\nthreat = \"t\"\nneeds = [\"commands\"]\ndetectors = [\"tcp\"]\n"
 	cases := []struct{ name, text, want string }{
 		{"unknown key", base + "colour = 1\n[[steps]]\nargv = [\"wc\"]\n", `unknown key "colour"`},
-		{"no steps", base, "there are none"},
 		{"two kinds", base + "[[steps]]\nargv = [\"wc\"]\npython = \"x\"\n", "exactly one of"},
 		{"bad detector", strings.Replace(base, `"tcp"`, `"telepathy"`, 1) + "[[steps]]\nargv = [\"wc\"]\n", `detector "telepathy" is unknown`},
 		{"bad category", strings.Replace(base, "network", "vibes", 1) + "[[steps]]\nargv = [\"wc\"]\n", `category "vibes"`},
-		{"bad scheme", strings.Replace(base, `["allowlist"]`, `["vm"]`, 1) + "[[steps]]\nargv = [\"wc\"]\n", `scheme "vm" is not a scheme`},
+		{"unknown need", strings.Replace(base, `["commands"]`, `["commands", "gpu"]`, 1) + "[[steps]]\nargv = [\"wc\"]\n", `need "gpu" is unknown: use one of call-cgroup, commands,`},
+		{"no needs", strings.Replace(base, `["commands"]`, `[]`, 1) + "[[steps]]\nargv = [\"wc\"]\n", "needs: say what the scenario needs of a scheme"},
+		{"a scheme named", strings.Replace(base, `needs = ["commands"]`, `schemes = ["allowlist"]`, 1) + "[[steps]]\nargv = [\"wc\"]\n", "a scenario names no scheme"},
+		{"a scheme's own steps", base + "[[scheme.x.steps]]\nargv = [\"wc\"]\n", "scenarios.toml"},
 		{"placeholder", base + "[[steps]]\nargv = [\"cat\", \"{{nonce}}\"]\n", "placeholder {{nonce}} is unknown"},
 		{"marker in step", base + "[[steps]]\nargv = [\"echo\", \"{{marker}}\"]\n", "may not spell out {{marker}}"},
 		{"file name", strings.Replace(base, `"x"`, `"y"`, 1) + "[[steps]]\nargv = [\"wc\"]\n", "file name should be y.toml"},

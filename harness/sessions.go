@@ -44,7 +44,7 @@ type Sessioner interface {
 	Sandboxes(ctx context.Context, serverPID int) ([]string, error)
 }
 
-// sessionDetectors decide only scenarios with needs_sessions; a scheme without sessions has
+// sessionDetectors decide only scenarios that need sessions; a scheme without sessions has
 // nothing for them to watch (and no control can fire them there).
 var sessionDetectors = []string{"session_leak", "session_process", "session_cap", "session_sandboxes"}
 
@@ -63,28 +63,21 @@ func init() {
 	}
 }
 
-// checkSessions: session keys belong to needs_sessions scenarios, and those name sessions.
+// checkSessions: session keys belong to scenarios that need sessions, and those name sessions
+// in their neutral steps (if they have any: a scheme's own steps are checked with its offer).
 func (pr *problems) checkSessions(s *Scenario) {
-	named := false
-	each := func(steps []Step) {
-		for _, st := range steps {
-			named = named || st.Session != ""
-		}
-	}
-	each(s.Steps)
-	for _, o := range s.Scheme {
-		each(o.Steps)
-	}
-	ds := slices.Clone(s.Detectors)
-	for _, o := range s.Scheme {
-		ds = append(ds, o.Detectors...)
-	}
-	usesDetector := slices.ContainsFunc(ds, SessionDetector)
+	pr.checkSessionUse("", s.NeedsSessions, s.Steps, s.Detectors)
+}
+
+// checkSessionUse: steps (a scenario's, or a scheme's own for it) and detectors use sessions iff
+// the scenario needs sessions.
+func (pr *problems) checkSessionUse(where string, needs bool, steps []Step, ds []string) {
+	named := slices.ContainsFunc(steps, func(st Step) bool { return st.Session != "" })
 	switch {
-	case s.NeedsSessions && !named:
-		pr.bad("needs_sessions: name the sessions the steps are made in (session = \"a\")")
-	case !s.NeedsSessions && (named || usesDetector):
-		pr.bad("session names and session_* detectors need needs_sessions = true (the scenario is n/a where a policy keeps no state per session)")
+	case needs && len(steps) > 0 && !named:
+		pr.bad("%sneeds sessions: name the sessions the steps are made in (session = \"a\")", where)
+	case !needs && (named || slices.ContainsFunc(ds, SessionDetector)):
+		pr.bad("%ssession names and session_* detectors need needs = [..., \"sessions\"] (the scenario is n/a where a policy keeps no state per session)", where)
 	}
 }
 
@@ -96,7 +89,7 @@ func sessionCap(ad Adapter, p *policy.Policy) (int, string) {
 	return 0, ""
 }
 
-// needsSessions is why a needs_sessions scenario does not apply to p.
+// needsSessions is why a scenario that needs sessions does not apply to p.
 func needsSessions(p *policy.Policy) string {
 	return fmt.Sprintf("needs a policy that keeps a sandbox per MCP session (the %s scheme's policy keeps none: each call is its own sandbox)", p.Scheme)
 }

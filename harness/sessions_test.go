@@ -13,24 +13,24 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const sessBase = "id = \"x\"\ntitle = \"t\"\ncategory = \"persistence\"\nthreat = \"t\"\nschemes = [\"allowlist\"]\n"
+const sessBase = "id = \"x\"\ntitle = \"t\"\ncategory = \"persistence\"\nthreat = \"t\"\n"
 
 // The session keys are checked like every other: names are ids, fill_cap needs a named session,
-// and session names and detectors belong to needs_sessions scenarios (n/a elsewhere).
+// and session names and detectors belong to scenarios that need sessions (n/a elsewhere).
 func TestSessionScenarioErrors(t *testing.T) {
 	for _, c := range []struct{ name, text, want string }{
-		{"session without needs", sessBase + "detectors = [\"leak\"]\n[[steps]]\nsession = \"a\"\nshell = \"x\"\n", "need needs_sessions = true"},
-		{"detector without needs", sessBase + "detectors = [\"session_leak\"]\n[[steps]]\nshell = \"x\"\n", "need needs_sessions = true"},
-		{"needs without names", sessBase + "needs_sessions = true\ndetectors = [\"session_leak\"]\n[[steps]]\nshell = \"x\"\n", "name the sessions"},
-		{"bad session name", sessBase + "needs_sessions = true\ndetectors = [\"leak\"]\n[[steps]]\nsession = \"A b\"\nshell = \"x\"\n", `session "A b"`},
-		{"fill_cap without session", sessBase + "needs_sessions = true\ndetectors = [\"session_cap\"]\n[[steps]]\nsession = \"a\"\nshell = \"x\"\n[[steps]]\nfill_cap = true\nshell = \"x\"\n", "fill_cap needs a session name"},
+		{"session without needs", sessBase + "needs = [\"commands\"]\ndetectors = [\"leak\"]\n[[steps]]\nsession = \"a\"\nshell = \"x\"\n", `need needs = [..., "sessions"]`},
+		{"detector without needs", sessBase + "needs = [\"commands\"]\ndetectors = [\"session_leak\"]\n[[steps]]\nshell = \"x\"\n", `need needs = [..., "sessions"]`},
+		{"needs without names", sessBase + "needs = [\"commands\", \"sessions\"]\ndetectors = [\"session_leak\"]\n[[steps]]\nshell = \"x\"\n", "name the sessions"},
+		{"bad session name", sessBase + "needs = [\"commands\", \"sessions\"]\ndetectors = [\"leak\"]\n[[steps]]\nsession = \"A b\"\nshell = \"x\"\n", `session "A b"`},
+		{"fill_cap without session", sessBase + "needs = [\"commands\", \"sessions\"]\ndetectors = [\"session_cap\"]\n[[steps]]\nsession = \"a\"\nshell = \"x\"\n[[steps]]\nfill_cap = true\nshell = \"x\"\n", "fill_cap needs a session name"},
 	} {
 		_, err := LoadFS(fstest.MapFS{"x.toml": {Data: []byte(c.text)}})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", c.name, err, c.want)
 		}
 	}
-	ok := sessBase + "needs_sessions = true\ndetectors = [\"session_leak\"]\n[[steps]]\nsession = \"a\"\nconcurrent = true\nshell = \"x\"\n[[steps]]\nsession = \"b\"\nconcurrent = true\nshell = \"y\"\n"
+	ok := sessBase + "needs = [\"commands\", \"sessions\"]\ndetectors = [\"session_leak\"]\n[[steps]]\nsession = \"a\"\nconcurrent = true\nshell = \"x\"\n[[steps]]\nsession = \"b\"\nconcurrent = true\nshell = \"y\"\n"
 	if _, err := LoadFS(fstest.MapFS{"x.toml": {Data: []byte(ok)}}); err != nil {
 		t.Errorf("a valid session scenario: %v", err)
 	}
@@ -61,11 +61,14 @@ func (noSessions) Params(Step, *Arena, *policy.Policy) (*mcp.CallToolParams, err
 	return &mcp.CallToolParams{Name: "t"}, nil
 }
 func (noSessions) Expect(*policy.Policy) Expect { return Expect{} }
+func (noSessions) Offer() *Offer {
+	return NewOffer("fake", []string{NeedCommands, NeedSessions}, "", nil)
+}
 
-// A needs_sessions scenario is n/a (before any serve starts) where the adapter keeps no sandbox
+// A scenario that needs sessions is n/a (before any serve starts) where the adapter keeps no sandbox
 // per session, never contained or an error.
 func TestSessionScenarioNotApplicable(t *testing.T) {
-	text := sessBase + "needs_sessions = true\ndetectors = [\"session_leak\"]\n[[steps]]\nsession = \"a\"\nshell = \"x\"\n"
+	text := sessBase + "needs = [\"commands\", \"sessions\"]\ndetectors = [\"session_leak\"]\n[[steps]]\nsession = \"a\"\nshell = \"x\"\n"
 	scs, err := LoadFS(fstest.MapFS{"x.toml": {Data: []byte(text)}})
 	if err != nil {
 		t.Fatal(err)

@@ -104,8 +104,8 @@ func TestEveryDetectorHasAControl(t *testing.T) {
 			s := byID[c.Scenario]
 			if s == nil {
 				t.Errorf("%s control for %s names unknown scenario %s", sc.Name, c.Detector, c.Scenario)
-			} else if !slices.Contains(s.Schemes, sc.Name) {
-				t.Errorf("%s control for %s uses scenario %s, which does not declare the scheme", sc.Name, c.Detector, c.Scenario)
+			} else if !sc.Adapter.Offer().Applies(s) {
+				t.Errorf("%s control for %s uses scenario %s, which does not apply to the scheme", sc.Name, c.Detector, c.Scenario)
 			}
 		}
 	}

@@ -200,7 +200,13 @@ func listScenarios(w io.Writer, all []*harness.Scenario) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CATEGORY\tSCENARIO\tSCHEMES\tDETECTORS\tTITLE")
 	for _, s := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Category, s.ID, strings.Join(s.Schemes, ","), strings.Join(s.Detectors, ","), s.Title)
+		var takes []string // the schemes it applies to: those offering all it needs
+		for _, sc := range schemes.All {
+			if sc.Adapter != nil && sc.Adapter.Offer().Applies(s) {
+				takes = append(takes, sc.Name)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Category, s.ID, strings.Join(takes, ","), strings.Join(s.Detectors, ","), s.Title)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "DETECTOR\tWATCHES")

@@ -140,17 +140,20 @@ func hits(what string, n int64) (bool, string) {
 // reachable dials the port the server was told to listen on, from the host.
 func reachable(o *Observed) (bool, string) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(o.ListenPort))
-	c, err := net.DialTimeout("tcp", addr, time.Second)
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
 		return false, "the host cannot reach it: " + err.Error()
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(time.Second))
-	l, _ := bufio.NewReader(c).ReadString('\n')
+	c.SetDeadline(time.Now().Add(5 * time.Second)) // a loaded machine: the listener's line can be late
+	l, err := bufio.NewReader(c).ReadString('\n')
 	if strings.Contains(l, o.A.Tag) {
 		return true, "the host reached the server's listener on " + addr
 	}
-	return false, "something else answers on " + addr
+	if err != nil {
+		return false, fmt.Sprintf("something accepted on %s but said no line in 5s (%v); the server said: %s", addr, err, clip(firstLine(o.Output), 200))
+	}
+	return false, fmt.Sprintf("something else answers on %s (%q); the server said: %s", addr, clip(l, 80), clip(firstLine(o.Output), 200))
 }
 
 func firstLine(s string) string {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestEveryCalledToolExists: the attempts here and the scenarios that attack a wrapped server
-// (their [scheme.wrap] steps) call only tools the hostile server has: a misspelt tool would make
+// (their raw tool-call steps) call only tools the hostile server has: a misspelt tool would make
 // a scenario an ERROR, or worse, an attempt that never ran.
 func TestEveryCalledToolExists(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -45,7 +45,7 @@ func TestEveryCalledToolExists(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range all {
-		for _, st := range s.Scheme["wrap"].Steps {
+		for _, st := range s.Steps { // raw tool calls: only a relay scenario's, the wrapped server's tools
 			if st.Tool != "" && !has[st.Tool] {
 				t.Errorf("scenario %s calls %s, which the hostile server does not have", s.ID, st.Tool)
 			}

@@ -1,6 +1,7 @@
 package allowlist
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,18 @@ import (
 
 // adapter speaks run_allowed_command.
 type adapter struct{}
+
+// scenariosTOML is how the scheme's tools express the scenarios their neutral steps cannot say
+// (its own steps, detectors or skip, by scenario id), checked by harness.Offer.
+//
+//go:embed scenarios.toml
+var scenariosTOML []byte
+
+// offer is what the scheme offers the scenarios' needs: its commands are the host's own pinned binaries under serve's argument check, in a sandbox on this host, with serve's file tools and egress proxy here; but they run in serve's cgroup (none of their own) and keep no sandbox per session.
+var offer = harness.NewOffer(alsec.Name, []string{harness.NeedCommands, harness.NeedHostEgress, harness.NeedHostWorkspace, harness.NeedHostBinaries, harness.NeedLocalSandbox}, "schemes/allowlist/scenarios.toml", scenariosTOML)
+
+// Offer: which scenarios apply to the scheme, and its own steps for some.
+func (adapter) Offer() *harness.Offer { return offer }
 
 func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 	alsec.Of(p).Workspace = a.WS

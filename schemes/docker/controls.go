@@ -74,7 +74,7 @@ func stageOutside(id string) func(*harness.Arena) {
 			return
 		}
 		for _, s := range all {
-			if steps, _ := s.StepsFor(dksec.Name); s.ID == id && len(steps) > 0 {
+			if steps, _ := s.StepsFor(offer); s.ID == id && len(steps) > 0 {
 				out, err := a.RunOutside(py, "-c", a.Expand(steps[0].Python))
 				if err != nil {
 					out += "\ncontrol: the probe outside the container failed: " + err.Error()

@@ -52,7 +52,7 @@ func probeInOwnSession(a *harness.Arena) {
 		return
 	}
 	for _, s := range all {
-		if steps, _ := s.StepsFor(dksec.Name); s.ID == "session-python-variables" && len(steps) > 1 {
+		if steps, _ := s.StepsFor(offer); s.ID == "session-python-variables" && len(steps) > 1 {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			out, err := a.CallInSession(ctx, steps[0].Session, steps[1].Tool, steps[1].Arguments)

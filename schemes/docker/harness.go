@@ -1,6 +1,7 @@
 package docker
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -22,6 +23,18 @@ import (
 // children carrying the run's tag in argv, so the harness's process detectors (survivors,
 // memory) see them from the host as they see allowlist commands.
 type adapter struct{}
+
+// scenariosTOML is how the scheme's tools express the scenarios their neutral steps cannot say
+// (its own steps, detectors or skip, by scenario id), checked by harness.Offer.
+//
+//go:embed scenarios.toml
+var scenariosTOML []byte
+
+// offer is what the scheme offers the scenarios' needs: its commands are an image's, in a container on this host (a cgroup of its own per call, a container per session when the policy says so), with serve's file tools and egress proxy here.
+var offer = harness.NewOffer(dksec.Name, []string{harness.NeedCommands, harness.NeedHostEgress, harness.NeedHostWorkspace, harness.NeedLocalSandbox, harness.NeedCallCgroup, harness.NeedSessions}, "schemes/docker/scenarios.toml", scenariosTOML)
+
+// Offer: which scenarios apply to the scheme, and its own steps for some.
+func (adapter) Offer() *harness.Offer { return offer }
 
 func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 	dksec.Of(p).Workspace = a.WS

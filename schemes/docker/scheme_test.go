@@ -36,7 +36,7 @@ func TestThreatLayersAreReported(t *testing.T) {
 	}
 	for _, th := range Scheme.Threats {
 		for _, id := range th.Scenarios {
-			if !slices.ContainsFunc(all, func(s *harness.Scenario) bool { return s.ID == id && slices.Contains(s.Schemes, dksec.Name) }) {
+			if !slices.ContainsFunc(all, func(s *harness.Scenario) bool { return s.ID == id && offer.Applies(s) }) {
 				t.Errorf("%q names scenario %s, which does not exist or does not apply to docker", th.Threat, id)
 			}
 		}

@@ -1,6 +1,7 @@
 package e2b
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -28,6 +29,18 @@ const offlineKey = "e2b_harness0offline0local0server0000000000"
 // spawns at it: the policy's api_url, and the arena's serve environment for the sandbox
 // address and the key. The harness's own environment is never changed.
 type adapter struct{}
+
+// scenariosTOML is how the scheme's tools express the scenarios their neutral steps cannot say
+// (its own steps, detectors or skip, by scenario id), checked by harness.Offer.
+//
+//go:embed scenarios.toml
+var scenariosTOML []byte
+
+// offer is what the scheme offers the scenarios' needs: its commands run in a remote microVM: its files, its network (allow_internet, no host list) and its sessions are E2B's, not this host's.
+var offer = harness.NewOffer(e2bsec.Name, []string{harness.NeedCommands}, "schemes/e2b/scenarios.toml", scenariosTOML)
+
+// Offer: which scenarios apply to the scheme, and its own steps for some.
+func (adapter) Offer() *harness.Offer { return offer }
 
 func live() bool { return os.Getenv(LiveEnv) == "1" }
 
@@ -79,7 +92,7 @@ var owners = sync.OnceValue(func() map[string][]*harness.Scenario {
 		return m
 	}
 	for _, s := range scs {
-		steps, why := s.StepsFor(e2bsec.Name)
+		steps, why := s.StepsFor(offer)
 		if why != "" {
 			continue
 		}

@@ -24,7 +24,7 @@ func outcome(t *testing.T, id string, p *policy.Policy) string {
 		if s.ID != id {
 			continue
 		}
-		steps, why := s.StepsFor(e2bsec.Name)
+		steps, why := s.StepsFor(offer)
 		if why != "" {
 			return why
 		}
@@ -87,7 +87,7 @@ func TestAdapterSpeaksRunCommand(t *testing.T) {
 		if s.ID != "setsid-survivor" {
 			continue
 		}
-		steps, _ := s.StepsFor(e2bsec.Name)
+		steps, _ := s.StepsFor(offer)
 		a := &harness.Arena{Tag: "mcpsbtagX"}
 		params, err := adapter{}.Params(steps[0], a, p)
 		if err != nil {

@@ -29,6 +29,12 @@ func init() {
 // adapter sends a scenario's raw tool calls to the wrapped server.
 type adapter struct{}
 
+// offer is what the scheme offers the scenarios' needs: it has no tools of its own: it relays the wrapped server's, confined on this host, with serve's egress proxy.
+var offer = harness.NewOffer(wrapsec.Name, []string{harness.NeedRelay, harness.NeedHostEgress, harness.NeedLocalSandbox}, "", nil)
+
+// Offer: which scenarios apply to the scheme, and its own steps for some.
+func (adapter) Offer() *harness.Offer { return offer }
+
 // Prepare points the run's audit log at the arena. The server is the policy's [wrap].command,
 // as the user wrote it; when the harness is root the workspace goes to the uid the server runs
 // as (nobody), so that only the sandbox stands between the server and it.

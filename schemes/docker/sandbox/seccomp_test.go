@@ -17,31 +17,28 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/sysdeny"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/scenarios"
 )
 
-// kernelSurfaceProbe is the kernel-surface scenario's docker step: a static x86-64 program
-// the Python step assembles and runs from a memfd (the test image has no ctypes). One probe
-// for the harness and this test.
+// kernelSurfaceProbe is the kernel-surface scenario's docker step (the scheme's own, in
+// schemes/docker/scenarios.toml): a static x86-64 program the Python step assembles and runs
+// from a memfd (the test image has no ctypes). One probe for the harness and this test.
 func kernelSurfaceProbe(t *testing.T) string {
 	t.Helper()
-	var sc struct {
-		Scheme map[string]struct {
-			Steps []struct {
-				Python string `toml:"python"`
-			} `toml:"steps"`
-		} `toml:"scheme"`
+	var own map[string]struct {
+		Steps []struct {
+			Python string `toml:"python"`
+		} `toml:"steps"`
 	}
-	b, err := scenarios.FS.ReadFile("kernel-surface.toml")
+	b, err := os.ReadFile("../scenarios.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := toml.Decode(string(b), &sc); err != nil {
+	if _, err := toml.Decode(string(b), &own); err != nil {
 		t.Fatal(err)
 	}
-	steps := sc.Scheme["docker"].Steps
+	steps := own["kernel-surface"].Steps
 	if len(steps) != 1 || steps[0].Python == "" {
-		t.Fatalf("kernel-surface.toml has no docker python step: %+v", sc)
+		t.Fatalf("schemes/docker/scenarios.toml has no kernel-surface python step: %+v", own["kernel-surface"])
 	}
 	return steps[0].Python
 }
