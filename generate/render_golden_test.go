@@ -13,15 +13,15 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/schemes"
 )
 
-// The commented policy init writes is fixed text: every testdata/render/CASE.toml, loaded and
-// rendered, is byte for byte CASE.golden (go test ./generate -run TestRenderPolicyGolden -update
-// rewrites them). The cases cover every branch of every scheme's template, and each scheme of
-// the registry has at least one: its template comes from its entry, handed over by the schemes
-// package, as in the binary.
+// The commented policy init writes is fixed text: every schemes/NAME/testdata/render/CASE.toml,
+// loaded and rendered, is byte for byte CASE.golden beside it (go test ./generate -run
+// TestRenderPolicyGolden -update rewrites them). The cases cover every branch of every scheme's
+// template, and each scheme of the registry has at least one, in its own directory: its
+// template comes from its entry, handed over by the schemes package, as in the binary.
 func TestRenderPolicyGolden(t *testing.T) {
-	cases, err := filepath.Glob(filepath.Join("testdata", "render", "*.toml"))
+	cases, err := filepath.Glob(filepath.Join("..", "schemes", "*", "testdata", "render", "*.toml"))
 	if err != nil || len(cases) == 0 {
-		t.Fatalf("no cases in testdata/render: %v", err)
+		t.Fatalf("no cases in schemes/*/testdata/render: %v", err)
 	}
 	seen := map[string]bool{}
 	for _, in := range cases {
@@ -55,7 +55,7 @@ func TestRenderPolicyGolden(t *testing.T) {
 	}
 	for _, s := range schemes.All {
 		if !seen[s.Name] {
-			t.Errorf("scheme %s has no case in testdata/render", s.Name)
+			t.Errorf("scheme %s has no case in schemes/%s/testdata/render", s.Name, s.Name)
 		}
 	}
 }
