@@ -12,26 +12,72 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/templates"
 )
 
-// policyTmpl is parsed on first use: this package is linked into the exec helper, which starts
-// once per call and must not pay for templates it never renders.
-var policyTmpl = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("").Funcs(template.FuncMap{
+// policyTemplates are each scheme's commented policy template, by scheme name: the scheme's
+// registry entry carries it (scheme.Scheme.PolicyTemplate) and the schemes package hands it
+// over (RegisterPolicyTemplate); generate names no scheme.
+var policyTemplates = struct {
+	sync.Mutex
+	text   map[string]string
+	parsed map[string]*template.Template // by text: parsed on first use (see policyTemplate)
+}{text: map[string]string{}, parsed: map[string]*template.Template{}}
+
+// RegisterPolicyTemplate gives generate the named scheme's policy template: text/template
+// source executed with .P (the *policy.Policy, for the common keys), .S (the scheme's own
+// section, p.Section()) and .Path (where the file goes); {{template "header" .}} writes the
+// common part (templates/policy-common.toml.tmpl). Registering a scheme twice with different
+// templates is a bug and panics.
+func RegisterPolicyTemplate(scheme, text string) {
+	policyTemplates.Lock()
+	defer policyTemplates.Unlock()
+	if old, ok := policyTemplates.text[scheme]; ok && old != text {
+		panic("generate: two policy templates for the scheme " + scheme)
+	}
+	policyTemplates.text[scheme] = text
+}
+
+// policyTemplate is the scheme's template with the common part, parsed on first use: this
+// package is linked into the exec helper, which starts once per call and must not pay for
+// templates it never renders.
+func policyTemplate(scheme string) (*template.Template, error) {
+	policyTemplates.Lock()
+	defer policyTemplates.Unlock()
+	text, ok := policyTemplates.text[scheme]
+	if !ok {
+		return nil, fmt.Errorf("no policy template for the scheme %q (a bug in mcpsandbox: its registry entry carries none, or nothing handed it to RegisterPolicyTemplate: the schemes package does, a scheme's own tests do it themselves)", scheme)
+	}
+	if t := policyTemplates.parsed[text]; t != nil {
+		return t, nil
+	}
+	t, err := template.New(scheme).Funcs(template.FuncMap{
 		"q":      tomlString,
 		"list":   tomlList,
 		"inline": tomlInline,
 		"hosts":  netHosts,
 		"net":    tomlNet,
-	}).ParseFS(templates.FS, "policy-*.toml.tmpl"))
-})
+	}).ParseFS(templates.FS, "policy-common.toml.tmpl")
+	if err == nil {
+		_, err = t.Parse(text)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("parse the %s policy template (a bug in mcpsandbox): %w", scheme, err)
+	}
+	policyTemplates.parsed[text] = t
+	return t, nil
+}
 
 // RenderPolicy writes p as a commented policy file (what each key does, its safe range).
 // It loads back to exactly p: init checks that before it writes anything.
 func RenderPolicy(p *policy.Policy, path string) ([]byte, error) {
+	t, err := policyTemplate(p.Scheme)
+	if err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
-	if err := policyTmpl().ExecuteTemplate(&b, "policy-"+p.Scheme+".toml.tmpl", struct {
+	if err := t.Execute(&b, struct {
 		P    *policy.Policy
+		S    policy.Section
 		Path string
-	}{p, path}); err != nil {
+	}{p, p.Section(), path}); err != nil {
 		return nil, fmt.Errorf("render the %s policy template: %w", p.Scheme, err)
 	}
 	back, err := policy.Parse(path, b.Bytes())

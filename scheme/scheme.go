@@ -70,6 +70,12 @@ type Scheme struct {
 	// Relay runs the scheme as a relay to another stdio MCP server (wrap): `serve --policy` and
 	// `wrap` call it instead of serving an executor's tools. Nil: the scheme serves its tools.
 	Relay func(ctx context.Context, p *policy.Policy, o RelayOptions) error
+	// PolicyTemplate is the text/template source of the commented policy file init writes for
+	// the scheme (schemes/NAME/policy.toml.tmpl, embedded): .P is the policy (its common keys),
+	// .S its section of the scheme (p.Section()), .Path the file's path, and {{template
+	// "header" .}} the common part (templates/policy-common.toml.tmpl). The registry hands it
+	// to generate.RegisterPolicyTemplate.
+	PolicyTemplate string
 }
 
 // RelayOptions are what a Relay gets from the command that runs it.

@@ -1,8 +1,9 @@
 // Package schemes is the registry: every isolation scheme this build knows, one line each.
 // Adding a scheme is its entry (schemes/NAME: everything serve, init, verify, the harness and
-// bench ask of it), its executor (schemes/NAME/sandbox), its policy section (policy/NAME.go and its field
-// on policy.Policy), its template, its scenarios' `schemes` lists, and one line here (README:
-// "Adding a scheme"). Shared code asks this registry and names no scheme (internal/lint).
+// bench ask of it, and its commented policy template, schemes/NAME/policy.toml.tmpl), its
+// executor (schemes/NAME/sandbox), its policy section (policy/NAME.go and its field on
+// policy.Policy), its scenarios' `schemes` lists, and one line here (README: "Adding a
+// scheme"). Shared code asks this registry and names no scheme (internal/lint).
 package schemes
 
 import (
@@ -27,6 +28,16 @@ var All = []*scheme.Scheme{
 	docker.Scheme,
 	e2b.Scheme,
 	wrap.Scheme,
+}
+
+// init hands each entry's policy template to generate, which renders the policy file init
+// writes and names no scheme.
+func init() {
+	for _, s := range All {
+		if s.PolicyTemplate != "" {
+			generate.RegisterPolicyTemplate(s.Name, s.PolicyTemplate)
+		}
+	}
 }
 
 // Lookup returns the scheme of that name.
