@@ -1,9 +1,9 @@
 // Package schemes is the registry: every isolation scheme this build knows, one line each.
-// Adding a scheme is its entry (schemes/NAME: everything serve, init, verify, the harness and
-// bench ask of it, and its commented policy template, schemes/NAME/policy.toml.tmpl), its
-// executor (schemes/NAME/sandbox), its policy section (policy/NAME.go and its field on
-// policy.Policy), its scenarios' `schemes` lists, and one line here (README: "Adding a
-// scheme"). Shared code asks this registry and names no scheme (internal/lint).
+// Adding a scheme is its directory, schemes/NAME: its entry (everything serve, init, verify,
+// the harness and bench ask of it, its commented policy template and its own scenario steps),
+// its policy section (schemes/NAME/section) and its executor (schemes/NAME/sandbox); and one
+// line here (README: "Adding a scheme"). Shared code asks this registry and names no scheme
+// (internal/lint).
 package schemes
 
 import (
