@@ -283,8 +283,9 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // (EndSession with its id), its place is free, and serve forgets it (the session map shrinks).
 func TestHTTPSessionIdleExpiry(t *testing.T) {
 	f := &fakeExec{}
-	before := countTracked()
-	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: 2, SessionIdle: 300 * time.Millisecond})
+	var r *runner
+	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: 2, SessionIdle: 300 * time.Millisecond,
+		built: func(b *runner) { r = b }})
 	cs := httpClient(t, url, boundsToken)
 	callWithin(t, cs, time.Second, "a session that then goes idle")
 	f.mu.Lock()
@@ -299,12 +300,12 @@ func TestHTTPSessionIdleExpiry(t *testing.T) {
 		f.mu.Lock()
 		ended := append([]string(nil), f.ended...)
 		f.mu.Unlock()
-		if len(ended) == 2 && (ended[0] == id || ended[1] == id) && countTracked() == before {
+		if len(ended) == 2 && (ended[0] == id || ended[1] == id) && r.sessions.len() == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("idle sessions not ended: EndSession got %q (want %q and the abandoned one); %d tracked, %d before",
-				ended, id, countTracked(), before)
+			t.Fatalf("idle sessions not ended: EndSession got %q (want %q and the abandoned one); %d still tracked",
+				ended, id, r.sessions.len())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -318,12 +319,6 @@ func TestHTTPSessionIdleExpiry(t *testing.T) {
 		t.Fatal("an expired session still answered")
 	}
 	cs.Close()
-}
-
-func countTracked() int {
-	n := 0
-	sessions.Range(func(any, any) bool { n++; return true })
-	return n
 }
 
 // Authorization's scheme is matched without regard to case, with one or more spaces after it
@@ -348,8 +343,8 @@ func TestHTTPBearerSchemeCaseInsensitive(t *testing.T) {
 func TestHTTPSessionCapConcurrent(t *testing.T) {
 	const max = 10
 	f := &fakeExec{}
-	before := countTracked()
-	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: max})
+	var r *runner
+	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: max, built: func(b *runner) { r = b }})
 	var mu sync.Mutex
 	ok := 0
 	var wg sync.WaitGroup
@@ -372,6 +367,6 @@ func TestHTTPSessionCapConcurrent(t *testing.T) {
 	waitFor(t, 10*time.Second, "the evicted sessions ended, the bound's worth left", func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		return len(f.ended) == 400-max && countTracked()-before == max
+		return len(f.ended) == 400-max && r.sessions.len() == max
 	})
 }
