@@ -184,17 +184,26 @@ func TestHTTPSlowBodyIsCut(t *testing.T) {
 // initSession starts a session with a raw initialize and returns its status and session id.
 func initSession(t *testing.T, hc *http.Client, url string) (int, string, string) {
 	t.Helper()
+	code, id, body, err := tryInitSession(hc, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, id, body
+}
+
+// tryInitSession is initSession for a goroutine other than the test's: it returns the error.
+func tryInitSession(hc *http.Client, url string) (code int, id, body string, err error) {
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initBody))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+boundsToken)
 	resp, err := hc.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", "", err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode, resp.Header.Get(sessionIDHeader), string(b)
+	return resp.StatusCode, resp.Header.Get(sessionIDHeader), string(b), nil
 }
 
 // Live sessions are capped: at limits.max_sessions, with every session's call running, a new
@@ -352,7 +361,12 @@ func TestHTTPSessionCapConcurrent(t *testing.T) {
 		wg.Go(func() {
 			hc := &http.Client{Transport: &http.Transport{}}
 			for range 50 {
-				if code, _, _ := initSession(t, hc, url); code == http.StatusOK {
+				code, _, _, err := tryInitSession(hc, url)
+				if err != nil {
+					t.Error(err) // not Fatal: this is not the test's goroutine
+					return
+				}
+				if code == http.StatusOK {
 					mu.Lock()
 					ok++
 					mu.Unlock()
