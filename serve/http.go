@@ -65,6 +65,9 @@ type HTTPOptions struct {
 	// of a request with the token (0: 30s); IdleTimeout a keep-alive connection between
 	// requests (0: 2m).
 	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+
+	// built, if set (tests), is told the server state runHTTP builds.
+	built func(*runner)
 }
 
 // Defaults of the HTTP bounds that have no policy key (internal/bounds holds them, for explain).
@@ -184,13 +187,16 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 			"max_connections", b.maxConns, "open_file_limit", openFileLimit())
 	}
 	srv, r := newServer(p, ex, o)
+	if h.built != nil {
+		h.built(r)
+	}
 	sessions := httpbound.NewSessions(b.maxSessions)
 	evictions := newBoundLog(log, time.Now)
 	evictions.msg = "HTTP session bound reached (limits.max_sessions): the least recently used idle session was closed to make room"
 	defer evictions.flush()
 	sessions.OnEvict = func(string) { evictions.hit("closed the least recently used idle session") }
 	r.slots.live = sessions.Len // many sessions: the last free slot is kept for one with no call running
-	srv.AddReceivingMiddleware(countSessions(ex, sessions))
+	srv.AddReceivingMiddleware(countSessions(ex, r.sessions, sessions))
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: b.maxBody, SessionTimeout: sessionTimeout(b.sessionIdle)})
 	mux := http.NewServeMux()
@@ -248,7 +254,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	wcancel()
 	for ss := range srv.Sessions() {
 		ss.Close()
-		EndSession(ex, ss)
+		r.sessions.end(ex, ss)
 	}
 	_ = hs.Close()
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {

@@ -184,17 +184,26 @@ func TestHTTPSlowBodyIsCut(t *testing.T) {
 // initSession starts a session with a raw initialize and returns its status and session id.
 func initSession(t *testing.T, hc *http.Client, url string) (int, string, string) {
 	t.Helper()
+	code, id, body, err := tryInitSession(hc, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, id, body
+}
+
+// tryInitSession is initSession for a goroutine other than the test's: it returns the error.
+func tryInitSession(hc *http.Client, url string) (code int, id, body string, err error) {
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initBody))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+boundsToken)
 	resp, err := hc.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, "", "", err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode, resp.Header.Get(sessionIDHeader), string(b)
+	return resp.StatusCode, resp.Header.Get(sessionIDHeader), string(b), nil
 }
 
 // Live sessions are capped: at limits.max_sessions, with every session's call running, a new
@@ -283,8 +292,9 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // (EndSession with its id), its place is free, and serve forgets it (the session map shrinks).
 func TestHTTPSessionIdleExpiry(t *testing.T) {
 	f := &fakeExec{}
-	before := countTracked()
-	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: 2, SessionIdle: 300 * time.Millisecond})
+	var r *runner
+	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: 2, SessionIdle: 300 * time.Millisecond,
+		built: func(b *runner) { r = b }})
 	cs := httpClient(t, url, boundsToken)
 	callWithin(t, cs, time.Second, "a session that then goes idle")
 	f.mu.Lock()
@@ -299,12 +309,12 @@ func TestHTTPSessionIdleExpiry(t *testing.T) {
 		f.mu.Lock()
 		ended := append([]string(nil), f.ended...)
 		f.mu.Unlock()
-		if len(ended) == 2 && (ended[0] == id || ended[1] == id) && countTracked() == before {
+		if len(ended) == 2 && (ended[0] == id || ended[1] == id) && r.sessions.len() == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("idle sessions not ended: EndSession got %q (want %q and the abandoned one); %d tracked, %d before",
-				ended, id, countTracked(), before)
+			t.Fatalf("idle sessions not ended: EndSession got %q (want %q and the abandoned one); %d still tracked",
+				ended, id, r.sessions.len())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -318,12 +328,6 @@ func TestHTTPSessionIdleExpiry(t *testing.T) {
 		t.Fatal("an expired session still answered")
 	}
 	cs.Close()
-}
-
-func countTracked() int {
-	n := 0
-	sessions.Range(func(any, any) bool { n++; return true })
-	return n
 }
 
 // Authorization's scheme is matched without regard to case, with one or more spaces after it
@@ -348,8 +352,8 @@ func TestHTTPBearerSchemeCaseInsensitive(t *testing.T) {
 func TestHTTPSessionCapConcurrent(t *testing.T) {
 	const max = 10
 	f := &fakeExec{}
-	before := countTracked()
-	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: max})
+	var r *runner
+	url, _, _ := startHTTP(t, f, HTTPOptions{Token: boundsToken, MaxSessions: max, built: func(b *runner) { r = b }})
 	var mu sync.Mutex
 	ok := 0
 	var wg sync.WaitGroup
@@ -357,7 +361,12 @@ func TestHTTPSessionCapConcurrent(t *testing.T) {
 		wg.Go(func() {
 			hc := &http.Client{Transport: &http.Transport{}}
 			for range 50 {
-				if code, _, _ := initSession(t, hc, url); code == http.StatusOK {
+				code, _, _, err := tryInitSession(hc, url)
+				if err != nil {
+					t.Error(err) // not Fatal: this is not the test's goroutine
+					return
+				}
+				if code == http.StatusOK {
 					mu.Lock()
 					ok++
 					mu.Unlock()
@@ -372,6 +381,6 @@ func TestHTTPSessionCapConcurrent(t *testing.T) {
 	waitFor(t, 10*time.Second, "the evicted sessions ended, the bound's worth left", func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		return len(f.ended) == 400-max && countTracked()-before == max
+		return len(f.ended) == 400-max && r.sessions.len() == max
 	})
 }

@@ -62,9 +62,9 @@ func admitSessions(s *httpbound.Sessions, b httpBounds, refusals *refusalLog, ne
 
 // countSessions counts each session from its initialize until it ends, however it ends
 // (client DELETE, idle expiry, eviction to make room, shutdown), and then ends its executor
-// state (EndSession). Every other method marks its session busy while it runs (a call whose
+// state (sessionTable.end). Every other method marks its session busy while it runs (a call whose
 // request is gone still holds its session), so the bound never evicts it.
-func countSessions(ex executor.Executor, s *httpbound.Sessions) mcp.Middleware {
+func countSessions(ex executor.Executor, tracked *sessionTable, s *httpbound.Sessions) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			ss, ok := req.GetSession().(*mcp.ServerSession)
@@ -72,17 +72,17 @@ func countSessions(ex executor.Executor, s *httpbound.Sessions) mcp.Middleware {
 				return next(ctx, method, req)
 			}
 			if method != "initialize" {
-				end, _ := s.Begin(ss.ID(), false) // ss.ID, not SessionID: it would track an ended session again
+				end, _ := s.Begin(ss.ID(), false) // ss.ID, not tracked.id: it would track an ended session again
 				defer end()
 				return next(ctx, method, req)
 			}
-			if st, first := track(ss); first {
+			if st, first := tracked.track(ss); first {
 				// Closed like an idle expiry (the MCP handler forgets it; its client's next
 				// request gets 404), without waiting on the request that evicts it.
 				s.Add(st.id, func() { go ss.Close() })
 				go func() {
 					_ = ss.Wait()
-					EndSession(ex, ss)
+					tracked.end(ex, ss)
 					s.Remove(st.id)
 				}()
 			}

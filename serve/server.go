@@ -73,7 +73,7 @@ func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, 
 	srv := mcp.NewServer(&mcp.Implementation{Name: p.Name, Title: "mcpsandbox (" + p.Scheme + ")", Version: Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions(p)})
 	r := &runner{pol: p, ex: ex, hash: p.Hash(), audit: o.Audit, log: o.Logger,
-		slots: newSlots(p.Limits.MaxConcurrent)}
+		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}}
 	r.stop, r.stopAll = context.WithCancel(context.Background())
 	known := map[string]bool{}
 	for _, t := range ex.Tools() {
@@ -124,8 +124,7 @@ func (r *runner) unknownTool(known map[string]bool) mcp.Middleware {
 			name := call.Params.Name
 			session := ""
 			if ss := call.Session; ss != nil {
-				st, _ := track(ss)
-				session = st.id
+				session = r.sessions.id(ss)
 			}
 			quoted := strconv.Quote(ClipText(strings.ToValidUTF8(name, "\uFFFD"), MaxEchoedName))
 			if len(name) > MaxEchoedName {
@@ -204,7 +203,7 @@ func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options)
 		err = nil
 	case err = <-done:
 	}
-	EndSession(ex, ss)
+	r.sessions.end(ex, ss)
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause
 	}
@@ -267,6 +266,8 @@ type runner struct {
 	audit   *audit.Log
 	log     *slog.Logger
 	slots   *slots
+	// sessions are this server's live sessions and their ids.
+	sessions *sessionTable
 }
 
 func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
@@ -276,12 +277,12 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		timeout := r.pol.Limits.Timeout.Duration
 		session := ""
 		if ss := req.Session; ss != nil {
-			st, first := track(ss)
+			st, first := r.sessions.track(ss)
 			session = st.id
 			if first {
 				// However the session ends (client gone, HTTP DELETE or idle timeout), the
 				// executor hears of it once.
-				go func() { _ = ss.Wait(); EndSession(r.ex, ss) }()
+				go func() { _ = ss.Wait(); r.sessions.end(r.ex, ss) }()
 			}
 		}
 		if len(args) > 1<<20 {

@@ -13,39 +13,43 @@ type sessionState struct {
 	ended sync.Once
 }
 
-// sessions holds serve's id for each live session: the transport's own (stdio's line
-// connection, HTTP's Mcp-Session-Id) or a fresh one where it has none (in-memory transports),
-// so per-session state never mixes two sessions. An entry is added at a session's first call
-// (or, over HTTP, at its initialize) and removed by EndSession when the session ends, however it
-// ends (client gone, DELETE, idle expiry, shutdown): it holds no more than the live sessions,
-// which over HTTP are capped (limits.max_sessions).
-var sessions sync.Map // *mcp.ServerSession -> *sessionState
+// sessionTable holds one server's id for each of its live sessions: the transport's own (stdio's
+// line connection, HTTP's Mcp-Session-Id) or a fresh one where it has none (in-memory
+// transports), so per-session state never mixes two sessions. An entry is added at a session's
+// first call (or, over HTTP, at its initialize) and removed by end when the session ends, however
+// it ends (client gone, DELETE, idle expiry, shutdown): it holds no more than the server's live
+// sessions, which over HTTP are capped (limits.max_sessions). Each server (runner) owns its own
+// table, so two servers in one process never share one.
+type sessionTable struct {
+	m sync.Map // *mcp.ServerSession -> *sessionState
+}
 
-func track(ss *mcp.ServerSession) (*sessionState, bool) {
-	if st, ok := sessions.Load(ss); ok {
+// track is ss's state, added if ss was not tracked yet (first).
+func (t *sessionTable) track(ss *mcp.ServerSession) (st *sessionState, first bool) {
+	if st, ok := t.m.Load(ss); ok {
 		return st.(*sessionState), false
 	}
 	id := ss.ID()
 	if id == "" {
 		id = newID()
 	}
-	st, loaded := sessions.LoadOrStore(ss, &sessionState{id: id})
-	return st.(*sessionState), !loaded
+	v, loaded := t.m.LoadOrStore(ss, &sessionState{id: id})
+	return v.(*sessionState), !loaded
 }
 
-// SessionID is the id serve uses for a session in calls, audit entries and EndSession.
-func SessionID(ss *mcp.ServerSession) string {
+// id is the id serve uses for a session in calls, audit entries and end.
+func (t *sessionTable) id(ss *mcp.ServerSession) string {
 	if ss == nil {
 		return ""
 	}
-	st, _ := track(ss)
+	st, _ := t.track(ss)
 	return st.id
 }
 
-// EndSession tells the executor, once, that a session is over, and forgets it. A second
-// caller waits until the first has finished; a session serve never tracked has nothing to end.
-func EndSession(ex executor.Executor, ss *mcp.ServerSession) {
-	v, ok := sessions.Load(ss)
+// end tells the executor, once, that a session is over, and forgets it. A second caller waits
+// until the first has finished; a session this table never tracked has nothing to end.
+func (t *sessionTable) end(ex executor.Executor, ss *mcp.ServerSession) {
+	v, ok := t.m.Load(ss)
 	if !ok {
 		return
 	}
@@ -55,5 +59,12 @@ func EndSession(ex executor.Executor, ss *mcp.ServerSession) {
 			e.EndSession(st.id)
 		}
 	})
-	sessions.Delete(ss)
+	t.m.Delete(ss)
+}
+
+// len is how many sessions the table tracks.
+func (t *sessionTable) len() int {
+	n := 0
+	t.m.Range(func(any, any) bool { n++; return true })
+	return n
 }

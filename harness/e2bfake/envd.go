@@ -88,28 +88,8 @@ type startRequest struct {
 }
 
 func (s *Server) start(w http.ResponseWriter, r *http.Request, sb *sandbox) {
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/connect+json") {
-		connectError(w, http.StatusUnsupportedMediaType, "unknown", "the fake speaks Connect with the JSON codec only; got Content-Type "+ct)
-		return
-	}
-	var h [5]byte
-	if _, err := io.ReadFull(r.Body, h[:]); err != nil {
-		connectError(w, http.StatusBadRequest, "invalid_argument", "reading the request envelope: "+err.Error())
-		return
-	}
-	n := binary.BigEndian.Uint32(h[1:])
-	if h[0]&1 != 0 || n > maxRequestFrame {
-		connectError(w, http.StatusBadRequest, "invalid_argument", "compressed or oversized request envelope")
-		return
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r.Body, body); err != nil {
-		connectError(w, http.StatusBadRequest, "invalid_argument", "reading the request envelope: "+err.Error())
-		return
-	}
-	var req startRequest
-	if err := json.Unmarshal(body, &req); err != nil || req.Process.Cmd == "" {
-		connectError(w, http.StatusBadRequest, "invalid_argument", fmt.Sprintf("bad StartRequest %q: %v", body, err))
+	req, ok := readStartRequest(w, r)
+	if !ok {
 		return
 	}
 	var timeout time.Duration
@@ -131,16 +111,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, sb *sandbox) {
 		}
 	}
 	if s.opts.Echo {
-		w.Header().Set("Content-Type", "application/connect+json")
-		w.WriteHeader(http.StatusOK)
-		text := ""
-		if n := len(req.Process.Args); n > 0 {
-			text = req.Process.Args[n-1]
-		}
-		writeEnvelope(w, 0, map[string]any{"event": map[string]any{"start": map[string]any{"pid": 1}}})
-		writeEnvelope(w, 0, map[string]any{"event": map[string]any{"data": map[string]any{"stdout": []byte(text)}}})
-		writeEnvelope(w, 0, map[string]any{"event": map[string]any{"end": map[string]any{"exited": true, "status": "exit status 0"}}})
-		writeEnvelope(w, 2, map[string]any{})
+		echoStart(w, req)
 		return
 	}
 	env := s.env(sb, req.Process.Envs)
@@ -152,6 +123,58 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, sb *sandbox) {
 	}
 	w.Header().Set("Content-Type", "application/connect+json")
 	w.WriteHeader(http.StatusOK)
+	s.streamProcess(w, p, out, timeout, keepalive)
+}
+
+// readStartRequest reads Process/Start's one request envelope; when it is not a StartRequest it
+// answers the Connect error itself and returns false.
+func readStartRequest(w http.ResponseWriter, r *http.Request) (*startRequest, bool) {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/connect+json") {
+		connectError(w, http.StatusUnsupportedMediaType, "unknown", "the fake speaks Connect with the JSON codec only; got Content-Type "+ct)
+		return nil, false
+	}
+	var h [5]byte
+	if _, err := io.ReadFull(r.Body, h[:]); err != nil {
+		connectError(w, http.StatusBadRequest, "invalid_argument", "reading the request envelope: "+err.Error())
+		return nil, false
+	}
+	n := binary.BigEndian.Uint32(h[1:])
+	if h[0]&1 != 0 || n > maxRequestFrame {
+		connectError(w, http.StatusBadRequest, "invalid_argument", "compressed or oversized request envelope")
+		return nil, false
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		connectError(w, http.StatusBadRequest, "invalid_argument", "reading the request envelope: "+err.Error())
+		return nil, false
+	}
+	var req startRequest
+	if err := json.Unmarshal(body, &req); err != nil || req.Process.Cmd == "" {
+		connectError(w, http.StatusBadRequest, "invalid_argument", fmt.Sprintf("bad StartRequest %q: %v", body, err))
+		return nil, false
+	}
+	return &req, true
+}
+
+// echoStart answers Process/Start in Echo mode: the command's last argument as its stdout, exit 0,
+// no process run.
+func echoStart(w http.ResponseWriter, req *startRequest) {
+	w.Header().Set("Content-Type", "application/connect+json")
+	w.WriteHeader(http.StatusOK)
+	text := ""
+	if n := len(req.Process.Args); n > 0 {
+		text = req.Process.Args[n-1]
+	}
+	writeEnvelope(w, 0, map[string]any{"event": map[string]any{"start": map[string]any{"pid": 1}}})
+	writeEnvelope(w, 0, map[string]any{"event": map[string]any{"data": map[string]any{"stdout": []byte(text)}}})
+	writeEnvelope(w, 0, map[string]any{"event": map[string]any{"end": map[string]any{"exited": true, "status": "exit status 0"}}})
+	writeEnvelope(w, 2, map[string]any{})
+}
+
+// streamProcess streams p's events (start, its output from out, keepalives every keepalive, end)
+// and the end-of-stream envelope, killing p when timeout passes (the trailer then says
+// deadline_exceeded) or the server closes.
+func (s *Server) streamProcess(w http.ResponseWriter, p *proc, out chan output, timeout, keepalive time.Duration) {
 	fl, _ := w.(http.Flusher)
 	flush := func() {
 		if fl != nil {

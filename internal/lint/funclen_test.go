@@ -28,15 +28,6 @@ var longAllowed = map[string]string{
 	// the security argument, read top to bottom in one frame; after the rlimits nothing may
 	// allocate, so the tail cannot move into helpers that might.
 	"schemes/allowlist/sandbox/helper:helper": "the ordered privilege-drop sequence",
-	// The direct spawn's pipes, /dev/null and mount-namespace descriptor are closed by defers of
-	// this one frame around rawStart; schemes/allowlist/sandbox's files are being reorganised (unsafe code
-	// apart from planning) by the work that owns them, which sets its layout.
-	"schemes/allowlist/sandbox:Executor.spawnDirect": "descriptor lifetimes tied to one frame; package layout owned by its reorganisation",
-	// The E2B client and the fake E2B server are being moved out of the release binary by the
-	// work that owns schemes/e2b/sandbox and harness/e2bfake; their layout is set there.
-	"schemes/e2b/sandbox:Client.RunCommand": "owned by the schemes/e2b/sandbox move",
-	"harness/e2bfake:Server.start":          "owned by the e2bfake move (test-only code)",
-	"harness/e2bfake:Server.interpreter":    "owned by the e2bfake move (test-only code)",
 }
 
 // TestNoLongFunctions fails naming every function in a non-test, non-generated .go file that runs

@@ -289,36 +289,75 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 	return nil
 }
 
-// spawnDirect runs one call through rawStart: serve's own pipes carry the output, serve waits
-// for the child, and the child's failure before exec comes back on the status pipe.
-func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned, bin *os.File, spec helper.Spec) (*executor.Result, error) {
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
+// spawnFDs are the descriptors one direct spawn holds around rawStart: the child's stdin
+// (/dev/null), the stdout, stderr and status pipes, and the prepared network namespace (nil when
+// none was ready). spawnDirect defers close in its own frame, so each lives exactly as long as
+// the call.
+type spawnFDs struct {
+	devnull *os.File
+	r, w    [3]*os.File // stdout, stderr, status
+	netns   *os.File
+}
+
+// openSpawnFDs opens /dev/null and the three pipes, then takes the call's network namespace.
+// On an error what it opened is closed and no namespace is taken.
+func (e *Executor) openSpawnFDs() (*spawnFDs, error) {
+	f := &spawnFDs{}
+	var err error
+	if f.devnull, err = os.Open(os.DevNull); err != nil {
 		return nil, err
 	}
-	defer devnull.Close()
-	var r, w [3]*os.File // stdout, stderr, status
-	defer func() {
-		for i := range r {
-			if r[i] != nil {
-				r[i].Close()
-			}
-			if w[i] != nil {
-				w[i].Close()
-			}
-		}
-	}()
-	for i := range r {
-		if r[i], w[i], err = os.Pipe(); err != nil {
+	for i := range f.r {
+		if f.r[i], f.w[i], err = os.Pipe(); err != nil {
+			f.close()
 			return nil, err
 		}
 	}
-	outR, errR, stR := r[0], r[1], r[2]
-	netns := e.takeNetNS()
-	if netns != nil {
-		defer netns.Close() // the call's namespace lives on while its processes do, never reused
+	f.netns = e.takeNetNS()
+	return f, nil
+}
+
+// stdio is the child's stdin, stdout, stderr and status descriptors, as plan takes them.
+func (f *spawnFDs) stdio() [4]int {
+	return [4]int{int(f.devnull.Fd()), int(f.w[0].Fd()), int(f.w[1].Fd()), int(f.w[2].Fd())}
+}
+
+// closeWriteEnds closes serve's copies of the pipes' write ends once the child holds its own, so
+// that the read ends see EOF when the child (and whatever inherited them) is gone.
+func (f *spawnFDs) closeWriteEnds() {
+	for i := range f.w {
+		f.w[i].Close()
+		f.w[i] = nil
 	}
-	p, cleanup, err := e.plan(&spec, bin, [4]int{int(devnull.Fd()), int(w[0].Fd()), int(w[1].Fd()), int(w[2].Fd())}, netns)
+}
+
+// close closes every descriptor still open: the network namespace (the call's namespace lives
+// on while its processes do, never reused), the pipes, /dev/null.
+func (f *spawnFDs) close() {
+	if f.netns != nil {
+		f.netns.Close()
+	}
+	for i := range f.r {
+		if f.r[i] != nil {
+			f.r[i].Close()
+		}
+		if f.w[i] != nil {
+			f.w[i].Close()
+		}
+	}
+	f.devnull.Close()
+}
+
+// spawnDirect runs one call through rawStart: serve's own pipes carry the output, serve waits
+// for the child, and the child's failure before exec comes back on the status pipe.
+func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned, bin *os.File, spec helper.Spec) (*executor.Result, error) {
+	fds, err := e.openSpawnFDs()
+	if err != nil {
+		return nil, err
+	}
+	defer fds.close()
+	outR, errR, stR := fds.r[0], fds.r[1], fds.r[2]
+	p, cleanup, err := e.plan(&spec, bin, fds.stdio(), fds.netns)
 	if err != nil {
 		return nil, fmt.Errorf("prepare the sandbox: %w", err)
 	}
@@ -327,10 +366,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	syscall.ForkLock.Lock()
 	pid, errno := rawStart(p)
 	syscall.ForkLock.Unlock()
-	for i := range w {
-		w[i].Close()
-		w[i] = nil
-	}
+	fds.closeWriteEnds()
 	if errno != 0 {
 		return nil, fmt.Errorf("start the command: clone: %w", errno)
 	}
@@ -348,6 +384,28 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	go func() { defer copying.Done(); io.Copy(stdout, outR) }()
 	go func() { defer copying.Done(); io.Copy(stderr, errR) }()
 	status, _ := io.ReadAll(stR) // EOF at the exec (close-on-exec) or the child's exit
+	ws := waitChild(ctx, pid)
+	drainCopies(&copying, outR, errR)
+	if err := setupFailure(pc.Name, p, status); err != nil {
+		return nil, err
+	}
+	res := &executor.Result{
+		Stdout: stdout.String(), Stderr: stderr.String(),
+		Truncated:  stdout.Dropped() > 0 || stderr.Dropped() > 0,
+		TimedOut:   errors.Is(ctx.Err(), context.DeadlineExceeded),
+		DurationMS: time.Since(start).Milliseconds(),
+	}
+	if ws.Signaled() {
+		res.ExitCode = 128 + int(ws.Signal())
+	} else {
+		res.ExitCode = ws.ExitStatus()
+	}
+	return res, nil
+}
+
+// waitChild reaps the direct child pid, killing its process group and it when ctx ends first,
+// then sweeps anything left in the group.
+func waitChild(ctx context.Context, pid int) unix.WaitStatus {
 	done := make(chan unix.WaitStatus, 1)
 	go func() {
 		var ws unix.WaitStatus
@@ -367,7 +425,12 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 		ws = <-done
 	}
 	groupKill(pid) // sweep anything left in the process group
-	// A descendant that escaped the group and holds the pipes open must not hang the call.
+	return ws
+}
+
+// drainCopies waits for the output copies to finish; a descendant that escaped the group and
+// holds the pipes open must not hang the call, so after a grace period the read ends are closed.
+func drainCopies(copying *sync.WaitGroup, outR, errR *os.File) {
 	copied := make(chan struct{})
 	go func() { copying.Wait(); close(copied) }()
 	select {
@@ -377,32 +440,26 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 		errR.Close()
 		<-copied
 	}
+}
+
+// setupFailure is the error the child's status report names (nil when it reached exec): an
+// 8-byte report is the failed step and its errno, anything else non-blank a short report.
+func setupFailure(name string, p *rawPlan, status []byte) error {
 	if len(status) == 8 {
 		step, en := int(int32(binary.NativeEndian.Uint32(status))), syscall.Errno(binary.NativeEndian.Uint32(status[4:]))
 		if step == stExec {
-			return nil, helperFailure(pc.Name, fmt.Sprintf("exec failed: errno %d", int(en)))
+			return helperFailure(name, fmt.Sprintf("exec failed: errno %d", int(en)))
 		}
-		name := "start"
+		label := "start"
 		switch {
 		case step >= stOps && step-stOps < len(p.labels):
-			name = p.labels[step-stOps]
+			label = p.labels[step-stOps]
 		case step >= 0 && step < len(stepNames):
-			name = stepNames[step]
+			label = stepNames[step]
 		}
-		return nil, helperFailure(pc.Name, fmt.Sprintf("sandbox setup failed: %s: %v", name, en))
+		return helperFailure(name, fmt.Sprintf("sandbox setup failed: %s: %v", label, en))
 	} else if len(bytes.TrimSpace(status)) > 0 {
-		return nil, helperFailure(pc.Name, "sandbox setup failed: a short report from the child")
+		return helperFailure(name, "sandbox setup failed: a short report from the child")
 	}
-	res := &executor.Result{
-		Stdout: stdout.String(), Stderr: stderr.String(),
-		Truncated:  stdout.Dropped() > 0 || stderr.Dropped() > 0,
-		TimedOut:   errors.Is(ctx.Err(), context.DeadlineExceeded),
-		DurationMS: time.Since(start).Milliseconds(),
-	}
-	if ws.Signaled() {
-		res.ExitCode = 128 + int(ws.Signal())
-	} else {
-		res.ExitCode = ws.ExitStatus()
-	}
-	return res, nil
+	return nil
 }

@@ -529,7 +529,28 @@ func (c *Client) RunCommand(ctx context.Context, sb *Sandbox, command string, st
 	ro, re := newRedactWriter(stdout, c.cfg.APIKey), newRedactWriter(stderr, c.cfg.APIKey)
 	defer ro.Flush()
 	defer re.Flush()
-	stdout, stderr = ro, re
+	req, err := c.commandRequest(ctx, sb, command)
+	if err != nil {
+		return nil, err
+	}
+	res := &CommandResult{PID: -1}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.streamErr(ctx, res, "start the command", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, c.sandboxStatus("start the command", resp)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/connect+json") {
+		return nil, fmt.Errorf("envd answered Process/Start with Content-Type %q, not a Connect stream", c.clean(ct))
+	}
+	return c.readCommandStream(ctx, resp.Body, res, ro, re)
+}
+
+// commandRequest is the Connect request of process.Process/Start that runs command with bash -l -c
+// in /home/user, ctx's deadline sent as Connect-Timeout-Ms.
+func (c *Client) commandRequest(ctx context.Context, sb *Sandbox, command string) (*http.Request, error) {
 	msg, _ := json.Marshal(map[string]any{
 		"process": map[string]any{"cmd": "/bin/bash", "args": []string{"-l", "-c", command}, "envs": map[string]string{}, "cwd": "/home/user"},
 		"stdin":   false,
@@ -550,19 +571,13 @@ func (c *Client) RunCommand(ctx context.Context, sb *Sandbox, command string, st
 		}
 		req.Header.Set("Connect-Timeout-Ms", strconv.FormatInt(ms, 10))
 	}
-	res := &CommandResult{PID: -1}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return c.streamErr(ctx, res, "start the command", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, c.sandboxStatus("start the command", resp)
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/connect+json") {
-		return nil, fmt.Errorf("envd answered Process/Start with Content-Type %q, not a Connect stream", c.clean(ct))
-	}
-	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	return req, nil
+}
+
+// readCommandStream reads Process/Start's Connect frames from body into res and the writers
+// until the end-of-stream frame (or EOF after the command's end event).
+func (c *Client) readCommandStream(ctx context.Context, body io.Reader, res *CommandResult, stdout, stderr io.Writer) (*CommandResult, error) {
+	br := bufio.NewReaderSize(body, 64<<10)
 	var hdr [5]byte
 	buf := make([]byte, 0, 64<<10)
 	ended := false
@@ -588,64 +603,81 @@ func (c *Client) RunCommand(ctx context.Context, sb *Sandbox, command string, st
 			return c.streamErr(ctx, res, "read the command's output", err)
 		}
 		if hdr[0]&2 != 0 {
-			var tr struct {
-				Error *struct{ Code, Message string } `json:"error"`
-			}
-			if err := json.Unmarshal(buf, &tr); err != nil {
-				return nil, fmt.Errorf("envd's end-of-stream is not JSON: %v", err)
-			}
-			if tr.Error == nil {
-				if !ended {
-					return nil, errors.New("envd ended the stream without the command's end event")
-				}
-				return res, nil
-			}
-			switch tr.Error.Code {
-			case "deadline_exceeded":
-				res.TimedOut = true
-				if !ended {
-					res.ExitCode = -1
-				}
-				return res, nil
-			case "unavailable":
-				return nil, fmt.Errorf("run the command: %w (%s)", ErrSandboxGone, c.clean(tr.Error.Message))
-			case "canceled":
-				if ctx.Err() != nil {
-					return c.streamErr(ctx, res, "run the command", ctx.Err())
-				}
-			}
-			return nil, fmt.Errorf("envd: %s: %s", c.clean(tr.Error.Code), c.clean(tr.Error.Message))
+			return c.commandTrailer(ctx, buf, res, ended)
 		}
-		var m struct {
-			Event struct {
-				Start *struct {
-					PID int `json:"pid"`
-				} `json:"start"`
-				Data *struct {
-					Stdout []byte `json:"stdout"`
-					Stderr []byte `json:"stderr"`
-				} `json:"data"`
-				End *struct {
-					ExitCode int    `json:"exitCode"`
-					Exited   bool   `json:"exited"`
-					Status   string `json:"status"`
-				} `json:"end"`
-			} `json:"event"`
+		end, err := processEvent(buf, res, stdout, stderr)
+		if err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal(buf, &m); err != nil {
-			return nil, fmt.Errorf("envd sent a frame that is not a process event: %v", err)
+		ended = ended || end
+	}
+}
+
+// commandTrailer is how the command ended, from the stream's end-of-stream frame (ended: the
+// command's end event came before it).
+func (c *Client) commandTrailer(ctx context.Context, buf []byte, res *CommandResult, ended bool) (*CommandResult, error) {
+	var tr struct {
+		Error *struct{ Code, Message string } `json:"error"`
+	}
+	if err := json.Unmarshal(buf, &tr); err != nil {
+		return nil, fmt.Errorf("envd's end-of-stream is not JSON: %v", err)
+	}
+	if tr.Error == nil {
+		if !ended {
+			return nil, errors.New("envd ended the stream without the command's end event")
 		}
-		switch e := m.Event; {
-		case e.Start != nil:
-			res.PID = e.Start.PID
-		case e.Data != nil:
-			stdout.Write(e.Data.Stdout)
-			stderr.Write(e.Data.Stderr)
-		case e.End != nil:
-			ended = true
-			res.ExitCode = e.End.ExitCode
+		return res, nil
+	}
+	switch tr.Error.Code {
+	case "deadline_exceeded":
+		res.TimedOut = true
+		if !ended {
+			res.ExitCode = -1
+		}
+		return res, nil
+	case "unavailable":
+		return nil, fmt.Errorf("run the command: %w (%s)", ErrSandboxGone, c.clean(tr.Error.Message))
+	case "canceled":
+		if ctx.Err() != nil {
+			return c.streamErr(ctx, res, "run the command", ctx.Err())
 		}
 	}
+	return nil, fmt.Errorf("envd: %s: %s", c.clean(tr.Error.Code), c.clean(tr.Error.Message))
+}
+
+// processEvent applies one process event frame to res and the writers; end says it was the
+// command's end event.
+func processEvent(buf []byte, res *CommandResult, stdout, stderr io.Writer) (end bool, err error) {
+	var m struct {
+		Event struct {
+			Start *struct {
+				PID int `json:"pid"`
+			} `json:"start"`
+			Data *struct {
+				Stdout []byte `json:"stdout"`
+				Stderr []byte `json:"stderr"`
+			} `json:"data"`
+			End *struct {
+				ExitCode int    `json:"exitCode"`
+				Exited   bool   `json:"exited"`
+				Status   string `json:"status"`
+			} `json:"end"`
+		} `json:"event"`
+	}
+	if err := json.Unmarshal(buf, &m); err != nil {
+		return false, fmt.Errorf("envd sent a frame that is not a process event: %v", err)
+	}
+	switch e := m.Event; {
+	case e.Start != nil:
+		res.PID = e.Start.PID
+	case e.Data != nil:
+		stdout.Write(e.Data.Stdout)
+		stderr.Write(e.Data.Stderr)
+	case e.End != nil:
+		res.ExitCode = e.End.ExitCode
+		return true, nil
+	}
+	return false, nil
 }
 
 // streamErr classifies a failure while a sandbox stream was open.
