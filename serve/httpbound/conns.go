@@ -135,7 +135,10 @@ func (c *Conns) removeLocked(t *Conn) {
 // (and has closed nc) when there is no room.
 func (c *Conns) admit(nc net.Conn) *Conn {
 	t := &Conn{Conn: nc, owner: c, born: c.now()}
+	// victims and whether each had shown the token, read under the lock: the connection's
+	// own goroutine sets auth (Authenticated) while this one accepts.
 	var victims []*Conn
+	var victimAuth []bool
 	c.mu.Lock()
 	classes := !mutated("http-unauth-cap")
 	for classes && c.unauth >= c.maxUnauth {
@@ -143,7 +146,7 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 		if v == nil {
 			break
 		}
-		victims = append(victims, v)
+		victims, victimAuth = append(victims, v), append(victimAuth, v.auth)
 	}
 	refused := false
 	for c.all.Len() >= c.max {
@@ -158,18 +161,18 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 			refused = true
 			break
 		}
-		victims = append(victims, v)
+		victims, victimAuth = append(victims, v), append(victimAuth, v.auth)
 	}
 	if !refused {
 		t.elem = c.all.PushBack(t)
 		c.unauth++
 	}
 	c.mu.Unlock()
-	for _, v := range victims {
+	for i, v := range victims {
 		c.Evicted.Add(1)
 		v.once.Do(func() { v.Conn.Close() })
 		if c.OnBound != nil {
-			if v.auth {
+			if victimAuth[i] {
 				c.OnBound("closed the oldest idle connection")
 			} else {
 				c.OnBound("closed the oldest connection without a valid token")
