@@ -9,7 +9,7 @@ demo:
 
 test:
 	npm ci --prefix e2e/node --no-audit --no-fund --silent
-	npm ci --prefix harness/e2bfake/sdktest --no-audit --no-fund --silent
+	npm ci --prefix internal/harness/e2bfake/sdktest --no-audit --no-fund --silent
 	go vet ./... && go vet -tags testhooks ./...
 	@# -tags testhooks: a test build (internal/testhooks), with the harness's egress stand-ins and
 	@# its offline E2B server; go test ./mutants checks the release build carries neither.

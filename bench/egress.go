@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 )
 
 // loopResolver maps every name to loopback: the bench's "remote" host runs on this machine.

@@ -22,8 +22,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/scheme"
-	"github.com/mcpsandbox/mcpsandbox/schemes"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 )
 
 func main() {

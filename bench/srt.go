@@ -13,11 +13,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/harness"
-	"github.com/mcpsandbox/mcpsandbox/harness/hostile"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness/hostile"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	wrapscheme "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/scheme"
-	wrapscheme "github.com/mcpsandbox/mcpsandbox/schemes/wrap"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

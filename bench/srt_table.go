@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/harness/hostile"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness/hostile"
 )
 
 // srtTable is the side-by-side table: the figures, then one line per attempt with what each
@@ -89,11 +89,11 @@ func srtMarkdown(ls []launcher, figs []srtFigures, table string) string {
 	fmt.Fprintf(&b, "# The hostile server: unwrapped, under sandbox-runtime, under wrap\n\nWritten by `go run -tags testhooks ./bench -only srt -o %s` on %s: %s, %d CPUs, %s/%s, kernel %s, load average at the end %s, uid %d.\n\n",
 		mdOut, time.Now().UTC().Format("2006-01-02 15:04 MST"), host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, strings.TrimSpace(string(kernel)),
 		strings.Join(strings.Fields(string(load) + " ? ? ?")[:3], " "), os.Geteuid())
-	fmt.Fprintf(&b, "The same server (harness/hostileserver, a Go binary) started three ways in one run: with nothing around it; under Anthropic's "+
+	fmt.Fprintf(&b, "The same server (internal/harness/hostileserver, a Go binary) started three ways in one run: with nothing around it; under Anthropic's "+
 		"sandbox-runtime (`srt`, npm `%s`, bubblewrap on Linux) with its defaults — no settings file, so reads are allowed everywhere, "+
 		"writes nowhere but its own few paths, no network; and under `mcpsandbox wrap` with a policy that sets every `[wrap]` key to its default. "+
 		"Start-up is 10 starts; the call rows are the benign `echo` tool back-to-back on one session; memory is VmRSS summed over the launcher and "+
-		"every descendant, sampled every 5 ms from the start to the last call. Each attempt is judged from outside (harness/hostile: the canary "+
+		"every descendant, sampled every 5 ms from the start to the last call. Each attempt is judged from outside (internal/harness/hostile: the canary "+
 		"nonce or the client's secret in what came back, the host file before and after, the arena's listeners, the host dialling the port, "+
 		"the other process's state, tagged processes 3 s after the client went).\n\n", srtPackage)
 	b.WriteString(table)

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/serve/wslayer"
 )
 
 // workspaceRows measures the transactional workspace's commit (issue 23): a call's layer with

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 
-	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

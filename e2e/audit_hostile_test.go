@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 )
 
 // The real binary: an argument that grows six-fold when escaped, then lines appended to the log

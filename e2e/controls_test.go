@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
 )
 
 // TestDockerKernelSurface: the kernel-surface scenario's docker step (a static probe run from a

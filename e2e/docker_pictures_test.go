@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	sd "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

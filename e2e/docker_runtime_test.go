@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
+	sd "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
-	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 )
 
 // needRuntime: the engine must have the runtime registered. Under CI=true (.ci/run registers

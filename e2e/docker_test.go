@@ -16,16 +16,16 @@ import (
 	"testing"
 	"time"
 
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/executor"
-	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
+	sd "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
-	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -370,7 +370,7 @@ func TestDockerHarness(t *testing.T) {
 	}
 	// planted-binary-exec attacks the allowlist's pinned-binary rule; the docker scheme has no
 	// such rule (its tools run any code, in the call's own container), so the payload runs
-	// there by design. Until schemes/docker/scenarios.toml says `[planted-binary-exec] skip = ...` it must show
+	// there by design. Until internal/schemes/docker/scenarios.toml says `[planted-binary-exec] skip = ...` it must show
 	// exactly that: the marker and nothing else.
 	for i, r := range rep.Results {
 		if r.ID != "planted-binary-exec" || r.Outcome != harness.Breach {

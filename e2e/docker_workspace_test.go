@@ -3,9 +3,9 @@ package e2e
 import (
 	"testing"
 
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
-	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 

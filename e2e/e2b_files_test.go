@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
-	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

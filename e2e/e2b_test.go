@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
-	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
-	"github.com/mcpsandbox/mcpsandbox/harness"
-	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness/e2bfake"
+	e2b "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	e2b "github.com/mcpsandbox/mcpsandbox/schemes/e2b/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

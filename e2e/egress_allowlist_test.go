@@ -3,7 +3,7 @@ package e2e
 // Network by name for the allowlist scheme (issue 14): a real serve, a real pip, curl and
 // Python inside the sandbox, a local "index" standing in for PyPI and a "forbidden" server, all
 // on loopback. The binary is the one every other test runs; names are mapped to the servers
-// through the stand-in test hook MCPSANDBOX_EGRESS_STANDINS (serve/egress/standins.go), which
+// through the stand-in test hook MCPSANDBOX_EGRESS_STANDINS (internal/serve/egress/standins.go), which
 // re-opens exactly the servers' ip:ports and nothing else on loopback.
 
 import (
@@ -34,11 +34,11 @@ import (
 	"testing"
 	"time"
 
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
-	"github.com/mcpsandbox/mcpsandbox/generate"
-	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
-	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	allowlistscheme "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist"
+	dockerscheme "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/scheme"
-	allowlistscheme "github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
-	dockerscheme "github.com/mcpsandbox/mcpsandbox/schemes/docker"
 )
 
 // Network by name, proved by the harness with the release binary: `harness --policy` on a

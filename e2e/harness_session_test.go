@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
-	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	dockerscheme "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	dockerscheme "github.com/mcpsandbox/mcpsandbox/schemes/docker"
 )
 
 // sessionScenarios are the scenarios that attack one session of a serve from another.

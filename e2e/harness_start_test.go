@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	allowlistscheme "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist"
+	dockerscheme "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/scheme"
-	allowlistscheme "github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
-	dockerscheme "github.com/mcpsandbox/mcpsandbox/schemes/docker"
 )
 
 // runScenarios runs the named scenarios against the policy with the scheme's adapter.

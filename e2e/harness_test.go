@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	allowlistscheme "github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
+	allowlistscheme "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist"
 
-	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 

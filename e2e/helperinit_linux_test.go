@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox/helper"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
 )
 
 // The exec helper runs in package initialisation, before the packages it does not use are
@@ -45,7 +45,7 @@ func TestHelperRunsBeforeHeavyInits(t *testing.T) {
 	// the helper package, which is initialised late, made it 127 KB).
 	if hb, fb := initBytes(got), initBytes(full); hb*10 > fb {
 		t.Errorf("the inits before the exec helper allocated %d bytes, more than a tenth of the full start-up's %d: "+
-			"a dependency of schemes/allowlist/sandbox/helper makes it wait for unrelated packages", hb, fb)
+			"a dependency of internal/schemes/allowlist/sandbox/helper makes it wait for unrelated packages", hb, fb)
 	}
 }
 

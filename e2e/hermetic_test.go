@@ -137,6 +137,6 @@ func TestSuitePassesOnADeveloperMachine(t *testing.T) {
 	d.run(t, self)
 
 	// -race, as make test builds them, so the go command finds both test binaries in its cache.
-	d.run(t, exec.Command("go", "test", "-race", "-tags", "testhooks", "-count=1", "-run", "^(TestCLI|TestHermeticPathCoversDetection)$", "../cmd/mcpsandbox", "../generate"))
+	d.run(t, exec.Command("go", "test", "-race", "-tags", "testhooks", "-count=1", "-run", "^(TestCLI|TestHermeticPathCoversDetection)$", "../cmd/mcpsandbox", "../internal/generate"))
 	d.untouched(t)
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 )
 

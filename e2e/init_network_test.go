@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )

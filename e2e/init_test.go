@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 
 	expect "github.com/Netflix/go-expect"
 	"github.com/creack/pty"

@@ -18,14 +18,14 @@ import (
 	"testing"
 	"time"
 
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
-	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
-	"github.com/mcpsandbox/mcpsandbox/harness/e2bfake"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness/e2bfake"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
+	sd "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/schemes/docker/engine"
-	sd "github.com/mcpsandbox/mcpsandbox/schemes/docker/sandbox"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -330,7 +330,7 @@ func TestE2BLoadHTTP(t *testing.T) {
 		switch i % 8 {
 		case 2: // the client gives up mid-call, in sessions of their own: a call broken by a
 			// cancel ends its session's sandbox, and with it the session's other running calls
-			// (a known defect of schemes/e2b/sandbox, see the OPS report), so they must not share one.
+			// (a known defect of internal/schemes/e2b/sandbox, see the OPS report), so they must not share one.
 			args = map[string]any{"command": "sleep 3600"}
 			cs = cancelSessions[i%len(cancelSessions)]
 			go func() { time.Sleep(time.Duration(200+rand.IntN(300)) * time.Millisecond); cancel() }()

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/schemes"
 )
 
 // The README's figures are the binary's: the number of scenarios `harness --list` shows and the

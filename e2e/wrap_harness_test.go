@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
-	"github.com/mcpsandbox/mcpsandbox/harness"
-	"github.com/mcpsandbox/mcpsandbox/harness/hostile"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness/hostile"
+	wrapscheme "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	wrapscheme "github.com/mcpsandbox/mcpsandbox/schemes/wrap"
 )
 
 // hostileServer builds the malicious test server into a directory of its own under /var/tmp

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist"
 	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist"
 )
 
 // A release build carries nothing test-only (internal/testhooks): no fake E2B server, no
@@ -25,11 +25,11 @@ func TestReleaseBinaryHasNoTestHooks(t *testing.T) {
 	dir := t.TempDir()
 	release := buildBinary(t, root, dir, "release")
 	markers := [][]byte{
-		[]byte("MCPSANDBOX_EGRESS_STANDINS"), // the hook's variable (strings)
-		[]byte("serve/egress.ParseStandIns"), // the code that re-opens the stand-ins (nm)
-		[]byte("mcpsandbox/harness/e2bfake"), // the fake E2B server (nm)
-		[]byte("schemes/allowlist.callRows"), // the schemes' bench rows (scheme.Scheme.Bench, nm)
-		[]byte("schemes/docker.benchEngine"),
+		[]byte("MCPSANDBOX_EGRESS_STANDINS"),          // the hook's variable (strings)
+		[]byte("internal/serve/egress.ParseStandIns"), // the code that re-opens the stand-ins (nm)
+		[]byte("mcpsandbox/internal/harness/e2bfake"), // the fake E2B server (nm)
+		[]byte("internal/schemes/allowlist.callRows"), // the schemes' bench rows (scheme.Scheme.Bench, nm)
+		[]byte("internal/schemes/docker.benchEngine"),
 	}
 	for _, m := range markers {
 		if bytes.Contains(release.bytes, m) {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
 )
 
 func withNetwork(section, value string) string {

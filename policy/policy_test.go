@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
-	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
 )
 
 const validAllowlist = `version = 1

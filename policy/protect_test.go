@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
 )
 
 func TestProtectedExtendsAndTrims(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 // Section is one scheme's part of the policy file (its [table]), as the code every scheme
 // shares sees it: defaults, validation, the hash payload and the `network` key. Each scheme's
-// section type lives in the scheme's own directory (schemes/NAME/section) and registers itself
+// section type lives in the scheme's own directory (internal/schemes/NAME/section) and registers itself
 // there (RegisterSection); nothing in this package, and nothing outside the scheme's
 // directory, switches on a scheme's name. A section is a pointer to a struct whose TOML tags
 // are the [table]'s keys: Parse decodes the file into it.

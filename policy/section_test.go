@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	alsec "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/section"
-	dksec "github.com/mcpsandbox/mcpsandbox/schemes/docker/section"
-	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
-	wrapsec "github.com/mcpsandbox/mcpsandbox/schemes/wrap/section"
 )
 
 // toySection is a scheme section that exists only in this test: registering it is all it

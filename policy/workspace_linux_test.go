@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	sa "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	sa "github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox"
 )
 
 // The shared rule says what the allowlist scheme's own start-up check says, word for word, so

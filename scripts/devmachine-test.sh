@@ -13,8 +13,8 @@
 # Nothing real is touched: the "developer's HOME" is a scratch directory (Go's caches stay where
 # they are). Afterwards the script checks that no test wrote into that HOME.
 #
-#   sh scripts/devmachine-test.sh                 # ./cmd/... ./generate/... and e2e's Init|Wizard|CLI tests
-#   sh scripts/devmachine-test.sh ./serve/...     # other packages, same polluted machine
+#   sh scripts/devmachine-test.sh                 # ./cmd/... ./internal/generate/... and e2e's Init|Wizard|CLI tests
+#   sh scripts/devmachine-test.sh ./internal/serve/...     # other packages, same polluted machine
 #   RUN='Init' sh scripts/devmachine-test.sh      # a narrower e2e -run pattern
 set -eu
 cd "$(dirname "$0")/.."
@@ -74,7 +74,7 @@ status=0
 if [ $# -gt 0 ]; then
 	go test -race -tags testhooks -count=1 "$@" || status=$?
 else
-	go test -race -tags testhooks -count=1 ./cmd/... ./generate/... || status=$?
+	go test -race -tags testhooks -count=1 ./cmd/... ./internal/generate/... || status=$?
 	go test -race -tags testhooks -count=1 -run "${RUN:-Init|Wizard|CLI}" ./e2e/ || status=$?
 fi
 

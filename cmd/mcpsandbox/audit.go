@@ -9,7 +9,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/spf13/cobra"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 )
 
 // audit verify: an empty log says so plainly and exits 0; an intact one gives its head; an

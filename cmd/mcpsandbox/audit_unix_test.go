@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 )
 
 // runCLICtx is runCLI with a context (a signal's), giving up after limit.

@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mcpsandbox/mcpsandbox/harness"
-	"github.com/mcpsandbox/mcpsandbox/verify"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/spf13/cobra"
 )
 

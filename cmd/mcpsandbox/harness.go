@@ -12,11 +12,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/generate"
-	"github.com/mcpsandbox/mcpsandbox/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/scheme"
-	"github.com/mcpsandbox/mcpsandbox/schemes"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpsandbox/mcpsandbox/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 )
 
 // init's help lists every client id, in its text and in --client's usage; the list is made when

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mcpsandbox/mcpsandbox/scheme"
-	"github.com/mcpsandbox/mcpsandbox/schemes"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 )
 
 // checkNeeds checks what the chosen scheme needs before anything is written (its entry's Needs:

@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
-	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox/helper"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
 )
 
 func main() {

@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
-	"github.com/mcpsandbox/mcpsandbox/schemes/allowlist/sandbox/helper"
 )
 
 // TestMain lets this test binary stand in for mcpsandbox when a command re-executes itself

@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/scheme"
-	"github.com/mcpsandbox/mcpsandbox/schemes"
 	"github.com/spf13/cobra"
 )
 

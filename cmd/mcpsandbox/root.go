@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve"
 	"github.com/spf13/cobra"
 )
 

@@ -14,11 +14,11 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/scheme"
-	"github.com/mcpsandbox/mcpsandbox/serve"
-	"github.com/mcpsandbox/mcpsandbox/serve/audit"
-	"github.com/mcpsandbox/mcpsandbox/serve/egress"
 	"github.com/spf13/cobra"
 )
 

@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/harness"
-	"github.com/mcpsandbox/mcpsandbox/schemes"
-	"github.com/mcpsandbox/mcpsandbox/verify"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/spf13/cobra"
 )
 

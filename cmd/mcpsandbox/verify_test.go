@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	e2bsec "github.com/mcpsandbox/mcpsandbox/schemes/e2b/section"
+	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/schemes"
 )
 
 type verifyJSON struct {

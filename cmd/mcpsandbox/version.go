@@ -4,7 +4,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/mcpsandbox/mcpsandbox/serve"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve"
 )
 
 // The version `mcpsandbox version` prints and serve reports to clients (serverInfo.version)

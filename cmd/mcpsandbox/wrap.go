@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/policy"
-	"github.com/mcpsandbox/mcpsandbox/scheme"
-	"github.com/mcpsandbox/mcpsandbox/schemes"
 	"github.com/spf13/cobra"
 )
 

@@ -6,7 +6,7 @@ package bounds
 import (
 	"time"
 
-	"github.com/mcpsandbox/mcpsandbox/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 )
 
 // MaxLine bounds one inbound JSON-RPC line on stdio. A longer line is answered with an error

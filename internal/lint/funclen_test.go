@@ -22,12 +22,12 @@ var longAllowed = map[string]string{
 	// The vforked child runs on the parent's stack until it execs: it may make raw system calls
 	// only, no Go calls (a call could grow or split the shared stack), so it is straight-line by
 	// construction.
-	"schemes/allowlist/sandbox:rawChild": "post-vfork child: raw syscalls only, no calls",
+	"internal/schemes/allowlist/sandbox:rawChild": "post-vfork child: raw syscalls only, no calls",
 	// The helper's restriction sequence (mounts, egress socket, landlock ruleset, uid drop,
 	// parent-death signal, no_new_privs, dumpable, landlock, seccomp, rlimits, exec): its order is
 	// the security argument, read top to bottom in one frame; after the rlimits nothing may
 	// allocate, so the tail cannot move into helpers that might.
-	"schemes/allowlist/sandbox/helper:helper": "the ordered privilege-drop sequence",
+	"internal/schemes/allowlist/sandbox/helper:helper": "the ordered privilege-drop sequence",
 }
 
 // TestNoLongFunctions fails naming every function in a non-test, non-generated .go file that runs

@@ -10,7 +10,7 @@ import (
 // what each says. verify speaks of serve's fixed bounds through internal/bounds, never by
 // importing the MCP server.
 var notImported = []struct{ pkg, dep, why string }{
-	{"./verify", "github.com/mcpsandbox/mcpsandbox/serve", "verify reads serve's fixed bounds from internal/bounds, not from the MCP server package"},
+	{"./internal/verify", "github.com/mcpsandbox/mcpsandbox/internal/serve", "verify reads serve's fixed bounds from internal/bounds, not from the MCP server package"},
 }
 
 func TestPackagesDoNotImport(t *testing.T) {

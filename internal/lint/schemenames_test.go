@@ -17,8 +17,8 @@ import (
 
 // A scheme is one directory plus one registry line (DESIGN.md): code outside the scheme's own
 // directory asks the registry (schemes.Lookup, policy.Section) and never names a scheme. The
-// scheme's directory is schemes/<name>/ (its entry, its policy section in section/, its
-// executor in sandbox/); the registry is schemes/schemes.go. The schemes are the directories
+// scheme's directory is internal/schemes/<name>/ (its entry, its policy section in section/, its
+// executor in sandbox/); the registry is internal/schemes/schemes.go. The schemes are the directories
 // under schemes/ that hold a policy section (schemeDirs), so the scan needs no registry of its own.
 
 // schemeNamesAllowed are the places outside a scheme's own that still name it, as
@@ -33,16 +33,16 @@ type schemeName struct {
 	line       int
 }
 
-// schemeDirs are the schemes of the tree at root: the directories schemes/<name> holding a
-// policy section (schemes/<name>/section).
+// schemeDirs are the schemes of the tree at root: the directories internal/schemes/<name> holding a
+// policy section (internal/schemes/<name>/section).
 func schemeDirs(root string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(root, "schemes"))
+	ents, err := os.ReadDir(filepath.Join(root, "internal", "schemes"))
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, e := range ents {
-		if fi, err := os.Stat(filepath.Join(root, "schemes", e.Name(), "section")); err == nil && fi.IsDir() {
+		if fi, err := os.Stat(filepath.Join(root, "internal", "schemes", e.Name(), "section")); err == nil && fi.IsDir() {
 			out = append(out, e.Name())
 		}
 	}
@@ -85,13 +85,13 @@ func schemeNames(root string, schemes []string, words map[string]string) ([]sche
 				return filepath.SkipDir
 			}
 			for _, s := range schemes {
-				if rel == "schemes/"+s {
+				if rel == "internal/schemes/"+s {
 					return filepath.SkipDir
 				}
 			}
 			return nil
 		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || rel == "schemes/schemes.go" {
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || rel == "internal/schemes/schemes.go" {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
@@ -164,7 +164,7 @@ func TestSchemesNamedOnlyInTheirPlaces(t *testing.T) {
 func TestSchemeNamesFindsThem(t *testing.T) {
 	root := t.TempDir()
 	src := "package x\n\nvar a = \"toy\"\nvar b = policy.SchemeToy\nvar c = p.Toy.Size\nvar d = \"toys\"\nvar e = `toy`\n"
-	for _, f := range []string{"shared/x.go", "shared/x_test.go", "schemes/toy/x.go", "schemes/toy/sandbox/x.go", "schemes/toy/section/x.go", "policy/toy.go", "schemes/schemes.go"} {
+	for _, f := range []string{"shared/x.go", "shared/x_test.go", "internal/schemes/toy/x.go", "internal/schemes/toy/sandbox/x.go", "internal/schemes/toy/section/x.go", "policy/toy.go", "internal/schemes/schemes.go"} {
 		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o755); err != nil {
 			t.Fatal(err)
 		}

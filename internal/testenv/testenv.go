@@ -19,7 +19,7 @@ import (
 )
 
 // ClientCLIs are the binaries init's client detection looks for on PATH (the "bin:" entries of
-// templates/clients.toml; generate's tests check that this list covers them).
+// internal/templates/clients.toml; generate's tests check that this list covers them).
 var ClientCLIs = []string{"claude", "codex", "gemini", "cursor", "code", "windsurf"}
 
 // XDGVars are the XDG base directories a test binary gets for itself.

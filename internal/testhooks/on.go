@@ -7,7 +7,7 @@ import "os"
 // Build is true only in a build with the "testhooks" tag.
 const Build = true
 
-// StandInsVar is the egress stand-in hook (serve/egress reads it; the harness and the tests set
+// StandInsVar is the egress stand-in hook (internal/serve/egress reads it; the harness and the tests set
 // it): "name=ip[:port],...". It exists only in test builds: a release binary neither reads nor
 // names it, and the release-binary test (mutants/testhooks_test.go) checks that.
 const StandInsVar = "MCPSANDBOX_EGRESS_STANDINS"

@@ -1,0 +1,233 @@
+package generate
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/BurntSushi/toml"
+	"github.com/mcpsandbox/mcpsandbox/internal/templates"
+)
+
+// Client is one MCP client init can configure (internal/templates/clients.toml).
+type Client struct {
+	ID           string              `toml:"id"`
+	Name         string              `toml:"name"`
+	Format       string              `toml:"format"` // "json" or "toml"
+	Key          string              `toml:"key"`    // the object (JSON) or table (TOML) holding servers
+	DefaultScope string              `toml:"default_scope"`
+	Detect       []string            `toml:"detect"`
+	Entry        map[string]any      `toml:"entry"` // extra fields of a server entry
+	Paths        map[string]string   `toml:"paths"` // scope -> path pattern
+	Keys         map[string][]string `toml:"keys"`  // scope -> where the servers object sits, when not at Key
+	About        map[string]string   `toml:"about"` // scope -> what it means, said when init writes it
+	HTTP         *HTTPFormat         `toml:"http"`  // nil: no HTTP entries (NoHTTP says why)
+	NoHTTP       string              `toml:"no_http"`
+	Env          *EnvFormat          `toml:"env"`   // nil: servers get the client's own environment
+	After        string              `toml:"after"` // a step of the client's own before it starts the server
+
+	KeyPath []string `toml:"-"` // resolved for a target: Keys[scope] with {project} expanded
+}
+
+// HTTPFormat is how a client's config names a server it reaches over streamable HTTP.
+type HTTPFormat struct {
+	URLKey   string `toml:"url"`       // the key holding the URL
+	Type     string `toml:"type"`      // the entry's "type" ("" = none)
+	Auth     string `toml:"auth"`      // Authorization value in the client's variable syntax; {var} = the variable
+	TokenVar string `toml:"token_var"` // instead of a header: the key naming the token's variable
+}
+
+// Clients is the catalogue, in file order (decoded on first use).
+var Clients = sync.OnceValue(func() []Client {
+	var v struct{ Client []Client }
+	b, err := templates.FS.ReadFile("clients.toml")
+	if err == nil {
+		_, err = toml.Decode(string(b), &v)
+	}
+	if err != nil {
+		panic("internal/templates/clients.toml: " + err.Error()) // embedded data: a build-time mistake
+	}
+	return v.Client
+})
+
+// ClientIDs lists the ids, with their non-default scopes as id:scope.
+func ClientIDs() []string {
+	var ids []string
+	for _, c := range Clients() {
+		ids = append(ids, c.ID)
+		for _, s := range c.Scopes() {
+			if s != c.Scope() {
+				ids = append(ids, c.ID+":"+s)
+			}
+		}
+	}
+	return ids
+}
+
+// Scope is the client's default scope.
+func (c Client) Scope() string {
+	if c.DefaultScope != "" {
+		return c.DefaultScope
+	}
+	return "user"
+}
+
+// Scopes lists where the client keeps configs.
+func (c Client) Scopes() []string {
+	var s []string
+	for k := range c.Paths {
+		s = append(s, k)
+	}
+	slices.Sort(s)
+	return s
+}
+
+// Target is one config file to write: a client in a scope.
+type Target struct {
+	Client Client
+	Scope  string
+	Path   string
+}
+
+// Env is where paths resolve: the home, config and project directories, and the OS.
+type Env struct {
+	Home, ConfigDir, Project, GOOS string
+	LookPath                       func(string) (string, error)
+}
+
+// HostEnv is this machine's Env.
+func HostEnv(project string) (Env, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return Env{}, fmt.Errorf("find your home directory: %w (set $HOME)", err)
+	}
+	e := Env{Home: home, Project: project, GOOS: runtime.GOOS, LookPath: exec.LookPath}
+	switch runtime.GOOS {
+	case "darwin":
+		e.ConfigDir = filepath.Join(home, "Library", "Application Support")
+	case "windows":
+		e.ConfigDir = os.Getenv("APPDATA")
+	default:
+		e.ConfigDir = os.Getenv("XDG_CONFIG_HOME")
+		if e.ConfigDir == "" {
+			e.ConfigDir = filepath.Join(home, ".config")
+		}
+	}
+	return e, nil
+}
+
+func (e Env) expand(pat string) string {
+	pat = strings.ReplaceAll(pat, "{config}", e.ConfigDir)
+	pat = strings.ReplaceAll(pat, "{project}", e.Project)
+	if strings.HasPrefix(pat, "~/") {
+		pat = filepath.Join(e.Home, pat[2:])
+	}
+	return filepath.FromSlash(pat)
+}
+
+// ResolveTarget turns "id" or "id:scope" into the config file to write.
+func ResolveTarget(spec string, e Env) (Target, error) {
+	id, scope, _ := strings.Cut(spec, ":")
+	clients := Clients()
+	i := slices.IndexFunc(clients, func(c Client) bool { return c.ID == id })
+	if i < 0 {
+		return Target{}, fmt.Errorf("client %q is unknown: use one of %s", spec, strings.Join(ClientIDs(), ", "))
+	}
+	c := clients[i]
+	if scope == "" {
+		scope = c.Scope()
+	}
+	pat, ok := c.Paths[scope]
+	if !ok {
+		return Target{}, fmt.Errorf("client %s has no %q scope: use %s", id, scope, strings.Join(c.Scopes(), " or "))
+	}
+	if keys, ok := c.Keys[scope]; ok {
+		c.KeyPath = make([]string, len(keys))
+		for i, k := range keys {
+			if k == "{project}" {
+				// Claude Code keys projects by the directory's real path, as getcwd gives it.
+				k = e.Project
+				if r, err := filepath.EvalSymlinks(k); err == nil {
+					k = r
+				}
+			}
+			c.KeyPath[i] = k
+		}
+	}
+	return Target{Client: c, Scope: scope, Path: e.expand(pat)}, nil
+}
+
+// About says what the target's scope means ("" when the catalogue does not say).
+func (t Target) About() string { return t.Client.About[t.Scope] }
+
+// Where names the file, and the place inside it when the servers sit deeper than one key.
+func (t Target) Where() string {
+	if len(t.Client.KeyPath) > 1 {
+		return fmt.Sprintf("%s (under %s)", t.Path, strings.Join(t.Client.KeyPath, " → "))
+	}
+	return t.Path
+}
+
+// Detect lists the clients that look installed here: a config directory or a binary on PATH.
+func Detect(e Env) []string {
+	var found []string
+	for _, c := range Clients() {
+		for _, d := range c.Detect {
+			hit := false
+			if bin, ok := strings.CutPrefix(d, "bin:"); ok {
+				if e.LookPath != nil {
+					_, err := e.LookPath(bin)
+					hit = err == nil
+				}
+			} else if _, err := os.Stat(e.expand(d)); err == nil {
+				hit = true
+			}
+			if hit {
+				found = append(found, c.ID)
+				break
+			}
+		}
+	}
+	return found
+}
+
+// ServerEntry is what a client runs: this binary, serve, the policy, and the names of the
+// variables serve needs from the client's environment (the e2b key). With URL set it is instead
+// a server the client reaches over streamable HTTP, sending the bearer token it reads from the
+// environment variable TokenEnv ("" = no token): the token itself is never written.
+type ServerEntry struct {
+	Command string
+	Args    []string
+	Env     []string // variables the server needs from the client: their names, in its syntax
+
+	URL      string
+	TokenEnv string
+}
+
+// NewHTTPEntry is the entry for a running `serve --http` at url.
+func NewHTTPEntry(url, tokenEnv string) ServerEntry { return ServerEntry{URL: url, TokenEnv: tokenEnv} }
+
+// HTTPError: the client has no way to reach a server over HTTP from its config file.
+type HTTPError struct{ Client Client }
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("client %s cannot take an HTTP entry: %s", e.Client.ID, e.Client.NoHTTP)
+}
+
+// CheckHTTP refuses an HTTP entry for a client that has none.
+func (c Client) CheckHTTP(e ServerEntry) error {
+	if e.URL != "" && c.HTTP == nil {
+		return &HTTPError{Client: c}
+	}
+	return nil
+}
+
+// NewServerEntry is the entry for a policy file, both paths absolute.
+func NewServerEntry(bin, policyPath string) ServerEntry {
+	return ServerEntry{Command: bin, Args: []string{"serve", "--policy", policyPath}}
+}

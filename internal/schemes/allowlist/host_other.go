@@ -1,0 +1,17 @@
+//go:build !linux
+
+package allowlist
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+)
+
+// hostChecks: the allowlist scheme's layers are Linux kernel features; here only the docker
+// and e2b schemes can serve.
+func hostChecks(context.Context) []verify.Check {
+	return []verify.Check{{Name: "kernel", Value: runtime.GOOS,
+		Advice: "the allowlist scheme needs Linux (Landlock, seccomp, namespaces); use the docker scheme (Docker Desktop) or e2b here"}}
+}

@@ -1,0 +1,95 @@
+package allowlist
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// commandOptions: the common tools found here.
+func commandOptions(*generate.Answers) []string { return generate.AvailableTools() }
+
+func interpretersIn(allow []string) []string {
+	var out []string
+	for _, n := range allow {
+		if policy.IsInterpreter(filepath.Base(n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Questions: the workspace, the commands (the common ones found here, then any others), a
+// confirmation for an interpreter, and the network.
+func (w *Answers) Questions() []generate.Question { return questions }
+
+var questions = append([]generate.Question{
+	{Flag: "workspace", Kind: generate.Input, Message: generate.Msg("Workspace (the commands' working directory, the only place they may write):"),
+		Default: func(a *generate.Answers, e generate.Env) any {
+			if ws := Own(a).Workspace; ws != "" {
+				return ws
+			}
+			return filepath.Join(e.Home, "ai-workspace")
+		},
+		Validate: func(_ *generate.Answers, v string, e generate.Env) error {
+			return generate.CheckWorkspace(generate.ExpandHome(v, e.Home), e.Home)
+		},
+		Set: func(a *generate.Answers, v any) { Own(a).Workspace = v.(string) }},
+	{Flag: "allow", Kind: generate.MultiSelect, Message: generate.Msg("Commands to allow (each is pinned by path and sha256):"), Options: commandOptions,
+		Describe: func(v string) string {
+			if policy.IsInterpreter(v) {
+				return "runs any code: arbitrary code execution"
+			}
+			return ""
+		},
+		Default: func(a *generate.Answers, _ generate.Env) any {
+			opts := commandOptions(a)
+			var d []string
+			for _, n := range Own(a).Allow {
+				if slices.Contains(opts, n) {
+					d = append(d, n)
+				}
+			}
+			return d
+		},
+		Set: func(a *generate.Answers, v any) { // the chosen ones, then those the list does not offer
+			w, opts := Own(a), commandOptions(a)
+			extra := slices.DeleteFunc(slices.Clone(w.Allow), func(n string) bool { return slices.Contains(opts, n) })
+			w.Allow = append(slices.Clone(v.([]string)), extra...)
+		}, PageSize: 12},
+	{Flag: "allow", Kind: generate.Input, Message: generate.Msg("More commands (names or absolute paths, comma-separated; empty for none):"),
+		Default: func(a *generate.Answers, _ generate.Env) any {
+			opts := commandOptions(a)
+			return strings.Join(slices.DeleteFunc(slices.Clone(Own(a).Allow), func(n string) bool { return slices.Contains(opts, n) }), ",")
+		},
+		Validate: func(_ *generate.Answers, v string, _ generate.Env) error {
+			for _, n := range generate.SplitList(v) {
+				if _, err := generate.Pin(n); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Set: func(a *generate.Answers, v any) {
+			w, opts := Own(a), commandOptions(a)
+			w.Allow = append(slices.DeleteFunc(w.Allow, func(n string) bool { return !slices.Contains(opts, n) }), generate.SplitList(v.(string))...)
+		}},
+	{Flag: "allow", Kind: generate.Confirm,
+		When: func(a *generate.Answers) bool { return len(interpretersIn(Own(a).Allow)) > 0 },
+		Message: func(a *generate.Answers) string {
+			i := strings.Join(interpretersIn(Own(a).Allow), ", ")
+			return fmt.Sprintf("%s runs any code it is given: the allowlist would pin nothing. The docker scheme is the safe way to run code. Keep %s anyway?", i, i)
+		},
+		Default: func(*generate.Answers, generate.Env) any { return false },
+		Set: func(a *generate.Answers, v any) {
+			if !v.(bool) {
+				w := Own(a)
+				i := interpretersIn(w.Allow)
+				w.Allow = slices.DeleteFunc(w.Allow, func(n string) bool { return slices.Contains(i, n) })
+			}
+		}},
+}, generate.NetQuestions("commands", "every host: TCP, UDP, DNS and unix sockets on the host (verify flags it, MS107)")...)

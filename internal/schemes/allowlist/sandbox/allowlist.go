@@ -1,0 +1,789 @@
+//go:build linux
+
+// Package sandbox is the allowlist scheme's executor, the hardened host-exec scheme: run_allowed_command runs only pinned
+// binaries, by file descriptor, in a clean environment, confined by the kernel (namespaces,
+// Landlock, seccomp, rlimits, an unprivileged uid) through a re-exec'd helper.
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
+)
+
+// FixedPATH is the only PATH commands see; the workspace is never on it.
+const FixedPATH = "/usr/local/bin:/usr/bin:/bin"
+
+// System locations every dynamically linked binary may read (never write, never execute).
+var (
+	systemReadDirs  = []string{"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/ssl/certs", "/usr/share/zoneinfo"}
+	systemReadFiles = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/nsswitch.conf", "/etc/mime.types"}
+	devFiles        = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+)
+
+const (
+	maxArgs      = 256
+	maxArgsBytes = 256 << 10
+	nice         = 10
+)
+
+// Options configure New.
+type Options struct {
+	// HelperPath is the mcpsandbox binary to re-exec as the helper; "" = this executable.
+	HelperPath string
+	Logger     *slog.Logger
+	// network by name: how the egress proxy is built (egress_linux.go)
+	egressOptions
+	// viaHelper: tests run calls through the exec helper even where serve would start them
+	// directly (rawexec_linux.go), so both ways stay tested.
+	viaHelper bool
+	// Lazy: no layer probe at New; StartServer starts its command under the strongest layers
+	// and probes only if that fails (a wrapped server starts one helper sooner).
+	Lazy bool
+	// DeferProbe: the layer probe starts at Begin, or when Ready, Layers or a call first needs
+	// it, instead of at New: serve answers initialize and tools/list before the probe's helper
+	// processes take the CPUs (serve.Run calls Begin after them). Every call still waits for
+	// the probe, and a failed probe still stops serve.
+	DeferProbe bool
+}
+
+// Executor implements executor.Executor for the allowlist scheme.
+type Executor struct {
+	pol     *policy.Policy
+	al      *alsec.Allowlist
+	ws      string // workspace, symlinks resolved
+	helper  string
+	log     *slog.Logger
+	cmds    map[string]*pinned
+	names   []string
+	uid     int
+	gid     int
+	dropUID bool
+	attr    nsAttr
+	// viaHelper: run every call through the exec helper (Options.viaHelper).
+	viaHelper bool
+	lazy      bool // Options.Lazy, until the first StartServer
+	probe     helper.ProbeReport
+	// probed is closed when the layer probe has finished (probeErr says how): the probe runs
+	// while the client initializes, so start-up does not wait for a helper process.
+	probed   chan struct{}
+	probeErr error
+	// begin is closed when the probe may start (Options.DeferProbe: at Begin; else at New).
+	begin     chan struct{}
+	beginOnce sync.Once
+	// layerRoot holds the calls' workspace layers; "" = no transactional workspace here, and
+	// layerWhy says why (layer_linux.go).
+	layerRoot, layerWhy string
+	warm                chan *helperProc // at most one pre-started helper: its start-up is off the call's path
+	netns               chan *os.File    // prepared network namespaces for direct starts (netns_linux.go); nil: none
+	netnsFilling        atomic.Bool
+	layers              chan preparedLayer // workspace layers made ahead of calls (layerpool_linux.go)
+	layersFilling       atomic.Bool
+	egress              *egress // nil: the policy lists no hosts (egress_linux.go)
+	closed              atomic.Bool
+
+	protect     []protPat       // the effective protect list
+	globalHooks []string        // core.hooksPath values of the host's system and global git config
+	home        string          // the server user's home, for "~/" in git config
+	protNames   map[string]bool // literal protect names matched at any depth
+	protMu      sync.Mutex
+	protBase    map[string]string // the workspace's top-level protected roots, cached under protBaseKey
+	protBaseKey string
+}
+
+type pinned struct {
+	policy.Command
+	exec     []string // files the command may execute: itself and its ELF interpreter
+	readDirs []string // its install prefix (e.g. a pyenv version dir)
+	denyRe   []denyPattern
+	model    *optModel // how the binary parses its options; nil = judged conservatively
+	// interpreter: it runs code it is given (policy.IsInterpreter), so what it writes is not
+	// in its arguments.
+	interpreter bool
+
+	mu    sync.Mutex
+	key   fileKey // identity of the file last hashed
+	hash  string
+	match bool
+}
+
+type fileKey struct {
+	dev, ino             uint64
+	size                 int64
+	mtimeNsec, ctimeNsec int64
+}
+
+// New checks the policy against this host and probes which isolation layers work here.
+func New(p *policy.Policy, o Options) (*Executor, error) {
+	if p.Scheme != alsec.Name {
+		return nil, fmt.Errorf("allowlist executor given a %q policy", p.Scheme)
+	}
+	e := &Executor{pol: p, al: alsec.Of(p), helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}, viaHelper: o.viaHelper}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.helper == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the mcpsandbox binary to use as exec helper: %w", err)
+		}
+		e.helper = exe
+	}
+	if p.File != "" {
+		if err := policy.CheckFileSafe(p.File); err != nil {
+			return nil, fmt.Errorf("refusing to serve: %w", err)
+		}
+	}
+	ws, err := filepath.EvalSymlinks(alsec.Of(p).Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w (create it: mkdir -p %s)", alsec.Of(p).Workspace, err, alsec.Of(p).Workspace)
+	}
+	st, err := os.Stat(ws)
+	if err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("workspace %s is not a directory (fix allowlist.workspace)", ws)
+	}
+	e.home, _ = os.UserHomeDir()
+	if err := checkWorkspace(alsec.Of(p).Workspace, ws); err != nil {
+		return nil, err
+	}
+	e.ws = ws
+	e.log.Info("allowlist workspace", "configured", alsec.Of(p).Workspace, "resolved", ws)
+	if e.protect, err = compileProtect(alsec.Of(p).Protected()); err != nil {
+		return nil, fmt.Errorf("allowlist.protect: %w", err)
+	}
+	e.protNames = protNames(e.protect)
+	e.globalHooks = globalGitHooks(e.home)
+	if err := e.chooseUser(st); err != nil {
+		return nil, err
+	}
+	pcs, err := pinAll(alsec.Of(p).Commands)
+	if err != nil {
+		return nil, err
+	}
+	for _, pc := range pcs {
+		e.cmds[pc.Name] = pc
+		e.names = append(e.names, pc.Name)
+	}
+	if e.egress, err = newEgress(p, o); err != nil {
+		return nil, err
+	}
+	e.warm = make(chan *helperProc, 1)
+	e.netns = make(chan *os.File, netnsReady)
+	e.layers = make(chan preparedLayer, 1)
+	e.probed = make(chan struct{})
+	e.begin = make(chan struct{})
+	if !o.DeferProbe {
+		e.Begin()
+	}
+	if o.Lazy {
+		e.lazy = true // server_linux.go: the first StartServer tries the strongest layers before any probe
+		return e, nil
+	}
+	go func() {
+		<-e.begin
+		e.probeErr = e.probeLayers()
+		if e.probeErr == nil {
+			e.probeWorkspaceLayer()
+		}
+		close(e.probed)
+		if e.probeErr == nil && !e.directOK() { // a direct start needs no warm helper
+			e.refill(int(p.Limits.MaxOutputBytes))
+		}
+		if e.probeErr == nil && e.directOK() && e.attr.has(unix.CLONE_NEWNET) {
+			e.prepareNetNS()
+		}
+		e.prepareLayer()
+	}()
+	return e, nil
+}
+
+// Ready waits for the layer probe and reports whether commands can run on this host. serve
+// stops with this error when it is not nil; calls wait for it.
+func (e *Executor) Ready() error {
+	e.Begin()
+	<-e.probed
+	return e.probeErr
+}
+
+// Begin lets a deferred layer probe start (Options.DeferProbe); it is a no-op once started.
+func (e *Executor) Begin() { e.beginOnce.Do(func() { close(e.begin) }) }
+
+func (e *Executor) chooseUser(ws os.FileInfo) error {
+	if os.Geteuid() != 0 {
+		e.uid, e.gid = os.Geteuid(), os.Getegid()
+		return nil
+	}
+	e.dropUID = true
+	if e.al.User != "" {
+		u, g, _ := strings.Cut(e.al.User, ":")
+		e.uid, _ = strconv.Atoi(u)
+		e.gid, _ = strconv.Atoi(g)
+	} else if sys, ok := ws.Sys().(*syscall.Stat_t); ok && sys.Uid != 0 {
+		e.uid, e.gid = int(sys.Uid), int(sys.Gid) // the workspace's owner: the one who can use its files
+	} else {
+		e.uid, e.gid = 65534, 65534
+	}
+	if e.uid == 0 {
+		return errors.New("allowlist.user is root: commands must not run as root (use e.g. \"65534:65534\")")
+	}
+	return nil
+}
+
+// pin validates one command at startup: safe location, an ELF binary, and its exec dependencies.
+// pinAll pins the commands and refuses an interpreter under another name, as one loop in policy
+// order would, and reports the same first failure; the pins and the interpreter index (its
+// stats) run side by side, on the way to serve's first answer.
+func pinAll(cs []policy.Command) ([]*pinned, error) {
+	type result struct {
+		pc  *pinned
+		err error
+	}
+	interp := make(chan *interpreterIndex, 1)
+	go func() { interp <- knownInterpreters() }()
+	rs := make([]chan result, len(cs))
+	for i, c := range cs {
+		rs[i] = make(chan result, 1)
+		go func() {
+			pc, err := pin(c)
+			rs[i] <- result{pc, err}
+		}()
+	}
+	ix := <-interp
+	out := make([]*pinned, 0, len(cs))
+	var first error
+	for i, c := range cs {
+		r := <-rs[i] // every pin is waited for, even after a failure: none outlives New
+		if first != nil {
+			continue
+		}
+		if first = r.err; first == nil {
+			first = ix.check(r.pc)
+		}
+		if first == nil {
+			r.pc.interpreter = policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(r.pc.exec[0]))
+			out = append(out, r.pc)
+		}
+	}
+	return out, first
+}
+
+func pin(c policy.Command) (*pinned, error) {
+	real, err := filepath.EvalSymlinks(c.Path)
+	if err != nil {
+		return nil, fmt.Errorf("allowlisted command %q: %w (fix its path, or re-run mcpsandbox init)", c.Name, err)
+	}
+	for _, p := range []string{c.Path, real} {
+		if err := CheckOwnership(p); err != nil {
+			return nil, fmt.Errorf("allowlisted command %q: %w", c.Name, err)
+		}
+	}
+	pc := &pinned{Command: c, exec: []string{real}, model: models[filepath.Base(real)]}
+	if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("allowlisted command %q: %s is not a regular file (fix its path, or re-run mcpsandbox init)", c.Name, real)
+	}
+	f, err := elf.Open(real)
+	if err != nil {
+		return nil, fmt.Errorf("allowlisted command %q: %s is not an ELF binary (%v); a script cannot be pinned safely — allowlist its interpreter's real binary instead", c.Name, real, err)
+	}
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			b, _ := io.ReadAll(prog.Open())
+			if interp, err := filepath.EvalSymlinks(string(bytes.TrimRight(b, "\x00"))); err == nil {
+				pc.exec = append(pc.exec, interp)
+			}
+		}
+	}
+	f.Close()
+	// The install prefix (bin/..) holds what the binary loads at run time (e.g. a Python stdlib).
+	if prefix := filepath.Dir(filepath.Dir(real)); prefix != "/" {
+		pc.readDirs = append(pc.readDirs, prefix)
+	}
+	for _, g := range c.DenyArgs {
+		d, err := compileDeny(g)
+		if err != nil {
+			return nil, fmt.Errorf("allowlisted command %q: deny_args %q: %w", c.Name, g, err)
+		}
+		pc.denyRe = append(pc.denyRe, d)
+	}
+	return pc, nil
+}
+
+// CheckOwnership refuses a binary that someone other than root or us could replace: the file and
+// every directory above it must be owned by root or the server's user and not writable by others
+// (a sticky directory is fine: others cannot rename what they do not own).
+func CheckOwnership(path string) error {
+	me := uint32(os.Geteuid())
+	for p := path; ; p = filepath.Dir(p) {
+		st, err := os.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", p, err)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		if sys.Uid != 0 && sys.Uid != me {
+			return fmt.Errorf("%s is owned by uid %d, who could replace the binary (move the binary to a root-owned location)", p, sys.Uid)
+		}
+		mode := st.Mode()
+		sticky := mode&os.ModeSticky != 0 && mode.IsDir() && p != path
+		if mode&0o002 != 0 && mode&os.ModeSymlink == 0 && !sticky {
+			return fmt.Errorf("%s is world-writable, so anyone could replace the binary (chmod o-w %s)", p, p)
+		}
+		if mode&0o020 != 0 && mode&os.ModeSymlink == 0 && sys.Gid != 0 && !sticky {
+			return fmt.Errorf("%s is writable by group %d, who could replace the binary (chmod g-w %s)", p, sys.Gid, p)
+		}
+		if p == "/" {
+			return nil
+		}
+	}
+}
+
+// Tools implements executor.Executor.
+func (e *Executor) Tools() []executor.Tool {
+	names := slices.Clone(e.names)
+	desc := fmt.Sprintf("Run one allowlisted program (%s) with arguments, in the workspace directory. "+
+		"No shell: arguments are passed literally (no globbing, pipes or redirection). Paths must stay inside the workspace.",
+		strings.Join(names, ", "))
+	return append([]executor.Tool{{
+		Name:        "run_allowed_command",
+		Title:       "Run an allowlisted command",
+		Description: desc,
+		InputSchema: executor.InputSchema[callArgs](func(s *jsonschema.Schema) {
+			for _, n := range names {
+				s.Properties["command"].Enum = append(s.Properties["command"].Enum, n)
+			}
+			s.Properties["args"].MaxItems = jsonschema.Ptr(maxArgs)
+		}),
+		Annotations: &mcp.ToolAnnotations{
+			Title:           "Run an allowlisted command",
+			ReadOnlyHint:    false, // commands may write inside the workspace
+			DestructiveHint: nil,   // default true: a command may overwrite workspace files
+			IdempotentHint:  false,
+			OpenWorldHint:   e.openWorld(),
+		},
+		Run: e.run,
+	}}, e.fileTools()...)
+}
+
+// Close implements executor.Executor: the warm helper is stopped.
+func (e *Executor) Close() error {
+	e.closed.Store(true)
+	e.closeNetNS()
+	e.closeLayers()
+	for {
+		select {
+		case h := <-e.warm:
+			h.discard()
+		default:
+			return nil
+		}
+	}
+}
+
+type callArgs struct {
+	Command string   `json:"command" jsonschema:"which allowlisted program to run"`
+	Args    []string `json:"args,omitempty" jsonschema:"arguments, passed literally; relative paths are relative to the workspace"`
+}
+
+func (e *Executor) run(ctx context.Context, c executor.Call) (*executor.Result, error) {
+	var a callArgs
+	if err := executor.DecodeArgs(c.Args, &a); err != nil {
+		return nil, err
+	}
+	pc, ok := e.cmds[a.Command]
+	if !ok {
+		return nil, executor.Refuse("allowlist.commands", "%q is not allowlisted (allowed: %s)", a.Command, strings.Join(e.names, ", "))
+	}
+	chk, err := e.checkArgs(pc, a.Args)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Ready(); err != nil {
+		return nil, err
+	}
+	if pc.interpreter && e.attr.has(unix.CLONE_NEWNS) && !mutated("nested-protect") {
+		// What an interpreter writes is not in its arguments: protected paths below the top
+		// level are mounted read-only for its call too.
+		more, linked, err := e.nestedProtected()
+		if err != nil {
+			return nil, err
+		}
+		chk.roBinds = append(chk.roBinds, more...)
+		chk.hidden = linked
+	}
+	bin, err := pc.open()
+	if err != nil {
+		return nil, err
+	}
+	defer bin.Close()
+	return e.inLayer(ctx, c, chk, func(ctx context.Context) (*executor.Result, error) {
+		return e.spawn(ctx, c, pc, bin, a.Args, chk, false)
+	})
+}
+
+// open opens the binary and checks its sha256 on the open file, which is the file that will be
+// exec'd (by descriptor), so nothing can be swapped in between. Hashes are cached by file identity.
+func (p *pinned) open() (*os.File, error) {
+	// The path the command resolved to when serve started, not a link put in its place since
+	// (O_NOFOLLOW), and never waiting on a FIFO put there (O_NONBLOCK; regular files only).
+	real := p.exec[0]
+	f, err := os.OpenFile(real, os.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) {
+			return nil, executor.Refuse("allowlist.commands["+p.Name+"].path",
+				"%s was replaced by a symbolic link since serve started; restart serve (and re-pin with mcpsandbox init if the change is legitimate)", real)
+		}
+		return nil, fmt.Errorf("open pinned binary %s: %w", real, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat pinned binary %s: %w", real, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, executor.Refuse("allowlist.commands["+p.Name+"].path", "%s is no longer a regular file; restore the binary (and re-pin with mcpsandbox init)", real)
+	}
+	key := mutateKey(fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hash == "" || p.key != key {
+		h := sha256.New()
+		if _, err := io.Copy(h, io.NewSectionReader(f, 0, st.Size)); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("hash pinned binary %s: %w", p.Path, err)
+		}
+		p.key, p.hash = key, hex.EncodeToString(h.Sum(nil))
+		p.match = p.hash == p.SHA256
+	}
+	if !p.match && !mutated("sha256") {
+		f.Close()
+		return nil, executor.Refuse("allowlist.commands["+p.Name+"].sha256",
+			"%s changed since it was pinned (sha256 now %.16s…, pinned %.16s…); if the change is legitimate, re-pin it with mcpsandbox init", p.Path, p.hash, p.SHA256)
+	}
+	return f, nil
+}
+
+// helperProc is a started helper waiting for its spec.
+type helperProc struct {
+	cmd            *exec.Cmd
+	ctl            *os.File // server end of the spec socket
+	stdout, stderr *executor.CapBuffer
+	// mntNS holds the helper's mount namespace: when the call's last process exits, the kernel
+	// would tear the namespace down (unmounting the private /tmp, waiting out RCU grace periods)
+	// in the exit path, before the parent's wait returns. Holding a reference moves that work to
+	// the close of this descriptor, done off the call's path.
+	mntNS *os.File
+}
+
+// release drops the hold on the mount namespace in the background.
+func (h *helperProc) release() {
+	if h.mntNS != nil {
+		go h.mntNS.Close()
+		h.mntNS = nil
+	}
+}
+
+// startHelper starts a helper in its namespaces; it blocks until handed a spec.
+func (e *Executor) startHelper(maxOutput int) (*helperProc, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("spec socket: %w", err)
+	}
+	ctl, child := os.NewFile(uintptr(fds[0]), "spec-ctl"), os.NewFile(uintptr(fds[1]), "spec")
+	defer child.Close()
+	h := &helperProc{ctl: ctl, stdout: &executor.CapBuffer{Limit: maxOutput}, stderr: &executor.CapBuffer{Limit: maxOutput}}
+	cmd := exec.Command(e.helper, helper.Arg)
+	// The helper needs nothing, and must not carry the server's secrets. One P: the helper runs
+	// one thread of work, and fewer runtime threads start (and die at the exec) faster.
+	cmd.Env = append([]string{"GOMAXPROCS=1"}, mutant.HelperEnv()...)
+	cmd.Dir = "/"
+	cmd.Stdout, cmd.Stderr = h.stdout, h.stderr
+	cmd.ExtraFiles = []*os.File{child}
+	cmd.SysProcAttr = e.attr.sysProcAttr()
+	e.egress.procAttr(e.attr, cmd.SysProcAttr)
+	cmd.WaitDelay = 250 * time.Millisecond // a descendant holding stdout open must not hang the call
+	if err := cmd.Start(); err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("start exec helper %s: %w", e.helper, err)
+	}
+	h.cmd = cmd
+	if e.attr.has(unix.CLONE_NEWNS) {
+		h.mntNS, _ = os.Open(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
+	}
+	return h, nil
+}
+
+// kill ends the helper's whole tree: it is PID 1 of its namespace (when namespaces work), and
+// the group kill covers hosts without a PID namespace.
+func (h *helperProc) kill() {
+	groupKill(h.cmd.Process.Pid)
+	_ = h.cmd.Process.Kill()
+}
+
+// helperFor takes the warm helper if there is one (starting its replacement in the background),
+// else starts one now.
+func (e *Executor) helperFor(maxOutput int) (*helperProc, error) {
+	select {
+	case h := <-e.warm:
+		go e.refill(maxOutput)
+		return h, nil
+	default:
+		return e.startHelper(maxOutput)
+	}
+}
+
+func (e *Executor) refill(maxOutput int) {
+	if e.closed.Load() {
+		return
+	}
+	h, err := e.startIdle(maxOutput)
+	if err != nil {
+		e.log.Warn("could not pre-start an exec helper", "err", err)
+		return
+	}
+	select {
+	case e.warm <- h:
+	default:
+		h.discard()
+	}
+}
+
+// startIdle starts a warm helper at the lowest CPU priority, so that its start-up (the Go
+// runtime's) yields to the call running now; the helper takes its priority back the moment a
+// call is handed to it (it is root until it drops its uid). A process inherits the priority of
+// the thread that starts it, so this thread's is lowered for the start and restored after.
+// The thread must live on: the helper's parent-death signal fires when the thread that started
+// it exits. Only as root (the only case where the helper and this thread can raise it back).
+func (e *Executor) startIdle(maxOutput int) (*helperProc, error) {
+	if !e.dropUID {
+		return e.startHelper(maxOutput)
+	}
+	runtime.LockOSThread()
+	tid := unix.Gettid()
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, tid) // the kernel's 20 - nice
+	if err != nil || unix.Setpriority(unix.PRIO_PROCESS, tid, 19) != nil {
+		runtime.UnlockOSThread()
+		return e.startHelper(maxOutput)
+	}
+	h, err := e.startHelper(maxOutput)
+	if rerr := unix.Setpriority(unix.PRIO_PROCESS, tid, 20-prio); rerr != nil {
+		// This thread stays slow: it ends with this goroutine (still locked), which ends the
+		// helper it started too (parent-death signal); the next call starts its own.
+		if h != nil {
+			h.discard()
+		}
+		return nil, fmt.Errorf("restore the priority of serve's thread after starting a warm helper: %w", rerr)
+	}
+	runtime.UnlockOSThread()
+	return h, err
+}
+
+func (h *helperProc) discard() {
+	h.ctl.Close()
+	h.kill()
+	_ = h.cmd.Wait()
+	h.release()
+}
+
+// spawn hands a helper the spec and the binary, and collects the result. chk is what the
+// argument check found (nil for the probe).
+func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *os.File, args []string, chk *checked, probe bool) (*executor.Result, error) {
+	spec := e.spec(pc, c, args, probe)
+	if chk != nil {
+		spec.ROBinds = append(spec.ROBinds, chk.roBinds...)
+		spec.Overlay = chk.overlay
+	}
+	if !spec.Mounts && !probe {
+		// No mount namespace here: a per-call directory only this call's Landlock rules allow
+		// stands in for /tmp, removed when the call ends.
+		tmp, err := os.MkdirTemp("", "mcpsandbox-tmp-")
+		if err != nil {
+			return nil, fmt.Errorf("create the call's temporary directory: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		if e.dropUID {
+			_ = os.Chown(tmp, e.uid, e.gid)
+		}
+		spec.RWDirs = append(spec.RWDirs, tmp)
+		spec.Env = append([]string{"TMPDIR=" + tmp}, spec.Env...)
+	}
+	if !probe && e.directOK() {
+		return e.spawnDirect(ctx, c, pc, bin, spec)
+	}
+	h, err := e.helperFor(c.MaxOutput)
+	if err != nil {
+		return nil, err
+	}
+	ec := e.egress.call(c.Session) // the call's way out to the egress proxy, if the policy lists hosts
+	defer ec.close()
+	start := time.Now()
+	sent := make(chan error, 1)
+	report := make(chan []byte, 1)
+	go func() { // a goroutine: a spec larger than the socket buffer must not block the timeout
+		err := unix.Sendmsg(int(h.ctl.Fd()), []byte{0}, unix.UnixRights(int(bin.Fd())), nil, 0)
+		if err == nil {
+			err = json.NewEncoder(h.ctl).Encode(spec)
+		}
+		_ = unix.Shutdown(int(h.ctl.Fd()), unix.SHUT_WR)
+		sent <- err
+		// The helper's end closes on exec (close-on-exec) or exit; anything before that is
+		// the helper's own failure, never the command's output.
+		msg := ec.report(h.ctl) // with egress, the helper's listener comes first
+		h.ctl.Close()
+		report <- msg
+	}()
+	done := make(chan error, 1)
+	go func() { done <- h.cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-ctx.Done():
+		h.kill()
+		werr = <-done
+	}
+	groupKill(h.cmd.Process.Pid) // sweep anything left in the process group
+	h.release()
+	if err := <-sent; err != nil && werr == nil {
+		return nil, fmt.Errorf("hand the call to the exec helper: %w", err)
+	}
+	if msg := <-report; len(msg) > 0 {
+		return nil, helperFailure(pc.Name, string(msg))
+	}
+	res := &executor.Result{
+		Stdout: h.stdout.String(), Stderr: h.stderr.String(),
+		Truncated:  h.stdout.Dropped() > 0 || h.stderr.Dropped() > 0,
+		TimedOut:   errors.Is(ctx.Err(), context.DeadlineExceeded),
+		DurationMS: time.Since(start).Milliseconds(),
+	}
+	var ee *exec.ExitError
+	switch {
+	case werr == nil:
+	case errors.As(werr, &ee):
+		ws := ee.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			res.ExitCode = 128 + int(ws.Signal())
+		} else {
+			res.ExitCode = ws.ExitStatus()
+		}
+	case errors.Is(werr, exec.ErrWaitDelay):
+	default:
+		return nil, fmt.Errorf("wait for command: %w", werr)
+	}
+	return res, nil
+}
+
+// helperFailure turns what the helper wrote on the spec socket into serve's error.
+func helperFailure(name, msg string) error {
+	if n, ok := strings.CutPrefix(msg, "exec failed: errno "); ok {
+		errno, _ := strconv.Atoi(n)
+		switch en := syscall.Errno(errno); en {
+		case syscall.E2BIG:
+			return fmt.Errorf("%s could not start: %v (the arguments and environment exceed the kernel's limit; write the data to a file in the workspace and pass its name)", name, en)
+		case syscall.ETXTBSY:
+			return fmt.Errorf("%s could not start: %v (its binary is open for writing, perhaps being upgraded; try again when that is done)", name, en)
+		default:
+			return fmt.Errorf("%s could not start: %v", name, en)
+		}
+	}
+	return fmt.Errorf("%s (run `mcpsandbox serve --policy FILE --check` to see which layer fails on this host)", strings.TrimSpace(msg))
+}
+
+func (e *Executor) spec(pc *pinned, c executor.Call, args []string, probe bool) helper.Spec {
+	env := []string{"PATH=" + FixedPATH}
+	mounts := e.attr.has(unix.CLONE_NEWNS)
+	if mounts {
+		env = append(env, "TMPDIR=/tmp")
+	}
+	keys := make([]string, 0, len(e.al.Env))
+	for k := range e.al.Env {
+		if k != "TMPDIR" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+e.al.Env[k])
+	}
+	env = e.egress.withEnv(env)
+	if mutated("env-scrub") {
+		env = append(env, os.Environ()...)
+	}
+	lims := e.rlimits(c)
+	readDirs := slices.Concat(systemReadDirs, pc.readDirs, e.al.ReadPaths)
+	s := helper.Spec{
+		Argv: append([]string{pc.Name}, args...), Env: env, Dir: e.ws,
+		DropUID: e.dropUID, UID: e.uid, GID: e.gid, Rlimits: lims, Nice: nice,
+		NoNetwork: !e.al.AllHosts(),
+		ReadDirs:  readDirs, ReadFiles: systemReadFiles, ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
+		Probe: probe,
+	}
+	e.egress.apply(&s)
+	if mounts {
+		s.Mounts, s.TmpSize = true, e.tmpSize()
+		s.RWDirs = append(s.RWDirs, "/tmp")
+		s.ROBinds = e.protectedNow()
+	}
+	return s
+}
+
+// rlimits are the call's resource limits.
+func (e *Executor) rlimits(c executor.Call) []helper.Rlimit {
+	cpuSec := uint64(math.Ceil(c.Timeout.Seconds())) + 1
+	lims := []helper.Rlimit{
+		{Resource: unix.RLIMIT_CPU, Value: cpuSec},
+		{Resource: unix.RLIMIT_AS, Value: uint64(e.pol.Limits.Memory)},
+		{Resource: unix.RLIMIT_FSIZE, Value: uint64(e.al.MaxFileSize)},
+		{Resource: unix.RLIMIT_NOFILE, Value: 256},
+		{Resource: unix.RLIMIT_CORE, Value: 0},
+		{Resource: unix.RLIMIT_MEMLOCK, Value: 0},
+	}
+	if e.dropUID || e.attr.userNS {
+		// RLIMIT_NPROC counts per uid: meaningful only for a uid the commands have to themselves.
+		lims = append(lims, helper.Rlimit{Resource: unix.RLIMIT_NPROC, Value: uint64(e.pol.Limits.Pids)})
+	}
+	return mutateRlimits(lims)
+}
+
+// tmpSize caps the call's private /tmp: the memory limit, as a tmpfs lives in memory.
+func (e *Executor) tmpSize() uint64 { return uint64(e.pol.Limits.Memory) }
+
+// protectedNow lists the existing protected paths at the workspace's top level and what the
+// workspace's git set-up makes the host run, resolved: the helper mounts them read-only.
+func (e *Executor) protectedNow() []string {
+	p := e.protection()
+	out := make([]string, 0, len(p.roots))
+	for r := range p.roots {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,76 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"golang.org/x/sys/unix"
+)
+
+// TestMain lets this test binary act as the exec helper, so benchmarks can run real calls.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == helper.Arg {
+		helper.Main()
+	}
+	os.Exit(m.Run())
+}
+
+// BenchmarkCall is one whole call below MCP (argument check, helper hand-over, namespaces,
+// Landlock, seccomp, exec of wc, wait), with and without the per-call mount namespace (private
+// /tmp and read-only protected paths), measured side by side in one run.
+func BenchmarkCall(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"mount namespace", "no mount namespace"} {
+		b.Run(mode, func(b *testing.B) {
+			root := b.TempDir()
+			// Let the sandbox's uid traverse to the workspace: open the two directories
+			// b.TempDir made (never /tmp itself).
+			os.Chmod(filepath.Dir(root), 0o755)
+			os.Chmod(root, 0o755)
+			ws := filepath.Join(root, "ws")
+			os.Mkdir(ws, 0o755)
+			os.WriteFile(filepath.Join(ws, "f"), []byte("a b c\n"), 0o644)
+			p, err := defaultPolicy(ws)
+			if err != nil {
+				b.Fatal(err)
+			}
+			e, err := New(p, Options{HelperPath: exe})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			if err := e.Ready(); err != nil {
+				b.Fatal(err)
+			}
+			if mode == "no mount namespace" {
+				if !e.attr.has(unix.CLONE_NEWNS) {
+					b.Skip("no mount namespace on this host in the first place")
+				}
+				e.attr.flags &^= unix.CLONE_NEWNS
+			} else if !e.attr.has(unix.CLONE_NEWNS) {
+				b.Skip("no mount namespace on this host")
+			}
+			args, _ := json.Marshal(map[string]any{"command": "wc", "args": []string{"f"}})
+			call := executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10}
+			defer cpuMetrics(b)()
+			for b.Loop() {
+				res, err := e.run(context.Background(), call)
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("%v %+v", err, res)
+				}
+			}
+		})
+	}
+}

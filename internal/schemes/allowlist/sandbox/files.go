@@ -1,0 +1,60 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wsfiles"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fileTools are write_file, read_file and list_files over the workspace (issue 27), when
+// limits.max_file_bytes allows files: reads stay beneath the workspace, and a write is
+// committed with the same checks as a command's writes (commitRules).
+func (e *Executor) fileTools() []executor.Tool {
+	max := int64(e.pol.Limits.MaxFileBytes)
+	if max <= 0 {
+		return nil
+	}
+	fs := &wsfiles.FS{Root: e.ws, SandboxPath: e.ws, Rule: "allowlist.workspace", CommitRule: "allowlist.protect",
+		Commit: func(l *wslayer.Layer) (*executor.WorkspaceChanges, error) { return l.Commit(e.commitRules()) }}
+	if e.al.HardLinks != alsec.HardLinksReadOnly {
+		fs.HardLinks = "allowlist.hardlinks"
+	}
+	where := fmt.Sprintf("Paths are relative to the workspace (%s) and stay inside it; links are followed only while they stay inside it. "+
+		"A write is checked as a command's writes are: protected files (.git, hooks, .envrc, editor and CI config, …) are refused, "+
+		"and so is anything past limits.workspace_quota.", e.ws)
+	destructive := true
+	return executor.FileTools(fs, max, where, &mcp.ToolAnnotations{Title: "Workspace files", DestructiveHint: &destructive, OpenWorldHint: new(bool)})
+}
+
+// commitRules are the checks a layer's commit makes on the workspace, for a call's writes and
+// write_file's alike: the protect list, what the git set-up protects (core.hooksPath, included
+// config files, git directories; as paths from the root too: a link the call makes must not
+// move them), the workspace's owner, limits.workspace_quota and a deadline of limits.timeout.
+func (e *Executor) commitRules() wslayer.Rules {
+	uid, gid := -1, -1
+	var st syscall.Stat_t
+	if syscall.Stat(e.ws, &st) == nil {
+		uid, gid = int(st.Uid), int(st.Gid)
+	}
+	prot := e.protection()
+	protect := e.al.Protected()
+	for root := range prot.roots {
+		if r, err := filepath.Rel(e.ws, root); err == nil && r != "." && !strings.HasPrefix(r, "..") {
+			protect = append(protect, escapeGlob(filepath.ToSlash(r)))
+		}
+	}
+	return wslayer.Rules{Protect: protect, Quota: int64(e.pol.Limits.WorkspaceQuota), UID: uid, GID: gid, SandboxPath: e.ws,
+		Extra:    func(rel string) string { return prot.match(filepath.Join(e.ws, rel)) },
+		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration)}
+}

@@ -1,0 +1,149 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
+	"golang.org/x/sys/unix"
+)
+
+// probeWorkspaceLayer sees whether a call's writes can land in a layer of their own here: an
+// overlay mounted on the workspace in the call's mount namespace, probed once with the same
+// helper a call uses. Without a mount namespace, or where overlayfs refuses, calls write the
+// workspace directly (the layer report names the gap).
+func (e *Executor) probeWorkspaceLayer() {
+	if !e.attr.has(unix.CLONE_NEWNS) {
+		e.layerWhy = "needs a mount namespace per call, which this host does not give serve (root, or unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1): calls write the workspace directly, judged by path rules only"
+		return
+	}
+	if mutated("workspace-layer") {
+		e.layerWhy = "switched off (mutant)"
+		return
+	}
+	root, err := wslayer.Root()
+	if err != nil {
+		e.layerWhy = err.Error()
+		return
+	}
+	l, err := wslayer.New(root, e.ws)
+	if err != nil {
+		e.layerWhy = err.Error()
+		return
+	}
+	defer l.Remove()
+	pc := e.cmds[e.names[0]]
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		e.layerWhy = err.Error()
+		return
+	}
+	defer devnull.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := e.spawn(ctx, probeCall, pc, devnull, nil, &checked{overlay: l.OverlayOptions(e.attr.userNS)}, true)
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("probe exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	if err != nil {
+		e.layerWhy = "overlayfs could not be mounted on the workspace here (" + err.Error() + "): calls write the workspace directly, judged by path rules only"
+		e.log.Warn("transactional workspace unavailable", "why", e.layerWhy)
+		return
+	}
+	e.layerRoot = root
+}
+
+// workspaceLayer is the transactional workspace's row in the layer report.
+func (e *Executor) workspaceLayer() executor.Layer {
+	if e.layerRoot == "" {
+		return executor.Layer{Name: LayerWorkspace, Detail: e.layerWhy}
+	}
+	return executor.Layer{Name: LayerWorkspace, Active: true, Detail: fmt.Sprintf(
+		"a call's writes land in its own overlay layer (under %s) and reach the workspace only after serve checks each: "+
+			"no protected name, no symlink out, no FIFO/socket/device, no setuid bit, hard links replaced not written through, "+
+			"at most limits.workspace_quota (%s) per call; a timed-out or cancelled call's writes: limits.on_interrupt = %q",
+		e.layerRoot, e.pol.Limits.WorkspaceQuota, e.pol.Limits.OnInterrupt)}
+}
+
+// inLayer runs a call with its writes in a layer of their own, then commits them (checked) or
+// discards them. A watchdog stops a call whose layer passes limits.workspace_quota.
+func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, run func(context.Context) (*executor.Result, error)) (*executor.Result, error) {
+	if e.layerRoot == "" {
+		return run(ctx)
+	}
+	l, err := e.newLayer()
+	if err != nil {
+		return nil, fmt.Errorf("the call's workspace layer: %w (free space under %s?)", err, e.layerRoot)
+	}
+	if err := l.Mask(chk.hidden); err != nil {
+		_ = l.Remove()
+		return nil, err
+	}
+	chk.overlay = l.OverlayOptions(e.attr.userNS)
+	quota := int64(e.pol.Limits.WorkspaceQuota)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	over := make(chan struct{})
+	stop := make(chan struct{})
+	go func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if l.Size(quota) > quota && !mutated("workspace-quota") {
+					close(over)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	res, err := run(ctx)
+	close(stop)
+	if err != nil {
+		_ = l.Remove()
+		return nil, err
+	}
+	select {
+	case <-over:
+		res.Workspace = l.Discard(fmt.Sprintf("its writes passed limits.workspace_quota (%s): the call was stopped", e.pol.Limits.WorkspaceQuota))
+		return res, nil
+	default:
+	}
+	if (res.TimedOut || ctx.Err() != nil) && e.pol.Limits.OnInterrupt != "commit" {
+		why := "the call was cancelled"
+		if res.TimedOut {
+			why = "the call timed out"
+		}
+		res.Workspace = l.Discard(why + ` (limits.on_interrupt = "discard": a half-done call's writes never reach the workspace; "commit" applies them, checked)`)
+		return res, nil
+	}
+	w, err := l.Commit(e.commitRules())
+	if err != nil {
+		return nil, fmt.Errorf("apply the call's writes to the workspace: %w", err)
+	}
+	res.Workspace = w
+	return res, nil
+}
+
+// escapeGlob makes a path a protect pattern that matches only itself.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if r == '*' || r == '?' || r == '[' {
+			b.WriteString("[" + string(r) + "]")
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,465 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
+	"golang.org/x/sys/unix"
+)
+
+// The direct start: a root serve starts a call's command itself, with the exec helper's
+// recipe (internal/schemes/allowlist/sandbox/helper) turned into a list of raw system calls that a forked child
+// makes between clone and exec, the way the syscall package's ForkExec does. No second Go
+// program starts per call: on the 2-CPU VMs this was measured on, the helper's Go runtime
+// start-up cost more CPU than the command itself, and a warm helper's start-up competed with
+// the running call. Everything that allocates, opens or decides is done in the parent before
+// the fork (the Landlock ruleset, the seccomp program, every path as a C string); the child only
+// makes system calls on what it was given, and reports a failure as a step number and an errno
+// on a close-on-exec pipe (nothing of it can reach the command's output). The helper remains
+// for the probe, for serves that are not root (user namespaces need the parent to write the
+// child's uid map), and for network host lists (the egress listener is handed over by the
+// helper).
+
+// Operations of the mount list.
+const (
+	opMount    = iota + 1 // mount(src, dst, fstype, flags, data); on ENOENT skip the next op when skip is set
+	opMkdir               // mkdir(dst, 0755), EEXIST ignored
+	opCreat               // open(dst, O_CREAT|O_WRONLY) and close it
+	opClose               // close(fd)
+	opOpenPath            // open(dst, O_PATH) onto descriptor fd (a fixed number, so a later op can name it)
+)
+
+type rawOp struct {
+	kind                   int
+	src, dst, fstype, data *byte
+	flags                  uintptr
+	fd                     int
+	skip                   bool // opMount: on ENOENT, skip the next op too (the remount of what is not there)
+	ignoreENOENT           bool // opMount: on ENOENT, carry on
+	label                  int  // index into rawPlan.labels
+}
+
+// landlockPathBeneath is struct landlock_path_beneath_attr (packed: the kernel reads 12 bytes).
+type landlockPathBeneath struct {
+	access uint64
+	fd     int32
+}
+
+// Failure steps the child reports (index into stepNames; mount ops use their own labels).
+const (
+	stSetpgid = iota
+	stStdio
+	stMountPrivate
+	stTmpRule
+	stChdir
+	stCreds
+	stPdeathsig
+	stNoNewPrivs
+	stDumpable
+	stLandlock
+	stSeccomp
+	stRlimit
+	stExec
+	stNetNS
+	stOps // + index of the op's label
+)
+
+var stepNames = []string{"set the process group", "set up stdin/stdout/stderr", "make mounts private",
+	"allow the private /tmp and the workspace's layer in the Landlock ruleset", "enter the workspace", "drop to the sandbox uid",
+	"set the parent-death signal", "set no_new_privs", "clear dumpable", "landlock restrict",
+	"install the seccomp filter", "set a resource limit", "exec", "enter the call's prepared network namespace"}
+
+type rawPlan struct {
+	flags                 uintptr
+	netns                 int // -1: none; else a prepared network namespace the child enters (netns_linux.go)
+	stdin, stdout, stderr int
+	status                int // write end of the status pipe (close-on-exec)
+	mounts                bool
+	ops                   []rawOp
+	labels                []string
+	childRules            []*byte // paths whose Landlock rule the child adds (its own mounts)
+	ruleAttr              landlockPathBeneath
+	nice                  int
+	dir                   *byte
+	dropUID               bool
+	uid, gid              uintptr
+	noNewPrivs            bool
+	rulesetFD             int // -1: none
+	rulesetFlags          uintptr
+	prog                  *unix.SockFprog // nil: none
+	rlimRes               []uintptr
+	rlim                  []unix.Rlimit
+	binFD                 int
+	closeFDs              bool
+	empty                 *byte
+	argv, envp            []*byte
+}
+
+// directOK says whether this executor starts calls directly (see above).
+func (e *Executor) directOK() bool {
+	return directArch && e.dropUID && !e.attr.userNS && e.egress == nil && !e.viaHelper
+}
+
+// cstr is s as a C string (NUL in s is refused by the caller's checks: paths and argv come
+// from the policy and the argument check, which refuse NUL).
+func cstr(s string) (*byte, error) { return unix.BytePtrFromString(s) }
+
+// plan turns the spec into the child's list of system calls. The returned cleanup closes what
+// the parent opened for the child (after the fork).
+func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns *os.File) (*rawPlan, func(), error) {
+	var closers []func()
+	cleanup := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	fail := func(err error) (*rawPlan, func(), error) {
+		cleanup()
+		return nil, func() {}, err
+	}
+	p := &rawPlan{flags: e.attr.flags, mounts: s.Mounts, nice: s.Nice, dropUID: s.DropUID && !mutated("drop-uid"),
+		uid: uintptr(s.UID), gid: uintptr(s.GID), noNewPrivs: !mutated("no-new-privs"), rulesetFD: -1, binFD: int(bin.Fd()),
+		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3], closeFDs: !mutated("close-fds"), netns: -1}
+	if netns != nil && p.flags&unix.CLONE_NEWNET != 0 {
+		p.netns, p.flags = int(netns.Fd()), p.flags&^unix.CLONE_NEWNET
+	}
+	var err error
+	if p.empty, err = cstr(""); err != nil {
+		return fail(err)
+	}
+	if p.dir, err = cstr(s.Dir); err != nil {
+		return fail(err)
+	}
+	if p.argv, err = helper.CStrings(s.Argv); err != nil {
+		return fail(fmt.Errorf("argv: %w", err))
+	}
+	if p.envp, err = helper.CStrings(s.Env); err != nil {
+		return fail(fmt.Errorf("env: %w", err))
+	}
+	// Landlock: built here, but the private /tmp is the child's own and gets its rule there.
+	rs := *s
+	if s.Mounts {
+		rs.RWDirs = nil
+		for _, d := range s.RWDirs {
+			if d != "/tmp" {
+				rs.RWDirs = append(rs.RWDirs, d)
+			}
+		}
+	}
+	fd, flags, abi, err := helper.Ruleset(&rs)
+	if err != nil {
+		return fail(err)
+	}
+	if fd >= 0 {
+		closers = append(closers, func() { unix.Close(fd) })
+		if !mutated("landlock") {
+			p.rulesetFD, p.rulesetFlags = fd, uintptr(flags)
+		}
+		if p.rulesetFD >= 0 && s.Mounts {
+			// The private /tmp and the workspace's layer exist only in the child's mount
+			// namespace: their rules are added there, on what the child sees.
+			var paths []string
+			if len(rs.RWDirs) != len(s.RWDirs) {
+				paths = append(paths, "/tmp")
+			}
+			if s.Overlay != "" {
+				paths = append(paths, s.Dir)
+			}
+			p.ruleAttr.access = helper.WorkspaceAccess(abi)
+			for _, q := range paths {
+				b, err := cstr(q)
+				if err != nil {
+					return fail(err)
+				}
+				p.childRules = append(p.childRules, b)
+			}
+		}
+	}
+	prog, err := helper.Filter(s)
+	if err != nil {
+		return fail(err)
+	}
+	if prog != nil {
+		p.prog = &unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	}
+	for _, r := range s.Rlimits {
+		p.rlimRes = append(p.rlimRes, uintptr(r.Resource))
+		p.rlim = append(p.rlim, unix.Rlimit{Cur: r.Value, Max: r.Value})
+	}
+	if s.Mounts {
+		if err := e.planMounts(p, s); err != nil {
+			return fail(err)
+		}
+	}
+	return p, cleanup, nil
+}
+
+// planMounts is the helper's privateMounts as a list of system calls: ops[0] names "/" (made
+// private by the child first), then the private /tmp, the paths under the host's /tmp the call
+// needs bound back on top of it, and the protected paths bound read-only.
+func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
+	add := func(op rawOp, label string) {
+		op.label = len(p.labels)
+		p.labels = append(p.labels, label)
+		p.ops = append(p.ops, op)
+	}
+	c := func(s string) *byte {
+		b, err := cstr(s)
+		if err != nil {
+			return nil // paths with NUL never get here: the argument check and policy refuse them
+		}
+		return b
+	}
+	add(rawOp{dst: c("/")}, "make mounts private")
+	type keep struct {
+		path string
+		fd   int // the descriptor number the child opens it on, before /tmp is covered
+		dir  bool
+	}
+	var keeps []keep
+	// Descriptor numbers above every one the child still needs (the status pipe, the ruleset,
+	// the binary): the child's table is its own copy, so whatever serve had there is untouched.
+	next := max(p.status, p.rulesetFD, p.binFD, p.stdin, p.stdout, p.stderr, p.netns) + 1
+	for _, q := range helper.TmpPaths(s) {
+		var st unix.Stat_t
+		if unix.Stat(q, &st) != nil {
+			continue // optional paths may be missing
+		}
+		keeps = append(keeps, keep{q, next, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+		next++
+	}
+	for _, k := range keeps { // opened in the child's own mount namespace: a bind source must be
+		add(rawOp{kind: opOpenPath, dst: c(k.path), fd: k.fd}, "bind "+k.path+" back under the private /tmp")
+	}
+	if opts, ok := helper.TmpfsOptions(s); ok {
+		add(rawOp{kind: opMount, src: c("tmpfs"), dst: c("/tmp"), fstype: c("tmpfs"), flags: unix.MS_NOSUID | unix.MS_NODEV, data: c(opts)},
+			"mount a private /tmp")
+	}
+	made := map[string]bool{"/tmp": true}
+	for _, k := range keeps {
+		label := "bind " + k.path + " back under the private /tmp"
+		dir := k.path
+		if !k.dir {
+			dir = path.Dir(k.path)
+		}
+		var chain []string
+		for d := dir; d != "/tmp" && d != "/" && !made[d]; d = path.Dir(d) {
+			chain = append(chain, d)
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			made[chain[i]] = true
+			add(rawOp{kind: opMkdir, dst: c(chain[i])}, label)
+		}
+		if !k.dir {
+			add(rawOp{kind: opCreat, dst: c(k.path)}, label)
+		}
+		add(rawOp{kind: opMount, src: c(fmt.Sprintf("/proc/self/fd/%d", k.fd)), dst: c(k.path), fstype: p.empty, flags: unix.MS_BIND | unix.MS_REC, data: p.empty}, label)
+		add(rawOp{kind: opClose, fd: k.fd, dst: p.empty}, label)
+	}
+	if s.Overlay != "" {
+		add(rawOp{kind: opMount, src: c("overlay"), dst: c(s.Dir), fstype: c("overlay"), flags: unix.MS_NOSUID | unix.MS_NODEV, data: c(s.Overlay)},
+			"mount the call's workspace layer (overlayfs) on "+s.Dir)
+	}
+	for _, d := range helper.Pinned(s) {
+		add(rawOp{kind: opMount, src: c(d), dst: c(d), fstype: p.empty, flags: unix.MS_BIND, data: p.empty, ignoreENOENT: true},
+			"pin "+d+" in place")
+	}
+	for _, q := range helper.ROBinds(s) {
+		add(rawOp{kind: opMount, src: c(q), dst: c(q), fstype: p.empty, flags: unix.MS_BIND | unix.MS_REC, data: p.empty, skip: true},
+			"protect "+q)
+		add(rawOp{kind: opMount, src: p.empty, dst: c(q), fstype: p.empty,
+			flags: unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV, data: p.empty}, "protect "+q+" read-only")
+	}
+	for _, op := range p.ops {
+		if op.dst == nil || (op.kind == opMount && (op.src == nil || op.data == nil)) {
+			return errors.New("a path for the call's mounts contains a NUL byte")
+		}
+	}
+	return nil
+}
+
+// spawnFDs are the descriptors one direct spawn holds around rawStart: the child's stdin
+// (/dev/null), the stdout, stderr and status pipes, and the prepared network namespace (nil when
+// none was ready). spawnDirect defers close in its own frame, so each lives exactly as long as
+// the call.
+type spawnFDs struct {
+	devnull *os.File
+	r, w    [3]*os.File // stdout, stderr, status
+	netns   *os.File
+}
+
+// openSpawnFDs opens /dev/null and the three pipes, then takes the call's network namespace.
+// On an error what it opened is closed and no namespace is taken.
+func (e *Executor) openSpawnFDs() (*spawnFDs, error) {
+	f := &spawnFDs{}
+	var err error
+	if f.devnull, err = os.Open(os.DevNull); err != nil {
+		return nil, err
+	}
+	for i := range f.r {
+		if f.r[i], f.w[i], err = os.Pipe(); err != nil {
+			f.close()
+			return nil, err
+		}
+	}
+	f.netns = e.takeNetNS()
+	return f, nil
+}
+
+// stdio is the child's stdin, stdout, stderr and status descriptors, as plan takes them.
+func (f *spawnFDs) stdio() [4]int {
+	return [4]int{int(f.devnull.Fd()), int(f.w[0].Fd()), int(f.w[1].Fd()), int(f.w[2].Fd())}
+}
+
+// closeWriteEnds closes serve's copies of the pipes' write ends once the child holds its own, so
+// that the read ends see EOF when the child (and whatever inherited them) is gone.
+func (f *spawnFDs) closeWriteEnds() {
+	for i := range f.w {
+		f.w[i].Close()
+		f.w[i] = nil
+	}
+}
+
+// close closes every descriptor still open: the network namespace (the call's namespace lives
+// on while its processes do, never reused), the pipes, /dev/null.
+func (f *spawnFDs) close() {
+	if f.netns != nil {
+		f.netns.Close()
+	}
+	for i := range f.r {
+		if f.r[i] != nil {
+			f.r[i].Close()
+		}
+		if f.w[i] != nil {
+			f.w[i].Close()
+		}
+	}
+	f.devnull.Close()
+}
+
+// spawnDirect runs one call through rawStart: serve's own pipes carry the output, serve waits
+// for the child, and the child's failure before exec comes back on the status pipe.
+func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned, bin *os.File, spec helper.Spec) (*executor.Result, error) {
+	fds, err := e.openSpawnFDs()
+	if err != nil {
+		return nil, err
+	}
+	defer fds.close()
+	outR, errR, stR := fds.r[0], fds.r[1], fds.r[2]
+	p, cleanup, err := e.plan(&spec, bin, fds.stdio(), fds.netns)
+	if err != nil {
+		return nil, fmt.Errorf("prepare the sandbox: %w", err)
+	}
+	defer cleanup()
+	start := time.Now()
+	syscall.ForkLock.Lock()
+	pid, errno := rawStart(p)
+	syscall.ForkLock.Unlock()
+	fds.closeWriteEnds()
+	if errno != 0 {
+		return nil, fmt.Errorf("start the command: clone: %w", errno)
+	}
+	if p.mounts {
+		// Hold the call's mount namespace, so that its teardown (unmounting the private /tmp)
+		// happens at this descriptor's close, off the call's path, not in the exit before wait
+		// returns (as the helper path does).
+		if ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil {
+			defer func() { go ns.Close() }()
+		}
+	}
+	stdout, stderr := &executor.CapBuffer{Limit: c.MaxOutput}, &executor.CapBuffer{Limit: c.MaxOutput}
+	var copying sync.WaitGroup
+	copying.Add(2)
+	go func() { defer copying.Done(); io.Copy(stdout, outR) }()
+	go func() { defer copying.Done(); io.Copy(stderr, errR) }()
+	status, _ := io.ReadAll(stR) // EOF at the exec (close-on-exec) or the child's exit
+	ws := waitChild(ctx, pid)
+	drainCopies(&copying, outR, errR)
+	if err := setupFailure(pc.Name, p, status); err != nil {
+		return nil, err
+	}
+	res := &executor.Result{
+		Stdout: stdout.String(), Stderr: stderr.String(),
+		Truncated:  stdout.Dropped() > 0 || stderr.Dropped() > 0,
+		TimedOut:   errors.Is(ctx.Err(), context.DeadlineExceeded),
+		DurationMS: time.Since(start).Milliseconds(),
+	}
+	if ws.Signaled() {
+		res.ExitCode = 128 + int(ws.Signal())
+	} else {
+		res.ExitCode = ws.ExitStatus()
+	}
+	return res, nil
+}
+
+// waitChild reaps the direct child pid, killing its process group and it when ctx ends first,
+// then sweeps anything left in the group.
+func waitChild(ctx context.Context, pid int) unix.WaitStatus {
+	done := make(chan unix.WaitStatus, 1)
+	go func() {
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+				break
+			}
+		}
+		done <- ws
+	}()
+	var ws unix.WaitStatus
+	select {
+	case ws = <-done:
+	case <-ctx.Done():
+		groupKill(pid)
+		_ = unix.Kill(pid, unix.SIGKILL)
+		ws = <-done
+	}
+	groupKill(pid) // sweep anything left in the process group
+	return ws
+}
+
+// drainCopies waits for the output copies to finish; a descendant that escaped the group and
+// holds the pipes open must not hang the call, so after a grace period the read ends are closed.
+func drainCopies(copying *sync.WaitGroup, outR, errR *os.File) {
+	copied := make(chan struct{})
+	go func() { copying.Wait(); close(copied) }()
+	select {
+	case <-copied:
+	case <-time.After(250 * time.Millisecond):
+		outR.Close()
+		errR.Close()
+		<-copied
+	}
+}
+
+// setupFailure is the error the child's status report names (nil when it reached exec): an
+// 8-byte report is the failed step and its errno, anything else non-blank a short report.
+func setupFailure(name string, p *rawPlan, status []byte) error {
+	if len(status) == 8 {
+		step, en := int(int32(binary.NativeEndian.Uint32(status))), syscall.Errno(binary.NativeEndian.Uint32(status[4:]))
+		if step == stExec {
+			return helperFailure(name, fmt.Sprintf("exec failed: errno %d", int(en)))
+		}
+		label := "start"
+		switch {
+		case step >= stOps && step-stOps < len(p.labels):
+			label = p.labels[step-stOps]
+		case step >= 0 && step < len(stepNames):
+			label = stepNames[step]
+		}
+		return helperFailure(name, fmt.Sprintf("sandbox setup failed: %s: %v", label, en))
+	} else if len(bytes.TrimSpace(status)) > 0 {
+		return helperFailure(name, "sandbox setup failed: a short report from the child")
+	}
+	return nil
+}

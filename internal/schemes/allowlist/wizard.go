@@ -1,0 +1,199 @@
+package allowlist
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/spf13/pflag"
+)
+
+// wizard is the allowlist's part of init.
+var wizard = &generate.Wizard{
+	Blurb: "pinned host binaries, kernel-confined. Isolation: strong for tools, none for code. Flexibility: low. Setup: none. Cost: free, ~7 ms a call",
+	New:   func() generate.SchemeAnswers { return &Answers{} },
+}
+
+// Answers are the allowlist's own answers in init.
+type Answers struct {
+	Workspace string
+	Allow     []string // names on the fixed PATH, or absolute paths
+}
+
+// Own is the allowlist's answers among a's (a fresh, unkept one when a offers no allowlist).
+func Own(a *generate.Answers) *Answers {
+	if w, ok := a.OwnOf(alsec.Name).(*Answers); ok {
+		return w
+	}
+	return &Answers{}
+}
+
+// allowFlag is --allow: comma-separated names or paths ("" = none given).
+type allowFlag struct{ dst *[]string }
+
+func (f allowFlag) String() string { return strings.Join(*f.dst, ",") }
+func (f allowFlag) Type() string   { return "string" }
+func (f allowFlag) Set(s string) error {
+	*f.dst = nil
+	if s != "" {
+		*f.dst = strings.Split(s, ",")
+	}
+	return nil
+}
+
+// Flags binds --workspace and --allow.
+func (w *Answers) Flags(fl *pflag.FlagSet) {
+	fl.StringVar(&w.Workspace, "workspace", "", "allowlist: the commands' working directory, the only writable place (created if missing)")
+	fl.Var(allowFlag{&w.Allow}, "allow", "allowlist: commands to allow, comma-separated names or absolute paths (each pinned by sha256)")
+}
+
+// Missing: without the wizard, the workspace and the commands must be given.
+func (w *Answers) Missing() []string {
+	var m []string
+	if w.Workspace == "" {
+		m = append(m, "--workspace DIR")
+	}
+	if len(w.Allow) == 0 {
+		m = append(m, "--allow CMD,CMD")
+	}
+	return m
+}
+
+// From reads the workspace, the network's every host and the commands (by name when the name
+// pins to the same path here, else by path) back from p.
+func (w *Answers) From(a *generate.Answers, p *policy.Policy) {
+	w.Workspace = alsec.Of(p).Workspace
+	a.Network = alsec.Of(p).Net().Mode == policy.NetAll
+	for _, c := range alsec.Of(p).Commands {
+		if pc, err := generate.Pin(c.Name); err == nil && pc.Path == c.Path {
+			w.Allow = append(w.Allow, c.Name)
+		} else {
+			w.Allow = append(w.Allow, c.Path)
+		}
+	}
+}
+
+// Prefill: the workspace from d; the commands from the base, or on a first run the default
+// commands found here.
+func (w *Answers) Prefill(ds generate.SchemeAnswers, given func(string) bool, base bool) {
+	d := ds.(*Answers)
+	generate.PrefillString(given, "workspace", &w.Workspace, d.Workspace)
+	if given("allow") || len(w.Allow) > 0 {
+		return
+	}
+	if base {
+		w.Allow = d.Allow
+		return
+	}
+	for _, n := range generate.DefaultCommands {
+		if slices.Contains(generate.AvailableTools(), n) {
+			w.Allow = append(w.Allow, n)
+		}
+	}
+}
+
+// Apply sets the workspace, the network and the commands, each pinned by sha256; a command the
+// base already held at the same path keeps its deny_args and options.
+func (w *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Network, fromBase bool) error {
+	var base map[string]policy.Command
+	if fromBase {
+		base = map[string]policy.Command{}
+		for _, c := range alsec.Of(p).Commands {
+			base[c.Name] = c
+		}
+		alsec.Of(p).Commands = nil
+	}
+	home, _ := os.UserHomeDir()
+	ws := generate.ExpandHome(w.Workspace, home)
+	if err := generate.CheckWorkspace(ws, home); err != nil {
+		return err
+	}
+	alsec.Of(p).Workspace = filepath.Clean(ws)
+	alsec.Of(p).SetNet(net)
+	if len(w.Allow) == 0 {
+		return fmt.Errorf("allow at least one command (e.g. --allow %s)", strings.Join(generate.DefaultCommands[:4], ","))
+	}
+	seen := map[string]bool{}
+	for _, n := range w.Allow {
+		n = strings.TrimSpace(n)
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		c, err := generate.Pin(n)
+		if err != nil {
+			return fmt.Errorf("allow %s: %w", n, err)
+		}
+		if b, ok := base[c.Name]; ok && b.Path == c.Path { // keep its deny_args and options; the pin is renewed
+			c.DenyArgs, c.AllowOutsidePaths = b.DenyArgs, b.AllowOutsidePaths
+		}
+		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
+	}
+	return nil
+}
+
+// Network: every host, only the listed hosts, or none; not both.
+func (w *Answers) Network(a *generate.Answers, hosts []string) (policy.Network, error) {
+	switch {
+	case len(hosts) > 0 && a.Network:
+		return policy.Network{}, errors.New("network: every host (--network) and only the listed hosts (--network-hosts) conflict: give one of them")
+	case len(hosts) > 0:
+		return policy.NetworkHosts(hosts...)
+	case a.Network:
+		return policy.Network{Mode: policy.NetAll}, nil
+	}
+	return policy.Network{Mode: policy.NetNone}, nil
+}
+
+// AllHosts is --network.
+func (w *Answers) AllHosts(a *generate.Answers) bool { return a.Network }
+
+// SetAllHosts sets --network.
+func (w *Answers) SetAllHosts(a *generate.Answers, all bool) { a.Network = all }
+
+// Warnings: an interpreter allowlisted runs any code.
+func (w *Answers) Warnings(p *policy.Policy) []string {
+	if interp := Interpreters(p); len(interp) > 0 {
+		return []string{fmt.Sprintf("%s runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant git hooks there, run any script). The docker scheme is the safe way to run code.", strings.Join(interp, ", "))}
+	}
+	return nil
+}
+
+// Interpreters lists the allowed names that run arbitrary code.
+func Interpreters(p *policy.Policy) []string {
+	var out []string
+	for _, c := range alsec.Of(p).Commands {
+		if policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(c.Path)) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// Prepare creates the workspace if missing, and says which it created (so a failed init can
+// remove it again). When root creates it, commands will run as nobody, so nobody gets to write
+// it.
+func (w *Answers) Prepare(p *policy.Policy, log io.Writer) (string, error) {
+	ws := alsec.Of(p).Workspace
+	if _, err := os.Stat(ws); err == nil {
+		return "", nil
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return "", fmt.Errorf("create the workspace %s: %w", ws, err)
+	}
+	if os.Geteuid() == 0 && alsec.Of(p).User == "" {
+		if err := os.Chown(ws, 65534, 65534); err != nil {
+			return ws, fmt.Errorf("hand the workspace to nobody (commands run as 65534 under root): %w", err)
+		}
+	}
+	fmt.Fprintf(log, "created the workspace %s\n", ws)
+	return ws, nil
+}

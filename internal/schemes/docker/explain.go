@@ -1,0 +1,96 @@
+package docker
+
+import (
+	"fmt"
+	"strings"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
+	sd "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/sandbox"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+func workspaceGap(p *policy.Policy) string {
+	if dksec.Of(p).Workspace != "" && dksec.Of(p).WorkspaceWritable {
+		return fmt.Sprintf("workspace_writable = true: calls can change %s on the host (through the per-call layer where serve --check shows it: checked, at most limits.workspace_quota a call)", dksec.Of(p).Workspace)
+	}
+	return ""
+}
+
+// networkGap names what the policy opened: a docker network, or the hosts reachable through
+// serve's egress proxy (listed, so the threat is not enforced for them).
+func networkGap(p *policy.Policy) string {
+	n := dksec.Of(p).Net()
+	switch n.Mode {
+	case policy.NetNone:
+		return ""
+	case policy.NetHosts:
+		var hs []string
+		for _, h := range n.Hosts() {
+			hs = append(hs, h.String())
+		}
+		gap := fmt.Sprintf("HTTP(S) to the hosts docker.network lists is open: %s (through serve's egress proxy; every other name, IP literal, DNS, metadata and private address is refused)", strings.Join(hs, ", "))
+		if w := egress.WildcardNote(n.Hosts(), "container"); w != "" {
+			gap += "; " + w
+		}
+		return gap
+	}
+	return fmt.Sprintf("network = %s", n)
+}
+
+// socketGap: a docker network puts abstract sockets in reach; a host list does not (the
+// containers keep network none, and the only mounted socket is serve's egress proxy).
+func socketGap(p *policy.Policy) string {
+	if n := dksec.Of(p).Net(); n.Mode == policy.NetNamed {
+		return fmt.Sprintf("network = %s", n)
+	}
+	return ""
+}
+
+var threats = []verify.ThreatRule{
+	{Threat: "escape to the host through a kernel bug (the container shares the host's kernel)", Layers: []string{sd.LayerRuntime},
+		Caveat: "seccomp and dropped capabilities narrow the kernel surface; only a VM-grade runtime (gVisor runsc, Kata) puts a kernel of its own in between",
+		Gap: func(p *policy.Policy) string {
+			if dksec.Of(p).Runtime == "" {
+				return "runtime is unset: containers share the host kernel unless a VM-grade runtime is in use"
+			}
+			return ""
+		}, Scenarios: []string{"kernel-surface", "unshare-mount", "mknod-device"}},
+	{Threat: "read host files outside the workspace", Layers: []string{sd.LayerEngine},
+		Scenarios: []string{"read-ssh-key-absolute", "read-canary-dotdot", "read-via-diff", "grep-home-recursive", "read-secrets-python", "symlink-planted", "symlink-two-calls", "hardlink-canary", "argument-injection"}},
+	{Threat: "write, truncate or delete host files", Layers: []string{sd.LayerWorkspace, sd.LayerReadOnlyRoot},
+		Gap: workspaceGap, Scenarios: []string{"write-outside-sort", "write-outside-uniq", "write-outside-python", "rc-files-home", "rc-files-python"}},
+	{Threat: "plant code the host runs later (git hooks and config, editor tasks, .envrc) in the workspace", Layers: []string{sd.LayerWorkspace},
+		Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-hookspath-custom", "git-hookspath-husky", "protected-files-argv"}},
+	{Threat: "carry state from one call to the next", Server: true, By: "a fresh container per call, removed afterwards",
+		Gap: stateGap, Scenarios: []string{"cross-call-leak"}},
+	{Threat: "reach the network (TCP, UDP, DNS, cloud metadata, the internet)", Layers: []string{sd.LayerNetwork},
+		Gap: networkGap, Scenarios: []string{"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "reverse-shell", "cloud-metadata", "outbound-internet"}},
+	{Threat: "connect to unix sockets on the host (ssh-agent, docker.sock, D-Bus)", Layers: []string{sd.LayerNetwork},
+		Caveat: "pathname sockets are out of reach because no host path is mounted besides the workspace; abstract sockets live in the network namespace",
+		Gap:    socketGap, Scenarios: []string{"unix-socket-agent", "unix-socket-abstract", "docker-socket"}},
+	{Threat: "read the server's secrets (its environment, /proc)", Layers: []string{sd.LayerEnv},
+		Scenarios: []string{"proc-self-environ", "proc-parent-environ", "ptrace-parent"}},
+	{Threat: "gain privileges (root, capabilities, setuid, namespaces, mount, ptrace, bpf, io_uring)", Layers: []string{sd.LayerUser, sd.LayerCaps, sd.LayerNoNewPrivs, sd.LayerSeccomp},
+		Gap: func(p *policy.Policy) string {
+			if dksec.Of(p).User == "0" || dksec.Of(p).User == "root" || dksec.Of(p).User == "0:0" {
+				return "user = " + dksec.Of(p).User + ": code runs as root in the container"
+			}
+			return ""
+		}, Scenarios: []string{"setuid-root", "capabilities", "ptrace-parent", "unshare-mount", "mknod-device", "kernel-surface"}},
+	{Threat: "leave processes running after the call", Layers: []string{sd.LayerInit},
+		Caveat:    "serve removes each container after its call; if serve is killed, a watchdog in the container kills its processes and the next serve removes the container",
+		Scenarios: []string{"setsid-survivor", "grandchild-holds-stdout", "server-killed-mid-call", "fork-bomb-shell"}},
+	{Threat: "exhaust the process table (fork bomb)", Layers: []string{sd.LayerPids}, Scenarios: []string{"fork-bomb-python", "fork-bomb-shell"}},
+	{Threat: "exhaust memory", Layers: []string{sd.LayerMemory}, Scenarios: []string{"memory-bomb"}},
+	{Threat: "fill the disk", Layers: []string{sd.LayerReadOnlyRoot, sd.LayerTmpfs, sd.LayerUlimits},
+		Caveat:    "a writable workspace is capped per file (fsize) and, through the per-call layer, per call (limits.workspace_quota)",
+		Scenarios: []string{"disk-fill"}},
+	{Threat: "hog the CPU", Layers: []string{sd.LayerCPU}, Scenarios: []string{"cpu-spin-past-timeout"}},
+	{Threat: "flood the client with output, or hang it", Server: true, By: "output capped while it streams; the timeout kills the container",
+		Scenarios: []string{"output-flood-file", "output-flood-python", "sleep-past-timeout", "cpu-spin-past-timeout", "concurrent-long-calls", "fd-exhaustion", "fake-jsonrpc-on-fds"}},
+	{Threat: "run a tool with a smuggled environment, directory or shell", Server: true, By: "strict tool arguments: unknown fields are refused",
+		Scenarios: []string{"shell-metacharacters"}},
+}

@@ -1,0 +1,73 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+)
+
+// DockerEngine asks the engine the environment names for its version, runtimes and security
+// options: what the docker scheme can rely on here.
+func DockerEngine(ctx context.Context) verify.Check {
+	c := verify.Check{Name: "docker engine"}
+	cl, err := engine.New()
+	if err != nil {
+		c.Value, c.Advice = err.Error(), "needed only for the docker scheme"
+		return c
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	v, err := cl.Version(ctx)
+	if err != nil {
+		c.Value = "not reachable at " + cl.Where()
+		c.Advice = "needed only for the docker scheme: " + engine.StartAdvice(cl.Source)
+		return c
+	}
+	c.OK = true
+	c.Value = fmt.Sprintf("%s (API %s, client negotiated %s) at %s", v.Version, v.APIVersion, cl.API.ClientVersion(), cl.Where())
+	info, err := cl.Info(ctx)
+	if err != nil {
+		return c
+	}
+	var rts []string
+	for name := range info.Runtimes {
+		rts = append(rts, name)
+	}
+	sort.Strings(rts)
+	c.Value += fmt.Sprintf("; runtimes %s (default %s); security %s; cgroups v%s",
+		strings.Join(rts, ", "), info.DefaultRuntime, strings.Join(info.SecurityOptions, ", "), info.CgroupVersion)
+	var missing []string
+	if !info.MemoryLimit {
+		missing = append(missing, "memory limits")
+	}
+	if !info.SwapLimit {
+		missing = append(missing, "swap limits")
+	}
+	if !info.PidsLimit {
+		missing = append(missing, "pids limits")
+	}
+	if !info.CPUCfsQuota {
+		missing = append(missing, "CPU quota")
+	}
+	seccomp := false
+	for _, o := range info.SecurityOptions {
+		seccomp = seccomp || strings.Contains(o, "name=seccomp")
+	}
+	if !seccomp {
+		missing = append(missing, "seccomp")
+	}
+	if len(missing) > 0 {
+		c.OK = false
+		c.Advice = "this engine cannot enforce " + strings.Join(missing, ", ") +
+			": enable the cgroup controllers (cgroup_enable=memory swapaccount=1 on the kernel command line) and seccomp, or use another engine"
+	} else if _, ok := info.Runtimes["runsc"]; !ok {
+		c.Advice = "containers share the host kernel; a VM-grade runtime (gVisor runsc, Kata) narrows that: install it and set docker.runtime"
+	}
+	return c
+}

@@ -1,0 +1,158 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// needs: a running engine that has the runtime the answers name and holds the image (init
+// offers to pull it).
+func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
+	d := Own(a)
+	image := d.Image
+	if image == "" {
+		image = dksec.Of(policy.Default(dksec.Name)).Image
+	}
+	if err := workspaceExists(a, pr); err != nil {
+		return err
+	}
+	c := DockerEngine(ctx)
+	if !c.OK {
+		return fmt.Errorf("the docker scheme needs a running Docker engine: %s. %s. Nothing was written", c.Value, strings.TrimSuffix(c.Advice, "."))
+	}
+	if pr.Interactive {
+		fmt.Fprintf(pr.Out, "Docker engine: %s\n", c.Value)
+	}
+	if err := runtimeRegistered(ctx, d.Runtime); err != nil {
+		return err
+	}
+	have, err := imagePresent(ctx, image)
+	if err != nil {
+		return fmt.Errorf("ask the Docker engine for the image %s: %w. Nothing was written", image, err)
+	}
+	if have {
+		return nil
+	}
+	pull, err := pr.Confirm(fmt.Sprintf("The image %s is not in the engine yet. Pull it now?", image), true)
+	if err != nil {
+		return err
+	}
+	if !pull {
+		return fmt.Errorf("the docker scheme needs the image %s in the engine: pull it (docker pull %s) or name one it has (--image%s), then run init again. Nothing was written", image, image, localImages(ctx))
+	}
+	if err := verify.PullImage(ctx, nil, image, pr.Out); err != nil {
+		return fmt.Errorf("%w. Nothing was written: pull it yourself (docker pull %s) or name an image the engine has (--image%s), then run init again", err, image, localImages(ctx))
+	}
+	return nil
+}
+
+// runtimeRegistered checks that the engine has the runtime a policy names ("" = its default):
+// a container of a runtime the engine lacks never starts, so every call would fail.
+func runtimeRegistered(ctx context.Context, name string) error {
+	if name == "" {
+		return nil
+	}
+	cl, err := engine.New()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	info, err := cl.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("ask the Docker engine for its runtimes: %w. Nothing was written", err)
+	}
+	if why := cl.MissingRuntime(info, name); why != "" {
+		return fmt.Errorf("%s, or leave --runtime empty for the engine's default. Nothing was written", why)
+	}
+	return nil
+}
+
+// imagePresent asks the engine the environment names (DOCKER_HOST, TLS, the docker context)
+// whether it holds the image; references are parsed as the registry does (name@sha256:… too).
+func imagePresent(ctx context.Context, image string) (bool, error) {
+	cl, err := engine.New()
+	if err != nil {
+		return false, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, ok, err := cl.ImagePresent(ctx, image)
+	return ok, err
+}
+
+// workspaceExists: the engine refuses to mount a host directory that does not exist, so every
+// call would fail. The wizard offers to create it; otherwise init refuses, saying how.
+func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
+	d := Own(a)
+	if d.Workspace == "" {
+		return nil
+	}
+	home, _ := os.UserHomeDir()
+	ws := generate.ExpandHome(d.Workspace, home)
+	st, err := os.Stat(ws)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		return fmt.Errorf("the docker workspace %s is not a directory: give --docker-workspace a directory. Nothing was written", ws)
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the docker workspace %s: %w. Nothing was written", ws, err)
+	}
+	mk, err := pr.Confirm(fmt.Sprintf("The workspace %s does not exist. Create it?", ws), true)
+	if err != nil {
+		return err
+	}
+	if !mk {
+		return fmt.Errorf("the docker workspace %s does not exist, and the engine mounts only an existing directory (every call would fail): create it (mkdir -p %s) or give --docker-workspace an existing one, then run init again. Nothing was written", ws, ws)
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return fmt.Errorf("create the docker workspace %s: %w", ws, err)
+	}
+	fmt.Fprintf(pr.Out, "created the workspace %s\n", ws)
+	return nil
+}
+
+// localImages names up to 8 tagged images the engine holds, as ": it has a, b, …" ("" when it
+// has none or cannot say): offline, one of them is the way on.
+func localImages(ctx context.Context) string {
+	cl, err := engine.New()
+	if err != nil {
+		return ""
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	imgs, err := cl.API.ImageList(ctx, image.ListOptions{})
+	if err != nil {
+		return ""
+	}
+	var tags []string
+	for _, im := range imgs {
+		for _, t := range im.RepoTags {
+			if t != "<none>:<none>" && len(tags) < 8 {
+				tags = append(tags, t)
+			}
+		}
+	}
+	if len(tags) == 0 {
+		return ""
+	}
+	return "; it has " + strings.Join(tags, ", ")
+}

@@ -1,0 +1,524 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// Network by name (docker.network = ["pypi.org", ...]).
+//
+// Containers keep network "none": no interface but loopback, so no route, no DNS server and
+// no host service is reachable, whatever the program does. Their one way out is serve's
+// egress proxy, listening on a unix socket of the container's own, in a directory of serve's
+// that is bind-mounted read-only into that container (and no other) at egressMount. The
+// wrapper starts a relay there (a small Python process on 127.0.0.1:egressPort inside the
+// container, forwarding each connection to the socket), and the container's environment
+// names it as HTTP_PROXY / HTTPS_PROXY (and pip's and npm's own settings). The proxy checks
+// every request against the list, resolves names itself and refuses metadata, loopback and
+// private addresses (package internal/serve/egress).
+//
+// Why not an `internal` Docker network with the proxy on its gateway: a container on an
+// internal network still reaches every host service bound to 0.0.0.0 through the gateway
+// address (measured here: a container connected to a host port through 172.18.0.1), and
+// Docker's embedded DNS server (127.0.0.11) forwards names for internal networks on engines
+// before 26.0 (CVE-2024-29018). With network none neither path exists.
+//
+// Who may use the proxy. The sockets are 0666 (containers run as another uid: 65534 by
+// default, or a remapped one), so the directories above them are what keeps other local users
+// out. Layout:
+//
+//	BASE/                    0700, owned by serve's uid: $XDG_RUNTIME_DIR/mcpsandbox-egress,
+//	                         else $TMPDIR/mcpsandbox-egress-UID (verified, never followed as a symlink)
+//	  INSTANCE-RANDOM/       0700, one per executor (egressDirName: boot, pid namespace, pid and
+//	                         start time, so a later serve can tell whether its serve is dead)
+//	    CALLID/              0711, one per container, created with it, removed with it
+//	      egress.sock        0666, that container's own proxy
+//
+// A bind mount's permissions inside the container are the mounted directory's and the
+// socket's, not its host parents': the container's uid reaches /run/mcpsandbox-egress/egress.sock,
+// while another local user cannot pass BASE (EACCES) whatever names it learns (the mount table,
+// /proc/PID/mountinfo, shows them). A per-container secret the relay presents was the other
+// option; it would have to live in the container, where any process of the program's uid reads
+// it, and it leaves the proxy reachable (an audit-line writer) to anyone who can list /tmp.
+// What a private directory cannot stop: a host process running as the containers' own uid can
+// reach the socket through /proc/PID/root of a container process (the kernel's ptrace rule for
+// the same uid), as it can reach everything else of that container; docker.user chooses that uid.
+//
+// One proxy per container, with its own bound (Options.EgressConns, default
+// DefaultEgressConns): a program holding hundreds of connections gets 503 past its own bound
+// and no other container notices. All containers together are bounded too (egressTotal: the
+// executor's file descriptors and memory), answered 503 the same way.
+//
+// Cleanup: a container's directory goes when the container is removed (destroy), the
+// executor's directory at Close, and the directories of serves that are provably dead
+// (SIGKILLed) at the next serve's start (sweepEgressDirs, beside the container reaper).
+const (
+	egressMount = "/run/mcpsandbox-egress" // in the container: the proxy socket's directory
+	egressSock  = "egress.sock"
+	egressPort  = 3128 // the relay on the container's loopback
+
+	// DefaultEgressConns is a container's bound on egress connections at once (tunnels
+	// included) when Options.EgressConns is 0; past it a new connection is answered 503.
+	DefaultEgressConns = 32
+	// egressTotalMin is the least bound on egress connections at once across all of an
+	// executor's containers (at least 4 containers' worth: egressTotal).
+	egressTotalMin = 256
+)
+
+// egressTotal is the bound across all containers for a per-container bound of quota.
+func egressTotal(quota int) int { return max(egressTotalMin, 4*quota) }
+
+// egressEnv is what every container of a host-list policy gets besides the fixed variables.
+func egressEnv() []string {
+	u := "http://127.0.0.1:" + strconv.Itoa(egressPort)
+	no := "localhost,127.0.0.1,::1"
+	return []string{
+		"HTTP_PROXY=" + u, "HTTPS_PROXY=" + u, "http_proxy=" + u, "https_proxy=" + u,
+		"NO_PROXY=" + no, "no_proxy=" + no,
+		"PIP_PROXY=" + u, "npm_config_proxy=" + u, "npm_config_https_proxy=" + u,
+	}
+}
+
+// egressBase is the private directory holding every executor's socket directories (see the
+// layout above). XDG_RUNTIME_DIR only when it is serve's uid's own directory: a sudo that kept
+// another user's would let that user swap the base under serve.
+func egressBase() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) && checkPrivateDir(d) == nil {
+		return filepath.Join(d, "mcpsandbox-egress")
+	}
+	return filepath.Join(os.TempDir(), "mcpsandbox-egress-"+strconv.Itoa(os.Geteuid()))
+}
+
+// privateMode is the mode of BASE and of an executor's directory.
+func privateMode() os.FileMode {
+	if mutated("docker-egress-private-dir") {
+		return 0o755
+	}
+	return 0o700
+}
+
+// egressDirName names an executor's directory: who made it (for sweepEgressDirs) and a random
+// part (one process may run several executors).
+func egressDirName(me instance) string {
+	return fmt.Sprintf("%s-%s-%d-%d-%s", bootTag(me.Boot), pidnsTag(me.PIDNS), me.PID, me.Start, randHex(4))
+}
+
+func bootTag(b string) string {
+	b = strings.ReplaceAll(b, "-", "")
+	if len(b) > 12 {
+		b = b[:12]
+	}
+	if b == "" {
+		return "x"
+	}
+	return b
+}
+
+func pidnsTag(ns string) string { // "pid:[4026531836]" -> "4026531836"
+	ns = strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
+	if ns == "" || strings.ContainsAny(ns, "-/") {
+		return "x"
+	}
+	return ns
+}
+
+// egressDirOwner is the instance an executor's directory name describes, as far as judge
+// needs it (this machine's host and machine id); false for a name egressDirName did not make.
+func egressDirOwner(me instance, name string) (instance, bool) {
+	f := strings.Split(name, "-")
+	if len(f) != 5 || len(f[4]) != 8 {
+		return instance{}, false
+	}
+	pid, err1 := strconv.Atoi(f[2])
+	start, err2 := strconv.ParseUint(f[3], 10, 64)
+	if err1 != nil || err2 != nil || pid <= 0 {
+		return instance{}, false
+	}
+	o := instance{Host: me.Host, Machine: me.Machine, Boot: "another boot", PIDNS: "another namespace", PID: pid, Start: start}
+	if f[0] == "x" || f[1] == "x" {
+		o.Boot = "" // judge: unknown
+	}
+	if f[0] == bootTag(me.Boot) {
+		o.Boot = me.Boot
+	}
+	if f[1] == pidnsTag(me.PIDNS) {
+		o.PIDNS = me.PIDNS
+	}
+	return o, true
+}
+
+// sweepEgressDirs removes the socket directories of executors whose serve is provably dead
+// (judge), and only those; it returns how many it removed.
+func (e *Executor) sweepEgressDirs() int {
+	base := egressBase()
+	if runtime.GOOS != "linux" || checkPrivateDir(base) != nil {
+		return 0 // none made here, or not ours to touch
+	}
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, d := range ents {
+		o, ok := egressDirOwner(e.me, d.Name())
+		if !ok || !d.IsDir() || e.me.judge(o) != dead {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(base, d.Name())); err != nil {
+			e.log.Warn("could not remove the egress socket directory of a serve that is no longer running", "dir", filepath.Join(base, d.Name()), "err", err)
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// egressState is the executor's egress for a host-list policy: its directory, the proxy
+// options every container's proxy shares, the bound across containers and the audit.
+type egressState struct {
+	dir string // this executor's directory in egressBase
+	// fallback is the private base made because egressBase was another user's ("" = none):
+	// removed at close
+	fallback string
+	hosts    []policy.HostRule
+	popts    egress.Options // each container's proxy (MaxConns: the per-container bound)
+	quota    int
+	total    chan struct{} // one per connection being handled, across containers
+
+	warn func(msg string, args ...any)
+
+	bmu    sync.Mutex
+	boxes  map[*boxEgress]bool
+	closed bool
+
+	draining chan struct{} // refusals past the total bound still reading their request
+	lastFull atomic.Int64  // unix ns of the last audited refusal past the total bound
+	fullSkip atomic.Int64  // refusals past the total bound not audited since
+
+	mu       sync.Mutex
+	log      *audit.Log
+	ownLog   bool
+	logErr   error
+	server   string
+	polHash  string
+	polAudit string
+}
+
+// boxEgress is one container's proxy: its directory (mounted at egressMount), socket and
+// connections.
+type boxEgress struct {
+	s       *egressState
+	dir     string
+	name    string // the container's name, for the decisions' client field
+	l       *net.UnixListener
+	proxy   *egress.Proxy
+	session atomic.Pointer[string]
+	conns   atomic.Int64 // connections accepted, refused ones included (tests)
+	wg      sync.WaitGroup
+	done    chan struct{}
+	once    sync.Once
+}
+
+// startEgress prepares the egress of a host-list policy; nil, nil when the policy has none.
+// Each container's socket and proxy are made with the container (open).
+func (e *Executor) startEgress() (*egressState, error) {
+	n := dksec.Of(e.pol).Net()
+	if n.Mode != policy.NetHosts {
+		return nil, nil
+	}
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("docker.network host lists need serve and the engine on one Linux machine (the proxy's unix socket is mounted into containers); on %s use docker.network = \"none\", or run serve inside the Linux VM that runs the engine", runtime.GOOS)
+	}
+	if !strings.HasPrefix(e.eng.Host, "unix://") {
+		return nil, fmt.Errorf("docker.network host lists need the engine on this machine (a unix socket), not %s: the proxy's socket is mounted into containers; use docker.network = \"none\" with a remote engine", e.eng.Where())
+	}
+	base, fallback := egressBase(), ""
+	if err := ensurePrivateDir(base, privateMode()); err != nil {
+		// Another local user may have made the usual place first (to reach serve's sockets, or
+		// only to stop serve starting): serve then uses a private directory of its own, with a
+		// random name, and removes it at the end. Only dead serves' directories in the usual
+		// place are swept.
+		fb, ferr := os.MkdirTemp("", "mcpsandbox-egress-"+strconv.Itoa(os.Geteuid())+"-")
+		if ferr != nil {
+			return nil, fmt.Errorf("docker.network: the egress proxy's socket directory: %w; and a private one could not be made either: %w", err, ferr)
+		}
+		if cerr := os.Chmod(fb, privateMode()); cerr != nil {
+			os.RemoveAll(fb)
+			return nil, fmt.Errorf("docker.network: %w", cerr)
+		}
+		e.log.Warn("the egress proxy's usual socket directory is not serve's own: using a private one instead", "usual", base, "problem", err, "using", fb)
+		base, fallback = fb, fb
+	}
+	dir := filepath.Join(base, egressDirName(e.me))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("docker.network: create the egress proxy's socket directory: %w", err)
+	}
+	if err := os.Chmod(dir, privateMode()); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("docker.network: %w", err)
+	}
+	quota := e.opts.EgressConns
+	if quota <= 0 {
+		quota = e.pol.Limits.EgressConnections // limits.egress_connections
+	}
+	if quota <= 0 {
+		quota = DefaultEgressConns
+	}
+	s := &egressState{dir: dir, fallback: fallback, hosts: n.Hosts(), quota: quota, total: make(chan struct{}, egressTotal(quota)),
+		boxes: map[*boxEgress]bool{}, draining: make(chan struct{}, 64), log: e.opts.Audit,
+		server: e.pol.Name, polHash: e.pol.Hash(), polAudit: e.pol.Audit.Path, warn: e.log.Warn}
+	s.popts = egress.Options{
+		Key: "docker.network", Resolver: e.opts.EgressResolver, TestOnlyAllowLoopback: e.opts.TestOnlyEgressAllowLoopback,
+		Logger: e.log, MaxConns: quota, Scope: "container",
+	}
+	if mutated("docker-egress-quota") {
+		s.popts.MaxConns = cap(s.total) // one pool for all containers
+	}
+	e.log.Info("egress proxy serving docker.network", "hosts", n.String(), "dir", dir,
+		"connections_per_container", quota, "connections_total", cap(s.total))
+	return s, nil
+}
+
+// open makes a container's socket directory, socket and proxy; the container is name.
+func (s *egressState) open(id, name string) (*boxEgress, error) {
+	s.bmu.Lock()
+	defer s.bmu.Unlock()
+	if s.closed {
+		return nil, errors.New("serve is shutting down")
+	}
+	dir := filepath.Join(s.dir, id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("docker.network: create the container's egress socket directory: %w", err)
+	}
+	// the container runs as another uid: it may pass through the directory and connect to the
+	// socket, not list the directory or create anything in it (it is mounted read-only too)
+	if err := os.Chmod(dir, 0o711); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("docker.network: %w", err)
+	}
+	l, err := listenUnixIn(dir, egressSock)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("docker.network: listen for the container's egress proxy: %w", err)
+	}
+	if err := os.Chmod(filepath.Join(dir, egressSock), 0o666); err != nil {
+		l.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("docker.network: %w", err)
+	}
+	b := &boxEgress{s: s, dir: dir, name: name, l: l, done: make(chan struct{})}
+	o := s.popts
+	o.Audit = func(d egress.Decision) { s.record(d, b.sessionID()) }
+	b.proxy = egress.New(s.hosts, o)
+	s.boxes[b] = true
+	go b.serve()
+	return b, nil
+}
+
+// setSession names the session whose call the container serves, for the audit (a pooled
+// container's is known only when a call takes it).
+func (b *boxEgress) setSession(id string) {
+	if b != nil {
+		b.session.Store(&id)
+	}
+}
+
+func (b *boxEgress) sessionID() string {
+	if p := b.session.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// sandboxConn is a connection from a container, named after it (the decisions' client).
+type sandboxConn struct {
+	*net.UnixConn // keeps CloseWrite: the proxy half-closes tunnels
+	addr          net.Addr
+}
+
+func (c *sandboxConn) RemoteAddr() net.Addr { return c.addr }
+
+type containerAddr string
+
+func (a containerAddr) Network() string { return "container" }
+func (a containerAddr) String() string  { return string(a) }
+
+// serve accepts the container's connections until close: each takes a place in the bound
+// across containers (or is answered 503), then the container's proxy, which answers 503 past
+// the container's own bound.
+func (b *boxEgress) serve() {
+	defer close(b.done)
+	addr := containerAddr(b.name)
+	for {
+		c, err := b.l.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond) // out of file descriptors: the connection waits in the backlog
+			continue
+		}
+		b.conns.Add(1)
+		sc := &sandboxConn{UnixConn: c, addr: addr}
+		select {
+		case b.s.total <- struct{}{}:
+		default:
+			b.s.refuseFull(sc, b)
+			continue
+		}
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			defer func() { <-b.s.total }()
+			b.proxy.ServeConn(sc)
+		}()
+	}
+}
+
+// refuseFull answers a connection past the bound across containers with 503, as the proxy
+// answers one past a container's bound; at most one such refusal a second is audited.
+//
+// The request is read (a little, briefly) before the connection is closed: a unix socket
+// closed with unread bytes resets its peer, and the relay then drops the answer it had not
+// yet passed on, leaving the program a bare closed connection instead of the 503.
+func (s *egressState) refuseFull(c *sandboxConn, b *boxEgress) {
+	why := fmt.Sprintf("too many egress connections at once from all sandboxes (%d): retry later", cap(s.total))
+	body := "mcpsandbox: egress to ? failed: " + why + "\n"
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Mcpsandbox-Egress: denied\r\n\r\n%s", len(body), body)
+	c.CloseWrite()
+	select {
+	case s.draining <- struct{}{}:
+		go func() {
+			defer func() { <-s.draining }()
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+			c.Close()
+		}()
+	default:
+		c.Close() // many refusals at once: no more time for each
+	}
+	now := time.Now().UnixNano()
+	last := s.lastFull.Load()
+	if now-last < int64(time.Second) || !s.lastFull.CompareAndSwap(last, now) {
+		s.fullSkip.Add(1)
+		return
+	}
+	if n := s.fullSkip.Swap(0); n > 0 {
+		why += fmt.Sprintf(" (%d more refused in the last second, not recorded one by one)", n)
+	}
+	s.warn("egress connection refused: the bound across containers is reached", "container", b.name, "bound", cap(s.total))
+	s.record(egress.Decision{Time: time.Now(), Client: b.name, Method: "?", Rule: egress.RuleLimit, Reason: why}, b.sessionID())
+}
+
+// close ends the container's proxy and its connections and removes its directory.
+func (b *boxEgress) close() {
+	if b == nil {
+		return
+	}
+	b.once.Do(func() {
+		b.l.Close()
+		<-b.done
+		b.proxy.Close()
+		b.wg.Wait()
+		if err := os.RemoveAll(b.dir); err != nil {
+			b.s.warn("could not remove a container's egress socket directory", "dir", b.dir, "err", err)
+		}
+		b.s.bmu.Lock()
+		delete(b.s.boxes, b)
+		b.s.bmu.Unlock()
+	})
+}
+
+// SetAudit makes egress decisions go to serve's audit log (the one serve writes calls to).
+// Without it, the executor opens the policy's audit log itself at the first decision.
+func (e *Executor) SetAudit(l *audit.Log) {
+	if e.egress == nil || l == nil {
+		return
+	}
+	e.egress.mu.Lock()
+	defer e.egress.mu.Unlock()
+	if e.egress.ownLog && e.egress.log != nil {
+		e.egress.log.Close()
+	}
+	e.egress.log, e.egress.ownLog = l, false
+}
+
+// record writes one decision to the audit log, with the session of the call the container
+// serves ("" before a call took it).
+func (s *egressState) record(d egress.Decision, session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil && s.logErr == nil {
+		path := s.polAudit
+		if path == "" {
+			path, s.logErr = audit.DefaultPath()
+		}
+		if s.logErr == nil {
+			s.log, s.logErr = audit.Open(path, os.Environ())
+			s.ownLog = s.logErr == nil
+		}
+		if s.logErr != nil {
+			s.warn("egress decisions will not reach the audit log (they are still logged here)", "err", s.logErr)
+		}
+	}
+	if s.log == nil {
+		return // the logger has the decision; the error was logged once below
+	}
+	if err := s.log.Append(d.Entry(s.server, session, s.polHash)); err != nil {
+		s.warn("could not write an egress decision to the audit log", "decision", d.String(), "err", err)
+	}
+}
+
+// close ends every container's proxy and its tunnels and removes the executor's directory.
+func (s *egressState) close() {
+	if s == nil {
+		return
+	}
+	s.bmu.Lock()
+	s.closed = true
+	var bs []*boxEgress
+	for b := range s.boxes {
+		bs = append(bs, b)
+	}
+	s.bmu.Unlock()
+	for _, b := range bs {
+		b.close()
+	}
+	os.RemoveAll(s.dir)
+	if s.fallback != "" {
+		os.RemoveAll(s.fallback)
+	}
+	s.mu.Lock()
+	if s.ownLog && s.log != nil {
+		s.log.Close()
+	}
+	s.log = nil
+	s.logErr = fmt.Errorf("closed")
+	s.mu.Unlock()
+}
+
+// hostsText lists the reachable hosts as the policy writes them.
+func hostsText(rs []policy.HostRule) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.String())
+	}
+	return strings.Join(out, ", ")
+}

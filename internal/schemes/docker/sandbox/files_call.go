@@ -1,0 +1,38 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wsfiles"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// callFileTools are write_file, read_file and list_files over the workspace on serve's host
+// when each call has its own container (reuse = "call"; issue 27): there is no container
+// between calls to ask, and the workspace is what outlives a call. Reads stay beneath the
+// workspace; a write needs docker.workspace_writable and is committed as a call's writes are
+// (e.commit: the protect list, git's set-up, links out, quota, owner). A remote engine's
+// workspace is not on this host: no tools.
+func (e *Executor) callFileTools() []executor.Tool {
+	max := int64(e.pol.Limits.MaxFileBytes)
+	if max <= 0 || dksec.Of(e.pol).Sessions() || e.spec.workspace == "" || remoteEngine(e.eng.Host) {
+		return nil
+	}
+	fs := &wsfiles.FS{Root: filepath.Clean(e.spec.workspace), SandboxPath: workspaceDir, Rule: "docker.workspace",
+		CommitRule: "workspace.commit",
+		Commit:     func(l *wslayer.Layer) (*executor.WorkspaceChanges, error) { return e.commit(l), nil }}
+	where := fmt.Sprintf("Paths are relative to the workspace (%s in the container) and stay inside it; links are followed only while they stay inside it. ", workspaceDir)
+	if e.spec.wsWrite {
+		where += "A write is checked as a call's writes are: protected files (.git, hooks, .envrc, editor and CI config, …) are refused, and so is anything past limits.workspace_quota."
+	} else {
+		fs.ReadOnly = "docker.workspace_writable"
+		where += "The workspace is read-only (docker.workspace_writable = false): write_file is refused."
+	}
+	destructive := e.spec.wsWrite
+	return executor.FileTools(fs, max, where, &mcp.ToolAnnotations{Title: "Workspace files", DestructiveHint: &destructive, OpenWorldHint: new(bool)})
+}

@@ -1,0 +1,284 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
+	"github.com/docker/docker/api/types/mount"
+	"github.com/mcpsandbox/mcpsandbox/executor"
+)
+
+// Layer names, shared with explain's threat table (no bare strings across packages).
+const (
+	LayerEngine       = "docker engine"
+	LayerImage        = "image"
+	LayerRuntime      = "runtime"
+	LayerNetwork      = "network"
+	LayerReadOnlyRoot = "read-only root"
+	LayerTmpfs        = "tmpfs /tmp"
+	LayerUser         = "non-root user"
+	LayerCaps         = "capabilities dropped"
+	LayerNoNewPrivs   = "no-new-privileges"
+	LayerSeccomp      = "seccomp"
+	LayerMemory       = "memory limit"
+	LayerPids         = "pids limit"
+	LayerCPU          = "cpu quota"
+	LayerInit         = "init"
+	LayerUlimits      = "ulimits"
+	LayerEnv          = "no host environment"
+	LayerWorkspace    = "workspace mount"
+	LayerPool         = "pool"
+)
+
+// LayerIDs lists every layer the executor reports, in its order.
+var LayerIDs = []string{LayerEngine, LayerImage, LayerRuntime, LayerNetwork, LayerReadOnlyRoot, LayerTmpfs, LayerUser,
+	LayerCaps, LayerNoNewPrivs, LayerSeccomp, LayerMemory, LayerPids, LayerCPU, LayerInit, LayerUlimits, LayerEnv,
+	LayerWorkspace, LayerPool}
+
+// vmRuntimes are runtimes that do not share the host kernel with the container.
+var vmRuntimes = map[string]bool{"runsc": true, "kata": true, "kata-runtime": true, "kata-qemu": true, "kata-fc": true, "io.containerd.kata.v2": true, "io.containerd.runsc.v1": true}
+
+// OwnKernel names the kernel a runtime registered under this name puts between the program and
+// the host's ("gVisor's kernel (runsc)"), or "" for one that shares the host's (runc, crun).
+func OwnKernel(runtime string) string {
+	switch {
+	case !vmRuntimes[runtime]:
+		return ""
+	case strings.Contains(runtime, "runsc"):
+		return "gVisor's kernel (" + runtime + ")"
+	}
+	return "the guest kernel of " + runtime
+}
+
+// inspectLayers creates (never starts) one container from the policy's spec, asks the engine
+// what it recorded, removes it, and reports the layers from that record: what is in force is
+// what the engine says, not what serve meant to ask for.
+func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID string, secOpts []string,
+	memOK, swapOK, pidsOK, cpuOK bool) ([]executor.Layer, error) {
+	labels := e.me.labels()
+	probe := &box{callID: "layer-probe-" + randHex(4)}
+	labels[LabelCall] = probe.callID
+	s, err := e.boxSpec(probe, probe.callID)
+	if err != nil {
+		return nil, err
+	}
+	cfg, hc := s.build(randHex(16), labels, false)
+	cr, err := e.eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "")
+	if err != nil {
+		probe.eg.close()
+		probe.removed()
+		return nil, fmt.Errorf("create a container from %s to check its settings: %w", e.spec.image, e.eng.Unreachable(err))
+	}
+	e.tracked.Add(1)
+	probe.id = cr.ID
+	defer e.destroy(probe)
+	ins, err := e.eng.API.ContainerInspect(ctx, cr.ID)
+	if err != nil {
+		return nil, fmt.Errorf("inspect the probe container: %w", e.eng.Unreachable(err))
+	}
+	h, c := ins.HostConfig, ins.Config
+	if h == nil || c == nil {
+		return nil, fmt.Errorf("the engine at %s returned no configuration for container %.12s", e.eng.Where(), cr.ID)
+	}
+	seccomp, nnp := seccompOn(secOpts, h.SecurityOpt), noNewPrivs(h.SecurityOpt)
+	capsAll := len(h.CapAdd) == 0 && len(h.CapDrop) == 1 && strings.EqualFold(strings.TrimPrefix(strings.ToUpper(h.CapDrop[0]), "CAP_"), "ALL")
+	root := c.User == "" || c.User == "0" || c.User == "root" || strings.HasPrefix(c.User, "0:") || strings.HasPrefix(c.User, "root:")
+	var pids int64
+	if h.PidsLimit != nil {
+		pids = *h.PidsLimit
+	}
+	ul := []string{}
+	for _, u := range h.Ulimits {
+		ul = append(ul, fmt.Sprintf("%s=%d", u.Name, u.Hard))
+	}
+	leaked := leakedEnv(c.Env)
+	envHost := len(leaked) > 0
+	tmp := h.Tmpfs["/tmp"]
+	init := h.Init != nil && *h.Init
+	ls := []executor.Layer{
+		{Name: LayerEngine, Active: true, Detail: fmt.Sprintf("Docker %s (API %s) at %s", version, api, e.eng.Where())},
+		{Name: LayerImage, Active: true, Detail: fmt.Sprintf("%s (%.19s)", e.spec.image, imageID)},
+		runtimeLayer(h.Runtime),
+		e.networkLayer(string(h.NetworkMode), h.Mounts, s.egressDir),
+		readOnlyLayer(h.ReadonlyRootfs, h.ReadonlyPaths),
+		{Name: LayerTmpfs, Active: strings.Contains(tmp, "nosuid") && strings.Contains(tmp, "nodev") && strings.Contains(tmp, "size="), Detail: "/tmp tmpfs " + tmp},
+		{Name: LayerUser, Active: !root, Detail: "runs as " + e.spec.describeUser()},
+		{Name: LayerCaps, Active: capsAll, Detail: fmt.Sprintf("cap-drop %v, cap-add %v", h.CapDrop, h.CapAdd)},
+		{Name: LayerNoNewPrivs, Active: nnp, Detail: "setuid binaries cannot raise privileges"},
+		e.seccompLayer(seccomp, ownSeccomp(h.SecurityOpt)),
+		{Name: LayerMemory, Active: memOK && swapOK && h.Memory > 0 && h.MemorySwap == h.Memory,
+			Detail: fmt.Sprintf("%s, swap none%s%s", e.memText, e.gvisorMemoryNote(), missing(memOK && swapOK, "the engine cannot enforce memory+swap limits here"))},
+		e.pidsLayer(pids, pidsOK),
+		{Name: LayerCPU, Active: cpuOK && h.NanoCPUs > 0, Detail: fmt.Sprintf("%g CPUs%s", float64(h.NanoCPUs)/1e9, missing(cpuOK, "the engine cannot enforce CPU quota here"))},
+		{Name: LayerInit, Active: init, Detail: "an init process reaps zombies and forwards signals"},
+		{Name: LayerUlimits, Active: len(h.Ulimits) >= 2, Detail: strings.Join(ul, ", ")},
+		{Name: LayerEnv, Active: !envHost, Detail: onOff(!envHost, "only LANG, HOME, PYTHONDONTWRITEBYTECODE, the engine's HOSTNAME and the image's own variables",
+			"serve's own variables reached the container: "+strings.Join(leaked, ", "))},
+		e.workspaceLayer(h.Mounts),
+		{Name: LayerPool, Active: true, Detail: poolDetail(dksec.Of(e.pol).Pool)},
+	}
+	return ls, nil
+}
+
+// seccompOn: the engine applies its seccomp profile (secOpts, the engine's own security options,
+// name one) and the container's options do not make it unconfined.
+func seccompOn(secOpts, containerOpts []string) bool {
+	seccomp := false
+	for _, o := range secOpts {
+		seccomp = seccomp || strings.Contains(o, "name=seccomp")
+	}
+	for _, o := range containerOpts {
+		if strings.HasPrefix(o, "seccomp") && strings.Contains(o, "unconfined") {
+			seccomp = false
+		}
+	}
+	return seccomp
+}
+
+// noNewPrivs: the container's security options set no-new-privileges.
+func noNewPrivs(containerOpts []string) bool {
+	nnp := false
+	for _, o := range containerOpts {
+		nnp = nnp || o == "no-new-privileges" || o == "no-new-privileges:true" || o == "no-new-privileges=true"
+	}
+	return nnp
+}
+
+// runtimeLayer: the container's runtime ("" is the engine's default, runc), active when it puts a
+// kernel of its own between the program and the host.
+func runtimeLayer(rt string) executor.Layer {
+	if rt == "" {
+		rt = "runc"
+	}
+	rtDetail := rt + ": containers share the host kernel (a VM-grade runtime such as gVisor runsc would not)"
+	if vmRuntimes[rt] {
+		rtDetail = rt + ": a kernel of its own between the program and the host"
+	}
+	return executor.Layer{Name: LayerRuntime, Active: vmRuntimes[rt], Detail: rtDetail}
+}
+
+// leakedEnv names the variables of serve's own environment found in the container's (PATH and
+// the variables serve sets itself aside): serve passes none of its own environment.
+func leakedEnv(containerEnv []string) []string {
+	hostEnv := map[string]bool{}
+	for _, kv := range os.Environ() {
+		hostEnv[kv] = true
+	}
+	var leaked []string
+	for _, kv := range containerEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		if hostEnv[kv] && k != "PATH" && k != "LANG" && k != "HOME" && k != "PYTHONDONTWRITEBYTECODE" {
+			leaked = append(leaked, k)
+		}
+	}
+	return leaked
+}
+
+// networkLayer reports the network as the engine recorded it; with a host list, the proxy's
+// socket mount must be there (read-only) and the network none.
+func (e *Executor) networkLayer(mode string, mounts []mount.Mount, dir string) executor.Layer {
+	l := executor.Layer{Name: LayerNetwork, Active: mode == "none", Detail: networkDetail(mode)}
+	if !e.spec.egress {
+		return l
+	}
+	mounted := false
+	for _, m := range mounts {
+		mounted = mounted || (m.Target == egressMount && m.Source == dir && m.ReadOnly)
+	}
+	l.Active = l.Active && mounted
+	l.Detail = fmt.Sprintf("none: no interfaces but loopback, no DNS; HTTP(S) only to %s (docker.network), through serve's egress proxy "+
+		"(it resolves names itself and refuses metadata, loopback and private addresses, IP literals not listed, TLS names that differ from the host)", e.spec.egressHosts)
+	if !mounted {
+		l.Detail += " — NOT IN FORCE: the engine did not record the proxy's read-only socket mount at " + egressMount
+	}
+	return l
+}
+
+func networkDetail(mode string) string {
+	if mode == "none" {
+		return "none: no interfaces but loopback"
+	}
+	return fmt.Sprintf("%q (docker.network): the program can reach what that network reaches", mode)
+}
+
+func poolDetail(n int) string {
+	if n == 0 {
+		return "off: every call creates and starts its container"
+	}
+	return fmt.Sprintf("%d containers started ahead, each used for one call", n)
+}
+
+func onOff(on bool, yes, no string) string {
+	if on {
+		return yes
+	}
+	return no
+}
+
+func missing(ok bool, why string) string {
+	if ok {
+		return ""
+	}
+	return " — NOT ENFORCED: " + why
+}
+
+// readOnlyLayer: the root, and /sys/fs/cgroup, which crun mounts read-write otherwise.
+func readOnlyLayer(root bool, roPaths []string) executor.Layer {
+	cg := slices.Contains(roPaths, cgroupDir)
+	l := executor.Layer{Name: LayerReadOnlyRoot, Active: root && cg, Detail: onOff(root, "root filesystem read-only", "root filesystem WRITABLE (docker.read_only = false)")}
+	if !cg {
+		l.Detail += "; " + cgroupDir + " NOT read-only (the engine did not record it in ReadonlyPaths; crun mounts it writable)"
+	}
+	return l
+}
+
+// seccompLayer says which profile the program meets: serve's (seccomp.go) when the engine
+// recorded it on the container, else only the engine's default (whose allow list, in Docker
+// 20.10, let io_uring_setup reach the host kernel) — not the layer serve claims. Under gVisor
+// the profile the engine records is not applied to the program unless runsc runs with
+// --oci-seccomp (measured: Seccomp: 0 in /proc/self/status, and unshare(CLONE_NEWUSER)
+// succeeds, which the profile refuses under runc and crun).
+func (e *Executor) seccompLayer(engineHas, own bool) executor.Layer {
+	l := executor.Layer{Name: LayerSeccomp, Active: engineHas && own, Detail: seccompSummary()}
+	switch {
+	case !engineHas:
+		l.Detail = "the engine reports no seccomp support: no profile applies"
+	case e.spec.gvisor && !e.spec.gvisorSeccomp:
+		l.Active = false
+		l.Detail = "NOT APPLIED to the program: gVisor (runsc) ignores the container's seccomp profile unless its runtimeArgs include --oci-seccomp " +
+			"(the program's system calls go to gVisor's own kernel, which filters only its own calls to the host: measured under runsc 20221219, " +
+			"io_uring_setup and unshare(CLONE_NEWUSER) are served by gVisor, userfaultfd is ENOSYS, keyctl EACCES, perf_event_open ENODEV — none reaches the host kernel)"
+	case !own:
+		l.Detail = "NOT IN FORCE: the engine did not record serve's profile on the container; only the engine's default applies " +
+			"(Docker 20.10's lets io_uring_setup reach the host kernel)"
+	}
+	return l
+}
+
+// pidsLayer: the engine's limit is on the container's host tasks; under gVisor those are the
+// Sentry's, so the policy's count is approximate and reaching it ends the whole sandbox.
+func (e *Executor) pidsLayer(recorded int64, ok bool) executor.Layer {
+	l := executor.Layer{Name: LayerPids, Active: ok && recorded > 0, Detail: fmt.Sprintf("%d processes%s", recorded, missing(ok, "the engine cannot enforce pids limits here"))}
+	if e.spec.gvisor {
+		l.Detail = fmt.Sprintf("about %d processes: gVisor (runsc) does not count the program's processes itself; the engine limits its host tasks to %d "+
+			"(%d + %d per process of limits.pids), and reaching that ends the whole sandbox%s",
+			e.spec.pids, recorded, gvisorBaseTasks, gvisorTasksPerProcess, missing(ok, "the engine cannot enforce pids limits here"))
+	}
+	return l
+}
+
+// gvisorMemoryNote: under gVisor the limit holds gVisor's own kernel too, and the kernel's
+// OOM killer ends the whole sandbox, not the process that grew (measured: a shell script
+// whose python3 child allocated past the limit lost its own later output; under runc and
+// crun only the child is killed and the script goes on).
+func (e *Executor) gvisorMemoryNote() string {
+	if !e.spec.gvisor {
+		return ""
+	}
+	return "; under gVisor the limit includes gVisor's own kernel, and reaching it ends the whole sandbox, not only the process that grew"
+}

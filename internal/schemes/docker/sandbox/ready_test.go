@@ -1,0 +1,71 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// A call that arrives while serve's start-up checks still run waits for them no longer than
+// its hard stop (the harness's wall_time saw calls wait out a slow probe on a loaded engine),
+// and a client's cancel ends the wait; once ready, the probe's verdict is the answer.
+func TestReadyByBounded(t *testing.T) {
+	e := &Executor{callsReady: make(chan struct{})}
+	start := time.Now()
+	if err := e.readyBy(context.Background(), time.Now().Add(100*time.Millisecond)); !errors.Is(err, errStartTimedOut) {
+		t.Fatalf("probe still running at the hard stop: got %v, want errStartTimedOut", err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("returned after %s, before the hard stop", d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := e.readyBy(ctx, time.Time{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: got %v", err)
+	}
+	e.openCalls(errors.New("no engine"))
+	if err := e.readyBy(context.Background(), time.Now().Add(-time.Second)); err == nil || err.Error() != "no engine" {
+		t.Errorf("ready (failed) with the hard stop already past: got %v, want the probe's error", err)
+	}
+}
+
+// Ready says what is wrong and what to do.
+func TestReadyErrors(t *testing.T) {
+	eng := needEngine(t)
+	e, err := New(testPolicy(func(p *policy.Policy) { dksec.Of(p).Image = "mcpsandbox-absent:" + strconv.Itoa(os.Getpid()) }), Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	err = e.Ready()
+	if err == nil || !strings.Contains(err.Error(), "is not in the engine at unix://") || !strings.Contains(err.Error(), "docker pull mcpsandbox-absent") ||
+		!strings.Contains(err.Error(), "build-test-image.sh") {
+		t.Errorf("missing image: %v", err)
+	}
+	r, cerr := call(t, e, ToolShell, map[string]any{"script": "true"})
+	if cerr == nil {
+		t.Errorf("a call ran without an image: %+v", r)
+	}
+
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	e2, err := New(testPolicy(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	err = e2.Ready()
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/docker.sock (DOCKER_HOST)") || !strings.Contains(err.Error(), "dockerd") {
+		t.Errorf("no engine: %v", err)
+	}
+	if ls := e2.Layers(); len(ls) != 1 || ls[0].Active {
+		t.Errorf("layers without an engine: %+v", ls)
+	}
+}

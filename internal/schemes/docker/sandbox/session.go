@@ -1,0 +1,365 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// Sessions (docker.reuse = "session"): one container per MCP session, built like any other
+// (spec.go: the same hardening and limits), taken from the pool when one is ready, and turned
+// into the session's supervisor (sessionPy) at the session's first call. Calls of the session
+// run in it one at a time: Python in one long-lived interpreter, shell scripts in /bin/sh, both
+// seeing the files the session's earlier calls left in /tmp.
+//
+// A session's container is removed when the session ends (EndSession: stdio EOF, an HTTP
+// DELETE, serve's own idle expiry of the session), after docker.session_idle without a call
+// (the session's next call then runs in a fresh container and is told so), at shutdown (Close),
+// and, like every container, by the next serve when this one was killed (its labels name this
+// instance; reap.go). docker.max_sessions bounds the session containers alive at once: a new
+// session's first call past it is refused, naming the key.
+//
+// A call that overruns its timeout (or is cancelled) has the session's whole container removed,
+// not only its program: limits.timeout bounds everything a call starts, and only removing the
+// container surely ends what a program detached (setsid, a double fork, a process that ignores
+// signals), which a kept container would let run on past the timeout, holding the session's
+// memory and pids. The session's next call runs in a fresh container and its result says what
+// happened (variables and files of earlier calls are gone). A Python interpreter that dies
+// during a call (os._exit, a segfault) is restarted inside the same container: its files stay.
+type sessionState struct {
+	mu   sync.Mutex
+	m    map[string]*dsession
+	live int // session containers alive or being started: at most docker.max_sessions
+}
+
+// dsession is one MCP session's container, if it has one.
+type dsession struct {
+	lock  chan struct{} // held by the session's running call
+	sb    *sessBox      // guarded by sessionState.mu, as are the fields below
+	note  string        // what the session's next call is told (its container was removed)
+	idle  *time.Timer
+	ended bool
+}
+
+// sessBox is a session's container once its supervisor runs: the attach stream is read for the
+// container's whole life and routed to the running call's capped buffers (nil between calls:
+// what a background process writes then is dropped).
+type sessBox struct {
+	b        *box
+	mu       sync.Mutex
+	out, err io.Writer
+	end      chan struct{} // the attach stream ended: the container stopped or was removed
+	oomSeen  int
+	dropOnce sync.Once
+	dropped  atomic.Bool // serve removes it (session end, idle, Close, a broken call)
+}
+
+type routeWriter struct {
+	sb     *sessBox
+	stderr bool
+}
+
+func (w routeWriter) Write(p []byte) (int, error) {
+	w.sb.mu.Lock()
+	defer w.sb.mu.Unlock()
+	dst := w.sb.out
+	if w.stderr {
+		dst = w.sb.err
+	}
+	if dst != nil {
+		dst.Write(p)
+	}
+	return len(p), nil
+}
+
+// stopped says the container's attach stream ended (the container stopped or is gone).
+func (sb *sessBox) stopped() bool {
+	select {
+	case <-sb.end:
+		return true
+	default:
+		return false
+	}
+}
+
+func (sb *sessBox) route(out, err io.Writer) {
+	sb.mu.Lock()
+	sb.out, sb.err = out, err
+	sb.mu.Unlock()
+}
+
+// sessionKey is the key a call's session is kept under.
+func sessionKey(id string) string {
+	if mutated("docker-session-shared") {
+		return "shared"
+	}
+	return id
+}
+
+// session returns the call's session, made at its first call.
+func (e *Executor) session(id string) *dsession {
+	e.sess.mu.Lock()
+	defer e.sess.mu.Unlock()
+	if e.sess.m == nil {
+		e.sess.m = map[string]*dsession{}
+	}
+	s := e.sess.m[sessionKey(id)]
+	if s == nil {
+		s = &dsession{lock: make(chan struct{}, 1)}
+		e.sess.m[sessionKey(id)] = s
+	}
+	return s
+}
+
+// lockSession waits for the session's running call, bounded by the call's hard stop and its
+// cancellation, and stops the idle clock.
+func (e *Executor) lockSession(ctx context.Context, s *dsession, hardStop time.Time) error {
+	var stop <-chan time.Time
+	if !hardStop.IsZero() {
+		t := time.NewTimer(time.Until(hardStop))
+		defer t.Stop()
+		stop = t.C
+	}
+	select {
+	case s.lock <- struct{}{}:
+	case <-stop:
+		return errStartTimedOut
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	e.sess.mu.Lock()
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	e.sess.mu.Unlock()
+	return nil
+}
+
+// unlockSession ends a call's hold and restarts the idle clock (docker.session_idle).
+func (e *Executor) unlockSession(s *dsession) {
+	e.sess.mu.Lock()
+	if s.sb != nil && !s.ended {
+		if s.idle != nil {
+			s.idle.Stop()
+		}
+		s.idle = time.AfterFunc(dksec.Of(e.pol).Idle(), func() { e.expire(s) })
+	}
+	e.sess.mu.Unlock()
+	<-s.lock
+}
+
+// expire removes an idle session's container; a call running meanwhile restarts the clock.
+func (e *Executor) expire(s *dsession) {
+	if mutated("docker-session-idle") {
+		return
+	}
+	select {
+	case s.lock <- struct{}{}:
+	default:
+		return
+	}
+	defer func() { <-s.lock }()
+	e.sess.mu.Lock()
+	sb := s.sb
+	if sb != nil {
+		s.sb = nil
+		s.note = fmt.Sprintf("this session's container was removed after docker.session_idle = %s without a call; this call runs in a fresh one: "+
+			"variables, files and processes of earlier calls are gone", policy.Duration{Duration: dksec.Of(e.pol).Idle()})
+	}
+	e.sess.mu.Unlock()
+	if sb != nil {
+		e.log.Info("removed an idle session's container", "container", sb.b.id[:12], "idle", dksec.Of(e.pol).Idle())
+		e.dropBox(sb)
+	}
+}
+
+// retire detaches sb from its session (the session's next call gets a fresh container, told
+// note) and removes it.
+func (e *Executor) retire(s *dsession, sb *sessBox, note string) {
+	e.sess.mu.Lock()
+	if s.sb == sb {
+		s.sb, s.note = nil, note
+	}
+	e.sess.mu.Unlock()
+	e.dropBox(sb)
+}
+
+// dropBox removes a session's container and frees its place under docker.max_sessions.
+func (e *Executor) dropBox(sb *sessBox) {
+	sb.dropOnce.Do(func() {
+		sb.dropped.Store(true)
+		e.destroy(sb.b)
+		e.sess.mu.Lock()
+		e.sess.live--
+		e.sess.mu.Unlock()
+	})
+}
+
+// EndSession implements executor.SessionEnder: the session's container is removed.
+func (e *Executor) EndSession(id string) {
+	e.sess.mu.Lock()
+	s := e.sess.m[sessionKey(id)]
+	if s == nil || mutated("docker-session-end") {
+		e.sess.mu.Unlock()
+		return
+	}
+	delete(e.sess.m, sessionKey(id))
+	s.ended = true
+	sb := s.sb
+	s.sb = nil
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	e.sess.mu.Unlock()
+	if sb != nil {
+		e.dropBox(sb)
+	}
+}
+
+// closeSessions removes every session's container (Close).
+func (e *Executor) closeSessions() {
+	e.sess.mu.Lock()
+	var sbs []*sessBox
+	for _, s := range e.sess.m {
+		s.ended = true
+		if s.sb != nil {
+			sbs = append(sbs, s.sb)
+			s.sb = nil
+		}
+		if s.idle != nil {
+			s.idle.Stop()
+		}
+	}
+	e.sess.m = nil
+	e.sess.mu.Unlock()
+	for _, sb := range sbs {
+		e.dropBox(sb)
+	}
+}
+
+// SessionContainers is how many session containers are alive or starting (tests, bench).
+func (e *Executor) SessionContainers() int {
+	e.sess.mu.Lock()
+	defer e.sess.mu.Unlock()
+	return e.sess.live
+}
+
+// sessionBox returns the session's container, starting one (from the pool if one is ready)
+// under docker.max_sessions; note is what the call must be told about the session's earlier
+// container.
+func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardStop time.Time) (*sessBox, string, error) {
+	e.sess.mu.Lock()
+	if sb := s.sb; sb != nil && sb.stopped() {
+		// Stopped between calls: docker stop/kill, or a process the session left running ended
+		// its supervisor. The session's calls go on in a fresh container, told so.
+		s.sb = nil
+		e.sess.mu.Unlock()
+		e.dropBox(sb)
+		e.sess.mu.Lock()
+		if s.note == "" {
+			s.note = "the session's container stopped after its previous call (stopped from outside, or a process the session left running ended it); " +
+				"this call runs in a fresh one: variables, files and processes of earlier calls are gone"
+		}
+	}
+	if s.ended {
+		e.sess.mu.Unlock()
+		return nil, "", errors.New("the MCP session ended")
+	}
+	note := s.note // cleared once the call has a container: a refused call leaves it for the next
+	if s.sb != nil {
+		sb := s.sb
+		s.note = ""
+		e.sess.mu.Unlock()
+		return sb, note, nil
+	}
+	if max := dksec.Of(e.pol).SessionCap(); e.sess.live >= max && !mutated("docker-session-cap") {
+		e.sess.mu.Unlock()
+		return nil, "", executor.Refuse("docker.max_sessions", "%d sessions already have a container (docker.max_sessions = %d): "+
+			"end one (a client closing its connection ends its session), wait until one has been idle for docker.session_idle = %s, "+
+			"or raise docker.max_sessions", e.sess.live, max, policy.Duration{Duration: dksec.Of(e.pol).Idle()})
+	}
+	e.sess.live++
+	e.sess.mu.Unlock()
+	sb, err := e.startSessionBox(ctx, id, hardStop)
+	if err != nil {
+		e.sess.mu.Lock()
+		e.sess.live--
+		e.sess.mu.Unlock()
+		return nil, "", err
+	}
+	e.sess.mu.Lock()
+	if s.ended || e.life.Err() != nil {
+		e.sess.mu.Unlock()
+		e.dropBox(sb)
+		return nil, "", errors.New("the MCP session ended while its container started")
+	}
+	s.sb, s.note = sb, ""
+	e.sess.mu.Unlock()
+	return sb, note, nil
+}
+
+// startSessionBox takes a pooled container or starts one, and turns its wrapper into the
+// session's supervisor.
+func (e *Executor) startSessionBox(ctx context.Context, id string, hardStop time.Time) (*sessBox, error) {
+	var b *box
+	if e.pool != nil {
+		if b = e.takeFresh(); b != nil {
+			defer e.pool.release() // the replacement starts once this container serves the session
+			if err := e.becomeSession(b); err != nil {
+				e.log.Warn("a pooled container did not become the session's; starting a fresh one", "err", err)
+				e.destroy(b)
+				b = nil
+			}
+		}
+	}
+	if b == nil {
+		var err error
+		if b, err = e.newBoxBy(ctx, hardStop); err != nil {
+			return nil, err
+		}
+		if err := e.becomeSession(b); err != nil {
+			e.destroy(b)
+			return nil, err
+		}
+	}
+	b.eg.setSession(id)
+	sb := &sessBox{b: b, end: make(chan struct{})}
+	go func() {
+		defer close(sb.end)
+		_, _ = stdcopy.StdCopy(routeWriter{sb, false}, routeWriter{sb, true}, b.hj.Reader)
+	}()
+	return sb, nil
+}
+
+// becomeSession delivers the supervisor and waits until its interpreter is started.
+func (e *Executor) becomeSession(b *box) error {
+	b.hj.Conn.SetWriteDeadline(time.Now().Add(engineOpTimeout))
+	src := sessionPy
+	if mutated("docker-session-repl-isolated") {
+		src = strings.Replace(src, isolateLine, "safe_path = program_path", 1)
+	}
+	if mutated("docker-outputs-kept") {
+		src = strings.Replace(src, "outputs(cn, True)", "outputs(cn, False)", 1)
+	}
+	_, err := io.WriteString(b.hj.Conn, fmt.Sprintf("session 0 %d\n%s", len(src), src))
+	b.hj.Conn.SetWriteDeadline(time.Time{})
+	if err != nil {
+		return fmt.Errorf("container %.12s did not take the session's supervisor: %w", b.id, err)
+	}
+	if err := b.awaitLine("mcpsandbox-session:"+b.nonce+"\n", engineOpTimeout); err != nil {
+		return fmt.Errorf("container %.12s (image %s) did not start the session's Python interpreter (docker.reuse = \"session\" needs python3 in docker.image): %w",
+			b.id, e.spec.image, err)
+	}
+	return nil
+}

@@ -1,0 +1,597 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/go-units"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// Fixed hardening values not in the policy: small enough to stop a disk or descriptor bomb,
+// large enough for ordinary scripts.
+const (
+	tmpfsBytes   = 64 << 20 // /tmp, a tmpfs: counted against limits.memory too
+	shmBytes     = 16 << 20 // /dev/shm
+	fsizeBytes   = FileSizeLimit
+	nofileLimit  = 1024 // RLIMIT_NOFILE
+	defaultUser  = "65534:65534"
+	workspaceDir = "/workspace"
+	boxHostname  = "sandbox"
+)
+
+// FileSizeLimit is RLIMIT_FSIZE in every container: the largest file a call may write anywhere.
+const FileSizeLimit = 64 << 20
+
+// Label keys on every container mcpsandbox starts. The instance labels let a later serve tell
+// whether the serve that started a container is still alive (see reap.go).
+const (
+	LabelApp      = "dev.mcpsandbox"          // "1"
+	LabelInstance = "dev.mcpsandbox.instance" // host/pid/start, for humans and filters
+	LabelHost     = "dev.mcpsandbox.host"
+	LabelMachine  = "dev.mcpsandbox.machine" // /etc/machine-id
+	LabelBoot     = "dev.mcpsandbox.boot"    // kernel boot id
+	LabelPIDNS    = "dev.mcpsandbox.pidns"   // pid namespace of serve
+	LabelPID      = "dev.mcpsandbox.pid"
+	LabelStart    = "dev.mcpsandbox.start" // serve's start time in clock ticks since boot
+	LabelCall     = "dev.mcpsandbox.call"  // the one call this container serves
+	LabelPolicy   = "dev.mcpsandbox.policy"
+	LabelPooled   = "dev.mcpsandbox.pooled"
+)
+
+// wrapperPy runs in every container, blocked reading its program from the attached stdin: a
+// header line "TOOL TIMEOUT_MS LENGTH" (TOOL is python or shell), then LENGTH bytes of source.
+// It runs the program, then writes the end mark "mcpsandbox-end:NONCE:STATUS:OOMKILLS\n" on
+// stdout AND stderr (each stream is ordered on its own, the two are not ordered against each
+// other, so serve waits for both). Python code runs in this interpreter (started ahead: no
+// interpreter start-up on the call's path); shell scripts run in /bin/sh from a memfd (no
+// argument-size limit), spawned without fork. The program's stdin is /dev/null.
+//
+// Once started it writes "mcpsandbox-ready:NONCE\n" on stderr. A pooled container ("pooled" in
+// argv) first waits until its watchdog is up and warms the compiler: serve pools it only after
+// that line, so a pooled call never waits for either. A cold container (a fresh one made for a
+// call waiting on it) does not wait: the watchdog process exists before the program runs
+// (posix_spawn has returned), and it reads the call's timeout from its pipe and the closing of
+// stdin whenever its interpreter is up, both kept by the kernel until then; waiting for that
+// start-up (~40 ms of CPU, doubled by the 0.5-CPU quota) only delayed a cold call.
+//
+// A watchdog, spawned before any call (posix_spawn, not fork: a forked copy of this
+// interpreter would make every page it touches later a copy-on-write fault, ~100 ms of a
+// call), holds the attached stdin, which serve keeps open for the
+// whole call: when it reads EOF (serve closed the call, or serve died, even by SIGKILL, and the
+// engine closed the stream) or the call outlives its timeout by watchdogGrace, it kills every
+// process it can (kill -1) and the container stops. A serve that dies mid-call leaves no
+// process running; its stopped containers are removed by the next serve (reap.go).
+//
+// Why a forged mark is harmless: the nonce is not secret from the program (it is in this
+// process's argv, and the program runs as the same uid in the same container). A program that
+// prints the mark itself only makes serve return its own call early, with output cut at the
+// forged mark and the exit status it chose — all things it could do anyway by exiting. The
+// container still serves only this call and is destroyed right after, so nothing it leaves
+// running survives, and no other call's output or status can be touched: each call has its own
+// container, its own attach stream and its own nonce. The mark is a speed-up, never a security
+// boundary; without it (os._exit, a crash, a killed wrapper) serve falls back to the engine's
+// exit status. Killing the watchdog likewise only removes a backstop for serve's own removal.
+//
+// Python code runs in the wrapper's own process, so a child the program forks (os.fork) runs
+// the rest of the wrapper when it returns or calls sys.exit: such a child ends there (os._exit
+// with its status) instead of writing the end mark, which had ended the call at the child's
+// exit with the parent's output and status lost.
+const wrapperPy = `import sys
+program_path = sys.path
+` + isolateLine + `
+sys.path = safe_path
+import os
+nonce = sys.argv[1]
+me = os.getpid()
+import binascii
+OUTPUTS = b"/tmp/outputs"
+try:
+    os.mkdir(OUTPUTS)
+except OSError:
+    pass
+def emit(b):
+    b = memoryview(b)
+    while b:
+        try:
+            b = b[os.write(1, b):]
+        except InterruptedError:
+            pass
+def b64(x):
+    return binascii.b2a_base64(x, newline=False)
+def read_max(fd, n):
+    got, have = [], 0
+    while have < n:
+        c = os.read(fd, min(n - have, 1 << 20))
+        if not c:
+            break
+        got.append(c)
+        have += len(c)
+    return b"".join(got)
+def outputs(cn, clear):
+    try:
+        names = sorted(os.listdir(OUTPUTS))
+    except OSError:
+        names = []
+    described, sent, total, more = 0, 0, 0, 0
+    for nm in names:
+        p = OUTPUTS + b"/" + nm
+        if described < 16:
+            try:
+                fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+                try:
+                    st = os.fstat(fd)
+                    if st.st_mode & 0o170000 == 0o100000:
+                        size, data = st.st_size, b""
+                        if sent < 8 and size <= 4 << 20 and total + size <= 8 << 20:
+                            data = read_max(fd, (4 << 20) + 1)
+                            if len(data) > 4 << 20 or total + len(data) > 8 << 20:
+                                size, data = max(size, len(data)), b""
+                        if data:
+                            sent += 1
+                            total += len(data)
+                        described += 1
+                        emit(b"mcpsandbox-data:%s:i,%s,%d,%s\n" % (cn, b64(nm), size, b64(data)))
+                        del data
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass
+        else:
+            more += 1
+        if clear:
+            try:
+                if os.path.isdir(p) and not os.path.islink(p):
+                    import shutil
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    os.unlink(p)
+            except OSError:
+                pass
+    if more:
+        emit(b"mcpsandbox-data:%s:n,%d\n" % (cn, more))
+    if clear:
+        try:
+            os.mkdir(OUTPUTS)
+        except OSError:
+            pass
+pooled = sys.argv[2:3] == ["pooled"]
+WATCHDOG = """
+import os, select, signal
+try:
+    os.write(4, b"1")
+    os.close(4)
+except OSError:
+    pass
+t = os.read(3, 32)
+os.close(3)
+if t:
+    select.select([0], [], [], int(t) / 1000.0 + 5)
+try:
+    os.kill(-1, signal.SIGKILL)
+finally:
+    os._exit(0)
+"""
+EGRESS_SOCK = "/run/mcpsandbox-egress/egress.sock"
+RELAY = """
+import os, socket, selectors
+sel = selectors.DefaultSelector()
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", 3128))
+l.listen(64)
+sel.register(l, selectors.EVENT_READ)
+os.write(3, b"1")
+os.close(3)
+peer, done = {}, set()
+def drop(s):
+    for x in (s, peer.get(s)):
+        if x is None:
+            continue
+        peer.pop(x, None)
+        done.discard(x)
+        try:
+            sel.unregister(x)
+        except (KeyError, ValueError):
+            pass
+        x.close()
+while True:
+    for k, _ in sel.select():
+        s = k.fileobj
+        if s is l:
+            try:
+                c, _ = l.accept()
+            except OSError:
+                continue
+            u = socket.socket(socket.AF_UNIX)
+            try:
+                u.connect("/run/mcpsandbox-egress/egress.sock")
+            except OSError:
+                c.close()
+                u.close()
+                continue
+            peer[c], peer[u] = u, c
+            sel.register(c, selectors.EVENT_READ)
+            sel.register(u, selectors.EVENT_READ)
+            continue
+        if s not in peer:
+            continue
+        try:
+            d = s.recv(65536)
+            if d:
+                peer[s].sendall(d)
+                continue
+        except OSError:
+            drop(s)
+            continue
+        sel.unregister(s)
+        done.add(s)
+        try:
+            peer[s].shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        if peer[s] in done:
+            drop(s)
+"""
+r, w = os.pipe()
+up, upw = os.pipe()
+watchdog = os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", WATCHDOG], dict(os.environ),
+               file_actions=[(os.POSIX_SPAWN_DUP2, r, 3), (os.POSIX_SPAWN_DUP2, upw, 4)])
+os.close(r)
+os.close(upw)
+if os.path.exists(EGRESS_SOCK):
+    rr, rw = os.pipe()
+    os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", RELAY], dict(os.environ),
+                   file_actions=[(os.POSIX_SPAWN_DUP2, rw, 3), (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+                                 (os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
+                                 (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)])
+    os.close(rw)
+    os.read(rr, 1)
+    os.close(rr)
+if pooled:
+    exec(compile("pass", "<warm-up>", "exec"))
+    os.read(up, 1)
+    os.close(up)
+os.write(2, ("mcpsandbox-ready:%s\n" % nonce).encode())
+data = b""
+while b"\n" not in data:
+    c = os.read(0, 1 << 16)
+    if not c:
+        os._exit(0)
+    data += c
+head, _, rest = data.partition(b"\n")
+kind, tmo, n = head.split()
+n = int(n) - len(rest)
+buf = [rest]
+while n > 0:
+    c = os.read(0, min(n, 1 << 20))
+    if not c:
+        os._exit(0)
+    buf.append(c)
+    n -= len(c)
+if kind == b"session":
+    src = b"".join(buf).decode()
+    del buf
+    exec(compile(src, "<mcpsandbox-session>", "exec"))
+    os._exit(0)
+try:
+    os.write(w, tmo)
+    os.close(w)
+except OSError:
+    pass
+nul = os.open("/dev/null", os.O_RDONLY)
+os.dup2(nul, 0)
+os.close(nul)
+src = b"".join(buf).decode("utf-8", "surrogateescape")
+del buf
+kind = kind.decode()
+status = 0
+if kind == "python":
+    g = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": "<stdin>"}
+    sys.argv = ["-"]
+    sys.path = program_path
+    try:
+        exec(compile(src, "<stdin>", "exec"), g)
+    except SystemExit as e:
+        c = e.code
+        if c is None:
+            status = 0
+        elif isinstance(c, int):
+            status = c & 0xFF
+        else:
+            print(c, file=sys.stderr)
+            status = 1
+    except BaseException as e:
+        user_path, sys.path = sys.path, safe_path
+        try:
+            import traceback
+            tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+            traceback.print_exception(type(e), e, tb)
+        finally:
+            sys.path = user_path
+        status = 130 if isinstance(e, KeyboardInterrupt) else 1
+elif kind == "shell":
+    fd = os.memfd_create("script", 0)
+    os.write(fd, src.encode("utf-8", "surrogateescape"))
+    try:
+        pid = os.posix_spawn("/bin/sh", ["sh", "/proc/self/fd/%d" % fd], dict(os.environ))
+        status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        if status < 0:
+            status = 128 - status
+    except OSError as e:
+        print("mcpsandbox: cannot run /bin/sh: %s" % e, file=sys.stderr)
+        status = 127
+else:
+    print("mcpsandbox: unknown tool %r" % kind, file=sys.stderr)
+    status = 127
+if os.getpid() != me:
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            pass
+    os._exit(status)
+user_path, sys.path = sys.path, safe_path
+oom = 0
+for p in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
+    try:
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            lines = os.read(fd, 1 << 16).split(b"\n")
+        finally:
+            os.close(fd)
+        for line in lines:
+            k, _, v = line.partition(b" ")
+            if k == b"oom_kill":
+                oom = int(v)
+    except Exception:
+        pass
+try:
+    sys.stdout.flush()
+except Exception:
+    pass
+try:
+    sys.stderr.flush()
+except Exception:
+    pass
+try:
+    outputs(nonce.encode(), False)
+except Exception:
+    pass
+mark = ("mcpsandbox-end:%s:%d:%d\n" % (nonce, status, oom)).encode()
+for fd in (1, 2):
+    try:
+        os.write(fd, mark)
+    except Exception:
+        pass
+sys.path = user_path
+`
+
+// isolateLine keeps the workspace off the wrapper's own imports. Under python3 -c, sys.path[0]
+// is "", the working directory, /workspace: every module the wrapper imports after start-up
+// (traceback when a program raises, and what that imports in its turn; a text file's locale
+// module on some Pythons) would come from there first, so a traceback.py present in the project
+// or written by an earlier call replaced serve's error report, and could forge or drop its end
+// mark, in every later call. The wrapper imports only with the path Python started with less
+// its relative entries ("", or a "." in the image's PYTHONPATH): safe_path; the program alone
+// runs with the path as Python made it (program_path), so its own "import mymod" finds
+// /workspace/mymod.py as python3 -c in that directory would. Site's own start-up imports
+// (sitecustomize, usercustomize) run before "" is on the path. The watchdog and the egress
+// relay run with -I -S (no working directory on the path, no site at all).
+const isolateLine = `safe_path = [p for p in program_path if p.startswith("/")]`
+
+// wrapperSh is the fallback for images without python3: shell scripts only, same protocol.
+const wrapperSh = `n=$1
+printf 'mcpsandbox-ready:%s\n' "$n" >&2
+IFS=' ' read -r k t l || exit 0
+f=/tmp/.mcpsandbox-script
+head -c "$l" >"$f"
+[ -S /run/mcpsandbox-egress/egress.sock ] && echo "mcpsandbox: this image has no python3, which the relay to the hosts docker.network lists needs: they are unreachable (use an image with python3)" >&2
+( cat >/dev/null; kill -9 -1 ) &
+( sleep $(( t / 1000 + 5 )); kill -9 -1 ) &
+case $k in
+shell) /bin/sh "$f" </dev/null; s=$? ;;
+python) echo "mcpsandbox: this image has no python3; use run_shell_sandbox or an image with Python (docker.image)" >&2; s=127 ;;
+*) s=127 ;;
+esac
+rm -f "$f"
+o=0
+for p in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+  [ -r "$p" ] && while read -r a b; do [ "$a" = oom_kill ] && o=$b; done <"$p"
+done
+printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o"
+printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o" >&2
+`
+
+// entrypoint starts the Python wrapper when the image has python3, else the shell one.
+// Its arguments: $1 the nonce, $2 the Python wrapper, $3 the shell one, $4 "pooled" or "cold"
+// (arguments, not environment: the program's environment stays exactly the policy's).
+const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -c "$2" "$1" "$4"; fi; exec /bin/sh -c "$3" sh "$1"`
+
+// spec is the container every call gets, cold or pooled: built from the policy alone, so the
+// model can loosen nothing.
+type spec struct {
+	image     string
+	network   string
+	user      string
+	readOnly  bool
+	runtime   string
+	workspace string
+	wsWrite   bool
+	memory    int64
+	pids      int64
+	nanoCPUs  int64
+	policy    string // policy hash, for the label
+	// egress says the policy lists hosts (docker.network): each container gets a socket
+	// directory of its own, egressDir, set on the container's copy of the spec (never on the
+	// executor's: a shared directory would be a shared proxy) and mounted read-only at
+	// egressMount. See egress.go.
+	egress      bool
+	egressDir   string
+	egressHosts string
+	// layerOpts is a box's workspace layer's overlay options (wsmount.go), set on the box's copy
+	// of the spec like egressDir; "" = the plain bind mount. userWhy says why user is not the policy's.
+	layerOpts string
+	userWhy   string
+	// gvisor says the runtime (docker.runtime, or the engine's default) is gVisor's runsc,
+	// and gvisorSeccomp whether the engine starts it with --oci-seccomp; set by the probe
+	// from the engine's runtimes (runtimeOf), before any container is built for a call.
+	gvisor        bool
+	gvisorSeccomp bool
+}
+
+// Under gVisor (runsc) the pids limit is the host cgroup's, and what it counts is the
+// Sentry's host tasks, not the program's processes: gVisor 20221219 does not count those
+// itself. Measured here (ptrace platform): an idle sandbox holds ~58 host tasks and each
+// process of the program ~10-12 more (its own stub address space and threads; a thread
+// costs ~0.1). When the host limit is reached the Sentry cannot start a thread and the whole
+// sandbox dies (exit 2, the Go runtime's fatal error): with limits.pids = 64 taken as host
+// tasks, a script that ran two commands killed its own call. So under gVisor the host limit
+// is gvisorBaseTasks + gvisorTasksPerProcess × limits.pids, which lets the program run about
+// limits.pids processes and still bounds a fork bomb (it ends the sandbox instead).
+const (
+	gvisorBaseTasks       = 128
+	gvisorTasksPerProcess = 16
+)
+
+// hostPids is the pids limit the engine is given for a policy's limits.pids.
+func (s spec) hostPids() int64 {
+	if s.gvisor {
+		return gvisorBaseTasks + gvisorTasksPerProcess*s.pids
+	}
+	return s.pids
+}
+
+// readonlyPaths is the engine's default list (HostConfig.ReadonlyPaths replaces it, so it is
+// repeated here) plus /sys/fs/cgroup: crun 1.8 mounts the tmpfs holding the cgroup v1
+// hierarchies read-write (drwxrwxrwt) even with a read-only root and /sys read-only, so a
+// program could write there; runc mounts it read-only, gVisor denies it.
+var readonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", cgroupDir}
+
+const cgroupDir = "/sys/fs/cgroup"
+
+// isGVisor says whether a runtime registered in the engine under name, with this path, is
+// gVisor's runsc (the name is the operator's choice in daemon.json; the binary is not).
+func isGVisor(name, path string) bool {
+	base := filepath.Base(path)
+	return name == "runsc" || strings.HasPrefix(name, "io.containerd.runsc") || base == "runsc" || strings.HasPrefix(base, "runsc-")
+}
+
+// hostUDSOpen says whether runsc's arguments let the program connect to a host unix socket
+// (serve's egress proxy, docker.network host lists): by default (--host-uds=none) gVisor
+// refuses it with EPERM, and every request through the proxy failed.
+func hostUDSOpen(args []string) bool {
+	for i, a := range args {
+		a = strings.TrimLeft(a, "-")
+		v, ok := strings.CutPrefix(a, "host-uds=")
+		if !ok && a == "host-uds" && i+1 < len(args) {
+			v, ok = args[i+1], true
+		}
+		if ok && (v == "open" || v == "all") || a == "fsgofer-host-uds" || a == "fsgofer-host-uds=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasOCISeccomp says whether runsc's arguments make it apply the container's seccomp profile
+// to the program (off by default: gVisor filters only its own host syscalls).
+func hasOCISeccomp(args []string) bool {
+	for _, a := range args {
+		if a == "--oci-seccomp" || a == "-oci-seccomp" || a == "--oci-seccomp=true" || a == "-oci-seccomp=true" {
+			return true
+		}
+	}
+	return false
+}
+
+func newSpec(p *policy.Policy) spec {
+	s := spec{
+		image: dksec.Of(p).Image, network: dksec.Of(p).NetworkName(), user: dksec.Of(p).User, readOnly: dksec.Of(p).ReadOnly,
+		runtime: dksec.Of(p).Runtime, workspace: dksec.Of(p).Workspace, wsWrite: dksec.Of(p).WorkspaceWritable,
+		memory: int64(p.Limits.Memory), pids: int64(p.Limits.Pids), nanoCPUs: int64(p.Limits.CPUs * 1e9),
+		policy: p.Hash()[:16],
+	}
+	if s.network == "" {
+		s.network = "none"
+	}
+	if s.user == "" {
+		s.user = defaultUser
+	}
+	return s
+}
+
+// build returns the container's configuration. labels are the instance's plus the call's;
+// pooled says the container waits in the pool (see wrapperPy: only the start-up differs).
+func (s spec) build(nonce string, labels map[string]string, pooled bool) (*container.Config, *container.HostConfig) {
+	mode := "cold"
+	if pooled {
+		mode = "pooled"
+	}
+	cfg := &container.Config{
+		Image:    s.image,
+		Hostname: boxHostname,
+		User:     s.user,
+		// No host environment: only these, plus what the image itself sets.
+		Env: []string{
+			"LANG=C.UTF-8", "HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1",
+		},
+		Entrypoint:      []string{"/bin/sh", "-c", entrypoint, "mcpsandbox"},
+		Cmd:             []string{nonce, wrapperPy, wrapperSh, mode},
+		WorkingDir:      "/tmp",
+		AttachStdin:     true,
+		AttachStdout:    true,
+		AttachStderr:    true,
+		OpenStdin:       true,
+		StdinOnce:       true,
+		NetworkDisabled: s.network == "none",
+		Labels:          labels,
+	}
+	init := true
+	pids := s.hostPids()
+	hc := &container.HostConfig{
+		NetworkMode:    container.NetworkMode(s.network),
+		ReadonlyRootfs: s.readOnly,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges", seccompOpt()}, // serve's seccomp profile (seccomp.go), never unconfined
+		Init:           &init,
+		Runtime:        s.runtime,
+		IpcMode:        container.IPCModePrivate,
+		ShmSize:        shmBytes,
+		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,size=" + strconv.Itoa(tmpfsBytes)},
+		LogConfig:      container.LogConfig{Type: "none"}, // output goes to serve over attach, never to the engine's disk
+		ReadonlyPaths:  append([]string(nil), readonlyPaths...),
+		Resources: container.Resources{
+			Memory:     s.memory,
+			MemorySwap: s.memory, // memory+swap = memory: no swap
+			NanoCPUs:   s.nanoCPUs,
+			PidsLimit:  &pids,
+			Ulimits: []*units.Ulimit{
+				{Name: "nofile", Soft: nofileLimit, Hard: nofileLimit},
+				{Name: "fsize", Soft: fsizeBytes, Hard: fsizeBytes},
+			},
+		},
+	}
+	if s.workspace != "" {
+		hc.Mounts = []mount.Mount{s.workspaceMount(labels)}
+		cfg.WorkingDir = workspaceDir
+	}
+	if s.egress && s.egressDir != "" {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: s.egressDir, Target: egressMount, ReadOnly: true})
+		cfg.Env = append(cfg.Env, egressEnv()...)
+	}
+	return mutateBuild(cfg, hc)
+}
+
+func (s spec) describeUser() string {
+	if s.user == "0" || s.user == "root" || s.user == "0:0" {
+		return fmt.Sprintf("%s (root inside the container: set docker.user = %q)", s.user, defaultUser)
+	}
+	return s.user + s.userWhy
+}

@@ -1,0 +1,80 @@
+package docker
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/spf13/pflag"
+)
+
+// The wizard offers docker.reuse: --docker-reuse (or the question, "call" by default) writes it,
+// the rendered policy loads back with it (and with session_idle and max_sessions when set), and
+// a re-run reads it back; "call" stays out of the file; a wrong word or a writable workspace
+// with sessions is refused.
+func TestWizardReuse(t *testing.T) {
+	a := &generate.Answers{Scheme: dksec.Name, Wizards: map[string]*generate.Wizard{dksec.Name: wizard}}
+	var q *generate.Question
+	for _, x := range wizard.New().Questions() {
+		if x.Flag == "docker-reuse" {
+			q = &x
+		}
+	}
+	if q == nil || !slices.Equal(q.Options(a), []string{"call", "session"}) || q.Default(a, generate.Env{}) != "call" {
+		t.Fatalf("the reuse question: %+v", q)
+	}
+	q.Set(a, "session")
+	if Own(a).Reuse != "session" {
+		t.Fatalf("the question's answer is not kept: %+v", Own(a))
+	}
+
+	d := &Answers{}
+	fl := pflag.NewFlagSet("init", pflag.ContinueOnError)
+	d.Flags(fl)
+	if err := fl.Parse([]string{"--docker-reuse", "session"}); err != nil {
+		t.Fatal(err)
+	}
+	none := policy.Network{Mode: policy.NetNone, Name: "none"}
+	p := policy.Default(dksec.Name)
+	if err := d.Apply(a, p, none, false); err != nil || !dksec.Of(p).Sessions() {
+		t.Fatalf("apply --docker-reuse session: %v, reuse %q", err, dksec.Of(p).Reuse)
+	}
+	dksec.Of(p).SessionIdle, dksec.Of(p).MaxSessions = policy.Duration{Duration: 3 * time.Minute}, 6
+	path := filepath.Join(t.TempDir(), "p.toml")
+	b, err := generate.RenderPolicy(p, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := policy.Parse(path, b)
+	if err != nil || *dksec.Of(back) != *dksec.Of(p) {
+		t.Fatalf("loads back as %+v (%v)\n%s", dksec.Of(back), err, b)
+	}
+	re := &Answers{}
+	re.From(a, back)
+	if re.Reuse != "session" {
+		t.Fatalf("a re-run reads reuse %q", re.Reuse)
+	}
+
+	d.Reuse = "call"
+	p = policy.Default(dksec.Name)
+	if err := d.Apply(a, p, none, false); err != nil || dksec.Of(p).Reuse != "" {
+		t.Fatalf("apply call: %v, reuse %q", err, dksec.Of(p).Reuse)
+	}
+	if b, err := generate.RenderPolicy(p, path); err != nil || strings.Contains(string(b), "reuse") {
+		t.Fatalf("reuse = call is written (%v):\n%s", err, b)
+	}
+	d.Reuse = "forever"
+	if err := d.Apply(a, policy.Default(dksec.Name), none, false); err == nil || !strings.Contains(err.Error(), `"session"`) {
+		t.Fatalf("--docker-reuse forever: %v", err)
+	}
+	d.Reuse, d.Workspace, d.WorkspaceWritable = "session", t.TempDir(), true
+	if err := d.Apply(a, policy.Default(dksec.Name), none, false); err == nil || !strings.Contains(err.Error(), "writable") {
+		t.Fatalf("--docker-reuse session with a writable workspace: %v", err)
+	}
+}

@@ -1,0 +1,91 @@
+// Package e2b is the e2b scheme's entry in the registry: a proxy to E2B cloud sandboxes with
+// mcpsandbox's limits, audit and lifecycle (the executor is internal/schemes/e2b/sandbox), with its threats, audit
+// rules, harness adapter and negative controls.
+package e2b
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	se "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/sandbox"
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// Rules are the e2b scheme's audit rules (MS301, a key written in the file, is common to all).
+var Rules = []verify.Rule{
+	{ID: "MS302", Severity: verify.Medium, Title: "E2B sandboxes may reach the internet"},
+	{ID: "MS303", Severity: verify.Low, Title: "E2B sandboxes are reused for a whole session: calls see each other's files"},
+}
+
+// Scheme is the registry entry.
+var Scheme = &scheme.Scheme{
+	Name:    e2bsec.Name,
+	Summary: "a proxy to E2B cloud sandboxes (microVMs), with mcpsandbox's limits and audit",
+	Executor: func(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, error) {
+		return se.New(p, se.Options{Logger: o.Logger})
+	},
+	Layers:        se.LayerIDs,
+	Threats:       threats,
+	Audit:         verify.Auditor{Rules: Rules, Check: audit},
+	Adapter:       adapter{},
+	Controls:      controls,
+	ControlPolicy: controlPolicy,
+	Default:       scheme.WithoutCleanup(Default),
+	Needs:         needs,
+	Bounds:        bounds,
+	Proof:         proof,
+	ServerEnv:     serverEnv,
+	Wizard:        wizard,
+	Bench:         benchRows,
+}
+
+// bounds: what E2B's API, envd and the interpreter can send back.
+func bounds(p *policy.Policy) []verify.Bound {
+	l := p.Limits
+	b := []verify.Bound{
+		{Boundary: "e2b", What: "run_code results", Value: strconv.Itoa(se.MaxResults) + ", their bytes within " + l.MaxOutputBytes.String(), Key: "limits.max_output_bytes", Past: "dropped as they arrive; the result says truncated"},
+		{Boundary: "e2b", What: "an exception's name, value and traceback", Value: l.MaxOutputBytes.String() + " together", Key: "limits.max_output_bytes", Past: "cut after the key is redacted; truncated"},
+		{Boundary: "e2b", What: "creating a sandbox", Value: "the call's timeout, at most 60s", Key: "limits.timeout", Past: "the call fails naming the slow step"},
+		{Boundary: "e2b", What: "a sandbox's life at E2B if serve and its undertaker die", Value: "30s", Past: "E2B ends it"},
+		{Boundary: "e2b", What: "a read_file download, whatever envd's Content-Length says", Value: "limits.max_file_bytes + 1 bytes read", Key: "limits.max_file_bytes", Past: "the rest is never read; the result says truncated"},
+		{Boundary: "e2b", What: "a list_files answer from envd", Value: "16MiB, decoded as it arrives", Past: "the call fails: refused as malformed"},
+	}
+	for _, x := range verify.FileBounds(l) {
+		// No file tools with reuse = "call" (internal/schemes/e2b/sandbox/filesystem.go); pictures are bounded alike.
+		if e2bsec.Of(p).Reuse == "session" || strings.HasPrefix(x.What, "pictures") {
+			b = append(b, x)
+		}
+	}
+	return b
+}
+
+func audit(p *policy.Policy, add verify.Add) {
+	if e2bsec.Of(p).AllowInternet {
+		add("MS302", "e2b.allow_internet", "sandboxes can reach the internet: anything they read can leave", "set allow_internet = false")
+	}
+	if e2bsec.Of(p).Reuse == "session" {
+		add("MS303", "e2b.reuse", "one sandbox serves a whole session: a call sees what earlier calls left", `set reuse = "call" for a fresh sandbox each call`)
+	}
+}
+
+// Default is the built-in policy: the code-interpreter template, a fresh sandbox per call, no
+// internet. The key comes from $E2B_API_KEY (offline, the harness supplies its local server's).
+func Default(string) (*policy.Policy, error) {
+	p := policy.Default(e2bsec.Name)
+	e2bsec.Of(p).Reuse = "call"
+	return p, nil
+}
+
+// controlPolicy is the base the negative controls weaken: the built-in policy with a 3 s timeout.
+func controlPolicy() (*policy.Policy, error) {
+	p, _ := Default("")
+	p.Name = "harness-controls"
+	p.Limits.Timeout = policy.Duration{Duration: 3 * time.Second}
+	return p, nil
+}

@@ -1,0 +1,165 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+)
+
+// fromServer relays the server's frames to the client until the server's EOF.
+func (r *relay) fromServer(out io.Reader) error {
+	fr := newFrameReader(out, MaxFrame)
+	for {
+		line, oversize, err := fr.next()
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		if oversize {
+			r.oversizedAnswer(peekID(line))
+			continue
+		}
+		if len(trimSpace(line)) == 0 {
+			continue
+		}
+		if err := r.serverFrame(line); err != nil {
+			return err
+		}
+	}
+}
+
+// oversizedAnswer drops a server frame over MaxFrame, answering the request it answers.
+func (r *relay) oversizedAnswer(id json.RawMessage) {
+	why := fmt.Sprintf("the server's message is over %d bytes (%s); it was dropped", MaxFrame, RuleFrame)
+	r.log.Warn("dropped an oversized message from the wrapped server", "limit", MaxFrame)
+	r.explainf("%s", why)
+	p := r.take(idKey(id))
+	if p == nil {
+		return
+	}
+	_ = r.toClient.frame(errorFrame(p.id, codeTooLarge, "mcpsandbox wrap: "+why, map[string]any{"rule": RuleFrame}))
+	r.record(p, audit.Entry{Decision: "error", Rule: RuleFrame, Reason: why}, MaxFrame+1, true)
+}
+
+// serverFrame forwards one server frame unchanged, except a tools/list answer that lists
+// denied tools (rewritten without them) and answers the relay already gave (dropped).
+func (r *relay) serverFrame(line []byte) error {
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		if mutated("wrap-malformed") {
+			return r.toClient.frame(line)
+		}
+		r.log.Warn("dropped a message from the wrapped server that is not JSON", "err", err, "bytes", len(line))
+		r.explainf("dropped a server message that is not JSON (%s)", RuleMalform)
+		return nil
+	}
+	if m.Method != "" || idKey(m.ID) == "" {
+		return r.toClient.frame(line) // the server's requests and notifications
+	}
+	p := r.take(idKey(m.ID))
+	if p == nil {
+		if r.known(m.ID) {
+			return nil
+		}
+		return r.toClient.frame(line) // an answer to a request the relay does not track
+	}
+	switch p.method {
+	case "tools/call":
+		var res struct {
+			IsError bool `json:"isError"`
+		}
+		_ = json.Unmarshal(m.Result, &res)
+		dec := "ran"
+		if len(m.Error) > 0 {
+			dec = "error"
+		}
+		r.record(p, audit.Entry{Decision: dec}, len(line), res.IsError || len(m.Error) > 0)
+		if r.explain != nil && (res.IsError || len(m.Error) > 0) {
+			r.explainAccess(p.tool, line)
+		}
+	case "tools/list":
+		if b, changed := r.filterList(line, m.Result); changed {
+			line = b
+		}
+	}
+	return r.toClient.frame(line)
+}
+
+// known reports (and forgets) an answer to a tools/call the relay already answered itself
+// (timed out): the server's late answer is dropped.
+func (r *relay) known(id json.RawMessage) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := idKey(id)
+	if _, ok := r.expired[k]; ok {
+		delete(r.expired, k)
+		return true
+	}
+	return false
+}
+
+// filterList removes the tools the policy refuses from a tools/list answer (hide_denied).
+func (r *relay) filterList(line []byte, result json.RawMessage) ([]byte, bool) {
+	if !r.tools.HideDenied || mutated("wrap-hide-denied") {
+		return nil, false
+	}
+	var res map[string]json.RawMessage
+	if json.Unmarshal(result, &res) != nil {
+		return nil, false
+	}
+	var tools []json.RawMessage
+	if json.Unmarshal(res["tools"], &tools) != nil {
+		return nil, false
+	}
+	kept := tools[:0:0]
+	for _, t := range tools {
+		var head struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(t, &head)
+		if r.verdict(head.Name) == "" {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == len(tools) {
+		return nil, false
+	}
+	res["tools"], _ = json.Marshal(kept)
+	var whole map[string]json.RawMessage
+	if json.Unmarshal(line, &whole) != nil {
+		return nil, false
+	}
+	whole["result"], _ = json.Marshal(res)
+	b, err := json.Marshal(whole)
+	return b, err == nil
+}
+
+// explainAccess logs what a failed call's answer says the kernel refused ("permission denied",
+// EACCES, EPERM: how a Landlock or seccomp refusal looks from inside the server), so an operator
+// sees which path to add to the policy. Only with --explain-denials; at most 3 quotes a call.
+func (r *relay) explainAccess(tool string, line []byte) {
+	var text strings.Builder
+	s := string(line)
+	n := 0
+	for _, mark := range []string{"ermission denied", "EACCES", "EPERM", "Operation not permitted"} {
+		for from := 0; n < 3; {
+			i := strings.Index(s[from:], mark)
+			if i < 0 {
+				break
+			}
+			i += from
+			lo, hi := max(0, i-120), min(len(s), i+len(mark)+120)
+			text.WriteString("\n    … " + s[lo:hi] + " …")
+			n++
+			from = i + len(mark)
+		}
+	}
+	if n > 0 {
+		r.explainf("tools/call %q failed with what looks like a sandbox refusal (a path outside wrap.read/wrap.write, or the network):%s", tool, text.String())
+	}
+}

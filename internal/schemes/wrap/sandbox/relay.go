@@ -1,0 +1,271 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+)
+
+// JSON-RPC error codes the relay answers with (clear of -32001..-32005, which clients such as
+// the Go SDK read as their own: -32003 "client is closing" ends a Go client's session).
+const (
+	codeParse    = -32700
+	codeInvalid  = -32600
+	codeRefused  = -32010 // the tool policy (or a bound) refused the call; message and data name the rule
+	codeTimedOut = -32011 // limits.timeout passed
+	codeTooLarge = -32012 // the server's answer was over MaxFrame
+)
+
+// Rules a refusal or a dropped frame names besides the tool policy's.
+const (
+	RuleFrame    = "wrap.max_frame"
+	RuleInflight = "wrap.max_inflight"
+	RuleTimeout  = "limits.timeout"
+	RuleArgBytes = "wrap.tools.max_argument_bytes"
+	RuleMalform  = "wrap.malformed_frame"
+)
+
+// relay is the JSON-RPC relay between a client (stdin/stdout of wrap) and the wrapped server.
+type relay struct {
+	tools   wrapsec.WrapTools
+	timeout time.Duration
+	audit   *audit.Log
+	server  string // the policy's name, for the audit
+	hash    string // the policy's hash
+	session string
+	log     *slog.Logger
+	explain io.Writer // --explain-denials: one line per refusal (nil: off)
+
+	toClient, toServer lockedWriter
+
+	mu       sync.Mutex
+	inflight map[string]*pending
+	expired  map[string]struct{} // answered by the relay (timed out): the server's late answer is dropped
+}
+
+// pending is one tracked client request.
+type pending struct {
+	id       json.RawMessage
+	method   string
+	tool     string
+	argBytes int
+	argHash  string
+	start    time.Time
+	timer    *time.Timer
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// frame writes b and a newline as one write.
+func (l *lockedWriter) frame(b []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	buf := make([]byte, 0, len(b)+1)
+	buf = append(append(buf, b...), '\n')
+	_, err := l.w.Write(buf)
+	return err
+}
+
+// fromClient relays the client's frames to the server until the client's EOF.
+func (r *relay) fromClient(in io.Reader) error {
+	fr := newFrameReader(in, MaxFrame)
+	for {
+		line, oversize, err := fr.next()
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		if oversize {
+			id := peekID(line)
+			r.refuse(id, "", RuleFrame, fmt.Sprintf("the message is over %d bytes; it was not relayed", MaxFrame), codeInvalid)
+			continue
+		}
+		if len(trimSpace(line)) == 0 {
+			continue
+		}
+		if err := r.clientFrame(line); err != nil {
+			return err
+		}
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// clientFrame judges one client frame and forwards it unchanged when allowed.
+func (r *relay) clientFrame(line []byte) error {
+	var m message
+	if t := trimSpace(line); len(t) > 0 && t[0] == '[' {
+		r.refuse(nil, "", RuleMalform, "JSON-RPC batches are not relayed (MCP stdio sends one message per line)", codeInvalid)
+		return nil
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		r.refuse(nil, "", RuleMalform, "the message is not JSON: "+err.Error(), codeParse)
+		return nil
+	}
+	key := idKey(m.ID)
+	if key == "" && m.Method == "tools/call" && !mutated("wrap-tool-policy") {
+		// a tools/call without an id (or with a null one) would reach the server unjudged
+		r.refuse(m.ID, "", RuleMalform, "a tools/call needs an id (string or number)", codeInvalid)
+		return nil
+	}
+	if key == "" || (m.Method != "tools/call" && m.Method != "tools/list") {
+		return r.toServer.frame(line) // notifications, responses, other requests: unchanged
+	}
+	p := &pending{id: m.ID, method: m.Method, start: time.Now()}
+	if m.Method == "tools/call" {
+		var params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(m.Params, &params)
+		p.tool, p.argBytes = params.Name, len(params.Arguments)
+		sum := sha256.Sum256(params.Arguments)
+		p.argHash = hex.EncodeToString(sum[:])
+		if rule := r.verdict(params.Name); rule != "" {
+			r.refuseCall(p, rule, fmt.Sprintf("tool %q is not allowed by the policy (%s)", params.Name, rule))
+			return nil
+		}
+		if max := int(r.tools.MaxArgumentBytes); p.argBytes > max && !mutated("wrap-arg-cap") {
+			r.refuseCall(p, RuleArgBytes, fmt.Sprintf("the arguments of %q are %d bytes, over %s = %d", params.Name, p.argBytes, RuleArgBytes, max))
+			return nil
+		}
+	}
+	if !r.track(key, p) {
+		r.refuseCall(p, RuleInflight, fmt.Sprintf("%d requests are already waiting for the server's answer", MaxInflight))
+		return nil
+	}
+	// No call reaches the server unaudited: its intent is on record first, or it is refused.
+	if err := r.intent(p); err != nil {
+		r.take(key)
+		r.refuseCall(p, "audit.path", fmt.Sprintf("the audit log cannot be written (%v), and no call reaches the server unaudited: make audit.path writable again", err))
+		return nil
+	}
+	return r.toServer.frame(line)
+}
+
+// verdict is the rule refusing a tool name, "" when allowed.
+func (r *relay) verdict(name string) string {
+	if mutated("wrap-tool-policy") {
+		return ""
+	}
+	return r.tools.WrapVerdict(name)
+}
+
+// track records a request awaiting its answer; false when MaxInflight are waiting already.
+func (r *relay) track(key string, p *pending) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.inflight[key]; !dup && len(r.inflight) >= MaxInflight {
+		return false
+	}
+	r.inflight[key] = p
+	if p.method == "tools/call" && r.timeout > 0 && !mutated("wrap-timeout") {
+		p.timer = time.AfterFunc(r.timeout, func() { r.expire(key, p) })
+	}
+	return true
+}
+
+// take removes and returns the request a response answers (nil when not tracked).
+func (r *relay) take(key string) *pending {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.inflight[key]
+	if p != nil {
+		delete(r.inflight, key)
+		if p.timer != nil {
+			p.timer.Stop()
+		}
+	}
+	return p
+}
+
+// expire answers a tools/call the server did not answer within limits.timeout and tells the
+// server to cancel it; its late answer is dropped.
+func (r *relay) expire(key string, p *pending) {
+	r.mu.Lock()
+	if r.inflight[key] != p {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.inflight, key)
+	if len(r.expired) < MaxInflight {
+		r.expired[key] = struct{}{}
+	}
+	r.mu.Unlock()
+	msg := fmt.Sprintf("tools/call %q timed out after %s (%s)", p.tool, r.timeout, RuleTimeout)
+	_ = r.toClient.frame(errorFrame(p.id, codeTimedOut, msg, map[string]any{"rule": RuleTimeout}))
+	cancel, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
+		"params": map[string]any{"requestId": p.id, "reason": msg}})
+	_ = r.toServer.frame(cancel)
+	r.record(p, audit.Entry{Decision: "error", Rule: RuleTimeout, Reason: msg, TimedOut: true}, 0, false)
+	r.explainf("timed out: %s", msg)
+}
+
+// refuse answers a frame the relay does not pass on (id may be nil).
+func (r *relay) refuse(id json.RawMessage, tool, rule, why string, code int) {
+	_ = r.toClient.frame(errorFrame(id, code, "mcpsandbox wrap: "+why, map[string]any{"rule": rule}))
+	r.explainf("refused a client message (%s): %s", rule, why)
+}
+
+// refuseCall answers a refused tools/call with an error naming the rule, and audits it.
+func (r *relay) refuseCall(p *pending, rule, why string) {
+	_ = r.toClient.frame(errorFrame(p.id, codeRefused, "mcpsandbox wrap refused the call: "+why, map[string]any{"rule": rule}))
+	r.record(p, audit.Entry{Decision: "refused", Rule: rule, Reason: why}, 0, false)
+	r.explainf("refused tools/call %q (%s): %s", p.tool, rule, why)
+}
+
+func (r *relay) explainf(format string, args ...any) {
+	if r.explain != nil {
+		fmt.Fprintf(r.explain, "mcpsandbox wrap: denied: "+format+"\n", args...)
+	}
+}
+
+// intent records a tools/call about to reach the server.
+func (r *relay) intent(p *pending) error {
+	if mutated("wrap-audit-intent") {
+		return nil
+	}
+	return r.record(p, audit.Entry{Decision: audit.DecisionStarted}, 0, false)
+}
+
+// record writes one tools/call to the hash-chained audit log; the error is the log's.
+func (r *relay) record(p *pending, e audit.Entry, resultBytes int, isError bool) error {
+	if r.audit == nil || p.method != "tools/call" || mutated("wrap-audit") {
+		return nil
+	}
+	args, _ := json.Marshal(map[string]any{"bytes": p.argBytes, "sha256": p.argHash,
+		"result_bytes": resultBytes, "is_error": isError}) // plain data
+	e.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	e.Server, e.Session, e.Call, e.Tool, e.Arguments = r.server, r.session, r.session+"/"+idKey(p.id), p.tool, args
+	if e.Decision != audit.DecisionStarted {
+		e.DurationMS = time.Since(p.start).Milliseconds()
+	}
+	e.PolicyHash = r.hash
+	err := r.audit.Append(e)
+	if err != nil {
+		r.log.Warn("could not write a tools/call to the audit log", "tool", p.tool, "decision", e.Decision, "err", err)
+	}
+	return err
+}

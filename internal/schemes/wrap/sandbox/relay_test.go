@@ -1,0 +1,131 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")
+}
+
+func testRelay(tools wrapsec.WrapTools) (r *relay, toClient, toServer *syncBuf) {
+	p := policy.Default(wrapsec.Name)
+	wrapsec.Of(p).Tools = tools
+	toClient, toServer = &syncBuf{}, &syncBuf{}
+	r = newRelay(p, nil, Options{Stdout: toClient, Logger: slog.New(slog.DiscardHandler)}, "s", toServer)
+	return r, toClient, toServer
+}
+
+// Allowed frames pass byte for byte; a frame over the limit is never held whole and is answered
+// with its id; the frames after it still pass.
+func TestRelayFramesUnchangedAndBounded(t *testing.T) {
+	r, toClient, toServer := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	odd := `{ "method":"tools/call" ,"id":7,"jsonrpc":"2.0","params":{"name":"echo","arguments":{"x":"é\u00e9"}} }`
+	big := `{"jsonrpc":"2.0","id":"big-1","method":"ping","params":{"pad":"` + strings.Repeat("a", MaxFrame) + `"}}`
+	after := `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	in := strings.NewReader(odd + "\n" + big + "\n" + after + "\n")
+	if err := r.fromClient(in); err != nil {
+		t.Fatal(err)
+	}
+	got := toServer.lines()
+	if len(got) != 2 || got[0] != odd || got[1] != after {
+		t.Fatalf("relayed to the server: %q, want the two small frames unchanged", got)
+	}
+	c := toClient.lines()
+	if len(c) != 1 || !strings.Contains(c[0], `"id":"big-1"`) || !strings.Contains(c[0], RuleFrame) {
+		t.Fatalf("the oversized frame's answer: %q", c)
+	}
+}
+
+// frameReader keeps at most peekBytes of an oversized frame (no unbounded buffering).
+func TestFrameReaderBounded(t *testing.T) {
+	fr := newFrameReader(io.MultiReader(strings.NewReader(strings.Repeat("z", 20<<20)+"\nok\n")), 1<<20)
+	line, over, err := fr.next()
+	if err != nil || !over || len(line) > peekBytes || cap(fr.buf) > 2<<20 {
+		t.Fatalf("oversized: len %d over %v err %v cap %d", len(line), over, err, cap(fr.buf))
+	}
+	line, over, err = fr.next()
+	if err != nil || over || string(line) != "ok" {
+		t.Fatalf("the next frame: %q %v %v", line, over, err)
+	}
+}
+
+// A tools/list answer is rewritten without the denied tools (and only then); a server frame
+// that is not JSON does not pass.
+func TestRelayHidesDeniedTools(t *testing.T) {
+	r, toClient, _ := testRelay(wrapsec.WrapTools{Deny: []string{"rm_*"}, HideDenied: true, MaxArgumentBytes: 1024})
+	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/list", start: time.Now()})
+	r.track("2", &pending{id: json.RawMessage("2"), method: "tools/list", start: time.Now()})
+	list := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ls"},{"name":"rm_rf"}],"nextCursor":"c"}}`
+	clean := `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"ls"}]}}`
+	if err := r.fromServer(strings.NewReader(list + "\nnot json\n" + clean + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	c := toClient.lines()
+	if len(c) != 2 || strings.Contains(c[0], "rm_rf") || !strings.Contains(c[0], `"ls"`) || !strings.Contains(c[0], `"nextCursor":"c"`) || c[1] != clean {
+		t.Fatalf("relayed to the client: %q", c)
+	}
+}
+
+func TestCommandOf(t *testing.T) {
+	p := policy.Default(wrapsec.Name)
+	if _, err := CommandOf(p, nil); err == nil {
+		t.Error("no command anywhere is accepted")
+	}
+	if got, err := CommandOf(p, []string{"a", "b"}); err != nil || len(got) != 2 {
+		t.Errorf("the command line's command: %v %v", got, err)
+	}
+	wrapsec.Of(p).Command = []string{"a", "b"}
+	if _, err := CommandOf(p, []string{"a", "c"}); err == nil || !strings.Contains(err.Error(), "must be equal") {
+		t.Errorf("a different command: %v", err)
+	}
+	if got, err := CommandOf(p, nil); err != nil || got[1] != "b" {
+		t.Errorf("the policy's command: %v %v", got, err)
+	}
+}
+
+// Malformed client frames and batches are answered and never reach the server; an unanswered
+// call past the timeout is answered with limits.timeout and its late answer dropped.
+func TestRelayMalformedAndTimeout(t *testing.T) {
+	r, toClient, toServer := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	r.timeout = 50 * time.Millisecond
+	call := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
+	unjudged := `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"x"}}` + "\n" + `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}`
+	if err := r.fromClient(strings.NewReader("{not json\n[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]\n" + unjudged + "\n" + call + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := toServer.lines(); len(got) != 1 || got[0] != call {
+		t.Fatalf("reached the server: %q", got)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := r.fromServer(strings.NewReader(`{"jsonrpc":"2.0","id":9,"result":{"content":[]}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	c := toClient.lines()
+	if len(c) != 5 || !strings.Contains(c[0], "-32700") || !strings.Contains(c[1], "batches") || !strings.Contains(c[2], "needs an id") ||
+		!strings.Contains(c[3], "needs an id") || !strings.Contains(c[4], RuleTimeout) || !strings.Contains(c[4], `"id":9`) {
+		t.Fatalf("answers to the client: %q (want parse error, batch refusal, two id-less calls refused, timeout; the late answer dropped)", c)
+	}
+	if s := toServer.lines(); len(s) != 2 || !strings.Contains(s[1], "notifications/cancelled") {
+		t.Fatalf("the server was not told to cancel: %q", s)
+	}
+}

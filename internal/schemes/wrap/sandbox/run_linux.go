@@ -1,0 +1,232 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
+
+	allowlist "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// Grace is how long a server may take to exit after its client closed stdin; then its whole
+// tree is killed.
+const Grace = 2 * time.Second
+
+// Run starts the policy's server under the layers and relays stdio until the client or the
+// server goes; the server's whole tree is dead when it returns.
+func Run(ctx context.Context, p *policy.Policy, o Options) error {
+	o.defaults()
+	t0 := time.Now()
+	argv, err := CommandOf(p, o.Command)
+	if err != nil {
+		return err
+	}
+	if p.File != "" {
+		if err := policy.CheckFileSafe(p.File); err != nil {
+			return fmt.Errorf("refusing to wrap: %w", err)
+		}
+	}
+	realHome, _ := os.UserHomeDir()
+	prog, err := resolveProgram(argv, os.Getenv("PATH"), realHome, wrapsec.Of(p).Net().Mode == policy.NetNone)
+	if err != nil {
+		return err
+	}
+	reads, readFiles, err := splitReads(wrapsec.Of(p).Read)
+	if err != nil {
+		return err
+	}
+	if err := checkWrites(wrapsec.Of(p).Write); err != nil {
+		return err
+	}
+	al, err := openAudit(p)
+	if err != nil {
+		return err
+	}
+	defer al.Close()
+	home, err := makeHome()
+	if err != nil {
+		return fmt.Errorf("create the server's private HOME: %w", err)
+	}
+	defer os.RemoveAll(home)
+	ex, err := newExecutor(p, home, prog.Binary, o, true)
+	if err != nil {
+		return err
+	}
+	defer ex.Close()
+	ex.SetAudit(al)
+	o.Logger.Debug("sandbox set up", "ms", time.Since(t0).Milliseconds())
+	uid, gid := ex.UID()
+	if os.Geteuid() == 0 {
+		_ = os.Chown(home, uid, gid)
+	}
+	rw := append([]string{home}, wrapsec.Of(p).Write...)
+	if prog.Node && !mutated("wrap-npm-cache") {
+		cache, err := privateNPMCache(p.Name, prog.NPMFrom, uid, gid)
+		if err != nil {
+			return err
+		}
+		rw = append(rw, cache)
+		prog.ExecDirs = append(prog.ExecDirs, cache) // npx runs the package's bin from its cache
+		if prog.NPMFrom != "" {
+			prog.ReadDirs = append(prog.ReadDirs, NPMContent(prog.NPMFrom)) // what the cache's links lead to
+		}
+		prog.Env = append(prog.Env, "npm_config_cache="+cache)
+	}
+	session := "wrap-" + strconv.Itoa(os.Getpid())
+	srv, err := ex.StartServer(allowlist.ServerOptions{
+		Binary: prog.Binary, Argv: prog.Argv, Env: serverEnv(p, prog, home),
+		PATH: strings.Join(append(prog.PathDirs, allowlist.FixedPATH), ":"), Dir: home,
+		ReadDirs: append(prog.ReadDirs, reads...), ReadFiles: readFiles, ExecDirs: prog.ExecDirs,
+		RWDirs: rw, Session: session, Stderr: stderrFile(o), DirQuota: uint64(p.Limits.WorkspaceQuota),
+	})
+	if err != nil {
+		return fmt.Errorf("start the wrapped server %q: %w", argv, err)
+	}
+	defer srv.Kill()
+	o.Logger.Debug("server started", "ms", time.Since(t0).Milliseconds())
+	o.Logger.Info("wrapping", "name", p.Name, "command", argv, "pid", srv.Pid, "policy_hash", p.Hash()[:16], "audit", al.Path())
+	return newRelay(p, al, o, session, srv.Stdin).run(ctx, o.Stdin, srv)
+}
+
+func (o *Options) defaults() {
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Stdin == nil {
+		o.Stdin = os.Stdin
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(o.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+}
+
+// stderrFile is where the server's stderr goes: wrap's own, when it is a file (the client's
+// log); else nowhere.
+func stderrFile(o Options) *os.File {
+	if f, ok := o.Stderr.(*os.File); ok {
+		return f
+	}
+	return nil
+}
+
+// newExecutor is the allowlist scheme's executor over the server's private HOME: the layers
+// and the egress proxy of an allowlist policy with the wrap policy's limits and network.
+func newExecutor(p *policy.Policy, home, binary string, o Options, lazy bool) (*allowlist.Executor, error) {
+	ap := policy.Default(alsec.Name)
+	ap.Name, ap.Limits, ap.Audit = p.Name, p.Limits, p.Audit
+	alsec.Of(ap).Workspace = home
+	// the executor probes its layers with its first command (never run): the server's program,
+	// which it also checks is an ELF binary nobody but root or this user could replace
+	alsec.Of(ap).Commands = []policy.Command{{Name: filepath.Base(binary), Path: binary, SHA256: strings.Repeat("0", 64)}}
+	alsec.Of(ap).SetNet(wrapsec.Of(p).Net())
+	if mutated("wrap-network") {
+		alsec.Of(ap).SetNet(policy.Network{Mode: policy.NetAll})
+	}
+	ex, err := allowlist.New(ap, allowlist.Options{HelperPath: o.HelperPath, Logger: o.Logger, Lazy: lazy})
+	if err != nil {
+		return nil, fmt.Errorf("set up the sandbox: %w", err)
+	}
+	return ex, nil
+}
+
+// serverEnv is the server's whole environment besides PATH and TMPDIR: HOME (private), LANG,
+// what its runtime needs, and the variables the policy names, from the client's environment.
+func serverEnv(p *policy.Policy, prog *program, home string) []string {
+	env := []string{"HOME=" + home, "LANG=C.UTF-8", "XDG_CONFIG_HOME=" + home + "/.config", "XDG_CACHE_HOME=" + home + "/.cache"}
+	env = append(env, prog.Env...)
+	if prog.Node && wrapsec.Of(p).Net().Mode == policy.NetHosts {
+		env = append(env, "NODE_USE_ENV_PROXY=1") // node >= 24: fetch and http honour HTTP(S)_PROXY, the only way out
+	}
+	for _, k := range wrapsec.Of(p).Env {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	if mutated("wrap-env") {
+		env = append(env, os.Environ()...)
+	}
+	return env
+}
+
+// splitReads sorts [wrap].read into directories and files (Landlock treats them apart).
+func splitReads(paths []string) (dirs, files []string, err error) {
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
+			return nil, nil, fmt.Errorf("wrap.read: %w (create it, or remove it from the policy)", err)
+		case st.IsDir():
+			dirs = append(dirs, p)
+		default:
+			files = append(files, p)
+		}
+	}
+	return dirs, files, nil
+}
+
+func checkWrites(paths []string) error {
+	for _, p := range paths {
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			return fmt.Errorf("wrap.write: %s is not a directory (create it: mkdir -p %s)", p, p)
+		}
+	}
+	return nil
+}
+
+func openAudit(p *policy.Policy) (*audit.Log, error) {
+	path := p.Audit.Path
+	if path == "" {
+		var err error
+		if path, err = audit.DefaultPath(); err != nil {
+			return nil, err
+		}
+	}
+	return audit.Open(path, os.Environ())
+}
+
+// run relays until the client's EOF (the server then gets Grace to exit), the server's end, or
+// ctx's end; every way out kills the server's tree (the caller's deferred Kill).
+func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) error {
+	fromServer := make(chan error, 1)
+	go func() { fromServer <- r.fromServer(srv.Stdout) }()
+	fromClient := make(chan error, 1)
+	go func() { fromClient <- r.fromClient(in) }()
+	select {
+	case err := <-fromClient:
+		srv.Stdin.Close()
+		select {
+		case <-srv.Done():
+		case <-time.After(Grace):
+		}
+		srv.Kill()
+		if errors.Is(err, os.ErrClosed) {
+			err = nil
+		}
+		return err
+	case <-fromServer:
+		select {
+		case <-srv.Done():
+		case <-time.After(Grace):
+		}
+		srv.Kill()
+		return fmt.Errorf("the wrapped server ended (%v): see its messages above on stderr", srv.Err())
+	case <-ctx.Done():
+		srv.Kill()
+		return ctx.Err()
+	}
+}

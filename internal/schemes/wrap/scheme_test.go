@@ -1,0 +1,48 @@
+package wrap
+
+import (
+	"strings"
+	"testing"
+
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	sa "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox"
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// explain on a wrap policy: every threat enforced with every layer measured active, and the
+// policy's openings (read, env, network) named as gaps.
+func TestThreatsNamePolicyGaps(t *testing.T) {
+	var layers []executor.Layer
+	for _, id := range sa.LayerIDs {
+		layers = append(layers, executor.Layer{Name: id, Active: true})
+	}
+	p := policy.Default(wrapsec.Name)
+	ts, err := verify.Explain(p, layers, Scheme.Threats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range ts {
+		if th.Status != verify.Enforced && th.Note != "" && !strings.Contains(th.Note, "address space") {
+			t.Errorf("the default wrap policy has a gap: %+v", th)
+		}
+	}
+	wrapsec.Of(p).Read, wrapsec.Of(p).Env = []string{"/home/me/notes"}, []string{"GITHUB_TOKEN"}
+	wrapsec.Of(p).SetNetwork(policy.Network{Mode: policy.NetAll})
+	ts, _ = verify.Explain(p, layers, Scheme.Threats)
+	var gaps []string
+	for _, th := range ts {
+		gaps = append(gaps, th.Note)
+	}
+	all := strings.Join(gaps, "|")
+	for _, want := range []string{"/home/me/notes", "GITHUB_TOKEN", "every host"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("explain does not name %q as a gap: %q", want, gaps)
+		}
+	}
+	if Scheme.Relay == nil || Scheme.Runs() != nil {
+		t.Error("the wrap scheme must run as a relay")
+	}
+}

@@ -1,0 +1,54 @@
+package egress
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+)
+
+// Audit entry values for egress decisions: the tool is "egress", the decision "allowed" or
+// "denied", the rule the one that decided, the arguments what was asked for.
+const (
+	AuditTool    = "egress"
+	AuditAllowed = "allowed"
+	AuditDenied  = "denied"
+	// AuditSummary is the decision of a summary line (rule RuleLogRate): decisions past the
+	// proxy's log rate, counted in its arguments (suppressed, denied, allowed).
+	AuditSummary = "summary"
+)
+
+// Entry renders the decision as an audit log line.
+func (d Decision) Entry(server, session, policyHash string) audit.Entry {
+	clipDecision(&d) // a Decision built outside the proxy is bounded too
+	a := map[string]any{
+		"method": d.Method, "host": d.Host, "port": d.Port, "addr": d.Addr, "client": d.Client,
+		"bytes_out": d.BytesOut, "bytes_in": d.BytesIn,
+	}
+	dec := AuditDenied
+	switch {
+	case d.Rule == RuleLogRate:
+		dec = AuditSummary
+		a = map[string]any{"suppressed": d.Suppressed, "denied": d.SuppressedDenied, "allowed": d.SuppressedAllowed, "first_host": d.Host}
+	case d.Allowed:
+		dec = AuditAllowed
+	}
+	args, _ := json.Marshal(a) // plain data: cannot fail
+	return audit.Entry{
+		Time:   d.Time.UTC().Format("2006-01-02T15:04:05.999999999Z07:00"),
+		Server: server, Session: session, Tool: AuditTool, Arguments: args,
+		Decision: dec, Rule: d.Rule, Reason: d.Reason, DurationMS: d.Duration.Milliseconds(), PolicyHash: policyHash,
+	}
+}
+
+// String is the decision in one line, for logs.
+func (d Decision) String() string {
+	if d.Rule == RuleLogRate {
+		return d.Reason
+	}
+	s := d.Method + " " + hostPort(d.Host, d.Port) + " "
+	if d.Allowed {
+		return s + "allowed by " + strconv.Quote(d.Rule)
+	}
+	return s + "denied (" + d.Rule + "): " + d.Reason
+}

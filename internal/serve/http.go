@@ -1,0 +1,476 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/httpbound"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTPPath is where the MCP endpoint lives.
+const HTTPPath = "/mcp"
+
+// HTTPOptions configure serving over streamable HTTP instead of stdio.
+type HTTPOptions struct {
+	Addr string // host:port; a non-loopback host needs a Token
+	// Token is the bearer token every request must carry ("" = none, loopback only). It is
+	// never logged and compared in constant time.
+	Token string
+	// Origins lists extra allowed Origin values (scheme://host[:port]); browsers' requests from
+	// any other origin are refused (DNS rebinding, cross-site requests).
+	Origins []string
+	// MaxBody bounds a request body (0: 4 MiB); a bigger one gets 413.
+	MaxBody int64
+	// BodyBudget bounds the bytes of request bodies read at once, all requests together
+	// (0: DefaultBodyBudget). A body that would go over it is refused with 503 and Retry-After
+	// before it is read (a chunked one fails as it is read).
+	BodyBudget int64
+	// Grace is how long running calls may finish at shutdown before they are cancelled (0: 5s).
+	Grace time.Duration
+	// Listening, if set, is told the bound address (useful with port 0).
+	Listening func(addr net.Addr)
+
+	// Bounds (issue 22); 0 takes the policy's limits key where there is one, else the default.
+	// MaxConns bounds open connections (0: limits.max_connections); it is kept below the
+	// process's open-file limit.
+	MaxConns int
+	// MaxUnauthConns bounds the connections that have not yet shown a valid token (0: a
+	// quarter of MaxConns); past it the oldest is closed. The rest is headroom for clients
+	// with the token.
+	MaxUnauthConns int
+	// MaxSessions bounds live MCP sessions (0: limits.max_sessions); past it a new session
+	// closes the least recently used idle one (its client's next request gets 404), and gets
+	// 503 only when every session has a request or call in progress.
+	MaxSessions int
+	// SessionIdle ends a session with no request for this long, its executor state with it
+	// (0: limits.session_idle).
+	SessionIdle time.Duration
+	// HeaderTimeout bounds reading a request's header (0: 10s); BodyTimeout reading the body
+	// of a request with the token (0: 30s); IdleTimeout a keep-alive connection between
+	// requests (0: 2m).
+	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+
+	// built, if set (tests), is told the server state runHTTP builds.
+	built func(*runner)
+}
+
+// Defaults of the HTTP bounds that have no policy key (internal/bounds holds them, for explain).
+const (
+	DefaultHeaderTimeout = bounds.DefaultHeaderTimeout
+	DefaultBodyTimeout   = bounds.DefaultBodyTimeout
+	DefaultIdleTimeout   = bounds.DefaultIdleTimeout
+	// refusedDrain is how long a refused (401) request's body is still read, so the answer
+	// reaches a client that sent a whole small body before reading it; then the connection closes.
+	refusedDrain = 250 * time.Millisecond
+	// DefaultMaxBody bounds one request body; DefaultBodyBudget the bodies of all requests
+	// being read at once (sixteen of the largest).
+	DefaultMaxBody    = bounds.DefaultMaxBody
+	DefaultBodyBudget = bounds.DefaultBodyBudget
+)
+
+// bounds resolves the HTTP bounds: the option, else the policy key, else the default; the
+// connection bounds kept below the open-file limit (fds: 0 = unknown).
+func (h *HTTPOptions) bounds(p *policy.Policy, fds int) (b httpBounds) {
+	pick := func(opt, pol, def int) int {
+		switch {
+		case opt > 0:
+			return opt
+		case pol > 0:
+			return pol
+		}
+		return def
+	}
+	pickD := func(opt, pol, def time.Duration) time.Duration {
+		switch {
+		case opt > 0:
+			return opt
+		case pol > 0:
+			return pol
+		}
+		return def
+	}
+	var l policy.Limits
+	if p != nil {
+		l = p.Limits
+	}
+	b.maxConns = pick(h.MaxConns, l.MaxConnections, policy.DefaultMaxConnections)
+	if fds > 0 {
+		// Keep a quarter of the descriptors (at least 64) for everything else serve opens:
+		// the audit log, the engine's sockets, egress proxies, pipes of running calls.
+		if room := fds - max(64, fds/4); b.maxConns > room {
+			b.maxConns, b.clamped = max(room, 8), true
+		}
+	}
+	b.maxUnauth = h.MaxUnauthConns
+	if b.maxUnauth <= 0 || b.maxUnauth >= b.maxConns {
+		b.maxUnauth = max(b.maxConns/4, 1)
+	}
+	b.maxSessions = pick(h.MaxSessions, l.MaxSessions, policy.DefaultMaxSessions)
+	b.sessionIdle = pickD(h.SessionIdle, l.SessionIdle.Duration, policy.DefaultSessionIdle)
+	b.header = pickD(h.HeaderTimeout, 0, DefaultHeaderTimeout)
+	b.body = pickD(h.BodyTimeout, 0, DefaultBodyTimeout)
+	b.idle = pickD(h.IdleTimeout, 0, DefaultIdleTimeout)
+	b.maxBody, b.bodyBudget = int64(DefaultMaxBody), int64(DefaultBodyBudget)
+	if h.MaxBody > 0 {
+		b.maxBody = h.MaxBody
+	}
+	if h.BodyBudget > 0 {
+		b.bodyBudget = h.BodyBudget
+	}
+	return b
+}
+
+type httpBounds struct {
+	maxConns, maxUnauth, maxSessions int
+	clamped                          bool // maxConns lowered to fit the open-file limit
+	sessionIdle, header, body, idle  time.Duration
+	maxBody, bodyBudget              int64
+}
+
+// IsLoopbackHost reports whether host (no port) names only this machine.
+func IsLoopbackHost(host string) bool {
+	host = strings.Trim(host, "[]")
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// CheckHTTPBind refuses an address reachable from other machines unless a token guards it.
+func CheckHTTPBind(addr, token string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--http %q: %w (give HOST:PORT, e.g. 127.0.0.1:8765)", addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("--http %q: the port must be a number from 0 to 65535 (0 picks a free one)", addr)
+	}
+	if !IsLoopbackHost(host) && token == "" {
+		return fmt.Errorf("--http %s listens beyond this machine without a token: set MCPSANDBOX_TOKEN (or --token-file) "+
+			"so every request must carry it, or bind 127.0.0.1", addr)
+	}
+	return nil
+}
+
+// runHTTP serves the policy over streamable HTTP at HTTPPath until ctx ends, then shuts down
+// gracefully: new requests are refused, running calls get o.HTTP.Grace to finish, then every
+// session is closed (and its executor state ended).
+func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options) error {
+	h := o.HTTP
+	if err := CheckHTTPBind(h.Addr, h.Token); err != nil {
+		return err
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := h.bounds(p, openFileLimit())
+	if b.clamped {
+		log.Warn("limits.max_connections lowered to fit the open-file limit (raise ulimit -n to allow more)",
+			"max_connections", b.maxConns, "open_file_limit", openFileLimit())
+	}
+	srv, r := newServer(p, ex, o)
+	if h.built != nil {
+		h.built(r)
+	}
+	sessions := httpbound.NewSessions(b.maxSessions)
+	evictions := newBoundLog(log, time.Now)
+	evictions.msg = "HTTP session bound reached (limits.max_sessions): the least recently used idle session was closed to make room"
+	defer evictions.flush()
+	sessions.OnEvict = func(string) { evictions.hit("closed the least recently used idle session") }
+	r.slots.live = sessions.Len // many sessions: the last free slot is kept for one with no call running
+	srv.AddReceivingMiddleware(countSessions(ex, r.sessions, sessions))
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: b.maxBody, SessionTimeout: sessionTimeout(b.sessionIdle)})
+	mux := http.NewServeMux()
+	refusals := newRefusalLog(log, time.Now)
+	defer refusals.flush()
+	inflight := &postCount{}
+	budget := httpbound.NewBudget(b.bodyBudget)
+	mux.Handle(HTTPPath, inflight.count(guard(h, b, budget, refusals, admitSessions(sessions, b, refusals, mcpHandler))))
+	ln, err := net.Listen("tcp", h.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is the port taken? pick another with --http)", h.Addr, err)
+	}
+	conns := httpbound.NewConns(b.maxConns, b.maxUnauth)
+	bounded := newBoundLog(log, time.Now)
+	defer bounded.flush()
+	conns.OnBound = bounded.hit
+	ln = conns.Listener(ln)
+	if h.Listening != nil {
+		h.Listening(ln.Addr())
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: b.header, IdleTimeout: b.idle, MaxHeaderBytes: 64 << 10,
+		ConnState: conns.ConnState, ConnContext: conns.ConnContext,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		if err := ex.Ready(); err != nil {
+			cancel(err)
+		}
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+HTTPPath, "token", h.Token != "",
+		"max_connections", b.maxConns, "max_unauthenticated", b.maxUnauth, "max_sessions", b.maxSessions, "session_idle", policy.Duration{Duration: b.sessionIdle}.String())
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	grace := h.Grace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), grace)
+	defer scancel()
+	log.Info("shutting down: running calls get the grace period", "grace", grace)
+	// Shutdown stops the listener and idle connections at once, but would wait for every open
+	// connection, and a client's standalone SSE stream (GET) stays open for as long as its
+	// session: so wait for the requests that carry calls (POST) instead.
+	go hs.Shutdown(sctx)
+	inflight.wait(sctx) // running calls finish, up to the grace period
+	r.stopAll()         // then the calls still running are cancelled (and their trees killed)
+	// ...and their answers ("cancelled: shutting down") get a moment to reach their clients.
+	wctx, wcancel := context.WithTimeout(context.Background(), 3*time.Second)
+	inflight.wait(wctx)
+	wcancel()
+	for ss := range srv.Sessions() {
+		ss.Close()
+		r.sessions.end(ex, ss)
+	}
+	_ = hs.Close()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http server: %w", err)
+	}
+	return nil
+}
+
+// guard checks the bearer token (401) and the Origin (403) before MCP sees the request; the
+// MCP handler's own 403 (a Host that is not this machine: DNS rebinding) is logged here too.
+// A request with the token (or any, with no token set) marks its connection authenticated,
+// and its body must arrive within the body deadline. A refused request's connection is
+// closed at once: its body is not waited for.
+func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *refusalLog, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(h.Token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.Token != "" {
+			got := r.Header.Get("Authorization")
+			token, isBearer := bearerToken(got)
+			have := sha256.Sum256([]byte(token))
+			if !isBearer || subtle.ConstantTimeCompare(have[:], want[:]) != 1 {
+				reason := "wrong bearer token"
+				switch {
+				case got == "":
+					reason = "no Authorization header"
+				case !isBearer:
+					reason = "Authorization is not a bearer token"
+				}
+				refusals.refused(r, http.StatusUnauthorized, reason)
+				httpbound.CloseRefused(w, refusedDrain)
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpsandbox"`)
+				http.Error(w, "unauthorized: send Authorization: Bearer <token> (the token serve was started with)", http.StatusUnauthorized)
+				return
+			}
+		}
+		httpbound.Authenticated(r.Context())
+		release, ok := budget.Charge(r, b.maxBody)
+		if !ok {
+			refusals.refused(r, http.StatusServiceUnavailable, "the request bodies being read are at the server-wide budget")
+			httpbound.CloseRefused(w, refusedDrain)
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("service unavailable: serve is already reading %s of request bodies, its bound for all requests at once; "+
+				"retry in a moment", policy.Size(budget.Max())), http.StatusServiceUnavailable)
+			return
+		}
+		defer release()
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			r.Body = httpbound.BodyDeadline(w, r.Body, b.body)
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, h.Origins) {
+			refusals.refused(r, http.StatusForbidden, "origin "+clip(strconv.Quote(origin))+" is not accepted")
+			httpbound.CloseRefused(w, refusedDrain)
+			http.Error(w, fmt.Sprintf("forbidden: requests from origin %q are not accepted (serve --allow-origin adds one)", origin), http.StatusForbidden)
+			return
+		}
+		if !checkHTTPMessage(w, r, b.maxBody) {
+			return
+		}
+		next.ServeHTTP(&statusWatch{ResponseWriter: w, onForbidden: func() {
+			reason := "refused by the MCP handler"
+			if host, _, err := net.SplitHostPort(r.Host); err == nil && !IsLoopbackHost(host) || err != nil && !IsLoopbackHost(r.Host) {
+				reason = "Host " + clip(strconv.Quote(r.Host)) + " is not this machine (DNS rebinding protection)"
+			}
+			refusals.refused(r, http.StatusForbidden, reason)
+		}}, r)
+	})
+}
+
+// bearerToken takes the token out of an Authorization value: the scheme is matched without
+// regard to case and one or more spaces may follow it (RFC 7235 section 2.1).
+func bearerToken(v string) (string, bool) {
+	scheme, rest, ok := strings.Cut(v, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(rest, " "), true
+}
+
+// postCount counts the POST requests being served (the ones that carry calls and their
+// answers), so shutdown can wait for them and not for long-lived SSE streams.
+type postCount struct{ n atomic.Int64 }
+
+func (p *postCount) count(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			p.n.Add(1)
+			defer p.n.Add(-1)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wait returns when no POST is being served, or when ctx ends.
+func (p *postCount) wait(ctx context.Context) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for p.n.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// statusWatch tells when the wrapped handler answers 403.
+type statusWatch struct {
+	http.ResponseWriter
+	onForbidden func()
+	seen        bool
+}
+
+func (s *statusWatch) WriteHeader(code int) {
+	if !s.seen {
+		s.seen = true
+		if code == http.StatusForbidden {
+			s.onForbidden()
+		}
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWatch) Write(b []byte) (int, error) {
+	s.seen = true
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush and Unwrap keep streaming (SSE) and http.ResponseController working through the wrapper.
+func (s *statusWatch) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusWatch) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// refusalLog logs refused requests (401, 403) to serve's log, never the token, at most
+// refusalBurst per refusalWindow, so a flood of bad requests cannot fill the disk; what it
+// held back is counted and said once the window is over (or at shutdown).
+type refusalLog struct {
+	log        *slog.Logger
+	now        func() time.Time
+	mu         sync.Mutex
+	start      time.Time
+	n          int
+	suppressed int
+}
+
+const (
+	refusalBurst  = 10
+	refusalWindow = time.Minute
+)
+
+func newRefusalLog(log *slog.Logger, now func() time.Time) *refusalLog {
+	return &refusalLog{log: log, now: now, start: now()}
+}
+
+func (l *refusalLog) refused(r *http.Request, status int, reason string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now := l.now(); now.Sub(l.start) >= refusalWindow {
+		l.flushLocked()
+		l.start, l.n = now, 0
+	}
+	if l.n >= refusalBurst {
+		l.suppressed++
+		return
+	}
+	l.n++
+	l.log.Warn("refused an HTTP request", "status", status, "method", clip(r.Method), "path", clip(r.URL.Path),
+		"remote", r.RemoteAddr, "reason", reason)
+	if l.n == refusalBurst {
+		l.log.Warn("further refused HTTP requests are counted, not logged, until the minute is over", "limit_per_minute", refusalBurst)
+	}
+}
+
+func (l *refusalLog) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushLocked()
+}
+
+func (l *refusalLog) flushLocked() {
+	if l.suppressed > 0 {
+		l.log.Warn("refused HTTP requests not logged individually", "count", l.suppressed, "since", l.start.UTC().Format(time.RFC3339))
+		l.suppressed = 0
+	}
+}
+
+// clip bounds a client-controlled string before it is logged.
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// originAllowed accepts an origin on this machine that names the host the request was sent
+// to, or one the operator listed. A page elsewhere (DNS rebinding, a cross-site request) is
+// refused.
+func originAllowed(origin, host string, extra []string) bool {
+	for _, o := range extra {
+		if strings.EqualFold(strings.TrimSuffix(o, "/"), origin) {
+			return true
+		}
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	oh, rh := u.Hostname(), host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		rh = h
+	}
+	return IsLoopbackHost(oh) && IsLoopbackHost(rh)
+}

@@ -1,0 +1,413 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fakeExec is an executor whose one tool does what its arguments say, so the framework's
+// own duties (refusal, limits, audit, sessions) can be tested without a sandbox.
+type fakeExec struct {
+	ready    chan error // nil: ready at once
+	running  atomic.Int32
+	peak     atomic.Int32
+	mu       sync.Mutex
+	sessions []string // executor.Call.Session of every call
+	ended    []string // EndSession ids
+}
+
+type fakeArgs struct {
+	Sleep  string `json:"sleep,omitempty"`
+	Refuse string `json:"refuse,omitempty"`
+	Echo   string `json:"echo,omitempty"`
+	Hold   string `json:"hold,omitempty"`  // sleep ignoring cancellation: an executor slow to clean up
+	Raise  string `json:"raise,omitempty"` // fail the way run_code reports an exception
+}
+
+type raised struct{ name string }
+
+func (r raised) Error() string { return "the code raised " + r.name }
+func (r raised) ToolResult() *executor.Result {
+	return &executor.Result{ExitCode: 1, Stdout: "partial output"}
+}
+
+func (f *fakeExec) Tools() []executor.Tool {
+	return []executor.Tool{{Name: "fake", Description: "test tool", InputSchema: map[string]any{"type": "object"},
+		Run: func(ctx context.Context, c executor.Call) (*executor.Result, error) {
+			var a fakeArgs
+			if err := executor.DecodeArgs(c.Args, &a); err != nil {
+				return nil, err
+			}
+			f.mu.Lock()
+			f.sessions = append(f.sessions, c.Session)
+			f.mu.Unlock()
+			if a.Refuse != "" {
+				return nil, executor.Refuse(a.Refuse, "the test said no")
+			}
+			if a.Raise != "" {
+				return nil, raised{a.Raise}
+			}
+			n := f.running.Add(1)
+			defer f.running.Add(-1)
+			for p := f.peak.Load(); n > p && !f.peak.CompareAndSwap(p, n); p = f.peak.Load() {
+			}
+			if a.Hold != "" {
+				d, _ := time.ParseDuration(a.Hold)
+				time.Sleep(d)
+			}
+			if a.Sleep != "" {
+				d, _ := time.ParseDuration(a.Sleep)
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+					return &executor.Result{ExitCode: 137, TimedOut: errors.Is(ctx.Err(), context.DeadlineExceeded)}, nil
+				}
+			}
+			return &executor.Result{Stdout: a.Echo}, nil
+		}}}
+}
+func (f *fakeExec) Layers() []executor.Layer { return nil }
+func (f *fakeExec) Ready() error {
+	if f.ready == nil {
+		return nil
+	}
+	return <-f.ready
+}
+func (f *fakeExec) Close() error { return nil }
+func (f *fakeExec) EndSession(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ended = append(f.ended, id)
+}
+
+func testPolicy(timeout time.Duration, conc int) *policy.Policy {
+	p := policy.Default(alsec.Name)
+	p.Limits.Timeout.Duration = timeout
+	p.Limits.MaxConcurrent = conc
+	return p
+}
+
+// connect serves ex over in-memory transports through Run and returns a connected client.
+func connect(t *testing.T, p *policy.Policy, ex executor.Executor, al *audit.Log) (*mcp.ClientSession, chan error) {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { done <- Run(ctx, p, ex, Options{Transport: st, Audit: al}) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, done
+}
+
+func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, args map[string]any) (*mcp.CallToolResult, error) {
+	t.Helper()
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: "fake", Arguments: args})
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestRunRefusalNamesTheRule(t *testing.T) {
+	cs, _ := connect(t, testPolicy(5*time.Second, 2), &fakeExec{}, nil)
+	r, err := call(t, context.Background(), cs, map[string]any{"refuse": "allowlist.commands"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsError || !strings.Contains(text(r), "refused by rule allowlist.commands") {
+		t.Fatalf("refusal: isError=%v %q", r.IsError, text(r))
+	}
+	r, err = call(t, context.Background(), cs, map[string]any{"bogus": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsError || !strings.Contains(text(r), "tool.arguments") {
+		t.Fatalf("unknown argument: isError=%v %q", r.IsError, text(r))
+	}
+}
+
+// A tool error (an exception in run_code) reaches the client as isError with its own words and
+// the structured result, not as "could not run the call".
+func TestRunToolErrorKeepsItsResult(t *testing.T) {
+	cs, _ := connect(t, testPolicy(5*time.Second, 2), &fakeExec{}, nil)
+	r, err := call(t, context.Background(), cs, map[string]any{"raise": "ZeroDivisionError"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsError || !strings.Contains(text(r), "raised ZeroDivisionError") || strings.Contains(text(r), "could not run") {
+		t.Fatalf("tool error: isError=%v %q", r.IsError, text(r))
+	}
+	var res executor.Result
+	b, _ := json.Marshal(r.StructuredContent)
+	if json.Unmarshal(b, &res) != nil || res.ExitCode != 1 || res.Stdout != "partial output" {
+		t.Fatalf("structured result lost: %s", b)
+	}
+}
+
+func TestRunTimeoutIsReported(t *testing.T) {
+	cs, _ := connect(t, testPolicy(200*time.Millisecond, 2), &fakeExec{}, nil)
+	start := time.Now()
+	r, err := call(t, context.Background(), cs, map[string]any{"sleep": "1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res executor.Result
+	b, _ := json.Marshal(r.StructuredContent)
+	_ = json.Unmarshal(b, &res)
+	if !res.TimedOut || time.Since(start) > time.Minute {
+		t.Fatalf("timed_out=%v after %s; text %q", res.TimedOut, time.Since(start), text(r))
+	}
+}
+
+func TestRunClientCancelReachesTheExecutor(t *testing.T) {
+	f := &fakeExec{}
+	cs, _ := connect(t, testPolicy(time.Minute, 2), f, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := call(t, ctx, cs, map[string]any{"sleep": "1h"}); errc <- err }()
+	for f.running.Load() == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("a cancelled call returned no error to the client")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for f.running.Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the executor's call was not cancelled after the client's cancel")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRunMaxConcurrent(t *testing.T) {
+	f := &fakeExec{}
+	cs, _ := connect(t, testPolicy(5*time.Second, 2), f, nil)
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r, err := call(t, context.Background(), cs, map[string]any{"sleep": "100ms"}); err != nil || r.IsError {
+				t.Errorf("call: %v %v", err, r)
+			}
+		}()
+	}
+	wg.Wait()
+	if p := f.peak.Load(); p != 2 {
+		t.Fatalf("peak concurrency %d, policy allows 2", p)
+	}
+	// A slot that stays busy longer than the call may run refuses the next call by rule.
+	cs2, _ := connect(t, testPolicy(150*time.Millisecond, 1), &fakeExec{}, nil)
+	go call(t, context.Background(), cs2, map[string]any{"hold": "1s"})
+	time.Sleep(30 * time.Millisecond)
+	r, err := call(t, context.Background(), cs2, map[string]any{"echo": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsError || !strings.Contains(text(r), "limits.max_concurrent") {
+		t.Fatalf("busy slots: isError=%v %q", r.IsError, text(r))
+	}
+}
+
+func TestRunAuditFailureWithholdsTheResult(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := connect(t, testPolicy(5*time.Second, 2), &fakeExec{}, al)
+	r, err := call(t, context.Background(), cs, map[string]any{"echo": "first"})
+	if err != nil || r.IsError || !strings.Contains(text(r), "first") {
+		t.Fatalf("audited call: %v %q", err, text(r))
+	}
+	al.Close() // the log can no longer be written
+	r, err = call(t, context.Background(), cs, map[string]any{"echo": "SECRET-RESULT"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsError || strings.Contains(text(r), "SECRET-RESULT") || r.StructuredContent != nil {
+		t.Fatalf("an unaudited call's result reached the client: %q", text(r))
+	}
+}
+
+func TestRunSessionsAreSeparateAndEnded(t *testing.T) {
+	f := &fakeExec{}
+	p := testPolicy(5*time.Second, 2)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer al.Close()
+	var dones []chan error
+	for range 2 {
+		cs, done := connect(t, p, f, al)
+		dones = append(dones, done)
+		for range 2 {
+			if _, err := call(t, context.Background(), cs, map[string]any{"echo": "x"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cs.Close()
+	}
+	for _, d := range dones {
+		select {
+		case err := <-d:
+			if err != nil {
+				t.Fatalf("Run after the client closed: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run did not return after the client closed")
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.sessions) != 4 || f.sessions[0] == "" || f.sessions[0] != f.sessions[1] || f.sessions[2] != f.sessions[3] || f.sessions[0] == f.sessions[2] {
+		t.Fatalf("session ids per call: %q (want two per session, sessions distinct)", f.sessions)
+	}
+	if len(f.ended) != 2 || f.ended[0] != f.sessions[0] || f.ended[1] != f.sessions[2] {
+		t.Fatalf("EndSession calls %q, sessions %q", f.ended, f.sessions)
+	}
+	b, err := readAll(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(b, `"session":"`+f.sessions[0]+`"`) != 4 { // two calls: "started" and outcome each
+		t.Fatalf("the audit log does not record the session: %s", b)
+	}
+}
+
+func TestRunStopsWithTheProbeError(t *testing.T) {
+	f := &fakeExec{ready: make(chan error, 1)}
+	_, done := connect(t, testPolicy(5*time.Second, 2), f, nil)
+	f.ready <- errors.New("the helper cannot start: test")
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "helper cannot start") {
+			t.Fatalf("Run = %v, want the probe's error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run kept serving after the probe failed")
+	}
+}
+
+// TestLineTransportSurvivesBadFrames feeds the stdio transport every kind of malformed line and
+// checks each gets its JSON-RPC error while the server keeps answering good requests.
+func TestLineTransportSurvivesBadFrames(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	f := &fakeExec{}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), testPolicy(5*time.Second, 2), f,
+			Options{Transport: &LineTransport{In: inR, Out: outW, Max: 1 << 20}})
+	}()
+	lines := bufio.NewReader(outR)
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect := func(want string) map[string]any {
+		t.Helper()
+		l, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no answer (want %s): %v", want, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("answer is not JSON: %q", l)
+		}
+		if !strings.Contains(l, want) {
+			t.Fatalf("answer %s, want %s", l, want)
+		}
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	expect(`"id":1`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	bad := []struct{ line, code string }{
+		{"garbage", "-32700"},
+		{"{}", "-32600"},
+		{`[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`, "-32600"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"\xff\xfe\"", "-32700"},
+		{`{"jsonrpc":"2.0","id":9,`, "-32700"},
+		{`"just a string"`, "-32600"},
+		{strings.Repeat("x", 3<<20), "-32600"},
+	}
+	for _, b := range bad {
+		send(b.line)
+		expect(b.code)
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fake","arguments":{"echo":"still here"}}}`)
+	expect("still here")
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after stdin closed: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return at EOF")
+	}
+	if len(f.ended) != 1 || f.ended[0] == "" {
+		t.Fatalf("EndSession at EOF: %q", f.ended)
+	}
+}
+
+func TestOutputSchemaMatchesResult(t *testing.T) {
+	s := OutputSchema()
+	for _, k := range []string{"exit_code", "stdout", "stderr", "truncated", "timed_out", "duration_ms"} {
+		if _, ok := s.Properties[k]; !ok {
+			t.Errorf("output schema lacks %s", k)
+		}
+	}
+	if len(s.Required) != 6 {
+		t.Errorf("required = %v", s.Required)
+	}
+}
+
+func readAll(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
+}
+
+// The text names the timeout the call really had: a tool's shorter one, not the policy's.
+func TestRenderNamesTheCallsTimeout(t *testing.T) {
+	p := testPolicy(30*time.Second, 1)
+	if got := Render(&executor.Result{ExitCode: 137, TimedOut: true, Timeout: 2 * time.Second}, p); !strings.Contains(got, "timed out after 2s") {
+		t.Errorf("tool timeout: %q", got)
+	}
+	if got := Render(&executor.Result{ExitCode: 137, TimedOut: true}, p); !strings.Contains(got, "timed out after 30s") {
+		t.Errorf("policy timeout: %q", got)
+	}
+}

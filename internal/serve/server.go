@@ -1,0 +1,513 @@
+package serve
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is set by the command at build time.
+var Version = "dev"
+
+// OutputSchema is the JSON schema of Result, shared by every tool. It is inferred from the type
+// itself, so the two cannot drift apart.
+var OutputSchema = sync.OnceValue(func() *jsonschema.Schema {
+	s, err := jsonschema.For[executor.Result](nil)
+	if err != nil {
+		panic("serve: executor.Result has no JSON schema: " + err.Error()) // a programming error
+	}
+	return s
+})
+
+// outputSchemaJSON is OutputSchema as served (outputschema.json, checked against the type by
+// TestOutputSchemaFileMatchesResult; `go test ./internal/serve -run OutputSchemaFile -update` rewrites
+// it): deriving it by reflection and encoding a *jsonschema.Schema for every tool of every
+// tools/list answer took about 1 ms of serve's start.
+//
+//go:embed outputschema.json
+var outputSchemaJSON []byte
+
+// Options configure New and Run.
+type Options struct {
+	Audit  *audit.Log // nil: no audit log
+	Logger *slog.Logger
+	// Transport carries one persistent MCP connection; nil means newline-delimited JSON-RPC
+	// on stdin/stdout (LineTransport).
+	Transport mcp.Transport
+	// HTTP, if set, serves streamable HTTP (many sessions) instead of one Transport.
+	HTTP *HTTPOptions
+}
+
+// New builds the MCP server for a policy and its executor.
+func New(p *policy.Policy, ex executor.Executor, o Options) *mcp.Server {
+	srv, _ := newServer(p, ex, o)
+	return srv
+}
+
+func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, *runner) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: p.Name, Title: "mcpsandbox (" + p.Scheme + ")", Version: Version},
+		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions(p)})
+	r := &runner{pol: p, ex: ex, hash: p.Hash(), audit: o.Audit, log: o.Logger,
+		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}}
+	r.stop, r.stopAll = context.WithCancel(context.Background())
+	known := map[string]bool{}
+	for _, t := range ex.Tools() {
+		known[t.Name] = true
+		srv.AddTool(&mcp.Tool{
+			Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: json.RawMessage(outputSchemaJSON), Annotations: t.Annotations,
+		}, r.handler(t))
+	}
+	if !mutated("tool-name-unknown") {
+		srv.AddReceivingMiddleware(r.unknownTool(known))
+	}
+	return srv, r
+}
+
+// Bounds on a tools/call before anything decodes its arguments or echoes its name.
+const (
+	// MaxArgValues and MaxArgDepth bound the JSON shape of a call's arguments (rule
+	// tool.arguments): a cheap scan refuses more values or deeper nesting before any decoding,
+	// so a 12 MB message of four million "" cannot take hundreds of MB to decode.
+	MaxArgValues = bounds.MaxArgValues
+	MaxArgDepth  = bounds.MaxArgDepth
+	// MaxEchoedName is how much of an unknown tool's name a refusal quotes.
+	MaxEchoedName = bounds.MaxEchoedName
+)
+
+// Rules of calls refused before they reach a tool.
+const (
+	RuleToolName      = "tool.name"
+	RuleToolArguments = "tool.arguments"
+)
+
+// unknownTool answers a tools/call naming a tool this server does not have: audited refused
+// (rule tool.name; the audit clips the name), and answered with an error that quotes at most
+// MaxEchoedName bytes of the name (the SDK's own error quotes the whole name).
+func (r *runner) unknownTool(known map[string]bool) mcp.Middleware {
+	names := make([]string, 0, len(known))
+	for n := range known {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			call, ok := req.(*mcp.CallToolRequest)
+			if method != "tools/call" || !ok || call.Params == nil || known[call.Params.Name] {
+				return next(ctx, method, req)
+			}
+			name := call.Params.Name
+			session := ""
+			if ss := call.Session; ss != nil {
+				session = r.sessions.id(ss)
+			}
+			quoted := strconv.Quote(ClipText(strings.ToValidUTF8(name, "\uFFFD"), MaxEchoedName))
+			if len(name) > MaxEchoedName {
+				quoted += fmt.Sprintf(" (%d bytes)", len(name))
+			}
+			reason := fmt.Sprintf("unknown tool %s: this server's tools are %s", quoted, strings.Join(names, ", "))
+			if r.audit != nil {
+				e := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: name, PolicyHash: r.hash,
+					Decision: "refused", Rule: RuleToolName, Reason: reason, Arguments: r.loggable(call.Params.Arguments)}
+				if err := r.audit.Append(e); err != nil {
+					r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", err)
+				}
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: reason}
+		}
+	}
+}
+
+// loggable is a call's raw arguments as the audit gets them: arguments over the shape bound
+// are not handed over (the audit records only that they were refused).
+func (r *runner) loggable(args json.RawMessage) json.RawMessage {
+	if audit.CheckShape(args, MaxArgValues, MaxArgDepth) != nil {
+		return nil
+	}
+	return args
+}
+
+// Run serves one persistent connection (stdio unless o.Transport says otherwise) until the
+// client hangs up or ctx ends. The executor's start-up probe runs while the client
+// initializes: calls wait for it (Executor.Ready), and if it fails Run stops with its error
+// rather than refuse every call. A client that simply closes its end is a clean stop.
+func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options) error {
+	if o.HTTP != nil {
+		return runHTTP(ctx, p, ex, o)
+	}
+	srv, r := newServer(p, ex, o)
+	t := o.Transport
+	if t == nil {
+		t = &LineTransport{}
+	}
+	if lt, ok := t.(*LineTransport); ok && lt.OnOversize == nil {
+		c := *lt
+		c.OnOversize = r.oversize
+		t = &c
+	}
+	t, listed := afterToolsList(srv, t)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		if b, ok := ex.(interface{ Begin() }); ok { // deferred start-up: after the first answers
+			wait := time.NewTimer(startDeferMax)
+			defer wait.Stop()
+			select {
+			case <-listed:
+			case <-wait.C:
+			case <-ctx.Done():
+				return
+			}
+			b.Begin()
+		}
+		if err := ex.Ready(); err != nil {
+			cancel(err)
+		}
+	}()
+	ss, err := srv.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("start the MCP session: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		r.stopAll() // running calls end now; Close waits for them
+		ss.Close()
+		<-done
+		err = nil
+	case err = <-done:
+	}
+	r.sessions.end(ex, ss)
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("mcp session: %w", err)
+	}
+	return nil
+}
+
+// startDeferMax bounds how long Run holds an executor's deferred start-up (Begin; see
+// scheme.ExecOptions.DeferStart) for a client that does not list the tools: it begins when
+// tools/list is answered, at the first call (the executor's own Ready), or after this.
+var startDeferMax = 100 * time.Millisecond
+
+// afterToolsList returns the transport to serve and a channel closed once a tools/list answer
+// is written (over a LineTransport: after its line is out; otherwise when its handler returns).
+func afterToolsList(srv *mcp.Server, t mcp.Transport) (mcp.Transport, <-chan struct{}) {
+	listed := make(chan struct{})
+	var once sync.Once
+	var done atomic.Bool // a tools/list handler has returned: its answer is the next written
+	signal := func() { once.Do(func() { close(listed) }) }
+	lt, line := t.(*LineTransport)
+	if line {
+		c := *lt
+		c.afterAnswer = func() {
+			if done.Load() {
+				signal()
+			}
+		}
+		t = &c
+	}
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "tools/list" {
+				done.Store(true)
+				if !line {
+					signal()
+				}
+			}
+			return res, err
+		}
+	})
+	return t, listed
+}
+
+func instructions(p *policy.Policy) string {
+	return fmt.Sprintf("Commands run in an mcpsandbox %q sandbox: %s wall clock and %s of output per stream at most. "+
+		"A refused call says which policy rule refused it; do not retry it unchanged.", p.Scheme, p.Limits.Timeout, p.Limits.MaxOutputBytes)
+}
+
+type runner struct {
+	pol *policy.Policy
+	ex  executor.Executor
+	// stop ends every running call: at shutdown, once the grace period is over, because the
+	// SDK's session Close waits for running handlers instead of cancelling them.
+	stop    context.Context
+	stopAll context.CancelFunc
+	hash    string
+	audit   *audit.Log
+	log     *slog.Logger
+	slots   *slots
+	// sessions are this server's live sessions and their ids.
+	sessions *sessionTable
+}
+
+func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		args := req.Params.Arguments
+		timeout := r.pol.Limits.Timeout.Duration
+		session := ""
+		if ss := req.Session; ss != nil {
+			st, first := r.sessions.track(ss)
+			session = st.id
+			if first {
+				// However the session ends (client gone, HTTP DELETE or idle timeout), the
+				// executor hears of it once.
+				go func() { _ = ss.Wait(); r.sessions.end(r.ex, ss) }()
+			}
+		}
+		if len(args) > 1<<20 {
+			// A huge argument's buffers are garbage once the call is answered: hand the
+			// memory back to the system rather than keep serve's RSS at its peak.
+			defer func() { go debug.FreeOSMemory() }()
+		}
+		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash}
+		if err := audit.CheckShape(args, MaxArgValues, MaxArgDepth); err != nil && !mutated("tool-args-shape") {
+			// Refused before anything decodes the arguments: the call does not run.
+			entry.Decision, entry.Rule = "refused", RuleToolArguments
+			entry.Reason = fmt.Sprintf("the arguments (%d bytes) are refused unread: %v (at most %d JSON values, %d levels deep)", len(args), err, MaxArgValues, MaxArgDepth)
+			entry.DurationMS = time.Since(start).Milliseconds()
+			if r.audit != nil {
+				if aerr := r.audit.Append(entry); aerr != nil {
+					r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", aerr)
+				}
+			}
+			return errorResult(executor.Refuse(RuleToolArguments, "%s", entry.Reason).Error()), nil
+		}
+		if r.audit != nil && !mutated("audit-intent") {
+			// No call runs unaudited: its intent is on record before it runs, or it does not run.
+			intent := entry
+			intent.Decision = audit.DecisionStarted
+			if aerr := r.audit.Append(intent); aerr != nil {
+				r.log.Error("audit log cannot be written: call refused without running it", "audit", r.audit.Path(), "tool", t.Name, "err", aerr)
+				return errorResult(fmt.Sprintf("mcpsandbox refused to run the call: its audit log cannot be written (%v), and no call runs unaudited. "+
+					"Make the policy's audit.path (%s) writable again (free space, fix its permissions, or move a damaged file aside): "+
+					"the next call uses it again without a restart.", aerr, r.audit.Path())), nil
+			}
+		}
+		res, err := r.run(ctx, t, args, timeout, session)
+		entry.DurationMS = time.Since(start).Milliseconds()
+		var out *mcp.CallToolResult
+		var ref *executor.Refusal
+		var te executor.ToolError
+		switch {
+		case errors.As(err, &ref):
+			entry.Decision, entry.Rule, entry.Reason = "refused", ref.Rule, ref.Reason
+			out = errorResult(ref.Error())
+		case errors.Is(err, errShutdown):
+			entry.Decision, entry.Reason = "cancelled", "serve is shutting down: the call was killed at the end of the grace period"
+			out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
+		case err != nil && ctx.Err() != nil:
+			entry.Decision, entry.Reason = "cancelled", err.Error()
+			out = errorResult("cancelled by the client: the command's process tree was killed")
+		case err != nil && r.stop.Err() != nil:
+			entry.Decision, entry.Reason = "cancelled", "serve is shutting down"
+			out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
+		case errors.As(err, &te):
+			// The program ran and failed in a way the tool reports (an exception): the client
+			// gets the error's own words and the structured result, marked isError.
+			res := te.ToolResult()
+			res.DurationMS = time.Since(start).Milliseconds()
+			entry.Decision, entry.Reason, entry.ExitCode = "ran", err.Error(), &res.ExitCode
+			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
+			text := ClipText(err.Error(), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
+			entry.Files = fileRecords(t.Name, res)
+			out = &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
+		case err != nil:
+			entry.Decision, entry.Reason = "error", err.Error()
+			out = errorResult("mcpsandbox could not run the call: " + err.Error())
+		default:
+			res.DurationMS = time.Since(start).Milliseconds()
+			entry.Decision = "ran"
+			entry.ExitCode = &res.ExitCode
+			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
+			entry.Files = fileRecords(t.Name, res)
+			out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: Render(res, r.pol)}}, executor.ImageContents(res)...), StructuredContent: res}
+		}
+		if r.audit != nil {
+			if aerr := r.audit.Append(entry); aerr != nil {
+				// A call that cannot be audited is not answered as if it had been.
+				r.log.Error("audit log write failed", "err", aerr)
+				return errorResult("the audit log could not be written (" + aerr.Error() + "); the call's result is withheld"), nil
+			}
+		}
+		return out, nil
+	}
+}
+
+func (r *runner) run(ctx context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session string) (*executor.Result, error) {
+	// Wait for a slot (fairly among sessions) no longer than the call itself may run.
+	release, err := r.slots.acquire(ctx, session, timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	stopped := context.AfterFunc(r.stop, cancel)
+	res, err := t.Run(cctx, executor.Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
+	var ref *executor.Refusal
+	if !stopped() && !errors.As(err, &ref) && !mutated("shutdown-cancelled") {
+		// Shutdown killed the call: whatever the executor made of that (exit 137), it did not
+		// simply run.
+		return nil, errShutdown
+	}
+	if err == nil && ctx.Err() != nil {
+		return nil, ctx.Err() // the client cancelled: not a timeout
+	}
+	return res, err
+}
+
+// fileRecords are what the audit keeps of the files a call moved: the path, size and sha256 of
+// a file written or read, and of each picture returned.
+func fileRecords(tool string, res *executor.Result) []audit.FileRecord {
+	var out []audit.FileRecord
+	if f := res.File; f != nil {
+		op := "read"
+		if tool == executor.ToolWriteFile {
+			op = "write"
+		}
+		out = append(out, audit.FileRecord{Op: op, Path: f.Path, Bytes: f.Size, SHA256: f.SHA256})
+	}
+	for _, im := range res.Images {
+		if im.Omitted == "" {
+			out = append(out, audit.FileRecord{Op: "image", Path: im.Name, Bytes: im.Size, SHA256: im.SHA256})
+		}
+	}
+	return out
+}
+
+// errShutdown is a call ended by serve's shutdown (runner.stop).
+var errShutdown = errors.New("serve is shutting down")
+
+// oversize hears of a stdio message discarded for its size: logged, and audited as a refused
+// call when it was a tools/call (the call did not run).
+func (r *runner) oversize(o Oversize) {
+	r.log.Warn("discarded an over-long message", "bytes", o.Size, "limit", o.Limit, "method", o.Method, "id", string(o.ID), "session", o.Session)
+	if o.Method != "tools/call" || r.audit == nil {
+		return
+	}
+	e := audit.Entry{Server: r.pol.Name, Session: o.Session, Call: newID(), Tool: o.Tool, PolicyHash: r.hash,
+		Decision: "refused", Rule: RuleMaxMessage,
+		Reason:  fmt.Sprintf("the message was %d bytes, over the %d-byte limit of one stdio message: discarded unread, the call did not run", o.Size, o.Limit),
+		Clipped: []audit.Clip{{Field: "message", Bytes: o.Size, SHA256: o.SHA256}}}
+	if err := r.audit.Append(e); err != nil {
+		r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", err)
+	}
+}
+
+// RuleMaxMessage is the rule of a stdio message refused for its size (MaxLine).
+const RuleMaxMessage = "stdio.max_message"
+
+// MaxErrorText bounds the text of a refused or failed call's result: a refusal may quote the
+// argument it refused, and an argument can be megabytes.
+const MaxErrorText = bounds.MaxErrorText
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ClipText(msg, MaxErrorText)}}}
+}
+
+// ClipText cuts s to at most max bytes (on a UTF-8 boundary) and says how much was cut.
+func ClipText(s string, max int) string {
+	if len(s) <= max || mutated("result-text-clip") {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… [mcpsandbox: %d more bytes of this message cut]", len(s)-cut)
+}
+
+// Render is the text form of a result, for clients that ignore structured content.
+func Render(res *executor.Result, p *policy.Policy) string {
+	var b strings.Builder
+	if res.File == nil && res.Entries == nil { // a file tool ran no program: no exit code to speak of
+		fmt.Fprintf(&b, "exit_code: %d (%d ms)\n", res.ExitCode, res.DurationMS)
+	}
+	if res.TimedOut {
+		limit := p.Limits.Timeout.Duration
+		if res.Timeout > 0 && res.Timeout < limit {
+			limit = res.Timeout
+		}
+		fmt.Fprintf(&b, "[timed out after %s: the whole process tree was killed]\n", limit)
+	}
+	for _, s := range []struct{ name, text string }{{"stdout", res.Stdout}, {"stderr", res.Stderr}} {
+		if s.text == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "--- %s ---\n%s", s.name, s.text)
+		if !strings.HasSuffix(s.text, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	if res.Truncated {
+		fmt.Fprintf(&b, "[output truncated: only the first %s of each stream are kept (limits.max_output_bytes)]\n", p.Limits.MaxOutputBytes)
+	}
+	renderFiles(&b, res)
+	if w := wslayer.Summary(res.Workspace); w != "" {
+		fmt.Fprintf(&b, "[%s]\n", w)
+	}
+	return b.String()
+}
+
+// renderFiles is the text form of the file tools' results and of a call's pictures.
+func renderFiles(b *strings.Builder, res *executor.Result) {
+	if f := res.File; f != nil {
+		fmt.Fprintf(b, "file: %s (%d bytes, sha256 %s)\n", f.Path, f.Size, f.SHA256)
+		switch {
+		case f.Content != "":
+			fmt.Fprintf(b, "--- content ---\n%s", f.Content)
+			if !strings.HasSuffix(f.Content, "\n") {
+				b.WriteByte('\n')
+			}
+		case f.ContentBase64 != "":
+			fmt.Fprintf(b, "--- content (base64) ---\n%s\n", f.ContentBase64)
+		}
+		if f.Truncated {
+			fmt.Fprintf(b, "[only the first bytes were read: the file is %d bytes]\n", f.Size)
+		}
+	}
+	for _, e := range res.Entries {
+		fmt.Fprintf(b, "%-5s %10d  %s\n", e.Type, e.Size, e.Name)
+	}
+	if res.EntriesMore > 0 {
+		fmt.Fprintf(b, "[%d more entries not listed]\n", res.EntriesMore)
+	}
+	for _, im := range res.Images {
+		if im.Omitted != "" {
+			fmt.Fprintf(b, "[picture %s (%s, %d bytes): %s]\n", im.Name, im.MIMEType, im.Size, im.Omitted)
+		} else {
+			fmt.Fprintf(b, "[picture %s (%s, %d bytes) attached]\n", im.Name, im.MIMEType, im.Size)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/httpbound"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// MaxMessageValues and MaxMessageDepth bound the JSON shape of a whole inbound message, checked
+// on its raw bytes before anything decodes it (the SDK decodes every part of a message, _meta
+// and ids included: 14 MB of zeros in _meta took serve to 543 MB). A call's arguments have
+// their own, tighter bound inside it (MaxArgValues, MaxArgDepth).
+const (
+	MaxMessageValues = bounds.MaxMessageValues
+	MaxMessageDepth  = bounds.MaxMessageDepth
+)
+
+// messageShape says why raw, one JSON-RPC message, is refused before it is decoded ("" = not).
+func messageShape(raw []byte) string {
+	if mutated("message-shape") {
+		return ""
+	}
+	if err := audit.CheckShape(raw, MaxMessageValues, MaxMessageDepth); err != nil {
+		return fmt.Sprintf("message refused unread: %v (at most %d JSON values, %d levels deep in one message)", err, MaxMessageValues, MaxMessageDepth)
+	}
+	return ""
+}
+
+// checkHTTPMessage reads a POST's body (already bounded by the body limit and the server-wide
+// budget) and refuses, before the SDK decodes it, a JSON-RPC batch (one request could carry
+// thousands of calls past every per-request bound) or a message over the shape bound. It puts
+// the body back for the handler and reports whether the request goes on.
+func checkHTTPMessage(w http.ResponseWriter, r *http.Request, maxBody int64) bool {
+	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+		return true
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	r.Body.Close()
+	if err != nil {
+		// a body cut at its deadline (a slow drip) or broken off: the connection goes too
+		httpbound.CloseRefused(w, refusedDrain)
+		http.Error(w, "bad request: the body could not be read: "+err.Error(), http.StatusBadRequest)
+		return false
+	}
+	if int64(len(body)) > maxBody {
+		httpbound.CloseRefused(w, refusedDrain)
+		http.Error(w, fmt.Sprintf("request body over %d bytes", maxBody), http.StatusRequestEntityTooLarge)
+		return false
+	}
+	refuse := func(id json.RawMessage, msg string) bool {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(bytes.TrimSuffix(errorLine(id, jsonrpc.CodeInvalidRequest, msg), []byte("\n")))
+		return false
+	}
+	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' && !mutated("http-no-batch") {
+		return refuse(nil, "JSON-RPC batches are not supported: send one message per request")
+	}
+	if why := messageShape(body); why != "" {
+		var probe struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(body, &probe)
+		return refuse(probe.ID, why)
+	}
+	r.Body, r.ContentLength = &readBody{Reader: bytes.NewReader(body), raw: body}, int64(len(body))
+	return true
+}
+
+// readBody is a POST body checkHTTPMessage has read: the handler reads it again, and the
+// session bound asks what it is without a second copy.
+type readBody struct {
+	*bytes.Reader
+	raw []byte
+}
+
+func (*readBody) Close() error { return nil }
+
+// startsSession reports whether a POST without a session id may start a session: only an
+// initialize does (the SDK closes any other such request's session when it is answered: a
+// 2026-07-28 client's server/discover, a ping). The body is decoded by the SDK's own decoder,
+// so the two cannot disagree on what the method is; a body checkHTTPMessage did not read is
+// counted as one that may.
+func startsSession(r *http.Request) bool {
+	b, ok := r.Body.(*readBody)
+	if !ok || mutated("http-session-reserve-all") {
+		return true
+	}
+	msg, err := jsonrpc.DecodeMessage(b.raw)
+	if err != nil {
+		return false // the handler refuses it without a session
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && req.Method == "initialize"
+}

@@ -1,0 +1,297 @@
+//go:build linux
+
+package wsfiles
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
+	"golang.org/x/sys/unix"
+)
+
+// maxNames bounds the names list_files sorts in one directory (the rest are counted, not
+// kept): a directory of ten million entries must not take serve's memory.
+const maxNames = 1 << 17
+
+// open opens rel below the workspace root with flags, never leaving it: openat2 with
+// RESOLVE_BENEATH (a link, absolute or climbing, that leads out fails with EXDEV) and
+// RESOLVE_NO_MAGICLINKS; where the kernel has no openat2 (before 5.6), a walk that opens each
+// component with O_NOFOLLOW (no link at all is followed).
+func (f *FS) open(p, rel string, flags int) (int, error) {
+	root, err := unix.Open(f.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open the workspace %s: %w", f.Root, err)
+	}
+	defer unix.Close(root)
+	if flags&unix.O_PATH == 0 {
+		flags |= unix.O_NOCTTY // openat2 takes no other flag with O_PATH
+	}
+	how := &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
+	if mutated("files-path-containment") {
+		how.Resolve = 0
+	}
+	fd, err := unix.Openat2(root, rel, how)
+	if errors.Is(err, unix.ENOSYS) {
+		fd, err = walkOpen(root, rel, flags)
+	}
+	switch {
+	case err == nil:
+		return fd, nil
+	case errors.Is(err, unix.EXDEV), errors.Is(err, unix.ELOOP):
+		return -1, executor.Refuse(f.Rule, "%q leads out of the workspace through a symbolic link (links are followed only while they stay inside it, by a relative target)", p)
+	case errors.Is(err, unix.ENOENT):
+		return -1, fmt.Errorf("%q: no such file or directory in the workspace (list_files shows what is there)", p)
+	case errors.Is(err, unix.ENOTDIR):
+		return -1, fmt.Errorf("%q: not a directory (or a file on its way is not one)", p)
+	}
+	return -1, fmt.Errorf("%q: %w", p, err)
+}
+
+// walkOpen opens rel below dir component by component, following no link.
+func walkOpen(dir int, rel string, flags int) (int, error) {
+	parts := strings.Split(rel, "/")
+	cur, err := unix.Dup(dir)
+	if err != nil {
+		return -1, err
+	}
+	for i, part := range parts {
+		fl := unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if i == len(parts)-1 {
+			fl = flags | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		}
+		if part == ".." {
+			unix.Close(cur)
+			return -1, unix.EXDEV
+		}
+		next, err := unix.Openat(cur, part, fl, 0)
+		unix.Close(cur)
+		if err != nil {
+			return -1, err
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// kind names what a stat's mode is, for refusals and listings.
+func kind(m uint32) string {
+	switch m & unix.S_IFMT {
+	case unix.S_IFREG:
+		return "file"
+	case unix.S_IFDIR:
+		return "dir"
+	case unix.S_IFLNK:
+		return "link"
+	case unix.S_IFIFO:
+		return "FIFO"
+	case unix.S_IFSOCK:
+		return "socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "device"
+	}
+	return "other"
+}
+
+// read reads at most max bytes of the regular file rel. It looks first through an O_PATH
+// descriptor, which opens nothing: a FIFO, device or socket is refused before any open that
+// could block or act; the file is then opened non-blocking and must be the same one.
+func (f *FS) read(p, rel string, limit int64) ([]byte, int64, error) {
+	pfd, err := f.open(p, rel, unix.O_PATH)
+	if err != nil {
+		return nil, 0, err
+	}
+	var st unix.Stat_t
+	err = unix.Fstat(pfd, &st)
+	unix.Close(pfd)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%q: %w", p, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG && !mutated("files-special") {
+		return nil, 0, executor.Refuse(executor.RuleFilePath, "%q is a %s: read_file reads regular files only (list_files lists directories)", p, kind(st.Mode))
+	}
+	if f.HardLinks != "" && st.Nlink > 1 {
+		return nil, 0, executor.Refuse(f.HardLinks, "%q has %d hard links: another name for it may lie outside the workspace (remove the extra link, or copy the file)", p, st.Nlink)
+	}
+	fd, err := f.open(p, rel, unix.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, 0, err
+	}
+	file := os.NewFile(uintptr(fd), rel)
+	defer file.Close()
+	var now unix.Stat_t
+	if err := unix.Fstat(fd, &now); err != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+		return nil, 0, fmt.Errorf("%q changed while it was being read: try again", p)
+	}
+	// one byte past the limit says whether the file is longer than it, even one growing now
+	data, err := io.ReadAll(io.LimitReader(file, limit+1))
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %q: %w", p, err)
+	}
+	size := now.Size
+	if int64(len(data)) > limit {
+		data = data[:limit]
+		size = max(size, limit+1)
+	}
+	return data, max(size, int64(len(data))), nil
+}
+
+// list lists the directory rel: the first executor.MaxListEntries names in order, each
+// stat'ed without following it, and how many more there are.
+func (f *FS) list(p, rel string) ([]executor.FileEntry, int, error) {
+	fd, err := f.open(p, rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, 0, err
+	}
+	dir := os.NewFile(uintptr(fd), rel)
+	defer dir.Close()
+	var names []string
+	extra := 0
+	for {
+		batch, err := dir.Readdirnames(1024)
+		for _, n := range batch {
+			if len(names) < maxNames {
+				names = append(names, n)
+			} else {
+				extra++
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	slices.Sort(names)
+	more := extra
+	if len(names) > executor.MaxListEntries {
+		more += len(names) - executor.MaxListEntries
+		names = names[:executor.MaxListEntries]
+	}
+	out := make([]executor.FileEntry, 0, len(names))
+	for _, n := range names {
+		var st unix.Stat_t
+		if unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue // gone since
+		}
+		e := executor.FileEntry{Name: n, Type: kind(st.Mode)}
+		switch e.Type {
+		case "file":
+			e.Size = st.Size
+		case "dir", "link":
+		default:
+			e.Type = "other"
+		}
+		out = append(out, e)
+	}
+	return out, more, nil
+}
+
+// write puts data at rel in a layer of its own and commits it with the scheme's rules, as a
+// call's writes are committed: what the commit refuses is refused.
+func (f *FS) write(ctx context.Context, p, rel string, data []byte) (*executor.Result, error) {
+	if f.Commit == nil {
+		return nil, errors.New("writing files is not available here")
+	}
+	mode, err := f.target(p, rel)
+	if err != nil {
+		return nil, err
+	}
+	if mutated("files-write-commit") {
+		full := filepath.Join(f.Root, filepath.FromSlash(rel))
+		_ = os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, data, mode); err != nil {
+			return nil, err
+		}
+		return &executor.Result{}, nil
+	}
+	root, err := wslayer.Root()
+	if err != nil {
+		return nil, fmt.Errorf("the workspace layers' directory: %w", err)
+	}
+	l, err := wslayer.New(root, f.Root)
+	if err != nil {
+		return nil, fmt.Errorf("a layer for the write: %w (free space under %s?)", err, root)
+	}
+	full := filepath.Join(l.Upper, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		_ = l.Remove()
+		return nil, fmt.Errorf("stage the write: %w", err)
+	}
+	if err := os.WriteFile(full, data, mode); err != nil {
+		_ = l.Remove()
+		return nil, fmt.Errorf("stage the write: %w (free space under %s?)", err, root)
+	}
+	w, err := f.Commit(l)
+	if err != nil {
+		return nil, fmt.Errorf("apply the write to the workspace: %w", err)
+	}
+	if w.Discarded != "" {
+		return nil, fmt.Errorf("%q was not written: %s", p, w.Discarded)
+	}
+	for _, r := range w.Refused {
+		if r.Path == rel || strings.HasPrefix(rel, r.Path+"/") {
+			return nil, executor.Refuse(f.CommitRule, "%q was not written: %s (checked as a command's writes are)", p, r.Why)
+		}
+	}
+	if len(w.Refused) > 0 || w.RefusedMore > 0 {
+		return nil, fmt.Errorf("%q was not written: %s", p, wslayer.Summary(w))
+	}
+	return &executor.Result{Workspace: w}, nil
+}
+
+// target looks at what rel is now, following no link: every directory on the way must be a
+// directory of the workspace (or not exist yet), and rel itself a regular file or nothing. The
+// commit would otherwise replace a link or a file on the way by a directory, or a directory at
+// rel by the file. It returns the mode the file gets: the one it has, or 0644.
+func (f *FS) target(p, rel string) (os.FileMode, error) {
+	root, err := unix.Open(f.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("open the workspace %s: %w", f.Root, err)
+	}
+	defer unix.Close(root)
+	parts := strings.Split(rel, "/")
+	cur := root
+	defer func() {
+		if cur != root {
+			unix.Close(cur)
+		}
+	}()
+	for i, part := range parts {
+		var st unix.Stat_t
+		err := unix.Fstatat(cur, part, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if errors.Is(err, unix.ENOENT) {
+			return 0o644, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%q: %w", p, err)
+		}
+		at := path.Join(parts[:i+1]...)
+		last := i == len(parts)-1
+		switch k := kind(st.Mode); {
+		case k == "link":
+			return 0, executor.Refuse(f.Rule, "%q: %q is a symbolic link; write_file writes no file through a link (name the path it leads to)", p, at)
+		case last && k == "file":
+			return os.FileMode(st.Mode & 0o755), nil
+		case last:
+			return 0, executor.Refuse(executor.RuleFilePath, "%q is a %s: write_file writes regular files only", p, k)
+		case k != "dir":
+			return 0, executor.Refuse(executor.RuleFilePath, "%q: %q is a %s, not a directory", p, at, k)
+		}
+		next, err := unix.Openat(cur, part, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return 0, fmt.Errorf("%q: %w", p, err)
+		}
+		if cur != root {
+			unix.Close(cur)
+		}
+		cur = next
+	}
+	return 0o644, nil
+}
