@@ -15,7 +15,6 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
-	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -54,7 +53,7 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 	if !pull {
 		return fmt.Errorf("the docker scheme needs the image %s in the engine: pull it (docker pull %s) or name one it has (--image%s), then run init again. Nothing was written", image, image, localImages(ctx))
 	}
-	if err := verify.PullImage(ctx, nil, image, pr.Out); err != nil {
+	if err := pullImage(ctx, nil, image, pr.Out); err != nil {
 		return fmt.Errorf("%w. Nothing was written: pull it yourself (docker pull %s) or name an image the engine has (--image%s), then run init again", err, image, localImages(ctx))
 	}
 	return nil

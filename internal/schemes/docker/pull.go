@@ -1,4 +1,4 @@
-package verify
+package docker
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 )
 
-// PullImage pulls an image through the engine API (internal/schemes/docker/engine: API version
+// pullImage pulls an image through the engine API (internal/schemes/docker/engine: API version
 // negotiation, references parsed by the registry's reference package), drawing one progress
 // bar over all layers. cl carries the connection (DockerClient); nil means the engine the
 // environment names (DOCKER_HOST, the docker context, or the default socket).
-func PullImage(ctx context.Context, cl *http.Client, image string, w io.Writer) error {
+func pullImage(ctx context.Context, cl *http.Client, image string, w io.Writer) error {
 	var c *engine.Client
 	var err error
 	if cl == nil {

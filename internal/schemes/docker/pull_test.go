@@ -1,4 +1,4 @@
-package verify
+package docker
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 )
 
 // No registry is reachable here, so the engine's pull stream comes from a stand-in speaking the
@@ -49,7 +51,7 @@ func TestPullImageProgress(t *testing.T) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	var out strings.Builder
-	if err := PullImage(context.Background(), DockerClient(sock, 0), "python:3.12-slim", &out); err != nil {
+	if err := pullImage(context.Background(), verify.DockerClient(sock, 0), "python:3.12-slim", &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"[#######", " 30% 1.5/5.0 MB (2 layers)", "100% 5.0/5.0 MB", "pulled python:3.12-slim"} {
@@ -57,13 +59,13 @@ func TestPullImageProgress(t *testing.T) {
 			t.Errorf("progress lacks %q: %q", want, out.String())
 		}
 	}
-	if err := PullImage(context.Background(), DockerClient(sock, 0), "missing", &out); err == nil || !strings.Contains(err.Error(), "pull access denied") {
+	if err := pullImage(context.Background(), verify.DockerClient(sock, 0), "missing", &out); err == nil || !strings.Contains(err.Error(), "pull access denied") {
 		t.Errorf("engine error not reported: %v", err)
 	}
 	// A digest reference: the old hand-written split cut at the last ':' and sent
 	// fromImage=img@sha256 tag=<hex>; the registry's reference package sends the digest as the tag.
 	dig := "sha256:" + strings.Repeat("ab", 32)
-	if err := PullImage(context.Background(), DockerClient(sock, 0), "localhost:5000/team/img@"+dig, &out); err != nil {
+	if err := pullImage(context.Background(), verify.DockerClient(sock, 0), "localhost:5000/team/img@"+dig, &out); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
