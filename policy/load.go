@@ -2,10 +2,12 @@ package policy
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,12 +75,16 @@ func Parse(name string, data []byte) (*Policy, error) {
 	p.eachSection(func(_ string, s Section) { s.BeforeDecode() })
 	md, err := p.decodeTOML(string(data))
 	if err != nil {
-		return nil, &Error{decodeProblems(name, data, err)}
+		probs := decodeProblems(name, data, err)
+		// in line order: the decoder meets wrongly typed values in a table in map order, so the
+		// first one it stops at is chance
+		slices.SortStableFunc(probs, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
+		return nil, &Error{probs}
 	}
 	p.eachSection(func(_ string, s Section) { s.AfterDecode(md.IsDefined) })
 	p.schemeLimitDefaults(md.IsDefined)
 	idx := indexLines(string(data))
-	probs := unknownKeys(name, data, md)
+	probs := append(unknownKeys(name, data, md), keyProblems(name, data, md)...)
 	for _, pr := range p.validate(md.IsDefined) {
 		pr.File, pr.Line = name, idx.line(pr.Key)
 		probs = append(probs, pr)
@@ -178,7 +184,13 @@ func decodeProblems(name string, data []byte, err error) []Problem {
 		if last.Line < 1 || last.Line > len(text) || text[last.Line-1] == "" {
 			break
 		}
+		// blank the value's line, and the lines of a multi-line array or inline table it opens
+		depth := bracketDepth(text[last.Line-1])
 		text[last.Line-1] = ""
+		for j := last.Line; depth > 0 && j < len(text); j++ {
+			depth += bracketDepth(text[j])
+			text[j] = ""
+		}
 		retry := []byte(strings.Join(text, "\n"))
 		md, err := Default("").decodeTOML(string(retry))
 		if err == nil {
@@ -209,7 +221,14 @@ func decodeProblem(name string, data []byte, err error) Problem {
 	// Type mismatches come back as plain errors: "toml: line N (last key "k"): msg".
 	if m := typeErrRe.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return Problem{File: name, Line: line, Key: m[2], Msg: m[3], Fix: "write a value of the type the key takes (see README.md)"}
+		// "type mismatch for section.Wrap: ..." names a Go type, which says nothing to the reader
+		msg := m[3]
+		if rest, ok := strings.CutPrefix(msg, "type mismatch for "); ok {
+			if _, after, ok := strings.Cut(rest, ": "); ok {
+				msg = "type mismatch: " + after
+			}
+		}
+		return Problem{File: name, Line: line, Key: m[2], Msg: msg, Fix: "write a value of the type the key takes (see README.md)"}
 	}
 	return Problem{File: name, Msg: err.Error(), Fix: "correct the value's type"}
 }
@@ -372,4 +391,33 @@ func stripIndexes(k string) string {
 		}
 	}
 	return b.String()
+}
+
+// bracketDepth is how many arrays or inline tables a line of TOML opens and leaves open (negative
+// when it closes more), outside strings and comments.
+func bracketDepth(line string) int {
+	depth := 0
+	var quote rune
+	escaped := false
+	for _, r := range line {
+		switch {
+		case quote != 0:
+			if escaped {
+				escaped = false
+			} else if r == '\\' && quote == '"' {
+				escaped = true
+			} else if r == quote {
+				quote = 0
+			}
+		case r == '"' || r == '\'':
+			quote = r
+		case r == '#':
+			return depth
+		case r == '[' || r == '{':
+			depth++
+		case r == ']' || r == '}':
+			depth--
+		}
+	}
+	return depth
 }
