@@ -779,6 +779,12 @@ func (p *Proxy) refuse(c net.Conn, d *Decision, status int, rule, why string) {
 	p.emit(d)
 }
 
+// Record logs and audits a decision taken outside the proxy about one of its connections (the
+// executor's bound across containers refuses a connection before the proxy sees it) exactly as
+// the proxy's own: one by one up to Options.LogRate a second, then counted into a summary, so
+// none goes unrecorded. It is safe to call until Close returns.
+func (p *Proxy) Record(d Decision) { p.emit(&d) }
+
 // emit logs and audits a decision: clipped (MaxLogHost, MaxLogReason), and one by one only
 // up to Options.LogRate a second; the rest are counted into a summary (see logLimiter).
 func (p *Proxy) emit(d *Decision) {

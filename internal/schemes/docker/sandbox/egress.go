@@ -208,8 +208,7 @@ type egressState struct {
 	closed bool
 
 	draining chan struct{} // refusals past the total bound still reading their request
-	lastFull atomic.Int64  // unix ns of the last audited refusal past the total bound
-	fullSkip atomic.Int64  // refusals past the total bound not audited since
+	lastFull atomic.Int64  // unix ns of the last warning of a refusal past the total bound
 
 	mu       sync.Mutex
 	log      *audit.Log
@@ -392,7 +391,7 @@ func (b *boxEgress) serve() {
 }
 
 // refuseFull answers a connection past the bound across containers with 503, as the proxy
-// answers one past a container's bound; at most one such refusal a second is audited.
+// answers one past a container's bound, and audits it as the proxy does its own (Record).
 //
 // The request is read (a little, briefly) before the connection is closed: a unix socket
 // closed with unread bytes resets its peer, and the relay then drops the answer it had not
@@ -414,17 +413,16 @@ func (s *egressState) refuseFull(c *sandboxConn, b *boxEgress) {
 	default:
 		c.Close() // many refusals at once: no more time for each
 	}
+	// audited through the container's proxy, under its log rate: past the rate they are
+	// counted into its summaries (they were once only mentioned in the next refusal's text,
+	// which the audit's counts never saw, and the last second's not at all)
+	if !mutated("docker-egress-full-audit") {
+		b.proxy.Record(egress.Decision{Time: time.Now(), Client: b.name, Method: "?", Rule: egress.RuleLimit, Reason: why})
+	}
 	now := time.Now().UnixNano()
-	last := s.lastFull.Load()
-	if now-last < int64(time.Second) || !s.lastFull.CompareAndSwap(last, now) {
-		s.fullSkip.Add(1)
-		return
+	if last := s.lastFull.Load(); now-last >= int64(time.Second) && s.lastFull.CompareAndSwap(last, now) {
+		s.warn("egress connection refused: the bound across containers is reached", "container", b.name, "bound", cap(s.total))
 	}
-	if n := s.fullSkip.Swap(0); n > 0 {
-		why += fmt.Sprintf(" (%d more refused in the last second, not recorded one by one)", n)
-	}
-	s.warn("egress connection refused: the bound across containers is reached", "container", b.name, "bound", cap(s.total))
-	s.record(egress.Decision{Time: time.Now(), Client: b.name, Method: "?", Rule: egress.RuleLimit, Reason: why}, b.sessionID())
 }
 
 // close ends the container's proxy and its connections and removes its directory.
