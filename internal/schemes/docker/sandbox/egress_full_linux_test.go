@@ -52,7 +52,7 @@ func TestRefusalsPastTheTotalBoundAllAudited(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	b.close()
-	entries := readAudit(t, path)
+	entries := auditEntries(t, path)
 	denied, summarised := 0, 0
 	for _, e := range entries {
 		switch {
@@ -70,9 +70,4 @@ func TestRefusalsPastTheTotalBoundAllAudited(t *testing.T) {
 	if denied > egress.DefaultLogRate*2 || summarised == 0 {
 		t.Errorf("one by one %d, summarised %d: the log rate (%d a second) does not apply", denied, summarised, egress.DefaultLogRate)
 	}
-}
-
-func readAudit(t *testing.T, path string) []audit.Entry {
-	t.Helper()
-	return auditEntries(t, path)
 }
