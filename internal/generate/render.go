@@ -54,6 +54,14 @@ func policyTemplate(scheme string) (*template.Template, error) {
 		"inline": tomlInline,
 		"hosts":  netHosts,
 		"net":    tomlNet,
+		// the values `scheme` takes: every registered scheme, so a new one is named with no edit
+		"schemes": func() string {
+			q := make([]string, len(policy.Schemes))
+			for i, n := range policy.Schemes {
+				q[i] = tomlString(n)
+			}
+			return strings.Join(q, " | ")
+		},
 	}).ParseFS(templates.FS, "policy-common.toml.tmpl")
 	if err == nil {
 		_, err = t.Parse(text)
