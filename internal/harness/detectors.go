@@ -608,9 +608,11 @@ func (r *run) watchEgress(ctx context.Context) {
 }
 
 // egressTables are the host's socket tables the egress detector reads. ICMP (ping sockets) and
-// raw sockets share the UDP table's layout; they carry ICMP payloads, a covert channel.
-var egressTables = []string{"/proc/net/tcp", "/proc/net/tcp6", "/proc/net/udp", "/proc/net/udp6",
-	"/proc/net/icmp", "/proc/net/icmp6", "/proc/net/raw", "/proc/net/raw6"}
+// raw sockets share the UDP table's layout; they carry ICMP payloads, a covert channel. This
+// thread's tables, not /proc/net's (the main thread's), which an in-process serve may have
+// moved for a moment into a namespace it is preparing.
+var egressTables = []string{"/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6", "/proc/thread-self/net/udp", "/proc/thread-self/net/udp6",
+	"/proc/thread-self/net/icmp", "/proc/thread-self/net/icmp6", "/proc/thread-self/net/raw", "/proc/thread-self/net/raw6"}
 
 type hostSocket struct {
 	what  string

@@ -29,7 +29,9 @@ const (
 
 // watchNetns samples the call's processes' own socket tables every 20ms until ctx ends.
 func (r *run) watchNetns(ctx context.Context) {
-	hostNS, _ := os.Readlink("/proc/self/ns/net")
+	// this thread's, not /proc/self's: an in-process serve may be preparing a namespace on
+	// the main thread right now (allowlist's prepared network namespaces)
+	hostNS, _ := os.Readlink("/proc/thread-self/ns/net")
 	for r.netnsHit.Load() == nil {
 		pids := procsOf(r.a)
 		read := map[string]bool{} // namespaces already read this round

@@ -127,7 +127,7 @@ func TestEgressAttribution(t *testing.T) {
 	}
 	defer conn.Close()
 	var found []hostSocket
-	for _, f := range []string{"/proc/net/udp", "/proc/net/udp6"} {
+	for _, f := range []string{"/proc/thread-self/net/udp", "/proc/thread-self/net/udp6"} {
 		found = append(found, scanSockets(f, map[string]bool{egressIP: true})...)
 	}
 	if len(found) == 0 {

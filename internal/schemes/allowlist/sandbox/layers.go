@@ -198,11 +198,19 @@ type measurement struct {
 	report                  *helper.ProbeReport
 }
 
+// serveNS names serve's own namespace of the kind n. It reads this thread's, never
+// /proc/self's: /proc/self is the main thread, which may be the one a namespace is being
+// prepared on (netns_linux.go) and, for that moment, in a namespace that is not serve's. A
+// thread preparing one is locked to its goroutine, so the thread running this is never it.
+func serveNS(n string) (string, error) {
+	return os.Readlink("/proc/thread-self/ns/" + n)
+}
+
 func (e *Executor) measured() measurement {
 	r := &e.probe
 	m := measurement{ns: map[string]bool{}, report: r}
 	for _, n := range helper.ProbeNamespaces {
-		own, err := os.Readlink("/proc/self/ns/" + n)
+		own, err := serveNS(n)
 		m.ns[n] = err == nil && r.Namespaces[n] != "" && r.Namespaces[n] != own
 	}
 	m.netNS = m.ns["net"] && len(r.Interfaces) == 1 && r.Interfaces[0] == "lo"

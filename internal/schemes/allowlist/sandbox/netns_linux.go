@@ -120,9 +120,9 @@ func newNetNS() (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the prepared network namespace: %w", err)
 	}
-	// never serve's own, whatever happened above
+	// never serve's own, whatever happened above (own is the namespace this thread left)
 	var a, b unix.Stat_t
-	if unix.Fstat(int(ns.Fd()), &a) != nil || unix.Stat("/proc/self/ns/net", &b) != nil || a.Ino == b.Ino && a.Dev == b.Dev {
+	if unix.Fstat(int(ns.Fd()), &a) != nil || unix.Fstat(int(own.Fd()), &b) != nil || a.Ino == b.Ino && a.Dev == b.Dev {
 		ns.Close()
 		return nil, errors.New("the prepared network namespace is serve's own")
 	}

@@ -2,8 +2,10 @@ package sandbox
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,7 +55,7 @@ func TestPreparedNetNSFreshPerCall(t *testing.T) {
 		}
 		return n
 	}
-	own := inode("/proc/self/ns/net")
+	own := inode("/proc/thread-self/ns/net") // not /proc/self: see serveNS
 	seen := map[uint64]int{}
 	for i := range 3 {
 		want := prepared()
@@ -68,5 +70,53 @@ func TestPreparedNetNSFreshPerCall(t *testing.T) {
 			t.Errorf("calls %d and %d ran in the same network namespace %d", j, i, got)
 		}
 		seen[got] = i
+	}
+}
+
+// serve's own namespace is read right while namespaces are being prepared on its threads, the
+// main thread among them (a goroutine locked there moves it, for a moment, into the new one).
+// Red when serveNS reads /proc/self (the main thread's).
+func TestServeNSWhilePreparing(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("preparing a network namespace needs root")
+	}
+	want, err := serveNS("net")
+	if err != nil {
+		t.Skip(err)
+	}
+	if ns, err := newNetNS(); err != nil {
+		t.Skip(err)
+	} else {
+		ns.Close()
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if ns, err := newNetNS(); err == nil {
+					ns.Close()
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	deadline := time.Now().Add(2 * time.Second)
+	for n := 0; time.Now().Before(deadline); n++ {
+		got, err := serveNS("net")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("read %d: serve's network namespace read as %s, it is %s", n, got, want)
+		}
+		runtime.Gosched()
 	}
 }
