@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 )
@@ -219,7 +220,7 @@ func decodeProblem(name string, data []byte, err error) Problem {
 			Fix: "correct the TOML syntax or the value's type at that line"}
 	}
 	// Type mismatches come back as plain errors: "toml: line N (last key "k"): msg".
-	if m := typeErrRe.FindStringSubmatch(err.Error()); m != nil {
+	if m := typeErrRe().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		// "type mismatch for section.Wrap: ..." names a Go type, which says nothing to the reader
 		msg := m[3]
@@ -233,7 +234,10 @@ func decodeProblem(name string, data []byte, err error) Problem {
 	return Problem{File: name, Msg: err.Error(), Fix: "correct the value's type"}
 }
 
-var typeErrRe = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
+// typeErrRe is compiled when a file has a type error, not at every start.
+var typeErrRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
+})
 
 // lineIndex maps dotted keys to the line they are written on. BurntSushi/toml exposes no key
 // positions, so this reads table headers and `key =` lines itself; best effort, 0 when unknown.

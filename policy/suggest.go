@@ -3,6 +3,7 @@ package policy
 import (
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // suggestKey names the known key an unknown one was probably meant to be ("allowlist.comands" ->
@@ -40,6 +41,19 @@ func suggestKey(unknown string) string {
 
 // tomlKeys maps a struct's TOML key names to their fields.
 func tomlKeys(t reflect.Type) map[string]reflect.StructField {
+	if m, ok := keysOf.Load(t); ok {
+		return m.(map[string]reflect.StructField) // read only: every caller only looks up
+	}
+	m := tomlKeysOf(t)
+	keysOf.Store(t, m)
+	return m
+}
+
+// keysOf caches tomlKeys per struct type: the key check asks for every segment of every key of
+// a file, and building the map each time was half of a policy's load.
+var keysOf sync.Map
+
+func tomlKeysOf(t reflect.Type) map[string]reflect.StructField {
 	out := map[string]reflect.StructField{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)

@@ -3,17 +3,8 @@ package policy
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"time"
-)
-
-var (
-	nameRe    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	cmdNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$`)
-	envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	hexRe     = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	userRe    = regexp.MustCompile(`^[0-9]+:[0-9]+$`)
 )
 
 // validate returns every problem; defined reports whether a key was written in the file, so
@@ -36,7 +27,7 @@ func (p *Policy) validate(defined func(...string) bool) []Problem {
 			add("scheme", "unknown scheme %q", "use "+schemeChoices(), p.Scheme)
 		}
 	}
-	if !nameRe.MatchString(p.Name) {
+	if !ValidName(p.Name) {
 		add("name", "%q is not a valid server name", "use letters, digits, '-', '_' or '.', at most 64 characters", p.Name)
 	}
 

@@ -132,7 +132,9 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	if s, ok := ex.(interface{ SetAudit(*audit.Log) }); ok {
 		s.SetAudit(al) // egress proxy decisions (network host lists) join the call log
 	}
-	log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", p.WorkspaceDir())
+	if log.Enabled(ctx, slog.LevelInfo) { // the hash is work (the policy encoded and hashed): only when it is logged
+		log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", p.WorkspaceDir())
+	}
 	so := serve.Options{Audit: al, Logger: log}
 	if o.HTTP != "" {
 		so.HTTP = &serve.HTTPOptions{Addr: o.HTTP, Token: token, Origins: o.Origins}

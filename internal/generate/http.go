@@ -7,10 +7,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,13 +34,13 @@ func CheckHTTPURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = lazy.Regexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // CheckHTTPEntry refuses a token variable that is not a variable's name, and a server beyond
 // this machine without one (serve refuses to listen there without a token, so every request
 // needs it).
 func CheckHTTPEntry(e ServerEntry) error {
-	if e.TokenEnv != "" && !envName.MatchString(e.TokenEnv) {
+	if e.TokenEnv != "" && !envName().MatchString(e.TokenEnv) {
 		return fmt.Errorf("--token-env %q is not an environment variable's name: give the NAME of the variable that holds the token (e.g. MCPSANDBOX_TOKEN), never the token", e.TokenEnv)
 	}
 	u, err := url.Parse(e.URL)

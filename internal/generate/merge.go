@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
 // ErrExists is returned by Merge when the file already has a server of that name and replace
@@ -219,7 +220,7 @@ func indentUnit(src []byte, root *jnode) string {
 
 func lineOf(src []byte, pos int) int { return bytes.Count(src[:pos], []byte("\n")) + 1 }
 
-var tomlHeader = regexp.MustCompile(`^\s*\[`)
+var tomlHeader = lazy.Regexp(`^\s*\[`)
 
 func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) ([]byte, error) {
 	var doc map[string]any
@@ -277,7 +278,7 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 			}
 			in = true
 			continue
-		case in && tomlHeader.MatchString(l):
+		case in && tomlHeader().MatchString(l):
 			in, done = false, true
 			out.WriteString("\n") // the blank line that separated the old table from this one
 		}

@@ -115,7 +115,7 @@ var TransportQuestions = []Question{
 			return "MCPSANDBOX_TOKEN"
 		},
 		Validate: func(_ *Answers, v string, _ Env) error {
-			if v = strings.TrimSpace(v); v != "" && !envName.MatchString(v) {
+			if v = strings.TrimSpace(v); v != "" && !envName().MatchString(v) {
 				return fmt.Errorf("%q is not a variable's name: give the NAME of the variable holding the token, never the token", v)
 			}
 			return nil

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
 // WrapOptions are what init --wrap needs besides the entries.
@@ -239,7 +239,7 @@ func proveEntry(ctx context.Context, o WrapOptions, out WrapOutcome) (Probe, err
 
 // envRefs are the variable references clients expand in an entry's env values: ${NAME},
 // ${env:NAME} and ${NAME:-default}.
-var envRefs = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+var envRefs = lazy.Regexp(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 
 // ProofEnv is the environment the client starts the entry with, when it runs in parent: its own
 // inheritance rule, then the entry's env (its references expanded from parent) and, for Codex,
@@ -249,8 +249,8 @@ func (s WrapServer) ProofEnv(parent []string) []string {
 	for _, name := range s.EnvNames {
 		v, ok := s.Env[name]
 		if ok {
-			v = envRefs.ReplaceAllStringFunc(v, func(ref string) string {
-				m := envRefs.FindStringSubmatch(ref)
+			v = envRefs().ReplaceAllStringFunc(v, func(ref string) string {
+				m := envRefs().FindStringSubmatch(ref)
 				if val, ok := lookupEnv(parent, m[1]); ok && val != "" {
 					return val
 				}

@@ -8,11 +8,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -53,7 +53,7 @@ func (w WrapScheme) PolicyDir(e Env) string {
 	return filepath.Join(e.ConfigDir, "mcpsandbox", string(w))
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeName = lazy.Regexp(`[^A-Za-z0-9._-]+`)
 
 // wrapPolicyPath picks the policy file for a server: one per client, scope and server, never
 // over a policy another wrapped entry uses. A policy an earlier init --unwrap left (no record
@@ -63,7 +63,7 @@ func wrapPolicyPath(dir string, s WrapServer) (path string, reuse bool) {
 	if s.Target.Scope != s.Target.Client.Scope() {
 		base += "-" + s.Target.Scope
 	}
-	base = unsafeName.ReplaceAllString(base+"-"+s.Name, "_")
+	base = unsafeName().ReplaceAllString(base+"-"+s.Name, "_")
 	for i := 1; ; i++ {
 		p := filepath.Join(dir, base+".toml")
 		if i > 1 {
@@ -136,12 +136,12 @@ func (w WrapScheme) renderPolicy(s WrapServer, path string, dropped map[string]s
 	return []byte(b.String())
 }
 
-var badNameRun = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+var badNameRun = lazy.Regexp(`[^A-Za-z0-9_.-]+`)
 
 // PolicyName is a client's server name as a policy's name can hold it (letters, digits, '-',
 // '_' and '.', starting with a letter or digit, at most 64): other characters become '-'.
 func PolicyName(n string) string {
-	n = strings.TrimLeft(badNameRun.ReplaceAllString(n, "-"), "-_.")
+	n = strings.TrimLeft(badNameRun().ReplaceAllString(n, "-"), "-_.")
 	if len(n) > 64 {
 		n = n[:64]
 	}

@@ -68,7 +68,7 @@ func locateTOML(src []byte, key, name string) (start, end int, found bool, err e
 			if start < 0 {
 				start = pos
 			}
-		case start >= 0 && tomlHeader.Match(line):
+		case start >= 0 && tomlHeader().Match(line):
 			return start, pos, true, nil
 		}
 		pos = next
@@ -105,7 +105,7 @@ func tomlHeaderAt(b []byte) int {
 		if eol >= 0 {
 			next = pos + eol + 1
 		}
-		if tomlHeader.Match(b[pos:next]) {
+		if tomlHeader().Match(b[pos:next]) {
 			return pos
 		}
 		pos = next

@@ -6,11 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
 // WriteResult says what WriteFileSafely did.
@@ -138,7 +139,7 @@ func backupBase(target, dir string) string {
 }
 
 // backupName matches BASE.bak-YYYYMMDD-HHMMSS and its -N twins.
-var backupName = regexp.MustCompile(`\.bak-(\d{8}-\d{6})(?:-(\d+))?$`)
+var backupName = lazy.Regexp(`\.bak-(\d{8}-\d{6})(?:-(\d+))?$`)
 
 // pruneBackups removes all but the newest keep backups of base (best effort: a backup that
 // cannot be removed stays).
@@ -153,7 +154,7 @@ func pruneBackups(base string, keep int) {
 	}
 	var bs []bak
 	for _, e := range ents {
-		m := backupName.FindStringSubmatch(e.Name())
+		m := backupName().FindStringSubmatch(e.Name())
 		if m == nil || e.Name() != filepath.Base(base)+m[0] || !e.Type().IsRegular() {
 			continue
 		}

@@ -10,12 +10,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
 // Detector watches one kind of breach from outside the sandbox.
@@ -463,7 +464,7 @@ func (r *run) watchSibling(ctx context.Context) {
 	}
 }
 
-var syscallLine = regexp.MustCompile(`(?m)^SYSCALL (\S+) (-?\d+) (\d+)\s*$`)
+var syscallLine = lazy.Regexp(`(?m)^SYSCALL (\S+) (-?\d+) (\d+)\s*$`)
 
 var errnoNames = map[int]string{1: "EPERM", 2: "ENOENT", 9: "EBADF", 13: "EACCES", 14: "EFAULT", 22: "EINVAL",
 	25: "ENOTTY", 38: "ENOSYS", 95: "EOPNOTSUPP", 126: "ENOKEY"}
@@ -480,7 +481,7 @@ func errnoName(n int) string {
 // (deliberately bad) arguments with another errno.
 func checkSyscalls(r *run) (bool, string) {
 	out := r.allOutput()
-	ms := syscallLine.FindAllStringSubmatch(out, -1)
+	ms := syscallLine().FindAllStringSubmatch(out, -1)
 	if len(ms) == 0 {
 		r.inconclusive(fmt.Sprintf("the syscall probe printed no `SYSCALL name ret errno` line, so nothing was judged; the calls returned: %q", out[:min(len(out), 300)]))
 		return false, "no probe result to judge"
@@ -544,7 +545,7 @@ func gitExecLines(ws string) map[string]bool {
 	m := map[string]bool{}
 	if b, err := os.ReadFile(filepath.Join(ws, ".git", "config")); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
-			if gitExecKey.MatchString(l) {
+			if gitExecKey().MatchString(l) {
 				m[strings.TrimSpace(l)] = true
 			}
 		}
@@ -552,7 +553,7 @@ func gitExecLines(ws string) map[string]bool {
 	return m
 }
 
-var gitExecKey = regexp.MustCompile(`(?i)\b(fsmonitor|hookspath|sshcommand|pager|editor|askpass|textconv|filter\s*"|alias)\b`)
+var gitExecKey = lazy.Regexp(`(?i)\b(fsmonitor|hookspath|sshcommand|pager|editor|askpass|textconv|filter\s*"|alias)\b`)
 
 func checkPersistence(r *run) (bool, string) {
 	var bad []string
@@ -568,7 +569,7 @@ func checkPersistence(r *run) (bool, string) {
 	if f, err := os.Open(filepath.Join(r.a.WS, ".git", "config")); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
-			if gitExecKey.MatchString(sc.Text()) && !r.gitExecBefore[strings.TrimSpace(sc.Text())] {
+			if gitExecKey().MatchString(sc.Text()) && !r.gitExecBefore[strings.TrimSpace(sc.Text())] {
 				bad = append(bad, "git config runs a program: "+strings.TrimSpace(sc.Text()))
 			}
 		}

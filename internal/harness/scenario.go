@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"github.com/mcpsandbox/mcpsandbox/internal/scenarios"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -184,8 +184,8 @@ func (s *Scenario) DetectorsFor(o *Offer) []string {
 }
 
 var (
-	idRe          = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	placeholderRe = regexp.MustCompile(`\{\{([a-z_]+)\}\}`)
+	idRe          = lazy.Regexp(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	placeholderRe = lazy.Regexp(`\{\{([a-z_]+)\}\}`)
 )
 
 // Placeholders scenarios may use; the harness fills them per run. There is deliberately none
@@ -299,7 +299,7 @@ func (pr *problems) bad(f string, a ...any) { *pr = append(*pr, fmt.Sprintf(f, a
 
 // checkHeader: the id (and file name), title, threat and category.
 func (pr *problems) checkHeader(s *Scenario, name string) {
-	if !idRe.MatchString(s.ID) {
+	if !idRe().MatchString(s.ID) {
 		pr.bad("id %q: use lowercase words joined by '-'", s.ID)
 	}
 	if want := s.ID + ".toml"; path.Base(name) != want {
@@ -356,7 +356,7 @@ func (pr *problems) checkSteps(where string, steps []Step, rawTools bool) {
 		if st.Parallel < 0 || st.Parallel > 200 {
 			pr.bad("%s[%d]: parallel %d is outside 0..200", where, i, st.Parallel)
 		}
-		if st.Session != "" && !idRe.MatchString(st.Session) {
+		if st.Session != "" && !idRe().MatchString(st.Session) {
 			pr.bad("%s[%d]: session %q: use lowercase words joined by '-'", where, i, st.Session)
 		}
 		if st.FillCap && (st.Session == "" || st.Parallel > 1) {

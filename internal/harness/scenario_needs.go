@@ -191,7 +191,7 @@ func (pr *problems) checkOverride(o *Offer, s *Scenario, id string, ov Override)
 
 // checkPlaceholderText: every placeholder in the text is known.
 func (pr *problems) checkPlaceholderText(b []byte) {
-	for _, m := range placeholderRe.FindAllStringSubmatch(string(b), -1) {
+	for _, m := range placeholderRe().FindAllStringSubmatch(string(b), -1) {
 		if _, ok := Placeholders[m[1]]; !ok {
 			pr.bad("placeholder {{%s}} is unknown", m[1])
 		}

@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -95,15 +95,15 @@ func needsSessions(p *policy.Policy) string {
 }
 
 // harnessToken is the bearer token of a serve the harness runs over HTTP (loopback only).
-var harnessToken = "mcpsandbox-harness-" + randHex(16)
+var harnessToken = sync.OnceValue(func() string { return "mcpsandbox-harness-" + randHex(16) })
 
-var urlRe = regexp.MustCompile(`url=(http://\S+/mcp)`)
+var urlRe = lazy.Regexp(`url=(http://\S+/mcp)`)
 
 // startHTTP starts `serve --http 127.0.0.1:0` with the harness's token and opens the arena's
 // own session (a.cs: tools/list for the responsive detector, the calibration calls).
 func (a *Arena) startHTTP(ctx context.Context, bin string, env []string) error {
 	a.srv = exec.Command(bin, "serve", "--policy", a.policyPath, "--log-level", "info", "--http", "127.0.0.1:0")
-	a.srv.Env = append(env, "MCPSANDBOX_TOKEN="+harnessToken)
+	a.srv.Env = append(env, "MCPSANDBOX_TOKEN="+harnessToken())
 	a.stderr = &lockedBuffer{}
 	a.srv.Stderr = a.stderr
 	if err := a.srv.Start(); err != nil {
@@ -122,7 +122,7 @@ func (a *Arena) startHTTP(ctx context.Context, bin string, env []string) error {
 	})
 	for deadline := time.Now().Add(30 * time.Second); a.url == ""; time.Sleep(50 * time.Millisecond) {
 		a.stderr.mu.Lock()
-		m := urlRe.FindStringSubmatch(a.stderr.b.String())
+		m := urlRe().FindStringSubmatch(a.stderr.b.String())
 		a.stderr.mu.Unlock()
 		select {
 		case <-exited:
@@ -147,7 +147,7 @@ type bearer struct{}
 
 func (bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+harnessToken)
+	r.Header.Set("Authorization", "Bearer "+harnessToken())
 	return http.DefaultTransport.RoundTrip(r)
 }
 

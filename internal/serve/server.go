@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -72,21 +73,73 @@ func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, 
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: p.Name, Title: "mcpsandbox (" + p.Scheme + ")", Version: Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions(p)})
-	r := &runner{pol: p, ex: ex, hash: p.Hash(), audit: o.Audit, log: o.Logger,
+	r := &runner{pol: p, ex: ex, hash: sync.OnceValue(p.Hash), audit: o.Audit, log: o.Logger,
 		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}}
 	r.stop, r.stopAll = context.WithCancel(context.Background())
 	known := map[string]bool{}
+	schemas := map[string]listedSchemas{}
+	out := compactOutputSchema()
 	for _, t := range ex.Tools() {
 		known[t.Name] = true
+		in, err := json.Marshal(t.InputSchema)
+		if err != nil || len(in) == 0 || in[0] != '{' {
+			// a programming error in a scheme: the SDK's own check panics the same way
+			panic(fmt.Sprintf("serve: tool %s: input schema is not a JSON object: %v", t.Name, err))
+		}
+		schemas[t.Name] = listedSchemas{in: in, out: out}
 		srv.AddTool(&mcp.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description,
-			InputSchema: t.InputSchema, OutputSchema: json.RawMessage(outputSchemaJSON), Annotations: t.Annotations,
+			InputSchema: schemaStandIn, OutputSchema: schemaStandIn, Annotations: t.Annotations,
 		}, r.handler(t))
 	}
+	srv.AddReceivingMiddleware(listSchemas(schemas))
 	if !mutated("tool-name-unknown") {
 		srv.AddReceivingMiddleware(r.unknownTool(known))
 	}
 	return srv, r
+}
+
+// The tools' schemas as served. The SDK checks a schema it is given by encoding and decoding it
+// (AddTool), then encodes a map or a *jsonschema.Schema again in every tools/list answer: on the
+// 2-CPU VMs measured, ~0.7 ms and ~0.5 ms of serve's start before its first answers. Serve gives
+// the SDK a stand-in that passes its check at no cost (a raw tool handler never reads it: the
+// SDK validates arguments only for typed handlers, and serve checks its own, shape.go) and answers
+// tools/list with each tool's schemas encoded once, here (TestListedToolsCarryTheirSchemas).
+var schemaStandIn = &jsonschema.Schema{Type: "object"}
+
+type listedSchemas struct{ in, out json.RawMessage }
+
+// compactOutputSchema is outputschema.json without its indentation (as answered).
+var compactOutputSchema = sync.OnceValue(func() json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, outputSchemaJSON); err != nil {
+		panic("serve: outputschema.json is not JSON: " + err.Error()) // TestOutputSchemaFileMatchesResult
+	}
+	return b.Bytes()
+})
+
+// listSchemas puts each tool's own schemas in place of the stand-ins in a tools/list answer
+// (copies: the SDK's tools are left as they are).
+func listSchemas(schemas map[string]listedSchemas) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			lr, ok := res.(*mcp.ListToolsResult)
+			if method != "tools/list" || err != nil || !ok || lr == nil {
+				return res, err
+			}
+			answer := *lr
+			answer.Tools = make([]*mcp.Tool, len(lr.Tools))
+			for i, t := range lr.Tools {
+				c := *t
+				if s, ok := schemas[t.Name]; ok {
+					c.InputSchema, c.OutputSchema = s.in, s.out
+				}
+				answer.Tools[i] = &c
+			}
+			return &answer, nil
+		}
+	}
 }
 
 // Bounds on a tools/call before anything decodes its arguments or echoes its name.
@@ -132,7 +185,7 @@ func (r *runner) unknownTool(known map[string]bool) mcp.Middleware {
 			}
 			reason := fmt.Sprintf("unknown tool %s: this server's tools are %s", quoted, strings.Join(names, ", "))
 			if r.audit != nil {
-				e := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: name, PolicyHash: r.hash,
+				e := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: name, PolicyHash: r.hash(),
 					Decision: "refused", Rule: RuleToolName, Reason: reason, Arguments: r.loggable(call.Params.Arguments)}
 				if err := r.audit.Append(e); err != nil {
 					r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", err)
@@ -173,6 +226,13 @@ func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options)
 	t, listed := afterToolsList(srv, t)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	go func() { // the policy's hash (for the audit) is work the first answers need not wait for
+		select {
+		case <-listed:
+			r.hash()
+		case <-ctx.Done():
+		}
+	}()
 	go func() {
 		if b, ok := ex.(interface{ Begin() }); ok { // deferred start-up: after the first answers
 			wait := time.NewTimer(startDeferMax)
@@ -262,7 +322,7 @@ type runner struct {
 	// SDK's session Close waits for running handlers instead of cancelling them.
 	stop    context.Context
 	stopAll context.CancelFunc
-	hash    string
+	hash    func() string // the policy's, computed once, after the first answers (afterToolsList) or at the first audit entry
 	audit   *audit.Log
 	log     *slog.Logger
 	slots   *slots
@@ -290,7 +350,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			// memory back to the system rather than keep serve's RSS at its peak.
 			defer func() { go debug.FreeOSMemory() }()
 		}
-		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash}
+		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash()}
 		if err := audit.CheckShape(args, MaxArgValues, MaxArgDepth); err != nil && !mutated("tool-args-shape") {
 			// Refused before anything decodes the arguments: the call does not run.
 			entry.Decision, entry.Rule = "refused", RuleToolArguments
@@ -416,7 +476,7 @@ func (r *runner) oversize(o Oversize) {
 	if o.Method != "tools/call" || r.audit == nil {
 		return
 	}
-	e := audit.Entry{Server: r.pol.Name, Session: o.Session, Call: newID(), Tool: o.Tool, PolicyHash: r.hash,
+	e := audit.Entry{Server: r.pol.Name, Session: o.Session, Call: newID(), Tool: o.Tool, PolicyHash: r.hash(),
 		Decision: "refused", Rule: RuleMaxMessage,
 		Reason:  fmt.Sprintf("the message was %d bytes, over the %d-byte limit of one stdio message: discarded unread, the call did not run", o.Size, o.Limit),
 		Clipped: []audit.Clip{{Field: "message", Bytes: o.Size, SHA256: o.SHA256}}}

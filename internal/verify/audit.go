@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -63,9 +63,9 @@ type Auditor struct {
 }
 
 // SecretName matches environment variable names that look like they hold a secret.
-var SecretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)`)
+var SecretName = lazy.Regexp(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)`)
 
-var e2bKey = regexp.MustCompile(`e2b_[0-9a-zA-Z]{20,}`)
+var e2bKey = lazy.Regexp(`e2b_[0-9a-zA-Z]{20,}`)
 
 // Audit checks a policy (and, where given, its file's text and path) against the common rules
 // and its scheme's.
@@ -95,7 +95,7 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 		add("MS403", "limits", "memory %s, pids %d, max_concurrent %d", "use memory <= 2GiB, pids <= 512, max_concurrent <= 16", l.Memory, l.Pids, l.MaxConcurrent)
 	}
 	if path != "" {
-		if b, err := os.ReadFile(path); err == nil && e2bKey.Match(b) {
+		if b, err := os.ReadFile(path); err == nil && e2bKey().Match(b) {
 			add("MS301", "e2b.api_key_env", "%s holds what looks like an E2B API key", "remove it; put the key in the environment variable named by api_key_env", path)
 		}
 		// The same judgement serve makes at start-up, so the checker agrees with the enforcer.

@@ -44,7 +44,7 @@ func audit(p *policy.Policy, add verify.Add) {
 		}
 	}
 	for k := range a.Env {
-		if verify.SecretName.MatchString(k) {
+		if verify.SecretName().MatchString(k) {
 			add("MS104", "allowlist.env."+k, "%s is passed to every command: any command that prints its environment leaks it", "remove it from allowlist.env", k)
 		}
 	}

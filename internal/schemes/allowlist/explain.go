@@ -76,7 +76,7 @@ var threats = []verify.ThreatRule{
 	{Threat: "read the server's secrets (its environment, /proc)", Layers: []string{sa.LayerCleanEnv},
 		Gap: func(p *policy.Policy) string {
 			for k := range alsec.Of(p).Env {
-				if verify.SecretName.MatchString(k) {
+				if verify.SecretName().MatchString(k) {
 					return "allowlist.env passes " + k
 				}
 			}

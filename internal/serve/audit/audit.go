@@ -51,11 +51,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
 // Decisions serve writes besides a call's outcome ("ran", "refused", "error", "cancelled").
@@ -244,7 +245,7 @@ func DescribeMode(m os.FileMode) string {
 // Path is the log's file name.
 func (l *Log) Path() string { return l.path }
 
-var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE)`)
+var secretName = lazy.Regexp(`(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE)`)
 
 // secretRedactor replaces the values of secret-looking variables (6+ characters) with a marker.
 // Longest values first, so a secret that contains another is replaced whole.
@@ -253,7 +254,7 @@ func secretRedactor(env []string) (*strings.Replacer, int) {
 	var secrets []kv
 	for _, e := range env {
 		k, v, ok := strings.Cut(e, "=")
-		if ok && len(v) >= 6 && secretName.MatchString(k) {
+		if ok && len(v) >= 6 && secretName().MatchString(k) {
 			secrets = append(secrets, kv{k, v})
 		}
 	}

@@ -9,10 +9,10 @@ import (
 	"os/user"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"golang.org/x/sys/unix"
 )
 
@@ -277,8 +277,8 @@ func (g *gitGuard) rooted(d string) []string {
 }
 
 var (
-	gitSection  = regexp.MustCompile(`^\s*\[\s*([A-Za-z0-9.-]+)`)
-	gitKeyValue = regexp.MustCompile(`^\s*([A-Za-z0-9-]+)\s*=\s*(.*?)\s*$`)
+	gitSection  = lazy.Regexp(`^\s*\[\s*([A-Za-z0-9.-]+)`)
+	gitKeyValue = lazy.Regexp(`^\s*([A-Za-z0-9-]+)\s*=\s*(.*?)\s*$`)
 )
 
 // names reads one config file: its core.hooksPath (relative to the worktree root), the files
@@ -434,7 +434,7 @@ func (g *gitGuard) handNames(file, worktree string, seen map[string]bool, depth 
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
 	for sc.Scan() {
 		ln := sc.Text()
-		if m := gitSection.FindStringSubmatch(ln); m != nil {
+		if m := gitSection().FindStringSubmatch(ln); m != nil {
 			section = strings.ToLower(m[1])
 			if i := strings.IndexByte(ln, ']'); i >= 0 {
 				ln = ln[i+1:]
@@ -442,7 +442,7 @@ func (g *gitGuard) handNames(file, worktree string, seen map[string]bool, depth 
 				continue
 			}
 		}
-		m := gitKeyValue.FindStringSubmatch(ln)
+		m := gitKeyValue().FindStringSubmatch(ln)
 		if m == nil {
 			continue
 		}

@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
@@ -272,7 +272,7 @@ type commandArgs struct {
 	Command string `json:"command" jsonschema:"the shell command"`
 }
 
-var languageRe = regexp.MustCompile(`^[A-Za-z0-9_+.-]{0,32}$`)
+var languageRe = lazy.Regexp(`^[A-Za-z0-9_+.-]{0,32}$`)
 
 func (e *Executor) runCode(ctx context.Context, c executor.Call) (*executor.Result, error) {
 	var a struct {
@@ -285,7 +285,7 @@ func (e *Executor) runCode(ctx context.Context, c executor.Call) (*executor.Resu
 	if strings.TrimSpace(a.Code) == "" {
 		return nil, executor.Refuse("tool.arguments", "code is empty")
 	}
-	if !languageRe.MatchString(a.Language) {
+	if !languageRe().MatchString(a.Language) {
 		return nil, executor.Refuse("tool.arguments", "language %q is not a language name", a.Language)
 	}
 	var ex *Execution
