@@ -261,8 +261,9 @@ except OSError as e:
 		if p > 32 {
 			t.Errorf("the container's pids cgroup reached %d, over limits.pids 32", p)
 		}
-		if p < 16 {
-			t.Errorf("peak %d: the bomb never neared the limit, so the detector proved nothing", p)
+		// the bomb's own shells failing to fork is the limit seen from inside (EAGAIN at pids.max)
+		if p < 16 && !strings.Contains(r.Stderr, "Cannot fork") {
+			t.Errorf("peak %d and no failed fork: the bomb never neared the limit, so the detector proved nothing", p)
 		}
 	})
 
@@ -370,6 +371,14 @@ func watchCgroup(t *testing.T, eng *engine.Client, e *Executor, ctrl, file strin
 						var v int64
 						fmt.Sscan(string(b), &v)
 						peak = max(peak, v)
+						// the kernel's own high-water mark (pids.peak, memory.peak: Linux 6.1+)
+						// holds what 10ms samples miss on a loaded machine
+						if pk, ok := strings.CutSuffix(p, ".current"); ok {
+							if b, err := os.ReadFile(pk + ".peak"); err == nil {
+								fmt.Sscan(string(b), &v)
+								peak = max(peak, v)
+							}
+						}
 						break
 					}
 				}
