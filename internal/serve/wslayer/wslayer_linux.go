@@ -165,6 +165,22 @@ func (l *Layer) mirrorDirs(rel string) error {
 // Remove removes the layer (the overlay must be unmounted: its processes are gone).
 func (l *Layer) Remove() error { return removeAll(l.Dir) }
 
+// removing counts the layers an empty commit left to be removed in the background.
+var removing sync.WaitGroup
+
+func (l *Layer) removeLater() {
+	removing.Add(1)
+	go func() {
+		defer removing.Done()
+		_ = l.Remove()
+	}()
+}
+
+// WaitRemoved waits until every layer an empty commit left to the background is removed (an
+// executor's Close: a serve that stops leaves no layer behind; one killed leaves it to the next
+// serve's sweep, Root).
+func WaitRemoved() { removing.Wait() }
+
 // removeAll is os.RemoveAll after making overlayfs's work directory (mode 0) removable.
 func removeAll(dir string) error {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -230,12 +246,15 @@ func (l *Layer) Discard(why string) *executor.WorkspaceChanges {
 // layer. An error means the commit could not look at the layer at all; a change it refuses is
 // listed in the result, with the rule.
 func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
-	defer l.Remove()
 	if l.empty() {
 		// Nothing to apply, so nothing to judge: the git set-up (which runs git on the
-		// user's and the system's config) and the workspace's lock are for changes.
+		// user's and the system's config) and the workspace's lock are for changes. Nothing
+		// to keep either: the layer is removed off the call's path (a third of an empty
+		// commit's time), under serve's private layer root.
+		l.removeLater()
 		return &executor.WorkspaceChanges{}, nil
 	}
+	defer l.Remove()
 	// One commit at a time per workspace: each judges its changes on the workspace as it is
 	// (a git directory made of HEAD from one call and objects/, refs/ from another is seen by
 	// whichever commits second), so two must not judge the same state at once.

@@ -1027,6 +1027,7 @@ func TestEmptyCommitRunsNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		WaitRemoved() // an empty layer is removed off the call's path
 		if _, err := os.Stat(l.Dir); err == nil {
 			t.Errorf("the layer %s is still there after its commit", l.Dir)
 		}

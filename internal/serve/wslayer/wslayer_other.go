@@ -22,6 +22,9 @@ func New(root, lower string) (*Layer, error) { return nil, errUnsupported }
 // Remove is a no-op off Linux.
 func (l *Layer) Remove() error { return nil }
 
+// WaitRemoved has nothing to wait for off Linux.
+func WaitRemoved() {}
+
 // Size is 0 off Linux.
 func (l *Layer) Size(limit int64) int64 { return 0 }
 

@@ -31,6 +31,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
@@ -398,6 +399,7 @@ func (e *Executor) Close() error {
 	e.closed.Store(true)
 	e.closeNetNS()
 	e.closeLayers()
+	wslayer.WaitRemoved()
 	for {
 		select {
 		case h := <-e.warm:

@@ -39,6 +39,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -567,6 +568,7 @@ func (e *Executor) Close() error {
 		e.mu.Unlock()
 		e.creating.Wait()
 		e.bg.Wait()
+		wslayer.WaitRemoved()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_, err = e.removeWhere(ctx, filters.NewArgs(filters.Arg("label", LabelInstance+"="+e.me.ID())), func(map[string]string) bool { return true })
