@@ -98,6 +98,9 @@ func targets() []string {
 		}
 		judge(&out, "serve start -> initialize + tools/list answered p50 ≤ 12 ms (issue 28)", st <= 12*time.Millisecond, detail)
 	}
+	if kb, ok := idleRSSKB(); ok {
+		judge(&out, "allowlist serve idle RSS ≤ 20 MB (DESIGN.md; 20 MiB = 20480 kB)", kb <= 20<<10, fmt.Sprintf("VmRSS %d kB, 2 s after its last call", kb))
+	}
 	out = append(out, dockerTargets()...)
 	if via, ok := p50("e2b run_command through serve"); ok {
 		if direct, ok := p50("baseline: the local E2B server"); ok {
@@ -237,4 +240,17 @@ func writeMarkdown() {
 			fmt.Fprintln(os.Stderr, "bench: write", mdOut+":", err)
 		}
 	}
+}
+
+// idleRSSKB is the idle allowlist serve's VmRSS the run noted, in kB.
+func idleRSSKB() (int, bool) {
+	for _, n := range notes {
+		if rest, ok := strings.CutPrefix(n, "allowlist serve idle VmRSS: "); ok {
+			var kb int
+			if _, err := fmt.Sscan(rest, &kb); err == nil {
+				return kb, true
+			}
+		}
+	}
+	return 0, false
 }

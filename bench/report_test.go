@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,19 @@ func sortByRate(t *testing.T) {
 			if a != nil && b != nil && a[1] > b[1] { // single digits
 				rows[i], rows[j] = rows[j], rows[i]
 			}
+		}
+	}
+}
+
+// The idle serve's memory is judged against DESIGN.md's 20 MB, from the note the run made.
+func TestIdleRSSJudged(t *testing.T) {
+	withRows(t, nil)
+	old := notes
+	t.Cleanup(func() { notes = old })
+	for kb, want := range map[int]string{20480: "met (VmRSS 20480 kB", 20784: "NOT met (VmRSS 20784 kB"} {
+		notes = []string{"allowlist serve idle VmRSS: " + strconv.Itoa(kb) + " kB (2 s after its last call)"}
+		if l := line(t, "allowlist serve idle RSS"); !strings.Contains(l, want) {
+			t.Errorf("%d kB: %q, want %q", kb, l, want)
 		}
 	}
 }

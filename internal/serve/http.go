@@ -187,6 +187,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 			"max_connections", b.maxConns, "open_file_limit", openFileLimit())
 	}
 	srv, r := newServer(p, ex, o)
+	defer r.idle.stop()
 	if h.built != nil {
 		h.built(r)
 	}

@@ -74,7 +74,7 @@ func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, 
 	srv := mcp.NewServer(&mcp.Implementation{Name: p.Name, Title: "mcpsandbox (" + p.Scheme + ")", Version: Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions(p)})
 	r := &runner{pol: p, ex: ex, hash: sync.OnceValue(p.Hash), audit: o.Audit, log: o.Logger,
-		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}}
+		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}, idle: newIdleReleaser()}
 	r.stop, r.stopAll = context.WithCancel(context.Background())
 	known := map[string]bool{}
 	schemas := map[string]listedSchemas{}
@@ -214,6 +214,7 @@ func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options)
 		return runHTTP(ctx, p, ex, o)
 	}
 	srv, r := newServer(p, ex, o)
+	defer r.idle.stop()
 	t := o.Transport
 	if t == nil {
 		t = &LineTransport{}
@@ -328,11 +329,14 @@ type runner struct {
 	slots   *slots
 	// sessions are this server's live sessions and their ids.
 	sessions *sessionTable
+	idle     *idleReleaser
 }
 
 func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
+		r.idle.busy()
+		defer r.idle.busy()
 		args := req.Params.Arguments
 		timeout := r.pol.Limits.Timeout.Duration
 		session := ""

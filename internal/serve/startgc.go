@@ -3,6 +3,8 @@ package serve
 import (
 	"os"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,4 +31,41 @@ func QuietStart() {
 		debug.SetGCPercent(pct)
 		debug.SetMemoryLimit(lim)
 	})
+}
+
+// IdleRelease is how long serve waits without a call before it hands the memory it no longer
+// uses back to the system (a collection, then the free pages returned): an MCP server sits
+// idle most of its life, and the runtime's own scavenger returns pages slowly, while the
+// start-up's garbage (QuietStart held the collector off) and a burst of calls' buffers stay
+// resident until the next collection, which an idle serve never triggers.
+var IdleRelease = time.Second
+
+// idleReleaser runs debug.FreeOSMemory once serve has had no call for IdleRelease: first
+// after its start, then after each call (a call's start and end both count as activity).
+type idleReleaser struct {
+	mu       sync.Mutex
+	t        *time.Timer
+	released atomic.Int64 // how many times memory was handed back (tests)
+}
+
+func newIdleReleaser() *idleReleaser {
+	r := &idleReleaser{}
+	r.t = time.AfterFunc(StartQuiet+IdleRelease, func() {
+		debug.FreeOSMemory()
+		r.released.Add(1)
+	})
+	return r
+}
+
+// busy: a call starts or ends now.
+func (r *idleReleaser) busy() {
+	r.mu.Lock()
+	r.t.Reset(IdleRelease)
+	r.mu.Unlock()
+}
+
+func (r *idleReleaser) stop() {
+	r.mu.Lock()
+	r.t.Stop()
+	r.mu.Unlock()
 }
