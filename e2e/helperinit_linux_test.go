@@ -42,9 +42,10 @@ func TestHelperRunsBeforeHeavyInits(t *testing.T) {
 	}
 	// What the inits before the helper allocated, against the full start-up's: deterministic for
 	// a given binary (88 KB of 1.08 MB when this test was written; an import of path/filepath in
-	// the helper package, which is initialised late, made it 127 KB).
-	if hb, fb := initBytes(got), initBytes(full); hb*10 > fb {
-		t.Errorf("the inits before the exec helper allocated %d bytes, more than a tenth of the full start-up's %d: "+
+	// the helper package, which is initialised late, made it 127 KB; the full start-up's fell to
+	// 865 KB when serve's patterns moved to first use).
+	if hb, fb := initBytes(got), initBytes(full); hb*8 > fb {
+		t.Errorf("the inits before the exec helper allocated %d bytes, more than an eighth of the full start-up's %d: "+
 			"a dependency of internal/schemes/allowlist/sandbox/helper makes it wait for unrelated packages", hb, fb)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
+
 	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
@@ -133,13 +135,15 @@ func stderrOf(err error) string {
 
 // serve's start-up runs no garbage collection on the way to its first answers (serve.QuietStart):
 // GODEBUG=gctrace=1 prints a line per collection, and none is printed by the time tools/list is
-// answered. The control is the same start with GOGC set (the operator's setting stands, so the
-// runtime's 4 MB goal applies): it collects. Red without (mutant quiet-start).
+// answered. The built-in policy's start now allocates less than the runtime's first goal (4 MB),
+// so the start here also allocates 16 MB of garbage (testhooks.StartGarbageVar), as a large
+// policy's would. The control is the same start with GOGC set (the operator's setting stands,
+// so the runtime's 4 MB goal applies): it collects. Red without (mutant quiet-start).
 func TestStartCollectsNothing(t *testing.T) {
 	f := newFixture(t, nil)
 	start := func(env ...string) (gcs []string, took time.Duration) {
 		cmd := exec.Command(binPath, "serve", "--policy", f.policyPath, "--log-level", "error")
-		cmd.Env = append(append(os.Environ(), "GODEBUG=gctrace=1"), env...)
+		cmd.Env = append(append(os.Environ(), "GODEBUG=gctrace=1", testhooks.StartGarbageVar+"=16777216"), env...)
 		var stderr lockedBuffer
 		cmd.Stderr = &stderr
 		in, _ := cmd.StdinPipe()

@@ -26,6 +26,7 @@ func TestReleaseBinaryHasNoTestHooks(t *testing.T) {
 	release := buildBinary(t, root, dir, "release")
 	markers := [][]byte{
 		[]byte("MCPSANDBOX_EGRESS_STANDINS"),          // the hook's variable (strings)
+		[]byte("MCPSANDBOX_TEST_START_GARBAGE"),       // the start-garbage hook's variable
 		[]byte("internal/serve/egress.ParseStandIns"), // the code that re-opens the stand-ins (nm)
 		[]byte("mcpsandbox/internal/harness/e2bfake"), // the fake E2B server (nm)
 		[]byte("internal/schemes/allowlist.callRows"), // the schemes' bench rows (scheme.Scheme.Bench, nm)

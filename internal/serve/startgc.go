@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 )
 
 // StartHeapLimit bounds the heap while QuietStart holds the collector off.
@@ -22,6 +24,7 @@ const StartQuiet = time.Second
 // when it nears it), and after StartQuiet the collector is back as it was. GOGC or GOMEMLIMIT
 // in the environment: the operator's setting stands, nothing changes.
 func QuietStart() {
+	defer startGarbage(testhooks.StartGarbage())
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" || mutated("quiet-start") {
 		return
 	}
@@ -68,4 +71,15 @@ func (r *idleReleaser) stop() {
 	r.mu.Lock()
 	r.t.Stop()
 	r.mu.Unlock()
+}
+
+// garbageSink keeps the test hook's allocations from being optimised away.
+var garbageSink [][]byte
+
+// startGarbage allocates n bytes and drops them (testhooks.StartGarbage; 0 in a release build).
+func startGarbage(n int) {
+	for ; n > 0; n -= 1 << 20 {
+		garbageSink = append(garbageSink, make([]byte, 1<<20))
+	}
+	garbageSink = nil
 }

@@ -10,3 +10,6 @@ func StandIns() (string, bool) { return "", false }
 
 // StandInsEnv is the environment entry handing serve the stand-ins v: none in a release build.
 func StandInsEnv(v string) []string { return nil }
+
+// StartGarbage is 0 in a release build: the start allocates only what it needs.
+func StartGarbage() int { return 0 }

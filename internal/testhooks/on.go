@@ -2,7 +2,10 @@
 
 package testhooks
 
-import "os"
+import (
+	"os"
+	"strconv"
+)
 
 // Build is true only in a build with the "testhooks" tag.
 const Build = true
@@ -17,3 +20,9 @@ func StandIns() (string, bool) { return os.LookupEnv(StandInsVar) }
 
 // StandInsEnv is the environment entry handing serve the stand-ins v.
 func StandInsEnv(v string) []string { return []string{StandInsVar + "=" + v} }
+
+// StartGarbage is the hook's value in bytes (0: unset or not a number).
+func StartGarbage() int {
+	n, _ := strconv.Atoi(os.Getenv(StartGarbageVar))
+	return n
+}

@@ -8,3 +8,9 @@ package testhooks
 // NeedsTestBuild is why something only a test build can do is N/A in a release build: the
 // harness's stand-in scenarios.
 const NeedsTestBuild = "needs a test build (go build -tags testhooks): the stand-in hosts re-open loopback, which a release binary never does"
+
+// StartGarbageVar makes serve allocate this many bytes of garbage early in its start, before its
+// first answers, as a large policy's start does: the e2e test of serve.QuietStart needs a start
+// that passes the runtime's first collection goal (4 MB), which the built-in policy's no longer
+// does. Only a test build reads it (StartGarbage); a release binary does not name it.
+const StartGarbageVar = "MCPSANDBOX_TEST_START_GARBAGE"
