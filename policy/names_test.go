@@ -42,3 +42,23 @@ func TestNameChecksMatchTheirPatterns(t *testing.T) {
 		}
 	}
 }
+
+// A glob is compiled once: the same pattern gives the same expression, and a bad one its error
+// every time (errors are not cached).
+func TestCompileGlobOnce(t *testing.T) {
+	a, err := CompileGlob("--exec*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := CompileGlob("--exec*"); a != b {
+		t.Error("the same pattern was compiled twice")
+	}
+	if !a.MatchString("--exec=x") || a.MatchString("-exec") {
+		t.Errorf("--exec* compiled to %s", a)
+	}
+	for range 2 {
+		if _, err := CompileGlob("[abc"); err == nil {
+			t.Error("an unbalanced class compiled")
+		}
+	}
+}
