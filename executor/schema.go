@@ -3,7 +3,9 @@ package executor
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -14,6 +16,56 @@ import (
 // unknown properties are refused. patch, if not nil, adds what a Go type cannot say (an enum of
 // names, a bound, a description that quotes the policy). A slice is an array, never null.
 func InputSchema[T any](patch func(s *jsonschema.Schema)) map[string]any {
+	if patch != nil {
+		return derive[T](patch)
+	}
+	t := reflect.TypeFor[T]()
+	if m, ok := derived.Load(t); ok {
+		return CloneSchema(m.(map[string]any))
+	}
+	m := derive[T](nil)
+	derived.Store(t, m)
+	return CloneSchema(m)
+}
+
+// derived caches the schemas derived without a patch, per argument type: deriving one by
+// reflection is most of a scheme's share of serve's start, and the file tools' are the same for
+// every scheme. Callers get a copy (CloneSchema): they may change it.
+var derived sync.Map // reflect.Type -> map[string]any
+
+// WarmFileSchemas derives the file tools' input schemas now: a scheme starts it beside work
+// that waits on the disk (pinning its commands), so serve's first tools/list need not wait.
+func WarmFileSchemas() {
+	InputSchema[WriteFileArgs](nil)
+	InputSchema[ReadFileArgs](nil)
+	InputSchema[ListFilesArgs](nil)
+}
+
+// CloneSchema is a deep copy of a schema decoded from JSON (maps, slices and scalars).
+func CloneSchema(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneJSON(v)
+	}
+	return out
+}
+
+func cloneJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return CloneSchema(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = cloneJSON(x)
+		}
+		return out
+	default:
+		return v // string, float64, bool, nil: immutable
+	}
+}
+
+func derive[T any](patch func(s *jsonschema.Schema)) map[string]any {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		panic(fmt.Sprintf("executor: no JSON schema for %T: %v", *new(T), err)) // a programming error

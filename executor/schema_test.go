@@ -2,6 +2,7 @@ package executor
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -42,5 +43,21 @@ func TestInputSchema(t *testing.T) {
 	}
 	if !slices.Equal(Required(s), []string{"command"}) {
 		t.Errorf("Required: %v", Required(s))
+	}
+}
+
+// A schema derived without a patch is derived once per type, and each caller gets its own copy:
+// changing one (a scheme adding to it) changes neither the cache nor another caller's.
+func TestInputSchemaCachedCopies(t *testing.T) {
+	a := InputSchema[ReadFileArgs](nil)
+	b := InputSchema[ReadFileArgs](nil)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("two derivations differ:\n%v\n%v", a, b)
+	}
+	a["title"] = "changed"
+	a["properties"].(map[string]any)["path"].(map[string]any)["description"] = "changed"
+	c := InputSchema[ReadFileArgs](nil)
+	if !reflect.DeepEqual(b, c) || c["title"] == "changed" {
+		t.Errorf("a caller's change reached the cache:\n%v", c)
 	}
 }
