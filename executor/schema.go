@@ -29,17 +29,9 @@ func InputSchema[T any](patch func(s *jsonschema.Schema)) map[string]any {
 }
 
 // derived caches the schemas derived without a patch, per argument type: deriving one by
-// reflection is most of a scheme's share of serve's start, and the file tools' are the same for
-// every scheme. Callers get a copy (CloneSchema): they may change it.
+// reflection is costly, and the file tools' are the same for every scheme and server in a
+// process. Callers get a copy (CloneSchema): they may change it.
 var derived sync.Map // reflect.Type -> map[string]any
-
-// WarmFileSchemas derives the file tools' input schemas now: a scheme starts it beside work
-// that waits on the disk (pinning its commands), so serve's first tools/list need not wait.
-func WarmFileSchemas() {
-	InputSchema[WriteFileArgs](nil)
-	InputSchema[ReadFileArgs](nil)
-	InputSchema[ListFilesArgs](nil)
-}
 
 // CloneSchema is a deep copy of a schema decoded from JSON (maps, slices and scalars).
 func CloneSchema(m map[string]any) map[string]any {

@@ -80,18 +80,17 @@ type Options struct {
 
 // Executor implements executor.Executor for the allowlist scheme.
 type Executor struct {
-	runSchema func() map[string]any // run_allowed_command's input schema, derived beside the pinning (New)
-	pol       *policy.Policy
-	al        *alsec.Allowlist
-	ws        string // workspace, symlinks resolved
-	helper    string
-	log       *slog.Logger
-	cmds      map[string]*pinned
-	names     []string
-	uid       int
-	gid       int
-	dropUID   bool
-	attr      nsAttr
+	pol     *policy.Policy
+	al      *alsec.Allowlist
+	ws      string // workspace, symlinks resolved
+	helper  string
+	log     *slog.Logger
+	cmds    map[string]*pinned
+	names   []string
+	uid     int
+	gid     int
+	dropUID bool
+	attr    nsAttr
 	// viaHelper: run every call through the exec helper (Options.viaHelper).
 	viaHelper bool
 	lazy      bool // Options.Lazy, until the first StartServer
@@ -188,18 +187,6 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if err := e.chooseUser(st); err != nil {
 		return nil, err
 	}
-	// the tools' input schemas (reflection) are derived beside the pinning, which waits on the
-	// disk, rather than after it on the way to the first tools/list
-	names := make([]string, 0, len(alsec.Of(p).Commands))
-	for _, c := range alsec.Of(p).Commands {
-		names = append(names, c.Name)
-	}
-	schema := make(chan map[string]any, 1)
-	go func() {
-		executor.WarmFileSchemas()
-		schema <- runSchema(names)
-	}()
-	e.runSchema = sync.OnceValue(func() map[string]any { return <-schema })
 	pcs, err := pinAll(alsec.Of(p).Commands)
 	if err != nil {
 		return nil, err
@@ -390,7 +377,12 @@ func (e *Executor) Tools() []executor.Tool {
 		Name:        "run_allowed_command",
 		Title:       "Run an allowlisted command",
 		Description: desc,
-		InputSchema: e.runInputSchema(),
+		InputSchema: executor.InputSchema[callArgs](func(s *jsonschema.Schema) {
+			for _, n := range names {
+				s.Properties["command"].Enum = append(s.Properties["command"].Enum, n)
+			}
+			s.Properties["args"].MaxItems = jsonschema.Ptr(maxArgs)
+		}),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Run an allowlisted command",
 			ReadOnlyHint:    false, // commands may write inside the workspace
@@ -400,24 +392,6 @@ func (e *Executor) Tools() []executor.Tool {
 		},
 		Run: e.run,
 	}}, e.fileTools()...)
-}
-
-// runInputSchema is run_allowed_command's input schema, a copy each time.
-func (e *Executor) runInputSchema() map[string]any {
-	if e.runSchema == nil { // an Executor not made by New (tests)
-		return runSchema(e.names)
-	}
-	return executor.CloneSchema(e.runSchema())
-}
-
-// runSchema is run_allowed_command's input schema: its command is one of names.
-func runSchema(names []string) map[string]any {
-	return executor.InputSchema[callArgs](func(s *jsonschema.Schema) {
-		for _, n := range names {
-			s.Properties["command"].Enum = append(s.Properties["command"].Enum, n)
-		}
-		s.Properties["args"].MaxItems = jsonschema.Ptr(maxArgs)
-	})
 }
 
 // Close implements executor.Executor: the warm helper is stopped.
