@@ -527,6 +527,20 @@ func (a *Arena) SiblingTouched() string {
 	return touched(pid)
 }
 
+// SiblingTouchedWithin is SiblingTouched, asked again every 5 ms for up to d while the answer is
+// "": kill(2) returns once a stop is queued, and the sibling shows state T only when it next runs,
+// which on a loaded machine can be tens of milliseconds later.
+func (a *Arena) SiblingTouchedWithin(d time.Duration) string {
+	deadline := time.Now().Add(d)
+	for {
+		h := a.SiblingTouched()
+		if h != "" || !time.Now().Before(deadline) {
+			return h
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // StageOutput adds text the detectors read as if a call had returned it: a control's evidence
 // made outside the sandbox (the same probe run unsandboxed).
 func (a *Arena) StageOutput(s string) {

@@ -443,7 +443,7 @@ func checkSibling(r *run) (bool, string) {
 	if h := r.siblingHit.Load(); h != nil {
 		return true, fmt.Sprintf("the sibling (pid %d, outside the sandbox) was %s during the calls", r.a.SiblingPID(), *h)
 	}
-	if h := r.a.SiblingTouched(); h != "" {
+	if h := r.a.SiblingTouchedWithin(250 * time.Millisecond); h != "" {
 		return true, fmt.Sprintf("the sibling (pid %d, outside the sandbox) was %s", r.a.SiblingPID(), h)
 	}
 	return false, fmt.Sprintf("the sibling (pid %d) was never traced, stopped or killed", r.a.SiblingPID())

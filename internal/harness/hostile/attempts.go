@@ -61,7 +61,7 @@ var Attempts = []Attempt{
 	{ID: "signal-sibling", What: "stop (SIGSTOP) another process of the user", Tool: "signal",
 		Args: map[string]any{"pids": []any{"{{sibling_pid}}"}, "signal": "STOP"},
 		Escaped: func(o *Observed) (bool, string) {
-			if h := o.A.SiblingTouched(); h != "" {
+			if h := o.A.SiblingTouchedWithin(2 * time.Second); h != "" {
 				return true, "the other process was " + h
 			}
 			return false, "the other process was untouched"
