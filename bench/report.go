@@ -133,6 +133,18 @@ func allowlistTargets() []string {
 			judge(&out, "allowlist call p50 ≤ 0.6× the unsandboxed peer's, "+how+" (issue 28)", call*10 <= peer*6, fmt.Sprintf("%s vs %s: %.2f×", round(call), round(peer), ratio(call, peer)))
 		}
 	}
+	if ping, ok := p50("floor: MCP ping to serve"); ok && okBare {
+		// No target: what no sandbox can take away, for reading the two ratios above.
+		floor := ping + bare
+		line := fmt.Sprintf("the floor under a call (an MCP ping's p50 + bare fork+exec's, same client, same rounds): %s + %s = %s (%.2f× bare)", round(ping), round(bare), round(floor), ratio(floor, bare))
+		if call, ok := p50("run_allowed_command wc in.txt, MCP stdio, warm, back-to-back"); ok {
+			line += fmt.Sprintf("; the call spends %s over it (the sandbox, the argument check, the audit and the commit)", round(call-floor))
+		}
+		if peerPing, ok := p50("floor: MCP ping to the peer"); ok {
+			line += fmt.Sprintf("; the peer's ping %s", round(peerPing))
+		}
+		out = append(out, line+"; no target set")
+	}
 	for _, r := range rows {
 		if strings.HasPrefix(r.what, "run_allowed_command wc") {
 			judge(&out, "allowlist call p99 ≤ 2× p50 ("+r.what+")", r.p99 <= 2*r.p50, fmt.Sprintf("p99 %s, p50 %s", round(r.p99), round(r.p50)))

@@ -169,7 +169,9 @@ const warmUp = 30
 
 // callRows: rounds of bare, ours and the peer's call, the order rotated each round, first
 // back-to-back (n rounds), then each call 30 ms after the previous one (a client's think time;
-// min(n, 100) rounds).
+// min(n, 100) rounds). The back-to-back rounds also time an MCP ping to each server: the same
+// client, stdio and JSON-RPC with no tool behind it, the floor under any call (a call cannot
+// take less than its ping plus its command's bare fork+exec).
 func callRows(ctx context.Context, b *scheme.BenchRun, ws string, cs *mcp.ClientSession, pr *peerRun) error {
 	var peerCS *mcp.ClientSession
 	if pr != nil {
@@ -180,16 +182,26 @@ func callRows(ctx context.Context, b *scheme.BenchRun, ws string, cs *mcp.Client
 		defer c.Close()
 		peerCS = c
 	}
-	fns := []func() (time.Duration, error){
-		func() (time.Duration, error) { return bareOnce(ws) },
-		func() (time.Duration, error) { return timedCall(ctx, cs, ourCall()) },
+	type timed struct {
+		what   string
+		spaced bool // also timed in the spaced rounds
+		f      func() (time.Duration, error)
+	}
+	fns := []timed{
+		{"baseline: bare fork+exec wc " + benchFile + bareClient, false, func() (time.Duration, error) { return bareOnce(ws) }},
+		{"run_allowed_command wc " + benchFile + ", MCP stdio, warm, %s" + goClient, true, func() (time.Duration, error) { return timedCall(ctx, cs, ourCall()) }},
+		{"floor: MCP ping to serve (no tool runs), stdio, warm, back-to-back" + goClient, false, func() (time.Duration, error) { return timedPing(ctx, cs) }},
 	}
 	if peerCS != nil {
-		fns = append(fns, func() (time.Duration, error) { return timedCall(ctx, peerCS, peerCall()) })
+		fns = append(fns,
+			timed{"peer " + peerVersion + " run_command \"wc " + benchFile + "\" (no isolation), MCP stdio, warm, %s" + goClient, true,
+				func() (time.Duration, error) { return timedCall(ctx, peerCS, peerCall()) }},
+			timed{"floor: MCP ping to the peer " + peerVersion + " (no tool runs), stdio, warm, back-to-back" + goClient, false,
+				func() (time.Duration, error) { return timedPing(ctx, peerCS) }})
 	}
-	for _, f := range fns[1:] {
+	for _, t := range fns[1:] {
 		for range warmUp {
-			if _, err := f(); err != nil {
+			if _, err := t.f(); err != nil {
 				return err
 			}
 		}
@@ -199,31 +211,45 @@ func callRows(ctx context.Context, b *scheme.BenchRun, ws string, cs *mcp.Client
 		if spaced {
 			rounds, how = min(b.N, 100), "30ms apart"
 		}
-		d, err := rounds3(rounds, spaced, fns)
+		var these []timed
+		for _, t := range fns {
+			if !spaced || t.spaced {
+				these = append(these, t)
+			}
+		}
+		f := make([]func() (time.Duration, error), len(these))
+		for i, t := range these {
+			f[i] = t.f
+		}
+		d, err := rounds3(rounds, spaced, f)
 		if err != nil {
 			return err
 		}
-		if !spaced {
-			b.Row("baseline: bare fork+exec wc "+benchFile+bareClient, d[0])
-		}
-		b.Row("run_allowed_command wc "+benchFile+", MCP stdio, warm, "+how+goClient, d[1])
-		if len(d) > 2 {
-			b.Row("peer "+peerVersion+" run_command \"wc "+benchFile+"\" (no isolation), MCP stdio, warm, "+how+goClient, d[2])
+		for i, t := range these {
+			what := t.what
+			if strings.Contains(what, "%s") {
+				what = fmt.Sprintf(what, how)
+			}
+			b.Row(what, d[i])
 		}
 	}
 	return nil
 }
 
+// timedPing times one MCP ping.
+func timedPing(ctx context.Context, cs *mcp.ClientSession) (time.Duration, error) {
+	t0 := time.Now()
+	err := cs.Ping(ctx, nil)
+	return time.Since(t0), err
+}
+
 // rounds3 runs n rounds of fns, rotating their order each round; spaced rounds leave 30 ms
-// before each call but the bare baseline's.
+// before each call.
 func rounds3(n int, spaced bool, fns []func() (time.Duration, error)) ([][]time.Duration, error) {
 	out := make([][]time.Duration, len(fns))
 	for i := range n {
 		for j := range fns {
 			k := (i + j) % len(fns)
-			if spaced && k == 0 {
-				continue
-			}
 			if spaced {
 				time.Sleep(30 * time.Millisecond)
 			}
