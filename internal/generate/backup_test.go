@@ -21,7 +21,8 @@ func backupsOf(t *testing.T, dir, prefix string) []string {
 	return out
 }
 
-// Six inits do not leave six backups: the newest KeepBackups stay, holding the latest old files.
+// Six inits do not leave six backups: the newest KeepBackups stay, holding the latest old
+// files, and the oldest (the file before init first changed it).
 func TestBackupsKeepTheNewest(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "settings.json")
@@ -37,8 +38,8 @@ func TestBackupsKeepTheNewest(t *testing.T) {
 		held = append(held, string(c))
 	}
 	slices.Sort(held)
-	if !slices.Equal(held, []string{"not ours", "v3", "v4", "v5"}) {
-		t.Errorf("backups hold %v, want the newest %d (v3 v4 v5) and the file that is not one of ours", held, KeepBackups)
+	if !slices.Equal(held, []string{"not ours", "v1", "v3", "v4", "v5"}) {
+		t.Errorf("backups hold %v, want the oldest (v1), the newest %d (v3 v4 v5) and the file that is not one of ours", held, KeepBackups)
 	}
 }
 

@@ -26,6 +26,9 @@ type FileChange struct {
 	// BackupDir is where the old file's backup goes ("" = beside it): a project's files are
 	// backed up outside the project, so a backup is never committed with it.
 	BackupDir string
+	// DeferPrune leaves the file's older backups in place until PruneBackups is called for the
+	// write: a write that may be taken back must not push out backups first.
+	DeferPrune bool
 }
 
 // Unchanged reports whether writing would change nothing.
@@ -192,7 +195,7 @@ func Apply(cs []FileChange) ([]WriteResult, error) {
 		err := c.stillAsRead()
 		var r WriteResult
 		if err == nil {
-			r, err = WriteFileBackedUp(c.Path, c.New, c.Mode, c.BackupDir)
+			r, err = writeFileBackedUp(c.Path, c.New, c.Mode, c.BackupDir, !c.DeferPrune)
 		}
 		if err != nil {
 			if uerr := UndoAll(done); uerr != nil {

@@ -80,11 +80,12 @@ func wrapFile(ctx context.Context, o WrapOptions, path string, group []WrapServe
 	if bytes.Equal(cur, src) {
 		return outs, nil, nil
 	}
-	ch := FileChange{Label: group[0].Target.Client.Name, Path: path, Old: src, New: cur, Existed: true, Mode: 0o644}
+	ch := FileChange{Label: group[0].Target.Client.Name, Path: path, Old: src, New: cur, Existed: true, Mode: 0o644, DeferPrune: true}
 	if ch.BackupDir, err = backupDirFor(group[0].Target); err == nil {
 		var written []WriteResult
 		if written, err = Apply([]FileChange{ch}); err == nil {
-			return proveWrapped(ctx, o, path, outs, written)
+			outs, written, err = proveWrapped(ctx, o, path, outs, written)
+			return outs, settleBackups(path, src, written), err
 		}
 	}
 	for i := range outs { // nothing was written: take back the policies and records
@@ -94,6 +95,27 @@ func wrapFile(ctx context.Context, o WrapOptions, path string, group []WrapServe
 		}
 	}
 	return outs, nil, err
+}
+
+// settleBackups: when every entry's proof failed and the file was put back byte for byte, the
+// two backed-up writes of this run (the wrapped file, then the one putting it back) changed
+// nothing, and their two backups (a copy of the file as it is, and the wrapped state the user
+// never had) are removed with them: a failed init --wrap leaves the config and its backups as
+// they were (neither write pruned older backups). Otherwise what was written stands, and the
+// file's older backups are pruned now.
+func settleBackups(path string, src []byte, written []WriteResult) []WriteResult {
+	if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, src) || mutated("init-wrap-failed-backups") {
+		for _, w := range written {
+			PruneBackups(w)
+		}
+		return written
+	}
+	for _, w := range written {
+		if w.Backup != "" {
+			os.Remove(w.Backup)
+		}
+	}
+	return nil
 }
 
 func errNoFile(existed bool, path string) error {
@@ -175,7 +197,7 @@ func proveWrapped(ctx context.Context, o WrapOptions, path string, outs []WrapOu
 	if len(failed) == 0 {
 		return outs, written, nil
 	}
-	res, back, err := unwrapFile(path, failed, false)
+	res, back, err := unwrapFile(path, failed, false, true)
 	written = append(written, back...)
 	for i := range outs {
 		if outs[i].Err == nil || outs[i].Record.File == "" {
@@ -298,7 +320,7 @@ func Unwrap(recs []WrapRecord, force bool) ([]UnwrapOutcome, []WriteResult, erro
 				group = append(group, r)
 			}
 		}
-		got, w, err := unwrapFile(p, group, force)
+		got, w, err := unwrapFile(p, group, force, false)
 		outs, files = append(outs, got...), append(files, w...)
 		if err != nil {
 			return outs, files, err
@@ -313,7 +335,7 @@ func Unwrap(recs []WrapRecord, force bool) ([]UnwrapOutcome, []WriteResult, erro
 }
 
 // unwrapFile puts the recorded entries of one config back.
-func unwrapFile(path string, recs []WrapRecord, force bool) ([]UnwrapOutcome, []WriteResult, error) {
+func unwrapFile(path string, recs []WrapRecord, force, deferPrune bool) ([]UnwrapOutcome, []WriteResult, error) {
 	src, existed, err := readConfig(path)
 	if err != nil || !existed {
 		return nil, nil, errors.Join(err, errNoFile(existed, path))
@@ -338,7 +360,7 @@ func unwrapFile(path string, recs []WrapRecord, force bool) ([]UnwrapOutcome, []
 	if bytes.Equal(cur, src) {
 		return outs, nil, nil
 	}
-	ch := FileChange{Label: path, Path: path, Old: src, New: cur, Existed: true, Mode: 0o644}
+	ch := FileChange{Label: path, Path: path, Old: src, New: cur, Existed: true, Mode: 0o644, DeferPrune: deferPrune}
 	if recs[0].Scope == "project" {
 		if ch.BackupDir, err = ProjectBackupDir(); err != nil {
 			return outs, nil, err

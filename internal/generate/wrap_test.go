@@ -3,12 +3,14 @@ package generate
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -350,6 +352,50 @@ func TestWrapProofFailureRollsBack(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(tg.Path); string(got) != text {
 		t.Errorf("after unwrap:\n%s\nwant:\n%s", got, text)
+	}
+}
+
+// An init --wrap whose every entry fails its proof leaves the config and its backups exactly as
+// they were: its two writes (the wrap, the put-back) neither add backups nor push out older ones,
+// among them the oldest, the file from before init first changed it.
+func TestFailedWrapLeavesNoBackups(t *testing.T) {
+	f := newWrapFixture(t)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	text := "{\n  \"mcpServers\": {\n    \"broken\": {\"command\": \"" + sh + "\", \"args\": [\"-c\", \"exit 3\"]}\n  }\n}\n"
+	tg := f.target(t, "claude-desktop", text)
+	// Four earlier inits' backups, oldest first: the hand-written file, then three others.
+	base := filepath.Base(tg.Path)
+	before := map[string]string{}
+	for i, ts := range []string{"20250101-000000", "20250201-000000", "20250301-000000", "20250401-000000"} {
+		name := base + ".bak-" + ts
+		before[name] = "backup " + strconv.Itoa(i)
+		if err := os.WriteFile(filepath.Join(filepath.Dir(tg.Path), name), []byte(before[name]), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outs, files, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs[0].Err == nil || !strings.Contains(outs[0].Err.Error(), "put back") {
+		t.Fatalf("broken: %v, want it put back", outs[0].Err)
+	}
+	if len(files) != 0 {
+		t.Errorf("reported %d writes for a file that ends as it was, want none: %+v", len(files), files)
+	}
+	if got, _ := os.ReadFile(tg.Path); string(got) != text {
+		t.Errorf("the config is not as it was:\n%s", got)
+	}
+	after := map[string]string{}
+	for _, b := range backupsOf(t, filepath.Dir(tg.Path), base) {
+		c, _ := os.ReadFile(filepath.Join(filepath.Dir(tg.Path), b))
+		after[b] = string(c)
+	}
+	if !maps.Equal(before, after) {
+		t.Errorf("backups after a failed wrap:\n%v\nwant them as they were:\n%v", after, before)
 	}
 }
 

@@ -65,14 +65,21 @@ func WriteFileSafely(path string, data []byte, mode fs.FileMode) (WriteResult, e
 	return WriteFileBackedUp(path, data, mode, "")
 }
 
-// KeepBackups is how many backups of one file init keeps: the newest; older ones are removed
-// once a write succeeded.
+// KeepBackups is how many backups of one file init keeps: the newest, and the oldest besides
+// (the file as it was before init first changed it, which may hold what the user wrote by
+// hand); the ones between are removed once a write succeeded.
 const KeepBackups = 3
 
 // WriteFileBackedUp is WriteFileSafely with the backup in backupDir ("" = beside the target),
 // named after the target's whole path: a file inside a project the user commits (.vscode/mcp.json)
 // gets no backup beside it for git to pick up. Of one file's backups the newest KeepBackups stay.
 func WriteFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir string) (WriteResult, error) {
+	return writeFileBackedUp(path, data, mode, backupDir, true)
+}
+
+// writeFileBackedUp is WriteFileBackedUp; with prune false the old backups stay until
+// PruneBackups is called for the result (a write that may yet be taken back).
+func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir string, prune bool) (WriteResult, error) {
 	res := WriteResult{Path: path, Mode: mode}
 	target, err := resolveLinks(path)
 	if err != nil {
@@ -121,10 +128,20 @@ func WriteFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 		}
 		return res, fmt.Errorf("write %s: %w (the old file is unchanged)", target, err)
 	}
-	if res.Backup != "" && !mutated("init-backups-pile") {
-		pruneBackups(backupBase(target, backupDir), KeepBackups)
+	if prune {
+		PruneBackups(res)
 	}
 	return res, nil
+}
+
+// PruneBackups removes the backups of r's file past KeepBackups (see pruneBackups).
+func PruneBackups(r WriteResult) {
+	if r.Backup == "" || mutated("init-backups-pile") {
+		return
+	}
+	if m := backupName().FindStringIndex(r.Backup); m != nil {
+		pruneBackups(r.Backup[:m[0]], KeepBackups)
+	}
 }
 
 // backupBase is the path a target's backups are named after: the target itself, or in dir a
@@ -141,8 +158,10 @@ func backupBase(target, dir string) string {
 // backupName matches BASE.bak-YYYYMMDD-HHMMSS and its -N twins.
 var backupName = lazy.Regexp(`\.bak-(\d{8}-\d{6})(?:-(\d+))?$`)
 
-// pruneBackups removes all but the newest keep backups of base (best effort: a backup that
-// cannot be removed stays).
+// pruneBackups removes all but the newest keep backups of base and its oldest (best effort: a
+// backup that cannot be removed stays). The oldest stays because rounds of init that are taken
+// back (a proof that fails puts the file back, itself a backed-up write) must not push out the
+// only copy of the file from before init.
 func pruneBackups(base string, keep int) {
 	ents, err := os.ReadDir(filepath.Dir(base))
 	if err != nil {
@@ -167,7 +186,14 @@ func pruneBackups(base string, keep int) {
 		}
 		return b.n - a.n
 	})
-	for _, b := range bs[min(keep, len(bs)):] {
+	if len(bs) <= keep+1 {
+		return
+	}
+	last := len(bs) - 1
+	if mutated("init-backups-oldest") {
+		last = len(bs)
+	}
+	for _, b := range bs[keep:last] {
 		os.Remove(filepath.Join(filepath.Dir(base), b.name))
 	}
 }
