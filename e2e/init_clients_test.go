@@ -96,6 +96,36 @@ func TestInitRefusesAMissingDockerWorkspace(t *testing.T) {
 	nothingWritten(t, e, filepath.Join(e.home, ".gemini", "settings.json"))
 }
 
+// A workspace the policy makes writable, but which a program in the container cannot write (a
+// directory root owns, where containers run as nobody; here one nobody may not write): init's
+// proof creates and removes a file there, so init refuses with the fix and writes nothing. Given
+// to a user who may write it, the same init passes, and the workspace is left as it was.
+func TestInitRefusesAnUnwritableDockerWorkspace(t *testing.T) {
+	img := dockerTestImage(t)
+	e := newInitEnv(t)
+	ws := filepath.Join(e.home, "ws")
+	if err := os.Mkdir(ws, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(ws, 0o555)
+	args := []string{"--scheme", "docker", "--image", img, "--docker-workspace", ws, "--docker-workspace-writable", "--client", "gemini", "--yes"}
+	out, stderr, code := e.run(t, "", args...)
+	if code == 0 || !strings.Contains(stderr, "could not create a file in it") || !strings.Contains(stderr, "chown -R 65534:65534 "+ws) {
+		t.Errorf("init of an unwritable workspace: exit %d\n%s\n%s", code, out, stderr)
+	}
+	nothingWritten(t, e, filepath.Join(e.home, ".gemini", "settings.json"))
+	os.Chmod(ws, 0o755)
+	if os.Geteuid() == 0 {
+		os.Chown(ws, 65534, 65534)
+	}
+	if out, stderr, code := e.run(t, "", args...); code != 0 {
+		t.Fatalf("init of a writable workspace: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if ents, _ := os.ReadDir(ws); len(ents) != 0 {
+		t.Errorf("init's proof left %v in the workspace", ents)
+	}
+}
+
 // nothingWritten fails when init left the policy or the client config behind.
 func nothingWritten(t *testing.T, e *initEnv, cfg string) {
 	t.Helper()

@@ -303,7 +303,7 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 }
 
 // entryBinary is the absolute path clients will run. A --command that does not exist or cannot
-// be executed is refused: the entry could never start.
+// be executed is refused: the entry could never start; so is this binary when `go run` built it.
 func entryBinary(o *InitOptions) (string, error) {
 	bin := o.Command
 	if bin == "" {
@@ -311,10 +311,10 @@ func entryBinary(o *InitOptions) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("find this binary's path: %w (give --command PATH)", err)
 		}
-		bin = exe
-		if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-			fmt.Fprintln(o.IO.ErrOut, "warning: this is a temporary `go run` binary; build one (go build -o ~/bin/mcpsandbox ./cmd/mcpsandbox) and run its init, or pass --command PATH")
+		if err := refuseGoRun(exe); err != nil {
+			return "", err
 		}
+		bin = exe
 	} else if !strings.ContainsRune(bin, filepath.Separator) {
 		lp, err := exec.LookPath(bin)
 		if err != nil {
@@ -432,4 +432,20 @@ func clientsOfRunning(ctx context.Context, o *InitOptions) error {
 	}
 	o.clients = true
 	return nil
+}
+
+// refuseGoRun refuses exe for a client entry when `go run` built it: Go removes it later, and
+// the entry would work today and fail weeks from now.
+func refuseGoRun(exe string) error {
+	if !goRunBinary(exe) {
+		return nil
+	}
+	return fmt.Errorf("this init runs from a temporary `go run` binary (%s), which Go removes later, so a client entry naming it would stop working: "+
+		"build one (go build -o ~/bin/mcpsandbox ./cmd/mcpsandbox, or go install ./cmd/mcpsandbox) and run its init, or pass --command PATH of a built binary", exe)
+}
+
+// goRunBinary says whether exe is a binary `go run` built in Go's temporary work directory
+// ($GOTMPDIR/go-buildN/b001/exe/NAME; `go test`'s binaries are not in an exe directory).
+func goRunBinary(exe string) bool {
+	return strings.Contains(exe, string(filepath.Separator)+"go-build") && filepath.Base(filepath.Dir(exe)) == "exe" && !mutated("init-go-run-binary")
 }

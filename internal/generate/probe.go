@@ -29,6 +29,10 @@ type Probe struct {
 type ProofCall struct {
 	Tool string
 	Args map[string]any
+	// ExitZero: the call runs a program whose exit status must be 0 (a program that ran and
+	// failed is not a tool error); Hint then says what its failure means and how to fix it.
+	ExitZero bool
+	Hint     string
 }
 
 func (p *ProofCall) String() string {
@@ -189,6 +193,24 @@ func proofCall(ctx context.Context, cs *mcp.ClientSession, call *ProofCall) erro
 			msg = msg[:2048] + "…"
 		}
 		return &proofError{call: call, tool: true, err: fmt.Errorf("it answers MCP, but the tool call %s failed: %s", call, msg)}
+	}
+	if call.ExitZero && !mutated("init-proof-exit") {
+		var r struct {
+			ExitCode *int   `json:"exit_code"`
+			Stdout   string `json:"stdout"`
+			Stderr   string `json:"stderr"`
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if json.Unmarshal(b, &r) != nil || r.ExitCode == nil {
+			return &proofError{call: call, tool: true, err: fmt.Errorf("it answers MCP, but the tool call %s returned no exit status", call)}
+		}
+		if *r.ExitCode != 0 {
+			msg := strings.TrimSpace(r.Stderr + "\n" + r.Stdout)
+			if len(msg) > 2048 {
+				msg = msg[:2048] + "…"
+			}
+			return &proofError{call: call, tool: true, err: fmt.Errorf("it answers MCP, but the tool call %s exited %d: %s\n%s", call, *r.ExitCode, msg, call.Hint)}
+		}
 	}
 	return nil
 }

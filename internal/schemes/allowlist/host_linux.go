@@ -100,3 +100,11 @@ func cgroupVersion() verify.Check {
 	}
 	return verify.Check{Name: "cgroups", OK: true, Value: "v1"}
 }
+
+// ownerUID is the uid owning the file st describes.
+func ownerUID(st os.FileInfo) int {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return int(s.Uid)
+	}
+	return -1
+}

@@ -183,7 +183,12 @@ func Interpreters(p *policy.Policy) []string {
 // it.
 func (w *Answers) Prepare(p *policy.Policy, log io.Writer) (string, error) {
 	ws := alsec.Of(p).Workspace
-	if _, err := os.Stat(ws); err == nil {
+	if st, err := os.Stat(ws); err == nil {
+		if os.Geteuid() == 0 && alsec.Of(p).User == "" && !nobodyWrites(st) && !mutated("init-workspace-unwritable-silent") {
+			fmt.Fprintf(log, "note: under root, commands run as nobody (65534), and the workspace %s (owner uid %d, mode %v) is not theirs to write: "+
+				"they can read it, but a command's writes there fail (the file tools still write). To let commands write it: chown -R 65534:65534 %s, or set allowlist.user\n",
+				ws, ownerUID(st), st.Mode().Perm(), ws)
+		}
 		return "", nil
 	}
 	if err := os.MkdirAll(ws, 0o755); err != nil {
@@ -196,4 +201,14 @@ func (w *Answers) Prepare(p *policy.Policy, log io.Writer) (string, error) {
 	}
 	fmt.Fprintf(log, "created the workspace %s\n", ws)
 	return ws, nil
+}
+
+// nobodyWrites says whether uid 65534 (not in the directory's group) may create files in the
+// directory st describes.
+func nobodyWrites(st os.FileInfo) bool {
+	m := st.Mode().Perm()
+	if ownerUID(st) == 65534 {
+		return m&0o300 == 0o300
+	}
+	return m&0o003 == 0o003
 }
