@@ -124,6 +124,13 @@ func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return fmt.Errorf("create the docker workspace %s: %w", ws, err)
 	}
+	if d.WorkspaceWritable && os.Geteuid() == 0 && !mutated("init-docker-workspace-root") {
+		// Containers run as the workspace's owner, as nobody when root owns it: one root
+		// creates for them to write is nobody's (init's proof writes there).
+		if err := os.Chown(ws, 65534, 65534); err != nil {
+			return fmt.Errorf("hand the docker workspace %s to nobody (containers run as 65534 in a workspace root owns): %w", ws, err)
+		}
+	}
 	fmt.Fprintf(pr.Out, "created the workspace %s\n", ws)
 	return nil
 }
