@@ -53,12 +53,15 @@ type Plan struct {
 	Proof       *ProofCall
 	// Shared are the other entries that run serve with this policy file, when init changes
 	// it: they change with it.
-	Shared  []PolicyUser
-	targets []Target // every client asked for, printed or written
-	project string
-	print   bool
-	name    string // the server's name in the client configs
-	only    bool   // ClientsOnly
+	Shared []PolicyUser
+	// Shadows: servers of the same name in other scopes of a client written (Shadowing).
+	Shadows      []string
+	shadowsShown bool     // Preview showed them
+	targets      []Target // every client asked for, printed or written
+	project      string
+	print        bool
+	name         string // the server's name in the client configs
+	only         bool   // ClientsOnly
 	// prepare makes what the scheme needs on the host before the write (its workspace).
 	prepare func(p *policy.Policy, log io.Writer) (created string, err error)
 }
@@ -208,6 +211,7 @@ func (pl *Plan) planClients(o PlanOptions) error {
 			return err
 		}
 	}
+	pl.Shadows = pl.Clients.Shadowing(pl.name, pl.ClientEntry, o.Env)
 	return nil
 }
 
@@ -226,6 +230,15 @@ func (pl *Plan) Preview(w io.Writer) {
 		fmt.Fprint(w, c.Preview())
 	}
 	pl.SharedWith(w)
+	pl.reportShadows(w)
+	pl.shadowsShown = true
+}
+
+// reportShadows warns of the same server name in another scope of a client written.
+func (pl *Plan) reportShadows(w io.Writer) {
+	for _, s := range pl.Shadows {
+		fmt.Fprintf(w, "\nwarning: %s\n", s)
+	}
 }
 
 // Written is what Plan.Write did.
@@ -318,6 +331,9 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 		fmt.Fprintln(w, describeProbe(p))
 	}
 	pl.reportNotes(w)
+	if !pl.shadowsShown {
+		pl.reportShadows(w)
+	}
 	if pl.ClientEntry.URL != "" {
 		pl.reportHTTP(w, res)
 	}

@@ -1,0 +1,79 @@
+package generate
+
+import (
+	"fmt"
+	"os"
+	"slices"
+)
+
+// Shadowing finds, for each target planned, a server of the same name in another scope of the
+// same client (Claude Code's local, project and user scopes; Gemini CLI's project and user
+// settings) that differs from the entry written: the client starts only one of them, and which
+// is its own rule (Claude Code: local over project over user), so init's proof of the entry it
+// writes may say nothing of the server the client will run. A scope written in the same init
+// holds this very entry and is no conflict.
+func (cp *ClientPlan) Shadowing(name string, e ServerEntry, env Env) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range cp.Targets {
+		for _, s := range t.Client.Scopes() {
+			o, err := ResolveTarget(t.Client.ID+":"+s, env)
+			key := t.Client.ID + ":" + s
+			if err != nil || s == t.Scope || seen[key] || slices.ContainsFunc(cp.Targets, func(x Target) bool { return x.Client.ID == t.Client.ID && x.Scope == s }) {
+				continue
+			}
+			theirs, ok := cp.entryIn(o, name)
+			if !ok {
+				continue
+			}
+			doc, err := Merge(o.Client, nil, name, e, false)
+			if err != nil {
+				continue
+			}
+			ours, ok := rawEntry(o, doc, name)
+			if ok && sameEntry(o.Client.Format, theirs, ours) || mutated("init-shadow-silent") {
+				continue
+			}
+			seen[key] = true
+			out = append(out, fmt.Sprintf("%s also has a different server named %q in its %s scope, %s: it starts only one of the two, so the one written now may not be the one it runs. "+
+				"Remove that one (for Claude Code: claude mcp remove %s -s %s), or give this one another --name",
+				t.Client.Name, name, s, o.Where(), name, s))
+		}
+	}
+	return out
+}
+
+// entryIn is the raw entry of that name in o's config as this plan leaves it (its planned
+// contents when init changes that file too, such as ~/.claude.json for two scopes).
+func (cp *ClientPlan) entryIn(o Target, name string) ([]byte, bool) {
+	var src []byte
+	if ch := cp.Change(o); ch != nil && ch.New != nil {
+		src = ch.New
+	} else {
+		b, err := os.ReadFile(o.Path)
+		if err != nil {
+			return nil, false
+		}
+		src = b
+	}
+	return rawEntry(o, src, name)
+}
+
+// rawEntry is the raw entry of that name in the servers of o's config text.
+func rawEntry(o Target, src []byte, name string) ([]byte, bool) {
+	var list []WrapServer
+	var err error
+	if o.Client.Format == "toml" {
+		list, err = listTOML(o, src)
+	} else {
+		list, err = listJSON(o, src)
+	}
+	if err != nil {
+		return nil, false
+	}
+	i := slices.IndexFunc(list, func(w WrapServer) bool { return w.Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return list[i].Raw, true
+}
