@@ -61,13 +61,7 @@ func (cp *ClientPlan) entryIn(o Target, name string) ([]byte, bool) {
 
 // rawEntry is the raw entry of that name in the servers of o's config text.
 func rawEntry(o Target, src []byte, name string) ([]byte, bool) {
-	var list []WrapServer
-	var err error
-	if o.Client.Format == "toml" {
-		list, err = listTOML(o, src)
-	} else {
-		list, err = listJSON(o, src)
-	}
+	list, err := listEntries(o, src)
 	if err != nil {
 		return nil, false
 	}

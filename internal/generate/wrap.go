@@ -64,13 +64,7 @@ func bomLen(src []byte) int {
 // ListServers lists the server entries of the target's servers object (or Codex's table), in
 // file order. A config that does not parse is an error; a file without servers lists none.
 func (w WrapScheme) ListServers(t Target, src []byte, lookPath func(string) (string, error)) ([]WrapServer, error) {
-	var out []WrapServer
-	var err error
-	if t.Client.Format == "toml" {
-		out, err = listTOML(t, src)
-	} else {
-		out, err = listJSON(t, src)
-	}
+	out, err := listEntries(t, src)
 	if err != nil {
 		return nil, &ConfigError{Path: t.Path, Err: err}
 	}
@@ -78,6 +72,14 @@ func (w WrapScheme) ListServers(t Target, src []byte, lookPath func(string) (str
 		out[i].judge(w, lookPath)
 	}
 	return out, nil
+}
+
+// listEntries lists the server entries of the target's config text, in its format.
+func listEntries(t Target, src []byte) ([]WrapServer, error) {
+	if t.Client.Format == "toml" {
+		return listTOML(t, src)
+	}
+	return listJSON(t, src)
 }
 
 func listJSON(t Target, src []byte) ([]WrapServer, error) {
