@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/creack/pty"
+	"github.com/spf13/cobra"
 )
 
 func runCLI(args ...string) (stdout, stderr string, err error) {
@@ -114,5 +116,35 @@ func TestColorOnlyOnATerminal(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	if colorOK(pts) {
 		t.Error("colour despite NO_COLOR")
+	}
+}
+
+// verify and explain without --policy use the policy init writes by default, when there is one,
+// and say so; without one they ask for --policy.
+func TestVerifyAndExplainUseInitsPolicy(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	p := filepath.Join(cfg, "mcpsandbox", "policy.toml")
+	for _, name := range []string{"verify", "explain"} {
+		var got string
+		run := func(path string) { got = path }
+		var errb bytes.Buffer
+		f := &Factory{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &errb}
+		var cmd *cobra.Command
+		if name == "verify" {
+			cmd = NewCmdVerify(f, func(_ context.Context, o *VerifyOptions) error { run(o.PolicyPath); return nil })
+		} else {
+			cmd = NewCmdExplain(f, func(_ context.Context, o *ExplainOptions) error { run(o.PolicyPath); return nil })
+		}
+		cmd.SetArgs(nil)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "give --policy FILE") {
+			t.Errorf("%s with no policy anywhere: %v", name, err)
+		}
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("version = 1\n"), 0o600)
+		if err := cmd.Execute(); err != nil || got != p || !strings.Contains(errb.String(), "using "+p) {
+			t.Errorf("%s with init's policy: %v, ran on %q, said %q", name, err, got, errb.String())
+		}
+		os.Remove(p)
 	}
 }

@@ -32,6 +32,7 @@ func NewCmdExplain(f *Factory, runF func(context.Context, *ExplainOptions) error
   mcpsandbox explain --default --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			initsPolicy(&o.PolicyPath, o.Default, o.IO.ErrOut)
 			if err := sourceOf(o.PolicyPath, o.Default).check(true); err != nil {
 				return err
 			}

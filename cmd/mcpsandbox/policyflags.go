@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -28,6 +30,23 @@ func policyFlags(cmd *cobra.Command, path *string, def *bool, what string) {
 
 func sourceOf(path string, def bool) policySource { return policySource{Path: path, Default: def} }
 
+// initsPolicy fills an empty --policy (without --default) with the policy init writes by default,
+// when it exists, and says so on w: verify and explain right after init need no flag.
+func initsPolicy(path *string, def bool, w io.Writer) {
+	if *path != "" || def {
+		return
+	}
+	env, err := generate.HostEnv("")
+	if err != nil {
+		return
+	}
+	p := filepath.Join(env.ConfigDir, "mcpsandbox", "policy.toml")
+	if _, err := os.Stat(p); err == nil {
+		*path = p
+		fmt.Fprintf(w, "using %s (the policy init writes; give --policy FILE for another)\n", p)
+	}
+}
+
 // check says what to give when neither or both are given; optional commands (harness
 // --controls, --list) pass required = false.
 func (s policySource) check(required bool) error {
@@ -35,7 +54,7 @@ func (s policySource) check(required bool) error {
 		return errors.New("give --policy FILE or --default, not both")
 	}
 	if required && s.Path == "" && !s.Default {
-		return errors.New("give --policy FILE (write one with `mcpsandbox init`), or --default for the built-in allowlist policy")
+		return errors.New("give --policy FILE (write one with `mcpsandbox init`: its default place holds none yet), or --default for the built-in allowlist policy")
 	}
 	return nil
 }

@@ -45,6 +45,7 @@ func NewCmdVerify(f *Factory, runF func(context.Context, *VerifyOptions) error) 
   mcpsandbox verify --policy policy.toml --no-harness   # audit and host only, in a second`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			initsPolicy(&o.PolicyPath, o.Default, o.IO.ErrOut)
 			if err := sourceOf(o.PolicyPath, o.Default).check(true); err != nil {
 				return err
 			}
