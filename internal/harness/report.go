@@ -27,11 +27,17 @@ func paint(on bool, code, s string) string {
 var outcomeColour = map[Outcome]string{Contained: "32", Breach: "1;31", Error: "33", NotApplicable: "2"}
 
 // WriteTable prints the human report: one row per scenario, the evidence under each breach or
-// error, and the summary line.
+// error, and the summary line. Scenarios that do not apply to the policy (N/A, most of them for
+// a narrow allowlist) are one count line, each listed with its reason only with Verbose.
 func WriteTable(w io.Writer, rep *Report, o TableOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CATEGORY\tSCENARIO\tOUTCOME\tDETECTORS\tTIME")
+	hidden := 0
 	for _, r := range rep.Results {
+		if r.Outcome == NotApplicable && !o.Verbose {
+			hidden++
+			continue
+		}
 		var ds []string
 		for _, f := range r.Findings {
 			if f.Breach {
@@ -50,6 +56,9 @@ func WriteTable(w io.Writer, rep *Report, o TableOptions) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if hidden > 0 {
+		fmt.Fprintf(w, "(%d scenarios not applicable to this policy are not listed: -v lists each with its reason)\n", hidden)
 	}
 	for _, r := range rep.Results {
 		var lines []string

@@ -26,10 +26,18 @@ func TestWriteTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"1 contained, 1 breached, 1 errors, 1 n/a", "udp!", "5 datagrams", "server did not start", "(needs python)"} {
+	for _, want := range []string{"1 contained, 1 breached, 1 errors, 1 n/a", "udp!", "5 datagrams", "server did not start", "(1 scenarios not applicable to this policy are not listed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "needs python") {
+		t.Errorf("an N/A row without -v:\n%s", out)
+	}
+	b.Reset()
+	WriteTable(&b, sampleReport(), TableOptions{Verbose: true})
+	if !strings.Contains(b.String(), "(needs python)") || strings.Contains(b.String(), "not listed") {
+		t.Errorf("-v must list the N/A rows with their reasons:\n%s", b.String())
 	}
 	if strings.Contains(out, "\x1b[") {
 		t.Error("colour without Color")
