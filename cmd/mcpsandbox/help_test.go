@@ -55,3 +55,14 @@ func TestHelpWording(t *testing.T) {
 		t.Errorf("serve's summary: %q", serve.Short)
 	}
 }
+
+// init --http to a URL where nothing answers names the URL first, then what is wrong there:
+// not "nothing answers there (…) at URL".
+func TestInitHTTPNothingThereWording(t *testing.T) {
+	const url = "http://127.0.0.1:9/mcp"
+	_, _, err := runCLI("init", "--http", url, "--client", "cursor", "--yes")
+	if err == nil || !strings.HasPrefix(err.Error(), url+": nothing answers there (") || strings.Contains(err.Error(), ") at "+url) ||
+		!strings.Contains(err.Error(), "start the server first") {
+		t.Fatalf("init --http %s: %v", url, err)
+	}
+}

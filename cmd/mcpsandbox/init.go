@@ -426,7 +426,7 @@ func clientsOfRunning(ctx context.Context, o *InitOptions) error {
 	_, err = generate.HTTPCheck(ctx, e, os.Environ(), generate.HTTPCheckTimeout)
 	switch {
 	case errors.Is(err, generate.ErrNotRunning):
-		return fmt.Errorf("%w at %s: start the server first (mcpsandbox serve --policy FILE --http HOST:PORT) and run init again, or give --scheme allowlist|docker|e2b to write the policy it will serve. Nothing was written", err, u)
+		return fmt.Errorf("%s: %w: start the server first (mcpsandbox serve --policy FILE --http HOST:PORT) and run init again, or give --scheme allowlist|docker|e2b to write the policy it will serve. Nothing was written", u, err)
 	case err != nil:
 		return fmt.Errorf("%w; nothing was written", err)
 	}

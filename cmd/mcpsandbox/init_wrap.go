@@ -188,7 +188,7 @@ func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, a
 			how = "the policy an earlier wrap left, as it is"
 		}
 		fmt.Fprintf(o.IO.Out, "wrapped: %q in %s, with %s: %s\n", s.Name, s.Target.Where(), how, out.Record.Policy)
-		fmt.Fprintf(o.IO.Out, "  checked: the wrapped entry starts with the environment %s gives it and answers MCP in %d ms, with the tools %s\n",
+		fmt.Fprintf(o.IO.Out, "  checked: the wrapped entry starts with the environment that %s gives it and answers MCP in %d ms, with the tools %s\n",
 			s.Target.Client.Name, out.Probe.Elapsed.Milliseconds(), strings.Join(out.Probe.Tools, ", "))
 	}
 	if failed < len(outs) {
