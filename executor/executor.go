@@ -100,7 +100,22 @@ type Layer struct {
 	// NotNeeded marks a layer that is off because this host does not need it (a user
 	// namespace when serve is root): not a gap.
 	NotNeeded bool `json:"not_needed,omitempty"`
+	// Off says why a layer that is not in force is off (one of the Off constants), so advice
+	// about it can be true: "" is a layer serve looked for in force and did not find.
+	Off string `json:"off,omitempty"`
 }
+
+// Why a layer is not in force (Layer.Off).
+const (
+	// OffUnavailable: this host or kernel lacks what the layer needs (a Landlock ABI, a
+	// namespace, overlayfs); Detail says what.
+	OffUnavailable = "unavailable"
+	// OffByPolicy: the policy turns the layer off (network = true, say); Detail names the setting.
+	OffByPolicy = "policy"
+	// OffNotProvided: the scheme does not enforce this at all, on any host; Detail says what
+	// stands in.
+	OffNotProvided = "not provided"
+)
 
 // ToolError is a call that ran and failed the way its tool reports failures (run_code's code
 // raised an exception): the client gets the error's text and the result, marked isError.

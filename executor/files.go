@@ -153,35 +153,45 @@ type FileSystem interface {
 	ListFiles(ctx context.Context, c Call, p string) (entries []FileEntry, more int, err error)
 }
 
-// FileTools are the three file tools over fs. where says, for the descriptions, what the
-// paths are relative to and where writes may go; maxBytes is limits.max_file_bytes (0: none).
-func FileTools(fs FileSystem, maxBytes int64, where string, ann *mcp.ToolAnnotations) []Tool {
+// FileTools are the three file tools over fs. where says, for all three descriptions, what the
+// paths are relative to; writes says, for write_file's only, how a write is checked or where
+// writes may go ("" for nothing more). maxBytes is limits.max_file_bytes (0: none). ann is
+// write_file's annotations; read_file and list_files get them read-only, and each tool's
+// annotation title is its own title.
+func FileTools(fs FileSystem, maxBytes int64, where, writes string, ann *mcp.ToolAnnotations) []Tool {
 	if maxBytes <= 0 {
 		return nil
 	}
-	readOnly := *ann
-	readOnly.ReadOnlyHint = true
-	readOnly.DestructiveHint = new(bool)
+	const writeTitle, readTitle, listTitle = "Write a file in the sandbox", "Read a file from the sandbox", "List a directory in the sandbox"
+	write, read, list := *ann, *ann, *ann
+	write.Title, read.Title, list.Title = writeTitle, readTitle, listTitle
+	for _, a := range []*mcp.ToolAnnotations{&read, &list} {
+		a.ReadOnlyHint, a.DestructiveHint = true, new(bool)
+	}
+	writeWhere := where
+	if writes != "" {
+		writeWhere = strings.TrimSpace(where + " " + writes)
+	}
 	return []Tool{{
 		Name:        ToolWriteFile,
-		Title:       "Write a file in the sandbox",
-		Description: fmt.Sprintf("Write a file (text in content, or binary in content_base64; at most %d bytes) in the sandbox. %s", maxBytes, where),
+		Title:       writeTitle,
+		Description: fmt.Sprintf("Write a file (text in content, or binary in content_base64; at most %d bytes) in the sandbox. %s", maxBytes, writeWhere),
 		InputSchema: InputSchema[WriteFileArgs](nil),
-		Annotations: ann,
+		Annotations: &write,
 		Run:         func(ctx context.Context, c Call) (*Result, error) { return writeFile(ctx, fs, c, maxBytes) },
 	}, {
 		Name:        ToolReadFile,
-		Title:       "Read a file from the sandbox",
+		Title:       readTitle,
 		Description: fmt.Sprintf("Read a file from the sandbox (at most %d bytes): text comes back in content, anything else in content_base64. %s", maxBytes, where),
 		InputSchema: InputSchema[ReadFileArgs](nil),
-		Annotations: &readOnly,
+		Annotations: &read,
 		Run:         func(ctx context.Context, c Call) (*Result, error) { return readFile(ctx, fs, c, maxBytes) },
 	}, {
 		Name:        ToolListFiles,
-		Title:       "List a directory in the sandbox",
+		Title:       listTitle,
 		Description: fmt.Sprintf("List a directory in the sandbox (at most %d entries): name, type and size of each. %s", MaxListEntries, where),
 		InputSchema: InputSchema[ListFilesArgs](nil),
-		Annotations: &readOnly,
+		Annotations: &list,
 		Run:         func(ctx context.Context, c Call) (*Result, error) { return listFiles(ctx, fs, c) },
 	}}
 }

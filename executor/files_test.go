@@ -54,7 +54,7 @@ func (m *memFS) ListFiles(ctx context.Context, c Call, p string) ([]FileEntry, i
 
 func fileTool(t *testing.T, fs FileSystem, max int64, name string) Tool {
 	t.Helper()
-	for _, tl := range FileTools(fs, max, "test", &mcp.ToolAnnotations{}) {
+	for _, tl := range FileTools(fs, max, "test", "", &mcp.ToolAnnotations{}) {
 		if tl.Name == name {
 			return tl
 		}
@@ -78,7 +78,7 @@ func ruleOf(err error) string {
 }
 
 func TestFileToolsOffNoTools(t *testing.T) {
-	if got := FileTools(&memFS{}, 0, "", &mcp.ToolAnnotations{}); got != nil {
+	if got := FileTools(&memFS{}, 0, "", "", &mcp.ToolAnnotations{}); got != nil {
 		t.Fatalf("max_file_bytes 0 gave %d tools", len(got))
 	}
 }
@@ -213,5 +213,33 @@ func TestListFilesBound(t *testing.T) {
 	res, err = runTool(t, l, map[string]any{"path": "d"})
 	if err != nil || res.Entries == nil {
 		t.Fatalf("empty list: %+v %v", res, err)
+	}
+}
+
+// Each file tool carries its own annotation title (not one shared by all three), the sentence on
+// how writes are checked is in write_file's description only, and the reading tools are read-only.
+func TestFileToolsMetadata(t *testing.T) {
+	writes := "A write is checked as a command's writes are."
+	ts := FileTools(&memFS{}, 1<<20, "Paths are relative to the workspace.", writes, &mcp.ToolAnnotations{Title: "shared", DestructiveHint: new(bool)})
+	if len(ts) != 3 {
+		t.Fatalf("%d tools", len(ts))
+	}
+	titles := map[string]bool{}
+	for _, tl := range ts {
+		a := tl.Annotations
+		if a == nil || a.Title != tl.Title || a.Title == "" || titles[a.Title] {
+			t.Errorf("%s: annotation title %q, tool title %q (each its own)", tl.Name, a.Title, tl.Title)
+		}
+		titles[a.Title] = true
+		if !strings.Contains(tl.Description, "Paths are relative to the workspace.") {
+			t.Errorf("%s: description without where: %q", tl.Name, tl.Description)
+		}
+		writer := tl.Name == ToolWriteFile
+		if strings.Contains(tl.Description, writes) != writer {
+			t.Errorf("%s: the write-checking sentence belongs to write_file only: %q", tl.Name, tl.Description)
+		}
+		if a.ReadOnlyHint == writer {
+			t.Errorf("%s: readOnlyHint %v", tl.Name, a.ReadOnlyHint)
+		}
 	}
 }

@@ -121,7 +121,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.StringVar(&o.A.MaxOutput, "max-output", "", "limits: output cap per stream (default 64KiB)")
 	fl.StringVar(&o.A.Memory, "memory", "", "limits: memory per call (default 256MiB)")
 	fl.IntVar(&o.A.Pids, "pids", 0, "limits: processes per call (default 64)")
-	fl.StringVar(&o.A.HTTPURL, "http", "", "client entries reach a running `serve --http` at this URL (e.g. http://127.0.0.1:8765/mcp) instead of starting serve over stdio")
+	fl.StringVar(&o.A.HTTPURL, "http", "", "client entries reach a running mcpsandbox serve --http at this `URL` (e.g. http://127.0.0.1:8765/mcp) instead of starting serve over stdio")
 	fl.StringVar(&o.A.TokenEnv, "token-env", "", "with --http: the environment variable your clients read the bearer token from (only its name is written)")
 	fl.StringArrayVar(&o.Clients, "client", nil, "client to configure, as ID or ID:SCOPE (repeatable): "+clientIDsMark)
 	fl.StringVar(&o.Project, "project", "", "project directory for project-scoped configs (default: the current directory)")
@@ -426,7 +426,7 @@ func clientsOfRunning(ctx context.Context, o *InitOptions) error {
 	_, err = generate.HTTPCheck(ctx, e, os.Environ(), generate.HTTPCheckTimeout)
 	switch {
 	case errors.Is(err, generate.ErrNotRunning):
-		return fmt.Errorf("%w at %s: start the server first (mcpsandbox serve --policy FILE --http HOST:PORT) and run init again, or give --scheme allowlist|docker|e2b to write the policy it will serve. Nothing was written", err, u)
+		return fmt.Errorf("%s: %w: start the server first (mcpsandbox serve --policy FILE --http HOST:PORT) and run init again, or give --scheme allowlist|docker|e2b to write the policy it will serve. Nothing was written", u, err)
 	case err != nil:
 		return fmt.Errorf("%w; nothing was written", err)
 	}

@@ -36,9 +36,9 @@ func addWrapFlags(fl *pflag.FlagSet, o *InitOptions) {
 	if w == "" {
 		return
 	}
-	fl.StringSliceVar(&o.wrap.wrap, w, nil, "run the servers `NAMES` (comma-separated, or all) already in your client configs through mcpsandbox "+w+", a policy each (--client ID picks the config); without names init asks which, or without a terminal lists them")
+	fl.StringSliceVar(&o.wrap.wrap, w, nil, "run the servers `NAMES` (comma-separated or as arguments, or all) already in your client configs through mcpsandbox "+w+", a policy each (--client ID picks the config); --"+w+" alone (shown [=*]: no names) asks which, or without a terminal lists them")
 	fl.Lookup(w).NoOptDefVal = askNames
-	fl.StringSliceVar(&o.wrap.unwrap, "un"+w, nil, "restore the entries `NAMES` (comma-separated, or all) init --"+w+" rewrote, byte for byte; without names init asks which, or lists them")
+	fl.StringSliceVar(&o.wrap.unwrap, "un"+w, nil, "restore the entries `NAMES` (comma-separated or as arguments, or all) init --"+w+" rewrote, byte for byte; --un"+w+" alone (shown [=*]: no names) asks which, or without a terminal lists them")
 	fl.Lookup("un" + w).NoOptDefVal = askNames
 }
 
@@ -188,7 +188,7 @@ func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, a
 			how = "the policy an earlier wrap left, as it is"
 		}
 		fmt.Fprintf(o.IO.Out, "wrapped: %q in %s, with %s: %s\n", s.Name, s.Target.Where(), how, out.Record.Policy)
-		fmt.Fprintf(o.IO.Out, "  checked: the wrapped entry starts with the environment %s gives it and answers MCP in %d ms, with the tools %s\n",
+		fmt.Fprintf(o.IO.Out, "  checked: the wrapped entry starts with the environment that %s gives it and answers MCP in %d ms, with the tools %s\n",
 			s.Target.Client.Name, out.Probe.Elapsed.Milliseconds(), strings.Join(out.Probe.Tools, ", "))
 	}
 	if failed < len(outs) {

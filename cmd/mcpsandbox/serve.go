@@ -41,8 +41,8 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
 	o := &ServeOptions{IO: f}
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run a policy as an MCP server over stdio",
-		Long: "serve speaks MCP on stdin/stdout (nothing else is ever written to stdout) and logs to stderr.\n" +
+		Short: "Run a policy as an MCP server over stdio, or over HTTP with --http",
+		Long: "serve speaks MCP on stdin/stdout (nothing else is ever written to stdout), or streamable HTTP with --http, and logs to stderr.\n" +
 			"Every call is checked against the policy, confined, and written to the audit log.",
 		Example: `  mcpsandbox serve --policy ~/.config/mcpsandbox/policy.toml
   mcpsandbox serve --policy policy.toml --check          # print the isolation layers in force, then exit
@@ -64,7 +64,7 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
 	cmd.Flags().BoolVar(&o.Check, "check", false, "print which isolation layers are in force on this host, then exit")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "with --check: print JSON")
 	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
-	cmd.Flags().StringVar(&o.HTTP, "http", "", "serve streamable HTTP on HOST:PORT at /mcp instead of stdio (loopback unless a token is set)")
+	cmd.Flags().StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `HOST:PORT` at /mcp instead of stdio (loopback unless a token is set)")
 	cmd.Flags().StringVar(&o.TokenFile, "token-file", "", "with --http: file holding the bearer token (mode 0600); default $MCPSANDBOX_TOKEN")
 	cmd.Flags().StringSliceVar(&o.Origins, "allow-origin", nil, "with --http: an extra browser Origin to accept (scheme://host:port)")
 	return cmd

@@ -27,9 +27,23 @@ func LayerChecks(ls []executor.Layer) []Check {
 		c := Check{Name: "layer: " + l.Name, OK: l.Active || l.NotNeeded, Value: l.Detail}
 		if !c.OK {
 			c.Value = "not in force: " + l.Detail
-			c.Advice = "serve's probe tried what this layer forbids and it was not stopped; see `mcpsandbox explain` for the threats left open"
+			c.Advice = layerAdvice(l.Off)
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// layerAdvice is what a layer not in force means, by why it is off.
+func layerAdvice(off string) string {
+	const open = "see `mcpsandbox explain --policy FILE` for the threats left open"
+	switch off {
+	case executor.OffUnavailable:
+		return "not available on this host (the value says what is missing): " + open
+	case executor.OffByPolicy:
+		return "the policy turns it off (the value names the setting): " + open
+	case executor.OffNotProvided:
+		return "this scheme does not enforce it on any host (the value says what stands in): " + open
+	}
+	return "serve's probe tried what this layer forbids and it was not stopped: " + open
 }

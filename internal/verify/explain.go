@@ -43,7 +43,10 @@ type ThreatRule struct {
 	// (an interpreter's writes, judged by the transactional workspace).
 	ClosableGap func(*policy.Policy) string
 	ClosedBy    string
-	Scenarios   []string
+	// CaveatOf, when set, is the caveat for this policy and the layers in force here (over
+	// Caveat): what bounds a threat can depend on which layers this host gives.
+	CaveatOf  func(p *policy.Policy, inForce func(layer string) bool) string
+	Scenarios []string
 }
 
 // Explain maps every threat the scheme faces to the layers in force on this host (as `serve
@@ -86,6 +89,10 @@ func Explain(p *policy.Policy, layers []executor.Layer, rules []ThreatRule) ([]T
 				}
 			}
 		}
+		caveat := r.Caveat
+		if r.CaveatOf != nil {
+			caveat = r.CaveatOf(p, func(name string) bool { _, ok := active[name]; return ok })
+		}
 		switch {
 		case gap != "":
 			t.Status, t.Note = NotEnforced, gap
@@ -98,8 +105,8 @@ func Explain(p *policy.Policy, layers []executor.Layer, rules []ThreatRule) ([]T
 					break
 				}
 			}
-		case r.Caveat != "":
-			t.Status, t.Note = Partly, r.Caveat
+		case caveat != "":
+			t.Status, t.Note = Partly, caveat
 		default:
 			t.Status = Enforced
 		}

@@ -94,14 +94,26 @@ var threats = []verify.ThreatRule{
 	{Threat: "exhaust memory", Layers: []string{sa.LayerRlimits},
 		Caveat:    "memory is capped for each process, not for the whole call: a call that starts several processes can use a multiple of limits.memory (RLIMIT_AS; summing needs cgroups)",
 		Scenarios: []string{"memory-bomb"}},
-	{Threat: "fill the disk", Layers: []string{sa.LayerRlimits},
-		Caveat:    "each file is capped at max_file_size, but nothing caps how many files a call writes in the workspace (RLIMIT_FSIZE)",
+	{Threat: "fill the disk", Layers: []string{sa.LayerRlimits, sa.LayerWorkspace}, CaveatOf: diskCaveat,
 		Scenarios: []string{"disk-fill"}},
 	{Threat: "hog the CPU", Layers: []string{sa.LayerCPUShare}, Scenarios: []string{"cpu-spin-past-timeout"}},
 	{Threat: "flood the client with output, or hang it", Server: true,
 		Scenarios: []string{"output-flood-file", "output-flood-python", "sleep-past-timeout", "cpu-spin-past-timeout", "concurrent-long-calls", "fd-exhaustion", "fake-jsonrpc-on-fds"}},
 	{Threat: "run a tool with a smuggled environment, directory or shell", Server: true,
 		Scenarios: []string{"extra-tool-arguments", "shell-metacharacters", "argument-injection"}},
+}
+
+// diskCaveat says what bounds a call's writes here: each file (RLIMIT_FSIZE) and, where the
+// transactional workspace is in force, all a call writes to the workspace (its layer's quota);
+// the private /tmp is a tmpfs of its own size, in memory and outside that quota.
+func diskCaveat(p *policy.Policy, inForce func(string) bool) string {
+	perFile := fmt.Sprintf("each file is capped at allowlist.max_file_size (%s, RLIMIT_FSIZE)", alsec.Of(p).MaxFileSize)
+	if !inForce(sa.LayerWorkspace) {
+		return perFile + ", but without the transactional workspace (see its row in serve --check) nothing caps how many files a call writes in the workspace"
+	}
+	return perFile + fmt.Sprintf(" and a call's workspace writes together at limits.workspace_quota (%s: its layer is measured every 250 ms, "+
+		"and a call past it is stopped and its writes dropped); left open: /tmp is a private tmpfs of up to limits.memory (%s) per call, "+
+		"held in memory rather than on disk and outside the quota, gone when the call ends", p.Limits.WorkspaceQuota, p.Limits.Memory)
 }
 
 // reachableHosts is explain's note for a host list: which hosts commands reach, and how.

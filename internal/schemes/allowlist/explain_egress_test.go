@@ -1,6 +1,7 @@
 package allowlist
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,5 +64,38 @@ func TestExplainHostList(t *testing.T) {
 	ts, _ = verify.Explain(p, layers, Scheme.Threats)
 	if th := find(ts, "reach the network"); th.Status != verify.Enforced {
 		t.Errorf("network = false: %+v", th)
+	}
+}
+
+// explain's "fill the disk" names what bounds a call's writes on this host: per file always,
+// and the workspace quota where the transactional workspace is in force (with the private
+// /tmp named as what the quota leaves open); without that layer it says nothing caps the count.
+func TestExplainDiskFill(t *testing.T) {
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).Commands = []policy.Command{{Name: "wc"}}
+	p.Limits.WorkspaceQuota = 256 << 20
+	disk := func(layers []executor.Layer) verify.Threat {
+		ts, err := verify.Explain(p, layers, Scheme.Threats)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range ts {
+			if th.Threat == "fill the disk" {
+				return th
+			}
+		}
+		t.Fatal("no threat \"fill the disk\"")
+		return verify.Threat{}
+	}
+	rl := executor.Layer{Name: sa.LayerRlimits, Active: true}
+	th := disk([]executor.Layer{rl, {Name: sa.LayerWorkspace, Active: true}})
+	if th.Status != verify.Partly || !strings.Contains(th.Note, "limits.workspace_quota (256MiB") ||
+		!strings.Contains(th.Note, "tmpfs") || strings.Contains(th.Note, "nothing caps") ||
+		!slices.Contains(th.By, sa.LayerWorkspace) {
+		t.Errorf("with the transactional workspace: %+v", th)
+	}
+	th = disk([]executor.Layer{rl, {Name: sa.LayerWorkspace, Detail: "overlayfs could not be mounted"}})
+	if th.Status != verify.Partly || !strings.Contains(th.Note, "nothing caps how many files") || strings.Contains(th.Note, "workspace_quota") {
+		t.Errorf("without the transactional workspace: %+v", th)
 	}
 }

@@ -11,13 +11,16 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 )
 
+// onlyDocker begins the engine check's advice in verify's host rows, which every scheme shows.
+const onlyDocker = "needed only for the docker scheme"
+
 // DockerEngine asks the engine the environment names for its version, runtimes and security
 // options: what the docker scheme can rely on here.
 func DockerEngine(ctx context.Context) verify.Check {
 	c := verify.Check{Name: "docker engine"}
 	cl, err := engine.New()
 	if err != nil {
-		c.Value, c.Advice = err.Error(), "needed only for the docker scheme"
+		c.Value, c.Advice = err.Error(), onlyDocker
 		return c
 	}
 	defer cl.Close()
@@ -26,7 +29,7 @@ func DockerEngine(ctx context.Context) verify.Check {
 	v, err := cl.Version(ctx)
 	if err != nil {
 		c.Value = "not reachable at " + cl.Where()
-		c.Advice = "needed only for the docker scheme: " + engine.StartAdvice(cl.Source)
+		c.Advice = onlyDocker + ": " + engine.StartAdvice(cl.Source)
 		return c
 	}
 	c.OK = true

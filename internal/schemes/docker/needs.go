@@ -15,6 +15,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -31,7 +32,7 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 	}
 	c := DockerEngine(ctx)
 	if !c.OK {
-		return fmt.Errorf("the docker scheme needs a running Docker engine: %s. %s. Nothing was written", c.Value, strings.TrimSuffix(c.Advice, "."))
+		return errors.New(engineNeeded(c))
 	}
 	if pr.Interactive {
 		fmt.Fprintf(pr.Out, "Docker engine: %s\n", c.Value)
@@ -97,6 +98,17 @@ func imagePresent(ctx context.Context, image string) (bool, error) {
 }
 
 // workspaceExists: the engine refuses to mount a host directory that does not exist, so every
+// engineNeeded is init's refusal when the engine check failed: what was tried, then what to do
+// (the check's advice without verify's "needed only for the docker scheme", which init, on the
+// docker scheme, has no use for).
+func engineNeeded(c verify.Check) string {
+	msg := "the docker scheme needs a running Docker engine: " + c.Value
+	if how := strings.TrimPrefix(strings.TrimPrefix(c.Advice, onlyDocker), ": "); how != "" {
+		msg += "; " + strings.TrimSuffix(how, ".")
+	}
+	return msg + ". Nothing was written"
+}
+
 // call would fail. The wizard offers to create it; otherwise init refuses, saying how.
 func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
 	d := Own(a)

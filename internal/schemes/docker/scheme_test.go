@@ -195,3 +195,22 @@ func TestAuditWorkspacePath(t *testing.T) {
 		}
 	}
 }
+
+// init's refusal without an engine reads as one sentence per thought: what was tried, then what
+// to do, without verify's "needed only for the docker scheme" glued on after a full stop.
+func TestEngineNeededWording(t *testing.T) {
+	for _, c := range []verify.Check{
+		{Value: "not reachable at unix:///var/run/docker.sock (default)", Advice: onlyDocker + ": start Docker (systemctl start docker)"},
+		{Value: "unable to parse docker host", Advice: onlyDocker},
+	} {
+		msg := engineNeeded(c)
+		if strings.Contains(msg, onlyDocker) || strings.Contains(msg, ". needed") || !strings.HasPrefix(msg, "the docker scheme needs a running Docker engine: "+c.Value) ||
+			!strings.HasSuffix(msg, ". Nothing was written") {
+			t.Errorf("%+v: %q", c, msg)
+		}
+	}
+	want := "the docker scheme needs a running Docker engine: not reachable at unix:///var/run/docker.sock (default); start Docker (systemctl start docker). Nothing was written"
+	if got := engineNeeded(verify.Check{Value: "not reachable at unix:///var/run/docker.sock (default)", Advice: onlyDocker + ": start Docker (systemctl start docker)"}); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -30,11 +30,11 @@ func (e *Executor) fileTools() []executor.Tool {
 	if e.al.HardLinks != alsec.HardLinksReadOnly {
 		fs.HardLinks = "allowlist.hardlinks"
 	}
-	where := fmt.Sprintf("Paths are relative to the workspace (%s) and stay inside it; links are followed only while they stay inside it. "+
-		"A write is checked as a command's writes are: protected files (.git, hooks, .envrc, editor and CI config, …) are refused, "+
-		"and so is anything past limits.workspace_quota.", e.ws)
+	where := fmt.Sprintf("Paths are relative to the workspace (%s) and stay inside it; links are followed only while they stay inside it.", e.ws)
+	writes := "A write is checked as a command's writes are: protected files (.git, hooks, .envrc, editor and CI config, …) are refused, " +
+		"and so is anything past limits.workspace_quota."
 	destructive := true
-	return executor.FileTools(fs, max, where, &mcp.ToolAnnotations{Title: "Workspace files", DestructiveHint: &destructive, OpenWorldHint: new(bool)})
+	return executor.FileTools(fs, max, where, writes, &mcp.ToolAnnotations{DestructiveHint: &destructive, OpenWorldHint: new(bool)})
 }
 
 // commitRules are the checks a layer's commit makes on the workspace, for a call's writes and

@@ -62,7 +62,7 @@ func (e *Executor) probeWorkspaceLayer() {
 // workspaceLayer is the transactional workspace's row in the layer report.
 func (e *Executor) workspaceLayer() executor.Layer {
 	if e.layerRoot == "" {
-		return executor.Layer{Name: LayerWorkspace, Detail: e.layerWhy}
+		return executor.Layer{Name: LayerWorkspace, Off: executor.OffUnavailable, Detail: e.layerWhy}
 	}
 	return executor.Layer{Name: LayerWorkspace, Active: true, Detail: fmt.Sprintf(
 		"a call's writes land in its own overlay layer (under %s) and reach the workspace only after serve checks each: "+

@@ -135,7 +135,7 @@ func (e *Executor) Layers() []executor.Layer {
 		if abi >= min {
 			return executor.Layer{Name: id, Detail: "Landlock was not measured in force (" + m.saw("open") + "); it would: " + what}
 		}
-		return executor.Layer{Name: id, Detail: fmt.Sprintf("not on this kernel (needs Landlock ABI %d, this one has %d); where it is: %s", min, abi, what)}
+		return executor.Layer{Name: id, Off: executor.OffUnavailable, Detail: fmt.Sprintf("not on this kernel (needs Landlock ABI %d, this one has %d); where it is: %s", min, abi, what)}
 	}
 	// Two network rows: "network isolation" is what the policy asks for, "network namespace"
 	// the mechanism that delivers it best.
@@ -186,7 +186,38 @@ func (e *Executor) Layers() []executor.Layer {
 		{Name: LayerProcessLimit, Active: m.nproc, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC; measured: %d)", e.pol.Limits.Pids, e.probe.Rlimits["nproc"])},
 		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (that needs cgroups); commands run at a lower priority (nice %d) and their CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
 	}
-	return append(append(ls, e.moreLayers()...), e.egressLayer(), e.workspaceLayer())
+	return e.offReasons(append(append(ls, e.moreLayers()...), e.egressLayer(), e.workspaceLayer()))
+}
+
+// offReasons says why each layer not in force is off where serve knows more than that its probe
+// did not find it: this host gave no namespace of that kind (the probe stepped down past it),
+// the kernel's Landlock is too old, serve is not root, the policy turns it off, or the scheme
+// never provides it. What is left ("") is a layer the probe tried and found not in force.
+func (e *Executor) offReasons(ls []executor.Layer) []executor.Layer {
+	noNS := func(f uintptr) bool { return !e.attr.has(f) }
+	why := map[string]string{}
+	set := func(layer, off string, when bool) {
+		if when && why[layer] == "" {
+			why[layer] = off
+		}
+	}
+	set(LayerNetIsolation, executor.OffByPolicy, e.al.AllHosts())
+	set(LayerNetNS, executor.OffByPolicy, e.al.AllHosts())
+	set(LayerNetNS, executor.OffUnavailable, noNS(unix.CLONE_NEWNET))
+	set(LayerCPUShare, executor.OffNotProvided, true)
+	set(LayerLandlockFS, executor.OffUnavailable, e.probe.LandlockABI < 1)
+	set(LayerUnprivileged, executor.OffUnavailable, !e.dropUID)
+	set(LayerUserNS, executor.OffUnavailable, noNS(unix.CLONE_NEWUSER))
+	set(LayerPIDNS, executor.OffUnavailable, noNS(unix.CLONE_NEWPID))
+	set(LayerIPCNS, executor.OffUnavailable, noNS(unix.CLONE_NEWIPC))
+	set(LayerProcessLimit, executor.OffUnavailable, !e.dropUID && !e.attr.userNS)
+	set(LayerProtectedRO, executor.OffUnavailable, noNS(unix.CLONE_NEWNS))
+	for i := range ls {
+		if l := &ls[i]; !l.Active && !l.NotNeeded && l.Off == "" {
+			l.Off = why[l.Name]
+		}
+	}
+	return ls
 }
 
 // measurement is the probe report judged against what serve asked for and its own namespaces.

@@ -325,7 +325,7 @@ func (e *Executor) Tools() []executor.Tool {
 		Run:         func(ctx context.Context, c executor.Call) (*executor.Result, error) { return e.call(ctx, c, "shell") },
 	}}
 	if dksec.Of(e.pol).Sessions() {
-		tools = append(tools, executor.FileTools(sessionFiles{e}, int64(e.pol.Limits.MaxFileBytes), sessionFilesWhere(where), ann("Files in the session's container"))...)
+		tools = append(tools, executor.FileTools(sessionFiles{e}, int64(e.pol.Limits.MaxFileBytes), sessionFilesWhere(where), "", ann(""))...)
 	}
 	return append(tools, e.callFileTools()...)
 }

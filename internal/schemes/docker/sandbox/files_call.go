@@ -26,13 +26,12 @@ func (e *Executor) callFileTools() []executor.Tool {
 	fs := &wsfiles.FS{Root: filepath.Clean(e.spec.workspace), SandboxPath: workspaceDir, Rule: "docker.workspace",
 		CommitRule: "workspace.commit",
 		Commit:     func(l *wslayer.Layer) (*executor.WorkspaceChanges, error) { return e.commit(l), nil }}
-	where := fmt.Sprintf("Paths are relative to the workspace (%s in the container) and stay inside it; links are followed only while they stay inside it. ", workspaceDir)
-	if e.spec.wsWrite {
-		where += "A write is checked as a call's writes are: protected files (.git, hooks, .envrc, editor and CI config, …) are refused, and so is anything past limits.workspace_quota."
-	} else {
+	where := fmt.Sprintf("Paths are relative to the workspace (%s in the container) and stay inside it; links are followed only while they stay inside it.", workspaceDir)
+	writes := "A write is checked as a call's writes are: protected files (.git, hooks, .envrc, editor and CI config, …) are refused, and so is anything past limits.workspace_quota."
+	if !e.spec.wsWrite {
 		fs.ReadOnly = "docker.workspace_writable"
-		where += "The workspace is read-only (docker.workspace_writable = false): write_file is refused."
+		writes = "The workspace is read-only (docker.workspace_writable = false): write_file is refused."
 	}
 	destructive := e.spec.wsWrite
-	return executor.FileTools(fs, max, where, &mcp.ToolAnnotations{Title: "Workspace files", DestructiveHint: &destructive, OpenWorldHint: new(bool)})
+	return executor.FileTools(fs, max, where, writes, &mcp.ToolAnnotations{DestructiveHint: &destructive, OpenWorldHint: new(bool)})
 }

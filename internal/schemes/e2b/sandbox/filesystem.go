@@ -27,7 +27,7 @@ func (e *Executor) fileTools() []executor.Tool {
 		return nil
 	}
 	where := "The file lives in this session's E2B sandbox, the one run_code and run_command use: relative paths are relative to " + homeDir + ", where the code runs."
-	return executor.FileTools(e, int64(e.pol.Limits.MaxFileBytes), where, &mcp.ToolAnnotations{OpenWorldHint: boolPtr(e.cfg.AllowInternet)})
+	return executor.FileTools(e, int64(e.pol.Limits.MaxFileBytes), where, "", &mcp.ToolAnnotations{OpenWorldHint: boolPtr(e.cfg.AllowInternet)})
 }
 
 // inSession runs f with the call's session sandbox (created if the session has none yet), as
