@@ -148,3 +148,19 @@ func TestVerifyAndExplainUseInitsPolicy(t *testing.T) {
 		os.Remove(p)
 	}
 }
+
+// serve refuses a workspace holding its audit log (here the default one, under
+// $XDG_STATE_HOME, with the workspace above it), before it answers anything: a call could
+// erase or forge the record of every call. The same workspace without it serves.
+func TestServeRefusesItsAuditLogInTheWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(ws, ".local", "state"))
+	_, _, err := runCLI("serve", "--default", "--workspace", ws, "--check")
+	if err == nil || !strings.Contains(err.Error(), "the audit log") || !strings.Contains(err.Error(), "inside the workspace") {
+		t.Fatalf("serve with its audit log in the workspace: %v", err)
+	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	if _, _, err := runCLI("serve", "--default", "--workspace", ws, "--check"); err != nil {
+		t.Fatalf("serve with its audit log elsewhere: %v", err)
+	}
+}

@@ -106,6 +106,15 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		}
 		return sc.Relay(ctx, p, scheme.RelayOptions{Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Logger: log})
 	}
+	path := p.Audit.Path
+	if path == "" {
+		if path, err = audit.DefaultPath(); err != nil {
+			return err
+		}
+	}
+	if err := policy.CheckOwnFiles(p.WorkspaceDir(), p.File, path); err != nil {
+		return err
+	}
 	// over stdio, serve.Run begins the executor's deferred start-up after the first answers
 	ex, err := sc.NewExecutor(p, scheme.ExecOptions{Logger: log, DeferStart: o.HTTP == "" && !o.Check})
 	if err != nil {
@@ -117,12 +126,6 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 			return err
 		}
 		return printLayers(o.IO.Out, p, ex.Layers(), o.JSON)
-	}
-	path := p.Audit.Path
-	if path == "" {
-		if path, err = audit.DefaultPath(); err != nil {
-			return err
-		}
 	}
 	al, err := audit.Open(path, os.Environ())
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -50,6 +51,7 @@ var CommonRules = []Rule{
 	{"MS403", Low, "limits above what one call needs (memory > 2GiB, pids > 512, max_concurrent > 16)"},
 	{"MS404", High, "the policy file or its directory is writable by others, or owned by another user: serve refuses it"},
 	{"MS405", Low, "the audit log lives in a world-writable directory"},
+	{"MS406", High, "the policy file or the audit log lies inside the workspace, where calls write: serve refuses it"},
 }
 
 // Add records one finding of rule id at the policy key, with a message and its fix.
@@ -102,6 +104,14 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 		if err := policy.CheckFileSafe(path); err != nil && !os.IsNotExist(errors.Unwrap(err)) {
 			add("MS404", "", "%v", "make the file and its directory writable only by you or root (serve refuses it until then)", err)
 		}
+	}
+	// The same judgement serve makes at start-up.
+	auditPath := p.Audit.Path
+	if auditPath == "" {
+		auditPath, _ = audit.DefaultPath()
+	}
+	if err := policy.CheckOwnFiles(p.WorkspaceDir(), path, auditPath); err != nil {
+		add("MS406", "audit.path", "%v", "keep the policy and the audit log outside the workspace", err)
 	}
 	if p.Audit.Path != "" {
 		if st, err := os.Stat(filepath.Dir(p.Audit.Path)); err == nil && st.Mode()&0o002 != 0 {

@@ -97,6 +97,7 @@ func TestAuditRules(t *testing.T) {
 		{"MS401", func(p *policy.Policy) { p.Limits.Timeout.Duration = 1 << 40 }},
 		{"MS402", func(p *policy.Policy) { p.Limits.MaxOutputBytes = 8 << 20 }},
 		{"MS403", func(p *policy.Policy) { p.Limits.Pids = 4096 }},
+		{"MS406", func(p *policy.Policy) { p.Audit.Path = filepath.Join(alsec.Of(p).Workspace, "logs", "audit.jsonl") }},
 	}
 	for _, c := range cases {
 		p := base()

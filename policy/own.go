@@ -1,0 +1,54 @@
+package policy
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// CheckOwnFiles refuses a workspace (ws, a policy's WorkspaceDir) that holds serve's own files:
+// the policy file (policyFile) and the audit log (auditPath), given as serve will use them. Calls write in the workspace
+// (their commands through the layer's commit, the file tools directly), so a policy there could
+// be rewritten to allow more at the next start, and an audit log there erased or forged, with
+// `audit verify` calling the rest intact. Links are followed on both sides; a file not made yet
+// (the audit log before the first start) is judged by where it will be.
+func CheckOwnFiles(ws, policyFile, auditPath string) error {
+	if ws == "" || mutated("serve-own-files-in-workspace") {
+		return nil
+	}
+	wsReal := realPath(ws)
+	for _, f := range []struct{ what, path, fix string }{
+		{"the policy file", policyFile, "move the policy outside the workspace (mcpsandbox init --policy-out FILE writes it elsewhere)"},
+		{"the audit log", auditPath, `set audit.path to a file outside the workspace (or "" for the default under $XDG_STATE_HOME), or give a workspace that does not hold it`},
+	} {
+		if f.path == "" {
+			continue
+		}
+		if r := realPath(f.path); within(wsReal, r) {
+			return fmt.Errorf("%s %s lies inside the workspace %s, where calls write: a call could rewrite it (%s). Serve refuses this: %s",
+				f.what, f.path, ws, map[bool]string{true: "and so what the next serve allows", false: "and so the record of every call"}[f.what == "the policy file"], f.fix)
+		}
+	}
+	return nil
+}
+
+// realPath is p with every link on its way followed, as far as it exists: a file not made yet
+// is its directory's real path joined with its name.
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if d := filepath.Dir(p); d != p {
+		return filepath.Join(realPath(d), filepath.Base(p))
+	}
+	return p
+}
+
+// within says whether p is dir or below it.
+func within(dir, p string) bool {
+	if dir == p {
+		return true
+	}
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}

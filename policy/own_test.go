@@ -1,0 +1,35 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Serve's own files inside the workspace are refused, however the path reaches there (a link
+// to the workspace, a file not made yet); outside it, or beside it, they are not.
+func TestCheckOwnFiles(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	os.MkdirAll(filepath.Join(ws, "logs"), 0o755)
+	link := filepath.Join(root, "link")
+	os.Symlink(ws, link)
+	for _, c := range []struct {
+		policy, audit, want string
+	}{
+		{filepath.Join(ws, "p.toml"), filepath.Join(root, "audit.jsonl"), "the policy file"},
+		{filepath.Join(root, "p.toml"), filepath.Join(ws, "logs", "audit.jsonl"), "the audit log"},
+		{filepath.Join(root, "p.toml"), filepath.Join(link, "new", "audit.jsonl"), "the audit log"},
+		{filepath.Join(root, "p.toml"), filepath.Join(root, "ws2", "audit.jsonl"), ""},
+		{"", filepath.Join(root, "audit.jsonl"), ""},
+	} {
+		err := CheckOwnFiles(ws, c.policy, c.audit)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s, %s: %v", c.policy, c.audit, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want+" ") || !strings.Contains(err.Error(), "inside the workspace")):
+			t.Errorf("%s, %s: %v, want %s refused", c.policy, c.audit, err, c.want)
+		}
+	}
+}
