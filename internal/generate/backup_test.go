@@ -79,3 +79,26 @@ func TestProjectBackupsOutsideTheProject(t *testing.T) {
 		t.Errorf("undo: %s", b)
 	}
 }
+
+// A config with another name (a hard link) is refused, both names unchanged: the atomic
+// replace would split them. Nothing else is left behind (no backup).
+func TestWriteRefusesAHardLinkedConfig(t *testing.T) {
+	dir := t.TempDir()
+	p, other := filepath.Join(dir, "settings.json"), filepath.Join(dir, "dotfiles-settings.json")
+	os.WriteFile(p, []byte("{}"), 0o600)
+	if err := os.Link(p, other); err != nil {
+		t.Skip("SKIP: no hard links here:", err)
+	}
+	_, err := WriteFileSafely(p, []byte(`{"a": 1}`), 0o600)
+	if err == nil || !strings.Contains(err.Error(), "hard links") {
+		t.Fatalf("a hard-linked config: %v", err)
+	}
+	for _, f := range []string{p, other} {
+		if b, _ := os.ReadFile(f); string(b) != "{}" {
+			t.Errorf("%s changed: %s", f, b)
+		}
+	}
+	if bs := backupsOf(t, dir, "settings.json"); len(bs) != 0 {
+		t.Errorf("backups left: %v", bs)
+	}
+}

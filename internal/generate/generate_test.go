@@ -154,6 +154,9 @@ func TestMergeRefusals(t *testing.T) {
 		"{\n  \"a\": 1,\n  \"b\" 2\n}\n":                                3,
 		"[1, 2]":                                                        1,
 		"{\n  /* open comment\n}":                                       2,
+		// two servers objects, or one server twice: clients read the last, init would write the first
+		"{\n  \"mcpServers\": {},\n  \"mcpServers\": {}\n}\n":                         3,
+		"{\n  \"mcpServers\": {\n    \"sandbox\": {},\n    \"sandbox\": {}\n  }\n}\n": 4,
 	} {
 		_, err := Merge(cur, []byte(in), "sandbox", e, false)
 		var se *SyntaxError

@@ -237,5 +237,23 @@ func (n *jnode) member(key string) *jmember {
 	return nil
 }
 
+// uniqueMember refuses an object that holds key twice: init would write into the first, and
+// clients read the last (JSON.parse, Go's encoding/json), so the entry init proves would not be
+// the one a client starts.
+func (n *jnode) uniqueMember(src []byte, key string) error {
+	first := -1
+	for i := range n.members {
+		if n.members[i].key != key {
+			continue
+		}
+		if first >= 0 && !mutated("init-duplicate-keys") {
+			return &SyntaxError{Line: lineOf(src, n.members[i].keyStart), Col: 1,
+				Msg: fmt.Sprintf("%q appears twice in one object (also on line %d): clients read the last, so init will not guess; remove one", key, lineOf(src, n.members[first].keyStart))}
+		}
+		first = i
+	}
+	return nil
+}
+
 // jsonUnmarshalStrict decodes one JSON value (no comments) for tests and checks.
 func jsonUnmarshalStrict(b []byte, v any) error { return json.Unmarshal(b, v) }

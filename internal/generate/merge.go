@@ -124,6 +124,9 @@ func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) (
 	unit := indentUnit(src, root)
 	obj := root
 	for i, k := range path {
+		if err := obj.uniqueMember(src, k); err != nil {
+			return nil, err
+		}
 		m := obj.member(k)
 		if m == nil {
 			ind := unit
@@ -139,6 +142,9 @@ func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) (
 			return nil, &SyntaxError{Line: lineOf(src, m.val.start), Col: 1, Msg: fmt.Sprintf("%q is not an object", k)}
 		}
 		obj = m.val
+	}
+	if err := obj.uniqueMember(src, name); err != nil {
+		return nil, err
 	}
 	if m := obj.member(name); m != nil {
 		if !replace {

@@ -97,6 +97,11 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 		if !old.Mode().IsRegular() {
 			return res, fmt.Errorf("%s is not a regular file%s: move it aside, then run init again", target, via)
 		}
+		// A new file renamed over this name would leave its other names with the old contents.
+		if n := links(old); n > 1 && !mutated("init-hard-links-split") {
+			return res, fmt.Errorf("%s has %d names (hard links)%s: init replaces a file atomically (a new file renamed over it), which would leave the other names with the old contents. "+
+				"Make it one file (or a symbolic link, which init writes through), or use --print and add the entry by hand", target, n, via)
+		}
 		// No owner write bit means "do not write" even to root, whom access(2) would let through.
 		if old.Mode().Perm()&0o200 == 0 || !writable(target) {
 			return res, fmt.Errorf("%s is read-only%s: make it writable (chmod u+w %s) or use --print and add the entry by hand", target, via, target)

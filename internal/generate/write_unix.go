@@ -18,6 +18,14 @@ type owner struct {
 	set      bool
 }
 
+// links is how many names the file has (hard links).
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
 func ownerOf(fi fs.FileInfo) owner {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return owner{uid: int(st.Uid), gid: int(st.Gid), set: true}
