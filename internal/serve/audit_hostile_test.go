@@ -221,6 +221,10 @@ func TestShutdownKilledCallIsAuditedCancelled(t *testing.T) {
 	if len(es) != 1 || es[0].Decision != "cancelled" {
 		t.Fatalf("shutdown-killed call audited as %+v", es)
 	}
+	// Over stdio there is no grace period: the reason says it was killed at once.
+	if !strings.Contains(es[0].Reason, "at once") || strings.Contains(es[0].Reason, "grace period was") || strings.Contains(es[0].Reason, "end of the grace") {
+		t.Errorf("the reason of a stdio shutdown's kill: %q", es[0].Reason)
+	}
 }
 
 // An over-long stdio message is answered with its own id (found at its start or its end), the

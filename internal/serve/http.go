@@ -247,8 +247,8 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	// connection, and a client's standalone SSE stream (GET) stays open for as long as its
 	// session: so wait for the requests that carry calls (POST) instead.
 	go hs.Shutdown(sctx)
-	inflight.wait(sctx) // running calls finish, up to the grace period
-	r.stopAll()         // then the calls still running are cancelled (and their trees killed)
+	inflight.wait(sctx)                                             // running calls finish, up to the grace period
+	r.stopAll("the call was killed at the end of the grace period") // then the calls still running are cancelled (and their trees killed)
 	// ...and their answers ("cancelled: shutting down") get a moment to reach their clients.
 	wctx, wcancel := context.WithTimeout(context.Background(), 3*time.Second)
 	inflight.wait(wctx)

@@ -75,7 +75,8 @@ func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, 
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions(p)})
 	r := &runner{pol: p, ex: ex, hash: sync.OnceValue(p.Hash), audit: o.Audit, log: o.Logger,
 		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}, idle: newIdleReleaser()}
-	r.stop, r.stopAll = context.WithCancel(context.Background())
+	stop, stopAll := context.WithCancelCause(context.Background())
+	r.stop, r.stopAll = stop, func(why string) { stopAll(errors.New(why)) }
 	known := map[string]bool{}
 	schemas := map[string]listedSchemas{}
 	out := compactOutputSchema()
@@ -258,7 +259,7 @@ func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options)
 	go func() { done <- ss.Wait() }()
 	select {
 	case <-ctx.Done():
-		r.stopAll() // running calls end now; Close waits for them
+		r.stopAll("the call was killed at once: over stdio serve has no grace period") // running calls end now; Close waits for them
 		ss.Close()
 		<-done
 		err = nil
@@ -322,8 +323,8 @@ type runner struct {
 	// stop ends every running call: at shutdown, once the grace period is over, because the
 	// SDK's session Close waits for running handlers instead of cancelling them.
 	stop    context.Context
-	stopAll context.CancelFunc
-	hash    func() string // the policy's, computed once, after the first answers (afterToolsList) or at the first audit entry
+	stopAll func(why string) // why: how the calls still running were ended, for their audit
+	hash    func() string    // the policy's, computed once, after the first answers (afterToolsList) or at the first audit entry
 	audit   *audit.Log
 	log     *slog.Logger
 	slots   *slots
@@ -388,7 +389,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			entry.Decision, entry.Rule, entry.Reason = "refused", ref.Rule, ref.Reason
 			out = errorResult(ref.Error())
 		case errors.Is(err, errShutdown):
-			entry.Decision, entry.Reason = "cancelled", "serve is shutting down: the call was killed at the end of the grace period"
+			entry.Decision, entry.Reason = "cancelled", "serve is shutting down: "+context.Cause(r.stop).Error()
 			out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
 		case err != nil && ctx.Err() != nil:
 			entry.Decision, entry.Reason = "cancelled", err.Error()
