@@ -112,15 +112,16 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 			return err
 		}
 	}
-	if err := policy.CheckOwnFiles(p.WorkspaceDir(), p.File, path); err != nil {
-		return err
-	}
 	// over stdio, serve.Run begins the executor's deferred start-up after the first answers
 	ex, err := sc.NewExecutor(p, scheme.ExecOptions{Logger: log, DeferStart: o.HTTP == "" && !o.Check})
 	if err != nil {
 		return err
 	}
 	defer ex.Close()
+	// after the scheme's own judgement of the workspace (a system directory is refused as such)
+	if err := policy.CheckOwnFiles(p.WorkspaceDir(), p.File, path); err != nil {
+		return err
+	}
 	if o.Check {
 		if err := ex.Ready(); err != nil {
 			return err

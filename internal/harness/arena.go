@@ -38,6 +38,10 @@ const (
 // parallel and nothing one leaves behind is blamed on another.
 type Arena struct {
 	Root, WS, Outside, Home, RootOnly string
+	// Own holds serve's own files (the run's policy and audit log), beside Root, not in it: a
+	// control that sets the workspace too wide (to Root) must still find serve willing to start,
+	// and serve refuses a workspace holding its own files.
+	Own string
 	Nonce, Secret, Tag, Marker        string
 
 	// SandboxUID is the uid commands run as, when the harness can know it (-1 otherwise).
@@ -106,6 +110,9 @@ func newArena(setup []Setup) (a *Arena, err error) {
 			a.Close()
 		}
 	}()
+	if a.Own, err = os.MkdirTemp(filepath.Dir(a.Root), "mcpsandbox-harness-own-"); err != nil {
+		return nil, fmt.Errorf("create the harness's directory for serve's own files: %w", err)
+	}
 	a.WS = filepath.Join(a.Root, "ws")
 	a.Outside = filepath.Join(a.Root, "outside")
 	a.Home = filepath.Join(a.Root, "home")
@@ -405,7 +412,7 @@ func (a *Arena) start(ctx context.Context, bin string, p *policy.Policy, extraEn
 	if err != nil {
 		return fmt.Errorf("write the run's policy: %w", err)
 	}
-	a.policyPath = filepath.Join(a.Root, "policy.toml")
+	a.policyPath = filepath.Join(a.Own, "policy.toml")
 	if err := os.WriteFile(a.policyPath, b, 0o644); err != nil {
 		return fmt.Errorf("write the run's policy: %w", err)
 	}
@@ -504,7 +511,13 @@ func (a *Arena) Close() {
 		})
 		os.RemoveAll(a.Root)
 	}
+	if a.Own != "" {
+		os.RemoveAll(a.Own)
+	}
 }
+
+// AuditPath is where the run's audit log goes (in Own).
+func (a *Arena) AuditPath() string { return filepath.Join(a.Own, "audit.jsonl") }
 
 // SiblingPID is the host pid of the arena's sibling: a process of the sandbox's uid (when the
 // harness is root; the harness's own uid otherwise) started beside the server, holding the

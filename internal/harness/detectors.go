@@ -188,7 +188,7 @@ func (a *Arena) SnapshotOutside() OutsideSnapshot {
 		if p == a.WS {
 			return filepath.SkipDir
 		}
-		if p == filepath.Join(a.Root, "audit.jsonl") || p == a.policyPath || p == filepath.Join(a.Root, "policy.toml") {
+		if p == a.AuditPath() || p == a.policyPath {
 			return nil // the server's own files
 		}
 		m[p] = stateOf(p)

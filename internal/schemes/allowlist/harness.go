@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -32,7 +31,7 @@ func (adapter) Offer() *harness.Offer { return offer }
 
 func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 	alsec.Of(p).Workspace = a.WS
-	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
+	p.Audit.Path = a.AuditPath()
 	if os.Geteuid() != 0 {
 		return nil
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -38,7 +37,7 @@ func (adapter) Offer() *harness.Offer { return offer }
 
 func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 	dksec.Of(p).Workspace = a.WS
-	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
+	p.Audit.Path = a.AuditPath()
 	if os.Geteuid() != 0 {
 		return nil
 	}

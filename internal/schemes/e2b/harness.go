@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -58,7 +57,7 @@ func (adapter) Ready(p *policy.Policy) error {
 }
 
 func (ad adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
-	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
+	p.Audit.Path = a.AuditPath()
 	if live() {
 		return ad.Ready(p)
 	}

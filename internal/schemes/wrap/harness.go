@@ -42,7 +42,7 @@ func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 	if len(wrapsec.Of(p).Command) == 0 {
 		return fmt.Errorf("the harness attacks the server [wrap].command names, and this policy names none: set it to the hostile test server (%s)", buildHint)
 	}
-	p.Audit.Path = filepath.Join(a.Root, "audit.jsonl")
+	p.Audit.Path = a.AuditPath()
 	if os.Geteuid() != 0 {
 		return nil
 	}
