@@ -100,7 +100,11 @@ func (c *KeyChecker) Check(raw []byte) error {
 			expectKey = false
 		}
 	}
-	return c.collisions(raw)
+	err := c.collisions(raw)
+	if cap(c.keys) > 1<<16 { // a huge message's key list is not kept for the next one
+		c.keys, c.stack = nil, nil
+	}
+	return err
 }
 
 // collisions finds two keys of one object with equal hashes that fold equal.
