@@ -107,7 +107,8 @@ func (c *KeyChecker) Check(raw []byte) error {
 	return err
 }
 
-// collisions finds two keys of one object with equal hashes that fold equal.
+// collisions finds two keys of one object with equal hashes that fold equal; of several such
+// pairs, the one whose second key comes first in raw (the first a reader meets).
 func (c *KeyChecker) collisions(raw []byte) error {
 	slices.SortFunc(c.keys, func(a, b keyEntry) int {
 		switch {
@@ -118,15 +119,22 @@ func (c *KeyChecker) collisions(raw []byte) error {
 		}
 		return cmpU64(uint64(a.start), uint64(b.start))
 	})
-	for i := 0; i < len(c.keys); i++ {
+	var first, second *keyEntry
+	for i := range c.keys {
 		for j := i + 1; j < len(c.keys) && c.keys[j].obj == c.keys[i].obj && c.keys[j].hash == c.keys[i].hash; j++ {
-			a, b := keyText(raw, c.keys[i].start), keyText(raw, c.keys[j].start)
-			if foldEqual(a, b) {
-				return &KeyError{Key: clipKey(a), Other: clipKey(b), Depth: int(c.keys[i].depth)}
+			if second != nil && c.keys[j].start >= second.start {
+				break
+			}
+			if foldEqual(keyText(raw, c.keys[i].start), keyText(raw, c.keys[j].start)) {
+				first, second = &c.keys[i], &c.keys[j]
+				break
 			}
 		}
 	}
-	return nil
+	if second == nil {
+		return nil
+	}
+	return &KeyError{Key: clipKey(keyText(raw, first.start)), Other: clipKey(keyText(raw, second.start)), Depth: int(first.depth)}
 }
 
 func cmpU64(a, b uint64) int {

@@ -15,6 +15,7 @@ func TestCheckKeys(t *testing.T) {
 		`{"a":1,"a":2}`:                                  `"a" twice`,
 		`{"na\u006de":1,"name":2}`:                       `"name" twice`,
 		`{"x":[{"k":1}],"y":{"z":{"\u212a":1,"K":2}}}`:   "\"\u212a\" and \"K\"", // Kelvin sign
+		`{"b":1,"a":2,"A":3,"B":4}`:                      `"a" and "A"`,          // the first collision a reader meets
 		`{"ſ":1,"S":2}`:                                  `"ſ" and "S"`,
 		`[1,{"p":{"Name":1,"nAME":2}}]`:                  `depth 3`,
 		`{"jsonrpc":"2.0","method":"a","Method":"b"}`:    `"method" and "Method"`,
