@@ -42,16 +42,16 @@ var keySeed = maphash.MakeSeed()
 
 // keyEntry is one object key met by a KeyChecker.
 type keyEntry struct {
-	hash  uint64 // of the key's case-folded runes
+	hash  uint64 // of the object's number and the key's case-folded runes
 	obj   uint32 // which object (numbered in the order they open)
 	start uint32 // offset of the key's opening quote
-	depth uint32
 }
 
 // KeyChecker finds ambiguous object keys in raw JSON without decoding it. Its buffers are
 // reused from one Check to the next; it is not safe for concurrent use.
 type KeyChecker struct {
 	keys  []keyEntry
+	table []uint32 // open addressing: 1 + an index into keys, 0 for an empty slot
 	stack []uint32 // per open container: its object number, or 0 for an array
 }
 
@@ -74,11 +74,12 @@ func (c *KeyChecker) Check(raw []byte) error {
 		case '"':
 			end := stringEnd(raw, i)
 			if expectKey && len(c.stack) > 0 {
-				h, ok := foldHash(raw[i+1 : end])
+				obj := c.stack[len(c.stack)-1]
+				h, ok := foldHash(obj, raw[i+1:end])
 				if !ok {
 					return &KeyError{Key: clipKey(raw[i+1 : end]), Depth: len(c.stack), Invalid: true}
 				}
-				c.keys = append(c.keys, keyEntry{hash: h, obj: c.stack[len(c.stack)-1], start: uint32(i), depth: uint32(len(c.stack))})
+				c.keys = append(c.keys, keyEntry{hash: h, obj: obj, start: uint32(i)})
 			}
 			expectKey = false
 			i = end
@@ -102,49 +103,51 @@ func (c *KeyChecker) Check(raw []byte) error {
 	}
 	err := c.collisions(raw)
 	if cap(c.keys) > 1<<16 { // a huge message's key list is not kept for the next one
-		c.keys, c.stack = nil, nil
+		c.keys, c.table, c.stack = nil, nil, nil
 	}
 	return err
 }
 
-// collisions finds two keys of one object with equal hashes that fold equal; of several such
-// pairs, the one whose second key comes first in raw (the first a reader meets).
+// collisions finds the first key (in raw's order) that folds equal to an earlier key of its
+// object: the first collision a reader meets. The keys go into an open-addressing table by hash.
 func (c *KeyChecker) collisions(raw []byte) error {
-	slices.SortFunc(c.keys, func(a, b keyEntry) int {
-		switch {
-		case a.obj != b.obj:
-			return cmpU64(uint64(a.obj), uint64(b.obj))
-		case a.hash != b.hash:
-			return cmpU64(a.hash, b.hash)
-		}
-		return cmpU64(uint64(a.start), uint64(b.start))
-	})
-	var first, second *keyEntry
-	for i := range c.keys {
-		for j := i + 1; j < len(c.keys) && c.keys[j].obj == c.keys[i].obj && c.keys[j].hash == c.keys[i].hash; j++ {
-			if second != nil && c.keys[j].start >= second.start {
+	size := 1
+	for size < 2*len(c.keys) {
+		size <<= 1
+	}
+	c.table = slices.Grow(c.table[:0], size)[:size]
+	clear(c.table)
+	mask := uint64(size - 1)
+	for j := range c.keys {
+		k := &c.keys[j]
+		for slot := k.hash & mask; ; slot = (slot + 1) & mask {
+			i := c.table[slot]
+			if i == 0 {
+				c.table[slot] = uint32(j + 1)
 				break
 			}
-			if foldEqual(keyText(raw, c.keys[i].start), keyText(raw, c.keys[j].start)) {
-				first, second = &c.keys[i], &c.keys[j]
-				break
+			if e := &c.keys[i-1]; e.hash == k.hash && e.obj == k.obj && foldEqual(keyText(raw, e.start), keyText(raw, k.start)) {
+				return &KeyError{Key: clipKey(keyText(raw, e.start)), Other: clipKey(keyText(raw, k.start)), Depth: depthAt(raw, int(e.start))}
 			}
 		}
 	}
-	if second == nil {
-		return nil
-	}
-	return &KeyError{Key: clipKey(keyText(raw, first.start)), Other: clipKey(keyText(raw, second.start)), Depth: int(first.depth)}
+	return nil
 }
 
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// depthAt is the nesting of raw[at] (outside strings).
+func depthAt(raw []byte, at int) int {
+	depth := 0
+	for i := 0; i < at; i++ {
+		switch raw[i] {
+		case '"':
+			i = stringEnd(raw, i)
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
 	}
-	return 0
+	return depth
 }
 
 // stringEnd is the offset of the quote closing the string opened at raw[open] (len(raw) when
@@ -245,13 +248,14 @@ func foldRune(r rune) rune {
 	return least
 }
 
-// foldHash hashes the folding classes of escaped key text's runes; false when it is not valid
+// foldHash hashes the object's number and the folding classes of escaped key text's runes; false when it is not valid
 // Unicode.
-func foldHash(s []byte) (uint64, bool) {
+func foldHash(obj uint32, s []byte) (uint64, bool) {
 	var h maphash.Hash
 	h.SetSeed(keySeed)
 	var buf [64]byte
-	n := 0
+	buf[0], buf[1], buf[2], buf[3] = byte(obj), byte(obj>>8), byte(obj>>16), byte(obj>>24)
+	n := 4
 	for len(s) > 0 {
 		r, size, ok := nextRune(s)
 		if !ok {
@@ -260,7 +264,7 @@ func foldHash(s []byte) (uint64, bool) {
 		s = s[size:]
 		f := foldRune(r)
 		buf[n], buf[n+1], buf[n+2] = byte(f), byte(f>>8), byte(f>>16)
-		if n += 3; n == len(buf)-1 {
+		if n += 3; n > len(buf)-3 {
 			h.Write(buf[:n])
 			n = 0
 		}

@@ -46,7 +46,7 @@ func TestCheckKeys(t *testing.T) {
 	}
 	var many strings.Builder
 	many.WriteString("{")
-	for i := range 60000 {
+	for i := range 30000 {
 		if i > 0 {
 			many.WriteString(",")
 		}
@@ -69,4 +69,34 @@ func itoa(i int) string {
 		b = append([]byte{byte('0' + i%10)}, b...)
 	}
 	return string(b)
+}
+
+// BenchmarkCheckKeys: a 4 MiB message of small keys (wrap's MaxFrame), and keys of runes with
+// long folding orbits.
+func BenchmarkCheckKeys(b *testing.B) {
+	object := func(key func(i int) string) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := 0; b.Len() < 4<<20; i++ {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"` + key(i) + `":1`)
+		}
+		return b.String() + "}"
+	}
+	small := object(func(i int) string { return "k" + itoa(i) })
+	folded := object(func(i int) string { return strings.Repeat("ſKΩ", 8) + itoa(i) })
+	for _, c := range []struct{ name, raw string }{{"small-keys-4MiB", small}, {"folded-keys-4MiB", folded}} {
+		b.Run(c.name, func(b *testing.B) {
+			raw := []byte(c.raw)
+			b.SetBytes(int64(len(raw)))
+			var k KeyChecker
+			for b.Loop() {
+				if err := k.Check(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
