@@ -52,6 +52,7 @@ func members(raw []byte) []member {
 type ambiguousFrame struct {
 	id     json.RawMessage // the id to answer; nil when the id itself is ambiguous or absent
 	hasID  bool            // some key reads as "id" (a request, not a notification)
+	method bool            // some key reads as "method" (not a response to the server's request)
 	isCall bool            // some reading of its method is tools/call
 	tools  []string        // every reading of params.name
 }
@@ -65,6 +66,7 @@ func readAmbiguous(line []byte) ambiguousFrame {
 			ids++
 			a.hasID, a.id = true, m.val
 		case strings.EqualFold(m.key, "method"):
+			a.method = true
 			var s string
 			_ = json.Unmarshal(m.val, &s)
 			a.isCall = a.isCall || s == "tools/call"
@@ -84,7 +86,9 @@ func readAmbiguous(line []byte) ambiguousFrame {
 }
 
 // refuseAmbiguous answers (and, for a tools/call, audits) a client message with ambiguous
-// keys; it never reaches the server. A notification is dropped and logged.
+// keys; it never reaches the server. A notification, or a response to the server's request, is
+// dropped and logged (the server's request then goes unanswered, as for a client that never
+// answers it).
 func (r *relay) refuseAmbiguous(line []byte, err error) {
 	a := readAmbiguous(line)
 	why := fmt.Sprintf("the message is ambiguous (%s): %v", RuleAmbiguousKeys, err)
@@ -94,11 +98,11 @@ func (r *relay) refuseAmbiguous(line []byte, err error) {
 		p := &pending{id: a.id, method: "tools/call", tool: strings.Join(a.tools, "|"), argBytes: len(line),
 			argHash: hex.EncodeToString(sum[:]), start: time.Now()}
 		r.refuseCall(p, RuleAmbiguousKeys, why+"; it was not relayed (the audit's bytes and sha256 are the whole message's)")
-	case a.hasID:
+	case a.hasID && a.method:
 		r.refuse(a.id, "", RuleAmbiguousKeys, why+"; it was not relayed", codeInvalid)
 	default:
-		r.log.Warn("dropped an ambiguous notification from the client", "rule", RuleAmbiguousKeys, "err", err)
-		r.explainf("dropped a client notification (%s): %s", RuleAmbiguousKeys, why)
+		r.log.Warn("dropped an ambiguous notification or response from the client", "rule", RuleAmbiguousKeys, "err", err)
+		r.explainf("dropped a client notification or response (%s): %s", RuleAmbiguousKeys, why)
 	}
 }
 

@@ -57,6 +57,7 @@ func TestRelayRefusesAmbiguousKeys(t *testing.T) {
 		`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"secret_tool","arguments":{}},"Id":null}`,
 		`{"jsonrpc":"2.0","id":18,"method":"ping","Method":"tools/list"}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized","METHOD":"x"}`,
+		`{"jsonrpc":"2.0","id":"s1","result":{"a":1,"A":2}}`,
 	}
 	ok := `{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"ok_tool","arguments":{"Path":"a","path2":"b"}}}`
 	if err := r.fromClient(strings.NewReader(strings.Join(attacks, "\n") + "\n" + ok + "\n")); err != nil {
@@ -66,8 +67,8 @@ func TestRelayRefusesAmbiguousKeys(t *testing.T) {
 		t.Fatalf("reached the server: %.300q, want only the unambiguous call", got)
 	}
 	c := toClient.lines()
-	if len(c) != len(attacks)-1 {
-		t.Fatalf("answers: %d, want %d (the notification is not answered): %.500q", len(c), len(attacks)-1, c)
+	if len(c) != len(attacks)-2 {
+		t.Fatalf("answers: %d, want %d (the notification and the response are not answered): %.500q", len(c), len(attacks)-2, c)
 	}
 	for i, a := range c {
 		if !strings.Contains(a, RuleAmbiguousKeys) || !strings.Contains(a, `"error"`) {
