@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
 	"strconv"
 	"unicode"
@@ -66,6 +67,18 @@ func CheckKeys(raw []byte) error {
 // Check is CheckKeys with c's buffers. It does not check raw is valid JSON: it reads what it
 // can as JSON, and keys it cannot tell apart from values are compared as keys.
 func (c *KeyChecker) Check(raw []byte) error {
+	if uint64(len(raw)) > math.MaxUint32 {
+		return fmt.Errorf("the JSON is over %d bytes: its keys cannot be checked", uint32(math.MaxUint32))
+	}
+	err := c.scan(raw)
+	if cap(c.keys) > 1<<16 || cap(c.stack) > 1<<16 { // a huge message's lists are not kept for the next one
+		c.keys, c.table, c.stack = nil, nil, nil
+	}
+	return err
+}
+
+// scan lists raw's object keys (an invalid one is an error at once), then looks for collisions.
+func (c *KeyChecker) scan(raw []byte) error {
 	c.keys, c.stack = c.keys[:0], c.stack[:0]
 	objects := uint32(0)
 	expectKey := false
@@ -101,11 +114,7 @@ func (c *KeyChecker) Check(raw []byte) error {
 			expectKey = false
 		}
 	}
-	err := c.collisions(raw)
-	if cap(c.keys) > 1<<16 { // a huge message's key list is not kept for the next one
-		c.keys, c.table, c.stack = nil, nil, nil
-	}
-	return err
+	return c.collisions(raw)
 }
 
 // collisions finds the first key (in raw's order) that folds equal to an earlier key of its
