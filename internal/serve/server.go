@@ -197,6 +197,19 @@ func (r *runner) unknownTool(known map[string]bool) mcp.Middleware {
 	}
 }
 
+// argsRefusal says why a call's raw arguments are refused before anything decodes them ("" =
+// not): over the shape bound, or ambiguous keys (two keys equal under case folding, which
+// the SDK's schema check and the tool's decoder could read as different values).
+func argsRefusal(args json.RawMessage) string {
+	if err := audit.CheckShape(args, MaxArgValues, MaxArgDepth); err != nil && !mutated("tool-args-shape") {
+		return fmt.Sprintf("the arguments (%d bytes) are refused unread: %v (at most %d JSON values, %d levels deep)", len(args), err, MaxArgValues, MaxArgDepth)
+	}
+	if err := audit.CheckKeys(args); err != nil && !mutated("tool-args-keys") {
+		return fmt.Sprintf("the arguments are refused unread (%s): %v", audit.RuleAmbiguousKeys, err)
+	}
+	return ""
+}
+
 // loggable is a call's raw arguments as the audit gets them: arguments over the shape bound
 // are not handed over (the audit records only that they were refused).
 func (r *runner) loggable(args json.RawMessage) json.RawMessage {
@@ -356,10 +369,9 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			defer func() { go debug.FreeOSMemory() }()
 		}
 		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash()}
-		if err := audit.CheckShape(args, MaxArgValues, MaxArgDepth); err != nil && !mutated("tool-args-shape") {
+		if why := argsRefusal(args); why != "" {
 			// Refused before anything decodes the arguments: the call does not run.
-			entry.Decision, entry.Rule = "refused", RuleToolArguments
-			entry.Reason = fmt.Sprintf("the arguments (%d bytes) are refused unread: %v (at most %d JSON values, %d levels deep)", len(args), err, MaxArgValues, MaxArgDepth)
+			entry.Decision, entry.Rule, entry.Reason = "refused", RuleToolArguments, why
 			entry.DurationMS = time.Since(start).Milliseconds()
 			if r.audit != nil {
 				if aerr := r.audit.Append(entry); aerr != nil {

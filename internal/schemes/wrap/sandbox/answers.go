@@ -49,6 +49,10 @@ func (r *relay) oversizedAnswer(id json.RawMessage) {
 // serverFrame forwards one server frame unchanged, except a tools/list answer that lists
 // denied tools (rewritten without them) and answers the relay already gave (dropped).
 func (r *relay) serverFrame(line []byte) error {
+	if err := r.serverKeys.Check(line); err != nil && !mutated("wrap-ambiguous-keys-server") {
+		r.ambiguousAnswer(line, err)
+		return nil
+	}
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
 		if mutated("wrap-malformed") {

@@ -18,11 +18,12 @@ import (
 // JSON-RPC error codes the relay answers with (clear of -32001..-32005, which clients such as
 // the Go SDK read as their own: -32003 "client is closing" ends a Go client's session).
 const (
-	codeParse    = -32700
-	codeInvalid  = -32600
-	codeRefused  = -32010 // the tool policy (or a bound) refused the call; message and data name the rule
-	codeTimedOut = -32011 // limits.timeout passed
-	codeTooLarge = -32012 // the server's answer was over MaxFrame
+	codeParse     = -32700
+	codeInvalid   = -32600
+	codeRefused   = -32010 // the tool policy (or a bound) refused the call; message and data name the rule
+	codeTimedOut  = -32011 // limits.timeout passed
+	codeTooLarge  = -32012 // the server's answer was over MaxFrame
+	codeAmbiguous = -32013 // the server's answer held ambiguous keys (RuleAmbiguousKeys)
 )
 
 // Rules a refusal or a dropped frame names besides the tool policy's.
@@ -46,6 +47,9 @@ type relay struct {
 	explain io.Writer // --explain-denials: one line per refusal (nil: off)
 
 	toClient, toServer lockedWriter
+
+	// clientKeys and serverKeys find ambiguous keys in each direction's frames (one goroutine each).
+	clientKeys, serverKeys audit.KeyChecker
 
 	mu       sync.Mutex
 	inflight map[string]*pending
@@ -118,6 +122,11 @@ func (r *relay) clientFrame(line []byte) error {
 	var m message
 	if t := trimSpace(line); len(t) > 0 && t[0] == '[' {
 		r.refuse(nil, "", RuleMalform, "JSON-RPC batches are not relayed (MCP stdio sends one message per line)", codeInvalid)
+		return nil
+	}
+	if err := r.clientKeys.Check(line); err != nil && !mutated("wrap-ambiguous-keys") {
+		// judged here with one reading of the keys, run by the server with another: refused
+		r.refuseAmbiguous(line, err)
 		return nil
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
