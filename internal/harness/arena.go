@@ -41,8 +41,8 @@ type Arena struct {
 	// Own holds serve's own files (the run's policy and audit log), beside Root, not in it: a
 	// control that sets the workspace too wide (to Root) must still find serve willing to start,
 	// and serve refuses a workspace holding its own files.
-	Own string
-	Nonce, Secret, Tag, Marker        string
+	Own                        string
+	Nonce, Secret, Tag, Marker string
 
 	// SandboxUID is the uid commands run as, when the harness can know it (-1 otherwise).
 	SandboxUID int
