@@ -74,6 +74,8 @@ func Load(path string) (*Policy, error) {
 	case errors.As(err, &tl):
 		return nil, &Error{[]Problem{{File: path, Line: 1, Msg: fmt.Sprintf("the file is larger than %d bytes (the most a policy may be)", MaxPolicyBytes),
 			Fix: "check that it is a policy file; shorten it"}}}
+	case errors.Is(err, tomlbound.ErrNotRegular):
+		return nil, fmt.Errorf("read policy %s: %w", path, err)
 	case err != nil:
 		return nil, fmt.Errorf("read policy: %w (create one with `mcpsandbox init`)", err)
 	}

@@ -127,7 +127,8 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w (it is a %s): move it aside", path, ErrNotRegular, kind(st.Mode()))
+		// no path: callers name it ("read PATH: …"), as they do for the os errors above
+		return nil, fmt.Errorf("%w (it is a %s): move it aside", ErrNotRegular, kind(st.Mode()))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
