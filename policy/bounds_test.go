@@ -77,3 +77,24 @@ func TestLoadBounds(t *testing.T) {
 		t.Errorf("a policy past MaxPolicyBytes: %v", err)
 	}
 }
+
+// TestCPUsFinite: limits.cpus = nan compared false with both bounds and was accepted (explain
+// printed NaN; under docker serve answered initialize, then died at the first call). Every
+// non-finite or out-of-range value is refused at its line, naming the key and its range.
+func TestCPUsFinite(t *testing.T) {
+	for _, v := range []string{"nan", "+nan", "-nan", "inf", "+inf", "-inf", "0.0", "-1.0", "1025.0"} {
+		text := strings.Replace(validAllowlist, "max_output_bytes = 65536\n", "max_output_bytes = 65536\ncpus = "+v+"\n", 1)
+		_, err := policy.Parse("p.toml", []byte(text))
+		var pe *policy.Error
+		if !errors.As(err, &pe) || len(pe.Problems) != 1 || pe.Problems[0].Key != "limits.cpus" || pe.Problems[0].Line != 8 ||
+			!strings.Contains(pe.Problems[0].Msg, "not a number above 0 and at most 1024") {
+			t.Errorf("cpus = %s: %v, want one problem at p.toml:8 naming limits.cpus and its range", v, err)
+		}
+	}
+	for _, v := range []string{"0.5", "2", "1024.0"} {
+		text := strings.Replace(validAllowlist, "max_output_bytes = 65536\n", "max_output_bytes = 65536\ncpus = "+v+"\n", 1)
+		if _, err := policy.Parse("p.toml", []byte(text)); err != nil {
+			t.Errorf("cpus = %s: %v", v, err)
+		}
+	}
+}
