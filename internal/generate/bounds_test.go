@@ -62,3 +62,21 @@ func TestClientConfigTooLarge(t *testing.T) {
 		t.Errorf("a config past MaxConfigBytes: %v", err)
 	}
 }
+
+// TestJSONConfigDepthRefused: the JSONC parser recursed once a level without a bound, and a
+// 10 MB config of nested arrays overflowed its stack (a fatal error). Past maxJSONDepth it is a
+// syntax error at its line; at the bound it still parses.
+func TestJSONConfigDepthRefused(t *testing.T) {
+	e := NewServerEntry("/bin/m", "/p.toml")
+	deep := "{\n\"a\": " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}"
+	_, err := Merge(client(t, "cursor"), []byte(deep), "sandbox", e, false)
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Line != 2 || !strings.Contains(se.Msg, "more than 512 deep") {
+		t.Errorf("err = %v, want a syntax error on line 2 naming the bound 512", err)
+	}
+	// the top object is one level: 511 arrays inside it reach the bound
+	ok := "{\"a\": " + strings.Repeat("[", maxJSONDepth-1) + strings.Repeat("]", maxJSONDepth-1) + "}"
+	if _, err := Merge(client(t, "cursor"), []byte(ok), "sandbox", e, false); err != nil {
+		t.Errorf("nested to the bound: %v", err)
+	}
+}
