@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/tomlbound"
 )
 
 // Problem is one thing wrong with a policy file, located and with its fix.
@@ -57,10 +59,24 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("invalid policy, %d problems:\n  %s", len(lines), strings.Join(lines, "\n  "))
 }
 
-// Load reads and validates a policy file.
+// MaxPolicyBytes bounds a policy file's size: Load reads no more (a policy is a few KB).
+const MaxPolicyBytes = 1 << 20
+
+// Load reads and validates a policy file. It must be a regular file of at most MaxPolicyBytes
+// (a FIFO is refused, not waited on).
 func Load(path string) (*Policy, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := tomlbound.ReadRegular(path, MaxPolicyBytes)
+	if mutated("policy-read-bounds") {
+		data, err = os.ReadFile(path)
+	}
+	var tl *tomlbound.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return nil, &Error{[]Problem{{File: path, Line: 1, Msg: fmt.Sprintf("the file is larger than %d bytes (the most a policy may be)", MaxPolicyBytes),
+			Fix: "check that it is a policy file; shorten it"}}}
+	case errors.Is(err, tomlbound.ErrNotRegular):
+		return nil, fmt.Errorf("read policy %s: %w", path, err)
+	case err != nil:
 		return nil, fmt.Errorf("read policy: %w (create one with `mcpsandbox init`)", err)
 	}
 	p, err := Parse(path, data)
@@ -73,6 +89,9 @@ func Load(path string) (*Policy, error) {
 // Parse decodes and validates policy text; name is used in problem locations.
 func Parse(name string, data []byte) (*Policy, error) {
 	p := Default("")
+	if pr, ok := boundProblem(name, data); ok {
+		return nil, &Error{[]Problem{pr}}
+	}
 	p.eachSection(func(_ string, s Section) { s.BeforeDecode() })
 	md, err := p.decodeTOML(string(data))
 	if err != nil {
@@ -94,6 +113,24 @@ func Parse(name string, data []byte) (*Policy, error) {
 		return nil, &Error{probs}
 	}
 	return p, nil
+}
+
+// boundProblem refuses text the TOML decoder must not see: longer than MaxPolicyBytes, or nested
+// past tomlbound.MaxDepth (the decoder takes memory quadratic in the depth).
+func boundProblem(name string, data []byte) (Problem, bool) {
+	if mutated("policy-toml-bounds") {
+		return Problem{}, false
+	}
+	if len(data) > MaxPolicyBytes {
+		return Problem{File: name, Line: 1, Msg: fmt.Sprintf("the policy is larger than %d bytes (the most a policy may be)", MaxPolicyBytes),
+			Fix: "check that it is a policy file; shorten it"}, true
+	}
+	var de *tomlbound.DepthError
+	if errors.As(tomlbound.CheckDepth(data, tomlbound.MaxDepth), &de) {
+		return Problem{File: name, Line: de.Line, Msg: fmt.Sprintf("inline tables and arrays nest more than %d deep (the most a policy may)", de.Max),
+			Fix: "write fewer levels: no policy key takes more than a few"}, true
+	}
+	return Problem{}, false
 }
 
 // unknownKeys reports each key the policy does not know once, at its own line: what lies under

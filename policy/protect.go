@@ -55,4 +55,15 @@ var DefaultProtect = []string{
 	".prettierrc.cjs", ".prettierrc.mjs", "tailwind.config.*", "postcss.config.*", ".postcssrc.js",
 	".pylintrc", "mypy.ini", ".mypy.ini", ".dir-locals.el", // not pylintrc: a bare word of letters is a
 	// name split/csplit could generate from any prefix, which would refuse them everywhere
+	// more agents' MCP servers, rules and instructions, which their next session starts or obeys
+	// (Gemini CLI, Qwen Code, Roo Code, Kiro (also its agent hooks), Amazon Q, opencode (also its
+	// JavaScript plugins), Crush, Windsurf, Trae, Junie, Copilot's instructions, chat modes and
+	// prompt files; attack round 5, M3)
+	".gemini", ".qwen", ".roo", ".roomodes", ".kiro", ".amazonq", "opencode.json", "opencode.jsonc",
+	".opencode", ".crush.json", "crush.json", ".windsurf", ".trae", ".junie", ".github/instructions",
+	".github/chatmodes", ".github/prompts",
+	// what git hooks run through their managers: lint-staged's commands, commitlint's JavaScript
+	// config (commit-msg), simple-git-hooks' hook commands
+	".lintstagedrc", ".lintstagedrc.*", "lint-staged.config.*", "commitlint.config.*", ".commitlintrc",
+	".commitlintrc.*", ".simple-git-hooks.*", "simple-git-hooks.*",
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"time"
@@ -49,8 +50,9 @@ func (p *Policy) validate(defined func(...string) bool) []Problem {
 	if l.Pids < 1 || l.Pids > 32768 {
 		add("limits.pids", "%d is outside 1..32768", "use e.g. 64", l.Pids)
 	}
-	if l.CPUs <= 0 || l.CPUs > 1024 {
-		add("limits.cpus", "%g must be above 0", "use e.g. 0.5 (half a core)", l.CPUs)
+	// written so that NaN (TOML's nan, which compares false with everything) fails too
+	if !(l.CPUs > 0 && l.CPUs <= 1024) && !(mutated("policy-cpus-finite") && math.IsNaN(l.CPUs)) {
+		add("limits.cpus", "%g is not a number above 0 and at most 1024", "use e.g. 0.5 (half a core)", l.CPUs)
 	}
 	if l.MaxSessions < 1 || l.MaxSessions > 4096 {
 		add("limits.max_sessions", "%d is outside 1..4096", "use e.g. 64", l.MaxSessions)

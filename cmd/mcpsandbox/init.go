@@ -100,13 +100,15 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.set = func(n string) bool { return cmd.Flags().Changed(n) }
 			o.wrap.args = args
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			if o.wrap.on() {
-				return runInitWrap(cmd.Context(), o)
-			}
-			return runInit(cmd.Context(), o)
+			return untilInterrupted(cmd.Context(), initGrace, func(ctx context.Context) error {
+				if runF != nil {
+					return runF(ctx, o)
+				}
+				if o.wrap.on() {
+					return runInitWrap(ctx, o)
+				}
+				return runInit(ctx, o)
+			})
 		},
 	}
 	fl := cmd.Flags()
@@ -448,4 +450,33 @@ func refuseGoRun(exe string) error {
 // ($GOTMPDIR/go-buildN/b001/exe/NAME; `go test`'s binaries are not in an exe directory).
 func goRunBinary(exe string) bool {
 	return strings.Contains(exe, string(filepath.Separator)+"go-build") && filepath.Base(filepath.Dir(exe)) == "exe" && !mutated("init-go-run-binary")
+}
+
+// initGrace is how long init may go on after SIGINT or SIGTERM before it is given up.
+const initGrace = 5 * time.Second
+
+// untilInterrupted runs f and returns its error, or, when ctx is cancelled (main's
+// signal.NotifyContext: SIGINT or SIGTERM) and f has not returned within grace, an error saying
+// so: init blocked where it does not watch ctx (a read that never returns) still ends on a
+// signal, instead of catching it and going on waiting until SIGKILL. Its writes replace files
+// by rename, so one cut short leaves each file whole, old or new.
+func untilInterrupted(ctx context.Context, grace time.Duration, f func(context.Context) error) error {
+	done := make(chan error, 1)
+	go func() { done <- f(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	if mutated("init-signal-ends") {
+		return <-done
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("init stopped by a signal (%v) while it was still waiting: files it had written stay written, their backups beside them or under the state directory; run init again", context.Cause(ctx))
+	}
 }

@@ -112,7 +112,7 @@ func listServers(env generate.Env, clients []string) ([]generate.WrapServer, []g
 	}
 	var all []generate.WrapServer
 	for _, t := range targets {
-		src, err := os.ReadFile(t.Path)
+		src, err := generate.ReadConfigFile(t.Path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

@@ -23,9 +23,26 @@ type jmember struct {
 }
 
 type jparser struct {
-	src []byte
-	pos int
+	src   []byte
+	pos   int
+	depth int // objects and arrays open around pos
 }
+
+// maxJSONDepth bounds how deeply a JSON config's objects and arrays may nest: the parser
+// recurses once a level, and 5 million nested [ (10 MB) overflowed its stack (a fatal error, not
+// an error init could report). No client config nests more than a dozen.
+const maxJSONDepth = 512
+
+// enter counts one more level open, refusing one past maxJSONDepth; leave closes it.
+func (p *jparser) enter() error {
+	p.depth++
+	if p.depth > maxJSONDepth && !mutated("init-json-depth") {
+		return p.fail("objects and arrays nest more than %d deep (the most init reads): write fewer levels", maxJSONDepth)
+	}
+	return nil
+}
+
+func (p *jparser) leave() { p.depth-- }
 
 // SyntaxError locates a problem in a config file.
 type SyntaxError struct {
@@ -93,9 +110,14 @@ func (p *jparser) value() (*jnode, error) {
 		return nil, p.fail("unexpected end of file")
 	}
 	switch c := p.src[p.pos]; {
-	case c == '{':
-		return p.object()
-	case c == '[':
+	case c == '{' || c == '[':
+		if err := p.enter(); err != nil {
+			return nil, err
+		}
+		defer p.leave()
+		if c == '{' {
+			return p.object()
+		}
 		return p.array()
 	case c == '"':
 		start := p.pos

@@ -230,7 +230,11 @@ var tomlHeader = lazy.Regexp(`^\s*\[`)
 
 func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) ([]byte, error) {
 	var doc map[string]any
-	if _, err := toml.Decode(string(src), &doc); err != nil {
+	if _, err := decodeTOML(src, &doc); err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			return nil, se
+		}
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
 			// Locate by the byte offset: the parser's own line number is one too far when the

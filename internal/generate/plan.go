@@ -80,7 +80,7 @@ func PolicyChange(p *policy.Policy, path string) (FileChange, error) {
 		return FileChange{}, err
 	}
 	c := FileChange{Label: "policy", Path: path, New: b, Mode: 0o644, Summary: Summary(p)}
-	if old, err := os.ReadFile(path); err == nil {
+	if old, err := ReadConfigFile(path); err == nil {
 		c.Old, c.Existed = old, true
 		if op, err := policy.Parse(path, old); err == nil {
 			c.OldSummary = Summary(op)
@@ -134,7 +134,7 @@ func ClientChange(t Target, name string, e ServerEntry, replace bool) (FileChang
 		}
 		c.BackupDir = dir
 	}
-	old, err := os.ReadFile(t.Path)
+	old, err := ReadConfigFile(t.Path)
 	switch {
 	case err == nil:
 		c.Old, c.Existed = old, true
@@ -215,7 +215,7 @@ func Apply(cs []FileChange) ([]WriteResult, error) {
 // Claude Code rewrites ~/.claude.json while it runs; the wizard may wait minutes for a yes):
 // writing would drop that change.
 func (c FileChange) stillAsRead() error {
-	now, err := os.ReadFile(c.Path)
+	now, err := ReadConfigFile(c.Path)
 	switch {
 	case err == nil && c.Existed && bytes.Equal(now, c.Old):
 		return nil

@@ -2,7 +2,6 @@ package generate
 
 import (
 	"fmt"
-	"os"
 	"slices"
 )
 
@@ -50,7 +49,7 @@ func (cp *ClientPlan) entryIn(o Target, name string) ([]byte, bool) {
 	if ch := cp.Change(o); ch != nil && ch.New != nil {
 		src = ch.New
 	} else {
-		b, err := os.ReadFile(o.Path)
+		b, err := ReadConfigFile(o.Path)
 		if err != nil {
 			return nil, false
 		}

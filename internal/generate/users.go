@@ -3,11 +3,8 @@ package generate
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 )
 
 // PolicyUser is one client entry, in a config init knows of, that runs serve with a policy file.
@@ -38,7 +35,7 @@ func PolicyUsers(policyPath string, env Env) []PolicyUser {
 				continue
 			}
 			seen[t.Path] = true
-			b, err := os.ReadFile(t.Path)
+			b, err := ReadConfigFile(t.Path)
 			if err != nil {
 				continue
 			}
@@ -55,7 +52,7 @@ func PolicyUsers(policyPath string, env Env) []PolicyUser {
 func entriesUsing(c Client, src []byte, policyPath string) []PolicyUser {
 	if c.Format == "toml" {
 		var doc map[string]any
-		if _, err := toml.Decode(string(src), &doc); err != nil {
+		if _, err := decodeTOML(src, &doc); err != nil {
 			return nil
 		}
 		servers, _ := doc[c.Key].(map[string]any)

@@ -348,7 +348,7 @@ func jsonText(v any) string {
 
 // readConfig reads a client config; a missing file is an empty one.
 func readConfig(path string) ([]byte, bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadConfigFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
 	}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
@@ -104,7 +103,7 @@ func wrapFile(ctx context.Context, o WrapOptions, path string, group []WrapServe
 // they were (neither write pruned older backups). Otherwise what was written stands, and the
 // file's older backups are pruned now.
 func settleBackups(path string, src []byte, written []WriteResult) []WriteResult {
-	if now, err := os.ReadFile(path); err != nil || !bytes.Equal(now, src) || mutated("init-wrap-failed-backups") {
+	if now, err := ReadConfigFile(path); err != nil || !bytes.Equal(now, src) || mutated("init-wrap-failed-backups") {
 		for _, w := range written {
 			PruneBackups(w)
 		}
@@ -388,10 +387,10 @@ func sameEntry(format string, cur, wrapped []byte) bool {
 	var a, b any
 	if format == "toml" {
 		var ma, mb map[string]any
-		if _, err := toml.Decode(string(cur), &ma); err != nil {
+		if _, err := decodeTOML(cur, &ma); err != nil {
 			return false
 		}
-		if _, err := toml.Decode(string(wrapped), &mb); err != nil {
+		if _, err := decodeTOML(wrapped, &mb); err != nil {
 			return false
 		}
 		a, b = ma, mb

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"regexp"
 	"slices"
-
-	"github.com/BurntSushi/toml"
 )
 
 // Codex keeps a server as a [mcp_servers.NAME] table (and its sub-tables, such as
@@ -14,8 +12,12 @@ import (
 
 func listTOML(t Target, src []byte) ([]WrapServer, error) {
 	var doc map[string]any
-	md, err := toml.Decode(string(src), &doc)
+	md, err := decodeTOML(src, &doc)
 	if err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			return nil, se
+		}
 		return nil, &SyntaxError{Line: 1, Col: 1, Msg: err.Error()}
 	}
 	servers, _ := doc[t.Client.Key].(map[string]any)

@@ -108,7 +108,7 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 		}
 		res.Mode = old.Mode().Perm()
 		own = ownerOf(old)
-		prev, err := os.ReadFile(target)
+		prev, err := ReadConfigFile(target)
 		if err != nil {
 			return res, fmt.Errorf("read %s for its backup: %w", target, err)
 		}
