@@ -18,6 +18,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/serve"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
+	"github.com/mcpsandbox/mcpsandbox/internal/tomlbound"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/cobra"
 )
@@ -151,6 +152,9 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 // minTokenLen is the shortest bearer token --http accepts (after trimming white space).
 const minTokenLen = 16
 
+// maxTokenFile is the most of --token-file serve reads (a token is one line).
+const maxTokenFile = 4096
+
 // mutated: a mechanism switched off by `make mutants`; the constant false in a release build.
 func mutated(name string) bool { return mutant.On(name) }
 
@@ -174,9 +178,10 @@ func httpToken(file string) (string, error) {
 	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 && !mutated("token-file-mode") {
 		return "", fmt.Errorf("--token-file %s is readable by others (mode %v): chmod 600 %s", file, st.Mode().Perm(), file)
 	}
-	b, err := os.ReadFile(file)
+	// a FIFO would hold serve's start forever, a huge file its memory: a token is a line
+	b, err := tomlbound.ReadRegular(file, maxTokenFile)
 	if err != nil {
-		return "", fmt.Errorf("--token-file: %w", err)
+		return "", fmt.Errorf("--token-file %s: %w", file, err)
 	}
 	t := strings.TrimSpace(string(b))
 	if len(t) < minTokenLen && !mutated("token-length") {
