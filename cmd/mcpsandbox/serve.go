@@ -179,7 +179,11 @@ func httpToken(file string) (string, error) {
 		return "", fmt.Errorf("--token-file %s is readable by others (mode %v): chmod 600 %s", file, st.Mode().Perm(), file)
 	}
 	// a FIFO would hold serve's start forever, a huge file its memory: a token is a line
-	b, err := tomlbound.ReadRegular(file, maxTokenFile)
+	read := func() ([]byte, error) { return tomlbound.ReadRegular(file, maxTokenFile) }
+	if mutated("token-file-bounded") {
+		read = func() ([]byte, error) { return os.ReadFile(file) }
+	}
+	b, err := read()
 	if err != nil {
 		return "", fmt.Errorf("--token-file %s: %w", file, err)
 	}
