@@ -13,20 +13,26 @@ import (
 // `audit verify` calling the rest intact. Links are followed on both sides; a file not made yet
 // (the audit log before the first start) is judged by where it will be.
 func CheckOwnFiles(ws, policyFile, auditPath string) error {
-	if ws == "" || mutated("serve-own-files-in-workspace") {
+	return CheckOwnFilesIn(ws, "the workspace", "calls write", policyFile, auditPath)
+}
+
+// CheckOwnFilesIn is CheckOwnFiles for any directory sandboxed code may write in (dir, named by
+// place, e.g. "the wrap.write directory"; writer says who writes there, e.g. "calls write").
+func CheckOwnFilesIn(dir, place, writer, policyFile, auditPath string) error {
+	if dir == "" || mutated("serve-own-files-in-workspace") {
 		return nil
 	}
-	wsReal := realPath(ws)
+	dirReal := realPath(dir)
 	for _, f := range []struct{ what, path, fix string }{
-		{"the policy file", policyFile, "move the policy outside the workspace (mcpsandbox init --policy-out FILE writes it elsewhere)"},
-		{"the audit log", auditPath, `set audit.path to a file outside the workspace (or "" for the default under $XDG_STATE_HOME), or give a workspace that does not hold it`},
+		{"the policy file", policyFile, "move the policy outside " + place + " (mcpsandbox init --policy-out FILE writes it elsewhere)"},
+		{"the audit log", auditPath, `set audit.path to a file outside ` + place + ` (or "" for the default under $XDG_STATE_HOME), or give a directory that does not hold it`},
 	} {
 		if f.path == "" {
 			continue
 		}
-		if r := realPath(f.path); within(wsReal, r) {
-			return fmt.Errorf("%s %s lies inside the workspace %s, where calls write: a call could rewrite it (%s). Serve refuses this: %s",
-				f.what, f.path, ws, map[bool]string{true: "and so what the next serve allows", false: "and so the record of every call"}[f.what == "the policy file"], f.fix)
+		if r := realPath(f.path); within(dirReal, r) {
+			return fmt.Errorf("%s %s lies inside %s %s, where %s: it could be rewritten (%s). This is refused: %s",
+				f.what, f.path, place, dir, writer, map[bool]string{true: "and so what the next start allows", false: "and so the record of every call"}[f.what == "the policy file"], f.fix)
 		}
 	}
 	return nil

@@ -87,6 +87,15 @@ func (p *Policy) WorkspaceDir() string {
 	return ""
 }
 
+// WriteDirs are the host directories besides the workspace that sandboxed code may write in, as
+// the section says (a WriteDirs method: wrap's [wrap].write); serve's own files must not be there.
+func (p *Policy) WriteDirs() []string {
+	if w, ok := p.Section().(interface{ WriteDirs() []string }); ok {
+		return w.WriteDirs()
+	}
+	return nil
+}
+
 // SectionFor is the named scheme's section of p, made (zero, not defaults) if p has none yet
 // (a Policy built as a literal rather than by Default or Parse); nil for an unregistered name.
 // A scheme's typed accessor (its section package's Of) reads through it.

@@ -51,7 +51,7 @@ var CommonRules = []Rule{
 	{"MS403", Low, "limits above what one call needs (memory > 2GiB, pids > 512, max_concurrent > 16)"},
 	{"MS404", High, "the policy file or its directory is writable by others, or owned by another user: serve refuses it"},
 	{"MS405", Low, "the audit log lives in a world-writable directory"},
-	{"MS406", High, "the policy file or the audit log lies inside the workspace, where calls write: serve refuses it"},
+	{"MS406", High, "the policy file or the audit log lies inside the workspace or a wrap.write directory, where sandboxed code writes: serve and wrap refuse it"},
 }
 
 // Add records one finding of rule id at the policy key, with a message and its fix.
@@ -112,6 +112,11 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 	}
 	if err := policy.CheckOwnFiles(p.WorkspaceDir(), path, auditPath); err != nil {
 		add("MS406", "audit.path", "%v", "keep the policy and the audit log outside the workspace", err)
+	}
+	for _, d := range p.WriteDirs() {
+		if err := policy.CheckOwnFilesIn(d, "the wrap.write directory", "the wrapped server writes", path, auditPath); err != nil {
+			add("MS406", "audit.path", "%v", "keep the policy and the audit log outside every directory sandboxed code writes", err)
+		}
 	}
 	if p.Audit.Path != "" {
 		if st, err := os.Stat(filepath.Dir(p.Audit.Path)); err == nil && st.Mode()&0o002 != 0 {

@@ -1,6 +1,7 @@
 package wrap
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,5 +45,28 @@ func TestThreatsNamePolicyGaps(t *testing.T) {
 	}
 	if Scheme.Relay == nil || Scheme.Runs() != nil {
 		t.Error("the wrap scheme must run as a relay")
+	}
+}
+
+// verify says what wrap refuses: the audit log inside a [wrap].write directory is MS406.
+func TestAuditOwnFilesInWriteDirs(t *testing.T) {
+	dir := t.TempDir()
+	p := policy.Default(wrapsec.Name)
+	wrapsec.Of(p).Write = []string{dir}
+	p.Audit.Path = dir + "/audit.jsonl"
+	var rules []string
+	for _, f := range verify.Audit(p, "", Scheme.Audit) {
+		rules = append(rules, f.Rule)
+	}
+	if !slices.Contains(rules, "MS406") {
+		t.Errorf("audit log in wrap.write: verify said %v, want MS406", rules)
+	}
+	p.Audit.Path = t.TempDir() + "/audit.jsonl"
+	rules = nil
+	for _, f := range verify.Audit(p, "", Scheme.Audit) {
+		rules = append(rules, f.Rule)
+	}
+	if slices.Contains(rules, "MS406") {
+		t.Errorf("audit log outside wrap.write: verify said MS406")
 	}
 }

@@ -50,7 +50,20 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	if err := checkWrites(wrapsec.Of(p).Write); err != nil {
 		return err
 	}
-	al, err := openAudit(p)
+	auditPath, err := auditPathOf(p)
+	if err != nil {
+		return err
+	}
+	// the wrapped server writes in wrap.write: a policy or audit log there is its to rewrite
+	for _, d := range p.WriteDirs() {
+		if mutated("wrap-own-files") {
+			break
+		}
+		if err := policy.CheckOwnFilesIn(d, "the wrap.write directory", "the wrapped server writes", p.File, auditPath); err != nil {
+			return fmt.Errorf("refusing to wrap: %w", err)
+		}
+	}
+	al, err := audit.Open(auditPath, os.Environ())
 	if err != nil {
 		return err
 	}
@@ -188,15 +201,12 @@ func checkWrites(paths []string) error {
 	return nil
 }
 
-func openAudit(p *policy.Policy) (*audit.Log, error) {
-	path := p.Audit.Path
-	if path == "" {
-		var err error
-		if path, err = audit.DefaultPath(); err != nil {
-			return nil, err
-		}
+// auditPathOf is where the policy's audit log goes: audit.path, or the default.
+func auditPathOf(p *policy.Policy) (string, error) {
+	if p.Audit.Path != "" {
+		return p.Audit.Path, nil
 	}
-	return audit.Open(path, os.Environ())
+	return audit.DefaultPath()
 }
 
 // run relays until the client's EOF (the server then gets Grace to exit), the server's end, or

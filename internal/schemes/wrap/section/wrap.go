@@ -128,6 +128,9 @@ func (w *Wrap) Validate(active bool) []policy.Problem {
 	return ps
 }
 
+// WriteDirs are the directories the wrapped server may write besides its private HOME and /tmp.
+func (w *Wrap) WriteDirs() []string { return w.Write }
+
 // Net is the effective network: none, all or a host list.
 func (w *Wrap) Net() policy.Network {
 	switch w.Egress.Mode {
