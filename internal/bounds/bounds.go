@@ -52,6 +52,9 @@ const (
 	DefaultHeaderTimeout = 10 * time.Second
 	DefaultBodyTimeout   = 30 * time.Second
 	DefaultIdleTimeout   = 2 * time.Minute
+	// DefaultWriteStall bounds how long an answer's write may wait for a client that does not
+	// read it (no progress): past it the connection is closed and the answer dropped.
+	DefaultWriteStall = 30 * time.Second
 	// DefaultMaxBody bounds one request body; DefaultBodyBudget the bodies of all requests
 	// being read at once (sixteen of the largest).
 	DefaultMaxBody    = 4 << 20

@@ -65,6 +65,10 @@ type HTTPOptions struct {
 	// of a request with the token (0: 30s); IdleTimeout a keep-alive connection between
 	// requests (0: 2m).
 	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+	// WriteStall bounds how long writing an answer (or an SSE event) may go without progress
+	// (0: 30s): a client that stops reading gets its connection closed, and the answer (tens of
+	// MB for a read_file of control bytes) is not held for as long as the client likes.
+	WriteStall time.Duration
 
 	// built, if set (tests), is told the server state runHTTP builds.
 	built func(*runner)
@@ -75,6 +79,7 @@ const (
 	DefaultHeaderTimeout = bounds.DefaultHeaderTimeout
 	DefaultBodyTimeout   = bounds.DefaultBodyTimeout
 	DefaultIdleTimeout   = bounds.DefaultIdleTimeout
+	DefaultWriteStall    = bounds.DefaultWriteStall
 	// refusedDrain is how long a refused (401) request's body is still read, so the answer
 	// reaches a client that sent a whole small body before reading it; then the connection closes.
 	refusedDrain = 250 * time.Millisecond
@@ -126,6 +131,7 @@ func (h *HTTPOptions) bounds(p *policy.Policy, fds int) (b httpBounds) {
 	b.header = pickD(h.HeaderTimeout, 0, DefaultHeaderTimeout)
 	b.body = pickD(h.BodyTimeout, 0, DefaultBodyTimeout)
 	b.idle = pickD(h.IdleTimeout, 0, DefaultIdleTimeout)
+	b.writeStall = pickD(h.WriteStall, 0, DefaultWriteStall)
 	b.maxBody, b.bodyBudget = int64(DefaultMaxBody), int64(DefaultBodyBudget)
 	if h.MaxBody > 0 {
 		b.maxBody = h.MaxBody
@@ -140,6 +146,7 @@ type httpBounds struct {
 	maxConns, maxUnauth, maxSessions int
 	clamped                          bool // maxConns lowered to fit the open-file limit
 	sessionIdle, header, body, idle  time.Duration
+	writeStall                       time.Duration
 	maxBody, bodyBudget              int64
 }
 
@@ -275,6 +282,8 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *refusalLog, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(h.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// the write deadline the connection's last answer left (its final flush) is not this one's
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		if h.Token != "" {
 			got := r.Header.Get("Authorization")
 			token, isBearer := bearerToken(got)
@@ -317,13 +326,16 @@ func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *ref
 		if !checkHTTPMessage(w, r, b.maxBody) {
 			return
 		}
-		next.ServeHTTP(&statusWatch{ResponseWriter: w, onForbidden: func() {
+		sw := &statusWatch{ResponseWriter: w, stall: b.writeStall, rc: http.NewResponseController(w), onForbidden: func() {
 			reason := "refused by the MCP handler"
 			if host, _, err := net.SplitHostPort(r.Host); err == nil && !IsLoopbackHost(host) || err != nil && !IsLoopbackHost(r.Host) {
 				reason = "Host " + clip(strconv.Quote(r.Host)) + " is not this machine (DNS rebinding protection)"
 			}
 			refusals.refused(r, http.StatusForbidden, reason)
-		}}, r)
+		}}
+		// the server's own final flush, after the handler, is bounded too
+		defer sw.deadline()
+		next.ServeHTTP(sw, r)
 	})
 }
 
@@ -364,11 +376,25 @@ func (p *postCount) wait(ctx context.Context) {
 	}
 }
 
-// statusWatch tells when the wrapped handler answers 403.
+// statusWatch tells when the wrapped handler answers 403, and bounds each write's wait for the
+// client (stall): an answer is written a chunk at a time, each within stall of the last.
 type statusWatch struct {
 	http.ResponseWriter
 	onForbidden func()
 	seen        bool
+	stall       time.Duration
+	rc          *http.ResponseController
+}
+
+// writeChunk is how much of an answer one write deadline covers: a slow client that reads
+// keeps its answer coming, one that stops is cut within the stall bound.
+const writeChunk = 64 << 10
+
+// deadline gives the next write (or flush) until stall from now to make progress.
+func (s *statusWatch) deadline() {
+	if s.stall > 0 && s.rc != nil && !mutated("http-write-stall") {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.stall))
+	}
 }
 
 func (s *statusWatch) WriteHeader(code int) {
@@ -383,11 +409,24 @@ func (s *statusWatch) WriteHeader(code int) {
 
 func (s *statusWatch) Write(b []byte) (int, error) {
 	s.seen = true
-	return s.ResponseWriter.Write(b)
+	if len(b) == 0 {
+		return s.ResponseWriter.Write(b)
+	}
+	n := 0
+	for n < len(b) {
+		s.deadline()
+		m, err := s.ResponseWriter.Write(b[n:min(len(b), n+writeChunk)])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // Flush and Unwrap keep streaming (SSE) and http.ResponseController working through the wrapper.
 func (s *statusWatch) Flush() {
+	s.deadline()
 	if f, ok := s.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

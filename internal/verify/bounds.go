@@ -47,6 +47,7 @@ func Bounds(p *policy.Policy) []Bound {
 		{"http", "request body", "4MiB, read within " + durationText(bounds.DefaultBodyTimeout), "", "413, or the connection is cut"},
 		{"http", "request bodies read at once, all requests together", size(bounds.DefaultBodyBudget) + " (each body's first " + size(httpbound.FreeBody) + " free)", "", "503 with Retry-After before the body is read; a chunked body fails as it is read"},
 		{"http", "idle keep-alive connection", durationText(bounds.DefaultIdleTimeout), "", "the connection is closed"},
+		{"http", "an answer's write to a client that stopped reading", durationText(bounds.DefaultWriteStall) + " without progress", "", "the connection is closed and the answer dropped"},
 		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
 		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},
 		{"audit", "wait for the log's lock", durationText(audit.LockWait), "", "the call is refused without running, naming audit.path and the process holding the lock"},
@@ -63,6 +64,7 @@ func WorkspaceBounds(l policy.Limits) []Bound {
 		{"workspace", "what one call may leave in the workspace (file content, through its layer)", l.WorkspaceQuota.String(), "limits.workspace_quota", "a watchdog stops the call and discards its writes; a commit refuses each file past it"},
 		{"workspace", "entries one commit looks at", n(wslayer.MaxEntries), "", "the rest are refused, listed in the result"},
 		{"workspace", "directories deep below the workspace root", n(wslayer.MaxDepth), "", "what lies deeper is refused, listed in the result"},
+		{"workspace", "entries in a running call's layer; directories deep there", n(wslayer.MaxLayerEntries) + "; " + n(4*wslayer.MaxDepth), "", "the quota's watchdog takes the layer as over limits.workspace_quota: the call is stopped, its writes discarded"},
 	}
 }
 

@@ -477,6 +477,7 @@ func (l *Log) bound(e *Entry) {
 		}
 		*f.p = s
 	}
+	e.Files, clips = l.boundFiles(e.Files, clips)
 	args, whole := l.redactArgs(e.Arguments)
 	e.Arguments = nil
 	fixed := strings.ToValidUTF8(args, "\uFFFD")
@@ -506,6 +507,44 @@ func (l *Log) bound(e *Entry) {
 	b, _ := json.Marshal(e) // only strings, numbers and compact JSON: cannot fail
 	budget := MaxLine - 1 - len(b) + 2
 	e.Arguments, _ = json.Marshal(clipString(fixed, budget))
+}
+
+// maxFiles bounds the file records one line keeps (a call moves one file and returns at most
+// executor.MaxImages pictures); maxFileOp and maxFileHash the encoded bytes of a record's op
+// and sha256 (its path is a short field).
+const (
+	maxFiles    = 10
+	maxFileOp   = 16
+	maxFileHash = 66
+)
+
+// boundFiles redacts and bounds the file records: at most maxFiles, each path a short field
+// (a path or a picture's name comes from the client or the sandbox: 4 KiB of "<", each
+// encoded as six bytes, made a line no clipping could fit, and the call's outcome unwritable).
+// When anything is cut, one clip record ("files") describes the whole redacted list.
+func (l *Log) boundFiles(files []FileRecord, clips []Clip) ([]FileRecord, []Clip) {
+	if len(files) == 0 || mutated("audit-bound-files") {
+		return files, clips
+	}
+	out := make([]FileRecord, 0, min(len(files), maxFiles))
+	whole := make([]FileRecord, 0, len(files))
+	cut := len(files) > maxFiles
+	for i, f := range files {
+		f.Op, f.Path, f.SHA256 = l.redact.Replace(f.Op), l.redact.Replace(f.Path), l.redact.Replace(f.SHA256)
+		whole = append(whole, f)
+		if i >= maxFiles {
+			continue
+		}
+		b := FileRecord{Op: clipString(strings.ToValidUTF8(f.Op, "\uFFFD"), maxFileOp), Path: clipString(strings.ToValidUTF8(f.Path, "\uFFFD"), maxShortField),
+			Bytes: f.Bytes, SHA256: clipString(strings.ToValidUTF8(f.SHA256, "\uFFFD"), maxFileHash)}
+		cut = cut || b != f
+		out = append(out, b)
+	}
+	if cut {
+		all, _ := json.Marshal(whole) // strings and numbers: cannot fail
+		clips = append(clips, NewClip("files", all))
+	}
+	return out, clips
 }
 
 // argsClip is the clip record of the arguments: of whole when the logged text is not made

@@ -352,3 +352,69 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+// The file records are bounded and redacted like every other field: a read_file or write_file
+// path of 4 KiB of "<" (24 KiB encoded), or pictures' names from a sandbox, made a line no
+// clipping could fit, so the call ran and its outcome could not be written. Red with mutant
+// audit-bound-files.
+func TestBoundHostileFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, []string{"MY_API_TOKEN=hunter2-secret-value"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	files := func(v string, n int) []FileRecord {
+		var fs []FileRecord
+		for i := range n {
+			fs = append(fs, FileRecord{Op: v, Path: fmt.Sprintf("%d/%s", i, v), Bytes: int64(i), SHA256: v})
+		}
+		return fs
+	}
+	entries := []Entry{{Tool: "write_file", Decision: "ran", Files: files(strings.Repeat("<", 4096), 1)}}
+	for _, v := range hostile {
+		v = v[:16<<10]
+		entries = append(entries, Entry{Tool: "t", Decision: "ran", Files: files(v, 9)}, Entry{Tool: "t", Decision: "ran", Files: files(v, 30)})
+	}
+	worst := Entry{Files: files(hostile["1MiB of <"][:16<<10], 30)}
+	for _, field := range fields[:10] {
+		setField(&worst, field, hostile["1MiB of <"])
+	}
+	for i := range 50 {
+		worst.Clipped = append(worst.Clipped, Clip{Field: strings.Repeat("<", 1000+i), Bytes: 1, SHA256: strings.Repeat("&", 5000)})
+	}
+	entries = append(entries, worst, Entry{Tool: "read_file", Decision: "ran", Files: []FileRecord{{Op: "read", Path: "a/hunter2-secret-value/b"}}})
+	for i, e := range entries {
+		whole, _ := json.Marshal(e.Files)
+		if err := l.Append(e); err != nil {
+			t.Fatalf("entry %d (%d file records, %d bytes of them): %v", i, len(e.Files), len(whole), err)
+		}
+		ls := lines(t, path)
+		last := ls[len(ls)-1]
+		if len(last)+1 > MaxLine {
+			t.Fatalf("entry %d: a line of %d bytes, bound %d", i, len(last)+1, MaxLine)
+		}
+		var got Entry
+		if err := json.Unmarshal([]byte(last), &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Files) == 0 || len(got.Files) > maxFiles {
+			t.Errorf("entry %d: %d file records kept", i, len(got.Files))
+		}
+		clipped := false
+		for _, c := range got.Clipped {
+			clipped = clipped || c.Field == "files"
+		}
+		if cut := len(whole) > 1024; cut != clipped {
+			t.Errorf("entry %d: a files clip record %v, want %v", i, clipped, cut)
+		}
+	}
+	if b, _ := os.ReadFile(path); bytes.Contains(b, []byte("hunter2")) {
+		t.Error("a secret in a file record's path was logged")
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	if rep, err := Verify(f); err != nil || rep.Lines != len(entries) {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}

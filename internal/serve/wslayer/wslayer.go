@@ -27,6 +27,13 @@ const MaxEntries = 100_000
 // run serve out of descriptors.
 const MaxDepth = 256
 
+// MaxLayerEntries bounds the entries (files, directories, links) a running call's layer may
+// hold: past it Size reports the layer over any limit, so the watchdog stops the call. Empty
+// files hold no bytes but an inode each of serve's disk, and every walk of the layer (the
+// watchdog's, the commit's, its removal) reads each directory whole: a call making millions
+// must not exhaust the disk's inodes or serve's memory. The commit applies at most MaxEntries.
+var MaxLayerEntries = 4 * MaxEntries
+
 // MaxRefused bounds the refusals a result lists (the rest are counted), and MaxRefusedText the
 // bytes of each one's path and reason: a call leaving 100,000 refused links with 4 KiB targets
 // must not make a 400 MB answer.

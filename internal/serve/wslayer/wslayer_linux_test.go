@@ -1046,3 +1046,46 @@ func TestEmptyCommitRunsNothing(t *testing.T) {
 		t.Errorf("control: committing a layer holding a file did not run git (the test's stand-in is not used): %v", err)
 	}
 }
+
+// What the watchdog's measure cannot walk counts as over the quota: bytes below the depth it
+// walks (a file under 1,025 nested directories was never counted, so a call could fill serve's
+// disk there until its timeout) and entries past MaxLayerEntries (empty files hold no bytes but
+// an inode each; millions of them exhaust the disk's inodes and every walk's memory). Red with
+// mutant workspace-layer-unmeasured.
+func TestSizeCountsWhatItCannotWalkAsOver(t *testing.T) {
+	const limit = 64 << 20
+	deep, err := New(t.TempDir(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(deep.Upper, strings.Repeat("d/", 4*MaxDepth+1))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil { // counted by its size: no disk needed
+		t.Fatal(err)
+	}
+	f.Close()
+	if n := deep.Size(limit); n <= limit {
+		t.Errorf("Size = %d with a 1 GiB file %d directories deep, want over the %d limit", n, 4*MaxDepth+1, limit)
+	}
+
+	defer func(n int) { MaxLayerEntries = n }(MaxLayerEntries)
+	MaxLayerEntries = 1000
+	many, err := New(t.TempDir(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range MaxLayerEntries + 1 {
+		if err := os.WriteFile(filepath.Join(many.Upper, fmt.Sprintf("e%05d", i)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := many.Size(limit); n <= limit {
+		t.Errorf("Size = %d with %d empty files, want over the %d limit (past MaxLayerEntries = %d)", n, MaxLayerEntries+1, limit, MaxLayerEntries)
+	}
+}

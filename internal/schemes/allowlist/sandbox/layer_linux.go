@@ -115,7 +115,8 @@ func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, r
 	}
 	select {
 	case <-over:
-		res.Workspace = l.Discard(fmt.Sprintf("its writes passed limits.workspace_quota (%s): the call was stopped", e.pol.Limits.WorkspaceQuota))
+		res.Workspace = l.Discard(fmt.Sprintf("its writes passed limits.workspace_quota (%s), or the layer's bounds (%d entries, %d directories deep): the call was stopped",
+			e.pol.Limits.WorkspaceQuota, wslayer.MaxLayerEntries, 4*wslayer.MaxDepth))
 		return res, nil
 	default:
 	}

@@ -147,6 +147,30 @@ for i in range(24):
 	}
 }
 
+// Bytes deeper than the watchdog's walk are not hidden from it: a call writing 64 MiB under
+// 1,100 nested directories (the walk stopped at 1,024, so the quota never saw them and the
+// call filled serve's disk until its timeout) is stopped as over the quota. Red with mutant
+// workspace-layer-unmeasured.
+func TestWorkspaceLayerQuotaDeep(t *testing.T) {
+	e := pythonExecutor(t, nil, false)
+	needLayer(t, e)
+	e.pol.Limits.WorkspaceQuota = 16 << 20 // above what 1,100 directories cost (4 KiB each)
+	start := time.Now()
+	res := runPythonWithin(t, e, `
+import os, time
+for _ in range(1100):
+    os.mkdir("d")
+    os.chdir("d")
+with open("fill", "wb") as f:
+    f.truncate(64 << 20)
+time.sleep(5)
+print("not stopped")
+`, 20*time.Second)
+	if res.Workspace == nil || !strings.Contains(res.Workspace.Discarded, "workspace_quota") || strings.Contains(res.Stdout, "not stopped") {
+		t.Fatalf("64 MiB under 1,100 directories was not stopped as over the 16 MiB quota after %s: %+v, output %q", time.Since(start), res.Workspace, res.Stdout+res.Stderr)
+	}
+}
+
 func runPythonWithin(t *testing.T, e *Executor, code string, timeout time.Duration) *executor.Result {
 	t.Helper()
 	args, _ := json.Marshal(map[string]any{"command": "python3", "args": []string{"-c", code}})

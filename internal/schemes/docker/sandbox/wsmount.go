@@ -255,7 +255,8 @@ func (e *Executor) watchQuota(b *box) func() {
 }
 
 func (e *Executor) quotaNote() string {
-	return fmt.Sprintf("killed: its workspace writes passed limits.workspace_quota = %s", units.BytesSize(float64(e.quota())))
+	return fmt.Sprintf("killed: its workspace writes passed limits.workspace_quota = %s, or the layer's bounds (%d entries, %d directories deep)",
+		units.BytesSize(float64(e.quota())), wslayer.MaxLayerEntries, 4*wslayer.MaxDepth)
 }
 
 // workspaceLayer: the workspace mount as the engine recorded it. A layer is in force (its

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
+	"strings"
 )
 
 // Bounds of the relay (README: "Wrap another MCP server").
@@ -75,13 +77,40 @@ type message struct {
 	Error  json.RawMessage `json:"error,omitempty"`
 }
 
-// idKey is a request id as a map key (its compact JSON); "" for none or null.
+// idKey is a request id as a map key (its compact JSON; a string's decoded value, encoded
+// again: "\u0061" and "a" are one id, as the server reads them); "" for none or null.
 func idKey(id json.RawMessage) string {
 	var b bytes.Buffer
 	if len(id) == 0 || json.Compact(&b, id) != nil || b.String() == "null" {
 		return ""
 	}
+	if b.Bytes()[0] == '"' && !mutated("wrap-id-canonical") {
+		var s string
+		if json.Unmarshal(b.Bytes(), &s) == nil {
+			c, _ := json.Marshal(s) // a string: cannot fail
+			return string(c)
+		}
+	}
 	return b.String()
+}
+
+// maxPlainID is the largest integer every JSON parser holds exactly (2^53 - 1).
+const maxPlainID = 1<<53 - 1
+
+// plainID says whether a request id (its idKey) comes back from any server as it went: a
+// string, or an integer written plainly (no fraction, exponent or -0) within ±maxPlainID. A
+// server reads 1.0, 1e0 or -0 as the number 1 or 0, or 9007199254740993 as ...992, and answers
+// with that: an answer the relay cannot match to its request, so a call's outcome would go
+// unaudited and a tools/list answer unfiltered.
+func plainID(key string) bool {
+	if key == "" || key[0] == '"' {
+		return true
+	}
+	if key == "0" || key[0] == '0' || strings.HasPrefix(key, "-0") {
+		return key == "0"
+	}
+	n, err := strconv.ParseInt(key, 10, 64)
+	return err == nil && n >= -maxPlainID && n <= maxPlainID
 }
 
 // peekID finds the top-level "id" of a frame's first bytes (an oversized frame): what comes

@@ -142,6 +142,13 @@ func (r *relay) clientFrame(line []byte) error {
 	if key == "" || (m.Method != "tools/call" && m.Method != "tools/list") {
 		return r.toServer.frame(line) // notifications, responses, other requests: unchanged
 	}
+	if !plainID(key) && !mutated("wrap-id-canonical") {
+		// the server's answer would carry another id (1.0 comes back as 1): past the audit's
+		// outcome and the tools/list filter
+		r.refuse(m.ID, "", RuleMalform, fmt.Sprintf("a %s needs an id that is a string or an integer written plainly within ±%d "+
+			"(the server reads 1.0, 1e0 or -0 as another number, and its answer would not be matched to the request)", m.Method, maxPlainID), codeInvalid)
+		return nil
+	}
 	p := &pending{id: m.ID, method: m.Method, start: time.Now()}
 	if m.Method == "tools/call" {
 		var params struct {
@@ -160,6 +167,14 @@ func (r *relay) clientFrame(line []byte) error {
 			r.refuseCall(p, RuleArgBytes, fmt.Sprintf("the arguments of %q are %d bytes, over %s = %d", params.Name, p.argBytes, RuleArgBytes, max))
 			return nil
 		}
+	}
+	if r.waiting(key) && !mutated("wrap-id-inflight") {
+		// two requests with one id: the server's first answer would be taken for the second's
+		// (its outcome audited under the other's tool and call id), the other answer unjudged
+		// (refused as malformed frames are, unaudited: its audit line would share the call id)
+		r.refuse(m.ID, "", RuleMalform, "a request with this id is already waiting for the server's answer "+
+			"(JSON-RPC ids must be unique among requests in flight): use a new id", codeInvalid)
+		return nil
 	}
 	if !r.track(key, p) {
 		r.refuseCall(p, RuleInflight, fmt.Sprintf("%d requests are already waiting for the server's answer", MaxInflight))
@@ -180,6 +195,16 @@ func (r *relay) verdict(name string) string {
 		return ""
 	}
 	return r.tools.WrapVerdict(name)
+}
+
+// waiting says whether a request with this id awaits the server's answer: tracked, or answered
+// by the relay (timed out) with the server's late answer still to come.
+func (r *relay) waiting(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, tracked := r.inflight[key]
+	_, late := r.expired[key]
+	return tracked || late
 }
 
 // track records a request awaiting its answer; false when MaxInflight are waiting already.

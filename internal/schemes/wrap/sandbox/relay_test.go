@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -127,5 +128,86 @@ func TestRelayMalformedAndTimeout(t *testing.T) {
 	}
 	if s := toServer.lines(); len(s) != 2 || !strings.Contains(s[1], "notifications/cancelled") {
 		t.Fatalf("the server was not told to cancel: %q", s)
+	}
+}
+
+// A tracked request's id must come back as it went: a number a server reads as another (1.0,
+// 1e0, -0, past 2^53) and an id that is neither a string nor a number are refused, and a string
+// id is matched to its answer however either side escapes it, so no tools/list answer escapes
+// the filter and no call's outcome the audit (red with mutant wrap-id-canonical).
+func TestRelayIDsMatchTheirAnswers(t *testing.T) {
+	r, toClient, toServer := testRelay(wrapsec.WrapTools{Deny: []string{"rm_*"}, HideDenied: true, MaxArgumentBytes: 1024})
+	var in strings.Builder
+	odd := []string{"1.0", "1e0", "-0", "9007199254740993", "true", "{}", "[1]"}
+	for _, id := range odd {
+		in.WriteString(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}` + "\n")
+	}
+	ok := []string{`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":"\u0061\/b","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":-9007199254740991,"method":"tools/list"}`}
+	for _, l := range ok {
+		in.WriteString(l + "\n")
+	}
+	if err := r.fromClient(strings.NewReader(in.String())); err != nil {
+		t.Fatal(err)
+	}
+	if got := toServer.lines(); !slices.Equal(got, ok) {
+		t.Fatalf("relayed to the server: %q, want only %q", got, ok)
+	}
+	refused := toClient.lines()
+	if len(refused) != len(odd) {
+		t.Fatalf("answers to the client: %q, want %d refusals", refused, len(odd))
+	}
+	for _, l := range refused {
+		if !strings.Contains(l, RuleMalform) {
+			t.Errorf("refusal %s does not name %s", l, RuleMalform)
+		}
+	}
+	answers := `{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"ls"},{"name":"rm_rf"}]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"a/b","result":{"tools":[{"name":"rm_rf"}]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":-9007199254740991,"result":{"tools":[{"name":"rm_x"}]}}` + "\n"
+	if err := r.fromServer(strings.NewReader(answers)); err != nil {
+		t.Fatal(err)
+	}
+	c := toClient.lines()[len(odd):]
+	if len(c) != 3 {
+		t.Fatalf("answers relayed: %q", c)
+	}
+	for _, l := range c {
+		if strings.Contains(l, "rm_") {
+			t.Errorf("a denied tool was listed: %s (the answer was not matched to its tools/list)", l)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.inflight) != 0 {
+		t.Errorf("%d requests still wait for an answer the server gave", len(r.inflight))
+	}
+}
+
+// A request whose id is already in flight is refused: the server's answer to the first would
+// be taken for the second (its outcome audited under the other's tool), the other answer
+// passed unjudged. Once answered, the id may be used again. Red with mutant wrap-id-inflight.
+func TestRelayRefusesAnIDInFlight(t *testing.T) {
+	r, toClient, toServer := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	first := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","arguments":{}}}`
+	again := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"b","arguments":{}}}`
+	list := `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`
+	if err := r.fromClient(strings.NewReader(first + "\n" + again + "\n" + list + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := toServer.lines(); !slices.Equal(got, []string{first}) {
+		t.Fatalf("relayed to the server: %q, want only the first request with id 3", got)
+	}
+	if c := toClient.lines(); len(c) != 2 || !strings.Contains(c[0], "already waiting") || !strings.Contains(c[1], "already waiting") {
+		t.Fatalf("answers to the client: %q, want two refusals", c)
+	}
+	if err := r.fromServer(strings.NewReader(`{"jsonrpc":"2.0","id":3,"result":{"content":[]}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.fromClient(strings.NewReader(again + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := toServer.lines(); !slices.Equal(got, []string{first, again}) {
+		t.Fatalf("relayed to the server once the first was answered: %q", got)
 	}
 }

@@ -1,0 +1,58 @@
+package serve
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Hostile peer, answers: a client with the token that sends a call and never reads its answer
+// held the handler, its session (busy, never evicted) and the encoded answer (tens of MB for a
+// read_file of control bytes: each escaped to six bytes, twice) for as long as it liked, and
+// 256 connections hold 256 answers. An answer whose write makes no progress for WriteStall is
+// dropped with its connection. Red without the bound (mutant http-write-stall): the whole
+// answer is still there to read after five stall periods.
+func TestHTTPStalledReaderIsCut(t *testing.T) {
+	const stall = 300 * time.Millisecond
+	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken, WriteStall: stall})
+	addr := hostAddr(url)
+	code, sid, body := initSession(t, &http.Client{}, url)
+	if code != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %q %.200s", code, sid, body)
+	}
+	hdr := map[string]string{"Authorization": "Bearer " + boundsToken, sessionIDHeader: sid, "Mcp-Protocol-Version": "2025-06-18"}
+	if code, b := post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr); code != http.StatusAccepted {
+		t.Fatalf("initialized: %d %.200s", code, b)
+	}
+	// control: a client that reads gets the whole answer
+	echo := strings.Repeat("a", 3<<20) // answered twice (text and structured): over any socket buffers
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fake","arguments":{"echo":"` + echo + `"}}}`
+	if code, b := post(t, url, strings.Replace(call, echo, "short", 1), hdr); code != http.StatusOK || !strings.Contains(b, "short") {
+		t.Fatalf("a call read at once: %d %.300s", code, b)
+	}
+
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.(*net.TCPConn).SetReadBuffer(64 << 10) // fixed (no autotuning), not so small that reading crawls
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\n%s: %s\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s",
+		HTTPPath, addr, boundsToken, sessionIDHeader, sid, len(call), call)
+	time.Sleep(5 * stall) // not reading
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	got, err := io.ReadAll(c)
+	if !bytes.Contains(got, []byte("200 OK")) {
+		t.Fatalf("no answer began: %v %.300q", err, got)
+	}
+	t.Logf("read %d bytes in all (%v), ends %q", len(got), err, got[max(0, len(got)-40):])
+	if bytes.HasSuffix(got, []byte("\r\n0\r\n\r\n")) || bytes.Count(got, []byte(echo[:1<<20])) >= 2 {
+		t.Fatalf("the answer to a client that read nothing for %s was still written whole (%d bytes): no write stall bound", 5*stall, len(got))
+	}
+}
