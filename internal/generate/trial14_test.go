@@ -107,6 +107,9 @@ func TestReportWording(t *testing.T) {
 	if got := describeProbe(Probe{Env: "Gemini CLI"}); !strings.Contains(got, "the environment Gemini CLI gives it") {
 		t.Errorf("one client: %q", got)
 	}
+	if got := (&StartError{Run: runs[0], Entry: pl.Entry, Err: errors.New("x")}).Error(); !strings.Contains(got, "as Cursor, VS Code and Windsurf start it") {
+		t.Errorf("a failed start, several clients: %q", got)
+	}
 	var w bytes.Buffer
 	pl.Report(&w, &Written{})
 	if n := strings.Count(w.String(), "starts stdio servers only in folders you trust"); n != 1 {
