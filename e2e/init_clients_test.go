@@ -211,8 +211,31 @@ func TestInitEntriesConnectInRealClients(t *testing.T) {
 	}
 	t.Run("allowlist", func(t *testing.T) {
 		e := newInitEnv(t)
-		check(t, e, []string{"claude-code", "gemini"}, "--scheme", "allowlist", "--allow", "wc,sort", "--workspace", filepath.Join(e.home, "ws"))
+		args := []string{"--scheme", "allowlist", "--allow", "wc,sort", "--workspace", filepath.Join(e.home, "ws")}
+		check(t, e, []string{"claude-code", "gemini"}, args...)
 		inspect(t, e, "GNU coreutils", "--tool-name", "run_allowed_command", "--tool-arg", "command=wc", "--tool-arg", `args=["--version"]`)
+		// The same init again, after Claude Code saved ~/.claude.json in its own layout (its
+		// first start does: one args item a line): the same entry, nothing to change (it said
+		// "already has a different server named sandbox").
+		b, _ := os.ReadFile(filepath.Join(e.home, ".claude.json"))
+		out, stderr, code := e.run(t, "", append(args, "--client", "claude-code", "--yes")...)
+		if code != 0 || !strings.Contains(out, "already configured, nothing changed") {
+			t.Errorf("init again after Claude Code re-rendered its config: exit %d\n%s\n%s\n%s", code, out, stderr, b)
+		}
+		if after, _ := os.ReadFile(filepath.Join(e.home, ".claude.json")); string(after) != string(b) {
+			t.Errorf("init again changed ~/.claude.json:\n%s\nwas\n%s", after, b)
+		}
+		// Gemini CLI's own `mcp add` saves its settings in its layout too.
+		add := exec.Command(gemini, "mcp", "add", "-s", "user", "other", "/bin/cat")
+		add.Env, add.Dir = e.env, e.project
+		if out, stderr, code := runCmdTimeout(t, add, 90*time.Second); code != 0 {
+			t.Fatalf("gemini mcp add: exit %d\n%s\n%s", code, out, stderr)
+		}
+		out, stderr, code = e.run(t, "", append(args, "--client", "gemini", "--yes")...)
+		if code != 0 || !strings.Contains(out, "already configured, nothing changed") {
+			b, _ := os.ReadFile(filepath.Join(e.home, ".gemini", "settings.json"))
+			t.Errorf("init again after gemini mcp add re-rendered its settings: exit %d\n%s\n%s\n%s", code, out, stderr, b)
+		}
 	})
 	t.Run("docker", func(t *testing.T) {
 		img := dockerTestImage(t)

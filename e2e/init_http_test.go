@@ -160,7 +160,7 @@ func TestInitWizardHTTP(t *testing.T) {
 	w.step("Write the policy to", enter)
 	w.step("Write them?", enter)
 	w.step("on it now (audit", "n"+enter)
-	w.expect("next: mcpsandbox verify")
+	w.expect("verify --policy")
 	if err := w.exit(); err != nil {
 		t.Fatal(err)
 	}

@@ -372,7 +372,7 @@ func finishWrite(w *wizardRun, client string) bool {
 		return false
 	}
 	w.con.Send("n" + enter)
-	w.expect("next: mcpsandbox verify")
+	w.expect("verify --policy")
 	if err := w.exit(); err != nil {
 		w.t.Fatalf("wizard exited: %v\n%s", err, w.seen.String())
 	}
@@ -460,7 +460,7 @@ func TestInitWizardPTY(t *testing.T) {
 		}
 		w.con.Send(enter)
 		w.step("on it now (audit", "n"+enter)
-		w.expect("next: mcpsandbox verify")
+		w.expect("verify --policy")
 		if err := w.exit(); err != nil {
 			t.Fatal(err)
 		}
@@ -493,7 +493,7 @@ func TestInitWizardPTY(t *testing.T) {
 		}
 		w.con.Send(enter)
 		w.step("on it now (audit", "n"+enter)
-		w.expect("next: mcpsandbox verify")
+		w.expect("verify --policy")
 		if err := w.exit(); err != nil {
 			t.Fatal(err)
 		}
@@ -516,7 +516,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Configure which clients?", enter)
 		w.step("Write the policy to", enter)
 		w.step("on it now (audit", "n"+enter) // nothing changes: nothing to confirm
-		w.expect("next: mcpsandbox verify")
+		w.expect("verify --policy")
 		if err := w.exit(); err != nil {
 			t.Fatal(err)
 		}
@@ -538,7 +538,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Write the policy to", enter)
 		w.step("Write them?", enter)
 		w.step("on it now (audit", "n"+enter)
-		w.expect("next: mcpsandbox verify")
+		w.expect("verify --policy")
 		w.exit()
 		screen := w.seen.String()
 		if !strings.Contains(screen, "no client picked") || strings.Contains(screen, "--client") || strings.Contains(screen, "add --") {

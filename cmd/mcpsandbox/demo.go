@@ -70,7 +70,7 @@ func runDemo(ctx context.Context, o *DemoOptions) error {
 	}
 	defer os.RemoveAll(state)
 
-	check := exec.CommandContext(ctx, self, "serve", "--default", "--workspace", ws, "--check")
+	check := exec.CommandContext(ctx, self, "serve", "--default", "--workspace", ws, "--check", "--log-level", "warn") // the table, not serve's start-up log
 	check.Stdout, check.Stderr = out, o.IO.ErrOut
 	if err := check.Run(); err != nil {
 		return fmt.Errorf("serve --check: %w", err)

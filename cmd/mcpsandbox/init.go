@@ -300,8 +300,33 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 	if runV {
 		return runVerify(ctx, &VerifyOptions{IO: o.IO, PolicyPath: o.PolicyOut, MaxTimeout: 10 * time.Second})
 	}
-	fmt.Fprintf(w, "next: mcpsandbox verify --policy %s\n", o.PolicyOut)
+	fmt.Fprintf(w, "next: %s verify --policy %s\n", commandName(o.bin), shellWord(o.PolicyOut))
 	return nil
+}
+
+// commandName is how to run bin from a shell, in a line the user copies: "mcpsandbox" when
+// that name on PATH is bin, else bin's path (the README installs to ~/bin, often not on PATH),
+// quoted where a shell would split it.
+func commandName(bin string) string {
+	if bin == "" || mutated("init-next-command") {
+		return "mcpsandbox"
+	}
+	if lp, err := exec.LookPath("mcpsandbox"); err == nil {
+		a, errA := os.Stat(lp)
+		b, errB := os.Stat(bin)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
+			return "mcpsandbox"
+		}
+	}
+	return shellWord(bin)
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but letters, digits and ./_-+,:=@.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./_-+,:=@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // entryBinary is the absolute path clients will run. A --command that does not exist or cannot

@@ -24,7 +24,11 @@ type policySource struct {
 
 // policyFlags registers the pair on cmd, bound to the command's own Options fields.
 func policyFlags(cmd *cobra.Command, path *string, def *bool, what string) {
-	cmd.Flags().StringVarP(path, "policy", "p", "", "policy file to "+what+" (TOML, version 1)")
+	usage := "policy file to " + what + " (TOML, version 1)"
+	if what == "verify" || what == "explain" { // they take init's policy by themselves (initsPolicy)
+		usage = "policy file to " + what + " (TOML, version 1; default: the one init wrote, $XDG_CONFIG_HOME/mcpsandbox/policy.toml, when it exists)"
+	}
+	cmd.Flags().StringVarP(path, "policy", "p", "", usage)
 	cmd.Flags().BoolVar(def, "default", false, "use the built-in allowlist policy (common text tools pinned now, no network)")
 }
 
@@ -36,12 +40,7 @@ func initsPolicy(path *string, def bool, w io.Writer) {
 	if *path != "" || def {
 		return
 	}
-	env, err := generate.HostEnv("")
-	if err != nil {
-		return
-	}
-	p := filepath.Join(env.ConfigDir, "mcpsandbox", "policy.toml")
-	if _, err := os.Stat(p); err == nil {
+	if p := initsPolicyFile(); p != "" {
 		*path = p
 		fmt.Fprintf(w, "using %s (the policy init writes; give --policy FILE for another)\n", p)
 	}
@@ -54,9 +53,25 @@ func (s policySource) check(required bool) error {
 		return errors.New("give --policy FILE or --default, not both")
 	}
 	if required && s.Path == "" && !s.Default {
+		if p := initsPolicyFile(); p != "" && !mutated("policy-missing-wording") {
+			return fmt.Errorf("give --policy FILE (the one init wrote: --policy %s), or --default for the built-in allowlist policy", p)
+		}
 		return errors.New("give --policy FILE (write one with `mcpsandbox init`: its default place holds none yet), or --default for the built-in allowlist policy")
 	}
 	return nil
+}
+
+// initsPolicyFile is the policy init writes by default, when it exists ("" otherwise).
+func initsPolicyFile() string {
+	env, err := generate.HostEnv("")
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(env.ConfigDir, "mcpsandbox", "policy.toml")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
 }
 
 // load reads --policy, or builds the built-in policy of s.Scheme (allowlist when unset) over

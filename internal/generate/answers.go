@@ -84,6 +84,20 @@ func CheckWorkspace(ws, home string) error {
 	return nil
 }
 
+// WorkspacePath is a workspace as given to init made absolute: a leading ~/ is the home
+// directory, and a relative path is taken from the current directory, as --policy-out is (the
+// policy needs an absolute one: serve runs wherever its client starts it). "" stays "".
+func WorkspacePath(p, home string) string {
+	p = ExpandHome(p, home)
+	if p == "" || filepath.IsAbs(p) || mutated("init-workspace-relative") {
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
 // ExpandHome turns a leading ~/ into the home directory.
 func ExpandHome(p, home string) string {
 	if p == "~" {

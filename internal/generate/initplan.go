@@ -300,20 +300,33 @@ func (pl *Plan) ProofRuns(env []string) []ProofRun {
 		return []ProofRun{{Env: env}}
 	}
 	var runs []ProofRun
+	var who [][]string
 	seen := map[string]int{}
 	for _, t := range pl.targets {
 		e := t.Client.ServerEnv(env, pl.Entry)
 		k := strings.Join(e, "\x00")
 		if i, ok := seen[k]; ok {
-			if !strings.Contains(runs[i].Who, t.Client.Name) {
-				runs[i].Who += " and " + t.Client.Name
+			if !slices.Contains(who[i], t.Client.Name) {
+				who[i] = append(who[i], t.Client.Name)
 			}
 			continue
 		}
 		seen[k] = len(runs)
-		runs = append(runs, ProofRun{Who: t.Client.Name, How: t.Client.describeInherit(), Env: e})
+		runs = append(runs, ProofRun{How: t.Client.describeInherit(), Env: e})
+		who = append(who, []string{t.Client.Name})
+	}
+	for i := range runs {
+		runs[i].Who = englishList(who[i])
 	}
 	return runs
+}
+
+// englishList joins names as a sentence does: "A", "A and B", "A, B and C".
+func englishList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // Report says what Write did: each file written, what each client needs to know, the start
@@ -357,7 +370,11 @@ func describeProbe(p Probe) string {
 	}
 	s += fmt.Sprintf(" in %d ms", p.Elapsed.Milliseconds())
 	if p.Env != "" {
-		s += " with the environment " + p.Env + " gives it"
+		verb := " gives it"
+		if strings.Contains(p.Env, " and ") { // several clients (englishList)
+			verb = " give it"
+		}
+		s += " with the environment " + p.Env + verb
 	}
 	return s + ", with the tools " + strings.Join(p.Tools, ", ")
 }
@@ -368,12 +385,19 @@ func (pl *Plan) reportNotes(w io.Writer) {
 	if pl.ClientEntry.URL != "" {
 		return
 	}
+	said := map[string]bool{} // two scopes of one client (gemini and gemini:project) need its step once
+	say := func(name, note string) {
+		if line := fmt.Sprintf("  %s: %s\n", name, note); !said[line] {
+			said[line] = true
+			fmt.Fprint(w, line)
+		}
+	}
 	for _, t := range pl.targets {
 		if n := t.Client.EnvNote(pl.Entry.Env); n != "" {
-			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, n)
+			say(t.Client.Name, n)
 		}
 		if t.Client.After != "" {
-			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, strings.ReplaceAll(t.Client.After, "{project}", pl.project))
+			say(t.Client.Name, strings.ReplaceAll(t.Client.After, "{project}", pl.project))
 		}
 	}
 }

@@ -4,10 +4,13 @@ package generate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -48,14 +51,45 @@ func Pin(name string) (policy.Command, error) {
 		}
 	}
 	real, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return policy.Command{}, fmt.Errorf("%s does not exist: give the absolute path of an installed program, or its name in %s", p, strings.Join(SearchPATH, ":"))
+	}
 	if err != nil {
 		return policy.Command{}, fmt.Errorf("resolve %s: %w", p, err)
+	}
+	if err := checkELF(real); err != nil {
+		return policy.Command{}, err
 	}
 	sum, err := HashFile(real)
 	if err != nil {
 		return policy.Command{}, err
 	}
 	return policy.Command{Name: filepath.Base(name), Path: real, SHA256: sum, DenyArgs: DefaultDenyArgs[filepath.Base(name)]}, nil
+}
+
+// checkELF refuses what serve would refuse at its start (the allowlist's pin): a file that is
+// not an ELF binary, such as a script (npm's bin links are), so init says so before anything is
+// written instead of its proof failing with serve's start-up log. Linux only: serve runs the
+// allowlist there alone.
+func checkELF(path string) error {
+	if runtime.GOOS != "linux" || mutated("init-pin-elf") {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	if string(head[:n]) == "\x7fELF" {
+		return nil
+	}
+	what := "is not an ELF binary"
+	if n >= 2 && string(head[:2]) == "#!" {
+		what = "is a script (it starts with #!), not an ELF binary"
+	}
+	return fmt.Errorf("%s %s: a script cannot be pinned safely: allowlist its interpreter's real binary instead, or use the docker scheme to run code", path, what)
 }
 
 // HashFile is the hex sha256 of a file's contents.

@@ -155,9 +155,12 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 	}
 	merged, err := Merge(t.Client, cur, name, e, replace)
 	if errors.Is(err, ErrExists) {
-		// The very same entry (init run twice) is no conflict: nothing to change.
-		if same, err := Merge(t.Client, cur, name, e, true); err == nil && bytes.Equal(same, cur) {
-			c.New = same
+		// The very same entry (init run twice) is no conflict: nothing to change. The same value
+		// written differently is the same entry too: a client that saves its whole config
+		// re-renders it (Claude Code puts each of args' items on a line of its own), and the file
+		// is then left as the client wrote it.
+		if same, err := Merge(t.Client, cur, name, e, true); err == nil && (bytes.Equal(same, cur) || sameValue(t.Client.Format, cur, same)) {
+			c.New = cur
 			return c, nil
 		}
 		return c, &ExistsError{Path: t.Path, Name: name}
@@ -236,4 +239,13 @@ func UndoAll(rs []WriteResult) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sameValue reports whether two whole config texts hold the same value (JSON/JSONC or TOML),
+// whatever their layout: replacing an entry with one of the same value changes nothing.
+func sameValue(format string, a, b []byte) bool {
+	if mutated("init-same-entry-rerendered") {
+		return false
+	}
+	return sameEntry(format, a, b)
 }

@@ -56,7 +56,11 @@ func (e *StartError) Error() string {
 		what = "cannot run a call"
 	}
 	if e.Run.Who != "" {
-		fmt.Fprintf(&b, "the server entry %s as %s starts it (with %s): %s: %v", what, e.Run.Who, e.Run.How, e.Entry, e.Err)
+		verb := "starts"
+		if strings.Contains(e.Run.Who, " and ") { // several clients (englishList)
+			verb = "start"
+		}
+		fmt.Fprintf(&b, "the server entry %s as %s %s it (with %s): %s: %v", what, e.Run.Who, verb, e.Run.How, e.Entry, e.Err)
 	} else {
 		fmt.Fprintf(&b, "the server entry %s: %s: %v", what, e.Entry, e.Err)
 	}

@@ -3,6 +3,7 @@ package generate
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Shadowing finds, for each target planned, a server of the same name in another scope of the
@@ -35,8 +36,8 @@ func (cp *ClientPlan) Shadowing(name string, e ServerEntry, env Env) []string {
 			}
 			seen[key] = true
 			out = append(out, fmt.Sprintf("%s also has a different server named %q in its %s scope, %s: it starts only one of the two, so the one written now may not be the one it runs. "+
-				"Remove that one (for Claude Code: claude mcp remove %s -s %s), or give this one another --name",
-				t.Client.Name, name, s, o.Where(), name, s))
+				"Remove that one (%s), or give this one another --name",
+				t.Client.Name, name, s, o.Where(), removeHint(o.Client, name, s, o.Path)))
 		}
 	}
 	return out
@@ -69,4 +70,24 @@ func rawEntry(o Target, src []byte, name string) ([]byte, bool) {
 		return nil, false
 	}
 	return list[i].Raw, true
+}
+
+// removeHint is how to remove server name from a client's scope: the client's own command, or
+// where to delete it by hand.
+func removeHint(c Client, name, scope, path string) string {
+	if mutated("init-shadow-remove-hint") { // every client told Claude Code's command
+		return "for Claude Code: claude mcp remove " + name + " -s " + scope
+	}
+	if c.Remove == "" {
+		return fmt.Sprintf("delete %q from %s", name, path)
+	}
+	return strings.NewReplacer("{name}", shellWord(name), "{scope}", scope).Replace(c.Remove)
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but letters, digits and ._-.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

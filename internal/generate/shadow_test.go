@@ -31,6 +31,12 @@ func TestPlanWarnsOfTheSameNameInAnotherScope(t *testing.T) {
 		!strings.Contains(pl.Shadows[1], "Gemini CLI also has a different server named \"sandbox\" in its project scope") {
 		t.Fatalf("warnings: %q", pl.Shadows)
 	}
+	// Each names its own client's way to remove the other one (Gemini CLI's warning used to say
+	// Claude Code's command).
+	if !strings.Contains(pl.Shadows[0], "(claude mcp remove sandbox -s local)") || !strings.Contains(pl.Shadows[1], "(gemini mcp remove sandbox -s project)") ||
+		strings.Contains(pl.Shadows[1], "claude") {
+		t.Fatalf("how to remove the other server: %q", pl.Shadows)
+	}
 	var w bytes.Buffer
 	pl.Preview(&w)
 	if !strings.Contains(w.String(), "warning: Claude Code also has") {

@@ -36,7 +36,7 @@ var questions = append([]generate.Question{
 			return filepath.Join(e.Home, "ai-workspace")
 		},
 		Validate: func(_ *generate.Answers, v string, e generate.Env) error {
-			return generate.CheckWorkspace(generate.ExpandHome(v, e.Home), e.Home)
+			return generate.CheckWorkspace(generate.WorkspacePath(v, e.Home), e.Home)
 		},
 		Set: func(a *generate.Answers, v any) { Own(a).Workspace = v.(string) }},
 	{Flag: "allow", Kind: generate.MultiSelect, Message: generate.Msg("Commands to allow (each is pinned by path and sha256):"), Options: commandOptions,

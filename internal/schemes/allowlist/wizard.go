@@ -36,15 +36,18 @@ func Own(a *generate.Answers) *Answers {
 	return &Answers{}
 }
 
-// allowFlag is --allow: comma-separated names or paths ("" = none given).
+// allowFlag is --allow: comma-separated names or paths ("" = none given), repeatable: each
+// --allow adds its commands to those before it (a second --allow used to replace the first).
 type allowFlag struct{ dst *[]string }
 
 func (f allowFlag) String() string { return strings.Join(*f.dst, ",") }
-func (f allowFlag) Type() string   { return "string" }
+func (f allowFlag) Type() string   { return "strings" }
 func (f allowFlag) Set(s string) error {
-	*f.dst = nil
+	if mutated("init-allow-repeated") {
+		*f.dst = nil
+	}
 	if s != "" {
-		*f.dst = strings.Split(s, ",")
+		*f.dst = append(*f.dst, strings.Split(s, ",")...)
 	}
 	return nil
 }
@@ -52,7 +55,7 @@ func (f allowFlag) Set(s string) error {
 // Flags binds --workspace and --allow.
 func (w *Answers) Flags(fl *pflag.FlagSet) {
 	fl.StringVar(&w.Workspace, "workspace", "", "allowlist: the commands' working directory, the only writable place (created if missing)")
-	fl.Var(allowFlag{&w.Allow}, "allow", "allowlist: commands to allow, comma-separated names or absolute paths (each pinned by sha256)")
+	fl.Var(allowFlag{&w.Allow}, "allow", "allowlist: commands to allow, names or absolute paths, each pinned by sha256; comma-separated or repeated")
 }
 
 // Missing: without the wizard, the workspace and the commands must be given.
@@ -112,7 +115,7 @@ func (w *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 		alsec.Of(p).Commands = nil
 	}
 	home, _ := os.UserHomeDir()
-	ws := generate.ExpandHome(w.Workspace, home)
+	ws := generate.WorkspacePath(w.Workspace, home)
 	if err := generate.CheckWorkspace(ws, home); err != nil {
 		return err
 	}

@@ -116,7 +116,7 @@ func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
 		return nil
 	}
 	home, _ := os.UserHomeDir()
-	ws := generate.ExpandHome(d.Workspace, home)
+	ws := generate.WorkspacePath(d.Workspace, home)
 	st, err := os.Stat(ws)
 	switch {
 	case err == nil && st.IsDir():

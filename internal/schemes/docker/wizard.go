@@ -97,7 +97,7 @@ func (d *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 	}
 	if d.Workspace != "" {
 		home, _ := os.UserHomeDir()
-		ws := generate.ExpandHome(d.Workspace, home)
+		ws := generate.WorkspacePath(d.Workspace, home)
 		if err := generate.CheckWorkspace(ws, home); err != nil {
 			return err
 		}
@@ -173,7 +173,7 @@ var questions = append([]generate.Question{
 			if v == "" {
 				return nil
 			}
-			return generate.CheckWorkspace(generate.ExpandHome(v, e.Home), e.Home)
+			return generate.CheckWorkspace(generate.WorkspacePath(v, e.Home), e.Home)
 		}, Set: func(a *generate.Answers, v any) { Own(a).Workspace = v.(string) }},
 	{Flag: "docker-workspace-writable", Kind: generate.Confirm, Message: generate.Msg(WritableWorkspaceQuestion),
 		When:    func(a *generate.Answers) bool { return Own(a).Workspace != "" },

@@ -1,0 +1,25 @@
+package e2e
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// demo, the README's first command: the layers table, the allowed calls ran, the hostile ones
+// refused, exit 0; and its output is the demo's own: no serve start-up log line among it (its
+// `serve --check` logged "allowlist workspace configured=… resolved=…" at info).
+func TestDemo(t *testing.T) {
+	e := newInitEnv(t)
+	cmd := exec.Command(binPath, "demo")
+	cmd.Env = e.env
+	out, stderr, code := runCmdTimeout(t, cmd, 90*time.Second)
+	if code != 0 || !strings.Contains(out, "Every call behaved as the policy says") || !strings.Contains(out, "LAYER") ||
+		strings.Count(out, "-> REFUSED") != 4 {
+		t.Fatalf("demo: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if strings.Contains(stderr+out, "level=INFO") {
+		t.Errorf("demo printed serve's info log:\n%s", stderr)
+	}
+}
