@@ -39,6 +39,7 @@ type fakeArgs struct {
 	Echo   string `json:"echo,omitempty"`
 	Hold   string `json:"hold,omitempty"`  // sleep ignoring cancellation: an executor slow to clean up
 	Raise  string `json:"raise,omitempty"` // fail the way run_code reports an exception
+	Bulk   int    `json:"bulk,omitempty"`  // this many control bytes of stdout (six bytes each in JSON)
 }
 
 type raised struct{ name string }
@@ -79,6 +80,9 @@ func (f *fakeExec) Tools() []executor.Tool {
 				case <-ctx.Done():
 					return &executor.Result{ExitCode: 137, TimedOut: errors.Is(ctx.Err(), context.DeadlineExceeded)}, nil
 				}
+			}
+			if a.Bulk > 0 {
+				return &executor.Result{Stdout: strings.Repeat("\x01", a.Bulk)}, nil
 			}
 			return &executor.Result{Stdout: a.Echo}, nil
 		}}}
