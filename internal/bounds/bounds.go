@@ -23,6 +23,16 @@ const (
 	MaxInflightBytes = 32 << 20
 )
 
+// MaxUnreadAnswers bounds the answer bytes one session's client has not yet read (written to a
+// pipe or connection that is not being drained), MaxUnreadAnswersAll those of every session: a
+// call starts only while both are under their bound, so a client that sends calls and never
+// reads their answers (tens of MB each for a read_file of control bytes) holds at most about
+// this much of serve's memory (plus the calls already running), and only stalls itself.
+const (
+	MaxUnreadAnswers    = 32 << 20
+	MaxUnreadAnswersAll = 128 << 20
+)
+
 // Bounds on a tools/call before anything decodes its arguments or echoes its name.
 const (
 	// MaxArgValues and MaxArgDepth bound the JSON shape of a call's arguments (rule

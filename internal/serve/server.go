@@ -74,7 +74,8 @@ func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, 
 	srv := mcp.NewServer(&mcp.Implementation{Name: p.Name, Title: "mcpsandbox (" + p.Scheme + ")", Version: Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions(p)})
 	r := &runner{pol: p, ex: ex, hash: sync.OnceValue(p.Hash), audit: o.Audit, log: o.Logger,
-		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}, idle: newIdleReleaser()}
+		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}, idle: newIdleReleaser(),
+		unread: newUnread(unreadBounds())}
 	stop, stopAll := context.WithCancelCause(context.Background())
 	r.stop, r.stopAll = stop, func(why string) { stopAll(errors.New(why)) }
 	known := map[string]bool{}
@@ -158,6 +159,9 @@ const (
 const (
 	RuleToolName      = "tool.name"
 	RuleToolArguments = "tool.arguments"
+	// RuleUnreadAnswers: the client left MaxUnreadAnswers of earlier answers unread for as long
+	// as the call may run.
+	RuleUnreadAnswers = "serve.unread_answers"
 )
 
 // unknownTool answers a tools/call naming a tool this server does not have: audited refused
@@ -233,9 +237,12 @@ func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options)
 	if t == nil {
 		t = &LineTransport{}
 	}
-	if lt, ok := t.(*LineTransport); ok && lt.OnOversize == nil {
+	if lt, ok := t.(*LineTransport); ok {
 		c := *lt
-		c.OnOversize = r.oversize
+		if c.OnOversize == nil {
+			c.OnOversize = r.oversize
+		}
+		c.unread = r.unread
 		t = &c
 	}
 	t, listed := afterToolsList(srv, t)
@@ -341,6 +348,7 @@ type runner struct {
 	audit   *audit.Log
 	log     *slog.Logger
 	slots   *slots
+	unread  *unread // answers made and not yet written out to their stdio clients
 	// sessions are this server's live sessions and their ids.
 	sessions *sessionTable
 	idle     *idleReleaser
@@ -391,7 +399,11 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 					"the next call uses it again without a restart.", aerr, r.audit.Path())), nil
 			}
 		}
-		res, err := r.run(ctx, t, args, timeout, session)
+		conn := "" // the transport's session: what the stdio writer counts answers by
+		if req.Session != nil {
+			conn = req.Session.ID()
+		}
+		res, err := r.run(ctx, t, args, timeout, session, conn)
 		entry.DurationMS = time.Since(start).Milliseconds()
 		var out *mcp.CallToolResult
 		var ref *executor.Refusal
@@ -441,17 +453,37 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 	}
 }
 
-func (r *runner) run(ctx context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session string) (*executor.Result, error) {
-	// Wait for a slot (fairly among sessions) no longer than the call itself may run.
-	release, err := r.slots.acquire(ctx, session, timeout)
-	if err != nil {
-		return nil, err
+func (r *runner) run(ctx context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string) (*executor.Result, error) {
+	// A client that does not read its answers gets no new call run for it: checked before the
+	// slot (a stalled session does not hold one) and again with it (the answers of the calls
+	// that held slots meanwhile are counted once they are being written).
+	deadline := time.Now().Add(timeout)
+	var release func()
+	for {
+		if err := r.unread.wait(ctx, conn, time.Until(deadline)); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, executor.Refuse(RuleUnreadAnswers, "%v", err)
+		}
+		// Wait for a slot (fairly among sessions) no longer than the call itself may run.
+		rel, err := r.slots.acquire(ctx, session, time.Until(deadline))
+		if err != nil {
+			return nil, err
+		}
+		if !r.unread.over(conn) {
+			release = rel
+			break
+		}
+		rel()
 	}
 	defer release()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopped := context.AfterFunc(r.stop, cancel)
 	res, err := t.Run(cctx, executor.Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
+	// counted before the slot is free: the next call to take it sees this answer as made
+	r.unread.owe(conn, answerSize(res))
 	var ref *executor.Refusal
 	if !stopped() && !errors.As(err, &ref) && !mutated("shutdown-cancelled") {
 		// Shutdown killed the call: whatever the executor made of that (exit 137), it did not

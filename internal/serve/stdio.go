@@ -50,6 +50,8 @@ type LineTransport struct {
 	// afterAnswer, if set, is called after each answer (a response) is written (Run's
 	// deferred start-up: afterToolsList).
 	afterAnswer func()
+	// unread, if set, counts the answers being written (Run sets the runner's).
+	unread *unread
 }
 
 // Oversize describes a discarded over-long line. Its id, method and tool come from a tolerant
@@ -83,7 +85,8 @@ func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
 		max = MaxLine
 	}
 	c := &lineConn{in: in, out: out, id: newID(), incoming: make(chan lineOrErr), closed: make(chan struct{}), onOversize: t.OnOversize,
-		pending: map[jsonrpc.ID][]int{}, answered: make(chan struct{}, 1), afterAnswer: t.afterAnswer}
+		pending: map[jsonrpc.ID][]int{}, answered: make(chan struct{}, 1), afterAnswer: t.afterAnswer, unread: t.unread, calls: map[jsonrpc.ID]int{}}
+	c.unread.open(c.id)
 	go c.readLoop(max)
 	return c, nil
 }
@@ -108,6 +111,8 @@ type lineConn struct {
 
 	onOversize  func(Oversize)
 	afterAnswer func()
+	unread      *unread
+	calls       map[jsonrpc.ID]int // tools/call requests delivered and not yet answered, by id
 
 	// The requests delivered and not yet answered (MaxInflight, MaxInflightBytes).
 	inflightMu    sync.Mutex
@@ -312,9 +317,33 @@ func (c *lineConn) sent(msg jsonrpc.Message, size int) {
 	}
 	c.inflightMu.Lock()
 	defer c.inflightMu.Unlock()
+	if req.Method == "tools/call" {
+		c.calls[req.ID]++
+	}
 	c.pending[req.ID] = append(c.pending[req.ID], size)
 	c.inflight++
 	c.inflightBytes += size
+}
+
+// paid tells unread a tools/call answer went out to the client.
+func (c *lineConn) paid(msg jsonrpc.Message) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return
+	}
+	c.inflightMu.Lock()
+	n, call := c.calls[resp.ID]
+	if call {
+		if n <= 1 {
+			delete(c.calls, resp.ID)
+		} else {
+			c.calls[resp.ID] = n - 1
+		}
+	}
+	c.inflightMu.Unlock()
+	if call {
+		c.unread.paid(c.id)
+	}
 }
 
 // answer forgets a request once its response is written, and wakes the read loop.
@@ -436,6 +465,9 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("encode a JSON-RPC message: %w", err)
 	}
 	err = c.writeRaw(append(b, '\n'))
+	if err == nil {
+		c.paid(msg)
+	}
 	c.answer(msg) // written or lost with the connection: either way no longer pending
 	if _, ok := msg.(*jsonrpc.Response); ok && c.afterAnswer != nil {
 		c.afterAnswer()
@@ -446,6 +478,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *lineConn) Close() error {
 	var err error
 	c.once.Do(func() {
+		c.unread.close(c.id)
 		close(c.closed)
 		err = errors.Join(c.in.Close(), c.out.Close())
 	})

@@ -1,0 +1,84 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A client that sends calls and never reads their answers gets no more calls run once
+// MaxUnreadAnswers of answers wait for it: serve's memory holds a few answers, not one per call
+// (64 read_file answers of 4 MiB of control bytes took serve to 1.5 GB and climbing). When the
+// client reads, every call runs and is answered. Red with mutant unread-answers.
+func TestStdioUnreadAnswersStopNewCalls(t *testing.T) {
+	const maxPer = 4 << 20
+	defer func(f func() (int64, int64)) { unreadBounds = f }(unreadBounds)
+	unreadBounds = func() (int64, int64) { return maxPer, 4 * maxPer }
+	inR, in := io.Pipe()
+	outR, outW := io.Pipe()
+	ex := &fakeExec{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, testPolicy(10*time.Minute, 4), ex, Options{Transport: &LineTransport{In: inR, Out: outW}})
+	}()
+	defer func() {
+		go io.Copy(io.Discard, outR)
+		cancel()
+		in.Close()
+		<-done
+	}()
+	var first [1]byte
+	send(t, in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	// read the initialize answer only: from here on nothing is read
+	for first[0] != '\n' {
+		if _, err := outR.Read(first[:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(t, in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	const calls, bulk = 16, 256 << 10 // each answer ~3 MB: the text and the structured result, 6 bytes a byte
+	for i := range calls {
+		send(t, in, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fake","arguments":{"bulk":%d}}}`, 10+i, bulk))
+	}
+	var ran atomic.Int64
+	ranNow := func() int64 { ex.mu.Lock(); defer ex.mu.Unlock(); return int64(len(ex.sessions)) }
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ran.Store(ranNow())
+	}
+	n := ran.Load()
+	// each answer is ~3 MB: a few fit under the bound, plus the calls already running (4 slots)
+	limit := int64(maxPer/(3<<20)) + 1 + 4
+	t.Logf("%d of %d calls ran while no answer was read (bound %d MiB: at most %d)", n, calls, maxPer>>20, limit)
+	if n > limit {
+		t.Fatalf("%d calls ran while their answers went unread: answers held in memory are unbounded", n)
+	}
+	// The client reads: every call is answered.
+	got := 0
+	buf := make([]byte, 1<<20)
+	var line []byte
+	for got < calls {
+		k, err := outR.Read(buf)
+		if err != nil {
+			t.Fatalf("after %d answers: %v", got, err)
+		}
+		line = append(line, buf[:k]...)
+		for {
+			i := strings.IndexByte(string(line), '\n')
+			if i < 0 {
+				break
+			}
+			if strings.Contains(string(line[:min(i, 200)]), `"result"`) || strings.Contains(string(line[:i]), `"id":`) {
+				got++
+			}
+			line = line[i+1:]
+		}
+	}
+	if r := ranNow(); r != calls {
+		t.Errorf("after reading, %d of %d calls ran", r, calls)
+	}
+}
