@@ -139,6 +139,14 @@ func (r *relay) clientFrame(line []byte) error {
 		r.refuse(m.ID, "", RuleMalform, "a tools/call needs an id (string or number)", codeInvalid)
 		return nil
 	}
+	if key != "" && m.Method != "" && r.waiting(key) && !mutated("wrap-id-inflight") {
+		// two requests with one id (a ping or resources/read included): the server's answer to
+		// either would be taken for the tools/call's (its outcome audited from another answer,
+		// the other answer unjudged); refused as malformed frames are, unaudited
+		r.refuse(m.ID, "", RuleMalform, "a request with this id is already waiting for the server's answer "+
+			"(JSON-RPC ids must be unique among requests in flight): use a new id", codeInvalid)
+		return nil
+	}
 	if key == "" || (m.Method != "tools/call" && m.Method != "tools/list") {
 		return r.toServer.frame(line) // notifications, responses, other requests: unchanged
 	}
@@ -167,14 +175,6 @@ func (r *relay) clientFrame(line []byte) error {
 			r.refuseCall(p, RuleArgBytes, fmt.Sprintf("the arguments of %q are %d bytes, over %s = %d", params.Name, p.argBytes, RuleArgBytes, max))
 			return nil
 		}
-	}
-	if r.waiting(key) && !mutated("wrap-id-inflight") {
-		// two requests with one id: the server's first answer would be taken for the second's
-		// (its outcome audited under the other's tool and call id), the other answer unjudged
-		// (refused as malformed frames are, unaudited: its audit line would share the call id)
-		r.refuse(m.ID, "", RuleMalform, "a request with this id is already waiting for the server's answer "+
-			"(JSON-RPC ids must be unique among requests in flight): use a new id", codeInvalid)
-		return nil
 	}
 	if !r.track(key, p) {
 		r.refuseCall(p, RuleInflight, fmt.Sprintf("%d requests are already waiting for the server's answer", MaxInflight))
