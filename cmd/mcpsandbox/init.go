@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"io"
 	"os"
 	"os/exec"
@@ -300,7 +301,7 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 	if runV {
 		return runVerify(ctx, &VerifyOptions{IO: o.IO, PolicyPath: o.PolicyOut, MaxTimeout: 10 * time.Second})
 	}
-	fmt.Fprintf(w, "next: %s verify --policy %s\n", commandName(o.bin), shellWord(o.PolicyOut))
+	fmt.Fprintf(w, "next: %s verify --policy %s\n", commandName(o.bin), shellword.Quote(o.PolicyOut))
 	return nil
 }
 
@@ -318,15 +319,7 @@ func commandName(bin string) string {
 			return "mcpsandbox"
 		}
 	}
-	return shellWord(bin)
-}
-
-// shellWord quotes s for a POSIX shell when it holds anything but letters, digits and ./_-+,:=@.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789./_-+,:=@") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shellword.Quote(bin)
 }
 
 // entryBinary is the absolute path clients will run. A --command that does not exist or cannot

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,7 +30,7 @@ func TestNextLineNamesTheBinary(t *testing.T) {
 	if got := commandName("/home/me/bin/mcpsandbox"); got != "/home/me/bin/mcpsandbox" {
 		t.Errorf("no mcpsandbox on PATH: %q", got)
 	}
-	if got := shellWord("/home/me/.config/mcpsandbox/my policy.toml"); got != "'/home/me/.config/mcpsandbox/my policy.toml'" {
+	if got := shellword.Quote("/home/me/.config/mcpsandbox/my policy.toml"); got != "'/home/me/.config/mcpsandbox/my policy.toml'" {
 		t.Errorf("a policy path with a space: %q", got)
 	}
 }

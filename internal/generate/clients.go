@@ -134,6 +134,10 @@ func (e Env) expand(pat string) string {
 // ResolveTarget turns "id" or "id:scope" into the config file to write.
 func ResolveTarget(spec string, e Env) (Target, error) {
 	id, scope, _ := strings.Cut(spec, ":")
+	if !mutated("init-client-case") {
+		// "Claude-Code" or "VSCode:Project" as a user types them mean the one client and scope.
+		id, scope = strings.ToLower(strings.TrimSpace(id)), strings.ToLower(strings.TrimSpace(scope))
+	}
 	clients := Clients()
 	i := slices.IndexFunc(clients, func(c Client) bool { return c.ID == id })
 	if i < 0 {

@@ -310,6 +310,10 @@ func TestTargetsAndDetect(t *testing.T) {
 		"codex":               filepath.Join(home, ".codex/config.toml"),
 		"gemini":              filepath.Join(home, ".gemini/settings.json"),
 		"gemini:project":      "/proj/.gemini/settings.json",
+		// as a user may type them: one client, one scope
+		"Claude-Code:Project": "/proj/.mcp.json",
+		" VSCode ":            "/proj/.vscode/mcp.json",
+		"GEMINI":              filepath.Join(home, ".gemini/settings.json"),
 	} {
 		tg, err := ResolveTarget(spec, e)
 		if err != nil || tg.Path != want {

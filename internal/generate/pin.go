@@ -37,7 +37,17 @@ var DefaultCommands = []string{"cat", "cut", "diff", "grep", "head", "ls", "sort
 // Pin resolves a command name (or absolute path) to its real path and sha256.
 func Pin(name string) (policy.Command, error) {
 	p := name
-	if !filepath.IsAbs(name) {
+	switch {
+	case filepath.IsAbs(name):
+	case strings.ContainsAny(name, "/"+string(filepath.Separator)) && !mutated("init-pin-relative"):
+		// A relative path ("./wc", "bin/tool") names a file from here, as a shell would run
+		// it; searching the fixed PATH for it would pin another program of the same name.
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return policy.Command{}, fmt.Errorf("resolve %s from the current directory: %w: give its absolute path", name, err)
+		}
+		p = abs
+	default:
 		p = ""
 		for _, dir := range SearchPATH {
 			c := filepath.Join(dir, name)

@@ -30,3 +30,32 @@ func TestPinRefusesWhatServeCannotRun(t *testing.T) {
 		t.Errorf("Pin(wc): %+v %v", c, err)
 	}
 }
+
+// A relative path is the file it names from the current directory, as a shell runs it: "./wc"
+// pins that file, not the wc found in the fixed PATH.
+func TestPinRelativePathIsThatFile(t *testing.T) {
+	dir := t.TempDir()
+	real, err := os.ReadFile("/usr/bin/wc")
+	if err != nil {
+		t.Skipf("no /usr/bin/wc to copy: %v", err)
+	}
+	// A different binary of the same name: a copy of wc with one byte appended.
+	os.Mkdir(filepath.Join(dir, "bin"), 0o755)
+	mine := filepath.Join(dir, "bin", "wc")
+	if err := os.WriteFile(mine, append(real, 0), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, arg := range []string{"./bin/wc", "bin/wc"} {
+		c, err := Pin(arg)
+		if err != nil {
+			t.Fatalf("Pin(%s): %v", arg, err)
+		}
+		if c.Path != mine || c.Name != "wc" {
+			t.Errorf("Pin(%s) = %s named %s, want %s named wc", arg, c.Path, c.Name, mine)
+		}
+	}
+	if _, err := Pin("./nosuch"); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "nosuch")+" does not exist") {
+		t.Errorf("Pin(./nosuch): %v, want it named from the current directory", err)
+	}
+}

@@ -2,6 +2,7 @@ package generate
 
 import (
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"slices"
 	"strings"
 )
@@ -81,13 +82,5 @@ func removeHint(c Client, name, scope, path string) string {
 	if c.Remove == "" {
 		return fmt.Sprintf("delete %q from %s", name, path)
 	}
-	return strings.NewReplacer("{name}", shellWord(name), "{scope}", scope).Replace(c.Remove)
-}
-
-// shellWord quotes s for a POSIX shell when it holds anything but letters, digits and ._-.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return strings.NewReplacer("{name}", shellword.Quote(name), "{scope}", scope).Replace(c.Remove)
 }

@@ -2,6 +2,7 @@ package allowlist
 
 import (
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,7 +68,7 @@ func audit(p *policy.Policy, add verify.Add) {
 		add("MS105", "allowlist.workspace", "%v", "use a dedicated directory such as ~/ai-workspace", err)
 	}
 	if st, err := os.Stat(ws); err != nil {
-		add("MS111", "allowlist.workspace", "%s: %v", "create it: mkdir -p "+ws, ws, err)
+		add("MS111", "allowlist.workspace", "%s: %v", "create it: mkdir -p "+shellword.Quote(ws), ws, err)
 	} else if st.Mode()&0o002 != 0 && st.Mode()&os.ModeSticky == 0 {
 		add("MS106", "allowlist.workspace", "%s is world-writable (mode %v): any local user can plant files commands will read", "chmod o-w "+ws, ws, st.Mode().Perm())
 	}

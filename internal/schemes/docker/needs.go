@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"io/fs"
 	"os"
 	"strings"
@@ -131,7 +132,7 @@ func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
 		return err
 	}
 	if !mk {
-		return fmt.Errorf("the docker workspace %s does not exist, and the engine mounts only an existing directory (every call would fail): create it (mkdir -p %s) or give --docker-workspace an existing one, then run init again. Nothing was written", ws, ws)
+		return fmt.Errorf("the docker workspace %s does not exist, and the engine mounts only an existing directory (every call would fail): create it (mkdir -p %s) or give --docker-workspace an existing one, then run init again. Nothing was written", ws, shellword.Quote(ws))
 	}
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return fmt.Errorf("create the docker workspace %s: %w", ws, err)

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"io"
 	"log/slog"
 	"math"
@@ -167,7 +168,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	ws, err := filepath.EvalSymlinks(alsec.Of(p).Workspace)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w (create it: mkdir -p %s)", alsec.Of(p).Workspace, err, alsec.Of(p).Workspace)
+		return nil, fmt.Errorf("workspace %s: %w (create it: mkdir -p %s)", alsec.Of(p).Workspace, err, shellword.Quote(alsec.Of(p).Workspace))
 	}
 	st, err := os.Stat(ws)
 	if err != nil || !st.IsDir() {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,7 @@ func CheckWorkspace(configured, host string) (resolved, note string, err error) 
 	}
 	ws, err := filepath.EvalSymlinks(configured)
 	if err != nil {
-		return "", "", fmt.Errorf("docker.workspace %s: %w (create it: mkdir -p %s)", configured, err, configured)
+		return "", "", fmt.Errorf("docker.workspace %s: %w (create it: mkdir -p %s)", configured, err, shellword.Quote(configured))
 	}
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
 		return "", "", fmt.Errorf("workspace %s is not a directory (fix docker.workspace)", ws)

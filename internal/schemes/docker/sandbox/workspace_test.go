@@ -46,6 +46,7 @@ func TestWorkspacePathRefused(t *testing.T) {
 		{"/etc", "tcp://10.0.0.2:2376", "workspace is the system directory /etc:"},
 		{"/srv/x/../../etc", "tcp://10.0.0.2:2376", "workspace is the system directory /etc:"},
 		{filepath.Join(root, "missing"), def, "create it: mkdir -p"},
+		{filepath.Join(root, "my ws"), def, "create it: mkdir -p '" + filepath.Join(root, "my ws") + "'"},
 	} {
 		_, _, err := CheckWorkspace(c.conf, c.host)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

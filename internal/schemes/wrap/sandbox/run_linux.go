@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"io"
 	"log/slog"
 	"os"
@@ -195,7 +196,7 @@ func splitReads(paths []string) (dirs, files []string, err error) {
 func checkWrites(paths []string) error {
 	for _, p := range paths {
 		if st, err := os.Stat(p); err != nil || !st.IsDir() {
-			return fmt.Errorf("wrap.write: %s is not a directory (create it: mkdir -p %s)", p, p)
+			return fmt.Errorf("wrap.write: %s is not a directory (create it: mkdir -p %s)", p, shellword.Quote(p))
 		}
 	}
 	return nil
