@@ -38,6 +38,24 @@ func CheckOwnFilesIn(dir, place, writer, policyFile, auditPath string) error {
 	return nil
 }
 
+// CheckAuditNotReadIn refuses an audit log inside a directory sandboxed code may read (dirs,
+// the policy's ReadDirs; key names them, e.g. "allowlist.read_paths"): the log holds every
+// call's arguments and output, other sessions' included. Serve's own uid is the commands' uid
+// when serve is not root, so file modes do not keep them out.
+func CheckAuditNotReadIn(dirs []string, key, auditPath string) error {
+	if auditPath == "" || mutated("serve-audit-readable") {
+		return nil
+	}
+	r := realPath(auditPath)
+	for i, d := range dirs {
+		if d != "" && within(realPath(d), r) {
+			return fmt.Errorf("the audit log %s lies inside %s[%d] = %s, which sandboxed code reads: every call's record, other sessions' arguments and outputs included, would be readable. This is refused: set audit.path to a file outside it (or \"\" for the default under $XDG_STATE_HOME), or narrow %s to the directories commands need",
+				auditPath, key, i, d, key)
+		}
+	}
+	return nil
+}
+
 // realPath is p with every link on its way followed, as far as it exists: a file not made yet
 // is its directory's real path joined with its name.
 func realPath(p string) string {

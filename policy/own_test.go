@@ -33,3 +33,28 @@ func TestCheckOwnFiles(t *testing.T) {
 		}
 	}
 }
+
+// The audit log may not lie in a directory sandboxed code reads (read_paths, wrap.read), through
+// a link or not yet made; a sibling directory is fine.
+func TestCheckAuditNotReadIn(t *testing.T) {
+	root := t.TempDir()
+	state := filepath.Join(root, "state")
+	os.MkdirAll(state, 0o755)
+	link := filepath.Join(root, "link")
+	os.Symlink(root, link)
+	for _, c := range []struct {
+		dirs  []string
+		audit string
+		bad   bool
+	}{
+		{[]string{"/usr/share", link}, filepath.Join(state, "mcpsandbox", "audit.jsonl"), true},
+		{[]string{state}, filepath.Join(state, "audit.jsonl"), true},
+		{[]string{filepath.Join(root, "data")}, filepath.Join(state, "audit.jsonl"), false},
+		{nil, filepath.Join(state, "audit.jsonl"), false},
+	} {
+		err := CheckAuditNotReadIn(c.dirs, "allowlist.read_paths", c.audit)
+		if c.bad != (err != nil) || c.bad && !strings.Contains(err.Error(), "allowlist.read_paths[") {
+			t.Errorf("audit %s in %q: %v", c.audit, c.dirs, err)
+		}
+	}
+}

@@ -96,6 +96,15 @@ func (p *Policy) WriteDirs() []string {
 	return nil
 }
 
+// ReadDirs are the directories beyond the system's and the workspace that the active scheme's
+// sandboxed code may read (allowlist.read_paths, wrap.read), and the key that names them.
+func (p *Policy) ReadDirs() (key string, dirs []string) {
+	if r, ok := p.Section().(interface{ ReadDirs() (string, []string) }); ok {
+		return r.ReadDirs()
+	}
+	return "", nil
+}
+
 // SectionFor is the named scheme's section of p, made (zero, not defaults) if p has none yet
 // (a Policy built as a literal rather than by Default or Parse); nil for an unregistered name.
 // A scheme's typed accessor (its section package's Of) reads through it.

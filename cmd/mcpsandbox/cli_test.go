@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/creack/pty"
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/spf13/cobra"
 )
 
@@ -152,6 +154,27 @@ func TestVerifyAndExplainUseInitsPolicy(t *testing.T) {
 // serve refuses a workspace holding its audit log (here the default one, under
 // $XDG_STATE_HOME, with the workspace above it), before it answers anything: a call could
 // erase or forge the record of every call. The same workspace without it serves.
+// serve refuses an audit log inside allowlist.read_paths: commands run under serve's own uid
+// when serve is not root, so they could read every call's record.
+func TestServeRefusesItsAuditLogInReadPaths(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	f := filepath.Join(t.TempDir(), "p.toml")
+	wc, err := generate.Pin("wc")
+	if err != nil {
+		t.Skipf("no wc to pin: %v", err)
+	}
+	os.WriteFile(f, []byte(fmt.Sprintf("version = 1\nscheme = \"allowlist\"\n[allowlist]\nworkspace = %q\nread_paths = [%q]\n[[allowlist.commands]]\nname = \"wc\"\npath = %q\nsha256 = %q\n", ws, state, wc.Path, wc.SHA256)), 0o600)
+	_, _, err = runCLI("serve", "--policy", f, "--check")
+	if err == nil || !strings.Contains(err.Error(), "the audit log") || !strings.Contains(err.Error(), "allowlist.read_paths[0]") {
+		t.Fatalf("serve with its audit log in read_paths: %v", err)
+	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	if _, _, err := runCLI("serve", "--policy", f, "--check"); err != nil {
+		t.Fatalf("serve with its audit log elsewhere: %v", err)
+	}
+}
+
 func TestServeRefusesItsAuditLogInTheWorkspace(t *testing.T) {
 	ws := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", filepath.Join(ws, ".local", "state"))

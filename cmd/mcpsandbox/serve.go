@@ -123,6 +123,11 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	if err := policy.CheckOwnFiles(p.WorkspaceDir(), p.File, path); err != nil {
 		return err
 	}
+	if key, dirs := p.ReadDirs(); len(dirs) > 0 {
+		if err := policy.CheckAuditNotReadIn(dirs, key, path); err != nil {
+			return err
+		}
+	}
 	if o.Check {
 		if err := ex.Ready(); err != nil {
 			return err

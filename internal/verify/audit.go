@@ -52,6 +52,7 @@ var CommonRules = []Rule{
 	{"MS404", High, "the policy file or its directory is writable by others, or owned by another user: serve refuses it"},
 	{"MS405", Low, "the audit log lives in a world-writable directory"},
 	{"MS406", High, "the policy file or the audit log lies inside the workspace or a wrap.write directory, where sandboxed code writes: serve and wrap refuse it"},
+	{"MS407", High, "the audit log lies inside allowlist.read_paths or wrap.read, where sandboxed code reads: serve and wrap refuse it"},
 }
 
 // Add records one finding of rule id at the policy key, with a message and its fix.
@@ -116,6 +117,11 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 	for _, d := range p.WriteDirs() {
 		if err := policy.CheckOwnFilesIn(d, "the wrap.write directory", "the wrapped server writes", path, auditPath); err != nil {
 			add("MS406", "audit.path", "%v", "keep the policy and the audit log outside every directory sandboxed code writes", err)
+		}
+	}
+	if key, dirs := p.ReadDirs(); len(dirs) > 0 {
+		if err := policy.CheckAuditNotReadIn(dirs, key, auditPath); err != nil {
+			add("MS407", "audit.path", "%v", "keep the audit log outside every directory sandboxed code reads", err)
 		}
 	}
 	if p.Audit.Path != "" {

@@ -74,11 +74,8 @@ func audit(p *policy.Policy, add verify.Add) {
 	}
 	for i, r := range a.ReadPaths {
 		r = filepath.Clean(r)
-		for _, s := range []string{home, "/root", "/home", "/etc"} {
-			if s != "" && (r == s || strings.HasPrefix(s+"/", r+"/") || strings.HasPrefix(r, s+"/.")) {
-				add("MS109", fmt.Sprintf("allowlist.read_paths[%d]", i), "%s lets commands read %s", "remove it, or name only the directory commands need", r, s)
-				break
-			}
+		if s := sa.ExposedSecrets(r, home); s != "" {
+			add("MS109", fmt.Sprintf("allowlist.read_paths[%d]", i), "%s lets commands read %s", "remove it, or name only the directory commands need", r, s)
 		}
 	}
 }

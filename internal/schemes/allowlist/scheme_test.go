@@ -98,6 +98,11 @@ func TestAuditRules(t *testing.T) {
 		{"MS402", func(p *policy.Policy) { p.Limits.MaxOutputBytes = 8 << 20 }},
 		{"MS403", func(p *policy.Policy) { p.Limits.Pids = 4096 }},
 		{"MS406", func(p *policy.Policy) { p.Audit.Path = filepath.Join(alsec.Of(p).Workspace, "logs", "audit.jsonl") }},
+		{"MS407", func(p *policy.Policy) {
+			d := t.TempDir()
+			alsec.Of(p).ReadPaths = []string{d}
+			p.Audit.Path = filepath.Join(d, "audit.jsonl")
+		}},
 	}
 	for _, c := range cases {
 		p := base()

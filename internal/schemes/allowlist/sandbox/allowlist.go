@@ -126,7 +126,7 @@ type Executor struct {
 type pinned struct {
 	policy.Command
 	exec     []string // files the command may execute: itself and its ELF interpreter
-	readDirs []string // its install prefix (e.g. a pyenv version dir)
+	readDirs []string // its install prefix (e.g. a pyenv version dir), narrowed by runtimeDirs
 	denyRe   []denyPattern
 	model    *optModel // how the binary parses its options; nil = judged conservatively
 	// interpreter: it runs code it is given (policy.IsInterpreter), so what it writes is not
@@ -326,10 +326,10 @@ func pin(c policy.Command) (*pinned, error) {
 		}
 	}
 	f.Close()
-	// The install prefix (bin/..) holds what the binary loads at run time (e.g. a Python stdlib).
-	if prefix := filepath.Dir(filepath.Dir(real)); prefix != "/" {
-		pc.readDirs = append(pc.readDirs, prefix)
-	}
+	// The install prefix (bin/..) holds what the binary loads at run time (e.g. a Python
+	// stdlib); never a home or a credentials dir.
+	home, _ := os.UserHomeDir()
+	pc.readDirs = append(pc.readDirs, runtimeDirs(real, home)...)
 	for _, g := range c.DenyArgs {
 		d, err := compileDeny(g)
 		if err != nil {

@@ -59,6 +59,9 @@ const (
 
 // Protected is the effective protect list: DefaultProtect without the "!NAME" entries of
 // Protect, plus Protect's other entries.
+// ReadDirs are the extra host paths commands may read.
+func (a *Allowlist) ReadDirs() (string, []string) { return "allowlist.read_paths", a.ReadPaths }
+
 func (a *Allowlist) Protected() []string {
 	drop := map[string]bool{}
 	var add []string

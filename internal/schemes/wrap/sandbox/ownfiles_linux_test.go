@@ -47,6 +47,24 @@ func TestWrapRefusesOwnFilesInWriteDirs(t *testing.T) {
 	}
 }
 
+// wrap refuses an audit log inside a wrap.read directory: the wrapped server (under serve's
+// own uid when serve is not root) could read every call's record.
+func TestWrapRefusesAuditLogInReadDirs(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	base := t.TempDir()
+	p := policy.Default(wrapsec.Name)
+	wrapsec.Of(p).Read = []string{base}
+	p.Audit.Path = filepath.Join(base, "logs", "audit.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	err := Run(ctx, p, Options{Command: []string{"/bin/true"}, Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr})
+	if err == nil || !strings.Contains(err.Error(), "the audit log") || !strings.Contains(err.Error(), "wrap.read[0]") {
+		t.Errorf("audit log inside wrap.read: Run = %v, want a refusal naming wrap.read", err)
+	}
+}
+
 func writePolicy(t *testing.T, dir string) string {
 	t.Helper()
 	f := filepath.Join(dir, "policy.toml")

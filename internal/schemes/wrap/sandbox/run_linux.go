@@ -64,6 +64,11 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 			return fmt.Errorf("refusing to wrap: %w", err)
 		}
 	}
+	if key, dirs := p.ReadDirs(); len(dirs) > 0 {
+		if err := policy.CheckAuditNotReadIn(dirs, key, auditPath); err != nil {
+			return fmt.Errorf("refusing to wrap: %w", err)
+		}
+	}
 	al, err := audit.Open(auditPath, os.Environ())
 	if err != nil {
 		return err

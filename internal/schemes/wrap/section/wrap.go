@@ -131,6 +131,9 @@ func (w *Wrap) Validate(active bool) []policy.Problem {
 // WriteDirs are the directories the wrapped server may write besides its private HOME and /tmp.
 func (w *Wrap) WriteDirs() []string { return w.Write }
 
+// ReadDirs are the paths the wrapped server may read besides the system's and its install dirs.
+func (w *Wrap) ReadDirs() (string, []string) { return "wrap.read", w.Read }
+
 // Net is the effective network: none, all or a host list.
 func (w *Wrap) Net() policy.Network {
 	switch w.Egress.Mode {
