@@ -1,6 +1,7 @@
 package wslayer
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -198,18 +199,27 @@ func removeAll(dir string) error {
 // walks by descriptor, so no path is too long, and a directory the call closed to serve
 // (mode 0) is opened to serve's user again, which owns it: nothing the call does hides bytes.
 // What it cannot measure counts as over the limit (limit+1): a layer of more than
-// MaxLayerEntries entries, or a directory with entries nested deeper than 4*MaxDepth (bytes
-// there would be hidden from the watchdog; the commit applies nothing that deep anyway).
+// MaxLayerEntries entries, a directory with entries nested deeper than 4*MaxDepth (bytes
+// there would be hidden from the watchdog; the commit applies nothing that deep anyway), or a
+// directory it cannot open or list whole (out of descriptors or memory, an I/O error).
 func (l *Layer) Size(limit int64) int64 {
 	var n int64
 	entries := 0
 	fd, err := openDir(unix.AT_FDCWD, l.Upper)
+	if errors.Is(err, unix.ENOENT) || err != nil && mutated("workspace-layer-unmeasured") {
+		return 0 // removed: it holds nothing
+	}
 	if err != nil {
-		return 0
+		return limit + 1
 	}
 	var walk func(dir, depth int)
 	walk = func(dir, depth int) {
-		for _, name := range names(dir) {
+		list, err := readNames(dir)
+		if err != nil && !mutated("workspace-layer-unmeasured") {
+			n = limit + 1 // a listing cut short (EMFILE, ENOMEM, EIO) hides what it did not list
+			return
+		}
+		for _, name := range list {
 			if n > limit {
 				return
 			}
@@ -237,9 +247,15 @@ func (l *Layer) Size(limit int64) int64 {
 				_ = unix.Fchmodat(dir, name, 0o700, 0)
 				sub, err = openDir(dir, name)
 			}
-			if err == nil {
+			switch {
+			case err == nil:
 				walk(sub, depth+1)
 				unix.Close(sub)
+			case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
+				// removed or replaced since its stat: measured where it is now, at the next look
+			case !mutated("workspace-layer-unmeasured"):
+				n = limit + 1 // a directory it cannot open (EMFILE, EACCES as root): taken as over
+				return
 			}
 		}
 	}
@@ -412,25 +428,36 @@ func openDir(at int, name string) (int, error) {
 
 // names lists a directory's entries, sorted (a stable report).
 func names(fd int) []string {
+	n, _ := readNames(fd)
+	return n
+}
+
+// readNames is names with the error that cut the listing short, if any.
+func readNames(fd int) ([]string, error) {
 	// a dup shares the offset: start from the top, and leave it there for the next reader
 	_, _ = unix.Seek(fd, 0, io.SeekStart)
 	defer unix.Seek(fd, 0, io.SeekStart)
 	d, err := unix.Dup(fd)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	f := os.NewFile(uintptr(d), "dir")
 	defer f.Close()
-	n, _ := f.Readdirnames(-1)
+	n, err := f.Readdirnames(-1)
 	slices.Sort(n)
-	return n
+	return n, err
 }
 
 // dir applies the entries of the upper directory up to the workspace directory ws (rel is
 // their path from the root).
 func (c *committer) dir(up, ws int, rel string) {
-	for _, name := range names(up) {
+	list, err := readNames(up)
+	for _, name := range list {
 		c.entry(up, ws, path.Join(rel, name), name)
+	}
+	if err != nil && !mutated("workspace-commit-listing") {
+		// said, not silently dropped: the layer is removed after the commit
+		c.refuse(cmp.Or(rel, "."), "its listing in the call's layer failed (%v): changes in it that were not listed are not applied", err)
 	}
 }
 

@@ -1089,3 +1089,106 @@ func TestSizeCountsWhatItCannotWalkAsOver(t *testing.T) {
 		t.Errorf("Size = %d with %d empty files, want over the %d limit (past MaxLayerEntries = %d)", n, MaxLayerEntries+1, limit, MaxLayerEntries)
 	}
 }
+
+// A directory the measure cannot open (here: out of descriptors, EMFILE) counts as over the
+// quota, not as empty: serve short of descriptors must not let a call's bytes pass unmeasured.
+// Red with mutant workspace-layer-unmeasured.
+func TestSizeCountsADirectoryItCannotOpenAsOver(t *testing.T) {
+	const limit = 64 << 20
+	l, err := New(t.TempDir(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(l.Upper, "a", "b")
+	os.MkdirAll(dir, 0o700)
+	f, err := os.Create(filepath.Join(dir, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if n := l.Size(limit); n <= limit {
+		t.Fatalf("control: Size = %d with a 1 GiB file, want over %d", n, limit)
+	}
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	// Room for the upper directory and the dup that lists it, not for "a" below it. The fds
+	// listed include the one that listed them, closed since: one more than are open now.
+	tight := unix.Rlimit{Cur: uint64(len(fds)) + 1, Max: old.Max}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &tight); err != nil {
+		t.Fatal(err)
+	}
+	n := l.Size(limit)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	if n <= limit {
+		t.Errorf("Size = %d when the directory holding 1 GiB could not be opened (EMFILE), want over the %d limit", n, limit)
+	}
+}
+
+// A commit short of descriptors says what it did not apply: the layer is removed after it, so
+// a change left out in silence would be lost with nobody told.
+func TestCommitOutOfDescriptorsSaysWhatItLeft(t *testing.T) {
+	ws := t.TempDir()
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"a/b/c/f1", "a/b/c/f2", "a/x/f3", "top"} {
+		write(t, filepath.Join(l.Upper, f), "new\n")
+	}
+	var old unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	short := 0 // changes a commit that ran left out: the case under test happened
+	for extra := 1; extra < 16; extra++ {
+		tight := unix.Rlimit{Cur: uint64(len(fds) + extra), Max: old.Max}
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &tight); err != nil {
+			t.Fatal(err)
+		}
+		l2, err := New(t.TempDir(), ws)
+		if err != nil {
+			unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+			continue // not even room to make a layer
+		}
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+		for _, f := range []string{"a/b/c/f1", "a/b/c/f2", "a/x/f3", "top"} {
+			write(t, filepath.Join(l2.Upper, f), "new\n")
+		}
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &tight)
+		w, err := l2.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &old)
+		if err != nil {
+			continue // refused whole, and said so
+		}
+		for _, f := range []string{"a/b/c/f1", "a/b/c/f2", "a/x/f3", "top"} {
+			_, serr := os.Stat(filepath.Join(ws, f))
+			if serr != nil {
+				short++
+			}
+			if serr != nil && len(w.Refused) == 0 && w.RefusedMore == 0 {
+				t.Errorf("with %d descriptors to spare: %s not applied (%v) and nothing refused: %+v", extra, f, serr, w)
+			}
+		}
+		os.RemoveAll(filepath.Join(ws, "a"))
+		os.Remove(filepath.Join(ws, "top"))
+	}
+	if short == 0 {
+		t.Error("control: no commit ran short of descriptors: the test did not reach its case")
+	}
+	_ = l
+}
