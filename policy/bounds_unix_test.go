@@ -24,7 +24,7 @@ func TestLoadRefusesFIFO(t *testing.T) {
 	go func() { _, err := policy.Load(fifo); done <- err }()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "named pipe") || !strings.Contains(err.Error(), "move it aside") {
+		if err == nil || !strings.Contains(err.Error(), "named pipe") || !strings.Contains(err.Error(), "give the path of a regular policy file") {
 			t.Errorf("a FIFO policy: %v", err)
 		}
 	case <-time.After(10 * time.Second):

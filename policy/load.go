@@ -75,7 +75,8 @@ func Load(path string) (*Policy, error) {
 		return nil, &Error{[]Problem{{File: path, Line: 1, Msg: fmt.Sprintf("the file is larger than %d bytes (the most a policy may be)", MaxPolicyBytes),
 			Fix: "check that it is a policy file; shorten it"}}}
 	case errors.Is(err, tomlbound.ErrNotRegular):
-		return nil, fmt.Errorf("read policy %s: %w", path, err)
+		// a pipe (<(…)) has no owner or mode to judge, and may never be written: not waited on
+		return nil, fmt.Errorf("read policy %s: %w: give the path of a regular policy file (write the policy to a file first; mcpsandbox init writes one)", path, err)
 	case err != nil:
 		return nil, fmt.Errorf("read policy: %w (create one with `mcpsandbox init`)", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/fsmode"
 	"io"
 	"io/fs"
 	"os"
@@ -50,7 +51,7 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 			}
 			if !st.Mode().IsRegular() && !mutated("verify-regular") {
 				// A FIFO or a device has no end to reach: serve only ever writes a regular file.
-				return fmt.Errorf("%s is %s, not a regular file: it is not an audit log serve wrote (serve refuses to log to anything else)", path, audit.DescribeMode(st.Mode()))
+				return fmt.Errorf("%s is %s, not a regular file: it is not an audit log serve wrote (serve refuses to log to anything else)", path, fsmode.Describe(st.Mode()))
 			}
 			ctx := cmd.Context()
 			if ctx == nil {

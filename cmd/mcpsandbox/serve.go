@@ -189,6 +189,9 @@ func httpToken(file string) (string, error) {
 		read = func() ([]byte, error) { return os.ReadFile(file) }
 	}
 	b, err := read()
+	if errors.Is(err, tomlbound.ErrNotRegular) {
+		return "", fmt.Errorf("--token-file %s: %w: give a regular file holding the token (chmod 600)", file, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("--token-file %s: %w", file, err)
 	}

@@ -22,7 +22,11 @@ func ReadConfigFile(path string) ([]byte, error) {
 	if mutated("init-read-regular") {
 		return os.ReadFile(path)
 	}
-	return tomlbound.ReadRegular(path, MaxConfigBytes)
+	b, err := tomlbound.ReadRegular(path, MaxConfigBytes)
+	if errors.Is(err, tomlbound.ErrNotRegular) {
+		return nil, fmt.Errorf("%w: move it aside", err)
+	}
+	return b, err
 }
 
 // decodeTOML decodes a client's TOML config into v, after refusing text nested past

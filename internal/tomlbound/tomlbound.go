@@ -7,8 +7,8 @@ package tomlbound
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/fsmode"
 	"io"
-	"io/fs"
 	"os"
 	"syscall"
 )
@@ -128,7 +128,7 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 	}
 	if !st.Mode().IsRegular() {
 		// no path: callers name it ("read PATH: …"), as they do for the os errors above
-		return nil, fmt.Errorf("%w (it is a %s): move it aside", ErrNotRegular, kind(st.Mode()))
+		return nil, fmt.Errorf("%w (it is %s)", ErrNotRegular, fsmode.Describe(st.Mode()))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
@@ -138,18 +138,4 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 		return nil, &TooLargeError{Path: path, Max: max}
 	}
 	return b, nil
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }

@@ -221,27 +221,6 @@ func checkPathFile(path string, f *os.File, st os.FileInfo) error {
 	return nil
 }
 
-// DescribeMode names a file type for a message ("a FIFO (named pipe)", "a directory", ...).
-func DescribeMode(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO (named pipe)"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	case m&os.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "an irregular file (" + m.Type().String() + ")"
-}
-
 // Path is the log's file name.
 func (l *Log) Path() string { return l.path }
 

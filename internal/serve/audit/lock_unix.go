@@ -5,6 +5,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/fsmode"
 	"os"
 	"syscall"
 
@@ -35,7 +36,7 @@ func unlockFile(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
 // device, a second name in another directory) or be read or truncated by someone else.
 func checkFile(_ *os.File, st os.FileInfo) error {
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("it is %s, not a regular file", DescribeMode(st.Mode()))
+		return fmt.Errorf("it is %s, not a regular file", fsmode.Describe(st.Mode()))
 	}
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	if !ok {

@@ -5,6 +5,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/fsmode"
 	"os"
 
 	"golang.org/x/sys/windows"
@@ -35,7 +36,7 @@ func unlockFile(f *os.File) {
 // is not checked on Windows).
 func checkFile(f *os.File, st os.FileInfo) error {
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("it is %s, not a regular file", DescribeMode(st.Mode()))
+		return fmt.Errorf("it is %s, not a regular file", fsmode.Describe(st.Mode()))
 	}
 	var info windows.ByHandleFileInformation
 	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
