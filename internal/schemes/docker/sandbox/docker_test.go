@@ -487,3 +487,42 @@ func clipTest(s string) string {
 	}
 	return s
 }
+
+// A layer not in force says why (Layer.Off), so verify's advice is true: a runtime sharing the
+// host kernel and a writable root are the policy's choice; a layer serve asked for and the
+// engine did not record stays "" (the probe found it missing).
+func TestLayersSayWhyOff(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).ReadOnly = false }))
+	want := map[string]string{LayerReadOnlyRoot: executor.OffByPolicy}
+	if !e.spec.gvisor {
+		want[LayerRuntime] = executor.OffByPolicy
+	}
+	for _, l := range e.Layers() {
+		if l.Active {
+			if l.Off != "" {
+				t.Errorf("layer %s in force says it is off (%q)", l.Name, l.Off)
+			}
+			continue
+		}
+		w, ok := want[l.Name]
+		if !ok {
+			t.Errorf("layer %s not in force on this engine: %s", l.Name, l.Detail)
+			continue
+		}
+		if l.Off != w {
+			t.Errorf("layer %s: Off = %q, want %q (%s)", l.Name, l.Off, w, l.Detail)
+		}
+		delete(want, l.Name)
+	}
+	for name := range want {
+		t.Errorf("layer %s: not reported off", name)
+	}
+	// what the engine lacks is the host's, a gap the probe found is ""
+	if got := e.offWhy(LayerPids, offFacts{pidsOK: false}); got != executor.OffUnavailable {
+		t.Errorf("pids the engine cannot enforce: %q", got)
+	}
+	if got := e.offWhy(LayerPids, offFacts{pidsOK: true}); got != "" {
+		t.Errorf("pids the engine can enforce and did not record: %q", got)
+	}
+}

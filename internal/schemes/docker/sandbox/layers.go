@@ -122,7 +122,67 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		e.workspaceLayer(h.Mounts),
 		{Name: LayerPool, Active: true, Detail: poolDetail(dksec.Of(e.pol).Pool)},
 	}
+	f := offFacts{network: string(h.NetworkMode), readOnly: h.ReadonlyRootfs, root: root, seccompEngine: seccomp,
+		memOK: memOK && swapOK, pidsOK: pidsOK, cpuOK: cpuOK, workspaceGap: e.layerGap()}
+	for i := range ls {
+		if l := &ls[i]; !l.Active && !mutated("docker-layer-off") {
+			l.Off = e.offWhy(l.Name, f)
+		}
+	}
 	return ls, nil
+}
+
+// offFacts is what the engine recorded on the probe container and what it can enforce: the
+// reasons a layer may be off.
+type offFacts struct {
+	network                             string
+	readOnly, root                      bool
+	seccompEngine, memOK, pidsOK, cpuOK bool
+	workspaceGap                        string // why the workspace has no per-call layer ("" = it could)
+}
+
+// offWhy says why the layer named name, not in force, is off (executor.Layer.Off), so the
+// doctor's advice is true: the policy's setting, what this engine or host lacks, or "" when serve
+// asked the engine for it and the engine did not record it (a gap the probe found).
+func (e *Executor) offWhy(name string, f offFacts) string {
+	switch name {
+	case LayerRuntime:
+		return executor.OffByPolicy // docker.runtime names a runtime that shares the host kernel
+	case LayerNetwork:
+		if f.network != "none" {
+			return executor.OffByPolicy
+		}
+	case LayerReadOnlyRoot:
+		if !f.readOnly {
+			return executor.OffByPolicy
+		}
+	case LayerUser:
+		if f.root {
+			return executor.OffByPolicy
+		}
+	case LayerSeccomp:
+		if !f.seccompEngine || e.spec.gvisor && !e.spec.gvisorSeccomp {
+			return executor.OffUnavailable
+		}
+	case LayerMemory:
+		if !f.memOK {
+			return executor.OffUnavailable
+		}
+	case LayerPids:
+		if !f.pidsOK {
+			return executor.OffUnavailable
+		}
+	case LayerCPU:
+		if !f.cpuOK {
+			return executor.OffUnavailable
+		}
+	case LayerWorkspace:
+		if f.workspaceGap != "" {
+			return executor.OffUnavailable
+		}
+		return executor.OffByPolicy // docker.workspace_writable without a layer
+	}
+	return ""
 }
 
 // seccompOn: the engine applies its seccomp profile (secOpts, the engine's own security options,
@@ -155,7 +215,7 @@ func runtimeLayer(rt string) executor.Layer {
 	if rt == "" {
 		rt = "runc"
 	}
-	rtDetail := rt + ": containers share the host kernel (a VM-grade runtime such as gVisor runsc would not)"
+	rtDetail := rt + " (docker.runtime): containers share the host kernel (a VM-grade runtime such as gVisor runsc would not)"
 	if vmRuntimes[rt] {
 		rtDetail = rt + ": a kernel of its own between the program and the host"
 	}
