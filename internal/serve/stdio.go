@@ -85,7 +85,7 @@ func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
 		max = MaxLine
 	}
 	c := &lineConn{in: in, out: out, id: newID(), incoming: make(chan lineOrErr), closed: make(chan struct{}), onOversize: t.OnOversize,
-		pending: map[jsonrpc.ID][]int{}, answered: make(chan struct{}, 1), afterAnswer: t.afterAnswer, unread: t.unread, calls: map[jsonrpc.ID]int{}}
+		pending: map[jsonrpc.ID][]pendingReq{}, answered: make(chan struct{}, 1), afterAnswer: t.afterAnswer, unread: t.unread}
 	c.unread.open(c.id)
 	go c.readLoop(max)
 	return c, nil
@@ -112,11 +112,10 @@ type lineConn struct {
 	onOversize  func(Oversize)
 	afterAnswer func()
 	unread      *unread
-	calls       map[jsonrpc.ID]int // tools/call requests delivered and not yet answered, by id
 
 	// The requests delivered and not yet answered (MaxInflight, MaxInflightBytes).
 	inflightMu    sync.Mutex
-	pending       map[jsonrpc.ID][]int // request id -> the sizes of its unanswered lines
+	pending       map[jsonrpc.ID][]pendingReq // request id -> its unanswered lines, oldest first
 	inflight      int
 	inflightBytes int
 	answered      chan struct{} // 1-buffered: an answer was written
@@ -309,6 +308,13 @@ func skipValue(dec *json.Decoder) error {
 	}
 }
 
+// pendingReq is a request delivered and not yet answered: its line's size, and whether it is a
+// tools/call (whose answer, once written, pays its debt to unread).
+type pendingReq struct {
+	size int
+	call bool
+}
+
 // sent counts a request delivered to the server, until its answer is written (answer).
 func (c *lineConn) sent(msg jsonrpc.Message, size int) {
 	req, ok := msg.(*jsonrpc.Request)
@@ -317,58 +323,41 @@ func (c *lineConn) sent(msg jsonrpc.Message, size int) {
 	}
 	c.inflightMu.Lock()
 	defer c.inflightMu.Unlock()
-	if req.Method == "tools/call" {
-		c.calls[req.ID]++
-	}
-	c.pending[req.ID] = append(c.pending[req.ID], size)
+	c.pending[req.ID] = append(c.pending[req.ID], pendingReq{size: size, call: req.Method == "tools/call"})
 	c.inflight++
 	c.inflightBytes += size
 }
 
-// paid tells unread a tools/call answer went out to the client.
-func (c *lineConn) paid(msg jsonrpc.Message) {
+// answer forgets a request once its response is out (written says it reached the client),
+// wakes the read loop, and tells unread a tools/call answer was written.
+func (c *lineConn) answer(msg jsonrpc.Message, written bool) {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok {
 		return
 	}
 	c.inflightMu.Lock()
-	n, call := c.calls[resp.ID]
-	if call {
-		if n <= 1 {
-			delete(c.calls, resp.ID)
-		} else {
-			c.calls[resp.ID] = n - 1
-		}
-	}
-	c.inflightMu.Unlock()
-	if call {
-		c.unread.paid(c.id)
-	}
-}
-
-// answer forgets a request once its response is written, and wakes the read loop.
-func (c *lineConn) answer(msg jsonrpc.Message) {
-	resp, ok := msg.(*jsonrpc.Response)
-	if !ok {
-		return
-	}
-	c.inflightMu.Lock()
-	sizes, ok := c.pending[resp.ID]
+	reqs, ok := c.pending[resp.ID]
+	var r pendingReq
 	if ok {
-		if len(sizes) == 1 {
+		r = reqs[0]
+		if len(reqs) == 1 {
 			delete(c.pending, resp.ID)
 		} else {
-			c.pending[resp.ID] = sizes[1:]
+			c.pending[resp.ID] = reqs[1:]
 		}
 		c.inflight--
-		c.inflightBytes -= sizes[0]
+		c.inflightBytes -= r.size
 	}
 	c.inflightMu.Unlock()
-	if ok {
-		select {
-		case c.answered <- struct{}{}:
-		default:
-		}
+	if !ok {
+		return
+	}
+	if r.call && written {
+		c.unread.paid(c.id)
+	}
+	select {
+	case c.answered <- struct{}{}:
+	default:
 	}
 }
 
@@ -465,10 +454,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("encode a JSON-RPC message: %w", err)
 	}
 	err = c.writeRaw(append(b, '\n'))
-	if err == nil {
-		c.paid(msg)
-	}
-	c.answer(msg) // written or lost with the connection: either way no longer pending
+	c.answer(msg, err == nil) // written or lost with the connection: either way no longer pending
 	if _, ok := msg.(*jsonrpc.Response); ok && c.afterAnswer != nil {
 		c.afterAnswer()
 	}
