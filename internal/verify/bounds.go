@@ -92,6 +92,7 @@ func EgressBounds(l policy.Limits, scope, past string) []Bound {
 		{"egress", "distinct names resolved under wildcard rules, per " + scope, n(egress.DefaultMaxWildcardNames), "", "403 (rule limit) before any lookup"},
 		{"egress", "decisions logged one by one, per " + scope, n(egress.DefaultLogRate) + " a second", "", "the rest are counted in one summary entry a second (rule log-rate)"},
 		{"egress", "host name in a decision", n(egress.MaxLogHost) + " bytes", "", "clipped, with the full name's sha256"},
+		{"egress", "the head of a listed host's answer to a plain-http request", size(egress.DefaultMaxAnswerHeadBytes), "", "502 (rule upstream), the rest never read"},
 	}
 }
 
