@@ -53,9 +53,26 @@ const (
 	MaxMessageDepth  = MaxArgDepth + 8
 )
 
-// MaxErrorText bounds the text of a refused or failed call's result: a refusal may quote the
-// argument it refused, and an argument can be megabytes.
+// MaxIDBytes bounds a message's id as written, MaxOtherMessage a whole message that is not a
+// tools/call (initialize, ping, a list, a notification, a client's answer): every answer echoes
+// the id, and the SDK's errors quote a method name, a prompt's name, a resource's URI or (for
+// params that do not decode) the whole params %q-quoted, up to five times their size: a 15 MiB
+// line of 0x7f bytes made a 75 MB answer, four unread took serve past 1.4 GB. A tools/call's
+// params are checked to decode before the SDK sees them, so its errors quote nothing unbounded.
+const (
+	MaxIDBytes      = 1 << 10
+	MaxOtherMessage = 64 << 10
+)
+
+// MaxErrorText bounds the text of a refused or failed call's result (a refusal may quote the
+// argument it refused, and an argument can be megabytes), and the message of any error answer
+// serve writes on stdio.
 const MaxErrorText = 8 << 10
+
+// MaxLogValue bounds one value of a line serve logs to stderr (the message included): the SDK
+// logs what a client sent (a method, a log level, a URI), and a value of megabytes made a log
+// line of megabytes.
+const MaxLogValue = 2 << 10
 
 // Defaults of the HTTP bounds that have no policy key.
 const (

@@ -557,6 +557,28 @@ func ClipText(s string, max int) string {
 	return s[:cut] + fmt.Sprintf("… [mcpsandbox: %d more bytes of this message cut]", len(s)-cut)
 }
 
+// MaxLogValue bounds one value of a stderr log line (see internal/bounds).
+const MaxLogValue = bounds.MaxLogValue
+
+// ClipLogAttr is a slog ReplaceAttr that clips a value over MaxLogValue (a string, or anything
+// that prints as one, such as an error quoting what a client sent), saying how much was cut.
+func ClipLogAttr(_ []string, a slog.Attr) slog.Attr {
+	if mutated("log-value-clip") {
+		return a
+	}
+	switch a.Value.Kind() {
+	case slog.KindString:
+		if s := a.Value.String(); len(s) > MaxLogValue {
+			a.Value = slog.StringValue(ClipText(s, MaxLogValue))
+		}
+	case slog.KindAny:
+		if s := a.Value.String(); len(s) > MaxLogValue {
+			a.Value = slog.StringValue(ClipText(s, MaxLogValue))
+		}
+	}
+	return a
+}
+
 // Render is the text form of a result, for clients that ignore structured content.
 func Render(res *executor.Result, p *policy.Policy) string {
 	var b strings.Builder

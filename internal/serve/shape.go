@@ -11,6 +11,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // MaxMessageValues and MaxMessageDepth bound the JSON shape of a whole inbound message, checked
@@ -31,6 +32,54 @@ func messageShape(raw []byte) string {
 		return fmt.Sprintf("message refused unread: %v (at most %d JSON values, %d levels deep in one message)", err, MaxMessageValues, MaxMessageDepth)
 	}
 	return ""
+}
+
+// MaxIDBytes bounds a message's id as written; MaxOtherMessage a whole message that is not a
+// tools/call (see internal/bounds).
+const (
+	MaxIDBytes      = bounds.MaxIDBytes
+	MaxOtherMessage = bounds.MaxOtherMessage
+)
+
+// messageRefusal says why raw, one JSON-RPC message, is refused before the SDK decodes it (why
+// "" = not), with the error code and the id to answer with (nil: none usable). Beyond the shape
+// bound it refuses what the SDK would echo unbounded: an id over MaxIDBytes (every answer
+// carries it), a message other than a tools/call over MaxOtherMessage (its errors quote the
+// method, a name, a URI or the whole params), and a tools/call whose params do not decode as
+// the SDK's (its error quotes them %q-quoted: five times a line of 0x7f bytes).
+func messageRefusal(raw []byte) (id json.RawMessage, code int64, why string) {
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	_ = json.Unmarshal(raw, &probe)
+	id = probe.ID
+	if len(id) > MaxIDBytes && !mutated("message-echo") {
+		return nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the message's id is %d bytes written, over the %d-byte bound of an id: use a number or a short string", len(id), MaxIDBytes)
+	}
+	if why := messageShape(raw); why != "" {
+		return id, jsonrpc.CodeInvalidRequest, why
+	}
+	if mutated("message-echo") {
+		return id, 0, ""
+	}
+	var method string
+	if len(probe.Method) <= 128 { // "tools/call" even written all in \u escapes is shorter
+		_ = json.Unmarshal(probe.Method, &method)
+	}
+	if method != "tools/call" {
+		if len(raw) > MaxOtherMessage {
+			return id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message of %d bytes refused unread: only a tools/call may be over %d bytes", len(raw), MaxOtherMessage)
+		}
+		return id, 0, ""
+	}
+	var call struct {
+		Params *mcp.CallToolParamsRaw `json:"params"`
+	}
+	if err := json.Unmarshal(raw, &call); err != nil {
+		return id, jsonrpc.CodeInvalidParams, "invalid params of tools/call: " + ClipText(err.Error(), 512)
+	}
+	return id, 0, ""
 }
 
 // checkHTTPMessage reads a POST's body (already bounded by the body limit and the server-wide
@@ -63,12 +112,11 @@ func checkHTTPMessage(w http.ResponseWriter, r *http.Request, maxBody int64) boo
 	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' && !mutated("http-no-batch") {
 		return refuse(nil, "JSON-RPC batches are not supported: send one message per request")
 	}
-	if why := messageShape(body); why != "" {
-		var probe struct {
-			ID json.RawMessage `json:"id"`
-		}
-		_ = json.Unmarshal(body, &probe)
-		return refuse(probe.ID, why)
+	if id, code, why := messageRefusal(body); why != "" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(bytes.TrimSuffix(errorLine(id, int(code), why), []byte("\n")))
+		return false
 	}
 	r.Body, r.ContentLength = &readBody{Reader: bytes.NewReader(body), raw: body}, int64(len(body))
 	return true

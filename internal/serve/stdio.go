@@ -400,16 +400,13 @@ func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte) {
 	if line[0] == '[' {
 		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line")
 	}
-	var probe struct {
-		ID json.RawMessage `json:"id"`
-	}
-	_ = json.Unmarshal(line, &probe)
-	if why := messageShape(line); why != "" {
-		return nil, errorLine(probe.ID, jsonrpc.CodeInvalidRequest, why)
+	id, code, why := messageRefusal(line)
+	if why != "" {
+		return nil, errorLine(id, int(code), why)
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
-		return nil, errorLine(probe.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		return nil, errorLine(id, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 	}
 	return msg, nil
 }
@@ -423,7 +420,7 @@ func errorLine(id json.RawMessage, code int, msg string) []byte {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   jsonrpc.Error   `json:"error"`
-	}{"2.0", id, jsonrpc.Error{Code: int64(code), Message: msg}})
+	}{"2.0", id, jsonrpc.Error{Code: int64(code), Message: ClipText(msg, MaxErrorText)}})
 	return append(b, '\n')
 }
 
@@ -449,7 +446,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, err := jsonrpc.EncodeMessage(msg)
+	b, err := jsonrpc.EncodeMessage(clipErrorAnswer(msg))
 	if err != nil {
 		return fmt.Errorf("encode a JSON-RPC message: %w", err)
 	}
@@ -459,6 +456,30 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.afterAnswer()
 	}
 	return err
+}
+
+// clipErrorAnswer bounds an error answer's message to MaxErrorText and drops data over it: the
+// SDK's errors quote what the client sent (a resource's URI, a prompt's name, params that did
+// not decode), and serve writes no answer much larger than the request it answers.
+func clipErrorAnswer(msg jsonrpc.Message) jsonrpc.Message {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error == nil || mutated("answer-error-clip") {
+		return msg
+	}
+	wire := &jsonrpc.Error{Message: resp.Error.Error()} // as the SDK's encoder makes it
+	if we, ok := resp.Error.(*jsonrpc.Error); ok {
+		wire = &jsonrpc.Error{Code: we.Code, Message: we.Message, Data: we.Data}
+	} else if errors.As(resp.Error, &we) {
+		wire.Code = we.Code
+	}
+	if len(wire.Message) <= MaxErrorText && len(wire.Data) <= MaxErrorText {
+		return msg
+	}
+	wire.Message = ClipText(wire.Message, MaxErrorText)
+	if len(wire.Data) > MaxErrorText {
+		wire.Data = nil
+	}
+	return &jsonrpc.Response{ID: resp.ID, Error: wire}
 }
 
 func (c *lineConn) Close() error {

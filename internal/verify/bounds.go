@@ -37,6 +37,8 @@ func Bounds(p *policy.Policy) []Bound {
 		{"calls", "an unknown tool's name in the answer", n(bounds.MaxEchoedName) + " bytes", "", "-32602 quoting the name's start and its length; audited refused (rule tool.name)"},
 		{"stdio, http", "JSON shape of one whole message", n(bounds.MaxMessageValues) + " values, " + n(bounds.MaxMessageDepth) + " levels deep", "", "refused from its raw bytes (-32600 with the request's id) before anything decodes it"},
 		{"http", "JSON-RPC batches", "none accepted", "", "400, -32600 (stdio refuses them too)"},
+		{"stdio, http", "what an answer may echo: a message's id; a message other than a tools/call; a tools/call's params", n(bounds.MaxIDBytes) + " bytes; " + size(bounds.MaxOtherMessage) + "; must decode", "", "refused before the SDK decodes it (-32600, -32602 for params): its errors quote the method, a name or the whole params, several times their size"},
+		{"stdio", "an error answer's message", size(bounds.MaxErrorText), "", "clipped, saying how many bytes were cut; data over it dropped"},
 		{"stdio", "one JSON-RPC message", size(bounds.MaxLine), "", "answered -32600 with the request's id, never held whole; a tools/call is audited refused (stdio.max_message)"},
 		{"stdio", "requests read and not yet answered", n(bounds.MaxInflight) + ", " + size(bounds.MaxInflightBytes) + " of their lines", "", "serve stops reading stdin until an answer is written: a client that does not read its answers only stalls itself"},
 		{"stdio", "answers made and not yet read by the client", size(bounds.MaxUnreadAnswers) + " a client, " + size(bounds.MaxUnreadAnswersAll) + " in all (estimated as JSON writes them)", "", "no new call runs for the client until it reads (rule serve.unread_answers after limits.timeout): it stalls only itself"},
@@ -50,6 +52,7 @@ func Bounds(p *policy.Policy) []Bound {
 		{"http", "idle keep-alive connection", durationText(bounds.DefaultIdleTimeout), "", "the connection is closed"},
 		{"http", "an answer's write to a client that stopped reading", durationText(bounds.DefaultWriteStall) + " without progress", "", "the connection is closed and the answer dropped"},
 		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
+		{"log", "one value of a stderr log line", size(bounds.MaxLogValue), "", "clipped, saying how many bytes were cut"},
 		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},
 		{"audit", "wait for the log's lock", durationText(audit.LockWait), "", "the call is refused without running, naming audit.path and the process holding the lock"},
 		{"audit", "the file at audit.path", "a regular file of serve's user with one name (not a link, FIFO or device)", "", "the call is refused without running, naming audit.path; fixed, the next call uses it"},
@@ -89,6 +92,7 @@ func EgressBounds(l policy.Limits, scope, past string) []Bound {
 		{"egress", "distinct names resolved under wildcard rules, per " + scope, n(egress.DefaultMaxWildcardNames), "", "403 (rule limit) before any lookup"},
 		{"egress", "decisions logged one by one, per " + scope, n(egress.DefaultLogRate) + " a second", "", "the rest are counted in one summary entry a second (rule log-rate)"},
 		{"egress", "host name in a decision", n(egress.MaxLogHost) + " bytes", "", "clipped, with the full name's sha256"},
+		{"egress", "the head of a listed host's answer to a plain-http request", size(egress.DefaultMaxAnswerHeadBytes), "", "502 (rule upstream), the rest never read"},
 	}
 }
 

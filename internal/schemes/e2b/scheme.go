@@ -55,6 +55,7 @@ func bounds(p *policy.Policy) []verify.Bound {
 		{Boundary: "e2b", What: "a sandbox's life at E2B if serve and its undertaker die", Value: "30s", Past: "E2B ends it"},
 		{Boundary: "e2b", What: "a read_file download, whatever envd's Content-Length says", Value: "limits.max_file_bytes + 1 bytes read", Key: "limits.max_file_bytes", Past: "the rest is never read; the result says truncated"},
 		{Boundary: "e2b", What: "a list_files answer from envd", Value: "16MiB, decoded as it arrives", Past: "the call fails: refused as malformed"},
+		{Boundary: "e2b", What: "an answer's head (status line and headers) from E2B's API or envd", Value: "64KiB", Past: "the request fails, the rest never read"},
 	}
 	for _, x := range verify.FileBounds(l) {
 		// No file tools with reuse = "call" (internal/schemes/e2b/sandbox/filesystem.go); pictures are bounded alike.

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -89,6 +90,9 @@ type Options struct {
 	LocalAddrs func() []netip.Addr
 	// MaxHeaderBytes bounds a request's head (default 16 KiB); more is answered 431.
 	MaxHeaderBytes int
+	// MaxAnswerHeadBytes bounds the head of a listed host's answer to a plain-http request
+	// (default DefaultMaxAnswerHeadBytes); past it the client gets 502 (rule RuleUpstream).
+	MaxAnswerHeadBytes int
 	// HeaderTimeout bounds the wait for a request head and for a tunnel's TLS ClientHello
 	// (default 10s).
 	HeaderTimeout time.Duration
@@ -134,6 +138,10 @@ const (
 	RuleUpstream   = "upstream"       // listed, but resolving or connecting failed
 )
 
+// DefaultMaxAnswerHeadBytes is Options.MaxAnswerHeadBytes' default: a listed host's answer head
+// (status line and headers) of endless header lines was held whole.
+const DefaultMaxAnswerHeadBytes = 256 << 10
+
 // DefaultMaxWildcardNames is Options.MaxWildcardNames' default.
 const DefaultMaxWildcardNames = 64
 
@@ -176,6 +184,9 @@ func New(rules []policy.HostRule, o Options) *Proxy {
 	}
 	if o.MaxConns <= 0 {
 		o.MaxConns = 64
+	}
+	if o.MaxAnswerHeadBytes <= 0 {
+		o.MaxAnswerHeadBytes = DefaultMaxAnswerHeadBytes
 	}
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = 16 << 10
@@ -537,11 +548,21 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, hosts []string, d *Decisi
 		p.refuse(c, d, http.StatusBadGateway, RuleUpstream, fmt.Sprintf("sending the request to %s: %v", hostPort(host, port), err))
 		return
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(cu), req)
+	// the answer's head is read within MaxAnswerHeadBytes (http.ReadResponse holds a head
+	// whole, however long), its body streams through unbounded
+	head := &io.LimitedReader{R: cu, N: int64(p.o.MaxAnswerHeadBytes)}
+	if mutated("egress-answer-head") {
+		head.N = math.MaxInt64
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(head), req)
 	if err != nil {
+		if head.N <= 0 {
+			err = fmt.Errorf("its head is over %d bytes, the bound of an answer's head: dropped unread", p.o.MaxAnswerHeadBytes)
+		}
 		p.refuse(c, d, http.StatusBadGateway, RuleUpstream, fmt.Sprintf("reading the answer of %s: %v", hostPort(host, port), err))
 		return
 	}
+	head.N = math.MaxInt64
 	defer resp.Body.Close()
 	for _, h := range []string{"Connection", "Keep-Alive", "Proxy-Connection", "Upgrade"} {
 		resp.Header.Del(h)

@@ -35,6 +35,9 @@ const (
 	maxAPIBody  = 1 << 20 // a control-plane answer
 	maxListBody = 8 << 20 // one page of the list
 	maxFrame    = 4 << 20 // one Connect envelope
+	// maxAnswerHead bounds an answer's head (status line and headers), the control plane's
+	// and envd's: Go's default held 10 MiB of a hostile upstream's header lines per request.
+	maxAnswerHead = 64 << 10
 	// maxLine bounds one NDJSON event of /execute: a result carrying a picture of
 	// executor.MaxImageBytes (base64) with its text fits.
 	maxLine        = 12 << 20
@@ -106,13 +109,14 @@ func NewClient(cfg Config) *Client {
 		hc = &c
 	} else {
 		hc = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ResponseHeaderTimeout: 30 * time.Second,
-			IdleConnTimeout:       90 * time.Second,
-			MaxIdleConnsPerHost:   64,
-			ForceAttemptHTTP2:     true,
+			Proxy:                  http.ProxyFromEnvironment,
+			DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ResponseHeaderTimeout:  30 * time.Second,
+			MaxResponseHeaderBytes: maxAnswerHead,
+			IdleConnTimeout:        90 * time.Second,
+			MaxIdleConnsPerHost:    64,
+			ForceAttemptHTTP2:      true,
 		}}
 	}
 	if !mutated("e2b-no-redirect-key") {
@@ -120,6 +124,11 @@ func NewClient(cfg Config) *Client {
 		// Go strips only Authorization and Cookie on a cross-host redirect. None is followed;
 		// the 3xx answer itself is reported (see redirectErr).
 		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	}
+	if mutated("e2b-answer-head") {
+		if t, ok := hc.Transport.(*http.Transport); ok {
+			t.MaxResponseHeaderBytes = 0
+		}
 	}
 	return &Client{cfg: cfg, hc: hc}
 }
