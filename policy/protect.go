@@ -67,3 +67,16 @@ var DefaultProtect = []string{
 	".lintstagedrc", ".lintstagedrc.*", "lint-staged.config.*", "commitlint.config.*", ".commitlintrc",
 	".commitlintrc.*", ".simple-git-hooks.*", "simple-git-hooks.*",
 }
+
+// codexProtect are Codex's project files (attack round 15b): .codex/config.toml names the MCP
+// servers and the notify program Codex starts in a trusted project, .codex/rules allow commands
+// to run without asking, .agents/skills are skills (instructions and scripts) it picks up, and
+// AGENTS.override.md replaces AGENTS.md beside it: a call that wrote any of them steered the
+// user's next Codex session past the AGENTS.md protection.
+var codexProtect = []string{".codex", ".agents", "AGENTS.override.md"}
+
+func init() {
+	if !mutated("protect-codex") {
+		DefaultProtect = append(DefaultProtect, codexProtect...)
+	}
+}

@@ -1089,3 +1089,33 @@ func TestSizeCountsWhatItCannotWalkAsOver(t *testing.T) {
 		t.Errorf("Size = %d with %d empty files, want over the %d limit (past MaxLayerEntries = %d)", n, MaxLayerEntries+1, limit, MaxLayerEntries)
 	}
 }
+
+// Codex's project files are protected (attack round 15b): a call that wrote .codex/config.toml
+// (MCP servers and the notify program Codex starts in a trusted project), .codex/rules (commands
+// allowed without asking), .agents/skills, or an AGENTS.override.md (which Codex reads instead
+// of the protected AGENTS.md beside it) steered the user's next Codex session. Each is refused
+// by the commit, at the top level and below it; a file merely named after Codex is applied.
+func TestCommitRefusesCodexFiles(t *testing.T) {
+	ws := t.TempDir()
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected := []string{".codex/config.toml", ".codex/rules/default.rules", ".agents/skills/x/SKILL.md",
+		"AGENTS.override.md", "sub/AGENTS.override.md"}
+	for _, p := range append(slices.Clone(protected), "notes/codex.md") {
+		write(t, filepath.Join(l.Upper, p), "notify = [\"sh\", \"-c\", \"id\"]\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range protected {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace (%s)", p, Summary(w))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "notes/codex.md")); err != nil {
+		t.Errorf("notes/codex.md was not applied: %v (%s)", err, Summary(w))
+	}
+}
