@@ -68,15 +68,16 @@ var DefaultProtect = []string{
 	".commitlintrc.*", ".simple-git-hooks.*", "simple-git-hooks.*",
 }
 
-// codexProtect are Codex's project files (attack round 15b): .codex/config.toml names the MCP
-// servers and the notify program Codex starts in a trusted project, .codex/rules allow commands
-// to run without asking, .agents/skills are skills (instructions and scripts) it picks up, and
-// AGENTS.override.md replaces AGENTS.md beside it: a call that wrote any of them steered the
-// user's next Codex session past the AGENTS.md protection.
-var codexProtect = []string{".codex", ".agents", "AGENTS.override.md"}
+// agentOverrides are agents' project files the list above missed (attack round 15b): Codex's
+// .codex/config.toml names the MCP servers and the notify program Codex starts in a trusted
+// project, .codex/rules allow commands to run without asking, .agents/skills are skills
+// (instructions and scripts) it picks up, and AGENTS.override.md is read instead of the
+// protected AGENTS.md beside it; Zed's agent reads .rules ahead of every protected instruction
+// file. A call that wrote one steered the user's next agent session past the protected names.
+var agentOverrides = []string{".codex", ".agents", "AGENTS.override.md", ".rules"}
 
 func init() {
-	if !mutated("protect-codex") {
-		DefaultProtect = append(DefaultProtect, codexProtect...)
+	if !mutated("protect-agent-overrides") {
+		DefaultProtect = append(DefaultProtect, agentOverrides...)
 	}
 }

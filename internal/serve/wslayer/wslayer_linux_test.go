@@ -1090,19 +1090,20 @@ func TestSizeCountsWhatItCannotWalkAsOver(t *testing.T) {
 	}
 }
 
-// Codex's project files are protected (attack round 15b): a call that wrote .codex/config.toml
-// (MCP servers and the notify program Codex starts in a trusted project), .codex/rules (commands
-// allowed without asking), .agents/skills, or an AGENTS.override.md (which Codex reads instead
-// of the protected AGENTS.md beside it) steered the user's next Codex session. Each is refused
-// by the commit, at the top level and below it; a file merely named after Codex is applied.
-func TestCommitRefusesCodexFiles(t *testing.T) {
+// Agents' files that take over from protected ones are protected (attack round 15b): a call that
+// wrote .codex/config.toml (MCP servers and the notify program Codex starts in a trusted
+// project), .codex/rules (commands allowed without asking), .agents/skills, an
+// AGENTS.override.md (which Codex reads instead of the protected AGENTS.md beside it) or .rules
+// (which Zed's agent reads ahead of it) steered the user's next agent session. Each is refused by
+// the commit, at the top level and below it; a file merely named after them is applied.
+func TestCommitRefusesAgentOverrides(t *testing.T) {
 	ws := t.TempDir()
 	l, err := New(t.TempDir(), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	protected := []string{".codex/config.toml", ".codex/rules/default.rules", ".agents/skills/x/SKILL.md",
-		"AGENTS.override.md", "sub/AGENTS.override.md"}
+		"AGENTS.override.md", "sub/AGENTS.override.md", ".rules"}
 	for _, p := range append(slices.Clone(protected), "notes/codex.md") {
 		write(t, filepath.Join(l.Upper, p), "notify = [\"sh\", \"-c\", \"id\"]\n")
 	}
