@@ -1090,20 +1090,21 @@ func TestSizeCountsWhatItCannotWalkAsOver(t *testing.T) {
 	}
 }
 
-// Agents' files that take over from protected ones are protected (attack round 15b): a call that
-// wrote .codex/config.toml (MCP servers and the notify program Codex starts in a trusted
-// project), .codex/rules (commands allowed without asking), .agents/skills, an
-// AGENTS.override.md (which Codex reads instead of the protected AGENTS.md beside it) or .rules
-// (which Zed's agent reads ahead of it) steered the user's next agent session. Each is refused by
-// the commit, at the top level and below it; a file merely named after them is applied.
-func TestCommitRefusesAgentOverrides(t *testing.T) {
+// What attack round 15b found missing from the protect list is refused by the commit, at the top
+// level and below it: a call that wrote .codex/config.toml (MCP servers and the notify program
+// Codex starts in a trusted project), .codex/rules (commands allowed without asking),
+// .agents/skills, an AGENTS.override.md (which Codex reads instead of the protected AGENTS.md
+// beside it), .rules (which Zed's agent reads ahead of it), .helix/languages.toml (language
+// servers Helix starts) or .lazy.lua (a lazy.nvim plugin spec) steered the user's next agent
+// session or editor. A file merely named after them is applied.
+func TestCommitRefusesRound15bFiles(t *testing.T) {
 	ws := t.TempDir()
 	l, err := New(t.TempDir(), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	protected := []string{".codex/config.toml", ".codex/rules/default.rules", ".agents/skills/x/SKILL.md",
-		"AGENTS.override.md", "sub/AGENTS.override.md", ".rules"}
+		"AGENTS.override.md", "sub/AGENTS.override.md", ".rules", ".helix/languages.toml", ".lazy.lua"}
 	for _, p := range append(slices.Clone(protected), "notes/codex.md") {
 		write(t, filepath.Join(l.Upper, p), "notify = [\"sh\", \"-c\", \"id\"]\n")
 	}
