@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,12 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // npm's cache cannot be shared read-only: reading a cached packument rewrites its index bucket
 // (npm fails with ENOTCACHED when it cannot). So a node server gets a cache of its own, kept
-// between starts: under the user's cache dir, $XDG_CACHE_HOME/mcpsandbox/wrap/NAME/npm (as root
-// /var/cache/mcpsandbox/wrap/NAME/npm, which the sandbox's uid can reach), owned by the
+// between starts: under the user's cache dir, $XDG_CACHE_HOME/mcpsandbox/wrap/KEY/npm (as root
+// /var/cache/mcpsandbox/wrap/KEY/npm, which the sandbox's uid can reach; KEY: CacheKey), owned by the
 // sandbox's uid. When it is made it is seeded from the client's npm cache, so a server the
 // client already ran starts without the network, and fast: the index (small) and the installed
 // npx trees are copied; the content store (the packages' tarballs, the bulk) is linked, never
@@ -26,7 +30,28 @@ import (
 // maxSeed bounds the copy of the client's npm cache.
 const maxSeed = 2 << 30
 
-// wrapCacheDir is where the policy's persistent private caches live.
+// CacheKey names a policy's private caches: its name and its file's path. The cache is
+// writable and executable by the server and kept between starts, so a server can change what
+// the next start runs: only starts under the same policy file (the same environment, network
+// and paths) may share it. Keyed by the name alone, a server under another policy of the same
+// name (init --wrap gives a project's .mcp.json "github" the name of the user's own "github")
+// planted code in the cache that a server given the user's token then ran.
+func CacheKey(p *policy.Policy) string {
+	if p.File == "" || mutated("wrap-npm-cache-per-policy") {
+		return p.Name
+	}
+	f, err := filepath.Abs(p.File)
+	if err != nil {
+		f = p.File
+	}
+	if r, err := filepath.EvalSymlinks(f); err == nil {
+		f = r
+	}
+	sum := sha256.Sum256([]byte(f))
+	return p.Name + "-" + hex.EncodeToString(sum[:6])
+}
+
+// wrapCacheDir is where the policy's persistent private caches live (key: CacheKey).
 func wrapCacheDir(name string) (string, error) {
 	base := os.Getenv("XDG_CACHE_HOME")
 	if base == "" && os.Geteuid() == 0 {

@@ -4,6 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // The seeded npm cache links the client's content, and never by a hard link to a file the
@@ -43,5 +47,30 @@ func TestSeedNeverLinksWritableFiles(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(dst, filepath.Base(p))); err != nil || string(b) != filepath.Base(p) {
 			t.Errorf("%s not seeded: %q %v", filepath.Base(p), b, err)
 		}
+	}
+}
+
+// Two policies of one name get npm caches of their own (attack round 15b): the cache is
+// writable and executable by the server and kept between starts, so under a shared one a server
+// of the project's .mcp.json planted code that the user's same-named server, given a token,
+// then ran. Starts under the same policy file share theirs.
+func TestNPMCachePerPolicyFile(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	cacheOf := func(file string) string {
+		p := policy.Default(wrapsec.Name)
+		p.Name, p.File = "github", file
+		c, err := privateNPMCache(CacheKey(p), "", os.Getuid(), os.Getgid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a, b := cacheOf(filepath.Join(dir, "claude-code-github.toml")), cacheOf(filepath.Join(dir, "claude-code-project-github.toml"))
+	if a == b {
+		t.Fatalf("two policies named github share the npm cache %s: one server's planted code runs in the other", a)
+	}
+	if again := cacheOf(filepath.Join(dir, ".", "claude-code-github.toml")); again != a {
+		t.Errorf("the same policy file got another cache: %s, then %s (npx would start cold every time)", a, again)
 	}
 }
