@@ -3,6 +3,7 @@ package sandbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -30,24 +33,23 @@ import (
 // maxSeed bounds the copy of the client's npm cache.
 const maxSeed = 2 << 30
 
-// CacheKey names a policy's private caches: its name and its file's path. The cache is
-// writable and executable by the server and kept between starts, so a server can change what
-// the next start runs: only starts under the same policy file (the same environment, network
-// and paths) may share it. Keyed by the name alone, a server under another policy of the same
-// name (init --wrap gives a project's .mcp.json "github" the name of the user's own "github")
-// planted code in the cache that a server given the user's token then ran.
+// CacheKey names a policy's private caches: its name and a hash of its [wrap] section (the
+// command, what the server may read and write, the variables it is given, its network, its
+// tools). The cache is writable and executable by the server and kept between starts, so a
+// server can change what the next start runs: only servers the policy lets do the same may
+// share it. Keyed by the name alone, a server under another policy of the same name (init
+// --wrap gives a project's .mcp.json "github" the name of the user's own "github") planted code
+// in the cache that a server given the user's token then ran. The same section elsewhere (the
+// harness's copy of the policy, the file moved) keeps its cache.
 func CacheKey(p *policy.Policy) string {
-	if p.File == "" || mutated("wrap-npm-cache-per-policy") {
+	if mutated("wrap-npm-cache-per-policy") {
 		return p.Name
 	}
-	f, err := filepath.Abs(p.File)
+	b, err := json.Marshal(wrapsec.Of(p))
 	if err != nil {
-		f = p.File
+		return p.Name + "-unhashable" // never shared with a hashed key
 	}
-	if r, err := filepath.EvalSymlinks(f); err == nil {
-		f = r
-	}
-	sum := sha256.Sum256([]byte(f))
+	sum := sha256.Sum256(append([]byte(p.Name+"\x00"), b...))
 	return p.Name + "-" + hex.EncodeToString(sum[:6])
 }
 

@@ -53,24 +53,25 @@ func TestSeedNeverLinksWritableFiles(t *testing.T) {
 // Two policies of one name get npm caches of their own (attack round 15b): the cache is
 // writable and executable by the server and kept between starts, so under a shared one a server
 // of the project's .mcp.json planted code that the user's same-named server, given a token,
-// then ran. Starts under the same policy file share theirs.
-func TestNPMCachePerPolicyFile(t *testing.T) {
+// then ran. A policy that lets the server do the same (the harness's copy of it) keeps its cache.
+func TestNPMCachePerPolicy(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	dir := t.TempDir()
-	cacheOf := func(file string) string {
+	cacheOf := func(file string, env ...string) string {
 		p := policy.Default(wrapsec.Name)
 		p.Name, p.File = "github", file
+		wrapsec.Of(p).Env = env
 		c, err := privateNPMCache(CacheKey(p), "", os.Getuid(), os.Getgid())
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c
 	}
-	a, b := cacheOf(filepath.Join(dir, "claude-code-github.toml")), cacheOf(filepath.Join(dir, "claude-code-project-github.toml"))
-	if a == b {
-		t.Fatalf("two policies named github share the npm cache %s: one server's planted code runs in the other", a)
+	project := cacheOf("/home/u/.config/mcpsandbox/wrap/claude-code-project-github.toml")
+	user := cacheOf("/home/u/.config/mcpsandbox/wrap/claude-code-github.toml", "GITHUB_TOKEN")
+	if project == user {
+		t.Fatalf("two policies named github share the npm cache %s: one server's planted code runs in the other", user)
 	}
-	if again := cacheOf(filepath.Join(dir, ".", "claude-code-github.toml")); again != a {
-		t.Errorf("the same policy file got another cache: %s, then %s (npx would start cold every time)", a, again)
+	if again := cacheOf("/tmp/harness-123/policy.toml", "GITHUB_TOKEN"); again != user {
+		t.Errorf("the same policy elsewhere got another cache: %s, then %s (a harness run would seed one each time)", user, again)
 	}
 }
