@@ -1,6 +1,7 @@
 package wslayer
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -54,8 +55,11 @@ func (g *gitGuard) imports() []string {
 				continue // the user's home, a URL: not the workspace's
 			}
 			p := absFrom(filepath.Dir(file), ref)
-			if p != g.ws && !strings.HasPrefix(p, g.ws+"/") {
+			if !strings.HasPrefix(p, g.ws+"/") {
 				continue
+			}
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				continue // an agent imports files: "@src" or "@." (which would protect all) is text
 			}
 			if len(g.imported) >= maxImported {
 				return

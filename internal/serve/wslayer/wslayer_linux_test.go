@@ -1130,7 +1130,7 @@ func TestCommitRefusesRound15bFiles(t *testing.T) {
 // taken from there; a file nothing imports is applied.
 func TestCommitRefusesWhatInstructionFilesImport(t *testing.T) {
 	ws := t.TempDir()
-	write(t, filepath.Join(ws, "CLAUDE.md"), "# Rules\nFollow @docs/rules.md and @./more/notes.md.\nMail me@example.com, see @~/personal.md\n")
+	write(t, filepath.Join(ws, "CLAUDE.md"), "# Rules\nFollow @docs/rules.md and @./more/notes.md.\nMail me@example.com, see @~/personal.md, not @. nor @docs\n")
 	write(t, filepath.Join(ws, "docs", "rules.md"), "be nice\n@deeper.md\n")
 	write(t, filepath.Join(ws, "docs", "deeper.md"), "deeper\n")
 	write(t, filepath.Join(ws, "sub", "GEMINI.md"), "@../shared/g.md\n")
