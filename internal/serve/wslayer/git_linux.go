@@ -54,6 +54,12 @@ type gitGuard struct {
 	imported    []string
 	importedBy  map[string]string
 	importsDone bool
+	// runners are the agents' and editors' config files that start programs (runsConfig); run
+	// the workspace's files they name, runBy the config naming each
+	runners  []string
+	run      []string
+	runBy    map[string]string
+	runsDone bool
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).
@@ -69,7 +75,7 @@ func newGitGuard(ws string) *gitGuard {
 	home, _ := os.UserHomeDir()
 	git, _ := exec.LookPath("git")
 	g := &gitGuard{ws: filepath.Clean(ws), home: home, git: git, cache: map[string][]string{},
-		links: map[string][]string{}, real: map[string]string{}, linkSeen: map[string]bool{}, importedBy: map[string]string{}}
+		links: map[string][]string{}, real: map[string]string{}, linkSeen: map[string]bool{}, importedBy: map[string]string{}, runBy: map[string]string{}}
 	g.wsReal = g.ws
 	if r, err := filepath.EvalSymlinks(g.ws); err == nil {
 		g.wsReal = r
@@ -134,6 +140,9 @@ func (g *gitGuard) match(rel string) string {
 		return ""
 	}
 	if why := g.importMatch(rel); why != "" {
+		return why
+	}
+	if why := g.runMatch(rel); why != "" {
 		return why
 	}
 	abs := filepath.Join(g.ws, filepath.FromSlash(rel))
@@ -219,6 +228,9 @@ func (g *gitGuard) list(d string, n, files *int) (subs []string, stop bool) {
 			}
 			if importers[e.Name()] && len(g.importers) < maxImporters {
 				g.importers = append(g.importers, p)
+			}
+			if runsConfig(filepath.Base(d), e.Name()) && len(g.runners) < maxImporters {
+				g.runners = append(g.runners, p)
 			}
 			if *files++; *files > maxWalkFiles {
 				return subs, true

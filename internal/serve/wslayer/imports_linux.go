@@ -90,3 +90,93 @@ func (g *gitGuard) importMatch(rel string) string {
 	}
 	return ""
 }
+
+// Agents' and editors' config files start programs: an MCP server's command and args
+// (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, .gemini/settings.json, .codex/config.toml, …),
+// hooks (.claude/settings.json, .cursor/hooks.json), tasks (.vscode/tasks.json), interpreters and
+// language servers (.vscode/settings.json, .helix/languages.toml). The files are
+// protected, but a program they name by its path in the workspace ("args": ["./tools/server.js"])
+// was not: a call rewrote it, and the client ran it on the host at its next start (attack round
+// 15b), as git's program keys did before (round 4).
+func runsConfig(dir, name string) bool {
+	switch name {
+	case ".mcp.json", "mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json":
+		return true // MCP servers (Claude Code, Cursor, VS Code, Roo, Kiro, opencode, Crush)
+	case "settings.json", "settings.local.json":
+		// Claude Code's and Gemini CLI's hooks and MCP servers; VS Code's and Zed's paths of
+		// interpreters and language servers they start
+		return dir == ".claude" || dir == ".gemini" || dir == ".vscode" || dir == ".zed"
+	case "tasks.json", "launch.json":
+		return dir == ".vscode" || dir == ".zed"
+	case "hooks.json":
+		return dir == ".cursor"
+	case "config.toml":
+		return dir == ".codex"
+	case "languages.toml":
+		return dir == ".helix"
+	}
+	return false
+}
+
+// quoted is a string literal of JSON, JSONC or TOML (a basic string).
+var quoted = lazy.Regexp(`"((?:[^"\\\n]|\\.)*)"`)
+
+// workspaceVars are how these configs name the project's root.
+var workspaceVars = []string{"$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/", "${workspaceFolder}/", "${workspaceRoot}/", "${PWD}/"}
+
+// runs returns the workspace's regular files that the config files the walk found name in a
+// string (a word of a command line, an argument): taken from the workspace's root (where the
+// clients start them) and from the config's directory. Only files that exist are taken: a
+// config's other strings (names, URLs, globs) protect nothing.
+func (g *gitGuard) runs() []string {
+	if g.runsDone {
+		return g.run
+	}
+	g.runsDone = true
+	g.inside() // the walk finds the config files
+	for _, file := range g.runners {
+		b, err := readSmall(file)
+		if err != nil {
+			continue
+		}
+		for _, m := range quoted().FindAllStringSubmatch(string(b), -1) {
+			for _, word := range strings.Fields(strings.ReplaceAll(m[1], `\"`, `"`)) {
+				word = strings.Trim(word, `"'`)
+				for _, v := range workspaceVars {
+					if rest, ok := strings.CutPrefix(word, v); ok {
+						word = rest
+					}
+				}
+				if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") {
+					continue
+				}
+				for _, base := range []string{g.ws, filepath.Dir(file)} {
+					p := absFrom(base, word)
+					if !strings.HasPrefix(p, g.ws+"/") || len(g.run) >= maxImported {
+						continue
+					}
+					if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+						g.run = append(g.run, p)
+						g.runBy[p] = file
+					}
+				}
+			}
+		}
+	}
+	return g.run
+}
+
+// runMatch says which config file runs rel (a path from the workspace root), "" when none does.
+func (g *gitGuard) runMatch(rel string) string {
+	if mutated("workspace-config-programs") {
+		return ""
+	}
+	for _, p := range g.runs() {
+		if g.covers(p, rel, false) {
+			by, _ := filepath.Rel(g.ws, g.runBy[p])
+			return "a program the protected file " + strconv.Quote(filepath.ToSlash(by)) +
+				" starts (an MCP server, a hook or a task): the host runs it"
+		}
+	}
+	return ""
+}
