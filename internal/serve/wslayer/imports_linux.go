@@ -115,7 +115,19 @@ func runsConfig(dir, name string) bool {
 	case "languages.toml":
 		return dir == ".helix"
 	}
-	return false
+	return hookWords(dir, name)
+}
+
+// hookWords: a git hook manager's file (husky's hooks, pre-commit's and lefthook's configs) whose
+// every word may name a program (a shell line, an unquoted YAML entry: ./scripts/check.sh), run
+// at the user's next git commit.
+func hookWords(dir, name string) bool {
+	switch name {
+	case ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
+		"lefthook-local.yml", ".lefthook-local.yml":
+		return true
+	}
+	return dir == ".husky"
 }
 
 // quoted is a string literal of JSON, JSONC or TOML (a basic string).
@@ -139,9 +151,13 @@ func (g *gitGuard) runs() []string {
 		if err != nil {
 			continue
 		}
-		for _, m := range quoted().FindAllStringSubmatch(string(b), -1) {
+		strs := quoted().FindAllStringSubmatch(string(b), -1)
+		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
+			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
+		}
+		for _, m := range strs {
 			for _, word := range strings.Fields(strings.ReplaceAll(m[1], `\"`, `"`)) {
-				word = strings.Trim(word, `"'`)
+				word = strings.Trim(word, `"'`+"`;&|()")
 				for _, v := range workspaceVars {
 					if rest, ok := strings.CutPrefix(word, v); ok {
 						word = rest
