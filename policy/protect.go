@@ -67,3 +67,20 @@ var DefaultProtect = []string{
 	".lintstagedrc", ".lintstagedrc.*", "lint-staged.config.*", "commitlint.config.*", ".commitlintrc",
 	".commitlintrc.*", ".simple-git-hooks.*", "simple-git-hooks.*",
 }
+
+// round15b are what the list above missed (attack round 15b). Agents' files that take over
+// from protected ones: Codex's .codex/config.toml names the MCP servers and the notify program
+// Codex starts in a trusted project, .codex/rules allow commands to run without asking,
+// .agents/skills are skills (instructions and scripts) it picks up, AGENTS.override.md is read
+// instead of the protected AGENTS.md beside it, and Zed's agent reads .rules ahead of every
+// protected instruction file. Editors' workspace config that runs programs, as .vscode and .zed
+// do: Helix's .helix/languages.toml names language servers it starts on opening a file, and
+// lazy.nvim loads a .lazy.lua plugin spec (as .nvim.lua). A call that wrote one steered the
+// user's next agent session or editor past the protected names.
+var round15b = []string{".codex", ".agents", "AGENTS.override.md", ".rules", ".helix", ".lazy.lua"}
+
+func init() {
+	if !mutated("protect-round15b") {
+		DefaultProtect = append(DefaultProtect, round15b...)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"slices"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
@@ -96,9 +97,15 @@ func WithoutCleanup(f func(workspace string) (*policy.Policy, error)) func(strin
 	}
 }
 
-// AllBounds are the common bounds and then the scheme's own.
+// AllBounds are the common bounds and then the scheme's own. A relay (wrap) is not serve's MCP
+// server: of the common bounds only the audit log's hold for it (it has no HTTP, its own frame
+// limit, and a timeout that answers the call rather than killing a process tree), and its own
+// say what it does instead.
 func (s *Scheme) AllBounds(p *policy.Policy) []verify.Bound {
 	bs := verify.Bounds(p)
+	if s.Relay != nil && !mutated("explain-relay-bounds") {
+		bs = slices.DeleteFunc(bs, func(b verify.Bound) bool { return b.Boundary != "audit" })
+	}
 	if s.Bounds != nil {
 		bs = append(bs, s.Bounds(p)...)
 	}

@@ -55,3 +55,29 @@ func TestBoundsOfEveryScheme(t *testing.T) {
 		}
 	}
 }
+
+// explain's bounds for a relay (wrap) are what the relay enforces (attack round 15b): serve's
+// call, stdio and HTTP bounds were listed for a wrap policy too ("wall clock per call: the call's
+// process tree is killed", "one JSON-RPC message: 16MiB"), which the relay does not do (its
+// timeout answers the call, its frame limit is 4 MiB, it has no HTTP). Its own bounds and the
+// audit log's stay; a scheme serving tools keeps serve's.
+func TestRelayBoundsAreTheRelays(t *testing.T) {
+	for _, s := range All {
+		served := map[string]bool{}
+		for _, b := range s.AllBounds(policy.Default(s.Name)) {
+			served[b.Boundary] = true
+		}
+		relay := s.Relay != nil
+		for _, where := range []string{"calls", "stdio", "http", "stdio, http"} {
+			if served[where] == relay {
+				t.Errorf("%s (relay %v): %q bounds listed = %v", s.Name, relay, where, served[where])
+			}
+		}
+		if !served["audit"] {
+			t.Errorf("%s: the audit log's bounds are not listed", s.Name)
+		}
+		if relay && !served["wrap"] {
+			t.Errorf("%s: the relay's own bounds are not listed", s.Name)
+		}
+	}
+}

@@ -48,6 +48,18 @@ type gitGuard struct {
 	// makes above one moves what the protected name means (docs -> notes, for AGENTS.md ->
 	// docs/missing.md)
 	protTargets []string
+	// importers are the agents' instruction files the walk found (CLAUDE.md, …); imported what
+	// they import (imports_linux.go), importedBy the file importing each
+	importers   []string
+	imported    []string
+	importedBy  map[string]string
+	importsDone bool
+	// runners are the agents' and editors' config files that start programs (runsConfig); run
+	// the workspace's files they name, runBy the config naming each
+	runners  []string
+	run      []string
+	runBy    map[string]string
+	runsDone bool
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).
@@ -63,7 +75,7 @@ func newGitGuard(ws string) *gitGuard {
 	home, _ := os.UserHomeDir()
 	git, _ := exec.LookPath("git")
 	g := &gitGuard{ws: filepath.Clean(ws), home: home, git: git, cache: map[string][]string{},
-		links: map[string][]string{}, real: map[string]string{}, linkSeen: map[string]bool{}}
+		links: map[string][]string{}, real: map[string]string{}, linkSeen: map[string]bool{}, importedBy: map[string]string{}, runBy: map[string]string{}}
 	g.wsReal = g.ws
 	if r, err := filepath.EvalSymlinks(g.ws); err == nil {
 		g.wsReal = r
@@ -126,6 +138,12 @@ func (g *gitGuard) globalFor(worktree string) []string {
 func (g *gitGuard) match(rel string) string {
 	if g == nil || mutated("workspace-git-config") {
 		return ""
+	}
+	if why := g.importMatch(rel); why != "" {
+		return why
+	}
+	if why := g.runMatch(rel); why != "" {
+		return why
 	}
 	abs := filepath.Join(g.ws, filepath.FromSlash(rel))
 	// a repository inside the workspace may name paths outside its own tree (an include of
@@ -207,6 +225,12 @@ func (g *gitGuard) list(d string, n, files *int) (subs []string, stop bool) {
 		if (e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0) && e.Name() != ".git" && !mutated("workspace-walk-files") {
 			if e.Type()&fs.ModeSymlink != 0 {
 				g.addLink(p) // while maxLinks allows, and past it one on a protected path
+			}
+			if importers[e.Name()] && len(g.importers) < maxImporters {
+				g.importers = append(g.importers, p)
+			}
+			if runsConfig(filepath.Base(d), e.Name()) && len(g.runners) < maxImporters {
+				g.runners = append(g.runners, p)
 			}
 			if *files++; *files > maxWalkFiles {
 				return subs, true
@@ -543,6 +567,14 @@ func (g *gitGuard) below(rel string) string {
 	for _, p := range all {
 		if g.covers(p, rel, true) {
 			return "a path git's configuration names (core.hooksPath, an included config file or a program)"
+		}
+	}
+	if !mutated("workspace-agent-imports") {
+		for _, p := range g.imports() {
+			if g.covers(p, rel, true) {
+				by, _ := filepath.Rel(g.ws, g.importedBy[p])
+				return "a path the agent instruction file " + strconv.Quote(filepath.ToSlash(by)) + " imports (@path)"
+			}
 		}
 	}
 	if !mutated("workspace-link-below") {

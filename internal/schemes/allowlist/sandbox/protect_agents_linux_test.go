@@ -22,12 +22,14 @@ func TestProtectedAgentConfigs(t *testing.T) {
 		"lint-staged.config.cjs", "commitlint.config.js", ".commitlintrc", ".commitlintrc.json",
 		".simple-git-hooks.js", ".simple-git-hooks.json", ".simple-git-hooks.cjs", ".husky/pre-commit",
 		"pkg/opencode.json", "sub/.gemini/settings.json",
+		".codex/config.toml", ".codex/rules/default.rules", ".agents/skills/x/SKILL.md", "AGENTS.override.md", "sub/AGENTS.override.md", ".rules",
+		".helix/languages.toml", ".lazy.lua",
 	} {
 		if _, err := e.checkArgs(e.cmd("sort"), strings.Fields("-o "+p+" notes.txt")); refusedBy(err) != "allowlist.protect" {
 			t.Errorf("sort -o %s: %v, want a protect refusal", p, err)
 		}
 	}
-	for _, p := range []string{"gemini.json", "opencode.md", "notes/crush.txt", "lintstaged.txt", "docs/instructions/x.md"} {
+	for _, p := range []string{"gemini.json", "opencode.md", "notes/crush.txt", "lintstaged.txt", "docs/instructions/x.md", "notes/codex.md", "agents.txt", "rules.md", "helix.md", "lazy.lua"} {
 		if _, err := e.checkArgs(e.cmd("sort"), strings.Fields("-o "+p+" notes.txt")); err != nil {
 			t.Errorf("sort -o %s refused: %v", p, err)
 		}

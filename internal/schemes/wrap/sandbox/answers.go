@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,6 +63,10 @@ func (r *relay) serverFrame(line []byte) error {
 		r.explainf("dropped a server message that is not JSON (%s)", RuleMalform)
 		return nil
 	}
+	if bytes.IndexByte(trimSpace(line), '\r') >= 0 && !mutated("wrap-frame-cr-server") {
+		r.carriageReturnAnswer(m)
+		return nil
+	}
 	if m.Method != "" || idKey(m.ID) == "" {
 		return r.toClient.frame(line) // the server's requests and notifications
 	}
@@ -92,6 +97,25 @@ func (r *relay) serverFrame(line []byte) error {
 		}
 	}
 	return r.toClient.frame(line)
+}
+
+// carriageReturnAnswer drops a server message with a carriage return inside it, answering the
+// request it answers: a client reading lines as Java's or .NET's readLine does would end a line
+// there and take what follows for a message of its own, one the relay never judged (a tools/list
+// answer past hide_denied, an answer audited as another's).
+func (r *relay) carriageReturnAnswer(m message) {
+	why := fmt.Sprintf("the server's message has a carriage return inside it (%s: a client may end a line there); it was dropped", RuleMalform)
+	r.log.Warn("dropped a message from the wrapped server with a carriage return inside it", "rule", RuleMalform)
+	r.explainf("%s", why)
+	if m.Method != "" {
+		return // the server's request or notification: unanswered, as one never sent
+	}
+	p := r.take(idKey(m.ID))
+	if p == nil {
+		return
+	}
+	_ = r.toClient.frame(errorFrame(p.id, codeInvalid, "mcpsandbox wrap: "+why, map[string]any{"rule": RuleMalform}))
+	r.record(p, audit.Entry{Decision: "error", Rule: RuleMalform, Reason: why}, 0, true)
 }
 
 // known reports (and forgets) an answer to a tools/call the relay already answered itself

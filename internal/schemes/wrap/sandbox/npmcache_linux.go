@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,12 +12,16 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // npm's cache cannot be shared read-only: reading a cached packument rewrites its index bucket
 // (npm fails with ENOTCACHED when it cannot). So a node server gets a cache of its own, kept
-// between starts: under the user's cache dir, $XDG_CACHE_HOME/mcpsandbox/wrap/NAME/npm (as root
-// /var/cache/mcpsandbox/wrap/NAME/npm, which the sandbox's uid can reach), owned by the
+// between starts: under the user's cache dir, $XDG_CACHE_HOME/mcpsandbox/wrap/KEY/npm (as root
+// /var/cache/mcpsandbox/wrap/KEY/npm, which the sandbox's uid can reach; KEY: CacheKey), owned by the
 // sandbox's uid. When it is made it is seeded from the client's npm cache, so a server the
 // client already ran starts without the network, and fast: the index (small) and the installed
 // npx trees are copied; the content store (the packages' tarballs, the bulk) is linked, never
@@ -26,7 +33,27 @@ import (
 // maxSeed bounds the copy of the client's npm cache.
 const maxSeed = 2 << 30
 
-// wrapCacheDir is where the policy's persistent private caches live.
+// CacheKey names a policy's private caches: its name and a hash of its [wrap] section (the
+// command, what the server may read and write, the variables it is given, its network, its
+// tools). The cache is writable and executable by the server and kept between starts, so a
+// server can change what the next start runs: only servers the policy lets do the same may
+// share it. Keyed by the name alone, a server under another policy of the same name (init
+// --wrap gives a project's .mcp.json "github" the name of the user's own "github") planted code
+// in the cache that a server given the user's token then ran. The same section elsewhere (the
+// harness's copy of the policy, the file moved) keeps its cache.
+func CacheKey(p *policy.Policy) string {
+	if mutated("wrap-npm-cache-per-policy") {
+		return p.Name
+	}
+	b, err := json.Marshal(wrapsec.Of(p))
+	if err != nil {
+		return p.Name + "-unhashable" // never shared with a hashed key
+	}
+	sum := sha256.Sum256(append([]byte(p.Name+"\x00"), b...))
+	return p.Name + "-" + hex.EncodeToString(sum[:6])
+}
+
+// wrapCacheDir is where the policy's persistent private caches live (key: CacheKey).
 func wrapCacheDir(name string) (string, error) {
 	base := os.Getenv("XDG_CACHE_HOME")
 	if base == "" && os.Geteuid() == 0 {

@@ -4,6 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // The seeded npm cache links the client's content, and never by a hard link to a file the
@@ -43,5 +47,31 @@ func TestSeedNeverLinksWritableFiles(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(dst, filepath.Base(p))); err != nil || string(b) != filepath.Base(p) {
 			t.Errorf("%s not seeded: %q %v", filepath.Base(p), b, err)
 		}
+	}
+}
+
+// Two policies of one name get npm caches of their own (attack round 15b): the cache is
+// writable and executable by the server and kept between starts, so under a shared one a server
+// of the project's .mcp.json planted code that the user's same-named server, given a token,
+// then ran. A policy that lets the server do the same (the harness's copy of it) keeps its cache.
+func TestNPMCachePerPolicy(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	cacheOf := func(file string, env ...string) string {
+		p := policy.Default(wrapsec.Name)
+		p.Name, p.File = "github", file
+		wrapsec.Of(p).Env = env
+		c, err := privateNPMCache(CacheKey(p), "", os.Getuid(), os.Getgid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	project := cacheOf("/home/u/.config/mcpsandbox/wrap/claude-code-project-github.toml")
+	user := cacheOf("/home/u/.config/mcpsandbox/wrap/claude-code-github.toml", "GITHUB_TOKEN")
+	if project == user {
+		t.Fatalf("two policies named github share the npm cache %s: one server's planted code runs in the other", user)
+	}
+	if again := cacheOf("/tmp/harness-123/policy.toml", "GITHUB_TOKEN"); again != user {
+		t.Errorf("the same policy elsewhere got another cache: %s, then %s (a harness run would seed one each time)", user, again)
 	}
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -131,6 +132,16 @@ func (r *relay) clientFrame(line []byte) error {
 	}
 	if err := json.Unmarshal(line, &m); err != nil {
 		r.refuse(nil, "", RuleMalform, "the message is not JSON: "+err.Error(), codeParse)
+		return nil
+	}
+	if bytes.IndexByte(trimSpace(line), '\r') >= 0 && !mutated("wrap-frame-cr") {
+		// a carriage return inside a message can only be whitespace between its tokens (JSON
+		// has none raw in a string), and servers reading lines as Python's TextIOWrapper (the
+		// MCP Python SDK), Java's BufferedReader or .NET's StreamReader do end a line there: a
+		// tools/call nested in a notification's params would reach such a server as a message
+		// of its own, unjudged
+		r.refuse(m.ID, "", RuleMalform, "a carriage return inside a message (MCP stdio messages are one line each, "+
+			"and a server may end a line at it): send the message on one line, ended by \\n or \\r\\n", codeInvalid)
 		return nil
 	}
 	key := idKey(m.ID)

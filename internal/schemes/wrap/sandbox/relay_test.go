@@ -212,3 +212,45 @@ func TestRelayRefusesAnIDInFlight(t *testing.T) {
 		t.Fatalf("relayed to the server once the first was answered: %q", got)
 	}
 }
+
+// A carriage return inside a client message never reaches the server: a server that reads
+// lines as Python's TextIOWrapper does (the MCP Python SDK's stdio transport) ends a line at a
+// lone \r, so a denied tools/call written as whitespace-separated params of a notification
+// would run there unjudged and unaudited. A message ended by \r\n still passes unchanged.
+func TestRelayRefusesACarriageReturnInside(t *testing.T) {
+	r, toClient, toServer := testRelay(wrapsec.WrapTools{Deny: []string{"secret_*"}, HideDenied: true, MaxArgumentBytes: 1024})
+	inner := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"secret_x","arguments":{}}}`
+	smuggled := `{"jsonrpc":"2.0","method":"notifications/x","params":{"a":` + "\r" + inner + "\r" + `}}`
+	asPing := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":` + "\r" + inner + "\r" + `}}`
+	crlf := `{"jsonrpc":"2.0","id":6,"method":"ping"}` + "\r"
+	if err := r.fromClient(strings.NewReader(smuggled + "\n" + asPing + "\n" + crlf + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	got := toServer.lines()
+	if len(got) != 1 || got[0] != crlf {
+		t.Fatalf("reached the server: %q, want only the \\r\\n-ended ping", got)
+	}
+	c := toClient.lines()
+	if len(c) != 2 || !strings.Contains(c[0], RuleMalform) || !strings.Contains(c[1], `"id":5`) || !strings.Contains(c[1], "carriage return") {
+		t.Fatalf("answers to the client: %q, want both refused naming %s", c, RuleMalform)
+	}
+}
+
+// A server message with a carriage return inside it never reaches the client: a client reading
+// lines as Java's or .NET's readLine does would take the part after it for a message of its
+// own (here a tools/list answer listing the denied rm_rf, past hide_denied). The request it
+// answers gets an error instead.
+func TestRelayDropsAServerCarriageReturn(t *testing.T) {
+	r, toClient, _ := testRelay(wrapsec.WrapTools{Deny: []string{"rm_*"}, HideDenied: true, MaxArgumentBytes: 1024})
+	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/list", start: time.Now()})
+	smuggled := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ls"}],"x":` + "\r" +
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"rm_rf"}]}}` + "\r" + `}}`
+	note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"a":` + "\r" + `{"jsonrpc":"2.0","id":9,"result":{}}` + "\r" + `}}`
+	if err := r.fromServer(strings.NewReader(smuggled + "\n" + note + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	c := toClient.lines()
+	if len(c) != 1 || strings.Contains(c[0], "rm_rf") || !strings.Contains(c[0], `"id":1`) || !strings.Contains(c[0], RuleMalform) {
+		t.Fatalf("relayed to the client: %q, want only an error for id 1 naming %s", c, RuleMalform)
+	}
+}

@@ -92,7 +92,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	}
 	rw := append([]string{home}, wrapsec.Of(p).Write...)
 	if prog.Node && !mutated("wrap-npm-cache") {
-		cache, err := privateNPMCache(p.Name, prog.NPMFrom, uid, gid)
+		cache, err := privateNPMCache(CacheKey(p), prog.NPMFrom, uid, gid)
 		if err != nil {
 			return err
 		}

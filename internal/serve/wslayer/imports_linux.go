@@ -1,0 +1,198 @@
+package wslayer
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+)
+
+// Agents' instruction files import others: a line of CLAUDE.md (or CLAUDE.local.md, GEMINI.md)
+// that says @docs/rules.md makes docs/rules.md part of the instructions the next session obeys
+// (Claude Code follows imports 5 deep, Gemini CLI's memory import does the same). The
+// instruction files are protected; what they import must be too, or a call writes an ordinary
+// file and steers the next session (attack round 15b), as a link from a protected name to an
+// ordinary file did before (round 4).
+var importers = map[string]bool{"CLAUDE.md": true, "CLAUDE.local.md": true, "GEMINI.md": true}
+
+// Bounds of the imports followed: instruction files the walk keeps, import hops, paths kept.
+const (
+	maxImporters   = 512
+	maxImportDepth = 5
+	maxImported    = 4096
+)
+
+// importRef is an import: "@" at the start of a line or after white space, then a path.
+var importRef = lazy.Regexp(`(?:^|\s)@((?:[^\s\\]|\\ )+)`)
+
+// imports returns the paths (absolute, as written from the importing file) that the
+// instruction files the walk found import, followed through the imported files inside the
+// workspace. Taken as written, code blocks included: a path named so is protected even where
+// the agent would not follow it (fail closed).
+func (g *gitGuard) imports() []string {
+	if g.importsDone {
+		return g.imported
+	}
+	g.importsDone = true
+	g.inside() // the walk finds the instruction files
+	seen := map[string]bool{}
+	var follow func(file string, depth int)
+	follow = func(file string, depth int) {
+		if depth > maxImportDepth || seen[file] || len(g.imported) >= maxImported {
+			return
+		}
+		seen[file] = true
+		b, err := readSmall(file)
+		if err != nil {
+			return
+		}
+		for _, m := range importRef().FindAllStringSubmatch(string(b), -1) {
+			ref := strings.ReplaceAll(m[1], `\ `, " ")
+			ref = strings.TrimRight(ref, ".,;:)]}>\"'`")
+			if ref == "" || strings.HasPrefix(ref, "~") || strings.Contains(ref, "://") {
+				continue // the user's home, a URL: not the workspace's
+			}
+			p := absFrom(filepath.Dir(file), ref)
+			if !strings.HasPrefix(p, g.ws+"/") {
+				continue
+			}
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				continue // an agent imports files: "@src" or "@." (which would protect all) is text
+			}
+			if len(g.imported) >= maxImported {
+				return
+			}
+			g.imported = append(g.imported, p)
+			g.importedBy[p] = file
+			follow(p, depth+1)
+		}
+	}
+	for _, f := range g.importers {
+		follow(f, 1)
+	}
+	return g.imported
+}
+
+// importMatch says which instruction file imports rel (a path from the workspace root), "" when
+// none does.
+func (g *gitGuard) importMatch(rel string) string {
+	if mutated("workspace-agent-imports") {
+		return ""
+	}
+	for _, p := range g.imports() {
+		if g.covers(p, rel, false) {
+			by, _ := filepath.Rel(g.ws, g.importedBy[p])
+			return "imported by the agent instruction file " + strconv.Quote(filepath.ToSlash(by)) +
+				" (@path): the next session reads it as instructions"
+		}
+	}
+	return ""
+}
+
+// Agents' and editors' config files start programs: an MCP server's command and args
+// (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, .gemini/settings.json, .codex/config.toml, …),
+// hooks (.claude/settings.json, .cursor/hooks.json), tasks (.vscode/tasks.json), interpreters and
+// language servers (.vscode/settings.json, .helix/languages.toml). The files are
+// protected, but a program they name by its path in the workspace ("args": ["./tools/server.js"])
+// was not: a call rewrote it, and the client ran it on the host at its next start (attack round
+// 15b), as git's program keys did before (round 4).
+func runsConfig(dir, name string) bool {
+	switch name {
+	case ".mcp.json", "mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json":
+		return true // MCP servers (Claude Code, Cursor, VS Code, Roo, Kiro, opencode, Crush)
+	case "settings.json", "settings.local.json":
+		// Claude Code's and Gemini CLI's hooks and MCP servers; VS Code's and Zed's paths of
+		// interpreters and language servers they start
+		return dir == ".claude" || dir == ".gemini" || dir == ".vscode" || dir == ".zed"
+	case "tasks.json", "launch.json":
+		return dir == ".vscode" || dir == ".zed"
+	case "hooks.json":
+		return dir == ".cursor"
+	case "config.toml":
+		return dir == ".codex"
+	case "languages.toml":
+		return dir == ".helix"
+	}
+	return hookWords(dir, name)
+}
+
+// hookWords: a git hook manager's file (husky's hooks, pre-commit's and lefthook's configs) whose
+// every word may name a program (a shell line, an unquoted YAML entry: ./scripts/check.sh), run
+// at the user's next git commit.
+func hookWords(dir, name string) bool {
+	switch name {
+	case ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
+		"lefthook-local.yml", ".lefthook-local.yml":
+		return true
+	}
+	return dir == ".husky"
+}
+
+// quoted is a string literal of JSON, JSONC or TOML (a basic string).
+var quoted = lazy.Regexp(`"((?:[^"\\\n]|\\.)*)"`)
+
+// workspaceVars are how these configs name the project's root.
+var workspaceVars = []string{"$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/", "${workspaceFolder}/", "${workspaceRoot}/", "${PWD}/"}
+
+// runs returns the workspace's regular files that the config files the walk found name in a
+// string (a word of a command line, an argument): taken from the workspace's root (where the
+// clients start them) and from the config's directory. Only files that exist are taken: a
+// config's other strings (names, URLs, globs) protect nothing.
+func (g *gitGuard) runs() []string {
+	if g.runsDone {
+		return g.run
+	}
+	g.runsDone = true
+	g.inside() // the walk finds the config files
+	for _, file := range g.runners {
+		b, err := readSmall(file)
+		if err != nil {
+			continue
+		}
+		strs := quoted().FindAllStringSubmatch(string(b), -1)
+		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
+			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
+		}
+		for _, m := range strs {
+			for _, word := range strings.Fields(strings.ReplaceAll(m[1], `\"`, `"`)) {
+				word = strings.Trim(word, `"'`+"`;&|()")
+				for _, v := range workspaceVars {
+					if rest, ok := strings.CutPrefix(word, v); ok {
+						word = rest
+					}
+				}
+				if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") {
+					continue
+				}
+				for _, base := range []string{g.ws, filepath.Dir(file)} {
+					p := absFrom(base, word)
+					if !strings.HasPrefix(p, g.ws+"/") || len(g.run) >= maxImported {
+						continue
+					}
+					if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+						g.run = append(g.run, p)
+						g.runBy[p] = file
+					}
+				}
+			}
+		}
+	}
+	return g.run
+}
+
+// runMatch says which config file runs rel (a path from the workspace root), "" when none does.
+func (g *gitGuard) runMatch(rel string) string {
+	if mutated("workspace-config-programs") {
+		return ""
+	}
+	for _, p := range g.runs() {
+		if g.covers(p, rel, false) {
+			by, _ := filepath.Rel(g.ws, g.runBy[p])
+			return "a program the protected file " + strconv.Quote(filepath.ToSlash(by)) +
+				" starts (an MCP server, a hook or a task): the host runs it"
+		}
+	}
+	return ""
+}
