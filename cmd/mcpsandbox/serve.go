@@ -76,7 +76,7 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: serve.ClipLogAttr}))
+	return slog.New(serve.LimitLog(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: serve.ClipLogAttr})))
 }
 
 func runServe(ctx context.Context, o *ServeOptions) error {

@@ -74,6 +74,15 @@ const MaxErrorText = 8 << 10
 // line of megabytes.
 const MaxLogValue = 2 << 10
 
+// MaxLogLines lines reach serve's stderr in any LogWindow; the rest are dropped and counted,
+// and the next line that passes says how many: a client repeating what the SDK logs (a
+// second notifications/initialized, a method before initialize) grew the client's log at the
+// rate it sent (200 000 lines, 16.6 MB).
+const (
+	MaxLogLines = 200
+	LogWindow   = 10 * time.Second
+)
+
 // Defaults of the HTTP bounds that have no policy key.
 const (
 	DefaultHeaderTimeout = 10 * time.Second

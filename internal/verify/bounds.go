@@ -53,6 +53,7 @@ func Bounds(p *policy.Policy) []Bound {
 		{"http", "an answer's write to a client that stopped reading", durationText(bounds.DefaultWriteStall) + " without progress", "", "the connection is closed and the answer dropped"},
 		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
 		{"log", "one value of a stderr log line", size(bounds.MaxLogValue), "", "clipped, saying how many bytes were cut"},
+		{"log", "lines serve logs to stderr", n(bounds.MaxLogLines) + " in " + durationText(bounds.LogWindow), "", "the rest are dropped; the next line that passes says how many"},
 		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},
 		{"audit", "wait for the log's lock", durationText(audit.LockWait), "", "the call is refused without running, naming audit.path and the process holding the lock"},
 		{"audit", "the file at audit.path", "a regular file of serve's user with one name (not a link, FIFO or device)", "", "the call is refused without running, naming audit.path; fixed, the next call uses it"},
