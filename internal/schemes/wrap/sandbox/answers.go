@@ -67,6 +67,10 @@ func (r *relay) serverFrame(line []byte) error {
 		r.carriageReturnAnswer(m)
 		return nil
 	}
+	if m.Method != "" && idKey(m.ID) != "" && !r.mayAsk(m.Method) && !mutated("wrap-server-requests") {
+		r.refuseServerRequest(m)
+		return nil
+	}
 	if m.Method != "" || idKey(m.ID) == "" {
 		return r.toClient.frame(line) // the server's requests and notifications
 	}
@@ -97,6 +101,20 @@ func (r *relay) serverFrame(line []byte) error {
 		}
 	}
 	return r.toClient.frame(line)
+}
+
+// refuseServerRequest answers the server's request the policy does not let reach the client
+// (sampling: the user's model run on the server's prompt; elicitation: the user asked for input
+// in the server's words), naming the rule: the client never sees it.
+func (r *relay) refuseServerRequest(m message) {
+	method := m.Method
+	if len(method) > 64 {
+		method = method[:64] + "…"
+	}
+	why := fmt.Sprintf("the wrapped server's request %q is not passed to the client (%s lists the requests beyond ping and roots/list it may send)", method, RuleServerRequests)
+	r.log.Warn("refused a request of the wrapped server", "method", method, "rule", RuleServerRequests)
+	r.explainf("%s", why)
+	_ = r.toServer.frame(errorFrame(m.ID, codeRefused, "mcpsandbox wrap: "+why, map[string]any{"rule": RuleServerRequests}))
 }
 
 // carriageReturnAnswer drops a server message with a carriage return inside it, answering the

@@ -29,16 +29,18 @@ const (
 
 // Rules a refusal or a dropped frame names besides the tool policy's.
 const (
-	RuleFrame    = "wrap.max_frame"
-	RuleInflight = "wrap.max_inflight"
-	RuleTimeout  = "limits.timeout"
-	RuleArgBytes = "wrap.tools.max_argument_bytes"
-	RuleMalform  = "wrap.malformed_frame"
+	RuleFrame          = "wrap.max_frame"
+	RuleInflight       = "wrap.max_inflight"
+	RuleTimeout        = "limits.timeout"
+	RuleArgBytes       = "wrap.tools.max_argument_bytes"
+	RuleMalform        = "wrap.malformed_frame"
+	RuleServerRequests = "wrap.server_requests"
 )
 
 // relay is the JSON-RPC relay between a client (stdin/stdout of wrap) and the wrapped server.
 type relay struct {
 	tools   wrapsec.WrapTools
+	mayAsk  func(method string) bool // the server's requests that reach the client
 	timeout time.Duration
 	audit   *audit.Log
 	server  string // the policy's name, for the audit

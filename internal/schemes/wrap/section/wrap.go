@@ -36,6 +36,22 @@ type Wrap struct {
 	// Egress is the `network` key: false, true or a list of hosts (serve's egress proxy).
 	Egress policy.Network `toml:"network" json:"network"`
 	Tools  WrapTools      `toml:"tools" json:"tools"`
+	// ServerRequests are the requests the server may send the client beyond ping and
+	// roots/list (ServerRequestsAlways): sampling/createMessage runs the user's model on the
+	// server's prompt, elicitation/create asks the user for input in the server's words. The
+	// relay refuses the rest to the server, unseen by the client.
+	ServerRequests []string `toml:"server_requests,omitempty" json:"server_requests,omitempty"`
+}
+
+// ServerRequestsAlways are the server's requests the relay always passes to the client.
+var ServerRequestsAlways = []string{"ping", "roots/list"}
+
+// ServerRequestsOptIn are the server's requests a policy may let through (wrap.server_requests).
+var ServerRequestsOptIn = []string{"sampling/createMessage", "elicitation/create"}
+
+// ServerMayAsk says whether the server's request method reaches the client.
+func (w *Wrap) ServerMayAsk(method string) bool {
+	return slices.Contains(ServerRequestsAlways, method) || slices.Contains(w.ServerRequests, method)
 }
 
 // WrapTools is the relay's tool policy.
@@ -125,6 +141,12 @@ func (w *Wrap) Validate(active bool) []policy.Problem {
 	if w.Tools.MaxArgumentBytes < 1 || w.Tools.MaxArgumentBytes > MaxWrapArgumentBytes {
 		add("wrap.tools.max_argument_bytes", "%s is outside 1B..4MiB", "use e.g. 65536", w.Tools.MaxArgumentBytes)
 	}
+	for i, m := range w.ServerRequests {
+		if !slices.Contains(ServerRequestsOptIn, m) {
+			add(fmt.Sprintf("wrap.server_requests[%d]", i), "%q is not a request a server may be let to send its client (ping and roots/list always pass)",
+				"use "+strings.Join(ServerRequestsOptIn, " or "), m)
+		}
+	}
 	return ps
 }
 
@@ -196,6 +218,7 @@ func (w *Wrap) Copy() policy.Section {
 	w.Command = slices.Clone(w.Command)
 	w.Read, w.Write, w.Env = slices.Clone(w.Read), slices.Clone(w.Write), slices.Clone(w.Env)
 	w.Tools.Allow, w.Tools.Deny = slices.Clone(w.Tools.Allow), slices.Clone(w.Tools.Deny)
+	w.ServerRequests = slices.Clone(w.ServerRequests)
 	return w
 }
 
