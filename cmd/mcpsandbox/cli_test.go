@@ -35,7 +35,12 @@ func TestCLI(t *testing.T) {
 		{[]string{"init", "--scheme", "allowlist", "--yes", "--workspace", "/", "--allow", "wc"}, "cannot be /", ""},
 		{[]string{"init", "--scheme", "allowlist", "--yes", "--workspace", "/tmp/x", "--allow", "wc", "--client", "emacs"}, "client \"emacs\" is unknown", ""},
 		{[]string{"init", "--scheme", "wrap", "--yes", "--client", "cursor"}, "init does not write wrap policies from answers (it writes allowlist, docker, e2b); to put servers already in a client's config under it, run mcpsandbox init --wrap", ""},
-		{[]string{"init", "--scheme", "nope", "--yes"}, "--scheme: unknown scheme \"nope\"", ""},
+		{[]string{"init", "--scheme", "nope", "--yes"}, "--scheme nope: unknown scheme: init writes allowlist, docker, e2b", ""},
+		// a typo gets the nearest scheme init writes; wrap, which init does not write from answers, is not offered
+		{[]string{"init", "--scheme", "alowlist", "--yes"}, "unknown scheme: init writes allowlist, docker, e2b (did you mean --scheme allowlist?)", ""},
+		{[]string{"init", "--scheme", "dokcer", "--yes"}, "(did you mean --scheme docker?)", ""},
+		// a wrap policy that is not there: how to make one (init writes none from answers)
+		{[]string{"wrap", "--policy", "/nonexistent/w.toml", "--", "true"}, "wrap policy /nonexistent/w.toml: no such file or directory: write one (scheme = \"wrap\"; README \"Wrap another MCP server\" shows every key), or add the server to a client's config and run `mcpsandbox init --wrap NAME`", ""},
 		{[]string{"init", "--clinet", "cursor"}, "unknown flag: --clinet: did you mean --client? (see mcpsandbox init --help)", ""},
 		{[]string{"serve", "--polcy", "p.toml"}, "did you mean --policy?", ""},
 		{[]string{"verify"}, "give --policy FILE", ""},

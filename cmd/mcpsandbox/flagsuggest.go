@@ -28,6 +28,17 @@ func suggestFlag(cmd *cobra.Command, err error) error {
 	return fmt.Errorf("%s (see mcpsandbox %s --help)", msg, cmd.Name())
 }
 
+// nearest is the word of words within two edits of w, the closest ("" = none).
+func nearest(w string, words []string) string {
+	best, bestD := "", 3
+	for _, c := range words {
+		if d := editDistance(w, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
 // editDistance is Levenshtein's, over bytes.
 func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)

@@ -374,7 +374,12 @@ func schemeOffered(name string) error {
 	}
 	s, err := schemes.Lookup(name)
 	if err != nil {
-		return fmt.Errorf("--scheme: %w", err)
+		// init offers fewer schemes than the registry holds: name those, and the nearest
+		msg := fmt.Sprintf("--scheme %s: unknown scheme: init writes %s", name, strings.Join(schemes.Offered(), ", "))
+		if near := nearest(name, schemes.Offered()); near != "" {
+			msg += fmt.Sprintf(" (did you mean --scheme %s?)", near)
+		}
+		return errors.New(msg)
 	}
 	if s.Wizard != nil {
 		return nil
