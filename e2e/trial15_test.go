@@ -52,3 +52,40 @@ func TestWrapSaysWhatAFirstStartNeeds(t *testing.T) {
 		t.Errorf("npx with the registry listed got the hint:\n%s", got)
 	}
 }
+
+// In the wizard, a client config that already has a different server of the name, whose
+// replacement is declined, asks for another name to add this one under, every answer kept,
+// instead of ending init (exit 1, "pass --force … or --name NAME": flags the wizard never asked
+// for, every answer lost) as a new user's trial saw. The other server stays as it was.
+// Catches wizard-name-taken-exit.
+func TestWizardAsksAnotherNameForATakenOne(t *testing.T) {
+	e := newInitEnv(t)
+	cfg := filepath.Join(e.home, ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	theirs := `{"mcpServers": {"sandbox": {"command": "/opt/their/server", "args": ["--x"]}}}` + "\n"
+	write(t, cfg, theirs, 0o644)
+	w := startWizard(t, e)
+	allowlistDefaultSteps(w)
+	w.step("reach a running `serve --http`", enter)
+	w.step("Configure which clients?", "\x1b[D") // none, then cursor alone
+	w.con.Send("cursor")
+	w.step("cursor", " "+enter)
+	w.step("Write the policy to", enter)
+	w.step(`already has a different server named "sandbox". Replace it?`, "n"+enter)
+	w.step("under another name", "bad name"+enter)
+	w.expect("not a valid server name")
+	w.con.Send("\x15mine" + enter) // ^U clears the rejected answer
+	w.step("Write them?", enter)
+	w.step("on it now (audit", "n"+enter)
+	w.expect("verify --policy")
+	if err := w.exit(); err != nil {
+		t.Fatalf("wizard exited: %v", err)
+	}
+	b, _ := os.ReadFile(cfg)
+	if !strings.Contains(string(b), `"sandbox": {"command": "/opt/their/server", "args": ["--x"]}`) || !strings.Contains(string(b), `"mine": {`) {
+		t.Fatalf("%s: their server kept and this one added as \"mine\"?\n%s", cfg, b)
+	}
+	if pb, err := os.ReadFile(filepath.Join(e.config, "mcpsandbox", "policy.toml")); err != nil || !strings.Contains(string(pb), `name    = "mine"`) {
+		t.Errorf("the policy's server name: %v\n%s", err, pb)
+	}
+}

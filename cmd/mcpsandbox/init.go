@@ -181,7 +181,7 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		}
 		popts.Proof, popts.ServerEnv = s.Proof, s.ServerEnv
 	}
-	plan, err := generate.NewPlan(popts)
+	plan, err := newPlan(o, popts, wiz, ask, env)
 	if err != nil {
 		return err
 	}

@@ -220,3 +220,36 @@ func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *a
 		change = pick == needsChange
 	}
 }
+
+// newPlan plans every write. In the wizard, a client config that already has a different server
+// of the name, whose replacement was declined, asks for another name to add this one under
+// (every answer kept; empty quits) instead of ending init with the flags' advice (--force,
+// --name) and every answer lost.
+func newPlan(o *InitOptions, popts generate.PlanOptions, wiz bool, ask *asker, env generate.Env) (*generate.Plan, error) {
+	for {
+		plan, err := generate.NewPlan(popts)
+		var taken *generate.ExistsError
+		if !wiz || !errors.As(err, &taken) || mutated("wizard-name-taken-exit") {
+			return plan, err
+		}
+		name := ""
+		q := generate.Question{Kind: generate.Input,
+			Message: func(*generate.Answers) string {
+				return fmt.Sprintf("Add this server beside %q under another name (e.g. %s-2; empty: quit, nothing written):", taken.Name, taken.Name)
+			},
+			Validate: func(_ *generate.Answers, v string, _ generate.Env) error {
+				if v = strings.TrimSpace(v); v != "" && !policy.ValidName(v) {
+					return fmt.Errorf("%q is not a valid server name: use letters, digits, '-', '_' or '.', at most 64 characters", v)
+				}
+				return nil
+			},
+			Set: func(_ *generate.Answers, v any) { name = strings.TrimSpace(v.(string)) }}
+		if aerr := ask.question(q, &popts.Answers, env, func(string) bool { return false }); aerr != nil {
+			return nil, aerr
+		}
+		if name == "" {
+			return nil, err
+		}
+		popts.Answers.Name, o.A.Name = name, name
+	}
+}
