@@ -169,3 +169,32 @@ func TestServeRefusesItsAuditLogInTheWorkspace(t *testing.T) {
 		t.Fatalf("serve with its audit log elsewhere: %v", err)
 	}
 }
+
+// --project naming no directory is refused before anything is written: init used to make it (as
+// root, /nonexistent/proj/.vscode/mcp.json) and key Claude Code's local scope by it, where no
+// client would read either (a new user's trial). Catches init-project-missing.
+func TestInitRefusesAMissingProject(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "config"))
+	missing := filepath.Join(root, "no", "proj")
+	file := filepath.Join(root, "file")
+	os.WriteFile(file, nil, 0o600)
+	for _, c := range []struct{ project, why string }{{missing, "no such directory"}, {file, "not a directory"}} {
+		for _, args := range [][]string{
+			{"init", "--scheme", "allowlist", "--allow", "wc", "--workspace", filepath.Join(root, "ws"), "--client", "vscode", "--yes", "--project", c.project},
+			{"init", "--wrap", "all", "--project", c.project},
+		} {
+			_, _, err := runCLI(args...)
+			if err == nil || !strings.Contains(err.Error(), "--project "+c.project+": "+c.why) {
+				t.Errorf("%v: %v", args, err)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "no")); err == nil {
+		t.Errorf("init made the missing project %s", missing)
+	}
+	if _, err := os.Stat(filepath.Join(root, "config", "mcpsandbox")); err == nil {
+		t.Errorf("init wrote its policy for a missing project")
+	}
+}
