@@ -634,7 +634,14 @@ func TestInitWizardPTY(t *testing.T) {
 		}
 		w := startWizard(t, e, "E2B_API_KEY=")
 		steps(w)
-		w.step("What now?", down+down+enter) // quit
+		// no "try again": a key exported elsewhere never reaches this init's environment
+		// (wizard-retry-env); change the answers (another variable's name) or quit
+		w.expect("What now?")
+		w.expect("Quit (nothing is written)")
+		if menu := w.seen.String()[strings.LastIndex(w.seen.String(), "What now?"):]; strings.Contains(menu, "Try again") || !strings.Contains(menu, "Change my answers") {
+			t.Errorf("the menu for a missing key:\n%s", menu)
+		}
+		w.con.Send(down + enter) // quit
 		w.expect("Nothing was written")
 		if w.exit() == nil {
 			t.Error("exit 0 without the API key")

@@ -12,6 +12,7 @@ import (
 	"github.com/AlecAivazis/survey/v2"
 	"github.com/AlecAivazis/survey/v2/terminal"
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -205,6 +206,9 @@ func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *a
 		choices := []string{needsRetry, needsQuit}
 		if slices.ContainsFunc(qs, func(q generate.Question) bool { return q.Flag == "" || !o.set(q.Flag) }) {
 			choices = []string{needsRetry, needsChange, needsQuit}
+		}
+		if restart := (*scheme.RestartError)(nil); errors.As(err, &restart) && !mutated("wizard-retry-env") {
+			choices = choices[1:] // a retry sees the same environment: it cannot succeed
 		}
 		pick := needsQuit
 		q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "What now?" },
