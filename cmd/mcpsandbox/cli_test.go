@@ -43,6 +43,11 @@ func TestCLI(t *testing.T) {
 		{[]string{"wrap", "--policy", "/nonexistent/w.toml", "--", "true"}, "wrap policy /nonexistent/w.toml: no such file or directory: write one (scheme = \"wrap\"; README \"Wrap another MCP server\" shows every key), or add the server to a client's config and run `mcpsandbox init --wrap NAME`", ""},
 		{[]string{"init", "--clinet", "cursor"}, "unknown flag: --clinet: did you mean --client? (see mcpsandbox init --help)", ""},
 		{[]string{"serve", "--polcy", "p.toml"}, "did you mean --policy?", ""},
+		// a value the flag's type does not parse, in words (not "strconv.ParseInt: parsing …")
+		{[]string{"init", "--pids", "abc"}, `--pids "abc": give a whole number (see mcpsandbox init --help)`, ""},
+		{[]string{"init", "-y=maybe"}, `--yes "maybe": give true or false`, ""},
+		// --pids 0 is refused as -5 is, not taken for "unset" (the default, silently)
+		{[]string{"init", "--scheme", "allowlist", "--yes", "--workspace", "/tmp/x", "--allow", "wc", "--pids", "0"}, "--pids 0: give at least 1", ""},
 		{[]string{"verify"}, "give --policy FILE", ""},
 		{[]string{"harness"}, "give --policy FILE", ""},
 		{[]string{"explain", "--default", "--policy", "p.toml"}, "give --policy FILE", ""},

@@ -268,6 +268,9 @@ func initFlags(o *InitOptions, wiz bool) error {
 			return fmt.Errorf("--yes takes every answer from flags; missing: %s", strings.Join(m, ", "))
 		}
 	}
+	if o.set("pids") && o.A.Pids < 1 { // 0 is the answers' "unset": a given 0 became the default, silently
+		return fmt.Errorf("--pids %d: give at least 1 (processes per call; the default is 64)", o.A.Pids)
+	}
 	if err := netFlags(o); err != nil {
 		return err
 	}
