@@ -591,9 +591,9 @@ func TestInitWizardPTY(t *testing.T) {
 		w := startWizard(t, e)
 		dockerSteps(w, "mcpsandbox-init-absent:none")
 		w.step("Pull it now?", "n"+enter)
-		w.expect("; it has ")                              // the images the engine holds: offline, the way on
-		w.step("What now?", down+enter)                    // change my answers
-		w.step("(mcpsandbox-init-absent:none)", img+enter) // the image given is the default
+		w.expect("and try again, or change your answers to an image the engine has (the image; it has ") // the images the engine holds: offline, the way on, in the menu's words (not --image, "run init again")
+		w.step("What now?", down+enter)                                                                  // change my answers
+		w.step("(mcpsandbox-init-absent:none)", img+enter)                                               // the image given is the default
 		w.step("Host directory to mount", enter)
 		w.step("network access?", enter)
 		w.step("Containers to keep pre-started", enter)
