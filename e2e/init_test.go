@@ -591,9 +591,9 @@ func TestInitWizardPTY(t *testing.T) {
 		w := startWizard(t, e)
 		dockerSteps(w, "mcpsandbox-init-absent:none")
 		w.step("Pull it now?", "n"+enter)
-		w.expect("; it has ")                              // the images the engine holds: offline, the way on
-		w.step("What now?", down+enter)                    // change my answers
-		w.step("(mcpsandbox-init-absent:none)", img+enter) // the image given is the default
+		w.expect("and try again, or change your answers to an image the engine has (the image; it has ") // the images the engine holds: offline, the way on, in the menu's words (not --image, "run init again")
+		w.step("What now?", down+enter)                                                                  // change my answers
+		w.step("(mcpsandbox-init-absent:none)", img+enter)                                               // the image given is the default
 		w.step("Host directory to mount", enter)
 		w.step("network access?", enter)
 		w.step("Containers to keep pre-started", enter)
@@ -634,7 +634,14 @@ func TestInitWizardPTY(t *testing.T) {
 		}
 		w := startWizard(t, e, "E2B_API_KEY=")
 		steps(w)
-		w.step("What now?", down+down+enter) // quit
+		// no "try again": a key exported elsewhere never reaches this init's environment
+		// (wizard-retry-env); change the answers (another variable's name) or quit
+		w.expect("What now?")
+		w.expect("Quit (nothing is written)")
+		if menu := w.seen.String()[strings.LastIndex(w.seen.String(), "What now?"):]; strings.Contains(menu, "Try again") || !strings.Contains(menu, "Change my answers") {
+			t.Errorf("the menu for a missing key:\n%s", menu)
+		}
+		w.con.Send(down + enter) // quit
 		w.expect("Nothing was written")
 		if w.exit() == nil {
 			t.Error("exit 0 without the API key")

@@ -261,15 +261,62 @@ func decodeProblem(name string, data []byte, err error) Problem {
 	if m := typeErrRe().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		// "type mismatch for section.Wrap: ..." names a Go type, which says nothing to the reader
-		msg := m[3]
+		msg, fix := m[3], "write a value of the type the key takes (see README.md)"
 		if rest, ok := strings.CutPrefix(msg, "type mismatch for "); ok {
 			if _, after, ok := strings.Cut(rest, ": "); ok {
 				msg = "type mismatch: " + after
 			}
 		}
-		return Problem{File: name, Line: line, Key: m[2], Msg: msg, Fix: "write a value of the type the key takes (see README.md)"}
+		// "incompatible types: TOML value has type int64; destination has type string" names Go's
+		// types: said in the file's words
+		if t := incompatibleRe().FindStringSubmatch(msg); t != nil {
+			if want, ok := destKinds[t[2]]; ok {
+				msg = fmt.Sprintf("the value is %s; this key takes %s", goKinds(t[1]), want[0])
+				fix = fmt.Sprintf("write %s %s", want[0], want[1])
+			}
+		}
+		return Problem{File: name, Line: line, Key: m[2], Msg: msg, Fix: fix}
 	}
 	return Problem{File: name, Msg: err.Error(), Fix: "correct the value's type"}
+}
+
+// incompatibleRe matches the TOML decoder's type mismatch: the value's Go type, the key's kind.
+var incompatibleRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^incompatible types: TOML value has type (.+); destination has type (.+)$`)
+})
+
+// destKinds says the decoder's kinds of key in the file's words, and how to write one.
+var destKinds = map[string][2]string{
+	"string": {"a string", `in quotes, e.g. "value"`}, "primitive (string-like)": {"a string", `in quotes, e.g. "value"`},
+	"integer": {"a whole number", "without quotes, e.g. 64"}, "float": {"a number", "without quotes, e.g. 0.5"},
+	"boolean": {"true or false", "without quotes"}, "slice": {"a list", `in brackets, e.g. ["a", "b"]`},
+	"map": {"a table", "as [table] or { key = value }"},
+}
+
+// goKinds says a decoded value's Go type, as the decoder prints it, in the file's words.
+func goKinds(goType string) string {
+	switch {
+	case goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "uint"):
+		return "a whole number"
+	case strings.HasPrefix(goType, "float"):
+		return "a decimal number"
+	case goType == "bool":
+		return "true or false"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["):
+		return "a table"
+	case strings.Contains(goType, "Date") || strings.Contains(goType, "Time"):
+		return "a date or time"
+	}
+	return "another kind of value"
+}
+
+// tomlKind says a decoded TOML value's kind in the file's words (%T would name Go's types).
+func tomlKind(v any) string {
+	return goKinds(strings.ReplaceAll(fmt.Sprintf("%T", v), "interface {}", "any"))
 }
 
 // typeErrRe is compiled when a file has a type error, not at every start.

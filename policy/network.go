@@ -106,7 +106,7 @@ func (n *Network) UnmarshalTOML(v any) error {
 		for i, e := range x {
 			s, ok := e.(string)
 			if !ok {
-				return fmt.Errorf("network[%d] is %v (%T): write each host as a string, e.g. \"pypi.org\" or \"api.example.com:443\"", i, e, e)
+				return fmt.Errorf("network[%d] is %v (%s): write each host as a string, e.g. \"pypi.org\" or \"api.example.com:443\"", i, e, tomlKind(e))
 			}
 			if strings.ContainsAny(s, "\n\r\x00") {
 				return fmt.Errorf("network[%d] is %q: write each host on one line, e.g. \"pypi.org\"", i, s)
@@ -115,7 +115,7 @@ func (n *Network) UnmarshalTOML(v any) error {
 		}
 		*n = Network{Mode: NetHosts, list: strings.Join(list, "\n")}
 	default:
-		return fmt.Errorf("network is %v (%T): use false, true, \"none\", a docker network name, or a list of hosts such as [\"pypi.org\"]", v, v)
+		return fmt.Errorf("network is %v (%s): use false, true, \"none\", a docker network name, or a list of hosts such as [\"pypi.org\"]", v, tomlKind(v))
 	}
 	return nil
 }

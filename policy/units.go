@@ -15,7 +15,7 @@ type Duration struct{ time.Duration }
 func (d *Duration) UnmarshalTOML(v any) error {
 	s, ok := v.(string)
 	if !ok {
-		return fmt.Errorf("want a duration string such as \"30s\" or \"5m\", got %v (%T)", v, v)
+		return fmt.Errorf("want a duration string such as \"30s\" or \"5m\", got %v (%s)", v, tomlKind(v))
 	}
 	x, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
@@ -87,7 +87,7 @@ func (z *Size) UnmarshalTOML(v any) error {
 		*z = s
 		return nil
 	}
-	return fmt.Errorf("want a size such as \"256MiB\" or a number of bytes, got %v (%T)", v, v)
+	return fmt.Errorf("want a size such as \"256MiB\" or a number of bytes, got %v (%s)", v, tomlKind(v))
 }
 
 // String renders the size in the largest binary unit that divides it exactly.

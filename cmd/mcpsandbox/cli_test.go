@@ -37,9 +37,19 @@ func TestCLI(t *testing.T) {
 		{[]string{"init", "--scheme", "allowlist", "--yes", "--workspace", "/", "--allow", "wc"}, "cannot be /", ""},
 		{[]string{"init", "--scheme", "allowlist", "--yes", "--workspace", "/tmp/x", "--allow", "wc", "--client", "emacs"}, "client \"emacs\" is unknown", ""},
 		{[]string{"init", "--scheme", "wrap", "--yes", "--client", "cursor"}, "init does not write wrap policies from answers (it writes allowlist, docker, e2b); to put servers already in a client's config under it, run mcpsandbox init --wrap", ""},
-		{[]string{"init", "--scheme", "nope", "--yes"}, "--scheme: unknown scheme \"nope\"", ""},
+		{[]string{"init", "--scheme", "nope", "--yes"}, "--scheme nope: unknown scheme: init writes allowlist, docker, e2b", ""},
+		// a typo gets the nearest scheme init writes; wrap, which init does not write from answers, is not offered
+		{[]string{"init", "--scheme", "alowlist", "--yes"}, "unknown scheme: init writes allowlist, docker, e2b (did you mean --scheme allowlist?)", ""},
+		{[]string{"init", "--scheme", "dokcer", "--yes"}, "(did you mean --scheme docker?)", ""},
+		// a wrap policy that is not there: how to make one (init writes none from answers)
+		{[]string{"wrap", "--policy", "/nonexistent/w.toml", "--", "true"}, "wrap policy /nonexistent/w.toml: no such file or directory: write one (scheme = \"wrap\"; README \"Wrap another MCP server\" shows every key), or add the server to a client's config and run `mcpsandbox init --wrap NAME`", ""},
 		{[]string{"init", "--clinet", "cursor"}, "unknown flag: --clinet: did you mean --client? (see mcpsandbox init --help)", ""},
 		{[]string{"serve", "--polcy", "p.toml"}, "did you mean --policy?", ""},
+		// a value the flag's type does not parse, in words (not "strconv.ParseInt: parsing …")
+		{[]string{"init", "--pids", "abc"}, `--pids "abc": give a whole number (see mcpsandbox init --help)`, ""},
+		{[]string{"init", "-y=maybe"}, `--yes "maybe": give true or false`, ""},
+		// --pids 0 is refused as -5 is, not taken for "unset" (the default, silently)
+		{[]string{"init", "--scheme", "allowlist", "--yes", "--workspace", "/tmp/x", "--allow", "wc", "--pids", "0"}, "--pids 0: give at least 1", ""},
 		{[]string{"verify"}, "give --policy FILE", ""},
 		{[]string{"harness"}, "give --policy FILE", ""},
 		{[]string{"explain", "--default", "--policy", "p.toml"}, "give --policy FILE", ""},
@@ -185,5 +195,34 @@ func TestServeRefusesItsAuditLogInTheWorkspace(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	if _, _, err := runCLI("serve", "--default", "--workspace", ws, "--check"); err != nil {
 		t.Fatalf("serve with its audit log elsewhere: %v", err)
+	}
+}
+
+// --project naming no directory is refused before anything is written: init used to make it (as
+// root, /nonexistent/proj/.vscode/mcp.json) and key Claude Code's local scope by it, where no
+// client would read either (a new user's trial). Catches init-project-missing.
+func TestInitRefusesAMissingProject(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "config"))
+	missing := filepath.Join(root, "no", "proj")
+	file := filepath.Join(root, "file")
+	os.WriteFile(file, nil, 0o600)
+	for _, c := range []struct{ project, why string }{{missing, "no such directory"}, {file, "not a directory"}} {
+		for _, args := range [][]string{
+			{"init", "--scheme", "allowlist", "--allow", "wc", "--workspace", filepath.Join(root, "ws"), "--client", "vscode", "--yes", "--project", c.project},
+			{"init", "--wrap", "all", "--project", c.project},
+		} {
+			_, _, err := runCLI(args...)
+			if err == nil || !strings.Contains(err.Error(), "--project "+c.project+": "+c.why) {
+				t.Errorf("%v: %v", args, err)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "no")); err == nil {
+		t.Errorf("init made the missing project %s", missing)
+	}
+	if _, err := os.Stat(filepath.Join(root, "config", "mcpsandbox")); err == nil {
+		t.Errorf("init wrote its policy for a missing project")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,12 @@ import (
 // ("--clinet": did you mean --client?) and the pointer to --help.
 func suggestFlag(cmd *cobra.Command, err error) error {
 	msg := err.Error()
+	if m := badValueRe.FindStringSubmatch(msg); m != nil {
+		// pflag's "invalid argument "abc" for "--pids" flag: strconv.ParseInt: parsing …": Go's words
+		if parseKinds[m[3]] != "" {
+			return fmt.Errorf("--%s %q: give %s (see mcpsandbox %s --help)", m[2], m[1], parseKinds[m[3]], cmd.Name())
+		}
+	}
 	name, ok := strings.CutPrefix(msg, "unknown flag: --")
 	if !ok {
 		return err
@@ -26,6 +33,23 @@ func suggestFlag(cmd *cobra.Command, err error) error {
 		return fmt.Errorf("%s: did you mean --%s? (see mcpsandbox %s --help)", msg, best, cmd.Name())
 	}
 	return fmt.Errorf("%s (see mcpsandbox %s --help)", msg, cmd.Name())
+}
+
+// badValueRe matches pflag's error for a value its flag's type does not parse.
+var badValueRe = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--([\w-]+)" flag: strconv\.(Parse\w+)`)
+
+// parseKinds says what each strconv parser wanted, in words.
+var parseKinds = map[string]string{"ParseInt": "a whole number", "ParseUint": "a whole number", "ParseFloat": "a number", "ParseBool": "true or false"}
+
+// nearest is the word of words within two edits of w, the closest ("" = none).
+func nearest(w string, words []string) string {
+	best, bestD := "", 3
+	for _, c := range words {
+		if d := editDistance(w, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
 }
 
 // editDistance is Levenshtein's, over bytes.

@@ -182,7 +182,7 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		}
 		popts.Proof, popts.ServerEnv = s.Proof, s.ServerEnv
 	}
-	plan, err := generate.NewPlan(popts)
+	plan, err := newPlan(o, popts, wiz, ask, env)
 	if err != nil {
 		return err
 	}
@@ -268,6 +268,9 @@ func initFlags(o *InitOptions, wiz bool) error {
 		if m := missingFlags(o); len(m) > 0 {
 			return fmt.Errorf("--yes takes every answer from flags; missing: %s", strings.Join(m, ", "))
 		}
+	}
+	if o.set("pids") && o.A.Pids < 1 { // 0 is the answers' "unset": a given 0 became the default, silently
+		return fmt.Errorf("--pids %d: give at least 1 (processes per call; the default is 64)", o.A.Pids)
 	}
 	if err := netFlags(o); err != nil {
 		return err
@@ -367,7 +370,12 @@ func schemeOffered(name string) error {
 	}
 	s, err := schemes.Lookup(name)
 	if err != nil {
-		return fmt.Errorf("--scheme: %w", err)
+		// init offers fewer schemes than the registry holds: name those, and the nearest
+		msg := fmt.Sprintf("--scheme %s: unknown scheme: init writes %s", name, strings.Join(schemes.Offered(), ", "))
+		if near := nearest(name, schemes.Offered()); near != "" {
+			msg += fmt.Sprintf(" (did you mean --scheme %s?)", near)
+		}
+		return errors.New(msg)
 	}
 	if s.Wizard != nil {
 		return nil

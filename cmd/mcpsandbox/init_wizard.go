@@ -12,6 +12,7 @@ import (
 	"github.com/AlecAivazis/survey/v2"
 	"github.com/AlecAivazis/survey/v2/terminal"
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -206,6 +207,9 @@ func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *a
 		if slices.ContainsFunc(qs, func(q generate.Question) bool { return q.Flag == "" || !o.set(q.Flag) }) {
 			choices = []string{needsRetry, needsChange, needsQuit}
 		}
+		if restart := (*scheme.RestartError)(nil); errors.As(err, &restart) && !mutated("wizard-retry-env") {
+			choices = choices[1:] // a retry sees the same environment: it cannot succeed
+		}
 		pick := needsQuit
 		q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "What now?" },
 			Options: func(*generate.Answers) []string { return choices },
@@ -218,5 +222,38 @@ func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *a
 			return err
 		}
 		change = pick == needsChange
+	}
+}
+
+// newPlan plans every write. In the wizard, a client config that already has a different server
+// of the name, whose replacement was declined, asks for another name to add this one under
+// (every answer kept; empty quits) instead of ending init with the flags' advice (--force,
+// --name) and every answer lost.
+func newPlan(o *InitOptions, popts generate.PlanOptions, wiz bool, ask *asker, env generate.Env) (*generate.Plan, error) {
+	for {
+		plan, err := generate.NewPlan(popts)
+		var taken *generate.ExistsError
+		if !wiz || !errors.As(err, &taken) || mutated("wizard-name-taken-exit") {
+			return plan, err
+		}
+		name := ""
+		q := generate.Question{Kind: generate.Input,
+			Message: func(*generate.Answers) string {
+				return fmt.Sprintf("Add this server beside %q under another name (e.g. %s-2; empty: quit, nothing written):", taken.Name, taken.Name)
+			},
+			Validate: func(_ *generate.Answers, v string, _ generate.Env) error {
+				if v = strings.TrimSpace(v); v != "" && !policy.ValidName(v) {
+					return fmt.Errorf("%q is not a valid server name: use letters, digits, '-', '_' or '.', at most 64 characters", v)
+				}
+				return nil
+			},
+			Set: func(_ *generate.Answers, v any) { name = strings.TrimSpace(v.(string)) }}
+		if aerr := ask.question(q, &popts.Answers, env, func(string) bool { return false }); aerr != nil {
+			return nil, aerr
+		}
+		if name == "" {
+			return nil, err
+		}
+		popts.Answers.Name, o.A.Name = name, name
 	}
 }

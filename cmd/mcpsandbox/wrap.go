@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
@@ -52,6 +54,12 @@ func NewCmdWrap(f *Factory, runF func(context.Context, *WrapOptions) error) *cob
 
 func runWrap(ctx context.Context, o *WrapOptions) error {
 	p, err := policy.Load(o.PolicyPath)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
+		// not policy.Load's advice (init): init writes wrap policies only with --wrap, for
+		// servers already in a client's config
+		return fmt.Errorf("wrap policy %s: %w: write one (scheme = \"wrap\"; README \"Wrap another MCP server\" shows every key), "+
+			"or add the server to a client's config and run `mcpsandbox init --wrap NAME`, which writes its policy and proves it", pe.Path, pe.Err)
+	}
 	if err != nil {
 		return err
 	}
@@ -60,7 +68,7 @@ func runWrap(ctx context.Context, o *WrapOptions) error {
 		return err
 	}
 	if sc.Relay == nil {
-		return fmt.Errorf("%s is a %s policy: wrap needs a policy whose scheme relays another server (run it with `mcpsandbox serve --policy %s`)", o.PolicyPath, p.Scheme, o.PolicyPath)
+		return fmt.Errorf("%s is not a wrap policy (its scheme is %s): wrap needs a policy whose scheme relays another server (run this one with `mcpsandbox serve --policy %s`)", o.PolicyPath, p.Scheme, o.PolicyPath)
 	}
 	level := o.LogLevel
 	if o.ExplainDenials && level == "warn" {

@@ -107,6 +107,17 @@ func HostEnv(project string) (Env, error) {
 	if err != nil {
 		return Env{}, fmt.Errorf("find your home directory: %w (set $HOME)", err)
 	}
+	if project != "" && !mutated("init-project-missing") {
+		// the project's configs (.vscode/mcp.json, .mcp.json, …) go in it, and Claude Code's local
+		// scope is keyed by it: a mistyped one would be made, and no client would read it
+		if st, err := os.Stat(project); err != nil || !st.IsDir() {
+			why := "not a directory"
+			if err != nil {
+				why = "no such directory"
+			}
+			return Env{}, fmt.Errorf("--project %s: %s: give the project's directory (where .vscode/mcp.json and .mcp.json go, and by which Claude Code keys its local scope), or leave --project out for the current one", project, why)
+		}
+	}
 	e := Env{Home: home, Project: project, GOOS: runtime.GOOS, LookPath: exec.LookPath}
 	switch runtime.GOOS {
 	case "darwin":

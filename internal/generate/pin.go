@@ -60,6 +60,10 @@ func Pin(name string) (policy.Command, error) {
 			return policy.Command{}, fmt.Errorf("%q not found in %s: install it or give its absolute path", name, strings.Join(SearchPATH, ":"))
 		}
 	}
+	if n := filepath.Base(name); !policy.ValidCommandName(n) {
+		// said here, as the --allow it came from, not as the policy's commands[0].name later
+		return policy.Command{}, fmt.Errorf("its name %q is what clients ask for, and may hold only letters, digits and '._+-': allow a symbolic link to it under such a name (e.g. ln -s %q ~/bin/NAME, then --allow ~/bin/NAME)", n, p)
+	}
 	real, err := filepath.EvalSymlinks(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return policy.Command{}, fmt.Errorf("%s does not exist: give the absolute path of an installed program, or its name in %s", p, strings.Join(SearchPATH, ":"))

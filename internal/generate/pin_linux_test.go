@@ -59,3 +59,26 @@ func TestPinRelativePathIsThatFile(t *testing.T) {
 		t.Errorf("Pin(./nosuch): %v, want it named from the current directory", err)
 	}
 }
+
+// A binary whose file name cannot be a command's name (a space in it) is refused by Pin, as the
+// --allow it came from, with the way on (a link under a valid name, which pins the same binary);
+// it used to be taken, and the policy built from it then refused as
+// "invalid policy: allowlist.commands[0].name" (a new user's trial).
+func TestPinNamesAnInvalidCommandName(t *testing.T) {
+	wc, err := Pin("wc")
+	if err != nil {
+		t.Skip("no wc here")
+	}
+	dir := t.TempDir()
+	spaced := filepath.Join(dir, "my wc")
+	b, _ := os.ReadFile(wc.Path)
+	os.WriteFile(spaced, b, 0o755)
+	if _, err := Pin(spaced); err == nil || !strings.Contains(err.Error(), `its name "my wc" is what clients ask for`) || !strings.Contains(err.Error(), "symbolic link to it") {
+		t.Fatalf("Pin(%q): %v", spaced, err)
+	}
+	link := filepath.Join(dir, "mywc")
+	os.Symlink(spaced, link)
+	if c, err := Pin(link); err != nil || c.Name != "mywc" || c.Path != spaced || c.SHA256 != wc.SHA256 {
+		t.Fatalf("Pin(%s), the way on: %+v %v", link, c, err)
+	}
+}

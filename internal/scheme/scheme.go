@@ -112,6 +112,14 @@ func (s *Scheme) AllBounds(p *policy.Policy) []verify.Bound {
 	return bs
 }
 
+// RestartError is a Needs failure that nothing done elsewhere while init waits can fix: what is
+// missing is in init's own environment (a variable set in another terminal never reaches it), so
+// the wizard offers no "try again", only other answers or quitting.
+type RestartError struct{ Err error }
+
+func (e *RestartError) Error() string { return e.Err.Error() }
+func (e *RestartError) Unwrap() error { return e.Err }
+
 // Prompt is how a scheme's Needs talks to the person running init.
 type Prompt struct {
 	Out         io.Writer // what it reports and shows (a pull's progress)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/spf13/pflag"
 )
 
@@ -18,5 +19,55 @@ func TestAllowFlagRepeated(t *testing.T) {
 	}
 	if want := []string{"wc", "sort", "grep"}; !slices.Equal(a.Allow, want) {
 		t.Fatalf("--allow wc --allow sort,grep = %q, want %q", a.Allow, want)
+	}
+}
+
+// The wizard keeps the commands in the order they had (a re-run's policy, the flags): a re-run
+// that keeps the same commands changes nothing. Its menu lists them in its own order, and a
+// policy init wrote with --allow wc,sort,grep was shown as every command removed and added
+// (-commands wc, sort, grep / +commands grep, sort, wc) and replaced; the flags' init then said
+// the policy "already exists". New ones go after them; dropped ones go. Catches wizard-command-order.
+func TestWizardKeepsTheCommandsOrder(t *testing.T) {
+	a := &generate.Answers{Scheme: "allowlist", Wizards: map[string]*generate.Wizard{"allowlist": wizard}}
+	opts := commandOptions(a)
+	var menu []string
+	for _, n := range []string{"wc", "sort", "grep"} {
+		if slices.Contains(opts, n) {
+			menu = append(menu, n)
+		}
+	}
+	if len(menu) < 2 {
+		t.Skip("fewer than two of wc, sort, grep found on this host's fixed PATH")
+	}
+	was := append(slices.Clone(menu), "/opt/x/tool") // a command the menu does not offer
+	Own(a).Allow = slices.Clone(was)
+	var picked []string // as the menu returns them: in its order
+	for _, o := range opts {
+		if slices.Contains(menu, o) {
+			picked = append(picked, o)
+		}
+	}
+	for _, q := range questions {
+		switch {
+		case q.Flag == "allow" && q.Kind == generate.MultiSelect:
+			q.Set(a, picked)
+		case q.Flag == "allow" && q.Kind == generate.Input:
+			q.Set(a, "/opt/x/tool")
+		}
+	}
+	if !slices.Equal(Own(a).Allow, was) {
+		t.Fatalf("the same commands picked again: %q, want %q (their order kept)", Own(a).Allow, was)
+	}
+	for _, q := range questions {
+		switch {
+		case q.Flag == "allow" && q.Kind == generate.MultiSelect:
+			q.Set(a, picked[1:])
+		case q.Flag == "allow" && q.Kind == generate.Input:
+			q.Set(a, "/opt/x/tool,/opt/y/new")
+		}
+	}
+	want := append(slices.DeleteFunc(slices.Clone(was), func(n string) bool { return n == picked[0] }), "/opt/y/new")
+	if !slices.Equal(Own(a).Allow, want) {
+		t.Fatalf("one dropped, one added: %q, want %q", Own(a).Allow, want)
 	}
 }

@@ -23,6 +23,22 @@ func interpretersIn(allow []string) []string {
 	return out
 }
 
+// keepOrder is next in the order the commands had in was (a re-run's policy, the flags), those
+// new to it after them: a re-run that keeps the same commands changes nothing in the file (the
+// menu's order had the preview show every command removed and added, and the policy replaced).
+func keepOrder(was, next []string) []string {
+	if mutated("wizard-command-order") {
+		return next
+	}
+	var out []string
+	for _, n := range append(slices.Clone(was), next...) {
+		if slices.Contains(next, n) && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Questions: the workspace, the commands (the common ones found here, then any others), a
 // confirmation for an interpreter, and the network.
 func (w *Answers) Questions() []generate.Question { return questions }
@@ -59,7 +75,7 @@ var questions = append([]generate.Question{
 		Set: func(a *generate.Answers, v any) { // the chosen ones, then those the list does not offer
 			w, opts := Own(a), commandOptions(a)
 			extra := slices.DeleteFunc(slices.Clone(w.Allow), func(n string) bool { return slices.Contains(opts, n) })
-			w.Allow = append(slices.Clone(v.([]string)), extra...)
+			w.Allow = keepOrder(w.Allow, append(slices.Clone(v.([]string)), extra...))
 		}, PageSize: 12},
 	{Flag: "allow", Kind: generate.Input, Message: generate.Msg("More commands (names or absolute paths, comma-separated; empty for none):"),
 		Default: func(a *generate.Answers, _ generate.Env) any {
@@ -76,7 +92,8 @@ var questions = append([]generate.Question{
 		},
 		Set: func(a *generate.Answers, v any) {
 			w, opts := Own(a), commandOptions(a)
-			w.Allow = append(slices.DeleteFunc(w.Allow, func(n string) bool { return !slices.Contains(opts, n) }), generate.SplitList(v.(string))...)
+			kept := slices.DeleteFunc(slices.Clone(w.Allow), func(n string) bool { return !slices.Contains(opts, n) })
+			w.Allow = keepOrder(w.Allow, append(kept, generate.SplitList(v.(string))...))
 		}},
 	{Flag: "allow", Kind: generate.Confirm,
 		When: func(a *generate.Answers) bool { return len(interpretersIn(Own(a).Allow)) > 0 },

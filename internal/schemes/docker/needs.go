@@ -53,12 +53,21 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 		return err
 	}
 	if !pull {
-		return fmt.Errorf("the docker scheme needs the image %s in the engine: pull it (docker pull %s) or name one it has (--image%s), then run init again. Nothing was written", image, image, localImages(ctx))
+		return fmt.Errorf("the docker scheme needs the image %s in the engine: %s. Nothing was written", image, imageWayOn(ctx, image, pr.Interactive))
 	}
 	if err := pullImage(ctx, nil, image, pr.Out); err != nil {
-		return fmt.Errorf("%w. Nothing was written: pull it yourself (docker pull %s) or name an image the engine has (--image%s), then run init again", err, image, localImages(ctx))
+		return fmt.Errorf("%w. Nothing was written: %s", err, imageWayOn(ctx, image, pr.Interactive))
 	}
 	return nil
+}
+
+// imageWayOn says how to go on without the image: with flags, run init again; in the wizard,
+// whose menu follows (try again, change my answers, quit), in its words.
+func imageWayOn(ctx context.Context, image string, wizard bool) string {
+	if wizard {
+		return fmt.Sprintf("pull it yourself (docker pull %s) and try again, or change your answers to an image the engine has (the image%s)", image, localImages(ctx))
+	}
+	return fmt.Sprintf("pull it yourself (docker pull %s) or name an image the engine has (--image%s), then run init again", image, localImages(ctx))
 }
 
 // runtimeRegistered checks that the engine has the runtime a policy names ("" = its default):

@@ -103,6 +103,9 @@ func (d *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 		}
 		dksec.Of(p).Workspace = filepath.Clean(ws)
 		dksec.Of(p).WorkspaceWritable = d.WorkspaceWritable
+	} else if d.WorkspaceWritable {
+		// without a workspace there is nothing to mount, writable or not: said, not dropped
+		return errors.New("--docker-workspace-writable makes the workspace mount writable, and there is none: give --docker-workspace DIR too, or drop --docker-workspace-writable")
 	}
 	dksec.Of(p).Pool = d.Pool
 	dksec.Of(p).Runtime = d.Runtime
@@ -174,7 +177,11 @@ var questions = append([]generate.Question{
 				return nil
 			}
 			return generate.CheckWorkspace(generate.WorkspacePath(v, e.Home), e.Home)
-		}, Set: func(a *generate.Answers, v any) { Own(a).Workspace = v.(string) }},
+		}, Set: func(a *generate.Answers, v any) {
+			if Own(a).Workspace = v.(string); v == "" {
+				Own(a).WorkspaceWritable = false // none to mount: a writable one kept from a re-run goes with it
+			}
+		}},
 	{Flag: "docker-workspace-writable", Kind: generate.Confirm, Message: generate.Msg(WritableWorkspaceQuestion),
 		When:    func(a *generate.Answers) bool { return Own(a).Workspace != "" },
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).WorkspaceWritable }, Set: func(a *generate.Answers, v any) { Own(a).WorkspaceWritable = v.(bool) }},

@@ -78,3 +78,40 @@ func TestWizardReuse(t *testing.T) {
 		t.Fatalf("--docker-reuse session with a writable workspace: %v", err)
 	}
 }
+
+// --docker-workspace-writable without --docker-workspace is refused, naming both flags (a new
+// user's trial had it written as a policy with no workspace, the flag dropped without a word);
+// in the wizard an emptied workspace takes a writable answer kept from a re-run with it.
+func TestWritableWithoutWorkspace(t *testing.T) {
+	a := &generate.Answers{Scheme: dksec.Name, Wizards: map[string]*generate.Wizard{dksec.Name: wizard}}
+	d := &Answers{}
+	fl := pflag.NewFlagSet("init", pflag.ContinueOnError)
+	d.Flags(fl)
+	if err := fl.Parse([]string{"--docker-workspace-writable"}); err != nil {
+		t.Fatal(err)
+	}
+	none := policy.Network{Mode: policy.NetNone, Name: "none"}
+	err := d.Apply(a, policy.Default(dksec.Name), none, false)
+	if err == nil || !strings.Contains(err.Error(), "give --docker-workspace DIR too, or drop --docker-workspace-writable") {
+		t.Fatalf("--docker-workspace-writable alone: %v", err)
+	}
+	ws := t.TempDir()
+	d.Workspace = ws
+	p := policy.Default(dksec.Name)
+	if err := d.Apply(a, p, none, false); err != nil || dksec.Of(p).Workspace != ws || !dksec.Of(p).WorkspaceWritable {
+		t.Fatalf("with --docker-workspace: %v, %+v", err, dksec.Of(p))
+	}
+
+	Own(a).Workspace, Own(a).WorkspaceWritable = ws, true // a re-run's answers
+	for _, q := range wizard.New().Questions() {
+		if q.Flag == "docker-workspace" {
+			q.Set(a, "")
+		}
+	}
+	if Own(a).WorkspaceWritable {
+		t.Fatalf("the workspace emptied in the wizard kept writable: %+v", Own(a))
+	}
+	if err := Own(a).Apply(a, policy.Default(dksec.Name), none, true); err != nil {
+		t.Fatalf("the wizard's answers with no workspace: %v", err)
+	}
+}

@@ -19,7 +19,8 @@ func needs(_ context.Context, a *generate.Answers, _ scheme.Prompt) error {
 		key = e2bsec.Of(policy.Default(e2bsec.Name)).APIKeyEnv
 	}
 	if os.Getenv(key) == "" {
-		return fmt.Errorf("the e2b scheme needs your E2B API key in $%s, here and in the environment your MCP client starts servers with: export %s=… (the key from e2b.dev/dashboard), then run init again. Nothing was written", key, key)
+		// init's own environment: exported in another terminal it never reaches this init
+		return &scheme.RestartError{Err: fmt.Errorf("the e2b scheme needs your E2B API key in $%s, here and in the environment your MCP client starts servers with: export %s=… (the key from e2b.dev/dashboard) in the shell you run init from, then run init again. Nothing was written", key, key)}
 	}
 	return nil
 }

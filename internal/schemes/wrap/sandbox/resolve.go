@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // program is the wrapped command as the kernel will run it, and what it needs to read.
@@ -222,4 +224,19 @@ func splitArg(arg string) []string {
 		return nil
 	}
 	return strings.Fields(arg)
+}
+
+// FirstStartHint says, for a server a package runner (npx, uvx) starts with no network, what its
+// first start needs when the package is not in the cache: its registry's hosts ("" otherwise).
+// A server that ended with "ENOTCACHED" on its stderr said so in npm's words only.
+func FirstStartHint(command string, net policy.Network, file string) string {
+	runner := strings.TrimSuffix(filepath.Base(command), ".cmd")
+	hosts := map[string]string{"npx": `["registry.npmjs.org"]`, "uvx": `["pypi.org", "files.pythonhosted.org"]`}[runner]
+	if hosts == "" || net.Mode != policy.NetNone {
+		return ""
+	}
+	if file == "" {
+		file = "the policy"
+	}
+	return fmt.Sprintf("; if it could not fetch its package: a server %s has not fetched before (not in your cache either) needs network = %s in %s for its first start", runner, hosts, file)
 }

@@ -116,8 +116,15 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	defer srv.Kill()
 	o.Logger.Debug("server started", "ms", time.Since(t0).Milliseconds())
 	o.Logger.Info("wrapping", "name", p.Name, "command", argv, "pid", srv.Pid, "policy_hash", p.Hash()[:16], "audit", al.Path())
-	return newRelay(p, al, o, session, srv.Stdin).run(ctx, o.Stdin, srv)
+	err = newRelay(p, al, o, session, srv.Stdin).run(ctx, o.Stdin, srv)
+	if errors.Is(err, errServerEnded) {
+		err = fmt.Errorf("%w%s", err, FirstStartHint(argv[0], wrapsec.Of(p).Net(), p.File))
+	}
+	return err
 }
+
+// errServerEnded is the wrapped server's own end (not its client's, not the context's).
+var errServerEnded = errors.New("the wrapped server ended")
 
 func (o *Options) defaults() {
 	if o.Stderr == nil {
@@ -240,7 +247,7 @@ func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) er
 		case <-time.After(Grace):
 		}
 		srv.Kill()
-		return fmt.Errorf("the wrapped server ended (%v): see its messages above on stderr", srv.Err())
+		return fmt.Errorf("%w (%v): see its messages above on stderr", errServerEnded, srv.Err())
 	case <-ctx.Done():
 		srv.Kill()
 		return ctx.Err()
