@@ -2,6 +2,7 @@ package wslayer
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"golang.org/x/sys/unix"
@@ -508,6 +510,25 @@ func absFrom(base, p string) string {
 
 // readSmall reads at most 256 KiB of a file (a config is small; a huge one is read in part).
 func readSmall(p string) ([]byte, error) {
+	// non-blocking, and a regular file only: a FIFO (or a link to one, or to a terminal) named
+	// in the workspace must not hold the commit, and with it the workspace's lock, forever
+	flags := os.O_RDONLY | syscall.O_NONBLOCK
+	if mutated("wslayer-read-regular") {
+		return readAll(p)
+	}
+	f, err := os.OpenFile(p, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return io.ReadAll(io.LimitReader(f, 256<<10))
+}
+
+// readAll is the read before it was bounded to regular files (mutant wslayer-read-regular).
+func readAll(p string) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
