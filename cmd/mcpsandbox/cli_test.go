@@ -226,3 +226,16 @@ func TestInitRefusesAMissingProject(t *testing.T) {
 		t.Errorf("init wrote its policy for a missing project")
 	}
 }
+
+// A limit init's own flag set out of bounds is named by that flag, not only by the policy key
+// of a file the user has not seen yet.
+func TestInitNamesTheFlagOfAnInvalidLimit(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	_, _, err := runCLI("init", "--scheme", "allowlist", "--workspace", t.TempDir(), "--allow", "wc", "--timeout", "20m", "--print", "--yes")
+	if err == nil || !strings.Contains(err.Error(), "--timeout (limits.timeout)") {
+		t.Errorf("init --timeout 20m: %v, want the flag named", err)
+	}
+}

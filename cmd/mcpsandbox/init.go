@@ -184,7 +184,7 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	}
 	plan, err := newPlan(o, popts, wiz, ask, env)
 	if err != nil {
-		return err
+		return flagsOfKeys(o, err)
 	}
 	o.PolicyOut = plan.PolicyPath
 	if !wiz {
@@ -306,6 +306,24 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 	}
 	fmt.Fprintf(w, "next: %s verify --policy %s\n", commandName(o.bin), shellword.Quote(o.PolicyOut))
 	return nil
+}
+
+// limitFlags are the policy keys init's own flags set: a problem with one names the flag the
+// user typed, not only the key of a file they have not seen yet.
+var limitFlags = map[string]string{"limits.timeout": "timeout", "limits.max_output_bytes": "max-output", "limits.memory": "memory", "limits.pids": "pids"}
+
+// flagsOfKeys adds to each problem of an invalid policy the flag that gave its key's value.
+func flagsOfKeys(o *InitOptions, err error) error {
+	var pe *policy.Error
+	if !errors.As(err, &pe) || o.set == nil {
+		return err
+	}
+	for i, p := range pe.Problems {
+		if f, ok := limitFlags[p.Key]; ok && o.set(f) && !mutated("init-flag-of-key") {
+			pe.Problems[i].Key = fmt.Sprintf("--%s (%s)", f, p.Key)
+		}
+	}
+	return err
 }
 
 // commandName is how to run bin from a shell, in a line the user copies: "mcpsandbox" when
