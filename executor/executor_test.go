@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -21,6 +23,30 @@ func TestCapBuffer(t *testing.T) {
 		t.Error("invalid UTF-8 not replaced")
 	}
 }
+
+// io.Copy from a pipe goes through ReadFrom: it keeps and counts exactly as Write does, and
+// reports a read error.
+func TestCapBufferReadFrom(t *testing.T) {
+	src := strings.Repeat("0123456789", 5000) // over the pooled buffer, so several reads
+	c := &CapBuffer{Limit: 30000}
+	n, err := io.Copy(c, struct{ io.Reader }{strings.NewReader(src)})
+	if n != int64(len(src)) || err != nil {
+		t.Fatalf("io.Copy = %d, %v; want %d, nil", n, err, len(src))
+	}
+	if c.String() != src[:30000] || c.Dropped() != int64(len(src)-30000) {
+		t.Fatalf("kept %d bytes (want the first 30000), dropped %d (want %d)", len(c.String()), c.Dropped(), len(src)-30000)
+	}
+	boom := errors.New("boom")
+	r := io.MultiReader(strings.NewReader("abc"), iotestErr{boom})
+	d := &CapBuffer{Limit: 10}
+	if n, err := d.ReadFrom(r); n != 3 || !errors.Is(err, boom) || d.String() != "abc" {
+		t.Fatalf("ReadFrom = %d, %v, kept %q; want 3, boom, abc", n, err, d.String())
+	}
+}
+
+type iotestErr struct{ err error }
+
+func (e iotestErr) Read([]byte) (int, error) { return 0, e.err }
 
 func TestDecodeArgsStrict(t *testing.T) {
 	var v struct{ A string }

@@ -115,6 +115,7 @@ type Executor struct {
 	closed              atomic.Bool
 
 	protect     []protPat       // the effective protect list
+	protectList []string        // the same, as written (each commit's rules start from it: built once)
 	globalHooks []string        // core.hooksPath values of the host's system and global git config
 	home        string          // the server user's home, for "~/" in git config
 	protNames   map[string]bool // literal protect names matched at any depth
@@ -180,7 +181,8 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	e.ws = ws
 	e.log.Info("allowlist workspace", "configured", alsec.Of(p).Workspace, "resolved", ws)
-	if e.protect, err = compileProtect(alsec.Of(p).Protected()); err != nil {
+	e.protectList = alsec.Of(p).Protected()
+	if e.protect, err = compileProtect(e.protectList); err != nil {
 		return nil, fmt.Errorf("allowlist.protect: %w", err)
 	}
 	e.protNames = protNames(e.protect)

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -48,7 +49,7 @@ func (e *Executor) commitRules() wslayer.Rules {
 		uid, gid = int(st.Uid), int(st.Gid)
 	}
 	prot := e.protection()
-	protect := e.al.Protected()
+	protect := slices.Clip(e.protectList) // appended to below: a copy, never the shared list
 	for root := range prot.roots {
 		if r, err := filepath.Rel(e.ws, root); err == nil && r != "." && !strings.HasPrefix(r, "..") {
 			protect = append(protect, escapeGlob(filepath.ToSlash(r)))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -21,7 +22,26 @@ func Filter(s *Spec) ([]unix.SockFilter, error) {
 	if mutated("seccomp") {
 		return nil, nil
 	}
-	return seccompFilterNet(s.NoNetwork && !mutated("seccomp-socket"), s.EgressPort != 0)
+	noNet, tcpOnly := s.NoNetwork && !mutated("seccomp-socket"), s.EgressPort != 0
+	f := &filters[b2i(noNet)][b2i(tcpOnly)]
+	f.once.Do(func() { f.prog, f.err = seccompFilterNet(noNet, tcpOnly) })
+	return f.prog, f.err
+}
+
+// filters are the four programs Filter returns, each built at its first use: a program is a
+// function of its two switches only, and building one per call was a third of an allowlist
+// call's allocations. Callers only read them (the kernel copies a program at install).
+var filters [2][2]struct {
+	once sync.Once
+	prog []unix.SockFilter
+	err  error
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TmpfsOptions are the mount options of the call's private /tmp; ok is false when a mutant

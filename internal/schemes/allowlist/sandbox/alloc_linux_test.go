@@ -1,0 +1,74 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+)
+
+// maxCallAlloc bounds what one allowlist call allocates below MCP (serve's side: the argument
+// check, the plan, the spawn, the output, the commit, and what the call's background refills
+// allocate meanwhile). It was 121 KB a call, two thirds of it io.Copy's 32 KiB buffer per output
+// stream, before CapBuffer.ReadFrom; about 21 KB since. Garbage is CPU spent in the collector
+// beside the next call on a 2-CPU machine.
+const maxCallAlloc = 48 << 10
+
+func TestCallAllocationsBounded(t *testing.T) {
+	if os.Geteuid() != 0 || !directArch {
+		t.Skip("the direct start (a root serve on amd64) is the call measured here")
+	}
+	root := t.TempDir()
+	os.Chmod(filepath.Dir(root), 0o755)
+	os.Chmod(root, 0o755)
+	ws := filepath.Join(root, "ws")
+	os.Mkdir(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "f"), []byte("a b c\n"), 0o644)
+	p, err := defaultPolicy(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Ready(); err != nil {
+		t.Skipf("no sandbox on this host: %v", err)
+	}
+	if !e.directOK() {
+		t.Skip("calls do not start directly here")
+	}
+	args, _ := json.Marshal(map[string]any{"command": "wc", "args": []string{"f"}})
+	call := executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10}
+	run := func() {
+		res, err := e.run(context.Background(), call)
+		if err != nil || res.ExitCode != 0 || res.Stdout == "" {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+	}
+	for range 5 { // warm: first-use work (hashes, programs, pools)
+		run()
+	}
+	const n = 30
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		run()
+	}
+	runtime.ReadMemStats(&after)
+	bound := uint64(maxCallAlloc)
+	if raceOn {
+		bound = bound * 5 / 3 // the race detector's pools keep less and its instrumentation allocates
+	}
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > bound {
+		t.Fatalf("a call allocates %d bytes, over %d", per, bound)
+	} else {
+		t.Logf("a call allocates %d bytes (bound %d)", per, bound)
+	}
+}
