@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -23,17 +22,7 @@ func TestCallAllocationsBounded(t *testing.T) {
 	if os.Geteuid() != 0 || !directArch {
 		t.Skip("the direct start (a root serve on amd64) is the call measured here")
 	}
-	root := t.TempDir()
-	os.Chmod(filepath.Dir(root), 0o755)
-	os.Chmod(root, 0o755)
-	ws := filepath.Join(root, "ws")
-	os.Mkdir(ws, 0o755)
-	os.WriteFile(filepath.Join(ws, "f"), []byte("a b c\n"), 0o644)
-	p, err := defaultPolicy(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(p, Options{})
+	e, err := New(wcPolicy(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,18 +35,7 @@ func BenchmarkCall(b *testing.B) {
 	}
 	for _, mode := range []string{"mount namespace", "no mount namespace"} {
 		b.Run(mode, func(b *testing.B) {
-			root := b.TempDir()
-			// Let the sandbox's uid traverse to the workspace: open the two directories
-			// b.TempDir made (never /tmp itself).
-			os.Chmod(filepath.Dir(root), 0o755)
-			os.Chmod(root, 0o755)
-			ws := filepath.Join(root, "ws")
-			os.Mkdir(ws, 0o755)
-			os.WriteFile(filepath.Join(ws, "f"), []byte("a b c\n"), 0o644)
-			p, err := defaultPolicy(ws)
-			if err != nil {
-				b.Fatal(err)
-			}
+			p := wcPolicy(b)
 			e, err := New(p, Options{HelperPath: exe})
 			if err != nil {
 				b.Fatal(err)
@@ -73,4 +63,22 @@ func BenchmarkCall(b *testing.B) {
 			}
 		})
 	}
+}
+
+// wcPolicy is the built-in policy on a fresh workspace holding f ("a b c"), one the sandbox's
+// uid can reach.
+func wcPolicy(tb testing.TB) *policy.Policy {
+	root := tb.TempDir()
+	// Let the sandbox's uid traverse to the workspace: open the two directories TempDir made
+	// (never /tmp itself).
+	os.Chmod(filepath.Dir(root), 0o755)
+	os.Chmod(root, 0o755)
+	ws := filepath.Join(root, "ws")
+	os.Mkdir(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "f"), []byte("a b c\n"), 0o644)
+	p, err := defaultPolicy(ws)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }
