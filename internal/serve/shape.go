@@ -12,6 +12,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // MaxMessageValues and MaxMessageDepth bound the JSON shape of a whole inbound message, checked
@@ -47,12 +48,20 @@ const (
 // carries it), a message other than a tools/call over MaxOtherMessage (its errors quote the
 // method, a name, a URI or the whole params), and a tools/call whose params do not decode as
 // the SDK's (its error quotes them %q-quoted: five times a line of 0x7f bytes).
+//
+// raw is read as the SDK reads it (sdkDecode): keys match fields only as written. Go's
+// encoding/json also matched "Method" and "Id", the last such key winning, so serve judged a
+// message the SDK never saw: {"method":"tools/list","Method":"tools/call",…} passed as a
+// tools/call and its 3 MiB params came back %q-quoted (15 MiB over HTTP), {"id":"<8 MiB>",
+// "Id":8,…} had its 8 MiB id echoed. The line is decoded once, its params a second time only
+// for a tools/call, and params are not copied.
 func messageRefusal(raw []byte) (id json.RawMessage, code int64, why string) {
 	var probe struct {
 		ID     json.RawMessage `json:"id"`
 		Method json.RawMessage `json:"method"`
+		Params rawSpan         `json:"params"`
 	}
-	_ = json.Unmarshal(raw, &probe)
+	_ = sdkDecode(raw, &probe)
 	id = probe.ID
 	if len(id) > MaxIDBytes && !mutated("message-echo") {
 		return nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the message's id is %d bytes written, over the %d-byte bound of an id: use a number or a short string", len(id), MaxIDBytes)
@@ -65,7 +74,7 @@ func messageRefusal(raw []byte) (id json.RawMessage, code int64, why string) {
 	}
 	var method string
 	if len(probe.Method) <= 128 { // "tools/call" even written all in \u escapes is shorter
-		_ = json.Unmarshal(probe.Method, &method)
+		_ = sdkDecode(probe.Method, &method)
 	}
 	if method != "tools/call" {
 		if len(raw) > MaxOtherMessage {
@@ -73,13 +82,34 @@ func messageRefusal(raw []byte) (id json.RawMessage, code int64, why string) {
 		}
 		return id, 0, ""
 	}
-	var call struct {
-		Params *mcp.CallToolParamsRaw `json:"params"`
+	if len(probe.Params) == 0 {
+		return id, 0, ""
 	}
-	if err := json.Unmarshal(raw, &call); err != nil {
+	var params mcp.CallToolParamsRaw
+	if err := sdkDecode(probe.Params, &params); err != nil {
 		return id, jsonrpc.CodeInvalidParams, "invalid params of tools/call: " + ClipText(err.Error(), 512)
 	}
 	return id, 0, ""
+}
+
+// sdkDecode decodes b into v as the go-sdk decodes a message and its params (its internal/json:
+// segmentio's decoder, keys matching struct fields only as written, not case-folded as Go's
+// encoding/json does), so serve judges the message the SDK will handle.
+func sdkDecode(b []byte, v any) error {
+	if mutated("message-keys-as-sdk") {
+		return json.Unmarshal(b, v)
+	}
+	_, err := sjson.Parse(b, v, sjson.DontMatchCaseInsensitiveStructFields)
+	return err
+}
+
+// rawSpan is a JSON value as written, not copied: it aliases the bytes decoded, so it is used
+// only while they are (within messageRefusal).
+type rawSpan []byte
+
+func (s *rawSpan) UnmarshalJSON(b []byte) error {
+	*s = b
+	return nil
 }
 
 // checkHTTPMessage reads a POST's body (already bounded by the body limit and the server-wide
