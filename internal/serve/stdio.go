@@ -400,11 +400,11 @@ func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte) {
 	if line[0] == '[' {
 		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line")
 	}
-	id, code, why := messageRefusal(line)
+	p, id, code, why := judgeMessage(line)
 	if why != "" {
 		return nil, errorLine(id, int(code), why)
 	}
-	msg, err := jsonrpc.DecodeMessage(line)
+	msg, err := p.message(line)
 	if err != nil {
 		return nil, errorLine(id, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 	}
