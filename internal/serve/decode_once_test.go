@@ -2,6 +2,8 @@ package serve
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"reflect"
 	"runtime"
 	"strings"
@@ -85,5 +87,32 @@ func TestStdioLineDecodedOnce(t *testing.T) {
 	t.Logf("a %d MiB tools/call line: %d MiB allocated to decode", big>>20, alloc>>20)
 	if alloc > 5*big/2 {
 		t.Errorf("%d MiB allocated to decode a %d MiB line, want at most %d MiB", alloc>>20, big>>20, 5*big/2>>20)
+	}
+}
+
+// Reading a 12 MiB line 64 KiB at a time allocates less than three times the line (its buffer
+// doubles), not five times (append grew it by a quarter each time). Red without the doubling (mutant
+// stdio-line-grow).
+func TestStdioLineReadWithoutRegrowth(t *testing.T) {
+	const big = 12 << 20
+	line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":"` + strings.Repeat("A", big) + `"}}}` + "\n"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	conn, err := (&LineTransport{In: io.NopCloser(strings.NewReader(line)), Out: nopWriteCloser{io.Discard}}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	msg, err := conn.Read(context.Background())
+	runtime.ReadMemStats(&after)
+	if err != nil || msg == nil {
+		t.Fatalf("read: %v", err)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("a %d MiB line read and decoded: %d MiB allocated", big>>20, alloc>>20)
+	// the line's buffers (64 KiB doubled up to 16 MiB: 32 MiB) and its decode (2x); 84 MiB before
+	if alloc > 6*big {
+		t.Errorf("%d MiB allocated to read a %d MiB line, want at most %d MiB", alloc>>20, big>>20, 6*big>>20)
 	}
 }
