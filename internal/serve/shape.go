@@ -12,6 +12,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // MaxMessageValues and MaxMessageDepth bound the JSON shape of a whole inbound message, checked
@@ -47,39 +48,113 @@ const (
 // carries it), a message other than a tools/call over MaxOtherMessage (its errors quote the
 // method, a name, a URI or the whole params), and a tools/call whose params do not decode as
 // the SDK's (its error quotes them %q-quoted: five times a line of 0x7f bytes).
+//
+// raw is read as the SDK reads it (sdkDecode): keys match fields only as written. Go's
+// encoding/json also matched "Method" and "Id", the last such key winning, so serve judged a
+// message the SDK never saw: {"method":"tools/list","Method":"tools/call",…} passed as a
+// tools/call and its 3 MiB params came back %q-quoted (15 MiB over HTTP), {"id":"<8 MiB>",
+// "Id":8,…} had its 8 MiB id echoed. The line is decoded once, its params a second time only
+// for a tools/call, and params are not copied.
 func messageRefusal(raw []byte) (id json.RawMessage, code int64, why string) {
-	var probe struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
-	}
-	_ = json.Unmarshal(raw, &probe)
-	id = probe.ID
+	_, id, code, why = judgeMessage(raw)
+	return id, code, why
+}
+
+// probe is what judgeMessage reads of a message: its top-level members as written (the last of
+// a repeated key, as the SDK takes it), params not copied.
+type probe struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  rawSpan         `json:"params"`
+	Result  rawSpan         `json:"result"`
+	Error   rawSpan         `json:"error"`
+	object  bool            // raw is a JSON object
+}
+
+// judgeMessage is messageRefusal, with what it read of raw (valid while raw is).
+func judgeMessage(raw []byte) (p probe, id json.RawMessage, code int64, why string) {
+	p.object = sdkDecode(raw, &p) == nil
+	id = p.ID
 	if len(id) > MaxIDBytes && !mutated("message-echo") {
-		return nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the message's id is %d bytes written, over the %d-byte bound of an id: use a number or a short string", len(id), MaxIDBytes)
+		return p, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("the message's id is %d bytes written, over the %d-byte bound of an id: use a number or a short string", len(id), MaxIDBytes)
 	}
 	if why := messageShape(raw); why != "" {
-		return id, jsonrpc.CodeInvalidRequest, why
+		return p, id, jsonrpc.CodeInvalidRequest, why
 	}
 	if mutated("message-echo") {
-		return id, 0, ""
+		return p, id, 0, ""
 	}
 	var method string
-	if len(probe.Method) <= 128 { // "tools/call" even written all in \u escapes is shorter
-		_ = json.Unmarshal(probe.Method, &method)
+	if len(p.Method) <= 128 { // "tools/call" even written all in \u escapes is shorter
+		_ = sdkDecode(p.Method, &method)
 	}
 	if method != "tools/call" {
 		if len(raw) > MaxOtherMessage {
-			return id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message of %d bytes refused unread: only a tools/call may be over %d bytes", len(raw), MaxOtherMessage)
+			return p, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message of %d bytes refused unread: only a tools/call may be over %d bytes", len(raw), MaxOtherMessage)
 		}
-		return id, 0, ""
+		return p, id, 0, ""
 	}
-	var call struct {
-		Params *mcp.CallToolParamsRaw `json:"params"`
+	if len(p.Params) == 0 {
+		return p, id, 0, ""
 	}
-	if err := json.Unmarshal(raw, &call); err != nil {
-		return id, jsonrpc.CodeInvalidParams, "invalid params of tools/call: " + ClipText(err.Error(), 512)
+	var params mcp.CallToolParamsRaw
+	if err := sdkDecode(p.Params, &params); err != nil {
+		return p, id, jsonrpc.CodeInvalidParams, "invalid params of tools/call: " + ClipText(err.Error(), 512)
 	}
-	return id, 0, ""
+	return p, id, 0, ""
+}
+
+// message is the JSON-RPC message raw (which p was read from) is, as jsonrpc.DecodeMessage
+// makes it, without decoding raw again: a request's members other than params are decoded by
+// DecodeMessage from a message of those members alone, and params (most of a large tools/call)
+// is copied once. A 16 MiB line took 65 MB to decode twice; this way, with the judging, ~32 MB.
+func (p *probe) message(raw []byte) (jsonrpc.Message, error) {
+	if !p.object || len(p.Method) == 0 || mutated("stdio-decode-once") {
+		return jsonrpc.DecodeMessage(raw)
+	}
+	small := []byte{'{'}
+	for _, m := range []struct {
+		key string
+		v   []byte
+	}{{"jsonrpc", p.JSONRPC}, {"id", p.ID}, {"method", p.Method}, {"result", p.Result}, {"error", p.Error}} {
+		if m.v == nil {
+			continue
+		}
+		if len(small) > 1 {
+			small = append(small, ',')
+		}
+		small = append(append(append(small, '"'), m.key...), `":`...)
+		small = append(small, m.v...)
+	}
+	msg, err := jsonrpc.DecodeMessage(append(small, '}'))
+	if err != nil {
+		return nil, err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && p.Params != nil {
+		req.Params = json.RawMessage(bytes.Clone(p.Params))
+	}
+	return msg, nil
+}
+
+// sdkDecode decodes b into v as the go-sdk decodes a message and its params (its internal/json:
+// segmentio's decoder, keys matching struct fields only as written, not case-folded as Go's
+// encoding/json does), so serve judges the message the SDK will handle.
+func sdkDecode(b []byte, v any) error {
+	if mutated("message-keys-as-sdk") {
+		return json.Unmarshal(b, v)
+	}
+	_, err := sjson.Parse(b, v, sjson.DontMatchCaseInsensitiveStructFields)
+	return err
+}
+
+// rawSpan is a JSON value as written, not copied: it aliases the bytes decoded, so it is used
+// only while they are (within messageRefusal).
+type rawSpan []byte
+
+func (s *rawSpan) UnmarshalJSON(b []byte) error {
+	*s = b
+	return nil
 }
 
 // checkHTTPMessage reads a POST's body (already bounded by the body limit and the server-wide

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
@@ -77,6 +78,14 @@ func (r *relay) serverFrame(line []byte) error {
 	p := r.take(idKey(m.ID))
 	if p == nil {
 		if r.known(m.ID) {
+			return nil
+		}
+		if k := r.aliased(m.ID); k != "" && !mutated("wrap-answer-id-alias") {
+			// The TypeScript SDK matches an answer by Number(id): "1", 1.0 or "0x1" is taken for
+			// the answer to request 1, a tools/list answer past hide_denied, a call's result
+			// past the audit (its outcome left to the timeout). Only the exact id answers it.
+			r.log.Warn("dropped an answer of the wrapped server whose id reads as the number of a request waiting for its answer, but is not that id", "id", clipID(m.ID), "request", k)
+			r.explainf("dropped a server answer with id %s, which a client reads as request %s's (%s)", clipID(m.ID), k, RuleMalform)
 			return nil
 		}
 		return r.toClient.frame(line) // an answer to a request the relay does not track
@@ -208,4 +217,58 @@ func (r *relay) explainAccess(tool string, line []byte) {
 	if n > 0 {
 		r.explainf("tools/call %q failed with what looks like a sandbox refusal (a path outside wrap.read/wrap.write, or the network):%s", tool, text.String())
 	}
+}
+
+// aliased is the key of a tracked request whose id the answer id reads as, read as a client may
+// (the TypeScript SDK's Number(id): a string's number, hex and white space included; 1.0 and
+// 1e0 for 1), though it is not that id; "" when none.
+func (r *relay) aliased(id json.RawMessage) string {
+	v, ok := looseNumber(id)
+	if !ok {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.inflight {
+		if w, ok := looseNumber(json.RawMessage(k)); ok && w == v {
+			return k
+		}
+	}
+	return ""
+}
+
+// looseNumber reads id as a number the way JavaScript's Number() does for what a JSON id can
+// be: a number, or a string holding one (surrounding white space, 0x/0o/0b integers).
+func looseNumber(id json.RawMessage) (float64, bool) {
+	var v any
+	if len(id) == 0 || json.Unmarshal(id, &v) != nil {
+		return 0, false
+	}
+	switch v := v.(type) {
+	case float64:
+		return v, true
+	case string:
+		s := strings.TrimSpace(v)
+		if s == "" {
+			return 0, true // Number("") is 0
+		}
+		if len(s) > 2 && s[0] == '0' && strings.ContainsRune("xXoObB", rune(s[1])) {
+			n, err := strconv.ParseUint(s, 0, 64)
+			return float64(n), err == nil
+		}
+		if strings.ContainsAny(s, "_xXpP") { // Go reads 1_000 and hex floats; Number() does not
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// clipID is an id for a log line: at most 64 bytes of it.
+func clipID(id json.RawMessage) string {
+	if len(id) > 64 {
+		return string(id[:64]) + "…"
+	}
+	return string(id)
 }

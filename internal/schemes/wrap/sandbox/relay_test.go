@@ -307,3 +307,28 @@ func TestRelayServerRequestsByPolicy(t *testing.T) {
 		t.Errorf("an unknown server request in the policy: %v", err)
 	}
 }
+
+// An answer of the server whose id is not the request's but reads as its number ("1", 1.0,
+// "0x1" for 1: the TypeScript SDK matches answers by Number(id)) never reaches the client: it
+// was relayed as an answer to nothing, and the client took it for request 1's, a tools/list
+// answer listing the denied rm_rf past hide_denied (or a call's result past the audit, its
+// outcome left to the timeout). The answer with the exact id is filtered and passes.
+func TestRelayDropsAnswersAliasingARequestID(t *testing.T) {
+	r, toClient, _ := testRelay(wrapsec.WrapTools{Deny: []string{"rm_*"}, HideDenied: true, MaxArgumentBytes: 1024})
+	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/list", start: time.Now()})
+	r.track("0", &pending{id: json.RawMessage("0"), method: "tools/call", tool: "ls", start: time.Now()})
+	list := `"result":{"tools":[{"name":"ls"},{"name":"rm_rf"}]}}`
+	var in strings.Builder
+	for _, id := range []string{`"1"`, `1.0`, `1e0`, `"0x1"`, `" 1 "`, `""`, `"-0"`} {
+		in.WriteString(`{"jsonrpc":"2.0","id":` + id + `,` + list + "\n")
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":7,"result":{}}` + "\n") // an answer to an untracked request (a ping): passes
+	in.WriteString(`{"jsonrpc":"2.0","id":1,` + list + "\n")
+	if err := r.fromServer(strings.NewReader(in.String())); err != nil {
+		t.Fatal(err)
+	}
+	c := toClient.lines()
+	if len(c) != 2 || c[0] != `{"jsonrpc":"2.0","id":7,"result":{}}` || strings.Contains(c[1], "rm_rf") || !strings.Contains(c[1], `"id":1`) {
+		t.Fatalf("relayed to the client: %q, want the ping's answer and the filtered tools/list answer only", c)
+	}
+}
