@@ -114,6 +114,14 @@ func runsConfig(dir, name string) bool {
 		return dir == ".codex"
 	case "languages.toml":
 		return dir == ".helix"
+	case "devcontainer.json", ".devcontainer.json":
+		// initializeCommand runs on the host when the folder is opened in a container
+		return (name == ".devcontainer.json" || dir == ".devcontainer") && !mutated("workspace-config-programs-follow")
+	case "gemini-extension.json":
+		return !mutated("workspace-config-programs-follow") // a Gemini CLI extension's MCP servers
+	}
+	if dir == ".qwen" && (name == "settings.json" || name == "settings.local.json") && !mutated("workspace-config-programs-follow") {
+		return true // Qwen Code: Gemini CLI's settings
 	}
 	return hookWords(dir, name)
 }
@@ -126,11 +134,19 @@ func hookWords(dir, name string) bool {
 	case ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
 		"lefthook-local.yml", ".lefthook-local.yml":
 		return true
+	case ".lintstagedrc", ".lintstagedrc.json", ".lintstagedrc.yaml", ".lintstagedrc.yml", ".simple-git-hooks.json", "simple-git-hooks.json":
+		// the commands lint-staged runs at a commit, the hooks simple-git-hooks installs
+		return !mutated("workspace-config-programs-follow")
 	case ".envrc", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml":
 		// run at a cd into the directory (an allowed .envrc, a trusted mise config): what they
 		// source (source_env, dotenv, source ./x.sh; mise's hooks and _.source) and the dirs
 		// they put on PATH (PATH_add bin) (attack round 16b)
 		return !mutated("workspace-config-programs-follow")
+	}
+	// Continue's workspace MCP servers (.continue/mcpServers/*.yaml) and Kiro's agent hooks
+	// (.kiro/hooks/*.kiro.hook, commands run on file events)
+	if (dir == "mcpServers" || strings.HasSuffix(name, ".kiro.hook")) && !mutated("workspace-config-programs-follow") {
+		return true
 	}
 	return dir == ".husky"
 }

