@@ -109,25 +109,30 @@ func (pr *program) addInstall(invoked, real string) {
 		if shared(dir) || underSystem(dir) || slices.Contains(pr.ExecDirs, dir) {
 			continue
 		}
-		if allowlist.ExposedSecrets(dir, pr.home) != "" && !mutated("wrap-install-secrets") {
-			pr.narrowed(dir, p)
+		if pr.home != "" && filepath.Dir(dir) == pr.home && allowlist.ExposedSecrets(dir, pr.home) != "" && !mutated("wrap-install-secrets") {
+			pr.narrowed(dir, p, real)
 			continue
 		}
 		pr.ExecDirs = append(pr.ExecDirs, dir)
 	}
 }
 
-// narrowed lists, for an install dir in a home's dot directory (~/.cargo for ~/.cargo/bin/srv,
-// where cargo keeps credentials.toml; ~/.venvs/x; ~/.nvm/versions/node/v22), only what a
-// program runs from: its bin dir and runtime subdirs (lib, lib64, libexec, share) that exist,
-// and a venv's pyvenv.cfg; a program directly in such a dir gets its own file. The rest of the
-// dot directory (tokens, caches, a user's config) stays unreadable, as the allowlist narrows a
-// pinned binary's prefix.
-func (pr *program) narrowed(dir, file string) {
+// narrowed lists, for an install dir that is a home's dot directory (~/.cargo for
+// ~/.cargo/bin/srv, where cargo keeps credentials.toml; ~/.bun, ~/.deno, a venv at ~/.venv),
+// only what a program runs from: its bin dir and runtime subdirs (lib, lib64, libexec, share)
+// that exist, a venv's pyvenv.cfg, and the node_modules tree a node program lies in (bun's
+// ~/.bun/install/global/node_modules: packages and their dependencies); a program directly in
+// such a dir gets its own file. The rest of the dot directory (tokens, caches, a user's config)
+// stays unreadable, as the allowlist narrows a pinned binary's prefix. A deeper install dir
+// (~/.nvm/versions/node/v22, ~/.venvs/x) is an install's own and is listed whole.
+func (pr *program) narrowed(dir, file, real string) {
 	add := func(d string) {
 		if st, err := os.Stat(d); err == nil && st.IsDir() && !slices.Contains(pr.ExecDirs, d) {
 			pr.ExecDirs = append(pr.ExecDirs, d)
 		}
+	}
+	if i := strings.Index(real, "/node_modules/"); i > len(dir) && strings.HasPrefix(real, dir+"/") {
+		add(real[:i+len("/node_modules")]) // ~/.bun/bin/x -> ../install/global/node_modules/x/bin/x.js
 	}
 	if filepath.Dir(file) == dir && filepath.Base(dir) == "bin" { // ~/.local/bin: programs only
 		add(dir)
