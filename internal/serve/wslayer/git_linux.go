@@ -64,6 +64,8 @@ type gitGuard struct {
 	runsDone bool
 	// foldCache holds the folded spelling of the paths covers compares
 	foldCache map[string]string
+	// runIndex maps the folded paths of run (as written and resolved) to the run path
+	runIndex map[string]string
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).

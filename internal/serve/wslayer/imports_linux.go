@@ -199,11 +199,36 @@ func (g *gitGuard) runMatch(rel string) string {
 	if mutated("workspace-config-programs") {
 		return ""
 	}
-	for _, p := range g.runs() {
-		if g.covers(p, rel, false) {
-			by, _ := filepath.Rel(g.ws, g.runBy[p])
-			return "a program the protected file " + strconv.Quote(filepath.ToSlash(by)) +
-				" starts (an MCP server, a hook or a task): the host runs it"
+	if g.runIndex == nil {
+		// covers for each of thousands of paths and each entry of a commit would be their
+		// product: an index of the paths (as written and resolved, folded), looked up for each
+		// directory above the entry, is the same judgement
+		g.runIndex = map[string]string{}
+		for _, p := range g.runs() {
+			rp, ok := g.real[p]
+			if !ok {
+				if !mutated("workspace-git-realpath") {
+					rp, _ = g.resolveAbs(p)
+				}
+				g.real[p] = rp
+			}
+			for _, q := range []string{p, rp} {
+				if _, seen := g.runIndex[fold(q)]; q != "" && !seen {
+					g.runIndex[fold(q)] = p
+				}
+			}
+		}
+	}
+	for _, abs := range []string{filepath.Join(g.ws, filepath.FromSlash(rel)), filepath.Join(g.wsReal, filepath.FromSlash(rel))} {
+		for a := fold(abs); ; a = filepath.Dir(a) {
+			if p, ok := g.runIndex[a]; ok {
+				by, _ := filepath.Rel(g.ws, g.runBy[p])
+				return "a program the protected file " + strconv.Quote(filepath.ToSlash(by)) +
+					" starts (an MCP server, a hook or a task, or what they load): the host runs it"
+			}
+			if a == "/" || a == "." {
+				break
+			}
 		}
 	}
 	return ""
