@@ -352,6 +352,11 @@ func (r *relay) withoutCapabilities(line []byte) []byte {
 			delete(caps, capName)
 			dropped = true
 		}
+		// the task-augmented form (MCP 2025-11-25): capabilities.tasks.requests.sampling
+		if t, ok := dropNested(caps["tasks"], "requests", capName); ok {
+			caps["tasks"] = t
+			dropped = true
+		}
 	}
 	if !dropped {
 		return line
@@ -368,4 +373,29 @@ func (r *relay) withoutCapabilities(line []byte) []byte {
 		return line
 	}
 	return b
+}
+
+// dropNested is obj without obj[outer][key] (false when there is none to drop).
+func dropNested(obj json.RawMessage, outer, key string) (json.RawMessage, bool) {
+	var o map[string]json.RawMessage
+	if json.Unmarshal(obj, &o) != nil || o == nil {
+		return nil, false
+	}
+	var in map[string]json.RawMessage
+	if json.Unmarshal(o[outer], &in) != nil || in == nil {
+		return nil, false
+	}
+	if _, ok := in[key]; !ok {
+		return nil, false
+	}
+	delete(in, key)
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, false
+	}
+	o[outer] = b
+	if b, err = json.Marshal(o); err != nil {
+		return nil, false
+	}
+	return b, true
 }

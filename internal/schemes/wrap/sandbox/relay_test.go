@@ -314,16 +314,17 @@ func TestRelayServerRequestsByPolicy(t *testing.T) {
 // capability passes; an initialize without them passes byte for byte.
 func TestRelayStripsRefusedClientCapabilities(t *testing.T) {
 	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
-		`"capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{}},"experimental":{"x":1}},` +
+		`"capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{}},"experimental":{"x":1},` +
+		`"tasks":{"list":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}},` +
 		`"clientInfo":{"name":"c","version":"1"}}}`
 	plain := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"c","version":"1"}}}`
 	for _, c := range []struct {
 		allow []string
 		want  []string // capabilities the server sees
 	}{
-		{nil, []string{"experimental", "roots"}},
-		{[]string{"sampling/createMessage"}, []string{"experimental", "roots", "sampling"}},
-		{[]string{"sampling/createMessage", "elicitation/create"}, []string{"elicitation", "experimental", "roots", "sampling"}},
+		{nil, []string{"experimental", "roots", "tasks"}},
+		{[]string{"sampling/createMessage"}, []string{"experimental", "roots", "sampling", "tasks", "tasks.sampling"}},
+		{[]string{"sampling/createMessage", "elicitation/create"}, []string{"elicitation", "experimental", "roots", "sampling", "tasks", "tasks.elicitation", "tasks.sampling"}},
 	} {
 		p := policy.Default(wrapsec.Name)
 		wrapsec.Of(p).ServerRequests = c.allow
@@ -350,6 +351,13 @@ func TestRelayStripsRefusedClientCapabilities(t *testing.T) {
 		var caps []string
 		for k := range m.Params.Capabilities {
 			caps = append(caps, k)
+		}
+		var tasks struct {
+			Requests map[string]json.RawMessage `json:"requests"`
+		}
+		_ = json.Unmarshal(m.Params.Capabilities["tasks"], &tasks)
+		for k := range tasks.Requests {
+			caps = append(caps, "tasks."+k)
 		}
 		slices.Sort(caps)
 		if !slices.Equal(caps, c.want) || string(m.ID) != "0" || m.Params.ProtocolVersion != "2025-06-18" || m.Params.ClientInfo["name"] != "c" {
