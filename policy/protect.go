@@ -79,8 +79,37 @@ var DefaultProtect = []string{
 // user's next agent session or editor past the protected names.
 var round15b = []string{".codex", ".agents", "AGENTS.override.md", ".rules", ".helix", ".lazy.lua"}
 
+// round16b are what the lists above missed (attack round 16b). Editors' extensions and
+// language servers that load code a workspace config names when a file is opened or saved: the
+// other spellings of PostCSS's, Prettier's (3.5 takes TypeScript) and ESLint's configs, and their
+// JSON and YAML forms, which name plugins and parsers by path; stylelint's and Babel's (ESLint's
+// Babel parser loads it), Svelte's, Vite's, Vitest's and Jest's JavaScript configs (their
+// extensions load them on opening the folder); lua-language-server's .luarc.json (its
+// runtime.plugin is Lua it runs); RuboCop's and Solargraph's YAML (require: Ruby files);
+// PHP-CS-Fixer's PHP config and PHPStan's bootstrapFiles; Theia's and Kate's project settings;
+// Emacs's second dir-locals file and localvimrc's. And what runs at a cd or a package manager's
+// next command: Jupyter's config files in the working directory (Python it runs at start),
+// Bundler's .bundle/config, Yarn Plug'n'Play's loaders (.pnp.cjs runs in every yarn run), and
+// direnv's .direnv (layout python puts its bin on PATH); Sublime Text's and coc.nvim's project
+// settings, which name the language servers they start, and Nova's.
+var round16b = []string{
+	".postcssrc", ".postcssrc.*", ".prettierrc", ".prettierrc.*", ".eslintrc", ".eslintrc.*",
+	"stylelint.config.*", ".stylelintrc", ".stylelintrc.*", "babel.config.*", ".babelrc", ".babelrc.*",
+	"svelte.config.*", "vite.config.*", "vitest.config.*", "vitest.workspace.*", "jest.config.*",
+	".luarc.json", ".luarc.jsonc", ".rubocop.yml", ".solargraph.yml", ".php-cs-fixer.php", ".php-cs-fixer.dist.php",
+	"phpstan.neon", "phpstan.neon.dist", "phpstan.dist.neon", ".theia", ".kateproject", ".dir-locals-2.el", ".lvimrc",
+	"jupyter_*_config.py", "jupyter_*_config.json", ".bundle", ".pnp.cjs", ".pnp.loader.mjs", ".pnp.js", ".direnv",
+	// Sublime Text's project file (the LSP package starts the language servers its settings
+	// name), coc.nvim's workspace settings (.vim/coc-settings.json: language servers it starts on
+	// opening a file), Nova's workspace settings and tasks
+	"*.sublime-project", "coc-settings.json", ".nova",
+}
+
 func init() {
 	if !mutated("protect-round15b") {
 		DefaultProtect = append(DefaultProtect, round15b...)
+	}
+	if !mutated("protect-round16b") {
+		DefaultProtect = append(DefaultProtect, round16b...)
 	}
 }

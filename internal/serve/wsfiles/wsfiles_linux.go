@@ -199,7 +199,7 @@ func (f *FS) write(ctx context.Context, p, rel string, data []byte) (*executor.R
 	if f.Commit == nil {
 		return nil, errors.New("writing files is not available here")
 	}
-	mode, err := f.target(p, rel)
+	mode, made, err := f.target(p, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -237,10 +237,12 @@ func (f *FS) write(ctx context.Context, p, rel string, data []byte) (*executor.R
 	}
 	for _, r := range w.Refused {
 		if r.Path == rel || strings.HasPrefix(rel, r.Path+"/") {
+			f.unmake(rel, made)
 			return nil, executor.Refuse(f.CommitRule, "%q was not written: %s (checked as a command's writes are)", p, r.Why)
 		}
 	}
 	if len(w.Refused) > 0 || w.RefusedMore > 0 {
+		f.unmake(rel, made)
 		return nil, fmt.Errorf("%q was not written: %s", p, wslayer.Summary(w))
 	}
 	return &executor.Result{Workspace: w}, nil
@@ -249,8 +251,78 @@ func (f *FS) write(ctx context.Context, p, rel string, data []byte) (*executor.R
 // target looks at what rel is now, following no link: every directory on the way must be a
 // directory of the workspace (or not exist yet), and rel itself a regular file or nothing. The
 // commit would otherwise replace a link or a file on the way by a directory, or a directory at
-// rel by the file. It returns the mode the file gets: the one it has, or 0644.
-func (f *FS) target(p, rel string) (os.FileMode, error) {
+// rel by the file. It returns the mode the file gets: the one it has, or 0644; and how many of
+// rel's components exist (the directories past them are made by the write's commit).
+func (f *FS) target(p, rel string) (os.FileMode, int, error) {
+	mode, err := f.targetMode(p, rel)
+	if err != nil {
+		return 0, 0, err
+	}
+	return mode, f.existing(rel), nil
+}
+
+// existing counts the leading components of rel that are in the workspace (following no link).
+func (f *FS) existing(rel string) int {
+	root, err := unix.Open(f.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(root)
+	parts := strings.Split(rel, "/")
+	for n := len(parts); n > 0; n-- {
+		var st unix.Stat_t
+		dir, name := path.Split(path.Join(parts[:n]...))
+		fd := root
+		if dir != "" {
+			if fd, err = walkOpen(root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY); err != nil {
+				continue
+			}
+		}
+		err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if fd != root {
+			unix.Close(fd)
+		}
+		if err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// unmake removes the directories a refused write's commit made on its way (rel's components
+// past the made ones that existed before), deepest first, each only while empty: a refused
+// write_file of a/b/c/CLAUDE.md leaves no a/b/c behind. A directory something else filled
+// meanwhile stays.
+func (f *FS) unmake(rel string, existed int) {
+	if mutated("files-write-unmake") {
+		return
+	}
+	root, err := unix.Open(f.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(root)
+	parts := strings.Split(rel, "/")
+	for n := len(parts) - 1; n > existed; n-- {
+		dir, name := path.Split(path.Join(parts[:n]...))
+		fd := root
+		if dir != "" {
+			if fd, err = walkOpen(root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY); err != nil {
+				return
+			}
+		}
+		err := unix.Unlinkat(fd, name, unix.AT_REMOVEDIR)
+		if fd != root {
+			unix.Close(fd)
+		}
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			return
+		}
+	}
+}
+
+// targetMode is target's look at rel and the mode the file gets.
+func (f *FS) targetMode(p, rel string) (os.FileMode, error) {
 	root, err := unix.Open(f.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, fmt.Errorf("open the workspace %s: %w", f.Root, err)

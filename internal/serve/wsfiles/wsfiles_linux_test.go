@@ -213,3 +213,34 @@ func TestHardLinkedReadRefused(t *testing.T) {
 		t.Errorf("read a hard-linked file: %q %v", d, err)
 	}
 }
+
+// A refused write leaves nothing behind: not the file, nor the directories its commit made on
+// the way (a/b/c for a/b/c/CLAUDE.md); directories that were there stay, and so does one the
+// write did not make empty.
+func TestRefusedWriteLeavesNoDirectories(t *testing.T) {
+	f, ws, _ := newFS(t)
+	if err := os.MkdirAll(filepath.Join(ws, "kept", "full"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"x/y/z/CLAUDE.md", "kept/new/deeper/.envrc", "kept/full/.mcp.json", "q/.vscode/tasks.json"} {
+		if _, err := f.WriteFile(bg, executor.Call{}, p, []byte("x")); rule(err) != "test.protect" {
+			t.Fatalf("write %q: %v (want a test.protect refusal)", p, err)
+		}
+	}
+	var left []string
+	filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+		if r, _ := filepath.Rel(ws, p); r != "." {
+			left = append(left, r)
+		}
+		return nil
+	})
+	if want := []string{"kept", "kept/full"}; fmt.Sprint(left) != fmt.Sprint(want) {
+		t.Errorf("after refused writes the workspace holds %q, want %q", left, want)
+	}
+	if _, err := f.WriteFile(bg, executor.Call{}, "n/m/ok.txt", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "n", "m", "ok.txt")); err != nil {
+		t.Errorf("an applied deep write: %v", err)
+	}
+}

@@ -62,6 +62,10 @@ type gitGuard struct {
 	run      []string
 	runBy    map[string]string
 	runsDone bool
+	// foldCache holds the folded spelling of the paths covers compares
+	foldCache map[string]string
+	// runIndex maps the folded paths of run (as written and resolved) to the run path
+	runIndex map[string]string
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).
@@ -559,8 +563,10 @@ func (g *gitGuard) covers(p, rel string, below bool) bool {
 		}
 		g.real[p] = rp
 	}
-	for _, abs := range []string{filepath.Join(g.ws, filepath.FromSlash(rel)), filepath.Join(g.wsReal, filepath.FromSlash(rel))} {
-		for _, q := range []string{p, rp} {
+	// folded: on a case-insensitive workspace Tools/server.js is tools/server.js
+	fp, frp := g.folded(p), g.folded(rp)
+	for _, abs := range []string{fold(filepath.Join(g.ws, filepath.FromSlash(rel))), fold(filepath.Join(g.wsReal, filepath.FromSlash(rel)))} {
+		for _, q := range []string{fp, frp} {
 			if q == "" {
 				continue
 			}
@@ -570,6 +576,19 @@ func (g *gitGuard) covers(p, rel string, below bool) bool {
 		}
 	}
 	return false
+}
+
+// folded is fold(p), kept: covers looks at the same paths for every entry of a commit.
+func (g *gitGuard) folded(p string) string {
+	if f, ok := g.foldCache[p]; ok {
+		return f
+	}
+	if g.foldCache == nil {
+		g.foldCache = map[string]string{}
+	}
+	f := fold(p)
+	g.foldCache[p] = f
+	return f
 }
 
 // below says what git set-up names a path strictly below rel ("" = none): a link at rel would

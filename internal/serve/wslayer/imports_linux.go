@@ -114,6 +114,19 @@ func runsConfig(dir, name string) bool {
 		return dir == ".codex"
 	case "languages.toml":
 		return dir == ".helix"
+	case "devcontainer.json", ".devcontainer.json":
+		// initializeCommand runs on the host when the folder is opened in a container
+		return (name == ".devcontainer.json" || dir == ".devcontainer") && !mutated("workspace-config-programs-follow")
+	case "coc-settings.json":
+		return !mutated("workspace-config-programs-follow") // coc.nvim's language servers
+	case "gemini-extension.json":
+		return !mutated("workspace-config-programs-follow") // a Gemini CLI extension's MCP servers
+	}
+	if strings.HasSuffix(name, ".sublime-project") && !mutated("workspace-config-programs-follow") {
+		return true // Sublime Text's LSP clients and build systems
+	}
+	if dir == ".qwen" && (name == "settings.json" || name == "settings.local.json") && !mutated("workspace-config-programs-follow") {
+		return true // Qwen Code: Gemini CLI's settings
 	}
 	return hookWords(dir, name)
 }
@@ -126,6 +139,19 @@ func hookWords(dir, name string) bool {
 	case ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
 		"lefthook-local.yml", ".lefthook-local.yml":
 		return true
+	case ".lintstagedrc", ".lintstagedrc.json", ".lintstagedrc.yaml", ".lintstagedrc.yml", ".simple-git-hooks.json", "simple-git-hooks.json":
+		// the commands lint-staged runs at a commit, the hooks simple-git-hooks installs
+		return !mutated("workspace-config-programs-follow")
+	case ".envrc", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml":
+		// run at a cd into the directory (an allowed .envrc, a trusted mise config): what they
+		// source (source_env, dotenv, source ./x.sh; mise's hooks and _.source) and the dirs
+		// they put on PATH (PATH_add bin) (attack round 16b)
+		return !mutated("workspace-config-programs-follow")
+	}
+	// Continue's workspace MCP servers (.continue/mcpServers/*.yaml) and Kiro's agent hooks
+	// (.kiro/hooks/*.kiro.hook, commands run on file events)
+	if (dir == "mcpServers" || strings.HasSuffix(name, ".kiro.hook")) && !mutated("workspace-config-programs-follow") {
+		return true
 	}
 	return dir == ".husky"
 }
@@ -136,16 +162,19 @@ var quoted = lazy.Regexp(`"((?:[^"\\\n]|\\.)*)"`)
 // workspaceVars are how these configs name the project's root.
 var workspaceVars = []string{"$CLAUDE_PROJECT_DIR/", "${CLAUDE_PROJECT_DIR}/", "${workspaceFolder}/", "${workspaceRoot}/", "${PWD}/"}
 
-// runs returns the workspace's regular files that the config files the walk found name in a
-// string (a word of a command line, an argument): taken from the workspace's root (where the
-// clients start them) and from the config's directory. Only files that exist are taken: a
-// config's other strings (names, URLs, globs) protect nothing.
+// runs returns the workspace's paths that the config files the walk found start, in a string
+// (a word of a command line, an argument): taken from the workspace's root (where the clients
+// start them) and from the config's directory, and followed (programs.go): what those programs
+// load from the workspace (a script's relative imports, a module's package, a shell script's
+// words), what `python -m pkg` names, a package.json's scripts that `npm run` runs, the project
+// files `uv run` or `make` obey, and a program the config names that does not exist yet.
 func (g *gitGuard) runs() []string {
 	if g.runsDone {
 		return g.run
 	}
 	g.runsDone = true
 	g.inside() // the walk finds the config files
+	f := &follower{g: g, seen: map[string]bool{}}
 	for _, file := range g.runners {
 		b, err := readSmall(file)
 		if err != nil {
@@ -155,30 +184,13 @@ func (g *gitGuard) runs() []string {
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
 		}
+		var words []string
 		for _, m := range strs {
-			for _, word := range strings.Fields(strings.ReplaceAll(m[1], `\"`, `"`)) {
-				word = strings.Trim(word, `"'`+"`;&|()")
-				for _, v := range workspaceVars {
-					if rest, ok := strings.CutPrefix(word, v); ok {
-						word = rest
-					}
-				}
-				if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") {
-					continue
-				}
-				for _, base := range []string{g.ws, filepath.Dir(file)} {
-					p := absFrom(base, word)
-					if !strings.HasPrefix(p, g.ws+"/") || len(g.run) >= maxImported {
-						continue
-					}
-					if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-						g.run = append(g.run, p)
-						g.runBy[p] = file
-					}
-				}
-			}
+			words = append(words, strings.Fields(strings.ReplaceAll(m[1], `\"`, `"`))...)
 		}
+		f.words(file, filepath.Dir(file), words, 0)
 	}
+	f.follow()
 	return g.run
 }
 
@@ -187,11 +199,36 @@ func (g *gitGuard) runMatch(rel string) string {
 	if mutated("workspace-config-programs") {
 		return ""
 	}
-	for _, p := range g.runs() {
-		if g.covers(p, rel, false) {
-			by, _ := filepath.Rel(g.ws, g.runBy[p])
-			return "a program the protected file " + strconv.Quote(filepath.ToSlash(by)) +
-				" starts (an MCP server, a hook or a task): the host runs it"
+	if g.runIndex == nil {
+		// covers for each of thousands of paths and each entry of a commit would be their
+		// product: an index of the paths (as written and resolved, folded), looked up for each
+		// directory above the entry, is the same judgement
+		g.runIndex = map[string]string{}
+		for _, p := range g.runs() {
+			rp, ok := g.real[p]
+			if !ok {
+				if !mutated("workspace-git-realpath") {
+					rp, _ = g.resolveAbs(p)
+				}
+				g.real[p] = rp
+			}
+			for _, q := range []string{p, rp} {
+				if _, seen := g.runIndex[fold(q)]; q != "" && !seen {
+					g.runIndex[fold(q)] = p
+				}
+			}
+		}
+	}
+	for _, abs := range []string{filepath.Join(g.ws, filepath.FromSlash(rel)), filepath.Join(g.wsReal, filepath.FromSlash(rel))} {
+		for a := fold(abs); ; a = filepath.Dir(a) {
+			if p, ok := g.runIndex[a]; ok {
+				by, _ := filepath.Rel(g.ws, g.runBy[p])
+				return "a program the protected file " + strconv.Quote(filepath.ToSlash(by)) +
+					" starts (an MCP server, a hook or a task, or what they load): the host runs it"
+			}
+			if a == "/" || a == "." {
+				break
+			}
 		}
 	}
 	return ""

@@ -12,7 +12,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -123,7 +126,7 @@ const maxAliases = 256
 // literal says whether a literal protect pattern names rel or a directory it is in: a map
 // lookup per name, cheap enough for every link of a workspace.
 func (p *protector) literal(rel string) bool {
-	parts := strings.Split(rel, "/")
+	parts := strings.Split(fold(rel), "/")
 	for i, part := range parts {
 		if p.names[part] || p.anchored[strings.Join(parts[:i+1], "/")] {
 			return true
@@ -148,19 +151,19 @@ func newProtector(list []string) (*protector, error) {
 		}
 		if !strings.ContainsAny(g, "*?[\\") {
 			if strings.Contains(g, "/") {
-				p.anchored[g] = true
+				p.anchored[fold(g)] = true
 			} else {
-				p.names[g] = true
+				p.names[fold(g)] = true
 			}
 		}
-		re, err := policy.CompileGlob(g)
+		re, err := foldGlob(g)
 		if err != nil {
 			return nil, fmt.Errorf("protect pattern %q: %w", g, err)
 		}
 		pat := protPat{src: g, anchored: strings.Contains(g, "/"), re: re}
 		if pat.anchored {
 			for _, seg := range strings.Split(g, "/") {
-				sre, err := policy.CompileGlob(seg)
+				sre, err := foldGlob(seg)
 				if err != nil {
 					return nil, fmt.Errorf("protect pattern %q: %w", g, err)
 				}
@@ -178,7 +181,57 @@ const (
 )
 
 // gitMarkers are the entries that make a directory a git directory by its content.
-var gitMarkers = map[string]bool{"HEAD": true, "objects": true, "refs": true, "commondir": true}
+var gitMarkers = map[string]bool{fold("HEAD"): true, fold("objects"): true, fold("refs"): true, fold("commondir"): true}
+
+// Names are judged without regard to case (Unicode simple folding: ſ is s, the Kelvin sign is
+// k): a workspace on a case-insensitive filesystem (WSL's /mnt/c, vfat, an ext4 casefold
+// directory, as Steam's and Android's) has .VSCode/tasks.json, agents.md and .huſky/pre-commit
+// mean .vscode/tasks.json, AGENTS.md and .husky/pre-commit, and the commit writes through the
+// filesystem's lookup (attack round 16b). On a case-sensitive one this protects a few names
+// that differ from a protected one only in case, which nobody relies on.
+
+// fold is s with each rune replaced by the least of its case-folding orbit.
+func fold(s string) string {
+	if mutated("workspace-case-fold") {
+		return s
+	}
+	return strings.Map(foldRune, s)
+}
+
+// foldRune is r's case-folding class: the smallest rune of its unicode.SimpleFold orbit.
+func foldRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		return r
+	}
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return least
+}
+
+// foldGlobs caches the case-insensitive form of each protect glob (a commit compiles the list).
+var foldGlobs sync.Map
+
+// foldGlob is the protect glob g compiled to match without regard to case.
+func foldGlob(g string) (*regexp.Regexp, error) {
+	re, err := policy.CompileGlob(g)
+	if err != nil || mutated("workspace-case-fold") {
+		return re, err
+	}
+	if c, ok := foldGlobs.Load(g); ok {
+		return c.(*regexp.Regexp), nil
+	}
+	ci, err := regexp.Compile("(?i)" + re.String())
+	if err != nil {
+		return nil, err
+	}
+	foldGlobs.Store(g, ci)
+	return ci, nil
+}
 
 // prefixOf says which anchored pattern rel is a proper prefix of ("" = none): a symlink at rel
 // would move what the pattern protects (.config -> elsewhere makes .config/systemd elsewhere).
@@ -255,7 +308,7 @@ func (p *protector) matchOne(rel string) string {
 		case gitHost:
 			return "a git directory by its content (HEAD, objects, refs): " + strconv.Quote("/"+d)
 		case gitMade:
-			if gitMarkers[parts[i]] {
+			if gitMarkers[fold(parts[i])] {
 				return "would make " + strconv.Quote("/"+d) + " a git directory by its content (HEAD, objects, refs)"
 			}
 		}

@@ -540,9 +540,15 @@ func (c *committer) gitDirs(up, ws int, rel string, depth int) map[string]int {
 		// has says whether name is there after the commit, of any type (git follows links and
 		// asks only that objects/ and refs/ be searchable: a link or an executable file will
 		// do), and whether this commit brings it
+		upNames := map[string]string{} // the layer's names by their folding (Head is HEAD on a case-insensitive workspace)
+		for _, n := range names(up) {
+			if _, ok := upNames[fold(n)]; !ok {
+				upNames[fold(n)] = n
+			}
+		}
 		has := func(name string) (there, made bool) {
 			var st unix.Stat_t
-			if unix.Fstatat(up, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			if n, ok := upNames[fold(name)]; ok && unix.Fstatat(up, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 				if st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0 {
 					return false, false // deleted by the call
 				}

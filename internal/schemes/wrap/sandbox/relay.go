@@ -160,6 +160,9 @@ func (r *relay) clientFrame(line []byte) error {
 			"(JSON-RPC ids must be unique among requests in flight): use a new id", codeInvalid)
 		return nil
 	}
+	if m.Method == "initialize" && !mutated("wrap-client-capabilities") {
+		line = r.withoutCapabilities(line)
+	}
 	if key == "" || (m.Method != "tools/call" && m.Method != "tools/list") {
 		return r.toServer.frame(line) // notifications, responses, other requests: unchanged
 	}
@@ -315,4 +318,84 @@ func (r *relay) record(p *pending, e audit.Entry, resultBytes int, isError bool)
 		r.log.Warn("could not write a tools/call to the audit log", "tool", p.tool, "decision", e.Decision, "err", err)
 	}
 	return err
+}
+
+// requestCapability is the client capability that lets a server send each opt-in request.
+var requestCapability = map[string]string{"sampling/createMessage": "sampling", "elicitation/create": "elicitation"}
+
+// withoutCapabilities is the client's initialize request without the capabilities whose requests
+// wrap.server_requests does not let through (sampling, elicitation): the server would otherwise
+// be told it may ask, ask, and be refused, and a server may take the advertised capability for
+// leave to send them (or to take another way around). Everything else is kept; a message the
+// relay cannot read as an initialize with object params passes unchanged (the server refuses it).
+func (r *relay) withoutCapabilities(line []byte) []byte {
+	var whole map[string]json.RawMessage
+	if json.Unmarshal(line, &whole) != nil {
+		return line
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(whole["params"], &params) != nil || params == nil {
+		return line
+	}
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(params["capabilities"], &caps) != nil || caps == nil {
+		return line
+	}
+	dropped := false
+	for method, capName := range requestCapability {
+		if r.mayAsk(method) {
+			continue
+		}
+		// keys are matched as the server's JSON reader matches them: exactly (the frame's keys
+		// are unambiguous under case folding, checked before)
+		if _, ok := caps[capName]; ok {
+			delete(caps, capName)
+			dropped = true
+		}
+		// the task-augmented form (MCP 2025-11-25): capabilities.tasks.requests.sampling
+		if t, ok := dropNested(caps["tasks"], "requests", capName); ok {
+			caps["tasks"] = t
+			dropped = true
+		}
+	}
+	if !dropped {
+		return line
+	}
+	var err error
+	if params["capabilities"], err = json.Marshal(caps); err != nil {
+		return line
+	}
+	if whole["params"], err = json.Marshal(params); err != nil {
+		return line
+	}
+	b, err := json.Marshal(whole)
+	if err != nil {
+		return line
+	}
+	return b
+}
+
+// dropNested is obj without obj[outer][key] (false when there is none to drop).
+func dropNested(obj json.RawMessage, outer, key string) (json.RawMessage, bool) {
+	var o map[string]json.RawMessage
+	if json.Unmarshal(obj, &o) != nil || o == nil {
+		return nil, false
+	}
+	var in map[string]json.RawMessage
+	if json.Unmarshal(o[outer], &in) != nil || in == nil {
+		return nil, false
+	}
+	if _, ok := in[key]; !ok {
+		return nil, false
+	}
+	delete(in, key)
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, false
+	}
+	o[outer] = b
+	if b, err = json.Marshal(o); err != nil {
+		return nil, false
+	}
+	return b, true
 }

@@ -332,3 +332,64 @@ func TestRelayDropsAnswersAliasingARequestID(t *testing.T) {
 		t.Fatalf("relayed to the client: %q, want the ping's answer and the filtered tools/list answer only", c)
 	}
 }
+
+// The client's initialize reaches the server without the capabilities whose requests
+// wrap.server_requests refuses (sampling, elicitation): the server is not told it may ask what
+// the relay would refuse. The rest of the message is kept; with the request listed, the
+// capability passes; an initialize without them passes byte for byte.
+func TestRelayStripsRefusedClientCapabilities(t *testing.T) {
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
+		`"capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{}},"experimental":{"x":1},` +
+		`"tasks":{"list":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}},` +
+		`"clientInfo":{"name":"c","version":"1"}}}`
+	plain := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"c","version":"1"}}}`
+	for _, c := range []struct {
+		allow []string
+		want  []string // capabilities the server sees
+	}{
+		{nil, []string{"experimental", "roots", "tasks"}},
+		{[]string{"sampling/createMessage"}, []string{"experimental", "roots", "sampling", "tasks", "tasks.sampling"}},
+		{[]string{"sampling/createMessage", "elicitation/create"}, []string{"elicitation", "experimental", "roots", "sampling", "tasks", "tasks.elicitation", "tasks.sampling"}},
+	} {
+		p := policy.Default(wrapsec.Name)
+		wrapsec.Of(p).ServerRequests = c.allow
+		toClient, toServer := &syncBuf{}, &syncBuf{}
+		r := newRelay(p, nil, Options{Stdout: toClient, Logger: slog.New(slog.DiscardHandler)}, "s", toServer)
+		if err := r.fromClient(strings.NewReader(init + "\n" + plain + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		got := toServer.lines()
+		if len(got) != 2 || toClient.b.Len() != 0 {
+			t.Fatalf("server_requests %q: the server got %q, the client %q", c.allow, got, toClient.b.String())
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				ProtocolVersion string                     `json:"protocolVersion"`
+				Capabilities    map[string]json.RawMessage `json:"capabilities"`
+				ClientInfo      map[string]string          `json:"clientInfo"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(got[0]), &m); err != nil {
+			t.Fatalf("the initialize the server got: %q: %v", got[0], err)
+		}
+		var caps []string
+		for k := range m.Params.Capabilities {
+			caps = append(caps, k)
+		}
+		var tasks struct {
+			Requests map[string]json.RawMessage `json:"requests"`
+		}
+		_ = json.Unmarshal(m.Params.Capabilities["tasks"], &tasks)
+		for k := range tasks.Requests {
+			caps = append(caps, "tasks."+k)
+		}
+		slices.Sort(caps)
+		if !slices.Equal(caps, c.want) || string(m.ID) != "0" || m.Params.ProtocolVersion != "2025-06-18" || m.Params.ClientInfo["name"] != "c" {
+			t.Errorf("server_requests %q: the server saw capabilities %q in %s, want %q and the rest kept", c.allow, caps, got[0], c.want)
+		}
+		if got[1] != plain {
+			t.Errorf("an initialize without them changed: %q", got[1])
+		}
+	}
+}

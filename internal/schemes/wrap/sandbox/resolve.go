@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	allowlist "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -20,8 +21,12 @@ type program struct {
 	ReadDirs []string // read only (the npm cache)
 	PathDirs []string // put first on the server's PATH (where the command and its interpreter live)
 	Env      []string // variables the runtime needs (npm's offline mode)
-	Node     bool     // a node program: npm gets a private cache
-	NPMFrom  string   // the client's npm cache, to seed the private one
+	// ReadFiles are single files read only: a narrowed install's pyvenv.cfg (a venv under a
+	// home's dot directory)
+	ReadFiles []string
+	Node      bool   // a node program: npm gets a private cache
+	NPMFrom   string // the client's npm cache, to seed the private one
+	home      string // the client's home: an install dir in its dot directories is narrowed
 }
 
 // systemPrefixes are readable (and executable) for every server anyway: an install dir under
@@ -43,7 +48,7 @@ func resolveProgram(argv []string, pathEnv, home string, offline bool) (*program
 	if err != nil {
 		return nil, fmt.Errorf("wrapped command %s: %w", invoked, err)
 	}
-	pr := &program{Binary: real, Argv: slices.Clone(argv)}
+	pr := &program{Binary: real, Argv: slices.Clone(argv), home: home}
 	pr.addInstall(invoked, real)
 	script := invoked
 	for range 4 { // as the kernel: an interpreter may itself be a script, 4 levels deep
@@ -104,7 +109,49 @@ func (pr *program) addInstall(invoked, real string) {
 		if shared(dir) || underSystem(dir) || slices.Contains(pr.ExecDirs, dir) {
 			continue
 		}
+		if pr.home != "" && filepath.Dir(dir) == pr.home && allowlist.ExposedSecrets(dir, pr.home) != "" && !mutated("wrap-install-secrets") {
+			pr.narrowed(dir, p, real)
+			continue
+		}
 		pr.ExecDirs = append(pr.ExecDirs, dir)
+	}
+}
+
+// narrowed lists, for an install dir that is a home's dot directory (~/.cargo for
+// ~/.cargo/bin/srv, where cargo keeps credentials.toml; ~/.bun, ~/.deno, a venv at ~/.venv),
+// only what a program runs from: its bin dir and runtime subdirs (lib, lib64, libexec, share)
+// that exist, a venv's pyvenv.cfg, and the node_modules tree a node program lies in (bun's
+// ~/.bun/install/global/node_modules: packages and their dependencies); a program directly in
+// such a dir gets its own file. The rest of the dot directory (tokens, caches, a user's config)
+// stays unreadable, as the allowlist narrows a pinned binary's prefix. A deeper install dir
+// (~/.nvm/versions/node/v22, ~/.venvs/x) is an install's own and is listed whole.
+func (pr *program) narrowed(dir, file, real string) {
+	add := func(d string) {
+		if st, err := os.Stat(d); err == nil && st.IsDir() && !slices.Contains(pr.ExecDirs, d) {
+			pr.ExecDirs = append(pr.ExecDirs, d)
+		}
+	}
+	if i := strings.Index(real, "/node_modules/"); i > len(dir) && strings.HasPrefix(real, dir+"/") {
+		add(real[:i+len("/node_modules")]) // ~/.bun/bin/x -> ../install/global/node_modules/x/bin/x.js
+	}
+	if filepath.Dir(file) == dir && filepath.Base(dir) == "bin" { // ~/.local/bin: programs only
+		add(dir)
+		return
+	}
+	if filepath.Dir(file) == dir { // not prefix/bin/file: the file alone
+		if !slices.Contains(pr.ReadFiles, file) {
+			pr.ReadFiles = append(pr.ReadFiles, file)
+		}
+		return
+	}
+	add(filepath.Dir(file))
+	for _, sub := range []string{"bin", "lib", "lib64", "lib32", "libexec", "share"} {
+		add(filepath.Join(dir, sub))
+	}
+	if cfg := filepath.Join(dir, "pyvenv.cfg"); !slices.Contains(pr.ReadFiles, cfg) {
+		if st, err := os.Stat(cfg); err == nil && st.Mode().IsRegular() {
+			pr.ReadFiles = append(pr.ReadFiles, cfg)
+		}
 	}
 }
 

@@ -48,3 +48,69 @@ func TestResolveProgram(t *testing.T) {
 		t.Fatalf("a program directly in %s: %v %q (the shared dir must not be an install dir)", os.TempDir(), err, pr.ExecDirs)
 	}
 }
+
+// A server installed in a home's dot directory (~/.cargo/bin, a venv at ~/.venv, bun's ~/.bun)
+// gets its bin dir and runtime subdirs, a venv's pyvenv.cfg and the node_modules tree a node
+// program lies in, never the dot directory whole: cargo keeps a crates.io token in
+// ~/.cargo/credentials.toml. A deeper install (~/.nvm/versions/node/v22) is listed whole.
+func TestResolveProgramNarrowsDotDirInstalls(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	cargo := filepath.Join(home, ".cargo")
+	venv := filepath.Join(home, ".venv")
+	for _, d := range []string{filepath.Join(cargo, "bin"), filepath.Join(cargo, "registry"), filepath.Join(venv, "bin"), filepath.Join(venv, "lib", "python3", "site-packages")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, body string, mode os.FileMode) {
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(cargo, "credentials.toml"), "[registry]\ntoken = \"cio-secret\"\n", 0o600)
+	write(filepath.Join(cargo, "bin", "rust-srv"), "\x7fELF", 0o755)
+	py := filepath.Join(venv, "bin", "python")
+	write(py, "\x7fELF", 0o755)
+	write(filepath.Join(venv, "pyvenv.cfg"), "home = /usr/bin\n", 0o644)
+	write(filepath.Join(venv, "bin", "py-srv"), "#!"+py+"\n", 0o755)
+
+	pr, err := resolveProgram([]string{"rust-srv"}, filepath.Join(cargo, "bin"), home, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(pr.ExecDirs, cargo) || !slices.Contains(pr.ExecDirs, filepath.Join(cargo, "bin")) {
+		t.Errorf("~/.cargo/bin/rust-srv: install dirs %q, want ~/.cargo/bin and not ~/.cargo (its credentials.toml)", pr.ExecDirs)
+	}
+	pr, err = resolveProgram([]string{"py-srv"}, filepath.Join(venv, "bin"), home, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(pr.ExecDirs, venv) || !slices.Contains(pr.ExecDirs, filepath.Join(venv, "bin")) ||
+		!slices.Contains(pr.ExecDirs, filepath.Join(venv, "lib")) || !slices.Contains(pr.ReadFiles, filepath.Join(venv, "pyvenv.cfg")) {
+		t.Errorf("a venv at ~/.venv: install dirs %q, files %q, want its bin and lib and pyvenv.cfg, not the venv whole", pr.ExecDirs, pr.ReadFiles)
+	}
+	bun := filepath.Join(home, ".bun")
+	pkg := filepath.Join(bun, "install", "global", "node_modules", "srv")
+	for _, d := range []string{filepath.Join(bun, "bin"), filepath.Join(pkg, "bin")} {
+		os.MkdirAll(d, 0o755)
+	}
+	write(filepath.Join(pkg, "bin", "srv.js"), "#!"+py+"\n", 0o755) // any interpreter will do
+	if err := os.Symlink("../install/global/node_modules/srv/bin/srv.js", filepath.Join(bun, "bin", "srv")); err != nil {
+		t.Fatal(err)
+	}
+	pr, err = resolveProgram([]string{"srv"}, filepath.Join(bun, "bin"), home, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(pr.ExecDirs, bun) || !slices.Contains(pr.ExecDirs, filepath.Join(bun, "install", "global", "node_modules")) {
+		t.Errorf("bun's ~/.bun/bin/srv: install dirs %q, want its node_modules tree and not ~/.bun", pr.ExecDirs)
+	}
+	nvm := filepath.Join(home, ".nvm", "versions", "node", "v22")
+	os.MkdirAll(filepath.Join(nvm, "bin"), 0o755)
+	write(filepath.Join(nvm, "bin", "node"), "\x7fELF", 0o755)
+	if pr, err = resolveProgram([]string{"node"}, filepath.Join(nvm, "bin"), home, true); err != nil || !slices.Contains(pr.ExecDirs, nvm) {
+		t.Errorf("nvm's node: install dirs %q (%v), want %s whole", pr.ExecDirs, err, nvm)
+	}
+}

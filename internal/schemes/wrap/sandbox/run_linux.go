@@ -107,7 +107,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	srv, err := ex.StartServer(allowlist.ServerOptions{
 		Binary: prog.Binary, Argv: prog.Argv, Env: serverEnv(p, prog, home),
 		PATH: strings.Join(append(prog.PathDirs, allowlist.FixedPATH), ":"), Dir: home,
-		ReadDirs: append(prog.ReadDirs, reads...), ReadFiles: readFiles, ExecDirs: prog.ExecDirs,
+		ReadDirs: append(prog.ReadDirs, reads...), ReadFiles: append(prog.ReadFiles, readFiles...), ExecDirs: prog.ExecDirs,
 		RWDirs: rw, Session: session, Stderr: stderrFile(o), DirQuota: uint64(p.Limits.WorkspaceQuota),
 	})
 	if err != nil {

@@ -1,0 +1,282 @@
+package wslayer
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+)
+
+// What a protected config starts is more than the file it names (attack round 16b): the
+// program loads other files of the workspace (./tools/server.js requires ./lib/util.js; a
+// server.py beside a json.py the call writes imports that instead of the standard library's),
+// `python -m pkg.server` names a package, `npm run serve` runs a package.json script, `uv run`
+// builds the project from its pyproject.toml, `make` obeys the Makefile, and a program the
+// config names that is not there yet is made by the call's write. A rewrite of any of them runs
+// on the host at the client's next start, as the named file's did. The follower finds them, on
+// the text (fail closed: a word that reads as such protects, whether or not the tool would
+// follow it), bounded.
+
+// maxProgramReads bounds the files the follower reads (each at most 256 KiB, readSmall).
+const maxProgramReads = 256
+
+// maxProgramDepth bounds the hops from a config to what it loads.
+const maxProgramDepth = 5
+
+type follower struct {
+	g     *gitGuard
+	seen  map[string]bool // files read
+	reads int
+	todo  []todoFile
+}
+
+type todoFile struct {
+	path, by string
+	depth    int
+}
+
+// dirFlags are the options that move where the following words are taken from (uv --directory,
+// npm --prefix, make -C, bun --cwd).
+var dirFlags = map[string]bool{"--directory": true, "--cwd": true, "-C": true, "--prefix": true, "--project": true, "--dir": true}
+
+// pathAdd are direnv's words that put the directory after them on PATH.
+var pathAdd = map[string]bool{"PATH_add": true, "path_add": true}
+
+// scriptExts are the extensions of files a word names as a program even before it exists.
+var scriptExts = map[string]bool{".py": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".mts": true, ".cts": true,
+	".sh": true, ".bash": true, ".zsh": true, ".rb": true, ".pl": true, ".php": true, ".lua": true, ".jar": true}
+
+// add protects p (a path; a directory protects what is below it), named through by.
+func (f *follower) add(p, by string) bool {
+	g := f.g
+	if !strings.HasPrefix(p, g.ws+"/") {
+		// the workspace named another way (its real path, or through a link to it): the
+		// client names the project as it knows it
+		if rp, _ := g.resolveAbs(p); !strings.HasPrefix(rp, g.wsReal+"/") || mutated("workspace-config-programs-follow") {
+			return false
+		}
+	}
+	if len(g.run) >= maxImported || slices.Contains(g.run, p) {
+		return false
+	}
+	g.run = append(g.run, p)
+	g.runBy[p] = by
+	return true
+}
+
+// words judges the words of a command line (or of a whole config) from the directory dir.
+func (f *follower) words(by, dir string, words []string, depth int) {
+	if depth > maxProgramDepth {
+		return
+	}
+	bases := []string{f.g.ws, dir}
+	for i := range words {
+		words[i] = strings.Trim(words[i], `"'`+"`;&|()")
+		for _, v := range workspaceVars {
+			if rest, ok := strings.CutPrefix(words[i], v); ok {
+				words[i] = "./" + rest
+			}
+		}
+		if i > 0 && dirFlags[words[i-1]] && !mutated("workspace-config-programs-follow") {
+			// where the words are taken from: the whole line's (`uv --directory sub run main.py`)
+			if d := absFrom(dir, words[i]); strings.HasPrefix(d, f.g.ws+"/") && !slices.Contains(bases, d) {
+				bases = append(bases, d)
+			}
+		}
+	}
+	for i, word := range words {
+		if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") || strings.ContainsAny(word, "*?[{$") {
+			continue
+		}
+		if i > 0 && pathAdd[words[i-1]] && !mutated("workspace-config-programs-follow") {
+			// a directory put on the host's PATH: every program in it runs for a bare name
+			if d := absFrom(dir, word); d != f.g.ws {
+				f.add(d, by)
+			}
+			continue
+		}
+		if i > 0 && words[i-1] == "-m" && !mutated("workspace-config-programs-follow") {
+			for _, b := range bases {
+				f.module(by, b, word)
+			}
+			continue
+		}
+		if !mutated("workspace-config-programs-follow") {
+			f.tool(by, bases, filepath.Base(word), depth)
+		}
+		for _, b := range bases {
+			p := absFrom(b, word)
+			st, err := os.Stat(p)
+			switch {
+			case err == nil && st.Mode().IsRegular():
+				if f.add(p, by) {
+					f.todo = append(f.todo, todoFile{p, by, depth + 1})
+				}
+			case err != nil && !mutated("workspace-config-programs-follow") && !strings.HasPrefix(word, "-") &&
+				(scriptExts[filepath.Ext(word)] || strings.HasPrefix(word, "./") || strings.HasPrefix(word, "../")):
+				f.add(p, by) // not there yet: the call's write would make it
+			}
+		}
+	}
+}
+
+// tool protects the project files a tool the command line names obeys in each base.
+func (f *follower) tool(by string, bases []string, name string, depth int) {
+	var files []string
+	switch name {
+	case "npm", "pnpm", "yarn", "bun", "corepack", "lint-staged", "nano-staged", "commitlint", "simple-git-hooks":
+		// their commands (lint-staged's, a hook's) may be package.json's keys
+		files = []string{"package.json", ".npmrc", ".yarnrc.yml", "bunfig.toml"}
+	case "uv", "poetry", "pipenv", "hatch", "pdm", "rye", "pip", "pip3":
+		files = []string{"pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "uv.toml"}
+	case "make", "gmake":
+		files = []string{"Makefile", "makefile", "GNUmakefile"}
+	case "just":
+		files = []string{"justfile", "Justfile", ".justfile"}
+	case "task":
+		files = []string{"Taskfile.yml", "Taskfile.yaml"}
+	default:
+		return
+	}
+	for _, b := range bases {
+		for _, n := range files {
+			p := filepath.Join(b, n)
+			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || !f.add(p, by) {
+				continue
+			}
+			f.todo = append(f.todo, todoFile{p, by, depth + 1})
+		}
+	}
+}
+
+// module protects what `python -m a.b.c` run from base loads first: the package a (a
+// directory, whole) or the module a.py, there or not.
+func (f *follower) module(by, base, mod string) {
+	top, _, _ := strings.Cut(mod, ".")
+	if !pyIdent().MatchString(top) {
+		return
+	}
+	f.add(filepath.Join(base, top), by)
+	f.add(filepath.Join(base, top+".py"), by)
+}
+
+var (
+	pyIdent     = lazy.Regexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	pyImport    = lazy.Regexp(`(?m)^[ \t]*(?:from[ \t]+(\.*)([A-Za-z_][\w.]*)?[ \t]+import|import[ \t]+([A-Za-z_][\w., \t]*))`)
+	jsImport    = lazy.Regexp(`(?:require|import)\s*\(\s*['"](\.{1,2}/[^'"\n]+)['"]|(?:from|import)\s+['"](\.{1,2}/[^'"\n]+)['"]`)
+	pyScriptRef = lazy.Regexp(`(?m)^\s*[\w.-]+\s*=\s*"([A-Za-z_][\w.]*)(?::[\w.]+)?"`)
+)
+
+var jsExts = []string{"", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", ".json", ".node"}
+
+// follow reads what the protected programs load, as its kind says, breadth first, bounded.
+func (f *follower) follow() {
+	if mutated("workspace-config-programs-follow") {
+		return
+	}
+	for len(f.todo) > 0 && f.reads < maxProgramReads {
+		t := f.todo[0]
+		f.todo = f.todo[1:]
+		if t.depth > maxProgramDepth || f.seen[t.path] {
+			continue
+		}
+		f.seen[t.path] = true
+		f.reads++
+		b, err := readSmall(t.path)
+		if err != nil {
+			continue
+		}
+		text := string(b)
+		dir := filepath.Dir(t.path)
+		base := filepath.Base(t.path)
+		switch ext := filepath.Ext(t.path); {
+		case base == "package.json":
+			// every string: scripts, main and bin, lint-staged's and simple-git-hooks' commands
+			var words []string
+			for _, m := range quoted().FindAllStringSubmatch(text, -1) {
+				words = append(words, strings.Fields(m[1])...)
+			}
+			f.words(t.by, dir, words, t.depth)
+		case base == "pyproject.toml" || base == "setup.cfg":
+			for _, m := range pyScriptRef().FindAllStringSubmatch(text, -1) {
+				f.module(t.by, dir, m[1])
+				f.module(t.by, filepath.Join(dir, "src"), m[1])
+			}
+		case ext == ".py" || shebang(text, "python"):
+			f.pyImports(t, dir, text)
+		case slices.Contains(jsExts[1:], ext) && ext != ".json" && ext != ".node" || shebang(text, "node") || shebang(text, "deno") || shebang(text, "bun"):
+			for _, m := range jsImport().FindAllStringSubmatch(text, -1) {
+				spec := m[1] + m[2]
+				for _, e := range jsExts {
+					p := absFrom(dir, spec+e)
+					if f.add(p, t.by) {
+						f.todo = append(f.todo, todoFile{p, t.by, t.depth + 1})
+					}
+				}
+			}
+		default: // a shell script, a Makefile, a justfile: every word may name a program
+			f.words(t.by, dir, strings.Fields(text), t.depth)
+		}
+	}
+}
+
+// pyImports protects what a Python file's imports may load from the workspace: for `import a.b`
+// and `from a import b` the module or package a beside the file and at the root (sys.path[0] is
+// the script's directory, or the working directory for -m), there or not (a json.py the call
+// writes beside server.py shadows the standard library's); for `from .x import y` the file's
+// own package.
+func (f *follower) pyImports(t todoFile, dir, text string) {
+	for _, m := range pyImport().FindAllStringSubmatch(text, -1) {
+		var tops []string
+		switch {
+		case m[1] != "": // relative: the package the file is in (its directory), and up
+			d := dir
+			for range len(m[1]) - 1 {
+				d = filepath.Dir(d)
+			}
+			if d != f.g.ws && f.add(d, t.by) {
+				continue
+			}
+			if m[2] != "" {
+				top, _, _ := strings.Cut(m[2], ".")
+				for _, e := range []string{"", ".py"} {
+					p := filepath.Join(d, top+e)
+					if f.add(p, t.by) {
+						f.todo = append(f.todo, todoFile{p, t.by, t.depth + 1})
+					}
+				}
+			}
+			continue
+		case m[2] != "":
+			tops = []string{m[2]}
+		default:
+			for _, part := range strings.Split(m[3], ",") {
+				if fs := strings.Fields(part); len(fs) > 0 {
+					tops = append(tops, fs[0])
+				}
+			}
+		}
+		for _, mod := range tops {
+			top, _, _ := strings.Cut(mod, ".")
+			if !pyIdent().MatchString(top) {
+				continue
+			}
+			for _, b := range []string{dir, f.g.ws} {
+				for _, e := range []string{"", ".py"} {
+					p := filepath.Join(b, top+e)
+					if f.add(p, t.by) {
+						f.todo = append(f.todo, todoFile{p, t.by, t.depth + 1})
+					}
+				}
+			}
+		}
+	}
+}
+
+// shebang: the text's #! line names prog.
+func shebang(text, prog string) bool {
+	line, _, _ := strings.Cut(text, "\n")
+	return strings.HasPrefix(line, "#!") && strings.Contains(line, prog)
+}
