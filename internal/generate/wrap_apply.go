@@ -210,16 +210,21 @@ func proveWrapped(ctx context.Context, o WrapOptions, path string, outs []WrapOu
 		// this server uses.
 		os.Remove(outs[i].Record.File)
 		outs[i].Err = fmt.Errorf("%w\nthe entry was put back as it was; its policy stays: %s%s — widen it and run init --wrap %s again, which uses it",
-			outs[i].Err, outs[i].Record.Policy, firstStartHint(outs[i].Server), outs[i].Server.Name)
+			outs[i].Err, outs[i].Record.Policy, firstStartHint(outs[i].Server, outs[i].Err), outs[i].Server.Name)
 	}
 	return outs, written, err
 }
 
 // firstStartHint says what a server started by a package runner needs the first time: its
-// registry, unless the client's cache holds it (wrap seeds the server's cache from it).
-func firstStartHint(s WrapServer) string {
+// registry, unless the client's cache holds it (wrap seeds the server's cache from it). Not
+// when the failure already says it: wrap's own hint, in what the server said (the same hint
+// twice in a row read as two problems).
+func firstStartHint(s WrapServer, failure error) string {
 	hosts := map[string]string{"npx": `["registry.npmjs.org"]`, "uvx": `["pypi.org", "files.pythonhosted.org"]`}[strings.TrimSuffix(filepath.Base(s.Command), ".cmd")]
 	if hosts == "" {
+		return ""
+	}
+	if failure != nil && strings.Contains(failure.Error(), "needs network = "+hosts) && !mutated("init-wrap-hint-twice") {
 		return ""
 	}
 	return fmt.Sprintf(" (a server %s has not fetched before needs network = %s for its first start)", filepath.Base(s.Command), hosts)

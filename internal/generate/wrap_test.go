@@ -576,3 +576,38 @@ func TestWrapProofEnv(t *testing.T) {
 		t.Errorf("gemini: %v", env)
 	}
 }
+
+// A failed wrap of a server npx starts names the registry it needs once: when wrap's own message
+// (in what the server said) already gives the hint, init does not add it again; when it does not,
+// init does. A new user's trial saw the same hint twice in one error.
+func TestWrapFirstStartHintOnce(t *testing.T) {
+	f := newWrapFixture(t)
+	bin := filepath.Join(filepath.Dir(f.bin), "runners")
+	os.MkdirAll(bin, 0o755)
+	const hint = `needs network = ["registry.npmjs.org"]`
+	for name, says := range map[string]string{
+		"npx":       "npm error code ENOTCACHED\nmcpsandbox: the wrapped server ended (exit status 1); if it could not fetch its package: a server npx has not fetched before " + hint + " in P for its first start",
+		"quiet/npx": "npm error code ENOTCACHED",
+	} {
+		p := filepath.Join(bin, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+says+"' >&2\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := "{\n  \"mcpServers\": {\n    \"said\": {\"command\": \"" + filepath.Join(bin, "npx") + "\", \"args\": [\"-y\", \"x\"]},\n" +
+		"    \"silent\": {\"command\": \"" + filepath.Join(bin, "quiet/npx") + "\", \"args\": [\"-y\", \"x\"]}\n  }\n}\n"
+	tg := f.target(t, "claude-desktop", text)
+	outs, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if o.Err == nil {
+			t.Fatalf("%s: wrapped, want it put back", o.Server.Name)
+		}
+		if n := strings.Count(o.Err.Error(), hint); n != 1 {
+			t.Errorf("%s: the registry hint %d times, want once:\n%v", o.Server.Name, n, o.Err)
+		}
+	}
+}
