@@ -210,7 +210,7 @@ func proveWrapped(ctx context.Context, o WrapOptions, path string, outs []WrapOu
 		// this server uses.
 		os.Remove(outs[i].Record.File)
 		outs[i].Err = fmt.Errorf("%w\nthe entry was put back as it was; its policy stays: %s%s — widen it and run init --wrap %s again, which uses it",
-			outs[i].Err, outs[i].Record.Policy, firstStartHint(outs[i].Server, outs[i].Err), outs[i].Server.Name)
+			outs[i].Err, outs[i].Record.Policy, firstStartHint(outs[i].Server, outs[i].Err, o.Scheme, outs[i].Record.Policy), outs[i].Server.Name)
 	}
 	return outs, written, err
 }
@@ -219,12 +219,18 @@ func proveWrapped(ctx context.Context, o WrapOptions, path string, outs []WrapOu
 // registry, unless the client's cache holds it (wrap seeds the server's cache from it). Not
 // when the failure already says it: wrap's own hint, in what the server said (the same hint
 // twice in a row read as two problems).
-func firstStartHint(s WrapServer, failure error) string {
-	hosts := map[string]string{"npx": `["registry.npmjs.org"]`, "uvx": `["pypi.org", "files.pythonhosted.org"]`}[strings.TrimSuffix(filepath.Base(s.Command), ".cmd")]
-	if hosts == "" {
+// Nor when the policy already lets the server reach them (network = true, or a list naming
+// every one): then the registry was not what it lacked.
+func firstStartHint(s WrapServer, failure error, scheme WrapScheme, policyFile string) string {
+	registry := map[string][]string{"npx": {"registry.npmjs.org"}, "uvx": {"pypi.org", "files.pythonhosted.org"}}[strings.TrimSuffix(filepath.Base(s.Command), ".cmd")]
+	if registry == nil {
 		return ""
 	}
+	hosts := `["` + strings.Join(registry, `", "`) + `"]`
 	if failure != nil && strings.Contains(failure.Error(), "needs network = "+hosts) && !mutated("init-wrap-hint-twice") {
+		return ""
+	}
+	if policyReaches(policyFile, string(scheme), registry) && !mutated("init-wrap-hint-reached") {
 		return ""
 	}
 	return fmt.Sprintf(" (a server %s has not fetched before needs network = %s for its first start)", filepath.Base(s.Command), hosts)
@@ -403,4 +409,34 @@ func sameEntry(format string, cur, wrapped []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// policyReaches says whether the wrap policy at path lets its server reach every one of hosts:
+// its section's network is true, or a list naming each (exactly as written). A policy that does
+// not read says no.
+func policyReaches(path, section string, hosts []string) bool {
+	var doc map[string]any
+	if path == "" || section == "" {
+		return false
+	}
+	src, err := ReadConfigFile(path)
+	if err != nil {
+		return false
+	}
+	if _, err := decodeTOML(src, &doc); err != nil {
+		return false
+	}
+	sec, _ := doc[section].(map[string]any)
+	switch n := sec["network"].(type) {
+	case bool:
+		return n
+	case []any:
+		for _, h := range hosts {
+			if !slices.ContainsFunc(n, func(v any) bool { s, _ := v.(string); return strings.EqualFold(s, h) }) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -611,3 +611,46 @@ func TestWrapFirstStartHintOnce(t *testing.T) {
 		}
 	}
 }
+
+// A failed wrap whose policy already lets the server reach its registry gets no registry hint:
+// the registry was not what it lacked (a new user's trial, network widened as init said, saw the
+// hint again for a server that could not read its directory). With network = false it does.
+func TestWrapFirstStartHintNotWhenReached(t *testing.T) {
+	f := newWrapFixture(t)
+	bin := filepath.Join(filepath.Dir(f.bin), "runners")
+	os.MkdirAll(bin, 0o755)
+	npx := filepath.Join(bin, "npx")
+	if err := os.WriteFile(npx, []byte("#!/bin/sh\necho 'Error: None of the specified directories are accessible' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const hint = `needs network = ["registry.npmjs.org"]`
+	text := "{\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"" + npx + "\", \"args\": [\"-y\", \"x\"]}\n  }\n}\n"
+	tg := f.target(t, "claude-desktop", text)
+	outs, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Err == nil || !strings.Contains(outs[0].Err.Error(), hint) {
+		t.Fatalf("network = false: %+v, want the registry hint", outs)
+	}
+	pol := outs[0].Record.Policy
+	src, err := os.ReadFile(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widened := regexp.MustCompile(`(?m)^network *= *false.*$`).ReplaceAllString(string(src), `network = ["registry.npmjs.org"]`)
+	if widened == string(src) {
+		t.Fatalf("no network = false line in the policy:\n%s", src)
+	}
+	os.WriteFile(pol, []byte(widened), 0o600)
+	outs, _, err = WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Err == nil || strings.Contains(outs[0].Err.Error(), hint) {
+		t.Errorf("the registry listed: %v, want no registry hint", outs[0].Err)
+	}
+	if !strings.Contains(outs[0].Err.Error(), "None of the specified directories") {
+		t.Errorf("the server's words are missing: %v", outs[0].Err)
+	}
+}
