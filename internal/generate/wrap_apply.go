@@ -209,8 +209,9 @@ func proveWrapped(ctx context.Context, o WrapOptions, path string, outs []WrapOu
 		// The policy stays (the record goes): widened, it is the one the next init --wrap of
 		// this server uses.
 		os.Remove(outs[i].Record.File)
-		outs[i].Err = fmt.Errorf("%w\nthe entry was put back as it was; its policy stays: %s%s — widen it and run init --wrap %s again, which uses it",
-			outs[i].Err, outs[i].Record.Policy, firstStartHint(outs[i].Server, outs[i].Err, o.Scheme, outs[i].Record.Policy), outs[i].Server.Name)
+		outs[i].Err = fmt.Errorf("%w\nthe entry was put back as it was; its policy stays: %s%s%s — widen it and run init --wrap %s again, which uses it",
+			outs[i].Err, outs[i].Record.Policy, firstStartHint(outs[i].Server, outs[i].Err, o.Scheme, outs[i].Record.Policy),
+			pathArgsHint(outs[i].Server, o.Scheme, outs[i].Record.Policy), outs[i].Server.Name)
 	}
 	return outs, written, err
 }
@@ -439,4 +440,55 @@ func policyReaches(path, section string, hosts []string) bool {
 		return true
 	}
 	return false
+}
+
+// pathArgsHint names the paths the server's arguments give (an existing absolute path, as
+// server-filesystem's directories) that its policy neither lets it read nor write: the sandbox
+// hides them, and such a server ends with "Cannot access directory …". "" when none.
+func pathArgsHint(s WrapServer, scheme WrapScheme, policyFile string) string {
+	if mutated("init-wrap-path-hint") {
+		return ""
+	}
+	var doc map[string]any
+	src, err := ReadConfigFile(policyFile)
+	if err != nil {
+		return ""
+	}
+	if _, err := decodeTOML(src, &doc); err != nil {
+		return ""
+	}
+	sec, _ := doc[string(scheme)].(map[string]any)
+	var open []string
+	for _, k := range []string{"read", "write"} {
+		l, _ := sec[k].([]any)
+		for _, v := range l {
+			if p, ok := v.(string); ok {
+				open = append(open, filepath.Clean(p))
+			}
+		}
+	}
+	var hidden []string
+	for _, a := range s.Args {
+		if !filepath.IsAbs(a) || slices.Contains(hidden, filepath.Clean(a)) {
+			continue
+		}
+		if _, err := os.Stat(a); err != nil {
+			continue
+		}
+		a = filepath.Clean(a)
+		if !slices.ContainsFunc(open, func(o string) bool {
+			return a == o || strings.HasPrefix(a, strings.TrimSuffix(o, string(filepath.Separator))+string(filepath.Separator))
+		}) {
+			hidden = append(hidden, a)
+		}
+	}
+	if len(hidden) == 0 {
+		return ""
+	}
+	q := make([]string, len(hidden))
+	for i, h := range hidden {
+		q[i] = fmt.Sprintf("%q", h)
+	}
+	return fmt.Sprintf(" (its arguments name %s, which the sandbox hides from it: add them to read = [%s] to let it read them, or to write to let it change them)",
+		strings.Join(hidden, ", "), strings.Join(q, ", "))
 }

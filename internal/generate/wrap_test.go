@@ -3,6 +3,7 @@ package generate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -652,5 +653,38 @@ func TestWrapFirstStartHintNotWhenReached(t *testing.T) {
 	}
 	if !strings.Contains(outs[0].Err.Error(), "None of the specified directories") {
 		t.Errorf("the server's words are missing: %v", outs[0].Err)
+	}
+}
+
+// A failed wrap of a server whose arguments name a directory (server-filesystem's) that its
+// policy neither reads nor writes says so, with the read key to add; once read lists it, not.
+// A new user's trial saw only the server's "Cannot access directory".
+func TestWrapNamesHiddenPathArguments(t *testing.T) {
+	f := newWrapFixture(t)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	notes := t.TempDir()
+	text := "{\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"" + sh + "\", \"args\": [\"-c\", \"echo Cannot access directory >&2; exit 1\", \"" + notes + "\", \"/no/such/dir\"]}\n  }\n}\n"
+	tg := f.target(t, "claude-desktop", text)
+	outs, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("read = [%q]", notes)
+	if len(outs) != 1 || outs[0].Err == nil || !strings.Contains(outs[0].Err.Error(), want) || !strings.Contains(outs[0].Err.Error(), "arguments name "+notes+", which") {
+		t.Fatalf("%+v, want the hint %s (and no missing path)", outs, want)
+	}
+	pol := outs[0].Record.Policy
+	src, _ := os.ReadFile(pol)
+	widened := regexp.MustCompile(`(?m)^read *= *\[\].*$`).ReplaceAllString(string(src), fmt.Sprintf("read = [%q]", notes))
+	if widened == string(src) {
+		t.Fatalf("no read = [] line in the policy:\n%s", src)
+	}
+	os.WriteFile(pol, []byte(widened), 0o600)
+	outs, _, _ = WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if len(outs) != 1 || outs[0].Err == nil || strings.Contains(outs[0].Err.Error(), "hides from it") {
+		t.Errorf("read lists it: %v, want no hint", outs[0].Err)
 	}
 }
