@@ -156,9 +156,43 @@ func DecodeArgs(raw json.RawMessage, v any) error {
 		if errors.As(err, &te) && te.Field != "" {
 			return Refuse("tool.arguments", "argument %q must be %s, not a JSON %s (see the tool's input schema)", te.Field, jsonKind(te.Type), te.Value)
 		}
-		return Refuse("tool.arguments", "arguments do not match the tool's schema: %s", strings.TrimPrefix(err.Error(), "json: "))
+		why := strings.TrimPrefix(err.Error(), "json: ")
+		if strings.HasPrefix(why, "unknown field ") {
+			if names := argNames(v); len(names) > 0 {
+				why += " (this tool takes: " + strings.Join(names, ", ") + ")"
+			}
+		}
+		return Refuse("tool.arguments", "arguments do not match the tool's schema: %s", why)
 	}
 	return nil
+}
+
+// argNames are the argument names a tool's arguments struct takes (its JSON names), for a
+// refusal of an unknown one: a client that sent "command" to a tool taking "script" learns it.
+func argNames(v any) []string {
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 // CapBuffer keeps the first Limit bytes written and counts the rest. Writes never fail, so a

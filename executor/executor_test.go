@@ -55,6 +55,14 @@ func TestDecodeArgsStrict(t *testing.T) {
 	} else if r, ok := err.(*Refusal); !ok || r.Rule != "tool.arguments" {
 		t.Fatalf("want a tool.arguments refusal, got %v", err)
 	}
+	// an unknown argument's refusal names the ones the tool takes
+	var sh struct {
+		Script  string  `json:"script"`
+		Timeout float64 `json:"timeout,omitempty"`
+	}
+	if err := DecodeArgs([]byte(`{"command":"ls"}`), &sh); err == nil || !strings.Contains(err.Error(), `unknown field "command" (this tool takes: script, timeout)`) {
+		t.Errorf("an unknown argument: %v, want the tool's arguments named", err)
+	}
 	if err := DecodeArgs([]byte(`{"A":5}`), &v); err == nil || !strings.Contains(err.Error(), `argument "A" must be a string`) || strings.Contains(err.Error(), "Go struct") {
 		t.Fatalf("a wrong type is not said in words: %v", err)
 	}

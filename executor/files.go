@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -102,7 +103,7 @@ func ImageMIME(name string, data []byte) string {
 	case len(data) >= 12 && string(data[:4]) == "RIFF" && string(data[8:12]) == "WEBP":
 		return "image/webp"
 	case strings.EqualFold(path.Ext(name), ".svg") && bytes.Contains(data[:min(len(data), 4096)], []byte("<svg")):
-		return "image/svg+xml"
+		return MIMESVG
 	}
 	return ""
 }
@@ -128,11 +129,27 @@ func BoundImages(imgs []Image) []Image {
 	return imgs
 }
 
-// ImageContents are a result's pictures as MCP content, for serve.
+// MIMESVG is an SVG picture's type. An SVG is text (XML), not image content: clients send image
+// content to a model that takes PNG, JPEG, GIF and WebP only (Claude Code's API call fails on an
+// image/svg+xml one), so it goes as an embedded text resource, its markup for the model to read.
+const MIMESVG = "image/svg+xml"
+
+// ImageContents are a result's pictures as MCP content, for serve: image content, or an SVG as
+// an embedded resource (sandbox:///NAME, its text).
 func ImageContents(res *Result) []mcp.Content {
 	var out []mcp.Content
 	for _, im := range res.Images {
-		if im.Data != nil && im.Omitted == "" {
+		switch {
+		case im.Data == nil || im.Omitted != "":
+		case im.MIMEType == MIMESVG && !mutated("svg-as-image"):
+			rc := &mcp.ResourceContents{URI: (&url.URL{Scheme: "sandbox", Path: "/" + strings.TrimLeft(im.Name, "/")}).String(), MIMEType: im.MIMEType}
+			if utf8.Valid(im.Data) {
+				rc.Text = string(im.Data)
+			} else {
+				rc.Blob = im.Data
+			}
+			out = append(out, &mcp.EmbeddedResource{Resource: rc})
+		default:
 			out = append(out, &mcp.ImageContent{Data: im.Data, MIMEType: im.MIMEType})
 		}
 	}
@@ -287,9 +304,10 @@ func readFile(ctx context.Context, fs FileSystem, c Call, maxBytes int64) (*Resu
 		f.ContentBase64 = base64.StdEncoding.EncodeToString(data)
 	}
 	res := &Result{File: f}
-	// a picture read whole is shown as one too, so any scheme's picture file reaches the client
+	// a picture read whole is shown as one too, so any scheme's picture file reaches the client;
+	// an SVG is text, already in content: not sent twice
 	if !f.Truncated {
-		if im := NewImage(path.Base(a.Path), data); im.MIMEType != "" {
+		if im := NewImage(path.Base(a.Path), data); im.MIMEType != "" && (im.MIMEType != MIMESVG || mutated("svg-as-image")) {
 			res.Images = BoundImages([]Image{im})
 		}
 	}

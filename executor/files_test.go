@@ -200,6 +200,30 @@ func TestReadFilePictureIsImage(t *testing.T) {
 	}
 }
 
+// An SVG is never MCP image content (clients reject image/svg+xml): read_file gives its text in
+// content and nothing more; a program's SVG picture goes as an embedded text resource.
+func TestSVGIsNotImageContent(t *testing.T) {
+	svg := []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>`)
+	m := &memFS{files: map[string][]byte{"logo.svg": svg}}
+	r := fileTool(t, m, 1<<20, ToolReadFile)
+	res, err := runTool(t, r, map[string]any{"path": "logo.svg"})
+	if err != nil || res.File.Content != string(svg) {
+		t.Fatalf("svg read: %+v %v", res, err)
+	}
+	if len(res.Images) != 0 || len(ImageContents(res)) != 0 {
+		t.Errorf("read_file's SVG was also sent as a picture: %+v", res.Images)
+	}
+	res = &Result{Images: BoundImages([]Image{NewImage("plot.svg", svg)})}
+	cs := ImageContents(res)
+	if len(cs) != 1 {
+		t.Fatalf("contents: %+v", cs)
+	}
+	er, ok := cs[0].(*mcp.EmbeddedResource)
+	if !ok || er.Resource.MIMEType != MIMESVG || er.Resource.Text != string(svg) || er.Resource.URI != "sandbox:///plot.svg" {
+		t.Errorf("an SVG picture is %#v, want an embedded text resource sandbox:///plot.svg", cs[0])
+	}
+}
+
 // list_files returns at most MaxListEntries entries and counts the rest, even from a scheme
 // that returned more; an empty directory is an empty list, not null.
 func TestListFilesBound(t *testing.T) {

@@ -204,12 +204,40 @@ func Detect(e Env) []string {
 				hit = true
 			}
 			if hit {
-				found = append(found, c.ID)
+				found = append(found, detectScopes(c, e)...)
 				break
 			}
 		}
 	}
 	return found
+}
+
+// detectScopes is what the wizard preselects of a client found here: its default scope, unless
+// that scope's config does not exist and another scope's does (VS Code's user mcp.json with no
+// .vscode/mcp.json in this project): then the scopes whose configs exist, where the user keeps
+// their servers, and not a new file in the project.
+func detectScopes(c Client, e Env) []string {
+	exists := func(spec string) bool {
+		t, err := ResolveTarget(spec, e)
+		if err != nil {
+			return false
+		}
+		_, err = os.Stat(t.Path)
+		return err == nil
+	}
+	if mutated("init-detect-scope") || exists(c.ID) {
+		return []string{c.ID}
+	}
+	var ids []string
+	for _, s := range c.Scopes() {
+		if s != c.Scope() && exists(c.ID+":"+s) {
+			ids = append(ids, c.ID+":"+s)
+		}
+	}
+	if len(ids) == 0 {
+		return []string{c.ID}
+	}
+	return ids
 }
 
 // ServerEntry is what a client runs: this binary, serve, the policy, and the names of the

@@ -330,6 +330,21 @@ func TestTargetsAndDetect(t *testing.T) {
 	if got := Detect(e); !reflect.DeepEqual(got, []string{"cursor", "codex"}) {
 		t.Errorf("Detect = %v", got)
 	}
+	// VS Code whose only mcp.json is the user's: its user scope is preselected, not a new
+	// .vscode/mcp.json in the project; once the project has one, the default scope again
+	proj := t.TempDir()
+	e.Project = proj
+	user := filepath.Join(home, ".config/Code/User/mcp.json")
+	os.MkdirAll(filepath.Dir(user), 0o755)
+	os.WriteFile(user, []byte("{}"), 0o644)
+	if got := Detect(e); !reflect.DeepEqual(got, []string{"cursor", "vscode:user", "codex"}) {
+		t.Errorf("Detect with only VS Code's user mcp.json = %v, want vscode:user", got)
+	}
+	os.MkdirAll(filepath.Join(proj, ".vscode"), 0o755)
+	os.WriteFile(filepath.Join(proj, ".vscode/mcp.json"), []byte("{}"), 0o644)
+	if got := Detect(e); !reflect.DeepEqual(got, []string{"cursor", "vscode", "codex"}) {
+		t.Errorf("Detect with the project's .vscode/mcp.json = %v, want vscode", got)
+	}
 }
 
 func TestCheckWorkspace(t *testing.T) {

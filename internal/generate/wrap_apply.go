@@ -209,17 +209,29 @@ func proveWrapped(ctx context.Context, o WrapOptions, path string, outs []WrapOu
 		// The policy stays (the record goes): widened, it is the one the next init --wrap of
 		// this server uses.
 		os.Remove(outs[i].Record.File)
-		outs[i].Err = fmt.Errorf("%w\nthe entry was put back as it was; its policy stays: %s%s — widen it and run init --wrap %s again, which uses it",
-			outs[i].Err, outs[i].Record.Policy, firstStartHint(outs[i].Server), outs[i].Server.Name)
+		outs[i].Err = fmt.Errorf("%w\nthe entry was put back as it was; its policy stays: %s%s%s — widen it and run init --wrap %s again, which uses it",
+			outs[i].Err, outs[i].Record.Policy, firstStartHint(outs[i].Server, outs[i].Err, o.Scheme, outs[i].Record.Policy),
+			pathArgsHint(outs[i].Server, o.Scheme, outs[i].Record.Policy), outs[i].Server.Name)
 	}
 	return outs, written, err
 }
 
 // firstStartHint says what a server started by a package runner needs the first time: its
-// registry, unless the client's cache holds it (wrap seeds the server's cache from it).
-func firstStartHint(s WrapServer) string {
-	hosts := map[string]string{"npx": `["registry.npmjs.org"]`, "uvx": `["pypi.org", "files.pythonhosted.org"]`}[strings.TrimSuffix(filepath.Base(s.Command), ".cmd")]
-	if hosts == "" {
+// registry, unless the client's cache holds it (wrap seeds the server's cache from it). Not
+// when the failure already says it: wrap's own hint, in what the server said (the same hint
+// twice in a row read as two problems).
+// Nor when the policy already lets the server reach them (network = true, or a list naming
+// every one): then the registry was not what it lacked.
+func firstStartHint(s WrapServer, failure error, scheme WrapScheme, policyFile string) string {
+	registry := map[string][]string{"npx": {"registry.npmjs.org"}, "uvx": {"pypi.org", "files.pythonhosted.org"}}[strings.TrimSuffix(filepath.Base(s.Command), ".cmd")]
+	if registry == nil {
+		return ""
+	}
+	hosts := `["` + strings.Join(registry, `", "`) + `"]`
+	if failure != nil && strings.Contains(failure.Error(), "needs network = "+hosts) && !mutated("init-wrap-hint-twice") {
+		return ""
+	}
+	if policyReaches(policyFile, string(scheme), registry) && !mutated("init-wrap-hint-reached") {
 		return ""
 	}
 	return fmt.Sprintf(" (a server %s has not fetched before needs network = %s for its first start)", filepath.Base(s.Command), hosts)
@@ -398,4 +410,85 @@ func sameEntry(format string, cur, wrapped []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// policyReaches says whether the wrap policy at path lets its server reach every one of hosts:
+// its section's network is true, or a list naming each (exactly as written). A policy that does
+// not read says no.
+func policyReaches(path, section string, hosts []string) bool {
+	var doc map[string]any
+	if path == "" || section == "" {
+		return false
+	}
+	src, err := ReadConfigFile(path)
+	if err != nil {
+		return false
+	}
+	if _, err := decodeTOML(src, &doc); err != nil {
+		return false
+	}
+	sec, _ := doc[section].(map[string]any)
+	switch n := sec["network"].(type) {
+	case bool:
+		return n
+	case []any:
+		for _, h := range hosts {
+			if !slices.ContainsFunc(n, func(v any) bool { s, _ := v.(string); return strings.EqualFold(s, h) }) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// pathArgsHint names the paths the server's arguments give (an existing absolute path, as
+// server-filesystem's directories) that its policy neither lets it read nor write: the sandbox
+// hides them, and such a server ends with "Cannot access directory …". "" when none.
+func pathArgsHint(s WrapServer, scheme WrapScheme, policyFile string) string {
+	if mutated("init-wrap-path-hint") {
+		return ""
+	}
+	var doc map[string]any
+	src, err := ReadConfigFile(policyFile)
+	if err != nil {
+		return ""
+	}
+	if _, err := decodeTOML(src, &doc); err != nil {
+		return ""
+	}
+	sec, _ := doc[string(scheme)].(map[string]any)
+	var open []string
+	for _, k := range []string{"read", "write"} {
+		l, _ := sec[k].([]any)
+		for _, v := range l {
+			if p, ok := v.(string); ok {
+				open = append(open, filepath.Clean(p))
+			}
+		}
+	}
+	var hidden []string
+	for _, a := range s.Args {
+		if !filepath.IsAbs(a) || slices.Contains(hidden, filepath.Clean(a)) {
+			continue
+		}
+		if _, err := os.Stat(a); err != nil {
+			continue
+		}
+		a = filepath.Clean(a)
+		if !slices.ContainsFunc(open, func(o string) bool {
+			return a == o || strings.HasPrefix(a, strings.TrimSuffix(o, string(filepath.Separator))+string(filepath.Separator))
+		}) {
+			hidden = append(hidden, a)
+		}
+	}
+	if len(hidden) == 0 {
+		return ""
+	}
+	q := make([]string, len(hidden))
+	for i, h := range hidden {
+		q[i] = fmt.Sprintf("%q", h)
+	}
+	return fmt.Sprintf(" (its arguments name %s, which the sandbox hides from it: add them to read = [%s] to let it read them, or to write to let it change them)",
+		strings.Join(hidden, ", "), strings.Join(q, ", "))
 }

@@ -3,6 +3,7 @@ package generate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -574,5 +575,116 @@ func TestWrapProofEnv(t *testing.T) {
 	env = s.ProofEnv(parent)
 	if get(env, "KEY") != "s" || get(env, "D") != "dflt" || get(env, "MY_SECRET") != "" || get(env, "API_TOKEN") != "" || get(env, "OTHER") != "o" {
 		t.Errorf("gemini: %v", env)
+	}
+}
+
+// A failed wrap of a server npx starts names the registry it needs once: when wrap's own message
+// (in what the server said) already gives the hint, init does not add it again; when it does not,
+// init does. A new user's trial saw the same hint twice in one error.
+func TestWrapFirstStartHintOnce(t *testing.T) {
+	f := newWrapFixture(t)
+	bin := filepath.Join(filepath.Dir(f.bin), "runners")
+	os.MkdirAll(bin, 0o755)
+	const hint = `needs network = ["registry.npmjs.org"]`
+	for name, says := range map[string]string{
+		"npx":       "npm error code ENOTCACHED\nmcpsandbox: the wrapped server ended (exit status 1); if it could not fetch its package: a server npx has not fetched before " + hint + " in P for its first start",
+		"quiet/npx": "npm error code ENOTCACHED",
+	} {
+		p := filepath.Join(bin, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+says+"' >&2\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := "{\n  \"mcpServers\": {\n    \"said\": {\"command\": \"" + filepath.Join(bin, "npx") + "\", \"args\": [\"-y\", \"x\"]},\n" +
+		"    \"silent\": {\"command\": \"" + filepath.Join(bin, "quiet/npx") + "\", \"args\": [\"-y\", \"x\"]}\n  }\n}\n"
+	tg := f.target(t, "claude-desktop", text)
+	outs, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		if o.Err == nil {
+			t.Fatalf("%s: wrapped, want it put back", o.Server.Name)
+		}
+		if n := strings.Count(o.Err.Error(), hint); n != 1 {
+			t.Errorf("%s: the registry hint %d times, want once:\n%v", o.Server.Name, n, o.Err)
+		}
+	}
+}
+
+// A failed wrap whose policy already lets the server reach its registry gets no registry hint:
+// the registry was not what it lacked (a new user's trial, network widened as init said, saw the
+// hint again for a server that could not read its directory). With network = false it does.
+func TestWrapFirstStartHintNotWhenReached(t *testing.T) {
+	f := newWrapFixture(t)
+	bin := filepath.Join(filepath.Dir(f.bin), "runners")
+	os.MkdirAll(bin, 0o755)
+	npx := filepath.Join(bin, "npx")
+	if err := os.WriteFile(npx, []byte("#!/bin/sh\necho 'Error: None of the specified directories are accessible' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const hint = `needs network = ["registry.npmjs.org"]`
+	text := "{\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"" + npx + "\", \"args\": [\"-y\", \"x\"]}\n  }\n}\n"
+	tg := f.target(t, "claude-desktop", text)
+	outs, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Err == nil || !strings.Contains(outs[0].Err.Error(), hint) {
+		t.Fatalf("network = false: %+v, want the registry hint", outs)
+	}
+	pol := outs[0].Record.Policy
+	src, err := os.ReadFile(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widened := regexp.MustCompile(`(?m)^network *= *false.*$`).ReplaceAllString(string(src), `network = ["registry.npmjs.org"]`)
+	if widened == string(src) {
+		t.Fatalf("no network = false line in the policy:\n%s", src)
+	}
+	os.WriteFile(pol, []byte(widened), 0o600)
+	outs, _, err = WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Err == nil || strings.Contains(outs[0].Err.Error(), hint) {
+		t.Errorf("the registry listed: %v, want no registry hint", outs[0].Err)
+	}
+	if !strings.Contains(outs[0].Err.Error(), "None of the specified directories") {
+		t.Errorf("the server's words are missing: %v", outs[0].Err)
+	}
+}
+
+// A failed wrap of a server whose arguments name a directory (server-filesystem's) that its
+// policy neither reads nor writes says so, with the read key to add; once read lists it, not.
+// A new user's trial saw only the server's "Cannot access directory".
+func TestWrapNamesHiddenPathArguments(t *testing.T) {
+	f := newWrapFixture(t)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	notes := t.TempDir()
+	text := "{\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"" + sh + "\", \"args\": [\"-c\", \"echo Cannot access directory >&2; exit 1\", \"" + notes + "\", \"/no/such/dir\"]}\n  }\n}\n"
+	tg := f.target(t, "claude-desktop", text)
+	outs, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("read = [%q]", notes)
+	if len(outs) != 1 || outs[0].Err == nil || !strings.Contains(outs[0].Err.Error(), want) || !strings.Contains(outs[0].Err.Error(), "arguments name "+notes+", which") {
+		t.Fatalf("%+v, want the hint %s (and no missing path)", outs, want)
+	}
+	pol := outs[0].Record.Policy
+	src, _ := os.ReadFile(pol)
+	widened := regexp.MustCompile(`(?m)^read *= *\[\].*$`).ReplaceAllString(string(src), fmt.Sprintf("read = [%q]", notes))
+	if widened == string(src) {
+		t.Fatalf("no read = [] line in the policy:\n%s", src)
+	}
+	os.WriteFile(pol, []byte(widened), 0o600)
+	outs, _, _ = WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if len(outs) != 1 || outs[0].Err == nil || strings.Contains(outs[0].Err.Error(), "hides from it") {
+		t.Errorf("read lists it: %v, want no hint", outs[0].Err)
 	}
 }

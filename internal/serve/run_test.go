@@ -362,6 +362,7 @@ func TestLineTransportSurvivesBadFrames(t *testing.T) {
 	bad := []struct{ line, code string }{
 		{"garbage", "-32700"},
 		{"{}", "-32600"},
+		{`{"jsonrpc":"2.0"}`, "invalid request: a message needs a method"}, // not "invalid request: invalid request"
 		{`[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`, "-32600"},
 		{"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"\xff\xfe\"", "-32700"},
 		{`{"jsonrpc":"2.0","id":9,`, "-32700"},

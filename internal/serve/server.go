@@ -428,7 +428,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			res.DurationMS = time.Since(start).Milliseconds()
 			entry.Decision, entry.Reason, entry.ExitCode = "ran", err.Error(), &res.ExitCode
 			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
-			text := ClipText(err.Error(), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
+			text := ClipText(Visible(err.Error()), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
 			entry.Files = fileRecords(t.Name, res)
 			out = &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
 		case err != nil:
@@ -440,7 +440,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			entry.ExitCode = &res.ExitCode
 			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
 			entry.Files = fileRecords(t.Name, res)
-			out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: Render(res, r.pol)}}, executor.ImageContents(res)...), StructuredContent: res}
+			out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: Visible(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
 		}
 		if r.audit != nil {
 			if aerr := r.audit.Append(entry); aerr != nil {
@@ -542,7 +542,7 @@ const RuleMaxMessage = "stdio.max_message"
 const MaxErrorText = bounds.MaxErrorText
 
 func errorResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ClipText(msg, MaxErrorText)}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ClipText(Visible(msg), MaxErrorText)}}}
 }
 
 // ClipText cuts s to at most max bytes (on a UTF-8 boundary) and says how much was cut.

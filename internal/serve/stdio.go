@@ -418,7 +418,11 @@ func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte) {
 	}
 	msg, err := p.message(line)
 	if err != nil {
-		return nil, errorLine(id, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+		why := err.Error()
+		if why == "invalid request" { // the SDK's words for a message that is neither kind
+			why = "a message needs a method (a request or a notification) or an id with a result or an error"
+		}
+		return nil, errorLine(id, jsonrpc.CodeInvalidRequest, "invalid request: "+why)
 	}
 	return msg, nil
 }

@@ -250,6 +250,11 @@ func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) er
 		return fmt.Errorf("%w (%v): see its messages above on stderr", errServerEnded, srv.Err())
 	case <-ctx.Done():
 		srv.Kill()
-		return ctx.Err()
+		if mutated("wrap-signal-error") {
+			return ctx.Err()
+		}
+		// stopped (SIGTERM from the client that started it, ^C): an orderly end, as serve's,
+		// not an error ("mcpsandbox: context canceled" and exit 1 in the client's log)
+		return nil
 	}
 }

@@ -1,0 +1,70 @@
+package serve
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Visible is text as serve sends it in a result's text content: what a program printed, a file
+// read, a file's name, with every terminal control shown instead of done. Clients that run in a
+// terminal (Claude Code, Gemini CLI, Codex) print a result's text there, so an escape sequence
+// in a command's output or a file name would act on the user's terminal: OSC 52 writes the
+// clipboard, OSC 8 makes a link whose text is not its target, ESC[8m hides text the model still
+// reads, a lone CR overwrites a line, a title sequence or a bell. Each C0 control but tab and
+// newline (and CR before a newline) becomes its Unicode control picture (ESC → ␛, BEL → ␇, a
+// lone CR → ␍), DEL ␡, and a C1 control (U+0080–U+009F, the 8-bit forms: U+009B is CSI) ␛
+// and its 7-bit letter. The structured result keeps the bytes as they are (JSON escapes them).
+func Visible(s string) string {
+	if mutated("result-text-controls") {
+		return s
+	}
+	i := firstControl(s)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		switch {
+		case c == '\t' || c == '\n' || c == '\r' && i+1 < len(s) && s[i+1] == '\n':
+			b.WriteByte(c)
+		case c < 0x20:
+			b.WriteRune(rune(0x2400 + int(c)))
+		case c == 0x7f:
+			b.WriteRune('\u2421')
+		case c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f:
+			b.WriteRune('\u241b')
+			b.WriteByte(s[i+1] - 0x40)
+			i += 2
+			continue
+		default:
+			// anything else, valid UTF-8 or not, as it is (JSON replaces an invalid byte)
+			_, n := utf8.DecodeRuneInString(s[i:])
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		i++
+	}
+	return b.String()
+}
+
+// firstControl is the index of the first byte Visible changes, -1 if none.
+func firstControl(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\t' || c == '\n':
+		case c == '\r':
+			if i+1 >= len(s) || s[i+1] != '\n' {
+				return i
+			}
+		case c < 0x20 || c == 0x7f:
+			return i
+		case c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f:
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,53 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A result's text content shows terminal controls instead of carrying them: what a command
+// printed (OSC 52 writing the clipboard, CSI colours, a bell, a lone CR that overwrites a line,
+// the 8-bit CSI U+009B), a program's exception and a refusal's words alike; tab, newline and
+// CRLF stay. The structured result keeps the bytes. A new user's trial saw `printf
+// '\033]52;c;…\a'` reach a terminal client as it was. Red with mutant result-text-controls.
+func TestResultTextShowsControls(t *testing.T) {
+	cs, _ := connect(t, testPolicy(5*time.Second, 2), &fakeExec{}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	evil := "\x1b]52;c;ZXZpbA==\x07\x1b[31mred\x1b[0m\tcol\r\nline\rover\u009b2J\x7f\x00end\n"
+	want := "␛]52;c;ZXZpbA==␇␛[31mred␛[0m\tcol\r\nline␍over␛[2J␡␀end\n"
+	for _, c := range []struct {
+		what string
+		args map[string]any
+		want string
+	}{
+		{"stdout", map[string]any{"echo": evil}, want},
+		{"an exception", map[string]any{"raise": evil}, want},
+		{"a refusal", map[string]any{"refuse": evil}, want},
+	} {
+		r, err := call(t, ctx, cs, c.args)
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		got := text(r)
+		if strings.ContainsAny(got, "\x1b\x07\x00\x7f\u009b") || strings.Contains(strings.ReplaceAll(got, "\r\n", ""), "\r") {
+			t.Errorf("%s: the text content carries terminal controls: %q", c.what, got)
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s: text %q, want it to show %q", c.what, got, c.want)
+		}
+		if c.what == "stdout" {
+			raw, _ := json.Marshal(r.StructuredContent)
+			var res struct{ Stdout string }
+			if json.Unmarshal(raw, &res); res.Stdout != evil {
+				t.Errorf("the structured result's stdout is %q, want the bytes as they were", res.Stdout)
+			}
+		}
+	}
+	if got := Visible("plain\ttext\r\nü ě\n"); got != "plain\ttext\r\nü ě\n" {
+		t.Errorf("plain text changed: %q", got)
+	}
+}
