@@ -250,3 +250,41 @@ func TestInitEntriesConnectInRealClients(t *testing.T) {
 		check(t, e, []string{"gemini"}, "--scheme", "e2b", "--reuse", "call")
 	})
 }
+
+// init --print with no --client prints the entry as an "mcpServers" object, and the real MCP
+// Inspector, given that output as its --config, starts the server and calls a tool through it.
+func TestInitPrintGenericEntryInTheInspector(t *testing.T) {
+	inspector := clientCLI(t, "mcp-inspector")
+	e := newInitEnv(t)
+	out, stderr, code := e.run(t, "", "--scheme", "allowlist", "--allow", "wc", "--workspace", filepath.Join(e.home, "ws"), "--print", "--yes")
+	if code != 0 {
+		t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "no client named") || strings.Contains(stderr, "no client configured") {
+		t.Errorf("stderr does not say the printed entry is the generic form:\n%s", stderr)
+	}
+	var body []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			body = append(body, l)
+		}
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(strings.Join(body, "\n")), &cfg); err != nil || cfg.MCPServers["sandbox"].Command == "" {
+		t.Fatalf("stdout is not an mcpServers object with the entry (%v):\n%s", err, out)
+	}
+	file := filepath.Join(e.home, "servers.json")
+	os.WriteFile(file, []byte(strings.Join(body, "\n")), 0o600)
+	cmd := exec.Command(inspector, "--cli", "--config", file, "--server", "sandbox", "--method", "tools/call",
+		"--tool-name", "run_allowed_command", "--tool-arg", "command=wc", "--tool-arg", `args=["--version"]`)
+	cmd.Env, cmd.Dir = append(e.env, "MCP_INSPECTOR_SECRET_STORE=memory"), e.project
+	got, gotErr, code := runCmdTimeout(t, cmd, 90*time.Second)
+	if code != 0 || !strings.Contains(got, `"exit_code": 0`) || !strings.Contains(got, "GNU coreutils") {
+		t.Errorf("the Inspector's tool call through the printed entry: exit %d\n%s\n%s", code, got, gotErr)
+	}
+}

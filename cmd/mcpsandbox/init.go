@@ -289,6 +289,9 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 	if len(o.Clients) == 0 {
 		if wiz {
 			fmt.Fprintf(w, "no client picked: add this server to your MCP client by hand, as\n  %s\n", entry)
+		} else if o.Print {
+			fmt.Fprintf(w, "no client named: the entry printed is the \"mcpServers\" form most clients read; --client ID (%s) prints that client's own\n",
+				strings.Join(generate.ClientIDs(), ", "))
 		} else {
 			fmt.Fprintf(w, "no client configured: add --client ID (%s), or add this server by hand: %s\n",
 				strings.Join(generate.ClientIDs(), ", "), entry)

@@ -211,8 +211,27 @@ func (pl *Plan) planClients(o PlanOptions) error {
 			return err
 		}
 	}
+	if o.Print && len(o.Clients) == 0 {
+		if g, ok := genericSnippet(pl.name, pl.ClientEntry); ok {
+			pl.Snippets = append(pl.Snippets, g)
+		}
+	}
 	pl.Shadows = pl.Clients.Shadowing(pl.name, pl.ClientEntry, o.Env)
 	return nil
+}
+
+// genericSnippet is the entry as an "mcpServers" JSON object, the form most clients and the MCP
+// Inspector (--config) read: what --print gives when no client is named, in the first catalogue
+// client's syntax that writes that form and can hold the entry (an HTTP one needs a client with
+// HTTP entries).
+func genericSnippet(name string, e ServerEntry) (string, bool) {
+	for _, c := range Clients() {
+		if c.Format == "json" && c.Key == "mcpServers" && len(c.Keys) == 0 && c.CheckHTTP(e) == nil {
+			return fmt.Sprintf("# any client that reads an \"mcpServers\" JSON object (as %s does; the MCP Inspector: --config FILE --server %s)\n%s",
+				c.Name, name, Snippet(c, name, e)), true
+		}
+	}
+	return "", false
 }
 
 // Unchanged reports whether writing would change no file.
