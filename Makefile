@@ -13,10 +13,12 @@ test:
 	go vet ./... && go vet -tags testhooks ./...
 	@# -tags testhooks: a test build (internal/testhooks), with the harness's egress stand-ins and
 	@# its offline E2B server; go test ./mutants checks the release build carries neither.
+	@# -timeout 45m: a package's whole run (e2e's is the longest: 15 min on a quiet 2-CPU VM, 21 min on one
+	@# whose process starts were five times slower); .ci/run has 90 minutes in all.
 	@# Tests skipped for a missing prerequisite (Docker engine, test image, npm packages) are listed
 	@# after the run: go test shows a passing package's output only with -v (internal/testenv).
-	@skips=$$(mktemp); echo "go test -race -tags testhooks -count=1 -timeout 20m ./..."; \
-	MCPSANDBOX_SKIP_REPORT=$$skips go test -race -tags testhooks -count=1 -timeout 20m ./...; status=$$?; \
+	@skips=$$(mktemp); echo "go test -race -tags testhooks -count=1 -timeout 45m ./..."; \
+	MCPSANDBOX_SKIP_REPORT=$$skips go test -race -tags testhooks -count=1 -timeout 45m ./...; status=$$?; \
 	if [ -s $$skips ]; then echo "== SKIPPED (they prove nothing on this machine; CI=true fails on them):" >&2; cat $$skips >&2; fi; \
 	rm -f $$skips; exit $$status
 
