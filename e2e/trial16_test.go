@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,15 +22,33 @@ func TestWrapSIGTERMEndsQuietly(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	// Wait for wrap to end by itself (a zombie, not reaped yet) before closing the session: the
+	// close shuts wrap's stdin, and a relay that sees its client gone ends quietly whatever the
+	// signal did, so closing first let the mutant pass at random.
 	deadline := time.Now().Add(20 * time.Second)
-	for cmd.ProcessState == nil && time.Now().Before(deadline) {
-		cs.Close() // waits for the process
-		time.Sleep(50 * time.Millisecond)
+	for !exited(cmd.Process.Pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
 	}
-	if cmd.ProcessState == nil {
+	if !exited(cmd.Process.Pid) {
 		t.Fatal("wrap did not end after SIGTERM")
+	}
+	cs.Close() // reaps it
+	if cmd.ProcessState == nil {
+		t.Fatal("wrap's exit status was not collected")
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 0 || strings.Contains(r.stderr.String(), "context canceled") {
 		t.Errorf("wrap after SIGTERM: exit %d, stderr:\n%s", code, r.stderr)
 	}
+}
+
+// exited reports whether process pid has ended (a zombie waiting to be reaped, or gone).
+func exited(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// pid (comm) STATE ...: comm may hold spaces and parentheses; the state follows the last ')'
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
 }
