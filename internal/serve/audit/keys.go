@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/casefold"
 )
 
 // RuleAmbiguousKeys names the refusal of JSON whose objects hold two keys equal under Unicode
@@ -242,21 +244,6 @@ func hex4(s []byte) (rune, bool) {
 	return v, true
 }
 
-// foldRune is r's case-folding class: the smallest rune of its unicode.SimpleFold orbit.
-func foldRune(r rune) rune {
-	if r < utf8.RuneSelf {
-		if 'a' <= r && r <= 'z' {
-			return r - 'a' + 'A'
-		}
-		return r
-	}
-	least := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		least = min(least, f)
-	}
-	return least
-}
-
 // foldHash hashes the object's number and the folding classes of escaped key text's runes; false when it is not valid
 // Unicode.
 func foldHash(obj uint32, s []byte) (uint64, bool) {
@@ -271,7 +258,7 @@ func foldHash(obj uint32, s []byte) (uint64, bool) {
 			return 0, false
 		}
 		s = s[size:]
-		f := foldRune(r)
+		f := casefold.Rune(r)
 		buf[n], buf[n+1], buf[n+2] = byte(f), byte(f>>8), byte(f>>16)
 		if n += 3; n > len(buf)-3 {
 			h.Write(buf[:n])
@@ -287,7 +274,7 @@ func foldEqual(a, b []byte) bool {
 	for len(a) > 0 && len(b) > 0 {
 		ra, na, _ := nextRune(a)
 		rb, nb, _ := nextRune(b)
-		if ra != rb && foldRune(ra) != foldRune(rb) {
+		if ra != rb && casefold.Rune(ra) != casefold.Rune(rb) {
 			return false
 		}
 		a, b = a[na:], b[nb:]

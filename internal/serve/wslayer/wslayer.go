@@ -14,10 +14,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/casefold"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -195,22 +194,7 @@ func fold(s string) string {
 	if mutated("workspace-case-fold") {
 		return s
 	}
-	return strings.Map(foldRune, s)
-}
-
-// foldRune is r's case-folding class: the smallest rune of its unicode.SimpleFold orbit.
-func foldRune(r rune) rune {
-	if r < utf8.RuneSelf {
-		if 'a' <= r && r <= 'z' {
-			return r - 'a' + 'A'
-		}
-		return r
-	}
-	least := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		least = min(least, f)
-	}
-	return least
+	return casefold.String(s)
 }
 
 // foldGlobs caches the case-insensitive form of each protect glob (a commit compiles the list).
