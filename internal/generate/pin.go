@@ -34,7 +34,8 @@ var DefaultDenyArgs = map[string][]string{
 // DefaultCommands is the built-in allowlist: text tools that cannot run other programs.
 var DefaultCommands = []string{"cat", "cut", "diff", "grep", "head", "ls", "sort", "tail", "tr", "uniq", "wc"}
 
-// Pin resolves a command name (or absolute path) to its real path and sha256.
+// Pin resolves a command name (or absolute path) to its real path and sha256 (a venv's python
+// keeps its own path: policy.VenvOf).
 func Pin(name string) (policy.Command, error) {
 	p := name
 	switch {
@@ -78,7 +79,13 @@ func Pin(name string) (policy.Command, error) {
 	if err != nil {
 		return policy.Command{}, err
 	}
-	return policy.Command{Name: filepath.Base(name), Path: real, SHA256: sum, DenyArgs: DefaultDenyArgs[filepath.Base(name)]}, nil
+	path := real
+	if p != real && policy.VenvOf(p) != "" && !mutated("pin-venv") {
+		// A venv's python (a link to its base interpreter): kept as the link, so serve starts
+		// it by that path and Python finds its venv; the file pinned is still what it links to.
+		path = p
+	}
+	return policy.Command{Name: filepath.Base(name), Path: path, SHA256: sum, DenyArgs: DefaultDenyArgs[filepath.Base(name)]}, nil
 }
 
 // checkELF refuses what serve would refuse at its start (the allowlist's pin): a file that is

@@ -54,6 +54,7 @@ func policyTemplate(scheme string) (*template.Template, error) {
 		"inline": tomlInline,
 		"hosts":  netHosts,
 		"net":    tomlNet,
+		"venv":   policy.VenvOf,
 		// the values `scheme` takes: every registered scheme, so a new one is named with no edit
 		"schemes": func() string {
 			q := make([]string, len(policy.Schemes))

@@ -128,8 +128,12 @@ type pinned struct {
 	policy.Command
 	exec     []string // files the command may execute: itself and its ELF interpreter
 	readDirs []string // its install prefix (e.g. a pyenv version dir), narrowed by runtimeDirs
-	denyRe   []denyPattern
-	model    *optModel // how the binary parses its options; nil = judged conservatively
+	// argv0 is what the command is started as: its name, or for a venv's python the link's path
+	// (policy.VenvOf), with the venv's pyvenv.cfg in readFiles.
+	argv0     string
+	readFiles []string
+	denyRe    []denyPattern
+	model     *optModel // how the binary parses its options; nil = judged conservatively
 	// interpreter: it runs code it is given (policy.IsInterpreter), so what it writes is not
 	// in its arguments.
 	interpreter bool
@@ -332,6 +336,15 @@ func pin(c policy.Command) (*pinned, error) {
 	// stdlib); never a home or a credentials dir.
 	home, _ := os.UserHomeDir()
 	pc.readDirs = append(pc.readDirs, runtimeDirs(real, home)...)
+	pc.argv0 = c.Name
+	if venv := policy.VenvOf(c.Path); venv != "" && c.Path != real && !mutated("venv-argv0") {
+		// Started by the link's path, Python reads pyvenv.cfg beside its bin dir and takes the
+		// venv's packages; the venv's own dirs are read as an install prefix is (narrowed the
+		// same way in a home's dot directory), its pyvenv.cfg always.
+		pc.argv0 = c.Path
+		pc.readDirs = append(pc.readDirs, runtimeDirs(c.Path, home)...)
+		pc.readFiles = append(pc.readFiles, filepath.Join(venv, "pyvenv.cfg"))
+	}
 	for _, g := range c.DenyArgs {
 		d, err := compileDeny(g)
 		if err != nil {
@@ -745,10 +758,10 @@ func (e *Executor) spec(pc *pinned, c executor.Call, args []string, probe bool) 
 	lims := e.rlimits(c)
 	readDirs := slices.Concat(systemReadDirs, pc.readDirs, e.al.ReadPaths)
 	s := helper.Spec{
-		Argv: append([]string{pc.Name}, args...), Env: env, Dir: e.ws,
+		Argv: append([]string{pc.argv0}, args...), Env: env, Dir: e.ws,
 		DropUID: e.dropUID, UID: e.uid, GID: e.gid, Rlimits: lims, Nice: nice,
 		NoNetwork: !e.al.AllHosts(),
-		ReadDirs:  readDirs, ReadFiles: systemReadFiles, ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
+		ReadDirs:  readDirs, ReadFiles: slices.Concat(systemReadFiles, pc.readFiles), ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
 		Probe: probe,
 	}
 	e.egress.apply(&s)
