@@ -24,6 +24,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
+	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -428,7 +429,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			res.DurationMS = time.Since(start).Milliseconds()
 			entry.Decision, entry.Reason, entry.ExitCode = "ran", err.Error(), &res.ExitCode
 			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
-			text := ClipText(Visible(err.Error()), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
+			text := ClipText(visible.Text(err.Error()), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
 			entry.Files = fileRecords(t.Name, res)
 			out = &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
 		case err != nil:
@@ -440,7 +441,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			entry.ExitCode = &res.ExitCode
 			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
 			entry.Files = fileRecords(t.Name, res)
-			out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: Visible(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
+			out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: visible.Text(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
 		}
 		if r.audit != nil {
 			if aerr := r.audit.Append(entry); aerr != nil {
@@ -542,7 +543,7 @@ const RuleMaxMessage = "stdio.max_message"
 const MaxErrorText = bounds.MaxErrorText
 
 func errorResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ClipText(Visible(msg), MaxErrorText)}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: ClipText(visible.Text(msg), MaxErrorText)}}}
 }
 
 // ClipText cuts s to at most max bytes (on a UTF-8 boundary) and says how much was cut.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 )
 
 // A result's text content shows terminal controls instead of carrying them: what a command
@@ -47,7 +49,7 @@ func TestResultTextShowsControls(t *testing.T) {
 			}
 		}
 	}
-	if got := Visible("plain\ttext\r\nü ě\n"); got != "plain\ttext\r\nü ě\n" {
+	if got := visible.Text("plain\ttext\r\nü ě\n"); got != "plain\ttext\r\nü ě\n" {
 		t.Errorf("plain text changed: %q", got)
 	}
 }

@@ -49,7 +49,8 @@ func (r *relay) oversizedAnswer(id json.RawMessage) {
 }
 
 // serverFrame forwards one server frame unchanged, except a tools/list answer that lists
-// denied tools (rewritten without them) and answers the relay already gave (dropped).
+// denied tools (rewritten without them), answers the relay already gave (dropped), and text
+// with terminal controls (shown: visible.go).
 func (r *relay) serverFrame(line []byte) error {
 	if err := r.serverKeys.Check(line); err != nil && !mutated("wrap-ambiguous-keys-server") {
 		r.ambiguousAnswer(line, err)
@@ -58,7 +59,7 @@ func (r *relay) serverFrame(line []byte) error {
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
 		if mutated("wrap-malformed") {
-			return r.toClient.frame(line)
+			return r.toClient.frame(visibleFrame(line))
 		}
 		r.log.Warn("dropped a message from the wrapped server that is not JSON", "err", err, "bytes", len(line))
 		r.explainf("dropped a server message that is not JSON (%s)", RuleMalform)
@@ -73,7 +74,7 @@ func (r *relay) serverFrame(line []byte) error {
 		return nil
 	}
 	if m.Method != "" || idKey(m.ID) == "" {
-		return r.toClient.frame(line) // the server's requests and notifications
+		return r.toClient.frame(visibleFrame(line)) // the server's requests and notifications
 	}
 	p := r.take(idKey(m.ID))
 	if p == nil {
@@ -88,7 +89,7 @@ func (r *relay) serverFrame(line []byte) error {
 			r.explainf("dropped a server answer with id %s, which a client reads as request %s's (%s)", clipID(m.ID), k, RuleMalform)
 			return nil
 		}
-		return r.toClient.frame(line) // an answer to a request the relay does not track
+		return r.toClient.frame(visibleFrame(line)) // an answer to a request the relay does not track
 	}
 	switch p.method {
 	case "tools/call":
@@ -109,7 +110,7 @@ func (r *relay) serverFrame(line []byte) error {
 			line = b
 		}
 	}
-	return r.toClient.frame(line)
+	return r.toClient.frame(visibleFrame(line))
 }
 
 // refuseServerRequest answers the server's request the policy does not let reach the client

@@ -1,11 +1,12 @@
-package serve
+// Package visible shows terminal controls in text a client prints, instead of letting them act.
+package visible
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
-// Visible is text as serve sends it in a result's text content: what a program printed, a file
+// Text is text as serve sends it in a result's text content: what a program printed, a file
 // read, a file's name, with every terminal control shown instead of done. Clients that run in a
 // terminal (Claude Code, Gemini CLI, Codex) print a result's text there, so an escape sequence
 // in a command's output or a file name would act on the user's terminal: OSC 52 writes the
@@ -14,7 +15,7 @@ import (
 // newline (and CR before a newline) becomes its Unicode control picture (ESC → ␛, BEL → ␇, a
 // lone CR → ␍), DEL ␡, and a C1 control (U+0080–U+009F, the 8-bit forms: U+009B is CSI) ␛
 // and its 7-bit letter. The structured result keeps the bytes as they are (JSON escapes them).
-func Visible(s string) string {
+func Text(s string) string {
 	if mutated("result-text-controls") {
 		return s
 	}

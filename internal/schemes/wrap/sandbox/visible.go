@@ -1,0 +1,113 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/visible"
+)
+
+// Text a client prints shows terminal controls instead of doing them, as serve's own results do
+// (internal/visible): clients that run in a terminal print a tool's result, its description, a
+// prompt or the server's log message there, and the wrapped server is the party wrap does not
+// trust: an OSC 52 in its answer would write the user's clipboard. Every string under a server
+// message's params, result and error is shown with visible.Text, except what must come back to
+// the server byte for byte or is not text for a reader (keep).
+
+// keep are the keys whose values are left as they are: schemas (a pattern may name controls),
+// structured results (data for programs; the text content beside them is shown), tokens and
+// ids a client sends back.
+var keep = map[string]bool{"inputSchema": true, "outputSchema": true, "structuredContent": true, "_meta": true,
+	"progressToken": true, "requestId": true, "cursor": true, "nextCursor": true}
+
+// visibleFrame is a server frame with the terminal controls in its text shown; the frame itself
+// when it has none (most have none, and are not decoded again).
+func visibleFrame(line []byte) []byte {
+	if !mayHoldControl(line) || mutated("wrap-text-controls") {
+		return line
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(line, &top) != nil {
+		return line
+	}
+	changed := false
+	for _, k := range []string{"params", "result", "error"} {
+		raw, ok := top[k]
+		if !ok || !mayHoldControl(raw) {
+			continue
+		}
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var v any
+		if d.Decode(&v) != nil {
+			return line
+		}
+		if v, ok = show(v); !ok {
+			continue
+		}
+		var b bytes.Buffer
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		if e.Encode(v) != nil {
+			return line
+		}
+		top[k], changed = bytes.TrimRight(b.Bytes(), "\n"), true
+	}
+	if !changed {
+		return line
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return line
+	}
+	return out
+}
+
+// show is v with visible.Text applied to every string outside keep; false when nothing changed.
+func show(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		s := visible.Text(x)
+		return s, s != x
+	case []any:
+		changed := false
+		for i := range x {
+			if y, ok := show(x[i]); ok {
+				x[i], changed = y, true
+			}
+		}
+		return x, changed
+	case map[string]any:
+		changed := false
+		for k, y := range x {
+			if keep[k] {
+				continue
+			}
+			if y, ok := show(y); ok {
+				x[k], changed = y, true
+			}
+		}
+		return x, changed
+	}
+	return v, false
+}
+
+// mayHoldControl is false only when JSON text surely holds no control visible.Text would change:
+// no \u00XX escape, no \b, \f or \r escape, no DEL and no UTF-8 C1 control.
+func mayHoldControl(b []byte) bool {
+	if bytes.Contains(b, []byte(`\u00`)) || bytes.Contains(b, []byte(`\b`)) || bytes.Contains(b, []byte(`\f`)) ||
+		bytes.Contains(b, []byte(`\r`)) || bytes.IndexByte(b, 0x7f) >= 0 {
+		return true
+	}
+	for i := bytes.IndexByte(b, 0xc2); i >= 0 && i+1 < len(b); {
+		if b[i+1] >= 0x80 && b[i+1] <= 0x9f {
+			return true
+		}
+		j := bytes.IndexByte(b[i+1:], 0xc2)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
