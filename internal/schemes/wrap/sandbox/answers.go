@@ -16,6 +16,9 @@ func (r *relay) fromServer(out io.Reader) error {
 	fr := newFrameReader(out, MaxFrame)
 	for {
 		line, oversize, err := fr.next()
+		if err == nil {
+			r.heardOnce.Do(func() { close(r.heard) })
+		}
 		if err != nil {
 			if err == io.EOF {
 				return nil

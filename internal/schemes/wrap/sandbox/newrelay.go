@@ -12,7 +12,7 @@ import (
 // newRelay is the relay for a policy between o's client and the server's stdin.
 func newRelay(p *policy.Policy, al *audit.Log, o Options, session string, toServer io.Writer) *relay {
 	r := &relay{tools: wrapsec.Of(p).Tools, mayAsk: wrapsec.Of(p).Copy().(*wrapsec.Wrap).ServerMayAsk, timeout: p.Limits.Timeout.Duration, audit: al, server: p.Name, hash: p.Hash(),
-		session: session, log: o.Logger, inflight: map[string]*pending{}, expired: map[string]struct{}{}}
+		session: session, log: o.Logger, inflight: map[string]*pending{}, expired: map[string]struct{}{}, heard: make(chan struct{}), patience: startPatience}
 	r.toClient.w, r.toServer.w = o.Stdout, toServer
 	if o.ExplainDenials {
 		r.explain = o.Stderr

@@ -54,6 +54,12 @@ type relay struct {
 	// clientKeys and serverKeys find ambiguous keys in each direction's frames (one goroutine each).
 	clientKeys, serverKeys audit.KeyChecker
 
+	// heard closes at the server's first frame; slowStart notes a server that says nothing for
+	// startPatience after the client's initialize (slowstart.go).
+	heard               chan struct{}
+	heardOnce, initOnce sync.Once
+	patience            time.Duration
+
 	mu       sync.Mutex
 	inflight map[string]*pending
 	expired  map[string]struct{} // answered by the relay (timed out): the server's late answer is dropped
@@ -160,8 +166,11 @@ func (r *relay) clientFrame(line []byte) error {
 			"(JSON-RPC ids must be unique among requests in flight): use a new id", codeInvalid)
 		return nil
 	}
-	if m.Method == "initialize" && !mutated("wrap-client-capabilities") {
-		line = r.withoutCapabilities(line)
+	if m.Method == "initialize" {
+		r.initOnce.Do(func() { go r.slowStart(r.patience) })
+		if !mutated("wrap-client-capabilities") {
+			line = r.withoutCapabilities(line)
+		}
 	}
 	if key == "" || (m.Method != "tools/call" && m.Method != "tools/list") {
 		return r.toServer.frame(line) // notifications, responses, other requests: unchanged

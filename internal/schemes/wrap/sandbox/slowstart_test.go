@@ -1,0 +1,40 @@
+package sandbox
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// A server that says nothing after the client's initialize (npx fetching it on its first start)
+// gets one line on wrap's stderr saying why and what to do; one that answers gets none.
+func TestRelayNotesASlowServerStart(t *testing.T) {
+	const patience = 50 * time.Millisecond
+	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	for _, answers := range []bool{false, true} {
+		logs := &syncBuf{}
+		p := policy.Default(wrapsec.Name)
+		r := newRelay(p, nil, Options{Stdout: io.Discard, Logger: slog.New(slog.NewTextHandler(logs, nil))}, "s", io.Discard)
+		r.patience = patience
+		if err := r.fromClient(strings.NewReader(initialize + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		if answers {
+			if err := r.fromServer(strings.NewReader(`{"jsonrpc":"2.0","id":0,"result":{}}` + "\n")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		noted := false
+		for deadline := time.Now().Add(patience + 3*time.Second); !noted && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			noted = strings.Contains(strings.Join(logs.lines(), "\n"), "has not answered the client's initialize yet")
+		}
+		if noted == answers {
+			t.Errorf("server answers: %v; the slow-start note logged: %v (want %v): %q", answers, noted, !answers, logs.lines())
+		}
+	}
+}
