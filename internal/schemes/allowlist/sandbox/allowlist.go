@@ -337,10 +337,11 @@ func pin(c policy.Command) (*pinned, error) {
 	home, _ := os.UserHomeDir()
 	pc.readDirs = append(pc.readDirs, runtimeDirs(real, home)...)
 	pc.argv0 = c.Name
-	if venv := policy.VenvOf(c.Path); venv != "" && c.Path != real && !mutated("venv-argv0") {
-		// Started by the link's path, Python reads pyvenv.cfg beside its bin dir and takes the
-		// venv's packages; the venv's own dirs are read as an install prefix is (narrowed the
-		// same way in a home's dot directory), its pyvenv.cfg always.
+	if venv := policy.VenvOf(c.Path); venv != "" && !mutated("venv-argv0") {
+		// Started by its path in the venv (a link, or a copy: `venv --copies`), Python reads
+		// pyvenv.cfg beside its bin dir and takes the venv's packages; the venv's own dirs are
+		// read as an install prefix is (narrowed the same way in a home's dot directory), its
+		// pyvenv.cfg always.
 		pc.argv0 = c.Path
 		pc.readDirs = append(pc.readDirs, runtimeDirs(c.Path, home)...)
 		pc.readFiles = append(pc.readFiles, filepath.Join(venv, "pyvenv.cfg"))

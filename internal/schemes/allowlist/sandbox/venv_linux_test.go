@@ -18,7 +18,7 @@ import (
 // makeVenv makes a virtual environment as `python3 -m venv` lays one out (bin/python a link to
 // the base interpreter, pyvenv.cfg beside bin, a site-packages dir) with a module in it, under
 // dir; it returns the venv's python.
-func makeVenv(t *testing.T, dir, base string) string {
+func makeVenv(t *testing.T, dir, base string, copies bool) string {
 	t.Helper()
 	out, err := exec.Command(base, "-c", "import sys; print('python%d.%d' % sys.version_info[:2])").Output()
 	if err != nil {
@@ -30,7 +30,15 @@ func makeVenv(t *testing.T, dir, base string) string {
 	}
 	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
 	py := filepath.Join(dir, "bin", "python")
-	if err := os.Symlink(base, py); err != nil {
+	if copies { // python -m venv --copies
+		b, err := os.ReadFile(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(py, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := os.Symlink(base, py); err != nil {
 		t.Fatal(err)
 	}
 	cfg := "home = " + filepath.Dir(base) + "\ninclude-system-site-packages = false\n"
@@ -47,16 +55,17 @@ func TestVenvPythonRunsInItsVenv(t *testing.T) {
 	if err != nil {
 		t.Skipf("no /usr/bin/python3: %v", err)
 	}
-	for _, where := range []string{"venv", ".venv"} {
+	for _, where := range []string{"venv", ".venv", "copies"} {
 		t.Run(where, func(t *testing.T) {
 			root := t.TempDir()
 			os.Chmod(filepath.Dir(root), 0o755)
 			os.Chmod(root, 0o755)
 			// venv: outside the workspace, read as the pin's install; .venv: a home's dot
-			// directory, narrowed to its bin and lib dirs and its pyvenv.cfg
+			// directory, narrowed to its bin and lib dirs and its pyvenv.cfg; copies: its python
+			// a copy of the base interpreter, not a link
 			t.Setenv("HOME", root)
 			venv := filepath.Join(root, where)
-			py := makeVenv(t, venv, base)
+			py := makeVenv(t, venv, base, where == "copies")
 			os.WriteFile(filepath.Join(venv, "token"), []byte("secret"), 0o644)
 			c, err := generate.Pin(py)
 			if err != nil {
@@ -88,7 +97,7 @@ func TestVenvPythonRunsInItsVenv(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := venv + " from-the-venv"
-			if where == "venv" {
+			if where != ".venv" {
 				want += "\ntoken read" // an install dir of its own is read whole, as a pinned prefix is
 			}
 			if res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != want {
