@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 )
@@ -31,9 +32,10 @@ func visibleFrame(line []byte) []byte {
 		return line
 	}
 	changed := false
-	for _, k := range []string{"params", "result", "error"} {
-		raw, ok := top[k]
-		if !ok || !mayHoldControl(raw) {
+	for k, raw := range top {
+		// Any case of the name: the relay, and a client decoding with Go's encoding/json (as
+		// mcp-go does), read "Result" or "PARAMS" as the result or the params.
+		if !textMember(k) || !mayHoldControl(raw) {
 			continue
 		}
 		d := json.NewDecoder(bytes.NewReader(raw))
@@ -42,7 +44,8 @@ func visibleFrame(line []byte) []byte {
 		if d.Decode(&v) != nil {
 			return line
 		}
-		if v, ok = show(v); !ok {
+		v, ok := show(v)
+		if !ok {
 			continue
 		}
 		var b bytes.Buffer
@@ -61,6 +64,15 @@ func visibleFrame(line []byte) []byte {
 		return line
 	}
 	return out
+}
+
+// textMember is whether a message's top-level key k holds text a client may print: params,
+// result or error, in any case (not jsonrpc, id or method).
+func textMember(k string) bool {
+	if mutated("wrap-text-controls-key-case") {
+		return k == "params" || k == "result" || k == "error"
+	}
+	return strings.EqualFold(k, "params") || strings.EqualFold(k, "result") || strings.EqualFold(k, "error")
 }
 
 // show is v with visible.Text applied to every string outside keep; false when nothing changed.

@@ -77,3 +77,37 @@ func TestRelayShowsServerTextControls(t *testing.T) {
 		t.Errorf("a frame without controls changed:\n%s\n%s", c[5], frames[5])
 	}
 }
+
+// A top-level key in another case ("Result", "PARAMS", "Error", or with a long s) is the result,
+// the params or the error to the relay and to a client decoding with Go's encoding/json (mcp-go):
+// its text is shown as well, not passed with its controls.
+func TestRelayShowsServerTextControlsAnyKeyCase(t *testing.T) {
+	r, toClient, _ := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/call", tool: "t", start: time.Now()})
+	r.track("3", &pending{id: json.RawMessage("3"), method: "tools/call", tool: "t", start: time.Now()})
+	osc52 := `\u001b]52;c;ZWNobyBwd25lZA==\u0007`
+	frames := []string{
+		`{"jsonrpc":"2.0","id":1,"Result":{"content":[{"type":"text","text":"ok ` + osc52 + `"}]}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","PARAMS":{"level":"info","data":"log ` + osc52 + `"}}`,
+		`{"jsonrpc":"2.0","id":3,"ERROR":{"code":-32000,"message":"bad ` + osc52 + `"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","paraMſ":{"level":"info","data":"log ` + osc52 + `"}}`,
+	}
+	if err := r.fromServer(strings.NewReader(strings.Join(frames, "\n") + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	c := toClient.lines()
+	if len(c) != len(frames) {
+		t.Fatalf("relayed %d frames, want %d: %q", len(c), len(frames), c)
+	}
+	for i, l := range c {
+		var m struct {
+			Params, Result, Error json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("frame %d: %v: %s", i, err, l)
+		}
+		if strings.Contains(strings.ToLower(l), `\u001b`) || strings.Contains(l, `\u0007`) || !strings.Contains(l, "␛]52;c;") {
+			t.Errorf("frame %d reaches the client with its controls: %s", i, l)
+		}
+	}
+}
