@@ -15,7 +15,8 @@ import (
 // message's params, result and error is shown with visible.Text, except what must come back to
 // the server byte for byte or is not text for a reader (keep).
 
-// keep are the keys whose values are left as they are: schemas (a pattern may name controls),
+// keep are the keys whose values are left as they are: schemas (a pattern may name controls;
+// their descriptions and titles are shown all the same, showSchema),
 // structured results (data for programs; the text content beside them is shown), tokens and
 // ids a client sends back.
 var keep = map[string]bool{"inputSchema": true, "outputSchema": true, "structuredContent": true, "_meta": true,
@@ -92,10 +93,56 @@ func show(v any) (any, bool) {
 	case map[string]any:
 		changed := false
 		for k, y := range x {
+			if schema[k] && !mutated("wrap-text-controls-schema-text") {
+				if y, ok := showSchema(y); ok {
+					x[k], changed = y, true
+				}
+				continue
+			}
 			if keep[k] {
 				continue
 			}
 			if y, ok := show(y); ok {
+				x[k], changed = y, true
+			}
+		}
+		return x, changed
+	}
+	return v, false
+}
+
+// schema are the kept keys that hold a JSON schema: its descriptions and titles are text a
+// client shows (a tool's parameters, listed under it), the rest is kept (showSchema).
+var schema = map[string]bool{"inputSchema": true, "outputSchema": true}
+
+// schemaData are the schema keywords whose values are data, not a schema: kept whatever they hold.
+var schemaData = map[string]bool{"const": true, "default": true, "enum": true, "examples": true}
+
+// showSchema is the schema v with visible.Text applied to every string under a description or
+// title keyword, the rest (patterns, names, formats, data) as it was; false when nothing changed.
+func showSchema(v any) (any, bool) {
+	switch x := v.(type) {
+	case []any:
+		changed := false
+		for i := range x {
+			if y, ok := showSchema(x[i]); ok {
+				x[i], changed = y, true
+			}
+		}
+		return x, changed
+	case map[string]any:
+		changed := false
+		for k, y := range x {
+			if schemaData[k] {
+				continue
+			}
+			if s, isText := y.(string); isText && (k == "description" || k == "title") {
+				if t := visible.Text(s); t != s {
+					x[k], changed = t, true
+				}
+				continue
+			}
+			if y, ok := showSchema(y); ok {
 				x[k], changed = y, true
 			}
 		}
