@@ -343,7 +343,15 @@ func pin(c policy.Command) (*pinned, error) {
 		// read as an install prefix is (narrowed the same way in a home's dot directory), its
 		// pyvenv.cfg always.
 		pc.argv0 = c.Path
-		pc.readDirs = append(pc.readDirs, runtimeDirs(c.Path, home)...)
+		// The prefix judged is where the venv's dir leads: judged by its name, a venv dir that
+		// is a link to a home (or a home's dot dir) would pass for an install and open it whole.
+		rv, err := filepath.EvalSymlinks(venv)
+		if mutated("venv-prefix-resolved") {
+			rv, err = venv, nil
+		}
+		if err == nil {
+			pc.readDirs = append(pc.readDirs, runtimeDirs(filepath.Join(rv, "bin", filepath.Base(c.Path)), home)...)
+		}
 		pc.readFiles = append(pc.readFiles, filepath.Join(venv, "pyvenv.cfg"))
 	}
 	for _, g := range c.DenyArgs {

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // makeVenv makes a virtual environment as `python3 -m venv` lays one out (bin/python a link to
@@ -104,5 +105,38 @@ func TestVenvPythonRunsInItsVenv(t *testing.T) {
 				t.Fatalf("the venv's python did not run in its venv as expected: exit %d, stdout %q (want %q), stderr %s", res.ExitCode, res.Stdout, want, res.Stderr)
 			}
 		})
+	}
+}
+
+// A venv dir that is a link (here to the user's home, laid out as a venv) is judged where it
+// leads: its name outside the home must not open the home for reading as an install prefix.
+func TestVenvPrefixJudgedWhereItLeads(t *testing.T) {
+	base, err := filepath.EvalSymlinks("/usr/bin/python3")
+	if err != nil {
+		t.Skipf("no /usr/bin/python3: %v", err)
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	t.Setenv("HOME", home)
+	makeVenv(t, home, base, false)
+	os.WriteFile(filepath.Join(home, "secret"), []byte("s"), 0o600)
+	link := filepath.Join(t.TempDir(), "v")
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := pin(policy.Command{Name: "python", Path: filepath.Join(link, "bin", "python")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.argv0 != filepath.Join(link, "bin", "python") {
+		t.Errorf("argv0 %q, want the venv's path", pc.argv0)
+	}
+	for _, d := range pc.readDirs {
+		r, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			continue
+		}
+		if r == home || strings.HasPrefix(home+"/", r+"/") {
+			t.Errorf("read dir %s (%s) opens the home %s", d, r, home)
+		}
 	}
 }
