@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 )
 
 // fromServer relays the server's frames to the client until the server's EOF.
@@ -213,7 +214,12 @@ func (r *relay) explainAccess(tool string, line []byte) {
 			}
 			i += from
 			lo, hi := max(0, i-120), min(len(s), i+len(mark)+120)
-			text.WriteString("\n    … " + s[lo:hi] + " …")
+			excerpt := s[lo:hi]
+			if !mutated("wrap-explain-controls") {
+				// the server's bytes on the user's terminal: a raw C1 CSI or DEL is valid JSON
+				excerpt = visible.Text(excerpt)
+			}
+			text.WriteString("\n    … " + excerpt + " …")
 			n++
 			from = i + len(mark)
 		}

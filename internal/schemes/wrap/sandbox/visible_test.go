@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,27 @@ func TestRelayShowsServerSchemaDescriptions(t *testing.T) {
 	if p["pattern"] != "^[^\x00-\x1f]*$" || p["default"].(map[string]any)["description"] != "\x1b" ||
 		props["description"].(map[string]any)["enum"].([]any)[0] != "\x1b" {
 		t.Errorf("a schema's pattern or data changed: %s", c[0])
+	}
+}
+
+// --explain quotes a failed call's answer on the user's terminal: a raw 8-bit CSI (valid in a
+// JSON string) or DEL in it is shown, not done.
+func TestRelayExplainShowsServerControls(t *testing.T) {
+	p := policy.Default(wrapsec.Name)
+	toClient, toServer, stderr := &syncBuf{}, &syncBuf{}, &syncBuf{}
+	r := newRelay(p, nil, Options{Stdout: toClient, Stderr: stderr, ExplainDenials: true, Logger: slog.New(slog.DiscardHandler)}, "s", toServer)
+	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/call", tool: "t", start: time.Now()})
+	frame := "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"isError\":true,\"content\":[{\"type\":\"text\",\"text\":\"open: Permission denied \u009b2J\u009b8m\x7f\"}]}}"
+	if err := r.fromServer(strings.NewReader(frame + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	stderr.mu.Lock()
+	out := stderr.b.String()
+	stderr.mu.Unlock()
+	if !strings.Contains(out, "Permission denied") {
+		t.Fatalf("no explanation: %q", out)
+	}
+	if strings.Contains(out, "\u009b") || strings.Contains(out, "\x7f") {
+		t.Errorf("the explanation carries the server's controls: %q", out)
 	}
 }
