@@ -175,6 +175,13 @@ func (r *relay) clientFrame(line []byte) error {
 	if key == "" || (m.Method != "tools/call" && m.Method != "tools/list") {
 		return r.toServer.frame(line) // notifications, responses, other requests: unchanged
 	}
+	if len(key) > MaxTrackedID && !mutated("wrap-id-bytes") {
+		// the relay holds a tracked request's id until its answer (twice: the key and the id),
+		// and once more after a timeout: 256 calls with 4 MiB ids held 2 GiB. Answered with a
+		// null id, as serve answers an id over its bound, so the refusal does not echo it.
+		r.refuse(nil, "", RuleMalform, fmt.Sprintf("a %s needs an id of at most %d bytes (this one is %d): use a shorter id", m.Method, MaxTrackedID, len(key)), codeInvalid)
+		return nil
+	}
 	if !plainID(key) && !mutated("wrap-id-canonical") {
 		// the server's answer would carry another id (1.0 comes back as 1): past the audit's
 		// outcome and the tools/list filter

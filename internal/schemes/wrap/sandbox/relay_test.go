@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -391,5 +393,51 @@ func TestRelayStripsRefusedClientCapabilities(t *testing.T) {
 		if got[1] != plain {
 			t.Errorf("an initialize without them changed: %q", got[1])
 		}
+	}
+}
+
+// A client's tools/call or tools/list ids are held by the relay until answered (and after a
+// timeout): one with an id over MaxTrackedID is refused with a null id (its id not echoed), the
+// server never sees it, and 64 such calls of 1 MiB ids the server never answers hold no memory.
+func TestRelayBoundsTrackedIDs(t *testing.T) {
+	r, toClient, toServer := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	r.timeout = 0
+	big := strings.Repeat("x", 1<<20)
+	var in strings.Builder
+	for i := range 64 {
+		method := "tools/call"
+		if i%2 == 1 {
+			method = "tools/list"
+		}
+		in.WriteString(`{"jsonrpc":"2.0","id":"` + big + strconv.Itoa(i) + `","method":"` + method + `","params":{"name":"echo","arguments":{}}}` + "\n")
+	}
+	ok := `{"jsonrpc":"2.0","id":"` + strings.Repeat("y", MaxTrackedID-2) + `","method":"tools/list"}`
+	in.WriteString(ok + "\n")
+	src := in.String()
+	in.Reset()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := r.fromClient(strings.NewReader(src)); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	runtime.KeepAlive(src)
+	if got := toServer.lines(); !slices.Equal(got, []string{ok}) {
+		t.Fatalf("relayed to the server: %d frames, want only the request whose id is within %d bytes", len(got), MaxTrackedID)
+	}
+	c := toClient.lines()
+	if len(c) != 64 {
+		t.Fatalf("answers to the client: %d, want 64 refusals", len(c))
+	}
+	for _, a := range c {
+		if len(a) > 1024 || !strings.Contains(a, `"id":null`) || !strings.Contains(a, "at most 1024 bytes") {
+			t.Fatalf("a refusal of %d bytes: %.300s", len(a), a)
+		}
+	}
+	if held > 16<<20 {
+		t.Fatalf("the relay holds %d MiB after 64 requests with 1 MiB ids, want < 16", held>>20)
 	}
 }
