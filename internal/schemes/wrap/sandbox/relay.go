@@ -243,7 +243,14 @@ func (r *relay) waiting(key string) bool {
 func (r *relay) track(key string, p *pending) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, dup := r.inflight[key]; !dup && len(r.inflight) >= MaxInflight {
+	waiting := len(r.inflight)
+	if !mutated("wrap-expired-count") {
+		// a timed-out request the server has not answered is still the server's to answer: past
+		// MaxInflight of them the relay could not remember their ids, and a reused id would take
+		// the old call's late answer for its own
+		waiting += len(r.expired)
+	}
+	if _, dup := r.inflight[key]; !dup && waiting >= MaxInflight {
 		return false
 	}
 	r.inflight[key] = p

@@ -441,3 +441,44 @@ func TestRelayBoundsTrackedIDs(t *testing.T) {
 		t.Fatalf("the relay holds %d MiB after 64 requests with 1 MiB ids, want < 16", held>>20)
 	}
 }
+
+// Timed-out calls the server never answers count as waiting: past MaxInflight of them a new
+// tracked request is refused (wrap.max_inflight), so every timed-out id stays remembered and its
+// late answer is never taken for a new request that reuses the id.
+func TestRelayCountsTimedOutCallsAsWaiting(t *testing.T) {
+	r, toClient, _ := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	r.timeout = 10 * time.Millisecond
+	var in strings.Builder
+	for i := range MaxInflight {
+		in.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"echo","arguments":{}}}` + "\n")
+	}
+	if err := r.fromClient(strings.NewReader(in.String())); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(toClient.lines()) < MaxInflight && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(toClient.lines()); n != MaxInflight {
+		t.Fatalf("%d timeouts answered, want %d", n, MaxInflight)
+	}
+	next := `{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	if err := r.fromClient(strings.NewReader(next + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	c := toClient.lines()
+	if last := c[len(c)-1]; !strings.Contains(last, `"id":"next"`) || !strings.Contains(last, RuleInflight) {
+		t.Fatalf("a call after %d unanswered timeouts: %.300s, want refused naming %s", MaxInflight, last, RuleInflight)
+	}
+	// the server answers one late: its id is dropped, and a new call fits again
+	if err := r.fromServer(strings.NewReader(`{"jsonrpc":"2.0","id":0,"result":{"content":[]}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.fromClient(strings.NewReader(next + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	c = toClient.lines()
+	if len(c) != MaxInflight+1 {
+		t.Fatalf("after a late answer the call was answered by the relay: %.300s", c[len(c)-1])
+	}
+}
