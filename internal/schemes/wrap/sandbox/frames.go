@@ -18,6 +18,9 @@ const (
 	// MaxInflight is how many client requests the relay tracks at once (tools/call and
 	// tools/list); past it a new one is refused with an error, the server never sees it.
 	MaxInflight = 256
+	// MaxTrackedID is the longest id (its idKey, in bytes) of a request the relay tracks
+	// (tools/call, tools/list): it is held until the answer, and after a timeout.
+	MaxTrackedID = 1024
 	// peekBytes of an oversized frame are kept to find its id.
 	peekBytes = 64 << 10
 )

@@ -175,6 +175,13 @@ func (r *relay) clientFrame(line []byte) error {
 	if key == "" || (m.Method != "tools/call" && m.Method != "tools/list") {
 		return r.toServer.frame(line) // notifications, responses, other requests: unchanged
 	}
+	if len(key) > MaxTrackedID && !mutated("wrap-id-bytes") {
+		// the relay holds a tracked request's id until its answer (twice: the key and the id),
+		// and once more after a timeout: 256 calls with 4 MiB ids held 2 GiB. Answered with a
+		// null id, as serve answers an id over its bound, so the refusal does not echo it.
+		r.refuse(nil, "", RuleMalform, fmt.Sprintf("a %s needs an id of at most %d bytes (this one is %d): use a shorter id", m.Method, MaxTrackedID, len(key)), codeInvalid)
+		return nil
+	}
 	if !plainID(key) && !mutated("wrap-id-canonical") {
 		// the server's answer would carry another id (1.0 comes back as 1): past the audit's
 		// outcome and the tools/list filter
@@ -236,7 +243,14 @@ func (r *relay) waiting(key string) bool {
 func (r *relay) track(key string, p *pending) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, dup := r.inflight[key]; !dup && len(r.inflight) >= MaxInflight {
+	waiting := len(r.inflight)
+	if !mutated("wrap-expired-count") {
+		// a timed-out request the server has not answered is still the server's to answer: past
+		// MaxInflight of them the relay could not remember their ids, and a reused id would take
+		// the old call's late answer for its own
+		waiting += len(r.expired)
+	}
+	if _, dup := r.inflight[key]; !dup && waiting >= MaxInflight {
 		return false
 	}
 	r.inflight[key] = p

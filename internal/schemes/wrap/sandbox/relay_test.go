@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -391,5 +393,92 @@ func TestRelayStripsRefusedClientCapabilities(t *testing.T) {
 		if got[1] != plain {
 			t.Errorf("an initialize without them changed: %q", got[1])
 		}
+	}
+}
+
+// A client's tools/call or tools/list ids are held by the relay until answered (and after a
+// timeout): one with an id over MaxTrackedID is refused with a null id (its id not echoed), the
+// server never sees it, and 64 such calls of 1 MiB ids the server never answers hold no memory.
+func TestRelayBoundsTrackedIDs(t *testing.T) {
+	r, toClient, toServer := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	r.timeout = 0
+	big := strings.Repeat("x", 1<<20)
+	var in strings.Builder
+	for i := range 64 {
+		method := "tools/call"
+		if i%2 == 1 {
+			method = "tools/list"
+		}
+		in.WriteString(`{"jsonrpc":"2.0","id":"` + big + strconv.Itoa(i) + `","method":"` + method + `","params":{"name":"echo","arguments":{}}}` + "\n")
+	}
+	ok := `{"jsonrpc":"2.0","id":"` + strings.Repeat("y", MaxTrackedID-2) + `","method":"tools/list"}`
+	in.WriteString(ok + "\n")
+	src := in.String()
+	in.Reset()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := r.fromClient(strings.NewReader(src)); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	runtime.KeepAlive(src)
+	if got := toServer.lines(); !slices.Equal(got, []string{ok}) {
+		t.Fatalf("relayed to the server: %d frames, want only the request whose id is within %d bytes", len(got), MaxTrackedID)
+	}
+	c := toClient.lines()
+	if len(c) != 64 {
+		t.Fatalf("answers to the client: %d, want 64 refusals", len(c))
+	}
+	for _, a := range c {
+		if len(a) > 1024 || !strings.Contains(a, `"id":null`) || !strings.Contains(a, "at most 1024 bytes") {
+			t.Fatalf("a refusal of %d bytes: %.300s", len(a), a)
+		}
+	}
+	if held > 16<<20 {
+		t.Fatalf("the relay holds %d MiB after 64 requests with 1 MiB ids, want < 16", held>>20)
+	}
+}
+
+// Timed-out calls the server never answers count as waiting: past MaxInflight of them a new
+// tracked request is refused (wrap.max_inflight), so every timed-out id stays remembered and its
+// late answer is never taken for a new request that reuses the id.
+func TestRelayCountsTimedOutCallsAsWaiting(t *testing.T) {
+	r, toClient, _ := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	r.timeout = 10 * time.Millisecond
+	var in strings.Builder
+	for i := range MaxInflight {
+		in.WriteString(`{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"echo","arguments":{}}}` + "\n")
+	}
+	if err := r.fromClient(strings.NewReader(in.String())); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(toClient.lines()) < MaxInflight && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(toClient.lines()); n != MaxInflight {
+		t.Fatalf("%d timeouts answered, want %d", n, MaxInflight)
+	}
+	next := `{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	if err := r.fromClient(strings.NewReader(next + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	c := toClient.lines()
+	if last := c[len(c)-1]; !strings.Contains(last, `"id":"next"`) || !strings.Contains(last, RuleInflight) {
+		t.Fatalf("a call after %d unanswered timeouts: %.300s, want refused naming %s", MaxInflight, last, RuleInflight)
+	}
+	// the server answers one late: its id is dropped, and a new call fits again
+	if err := r.fromServer(strings.NewReader(`{"jsonrpc":"2.0","id":0,"result":{"content":[]}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.fromClient(strings.NewReader(next + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	c = toClient.lines()
+	if len(c) != MaxInflight+1 {
+		t.Fatalf("after a late answer the call was answered by the relay: %.300s", c[len(c)-1])
 	}
 }
