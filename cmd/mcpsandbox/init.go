@@ -215,7 +215,7 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	if o.clients {
 		return nil
 	}
-	return initNext(ctx, o, w, wiz, ask, plan.ClientEntry)
+	return initNext(ctx, o, w, wiz, ask, plan.ClientEntry, plan.GenericFor)
 }
 
 // initAnswers resolves the project directory, decides whether to ask (a terminal and no --yes),
@@ -285,13 +285,16 @@ func initFlags(o *InitOptions, wiz bool) error {
 
 // initNext says what to do when no client was configured, and runs verify (asked in the wizard,
 // --verify otherwise) or says how to.
-func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *asker, entry generate.ServerEntry) error {
+func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *asker, entry generate.ServerEntry, genericFor string) error {
 	if len(o.Clients) == 0 {
 		if wiz {
 			fmt.Fprintf(w, "no client picked: add this server to your MCP client by hand, as\n  %s\n", entry)
 		} else if o.Print {
 			fmt.Fprintf(w, "no client named: the entry printed is the \"mcpServers\" form most clients read; --client ID (%s) prints that client's own\n",
 				strings.Join(generate.ClientIDs(), ", "))
+			if genericFor != "" {
+				fmt.Fprintf(w, "  stdout is that JSON alone, for %s: redirect it to a file (> servers.json) and give that file as it is\n", genericFor)
+			}
 		} else {
 			fmt.Fprintf(w, "no client configured: add --client ID (%s), or add this server by hand: %s\n",
 				strings.Join(generate.ClientIDs(), ", "), entry)

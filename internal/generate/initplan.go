@@ -50,6 +50,7 @@ type Plan struct {
 	PolicyFile  FileChange
 	Clients     ClientPlan
 	Snippets    []string // with Print: each client's entry, for stdout
+	GenericFor  string   // with Print and no client: which clients read the printed entry, for stderr
 	Proof       *ProofCall
 	// Shared are the other entries that run serve with this policy file, when init changes
 	// it: they change with it.
@@ -214,6 +215,7 @@ func (pl *Plan) planClients(o PlanOptions) error {
 	if o.Print && len(o.Clients) == 0 {
 		if g, ok := genericSnippet(pl.name, pl.ClientEntry); ok {
 			pl.Snippets = append(pl.Snippets, g)
+			pl.GenericFor = genericSnippetFor(pl.name, pl.ClientEntry)
 		}
 	}
 	pl.Shadows = pl.Clients.Shadowing(pl.name, pl.ClientEntry, o.Env)
@@ -223,15 +225,30 @@ func (pl *Plan) planClients(o PlanOptions) error {
 // genericSnippet is the entry as an "mcpServers" JSON object, the form most clients and the MCP
 // Inspector (--config) read: what --print gives when no client is named, in the first catalogue
 // client's syntax that writes that form and can hold the entry (an HTTP one needs a client with
-// HTTP entries).
+// HTTP entries). It is the JSON alone, no comment line: `init --print --yes > servers.json` is a
+// file the Inspector's --config and a client read as it is (JSON has no comments; the Inspector
+// refused the file at its "#"); what it is for is said on stderr (genericSnippetFor).
 func genericSnippet(name string, e ServerEntry) (string, bool) {
 	for _, c := range Clients() {
 		if c.Format == "json" && c.Key == "mcpServers" && len(c.Keys) == 0 && c.CheckHTTP(e) == nil {
-			return fmt.Sprintf("# any client that reads an \"mcpServers\" JSON object (as %s does; the MCP Inspector: --config FILE --server %s)\n%s",
-				c.Name, name, Snippet(c, name, e)), true
+			if mutated("init-print-generic-comment") {
+				return fmt.Sprintf("# %s\n%s", genericSnippetFor(name, e), Snippet(c, name, e)), true
+			}
+			return Snippet(c, name, e), true
 		}
 	}
 	return "", false
+}
+
+// genericSnippetFor says which clients read the entry --print gives when no client is named, for
+// stderr: "" when there is no such entry.
+func genericSnippetFor(name string, e ServerEntry) string {
+	for _, c := range Clients() {
+		if c.Format == "json" && c.Key == "mcpServers" && len(c.Keys) == 0 && c.CheckHTTP(e) == nil {
+			return fmt.Sprintf("any client that reads an \"mcpServers\" JSON object (as %s does; the MCP Inspector: --config FILE --server %s)", c.Name, name)
+		}
+	}
+	return ""
 }
 
 // Unchanged reports whether writing would change no file.

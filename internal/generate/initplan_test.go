@@ -2,6 +2,7 @@ package generate
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -159,5 +160,27 @@ func TestPlanNamesOtherEntriesOfThePolicy(t *testing.T) {
 	}
 	if strings.Contains(got, "projects → "+proj+")") || strings.Contains(got, "unrelated") {
 		t.Errorf("the entry being written, or one of another policy, is listed:\n%s", got)
+	}
+}
+
+// --print with no client gives the "mcpServers" JSON alone on stdout, no comment line: a user's
+// `init --print --yes > servers.json` is a file the MCP Inspector's --config reads as it is (it
+// refused a "#" line: "Unexpected token '#' … is not valid JSON"); what it is for goes to stderr.
+func TestPrintGenericEntryIsJSONAlone(t *testing.T) {
+	env := planEnv(t)
+	pl, err := NewPlan(PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"),
+		Binary: "/bin/mcpsandbox", Print: true, Log: &bytes.Buffer{},
+		Confirm: func(string) (bool, error) { t.Fatal("nothing to ask"); return false, nil }})
+	if err != nil || len(pl.Snippets) != 1 {
+		t.Fatalf("%v %+v", err, pl)
+	}
+	var cfg struct {
+		MCPServers map[string]struct{ Command string } `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(pl.Snippets[0]), &cfg); err != nil || cfg.MCPServers["sandbox"].Command != "/bin/mcpsandbox" {
+		t.Errorf("stdout's entry is not a JSON file as it is (%v):\n%s", err, pl.Snippets[0])
+	}
+	if !strings.Contains(pl.GenericFor, "the MCP Inspector: --config FILE --server sandbox") {
+		t.Errorf("what the entry is for, for stderr: %q", pl.GenericFor)
 	}
 }
