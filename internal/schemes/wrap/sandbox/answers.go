@@ -14,6 +14,9 @@ import (
 
 // fromServer relays the server's frames to the client until the server's EOF.
 func (r *relay) fromServer(out io.Reader) error {
+	// a server that ends (or whose output fails) has said its last word: the slow-start note
+	// ("still downloading") would mislead beside the exit wrap reports
+	defer r.heardOnce.Do(func() { close(r.heard) })
 	fr := newFrameReader(out, MaxFrame)
 	for {
 		line, oversize, err := fr.next()
