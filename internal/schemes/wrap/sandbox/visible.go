@@ -23,48 +23,224 @@ var keep = map[string]bool{"inputSchema": true, "outputSchema": true, "structure
 	"progressToken": true, "requestId": true, "cursor": true, "nextCursor": true}
 
 // visibleFrame is a server frame with the terminal controls in its text shown; the frame itself
-// when it has none (most have none, and are not decoded again).
+// when it has none (most have none, and are not decoded again). Only a string that changes is
+// written again: everything else (kept tokens and cursors with a lone surrogate or bytes that are
+// not UTF-8, numbers, key order, spacing) reaches the client byte for byte, since a client hands
+// a cursor or a progress token back to the server as it got it.
 func visibleFrame(line []byte) []byte {
-	if !mayHoldControl(line) || mutated("wrap-text-controls") {
+	if !mayHoldControl(line) || mutated("wrap-text-controls") || !json.Valid(line) {
 		return line
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(line, &top) != nil {
+	w := &walker{in: line}
+	w.space()
+	if !w.object(modeTop) {
 		return line
 	}
-	changed := false
-	for k, raw := range top {
+	w.space()
+	if w.pos != len(w.in) || !w.changed {
+		return line // nothing to show
+	}
+	return w.flush()
+}
+
+// mode is how the walker treats the strings under a value.
+type mode int
+
+const (
+	modeTop    mode = iota // a message's top level: only its text members are walked
+	modeShow               // every string is shown (visible.Text), but under keep
+	modeSchema             // a JSON schema: only description and title strings are shown
+	modeKeep               // copied as it is
+)
+
+// walker copies a JSON text, writing again only the strings whose shown form differs.
+// out is nil until the first change: a frame with nothing to show costs no copy.
+type walker struct {
+	in      []byte
+	pos     int
+	done    int // in[:done] is accounted for in out
+	out     []byte
+	changed bool
+}
+
+func (w *walker) flush() []byte { return append(w.out, w.in[w.done:]...) }
+
+func (w *walker) space() {
+	for w.pos < len(w.in) {
+		switch w.in[w.pos] {
+		case ' ', '\t', '\n', '\r':
+			w.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value walks one value in mode m; false when the text is not JSON.
+func (w *walker) value(m mode) bool {
+	w.space()
+	if w.pos >= len(w.in) {
+		return false
+	}
+	switch w.in[w.pos] {
+	case '{':
+		return w.object(m)
+	case '[':
+		w.pos++
+		w.space()
+		if w.pos < len(w.in) && w.in[w.pos] == ']' {
+			w.pos++
+			return true
+		}
+		for {
+			if !w.value(m) {
+				return false
+			}
+			if more, ok := w.after(']'); !more {
+				return ok
+			}
+		}
+	case '"':
+		from := w.pos
+		if !w.str() {
+			return false
+		}
+		if m == modeShow {
+			w.showString(from, w.pos)
+		}
+		return true
+	default:
+		// a number, true, false or null: up to the next delimiter
+		from := w.pos
+		for w.pos < len(w.in) && !bytes.ContainsRune([]byte(",]} \t\n\r"), rune(w.in[w.pos])) {
+			w.pos++
+		}
+		return w.pos > from
+	}
+}
+
+// object walks an object in mode m: each member's value in the mode its key gives it.
+func (w *walker) object(m mode) bool {
+	if w.pos >= len(w.in) || w.in[w.pos] != '{' {
+		return false
+	}
+	w.pos++
+	w.space()
+	if w.pos < len(w.in) && w.in[w.pos] == '}' {
+		w.pos++
+		return true
+	}
+	for {
+		w.space()
+		from := w.pos
+		if !w.str() {
+			return false
+		}
+		k := string(w.in[from+1 : w.pos-1])
+		if strings.IndexByte(k, '\\') >= 0 && json.Unmarshal(w.in[from:w.pos], &k) != nil {
+			return false
+		}
+		w.space()
+		if w.pos >= len(w.in) || w.in[w.pos] != ':' {
+			return false
+		}
+		w.pos++
+		w.space()
+		vm, textKey := memberMode(m, k)
+		if textKey && w.pos < len(w.in) && w.in[w.pos] == '"' {
+			// a schema's description or title
+			from := w.pos
+			if !w.str() {
+				return false
+			}
+			w.showString(from, w.pos)
+		} else if !w.value(vm) {
+			return false
+		}
+		if more, ok := w.after('}'); !more {
+			return ok
+		}
+	}
+}
+
+// after moves past the comma or the closing end that follows an element: more when a comma
+// (another element follows), ok when either.
+func (w *walker) after(end byte) (more, ok bool) {
+	w.space()
+	if w.pos >= len(w.in) || (w.in[w.pos] != ',' && w.in[w.pos] != end) {
+		return false, false
+	}
+	w.pos++
+	return w.in[w.pos-1] == ',', true
+}
+
+// memberMode is the mode of the value under key k in an object walked in mode m, and whether
+// that value, when a string, is a schema's text (shown though the schema is kept).
+func memberMode(m mode, k string) (mode, bool) {
+	switch m {
+	case modeTop:
 		// Any case of the name: the relay, and a client decoding with Go's encoding/json (as
 		// mcp-go does), read "Result" or "PARAMS" as the result or the params.
-		if !textMember(k) || !mayHoldControl(raw) {
-			continue
+		if textMember(k) {
+			return modeShow, false
 		}
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		var v any
-		if d.Decode(&v) != nil {
-			return line
+		return modeKeep, false
+	case modeShow:
+		if schema[k] && !mutated("wrap-text-controls-schema-text") {
+			return modeSchema, false
 		}
-		v, ok := show(v)
-		if !ok {
-			continue
+		if keep[k] {
+			return modeKeep, false
 		}
-		var b bytes.Buffer
-		e := json.NewEncoder(&b)
-		e.SetEscapeHTML(false)
-		if e.Encode(v) != nil {
-			return line
+		return modeShow, false
+	case modeSchema:
+		if schemaData[k] {
+			return modeKeep, false
 		}
-		top[k], changed = bytes.TrimRight(b.Bytes(), "\n"), true
+		return modeSchema, k == "description" || k == "title"
 	}
-	if !changed {
-		return line
+	return modeKeep, false
+}
+
+// str moves past the string that starts at pos; false when there is none.
+func (w *walker) str() bool {
+	if w.pos >= len(w.in) || w.in[w.pos] != '"' {
+		return false
 	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return line
+	for i := w.pos + 1; i < len(w.in); i++ {
+		switch w.in[i] {
+		case '\\':
+			i++
+		case '"':
+			w.pos = i + 1
+			return true
+		}
 	}
-	return out
+	return false
+}
+
+// showString writes in[from:to], a JSON string, again when its shown form differs.
+func (w *walker) showString(from, to int) {
+	raw := w.in[from:to]
+	if !mayHoldControl(raw) {
+		return
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return
+	}
+	t := visible.Text(s)
+	if t == s {
+		return
+	}
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if e.Encode(t) != nil {
+		return
+	}
+	w.out = append(append(w.out, w.in[w.done:from]...), bytes.TrimRight(b.Bytes(), "\n")...)
+	w.done, w.changed = to, true
 }
 
 // textMember is whether a message's top-level key k holds text a client may print: params,
@@ -76,80 +252,12 @@ func textMember(k string) bool {
 	return strings.EqualFold(k, "params") || strings.EqualFold(k, "result") || strings.EqualFold(k, "error")
 }
 
-// show is v with visible.Text applied to every string outside keep; false when nothing changed.
-func show(v any) (any, bool) {
-	switch x := v.(type) {
-	case string:
-		s := visible.Text(x)
-		return s, s != x
-	case []any:
-		changed := false
-		for i := range x {
-			if y, ok := show(x[i]); ok {
-				x[i], changed = y, true
-			}
-		}
-		return x, changed
-	case map[string]any:
-		changed := false
-		for k, y := range x {
-			if schema[k] && !mutated("wrap-text-controls-schema-text") {
-				if y, ok := showSchema(y); ok {
-					x[k], changed = y, true
-				}
-				continue
-			}
-			if keep[k] {
-				continue
-			}
-			if y, ok := show(y); ok {
-				x[k], changed = y, true
-			}
-		}
-		return x, changed
-	}
-	return v, false
-}
-
 // schema are the kept keys that hold a JSON schema: its descriptions and titles are text a
 // client shows (a tool's parameters, listed under it), the rest is kept (showSchema).
 var schema = map[string]bool{"inputSchema": true, "outputSchema": true}
 
 // schemaData are the schema keywords whose values are data, not a schema: kept whatever they hold.
 var schemaData = map[string]bool{"const": true, "default": true, "enum": true, "examples": true}
-
-// showSchema is the schema v with visible.Text applied to every string under a description or
-// title keyword, the rest (patterns, names, formats, data) as it was; false when nothing changed.
-func showSchema(v any) (any, bool) {
-	switch x := v.(type) {
-	case []any:
-		changed := false
-		for i := range x {
-			if y, ok := showSchema(x[i]); ok {
-				x[i], changed = y, true
-			}
-		}
-		return x, changed
-	case map[string]any:
-		changed := false
-		for k, y := range x {
-			if schemaData[k] {
-				continue
-			}
-			if s, isText := y.(string); isText && (k == "description" || k == "title") {
-				if t := visible.Text(s); t != s {
-					x[k], changed = t, true
-				}
-				continue
-			}
-			if y, ok := showSchema(y); ok {
-				x[k], changed = y, true
-			}
-		}
-		return x, changed
-	}
-	return v, false
-}
 
 // mayHoldControl is false only when JSON text surely holds no control visible.Text would change:
 // no \u00XX escape, no \b, \f or \r escape, no DEL and no UTF-8 C1 control.

@@ -174,3 +174,51 @@ func TestRelayExplainShowsServerControls(t *testing.T) {
 		t.Errorf("the explanation carries the server's controls: %q", out)
 	}
 }
+
+// Only a string whose shown form differs is written again: a cursor or token the client hands
+// back to the server keeps its bytes (a lone surrogate, a byte that is not UTF-8), and numbers,
+// key order and spacing stay as the server wrote them.
+func TestVisibleFrameKeepsWhatItDoesNotShow(t *testing.T) {
+	kept := []string{
+		`"nextCursor": "c\ud800x\u0000\u001b` + "\xff" + `"`,
+		`"_meta":{"progressToken":1.50,"k":"\u001b[8m"}`,
+		`"structuredContent":{"n":1e2,"s":"\u001b]52;c;eA==\u0007"}`,
+		`"inputSchema":{"type":"object","pattern":"\u001b","default":"\u001b"}`,
+	}
+	in := `{"id":7, "jsonrpc":"2.0","result":{"content":[{"type":"text","text":"a\u001b]52;c;eA==\u0007b"}],` +
+		strings.Join(kept, ",") + `}}`
+	out := string(visibleFrame([]byte(in)))
+	if strings.Contains(out, `a\u001b]52`) || !strings.Contains(out, `"text":"a`) {
+		t.Errorf("the text's OSC 52 was not shown: %s", out)
+	}
+	for _, k := range kept {
+		if !strings.Contains(out, k) {
+			t.Errorf("changed, want byte for byte %s\n in: %s", k, out)
+		}
+	}
+	if !strings.HasPrefix(out, `{"id":7, "jsonrpc":"2.0","result":{"content":[{"type":"text","text":"a`) {
+		t.Errorf("key order or spacing changed: %s", out)
+	}
+	if !json.Valid([]byte(strings.ReplaceAll(out, "\xff", ""))) {
+		t.Errorf("not JSON: %s", out)
+	}
+}
+
+// Whatever the server sends, a JSON frame stays JSON and a shown frame has nothing left to show.
+func FuzzVisibleFrame(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\u001b]52;c;eA==\u0007"}]}}`))
+	f.Add([]byte(`{"method":"notifications/message","params":{"data":["\r",{"description":"\u009b"}],"inputSchema":{"title":"\u0007"}}}`))
+	f.Add([]byte(`{"Result":{"tools":[{"name":"t","inputSchema":{"properties":{"a":{"description":"\u001b[8m"}}}}]}}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out := visibleFrame(in)
+		if !json.Valid(in) {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("not JSON any more:\n in: %q\nout: %q", in, out)
+		}
+		if again := visibleFrame(out); string(again) != string(out) {
+			t.Fatalf("shown twice differs:\n out: %q\nagain: %q", out, again)
+		}
+	})
+}
