@@ -78,7 +78,7 @@ func NewCmdHarness(f *Factory, runF func(context.Context, *HarnessOptions) error
 	fl.BoolVar(&o.Controls, "controls", false, "run the negative controls: every detector must report a breach")
 	fl.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	fl.StringVar(&o.JUnit, "junit", "", "also write a JUnit XML report to this file")
-	fl.IntVar(&o.Parallel, "parallel", 0, "scenarios at once (default: twice the CPUs, at least 4)")
+	fl.IntVar(&o.Parallel, "parallel", 0, "scenarios (with --controls: controls) at once, the exclusive ones alone after (default: twice the CPUs, at least 4)")
 	fl.DurationVar(&o.MaxTimeout, "max-timeout", 10*time.Second, "cap limits.timeout for the run (0: the policy's own)")
 	fl.BoolVarP(&o.Verbose, "verbose", "v", false, "show every detector's evidence")
 	return cmd

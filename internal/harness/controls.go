@@ -1,10 +1,12 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -52,6 +54,11 @@ func RunControls(ctx context.Context, ctrls []Control, o Options) ([]ControlResu
 		byID[s.ID] = s
 	}
 	out := make([]ControlResult, len(ctrls))
+	type job struct {
+		s  *Scenario
+		co Options
+	}
+	jobs := make([]*job, len(ctrls))
 	for i, c := range ctrls {
 		out[i].Control = c
 		s := byID[c.Scenario]
@@ -67,9 +74,23 @@ func RunControls(ctx context.Context, ctrls []Control, o Options) ([]ControlResu
 		if !slices.Contains(s.DetectorsFor(o.Adapter.Offer()), c.Detector) {
 			s = withDetector(s, c.Detector)
 		}
-		rep, err := Run(ctx, []*Scenario{s}, co)
+		jobs[i] = &job{s, co}
+	}
+	// Each control is its own run (its own serve and arena): they go side by side as scenarios
+	// do, the exclusive ones alone after.
+	var mu sync.Mutex
+	var firstErr error
+	schedule(o.Parallel, len(jobs), func(i int) bool { return jobs[i] != nil && jobs[i].s.Exclusive }, func(i int) {
+		j, c := jobs[i], ctrls[i]
+		if j == nil {
+			return
+		}
+		rep, err := Run(ctx, []*Scenario{j.s}, j.co)
 		if err != nil {
-			return nil, err
+			mu.Lock()
+			firstErr = cmp.Or(firstErr, err)
+			mu.Unlock()
+			return
 		}
 		r := rep.Results[0]
 		out[i].Outcome = r.Outcome
@@ -81,6 +102,9 @@ func RunControls(ctx context.Context, ctrls []Control, o Options) ([]ControlResu
 				out[i].Detail = f.Detail
 			}
 		}
+	})
+	if firstErr != nil {
+		return nil, firstErr
 	}
 	return out, nil
 }

@@ -230,38 +230,14 @@ func Run(ctx context.Context, scs []*Scenario, o Options) (*Report, error) {
 		}
 		o.Binary = exe
 	}
-	par := o.Parallel
-	if par <= 0 {
-		par = max(4, 2*runtime.NumCPU())
-	}
 	start := time.Now()
 	rep := &Report{Scheme: o.Policy.Scheme, PolicyHash: o.Policy.Hash(), Results: make([]Result, len(scs))}
-	one := func(i int) {
+	schedule(o.Parallel, len(scs), func(i int) bool { return scs[i].Exclusive }, func(i int) {
 		rep.Results[i] = runOne(ctx, scs[i], ad, o)
 		if o.Progress != nil {
 			o.Progress(rep.Results[i])
 		}
-	}
-	// Shared scenarios in parallel, then the exclusive ones alone.
-	sem := make(chan struct{}, par)
-	var wg sync.WaitGroup
-	for i, s := range scs {
-		if s.Exclusive {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			one(i)
-		}()
-	}
-	wg.Wait()
-	for i, s := range scs {
-		if s.Exclusive {
-			one(i)
-		}
-	}
+	})
 	for _, r := range rep.Results {
 		switch r.Outcome {
 		case Contained:
@@ -276,6 +252,33 @@ func Run(ctx context.Context, scs []*Scenario, o Options) (*Report, error) {
 	}
 	rep.ElapsedMS = time.Since(start).Milliseconds()
 	return rep, ctx.Err()
+}
+
+// schedule runs one(i) for i < n: the shared ones par at once (0: twice the CPUs, at least 4),
+// then the exclusive ones alone.
+func schedule(par, n int, exclusive func(int) bool, one func(int)) {
+	if par <= 0 {
+		par = max(4, 2*runtime.NumCPU())
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i := range n {
+		if exclusive(i) {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			one(i)
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if exclusive(i) {
+			one(i)
+		}
+	}
 }
 
 // runOne runs a scenario, and once more from scratch (a fresh arena and serve) when its verdict
