@@ -140,6 +140,10 @@ func (w *walker) object(m mode) bool {
 		if strings.IndexByte(k, '\\') >= 0 && json.Unmarshal(w.in[from:w.pos], &k) != nil {
 			return false
 		}
+		// a name is text too: a schema's property names are listed as the tool's parameters
+		if (m == modeShow || m == modeSchema) && !mutated("wrap-text-controls-keys") {
+			w.showString(from, w.pos)
+		}
 		w.space()
 		if w.pos >= len(w.in) || w.in[w.pos] != ':' {
 			return false

@@ -113,7 +113,7 @@ func TestRelayShowsServerTextControlsAnyKeyCase(t *testing.T) {
 	}
 }
 
-// A tool's schema keeps its patterns, names and data as they were, but its parameters'
+// A tool's schema keeps its patterns and data as they were, but its parameters' names,
 // descriptions and titles are text a client lists under the tool: their controls are shown.
 func TestRelayShowsServerSchemaDescriptions(t *testing.T) {
 	r, toClient, _ := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
@@ -121,7 +121,7 @@ func TestRelayShowsServerSchemaDescriptions(t *testing.T) {
 	osc52 := `\u001b]52;c;ZWNobyBwd25lZA==\u0007`
 	frame := `{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"t","description":"d","inputSchema":{"type":"object","title":"T ` + osc52 +
 		`","properties":{"p":{"type":"string","description":"path ` + osc52 + `","pattern":"^[^\u0000-\u001f]*$","default":{"description":"\u001b"}},` +
-		`"description":{"type":"string","enum":["\u001b"]}}},"outputSchema":{"type":"object","description":"out ` + osc52 + `"}}]}}`
+		`"description":{"type":"string","enum":["\u001b"]},"q \u001b[8m":{"type":"string"}}},"outputSchema":{"type":"object","description":"out ` + osc52 + `"}}]}}`
 	if err := r.fromServer(strings.NewReader(frame + "\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +146,9 @@ func TestRelayShowsServerSchemaDescriptions(t *testing.T) {
 	shown := "␛]52;c;ZWNobyBwd25lZA==␇"
 	if in["title"] != "T "+shown || p["description"] != "path "+shown || m.Result.Tools[0].OutputSchema["description"] != "out "+shown {
 		t.Errorf("a schema's description or title reaches the client with its controls: %s", c[0])
+	}
+	if _, ok := props["q ␛[8m"]; !ok {
+		t.Errorf("a property's name reaches the client with its controls: %s", c[0])
 	}
 	if p["pattern"] != "^[^\x00-\x1f]*$" || p["default"].(map[string]any)["description"] != "\x1b" ||
 		props["description"].(map[string]any)["enum"].([]any)[0] != "\x1b" {
