@@ -290,21 +290,34 @@ func (r *runner) build(ctx context.Context, muts []Mutant) error {
 	if out, err := b.CombinedOutput(); err != nil {
 		return fmt.Errorf("build the mutant binary: %v\n%s", err, out)
 	}
+	// each catcher package's test binary, o.Jobs at once: a link is one CPU's work, and there
+	// are a dozen and more of them
+	var pkgs []string
 	for _, m := range muts {
 		for _, c := range m.Tests {
-			if _, ok := r.tbin[c.Pkg]; ok {
-				continue
+			if _, ok := r.tbin[c.Pkg]; !ok {
+				r.tbin[c.Pkg] = filepath.Join(r.dir, strings.NewReplacer("/", "_", ".", "_").Replace(c.Pkg)+".test")
+				pkgs = append(pkgs, c.Pkg)
 			}
-			out := filepath.Join(r.dir, strings.NewReplacer("/", "_", ".", "_").Replace(c.Pkg)+".test")
-			b := exec.CommandContext(ctx, "go", "test", "-c", "-tags", buildTags, "-o", out, c.Pkg)
-			b.Dir, b.Env = r.o.Repo, append(os.Environ(), "CGO_ENABLED=0")
-			if o, err := b.CombinedOutput(); err != nil {
-				return fmt.Errorf("build the tests of %s: %v\n%s", c.Pkg, err, o)
-			}
-			r.tbin[c.Pkg] = out
 		}
 	}
-	return nil
+	errs := make([]error, len(pkgs))
+	sem := make(chan struct{}, r.o.Jobs)
+	var wg sync.WaitGroup
+	for i, pkg := range pkgs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			b := exec.CommandContext(ctx, "go", "test", "-c", "-tags", buildTags, "-o", r.tbin[pkg], pkg)
+			b.Dir, b.Env = r.o.Repo, append(os.Environ(), "CGO_ENABLED=0")
+			if o, err := b.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("build the tests of %s: %v\n%s", pkg, err, o)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // goShim puts a `go` first on the catchers' PATH that answers the e2e package's
