@@ -363,7 +363,9 @@ func TestDockerHarness(t *testing.T) {
 	// Two scenarios at a time: each starts its own serve and containers on a 2-CPU machine.
 	// 8s: on a loaded engine (CI runs the docker load tests beside this) a cold container took more
 	// than 3s to start, and a step whose program never started is an ERROR, not a pass.
+	start := time.Now()
 	out, stderr, code := runBin(t, "harness", "--policy", path, "--json", "--max-timeout", "8s", "--parallel", "2")
+	t.Logf("scenarios: %s", time.Since(start))
 	var rep harness.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("harness --json: %v\n%s\n%s", err, out, stderr)
@@ -413,7 +415,9 @@ func TestDockerHarness(t *testing.T) {
 		}
 	}
 
+	start = time.Now()
 	out, stderr, code = runBin(t, "harness", "--controls", "--scheme", "docker", "--json")
+	defer func() { t.Logf("controls: %s", time.Since(start)) }()
 	var rs []harness.ControlResult
 	if err := json.Unmarshal([]byte(out), &rs); err != nil {
 		t.Fatalf("controls --json: %v\n%s\n%s", err, out, stderr)
