@@ -76,14 +76,15 @@ func TestDockerSessionState(t *testing.T) {
 	if r := mustIn(t, e, "A", ToolPython, py("print(open('/tmp/a.txt').read().strip())")); r.Stdout != "secret-a\n" {
 		t.Fatalf("a file from the session's shell call: %+v", r)
 	}
-	// A second session, in series: no x, no file, no sleep.
+	// A second session, in series: no x, no file, no sleep. (Fatal at the first: what follows
+	// assumes the sessions apart, and a shared container makes it slow to fail.)
 	r := mustIn(t, e, "B", ToolPython, py("print('x' in globals())"))
 	if r.Stdout != "False\n" {
-		t.Errorf("session B sees A's x: %+v", r)
+		t.Fatalf("session B sees A's x: %+v", r)
 	}
 	r = mustIn(t, e, "B", ToolShell, sh("cat /tmp/a.txt 2>&1"))
 	if strings.Contains(r.Stdout, "secret-a") {
-		t.Errorf("session B reads A's /tmp file: %+v", r)
+		t.Fatalf("session B reads A's /tmp file: %+v", r)
 	}
 	countSleep := "import os\nn = 0\nfor p in os.listdir('/proc'):\n    try:\n        n += open('/proc/%s/cmdline' % p, 'rb').read() == b'sleep\\x00300\\x00'\n    except Exception:\n        pass\nprint(n)"
 	if r := mustIn(t, e, "A", ToolPython, py(countSleep)); r.Stdout != "1\n" {
@@ -91,7 +92,7 @@ func TestDockerSessionState(t *testing.T) {
 	}
 	r = mustIn(t, e, "B", ToolPython, py(countSleep))
 	if r.Stdout != "0\n" {
-		t.Errorf("session B sees A's processes: %+v", r)
+		t.Fatalf("session B sees A's processes: %+v", r)
 	}
 	if n := e.SessionContainers(); n != 2 {
 		t.Errorf("%d session containers, want 2", n)
