@@ -112,7 +112,7 @@ func (w *walker) value(m mode) bool {
 	default:
 		// a number, true, false or null: up to the next delimiter
 		from := w.pos
-		for w.pos < len(w.in) && !bytes.ContainsRune([]byte(",]} \t\n\r"), rune(w.in[w.pos])) {
+		for w.pos < len(w.in) && strings.IndexByte(",]} \t\n\r", w.in[w.pos]) < 0 {
 			w.pos++
 		}
 		return w.pos > from
