@@ -265,6 +265,15 @@ func decodeProblem(name string, data []byte, err error) Problem {
 		if rest, ok := strings.CutPrefix(msg, "type mismatch for "); ok {
 			if _, after, ok := strings.Cut(rest, ": "); ok {
 				msg = "type mismatch: " + after
+				// commands = ["wc"] where [[allowlist.commands]] tables go: say how to write them
+				if after == "expected table but found string" && !mutated("policy-table-list-hint") {
+					msg = "the value is a list of strings; this key takes a list of tables"
+					fix = fmt.Sprintf("write one [[%s]] section per item, each with its keys (see README.md)", m[2])
+					if m[2] == "allowlist.commands" {
+						fix = `write one [[allowlist.commands]] section per command, with name, path and sha256; ` +
+							"`mcpsandbox init --scheme allowlist --allow wc,sort` writes them pinned"
+					}
+				}
 			}
 		}
 		// "incompatible types: TOML value has type int64; destination has type string" names Go's

@@ -279,3 +279,23 @@ func TestMisspelledTableIsOneProblem(t *testing.T) {
 		t.Errorf("the misspelled table: %+v", unknown)
 	}
 }
+
+// commands = ["wc"], a newcomer's first guess, is answered with how to write a command: one
+// [[allowlist.commands]] table each, which init --allow writes pinned.
+func TestCommandsAsNamesSaysHow(t *testing.T) {
+	src := "version = 1\nscheme = \"allowlist\"\n[allowlist]\nworkspace = \"/srv/ws\"\ncommands = [\"wc\"]\n"
+	_, err := policy.Parse("p.toml", []byte(src))
+	var pe *policy.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want *policy.Error", err)
+	}
+	for _, pr := range pe.Problems {
+		if pr.Key == "allowlist.commands" {
+			if pr.Line != 5 || !strings.Contains(pr.Msg, "list of tables") || !strings.Contains(pr.Fix, "[[allowlist.commands]]") || !strings.Contains(pr.Fix, "--allow") {
+				t.Errorf("problem %s:%d %q fix %q, want line 5, a list of tables, and how to write [[allowlist.commands]] (init --allow)", pr.File, pr.Line, pr.Msg, pr.Fix)
+			}
+			return
+		}
+	}
+	t.Errorf("no problem for allowlist.commands in:\n%v", err)
+}

@@ -115,6 +115,25 @@ func (pr *program) addInstall(invoked, real string) {
 		}
 		pr.ExecDirs = append(pr.ExecDirs, dir)
 	}
+	if tree := nodeModulesTree(real, pr.home); tree != "" && !slices.Contains(pr.ExecDirs, tree) && !mutated("wrap-node-modules-tree") {
+		pr.ExecDirs = append(pr.ExecDirs, tree)
+	}
+}
+
+// nodeModulesTree is the node_modules tree a program's file lies in (a project's
+// ./node_modules/.bin/srv -> ../srv/dist/index.js: npm hoists the package's dependencies beside
+// it, where node looks for them), outside the system and shared dirs and a home's dot
+// directories (narrowed does those: ~/.bun/install/global/node_modules); "" when there is none.
+func nodeModulesTree(real, home string) string {
+	i := strings.Index(real, "/node_modules/")
+	if i <= 0 {
+		return ""
+	}
+	tree := real[:i+len("/node_modules")]
+	if shared(filepath.Dir(tree)) || underSystem(tree) || allowlist.ExposedSecrets(tree, home) != "" {
+		return "" // /tmp/node_modules is anybody's; a system install reads its dir anyway
+	}
+	return tree
 }
 
 // narrowed lists, for an install dir that is a home's dot directory (~/.cargo for

@@ -114,3 +114,43 @@ func TestResolveProgramNarrowsDotDirInstalls(t *testing.T) {
 		t.Errorf("nvm's node: install dirs %q (%v), want %s whole", pr.ExecDirs, err, nvm)
 	}
 }
+
+// A server installed in a project (npm install srv; command ./node_modules/.bin/srv, a link to
+// ../srv/dist/index.js) finds its dependencies where npm hoisted them, beside it in the
+// project's node_modules: that tree is readable, the project's other files are not.
+func TestResolveProgramProjectNodeModules(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	proj := filepath.Join(root, "proj")
+	nm := filepath.Join(proj, "node_modules")
+	dist := filepath.Join(nm, "@scope", "srv", "dist")
+	interpDir := filepath.Join(root, "opt", "node", "bin")
+	for _, d := range []string{filepath.Join(nm, ".bin"), dist, filepath.Join(nm, "dep"), interpDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	interp := filepath.Join(interpDir, "node")
+	if err := os.WriteFile(interp, []byte("\x7fELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dist, "index.js"), []byte("#!/usr/bin/env node\nimport 'dep'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../@scope/srv/dist/index.js", filepath.Join(nm, ".bin", "srv")); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := resolveProgram([]string{"srv"}, filepath.Join(nm, ".bin")+":"+interpDir, home, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pr.ExecDirs, nm) || slices.Contains(pr.ExecDirs, proj) {
+		t.Errorf("./node_modules/.bin/srv: install dirs %q, want the project's node_modules tree %s (its hoisted dependencies) and not the project", pr.ExecDirs, nm)
+	}
+	for _, tree := range []string{"/tmp/node_modules/x/i.js", "/usr/lib/node_modules/x/i.js", filepath.Join(home, ".cache", "node_modules", "x", "i.js")} {
+		if got := nodeModulesTree(tree, home); got != "" {
+			t.Errorf("nodeModulesTree(%s) = %s, want none (a shared dir, a system dir, a home's dot dir)", tree, got)
+		}
+	}
+}
