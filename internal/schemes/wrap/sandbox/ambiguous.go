@@ -122,6 +122,6 @@ func (r *relay) ambiguousAnswer(line []byte, err error) {
 	if p == nil {
 		return
 	}
+	r.record(p, audit.Entry{Decision: "error", Rule: RuleAmbiguousKeys, Reason: why}, len(line), true) // before the client's write, which may block
 	_ = r.toClient.frame(errorFrame(p.id, codeAmbiguous, "mcpsandbox wrap: "+why, map[string]any{"rule": RuleAmbiguousKeys}))
-	r.record(p, audit.Entry{Decision: "error", Rule: RuleAmbiguousKeys, Reason: why}, len(line), true)
 }

@@ -11,6 +11,7 @@ import (
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // auditedRelay is testRelay with an audit log; entries reads it back.
@@ -110,4 +111,34 @@ func TestRelayDropsAmbiguousServerFrames(t *testing.T) {
 	if len(c) != 1 || strings.Contains(c[0], "secret_tool") || !strings.Contains(c[0], RuleAmbiguousKeys) || !strings.Contains(c[0], `"id":1`) {
 		t.Fatalf("relayed to the client: %q", c)
 	}
+}
+
+// blockedWriter is a peer that stopped reading: every write waits until release closes.
+type blockedWriter struct{ release chan struct{} }
+
+func (b blockedWriter) Write(p []byte) (int, error) { <-b.release; return len(p), nil }
+
+// A timed-out call's outcome is audited though the wrapped server has stopped reading its
+// stdin (the notifications/cancelled write blocks) and the client its stdout: the audit entry
+// does not wait for either peer.
+func TestRelayAuditsATimeoutPastABlockedPeer(t *testing.T) {
+	r, _, _, entries := auditedRelay(t, wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	r.timeout = 20 * time.Millisecond
+	release := make(chan struct{})
+	defer close(release)
+	r.toServer.w, r.toClient.w = blockedWriter{release}, blockedWriter{release}
+	p := &pending{id: json.RawMessage(`7`), method: "tools/call", tool: "echo", start: time.Now()}
+	if !r.track("7", p) {
+		t.Fatal("the call was not tracked")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, e := range entries() {
+			if e.TimedOut && e.Rule == RuleTimeout {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no timed-out entry in the audit log while the peers do not read: %+v", entries())
 }

@@ -51,8 +51,8 @@ func (r *relay) oversizedAnswer(id json.RawMessage) {
 	if p == nil {
 		return
 	}
+	r.record(p, audit.Entry{Decision: "error", Rule: RuleFrame, Reason: why}, MaxFrame+1, true) // before the client's write, which may block
 	_ = r.toClient.frame(errorFrame(p.id, codeTooLarge, "mcpsandbox wrap: "+why, map[string]any{"rule": RuleFrame}))
-	r.record(p, audit.Entry{Decision: "error", Rule: RuleFrame, Reason: why}, MaxFrame+1, true)
 }
 
 // serverFrame forwards one server frame unchanged, except a tools/list answer that lists
@@ -149,8 +149,8 @@ func (r *relay) carriageReturnAnswer(m message) {
 	if p == nil {
 		return
 	}
+	r.record(p, audit.Entry{Decision: "error", Rule: RuleMalform, Reason: why}, 0, true) // before the client's write, which may block
 	_ = r.toClient.frame(errorFrame(p.id, codeInvalid, "mcpsandbox wrap: "+why, map[string]any{"rule": RuleMalform}))
-	r.record(p, audit.Entry{Decision: "error", Rule: RuleMalform, Reason: why}, 0, true)
 }
 
 // known reports (and forgets) an answer to a tools/call the relay already answered itself

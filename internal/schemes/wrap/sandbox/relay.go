@@ -288,11 +288,21 @@ func (r *relay) expire(key string, p *pending) {
 	}
 	r.mu.Unlock()
 	msg := fmt.Sprintf("tools/call %q timed out after %s (%s)", p.tool, r.timeout, RuleTimeout)
+	outcome := audit.Entry{Decision: "error", Rule: RuleTimeout, Reason: msg, TimedOut: true}
+	first := !mutated("wrap-audit-before-peers")
+	if first {
+		// audited before either peer is written to: a server that stops reading its stdin (or a
+		// client its stdout) blocks the write for as long as it likes, and the call's outcome
+		// would be missing from the log all that time (for ever, if wrap is killed meanwhile)
+		r.record(p, outcome, 0, false)
+	}
 	_ = r.toClient.frame(errorFrame(p.id, codeTimedOut, msg, map[string]any{"rule": RuleTimeout}))
 	cancel, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
 		"params": map[string]any{"requestId": p.id, "reason": msg}})
 	_ = r.toServer.frame(cancel)
-	r.record(p, audit.Entry{Decision: "error", Rule: RuleTimeout, Reason: msg, TimedOut: true}, 0, false)
+	if !first {
+		r.record(p, outcome, 0, false)
+	}
 	r.explainf("timed out: %s", msg)
 }
 
@@ -304,8 +314,8 @@ func (r *relay) refuse(id json.RawMessage, tool, rule, why string, code int) {
 
 // refuseCall answers a refused tools/call with an error naming the rule, and audits it.
 func (r *relay) refuseCall(p *pending, rule, why string) {
+	r.record(p, audit.Entry{Decision: "refused", Rule: rule, Reason: why}, 0, false) // before the client's write, which may block
 	_ = r.toClient.frame(errorFrame(p.id, codeRefused, "mcpsandbox wrap refused the call: "+why, map[string]any{"rule": rule}))
-	r.record(p, audit.Entry{Decision: "refused", Rule: rule, Reason: why}, 0, false)
 	r.explainf("refused tools/call %q (%s): %s", p.tool, rule, why)
 }
 
