@@ -1428,6 +1428,34 @@ func TestCommitRefusesRound16bFiles(t *testing.T) {
 	}
 }
 
+// Round atk18a's files on the protect list (interpreters' rc files read from the current
+// directory at start, MSBuild's implicitly imported Directory.Build files) are refused, at
+// any depth; a file beside them is applied.
+func TestCommitRefusesRoundAtk18aFiles(t *testing.T) {
+	ws := t.TempDir()
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	protected := []string{".Rprofile", "analysis/.Renviron", ".ghci", ".irbrc", ".pryrc", ".iex.exs", ".octaverc",
+		".sbtopts", ".jvmopts", "Directory.Build.props", "src/Directory.Build.targets"}
+	for _, p := range append(slices.Clone(protected), "notes/Rprofile.md") {
+		write(t, filepath.Join(l.Upper, p), "system('id')\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range protected {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the workspace (%s)", p, Summary(w))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "notes/Rprofile.md")); err != nil {
+		t.Errorf("notes/Rprofile.md was not applied: %v (%s)", err, Summary(w))
+	}
+}
+
 // What an allowed .envrc or a trusted mise config runs at a cd is protected (attack round 16b):
 // the files it sources and the directories it puts on PATH (PATH_add bin: a call's bin/ls would
 // run for the user's next ls there), there or not.
