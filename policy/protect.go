@@ -105,11 +105,23 @@ var round16b = []string{
 	"*.sublime-project", "coc-settings.json", ".nova",
 }
 
+// roundatk18a are what the lists above missed (attack round atk18a): interactive interpreters'
+// and build launchers' rc files they read from the current directory at start, as .pdbrc and
+// .gdbinit (R's .Rprofile and .Renviron, GHCi's .ghci, IRB's .irbrc, Pry's .pryrc, IEx's
+// .iex.exs, Octave's .octaverc, sbt's .sbtopts and .jvmopts, whose -javaagent runs a jar), and
+// MSBuild's Directory.Build.props/.targets, imported by every project below them (an IDE's
+// design-time build on opening the folder runs their Exec tasks).
+var roundatk18a = []string{".Rprofile", ".Renviron", ".ghci", ".irbrc", ".pryrc", ".iex.exs", ".octaverc",
+	".sbtopts", ".jvmopts", "Directory.Build.props", "Directory.Build.targets"}
+
 func init() {
 	if !mutated("protect-round15b") {
 		DefaultProtect = append(DefaultProtect, round15b...)
 	}
 	if !mutated("protect-round16b") {
 		DefaultProtect = append(DefaultProtect, round16b...)
+	}
+	if !mutated("protect-roundatk18a") {
+		DefaultProtect = append(DefaultProtect, roundatk18a...)
 	}
 }

@@ -1400,18 +1400,25 @@ func TestCommitRefusesWhatConfigsRunLoad(t *testing.T) {
 // load code, Jupyter's configs, Bundler's and Yarn PnP's, direnv's .direnv) are refused, at any
 // depth; a file beside them is applied.
 func TestCommitRefusesRound16bFiles(t *testing.T) {
+	commitRefuses(t, []string{".postcssrc.cjs", ".prettierrc", "web/.prettierrc.json", ".eslintrc.yml", ".stylelintrc.js",
+		"babel.config.js", ".babelrc", "svelte.config.js", "vite.config.ts", "vitest.config.mts", "jest.config.js",
+		".luarc.json", ".rubocop.yml", ".solargraph.yml", ".php-cs-fixer.php", "phpstan.neon", ".theia/tasks.json",
+		".kateproject", ".dir-locals-2.el", ".lvimrc", "jupyter_server_config.py", "jupyter_lab_config.json",
+		".bundle/config", ".pnp.cjs", ".pnp.loader.mjs", ".direnv/python-3.12/bin/ls", "app.sublime-project",
+		".vim/coc-settings.json", ".nova/Configuration.json"}, "notes/prettier.md")
+}
+
+// commitRefuses writes each of protected and beside into a call's upper layer, commits it
+// with the default protect list, and checks that none of protected reached the workspace and
+// that beside did.
+func commitRefuses(t *testing.T, protected []string, beside string) {
+	t.Helper()
 	ws := t.TempDir()
 	l, err := New(t.TempDir(), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	protected := []string{".postcssrc.cjs", ".prettierrc", "web/.prettierrc.json", ".eslintrc.yml", ".stylelintrc.js",
-		"babel.config.js", ".babelrc", "svelte.config.js", "vite.config.ts", "vitest.config.mts", "jest.config.js",
-		".luarc.json", ".rubocop.yml", ".solargraph.yml", ".php-cs-fixer.php", "phpstan.neon", ".theia/tasks.json",
-		".kateproject", ".dir-locals-2.el", ".lvimrc", "jupyter_server_config.py", "jupyter_lab_config.json",
-		".bundle/config", ".pnp.cjs", ".pnp.loader.mjs", ".direnv/python-3.12/bin/ls", "app.sublime-project",
-		".vim/coc-settings.json", ".nova/Configuration.json"}
-	for _, p := range append(slices.Clone(protected), "notes/prettier.md") {
+	for _, p := range append(slices.Clone(protected), beside) {
 		write(t, filepath.Join(l.Upper, p), "module.exports = require('child_process').execSync('id')\n")
 	}
 	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
@@ -1423,9 +1430,17 @@ func TestCommitRefusesRound16bFiles(t *testing.T) {
 			t.Errorf("%s reached the workspace (%s)", p, Summary(w))
 		}
 	}
-	if _, err := os.Stat(filepath.Join(ws, "notes/prettier.md")); err != nil {
-		t.Errorf("notes/prettier.md was not applied: %v (%s)", err, Summary(w))
+	if _, err := os.Stat(filepath.Join(ws, beside)); err != nil {
+		t.Errorf("%s was not applied: %v (%s)", beside, err, Summary(w))
 	}
+}
+
+// Round atk18a's files on the protect list (interpreters' rc files read from the current
+// directory at start, MSBuild's implicitly imported Directory.Build files) are refused, at
+// any depth; a file beside them is applied.
+func TestCommitRefusesRoundAtk18aFiles(t *testing.T) {
+	commitRefuses(t, []string{".Rprofile", "analysis/.Renviron", ".ghci", ".irbrc", ".pryrc", ".iex.exs", ".octaverc",
+		".sbtopts", ".jvmopts", "Directory.Build.props", "src/Directory.Build.targets"}, "notes/Rprofile.md")
 }
 
 // What an allowed .envrc or a trusted mise config runs at a cd is protected (attack round 16b):
