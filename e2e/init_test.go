@@ -366,6 +366,7 @@ func finishWrite(w *wizardRun, client string) bool {
 	w.step("Write them?", enter)
 	if got := w.expect("on it now (audit", "does not start", "cannot run a call"); got != "on it now (audit" {
 		w.expect("nothing was changed")
+		w.step("What now?", "Quit"+enter) // the answers are kept until then
 		if w.exit() == nil {
 			w.t.Error("init exited 0 although the entry does not start")
 		}

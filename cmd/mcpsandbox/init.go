@@ -170,39 +170,32 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		return err
 	}
 	ask := &asker{f: o.IO, on: wiz}
-	popts := generate.PlanOptions{
-		Answers: o.A, Env: env, Clients: o.Clients, PolicyOut: o.PolicyOut, BaseFrom: o.baseFrom,
-		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut, ClientsOnly: o.clients,
-		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
-	}
-	if !o.clients {
-		s, err := schemes.Lookup(o.A.Scheme)
-		if err != nil {
+	var plan *generate.Plan
+	var res *generate.Written
+	for confirm := true; ; {
+		if plan, err = planInit(o, env, wiz, ask); err != nil {
 			return err
 		}
-		popts.Proof, popts.ServerEnv = s.Proof, s.ServerEnv
-	}
-	plan, err := newPlan(o, popts, wiz, ask, env)
-	if err != nil {
-		return flagsOfKeys(o, err)
-	}
-	o.PolicyOut = plan.PolicyPath
-	if !wiz {
-		plan.SharedWith(o.IO.ErrOut)
-	}
-	if wiz && !plan.Unchanged() {
-		plan.Preview(o.IO.Out)
-		ok, err := ask.confirm("Write them?", true)
-		if err != nil {
+		o.PolicyOut = plan.PolicyPath
+		if !wiz {
+			plan.SharedWith(o.IO.ErrOut)
+		}
+		if confirm && wiz && !plan.Unchanged() {
+			plan.Preview(o.IO.Out)
+			ok, err := ask.confirm("Write them?", true)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errors.New("nothing written")
+			}
+		}
+		if res, err = plan.Write(ctx, os.Environ(), startTimeout, o.IO.ErrOut); err == nil {
+			break
+		}
+		if confirm, err = afterFailedWrite(ctx, o, env, ask, err); err != nil {
 			return err
 		}
-		if !ok {
-			return errors.New("nothing written")
-		}
-	}
-	res, err := plan.Write(ctx, os.Environ(), startTimeout, o.IO.ErrOut)
-	if err != nil {
-		return err
 	}
 	w := o.IO.Out
 	if o.Print { // stdout carries the snippets alone
@@ -216,6 +209,66 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		return nil
 	}
 	return initNext(ctx, o, w, wiz, ask, plan.ClientEntry, plan.GenericFor)
+}
+
+// planInit plans every write from the answers as they are now (a retry plans again: the files
+// may have changed since).
+func planInit(o *InitOptions, env generate.Env, wiz bool, ask *asker) (*generate.Plan, error) {
+	popts := generate.PlanOptions{
+		Answers: o.A, Env: env, Clients: o.Clients, PolicyOut: o.PolicyOut, BaseFrom: o.baseFrom,
+		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut, ClientsOnly: o.clients,
+		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
+	}
+	if !o.clients {
+		s, err := schemes.Lookup(o.A.Scheme)
+		if err != nil {
+			return nil, err
+		}
+		popts.Proof, popts.ServerEnv = s.Proof, s.ServerEnv
+	}
+	plan, err := newPlan(o, popts, wiz, ask, env)
+	if err != nil {
+		return nil, flagsOfKeys(o, err)
+	}
+	return plan, nil
+}
+
+// The choices when the write failed (the entry did not start, its trial call failed): nothing
+// was written and every answer stays.
+const (
+	writeRetry  = "Try again (after fixing it, e.g. in another terminal)"
+	writeChange = "Change my answers for this scheme (yours are the defaults)"
+	writeQuit   = "Quit (nothing is written)"
+)
+
+// afterFailedWrite: in the wizard, a write that failed (the trial call refused a workspace root
+// owns, say: fixed by a chown in another terminal) offers to try again, to change the scheme's
+// answers, or to quit, instead of ending init with every answer lost. It says whether the
+// answers changed (the new plan is then shown and confirmed again); an error ends init.
+func afterFailedWrite(ctx context.Context, o *InitOptions, env generate.Env, ask *asker, werr error) (bool, error) {
+	if !ask.on || errors.Is(werr, errCancelled) || ctx.Err() != nil || mutated("wizard-write-exit") {
+		return false, werr
+	}
+	fmt.Fprintf(o.IO.Out, "\n%v\nNothing was written; your answers are kept.\n", werr)
+	choices := []string{writeRetry, writeQuit}
+	if o.A.Own() != nil && !o.clients {
+		choices = []string{writeRetry, writeChange, writeQuit}
+	}
+	pick := writeQuit
+	q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "What now?" },
+		Options: func(*generate.Answers) []string { return choices },
+		Default: func(*generate.Answers, generate.Env) any { return choices[0] },
+		Set:     func(_ *generate.Answers, v any) { pick = v.(string) }}
+	if err := ask.question(q, &o.A, env, o.set); err != nil {
+		return false, err
+	}
+	switch pick {
+	case writeQuit:
+		return false, werr
+	case writeChange:
+		return true, schemeAnswers(ctx, o, env, ask)
+	}
+	return false, nil
 }
 
 // initAnswers resolves the project directory, decides whether to ask (a terminal and no --yes),

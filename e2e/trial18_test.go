@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A new user's trial (round trial18 #3): the wizard, docker scheme, a writable workspace root
+// owns; "Write them?" yes; the trial call refuses the workspace (containers run as nobody
+// there) and init ended, every answer lost. Now the wizard keeps them and offers to try again:
+// a retry before the fix fails the same way and nothing is written; after the chown (as the
+// hint says, done in another terminal) the same answers are written. Catches wizard-write-exit.
+func TestWizardKeepsAnswersWhenTheTrialCallFails(t *testing.T) {
+	img := dockerTestImage(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the workspace must be root's for the containers (nobody) to be refused it")
+	}
+	e := newInitEnv(t)
+	ws := mkdir(t, e.home, "results", 0o755) // root's
+	cfg := filepath.Join(e.home, ".cursor", "mcp.json")
+	pol := filepath.Join(e.config, "mcpsandbox", "policy.toml")
+	w := startWizard(t, e)
+	w.step("Which sandbox scheme?", down+enter)
+	w.step("Image", img+enter)
+	w.step("Host directory to mount", ws+enter)
+	w.step("Code could then change any file there", "y"+enter)
+	w.step("network access?", enter)
+	w.step("Containers to keep pre-started", "2"+enter)
+	w.step("Container runtime", enter)
+	if !goesOn(w) {
+		return // this build's serve cannot run docker: said so, nothing written
+	}
+	w.step("reach a running `serve --http`", enter) // stdio
+	w.step("Configure which clients?", "cursor")
+	w.step("cursor", " "+enter)
+	w.step("Write the policy to", enter)
+	w.step("Write them?", enter)
+	w.expect("could not create a file in it")
+	w.expect("your answers are kept")
+	w.step("What now?", enter) // try again, unfixed: refused again, the menu again
+	w.expect("could not create a file in it")
+	w.expect("What now?")
+	for _, f := range []string{pol, cfg} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s was written although the trial call failed", f)
+		}
+	}
+	if err := os.Chown(ws, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	w.con.Send(enter) // try again
+	w.step("on it now (audit", "n"+enter)
+	w.expect("verify --policy")
+	if err := w.exit(); err != nil {
+		t.Fatalf("wizard exited: %v", err)
+	}
+	pb, err := os.ReadFile(pol)
+	if err != nil || !strings.Contains(string(pb), `pool       = 2`) || !strings.Contains(string(pb), ws) {
+		t.Errorf("the answers given before the failed trial call: %v\n%s", err, pb)
+	}
+	if cb, err := os.ReadFile(cfg); err != nil || !strings.Contains(string(cb), `"sandbox"`) {
+		t.Errorf("%s: %v\n%s", cfg, err, cb)
+	}
+}
