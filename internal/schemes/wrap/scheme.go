@@ -28,6 +28,7 @@ var Scheme = &scheme.Scheme{
 		return sw.CheckExecutor(p, o.Logger)
 	},
 	Relay:   relay,
+	Audit:   verify.Auditor{Rules: Rules, Check: audit},
 	Threats: threats,
 	Layers:  sa.LayerIDs,
 	Bounds:  bounds,

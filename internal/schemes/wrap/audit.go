@@ -1,0 +1,132 @@
+package wrap
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	sa "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// Rules are the wrap scheme's audit rules. Writes in [wrap].write land directly (no layer, no
+// protect list: the server is long-running and its client reads what it writes at once), so what
+// a write directory is and holds is the whole of what keeps the server's writes from the host.
+var Rules = []verify.Rule{
+	{ID: "MS501", Severity: verify.High, Title: "a wrap.write directory is or contains a home or system directory, or lies in a system directory or a home's dot directory: the host runs what is written there"},
+	{ID: "MS502", Severity: verify.Medium, Title: "a wrap.write directory lies in a repository or holds tool or agent configuration: writes there land directly, unjudged"},
+	{ID: "MS503", Severity: verify.Medium, Title: "wrap network = true: the server reaches every host"},
+	{ID: "MS504", Severity: verify.Medium, Title: "wrap.read exposes a home or secrets directory"},
+}
+
+const dataDirFix = "name a directory of data the server needs, outside any home's dot directories, repositories and projects (e.g. ~/mcp-data/NAME), or leave wrap.write empty"
+
+func audit(p *policy.Policy, add verify.Add) {
+	w := wrapsec.Of(p)
+	home, _ := os.UserHomeDir()
+	for i, d := range w.Write {
+		key := fmt.Sprintf("wrap.write[%d]", i)
+		if !filepath.IsAbs(d) {
+			continue // the policy's own check refuses it
+		}
+		paths := []string{filepath.Clean(d)}
+		if r, err := filepath.EvalSymlinks(d); err == nil && r != paths[0] {
+			paths = append(paths, r) // judged as it resolves too: a link to a home is a home
+		}
+		if why := hostRuns(paths, home); why != "" && !mutated("wrap-audit-write") {
+			add("MS501", key, "%s %s: the server writes there directly, and the host reads its configuration and runs its programs from there", dataDirFix, d, why)
+			continue
+		}
+		if why := unjudged(paths[len(paths)-1]); why != "" && !mutated("wrap-audit-write") {
+			add("MS502", key, "%s %s: the server's writes land directly (no transactional layer, no protect list), so it can write what tools run when they work there (hooks, .envrc, conftest.py, CLAUDE.md, editor tasks)", dataDirFix, d, why)
+		}
+	}
+	for i, r := range w.Read {
+		if s := sa.ExposedSecrets(r, home); s != "" && filepath.IsAbs(r) {
+			add("MS504", fmt.Sprintf("wrap.read[%d]", i), "%s lets the server read %s", "remove it, or name only the directory the server needs", filepath.Clean(r), s)
+		}
+	}
+	if w.Net().Mode == policy.NetAll {
+		add("MS503", "wrap.network", "the server can open connections to any host (and DNS): what it reads can leave the machine", `list the hosts it needs: network = ["api.github.com"]`)
+	}
+}
+
+// hostRuns says how a write directory reaches what the host runs: it is or contains a home or a
+// system directory, or lies in a system directory or in a home's dot directory (shell rc files,
+// ~/.local/bin, ~/.config/git, ~/.ssh); "" when none.
+func hostRuns(paths []string, home string) string {
+	contains := []string{home, "/root", "/home", "/etc", "/usr", "/var", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/opt", "/srv", "/proc", "/sys", "/dev", "/run"}
+	inside := []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var/lib", "/var/spool", "/proc", "/sys", "/dev", "/run"}
+	for _, d := range paths {
+		if d == "/" {
+			return "is /"
+		}
+		for _, s := range contains {
+			if s != "" && (d == s || strings.HasPrefix(s+"/", d+"/")) {
+				if d == s {
+					return "is the home or system directory " + s
+				}
+				return "contains the home or system directory " + s
+			}
+		}
+		for _, s := range inside {
+			if strings.HasPrefix(d, s+"/") {
+				return "lies in the system directory " + s
+			}
+		}
+		for _, h := range []string{home, "/root"} {
+			if h != "" && h != "/" && strings.HasPrefix(d, h+"/.") {
+				return "lies in a dot directory of the home " + h
+			}
+		}
+	}
+	return ""
+}
+
+// unjudged says what makes a write directory a place tools run from: it lies in (or is) a
+// repository, or holds a name of the workspace's protect list at its top; "" when neither.
+func unjudged(d string) string {
+	for dir := d; ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			if dir == d {
+				return "is a repository"
+			}
+			return "lies in the repository at " + dir
+		}
+		if dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	ents, err := os.ReadDir(d)
+	if err != nil {
+		return ""
+	}
+	var found []string
+	for _, pat := range policy.DefaultProtect {
+		if strings.Contains(pat, "/") { // anchored: a path from the directory's top
+			if _, err := os.Lstat(filepath.Join(d, pat)); err == nil {
+				found = append(found, pat)
+			}
+			continue
+		}
+		re, err := policy.CompileGlob(pat)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if re.MatchString(e.Name()) {
+				found = append(found, e.Name())
+			}
+		}
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	if len(found) > 3 {
+		found = append(found[:3], "…")
+	}
+	return "holds " + strings.Join(found, ", ")
+}
