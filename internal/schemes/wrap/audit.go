@@ -16,7 +16,7 @@ import (
 // protect list: the server is long-running and its client reads what it writes at once), so what
 // a write directory is and holds is the whole of what keeps the server's writes from the host.
 var Rules = []verify.Rule{
-	{ID: "MS501", Severity: verify.High, Title: "a wrap.write directory is or contains a home or system directory, or lies in a system directory or a home's dot directory: the host runs what is written there"},
+	{ID: "MS501", Severity: verify.High, Title: "a wrap.write directory is, contains or lies in a system directory (the workspace rule), is or contains a home, or lies in a home's dot directory: the host runs what is written there"},
 	{ID: "MS502", Severity: verify.Medium, Title: "a wrap.write directory lies in a repository or holds tool or agent configuration: writes there land directly, unjudged"},
 	{ID: "MS503", Severity: verify.Medium, Title: "wrap network = true: the server reaches every host"},
 	{ID: "MS504", Severity: verify.Medium, Title: "wrap.read exposes a home or secrets directory"},
@@ -32,15 +32,19 @@ func audit(p *policy.Policy, add verify.Add) {
 		if !filepath.IsAbs(d) {
 			continue // the policy's own check refuses it
 		}
-		paths := []string{filepath.Clean(d)}
-		if r, err := filepath.EvalSymlinks(d); err == nil && r != paths[0] {
-			paths = append(paths, r) // judged as it resolves too: a link to a home is a home
+		resolved := filepath.Clean(d)
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			resolved = r // judged as it resolves too: a link to a home is a home
 		}
-		if why := hostRuns(paths, home); why != "" && !mutated("wrap-audit-write") {
+		if err := policy.CheckWorkspacePath(d, resolved, policy.WorkspaceUse{Key: key, Harm: "the server could write what the host runs"}); err != nil && !mutated("wrap-audit-write") {
+			add("MS501", key, "wrap.write: %v", dataDirFix, err)
+			continue
+		}
+		if why := inHome([]string{filepath.Clean(d), resolved}, home); why != "" && !mutated("wrap-audit-write") {
 			add("MS501", key, "%s %s: the server writes there directly, and the host reads its configuration and runs its programs from there", dataDirFix, d, why)
 			continue
 		}
-		if why := unjudged(paths[len(paths)-1]); why != "" && !mutated("wrap-audit-write") {
+		if why := unjudged(resolved); why != "" && !mutated("wrap-audit-write") {
 			add("MS502", key, "%s %s: the server's writes land directly (no transactional layer, no protect list), so it can write what tools run when they work there (hooks, .envrc, conftest.py, CLAUDE.md, editor tasks)", dataDirFix, d, why)
 		}
 	}
@@ -54,31 +58,17 @@ func audit(p *policy.Policy, add verify.Add) {
 	}
 }
 
-// hostRuns says how a write directory reaches what the host runs: it is or contains a home or a
-// system directory, or lies in a system directory or in a home's dot directory (shell rc files,
-// ~/.local/bin, ~/.config/git, ~/.ssh); "" when none.
-func hostRuns(paths []string, home string) string {
-	contains := []string{home, "/root", "/home", "/etc", "/usr", "/var", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/opt", "/srv", "/proc", "/sys", "/dev", "/run"}
-	inside := []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/var/lib", "/var/spool", "/proc", "/sys", "/dev", "/run"}
+// inHome says how a write directory reaches a home (the system directories are
+// policy.CheckWorkspacePath's): it is or contains the home, or lies in one of its dot
+// directories (shell rc files, ~/.local/bin, ~/.config/git, ~/.ssh); "" when neither.
+func inHome(paths []string, home string) string {
 	for _, d := range paths {
-		if d == "/" {
-			return "is /"
-		}
-		for _, s := range contains {
-			if s != "" && (d == s || strings.HasPrefix(s+"/", d+"/")) {
-				if d == s {
-					return "is the home or system directory " + s
-				}
-				return "contains the home or system directory " + s
-			}
-		}
-		for _, s := range inside {
-			if strings.HasPrefix(d, s+"/") {
-				return "lies in the system directory " + s
-			}
-		}
 		for _, h := range []string{home, "/root"} {
-			if h != "" && h != "/" && strings.HasPrefix(d, h+"/.") {
+			switch {
+			case h == "" || h == "/":
+			case policy.WithinDir(d, h):
+				return "is or contains the home " + h
+			case strings.HasPrefix(d, h+"/."):
 				return "lies in a dot directory of the home " + h
 			}
 		}
