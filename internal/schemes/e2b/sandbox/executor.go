@@ -552,13 +552,22 @@ func (e *Executor) create(ctx context.Context, ttl time.Duration) (*Sandbox, err
 		}
 		return nil, err
 	}
-	e.under.add(sb.ID)
 	e.mu.Lock()
+	// An answer naming a sandbox serve already holds (a broken or hostile API, or a proxy in
+	// front of it replaying answers) would hand one session another's sandbox, its files and
+	// variables, and its end would kill the other's: refused, and the other is left alone (not
+	// killed: it is not this call's).
+	if _, dup := e.live[sb.ID]; dup && !mutated("atk19b-e2b-dup-id") {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("E2B's API at %s answered the create with sandbox %s, which serve already uses for another call or session: "+
+			"refusing to share it; is e2b.api_url (or E2B_API_URL) E2B's API, or a proxy that replays answers?", e.client.APIURL(), e.client.clean(sb.ID))
+	}
 	closed := e.closed
 	if !closed {
 		e.live[sb.ID] = sb
 	}
 	e.mu.Unlock()
+	e.under.add(sb.ID)
 	if closed {
 		e.kill(sb)
 		return nil, errors.New("serve is shutting down")

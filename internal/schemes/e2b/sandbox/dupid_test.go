@@ -1,0 +1,83 @@
+package sandbox
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestCreateAnswerNamingALiveSandbox: an E2B API that answers a create with the id of a sandbox
+// serve already holds for another session (a broken or hostile upstream) is refused: the second
+// session's call gets an error that says so, never the first session's sandbox (its files, its
+// variables), and the first session's sandbox is not killed by the second's end.
+func TestCreateAnswerNamingALiveSandbox(t *testing.T) {
+	f := newFake(t)
+	target, _ := url.Parse(f.URL())
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var (
+		mu    sync.Mutex
+		first []byte // the first create's answer, replayed for every later create
+	)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/sandboxes" {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		rp.ServeHTTP(rec, r)
+		body, _ := io.ReadAll(rec.Body)
+		mu.Lock()
+		if first == nil {
+			first = body
+		} else if rec.Code/100 == 2 {
+			// The sandbox really created is not handed out: kill it at the fake, answer with
+			// the first one's id and token.
+			if i := bytes.Index(body, []byte(`"sandboxID":"`)); i >= 0 {
+				id := body[i+len(`"sandboxID":"`):]
+				f.Kill(string(id[:bytes.IndexByte(id, '"')]))
+			}
+			body = first
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+	}))
+	defer api.Close()
+	e := &env{t: t, fake: f, logs: &syncBuf{}}
+	vars := map[string]string{keyEnv: testKey, "E2B_API_URL": api.URL, "E2B_SANDBOX_URL": f.URL(), "E2B_DOMAIN": f.Domain()}
+	ex, err := New(testPolicy("session"), Options{Getenv: func(k string) string { return vars[k] }, Retries: 2, Backoff: 5 * time.Millisecond,
+		RequestTimeout: 2 * time.Second, Logger: slog.New(slog.NewTextHandler(e.logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ex.Close()
+	<-ex.Reaped()
+	e.ex = ex
+
+	if r, err := e.run("run_command", "A", 30*time.Second, 1<<16, map[string]any{"command": "echo secret-of-a > a.txt; echo done"}); err != nil || r.Stdout != "done\n" {
+		t.Fatalf("session A: %+v %v", r, err)
+	}
+	r, err := e.run("run_command", "B", 30*time.Second, 1<<16, map[string]any{"command": "cat a.txt"})
+	if err == nil {
+		t.Fatalf("session B was given session A's sandbox (the API named it again) and ran in it: %+v", r)
+	}
+	if !strings.Contains(err.Error(), "already") || !strings.Contains(err.Error(), "e2b.api_url") {
+		t.Fatalf("the error does not say the API named a sandbox serve already holds, nor what to check: %v", err)
+	}
+	t.Logf("session B: %v", err)
+	e.ex.EndSession("B")
+	if r, err := e.run("run_command", "A", 30*time.Second, 1<<16, map[string]any{"command": "cat a.txt"}); err != nil || r.Stdout != "secret-of-a\n" {
+		t.Fatalf("session A's sandbox after session B's refused create and end: %+v %v", r, err)
+	}
+	e.ex.EndSession("A")
+	e.noLeaks()
+}
