@@ -75,7 +75,7 @@ var threats = []verify.ThreatRule{
 		Scenarios: []string{"proc-self-environ", "proc-parent-environ", "ptrace-parent"}},
 	{Threat: "gain privileges (root, capabilities, setuid, namespaces, mount, ptrace, bpf, io_uring)", Layers: []string{sd.LayerUser, sd.LayerCaps, sd.LayerNoNewPrivs, sd.LayerSeccomp},
 		Gap: func(p *policy.Policy) string {
-			if dksec.Of(p).User == "0" || dksec.Of(p).User == "root" || dksec.Of(p).User == "0:0" {
+			if dksec.RootUser(dksec.Of(p).User) { // "00:00", "root:root", "0:1000" too
 				return "user = " + dksec.Of(p).User + ": code runs as root in the container"
 			}
 			return ""

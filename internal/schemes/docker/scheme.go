@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
@@ -79,7 +78,7 @@ func audit(p *policy.Policy, add verify.Add) {
 	if n := d.Net(); n.Mode == policy.NetNamed {
 		add("MS201", "docker.network", "containers join network %q: they can reach the host's network and the internet", `set network = "none", or list the hosts calls need: network = ["pypi.org"]`, n.Name)
 	}
-	if u, _, _ := strings.Cut(d.User, ":"); d.User == "" || u == "0" || u == "root" {
+	if dksec.RootUser(d.User) { // "00:00" too: the engine reads the uid as a number
 		add("MS202", "docker.user", "code runs as root in the container (user = %q)", `set user = "65534:65534"`, d.User)
 	}
 	if !d.ReadOnly {

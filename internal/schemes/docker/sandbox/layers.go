@@ -87,7 +87,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 	}
 	seccomp, nnp := seccompOn(secOpts, h.SecurityOpt), noNewPrivs(h.SecurityOpt)
 	capsAll := len(h.CapAdd) == 0 && len(h.CapDrop) == 1 && strings.EqualFold(strings.TrimPrefix(strings.ToUpper(h.CapDrop[0]), "CAP_"), "ALL")
-	root := c.User == "" || c.User == "0" || c.User == "root" || strings.HasPrefix(c.User, "0:") || strings.HasPrefix(c.User, "root:")
+	root := dksec.RootUser(c.User) // "00:00" is root too: the engine reads the uid as a number
 	var pids int64
 	if h.PidsLimit != nil {
 		pids = *h.PidsLimit

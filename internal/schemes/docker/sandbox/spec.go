@@ -590,7 +590,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 }
 
 func (s spec) describeUser() string {
-	if s.user == "0" || s.user == "root" || s.user == "0:0" {
+	if dksec.RootUser(s.user) {
 		return fmt.Sprintf("%s (root inside the container: set docker.user = %q)", s.user, defaultUser)
 	}
 	return s.user + s.userWhy
