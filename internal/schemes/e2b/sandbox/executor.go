@@ -191,7 +191,21 @@ func (e *Executor) reap() {
 		e.log.Warn("e2b: could not list sandboxes left by earlier serve processes", "err", e.client.clean(err.Error()))
 		return
 	}
+	unasked := 0
+	defer func() {
+		if unasked > 0 {
+			e.log.Warn("e2b: the API's list of sandboxes ignored its metadata filter; the start-up sweep left alone the sandboxes this host's serves did not label",
+				"api", e.client.APIURL(), "left_alone", unasked)
+		}
+	}()
 	for _, s := range list {
+		// The API was asked for these labels only, but one that ignores the filter (another
+		// version of the protocol, a proxy dropping the query) lists every sandbox of the team:
+		// what this host's serves did not label is not ours to kill.
+		if (s.Metadata[LabelOwner] != "1" || s.Metadata[LabelHost] != e.host) && !mutated("atk19b-e2b-reap-labels") {
+			unasked++
+			continue
+		}
 		if s.Metadata[LabelInstance] == e.instance {
 			continue
 		}

@@ -515,17 +515,7 @@ func TestReapDeadInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{keyEnv: testKey, "E2B_API_URL": f.URL(), "E2B_SANDBOX_URL": f.URL()}
-	ex, err := New(testPolicy("call"), Options{Getenv: func(k string) string { return vars[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ex.Close()
-	<-ex.Reaped()
-	left := map[string]bool{}
-	for _, s := range f.Live() {
-		left[s.ID] = true
-	}
+	left := sweep(t, f, map[string]string{keyEnv: testKey, "E2B_API_URL": f.URL(), "E2B_SANDBOX_URL": f.URL()}, nil)
 	if left[deadID] || left[reusedID] || !left[liveID] || !left[other.ID] {
 		t.Fatalf("after the sweep: dead %v reused-pid %v live %v other %v (want false false true true)",
 			left[deadID], left[reusedID], left[liveID], left[other.ID])
