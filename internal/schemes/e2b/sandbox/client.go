@@ -22,6 +22,7 @@ import (
 	"unicode"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // Ports inside a sandbox.
@@ -430,6 +431,17 @@ func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) 
 	sb := &Sandbox{ID: out.SandboxID, token: out.EnvdAccessToken, EnvdVersion: out.EnvdVersion, Domain: c.cfg.Domain}
 	if out.Domain != nil && *out.Domain != "" {
 		sb.Domain = *out.Domain
+		// The domain is part of the sandbox's address (https://PORT-ID.DOMAIN), as the id is:
+		// "x@127.0.0.1:9" would send the sandbox's requests, its token and the program, to a
+		// host and port of the answer's choosing. Only a host name is taken; the sandbox the
+		// answer named is killed (nobody could reach it).
+		if err := policy.CheckHostName(sb.Domain); err != nil && !mutated("atk19b-e2b-answer-domain") {
+			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+			defer cancel()
+			c.Kill(kctx, sb.ID)
+			return nil, fmt.Errorf("E2B's create answer gives the sandbox the domain %q, which is not a host name (%s): refusing to send the sandbox's requests there; is e2b.api_url (or E2B_API_URL) E2B's API?",
+				c.clean(sb.Domain), c.clean(err.Error()))
+		}
 	}
 	return sb, nil
 }

@@ -2,16 +2,18 @@ package sandbox
 
 import (
 	"bytes"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/harness/e2bfake"
 )
 
 // TestCreateAnswerNamingALiveSandbox: an E2B API that answers a create with the id of a sandbox
@@ -20,24 +22,16 @@ import (
 // variables), and the first session's sandbox is not killed by the second's end.
 func TestCreateAnswerNamingALiveSandbox(t *testing.T) {
 	f := newFake(t)
-	target, _ := url.Parse(f.URL())
-	rp := httputil.NewSingleHostReverseProxy(target)
 	var (
 		mu    sync.Mutex
 		first []byte // the first create's answer, replayed for every later create
 	)
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/sandboxes" {
-			rp.ServeHTTP(w, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		rp.ServeHTTP(rec, r)
-		body, _ := io.ReadAll(rec.Body)
+	api := createAnswers(t, f, func(code int, body []byte) []byte {
 		mu.Lock()
+		defer mu.Unlock()
 		if first == nil {
 			first = body
-		} else if rec.Code/100 == 2 {
+		} else if code/100 == 2 {
 			// The sandbox really created is not handed out: kill it at the fake, answer with
 			// the first one's id and token.
 			if i := bytes.Index(body, []byte(`"sandboxID":"`)); i >= 0 {
@@ -46,11 +40,8 @@ func TestCreateAnswerNamingALiveSandbox(t *testing.T) {
 			}
 			body = first
 		}
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(rec.Code)
-		w.Write(body)
-	}))
+		return body
+	})
 	defer api.Close()
 	e := &env{t: t, fake: f, logs: &syncBuf{}}
 	vars := map[string]string{keyEnv: testKey, "E2B_API_URL": api.URL, "E2B_SANDBOX_URL": f.URL(), "E2B_DOMAIN": f.Domain()}
@@ -80,4 +71,25 @@ func TestCreateAnswerNamingALiveSandbox(t *testing.T) {
 	}
 	e.ex.EndSession("A")
 	e.noLeaks()
+}
+
+// createAnswers is an E2B API in front of the fake f whose answers to creates are rewritten by
+// rewrite (given the fake's status and body); every other request passes through.
+func createAnswers(t *testing.T, f *e2bfake.Server, rewrite func(code int, body []byte) []byte) *httptest.Server {
+	t.Helper()
+	target, _ := url.Parse(f.URL())
+	rp := httputil.NewSingleHostReverseProxy(target)
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/sandboxes" {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		rp.ServeHTTP(rec, r)
+		body := rewrite(rec.Code, rec.Body.Bytes())
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(rec.Code)
+		w.Write(body)
+	}))
 }
