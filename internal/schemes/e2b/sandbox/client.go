@@ -425,8 +425,9 @@ func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) 
 	if _, err := c.api(ctx, "create sandbox", http.MethodPost, "/sandboxes", body, &out, maxAPIBody); err != nil {
 		return nil, err
 	}
-	if out.SandboxID == "" || strings.ContainsAny(out.SandboxID, "/?#@: ") {
-		return nil, fmt.Errorf("E2B's create answer has no usable sandboxID (%q)", c.clean(out.SandboxID))
+	if !sandboxIDOK(out.SandboxID) {
+		return nil, fmt.Errorf("E2B's create answer has no usable sandboxID (%q, %d bytes: want 1 to %d letters, digits, '.', '_' or '-'); is e2b.api_url (or E2B_API_URL) E2B's API?",
+			c.clean(out.SandboxID), len(out.SandboxID), maxSandboxID)
 	}
 	sb := &Sandbox{ID: out.SandboxID, token: out.EnvdAccessToken, EnvdVersion: out.EnvdVersion, Domain: c.cfg.Domain}
 	if out.Domain != nil && *out.Domain != "" {
@@ -444,6 +445,28 @@ func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) 
 		}
 	}
 	return sb, nil
+}
+
+// maxSandboxID bounds a sandbox id (E2B's are about 20 characters).
+const maxSandboxID = 128
+
+// sandboxIDOK says whether a create answer's sandbox id can be used: it becomes part of URLs
+// and headers, and a line of the undertaker's pipe (lines of at most 64 KiB there: a longer one,
+// or a newline, ended the undertaker's reading as if serve had died, and it killed every
+// sandbox serve held).
+func sandboxIDOK(id string) bool {
+	if mutated("atk19b-e2b-id-shape") {
+		return id != "" && !strings.ContainsAny(id, "/?#@: ")
+	}
+	if id == "" || len(id) > maxSandboxID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Kill kills a sandbox; one already gone is not an error.
