@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bytes"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -43,16 +42,7 @@ func TestCreateAnswerNamingALiveSandbox(t *testing.T) {
 		return body
 	})
 	defer api.Close()
-	e := &env{t: t, fake: f, logs: &syncBuf{}}
-	vars := map[string]string{keyEnv: testKey, "E2B_API_URL": api.URL, "E2B_SANDBOX_URL": f.URL(), "E2B_DOMAIN": f.Domain()}
-	ex, err := New(testPolicy("session"), Options{Getenv: func(k string) string { return vars[k] }, Retries: 2, Backoff: 5 * time.Millisecond,
-		RequestTimeout: 2 * time.Second, Logger: slog.New(slog.NewTextHandler(e.logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ex.Close()
-	<-ex.Reaped()
-	e.ex = ex
+	e := envOn(t, f, testPolicy("session"), map[string]string{"E2B_API_URL": api.URL})
 
 	if r, err := e.run("run_command", "A", 30*time.Second, 1<<16, map[string]any{"command": "echo secret-of-a > a.txt; echo done"}); err != nil || r.Stdout != "done\n" {
 		t.Fatalf("session A: %+v %v", r, err)

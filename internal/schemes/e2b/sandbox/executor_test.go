@@ -68,7 +68,12 @@ func testPolicy(reuse string) *policy.Policy {
 // newEnv starts a fake and an executor pointed at it through the variables the SDKs use.
 func newEnv(t *testing.T, p *policy.Policy, vars map[string]string) *env {
 	t.Helper()
-	f := newFake(t)
+	return envOn(t, newFake(t), p, vars)
+}
+
+// envOn is newEnv on the fake f (vars may point E2B_API_URL at a hostile front of it).
+func envOn(t *testing.T, f *e2bfake.Server, p *policy.Policy, vars map[string]string) *env {
+	t.Helper()
 	e := &env{t: t, fake: f, logs: &syncBuf{}}
 	base := map[string]string{keyEnv: testKey, "E2B_API_URL": f.URL(), "E2B_SANDBOX_URL": f.URL(), "E2B_DOMAIN": f.Domain()}
 	for k, v := range vars {
