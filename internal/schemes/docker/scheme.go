@@ -82,7 +82,7 @@ func audit(p *policy.Policy, add verify.Add) {
 		add("MS202", "docker.user", "code runs as root in the container (user = %q)", `set user = "65534:65534"`, d.User)
 	}
 	if !d.ReadOnly {
-		add("MS203", "docker.read_only", "code can rewrite the container's filesystem, including its tools", "set read_only = true (a tmpfs /tmp stays writable)")
+		add("MS203", "docker.read_only", "code can rewrite the container's filesystem, including its tools, and fill the engine's disk through it (the container's own layer has no size bound)", "set read_only = true (a tmpfs /tmp stays writable)")
 	}
 	if d.Workspace != "" && d.WorkspaceWritable {
 		add("MS204", "docker.workspace_writable", "code can change files in %s on the host (each call's changes are committed after checks, up to limits.workspace_quota, where serve --check shows the workspace layer)", "set workspace_writable = false unless code must write results there", d.Workspace)
