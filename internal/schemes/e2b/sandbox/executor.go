@@ -186,40 +186,56 @@ func (e *Executor) reap() {
 	defer close(e.reaped)
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
-	list, err := e.client.List(ctx, map[string]string{LabelOwner: "1", LabelHost: e.host})
-	if err != nil {
-		e.log.Warn("e2b: could not list sandboxes left by earlier serve processes", "err", e.client.clean(err.Error()))
-		return
-	}
-	unasked := 0
-	defer func() {
-		if unasked > 0 {
-			e.log.Warn("e2b: the API's list of sandboxes ignored its metadata filter; the start-up sweep left alone the sandboxes this host's serves did not label",
-				"api", e.client.APIURL(), "left_alone", unasked)
-		}
-	}()
-	for _, s := range list {
+	// What is to be killed is gathered first (the list's pages are not held) and killed after.
+	type dead struct{ id, instance string }
+	var doomed []dead
+	unasked, over := 0, 0
+	err := e.client.List(ctx, map[string]string{LabelOwner: "1", LabelHost: e.host}, func(s Info) {
 		// The API was asked for these labels only, but one that ignores the filter (another
 		// version of the protocol, a proxy dropping the query) lists every sandbox of the team:
 		// what this host's serves did not label is not ours to kill.
 		if (s.Metadata[LabelOwner] != "1" || s.Metadata[LabelHost] != e.host) && !mutated("atk19b-e2b-reap-labels") {
 			unasked++
-			continue
+			return
 		}
 		if s.Metadata[LabelInstance] == e.instance {
-			continue
+			return
 		}
 		pid, err := strconv.Atoi(s.Metadata[LabelPID])
 		if err == nil && pid != os.Getpid() && alive(pid, s.Metadata[LabelStart]) {
-			continue // another serve on this host still owns it
+			return // another serve on this host still owns it
 		}
-		if err := e.client.Kill(ctx, s.ID); err != nil {
-			e.log.Warn("e2b: could not kill a sandbox left by a dead serve", "sandbox", s.ID, "err", e.client.clean(err.Error()))
+		if len(doomed) >= maxReap {
+			over++
+			return
+		}
+		doomed = append(doomed, dead{s.ID, s.Metadata[LabelInstance]})
+	})
+	if unasked > 0 {
+		e.log.Warn("e2b: the API's list of sandboxes ignored its metadata filter; the start-up sweep left alone the sandboxes this host's serves did not label",
+			"api", e.client.APIURL(), "left_alone", unasked)
+	}
+	if over > 0 {
+		e.log.Warn("e2b: more sandboxes of dead serves than one start-up sweep kills; the next serve's sweep kills more (each ends at its lifetime anyway)",
+			"killing", maxReap, "left", over)
+	}
+	if err != nil {
+		e.log.Warn("e2b: could not list sandboxes left by earlier serve processes", "err", e.client.clean(err.Error()))
+	}
+	for _, s := range doomed {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := e.client.Kill(ctx, s.id); err != nil {
+			e.log.Warn("e2b: could not kill a sandbox left by a dead serve", "sandbox", s.id, "err", e.client.clean(err.Error()))
 			continue
 		}
-		e.log.Info("e2b: killed a sandbox left by a dead serve", "sandbox", s.ID, "instance", s.Metadata[LabelInstance])
+		e.log.Info("e2b: killed a sandbox left by a dead serve", "sandbox", s.id, "instance", s.instance)
 	}
 }
+
+// maxReap bounds the sandboxes one start-up sweep kills (and holds the ids of).
+const maxReap = 1000
 
 // Ready reports a missing key; nothing else needs to wait.
 func (e *Executor) Ready() error { return e.keyErr }
