@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -601,6 +602,11 @@ func (c *Client) RunCommand(ctx context.Context, sb *Sandbox, command string, st
 	return c.readCommandStream(ctx, resp.Body, res, ro, re)
 }
 
+// trailerGrace is how long, after the command's end event, the stream's end-of-stream frame (or
+// the body's end) may take: envd sends it at once; an envd or proxy that keeps the answer open
+// must not hold a finished command's result until the call's timeout, reported as a timeout.
+const trailerGrace = 2 * time.Second
+
 // commandRequest is the Connect request of process.Process/Start that runs command with bash -l -c
 // in /home/user, ctx's deadline sent as Connect-Timeout-Ms.
 func (c *Client) commandRequest(ctx context.Context, sb *Sandbox, command string) (*http.Request, error) {
@@ -629,14 +635,15 @@ func (c *Client) commandRequest(ctx context.Context, sb *Sandbox, command string
 
 // readCommandStream reads Process/Start's Connect frames from body into res and the writers
 // until the end-of-stream frame (or EOF after the command's end event).
-func (c *Client) readCommandStream(ctx context.Context, body io.Reader, res *CommandResult, stdout, stderr io.Writer) (*CommandResult, error) {
+func (c *Client) readCommandStream(ctx context.Context, body io.ReadCloser, res *CommandResult, stdout, stderr io.Writer) (*CommandResult, error) {
 	br := bufio.NewReaderSize(body, 64<<10)
 	var hdr [5]byte
 	buf := make([]byte, 0, 64<<10)
 	ended := false
+	var graceOver atomic.Bool
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) && ended {
+			if ended && (errors.Is(err, io.EOF) || graceOver.Load()) {
 				return res, nil // no trailer after end: accept
 			}
 			return c.streamErr(ctx, res, "read the command's output", err)
@@ -661,6 +668,10 @@ func (c *Client) readCommandStream(ctx context.Context, body io.Reader, res *Com
 		end, err := processEvent(buf, res, stdout, stderr)
 		if err != nil {
 			return nil, err
+		}
+		if end && !ended && !mutated("atk19b-e2b-trailer-grace") {
+			t := time.AfterFunc(trailerGrace, func() { graceOver.Store(true); body.Close() })
+			defer t.Stop()
 		}
 		ended = ended || end
 	}
