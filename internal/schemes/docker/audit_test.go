@@ -110,3 +110,29 @@ func TestExplainDiskGapReadWrite(t *testing.T) {
 		t.Errorf("read_only = false: explain's disk gap says %q", g)
 	}
 }
+
+// TestStateGapNamedNetwork: on a docker network, containers of concurrent calls and of other
+// sessions reach each other (measured by TestNamedNetworkJoinsSessions: session B read what
+// session A's container served); explain's state row said "sessions never share one" and no
+// more. network = "none" and host lists give containers no network of their own.
+func TestStateGapNamedNetwork(t *testing.T) {
+	for _, reuse := range []string{"call", "session"} {
+		p := policy.Default(dksec.Name)
+		dksec.Of(p).Reuse = reuse
+		if g := stateGap(p); strings.Contains(g, "each other") {
+			t.Errorf("reuse = %s, network none: explain's state gap says %q", reuse, g)
+		}
+		hosts, err := policy.NetworkHosts("pypi.org")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dksec.Of(p).SetNet(hosts)
+		if g := stateGap(p); strings.Contains(g, "each other") {
+			t.Errorf("reuse = %s, a host list: explain's state gap says %q", reuse, g)
+		}
+		dksec.Of(p).SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"})
+		if g := stateGap(p); !strings.Contains(g, `docker.network = "bridge"`) || !strings.Contains(g, "each other") {
+			t.Errorf("reuse = %s, network bridge: explain's state gap says %q", reuse, g)
+		}
+	}
+}

@@ -21,17 +21,6 @@ func workspaceGap(p *policy.Policy) string {
 
 // networkGap names what the policy opened: a docker network, or the hosts reachable through
 // serve's egress proxy (listed, so the threat is not enforced for them).
-// diskGap: with docker.read_only = false a call writes the container's own filesystem (/var/tmp
-// and whatever else the image leaves writable), which the engine keeps on its disk with no size
-// bound until serve removes the container: measured, 458 MB in 20 s of a call at 0.5 CPU.
-func diskGap(p *policy.Policy) string {
-	if dksec.Of(p).ReadOnly || mutated("atk19b-docker-disk-gap") {
-		return ""
-	}
-	return fmt.Sprintf("read_only = false: a call can write the container's own filesystem (/var/tmp, …) on the engine's disk with no size bound "+
-		"(%d MiB a file, any number of files) until its container is removed after the call", sd.FileSizeLimit>>20)
-}
-
 func networkGap(p *policy.Policy) string {
 	n := dksec.Of(p).Net()
 	switch n.Mode {
@@ -49,6 +38,17 @@ func networkGap(p *policy.Policy) string {
 		return gap
 	}
 	return fmt.Sprintf("network = %s", n)
+}
+
+// diskGap: with docker.read_only = false a call writes the container's own filesystem (/var/tmp
+// and whatever else the image leaves writable), which the engine keeps on its disk with no size
+// bound until serve removes the container: measured, 458 MB in 20 s of a call at 0.5 CPU.
+func diskGap(p *policy.Policy) string {
+	if dksec.Of(p).ReadOnly || mutated("atk19b-docker-disk-gap") {
+		return ""
+	}
+	return fmt.Sprintf("read_only = false: a call can write the container's own filesystem (/var/tmp, …) on the engine's disk with no size bound "+
+		"(%d MiB a file, any number of files) until its container is removed after the call", sd.FileSizeLimit>>20)
 }
 
 // socketGap: a docker network puts abstract sockets in reach; a host list does not (the

@@ -76,7 +76,7 @@ func newExecutor(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, err
 func audit(p *policy.Policy, add verify.Add) {
 	d := *dksec.Of(p)
 	if n := d.Net(); n.Mode == policy.NetNamed {
-		add("MS201", "docker.network", "containers join network %q: they can reach the host's network and the internet", `set network = "none", or list the hosts calls need: network = ["pypi.org"]`, n.Name)
+		add("MS201", "docker.network", "containers join network %q: they can reach the host's network, the internet, and each other (other calls' and sessions' containers on it)", `set network = "none", or list the hosts calls need: network = ["pypi.org"]`, n.Name)
 	}
 	if dksec.RootUser(d.User) { // "00:00" too: the engine reads the uid as a number
 		add("MS202", "docker.user", "code runs as root in the container (user = %q)", `set user = "65534:65534"`, d.User)
