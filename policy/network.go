@@ -318,6 +318,10 @@ func looksNumeric(h string) bool {
 	return true
 }
 
+// CheckHostName says whether h (any case) is a DNS host name: dot-separated labels of letters,
+// digits, '-' and '_', within DNS's lengths; the error says what is wrong.
+func CheckHostName(h string) error { return checkHostName(strings.ToLower(h)) }
+
 func checkHostName(h string) error {
 	if len(h) > 253 {
 		return fmt.Errorf("a host name is at most 253 characters")

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
@@ -77,13 +76,13 @@ func newExecutor(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, err
 func audit(p *policy.Policy, add verify.Add) {
 	d := *dksec.Of(p)
 	if n := d.Net(); n.Mode == policy.NetNamed {
-		add("MS201", "docker.network", "containers join network %q: they can reach the host's network and the internet", `set network = "none", or list the hosts calls need: network = ["pypi.org"]`, n.Name)
+		add("MS201", "docker.network", "containers join network %q: they can reach the host's network, the internet, and each other (other calls' and sessions' containers on it)", `set network = "none", or list the hosts calls need: network = ["pypi.org"]`, n.Name)
 	}
-	if u, _, _ := strings.Cut(d.User, ":"); d.User == "" || u == "0" || u == "root" {
+	if dksec.RootUser(d.User) { // "00:00" too: the engine reads the uid as a number
 		add("MS202", "docker.user", "code runs as root in the container (user = %q)", `set user = "65534:65534"`, d.User)
 	}
 	if !d.ReadOnly {
-		add("MS203", "docker.read_only", "code can rewrite the container's filesystem, including its tools", "set read_only = true (a tmpfs /tmp stays writable)")
+		add("MS203", "docker.read_only", "code can rewrite the container's filesystem, including its tools, and fill the engine's disk through it (the container's own layer has no size bound)", "set read_only = true (a tmpfs /tmp stays writable)")
 	}
 	if d.Workspace != "" && d.WorkspaceWritable {
 		add("MS204", "docker.workspace_writable", "code can change files in %s on the host (each call's changes are committed after checks, up to limits.workspace_quota, where serve --check shows the workspace layer)", "set workspace_writable = false unless code must write results there", d.Workspace)

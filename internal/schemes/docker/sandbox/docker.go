@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -227,6 +228,9 @@ func (e *Executor) probe() error {
 	if !ok {
 		return fmt.Errorf("docker.image %s is not in the engine at %s: %s", e.spec.image, e.eng.Where(), engine.MissingImageAdvice(e.spec.image))
 	}
+	if e.spec.imageVolumes, err = e.imageVolumes(ctx); err != nil {
+		return err
+	}
 	if why := e.eng.MissingRuntime(info, e.spec.runtime); why != "" {
 		return fmt.Errorf("docker.runtime: %s, or set runtime = \"\" for the engine's default", why)
 	}
@@ -255,6 +259,22 @@ func (e *Executor) probe() error {
 	}
 	e.layers = ls
 	return nil
+}
+
+// imageVolumes are the directories docker.image declares as VOLUME (sorted).
+func (e *Executor) imageVolumes(ctx context.Context) ([]string, error) {
+	ins, err := e.eng.API.ImageInspect(ctx, e.spec.image)
+	if err != nil {
+		return nil, fmt.Errorf("inspect docker.image %s: %w", e.spec.image, e.eng.Unreachable(err))
+	}
+	var vs []string
+	if ins.Config != nil {
+		for v := range ins.Config.Volumes {
+			vs = append(vs, v)
+		}
+	}
+	slices.Sort(vs)
+	return vs, nil
 }
 
 // Ready implements executor.Executor.

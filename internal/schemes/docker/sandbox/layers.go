@@ -9,6 +9,7 @@ import (
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/mcpsandbox/mcpsandbox/executor"
 )
@@ -87,7 +88,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 	}
 	seccomp, nnp := seccompOn(secOpts, h.SecurityOpt), noNewPrivs(h.SecurityOpt)
 	capsAll := len(h.CapAdd) == 0 && len(h.CapDrop) == 1 && strings.EqualFold(strings.TrimPrefix(strings.ToUpper(h.CapDrop[0]), "CAP_"), "ALL")
-	root := c.User == "" || c.User == "0" || c.User == "root" || strings.HasPrefix(c.User, "0:") || strings.HasPrefix(c.User, "root:")
+	root := dksec.RootUser(c.User) // "00:00" is root too: the engine reads the uid as a number
 	var pids int64
 	if h.PidsLimit != nil {
 		pids = *h.PidsLimit
@@ -105,7 +106,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		{Name: LayerImage, Active: true, Detail: fmt.Sprintf("%s (%.19s)", e.spec.image, imageID)},
 		runtimeLayer(h.Runtime),
 		e.networkLayer(string(h.NetworkMode), h.Mounts, s.egressDir),
-		readOnlyLayer(h.ReadonlyRootfs, h.ReadonlyPaths),
+		readOnlyLayer(h.ReadonlyRootfs, h.ReadonlyPaths, diskVolumes(ins.Mounts)),
 		{Name: LayerTmpfs, Active: strings.Contains(tmp, "nosuid") && strings.Contains(tmp, "nodev") && strings.Contains(tmp, "size="), Detail: "/tmp tmpfs " + tmp},
 		{Name: LayerUser, Active: !root, Detail: "runs as " + e.spec.describeUser()},
 		{Name: LayerCaps, Active: capsAll, Detail: fmt.Sprintf("cap-drop %v, cap-add %v", h.CapDrop, h.CapAdd)},
@@ -287,14 +288,30 @@ func missing(ok bool, why string) string {
 	return " — NOT ENFORCED: " + why
 }
 
-// readOnlyLayer: the root, and /sys/fs/cgroup, which crun mounts read-write otherwise.
-func readOnlyLayer(root bool, roPaths []string) executor.Layer {
+// readOnlyLayer: the root, /sys/fs/cgroup, which crun mounts read-write otherwise, and no
+// writable volume on the engine's disk (vols: an image's VOLUME serve did not cover).
+func readOnlyLayer(root bool, roPaths, vols []string) executor.Layer {
 	cg := slices.Contains(roPaths, cgroupDir)
-	l := executor.Layer{Name: LayerReadOnlyRoot, Active: root && cg, Detail: onOff(root, "root filesystem read-only", "root filesystem WRITABLE (docker.read_only = false)")}
+	l := executor.Layer{Name: LayerReadOnlyRoot, Active: root && cg && len(vols) == 0, Detail: onOff(root, "root filesystem read-only", "root filesystem WRITABLE (docker.read_only = false)")}
 	if !cg {
 		l.Detail += "; " + cgroupDir + " NOT read-only (the engine did not record it in ReadonlyPaths; crun mounts it writable)"
 	}
+	if len(vols) > 0 {
+		l.Detail += "; " + strings.Join(vols, ", ") + " WRITABLE on the engine's disk, with no size bound (volumes, the image's VOLUME)"
+	}
 	return l
+}
+
+// diskVolumes are the writable volumes of a container other than the workspace's layer: an
+// image's VOLUME that no tmpfs covers.
+func diskVolumes(ms []container.MountPoint) []string {
+	var vs []string
+	for _, m := range ms {
+		if m.Type == mount.TypeVolume && m.RW && m.Destination != workspaceDir {
+			vs = append(vs, m.Destination)
+		}
+	}
+	return vs
 }
 
 // seccompLayer says which profile the program meets: serve's (seccomp.go) when the engine

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -439,6 +440,9 @@ type spec struct {
 	// of the spec like egressDir; "" = the plain bind mount. userWhy says why user is not the policy's.
 	layerOpts string
 	userWhy   string
+	// imageVolumes are the directories the image declares as VOLUME, set by the probe before
+	// any container is built for a call: each gets a size-capped tmpfs (imageVolumeMounts).
+	imageVolumes []string
 	// gvisor says the runtime (docker.runtime, or the engine's default) is gVisor's runsc,
 	// and gvisorSeccomp whether the engine starts it with --oci-seccomp; set by the probe
 	// from the engine's runtimes (runtimeOf), before any container is built for a call.
@@ -582,6 +586,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 		hc.Mounts = []mount.Mount{s.workspaceMount(labels)}
 		cfg.WorkingDir = workspaceDir
 	}
+	s.imageVolumeMounts(hc.Tmpfs)
 	if s.egress && s.egressDir != "" {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: s.egressDir, Target: egressMount, ReadOnly: true})
 		cfg.Env = append(cfg.Env, egressEnv()...)
@@ -589,8 +594,23 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 	return mutateBuild(cfg, hc)
 }
 
+// imageVolumeMounts gives each directory the image declares as VOLUME a tmpfs like /tmp's. The
+// engine would make it an anonymous volume on its own disk, writable whatever docker.read_only
+// says and bounded by nothing but that disk (a call filled 240 MB of it with four files under
+// the fsize limit). The tmpfs, like /tmp's, counts against limits.memory. /tmp itself, and a
+// directory serve mounts (the workspace, the egress socket's), keep their own mount.
+func (s spec) imageVolumeMounts(tmpfs map[string]string) {
+	for _, v := range s.imageVolumes {
+		v = path.Clean(v)
+		if v == "/tmp" || v == workspaceDir && s.workspace != "" || v == egressMount && s.egress || mutated("atk19b-docker-image-volumes") {
+			continue
+		}
+		tmpfs[v] = "rw,nosuid,nodev,size=" + strconv.Itoa(tmpfsBytes)
+	}
+}
+
 func (s spec) describeUser() string {
-	if s.user == "0" || s.user == "root" || s.user == "0:0" {
+	if dksec.RootUser(s.user) {
 		return fmt.Sprintf("%s (root inside the container: set docker.user = %q)", s.user, defaultUser)
 	}
 	return s.user + s.userWhy

@@ -5,6 +5,7 @@ package section
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -120,6 +121,25 @@ func (d *Docker) validateSessions() []policy.Problem {
 		add("docker.reuse", "docker.session_idle and docker.max_sessions apply only to reuse = \"session\"", `set reuse = "session", or remove them`)
 	}
 	return ps
+}
+
+// RootUser says whether a docker user ("name", "uid", "name:group" or "uid:gid", as the engine
+// takes it) is root: empty (the image's user, root in most images), "root", or a uid the engine
+// reads as 0 — "0", and also "00" or "000:1000", which the engine parses as numbers too.
+func RootUser(user string) bool {
+	u, _, _ := strings.Cut(user, ":")
+	if u == "" || u == "root" {
+		return true
+	}
+	if mutated("atk19b-docker-root-zeros") {
+		return u == "0" // the check as written before: the string, not the number
+	}
+	for i := 0; i < len(u); i++ {
+		if u[i] != '0' {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckRuntimeName says whether s can name a runtime registered with the engine ("" = its

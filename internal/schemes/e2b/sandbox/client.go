@@ -16,12 +16,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // Ports inside a sandbox.
@@ -424,14 +427,48 @@ func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) 
 	if _, err := c.api(ctx, "create sandbox", http.MethodPost, "/sandboxes", body, &out, maxAPIBody); err != nil {
 		return nil, err
 	}
-	if out.SandboxID == "" || strings.ContainsAny(out.SandboxID, "/?#@: ") {
-		return nil, fmt.Errorf("E2B's create answer has no usable sandboxID (%q)", c.clean(out.SandboxID))
+	if !sandboxIDOK(out.SandboxID) {
+		return nil, fmt.Errorf("E2B's create answer has no usable sandboxID (%q, %d bytes: want 1 to %d letters, digits, '.', '_' or '-'); is e2b.api_url (or E2B_API_URL) E2B's API?",
+			c.clean(out.SandboxID), len(out.SandboxID), maxSandboxID)
 	}
 	sb := &Sandbox{ID: out.SandboxID, token: out.EnvdAccessToken, EnvdVersion: out.EnvdVersion, Domain: c.cfg.Domain}
 	if out.Domain != nil && *out.Domain != "" {
 		sb.Domain = *out.Domain
+		// The domain is part of the sandbox's address (https://PORT-ID.DOMAIN), as the id is:
+		// "x@127.0.0.1:9" would send the sandbox's requests, its token and the program, to a
+		// host and port of the answer's choosing. Only a host name is taken; the sandbox the
+		// answer named is killed (nobody could reach it).
+		if err := policy.CheckHostName(sb.Domain); err != nil && !mutated("atk19b-e2b-answer-domain") {
+			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+			defer cancel()
+			c.Kill(kctx, sb.ID)
+			return nil, fmt.Errorf("E2B's create answer gives the sandbox the domain %q, which is not a host name (%s): refusing to send the sandbox's requests there; is e2b.api_url (or E2B_API_URL) E2B's API?",
+				c.clean(sb.Domain), c.clean(err.Error()))
+		}
 	}
 	return sb, nil
+}
+
+// maxSandboxID bounds a sandbox id (E2B's are about 20 characters).
+const maxSandboxID = 128
+
+// sandboxIDOK says whether a create answer's sandbox id can be used: it becomes part of URLs
+// and headers, and a line of the undertaker's pipe (lines of at most 64 KiB there: a longer one,
+// or a newline, ended the undertaker's reading as if serve had died, and it killed every
+// sandbox serve held).
+func sandboxIDOK(id string) bool {
+	if mutated("atk19b-e2b-id-shape") {
+		return id != "" && !strings.ContainsAny(id, "/?#@: ")
+	}
+	if id == "" || len(id) > maxSandboxID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Kill kills a sandbox; one already gone is not an error.
@@ -455,8 +492,10 @@ func (c *Client) SetTimeout(ctx context.Context, id string, d time.Duration) err
 	return err
 }
 
-// List lists running sandboxes whose metadata has every given pair.
-func (c *Client) List(ctx context.Context, metadata map[string]string) ([]Info, error) {
+// List calls each for every running sandbox whose metadata has every given pair, a page at a
+// time: it holds one page (at most maxListBody), never the whole list, whose size is the API's
+// to choose (up to maxListPages pages: 50 of 8 MiB held at once took 640 MiB of heap).
+func (c *Client) List(ctx context.Context, metadata map[string]string, each func(Info)) error {
 	q := url.Values{}
 	if len(metadata) > 0 {
 		m := url.Values{}
@@ -467,21 +506,27 @@ func (c *Client) List(ctx context.Context, metadata map[string]string) ([]Info, 
 	}
 	q.Set("state", "running")
 	q.Set("limit", "100")
-	var all []Info
+	var held [][]Info
 	for page := 0; page < maxListPages; page++ {
 		var out []Info
 		h, err := c.api(ctx, "list sandboxes", http.MethodGet, "/v2/sandboxes?"+q.Encode(), nil, &out, maxListBody)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		all = append(all, out...)
+		if mutated("atk19b-e2b-list-held") {
+			held = append(held, out)
+		}
+		for _, s := range out {
+			each(s)
+		}
 		next := h.Get("X-Next-Token")
 		if next == "" || len(out) == 0 {
-			return all, nil
+			break
 		}
 		q.Set("nextToken", next)
 	}
-	return all, nil
+	runtime.KeepAlive(held)
+	return nil
 }
 
 // base is where a sandbox port is reached.
@@ -557,6 +602,11 @@ func (c *Client) RunCommand(ctx context.Context, sb *Sandbox, command string, st
 	return c.readCommandStream(ctx, resp.Body, res, ro, re)
 }
 
+// trailerGrace is how long, after the command's end event, the stream's end-of-stream frame (or
+// the body's end) may take: envd sends it at once; an envd or proxy that keeps the answer open
+// must not hold a finished command's result until the call's timeout, reported as a timeout.
+const trailerGrace = 2 * time.Second
+
 // commandRequest is the Connect request of process.Process/Start that runs command with bash -l -c
 // in /home/user, ctx's deadline sent as Connect-Timeout-Ms.
 func (c *Client) commandRequest(ctx context.Context, sb *Sandbox, command string) (*http.Request, error) {
@@ -585,14 +635,15 @@ func (c *Client) commandRequest(ctx context.Context, sb *Sandbox, command string
 
 // readCommandStream reads Process/Start's Connect frames from body into res and the writers
 // until the end-of-stream frame (or EOF after the command's end event).
-func (c *Client) readCommandStream(ctx context.Context, body io.Reader, res *CommandResult, stdout, stderr io.Writer) (*CommandResult, error) {
+func (c *Client) readCommandStream(ctx context.Context, body io.ReadCloser, res *CommandResult, stdout, stderr io.Writer) (*CommandResult, error) {
 	br := bufio.NewReaderSize(body, 64<<10)
 	var hdr [5]byte
 	buf := make([]byte, 0, 64<<10)
 	ended := false
+	var graceOver atomic.Bool
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			if errors.Is(err, io.EOF) && ended {
+			if ended && (errors.Is(err, io.EOF) || graceOver.Load()) {
 				return res, nil // no trailer after end: accept
 			}
 			return c.streamErr(ctx, res, "read the command's output", err)
@@ -617,6 +668,10 @@ func (c *Client) readCommandStream(ctx context.Context, body io.Reader, res *Com
 		end, err := processEvent(buf, res, stdout, stderr)
 		if err != nil {
 			return nil, err
+		}
+		if end && !ended && !mutated("atk19b-e2b-trailer-grace") {
+			t := time.AfterFunc(trailerGrace, func() { graceOver.Store(true); body.Close() })
+			defer t.Stop()
 		}
 		ended = ended || end
 	}

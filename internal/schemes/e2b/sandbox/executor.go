@@ -186,26 +186,56 @@ func (e *Executor) reap() {
 	defer close(e.reaped)
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
-	list, err := e.client.List(ctx, map[string]string{LabelOwner: "1", LabelHost: e.host})
-	if err != nil {
-		e.log.Warn("e2b: could not list sandboxes left by earlier serve processes", "err", e.client.clean(err.Error()))
-		return
-	}
-	for _, s := range list {
+	// What is to be killed is gathered first (the list's pages are not held) and killed after.
+	type dead struct{ id, instance string }
+	var doomed []dead
+	unasked, over := 0, 0
+	err := e.client.List(ctx, map[string]string{LabelOwner: "1", LabelHost: e.host}, func(s Info) {
+		// The API was asked for these labels only, but one that ignores the filter (another
+		// version of the protocol, a proxy dropping the query) lists every sandbox of the team:
+		// what this host's serves did not label is not ours to kill.
+		if (s.Metadata[LabelOwner] != "1" || s.Metadata[LabelHost] != e.host) && !mutated("atk19b-e2b-reap-labels") {
+			unasked++
+			return
+		}
 		if s.Metadata[LabelInstance] == e.instance {
-			continue
+			return
 		}
 		pid, err := strconv.Atoi(s.Metadata[LabelPID])
 		if err == nil && pid != os.Getpid() && alive(pid, s.Metadata[LabelStart]) {
-			continue // another serve on this host still owns it
+			return // another serve on this host still owns it
 		}
-		if err := e.client.Kill(ctx, s.ID); err != nil {
-			e.log.Warn("e2b: could not kill a sandbox left by a dead serve", "sandbox", s.ID, "err", e.client.clean(err.Error()))
+		if len(doomed) >= maxReap {
+			over++
+			return
+		}
+		doomed = append(doomed, dead{s.ID, s.Metadata[LabelInstance]})
+	})
+	if unasked > 0 {
+		e.log.Warn("e2b: the API's list of sandboxes ignored its metadata filter; the start-up sweep left alone the sandboxes this host's serves did not label",
+			"api", e.client.APIURL(), "left_alone", unasked)
+	}
+	if over > 0 {
+		e.log.Warn("e2b: more sandboxes of dead serves than one start-up sweep kills; the next serve's sweep kills more (each ends at its lifetime anyway)",
+			"killing", maxReap, "left", over)
+	}
+	if err != nil {
+		e.log.Warn("e2b: could not list sandboxes left by earlier serve processes", "err", e.client.clean(err.Error()))
+	}
+	for _, s := range doomed {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := e.client.Kill(ctx, s.id); err != nil {
+			e.log.Warn("e2b: could not kill a sandbox left by a dead serve", "sandbox", s.id, "err", e.client.clean(err.Error()))
 			continue
 		}
-		e.log.Info("e2b: killed a sandbox left by a dead serve", "sandbox", s.ID, "instance", s.Metadata[LabelInstance])
+		e.log.Info("e2b: killed a sandbox left by a dead serve", "sandbox", s.id, "instance", s.instance)
 	}
 }
+
+// maxReap bounds the sandboxes one start-up sweep kills (and holds the ids of).
+const maxReap = 1000
 
 // Ready reports a missing key; nothing else needs to wait.
 func (e *Executor) Ready() error { return e.keyErr }
@@ -552,13 +582,22 @@ func (e *Executor) create(ctx context.Context, ttl time.Duration) (*Sandbox, err
 		}
 		return nil, err
 	}
-	e.under.add(sb.ID)
 	e.mu.Lock()
+	// An answer naming a sandbox serve already holds (a broken or hostile API, or a proxy in
+	// front of it replaying answers) would hand one session another's sandbox, its files and
+	// variables, and its end would kill the other's: refused, and the other is left alone (not
+	// killed: it is not this call's).
+	if _, dup := e.live[sb.ID]; dup && !mutated("atk19b-e2b-dup-id") {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("E2B's API at %s answered the create with sandbox %s, which serve already uses for another call or session: "+
+			"refusing to share it; is e2b.api_url (or E2B_API_URL) E2B's API, or a proxy that replays answers?", e.client.APIURL(), e.client.clean(sb.ID))
+	}
 	closed := e.closed
 	if !closed {
 		e.live[sb.ID] = sb
 	}
 	e.mu.Unlock()
+	e.under.add(sb.ID)
 	if closed {
 		e.kill(sb)
 		return nil, errors.New("serve is shutting down")

@@ -68,7 +68,12 @@ func testPolicy(reuse string) *policy.Policy {
 // newEnv starts a fake and an executor pointed at it through the variables the SDKs use.
 func newEnv(t *testing.T, p *policy.Policy, vars map[string]string) *env {
 	t.Helper()
-	f := newFake(t)
+	return envOn(t, newFake(t), p, vars)
+}
+
+// envOn is newEnv on the fake f (vars may point E2B_API_URL at a hostile front of it).
+func envOn(t *testing.T, f *e2bfake.Server, p *policy.Policy, vars map[string]string) *env {
+	t.Helper()
 	e := &env{t: t, fake: f, logs: &syncBuf{}}
 	base := map[string]string{keyEnv: testKey, "E2B_API_URL": f.URL(), "E2B_SANDBOX_URL": f.URL(), "E2B_DOMAIN": f.Domain()}
 	for k, v := range vars {
@@ -515,17 +520,7 @@ func TestReapDeadInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{keyEnv: testKey, "E2B_API_URL": f.URL(), "E2B_SANDBOX_URL": f.URL()}
-	ex, err := New(testPolicy("call"), Options{Getenv: func(k string) string { return vars[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ex.Close()
-	<-ex.Reaped()
-	left := map[string]bool{}
-	for _, s := range f.Live() {
-		left[s.ID] = true
-	}
+	left := sweep(t, f, map[string]string{keyEnv: testKey, "E2B_API_URL": f.URL(), "E2B_SANDBOX_URL": f.URL()}, nil)
 	if left[deadID] || left[reusedID] || !left[liveID] || !left[other.ID] {
 		t.Fatalf("after the sweep: dead %v reused-pid %v live %v other %v (want false false true true)",
 			left[deadID], left[reusedID], left[liveID], left[other.ID])
