@@ -212,7 +212,8 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	defer refusals.flush()
 	inflight := &postCount{}
 	budget := httpbound.NewBudget(b.bodyBudget)
-	mux.Handle(HTTPPath, inflight.count(guard(h, b, budget, refusals, admitSessions(sessions, b, refusals, mcpHandler))))
+	r.posts = newPosts()
+	mux.Handle(HTTPPath, inflight.count(guard(h, b, budget, refusals, admitSessions(sessions, b, refusals, r.posts.track(mcpHandler)))))
 	ln, err := net.Listen("tcp", h.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is the port taken? pick another with --http)", h.Addr, err)
