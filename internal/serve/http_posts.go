@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // postHeader names, on a POST handed to the MCP handler, the request serve is serving it as
@@ -19,13 +22,25 @@ const postHeader = "X-Mcpsandbox-Post"
 // charged for its arguments) are given back when it ends. So a client could send calls and
 // drop their connections at once: each call waited for a slot, its arguments held (4 MiB
 // each), for up to limits.timeout, as many as it liked to send.
+//
+// And a call's message outlives its POST in the SDK's own queue too (decoded, validated, then
+// handed to serve's handler, each in a goroutine of its own): a client that sent large calls
+// faster than serve got through them and dropped each connection at once had them pile up
+// there, past every bound (800 calls of 512 KiB: serve's heap at 410 MiB). So a POST carrying
+// a tools/call whose client left is held (its connection counted, its body's budget charged)
+// until the SDK is done with the call, at most hold: the bounds that hold while a client
+// waits for its answer hold for the call still.
 type posts struct {
-	n    atomic.Uint64
-	mu   sync.Mutex
-	live map[string]context.Context
+	n       atomic.Uint64
+	hold    time.Duration
+	mu      sync.Mutex
+	live    map[string]context.Context
+	handled map[string]chan struct{} // calls the SDK has not yet handled, by POST
 }
 
-func newPosts() *posts { return &posts{live: map[string]context.Context{}} }
+func newPosts(hold time.Duration) *posts {
+	return &posts{hold: hold, live: map[string]context.Context{}, handled: map[string]chan struct{}{}}
+}
 
 // track marks each POST while it is served.
 func (p *posts) track(next http.Handler) http.Handler {
@@ -36,18 +51,63 @@ func (p *posts) track(next http.Handler) http.Handler {
 		}
 		id := strconv.FormatUint(p.n.Add(1), 10)
 		ctx, cancel := context.WithCancel(context.Background())
+		rb, _ := r.Body.(*readBody)
+		var handled chan struct{}
 		p.mu.Lock()
 		p.live[id] = ctx
+		if rb != nil && rb.call {
+			handled = make(chan struct{})
+			p.handled[id] = handled
+		}
 		p.mu.Unlock()
-		defer func() {
-			p.mu.Lock()
-			delete(p.live, id)
-			p.mu.Unlock()
-			cancel()
-		}()
 		r.Header.Set(postHeader, id)
 		next.ServeHTTP(w, r)
+		p.mu.Lock()
+		delete(p.live, id)
+		p.mu.Unlock()
+		cancel()
+		if handled != nil && r.Context().Err() != nil && !mutated("atk19a-http-abandoned-hold") {
+			// the client left before its answer: its call may still be in the SDK's queue
+			t := time.NewTimer(p.hold)
+			select {
+			case <-handled:
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		p.mu.Lock()
+		delete(p.handled, id)
+		p.mu.Unlock()
 	})
+}
+
+// handledBy tells track when the SDK is done with a tools/call (its handler, serve's
+// middleware among it, has returned).
+func (p *posts) handledBy(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+				defer p.done(ex.Header.Get(postHeader))
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// pending is how many POSTs carrying a call the SDK has not yet handled are being served or held.
+func (p *posts) pending() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.handled)
+}
+
+func (p *posts) done(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ch, ok := p.handled[id]; ok {
+		close(ch)
+		delete(p.handled, id)
+	}
 }
 
 // gone is a context that ends when the POST whose header h is has been served (its client
