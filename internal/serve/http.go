@@ -197,7 +197,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	defer r.idle.stop()
 	// a POST whose client left is held while its call is in the SDK's hands, at most as long
 	// as the call may run (and its kill)
-	r.posts = newPosts(r.pol.Limits.Timeout.Duration + 10*time.Second)
+	r.posts = newPosts(r.pol.Limits.Timeout.Duration+10*time.Second, r.stop.Done())
 	srv.AddReceivingMiddleware(r.posts.handledBy)
 	if h.built != nil {
 		h.built(r)

@@ -33,13 +33,14 @@ const postHeader = "X-Mcpsandbox-Post"
 type posts struct {
 	n       atomic.Uint64
 	hold    time.Duration
+	stop    <-chan struct{} // serve's shutdown, once the grace period is over: no POST is held past it
 	mu      sync.Mutex
 	live    map[string]context.Context
 	handled map[string]chan struct{} // calls the SDK has not yet handled, by POST
 }
 
-func newPosts(hold time.Duration) *posts {
-	return &posts{hold: hold, live: map[string]context.Context{}, handled: map[string]chan struct{}{}}
+func newPosts(hold time.Duration, stop <-chan struct{}) *posts {
+	return &posts{hold: hold, stop: stop, live: map[string]context.Context{}, handled: map[string]chan struct{}{}}
 }
 
 // track marks each POST while it is served.
@@ -72,6 +73,7 @@ func (p *posts) track(next http.Handler) http.Handler {
 			select {
 			case <-handled:
 			case <-t.C:
+			case <-p.stop:
 			}
 			t.Stop()
 		}
