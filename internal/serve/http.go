@@ -195,6 +195,10 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	}
 	srv, r := newServer(p, ex, o)
 	defer r.idle.stop()
+	// a POST whose client left is held while its call is in the SDK's hands, at most as long
+	// as the call may run (and its kill)
+	r.posts = newPosts(r.pol.Limits.Timeout.Duration+10*time.Second, r.stop.Done())
+	srv.AddReceivingMiddleware(r.posts.handledBy)
 	if h.built != nil {
 		h.built(r)
 	}
@@ -212,7 +216,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	defer refusals.flush()
 	inflight := &postCount{}
 	budget := httpbound.NewBudget(b.bodyBudget)
-	mux.Handle(HTTPPath, inflight.count(guard(h, b, budget, refusals, admitSessions(sessions, b, refusals, mcpHandler))))
+	mux.Handle(HTTPPath, inflight.count(guard(h, b, budget, refusals, admitSessions(sessions, b, refusals, r.posts.track(mcpHandler)))))
 	ln, err := net.Listen("tcp", h.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is the port taken? pick another with --http)", h.Addr, err)

@@ -21,14 +21,7 @@ func TestHTTPStalledReaderIsCut(t *testing.T) {
 	const stall = 300 * time.Millisecond
 	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken, WriteStall: stall})
 	addr := hostAddr(url)
-	code, sid, body := initSession(t, &http.Client{}, url)
-	if code != http.StatusOK || sid == "" {
-		t.Fatalf("initialize: %d %q %.200s", code, sid, body)
-	}
-	hdr := map[string]string{"Authorization": "Bearer " + boundsToken, sessionIDHeader: sid, "Mcp-Protocol-Version": "2025-06-18"}
-	if code, b := post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr); code != http.StatusAccepted {
-		t.Fatalf("initialized: %d %.200s", code, b)
-	}
+	sid, hdr := initializedSession(t, url)
 	// control: a client that reads gets the whole answer
 	// 1.5 MiB of control bytes: six bytes each in JSON, twice, about 18 MB of answer, over any socket
 	// buffers (a 6 MB answer fitted in this host's, now and then)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -163,6 +164,9 @@ const (
 	// RuleUnreadAnswers: the client left MaxUnreadAnswers of earlier answers unread for as long
 	// as the call may run.
 	RuleUnreadAnswers = "serve.unread_answers"
+	// RuleRequestGone: over HTTP, the POST that carried the call (and would carry its answer)
+	// ended before the call got a slot: the call is not run.
+	RuleRequestGone = "serve.request_gone"
 )
 
 // unknownTool answers a tools/call naming a tool this server does not have: audited refused
@@ -353,6 +357,9 @@ type runner struct {
 	// sessions are this server's live sessions and their ids.
 	sessions *sessionTable
 	idle     *idleReleaser
+	// posts are the HTTP POSTs being served (nil on stdio): a call whose POST is gone before
+	// it gets a slot is not run.
+	posts *posts
 }
 
 func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
@@ -404,7 +411,11 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		if req.Session != nil {
 			conn = req.Session.ID()
 		}
-		res, err := r.run(ctx, t, args, timeout, session, conn)
+		var header http.Header
+		if req.Extra != nil {
+			header = req.Extra.Header
+		}
+		res, err := r.run(ctx, r.posts.gone(header), t, args, timeout, session, conn)
 		entry.DurationMS = time.Since(start).Milliseconds()
 		var out *mcp.CallToolResult
 		var ref *executor.Refusal
@@ -454,22 +465,49 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 	}
 }
 
-func (r *runner) run(ctx context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string) (*executor.Result, error) {
+// errRequestGone ends a call's wait for a slot when the HTTP POST that carried it is over.
+var errRequestGone = errors.New("the HTTP request carrying the call was closed")
+
+// run waits for the call's turn and runs it. gone, if not nil, ends when the HTTP POST that
+// carried the call is over: a call still waiting for a slot then is refused (RuleRequestGone)
+// and never run, so calls whose connections were dropped hold neither a place in the queue
+// nor their arguments (the connection bound and the body budget no longer count them).
+func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string) (*executor.Result, error) {
 	// A client that does not read its answers gets no new call run for it: checked before the
 	// slot (a stalled session does not hold one) and again with it (the answers of the calls
 	// that held slots meanwhile are counted once they are being written).
 	deadline := time.Now().Add(timeout)
+	wait := ctx
+	if gone != nil && !mutated("atk19a-http-abandoned-wait") {
+		wctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(gone, func() { cancel(errRequestGone) })()
+		wait = wctx
+	}
+	goneRefusal := func() error {
+		return executor.Refuse(RuleRequestGone, "the HTTP request that carried the call was closed before the call got a slot "+
+			"(limits.max_concurrent): its answer could not be delivered, so it was not run; send it again and keep the request open for the answer")
+	}
 	var release func()
 	for {
-		if err := r.unread.wait(ctx, conn, time.Until(deadline)); err != nil {
+		if wait.Err() != nil && ctx.Err() == nil && errors.Is(context.Cause(wait), errRequestGone) {
+			return nil, goneRefusal()
+		}
+		if err := r.unread.wait(wait, conn, time.Until(deadline)); err != nil {
 			if ctx.Err() != nil {
 				return nil, err
+			}
+			if errors.Is(context.Cause(wait), errRequestGone) {
+				return nil, goneRefusal()
 			}
 			return nil, executor.Refuse(RuleUnreadAnswers, "%v", err)
 		}
 		// Wait for a slot (fairly among sessions) no longer than the call itself may run.
-		rel, err := r.slots.acquire(ctx, session, time.Until(deadline))
+		rel, err := r.slots.acquire(wait, session, time.Until(deadline))
 		if err != nil {
+			if ctx.Err() == nil && errors.Is(context.Cause(wait), errRequestGone) {
+				return nil, goneRefusal()
+			}
 			return nil, err
 		}
 		if !r.unread.over(conn) {

@@ -187,13 +187,14 @@ func checkHTTPMessage(w http.ResponseWriter, r *http.Request, maxBody int64) boo
 	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' && !mutated("http-no-batch") {
 		return refuse(nil, "JSON-RPC batches are not supported: send one message per request")
 	}
-	if id, code, why := messageRefusal(body); why != "" {
+	p, id, code, why := judgeMessage(body)
+	if why != "" {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write(bytes.TrimSuffix(errorLine(id, int(code), why), []byte("\n")))
 		return false
 	}
-	r.Body, r.ContentLength = &readBody{Reader: bytes.NewReader(body), raw: body}, int64(len(body))
+	r.Body, r.ContentLength = &readBody{Reader: bytes.NewReader(body), raw: body, call: p.isToolsCall()}, int64(len(body))
 	return true
 }
 
@@ -201,7 +202,17 @@ func checkHTTPMessage(w http.ResponseWriter, r *http.Request, maxBody int64) boo
 // session bound asks what it is without a second copy.
 type readBody struct {
 	*bytes.Reader
-	raw []byte
+	raw  []byte
+	call bool // a tools/call with an id
+}
+
+// isToolsCall reports whether the message judged is a tools/call request (one with an id).
+func (p *probe) isToolsCall() bool {
+	var method string
+	if len(p.Method) > 128 || len(p.ID) == 0 || bytes.Equal(p.ID, []byte("null")) || sdkDecode(p.Method, &method) != nil {
+		return false
+	}
+	return method == "tools/call"
 }
 
 func (*readBody) Close() error { return nil }

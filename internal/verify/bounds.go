@@ -52,6 +52,8 @@ func Bounds(p *policy.Policy) []Bound {
 		{"http", "idle keep-alive connection", durationText(bounds.DefaultIdleTimeout), "", "the connection is closed"},
 		{"http", "an answer's write to a client that stopped reading", durationText(bounds.DefaultWriteStall) + " without progress", "", "the connection is closed and the answer dropped"},
 		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
+		{"http", "calls waiting for a slot whose POST was closed (the client gone: their answer cannot be delivered)", "none kept", "", "refused at once (rule serve.request_gone), audited, never run: the connection bound and the body budget bound what is waiting"},
+		{"http", "a tools/call whose client left, while the SDK still has it", "its POST stays counted until the call is handled, at most limits.timeout + 10s", "", "the connection bound and the body budget still count it: past the budget the next calls get 503 before their bodies are read"},
 		{"log", "one value of a stderr log line", size(bounds.MaxLogValue), "", "clipped, saying how many bytes were cut"},
 		{"log", "lines serve logs to stderr", n(bounds.MaxLogLines) + " in " + durationText(bounds.LogWindow), "", "the rest are dropped; the next line that passes says how many"},
 		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},
