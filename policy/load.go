@@ -379,7 +379,7 @@ func indexLines(src string) lineIndex {
 			idx.set(stripIndexes(full), n)
 			// arrays of strings: each element's own line, network = [\n "a",\n "b" ] -> key[1]
 			if rest := strings.TrimSpace(ln[eq+1:]); strings.HasPrefix(rest, "[") {
-				k := stripIndexes(full)
+				k := full // in an array of tables: commands[3].deny_args[1], its own element's line
 				next := idx.elements(k, 0, rest[1:], n)
 				if !strings.Contains(stripStrings(rest[1:]), "]") {
 					arrKey, arrN = k, next
@@ -405,6 +405,7 @@ func (idx lineIndex) elements(key string, next int, ln string, n int) int {
 	_, strs := scanStrings(ln)
 	for ; strs > 0; strs-- {
 		idx.set(key+"["+strconv.Itoa(next)+"]", n)
+		idx.set(stripIndexes(key)+"["+strconv.Itoa(next)+"]", n)
 		next++
 	}
 	return next
@@ -449,8 +450,23 @@ func (idx lineIndex) set(k string, n int) {
 	}
 }
 
-// line finds the key, else its nearest ancestor.
+// line finds the key, else its nearest ancestor. A key naming an element of an array of tables
+// (allowlist.commands[11].sha256) is looked up by its indexes first, up to the element itself
+// (the key missing there is reported at its table's header): the same key without indexes is the
+// first table's line, another element's.
 func (idx lineIndex) line(key string) int {
+	if !mutated("policy-line-indexed") {
+		for k := key; strings.Contains(k, "["); {
+			if n, ok := idx[k]; ok {
+				return n
+			}
+			cut := strings.LastIndexAny(k, ".[")
+			if cut < 0 {
+				break
+			}
+			k = k[:cut]
+		}
+	}
 	for k := key; k != ""; {
 		if n, ok := idx[k]; ok {
 			return n
