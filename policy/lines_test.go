@@ -46,3 +46,21 @@ func TestProblemLineInLaterCommand(t *testing.T) {
 		t.Fatal("the policy should hold three commands")
 	}
 }
+
+// TestTypeErrorLineInLaterCommand: deny_args = "x" (a string, not a list) in the second of three
+// commands is one problem, at its line. The decoder names the line where deny_args was written
+// last (the third command's, correct there): that line was reported too, as a second problem.
+func TestTypeErrorLineInLaterCommand(t *testing.T) {
+	const pin = `"0000000000000000000000000000000000000000000000000000000000000000"`
+	src := validAllowlist + // wc: lines 13-17, deny_args at 17
+		"\n[[allowlist.commands]]\nname = \"sort\"\npath = \"/usr/bin/sort\"\nsha256 = " + pin + "\ndeny_args = \"--compress-program*\"\n" + // 19-23
+		"\n[[allowlist.commands]]\nname = \"tail\"\npath = \"/usr/bin/tail\"\nsha256 = " + pin + "\ndeny_args = [\"--pid*\"]\n" // 25-29
+	_, err := policy.Parse("p.toml", []byte(src))
+	var pe *policy.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want *policy.Error", err)
+	}
+	if len(pe.Problems) != 1 || pe.Problems[0].Line != 23 || !strings.Contains(pe.Problems[0].Msg, "takes a list") {
+		t.Errorf("want one problem, at line 23 (sort's deny_args), got:\n%v", err)
+	}
+}
