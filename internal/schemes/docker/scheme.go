@@ -44,6 +44,7 @@ var Scheme = &scheme.Scheme{
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
 	Host:          host,
+	Measured:      measuredImage,
 	Bounds:        bounds,
 	Needs:         needs,
 	Proof:         proof,
