@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -35,5 +39,53 @@ func TestVerifyDockerImageMissing(t *testing.T) {
 	}
 	if n := strings.Count(s, "\nERROR "); n > 0 {
 		t.Errorf("verify ran the harness: %d scenarios failed the same way:\n%.3000s", n, s)
+	}
+}
+
+// init --scheme e2b --print with no --client prints the generic "mcpServers" entry, which names no
+// variable, and said to give that file to the MCP Inspector as it is. The Inspector passes a stdio
+// server only HOME, PATH, SHELL and TERM: the key never reached serve and every call failed. Now
+// stderr names the -e flags the Inspector needs, and those flags, as said, make the call run
+// (against the local E2B server). Red with mutant init-print-generic-env.
+func TestInitPrintE2BInTheInspector(t *testing.T) {
+	inspector := clientCLI(t, "mcp-inspector")
+	e, _ := e2bInitEnv(t, e2bKey)
+	out, stderr, code := e.run(t, "", "--scheme", "e2b", "--print", "--yes")
+	if code != 0 {
+		t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
+	}
+	file := filepath.Join(e.home, "servers.json")
+	os.WriteFile(file, []byte(out), 0o600)
+	call := func(extra ...string) (string, string) {
+		args := append([]string{"--cli", "--config", file, "--server", "sandbox"}, extra...)
+		args = append(args, "--method", "tools/call", "--tool-name", "run_command", "--tool-arg", `command="true"`)
+		cmd := exec.Command(inspector, args...)
+		cmd.Env, cmd.Dir = append(e.env, "MCP_INSPECTOR_SECRET_STORE=memory"), e.project
+		got, gotErr, _ := runCmdTimeout(t, cmd, 90*time.Second)
+		return got, gotErr
+	}
+	// as the file is: the key does not reach serve (why the flags are needed)
+	if got, gotErr := call(); strings.Contains(got, `"exit_code": 0`) || !strings.Contains(got+gotErr, "E2B_API_KEY") {
+		t.Fatalf("the Inspector passed the key without -e: this test no longer shows why init names the flags\n%s\n%s", got, gotErr)
+	}
+	flags := regexp.MustCompile(`-e ([A-Z0-9_]+)="\$([A-Z0-9_]+)"`).FindAllStringSubmatch(stderr, -1)
+	if len(flags) == 0 || !strings.Contains(stderr, `-e E2B_API_KEY="$E2B_API_KEY"`) {
+		t.Fatalf("init did not say which -e flags the Inspector needs:\n%s", stderr)
+	}
+	var extra []string
+	for _, f := range flags {
+		val := ""
+		for _, kv := range e.env {
+			if v, ok := strings.CutPrefix(kv, f[2]+"="); ok {
+				val = v
+			}
+		}
+		extra = append(extra, "-e", f[1]+"="+val) // what the shell makes of -e NAME="$NAME"
+	}
+	if got, gotErr := call(extra...); !strings.Contains(got, `"exit_code": 0`) {
+		t.Errorf("the Inspector with the flags init named (%v): the call did not run\n%s\n%s", extra, got, gotErr)
+	}
+	if strings.Contains(out, e2bKey) {
+		t.Error("the printed entry holds the key itself")
 	}
 }
