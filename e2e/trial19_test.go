@@ -89,3 +89,26 @@ func TestInitPrintE2BInTheInspector(t *testing.T) {
 		t.Error("the printed entry holds the key itself")
 	}
 }
+
+// A docker engine found through DOCKER_HOST (rootless Docker, a forwarded socket): Codex passes a
+// server only a short list of variables, DOCKER_HOST not among them, so serve looked at the default
+// socket and init refused the Codex entry, saying to "point DOCKER_HOST at a running engine" — set
+// already. The entry now names the variable, for Codex in env_vars and for Gemini CLI as
+// ${DOCKER_HOST}, never its value. Red with mutant docker-entry-engine-env.
+func TestInitDockerEntryNamesDockerHost(t *testing.T) {
+	needDocker(t)
+	e := newInitEnv(t)
+	e.env = append(e.env, "DOCKER_HOST=unix:///var/run/docker.sock")
+	out, stderr, code := e.run(t, "", "--scheme", "docker", "--image", dockerImage(), "--client", "codex", "--client", "gemini", "--yes")
+	if code != 0 {
+		t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
+	}
+	codex, _ := os.ReadFile(filepath.Join(e.home, ".codex", "config.toml"))
+	if !strings.Contains(string(codex), `env_vars = ["DOCKER_HOST"]`) {
+		t.Errorf("the Codex entry does not name DOCKER_HOST:\n%s", codex)
+	}
+	gemini, _ := os.ReadFile(filepath.Join(e.home, ".gemini", "settings.json"))
+	if !strings.Contains(string(gemini), `"DOCKER_HOST": "${DOCKER_HOST}"`) || strings.Contains(string(gemini), "unix:///var/run/docker.sock") {
+		t.Errorf("the Gemini CLI entry does not name DOCKER_HOST (by name only):\n%s", gemini)
+	}
+}

@@ -48,6 +48,7 @@ var Scheme = &scheme.Scheme{
 	Bounds:        bounds,
 	Needs:         needs,
 	Proof:         proof,
+	ServerEnv:     serverEnv,
 	Wizard:        wizard,
 	Bench:         benchRows,
 }
