@@ -172,6 +172,12 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 	if err != nil {
 		return c, &ConfigError{Path: t.Path, Err: err}
 	}
+	// --force (given for the policy, say) replaces no entry that is already this one: the
+	// user's keys in it stay, and so does the client's layout
+	if replace && !bytes.Equal(merged, cur) && len(cur) > 0 && (sameValue(t.Client.Format, cur, merged) || sameWithExtras(t.Client, name, cur, merged)) {
+		c.New = cur
+		return c, nil
+	}
 	c.New = merged
 	return c, nil
 }
@@ -281,6 +287,9 @@ func sameWithExtras(c Client, name string, cur, same []byte) bool {
 		if !reflect.DeepEqual(ea[k], v) {
 			return false
 		}
+	}
+	if len(ea) == len(eb) {
+		return false // no key of the user's: the same value, which sameValue judges
 	}
 	sa[name] = eb
 	return reflect.DeepEqual(a, b)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -34,7 +35,14 @@ func TestSameEntryWithTheUsersKeys(t *testing.T) {
 	if err != nil || !c.Unchanged() || string(c.New) != gemini {
 		t.Fatalf("the entry with the user's timeout and trust: %v, unchanged %v\n%s", err, c.Unchanged(), c.New)
 	}
+	// --force (given for a changed policy) does not replace it either: the user's keys stay
+	if c, err := ClientChange(gt, "sandbox", e, true); err != nil || !c.Unchanged() {
+		t.Fatalf("the entry with the user's keys, under --force: %v, unchanged %v\n%s", err, c.Unchanged(), c.New)
+	}
 	other := NewServerEntry("/home/me/bin/mcpsandbox", "/home/me/.config/mcpsandbox/docker.toml")
+	if c, err := ClientChange(gt, "sandbox", other, true); err != nil || c.Unchanged() || strings.Contains(string(c.New), "trust") {
+		t.Fatalf("a different entry under --force replaces the old one whole: %v\n%s", err, c.New)
+	}
 	if _, err := ClientChange(gt, "sandbox", other, false); !errors.Is(err, ErrExists) {
 		t.Fatalf("a different entry (another policy) with extra keys: %v, want ErrExists", err)
 	}
