@@ -112,3 +112,34 @@ func TestInitDockerEntryNamesDockerHost(t *testing.T) {
 		t.Errorf("the Gemini CLI entry does not name DOCKER_HOST (by name only):\n%s", gemini)
 	}
 }
+
+// init --wrap knew the entries it had wrapped only by the binary's name starting with
+// "mcpsandbox": built under a name of the user's (~/bin/msb, tried), a second init --wrap listed
+// "msb wrap --policy P -- server" as a server to wrap and tried to wrap it again (msb wrap … --
+// msb wrap …), advising to let the sandbox read the first wrap's policy. The binary itself is
+// now recognised by file. Red with mutant init-wrap-self-by-file.
+func TestInitWrapKnowsItsOwnEntriesUnderAnotherName(t *testing.T) {
+	e := newWrapInitEnv(t)
+	msb := filepath.Join(e.home, "bin", "msb")
+	b, err := os.ReadFile(binPath)
+	if err != nil || os.WriteFile(msb, b, 0o755) != nil {
+		t.Fatalf("copy the binary: %v", err)
+	}
+	run := func(args ...string) (string, string, int) {
+		cmd := exec.Command(msb, append([]string{"init"}, args...)...)
+		cmd.Env, cmd.Dir = e.env, e.project
+		return runCmd(t, cmd)
+	}
+	if out, stderr, code := run("--wrap", "tools-b", "--client", "claude-code", "--yes"); code != 0 || !strings.Contains(out, "wrapped: ") {
+		t.Fatalf("init --wrap tools-b: exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, _, _ := run("--wrap")
+	if !strings.Contains(out, "left: it runs through mcpsandbox wrap already") {
+		t.Errorf("the entry msb wrapped is listed as a server to wrap:\n%s", out)
+	}
+	after, _ := os.ReadFile(e.config)
+	out, stderr, _ := run("--wrap", "tools-b", "--client", "claude-code", "--yes")
+	if now, _ := os.ReadFile(e.config); string(now) != string(after) || regexp.MustCompile(`(?m)^wrapped: `).MatchString(out) {
+		t.Errorf("wrapping it again changed the entry:\n%s\n%s\n%s", out, stderr, now)
+	}
+}
