@@ -283,10 +283,58 @@ func decodeProblem(name string, data []byte, err error) Problem {
 				msg = fmt.Sprintf("the value is %s; this key takes %s", goKinds(t[1]), want[0])
 				fix = fmt.Sprintf("write %s %s", want[0], want[1])
 			}
+			// under an array of tables the decoder names the line where the key was written
+			// last, another table's: the value of the wrong type is looked for instead
+			if l, ok := elementLine(data, m[2], t[1]); ok && !mutated("policy-type-line-element") {
+				line = l
+			}
 		}
 		return Problem{File: name, Line: line, Key: m[2], Msg: msg, Fix: fix}
 	}
 	return Problem{File: name, Msg: err.Error(), Fix: "correct the value's type"}
+}
+
+// elementLine locates a wrongly typed value under an array of tables (allowlist.commands.deny_args
+// = "x" in the third command): the first element whose value at key has the Go type goType, at
+// that element's line. false when key crosses no array of tables (the decoder's line is right).
+func elementLine(data []byte, key, goType string) (int, bool) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		return 0, false
+	}
+	path, ok := typedPath(doc, strings.Split(key, "."), "", goType, false)
+	if !ok {
+		return 0, false
+	}
+	n := indexLines(string(data)).line(path)
+	return n, n > 0
+}
+
+// typedPath walks v along segs, into every element of an array of tables, to the first value of
+// Go type goType; its key with the elements' indexes (allowlist.commands[2].deny_args).
+func typedPath(v any, segs []string, prefix, goType string, inArray bool) (string, bool) {
+	if len(segs) == 0 {
+		return prefix, inArray && fmt.Sprintf("%T", v) == goType
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		child, ok := x[segs[0]]
+		if !ok {
+			return "", false
+		}
+		p := segs[0]
+		if prefix != "" {
+			p = prefix + "." + segs[0]
+		}
+		return typedPath(child, segs[1:], p, goType, inArray)
+	case []map[string]any:
+		for i, el := range x {
+			if p, ok := typedPath(el, segs, fmt.Sprintf("%s[%d]", prefix, i), goType, true); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
 }
 
 // incompatibleRe matches the TOML decoder's type mismatch: the value's Go type, the key's kind.
@@ -379,7 +427,7 @@ func indexLines(src string) lineIndex {
 			idx.set(stripIndexes(full), n)
 			// arrays of strings: each element's own line, network = [\n "a",\n "b" ] -> key[1]
 			if rest := strings.TrimSpace(ln[eq+1:]); strings.HasPrefix(rest, "[") {
-				k := stripIndexes(full)
+				k := full // in an array of tables: commands[3].deny_args[1], its own element's line
 				next := idx.elements(k, 0, rest[1:], n)
 				if !strings.Contains(stripStrings(rest[1:]), "]") {
 					arrKey, arrN = k, next
@@ -405,6 +453,7 @@ func (idx lineIndex) elements(key string, next int, ln string, n int) int {
 	_, strs := scanStrings(ln)
 	for ; strs > 0; strs-- {
 		idx.set(key+"["+strconv.Itoa(next)+"]", n)
+		idx.set(stripIndexes(key)+"["+strconv.Itoa(next)+"]", n)
 		next++
 	}
 	return next
@@ -449,8 +498,23 @@ func (idx lineIndex) set(k string, n int) {
 	}
 }
 
-// line finds the key, else its nearest ancestor.
+// line finds the key, else its nearest ancestor. A key naming an element of an array of tables
+// (allowlist.commands[11].sha256) is looked up by its indexes first, up to the element itself
+// (the key missing there is reported at its table's header): the same key without indexes is the
+// first table's line, another element's.
 func (idx lineIndex) line(key string) int {
+	if !mutated("policy-line-indexed") {
+		for k := key; strings.Contains(k, "["); {
+			if n, ok := idx[k]; ok {
+				return n
+			}
+			cut := strings.LastIndexAny(k, ".[")
+			if cut < 0 {
+				break
+			}
+			k = k[:cut]
+		}
+	}
 	for k := key; k != ""; {
 		if n, ok := idx[k]; ok {
 			return n

@@ -73,8 +73,10 @@ type verifyReport struct {
 	Audit   []verify.Finding `json:"audit"`
 	Host    []verify.Check   `json:"host"`
 	Harness *harness.Report  `json:"harness,omitempty"`
-	Pass    bool             `json:"pass"`
-	Reasons []string         `json:"reasons,omitempty"`
+	// HarnessNotRun says why the harness was not run although asked for (a host row blocks it).
+	HarnessNotRun string   `json:"harness_not_run,omitempty"`
+	Pass          bool     `json:"pass"`
+	Reasons       []string `json:"reasons,omitempty"`
 }
 
 func runVerify(ctx context.Context, o *VerifyOptions) error {
@@ -98,6 +100,10 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	// A policy serve cannot run never passes, however clean its text.
 	if err := runs; err != nil {
 		rep.Reasons = append(rep.Reasons, err.Error())
+	} else if why := blockedHarness(rep.Host); why != "" && !o.NoHarness {
+		// every scenario would fail the same way: said once, with its fix in the host rows
+		rep.HarnessNotRun = "serve cannot run a call on this policy here (the " + why + " row in 2. Host says why and what to do), so no scenario could; fix it, then run verify again"
+		rep.Reasons = append(rep.Reasons, rep.HarnessNotRun)
 	} else if !o.NoHarness {
 		all, err := harness.Load()
 		if err != nil {
@@ -167,6 +173,8 @@ func printVerify(w io.Writer, rep *verifyReport, color, verbose bool) error {
 		if err := harness.WriteTable(w, rep.Harness, harness.TableOptions{Color: color, Verbose: verbose}); err != nil {
 			return err
 		}
+	} else if rep.HarnessNotRun != "" {
+		fmt.Fprintln(w, "\n3. Harness not run: "+rep.HarnessNotRun)
 	} else {
 		fmt.Fprintln(w, "\n3. Harness skipped (--no-harness)")
 	}
@@ -183,4 +191,14 @@ func paintIf(on bool, code, s string) string {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// blockedHarness names the host row without which serve cannot run a call here ("" = none).
+func blockedHarness(host []verify.Check) string {
+	for _, c := range host {
+		if c.Blocks && !c.OK {
+			return c.Name
+		}
+	}
+	return ""
 }

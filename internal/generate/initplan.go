@@ -215,7 +215,7 @@ func (pl *Plan) planClients(o PlanOptions) error {
 	if o.Print && len(o.Clients) == 0 {
 		if g, ok := genericSnippet(pl.name, pl.ClientEntry); ok {
 			pl.Snippets = append(pl.Snippets, g)
-			pl.GenericFor = genericSnippetFor(pl.name, pl.ClientEntry)
+			pl.GenericFor = genericSnippetFor(pl.name, pl.ClientEntry, pl.Entry.Env)
 		}
 	}
 	pl.Shadows = pl.Clients.Shadowing(pl.name, pl.ClientEntry, o.Env)
@@ -232,7 +232,7 @@ func genericSnippet(name string, e ServerEntry) (string, bool) {
 	for _, c := range Clients() {
 		if c.Format == "json" && c.Key == "mcpServers" && len(c.Keys) == 0 && c.CheckHTTP(e) == nil {
 			if mutated("init-print-generic-comment") {
-				return fmt.Sprintf("# %s\n%s", genericSnippetFor(name, e), Snippet(c, name, e)), true
+				return fmt.Sprintf("# %s\n%s", genericSnippetFor(name, e, nil), Snippet(c, name, e)), true
 			}
 			return Snippet(c, name, e), true
 		}
@@ -241,10 +241,21 @@ func genericSnippet(name string, e ServerEntry) (string, bool) {
 }
 
 // genericSnippetFor says which clients read the entry --print gives when no client is named, for
-// stderr: "" when there is no such entry.
-func genericSnippetFor(name string, e ServerEntry) string {
+// stderr: "" when there is no such entry. vars are the variables serve needs from the client's
+// environment (the e2b key): the printed entry names none, and the MCP Inspector passes a stdio
+// server only HOME, PATH, SHELL and TERM, so its command line must give each with -e.
+func genericSnippetFor(name string, e ServerEntry, vars []string) string {
 	for _, c := range Clients() {
 		if c.Format == "json" && c.Key == "mcpServers" && len(c.Keys) == 0 && c.CheckHTTP(e) == nil {
+			if e.URL == "" && len(vars) > 0 && !mutated("init-print-generic-env") {
+				flags := make([]string, len(vars))
+				for i, v := range vars {
+					flags[i] = fmt.Sprintf("-e %s=\"$%s\"", v, v)
+				}
+				return fmt.Sprintf("any client that reads an \"mcpServers\" JSON object and passes a server its own environment, which must hold %s "+
+					"(as %s does; the MCP Inspector passes only HOME, PATH, SHELL and TERM: --config FILE --server %s %s)",
+					strings.Join(vars, ", "), c.Name, name, strings.Join(flags, " "))
+			}
 			return fmt.Sprintf("any client that reads an \"mcpServers\" JSON object (as %s does; the MCP Inspector: --config FILE --server %s)", c.Name, name)
 		}
 	}

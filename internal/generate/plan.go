@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -159,7 +160,10 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 		// written differently is the same entry too: a client that saves its whole config
 		// re-renders it (Claude Code puts each of args' items on a line of its own), and the file
 		// is then left as the client wrote it.
-		if same, err := Merge(t.Client, cur, name, e, true); err == nil && (bytes.Equal(same, cur) || sameValue(t.Client.Format, cur, same)) {
+		// Keys the user added to it (Gemini CLI's "timeout" or "trust", Codex's
+		// startup_timeout_sec) leave it the same entry too: replacing it would drop them.
+		if same, err := Merge(t.Client, cur, name, e, true); err == nil && (bytes.Equal(same, cur) || sameValue(t.Client.Format, cur, same) ||
+			sameWithExtras(t.Client, name, cur, same)) {
 			c.New = cur
 			return c, nil
 		}
@@ -167,6 +171,12 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 	}
 	if err != nil {
 		return c, &ConfigError{Path: t.Path, Err: err}
+	}
+	// --force (given for the policy, say) replaces no entry that is already this one: the
+	// user's keys in it stay, and so does the client's layout
+	if replace && !bytes.Equal(merged, cur) && len(cur) > 0 && (sameValue(t.Client.Format, cur, merged) || sameWithExtras(t.Client, name, cur, merged)) {
+		c.New = cur
+		return c, nil
 	}
 	c.New = merged
 	return c, nil
@@ -239,6 +249,50 @@ func UndoAll(rs []WriteResult) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sameWithExtras reports whether the config cur differs from same (cur with the entry name
+// replaced by init's) only by keys cur's entry holds beside every key and value of init's: the
+// user's own settings of the server init wrote.
+func sameWithExtras(c Client, name string, cur, same []byte) bool {
+	if mutated("init-same-entry-extra-keys") {
+		return false
+	}
+	decode := func(b []byte) (map[string]any, bool) {
+		var doc map[string]any
+		if c.Format == "toml" {
+			_, err := decodeTOML(b, &doc)
+			return doc, err == nil
+		}
+		return doc, decodeJSONC(bytes.TrimPrefix(b, []byte("\uFEFF")), &doc) == nil
+	}
+	a, ok1 := decode(cur)
+	b, ok2 := decode(same)
+	if !ok1 || !ok2 {
+		return false
+	}
+	servers := func(doc map[string]any) map[string]any {
+		for _, k := range c.keyPath() {
+			doc, _ = doc[k].(map[string]any)
+		}
+		return doc
+	}
+	sa, sb := servers(a), servers(b)
+	ea, _ := sa[name].(map[string]any)
+	eb, _ := sb[name].(map[string]any)
+	if ea == nil || eb == nil {
+		return false
+	}
+	for k, v := range eb {
+		if !reflect.DeepEqual(ea[k], v) {
+			return false
+		}
+	}
+	if len(ea) == len(eb) {
+		return false // no key of the user's: the same value, which sameValue judges
+	}
+	sa[name] = eb
+	return reflect.DeepEqual(a, b)
 }
 
 // sameValue reports whether two whole config texts hold the same value (JSON/JSONC or TOML),

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"text/template"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"github.com/mcpsandbox/mcpsandbox/internal/templates"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -55,6 +56,14 @@ func policyTemplate(scheme string) (*template.Template, error) {
 		"hosts":  netHosts,
 		"net":    tomlNet,
 		"venv":   policy.VenvOf,
+		// a path in a command the header says to run: one word when pasted, spaces and all
+		// (macOS's default ~/Library/Application Support/mcpsandbox/policy.toml has one)
+		"sh": func(s string) string {
+			if mutated("policy-header-path-quoted") {
+				return s
+			}
+			return shellword.Quote(s)
+		},
 		// the values `scheme` takes: every registered scheme, so a new one is named with no edit
 		"schemes": func() string {
 			q := make([]string, len(policy.Schemes))

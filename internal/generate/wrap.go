@@ -170,7 +170,8 @@ func (s *WrapServer) judge(w WrapScheme, lookPath func(string) (string, error)) 
 		return
 	}
 	base := strings.TrimSuffix(filepath.Base(s.Command), ".exe")
-	ours := strings.HasPrefix(base, "mcpsandbox")
+	ours := strings.HasPrefix(base, "mcpsandbox") ||
+		len(s.Args) > 0 && s.Args[0] == string(w) && isSelf(s.Command)
 	switch {
 	case s.URL != "":
 		s.Skip = "it is reached over HTTP/SSE (" + s.URL + "), not started by the client: there is no process to sandbox"
@@ -194,6 +195,24 @@ func (s *WrapServer) judge(w WrapScheme, lookPath func(string) (string, error)) 
 			s.Skip = fmt.Sprintf("its command %q cannot be found here: install it first, or fix the entry", s.Command)
 		}
 	}
+}
+
+// isSelf: the command is this very binary, under a name of the user's (built as ~/bin/msb): the
+// entries init wrote with it are mcpsandbox's all the same, not servers to wrap again.
+func isSelf(cmd string) bool {
+	if mutated("init-wrap-self-by-file") || !filepath.IsAbs(cmd) {
+		return false
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	a, err := os.Stat(cmd)
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(self)
+	return err == nil && os.SameFile(a, b)
 }
 
 // decodeJSONC decodes one JSONC value (comments and trailing commas allowed).

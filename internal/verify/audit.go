@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/BurntSushi/toml"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
@@ -53,6 +56,7 @@ var CommonRules = []Rule{
 	{"MS405", Low, "the audit log lives in a world-writable directory"},
 	{"MS406", High, "the policy file or the audit log lies inside the workspace or a wrap.write directory, where sandboxed code writes: serve and wrap refuse it"},
 	{"MS407", High, "the audit log lies inside allowlist.read_paths or wrap.read, where sandboxed code reads: serve and wrap refuse it"},
+	{"MS408", Medium, "the policy file has the section of another scheme, which serve ignores (scheme changed by hand: its workspace, commands or image do nothing)"},
 }
 
 // Add records one finding of rule id at the policy key, with a message and its fix.
@@ -98,8 +102,12 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 		add("MS403", "limits", "memory %s, pids %d, max_concurrent %d", "use memory <= 2GiB, pids <= 512, max_concurrent <= 16", l.Memory, l.Pids, l.MaxConcurrent)
 	}
 	if path != "" {
-		if b, err := os.ReadFile(path); err == nil && e2bKey().Match(b) {
+		b, err := os.ReadFile(path)
+		if err == nil && e2bKey().Match(b) {
 			add("MS301", "e2b.api_key_env", "%s holds what looks like an E2B API key", "remove it; put the key in the environment variable named by api_key_env", path)
+		}
+		if err == nil {
+			unusedSections(p, b, add)
 		}
 		// The same judgement serve makes at start-up, so the checker agrees with the enforcer.
 		if err := policy.CheckFileSafe(path); err != nil && !os.IsNotExist(errors.Unwrap(err)) {
@@ -138,4 +146,31 @@ func severityRank(s Severity) int { return slices.Index([]Severity{High, Medium,
 // HasHigh reports whether any finding is high severity.
 func HasHigh(fs []Finding) bool {
 	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Severity == High })
+}
+
+// unusedSections: a [NAME] table of a scheme other than the policy's is decoded and ignored, so a
+// scheme changed by hand (scheme = "docker" over an allowlist policy) silently drops the
+// workspace and commands the file still shows.
+func unusedSections(p *policy.Policy, text []byte, add Add) {
+	if mutated("verify-unused-section") {
+		return
+	}
+	var doc map[string]any
+	if _, err := toml.Decode(string(text), &doc); err != nil {
+		return
+	}
+	for _, name := range policy.Schemes {
+		tbl, ok := doc[name].(map[string]any)
+		if name == p.Scheme || !ok {
+			continue
+		}
+		keys := make([]string, 0, len(tbl))
+		for k := range tbl {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		add("MS408", name, "the file has the section [%s] (%s), which scheme = %q ignores: none of it applies",
+			fmt.Sprintf(`remove the section, or set scheme = %q if that is the scheme meant (a policy runs one scheme; mcpsandbox init --scheme %s writes one for it)`, name, name),
+			name, strings.Join(keys, ", "), p.Scheme)
+	}
 }

@@ -15,6 +15,10 @@ type Check struct {
 	OK     bool   `json:"ok"`
 	Value  string `json:"value"`
 	Advice string `json:"advice,omitempty"`
+	// Blocks: without it serve cannot run a call on the policy here (its docker image is missing
+	// and cannot be pulled), so verify does not run the harness, whose every scenario would fail
+	// the same way, and says why instead.
+	Blocks bool `json:"blocks,omitempty"`
 }
 
 // Doctor is the host's report: each scheme's own checks of what it can rely on here (its

@@ -3,12 +3,16 @@ package docker
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
 
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // onlyDocker begins the engine check's advice in verify's host rows, which every scheme shows.
@@ -73,4 +77,35 @@ func DockerEngine(ctx context.Context) verify.Check {
 		c.Advice = "containers share the host kernel; a VM-grade runtime (gVisor runsc, Kata) narrows that: install it and set docker.runtime"
 	}
 	return c
+}
+
+// measuredImage is verify's row for the policy's image, doing what serve does when it starts: a
+// missing image is pulled, and when that fails serve stops, so every call fails the same way. The
+// row then blocks the harness (80 scenarios, each an ERROR with the same message) and says how
+// to go on.
+func measuredImage(ctx context.Context, _, policyPath string) []verify.Check {
+	p, err := policy.Load(policyPath)
+	if err != nil {
+		return nil
+	}
+	img := dksec.Of(p).Image
+	c := verify.Check{Name: "docker image", Blocks: !mutated("verify-image-blocks")}
+	have, err := imagePresent(ctx, img)
+	switch {
+	case err != nil:
+		c.Value = fmt.Sprintf("%s: the engine could not be asked for it: %v", img, err)
+		c.Advice = "start the engine (see the docker engine row), then run verify again"
+	case have:
+		c.OK, c.Value, c.Blocks = true, img+" is in the engine", false
+	default:
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer cancel()
+		if err := pullImage(pctx, nil, img, io.Discard); err != nil {
+			c.Value = fmt.Sprintf("%s is not in the engine, and pulling it failed (serve would stop at start the same way): %v", img, err)
+			c.Advice = engine.MissingImageAdvice(img)
+			break
+		}
+		c.OK, c.Value, c.Blocks = true, img+" was not in the engine: pulled now, as serve does when it starts", false
+	}
+	return []verify.Check{c}
 }

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	sd "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/sandbox"
@@ -24,4 +25,24 @@ func proof(p *policy.Policy) *generate.ProofCall {
 			"Containers run as the workspace's owner, or as nobody (65534) when root owns it: give the directory to the user "+
 			"whose files it should hold (chown -R USER: %s; chown -R 65534:65534 %s for nobody), or set docker.user, then run init again.",
 			d.Workspace, d.Workspace, d.Workspace)}
+}
+
+// engineEnv are the variables by which serve finds the engine, as the docker CLI does.
+var engineEnv = []string{"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH", "DOCKER_API_VERSION"}
+
+// serverEnv names those of engineEnv set here, where init found the engine: a client that does
+// not pass them (Codex passes a short list, the MCP Inspector four variables, Gemini CLI drops
+// DOCKER_CERT_PATH) would start serve against the default socket, where a rootless or remote
+// engine is not. Each entry names them in its client's syntax, never their values.
+func serverEnv(*policy.Policy) []string {
+	if mutated("docker-entry-engine-env") {
+		return nil
+	}
+	var names []string
+	for _, n := range engineEnv {
+		if os.Getenv(n) != "" {
+			names = append(names, n)
+		}
+	}
+	return names
 }

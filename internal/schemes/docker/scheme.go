@@ -43,9 +43,11 @@ var Scheme = &scheme.Scheme{
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
 	Host:          host,
+	Measured:      measuredImage,
 	Bounds:        bounds,
 	Needs:         needs,
 	Proof:         proof,
+	ServerEnv:     serverEnv,
 	Wizard:        wizard,
 	Bench:         benchRows,
 }

@@ -1,0 +1,61 @@
+package generate
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSameEntryWithTheUsersKeys: init run again where the user has since tuned the entry init
+// wrote (Gemini CLI's "timeout" and "trust", Codex's startup_timeout_sec) is the same server:
+// "already configured", the file as it is. It was "already has a different server named
+// "sandbox"", and --force then replaced the entry, dropping the user's keys.
+func TestSameEntryWithTheUsersKeys(t *testing.T) {
+	dir := t.TempDir()
+	e := NewServerEntry("/home/me/bin/mcpsandbox", "/home/me/.config/mcpsandbox/policy.toml")
+	gemini := `{
+  // mine
+  "mcpServers": {
+    "fs": { "command": "node", "args": ["fs.js"] },
+    "sandbox": {
+      "command": "/home/me/bin/mcpsandbox",
+      "args": ["serve", "--policy", "/home/me/.config/mcpsandbox/policy.toml"],
+      "timeout": 60000,
+      "trust": true
+    }
+  }
+}
+`
+	gp := filepath.Join(dir, "settings.json")
+	os.WriteFile(gp, []byte(gemini), 0o600)
+	gt := Target{Client: client(t, "gemini"), Scope: "user", Path: gp}
+	c, err := ClientChange(gt, "sandbox", e, false)
+	if err != nil || !c.Unchanged() || string(c.New) != gemini {
+		t.Fatalf("the entry with the user's timeout and trust: %v, unchanged %v\n%s", err, c.Unchanged(), c.New)
+	}
+	// --force (given for a changed policy) does not replace it either: the user's keys stay
+	if c, err := ClientChange(gt, "sandbox", e, true); err != nil || !c.Unchanged() {
+		t.Fatalf("the entry with the user's keys, under --force: %v, unchanged %v\n%s", err, c.Unchanged(), c.New)
+	}
+	other := NewServerEntry("/home/me/bin/mcpsandbox", "/home/me/.config/mcpsandbox/docker.toml")
+	if c, err := ClientChange(gt, "sandbox", other, true); err != nil || c.Unchanged() || strings.Contains(string(c.New), "trust") {
+		t.Fatalf("a different entry under --force replaces the old one whole: %v\n%s", err, c.New)
+	}
+	if _, err := ClientChange(gt, "sandbox", other, false); !errors.Is(err, ErrExists) {
+		t.Fatalf("a different entry (another policy) with extra keys: %v, want ErrExists", err)
+	}
+
+	codex := "[mcp_servers.sandbox]\ncommand = \"/home/me/bin/mcpsandbox\"\nargs = [\"serve\", \"--policy\", \"/home/me/.config/mcpsandbox/policy.toml\"]\nstartup_timeout_sec = 20\n"
+	cp := filepath.Join(dir, "config.toml")
+	os.WriteFile(cp, []byte(codex), 0o600)
+	ct := Target{Client: client(t, "codex"), Scope: "user", Path: cp}
+	c, err = ClientChange(ct, "sandbox", e, false)
+	if err != nil || !c.Unchanged() {
+		t.Fatalf("the Codex entry with startup_timeout_sec: %v\n%s", err, c.New)
+	}
+	if _, err := ClientChange(ct, "sandbox", other, false); !errors.Is(err, ErrExists) {
+		t.Fatalf("a different Codex entry with extra keys: %v, want ErrExists", err)
+	}
+}

@@ -1,0 +1,66 @@
+package policy_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// TestProblemLineInLaterCommand: a mistake in the third [[allowlist.commands]] table (a command
+// added by hand, without its sha256; a bad glob in its deny_args) is reported at that table's
+// lines, not at the first command's, where the same key is written correctly.
+func TestProblemLineInLaterCommand(t *testing.T) {
+	const pin = `"0000000000000000000000000000000000000000000000000000000000000000"`
+	head := validAllowlist + // wc: lines 13-17
+		"\n[[allowlist.commands]]\nname = \"sort\"\npath = \"/usr/bin/sort\"\nsha256 = " + pin + "\n" + // 19-22
+		"\n[[allowlist.commands]]\nname = \"sed\"\npath = \"/usr/bin/sed\"\n" // 24-26
+	cases := []struct {
+		name, tail, key string
+		line            int
+	}{
+		{"missing sha256", "", "allowlist.commands[2].sha256", 24},
+		{"bad glob", "sha256 = " + pin + "\ndeny_args = [\"--in-place*\", \"[x\"]\n", "allowlist.commands[2].deny_args[1]", 28},
+		{"bad glob, one a line", "sha256 = " + pin + "\ndeny_args = [\n  \"--in-place*\",\n  \"[x\",\n]\n", "allowlist.commands[2].deny_args[1]", 30},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := policy.Parse("p.toml", []byte(head+c.tail))
+			var pe *policy.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want *policy.Error", err)
+			}
+			for _, pr := range pe.Problems {
+				if pr.Key == c.key {
+					if pr.Line != c.line {
+						t.Errorf("%s located at line %d, want %d (the sed command's)", pr.Key, pr.Line, c.line)
+					}
+					return
+				}
+			}
+			t.Errorf("no problem with key %q in:\n%v", c.key, err)
+		})
+	}
+	if strings.Count(head, "[[allowlist.commands]]") != 3 {
+		t.Fatal("the policy should hold three commands")
+	}
+}
+
+// TestTypeErrorLineInLaterCommand: deny_args = "x" (a string, not a list) in the second of three
+// commands is one problem, at its line. The decoder names the line where deny_args was written
+// last (the third command's, correct there): that line was reported too, as a second problem.
+func TestTypeErrorLineInLaterCommand(t *testing.T) {
+	const pin = `"0000000000000000000000000000000000000000000000000000000000000000"`
+	src := validAllowlist + // wc: lines 13-17, deny_args at 17
+		"\n[[allowlist.commands]]\nname = \"sort\"\npath = \"/usr/bin/sort\"\nsha256 = " + pin + "\ndeny_args = \"--compress-program*\"\n" + // 19-23
+		"\n[[allowlist.commands]]\nname = \"tail\"\npath = \"/usr/bin/tail\"\nsha256 = " + pin + "\ndeny_args = [\"--pid*\"]\n" // 25-29
+	_, err := policy.Parse("p.toml", []byte(src))
+	var pe *policy.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want *policy.Error", err)
+	}
+	if len(pe.Problems) != 1 || pe.Problems[0].Line != 23 || !strings.Contains(pe.Problems[0].Msg, "takes a list") {
+		t.Errorf("want one problem, at line 23 (sort's deny_args), got:\n%v", err)
+	}
+}
