@@ -45,7 +45,7 @@ type Rule struct {
 	Title    string
 }
 
-// CommonRules apply to every scheme; each scheme adds its own (MS1xx allowlist, MS2xx docker,
+// CommonRules apply to every scheme; each scheme adds its own (MS1xx allowlist, MS2xx docker, MS5xx wrap,
 // MS3xx e2b) through its Auditor.
 var CommonRules = []Rule{
 	{"MS301", High, "an E2B API key is written in the policy file"},
