@@ -117,11 +117,7 @@ func TestHardLinkBelowDirectory(t *testing.T) {
 	if err := os.Link(outsideFile, filepath.Join(e.ws, "vendor", "pkg", "x")); err != nil {
 		t.Skipf("cannot make a hard link here: %v", err)
 	}
-	cases := []struct {
-		cmd    string
-		args   []string
-		refuse bool
-	}{
+	checkHardLinkCases(t, e, outsideFile, []hardLinkCase{
 		{"grep", []string{"-r", "", "vendor"}, true},
 		{"grep", []string{"-rn", "s3cret"}, true},              // the working directory, implied
 		{"grep", []string{"--recursive", "s3cret", "."}, true}, // named
@@ -129,7 +125,19 @@ func TestHardLinkBelowDirectory(t *testing.T) {
 		{"grep", []string{"s3cret"}, false},                    // control: stdin only
 		{"ls", []string{"-R", "vendor"}, false},                // control: lists, never reads
 		{"cat", []string{"vendor/pkg/x"}, true},
-	}
+	})
+}
+
+// hardLinkCase is an argument list and whether its check refuses it naming allowlist.hardlinks.
+type hardLinkCase struct {
+	cmd    string
+	args   []string
+	refuse bool
+}
+
+// checkHardLinkCases checks each case's arguments; a refusal must not name the file outside.
+func checkHardLinkCases(t *testing.T, e *Executor, outsideFile string, cases []hardLinkCase) {
+	t.Helper()
 	for _, c := range cases {
 		pc := e.cmds[c.cmd]
 		if pc == nil {
