@@ -194,7 +194,11 @@ func (e *Executor) judge(pc *pinned, prot *protection, c *checked, u argUse) err
 		}
 		c.roBinds = append(c.roBinds, r.path)
 	}
-	if r.exists && !write && e.al.HardLinks != alsec.HardLinksReadOnly && (pc.model == nil || !pc.model.listsOnly) && !mutated("hardlink-walk") {
+	// A string judged as a write because the model does not know (kUnknown: every argument of
+	// an unmodelled program) may be read as well: cp -r vendor copy reads vendor whole (attack
+	// round atk19c).
+	reads := !write || u.kind == kUnknown && !mutated("hardlink-walk-unmodelled")
+	if r.exists && reads && e.al.HardLinks != alsec.HardLinksReadOnly && (pc.model == nil || !pc.model.listsOnly) && !mutated("hardlink-walk") {
 		// A directory a program may read recursively (grep -r, diff -r, any unmodelled
 		// program): a hard link below it reaches a file the argument does not name.
 		if st, err := os.Stat(r.path); err == nil && st.IsDir() {

@@ -109,14 +109,7 @@ func TestDirectStartMatchesHelper(t *testing.T) {
 // -r with no file searches the working directory). ls -R only lists: allowed.
 func TestHardLinkBelowDirectory(t *testing.T) {
 	e := pythonExecutor(t, nil, false)
-	outsideFile := filepath.Join(t.TempDir(), "secret")
-	os.WriteFile(outsideFile, []byte("s3cret\n"), 0o644)
-	os.MkdirAll(filepath.Join(e.ws, "vendor", "pkg"), 0o755)
-	os.MkdirAll(filepath.Join(e.ws, "clean"), 0o755)
-	os.WriteFile(filepath.Join(e.ws, "clean", "a"), []byte("a\n"), 0o644)
-	if err := os.Link(outsideFile, filepath.Join(e.ws, "vendor", "pkg", "x")); err != nil {
-		t.Skipf("cannot make a hard link here: %v", err)
-	}
+	outsideFile := hardLinkWorkspace(t, e)
 	checkHardLinkCases(t, e, outsideFile, []hardLinkCase{
 		{"grep", []string{"-r", "", "vendor"}, true},
 		{"grep", []string{"-rn", "s3cret"}, true},              // the working directory, implied
@@ -126,6 +119,21 @@ func TestHardLinkBelowDirectory(t *testing.T) {
 		{"ls", []string{"-R", "vendor"}, false},                // control: lists, never reads
 		{"cat", []string{"vendor/pkg/x"}, true},
 	})
+}
+
+// hardLinkWorkspace gives e's workspace vendor/pkg/x, a hard link to a file outside it holding
+// "s3cret", and clean/a; it returns the outside file.
+func hardLinkWorkspace(t *testing.T, e *Executor) string {
+	t.Helper()
+	outsideFile := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(outsideFile, []byte("s3cret\n"), 0o644)
+	os.MkdirAll(filepath.Join(e.ws, "vendor", "pkg"), 0o755)
+	os.MkdirAll(filepath.Join(e.ws, "clean"), 0o755)
+	os.WriteFile(filepath.Join(e.ws, "clean", "a"), []byte("a\n"), 0o644)
+	if err := os.Link(outsideFile, filepath.Join(e.ws, "vendor", "pkg", "x")); err != nil {
+		t.Skipf("cannot make a hard link here: %v", err)
+	}
+	return outsideFile
 }
 
 // hardLinkCase is an argument list and whether its check refuses it naming allowlist.hardlinks.

@@ -19,15 +19,8 @@ import (
 // hard link of its own. Shown at the check and through a real call.
 func TestHardLinkBelowLinkedDirectory(t *testing.T) {
 	e := pythonExecutor(t, nil, false)
-	outsideFile := filepath.Join(t.TempDir(), "secret")
-	os.WriteFile(outsideFile, []byte("s3cret\n"), 0o644)
-	os.MkdirAll(filepath.Join(e.ws, "vendor", "pkg"), 0o755)
-	os.MkdirAll(filepath.Join(e.ws, "sub"), 0o755)
-	os.MkdirAll(filepath.Join(e.ws, "clean"), 0o755)
-	os.WriteFile(filepath.Join(e.ws, "clean", "a"), []byte("a\n"), 0o644)
-	if err := os.Link(outsideFile, filepath.Join(e.ws, "vendor", "pkg", "x")); err != nil {
-		t.Skipf("cannot make a hard link here: %v", err)
-	}
+	outsideFile := hardLinkWorkspace(t, e)
+	os.Mkdir(filepath.Join(e.ws, "sub"), 0o755)
 	os.Symlink("../vendor", filepath.Join(e.ws, "sub", "l")) // a link to a directory outside the operand
 	os.Symlink("../clean", filepath.Join(e.ws, "sub2"))      // control target
 	os.Mkdir(filepath.Join(e.ws, "ok"), 0o755)               // control: a link to a clean directory
@@ -53,5 +46,33 @@ func TestHardLinkBelowLinkedDirectory(t *testing.T) {
 	var ref *executor.Refusal
 	if !errors.As(err, &ref) || ref.Rule != "allowlist.hardlinks" {
 		t.Fatalf("grep -R sub: want the hard-link refusal, got %v %+v", err, res)
+	}
+}
+
+// A program without an option model (cp, allowlisted by init's --allow) may read any directory
+// it is given whole; its arguments are judged as writes, and a write's check did not look for
+// hard links below a directory (attack round atk19c): cp -r vendor copy copied vendor/pkg/x, a
+// hard link to a file outside the workspace, into copy/pkg/x, a file of one link any command
+// then reads. (tar, zip and cpio are interpreters: their calls hide hard-linked files.)
+func TestHardLinkBelowDirectoryUnmodelled(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/cp"); err != nil {
+		t.Skip("no /usr/bin/cp")
+	}
+	e := pythonExecutor(t, nil, false, "/usr/bin/cp") // allowlisted as "self"
+	outsideFile := hardLinkWorkspace(t, e)
+	e.cmds["cp"] = e.cmds["self"]
+	checkHardLinkCases(t, e, outsideFile, []hardLinkCase{
+		{"cp", []string{"-r", "vendor", "copy"}, true},
+		{"cp", []string{"-r", ".", "copy"}, true},
+		{"cp", []string{"-r", "clean", "copy"}, false}, // control: no hard link below
+	})
+	args, _ := json.Marshal(map[string]any{"command": "self", "args": []string{"-r", "vendor", "copy"}})
+	res, err := e.run(context.Background(), executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10})
+	if b, _ := os.ReadFile(filepath.Join(e.ws, "copy", "pkg", "x")); strings.Contains(string(b), "s3cret") {
+		t.Fatalf("cp copied the file outside the workspace into it, through its hard link in vendor")
+	}
+	var ref *executor.Refusal
+	if !errors.As(err, &ref) || ref.Rule != "allowlist.hardlinks" {
+		t.Fatalf("cp -r vendor copy: want the hard-link refusal, got %v %+v", err, res)
 	}
 }
