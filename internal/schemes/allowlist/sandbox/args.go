@@ -194,11 +194,15 @@ func (e *Executor) judge(pc *pinned, prot *protection, c *checked, u argUse) err
 		}
 		c.roBinds = append(c.roBinds, r.path)
 	}
-	if r.exists && !write && e.al.HardLinks != alsec.HardLinksReadOnly && (pc.model == nil || !pc.model.listsOnly) && !mutated("hardlink-walk") {
+	// A string judged as a write because the model does not know (kUnknown: every argument of
+	// an unmodelled program) may be read as well: cp -r vendor copy reads vendor whole (attack
+	// round atk19c).
+	reads := !write || u.kind == kUnknown && !mutated("hardlink-walk-unmodelled")
+	if r.exists && reads && e.al.HardLinks != alsec.HardLinksReadOnly && (pc.model == nil || !pc.model.listsOnly) && !mutated("hardlink-walk") {
 		// A directory a program may read recursively (grep -r, diff -r, any unmodelled
 		// program): a hard link below it reaches a file the argument does not name.
 		if st, err := os.Stat(r.path); err == nil && st.IsDir() {
-			if name, err := multiLinkBelow(r.path); err != nil || name != "" {
+			if name, err := e.multiLinkBelow(r.path); err != nil || name != "" {
 				return hardLinkBelowRefusal(u, e.rel(name), err)
 			}
 		}
@@ -234,30 +238,61 @@ func grepRecursesCwd(args []string, uses []argUse) bool {
 const maxWalk = 200000
 
 // multiLinkBelow finds a regular file with more than one link below dir (symbolic links are
-// judged by their target, as grep -R and diff follow them), or says why it could not look.
-func multiLinkBelow(dir string) (string, error) {
+// judged by their target, as grep -R and diff follow them), or says why it could not look. A
+// link to a directory of the workspace is walked too (attack round atk19c: sub/l -> ../vendor
+// let grep -R sub read vendor's hard links); each directory once, so a link cycle ends. One
+// leading out of the workspace is not: the kernel refuses reading there.
+func (e *Executor) multiLinkBelow(dir string) (string, error) {
 	found, n := "", 0
 	errStop := errors.New("stop")
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable to serve: the sandbox's uid will not read it either
+	seen := map[[2]uint64]bool{}
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		if st, err := os.Stat(dir); err == nil {
+			if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+				id := [2]uint64{sys.Dev, sys.Ino}
+				if seen[id] {
+					return nil
+				}
+				seen[id] = true
+			}
 		}
-		if n++; n > maxWalk {
-			return fmt.Errorf("more than %d entries below it", maxWalk)
-		}
-		if d.IsDir() {
+		return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // unreadable to serve: the sandbox's uid will not read it either
+			}
+			if n++; n > maxWalk {
+				return fmt.Errorf("more than %d entries below it", maxWalk)
+			}
+			if d.IsDir() {
+				if p == dir {
+					return nil
+				}
+				if st, err := os.Stat(p); err == nil {
+					if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+						seen[[2]uint64{sys.Dev, sys.Ino}] = true
+					}
+				}
+				return nil
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				return nil
+			}
+			if st.IsDir() && d.Type()&fs.ModeSymlink != 0 && !mutated("hardlink-walk-links") {
+				if r := e.resolve(p); r.err == nil && r.inside && r.exists {
+					return walk(r.path)
+				}
+				return nil
+			}
+			if sys, ok := st.Sys().(*syscall.Stat_t); ok && st.Mode().IsRegular() && sys.Nlink > 1 {
+				found = p
+				return errStop
+			}
 			return nil
-		}
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil
-		}
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok && st.Mode().IsRegular() && sys.Nlink > 1 {
-			found = p
-			return errStop
-		}
-		return nil
-	})
+		})
+	}
+	err := walk(dir)
 	if err != nil && err != errStop {
 		return "", err
 	}

@@ -109,6 +109,22 @@ func TestDirectStartMatchesHelper(t *testing.T) {
 // -r with no file searches the working directory). ls -R only lists: allowed.
 func TestHardLinkBelowDirectory(t *testing.T) {
 	e := pythonExecutor(t, nil, false)
+	outsideFile := hardLinkWorkspace(t, e)
+	checkHardLinkCases(t, e, outsideFile, []hardLinkCase{
+		{"grep", []string{"-r", "", "vendor"}, true},
+		{"grep", []string{"-rn", "s3cret"}, true},              // the working directory, implied
+		{"grep", []string{"--recursive", "s3cret", "."}, true}, // named
+		{"grep", []string{"-r", "a", "clean"}, false},          // control: no link below
+		{"grep", []string{"s3cret"}, false},                    // control: stdin only
+		{"ls", []string{"-R", "vendor"}, false},                // control: lists, never reads
+		{"cat", []string{"vendor/pkg/x"}, true},
+	})
+}
+
+// hardLinkWorkspace gives e's workspace vendor/pkg/x, a hard link to a file outside it holding
+// "s3cret", and clean/a; it returns the outside file.
+func hardLinkWorkspace(t *testing.T, e *Executor) string {
+	t.Helper()
 	outsideFile := filepath.Join(t.TempDir(), "secret")
 	os.WriteFile(outsideFile, []byte("s3cret\n"), 0o644)
 	os.MkdirAll(filepath.Join(e.ws, "vendor", "pkg"), 0o755)
@@ -117,19 +133,19 @@ func TestHardLinkBelowDirectory(t *testing.T) {
 	if err := os.Link(outsideFile, filepath.Join(e.ws, "vendor", "pkg", "x")); err != nil {
 		t.Skipf("cannot make a hard link here: %v", err)
 	}
-	cases := []struct {
-		cmd    string
-		args   []string
-		refuse bool
-	}{
-		{"grep", []string{"-r", "", "vendor"}, true},
-		{"grep", []string{"-rn", "s3cret"}, true},              // the working directory, implied
-		{"grep", []string{"--recursive", "s3cret", "."}, true}, // named
-		{"grep", []string{"-r", "a", "clean"}, false},          // control: no link below
-		{"grep", []string{"s3cret"}, false},                    // control: stdin only
-		{"ls", []string{"-R", "vendor"}, false},                // control: lists, never reads
-		{"cat", []string{"vendor/pkg/x"}, true},
-	}
+	return outsideFile
+}
+
+// hardLinkCase is an argument list and whether its check refuses it naming allowlist.hardlinks.
+type hardLinkCase struct {
+	cmd    string
+	args   []string
+	refuse bool
+}
+
+// checkHardLinkCases checks each case's arguments; a refusal must not name the file outside.
+func checkHardLinkCases(t *testing.T, e *Executor, outsideFile string, cases []hardLinkCase) {
+	t.Helper()
 	for _, c := range cases {
 		pc := e.cmds[c.cmd]
 		if pc == nil {
