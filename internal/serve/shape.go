@@ -42,24 +42,6 @@ const (
 	MaxOtherMessage = bounds.MaxOtherMessage
 )
 
-// messageRefusal says why raw, one JSON-RPC message, is refused before the SDK decodes it (why
-// "" = not), with the error code and the id to answer with (nil: none usable). Beyond the shape
-// bound it refuses what the SDK would echo unbounded: an id over MaxIDBytes (every answer
-// carries it), a message other than a tools/call over MaxOtherMessage (its errors quote the
-// method, a name, a URI or the whole params), and a tools/call whose params do not decode as
-// the SDK's (its error quotes them %q-quoted: five times a line of 0x7f bytes).
-//
-// raw is read as the SDK reads it (sdkDecode): keys match fields only as written. Go's
-// encoding/json also matched "Method" and "Id", the last such key winning, so serve judged a
-// message the SDK never saw: {"method":"tools/list","Method":"tools/call",…} passed as a
-// tools/call and its 3 MiB params came back %q-quoted (15 MiB over HTTP), {"id":"<8 MiB>",
-// "Id":8,…} had its 8 MiB id echoed. The line is decoded once, its params a second time only
-// for a tools/call, and params are not copied.
-func messageRefusal(raw []byte) (id json.RawMessage, code int64, why string) {
-	_, id, code, why = judgeMessage(raw)
-	return id, code, why
-}
-
 // probe is what judgeMessage reads of a message: its top-level members as written (the last of
 // a repeated key, as the SDK takes it), params not copied.
 type probe struct {
@@ -72,7 +54,19 @@ type probe struct {
 	object  bool            // raw is a JSON object
 }
 
-// judgeMessage is messageRefusal, with what it read of raw (valid while raw is).
+// judgeMessage says why raw, one JSON-RPC message, is refused before the SDK decodes it (why
+// "" = not), with the error code and the id to answer with (nil: none usable). Beyond the shape
+// bound it refuses what the SDK would echo unbounded: an id over MaxIDBytes (every answer
+// carries it), a message other than a tools/call over MaxOtherMessage (its errors quote the
+// method, a name, a URI or the whole params), and a tools/call whose params do not decode as
+// the SDK's (its error quotes them %q-quoted: five times a line of 0x7f bytes).
+//
+// raw is read as the SDK reads it (sdkDecode): keys match fields only as written. Go's
+// encoding/json also matched "Method" and "Id", the last such key winning, so serve judged a
+// message the SDK never saw: {"method":"tools/list","Method":"tools/call",…} passed as a
+// tools/call and its 3 MiB params came back %q-quoted (15 MiB over HTTP), {"id":"<8 MiB>",
+// "Id":8,…} had its 8 MiB id echoed. The line is decoded once, its params a second time only
+// for a tools/call, and params are not copied. It returns what it read of raw too (valid while raw is).
 func judgeMessage(raw []byte) (p probe, id json.RawMessage, code int64, why string) {
 	p.object = sdkDecode(raw, &p) == nil
 	id = p.ID
@@ -149,7 +143,7 @@ func sdkDecode(b []byte, v any) error {
 }
 
 // rawSpan is a JSON value as written, not copied: it aliases the bytes decoded, so it is used
-// only while they are (within messageRefusal).
+// only while they are (within judgeMessage).
 type rawSpan []byte
 
 func (s *rawSpan) UnmarshalJSON(b []byte) error {
