@@ -417,43 +417,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		}
 		res, err := r.run(ctx, r.posts.gone(header), t, args, timeout, session, conn)
 		entry.DurationMS = time.Since(start).Milliseconds()
-		var out *mcp.CallToolResult
-		var ref *executor.Refusal
-		var te executor.ToolError
-		switch {
-		case errors.As(err, &ref):
-			entry.Decision, entry.Rule, entry.Reason = "refused", ref.Rule, ref.Reason
-			out = errorResult(ref.Error())
-		case errors.Is(err, errShutdown):
-			entry.Decision, entry.Reason = "cancelled", "serve is shutting down: "+context.Cause(r.stop).Error()
-			out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
-		case err != nil && ctx.Err() != nil:
-			entry.Decision, entry.Reason = "cancelled", err.Error()
-			out = errorResult("cancelled by the client: the command's process tree was killed")
-		case err != nil && r.stop.Err() != nil:
-			entry.Decision, entry.Reason = "cancelled", "serve is shutting down"
-			out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
-		case errors.As(err, &te):
-			// The program ran and failed in a way the tool reports (an exception): the client
-			// gets the error's own words and the structured result, marked isError.
-			res := te.ToolResult()
-			res.DurationMS = time.Since(start).Milliseconds()
-			entry.Decision, entry.Reason, entry.ExitCode = "ran", err.Error(), &res.ExitCode
-			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
-			text := ClipText(visible.Text(err.Error()), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
-			entry.Files = fileRecords(t.Name, res)
-			out = &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
-		case err != nil:
-			entry.Decision, entry.Reason = "error", err.Error()
-			out = errorResult("mcpsandbox could not run the call: " + err.Error())
-		default:
-			res.DurationMS = time.Since(start).Milliseconds()
-			entry.Decision = "ran"
-			entry.ExitCode = &res.ExitCode
-			entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
-			entry.Files = fileRecords(t.Name, res)
-			out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: visible.Text(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
-		}
+		out := r.outcome(ctx, t, start, res, err, &entry)
 		if r.audit != nil {
 			if aerr := r.audit.Append(entry); aerr != nil {
 				// A call that cannot be audited is not answered as if it had been.
@@ -463,6 +427,49 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		}
 		return out, nil
 	}
+}
+
+// outcome is the answer to a call that ran (or was refused by the executor) with res and err,
+// and its audit entry's decision.
+func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, res *executor.Result, err error, entry *audit.Entry) *mcp.CallToolResult {
+	var out *mcp.CallToolResult
+	var ref *executor.Refusal
+	var te executor.ToolError
+	switch {
+	case errors.As(err, &ref):
+		entry.Decision, entry.Rule, entry.Reason = "refused", ref.Rule, ref.Reason
+		out = errorResult(ref.Error())
+	case errors.Is(err, errShutdown):
+		entry.Decision, entry.Reason = "cancelled", "serve is shutting down: "+context.Cause(r.stop).Error()
+		out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
+	case err != nil && ctx.Err() != nil:
+		entry.Decision, entry.Reason = "cancelled", err.Error()
+		out = errorResult("cancelled by the client: the command's process tree was killed")
+	case err != nil && r.stop.Err() != nil:
+		entry.Decision, entry.Reason = "cancelled", "serve is shutting down"
+		out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
+	case errors.As(err, &te):
+		// The program ran and failed in a way the tool reports (an exception): the client
+		// gets the error's own words and the structured result, marked isError.
+		res := te.ToolResult()
+		res.DurationMS = time.Since(start).Milliseconds()
+		entry.Decision, entry.Reason, entry.ExitCode = "ran", err.Error(), &res.ExitCode
+		entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
+		text := ClipText(visible.Text(err.Error()), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
+		entry.Files = fileRecords(t.Name, res)
+		out = &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
+	case err != nil:
+		entry.Decision, entry.Reason = "error", err.Error()
+		out = errorResult("mcpsandbox could not run the call: " + err.Error())
+	default:
+		res.DurationMS = time.Since(start).Milliseconds()
+		entry.Decision = "ran"
+		entry.ExitCode = &res.ExitCode
+		entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
+		entry.Files = fileRecords(t.Name, res)
+		out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: visible.Text(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
+	}
+	return out
 }
 
 // errRequestGone ends a call's wait for a slot when the HTTP POST that carried it is over.
