@@ -111,6 +111,10 @@ type Executor struct {
 	netnsFilling        atomic.Bool
 	layers              chan preparedLayer // workspace layers made ahead of calls (layerpool_linux.go)
 	layersFilling       atomic.Bool
+	mounts              *preparedMounts // a mount namespace made ahead of a call (mntns_linux.go); nil: none
+	mountsMu            sync.Mutex
+	mountsFilling       atomic.Bool
+	unprepared          bool    // tests and benchmarks: calls make their own mount namespace
 	egress              *egress // nil: the policy lists no hosts (egress_linux.go)
 	closed              atomic.Bool
 
@@ -424,6 +428,7 @@ func (e *Executor) Close() error {
 	e.closed.Store(true)
 	e.closeNetNS()
 	e.closeLayers()
+	e.closeMounts()
 	wslayer.WaitRemoved()
 	for {
 		select {
@@ -664,7 +669,7 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 		spec.Env = append([]string{"TMPDIR=" + tmp}, spec.Env...)
 	}
 	if !probe && e.directOK() {
-		return e.spawnDirect(ctx, c, pc, bin, spec)
+		return e.spawnDirect(ctx, c, pc, bin, spec, chk)
 	}
 	h, err := e.helperFor(c.MaxOutput)
 	if err != nil {

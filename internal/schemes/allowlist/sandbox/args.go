@@ -71,6 +71,9 @@ type checked struct {
 	overlay string
 	// hidden are workspace files (paths from its root) the call's layer hides from it.
 	hidden []string
+	// mounts is the mount namespace made ahead for the call, with its layer (nil: none;
+	// mntns_linux.go): entered if it is what the call's mount list would make.
+	mounts *preparedMounts
 }
 
 // checkArgs applies deny_args and judges every string the program will use as a file name the

@@ -77,9 +77,20 @@ func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, r
 	if e.layerRoot == "" {
 		return run(ctx)
 	}
-	l, err := e.newLayer()
-	if err != nil {
-		return nil, fmt.Errorf("the call's workspace layer: %w (free space under %s?)", err, e.layerRoot)
+	var l *wslayer.Layer
+	if len(chk.hidden) == 0 && e.mountsOK() {
+		// A layer that hides files is masked before its overlay is mounted: such a call
+		// makes its own mount namespace.
+		if chk.mounts = e.takeMounts(); chk.mounts != nil {
+			l = chk.mounts.layer.l
+			defer chk.mounts.release(false)
+		}
+	}
+	if l == nil {
+		var err error
+		if l, err = e.newLayer(); err != nil {
+			return nil, fmt.Errorf("the call's workspace layer: %w (free space under %s?)", err, e.layerRoot)
+		}
 	}
 	if err := l.Mask(chk.hidden); err != nil {
 		_ = l.Remove()

@@ -72,17 +72,29 @@ const (
 	stRlimit
 	stExec
 	stNetNS
+	stMntNS
+	stSendNS
 	stOps // + index of the op's label
 )
 
 var stepNames = []string{"set the process group", "set up stdin/stdout/stderr", "make mounts private",
 	"allow the private /tmp and the workspace's layer in the Landlock ruleset", "enter the workspace", "drop to the sandbox uid",
 	"set the parent-death signal", "set no_new_privs", "clear dumpable", "landlock restrict",
-	"install the seccomp filter", "set a resource limit", "exec", "enter the call's prepared network namespace"}
+	"install the seccomp filter", "set a resource limit", "exec", "enter the call's prepared network namespace",
+	"enter the call's prepared mount namespace", "hand the prepared mount namespace to serve"}
 
 type rawPlan struct {
-	flags                 uintptr
-	netns                 int // -1: none; else a prepared network namespace the child enters (netns_linux.go)
+	flags uintptr
+	netns int // -1: none; else a prepared network namespace the child enters (netns_linux.go)
+	mntns int // -1: none; else a prepared mount namespace the child enters, in place of the mount list (mntns_linux.go)
+	// prepare: the child only makes the mount list in a new mount namespace and hands that
+	// namespace to serve on sock (SCM_RIGHTS, nsMsg prepared by the parent, the descriptor's
+	// number written by the child into nsRights), then exits (mntns_linux.go).
+	prepare               bool
+	sock                  int
+	nsPath                *byte
+	nsMsg                 *unix.Msghdr
+	nsRights              *int32
 	stdin, stdout, stderr int
 	status                int // write end of the status pipe (close-on-exec)
 	mounts                bool
@@ -117,7 +129,7 @@ func cstr(s string) (*byte, error) { return unix.BytePtrFromString(s) }
 
 // plan turns the spec into the child's list of system calls. The returned cleanup closes what
 // the parent opened for the child (after the fork).
-func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns *os.File) (*rawPlan, func(), error) {
+func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns, mntns *os.File) (*rawPlan, func(), error) {
 	var closers []func()
 	cleanup := func() {
 		for _, c := range closers {
@@ -130,9 +142,12 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns *os.Fi
 	}
 	p := &rawPlan{flags: e.attr.flags, mounts: s.Mounts, nice: s.Nice, dropUID: s.DropUID && !mutated("drop-uid"),
 		uid: uintptr(s.UID), gid: uintptr(s.GID), noNewPrivs: !mutated("no-new-privs"), rulesetFD: -1, binFD: int(bin.Fd()),
-		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3], closeFDs: !mutated("close-fds"), netns: -1}
+		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3], closeFDs: !mutated("close-fds"), netns: -1, mntns: -1, sock: -1}
 	if netns != nil && p.flags&unix.CLONE_NEWNET != 0 {
 		p.netns, p.flags = int(netns.Fd()), p.flags&^unix.CLONE_NEWNET
+	}
+	if mntns != nil && s.Mounts && p.flags&unix.CLONE_NEWNS != 0 {
+		p.mntns, p.flags = int(mntns.Fd()), p.flags&^unix.CLONE_NEWNS
 	}
 	var err error
 	if p.empty, err = cstr(""); err != nil {
@@ -197,7 +212,7 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns *os.Fi
 		p.rlimRes = append(p.rlimRes, uintptr(r.Resource))
 		p.rlim = append(p.rlim, unix.Rlimit{Cur: r.Value, Max: r.Value})
 	}
-	if s.Mounts {
+	if s.Mounts && p.mntns < 0 {
 		if err := e.planMounts(p, s); err != nil {
 			return fail(err)
 		}
@@ -230,7 +245,7 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 	var keeps []keep
 	// Descriptor numbers above every one the child still needs (the status pipe, the ruleset,
 	// the binary): the child's table is its own copy, so whatever serve had there is untouched.
-	next := max(p.status, p.rulesetFD, p.binFD, p.stdin, p.stdout, p.stderr, p.netns) + 1
+	next := max(p.status, p.rulesetFD, p.binFD, p.stdin, p.stdout, p.stderr, p.netns, p.mntns, p.sock) + 1
 	for _, q := range helper.TmpPaths(s) {
 		var st unix.Stat_t
 		if unix.Stat(q, &st) != nil {
@@ -350,14 +365,24 @@ func (f *spawnFDs) close() {
 
 // spawnDirect runs one call through rawStart: serve's own pipes carry the output, serve waits
 // for the child, and the child's failure before exec comes back on the status pipe.
-func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned, bin *os.File, spec helper.Spec) (*executor.Result, error) {
+func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned, bin *os.File, spec helper.Spec, chk *checked) (*executor.Result, error) {
+	var mntns *os.File
+	if pm := chk.prepared(); pm != nil {
+		if spec.Mounts && pm.fits(&spec) {
+			mntns = pm.ns
+		} else {
+			// Closed now, not off the path: the call mounts the same layer itself, and the
+			// namespace's overlay on it goes with this close.
+			pm.ns.Close()
+		}
+	}
 	fds, err := e.openSpawnFDs()
 	if err != nil {
 		return nil, err
 	}
 	defer fds.close()
 	outR, errR, stR := fds.r[0], fds.r[1], fds.r[2]
-	p, cleanup, err := e.plan(&spec, bin, fds.stdio(), fds.netns)
+	p, cleanup, err := e.plan(&spec, bin, fds.stdio(), fds.netns, mntns)
 	if err != nil {
 		return nil, fmt.Errorf("prepare the sandbox: %w", err)
 	}
@@ -370,10 +395,11 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	if errno != 0 {
 		return nil, fmt.Errorf("start the command: clone: %w", errno)
 	}
-	if p.mounts {
+	if p.mounts && p.mntns < 0 {
 		// Hold the call's mount namespace, so that its teardown (unmounting the private /tmp)
 		// happens at this descriptor's close, off the call's path, not in the exit before wait
-		// returns (as the helper path does).
+		// returns (as the helper path does). A prepared one is held by its descriptor, which
+		// the call's layer closes off the path (inLayer).
 		if ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil {
 			defer func() { go ns.Close() }()
 		}
@@ -385,6 +411,11 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	go func() { defer copying.Done(); io.Copy(stderr, errR) }()
 	status, _ := io.ReadAll(stR) // EOF at the exec (close-on-exec) or the child's exit
 	ws := waitChild(ctx, pid)
+	if p.mounts && chk != nil && len(chk.hidden) == 0 {
+		// The next call's mount namespace, made now that this call's command is done (made
+		// while it ran, it took the CPU the command needed).
+		go e.prepareMounts(spec)
+	}
 	drainCopies(&copying, outR, errR)
 	if err := setupFailure(pc.Name, p, status); err != nil {
 		return nil, err

@@ -62,6 +62,9 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	}
 	// The child.
 	runtimeAfterForkInChild()
+	if p.prepare {
+		goto mounts // a mount namespace made ahead of a call: nothing but its mount list
+	}
 	step = stSetpgid
 	if _, _, err = syscall.RawSyscall(syscall.SYS_SETPGID, 0, 0, 0); err != 0 {
 		goto fail
@@ -88,7 +91,16 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	if p.closeFDs {
 		syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, 0xffffffff, closeRangeCloexec)
 	}
-	if p.mounts {
+	if p.mntns >= 0 {
+		// The call's mount namespace, made ahead of it with this call's mount list and never
+		// entered before (mntns_linux.go), in place of CLONE_NEWNS and the list.
+		step = stMntNS
+		if _, _, err = syscall.RawSyscall(unix.SYS_SETNS, uintptr(p.mntns), syscall.CLONE_NEWNS, 0); err != 0 {
+			goto fail
+		}
+	}
+mounts:
+	if p.mounts && p.mntns < 0 {
 		step = stMountPrivate
 		if _, _, err = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(p.empty)), uintptr(unsafe.Pointer(p.ops[0].dst)),
 			uintptr(unsafe.Pointer(p.empty)), syscall.MS_REC|syscall.MS_PRIVATE, 0, 0); err != 0 {
@@ -131,6 +143,20 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 			if err != 0 {
 				goto fail
 			}
+		}
+	}
+	if p.prepare {
+		// Hand this mount namespace to serve, then exit: no process runs in it until its call.
+		step = stSendNS
+		if fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(p.nsPath)), syscall.O_RDONLY|syscall.O_CLOEXEC, 0, 0, 0); err != 0 {
+			goto fail
+		}
+		*p.nsRights = int32(fd)
+		if _, _, err = syscall.RawSyscall(syscall.SYS_SENDMSG, uintptr(p.sock), uintptr(unsafe.Pointer(p.nsMsg)), 0); err != 0 {
+			goto fail
+		}
+		for {
+			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
 		}
 	}
 	for i = 0; i < len(p.childRules); i++ {

@@ -1,0 +1,347 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
+	"golang.org/x/sys/unix"
+)
+
+// Prepared mount namespaces. A call's mount namespace (the copy of serve's mount table made
+// private, the private /tmp, the workspace's overlay with the call's layer, the pins and the
+// read-only protected paths) was made by the call's child between clone and exec, the largest
+// part of the sandbox's start left on the call's path (docs/perf-allowlist.md). A direct start
+// (rawexec_linux.go) takes one made ahead instead, while serve waited for the call: a child
+// forked for it alone makes the mount list the call's plan would make, hands the namespace to
+// serve and exits; the call's child enters it with setns instead of making it.
+//
+// What is shared and what is fresh (a security decision, docs/perf-allowlist.md): nothing is
+// shared. A prepared namespace has its own new, empty layer (the overlay's upper directory);
+// no process runs in it before its call, and it goes to exactly one call: taken out of the
+// slot, entered by that call's child, closed when the call ends. It is used only if it is what
+// the call would have made, judged when it is taken:
+//   - the same mount list: the key (mountsKey) is every input planMounts builds the list from
+//     (the private /tmp's options, the paths under /tmp bound back, the overlay's options, the
+//     pins, the read-only paths, the workspace), so a protected path made or removed since, or
+//     a command with other paths, gets its namespace made by its own child, as before;
+//   - the same files: every path the list mounts or binds is still the file it was when it was
+//     mounted (device, inode, type, stat'ed before and after the list was made, and at the
+//     take): a workspace or a protected directory replaced since is not used through a mount
+//     made on its predecessor;
+//   - the workspace's attributes the layer copied (preparedLayer.same);
+//   - its age: at most mountsMaxAge, and a timer drops one that waited longer, so an idle
+//     serve holds no copy of the host's mount table (an unmounted disk stays busy while a copy
+//     holds it).
+// An argument that needs more (hard-linked files bound read-only, a layer that hides linked
+// files) does not fit, and the call makes its own. A namespace that cannot be prepared changes
+// nothing but the speed.
+
+// mountsMaxAge bounds how long a prepared mount namespace waits for its call.
+const mountsMaxAge = 2 * time.Second
+
+// preparedMounts is a mount namespace made ahead of a call, with its workspace layer.
+type preparedMounts struct {
+	ns    *os.File
+	layer preparedLayer
+	key   string
+	ids   []pathID
+	at    time.Time
+	timer *time.Timer
+	once  sync.Once
+}
+
+// pathID is a path's identity as serve sees it: what a mount on it was made on.
+type pathID struct {
+	path     string
+	dev, ino uint64
+	typ      uint32
+	missing  bool
+}
+
+func statID(p string) pathID {
+	var st unix.Stat_t
+	if unix.Stat(p, &st) != nil {
+		return pathID{path: p, missing: true}
+	}
+	return pathID{path: p, dev: st.Dev, ino: st.Ino, typ: st.Mode & unix.S_IFMT}
+}
+
+// mountedPaths are the paths a spec's mount list mounts on or binds from serve's view.
+func mountedPaths(s *helper.Spec) []string {
+	out := []string{s.Dir}
+	out = append(out, helper.TmpPaths(s)...)
+	out = append(out, helper.Pinned(s)...)
+	return append(out, helper.ROBinds(s)...)
+}
+
+func pathIDs(paths []string) []pathID {
+	ids := make([]pathID, len(paths))
+	for i, p := range paths {
+		ids[i] = statID(p)
+	}
+	return ids
+}
+
+// mountsKey is everything planMounts builds a spec's mount list from.
+func mountsKey(s *helper.Spec) string {
+	var b strings.Builder
+	opts, ok := helper.TmpfsOptions(s)
+	fmt.Fprintf(&b, "%t\x00%s\x00%s\x00%s\x00", ok, opts, s.Dir, s.Overlay)
+	for _, list := range [][]string{helper.TmpPaths(s), helper.Pinned(s), helper.ROBinds(s)} {
+		for _, p := range list {
+			b.WriteString(p)
+			b.WriteByte(0)
+		}
+		b.WriteByte(1)
+	}
+	return b.String()
+}
+
+// mountsOK says whether calls here take prepared mount namespaces: direct starts with a mount
+// namespace and a workspace layer.
+func (e *Executor) mountsOK() bool {
+	return e.directOK() && e.attr.has(unix.CLONE_NEWNS) && e.layerRoot != "" && !e.closed.Load() && !e.unprepared
+}
+
+// fits says whether pm is the mount namespace spec s's call would make now.
+func (pm *preparedMounts) fits(s *helper.Spec) bool {
+	if mutated("mounts-prepared-stale") {
+		return true
+	}
+	if time.Since(pm.at) > mountsMaxAge && !mutated("mounts-prepared-age") || mountsKey(s) != pm.key {
+		return false
+	}
+	for _, id := range pm.ids {
+		if statID(id.path) != id {
+			return false
+		}
+	}
+	return true
+}
+
+// prepared is the call's prepared mount namespace (nil: none, or no check: the probe).
+func (c *checked) prepared() *preparedMounts {
+	if c == nil {
+		return nil
+	}
+	return c.mounts
+}
+
+// release closes the namespace (off the call's path: its teardown unmounts the call's /tmp and
+// overlay) and, when its call did not take the layer, removes the layer.
+func (pm *preparedMounts) release(removeLayer bool) {
+	pm.once.Do(func() {
+		pm.timer.Stop()
+		go func() {
+			pm.ns.Close()
+			if removeLayer {
+				_ = pm.layer.l.Remove()
+			}
+		}()
+	})
+}
+
+// takeMounts hands out the prepared mount namespace for one call (nil: none ready, or the
+// workspace is not what its layer was made from). The caller owns it: release it, or enter it
+// and release it when the call ends.
+func (e *Executor) takeMounts() *preparedMounts {
+	e.mountsMu.Lock()
+	pm := e.mounts
+	e.mounts = nil
+	if pm != nil && mutated("mounts-prepared-once") {
+		e.mounts = pm.again()
+	}
+	e.mountsMu.Unlock()
+	if pm == nil {
+		return nil
+	}
+	var now unix.Stat_t
+	if unix.Stat(e.ws, &now) != nil || !pm.layer.same(&now) {
+		pm.release(true)
+		return nil
+	}
+	return pm
+}
+
+// again is the same namespace and layer once more (for the mounts-prepared-once mutant only).
+func (pm *preparedMounts) again() *preparedMounts {
+	fd, err := unix.FcntlInt(pm.ns.Fd(), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil
+	}
+	return &preparedMounts{ns: os.NewFile(uintptr(fd), pm.ns.Name()), layer: pm.layer, key: pm.key, ids: pm.ids, at: pm.at,
+		timer: time.NewTimer(time.Hour)}
+}
+
+// prepareMounts makes the mount namespace for a call like the one with spec s (its mount list
+// with a new layer), if the slot is empty; one filler at a time. The call that just started
+// names what its successor most likely needs (its command's paths, the protected paths it was
+// given, an interpreter's nested ones, walked for it): a successor that needs other mounts
+// does not take it (fits).
+func (e *Executor) prepareMounts(s helper.Spec) {
+	if !e.mountsOK() || !e.mountsFilling.CompareAndSwap(false, true) {
+		return
+	}
+	defer e.mountsFilling.Store(false)
+	e.mountsMu.Lock()
+	full := e.mounts != nil
+	e.mountsMu.Unlock()
+	if full {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Stat(e.ws, &st) != nil {
+		return
+	}
+	l, err := wslayer.New(e.layerRoot, e.ws)
+	if err != nil {
+		return
+	}
+	s.Overlay = l.OverlayOptions(e.attr.userNS)
+	paths := mountedPaths(&s)
+	before := pathIDs(paths)
+	ns, err := e.newMountNS(&s)
+	if err != nil {
+		_ = l.Remove()
+		e.log.Debug("could not prepare a mount namespace ahead of a call (calls make their own)", "err", err)
+		return
+	}
+	after := pathIDs(paths)
+	for i := range before {
+		if before[i] != after[i] {
+			ns.Close() // something moved while the list was made: not used
+			_ = l.Remove()
+			return
+		}
+	}
+	pm := &preparedMounts{ns: ns, layer: preparedLayer{l, st}, key: mountsKey(&s), ids: after, at: time.Now()}
+	e.mountsMu.Lock()
+	if e.mounts != nil || e.closed.Load() {
+		e.mountsMu.Unlock()
+		ns.Close()
+		_ = l.Remove()
+		return
+	}
+	e.mounts = pm
+	age := mountsMaxAge
+	if mutated("mounts-prepared-age") {
+		age = time.Hour
+	}
+	pm.timer = time.AfterFunc(age, func() {
+		e.mountsMu.Lock()
+		stale := e.mounts == pm
+		if stale {
+			e.mounts = nil
+		}
+		e.mountsMu.Unlock()
+		if stale {
+			pm.release(true)
+		}
+	})
+	e.mountsMu.Unlock()
+}
+
+// closeMounts drops the prepared mount namespace (Close).
+func (e *Executor) closeMounts() {
+	e.mountsMu.Lock()
+	pm := e.mounts
+	e.mounts = nil
+	e.mountsMu.Unlock()
+	if pm != nil {
+		pm.timer.Stop()
+		pm.ns.Close()
+		_ = pm.layer.l.Remove()
+	}
+}
+
+// newMountNS makes spec s's mount list in a new mount namespace, in a child forked for that
+// alone (the direct start's child, rawexec_unsafe_linux.go, told to stop after the list), and
+// returns the namespace. The child runs nothing but the list's system calls and exits.
+func (e *Executor) newMountNS(s *helper.Spec) (*os.File, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socket pair: %w", err)
+	}
+	recv, send := os.NewFile(uintptr(pair[0]), "mntns-recv"), os.NewFile(uintptr(pair[1]), "mntns-send")
+	defer recv.Close()
+	defer send.Close()
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer stR.Close()
+	defer stW.Close()
+	p := &rawPlan{flags: unix.CLONE_NEWNS, mounts: true, prepare: true, netns: -1, mntns: -1, rulesetFD: -1, binFD: -1,
+		stdin: -1, stdout: -1, stderr: -1, status: int(stW.Fd()), sock: int(send.Fd())}
+	if p.empty, err = cstr(""); err != nil {
+		return nil, err
+	}
+	if p.nsPath, err = cstr("/proc/self/ns/mnt"); err != nil {
+		return nil, err
+	}
+	if err := e.planMounts(p, s); err != nil {
+		return nil, err
+	}
+	rights := unix.UnixRights(0)
+	p.nsRights = (*int32)(unsafe.Pointer(&rights[unix.CmsgSpace(0)]))
+	one := []byte{0}
+	iov := unix.Iovec{Base: &one[0]}
+	iov.SetLen(1)
+	p.nsMsg = &unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &rights[0]}
+	p.nsMsg.SetControllen(len(rights))
+	syscall.ForkLock.Lock()
+	pid, errno := rawStart(p)
+	syscall.ForkLock.Unlock()
+	if errno != 0 {
+		return nil, fmt.Errorf("clone: %w", errno)
+	}
+	stW.Close()
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
+	status := make([]byte, 16)
+	n, _ := stR.Read(status)
+	if err := setupFailure("the prepared mount namespace", p, status[:n]); err != nil {
+		return nil, err
+	}
+	if !ws.Exited() || ws.ExitStatus() != 0 {
+		return nil, fmt.Errorf("the preparing child ended with %v", ws)
+	}
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(int(recv.Fd()), buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("receive the prepared mount namespace: %w", err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, errors.New("receive the prepared mount namespace: no descriptor")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return nil, errors.New("receive the prepared mount namespace: no descriptor")
+	}
+	ns := os.NewFile(uintptr(fds[0]), "mntns")
+	// never serve's own
+	var a, b unix.Stat_t
+	if unix.Fstat(fds[0], &a) != nil || unix.Stat("/proc/thread-self/ns/mnt", &b) != nil || a.Ino == b.Ino && a.Dev == b.Dev {
+		ns.Close()
+		return nil, errors.New("the prepared mount namespace is serve's own")
+	}
+	return ns, nil
+}

@@ -1,0 +1,142 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// mountsExecutor is a python executor whose calls take prepared mount namespaces (skips where
+// they do not: not root, no direct start, no workspace layer).
+func mountsExecutor(t *testing.T) *Executor {
+	t.Helper()
+	if os.Geteuid() != 0 || !directArch {
+		t.Skip("the direct start is used by a root serve on amd64 only")
+	}
+	e := pythonExecutor(t, nil, false)
+	if !e.mountsOK() {
+		t.Skip("no direct start with a mount namespace and a workspace layer here")
+	}
+	return e
+}
+
+// preparedMountNS waits for a prepared mount namespace and returns its inode, left in place.
+func preparedMountNS(t *testing.T, e *Executor) uint64 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		e.mountsMu.Lock()
+		pm := e.mounts
+		var st unix.Stat_t
+		var err error = unix.EBADF
+		if pm != nil {
+			err = unix.Fstat(int(pm.ns.Fd()), &st)
+		}
+		e.mountsMu.Unlock()
+		if pm != nil && err == nil {
+			return st.Ino
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no mount namespace was prepared ahead of the call")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Each call enters the mount namespace prepared for it, and never one a call used before: a
+// file the previous call left in its private /tmp is not there (namespace inodes are reused
+// once freed, so they cannot tell two calls' namespaces apart). Red with mounts-prepared-once
+// (the namespace handed out again).
+func TestPreparedMountsFreshPerCall(t *testing.T) {
+	e := mountsExecutor(t)
+	runPython(t, e, `print(1)`) // the first call prepares the next one's
+	for i := range 3 {
+		want := preparedMountNS(t, e)
+		res := runPython(t, e, `import os
+print(os.stat("/proc/self/ns/mnt").st_ino, os.path.exists("/tmp/left-by-a-call"))
+open("/tmp/left-by-a-call", "w").write("x")`)
+		f := strings.Fields(res.Stdout)
+		if res.ExitCode != 0 || len(f) != 2 {
+			t.Fatalf("call %d: exit %d: %s %s", i, res.ExitCode, res.Stdout, res.Stderr)
+		}
+		got, _ := strconv.ParseUint(f[0], 10, 64)
+		if got != want {
+			t.Errorf("call %d ran in mount namespace %d, not the one prepared for it (%d)", i, got, want)
+		}
+		if f[1] != "False" {
+			t.Errorf("call %d found the file an earlier call left in its private /tmp", i)
+		}
+	}
+}
+
+// A protected path made after the namespace was prepared is read-only for the next call, as
+// in a namespace made at the call: the prepared one no longer fits and is not used. Red with
+// mounts-prepared-stale (a prepared namespace used whatever changed since).
+func TestPreparedMountsStaleNotUsed(t *testing.T) {
+	e := mountsExecutor(t)
+	runPython(t, e, `print(1)`)
+	for _, tc := range []struct{ name, change string }{
+		{"a protected directory made", ".vscode"},
+		{"a protected directory replaced", ".vscode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			preparedMountNS(t, e)
+			dir := filepath.Join(e.ws, tc.change)
+			if _, err := os.Stat(dir); err == nil { // replaced: the old one moved away
+				if err := os.Rename(dir, dir+".old"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// writable by the sandbox's uid: only a read-only mount refuses the write
+			if err := os.Mkdir(dir, 0o777); err != nil || os.Chmod(dir, 0o777) != nil {
+				t.Fatal(err)
+			}
+			marker := "made-" + strconv.Itoa(int(time.Now().UnixNano()))
+			if err := os.WriteFile(filepath.Join(dir, marker), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res := runPython(t, e, `import errno, os
+try:
+    open(".vscode/tasks.json", "w").write("{}")
+    print("written")
+except OSError as e:
+    print(errno.errorcode.get(e.errno))
+print(" ".join(sorted(os.listdir(".vscode"))))`)
+			lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
+			if len(lines) != 2 || lines[0] != "EROFS" {
+				t.Errorf("writing into %s, made after the namespace was prepared: %q (stderr %s), want EROFS", tc.change, res.Stdout, res.Stderr)
+			}
+			if len(lines) != 2 || !strings.Contains(" "+lines[1]+" ", " "+marker+" ") {
+				t.Errorf("the call saw %s as %q, not the directory there now (holding %s)", tc.change, res.Stdout, marker)
+			}
+		})
+	}
+}
+
+// A prepared namespace that waits longer than mountsMaxAge is dropped: an idle serve holds no
+// copy of the host's mount table. Red with mounts-prepared-age.
+func TestPreparedMountsAgeBound(t *testing.T) {
+	e := mountsExecutor(t)
+	runPython(t, e, `print(1)`)
+	preparedMountNS(t, e)
+	deadline := time.Now().Add(mountsMaxAge + 3*time.Second)
+	for {
+		e.mountsMu.Lock()
+		pm := e.mounts
+		e.mountsMu.Unlock()
+		if pm == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a prepared mount namespace was still held %v after it was made", time.Since(pm.at))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
