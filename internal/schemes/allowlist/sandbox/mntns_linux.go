@@ -49,15 +49,45 @@ import (
 // mountsMaxAge bounds how long a prepared mount namespace waits for its call.
 const mountsMaxAge = 2 * time.Second
 
+// mountsBackoff is how many calls prepare no namespace after one came while its was being made.
+const mountsBackoff = 8
+
 // preparedMounts is a mount namespace made ahead of a call, with its workspace layer.
 type preparedMounts struct {
 	ns    *os.File
 	layer preparedLayer
-	key   string
-	ids   []pathID
-	at    time.Time
-	timer *time.Timer
-	once  sync.Once
+	// the call's Landlock ruleset, built with it from the same spec (-1: none, or taken by
+	// the call's plan, which closes it)
+	rulesetFD    int
+	rulesetFlags uint32
+	abi          int
+	key          string
+	ids          []pathID
+	at           time.Time
+	timer        *time.Timer
+	once         sync.Once
+}
+
+// takeRuleset hands the prepared ruleset to the call's plan, which closes it.
+func (pm *preparedMounts) takeRuleset() (fd int, flags uint32, abi int) {
+	fd, pm.rulesetFD = pm.rulesetFD, -1
+	return fd, pm.rulesetFlags, pm.abi
+}
+
+// drop closes what the call did not take (synchronously: the caller is off the call's path or
+// needs the namespace gone now).
+func (pm *preparedMounts) drop(removeLayer bool) {
+	if pm.timer != nil {
+		pm.timer.Stop()
+	}
+	pm.ns.Close()
+	if pm.rulesetFD >= 0 {
+		unix.Close(pm.rulesetFD)
+		pm.rulesetFD = -1
+	}
+	if removeLayer {
+		_ = pm.layer.l.Remove()
+	}
 }
 
 // pathID is a path's identity as serve sees it: what a mount on it was made on.
@@ -76,12 +106,15 @@ func statID(p string) pathID {
 	return pathID{path: p, dev: st.Dev, ino: st.Ino, typ: st.Mode & unix.S_IFMT}
 }
 
-// mountedPaths are the paths a spec's mount list mounts on or binds from serve's view.
-func mountedPaths(s *helper.Spec) []string {
+// preparedPaths are the paths a spec's mount list mounts on or binds, and its Landlock ruleset
+// names, from serve's view.
+func preparedPaths(s *helper.Spec) []string {
+	rs := rulesetSpec(s)
 	out := []string{s.Dir}
-	out = append(out, helper.TmpPaths(s)...)
-	out = append(out, helper.Pinned(s)...)
-	return append(out, helper.ROBinds(s)...)
+	for _, l := range [][]string{helper.TmpPaths(s), helper.Pinned(s), helper.ROBinds(s), rs.ReadDirs, rs.ReadFiles, rs.ExecFiles, rs.DevFiles, rs.RWDirs} {
+		out = append(out, l...)
+	}
+	return out
 }
 
 func pathIDs(paths []string) []pathID {
@@ -92,12 +125,14 @@ func pathIDs(paths []string) []pathID {
 	return ids
 }
 
-// mountsKey is everything planMounts builds a spec's mount list from.
+// mountsKey is everything planMounts builds a spec's mount list from, and helper.Ruleset its
+// Landlock ruleset.
 func mountsKey(s *helper.Spec) string {
 	var b strings.Builder
 	opts, ok := helper.TmpfsOptions(s)
-	fmt.Fprintf(&b, "%t\x00%s\x00%s\x00%s\x00", ok, opts, s.Dir, s.Overlay)
-	for _, list := range [][]string{helper.TmpPaths(s), helper.Pinned(s), helper.ROBinds(s)} {
+	rs := rulesetSpec(s)
+	fmt.Fprintf(&b, "%t\x00%s\x00%s\x00%s\x00%t\x00", ok, opts, s.Dir, s.Overlay, s.NoNetwork)
+	for _, list := range [][]string{helper.TmpPaths(s), helper.Pinned(s), helper.ROBinds(s), rs.ReadDirs, rs.ReadFiles, rs.ExecFiles, rs.DevFiles, rs.RWDirs} {
 		for _, p := range list {
 			b.WriteString(p)
 			b.WriteByte(0)
@@ -140,22 +175,21 @@ func (c *checked) prepared() *preparedMounts {
 // release closes the namespace (off the call's path: its teardown unmounts the call's /tmp and
 // overlay) and, when its call did not take the layer, removes the layer.
 func (pm *preparedMounts) release(removeLayer bool) {
-	pm.once.Do(func() {
-		pm.timer.Stop()
-		go func() {
-			pm.ns.Close()
-			if removeLayer {
-				_ = pm.layer.l.Remove()
-			}
-		}()
-	})
+	pm.once.Do(func() { go pm.drop(removeLayer) })
 }
 
 // takeMounts hands out the prepared mount namespace for one call (nil: none ready, or the
 // workspace is not what its layer was made from). The caller owns it: release it, or enter it
 // and release it when the call ends.
 func (e *Executor) takeMounts() *preparedMounts {
+	// A call that comes while its namespace is still being made does not wait for it (back to
+	// back, waiting was slower than making its own), and the next few calls prepare none: calls
+	// that come faster than namespaces are made would only have the making compete with them
+	// for the CPUs (docs/perf-allowlist.md).
 	e.mountsMu.Lock()
+	if e.mounts == nil && e.mountsFilling {
+		e.mountsSkip = mountsBackoff
+	}
 	pm := e.mounts
 	e.mounts = nil
 	if pm != nil && mutated("mounts-prepared-once") {
@@ -179,57 +213,37 @@ func (pm *preparedMounts) again() *preparedMounts {
 	if err != nil {
 		return nil
 	}
-	return &preparedMounts{ns: os.NewFile(uintptr(fd), pm.ns.Name()), layer: pm.layer, key: pm.key, ids: pm.ids, at: pm.at,
-		timer: time.NewTimer(time.Hour)}
+	return &preparedMounts{ns: os.NewFile(uintptr(fd), pm.ns.Name()), layer: pm.layer, rulesetFD: -1, key: pm.key, ids: pm.ids, at: pm.at}
 }
 
 // prepareMounts makes the mount namespace for a call like the one with spec s (its mount list
-// with a new layer), if the slot is empty; one filler at a time. The call that just started
-// names what its successor most likely needs (its command's paths, the protected paths it was
-// given, an interpreter's nested ones, walked for it): a successor that needs other mounts
-// does not take it (fits).
+// with a new layer), if the slot is empty and none is being made. The call that just ran names
+// what its successor most likely needs (its command's paths, the protected paths it was given,
+// an interpreter's nested ones, walked for it): a successor that needs other mounts does not
+// take it (fits).
 func (e *Executor) prepareMounts(s helper.Spec) {
-	if !e.mountsOK() || !e.mountsFilling.CompareAndSwap(false, true) {
+	if !e.mountsOK() {
 		return
 	}
-	defer e.mountsFilling.Store(false)
 	e.mountsMu.Lock()
-	full := e.mounts != nil
-	e.mountsMu.Unlock()
-	if full {
-		return
-	}
-	var st unix.Stat_t
-	if unix.Stat(e.ws, &st) != nil {
-		return
-	}
-	l, err := wslayer.New(e.layerRoot, e.ws)
-	if err != nil {
-		return
-	}
-	s.Overlay = l.OverlayOptions(e.attr.userNS)
-	paths := mountedPaths(&s)
-	before := pathIDs(paths)
-	ns, err := e.newMountNS(&s)
-	if err != nil {
-		_ = l.Remove()
-		e.log.Debug("could not prepare a mount namespace ahead of a call (calls make their own)", "err", err)
-		return
-	}
-	after := pathIDs(paths)
-	for i := range before {
-		if before[i] != after[i] {
-			ns.Close() // something moved while the list was made: not used
-			_ = l.Remove()
-			return
+	if e.mounts != nil || e.mountsFilling || e.mountsSkip > 0 {
+		if e.mountsSkip > 0 {
+			e.mountsSkip--
 		}
-	}
-	pm := &preparedMounts{ns: ns, layer: preparedLayer{l, st}, key: mountsKey(&s), ids: after, at: time.Now()}
-	e.mountsMu.Lock()
-	if e.mounts != nil || e.closed.Load() {
 		e.mountsMu.Unlock()
-		ns.Close()
-		_ = l.Remove()
+		return
+	}
+	e.mountsFilling = true
+	e.mountsMu.Unlock()
+	pm := e.newPrepared(s)
+	e.mountsMu.Lock()
+	defer e.mountsMu.Unlock()
+	e.mountsFilling = false
+	if pm == nil {
+		return
+	}
+	if e.mounts != nil || e.closed.Load() {
+		go pm.drop(true)
 		return
 	}
 	e.mounts = pm
@@ -248,7 +262,41 @@ func (e *Executor) prepareMounts(s helper.Spec) {
 			pm.release(true)
 		}
 	})
-	e.mountsMu.Unlock()
+}
+
+// newPrepared makes a mount namespace and its layer for spec s (nil: it could not, or something
+// it mounts moved meanwhile).
+func (e *Executor) newPrepared(s helper.Spec) *preparedMounts {
+	var st unix.Stat_t
+	if unix.Stat(e.ws, &st) != nil {
+		return nil
+	}
+	l, err := wslayer.New(e.layerRoot, e.ws)
+	if err != nil {
+		return nil
+	}
+	s.Overlay = l.OverlayOptions(e.attr.userNS)
+	paths := preparedPaths(&s)
+	before := pathIDs(paths)
+	ns, err := e.newMountNS(&s)
+	if err != nil {
+		_ = l.Remove()
+		e.log.Debug("could not prepare a mount namespace ahead of a call (calls make their own)", "err", err)
+		return nil
+	}
+	pm := &preparedMounts{ns: ns, layer: preparedLayer{l, st}, rulesetFD: -1, key: mountsKey(&s), at: time.Now()}
+	rs := rulesetSpec(&s)
+	if pm.rulesetFD, pm.rulesetFlags, pm.abi, err = helper.Ruleset(&rs); err != nil {
+		pm.rulesetFD = -1 // the call builds its own, and reports why it cannot
+	}
+	pm.ids = pathIDs(paths)
+	for i := range before {
+		if before[i] != pm.ids[i] {
+			pm.drop(true) // something moved while they were made: not used
+			return nil
+		}
+	}
+	return pm
 }
 
 // closeMounts drops the prepared mount namespace (Close).
@@ -258,9 +306,7 @@ func (e *Executor) closeMounts() {
 	e.mounts = nil
 	e.mountsMu.Unlock()
 	if pm != nil {
-		pm.timer.Stop()
-		pm.ns.Close()
-		_ = pm.layer.l.Remove()
+		pm.drop(true)
 	}
 }
 

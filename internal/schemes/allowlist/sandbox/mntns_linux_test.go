@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"golang.org/x/sys/unix"
 )
 
@@ -117,6 +120,26 @@ print(" ".join(sorted(os.listdir(".vscode"))))`)
 				t.Errorf("the call saw %s as %q, not the directory there now (holding %s)", tc.change, res.Stdout, marker)
 			}
 		})
+	}
+}
+
+// The ruleset prepared with the namespace is the one of the command that prepared it: another
+// command's call (other files to execute and read) gets its own, as it gets its own mounts when
+// they differ. Red with mounts-prepared-stale: wc, run with python3's ruleset, may not execute.
+func TestPreparedRulesetIsTheCommands(t *testing.T) {
+	e := mountsExecutor(t)
+	if _, ok := e.cmds["wc"]; !ok {
+		t.Skip("no wc in the built-in policy here")
+	}
+	if err := os.WriteFile(filepath.Join(e.ws, "f"), []byte("a b c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runPython(t, e, `print(1)`)
+	preparedMountNS(t, e)
+	args, _ := json.Marshal(map[string]any{"command": "wc", "args": []string{"f"}})
+	res, err := e.run(context.Background(), executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10})
+	if err != nil || res.ExitCode != 0 || !strings.Contains(res.Stdout, "1 3 6 f") {
+		t.Fatalf("wc after a python3 call prepared the namespace: %v %+v", err, res)
 	}
 }
 

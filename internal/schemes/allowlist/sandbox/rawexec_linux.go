@@ -129,7 +129,7 @@ func cstr(s string) (*byte, error) { return unix.BytePtrFromString(s) }
 
 // plan turns the spec into the child's list of system calls. The returned cleanup closes what
 // the parent opened for the child (after the fork).
-func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns, mntns *os.File) (*rawPlan, func(), error) {
+func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns *os.File, pm *preparedMounts) (*rawPlan, func(), error) {
 	var closers []func()
 	cleanup := func() {
 		for _, c := range closers {
@@ -146,8 +146,8 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns, mntns
 	if netns != nil && p.flags&unix.CLONE_NEWNET != 0 {
 		p.netns, p.flags = int(netns.Fd()), p.flags&^unix.CLONE_NEWNET
 	}
-	if mntns != nil && s.Mounts && p.flags&unix.CLONE_NEWNS != 0 {
-		p.mntns, p.flags = int(mntns.Fd()), p.flags&^unix.CLONE_NEWNS
+	if pm != nil && s.Mounts && p.flags&unix.CLONE_NEWNS != 0 {
+		p.mntns, p.flags = int(pm.ns.Fd()), p.flags&^unix.CLONE_NEWNS
 	}
 	var err error
 	if p.empty, err = cstr(""); err != nil {
@@ -162,18 +162,14 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns, mntns
 	if p.envp, err = helper.CStrings(s.Env); err != nil {
 		return fail(fmt.Errorf("env: %w", err))
 	}
-	// Landlock: built here, but the private /tmp is the child's own and gets its rule there.
-	rs := *s
-	if s.Mounts {
-		rs.RWDirs = nil
-		for _, d := range s.RWDirs {
-			if d != "/tmp" {
-				rs.RWDirs = append(rs.RWDirs, d)
-			}
-		}
-	}
-	fd, flags, abi, err := helper.Ruleset(&rs)
-	if err != nil {
+	// Landlock: built here (or with the prepared mount namespace), but the private /tmp is the
+	// child's own and gets its rule there.
+	rs := rulesetSpec(s)
+	var fd, abi int
+	var flags uint32
+	if p.mntns >= 0 && pm.rulesetFD >= 0 {
+		fd, flags, abi = pm.takeRuleset()
+	} else if fd, flags, abi, err = helper.Ruleset(&rs); err != nil {
 		return fail(err)
 	}
 	if fd >= 0 {
@@ -218,6 +214,21 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns, mntns
 		}
 	}
 	return p, cleanup, nil
+}
+
+// rulesetSpec is spec s as its Landlock ruleset is built from: with a mount namespace, the
+// private /tmp is the child's own, and the child adds its rule.
+func rulesetSpec(s *helper.Spec) helper.Spec {
+	rs := *s
+	if s.Mounts {
+		rs.RWDirs = nil
+		for _, d := range s.RWDirs {
+			if d != "/tmp" {
+				rs.RWDirs = append(rs.RWDirs, d)
+			}
+		}
+	}
+	return rs
 }
 
 // planMounts is the helper's privateMounts as a list of system calls: ops[0] names "/" (made
@@ -366,10 +377,10 @@ func (f *spawnFDs) close() {
 // spawnDirect runs one call through rawStart: serve's own pipes carry the output, serve waits
 // for the child, and the child's failure before exec comes back on the status pipe.
 func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned, bin *os.File, spec helper.Spec, chk *checked) (*executor.Result, error) {
-	var mntns *os.File
+	var use *preparedMounts
 	if pm := chk.prepared(); pm != nil {
 		if spec.Mounts && pm.fits(&spec) {
-			mntns = pm.ns
+			use = pm
 		} else {
 			// Closed now, not off the path: the call mounts the same layer itself, and the
 			// namespace's overlay on it goes with this close.
@@ -382,7 +393,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	}
 	defer fds.close()
 	outR, errR, stR := fds.r[0], fds.r[1], fds.r[2]
-	p, cleanup, err := e.plan(&spec, bin, fds.stdio(), fds.netns, mntns)
+	p, cleanup, err := e.plan(&spec, bin, fds.stdio(), fds.netns, use)
 	if err != nil {
 		return nil, fmt.Errorf("prepare the sandbox: %w", err)
 	}
