@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -345,9 +344,10 @@ func (e *Executor) newMountNS(s *helper.Spec) (*os.File, error) {
 	iov.SetLen(1)
 	p.nsMsg = &unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &rights[0]}
 	p.nsMsg.SetControllen(len(rights))
-	syscall.ForkLock.Lock()
+	// Without syscall.ForkLock: the child never execs, so no descriptor another thread opens
+	// meanwhile can outlive it, and a call's start (which holds the lock) must not wait for the
+	// mount list being made here.
 	pid, errno := rawStart(p)
-	syscall.ForkLock.Unlock()
 	if errno != 0 {
 		return nil, fmt.Errorf("clone: %w", errno)
 	}
