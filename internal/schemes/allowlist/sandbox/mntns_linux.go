@@ -225,7 +225,7 @@ func (e *Executor) prepareMounts(s helper.Spec) {
 		return
 	}
 	e.mountsMu.Lock()
-	if e.mounts != nil || e.mountsFilling || e.mountsSkip > 0 {
+	if e.mounts != nil || e.mountsFilling || e.mountsSkip > 0 || e.closed.Load() {
 		if e.mountsSkip > 0 {
 			e.mountsSkip--
 		}
@@ -233,16 +233,19 @@ func (e *Executor) prepareMounts(s helper.Spec) {
 		return
 	}
 	e.mountsFilling = true
+	e.mountsMaking.Add(1) // Close waits for it: nothing made here outlives serve
 	e.mountsMu.Unlock()
+	defer e.mountsMaking.Done()
 	pm := e.newPrepared(s)
 	e.mountsMu.Lock()
-	defer e.mountsMu.Unlock()
 	e.mountsFilling = false
-	if pm == nil {
+	if pm != nil && (e.mounts != nil || e.closed.Load()) {
+		e.mountsMu.Unlock()
+		pm.drop(true)
 		return
 	}
-	if e.mounts != nil || e.closed.Load() {
-		go pm.drop(true)
+	defer e.mountsMu.Unlock()
+	if pm == nil {
 		return
 	}
 	e.mounts = pm
@@ -298,14 +301,17 @@ func (e *Executor) newPrepared(s helper.Spec) *preparedMounts {
 	return pm
 }
 
-// closeMounts drops the prepared mount namespace (Close).
+// closeMounts drops the prepared mount namespace (Close), after the one being made, if any.
 func (e *Executor) closeMounts() {
+	e.mountsMu.Lock() // a filler that saw closed unset has registered with mountsMaking
+	e.mountsMu.Unlock()
+	e.mountsMaking.Wait()
 	e.mountsMu.Lock()
 	pm := e.mounts
 	e.mounts = nil
 	e.mountsMu.Unlock()
 	if pm != nil {
-		pm.drop(true)
+		pm.drop(!mutated("mounts-prepared-leak"))
 	}
 }
 

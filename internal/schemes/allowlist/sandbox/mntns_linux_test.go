@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,5 +162,31 @@ func TestPreparedMountsAgeBound(t *testing.T) {
 			t.Fatalf("a prepared mount namespace was still held %v after it was made", time.Since(pm.at))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Close leaves no layer behind: not the prepared namespace's, nor one being made when it runs
+// (a serve stopped right after a call: Close waits for it). Red with mounts-prepared-leak.
+func TestPreparedMountsLeaveNoLayer(t *testing.T) {
+	e := mountsExecutor(t)
+	root := e.layerRoot
+	mine := func() []string {
+		ents, _ := os.ReadDir(root)
+		var out []string
+		for _, d := range ents {
+			if strings.HasPrefix(d.Name(), "call-"+strconv.Itoa(os.Getpid())+"-") {
+				out = append(out, d.Name())
+			}
+		}
+		return out
+	}
+	before := mine()
+	runPython(t, e, `print(1)`) // a namespace is being made for the next call as it returns
+	preparedMountNS(t, e)
+	e.Close()
+	for _, l := range mine() {
+		if !slices.Contains(before, l) {
+			t.Errorf("layer %s left after Close (before the call: %v)", l, before)
+		}
 	}
 }
