@@ -303,9 +303,8 @@ func (e *Executor) newPrepared(s helper.Spec) *preparedMounts {
 
 // closeMounts drops the prepared mount namespace (Close), after the one being made, if any.
 func (e *Executor) closeMounts() {
-	e.mountsMu.Lock() // a filler that saw closed unset has registered with mountsMaking
-	e.mountsMu.Unlock()
-	e.mountsMaking.Wait()
+	// Under the lock: a filler that saw closed unset has registered with mountsMaking by now,
+	// and one that finishes later sees it set and drops what it made before it is done.
 	e.mountsMu.Lock()
 	pm := e.mounts
 	e.mounts = nil
@@ -313,6 +312,7 @@ func (e *Executor) closeMounts() {
 	if pm != nil {
 		pm.drop(!mutated("mounts-prepared-leak"))
 	}
+	e.mountsMaking.Wait()
 }
 
 // newMountNS makes spec s's mount list in a new mount namespace, in a child forked for that
