@@ -1,8 +1,10 @@
 package helper
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/sysdeny"
@@ -66,17 +68,29 @@ func seccompFilterNet(noNetwork, tcpOnly bool) ([]unix.SockFilter, error) {
 	if runtime.GOARCH == "amd64" {
 		jumpTo(bpfJgeK, 0x40000000, "eperm") // x32 ABI
 	}
+	// Every system call number with a verdict of its own, judged by a search tree rather than
+	// one comparison after another: the kernel runs the filter on every system call number
+	// when it installs it (seccomp's cache of always-allowed calls), and a filter that reaches
+	// its verdict in a dozen steps instead of sixty costs each call's child less to install.
+	var verdicts []numVerdict
 	for _, nr := range append(deniedSyscalls[:len(deniedSyscalls):len(deniedSyscalls)], archDenied...) {
-		jumpTo(bpfJeqK, uint32(nr), "eperm")
+		verdicts = append(verdicts, numVerdict{uint32(nr), "eperm"})
 	}
-	jumpTo(bpfJeqK, unix.SYS_CLONE3, "enosys") // flags live in memory BPF cannot read: make libc fall back to clone
-	jumpTo(bpfJeqK, unix.SYS_CLONE, "clone")
+	verdicts = append(verdicts, numVerdict{unix.SYS_CLONE3, "enosys"}, // flags live in memory BPF cannot read: make libc fall back to clone
+		numVerdict{unix.SYS_CLONE, "clone"})
 	if tcpOnly {
-		jumpTo(bpfJeqK, unix.SYS_SOCKET, "socket")
+		verdicts = append(verdicts, numVerdict{unix.SYS_SOCKET, "socket"})
 	} else if noNetwork {
-		jumpTo(bpfJeqK, unix.SYS_SOCKET, "eacces")
+		verdicts = append(verdicts, numVerdict{unix.SYS_SOCKET, "eacces"})
 	}
-	emit(bpfRetK, unix.SECCOMP_RET_ALLOW)
+	if mutated("seccomp-linear") {
+		for _, v := range verdicts {
+			jumpTo(bpfJeqK, v.nr, v.label)
+		}
+		emit(bpfRetK, unix.SECCOMP_RET_ALLOW)
+	} else if err := emitSearch(verdicts, emit, jumpTo, labels, func() int { return len(prog) }); err != nil {
+		return nil, err
+	}
 	labels["clone"] = len(prog)
 	emit(bpfLdWAbs, 16) // low 32 bits of args[0] (little endian): the clone flags
 	jumpTo(bpfJsetK, cloneNamespaceFlags, "eperm")
@@ -100,6 +114,47 @@ func seccompFilterNet(noNetwork, tcpOnly bool) ([]unix.SockFilter, error) {
 		prog[j.at].Jt = uint8(off)
 	}
 	return prog, nil
+}
+
+// numVerdict is a system call number and the label of its verdict.
+type numVerdict struct {
+	nr    uint32
+	label string
+}
+
+// emitSearch emits a binary search over vs (the loaded system call number in A): a number in
+// vs jumps to its label, any other number is allowed. Inner nodes split on "nr >= the middle
+// number", leaves compare at most three numbers and end in an allow.
+func emitSearch(vs []numVerdict, emit func(code uint16, k uint32), jumpTo func(code uint16, k uint32, label string),
+	labels map[string]int, at func() int) error {
+	vs = slices.Clone(vs)
+	slices.SortFunc(vs, func(a, b numVerdict) int { return cmp.Compare(a.nr, b.nr) })
+	for i := 1; i < len(vs); i++ {
+		if vs[i].nr == vs[i-1].nr && vs[i].label != vs[i-1].label {
+			return fmt.Errorf("seccomp: system call %d has two verdicts (%s, %s)", vs[i].nr, vs[i-1].label, vs[i].label)
+		}
+	}
+	vs = slices.CompactFunc(vs, func(a, b numVerdict) bool { return a.nr == b.nr })
+	nodes := 0
+	var node func(vs []numVerdict)
+	node = func(vs []numVerdict) {
+		if len(vs) <= 3 {
+			for _, v := range vs {
+				jumpTo(bpfJeqK, v.nr, v.label)
+			}
+			emit(bpfRetK, unix.SECCOMP_RET_ALLOW)
+			return
+		}
+		mid := len(vs) / 2
+		right := fmt.Sprintf("search%d", nodes)
+		nodes++
+		jumpTo(bpfJgeK, vs[mid].nr, right)
+		node(vs[:mid])
+		labels[right] = at()
+		node(vs[mid:])
+	}
+	node(vs)
+	return nil
 }
 
 // installSeccomp loads the filter on the calling thread (no TSYNC: the helper execs from this

@@ -88,3 +88,78 @@ func TestSeccompFilterVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// TestSeccompFilterEveryNumber runs every system call number below 1024, and the x32 ABI's, through
+// the filter of each mode: a number on the lists gets its verdict, every other one is allowed
+// (the search tree must neither lose a denied number nor deny an allowed one).
+func TestSeccompFilterEveryNumber(t *testing.T) {
+	const arch = unix.AUDIT_ARCH_X86_64
+	allow := uint32(unix.SECCOMP_RET_ALLOW)
+	errno := func(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
+	denied := map[uint32]bool{}
+	for _, nr := range append(deniedSyscalls[:len(deniedSyscalls):len(deniedSyscalls)], archDenied...) {
+		denied[uint32(nr)] = true
+	}
+	if len(denied) < 40 {
+		t.Fatalf("only %d denied numbers: the list is not what this test expects", len(denied))
+	}
+	for _, mode := range []struct{ noNet, tcpOnly bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		prog, err := seccompFilterNet(mode.noNet, mode.tcpOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for nr := uint32(0); nr < 1024; nr++ {
+			want := allow
+			switch {
+			case denied[nr]:
+				want = errno(unix.EPERM)
+			case nr == unix.SYS_CLONE3:
+				want = errno(unix.ENOSYS)
+			case nr == unix.SYS_SOCKET && (mode.noNet || mode.tcpOnly):
+				want = errno(unix.EACCES) // args zero: domain 0 is neither AF_INET nor AF_INET6
+			}
+			if got := runFilter(t, prog, arch, nr); got != want {
+				t.Errorf("noNetwork=%v tcpOnly=%v: system call %d: verdict %#x, want %#x", mode.noNet, mode.tcpOnly, nr, got, want)
+			}
+			if got := runFilter(t, prog, arch, 0x40000000|nr); got != errno(unix.EPERM) {
+				t.Errorf("noNetwork=%v tcpOnly=%v: x32 system call %d: verdict %#x, want EPERM", mode.noNet, mode.tcpOnly, nr, got)
+			}
+		}
+	}
+}
+
+// TestSeccompFilterShortPaths holds the filter to a search: the longest way through it, over
+// every input, is at most 20 instructions. The kernel runs it for every system call number
+// when a call's child installs it (seccomp's action cache), so its length is the child's time.
+func TestSeccompFilterShortPaths(t *testing.T) {
+	prog, err := seccompFilterNet(true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Classic BPF jumps only forward: the longest path from each instruction, from the end.
+	longest := make([]int, len(prog)+1)
+	for i := len(prog) - 1; i >= 0; i-- {
+		ins := prog[i]
+		next := func(off int) int {
+			if j := i + 1 + off; j <= len(prog) {
+				return longest[j]
+			}
+			return 0
+		}
+		switch {
+		case ins.Code&0x07 == unix.BPF_RET:
+			longest[i] = 1
+		case ins.Code&0x07 == unix.BPF_JMP && ins.Code&0xf0 == unix.BPF_JA:
+			longest[i] = 1 + next(int(ins.K))
+		case ins.Code&0x07 == unix.BPF_JMP:
+			longest[i] = 1 + max(next(int(ins.Jt)), next(int(ins.Jf)))
+		default:
+			longest[i] = 1 + next(0)
+		}
+	}
+	if longest[0] > 20 {
+		t.Fatalf("the filter's longest path is %d instructions (of %d), want at most 20: the system call number is compared one by one, not searched",
+			longest[0], len(prog))
+	}
+	t.Logf("longest path %d of %d instructions", longest[0], len(prog))
+}
