@@ -37,8 +37,9 @@ type HTTPOptions struct {
 	Origins []string
 	// MaxBody bounds a request body (0: 4 MiB); a bigger one gets 413.
 	MaxBody int64
-	// BodyBudget bounds the bytes of request bodies read at once, all requests together
-	// (0: DefaultBodyBudget). A body that would go over it is refused with 503 and Retry-After
+	// BodyBudget bounds what request bodies hold in serve at once, all requests together
+	// (0: DefaultBodyBudget), each body counted at httpbound.HeldPerByte times its bytes (what a
+	// decoded call holds). A body that would go over it is refused with 503 and Retry-After
 	// before it is read (a chunked one fails as it is read).
 	BodyBudget int64
 	// Grace is how long running calls may finish at shutdown before they are cancelled (0: 5s).
@@ -310,11 +311,11 @@ func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *ref
 		httpbound.Authenticated(r.Context())
 		release, ok := budget.Charge(r, b.maxBody)
 		if !ok {
-			refusals.refused(r, http.StatusServiceUnavailable, "the request bodies being read are at the server-wide budget")
+			refusals.refused(r, http.StatusServiceUnavailable, "the request bodies held are at the server-wide budget")
 			httpbound.CloseRefused(w, refusedDrain)
 			w.Header().Set("Retry-After", "1")
-			http.Error(w, fmt.Sprintf("service unavailable: serve is already reading %s of request bodies, its bound for all requests at once; "+
-				"retry in a moment", policy.Size(budget.Max())), http.StatusServiceUnavailable)
+			http.Error(w, fmt.Sprintf("service unavailable: the request bodies serve holds are at its bound for all requests at once (%s, each body "+
+				"counted at %d times its size, what a decoded call holds); retry in a moment", policy.Size(budget.Max()), httpbound.HeldPerByte), http.StatusServiceUnavailable)
 			return
 		}
 		defer release()

@@ -131,7 +131,7 @@ func TestHTTPAbandonedCallsAreNotQueued(t *testing.T) {
 // Hostile peer, abandoned calls in the SDK's hands: a client with the token sends calls of
 // 512 KiB and closes each connection at once; the calls run (here 20 s each, as a call that
 // got a slot does). The SDK keeps each call's message, decoded several times over, until its
-// handler returns, but the POST was over at once: the body budget and the connection bound
+// handler returns (about 4 times its body, which the budget charges), but the POST was over at once: the body budget and the connection bound
 // no longer counted it, and the client could keep serve holding as many as it sent (800 of
 // them, sent faster than serve got through them, took serve's heap to 410 MiB). A POST whose
 // client left is held until its call is handled, so the budget still counts it: past it the
@@ -160,7 +160,11 @@ func TestHTTPAbandonedCallsStayCounted(t *testing.T) {
 	if refused < n/2 {
 		t.Fatalf("only %d of %d calls whose clients left at once were refused 503: the body budget does not count the calls still in the SDK's hands", refused, n)
 	}
-	if grew > 12*budget {
-		t.Fatalf("serve's heap grew %d MiB with %d abandoned calls of 512 KiB under a %d MiB body budget", grew>>20, n, budget>>20)
+	// What the held calls hold decoded is charged (httpbound.HeldPerByte), so the heap stays
+	// near the budget; charged their wire bytes, 18 calls were held and the heap grew 37 MiB
+	// under this 8 MiB budget (mutant http-body-held).
+	if grew > 2*budget {
+		t.Fatalf("serve's heap grew %d MiB with %d abandoned calls of 512 KiB under a %d MiB body budget: over twice the budget, "+
+			"so the budget does not count what a decoded call holds", grew>>20, n, budget>>20)
 	}
 }

@@ -25,6 +25,9 @@ func TestBudgetChargesDeclaredAndStreamedBodies(t *testing.T) {
 	if !ok {
 		t.Fatal("the first big body was refused")
 	}
+	if want := int64(HeldPerByte * (900<<10 - FreeBody)); b.Used() != want {
+		t.Fatalf("a 900 KiB body is charged %d, want %d: %d times its bytes past the free part, what it holds decoded", b.Used(), want, HeldPerByte)
+	}
 	if _, ok := b.Charge(req(300<<10, false), 4<<20); ok {
 		t.Fatalf("a declared body over the budget was accepted (used %d of %d)", b.Used(), b.Max())
 	}
@@ -42,10 +45,13 @@ func TestBudgetChargesDeclaredAndStreamedBodies(t *testing.T) {
 	if b.Used() != 0 {
 		t.Fatalf("%d bytes still charged after every request ended", b.Used())
 	}
-	r = req(300<<10, true)
+	r = req(200<<10, true)
 	rel, _ = b.Charge(r, 4<<20)
-	if n, err := io.Copy(io.Discard, r.Body); err != nil || n != 300<<10 {
+	if n, err := io.Copy(io.Discard, r.Body); err != nil || n != 200<<10 {
 		t.Fatalf("a chunked body within the budget: %d %v", n, err)
+	}
+	if want := int64(HeldPerByte * (200<<10 - FreeBody)); b.Used() != want {
+		t.Fatalf("a chunked 200 KiB body is charged %d as read, want %d", b.Used(), want)
 	}
 	rel()
 }
