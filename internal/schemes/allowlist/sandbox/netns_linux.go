@@ -52,13 +52,13 @@ func (e *Executor) prepareNetNS() {
 	}
 }
 
-// takeNetNS hands out a prepared namespace for one call (nil: none ready) and starts preparing
-// the next.
+// takeNetNS hands out a prepared namespace for one call (nil: none ready). The next is made
+// once the call's command has exited (spawnDirect): made at the take, it competed with the
+// call for the CPU (back to back on 2 CPUs, calls took 5 % longer, docs/perf-allowlist.md).
 func (e *Executor) takeNetNS() *os.File {
 	if e.netns == nil || !e.attr.has(unix.CLONE_NEWNET) {
 		return nil
 	}
-	defer func() { go e.prepareNetNS() }()
 	select {
 	case ns := <-e.netns:
 		if mutated("netns-once") {

@@ -422,11 +422,16 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	go func() { defer copying.Done(); io.Copy(stderr, errR) }()
 	status, _ := io.ReadAll(stR) // EOF at the exec (close-on-exec) or the child's exit
 	ws := waitChild(ctx, pid)
-	if p.mounts && chk != nil && len(chk.hidden) == 0 {
-		// The next call's mount namespace, made now that this call's command is done (made
-		// while it ran, it took the CPU the command needed).
-		go e.prepareMounts(spec)
-	}
+	// What the next call takes ready (its mount namespace, its network namespace), made now that
+	// this call's command is done: made while it ran, it took the CPU the command needed. One
+	// after the other, on one goroutine: the call's answer still needs the other CPU.
+	mounts := p.mounts && chk != nil && len(chk.hidden) == 0
+	go func() {
+		if mounts {
+			e.prepareMounts(spec)
+		}
+		e.prepareNetNS()
+	}()
 	drainCopies(&copying, outR, errR)
 	if err := setupFailure(pc.Name, p, status); err != nil {
 		return nil, err
