@@ -128,7 +128,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.StringVar(&o.A.TokenEnv, "token-env", "", "with --http: the environment variable your clients read the bearer token from (only its name is written)")
 	fl.StringArrayVar(&o.Clients, "client", nil, "client to configure, as ID or ID:SCOPE (repeatable): "+clientIDsMark)
 	fl.StringVar(&o.Project, "project", "", "project directory for project-scoped configs (default: the current directory)")
-	fl.StringVar(&o.PolicyOut, "policy-out", "", "where to write the policy (default $XDG_CONFIG_HOME/mcpsandbox/policy.toml)")
+	fl.StringVar(&o.PolicyOut, "policy-out", "", "where to write the policy (default "+defaultPolicyText()+")")
 	fl.StringVar(&o.Command, "command", "", "the mcpsandbox binary the client entries run (default: this binary)")
 	fl.BoolVarP(&o.Yes, "yes", "y", false, "do not ask: take every answer from flags and write")
 	fl.BoolVar(&o.Print, "print", false, "print the client entries to stdout instead of editing client configs (the policy is still written)")

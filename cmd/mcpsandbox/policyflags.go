@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
@@ -26,10 +27,22 @@ type policySource struct {
 func policyFlags(cmd *cobra.Command, path *string, def *bool, what string) {
 	usage := "policy file to " + what + " (TOML, version 1)"
 	if what == "verify" || what == "explain" { // they take init's policy by themselves (initsPolicy)
-		usage = "policy file to " + what + " (TOML, version 1; default: the one init wrote, $XDG_CONFIG_HOME/mcpsandbox/policy.toml, when it exists)"
+		usage = "policy file to " + what + " (TOML, version 1; default: the one init wrote, " + defaultPolicyText() + ", when it exists)"
 	}
 	cmd.Flags().StringVarP(path, "policy", "p", "", usage)
 	cmd.Flags().BoolVar(def, "default", false, "use the built-in allowlist policy (common text tools pinned now, no network)")
+}
+
+// defaultPolicyText names the file init writes the policy to by default, as this system spells
+// its config directory (generate.Env's ConfigDir).
+func defaultPolicyText() string {
+	switch runtime.GOOS {
+	case "darwin":
+		return "~/Library/Application Support/mcpsandbox/policy.toml"
+	case "windows":
+		return `%APPDATA%\mcpsandbox\policy.toml`
+	}
+	return "$XDG_CONFIG_HOME/mcpsandbox/policy.toml (~/.config/mcpsandbox/policy.toml)"
 }
 
 func sourceOf(path string, def bool) policySource { return policySource{Path: path, Default: def} }

@@ -493,7 +493,7 @@ func (p *pinned) open() (*os.File, error) {
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
 			return nil, executor.Refuse("allowlist.commands["+p.Name+"].path",
-				"%s was replaced by a symbolic link since serve started; restart serve (and re-pin with mcpsandbox init if the change is legitimate)", real)
+				"%s was replaced by a symbolic link since serve started; if the change is legitimate, pin the file it leads to (its path and sha256 in the policy, or mcpsandbox init again) and restart serve", real)
 		}
 		return nil, fmt.Errorf("open pinned binary %s: %w", real, err)
 	}
@@ -504,7 +504,7 @@ func (p *pinned) open() (*os.File, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
-		return nil, executor.Refuse("allowlist.commands["+p.Name+"].path", "%s is no longer a regular file; restore the binary (and re-pin with mcpsandbox init)", real)
+		return nil, executor.Refuse("allowlist.commands["+p.Name+"].path", "%s is no longer a regular file; restore the binary, or pin another (its path and sha256 in the policy, or mcpsandbox init again) and restart serve", real)
 	}
 	key := mutateKey(fileKey{st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()})
 	p.mu.Lock()
@@ -521,7 +521,7 @@ func (p *pinned) open() (*os.File, error) {
 	if !p.match && !mutated("sha256") {
 		f.Close()
 		return nil, executor.Refuse("allowlist.commands["+p.Name+"].sha256",
-			"%s changed since it was pinned (sha256 now %.16s…, pinned %.16s…); if the change is legitimate, re-pin it with mcpsandbox init", p.Path, p.hash, p.SHA256)
+			"%s changed since it was pinned (sha256 now %.16s…, pinned %.16s…); if the change is legitimate (an upgrade), pin it again: its sha256 in the policy set to what `sha256sum %s` prints (mcpsandbox verify says the same), then restart serve", p.Path, p.hash, p.SHA256, p.Path)
 	}
 	return f, nil
 }
