@@ -54,7 +54,9 @@ type idleReleaser struct {
 func newIdleReleaser() *idleReleaser {
 	r := &idleReleaser{}
 	r.t = time.AfterFunc(StartQuiet+IdleRelease, func() {
-		debug.FreeOSMemory()
+		if !mutated("idle-release") {
+			debug.FreeOSMemory()
+		}
 		r.released.Add(1)
 	})
 	return r

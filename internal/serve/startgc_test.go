@@ -9,18 +9,24 @@ import (
 // After IdleRelease without a call the memory serve no longer uses goes back to the system:
 // garbage a burst of calls left (64 MB here) is released, not kept resident until a collection
 // that an idle serve never triggers. Each period of activity is followed by one release.
+// idleGarbage is TestIdleReleaseHandsMemoryBack's garbage while it is made.
+var idleGarbage [][]byte
+
 func TestIdleReleaseHandsMemoryBack(t *testing.T) {
 	old := IdleRelease
 	IdleRelease = 30 * time.Millisecond
 	defer func() { IdleRelease = old }()
 	r := newIdleReleaser()
 	defer r.stop()
-	garbage := make([][]byte, 64)
-	for i := range garbage {
-		garbage[i] = make([]byte, 1<<20)
-		garbage[i][0] = 1
+	// Held in a package variable until it is dropped: held in a local, the compiler may treat
+	// the blocks as dead while they are still being made, and the collections the allocations
+	// trigger take them back before the idle period (the test failed that way without -race).
+	idleGarbage = make([][]byte, 64)
+	for i := range idleGarbage {
+		idleGarbage[i] = make([]byte, 1<<20)
+		idleGarbage[i][0] = 1
 	}
-	garbage = nil
+	idleGarbage = nil
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	r.busy()
