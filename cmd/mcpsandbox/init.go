@@ -18,6 +18,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // InitOptions are init's flags; the wizard fills what they leave out.
@@ -27,12 +28,14 @@ type InitOptions struct {
 	Clients   []string
 	Project   string
 	PolicyOut string
+	Policy    string // an existing policy the entries run, left as it is (--policy)
 	Command   string // the mcpsandbox binary clients run
 	Yes       bool
 	Print     bool
 	Force     bool
 	Verify    bool
 	set       func(string) bool // whether a flag was given
+	given     []string          // the flags given, by name
 	baseFrom  string            // the policy file the wizard started from ("" = none)
 	clients   bool              // only the clients of the server answering at --http (no policy)
 	bin       string            // the binary the entries run (entryBinary)
@@ -90,6 +93,8 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
   mcpsandbox init --scheme docker --network-hosts pypi,api.example.com --client cursor --yes
                                                     # containers reach PyPI and one API through serve's egress proxy, nothing else
   mcpsandbox init --scheme e2b --api-key-env E2B_API_KEY --print --yes   # print the client entry instead
+  mcpsandbox init --policy ~/.config/mcpsandbox/policy.toml --client cursor --yes
+                                                    # one more client for a policy you have (edited by hand, say): it stays as it is
   mcpsandbox init --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
                                                     # clients of the serve --http running there (its own policy); only the variable's name is written
   mcpsandbox init --scheme docker --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
@@ -100,6 +105,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 		Args: initArgs(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.set = func(n string) bool { return cmd.Flags().Changed(n) }
+			cmd.Flags().Visit(func(f *pflag.Flag) { o.given = append(o.given, f.Name) })
 			o.wrap.args = args
 			return untilInterrupted(cmd.Context(), initGrace, func(ctx context.Context) error {
 				if runF != nil {
@@ -128,6 +134,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.StringVar(&o.A.TokenEnv, "token-env", "", "with --http: the environment variable your clients read the bearer token from (only its name is written)")
 	fl.StringArrayVar(&o.Clients, "client", nil, "client to configure, as ID or ID:SCOPE (repeatable): "+clientIDsMark)
 	fl.StringVar(&o.Project, "project", "", "project directory for project-scoped configs (default: the current directory)")
+	fl.StringVar(&o.Policy, "policy", "", "an existing policy `FILE`: write only the client entries running serve with it; the file stays as it is (no --scheme or policy flags)")
 	fl.StringVar(&o.PolicyOut, "policy-out", "", "where to write the policy (default "+defaultPolicyText()+")")
 	fl.StringVar(&o.Command, "command", "", "the mcpsandbox binary the client entries run (default: this binary)")
 	fl.BoolVarP(&o.Yes, "yes", "y", false, "do not ask: take every answer from flags and write")
@@ -148,6 +155,12 @@ func interactive(f *Factory) bool {
 // missingFlags lists what a non-interactive run lacks.
 func missingFlags(o *InitOptions) []string {
 	var m []string
+	if o.Policy != "" { // the policy's own answers
+		if len(o.Clients) == 0 && !o.Print {
+			m = append(m, "--client ID (the clients to give the policy's entry)")
+		}
+		return m
+	}
 	if o.A.Scheme == "" && o.A.HTTPURL == "" { // with --http a running server may need none
 		m = append(m, "--scheme allowlist|docker|e2b")
 	}
@@ -216,7 +229,7 @@ func runInit(ctx context.Context, o *InitOptions) error {
 func planInit(o *InitOptions, env generate.Env, wiz bool, ask *asker) (*generate.Plan, error) {
 	popts := generate.PlanOptions{
 		Answers: o.A, Env: env, Clients: o.Clients, PolicyOut: o.PolicyOut, BaseFrom: o.baseFrom,
-		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut, ClientsOnly: o.clients,
+		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut, ClientsOnly: o.clients, UsePolicy: o.Policy != "",
 		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
 	}
 	if !o.clients {
@@ -288,6 +301,11 @@ func initAnswers(ctx context.Context, o *InitOptions) (generate.Env, bool, error
 		return env, false, err
 	}
 	wiz := !o.Yes && interactive(o.IO)
+	if o.Policy != "" {
+		// The entries of a policy there is: nothing of it is asked or checked beyond what
+		// writing the entries proves (their start and a trial call).
+		return env, false, usePolicy(o, env)
+	}
 	if err := initFlags(o, wiz); err != nil {
 		return env, wiz, err
 	}
@@ -537,6 +555,38 @@ func clientsOfRunning(ctx context.Context, o *InitOptions) error {
 	}
 	o.clients = true
 	return nil
+}
+
+// policyFlagsAllowed are the flags init --policy FILE takes: they choose clients and how entries
+// are written, none shapes a policy.
+var policyFlagsAllowed = []string{"policy", "client", "project", "command", "yes", "print", "force", "verify"}
+
+// usePolicy readies init --policy FILE: the flags must not shape a policy, the file must load
+// (its problems at file:line), and the entries run it from where it is.
+func usePolicy(o *InitOptions, env generate.Env) error {
+	for _, n := range o.given {
+		if !slices.Contains(policyFlagsAllowed, n) {
+			return fmt.Errorf("--%s does not go with --policy: init --policy writes only the client entries of the policy as it is "+
+				"(edit the file for its settings, or leave --policy out to write a new policy)", n)
+		}
+	}
+	if m := missingFlags(o); len(m) > 0 {
+		return fmt.Errorf("init --policy: missing %s (see mcpsandbox init --help)", strings.Join(m, ", "))
+	}
+	path, err := filepath.Abs(generate.ExpandHome(o.Policy, env.Home))
+	if err != nil {
+		return err
+	}
+	p, err := policy.Load(path)
+	if err != nil {
+		return err
+	}
+	if err := schemeOffered(p.Scheme); err != nil {
+		return err
+	}
+	o.A.Scheme, o.PolicyOut = p.Scheme, path
+	o.bin, err = entryBinary(o)
+	return err
 }
 
 // refuseGoRun refuses exe for a client entry when `go run` built it: Go removes it later, and

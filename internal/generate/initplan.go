@@ -39,6 +39,9 @@ type PlanOptions struct {
 	// ClientsOnly: the clients reach a server already answering at the HTTP URL, which runs its
 	// own policy: init writes only the client entries (no policy, no stdio check).
 	ClientsOnly bool
+	// UsePolicy: the entries run serve with the policy already at PolicyOut, which stays as it
+	// is (init --policy FILE): nothing of it is rebuilt, re-pinned or rewritten.
+	UsePolicy bool
 }
 
 // Plan is every file one init will change, and the entries it will write.
@@ -73,6 +76,9 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 	if o.ClientsOnly {
 		return newClientsPlan(o)
 	}
+	if o.UsePolicy {
+		return newUsePolicyPlan(o)
+	}
 	p, err := BuildPolicy(o.Answers)
 	if err != nil {
 		return nil, err
@@ -90,14 +96,7 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 	if pl.PolicyPath, err = filepath.Abs(ExpandHome(o.PolicyOut, o.Env.Home)); err != nil {
 		return nil, err
 	}
-	pl.Entry = NewServerEntry(o.Binary, pl.PolicyPath)
-	if o.ServerEnv != nil {
-		pl.Entry.Env = o.ServerEnv(p)
-	}
-	if o.Proof != nil {
-		pl.Proof = o.Proof(p)
-	}
-	if pl.ClientEntry, err = clientEntry(o.Answers, pl.Entry); err != nil {
+	if err := pl.entries(o); err != nil {
 		return nil, err
 	}
 	if err := pl.planPolicy(o); err != nil {
@@ -150,6 +149,49 @@ func newClientsPlan(o PlanOptions) (*Plan, error) {
 	}
 	var err error
 	if pl.ClientEntry, err = clientEntry(o.Answers, ServerEntry{}); err != nil {
+		return nil, err
+	}
+	return pl, pl.planClients(o)
+}
+
+// entries sets the stdio entry running pl.Policy from pl.PolicyPath (with the variables and the
+// trial call its scheme needs) and the entry the clients get.
+func (pl *Plan) entries(o PlanOptions) error {
+	pl.Entry = NewServerEntry(o.Binary, pl.PolicyPath)
+	if o.ServerEnv != nil {
+		pl.Entry.Env = o.ServerEnv(pl.Policy)
+	}
+	if o.Proof != nil {
+		pl.Proof = o.Proof(pl.Policy)
+	}
+	var err error
+	pl.ClientEntry, err = clientEntry(o.Answers, pl.Entry)
+	return err
+}
+
+// newUsePolicyPlan plans the client entries of the policy at o.PolicyOut as it is: the file is
+// read and loaded (a policy that does not load says where and why), never written.
+func newUsePolicyPlan(o PlanOptions) (*Plan, error) {
+	path, err := filepath.Abs(ExpandHome(o.PolicyOut, o.Env.Home))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := ReadConfigFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--policy %s: %w (give the policy file the entries should run; init without --policy writes a new one)", path, err)
+	}
+	p, err := policy.Parse(path, raw)
+	if err != nil {
+		return nil, err
+	}
+	pl := &Plan{Policy: p, PolicyPath: path, print: o.Print, project: o.Env.Project, name: p.Name,
+		PolicyFile: FileChange{Label: "policy", Path: path, Old: raw, New: raw, Existed: true, Mode: 0o644}}
+	if mutated("init-policy-rewritten") {
+		if pl.PolicyFile, err = PolicyChange(p, path); err != nil {
+			return nil, err
+		}
+	}
+	if err := pl.entries(o); err != nil {
 		return nil, err
 	}
 	return pl, pl.planClients(o)
