@@ -28,9 +28,12 @@ type Client struct {
 	About        map[string]string   `toml:"about"` // scope -> what it means, said when init writes it
 	HTTP         *HTTPFormat         `toml:"http"`  // nil: no HTTP entries (NoHTTP says why)
 	NoHTTP       string              `toml:"no_http"`
-	Env          *EnvFormat          `toml:"env"`    // nil: servers get the client's own environment
-	After        string              `toml:"after"`  // a step of the client's own before it starts the server
-	Remove       string              `toml:"remove"` // the client's own command removing server {name} from scope {scope} ("" = none)
+	Env          *EnvFormat          `toml:"env"`   // nil: servers get the client's own environment
+	After        string              `toml:"after"` // a step of the client's own before it starts the server
+	// AfterDone: a file of folders the client trusts (Gemini CLI's trustedFolders.json); After
+	// is not said when it already trusts the project ("" = always said).
+	AfterDone string `toml:"after_done"`
+	Remove    string `toml:"remove"` // the client's own command removing server {name} from scope {scope} ("" = none)
 
 	KeyPath []string `toml:"-"` // resolved for a target: Keys[scope] with {project} expanded
 }

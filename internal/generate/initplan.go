@@ -2,6 +2,7 @@ package generate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,7 @@ type Plan struct {
 	shadowsShown bool     // Preview showed them
 	targets      []Target // every client asked for, printed or written
 	project      string
+	home         string
 	print        bool
 	name         string // the server's name in the client configs
 	only         bool   // ClientsOnly
@@ -89,7 +91,7 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 			fmt.Fprintf(o.Log, "warning: %s\n", s)
 		}
 	}
-	pl := &Plan{Policy: p, print: o.Print, project: o.Env.Project, name: p.Name}
+	pl := &Plan{Policy: p, print: o.Print, project: o.Env.Project, home: o.Env.Home, name: p.Name}
 	if pr, ok := own.(Preparer); ok {
 		pl.prepare = pr.Prepare
 	}
@@ -184,7 +186,7 @@ func newUsePolicyPlan(o PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &Plan{Policy: p, PolicyPath: path, print: o.Print, project: o.Env.Project, name: p.Name,
+	pl := &Plan{Policy: p, PolicyPath: path, print: o.Print, project: o.Env.Project, home: o.Env.Home, name: p.Name,
 		PolicyFile: FileChange{Label: "policy", Path: path, Old: raw, New: raw, Existed: true, Mode: 0o644}}
 	if mutated("init-policy-rewritten") {
 		if pl.PolicyFile, err = PolicyChange(p, path); err != nil {
@@ -485,10 +487,47 @@ func (pl *Plan) reportNotes(w io.Writer) {
 		if n := t.Client.EnvNote(pl.Entry.Env); n != "" {
 			say(t.Client.Name, n)
 		}
-		if t.Client.After != "" {
+		if t.Client.After != "" && !trustsFolder(ExpandHome(t.Client.AfterDone, pl.home), pl.project) {
 			say(t.Client.Name, strings.ReplaceAll(t.Client.After, "{project}", pl.project))
 		}
 	}
+}
+
+// trustsFolder says whether the trusted-folders file at path (Gemini CLI's: a JSON object of
+// path -> TRUST_FOLDER, TRUST_PARENT or DO_NOT_TRUST) trusts dir: a TRUST_FOLDER at dir or above
+// it, or a TRUST_PARENT naming a folder whose parent is, and no DO_NOT_TRUST at dir. No file, a
+// file that does not read as such an object: not trusted (the note is said).
+func trustsFolder(path, dir string) bool {
+	if path == "" || dir == "" || mutated("init-trust-note-always") {
+		return false
+	}
+	b, err := ReadConfigFile(path)
+	if err != nil {
+		return false
+	}
+	var rules map[string]string
+	if json.Unmarshal(b, &rules) != nil {
+		return false
+	}
+	within := func(d, root string) bool {
+		rel, err := filepath.Rel(root, d)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	trusted := false
+	for p, v := range rules {
+		p = filepath.Clean(p)
+		switch v {
+		case "DO_NOT_TRUST":
+			if p == filepath.Clean(dir) {
+				return false
+			}
+		case "TRUST_FOLDER":
+			trusted = trusted || within(dir, p)
+		case "TRUST_PARENT":
+			trusted = trusted || within(dir, filepath.Dir(p))
+		}
+	}
+	return trusted
 }
 
 // reportHTTP tells how the HTTP entry was checked, and what to start so clients can reach it.
