@@ -30,7 +30,7 @@ const netnsReady = 1
 
 // prepareNetNS fills the pool in the background; one filler at a time.
 func (e *Executor) prepareNetNS() {
-	if e.netns == nil || e.closed.Load() || !e.netnsFilling.CompareAndSwap(false, true) {
+	if e.netns == nil || !e.attr.has(unix.CLONE_NEWNET) || e.closed.Load() || !e.netnsFilling.CompareAndSwap(false, true) {
 		return
 	}
 	defer e.netnsFilling.Store(false)
