@@ -45,6 +45,14 @@ func TestPreparedNetNSFreshPerCall(t *testing.T) {
 		if err := unix.Fstat(int(ns.Fd()), &st); err != nil {
 			t.Fatal(err)
 		}
+		// Held open to the test's end: a freed namespace's inode number is handed out again
+		// (the kernel takes the lowest free one), and a later call's fresh namespace would
+		// then look like a reused one (it did once in CI).
+		held, err := unix.Dup(int(ns.Fd()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(held) })
 		e.netns <- ns
 		return st.Ino
 	}
