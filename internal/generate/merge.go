@@ -151,7 +151,8 @@ func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) (
 			return nil, ErrExists
 		}
 		ind := lineIndent(src, m.keyStart)
-		return splice(src, m.val.start, m.val.end, entryJSON(c, s, ind, unit, nl)), nil
+		entry := withMembersJSON(entryJSON(c, s, ind, unit, nl), c.keptMembersJSON(src, m.val), ind, unit, nl)
+		return splice(src, m.val.start, m.val.end, entry), nil
 	}
 	ind := unit + unit
 	if len(path) > 1 {
@@ -273,6 +274,13 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 	}
 	if !replace {
 		return nil, ErrExists
+	}
+	if old, ok := servers[name].(map[string]any); ok {
+		kept, err := c.keptTOML(name, old)
+		if err != nil {
+			return nil, err
+		}
+		block += kept
 	}
 	// Replace the [mcp_servers.NAME] table and its sub-tables, up to the next other table.
 	own := regexp.MustCompile(`^\s*\[\s*` + regexp.QuoteMeta(c.Key) + `\s*\.\s*("` + regexp.QuoteMeta(name) + `"|'` +

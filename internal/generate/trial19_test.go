@@ -23,7 +23,8 @@ func TestSameEntryWithTheUsersKeys(t *testing.T) {
       "command": "/home/me/bin/mcpsandbox",
       "args": ["serve", "--policy", "/home/me/.config/mcpsandbox/policy.toml"],
       "timeout": 60000,
-      "trust": true
+      "trust": true,
+      "cwd": "/home/me/proj"
     }
   }
 }
@@ -40,8 +41,12 @@ func TestSameEntryWithTheUsersKeys(t *testing.T) {
 		t.Fatalf("the entry with the user's keys, under --force: %v, unchanged %v\n%s", err, c.Unchanged(), c.New)
 	}
 	other := NewServerEntry("/home/me/bin/mcpsandbox", "/home/me/.config/mcpsandbox/docker.toml")
-	if c, err := ClientChange(gt, "sandbox", other, true); err != nil || c.Unchanged() || strings.Contains(string(c.New), "trust") {
-		t.Fatalf("a different entry under --force replaces the old one whole: %v\n%s", err, c.New)
+	// A different entry under --force replaces the server (its command, args and cwd) and
+	// keeps the user's settings of it in the client (trial19: they were dropped).
+	c, err = ClientChange(gt, "sandbox", other, true)
+	if err != nil || c.Unchanged() || !strings.Contains(string(c.New), "docker.toml") || strings.Contains(string(c.New), "/home/me/proj") ||
+		!strings.Contains(string(c.New), `"timeout": 60000`) || !strings.Contains(string(c.New), `"trust": true`) {
+		t.Fatalf("a different entry under --force: the server replaced, the user's timeout and trust kept: %v\n%s", err, c.New)
 	}
 	if _, err := ClientChange(gt, "sandbox", other, false); !errors.Is(err, ErrExists) {
 		t.Fatalf("a different entry (another policy) with extra keys: %v, want ErrExists", err)

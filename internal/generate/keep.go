@@ -1,0 +1,108 @@
+package generate
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// transportKeys say how a client reaches a server (what it starts, with which environment and
+// directory, or which URL with which headers and token) in any client's entry. An entry
+// replaced under --force (moved to another policy, another scheme, stdio to HTTP) loses these:
+// they belong to the server init no longer writes. Every other key in the old entry is the
+// user's setting of that server in the client (Gemini CLI's timeout, trust, includeTools;
+// Codex's startup_timeout_sec, enabled; a client's disabled or autoApprove) and is carried
+// into the new entry (trial19: --force dropped them).
+var transportKeys = map[string]bool{
+	"command": true, "args": true, "env": true, "envFile": true, "env_file": true, "cwd": true,
+	"type": true, "transport": true, "url": true, "httpUrl": true, "serverUrl": true,
+	"headers": true, "http_headers": true, "env_http_headers": true,
+	"bearer_token_env_var": true, "env_vars": true,
+}
+
+// keptKey reports whether an old entry's key k is the user's, to carry into init's new entry.
+func (c Client) keptKey(k string) bool {
+	if transportKeys[k] {
+		return false
+	}
+	if _, ok := c.Entry[k]; ok {
+		return false
+	}
+	if c.HTTP != nil && (k == c.HTTP.URLKey || k == c.HTTP.TokenVar) {
+		return false
+	}
+	if c.Env != nil && k == c.Env.ListKey {
+		return false
+	}
+	return !mutated("init-force-drops-keys")
+}
+
+// keptMembersJSON is the old entry's members init carries over, as written (key and value).
+func (c Client) keptMembersJSON(src []byte, old *jnode) []string {
+	if old == nil || old.kind != '{' {
+		return nil
+	}
+	var kept []string
+	for _, m := range old.members {
+		if c.keptKey(m.key) {
+			kept = append(kept, string(src[m.keyStart:m.val.end]))
+		}
+	}
+	return kept
+}
+
+// withMembersJSON adds members to an entry entryJSON rendered at indent.
+func withMembersJSON(entry string, kept []string, indent, unit, nl string) string {
+	if len(kept) == 0 {
+		return entry
+	}
+	body := strings.TrimSuffix(entry, nl+indent+"}")
+	return body + "," + nl + indent + unit + strings.Join(kept, ","+nl+indent+unit) + nl + indent + "}"
+}
+
+// keptTOML renders the old [key.name] table's user keys (values and sub-tables) to follow
+// init's own lines in the new table.
+func (c Client) keptTOML(name string, old map[string]any) (string, error) {
+	kept := map[string]any{}
+	for k, v := range old {
+		if c.keptKey(k) {
+			kept[k] = v
+		}
+	}
+	if len(kept) == 0 {
+		return "", nil
+	}
+	var b bytes.Buffer
+	enc := toml.NewEncoder(&b)
+	enc.Indent = ""
+	if err := enc.Encode(map[string]any{c.Key: map[string]any{name: kept}}); err != nil {
+		return "", fmt.Errorf("carry over the keys of your own in %s.%s (%s): %w; edit the entry by hand", c.Key, name, strings.Join(sortedKeys(kept), ", "), err)
+	}
+	// The encoder starts with the headers of [key] and [key.name], which init's block has.
+	lines := strings.SplitAfter(b.String(), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "[") || !strings.HasPrefix(lines[1], "[") {
+		return "", fmt.Errorf("carry over the keys of your own in %s.%s: unexpected encoding; edit the entry by hand", c.Key, name)
+	}
+	var out strings.Builder
+	prev := "["
+	for _, l := range lines[2:] {
+		if strings.HasPrefix(l, "[") && !strings.HasPrefix(prev, "[") {
+			out.WriteString("\n") // a blank line before a sub-table that follows values
+		}
+		out.WriteString(l)
+		prev = l
+	}
+	return out.String(), nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

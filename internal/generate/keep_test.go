@@ -1,0 +1,110 @@
+package generate
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestForceKeepsTheUsersKeys: --force over a different entry of the same name (another policy,
+// stdio to HTTP) replaces how the client reaches the server and keeps the user's settings of it
+// in the client, in JSON (as written, multi-line values too) and in Codex's TOML (values and
+// sub-tables). Red when they are dropped (mutant init-force-drops-keys).
+func TestForceKeepsTheUsersKeys(t *testing.T) {
+	dir := t.TempDir()
+	gemini := `{
+  "mcpServers": {
+    "sandbox": {
+      "command": "/opt/old/mcpsandbox",
+      "args": ["serve", "--policy", "/home/me/old.toml"],
+      "env": {"DOCKER_HOST": "unix:///run/old.sock"},
+      "timeout": 60000,
+      "includeTools": [
+        "run_allowed_command",
+        "read_file"
+      ]
+    },
+    "fs": { "command": "node", "args": ["fs.js"] }
+  }
+}
+`
+	gp := filepath.Join(dir, "settings.json")
+	os.WriteFile(gp, []byte(gemini), 0o600)
+	gt := Target{Client: client(t, "gemini"), Scope: "user", Path: gp}
+	c, err := ClientChange(gt, "sandbox", NewHTTPEntry("http://127.0.0.1:8765/mcp", "MCPSANDBOX_TOKEN"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]map[string]map[string]any
+	if err := decodeJSONC(c.New, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, c.New)
+	}
+	got := doc["mcpServers"]["sandbox"]
+	want := map[string]any{
+		"httpUrl": "http://127.0.0.1:8765/mcp", "headers": got["headers"], "timeout": float64(60000),
+		"includeTools": []any{"run_allowed_command", "read_file"},
+	}
+	if got["headers"] == nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("the HTTP entry replacing a stdio one: got %v, want the URL, its header, and the user's timeout and includeTools (no command, args or env)\n%s", got, c.New)
+	}
+	if !reflect.DeepEqual(doc["mcpServers"]["fs"], map[string]any{"command": "node", "args": []any{"fs.js"}}) {
+		t.Fatalf("another server changed:\n%s", c.New)
+	}
+
+	codex := `[mcp_servers.fs]
+command = "node"
+args = ["fs.js"]
+
+[mcp_servers.sandbox]
+command = "/opt/old/mcpsandbox"
+args = ["serve", "--policy", "/home/me/old.toml"]
+env_vars = ["DOCKER_HOST"]
+startup_timeout_sec = 20
+enabled = false
+
+[mcp_servers.sandbox.env]
+FOO = "1"
+
+[mcp_servers.sandbox.tools.run_allowed_command]
+approval = "never"
+
+[profiles.x]
+model = "m"
+`
+	cp := filepath.Join(dir, "config.toml")
+	os.WriteFile(cp, []byte(codex), 0o600)
+	ct := Target{Client: client(t, "codex"), Scope: "user", Path: cp}
+	e := NewServerEntry("/home/me/bin/mcpsandbox", "/home/me/new.toml")
+	c, err = ClientChange(ct, "sandbox", e, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var td map[string]any
+	if _, err := decodeTOML(c.New, &td); err != nil {
+		t.Fatalf("%v\n%s", err, c.New)
+	}
+	servers := td["mcp_servers"].(map[string]any)
+	sb := servers["sandbox"].(map[string]any)
+	wantTOML := map[string]any{
+		"command": "/home/me/bin/mcpsandbox", "args": []any{"serve", "--policy", "/home/me/new.toml"},
+		"startup_timeout_sec": int64(20), "enabled": false,
+		"tools": map[string]any{"run_allowed_command": map[string]any{"approval": "never"}},
+	}
+	if !reflect.DeepEqual(sb, wantTOML) {
+		t.Fatalf("the Codex entry under --force: got %v, want the new command and args with the user's startup_timeout_sec, enabled and tools (not env or env_vars)\n%s", sb, c.New)
+	}
+	if servers["fs"] == nil || td["profiles"] == nil || !bytes.Contains(c.New, []byte("[profiles.x]\nmodel = \"m\"\n")) {
+		t.Fatalf("the rest of the file changed:\n%s", c.New)
+	}
+	// Run again with the same entry: the same server with the user's keys, nothing to write.
+	os.WriteFile(cp, c.New, 0o600)
+	if again, err := ClientChange(ct, "sandbox", e, false); err != nil || !again.Unchanged() {
+		t.Fatalf("init again over the entry it wrote with the kept keys: %v\n%s", err, again.New)
+	}
+	if strings.Count(string(c.New), "[mcp_servers.sandbox]") != 1 {
+		t.Fatalf("the table is written once:\n%s", c.New)
+	}
+}
