@@ -174,6 +174,9 @@ func (c *checked) prepared() *preparedMounts {
 // release closes the namespace (off the call's path: its teardown unmounts the call's /tmp and
 // overlay) and, when its call did not take the layer, removes the layer.
 func (pm *preparedMounts) release(removeLayer bool) {
+	if mutated("mounts-held") {
+		return
+	}
 	pm.once.Do(func() { go pm.drop(removeLayer) })
 }
 

@@ -190,3 +190,49 @@ func TestPreparedMountsLeaveNoLayer(t *testing.T) {
 		}
 	}
 }
+
+// Calls that take prepared namespaces, and calls stopped at their timeout, leave serve holding
+// no more descriptors and no more mounts than before them: each namespace, its ruleset and its
+// layer are released when its call ends. Red when a call's prepared namespace is never released
+// (mutant mounts-held).
+func TestPreparedMountsHeldByNoCall(t *testing.T) {
+	e := mountsExecutor(t)
+	fds := func() int { ents, _ := os.ReadDir("/proc/self/fd"); return len(ents) }
+	mounts := func() int { b, _ := os.ReadFile("/proc/self/mountinfo"); return strings.Count(string(b), "\n") }
+	// settled: the releases run off the call's path; wait for the counts to stop changing
+	settled := func() (int, int) {
+		f, m := fds(), mounts()
+		for range 40 {
+			time.Sleep(100 * time.Millisecond)
+			f2, m2 := fds(), mounts()
+			if f2 == f && m2 == m {
+				break
+			}
+			f, m = f2, m2
+		}
+		return f, m
+	}
+	runPython(t, e, `print(1)`)
+	preparedMountNS(t, e)
+	f0, m0 := settled()
+	for i := range 24 {
+		if i%8 == 7 { // stopped at its timeout
+			args, _ := json.Marshal(map[string]any{"command": "python3", "args": []string{"-S", "-c", "import time; time.sleep(30)"}})
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			e.run(ctx, executor.Call{Args: args, Timeout: 300 * time.Millisecond, MaxOutput: 64 << 10})
+			cancel()
+			continue
+		}
+		e.mountsMu.Lock()
+		backoff := e.mountsSkip > 0 // a call came while its successor's was being made
+		e.mountsMu.Unlock()
+		if !backoff {
+			preparedMountNS(t, e) // each call takes one
+		}
+		runPython(t, e, `print(1)`)
+	}
+	f1, m1 := settled() // with its successor's prepared, or none (backoff): at most f0
+	if f1 > f0 || m1 != m0 {
+		t.Fatalf("after 24 calls: serve's descriptors %d -> %d, its mounts %d -> %d (want no more than before)", f0, f1, m0, m1)
+	}
+}
