@@ -3,6 +3,7 @@ package generate
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -25,6 +26,12 @@ var transportKeys = map[string]bool{
 
 // keptKey reports whether an old entry's key k is the user's, to carry into init's new entry.
 func (c Client) keptKey(k string) bool {
+	return c.usersKey(k) && !mutated("init-force-drops-keys")
+}
+
+// usersKey reports whether an entry's key k is a setting of the user's in the client, not part
+// of how the client starts or reaches the server.
+func (c Client) usersKey(k string) bool {
 	if transportKeys[k] {
 		return false
 	}
@@ -34,10 +41,48 @@ func (c Client) keptKey(k string) bool {
 	if c.HTTP != nil && (k == c.HTTP.URLKey || k == c.HTTP.TokenVar) {
 		return false
 	}
-	if c.Env != nil && k == c.Env.ListKey {
+	return c.Env == nil || k != c.Env.ListKey
+}
+
+// sameServer reports whether two raw entries (rawEntry's) start or reach the same server the
+// same way, whatever settings of the user's either holds (Gemini CLI's trust, a timeout).
+func (c Client) sameServer(a, b []byte) bool {
+	if sameEntry(c.Format, a, b) {
+		return true
+	}
+	if mutated("init-shadow-user-keys") {
 		return false
 	}
-	return !mutated("init-force-drops-keys")
+	server := func(raw []byte) (map[string]any, bool) {
+		var doc map[string]any
+		if c.Format == "toml" {
+			if _, err := decodeTOML(raw, &doc); err != nil {
+				return nil, false
+			}
+			tables, _ := doc[c.Key].(map[string]any)
+			if len(tables) != 1 {
+				return nil, false
+			}
+			for _, t := range tables {
+				doc, _ = t.(map[string]any)
+			}
+		} else if decodeJSONC(raw, &doc) != nil {
+			return nil, false
+		}
+		if doc == nil {
+			return nil, false
+		}
+		out := map[string]any{}
+		for k, v := range doc {
+			if !c.usersKey(k) {
+				out[k] = v
+			}
+		}
+		return out, true
+	}
+	ma, ok1 := server(a)
+	mb, ok2 := server(b)
+	return ok1 && ok2 && reflect.DeepEqual(ma, mb)
 }
 
 // keptMembersJSON is the old entry's members init carries over, as written (key and value).

@@ -3,6 +3,8 @@ package generate
 import (
 	"fmt"
 	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -32,7 +34,7 @@ func (cp *ClientPlan) Shadowing(name string, e ServerEntry, env Env) []string {
 				continue
 			}
 			ours, ok := rawEntry(o, doc, name)
-			if ok && sameEntry(o.Client.Format, theirs, ours) || mutated("init-shadow-silent") {
+			if ok && o.Client.sameServer(theirs, ours) || mutated("init-shadow-silent") || sameEntryPlace(o, t) {
 				continue
 			}
 			seen[key] = true
@@ -42,6 +44,24 @@ func (cp *ClientPlan) Shadowing(name string, e ServerEntry, env Env) []string {
 		}
 	}
 	return out
+}
+
+// sameEntryPlace says whether scope o names the very entry t does: the same file and the same
+// place in it (Gemini CLI's project settings are its user settings when the project is the
+// home directory, and the client reads them once). Not a second server.
+func sameEntryPlace(o, t Target) bool {
+	if mutated("init-shadow-same-file") {
+		return false
+	}
+	if !slices.Equal(o.Client.keyPath(), t.Client.keyPath()) {
+		return false
+	}
+	if filepath.Clean(o.Path) == filepath.Clean(t.Path) {
+		return true
+	}
+	a, err1 := os.Stat(o.Path)
+	b, err2 := os.Stat(t.Path)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // entryIn is the raw entry of that name in o's config as this plan leaves it (its planned

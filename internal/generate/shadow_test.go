@@ -57,3 +57,47 @@ func TestPlanWarnsOfTheSameNameInAnotherScope(t *testing.T) {
 		t.Errorf("the same entry in the local scope: %v %q", err, pl.Shadows)
 	}
 }
+
+// No warning where the "other scope" is no other server: Gemini CLI's project settings when
+// the project is the home directory are the very file written, under whatever path (init run
+// from ~ warned of the entry it had just replaced), and an entry in another scope that differs only by the user's
+// own settings (trust, timeout) starts the same server. A different server there still warns.
+func TestPlanShadowsOnlyAnotherServer(t *testing.T) {
+	env := planEnv(t)
+	env.Project = filepath.Join(t.TempDir(), "home") // the home by another path (a link, as cd may give it)
+	if err := os.Symlink(env.Home, env.Project); err != nil {
+		t.Fatal(err)
+	}
+	gem := filepath.Join(env.Home, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(gem), 0o755)
+	os.WriteFile(gem, []byte(`{"mcpServers": {"sandbox": {"command": "/old/mcpsandbox", "args": ["serve"], "timeout": 45000, "trust": true}}}`), 0o644)
+	opts := PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"),
+		Binary: "/bin/mcpsandbox", Clients: []string{"gemini:user"}, Force: true, Log: &bytes.Buffer{},
+		Confirm: func(string) (bool, error) { t.Fatal("nothing to ask"); return false, nil }}
+	pl, err := NewPlan(opts)
+	if err != nil || len(pl.Shadows) != 0 {
+		t.Fatalf("the project is the home: its settings are the user's, written now: %v %q", err, pl.Shadows)
+	}
+
+	// Another project whose settings hold init's entry with the user's trust: the same server.
+	env.Project = t.TempDir()
+	opts.Env = env
+	pl, err = NewPlan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Apply(pl.Clients.Changes); err != nil {
+		t.Fatal(err)
+	}
+	written, _ := os.ReadFile(gem)
+	proj := filepath.Join(env.Project, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(proj), 0o755)
+	os.WriteFile(proj, written, 0o644) // the same entry, timeout and trust kept (TestForceKeepsTheUsersKeys)
+	if pl, err = NewPlan(opts); err != nil || len(pl.Shadows) != 0 {
+		t.Fatalf("the same server with the user's keys in the project scope: %v %q\n%s", err, pl.Shadows, written)
+	}
+	os.WriteFile(proj, bytes.Replace(written, []byte(`"serve"`), []byte(`"serve", "--log-level", "debug"`), 1), 0o644)
+	if pl, err = NewPlan(opts); err != nil || len(pl.Shadows) != 1 {
+		t.Fatalf("another server (other arguments) in the project scope: %v %q", err, pl.Shadows)
+	}
+}
