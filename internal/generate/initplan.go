@@ -431,6 +431,12 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)
 		}
 	}
+	for _, c := range pl.Clients.Changes {
+		if len(c.Kept) > 0 && !c.Unchanged() {
+			fmt.Fprintf(w, "  kept in the entry %q of %s: %s (your own settings of it; init replaced only how the client starts or reaches the server)\n",
+				pl.name, c.Path, strings.Join(c.Kept, ", "))
+		}
+	}
 	for _, p := range res.Probes {
 		fmt.Fprintln(w, describeProbe(p))
 	}

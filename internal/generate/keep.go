@@ -151,3 +151,31 @@ func sortedKeys(m map[string]any) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// keptKeysIn names the keys of entry name in src that a replacement carries over (keptKey).
+func keptKeysIn(t Target, src []byte, name string) []string {
+	raw, ok := rawEntry(t, src, name)
+	if !ok {
+		return nil
+	}
+	var doc map[string]any
+	if t.Client.Format == "toml" {
+		if _, err := decodeTOML(raw, &doc); err != nil {
+			return nil
+		}
+		tables, _ := doc[t.Client.Key].(map[string]any)
+		doc = nil
+		for _, v := range tables {
+			doc, _ = v.(map[string]any)
+		}
+	} else if decodeJSONC(raw, &doc) != nil {
+		return nil
+	}
+	var kept []string
+	for _, k := range sortedKeys(doc) {
+		if t.Client.keptKey(k) {
+			kept = append(kept, k)
+		}
+	}
+	return kept
+}

@@ -27,6 +27,9 @@ type FileChange struct {
 	// BackupDir is where the old file's backup goes ("" = beside it): a project's files are
 	// backed up outside the project, so a backup is never committed with it.
 	BackupDir string
+	// Kept names the user's own keys init carried into its entry from the one it replaced
+	// (--force or a yes: Gemini CLI's timeout and trust, say), for the report.
+	Kept []string
 	// DeferPrune leaves the file's older backups in place until PruneBackups is called for the
 	// write: a write that may be taken back must not push out backups first.
 	DeferPrune bool
@@ -179,6 +182,9 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 		return c, nil
 	}
 	c.New = merged
+	if replace && len(cur) > 0 {
+		c.Kept = append(c.Kept, keptKeysIn(t, cur, name)...)
+	}
 	return c, nil
 }
 
