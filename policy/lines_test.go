@@ -64,3 +64,38 @@ func TestTypeErrorLineInLaterCommand(t *testing.T) {
 		t.Errorf("want one problem, at line 23 (sort's deny_args), got:\n%v", err)
 	}
 }
+
+// TestTypeErrorDoesNotHideOtherProblems: README says every problem in a file is reported at once,
+// wrongly typed values included. A wrongly typed value (pids = "lots") stopped the decoder, and
+// only the other wrongly typed values and unknown keys were reported: a bad deny_args glob, a
+// missing sha256 and an out-of-range limit came out one round later, after the type was fixed
+// (trial22). A blanked value is not reported a second time (sha256 = 12 is not also "missing").
+func TestTypeErrorDoesNotHideOtherProblems(t *testing.T) {
+	src := strings.Replace(validAllowlist, "timeout = \"30s\"", "timeout = \"30s\"\npids = \"lots\"\nmax_concurrent = 100000", 1) + // pids 7, max_concurrent 8
+		"\n[[allowlist.commands]]\nname = \"sed\"\npath = \"/usr/bin/sed\"\nsha256 = 12\ndeny_args = [\"--in-place*\", \"[x\"]\n" // 21-25
+	_, err := policy.Parse("p.toml", []byte(src))
+	var pe *policy.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want *policy.Error", err)
+	}
+	want := map[string]int{
+		"limits.pids":                        7,
+		"limits.max_concurrent":              8,
+		"allowlist.commands.sha256":          24,
+		"allowlist.commands[1].deny_args[1]": 25,
+	}
+	got := map[string]int{}
+	for _, pr := range pe.Problems {
+		got[pr.Key] = pr.Line
+	}
+	for k, line := range want {
+		if l, ok := got[k]; !ok {
+			t.Errorf("no problem with key %q", k)
+		} else if l != line {
+			t.Errorf("%s at line %d, want %d", k, l, line)
+		}
+	}
+	if len(pe.Problems) != len(want) {
+		t.Errorf("want %d problems, got %d:\n%v", len(want), len(pe.Problems), err)
+	}
+}

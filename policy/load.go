@@ -96,12 +96,49 @@ func Parse(name string, data []byte) (*Policy, error) {
 	p.eachSection(func(_ string, s Section) { s.BeforeDecode() })
 	md, err := p.decodeTOML(string(data))
 	if err != nil {
-		probs := decodeProblems(name, data, err)
+		probs, rest, ok := decodeProblems(name, data, err)
+		if ok {
+			// every wrongly typed value is blanked: the rest of the file is checked as usual
+			// (trial22: a bad glob or an out-of-range limit came out one round later), except
+			// the keys already reported, whose blanked values would read as missing
+			typed := map[string]bool{}
+			for _, pr := range probs {
+				typed[pr.Key] = true
+			}
+			for _, pr := range parseDecoded(name, data, Default(""), rest) {
+				if mutated("policy-type-hides-rest") && !strings.HasPrefix(pr.Msg, "unknown key") {
+					continue // before trial22: the unknown keys only
+				}
+				if !typed[unindexed(pr.Key)] {
+					probs = append(probs, pr)
+				}
+			}
+		}
 		// in line order: the decoder meets wrongly typed values in a table in map order, so the
 		// first one it stops at is chance
 		slices.SortStableFunc(probs, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
 		return nil, &Error{probs}
 	}
+	if probs := p.checkDecoded(name, data, md); len(probs) > 0 {
+		return nil, &Error{probs}
+	}
+	return p, nil
+}
+
+// parseDecoded decodes text (data with its wrongly typed values blanked, line for line) into p
+// and returns what else is wrong, located in data.
+func parseDecoded(name string, data []byte, p *Policy, text []byte) []Problem {
+	p.eachSection(func(_ string, s Section) { s.BeforeDecode() })
+	md, err := p.decodeTOML(string(text))
+	if err != nil {
+		return nil // decodeProblems decoded it cleanly: not reached
+	}
+	return p.checkDecoded(name, data, md)
+}
+
+// checkDecoded is every problem of a decoded policy: unknown keys, keys of the wrong shape, and
+// the validation of each value, located in data.
+func (p *Policy) checkDecoded(name string, data []byte, md toml.MetaData) []Problem {
 	p.eachSection(func(_ string, s Section) { s.AfterDecode(md.IsDefined) })
 	p.schemeLimitDefaults(md.IsDefined)
 	idx := indexLines(string(data))
@@ -110,10 +147,25 @@ func Parse(name string, data []byte) (*Policy, error) {
 		pr.File, pr.Line = name, idx.line(pr.Key)
 		probs = append(probs, pr)
 	}
-	if len(probs) > 0 {
-		return nil, &Error{probs}
+	return probs
+}
+
+// unindexed is key without its array indexes (allowlist.commands[2].sha256 ->
+// allowlist.commands.sha256), the form the decoder names a wrongly typed value by.
+func unindexed(key string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range key {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
 	}
-	return p, nil
+	return b.String()
 }
 
 // boundProblem refuses text the TOML decoder must not see: longer than MaxPolicyBytes, or nested
@@ -210,8 +262,11 @@ func (p *Policy) Validate() error {
 // decodeProblems reports every value of the wrong type, not just the first the decoder stops at:
 // while the text is valid TOML, the line of each bad value is blanked and the text decoded again
 // (a bounded number of times). A syntax error is reported alone: what follows it cannot be trusted.
-func decodeProblems(name string, data []byte, err error) []Problem {
-	probs := []Problem{decodeProblem(name, data, err)}
+//
+// When every wrongly typed value is blanked and the text decodes, it is returned too (ok), for
+// the rest of the file to be checked.
+func decodeProblems(name string, data []byte, err error) (probs []Problem, rest []byte, ok bool) {
+	probs = []Problem{decodeProblem(name, data, err)}
 	text := strings.Split(string(data), "\n")
 	for range 50 {
 		cur := []byte(strings.Join(text, "\n"))
@@ -231,14 +286,14 @@ func decodeProblems(name string, data []byte, err error) []Problem {
 			text[j] = ""
 		}
 		retry := []byte(strings.Join(text, "\n"))
-		md, err := Default("").decodeTOML(string(retry))
+		_, err := Default("").decodeTOML(string(retry))
 		if err == nil {
 			// every wrongly typed value is blanked: what else the file gets wrong is said too
-			return append(probs, unknownKeys(name, data, md)...)
+			return probs, retry, true
 		}
 		probs = append(probs, decodeProblem(name, retry, err))
 	}
-	return probs
+	return probs, nil, false
 }
 
 func decodeProblem(name string, data []byte, err error) Problem {

@@ -244,13 +244,17 @@ func TestSyntaxErrorLine(t *testing.T) {
 }
 
 // A wrongly typed value does not hide the file's other mistakes: the unknown key after it is
-// reported too, each at its own line (issue 24).
+// reported too, each at its own line (issue 24), and so is what validation finds (the file has
+// no commands: trial22).
 func TestTypeErrorDoesNotHideUnknownKeys(t *testing.T) {
 	src := "version = 1\nscheme = \"allowlist\"\n[limits]\ntimeout = 5\nmax_concurent = 3\n[allowlist]\nworkspace = \"/tmp\"\n"
 	_, err := policy.Parse("p.toml", []byte(src))
 	var pe *policy.Error
-	if !errors.As(err, &pe) || len(pe.Problems) != 2 {
-		t.Fatalf("want 2 problems, got %v", err)
+	if !errors.As(err, &pe) || len(pe.Problems) != 3 {
+		t.Fatalf("want 3 problems, got %v", err)
+	}
+	if p := pe.Problems[2]; p.Key != "allowlist.commands" {
+		t.Errorf("the missing commands: %+v", p)
 	}
 	if p := pe.Problems[1]; p.Line != 5 || p.Key != "limits.max_concurent" || !strings.Contains(p.Fix, "limits.max_concurrent") {
 		t.Errorf("the unknown key: %+v", p)

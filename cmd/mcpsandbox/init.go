@@ -565,6 +565,11 @@ var policyFlagsAllowed = []string{"policy", "client", "project", "command", "yes
 // (its problems at file:line), and the entries run it from where it is.
 func usePolicy(o *InitOptions, env generate.Env) error {
 	for _, n := range o.given {
+		if n == "name" && !mutated("init-policy-name-advice") {
+			// the entry is named by the policy: say where (trial22)
+			return fmt.Errorf("--name does not go with --policy: the entries are named by the policy's own name key; "+
+				"to add this policy's entry beside another server of the same name, set name = \"…\" in %s (clients show it as the server's name)", o.Policy)
+		}
 		if !slices.Contains(policyFlagsAllowed, n) {
 			return fmt.Errorf("--%s does not go with --policy: init --policy writes only the client entries of the policy as it is "+
 				"(edit the file for its settings, or leave --policy out to write a new policy)", n)

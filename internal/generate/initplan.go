@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -230,7 +231,7 @@ func (pl *Plan) planPolicy(o PlanOptions) error {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("%s already exists: pass --force to replace it (it is backed up first) or --policy-out PATH", pl.PolicyPath)
+			return fmt.Errorf("%s already exists: pass --force to replace it (it is backed up first) or --policy-out PATH%s", pl.PolicyPath, initPolicyAdvice(pl.PolicyPath, o.Clients))
 		}
 	}
 	return nil
@@ -579,4 +580,21 @@ func DescribeWrite(r WriteResult) string {
 		s += "; owner " + r.Owner + " kept"
 	}
 	return s
+}
+
+// initPolicyAdvice is the refusal's way to give clients the policy already at path as it is, when
+// it is one: init --policy with the same clients (trial22: a second setup for one more client
+// read as needing --force, which replaces the hand-edited policy).
+func initPolicyAdvice(path string, clients []string) string {
+	if len(clients) == 0 || mutated("init-policy-refusal-advice") {
+		return ""
+	}
+	if _, err := policy.Load(path); err != nil {
+		return ""
+	}
+	cmd := "mcpsandbox init --policy " + shellword.Quote(path)
+	for _, c := range clients {
+		cmd += " --client " + shellword.Quote(c)
+	}
+	return "; or, to add these clients to that policy as it is: " + cmd + " --yes"
 }

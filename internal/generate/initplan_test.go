@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // planEnv is a hermetic Env (home, config and project in temporary directories) with HOME set to it.
@@ -182,5 +184,36 @@ func TestPrintGenericEntryIsJSONAlone(t *testing.T) {
 	}
 	if !strings.Contains(pl.GenericFor, "the MCP Inspector: --config FILE --server sandbox") {
 		t.Errorf("what the entry is for, for stderr: %q", pl.GenericFor)
+	}
+}
+
+// A policy that is there already, declined: besides --force (which loses its hand edits) and
+// --policy-out, the refusal names init --policy with the same clients, the way to add them to
+// that policy as it is (trial22: a second setup for one more client read as needing --force).
+// A file that is not a policy gets no such advice.
+func TestPolicyRefusalNamesInitPolicy(t *testing.T) {
+	env := planEnv(t)
+	out := filepath.Join(env.Home, "policy.toml")
+	theirs := policy.Default("docker")
+	theirs.Limits.Timeout.Duration = 45 * time.Second // a hand edit
+	data, err := policy.Marshal(theirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: out, Binary: "/bin/mcpsandbox",
+		Clients: []string{"cursor", "gemini:project"}, Log: &bytes.Buffer{},
+		Confirm: func(string) (bool, error) { return false, nil }}
+	want := "mcpsandbox init --policy " + out + " --client cursor --client gemini:project"
+	if _, err := NewPlan(opts); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("the refusal should name %q: %v", want, err)
+	}
+	if err := os.WriteFile(out, []byte("# someone else's file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewPlan(opts); err == nil || strings.Contains(err.Error(), "--policy "+out) {
+		t.Fatalf("not a policy: no --policy advice: %v", err)
 	}
 }
