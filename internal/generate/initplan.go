@@ -437,6 +437,10 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 			fmt.Fprintf(w, "  kept in the entry %q of %s: %s (your own settings of it; init replaced only how the client starts or reaches the server)\n",
 				pl.name, c.Path, strings.Join(c.Kept, ", "))
 		}
+		if len(c.Dropped) > 0 && !c.Unchanged() {
+			fmt.Fprintf(w, "  replaced with the old entry %q of %s: %s (how it started or reached its server; the backup has them)\n",
+				pl.name, c.Path, strings.Join(c.Dropped, ", "))
+		}
 	}
 	for _, p := range res.Probes {
 		fmt.Fprintln(w, describeProbe(p))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -152,8 +153,8 @@ func sortedKeys(m map[string]any) []string {
 	return ks
 }
 
-// keptKeysIn names the keys of entry name in src that a replacement carries over (keptKey).
-func keptKeysIn(t Target, src []byte, name string) []string {
+// entryKeys are the keys of entry name in src (nil: no such entry, or it does not decode).
+func entryKeys(t Target, src []byte, name string) []string {
 	raw, ok := rawEntry(t, src, name)
 	if !ok {
 		return nil
@@ -171,11 +172,21 @@ func keptKeysIn(t Target, src []byte, name string) []string {
 	} else if decodeJSONC(raw, &doc) != nil {
 		return nil
 	}
-	var kept []string
-	for _, k := range sortedKeys(doc) {
-		if t.Client.keptKey(k) {
+	return sortedKeys(doc)
+}
+
+// keptAndDropped names the keys of the replaced entry name in old that its replacement in
+// merged carries over (keptKey), and those it drops: how the old entry started or reached its
+// server (env, cwd, headers), gone with it (only the backup has them).
+func keptAndDropped(t Target, old, merged []byte, name string) (kept, dropped []string) {
+	now := entryKeys(t, merged, name)
+	for _, k := range entryKeys(t, old, name) {
+		switch {
+		case t.Client.keptKey(k):
 			kept = append(kept, k)
+		case !slices.Contains(now, k):
+			dropped = append(dropped, k)
 		}
 	}
-	return kept
+	return kept, dropped
 }

@@ -51,8 +51,8 @@ func TestForceKeepsTheUsersKeys(t *testing.T) {
 	if got["headers"] == nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("the HTTP entry replacing a stdio one: got %v, want the URL, its header, and the user's timeout and includeTools (no command, args or env)\n%s", got, c.New)
 	}
-	if !slices.Equal(c.Kept, []string{"includeTools", "timeout"}) {
-		t.Errorf("the keys reported kept: %q, want includeTools and timeout", c.Kept)
+	if !slices.Equal(c.Kept, []string{"includeTools", "timeout"}) || !slices.Equal(c.Dropped, []string{"args", "command", "env"}) {
+		t.Errorf("the keys reported kept: %q, want includeTools and timeout; dropped: %q, want args, command and env", c.Kept, c.Dropped)
 	}
 	if !reflect.DeepEqual(doc["mcpServers"]["fs"], map[string]any{"command": "node", "args": []any{"fs.js"}}) {
 		t.Fatalf("another server changed:\n%s", c.New)
@@ -100,8 +100,8 @@ model = "m"
 	if !reflect.DeepEqual(sb, wantTOML) {
 		t.Fatalf("the Codex entry under --force: got %v, want the new command and args with the user's startup_timeout_sec, enabled and tools (not env or env_vars)\n%s", sb, c.New)
 	}
-	if !slices.Equal(c.Kept, []string{"enabled", "startup_timeout_sec", "tools"}) {
-		t.Errorf("the Codex keys reported kept: %q", c.Kept)
+	if !slices.Equal(c.Kept, []string{"enabled", "startup_timeout_sec", "tools"}) || !slices.Equal(c.Dropped, []string{"env", "env_vars"}) {
+		t.Errorf("the Codex keys reported kept: %q, dropped: %q", c.Kept, c.Dropped)
 	}
 	if servers["fs"] == nil || td["profiles"] == nil || !bytes.Contains(c.New, []byte("[profiles.x]\nmodel = \"m\"\n")) {
 		t.Fatalf("the rest of the file changed:\n%s", c.New)

@@ -30,6 +30,9 @@ type FileChange struct {
 	// Kept names the user's own keys init carried into its entry from the one it replaced
 	// (--force or a yes: Gemini CLI's timeout and trust, say), for the report.
 	Kept []string
+	// Dropped names the keys of the replaced entry that went with it (how it started or
+	// reached its server: env, cwd, headers), for the report: only the backup has them.
+	Dropped []string
 	// DeferPrune leaves the file's older backups in place until PruneBackups is called for the
 	// write: a write that may be taken back must not push out backups first.
 	DeferPrune bool
@@ -183,7 +186,8 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 	}
 	c.New = merged
 	if replace && len(cur) > 0 {
-		c.Kept = append(c.Kept, keptKeysIn(t, cur, name)...)
+		kept, dropped := keptAndDropped(t, cur, merged, name)
+		c.Kept, c.Dropped = append(c.Kept, kept...), append(c.Dropped, dropped...)
 	}
 	return c, nil
 }
