@@ -113,11 +113,11 @@ type Executor struct {
 	layersFilling       atomic.Bool
 	mounts              *preparedMounts // a mount namespace made ahead of a call (mntns_linux.go); nil: none
 	mountsMu            sync.Mutex
-	mountsFilling       bool // one is being made (under mountsMu)
-	mountsSkip          int  // calls left that prepare none (mntns_linux.go: mountsBackoff)
-	mountsMaking        sync.WaitGroup
-	unprepared          bool    // tests and benchmarks: calls make their own mount namespace
-	egress              *egress // nil: the policy lists no hosts (egress_linux.go)
+	mountsFilling       bool           // one is being made (under mountsMu)
+	mountsSkip          int            // calls left that prepare none (mntns_linux.go: mountsBackoff)
+	mountsMaking        sync.WaitGroup // Close waits for it: a namespace being made, or one no call took being dropped
+	unprepared          bool           // tests and benchmarks: calls make their own mount namespace
+	egress              *egress        // nil: the policy lists no hosts (egress_linux.go)
 	closed              atomic.Bool
 
 	protect     []protPat       // the effective protect list

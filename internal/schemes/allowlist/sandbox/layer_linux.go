@@ -83,7 +83,7 @@ func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, r
 		// makes its own mount namespace.
 		if chk.mounts = e.takeMounts(); chk.mounts != nil {
 			l = chk.mounts.layer.l
-			defer chk.mounts.release(false)
+			defer chk.mounts.release()
 		}
 	}
 	if l == nil {

@@ -171,13 +171,32 @@ func (c *checked) prepared() *preparedMounts {
 	return c.mounts
 }
 
-// release closes the namespace (off the call's path: its teardown unmounts the call's /tmp and
-// overlay) and, when its call did not take the layer, removes the layer.
-func (pm *preparedMounts) release(removeLayer bool) {
+// release closes the namespace of a call that took it (off the call's path: its teardown
+// unmounts the call's /tmp and overlay); the layer is the call's, which commits or discards it.
+func (pm *preparedMounts) release() {
 	if mutated("mounts-held") {
 		return
 	}
-	pm.once.Do(func() { go pm.drop(removeLayer) })
+	pm.once.Do(func() { go pm.drop(false) })
+}
+
+// dropLocked drops a namespace no call took (it waited too long, or the workspace changed
+// since) with its layer, off the caller's path; the caller holds mountsMu and has just taken pm
+// out of the slot. Close waits for it (closeMounts, as for one being made): a serve stopped right
+// after leaves no layer behind. Attack round atk22: the drop was a goroutine Close did not wait
+// for, and a serve stopped as its namespace expired left the layer under the layer root until
+// the next serve swept it. Counted under the lock that orders it with closeMounts: pm was in
+// the slot, so closeMounts has not looked yet, and its Wait comes after this Add.
+func (e *Executor) dropLocked(pm *preparedMounts) {
+	if mutated("mounts-drop-untracked") {
+		go pm.drop(true)
+		return
+	}
+	e.mountsMaking.Add(1)
+	go func() {
+		defer e.mountsMaking.Done()
+		pm.drop(true)
+	}()
 }
 
 // takeMounts hands out the prepared mount namespace for one call (nil: none ready, or the
@@ -197,15 +216,17 @@ func (e *Executor) takeMounts() *preparedMounts {
 	if pm != nil && mutated("mounts-prepared-once") {
 		e.mounts = pm.again()
 	}
-	e.mountsMu.Unlock()
 	if pm == nil {
+		e.mountsMu.Unlock()
 		return nil
 	}
 	var now unix.Stat_t
 	if unix.Stat(e.ws, &now) != nil || !pm.layer.same(&now) {
-		pm.release(true)
+		e.dropLocked(pm)
+		e.mountsMu.Unlock()
 		return nil
 	}
+	e.mountsMu.Unlock()
 	return pm
 }
 
@@ -258,14 +279,11 @@ func (e *Executor) prepareMounts(s helper.Spec) {
 	}
 	pm.timer = time.AfterFunc(age, func() {
 		e.mountsMu.Lock()
-		stale := e.mounts == pm
-		if stale {
+		if e.mounts == pm {
 			e.mounts = nil
+			e.dropLocked(pm)
 		}
 		e.mountsMu.Unlock()
-		if stale {
-			pm.release(true)
-		}
 	})
 }
 
