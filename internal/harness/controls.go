@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -101,6 +102,11 @@ func RunControls(ctx context.Context, ctrls []Control, o Options) ([]ControlResu
 			if f.Detector == c.Detector {
 				out[i].Detail = f.Detail
 			}
+		}
+		if !out[i].Fired && len(r.Started) > 0 {
+			// what the attack's steps did, to tell a silent detector from an attack that never
+			// ran (a call timed out on a loaded host)
+			out[i].Detail += "; the scenario's steps: " + strings.Join(r.Started, "; ")
 		}
 	})
 	if firstErr != nil {
