@@ -25,6 +25,23 @@ var transportKeys = map[string]bool{
 	"bearer_token_env_var": true, "env_vars": true,
 }
 
+// reachKeys say, beside transportKeys, how a client authenticates to a server or where and how
+// it starts it: Claude Code's headersHelper (a command whose output becomes the request headers)
+// and oauth; Cursor's auth; Gemini CLI's oauth, authProviderType (Google credentials, which
+// throw without a googleapis.com URL), targetAudience, targetServiceAccount and tcp; Codex's
+// oauth, oauth_resource, scopes, bearer_token, client_id, client_secret_env_var (a stdio entry
+// holding one of these fails Codex's whole config.toml: "oauth_resource is not supported for
+// stdio") and environment_id (where the server runs; remote stdio needs an absolute cwd); VS
+// Code's dev (it restarts the server on the old one's source files and starts it under a
+// debugger). They belong to the server init replaces: carried into init's entry they would send
+// the old server's credentials to the new one, or make the entry one the client refuses.
+var reachKeys = map[string]bool{
+	"headersHelper": true, "oauth": true, "auth": true,
+	"authProviderType": true, "targetAudience": true, "targetServiceAccount": true, "tcp": true,
+	"oauth_resource": true, "scopes": true, "bearer_token": true, "client_id": true,
+	"client_secret_env_var": true, "environment_id": true, "dev": true,
+}
+
 // keptKey reports whether an old entry's key k is the user's, to carry into init's new entry.
 func (c Client) keptKey(k string) bool {
 	return c.usersKey(k) && !mutated("init-force-drops-keys")
@@ -34,6 +51,9 @@ func (c Client) keptKey(k string) bool {
 // of how the client starts or reaches the server.
 func (c Client) usersKey(k string) bool {
 	if transportKeys[k] {
+		return false
+	}
+	if reachKeys[k] && !mutated("init-force-keeps-auth-keys") {
 		return false
 	}
 	if _, ok := c.Entry[k]; ok {

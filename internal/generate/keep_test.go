@@ -115,3 +115,93 @@ model = "m"
 		t.Fatalf("the table is written once:\n%s", c.New)
 	}
 }
+
+// TestForceDropsTheOldServersAuth: keys that say how the client authenticates to the replaced
+// server, or where it runs it, go with it like its URL and headers (attack round atk22b). Kept,
+// Codex refused the whole config.toml (a stdio entry with oauth_resource), Gemini CLI threw on
+// authProviderType without a googleapis.com URL, and Claude Code ran the old server's
+// headersHelper and sent its headers to init's server. Another scope's entry differing by one
+// of them is another server. Red under mutant init-force-keeps-auth-keys.
+func TestForceDropsTheOldServersAuth(t *testing.T) {
+	dir := t.TempDir()
+	codex := `[mcp_servers.sandbox]
+url = "https://mcp.example.com/mcp"
+oauth_resource = "https://mcp.example.com"
+scopes = ["read"]
+environment_id = "remote"
+startup_timeout_sec = 20
+
+[mcp_servers.sandbox.oauth]
+client_id = "abc"
+`
+	cp := filepath.Join(dir, "config.toml")
+	os.WriteFile(cp, []byte(codex), 0o600)
+	ct := Target{Client: client(t, "codex"), Scope: "user", Path: cp}
+	c, err := ClientChange(ct, "sandbox", NewServerEntry("/home/me/bin/mcpsandbox", "/home/me/p.toml"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var td map[string]map[string]map[string]any
+	if _, err := decodeTOML(c.New, &td); err != nil {
+		t.Fatalf("%v\n%s", err, c.New)
+	}
+	sb := td["mcp_servers"]["sandbox"]
+	for _, k := range []string{"oauth_resource", "scopes", "environment_id", "oauth", "url"} {
+		if _, ok := sb[k]; ok {
+			t.Errorf("Codex's stdio entry kept %s of the HTTP server it replaced (Codex refuses a stdio entry with oauth or oauth_resource; environment_id runs it elsewhere)\n%s", k, c.New)
+		}
+	}
+	if sb["startup_timeout_sec"] != int64(20) || !slices.Contains(c.Kept, "startup_timeout_sec") {
+		t.Errorf("the user's startup_timeout_sec: got %v, kept %q\n%s", sb["startup_timeout_sec"], c.Kept, c.New)
+	}
+	if !slices.Equal(c.Dropped, []string{"environment_id", "oauth", "oauth_resource", "scopes", "url"}) {
+		t.Errorf("Codex keys reported dropped: %q", c.Dropped)
+	}
+
+	gemini := `{"mcpServers": {"sandbox": {
+  "httpUrl": "https://x.googleapis.com/mcp",
+  "authProviderType": "google_credentials",
+  "oauth": {"scopes": ["https://www.googleapis.com/auth/cloud-platform"]},
+  "targetAudience": "aud",
+  "trust": true
+}}}`
+	gp := filepath.Join(dir, "settings.json")
+	os.WriteFile(gp, []byte(gemini), 0o600)
+	gt := Target{Client: client(t, "gemini"), Scope: "user", Path: gp}
+	c, err = ClientChange(gt, "sandbox", NewServerEntry("/home/me/bin/mcpsandbox", "/home/me/p.toml"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gd map[string]map[string]map[string]any
+	if err := decodeJSONC(c.New, &gd); err != nil {
+		t.Fatalf("%v\n%s", err, c.New)
+	}
+	want := map[string]any{"command": "/home/me/bin/mcpsandbox", "args": []any{"serve", "--policy", "/home/me/p.toml"}, "trust": true}
+	if got := gd["mcpServers"]["sandbox"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("Gemini CLI's entry: got %v, want the new command and args with the user's trust only (authProviderType without a googleapis.com URL throws)\n%s", got, c.New)
+	}
+
+	claude := `{"mcpServers": {"sandbox": {"type": "http", "url": "https://old.example/mcp", "headersHelper": "/home/me/bin/old-token.sh", "oauth": {"clientId": "x"}, "disabled": false}}}`
+	lp := filepath.Join(dir, "claude.json")
+	os.WriteFile(lp, []byte(claude), 0o600)
+	lc := client(t, "claude-code")
+	lt := Target{Client: lc, Scope: "user", Path: lp}
+	c, err = ClientChange(lt, "sandbox", NewHTTPEntry("http://127.0.0.1:8765/mcp", "MCPSANDBOX_TOKEN"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ld map[string]map[string]map[string]any
+	if err := decodeJSONC(c.New, &ld); err != nil {
+		t.Fatalf("%v\n%s", err, c.New)
+	}
+	got := ld["mcpServers"]["sandbox"]
+	if got["headersHelper"] != nil || got["oauth"] != nil || got["disabled"] != false {
+		t.Errorf("Claude Code's HTTP entry to init's server: got %v, want no headersHelper or oauth of the old server (its headers would go to the new one), the user's disabled kept\n%s", got, c.New)
+	}
+	// Another scope's entry with init's URL but the old server's headersHelper is no same server.
+	ours := []byte(`{"type": "http", "url": "http://127.0.0.1:8765/mcp"}`)
+	theirs := []byte(`{"type": "http", "url": "http://127.0.0.1:8765/mcp", "headersHelper": "/home/me/bin/other.sh"}`)
+	if lc.sameServer(theirs, ours) {
+		t.Errorf("an entry whose headersHelper makes its own headers is taken for init's server: no shadow warning")
+	}
+}
