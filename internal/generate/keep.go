@@ -155,7 +155,7 @@ func (c Client) keptTOML(name string, old map[string]any) (string, error) {
 	var out strings.Builder
 	prev := "["
 	for _, l := range lines[2:] {
-		if strings.HasPrefix(l, "[") && !strings.HasPrefix(prev, "[") {
+		if strings.HasPrefix(l, "[") && !strings.HasPrefix(prev, "[") && strings.TrimSpace(prev) != "" {
 			out.WriteString("\n") // a blank line before a sub-table that follows values
 		}
 		out.WriteString(l)

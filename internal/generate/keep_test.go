@@ -205,3 +205,41 @@ client_id = "abc"
 		t.Errorf("an entry whose headersHelper makes its own headers is taken for init's server: no shadow warning")
 	}
 }
+
+// TestForceTOMLArrayOfTablesOnce: an array of tables under the replaced Codex table
+// ([[mcp_servers.sandbox.x]]) is carried once: the line-based replacement left its elements in
+// place after keptTOML had written them again, so each was there twice (attack round atk22b).
+// Red under mutant init-force-toml-arrays-twice.
+func TestForceTOMLArrayOfTablesOnce(t *testing.T) {
+	src := `[mcp_servers.sandbox]
+command = "old"
+startup_timeout_sec = 5
+
+[[mcp_servers.sandbox.hooks]]
+run = "a"
+
+[[mcp_servers.sandbox.hooks]]
+run = "b"
+
+[profiles.x]
+model = "m"
+`
+	out, err := Merge(client(t, "codex"), []byte(src), "sandbox", NewServerEntry("/bin/mcpsandbox", "/p.toml"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]map[string]map[string]any
+	if _, err := decodeTOML(out, &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := []map[string]any{{"run": "a"}, {"run": "b"}}
+	if got := doc["mcp_servers"]["sandbox"]["hooks"]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("the array of tables under the replaced entry: got %v, want its two elements once\n%s", got, out)
+	}
+	if doc["profiles"]["x"]["model"] != "m" || doc["mcp_servers"]["sandbox"]["startup_timeout_sec"] != int64(5) {
+		t.Fatalf("the rest changed:\n%s", out)
+	}
+	if bytes.Contains(out, []byte("\n\n\n")) {
+		t.Errorf("two blank lines before the array of tables:\n%s", out)
+	}
+}

@@ -282,9 +282,15 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 		}
 		block += kept
 	}
-	// Replace the [mcp_servers.NAME] table and its sub-tables, up to the next other table.
-	own := regexp.MustCompile(`^\s*\[\s*` + regexp.QuoteMeta(c.Key) + `\s*\.\s*("` + regexp.QuoteMeta(name) + `"|'` +
-		regexp.QuoteMeta(name) + `'|` + regexp.QuoteMeta(name) + `)\s*(\]|\.)`)
+	// Replace the [mcp_servers.NAME] table and its sub-tables, up to the next other table. Its
+	// arrays of tables ([[mcp_servers.NAME.x]]) go too: keptTOML writes them again, and left
+	// in place each element would be there twice.
+	quoted := `("` + regexp.QuoteMeta(name) + `"|'` + regexp.QuoteMeta(name) + `'|` + regexp.QuoteMeta(name) + `)`
+	own := regexp.MustCompile(`^\s*\[\s*` + regexp.QuoteMeta(c.Key) + `\s*\.\s*` + quoted + `\s*(\]|\.)`)
+	if !mutated("init-force-toml-arrays-twice") {
+		own = regexp.MustCompile(`^\s*(\[\s*` + regexp.QuoteMeta(c.Key) + `\s*\.\s*` + quoted + `\s*(\]|\.)|\[\[\s*` +
+			regexp.QuoteMeta(c.Key) + `\s*\.\s*` + quoted + `\s*\.)`)
+	}
 	lines := strings.SplitAfter(string(src), "\n")
 	var out strings.Builder
 	in, done := false, false
