@@ -243,3 +243,30 @@ model = "m"
 		t.Errorf("two blank lines before the array of tables:\n%s", out)
 	}
 }
+
+// TestForceTOMLLineThatLooksLikeAHeader: a multi-line string holding a line that starts with
+// "[" (the replaced entry's description, another table's prompt naming the entry's table) cut
+// the line-based replacement in the wrong place: --force wrote a config.toml that did not
+// parse, or that lost another table's text. init now refuses and says to edit it by hand, and
+// a file with date-times and nan still replaces (attack round atk22b). Red under mutant
+// init-toml-replace-unchecked.
+func TestForceTOMLLineThatLooksLikeAHeader(t *testing.T) {
+	e := NewServerEntry("/bin/mcpsandbox", "/p.toml")
+	for _, src := range []string{
+		"[mcp_servers.sandbox]\ncommand = \"old\"\ndescription = \"\"\"\n[beta] my server\nmore\n\"\"\"\n\n[profiles.x]\nmodel = \"m\"\n",
+		"[profiles.x]\nprompt = '''\nnotes\n[mcp_servers.sandbox]\nis mine\n'''\n\n[mcp_servers.sandbox]\ncommand = \"old\"\n",
+	} {
+		out, err := Merge(client(t, "codex"), []byte(src), "sandbox", e, true)
+		if err == nil {
+			var doc map[string]any
+			_, perr := decodeTOML(out, &doc)
+			t.Errorf("--force over a table beside a multi-line string with a [ line: no error (decodes: %v)\n%s", perr, out)
+		} else if !strings.Contains(err.Error(), "by hand") {
+			t.Errorf("the error does not say to edit by hand: %v", err)
+		}
+	}
+	src := "[profiles.x]\nwhen = 1979-05-27T07:32:00-08:00\nlimit = nan\n\n[mcp_servers.sandbox]\ncommand = \"old\"\nseen = 2026-01-02T03:04:05+01:00\nweight = nan\n"
+	if out, err := Merge(client(t, "codex"), []byte(src), "sandbox", e, true); err != nil || !bytes.Contains(out, []byte("when = 1979-05-27T07:32:00-08:00\nlimit = nan\n")) {
+		t.Errorf("--force beside date-times and nan: %v\n%s", err, out)
+	}
+}
