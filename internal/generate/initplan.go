@@ -437,6 +437,10 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 			fmt.Fprintf(w, "  kept in the entry %q of %s: %s (your own settings of it; init replaced only how the client starts or reaches the server)\n",
 				pl.name, c.Path, strings.Join(c.Kept, ", "))
 		}
+		if c.Off && !c.Unchanged() {
+			fmt.Fprintf(w, "  the entry %q of %s is switched off (disabled, or enabled = false, kept from the entry it replaced): the client will not start it until you switch it on there\n",
+				pl.name, c.Path)
+		}
 		if len(c.Dropped) > 0 && !c.Unchanged() {
 			fmt.Fprintf(w, "  replaced with the old entry %q of %s: %s (how it started or reached its server; the backup has them)\n",
 				pl.name, c.Path, strings.Join(c.Dropped, ", "))

@@ -173,8 +173,8 @@ func sortedKeys(m map[string]any) []string {
 	return ks
 }
 
-// entryKeys are the keys of entry name in src (nil: no such entry, or it does not decode).
-func entryKeys(t Target, src []byte, name string) []string {
+// entryDoc is entry name in src, decoded (nil: no such entry, or it does not decode).
+func entryDoc(t Target, src []byte, name string) map[string]any {
 	raw, ok := rawEntry(t, src, name)
 	if !ok {
 		return nil
@@ -192,7 +192,24 @@ func entryKeys(t Target, src []byte, name string) []string {
 	} else if decodeJSONC(raw, &doc) != nil {
 		return nil
 	}
-	return sortedKeys(doc)
+	return doc
+}
+
+// entryKeys are the keys of entry name in src (nil: no such entry, or it does not decode).
+func entryKeys(t Target, src []byte, name string) []string {
+	return sortedKeys(entryDoc(t, src, name))
+}
+
+// switchedOff reports whether entry name in src is one the client does not start: "disabled":
+// true (Claude Desktop, Cursor, Windsurf, Cline) or Codex's enabled = false. Kept from an entry
+// --force replaced, it leaves init's server written and proven but never started, which the
+// report must say (attack round atk22b).
+func switchedOff(t Target, src []byte, name string) bool {
+	if mutated("init-force-off-silent") {
+		return false
+	}
+	doc := entryDoc(t, src, name)
+	return doc["disabled"] == true || doc["enabled"] == false
 }
 
 // keptAndDropped names the keys of the replaced entry name in old that its replacement in

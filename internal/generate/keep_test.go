@@ -270,3 +270,38 @@ func TestForceTOMLLineThatLooksLikeAHeader(t *testing.T) {
 		t.Errorf("--force beside date-times and nan: %v\n%s", err, out)
 	}
 }
+
+// TestForceSaysAKeptOffSwitch: the replaced entry's "disabled": true (Windsurf, Cursor) or
+// Codex's enabled = false is the user's and stays, but init's entry is then one the client never
+// starts though init wrote and proved it: the report says so (attack round atk22b). Red under
+// mutant init-force-off-silent.
+func TestForceSaysAKeptOffSwitch(t *testing.T) {
+	dir := t.TempDir()
+	e := NewServerEntry("/bin/mcpsandbox", "/p.toml")
+	for _, tc := range []struct {
+		id, file, src string
+		off           bool
+	}{
+		{"windsurf", "mcp_config.json", `{"mcpServers": {"sandbox": {"command": "old", "disabled": true}}}`, true},
+		{"windsurf", "on.json", `{"mcpServers": {"sandbox": {"command": "old", "disabled": false}}}`, false},
+		{"codex", "config.toml", "[mcp_servers.sandbox]\ncommand = \"old\"\nenabled = false\n", true},
+		{"codex", "on.toml", "[mcp_servers.sandbox]\ncommand = \"old\"\nstartup_timeout_sec = 5\n", false},
+	} {
+		p := filepath.Join(dir, tc.file)
+		os.WriteFile(p, []byte(tc.src), 0o600)
+		c, err := ClientChange(Target{Client: client(t, tc.id), Scope: "user", Path: p}, "sandbox", e, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Off != tc.off {
+			t.Errorf("%s %s: Off = %v, want %v\n%s", tc.id, tc.src, c.Off, tc.off, c.New)
+			continue
+		}
+		pl := &Plan{name: "sandbox", Clients: ClientPlan{Changes: []FileChange{c}}}
+		var w bytes.Buffer
+		pl.Report(&w, &Written{})
+		if said := strings.Contains(w.String(), "switched off"); said != tc.off {
+			t.Errorf("%s %s: the report says it is switched off: %v, want %v\n%s", tc.id, tc.src, said, tc.off, w.String())
+		}
+	}
+}
