@@ -449,6 +449,20 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 	for _, p := range res.Probes {
 		fmt.Fprintln(w, describeProbe(p))
 	}
+	var tools []string
+	for _, p := range append(slices.Clip(res.Probes), derefProbe(res.HTTPProbe)...) {
+		for _, tool := range p.Tools {
+			if !slices.Contains(tools, tool) {
+				tools = append(tools, tool)
+			}
+		}
+	}
+	for _, c := range pl.Clients.Changes {
+		if out := toolsLeftOut(c.AllowedTools, tools); len(out) > 0 && !c.Unchanged() {
+			fmt.Fprintf(w, "  the entry %q of %s keeps a list of the only tools the client offers (includeTools or enabled_tools, from the entry it replaced: [%s]): it leaves out this server's %s, edit it there\n",
+				pl.name, c.Path, strings.Join(c.AllowedTools, ", "), strings.Join(out, ", "))
+		}
+	}
 	pl.reportNotes(w)
 	if !pl.shadowsShown {
 		pl.reportShadows(w)
@@ -605,4 +619,11 @@ func initPolicyAdvice(path string, clients []string) string {
 		cmd += " --client " + shellword.Quote(c)
 	}
 	return "; or, to add these clients to that policy as it is: " + cmd + " --yes"
+}
+
+func derefProbe(p *Probe) []Probe {
+	if p == nil {
+		return nil
+	}
+	return []Probe{*p}
 }

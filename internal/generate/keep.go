@@ -227,3 +227,43 @@ func keptAndDropped(t Target, old, merged []byte, name string) (kept, dropped []
 	}
 	return kept, dropped
 }
+
+// toolAllowKeys hold, in an entry, the only tools the client offers of its server: Gemini CLI's
+// includeTools, Codex's enabled_tools. Kept from the entry --force replaced, they name the old
+// server's tools (another scheme's: run_allowed_command, not run_command), and the client would
+// offer none of init's.
+var toolAllowKeys = []string{"includeTools", "enabled_tools"}
+
+// allowedTools is the kept tool allow-list of entry name in src (nil: none).
+func allowedTools(t Target, src []byte, name string) []string {
+	doc := entryDoc(t, src, name)
+	for _, k := range toolAllowKeys {
+		list, ok := doc[k].([]any)
+		if !ok {
+			continue
+		}
+		out := []string{}
+		for _, v := range list {
+			if s, ok := v.(string); ok {
+				name, _, _ := strings.Cut(s, "(") // Gemini CLI takes "tool(…)" for tool
+				out = append(out, strings.TrimSpace(name))
+			}
+		}
+		return out // empty: the client offers none (Gemini CLI: !includeTools || includeTools.some(…))
+	}
+	return nil
+}
+
+// toolsLeftOut are the server's tools a kept allow-list leaves out.
+func toolsLeftOut(allowed, tools []string) []string {
+	if allowed == nil || mutated("init-force-tools-filter-silent") {
+		return nil
+	}
+	var out []string
+	for _, tool := range tools {
+		if !slices.Contains(allowed, tool) {
+			out = append(out, tool)
+		}
+	}
+	return out
+}

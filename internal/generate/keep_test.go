@@ -305,3 +305,36 @@ func TestForceSaysAKeptOffSwitch(t *testing.T) {
 		}
 	}
 }
+
+// TestForceSaysAKeptToolListLeavesToolsOut: a kept Gemini CLI includeTools or Codex
+// enabled_tools names the replaced server's tools (another scheme's run_allowed_command): the
+// client offers none of init's server's tools it leaves out, which the report names from the
+// start check's tools/list (attack round atk22b). Red under mutant init-force-tools-filter-silent.
+func TestForceSaysAKeptToolListLeavesToolsOut(t *testing.T) {
+	dir := t.TempDir()
+	e := NewServerEntry("/bin/mcpsandbox", "/p.toml")
+	probe := &Written{Probes: []Probe{{Tools: []string{"run_command", "run_code"}}}}
+	for _, tc := range []struct {
+		id, file, src, said string
+	}{
+		{"gemini", "a.json", `{"mcpServers": {"sandbox": {"command": "old", "includeTools": ["run_allowed_command()"]}}}`, "leaves out this server's run_command, run_code"},
+		{"codex", "b.toml", "[mcp_servers.sandbox]\ncommand = \"old\"\nenabled_tools = [\"run_code\"]\n", "leaves out this server's run_command,"},
+		{"gemini", "c.json", `{"mcpServers": {"sandbox": {"command": "old", "includeTools": ["run_command", "run_code(x)"]}}}`, ""},
+		{"gemini", "d.json", `{"mcpServers": {"sandbox": {"command": "old", "includeTools": [], "timeout": 5}}}`, "leaves out this server's run_command, run_code"},
+		{"gemini", "e.json", `{"mcpServers": {"sandbox": {"command": "old", "excludeTools": ["x"], "timeout": 5}}}`, ""},
+	} {
+		p := filepath.Join(dir, tc.file)
+		os.WriteFile(p, []byte(tc.src), 0o600)
+		c, err := ClientChange(Target{Client: client(t, tc.id), Scope: "user", Path: p}, "sandbox", e, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl := &Plan{name: "sandbox", Clients: ClientPlan{Changes: []FileChange{c}}}
+		var w bytes.Buffer
+		pl.Report(&w, probe)
+		got := w.String()
+		if tc.said == "" && strings.Contains(got, "leaves out") || tc.said != "" && !strings.Contains(got, tc.said) {
+			t.Errorf("%s %s: the report:\n%s\nwant %q", tc.id, tc.src, got, tc.said)
+		}
+	}
+}
