@@ -437,6 +437,10 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 			fmt.Fprintf(w, "  kept in the entry %q of %s: %s (your own settings of it; init replaced only how the client starts or reaches the server)\n",
 				pl.name, c.Path, strings.Join(c.Kept, ", "))
 		}
+		if c.Off && !c.Unchanged() {
+			fmt.Fprintf(w, "  the entry %q of %s is switched off (disabled, or enabled = false, kept from the entry it replaced): the client will not start it until you switch it on there\n",
+				pl.name, c.Path)
+		}
 		if len(c.Dropped) > 0 && !c.Unchanged() {
 			fmt.Fprintf(w, "  replaced with the old entry %q of %s: %s (how it started or reached its server; the backup has them)\n",
 				pl.name, c.Path, strings.Join(c.Dropped, ", "))
@@ -444,6 +448,20 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 	}
 	for _, p := range res.Probes {
 		fmt.Fprintln(w, describeProbe(p))
+	}
+	var tools []string
+	for _, p := range append(slices.Clip(res.Probes), derefProbe(res.HTTPProbe)...) {
+		for _, tool := range p.Tools {
+			if !slices.Contains(tools, tool) {
+				tools = append(tools, tool)
+			}
+		}
+	}
+	for _, c := range pl.Clients.Changes {
+		if out := toolsLeftOut(c.AllowedTools, tools); len(out) > 0 && !c.Unchanged() {
+			fmt.Fprintf(w, "  the entry %q of %s keeps a list of the only tools the client offers (includeTools or enabled_tools, from the entry it replaced: [%s]): it leaves out this server's %s, edit it there\n",
+				pl.name, c.Path, strings.Join(c.AllowedTools, ", "), strings.Join(out, ", "))
+		}
 	}
 	pl.reportNotes(w)
 	if !pl.shadowsShown {
@@ -601,4 +619,11 @@ func initPolicyAdvice(path string, clients []string) string {
 		cmd += " --client " + shellword.Quote(c)
 	}
 	return "; or, to add these clients to that policy as it is: " + cmd + " --yes"
+}
+
+func derefProbe(p *Probe) []Probe {
+	if p == nil {
+		return nil
+	}
+	return []Probe{*p}
 }

@@ -25,6 +25,23 @@ var transportKeys = map[string]bool{
 	"bearer_token_env_var": true, "env_vars": true,
 }
 
+// reachKeys say, beside transportKeys, how a client authenticates to a server or where and how
+// it starts it: Claude Code's headersHelper (a command whose output becomes the request headers)
+// and oauth; Cursor's auth; Gemini CLI's oauth, authProviderType (Google credentials, which
+// throw without a googleapis.com URL), targetAudience, targetServiceAccount and tcp; Codex's
+// oauth, oauth_resource, scopes, bearer_token, client_id, client_secret_env_var (a stdio entry
+// holding one of these fails Codex's whole config.toml: "oauth_resource is not supported for
+// stdio") and environment_id (where the server runs; remote stdio needs an absolute cwd); VS
+// Code's dev (it restarts the server on the old one's source files and starts it under a
+// debugger). They belong to the server init replaces: carried into init's entry they would send
+// the old server's credentials to the new one, or make the entry one the client refuses.
+var reachKeys = map[string]bool{
+	"headersHelper": true, "oauth": true, "auth": true,
+	"authProviderType": true, "targetAudience": true, "targetServiceAccount": true, "tcp": true,
+	"oauth_resource": true, "scopes": true, "bearer_token": true, "client_id": true,
+	"client_secret_env_var": true, "environment_id": true, "dev": true,
+}
+
 // keptKey reports whether an old entry's key k is the user's, to carry into init's new entry.
 func (c Client) keptKey(k string) bool {
 	return c.usersKey(k) && !mutated("init-force-drops-keys")
@@ -34,6 +51,9 @@ func (c Client) keptKey(k string) bool {
 // of how the client starts or reaches the server.
 func (c Client) usersKey(k string) bool {
 	if transportKeys[k] {
+		return false
+	}
+	if reachKeys[k] && !mutated("init-force-keeps-auth-keys") {
 		return false
 	}
 	if _, ok := c.Entry[k]; ok {
@@ -135,7 +155,7 @@ func (c Client) keptTOML(name string, old map[string]any) (string, error) {
 	var out strings.Builder
 	prev := "["
 	for _, l := range lines[2:] {
-		if strings.HasPrefix(l, "[") && !strings.HasPrefix(prev, "[") {
+		if strings.HasPrefix(l, "[") && !strings.HasPrefix(prev, "[") && strings.TrimSpace(prev) != "" {
 			out.WriteString("\n") // a blank line before a sub-table that follows values
 		}
 		out.WriteString(l)
@@ -153,8 +173,8 @@ func sortedKeys(m map[string]any) []string {
 	return ks
 }
 
-// entryKeys are the keys of entry name in src (nil: no such entry, or it does not decode).
-func entryKeys(t Target, src []byte, name string) []string {
+// entryDoc is entry name in src, decoded (nil: no such entry, or it does not decode).
+func entryDoc(t Target, src []byte, name string) map[string]any {
 	raw, ok := rawEntry(t, src, name)
 	if !ok {
 		return nil
@@ -172,7 +192,24 @@ func entryKeys(t Target, src []byte, name string) []string {
 	} else if decodeJSONC(raw, &doc) != nil {
 		return nil
 	}
-	return sortedKeys(doc)
+	return doc
+}
+
+// entryKeys are the keys of entry name in src (nil: no such entry, or it does not decode).
+func entryKeys(t Target, src []byte, name string) []string {
+	return sortedKeys(entryDoc(t, src, name))
+}
+
+// switchedOff reports whether entry name in src is one the client does not start: "disabled":
+// true (Claude Desktop, Cursor, Windsurf, Cline) or Codex's enabled = false. Kept from an entry
+// --force replaced, it leaves init's server written and proven but never started, which the
+// report must say (attack round atk22b).
+func switchedOff(t Target, src []byte, name string) bool {
+	if mutated("init-force-off-silent") {
+		return false
+	}
+	doc := entryDoc(t, src, name)
+	return doc["disabled"] == true || doc["enabled"] == false
 }
 
 // keptAndDropped names the keys of the replaced entry name in old that its replacement in
@@ -189,4 +226,44 @@ func keptAndDropped(t Target, old, merged []byte, name string) (kept, dropped []
 		}
 	}
 	return kept, dropped
+}
+
+// toolAllowKeys hold, in an entry, the only tools the client offers of its server: Gemini CLI's
+// includeTools, Codex's enabled_tools. Kept from the entry --force replaced, they name the old
+// server's tools (another scheme's: run_allowed_command, not run_command), and the client would
+// offer none of init's.
+var toolAllowKeys = []string{"includeTools", "enabled_tools"}
+
+// allowedTools is the kept tool allow-list of entry name in src (nil: none).
+func allowedTools(t Target, src []byte, name string) []string {
+	doc := entryDoc(t, src, name)
+	for _, k := range toolAllowKeys {
+		list, ok := doc[k].([]any)
+		if !ok {
+			continue
+		}
+		out := []string{}
+		for _, v := range list {
+			if s, ok := v.(string); ok {
+				name, _, _ := strings.Cut(s, "(") // Gemini CLI takes "tool(…)" for tool
+				out = append(out, strings.TrimSpace(name))
+			}
+		}
+		return out // empty: the client offers none (Gemini CLI: !includeTools || includeTools.some(…))
+	}
+	return nil
+}
+
+// toolsLeftOut are the server's tools a kept allow-list leaves out.
+func toolsLeftOut(allowed, tools []string) []string {
+	if allowed == nil || mutated("init-force-tools-filter-silent") {
+		return nil
+	}
+	var out []string
+	for _, tool := range tools {
+		if !slices.Contains(allowed, tool) {
+			out = append(out, tool)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -282,9 +283,15 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 		}
 		block += kept
 	}
-	// Replace the [mcp_servers.NAME] table and its sub-tables, up to the next other table.
-	own := regexp.MustCompile(`^\s*\[\s*` + regexp.QuoteMeta(c.Key) + `\s*\.\s*("` + regexp.QuoteMeta(name) + `"|'` +
-		regexp.QuoteMeta(name) + `'|` + regexp.QuoteMeta(name) + `)\s*(\]|\.)`)
+	// Replace the [mcp_servers.NAME] table and its sub-tables, up to the next other table. Its
+	// arrays of tables ([[mcp_servers.NAME.x]]) go too: keptTOML writes them again, and left
+	// in place each element would be there twice.
+	quoted := `("` + regexp.QuoteMeta(name) + `"|'` + regexp.QuoteMeta(name) + `'|` + regexp.QuoteMeta(name) + `)`
+	own := regexp.MustCompile(`^\s*\[\s*` + regexp.QuoteMeta(c.Key) + `\s*\.\s*` + quoted + `\s*(\]|\.)`)
+	if !mutated("init-force-toml-arrays-twice") {
+		own = regexp.MustCompile(`^\s*(\[\s*` + regexp.QuoteMeta(c.Key) + `\s*\.\s*` + quoted + `\s*(\]|\.)|\[\[\s*` +
+			regexp.QuoteMeta(c.Key) + `\s*\.\s*` + quoted + `\s*\.)`)
+	}
 	lines := strings.SplitAfter(string(src), "\n")
 	var out strings.Builder
 	in, done := false, false
@@ -307,7 +314,64 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 	if !done && !in {
 		return nil, fmt.Errorf("%s.%s is defined inline, not as a [%s] table: edit it by hand", c.Key, name, key)
 	}
-	return []byte(out.String()), nil
+	res := []byte(out.String())
+	if err := c.checkReplacedTOML(doc, res, name, block); err != nil && !mutated("init-toml-replace-unchecked") {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkReplacedTOML: the replacement above is line-based, to keep every other line as written,
+// so a line that only looks like a table header (inside a multi-line string) cuts the file in
+// the wrong place: the result would not parse, or would lose or move another table's keys. It
+// must hold the old document with only entry name changed, and that to exactly block.
+func (c Client) checkReplacedTOML(old map[string]any, out []byte, name, block string) error {
+	fail := fmt.Errorf("%s.%s cannot be replaced line by line in this file (a multi-line string holds a line that starts with \"[\"): edit the entry by hand", c.Key, name)
+	var got, want map[string]any
+	if _, err := decodeTOML(out, &got); err != nil {
+		return fail
+	}
+	if _, err := decodeTOML([]byte(block), &want); err != nil {
+		return fail
+	}
+	// rest is a document without the entry (a copy: the documents are left as they are).
+	rest := func(doc map[string]any) (map[string]any, any) {
+		servers, _ := doc[c.Key].(map[string]any)
+		r, s := map[string]any{}, map[string]any{}
+		for k, v := range doc {
+			r[k] = v
+		}
+		for k, v := range servers {
+			s[k] = v
+		}
+		entry := s[name]
+		delete(s, name)
+		r[c.Key] = s
+		return r, entry
+	}
+	gotRest, gotEntry := rest(got)
+	oldRest, _ := rest(old)
+	_, wantEntry := rest(want)
+	if !sameTOMLValue(gotRest, oldRest) || !sameTOMLValue(gotEntry, wantEntry) {
+		return fail
+	}
+	return nil
+}
+
+// sameTOMLValue compares decoded TOML values as TOML writes them: a nan (a user's key may hold
+// one) is not reflect.DeepEqual to itself.
+func sameTOMLValue(a, b any) bool {
+	enc := func(v any) (string, error) {
+		var buf bytes.Buffer
+		err := toml.NewEncoder(&buf).Encode(map[string]any{"v": v})
+		return buf.String(), err
+	}
+	ea, err1 := enc(a)
+	eb, err2 := enc(b)
+	if err1 != nil || err2 != nil {
+		return reflect.DeepEqual(a, b)
+	}
+	return ea == eb
 }
 
 func tomlKey(k string) string {

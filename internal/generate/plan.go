@@ -33,6 +33,13 @@ type FileChange struct {
 	// Dropped names the keys of the replaced entry that went with it (how it started or
 	// reached its server: env, cwd, headers), for the report: only the backup has them.
 	Dropped []string
+	// Off: a kept key switches init's entry off ("disabled": true, Codex's enabled = false): the
+	// client will not start it until the user switches it on, which the report says.
+	Off bool
+	// AllowedTools: a kept key lists the only tools the client offers of init's server (Gemini
+	// CLI's includeTools, Codex's enabled_tools; nil = none): the report names the server's
+	// tools it leaves out.
+	AllowedTools []string
 	// DeferPrune leaves the file's older backups in place until PruneBackups is called for the
 	// write: a write that may be taken back must not push out backups first.
 	DeferPrune bool
@@ -188,6 +195,10 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 	if replace && len(cur) > 0 {
 		kept, dropped := keptAndDropped(t, cur, merged, name)
 		c.Kept, c.Dropped = append(c.Kept, kept...), append(c.Dropped, dropped...)
+		c.Off = c.Off || len(kept) > 0 && switchedOff(t, merged, name)
+		if len(kept) > 0 && c.AllowedTools == nil {
+			c.AllowedTools = allowedTools(t, merged, name)
+		}
 	}
 	return c, nil
 }
