@@ -109,7 +109,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 				if mutated("policy-type-hides-rest") && !strings.HasPrefix(pr.Msg, "unknown key") {
 					continue // before trial22: the unknown keys only
 				}
-				if !typed[unindexed(pr.Key)] {
+				if !typed[stripIndexes(pr.Key)] {
 					probs = append(probs, pr)
 				}
 			}
@@ -148,24 +148,6 @@ func (p *Policy) checkDecoded(name string, data []byte, md toml.MetaData) []Prob
 		probs = append(probs, pr)
 	}
 	return probs
-}
-
-// unindexed is key without its array indexes (allowlist.commands[2].sha256 ->
-// allowlist.commands.sha256), the form the decoder names a wrongly typed value by.
-func unindexed(key string) string {
-	var b strings.Builder
-	depth := 0
-	for _, r := range key {
-		switch {
-		case r == '[':
-			depth++
-		case r == ']':
-			depth--
-		case depth == 0:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // boundProblem refuses text the TOML decoder must not see: longer than MaxPolicyBytes, or nested
