@@ -17,10 +17,14 @@ test:
 	@# whose process starts were five times slower); .ci/run has 90 minutes in all.
 	@# Tests skipped for a missing prerequisite (Docker engine, test image, npm packages) are listed
 	@# after the run: go test shows a passing package's output only with -v (internal/testenv).
-	@skips=$$(mktemp); echo "go test -race -tags testhooks -count=1 -timeout 45m ./..."; \
-	MCPSANDBOX_SKIP_REPORT=$$skips go test -race -tags testhooks -count=1 -timeout 45m ./...; status=$$?; \
+	@# On a failure, scripts/test-digest.sh repeats what failed at the end (a hung package's
+	@# goroutine dump can be thousands of lines).
+	@skips=$$(mktemp); log=$$(mktemp); rc=$$(mktemp); echo "go test -race -tags testhooks -count=1 -timeout 45m ./..."; \
+	{ MCPSANDBOX_SKIP_REPORT=$$skips go test -race -tags testhooks -count=1 -timeout 45m ./... 2>&1; echo $$? >$$rc; } | tee $$log; \
+	status=$$(cat $$rc); \
 	if [ -s $$skips ]; then echo "== SKIPPED (they prove nothing on this machine; CI=true fails on them):" >&2; cat $$skips >&2; fi; \
-	rm -f $$skips; exit $$status
+	if [ "$$status" != 0 ]; then sh scripts/test-digest.sh $$log; fi; \
+	rm -f $$skips $$log $$rc; exit $$status
 
 bench:
 	go run -tags testhooks ./bench

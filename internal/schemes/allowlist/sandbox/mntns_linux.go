@@ -336,6 +336,24 @@ func (e *Executor) closeMounts() {
 	e.mountsMaking.Wait()
 }
 
+// preparePlan is the plan of a child that only hands its mount namespace to serve on sock
+// (SCM_RIGHTS) and exits, reporting a failed step on the status pipe; newMountNS adds the
+// mount list and the new namespace.
+func preparePlan(status, sock int) *rawPlan {
+	p := &rawPlan{prepare: true, netns: -1, mntns: -1, rulesetFD: -1, binFD: -1,
+		stdin: -1, stdout: -1, stderr: -1, status: status, sock: sock}
+	p.empty, _ = cstr("")                   // no NUL: cannot fail
+	p.nsPath, _ = cstr("/proc/self/ns/mnt") // nor here
+	rights := unix.UnixRights(0)
+	p.nsRights = (*int32)(unsafe.Pointer(&rights[unix.CmsgSpace(0)]))
+	one := []byte{0}
+	iov := unix.Iovec{Base: &one[0]}
+	iov.SetLen(1)
+	p.nsMsg = &unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &rights[0]}
+	p.nsMsg.SetControllen(len(rights))
+	return p
+}
+
 // newMountNS makes spec s's mount list in a new mount namespace, in a child forked for that
 // alone (the direct start's child, rawexec_unsafe_linux.go, told to stop after the list), and
 // returns the namespace. The child runs nothing but the list's system calls and exits.
@@ -353,28 +371,17 @@ func (e *Executor) newMountNS(s *helper.Spec) (*os.File, error) {
 	}
 	defer stR.Close()
 	defer stW.Close()
-	p := &rawPlan{flags: unix.CLONE_NEWNS, mounts: true, prepare: true, netns: -1, mntns: -1, rulesetFD: -1, binFD: -1,
-		stdin: -1, stdout: -1, stderr: -1, status: int(stW.Fd()), sock: int(send.Fd())}
-	if p.empty, err = cstr(""); err != nil {
-		return nil, err
-	}
-	if p.nsPath, err = cstr("/proc/self/ns/mnt"); err != nil {
-		return nil, err
-	}
+	p := preparePlan(int(stW.Fd()), int(send.Fd()))
+	p.flags, p.mounts = unix.CLONE_NEWNS, true
 	if err := e.planMounts(p, s); err != nil {
 		return nil, err
 	}
-	rights := unix.UnixRights(0)
-	p.nsRights = (*int32)(unsafe.Pointer(&rights[unix.CmsgSpace(0)]))
-	one := []byte{0}
-	iov := unix.Iovec{Base: &one[0]}
-	iov.SetLen(1)
-	p.nsMsg = &unix.Msghdr{Iov: &iov, Iovlen: 1, Control: &rights[0]}
-	p.nsMsg.SetControllen(len(rights))
 	// Without syscall.ForkLock: the child never execs, so no descriptor another thread opens
 	// meanwhile can outlive it, and a call's start (which holds the lock) must not wait for the
 	// mount list being made here.
+	start := time.Now()
 	pid, errno := rawStart(p)
+	setup := time.Since(start)
 	if errno != 0 {
 		return nil, fmt.Errorf("clone: %w", errno)
 	}
@@ -387,6 +394,9 @@ func (e *Executor) newMountNS(s *helper.Spec) (*os.File, error) {
 	}
 	status := make([]byte, 16)
 	n, _ := stR.Read(status)
+	if p.stuck(setup, ws, status[:n]) {
+		return nil, stuckFailure("the prepared mount namespace")
+	}
 	if err := setupFailure("the prepared mount namespace", p, status[:n]); err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ import (
 const (
 	opMount    = iota + 1 // mount(src, dst, fstype, flags, data); on ENOENT skip the next op when skip is set
 	opMkdir               // mkdir(dst, 0755), EEXIST ignored
-	opCreat               // open(dst, O_CREAT|O_WRONLY) and close it
+	opCreat               // mknod(dst, regular file), EEXIST ignored: a mount point, made without opening anything
 	opClose               // close(fd)
 	opOpenPath            // open(dst, O_PATH) onto descriptor fd (a fixed number, so a later op can name it)
 )
@@ -74,6 +74,7 @@ const (
 	stNetNS
 	stMntNS
 	stSendNS
+	stDeadline
 	stOps // + index of the op's label
 )
 
@@ -81,7 +82,8 @@ var stepNames = []string{"set the process group", "set up stdin/stdout/stderr", 
 	"allow the private /tmp and the workspace's layer in the Landlock ruleset", "enter the workspace", "drop to the sandbox uid",
 	"set the parent-death signal", "set no_new_privs", "clear dumpable", "landlock restrict",
 	"install the seccomp filter", "set a resource limit", "exec", "enter the call's prepared network namespace",
-	"enter the call's prepared mount namespace", "hand the prepared mount namespace to serve"}
+	"enter the call's prepared mount namespace", "hand the prepared mount namespace to serve",
+	"arm the deadline of the sandbox's setup"}
 
 type rawPlan struct {
 	flags uintptr
@@ -116,6 +118,45 @@ type rawPlan struct {
 	closeFDs              bool
 	empty                 *byte
 	argv, envp            []*byte
+	// The child's deadline, armed by it first thing (rawStart fills these): a POSIX timer that
+	// kills it (SIGKILL: not blockable, not ignorable) if it has not exec'd or exited by then;
+	// the exec deletes the timer. Serve's thread waits for the child (vfork) holding its Go
+	// scheduler slot, and the runtime cannot stop the world without that slot: a child stuck in
+	// its setup (an open that waits on a FIFO, say) would freeze every call of serve, not only
+	// its own, and nothing in Go could time it out.
+	deadlineEv sigevent
+	deadline   itimerspec
+	timerID    int32 // written by the child, never read
+	noDeadline bool  // a mutant build's: no timer
+}
+
+// childSetupLimit bounds the direct start's child between clone and exec (its setup takes a
+// millisecond or two; this is generous for a loaded machine). A variable for the test that
+// shows a stuck child killed.
+var childSetupLimit = 5 * time.Second
+
+// sigevent is struct sigevent (64 bytes on 64-bit Linux), for timer_create.
+type sigevent struct {
+	value  uint64
+	signo  int32
+	notify int32 // SIGEV_SIGNAL is 0
+	_      [12]int32
+}
+
+// itimerspec is struct itimerspec, for timer_settime.
+type itimerspec struct{ interval, value unix.Timespec }
+
+// armDeadline fills the child's deadline (before the fork: the child only passes pointers).
+func (p *rawPlan) armDeadline() {
+	p.deadlineEv = sigevent{signo: int32(unix.SIGKILL)}
+	p.deadline = itimerspec{value: unix.NsecToTimespec(childSetupLimit.Nanoseconds())}
+	p.noDeadline = mutated("child-setup-deadline")
+}
+
+// stuck says whether the child was killed by its deadline before its exec: it went on past the
+// limit (rawStart returns at the exec or the child's end), left no report, and died by SIGKILL.
+func (p *rawPlan) stuck(took time.Duration, ws unix.WaitStatus, status []byte) bool {
+	return !p.noDeadline && took >= childSetupLimit && len(status) == 0 && ws.Signaled() && ws.Signal() == unix.SIGKILL
 }
 
 // directOK says whether this executor starts calls directly (see above).
@@ -257,13 +298,20 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 	// Descriptor numbers above every one the child still needs (the status pipe, the ruleset,
 	// the binary): the child's table is its own copy, so whatever serve had there is untouched.
 	next := max(p.status, p.rulesetFD, p.binFD, p.stdin, p.stdout, p.stderr, p.netns, p.mntns, p.sock) + 1
+	var paths []string
+	var dirs []bool
 	for _, q := range helper.TmpPaths(s) {
 		var st unix.Stat_t
 		if unix.Stat(q, &st) != nil {
 			continue // optional paths may be missing
 		}
-		keeps = append(keeps, keep{q, next, st.Mode&unix.S_IFMT == unix.S_IFDIR})
-		next++
+		paths, dirs = append(paths, q), append(dirs, st.Mode&unix.S_IFMT == unix.S_IFDIR)
+	}
+	for i, q := range paths {
+		if !helper.Covered(i, paths, dirs) {
+			keeps = append(keeps, keep{q, next, dirs[i]})
+			next++
+		}
 	}
 	for _, k := range keeps { // opened in the child's own mount namespace: a bind source must be
 		add(rawOp{kind: opOpenPath, dst: c(k.path), fd: k.fd}, "bind "+k.path+" back under the private /tmp")
@@ -402,6 +450,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	syscall.ForkLock.Lock()
 	pid, errno := rawStart(p)
 	syscall.ForkLock.Unlock()
+	setup := time.Since(start)
 	fds.closeWriteEnds()
 	if errno != 0 {
 		return nil, fmt.Errorf("start the command: clone: %w", errno)
@@ -433,6 +482,9 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 		e.prepareNetNS()
 	}()
 	drainCopies(&copying, outR, errR)
+	if p.stuck(setup, ws, status) {
+		return nil, stuckFailure(pc.Name)
+	}
 	if err := setupFailure(pc.Name, p, status); err != nil {
 		return nil, err
 	}
@@ -491,6 +543,11 @@ func drainCopies(copying *sync.WaitGroup, outR, errR *os.File) {
 
 // setupFailure is the error the child's status report names (nil when it reached exec): an
 // 8-byte report is the failed step and its errno, anything else non-blank a short report.
+// stuckFailure is the error of a child its deadline killed before its exec.
+func stuckFailure(name string) error {
+	return fmt.Errorf("%s could not start: the sandbox's setup did not finish within %s and was stopped (a path it mounts may be on a file system that does not answer; run `mcpsandbox serve --policy FILE --check` to see which layer fails on this host)", name, childSetupLimit)
+}
+
 func setupFailure(name string, p *rawPlan, status []byte) error {
 	if len(status) == 8 {
 		step, en := int(int32(binary.NativeEndian.Uint32(status))), syscall.Errno(binary.NativeEndian.Uint32(status[4:]))

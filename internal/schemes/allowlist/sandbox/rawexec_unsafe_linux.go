@@ -31,6 +31,7 @@ var atFDCWD = func() uintptr { v := unix.AT_FDCWD; return uintptr(v) }()
 // rawStart starts the child: fork (sharing memory until the exec, as os/exec does) and, in
 // the child, apply the plan and exec.
 func rawStart(p *rawPlan) (int, syscall.Errno) {
+	p.armDeadline()
 	pid, errno := rawChild(p) // calls runtimeBeforeFork after its own stack check
 	runtimeAfterFork()
 	return int(pid), errno
@@ -62,6 +63,19 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	}
 	// The child.
 	runtimeAfterForkInChild()
+	if !p.noDeadline {
+		// First: whatever follows may block on what it is given (rawPlan.deadline says why
+		// that must not last).
+		step = stDeadline
+		if _, _, err = syscall.RawSyscall(syscall.SYS_TIMER_CREATE, unix.CLOCK_MONOTONIC,
+			uintptr(unsafe.Pointer(&p.deadlineEv)), uintptr(unsafe.Pointer(&p.timerID))); err != 0 {
+			goto fail
+		}
+		if _, _, err = syscall.RawSyscall6(syscall.SYS_TIMER_SETTIME, uintptr(p.timerID), 0,
+			uintptr(unsafe.Pointer(&p.deadline)), 0, 0, 0); err != 0 {
+			goto fail
+		}
+	}
 	if p.prepare {
 		goto mounts // a mount namespace made ahead of a call: nothing but its mount list
 	}
@@ -126,10 +140,11 @@ mounts:
 					err = 0
 				}
 			case opCreat:
-				fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(op.dst)),
-					syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644, 0, 0)
-				if err == 0 {
-					syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+				// mknod, not open(O_CREAT): an open of what is already there (a FIFO) can wait.
+				_, _, err = syscall.RawSyscall6(syscall.SYS_MKNODAT, atFDCWD, uintptr(unsafe.Pointer(op.dst)),
+					syscall.S_IFREG|0o644, 0, 0, 0)
+				if err == syscall.EEXIST {
+					err = 0
 				}
 			case opClose:
 				syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(op.fd), 0, 0)

@@ -66,6 +66,22 @@ func TmpPaths(s *Spec) []string {
 	return out
 }
 
+// Covered says whether tmp path i (of paths, dirs[j] telling which are directories) is inside
+// another one that is a directory: it comes back with that directory's bind, and is not bound
+// again. Binding it again would first make its mount point through the host's directory (the
+// bind is in place by then), on the host's file system: opening a FIFO there waited forever.
+func Covered(i int, paths []string, dirs []bool) bool {
+	if mutated("tmp-keeps-nested") {
+		return false
+	}
+	for j, d := range paths {
+		if j != i && dirs[j] && d != paths[i] && Within(d, paths[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // ROBinds are the paths to mount read-only (none when a mutant build switches that off).
 func ROBinds(s *Spec) []string { return mutateROBinds(s.ROBinds) }
 

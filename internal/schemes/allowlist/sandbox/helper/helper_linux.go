@@ -244,6 +244,8 @@ func privateMounts(s *Spec) error {
 		dir  bool
 	}
 	var keeps []keep
+	var paths []string
+	var dirs []bool
 	for _, p := range TmpPaths(s) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -255,7 +257,17 @@ func privateMounts(s *Spec) error {
 			continue
 		}
 		keeps = append(keeps, keep{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+		paths, dirs = append(paths, p), append(dirs, st.Mode&unix.S_IFMT == unix.S_IFDIR)
 	}
+	kept := keeps[:0]
+	for i, k := range keeps {
+		if Covered(i, paths, dirs) {
+			unix.Close(k.fd)
+		} else {
+			kept = append(kept, k)
+		}
+	}
+	keeps = kept
 	opts, _ := TmpfsOptions(s) // mountTmp applies the private-tmp mutant
 	if err := mountTmp(opts); err != nil {
 		return fmt.Errorf("mount a private /tmp: %w", err)
@@ -269,8 +281,9 @@ func privateMounts(s *Spec) error {
 			if err := os.MkdirAll(path.Dir(k.path), 0o755); err != nil {
 				return fmt.Errorf("bind %s back under the private /tmp: %w", k.path, err)
 			}
-			if fd, err := unix.Open(k.path, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644); err == nil {
-				unix.Close(fd)
+			// mknod, not open(O_CREAT): an open of what is already there (a FIFO) can wait.
+			if err := unix.Mknod(k.path, unix.S_IFREG|0o644, 0); err != nil && !errors.Is(err, unix.EEXIST) {
+				return fmt.Errorf("bind %s back under the private /tmp: %w", k.path, err)
 			}
 		}
 		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), k.path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
@@ -332,9 +345,10 @@ func landlockRuleset(s *Spec) (fd int, flags uint32, abi int, err error) {
 	if mutated("landlock-exec") {
 		rw = landlock.V11.HandledAccessFS
 	}
+	dirs, files := splitReadDirs(s.ReadDirs)
 	rules := []landlock.Rule{
-		landlock.PathAccess(read, s.ReadDirs...).IgnoreIfMissing(),
-		landlock.PathAccess(llsys.AccessFSReadFile, s.ReadFiles...).IgnoreIfMissing(),
+		landlock.PathAccess(read, dirs...).IgnoreIfMissing(),
+		landlock.PathAccess(llsys.AccessFSReadFile, append(files, s.ReadFiles...)...).IgnoreIfMissing(),
 		landlock.PathAccess(exec, s.ExecFiles...),
 		landlock.PathAccess(dev, s.DevFiles...).IgnoreIfMissing(),
 		landlock.PathAccess(rw, s.RWDirs...),
@@ -346,6 +360,20 @@ func landlockRuleset(s *Spec) (fd int, flags uint32, abi int, err error) {
 		return -1, 0, abi, fmt.Errorf("build landlock ruleset: %w", err)
 	}
 	return fd, flags, abi, nil
+}
+
+// splitReadDirs moves the files out of a list of readable directories (a policy's read_paths
+// may name a file): Landlock refuses a directory's rights on a file, and the whole ruleset with
+// it. Missing paths stay (the rule ignores them).
+func splitReadDirs(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			files = append(files, p)
+		} else {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs, files
 }
 
 // recvFD reads the one-byte message carrying a descriptor (close-on-exec).

@@ -1,0 +1,183 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"golang.org/x/sys/unix"
+)
+
+// A file the call reads, inside a directory it reads, both under the host's /tmp: the directory
+// is bound back on top of the call's private /tmp with the file in it, and nothing reaches
+// through that bind to the host's file. Making a mount point for the file there opened the
+// host's file for writing; a FIFO in its place made that open wait forever, and the direct
+// start's child then held serve's thread (serve froze at its next garbage collection). Seen
+// from the call: the file is there and is no mount point of its own; from the host: nothing
+// opened it for writing (inotify). Both ways of starting a command, and the mount namespaces
+// prepared ahead of calls.
+func TestKeptDirsFilesNotBoundAgain(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the private /tmp needs a mount namespace: root")
+	}
+	for _, viaHelper := range []bool{false, true} {
+		e := pythonExecutor(t, nil, viaHelper)
+		root := t.TempDir()
+		if !strings.HasPrefix(root, "/tmp/") {
+			t.Skipf("the test's directory %s is not under /tmp (TMPDIR is set): nothing is bound back", root)
+		}
+		os.Chmod(root, 0o755)
+		os.Mkdir(filepath.Join(root, "sub"), 0o755)
+		file := filepath.Join(root, "sub", "file")
+		if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		in, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(in)
+		if _, err := unix.InotifyAddWatch(in, file, unix.IN_CLOSE_WRITE|unix.IN_MODIFY); err != nil {
+			t.Fatal(err)
+		}
+		e.al.ReadPaths = append(e.al.ReadPaths, root, file)
+		// The command's mount table is read from the host while it sleeps (Landlock keeps
+		// /proc/self/mountinfo from the command), found by a marker in its arguments.
+		marker := fmt.Sprintf("keptdirs-%d-%v", os.Getpid(), viaHelper)
+		prog := fmt.Sprintf("import os, time; print(os.path.exists(%q)); time.sleep(0.4)", file)
+		args, _ := json.Marshal(map[string]any{"command": "python3", "args": []string{"-c", prog, marker}})
+		for i := range 4 {
+			found := make(chan []string, 1)
+			go func() { found <- mountPointsOf(marker, 5*time.Second) }()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			res, err := e.run(ctx, executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10})
+			cancel()
+			if err != nil || res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "True" {
+				t.Fatalf("helper=%v call %d: %v %+v (want the file visible through its directory)", viaHelper, i, err, res)
+			}
+			mps := <-found
+			if mps == nil {
+				t.Fatalf("helper=%v call %d: the command's process was not found by its marker", viaHelper, i)
+			}
+			if !slices.Contains(mps, filepath.Join(root)) {
+				t.Fatalf("helper=%v call %d: %s is not bound back in the call (control): %v", viaHelper, i, root, mps)
+			}
+			if slices.Contains(mps, file) {
+				t.Errorf("helper=%v call %d: %s is a mount point of its own in the call, bound again inside its directory's bind", viaHelper, i, file)
+			}
+			time.Sleep(50 * time.Millisecond) // the next call's namespace is prepared meanwhile
+		}
+		e.Close()
+		buf := make([]byte, 4096)
+		if n, _ := unix.Read(in, buf); n > 0 {
+			t.Errorf("helper=%v: a call's setup opened the host's %s for writing (through its directory's bind)", viaHelper, file)
+		}
+	}
+}
+
+// The direct start's child (and the child that prepares a mount namespace) is killed if its
+// setup has not finished by its deadline. Here the preparing child's hand-over blocks: the
+// socket it sends the namespace on has a full queue. Run in a process of its own: without the
+// deadline that process's Go runtime freezes (the waiting thread holds its scheduler slot), and
+// the test would freeze with it.
+func TestChildSetupDeadline(t *testing.T) {
+	if os.Getenv("MCPSANDBOX_TEST_STUCK_CHILD") == "1" {
+		stuckChild(t)
+		return
+	}
+	if !directArch {
+		t.Skip("the direct start exists on amd64 only")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestChildSetupDeadline$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "MCPSANDBOX_TEST_STUCK_CHILD=1")
+	// Its own process group, killed whole: a stuck child outlives its parent otherwise (it
+	// holds both ends of its socket and the output pipes).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	defer func() {
+		if cmd.Process != nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}()
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("a child stuck in its setup was not stopped: its parent was still waiting after %s\n%s", time.Since(start).Round(time.Second), out)
+	}
+	if err != nil || !strings.Contains(string(out), "stuck child: killed by its deadline") {
+		t.Fatalf("the stuck child's run: %v\n%s", err, out)
+	}
+}
+
+// stuckChild starts a preparing child whose send blocks, and reports how it ended.
+func stuckChild(t *testing.T) {
+	childSetupLimit = 300 * time.Millisecond
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for { // fill the receiver's queue: the child's (blocking) send then waits
+		if _, err := unix.SendmsgN(pair[1], []byte{0}, nil, nil, unix.MSG_DONTWAIT); err != nil {
+			break
+		}
+	}
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := preparePlan(int(stW.Fd()), pair[1])
+	start := time.Now()
+	pid, errno := rawStart(p)
+	took := time.Since(start)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	stW.Close()
+	var ws unix.WaitStatus
+	unix.Wait4(pid, &ws, 0, nil)
+	status := make([]byte, 16)
+	n, _ := stR.Read(status)
+	if p.stuck(took, ws, status[:n]) {
+		t.Logf("stuck child: killed by its deadline after %s", took.Round(time.Millisecond))
+	} else {
+		t.Errorf("stuck child: ended with %v after %s, report %q", ws, took, status[:n])
+	}
+}
+
+// mountPointsOf finds the process whose arguments include marker and returns its mount points
+// (nil if none showed up within d).
+func mountPointsOf(marker string, d time.Duration) []string {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, c := range procs {
+			b, err := os.ReadFile(c)
+			if err != nil || !slices.Contains(strings.Split(string(b), "\x00"), marker) {
+				continue
+			}
+			mi, err := os.ReadFile(filepath.Join(filepath.Dir(c), "mountinfo"))
+			if err != nil {
+				continue
+			}
+			var mps []string
+			for _, l := range strings.Split(string(mi), "\n") {
+				if f := strings.Fields(l); len(f) > 4 {
+					mps = append(mps, f[4])
+				}
+			}
+			return mps
+		}
+	}
+	return nil
+}
