@@ -111,6 +111,8 @@ type Executor struct {
 	netnsFilling        atomic.Bool
 	layers              chan preparedLayer // workspace layers made ahead of calls (layerpool_linux.go)
 	layersFilling       atomic.Bool
+	layersMu            sync.Mutex      // orders a filler's start with Close (layerpool_linux.go)
+	layersMaking        sync.WaitGroup  // Close waits for it: a layer being made
 	mounts              *preparedMounts // a mount namespace made ahead of a call (mntns_linux.go); nil: none
 	mountsMu            sync.Mutex
 	mountsFilling       bool           // one is being made (under mountsMu)
@@ -429,6 +431,7 @@ func (e *Executor) Tools() []executor.Tool {
 func (e *Executor) Close() error {
 	e.closed.Store(true)
 	e.closeNetNS()
+	e.waitLayers()
 	e.closeLayers()
 	e.closeMounts()
 	wslayer.WaitRemoved()

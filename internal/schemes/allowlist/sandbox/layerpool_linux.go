@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"sync/atomic"
+
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
 	"golang.org/x/sys/unix"
 )
@@ -31,12 +33,25 @@ func (p preparedLayer) same(now *unix.Stat_t) bool {
 		mutated("layer-prepared-stale")
 }
 
+// layerMadeHook, when a test sets it, runs after a layer is made ahead and before it is pooled.
+var layerMadeHook atomic.Pointer[func(*Executor)]
+
 // prepareLayer fills the pool in the background; one filler at a time.
 func (e *Executor) prepareLayer() {
 	if e.layerRoot == "" || e.layers == nil || e.closed.Load() || !e.layersFilling.CompareAndSwap(false, true) {
 		return
 	}
 	defer e.layersFilling.Store(false)
+	e.layersMu.Lock()
+	if e.closed.Load() {
+		e.layersMu.Unlock()
+		return
+	}
+	if !mutated("layers-fill-untracked") {
+		e.layersMaking.Add(1)
+		defer e.layersMaking.Done()
+	}
+	e.layersMu.Unlock()
 	for len(e.layers) < cap(e.layers) && !e.closed.Load() {
 		var st unix.Stat_t
 		if unix.Stat(e.ws, &st) != nil {
@@ -45,6 +60,9 @@ func (e *Executor) prepareLayer() {
 		l, err := wslayer.New(e.layerRoot, e.ws)
 		if err != nil {
 			return // the call makes its own, and reports why it cannot
+		}
+		if h := layerMadeHook.Load(); h != nil {
+			(*h)(e)
 		}
 		select {
 		case e.layers <- preparedLayer{l, st}:
@@ -72,6 +90,16 @@ func (e *Executor) newLayer() (*wslayer.Layer, error) {
 	default:
 	}
 	return wslayer.New(e.layerRoot, e.ws)
+}
+
+// waitLayers waits for a filler (Close, after closed is set): one that saw closed unset has
+// registered by the time the lock is taken, and one that comes later sees it set (a registered
+// filler never takes the lock again). Without this a layer made as serve stopped was removed
+// after Close returned, or never.
+func (e *Executor) waitLayers() {
+	e.layersMu.Lock()
+	defer e.layersMu.Unlock()
+	e.layersMaking.Wait()
 }
 
 // closeLayers removes the prepared layers (Close).

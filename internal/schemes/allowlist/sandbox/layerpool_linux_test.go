@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,5 +65,51 @@ func TestPreparedLayerUsedOnceAndCurrent(t *testing.T) {
 	}
 	if _, err := os.Stat(second); err == nil {
 		t.Errorf("the stale prepared layer %s was not removed", second)
+	}
+}
+
+// A layer being made ahead of a call as serve stops is pooled and removed before Close returns:
+// none is left under the layer root for the next serve to sweep (a serve whose process ends at
+// Close left it there). The filler is held, once Close has begun, for 200 ms: Close must wait
+// for it. Red with the filler untracked (mutant layers-fill-untracked).
+func TestPreparedLayerDoneBeforeClose(t *testing.T) {
+	e := pythonExecutor(t, nil, false)
+	if e.layerRoot == "" {
+		t.Skip("no transactional workspace here: " + e.layerWhy)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.layers) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	e.closeLayers() // the pool empty: the next fill makes one
+	held := make(chan struct{})
+	var once sync.Once
+	hook := func(got *Executor) {
+		if got != e {
+			return
+		}
+		for !e.closed.Load() {
+			time.Sleep(time.Millisecond)
+		}
+		once.Do(func() { close(held) })
+		time.Sleep(200 * time.Millisecond)
+	}
+	layerMadeHook.Store(&hook)
+	t.Cleanup(func() { layerMadeHook.Store(nil) })
+	go e.prepareLayer()
+	for !e.layersFilling.Load() {
+		time.Sleep(time.Millisecond) // a filler has begun
+	}
+	e.Close()
+	select {
+	case <-held:
+	default:
+		t.Fatal("the filler made no layer before Close (control)")
+	}
+	ents, _ := os.ReadDir(e.layerRoot)
+	for _, d := range ents {
+		if strings.HasPrefix(d.Name(), "call-"+strconv.Itoa(os.Getpid())+"-") {
+			t.Errorf("a layer was left under the layer root after Close: %s", d.Name())
+		}
 	}
 }
