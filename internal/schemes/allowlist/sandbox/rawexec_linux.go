@@ -147,10 +147,15 @@ type sigevent struct {
 type itimerspec struct{ interval, value unix.Timespec }
 
 // armDeadline fills the child's deadline (before the fork: the child only passes pointers).
+// A child cloned into a new PID namespace (a call's) is that namespace's init, and the kernel
+// drops a signal sent to an init from inside its namespace when its action is the default, the
+// timer's SIGKILL included: such a child would never be stopped (attack round atk23). It gets
+// no timer, and nothing of what a call controls is looked up in it: its mount list is made
+// by a child of its own that has one (spawnDirect, newMountNS).
 func (p *rawPlan) armDeadline() {
 	p.deadlineEv = sigevent{signo: int32(unix.SIGKILL)}
 	p.deadline = itimerspec{value: unix.NsecToTimespec(childSetupLimit.Nanoseconds())}
-	p.noDeadline = mutated("child-setup-deadline")
+	p.noDeadline = mutated("child-setup-deadline") || p.flags&unix.CLONE_NEWPID != 0
 }
 
 // stuck says whether the child was killed by its deadline before its exec: it went on past the
@@ -289,6 +294,9 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 		return b
 	}
 	add(rawOp{dst: c("/")}, "make mounts private")
+	for _, d := range e.mountsFirst {
+		add(rawOp{kind: opMkdir, dst: c(d)}, "make "+d)
+	}
 	type keep struct {
 		path string
 		fd   int // the descriptor number the child opens it on, before /tmp is covered
@@ -435,6 +443,18 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 			pm.ns.Close()
 		}
 	}
+	if use == nil && spec.Mounts && e.attr.has(unix.CLONE_NEWNS) && !mutated("mounts-in-init-child") {
+		// None made ahead: made now, by a child of its own. The call's child is its PID
+		// namespace's init, which no deadline can stop (rawPlan.armDeadline), and the mount list
+		// looks up paths in the workspace and under /tmp (a bind from a file system that does
+		// not answer waits, killable only); the child that makes the list has the deadline.
+		ns, err := e.newMountNS(&spec, pc.Name)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { go ns.Close() }() // its teardown (the private /tmp, the overlay) off the call's path
+		use = &preparedMounts{ns: ns, rulesetFD: -1}
+	}
 	fds, err := e.openSpawnFDs()
 	if err != nil {
 		return nil, err
@@ -448,9 +468,10 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	defer cleanup()
 	start := time.Now()
 	syscall.ForkLock.Lock()
+	forked := time.Now() // the wait for the lock is no part of the child's setup (stuck)
 	pid, errno := rawStart(p)
 	syscall.ForkLock.Unlock()
-	setup := time.Since(start)
+	setup := time.Since(forked)
 	fds.closeWriteEnds()
 	if errno != 0 {
 		return nil, fmt.Errorf("start the command: clone: %w", errno)
