@@ -396,7 +396,7 @@ func (e *Executor) newMountNS(s *helper.Spec, name string) (*os.File, error) {
 	status := make([]byte, 16)
 	n, _ := stR.Read(status)
 	if p.stuck(setup, ws, status[:n]) {
-		return nil, stuckFailure(name)
+		return nil, stuckFailure(name, p)
 	}
 	if err := setupFailure(name, p, status[:n]); err != nil {
 		return nil, err

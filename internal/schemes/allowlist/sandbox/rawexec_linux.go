@@ -127,7 +127,11 @@ type rawPlan struct {
 	deadlineEv sigevent
 	deadline   itimerspec
 	timerID    int32 // written by the child, never read
-	noDeadline bool  // a mutant build's: no timer
+	// step is the child's current step (an index as its report's, stepNames or stOps + label),
+	// written by the child before each: what a child its deadline stopped was doing, read by
+	// the parent once the child is gone (a vfork shares its memory).
+	step       int
+	noDeadline bool // a mutant build's: no timer
 }
 
 // childSetupLimit bounds the direct start's child between clone and exec (its setup takes a
@@ -504,7 +508,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	}()
 	drainCopies(&copying, outR, errR)
 	if p.stuck(setup, ws, status) {
-		return nil, stuckFailure(pc.Name)
+		return nil, stuckFailure(pc.Name, p)
 	}
 	if err := setupFailure(pc.Name, p, status); err != nil {
 		return nil, err
@@ -562,27 +566,34 @@ func drainCopies(copying *sync.WaitGroup, outR, errR *os.File) {
 	}
 }
 
-// setupFailure is the error the child's status report names (nil when it reached exec): an
-// 8-byte report is the failed step and its errno, anything else non-blank a short report.
-// stuckFailure is the error of a child its deadline killed before its exec.
-func stuckFailure(name string) error {
-	return fmt.Errorf("%s could not start: the sandbox's setup did not finish within %s and was stopped (a path it mounts may be on a file system that does not answer; run `mcpsandbox serve --policy FILE --check` to see which layer fails on this host)", name, childSetupLimit)
+// stuckFailure is the error of a child its deadline killed before its exec: it names the step
+// the child was at (attack round atk23: it named none, and pointed at --check, whose probe
+// looks up none of the call's paths).
+func stuckFailure(name string, p *rawPlan) error {
+	return fmt.Errorf("%s could not start: the sandbox's setup did not finish within %s and was stopped; it was at: %s (a path there may be on a file system that does not answer, a network or FUSE mount say)",
+		name, childSetupLimit, p.stepLabel(p.step))
 }
 
+// stepLabel says what step (as the child reports it) is.
+func (p *rawPlan) stepLabel(step int) string {
+	switch {
+	case step >= stOps && step-stOps < len(p.labels):
+		return p.labels[step-stOps]
+	case step >= 0 && step < len(stepNames):
+		return stepNames[step]
+	}
+	return "start"
+}
+
+// setupFailure is the error the child's status report names (nil when it reached exec): an
+// 8-byte report is the failed step and its errno, anything else non-blank a short report.
 func setupFailure(name string, p *rawPlan, status []byte) error {
 	if len(status) == 8 {
 		step, en := int(int32(binary.NativeEndian.Uint32(status))), syscall.Errno(binary.NativeEndian.Uint32(status[4:]))
 		if step == stExec {
 			return helperFailure(name, fmt.Sprintf("exec failed: errno %d", int(en)))
 		}
-		label := "start"
-		switch {
-		case step >= stOps && step-stOps < len(p.labels):
-			label = p.labels[step-stOps]
-		case step >= 0 && step < len(stepNames):
-			label = stepNames[step]
-		}
-		return helperFailure(name, fmt.Sprintf("sandbox setup failed: %s: %v", label, en))
+		return helperFailure(name, fmt.Sprintf("sandbox setup failed: %s: %v", p.stepLabel(step), en))
 	} else if len(bytes.TrimSpace(status)) > 0 {
 		return helperFailure(name, "sandbox setup failed: a short report from the child")
 	}

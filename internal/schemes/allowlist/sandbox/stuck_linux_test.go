@@ -279,6 +279,9 @@ func stuckMounts(t *testing.T, mnt string) {
 	if took > 5*time.Second {
 		t.Errorf("the call ended after %s, not at its setup's deadline (%s)", took, childSetupLimit)
 	}
+	if !strings.Contains(err.Error(), "make "+e.mountsFirst[0]) {
+		t.Errorf("the error does not name the step that waited (make %s): %v", e.mountsFirst[0], err)
+	}
 	t.Logf("stuck mounts: stopped by the deadline after %s: %v", took.Round(time.Millisecond), err)
 	e.mountsFirst = nil
 	res, err = e.run(ctx, executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10})
