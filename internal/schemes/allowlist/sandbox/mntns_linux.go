@@ -301,7 +301,7 @@ func (e *Executor) newPrepared(s helper.Spec) *preparedMounts {
 	s.Overlay = l.OverlayOptions(e.attr.userNS)
 	paths := preparedPaths(&s)
 	before := pathIDs(paths)
-	ns, err := e.newMountNS(&s, "the prepared mount namespace")
+	ns, err := e.newMountNS(&s, "the prepared mount namespace", childSetupLimit)
 	if err != nil {
 		_ = l.Remove()
 		e.log.Debug("could not prepare a mount namespace ahead of a call (calls make their own)", "err", err)
@@ -357,8 +357,9 @@ func preparePlan(status, sock int) *rawPlan {
 // newMountNS makes spec s's mount list in a new mount namespace, in a child forked for that
 // alone (the direct start's child, rawexec_unsafe_linux.go, told to stop after the list), and
 // returns the namespace. The child runs nothing but the list's system calls and exits. name is
-// what its errors name (the call's command, or the namespace made ahead of a call).
-func (e *Executor) newMountNS(s *helper.Spec, name string) (*os.File, error) {
+// what its errors name (the call's command, or the namespace made ahead of a call); limit is the
+// child's deadline.
+func (e *Executor) newMountNS(s *helper.Spec, name string, limit time.Duration) (*os.File, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("socket pair: %w", err)
@@ -373,7 +374,7 @@ func (e *Executor) newMountNS(s *helper.Spec, name string) (*os.File, error) {
 	defer stR.Close()
 	defer stW.Close()
 	p := preparePlan(int(stW.Fd()), int(send.Fd()))
-	p.flags, p.mounts = unix.CLONE_NEWNS, true
+	p.flags, p.mounts, p.limit = unix.CLONE_NEWNS, true, limit
 	if err := e.planMounts(p, s); err != nil {
 		return nil, err
 	}

@@ -131,7 +131,27 @@ type rawPlan struct {
 	// written by the child before each: what a child its deadline stopped was doing, read by
 	// the parent once the child is gone (a vfork shares its memory).
 	step       int
-	noDeadline bool // a mutant build's: no timer
+	noDeadline bool          // a mutant build's: no timer
+	limit      time.Duration // the deadline's delay; 0: childSetupLimit
+}
+
+// setupLimit is how long the child has before its deadline.
+func (p *rawPlan) setupLimit() time.Duration {
+	if p.limit > 0 {
+		return p.limit
+	}
+	return childSetupLimit
+}
+
+// callSetupLimit is the setup's deadline for a call that must end by ctx's deadline: the
+// child's limit, or less when the call's time ends first (attack round atk23: a call with a
+// 1 s timeout whose mount list waited ran 5 s).
+func callSetupLimit(ctx context.Context) time.Duration {
+	limit := childSetupLimit
+	if dl, ok := ctx.Deadline(); ok && !mutated("setup-deadline-past-timeout") {
+		limit = min(limit, max(time.Until(dl), time.Millisecond))
+	}
+	return limit
 }
 
 // childSetupLimit bounds the direct start's child between clone and exec (its setup takes a
@@ -158,14 +178,14 @@ type itimerspec struct{ interval, value unix.Timespec }
 // by a child of its own that has one (spawnDirect, newMountNS).
 func (p *rawPlan) armDeadline() {
 	p.deadlineEv = sigevent{signo: int32(unix.SIGKILL)}
-	p.deadline = itimerspec{value: unix.NsecToTimespec(childSetupLimit.Nanoseconds())}
+	p.deadline = itimerspec{value: unix.NsecToTimespec(p.setupLimit().Nanoseconds())}
 	p.noDeadline = mutated("child-setup-deadline") || p.flags&unix.CLONE_NEWPID != 0
 }
 
 // stuck says whether the child was killed by its deadline before its exec: it went on past the
 // limit (rawStart returns at the exec or the child's end), left no report, and died by SIGKILL.
 func (p *rawPlan) stuck(took time.Duration, ws unix.WaitStatus, status []byte) bool {
-	return !p.noDeadline && took >= childSetupLimit && len(status) == 0 && ws.Signaled() && ws.Signal() == unix.SIGKILL
+	return !p.noDeadline && took >= p.setupLimit() && len(status) == 0 && ws.Signaled() && ws.Signal() == unix.SIGKILL
 }
 
 // directOK says whether this executor starts calls directly (see above).
@@ -452,7 +472,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 		// namespace's init, which no deadline can stop (rawPlan.armDeadline), and the mount list
 		// looks up paths in the workspace and under /tmp (a bind from a file system that does
 		// not answer waits, killable only); the child that makes the list has the deadline.
-		ns, err := e.newMountNS(&spec, pc.Name)
+		ns, err := e.newMountNS(&spec, pc.Name, callSetupLimit(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -571,7 +591,7 @@ func drainCopies(copying *sync.WaitGroup, outR, errR *os.File) {
 // looks up none of the call's paths).
 func stuckFailure(name string, p *rawPlan) error {
 	return fmt.Errorf("%s could not start: the sandbox's setup did not finish within %s and was stopped; it was at: %s (a path there may be on a file system that does not answer, a network or FUSE mount say)",
-		name, childSetupLimit, p.stepLabel(p.step))
+		name, p.setupLimit(), p.stepLabel(p.step))
 }
 
 // stepLabel says what step (as the child reports it) is.

@@ -247,7 +247,7 @@ func TestCallMountListDeadline(t *testing.T) {
 // stuckMounts has the calls' mount list look a path up first on mnt, a FUSE file system that
 // never answers, and runs a call.
 func stuckMounts(t *testing.T, mnt string) {
-	childSetupLimit = 500 * time.Millisecond
+	childSetupLimit = 2 * time.Second
 	e := pythonExecutor(t, nil, false)
 	if !e.directOK() || !e.attr.has(unix.CLONE_NEWNS) {
 		t.Skip("no direct start with a mount namespace here")
@@ -283,6 +283,16 @@ func stuckMounts(t *testing.T, mnt string) {
 		t.Errorf("the error does not name the step that waited (make %s): %v", e.mountsFirst[0], err)
 	}
 	t.Logf("stuck mounts: stopped by the deadline after %s: %v", took.Round(time.Millisecond), err)
+	// A call whose own timeout comes first ends at it, not at the setup's deadline.
+	short, cancelShort := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancelShort()
+	start = time.Now()
+	res, err = e.run(short, executor.Call{Args: args, Timeout: 300 * time.Millisecond, MaxOutput: 64 << 10})
+	if took := time.Since(start); err == nil || took > time.Second {
+		t.Errorf("a call with a 300ms timeout whose mount list waits: %v %+v after %s (want its end at its timeout)", err, res, took)
+	} else {
+		t.Logf("short call: ended after %s: %v", took.Round(time.Millisecond), err)
+	}
 	e.mountsFirst = nil
 	res, err = e.run(ctx, executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10})
 	if err != nil || strings.TrimSpace(res.Stdout) != "ran" {
