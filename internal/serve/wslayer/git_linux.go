@@ -2,6 +2,7 @@ package wslayer
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,7 +13,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"golang.org/x/sys/unix"
@@ -323,21 +326,59 @@ func (g *gitGuard) names(file, worktree string, seen map[string]bool, depth int)
 	return g.handNames(file, worktree, seen, depth)
 }
 
+// gitConfigLimit bounds one run of git reading a config (a few milliseconds; a variable for
+// the test).
+var gitConfigLimit = 2 * time.Second
+
+// gitStuck remembers the configs git did not finish reading within gitConfigLimit, by path
+// and identity (device, inode, size, change time): until one changes, the non-blocking reader
+// reads it at once, and a FIFO it includes costs every later commit nothing.
+var gitStuck sync.Map // string -> fileID
+
+type fileID struct {
+	dev, ino uint64
+	size     int64
+	ctime    int64
+}
+
+func idOf(st *unix.Stat_t) fileID {
+	return fileID{uint64(st.Dev), st.Ino, st.Size, st.Ctim.Nano()}
+}
+
 // gitNames is names read by git.
 func (g *gitGuard) gitNames(file, worktree string, seen map[string]bool, depth int) []string {
 	if depth > 5 || seen[file] {
 		return nil
 	}
 	seen[file] = true
-	if _, err := os.Stat(file); err != nil {
+	var st unix.Stat_t
+	if err := unix.Stat(file, &st); err != nil {
 		return nil
 	}
-	cmd := exec.Command(g.git, "config", "--file", file, "--includes", "--show-origin", "--null", "--list")
+	if id, ok := gitStuck.Load(file); ok && id == idOf(&st) {
+		return g.handNames(file, worktree, seen, depth)
+	}
+	// A time limit: git opens what the config includes as it is, and an include that names a
+	// FIFO (under /tmp, say) made git, the commit, and the workspace's lock wait for good
+	// (attack round atk23). A git stopped at it is as one that refused the file.
+	ctx, cancel := context.WithTimeout(context.Background(), gitConfigLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, g.git, "config", "--file", file, "--includes", "--show-origin", "--null", "--list")
+	if mutated("workspace-git-unbounded") {
+		cmd = exec.Command(g.git, "config", "--file", file, "--includes", "--show-origin", "--null", "--list")
+	}
 	cmd.Env = []string{"HOME=" + g.home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "PATH=/usr/bin:/bin"}
+	cmd.WaitDelay = time.Second
 	var stdout strings.Builder
 	cmd.Stdout = &stdout
-	if err := cmd.Run(); err != nil && stdout.Len() == 0 {
-		return g.handNames(file, worktree, seen, depth) // git refused it: read what can be read
+	if err := cmd.Run(); err != nil && (stdout.Len() == 0 || ctx.Err() != nil) {
+		// git refused it: read what can be read (not yet seen by that reader: marked seen
+		// above, it read nothing, and a config git refused named nothing)
+		if ctx.Err() != nil {
+			gitStuck.Store(file, idOf(&st))
+		}
+		delete(seen, file)
+		return g.handNames(file, worktree, seen, depth)
 	}
 	var out []string
 	type kv struct{ origin, key, val string }

@@ -1555,3 +1555,64 @@ func TestCommitRefusesWhatMoreConfigsRun(t *testing.T) {
 		t.Errorf("scripts/other.sh, which nothing runs, was not applied (%s)", Summary(w))
 	}
 }
+
+// Nor does a FIFO that git's config includes (outside the workspace, say under /tmp, where a
+// local user can put one where a missing include names it): git reads the config for the
+// commit, and git's open waits on a FIFO. The commit held the workspace's lock for good, every
+// session's calls with it (attack round atk23). git now runs with a time limit, and the
+// non-blocking reader stands in when it is exceeded.
+func TestCommitDoesNotWaitOnAFIFOGitReads(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP: no git: the hand reader, which does not wait, reads the config")
+	}
+	t.Setenv("HOME", t.TempDir())
+	fifo := filepath.Join(t.TempDir(), "team.gitconfig")
+	if err := unix.Mkfifo(fifo, 0o666); err != nil {
+		t.Skip(err)
+	}
+	old := gitConfigLimit
+	gitConfigLimit = time.Second
+	defer func() { gitConfigLimit = old }()
+	ws := filepath.Join(t.TempDir(), "ws")
+	write(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, ".git", "config"), "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = "+fifo+"\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "tools", "hooks", "pre-commit"), "#!/bin/sh\nevil\n")
+	write(t, filepath.Join(l.Upper, "notes.txt"), "fine\n")
+	done := make(chan *executor.WorkspaceChanges, 1)
+	go func() {
+		w, _ := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+		done <- w
+	}()
+	select {
+	case w := <-done:
+		if w == nil || refusedWhy(w, "tools/hooks") == "" && refusedWhy(w, "tools/hooks/pre-commit") == "" {
+			t.Errorf("the hooks directory the config names is not protected: %s", Summary(w))
+		}
+		// The next commit does not wait for git again: the config has not changed.
+		l2, err := New(t.TempDir(), ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(l2.Upper, "more.txt"), "fine\n")
+		start := time.Now()
+		l2.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+		if took := time.Since(start); took > gitConfigLimit/2 {
+			t.Errorf("the next commit took %s: it waited for git on the same config again", took)
+		}
+	case <-time.After(15 * time.Second):
+		for range 10 { // let git go (it may open the FIFO more than once) so the test ends
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		<-done
+		t.Fatal("the commit waited on a FIFO git's config includes")
+	}
+}

@@ -119,6 +119,7 @@ type Executor struct {
 	mountsSkip          int            // calls left that prepare none (mntns_linux.go: mountsBackoff)
 	mountsMaking        sync.WaitGroup // Close waits for it: a namespace being made, or one no call took being dropped
 	unprepared          bool           // tests and benchmarks: calls make their own mount namespace
+	mountsFirst         []string       // tests: directories a mount list makes first (stuck_linux_test.go)
 	egress              *egress        // nil: the policy lists no hosts (egress_linux.go)
 	closed              atomic.Bool
 

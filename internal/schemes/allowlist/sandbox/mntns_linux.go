@@ -301,7 +301,7 @@ func (e *Executor) newPrepared(s helper.Spec) *preparedMounts {
 	s.Overlay = l.OverlayOptions(e.attr.userNS)
 	paths := preparedPaths(&s)
 	before := pathIDs(paths)
-	ns, err := e.newMountNS(&s)
+	ns, err := e.newMountNS(&s, "the prepared mount namespace", childSetupLimit)
 	if err != nil {
 		_ = l.Remove()
 		e.log.Debug("could not prepare a mount namespace ahead of a call (calls make their own)", "err", err)
@@ -356,8 +356,10 @@ func preparePlan(status, sock int) *rawPlan {
 
 // newMountNS makes spec s's mount list in a new mount namespace, in a child forked for that
 // alone (the direct start's child, rawexec_unsafe_linux.go, told to stop after the list), and
-// returns the namespace. The child runs nothing but the list's system calls and exits.
-func (e *Executor) newMountNS(s *helper.Spec) (*os.File, error) {
+// returns the namespace. The child runs nothing but the list's system calls and exits. name is
+// what its errors name (the call's command, or the namespace made ahead of a call); limit is the
+// child's deadline.
+func (e *Executor) newMountNS(s *helper.Spec, name string, limit time.Duration) (*os.File, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("socket pair: %w", err)
@@ -372,7 +374,7 @@ func (e *Executor) newMountNS(s *helper.Spec) (*os.File, error) {
 	defer stR.Close()
 	defer stW.Close()
 	p := preparePlan(int(stW.Fd()), int(send.Fd()))
-	p.flags, p.mounts = unix.CLONE_NEWNS, true
+	p.flags, p.mounts, p.limit = unix.CLONE_NEWNS, true, limit
 	if err := e.planMounts(p, s); err != nil {
 		return nil, err
 	}
@@ -395,9 +397,9 @@ func (e *Executor) newMountNS(s *helper.Spec) (*os.File, error) {
 	status := make([]byte, 16)
 	n, _ := stR.Read(status)
 	if p.stuck(setup, ws, status[:n]) {
-		return nil, stuckFailure("the prepared mount namespace")
+		return nil, stuckFailure(name, p)
 	}
-	if err := setupFailure("the prepared mount namespace", p, status[:n]); err != nil {
+	if err := setupFailure(name, p, status[:n]); err != nil {
 		return nil, err
 	}
 	if !ws.Exited() || ws.ExitStatus() != 0 {

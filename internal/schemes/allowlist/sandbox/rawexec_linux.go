@@ -127,7 +127,31 @@ type rawPlan struct {
 	deadlineEv sigevent
 	deadline   itimerspec
 	timerID    int32 // written by the child, never read
-	noDeadline bool  // a mutant build's: no timer
+	// step is the child's current step (an index as its report's, stepNames or stOps + label),
+	// written by the child before each: what a child its deadline stopped was doing, read by
+	// the parent once the child is gone (a vfork shares its memory).
+	step       int
+	noDeadline bool          // a mutant build's: no timer
+	limit      time.Duration // the deadline's delay; 0: childSetupLimit
+}
+
+// setupLimit is how long the child has before its deadline.
+func (p *rawPlan) setupLimit() time.Duration {
+	if p.limit > 0 {
+		return p.limit
+	}
+	return childSetupLimit
+}
+
+// callSetupLimit is the setup's deadline for a call that must end by ctx's deadline: the
+// child's limit, or less when the call's time ends first (attack round atk23: a call with a
+// 1 s timeout whose mount list waited ran 5 s).
+func callSetupLimit(ctx context.Context) time.Duration {
+	limit := childSetupLimit
+	if dl, ok := ctx.Deadline(); ok && !mutated("setup-deadline-past-timeout") {
+		limit = min(limit, max(time.Until(dl), time.Millisecond))
+	}
+	return limit
 }
 
 // childSetupLimit bounds the direct start's child between clone and exec (its setup takes a
@@ -147,16 +171,21 @@ type sigevent struct {
 type itimerspec struct{ interval, value unix.Timespec }
 
 // armDeadline fills the child's deadline (before the fork: the child only passes pointers).
+// A child cloned into a new PID namespace (a call's) is that namespace's init, and the kernel
+// drops a signal sent to an init from inside its namespace when its action is the default, the
+// timer's SIGKILL included: such a child would never be stopped (attack round atk23). It gets
+// no timer, and nothing of what a call controls is looked up in it: its mount list is made
+// by a child of its own that has one (spawnDirect, newMountNS).
 func (p *rawPlan) armDeadline() {
 	p.deadlineEv = sigevent{signo: int32(unix.SIGKILL)}
-	p.deadline = itimerspec{value: unix.NsecToTimespec(childSetupLimit.Nanoseconds())}
-	p.noDeadline = mutated("child-setup-deadline")
+	p.deadline = itimerspec{value: unix.NsecToTimespec(p.setupLimit().Nanoseconds())}
+	p.noDeadline = mutated("child-setup-deadline") || p.flags&unix.CLONE_NEWPID != 0
 }
 
 // stuck says whether the child was killed by its deadline before its exec: it went on past the
 // limit (rawStart returns at the exec or the child's end), left no report, and died by SIGKILL.
 func (p *rawPlan) stuck(took time.Duration, ws unix.WaitStatus, status []byte) bool {
-	return !p.noDeadline && took >= childSetupLimit && len(status) == 0 && ws.Signaled() && ws.Signal() == unix.SIGKILL
+	return !p.noDeadline && took >= p.setupLimit() && len(status) == 0 && ws.Signaled() && ws.Signal() == unix.SIGKILL
 }
 
 // directOK says whether this executor starts calls directly (see above).
@@ -289,6 +318,9 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 		return b
 	}
 	add(rawOp{dst: c("/")}, "make mounts private")
+	for _, d := range e.mountsFirst {
+		add(rawOp{kind: opMkdir, dst: c(d)}, "make "+d)
+	}
 	type keep struct {
 		path string
 		fd   int // the descriptor number the child opens it on, before /tmp is covered
@@ -435,6 +467,18 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 			pm.ns.Close()
 		}
 	}
+	if use == nil && spec.Mounts && e.attr.has(unix.CLONE_NEWNS) && !mutated("mounts-in-init-child") {
+		// None made ahead: made now, by a child of its own. The call's child is its PID
+		// namespace's init, which no deadline can stop (rawPlan.armDeadline), and the mount list
+		// looks up paths in the workspace and under /tmp (a bind from a file system that does
+		// not answer waits, killable only); the child that makes the list has the deadline.
+		ns, err := e.newMountNS(&spec, pc.Name, callSetupLimit(ctx))
+		if err != nil {
+			return nil, err
+		}
+		defer func() { go ns.Close() }() // its teardown (the private /tmp, the overlay) off the call's path
+		use = &preparedMounts{ns: ns, rulesetFD: -1}
+	}
 	fds, err := e.openSpawnFDs()
 	if err != nil {
 		return nil, err
@@ -448,9 +492,10 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	defer cleanup()
 	start := time.Now()
 	syscall.ForkLock.Lock()
+	forked := time.Now() // the wait for the lock is no part of the child's setup (stuck)
 	pid, errno := rawStart(p)
 	syscall.ForkLock.Unlock()
-	setup := time.Since(start)
+	setup := time.Since(forked)
 	fds.closeWriteEnds()
 	if errno != 0 {
 		return nil, fmt.Errorf("start the command: clone: %w", errno)
@@ -483,7 +528,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	}()
 	drainCopies(&copying, outR, errR)
 	if p.stuck(setup, ws, status) {
-		return nil, stuckFailure(pc.Name)
+		return nil, stuckFailure(pc.Name, p)
 	}
 	if err := setupFailure(pc.Name, p, status); err != nil {
 		return nil, err
@@ -541,27 +586,34 @@ func drainCopies(copying *sync.WaitGroup, outR, errR *os.File) {
 	}
 }
 
-// setupFailure is the error the child's status report names (nil when it reached exec): an
-// 8-byte report is the failed step and its errno, anything else non-blank a short report.
-// stuckFailure is the error of a child its deadline killed before its exec.
-func stuckFailure(name string) error {
-	return fmt.Errorf("%s could not start: the sandbox's setup did not finish within %s and was stopped (a path it mounts may be on a file system that does not answer; run `mcpsandbox serve --policy FILE --check` to see which layer fails on this host)", name, childSetupLimit)
+// stuckFailure is the error of a child its deadline killed before its exec: it names the step
+// the child was at (attack round atk23: it named none, and pointed at --check, whose probe
+// looks up none of the call's paths).
+func stuckFailure(name string, p *rawPlan) error {
+	return fmt.Errorf("%s could not start: the sandbox's setup did not finish within %s and was stopped; it was at: %s (a path there may be on a file system that does not answer, a network or FUSE mount say)",
+		name, p.setupLimit(), p.stepLabel(p.step))
 }
 
+// stepLabel says what step (as the child reports it) is.
+func (p *rawPlan) stepLabel(step int) string {
+	switch {
+	case step >= stOps && step-stOps < len(p.labels):
+		return p.labels[step-stOps]
+	case step >= 0 && step < len(stepNames):
+		return stepNames[step]
+	}
+	return "start"
+}
+
+// setupFailure is the error the child's status report names (nil when it reached exec): an
+// 8-byte report is the failed step and its errno, anything else non-blank a short report.
 func setupFailure(name string, p *rawPlan, status []byte) error {
 	if len(status) == 8 {
 		step, en := int(int32(binary.NativeEndian.Uint32(status))), syscall.Errno(binary.NativeEndian.Uint32(status[4:]))
 		if step == stExec {
 			return helperFailure(name, fmt.Sprintf("exec failed: errno %d", int(en)))
 		}
-		label := "start"
-		switch {
-		case step >= stOps && step-stOps < len(p.labels):
-			label = p.labels[step-stOps]
-		case step >= 0 && step < len(stepNames):
-			label = stepNames[step]
-		}
-		return helperFailure(name, fmt.Sprintf("sandbox setup failed: %s: %v", label, en))
+		return helperFailure(name, fmt.Sprintf("sandbox setup failed: %s: %v", p.stepLabel(step), en))
 	} else if len(bytes.TrimSpace(status)) > 0 {
 		return helperFailure(name, "sandbox setup failed: a short report from the child")
 	}

@@ -2,8 +2,8 @@ package sandbox
 
 // The code in this file runs in the child of the direct start's vfork (see rawexec_linux.go),
 // between clone and exec, in the parent's memory and on its goroutine's stack: no allocation,
-// no stack growth, no locks, no writes the parent reads, only raw system calls on what the plan
-// (rawexec_linux.go, in the parent, before the fork) prepared. It is kept apart from the
+// no stack growth, no locks, no writes the parent reads (but the plan's step), only raw system
+// calls on what the plan (rawexec_linux.go, in the parent, before the fork) prepared. It is kept apart from the
 // planning code so that what must obey those rules is one short file, read with them in mind.
 
 import (
@@ -39,8 +39,8 @@ func rawStart(p *rawPlan) (int, syscall.Errno) {
 
 // rawChild is the child's whole life between clone and exec. The child runs on this goroutine's
 // stack in the parent's memory (CLONE_VM|CLONE_VFORK; the parent waits until the exec) with only
-// this thread: no allocation, no stack growth, no locks, no writes the parent reads, only raw
-// system calls on what the parent prepared (runtimeBeforeFork makes any stack growth fatal, so a
+// this thread: no allocation, no stack growth, no locks, no writes the parent reads (but the
+// plan's step, read once the child is gone), only raw system calls on what the parent prepared (runtimeBeforeFork makes any stack growth fatal, so a
 // mistake here is loud, not silent). In the parent it returns at once, with what rawVfork
 // returned after the child was gone.
 //
@@ -49,12 +49,11 @@ func rawStart(p *rawPlan) (int, syscall.Errno) {
 //go:noinline
 func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	var (
-		err  syscall.Errno
-		step int
-		fd   uintptr
-		i    int
-		op   *rawOp
-		msg  [2]int32
+		err syscall.Errno
+		fd  uintptr
+		i   int
+		op  *rawOp
+		msg [2]int32
 	)
 	runtimeBeforeFork() // from here: no allocation, no stack growth, signals blocked
 	pid, errno := rawVfork(p.flags | syscall.CLONE_VM | syscall.CLONE_VFORK | uintptr(syscall.SIGCHLD))
@@ -66,7 +65,7 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	if !p.noDeadline {
 		// First: whatever follows may block on what it is given (rawPlan.deadline says why
 		// that must not last).
-		step = stDeadline
+		p.step = stDeadline
 		if _, _, err = syscall.RawSyscall(syscall.SYS_TIMER_CREATE, unix.CLOCK_MONOTONIC,
 			uintptr(unsafe.Pointer(&p.deadlineEv)), uintptr(unsafe.Pointer(&p.timerID))); err != 0 {
 			goto fail
@@ -79,18 +78,18 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	if p.prepare {
 		goto mounts // a mount namespace made ahead of a call: nothing but its mount list
 	}
-	step = stSetpgid
+	p.step = stSetpgid
 	if _, _, err = syscall.RawSyscall(syscall.SYS_SETPGID, 0, 0, 0); err != 0 {
 		goto fail
 	}
 	if p.netns >= 0 {
 		// A network namespace made for this call ahead of it, in place of CLONE_NEWNET.
-		step = stNetNS
+		p.step = stNetNS
 		if _, _, err = syscall.RawSyscall(unix.SYS_SETNS, uintptr(p.netns), syscall.CLONE_NEWNET, 0); err != 0 {
 			goto fail
 		}
 	}
-	step = stStdio
+	p.step = stStdio
 	if _, _, err = syscall.RawSyscall(syscall.SYS_DUP3, uintptr(p.stdin), 0, 0); err != 0 {
 		goto fail
 	}
@@ -108,21 +107,21 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	if p.mntns >= 0 {
 		// The call's mount namespace, made ahead of it with this call's mount list and never
 		// entered before (mntns_linux.go), in place of CLONE_NEWNS and the list.
-		step = stMntNS
+		p.step = stMntNS
 		if _, _, err = syscall.RawSyscall(unix.SYS_SETNS, uintptr(p.mntns), syscall.CLONE_NEWNS, 0); err != 0 {
 			goto fail
 		}
 	}
 mounts:
 	if p.mounts && p.mntns < 0 {
-		step = stMountPrivate
+		p.step = stMountPrivate
 		if _, _, err = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(p.empty)), uintptr(unsafe.Pointer(p.ops[0].dst)),
 			uintptr(unsafe.Pointer(p.empty)), syscall.MS_REC|syscall.MS_PRIVATE, 0, 0); err != 0 {
 			goto fail
 		}
 		for i = 1; i < len(p.ops); i++ {
 			op = &p.ops[i]
-			step = stOps + op.label
+			p.step = stOps + op.label
 			switch op.kind {
 			case opMount:
 				_, _, err = syscall.RawSyscall6(syscall.SYS_MOUNT, uintptr(unsafe.Pointer(op.src)), uintptr(unsafe.Pointer(op.dst)),
@@ -162,7 +161,7 @@ mounts:
 	}
 	if p.prepare {
 		// Hand this mount namespace to serve, then exit: no process runs in it until its call.
-		step = stSendNS
+		p.step = stSendNS
 		if fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(p.nsPath)), syscall.O_RDONLY|syscall.O_CLOEXEC, 0, 0, 0); err != 0 {
 			goto fail
 		}
@@ -177,7 +176,7 @@ mounts:
 	for i = 0; i < len(p.childRules); i++ {
 		// The private /tmp and the workspace's layer exist only in this mount namespace: their
 		// rules are added here.
-		step = stTmpRule
+		p.step = stTmpRule
 		fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(p.childRules[i])),
 			unix.O_PATH|syscall.O_CLOEXEC, 0, 0, 0)
 		if err != 0 {
@@ -192,12 +191,12 @@ mounts:
 	}
 	// Politeness, not a security layer: failure is not reported.
 	syscall.RawSyscall(syscall.SYS_SETPRIORITY, syscall.PRIO_PROCESS, 0, uintptr(p.nice))
-	step = stChdir
+	p.step = stChdir
 	if _, _, err = syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(p.dir)), 0, 0); err != 0 {
 		goto fail
 	}
 	if p.dropUID {
-		step = stCreds
+		p.step = stCreds
 		if _, _, err = syscall.RawSyscall(syscall.SYS_SETGROUPS, 0, 0, 0); err != 0 {
 			goto fail
 		}
@@ -209,43 +208,43 @@ mounts:
 		}
 	}
 	// After the credential change, which clears it: the tree dies with serve.
-	step = stPdeathsig
+	p.step = stPdeathsig
 	if _, _, err = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); err != 0 {
 		goto fail
 	}
 	if p.noNewPrivs {
-		step = stNoNewPrivs
+		p.step = stNoNewPrivs
 		if _, _, err = syscall.RawSyscall6(syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); err != 0 {
 			goto fail
 		}
 	}
-	step = stDumpable
+	p.step = stDumpable
 	if _, _, err = syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); err != 0 {
 		goto fail
 	}
 	if p.rulesetFD >= 0 {
-		step = stLandlock
+		p.step = stLandlock
 		if _, _, err = syscall.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(p.rulesetFD), p.rulesetFlags, 0); err != 0 {
 			goto fail
 		}
 	}
 	if p.prog != nil {
-		step = stSeccomp
+		p.step = stSeccomp
 		if _, _, err = syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(p.prog))); err != 0 {
 			goto fail
 		}
 	}
-	step = stRlimit
+	p.step = stRlimit
 	for i = 0; i < len(p.rlim); i++ {
 		if _, _, err = syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, p.rlimRes[i], uintptr(unsafe.Pointer(&p.rlim[i])), 0, 0, 0); err != 0 {
 			goto fail
 		}
 	}
-	step = stExec
+	p.step = stExec
 	_, _, err = syscall.RawSyscall6(unix.SYS_EXECVEAT, uintptr(p.binFD), uintptr(unsafe.Pointer(p.empty)),
 		uintptr(unsafe.Pointer(&p.argv[0])), uintptr(unsafe.Pointer(&p.envp[0])), unix.AT_EMPTY_PATH, 0)
 fail:
-	msg[0], msg[1] = int32(step), int32(err)
+	msg[0], msg[1] = int32(p.step), int32(err)
 	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(p.status), uintptr(unsafe.Pointer(&msg[0])), 8)
 	for {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 126, 0, 0)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -194,4 +195,121 @@ func mountPointsOf(marker string, d time.Duration) []string {
 		}
 	}
 	return nil
+}
+
+// A call whose mount list cannot be made (a path it looks up is on a file system that does not
+// answer: here a FUSE mount whose server never reads its requests) fails within the setup's
+// deadline, with the error that says so, and serve goes on: its garbage collector runs, the
+// next call runs. The call's child is the init of its PID namespace, which the kernel does not
+// let the deadline's SIGKILL stop (attack round atk23): the list is made by a child of its own.
+// Run in a process of its own, as TestChildSetupDeadline: a child stuck for good freezes it.
+func TestCallMountListDeadline(t *testing.T) {
+	if d := os.Getenv("MCPSANDBOX_TEST_STUCK_MOUNTS"); d != "" {
+		stuckMounts(t, d)
+		return
+	}
+	if !directArch {
+		t.Skip("the direct start exists on amd64 only")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the direct start and a FUSE mount need root")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("no /dev/fuse: %v", err)
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	mnt := filepath.Join(dir, "fuse")
+	os.Mkdir(mnt, 0o755)
+	// Mounted here, its server's descriptor held here only (close-on-exec): a child stuck on it
+	// in the test's process would hold a copy, and its close would not end the connection.
+	fuse, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("open /dev/fuse: %v", err)
+	}
+	if err := unix.Mount("mcpsandbox-test", mnt, "fuse", unix.MS_NOSUID|unix.MS_NODEV,
+		fmt.Sprintf("fd=%d,rootmode=40000,user_id=0,group_id=0", fuse.Fd())); err != nil {
+		fuse.Close()
+		t.Skipf("mount a FUSE file system: %v", err)
+	}
+	t.Cleanup(func() {
+		fuse.Close() // ends the connection: whatever waits on it gets an error
+		unix.Unmount(mnt, unix.MNT_DETACH)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCallMountListDeadline$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "MCPSANDBOX_TEST_STUCK_MOUNTS="+mnt)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	defer func() {
+		if cmd.Process != nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}()
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("a call whose mount list waits for good froze its serve: still waiting after %s\n%s", time.Since(start).Round(time.Second), out)
+	}
+	if err != nil || !strings.Contains(string(out), "stuck mounts: stopped by the deadline") {
+		t.Fatalf("the stuck mount list's run: %v\n%s", err, out)
+	}
+}
+
+// stuckMounts has the calls' mount list look a path up first on mnt, a FUSE file system that
+// never answers, and runs a call.
+func stuckMounts(t *testing.T, mnt string) {
+	childSetupLimit = 2 * time.Second
+	e := pythonExecutor(t, nil, false)
+	if !e.directOK() || !e.attr.has(unix.CLONE_NEWNS) {
+		t.Skip("no direct start with a mount namespace here")
+	}
+	e.unprepared = true
+	e.mountsFirst = []string{filepath.Join(mnt, "waits")}
+	args, _ := json.Marshal(map[string]any{"command": "python3", "args": []string{"-c", "print('ran')"}})
+	gcDone := make(chan struct{})
+	go func() { // a garbage collection all along: it needs every thread's scheduler slot
+		for {
+			select {
+			case <-gcDone:
+				return
+			default:
+				runtime.GC()
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}()
+	defer close(gcDone)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := e.run(ctx, executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10})
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "did not finish within") {
+		t.Fatalf("a call whose mount list waits: %v %+v after %s (want the setup's deadline error)", err, res, took)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the call ended after %s, not at its setup's deadline (%s)", took, childSetupLimit)
+	}
+	if !strings.Contains(err.Error(), "make "+e.mountsFirst[0]) {
+		t.Errorf("the error does not name the step that waited (make %s): %v", e.mountsFirst[0], err)
+	}
+	t.Logf("stuck mounts: stopped by the deadline after %s: %v", took.Round(time.Millisecond), err)
+	// A call whose own timeout comes first ends at it, not at the setup's deadline.
+	short, cancelShort := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancelShort()
+	start = time.Now()
+	res, err = e.run(short, executor.Call{Args: args, Timeout: 300 * time.Millisecond, MaxOutput: 64 << 10})
+	if took := time.Since(start); err == nil || took > time.Second {
+		t.Errorf("a call with a 300ms timeout whose mount list waits: %v %+v after %s (want its end at its timeout)", err, res, took)
+	} else {
+		t.Logf("short call: ended after %s: %v", took.Round(time.Millisecond), err)
+	}
+	e.mountsFirst = nil
+	res, err = e.run(ctx, executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10})
+	if err != nil || strings.TrimSpace(res.Stdout) != "ran" {
+		t.Errorf("the next call: %v %+v", err, res)
+	}
 }
