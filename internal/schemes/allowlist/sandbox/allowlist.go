@@ -120,6 +120,7 @@ type Executor struct {
 	mountsMaking        sync.WaitGroup // Close waits for it: a namespace being made, or one no call took being dropped
 	unprepared          bool           // tests and benchmarks: calls make their own mount namespace
 	mountsFirst         []string       // tests: directories a mount list makes first (stuck_linux_test.go)
+	mountTable          mountTable     // serve's mount table, for mountListLocal (mounttable_linux.go)
 	egress              *egress        // nil: the policy lists no hosts (egress_linux.go)
 	closed              atomic.Bool
 
@@ -435,6 +436,7 @@ func (e *Executor) Close() error {
 	e.waitLayers()
 	e.closeLayers()
 	e.closeMounts()
+	e.mountTable.close()
 	wslayer.WaitRemoved()
 	for {
 		select {

@@ -467,11 +467,12 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 			pm.ns.Close()
 		}
 	}
-	if use == nil && spec.Mounts && e.attr.has(unix.CLONE_NEWNS) && !mutated("mounts-in-init-child") {
-		// None made ahead: made now, by a child of its own. The call's child is its PID
-		// namespace's init, which no deadline can stop (rawPlan.armDeadline), and the mount list
-		// looks up paths in the workspace and under /tmp (a bind from a file system that does
-		// not answer waits, killable only); the child that makes the list has the deadline.
+	if use == nil && spec.Mounts && e.attr.has(unix.CLONE_NEWNS) && !mutated("mounts-in-init-child") && !e.mountListLocal(&spec) {
+		// None made ahead, and the mount list looks a path up on a file system that may not
+		// answer (network, FUSE: waits that only SIGKILL ends): made now, by a child of its
+		// own. The call's child is its PID namespace's init, which no deadline can stop
+		// (rawPlan.armDeadline); the child that makes the list has the deadline. On local file
+		// systems the call's child makes the list itself (a child more is 1-2 ms of the call).
 		ns, err := e.newMountNS(&spec, pc.Name, callSetupLimit(ctx))
 		if err != nil {
 			return nil, err
@@ -584,6 +585,40 @@ func drainCopies(copying *sync.WaitGroup, outR, errR *os.File) {
 		errR.Close()
 		<-copied
 	}
+}
+
+// localFS are the file systems whose lookups wait on nothing but the kernel and a local disk
+// (mountinfo's names). A mount list whose paths are all on them is made by the call's own
+// child (mountListLocal); FUSE, network file systems and autofs are not among them.
+var localFS = map[string]bool{
+	"ext2": true, "ext3": true, "ext4": true, "xfs": true, "btrfs": true, "f2fs": true, "zfs": true,
+	"bcachefs": true, "tmpfs": true, "ramfs": true, "devtmpfs": true, "overlay": true, "squashfs": true,
+	"iso9660": true, "udf": true, "vfat": true, "msdos": true, "exfat": true, "ntfs": true, "ntfs3": true,
+	"nilfs2": true, "reiserfs": true, "jfs": true, "proc": true, "sysfs": true, "devpts": true,
+	"mqueue": true, "cgroup": true, "cgroup2": true, "nsfs": true, "bpf": true, "tracefs": true,
+	"debugfs": true, "securityfs": true, "pstore": true, "hugetlbfs": true, "configfs": true,
+	"binfmt_misc": true, "efivarfs": true, "fusectl": true,
+}
+
+// mountListLocal says whether every path spec s's mount list looks up lies, by its path, under a
+// mount point of a local file system. Only serve's mount table is read (kept, and read again
+// when the kernel says it changed): nothing is looked up on a file system that may not answer.
+func (e *Executor) mountListLocal(s *helper.Spec) bool {
+	if mutated("mounts-fs-all-local") {
+		return true
+	}
+	mt, ok := e.mountTable.current()
+	if !ok {
+		return false
+	}
+	for _, list := range [][]string{e.mountsFirst, helper.TmpPaths(s), {s.Dir}, helper.Pinned(s), helper.ROBinds(s)} {
+		for _, p := range list {
+			if !mt.local(p) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // stuckFailure is the error of a child its deadline killed before its exec: it names the step
