@@ -600,9 +600,10 @@ var localFS = map[string]bool{
 	"binfmt_misc": true, "efivarfs": true, "fusectl": true,
 }
 
-// mountListLocal says whether every path spec s's mount list looks up lies, by its path, under a
-// mount point of a local file system. Only serve's mount table is read (kept, and read again
-// when the kernel says it changed): nothing is looked up on a file system that may not answer.
+// mountListLocal says whether every path spec s's mount list looks up lies, with its symbolic
+// links followed, on local file systems: serve's mount table (kept, and read again when the
+// kernel says it changed) is asked before each component is looked up, so nothing is looked up
+// on a file system that may not answer.
 func (e *Executor) mountListLocal(s *helper.Spec) bool {
 	if mutated("mounts-fs-all-local") {
 		return true
@@ -611,9 +612,10 @@ func (e *Executor) mountListLocal(s *helper.Spec) bool {
 	if !ok {
 		return false
 	}
+	seen := map[string]bool{}
 	for _, list := range [][]string{e.mountsFirst, helper.TmpPaths(s), {s.Dir}, helper.Pinned(s), helper.ROBinds(s)} {
 		for _, p := range list {
-			if !mt.local(p) {
+			if !mt.localResolved(p, seen) {
 				return false
 			}
 		}
