@@ -91,6 +91,9 @@ func (t mountPoints) local(p string) bool {
 // call's paths share most of theirs). A missing component ends the walk: the child's lookup
 // stops there too.
 func (t mountPoints) localResolved(p string, seen map[string]bool) bool {
+	if mutated("mounts-fs-links-unfollowed") {
+		return t.local(p)
+	}
 	cur, rest, links := "/", strings.Split(p, "/"), 0
 	for len(rest) > 0 {
 		c := rest[0]
