@@ -65,6 +65,17 @@ func (t *mountTable) current() (mountPoints, bool) {
 	return t.points, t.points != nil
 }
 
+// allLocal says whether every mount in the table is local: then no path, link or not, leads to
+// one that may not answer, and nothing need be looked up (most servers and CI machines).
+func (t mountPoints) allLocal() bool {
+	for _, m := range t {
+		if !m.local {
+			return false
+		}
+	}
+	return true
+}
+
 // close drops the kept descriptor (Close).
 func (t *mountTable) close() {
 	t.mu.Lock()

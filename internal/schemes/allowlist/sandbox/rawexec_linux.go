@@ -612,6 +612,9 @@ func (e *Executor) mountListLocal(s *helper.Spec) bool {
 	if !ok {
 		return false
 	}
+	if mt.allLocal() {
+		return true
+	}
 	seen := map[string]bool{}
 	for _, list := range [][]string{e.mountsFirst, helper.TmpPaths(s), {s.Dir}, helper.Pinned(s), helper.ROBinds(s)} {
 		for _, p := range list {
