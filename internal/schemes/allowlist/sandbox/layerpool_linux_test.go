@@ -77,11 +77,13 @@ func TestPreparedLayerDoneBeforeClose(t *testing.T) {
 	if e.layerRoot == "" {
 		t.Skip("no transactional workspace here: " + e.layerWhy)
 	}
+	// The start's own filler done (its pool full, and it gone: one still finishing would make
+	// the fill below return at once), then the pool emptied: the next fill makes one.
 	deadline := time.Now().Add(10 * time.Second)
-	for len(e.layers) == 0 && time.Now().Before(deadline) {
+	for (len(e.layers) == 0 || e.layersFilling.Load()) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	e.closeLayers() // the pool empty: the next fill makes one
+	e.closeLayers()
 	held := make(chan struct{})
 	var once sync.Once
 	hook := func(got *Executor) {
