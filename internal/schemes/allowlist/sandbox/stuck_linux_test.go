@@ -67,7 +67,7 @@ func TestKeptDirsFilesNotBoundAgain(t *testing.T) {
 		// The command's mount table is read from the host while it sleeps (Landlock keeps
 		// /proc/self/mountinfo from the command), found by a marker in its arguments.
 		marker := fmt.Sprintf("keptdirs-%d-%v", os.Getpid(), viaHelper)
-		prog := fmt.Sprintf("import os, time; print(os.path.exists(%q)); time.sleep(0.4)", file)
+		prog := fmt.Sprintf("import os, time; print(os.path.exists(%q)); time.sleep(1)", file)
 		args, _ := json.Marshal(map[string]any{"command": "python3", "args": []string{"-c", prog, marker}})
 		for i := range 4 {
 			found := make(chan []string, 1)
