@@ -133,7 +133,7 @@ func (t mountPoints) localResolved(p string, seen map[string]bool) bool {
 			cur = next
 			continue
 		}
-		if links++; links > 40 {
+		if links++; links > maxSymlinks {
 			return false
 		}
 		target, err := os.Readlink(next)

@@ -112,24 +112,9 @@ func TestChildSetupDeadline(t *testing.T) {
 	if !directArch {
 		t.Skip("the direct start exists on amd64 only")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestChildSetupDeadline$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "MCPSANDBOX_TEST_STUCK_CHILD=1")
-	// Its own process group, killed whole: a stuck child outlives its parent otherwise (it
-	// holds both ends of its socket and the output pipes).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	defer func() {
-		if cmd.Process != nil {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-	}()
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("a child stuck in its setup was not stopped: its parent was still waiting after %s\n%s", time.Since(start).Round(time.Second), out)
+	out, stuck, err := runIsolated(t, "^TestChildSetupDeadline$", "MCPSANDBOX_TEST_STUCK_CHILD=1", 30*time.Second)
+	if stuck != 0 {
+		t.Fatalf("a child stuck in its setup was not stopped: its parent was still waiting after %s\n%s", stuck, out)
 	}
 	if err != nil || !strings.Contains(string(out), "stuck child: killed by its deadline") {
 		t.Fatalf("the stuck child's run: %v\n%s", err, out)
@@ -236,22 +221,9 @@ func TestCallMountListDeadline(t *testing.T) {
 		fuse.Close() // ends the connection: whatever waits on it gets an error
 		unix.Unmount(mnt, unix.MNT_DETACH)
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCallMountListDeadline$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), "MCPSANDBOX_TEST_STUCK_MOUNTS="+mnt)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	defer func() {
-		if cmd.Process != nil {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-	}()
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("a call whose mount list waits for good froze its serve: still waiting after %s\n%s", time.Since(start).Round(time.Second), out)
+	out, stuck, err := runIsolated(t, "^TestCallMountListDeadline$", "MCPSANDBOX_TEST_STUCK_MOUNTS="+mnt, 40*time.Second)
+	if stuck != 0 {
+		t.Fatalf("a call whose mount list waits for good froze its serve: still waiting after %s\n%s", stuck, out)
 	}
 	if err != nil || !strings.Contains(string(out), "stuck mounts: stopped by the deadline") {
 		t.Fatalf("the stuck mount list's run: %v\n%s", err, out)
@@ -312,4 +284,30 @@ func stuckMounts(t *testing.T, mnt string) {
 	if err != nil || strings.TrimSpace(res.Stdout) != "ran" {
 		t.Errorf("the next call: %v %+v", err, res)
 	}
+}
+
+// runIsolated runs test run of this binary in a process of its own with env added, and kills
+// it, and whatever it started, after limit: stuck is how long it had run then (0: it ended).
+// Its own process group, killed whole: a stuck child outlives its parent otherwise (it holds
+// its socket's ends and the output pipes).
+func runIsolated(t *testing.T, run, env string, limit time.Duration) (out []byte, stuck time.Duration, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run="+run, "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	defer func() {
+		if cmd.Process != nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}()
+	start := time.Now()
+	out, err = cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		stuck = time.Since(start).Round(time.Second)
+	}
+	return out, stuck, err
 }
