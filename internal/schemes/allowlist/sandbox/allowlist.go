@@ -119,7 +119,7 @@ type Executor struct {
 	mountsSkip          int            // calls left that prepare none (mntns_linux.go: mountsBackoff)
 	mountsMaking        sync.WaitGroup // Close waits for it: a namespace being made, or one no call took being dropped
 	unprepared          bool           // tests and benchmarks: calls make their own mount namespace
-	mountsFirst         []string       // tests: directories a mount list makes first (stuck_linux_test.go)
+	testReadFiles       []string       // tests: read paths every call's setup looks up (stuck_linux_test.go)
 	mountTable          mountTable     // serve's mount table, for mountListLocal (mounttable_linux.go)
 	egress              *egress        // nil: the policy lists no hosts (egress_linux.go)
 	closed              atomic.Bool
@@ -676,12 +676,22 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 		spec.RWDirs = append(spec.RWDirs, tmp)
 		spec.Env = append([]string{"TMPDIR=" + tmp}, spec.Env...)
 	}
+	routed := false
 	if !probe && e.directOK() {
-		return e.spawnDirect(ctx, c, pc, bin, spec, chk)
+		res, err := e.spawnDirect(ctx, c, pc, bin, spec, chk)
+		if !errors.Is(err, errSetupNotLocal) {
+			return res, err
+		}
+		routed = true
 	}
 	h, err := e.helperFor(c.MaxOutput)
 	if err != nil {
 		return nil, err
+	}
+	if routed && len(e.warm) == 0 {
+		// Calls routed here (their setup looks up a path on a network or FUSE mount) find a
+		// warm helper next time, as a serve that is not root does.
+		go e.refill(c.MaxOutput)
 	}
 	ec := e.egress.call(c.Session) // the call's way out to the egress proxy, if the policy lists hosts
 	defer ec.close()
@@ -703,15 +713,14 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 	}()
 	done := make(chan error, 1)
 	go func() { done <- h.cmd.Wait() }()
-	var werr error
-	select {
-	case werr = <-done:
-	case <-ctx.Done():
-		h.kill()
-		werr = <-done
-	}
+	werr, stuck := waitHelper(ctx, h, done, report)
 	groupKill(h.cmd.Process.Pid) // sweep anything left in the process group
 	h.release()
+	if stuck {
+		<-sent
+		return nil, fmt.Errorf("%s could not start: the sandbox's setup did not finish within %s and was stopped (a path it looks up may be on a file system that does not answer, a network or FUSE mount say)",
+			pc.Name, time.Since(start).Round(time.Millisecond))
+	}
 	if err := <-sent; err != nil && werr == nil {
 		return nil, fmt.Errorf("hand the call to the exec helper: %w", err)
 	}
@@ -739,6 +748,37 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 		return nil, fmt.Errorf("wait for command: %w", werr)
 	}
 	return res, nil
+}
+
+// waitHelper waits for the helper of a call to end: it is killed when ctx ends, or when its
+// setup (from the hand-over to its exec, when its end of the spec socket closes) has not finished
+// within childSetupLimit (stuck; report then holds what it reported, empty). A setup that waits
+// on a file system that does not answer would otherwise hold the call, and its slot, to the
+// call's timeout; serve kills the helper from outside, which a deadline inside it could not do
+// (it is its PID namespace's init: the kernel drops its own timer's SIGKILL).
+func waitHelper(ctx context.Context, h *helperProc, done <-chan error, report chan []byte) (werr error, stuck bool) {
+	setup := time.NewTimer(childSetupLimit)
+	defer setup.Stop()
+	deadline := setup.C
+	if mutated("helper-setup-unbounded") {
+		deadline = nil
+	}
+	execd := false
+	for {
+		select {
+		case werr = <-done:
+			return werr, false
+		case <-ctx.Done():
+			h.kill()
+			return <-done, !execd
+		case msg := <-report:
+			report <- msg // the caller reads it too
+			report, deadline, execd = nil, nil, true
+		case <-deadline:
+			h.kill()
+			return <-done, true
+		}
+	}
 }
 
 // helperFailure turns what the helper wrote on the spec socket into serve's error.
@@ -783,7 +823,7 @@ func (e *Executor) spec(pc *pinned, c executor.Call, args []string, probe bool) 
 		Argv: append([]string{pc.argv0}, args...), Env: env, Dir: e.ws,
 		DropUID: e.dropUID, UID: e.uid, GID: e.gid, Rlimits: lims, Nice: nice,
 		NoNetwork: !e.al.AllHosts(),
-		ReadDirs:  readDirs, ReadFiles: slices.Concat(systemReadFiles, pc.readFiles), ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
+		ReadDirs:  readDirs, ReadFiles: slices.Concat(systemReadFiles, pc.readFiles, e.testReadFiles), ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
 		Probe: probe,
 	}
 	e.egress.apply(&s)

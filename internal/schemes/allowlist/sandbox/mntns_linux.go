@@ -290,6 +290,11 @@ func (e *Executor) prepareMounts(s helper.Spec) {
 // newPrepared makes a mount namespace and its layer for spec s (nil: it could not, or something
 // it mounts moved meanwhile).
 func (e *Executor) newPrepared(s helper.Spec) *preparedMounts {
+	if !e.mountListLocal(&s) && !mutated("prepare-nonlocal") {
+		// Made here, its lookups would wait in serve's vfork child: serve's garbage collection
+		// with them (spawnDirect). Such calls go through the exec helper.
+		return nil
+	}
 	var st unix.Stat_t
 	if unix.Stat(e.ws, &st) != nil {
 		return nil

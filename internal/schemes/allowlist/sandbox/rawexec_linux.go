@@ -143,16 +143,9 @@ func (p *rawPlan) setupLimit() time.Duration {
 	return childSetupLimit
 }
 
-// callSetupLimit is the setup's deadline for a call that must end by ctx's deadline: the
-// child's limit, or less when the call's time ends first (attack round atk23: a call with a
-// 1 s timeout whose mount list waited ran 5 s).
-func callSetupLimit(ctx context.Context) time.Duration {
-	limit := childSetupLimit
-	if dl, ok := ctx.Deadline(); ok && !mutated("setup-deadline-past-timeout") {
-		limit = min(limit, max(time.Until(dl), time.Millisecond))
-	}
-	return limit
-}
+// errSetupNotLocal: the call's setup looks a path up on a file system that may not answer; the
+// exec helper starts it (spawn).
+var errSetupNotLocal = errors.New("the call's setup looks up a path on a file system that may not answer")
 
 // childSetupLimit bounds the direct start's child between clone and exec (its setup takes a
 // millisecond or two; this is generous for a loaded machine). A variable for the test that
@@ -318,9 +311,6 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 		return b
 	}
 	add(rawOp{dst: c("/")}, "make mounts private")
-	for _, d := range e.mountsFirst {
-		add(rawOp{kind: opMkdir, dst: c(d)}, "make "+d)
-	}
 	type keep struct {
 		path string
 		fd   int // the descriptor number the child opens it on, before /tmp is covered
@@ -467,17 +457,22 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 			pm.ns.Close()
 		}
 	}
-	if use == nil && spec.Mounts && e.attr.has(unix.CLONE_NEWNS) && !mutated("mounts-in-init-child") && !e.mountListLocal(&spec) {
-		// None made ahead, and the mount list looks a path up on a file system that may not
-		// answer (network, FUSE: waits that only SIGKILL ends): made now, by a child of its
-		// own. The call's child is its PID namespace's init, which no deadline can stop
-		// (rawPlan.armDeadline); the child that makes the list has the deadline. On local file
-		// systems the call's child makes the list itself (a child more is 1-2 ms of the call).
-		ns, err := e.newMountNS(&spec, pc.Name, callSetupLimit(ctx))
+	if use == nil && !mutated("mounts-in-init-child") && !e.mountListLocal(&spec) {
+		// None made ahead, and the call's setup looks a path up on a file system that may not
+		// answer (network, FUSE: waits that only SIGKILL ends). Not here: the call's child is
+		// its PID namespace's init, which no deadline stops (the kernel drops the timer's
+		// SIGKILL), and a child made by serve's vfork holds serve's scheduler slot while it
+		// waits, so even one with a deadline stalls serve's garbage collection, every session
+		// with it, until the deadline (attack round atk23, F1 and F2). The exec helper makes it
+		// instead: a process of its own, which serve kills from outside at the setup's deadline.
+		if !(spec.Mounts && e.attr.has(unix.CLONE_NEWNS) && mutated("setup-nonlocal-in-serve")) {
+			return nil, errSetupNotLocal
+		}
+		ns, err := e.newMountNS(&spec, pc.Name, childSetupLimit)
 		if err != nil {
 			return nil, err
 		}
-		defer func() { go ns.Close() }() // its teardown (the private /tmp, the overlay) off the call's path
+		defer func() { go ns.Close() }()
 		use = &preparedMounts{ns: ns, rulesetFD: -1}
 	}
 	fds, err := e.openSpawnFDs()
@@ -600,10 +595,11 @@ var localFS = map[string]bool{
 	"binfmt_misc": true, "efivarfs": true, "fusectl": true,
 }
 
-// mountListLocal says whether every path spec s's mount list looks up lies, with its symbolic
-// links followed, on local file systems: serve's mount table (kept, and read again when the
-// kernel says it changed) is asked before each component is looked up, so nothing is looked up
-// on a file system that may not answer.
+// mountListLocal says whether every path the call's setup looks up (its mount list's, and its
+// Landlock rules' paths, which serve opens for the ruleset) lies, with its symbolic links
+// followed, on local file systems: serve's mount table (kept, and read again when the kernel says
+// it changed) is asked before each component is looked up, so nothing is looked up on a file
+// system that may not answer.
 func (e *Executor) mountListLocal(s *helper.Spec) bool {
 	if mutated("mounts-fs-all-local") {
 		return true
@@ -616,7 +612,8 @@ func (e *Executor) mountListLocal(s *helper.Spec) bool {
 		return true
 	}
 	seen := map[string]bool{}
-	for _, list := range [][]string{e.mountsFirst, helper.TmpPaths(s), {s.Dir}, helper.Pinned(s), helper.ROBinds(s)} {
+	rs := rulesetSpec(s)
+	for _, list := range [][]string{helper.TmpPaths(s), {s.Dir}, helper.Pinned(s), helper.ROBinds(s), rs.ReadDirs, rs.ReadFiles, rs.ExecFiles, rs.DevFiles, rs.RWDirs} {
 		for _, p := range list {
 			if !mt.localResolved(p, seen) {
 				return false

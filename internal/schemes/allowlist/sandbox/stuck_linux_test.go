@@ -10,12 +10,14 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
 	"golang.org/x/sys/unix"
 )
 
@@ -186,8 +188,9 @@ func mountPointsOf(marker string, d time.Duration) []string {
 // answer: here a FUSE mount whose server never reads its requests) fails within the setup's
 // deadline, with the error that says so, and serve goes on: its garbage collector runs, the
 // next call runs. The call's child is the init of its PID namespace, which the kernel does not
-// let the deadline's SIGKILL stop (attack round atk23): the list is made by a child of its own.
-// Run in a process of its own, as TestChildSetupDeadline: a child stuck for good freezes it.
+// let the deadline's SIGKILL stop (attack round atk23, F1), and a child of serve's vfork stalls
+// its garbage collection while it waits (F2): the exec helper makes the list, and serve kills it
+// at the deadline. Run in a process of its own, as TestChildSetupDeadline: a child stuck for good freezes it.
 func TestCallMountListDeadline(t *testing.T) {
 	if d := os.Getenv("MCPSANDBOX_TEST_STUCK_MOUNTS"); d != "" {
 		stuckMounts(t, d)
@@ -230,8 +233,11 @@ func TestCallMountListDeadline(t *testing.T) {
 	}
 }
 
-// stuckMounts has the calls' mount list look a path up first on mnt, a FUSE file system that
-// never answers, and runs a call.
+// stuckMounts has every call's setup look a path up on mnt, a FUSE file system that never
+// answers (a read path there), and runs calls: such a setup is made by the exec helper, which serve
+// kills from outside at the setup's deadline, while serve's garbage collection (and so every
+// other session) goes on; made in serve's own vfork child, it held serve's scheduler slot, and a
+// collection waited for the deadline (attack round atk23, F2).
 func stuckMounts(t *testing.T, mnt string) {
 	childSetupLimit = 2 * time.Second
 	e := pythonExecutor(t, nil, false)
@@ -239,8 +245,10 @@ func stuckMounts(t *testing.T, mnt string) {
 		t.Skip("no direct start with a mount namespace here")
 	}
 	e.unprepared = true
-	e.mountsFirst = []string{filepath.Join(mnt, "waits")}
+	waits := filepath.Join(mnt, "waits")
+	e.testReadFiles = []string{waits}
 	args, _ := json.Marshal(map[string]any{"command": "python3", "args": []string{"-c", "print('ran')"}})
+	var gcMax atomic.Int64
 	gcDone := make(chan struct{})
 	go func() { // a garbage collection all along: it needs every thread's scheduler slot
 		for {
@@ -248,39 +256,74 @@ func stuckMounts(t *testing.T, mnt string) {
 			case <-gcDone:
 				return
 			default:
+				start := time.Now()
 				runtime.GC()
+				if d := int64(time.Since(start)); d > gcMax.Load() {
+					gcMax.Store(d)
+				}
 				time.Sleep(20 * time.Millisecond)
 			}
 		}
 	}()
 	defer close(gcDone)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	start := time.Now()
-	res, err := e.run(ctx, executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10})
-	took := time.Since(start)
+	// call runs one call, and gives up on it after 8 s (a call stuck in serve's own lookup).
+	call := func(timeout time.Duration) (*executor.Result, time.Duration, error) {
+		t.Helper()
+		type out struct {
+			res *executor.Result
+			err error
+		}
+		ch := make(chan out, 1)
+		start := time.Now()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			res, err := e.run(ctx, executor.Call{Args: args, Timeout: timeout, MaxOutput: 64 << 10})
+			ch <- out{res, err}
+		}()
+		select {
+		case o := <-ch:
+			return o.res, time.Since(start), o.err
+		case <-time.After(8 * time.Second):
+			t.Fatalf("a call whose setup looks up %s had not ended after 8 s (its setup's deadline is %s)", waits, childSetupLimit)
+			return nil, 0, nil
+		}
+	}
+	res, took, err := call(10 * time.Second)
 	if err == nil || !strings.Contains(err.Error(), "did not finish within") {
-		t.Fatalf("a call whose mount list waits: %v %+v after %s (want the setup's deadline error)", err, res, took)
+		t.Fatalf("a call whose setup waits: %v %+v after %s (want the setup's deadline error)", err, res, took)
 	}
 	if took > 5*time.Second {
 		t.Errorf("the call ended after %s, not at its setup's deadline (%s)", took, childSetupLimit)
 	}
-	if !strings.Contains(err.Error(), "make "+e.mountsFirst[0]) {
-		t.Errorf("the error does not name the step that waited (make %s): %v", e.mountsFirst[0], err)
+	if g := time.Duration(gcMax.Load()); g > childSetupLimit/2 {
+		t.Errorf("serve's garbage collection waited %s while the call's setup waited (every session waits with it)", g)
 	}
-	t.Logf("stuck mounts: stopped by the deadline after %s: %v", took.Round(time.Millisecond), err)
+	t.Logf("stuck mounts: stopped by the deadline after %s, the longest garbage collection meanwhile %s: %v",
+		took.Round(time.Millisecond), time.Duration(gcMax.Load()).Round(time.Millisecond), err)
 	// A call whose own timeout comes first ends at it, not at the setup's deadline.
-	short, cancelShort := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancelShort()
-	start = time.Now()
-	res, err = e.run(short, executor.Call{Args: args, Timeout: 300 * time.Millisecond, MaxOutput: 64 << 10})
-	if took := time.Since(start); err == nil || took > time.Second {
-		t.Errorf("a call with a 300ms timeout whose mount list waits: %v %+v after %s (want its end at its timeout)", err, res, took)
+	res, took, err = call(300 * time.Millisecond)
+	if err == nil || took > time.Second {
+		t.Errorf("a call with a 300ms timeout whose setup waits: %v %+v after %s (want its end at its timeout)", err, res, took)
 	} else {
 		t.Logf("short call: ended after %s: %v", took.Round(time.Millisecond), err)
 	}
-	e.mountsFirst = nil
-	res, err = e.run(ctx, executor.Call{Args: args, Timeout: 10 * time.Second, MaxOutput: 64 << 10})
+	// Nor is such a mount list made ahead of a call, by serve's vfork child.
+	prepared := make(chan *preparedMounts, 1)
+	go func() {
+		prepared <- e.newPrepared(helper.Spec{Dir: e.ws, Mounts: true, RWDirs: []string{e.ws, "/tmp"}, ReadFiles: []string{waits}})
+	}()
+	select {
+	case pm := <-prepared:
+		if pm != nil {
+			t.Errorf("a mount namespace whose list looks up %s was made ahead of a call", waits)
+			pm.drop(true)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatalf("making a mount namespace ahead of a call looked up %s, and waits", waits)
+	}
+	e.testReadFiles = nil
+	res, _, err = call(10 * time.Second)
 	if err != nil || strings.TrimSpace(res.Stdout) != "ran" {
 		t.Errorf("the next call: %v %+v", err, res)
 	}
