@@ -30,6 +30,7 @@ var Rules = []verify.Rule{
 	{ID: "MS109", Severity: verify.Medium, Title: "read_paths exposes a home or secrets directory"},
 	{ID: "MS110", Severity: verify.Medium, Title: "a command lacks the deny_args its dangerous options need"},
 	{ID: "MS111", Severity: verify.High, Title: "the workspace does not exist"},
+	{ID: "MS112", Severity: verify.Medium, Title: "a read path another local user can create or replace"},
 }
 
 // Scheme is the registry entry.

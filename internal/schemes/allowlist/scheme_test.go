@@ -74,6 +74,15 @@ func TestAuditRules(t *testing.T) {
 	if err := os.Symlink("/etc", etcLink); err != nil {
 		t.Fatal(err)
 	}
+	// A directory every local user may write (sticky, as /tmp): a missing read path in it can be
+	// made by anyone; one that exists is judged by its owner and the directories above it.
+	shared := t.TempDir()
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	sharedSub := filepath.Join(shared, "sub")
+	os.Mkdir(sharedSub, 0o777)
+	os.Chmod(sharedSub, 0o777)
+	mine := filepath.Join(shared, "mine")
+	os.Mkdir(mine, 0o755)
 	cases := []struct {
 		rule   string
 		mutate func(*policy.Policy)
@@ -94,6 +103,8 @@ func TestAuditRules(t *testing.T) {
 			alsec.Of(p).Commands[i].DenyArgs = nil
 		}},
 		{"MS111", func(p *policy.Policy) { alsec.Of(p).Workspace = filepath.Join(ws, "missing") }},
+		{"MS112", func(p *policy.Policy) { alsec.Of(p).ReadPaths = []string{filepath.Join(shared, "data")} }},
+		{"MS112", func(p *policy.Policy) { alsec.Of(p).ReadPaths = []string{sharedSub} }},
 		{"MS401", func(p *policy.Policy) { p.Limits.Timeout.Duration = 1 << 40 }},
 		{"MS402", func(p *policy.Policy) { p.Limits.MaxOutputBytes = 8 << 20 }},
 		{"MS403", func(p *policy.Policy) { p.Limits.Pids = 4096 }},
@@ -110,6 +121,13 @@ func TestAuditRules(t *testing.T) {
 		if got := rules(auditOf(p, "")); !slices.Contains(got, c.rule) {
 			t.Errorf("%s not reported; got %v", c.rule, got)
 		}
+	}
+	// The negative control: an existing read path the server's user owns, in the same shared
+	// directory, is no finding.
+	p := base()
+	alsec.Of(p).ReadPaths = []string{mine}
+	if got := rules(auditOf(p, "")); slices.Contains(got, "MS112") {
+		t.Errorf("MS112 reported for %s, a directory the server's user owns: %v", mine, auditOf(p, ""))
 	}
 	// The workspace's and the file's permissions.
 	os.Chmod(ws, 0o777)

@@ -195,6 +195,11 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	e.ws = ws
 	e.log.Info("allowlist workspace", "configured", alsec.Of(p).Workspace, "resolved", ws)
+	for i, r := range alsec.Of(p).ReadPaths {
+		if risk := ReadPathRisk(r); risk != "" {
+			e.log.Warn(fmt.Sprintf("allowlist.read_paths[%d]: %s; commands would read what they put there (%s)", i, risk, ReadPathRiskFix))
+		}
+	}
 	e.protectList = alsec.Of(p).Protected()
 	if e.protect, err = compileProtect(e.protectList); err != nil {
 		return nil, fmt.Errorf("allowlist.protect: %w", err)
@@ -378,6 +383,50 @@ func pin(c policy.Command) (*pinned, error) {
 // every directory above it must be owned by root or the server's user and not writable by others
 // (a sticky directory is fine: others cannot rename what they do not own).
 func CheckOwnership(path string) error {
+	return checkReplaceable(path, "the binary", "move the binary to a root-owned location")
+}
+
+// ReadPathRiskFix is what to do about a ReadPathRisk.
+const ReadPathRiskFix = "name a path only root or serve's user can write, or create it there first"
+
+// ReadPathRisk says how a local user other than root or serve's user could put something of their
+// choosing at read path p ("": nobody can). A missing path in a directory others may write can be
+// made by them, a link to what they choose (a sticky /tmp included: anyone may create a new name
+// there); an existing one must pass CheckOwnership's walk. serve, as root, binds and opens what the
+// path leads to for the commands (attack round atk23).
+func ReadPathRisk(p string) string {
+	p = filepath.Clean(p)
+	q := p
+	for {
+		if _, err := os.Lstat(q); err == nil || q == "/" {
+			break
+		}
+		q = filepath.Dir(q)
+	}
+	if q != p {
+		st, err := os.Stat(q)
+		if err != nil {
+			return ""
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		me := uint32(os.Geteuid())
+		switch {
+		case st.Mode()&0o002 != 0:
+			return fmt.Sprintf("%s does not exist, and %s is writable by every local user: anyone can create it, a link to what they choose", p, q)
+		case st.Mode()&0o020 != 0 && sys.Gid != 0:
+			return fmt.Sprintf("%s does not exist, and %s is writable by group %d: they can create it", p, q, sys.Gid)
+		case sys.Uid != 0 && sys.Uid != me:
+			return fmt.Sprintf("%s does not exist, and %s is owned by uid %d, who can create it", p, q, sys.Uid)
+		}
+	}
+	if err := checkReplaceable(q, "what commands read there", "name a path only root or serve's user can write"); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// checkReplaceable is CheckOwnership's walk; what names what could be replaced, fix the way out.
+func checkReplaceable(path, what, fix string) error {
 	me := uint32(os.Geteuid())
 	for p := path; ; p = filepath.Dir(p) {
 		st, err := os.Lstat(p)
@@ -386,15 +435,15 @@ func CheckOwnership(path string) error {
 		}
 		sys := st.Sys().(*syscall.Stat_t)
 		if sys.Uid != 0 && sys.Uid != me {
-			return fmt.Errorf("%s is owned by uid %d, who could replace the binary (move the binary to a root-owned location)", p, sys.Uid)
+			return fmt.Errorf("%s is owned by uid %d, who could replace %s (%s)", p, sys.Uid, what, fix)
 		}
 		mode := st.Mode()
 		sticky := mode&os.ModeSticky != 0 && mode.IsDir() && p != path
 		if mode&0o002 != 0 && mode&os.ModeSymlink == 0 && !sticky {
-			return fmt.Errorf("%s is world-writable, so anyone could replace the binary (chmod o-w %s)", p, p)
+			return fmt.Errorf("%s is world-writable, so anyone could replace %s (chmod o-w %s)", p, what, p)
 		}
 		if mode&0o020 != 0 && mode&os.ModeSymlink == 0 && sys.Gid != 0 && !sticky {
-			return fmt.Errorf("%s is writable by group %d, who could replace the binary (chmod g-w %s)", p, sys.Gid, p)
+			return fmt.Errorf("%s is writable by group %d, who could replace %s (chmod g-w %s)", p, sys.Gid, what, p)
 		}
 		if p == "/" {
 			return nil

@@ -27,3 +27,10 @@ func New(*policy.Policy, Options) (executor.Executor, error) { return nil, error
 // CheckOwnership is the Linux audit of who can replace a pinned binary; elsewhere there is
 // nothing to serve, so nothing to check.
 func CheckOwnership(string) error { return nil }
+
+// ReadPathRisk is the Linux audit of who can put something at a read path; elsewhere there is
+// nothing to serve, so nothing to check.
+func ReadPathRisk(string) string { return "" }
+
+// ReadPathRiskFix is what to do about a ReadPathRisk.
+const ReadPathRiskFix = ""
