@@ -799,14 +799,20 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 	return res, nil
 }
 
+// helperSetupLimit bounds an exec helper's setup, from the hand-over to its exec. Longer than the
+// direct start's childSetupLimit: a warm helper waits at the lowest CPU priority, and on a
+// saturated machine it may take seconds to be scheduled at all before it raises it again. A
+// variable for the test that shows a stuck setup stopped.
+var helperSetupLimit = 15 * time.Second
+
 // waitHelper waits for the helper of a call to end: it is killed when ctx ends, or when its
 // setup (from the hand-over to its exec, when its end of the spec socket closes) has not finished
-// within childSetupLimit (stuck; report then holds what it reported, empty). A setup that waits
+// within helperSetupLimit (stuck; report then holds what it reported, empty). A setup that waits
 // on a file system that does not answer would otherwise hold the call, and its slot, to the
 // call's timeout; serve kills the helper from outside, which a deadline inside it could not do
 // (it is its PID namespace's init: the kernel drops its own timer's SIGKILL).
 func waitHelper(ctx context.Context, h *helperProc, done <-chan error, report chan []byte) (werr error, stuck bool) {
-	setup := time.NewTimer(childSetupLimit)
+	setup := time.NewTimer(helperSetupLimit)
 	defer setup.Stop()
 	deadline := setup.C
 	if mutated("helper-setup-unbounded") {

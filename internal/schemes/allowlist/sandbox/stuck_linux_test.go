@@ -239,7 +239,7 @@ func TestCallMountListDeadline(t *testing.T) {
 // other session) goes on; made in serve's own vfork child, it held serve's scheduler slot, and a
 // collection waited for the deadline (attack round atk23, F2).
 func stuckMounts(t *testing.T, mnt string) {
-	childSetupLimit = 2 * time.Second
+	childSetupLimit, helperSetupLimit = 2*time.Second, 2*time.Second
 	e := pythonExecutor(t, nil, false)
 	if !e.directOK() || !e.attr.has(unix.CLONE_NEWNS) {
 		t.Skip("no direct start with a mount namespace here")
