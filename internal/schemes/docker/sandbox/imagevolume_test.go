@@ -22,11 +22,19 @@ import (
 // as an image made for its own user has them), removed at the end of the test.
 func volumeImage(t *testing.T, eng *engine.Client, dirs ...string) string {
 	t.Helper()
-	tag := "mcpsandbox-test-volume:" + randHex(6)
-	df := "FROM " + testImage() + "\nRUN mkdir -p " + strings.Join(dirs, " ") + " && chown 65534:65534 " + strings.Join(dirs, " ") + "\n"
+	df := "RUN mkdir -p " + strings.Join(dirs, " ") + " && chown 65534:65534 " + strings.Join(dirs, " ") + "\n"
 	for _, d := range dirs {
 		df += "VOLUME " + d + "\n"
 	}
+	return derivedImage(t, eng, "volume", df)
+}
+
+// derivedImage builds, from the test image, an image with the Dockerfile lines df (no network),
+// removed at the end of the test.
+func derivedImage(t *testing.T, eng *engine.Client, name, df string) string {
+	t.Helper()
+	tag := "mcpsandbox-test-" + name + ":" + randHex(6)
+	df = "FROM " + testImage() + "\n" + df
 	var ctxTar bytes.Buffer
 	tw := tar.NewWriter(&ctxTar)
 	tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(df))})
@@ -36,7 +44,7 @@ func volumeImage(t *testing.T, eng *engine.Client, dirs ...string) string {
 	defer cancel()
 	resp, err := eng.API.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true, NetworkMode: "none"})
 	if err != nil {
-		t.Fatalf("build an image with VOLUME %v: %v", dirs, err)
+		t.Fatalf("build an image with %q: %v", df, err)
 	}
 	out, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -44,7 +52,7 @@ func volumeImage(t *testing.T, eng *engine.Client, dirs ...string) string {
 		eng.API.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
 	})
 	if _, ok, err := eng.ImagePresent(ctx, tag); err != nil || !ok {
-		t.Fatalf("the image with VOLUME %v was not built (%v): %s", dirs, err, out)
+		t.Fatalf("the image with %q was not built (%v): %s", df, err, out)
 	}
 	return tag
 }

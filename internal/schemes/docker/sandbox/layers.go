@@ -1,10 +1,14 @@
 package sandbox
 
 import (
+	"archive/tar"
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
@@ -89,6 +93,13 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 	seccomp, nnp := seccompOn(secOpts, h.SecurityOpt), noNewPrivs(h.SecurityOpt)
 	capsAll := len(h.CapAdd) == 0 && len(h.CapDrop) == 1 && strings.EqualFold(strings.TrimPrefix(strings.ToUpper(h.CapDrop[0]), "CAP_"), "ALL")
 	root := dksec.RootUser(c.User) // "00:00" is root too: the engine reads the uid as a number
+	userDetail := "runs as " + e.spec.describeUser()
+	if !root {
+		if why, isRoot := e.namedUser(ctx, cr.ID, c.User); why != "" {
+			root = isRoot
+			userDetail = "runs as " + c.User + ", " + why
+		}
+	}
 	var pids int64
 	if h.PidsLimit != nil {
 		pids = *h.PidsLimit
@@ -108,7 +119,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 		e.networkLayer(string(h.NetworkMode), h.Mounts, s.egressDir),
 		readOnlyLayer(h.ReadonlyRootfs, h.ReadonlyPaths, diskVolumes(ins.Mounts)),
 		{Name: LayerTmpfs, Active: strings.Contains(tmp, "nosuid") && strings.Contains(tmp, "nodev") && strings.Contains(tmp, "size="), Detail: "/tmp tmpfs " + tmp},
-		{Name: LayerUser, Active: !root, Detail: "runs as " + e.spec.describeUser()},
+		{Name: LayerUser, Active: !root, Detail: userDetail},
 		{Name: LayerCaps, Active: capsAll, Detail: fmt.Sprintf("cap-drop %v, cap-add %v", h.CapDrop, h.CapAdd)},
 		{Name: LayerNoNewPrivs, Active: nnp, Detail: "setuid binaries cannot raise privileges"},
 		e.seccompLayer(seccomp, ownSeccomp(h.SecurityOpt)),
@@ -359,3 +370,39 @@ func (e *Executor) gvisorMemoryNote() string {
 	}
 	return "; under gVisor the limit includes gVisor's own kernel, and reaching it ends the whole sandbox, not only the process that grew"
 }
+
+// namedUser says what the image makes of a docker.user that names its user by name ("": a numeric
+// uid, judged by RootUser), and whether that may be root (uid 0, or a uid it cannot tell: the
+// non-root layer is then not reported in force). The engine resolves a name through the container's own /etc/passwd,
+// which is the image's: an image may map any name to uid 0 (attack round atk19b). Read from the
+// created container (never started), at most maxPasswd bytes of it.
+func (e *Executor) namedUser(ctx context.Context, id, user string) (why string, root bool) {
+	name, _, _ := strings.Cut(user, ":")
+	if name == "" || strings.Trim(name, "0123456789") == "" {
+		return "", false
+	}
+	rc, _, err := e.eng.API.CopyFromContainer(ctx, id, "/etc/passwd")
+	if err != nil {
+		return fmt.Sprintf("a name the image's /etc/passwd could not be read for (%v): its uid is unknown (set docker.user = %q)", e.eng.Unreachable(err), defaultUser), true
+	}
+	defer rc.Close()
+	tr := tar.NewReader(io.LimitReader(rc, maxPasswd+4096))
+	hd, err := tr.Next()
+	if err != nil || hd.Typeflag != tar.TypeReg {
+		return fmt.Sprintf("a name the image's /etc/passwd, not a plain file there, cannot resolve: its uid is unknown (set docker.user = %q)", defaultUser), true
+	}
+	sc := bufio.NewScanner(io.LimitReader(tr, maxPasswd))
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), ":")
+		if len(f) >= 3 && f[0] == name {
+			if uid, err := strconv.ParseUint(f[2], 10, 32); err == nil && uid == 0 && !mutated("docker-user-name-unresolved") {
+				return fmt.Sprintf("which the image's /etc/passwd maps to uid 0: root inside the container (set docker.user = %q)", defaultUser), true
+			}
+			return "uid " + f[2] + " in the image's /etc/passwd", false
+		}
+	}
+	return fmt.Sprintf("a name the image's /etc/passwd does not hold: the engine refuses to start its containers (set docker.user = %q)", defaultUser), false
+}
+
+// maxPasswd bounds what namedUser reads of an image's /etc/passwd.
+const maxPasswd = 1 << 20
