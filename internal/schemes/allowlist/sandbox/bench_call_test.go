@@ -34,10 +34,12 @@ func BenchmarkCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, mode := range []string{"mount namespace", "mount namespace made at the call", "no mount namespace"} {
+	// "through the exec helper": the way a root serve starts a call whose setup is on a network
+	// or FUSE mount (spawnDirect's errSetupNotLocal), and every call of a serve that is not root.
+	for _, mode := range []string{"mount namespace", "mount namespace made at the call", "no mount namespace", "through the exec helper"} {
 		b.Run(mode, func(b *testing.B) {
 			p := wcPolicy(b)
-			e, err := New(p, Options{HelperPath: exe})
+			e, err := New(p, Options{HelperPath: exe, viaHelper: mode == "through the exec helper"})
 			if err != nil {
 				b.Fatal(err)
 			}
