@@ -145,6 +145,17 @@ func allowlistTargets() []string {
 		}
 		out = append(out, line+"; no target set")
 	}
+	if u, ok := p50("run_allowed_command wc in.txt from a serve that is not root"); ok && okBare {
+		// No target of its own: issue 28's are judged on the root serve's rows above.
+		line := fmt.Sprintf("a serve that is not root (as a client a user runs starts it: a user namespace, the exec helper), back-to-back: %s, %.2f× bare fork+exec", round(u), ratio(u, bare))
+		if call, ok := p50("run_allowed_command wc in.txt, MCP stdio, warm, back-to-back"); ok {
+			line += fmt.Sprintf(", %.2f× the root serve's call", ratio(u, call))
+		}
+		if peer, ok := peerP50("back-to-back"); ok {
+			line += fmt.Sprintf(", %.2f× the peer's", ratio(u, peer))
+		}
+		out = append(out, line+"; no target set")
+	}
 	for _, r := range rows {
 		if strings.HasPrefix(r.what, "run_allowed_command wc") {
 			judge(&out, "allowlist call p99 ≤ 2× p50 ("+r.what+")", r.p99 <= 2*r.p50, fmt.Sprintf("p99 %s, p50 %s", round(r.p99), round(r.p50)))

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
@@ -111,6 +112,36 @@ func benchPolicy(dir string) (ws, pol string, err error) {
 	return ws, pol, nil
 }
 
+// unprivUID is the uid the bench starts a serve that is not root as.
+const unprivUID = 65534
+
+// unprivServe is serve, started as uid 65534 with a HOME and an audit log of its own, on the
+// built-in policy for ws (which belongs to that uid): a serve that is not root, as a client a
+// user runs starts it.
+func unprivServe(bin, dir, ws string) (*exec.Cmd, error) {
+	home := filepath.Join(dir, "unpriv")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Chown(home, unprivUID, unprivUID); err != nil {
+		return nil, err
+	}
+	p, err := Default(ws)
+	if err != nil {
+		return nil, err
+	}
+	p.Audit.Path = filepath.Join(home, "audit.jsonl")
+	text, _ := policy.Marshal(p)
+	pol := filepath.Join(dir, "policy-unpriv.toml")
+	if err := os.WriteFile(pol, text, 0o644); err != nil {
+		return nil, err
+	}
+	c := exec.Command(bin, "serve", "--policy", pol, "--log-level", "error")
+	c.Env = append(clientEnv(), "HOME="+home) // the later HOME wins
+	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: unprivUID, Gid: unprivUID}}
+	return c, nil
+}
+
 // clientEnv is the environment the TypeScript SDK's stdio client gives a server it starts (its
 // DEFAULT_INHERITED_ENV_VARS on POSIX), and so most MCP hosts: the Go rows start both servers
 // with it, as the cross-check's client does. This machine's NODE_EXTRA_CA_CERTS, inherited, had
@@ -191,6 +222,21 @@ func callRows(ctx context.Context, b *scheme.BenchRun, ws string, cs *mcp.Client
 		{"baseline: bare fork+exec wc " + benchFile + bareClient, false, func() (time.Duration, error) { return bareOnce(ws) }},
 		{"run_allowed_command wc " + benchFile + ", MCP stdio, warm, %s" + goClient, true, func() (time.Duration, error) { return timedCall(ctx, cs, ourCall()) }},
 		{"floor: MCP ping to serve (no tool runs), stdio, warm, back-to-back" + goClient, false, func() (time.Duration, error) { return timedPing(ctx, cs) }},
+	}
+	if os.Geteuid() == 0 {
+		// The rows above are a root serve's (its direct start). A client a user runs starts
+		// serve as that user: its calls go through a user namespace and the exec helper.
+		cmd, err := unprivServe(b.Bin, b.Dir, ws)
+		if err != nil {
+			return err
+		}
+		ucs, _, err := connect(ctx, cmd)
+		if err != nil {
+			return fmt.Errorf("serve as uid %d: %w", unprivUID, err)
+		}
+		defer ucs.Close()
+		fns = append(fns, timed{"run_allowed_command wc " + benchFile + " from a serve that is not root (uid 65534: a user namespace, the exec helper), MCP stdio, warm, %s" + goClient, true,
+			func() (time.Duration, error) { return timedCall(ctx, ucs, ourCall()) }})
 	}
 	if peerCS != nil {
 		fns = append(fns,
