@@ -107,6 +107,8 @@ type Executor struct {
 	// layerWhy says why (layer_linux.go).
 	layerRoot, layerWhy string
 	warm                chan *helperProc // at most one pre-started helper: its start-up is off the call's path
+	warmMu              sync.Mutex       // orders a refill's start with Close
+	warmMaking          sync.WaitGroup   // Close waits for it: a warm helper being started
 	netns               chan *os.File    // prepared network namespaces for direct starts (netns_linux.go); nil: none
 	netnsFilling        atomic.Bool
 	layers              chan preparedLayer // workspace layers made ahead of calls (layerpool_linux.go)
@@ -487,6 +489,9 @@ func (e *Executor) Close() error {
 	e.closeMounts()
 	e.mountTable.close()
 	wslayer.WaitRemoved()
+	e.warmMu.Lock()
+	e.warmMu.Unlock() //lint:ignore SA2001 a barrier: a refill that saw closed unset has registered
+	e.warmMaking.Wait()
 	for {
 		select {
 		case h := <-e.warm:
@@ -638,23 +643,41 @@ func (h *helperProc) kill() {
 	_ = h.cmd.Process.Kill()
 }
 
-// helperFor takes the warm helper if there is one (starting its replacement in the background),
-// else starts one now.
+// helperFor takes the warm helper if there is one, else starts one now. The caller starts the
+// replacement (refill) once its call's command is done: a helper's start (a new Go process in
+// new namespaces) made beside the call took the CPU the call needed, and a serve that is not
+// root cannot start it at a low priority.
 func (e *Executor) helperFor(maxOutput int) (*helperProc, error) {
 	select {
 	case h := <-e.warm:
-		go e.refill(maxOutput)
 		return h, nil
 	default:
 		return e.startHelper(maxOutput)
 	}
 }
 
+// helperStartedHook, when a test sets it, runs after a warm helper is started and before it
+// is put in the slot.
+var helperStartedHook atomic.Pointer[func(*Executor)]
+
 func (e *Executor) refill(maxOutput int) {
+	// Counted under the lock Close takes after setting closed: a refill that saw closed unset
+	// has registered by the time Close waits, and Close discards what it made (a helper started
+	// as serve closed, put in the slot after Close emptied it, waited there for good).
+	e.warmMu.Lock()
 	if e.closed.Load() {
+		e.warmMu.Unlock()
 		return
 	}
+	if !mutated("helper-refill-untracked") {
+		e.warmMaking.Add(1)
+		defer e.warmMaking.Done()
+	}
+	e.warmMu.Unlock()
 	h, err := e.startIdle(maxOutput)
+	if hook := helperStartedHook.Load(); hook != nil {
+		(*hook)(e)
+	}
 	if err != nil {
 		e.log.Warn("could not pre-start an exec helper", "err", err)
 		return
@@ -725,22 +748,15 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 		spec.RWDirs = append(spec.RWDirs, tmp)
 		spec.Env = append([]string{"TMPDIR=" + tmp}, spec.Env...)
 	}
-	routed := false
 	if !probe && e.directOK() {
 		res, err := e.spawnDirect(ctx, c, pc, bin, spec, chk)
 		if !errors.Is(err, errSetupNotLocal) {
 			return res, err
 		}
-		routed = true
 	}
 	h, err := e.helperFor(c.MaxOutput)
 	if err != nil {
 		return nil, err
-	}
-	if routed && len(e.warm) == 0 {
-		// Calls routed here (their setup looks up a path on a network or FUSE mount) find a
-		// warm helper next time, as a serve that is not root does.
-		go e.refill(c.MaxOutput)
 	}
 	ec := e.egress.call(c.Session) // the call's way out to the egress proxy, if the policy lists hosts
 	defer ec.close()
@@ -765,6 +781,12 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 	werr, stuck := waitHelper(ctx, h, done, report)
 	groupKill(h.cmd.Process.Pid) // sweep anything left in the process group
 	h.release()
+	if !probe && len(e.warm) == 0 {
+		// The next call's helper, started now that this call's command is done (helperFor). A
+		// root serve's calls routed here (their setup is on a network or FUSE mount) get one
+		// too.
+		go e.refill(c.MaxOutput)
+	}
 	if stuck {
 		<-sent
 		return nil, fmt.Errorf("%s could not start: the sandbox's setup did not finish within %s and was stopped (a path it looks up may be on a file system that does not answer, a network or FUSE mount say)",
