@@ -307,7 +307,9 @@ func (f *FS) unmake(rel string, existed int) {
 		dir, name := path.Split(path.Join(parts[:n]...))
 		fd := root
 		if dir != "" {
-			if fd, err = walkOpen(root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY); err != nil {
+			if fd, err = walkOpen(root, strings.TrimSuffix(dir, "/"), unix.O_PATH|unix.O_DIRECTORY); errors.Is(err, unix.ENOENT) {
+				continue // not made (the commit refused at or above it): look one level up
+			} else if err != nil {
 				return
 			}
 		}

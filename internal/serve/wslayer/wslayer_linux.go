@@ -318,7 +318,7 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	defer unix.Close(ws)
 	if !mutated("workspace-commit-serial") {
 		// and across processes: two serves (two clients' entries) may share a workspace
-		if err := unix.Flock(ws, unix.LOCK_EX); err != nil {
+		if err := lockWorkspace(ws, r.Deadline); err != nil {
 			return nil, fmt.Errorf("lock the workspace %s to apply the call's changes: %w", l.Lower, err)
 		}
 		defer unix.Flock(ws, unix.LOCK_UN)
@@ -328,6 +328,32 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	prot.gitDirs = c.gitDirs(up, ws, "", 0)
 	c.dir(up, ws, "")
 	return c.out, nil
+}
+
+// lockWait bounds the wait for the workspace's lock when the commit has no deadline of its own.
+const lockWait = 30 * time.Second
+
+// lockWorkspace takes the lock two serves sharing the workspace order their commits with (flock
+// on its directory), waiting at most until deadline. Any local user who can open the directory
+// can hold that lock: waited for with no bound, it held every commit, each call's slot with it,
+// and serve's exit (attack round atk24c, F1).
+func lockWorkspace(ws int, deadline time.Time) error {
+	if mutated("workspace-lock-unbounded") {
+		return unix.Flock(ws, unix.LOCK_EX)
+	}
+	if deadline.IsZero() {
+		deadline = time.Now().Add(lockWait)
+	}
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		err := unix.Flock(ws, unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+			return err
+		}
+		if time.Now().Add(pause).After(deadline) {
+			return errors.New("another process has held its lock (flock on the directory) past the call's time: another serve applying its calls' changes, or a process holding the lock; nothing of this call was applied (see `fuser -v` on the workspace for who holds it)")
+		}
+		time.Sleep(pause)
+	}
 }
 
 // empty says whether the upper layer is an empty directory: the call changed nothing in the

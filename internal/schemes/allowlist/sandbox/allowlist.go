@@ -108,6 +108,7 @@ type Executor struct {
 	layerRoot, layerWhy string
 	warm                chan *helperProc // at most one pre-started helper: its start-up is off the call's path
 	warmMu              sync.Mutex       // orders a refill's start with Close
+	held                atomic.Int32     // calls' killed processes not yet ended (reapWithin)
 	warmMaking          sync.WaitGroup   // Close waits for it: a warm helper being started
 	netns               chan *os.File    // prepared network namespaces for direct starts (netns_linux.go); nil: none
 	netnsFilling        atomic.Bool
@@ -729,6 +730,9 @@ func (h *helperProc) discard() {
 // spawn hands a helper the spec and the binary, and collects the result. chk is what the
 // argument check found (nil for the probe).
 func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *os.File, args []string, chk *checked, probe bool) (*executor.Result, error) {
+	if err := e.heldRefusal(); err != nil && !probe {
+		return nil, err
+	}
 	spec := e.spec(pc, c, args, probe)
 	if chk != nil {
 		spec.ROBinds = append(spec.ROBinds, chk.roBinds...)
@@ -778,7 +782,7 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 	}()
 	done := make(chan error, 1)
 	go func() { done <- h.cmd.Wait() }()
-	werr, stuck := waitHelper(ctx, h, done, report)
+	stuck, held, werr := e.waitHelper(ctx, h, done, report)
 	groupKill(h.cmd.Process.Pid) // sweep anything left in the process group
 	h.release()
 	if !probe && len(e.warm) == 0 {
@@ -788,9 +792,13 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 		go e.refill(c.MaxOutput)
 	}
 	if stuck {
-		<-sent
+		// Not waiting for the hand-over's goroutine: a helper the kernel holds may never read.
 		return nil, fmt.Errorf("%s could not start: the sandbox's setup did not finish within %s and was stopped (a path it looks up may be on a file system that does not answer, a network or FUSE mount say)",
 			pc.Name, time.Since(start).Round(time.Millisecond))
+	}
+	if held {
+		// Its output is still being copied by a process that has not ended: not read here.
+		return nil, heldError(pc.Name)
 	}
 	if err := <-sent; err != nil && werr == nil {
 		return nil, fmt.Errorf("hand the call to the exec helper: %w", err)
@@ -821,41 +829,137 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 	return res, nil
 }
 
-// helperSetupLimit bounds an exec helper's setup, from the hand-over to its exec. Longer than the
-// direct start's childSetupLimit: a warm helper waits at the lowest CPU priority, and on a
-// saturated machine it may take seconds to be scheduled at all before it raises it again. A
-// variable for the test that shows a stuck setup stopped.
-var helperSetupLimit = 15 * time.Second
+// helperSetupLimit bounds an exec helper's setup, from the hand-over to its exec, while it makes
+// no progress (waitHelper: a helper that is runnable or using CPU at the deadline, as a warm one
+// started at the lowest priority may be on a saturated machine, is given more). A variable for
+// the test that shows a stuck setup stopped.
+var helperSetupLimit = 5 * time.Second
 
 // waitHelper waits for the helper of a call to end: it is killed when ctx ends, or when its
 // setup (from the hand-over to its exec, when its end of the spec socket closes) has not finished
-// within helperSetupLimit (stuck; report then holds what it reported, empty). A setup that waits
-// on a file system that does not answer would otherwise hold the call, and its slot, to the
-// call's timeout; serve kills the helper from outside, which a deadline inside it could not do
-// (it is its PID namespace's init: the kernel drops its own timer's SIGKILL).
-func waitHelper(ctx context.Context, h *helperProc, done <-chan error, report chan []byte) (werr error, stuck bool) {
+// within helperSetupLimit while making no progress (stuck; report then holds what it reported,
+// empty). A setup that waits on a file system that does not answer would otherwise hold the call,
+// and its slot, to the call's timeout; serve kills the helper from outside, which a deadline
+// inside it could not do (it is its PID namespace's init: the kernel drops its own timer's
+// SIGKILL). A helper that is runnable, or used CPU since the last look, is slow, not stuck (a
+// loaded machine, atk24 F3), and is looked at again shortly; one found blocked with no CPU used
+// at two looks in a row is stuck. held: it was killed and has not ended (reapWithin); the
+// call must not wait for it nor read its output.
+func (e *Executor) waitHelper(ctx context.Context, h *helperProc, done <-chan error, report chan []byte) (stuck, held bool, werr error) {
+	pid := h.cmd.Process.Pid
 	setup := time.NewTimer(helperSetupLimit)
 	defer setup.Stop()
 	deadline := setup.C
 	if mutated("helper-setup-unbounded") {
 		deadline = nil
 	}
-	execd := false
+	execd, blockedLooks := false, 0
+	_, ticks, _ := procProgress(pid)
 	for {
 		select {
 		case werr = <-done:
-			return werr, false
+			return false, false, werr
 		case <-ctx.Done():
+			state, _, ok := procProgress(pid)
+			blocked := !execd && ok && state != 'R' // a runnable helper ran out of the call's time
 			h.kill()
-			return <-done, !execd
+			werr, held = reapWithin(e, done)
+			return blocked, held, werr
 		case msg := <-report:
 			report <- msg // the caller reads it too
 			report, deadline, execd = nil, nil, true
 		case <-deadline:
+			// Stuck: not runnable and no CPU used, at two looks setupRecheck apart (one look
+			// may catch a sound setup in a short wait: a mount, a page read from disk).
+			state, now, ok := procProgress(pid)
+			if !ok || state == 'R' || now != ticks {
+				blockedLooks = 0
+			} else {
+				blockedLooks++
+			}
+			ticks = now
+			if ok && blockedLooks < 2 && !mutated("helper-setup-progress-ignored") {
+				setup.Reset(setupRecheck)
+				continue
+			}
 			h.kill()
-			return <-done, true
+			werr, held = reapWithin(e, done)
+			return true, held, werr
 		}
 	}
+}
+
+// setupRecheck is how soon a helper found slow, not stuck, at its setup's deadline is looked at
+// again.
+const setupRecheck = 500 * time.Millisecond
+
+// procProgress is pid's state (R runnable, S sleeping, D in an uninterruptible wait, ...) and
+// the CPU time its threads have used, in clock ticks, from /proc/PID/stat.
+func procProgress(pid int) (state byte, ticks uint64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	i := bytes.LastIndexByte(b, ')') // the command's name may hold spaces and parentheses
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return f[0][0], utime + stime, true
+}
+
+// killGrace is how long a call waits for its killed process to end before it leaves it to be
+// reaped in the background (reapWithin). A variable for the test.
+var killGrace = 2 * time.Second
+
+// maxHeld bounds the killed processes of calls that have not ended (reapWithin): past it, calls
+// are refused (heldRefusal) until one ends. A variable for the test.
+var maxHeld int32 = 8
+
+// reapWithin waits for a killed process's wait to return, at most killGrace. A process the
+// kernel holds in an uninterruptible wait (a FUSE request its server has read and never answers;
+// a hard NFS mount whose server is gone) does not die of SIGKILL until that wait ends, and its
+// call must not wait with it, past its timeout and holding its slot (attack round atk24, F2): it
+// is reaped in the background, and counted (held) until then.
+func reapWithin[T any](e *Executor, done <-chan T) (T, bool) {
+	if mutated("kill-waits-for-good") {
+		return <-done, false
+	}
+	t := time.NewTimer(killGrace)
+	defer t.Stop()
+	select {
+	case v := <-done:
+		return v, false
+	case <-t.C:
+		e.held.Add(1)
+		go func() {
+			<-done
+			e.held.Add(-1)
+		}()
+		var zero T
+		return zero, true
+	}
+}
+
+// heldError is the error of a call whose command was killed and has not ended.
+func heldError(name string) error {
+	return fmt.Errorf("%s was stopped, but the kernel holds its process in an uninterruptible wait (it reads or looks up a path on a file system that does not answer, a network or FUSE mount say): its output is lost, and it ends when that file system answers or is unmounted", name)
+}
+
+// heldRefusal refuses a call while too many calls' killed processes have not ended.
+func (e *Executor) heldRefusal() error {
+	if n := e.held.Load(); n >= maxHeld {
+		return fmt.Errorf("refused: the processes of %d earlier calls were stopped but the kernel still holds them in uninterruptible waits (a file system that does not answer, a network or FUSE mount say); calls run again once they end (unmount or restore that file system)", n)
+	}
+	return nil
 }
 
 // helperFailure turns what the helper wrote on the spec socket into serve's error.

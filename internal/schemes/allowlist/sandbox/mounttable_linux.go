@@ -34,8 +34,9 @@ const mountTableMaxAge = time.Second
 type mountPoints []mountPoint
 
 type mountPoint struct {
-	dir   string
-	local bool
+	dir    string
+	local  bool
+	layers []string // an overlay's absolute layer directories (overlayLayers)
 }
 
 // current is the table, read again if it changed; ok is false when it cannot be read.
@@ -88,12 +89,21 @@ func (t *mountTable) close() {
 
 // local says whether p lies under a local file system's mount point (the longest that holds it).
 func (t mountPoints) local(p string) bool {
-	for _, m := range t {
-		if helper.Within(m.dir, p) || m.dir == "/" {
-			return m.local
+	m, ok := t.holder(p)
+	return ok && m.local
+}
+
+// holder is the longest mount point that holds p (ok false: none does).
+func (t mountPoints) holder(p string) (mountPoint, bool) { return t.holderExcept(p, -1) }
+
+// holderExcept is holder with the i-th entry left out (an overlay's own, for its layers).
+func (t mountPoints) holderExcept(p string, i int) (mountPoint, bool) {
+	for j, m := range t {
+		if j != i && (helper.Within(m.dir, p) || m.dir == "/") {
+			return m, true
 		}
 	}
-	return false
+	return mountPoint{}, false
 }
 
 // localResolved says whether p, with its symbolic links followed, lies on local file systems
@@ -149,7 +159,12 @@ func (t mountPoints) localResolved(p string, seen map[string]bool) bool {
 }
 
 // parseMountinfo reads mountinfo's mount point (field 5) and file system type (the first field
-// after " - "), longest mount point first.
+// after " - "), longest mount point first. Two things a type alone would misjudge (attack round
+// atk24, F1): mounts stacked on one mount point, of which lookups reach the one on top (the
+// point counts local only if every mount there is), and an overlay, whose lookups reach its
+// layers (not local if a layer directory named by an absolute path lies on a mount, other than
+// the overlay itself, that is not: an overlay over FUSE or NFS; a container's root overlay,
+// whose layers are the host's paths and on no mount here, is judged by its type).
 func parseMountinfo(b []byte) mountPoints {
 	var out mountPoints
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -160,11 +175,91 @@ func parseMountinfo(b []byte) mountPoints {
 		if !ok || len(f) < 5 || len(g) < 1 {
 			continue
 		}
-		out = append(out, mountPoint{dir: unescapeMountinfo(f[4]), local: localFS[g[0]]})
+		m := mountPoint{dir: unescapeMountinfo(f[4]), local: localFS[g[0]]}
+		if g[0] == "overlay" && len(g) >= 3 && !mutated("mounts-overlay-layers-unjudged") {
+			m.layers = overlayLayers(g[2])
+		}
+		out = append(out, m)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i].dir) > len(out[j].dir) })
+	for round := 0; round < 2; round++ { // twice: an overlay over an overlay
+		for i := range out {
+			for _, d := range out[i].layers {
+				if m, ok := out.holderExcept(d, i); ok && !m.local {
+					out[i].local = false
+				}
+			}
+		}
+	}
+	// One entry per mount point, local only if every mount stacked there is.
+	merged := out[:0]
+	for _, m := range out {
+		if n := len(merged); n > 0 && merged[n-1].dir == m.dir && !mutated("mounts-stacked-lower") {
+			merged[n-1].local = merged[n-1].local && m.local
+			continue
+		}
+		merged = append(merged, m)
+	}
+	return merged
+}
+
+// overlayLayers are the absolute layer directories an overlay's super options name (lowerdir,
+// a colon-separated list, upperdir, workdir): mountinfo escapes a comma, space, tab, newline or
+// backslash in them as octal, and overlay a colon in a path as "\:". Relative ones (docker's
+// short links) are left out: they name paths in the mounter's directory, not ours.
+func overlayLayers(opts string) []string {
+	var out []string
+	for _, o := range strings.Split(opts, ",") {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "lowerdir", "lowerdir+", "upperdir", "workdir", "datadir+":
+			for _, d := range splitColons(v) {
+				if d = unescapeOctal(strings.ReplaceAll(d, `\:`, ":")); strings.HasPrefix(d, "/") {
+					out = append(out, d)
+				}
+			}
+		}
+	}
 	return out
 }
+
+// splitColons splits s at its colons, except one a backslash escapes.
+func splitColons(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case ':':
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// unescapeOctal undoes mountinfo's \NNN escapes.
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
+			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
 // unescapeMountinfo undoes mountinfo's octal escapes (space, tab, newline, backslash).
 func unescapeMountinfo(s string) string {

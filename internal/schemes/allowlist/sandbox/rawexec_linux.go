@@ -511,7 +511,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	go func() { defer copying.Done(); io.Copy(stdout, outR) }()
 	go func() { defer copying.Done(); io.Copy(stderr, errR) }()
 	status, _ := io.ReadAll(stR) // EOF at the exec (close-on-exec) or the child's exit
-	ws := waitChild(ctx, pid)
+	ws, held := e.waitChild(ctx, pid)
 	// What the next call takes ready (its mount namespace, its network namespace), made now that
 	// this call's command is done: made while it ran, it took the CPU the command needed. One
 	// after the other, on one goroutine: the call's answer still needs the other CPU.
@@ -523,6 +523,9 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 		e.prepareNetNS()
 	}()
 	drainCopies(&copying, outR, errR)
+	if held {
+		return nil, heldError(pc.Name)
+	}
 	if p.stuck(setup, ws, status) {
 		return nil, stuckFailure(pc.Name, p)
 	}
@@ -545,7 +548,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 
 // waitChild reaps the direct child pid, killing its process group and it when ctx ends first,
 // then sweeps anything left in the group.
-func waitChild(ctx context.Context, pid int) unix.WaitStatus {
+func (e *Executor) waitChild(ctx context.Context, pid int) (ws unix.WaitStatus, held bool) {
 	done := make(chan unix.WaitStatus, 1)
 	go func() {
 		var ws unix.WaitStatus
@@ -556,16 +559,15 @@ func waitChild(ctx context.Context, pid int) unix.WaitStatus {
 		}
 		done <- ws
 	}()
-	var ws unix.WaitStatus
 	select {
 	case ws = <-done:
 	case <-ctx.Done():
 		groupKill(pid)
 		_ = unix.Kill(pid, unix.SIGKILL)
-		ws = <-done
+		ws, held = reapWithin(e, done) // one the kernel holds is left to end in the background
 	}
 	groupKill(pid) // sweep anything left in the process group
-	return ws
+	return ws, held
 }
 
 // drainCopies waits for the output copies to finish; a descendant that escaped the group and
