@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
@@ -138,7 +137,9 @@ func unprivServe(bin, dir, ws string) (*exec.Cmd, error) {
 	}
 	c := exec.Command(bin, "serve", "--policy", pol, "--log-level", "error")
 	c.Env = append(clientEnv(), "HOME="+home) // the later HOME wins
-	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: unprivUID, Gid: unprivUID}}
+	if err := runAs(c, unprivUID); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -38,6 +38,11 @@ func checkFile(_ *os.File, st os.FileInfo) error {
 	if !st.Mode().IsRegular() {
 		return fmt.Errorf("it is %s, not a regular file", fsmode.Describe(st.Mode()))
 	}
+	if st.Mode()&0o111 != 0 {
+		// a program, not a log: a root serve appended its lines to /usr/bin/python3.11 given
+		// that path (attack round atk24c)
+		return fmt.Errorf("it is executable (mode %v): a program, not a log", st.Mode().Perm())
+	}
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	if !ok {
 		return nil

@@ -34,7 +34,14 @@ type FS struct {
 	// Commit applies a write's layer to the workspace, with the scheme's rules (it removes the
 	// layer). Nil: writes are refused.
 	Commit func(l *wslayer.Layer) (*executor.WorkspaceChanges, error)
+	// As, when set, is the user the tools read, list and may write as: the commands' (a root
+	// serve's run as an unprivileged uid). A root serve's file tools otherwise read, listed and
+	// wrote what its commands may not (attack round atk24c, F7). Nil: serve's own.
+	As *User
 }
+
+// User is a uid and gid the file tools act as (FS.As).
+type User struct{ UID, GID int }
 
 var _ executor.FileSystem = (*FS)(nil)
 
@@ -83,7 +90,13 @@ func (f *FS) ReadFile(ctx context.Context, c executor.Call, p string, max int64)
 	if err != nil {
 		return nil, 0, err
 	}
-	return f.read(p, rel, max)
+	var data []byte
+	var size int64
+	err = f.asUser(func() error {
+		data, size, err = f.read(p, rel, max)
+		return err
+	})
+	return data, size, err
 }
 
 // ListFiles implements executor.FileSystem.
@@ -92,5 +105,11 @@ func (f *FS) ListFiles(ctx context.Context, c executor.Call, p string) ([]execut
 	if err != nil {
 		return nil, 0, err
 	}
-	return f.list(p, rel)
+	var ents []executor.FileEntry
+	var more int
+	err = f.asUser(func() error {
+		ents, more, err = f.list(p, rel)
+		return err
+	})
+	return ents, more, err
 }

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
@@ -52,6 +54,8 @@ func (f *FS) open(p, rel string, flags int) (int, error) {
 		return -1, fmt.Errorf("%q: no such file or directory in the workspace (list_files shows what is there)", p)
 	case errors.Is(err, unix.ENOTDIR):
 		return -1, fmt.Errorf("%q: not a directory (or a file on its way is not one)", p)
+	case errors.Is(err, unix.EACCES) && f.As != nil:
+		return -1, executor.Refuse(f.Rule, "%q: permission denied to the sandbox's user (uid %d), whom the file tools act as: a command could not open it either (its owner or mode, or a directory's on the way)", p, f.As.UID)
 	}
 	return -1, fmt.Errorf("%q: %w", p, err)
 }
@@ -203,6 +207,9 @@ func (f *FS) write(ctx context.Context, p, rel string, data []byte) (*executor.R
 	if err != nil {
 		return nil, err
 	}
+	if err := f.asUser(func() error { return f.mayWrite(p, rel, made) }); err != nil {
+		return nil, err
+	}
 	if mutated("files-write-commit") {
 		full := filepath.Join(f.Root, filepath.FromSlash(rel))
 		_ = os.MkdirAll(filepath.Dir(full), 0o755)
@@ -246,6 +253,93 @@ func (f *FS) write(ctx context.Context, p, rel string, data []byte) (*executor.R
 		return nil, fmt.Errorf("%q was not written: %s", p, wslayer.Summary(w))
 	}
 	return &executor.Result{Workspace: w}, nil
+}
+
+// mayWrite says whether the tools' user (FS.As) may write rel, as a command's write is judged:
+// an existing file opened for writing (not truncated), else the deepest existing directory on
+// its way writable and searchable (the commit makes the rest). Nil when As is not set.
+func (f *FS) mayWrite(p, rel string, made int) error {
+	if f.As == nil {
+		return nil
+	}
+	parts := strings.Split(rel, "/")
+	if made >= len(parts) {
+		fd, err := f.open(p, rel, unix.O_WRONLY|unix.O_NONBLOCK)
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
+	}
+	dir := "."
+	if made > 0 {
+		dir = path.Join(parts[:made]...)
+	}
+	fd, err := f.open(p, dir, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	// AT_EACCESS: judged by the thread's file-system ids (asUser's), not its real ones
+	if err := unix.Faccessat2(fd, "", unix.W_OK|unix.X_OK, unix.AT_EACCESS|unix.AT_EMPTY_PATH); err != nil {
+		if errors.Is(err, unix.EACCES) {
+			return executor.Refuse(f.Rule, "%q: the sandbox's user (uid %d), whom the file tools act as, may not create files in %s: a command could not either (its owner or mode)", p, f.As.UID, dir)
+		}
+		return fmt.Errorf("%q: %w", p, err)
+	}
+	return nil
+}
+
+// asUser runs fn on a thread of its own whose file-system uid and gid are f.As's, with no
+// supplementary groups, so that the kernel judges fn's opens and lookups as it judges the
+// commands' (permissions, ACLs, the directories on the way). Credentials are per thread in the
+// kernel; these are changed by raw system calls (Go's own Setgroups changes every thread) and
+// restored after, and a thread whose restoring fails is not given back to the runtime (it ends
+// with its goroutine). fn runs as serve when As is nil.
+func (f *FS) asUser(fn func() error) error {
+	if f.As == nil || mutated("files-as-serve") {
+		return fn()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		var groups [256]uint32
+		n, _, e := unix.RawSyscall(unix.SYS_GETGROUPS, uintptr(len(groups)), uintptr(unsafe.Pointer(&groups[0])), 0)
+		if e != 0 {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("read serve's groups: %w", e)
+			return
+		}
+		oldUID, oldGID := fsid(unix.SYS_SETFSUID, -1), fsid(unix.SYS_SETFSGID, -1)
+		var err error
+		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+			err = fmt.Errorf("drop serve's groups for the file tools: %w", e)
+		} else if fsid(unix.SYS_SETFSGID, f.As.GID); fsid(unix.SYS_SETFSGID, -1) != f.As.GID {
+			err = fmt.Errorf("act as gid %d for the file tools: refused", f.As.GID)
+		} else if fsid(unix.SYS_SETFSUID, f.As.UID); fsid(unix.SYS_SETFSUID, -1) != f.As.UID {
+			err = fmt.Errorf("act as uid %d for the file tools: refused", f.As.UID)
+		} else {
+			err = fn()
+		}
+		fsid(unix.SYS_SETFSUID, oldUID)
+		fsid(unix.SYS_SETFSGID, oldGID)
+		var p unsafe.Pointer
+		if n > 0 {
+			p = unsafe.Pointer(&groups[0])
+		}
+		_, _, e = unix.RawSyscall(unix.SYS_SETGROUPS, n, uintptr(p), 0)
+		if e == 0 && fsid(unix.SYS_SETFSUID, -1) == oldUID && fsid(unix.SYS_SETFSGID, -1) == oldGID {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
+	}()
+	return <-errc
+}
+
+// fsid is setfsuid or setfsgid (call) with id, returning the id before; -1 changes nothing
+// (the kernel refuses it), so fsid(call, -1) is the id now.
+func fsid(call uintptr, id int) int {
+	old, _, _ := unix.RawSyscall(call, uintptr(id), 0, 0)
+	return int(int32(old))
 }
 
 // target looks at what rel is now, following no link: every directory on the way must be a

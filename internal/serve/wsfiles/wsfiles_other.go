@@ -18,3 +18,5 @@ func (f *FS) write(ctx context.Context, p, rel string, data []byte) (*executor.R
 func (f *FS) read(p, rel string, limit int64) ([]byte, int64, error) { return nil, 0, errUnsupported }
 
 func (f *FS) list(p, rel string) ([]executor.FileEntry, int, error) { return nil, 0, errUnsupported }
+
+func (f *FS) asUser(fn func() error) error { return fn() }

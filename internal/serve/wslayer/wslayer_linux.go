@@ -29,8 +29,8 @@ const Supported = true
 // Root is the private directory holding every call's layer: /var/tmp/mcpsandbox-layers-<uid>
 // (on disk, not a tmpfs in memory: the quota, not the RAM, bounds a layer), 0700 and serve's
 // own. One someone else made or opened up is not used: a fresh private one is made beside it.
-// Layers a killed serve left behind (its process is gone, or older than an hour: no call lives
-// that long) are removed.
+// Layers a killed serve left behind (its process is gone; for a name that carries no process,
+// older than an hour) are removed.
 func Root() (string, error) {
 	base := "/var/tmp"
 	if st, err := os.Stat(base); err != nil || !st.IsDir() {
@@ -49,7 +49,13 @@ func Root() (string, error) {
 	}
 	if ents, err := os.ReadDir(dir); err == nil {
 		for _, e := range ents {
-			if info, err := e.Info(); err == nil && (time.Since(info.ModTime()) > time.Hour || ownerGone(e.Name())) {
+			// A layer whose serve lives is never removed here, however old: a serve idle for an
+			// hour keeps its layers made ahead, and a call may still be using one (attack round
+			// atk24c, F8: another serve's start removed a live serve's layers, and a running
+			// call's writes with them). Only what names no serve goes by its age.
+			gone, named := ownerGone(e.Name())
+			if info, err := e.Info(); err == nil && (gone || !named && time.Since(info.ModTime()) > time.Hour ||
+				mutated("layers-swept-by-age") && time.Since(info.ModTime()) > time.Hour) {
 				_ = removeAll(filepath.Join(dir, e.Name()))
 			}
 		}
@@ -57,19 +63,19 @@ func Root() (string, error) {
 	return dir, nil
 }
 
-// ownerGone: a layer's name carries the pid of the serve that made it ("call-PID-…"); that
-// process is gone (killed mid-call), so nothing will commit or remove it.
-func ownerGone(name string) bool {
+// ownerGone: a layer's name carries the pid of the serve that made it ("call-PID-…"; named);
+// gone says that process is gone (killed mid-call), so nothing will commit or remove it.
+func ownerGone(name string) (gone, named bool) {
 	rest, ok := strings.CutPrefix(name, "call-")
 	if !ok {
-		return false
+		return false, false
 	}
 	pidText, _, _ := strings.Cut(rest, "-")
 	pid, err := strconv.Atoi(pidText)
 	if err != nil || pid <= 0 {
-		return false
+		return false, false
 	}
-	return errors.Is(unix.Kill(pid, 0), unix.ESRCH)
+	return errors.Is(unix.Kill(pid, 0), unix.ESRCH), true
 }
 
 // private: a directory (not a link), serve's own, closed to everyone else.

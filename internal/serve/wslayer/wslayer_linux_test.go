@@ -211,7 +211,9 @@ func BenchmarkCommit(b *testing.B) {
 	}
 }
 
-// A layer whose serve is gone (killed mid-call) is removed by the next Root; a live one's is not.
+// A layer whose serve is gone (killed mid-call) is removed by the next Root; a live one's is
+// not, however old (attack round atk24c, F8: one more than an hour old, a live serve's layer
+// made ahead or a running call's, was removed by another serve's start).
 func TestRootRemovesLayersOfGoneServes(t *testing.T) {
 	root, err := Root()
 	if err != nil {
@@ -224,6 +226,8 @@ func TestRootRemovesLayersOfGoneServes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(live, old, old)
 	defer os.RemoveAll(live)
 	if _, err := Root(); err != nil {
 		t.Fatal(err)

@@ -31,6 +31,11 @@ func (e *Executor) fileTools() []executor.Tool {
 	if e.al.HardLinks != alsec.HardLinksReadOnly {
 		fs.HardLinks = "allowlist.hardlinks"
 	}
+	if e.dropUID {
+		// A root serve's commands run as an unprivileged uid: the tools read and write as it
+		// does (a root serve's tools otherwise reached what its commands may not).
+		fs.As = &wsfiles.User{UID: e.uid, GID: e.gid}
+	}
 	where := fmt.Sprintf("Paths are relative to the workspace (%s) and stay inside it; links are followed only while they stay inside it.", e.ws)
 	writes := "A write is checked as a command's writes are: protected files (.git, hooks, .envrc, editor and CI config, …) are refused, " +
 		"and so is anything past limits.workspace_quota."
