@@ -31,6 +31,7 @@ type fakeExec struct {
 	mu       sync.Mutex
 	sessions []string // executor.Call.Session of every call
 	ended    []string // EndSession ids
+	events   []string // "call ID" and "end ID", in order
 }
 
 type fakeArgs struct {
@@ -58,6 +59,7 @@ func (f *fakeExec) Tools() []executor.Tool {
 			}
 			f.mu.Lock()
 			f.sessions = append(f.sessions, c.Session)
+			f.events = append(f.events, "call "+c.Session)
 			f.mu.Unlock()
 			if a.Refuse != "" {
 				return nil, executor.Refuse(a.Refuse, "the test said no")
@@ -99,6 +101,7 @@ func (f *fakeExec) EndSession(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ended = append(f.ended, id)
+	f.events = append(f.events, "end "+id)
 }
 
 func testPolicy(timeout time.Duration, conc int) *policy.Policy {
