@@ -173,6 +173,12 @@ func TestListBound(t *testing.T) {
 	if err != nil || len(ents) != executor.MaxListEntries || more != 5 || ents[0].Name != "f00000" {
 		t.Fatalf("%d entries, %d more, %v", len(ents), more, err)
 	}
+	// the first names in order, whatever order the directory gives them in
+	for i, e := range ents {
+		if want := fmt.Sprintf("f%05d", i); e.Name != want {
+			t.Fatalf("entry %d is %q, want %q", i, e.Name, want)
+		}
+	}
 }
 
 // Without openat2 the walk follows no link at all and never climbs.
