@@ -370,7 +370,7 @@ func stuckMounts(t *testing.T, mnt string) {
 	// The deadline, two looks at the helper setupRecheck apart, and killGrace: the kernel holds
 	// the helper (its lookup was read by the server), so SIGKILL does not end it, and the call
 	// does not wait for it.
-	if limit := helperSetupLimit + 2*setupRecheck + killGrace + 1500*time.Millisecond; took > limit {
+	if limit := helperSetupLimit + 2*setupRecheck + killGrace + 3*time.Second; took > limit {
 		t.Errorf("the call ended after %s, not at its setup's deadline (%s, at most %s)", took, helperSetupLimit, limit)
 	}
 	if g := time.Duration(gcMax.Load()); g > childSetupLimit/2 {
@@ -378,9 +378,10 @@ func stuckMounts(t *testing.T, mnt string) {
 	}
 	t.Logf("stuck mounts: stopped by the deadline after %s, the longest garbage collection meanwhile %s: %v",
 		took.Round(time.Millisecond), time.Duration(gcMax.Load()).Round(time.Millisecond), err)
-	// A call whose own timeout comes first ends at it, not at the setup's deadline.
+	// A call whose own timeout comes first ends at it, not at the setup's deadline: as stuck if
+	// its helper was blocked then, else (still starting, on a loaded machine) as timed out.
 	res, took, err = call(300 * time.Millisecond)
-	if err == nil || took > 300*time.Millisecond+killGrace+time.Second {
+	if err == nil && (res == nil || !res.TimedOut) || took > 300*time.Millisecond+killGrace+2*time.Second {
 		t.Errorf("a call with a 300ms timeout whose setup waits: %v %+v after %s (want its end at its timeout)", err, res, took)
 	} else {
 		t.Logf("short call: ended after %s: %v", took.Round(time.Millisecond), err)
@@ -399,8 +400,9 @@ func stuckMounts(t *testing.T, mnt string) {
 	case <-time.After(3 * time.Second):
 		t.Fatalf("making a mount namespace ahead of a call looked up %s, and waits", waits)
 	}
-	if n := e.held.Load(); n != 2 {
-		t.Errorf("%d killed helpers counted as not ended, want the 2 the kernel holds", n)
+	held := e.held.Load()
+	if held < 1 || held > 2 {
+		t.Errorf("%d killed helpers counted as not ended, want the first call's (and the short call's, if it reached the lookup)", held)
 	}
 	e.testReadFiles = nil
 	res, _, err = call(10 * time.Second)
@@ -409,7 +411,7 @@ func stuckMounts(t *testing.T, mnt string) {
 	}
 	// Past maxHeld such processes, calls are refused until they end: the kernel's holds do not
 	// pile up one per call.
-	maxHeld = 2
+	maxHeld = max(held, 1)
 	res, took, err = call(10 * time.Second)
 	if err == nil || !strings.Contains(err.Error(), "uninterruptible") || took > time.Second {
 		t.Errorf("a call with %d killed processes not ended: %v %+v after %s (want it refused at once)", e.held.Load(), err, res, took)
