@@ -21,7 +21,7 @@ func TestHTTPSessionEndsAfterItsWaitingCall(t *testing.T) {
 	y, x := httpClient(t, url, ""), httpClient(t, url, "")
 	defer y.Close()
 	defer x.Close()
-	go y.CallTool(context.Background(), &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"sleep": "1500ms"}})
+	go y.CallTool(context.Background(), &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"sleep": "3s"}})
 	for f.running.Load() == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -30,7 +30,7 @@ func TestHTTPSessionEndsAfterItsWaitingCall(t *testing.T) {
 		defer close(done)
 		x.CallTool(context.Background(), &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"echo": "late"}})
 	}()
-	time.Sleep(300 * time.Millisecond) // x's call waits for the slot y's holds
+	time.Sleep(time.Second) // x's call waits for the slot y's holds (a second: a loaded machine's time to send it)
 	// Its session deleted by a request of its own (another client holding its id), its POST open.
 	req, _ := http.NewRequest(http.MethodDelete, url, nil)
 	req.Header.Set("Mcp-Session-Id", x.ID())
