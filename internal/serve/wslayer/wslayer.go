@@ -8,6 +8,7 @@ package wslayer
 
 import (
 	"fmt"
+	"log/slog"
 	"path"
 	"regexp"
 	"strconv"
@@ -70,7 +71,24 @@ type Layer struct {
 	// else in trusted.overlay.*, which only root can write. The commit reads only that
 	// namespace: in trusted mode a user.overlay.opaque the program set is its own data.
 	userxattr bool
+	// since is when the call's program started (Start; else when the layer was made): what
+	// another writer changed in the workspace after it is not overwritten or deleted by the
+	// commit (a conflict, listed).
+	since time.Time
+	// tmp is the name the commit stages each file and link under in the workspace's root
+	// (one at a time); a commit finished after its serve died reuses its journal's, so what a
+	// killed commit was writing is removed.
+	tmp         string
+	sandboxPath string // the rules' SandboxPath, for the journal
+	recovering  bool   // finishing a killed serve's commit (Recover): kept when it fails
 }
+
+// Start marks the moment the call's program starts. The program may not have seen what another
+// writer (another session's call, write_file, the user's editor, another serve) changes in the
+// workspace after it: the commit keeps such an entry rather than overwrite or delete it, and
+// lists the conflict (attack round atk24c, F6). A layer made ahead of its call is started
+// with the call; one never started counts from when it was made.
+func (l *Layer) Start() { l.since = time.Now() }
 
 // OverlayOptions is the overlay mount's data. Redirects, index and metacopy are off so every
 // change in the upper layer is a whole file, a whole directory or a whiteout (a renamed
@@ -323,6 +341,27 @@ func (p *protector) pattern(rel string) string {
 		}
 	}
 	return ""
+}
+
+// Recovered is a commit Recover finished: the changes it applied and refused, or why it could not.
+type Recovered struct {
+	Layer   string // the layer's directory
+	Changes *executor.WorkspaceChanges
+	Err     error
+}
+
+// LogRecovered says what Recover did, one warning per commit: the client whose call it was got
+// no answer, so serve's log is where the user learns what reached the workspace.
+func LogRecovered(log *slog.Logger, rs []Recovered) {
+	for _, r := range rs {
+		if r.Err != nil {
+			log.Warn("a serve died while applying a call's changes to the workspace, and finishing them failed (tried again at the next start)",
+				"layer", r.Layer, "err", r.Err)
+			continue
+		}
+		log.Warn("a serve died while applying a call's changes to the workspace: they are applied now, checked as at first",
+			"layer", r.Layer, "changes", Summary(r.Changes))
+	}
 }
 
 // Summary renders the changes for the call's text result ("" when there is nothing to say).

@@ -1,9 +1,11 @@
 package wslayer
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +49,12 @@ func Root() (string, error) {
 		}
 		dir = d
 	}
+	sweep(dir)
+	return dir, nil
+}
+
+// sweep removes from the layer root dir the layers no serve will commit or remove.
+func sweep(dir string) {
 	if ents, err := os.ReadDir(dir); err == nil {
 		for _, e := range ents {
 			// A layer whose serve lives is never removed here, however old: a serve idle for an
@@ -54,13 +62,140 @@ func Root() (string, error) {
 			// atk24c, F8: another serve's start removed a live serve's layers, and a running
 			// call's writes with them). Only what names no serve goes by its age.
 			gone, named := ownerGone(e.Name())
+			if gone && unfinished(filepath.Join(dir, e.Name())) {
+				continue // a commit its serve died in: the next serve of its workspace finishes it (Recover)
+			}
 			if info, err := e.Info(); err == nil && (gone || !named && time.Since(info.ModTime()) > time.Hour ||
 				mutated("layers-swept-by-age") && time.Since(info.ModTime()) > time.Hour) {
 				_ = removeAll(filepath.Join(dir, e.Name()))
 			}
 		}
 	}
-	return dir, nil
+}
+
+// journalName is the file in a layer's directory that says its commit is in progress.
+const journalName = "commit.json"
+
+// journalKeep is how long a commit its serve died in waits for a serve of its workspace to
+// finish it (Recover); after that the layer is swept like any other.
+const journalKeep = 7 * 24 * time.Hour
+
+// journal is what finishing a commit needs beyond the layer and the recovering serve's rules:
+// what the program saw as the workspace, and what the first commit staged under.
+type journal struct {
+	Workspace   string   `json:"workspace"`
+	SandboxPath string   `json:"sandbox_path"`
+	Since       int64    `json:"since_unix_nano"`
+	Tmp         string   `json:"tmp"`
+	UserXattr   bool     `json:"userxattr"`
+	Masked      []string `json:"masked,omitempty"`
+}
+
+func (l *Layer) writeJournal() error {
+	if mutated("commit-journal-off") {
+		return nil
+	}
+	j := journal{Workspace: l.Lower, SandboxPath: l.sandboxPath, Since: l.since.UnixNano(), Tmp: l.tmp, UserXattr: l.userxattr}
+	for rel := range l.masked {
+		j.Masked = append(j.Masked, rel)
+	}
+	b, err := json.Marshal(j)
+	if err != nil {
+		return err
+	}
+	// whole or not at all: renamed into place
+	tmp := filepath.Join(l.Dir, journalName+".new")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(l.Dir, journalName))
+}
+
+func readJournal(dir string) (journal, error) {
+	var j journal
+	f, err := os.Open(filepath.Join(dir, journalName))
+	if err != nil {
+		return j, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	if err != nil {
+		return j, err
+	}
+	err = json.Unmarshal(b, &j)
+	if err == nil && (!filepath.IsAbs(j.Workspace) || !strings.HasPrefix(j.Tmp, ".mcpsandbox-commit-") || strings.Contains(j.Tmp, "/")) {
+		err = errors.New("not a journal serve wrote")
+	}
+	return j, err
+}
+
+// unfinished: the layer dir holds the journal of a commit that did not end, recent enough to
+// finish, for a workspace that is still there.
+func unfinished(dir string) bool {
+	info, err := os.Stat(filepath.Join(dir, journalName))
+	if err != nil || time.Since(info.ModTime()) > journalKeep {
+		return false
+	}
+	j, err := readJournal(dir)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(j.Workspace)
+	return err == nil
+}
+
+// Recover finishes the commits to workspace ws that serves died in (killed by SIGKILL or the
+// OOM killer, a crash): each such layer, left under root with its journal, is applied again
+// with the rules the serve's scheme gives now (asked for only when there is one), checked as at first. What the first commit applied is found as it left it (a
+// file of the same content, a link to the same target, a deletion done) and counted, not
+// written twice; what another writer changed since the call started is a conflict, kept. The
+// staging file the killed commit was writing is removed. A serve calls it once its layers work,
+// before its first call; the journal of another workspace is left for a serve of that one.
+func Recover(root, ws string, rules func() (Rules, error)) []Recovered {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []Recovered
+	for _, e := range ents {
+		dir := filepath.Join(root, e.Name())
+		if gone, _ := ownerGone(e.Name()); !gone {
+			continue
+		}
+		j, err := readJournal(dir)
+		if err != nil || filepath.Clean(j.Workspace) != filepath.Clean(ws) {
+			continue
+		}
+		// claimed by a rename: one of two serves starting together finishes it, and the layer
+		// now names a live serve (this one), so no sweep removes it meanwhile
+		_, suffix, _ := strings.Cut(strings.TrimPrefix(e.Name(), "call-"), "-")
+		suffix = strings.TrimPrefix(suffix, "recover-")
+		mine := filepath.Join(root, fmt.Sprintf("call-%d-recover-%s", os.Getpid(), suffix))
+		if err := os.Rename(dir, mine); err != nil {
+			continue
+		}
+		l := &Layer{Dir: mine, Upper: filepath.Join(mine, "upper"), Work: filepath.Join(mine, "work"), Lower: ws,
+			since: time.Unix(0, j.Since), tmp: j.Tmp, userxattr: j.UserXattr, masked: map[string]bool{}, sandboxPath: j.SandboxPath,
+			recovering: true}
+		for _, rel := range j.Masked {
+			l.masked[rel] = true
+		}
+		rr, err := rules()
+		if err != nil {
+			out = append(out, Recovered{Layer: mine, Err: err})
+			continue
+		}
+		if filepath.IsAbs(j.SandboxPath) {
+			rr.SandboxPath = j.SandboxPath // as the program saw it (/workspace in a container)
+		}
+		ch, err := l.Commit(rr)
+		if err != nil {
+			out = append(out, Recovered{Layer: mine, Err: err})
+			continue // the layer stays, journal and all, for the next try
+		}
+		out = append(out, Recovered{Layer: dir, Changes: ch})
+	}
+	return out
 }
 
 // ownerGone: a layer's name carries the pid of the serve that made it ("call-PID-…"; named);
@@ -99,7 +234,7 @@ func New(root, lower string) (*Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the call's workspace layer: %w", err)
 	}
-	l := &Layer{Dir: dir, Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work"), Lower: lower}
+	l := &Layer{Dir: dir, Upper: filepath.Join(dir, "upper"), Work: filepath.Join(dir, "work"), Lower: lower, since: time.Now()}
 	for _, d := range []string{l.Upper, l.Work} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			_ = l.Remove()
@@ -282,7 +417,7 @@ func (l *Layer) Discard(why string) *executor.WorkspaceChanges {
 // Commit applies the upper layer's changes to the workspace, each checked, and removes the
 // layer. An error means the commit could not look at the layer at all; a change it refuses is
 // listed in the result, with the rule.
-func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
+func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	if l.empty() {
 		// Nothing to apply, so nothing to judge: the git set-up (which runs git on the
 		// user's and the system's config) and the workspace's lock are for changes. Nothing
@@ -291,7 +426,11 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 		l.removeLater()
 		return &executor.WorkspaceChanges{}, nil
 	}
-	defer l.Remove()
+	defer func() {
+		if err == nil || !l.recovering {
+			_ = l.Remove()
+		}
+	}()
 	// One commit at a time per workspace: each judges its changes on the workspace as it is
 	// (a git directory made of HEAD from one call and objects/, refs/ from another is seen by
 	// whichever commits second), so two must not judge the same state at once.
@@ -309,9 +448,16 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	g.protected = prot.literal
 	g.protectedLinks(r.Protect)
 	prot.git = g
+	if l.tmp == "" {
+		l.tmp = tmpName()
+	}
+	l.sandboxPath = r.SandboxPath
 	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper, masked: l.masked,
-		userxattr: l.userxattr, deadline: r.Deadline, lower: l.Lower,
+		userxattr: l.userxattr, deadline: r.Deadline, lower: l.Lower, tmp: l.tmp,
 		chown: os.Geteuid() == 0 && r.UID >= 0}
+	if !mutated("workspace-conflict-unchecked") {
+		c.since = l.since.UnixNano()
+	}
 	up, err := openDir(unix.AT_FDCWD, l.Upper)
 	if err != nil {
 		return nil, fmt.Errorf("open the call's workspace layer: %w", err)
@@ -331,8 +477,21 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) {
 	}
 	c.wsRoot = ws
 	c.rootMnt, _ = mountOf(ws)
+	// Written before the first change and removed after the last: a serve killed in between
+	// (SIGKILL, the OOM killer, a crash) leaves it, and the next serve of this workspace
+	// finishes the commit (Recover) rather than leave a half-applied call (attack round
+	// atk24c, F2).
+	if err := l.writeJournal(); err != nil {
+		return nil, fmt.Errorf("record the commit in progress under %s: %w (free space there?)", l.Dir, err)
+	}
+	if !mutated("commit-staging-left") {
+		_ = unix.Unlinkat(ws, c.tmp, 0) // what a killed commit was writing
+	}
 	prot.gitDirs = c.gitDirs(up, ws, "", 0)
 	c.dir(up, ws, "")
+	// before the layer's removal, which a kill may cut short: a journal beside half a layer
+	// would have its commit finished again with part of its changes
+	_ = os.Remove(filepath.Join(l.Dir, journalName))
 	return c.out, nil
 }
 
@@ -412,6 +571,68 @@ type committer struct {
 	deadline  time.Time
 	late      bool
 	rootMnt   uint64 // the mount the workspace's root is on
+	since     int64  // the call's start (Unix ns): an entry changed later is another writer's
+	tmp       string // the staging name in the workspace's root
+	applied   int    // entries written or removed (commitEntryHook)
+}
+
+// commitEntryHook, set by tests, runs after each entry the commit writes or removes, with their
+// count so far: a test kills its process there, as the OOM killer might.
+var commitEntryHook func(n int)
+
+func (c *committer) did() {
+	c.out.Committed++
+	c.applied++
+	if h := commitEntryHook; h != nil {
+		h(c.applied)
+	}
+}
+
+// changedSince: the workspace entry st (not a directory) was changed after the call started,
+// by its inode's change time, which every write, rename, chmod and link count change sets (and
+// nothing can set back). The program may not have seen it: overwriting or deleting it would
+// lose another writer's work that writer was told was saved. The change time is the kernel's
+// coarse clock (a tick: 1–10 ms by the kernel's HZ): a change in the tick the call started in may pass; one
+// made before the call never counts.
+func (c *committer) changedSince(st *unix.Stat_t) bool {
+	return c.since != 0 && st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Ctim.Nano() > c.since
+}
+
+const conflictWhy = "changed in the workspace by another writer (another session's call or write_file, another serve, the user) after this call started; "
+
+// sameFile: the workspace's regular file name in ws holds exactly the n bytes of the layer's
+// name in up (another writer made the same; or a commit its killed serve began wrote it).
+func sameFile(up, ws int, name string, n int64) bool {
+	a, err := unix.Openat(up, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	fa := os.NewFile(uintptr(a), "layer")
+	defer fa.Close()
+	b, err := unix.Openat(ws, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	fb := os.NewFile(uintptr(b), "workspace")
+	defer fb.Close()
+	if st, err := fb.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() != n {
+		return false
+	}
+	ba, bb := make([]byte, 64<<10), make([]byte, 64<<10)
+	for n > 0 {
+		k := int(min(n, int64(len(ba))))
+		if _, err := io.ReadFull(fa, ba[:k]); err != nil {
+			return false
+		}
+		if _, err := io.ReadFull(fb, bb[:k]); err != nil {
+			return false
+		}
+		if !bytes.Equal(ba[:k], bb[:k]) {
+			return false
+		}
+		n -= int64(k)
+	}
+	return true
 }
 
 // mountOf is the id of the mount the directory fd is on (statx, Linux 5.8); false when unknown.
@@ -526,7 +747,7 @@ func (c *committer) entry(up, ws int, rel, name string) {
 			return
 		}
 		if err := c.removeAt(ws, name, rel); err == nil {
-			c.out.Committed++
+			c.did()
 		}
 		return
 	}
@@ -681,7 +902,7 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 			return
 		}
 		c.owner(ws, name, unix.AT_SYMLINK_NOFOLLOW)
-		c.out.Committed++
+		c.did()
 	}
 	if strings.Count(rel, "/")+1 >= MaxDepth {
 		c.refuse(rel, "more than %d directories deep: nothing below it is applied", MaxDepth)
@@ -717,7 +938,7 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 				if what := c.prot.match(child); what != "" {
 					c.refuse(child, "deleting it: protected (%q)", what)
 				} else if c.removeAt(wsub, n, child) == nil {
-					c.out.Committed++
+					c.did()
 				}
 			}
 		}
@@ -764,6 +985,17 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 		c.refuse(rel, "a file of %d bytes would pass limits.workspace_quota (%s for one call; a file takes at least a block of %d bytes)", st.Size, policy.Size(c.r.Quota), dirCharge)
 		return
 	}
+	var wst unix.Stat_t
+	if unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW) == nil && c.changedSince(&wst) {
+		if wst.Mode&unix.S_IFMT == unix.S_IFREG && wst.Size == st.Size && sameFile(up, ws, name, st.Size) && !mutated("workspace-conflict-same-content") {
+			c.out.Bytes += st.Size
+			c.charged += fileCharge(st.Size)
+			c.did()
+			return
+		}
+		c.refuse(rel, conflictWhy+"theirs is kept, and this call's version is not applied")
+		return
+	}
 	src, err := unix.Openat(up, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		c.refuse(rel, "unreadable in the call's layer: %v", err)
@@ -771,8 +1003,8 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 	}
 	in := os.NewFile(uintptr(src), rel)
 	defer in.Close()
-	tmp := tmpName()
-	dst, err := unix.Openat(ws, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	tmp := c.tmp
+	dst, err := unix.Openat(c.wsRoot, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
@@ -792,26 +1024,29 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 		err = cerr
 	}
 	if err == nil {
-		err = c.replace(ws, tmp, name, rel)
+		err = c.replace(ws, name, rel)
 	}
 	if err != nil {
-		_ = unix.Unlinkat(ws, tmp, 0)
+		_ = unix.Unlinkat(c.wsRoot, tmp, 0)
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
 	}
 	c.out.Bytes += n
 	c.charged += fileCharge(n)
-	c.out.Committed++
+	c.did()
 }
 
-// replace renames tmp over name: the workspace's name now means the new file, and an inode
-// the name shared with another (a hard link the host made) is never written. A directory in
-// the way (the program replaced it by a file) is removed first.
-func (c *committer) replace(ws int, tmp, name, rel string) error {
-	err := unix.Renameat(ws, tmp, ws, name)
+// replace renames the staged file (c.tmp in the workspace's root) over name in ws: the
+// workspace's name now means the new file, and an inode the name shared with another (a hard
+// link the host made) is never written. A directory in the way (the program replaced it by a
+// file) is removed first. Staged in the root, not beside name, so a commit killed mid-write
+// leaves its staging file at one place its journal names (every directory the commit writes
+// is on the root's mount: otherMount).
+func (c *committer) replace(ws int, name, rel string) error {
+	err := unix.Renameat(c.wsRoot, c.tmp, ws, name)
 	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 		if err = c.removeAt(ws, name, rel); err == nil {
-			err = unix.Renameat(ws, tmp, ws, name)
+			err = unix.Renameat(c.wsRoot, c.tmp, ws, name)
 		}
 	}
 	return err
@@ -851,8 +1086,6 @@ func (c *committer) commitLink(up, ws int, rel, name string) {
 		c.refuse(rel, "would pass limits.workspace_quota (%s for one call)", policy.Size(c.r.Quota))
 		return
 	}
-	c.out.Bytes += int64(len(target))
-	c.charged += int64(len(target))
 	if path.IsAbs(target) && path.Clean(c.r.SandboxPath) != path.Clean(c.lower) {
 		// the workspace's path in the sandbox (/workspace in a container) means something else
 		// on the host: the link is applied relative, to the same place in the workspace
@@ -860,18 +1093,31 @@ func (c *committer) commitLink(up, ws int, rel, name string) {
 			target = filepath.ToSlash(r)
 		}
 	}
-	tmp := tmpName()
-	if err := unix.Symlinkat(target, ws, tmp); err != nil {
+	var wst unix.Stat_t
+	if unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW) == nil && c.changedSince(&wst) {
+		if was, err := readlinkat(ws, name); err != nil || was != target {
+			c.refuse(rel, conflictWhy+"theirs is kept, and this call's link is not applied")
+			return
+		}
+		c.out.Bytes += int64(len(target))
+		c.charged += int64(len(target))
+		c.did()
+		return
+	}
+	c.out.Bytes += int64(len(target))
+	c.charged += int64(len(target))
+	tmp := c.tmp
+	if err := unix.Symlinkat(target, c.wsRoot, tmp); err != nil {
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
 	}
-	c.owner(ws, tmp, unix.AT_SYMLINK_NOFOLLOW)
-	if err := c.replace(ws, tmp, name, rel); err != nil {
-		_ = unix.Unlinkat(ws, tmp, 0)
+	c.owner(c.wsRoot, tmp, unix.AT_SYMLINK_NOFOLLOW)
+	if err := c.replace(ws, name, rel); err != nil {
+		_ = unix.Unlinkat(c.wsRoot, tmp, 0)
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
 	}
-	c.out.Committed++
+	c.did()
 }
 
 // noLinkOnTheWay: the directories between the workspace root and the link's target (t, from
@@ -934,6 +1180,11 @@ func readlinkat(dir int, name string) (string, error) {
 // never following a link, keeping any protected entry inside (and so the directories holding
 // it), each listed.
 func (c *committer) removeAt(dir int, name, rel string) error {
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && c.changedSince(&st) {
+		c.refuse(rel, conflictWhy+"it is not deleted")
+		return errors.New("kept: changed by another writer")
+	}
 	err := unix.Unlinkat(dir, name, 0)
 	if err == nil || errors.Is(err, unix.ENOENT) {
 		return nil

@@ -35,3 +35,6 @@ func (l *Layer) Discard(why string) *executor.WorkspaceChanges {
 
 // Commit is unavailable off Linux.
 func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) { return nil, errUnsupported }
+
+// Recover has nothing to finish off Linux.
+func Recover(root, ws string, rules func() (Rules, error)) []Recovered { return nil }

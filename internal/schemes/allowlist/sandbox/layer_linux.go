@@ -57,6 +57,7 @@ func (e *Executor) probeWorkspaceLayer() {
 		return
 	}
 	e.layerRoot = root
+	wslayer.LogRecovered(e.log, wslayer.Recover(root, e.ws, func() (wslayer.Rules, error) { return e.commitRules(), nil }))
 }
 
 // workspaceLayer is the transactional workspace's row in the layer report.
@@ -118,6 +119,9 @@ func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, r
 			}
 		}
 	}()
+	if !mutated("workspace-layer-start-unmarked") {
+		l.Start() // the layer may have been made ahead: what changed before now, the call sees
+	}
 	res, err := run(ctx)
 	close(stop)
 	if err != nil {

@@ -19,22 +19,8 @@ import (
 // attributes). Red without the pool (the prepared layer is not the call's, and stays), and
 // with a stale layer taken (mutant layer-prepared-stale: the call sees the old mode).
 func TestPreparedLayerUsedOnceAndCurrent(t *testing.T) {
-	e := pythonExecutor(t, nil, false)
-	if e.layerRoot == "" {
-		t.Skip("no transactional workspace here: " + e.layerWhy)
-	}
-	prepared := func() string {
-		deadline := time.Now().Add(10 * time.Second)
-		for len(e.layers) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("no workspace layer was prepared ahead of the call")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		p := <-e.layers
-		e.layers <- p
-		return p.l.Dir
-	}
+	e := layeredExecutor(t)
+	prepared := func() string { return pooledLayer(t, e) }
 	run := func(name string, args ...string) string {
 		a, _ := json.Marshal(map[string]any{"command": name, "args": args})
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -66,6 +52,31 @@ func TestPreparedLayerUsedOnceAndCurrent(t *testing.T) {
 	if _, err := os.Stat(second); err == nil {
 		t.Errorf("the stale prepared layer %s was not removed", second)
 	}
+}
+
+// layeredExecutor is pythonExecutor (direct starts) where calls get a workspace layer.
+func layeredExecutor(t *testing.T) *Executor {
+	t.Helper()
+	e := pythonExecutor(t, nil, false)
+	if e.layerRoot == "" {
+		t.Skip("no transactional workspace here: " + e.layerWhy)
+	}
+	return e
+}
+
+// pooledLayer waits for the layer made ahead of e's next call, and says which it is.
+func pooledLayer(t *testing.T, e *Executor) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(e.layers) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no workspace layer was prepared ahead of the call")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	p := <-e.layers
+	e.layers <- p
+	return p.l.Dir
 }
 
 // A layer being made ahead of a call as serve stops is pooled and removed before Close returns:

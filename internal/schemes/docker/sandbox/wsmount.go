@@ -61,6 +61,9 @@ func (e *Executor) initLayer() {
 	if local {
 		e.spec.user, e.spec.userWhy = ownerUser(e.spec)
 	}
+	if e.wsl.wanted {
+		e.recoverCommits()
+	}
 }
 
 // ownerUser is the user a container with a writable workspace runs as: the workspace's owner,
@@ -147,6 +150,7 @@ func (e *Executor) runBox(ctx context.Context, b *box, kind, src string, timeout
 	b.claimed.Store(true)
 	e.wsl.proven.Store(true)
 	stop := e.watchQuota(b)
+	b.layer.Start()
 	res, err := e.run(ctx, b, kind, src, timeout, hardStop, maxOut)
 	if why := e.discardWhy(b, res, err); why != "" || upperEmpty(b.layer.Upper) {
 		stop()
@@ -204,20 +208,39 @@ func upperEmpty(dir string) bool {
 // workspace's owner. The protect list is policy.DefaultProtect plus the directories the
 // repository's core.hooksPath names.
 func (e *Executor) commit(l *wslayer.Layer) *executor.WorkspaceChanges {
-	uid, gid, err := owner(e.spec.workspace)
+	r, err := e.commitRules()
 	if err != nil {
-		return l.Discard(fmt.Sprintf("the workspace's owner is unknown (%v)", err))
+		return l.Discard(err.Error())
 	}
-	protect := append([]string(nil), policy.DefaultProtect...)
-	// what the git set-ups holding the workspace name (core.hooksPath, includes, programs) the
-	// commit reads itself, by git (wslayer)
-	ch, err := l.Commit(wslayer.Rules{Protect: protect, Quota: e.quota(), UID: uid, GID: gid, SandboxPath: workspaceDir,
-		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration)})
+	ch, err := l.Commit(r)
 	if err != nil {
 		e.log.Error("applying a call's workspace layer failed", "err", err)
 		return &executor.WorkspaceChanges{Discarded: "the layer could not be applied: " + err.Error()}
 	}
 	return ch
+}
+
+// commitRules are the checks a layer's commit makes: policy.DefaultProtect (what the git set-ups
+// holding the workspace name, core.hooksPath, includes, programs, the commit reads itself, by
+// git), the quota, the workspace's owner and a deadline of limits.timeout.
+func (e *Executor) commitRules() (wslayer.Rules, error) {
+	uid, gid, err := owner(e.spec.workspace)
+	if err != nil {
+		return wslayer.Rules{}, fmt.Errorf("the workspace's owner is unknown (%v)", err)
+	}
+	protect := append([]string(nil), policy.DefaultProtect...)
+	return wslayer.Rules{Protect: protect, Quota: e.quota(), UID: uid, GID: gid, SandboxPath: workspaceDir,
+		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration)}, nil
+}
+
+// recoverCommits finishes the commits to this workspace that a serve died in (wslayer.Recover),
+// before the first call.
+func (e *Executor) recoverCommits() {
+	root, err := wslayer.Root()
+	if err != nil {
+		return
+	}
+	wslayer.LogRecovered(e.log, wslayer.Recover(root, filepath.Clean(e.spec.workspace), e.commitRules))
 }
 
 // watchQuota kills b's container when its layer passes the quota; the returned func stops it.

@@ -1,0 +1,74 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The user edits a file after the call's layer was made ahead (the pool) and before the call:
+// the call saw the edit, so its rewrite of the file is applied, no conflict. Another writer's
+// edit while the call runs is kept, and the call's rewrite of that file is listed as a
+// conflict, while its other writes land. Red when the call's start is not marked (mutant
+// workspace-layer-start-unmarked: the layer counts from when it was made, so the edit before
+// the call is taken for a conflict) and without the conflict check (mutant
+// workspace-conflict-unchecked: the edit during the call is overwritten).
+func TestCallKeepsEditsMadeWhileItRan(t *testing.T) {
+	e := layeredExecutor(t)
+	userWrite := func(name, s string) {
+		p := filepath.Join(e.ws, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	userWrite("notes.txt", "first\n")
+	userWrite("edited.txt", "first\n")
+	pooledLayer(t, e)
+	time.Sleep(20 * time.Millisecond) // past the kernel's coarse clock's tick
+	userWrite("notes.txt", "the user's edit before the call\n")
+	res := runPython(t, e, "open('notes.txt', 'a').write('the call\\n')")
+	if got, _ := os.ReadFile(filepath.Join(e.ws, "notes.txt")); string(got) != "the user's edit before the call\nthe call\n" {
+		t.Errorf("notes.txt = %q after a call appending to the user's edit made before it (refused: %v)", got, refusedPaths(res.Workspace))
+	}
+
+	// an edit while the call runs: made once the program is seen running
+	const marker = "conflict-probe-7c1f"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if running(marker) {
+				userWrite("edited.txt", "the user's edit during the call\n")
+				return
+			}
+		}
+	}()
+	res = runPython(t, e, "import time\n# "+marker+"\ntime.sleep(1.5)\nopen('edited.txt', 'w').write('the call\\n')\nopen('other.txt', 'w').write('the call\\n')")
+	<-done
+	if got, _ := os.ReadFile(filepath.Join(e.ws, "edited.txt")); string(got) != "the user's edit during the call\n" {
+		t.Errorf("edited.txt = %q: the user's edit during the call was overwritten", got)
+	}
+	if why := refusedPaths(res.Workspace)["edited.txt"]; !strings.Contains(why, "another writer") {
+		t.Errorf("edited.txt: refused %q, want a conflict named (%+v)", why, res.Workspace)
+	}
+	if got, _ := os.ReadFile(filepath.Join(e.ws, "other.txt")); string(got) != "the call\n" {
+		t.Errorf("other.txt = %q, want the call's write beside the conflict", got)
+	}
+}
+
+// running says whether a process whose command line holds marker is running.
+func running(marker string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		if b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(marker)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,187 @@
+package wslayer
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// What another writer changed in the workspace after a call started (another session's
+// write_file here) is kept: the call's commit neither deletes it (a whiteout, an opaque
+// directory) nor overwrites it, and lists each as a conflict (attack round atk24c, F6: session
+// B's d/important.txt was deleted by session A's `rm -rf d; mkdir d`, and no one was told).
+// What changed before the call started, even after its layer was made, is the program's to
+// overwrite; and another writer leaving exactly what the call wrote is no conflict. Red
+// without the check (mutant workspace-conflict-unchecked) and when sameness is not looked at
+// (mutant workspace-conflict-same-content).
+func TestCommitKeepsAnotherWritersChanges(t *testing.T) {
+	ws := t.TempDir()
+	for p, s := range map[string]string{"d/old.txt": "old\n", "f.txt": "base\n", "del.txt": "base\n", "same.txt": "base\n",
+		"before.txt": "base\n", "kept-link": ""} {
+		write(t, filepath.Join(ws, p), s)
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// changed after the layer was made (ahead of its call), before the call started: seen by it
+	write(t, filepath.Join(ws, "before.txt"), "seen by the call\n")
+	l.Start()
+	runInLayer(t, l, strings.Join([]string{
+		"rm -rf d", "mkdir d", "echo new > d/new.txt", "echo call > f.txt", "rm del.txt", "echo same > same.txt",
+		"echo call > before.txt", "rm kept-link", "ln -s f.txt kept-link",
+	}, "; "))
+	// another writer, while the call ran
+	write(t, filepath.Join(ws, "d", "important.txt"), "B's\n")
+	write(t, filepath.Join(ws, "f.txt"), "B's\n")
+	write(t, filepath.Join(ws, "del.txt"), "B's\n")
+	write(t, filepath.Join(ws, "same.txt"), "same\n")
+	if err := os.Remove(filepath.Join(ws, "kept-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("del.txt", filepath.Join(ws, "kept-link")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	read := func(p string) string { b, _ := os.ReadFile(filepath.Join(ws, p)); return string(b) }
+	for p, want := range map[string]string{"d/important.txt": "B's\n", "d/new.txt": "new\n", "f.txt": "B's\n", "del.txt": "B's\n",
+		"same.txt": "same\n", "before.txt": "call\n"} {
+		if got := read(p); got != want {
+			t.Errorf("%s = %q after the commit, want %q", p, got, want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "d", "old.txt")); !os.IsNotExist(err) {
+		t.Errorf("d/old.txt, which the call deleted before anyone changed it, is still there: %v", err)
+	}
+	if got, _ := os.Readlink(filepath.Join(ws, "kept-link")); got != "del.txt" {
+		t.Errorf("kept-link -> %q, want the other writer's del.txt", got)
+	}
+	for _, p := range []string{"d/important.txt", "f.txt", "del.txt", "kept-link"} {
+		if why := refusedWhy(w, p); !strings.Contains(why, "another writer") {
+			t.Errorf("%s: refused %q, want a conflict named", p, why)
+		}
+	}
+	for _, p := range []string{"same.txt", "before.txt", "d/new.txt"} {
+		if why := refusedWhy(w, p); why != "" {
+			t.Errorf("%s refused (%s), want it applied", p, why)
+		}
+	}
+	if len(w.Refused) != 4 {
+		t.Errorf("%d refusals, want the 4 conflicts: %+v", len(w.Refused), w.Refused)
+	}
+}
+
+// The child of TestCommitFinishedAfterItsServeDied: it runs a call in a layer of its own and
+// is killed (SIGKILL, as the OOM killer does) in the middle of the commit.
+func TestCommitKilledChild(t *testing.T) {
+	root, ws := os.Getenv("WSLAYER_TEST_ROOT"), os.Getenv("WSLAYER_TEST_WS")
+	if root == "" {
+		t.Skip("the child of TestCommitFinishedAfterItsServeDied")
+	}
+	l, err := New(root, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Start()
+	runInLayer(t, l, "mkdir k; i=0; while [ $i -lt 300 ]; do echo $i > k/$i; i=$((i+1)); done; echo all > k/MANIFEST; "+
+		"echo new-a > a.py; echo new-b > b.py; rm gone.txt; ln -s a.py link")
+	commitEntryHook = func(n int) {
+		if n == 100 {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+	_, _ = l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 30, UID: -1, GID: -1, SandboxPath: ws})
+	t.Fatal("the commit ended: the test hook should have killed this process")
+}
+
+// A serve killed in the middle of a commit leaves a half-applied call (attack round atk24c,
+// F2: 348 of 20,001 files, the call's MANIFEST missing, a root-owned staging file in the
+// workspace, and the rest swept with the layer at the next start). Now the layer's journal
+// keeps it from the sweep, and the next serve of the workspace finishes the commit: every
+// change applied, what the killed commit applied counted without a conflict, what another
+// writer changed since the call started kept, and the staging file gone. Red without the
+// journal (mutant commit-journal-off).
+func TestCommitFinishedAfterItsServeDied(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: mounting an overlay for the test needs root (the allowlist and docker tests cover it end to end)")
+	}
+	root, ws := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(ws, "a.py"), "old-a\n")
+	write(t, filepath.Join(ws, "b.py"), "old-b\n")
+	write(t, filepath.Join(ws, "gone.txt"), "x\n")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCommitKilledChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "WSLAYER_TEST_ROOT="+root, "WSLAYER_TEST_WS="+ws)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was not killed in its commit: %v\n%s", err, out)
+	}
+	k, _ := os.ReadDir(filepath.Join(ws, "k"))
+	if len(k) == 0 || len(k) >= 301 {
+		t.Fatalf("the killed commit left %d of k's 301 files, want some: the kill is not mid-commit", len(k))
+	}
+	t.Logf("the killed commit applied %d of k's 301 files", len(k))
+	ents, _ := os.ReadDir(root)
+	if len(ents) != 1 {
+		t.Fatalf("the layer root holds %v, want the killed commit's layer", ents)
+	}
+	layer := filepath.Join(root, ents[0].Name())
+	sweep(root)
+	if _, err := os.Stat(layer); err != nil {
+		t.Fatalf("the next start's sweep removed the layer of the unfinished commit: %v", err)
+	}
+	// what the killed commit was writing when it died, and a file another writer changed after
+	// the call started, which the call also wrote (k/299, not applied yet)
+	j, err := readJournal(layer)
+	if err != nil {
+		t.Fatalf("the killed commit's journal: %v", err)
+	}
+	write(t, filepath.Join(ws, j.Tmp), "half a file")
+	write(t, filepath.Join(ws, "k", "299"), "theirs\n")
+	rs := Recover(root, ws, func() (Rules, error) {
+		return Rules{Protect: policy.DefaultProtect, Quota: 1 << 30, UID: -1, GID: -1, SandboxPath: ws}, nil
+	})
+	if len(rs) != 1 || rs[0].Err != nil {
+		t.Fatalf("Recover: %+v, want the one commit finished", rs)
+	}
+	w := rs[0].Changes
+	t.Logf("%s", Summary(w))
+	if len(w.Refused) != 1 || w.Refused[0].Path != "k/299" || !strings.Contains(w.Refused[0].Why, "another writer") {
+		t.Errorf("refused %+v, want only k/299, another writer's", w.Refused)
+	}
+	read := func(p string) string { b, _ := os.ReadFile(filepath.Join(ws, p)); return string(b) }
+	for p, want := range map[string]string{"k/MANIFEST": "all\n", "k/0": "0\n", "k/150": "150\n", "k/298": "298\n", "k/299": "theirs\n",
+		"a.py": "new-a\n", "b.py": "new-b\n"} {
+		if got := read(p); got != want {
+			t.Errorf("%s = %q after the commit was finished, want %q", p, got, want)
+		}
+	}
+	if k, _ := os.ReadDir(filepath.Join(ws, "k")); len(k) != 301 {
+		t.Errorf("k holds %d files, want 301", len(k))
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "gone.txt")); !os.IsNotExist(err) {
+		t.Errorf("gone.txt, which the call deleted, is there: %v", err)
+	}
+	if got, _ := os.Readlink(filepath.Join(ws, "link")); got != "a.py" {
+		t.Errorf("link -> %q, want a.py", got)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, j.Tmp)); !os.IsNotExist(err) {
+		t.Errorf("the staging file the killed commit was writing is still in the workspace: %v", err)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("the layer root holds %v after the commit was finished, want nothing", ents)
+	}
+	if rs := Recover(root, ws, nil); len(rs) != 0 {
+		t.Errorf("a second Recover finished %+v, want nothing left", rs)
+	}
+}
