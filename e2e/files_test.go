@@ -196,6 +196,19 @@ func TestFilesDockerCall(t *testing.T) {
 			t.Errorf("read_file %q: %s", p, resultText(res))
 		}
 	}
+	// a root serve's tools act as the container's user (here nobody): a root-only file is no
+	// more theirs than the container's (red with mutant docker-files-as-serve)
+	if os.Geteuid() == 0 {
+		os.WriteFile(filepath.Join(ws, "root-only.txt"), []byte("root's secret"), 0o600)
+		res, r = fileCall(t, cs, sd.ToolPython, map[string]any{"code": "open('/workspace/root-only.txt').read()"})
+		if !strings.Contains(r.Stderr, "PermissionError") {
+			t.Errorf("the container read a root-only file: %s %s", r.Stderr, resultText(res))
+		}
+		res, _ = fileCall(t, cs, executor.ToolReadFile, map[string]any{"path": "root-only.txt"})
+		if !res.IsError || strings.Contains(resultText(res), "root's secret") {
+			t.Errorf("read_file of a root-only file the container may not read: %s", resultText(res))
+		}
+	}
 	res, _ = fileCall(t, cs, executor.ToolWriteFile, map[string]any{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nid\n"})
 	if !refusedBy(res, "workspace.commit") {
 		t.Errorf("write_file .git/hooks/pre-commit: %s", resultText(res))

@@ -38,6 +38,13 @@ type FS struct {
 	// serve's run as an unprivileged uid). A root serve's file tools otherwise read, listed and
 	// wrote what its commands may not (attack round atk24c, F7). Nil: serve's own.
 	As *User
+	// RootAsServe: the As user reaches the workspace's root as serve does (docker: through the
+	// engine's bind mount, whatever the modes of the directories above it on the host); only
+	// what lies below the root is judged as As.
+	RootAsServe bool
+	// rootFD, in a copy asUser makes when RootAsServe, is the root opened as serve, plus one
+	// (0: none; open opens Root by its path).
+	rootFD int
 }
 
 // User is a uid and gid the file tools act as (FS.As).
@@ -92,7 +99,7 @@ func (f *FS) ReadFile(ctx context.Context, c executor.Call, p string, max int64)
 	}
 	var data []byte
 	var size int64
-	err = f.asUser(func() error {
+	err = f.asUser(func(f *FS) error {
 		data, size, err = f.read(p, rel, max)
 		return err
 	})
@@ -107,7 +114,7 @@ func (f *FS) ListFiles(ctx context.Context, c executor.Call, p string) ([]execut
 	}
 	var ents []executor.FileEntry
 	var more int
-	err = f.asUser(func() error {
+	err = f.asUser(func(f *FS) error {
 		ents, more, err = f.list(p, rel)
 		return err
 	})

@@ -26,11 +26,14 @@ import (
 // RESOLVE_NO_MAGICLINKS; where the kernel has no openat2 (before 5.6), a walk that opens each
 // component with O_NOFOLLOW (no link at all is followed).
 func (f *FS) open(p, rel string, flags int) (int, error) {
-	root, err := unix.Open(f.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, fmt.Errorf("open the workspace %s: %w", f.Root, err)
+	root := f.rootFD - 1
+	if root < 0 {
+		var err error
+		if root, err = unix.Open(f.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return -1, fmt.Errorf("open the workspace %s: %w", f.Root, err)
+		}
+		defer unix.Close(root)
 	}
-	defer unix.Close(root)
 	if flags&unix.O_PATH == 0 {
 		flags |= unix.O_NOCTTY // openat2 takes no other flag with O_PATH
 	}
@@ -222,7 +225,7 @@ func (f *FS) write(ctx context.Context, p, rel string, data []byte) (*executor.R
 	if err != nil {
 		return nil, err
 	}
-	if err := f.asUser(func() error { return f.mayWrite(p, rel, made) }); err != nil {
+	if err := f.asUser(func(f *FS) error { return f.mayWrite(p, rel, made) }); err != nil {
 		return nil, err
 	}
 	if mutated("files-write-commit") {
@@ -310,9 +313,18 @@ func (f *FS) mayWrite(p, rel string, made int) error {
 // kernel; these are changed by raw system calls (Go's own Setgroups changes every thread) and
 // restored after, and a thread whose restoring fails is not given back to the runtime (it ends
 // with its goroutine). fn runs as serve when As is nil.
-func (f *FS) asUser(fn func() error) error {
+func (f *FS) asUser(fn func(*FS) error) error {
 	if f.As == nil || mutated("files-as-serve") {
-		return fn()
+		return fn(f)
+	}
+	if f.RootAsServe {
+		root, err := unix.Open(f.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open the workspace %s: %w", f.Root, err)
+		}
+		defer unix.Close(root)
+		g := *f
+		g.rootFD, f = root+1, &g
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -333,7 +345,7 @@ func (f *FS) asUser(fn func() error) error {
 		} else if fsid(unix.SYS_SETFSUID, f.As.UID); fsid(unix.SYS_SETFSUID, -1) != f.As.UID {
 			err = fmt.Errorf("act as uid %d for the file tools: refused", f.As.UID)
 		} else {
-			err = fn()
+			err = fn(f)
 		}
 		fsid(unix.SYS_SETFSUID, oldUID)
 		fsid(unix.SYS_SETFSGID, oldGID)

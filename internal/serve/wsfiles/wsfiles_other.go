@@ -19,4 +19,4 @@ func (f *FS) read(p, rel string, limit int64) ([]byte, int64, error) { return ni
 
 func (f *FS) list(p, rel string) ([]executor.FileEntry, int, error) { return nil, 0, errUnsupported }
 
-func (f *FS) asUser(fn func() error) error { return fn() }
+func (f *FS) asUser(fn func(*FS) error) error { return fn(f) }

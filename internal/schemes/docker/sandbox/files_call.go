@@ -2,7 +2,10 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
@@ -26,6 +29,13 @@ func (e *Executor) callFileTools() []executor.Tool {
 	fs := &wsfiles.FS{Root: filepath.Clean(e.spec.workspace), SandboxPath: workspaceDir, Rule: "docker.workspace",
 		CommitRule: "workspace.commit",
 		Commit:     func(l *wslayer.Layer) (*executor.WorkspaceChanges, error) { return e.commit(l), nil }}
+	if os.Geteuid() == 0 && !mutated("docker-files-as-serve") {
+		// A root serve's tools read and write as the container's user does (a root serve's
+		// tools otherwise reached root-only files its containers may not).
+		// The container reaches the workspace through the engine's bind mount: the modes of
+		// the host directories above it are nothing to it.
+		fs.As, fs.RootAsServe = containerFileUser(e.spec.user), true
+	}
 	where := fmt.Sprintf("Paths are relative to the workspace (%s in the container) and stay inside it; links are followed only while they stay inside it.", workspaceDir)
 	writes := "A write is checked as a call's writes are: protected files (.git, hooks, .envrc, editor and CI config, …) are refused, and so is anything past limits.workspace_quota."
 	if !e.spec.wsWrite {
@@ -35,3 +45,26 @@ func (e *Executor) callFileTools() []executor.Tool {
 	destructive := e.spec.wsWrite
 	return executor.FileTools(fs, max, where, writes, &mcp.ToolAnnotations{DestructiveHint: &destructive, OpenWorldHint: new(bool)})
 }
+
+// containerFileUser is the host uid and gid the file tools act as for the container user u
+// ("uid[:gid]"): nil for root (the tools need no other user), and nobody (65534) for what only
+// the image can resolve (a name: the image's /etc/passwd is not the host's) or a missing gid,
+// so the tools never reach more than the container.
+func containerFileUser(u string) *wsfiles.User {
+	name, group, hasGroup := strings.Cut(u, ":")
+	uid, err := strconv.ParseUint(name, 10, 31)
+	if err != nil {
+		return &wsfiles.User{UID: nobody, GID: nobody}
+	}
+	gid, err := strconv.ParseUint(group, 10, 31)
+	if !hasGroup || err != nil {
+		gid = nobody
+	}
+	if uid == 0 {
+		return nil
+	}
+	return &wsfiles.User{UID: int(uid), GID: int(gid)}
+}
+
+// nobody is the uid and gid of no one's files.
+const nobody = 65534

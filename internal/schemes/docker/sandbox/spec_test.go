@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -128,5 +129,20 @@ func TestSpecEgress(t *testing.T) {
 	cfg, hc = newSpec(p).build("n", nil, false)
 	if len(hc.Mounts) != 0 || strings.Contains(strings.Join(cfg.Env, " "), "PROXY") {
 		t.Errorf("no proxy: mounts %+v env %v", hc.Mounts, cfg.Env)
+	}
+}
+
+// The file tools act as the container's user where the host can know it: a number, with nobody
+// for a name (only the image resolves it) or a missing group, and no one else for root.
+func TestContainerFileUser(t *testing.T) {
+	for u, want := range map[string]string{"1001:1002": "1001:1002", "65534:65534": "65534:65534", "1001": "1001:65534",
+		"app": "65534:65534", "app:staff": "65534:65534", "1001:staff": "1001:65534", "0:0": "root", "00": "root", "": "65534:65534"} {
+		got := "root"
+		if fu := containerFileUser(u); fu != nil {
+			got = fmt.Sprintf("%d:%d", fu.UID, fu.GID)
+		}
+		if got != want {
+			t.Errorf("container user %q: the tools act as %s, want %s", u, got, want)
+		}
 	}
 }
