@@ -185,3 +185,34 @@ func TestCommitFinishedAfterItsServeDied(t *testing.T) {
 		t.Errorf("a second Recover finished %+v, want nothing left", rs)
 	}
 }
+
+// A workspace whose root refuses new entries (here immutable: a serve that is not root meets
+// the same where it may write below the root but not in it) still takes a call's files and
+// links below the root: they are staged beside their destination. Red when they are staged in
+// the root only (mutant commit-staging-root-only).
+func TestCommitStagesBesideWhenTheRootRefuses(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "sub", "old"), "x")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, "echo a > sub/f; ln -s f sub/l")
+	if out, err := exec.Command("chattr", "+i", ws).CombinedOutput(); err != nil {
+		t.Skipf("SKIP: no immutable directory here (chattr +i: %v %s)", err, out)
+	}
+	defer exec.Command("chattr", "-i", ws).Run()
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "sub", "f")); string(b) != "a\n" || len(w.Refused) != 0 {
+		t.Errorf("sub/f = %q; refused %+v: want the file applied below a root that takes no new entry", b, w.Refused)
+	}
+	if got, _ := os.Readlink(filepath.Join(ws, "sub", "l")); got != "f" {
+		t.Errorf("sub/l -> %q, want f", got)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(ws, "sub")); len(ents) != 3 {
+		t.Errorf("sub holds %v, want old, f and l (no staging file left)", ents)
+	}
+}

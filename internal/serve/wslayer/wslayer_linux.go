@@ -1003,8 +1003,15 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 	}
 	in := os.NewFile(uintptr(src), rel)
 	defer in.Close()
-	tmp := c.tmp
-	dst, err := unix.Openat(c.wsRoot, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	tmp, stage := c.tmp, c.wsRoot
+	create := func() (int, error) {
+		return unix.Openat(stage, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	}
+	dst, err := create()
+	if stagedBeside(err) {
+		stage = ws
+		dst, err = create()
+	}
 	if err != nil {
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
@@ -1024,10 +1031,10 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 		err = cerr
 	}
 	if err == nil {
-		err = c.replace(ws, name, rel)
+		err = c.replace(stage, ws, name, rel)
 	}
 	if err != nil {
-		_ = unix.Unlinkat(c.wsRoot, tmp, 0)
+		_ = unix.Unlinkat(stage, tmp, 0)
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
 	}
@@ -1036,20 +1043,30 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 	c.did()
 }
 
-// replace renames the staged file (c.tmp in the workspace's root) over name in ws: the
+// replace renames the staged file (c.tmp in the directory stage) over name in ws: the
 // workspace's name now means the new file, and an inode the name shared with another (a hard
 // link the host made) is never written. A directory in the way (the program replaced it by a
-// file) is removed first. Staged in the root, not beside name, so a commit killed mid-write
-// leaves its staging file at one place its journal names (every directory the commit writes
-// is on the root's mount: otherMount).
-func (c *committer) replace(ws int, name, rel string) error {
-	err := unix.Renameat(c.wsRoot, c.tmp, ws, name)
+// file) is removed first. Staged in the workspace's root, not beside name, so a commit killed
+// mid-write leaves its staging file at one place its journal names (every directory the
+// commit writes is on the root's mount: otherMount).
+func (c *committer) replace(stage, ws int, name, rel string) error {
+	err := unix.Renameat(stage, c.tmp, ws, name)
 	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 		if err = c.removeAt(ws, name, rel); err == nil {
-			err = unix.Renameat(c.wsRoot, c.tmp, ws, name)
+			err = unix.Renameat(stage, c.tmp, ws, name)
 		}
 	}
 	return err
+}
+
+// stagedBeside: the workspace's root refused the staging file (a root serve's never does; a
+// serve that is not root may own a writable directory below a root it may not write): it is
+// staged beside its destination instead, where a kill may leave it.
+func stagedBeside(err error) bool {
+	if mutated("commit-staging-root-only") {
+		return false
+	}
+	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 }
 
 func (c *committer) commitLink(up, ws int, rel, name string) {
@@ -1106,14 +1123,19 @@ func (c *committer) commitLink(up, ws int, rel, name string) {
 	}
 	c.out.Bytes += int64(len(target))
 	c.charged += int64(len(target))
-	tmp := c.tmp
-	if err := unix.Symlinkat(target, c.wsRoot, tmp); err != nil {
+	tmp, stage := c.tmp, c.wsRoot
+	err = unix.Symlinkat(target, stage, tmp)
+	if stagedBeside(err) {
+		stage = ws
+		err = unix.Symlinkat(target, stage, tmp)
+	}
+	if err != nil {
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
 	}
-	c.owner(c.wsRoot, tmp, unix.AT_SYMLINK_NOFOLLOW)
-	if err := c.replace(ws, name, rel); err != nil {
-		_ = unix.Unlinkat(c.wsRoot, tmp, 0)
+	c.owner(stage, tmp, unix.AT_SYMLINK_NOFOLLOW)
+	if err := c.replace(stage, ws, name, rel); err != nil {
+		_ = unix.Unlinkat(stage, tmp, 0)
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
 	}
