@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -104,18 +105,14 @@ func TestCommitKilledChild(t *testing.T) {
 	t.Fatal("the commit ended: the test hook should have killed this process")
 }
 
-// A serve killed in the middle of a commit leaves a half-applied call (attack round atk24c,
-// F2: 348 of 20,001 files, the call's MANIFEST missing, a root-owned staging file in the
-// workspace, and the rest swept with the layer at the next start). Now the layer's journal
-// keeps it from the sweep, and the next serve of the workspace finishes the commit: every
-// change applied, what the killed commit applied counted without a conflict, what another
-// writer changed since the call started kept, and the staging file gone. Red without the
-// journal (mutant commit-journal-off).
-func TestCommitFinishedAfterItsServeDied(t *testing.T) {
+// killedCommit runs TestCommitKilledChild over a workspace of its own: a layer root holding the
+// layer of a commit killed after 100 changes, and its workspace.
+func killedCommit(t *testing.T) (root, ws string) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("SKIP: mounting an overlay for the test needs root (the allowlist and docker tests cover it end to end)")
 	}
-	root, ws := t.TempDir(), t.TempDir()
+	root, ws = t.TempDir(), t.TempDir()
 	write(t, filepath.Join(ws, "a.py"), "old-a\n")
 	write(t, filepath.Join(ws, "b.py"), "old-b\n")
 	write(t, filepath.Join(ws, "gone.txt"), "x\n")
@@ -126,6 +123,19 @@ func TestCommitFinishedAfterItsServeDied(t *testing.T) {
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the child was not killed in its commit: %v\n%s", err, out)
 	}
+	return root, ws
+}
+
+// A serve killed in the middle of a commit leaves a half-applied call (attack round atk24c,
+// F2: 348 of 20,001 files, the call's MANIFEST missing, a root-owned staging file in the
+// workspace, and the rest swept with the layer at the next start). Now the layer's journal
+// keeps it from the sweep, and the next serve of the workspace finishes the commit: every
+// change applied, what the killed commit applied counted without a conflict, what another
+// writer changed since the call started kept, what the user deleted of the applied part after
+// the kill not brought back, and the staging file gone. Red without the journal (mutant
+// commit-journal-off), without the log of what was applied (commit-progress-unlogged).
+func TestCommitFinishedAfterItsServeDied(t *testing.T) {
+	root, ws := killedCommit(t)
 	k, _ := os.ReadDir(filepath.Join(ws, "k"))
 	if len(k) == 0 || len(k) >= 301 {
 		t.Fatalf("the killed commit left %d of k's 301 files, want some: the kill is not mid-commit", len(k))
@@ -146,8 +156,14 @@ func TestCommitFinishedAfterItsServeDied(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the killed commit's journal: %v", err)
 	}
-	write(t, filepath.Join(ws, j.Tmp), "half a file")
+	write(t, filepath.Join(ws, "k", j.Tmp), "half a file")
 	write(t, filepath.Join(ws, "k", "299"), "theirs\n")
+	// the user cleans up some of what the killed commit applied (the first in its order)
+	for _, n := range []string{"0", "1", "10", "100"} {
+		if err := os.Remove(filepath.Join(ws, "k", n)); err != nil {
+			t.Fatalf("the killed commit did not apply k/%s: %v", n, err)
+		}
+	}
 	rs := Recover(root, ws, func() (Rules, error) {
 		return Rules{Protect: policy.DefaultProtect, Quota: 1 << 30, UID: -1, GID: -1, SandboxPath: ws}, nil
 	})
@@ -160,14 +176,19 @@ func TestCommitFinishedAfterItsServeDied(t *testing.T) {
 		t.Errorf("refused %+v, want only k/299, another writer's", w.Refused)
 	}
 	read := func(p string) string { b, _ := os.ReadFile(filepath.Join(ws, p)); return string(b) }
-	for p, want := range map[string]string{"k/MANIFEST": "all\n", "k/0": "0\n", "k/150": "150\n", "k/298": "298\n", "k/299": "theirs\n",
+	for p, want := range map[string]string{"k/MANIFEST": "all\n", "k/2": "2\n", "k/150": "150\n", "k/298": "298\n", "k/299": "theirs\n",
 		"a.py": "new-a\n", "b.py": "new-b\n"} {
 		if got := read(p); got != want {
 			t.Errorf("%s = %q after the commit was finished, want %q", p, got, want)
 		}
 	}
-	if k, _ := os.ReadDir(filepath.Join(ws, "k")); len(k) != 301 {
-		t.Errorf("k holds %d files, want 301", len(k))
+	if k, _ := os.ReadDir(filepath.Join(ws, "k")); len(k) != 297 {
+		t.Errorf("k holds %d files, want 297: the call's 301 but the 4 the user deleted after the kill", len(k))
+	}
+	for _, n := range []string{"0", "1", "10", "100"} {
+		if _, err := os.Lstat(filepath.Join(ws, "k", n)); err == nil {
+			t.Errorf("k/%s, applied by the killed commit and deleted by the user since, is back (attack round atk25a, F2)", n)
+		}
 	}
 	if _, err := os.Lstat(filepath.Join(ws, "gone.txt")); !os.IsNotExist(err) {
 		t.Errorf("gone.txt, which the call deleted, is there: %v", err)
@@ -175,7 +196,7 @@ func TestCommitFinishedAfterItsServeDied(t *testing.T) {
 	if got, _ := os.Readlink(filepath.Join(ws, "link")); got != "a.py" {
 		t.Errorf("link -> %q, want a.py", got)
 	}
-	if _, err := os.Lstat(filepath.Join(ws, j.Tmp)); !os.IsNotExist(err) {
+	if _, err := os.Lstat(filepath.Join(ws, "k", j.Tmp)); !os.IsNotExist(err) {
 		t.Errorf("the staging file the killed commit was writing is still in the workspace: %v", err)
 	}
 	if ents, _ := os.ReadDir(root); len(ents) != 0 {
@@ -189,7 +210,7 @@ func TestCommitFinishedAfterItsServeDied(t *testing.T) {
 // A workspace whose root refuses new entries (here immutable: a serve that is not root meets
 // the same where it may write below the root but not in it) still takes a call's files and
 // links below the root: they are staged beside their destination. Red when they are staged in
-// the root only (mutant commit-staging-root-only).
+// the root (mutant commit-staging-in-root).
 func TestCommitStagesBesideWhenTheRootRefuses(t *testing.T) {
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, "sub", "old"), "x")
@@ -214,5 +235,102 @@ func TestCommitStagesBesideWhenTheRootRefuses(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(ws, "sub")); len(ents) != 3 {
 		t.Errorf("sub holds %v, want old, f and l (no staging file left)", ents)
+	}
+}
+
+// A call edits and deletes names that are hard links of each other (cp -al, a local git clone):
+// the commit's own rename or unlink sets the change time of the other names, which is not
+// another writer's change: every change is applied, no conflict (attack round atk25a, F1).
+// Red when the commit's own changes count (mutant commit-own-links-conflict).
+func TestCommitOwnLinksNoConflict(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "a"), "orig\n")
+	write(t, filepath.Join(ws, "d", "a"), "orig\n")
+	for _, p := range [][2]string{{"a", "b"}, {"d/a", "d/b"}} {
+		if err := os.Link(filepath.Join(ws, p[0]), filepath.Join(ws, p[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Start()
+	runInLayer(t, l, "echo A >> a; echo B >> b; rm -rf d")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Refused) != 0 {
+		t.Errorf("refused %+v, want every change applied", w.Refused)
+	}
+	read := func(p string) string { b, _ := os.ReadFile(filepath.Join(ws, p)); return string(b) }
+	if read("a") != "orig\nA\n" || read("b") != "orig\nB\n" {
+		t.Errorf("a = %q, b = %q after the call", read("a"), read("b"))
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "d")); !os.IsNotExist(err) {
+		t.Errorf("d, which the call deleted, is still there: %v", err)
+	}
+}
+
+// A file is staged beside its destination, so it is made as a file made there is: in a setgid
+// directory it takes the directory's group, not the root's (attack round atk25a, F4: staged in
+// the root, it took the root's default ACL and group). Red when staged in the root (mutant
+// commit-staging-in-root).
+func TestCommitStagesInTheDestination(t *testing.T) {
+	ws := t.TempDir()
+	shared := filepath.Join(ws, "shared")
+	if err := os.Mkdir(shared, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(shared, -1, 4242); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Chmod(shared, 0o2775); err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, "echo x > shared/new.txt")
+	if _, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws}); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(shared, "new.txt"), &st); err != nil || st.Gid != 4242 {
+		t.Errorf("shared/new.txt: group %d (%v), want the setgid directory's 4242", st.Gid, err)
+	}
+}
+
+// Finishing a killed commit that runs out of time keeps what it applied, the layer and the
+// journal: the next try goes on from there and finishes it (attack round atk25a, F5: the rest
+// was refused and the journal removed, half-applied for good). Red when a late finish ends the
+// journal (mutant recover-late-finished).
+func TestRecoverOutOfTimeTriesAgain(t *testing.T) {
+	root, ws := killedCommit(t)
+	rules := func(deadline time.Time) func() (Rules, error) {
+		return func() (Rules, error) {
+			return Rules{Protect: policy.DefaultProtect, Quota: 1 << 30, UID: -1, GID: -1, SandboxPath: ws, Deadline: deadline}, nil
+		}
+	}
+	rs := Recover(root, ws, rules(time.Now().Add(-time.Second)))
+	if len(rs) != 1 || rs[0].Err == nil {
+		t.Fatalf("a finish past its deadline: %+v, want it failed, to be tried again", rs)
+	}
+	ents, _ := os.ReadDir(root)
+	if len(ents) != 1 {
+		t.Fatalf("the layer root holds %v after a late finish, want the layer kept", ents)
+	}
+	// the next start is another process: this one, which claimed the layer, is gone then
+	if err := os.Rename(filepath.Join(root, ents[0].Name()), filepath.Join(root, "call-999999999-x")); err != nil {
+		t.Fatal(err)
+	}
+	rs = Recover(root, ws, rules(time.Time{}))
+	if len(rs) != 1 || rs[0].Err != nil {
+		t.Fatalf("the second try: %+v, want it finished", rs)
+	}
+	if k, _ := os.ReadDir(filepath.Join(ws, "k")); len(k) != 301 {
+		t.Errorf("k holds %d files after the second try, want 301", len(k))
 	}
 }

@@ -123,7 +123,7 @@ func readJournal(dir string) (journal, error) {
 		return j, err
 	}
 	err = json.Unmarshal(b, &j)
-	if err == nil && (!filepath.IsAbs(j.Workspace) || !strings.HasPrefix(j.Tmp, ".mcpsandbox-commit-") || strings.Contains(j.Tmp, "/")) {
+	if err == nil && (!filepath.IsAbs(j.Workspace) || !strings.HasPrefix(j.Tmp, stagePrefix) || strings.Contains(j.Tmp, "/")) {
 		err = errors.New("not a journal serve wrote")
 	}
 	return j, err
@@ -484,15 +484,78 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	if err := l.writeJournal(); err != nil {
 		return nil, fmt.Errorf("record the commit in progress under %s: %w (free space there?)", l.Dir, err)
 	}
-	if !mutated("commit-staging-left") {
-		_ = unix.Unlinkat(ws, c.tmp, 0) // what a killed commit was writing
+	if l.recovering {
+		c.done = readApplied(l.Dir)
 	}
+	if err := c.openApplied(l.Dir); err != nil {
+		return nil, fmt.Errorf("record the commit in progress under %s: %w (free space there?)", l.Dir, err)
+	}
+	defer c.closeApplied()
+	c.recovering = l.recovering
 	prot.gitDirs = c.gitDirs(up, ws, "", 0)
 	c.dir(up, ws, "")
+	if l.recovering && c.late && !mutated("recover-late-finished") {
+		// kept, journal and all: the next start goes on from what this one applied
+		return nil, errors.New("finishing it ran out of time (limits.timeout): what is applied so far stays, and the next start goes on from there")
+	}
 	// before the layer's removal, which a kill may cut short: a journal beside half a layer
 	// would have its commit finished again with part of its changes
 	_ = os.Remove(filepath.Join(l.Dir, journalName))
 	return c.out, nil
+}
+
+// appliedName is the file in a layer's directory that lists, as the commit goes, each change
+// it has applied (paths from the root, NUL-terminated): finishing the commit after its serve
+// died skips them, so what the user undid after the kill (a file the killed commit made and
+// the user deleted) is not done again (attack round atk25a, F2).
+const appliedName = "applied"
+
+// maxApplied bounds what readApplied reads: MaxEntries paths of MaxDepth names.
+const maxApplied = 64 << 20
+
+func (c *committer) openApplied(dir string) error {
+	if mutated("commit-progress-unlogged") {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, appliedName), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	c.applog = f
+	return err
+}
+
+func (c *committer) closeApplied() {
+	if c.applog != nil {
+		_ = c.applog.Close()
+	}
+}
+
+// readApplied is the set of changes a killed commit's log says it applied.
+func readApplied(dir string) map[string]bool {
+	f, err := os.Open(filepath.Join(dir, appliedName))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, maxApplied))
+	done := map[string]bool{}
+	for len(b) > 0 {
+		rel, rest, ok := bytes.Cut(b, []byte{0})
+		if !ok {
+			break // cut short by the kill: not applied for certain
+		}
+		done[string(rel)] = true
+		b = rest
+	}
+	return done
+}
+
+// replayed: finishing a killed serve's commit, rel is a change that commit applied: counted,
+// not done again (whatever the user did to it since is theirs).
+func (c *committer) replayed(rel string) bool {
+	if !c.done[rel] {
+		return false
+	}
+	c.out.Committed++
+	return true
 }
 
 // lockWait bounds the wait for the workspace's lock when the commit has no deadline of its own.
@@ -572,17 +635,27 @@ type committer struct {
 	late      bool
 	rootMnt   uint64 // the mount the workspace's root is on
 	since     int64  // the call's start (Unix ns): an entry changed later is another writer's
-	tmp       string // the staging name in the workspace's root
+	tmp       string // the name files and links are staged under, beside their destination
 	applied   int    // entries written or removed (commitEntryHook)
+	// touched are the inodes (dev, ino) whose names this commit replaced or removed: doing so
+	// sets the change time of each of their other names (hard links), which is not another
+	// writer's change (attack round atk25a, F1)
+	touched    map[[2]uint64]bool
+	applog     *os.File        // the applied-changes log (appliedName)
+	done       map[string]bool // finishing a killed commit: what it applied
+	recovering bool
 }
 
 // commitEntryHook, set by tests, runs after each entry the commit writes or removes, with their
 // count so far: a test kills its process there, as the OOM killer might.
 var commitEntryHook func(n int)
 
-func (c *committer) did() {
+func (c *committer) did(rel string) {
 	c.out.Committed++
 	c.applied++
+	if c.applog != nil {
+		_, _ = c.applog.WriteString(rel + "\x00")
+	}
 	if h := commitEntryHook; h != nil {
 		h(c.applied)
 	}
@@ -595,7 +668,19 @@ func (c *committer) did() {
 // coarse clock (a tick: 1–10 ms by the kernel's HZ): a change in the tick the call started in may pass; one
 // made before the call never counts.
 func (c *committer) changedSince(st *unix.Stat_t) bool {
-	return c.since != 0 && st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Ctim.Nano() > c.since
+	return c.since != 0 && st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Ctim.Nano() > c.since &&
+		(!c.touched[[2]uint64{st.Dev, st.Ino}] || mutated("commit-own-links-conflict"))
+}
+
+// touch records that this commit replaced or removed a name of the inode st.
+func (c *committer) touch(st *unix.Stat_t) {
+	if st.Nlink < 2 {
+		return // no other name to be judged later
+	}
+	if c.touched == nil {
+		c.touched = map[[2]uint64]bool{}
+	}
+	c.touched[[2]uint64{st.Dev, st.Ino}] = true
 }
 
 const conflictWhy = "changed in the workspace by another writer (another session's call or write_file, another serve, the user) after this call started; "
@@ -705,6 +790,9 @@ func readNames(fd int) ([]string, error) {
 // dir applies the entries of the upper directory up to the workspace directory ws (rel is
 // their path from the root).
 func (c *committer) dir(up, ws int, rel string) {
+	if c.recovering && !mutated("commit-staging-left") {
+		_ = unix.Unlinkat(ws, c.tmp, 0) // what the killed commit was writing here, if anything
+	}
 	list, err := readNames(up)
 	for _, name := range list {
 		c.entry(up, ws, path.Join(rel, name), name)
@@ -746,9 +834,18 @@ func (c *committer) entry(up, ws int, rel, name string) {
 			c.refuse(rel, "deleting it: protected (%q)", what)
 			return
 		}
-		if err := c.removeAt(ws, name, rel); err == nil {
-			c.did()
+		if c.replayed(rel) {
+			return
 		}
+		if err := c.removeAt(ws, name, rel); err == nil {
+			c.did(rel)
+		}
+		return
+	}
+	if strings.HasPrefix(name, stagePrefix) {
+		// a call's own such file could take the name a commit stages under, which finishing a
+		// killed commit removes (attack round atk25a, N4)
+		c.refuse(rel, "a name beginning %q, which serve stages its commits under", stagePrefix)
 		return
 	}
 	if what := c.prot.match(rel); what != "" {
@@ -885,6 +982,9 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 	var wst unix.Stat_t
 	err := unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW)
 	existed := err == nil && wst.Mode&unix.S_IFMT == unix.S_IFDIR
+	if !existed && c.replayed(rel) {
+		existed = true // made by the killed commit (and gone since: the walk below says so)
+	}
 	if err == nil && !existed { // a file or link the program replaced by a directory
 		if c.removeAt(ws, name, rel) != nil {
 			return
@@ -902,7 +1002,7 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 			return
 		}
 		c.owner(ws, name, unix.AT_SYMLINK_NOFOLLOW)
-		c.did()
+		c.did(rel)
 	}
 	if strings.Count(rel, "/")+1 >= MaxDepth {
 		c.refuse(rel, "more than %d directories deep: nothing below it is applied", MaxDepth)
@@ -937,8 +1037,8 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 				child := path.Join(rel, n)
 				if what := c.prot.match(child); what != "" {
 					c.refuse(child, "deleting it: protected (%q)", what)
-				} else if c.removeAt(wsub, n, child) == nil {
-					c.did()
+				} else if !c.replayed(child) && c.removeAt(wsub, n, child) == nil {
+					c.did(child)
 				}
 			}
 		}
@@ -970,13 +1070,21 @@ func (c *committer) owner(ws int, name string, flags int) {
 	}
 }
 
+// stagePrefix begins the name a commit stages its files and links under.
+const stagePrefix = ".mcpsandbox-commit-"
+
 func tmpName() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return ".mcpsandbox-commit-" + hex.EncodeToString(b[:])
+	return stagePrefix + hex.EncodeToString(b[:])
 }
 
 func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
+	if c.replayed(rel) {
+		c.out.Bytes += st.Size
+		c.charged += fileCharge(st.Size)
+		return
+	}
 	if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 && !mutated("workspace-commit-check") {
 		c.refuse(rel, "a setuid or setgid file: never applied")
 		return
@@ -986,11 +1094,12 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 		return
 	}
 	var wst unix.Stat_t
-	if unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW) == nil && c.changedSince(&wst) {
+	had := unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW) == nil
+	if had && c.changedSince(&wst) {
 		if wst.Mode&unix.S_IFMT == unix.S_IFREG && wst.Size == st.Size && sameFile(up, ws, name, st.Size) && !mutated("workspace-conflict-same-content") {
 			c.out.Bytes += st.Size
 			c.charged += fileCharge(st.Size)
-			c.did()
+			c.did(rel)
 			return
 		}
 		c.refuse(rel, conflictWhy+"theirs is kept, and this call's version is not applied")
@@ -1003,15 +1112,8 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 	}
 	in := os.NewFile(uintptr(src), rel)
 	defer in.Close()
-	tmp, stage := c.tmp, c.wsRoot
-	create := func() (int, error) {
-		return unix.Openat(stage, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	}
-	dst, err := create()
-	if stagedBeside(err) {
-		stage = ws
-		dst, err = create()
-	}
+	tmp, stage := c.tmp, c.stageAt(ws)
+	dst, err := unix.Openat(stage, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
@@ -1038,17 +1140,18 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
 	}
+	if had {
+		c.touch(&wst)
+	}
 	c.out.Bytes += n
 	c.charged += fileCharge(n)
-	c.did()
+	c.did(rel)
 }
 
 // replace renames the staged file (c.tmp in the directory stage) over name in ws: the
 // workspace's name now means the new file, and an inode the name shared with another (a hard
 // link the host made) is never written. A directory in the way (the program replaced it by a
-// file) is removed first. Staged in the workspace's root, not beside name, so a commit killed
-// mid-write leaves its staging file at one place its journal names (every directory the
-// commit writes is on the root's mount: otherMount).
+// file) is removed first.
 func (c *committer) replace(stage, ws int, name, rel string) error {
 	err := unix.Renameat(stage, c.tmp, ws, name)
 	if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
@@ -1059,17 +1162,22 @@ func (c *committer) replace(stage, ws int, name, rel string) error {
 	return err
 }
 
-// stagedBeside: the workspace's root refused the staging file (a root serve's never does; a
-// serve that is not root may own a writable directory below a root it may not write): it is
-// staged beside its destination instead, where a kill may leave it.
-func stagedBeside(err error) bool {
-	if mutated("commit-staging-root-only") {
-		return false
+// stageAt is where a file or link to be applied in the workspace directory ws is made: beside
+// its destination, so it is made as a file made there is (the directory's default ACL, its
+// setgid group, a security label; staged in the root, they were the root's: attack round
+// atk25a, F4). A commit killed meanwhile leaves it there under its journal's staging name,
+// which finishing the commit removes from each directory it walks.
+func (c *committer) stageAt(ws int) int {
+	if mutated("commit-staging-in-root") {
+		return c.wsRoot
 	}
-	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
+	return ws
 }
 
 func (c *committer) commitLink(up, ws int, rel, name string) {
+	if c.replayed(rel) {
+		return
+	}
 	target, err := readlinkat(up, name)
 	if err != nil {
 		c.refuse(rel, "unreadable in the call's layer: %v", err)
@@ -1111,24 +1219,21 @@ func (c *committer) commitLink(up, ws int, rel, name string) {
 		}
 	}
 	var wst unix.Stat_t
-	if unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW) == nil && c.changedSince(&wst) {
+	had := unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW) == nil
+	if had && c.changedSince(&wst) {
 		if was, err := readlinkat(ws, name); err != nil || was != target {
 			c.refuse(rel, conflictWhy+"theirs is kept, and this call's link is not applied")
 			return
 		}
 		c.out.Bytes += int64(len(target))
 		c.charged += int64(len(target))
-		c.did()
+		c.did(rel)
 		return
 	}
 	c.out.Bytes += int64(len(target))
 	c.charged += int64(len(target))
-	tmp, stage := c.tmp, c.wsRoot
+	tmp, stage := c.tmp, c.stageAt(ws)
 	err = unix.Symlinkat(target, stage, tmp)
-	if stagedBeside(err) {
-		stage = ws
-		err = unix.Symlinkat(target, stage, tmp)
-	}
 	if err != nil {
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
@@ -1139,7 +1244,10 @@ func (c *committer) commitLink(up, ws int, rel, name string) {
 		c.refuse(rel, "could not write into the workspace: %v", err)
 		return
 	}
-	c.did()
+	if had {
+		c.touch(&wst)
+	}
+	c.did(rel)
 }
 
 // noLinkOnTheWay: the directories between the workspace root and the link's target (t, from
@@ -1203,11 +1311,15 @@ func readlinkat(dir int, name string) (string, error) {
 // it), each listed.
 func (c *committer) removeAt(dir int, name, rel string) error {
 	var st unix.Stat_t
-	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && c.changedSince(&st) {
+	had := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	if had && c.changedSince(&st) {
 		c.refuse(rel, conflictWhy+"it is not deleted")
 		return errors.New("kept: changed by another writer")
 	}
 	err := unix.Unlinkat(dir, name, 0)
+	if err == nil && had {
+		c.touch(&st)
+	}
 	if err == nil || errors.Is(err, unix.ENOENT) {
 		return nil
 	}
