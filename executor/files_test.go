@@ -267,3 +267,25 @@ func TestFileToolsMetadata(t *testing.T) {
 		}
 	}
 }
+
+// read_file sends text as text, but a file mostly of control bytes as base64: JSON writes each
+// as six bytes, twice (attack round atk25b, F1: a 4 MiB file made a 38 MB answer). Red with
+// them sent as text (mutant read-file-controls-as-text).
+func TestReadFileControlBytesAsBase64(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		text bool
+	}{
+		{"plain text\twith tabs\r\nand lines\n", true},
+		{"<p>a page of text, whose angle brackets and &amp; are few against its words</p>", true},
+		{strings.Repeat("<", 4096), false},
+		{strings.Repeat("\x01", 4096), false},
+		{strings.Repeat("mostly text ", 10) + strings.Repeat("\x1b", 4), true},
+		{"a\x00b", false},
+		{"\xff\xfe", false},
+	} {
+		if got := textLike([]byte(c.data)); got != c.text {
+			t.Errorf("%.30q: sent as text %v, want %v", c.data, got, c.text)
+		}
+	}
+}

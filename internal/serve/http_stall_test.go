@@ -58,3 +58,47 @@ func TestHTTPStalledReaderIsCut(t *testing.T) {
 		t.Fatalf("the answer to a client that read nothing for %s was still written whole (%d bytes): no write stall bound", 10*stall, len(got))
 	}
 }
+
+// Hostile peer, answers over HTTP: a client that sends calls with large answers on connections
+// it reads slowly (or not at all) had each answer held by serve while it was written, the
+// call's slot long free, as many as it sent: 60 such connections took serve to 4 GB and another
+// client's echo to 18 s (attack round atk25b, F1). Now an answer counts against its session's
+// and everyone's unread-answer bounds until the request that carries it is over: past them no
+// new call runs for that session, while another session's calls do. Red without the count
+// (mutant http-answers-unheld: every call runs, its answer held).
+func TestHTTPUnreadAnswersStopNewCalls(t *testing.T) {
+	ex := &fakeExec{}
+	url, _, _ := startHTTP(t, ex, HTTPOptions{Token: boundsToken, WriteStall: time.Minute})
+	addr := hostAddr(url)
+	sid, hdr := initializedSession(t, url)
+	hdr["Authorization"] = "Bearer " + boundsToken
+	ran := func() int { ex.mu.Lock(); defer ex.mu.Unlock(); return len(ex.sessions) }
+	// 1 MiB of control bytes: about 12 MB of answer, over the socket buffers of a client that
+	// reads nothing, and an estimate past the session's bound
+	const conns = 6
+	for i := range conns {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
+		call := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fake","arguments":{"bulk":1048576}}}`, 10+i)
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+			"Accept: application/json, text/event-stream\r\n%s: %s\r\nMcp-Protocol-Version: 2025-06-18\r\nContent-Length: %d\r\n\r\n%s",
+			HTTPPath, addr, boundsToken, sessionIDHeader, sid, len(call), call)
+	}
+	time.Sleep(2 * time.Second)
+	// the calls that held the 4 slots at once may all have run before the first answer counted
+	if n := ran(); n > 4 {
+		t.Fatalf("%d of %d calls ran while their answers went unread over HTTP: the answers held are unbounded", n, conns)
+	}
+	// another session is not held by this one's unread answers
+	_, other := initializedSession(t, url)
+	other["Authorization"] = "Bearer " + boundsToken
+	start := time.Now()
+	if code, b := post(t, url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fake","arguments":{"echo":"short"}}}`, other); code != http.StatusOK || !strings.Contains(b, "short") {
+		t.Fatalf("another session's call: %d %.300s", code, b)
+	}
+	t.Logf("%d of %d calls ran while unread; another session's call took %v", ran(), conns, time.Since(start).Round(time.Millisecond))
+}

@@ -524,12 +524,18 @@ func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMe
 		rel()
 	}
 	defer release()
+	unreserve := r.unread.reserve(conn, r.unread.answerBound(t.Name, int64(r.pol.Limits.MaxOutputBytes), int64(r.pol.Limits.MaxFileBytes)))
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopped := context.AfterFunc(r.stop, cancel)
 	res, err := t.Run(cctx, executor.Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
 	// counted before the slot is free: the next call to take it sees this answer as made
-	r.unread.owe(conn, answerSize(res))
+	if gone != nil {
+		r.unread.hold(conn, answerSize(res), gone) // HTTP: until the request that carries it is over
+	} else {
+		r.unread.owe(conn, answerSize(res))
+	}
+	unreserve()
 	var ref *executor.Refusal
 	if !stopped() && !errors.As(err, &ref) && !mutated("shutdown-cancelled") {
 		// Shutdown killed the call: whatever the executor made of that (exit 137), it did not

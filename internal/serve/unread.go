@@ -38,6 +38,9 @@ type unread struct {
 type debts struct {
 	owed  int64
 	queue []int64
+	// held: made by hold for a connection that pays no debts (HTTP's sessions); forgotten when
+	// nothing is held any more
+	held bool
 }
 
 // unreadBounds are the bounds a server counts under (a test lowers them to keep its answers small).
@@ -79,12 +82,79 @@ func (u *unread) owe(conn string, n int64) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	d, ok := u.conns[conn]
-	if !ok {
+	if !ok || d.held {
 		return
 	}
 	d.owed += n
 	d.queue = append(d.queue, n)
 	u.all += n
+}
+
+// reserve counts n bytes against conn and everyone while a call runs, for the answer it may
+// make: the calls that take slots at once each see the others' (attack round atk25b, F4:
+// checked only before running and counted only after, 4 calls of 250 MB answers passed at once).
+// The returned func ends the reservation.
+func (u *unread) reserve(conn string, n int64) func() {
+	if u == nil || mutated("unread-unreserved") {
+		return func() {}
+	}
+	return u.count(conn, n)
+}
+
+// hold counts an answer of n bytes made for conn's client until done ends: over HTTP, an
+// answer is encoded and written on the request that carried its call, for as long as the
+// client takes to read it (a write stall ends it only when no byte moves for a while), and the
+// call's slot is free by then. Without this count, clients reading slowly had serve hold
+// every answer at once: 60 connections reading read_file answers slowly took serve to 4 GB
+// (attack round atk25b, F1).
+func (u *unread) hold(conn string, n int64, done context.Context) {
+	if u == nil || mutated("http-answers-unheld") {
+		return
+	}
+	context.AfterFunc(done, u.count(conn, n))
+}
+
+// count adds n to conn's and everyone's counts (conn need not pay debts: an entry made here is
+// forgotten once nothing is counted in it) until the returned func is called.
+func (u *unread) count(conn string, n int64) func() {
+	u.mu.Lock()
+	d, ok := u.conns[conn]
+	if !ok {
+		d = &debts{held: true}
+		u.conns[conn] = d
+	}
+	d.owed += n
+	u.all += n
+	u.mu.Unlock()
+	return func() {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.conns[conn] != d {
+			return // its connection closed meanwhile: its counts went with it (close)
+		}
+		d.owed -= n
+		u.all -= n
+		if d.held && d.owed <= 0 {
+			delete(u.conns, conn)
+		}
+		u.wake()
+	}
+}
+
+// answerBound is the most a call of tool may make its answer take (answerSize), at most the
+// bound of one client: what its reservation counts while it runs. Its stdout and stderr of
+// maxOutput bytes each, six bytes a byte as JSON, twice; read_file's content besides (text
+// at most 1.7 times its bytes as JSON, twice: executor.textLike; base64 less) and its picture.
+func (u *unread) answerBound(tool string, maxOutput, maxFile int64) int64 {
+	n := int64(1024) + 24*maxOutput
+	if tool == executor.ToolReadFile {
+		n += 4*maxFile + maxFile*4/3
+	}
+	n *= heldPerAnswerByte
+	if u != nil {
+		n = min(n, u.maxPer)
+	}
+	return n
 }
 
 // paid uncounts conn's oldest answer: a tools/call answer was written out.
@@ -161,9 +231,9 @@ func (u *unread) wait(ctx context.Context, conn string, timeout time.Duration) e
 			return ctx.Err()
 		case <-deadline:
 			if mine >= u.maxPer {
-				return fmt.Errorf("the client has not read %d MiB of earlier answers (the bound is %d MiB), for as long as the call may run: it was not run; read the answers, then call again", mine>>20, u.maxPer>>20)
+				return fmt.Errorf("the client's earlier answers, unread or still being made by its running calls, held %d MiB (the bound is %d MiB) for as long as the call may run: it was not run; read the answers, then call again", mine>>20, u.maxPer>>20)
 			}
-			return fmt.Errorf("clients have not read %d MiB of answers (the bound for all of them is %d MiB), for as long as the call may run: it was not run; call again", all>>20, u.max>>20)
+			return fmt.Errorf("answers unread or being made held %d MiB (the bound for all clients is %d MiB) for as long as the call may run: it was not run; call again", all>>20, u.max>>20)
 		}
 	}
 }
@@ -173,6 +243,16 @@ func (u *unread) wait(ctx context.Context, conn string, timeout time.Duration) e
 // control byte or an HTML character as six bytes, as Go's encoder escapes them), what read_file
 // read, pictures as base64. Counted once, when the call ends, before anything is encoded.
 func answerSize(res *executor.Result) int64 {
+	return heldPerAnswerByte * answerBytes(res)
+}
+
+// heldPerAnswerByte is what serve holds per byte of an answer while it is encoded and written:
+// the result's strings, the encoded message, the transport's frame of it. Measured with
+// read_file answers (attack round atk25b: RSS against answers in flight, over stdio and HTTP).
+const heldPerAnswerByte = 4
+
+// answerBytes is answerSize's count of the answer's own bytes.
+func answerBytes(res *executor.Result) int64 {
 	n := int64(1024)
 	if res == nil {
 		return n

@@ -16,31 +16,7 @@ import (
 // client reads, every call runs and is answered. Red with mutant unread-answers.
 func TestStdioUnreadAnswersStopNewCalls(t *testing.T) {
 	const maxPer = 4 << 20
-	defer func(f func() (int64, int64)) { unreadBounds = f }(unreadBounds)
-	unreadBounds = func() (int64, int64) { return maxPer, 4 * maxPer }
-	inR, in := io.Pipe()
-	outR, outW := io.Pipe()
-	ex := &fakeExec{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, testPolicy(10*time.Minute, 4), ex, Options{Transport: &LineTransport{In: inR, Out: outW}})
-	}()
-	defer func() {
-		go io.Copy(io.Discard, outR)
-		cancel()
-		in.Close()
-		<-done
-	}()
-	var first [1]byte
-	send(t, in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	// read the initialize answer only: from here on nothing is read
-	for first[0] != '\n' {
-		if _, err := outR.Read(first[:]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(t, in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ex, in, outR := unreadStdio(t, maxPer)
 	const calls, bulk = 16, 256 << 10 // each answer ~3 MB: the text and the structured result, 6 bytes a byte
 	for i := range calls {
 		send(t, in, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fake","arguments":{"bulk":%d}}}`, 10+i, bulk))
@@ -81,4 +57,57 @@ func TestStdioUnreadAnswersStopNewCalls(t *testing.T) {
 	if r := ranNow(); r != calls {
 		t.Errorf("after reading, %d of %d calls ran", r, calls)
 	}
+}
+
+// Calls that take the slots at once each count the answer the others may make: checked before
+// running and counted only after, 4 calls of 250 MB answers passed at once (attack round
+// atk25b, F4). Here each call's largest answer fills the client's bound, so while one runs
+// (half a second) no other does, nor after it, its answer unread. Red without the reservation (mutant unread-unreserved: the 4
+// slots' calls run at once).
+func TestStdioRunningCallsReserveTheirAnswers(t *testing.T) {
+	ex, in, _ := unreadStdio(t, 4<<20)
+	for i := range 8 {
+		send(t, in, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fake","arguments":{"bulk":262144,"sleep":"500ms"}}}`, 10+i))
+	}
+	ran := func() int { ex.mu.Lock(); defer ex.mu.Unlock(); return len(ex.sessions) }
+	for end := time.Now().Add(20 * time.Second); ran() == 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	}
+	// the first one's answer, once made, fills the bound too: no other runs after it either
+	time.Sleep(time.Second)
+	if n := ran(); n != 1 {
+		t.Fatalf("%d calls ran at once while each may make an answer filling the client's bound, want 1", n)
+	}
+}
+
+// unreadStdio is a serve over pipes with unread-answer bounds of maxPer a client: the client
+// has read the initialize answer and reads nothing more until the test's end.
+func unreadStdio(t *testing.T, maxPer int64) (*fakeExec, io.WriteCloser, io.Reader) {
+	t.Helper()
+	prev := unreadBounds
+	unreadBounds = func() (int64, int64) { return maxPer, 4 * maxPer }
+	inR, in := io.Pipe()
+	outR, outW := io.Pipe()
+	ex := &fakeExec{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, testPolicy(10*time.Minute, 4), ex, Options{Transport: &LineTransport{In: inR, Out: outW}})
+	}()
+	t.Cleanup(func() {
+		go io.Copy(io.Discard, outR)
+		cancel()
+		in.Close()
+		<-done
+		unreadBounds = prev
+	})
+	var first [1]byte
+	send(t, in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	// read the initialize answer only: from here on nothing is read
+	for first[0] != '\n' {
+		if _, err := outR.Read(first[:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(t, in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return ex, in, outR
 }

@@ -189,7 +189,7 @@ func (w *Answers) Prepare(p *policy.Policy, log io.Writer) (string, error) {
 	if st, err := os.Stat(ws); err == nil {
 		if os.Geteuid() == 0 && alsec.Of(p).User == "" && !nobodyWrites(st) && !mutated("init-workspace-unwritable-silent") {
 			fmt.Fprintf(log, "note: under root, commands run as nobody (65534), and the workspace %s (owner uid %d, mode %v) is not theirs to write: "+
-				"they can read it, but a command's writes there fail (the file tools still write). To let commands write it: chown -R 65534:65534 %s, or set allowlist.user\n",
+				"they can read it, but writes there fail, a command's and write_file's alike (the file tools act as that user). To let them write it: chown -R 65534:65534 %s, or set allowlist.user\n",
 				ws, ownerUID(st), st.Mode().Perm(), ws)
 		}
 		return "", nil
