@@ -99,3 +99,16 @@ func TestTypeErrorDoesNotHideOtherProblems(t *testing.T) {
 		t.Errorf("want %d problems, got %d:\n%v", len(want), len(pe.Problems), err)
 	}
 }
+
+// A word left unquoted where a value goes gets the quoted value as its fix, not the generic
+// "correct the TOML syntax" (trial25).
+func TestBareWordFixQuotesIt(t *testing.T) {
+	_, err := policy.Parse("p.toml", []byte("version = 1\nscheme  = allowlist\n"))
+	var pe *policy.Error
+	if !errors.As(err, &pe) || len(pe.Problems) != 1 {
+		t.Fatalf("err = %v, want one problem", err)
+	}
+	if p := pe.Problems[0]; p.Line != 2 || p.Fix != `a text value is quoted: scheme = "allowlist"` {
+		t.Errorf("line %d, fix %q", p.Line, p.Fix)
+	}
+}

@@ -278,6 +278,11 @@ func decodeProblems(name string, data []byte, err error) (probs []Problem, rest 
 	return probs, nil, false
 }
 
+// bareValueRe matches the parser's message for a bare word where a value goes.
+var bareValueRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^expected value but found "([A-Za-z_][A-Za-z0-9_./:-]*)" instead$`)
+})
+
 func decodeProblem(name string, data []byte, err error) Problem {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
@@ -291,8 +296,13 @@ func decodeProblem(name string, data []byte, err error) Problem {
 		if st := pe.Position.Start; st > 0 && st <= len(data) {
 			line = 1 + bytes.Count(data[:st], []byte("\n"))
 		}
-		return Problem{File: name, Line: line, Key: pe.LastKey, Msg: msg,
-			Fix: "correct the TOML syntax or the value's type at that line"}
+		fix := "correct the TOML syntax or the value's type at that line"
+		if m := bareValueRe().FindStringSubmatch(msg); m != nil {
+			// scheme = allowlist: a word where a value goes is text left unquoted (trial25)
+			key := cmp.Or(pe.LastKey[strings.LastIndex(pe.LastKey, ".")+1:], "key")
+			fix = fmt.Sprintf("a text value is quoted: %s = %q", key, m[1])
+		}
+		return Problem{File: name, Line: line, Key: pe.LastKey, Msg: msg, Fix: fix}
 	}
 	// Type mismatches come back as plain errors: "toml: line N (last key "k"): msg".
 	if m := typeErrRe().FindStringSubmatch(err.Error()); m != nil {

@@ -380,6 +380,21 @@ type sessionPythonArgs struct {
 func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*executor.Result, error) {
 	var a callArgs
 	if err := executor.DecodeArgs(c.Args, &a); err != nil {
+		// decoded again as this tool's own, so an unknown argument's refusal names the
+		// arguments this tool takes, not both tools' (trial25)
+		var own any = &struct {
+			Code    *string  `json:"code"`
+			Timeout *float64 `json:"timeout"`
+		}{}
+		if kind == "shell" {
+			own = &struct {
+				Script  *string  `json:"script"`
+				Timeout *float64 `json:"timeout"`
+			}{}
+		}
+		if oerr := executor.DecodeArgs(c.Args, own); oerr != nil {
+			return nil, oerr
+		}
 		return nil, err
 	}
 	src := a.Code

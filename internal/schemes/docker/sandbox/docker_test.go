@@ -112,6 +112,8 @@ func TestArgumentsRefused(t *testing.T) {
 		{ToolShell, map[string]any{"code": "x"}, "takes script"},
 		{ToolPython, map[string]any{"code": "1", "timeout": -1}, "positive number"},
 		{ToolPython, map[string]any{"code": "1", "image": "alpine"}, "unknown field"},
+		{ToolPython, map[string]any{"cod": "1"}, "(this tool takes: code, timeout)"},
+		{ToolShell, map[string]any{"command": "ls"}, "(this tool takes: script, timeout)"},
 	} {
 		_, err := call(t, e, tc.tool, tc.args)
 		var ref *executor.Refusal
