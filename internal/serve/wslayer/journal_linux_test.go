@@ -2,6 +2,7 @@ package wslayer
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,5 +333,30 @@ func TestRecoverOutOfTimeTriesAgain(t *testing.T) {
 	}
 	if k, _ := os.ReadDir(filepath.Join(ws, "k")); len(k) != 301 {
 		t.Errorf("k holds %d files after the second try, want 301", len(k))
+	}
+}
+
+// A killed serve's pid may name another process by the next start (reused, or after a reboot):
+// its journal names the serve by boot and start time, so the commit is finished all the same
+// (attack round atk25a, N3). Red when the pid alone decides (mutant journal-owner-by-pid).
+func TestRecoverWhenThePidIsReused(t *testing.T) {
+	root, ws := killedCommit(t)
+	ents, _ := os.ReadDir(root)
+	if len(ents) != 1 {
+		t.Fatalf("the layer root holds %v, want the killed commit's layer", ents)
+	}
+	// the killed serve's pid now names a live process: this one
+	reused := filepath.Join(root, fmt.Sprintf("call-%d-reused", os.Getpid()))
+	if err := os.Rename(filepath.Join(root, ents[0].Name()), reused); err != nil {
+		t.Fatal(err)
+	}
+	rs := Recover(root, ws, func() (Rules, error) {
+		return Rules{Protect: policy.DefaultProtect, Quota: 1 << 30, UID: -1, GID: -1, SandboxPath: ws}, nil
+	})
+	if len(rs) != 1 || rs[0].Err != nil {
+		t.Fatalf("Recover: %+v, want the commit of the serve whose pid was reused finished", rs)
+	}
+	if k, _ := os.ReadDir(filepath.Join(ws, "k")); len(k) != 301 {
+		t.Errorf("k holds %d files, want 301", len(k))
 	}
 }

@@ -61,7 +61,7 @@ func sweep(dir string) {
 			// hour keeps its layers made ahead, and a call may still be using one (attack round
 			// atk24c, F8: another serve's start removed a live serve's layers, and a running
 			// call's writes with them). Only what names no serve goes by its age.
-			gone, named := ownerGone(e.Name())
+			gone, named := layerOwnerGone(dir, e.Name())
 			if gone && unfinished(filepath.Join(dir, e.Name())) {
 				continue // a commit its serve died in: the next serve of its workspace finishes it (Recover)
 			}
@@ -89,13 +89,15 @@ type journal struct {
 	Tmp         string   `json:"tmp"`
 	UserXattr   bool     `json:"userxattr"`
 	Masked      []string `json:"masked,omitempty"`
+	Owner       string   `json:"owner,omitempty"` // processID of the serve committing
 }
 
 func (l *Layer) writeJournal() error {
 	if mutated("commit-journal-off") {
 		return nil
 	}
-	j := journal{Workspace: l.Lower, SandboxPath: l.sandboxPath, Since: l.since.UnixNano(), Tmp: l.tmp, UserXattr: l.userxattr}
+	j := journal{Workspace: l.Lower, SandboxPath: l.sandboxPath, Since: l.since.UnixNano(), Tmp: l.tmp, UserXattr: l.userxattr,
+		Owner: selfID()}
 	for rel := range l.masked {
 		j.Masked = append(j.Masked, rel)
 	}
@@ -159,7 +161,7 @@ func Recover(root, ws string, rules func() (Rules, error)) []Recovered {
 	var out []Recovered
 	for _, e := range ents {
 		dir := filepath.Join(root, e.Name())
-		if gone, _ := ownerGone(e.Name()); !gone {
+		if gone, _ := layerOwnerGone(root, e.Name()); !gone {
 			continue
 		}
 		j, err := readJournal(dir)
@@ -212,6 +214,53 @@ func ownerGone(name string) (gone, named bool) {
 	}
 	return errors.Is(unix.Kill(pid, 0), unix.ESRCH), true
 }
+
+// layerOwnerGone is ownerGone, and for a layer with a journal also whether the process its pid
+// names now is another (the pid reused, after a reboot too): the journal names its serve by
+// boot and start time (attack round atk25a, N3: a reused pid kept a dead serve's commit
+// unfinished, and its layer unswept, for as long as the other process lived).
+func layerOwnerGone(root, name string) (gone, named bool) {
+	gone, named = ownerGone(name)
+	if gone || !named {
+		return gone, named
+	}
+	j, err := readJournal(filepath.Join(root, name))
+	if err != nil || j.Owner == "" {
+		return false, true
+	}
+	rest, _ := strings.CutPrefix(name, "call-")
+	pidText, _, _ := strings.Cut(rest, "-")
+	pid, _ := strconv.Atoi(pidText)
+	now := processID(pid)
+	// unknown now (its /proc unreadable a moment): alive, as its pid says; never taken from a
+	// live serve in the middle of its commit
+	return now != "" && j.Owner != now && !mutated("journal-owner-by-pid"), true
+}
+
+// processID names process pid for as long as it lives, and no other: the machine's boot and the
+// process's start time (clock ticks since boot: /proc/PID/stat's 22nd field). "" if unknown.
+func processID(pid int) string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 20 {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + "/" + f[19]
+}
+
+// selfID is this process's processID, read once.
+var selfID = sync.OnceValue(func() string { return processID(os.Getpid()) })
 
 // private: a directory (not a link), serve's own, closed to everyone else.
 func private(dir string) bool {
