@@ -69,8 +69,16 @@ func audit(p *policy.Policy, add verify.Add) {
 	}
 	if st, err := os.Stat(ws); err != nil {
 		add("MS111", "allowlist.workspace", "%s: %v", "create it: mkdir -p "+shellword.Quote(ws), ws, err)
-	} else if st.Mode()&0o002 != 0 && st.Mode()&os.ModeSticky == 0 {
-		add("MS106", "allowlist.workspace", "%s is world-writable (mode %v): any local user can plant files commands will read", "chmod o-w "+ws, ws, st.Mode().Perm())
+	} else {
+		if st.Mode()&0o002 != 0 && st.Mode()&os.ModeSticky == 0 {
+			add("MS106", "allowlist.workspace", "%s is world-writable (mode %v): any local user can plant files commands will read", "chmod o-w "+ws, ws, st.Mode().Perm())
+		}
+		// init says so as it writes such a policy; verify said nothing, and a client whose every
+		// write fails passed it (trial25)
+		if os.Geteuid() == 0 && a.User == "" && ownerUID(st) == 0 && !nobodyWrites(st) {
+			add("MS113", "allowlist.workspace", "under root, commands run as nobody (65534), and so do the file tools: the workspace %s (owner uid %d, mode %v) is not theirs to write, and every write there fails",
+				"chown -R 65534:65534 "+shellword.Quote(ws)+", or set allowlist.user", ws, ownerUID(st), st.Mode().Perm())
+		}
 	}
 	for i, r := range a.ReadPaths {
 		r = filepath.Clean(r)

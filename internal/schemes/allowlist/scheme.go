@@ -31,6 +31,7 @@ var Rules = []verify.Rule{
 	{ID: "MS110", Severity: verify.Medium, Title: "a command lacks the deny_args its dangerous options need"},
 	{ID: "MS111", Severity: verify.High, Title: "the workspace does not exist"},
 	{ID: "MS112", Severity: verify.Medium, Title: "a read path another local user can create or replace"},
+	{ID: "MS113", Severity: verify.Low, Title: "under root, the workspace is not the sandbox user's to write"},
 }
 
 // Scheme is the registry entry.

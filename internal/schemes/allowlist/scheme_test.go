@@ -31,7 +31,11 @@ func auditOf(p *policy.Policy, path string) []verify.Finding {
 }
 
 func TestAuditDefaultIsClean(t *testing.T) {
-	p, err := builtIn(t.TempDir())
+	ws := t.TempDir()
+	if os.Geteuid() == 0 {
+		os.Chown(ws, 65534, 65534) // as init makes one under root: its commands' to write (else MS113)
+	}
+	p, err := builtIn(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +125,18 @@ func TestAuditRules(t *testing.T) {
 		if got := rules(auditOf(p, "")); !slices.Contains(got, c.rule) {
 			t.Errorf("%s not reported; got %v", c.rule, got)
 		}
+	}
+	if os.Geteuid() == 0 {
+		// under root, a root-owned 0755 workspace is not nobody's to write; one another user owns
+		// is that user's, whom commands then run as
+		if got := rules(auditOf(base(), "")); !slices.Contains(got, "MS113") {
+			t.Errorf("MS113 not reported for a workspace root owns; got %v", got)
+		}
+		os.Chown(ws, 4321, 4321)
+		if got := rules(auditOf(base(), "")); slices.Contains(got, "MS113") {
+			t.Errorf("MS113 reported for a workspace uid 4321 owns (commands run as it): %v", got)
+		}
+		os.Chown(ws, 0, 0)
 	}
 	// The negative control: an existing read path the server's user owns, in the same shared
 	// directory, is no finding.

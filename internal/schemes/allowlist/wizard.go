@@ -187,7 +187,7 @@ func Interpreters(p *policy.Policy) []string {
 func (w *Answers) Prepare(p *policy.Policy, log io.Writer) (string, error) {
 	ws := alsec.Of(p).Workspace
 	if st, err := os.Stat(ws); err == nil {
-		if os.Geteuid() == 0 && alsec.Of(p).User == "" && !nobodyWrites(st) && !mutated("init-workspace-unwritable-silent") {
+		if os.Geteuid() == 0 && alsec.Of(p).User == "" && ownerUID(st) == 0 && !nobodyWrites(st) && !mutated("init-workspace-unwritable-silent") {
 			fmt.Fprintf(log, "note: under root, commands run as nobody (65534), and the workspace %s (owner uid %d, mode %v) is not theirs to write: "+
 				"they can read it, but writes there fail, a command's and write_file's alike (the file tools act as that user). To let them write it: chown -R 65534:65534 %s, or set allowlist.user\n",
 				ws, ownerUID(st), st.Mode().Perm(), ws)
