@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -226,6 +227,9 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	bounded := newBoundLog(log, time.Now)
 	defer bounded.flush()
 	conns.OnBound = bounded.hit
+	if h.Token != "" {
+		conns.Vouch = func(head []byte) bool { return headHasToken(head, h.Token) }
+	}
 	ln = conns.Listener(ln)
 	if h.Listening != nil {
 		h.Listening(ln.Addr())
@@ -342,6 +346,29 @@ func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *ref
 		defer sw.deadline()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// headHasToken says whether the start of a request head carries Authorization: Bearer token on
+// a whole line (compared in constant time, as the guard does).
+func headHasToken(head []byte, token string) bool {
+	want := sha256.Sum256([]byte(token))
+	lines := bytes.Split(head, []byte("\n"))
+	for _, l := range lines[:len(lines)-1] { // the last is not whole yet
+		l = bytes.TrimSuffix(l, []byte("\r"))
+		if len(l) == 0 {
+			return false // the head's end
+		}
+		name, value, ok := bytes.Cut(l, []byte(":"))
+		if !ok || !strings.EqualFold(string(name), "Authorization") {
+			continue
+		}
+		got, isBearer := bearerToken(strings.TrimSpace(string(value)))
+		have := sha256.Sum256([]byte(got))
+		if isBearer && subtle.ConstantTimeCompare(have[:], want[:]) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // bearerToken takes the token out of an Authorization value: the scheme is matched without

@@ -495,7 +495,8 @@ func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMe
 		return executor.Refuse(RuleRequestGone, "the HTTP request that carried the call was closed before the call got a slot "+
 			"(limits.max_concurrent): its answer could not be delivered, so it was not run; send it again and keep the request open for the answer")
 	}
-	var release func()
+	var release, unreserve func()
+	bound := r.unread.answerBound(t.Name, int64(r.pol.Limits.MaxOutputBytes), int64(r.pol.Limits.MaxFileBytes))
 	for {
 		if wait.Err() != nil && ctx.Err() == nil && errors.Is(context.Cause(wait), errRequestGone) {
 			return nil, goneRefusal()
@@ -517,14 +518,13 @@ func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMe
 			}
 			return nil, err
 		}
-		if !r.unread.over(conn) {
-			release = rel
+		if unres, ok := r.unread.reserve(conn, bound); ok {
+			release, unreserve = rel, unres
 			break
 		}
 		rel()
 	}
 	defer release()
-	unreserve := r.unread.reserve(conn, r.unread.answerBound(t.Name, int64(r.pol.Limits.MaxOutputBytes), int64(r.pol.Limits.MaxFileBytes)))
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopped := context.AfterFunc(r.stop, cancel)

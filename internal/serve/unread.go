@@ -93,12 +93,22 @@ func (u *unread) owe(conn string, n int64) {
 // reserve counts n bytes against conn and everyone while a call runs, for the answer it may
 // make: the calls that take slots at once each see the others' (attack round atk25b, F4:
 // checked only before running and counted only after, 4 calls of 250 MB answers passed at once).
-// The returned func ends the reservation.
-func (u *unread) reserve(conn string, n int64) func() {
-	if u == nil || mutated("unread-unreserved") {
-		return func() {}
+// It is made only while conn's and everyone's counts are under their bounds (false: wait), in
+// one step with that check, so two calls cannot both pass it before either counts. The
+// returned func ends the reservation.
+func (u *unread) reserve(conn string, n int64) (func(), bool) {
+	if u == nil {
+		return func() {}, true
 	}
-	return u.count(conn, n)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.overLocked(conn) {
+		return nil, false
+	}
+	if mutated("unread-unreserved") {
+		return func() {}, true
+	}
+	return u.countLocked(conn, n), true
 }
 
 // hold counts an answer of n bytes made for conn's client until done ends: over HTTP, an
@@ -118,6 +128,12 @@ func (u *unread) hold(conn string, n int64, done context.Context) {
 // forgotten once nothing is counted in it) until the returned func is called.
 func (u *unread) count(conn string, n int64) func() {
 	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.countLocked(conn, n)
+}
+
+// countLocked is count with u.mu held.
+func (u *unread) countLocked(conn string, n int64) func() {
 	d, ok := u.conns[conn]
 	if !ok {
 		d = &debts{held: true}
@@ -125,7 +141,6 @@ func (u *unread) count(conn string, n int64) func() {
 	}
 	d.owed += n
 	u.all += n
-	u.mu.Unlock()
 	return func() {
 		u.mu.Lock()
 		defer u.mu.Unlock()
@@ -184,16 +199,7 @@ func (u *unread) wake() {
 	u.changed = make(chan struct{})
 }
 
-// over says whether conn's or everyone's unread answers are at their bound.
-func (u *unread) over(conn string) bool {
-	if u == nil {
-		return false
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.overLocked(conn)
-}
-
+// overLocked says whether conn's or everyone's unread answers are at their bound; u.mu is held.
 func (u *unread) overLocked(conn string) bool {
 	if d, ok := u.conns[conn]; ok && d.owed >= u.maxPer {
 		return true

@@ -5,6 +5,7 @@
 package httpbound
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"net"
@@ -50,6 +51,10 @@ type Conns struct {
 	// OnBound, if set, is called (outside the lock) each time a connection is evicted or
 	// refused, with what happened; serve rate-limits its log line.
 	OnBound func(what string)
+	// Vouch, if set, says whether the start of a connection's first request (its head, as far
+	// as it has come) carries the token: such a connection is spared as an authenticated one
+	// is, before the guard has parsed the head. Serve sets it when it has a token.
+	Vouch func(head []byte) bool
 
 	now func() time.Time // time.Now; tests move it
 }
@@ -86,7 +91,18 @@ type Conn struct {
 	heard atomic.Bool   // a byte has come in on it
 	born  time.Time     // when it was accepted
 	once  sync.Once
+	// vouched: the bytes of its first request's head read so far carry the token (Vouch), so it
+	// is spared as an authenticated one is, before the guard has parsed the head (attack round
+	// atk25b, F3: under a churn of connections without the token, a token client's connection
+	// was closed between its head's arrival and its parsing, one in five)
+	vouched atomic.Bool
+	// unvouched: its first request's whole head came without the token: never looked at again
+	unvouched atomic.Bool
+	head      []byte // what was read of it until vouched or maxVouchHead; its goroutine's only
 }
+
+// maxVouchHead bounds the bytes of a connection's first request Vouch looks at.
+const maxVouchHead = 8 << 10
 
 // Read notes the connection's first byte: one that has sent nothing is the first to go (on
 // Unix, bytes that arrived and are not read yet count too: see hasInput).
@@ -95,8 +111,44 @@ func (t *Conn) Read(p []byte) (int, error) {
 	if n > 0 && !t.heard.Load() {
 		t.heard.Store(true)
 	}
+	if n > 0 && t.owner.Vouch != nil && !t.vouched.Load() && !t.unvouched.Load() {
+		t.head = append(t.head, p[:min(n, maxVouchHead-len(t.head))]...)
+		switch {
+		case t.owner.Vouch(t.head):
+			t.vouched.Store(true)
+			t.head = nil
+		case len(t.head) >= maxVouchHead || bytes.Contains(t.head, headEnd):
+			t.unvouched.Store(true)
+			t.head = nil
+		}
+	}
 	return n, err
 }
+
+// spared: o has shown the token in the bytes of its head, read or still waiting to be read.
+func (c *Conns) spared(o *Conn) bool {
+	if c.Vouch == nil || mutated("http-vouch-off") {
+		return false
+	}
+	if o.vouched.Load() {
+		return true
+	}
+	if o.unvouched.Load() || !o.heard.Load() && !hasInput(o.Conn) {
+		return false
+	}
+	var buf [maxVouchHead]byte
+	n := peekInput(o.Conn, buf[:])
+	if n > 0 && c.Vouch(buf[:n]) {
+		o.vouched.Store(true)
+		return true
+	}
+	if n == len(buf) || bytes.Contains(buf[:n], headEnd) {
+		o.unvouched.Store(true)
+	}
+	return false
+}
+
+var headEnd = []byte("\r\n\r\n")
 
 // Close forgets the connection and closes it.
 func (t *Conn) Close() error {
@@ -212,7 +264,7 @@ func (c *Conns) evictUnauthLocked() *Conn {
 	}
 	if !mutated("http-evict-silent") {
 		silent := func(o *Conn) bool {
-			if o.auth || o.heard.Load() || grace && now.Sub(o.born) < SilentGrace {
+			if o.auth || o.heard.Load() || grace && now.Sub(o.born) < SilentGrace || o.vouched.Load() {
 				return false
 			}
 			if hasInput(o.Conn) { // its bytes are in, not yet read
@@ -225,14 +277,14 @@ func (c *Conns) evictUnauthLocked() *Conn {
 			return v
 		}
 	}
-	return c.evictLocked(func(o *Conn) bool { return !o.auth })
+	return c.evictLocked(func(o *Conn) bool { return !o.auth && !c.spared(o) })
 }
 
-// oldestUnauthLocked is the oldest unauthenticated connection (nil if none); the list is in
-// the order connections were accepted.
+// oldestUnauthLocked is the oldest unauthenticated connection (nil if none) that has not shown
+// the token (spared); the list is in the order connections were accepted.
 func (c *Conns) oldestUnauthLocked() *Conn {
 	for e := c.all.Front(); e != nil; e = e.Next() {
-		if o := e.Value.(*Conn); !o.auth {
+		if o := e.Value.(*Conn); !o.auth && !c.spared(o) {
 			return o
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -208,4 +209,34 @@ func TestSessionsEvictIdle(t *testing.T) {
 	}
 	endD()
 	endE()
+}
+
+// A connection whose head, read so far, carries the token is spared as an authenticated one is,
+// before the guard has parsed it: a churn of connections without the token closed a token
+// client's connection between its head's arrival and its parsing, one in five (attack round
+// atk25b, F3). Without Vouch (the control) it is the first to go. Red with mutant
+// http-vouch-off.
+func TestConnsSparesAConnectionThatShowedTheToken(t *testing.T) {
+	for _, vouch := range []bool{true, false} {
+		c := NewConns(8, 2)
+		if vouch {
+			c.Vouch = func(h []byte) bool { return strings.Contains(string(h), "\r\nAuthorization: Bearer tok\r\n") }
+		}
+		a, b := net.Pipe()
+		pc := &pipeConn{Conn: a}
+		tok := c.admit(pc)
+		go b.Write([]byte("POST /mcp HTTP/1.1\r\nAuthorization: Bearer tok\r\nContent-Length: 2\r\n"))
+		buf := make([]byte, 128)
+		if _, err := tok.Read(buf); err != nil { // the server reads the head; the guard has not parsed it yet
+			t.Fatal(err)
+		}
+		later := time.Now().Add(time.Hour) // every connection past NewConnGrace
+		c.now = func() time.Time { return later }
+		for range 20 {
+			c.admit(newPipe())
+		}
+		if pc.closed == vouch {
+			t.Errorf("vouch %v: the connection that showed the token closed: %v", vouch, pc.closed)
+		}
+	}
 }
