@@ -227,9 +227,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	bounded := newBoundLog(log, time.Now)
 	defer bounded.flush()
 	conns.OnBound = bounded.hit
-	if h.Token != "" {
-		conns.Vouch = func(head []byte) bool { return headHasToken(head, h.Token) }
-	}
+	conns.Vouch = vouch(h.Token)
 	ln = conns.Listener(ln)
 	if h.Listening != nil {
 		h.Listening(ln.Addr())
@@ -346,6 +344,14 @@ func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *ref
 		defer sw.deadline()
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// vouch is what Conns.Vouch is for token: nil without one (every request is let in).
+func vouch(token string) func([]byte) bool {
+	if token == "" {
+		return nil
+	}
+	return func(head []byte) bool { return headHasToken(head, token) }
 }
 
 // headHasToken says whether the start of a request head carries Authorization: Bearer token on
