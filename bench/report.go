@@ -147,7 +147,7 @@ func allowlistTargets() []string {
 	}
 	if u, ok := p50("run_allowed_command wc in.txt from a serve that is not root"); ok && okBare {
 		// No target of its own: issue 28's are judged on the root serve's rows above.
-		line := fmt.Sprintf("a serve that is not root (as a client a user runs starts it: a user namespace, the exec helper), back-to-back: %s, %.2f× bare fork+exec", round(u), ratio(u, bare))
+		line := fmt.Sprintf("a serve that is not root (as a client a user runs starts it: each call in a user namespace of its own, started by serve directly), back-to-back: %s, %.2f× bare fork+exec", round(u), ratio(u, bare))
 		if call, ok := p50("run_allowed_command wc in.txt, MCP stdio, warm, back-to-back"); ok {
 			line += fmt.Sprintf(", %.2f× the root serve's call", ratio(u, call))
 		}

@@ -226,7 +226,7 @@ func callRows(ctx context.Context, b *scheme.BenchRun, ws string, cs *mcp.Client
 	}
 	if os.Geteuid() == 0 {
 		// The rows above are a root serve's (its direct start). A client a user runs starts
-		// serve as that user: its calls go through a user namespace and the exec helper.
+		// serve as that user: each call gets a user namespace of its own, cloned by serve's child.
 		cmd, err := unprivServe(b.Bin, b.Dir, ws)
 		if err != nil {
 			return err
@@ -236,7 +236,7 @@ func callRows(ctx context.Context, b *scheme.BenchRun, ws string, cs *mcp.Client
 			return fmt.Errorf("serve as uid %d: %w", unprivUID, err)
 		}
 		defer ucs.Close()
-		fns = append(fns, timed{"run_allowed_command wc " + benchFile + " from a serve that is not root (uid 65534: a user namespace, the exec helper), MCP stdio, warm, %s" + goClient, true,
+		fns = append(fns, timed{"run_allowed_command wc " + benchFile + " from a serve that is not root (uid 65534: a user namespace per call), MCP stdio, warm, %s" + goClient, true,
 			func() (time.Duration, error) { return timedCall(ctx, ucs, ourCall()) }})
 	}
 	if peerCS != nil {
@@ -361,7 +361,7 @@ func idleRSS(pid int, note func(string)) {
 		if strings.HasPrefix(l, "VmRSS") {
 			rss := strings.Join(strings.Fields(l), " ")
 			fmt.Println("serve idle", rss)
-			note("allowlist serve idle " + rss + " (2 s after its last call; a root serve keeps no helper process; one that is not root keeps one warm exec helper); target ≤ 20 MB")
+			note("allowlist serve idle " + rss + " (2 s after its last call; neither a root serve nor one that is not root keeps a helper process); target ≤ 20 MB")
 		}
 	}
 }

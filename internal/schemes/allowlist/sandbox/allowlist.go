@@ -112,6 +112,7 @@ type Executor struct {
 	warmMaking          sync.WaitGroup   // Close waits for it: a warm helper being started
 	netns               chan *os.File    // prepared network namespaces for direct starts (netns_linux.go); nil: none
 	netnsFilling        atomic.Bool
+	userNSDirectOff     atomic.Bool        // a direct start's user namespace failed here once: calls go through the helper
 	layers              chan preparedLayer // workspace layers made ahead of calls (layerpool_linux.go)
 	layersFilling       atomic.Bool
 	layersMu            sync.Mutex      // orders a filler's start with Close (layerpool_linux.go)
@@ -754,7 +755,7 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 	}
 	if !probe && e.directOK() {
 		res, err := e.spawnDirect(ctx, c, pc, bin, spec, chk)
-		if !errors.Is(err, errSetupNotLocal) {
+		if !errors.Is(err, errSetupNotLocal) && !errors.Is(err, errUserNSDirect) {
 			return res, err
 		}
 	}

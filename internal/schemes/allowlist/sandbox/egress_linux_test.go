@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -31,6 +32,9 @@ func egressExecutor(t testing.TB, serveConn func(net.Conn), extra ...string) *Ex
 
 // pythonExecutor is egressExecutor with the choice of running calls through the exec helper
 // even where serve would start them directly.
+// pythonExecutorLog, when a test sets it, is the next pythonExecutor's log.
+var pythonExecutorLog *slog.Logger
+
 func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extra ...string) *Executor {
 	t.Helper()
 	py, err := generate.Pin("/usr/bin/python3")
@@ -62,7 +66,7 @@ func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extr
 		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 		p.Limits.Memory = 4 << 30 // the Go runtime's address-space reservations
 	}
-	o := Options{HelperPath: exe, viaHelper: viaHelper}
+	o := Options{HelperPath: exe, viaHelper: viaHelper, Logger: pythonExecutorLog}
 	o.egressServe = serveConn
 	e, err := New(p, o)
 	if err != nil {

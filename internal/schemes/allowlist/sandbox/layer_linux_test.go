@@ -3,10 +3,12 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -227,10 +229,70 @@ else:
 // TestWorkspaceLayerUnprivileged, where the helper is given some for its mounts). Red when the
 // helper keeps them (mutant drop-caps).
 func TestCommandHoldsNoCapabilities(t *testing.T) {
+	for _, viaHelper := range []bool{false, true} {
+		e := pythonExecutor(t, nil, viaHelper)
+		res := runPython(t, e, capsProbe)
+		if !strings.Contains(res.Stdout, "caps eff=0 prm=0") {
+			t.Fatalf("the command's capabilities (through the exec helper: %v): %q %q, want none", viaHelper, res.Stdout, res.Stderr)
+		}
+	}
+}
+
+// A serve that is not root starts its calls itself, as a root one does: the call's child clones
+// into a new user namespace and maps serve's own uid and gid there, and no exec helper (a Go
+// process per call) is started. Call after call: the child must leave serve's memory dumpable,
+// or the next child could not write its own id maps (and would fall back to the helper), nor
+// could serve start a helper at all (the helper's call at the end). Run as uid 65534 by
+// TestWorkspaceLayerUnprivileged.
+func TestUnprivilegedCallsStartDirect(t *testing.T) {
+	if os.Getenv("MCPSANDBOX_LAYER_INNER") == "" {
+		t.Skip("run as uid 65534 by TestWorkspaceLayerUnprivileged")
+	}
 	e := pythonExecutor(t, nil, false)
-	res := runPython(t, e, capsProbe)
-	if !strings.Contains(res.Stdout, "caps eff=0 prm=0") {
-		t.Fatalf("the command's capabilities: %q %q, want none", res.Stdout, res.Stderr)
+	if !e.attr.userNS || !e.directOK() {
+		t.Fatalf("a serve that is not root: calls in a user namespace %v, started directly %v; want both", e.attr.userNS, e.directOK())
+	}
+	for i := 0; i < 3; i++ {
+		res := runPython(t, e, `import os; print(os.getuid(), os.getgid(), os.getgroups())`)
+		if want := "65534 65534 []"; strings.TrimSpace(res.Stdout) != want {
+			t.Fatalf("call %d: %q %q, want %q", i, res.Stdout, res.Stderr, want)
+		}
+	}
+	if e.userNSDirectOff.Load() {
+		t.Fatal("the direct start's user namespace was refused: calls went through the exec helper")
+	}
+	if n := len(e.warm); n != 0 {
+		t.Errorf("%d warm exec helper(s) started for calls that start directly", n)
+	}
+	h := pythonExecutor(t, nil, true)
+	if res := runPython(t, h, `print("helper")`); strings.TrimSpace(res.Stdout) != "helper" {
+		t.Fatalf("a call through the exec helper after direct ones: %+v", res)
+	}
+}
+
+// A host that refuses the direct start's user namespace (here: the child finds no id maps to
+// write) gets the call done through the exec helper, and every later one: serve says so once in
+// its log. Run as uid 65534 by TestWorkspaceLayerUnprivileged.
+func TestUnprivilegedDirectRefusedGoesToHelper(t *testing.T) {
+	if os.Getenv("MCPSANDBOX_LAYER_INNER") == "" {
+		t.Skip("run as uid 65534 by TestWorkspaceLayerUnprivileged")
+	}
+	var log lockedBuffer
+	pythonExecutorLog = slog.New(slog.NewTextHandler(&log, nil))
+	e := pythonExecutor(t, nil, false)
+	pythonExecutorLog = nil
+	defer func(d string) { idMapDir = d }(idMapDir)
+	idMapDir = "/nonexistent"
+	for i := 0; i < 2; i++ {
+		if res := runPython(t, e, `print("ran")`); strings.TrimSpace(res.Stdout) != "ran" {
+			t.Fatalf("call %d: %+v", i, res)
+		}
+	}
+	if !e.userNSDirectOff.Load() || e.directOK() {
+		t.Fatal("calls still start directly after the user namespace was refused")
+	}
+	if n := strings.Count(log.String(), "refuses a direct start's user namespace"); n != 1 {
+		t.Errorf("serve's log says so %d times, want once:\n%s", n, log.String())
 	}
 }
 
@@ -263,7 +325,7 @@ func TestWorkspaceLayerUnprivileged(t *testing.T) {
 	if err := os.WriteFile(bin, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run", "^(TestWorkspaceLayerCommitsChecked|TestCommandHoldsNoCapabilities)$", "-test.v", "-test.count", "1")
+	cmd := exec.Command(bin, "-test.run", "^(TestWorkspaceLayerCommitsChecked|TestCommandHoldsNoCapabilities|TestUnprivilegedCallsStartDirect|TestUnprivilegedDirectRefusedGoesToHelper)$", "-test.v", "-test.count", "1")
 	cmd.Dir = dir
 	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=/usr/bin:/bin", "MCPSANDBOX_LAYER_INNER=1", "MCPSANDBOX_MUTANT=" + os.Getenv("MCPSANDBOX_MUTANT")}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -271,8 +333,26 @@ func TestWorkspaceLayerUnprivileged(t *testing.T) {
 	if strings.Contains(string(out), "SKIP: no transactional workspace here") {
 		t.Skipf("SKIP: no user namespaces with mounts for uid 65534 on this host: %s", out)
 	}
-	if err != nil || strings.Count(string(out), "--- PASS: Test") < 2 || strings.Contains(string(out), "--- SKIP") {
+	if err != nil || strings.Count(string(out), "--- PASS: Test") < 4 || strings.Contains(string(out), "--- SKIP") {
 		t.Fatalf("as uid 65534: %v\n%s", err, out)
 	}
 	t.Logf("as uid 65534:\n%s", out)
+}
+
+// lockedBuffer is a log's destination that goroutines may write at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -141,10 +141,11 @@ func mountsKey(s *helper.Spec) string {
 	return b.String()
 }
 
-// mountsOK says whether calls here take prepared mount namespaces: direct starts with a mount
-// namespace and a workspace layer.
+// mountsOK says whether calls here take prepared mount namespaces: a root serve's direct starts
+// with a mount namespace and a workspace layer (one that is not root makes each call's in the
+// call's own user namespace).
 func (e *Executor) mountsOK() bool {
-	return e.directOK() && e.attr.has(unix.CLONE_NEWNS) && e.layerRoot != "" && !e.closed.Load() && !e.unprepared
+	return e.directOK() && !e.attr.userNS && e.attr.has(unix.CLONE_NEWNS) && e.layerRoot != "" && !e.closed.Load() && !e.unprepared
 }
 
 // fits says whether pm is the mount namespace spec s's call would make now.

@@ -30,7 +30,9 @@ const netnsReady = 1
 
 // prepareNetNS fills the pool in the background; one filler at a time.
 func (e *Executor) prepareNetNS() {
-	if e.netns == nil || !e.attr.has(unix.CLONE_NEWNET) || e.closed.Load() || !e.netnsFilling.CompareAndSwap(false, true) {
+	// A serve that is not root makes none: its calls' namespaces belong to each call's own
+	// user namespace, which the call's child clones.
+	if e.netns == nil || !e.attr.has(unix.CLONE_NEWNET) || e.attr.userNS || e.closed.Load() || !e.netnsFilling.CompareAndSwap(false, true) {
 		return
 	}
 	defer e.netnsFilling.Store(false)

@@ -75,6 +75,7 @@ const (
 	stMntNS
 	stSendNS
 	stDeadline
+	stUserNS
 	stOps // + index of the op's label
 )
 
@@ -83,7 +84,13 @@ var stepNames = []string{"set the process group", "set up stdin/stdout/stderr", 
 	"set the parent-death signal", "set no_new_privs", "clear dumpable", "landlock restrict",
 	"install the seccomp filter", "set a resource limit", "exec", "enter the call's prepared network namespace",
 	"enter the call's prepared mount namespace", "hand the prepared mount namespace to serve",
-	"arm the deadline of the sandbox's setup"}
+	"arm the deadline of the sandbox's setup", "map serve's uid and gid in the call's user namespace"}
+
+// idMap is one write the child makes to a file of its own /proc/self: a C path and the bytes.
+type idMap struct {
+	path *byte
+	data []byte
+}
 
 type rawPlan struct {
 	flags uintptr
@@ -99,25 +106,30 @@ type rawPlan struct {
 	nsRights              *int32
 	stdin, stdout, stderr int
 	status                int // write end of the status pipe (close-on-exec)
-	mounts                bool
-	ops                   []rawOp
-	labels                []string
-	childRules            []*byte // paths whose Landlock rule the child adds (its own mounts)
-	ruleAttr              landlockPathBeneath
-	nice                  int
-	dir                   *byte
-	dropUID               bool
-	uid, gid              uintptr
-	noNewPrivs            bool
-	rulesetFD             int // -1: none
-	rulesetFlags          uintptr
-	prog                  *unix.SockFprog // nil: none
-	rlimRes               []uintptr
-	rlim                  []unix.Rlimit
-	binFD                 int
-	closeFDs              bool
-	empty                 *byte
-	argv, envp            []*byte
+	// idMaps: a serve that is not root clones the call's child into a new user namespace, and
+	// the child maps serve's own uid and gid there itself (uid_map, "deny" to setgroups,
+	// gid_map: the one mapping an unprivileged process may write for itself), so the parent has
+	// nothing to write while the vfork holds it. Empty: no user namespace.
+	idMaps       []idMap
+	mounts       bool
+	ops          []rawOp
+	labels       []string
+	childRules   []*byte // paths whose Landlock rule the child adds (its own mounts)
+	ruleAttr     landlockPathBeneath
+	nice         int
+	dir          *byte
+	dropUID      bool
+	uid, gid     uintptr
+	noNewPrivs   bool
+	rulesetFD    int // -1: none
+	rulesetFlags uintptr
+	prog         *unix.SockFprog // nil: none
+	rlimRes      []uintptr
+	rlim         []unix.Rlimit
+	binFD        int
+	closeFDs     bool
+	empty        *byte
+	argv, envp   []*byte
 	// The child's deadline, armed by it first thing (rawStart fills these): a POSIX timer that
 	// kills it (SIGKILL: not blockable, not ignorable) if it has not exec'd or exited by then;
 	// the exec deletes the timer. Serve's thread waits for the child (vfork) holding its Go
@@ -181,9 +193,38 @@ func (p *rawPlan) stuck(took time.Duration, ws unix.WaitStatus, status []byte) b
 	return !p.noDeadline && took >= p.setupLimit() && len(status) == 0 && ws.Signaled() && ws.Signal() == unix.SIGKILL
 }
 
-// directOK says whether this executor starts calls directly (see above).
+// directOK says whether this executor starts calls directly (see above): a root serve, and one
+// that is not root whose calls get a user namespace (the child clones into a new one and maps
+// serve's ids there itself), unless that failed on this host once (userNSDirectOff).
 func (e *Executor) directOK() bool {
-	return directArch && e.dropUID && !e.attr.userNS && e.egress == nil && !e.viaHelper
+	return directArch && (e.dropUID || e.attr.userNS && !e.userNSDirectOff.Load()) &&
+		e.egress == nil && !e.viaHelper
+}
+
+// errUserNSDirect: the child could not set up its user namespace on this host (a kernel or a
+// security module that refuses a vfork's new user namespace, or its own id maps); this call and
+// every later one go through the exec helper, which the probe showed works.
+var errUserNSDirect = errors.New("a direct start's user namespace is refused on this host")
+
+// idMapDir is where a child finds its own id maps: a variable for the test that shows a refused
+// user namespace sent to the exec helper.
+var idMapDir = "/proc/self"
+
+// idMapsFor is what a child in a new user namespace writes to map serve's uid and gid.
+func idMapsFor(uid, gid int) ([]idMap, error) {
+	var out []idMap
+	for _, w := range [][2]string{
+		{idMapDir + "/uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+		{idMapDir + "/setgroups", "deny"},
+		{idMapDir + "/gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
+	} {
+		b, err := cstr(w[0])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, idMap{path: b, data: []byte(w[1])})
+	}
+	return out, nil
 }
 
 // cstr is s as a C string (NUL in s is refused by the caller's checks: paths and argv come
@@ -213,6 +254,11 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns *os.Fi
 		p.mntns, p.flags = int(pm.ns.Fd()), p.flags&^unix.CLONE_NEWNS
 	}
 	var err error
+	if p.flags&unix.CLONE_NEWUSER != 0 {
+		if p.idMaps, err = idMapsFor(e.attr.uid, e.attr.gid); err != nil {
+			return fail(err)
+		}
+	}
 	if p.empty, err = cstr(""); err != nil {
 		return fail(err)
 	}
@@ -494,6 +540,9 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	setup := time.Since(forked)
 	fds.closeWriteEnds()
 	if errno != 0 {
+		if len(p.idMaps) > 0 && (errno == unix.EINVAL || errno == unix.EPERM) {
+			return nil, e.userNSRefused(fmt.Errorf("clone: %w", errno))
+		}
 		return nil, fmt.Errorf("start the command: clone: %w", errno)
 	}
 	if p.mounts && p.mntns < 0 {
@@ -529,6 +578,9 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	if p.stuck(setup, ws, status) {
 		return nil, stuckFailure(pc.Name, p)
 	}
+	if len(p.idMaps) > 0 && len(status) == 8 && int(int32(binary.NativeEndian.Uint32(status))) == stUserNS {
+		return nil, e.userNSRefused(setupFailure(pc.Name, p, status))
+	}
 	if err := setupFailure(pc.Name, p, status); err != nil {
 		return nil, err
 	}
@@ -544,6 +596,16 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 		res.ExitCode = ws.ExitStatus()
 	}
 	return res, nil
+}
+
+// userNSRefused turns direct starts off for a serve that is not root whose call's child could
+// not clone or map its user namespace, says so in serve's log once, and sends the call (and
+// every later one) to the exec helper.
+func (e *Executor) userNSRefused(why error) error {
+	if !e.userNSDirectOff.Swap(true) {
+		e.log.Warn("calls go through the exec helper: this host refuses a direct start's user namespace", "err", why)
+	}
+	return errUserNSDirect
 }
 
 // waitChild reaps the direct child pid, killing its process group and it when ctx ends first,

@@ -75,6 +75,21 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 			goto fail
 		}
 	}
+	for i = 0; i < len(p.idMaps); i++ {
+		// A new user namespace (a serve that is not root): serve's uid and gid mapped onto
+		// themselves, written by the child, which holds every capability in its namespace until
+		// its exec (the kernel clears them at the exec of a uid that is not 0; none is ambient).
+		p.step = stUserNS
+		if fd, _, err = syscall.RawSyscall6(syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(p.idMaps[i].path)),
+			syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0); err != 0 {
+			goto fail
+		}
+		_, _, err = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p.idMaps[i].data[0])), uintptr(len(p.idMaps[i].data)))
+		syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+		if err != 0 {
+			goto fail
+		}
+	}
 	if p.prepare {
 		goto mounts // a mount namespace made ahead of a call: nothing but its mount list
 	}
@@ -218,9 +233,16 @@ mounts:
 			goto fail
 		}
 	}
-	p.step = stDumpable
-	if _, _, err = syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); err != 0 {
-		goto fail
+	if len(p.idMaps) == 0 {
+		// The memory is serve's (CLONE_VM): after the drop to the sandbox uid, no process of
+		// that uid may trace this child and read it. The mark is the shared memory's, so serve
+		// stays undumpable too. Not in a user namespace: the child keeps serve's uid (whose
+		// processes may trace serve itself), and an undumpable serve's /proc files belong to
+		// root, so no later child could write its own id maps there, nor serve a helper's.
+		p.step = stDumpable
+		if _, _, err = syscall.RawSyscall6(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0, 0, 0, 0); err != 0 {
+			goto fail
+		}
 	}
 	if p.rulesetFD >= 0 {
 		p.step = stLandlock
