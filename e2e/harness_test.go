@@ -136,7 +136,32 @@ func TestHarnessInterpreterPolicy(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("harness --json: %v\n%s\n%s", err, out, stderr)
 	}
-	o := outcomes(&rep)
+	o := interpreterOutcomes(t, &rep, code)
+	var suite struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+	}
+	raw, err := os.ReadFile(junit)
+	if err != nil || xml.Unmarshal(raw, &suite) != nil || suite.Failures != len(o[harness.Breach]) || suite.Tests != len(rep.Results) {
+		t.Errorf("junit report: %v %+v", err, suite)
+	}
+	// The human table: no colour when not a terminal, one summary line.
+	out, _, _ = runBin(t, "harness", "--policy", file, "-s", "planted-script-interpreter,tcp-exfil-loopback")
+	if strings.Contains(out, "\x1b[") || !strings.Contains(out, "1 contained, 1 breached, 0 errors, 0 n/a") {
+		t.Errorf("table:\n%s", out)
+	}
+	// verify fails it twice over: the audit's MS101 and the breaches.
+	out, _, code = runBin(t, "verify", "--policy", file, "--no-harness")
+	if code != 1 || !strings.Contains(out, "MS101") || !strings.Contains(out, "FAIL") {
+		t.Errorf("verify exit %d:\n%s", code, out)
+	}
+}
+
+// interpreterOutcomes checks a harness report on the interpreter policy and returns its
+// outcomes.
+func interpreterOutcomes(t *testing.T, rep *harness.Report, code int) map[harness.Outcome][]string {
+	t.Helper()
+	o := outcomes(rep)
 	// An interpreter runs what is in the workspace (explain says so): the one known limit of
 	// allowlisting one. What it creates that the host runs later (a hook, a shell rc file, a
 	// systemd user unit) and the host-made hard link it opens are contained by the
@@ -157,24 +182,45 @@ func TestHarnessInterpreterPolicy(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d with breaches, want 1", code)
 	}
-	var suite struct {
-		Tests    int `xml:"tests,attr"`
-		Failures int `xml:"failures,attr"`
+	return o
+}
+
+// The same attacks on a serve that is not root, as a client a user runs starts it: its calls
+// start directly too, each in a user namespace its child clones (README, item 3), and the
+// harness, run as uid 65534, must find the same outcomes.
+func TestHarnessInterpreterPolicyUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: TestHarnessInterpreterPolicy already attacks a serve that is not root")
 	}
-	raw, err := os.ReadFile(junit)
-	if err != nil || xml.Unmarshal(raw, &suite) != nil || suite.Failures != len(o[harness.Breach]) || suite.Tests != len(rep.Results) {
-		t.Errorf("junit report: %v %+v", err, suite)
+	p, err := allowlistscheme.Scheme.ControlPolicy()
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The human table: no colour when not a terminal, one summary line.
-	out, _, _ = runBin(t, "harness", "--policy", file, "-s", "planted-script-interpreter,tcp-exfil-loopback")
-	if strings.Contains(out, "\x1b[") || !strings.Contains(out, "1 contained, 1 breached, 0 errors, 0 n/a") {
-		t.Errorf("table:\n%s", out)
+	dir, err := os.MkdirTemp("/var/tmp", "mcpsandbox-e2e-harness-unpriv-")
+	if err != nil {
+		t.Fatal(err)
 	}
-	// verify fails it twice over: the audit's MS101 and the breaches.
-	out, _, code = runBin(t, "verify", "--policy", file, "--no-harness")
-	if code != 1 || !strings.Contains(out, "MS101") || !strings.Contains(out, "FAIL") {
-		t.Errorf("verify exit %d:\n%s", code, out)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	file := filepath.Join(dir, "policy.toml")
+	b, _ := policy.Marshal(p)
+	write(t, file, string(b), 0o644)
+	for _, f := range []string{dir, file} {
+		if err := os.Chown(f, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
 	}
+	os.Chmod(dir, 0o755)
+	cmd := exec.Command(binPath, "harness", "--policy", file, "--json", "--max-timeout", "3s", "--parallel", "2")
+	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=/usr/bin:/bin", "XDG_CONFIG_HOME=" + dir + "/.config", "XDG_STATE_HOME=" + dir + "/.state", "XDG_CACHE_HOME=" + dir + "/.cache"}
+	cmd.Dir = dir
+	cmd.SysProcAttr = asUserAttr(65534, 65534)
+	out, stderr, code := runCmd(t, cmd)
+	var rep harness.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("harness --json as uid 65534: %v\n%s\n%s", err, out, stderr)
+	}
+	o := interpreterOutcomes(t, &rep, code)
+	t.Logf("as uid 65534: %d contained, breaches %v", len(o[harness.Contained]), o[harness.Breach])
 }
 
 func TestExplain(t *testing.T) {
