@@ -126,6 +126,25 @@ func TestAuditDefault(t *testing.T) {
 	}
 }
 
+// MS205's fix says runsc is there when the engine has it registered, and to install gVisor when
+// not (trial25, #3).
+func TestAuditRuntimeFixSaysWhatIsRegistered(t *testing.T) {
+	defer func(f func() string) { registeredVMRuntime = f }(registeredVMRuntime)
+	for rt, want := range map[string]string{"runsc": `runsc is already registered with this engine: set runtime = "runsc"`, "": "install gVisor"} {
+		registeredVMRuntime = func() string { return rt }
+		fs := verify.Audit(policy.Default(dksec.Name), "", Scheme.Audit)
+		if len(fs) != 1 || fs[0].Rule != "MS205" || !strings.Contains(fs[0].Fix, want) {
+			t.Errorf("engine with %q registered: %+v, want MS205 whose fix says %q", rt, fs, want)
+		}
+	}
+	if got := sd.VMRuntime([]string{"runc", "kata", "runsc"}); got != "runsc" {
+		t.Errorf("VMRuntime: %q, want runsc first", got)
+	}
+	if got := sd.VMRuntime([]string{"runc", "crun"}); got != "" {
+		t.Errorf("VMRuntime of runc and crun: %q, want none", got)
+	}
+}
+
 // The adapter's programs run as the harness means them: checked by running them on the host
 // with its own sh and python3 (the same code the container runs).
 func TestAdapterParams(t *testing.T) {

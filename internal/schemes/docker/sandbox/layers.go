@@ -45,6 +45,23 @@ var LayerIDs = []string{LayerEngine, LayerImage, LayerRuntime, LayerNetwork, Lay
 	LayerCaps, LayerNoNewPrivs, LayerSeccomp, LayerMemory, LayerPids, LayerCPU, LayerInit, LayerUlimits, LayerEnv,
 	LayerWorkspace, LayerPool}
 
+// VMRuntime is the first of names that does not share the host kernel with the container (runsc
+// before the others), "" when none does.
+func VMRuntime(names []string) string {
+	slices.Sort(names)
+	for _, n := range names {
+		if n == "runsc" {
+			return n
+		}
+	}
+	for _, n := range names {
+		if vmRuntimes[n] {
+			return n
+		}
+	}
+	return ""
+}
+
 // vmRuntimes are runtimes that do not share the host kernel with the container.
 var vmRuntimes = map[string]bool{"runsc": true, "kata": true, "kata-runtime": true, "kata-qemu": true, "kata-fc": true, "io.containerd.kata.v2": true, "io.containerd.runsc.v1": true}
 
