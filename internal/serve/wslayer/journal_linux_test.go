@@ -360,3 +360,58 @@ func TestRecoverWhenThePidIsReused(t *testing.T) {
 		t.Errorf("k holds %d files, want 301", len(k))
 	}
 }
+
+// A file or directory the call changed, which another writer deleted or renamed away while the
+// call ran, stays deleted: the call's version is not brought back, and the result names the
+// conflict (attack round atk25a, F3). What the call moved or linked itself (a rename's old name,
+// a hard link's other name are still the same file in the workspace) is applied as before.
+// Red without the check (mutant commit-deletion-unchecked).
+func TestCommitKeepsAnotherWritersDeletions(t *testing.T) {
+	ws := t.TempDir()
+	for _, p := range []string{"gone.txt", "moved.txt", "sub/x.txt", "mine-rename.txt", "mine-link.txt", "plain.txt"} {
+		write(t, filepath.Join(ws, p), "base\n")
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Start()
+	runInLayer(t, l, strings.Join([]string{
+		"echo call >> gone.txt", "echo call >> moved.txt", "echo call > sub/y.txt",
+		"mv mine-rename.txt renamed.txt", "ln mine-link.txt linked.txt", "echo call >> plain.txt",
+	}, "; "))
+	// another writer, while the call ran
+	for _, p := range []string{"gone.txt", "sub/x.txt", "sub"} {
+		if err := os.Remove(filepath.Join(ws, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(filepath.Join(ws, "moved.txt"), filepath.Join(ws, "elsewhere.txt")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", Summary(w))
+	for _, p := range []string{"gone.txt", "moved.txt", "sub", "mine-rename.txt"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); !os.IsNotExist(err) {
+			t.Errorf("%s is in the workspace after the commit (%v), want it gone", p, err)
+		}
+	}
+	read := func(p string) string { b, _ := os.ReadFile(filepath.Join(ws, p)); return string(b) }
+	for p, want := range map[string]string{"elsewhere.txt": "base\n", "renamed.txt": "base\n", "linked.txt": "base\n",
+		"mine-link.txt": "base\n", "plain.txt": "base\ncall\n"} {
+		if got := read(p); got != want {
+			t.Errorf("%s = %q after the commit, want %q", p, got, want)
+		}
+	}
+	for _, p := range []string{"gone.txt", "moved.txt", "sub"} {
+		if why := refusedWhy(w, p); !strings.Contains(why, "deleted or renamed away in the workspace by another writer") {
+			t.Errorf("%s: refused %q, want the other writer's deletion named", p, why)
+		}
+	}
+	if len(w.Refused) != 3 {
+		t.Errorf("%d refusals, want the 3 deletions: %+v", len(w.Refused), w.Refused)
+	}
+}

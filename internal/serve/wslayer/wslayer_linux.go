@@ -693,6 +693,7 @@ type committer struct {
 	applog     *os.File        // the applied-changes log (appliedName)
 	done       map[string]bool // finishing a killed commit: what it applied
 	recovering bool
+	moves      map[string]bool // ownMoves, once made
 }
 
 // commitEntryHook, set by tests, runs after each entry the commit writes or removes, with their
@@ -899,6 +900,9 @@ func (c *committer) entry(up, ws int, rel, name string) {
 	}
 	if what := c.prot.match(rel); what != "" {
 		c.refuse(rel, "protected (%q): files that steer the host are never written by a call", what)
+		return
+	}
+	if c.goneWhileRunning(up, ws, rel, name, kind == unix.S_IFDIR) {
 		return
 	}
 	switch kind {
