@@ -69,6 +69,9 @@ type Options struct {
 	// viaHelper: tests run calls through the exec helper even where serve would start them
 	// directly (rawexec_linux.go), so both ways stay tested.
 	viaHelper bool
+	// noMountNS: tests take the namespaces without a mount namespace, as a host that gives a
+	// user namespace no mounts does.
+	noMountNS bool
 	// Lazy: no layer probe at New; StartServer starts its command under the strongest layers
 	// and probes only if that fails (a wrapped server starts one helper sooner).
 	Lazy bool
@@ -94,6 +97,7 @@ type Executor struct {
 	attr    nsAttr
 	// viaHelper: run every call through the exec helper (Options.viaHelper).
 	viaHelper bool
+	noMountNS bool // Options.noMountNS
 	lazy      bool // Options.Lazy, until the first StartServer
 	probe     helper.ProbeReport
 	// probed is closed when the layer probe has finished (probeErr says how): the probe runs
@@ -112,7 +116,8 @@ type Executor struct {
 	warmMaking          sync.WaitGroup   // Close waits for it: a warm helper being started
 	netns               chan *os.File    // prepared network namespaces for direct starts (netns_linux.go); nil: none
 	netnsFilling        atomic.Bool
-	userNSDirectOff     atomic.Bool        // a direct start's user namespace failed here once: calls go through the helper
+	userNSFails         atomic.Int32       // direct starts in a row whose user namespace failed (userNSRefused)
+	userNSOffUntil      atomic.Int64       // Unix ns: until then, calls go through the helper (userNSRefused)
 	layers              chan preparedLayer // workspace layers made ahead of calls (layerpool_linux.go)
 	layersFilling       atomic.Bool
 	layersMu            sync.Mutex      // orders a filler's start with Close (layerpool_linux.go)
@@ -169,7 +174,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if p.Scheme != alsec.Name {
 		return nil, fmt.Errorf("allowlist executor given a %q policy", p.Scheme)
 	}
-	e := &Executor{pol: p, al: alsec.Of(p), helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}, viaHelper: o.viaHelper}
+	e := &Executor{pol: p, al: alsec.Of(p), helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}, viaHelper: o.viaHelper, noMountNS: o.noMountNS}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

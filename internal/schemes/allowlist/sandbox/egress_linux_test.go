@@ -32,12 +32,21 @@ func egressExecutor(t testing.TB, serveConn func(net.Conn), extra ...string) *Ex
 
 // pythonExecutor is egressExecutor with the choice of running calls through the exec helper
 // even where serve would start them directly.
-// pythonExecutorLog, when a test sets it, is the next pythonExecutor's log.
-var pythonExecutorLog *slog.Logger
+// pythonExec, when a test sets its fields, changes the next pythonExecutors: their log, the
+// python binary they pin (default /usr/bin/python3), and namespaces without a mount namespace.
+var pythonExec struct {
+	log       *slog.Logger
+	python    string
+	noMountNS bool
+}
 
 func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extra ...string) *Executor {
 	t.Helper()
-	py, err := generate.Pin("/usr/bin/python3")
+	pyPath := "/usr/bin/python3"
+	if pythonExec.python != "" {
+		pyPath = pythonExec.python
+	}
+	py, err := generate.Pin(pyPath)
 	if err != nil {
 		t.Skipf("no python3 to drive the sandbox side: %v", err)
 	}
@@ -66,7 +75,7 @@ func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extr
 		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 		p.Limits.Memory = 4 << 30 // the Go runtime's address-space reservations
 	}
-	o := Options{HelperPath: exe, viaHelper: viaHelper, Logger: pythonExecutorLog}
+	o := Options{HelperPath: exe, viaHelper: viaHelper, Logger: pythonExec.log, noMountNS: pythonExec.noMountNS}
 	o.egressServe = serveConn
 	e, err := New(p, o)
 	if err != nil {

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"golang.org/x/sys/unix"
 )
 
 func refusedPaths(w *executor.WorkspaceChanges) map[string]string {
@@ -192,7 +194,7 @@ func TestWorkspaceLayerInterrupted(t *testing.T) {
 	e := pythonExecutor(t, nil, false)
 	needLayer(t, e)
 	code := "open('half.txt', 'w').write('half'); import time; time.sleep(30)"
-	res := runPythonWithin(t, e, code, 1500*time.Millisecond)
+	res := runPythonWithin(t, e, code, 3*time.Second)
 	if !res.TimedOut {
 		t.Fatalf("the call did not time out: %+v", res)
 	}
@@ -203,7 +205,7 @@ func TestWorkspaceLayerInterrupted(t *testing.T) {
 		t.Errorf("the result does not say the writes were discarded: %+v", res.Workspace)
 	}
 	e.pol.Limits.OnInterrupt = "commit"
-	res = runPythonWithin(t, e, code, 1500*time.Millisecond)
+	res = runPythonWithin(t, e, code, 3*time.Second)
 	if b, err := os.ReadFile(filepath.Join(e.ws, "half.txt")); err != nil || string(b) != "half" {
 		t.Errorf("on_interrupt = commit: half.txt %q %v, want the timed-out call's write", b, err)
 	}
@@ -238,6 +240,36 @@ func TestCommandHoldsNoCapabilities(t *testing.T) {
 	}
 }
 
+// A file-capped binary gains no capability at its exec from a call of a serve that is not root,
+// with a mount namespace or without one (a host that gives a user namespace no mounts), started
+// directly or through the exec helper: the child, which holds every capability of its user
+// namespace until then, gives them up, and no_new_privs masks the file's (attack round atk26,
+// F1: on the tier without mounts the command kept CAP_SYS_ADMIN and others). Run as uid 65534
+// by TestWorkspaceLayerUnprivileged, with the capped copy of python it made. Red without the
+// drop (mutant drop-caps).
+func TestCappedBinaryGainsNoCapabilities(t *testing.T) {
+	capped := os.Getenv("MCPSANDBOX_CAPPED_PYTHON")
+	if capped == "" {
+		t.Skip("run as uid 65534 by TestWorkspaceLayerUnprivileged")
+	}
+	defer func() { pythonExec.python, pythonExec.noMountNS = "", false }()
+	pythonExec.python = capped
+	for _, noMounts := range []bool{false, true} {
+		for _, viaHelper := range []bool{false, true} {
+			pythonExec.noMountNS = noMounts
+			e := pythonExecutor(t, nil, viaHelper)
+			if e.attr.has(unix.CLONE_NEWNS) == noMounts || !e.attr.userNS {
+				t.Fatalf("namespaces %+v, want a user namespace, a mount namespace %v", e.attr, !noMounts)
+			}
+			res := runPython(t, e, capsProbe)
+			if !strings.Contains(res.Stdout, "caps eff=0 prm=0") {
+				t.Errorf("a file-capped python's capabilities (no mount namespace %v, through the exec helper %v): %q %q, want none",
+					noMounts, viaHelper, res.Stdout, res.Stderr)
+			}
+		}
+	}
+}
+
 // A serve that is not root starts its calls itself, as a root one does: the call's child clones
 // into a new user namespace and maps serve's own uid and gid there, and no exec helper (a Go
 // process per call) is started. Call after call: the child must leave serve's memory dumpable,
@@ -258,7 +290,7 @@ func TestUnprivilegedCallsStartDirect(t *testing.T) {
 			t.Fatalf("call %d: %q %q, want %q", i, res.Stdout, res.Stderr, want)
 		}
 	}
-	if e.userNSDirectOff.Load() {
+	if e.userNSFails.Load() != 0 || !e.directOK() {
 		t.Fatal("the direct start's user namespace was refused: calls went through the exec helper")
 	}
 	if n := len(e.warm); n != 0 {
@@ -270,29 +302,49 @@ func TestUnprivilegedCallsStartDirect(t *testing.T) {
 	}
 }
 
-// A host that refuses the direct start's user namespace (here: the child finds no id maps to
-// write) gets the call done through the exec helper, and every later one: serve says so once in
-// its log. Run as uid 65534 by TestWorkspaceLayerUnprivileged.
+// A direct start whose user namespace fails (here: the child finds no id maps to write) has its
+// call done through the exec helper. One such failure turns nothing off (a process of serve's
+// uid can cause one by writing the child's maps first, attack round atk26, F2): a direct start
+// that works clears the count. Three in a row turn direct starts off for a minute, said once in
+// serve's log; after it they are tried again. Run as uid 65534 by TestWorkspaceLayerUnprivileged.
 func TestUnprivilegedDirectRefusedGoesToHelper(t *testing.T) {
 	if os.Getenv("MCPSANDBOX_LAYER_INNER") == "" {
 		t.Skip("run as uid 65534 by TestWorkspaceLayerUnprivileged")
 	}
 	var log lockedBuffer
-	pythonExecutorLog = slog.New(slog.NewTextHandler(&log, nil))
+	pythonExec.log = slog.New(slog.NewTextHandler(&log, nil))
 	e := pythonExecutor(t, nil, false)
-	pythonExecutorLog = nil
+	pythonExec.log = nil
 	defer func(d string) { idMapDir = d }(idMapDir)
-	idMapDir = "/nonexistent"
-	for i := 0; i < 2; i++ {
+	call := func(i int) {
+		t.Helper()
 		if res := runPython(t, e, `print("ran")`); strings.TrimSpace(res.Stdout) != "ran" {
 			t.Fatalf("call %d: %+v", i, res)
 		}
 	}
-	if !e.userNSDirectOff.Load() || e.directOK() {
-		t.Fatal("calls still start directly after the user namespace was refused")
+	idMapDir = "/nonexistent"
+	call(0)
+	idMapDir = "/proc/self"
+	call(1)
+	if n := e.userNSFails.Load(); n != 0 || !e.directOK() {
+		t.Fatalf("after one failure and a direct start that worked: %d failures counted, direct %v", n, e.directOK())
 	}
-	if n := strings.Count(log.String(), "refuses a direct start's user namespace"); n != 1 {
+	idMapDir = "/nonexistent"
+	for i := 2; i < 6; i++ {
+		call(i)
+	}
+	if e.directOK() {
+		t.Fatal("calls still start directly after three failed in a row")
+	}
+	const said = "refused a direct start's user namespace"
+	if n := strings.Count(log.String(), said); n != 1 {
 		t.Errorf("serve's log says so %d times, want once:\n%s", n, log.String())
+	}
+	idMapDir = "/proc/self"
+	e.userNSOffUntil.Store(time.Now().UnixNano()) // the minute is over
+	call(6)
+	if !e.directOK() || e.userNSFails.Load() != 0 {
+		t.Errorf("direct starts not back after the pause: direct %v, %d failures counted", e.directOK(), e.userNSFails.Load())
 	}
 }
 
@@ -325,15 +377,16 @@ func TestWorkspaceLayerUnprivileged(t *testing.T) {
 	if err := os.WriteFile(bin, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run", "^(TestWorkspaceLayerCommitsChecked|TestCommandHoldsNoCapabilities|TestUnprivilegedCallsStartDirect|TestUnprivilegedDirectRefusedGoesToHelper)$", "-test.v", "-test.count", "1")
+	capped := cappedPython(t)
+	cmd := exec.Command(bin, "-test.run", "^(TestWorkspaceLayerCommitsChecked|TestCommandHoldsNoCapabilities|TestUnprivilegedCallsStartDirect|TestUnprivilegedDirectRefusedGoesToHelper|TestCappedBinaryGainsNoCapabilities)$", "-test.v", "-test.count", "1")
 	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=/usr/bin:/bin", "MCPSANDBOX_LAYER_INNER=1", "MCPSANDBOX_MUTANT=" + os.Getenv("MCPSANDBOX_MUTANT")}
+	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=/usr/bin:/bin", "MCPSANDBOX_LAYER_INNER=1", "MCPSANDBOX_MUTANT=" + os.Getenv("MCPSANDBOX_MUTANT"), "MCPSANDBOX_CAPPED_PYTHON=" + capped}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	if strings.Contains(string(out), "SKIP: no transactional workspace here") {
 		t.Skipf("SKIP: no user namespaces with mounts for uid 65534 on this host: %s", out)
 	}
-	if err != nil || strings.Count(string(out), "--- PASS: Test") < 4 || strings.Contains(string(out), "--- SKIP") {
+	if err != nil || strings.Count(string(out), "--- PASS: Test") < 5 || strings.Contains(string(out), "--- SKIP") {
 		t.Fatalf("as uid 65534: %v\n%s", err, out)
 	}
 	t.Logf("as uid 65534:\n%s", out)
@@ -355,4 +408,37 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// cappedPython copies python3 into a directory of the test's, root's and not writable by others
+// (a pinned binary's place must be), with file capabilities (security.capability, revision 2,
+// effective): CAP_DAC_OVERRIDE, CAP_KILL, CAP_NET_RAW, CAP_SYS_PTRACE, CAP_SYS_ADMIN.
+func cappedPython(t *testing.T) string {
+	t.Helper()
+	src, err := filepath.EvalSymlinks("/usr/bin/python3")
+	if err != nil {
+		t.Skipf("no python3: %v", err)
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "mcpsandbox-capped-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	py := filepath.Join(dir, "python3")
+	if err := os.WriteFile(py, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	caps := uint32(1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_KILL | 1<<unix.CAP_NET_RAW | 1<<unix.CAP_SYS_PTRACE | 1<<unix.CAP_SYS_ADMIN)
+	var v [20]byte
+	binary.LittleEndian.PutUint32(v[0:], 0x02000000|1) // VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE
+	binary.LittleEndian.PutUint32(v[4:], caps)         // permitted, low word
+	if err := unix.Setxattr(py, "security.capability", v[:], 0); err != nil {
+		t.Fatalf("set file capabilities on %s: %v", py, err)
+	}
+	return py
 }

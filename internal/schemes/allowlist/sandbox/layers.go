@@ -87,7 +87,10 @@ func (e *Executor) nsTries() []nsAttr {
 		user := nsAttr{flags: ns | unix.CLONE_NEWUSER, userNS: true, uid: os.Geteuid(), gid: os.Getegid()}
 		withMounts := user
 		withMounts.flags |= unix.CLONE_NEWNS
-		tries = append(tries, withMounts, user)
+		if !e.noMountNS {
+			tries = append(tries, withMounts)
+		}
+		tries = append(tries, user)
 	}
 	return append(tries, nsAttr{})
 }

@@ -76,6 +76,7 @@ const (
 	stSendNS
 	stDeadline
 	stUserNS
+	stDropCaps
 	stOps // + index of the op's label
 )
 
@@ -84,7 +85,7 @@ var stepNames = []string{"set the process group", "set up stdin/stdout/stderr", 
 	"set the parent-death signal", "set no_new_privs", "clear dumpable", "landlock restrict",
 	"install the seccomp filter", "set a resource limit", "exec", "enter the call's prepared network namespace",
 	"enter the call's prepared mount namespace", "hand the prepared mount namespace to serve",
-	"arm the deadline of the sandbox's setup", "map serve's uid and gid in the call's user namespace"}
+	"arm the deadline of the sandbox's setup", "map serve's uid and gid in the call's user namespace", "drop the user namespace's capabilities"}
 
 // idMap is one write the child makes to a file of its own /proc/self: a C path and the bytes.
 type idMap struct {
@@ -110,7 +111,13 @@ type rawPlan struct {
 	// the child maps serve's own uid and gid there itself (uid_map, "deny" to setgroups,
 	// gid_map: the one mapping an unprivileged process may write for itself), so the parent has
 	// nothing to write while the vfork holds it. Empty: no user namespace.
-	idMaps       []idMap
+	idMaps []idMap
+	// dropCaps: the child (in a new user namespace, where it holds every capability) zeroes its
+	// capability sets before the exec, so that no_new_privs masks a file-capped binary's (the
+	// exec helper's dropCaps; attack round atk26, F1). capHdr and capData are capset's arguments.
+	dropCaps     bool
+	capHdr       unix.CapUserHeader
+	capData      [2]unix.CapUserData
 	mounts       bool
 	ops          []rawOp
 	labels       []string
@@ -195,9 +202,9 @@ func (p *rawPlan) stuck(took time.Duration, ws unix.WaitStatus, status []byte) b
 
 // directOK says whether this executor starts calls directly (see above): a root serve, and one
 // that is not root whose calls get a user namespace (the child clones into a new one and maps
-// serve's ids there itself), unless that failed on this host once (userNSDirectOff).
+// serve's ids there itself), unless that failed for the last calls (userNSRefused).
 func (e *Executor) directOK() bool {
-	return directArch && (e.dropUID || e.attr.userNS && !e.userNSDirectOff.Load()) &&
+	return directArch && (e.dropUID || e.attr.userNS && time.Now().UnixNano() >= e.userNSOffUntil.Load()) &&
 		e.egress == nil && !e.viaHelper
 }
 
@@ -258,6 +265,8 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns *os.Fi
 		if p.idMaps, err = idMapsFor(e.attr.uid, e.attr.gid); err != nil {
 			return fail(err)
 		}
+		p.dropCaps = !mutated("drop-caps")
+		p.capHdr.Version = unix.LINUX_CAPABILITY_VERSION_3
 	}
 	if p.empty, err = cstr(""); err != nil {
 		return fail(err)
@@ -575,13 +584,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	if held {
 		return nil, heldError(pc.Name)
 	}
-	if p.stuck(setup, ws, status) {
-		return nil, stuckFailure(pc.Name, p)
-	}
-	if len(p.idMaps) > 0 && len(status) == 8 && int(int32(binary.NativeEndian.Uint32(status))) == stUserNS {
-		return nil, e.userNSRefused(setupFailure(pc.Name, p, status))
-	}
-	if err := setupFailure(pc.Name, p, status); err != nil {
+	if err := e.setupOutcome(pc.Name, p, setup, ws, status); err != nil {
 		return nil, err
 	}
 	res := &executor.Result{
@@ -598,15 +601,46 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	return res, nil
 }
 
-// userNSRefused turns direct starts off for a serve that is not root whose call's child could
-// not clone or map its user namespace, says so in serve's log once, and sends the call (and
-// every later one) to the exec helper.
+// setupOutcome is the error of a direct start whose child did not reach its command (nil: it
+// did): its deadline stopped it, its user namespace failed (userNSRefused: the call goes to the
+// exec helper), or it reported the step that failed.
+func (e *Executor) setupOutcome(name string, p *rawPlan, setup time.Duration, ws unix.WaitStatus, status []byte) error {
+	if p.stuck(setup, ws, status) {
+		return stuckFailure(name, p)
+	}
+	if len(p.idMaps) > 0 && len(status) == 8 && int(int32(binary.NativeEndian.Uint32(status))) == stUserNS {
+		return e.userNSRefused(setupFailure(name, p, status))
+	}
+	if err := setupFailure(name, p, status); err != nil {
+		return err
+	}
+	if len(p.idMaps) > 0 {
+		e.userNSFails.Store(0) // a direct start that works: a failure before it was not the host's
+	}
+	return nil
+}
+
+// userNSRefused sends a call whose child could not clone or map its user namespace to the exec
+// helper, and after userNSFailsMax such calls in a row turns direct starts off for
+// userNSOffFor, saying so in serve's log: a host that refuses it (a kernel or security module
+// that refuses a vfork's new user namespace) then costs one failed start a minute, and one
+// failure (a process of serve's uid that wrote the child's id maps first, attack round atk26,
+// F2; a descriptor limit) turns nothing off.
 func (e *Executor) userNSRefused(why error) error {
-	if !e.userNSDirectOff.Swap(true) {
-		e.log.Warn("calls go through the exec helper: this host refuses a direct start's user namespace", "err", why)
+	if e.userNSFails.Add(1) >= userNSFailsMax {
+		e.userNSFails.Store(0)
+		e.userNSOffUntil.Store(time.Now().Add(userNSOffFor).UnixNano())
+		e.log.Warn("calls go through the exec helper for a while: this host refused a direct start's user namespace "+
+			"for several calls in a row", "err", why, "for", userNSOffFor)
 	}
 	return errUserNSDirect
 }
+
+// userNSFailsMax and userNSOffFor: see userNSRefused.
+const (
+	userNSFailsMax = 3
+	userNSOffFor   = time.Minute
+)
 
 // waitChild reaps the direct child pid, killing its process group and it when ctx ends first,
 // then sweeps anything left in the group.

@@ -222,6 +222,14 @@ mounts:
 			goto fail
 		}
 	}
+	if p.dropCaps {
+		// Every capability of the call's user namespace, held since the clone, given up: the
+		// mounts are made, and with no_new_privs a file-capped binary gains none at its exec.
+		p.step = stDropCaps
+		if _, _, err = syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&p.capHdr)), uintptr(unsafe.Pointer(&p.capData[0])), 0); err != 0 {
+			goto fail
+		}
+	}
 	// After the credential change, which clears it: the tree dies with serve.
 	p.step = stPdeathsig
 	if _, _, err = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); err != 0 {
