@@ -368,7 +368,8 @@ func TestRecoverWhenThePidIsReused(t *testing.T) {
 // Red without the check (mutant commit-deletion-unchecked).
 func TestCommitKeepsAnotherWritersDeletions(t *testing.T) {
 	ws := t.TempDir()
-	for _, p := range []string{"gone.txt", "moved.txt", "sub/x.txt", "mine-rename.txt", "mine-link.txt", "plain.txt"} {
+	for _, p := range []string{"gone.txt", "moved.txt", "sub/x.txt", "mine-rename.txt", "mine-link.txt", "plain.txt",
+		"a-old.txt", "d2/x.txt", "d3/z.txt"} {
 		write(t, filepath.Join(ws, p), "base\n")
 	}
 	l, err := New(t.TempDir(), ws)
@@ -379,6 +380,9 @@ func TestCommitKeepsAnotherWritersDeletions(t *testing.T) {
 	runInLayer(t, l, strings.Join([]string{
 		"echo call >> gone.txt", "echo call >> moved.txt", "echo call > sub/y.txt",
 		"mv mine-rename.txt renamed.txt", "ln mine-link.txt linked.txt", "echo call >> plain.txt",
+		// the program's own moves: the old name sorts first (its whiteout is applied first), or
+		// lies in a directory it then deleted, or deleted and made again
+		"mv a-old.txt b-new.txt", "mv d2/x.txt from-d2.txt", "rm -rf d2", "mv d3/z.txt from-d3.txt", "rm -rf d3", "mkdir d3",
 	}, "; "))
 	// another writer, while the call ran
 	for _, p := range []string{"gone.txt", "sub/x.txt", "sub"} {
@@ -394,14 +398,14 @@ func TestCommitKeepsAnotherWritersDeletions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%s", Summary(w))
-	for _, p := range []string{"gone.txt", "moved.txt", "sub", "mine-rename.txt"} {
+	for _, p := range []string{"gone.txt", "moved.txt", "sub", "mine-rename.txt", "a-old.txt", "d2", "d3/z.txt"} {
 		if _, err := os.Lstat(filepath.Join(ws, p)); !os.IsNotExist(err) {
 			t.Errorf("%s is in the workspace after the commit (%v), want it gone", p, err)
 		}
 	}
 	read := func(p string) string { b, _ := os.ReadFile(filepath.Join(ws, p)); return string(b) }
 	for p, want := range map[string]string{"elsewhere.txt": "base\n", "renamed.txt": "base\n", "linked.txt": "base\n",
-		"mine-link.txt": "base\n", "plain.txt": "base\ncall\n"} {
+		"mine-link.txt": "base\n", "plain.txt": "base\ncall\n", "b-new.txt": "base\n", "from-d2.txt": "base\n", "from-d3.txt": "base\n"} {
 		if got := read(p); got != want {
 			t.Errorf("%s = %q after the commit, want %q", p, got, want)
 		}
@@ -413,5 +417,29 @@ func TestCommitKeepsAnotherWritersDeletions(t *testing.T) {
 	}
 	if len(w.Refused) != 3 {
 		t.Errorf("%d refusals, want the 3 deletions: %+v", len(w.Refused), w.Refused)
+	}
+}
+
+// A call whose only change is a rename, its old name sorting first: the new name is the call's
+// own move, not a deletion by another writer (the judgement is made before the old name's
+// whiteout is applied).
+func TestCommitAppliesTheCallsOwnRename(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "a.txt"), "base\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Start()
+	runInLayer(t, l, "mv a.txt b.txt")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "b.txt")); err != nil || string(b) != "base\n" || len(w.Refused) != 0 {
+		t.Errorf("b.txt %q %v after the commit, refused %+v: want the call's rename applied", b, err, w.Refused)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "a.txt")); !os.IsNotExist(err) {
+		t.Errorf("a.txt still there: %v", err)
 	}
 }

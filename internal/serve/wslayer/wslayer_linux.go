@@ -541,6 +541,7 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	}
 	defer c.closeApplied()
 	c.recovering = l.recovering
+	c.prepareGone(up, ws) // before anything is removed: a rename's old name is its evidence
 	prot.gitDirs = c.gitDirs(up, ws, "", 0)
 	c.dir(up, ws, "")
 	if l.recovering && c.late && !mutated("recover-late-finished") {
@@ -693,7 +694,7 @@ type committer struct {
 	applog     *os.File        // the applied-changes log (appliedName)
 	done       map[string]bool // finishing a killed commit: what it applied
 	recovering bool
-	moves      map[string]bool // ownMoves, once made
+	gone       map[string]bool // layer entries another writer deleted in the workspace (prepareGone)
 }
 
 // commitEntryHook, set by tests, runs after each entry the commit writes or removes, with their
@@ -902,7 +903,7 @@ func (c *committer) entry(up, ws int, rel, name string) {
 		c.refuse(rel, "protected (%q): files that steer the host are never written by a call", what)
 		return
 	}
-	if c.goneWhileRunning(up, ws, rel, name, kind == unix.S_IFDIR) {
+	if c.goneWhileRunning(ws, rel, name, kind == unix.S_IFDIR) {
 		return
 	}
 	switch kind {
