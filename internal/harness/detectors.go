@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
@@ -40,13 +41,13 @@ func init() {
 		{"leak", "the nonce (canaries, fake HOME, root-only file), the server's secret or /etc/shadow's first entry in anything a call returned", checkLeak},
 		{"outside", "files created, changed, hard-linked or removed outside the workspace (scratch root, fake HOME, /tmp, /var/tmp, /dev/shm, the host's cron directories)", checkOutside},
 		{"tcp", "connections accepted by the loopback TCP listener", func(r *run) (bool, string) {
-			return count("connection(s) reached the TCP listener", r.a.tcpHits.Load())
+			return count("connection(s) reached the TCP listener", settled(&r.a.tcpHits))
 		}},
 		{"udp", "datagrams received by the loopback UDP listener", func(r *run) (bool, string) {
-			return count("datagram(s) reached the UDP listener", r.a.udpHits.Load())
+			return count("datagram(s) reached the UDP listener", settled(&r.a.udpHits))
 		}},
 		{"unix", "connections accepted by the pathname and abstract unix socket listeners", func(r *run) (bool, string) {
-			return count("connection(s) reached a unix socket listener", r.a.unixHits.Load())
+			return count("connection(s) reached a unix socket listener", settled(&r.a.unixHits))
 		}},
 		{"dns", "queries carrying the run's tag at the loopback stub resolver", checkDNS},
 		{"egress", "sockets (TCP, UDP, ICMP, raw) to addresses off this host (TEST-NET-2, 169.254.169.254) in the host's own socket tables, held by the call's processes, sampled during the calls", func(r *run) (bool, string) {
@@ -107,6 +108,20 @@ func Detectors() []Detector {
 		out = append(out, detectors[n])
 	}
 	return out
+}
+
+// settled is a listener's count once its goroutine has had time to take what already reached
+// it: a connection the program made sits in the listener's backlog until Accept returns, and on
+// a loaded machine the detector could read 0 before then (a CI run's control for the unix
+// detector went silent so). A zero is looked at again for up to 300 ms; a count is final.
+func settled(n *atomic.Int64) int64 {
+	for range 15 {
+		if v := n.Load(); v > 0 {
+			return v
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return n.Load()
 }
 
 func count(what string, n int64) (bool, string) {
