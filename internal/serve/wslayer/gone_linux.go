@@ -11,16 +11,16 @@ import (
 // the file handle of the workspace entry it was copied from (struct ovl_fb: version, magic,
 // length, flags, handle type, the file system's uuid, then the handle's bytes). When the
 // workspace has nothing at that name any more, another writer deleted or renamed it away while
-// the call ran, unless the program itself moved it there (a rename or a hard link; the old name
-// is then a whiteout, or beneath one, or beneath a directory the program made again, or still
-// there), and its handle is found at one of those names in the workspace. The other writer's
-// deletion is then kept, as another writer's change is (changedSince), and the call's version
-// is not applied: the commit brought it back from the dead before (attack round atk25a, F3).
-// All of it is judged before the commit removes anything (prepareGone): a rename's old name is
-// gone from the workspace once its whiteout is applied. Where the file system gives no handles,
-// or the mark is missing, nothing is judged, as before: so for a serve that is not root, whose
-// layer is mounted in a user namespace, where overlayfs writes the mark without a handle; and
-// for a commit finished after its serve died, whose first part may have removed old names.
+// the call ran, unless the program itself moved it there: then it is still in the workspace at
+// a name the layer has an entry for (deleted, replaced, changed or made again by the program),
+// or beneath one, unchanged since the call started. The other writer's deletion is then kept, as
+// another writer's change is (changedSince), and the call's version is not applied: the commit
+// brought it back from the dead before (attack round atk25a, F3). All of it is judged before the
+// commit removes anything (prepareGone): a rename's old name is gone from the workspace once its
+// whiteout is applied. Where anything is in doubt nothing is judged, as before: the file system
+// gives no handles, or the mark is missing (so for a serve that is not root, whose layer is
+// mounted in a user namespace, where overlayfs writes the mark without a handle), a walk ran out
+// of its budget (MaxEntries) or depth, or the commit finishes one its serve began and died in.
 
 // originAt is the handle (type and bytes) the origin mark of the layer's entry name (in the
 // directory up) names, or "" when it has none.
@@ -69,9 +69,8 @@ func (c *committer) goneWhileRunning(ws int, rel, name string, dir bool) bool {
 // goneScan is what prepareGone gathers from the layer.
 type goneScan struct {
 	cands  map[string]string // layer entries with an origin and no workspace entry: path -> origin
-	olds   []string          // names the program deleted or made again (whiteouts, opaque directories)
-	kept   []string          // layer entries with an origin whose workspace entry is there
-	budget int               // entries left to look at (MaxEntries in all)
+	olds   []old             // workspace names the layer has an entry for (scanLayer)
+	budget int               // entries left to look at (MaxEntries for each walk)
 }
 
 // prepareGone fills c.gone, before the commit changes anything.
@@ -82,17 +81,15 @@ func (c *committer) prepareGone(up, ws int) {
 	}
 	g := &goneScan{cands: map[string]string{}, budget: MaxEntries}
 	c.scanLayer(g, up, ws, "", 0)
-	if len(g.cands) == 0 {
-		return
+	if len(g.cands) == 0 || g.budget < 0 {
+		return // nothing to judge, or the layer not walked whole: judged as before (atk26b, F2)
 	}
 	handles := map[string]bool{}
-	for _, rel := range g.kept {
-		if h := handleAtRel(ws, rel); h != "" {
-			handles[h] = true
+	budget := MaxEntries
+	for _, o := range g.olds {
+		if !addTree(ws, o, c.since, handles, &budget) {
+			return // not walked whole: nothing is judged
 		}
-	}
-	for _, rel := range g.olds {
-		addTree(ws, rel, handles, &g.budget)
 	}
 	for rel, origin := range g.cands {
 		if !handles[origin] {
@@ -102,8 +99,13 @@ func (c *committer) prepareGone(up, ws int) {
 }
 
 // scanLayer walks the layer's directory up (rel; ws is the workspace's directory there, or -1).
+// Every workspace name the layer has an entry for is one the program deleted, replaced, changed
+// or made again: what is there now (and, unless the layer's entry is a directory it merged
+// with, everything beneath it) may be what the program moved elsewhere (attack round atk26b,
+// F1: a rename followed by a new file at the old name).
 func (c *committer) scanLayer(g *goneScan, up, ws int, rel string, depth int) {
 	if depth >= MaxDepth {
+		g.budget = -1 // not walked whole: nothing is judged
 		return
 	}
 	for _, name := range names(up) {
@@ -114,26 +116,21 @@ func (c *committer) scanLayer(g *goneScan, up, ws int, rel string, depth int) {
 		if rel != "" {
 			child = rel + "/" + name
 		}
-		var st unix.Stat_t
+		var st, wst unix.Stat_t
 		if unix.Fstatat(up, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 			continue
 		}
-		if st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0 {
-			g.olds = append(g.olds, child)
-			continue
-		}
-		dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
-		if dir && c.opaque(child) {
-			g.olds = append(g.olds, child)
-		}
-		var wst unix.Stat_t
 		inWS := ws >= 0 && unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW) == nil
-		if origin := c.originAt(up, name); origin != "" {
-			if inWS {
-				g.kept = append(g.kept, child)
-			} else {
-				g.cands[child] = origin
-			}
+		dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+		merged := dir && inWS && wst.Mode&unix.S_IFMT == unix.S_IFDIR && !c.opaque(child)
+		if inWS {
+			g.olds = append(g.olds, old{child, !merged})
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0 {
+			continue // a whiteout
+		}
+		if origin := c.originAt(up, name); origin != "" && !inWS {
+			g.cands[child] = origin
 		}
 		if !dir {
 			continue
@@ -143,7 +140,7 @@ func (c *committer) scanLayer(g *goneScan, up, ws int, rel string, depth int) {
 			continue
 		}
 		wsub := -1
-		if inWS && wst.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if merged {
 			if wsub, err = openDir(ws, name); err != nil {
 				wsub = -1
 			}
@@ -156,15 +153,10 @@ func (c *committer) scanLayer(g *goneScan, up, ws int, rel string, depth int) {
 	}
 }
 
-// handleAtRel is the handle of the workspace entry rel, reached from ws through directories only
-// (no link followed), or "".
-func handleAtRel(ws int, rel string) string {
-	dir, name, ok := openParent(ws, rel)
-	if !ok {
-		return ""
-	}
-	defer unix.Close(dir)
-	return handleIn(dir, name)
+// old is a workspace name the layer has an entry for; tree: what lies beneath it counts too.
+type old struct {
+	rel  string
+	tree bool
 }
 
 // openParent opens the directory holding rel, from ws, following no link; the caller closes it.
@@ -185,30 +177,45 @@ func openParent(ws int, rel string) (dir int, name string, ok bool) {
 	return dir, parts[len(parts)-1], true
 }
 
-// addTree adds the handles of the workspace entry rel and, for a directory, of everything
-// beneath it (links not followed), while budget lasts.
-func addTree(ws int, rel string, handles map[string]bool, budget *int) {
-	dir, name, ok := openParent(ws, rel)
+// addTree adds the handles of the workspace entry o.rel and, for o.tree, of everything beneath
+// it (links not followed), while budget lasts (false: it ran out, or a path could not be
+// walked). Only entries unchanged since the call started count: another writer's rename onto a
+// name the program touched sets the moved file's change time, and must not pass for the
+// program's own move (attack round atk26b, F3).
+func addTree(ws int, o old, since int64, handles map[string]bool, budget *int) bool {
+	dir, name, ok := openParent(ws, o.rel)
 	if !ok {
-		return
+		return true // gone meanwhile: nothing there to be the program's
 	}
 	defer unix.Close(dir)
-	addBeneath(dir, name, handles, budget, 0)
+	return addBeneath(dir, name, o.tree, since, handles, budget, 0)
 }
 
-func addBeneath(dir int, name string, handles map[string]bool, budget *int, depth int) {
+func addBeneath(dir int, name string, tree bool, since int64, handles map[string]bool, budget *int, depth int) bool {
 	if *budget--; *budget < 0 || depth >= MaxDepth {
-		return
+		return false
 	}
-	if h := handleIn(dir, name); h != "" {
-		handles[h] = true
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return true
+	}
+	if st.Ctim.Nano() <= since {
+		if h := handleIn(dir, name); h != "" {
+			handles[h] = true
+		}
+	}
+	if !tree || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return true
 	}
 	sub, err := openDir(dir, name)
 	if err != nil {
-		return // not a directory (or not one to enter)
+		return true
 	}
 	defer unix.Close(sub)
 	for _, n := range names(sub) {
-		addBeneath(sub, n, handles, budget, depth+1)
+		if !addBeneath(sub, n, true, since, handles, budget, depth+1) {
+			return false
+		}
 	}
+	return true
 }

@@ -369,9 +369,10 @@ func TestRecoverWhenThePidIsReused(t *testing.T) {
 func TestCommitKeepsAnotherWritersDeletions(t *testing.T) {
 	ws := t.TempDir()
 	for _, p := range []string{"gone.txt", "moved.txt", "sub/x.txt", "mine-rename.txt", "mine-link.txt", "plain.txt",
-		"a-old.txt", "d2/x.txt", "d3/z.txt"} {
+		"a-old.txt", "d2/x.txt", "d3/z.txt", "e.txt", "t", "t2"} {
 		write(t, filepath.Join(ws, p), "base\n")
 	}
+	write(t, filepath.Join(ws, "t"), "T\n")
 	l, err := New(t.TempDir(), ws)
 	if err != nil {
 		t.Fatal(err)
@@ -383,6 +384,10 @@ func TestCommitKeepsAnotherWritersDeletions(t *testing.T) {
 		// the program's own moves: the old name sorts first (its whiteout is applied first), or
 		// lies in a directory it then deleted, or deleted and made again
 		"mv a-old.txt b-new.txt", "mv d2/x.txt from-d2.txt", "rm -rf d2", "mv d3/z.txt from-d3.txt", "rm -rf d3", "mkdir d3",
+		// an editor's save: the old file kept under a new name, a new one at the old (atk26b, F1)
+		"mv e.txt e.txt.bak", "echo new > e.txt",
+		// two files changed; the other writer renames one onto the other (atk26b, F3)
+		"echo call >> t", "chmod 600 t2",
 	}, "; "))
 	// another writer, while the call ran
 	for _, p := range []string{"gone.txt", "sub/x.txt", "sub"} {
@@ -393,30 +398,37 @@ func TestCommitKeepsAnotherWritersDeletions(t *testing.T) {
 	if err := os.Rename(filepath.Join(ws, "moved.txt"), filepath.Join(ws, "elsewhere.txt")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Rename(filepath.Join(ws, "t"), filepath.Join(ws, "t2")); err != nil {
+		t.Fatal(err)
+	}
 	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s", Summary(w))
-	for _, p := range []string{"gone.txt", "moved.txt", "sub", "mine-rename.txt", "a-old.txt", "d2", "d3/z.txt"} {
+	for _, p := range []string{"gone.txt", "moved.txt", "sub", "mine-rename.txt", "a-old.txt", "d2", "d3/z.txt", "t"} {
 		if _, err := os.Lstat(filepath.Join(ws, p)); !os.IsNotExist(err) {
 			t.Errorf("%s is in the workspace after the commit (%v), want it gone", p, err)
 		}
 	}
 	read := func(p string) string { b, _ := os.ReadFile(filepath.Join(ws, p)); return string(b) }
 	for p, want := range map[string]string{"elsewhere.txt": "base\n", "renamed.txt": "base\n", "linked.txt": "base\n",
-		"mine-link.txt": "base\n", "plain.txt": "base\ncall\n", "b-new.txt": "base\n", "from-d2.txt": "base\n", "from-d3.txt": "base\n"} {
+		"mine-link.txt": "base\n", "plain.txt": "base\ncall\n", "b-new.txt": "base\n", "from-d2.txt": "base\n", "from-d3.txt": "base\n",
+		"e.txt": "new\n", "e.txt.bak": "base\n", "t2": "T\n"} {
 		if got := read(p); got != want {
 			t.Errorf("%s = %q after the commit, want %q", p, got, want)
 		}
 	}
-	for _, p := range []string{"gone.txt", "moved.txt", "sub"} {
+	for _, p := range []string{"gone.txt", "moved.txt", "sub", "t"} {
 		if why := refusedWhy(w, p); !strings.Contains(why, "deleted or renamed away in the workspace by another writer") {
 			t.Errorf("%s: refused %q, want the other writer's deletion named", p, why)
 		}
 	}
-	if len(w.Refused) != 3 {
-		t.Errorf("%d refusals, want the 3 deletions: %+v", len(w.Refused), w.Refused)
+	if why := refusedWhy(w, "t2"); !strings.Contains(why, "changed in the workspace by another writer") {
+		t.Errorf("t2: refused %q, want the other writer's rename onto it named", why)
+	}
+	if len(w.Refused) != 5 {
+		t.Errorf("%d refusals, want the 4 deletions and t2: %+v", len(w.Refused), w.Refused)
 	}
 }
 
