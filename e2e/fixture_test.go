@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -238,24 +237,6 @@ func write(t testing.TB, path, s string, mode os.FileMode) {
 	os.Chmod(path, mode)
 }
 
-// lockedBuffer collects serve's stderr, written by exec's copying goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func mcpParams(args map[string]any) *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: "run_allowed_command", Arguments: args}
 }
@@ -267,3 +248,6 @@ func securitySkip(t testing.TB, format string, args ...any) {
 	t.Helper()
 	testenv.Skip(t, format, args...)
 }
+
+// lockedBuffer collects serve's stderr, written by exec's copying goroutine.
+type lockedBuffer = testenv.LockedBuffer

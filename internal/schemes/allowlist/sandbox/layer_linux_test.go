@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
@@ -311,7 +311,7 @@ func TestUnprivilegedDirectRefusedGoesToHelper(t *testing.T) {
 	if os.Getenv("MCPSANDBOX_LAYER_INNER") == "" {
 		t.Skip("run as uid 65534 by TestWorkspaceLayerUnprivileged")
 	}
-	var log lockedBuffer
+	var log testenv.LockedBuffer
 	pythonExec.log = slog.New(slog.NewTextHandler(&log, nil))
 	e := pythonExecutor(t, nil, false)
 	pythonExec.log = nil
@@ -390,24 +390,6 @@ func TestWorkspaceLayerUnprivileged(t *testing.T) {
 		t.Fatalf("as uid 65534: %v\n%s", err, out)
 	}
 	t.Logf("as uid 65534:\n%s", out)
-}
-
-// lockedBuffer is a log's destination that goroutines may write at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // cappedPython copies python3 into a directory of the test's, root's and not writable by others
