@@ -83,6 +83,11 @@ type WorkspaceChanges struct {
 	Refused   []RefusedChange `json:"refused,omitempty" jsonschema:"changes not applied, each with the rule that refused it"`
 	// RefusedMore counts the refusals past the list's bound.
 	RefusedMore int `json:"refused_more,omitempty" jsonschema:"refusals past the first 1000, counted"`
+	// Restored lists what the call changed and wrote back though it was gone from the workspace
+	// when the call ended, where serve could not tell another writer's deletion or rename from
+	// the call's own move (a serve that is not root: no file handles in its user namespace).
+	Restored     []string `json:"restored,omitempty" jsonschema:"paths the call changed that were gone from the workspace when it ended, written back: another writer may have deleted or renamed them meanwhile, which serve could not tell from the call's own move"`
+	RestoredMore int      `json:"restored_more,omitempty" jsonschema:"restored paths past the first 1000, counted"`
 	// Discarded says why none of the call's writes were applied (it timed out, was cancelled).
 	Discarded string `json:"discarded,omitempty" jsonschema:"why none of the call's writes were applied"`
 }

@@ -338,3 +338,38 @@ func TestOutcomeAuditFailureWithholdsTheResult(t *testing.T) {
 		t.Fatalf("the call's started entry: %+v", es)
 	}
 }
+
+// A call's audit entry counts what its writes did to the workspace: applied, refused (a
+// conflict), written back though gone; a call that changed nothing has no such record
+// (trial27: a write refused as a conflict left no trace in the audit).
+func TestAuditCountsTheWorkspaceChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer al.Close()
+	cs, _ := connect(t, testPolicy(10*time.Second, 2), &fakeExec{}, al)
+	for _, args := range []map[string]any{{"held": 2}, {"echo": "nothing written"}} {
+		if r, err := call(t, context.Background(), cs, args); err != nil || r.IsError {
+			t.Fatalf("%v: %v %v", args, err, r)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	var ran []audit.Entry
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e audit.Entry
+		if json.Unmarshal([]byte(l), &e) == nil && e.Decision == "ran" {
+			ran = append(ran, e)
+		}
+	}
+	if len(ran) != 2 {
+		t.Fatalf("%d ran entries, want 2:\n%s", len(ran), b)
+	}
+	if w := ran[0].Workspace; w == nil || *w != (audit.WorkspaceRecord{Committed: 1, Bytes: 5, Refused: 2, Restored: 1}) {
+		t.Errorf("the call with a conflict: workspace %+v, want 1 applied, 2 refused, 1 written back", w)
+	}
+	if ran[1].Workspace != nil {
+		t.Errorf("a call that wrote nothing: workspace %+v, want none", ran[1].Workspace)
+	}
+}

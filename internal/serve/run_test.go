@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -41,6 +42,7 @@ type fakeArgs struct {
 	Hold   string `json:"hold,omitempty"`  // sleep ignoring cancellation: an executor slow to clean up
 	Raise  string `json:"raise,omitempty"` // fail the way run_code reports an exception
 	Bulk   int    `json:"bulk,omitempty"`  // this many control bytes of stdout (six bytes each in JSON)
+	Held   int    `json:"held,omitempty"`  // one change applied to the workspace and this many refused
 }
 
 type raised struct{ name string }
@@ -82,6 +84,13 @@ func (f *fakeExec) Tools() []executor.Tool {
 				case <-ctx.Done():
 					return &executor.Result{ExitCode: 137, TimedOut: errors.Is(ctx.Err(), context.DeadlineExceeded)}, nil
 				}
+			}
+			if a.Held > 0 {
+				w := &executor.WorkspaceChanges{Committed: 1, Bytes: 5, Restored: []string{"back.txt"}}
+				for i := 0; i < a.Held; i++ {
+					w.Refused = append(w.Refused, executor.RefusedChange{Path: fmt.Sprint(i), Why: "changed by another writer"})
+				}
+				return &executor.Result{Workspace: w}, nil
 			}
 			if a.Bulk > 0 {
 				return &executor.Result{Stdout: strings.Repeat("\x01", a.Bulk)}, nil

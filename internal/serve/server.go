@@ -456,7 +456,7 @@ func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, 
 		entry.Decision, entry.Reason, entry.ExitCode = "ran", err.Error(), &res.ExitCode
 		entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
 		text := ClipText(visible.Text(err.Error()), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
-		entry.Files = fileRecords(t.Name, res)
+		entry.Files, entry.Workspace = fileRecords(t.Name, res), workspaceRecord(res.Workspace)
 		out = &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
 	case err != nil:
 		entry.Decision, entry.Reason = "error", err.Error()
@@ -466,7 +466,7 @@ func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, 
 		entry.Decision = "ran"
 		entry.ExitCode = &res.ExitCode
 		entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
-		entry.Files = fileRecords(t.Name, res)
+		entry.Files, entry.Workspace = fileRecords(t.Name, res), workspaceRecord(res.Workspace)
 		out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: visible.Text(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
 	}
 	return out
@@ -546,6 +546,15 @@ func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMe
 		return nil, ctx.Err() // the client cancelled: not a timeout
 	}
 	return res, err
+}
+
+// workspaceRecord counts a call's workspace changes for its audit entry (nil: no layer).
+func workspaceRecord(w *executor.WorkspaceChanges) *audit.WorkspaceRecord {
+	if w == nil || w.Committed == 0 && len(w.Refused) == 0 && w.Discarded == "" {
+		return nil // nothing reached the workspace, nothing was held back
+	}
+	return &audit.WorkspaceRecord{Committed: w.Committed, Bytes: w.Bytes, Refused: len(w.Refused) + w.RefusedMore,
+		Restored: len(w.Restored) + w.RestoredMore, Discarded: w.Discarded != ""}
 }
 
 // fileRecords are what the audit keeps of the files a call moved: the path, size and sha256 of

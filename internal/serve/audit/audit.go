@@ -83,25 +83,26 @@ const (
 
 // Entry is one audit line.
 type Entry struct {
-	Time       string          `json:"time"`
-	Server     string          `json:"server"`
-	PID        int             `json:"pid"`
-	Session    string          `json:"session,omitempty"` // the MCP session the call came in
-	Call       string          `json:"call,omitempty"`    // the call's id: links its "started" entry to its outcome
-	Tool       string          `json:"tool"`
-	Arguments  json.RawMessage `json:"arguments"`
-	Decision   string          `json:"decision"` // "started", "ran", "refused", "error", "cancelled"; "foreign" (marker)
-	Rule       string          `json:"rule,omitempty"`
-	Reason     string          `json:"reason,omitempty"`
-	ExitCode   *int            `json:"exit_code,omitempty"`
-	DurationMS int64           `json:"duration_ms"`
-	Truncated  bool            `json:"truncated"`
-	TimedOut   bool            `json:"timed_out"`
-	PolicyHash string          `json:"policy_hash"`
-	Files      []FileRecord    `json:"files,omitempty"`   // files the call wrote or read, pictures it returned
-	Clipped    []Clip          `json:"clipped,omitempty"` // fields cut to keep the line within MaxLine
-	Prev       string          `json:"prev"`              // hash of the previous entry; "" for the first
-	Hash       string          `json:"hash"`              // sha256 of this entry encoded with hash = ""
+	Time       string           `json:"time"`
+	Server     string           `json:"server"`
+	PID        int              `json:"pid"`
+	Session    string           `json:"session,omitempty"` // the MCP session the call came in
+	Call       string           `json:"call,omitempty"`    // the call's id: links its "started" entry to its outcome
+	Tool       string           `json:"tool"`
+	Arguments  json.RawMessage  `json:"arguments"`
+	Decision   string           `json:"decision"` // "started", "ran", "refused", "error", "cancelled"; "foreign" (marker)
+	Rule       string           `json:"rule,omitempty"`
+	Reason     string           `json:"reason,omitempty"`
+	ExitCode   *int             `json:"exit_code,omitempty"`
+	DurationMS int64            `json:"duration_ms"`
+	Truncated  bool             `json:"truncated"`
+	TimedOut   bool             `json:"timed_out"`
+	PolicyHash string           `json:"policy_hash"`
+	Files      []FileRecord     `json:"files,omitempty"`     // files the call wrote or read, pictures it returned
+	Workspace  *WorkspaceRecord `json:"workspace,omitempty"` // what the call's writes did to the workspace
+	Clipped    []Clip           `json:"clipped,omitempty"`   // fields cut to keep the line within MaxLine
+	Prev       string           `json:"prev"`                // hash of the previous entry; "" for the first
+	Hash       string           `json:"hash"`                // sha256 of this entry encoded with hash = ""
 }
 
 // FileRecord is one file a call moved in or out of its sandbox: write_file, read_file, or a
@@ -111,6 +112,18 @@ type FileRecord struct {
 	Path   string `json:"path"`
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"`
+}
+
+// WorkspaceRecord counts what a call's writes did to the workspace through its transactional
+// layer: applied, refused (a conflict, a protected name, …), written back though gone from the
+// workspace, or discarded whole. The paths are in the call's result; the counts keep the line
+// bounded (trial27: a refused write left no trace in the audit).
+type WorkspaceRecord struct {
+	Committed int   `json:"committed"`
+	Bytes     int64 `json:"bytes"`
+	Refused   int   `json:"refused,omitempty"`
+	Restored  int   `json:"restored,omitempty"`
+	Discarded bool  `json:"discarded,omitempty"`
 }
 
 // Clip records a field cut short: its name, and the byte length and sha256 of the whole value

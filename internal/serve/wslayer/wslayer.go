@@ -378,6 +378,18 @@ func Summary(w *executor.WorkspaceChanges) string {
 	default:
 		fmt.Fprintf(&b, "workspace: %d change(s) applied (%d bytes written)", w.Committed, w.Bytes)
 	}
+	if len(w.Restored) > 0 {
+		fmt.Fprintf(&b, "; %d written back though gone from the workspace when the call ended (another writer may have "+
+			"deleted or renamed them meanwhile, which serve could not tell from the call's own move: a serve that is not root has no file handles):",
+			len(w.Restored)+w.RestoredMore)
+		for i, r := range w.Restored {
+			if i == 20 {
+				fmt.Fprintf(&b, "\n  … and %d more", len(w.Restored)+w.RestoredMore-i)
+				break
+			}
+			fmt.Fprintf(&b, "\n  %q", r)
+		}
+	}
 	if len(w.Refused) > 0 {
 		fmt.Fprintf(&b, "; %d not applied:", len(w.Refused)+w.RefusedMore)
 		for i, r := range w.Refused {

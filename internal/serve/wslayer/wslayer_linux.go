@@ -695,6 +695,9 @@ type committer struct {
 	done       map[string]bool // finishing a killed commit: what it applied
 	recovering bool
 	gone       map[string]bool // layer entries another writer deleted in the workspace (prepareGone)
+	judged     bool            // prepareGone compared the marks' handles with the workspace's
+	// restoredDirs are the entries restoredUnjudged listed (what lies beneath one is not listed)
+	restoredDirs map[string]bool
 }
 
 // commitEntryHook, set by tests, runs after each entry the commit writes or removes, with their
@@ -906,6 +909,7 @@ func (c *committer) entry(up, ws int, rel, name string) {
 	if c.goneWhileRunning(ws, rel, name, kind == unix.S_IFDIR) {
 		return
 	}
+	c.restoredUnjudged(up, ws, rel, name)
 	switch kind {
 	case unix.S_IFDIR:
 		c.commitDir(up, ws, rel, name, &st)
@@ -1049,8 +1053,7 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 			c.refuse(rel, "would pass limits.workspace_quota (%s for one call)", policy.Size(c.r.Quota))
 			return
 		}
-		c.out.Bytes += dirCharge
-		c.charged += dirCharge
+		c.charged += dirCharge // the quota's charge; out.Bytes is file content (trial27: a new directory read as 4096 bytes written)
 		if err := unix.Mkdirat(ws, name, dirMode(st.Mode)); err != nil && !errors.Is(err, unix.EEXIST) {
 			c.refuse(rel, "could not create the directory: %v", err)
 			return

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
 )
 
 // The user edits a file after the call's layer was made ahead (the pool) and before the call:
@@ -68,6 +71,64 @@ func running(marker string) bool {
 	for _, d := range ents {
 		if b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline")); err == nil && bytes.Contains(b, []byte(marker)) {
 			return true
+		}
+	}
+	return false
+}
+
+// A file the call changed, which the user deletes while the call runs, is never brought back
+// silently: a root serve keeps the deletion and lists a conflict; a serve that is not root (no
+// file handle in its overlay marks, so the call's own move cannot be told apart) writes the
+// call's version back and names it in the result (trial27: it came back without a word). Run
+// as uid 65534 by TestWorkspaceLayerUnprivileged.
+func TestDeletionWhileRunningNeverSilent(t *testing.T) {
+	e := layeredExecutor(t)
+	p := filepath.Join(e.ws, "victim.txt")
+	if err := os.WriteFile(p, []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chown(p, 65534, 65534)
+	const marker = "deletion-probe-5d2a"
+	deleted := make(chan bool, 1)
+	go func() { // deleted once the program holds its copy of the file open
+		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if holdsOpen(marker, "victim.txt") {
+				deleted <- os.Remove(p) == nil
+				return
+			}
+		}
+		deleted <- false
+	}()
+	res := runPython(t, e, "import time\n# "+marker+"\nf = open('victim.txt', 'a')\nf.write('the call\\n')\nf.flush()\ntime.sleep(1.5)\nf.close()")
+	if !<-deleted {
+		t.Fatal("the program was not seen holding victim.txt: nothing was deleted, the test tests nothing")
+	}
+	got, err := os.ReadFile(p)
+	summary := wslayer.Summary(res.Workspace)
+	if os.Geteuid() == 0 {
+		if err == nil || !strings.Contains(refusedPaths(res.Workspace)["victim.txt"], "deleted or renamed away") {
+			t.Errorf("root: victim.txt = %q (%v) after the user deleted it mid-call, want it gone and a conflict listed:\n%s", got, err, summary)
+		}
+		return
+	}
+	if string(got) != "base\nthe call\n" || res.Workspace == nil || !slices.Contains(res.Workspace.Restored, "victim.txt") ||
+		!strings.Contains(summary, "written back though gone from the workspace") {
+		t.Errorf("not root: victim.txt = %q (%v), want the call's version written back and named in the result:\n%s", got, err, summary)
+	}
+}
+
+// holdsOpen says whether a process whose command line holds marker has a file named name open.
+func holdsOpen(marker, name string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		if b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline")); err != nil || !bytes.Contains(b, []byte(marker)) {
+			continue
+		}
+		fds, _ := os.ReadDir(filepath.Join("/proc", d.Name(), "fd"))
+		for _, fd := range fds {
+			if l, _ := os.Readlink(filepath.Join("/proc", d.Name(), "fd", fd.Name())); filepath.Base(l) == name {
+				return true
+			}
 		}
 	}
 	return false

@@ -65,11 +65,16 @@ func (e *Executor) workspaceLayer() executor.Layer {
 	if e.layerRoot == "" {
 		return executor.Layer{Name: LayerWorkspace, Off: executor.OffUnavailable, Detail: e.layerWhy}
 	}
+	gone := "a file the call changed that another writer deleted or renamed meanwhile stays deleted"
+	if os.Geteuid() != 0 { // the layer is mounted in a user namespace: overlayfs's marks carry no handle
+		gone = "not root: a file the call changed that another writer deleted or renamed meanwhile is written back, named in the call's result"
+	}
 	return executor.Layer{Name: LayerWorkspace, Active: true, Detail: fmt.Sprintf(
 		"a call's writes land in its own overlay layer (under %s) and reach the workspace only after serve checks each: "+
 			"no protected name, no symlink out, no FIFO/socket/device, no setuid bit, hard links replaced not written through, "+
-			"at most limits.workspace_quota (%s) per call; a timed-out or cancelled call's writes: limits.on_interrupt = %q",
-		e.layerRoot, e.pol.Limits.WorkspaceQuota, e.pol.Limits.OnInterrupt)}
+			"at most limits.workspace_quota (%s) per call; another writer's change meanwhile is kept (a conflict); %s; "+
+			"a timed-out or cancelled call's writes: limits.on_interrupt = %q",
+		e.layerRoot, e.pol.Limits.WorkspaceQuota, gone, e.pol.Limits.OnInterrupt)}
 }
 
 // inLayer runs a call with its writes in a layer of their own, then commits them (checked) or
