@@ -59,19 +59,7 @@ func TestWrapSaysWhatAFirstStartNeeds(t *testing.T) {
 // for, every answer lost) as a new user's trial saw. The other server stays as it was.
 // Catches wizard-name-taken-exit.
 func TestWizardAsksAnotherNameForATakenOne(t *testing.T) {
-	e := newInitEnv(t)
-	cfg := filepath.Join(e.home, ".cursor", "mcp.json")
-	os.MkdirAll(filepath.Dir(cfg), 0o755)
-	theirs := `{"mcpServers": {"sandbox": {"command": "/opt/their/server", "args": ["--x"]}}}` + "\n"
-	write(t, cfg, theirs, 0o644)
-	w := startWizard(t, e)
-	allowlistDefaultSteps(w)
-	w.step("reach a running `serve --http`", enter)
-	w.step("Configure which clients?", "\x1b[D") // none, then cursor alone
-	w.con.Send("cursor")
-	w.step("cursor", " "+enter)
-	w.step("Write the policy to", enter)
-	w.step(`already has a different server named "sandbox". Replace it?`, "n"+enter)
+	e, cfg, _, w := declinedTakenName(t)
 	w.step("under another name", "bad name"+enter)
 	w.expect("not a valid server name")
 	w.con.Send("\x15mine" + enter) // ^U clears the rejected answer
@@ -88,4 +76,44 @@ func TestWizardAsksAnotherNameForATakenOne(t *testing.T) {
 	if pb, err := os.ReadFile(filepath.Join(e.config, "mcpsandbox", "policy.toml")); err != nil || !strings.Contains(string(pb), `name    = "mine"`) {
 		t.Errorf("the policy's server name: %v\n%s", err, pb)
 	}
+}
+
+// The same, with the other name left empty: init ends, nothing is written (their file byte for
+// byte as it was, no policy), and the last words are the wizard's, not the flags' "pass --force
+// … or --name NAME" a new user's trial saw there (trial25 #6).
+func TestWizardTakenNameLeftEmptyWritesNothing(t *testing.T) {
+	e, cfg, theirs, w := declinedTakenName(t)
+	w.step("under another name", enter)
+	w.expect("gave no other name, so nothing was written")
+	if err := w.exit(); err == nil {
+		t.Error("exit 0 though nothing was written")
+	}
+	if s := w.seen.String(); strings.Contains(s, "--force") || strings.Contains(s, "--name") {
+		t.Errorf("the wizard's last words name flags it never asked for:\n%s", s)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != theirs {
+		t.Errorf("%s changed:\n%s", cfg, b)
+	}
+	if _, err := os.Stat(filepath.Join(e.config, "mcpsandbox", "policy.toml")); err == nil {
+		t.Error("the policy was written")
+	}
+}
+
+// declinedTakenName runs the wizard to its question for another name: Cursor's config has
+// another server named "sandbox" (theirs), and its replacement was declined.
+func declinedTakenName(t *testing.T) (*initEnv, string, string, *wizardRun) {
+	e := newInitEnv(t)
+	cfg := filepath.Join(e.home, ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	theirs := `{"mcpServers": {"sandbox": {"command": "/opt/their/server", "args": ["--x"]}}}` + "\n"
+	write(t, cfg, theirs, 0o644)
+	w := startWizard(t, e)
+	allowlistDefaultSteps(w)
+	w.step("reach a running `serve --http`", enter)
+	w.step("Configure which clients?", "\x1b[D") // none, then cursor alone
+	w.con.Send("cursor")
+	w.step("cursor", " "+enter)
+	w.step("Write the policy to", enter)
+	w.step(`already has a different server named "sandbox". Replace it?`, "n"+enter)
+	return e, cfg, theirs, w
 }

@@ -112,3 +112,25 @@ func TestBareWordFixQuotesIt(t *testing.T) {
 		t.Errorf("line %d, fix %q", p.Line, p.Fix)
 	}
 }
+
+// A duration or a size written wrong gets its own "write it like …" as the fix, and the generic
+// "correct the TOML syntax" no longer beside it (trial25 #5).
+func TestUnitValueFixIsItsOwn(t *testing.T) {
+	_, err := policy.Parse("p.toml", []byte("version = 1\nscheme = \"allowlist\"\n[limits]\ntimeout = \"30 seconds\"\nmemory = \"12 parsecs\"\n"))
+	var pe *policy.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v", err)
+	}
+	want := map[string]string{"limits.timeout": `write it like "30s", "2m" or "1m30s"`, "limits.memory": `write it like "256MiB", "64KiB" or a number of bytes`}
+	for _, p := range pe.Problems {
+		if w, ok := want[p.Key]; ok {
+			if p.Fix != w || strings.Contains(p.Msg, "write it like") {
+				t.Errorf("%s: msg %q, fix %q (want the fix %q)", p.Key, p.Msg, p.Fix, w)
+			}
+			delete(want, p.Key)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no problem for %v: %v", want, err)
+	}
+}

@@ -302,6 +302,11 @@ func decodeProblem(name string, data []byte, err error) Problem {
 			key := cmp.Or(pe.LastKey[strings.LastIndex(pe.LastKey, ".")+1:], "key")
 			fix = fmt.Sprintf("a text value is quoted: %s = %q", key, m[1])
 		}
+		if m, f, ok := strings.Cut(msg, ": write it like "); ok {
+			// a duration's or a size's own message ends in how to write one: that is the fix,
+			// and the generic one beside it was noise (trial25 #5)
+			msg, fix = m, "write it like "+f
+		}
 		return Problem{File: name, Line: line, Key: pe.LastKey, Msg: msg, Fix: fix}
 	}
 	// Type mismatches come back as plain errors: "toml: line N (last key "k"): msg".

@@ -251,8 +251,9 @@ func newPlan(o *InitOptions, popts generate.PlanOptions, wiz bool, ask *asker, e
 		if aerr := ask.question(q, &popts.Answers, env, func(string) bool { return false }); aerr != nil {
 			return nil, aerr
 		}
-		if name == "" {
-			return nil, err
+		if name == "" { // the flags' advice (--force, --name) is not the wizard's words
+			return nil, fmt.Errorf("%w: you kept it and gave no other name, so nothing was written (run init again: "+
+				"answer yes to replace it, or give this one another name)", taken)
 		}
 		popts.Answers.Name, o.A.Name = name, name
 	}

@@ -427,6 +427,10 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 	for _, r := range res.Files {
 		fmt.Fprintln(w, DescribeWrite(r))
 	}
+	if pc := pl.PolicyFile; !pl.only && pc.Existed && pc.Unchanged() && len(res.Files) > 0 {
+		// said, not left to guess: the entries written run the policy that was there (trial27)
+		fmt.Fprintf(w, "kept %s: the policy these answers make is the one already there\n", pl.PolicyPath)
+	}
 	for _, t := range pl.Clients.Targets {
 		if about := t.About(); about != "" && !pl.Clients.Change(t).Unchanged() {
 			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)

@@ -19,7 +19,7 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("%s has no value", c.Name)
 		}
 	}
-	for _, want := range []string{"kernel", "running as root", "landlock", "user namespaces", "pid namespace", "network namespace", "seccomp", "cgroups", "docker engine"} {
+	for _, want := range []string{"kernel", "user", "landlock", "user namespaces", "pid namespace", "network namespace", "seccomp", "cgroups", "docker engine"} {
 		if _, ok := names[want]; !ok {
 			t.Errorf("doctor lacks %s", want)
 		}

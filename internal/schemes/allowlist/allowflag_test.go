@@ -2,9 +2,11 @@ package allowlist
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/pflag"
 )
 
@@ -69,5 +71,21 @@ func TestWizardKeepsTheCommandsOrder(t *testing.T) {
 	want := append(slices.DeleteFunc(slices.Clone(was), func(n string) bool { return n == picked[0] }), "/opt/y/new")
 	if !slices.Equal(Own(a).Allow, want) {
 		t.Fatalf("one dropped, one added: %q, want %q", Own(a).Allow, want)
+	}
+}
+
+// Every --allow name that cannot be pinned is named in one refusal, with a note on an
+// interpreter among the names: a new user's trial fixed one name per run of init, and saw the
+// interpreter's warning only after the last.
+func TestAllowNamesEveryMissingCommandAtOnce(t *testing.T) {
+	w := &Answers{Workspace: t.TempDir(), Allow: []string{"wc", "frobnicate-mcpsandbox", "bash", "zork-mcpsandbox"}}
+	err := w.Apply(&generate.Answers{}, policy.Default(Scheme.Name), policy.Network{Mode: policy.NetNone}, false)
+	if err == nil {
+		t.Fatal("two missing commands allowed")
+	}
+	for _, want := range []string{"allow frobnicate-mcpsandbox:", "allow zork-mcpsandbox:", "note: bash runs any code"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal lacks %q:\n%v", want, err)
+		}
 	}
 }

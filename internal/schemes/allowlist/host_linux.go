@@ -29,9 +29,9 @@ func kernel() verify.Check {
 
 func root() verify.Check {
 	if os.Geteuid() == 0 {
-		return verify.Check{Name: "running as root", OK: true, Value: "yes: commands run as an unprivileged uid, with PID and network namespaces"}
+		return verify.Check{Name: "user", OK: true, Value: "root: commands run as an unprivileged uid, with PID and network namespaces"}
 	}
-	return verify.Check{Name: "running as root", OK: true, Value: fmt.Sprintf("no (uid %d): commands run as you; namespaces need unprivileged user namespaces", os.Geteuid())}
+	return verify.Check{Name: "user", OK: true, Value: fmt.Sprintf("uid %d, not root: commands run as you; namespaces need unprivileged user namespaces", os.Geteuid())}
 }
 
 func landlockABI() verify.Check {

@@ -18,7 +18,7 @@ import (
 
 // wizard is the allowlist's part of init.
 var wizard = &generate.Wizard{
-	Blurb: "pinned host binaries, kernel-confined. Isolation: strong for tools, none for code. Flexibility: low. Setup: none. Cost: free, ~7 ms a call",
+	Blurb: "pinned host binaries, kernel-confined. Isolation: strong for tools, none for code. Flexibility: low. Setup: none. Cost: free, a few ms a call",
 	New:   func() generate.SchemeAnswers { return &Answers{} },
 }
 
@@ -124,23 +124,34 @@ func (w *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 	if len(w.Allow) == 0 {
 		return fmt.Errorf("allow at least one command (e.g. --allow %s)", strings.Join(generate.DefaultCommands[:4], ","))
 	}
+	// every name that cannot be pinned is said at once, and an interpreter among the names with
+	// them: one run of init tells all (a new user's trial fixed one name per run)
 	seen := map[string]bool{}
+	var bad []error
+	var interp []string
 	for _, n := range w.Allow {
 		n = strings.TrimSpace(n)
 		if n == "" || seen[n] {
 			continue
 		}
 		seen[n] = true
+		if policy.IsInterpreter(n) {
+			interp = append(interp, n)
+		}
 		c, err := generate.Pin(n)
 		if err != nil {
-			return fmt.Errorf("allow %s: %w", n, err)
+			bad = append(bad, fmt.Errorf("allow %s: %w", n, err))
+			continue
 		}
 		if b, ok := base[c.Name]; ok && b.Path == c.Path { // keep its deny_args and options; the pin is renewed
 			c.DenyArgs, c.AllowOutsidePaths = b.DenyArgs, b.AllowOutsidePaths
 		}
 		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 	}
-	return nil
+	if len(bad) > 0 && len(interp) > 0 {
+		bad = append(bad, fmt.Errorf("note: %s runs any code it is given (an interpreter): init will warn of it once the names above are fixed", strings.Join(interp, ", ")))
+	}
+	return errors.Join(bad...)
 }
 
 // Network: every host, only the listed hosts, or none; not both.
