@@ -637,7 +637,7 @@ type hostSocket struct {
 
 // scanSockets lists the sockets in a /proc/net table whose remote address is a target.
 func scanSockets(file string, targets map[string]bool) []hostSocket {
-	b, err := os.ReadFile(file)
+	b, err := readTable(file)
 	if err != nil {
 		return nil
 	}

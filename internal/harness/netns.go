@@ -60,7 +60,7 @@ func (r *run) watchNetns(ctx context.Context) {
 // suspectSocket is the first socket of the table, held by one of pids, that breaches (see
 // above), described; "" when none does.
 func suspectSocket(file, table string, hostNS bool, pids []int) string {
-	b, err := os.ReadFile(file)
+	b, err := readTable(file)
 	if err != nil {
 		return ""
 	}
