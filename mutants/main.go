@@ -19,7 +19,9 @@ func main() {
 	table := flag.String("table", "mutants/mutants.toml", "the mutant table")
 	out := flag.String("o", "docs/mutants.md", "write the markdown table here (\"\" = stdout only)")
 	jsonOut := flag.String("json", "", "also write the report as JSON to this file")
-	jobs := flag.Int("j", 2, "catchers run at once")
+	// 4 on 2 CPUs: a catcher mostly waits (a deadline, the engine, a terminal); the whole table
+	// took 421 s at 4 against 727 s at 2 on the CI machine, every verdict the same
+	jobs := flag.Int("j", 4, "catchers run at once")
 	only := flag.String("only", "", "comma-separated mutant names to run (default all)")
 	quiet := flag.Bool("q", false, "do not log each catcher's result")
 	all := flag.Bool("all", false, "run every catcher of each mutant (default: stop at the first that catches it)")

@@ -195,7 +195,7 @@ type control struct {
 func Run(ctx context.Context, o Options) (*Report, error) {
 	start := time.Now()
 	if o.Jobs < 1 {
-		o.Jobs = 2
+		o.Jobs = 4
 	}
 	if o.Log == nil {
 		o.Log = io.Discard

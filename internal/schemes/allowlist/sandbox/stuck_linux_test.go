@@ -116,7 +116,8 @@ func TestChildSetupDeadline(t *testing.T) {
 	if !directArch {
 		t.Skip("the direct start exists on amd64 only")
 	}
-	out, stuck, err := runIsolated(t, "^TestChildSetupDeadline$", "MCPSANDBOX_TEST_STUCK_CHILD=1", 30*time.Second)
+	// 15 s: the stopped child's run takes about a second; a stuck one waits out the limit
+	out, stuck, err := runIsolated(t, "^TestChildSetupDeadline$", "MCPSANDBOX_TEST_STUCK_CHILD=1", 15*time.Second)
 	if stuck != 0 {
 		t.Fatalf("a child stuck in its setup was not stopped: its parent was still waiting after %s\n%s", stuck, out)
 	}
@@ -232,8 +233,10 @@ func TestCallMountListDeadline(t *testing.T) {
 	// A process the kernel holds in the server's unanswered lookup cannot be killed, so a run
 	// stuck that way (a mechanism switched off) cannot be ended by its timeout: the connection's
 	// end ends it.
-	time.AfterFunc(50*time.Second, abort)
-	out, stuck, err := runIsolated(t, "^TestCallMountListDeadline$", "MCPSANDBOX_TEST_STUCK_MOUNTS="+mnt, 45*time.Second)
+	// 30 s: the run's calls take about 5 s (12 s is the most one call may); a frozen run waits
+	// out the limit, and a mutant's catch costs it
+	time.AfterFunc(35*time.Second, abort)
+	out, stuck, err := runIsolated(t, "^TestCallMountListDeadline$", "MCPSANDBOX_TEST_STUCK_MOUNTS="+mnt, 30*time.Second)
 	if stuck != 0 {
 		t.Fatalf("a call whose mount list waits for good froze its serve: still waiting after %s\n%s", stuck, out)
 	}
