@@ -118,9 +118,12 @@ func TestHTTPAbandonedCallsAreNotQueued(t *testing.T) {
 		t.Fatalf("serve's heap grew %d MiB with %d calls of 1 MiB whose connections were closed at once: "+
 			"calls whose POST is gone still wait for a slot, their arguments held", grew>>20, n)
 	}
-	// (under -race on a loaded machine a few calls' intents wait past the audit lock's bound
-	// and are refused for that instead)
-	if got := count(`"rule":"` + RuleRequestGone + `"`); got < n/2 {
+	// Not every one: the others were refused 503 by the body budget before their bodies were
+	// read (never audited), or, under -race on a loaded machine, their intents waited past the
+	// audit lock's bound. The more loaded the machine, the slower the SDK takes the bodies and
+	// the more of them the budget refuses: 19 and 9 of 40 were refused by serve.request_gone on
+	// loaded runs, 0 with the check switched off.
+	if got := count(`"rule":"` + RuleRequestGone + `"`); got < n/8 {
 		t.Fatalf("%d of %d abandoned calls audited refused by %s", got, n, RuleRequestGone)
 	}
 	if got := fake.running.Load(); got != 1 {
