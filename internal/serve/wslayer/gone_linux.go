@@ -99,35 +99,40 @@ func (c *committer) prepareGone(up, ws int) {
 	c.judged = true
 }
 
-// restoredUnjudged lists the layer's entry rel when it is the call's copy of a workspace entry
-// (it has the origin mark) that is gone from the workspace and was not judged (no handle in
-// the mark, or prepareGone judged nothing): it is written back, and the call's result says so,
-// not silently (trial27: a serve that is not root brought back a file the user deleted).
-func (c *committer) restoredUnjudged(up, ws int, rel, name string) {
+// unjudgedGone says whether the layer's entry rel is the call's copy of a workspace entry (it
+// has the origin mark) that is gone from the workspace and was not judged (no handle in the
+// mark, or prepareGone judged nothing): written back, it is named in the call's result, not
+// silently (trial27: a serve that is not root brought back a file the user deleted).
+func (c *committer) unjudgedGone(up, ws int, rel, name string) bool {
 	attr := "trusted.overlay.origin"
 	if c.userxattr {
 		attr = "user.overlay.origin"
 	}
 	if _, err := unix.Lgetxattr(fmt.Sprintf("/proc/self/fd/%d/%s", up, name), attr, nil); err != nil || mutated("workspace-restored-silent") {
-		return // not a copy of a workspace entry: made by the call
+		return false // not a copy of a workspace entry: made by the call
 	}
 	if c.judged && c.originAt(up, name) != "" {
-		return // judged: the call's own move
+		return false // judged: the call's own move
 	}
 	var wst unix.Stat_t
 	if unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW) != unix.ENOENT {
-		return
+		return false
 	}
 	for p := rel; strings.Contains(p, "/"); {
 		p = p[:strings.LastIndex(p, "/")]
 		if c.restoredDirs[p] {
-			return // said of the directory
+			return false // said of the directory
 		}
 	}
 	if c.restoredDirs == nil {
 		c.restoredDirs = map[string]bool{}
 	}
-	c.restoredDirs[rel] = true
+	c.restoredDirs[rel] = true // before its commit walks beneath it
+	return true
+}
+
+// restored names rel in the result as written back though gone (unjudgedGone), once applied.
+func (c *committer) restored(rel string) {
 	if len(c.out.Restored) >= MaxRefused {
 		c.out.RestoredMore++
 		return

@@ -380,7 +380,7 @@ func Summary(w *executor.WorkspaceChanges) string {
 	}
 	if len(w.Restored) > 0 {
 		fmt.Fprintf(&b, "; %d written back though gone from the workspace when the call ended (another writer may have "+
-			"deleted or renamed them meanwhile, which serve could not tell from the call's own move: a serve that is not root has no file handles):",
+			"deleted or renamed them meanwhile, which serve could not tell from the call's own move; a serve that is not root has no file handles to tell them by):",
 			len(w.Restored)+w.RestoredMore)
 		for i, r := range w.Restored {
 			if i == 20 {

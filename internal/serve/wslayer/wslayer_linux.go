@@ -696,7 +696,7 @@ type committer struct {
 	recovering bool
 	gone       map[string]bool // layer entries another writer deleted in the workspace (prepareGone)
 	judged     bool            // prepareGone compared the marks' handles with the workspace's
-	// restoredDirs are the entries restoredUnjudged listed (what lies beneath one is not listed)
+	// restoredDirs are the entries unjudgedGone found (what lies beneath one is not named)
 	restoredDirs map[string]bool
 }
 
@@ -909,7 +909,7 @@ func (c *committer) entry(up, ws int, rel, name string) {
 	if c.goneWhileRunning(ws, rel, name, kind == unix.S_IFDIR) {
 		return
 	}
-	c.restoredUnjudged(up, ws, rel, name)
+	unjudged, before := c.unjudgedGone(up, ws, rel, name), c.out.Committed
 	switch kind {
 	case unix.S_IFDIR:
 		c.commitDir(up, ws, rel, name, &st)
@@ -919,6 +919,9 @@ func (c *committer) entry(up, ws int, rel, name string) {
 		c.commitLink(up, ws, rel, name)
 	default:
 		c.refuse(rel, "a %s: only files, directories and links inside the workspace are applied", kindName(kind))
+	}
+	if unjudged && c.out.Committed > before {
+		c.restored(rel)
 	}
 }
 

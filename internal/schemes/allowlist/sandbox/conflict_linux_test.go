@@ -88,32 +88,45 @@ func TestDeletionWhileRunningNeverSilent(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chown(p, 65534, 65534)
+	dir := filepath.Join(e.ws, "vdir")
+	os.Mkdir(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "f"), []byte("base\n"), 0o644)
+	os.Chown(dir, 65534, 65534)
+	os.Chown(filepath.Join(dir, "f"), 65534, 65534)
 	const marker = "deletion-probe-5d2a"
 	deleted := make(chan bool, 1)
-	go func() { // deleted once the program holds its copy of the file open
+	go func() { // deleted once the program holds its copies open
 		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-			if holdsOpen(marker, "victim.txt") {
-				deleted <- os.Remove(p) == nil
+			if holdsOpen(marker, "victim.txt") && holdsOpen(marker, "f") {
+				deleted <- os.Remove(p) == nil && os.RemoveAll(dir) == nil
 				return
 			}
 		}
 		deleted <- false
 	}()
-	res := runPython(t, e, "import time\n# "+marker+"\nf = open('victim.txt', 'a')\nf.write('the call\\n')\nf.flush()\ntime.sleep(1.5)\nf.close()")
+	res := runPython(t, e, "import time\n# "+marker+"\nf = open('victim.txt', 'a')\nf.write('the call\\n')\nf.flush()\n"+
+		"g = open('vdir/f', 'a')\ng.write('the call\\n')\ng.flush()\ntime.sleep(1.5)\nf.close()\ng.close()")
 	if !<-deleted {
 		t.Fatal("the program was not seen holding victim.txt: nothing was deleted, the test tests nothing")
 	}
 	got, err := os.ReadFile(p)
 	summary := wslayer.Summary(res.Workspace)
+	_, dirErr := os.Stat(dir)
 	if os.Geteuid() == 0 {
 		if err == nil || !strings.Contains(refusedPaths(res.Workspace)["victim.txt"], "deleted or renamed away") {
 			t.Errorf("root: victim.txt = %q (%v) after the user deleted it mid-call, want it gone and a conflict listed:\n%s", got, err, summary)
 		}
+		if dirErr == nil || !strings.Contains(refusedPaths(res.Workspace)["vdir"], "deleted or renamed away") {
+			t.Errorf("root: vdir (%v) after the user deleted it mid-call, want it gone and a conflict listed:\n%s", dirErr, summary)
+		}
 		return
 	}
-	if string(got) != "base\nthe call\n" || res.Workspace == nil || !slices.Contains(res.Workspace.Restored, "victim.txt") ||
-		!strings.Contains(summary, "written back though gone from the workspace") {
+	if string(got) != "base\nthe call\n" || res.Workspace == nil || !strings.Contains(summary, "written back though gone from the workspace") {
 		t.Errorf("not root: victim.txt = %q (%v), want the call's version written back and named in the result:\n%s", got, err, summary)
+	}
+	// the directory is named, not each file beneath it
+	if res.Workspace != nil && !slices.Equal(res.Workspace.Restored, []string{"vdir", "victim.txt"}) || dirErr != nil {
+		t.Errorf("not root: written back %v (vdir: %v), want [vdir victim.txt]:\n%s", res.Workspace.Restored, dirErr, summary)
 	}
 }
 
