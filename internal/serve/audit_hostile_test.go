@@ -68,13 +68,7 @@ const hostileHeapBound = 48 << 20
 // audit: every call is answered, every line stays within audit.MaxLine, the chain verifies,
 // the next call is answered and audited, and serve's heap comes back down.
 func TestHostileContentKeepsTheAuditWritable(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	al, err := audit.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer al.Close()
-	cs, _ := connect(t, testPolicy(10*time.Second, 2), &fakeExec{}, al)
+	cs, path := auditedSession(t)
 	ctx := context.Background()
 	before := heapInUse()
 	big := strings.Repeat("<", 1<<20)             // 6 MiB once JSON-escaped
@@ -132,13 +126,7 @@ func TestHostileContentKeepsTheAuditWritable(t *testing.T) {
 // A line appended to the log by hand (over-long, malformed) does not stop serve: calls are still
 // answered and audited, and verify names the foreign lines.
 func TestForeignLinesInTheLogDoNotStopServe(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	al, err := audit.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer al.Close()
-	cs, _ := connect(t, testPolicy(10*time.Second, 2), &fakeExec{}, al)
+	cs, path := auditedSession(t)
 	for i, junk := range []string{strings.Repeat("<", 200<<10) + "\n", `{"decision":"ran"` + "\n"} {
 		fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
@@ -343,13 +331,7 @@ func TestOutcomeAuditFailureWithholdsTheResult(t *testing.T) {
 // conflict), written back though gone; a call that changed nothing has no such record
 // (trial27: a write refused as a conflict left no trace in the audit).
 func TestAuditCountsTheWorkspaceChanges(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	al, err := audit.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer al.Close()
-	cs, _ := connect(t, testPolicy(10*time.Second, 2), &fakeExec{}, al)
+	cs, path := auditedSession(t)
 	for _, args := range []map[string]any{{"held": 2}, {"echo": "nothing written"}} {
 		if r, err := call(t, context.Background(), cs, args); err != nil || r.IsError {
 			t.Fatalf("%v: %v %v", args, err, r)
@@ -372,4 +354,18 @@ func TestAuditCountsTheWorkspaceChanges(t *testing.T) {
 	if ran[1].Workspace != nil {
 		t.Errorf("a call that wrote nothing: workspace %+v, want none", ran[1].Workspace)
 	}
+}
+
+// auditedSession connects a client to a serve of the fake executor that audits to the returned
+// path (the log is closed after the session).
+func auditedSession(t *testing.T) (*mcp.ClientSession, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { al.Close() })
+	cs, _ := connect(t, testPolicy(10*time.Second, 2), &fakeExec{}, al)
+	return cs, path
 }

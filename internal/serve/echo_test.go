@@ -8,9 +8,10 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 )
 
 // A hostile stdio client cannot make serve build answers (or errors) much larger than its
@@ -143,7 +144,7 @@ func TestHTTPAnswersDoNotEchoUnbounded(t *testing.T) {
 // 60 KiB; a method name before initialize, a URI), and each value is clipped to MaxLogValue.
 // Red without the clip (mutant log-value-clip).
 func TestLogLinesBounded(t *testing.T) {
-	var buf syncBuffer
+	var buf testenv.LockedBuffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: ClipLogAttr}))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -177,21 +178,4 @@ func TestLogLinesBounded(t *testing.T) {
 	if longest > MaxLogValue+512 {
 		t.Errorf("a log line of %d bytes, want at most %d", longest, MaxLogValue+512)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -9,13 +9,13 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 )
 
 type bearer struct {
@@ -222,7 +222,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 // and a flood of them is rate-limited: at most refusalBurst lines per window, the rest counted.
 func TestHTTPRefusalsLogged(t *testing.T) {
 	const token = "s3cret-token-for-log-test"
-	var logs lockedBuf
+	var logs testenv.LockedBuffer
 	addrc := make(chan net.Addr, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -301,7 +301,7 @@ func TestHTTPRefusalsLogged(t *testing.T) {
 
 // The window: after it is over, refusals are logged again and the held-back count is said.
 func TestRefusalLogWindow(t *testing.T) {
-	var logs lockedBuf
+	var logs testenv.LockedBuffer
 	now := time.Unix(1000, 0)
 	l := newRefusalLog(slog.New(slog.NewTextHandler(&logs, nil)), func() time.Time { return now })
 	r, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1/mcp", nil)
@@ -318,23 +318,6 @@ func TestRefusalLogWindow(t *testing.T) {
 	if !strings.Contains(got, "count=40") {
 		t.Errorf("the 40 held back in the first window are not counted:\n%s", got)
 	}
-}
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // The grace period is for running calls, not for open connections: a connected client whose

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 )
 
 // At most MaxLogLines lines reach stderr in a LogWindow, whichever logger made from the limited
 // handler writes them; the next window's first line is preceded by the count of those dropped.
 func TestLogLineRateBounded(t *testing.T) {
-	var buf syncBuffer
+	var buf testenv.LockedBuffer
 	clock := time.Unix(1e9, 0)
 	h := LimitLog(slog.NewTextHandler(&buf, nil)).(*limitHandler)
 	h.st.now = func() time.Time { return clock }
@@ -44,7 +45,7 @@ func TestLogLineRateBounded(t *testing.T) {
 // A client repeating what the SDK logs (each duplicate notifications/initialized is an ERROR
 // line) grows serve's stderr by at most MaxLogLines lines a window, not a line a message.
 func TestLogFloodFromAClientBounded(t *testing.T) {
-	var buf syncBuffer
+	var buf testenv.LockedBuffer
 	log := slog.New(LimitLog(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: ClipLogAttr})))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -47,15 +47,9 @@ func totalAlloc() uint64 {
 // A call naming a tool this server does not have, with a 1 MB name, is answered with an
 // error quoting at most MaxEchoedName bytes of it, and audited refused (rule tool.name).
 func TestUnknownToolNameIsClippedAndAudited(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	al, err := audit.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer al.Close()
-	cs, _ := connect(t, testPolicy(10*time.Second, 2), &fakeExec{}, al)
+	cs, path := auditedSession(t)
 	name := strings.Repeat("N", 1<<20)
-	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"echo": "x"}})
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{"echo": "x"}})
 	if err == nil {
 		t.Fatal("a call to an unknown tool was answered")
 	}

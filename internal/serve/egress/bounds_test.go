@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 )
 
 // countingDial records dial attempts and never connects: the detector for "nothing dialled".
@@ -396,7 +398,7 @@ func TestPortedRuleCarriesAnyProtocol(t *testing.T) {
 func TestTLSOnlyPortRefusalsVisible(t *testing.T) {
 	port, got := rawUpstream(t, "")
 	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
-	var logs syncBuf
+	var logs testenv.LockedBuffer
 	f := startProxy(t, rules(t, "allowed.test"), Options{Resolver: res, TestOnlyAllowLoopback: true, HeaderTimeout: time.Second, Dial: toPort(port),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	// trailing dot, fragmented: relayed
@@ -445,23 +447,6 @@ func TestTLSOnlyPortRefusalsVisible(t *testing.T) {
 	}
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // One looping program: 10,000 denied requests with 5,000-byte host names. The audit gets
 // each field clipped, at most LogRate decisions a second one by one, and summaries that
 // count every other one: nothing is invisible, and the volume is bounded.
@@ -470,7 +455,7 @@ func TestDecisionLogBounded(t *testing.T) {
 	var mu sync.Mutex
 	var full, summaries, counted, bytesOut int
 	var maxEntry int
-	var logs syncBuf
+	var logs testenv.LockedBuffer
 	p := New(rules(t, "allowed.test"), Options{Resolver: &mapResolver{}, LogRate: rate, Key: "docker.network",
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Audit: func(d Decision) {
