@@ -104,6 +104,10 @@ func (c *committer) prepareGone(up, ws int) {
 // mark, or prepareGone judged nothing): written back, it is named in the call's result, not
 // silently (trial27: a serve that is not root brought back a file the user deleted).
 func (c *committer) unjudgedGone(up, ws int, rel, name string) bool {
+	var wst unix.Stat_t
+	if unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW) != unix.ENOENT {
+		return false // in the workspace (most entries): no mark read
+	}
 	attr := "trusted.overlay.origin"
 	if c.userxattr {
 		attr = "user.overlay.origin"
@@ -113,10 +117,6 @@ func (c *committer) unjudgedGone(up, ws int, rel, name string) bool {
 	}
 	if c.judged && c.originAt(up, name) != "" {
 		return false // judged: the call's own move
-	}
-	var wst unix.Stat_t
-	if unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW) != unix.ENOENT {
-		return false
 	}
 	for p := rel; strings.Contains(p, "/"); {
 		p = p[:strings.LastIndex(p, "/")]
