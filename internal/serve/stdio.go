@@ -41,7 +41,7 @@ const (
 // value) -32600, an over-long one -32600, and the server goes on reading. Each connection
 // has its own session id, so executors can keep per-session state over stdio too.
 type LineTransport struct {
-	In  io.ReadCloser  // nil: os.Stdin
+	In  io.ReadCloser  // nil: stdin (stdinReader)
 	Out io.WriteCloser // nil: os.Stdout (never closed)
 	Max int            // 0: MaxLine
 	// OnOversize, if set, hears of every line discarded for being over Max, after its error
@@ -75,7 +75,7 @@ const (
 func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
 	in, out := t.In, t.Out
 	if in == nil {
-		in = os.Stdin
+		in = stdinReader()
 	}
 	if out == nil {
 		out = nopWriteCloser{os.Stdout}
