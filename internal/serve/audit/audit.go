@@ -271,7 +271,7 @@ func (l *Log) Append(e Entry) error {
 	if l.closed {
 		return errClosed
 	}
-	f, err := l.lockCurrent(deadline)
+	f, st, err := l.lockCurrent(deadline)
 	if err != nil {
 		return err
 	}
@@ -279,16 +279,12 @@ func (l *Log) Append(e Entry) error {
 
 	var prev string
 	var foreign *foreignLine
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("stat audit log %s: %w", l.path, err)
-	}
 	if l.headSize > 0 && st.Size() == l.headSize {
 		prev = l.headHash
 	} else if prev, foreign, err = head(f); err != nil {
 		return err
 	}
-	e.PID = os.Getpid()
+	e.PID = pid
 	if e.Time == "" {
 		e.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	}
@@ -314,11 +310,15 @@ func (l *Log) Append(e Entry) error {
 	if _, err := f.Write(out); err != nil {
 		return fmt.Errorf("write audit log %s: %w (free space or fix permissions there, or set audit.path)", l.path, err)
 	}
-	if st, err := f.Stat(); err == nil {
-		l.headHash, l.headSize = e.Hash, st.Size()
-	}
+	// The size this append left, from the size under the lock (one fstat less a call): a
+	// writer that ignores the lock and appended meanwhile makes the next append's size differ,
+	// and that append reads the tail, as it would have.
+	l.headHash, l.headSize = e.Hash, st.Size()+int64(len(out))
 	return nil
 }
+
+// pid is serve's process id, which every entry names (asked once: it does not change).
+var pid = os.Getpid()
 
 // LockWait bounds how long one Append waits for its turn and for the log's file lock: past it
 // the append fails (and serve refuses the call, naming audit.path), so a process that holds
@@ -376,18 +376,18 @@ func (l *Log) lock(f *os.File, deadline time.Time) error {
 // lockCurrent returns the file at l.path, locked: the open one if it still is the file there,
 // else the path opened again (a new chain starts in a new file). The file must still be a
 // regular file of serve's user with one name (checkFile), at every append.
-func (l *Log) lockCurrent(deadline time.Time) (*os.File, error) {
+func (l *Log) lockCurrent(deadline time.Time) (*os.File, os.FileInfo, error) {
 	for range 3 {
 		if l.f == nil {
 			f, err := openPath(l.path)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			l.f = f
 		}
 		if !mutated("audit-flock") {
 			if err := l.lock(l.f, deadline); err != nil {
-				return nil, fmt.Errorf("lock audit log %s: %w", l.path, err)
+				return nil, nil, fmt.Errorf("lock audit log %s: %w", l.path, err)
 			}
 		}
 		fst, ferr := l.f.Stat()
@@ -397,15 +397,15 @@ func (l *Log) lockCurrent(deadline time.Time) (*os.File, error) {
 				unlockFile(l.f)
 				_ = l.f.Close()
 				l.f, l.headSize = nil, 0
-				return nil, err
+				return nil, nil, err
 			}
-			return l.f, nil
+			return l.f, fst, nil
 		}
 		unlockFile(l.f)
 		_ = l.f.Close()
 		l.f, l.headSize = nil, 0
 	}
-	return nil, fmt.Errorf("the audit log %s keeps being replaced while serve writes it (set audit.path to a place only you write)", l.path)
+	return nil, nil, fmt.Errorf("the audit log %s keeps being replaced while serve writes it (set audit.path to a place only you write)", l.path)
 }
 
 // Close closes the file; later appends fail.

@@ -110,8 +110,16 @@ func statID(p string) pathID {
 func preparedPaths(s *helper.Spec) []string {
 	rs := rulesetSpec(s)
 	out := []string{s.Dir}
+	seen := map[string]bool{s.Dir: true}
 	for _, l := range [][]string{helper.TmpPaths(s), helper.Pinned(s), helper.ROBinds(s), rs.ReadDirs, rs.ReadFiles, rs.ExecFiles, rs.DevFiles, rs.RWDirs} {
-		out = append(out, l...)
+		for _, p := range l {
+			// Once each: a pinned command is also in the ruleset's exec files, and fits stats
+			// every path here on the call's path.
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
 	}
 	return out
 }
