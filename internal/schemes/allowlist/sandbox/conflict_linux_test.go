@@ -40,13 +40,18 @@ func TestCallKeepsEditsMadeWhileItRan(t *testing.T) {
 		t.Errorf("notes.txt = %q after a call appending to the user's edit made before it (refused: %v)", got, refusedPaths(res.Workspace))
 	}
 
-	// an edit while the call runs: made once the program is seen running
+	// an edit while the call runs: made once the program is seen running (and a few ticks on)
 	const marker = "conflict-probe-7c1f"
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 			if running(marker) {
+				// The command line is there from the exec, a millisecond after the call's start
+				// on a fast machine: an edit then can fall in the coarse clock's tick the call
+				// started in, which changedSince lets pass (its ctime is that tick's). Edited two
+				// ticks of the slowest HZ later, still long before the program writes.
+				time.Sleep(25 * time.Millisecond)
 				userWrite("edited.txt", "the user's edit during the call\n")
 				return
 			}
