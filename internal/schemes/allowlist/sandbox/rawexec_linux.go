@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -152,7 +153,26 @@ type rawPlan struct {
 	step       int
 	noDeadline bool          // a mutant build's: no timer
 	limit      time.Duration // the deadline's delay; 0: childSetupLimit
+	// clone3's arguments (rawStart fills them): the child is made with CLONE_CLEAR_SIGHAND, so
+	// the kernel resets serve's signal handlers in it at the clone, where the runtime's
+	// AfterForkInChild makes one rt_sigaction per signal (about 60) in the child.
+	// clone3Unsupported: the kernel refused clone3 or the flag (before 5.5, a seccomp filter
+	// that refuses clone3) and the child was made by clone as before.
+	c3                cloneArgs
+	clone3Unsupported bool
 }
+
+// cloneArgs is the kernel's struct clone_args (its first version's fields, 64 bytes).
+type cloneArgs struct {
+	flags, pidfd, childTID, parentTID, exitSignal, stack, stackSize, tls uint64
+}
+
+// cloneClearSighand is CLONE_CLEAR_SIGHAND (linux/sched.h; clone3 only, Linux 5.5).
+const cloneClearSighand = 0x100000000
+
+// noClone3: a child made by clone3 was refused here and clone worked: later children are made
+// by clone at once.
+var noClone3 atomic.Bool
 
 // setupLimit is how long the child has before its deadline.
 func (p *rawPlan) setupLimit() time.Duration {

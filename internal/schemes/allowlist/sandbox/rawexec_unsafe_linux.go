@@ -32,16 +32,30 @@ var atFDCWD = func() uintptr { v := unix.AT_FDCWD; return uintptr(v) }()
 // the child, apply the plan and exec.
 func rawStart(p *rawPlan) (int, syscall.Errno) {
 	p.armDeadline()
+	p.c3 = cloneArgs{}
+	if !noClone3.Load() {
+		p.c3 = cloneArgs{flags: uint64(p.flags|syscall.CLONE_VM|syscall.CLONE_VFORK) | cloneClearSighand, exitSignal: uint64(syscall.SIGCHLD)}
+	}
+	p.clone3Unsupported = false
 	pid, errno := rawChild(p) // calls runtimeBeforeFork after its own stack check
 	runtimeAfterFork()
+	if p.clone3Unsupported && errno == 0 {
+		noClone3.Store(true) // clone worked where clone3 did not: the kernel's, not this call's
+	}
 	return int(pid), errno
 }
+
+// sysClone3 is clone3's number (Linux 5.3; the same on every architecture that has it).
+const sysClone3 = 435
+
+// emptySigset is the signal mask a command starts with: nothing blocked.
+var emptySigset uint64
 
 // rawChild is the child's whole life between clone and exec. The child runs on this goroutine's
 // stack in the parent's memory (CLONE_VM|CLONE_VFORK; the parent waits until the exec) with only
 // this thread: no allocation, no stack growth, no locks, no writes the parent reads (but the
 // plan's step, read once the child is gone), only raw system calls on what the parent prepared (runtimeBeforeFork makes any stack growth fatal, so a
-// mistake here is loud, not silent). In the parent it returns at once, with what rawVfork
+// mistake here is loud, not silent). In the parent it returns at once, with what rawVforkSyscall
 // returned after the child was gone.
 //
 //go:norace
@@ -56,12 +70,28 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 		msg [2]int32
 	)
 	runtimeBeforeFork() // from here: no allocation, no stack growth, signals blocked
-	pid, errno := rawVfork(p.flags | syscall.CLONE_VM | syscall.CLONE_VFORK | uintptr(syscall.SIGCHLD))
+	pid, errno := ^uintptr(0), uintptr(syscall.ENOSYS)
+	if p.c3.flags != 0 {
+		pid, errno = rawVforkSyscall(sysClone3, uintptr(unsafe.Pointer(&p.c3)), unsafe.Sizeof(p.c3))
+		if errno == uintptr(syscall.ENOSYS) || errno == uintptr(syscall.EINVAL) || errno == uintptr(syscall.E2BIG) || errno == uintptr(syscall.EPERM) {
+			p.c3.flags = 0 // no child: made by clone below (and noClone3 set if that works)
+			p.clone3Unsupported = true
+		}
+	}
+	if p.c3.flags == 0 {
+		pid, errno = rawVforkSyscall(syscall.SYS_CLONE, p.flags|syscall.CLONE_VM|syscall.CLONE_VFORK|uintptr(syscall.SIGCHLD), 0)
+	}
 	if errno != 0 || pid != 0 {
 		return pid, syscall.Errno(errno)
 	}
 	// The child.
-	runtimeAfterForkInChild()
+	if p.c3.flags != 0 {
+		// The kernel reset every handled signal to its default at the clone (ignored ones stay
+		// ignored, as the runtime's reset leaves them): only the mask is left to undo.
+		syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&emptySigset)), 0, 8, 0, 0)
+	} else {
+		runtimeAfterForkInChild()
+	}
 	if !p.noDeadline {
 		// First: whatever follows may block on what it is given (rawPlan.deadline says why
 		// that must not last).

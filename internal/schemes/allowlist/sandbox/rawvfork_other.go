@@ -4,8 +4,10 @@ package sandbox
 
 import "syscall"
 
-// rawVfork is not implemented here: directArch keeps calls on the exec helper.
-func rawVfork(uintptr) (uintptr, uintptr) { return ^uintptr(0), uintptr(syscall.ENOSYS) }
+// rawVforkSyscall is not implemented here: directArch keeps calls on the exec helper.
+func rawVforkSyscall(uintptr, uintptr, uintptr) (uintptr, uintptr) {
+	return ^uintptr(0), uintptr(syscall.ENOSYS)
+}
 
 // directArch: without the amd64 vfork, every call goes through the exec helper.
 const directArch = false

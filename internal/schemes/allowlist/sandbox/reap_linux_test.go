@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -35,5 +36,33 @@ func TestReapReportsHowTheChildEnded(t *testing.T) {
 	// Reaped: nothing of it is left to wait for.
 	if _, err := unix.Wait4(pid, nil, unix.WNOHANG, nil); err != unix.ECHILD {
 		t.Errorf("wait4 after reap: %v, want ECHILD", err)
+	}
+}
+
+// A command starts as a fresh process would, whichever way its child was made: no signal
+// blocked, and the same signals ignored, whether the kernel reset serve's handlers at the
+// clone (clone3 with CLONE_CLEAR_SIGHAND) or the runtime did in the child (clone, where the
+// kernel has no clone3).
+func TestCommandStartsWithSignalsAsAFreshProcess(t *testing.T) {
+	prog := `
+import signal
+print("blocked", sorted(int(n) for n in signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+print("ignored", [int(n) for n in sorted(signal.valid_signals()) if signal.getsignal(n) == signal.SIG_IGN])`
+	status := func(clone3 bool) string {
+		t.Helper()
+		noClone3.Store(!clone3)
+		defer noClone3.Store(false)
+		e := pythonExecutor(t, nil, false)
+		res := runPython(t, e, prog)
+		if clone3 && noClone3.Load() {
+			t.Skip("this kernel refuses clone3 with CLONE_CLEAR_SIGHAND: every child is made by clone")
+		}
+		if !strings.Contains(res.Stdout, "blocked []\n") {
+			t.Errorf("clone3=%v: the command starts with signals blocked: %q (stderr %q)", clone3, res.Stdout, res.Stderr)
+		}
+		return res.Stdout
+	}
+	if a, b := status(true), status(false); a != b {
+		t.Errorf("the command's signals differ by how its child was made:\nclone3: %q\nclone:  %q", a, b)
 	}
 }
