@@ -61,7 +61,9 @@ type Plan struct {
 	// it: they change with it.
 	Shared []PolicyUser
 	// Shadows: servers of the same name in other scopes of a client written (Shadowing).
-	Shadows      []string
+	Shadows []string
+	// SameEntry: clients asked for twice under two scopes that are one entry here (planClients).
+	SameEntry    []string
 	shadowsShown bool     // Preview showed them
 	targets      []Target // every client asked for, printed or written
 	project      string
@@ -248,6 +250,15 @@ func (pl *Plan) planClients(o PlanOptions) error {
 		if err := t.Client.CheckHTTP(pl.ClientEntry); err != nil {
 			return err
 		}
+		if i := slices.IndexFunc(pl.targets, func(p Target) bool { return p.Client.ID == t.Client.ID && p.Scope != t.Scope && sameEntryPlace(p, t) }); i >= 0 && !mutated("init-same-entry-twice") {
+			// cursor and cursor:project (gemini and gemini:project) when the project is the home
+			// directory: one file, one entry, which the client reads once (trial27, #4: the
+			// report named it twice, as two places).
+			p := pl.targets[i]
+			pl.SameEntry = append(pl.SameEntry, fmt.Sprintf("%s: %s:%s and %s:%s are the same entry here, %s (the project directory is the home directory): written once",
+				t.Client.Name, p.Client.ID, p.Scope, t.Client.ID, t.Scope, p.Where()))
+			continue
+		}
 		pl.targets = append(pl.targets, t)
 		if o.Print {
 			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.name, pl.ClientEntry)))
@@ -322,6 +333,9 @@ func (pl *Plan) Preview(w io.Writer) {
 		fmt.Fprint(w, c.Preview())
 	}
 	pl.SharedWith(w)
+	for _, n := range pl.SameEntry {
+		fmt.Fprintf(w, "\nnote: %s\n", n)
+	}
 	pl.reportShadows(w)
 	pl.shadowsShown = true
 }
@@ -506,6 +520,9 @@ func describeProbe(p Probe) string {
 // reportNotes says what each client still needs of the user: a variable its entry cannot
 // name, a step of its own before it starts the server.
 func (pl *Plan) reportNotes(w io.Writer) {
+	for _, n := range pl.SameEntry {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
 	if pl.ClientEntry.URL != "" {
 		return
 	}

@@ -56,12 +56,27 @@ func sameEntryPlace(o, t Target) bool {
 	if !slices.Equal(o.Client.keyPath(), t.Client.keyPath()) {
 		return false
 	}
-	if filepath.Clean(o.Path) == filepath.Clean(t.Path) {
+	return samePath(o.Path, t.Path)
+}
+
+// samePath says whether paths a and b name one file, also one not made yet: the same name in
+// the same directory (~/.cursor/mcp.json and, the project being ~ by a link, its project path).
+func samePath(a, b string) bool {
+	a, b = filepath.Clean(a), filepath.Clean(b)
+	if a == b {
 		return true
 	}
-	a, err1 := os.Stat(o.Path)
-	b, err2 := os.Stat(t.Path)
-	return err1 == nil && err2 == nil && os.SameFile(a, b)
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	switch {
+	case err1 == nil && err2 == nil:
+		return os.SameFile(sa, sb)
+	case err1 == nil || err2 == nil:
+		return false // one is there, the other not
+	case filepath.Base(a) != filepath.Base(b) || filepath.Dir(a) == a || filepath.Dir(b) == b:
+		return false
+	}
+	return samePath(filepath.Dir(a), filepath.Dir(b))
 }
 
 // entryIn is the raw entry of that name in o's config as this plan leaves it (its planned

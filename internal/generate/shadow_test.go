@@ -101,3 +101,39 @@ func TestPlanShadowsOnlyAnotherServer(t *testing.T) {
 		t.Fatalf("another server (other arguments) in the project scope: %v %q", err, pl.Shadows)
 	}
 }
+
+// Cursor's user and project scopes asked for together when the project is the home directory
+// are one file and one entry (~/.cursor/mcp.json): planned and reported once, with a note that
+// says so, not as two places (trial27, #4). In another project they are two files.
+func TestPlanOneEntryForTwoScopesThatAreOne(t *testing.T) {
+	env := planEnv(t)
+	env.Project = filepath.Join(t.TempDir(), "home") // the home by another path, as in ~ via a link
+	if err := os.Symlink(env.Home, env.Project); err != nil {
+		t.Fatal(err)
+	}
+	opts := PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"),
+		Binary: "/bin/mcpsandbox", Clients: []string{"cursor", "cursor:project"}, Force: true, Log: &bytes.Buffer{},
+		Confirm: func(string) (bool, error) { t.Fatal("nothing to ask"); return false, nil }}
+	pl, err := NewPlan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Clients.Targets) != 1 || len(pl.Clients.Changes) != 1 {
+		t.Fatalf("planned %d targets, %d file changes, want 1 and 1: %+v", len(pl.Clients.Targets), len(pl.Clients.Changes), pl.Clients.Targets)
+	}
+	if len(pl.SameEntry) != 1 || !strings.Contains(pl.SameEntry[0], "cursor:user and cursor:project are the same entry here") ||
+		!strings.Contains(pl.SameEntry[0], filepath.Join(env.Home, ".cursor", "mcp.json")) {
+		t.Fatalf("the note: %q", pl.SameEntry)
+	}
+	var w bytes.Buffer
+	pl.Preview(&w)
+	if !strings.Contains(w.String(), "note: Cursor: cursor:user and cursor:project are the same entry here") {
+		t.Errorf("the preview does not say so:\n%s", w.String())
+	}
+
+	env.Project = t.TempDir()
+	opts.Env = env
+	if pl, err = NewPlan(opts); err != nil || len(pl.Clients.Targets) != 2 || len(pl.SameEntry) != 0 {
+		t.Fatalf("another project: %v, %d targets, notes %q", err, len(pl.Clients.Targets), pl.SameEntry)
+	}
+}
