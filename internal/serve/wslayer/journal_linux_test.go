@@ -345,8 +345,16 @@ func TestRecoverWhenThePidIsReused(t *testing.T) {
 	if len(ents) != 1 {
 		t.Fatalf("the layer root holds %v, want the killed commit's layer", ents)
 	}
-	// the killed serve's pid now names a live process: this one
-	reused := filepath.Join(root, fmt.Sprintf("call-%d-reused", os.Getpid()))
+	// The killed serve's pid now names a live process: one started after it, ticks later (a
+	// process is named by its start time in clock ticks: this test's own process, started a few
+	// milliseconds before the killed one on a fast machine, could share its tick and pass for it).
+	time.Sleep(30 * time.Millisecond)
+	other := exec.Command("sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
+	reused := filepath.Join(root, fmt.Sprintf("call-%d-reused", other.Process.Pid))
 	if err := os.Rename(filepath.Join(root, ents[0].Name()), reused); err != nil {
 		t.Fatal(err)
 	}
