@@ -114,7 +114,7 @@ type Executor struct {
 	warmMu              sync.Mutex       // orders a refill's start with Close
 	held                atomic.Int32     // calls' killed processes not yet ended (reapWithin)
 	warmMaking          sync.WaitGroup   // Close waits for it: a warm helper being started
-	netns               chan *os.File    // prepared network namespaces for direct starts (netns_linux.go); nil: none
+	netns               chan *callNS     // prepared network (IPC, UTS) namespaces for direct starts (netns_linux.go); nil: none
 	netnsFilling        atomic.Bool
 	userNSFails         atomic.Int32       // direct starts in a row whose user namespace failed (userNSRefused)
 	userNSOffUntil      atomic.Int64       // Unix ns: until then, calls go through the helper (userNSRefused)
@@ -230,7 +230,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		return nil, err
 	}
 	e.warm = make(chan *helperProc, 1)
-	e.netns = make(chan *os.File, netnsReady)
+	e.netns = make(chan *callNS, netnsReady)
 	e.layers = make(chan preparedLayer, 1)
 	e.probed = make(chan struct{})
 	e.begin = make(chan struct{})

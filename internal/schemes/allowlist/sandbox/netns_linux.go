@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -15,18 +14,40 @@ import (
 // call's clone (copy_net_ns: the loopback device, the per-namespace sysctl tables), measured at
 // 0.6 ms of a 1.5 ms clone here. A direct start (rawexec_linux.go) therefore takes one made
 // ahead of the call, while serve was idle, and the child enters it with setns before anything
-// else, instead of cloning a new one.
+// else, instead of cloning a new one. The call's IPC and UTS namespaces are made with it, in
+// the same unshare, and entered the same way: the IPC one was the next largest part of the
+// clone (35-45 µs: its message-queue mount and sysctl tables; entering one costs 5-9 µs).
 //
 // What is shared and what is fresh (a security decision, docs/perf-allowlist.md): nothing is
 // shared. Each prepared namespace is new (unshare on a serve thread that then goes back to
 // serve's own), never entered by any process before its call, and used for exactly one call:
 // the descriptor is taken out of the pool, given to one child, and closed when the call ends.
 // It is what CLONE_NEWNET makes: owned by serve's user namespace, only a loopback device that
-// is down, default sysctls. When the pool is empty (calls back to back) the call clones its
+// is down, default sysctls; with an IPC namespace holding no object and a UTS namespace with
+// serve's host name, as CLONE_NEWIPC and CLONE_NEWUTS make them. When the pool is empty (calls back to back) the call clones its
 // namespace as before; a namespace that cannot be prepared changes nothing but the speed.
 
 // netnsReady holds at most one prepared namespace.
 const netnsReady = 1
+
+// callNS is the namespaces made for one call ahead of it: the network namespace, and the IPC
+// and UTS ones when the call's clone would make them (nil: the clone makes it).
+type callNS struct{ net, ipc, uts *os.File }
+
+// Close drops the namespaces (the call's processes keep theirs while they live).
+func (c *callNS) Close() {
+	for _, f := range []*os.File{c.net, c.ipc, c.uts} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// preparedKinds are the kinds made with the network namespace, of those the call's clone would
+// make (e.attr's flags).
+func (e *Executor) preparedKinds() uintptr {
+	return e.attr.flags & (unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+}
 
 // prepareNetNS fills the pool in the background; one filler at a time.
 func (e *Executor) prepareNetNS() {
@@ -37,7 +58,7 @@ func (e *Executor) prepareNetNS() {
 	}
 	defer e.netnsFilling.Store(false)
 	for len(e.netns) < cap(e.netns) && !e.closed.Load() {
-		ns, err := newNetNS()
+		ns, err := newCallNS(e.preparedKinds())
 		if err != nil {
 			e.log.Warn("could not prepare a network namespace ahead of a call (calls clone their own)", "err", err)
 			return
@@ -54,10 +75,10 @@ func (e *Executor) prepareNetNS() {
 	}
 }
 
-// takeNetNS hands out a prepared namespace for one call (nil: none ready). The next is made
+// takeNetNS hands out a call's prepared namespaces (nil: none ready). The next is made
 // once the call's command has exited (spawnDirect): made at the take, it competed with the
 // call for the CPU (back to back on 2 CPUs, calls took 5 % longer, docs/perf-allowlist.md).
-func (e *Executor) takeNetNS() *os.File {
+func (e *Executor) takeNetNS() *callNS {
 	if e.netns == nil || !e.attr.has(unix.CLONE_NEWNET) {
 		return nil
 	}
@@ -72,13 +93,19 @@ func (e *Executor) takeNetNS() *os.File {
 	}
 }
 
-// dupNS is another descriptor of the same namespace (for the netns-once mutant only).
-func dupNS(ns *os.File) *os.File {
-	fd, err := unix.FcntlInt(ns.Fd(), unix.F_DUPFD_CLOEXEC, 3)
-	if err != nil {
-		return ns
+// dupNS is other descriptors of the same namespaces (for the netns-once mutant only).
+func dupNS(c *callNS) *callNS {
+	dup := func(ns *os.File) *os.File {
+		if ns == nil {
+			return nil
+		}
+		fd, err := unix.FcntlInt(ns.Fd(), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			return ns
+		}
+		return os.NewFile(uintptr(fd), ns.Name())
 	}
-	return os.NewFile(uintptr(fd), ns.Name())
+	return &callNS{net: dup(c.net), ipc: dup(c.ipc), uts: dup(c.uts)}
 }
 
 // closeNetNS drops the prepared namespaces (Close).
@@ -96,37 +123,85 @@ func (e *Executor) closeNetNS() {
 	}
 }
 
-// newNetNS makes a network namespace on this thread and brings the thread back to serve's own.
-// If the way back fails the thread stays locked, and ends with its goroutine (the runtime does
-// not reuse a thread that exits locked): nothing of serve runs in the new namespace.
+// nsKinds are the namespaces a call's are prepared of: the flag and /proc's name.
+var nsKinds = []struct {
+	flag uintptr
+	name string
+}{{unix.CLONE_NEWNET, "net"}, {unix.CLONE_NEWIPC, "ipc"}, {unix.CLONE_NEWUTS, "uts"}}
+
+// newNetNS makes a network namespace (newCallNS, for tests).
 func newNetNS() (*os.File, error) {
-	runtime.LockOSThread()
-	own, err := os.Open("/proc/thread-self/ns/net")
+	c, err := newCallNS(unix.CLONE_NEWNET)
 	if err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("open this thread's network namespace: %w", err)
+		return nil, err
 	}
-	defer own.Close()
-	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("unshare a network namespace: %w", err)
-	}
-	ns, err := os.Open("/proc/thread-self/ns/net")
-	if rerr := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); rerr != nil {
-		if ns != nil {
-			ns.Close()
+	return c.net, nil
+}
+
+// newCallNS makes the namespaces of kinds (of nsKinds) on this thread, in one unshare, and brings
+// the thread back to serve's own. If a way back fails the thread stays locked, and ends with its
+// goroutine (the runtime does not reuse a thread that exits locked): nothing of serve runs in a
+// new namespace.
+func newCallNS(kinds uintptr) (*callNS, error) {
+	runtime.LockOSThread()
+	var own, made [3]*os.File
+	closeAll := func(fs *[3]*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
 		}
-		return nil, fmt.Errorf("return to serve's network namespace: %w", rerr)
+	}
+	defer closeAll(&own)
+	for i, k := range nsKinds {
+		if kinds&k.flag == 0 {
+			continue
+		}
+		f, err := os.Open("/proc/thread-self/ns/" + k.name)
+		if err != nil {
+			runtime.UnlockOSThread()
+			return nil, fmt.Errorf("open this thread's %s namespace: %w", k.name, err)
+		}
+		own[i] = f
+	}
+	if err := unix.Unshare(int(kinds)); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("unshare the call's namespaces: %w", err)
+	}
+	var err error
+	for i, k := range nsKinds {
+		if own[i] == nil {
+			continue
+		}
+		if made[i], err = os.Open("/proc/thread-self/ns/" + k.name); err != nil {
+			err = fmt.Errorf("open the prepared %s namespace: %w", k.name, err)
+			break
+		}
+	}
+	for i, k := range nsKinds { // every kind back, whatever happened above
+		if own[i] == nil {
+			continue
+		}
+		if rerr := unix.Setns(int(own[i].Fd()), int(k.flag)); rerr != nil {
+			closeAll(&made)
+			return nil, fmt.Errorf("return to serve's %s namespace: %w", k.name, rerr)
+		}
 	}
 	runtime.UnlockOSThread()
 	if err != nil {
-		return nil, fmt.Errorf("open the prepared network namespace: %w", err)
+		closeAll(&made)
+		return nil, err
 	}
 	// never serve's own, whatever happened above (own is the namespace this thread left)
-	var a, b unix.Stat_t
-	if unix.Fstat(int(ns.Fd()), &a) != nil || unix.Fstat(int(own.Fd()), &b) != nil || a.Ino == b.Ino && a.Dev == b.Dev {
-		ns.Close()
-		return nil, errors.New("the prepared network namespace is serve's own")
+	for i, k := range nsKinds {
+		if own[i] == nil {
+			continue
+		}
+		var a, b unix.Stat_t
+		if unix.Fstat(int(made[i].Fd()), &a) != nil || unix.Fstat(int(own[i].Fd()), &b) != nil || a.Ino == b.Ino && a.Dev == b.Dev {
+			closeAll(&made)
+			return nil, fmt.Errorf("the prepared %s namespace is serve's own", k.name)
+		}
 	}
-	return ns, nil
+	return &callNS{net: made[0], ipc: made[1], uts: made[2]}, nil
 }

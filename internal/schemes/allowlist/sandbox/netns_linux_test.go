@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -13,10 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A direct start's call runs in a network namespace prepared ahead of it (its creation off the
-// call's path), and each call in its own: the one in the pool when the call began, never
-// serve's, never the previous call's. Red without the pool (the call's namespace is not the
-// prepared one) and with a pool that hands a namespace out twice (mutant netns-once).
+// A direct start's call runs in network, IPC and UTS namespaces prepared ahead of it (their
+// creation off the call's path), and each call in its own: the ones in the pool when the call
+// began, never serve's, never the previous call's. Red without the pool (the call's namespace is
+// not the prepared one) and with a pool that hands namespaces out twice (mutant netns-once).
 func TestPreparedNetNSFreshPerCall(t *testing.T) {
 	if os.Geteuid() != 0 || !directArch {
 		t.Skip("the direct start is used by a root serve on amd64 only")
@@ -25,6 +26,13 @@ func TestPreparedNetNSFreshPerCall(t *testing.T) {
 	if !e.directOK() || !e.attr.has(unix.CLONE_NEWNET) {
 		t.Skip("no direct start with a network namespace here")
 	}
+	var kinds []string // of net, ipc, uts: those the calls have
+	var idx []int
+	for i, k := range nsKinds {
+		if e.attr.has(k.flag) {
+			kinds, idx = append(kinds, k.name), append(idx, i)
+		}
+	}
 	inode := func(path string) uint64 {
 		var st unix.Stat_t
 		if err := unix.Stat(path, &st); err != nil {
@@ -32,53 +40,77 @@ func TestPreparedNetNSFreshPerCall(t *testing.T) {
 		}
 		return st.Ino
 	}
-	prepared := func() uint64 { // the namespace in the pool now, left there
-		deadline := time.Now().Add(10 * time.Second)
-		for len(e.netns) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("no network namespace was prepared ahead of the call")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		ns := <-e.netns
+	held := func(f *os.File) uint64 {
 		var st unix.Stat_t
-		if err := unix.Fstat(int(ns.Fd()), &st); err != nil {
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 			t.Fatal(err)
 		}
 		// Held open to the test's end: a freed namespace's inode number is handed out again
 		// (the kernel takes the lowest free one), and a later call's fresh namespace would
 		// then look like a reused one (it did once in CI).
-		held, err := unix.Dup(int(ns.Fd()))
+		fd, err := unix.Dup(int(f.Fd()))
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { unix.Close(held) })
-		e.netns <- ns
+		t.Cleanup(func() { unix.Close(fd) })
 		return st.Ino
 	}
-	call := func() uint64 {
-		res := runPython(t, e, `import os; print(os.stat("/proc/self/ns/net").st_ino)`)
-		n, err := strconv.ParseUint(strings.TrimSpace(res.Stdout), 10, 64)
-		if res.ExitCode != 0 || err != nil {
+	prepared := func() []uint64 { // the namespaces in the pool now, left there
+		deadline := time.Now().Add(10 * time.Second)
+		for len(e.netns) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("no namespaces were prepared ahead of the call")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		ns := <-e.netns
+		var inos []uint64
+		all := []*os.File{ns.net, ns.ipc, ns.uts}
+		for _, i := range idx {
+			f := all[i]
+			if f == nil {
+				t.Fatalf("the prepared namespaces are %+v: not every kind of %v", ns, kinds)
+			}
+			inos = append(inos, held(f))
+		}
+		e.netns <- ns
+		return inos
+	}
+	call := func() []uint64 {
+		res := runPython(t, e, fmt.Sprintf(`import os; print(*(os.stat("/proc/self/ns/"+k).st_ino for k in %q.split()))`, strings.Join(kinds, " ")))
+		var inos []uint64
+		for _, f := range strings.Fields(res.Stdout) {
+			n, err := strconv.ParseUint(f, 10, 64)
+			if err != nil {
+				t.Fatalf("exit %d: %s %s", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			inos = append(inos, n)
+		}
+		if res.ExitCode != 0 || len(inos) != len(kinds) {
 			t.Fatalf("exit %d: %s %s", res.ExitCode, res.Stdout, res.Stderr)
 		}
-		return n
+		return inos
 	}
-	own := inode("/proc/thread-self/ns/net") // not /proc/self: see serveNS
+	var own []uint64
+	for _, k := range kinds {
+		own = append(own, inode("/proc/thread-self/ns/"+k)) // not /proc/self: see serveNS
+	}
 	seen := map[uint64]int{}
 	for i := range 3 {
 		want := prepared()
 		got := call()
-		if got != want {
-			t.Errorf("call %d ran in network namespace %d, not the one prepared for it (%d)", i, got, want)
+		for k, name := range kinds {
+			if got[k] != want[k] {
+				t.Errorf("call %d ran in %s namespace %d, not the one prepared for it (%d)", i, name, got[k], want[k])
+			}
+			if got[k] == own[k] {
+				t.Fatalf("call %d ran in serve's own %s namespace", i, name)
+			}
+			if j, ok := seen[got[k]]; ok {
+				t.Errorf("calls %d and %d ran in the same %s namespace %d", j, i, name, got[k])
+			}
+			seen[got[k]] = i
 		}
-		if got == own {
-			t.Fatalf("call %d ran in serve's own network namespace", i)
-		}
-		if j, ok := seen[got]; ok {
-			t.Errorf("calls %d and %d ran in the same network namespace %d", j, i, got)
-		}
-		seen[got] = i
 	}
 }
 

@@ -84,7 +84,7 @@ const (
 var stepNames = []string{"set the process group", "set up stdin/stdout/stderr", "make mounts private",
 	"allow the private /tmp and the workspace's layer in the Landlock ruleset", "enter the workspace", "drop to the sandbox uid",
 	"set the parent-death signal", "set no_new_privs", "clear dumpable", "landlock restrict",
-	"install the seccomp filter", "set a resource limit", "exec", "enter the call's prepared network namespace",
+	"install the seccomp filter", "set a resource limit", "exec", "enter the call's prepared network, IPC and UTS namespaces",
 	"enter the call's prepared mount namespace", "hand the prepared mount namespace to serve",
 	"arm the deadline of the sandbox's setup", "map serve's uid and gid in the call's user namespace", "drop the user namespace's capabilities"}
 
@@ -97,6 +97,8 @@ type idMap struct {
 type rawPlan struct {
 	flags uintptr
 	netns int // -1: none; else a prepared network namespace the child enters (netns_linux.go)
+	ipcns int // -1: none; else a prepared IPC namespace the child enters
+	utsns int // -1: none; else a prepared UTS namespace the child enters
 	mntns int // -1: none; else a prepared mount namespace the child enters, in place of the mount list (mntns_linux.go)
 	// prepare: the child only makes the mount list in a new mount namespace and hands that
 	// namespace to serve on sock (SCM_RIGHTS, nsMsg prepared by the parent, the descriptor's
@@ -260,7 +262,7 @@ func cstr(s string) (*byte, error) { return unix.BytePtrFromString(s) }
 
 // plan turns the spec into the child's list of system calls. The returned cleanup closes what
 // the parent opened for the child (after the fork).
-func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns *os.File, pm *preparedMounts) (*rawPlan, func(), error) {
+func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, ns *callNS, pm *preparedMounts) (*rawPlan, func(), error) {
 	var closers []func()
 	cleanup := func() {
 		for _, c := range closers {
@@ -273,9 +275,17 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, netns *os.Fi
 	}
 	p := &rawPlan{flags: e.attr.flags, mounts: s.Mounts, nice: s.Nice, dropUID: s.DropUID && !mutated("drop-uid"),
 		uid: uintptr(s.UID), gid: uintptr(s.GID), noNewPrivs: !mutated("no-new-privs"), rulesetFD: -1, binFD: int(bin.Fd()),
-		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3], closeFDs: !mutated("close-fds"), netns: -1, mntns: -1, sock: -1}
-	if netns != nil && p.flags&unix.CLONE_NEWNET != 0 {
-		p.netns, p.flags = int(netns.Fd()), p.flags&^unix.CLONE_NEWNET
+		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3], closeFDs: !mutated("close-fds"), netns: -1, ipcns: -1, utsns: -1, mntns: -1, sock: -1}
+	if ns != nil {
+		for _, k := range []struct {
+			f    *os.File
+			flag uintptr
+			fd   *int
+		}{{ns.net, unix.CLONE_NEWNET, &p.netns}, {ns.ipc, unix.CLONE_NEWIPC, &p.ipcns}, {ns.uts, unix.CLONE_NEWUTS, &p.utsns}} {
+			if k.f != nil && p.flags&k.flag != 0 {
+				*k.fd, p.flags = int(k.f.Fd()), p.flags&^k.flag
+			}
+		}
 	}
 	if pm != nil && s.Mounts && p.flags&unix.CLONE_NEWNS != 0 {
 		p.mntns, p.flags = int(pm.ns.Fd()), p.flags&^unix.CLONE_NEWNS
@@ -394,7 +404,7 @@ func (e *Executor) planMounts(p *rawPlan, s *helper.Spec) error {
 	var keeps []keep
 	// Descriptor numbers above every one the child still needs (the status pipe, the ruleset,
 	// the binary): the child's table is its own copy, so whatever serve had there is untouched.
-	next := max(p.status, p.rulesetFD, p.binFD, p.stdin, p.stdout, p.stderr, p.netns, p.mntns, p.sock) + 1
+	next := max(p.status, p.rulesetFD, p.binFD, p.stdin, p.stdout, p.stderr, p.netns, p.ipcns, p.utsns, p.mntns, p.sock) + 1
 	var paths []string
 	var dirs []bool
 	for _, q := range helper.TmpPaths(s) {
@@ -472,7 +482,7 @@ type spawnFDs struct {
 	devnull int
 	r       [3]*os.File // stdout, stderr, status
 	w       [3]int      // -1 once closed
-	netns   *os.File
+	netns   *callNS
 }
 
 // openSpawnFDs opens /dev/null and the three pipes, then takes the call's network namespace.

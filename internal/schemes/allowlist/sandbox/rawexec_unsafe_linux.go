@@ -127,10 +127,21 @@ func rawChild(p *rawPlan) (uintptr, syscall.Errno) {
 	if _, _, err = syscall.RawSyscall(syscall.SYS_SETPGID, 0, 0, 0); err != 0 {
 		goto fail
 	}
+	// Namespaces made for this call ahead of it, in place of CLONE_NEWNET, CLONE_NEWIPC and
+	// CLONE_NEWUTS (netns_linux.go).
+	p.step = stNetNS
 	if p.netns >= 0 {
-		// A network namespace made for this call ahead of it, in place of CLONE_NEWNET.
-		p.step = stNetNS
 		if _, _, err = syscall.RawSyscall(unix.SYS_SETNS, uintptr(p.netns), syscall.CLONE_NEWNET, 0); err != 0 {
+			goto fail
+		}
+	}
+	if p.ipcns >= 0 {
+		if _, _, err = syscall.RawSyscall(unix.SYS_SETNS, uintptr(p.ipcns), syscall.CLONE_NEWIPC, 0); err != 0 {
+			goto fail
+		}
+	}
+	if p.utsns >= 0 {
+		if _, _, err = syscall.RawSyscall(unix.SYS_SETNS, uintptr(p.utsns), syscall.CLONE_NEWUTS, 0); err != 0 {
 			goto fail
 		}
 	}
