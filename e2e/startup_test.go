@@ -141,7 +141,33 @@ func stderrOf(err error) string {
 // so the runtime's 4 MB goal applies): it collects. Red without (mutant quiet-start).
 func TestStartCollectsNothing(t *testing.T) {
 	f := newFixture(t, nil)
-	start := func(env ...string) ([]string, time.Duration) { return startGCs(t, f, env...) }
+	start := func(env ...string) (gcs []string, took time.Duration) {
+		cmd := exec.Command(binPath, "serve", "--policy", f.policyPath, "--log-level", "error")
+		cmd.Env = append(append(os.Environ(), "GODEBUG=gctrace=1", testhooks.StartGarbageVar+"=16777216"), env...)
+		var stderr lockedBuffer
+		cmd.Stderr = &stderr
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() && !strings.Contains(sc.Text(), `"id":2`) {
+		}
+		took = time.Since(t0)
+		time.Sleep(100 * time.Millisecond) // a collection started before the answer prints when it ends
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			if strings.HasPrefix(l, "gc ") {
+				gcs = append(gcs, l)
+			}
+		}
+		return gcs, took
+	}
 	gcs, took := start()
 	if took > serve.StartQuiet/2 {
 		t.Skipf("SKIP: the start took %v on this loaded host, too close to serve.StartQuiet (%v) to judge", took, serve.StartQuiet)
@@ -151,55 +177,5 @@ func TestStartCollectsNothing(t *testing.T) {
 	}
 	if ctl, _ := start("GOGC=100"); len(ctl) == 0 {
 		t.Errorf("control: with GOGC set serve's start collected nothing, so the test cannot see a collection")
-	}
-}
-
-// startGCs starts serve on f's policy with GODEBUG=gctrace=1 (and env), reads the answer to
-// tools/list, and returns the collections' trace lines and how long the answer took.
-func startGCs(t *testing.T, f *fixture, env ...string) (gcs []string, took time.Duration) {
-	cmd := exec.Command(binPath, "serve", "--policy", f.policyPath, "--log-level", "error")
-	cmd.Env = append(append(os.Environ(), "GODEBUG=gctrace=1", testhooks.StartGarbageVar+"=16777216"), env...)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
-	sc := bufio.NewScanner(out)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() && !strings.Contains(sc.Text(), `"id":2`) {
-	}
-	took = time.Since(t0)
-	time.Sleep(100 * time.Millisecond) // a collection started before the answer prints when it ends
-	for _, l := range strings.Split(stderr.String(), "\n") {
-		if strings.HasPrefix(l, "gc ") {
-			gcs = append(gcs, l)
-		}
-	}
-	return gcs, took
-}
-
-// serve over stdio runs its Go code on one processor (serve.OneProcessor): a collection's trace
-// line names the processors it ran with. The control is the same start with GOMAXPROCS=2 in the
-// environment (the operator's setting stands).
-func TestStdioServeRunsOnOneProcessor(t *testing.T) {
-	f := newFixture(t, nil)
-	last := func(env ...string) string {
-		gcs, _ := startGCs(t, f, append([]string{"GOGC=100"}, env...)...)
-		if len(gcs) == 0 {
-			t.Fatalf("serve (env %q) collected nothing after 16 MB of garbage: no trace line to read", env)
-		}
-		return gcs[len(gcs)-1]
-	}
-	if l := last(); !strings.Contains(l, ", 1 P") {
-		t.Errorf("serve's last collection ran with other than one processor:\n%s", l)
-	}
-	if l := last("GOMAXPROCS=2"); !strings.Contains(l, ", 2 P") {
-		t.Errorf("control: with GOMAXPROCS=2 set, serve's last collection did not run with 2 processors:\n%s", l)
 	}
 }

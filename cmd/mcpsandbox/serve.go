@@ -80,9 +80,6 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 }
 
 func runServe(ctx context.Context, o *ServeOptions) error {
-	if o.HTTP == "" {
-		serve.OneProcessor() // one client over stdio: its chain of work on one processor
-	}
 	serve.QuietStart() // no collection on the way to the first answers
 	log := newLogger(o.IO.ErrOut, o.LogLevel)
 	if w := egress.StandInsWarning(); w != "" {
