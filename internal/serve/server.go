@@ -78,6 +78,9 @@ func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, 
 	r := &runner{pol: p, ex: ex, hash: sync.OnceValue(p.Hash), audit: o.Audit, log: o.Logger,
 		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}, idle: newIdleReleaser(),
 		unread: newUnread(unreadBounds())}
+	if a, ok := ex.(afterAnswerer); ok {
+		r.afterCall = a.AfterAnswer
+	}
 	stop, stopAll := context.WithCancelCause(context.Background())
 	r.stop, r.stopAll = stop, func(why string) { stopAll(errors.New(why)) }
 	known := map[string]bool{}
@@ -248,6 +251,9 @@ func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options)
 			c.OnOversize = r.oversize
 		}
 		c.unread = r.unread
+		if r.afterCall != nil { // the executor's after-work starts once the answer's line is out
+			c.afterAnswer, r.afterCall = r.afterCall, nil
+		}
 		t = &c
 	}
 	t, listed := afterToolsList(srv, t)
@@ -315,7 +321,11 @@ func afterToolsList(srv *mcp.Server, t mcp.Transport) (mcp.Transport, <-chan str
 	lt, line := t.(*LineTransport)
 	if line {
 		c := *lt
+		prev := c.afterAnswer
 		c.afterAnswer = func() {
+			if prev != nil {
+				prev()
+			}
 			if done.Load() {
 				signal()
 			}
@@ -360,13 +370,23 @@ type runner struct {
 	// posts are the HTTP POSTs being served (nil on stdio): a call whose POST is gone before
 	// it gets a slot is not run.
 	posts *posts
+	// afterCall, if set, runs as a tool handler returns: the executor's AfterAnswer, where no
+	// transport says when an answer is written (over a LineTransport the transport calls it).
+	afterCall func()
 }
+
+// afterAnswerer is an executor with work its calls leave for after their answers: AfterAnswer
+// says an answer is out (any call's; the executor bounds how long its work waits for one).
+type afterAnswerer interface{ AfterAnswer() }
 
 func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		r.idle.busy()
 		defer r.idle.busy()
+		if r.afterCall != nil {
+			defer r.afterCall()
+		}
 		args := req.Params.Arguments
 		timeout := r.pol.Limits.Timeout.Duration
 		session := ""

@@ -84,6 +84,7 @@ type Options struct {
 
 // Executor implements executor.Executor for the allowlist scheme.
 type Executor struct {
+	after   afterWork // work calls leave for after their answers (afterwork_linux.go)
 	pol     *policy.Policy
 	al      *alsec.Allowlist
 	ws      string // workspace, symlinks resolved
@@ -490,6 +491,7 @@ func (e *Executor) Tools() []executor.Tool {
 // Close implements executor.Executor: the warm helper is stopped.
 func (e *Executor) Close() error {
 	e.closed.Store(true)
+	e.after.drain()
 	e.closeNetNS()
 	e.waitLayers()
 	e.closeLayers()

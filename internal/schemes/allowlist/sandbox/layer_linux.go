@@ -89,7 +89,7 @@ func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, r
 		// makes its own mount namespace.
 		if chk.mounts = e.takeMounts(); chk.mounts != nil {
 			l = chk.mounts.layer.l
-			defer chk.mounts.release()
+			defer e.after.later(chk.mounts.release) // its namespace let go once the answer is out
 		}
 	}
 	if l == nil {

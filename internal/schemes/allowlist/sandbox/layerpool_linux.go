@@ -79,7 +79,7 @@ func (e *Executor) prepareLayer() {
 // newLayer is the call's layer: the prepared one if the workspace is as it was when it was
 // made, else one made now; the next is prepared in the background.
 func (e *Executor) newLayer() (*wslayer.Layer, error) {
-	defer func() { go e.prepareLayer() }()
+	defer e.after.later(e.prepareLayer)
 	select {
 	case p := <-e.layers:
 		var now unix.Stat_t

@@ -574,7 +574,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 		if err != nil {
 			return nil, err
 		}
-		defer func() { go ns.Close() }()
+		defer e.after.later(func() { ns.Close() })
 		use = &preparedMounts{ns: ns, rulesetFD: -1}
 	}
 	fds, err := e.openSpawnFDs()
@@ -607,7 +607,7 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 		// returns (as the helper path does). A prepared one is held by its descriptor, which
 		// the call's layer closes off the path (inLayer).
 		if ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil {
-			defer func() { go ns.Close() }()
+			defer e.after.later(func() { ns.Close() })
 		}
 	}
 	stdout, stderr := &executor.CapBuffer{Limit: c.MaxOutput}, &executor.CapBuffer{Limit: c.MaxOutput}
@@ -617,16 +617,16 @@ func (e *Executor) spawnDirect(ctx context.Context, c executor.Call, pc *pinned,
 	go func() { defer copying.Done(); io.Copy(stderr, errR) }()
 	status, _ := io.ReadAll(stR) // EOF at the exec (close-on-exec) or the child's exit
 	ws, held := e.waitChild(ctx, pid)
-	// What the next call takes ready (its mount namespace, its network namespace), made now that
-	// this call's command is done: made while it ran, it took the CPU the command needed. One
-	// after the other, on one goroutine: the call's answer still needs the other CPU.
+	// What the next call takes ready (its mount namespace, its network namespace), made once this
+	// call's answer is out: made while the command ran, it took the CPU the command needed; made
+	// as it exited, the CPU the call's end needed. One after the other, on one goroutine.
 	mounts := p.mounts && chk != nil && len(chk.hidden) == 0
-	go func() {
+	e.after.later(func() {
 		if mounts {
 			e.prepareMounts(spec)
 		}
 		e.prepareNetNS()
-	}()
+	})
 	drainCopies(&copying, outR, errR)
 	if held {
 		return nil, heldError(pc.Name)
