@@ -1,11 +1,8 @@
 package sandbox
 
 import (
-	"os"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // The next call's namespaces are made once serve says the call's answer is out (AfterAnswer),
@@ -13,13 +10,7 @@ import (
 // answer is not out (the bound it waits for is an hour here), one is at AfterAnswer. Red when
 // the work starts as the command exits.
 func TestAfterWorkWaitsForTheAnswer(t *testing.T) {
-	if os.Geteuid() != 0 || !directArch {
-		t.Skip("the direct start is used by a root serve on amd64 only")
-	}
-	e := pythonExecutor(t, nil, false)
-	if !e.directOK() || !e.attr.has(unix.CLONE_NEWNET) {
-		t.Skip("no direct start with a network namespace here")
-	}
+	e := preparingExecutor(t)
 	e.after.mu.Lock()
 	e.after.max = time.Hour
 	e.after.mu.Unlock()

@@ -19,13 +19,7 @@ import (
 // began, never serve's, never the previous call's. Red without the pool (the call's namespace is
 // not the prepared one) and with a pool that hands namespaces out twice (mutant netns-once).
 func TestPreparedNetNSFreshPerCall(t *testing.T) {
-	if os.Geteuid() != 0 || !directArch {
-		t.Skip("the direct start is used by a root serve on amd64 only")
-	}
-	e := pythonExecutor(t, nil, false)
-	if !e.directOK() || !e.attr.has(unix.CLONE_NEWNET) {
-		t.Skip("no direct start with a network namespace here")
-	}
+	e := preparingExecutor(t)
 	var kinds []string // of net, ipc, uts: those the calls have
 	var idx []int
 	for i, k := range nsKinds {
@@ -158,4 +152,18 @@ func TestServeNSWhilePreparing(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
+}
+
+// preparingExecutor is an executor whose calls take network namespaces prepared ahead (a root
+// serve's direct start); the test is skipped where there is none.
+func preparingExecutor(t *testing.T) *Executor {
+	t.Helper()
+	if os.Geteuid() != 0 || !directArch {
+		t.Skip("the direct start is used by a root serve on amd64 only")
+	}
+	e := pythonExecutor(t, nil, false)
+	if !e.directOK() || !e.attr.has(unix.CLONE_NEWNET) {
+		t.Skip("no direct start with a network namespace here")
+	}
+	return e
 }
