@@ -256,6 +256,23 @@ func idMapsFor(uid, gid int) ([]idMap, error) {
 	return out, nil
 }
 
+// enter has the child enter the namespaces prepared for its call (netns_linux.go) in place of
+// cloning those kinds.
+func (p *rawPlan) enter(ns *callNS) {
+	if ns == nil {
+		return
+	}
+	for _, k := range []struct {
+		f    *os.File
+		flag uintptr
+		fd   *int
+	}{{ns.net, unix.CLONE_NEWNET, &p.netns}, {ns.ipc, unix.CLONE_NEWIPC, &p.ipcns}, {ns.uts, unix.CLONE_NEWUTS, &p.utsns}} {
+		if k.f != nil && p.flags&k.flag != 0 {
+			*k.fd, p.flags = int(k.f.Fd()), p.flags&^k.flag
+		}
+	}
+}
+
 // cstr is s as a C string (NUL in s is refused by the caller's checks: paths and argv come
 // from the policy and the argument check, which refuse NUL).
 func cstr(s string) (*byte, error) { return unix.BytePtrFromString(s) }
@@ -276,17 +293,7 @@ func (e *Executor) plan(s *helper.Spec, bin *os.File, stdio [4]int, ns *callNS, 
 	p := &rawPlan{flags: e.attr.flags, mounts: s.Mounts, nice: s.Nice, dropUID: s.DropUID && !mutated("drop-uid"),
 		uid: uintptr(s.UID), gid: uintptr(s.GID), noNewPrivs: !mutated("no-new-privs"), rulesetFD: -1, binFD: int(bin.Fd()),
 		stdin: stdio[0], stdout: stdio[1], stderr: stdio[2], status: stdio[3], closeFDs: !mutated("close-fds"), netns: -1, ipcns: -1, utsns: -1, mntns: -1, sock: -1}
-	if ns != nil {
-		for _, k := range []struct {
-			f    *os.File
-			flag uintptr
-			fd   *int
-		}{{ns.net, unix.CLONE_NEWNET, &p.netns}, {ns.ipc, unix.CLONE_NEWIPC, &p.ipcns}, {ns.uts, unix.CLONE_NEWUTS, &p.utsns}} {
-			if k.f != nil && p.flags&k.flag != 0 {
-				*k.fd, p.flags = int(k.f.Fd()), p.flags&^k.flag
-			}
-		}
-	}
+	p.enter(ns)
 	if pm != nil && s.Mounts && p.flags&unix.CLONE_NEWNS != 0 {
 		p.mntns, p.flags = int(pm.ns.Fd()), p.flags&^unix.CLONE_NEWNS
 	}
