@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -154,6 +155,11 @@ func DecodeArgs(raw json.RawMessage, v any) error {
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
 	}
+	if k, want := inexactKey(raw, argNames(v)); k != "" {
+		// encoding/json matches names without regard to case (and folds ſ to s, K to k): an
+		// argument runs under the name the tool knows, but the audit keeps the one sent.
+		return Refuse("tool.arguments", "argument %q is not a name this tool takes: names are matched exactly (did you mean %q?)", k, want)
+	}
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -172,6 +178,29 @@ func DecodeArgs(raw json.RawMessage, v any) error {
 	return nil
 }
 
+// inexactKey is the first top-level key of raw that is none of names but equal to one of them
+// under case folding, and that name ("" when every key is exact, or raw is not an object).
+func inexactKey(raw json.RawMessage, names []string) (key, want string) {
+	if len(names) == 0 || mutated("args-key-fold") {
+		return "", ""
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return "", "" // the decode that follows says what is wrong
+	}
+	for k := range m {
+		if slices.Contains(names, k) {
+			continue
+		}
+		for _, n := range names {
+			if strings.EqualFold(k, n) {
+				return k, n
+			}
+		}
+	}
+	return "", ""
+}
+
 // argNames are the argument names a tool's arguments struct takes (its JSON names), for a
 // refusal of an unknown one: a client that sent "command" to a tool taking "script" learns it.
 func argNames(v any) []string {
@@ -185,14 +214,17 @@ func argNames(v any) []string {
 	var names []string
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
+		if !f.IsExported() && !f.Anonymous {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch name {
-		case "-":
+		switch {
+		case name == "-":
 			continue
-		case "":
+		case name == "" && f.Anonymous:
+			names = append(names, argNames(reflect.New(f.Type).Interface())...) // its fields are the struct's
+			continue
+		case name == "":
 			name = f.Name
 		}
 		names = append(names, name)

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -68,5 +69,32 @@ func TestDecodeArgsStrict(t *testing.T) {
 	}
 	if err := DecodeArgs(nil, &v); err != nil {
 		t.Fatalf("empty arguments: %v", err)
+	}
+}
+
+// Argument names are matched exactly: encoding/json would take "Script", "SCRIPT" or "ſcript"
+// (U+017F folds to s) for "script", and the audit would keep the name as sent (atk29 N2).
+// Red with mutant args-key-fold.
+func TestDecodeArgsNamesExact(t *testing.T) {
+	type common struct {
+		Timeout float64 `json:"timeout,omitempty"`
+	}
+	var sh struct {
+		Script string `json:"script"`
+		common
+	}
+	for _, k := range []string{"Script", "SCRIPT", "ſcript", "TimeOut"} {
+		raw := fmt.Sprintf(`{%q:"x"}`, k)
+		if strings.HasPrefix(k, "T") {
+			raw = fmt.Sprintf(`{"script":"x",%q:1}`, k)
+		}
+		err := DecodeArgs([]byte(raw), &sh)
+		var r *Refusal
+		if !errors.As(err, &r) || r.Rule != "tool.arguments" || !strings.Contains(err.Error(), "matched exactly") {
+			t.Errorf("argument name %q: %v, want a refusal naming exact matching", k, err)
+		}
+	}
+	if err := DecodeArgs([]byte(`{"script":"x","timeout":2}`), &sh); err != nil || sh.Script != "x" || sh.Timeout != 2 {
+		t.Fatalf("exact names, an embedded struct's among them: %v %+v", err, sh)
 	}
 }

@@ -43,6 +43,7 @@ type fakeArgs struct {
 	Raise  string `json:"raise,omitempty"` // fail the way run_code reports an exception
 	Bulk   int    `json:"bulk,omitempty"`  // this many control bytes of stdout (six bytes each in JSON)
 	Held   int    `json:"held,omitempty"`  // one change applied to the workspace and this many refused
+	Late   int    `json:"late,omitempty"`  // wait for the cancel, then report this many changes applied (its commit had begun)
 }
 
 type raised struct{ name string }
@@ -84,6 +85,10 @@ func (f *fakeExec) Tools() []executor.Tool {
 				case <-ctx.Done():
 					return &executor.Result{ExitCode: 137, TimedOut: errors.Is(ctx.Err(), context.DeadlineExceeded)}, nil
 				}
+			}
+			if a.Late > 0 {
+				<-ctx.Done()
+				return &executor.Result{Workspace: &executor.WorkspaceChanges{Committed: a.Late, Bytes: 1}}, nil
 			}
 			if a.Held > 0 {
 				w := &executor.WorkspaceChanges{Committed: 1, Bytes: 5, Restored: []string{"back.txt"}}

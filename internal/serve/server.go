@@ -461,13 +461,13 @@ func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, 
 		out = errorResult(ref.Error())
 	case errors.Is(err, errShutdown):
 		entry.Decision, entry.Reason = "cancelled", "serve is shutting down: "+context.Cause(r.stop).Error()
-		out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
+		out = r.cancelled(t, start, res, entry, "cancelled: the server is shutting down")
 	case err != nil && ctx.Err() != nil:
 		entry.Decision, entry.Reason = "cancelled", err.Error()
-		out = errorResult("cancelled by the client: the command's process tree was killed")
+		out = r.cancelled(t, start, res, entry, "cancelled by the client")
 	case err != nil && r.stop.Err() != nil:
 		entry.Decision, entry.Reason = "cancelled", "serve is shutting down"
-		out = errorResult("cancelled: the server is shutting down; the call's process tree was killed")
+		out = r.cancelled(t, start, res, entry, "cancelled: the server is shutting down")
 	case errors.As(err, &te):
 		// The program ran and failed in a way the tool reports (an exception): the client
 		// gets the error's own words and the structured result, marked isError.
@@ -490,6 +490,29 @@ func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, 
 		out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: visible.Text(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
 	}
 	return out
+}
+
+// cancelled answers a call that was cancelled (what says by whom) and completes its audit
+// entry with what the executor made of it, res (nil: nothing). A cancel does not undo writes
+// already being applied: one that came once the command had ended and its layer was being
+// committed (or under limits.on_interrupt = "commit") leaves them in the workspace, and the
+// answer and the audit say so rather than read as if nothing landed.
+func (r *runner) cancelled(t executor.Tool, start time.Time, res *executor.Result, entry *audit.Entry, what string) *mcp.CallToolResult {
+	if res == nil || mutated("cancel-drops-result") {
+		return errorResult(what + ": the call's process tree was killed")
+	}
+	res.DurationMS = time.Since(start).Milliseconds()
+	entry.ExitCode, entry.Truncated, entry.TimedOut = &res.ExitCode, res.Truncated, res.TimedOut
+	entry.Files, entry.Workspace = fileRecords(t.Name, res), workspaceRecord(res.Workspace)
+	head := what + ": the call's process tree was killed; what it had done is below"
+	if w := res.Workspace; w != nil && w.Discarded == "" {
+		// The commit had begun (or on_interrupt = "commit"): it is never left half-done.
+		entry.Reason += "; the call's writes were applied to the workspace all the same (the cancel came while they were being applied, or limits.on_interrupt = \"commit\")"
+		head = what + ", too late to hold back the call's writes: they were being applied to the workspace " +
+			"(or limits.on_interrupt = \"commit\"), and what was applied is below"
+	}
+	text := ClipText(visible.Text(head+"\n"+Render(res, r.pol)), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
+	return &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
 }
 
 // errRequestGone ends a call's wait for a slot when the HTTP POST that carried it is over.
@@ -560,10 +583,10 @@ func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMe
 	if !stopped() && !errors.As(err, &ref) && !mutated("shutdown-cancelled") {
 		// Shutdown killed the call: whatever the executor made of that (exit 137), it did not
 		// simply run.
-		return nil, errShutdown
+		return res, errShutdown // res, if any: what reached the workspace meanwhile is reported
 	}
 	if err == nil && ctx.Err() != nil {
-		return nil, ctx.Err() // the client cancelled: not a timeout
+		return res, ctx.Err() // the client cancelled: not a timeout
 	}
 	return res, err
 }

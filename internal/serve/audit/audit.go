@@ -52,6 +52,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -560,43 +561,83 @@ func (l *Log) redactArgs(raw json.RawMessage) (args string, whole []byte) {
 	if err := CheckShape(raw, MaxJSONValues, MaxJSONDepth); err != nil {
 		return fmt.Sprintf("[mcpsandbox: arguments not logged: %v, so their secrets cannot be redacted]", err), raw
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil || d.More() {
+	if !json.Valid(raw) {
 		// Not JSON: logged as the text it is (a JSON string), where an escape is no escape.
 		return l.redact.Replace(string(raw)), nil
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(l.redactValue(v)); err != nil {
+	out, err := l.reencode(raw)
+	if err != nil {
 		return fmt.Sprintf("[mcpsandbox: arguments not logged: %v]", err), raw
 	}
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	return out, nil
 }
 
-// redactValue redacts every string, key and number in a decoded JSON value.
-func (l *Log) redactValue(v any) any {
-	switch x := v.(type) {
-	case string:
-		return l.redact.Replace(x)
-	case json.Number:
-		if r := l.redact.Replace(string(x)); r != string(x) {
-			return r
+// reencode is valid JSON raw decoded token by token and encoded again, every string, key and
+// number redacted. Keys keep their order and a key given twice stays twice (a map would keep
+// one value: the record of a call refused for its duplicate keys would not show what was sent).
+func (l *Log) reencode(raw []byte) (string, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var b bytes.Buffer
+	var stack []byte          // '{' or '[' per open container
+	first, key := true, false // the next value opens its container; the next string is a key
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return b.String(), nil
 		}
-	case []any:
-		for i := range x {
-			x[i] = l.redactValue(x[i])
+		if err != nil {
+			return "", err
 		}
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[l.redact.Replace(k)] = l.redactValue(val)
+		if dl, ok := tok.(json.Delim); ok && (dl == '}' || dl == ']') {
+			b.WriteByte(byte(dl))
+			stack = stack[:len(stack)-1]
+			first, key = false, len(stack) > 0 && stack[len(stack)-1] == '{'
+			continue
 		}
-		return out
+		inObj := len(stack) > 0 && stack[len(stack)-1] == '{'
+		switch {
+		case !first && inObj && key:
+			b.WriteByte(',')
+		case !first && !inObj && len(stack) > 0:
+			b.WriteByte(',')
+		}
+		first = false
+		switch x := tok.(type) {
+		case json.Delim:
+			b.WriteByte(byte(x))
+			stack = append(stack, byte(x))
+			first, key = true, x == '{'
+			continue
+		case string:
+			writeString(&b, l.redact.Replace(x))
+		case json.Number:
+			if r := l.redact.Replace(string(x)); r != string(x) {
+				writeString(&b, r)
+			} else {
+				b.WriteString(string(x))
+			}
+		case bool:
+			b.WriteString(strconv.FormatBool(x))
+		case nil:
+			b.WriteString("null")
+		}
+		if inObj && key {
+			b.WriteByte(':')
+			key = false
+			first = true // the value follows the colon with no comma
+			continue
+		}
+		key = inObj
 	}
-	return v
+}
+
+// writeString writes s as a JSON string, <, > and & as they are.
+func writeString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)       // a string: cannot fail
+	b.Truncate(b.Len() - 1) // its newline
 }
 
 func nilIfEmpty(c []Clip) []Clip {

@@ -100,3 +100,26 @@ func escapeAll(s string) string {
 	}
 	return b.String()
 }
+
+// The arguments as logged (secrets in the environment, so decoded and encoded again) keep
+// their keys' order and a key given twice (atk29 N1: a call refused for duplicate keys was
+// recorded with one of them), and are the same JSON as those sent.
+func TestRedactedArgumentsKeepWhatWasSent(t *testing.T) {
+	l := &Log{}
+	l.redact, l.hasSecrets = strings.NewReplacer("abcdef-0123456789", "[redacted:K]"), true
+	for _, c := range []struct{ in, want string }{
+		{`{"command":"cat","args":["sa"],"args":["sb"]}`, `{"command":"cat","args":["sa"],"args":["sb"]}`},
+		{`{"z":1,"a":{"y":[1,{"q":null,"q":true}],"b":"<&>"},"c":[]}`, `{"z":1,"a":{"y":[1,{"q":null,"q":true}],"b":"<&>"},"c":[]}`},
+		{` [ {} , [ ], "\u0061bcdef-0123456789", 1.5e3, false ] `, `[{},[],"[redacted:K]",1.5e3,false]`},
+		{`"x\\u003c"`, `"x\\u003c"`},
+		{`{"args":null}`, `{"args":null}`},
+	} {
+		got, whole := l.redactArgs(json.RawMessage(c.in))
+		if got != c.want || whole != nil {
+			t.Errorf("%s logged as %s, want %s", c.in, got, c.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("%s logged as %s: not JSON", c.in, got)
+		}
+	}
+}
