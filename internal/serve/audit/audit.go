@@ -634,6 +634,17 @@ func (l *Log) reencode(raw []byte) (string, error) {
 
 // writeString writes s as a JSON string, <, > and & as they are.
 func writeString(b *bytes.Buffer, s string) {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'
+	}
+	if plain { // most arguments: nothing to escape
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)       // a string: cannot fail
