@@ -459,6 +459,10 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 			fmt.Fprintf(w, "  the entry %q of %s is switched off (disabled, or enabled = false, kept from the entry it replaced): the client will not start it until you switch it on there\n",
 				pl.name, c.Path)
 		}
+		if len(c.Trust) > 0 && !c.Unchanged() {
+			fmt.Fprintf(w, "  the entry %q of %s keeps %s from the entry it replaced: the trust you gave that server now goes to this one "+
+				"(the client may run its tools without asking you); remove it there to be asked\n", pl.name, c.Path, strings.Join(c.Trust, ", "))
+		}
 		if len(c.Dropped) > 0 && !c.Unchanged() {
 			fmt.Fprintf(w, "  replaced with the old entry %q of %s: %s (how it started or reached its server; the backup has them)\n",
 				pl.name, c.Path, strings.Join(c.Dropped, ", "))

@@ -2,6 +2,7 @@ package generate
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -226,6 +227,44 @@ func keptAndDropped(t Target, old, merged []byte, name string) (kept, dropped []
 		}
 	}
 	return kept, dropped
+}
+
+// trustKeys say, in an entry, that the client runs the server's tools without asking the user
+// (Gemini CLI's trust, autoApprove and alwaysAllow where a client takes them, Codex's approval modes:
+// default_tools_approval_mode and tools.<name>.approval_mode). They are the user's and are
+// kept, but the trust was given to the server init replaced (atk22b: kept without a word).
+var trustKeys = []string{"trust", "autoApprove", "alwaysAllow", "default_tools_approval_mode", "tools"}
+
+// trustKept is each kept trust key of entry name in src, with its value ("trust = true").
+func trustKept(t Target, src []byte, name string, kept []string) []string {
+	if mutated("init-force-trust-silent") {
+		return nil
+	}
+	doc := entryDoc(t, src, name)
+	var out []string
+	for _, k := range trustKeys {
+		v, ok := doc[k]
+		if !ok || !slices.Contains(kept, k) || v == false {
+			continue
+		}
+		if l, isList := v.([]any); isList && len(l) == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s = %s", k, compactValue(v)))
+	}
+	return out
+}
+
+// compactValue is v in one short line for a report.
+func compactValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	if len(b) > 120 {
+		return string(b[:117]) + "..."
+	}
+	return string(b)
 }
 
 // toolAllowKeys hold, in an entry, the only tools the client offers of its server: Gemini CLI's

@@ -338,3 +338,35 @@ func TestForceSaysAKeptToolListLeavesToolsOut(t *testing.T) {
 		}
 	}
 }
+
+// TestForceSaysKeptTrust: a replaced entry's trust (Gemini CLI's trust: true, Cline's
+// autoApprove, Codex's approval modes) is the user's and stays, but it was given to the old
+// server: the report names it, with its value (atk22b, left: kept without a word). Red under
+// mutant init-force-trust-silent.
+func TestForceSaysKeptTrust(t *testing.T) {
+	dir := t.TempDir()
+	e := NewServerEntry("/bin/mcpsandbox", "/p.toml")
+	for _, tc := range []struct {
+		id, file, src, said string
+	}{
+		{"gemini", "a.json", `{"mcpServers": {"sandbox": {"command": "old", "trust": true, "timeout": 5}}}`, "keeps trust = true"},
+		{"gemini", "b.json", `{"mcpServers": {"sandbox": {"command": "old", "trust": false}}}`, ""},
+		{"cursor", "c.json", `{"mcpServers": {"sandbox": {"command": "old", "autoApprove": ["run_command"]}}}`, `keeps autoApprove = ["run_command"]`},
+		{"codex", "d.toml", "[mcp_servers.sandbox]\ncommand = \"old\"\ndefault_tools_approval_mode = \"approve\"\n", `keeps default_tools_approval_mode = "approve"`},
+		{"codex", "e.toml", "[mcp_servers.sandbox]\ncommand = \"old\"\nstartup_timeout_sec = 5\n", ""},
+	} {
+		p := filepath.Join(dir, tc.file)
+		os.WriteFile(p, []byte(tc.src), 0o600)
+		c, err := ClientChange(Target{Client: client(t, tc.id), Scope: "user", Path: p}, "sandbox", e, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl := &Plan{name: "sandbox", Clients: ClientPlan{Changes: []FileChange{c}}}
+		var w bytes.Buffer
+		pl.Report(&w, &Written{})
+		got := w.String()
+		if tc.said == "" && strings.Contains(got, "trust you gave") || tc.said != "" && (!strings.Contains(got, tc.said) || !strings.Contains(got, "trust you gave")) {
+			t.Errorf("%s %s: the report:\n%s\nwant %q", tc.id, tc.src, got, tc.said)
+		}
+	}
+}

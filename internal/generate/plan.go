@@ -40,6 +40,10 @@ type FileChange struct {
 	// CLI's includeTools, Codex's enabled_tools; nil = none): the report names the server's
 	// tools it leaves out.
 	AllowedTools []string
+	// Trust names the kept keys that say how far the client trusts the server (Gemini CLI's
+	// trust, autoApprove, Codex's approval modes), with their values: given to the
+	// server init replaced, they now apply to init's, which the report says.
+	Trust []string
 	// DeferPrune leaves the file's older backups in place until PruneBackups is called for the
 	// write: a write that may be taken back must not push out backups first.
 	DeferPrune bool
@@ -196,6 +200,7 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 		kept, dropped := keptAndDropped(t, cur, merged, name)
 		c.Kept, c.Dropped = append(c.Kept, kept...), append(c.Dropped, dropped...)
 		c.Off = c.Off || len(kept) > 0 && switchedOff(t, merged, name)
+		c.Trust = append(c.Trust, trustKept(t, merged, name, kept)...)
 		if len(kept) > 0 && c.AllowedTools == nil {
 			c.AllowedTools = allowedTools(t, merged, name)
 		}
