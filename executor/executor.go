@@ -184,11 +184,7 @@ func inexactKey(raw json.RawMessage, names []string) (key, want string) {
 	if len(names) == 0 || mutated("args-key-fold") {
 		return "", ""
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return "", "" // the decode that follows says what is wrong
-	}
-	for k := range m {
+	for _, k := range topKeys(raw) {
 		if slices.Contains(names, k) {
 			continue
 		}
@@ -199,6 +195,45 @@ func inexactKey(raw json.RawMessage, names []string) (key, want string) {
 		}
 	}
 	return "", ""
+}
+
+// topKeys are the top-level keys of the JSON object raw, decoded, found in one pass that
+// decodes no value (write_file's content may be megabytes). raw not an object: none; not JSON:
+// what it finds (the decode that follows says what is wrong).
+func topKeys(raw []byte) []string {
+	var keys []string
+	depth, object, expectKey := 0, false, false
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			j := i + 1
+			for ; j < len(raw) && raw[j] != '"'; j++ {
+				if raw[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(raw) {
+				return keys
+			}
+			var k string
+			if expectKey && json.Unmarshal(raw[i:j+1], &k) == nil {
+				keys = append(keys, k)
+			}
+			expectKey, i = false, j
+		case '{', '[':
+			depth++
+			if depth == 1 {
+				object = raw[i] == '{'
+			}
+			expectKey = depth == 1 && object
+		case '}', ']':
+			depth--
+			expectKey = false
+		case ',':
+			expectKey = depth == 1 && object
+		}
+	}
+	return keys
 }
 
 // argNames are the argument names a tool's arguments struct takes (its JSON names), for a

@@ -98,3 +98,18 @@ func TestDecodeArgsNamesExact(t *testing.T) {
 		t.Fatalf("exact names, an embedded struct's among them: %v %+v", err, sh)
 	}
 }
+
+// topKeys reads the top-level keys only, escapes decoded, whatever the values hold.
+func TestTopKeys(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1,"b":{"c":[{"d":2}],"e":"x\\"},"f":["g","h"],"\u0073cript":"}{,\""}`: "a b f script",
+		`["a","b"]`:          "",
+		`{}`:                 "",
+		` { "k" : [ ] } `:    "k",
+		`{"a":"unterminated`: "a",
+	} {
+		if got := strings.Join(topKeys([]byte(in)), " "); got != want {
+			t.Errorf("topKeys(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
