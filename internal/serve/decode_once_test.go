@@ -48,6 +48,15 @@ func TestDecodeOnceMatchesTheSDK(t *testing.T) {
 		`{"jsonrpc":"2.0","result":{"x":1}}`,
 		`{}`,
 		` {"jsonrpc":"2.0","id":9,"method":"tools/list"} `,
+		`{"jsonrpc":"2.\u0030","id":9,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":-0,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud800","method":"p\ud800"}`,
+		`{"jsonrpc":"2.0","id":[1],"method":"ping"}`,
+		`{"jsonrpc":null,"id":2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","ID":2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"x":1}}}`,
 	} {
 		line := []byte(m)
 		p, _, _, why := judgeMessage(line)
@@ -114,5 +123,30 @@ func TestStdioLineReadWithoutRegrowth(t *testing.T) {
 	// the line's buffers (64 KiB doubled up to 16 MiB: 32 MiB) and its decode (2x); 84 MiB before
 	if alloc > 6*big {
 		t.Errorf("%d MiB allocated to read a %d MiB line, want at most %d MiB", alloc>>20, big>>20, 6*big>>20)
+	}
+}
+
+// A request's message is made without the SDK's decoder, which takes a 32 KB buffer for each
+// value it decodes (two a request): a small tools/call's decode allocates a few kB, not 64.
+// Red with mutant stdio-decode-sdk.
+func TestSmallRequestDecodedWithoutTheSDKsBuffers(t *testing.T) {
+	line := []byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"run_allowed_command","arguments":{"command":"wc","args":["in.txt"]}}}`)
+	p, _, _, why := judgeMessage(line)
+	if why != "" {
+		t.Fatal(why)
+	}
+	if _, err := p.message(line); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		if _, err := p.message(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 100; per > 8<<10 {
+		t.Fatalf("a small request's message took %d bytes to make, want under 8 kB (the SDK's decoder: 32 kB a value)", per)
 	}
 }
