@@ -382,6 +382,7 @@ type afterAnswerer interface{ AfterAnswer() }
 func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
+		endQuietStart()
 		r.idle.busy()
 		defer r.idle.busy()
 		if r.afterCall != nil {

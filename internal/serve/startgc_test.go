@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"context"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 )
@@ -44,5 +47,36 @@ func TestIdleReleaseHandsMemoryBack(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if n := r.released.Load(); n != 2 {
 		t.Errorf("released %d times after two idle periods, want 2", n)
+	}
+}
+
+// QuietStart's quiet ends at the first tools/call, not a second after the start: calls a
+// client makes at once would make their garbage with the collector off, and the heap they grow
+// leaves the runtime's bookkeeping resident (0.5 MB of the idle serve). Red with mutant
+// quiet-start-past-calls.
+func TestQuietStartEndsAtTheFirstCall(t *testing.T) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOGC or GOMEMLIMIT set: QuietStart leaves the collector as the operator set it")
+	}
+	gcPercent := func() int {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p
+	}
+	was := gcPercent()
+	QuietStart()
+	defer endQuietStart()
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("QuietStart left the collector at GOGC=%d, want it off", p)
+	}
+	cs, _ := connect(t, testPolicy(time.Minute, 2), &fakeExec{}, nil)
+	if p := gcPercent(); p != -1 {
+		t.Fatalf("the collector was back before any call (GOGC=%d): the quiet covers initialize", p)
+	}
+	if _, err := call(t, context.Background(), cs, map[string]any{"echo": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := gcPercent(); p != was {
+		t.Fatalf("after the first call the collector is at GOGC=%d, want %d back (QuietStart's second is not over)", p, was)
 	}
 }
