@@ -93,6 +93,19 @@ type WorkspaceChanges struct {
 	Discarded string `json:"discarded,omitempty" jsonschema:"why none of the call's writes were applied"`
 }
 
+// Recovery is a commit a serve died in (SIGKILL, the OOM killer) that this serve finished at its
+// start: what it applied, or why it could not. The client whose call it was got no answer.
+type Recovery struct {
+	PID     int       // the serve that died
+	Since   time.Time // when its call began
+	Changes *WorkspaceChanges
+	Err     string // why it could not be finished ("": it was); tried again at the next start
+}
+
+// Recoverer is an executor that finishes such commits at its start. serve audits each once Ready
+// has returned: Recovered hands them over, once.
+type Recoverer interface{ Recovered() []Recovery }
+
 // RefusedChange is one change the commit refused.
 type RefusedChange struct {
 	Path string `json:"path" jsonschema:"the path in the workspace"`

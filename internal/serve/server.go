@@ -278,9 +278,7 @@ func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options)
 			}
 			b.Begin()
 		}
-		if err := ex.Ready(); err != nil {
-			cancel(err)
-		}
+		r.whenReady(cancel)
 	}()
 	ss, err := srv.Connect(ctx, t, nil)
 	if err != nil {
@@ -514,6 +512,41 @@ func (r *runner) cancelled(t executor.Tool, start time.Time, res *executor.Resul
 	}
 	text := ClipText(visible.Text(head+"\n"+Render(res, r.pol)), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
 	return &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
+}
+
+// whenReady waits for the executor's start-up: serve ends with its error, or, ready, the
+// commits it finished for a dead serve are put on record.
+func (r *runner) whenReady(cancel context.CancelCauseFunc) {
+	if err := r.ex.Ready(); err != nil {
+		cancel(err)
+		return
+	}
+	r.auditRecoveries()
+}
+
+// auditRecoveries puts on record each commit a dead serve left that the executor finished at its
+// start (executor.Recoverer): the writes of a call whose outcome never reached the log, now in
+// the workspace. Without it the audit held that call's started line and nothing of what landed.
+func (r *runner) auditRecoveries() {
+	rc, ok := r.ex.(executor.Recoverer)
+	if !ok || r.audit == nil || mutated("recovery-unaudited") {
+		return
+	}
+	for _, rec := range rc.Recovered() {
+		began := rec.Since.UTC().Format(time.RFC3339Nano)
+		e := audit.Entry{Server: r.pol.Name, Call: newID(), Tool: audit.RecoveryTool, Decision: audit.DecisionRecovered, PolicyHash: r.hash(),
+			Reason: fmt.Sprintf("serve %d died while applying the writes of a call it began at %s (its outcome line is missing): "+
+				"this serve finished applying them, each checked again", rec.PID, began),
+			Workspace: workspaceRecord(rec.Changes)}
+		if rec.Err != "" {
+			e.Decision = "error"
+			e.Reason = fmt.Sprintf("serve %d died while applying the writes of a call it began at %s: finishing them failed (%s); "+
+				"tried again at the next start", rec.PID, began, rec.Err)
+		}
+		if err := r.audit.Append(e); err != nil {
+			r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", err)
+		}
+	}
 }
 
 // errRequestGone ends a call's wait for a slot when the HTTP POST that carried it is over.

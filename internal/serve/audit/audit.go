@@ -64,8 +64,12 @@ import (
 const (
 	DecisionStarted = "started" // a call is about to run: written before it runs
 	DecisionForeign = "foreign" // marker: the line before this one is not an mcpsandbox entry
-	MarkerTool      = "audit"   // the tool of marker entries
-	RuleForeign     = "audit.foreign_line"
+	// DecisionRecovered: a commit a dead serve left (its call's outcome line missing) was
+	// finished by this serve at its start; Tool is RecoveryTool, Workspace what it applied.
+	DecisionRecovered = "recovered"
+	MarkerTool        = "audit"     // the tool of marker entries
+	RecoveryTool      = "workspace" // the tool of recovered entries
+	RuleForeign       = "audit.foreign_line"
 )
 
 // MaxLine is the most bytes one line of the log takes, newline included. Every field is

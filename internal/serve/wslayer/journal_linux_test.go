@@ -171,6 +171,10 @@ func TestCommitFinishedAfterItsServeDied(t *testing.T) {
 	if len(rs) != 1 || rs[0].Err != nil {
 		t.Fatalf("Recover: %+v, want the one commit finished", rs)
 	}
+	// what serve's audit says of it: the serve that died and when its call began
+	if rs[0].PID <= 0 || rs[0].PID == os.Getpid() || time.Since(rs[0].Since) > time.Minute || time.Since(rs[0].Since) < 0 {
+		t.Errorf("Recover names the dead serve %d (this one %d) and its call's start %v", rs[0].PID, os.Getpid(), rs[0].Since)
+	}
 	w := rs[0].Changes
 	t.Logf("%s", Summary(w))
 	if len(w.Refused) != 1 || w.Refused[0].Path != "k/299" || !strings.Contains(w.Refused[0].Why, "another writer") {

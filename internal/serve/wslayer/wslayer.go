@@ -346,8 +346,38 @@ func (p *protector) pattern(rel string) string {
 // Recovered is a commit Recover finished: the changes it applied and refused, or why it could not.
 type Recovered struct {
 	Layer   string // the layer's directory
+	PID     int    // the serve that died in it
+	Since   time.Time
 	Changes *executor.WorkspaceChanges
 	Err     error
+}
+
+// Recoveries keeps what Recover did for serve's audit (executor.Recoverer), handed over once.
+type Recoveries struct {
+	mu   sync.Mutex
+	list []executor.Recovery
+}
+
+// Add keeps rs.
+func (k *Recoveries) Add(rs []Recovered) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, r := range rs {
+		rec := executor.Recovery{PID: r.PID, Since: r.Since, Changes: r.Changes}
+		if r.Err != nil {
+			rec.Err = r.Err.Error()
+		}
+		k.list = append(k.list, rec)
+	}
+}
+
+// Take hands over what was kept, once.
+func (k *Recoveries) Take() []executor.Recovery {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := k.list
+	k.list = nil
+	return out
 }
 
 // LogRecovered says what Recover did, one warning per commit: the client whose call it was got

@@ -176,6 +176,9 @@ func Recover(root, ws string, rules func() (Rules, error)) []Recovered {
 		if err := os.Rename(dir, mine); err != nil {
 			continue
 		}
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(e.Name(), "call-"), "-")
+		dead, _ := strconv.Atoi(pidText)
+		since := time.Unix(0, j.Since)
 		l := &Layer{Dir: mine, Upper: filepath.Join(mine, "upper"), Work: filepath.Join(mine, "work"), Lower: ws,
 			since: time.Unix(0, j.Since), tmp: j.Tmp, userxattr: j.UserXattr, masked: map[string]bool{}, sandboxPath: j.SandboxPath,
 			recovering: true}
@@ -184,7 +187,7 @@ func Recover(root, ws string, rules func() (Rules, error)) []Recovered {
 		}
 		rr, err := rules()
 		if err != nil {
-			out = append(out, Recovered{Layer: mine, Err: err})
+			out = append(out, Recovered{Layer: mine, PID: dead, Since: since, Err: err})
 			continue
 		}
 		if filepath.IsAbs(j.SandboxPath) {
@@ -192,10 +195,10 @@ func Recover(root, ws string, rules func() (Rules, error)) []Recovered {
 		}
 		ch, err := l.Commit(rr)
 		if err != nil {
-			out = append(out, Recovered{Layer: mine, Err: err})
+			out = append(out, Recovered{Layer: mine, PID: dead, Since: since, Err: err})
 			continue // the layer stays, journal and all, for the next try
 		}
-		out = append(out, Recovered{Layer: dir, Changes: ch})
+		out = append(out, Recovered{Layer: dir, PID: dead, Since: since, Changes: ch})
 	}
 	return out
 }

@@ -111,11 +111,12 @@ type Executor struct {
 	// layerRoot holds the calls' workspace layers; "" = no transactional workspace here, and
 	// layerWhy says why (layer_linux.go).
 	layerRoot, layerWhy string
-	warm                chan *helperProc // at most one pre-started helper: its start-up is off the call's path
-	warmMu              sync.Mutex       // orders a refill's start with Close
-	held                atomic.Int32     // calls' killed processes not yet ended (reapWithin)
-	warmMaking          sync.WaitGroup   // Close waits for it: a warm helper being started
-	netns               chan *callNS     // prepared network (IPC, UTS) namespaces for direct starts (netns_linux.go); nil: none
+	recoveries          wslayer.Recoveries // commits a dead serve left, finished at the start (serve audits them)
+	warm                chan *helperProc   // at most one pre-started helper: its start-up is off the call's path
+	warmMu              sync.Mutex         // orders a refill's start with Close
+	held                atomic.Int32       // calls' killed processes not yet ended (reapWithin)
+	warmMaking          sync.WaitGroup     // Close waits for it: a warm helper being started
+	netns               chan *callNS       // prepared network (IPC, UTS) namespaces for direct starts (netns_linux.go); nil: none
 	netnsFilling        atomic.Bool
 	userNSFails         atomic.Int32       // direct starts in a row whose user namespace failed (userNSRefused)
 	userNSOffUntil      atomic.Int64       // Unix ns: until then, calls go through the helper (userNSRefused)
@@ -1056,3 +1057,6 @@ func (e *Executor) protectedNow() []string {
 	slices.Sort(out)
 	return out
 }
+
+// Recovered hands serve the commits a dead serve left that this one finished (executor.Recoverer).
+func (e *Executor) Recovered() []executor.Recovery { return e.recoveries.Take() }

@@ -57,7 +57,9 @@ func (e *Executor) probeWorkspaceLayer() {
 		return
 	}
 	e.layerRoot = root
-	wslayer.LogRecovered(e.log, wslayer.Recover(root, e.ws, func() (wslayer.Rules, error) { return e.commitRules(), nil }))
+	rs := wslayer.Recover(root, e.ws, func() (wslayer.Rules, error) { return e.commitRules(), nil })
+	wslayer.LogRecovered(e.log, rs)
+	e.recoveries.Add(rs)
 }
 
 // workspaceLayer is the transactional workspace's row in the layer report.

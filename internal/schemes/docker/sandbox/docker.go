@@ -113,9 +113,10 @@ type Executor struct {
 	pool       *pool
 	oom        *oomWatch
 	once       sync.Once
-	egress     *egressState // docker.network host lists: serve's proxy
-	wsl        layerState   // the writable workspace's layer per container (wsmount.go)
-	sess       sessionState // docker.reuse = "session": the sessions' containers (session.go)
+	egress     *egressState       // docker.network host lists: serve's proxy
+	wsl        layerState         // the writable workspace's layer per container (wsmount.go)
+	recoveries wslayer.Recoveries // commits a dead serve left, finished at the start (serve audits them)
+	sess       sessionState       // docker.reuse = "session": the sessions' containers (session.go)
 }
 
 // New builds the executor and starts its start-up probe (engine, image, reaper, layers, pool)
@@ -646,3 +647,6 @@ func isNotFound(err error) bool {
 
 // Tracked is how many containers this executor created and has not yet removed (tests, bench).
 func (e *Executor) Tracked() int64 { return e.tracked.Load() }
+
+// Recovered hands serve the commits a dead serve left that this one finished (executor.Recoverer).
+func (e *Executor) Recovered() []executor.Recovery { return e.recoveries.Take() }

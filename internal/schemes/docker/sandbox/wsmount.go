@@ -240,7 +240,9 @@ func (e *Executor) recoverCommits() {
 	if err != nil {
 		return
 	}
-	wslayer.LogRecovered(e.log, wslayer.Recover(root, filepath.Clean(e.spec.workspace), e.commitRules))
+	rs := wslayer.Recover(root, filepath.Clean(e.spec.workspace), e.commitRules)
+	wslayer.LogRecovered(e.log, rs)
+	e.recoveries.Add(rs)
 }
 
 // watchQuota kills b's container when its layer passes the quota; the returned func stops it.
