@@ -494,6 +494,12 @@ func TestOperatorMistakesRefused(t *testing.T) {
 			alsec.Of(p).Workspace = ws + "/../../../../../../etc"
 			return 0o644, -1
 		}},
+		{"workspace in the home's .ssh", "a dot directory of the home", func(p *policy.Policy) (os.FileMode, int) {
+			ssh := filepath.Join(os.Getenv("HOME"), ".ssh")
+			os.MkdirAll(ssh, 0o700)
+			alsec.Of(p).Workspace = ssh
+			return 0o644, -1
+		}},
 		{"workspace /tmp", "system directory", func(p *policy.Policy) (os.FileMode, int) {
 			alsec.Of(p).Workspace = "/tmp"
 			return 0o644, -1

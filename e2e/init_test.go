@@ -403,8 +403,12 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Keep python3 anyway?", "n"+enter)
 		w.step("network access?", enter)
 		w.step("Timeout per call", "20s"+enter)
-		w.step("Output cap per stream", enter)
-		w.step("Memory per call", enter)
+		// a limit the policy would refuse is refused at its question, not after every other
+		// answer with the wizard's exit (trial30 F1)
+		w.step("Output cap per stream", "lots"+enter)
+		w.step(`output cap "lots" is not a size`, enter)
+		w.step("Memory per call", "0"+enter)
+		w.step("is below 16MiB", enter)
 		w.step("Processes per call", enter)
 		if !finishWrite(w, "claude-code") {
 			t.Fatalf("the allowlist entry does not start:\n%s", w.seen.String())
@@ -564,8 +568,8 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Which sandbox scheme?", down+enter)
 		w.step("Image", img+enter)
 		w.step("Host directory to mount", ws+enter)
-		// Offered with what it means, before the answer: code can change what the host runs later.
-		w.expect("Code could then change any file there on this machine", "git hooks", "breaches (FAIL)")
+		// Offered with what it means, before the answer: what is checked, what lands.
+		w.expect("Each call's writes are checked before they reach this machine")
 		w.con.Send(enter) // no, the default
 		w.expect("network access?")
 		w.interrupt()
@@ -592,9 +596,9 @@ func TestInitWizardPTY(t *testing.T) {
 		w := startWizard(t, e)
 		dockerSteps(w, "mcpsandbox-init-absent:none")
 		w.step("Pull it now?", "n"+enter)
-		w.expect("and try again, or change your answers to an image the engine has (the image; it has ") // the images the engine holds: offline, the way on, in the menu's words (not --image, "run init again")
-		w.step("What now?", down+enter)                                                                  // change my answers
-		w.step("(mcpsandbox-init-absent:none)", img+enter)                                               // the image given is the default
+		w.expect("and try again, or change your answers: answer 'Image' with an image the engine has (it has ") // the images the engine holds: offline, the way on, in the menu's words (not --image, "run init again")
+		w.step("What now?", down+enter)                                                                         // change my answers
+		w.step("(mcpsandbox-init-absent:none)", img+enter)                                                      // the image given is the default
 		w.step("Host directory to mount", enter)
 		w.step("network access?", enter)
 		w.step("Containers to keep pre-started", enter)

@@ -25,7 +25,7 @@ func TestWizardKeepsAnswersWhenTheTrialCallFails(t *testing.T) {
 	w.step("Which sandbox scheme?", down+enter)
 	w.step("Image", img+enter)
 	w.step("Host directory to mount", ws+enter)
-	w.step("Code could then change any file there", "y"+enter)
+	w.step("Mount it writable?", "y"+enter)
 	w.step("network access?", enter)
 	w.step("Containers to keep pre-started", "2"+enter)
 	w.step("Container runtime", enter)

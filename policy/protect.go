@@ -38,7 +38,7 @@ var DefaultProtect = []string{
 	// repository), programs first on PATH, python's user site (a .pth there runs at every
 	// start), editors' and multiplexers' rc files. Not .ssh or *.pth: an interpreter's code
 	// that names ~/.ssh/config, or a model saved as model.pth, would be refused everywhere;
-	// a workspace that is a home is verify's MS105.
+	// serve refuses a workspace that is a home (CheckWorkspacePath).
 	".gitconfig", ".config/git", ".local/bin", ".local/lib", ".pam_environment",
 	".vimrc", ".tmux.conf", ".inputrc",
 	// more tool managers that run what their files name

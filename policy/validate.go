@@ -32,7 +32,22 @@ func (p *Policy) validate(defined func(...string) bool) []Problem {
 		add("name", "%q is not a valid server name", "use letters, digits, '-', '_' or '.', at most 64 characters", p.Name)
 	}
 
-	l := p.Limits
+	p.Limits.problems(add)
+	if p.Audit.Path != "" && !filepath.IsAbs(p.Audit.Path) {
+		add("audit.path", "%q is not absolute", `use an absolute path, or "" for the default under $XDG_STATE_HOME`, p.Audit.Path)
+	}
+
+	// a section is checked when it is the scheme's, or when the file writes it
+	p.eachSection(func(name string, sec Section) {
+		if p.Scheme == name || defined(name) {
+			ps = append(ps, sec.Validate(p.Scheme == name)...)
+		}
+	})
+	return ps
+}
+
+// problems adds each limit outside its range.
+func (l Limits) problems(add func(key, msg, fix string, args ...any)) {
 	if l.Timeout.Duration <= 0 {
 		add("limits.timeout", "must be positive", `use e.g. "30s"`)
 	} else if l.Timeout.Duration > MaxTimeout {
@@ -75,15 +90,16 @@ func (p *Policy) validate(defined func(...string) bool) []Problem {
 	if l.OnInterrupt != "discard" && l.OnInterrupt != "commit" {
 		add("limits.on_interrupt", "%q is neither \"discard\" nor \"commit\"", `use "discard" (a timed-out call's half-done writes never reach the workspace) or "commit"`, l.OnInterrupt)
 	}
-	if p.Audit.Path != "" && !filepath.IsAbs(p.Audit.Path) {
-		add("audit.path", "%q is not absolute", `use an absolute path, or "" for the default under $XDG_STATE_HOME`, p.Audit.Path)
-	}
+}
 
-	// a section is checked when it is the scheme's, or when the file writes it
-	p.eachSection(func(name string, sec Section) {
-		if p.Scheme == name || defined(name) {
-			ps = append(ps, sec.Validate(p.Scheme == name)...)
+// CheckLimit says what is wrong with the limit key ("limits.memory") of l, or nil: init judges
+// an answer by the policy's own rule as it is given, not at the end.
+func (l Limits) CheckLimit(key string) *Problem {
+	var pb *Problem
+	l.problems(func(k, msg, fix string, args ...any) {
+		if k == key && pb == nil {
+			pb = &Problem{Key: k, Msg: fmt.Sprintf(msg, args...), Fix: fix}
 		}
 	})
-	return ps
+	return pb
 }

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -35,18 +37,29 @@ type WorkspaceUse struct {
 }
 
 // CheckWorkspacePath refuses a workspace that resolves to, above or into a system directory
-// (through a symlink, ".." segments or directly). configured is the path as the policy writes
-// it, resolved the same path with symlinks and ".." resolved (filepath.EvalSymlinks).
+// (through a symlink, ".." segments or directly), and one that is, contains or lies in a
+// home's dot directory or the user's XDG directories (HomeReach). configured is the path as
+// the policy writes it, resolved the same path with symlinks and ".." resolved
+// (filepath.EvalSymlinks).
 func CheckWorkspacePath(configured, resolved string, u WorkspaceUse) error {
-	return checkWorkspacePath(configured, resolved, u, runtime.GOOS)
+	return checkWorkspacePath(configured, resolved, u, runtime.GOOS, HostHomes())
 }
 
-func checkWorkspacePath(configured, ws string, u WorkspaceUse, goos string) error {
+// CheckWorkspacePathWith is CheckWorkspacePath with these Homes (init judges the home its
+// answers name, as well as this process's).
+func CheckWorkspacePathWith(configured, resolved string, u WorkspaceUse, h Homes) error {
+	return checkWorkspacePath(configured, resolved, u, runtime.GOOS, h)
+}
+
+func checkWorkspacePath(configured, ws string, u WorkspaceUse, goos string, homes Homes) error {
 	via := ""
 	if ws != filepath.Clean(configured) {
 		via = fmt.Sprintf(" (%s resolves to %s)", configured, ws)
 	}
-	fix := "use a dedicated directory such as ~/ai-workspace (fix " + u.Key + ")"
+	fix := "use a dedicated directory such as ~/ai-workspace"
+	if u.Key != "" {
+		fix += " (fix " + u.Key + ")"
+	}
 	if ws == "/" {
 		return fmt.Errorf("workspace is /%s: %s", via, fix)
 	}
@@ -69,7 +82,89 @@ func checkWorkspacePath(configured, ws string, u WorkspaceUse, goos string) erro
 			return fmt.Errorf("workspace %s%s is inside the system directory %s; %s", ws, via, d, fix)
 		}
 	}
+	if mutated("workspace-home-dot") {
+		return nil
+	}
+	if why := homes.reach(ws, goos); why != "" {
+		return fmt.Errorf("workspace %s%s %s: the host reads its keys and configuration, and runs programs, from there; %s", ws, via, why, fix)
+	}
 	return nil
+}
+
+// Homes are the directories of the user's own the workspace rule keeps programs out of, beside
+// the system directories: the user's home (as $HOME says and as the account says), root's,
+// and the XDG base directories when they are set outside the home: configuration, data
+// (systemd user units, desktop entries), the runtime directory (the user's sockets: the
+// session bus, agents). State and cache are not: serve's own state is MS406's.
+type Homes struct {
+	Homes []string // home directories
+	XDG   []string // "XDG_CONFIG_HOME=/path"
+}
+
+// HostHomes are this process's Homes.
+func HostHomes() Homes {
+	var h Homes
+	if d, err := os.UserHomeDir(); err == nil {
+		h.Homes = append(h.Homes, d)
+	}
+	if u, err := user.Current(); err == nil && u.HomeDir != "" {
+		h.Homes = append(h.Homes, u.HomeDir)
+	}
+	h.Homes = append(h.Homes, "/root")
+	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"} {
+		if v := os.Getenv(k); filepath.IsAbs(v) {
+			h.XDG = append(h.XDG, k+"="+v)
+		}
+	}
+	return h
+}
+
+// HomeReach says how a directory (clean, absolute, resolved) reaches a home: it is or contains
+// one, lies in a dot directory of one (~/.ssh, ~/.config, ~/.local/bin, a client's ~/.cursor:
+// keys, configuration other programs and agents obey, programs on PATH), or is, contains or
+// lies in an XDG base directory; "" when none. Any /home/NAME (and /Users/NAME on macOS) is a
+// home too: a serve run as root reaches every user's.
+func HomeReach(dir string) string { return HostHomes().reach(filepath.Clean(dir), runtime.GOOS) }
+
+func (h Homes) reach(ws, goos string) string {
+	homes := append([]string(nil), h.Homes...)
+	for _, base := range []string{"/home", map[bool]string{true: "/Users"}[goos == "darwin"]} {
+		if rest, ok := strings.CutPrefix(ws, base+"/"); ok && base != "" {
+			name, _, _ := strings.Cut(rest, "/")
+			homes = append(homes, base+"/"+name)
+		}
+	}
+	for _, home := range homes {
+		home = filepath.Clean(home)
+		if home == "/" || home == "." || !filepath.IsAbs(home) {
+			continue
+		}
+		switch {
+		case ws == home:
+			return "is the home directory " + home
+		case WithinDir(ws, home):
+			return "contains the home directory " + home
+		case strings.HasPrefix(ws, home+"/."):
+			dot, _, _ := strings.Cut(strings.TrimPrefix(ws, home+"/"), "/")
+			return "lies in " + filepath.Join(home, dot) + ", a dot directory of the home " + home
+		}
+	}
+	for _, kv := range h.XDG {
+		k, d, _ := strings.Cut(kv, "=")
+		d = filepath.Clean(d)
+		if d == "/" {
+			continue
+		}
+		switch {
+		case ws == d:
+			return "is " + k + " (" + d + ")"
+		case WithinDir(ws, d):
+			return "contains " + k + " (" + d + ")"
+		case WithinDir(d, ws):
+			return "lies in " + k + " (" + d + ")"
+		}
+	}
+	return ""
 }
 
 // WithinDir says whether p is dir or below it (both clean and absolute).

@@ -19,25 +19,69 @@ func TestCheckWorkspacePath(t *testing.T) {
 		{"/etc/x", "/etc/x", "workspace /etc/x is inside the system directory /etc;"},
 		{"/usr/local/share/x", "/usr/local/share/x", "is inside the system directory /usr"},
 	} {
-		err := checkWorkspacePath(c.conf, c.ws, u, "linux")
+		err := checkWorkspacePath(c.conf, c.ws, u, "linux", Homes{})
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "(fix x.workspace)") {
 			t.Errorf("workspace %s (%s): %v, want %q", c.conf, c.ws, err, c.want)
 		}
 	}
 	for _, ws := range []string{"/tmp/x", "/home/me/ai", "/root/ws", "/srv/ai", "/var/tmp/ws", "/run/user/1000/ws", "/data/ai"} {
-		if err := checkWorkspacePath(ws, ws, u, "linux"); err != nil {
+		if err := checkWorkspacePath(ws, ws, u, "linux", Homes{}); err != nil {
 			t.Errorf("workspace %s refused: %v", ws, err)
 		}
 	}
 	// macOS: /etc, /var and /tmp resolve into /private.
 	for _, c := range []struct{ ws string }{{"/private/etc"}, {"/private"}, {"/System/Library"}, {"/Users"}} {
-		if err := checkWorkspacePath(c.ws, c.ws, u, "darwin"); err == nil {
+		if err := checkWorkspacePath(c.ws, c.ws, u, "darwin", Homes{}); err == nil {
 			t.Errorf("darwin: workspace %s accepted", c.ws)
 		}
 	}
 	for _, ws := range []string{"/Users/me/ai", "/private/var/folders/ab/T/ws", "/private/tmp/ws", "/Volumes/data/ws"} {
-		if err := checkWorkspacePath(ws, ws, u, "darwin"); err != nil {
+		if err := checkWorkspacePath(ws, ws, u, "darwin", Homes{}); err != nil {
 			t.Errorf("darwin: workspace %s refused: %v", ws, err)
 		}
+	}
+}
+
+// A workspace in a home's dot directory (keys, the configuration other programs and agents
+// obey, programs on PATH) or in an XDG base directory is refused as a system directory is,
+// any user's home under /home included; a project under the home is not (trial30 F13).
+func TestWorkspaceReachingAHome(t *testing.T) {
+	u := WorkspaceUse{Key: "x.workspace", Harm: "programs could reach the host"}
+	h := Homes{Homes: []string{"/srv/me", "/root", "/data2/u/home"}, XDG: []string{"XDG_CONFIG_HOME=/data/cfg", "XDG_RUNTIME_DIR=/run/user/1000"}}
+	for _, c := range []struct{ ws, want string }{
+		{"/srv/me", "is the home directory /srv/me"},
+		{"/data2/u", "contains the home directory /data2/u/home"},
+		{"/srv/me/.ssh", "lies in /srv/me/.ssh, a dot directory of the home /srv/me"},
+		{"/srv/me/.config", "lies in /srv/me/.config,"},
+		{"/srv/me/.config/mcpsandbox", "lies in /srv/me/.config,"},
+		{"/srv/me/.local/bin", "lies in /srv/me/.local,"},
+		{"/srv/me/.cursor", "lies in /srv/me/.cursor,"},
+		{"/root/.ssh", "lies in /root/.ssh,"},
+		{"/home/bob/.aws", "lies in /home/bob/.aws, a dot directory of the home /home/bob"},
+		{"/home/bob", "is the home directory /home/bob"},
+		{"/data/cfg", "is XDG_CONFIG_HOME (/data/cfg)"},
+		{"/data/cfg/systemd", "lies in XDG_CONFIG_HOME (/data/cfg)"},
+		{"/data", "contains XDG_CONFIG_HOME (/data/cfg)"},
+		{"/run/user/1000/ws", "lies in XDG_RUNTIME_DIR (/run/user/1000)"},
+	} {
+		err := checkWorkspacePath(c.ws, c.ws, u, "linux", h)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "(fix x.workspace)") {
+			t.Errorf("workspace %s: %v, want %q", c.ws, err, c.want)
+		}
+	}
+	if err := checkWorkspacePath("/Users/ann/.ssh", "/Users/ann/.ssh", u, "darwin", Homes{}); err == nil || !strings.Contains(err.Error(), "a dot directory of the home /Users/ann") {
+		t.Errorf("darwin: workspace /Users/ann/.ssh: %v", err)
+	}
+	for _, ws := range []string{"/srv/me/ai", "/srv/me/src/.hidden-is-fine-below", "/srv/me/src/proj", "/home/bob/ai", "/root/ws", "/srv/mee", "/data/cfg2", "/run/user/1001"} {
+		if err := checkWorkspacePath(ws, ws, u, "linux", h); err != nil {
+			t.Errorf("workspace %s refused: %v", ws, err)
+		}
+	}
+	if err := checkWorkspacePath("/srv/link", "/srv/me/.ssh", u, "linux", h); err == nil || !strings.Contains(err.Error(), "(/srv/link resolves to /srv/me/.ssh) lies in /srv/me/.ssh") {
+		t.Errorf("a link into ~/.ssh: %v", err)
+	}
+	// no key: no "(fix ...)" (init's own answers)
+	if err := checkWorkspacePath("/srv/me/.ssh", "/srv/me/.ssh", WorkspaceUse{}, "linux", h); err == nil || strings.Contains(err.Error(), "(fix") {
+		t.Errorf("without a key: %v", err)
 	}
 }

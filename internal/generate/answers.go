@@ -3,6 +3,7 @@ package generate
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -81,7 +82,32 @@ func CheckWorkspace(ws, home string) error {
 	case home != "" && strings.HasPrefix(filepath.Clean(home)+"/", ws+"/"):
 		return fmt.Errorf("the workspace %s contains your home directory: use a dedicated subdirectory", ws)
 	}
-	return nil
+	// serve's own rule, judged here before anything is written or advised (trial30 F10, F13):
+	// a system directory, a home's dot directory, as the path resolves so far
+	resolved := resolveExisting(ws)
+	if st, err := os.Stat(resolved); err == nil && !st.IsDir() {
+		return fmt.Errorf("the workspace %s is not a directory: give a directory (it is created if missing)", ws)
+	}
+	h := policy.HostHomes()
+	if home != "" {
+		h.Homes = append(h.Homes, home)
+	}
+	return policy.CheckWorkspacePathWith(ws, resolved, policy.WorkspaceUse{Harm: "programs could change what the host runs"}, h)
+}
+
+// resolveExisting is p with symbolic links resolved as far as it exists: a workspace init
+// creates later lands where its existing parent leads.
+func resolveExisting(p string) string {
+	var rest []string
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		if dir == filepath.Dir(dir) {
+			return p
+		}
+		rest = append([]string{filepath.Base(dir)}, rest...)
+	}
 }
 
 // WorkspacePath is a workspace as given to init made absolute: a leading ~/ is the home
@@ -141,33 +167,67 @@ func BuildPolicy(a Answers) (*policy.Policy, error) {
 	return p, nil
 }
 
-// applyLimits sets the limits the answers give.
+// applyLimits sets the limits the answers give; a problem is the policy's, by its key (init
+// names the flag that gave it).
 func (a *Answers) applyLimits(p *policy.Policy) error {
-	if a.Timeout != "" {
-		d, err := time.ParseDuration(a.Timeout)
-		if err != nil {
-			return fmt.Errorf("timeout %q: %w (use e.g. 30s or 2m)", a.Timeout, err)
-		}
-		p.Limits.Timeout = policy.Duration{Duration: d}
-	}
-	for _, s := range []struct {
-		v   string
-		dst *policy.Size
-		key string
-	}{{a.MaxOutput, &p.Limits.MaxOutputBytes, "max output"}, {a.Memory, &p.Limits.Memory, "memory"}} {
-		if s.v == "" {
+	for _, q := range []struct{ flag, v string }{{"timeout", a.Timeout}, {"max-output", a.MaxOutput}, {"memory", a.Memory}} {
+		if q.v == "" {
 			continue
 		}
-		z, err := policy.ParseSize(s.v)
-		if err != nil {
-			return fmt.Errorf("%s %q: %w (use e.g. 64KiB or 256MiB)", s.key, s.v, err)
+		if pb := setLimit(&p.Limits, q.flag, q.v); pb != nil {
+			return &policy.Error{Problems: []policy.Problem{*pb}}
 		}
-		*s.dst = z
 	}
 	if a.Pids != 0 {
 		p.Limits.Pids = a.Pids
 	}
 	return nil
+}
+
+// limitFlags are the limits init asks as text: the flag, what the answer is called, the
+// policy key that judges it.
+var limitFlags = map[string]struct{ name, key string }{
+	"timeout":    {"timeout", "limits.timeout"},
+	"max-output": {"output cap", "limits.max_output_bytes"},
+	"memory":     {"memory", "limits.memory"},
+}
+
+// SetLimit parses the answer v to the limit flag into l and judges it by the policy's own rule
+// (policy.Limits.CheckLimit), so the wizard can refuse it at its question (trial30 F1).
+func SetLimit(l *policy.Limits, flag, v string) error {
+	pb := setLimit(l, flag, v)
+	switch {
+	case pb == nil:
+		return nil
+	case pb.Fix == "": // not a value of its kind: the message names it
+		return fmt.Errorf("%s %s", limitFlags[flag].name, pb.Msg)
+	}
+	return fmt.Errorf("%s %s: %s (%s)", limitFlags[flag].name, strings.TrimSpace(v), pb.Msg, pb.Fix)
+}
+
+func setLimit(l *policy.Limits, flag, v string) *policy.Problem {
+	key := limitFlags[flag].key
+	switch flag {
+	case "timeout":
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return &policy.Problem{Key: key, Msg: fmt.Sprintf("%q is not a duration: write it like \"30s\" or \"2m\"", v)}
+		}
+		l.Timeout = policy.Duration{Duration: d}
+	case "max-output", "memory":
+		z, err := policy.ParseSize(v)
+		if err != nil {
+			return &policy.Problem{Key: key, Msg: err.Error()}
+		}
+		if flag == "memory" {
+			l.Memory = z
+		} else {
+			l.MaxOutputBytes = z
+		}
+	default:
+		return &policy.Problem{Msg: flag + " is not a limit init asks"}
+	}
+	return l.CheckLimit(key)
 }
 
 // CommonTools are offered in the wizard's command list when found on the fixed PATH.

@@ -349,7 +349,8 @@ func TestTargetsAndDetect(t *testing.T) {
 
 func TestCheckWorkspace(t *testing.T) {
 	for ws, ok := range map[string]bool{"/": false, "/home/me": false, "/home": false, "rel/dir": false, "": false,
-		"/home/me/ai-workspace": true, "/srv/ai": true} {
+		"/home/me/ai-workspace": true, "/srv/ai": true, "/home/me/.ssh": false, "/home/me/.config/x": false, "/etc": false,
+		"/usr/local/share/ws": false} {
 		if err := CheckWorkspace(ws, "/home/me"); (err == nil) != ok {
 			t.Errorf("CheckWorkspace(%q) = %v", ws, err)
 		}
@@ -377,4 +378,43 @@ func clonePolicy(t *testing.T, p *policy.Policy) *policy.Policy {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// The limits the wizard asks as text are judged at their question by the policy's own rule,
+// in words (no "time:" prefix, the fix said once); empty keeps the default (trial30 F1).
+func TestLimitAnswersJudgedAtTheQuestion(t *testing.T) {
+	a := &Answers{Scheme: "allowlist"}
+	valid := map[string]func(*Answers, string, Env) error{}
+	for _, q := range LimitQuestions {
+		if q.Validate != nil {
+			valid[q.Flag] = q.Validate
+		}
+	}
+	for _, c := range []struct{ flag, v, want string }{
+		{"timeout", "forever", `timeout "forever" is not a duration: write it like "30s" or "2m"`},
+		{"timeout", "0s", "timeout 0s: must be positive"},
+		{"timeout", "1h", "is over the hard maximum of 10m0s"},
+		{"max-output", "lots", `output cap "lots" is not a size: write it like "256MiB", "64KiB" or a number of bytes`},
+		{"max-output", "100", "output cap 100: 100 is outside 1KiB..64MiB"},
+		{"memory", "0", "memory 0: 0 is below 16MiB"},
+	} {
+		v := valid[c.flag]
+		if v == nil {
+			t.Fatalf("the %s question has no validator", c.flag)
+		}
+		err := v(a, c.v, Env{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "time:") || strings.Count(err.Error(), "e.g.")+strings.Count(err.Error(), "like") > 1 {
+			t.Errorf("--%s %q: %v, want %q", c.flag, c.v, err, c.want)
+		}
+		// the flags' path says the same
+		p := policy.Default("allowlist")
+		if err2 := SetLimit(&p.Limits, c.flag, c.v); err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("--%s %q: the flag's path says %v, the question %v", c.flag, c.v, err2, err)
+		}
+	}
+	for _, c := range []struct{ flag, v string }{{"timeout", "2m"}, {"timeout", ""}, {"max-output", "1MiB"}, {"memory", " 512MiB "}, {"memory", ""}} {
+		if err := valid[c.flag](a, c.v, Env{}); err != nil {
+			t.Errorf("--%s %q refused: %v", c.flag, c.v, err)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -328,8 +330,14 @@ func (pl *Plan) Preview(w io.Writer) {
 	if !pl.only {
 		changes = append([]FileChange{pl.PolicyFile}, changes...)
 	}
-	for _, c := range changes {
+	policyChanges := pl.PolicyFile.Existed && !pl.PolicyFile.Unchanged()
+	for i, c := range changes {
 		fmt.Fprintln(w)
+		if policyChanges && c.Unchanged() && (pl.only || i > 0) && !mutated("init-preview-entry-unchanged") {
+			// the entry's text stays, the server behind it does not (trial30 F7)
+			fmt.Fprintf(w, "%s: %s (entry unchanged: it runs %s, which changes above%s)\n", c.Label, c.Path, pl.PolicyPath, schemeMove(pl.PolicyFile))
+			continue
+		}
 		fmt.Fprint(w, c.Preview())
 	}
 	pl.SharedWith(w)
@@ -338,6 +346,17 @@ func (pl *Plan) Preview(w io.Writer) {
 	}
 	pl.reportShadows(w)
 	pl.shadowsShown = true
+}
+
+// schemeMove says ", from the allowlist scheme to docker" when a policy file's change moves it
+// to another scheme, else "".
+func schemeMove(c FileChange) string {
+	re := regexp.MustCompile(`(?m)^scheme\s*=\s*"([^"]*)"`)
+	from, to := re.FindSubmatch(c.Old), re.FindSubmatch(c.New)
+	if from == nil || to == nil || bytes.Equal(from[1], to[1]) {
+		return ""
+	}
+	return fmt.Sprintf(", from the %s scheme to %s", from[1], to[1])
 }
 
 // reportShadows warns of the same server name in another scope of a client written.

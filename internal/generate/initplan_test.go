@@ -217,3 +217,32 @@ func TestPolicyRefusalNamesInitPolicy(t *testing.T) {
 		t.Fatalf("not a policy: no --policy advice: %v", err)
 	}
 }
+
+// A client entry whose text stays while the policy it runs changes is not shown as "unchanged"
+// alone: the server behind it changes, to another scheme here (trial30 F7).
+func TestPreviewSaysAnUnchangedEntryRunsTheChangedPolicy(t *testing.T) {
+	env := planEnv(t)
+	pol := filepath.Join(env.Home, "policy.toml")
+	os.WriteFile(pol, []byte("version = 1\nscheme = \"allowlist\"\n"), 0o644)
+	plan := func() *Plan {
+		pl, err := NewPlan(PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: pol, Force: true,
+			Clients: []string{"cursor"}, Binary: "/bin/mcpsandbox", Log: &bytes.Buffer{}, Confirm: func(string) (bool, error) { return true, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	first := plan().Clients.Changes[0]
+	os.MkdirAll(filepath.Dir(first.Path), 0o755)
+	os.WriteFile(first.Path, first.New, 0o644) // the entry as init writes it, already there
+	pl := plan()
+	if !pl.Clients.Changes[0].Unchanged() {
+		t.Fatalf("the entry changed:\n%s", pl.Clients.Changes[0].Preview())
+	}
+	var w bytes.Buffer
+	pl.Preview(&w)
+	want := first.Path + " (entry unchanged: it runs " + pol + ", which changes above, from the allowlist scheme to docker)"
+	if !strings.Contains(w.String(), want) || strings.Contains(w.String(), first.Path+" (unchanged)") {
+		t.Errorf("preview lacks %q:\n%s", want, w.String())
+	}
+}

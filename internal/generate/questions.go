@@ -80,12 +80,23 @@ func intQuestion(flag, message string, lo, hi int, field func(*Answers) *int) Qu
 // LimitQuestions apply to every scheme.
 var LimitQuestions = []Question{
 	{Flag: "timeout", Kind: Input, Message: msg("Timeout per call:"), Default: func(a *Answers, _ Env) any { return a.Timeout },
-		Set: func(a *Answers, v any) { a.Timeout = v.(string) }},
+		Validate: limitValid("timeout"), Set: func(a *Answers, v any) { a.Timeout = strings.TrimSpace(v.(string)) }},
 	{Flag: "max-output", Kind: Input, Message: msg("Output cap per stream:"), Default: func(a *Answers, _ Env) any { return a.MaxOutput },
-		Set: func(a *Answers, v any) { a.MaxOutput = v.(string) }},
+		Validate: limitValid("max-output"), Set: func(a *Answers, v any) { a.MaxOutput = strings.TrimSpace(v.(string)) }},
 	{Flag: "memory", Kind: Input, Message: msg("Memory per call:"), Default: func(a *Answers, _ Env) any { return a.Memory },
-		Set: func(a *Answers, v any) { a.Memory = v.(string) }},
+		Validate: limitValid("memory"), Set: func(a *Answers, v any) { a.Memory = strings.TrimSpace(v.(string)) }},
 	intQuestion("pids", "Processes per call:", 1, 32768, func(a *Answers) *int { return &a.Pids }),
+}
+
+// limitValid judges a limit's answer at its question; empty keeps the scheme's default.
+func limitValid(flag string) func(*Answers, string, Env) error {
+	return func(a *Answers, v string, _ Env) error {
+		if strings.TrimSpace(v) == "" {
+			return nil
+		}
+		l := policy.Default(a.Scheme).Limits
+		return SetLimit(&l, flag, v)
+	}
 }
 
 // TransportQuestions: how the clients reach serve. Asked after the limits, before the clients.

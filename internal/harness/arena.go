@@ -524,6 +524,13 @@ func (a *Arena) Close() {
 	}
 }
 
+// HomeElsewhere gives the arena's serve a HOME outside the arena (its own files' directory):
+// a control whose weakness is a workspace around the arena's home would otherwise be refused at
+// start by the workspace rule (a workspace that contains a home), and prove nothing of its
+// detector. The weakness is then an operator's: a wide workspace holding keys that are not
+// serve's home's.
+func (a *Arena) HomeElsewhere() { a.ServeEnv = append(a.ServeEnv, "HOME="+a.Own) }
+
 // AuditPath is where the run's audit log goes (in Own).
 func (a *Arena) AuditPath() string { return filepath.Join(a.Own, "audit.jsonl") }
 

@@ -40,8 +40,8 @@ func controls() []harness.Control {
 				return nil
 			}},
 		{Detector: "outside", Scenario: "write-outside-python", Kind: "policy",
-			Weakness: "the workspace is the parent of the secrets (workspace set too wide)",
-			Mutate:   func(p *policy.Policy, a *harness.Arena) error { alsec.Of(p).Workspace = a.Root; return nil }},
+			Weakness: "the workspace is the parent of the secrets (workspace set too wide; serve's HOME is elsewhere, or serve refuses a workspace that contains its home)",
+			Mutate:   wideWorkspace},
 		{Detector: "tcp", Scenario: "tcp-exfil-loopback", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
 		{Detector: "udp", Scenario: "udp-exfil-loopback", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
 		{Detector: "dns", Scenario: "dns-exfil", Kind: "policy", Weakness: "network = true", Mutate: networkOn},
@@ -119,6 +119,14 @@ func controls() []harness.Control {
 				return nil
 			}},
 	}, append(homeControls(), harness.EgressControls("allowlist.network", "network = true", networkOn)...)...)
+}
+
+// wideWorkspace makes the arena's root the workspace, around its secrets; serve's HOME moves
+// out of it, or serve refuses a workspace that contains its home.
+func wideWorkspace(p *policy.Policy, a *harness.Arena) error {
+	alsec.Of(p).Workspace = a.Root
+	a.HomeElsewhere()
+	return nil
 }
 
 // runOutside runs argv in the workspace outside the sandbox, as the sandbox's uid: a scenario's

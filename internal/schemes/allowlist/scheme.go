@@ -23,7 +23,7 @@ var Rules = []verify.Rule{
 	{ID: "MS102", Severity: verify.High, Title: "an allowlisted binary, or a directory above it, is writable by someone other than root"},
 	{ID: "MS103", Severity: verify.High, Title: "an allowlisted binary is missing or no longer matches its pinned sha256"},
 	{ID: "MS104", Severity: verify.High, Title: "allowlist.env passes a secret-looking variable to commands"},
-	{ID: "MS105", Severity: verify.High, Title: "the workspace is, or contains, a home directory or a system directory"},
+	{ID: "MS105", Severity: verify.High, Title: "the workspace is, or contains, a home directory or a system directory, or lies in a home's dot directory or an XDG directory"},
 	{ID: "MS106", Severity: verify.Medium, Title: "the workspace is world-writable"},
 	{ID: "MS107", Severity: verify.Medium, Title: "allowlist network = true"},
 	{ID: "MS108", Severity: verify.Medium, Title: "allow_outside_paths lets a command's path arguments leave the workspace"},

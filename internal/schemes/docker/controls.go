@@ -24,6 +24,7 @@ func hostNetwork(p *policy.Policy, _ *harness.Arena) error {
 func rootMounted(writable bool) func(*policy.Policy, *harness.Arena) error {
 	return func(p *policy.Policy, a *harness.Arena) error {
 		dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = a.Root, writable
+		a.HomeElsewhere() // else serve refuses a workspace that contains its home
 		return nil
 	}
 }

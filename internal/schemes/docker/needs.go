@@ -64,10 +64,14 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 // imageWayOn says how to go on without the image: with flags, run init again; in the wizard,
 // whose menu follows (try again, change my answers, quit), in its words.
 func imageWayOn(ctx context.Context, image string, wizard bool) string {
-	if wizard {
-		return fmt.Sprintf("pull it yourself (docker pull %s) and try again, or change your answers to an image the engine has (the image%s)", image, localImages(ctx))
+	has := localImages(ctx)
+	if has != "" {
+		has = " (it has " + has + ")"
 	}
-	return fmt.Sprintf("pull it yourself (docker pull %s) or name an image the engine has (--image%s), then run init again", image, localImages(ctx))
+	if wizard {
+		return fmt.Sprintf("pull it yourself (docker pull %s) and try again, or change your answers: answer 'Image' with an image the engine has%s", image, has)
+	}
+	return fmt.Sprintf("pull it yourself (docker pull %s) or name an image the engine has with --image%s, then run init again", image, has)
 }
 
 // runtimeRegistered checks that the engine has the runtime a policy names ("" = its default):
@@ -157,7 +161,7 @@ func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
 	return nil
 }
 
-// localImages names up to 8 tagged images the engine holds, as ": it has a, b, …" ("" when it
+// localImages names up to 8 tagged images the engine holds, as "a, b, …" ("" when it
 // has none or cannot say): offline, one of them is the way on.
 func localImages(ctx context.Context) string {
 	cl, err := engine.New()
@@ -182,5 +186,5 @@ func localImages(ctx context.Context) string {
 	if len(tags) == 0 {
 		return ""
 	}
-	return "; it has " + strings.Join(tags, ", ")
+	return strings.Join(tags, ", ")
 }

@@ -29,7 +29,7 @@ var Rules = []verify.Rule{
 	{ID: "MS203", Severity: verify.Medium, Title: "docker root filesystem is writable (read_only = false)"},
 	{ID: "MS204", Severity: verify.Medium, Title: "the docker workspace mount is writable"},
 	{ID: "MS205", Severity: verify.Info, Title: "no gVisor runtime: containers share the host kernel"},
-	{ID: "MS206", Severity: verify.High, Title: "the docker workspace is, contains or is inside a system directory, or holds the engine's socket"},
+	{ID: "MS206", Severity: verify.High, Title: "the docker workspace is, contains or is inside a system directory, reaches a home (is or contains one, lies in its dot directories), or holds the engine's socket"},
 }
 
 // Scheme is the registry entry.

@@ -153,9 +153,10 @@ func (d *Answers) SetAllHosts(_ *generate.Answers, all bool) {
 }
 
 // WritableWorkspaceQuestion says what a writable docker workspace means before it is chosen.
-const WritableWorkspaceQuestion = "Mount it writable? Code could then change any file there on this machine: git hooks, " +
-	"CLAUDE.md, .npmrc, CI workflows, scripts you run later; verify's attacks report that as breaches (FAIL) " +
-	"and verify flags it (MS204). Say no unless code must write results there, and then mount a directory of its own:"
+const WritableWorkspaceQuestion = "Mount it writable? Each call's writes are checked before they reach this machine: " +
+	"names that run code or steer agents (git hooks, CLAUDE.md, .npmrc, CI workflows: the protect list) are refused, " +
+	"the rest land as the call ends, up to limits.workspace_quota. What lands is still the code's content for you to " +
+	"review, and verify notes the mount (MS204). Say no unless code must write results there, and then mount a directory of its own:"
 
 // Questions: the image, the workspace mount and whether it is writable, the network, the
 // pool, the reuse mode (not with a writable workspace) and the runtime.

@@ -40,7 +40,7 @@ func audit(p *policy.Policy, add verify.Add) {
 			add("MS501", key, "wrap.write: %v", dataDirFix, err)
 			continue
 		}
-		if why := inHome([]string{filepath.Clean(d), resolved}, home); why != "" && !mutated("wrap-audit-write") {
+		if why := inHome(filepath.Clean(d), resolved); why != "" && !mutated("wrap-audit-write") {
 			add("MS501", key, "%s %s: the server writes there directly, and the host reads its configuration and runs its programs from there", dataDirFix, d, why)
 			continue
 		}
@@ -58,19 +58,13 @@ func audit(p *policy.Policy, add verify.Add) {
 	}
 }
 
-// inHome says how a write directory reaches a home (the system directories are
-// policy.CheckWorkspacePath's): it is or contains the home, or lies in one of its dot
-// directories (shell rc files, ~/.local/bin, ~/.config/git, ~/.ssh); "" when neither.
-func inHome(paths []string, home string) string {
+// inHome says how a write directory, as written or as it resolves, reaches a home: the
+// rule the workspaces follow (policy.HomeReach; the system directories are
+// policy.CheckWorkspacePath's); "" when neither does.
+func inHome(paths ...string) string {
 	for _, d := range paths {
-		for _, h := range []string{home, "/root"} {
-			switch {
-			case h == "" || h == "/":
-			case policy.WithinDir(d, h):
-				return "is or contains the home " + h
-			case strings.HasPrefix(d, h+"/."):
-				return "lies in a dot directory of the home " + h
-			}
+		if why := policy.HomeReach(d); why != "" {
+			return why
 		}
 	}
 	return ""

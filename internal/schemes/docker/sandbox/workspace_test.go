@@ -27,6 +27,10 @@ func TestWorkspacePathRefused(t *testing.T) {
 	os.Symlink("/etc", filepath.Join(root, "etclink"))
 	os.Symlink("/", filepath.Join(root, "rootlink"))
 	os.Symlink(ok, filepath.Join(root, "wslink"))
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	t.Setenv("HOME", home)
+	os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(root, "sshlink"))
 	const def = "unix:///var/run/docker.sock"
 	own := "unix://" + filepath.Join(sockDir, "docker.sock")
 	dots := filepath.Join(ok, "a", "b") + strings.Repeat("/..", 20) + "/etc"
@@ -45,6 +49,10 @@ func TestWorkspacePathRefused(t *testing.T) {
 		{root, own, "contains the directory of the Docker engine's socket " + sockDir},
 		{"/etc", "tcp://10.0.0.2:2376", "workspace is the system directory /etc:"},
 		{"/srv/x/../../etc", "tcp://10.0.0.2:2376", "workspace is the system directory /etc:"},
+		// read-only too: the key goes back to the client in the call's answer (trial30 F13c)
+		{filepath.Join(home, ".ssh"), def, "lies in " + filepath.Join(home, ".ssh") + ", a dot directory of the home " + home},
+		{filepath.Join(root, "sshlink"), def, "resolves to " + filepath.Join(home, ".ssh") + ") lies in"},
+		{home, def, "is the home directory " + home},
 		{filepath.Join(root, "missing"), def, "create it: mkdir -p"},
 		{filepath.Join(root, "my ws"), def, "create it: mkdir -p '" + filepath.Join(root, "my ws") + "'"},
 	} {
