@@ -237,6 +237,12 @@ func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) er
 		case <-time.After(Grace):
 		}
 		srv.Kill()
+		// the server's last answers may still be in its pipe when it exits: relay them (its
+		// tree is dead, so the pipe ends) before wrap exits with them unsent
+		select {
+		case <-fromServer:
+		case <-time.After(Grace):
+		}
 		if errors.Is(err, os.ErrClosed) {
 			err = nil
 		}
