@@ -146,7 +146,10 @@ func (h Homes) reach(ws, goos string) string {
 			return "contains the home directory " + home
 		case strings.HasPrefix(ws, home+"/."):
 			dot, _, _ := strings.Cut(strings.TrimPrefix(ws, home+"/"), "/")
-			return "lies in " + filepath.Join(home, dot) + ", a dot directory of the home " + home
+			if dot := filepath.Join(home, dot); ws != dot {
+				return "lies in " + dot + ", a dot directory of the home " + home
+			}
+			return "is a dot directory of the home " + home
 		}
 	}
 	for _, kv := range h.XDG {

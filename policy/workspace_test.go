@@ -51,13 +51,13 @@ func TestWorkspaceReachingAHome(t *testing.T) {
 	for _, c := range []struct{ ws, want string }{
 		{"/srv/me", "is the home directory /srv/me"},
 		{"/data2/u", "contains the home directory /data2/u/home"},
-		{"/srv/me/.ssh", "lies in /srv/me/.ssh, a dot directory of the home /srv/me"},
-		{"/srv/me/.config", "lies in /srv/me/.config,"},
+		{"/srv/me/.ssh", "workspace /srv/me/.ssh is a dot directory of the home /srv/me"},
+		{"/srv/me/.config", "is a dot directory of the home /srv/me"},
 		{"/srv/me/.config/mcpsandbox", "lies in /srv/me/.config,"},
 		{"/srv/me/.local/bin", "lies in /srv/me/.local,"},
-		{"/srv/me/.cursor", "lies in /srv/me/.cursor,"},
-		{"/root/.ssh", "lies in /root/.ssh,"},
-		{"/home/bob/.aws", "lies in /home/bob/.aws, a dot directory of the home /home/bob"},
+		{"/srv/me/.cursor/x", "lies in /srv/me/.cursor,"},
+		{"/root/.ssh", "is a dot directory of the home /root"},
+		{"/home/bob/.aws/sub", "lies in /home/bob/.aws, a dot directory of the home /home/bob"},
 		{"/home/bob", "is the home directory /home/bob"},
 		{"/data/cfg", "is XDG_CONFIG_HOME (/data/cfg)"},
 		{"/data/cfg/systemd", "lies in XDG_CONFIG_HOME (/data/cfg)"},
@@ -77,7 +77,7 @@ func TestWorkspaceReachingAHome(t *testing.T) {
 			t.Errorf("workspace %s refused: %v", ws, err)
 		}
 	}
-	if err := checkWorkspacePath("/srv/link", "/srv/me/.ssh", u, "linux", h); err == nil || !strings.Contains(err.Error(), "(/srv/link resolves to /srv/me/.ssh) lies in /srv/me/.ssh") {
+	if err := checkWorkspacePath("/srv/link", "/srv/me/.ssh", u, "linux", h); err == nil || !strings.Contains(err.Error(), "(/srv/link resolves to /srv/me/.ssh) is a dot directory of the home /srv/me") {
 		t.Errorf("a link into ~/.ssh: %v", err)
 	}
 	// no key: no "(fix ...)" (init's own answers)

@@ -50,8 +50,8 @@ func TestWorkspacePathRefused(t *testing.T) {
 		{"/etc", "tcp://10.0.0.2:2376", "workspace is the system directory /etc:"},
 		{"/srv/x/../../etc", "tcp://10.0.0.2:2376", "workspace is the system directory /etc:"},
 		// read-only too: the key goes back to the client in the call's answer (trial30 F13c)
-		{filepath.Join(home, ".ssh"), def, "lies in " + filepath.Join(home, ".ssh") + ", a dot directory of the home " + home},
-		{filepath.Join(root, "sshlink"), def, "resolves to " + filepath.Join(home, ".ssh") + ") lies in"},
+		{filepath.Join(home, ".ssh"), def, "is a dot directory of the home " + home},
+		{filepath.Join(root, "sshlink"), def, "resolves to " + filepath.Join(home, ".ssh") + ") is a dot directory"},
 		{home, def, "is the home directory " + home},
 		{filepath.Join(root, "missing"), def, "create it: mkdir -p"},
 		{filepath.Join(root, "my ws"), def, "create it: mkdir -p '" + filepath.Join(root, "my ws") + "'"},
