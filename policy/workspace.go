@@ -170,6 +170,21 @@ func (h Homes) reach(ws, goos string) string {
 	return ""
 }
 
+// ResolveExisting is p with symbolic links resolved as far as it exists: a workspace not made
+// yet lands where its existing parent leads (init creates it; verify judges it before).
+func ResolveExisting(p string) string {
+	var rest []string
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		if dir == filepath.Dir(dir) {
+			return p
+		}
+		rest = append([]string{filepath.Base(dir)}, rest...)
+	}
+}
+
 // WithinDir says whether p is dir or below it (both clean and absolute).
 func WithinDir(dir, p string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/") || dir == "/" && strings.HasPrefix(p, "/")

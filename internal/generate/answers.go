@@ -84,7 +84,7 @@ func CheckWorkspace(ws, home string) error {
 	}
 	// serve's own rule, judged here before anything is written or advised (trial30 F10, F13):
 	// a system directory, a home's dot directory, as the path resolves so far
-	resolved := resolveExisting(ws)
+	resolved := policy.ResolveExisting(ws)
 	if st, err := os.Stat(resolved); err == nil && !st.IsDir() {
 		return fmt.Errorf("the workspace %s is not a directory: give a directory (it is created if missing)", ws)
 	}
@@ -93,21 +93,6 @@ func CheckWorkspace(ws, home string) error {
 		h.Homes = append(h.Homes, home)
 	}
 	return policy.CheckWorkspacePathWith(ws, resolved, policy.WorkspaceUse{Harm: "programs could change what the host runs"}, h)
-}
-
-// resolveExisting is p with symbolic links resolved as far as it exists: a workspace init
-// creates later lands where its existing parent leads.
-func resolveExisting(p string) string {
-	var rest []string
-	for dir := p; ; dir = filepath.Dir(dir) {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(append([]string{r}, rest...)...)
-		}
-		if dir == filepath.Dir(dir) {
-			return p
-		}
-		rest = append([]string{filepath.Base(dir)}, rest...)
-	}
 }
 
 // WorkspacePath is a workspace as given to init made absolute: a leading ~/ is the home

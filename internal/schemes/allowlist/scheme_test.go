@@ -87,6 +87,9 @@ func TestAuditRules(t *testing.T) {
 	os.Chmod(sharedSub, 0o777)
 	mine := filepath.Join(shared, "mine")
 	os.Mkdir(mine, 0o755)
+	home := t.TempDir()
+	os.Mkdir(filepath.Join(home, ".ssh"), 0o700)
+	t.Setenv("HOME", home)
 	cases := []struct {
 		rule   string
 		mutate func(*policy.Policy)
@@ -99,6 +102,9 @@ func TestAuditRules(t *testing.T) {
 		{"MS103", func(p *policy.Policy) { alsec.Of(p).Commands[0].SHA256 = strings.Repeat("ab", 32) }},
 		{"MS104", func(p *policy.Policy) { alsec.Of(p).Env["GITHUB_TOKEN"] = "x" }},
 		{"MS105", func(p *policy.Policy) { alsec.Of(p).Workspace = "/home" }},
+		// a home's dot directory, there or not made yet (trial30 F13)
+		{"MS105", func(p *policy.Policy) { alsec.Of(p).Workspace = filepath.Join(home, ".ssh") }},
+		{"MS105", func(p *policy.Policy) { alsec.Of(p).Workspace = filepath.Join(home, ".config", "not-yet") }},
 		{"MS107", func(p *policy.Policy) { alsec.Of(p).SetNet(policy.Network{Mode: policy.NetAll}) }},
 		{"MS108", func(p *policy.Policy) { alsec.Of(p).Commands[0].AllowOutsidePaths = true }},
 		{"MS109", func(p *policy.Policy) { alsec.Of(p).ReadPaths = []string{"/etc"} }},

@@ -135,9 +135,12 @@ func InterpreterBehind(c policy.Command) string {
 }
 
 // CheckWorkspace is serve's start-up check of allowlist.workspace (resolved through symlinks and
-// ".."), for verify.
+// ".."), for verify; one not made yet is judged where it would land (serve then says to make it).
 func CheckWorkspace(configured string) error {
 	ws, err := filepath.EvalSymlinks(configured)
+	if os.IsNotExist(err) {
+		ws, err = policy.ResolveExisting(configured), nil
+	}
 	if err != nil {
 		return err
 	}
