@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -85,16 +84,8 @@ func runInitWrap(ctx context.Context, o *InitOptions) error {
 	if len(o.wrap.wrap) > 0 && len(o.wrap.unwrap) > 0 {
 		return errors.New("--wrap and --unwrap conflict: give one of them")
 	}
-	env, err := generate.HostEnv(o.Project)
+	env, err := generate.ProjectEnv(o.Project)
 	if err != nil {
-		return err
-	}
-	if env.Project == "" {
-		if env.Project, err = os.Getwd(); err != nil {
-			return fmt.Errorf("find the project directory: %w (give --project DIR)", err)
-		}
-	}
-	if env.Project, err = filepath.Abs(env.Project); err != nil {
 		return err
 	}
 	ask := &asker{f: o.IO, on: !o.Yes && interactive(o.IO)}

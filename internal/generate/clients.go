@@ -96,12 +96,16 @@ type Target struct {
 	Client Client
 	Scope  string
 	Path   string
+	// Repo: the repository's top level its key names, when that is not the project directory
+	// (init ran in a subdirectory of a git work tree).
+	Repo string
 }
 
-// Env is where paths resolve: the home, config and project directories, and the OS.
+// Env is where paths resolve: the home, config and project directories, and the OS. Repo is
+// the directory Claude Code keys its local scope by ("" = Project; see ProjectEnv).
 type Env struct {
-	Home, ConfigDir, Project, GOOS string
-	LookPath                       func(string) (string, error)
+	Home, ConfigDir, Project, Repo, GOOS string
+	LookPath                             func(string) (string, error)
 }
 
 // HostEnv is this machine's Env.
@@ -165,24 +169,37 @@ func ResolveTarget(spec string, e Env) (Target, error) {
 	if !ok {
 		return Target{}, fmt.Errorf("client %s has no %q scope: use %s", id, scope, strings.Join(c.Scopes(), " or "))
 	}
+	t := Target{Client: c, Scope: scope, Path: e.expand(pat)}
 	if keys, ok := c.Keys[scope]; ok {
-		c.KeyPath = make([]string, len(keys))
+		t.Client.KeyPath = make([]string, len(keys))
 		for i, k := range keys {
-			if k == "{project}" {
+			switch k {
+			case "{project}":
 				// Claude Code keys projects by the directory's real path, as getcwd gives it.
-				k = e.Project
-				if r, err := filepath.EvalSymlinks(k); err == nil {
-					k = r
+				k = realPath(e.Project)
+			case "{repo}":
+				// ... and its local scope by the git repository that directory is in (ProjectEnv)
+				k = realPath(e.Project)
+				if e.Repo != "" && realPath(e.Repo) != k {
+					k = realPath(e.Repo)
+					t.Repo = k
 				}
 			}
-			c.KeyPath[i] = k
+			t.Client.KeyPath[i] = k
 		}
 	}
-	return Target{Client: c, Scope: scope, Path: e.expand(pat)}, nil
+	return t, nil
 }
 
-// About says what the target's scope means ("" when the catalogue does not say).
-func (t Target) About() string { return t.Client.About[t.Scope] }
+// About says what the target's scope means ("" when the catalogue does not say), and what its
+// key is when that is not the project directory.
+func (t Target) About() string {
+	about := t.Client.About[t.Scope]
+	if t.Repo != "" {
+		about += fmt.Sprintf("; %s keys its local scope by the repository's top level, %s (not the current directory)", t.Client.Name, t.Repo)
+	}
+	return about
+}
 
 // Where names the file, and the place inside it when the servers sit deeper than one key.
 func (t Target) Where() string {
