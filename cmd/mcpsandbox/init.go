@@ -596,10 +596,57 @@ func refuseGoRun(exe string) error {
 		"build one (go build -o ~/bin/mcpsandbox ./cmd/mcpsandbox, or go install ./cmd/mcpsandbox) and run its init, or pass --command PATH of a built binary", exe)
 }
 
-// goRunBinary says whether exe is a binary `go run` built in Go's temporary work directory
-// ($GOTMPDIR/go-buildN/b001/exe/NAME; `go test`'s binaries are not in an exe directory).
+// goRunBinary says whether exe is a binary `go run` built: in Go's temporary work directory
+// ($GOTMPDIR/go-buildN/b001/exe/NAME; `go test`'s binaries are not in an exe directory), or,
+// since Go 1.24, in the build cache, which Go trims too (trial30 F14).
 func goRunBinary(exe string) bool {
-	return strings.Contains(exe, string(filepath.Separator)+"go-build") && filepath.Base(filepath.Dir(exe)) == "exe" && !mutated("init-go-run-binary")
+	return !mutated("init-go-run-binary") && goRunBinaryIn(exe, goCacheDir())
+}
+
+// goCacheDir is where Go's build cache is as go itself finds it from the environment ($GOCACHE,
+// else the user cache dir's go-build), without running `go env`; "" when unknown.
+func goCacheDir() string {
+	if c := os.Getenv("GOCACHE"); c != "" {
+		if c == "off" {
+			return ""
+		}
+		return c
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "go-build")
+}
+
+// goRunBinaryIn is goRunBinary with the build cache at cache ("" = unknown): a binary under the
+// cache, or one in the cache's own layout, XX/HASH-d/NAME (XX the hash's first two hex digits),
+// which a cache set by `go env -w GOCACHE` (not in the environment) still shows.
+func goRunBinaryIn(exe, cache string) bool {
+	dir := filepath.Dir(exe)
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") && filepath.Base(dir) == "exe" {
+		return true
+	}
+	if cache != "" {
+		if rel, err := filepath.Rel(realPath(cache), realPath(dir)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	hash, ok := strings.CutSuffix(filepath.Base(dir), "-d")
+	xx := filepath.Base(filepath.Dir(dir))
+	return ok && len(xx) == 2 && len(hash) > 2 && isHex(xx) && isHex(hash) && strings.HasPrefix(hash, xx)
+}
+
+func isHex(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789abcdef") == ""
+}
+
+// realPath is p with its symlinks resolved, or p when that fails.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
 }
 
 // initGrace is how long init may go on after SIGINT or SIGTERM before it is given up.

@@ -36,3 +36,34 @@ func TestInitRefusesAGoRunBinary(t *testing.T) {
 		t.Errorf("init with a go run binary: %v, want a refusal that says how to build one", err)
 	}
 }
+
+// Trial30 F14: since Go 1.24 `go run` keeps its binary in the build cache
+// ($GOCACHE/XX/HASH-d/NAME), which Go trims later just as it removes its work directory: those
+// are refused too, found under the cache or by the cache's layout when the cache is elsewhere.
+func TestGoRunBinaryInTheBuildCache(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "go-build")
+	hash := "3222955b0c4f6a0e8d1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6b7"
+	for _, c := range []struct {
+		exe, cache string
+		want       bool
+	}{
+		{filepath.Join(cache, "32", hash+"-d", "mcpsandbox"), cache, true},
+		{filepath.Join(cache, "ab", "anything", "mcpsandbox"), cache, true}, // under the cache, whatever its layout
+		{filepath.Join("/elsewhere/cache/32", hash+"-d", "mcpsandbox"), cache, true},
+		{filepath.Join("/elsewhere/cache/32", hash+"-d", "mcpsandbox"), "", true}, // cache unknown: the layout
+		{"/tmp/go-build123/b001/exe/mcpsandbox", "", true},
+		{"/home/u/bin/mcpsandbox", cache, false},
+		{"/home/u/bin/mcpsandbox", "", false},
+		{filepath.Join("/opt/33", hash+"-d", "mcpsandbox"), "", false}, // XX is the hash's start
+		{"/opt/32/release-d/mcpsandbox", "", false},
+		{filepath.Join(filepath.Dir(cache), "go-build-other", "mcpsandbox"), cache, false}, // beside the cache, not in it
+	} {
+		if got := goRunBinaryIn(c.exe, c.cache); got != c.want {
+			t.Errorf("goRunBinaryIn(%s, cache %q) = %v, want %v", c.exe, c.cache, got, c.want)
+		}
+	}
+	t.Setenv("GOCACHE", cache)
+	if exe := filepath.Join(cache, "ab", "x", "mcpsandbox"); !goRunBinary(exe) {
+		t.Errorf("%s under $GOCACHE is not taken for a go run binary", exe)
+	}
+}
