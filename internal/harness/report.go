@@ -21,6 +21,12 @@ func paint(on bool, code, s string) string {
 	if !on {
 		return s
 	}
+	// Every code is written 4 bytes long ("32" as "0;32", "2" as "00;2"), so each painted cell
+	// carries the same 11 invisible bytes: tabwriter counts bytes, and cells of one column
+	// (the header painted plain, "00;0") then line up on screen (trial30 F17).
+	if n := 4 - len(code); n > 0 {
+		code = strings.Repeat("0", n-1) + ";" + code
+	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
@@ -31,7 +37,7 @@ var outcomeColour = map[Outcome]string{Contained: "32", Breach: "1;31", Error: "
 // a narrow allowlist) are one count line, each listed with its reason only with Verbose.
 func WriteTable(w io.Writer, rep *Report, o TableOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CATEGORY\tSCENARIO\tOUTCOME\tDETECTORS\tTIME")
+	fmt.Fprintln(tw, "CATEGORY\tSCENARIO\t"+paint(o.Color, "0", "OUTCOME")+"\tDETECTORS\tTIME")
 	hidden := 0
 	for _, r := range rep.Results {
 		if r.Outcome == NotApplicable && !o.Verbose {
@@ -156,7 +162,7 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 // WriteControls prints the negative controls' table; the returned error names every silent detector.
 func WriteControls(w io.Writer, rs []ControlResult, color bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DETECTOR\tCONTROL\tSCENARIO\tFIRED\tEVIDENCE")
+	fmt.Fprintln(tw, "DETECTOR\tCONTROL\tSCENARIO\t"+paint(color, "0", "FIRED")+"\tEVIDENCE")
 	var silent, testBuild []string
 	for _, r := range rs {
 		mark := paint(color, "32", "yes")

@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"encoding/xml"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,6 +47,33 @@ func TestWriteTable(t *testing.T) {
 	WriteTable(&b, sampleReport(), TableOptions{Color: true})
 	if !strings.Contains(b.String(), "\x1b[1;31mBREACH") {
 		t.Error("no colour with Color")
+	}
+	// on screen (escapes take no columns) the columns line up, header and rows alike (trial30 F17)
+	sameColumns(t, b.String(), "TIME")
+	b.Reset()
+	WriteControls(&b, []ControlResult{
+		{Control: Control{Detector: "tcp", Scenario: "s1", Kind: "policy"}, Fired: true, Detail: "ev1"},
+		{Control: Control{Detector: "udp", Scenario: "s2", Kind: "policy"}, Detail: "ev2"},
+	}, true)
+	sameColumns(t, b.String(), "EVIDENCE")
+}
+
+// sameColumns says whether, escapes stripped, every row of the table's first lines that has a
+// cell in the header's column starts it there.
+func sameColumns(t *testing.T, out, col string) {
+	t.Helper()
+	lines := strings.Split(regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(out, ""), "\n")
+	at := strings.Index(lines[0], col)
+	if at < 0 {
+		t.Fatalf("no %s header:\n%s", col, out)
+	}
+	for _, l := range lines[1:] {
+		if l == "" || strings.HasPrefix(l, "(") || strings.HasPrefix(l, " ") {
+			break
+		}
+		if len(l) <= at || l[at-1] != ' ' || l[at] == ' ' {
+			t.Errorf("the %s column starts at %d in the header, not in %q", col, at, l)
+		}
 	}
 }
 
