@@ -191,7 +191,7 @@ func unknownKeys(name string, data []byte, md toml.MetaData) []Problem {
 		if under {
 			continue
 		}
-		fix := "remove it or check its spelling against `mcpsandbox init --help` / the policy reference in README.md"
+		fix := "remove it or check its spelling against README.md's policy reference (\"Policy file (version 1)\")"
 		if s := suggestKey(key); s != "" {
 			fix = "did you mean " + s + "? (or remove it)"
 		}

@@ -29,6 +29,9 @@ func suggestKey(unknown string) string {
 				}
 			}
 			if best == "" || bestD > len(name)/2 {
+				if w := byWords(name, known); w != "" {
+					return prefix + w
+				}
 				return ""
 			}
 			return prefix + best
@@ -37,6 +40,25 @@ func suggestKey(unknown string) string {
 		t = f.Type
 	}
 	return ""
+}
+
+// byWords names the one known key that the unknown name spells with dashes or fewer words
+// ("max_output" and init's flag "max-output" for "max_output_bytes"; trial30 F9), or "".
+func byWords(name string, known map[string]reflect.StructField) string {
+	name = strings.ToLower(strings.ReplaceAll(name, "-", "_"))
+	if _, ok := known[name]; ok {
+		return name
+	}
+	found := ""
+	for k := range known {
+		if strings.HasPrefix(k, name+"_") || strings.HasSuffix(k, "_"+name) {
+			if found != "" {
+				return "" // two keys: no guess
+			}
+			found = k
+		}
+	}
+	return found
 }
 
 // tomlKeys maps a struct's TOML key names to their fields.

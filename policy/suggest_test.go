@@ -11,8 +11,13 @@ func TestUnknownKeySuggestsTheNearKey(t *testing.T) {
 		{"version = 1\n[limits]\ntimeuot = \"5s\"\n", "did you mean limits.timeout?"},
 		{"version = 1\n[allowlst]\nnetwork = false\n", "did you mean allowlist?"},
 		{"version = 1\n[[allowlist.commands]]\nname = \"wc\"\npaht = \"/usr/bin/wc\"\n", "did you mean allowlist.commands.path?"},
-		// nothing close: the general advice, no guess
-		{"version = 1\n[limits]\nbananas = 3\n", "remove it or check its spelling"},
+		// init's flag names and shortened keys (trial30 F9)
+		{"version = 1\n[limits]\nmax_output = \"1MiB\"\n", "did you mean limits.max_output_bytes?"},
+		{"version = 1\n[limits]\nmax-output = \"1MiB\"\n", "did you mean limits.max_output_bytes?"},
+		{"version = 1\n[limits]\nworkspace-quota = \"1MiB\"\n", "did you mean limits.workspace_quota?"},
+		// nothing close: the general advice, no guess, pointing at the keys, not init's flags
+		{"version = 1\n[limits]\nbananas = 3\n", "remove it or check its spelling against README.md's policy reference"},
+		{"version = 1\n[limits]\nmax = 3\n", "remove it or check its spelling"},
 	} {
 		_, err := Parse("policy.toml", []byte(c.src))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
