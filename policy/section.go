@@ -87,6 +87,17 @@ func (p *Policy) WorkspaceDir() string {
 	return ""
 }
 
+// WorkspaceMount is the host directory the policy's calls see as their workspace and whether
+// they may write it ("" when none): a section says so by a WorkspaceMount method (docker's, whose
+// mount may be read-only), else its WorkspaceDir is written to.
+func (p *Policy) WorkspaceMount() (dir string, writable bool) {
+	if w, ok := p.Section().(interface{ WorkspaceMount() (string, bool) }); ok {
+		return w.WorkspaceMount()
+	}
+	dir = p.WorkspaceDir()
+	return dir, dir != ""
+}
+
 // WriteDirs are the host directories besides the workspace that sandboxed code may write in, as
 // the section says (a WriteDirs method: wrap's [wrap].write); serve's own files must not be there.
 func (p *Policy) WriteDirs() []string {

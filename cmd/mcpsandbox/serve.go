@@ -143,7 +143,8 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		s.SetAudit(al) // egress proxy decisions (network host lists) join the call log
 	}
 	if log.Enabled(ctx, slog.LevelInfo) { // the hash is work (the policy encoded and hashed): only when it is logged
-		log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", p.WorkspaceDir())
+		ws, writable := p.WorkspaceMount()
+		log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", ws, "workspace_writable", writable)
 	}
 	so := serve.Options{Audit: al, Logger: log}
 	if o.HTTP != "" {

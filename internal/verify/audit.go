@@ -55,7 +55,7 @@ var CommonRules = []Rule{
 	{"MS404", High, "the policy file or its directory is writable by others, or owned by another user: serve refuses it"},
 	{"MS405", Low, "the audit log lives in a world-writable directory"},
 	{"MS406", High, "the policy file or the audit log lies inside the workspace or a wrap.write directory, where sandboxed code writes: serve and wrap refuse it"},
-	{"MS407", High, "the audit log lies inside allowlist.read_paths or wrap.read, where sandboxed code reads: serve and wrap refuse it"},
+	{"MS407", High, "the audit log lies inside allowlist.read_paths, wrap.read or the docker workspace, where sandboxed code reads: serve and wrap refuse it"},
 	{"MS408", Medium, "the policy file has the section of another scheme, which serve ignores (scheme changed by hand: its workspace, commands or image do nothing)"},
 }
 

@@ -233,3 +233,37 @@ func TestEngineNeededWording(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// serve's own files stay out of the docker workspace as out of the allowlist's: the policy and
+// the audit log out of one calls write (the commit would apply a call's rewrite of them), the
+// audit log out of one calls read (it holds every call's arguments and output). The section
+// said no workspace before, so neither rule saw the docker mount.
+func TestAuditOwnFilesOutOfTheDockerWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	pol := filepath.Join(ws, "policy.toml")
+	os.WriteFile(pol, []byte("x"), 0o600)
+	rules := func(p *policy.Policy, file string) []string {
+		var out []string
+		for _, f := range verify.Audit(p, file, Scheme.Audit) {
+			out = append(out, f.Rule)
+		}
+		return out
+	}
+	p := policy.Default(dksec.Name)
+	dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = ws, true
+	if got := rules(p, pol); !slices.Contains(got, "MS406") {
+		t.Errorf("the policy file in a writable docker workspace: %v, want MS406", got)
+	}
+	p = policy.Default(dksec.Name)
+	dksec.Of(p).Workspace = ws
+	p.Audit.Path = filepath.Join(ws, "logs", "audit.jsonl")
+	if got := rules(p, ""); !slices.Contains(got, "MS407") {
+		t.Errorf("the audit log in a read-only docker workspace: %v, want MS407", got)
+	}
+	if got := rules(p, pol); slices.Contains(got, "MS406") {
+		t.Errorf("the policy file in a read-only docker workspace is only read: %v", got)
+	}
+	if dir, w := p.WorkspaceMount(); dir != ws || w {
+		t.Errorf("WorkspaceMount = %q, %v (serve's start log)", dir, w)
+	}
+}

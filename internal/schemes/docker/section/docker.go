@@ -50,6 +50,27 @@ const (
 	maxSessionContainers        = 64
 )
 
+// WorkspaceDir is the host directory calls write in: the workspace when it is mounted writable
+// ("" else). serve and verify keep its own files (the policy, the audit log) out of it.
+func (d *Docker) WorkspaceDir() string {
+	if d.WorkspaceWritable {
+		return d.Workspace
+	}
+	return ""
+}
+
+// ReadDirs: calls read the mounted workspace, writable or not; the audit log must not lie in it.
+func (d *Docker) ReadDirs() (string, []string) {
+	if d.Workspace == "" {
+		return "", nil
+	}
+	return "docker.workspace", []string{d.Workspace}
+}
+
+// WorkspaceMount is the workspace as serve's start log says it: the host directory and whether
+// calls may write it.
+func (d *Docker) WorkspaceMount() (string, bool) { return d.Workspace, d.WorkspaceWritable }
+
 // Sessions says whether containers live for an MCP session (docker.reuse = "session").
 func (d *Docker) Sessions() bool { return d.Reuse == "session" }
 
