@@ -133,10 +133,14 @@ func runDemo(ctx context.Context, o *DemoOptions) error {
 	}
 	fmt.Fprintln(out, "\nEvery call behaved as the policy says. Next:")
 	if strings.Contains(self, "go-build") { // `go run`: that binary is gone when the demo exits
-		fmt.Fprintln(out, "  go build -o ~/bin/mcpsandbox ./cmd/mcpsandbox")
+		fmt.Fprintln(out, "  "+BuildCommand)
 		self = "~/bin/mcpsandbox"
 	}
 	fmt.Fprintf(out, "  %s init               # write your policy and your MCP client's entry\n", self)
 	fmt.Fprintf(out, "  %s harness --default  # attack the built-in policy with every scenario\n", self)
 	return nil
 }
+
+// BuildCommand is how README builds the binary a client entry can run (static, so it runs
+// wherever the client starts it): the demo's and init's advice say the same (trial30 F3).
+const BuildCommand = "CGO_ENABLED=0 go build -o ~/bin/mcpsandbox ./cmd/mcpsandbox"

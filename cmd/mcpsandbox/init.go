@@ -593,7 +593,7 @@ func refuseGoRun(exe string) error {
 		return nil
 	}
 	return fmt.Errorf("this init runs from a temporary `go run` binary (%s), which Go removes later, so a client entry naming it would stop working: "+
-		"build one (go build -o ~/bin/mcpsandbox ./cmd/mcpsandbox, or go install ./cmd/mcpsandbox) and run its init, or pass --command PATH of a built binary", exe)
+		"build one ("+BuildCommand+", or CGO_ENABLED=0 go install ./cmd/mcpsandbox) and run its init, or pass --command PATH of a built binary", exe)
 }
 
 // goRunBinary says whether exe is a binary `go run` built: in Go's temporary work directory

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -44,5 +45,17 @@ func TestVersionFrom(t *testing.T) {
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok && !strings.Contains(out, bi.GoVersion) {
 		t.Errorf("version %q does not name the Go version %s", out, bi.GoVersion)
+	}
+}
+
+// The build command the demo and init advise is README's, word for word (trial30 F3: the demo
+// left out CGO_ENABLED=0, which README explains).
+func TestBuildAdviceIsREADMEs(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), BuildCommand) {
+		t.Errorf("README.md does not give %q", BuildCommand)
 	}
 }

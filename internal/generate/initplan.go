@@ -73,6 +73,7 @@ type Plan struct {
 	print        bool
 	name         string // the server's name in the client configs
 	only         bool   // ClientsOnly
+	asIs         bool   // UsePolicy: the policy file is used as it is, no answers made it
 	// prepare makes what the scheme needs on the host before the write (its workspace).
 	prepare func(p *policy.Policy, log io.Writer) (created string, err error)
 }
@@ -191,7 +192,7 @@ func newUsePolicyPlan(o PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &Plan{Policy: p, PolicyPath: path, print: o.Print, project: o.Env.Project, home: o.Env.Home, name: p.Name,
+	pl := &Plan{Policy: p, PolicyPath: path, print: o.Print, project: o.Env.Project, home: o.Env.Home, name: p.Name, asIs: true,
 		PolicyFile: FileChange{Label: "policy", Path: path, Old: raw, New: raw, Existed: true, Mode: 0o644}}
 	if mutated("init-policy-rewritten") {
 		if pl.PolicyFile, err = PolicyChange(p, path); err != nil {
@@ -461,8 +462,13 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 		fmt.Fprintln(w, DescribeWrite(r))
 	}
 	if pc := pl.PolicyFile; !pl.only && pc.Existed && pc.Unchanged() && len(res.Files) > 0 {
-		// said, not left to guess: the entries written run the policy that was there (trial27)
-		fmt.Fprintf(w, "kept %s: the policy these answers make is the one already there\n", pl.PolicyPath)
+		// said, not left to guess: the entries written run the policy that was there (trial27);
+		// with --policy no answers made it (trial30 F5)
+		if pl.asIs {
+			fmt.Fprintf(w, "using %s as it is (the entries run it; init did not change it)\n", pl.PolicyPath)
+		} else {
+			fmt.Fprintf(w, "kept %s: the policy these answers make is the one already there\n", pl.PolicyPath)
+		}
 	}
 	for _, t := range pl.Clients.Targets {
 		if about := t.About(); about != "" && !pl.Clients.Change(t).Unchanged() {

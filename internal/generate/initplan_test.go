@@ -246,3 +246,25 @@ func TestPreviewSaysAnUnchangedEntryRunsTheChangedPolicy(t *testing.T) {
 		t.Errorf("preview lacks %q:\n%s", want, w.String())
 	}
 }
+
+// init --policy FILE uses the file as it is: the report says so, not "the policy these answers
+// make" (there were no answers; trial30 F5).
+func TestReportUsingAPolicyAsItIs(t *testing.T) {
+	env := planEnv(t)
+	pol := filepath.Join(env.Home, "policy.toml")
+	b, err := policy.Marshal(policy.Default("docker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(pol, b, 0o644)
+	pl, err := NewPlan(PlanOptions{Env: env, PolicyOut: pol, UsePolicy: true, Clients: []string{"cursor"}, Binary: "/bin/mcpsandbox",
+		Log: &bytes.Buffer{}, Confirm: func(string) (bool, error) { return true, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w bytes.Buffer
+	pl.Report(&w, &Written{Files: []WriteResult{{Path: pl.Clients.Changes[0].Path}}})
+	if !strings.Contains(w.String(), "using "+pol+" as it is") || strings.Contains(w.String(), "these answers") {
+		t.Errorf("report:\n%s", w.String())
+	}
+}
