@@ -195,6 +195,15 @@ func ResolveTarget(spec string, e Env) (Target, error) {
 // key is when that is not the project directory.
 func (t Target) About() string {
 	about := t.Client.About[t.Scope]
+	if strings.HasPrefix(t.Client.Paths[t.Scope], "{project}") && !strings.Contains(about, "shared with whoever") && !mutated("init-project-file-silent") {
+		// a file in the project is one a repository commits (trial30 F16: VS Code's default)
+		shared := "a file in the project (" + t.Path + "), shared with whoever clones it if it is committed: it holds this machine's absolute paths"
+		if about == "" {
+			about = shared
+		} else {
+			about += "; " + shared
+		}
+	}
 	if t.Repo != "" {
 		about += fmt.Sprintf("; %s keys its local scope by the repository's top level, %s (not the current directory)", t.Client.Name, t.Repo)
 	}
