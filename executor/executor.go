@@ -96,6 +96,7 @@ type WorkspaceChanges struct {
 // Recovery is a commit a serve died in (SIGKILL, the OOM killer) that this serve finished at its
 // start: what it applied, or why it could not. The client whose call it was got no answer.
 type Recovery struct {
+	Call    string    // the dead call's id in the audit log ("" when its journal did not name it)
 	PID     int       // the serve that died
 	Since   time.Time // when its call began
 	Changes *WorkspaceChanges
@@ -362,4 +363,19 @@ func jsonKind(t reflect.Type) string {
 		return jsonKind(t.Elem())
 	}
 	return "of another type"
+}
+
+// callIDKey carries a call's id in the audit log on the context its tool runs with.
+type callIDKey struct{}
+
+// WithCallID is ctx carrying the id serve's audit log gives the call (its "started" line's): a
+// commit the serve dies in names it, so the next serve's "recovered" line closes that call.
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// CallID is the call's id WithCallID put on ctx ("" when none did).
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
 }

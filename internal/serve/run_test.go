@@ -33,6 +33,7 @@ type fakeExec struct {
 	sessions []string // executor.Call.Session of every call
 	ended    []string // EndSession ids
 	events   []string // "call ID" and "end ID", in order
+	callIDs  []string // executor.CallID of every call's context
 }
 
 type fakeArgs struct {
@@ -63,6 +64,7 @@ func (f *fakeExec) Tools() []executor.Tool {
 			f.mu.Lock()
 			f.sessions = append(f.sessions, c.Session)
 			f.events = append(f.events, "call "+c.Session)
+			f.callIDs = append(f.callIDs, executor.CallID(ctx))
 			f.mu.Unlock()
 			if a.Refuse != "" {
 				return nil, executor.Refuse(a.Refuse, "the test said no")

@@ -434,7 +434,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		if req.Extra != nil {
 			header = req.Extra.Header
 		}
-		res, err := r.run(ctx, r.posts.gone(header), t, args, timeout, session, conn)
+		res, err := r.run(executor.WithCallID(ctx, entry.Call), r.posts.gone(header), t, args, timeout, session, conn)
 		entry.DurationMS = time.Since(start).Milliseconds()
 		out := r.outcome(ctx, t, start, res, err, &entry)
 		if r.audit != nil {
@@ -534,9 +534,13 @@ func (r *runner) auditRecoveries() {
 	}
 	for _, rec := range rc.Recovered() {
 		began := rec.Since.UTC().Format(time.RFC3339Nano)
-		e := audit.Entry{Server: r.pol.Name, Call: newID(), Tool: audit.RecoveryTool, Decision: audit.DecisionRecovered, PolicyHash: r.hash(),
-			Reason: fmt.Sprintf("serve %d died while applying the writes of a call it began at %s (its outcome line is missing): "+
-				"this serve finished applying them, each checked again", rec.PID, began),
+		call := rec.Call // the dead call's: this line is its outcome
+		if call == "" {
+			call = newID()
+		}
+		e := audit.Entry{Server: r.pol.Name, Call: call, Tool: audit.RecoveryTool, Decision: audit.DecisionRecovered, PolicyHash: r.hash(),
+			Reason: fmt.Sprintf("serve %d died while applying the writes of a call it began at %s (%s): "+
+				"this serve finished applying them, each checked again", rec.PID, began, map[bool]string{true: "this line is its outcome", false: "its outcome line is missing"}[rec.Call != ""]),
 			Workspace: workspaceRecord(rec.Changes)}
 		if rec.Err != "" {
 			e.Decision = "error"

@@ -253,6 +253,7 @@ func (f *FS) write(ctx context.Context, p, rel string, data []byte) (*executor.R
 		_ = l.Remove()
 		return nil, fmt.Errorf("stage the write: %w (free space under %s?)", err, root)
 	}
+	l.Call = executor.CallID(ctx)
 	w, err := f.Commit(l)
 	if err != nil {
 		return nil, fmt.Errorf("apply the write to the workspace: %w", err)

@@ -102,6 +102,7 @@ func TestCommitKilledChild(t *testing.T) {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 	}
+	l.Call = "call-in-the-audit"
 	_, _ = l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 30, UID: -1, GID: -1, SandboxPath: ws})
 	t.Fatal("the commit ended: the test hook should have killed this process")
 }
@@ -171,7 +172,11 @@ func TestCommitFinishedAfterItsServeDied(t *testing.T) {
 	if len(rs) != 1 || rs[0].Err != nil {
 		t.Fatalf("Recover: %+v, want the one commit finished", rs)
 	}
-	// what serve's audit says of it: the serve that died and when its call began
+	// what serve's audit says of it: the call (its id in the audit log), the serve that died
+	// and when its call began
+	if rs[0].Call != "call-in-the-audit" {
+		t.Errorf("Recover names call %q, want the one the killed commit's layer was for", rs[0].Call)
+	}
 	if rs[0].PID <= 0 || rs[0].PID == os.Getpid() || time.Since(rs[0].Since) > time.Minute || time.Since(rs[0].Since) < 0 {
 		t.Errorf("Recover names the dead serve %d (this one %d) and its call's start %v", rs[0].PID, os.Getpid(), rs[0].Since)
 	}

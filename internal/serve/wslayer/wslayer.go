@@ -66,7 +66,10 @@ type Rules struct {
 // filesystem; Dir holds both and is removed with them.
 type Layer struct {
 	Dir, Upper, Work, Lower string
-	masked                  map[string]bool // paths hidden from the call (Mask): not deletions
+	// Call is the id, in serve's audit log, of the call whose writes the layer holds: the
+	// commit's journal names it, so a commit finished by the next serve closes that call.
+	Call   string
+	masked map[string]bool // paths hidden from the call (Mask): not deletions
 	// userxattr: the overlay keeps its marks in user.overlay.* (a mount in a user namespace),
 	// else in trusted.overlay.*, which only root can write. The commit reads only that
 	// namespace: in trusted mode a user.overlay.opaque the program set is its own data.
@@ -345,6 +348,7 @@ func (p *protector) pattern(rel string) string {
 
 // Recovered is a commit Recover finished: the changes it applied and refused, or why it could not.
 type Recovered struct {
+	Call    string // the call's id in the audit log, as its journal names it
 	Layer   string // the layer's directory
 	PID     int    // the serve that died in it
 	Since   time.Time
@@ -363,7 +367,7 @@ func (k *Recoveries) Add(rs []Recovered) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, r := range rs {
-		rec := executor.Recovery{PID: r.PID, Since: r.Since, Changes: r.Changes}
+		rec := executor.Recovery{Call: r.Call, PID: r.PID, Since: r.Since, Changes: r.Changes}
 		if r.Err != nil {
 			rec.Err = r.Err.Error()
 		}

@@ -90,6 +90,7 @@ type journal struct {
 	UserXattr   bool     `json:"userxattr"`
 	Masked      []string `json:"masked,omitempty"`
 	Owner       string   `json:"owner,omitempty"` // processID of the serve committing
+	Call        string   `json:"call,omitempty"`  // the call's id in the audit log
 }
 
 func (l *Layer) writeJournal() error {
@@ -97,7 +98,7 @@ func (l *Layer) writeJournal() error {
 		return nil
 	}
 	j := journal{Workspace: l.Lower, SandboxPath: l.sandboxPath, Since: l.since.UnixNano(), Tmp: l.tmp, UserXattr: l.userxattr,
-		Owner: selfID()}
+		Owner: selfID(), Call: l.Call}
 	for rel := range l.masked {
 		j.Masked = append(j.Masked, rel)
 	}
@@ -181,13 +182,13 @@ func Recover(root, ws string, rules func() (Rules, error)) []Recovered {
 		since := time.Unix(0, j.Since)
 		l := &Layer{Dir: mine, Upper: filepath.Join(mine, "upper"), Work: filepath.Join(mine, "work"), Lower: ws,
 			since: time.Unix(0, j.Since), tmp: j.Tmp, userxattr: j.UserXattr, masked: map[string]bool{}, sandboxPath: j.SandboxPath,
-			recovering: true}
+			recovering: true, Call: j.Call}
 		for _, rel := range j.Masked {
 			l.masked[rel] = true
 		}
 		rr, err := rules()
 		if err != nil {
-			out = append(out, Recovered{Layer: mine, PID: dead, Since: since, Err: err})
+			out = append(out, Recovered{Call: j.Call, Layer: mine, PID: dead, Since: since, Err: err})
 			continue
 		}
 		if filepath.IsAbs(j.SandboxPath) {
@@ -195,10 +196,10 @@ func Recover(root, ws string, rules func() (Rules, error)) []Recovered {
 		}
 		ch, err := l.Commit(rr)
 		if err != nil {
-			out = append(out, Recovered{Layer: mine, PID: dead, Since: since, Err: err})
+			out = append(out, Recovered{Call: j.Call, Layer: mine, PID: dead, Since: since, Err: err})
 			continue // the layer stays, journal and all, for the next try
 		}
-		out = append(out, Recovered{Layer: dir, PID: dead, Since: since, Changes: ch})
+		out = append(out, Recovered{Call: j.Call, Layer: dir, PID: dead, Since: since, Changes: ch})
 	}
 	return out
 }

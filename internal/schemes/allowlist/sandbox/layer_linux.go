@@ -150,6 +150,7 @@ func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, r
 		res.Workspace = l.Discard(why + ` (limits.on_interrupt = "discard": a half-done call's writes never reach the workspace; "commit" applies them, checked)`)
 		return res, nil
 	}
+	l.Call = executor.CallID(ctx)
 	w, err := l.Commit(e.commitRules())
 	if err != nil {
 		return nil, fmt.Errorf("apply the call's writes to the workspace: %w", err)

@@ -166,6 +166,7 @@ func (e *Executor) runBox(ctx context.Context, b *box, kind, src string, timeout
 	if b.removeErr != nil {
 		ch = b.layer.Discard("the container could not be removed, so its layer was not applied: " + b.removeErr.Error())
 	} else {
+		b.layer.Call = executor.CallID(ctx)
 		ch = e.commit(b.layer)
 	}
 	if res != nil {
