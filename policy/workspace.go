@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -111,12 +112,36 @@ func HostHomes() Homes {
 		h.Homes = append(h.Homes, u.HomeDir)
 	}
 	h.Homes = append(h.Homes, "/root")
+	h.Homes = append(h.Homes, passwdHomes("/etc/passwd")...)
 	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"} {
 		if v := os.Getenv(k); filepath.IsAbs(v) {
 			h.XDG = append(h.XDG, k+"="+v)
 		}
 	}
 	return h
+}
+
+// passwdHomes are the home directories the accounts file names (a serve run as root reaches
+// every account's: /var/lib/jenkins/.ssh is a dot directory of a home as /home/bob/.ssh is),
+// less "/" and the "/nonexistent" of accounts that have none. Read bounded: it is a few KB.
+func passwdHomes(file string) []string {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		fs := strings.Split(line, ":")
+		if len(fs) < 7 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if h := filepath.Clean(fs[5]); filepath.IsAbs(h) && h != "/" && h != "/nonexistent" {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // HomeReach says how a directory (clean, absolute, resolved) reaches a home: it is or contains

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -83,5 +84,23 @@ func TestWorkspaceReachingAHome(t *testing.T) {
 	// no key: no "(fix ...)" (init's own answers)
 	if err := checkWorkspacePath("/srv/me/.ssh", "/srv/me/.ssh", WorkspaceUse{}, "linux", h); err == nil || strings.Contains(err.Error(), "(fix") {
 		t.Errorf("without a key: %v", err)
+	}
+}
+
+// Every account's home counts, as the accounts file names it (a root serve reaches them all).
+func TestPasswdHomes(t *testing.T) {
+	f := t.TempDir() + "/passwd"
+	os.WriteFile(f, []byte("root:x:0:0:root:/root:/bin/bash\n# a comment\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"+
+		"jenkins:x:110:118:Jenkins:/var/lib/jenkins:/bin/bash\nbroken line\nslash:x:1:1::/:/bin/sh\n"), 0o644)
+	got := passwdHomes(f)
+	if strings.Join(got, ",") != "/root,/var/lib/jenkins" {
+		t.Fatalf("passwdHomes = %q", got)
+	}
+	h := Homes{Homes: got}
+	if err := checkWorkspacePath("/var/lib/jenkins/.ssh", "/var/lib/jenkins/.ssh", WorkspaceUse{}, "linux", h); err == nil || !strings.Contains(err.Error(), "is a dot directory of the home /var/lib/jenkins") {
+		t.Errorf("a service account's .ssh: %v", err)
+	}
+	if err := checkWorkspacePath("/var/lib/jenkins/workspace/job", "/var/lib/jenkins/workspace/job", WorkspaceUse{}, "linux", h); err != nil {
+		t.Errorf("a directory in a service account's home, not a dot one: %v", err)
 	}
 }
