@@ -12,6 +12,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/mcpsandbox/mcpsandbox/internal/templates"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 )
 
 // Client is one MCP client init can configure (internal/templates/clients.toml).
@@ -99,6 +101,9 @@ type Target struct {
 	// Repo: the repository's top level its key names, when that is not the project directory
 	// (init ran in a subdirectory of a git work tree).
 	Repo string
+	// Below: the repository's top level, when the target's file lies in the project directory
+	// and that is a subdirectory of it: a client opened at the top level does not read it.
+	Below string
 }
 
 // Env is where paths resolve: the home, config and project directories, and the OS. Repo is
@@ -170,6 +175,9 @@ func ResolveTarget(spec string, e Env) (Target, error) {
 		return Target{}, fmt.Errorf("client %s has no %q scope: use %s", id, scope, strings.Join(c.Scopes(), " or "))
 	}
 	t := Target{Client: c, Scope: scope, Path: e.expand(pat)}
+	if strings.HasPrefix(pat, "{project}") && e.Repo != "" && realPath(e.Repo) != realPath(e.Project) {
+		t.Below = realPath(e.Repo) // a project file written in a repository's subdirectory
+	}
 	if keys, ok := c.Keys[scope]; ok {
 		t.Client.KeyPath = make([]string, len(keys))
 		for i, k := range keys {
@@ -206,6 +214,11 @@ func (t Target) About() string {
 	}
 	if t.Repo != "" {
 		about += fmt.Sprintf("; %s keys its local scope by the repository's top level, %s (not the current directory)", t.Client.Name, t.Repo)
+	}
+	if t.Below != "" {
+		// the class of trial30 F4: an entry in a place the client may not look
+		about += fmt.Sprintf("; %s reads it when this directory is the folder it opens or starts in, not the repository's top level %s (--project %s writes it there)",
+			t.Client.Name, t.Below, shellword.Quote(t.Below))
 	}
 	return about
 }

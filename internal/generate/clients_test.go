@@ -1,6 +1,8 @@
 package generate
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,5 +28,32 @@ func TestProjectFilesSaySoWhenWritten(t *testing.T) {
 		if a := tg.About(); strings.Contains(a, "shared with whoever") {
 			t.Errorf("%s is not in the project: %q", spec, a)
 		}
+	}
+}
+
+// A project file written in a repository's subdirectory says where the client reads it, and how
+// to write it at the top level (the class of trial30 F4: an entry the client never reads).
+func TestProjectFileBelowTheRepositoryTop(t *testing.T) {
+	env := planEnv(t)
+	top := realPath(env.Project)
+	sub := filepath.Join(top, "pkg")
+	os.Mkdir(sub, 0o755)
+	env.Project, env.Repo = sub, top
+	for _, spec := range []string{"vscode", "cursor:project", "gemini:project"} {
+		tg, err := ResolveTarget(spec, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := tg.About(); !strings.Contains(a, "not the repository's top level "+top+" (--project "+top+" writes it there)") {
+			t.Errorf("%s in %s: %q", spec, sub, a)
+		}
+	}
+	env.Project = top
+	if tg, _ := ResolveTarget("vscode", env); strings.Contains(tg.About(), "top level") {
+		t.Errorf("at the top level: %q", tg.About())
+	}
+	env.Project = sub
+	if tg, _ := ResolveTarget("cursor", env); strings.Contains(tg.About(), "top level") {
+		t.Errorf("a user-scope file: %q", tg.About())
 	}
 }
