@@ -441,7 +441,13 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			if aerr := r.audit.Append(entry); aerr != nil {
 				// A call that cannot be audited is not answered as if it had been.
 				r.log.Error("audit log write failed", "err", aerr)
-				return errorResult("the audit log could not be written (" + aerr.Error() + "); the call's result is withheld"), nil
+				// It ran, though: say so, and what it applied (attack round atk31, F3).
+				applied := ""
+				if res != nil && res.Workspace != nil {
+					applied = " It applied to the workspace: " + wslayer.Summary(res.Workspace) + "."
+				}
+				return errorResult("the audit log could not be written (" + aerr.Error() + "); the call's result is withheld. " +
+					"The call ran: what it wrote may have reached the workspace." + applied), nil
 			}
 		}
 		return out, nil

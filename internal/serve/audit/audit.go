@@ -173,7 +173,17 @@ type Log struct {
 	// same at the next append, nobody has written since and the tail need not be read.
 	headHash string
 	headSize int64
+	// reservedTo is the end of the space this Log last reserved past the file's end
+	// (Reserve): a started line is written only with room for outcomes behind it.
+	reservedTo   int64
+	reservedFile *os.File // the file reservedTo is of (the log may be opened anew)
 }
+
+// Reserve is the space the log keeps allocated past its end (fallocate, size unchanged): the
+// outcome lines of max_concurrent's most calls (256) at MaxLine each. A call's "started" line is
+// written only when that space is there, so a disk that fills while calls run cannot leave a call
+// that ran with no outcome line, or a torn one (attack round atk31, F3).
+const Reserve = 256 * MaxLine
 
 // DefaultPath is $XDG_STATE_HOME/mcpsandbox/audit.jsonl (or ~/.local/state/...).
 func DefaultPath() (string, error) {
@@ -311,8 +321,21 @@ func (l *Log) Append(e Entry) error {
 		return err
 	}
 	out = append(append(out, line...), '\n')
+	end := st.Size() + int64(len(out))
+	if (end+Reserve/2 > l.reservedTo || l.reservedFile != f) && !mutated("audit-reserve") {
+		if err := reserveSpace(f, st.Size(), int64(len(out))+Reserve); err == nil {
+			l.reservedTo, l.reservedFile = end+Reserve, f
+		} else if e.Decision == DecisionStarted {
+			// no room for its outcome: the call is refused before it runs
+			return fmt.Errorf("reserve space in audit log %s for the call's outcome: %w (free space there, or set audit.path)", l.path, err)
+		}
+	}
 	l.headSize = 0
-	if _, err := f.Write(out); err != nil {
+	if n, err := f.Write(out); err != nil {
+		if n > 0 && !mutated("audit-torn-line") {
+			// no torn line: the log stays a chain of whole entries
+			_ = f.Truncate(st.Size())
+		}
 		return fmt.Errorf("write audit log %s: %w (free space or fix permissions there, or set audit.path)", l.path, err)
 	}
 	// The size this append left, from the size under the lock (one fstat less a call): a

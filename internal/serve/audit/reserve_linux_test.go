@@ -1,0 +1,124 @@
+package audit
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// smallDisk mounts a tmpfs of size bytes at a fresh directory (root only).
+func smallDisk(t *testing.T, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
+
+// fill writes into dir until its filesystem is full.
+func fill(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				break
+			}
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []int{4096, 1} { // the last bytes too
+		for {
+			if _, err := f.Write(chunk[:n]); err != nil {
+				break
+			}
+		}
+	}
+}
+
+// A disk that fills while calls run leaves each call that started with its outcome line:
+// the log keeps Reserve bytes allocated past its end, and a started line is written only with
+// that room (attack round atk31, F3: the call's writes landed, its outcome was a 19-byte
+// fragment, and audit verify called the log tampered). With the room gone a call is refused
+// before it runs; a write cut short leaves no torn line.
+func TestOutcomeLinesFitADiskThatFills(t *testing.T) {
+	dir := smallDisk(t, "8m")
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	big := strings.Repeat("r", MaxLine) // clipped to fit a line: the largest outcome there is
+	if err := l.Append(Entry{Call: "c1", Tool: "t", Decision: DecisionStarted}); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, dir)
+	// every outcome of a call that started fits, the largest ones included
+	for i := 0; i < 8; i++ {
+		if err := l.Append(Entry{Call: "c1", Tool: "t", Decision: "ran", Reason: big}); err != nil {
+			t.Fatalf("outcome %d on a full disk: %v", i, err)
+		}
+	}
+	// new calls start while the reserve holds; once it runs low they are refused, and the
+	// log never holds a started line without room for its outcome
+	refused := false
+	for i := 0; i < 400 && !refused; i++ {
+		if err := l.Append(Entry{Call: "n", Tool: "t", Decision: DecisionStarted, Reason: big}); err != nil {
+			if !strings.Contains(err.Error(), "reserve space in audit log") {
+				t.Fatalf("a started line on a full disk: %v, want the reserve's refusal", err)
+			}
+			refused = true
+			continue
+		}
+		if err := l.Append(Entry{Call: "n", Tool: "t", Decision: "ran", Reason: big}); err != nil {
+			t.Fatalf("the outcome of call %d, which started: %v", i, err)
+		}
+	}
+	if !refused {
+		t.Fatal("a full disk never refused a call's start")
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	if rep, err := Verify(f); err != nil || rep.Unfinished != 0 {
+		t.Fatalf("the log on a full disk: %v, %+v", err, rep)
+	}
+}
+
+// A write the disk cuts short is taken back: no torn line joins the chain.
+func TestShortWriteLeavesNoTornLine(t *testing.T) {
+	dir := smallDisk(t, "1m")
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	fill(t, dir) // the log's reserve included: nothing is left
+	// one page free, then a line of 4.5 KB (its reason clipped): the write is cut short after 4 KB
+	filler := filepath.Join(dir, "filler")
+	st, _ := os.Stat(filler)
+	os.Truncate(filler, st.Size()-4096)
+	err = l.Append(Entry{Call: "c", Tool: "t", Decision: "ran", Reason: strings.Repeat("r", MaxLine)})
+	if err == nil {
+		t.Skip("the line fitted: the disk was not full enough to cut it short")
+	}
+	b, _ := os.ReadFile(path)
+	if len(b) > 0 {
+		t.Fatalf("a torn line is left: %d bytes, ends %q", len(b), b[max(0, len(b)-20):])
+	}
+}
