@@ -258,15 +258,33 @@ func TestOversizeMessageAnsweredWithItsIDAndAudited(t *testing.T) {
 	expect(`"id":42`, "-32600", "over the 1048576-byte limit")
 	send(`{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"echo":"` + pad + `"},"name":"fake"},"id":"tail-id"}`)
 	expect(`"id":"tail-id"`, "-32600")
+	// refused for their form (attack round atk31, F1): answered with the id a scan finds, and
+	// a tools/call audited as refused, as an over-long one is
+	send(`{"jsonrpc":"2.0","id":43,"method":"tools/call","params":{"name":"fake","arguments":{"echo":"x"}}`)
+	expect(`"id":43`, "-32700", "not valid JSON")
+	send(`[{"jsonrpc":"2.0","id":44,"method":"tools/call","params":{"name":"fake","arguments":{}}}]`)
+	expect(`"id":null`, "-32600", "batches are not supported")
+	deep := strings.Repeat("[", 200) + strings.Repeat("]", 200)
+	send(`{"jsonrpc":"2.0","id":45,"method":"tools/call","params":{"name":"fake","arguments":{"echo":` + deep + `}}}`)
+	expect(`"id":45`, "-32600", "deeper than")
+	deep = strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	send(`{"jsonrpc":"2.0","id":46,"method":"tools/call","params":{"name":"fake","arguments":{"echo":` + deep + `}}}`)
+	expect(`"id":46`, "-32700")
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fake","arguments":{"echo":"still here"}}}`)
 	expect(`"id":2`, "still here")
 	inW.Close()
 	<-done
-	var refused []audit.Entry
+	var refused, formed []audit.Entry
 	for _, e := range auditLines(t, path, 0) {
-		if e.Rule == RuleMaxMessage {
+		switch e.Rule {
+		case RuleMaxMessage:
 			refused = append(refused, e)
+		case RuleMessage:
+			formed = append(formed, e)
 		}
+	}
+	if len(formed) != 4 || formed[0].Tool != "fake" || formed[1].Tool != "fake" || !strings.Contains(formed[2].Reason, "deeper than") || formed[0].Session == "" {
+		t.Errorf("calls refused for their form audited as %+v", formed)
 	}
 	if len(refused) != 2 || refused[0].Decision != "refused" || refused[0].Tool != "fake" || len(refused[0].Clipped) != 1 ||
 		refused[0].Clipped[0].Bytes < 3<<20 || refused[0].Session == "" {

@@ -83,7 +83,7 @@ func TestStdioLineDecodedOnce(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	msg, bad := c.decode(line)
+	msg, bad, _ := c.decode(line)
 	runtime.ReadMemStats(&after)
 	if msg == nil {
 		t.Fatalf("refused: %s", bad)

@@ -669,13 +669,19 @@ var errShutdown = errors.New("serve is shutting down")
 // oversize hears of a stdio message discarded for its size: logged, and audited as a refused
 // call when it was a tools/call (the call did not run).
 func (r *runner) oversize(o Oversize) {
-	r.log.Warn("discarded an over-long message", "bytes", o.Size, "limit", o.Limit, "method", o.Method, "id", string(o.ID), "session", o.Session)
+	rule, reason := RuleMaxMessage, fmt.Sprintf("the message was %d bytes, over the %d-byte limit of one stdio message: discarded unread, the call did not run", o.Size, o.Limit)
+	if o.Why != "" {
+		// refused unread for its form, not its size (attack round atk31, F1)
+		rule, reason = RuleMessage, o.Why+": refused unread, the call did not run"
+		r.log.Warn("refused a message unread", "why", o.Why, "bytes", o.Size, "method", o.Method, "id", string(o.ID), "session", o.Session)
+	} else {
+		r.log.Warn("discarded an over-long message", "bytes", o.Size, "limit", o.Limit, "method", o.Method, "id", string(o.ID), "session", o.Session)
+	}
 	if o.Method != "tools/call" || r.audit == nil {
 		return
 	}
 	e := audit.Entry{Server: r.pol.Name, Session: o.Session, Call: newID(), Tool: o.Tool, PolicyHash: r.hash(),
-		Decision: "refused", Rule: RuleMaxMessage,
-		Reason:  fmt.Sprintf("the message was %d bytes, over the %d-byte limit of one stdio message: discarded unread, the call did not run", o.Size, o.Limit),
+		Decision: "refused", Rule: rule, Reason: reason,
 		Clipped: []audit.Clip{{Field: "message", Bytes: o.Size, SHA256: o.SHA256}}}
 	if err := r.audit.Append(e); err != nil {
 		r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", err)
@@ -684,6 +690,10 @@ func (r *runner) oversize(o Oversize) {
 
 // RuleMaxMessage is the rule of a stdio message refused for its size (MaxLine).
 const RuleMaxMessage = "stdio.max_message"
+
+// RuleMessage is the rule of a stdio message refused unread for its form: not JSON, a batch,
+// nested deeper than the judge reads.
+const RuleMessage = "stdio.message"
 
 // MaxErrorText bounds the text of a refused or failed call's result: a refusal may quote the
 // argument it refused, and an argument can be megabytes.

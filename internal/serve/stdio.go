@@ -64,6 +64,9 @@ type Oversize struct {
 	Size    int64  // bytes, newline excluded
 	Limit   int
 	SHA256  string // of the whole line, newline excluded
+	// Why, when set, is why a line within the size limit was refused unread (not JSON, a
+	// batch, nested too deep); "" for an over-long line.
+	Why string
 }
 
 const (
@@ -84,7 +87,7 @@ func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if max <= 0 {
 		max = MaxLine
 	}
-	c := &lineConn{in: in, out: out, id: newID(), incoming: make(chan lineOrErr), closed: make(chan struct{}), onOversize: t.OnOversize,
+	c := &lineConn{in: in, out: out, id: newID(), incoming: make(chan lineOrErr), closed: make(chan struct{}), onOversize: t.OnOversize, max: max,
 		pending: map[jsonrpc.ID][]pendingReq{}, answered: make(chan struct{}, 1), afterAnswer: t.afterAnswer, unread: t.unread}
 	c.unread.open(c.id)
 	go c.readLoop(max)
@@ -110,6 +113,7 @@ type lineConn struct {
 	closed   chan struct{}
 
 	onOversize  func(Oversize)
+	max         int // the longest line read (Max)
 	afterAnswer func()
 	unread      *unread
 
@@ -160,10 +164,13 @@ func (c *lineConn) readLoop(max int) {
 				c.onOversize(o)
 			}
 		} else if len(line) > 0 {
-			if msg, bad := c.decode(line); bad != nil {
+			if msg, bad, refused := c.decode(line); bad != nil {
 				if werr := c.writeRaw(bad); werr != nil {
 					c.deliver(lineOrErr{err: werr})
 					return
+				}
+				if c.onOversize != nil && refused != nil && !mutated("stdio-refusal-unaudited") {
+					c.onOversize(*refused)
 				}
 			} else if msg != nil {
 				c.sent(msg, len(line))
@@ -400,21 +407,44 @@ func (c *lineConn) deliver(m lineOrErr) bool {
 	}
 }
 
-// decode returns the message, or the error response to write back, or neither (a blank line).
-func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte) {
+// decode returns the message, or the error response to write back and what was refused (for
+// serve's log and audit), or neither (a blank line).
+func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte, *Oversize) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
-		return nil, nil
+		return nil, nil, nil
+	}
+	// refuse answers a line refused unread with the id a tolerant scan finds in it (the
+	// client's request is answered as such, not only with id null: attack round atk31, F1),
+	// and reports it: a tools/call refused so is audited, as an over-long one is.
+	refuse := func(code int, why string, echo bool) (jsonrpc.Message, []byte, *Oversize) {
+		o := newOverLine(line).done(c.id, c.max)
+		if line[0] == '[' { // a batch: the first message's method and tool, no one id
+			o.ID, o.Method, o.Tool = nil, "", ""
+			if _, m, tl := scanRequest(bytes.TrimSpace(line[1:])); m != "" {
+				o.Method, o.Tool = m, tl
+			}
+		}
+		o.Why = why
+		id := o.ID
+		if !echo {
+			id = nil
+		}
+		return nil, errorLine(id, code, why), &o
 	}
 	if !json.Valid(line) {
-		return nil, errorLine(nil, jsonrpc.CodeParseError, "parse error: the line is not valid JSON")
+		return refuse(jsonrpc.CodeParseError, "parse error: the line is not valid JSON", true)
 	}
 	if line[0] == '[' {
-		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line")
+		return refuse(jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line", false)
 	}
 	p, id, code, why := judgeMessage(line)
 	if why != "" {
-		return nil, errorLine(id, int(code), why)
+		_, _, o := refuse(int(code), why, false)
+		if id != nil { // the message parsed: the id the judge read is certain
+			o.ID = id
+		}
+		return nil, errorLine(id, int(code), why), o
 	}
 	msg, err := p.message(line)
 	if err != nil {
@@ -422,9 +452,9 @@ func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte) {
 		if why == "invalid request" { // the SDK's words for a message that is neither kind
 			why = "a message needs a method (a request or a notification) or an id with a result or an error"
 		}
-		return nil, errorLine(id, jsonrpc.CodeInvalidRequest, "invalid request: "+why)
+		return nil, errorLine(id, jsonrpc.CodeInvalidRequest, "invalid request: "+why), nil
 	}
-	return msg, nil
+	return msg, nil, nil
 }
 
 // errorLine is a JSON-RPC error response; the id is echoed when the bad message had a usable one.
