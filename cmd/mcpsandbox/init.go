@@ -40,6 +40,8 @@ type InitOptions struct {
 	clients   bool              // only the clients of the server answering at --http (no policy)
 	bin       string            // the binary the entries run (entryBinary)
 	wrap      wrapFlags         // init --wrap / --unwrap (init_wrap.go)
+	schemeOf  map[string]string // each scheme's own flags: the scheme, by flag name
+	flags     *pflag.FlagSet
 }
 
 // clientIDsMark stands in init's help for the list of client ids until the help is shown:
@@ -119,12 +121,17 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 		},
 	}
 	fl := cmd.Flags()
+	o.flags = fl
 	fl.StringVar(&o.A.Scheme, "scheme", "", "allowlist, docker or e2b")
 	fl.StringVar(&o.A.Name, "name", "sandbox", "server name, as clients show it")
 	fl.BoolVar(&o.A.Network, "network", false, "allowlist: give commands every host (not recommended: --network-hosts names only those they need)")
 	fl.StringSliceVar(&o.A.Hosts, "network-hosts", nil, "allowlist and docker: reach only these hosts, through serve's egress proxy: host patterns (pypi.org, api.example.com:443, *.example.com) or presets ("+generate.PresetNames()+"); comma-separated or repeated")
-	for _, name := range schemes.Offered() { // each scheme's own flags
-		o.A.OwnOf(name).Flags(fl)
+	o.schemeOf = map[string]string{}
+	for _, name := range schemes.Offered() { // each scheme's own flags, each known as its
+		own := pflag.NewFlagSet(name, pflag.ContinueOnError)
+		o.A.OwnOf(name).Flags(own)
+		own.VisitAll(func(f *pflag.Flag) { o.schemeOf[f.Name] = name })
+		fl.AddFlagSet(own)
 	}
 	fl.StringVar(&o.A.Timeout, "timeout", "", "limits: wall clock per call (default 30s)")
 	fl.StringVar(&o.A.MaxOutput, "max-output", "", "limits: output cap per stream (default 64KiB)")
@@ -233,6 +240,9 @@ func planInit(o *InitOptions, env generate.Env, wiz bool, ask *asker) (*generate
 		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
 	}
 	if !o.clients {
+		if err := foreignFlags(o); err != nil { // the scheme the wizard chose
+			return nil, err
+		}
 		s, err := schemes.Lookup(o.A.Scheme)
 		if err != nil {
 			return nil, err
@@ -318,6 +328,9 @@ func initAnswers(ctx context.Context, o *InitOptions) (generate.Env, bool, error
 // given; the network flags must agree; the entry's binary must exist.
 func initFlags(o *InitOptions, wiz bool) error {
 	if err := schemeOffered(o.A.Scheme); err != nil {
+		return err
+	}
+	if err := foreignFlags(o); err != nil {
 		return err
 	}
 	if !wiz && !o.Yes {
@@ -499,6 +512,31 @@ func netFlags(o *InitOptions) error {
 	}
 	if o.A.Scheme != "" && !policy.NetworkTakes(o.A.Scheme, policy.NetHosts) {
 		return fmt.Errorf("--network-hosts is for %s (they reach hosts through serve's egress proxy); %s has its own allow_internet: remove --network-hosts", theSchemes(offeredTaking(policy.NetHosts)), o.A.Scheme)
+	}
+	return nil
+}
+
+// foreignFlags refuses a flag of another scheme than the one chosen (trial30 F11: docker with
+// allowlist's --workspace mounted nothing, without a word), naming the chosen scheme's flag of
+// the same role where it has one. No scheme chosen yet (the wizard asks it) is left for later.
+func foreignFlags(o *InitOptions) error {
+	if o.A.Scheme == "" || mutated("init-foreign-flag") {
+		return nil
+	}
+	for _, n := range o.given {
+		owner, ok := o.schemeOf[n]
+		if !ok || owner == o.A.Scheme {
+			continue
+		}
+		msg := fmt.Sprintf("--%s is the %s scheme's", n, owner)
+		if role, _ := generate.FlagRole(o.flags.Lookup(n)); role != "" {
+			for name, s := range o.schemeOf {
+				if r, arg := generate.FlagRole(o.flags.Lookup(name)); s == o.A.Scheme && r == role {
+					return fmt.Errorf("%s; for %s use --%s %s", msg, o.A.Scheme, name, arg)
+				}
+			}
+		}
+		return fmt.Errorf("%s: %s has no such setting, drop it (mcpsandbox init --help lists each scheme's flags)", msg, o.A.Scheme)
 	}
 	return nil
 }

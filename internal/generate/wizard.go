@@ -18,6 +18,27 @@ type Wizard struct {
 	New func() SchemeAnswers
 }
 
+// flagRoleKey is the pflag annotation naming what a scheme's init flag sets in words every
+// scheme shares, and its value's placeholder (SetFlagRole).
+const flagRoleKey = "mcpsandbox-init-role"
+
+// SetFlagRole says that the scheme's flag name sets role ("workspace", "image", "reuse": words
+// the schemes share) with a value shown as arg: given with another scheme, init names that
+// scheme's flag of the same role instead.
+func SetFlagRole(fl *pflag.FlagSet, name, role, arg string) {
+	if err := fl.SetAnnotation(name, flagRoleKey, []string{role, arg}); err != nil {
+		panic(err) // a flag the scheme did not bind: a build-time mistake
+	}
+}
+
+// FlagRole is the role and placeholder SetFlagRole gave f ("" when none).
+func FlagRole(f *pflag.Flag) (role, arg string) {
+	if v := f.Annotations[flagRoleKey]; len(v) == 2 {
+		return v[0], v[1]
+	}
+	return "", ""
+}
+
 // SchemeAnswers are one scheme's own answers. Optional parts are further interfaces: NetAnswers
 // (the scheme's network), Preparer (what init makes on the host before writing), Warner.
 type SchemeAnswers interface {

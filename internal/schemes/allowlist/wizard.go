@@ -56,6 +56,7 @@ func (f allowFlag) Set(s string) error {
 func (w *Answers) Flags(fl *pflag.FlagSet) {
 	fl.StringVar(&w.Workspace, "workspace", "", "allowlist: the commands' working directory, the only writable place (created if missing)")
 	fl.Var(allowFlag{&w.Allow}, "allow", "allowlist: commands to allow, names or absolute paths, each pinned by sha256; comma-separated or repeated")
+	generate.SetFlagRole(fl, "workspace", "workspace", "DIR")
 }
 
 // Missing: without the wizard, the workspace and the commands must be given.

@@ -49,6 +49,9 @@ func (d *Answers) Flags(fl *pflag.FlagSet) {
 	fl.IntVar(&d.Pool, "pool", 0, "docker: containers to keep pre-started (each used for one call)")
 	fl.StringVar(&d.Reuse, "docker-reuse", "", `docker: "call" (a fresh container per call, the default) or "session" (one container per MCP session: variables and files persist, file tools)`)
 	fl.StringVar(&d.Runtime, "runtime", "", `docker: the engine's container runtime: "" = its default (runc), "crun" (starts faster), "runsc" (gVisor: a kernel of its own); the engine must have it registered (init checks)`)
+	generate.SetFlagRole(fl, "image", "image", "IMAGE")
+	generate.SetFlagRole(fl, "docker-workspace", "workspace", "DIR")
+	generate.SetFlagRole(fl, "docker-reuse", "reuse", "call|session")
 }
 
 // Missing: every docker answer has a default.

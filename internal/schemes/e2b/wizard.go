@@ -37,6 +37,8 @@ func (e *Answers) Flags(fl *pflag.FlagSet) {
 	fl.StringVar(&e.Template, "e2b-template", "", "e2b: sandbox template (default code-interpreter-v1)")
 	fl.StringVar(&e.APIKeyEnv, "api-key-env", "", "e2b: the environment variable holding the API key (default E2B_API_KEY; it must be set here: init checks; the key is never written)")
 	fl.StringVar(&e.Reuse, "reuse", "", "e2b: call (new sandbox per call) or session (default)")
+	generate.SetFlagRole(fl, "e2b-template", "image", "TEMPLATE")
+	generate.SetFlagRole(fl, "reuse", "reuse", "call|session")
 }
 
 // Missing: every e2b answer has a default.
