@@ -302,6 +302,9 @@ func initAnswers(ctx context.Context, o *InitOptions) (generate.Env, bool, error
 	if err != nil {
 		return env, false, err
 	}
+	if err := clientsKnown(o.Clients, env); err != nil { // before any file is looked at (trial30 F12)
+		return env, false, err
+	}
 	wiz := !o.Yes && interactive(o.IO)
 	if o.Policy != "" {
 		// The entries of a policy there is: nothing of it is asked or checked beyond what
@@ -322,6 +325,19 @@ func initAnswers(ctx context.Context, o *InitOptions) (generate.Env, bool, error
 		return env, wiz, clientsOfRunning(ctx, o)
 	}
 	return env, wiz, checkNeeds(ctx, o, ask)
+}
+
+// clientsKnown refuses a --client naming no client or scope init knows, with the nearest one.
+func clientsKnown(specs []string, env generate.Env) error {
+	for _, spec := range specs {
+		if _, err := generate.ResolveTarget(spec, env); err != nil {
+			if near := nearest(strings.ToLower(strings.TrimSpace(spec)), generate.ClientIDs()); near != "" {
+				return fmt.Errorf("%w (did you mean --client %s?)", err, near)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // initFlags checks the flags before anything is asked: without the wizard every answer must be
