@@ -114,7 +114,19 @@ var round16b = []string{
 var roundatk18a = []string{".Rprofile", ".Renviron", ".ghci", ".irbrc", ".pryrc", ".iex.exs", ".octaverc",
 	".sbtopts", ".jvmopts", "Directory.Build.props", "Directory.Build.targets"}
 
+// roundatk31 are what the lists above missed (attack round atk31, F2): Augment Code's agent
+// instructions (.augment-guidelines, its .augment rules), beside .cursorrules and .clinerules;
+// and cloud workspaces' config whose commands run when the workspace is opened or started, as
+// .devcontainer's do: Project IDX / Firebase Studio's .idx/dev.nix (onCreate, onStart),
+// Gitpod's .gitpod.yml tasks and .gitpod.Dockerfile, Replit's .replit and replit.nix. (.env is
+// not: pipenv and just load it, but it is the file models are most often asked to write; its
+// content is to review, as pyproject.toml's.)
+var roundatk31 = []string{".augment-guidelines", ".augment", ".idx", ".gitpod.yml", ".gitpod.Dockerfile", ".replit", "replit.nix"}
+
 func init() {
+	if !mutated("protect-roundatk31") {
+		DefaultProtect = append(DefaultProtect, roundatk31...)
+	}
 	if !mutated("protect-round15b") {
 		DefaultProtect = append(DefaultProtect, round15b...)
 	}

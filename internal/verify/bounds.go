@@ -44,7 +44,7 @@ func Bounds(p *policy.Policy) []Bound {
 		{"stdio", "answers made and not yet read by the client", size(bounds.MaxUnreadAnswers) + " a client, " + size(bounds.MaxUnreadAnswersAll) + " in all (estimated as JSON writes them)", "", "no new call runs for the client until it reads (rule serve.unread_answers after limits.timeout): it stalls only itself"},
 		{"http", "open connections", n(l.MaxConnections), "limits.max_connections", "a new connection closes the oldest one without a valid token, else the oldest idle one"},
 		{"http", "connections without a valid token", "a quarter of limits.max_connections", "", "the oldest such connection that has sent nothing is closed (else the oldest such); the rest is kept for clients with the token"},
-		{"http", "live MCP sessions", n(l.MaxSessions), "limits.max_sessions", "a new initialize gets 503 naming the key"},
+		{"http", "live MCP sessions", n(l.MaxSessions), "limits.max_sessions", "a new initialize closes the least recently used idle session; 503 naming the key when every session is busy"},
 		{"http", "session without a request", l.SessionIdle.String(), "limits.session_idle", "the session is closed and its sandboxes ended"},
 		{"http", "request head", "64KiB, read within " + durationText(bounds.DefaultHeaderTimeout), "", "431, or the connection is closed"},
 		{"http", "request body", "4MiB, read within " + durationText(bounds.DefaultBodyTimeout), "", "413, or the connection is cut"},

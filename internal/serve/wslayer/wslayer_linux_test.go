@@ -1447,6 +1447,13 @@ func TestCommitRefusesRoundAtk18aFiles(t *testing.T) {
 		".sbtopts", ".jvmopts", "Directory.Build.props", "src/Directory.Build.targets"}, "notes/Rprofile.md")
 }
 
+// Round atk31's files on the protect list (Augment Code's instructions, cloud workspaces'
+// start-up config) are refused, at any depth; a file beside them is applied.
+func TestCommitRefusesRoundAtk31Files(t *testing.T) {
+	commitRefuses(t, []string{".augment-guidelines", ".augment/rules/x.md", ".idx/dev.nix", ".gitpod.yml", "app/.gitpod.Dockerfile",
+		".replit", "replit.nix"}, "notes/replit.md")
+}
+
 // What an allowed .envrc or a trusted mise config runs at a cd is protected (attack round 16b):
 // the files it sources and the directories it puts on PATH (PATH_add bin: a call's bin/ls would
 // run for the user's next ls there), there or not.
