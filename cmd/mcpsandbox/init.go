@@ -475,6 +475,14 @@ func entryBinary(o *InitOptions) (string, error) {
 	case !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 && runtime.GOOS != "windows":
 		return "", fmt.Errorf("--command %s is not an executable file: give the path of an mcpsandbox binary", bin)
 	}
+	// the entries run it as whoever starts the client: serve's rule for its policy file
+	// (trial30 F18)
+	if err := policy.CheckBinarySafe(bin); err != nil && !mutated("init-command-unowned") {
+		if o.Command != "" {
+			return "", fmt.Errorf("--command: %w", err)
+		}
+		fmt.Fprintf(o.IO.ErrOut, "warning: %v\n", err)
+	}
 	return bin, nil
 }
 
