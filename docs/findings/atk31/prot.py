@@ -1,0 +1,6 @@
+import sys,json; sys.path.insert(0,"/work/notes/atk31")
+from stdio import *
+s=Stdio("/tmp/atk31x/pol.toml")
+names=[".yarnrc","bunfig.toml",".mvn/extensions.xml",".mvn/jvm.config","gradle/wrapper/gradle-wrapper.properties","gradle.properties",".Rprofile",".irbrc",".pryrc",".lldbinit",".nvim.lua",".nvimrc",".dir-locals.el",".idea/workspace.xml",".zed/tasks.json",".sbtopts",".jvmopts",".octaverc","sitecustomize.py","pytest.ini","tox.ini","setup.cfg",".yarn/releases/x.cjs",".gitattributes",".gitmodules",".lazy.lua",".vim/x",".taskfile.yml","Taskfile.yml","justfile",".justfile",".python-version",".node-version",".nvmrc","deno.json",".bundle/config",".rubocop.yml",".pylintrc","noxfile.py",".clangd",".devcontainer.json",".vscode/settings.json",".claude/settings.json",".windsurfrules",".clinerules",".github/copilot-instructions.md",".aider.conf.yml","CONVENTIONS.md",".continue/config.json",".kiro/steering/x.md",".junie/guidelines.md",".trae/rules/x.md",".augment-guidelines","GEMINI.md",".cursorrules",".amazonq/rules/x.md",".idx/dev.nix",".replit","replit.nix",".gitpod.yml","flake.nix",".envrc",".env"]
+code="import os\nfor n in %r:\n  d=os.path.dirname(n)\n  d and os.makedirs(d,exist_ok=True)\n  open(n,'w').write('x')\n"%names
+r=sc(s.py(code)); print(json.dumps(r)[:3000])
