@@ -22,7 +22,7 @@ func CheckOwnFilesIn(dir, place, writer, policyFile, auditPath string) error {
 	if dir == "" || mutated("serve-own-files-in-workspace") {
 		return nil
 	}
-	dirReal := realPath(dir)
+	dirReal := RealPath(dir)
 	for _, f := range []struct{ what, path, fix string }{
 		{"the policy file", policyFile, "move the policy outside " + place + " (mcpsandbox init --policy-out FILE writes it elsewhere)"},
 		{"the audit log", auditPath, `set audit.path to a file outside ` + place + ` (or "" for the default under $XDG_STATE_HOME), or give a directory that does not hold it`},
@@ -30,7 +30,7 @@ func CheckOwnFilesIn(dir, place, writer, policyFile, auditPath string) error {
 		if f.path == "" {
 			continue
 		}
-		if r := realPath(f.path); within(dirReal, r) {
+		if r := RealPath(f.path); within(dirReal, r) {
 			return fmt.Errorf("%s %s lies inside %s %s, where %s: it could be rewritten (%s). This is refused: %s",
 				f.what, f.path, place, dir, writer, map[bool]string{true: "and so what the next start allows", false: "and so the record of every call"}[f.what == "the policy file"], f.fix)
 		}
@@ -46,9 +46,9 @@ func CheckAuditNotReadIn(dirs []string, key, auditPath string) error {
 	if auditPath == "" || mutated("serve-audit-readable") {
 		return nil
 	}
-	r := realPath(auditPath)
+	r := RealPath(auditPath)
 	for i, d := range dirs {
-		if d != "" && within(realPath(d), r) {
+		if d != "" && within(RealPath(d), r) {
 			return fmt.Errorf("the audit log %s lies inside %s[%d] = %s, which sandboxed code reads: every call's record, other sessions' arguments and outputs included, would be readable. This is refused: set audit.path to a file outside it (or \"\" for the default under $XDG_STATE_HOME), or narrow %s to the directories commands need",
 				auditPath, key, i, d, key)
 		}
@@ -56,15 +56,15 @@ func CheckAuditNotReadIn(dirs []string, key, auditPath string) error {
 	return nil
 }
 
-// realPath is p with every link on its way followed, as far as it exists: a file not made yet
+// RealPath is p with every link on its way followed, as far as it exists: a file not made yet
 // is its directory's real path joined with its name.
-func realPath(p string) string {
+func RealPath(p string) string {
 	p = filepath.Clean(p)
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		return r
 	}
 	if d := filepath.Dir(p); d != p {
-		return filepath.Join(realPath(d), filepath.Base(p))
+		return filepath.Join(RealPath(d), filepath.Base(p))
 	}
 	return p
 }

@@ -406,10 +406,6 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 	return nil
 }
 
-// limitFlags are the policy keys init's own flags set: a problem with one names the flag the
-// user typed, not only the key of a file they have not seen yet.
-var limitFlags = map[string]string{"limits.timeout": "timeout", "limits.max_output_bytes": "max-output", "limits.memory": "memory", "limits.pids": "pids"}
-
 // flagsOfKeys adds to each problem of an invalid policy the flag that gave its key's value.
 func flagsOfKeys(o *InitOptions, err error) error {
 	var pe *policy.Error
@@ -417,7 +413,7 @@ func flagsOfKeys(o *InitOptions, err error) error {
 		return err
 	}
 	for i, p := range pe.Problems {
-		if f, ok := limitFlags[p.Key]; ok && o.set(f) && !mutated("init-flag-of-key") {
+		if f, ok := generate.FlagOfKey(p.Key); ok && o.set(f) && !mutated("init-flag-of-key") {
 			pe.Problems[i].Key = fmt.Sprintf("--%s (%s)", f, p.Key)
 		}
 	}
@@ -690,7 +686,7 @@ func goRunBinaryIn(exe, cache string) bool {
 		return true
 	}
 	if cache != "" {
-		if rel, err := filepath.Rel(realPath(cache), realPath(dir)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if rel, err := filepath.Rel(policy.RealPath(cache), policy.RealPath(dir)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return true
 		}
 	}
@@ -701,14 +697,6 @@ func goRunBinaryIn(exe, cache string) bool {
 
 func isHex(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789abcdef") == ""
-}
-
-// realPath is p with its symlinks resolved, or p when that fails.
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
 }
 
 // initGrace is how long init may go on after SIGINT or SIGTERM before it is given up.

@@ -169,12 +169,25 @@ func (a *Answers) applyLimits(p *policy.Policy) error {
 	return nil
 }
 
-// limitFlags are the limits init asks as text: the flag, what the answer is called, the
-// policy key that judges it.
+// limitFlags are init's limit flags: the flag, what the answer is called, the policy key that
+// judges it. One table for both ways: an answer judged by its key (SetLimit), a key's problem
+// named by its flag (FlagOfKey).
 var limitFlags = map[string]struct{ name, key string }{
 	"timeout":    {"timeout", "limits.timeout"},
 	"max-output": {"output cap", "limits.max_output_bytes"},
 	"memory":     {"memory", "limits.memory"},
+	"pids":       {"processes", "limits.pids"},
+}
+
+// FlagOfKey is the init flag that sets the policy key, if one does: a problem with that key
+// then names the flag the user typed, not only the key of a file they have not seen yet.
+func FlagOfKey(key string) (string, bool) {
+	for f, l := range limitFlags {
+		if l.key == key {
+			return f, true
+		}
+	}
+	return "", false
 }
 
 // SetLimit parses the answer v to the limit flag into l and judges it by the policy's own rule

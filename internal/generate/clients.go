@@ -14,6 +14,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/templates"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // Client is one MCP client init can configure (internal/templates/clients.toml).
@@ -175,8 +176,8 @@ func ResolveTarget(spec string, e Env) (Target, error) {
 		return Target{}, fmt.Errorf("client %s has no %q scope: use %s", id, scope, strings.Join(c.Scopes(), " or "))
 	}
 	t := Target{Client: c, Scope: scope, Path: e.expand(pat)}
-	if strings.HasPrefix(pat, "{project}") && e.Repo != "" && realPath(e.Repo) != realPath(e.Project) {
-		t.Below = realPath(e.Repo) // a project file written in a repository's subdirectory
+	if strings.HasPrefix(pat, "{project}") && e.Repo != "" && policy.RealPath(e.Repo) != policy.RealPath(e.Project) {
+		t.Below = policy.RealPath(e.Repo) // a project file written in a repository's subdirectory
 	}
 	if keys, ok := c.Keys[scope]; ok {
 		t.Client.KeyPath = make([]string, len(keys))
@@ -184,12 +185,12 @@ func ResolveTarget(spec string, e Env) (Target, error) {
 			switch k {
 			case "{project}":
 				// Claude Code keys projects by the directory's real path, as getcwd gives it.
-				k = realPath(e.Project)
+				k = policy.RealPath(e.Project)
 			case "{repo}":
 				// ... and its local scope by the git repository that directory is in (ProjectEnv)
-				k = realPath(e.Project)
-				if e.Repo != "" && realPath(e.Repo) != k {
-					k = realPath(e.Repo)
+				k = policy.RealPath(e.Project)
+				if e.Repo != "" && policy.RealPath(e.Repo) != k {
+					k = policy.RealPath(e.Repo)
 					t.Repo = k
 				}
 			}

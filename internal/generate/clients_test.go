@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // Every scope whose file lies in the project says, as init writes it, that the file is shared
@@ -35,7 +37,7 @@ func TestProjectFilesSaySoWhenWritten(t *testing.T) {
 // to write it at the top level (the class of trial30 F4: an entry the client never reads).
 func TestProjectFileBelowTheRepositoryTop(t *testing.T) {
 	env := planEnv(t)
-	top := realPath(env.Project)
+	top := policy.RealPath(env.Project)
 	sub := filepath.Join(top, "pkg")
 	os.Mkdir(sub, 0o755)
 	env.Project, env.Repo = sub, top

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // ProjectEnv is HostEnv with the project directory resolved: --project as given (made absolute),
@@ -69,13 +71,13 @@ func mainWorktree(root string) string {
 		return root
 	}
 	back, err := readRel(gd, "gitdir")
-	if err != nil || realPath(back) != filepath.Join(realPath(root), ".git") {
+	if err != nil || policy.RealPath(back) != filepath.Join(policy.RealPath(root), ".git") {
 		return root // a .git file copied from another worktree
 	}
 	if filepath.Base(common) != ".git" { // a bare repository's worktree: the repository is common
-		return realPath(common)
+		return policy.RealPath(common)
 	}
-	return realPath(filepath.Dir(common))
+	return policy.RealPath(filepath.Dir(common))
 }
 
 // readRel reads the path in the file name of dir, relative to dir when it is not absolute.
@@ -92,12 +94,4 @@ func relTo(dir, p string) string {
 		p = filepath.Join(dir, p)
 	}
 	return filepath.Clean(p)
-}
-
-// realPath is p with its symlinks resolved, or p when that fails.
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
 }
