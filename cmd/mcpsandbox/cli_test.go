@@ -11,6 +11,7 @@ import (
 
 	"github.com/creack/pty"
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/cobra"
 )
 
@@ -237,5 +238,34 @@ func TestInitNamesTheFlagOfAnInvalidLimit(t *testing.T) {
 	_, _, err := runCLI("init", "--scheme", "allowlist", "--workspace", t.TempDir(), "--allow", "wc", "--timeout", "20m", "--print", "--yes")
 	if err == nil || !strings.Contains(err.Error(), "--timeout (limits.timeout)") {
 		t.Errorf("init --timeout 20m: %v, want the flag named", err)
+	}
+}
+
+// The refusal to replace a policy names the init --policy command to paste with this init's
+// flags that go with it: without --print it would edit the configs this init only printed,
+// without --project write another directory's, without --command run another binary (trial32 F1).
+func TestPolicyRefusalCarriesThisInitsFlags(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	proj := t.TempDir()
+	ws := t.TempDir()
+	if _, _, err := runCLI("init", "--scheme", "allowlist", "--workspace", ws, "--allow", "wc", "--print", "--yes"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--client", "claude-code:project", "--project", proj, "--print"}, " --client claude-code:project --project " + proj + " --print --yes"},
+		{[]string{"--client", "cursor", "--command", "/bin/true"}, " --client cursor --command " + policy.RealPath("/bin/true") + " --yes"},
+		{[]string{"--print"}, "to print the entry of that policy as it is: mcpsandbox init --policy " + filepath.Join(home, ".config", "mcpsandbox", "policy.toml") + " --print --yes"},
+	} {
+		args := append([]string{"init", "--scheme", "allowlist", "--workspace", ws, "--allow", "sort", "--yes"}, c.extra...)
+		_, _, err := runCLI(args...)
+		if err == nil || !strings.Contains(err.Error(), "already exists") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v\nwant the advice to end %q", c.extra, err, c.want)
+		}
 	}
 }

@@ -238,6 +238,7 @@ func planInit(o *InitOptions, env generate.Env, wiz bool, ask *asker) (*generate
 		Answers: o.A, Env: env, Clients: o.Clients, PolicyOut: o.PolicyOut, BaseFrom: o.baseFrom,
 		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut, ClientsOnly: o.clients, UsePolicy: o.Policy != "",
 		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
+		Carry:   carriedFlags(o, env),
 	}
 	if !o.clients {
 		if err := foreignFlags(o); err != nil { // the scheme the wizard chose
@@ -605,6 +606,26 @@ func clientsOfRunning(ctx context.Context, o *InitOptions) error {
 	}
 	o.clients = true
 	return nil
+}
+
+// carriedFlags are this init's flags that init --policy takes as they are, as shell words with
+// their values resolved (the directory and binary this init uses), for the command a refusal
+// names: the same entries, written where this one would write them, or only printed.
+func carriedFlags(o *InitOptions, env generate.Env) []string {
+	var w []string
+	if o.set != nil && o.set("project") {
+		w = append(w, "--project", shellword.Quote(env.Project))
+	}
+	if o.set != nil && o.set("command") {
+		w = append(w, "--command", shellword.Quote(o.bin))
+	}
+	if o.Print {
+		w = append(w, "--print")
+	}
+	if o.Verify {
+		w = append(w, "--verify")
+	}
+	return w
 }
 
 // policyFlagsAllowed are the flags init --policy FILE takes: they choose clients and how entries

@@ -46,6 +46,10 @@ type PlanOptions struct {
 	// UsePolicy: the entries run serve with the policy already at PolicyOut, which stays as it
 	// is (init --policy FILE): nothing of it is rebuilt, re-pinned or rewritten.
 	UsePolicy bool
+	// Carry are the words of this init's flags that init --policy takes as they are (--print,
+	// --project DIR, --command PATH, --verify): the refusal to replace a policy names the
+	// command with them, so that pasting it does what this one asked (trial32 F1).
+	Carry []string
 }
 
 // Plan is every file one init will change, and the entries it will write.
@@ -236,7 +240,7 @@ func (pl *Plan) planPolicy(o PlanOptions) error {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("%s already exists: pass --force to replace it (it is backed up first) or --policy-out PATH%s", pl.PolicyPath, initPolicyAdvice(pl.PolicyPath, o.Clients))
+			return fmt.Errorf("%s already exists: pass --force to replace it (it is backed up first) or --policy-out PATH%s", pl.PolicyPath, initPolicyAdvice(pl.PolicyPath, o))
 		}
 	}
 	return nil
@@ -656,19 +660,29 @@ func DescribeWrite(r WriteResult) string {
 
 // initPolicyAdvice is the refusal's way to give clients the policy already at path as it is, when
 // it is one: init --policy with the same clients (trial22: a second setup for one more client
-// read as needing --force, which replaces the hand-edited policy).
-func initPolicyAdvice(path string, clients []string) string {
-	if len(clients) == 0 || mutated("init-policy-refusal-advice") {
+// read as needing --force, which replaces the hand-edited policy), and the flags of this init
+// that apply to it (o.Carry): where the entries go, whether they are only printed, what they run.
+func initPolicyAdvice(path string, o PlanOptions) string {
+	if len(o.Clients) == 0 && !o.Print || mutated("init-policy-refusal-advice") {
 		return ""
 	}
 	if _, err := policy.Load(path); err != nil {
 		return ""
 	}
 	cmd := "mcpsandbox init --policy " + shellword.Quote(path)
-	for _, c := range clients {
+	for _, c := range o.Clients {
 		cmd += " --client " + shellword.Quote(c)
 	}
-	return "; or, to add these clients to that policy as it is: " + cmd + " --yes"
+	if !mutated("init-policy-advice-flags") {
+		for _, w := range o.Carry {
+			cmd += " " + w
+		}
+	}
+	what := "to add these clients to that policy as it is"
+	if len(o.Clients) == 0 {
+		what = "to print the entry of that policy as it is"
+	}
+	return "; or, " + what + ": " + cmd + " --yes"
 }
 
 func derefProbe(p *Probe) []Probe {
