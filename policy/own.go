@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -75,4 +76,14 @@ func within(dir, p string) bool {
 		return true
 	}
 	return strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// DefaultAuditPath is where audit.path "" puts the log: $XDG_STATE_HOME/mcpsandbox/audit.jsonl,
+// or, with that unset (or not absolute), under home's .local/state.
+func DefaultAuditPath(home string) string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "mcpsandbox", "audit.jsonl")
 }

@@ -95,6 +95,12 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.Audit.Path == "" && !mutated("init-audit-path-env") {
+		// "" is resolved by each serve in its client's environment, and clients pass different
+		// ones (Codex passes no XDG_STATE_HOME; a desktop session's launcher may set its own): one
+		// policy would audit to two logs, one of them where audit verify never looks (trial32 F10).
+		p.Audit.Path = policy.DefaultAuditPath(o.Env.Home)
+	}
 	own := o.Answers.Own()
 	if w, ok := own.(Warner); ok {
 		for _, s := range w.Warnings(p) {

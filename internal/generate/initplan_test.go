@@ -268,3 +268,29 @@ func TestReportUsingAPolicyAsItIs(t *testing.T) {
 		t.Errorf("report:\n%s", w.String())
 	}
 }
+
+// The policy init writes names its audit log where this init's environment puts it: "" would be
+// resolved by each serve in its client's environment, and a client that passes no
+// XDG_STATE_HOME (Codex) would audit to a second log audit verify never reads (trial32 F10).
+func TestPolicyNamesTheAuditLogThisInitSees(t *testing.T) {
+	for _, state := range []string{"", "/srv/my-state"} {
+		env := planEnv(t)
+		t.Setenv("XDG_STATE_HOME", state)
+		pl, err := NewPlan(PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env,
+			PolicyOut: filepath.Join(env.Home, "policy.toml"), Binary: "/bin/mcpsandbox", Log: &bytes.Buffer{},
+			Confirm: func(string) (bool, error) { return true, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := filepath.Join(env.Home, ".local", "state", "mcpsandbox", "audit.jsonl")
+		if state != "" {
+			want = filepath.Join(state, "mcpsandbox", "audit.jsonl")
+		}
+		if pl.Policy.Audit.Path != want {
+			t.Errorf("XDG_STATE_HOME=%q: audit.path %q, want %q", state, pl.Policy.Audit.Path, want)
+		}
+		if !bytes.Contains(pl.PolicyFile.New, []byte(`path = "`+want+`"`)) {
+			t.Errorf("XDG_STATE_HOME=%q: the file does not name %s:\n%s", state, want, pl.PolicyFile.New)
+		}
+	}
+}

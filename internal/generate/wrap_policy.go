@@ -123,7 +123,7 @@ func (w WrapScheme) renderPolicy(s WrapServer, path string, dropped map[string]s
 	b.WriteString("[limits]  # memory, pids, cpus bound the server's whole process tree; timeout bounds each tools/call\n")
 	b.WriteString("memory = \"4GiB\"  # address space per process: Node's V8 and the Go runtime reserve far more than they use (256MiB stops them at start)\n")
 	b.WriteString("pids   = 256     # processes and threads of the whole tree (npx, node and its workers)\n\n")
-	b.WriteString("[audit]\npath = \"\"  # JSONL audit of every tools/call; \"\" = $XDG_STATE_HOME/mcpsandbox/audit.jsonl\n\n")
+	fmt.Fprintf(&b, "[audit]\npath = %s  # JSONL audit of every tools/call (where this init's environment puts it: the client's may differ)\n\n", tomlString(wrapAuditPath()))
 	fmt.Fprintf(&b, "[%s]\n", w)
 	b.WriteString("# command: unset, the client entry gives it after `--`\n")
 	b.WriteString("read    = []     # paths readable besides system dirs and the command's own install dirs\n")
@@ -241,4 +241,14 @@ func LoadWrapRecords(dir string) ([]WrapRecord, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// wrapAuditPath is the audit log a wrap policy names: the default place as this init sees it,
+// not "", which each wrap would resolve in its client's environment (trial32 F10).
+func wrapAuditPath() string {
+	home, err := os.UserHomeDir()
+	if err != nil && !filepath.IsAbs(os.Getenv("XDG_STATE_HOME")) || mutated("init-audit-path-env") {
+		return ""
+	}
+	return policy.DefaultAuditPath(home)
 }

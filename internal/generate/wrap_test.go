@@ -688,3 +688,18 @@ func TestWrapNamesHiddenPathArguments(t *testing.T) {
 		t.Errorf("read lists it: %v, want no hint", outs[0].Err)
 	}
 }
+
+// A wrap policy names the audit log where this init's environment puts it, as init's other
+// policies do (trial32 F10).
+func TestWrapPolicyNamesTheAuditLogThisInitSees(t *testing.T) {
+	f := newWrapFixture(t)
+	t.Setenv("XDG_STATE_HOME", "/srv/my-state")
+	tg, _ := ResolveTarget("cursor", f.env)
+	b, err := testWrap.RenderPolicy(WrapServer{Target: tg, Name: "srv", Command: "/bin/true"}, filepath.Join(f.dir, "srv.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `path = "/srv/my-state/mcpsandbox/audit.jsonl"`; !strings.Contains(string(b), want) {
+		t.Errorf("want %s in:\n%s", want, b)
+	}
+}

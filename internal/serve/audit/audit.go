@@ -58,6 +58,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // Decisions serve writes besides a call's outcome ("ran", "refused", "error", "cancelled").
@@ -187,15 +188,14 @@ const Reserve = 256 * MaxLine
 
 // DefaultPath is $XDG_STATE_HOME/mcpsandbox/audit.jsonl (or ~/.local/state/...).
 func DefaultPath() (string, error) {
-	dir := os.Getenv("XDG_STATE_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find the audit log's default place: %w (set audit.path in the policy)", err)
-		}
-		dir = filepath.Join(home, ".local", "state")
+	if filepath.IsAbs(os.Getenv("XDG_STATE_HOME")) {
+		return policy.DefaultAuditPath(""), nil
 	}
-	return filepath.Join(dir, "mcpsandbox", "audit.jsonl"), nil
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find the audit log's default place: %w (set audit.path in the policy)", err)
+	}
+	return policy.DefaultAuditPath(home), nil
 }
 
 // Open opens (creating 0600, parents 0700) the log at path. env is the server's environment:
