@@ -269,3 +269,21 @@ func TestPolicyRefusalCarriesThisInitsFlags(t *testing.T) {
 		}
 	}
 }
+
+// A policy written into the workspace (where calls write) is refused before anything is written,
+// with serve's own rule and its fix, not at the entry's trial after init made the workspace the
+// sandbox's (trial32 F6).
+func TestInitRefusesThePolicyInsideTheWorkspace(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	ws := filepath.Join(t.TempDir(), "ws")
+	_, _, err := runCLI("init", "--scheme", "allowlist", "--workspace", ws, "--allow", "wc", "--policy-out", filepath.Join(ws, "p.toml"), "--print", "--yes")
+	if err == nil || !strings.Contains(err.Error(), "lies inside the workspace") || !strings.Contains(err.Error(), "--policy-out") {
+		t.Fatalf("want serve's own-files refusal naming --policy-out: %v", err)
+	}
+	if _, err := os.Stat(ws); err == nil {
+		t.Errorf("the workspace %s was made for an init that was refused", ws)
+	}
+}

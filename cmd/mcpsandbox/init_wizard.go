@@ -164,8 +164,9 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 	}
 	if !o.set("policy-out") {
 		q := generate.Question{Kind: generate.Input, Message: func(*generate.Answers) string { return "Write the policy to:" },
-			Default: func(*generate.Answers, generate.Env) any { return o.PolicyOut },
-			Set:     func(_ *generate.Answers, v any) { o.PolicyOut = v.(string) }}
+			Default:  func(*generate.Answers, generate.Env) any { return o.PolicyOut },
+			Validate: func(a *generate.Answers, v string, e generate.Env) error { return generate.CheckPolicyOut(*a, v, e) },
+			Set:      func(_ *generate.Answers, v any) { o.PolicyOut = v.(string) }}
 		if err := ask.question(q, a, env, o.set); err != nil {
 			return err
 		}

@@ -114,6 +114,9 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 	if pl.PolicyPath, err = filepath.Abs(ExpandHome(o.PolicyOut, o.Env.Home)); err != nil {
 		return nil, err
 	}
+	if err := checkOwnFiles(p, pl.PolicyPath); err != nil {
+		return nil, err
+	}
 	if err := pl.entries(o); err != nil {
 		return nil, err
 	}
@@ -127,6 +130,40 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 		pl.Shared = pl.othersUsing(o.Env)
 	}
 	return pl, nil
+}
+
+// checkOwnFiles is serve's rule for its own files (MS406, MS407), judged before init writes or
+// advises anything: a policy written into the workspace init makes (and, as root, gives to the
+// sandbox's uid) was refused only at the entry's trial, first for its owner, whose fix led to a
+// second wrong one before this rule's (trial32 F6).
+func checkOwnFiles(p *policy.Policy, policyFile string) error {
+	if mutated("init-own-files-late") {
+		return nil
+	}
+	if err := policy.CheckOwnFiles(p.WorkspaceDir(), policyFile, p.Audit.Path); err != nil {
+		return err
+	}
+	if key, dirs := p.ReadDirs(); len(dirs) > 0 {
+		return policy.CheckAuditNotReadIn(dirs, key, p.Audit.Path)
+	}
+	return nil
+}
+
+// CheckPolicyOut judges where the wizard is told to write the policy (out) by serve's rule for its
+// own files, against the policy the answers so far build: at its question, not after the preview.
+func CheckPolicyOut(a Answers, out string, env Env) error {
+	p, err := BuildPolicy(a)
+	if err != nil {
+		return nil // the answers' own problem: the plan names it
+	}
+	path, err := filepath.Abs(ExpandHome(strings.TrimSpace(out), env.Home))
+	if err != nil {
+		return err
+	}
+	if p.Audit.Path == "" {
+		p.Audit.Path = policy.DefaultAuditPath(env.Home)
+	}
+	return checkOwnFiles(p, path)
 }
 
 // othersUsing lists the entries using the policy file, less those this plan writes.

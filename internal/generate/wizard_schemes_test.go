@@ -348,3 +348,18 @@ func TestPlanWriteRemovesTheWorkspaceItCreated(t *testing.T) {
 		}
 	}
 }
+
+// The wizard's policy path is judged at its question by serve's rule for its own files: a path in
+// the workspace the answers name is refused there, with the rule's fix (trial32 F6).
+func TestCheckPolicyOutJudgesTheWorkspace(t *testing.T) {
+	home := t.TempDir()
+	ws := filepath.Join(t.TempDir(), "ws")
+	a := allowlistAnswers(generate.Answers{}, ws, []string{"wc"})
+	env := generate.Env{Home: home}
+	if err := generate.CheckPolicyOut(a, filepath.Join(ws, "sub", "p.toml"), env); err == nil || !strings.Contains(err.Error(), "lies inside the workspace") {
+		t.Errorf("a policy in the workspace: %v", err)
+	}
+	if err := generate.CheckPolicyOut(a, filepath.Join(home, "p.toml"), env); err != nil {
+		t.Errorf("a policy outside the workspace: %v", err)
+	}
+}
