@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -535,6 +536,10 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 			fmt.Fprintf(w, "  the entry %q of %s keeps %s from the entry it replaced: the trust you gave that server now goes to this one "+
 				"(the client may run its tools without asking you); remove it there to be asked\n", pl.name, c.Path, strings.Join(c.Trust, ", "))
 		}
+		if len(c.LostComments) > 0 && !c.Unchanged() {
+			fmt.Fprintf(w, "  not kept with the old entry %q of %s: your comments in it, %s (the entry is written anew; the backup has them)\n",
+				pl.name, c.Path, quoteAll(c.LostComments))
+		}
 		if len(c.Dropped) > 0 && !c.Unchanged() {
 			fmt.Fprintf(w, "  replaced with the old entry %q of %s: %s (how it started or reached its server; the backup has them)\n",
 				pl.name, c.Path, strings.Join(c.Dropped, ", "))
@@ -733,4 +738,17 @@ func derefProbe(p *Probe) []Probe {
 		return nil
 	}
 	return []Probe{*p}
+}
+
+// quoteAll is each of ss quoted, comma-separated, at most five and a count of the rest.
+func quoteAll(ss []string) string {
+	var q []string
+	for i, s := range ss {
+		if i == 5 {
+			q = append(q, fmt.Sprintf("and %d more", len(ss)-5))
+			break
+		}
+		q = append(q, strconv.Quote(s))
+	}
+	return strings.Join(q, ", ")
 }

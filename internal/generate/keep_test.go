@@ -370,3 +370,36 @@ func TestForceSaysKeptTrust(t *testing.T) {
 		}
 	}
 }
+
+// --force rewrites the replaced entry whole: the user's comments in it go (the backup has them),
+// and the report names them; comments elsewhere in the file stay, and are not named (trial32 F4).
+func TestForceSaysWhichCommentsWentWithTheEntry(t *testing.T) {
+	dir := t.TempDir()
+	e := NewServerEntry("/bin/mcpsandbox", "/p.toml")
+	for _, tc := range []struct {
+		id, file, src string
+		lost          []string
+	}{
+		{"gemini", "a.json", "{\n  // my servers\n  \"mcpServers\": {\"sandbox\": {\n    \"command\": \"old\",\n    // the CI box is slow\n    \"timeout\": 60000, /* never trust it */ \"trust\": false,\n    \"x\": \"http://a // not a comment\"}}}\n",
+			[]string{"// the CI box is slow", "/* never trust it */"}},
+		{"codex", "b.toml", "# mine\n[mcp_servers.sandbox]\ncommand = \"old\"\nstartup_timeout_sec = 30  # my slow laptop\nargs = [\"a # not a comment\", '''b # nor this''']\n",
+			[]string{"# my slow laptop"}},
+		{"cursor", "c.json", "{\"mcpServers\": {\"sandbox\": {\"command\": \"old\"}}} // after\n", nil},
+	} {
+		p := filepath.Join(dir, tc.file)
+		os.WriteFile(p, []byte(tc.src), 0o600)
+		c, err := ClientChange(Target{Client: client(t, tc.id), Scope: "user", Path: p}, "sandbox", e, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(c.LostComments, tc.lost) {
+			t.Errorf("%s: lost comments %q, want %q\nnew:\n%s", tc.id, c.LostComments, tc.lost, c.New)
+		}
+		pl := &Plan{name: "sandbox", Clients: ClientPlan{Changes: []FileChange{c}}}
+		var w bytes.Buffer
+		pl.Report(&w, &Written{})
+		if said := strings.Contains(w.String(), "your comments in it"); said != (tc.lost != nil) {
+			t.Errorf("%s: the report:\n%s", tc.id, w.String())
+		}
+	}
+}

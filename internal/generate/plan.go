@@ -33,6 +33,9 @@ type FileChange struct {
 	// Dropped names the keys of the replaced entry that went with it (how it started or
 	// reached its server: env, cwd, headers), for the report: only the backup has them.
 	Dropped []string
+	// LostComments are the comments of the replaced entry that went with it (the entry is
+	// rewritten whole), for the report: only the backup has them.
+	LostComments []string
 	// Off: a kept key switches init's entry off ("disabled": true, Codex's enabled = false): the
 	// client will not start it until the user switches it on, which the report says.
 	Off bool
@@ -199,6 +202,9 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 	if replace && len(cur) > 0 {
 		kept, dropped := keptAndDropped(t, cur, merged, name)
 		c.Kept, c.Dropped = append(c.Kept, kept...), append(c.Dropped, dropped...)
+		if !mutated("init-force-comments-silent") {
+			c.LostComments = append(c.LostComments, lostComments(t.Client.Format, cur, merged)...)
+		}
 		c.Off = c.Off || len(kept) > 0 && switchedOff(t, merged, name)
 		c.Trust = append(c.Trust, trustKept(t, merged, name, kept)...)
 		if len(kept) > 0 && c.AllowedTools == nil {
