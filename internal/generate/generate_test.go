@@ -418,3 +418,30 @@ func TestLimitAnswersJudgedAtTheQuestion(t *testing.T) {
 		}
 	}
 }
+
+// A Codex config whose servers are one inline table (mcp_servers = { … }) gets no [mcp_servers.NAME]
+// table appended: TOML lets nothing extend an inline table, and Codex refuses the whole file
+// (init's own reader did not). Refused, saying how to write it; the form with tables, and an
+// inline table only in a multi-line string after a header, still merge (trial32 F12).
+func TestMergeRefusesToExtendAnInlineServersTable(t *testing.T) {
+	e := NewServerEntry("/bin/m", "/p.toml")
+	codex := client(t, "codex")
+	for _, src := range []string{
+		"model = \"o3\"\nmcp_servers = { fs = { command = \"npx\", args = [\"x\"] } }\n",
+		"\"mcp_servers\" = {}\n[other]\na = 1\n",
+	} {
+		for _, replace := range []bool{false, true} {
+			if out, err := Merge(codex, []byte(src), "sandbox", e, replace); err == nil || !strings.Contains(err.Error(), "inline table") {
+				t.Errorf("%q: %v\n%s", src, err, out)
+			}
+		}
+	}
+	for _, src := range []string{
+		"[mcp_servers.fs]\ncommand = \"npx\"\n",
+		"[notes]\ntext = \"\"\"\nmcp_servers = { }\n\"\"\"\n",
+	} {
+		if _, err := Merge(codex, []byte(src), "sandbox", e, false); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}

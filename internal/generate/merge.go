@@ -262,6 +262,14 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 			block += c.HTTP.TokenVar + " = " + tomlString(s.TokenEnv) + "\n"
 		}
 	}
+	if inlineTable(src, c.Key) && !mutated("init-toml-inline-servers") {
+		// TOML lets nothing extend an inline table: a [mcp_servers.NAME] table after it makes a
+		// file Codex refuses whole (its other settings and servers with it), which init's own,
+		// lenient reader would go on reading (trial32 F12).
+		return nil, fmt.Errorf("%s is written as one inline table (%s = { … }), which TOML lets no [%s] table extend: init cannot add its entry to it. "+
+			"Write the servers as [%s.NAME] tables, or add the entry inside the braces by hand: %s = { command = %s, args = %s }; the file is left untouched",
+			c.Key, c.Key, key, c.Key, tomlKey(name), tomlString(s.Command), tomlList(s.Args))
+	}
 	servers, _ := doc[c.Key].(map[string]any)
 	if _, exists := servers[name]; !exists {
 		out := append([]byte(nil), src...)
@@ -319,6 +327,23 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 		return nil, err
 	}
 	return res, nil
+}
+
+// inlineTable says whether the top-level table key is given its value by an assignment before
+// the file's first table header (key = { … }, an inline table), as its lines read. A multi-line
+// string that only looks like one makes this say yes: init then refuses a file it could have
+// edited, never writes one its client refuses.
+func inlineTable(src []byte, key string) bool {
+	assign := regexp.MustCompile(`^\s*("` + regexp.QuoteMeta(key) + `"|'` + regexp.QuoteMeta(key) + `'|` + regexp.QuoteMeta(key) + `)\s*=`)
+	for _, l := range strings.Split(string(src), "\n") {
+		if tomlHeader().MatchString(l) {
+			return false
+		}
+		if assign.MatchString(l) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkReplacedTOML: the replacement above is line-based, to keep every other line as written,
