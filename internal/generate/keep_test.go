@@ -403,3 +403,30 @@ func TestForceSaysWhichCommentsWentWithTheEntry(t *testing.T) {
 		}
 	}
 }
+
+// A client config init makes is the user's alone (0600, as Claude Code makes ~/.claude.json):
+// clients keep the mode they find, and the file comes to hold servers' env values, accounts and
+// history. One that exists keeps its own mode (trial32 F13).
+func TestNewClientConfigIsTheUsersAlone(t *testing.T) {
+	dir := t.TempDir()
+	e := NewServerEntry("/bin/mcpsandbox", "/p.toml")
+	fresh, kept := filepath.Join(dir, ".claude.json"), filepath.Join(dir, "mcp.json")
+	os.WriteFile(kept, []byte(`{"mcpServers": {}}`), 0o644)
+	os.Chmod(kept, 0o644)
+	var cs []FileChange
+	for _, tg := range []Target{{Client: client(t, "claude-code"), Scope: "user", Path: fresh}, {Client: client(t, "cursor"), Scope: "user", Path: kept}} {
+		c, err := ClientChange(tg, "sandbox", e, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	if _, err := Apply(cs); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{fresh: 0o600, kept: 0o644} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want mode %v", p, st.Mode(), err, want)
+		}
+	}
+}

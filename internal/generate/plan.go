@@ -147,7 +147,13 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // ClientChange merges the server entry into the target's config. An existing entry of the same
 // name is an ErrExists unless replace is set.
 func ClientChange(t Target, name string, e ServerEntry, replace bool) (FileChange, error) {
-	c := FileChange{Label: t.Client.Name + " (" + t.Scope + ")", Path: t.Path, Mode: 0o644}
+	// A config init makes is the user's alone, as the clients make theirs (Claude Code's
+	// ~/.claude.json is 0600): it comes to hold servers' env values (tokens), accounts and
+	// history, and clients keep the mode they find (trial32 F13). One that exists keeps its own.
+	c := FileChange{Label: t.Client.Name + " (" + t.Scope + ")", Path: t.Path, Mode: 0o600}
+	if mutated("init-new-config-world-readable") {
+		c.Mode = 0o644
+	}
 	if t.Scope == "project" && !mutated("init-project-backup-beside") {
 		dir, err := ProjectBackupDir()
 		if err != nil {
