@@ -293,6 +293,9 @@ func (pl *Plan) planPolicy(o PlanOptions) error {
 // planClients plans each client's config change, or with Print its snippet.
 func (pl *Plan) planClients(o PlanOptions) error {
 	replace := func(err error) (bool, error) { return o.Confirm(fmt.Sprintf("%s. Replace it?", err)) }
+	if o.UsePolicy {
+		pl.Clients.Beside = fmt.Sprintf("set name = \"…\" in %s (init --policy names the entry by the policy's name key)", shellword.Quote(pl.PolicyPath))
+	}
 	for _, spec := range o.Clients {
 		t, err := ResolveTarget(spec, o.Env)
 		if err != nil {
@@ -313,6 +316,10 @@ func (pl *Plan) planClients(o PlanOptions) error {
 		pl.targets = append(pl.targets, t)
 		if o.Print {
 			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.name, pl.ClientEntry)))
+			if _, err := ClientChange(t, pl.name, pl.ClientEntry, false); errors.Is(err, ErrExists) && !mutated("init-print-conflict-silent") {
+				// pasted there, it makes two servers of one name, of which the client keeps one (trial32 F16)
+				fmt.Fprintf(o.Log, "note: %s: pasting the entry there makes two servers named %q (the client keeps one of them): replace that one, or give this one another name\n", err, pl.name)
+			}
 			continue
 		}
 		if err := pl.Clients.Add(t, pl.name, pl.ClientEntry, o.Force, replace); err != nil {

@@ -294,3 +294,29 @@ func TestPolicyNamesTheAuditLogThisInitSees(t *testing.T) {
 		}
 	}
 }
+
+// A different server of the entry's name: init --policy (which refuses --name) names the policy's
+// name key as the way to add its entry beside it (trial32 F15), and --print, which writes nothing,
+// says the printed entry pasted there makes two of that name (trial32 F16).
+func TestNameConflictAdviceFitsTheForm(t *testing.T) {
+	env := planEnv(t)
+	pol := filepath.Join(env.Home, "p.toml")
+	os.WriteFile(pol, []byte("version = 1\nscheme = \"docker\"\n"), 0o644)
+	cursor := filepath.Join(env.Home, ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(cursor), 0o755)
+	os.WriteFile(cursor, []byte(`{"mcpServers": {"sandbox": {"command": "other"}}}`), 0o644)
+	opts := PlanOptions{Env: env, PolicyOut: pol, UsePolicy: true, Clients: []string{"cursor"}, Binary: "/bin/mcpsandbox",
+		Log: &bytes.Buffer{}, Confirm: func(string) (bool, error) { return false, nil }}
+	_, err := NewPlan(opts)
+	if err == nil || !strings.Contains(err.Error(), `set name = "…" in `+pol) || strings.Contains(err.Error(), "--name") {
+		t.Errorf("init --policy: %v", err)
+	}
+	var log bytes.Buffer
+	opts.Print, opts.Log = true, &log
+	if _, err := NewPlan(opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), `makes two servers named "sandbox"`) {
+		t.Errorf("--print: %q", log.String())
+	}
+}

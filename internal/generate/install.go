@@ -14,6 +14,9 @@ import (
 type ClientPlan struct {
 	Changes []FileChange
 	Targets []Target
+	// Beside says how to add the entry beside a different server of its name ("" = --name):
+	// init --policy names its entries by the policy's name key, and refuses --name (trial32 F15).
+	Beside string
 }
 
 // Change is the planned change of t's file.
@@ -43,7 +46,11 @@ func (cp *ClientPlan) Add(t Target, name string, e ServerEntry, replace bool, co
 			return aerr
 		}
 		if !ok {
-			return fmt.Errorf("%w: pass --force to replace it, or --name NAME to add this one beside it", err)
+			beside := "--name NAME"
+			if cp.Beside != "" && !mutated("init-policy-beside-name-flag") {
+				beside = cp.Beside
+			}
+			return fmt.Errorf("%w: pass --force to replace it, or %s to add this one beside it", err, beside)
 		}
 		c, err = change(true)
 	}
