@@ -117,3 +117,34 @@ func declinedTakenName(t *testing.T) (*initEnv, string, string, *wizardRun) {
 	w.step(`already has a different server named "sandbox". Replace it?`, "n"+enter)
 	return e, cfg, theirs, w
 }
+
+// "No" to replacing a policy that is there (a hand-edited one that does not load, say) asks for
+// another file, keeping every answer, instead of ending with flags' advice (trial32 F20); the
+// kept file stays byte for byte.
+func TestWizardKeptPolicyAsksAnotherFile(t *testing.T) {
+	e := newInitEnv(t)
+	pol := filepath.Join(e.config, "mcpsandbox", "policy.toml")
+	os.MkdirAll(filepath.Dir(pol), 0o755)
+	theirs := "version = 1\nscheme = \"allowlist\"\nbogus = 1\n"
+	write(t, pol, theirs, 0o644)
+	w := startWizard(t, e)
+	allowlistDefaultSteps(w)
+	w.step("reach a running `serve --http`", enter)
+	w.step("Configure which clients?", "\x1b[D"+enter) // none
+	w.step("Write the policy to", enter)
+	w.step("exists. Replace it", "n"+enter)
+	other := filepath.Join(e.config, "mcpsandbox", "second.toml")
+	w.step("Write the new policy to", other+enter)
+	w.step("Write them?", enter)
+	w.step("on it now (audit", "n"+enter)
+	w.expect("verify --policy")
+	if err := w.exit(); err != nil {
+		t.Fatalf("wizard exited: %v\n%s", err, w.seen.String())
+	}
+	if b, _ := os.ReadFile(pol); string(b) != theirs {
+		t.Errorf("%s changed:\n%s", pol, b)
+	}
+	if b, err := os.ReadFile(other); err != nil || !strings.Contains(string(b), `scheme  = "allowlist"`) {
+		t.Errorf("the new policy at %s: %v\n%s", other, err, b)
+	}
+}

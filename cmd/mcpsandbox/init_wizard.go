@@ -233,6 +233,17 @@ func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *a
 func newPlan(o *InitOptions, popts generate.PlanOptions, wiz bool, ask *asker, env generate.Env) (*generate.Plan, error) {
 	for {
 		plan, err := generate.NewPlan(popts)
+		var there *generate.PolicyExistsError
+		if wiz && errors.As(err, &there) && !mutated("wizard-policy-kept-exit") {
+			// "No" to replacing a policy (a hand-edited one, say) asks for another path, as a kept
+			// server name asks for another name, instead of ending with flags' advice (trial32 F20)
+			out, aerr := askPolicyOut(popts.Answers, there.Path, ask, env)
+			if aerr != nil {
+				return nil, aerr
+			}
+			popts.PolicyOut, o.PolicyOut = out, out
+			continue
+		}
 		var taken *generate.ExistsError
 		if !wiz || !errors.As(err, &taken) || mutated("wizard-name-taken-exit") {
 			return plan, err
@@ -258,4 +269,29 @@ func newPlan(o *InitOptions, popts generate.PlanOptions, wiz bool, ask *asker, e
 		}
 		popts.Answers.Name, o.A.Name = name, name
 	}
+}
+
+// askPolicyOut asks where else to write the policy, the file at kept being left as it is; an empty
+// answer quits with nothing written.
+func askPolicyOut(a generate.Answers, kept string, ask *asker, env generate.Env) (string, error) {
+	out := ""
+	q := generate.Question{Kind: generate.Input,
+		Message: func(*generate.Answers) string {
+			return fmt.Sprintf("Keeping %s as it is. Write the new policy to (another file; empty: quit, nothing written):", kept)
+		},
+		Validate: func(a *generate.Answers, v string, e generate.Env) error {
+			if v = strings.TrimSpace(v); v == "" {
+				return nil
+			}
+			return generate.CheckPolicyOut(*a, v, e)
+		},
+		Set: func(_ *generate.Answers, v any) { out = strings.TrimSpace(v.(string)) }}
+	if err := ask.question(q, &a, env, func(string) bool { return false }); err != nil {
+		return "", err
+	}
+	if out == "" {
+		return "", fmt.Errorf("%s is kept as it is and no other file was given, so nothing was written (run init again and give another path, "+
+			"or answer yes to replace it: the old one is kept as a backup)", kept)
+	}
+	return out, nil
 }

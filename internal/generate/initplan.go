@@ -270,6 +270,17 @@ func clientEntry(a Answers, stdio ServerEntry) (ServerEntry, error) {
 	return e, CheckHTTPEntry(e)
 }
 
+// PolicyExistsError: the policy file init would write is there, different, and was not to be
+// replaced (no --force, or the user said no).
+type PolicyExistsError struct {
+	Path   string
+	advice string
+}
+
+func (e *PolicyExistsError) Error() string {
+	return fmt.Sprintf("%s already exists: pass --force to replace it (it is backed up first) or --policy-out PATH%s", e.Path, e.advice)
+}
+
 // planPolicy plans the policy file; replacing a different one needs Force or a yes, except when
 // the wizard started from this very file (it has shown the change and asks before writing).
 func (pl *Plan) planPolicy(o PlanOptions) error {
@@ -284,7 +295,7 @@ func (pl *Plan) planPolicy(o PlanOptions) error {
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("%s already exists: pass --force to replace it (it is backed up first) or --policy-out PATH%s", pl.PolicyPath, initPolicyAdvice(pl.PolicyPath, o))
+			return &PolicyExistsError{Path: pl.PolicyPath, advice: initPolicyAdvice(pl.PolicyPath, o)}
 		}
 	}
 	return nil
