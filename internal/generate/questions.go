@@ -135,17 +135,35 @@ var TransportQuestions = []Question{
 }
 
 // Prefill fills what neither a flag (given reports which were) nor an existing policy said, from
-// the scheme's defaults, so every question shows a default. A base of another scheme is dropped.
+// the scheme's defaults, so every question shows a default. A base of another scheme gives only
+// its name and the limits it set (the rest is its scheme's).
 // The scheme's own answers fill theirs (SchemeAnswers.Prefill).
 func (a *Answers) Prefill(given func(flag string) bool) {
+	var other *policy.Policy
 	if a.Base != nil && a.Base.Scheme != a.Scheme {
-		a.Base = nil
+		other, a.Base = a.Base, nil
 	}
 	src := policy.Default(a.Scheme)
 	if a.Base != nil {
 		src = a.Base
 	}
 	d := AnswersFrom(src, a.Wizards)
+	if other != nil && !mutated("wizard-scheme-change-drops-limits") {
+		// [limits] and the name apply to every scheme: a re-run that changes the scheme keeps
+		// those the user set (the ones not at their old scheme's defaults) (trial32 F18)
+		o, od := AnswersFrom(other, a.Wizards), AnswersFrom(policy.Default(other.Scheme), a.Wizards)
+		for _, l := range []struct{ dst, v, def *string }{{&d.Timeout, &o.Timeout, &od.Timeout}, {&d.MaxOutput, &o.MaxOutput, &od.MaxOutput}, {&d.Memory, &o.Memory, &od.Memory}} {
+			if *l.v != *l.def {
+				*l.dst = *l.v
+			}
+		}
+		if o.Pids != od.Pids {
+			d.Pids = o.Pids
+		}
+		if !given("name") && a.Name == "" {
+			a.Name = o.Name
+		}
+	}
 	str := func(flag string, dst *string, v string) {
 		if !given(flag) && *dst == "" {
 			*dst = v

@@ -363,3 +363,19 @@ func TestCheckPolicyOutJudgesTheWorkspace(t *testing.T) {
 		t.Errorf("a policy outside the workspace: %v", err)
 	}
 }
+
+// A wizard re-run that changes the scheme starts from the policy's name and the limits it set
+// ([limits] apply to every scheme), not the new scheme's defaults; limits left at the old
+// scheme's defaults take the new one's (trial32 F18).
+func TestPrefillKeepsLimitsAcrossASchemeChange(t *testing.T) {
+	base := policy.Default(alsec.Name)
+	base.Name = "tools"
+	base.Limits.Timeout = policy.Duration{Duration: time.Minute}
+	base.Limits.MaxOutputBytes = 1000000
+	a := generate.Answers{Scheme: dksec.Name, Base: base, Wizards: schemes.Wizards()}
+	a.Prefill(func(string) bool { return false })
+	def := generate.AnswersFrom(policy.Default(dksec.Name), schemes.Wizards())
+	if a.Name != "tools" || a.Timeout != "1m0s" && a.Timeout != "1m" || a.MaxOutput == def.MaxOutput || a.Memory != def.Memory {
+		t.Errorf("name %q timeout %q max-output %q memory %q (docker's defaults: %q %q %q)", a.Name, a.Timeout, a.MaxOutput, a.Memory, def.Timeout, def.MaxOutput, def.Memory)
+	}
+}
