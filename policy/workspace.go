@@ -73,23 +73,61 @@ func checkWorkspacePath(configured, ws string, u WorkspaceUse, goos string, home
 			}
 		}
 	}
+	fws := foldCase(ws, goos) // macOS's file systems ignore case: /USR/LOCAL/BIN is /usr/local/bin
 	for _, d := range dirs {
+		fd := foldCase(d, goos)
 		switch {
-		case ws == d:
+		case fws == fd:
 			return fmt.Errorf("workspace is the system directory %s%s: %s; %s", d, via, u.Harm, fix)
-		case WithinDir(ws, d):
+		case WithinDir(fws, fd):
 			return fmt.Errorf("workspace %s%s contains the system directory %s; %s", ws, via, d, fix)
-		case WithinDir(d, ws) && !shared[d]:
+		case WithinDir(fd, fws) && !shared[d]:
 			return fmt.Errorf("workspace %s%s is inside the system directory %s; %s", ws, via, d, fix)
 		}
 	}
 	if mutated("workspace-home-dot") {
 		return nil
 	}
-	if why := homes.reach(ws, goos); why != "" {
-		return fmt.Errorf("workspace %s%s %s: the host reads its keys and configuration, and runs programs, from there; %s", ws, via, why, fix)
+	if !mutated("workspace-home-unresolved") {
+		// a home or XDG directory reached through a symlink (/home -> /data/home) is compared as
+		// it resolves too, and the workspace as configured too: the resolved workspace never
+		// starts with a home's path as written (attack round atk32, F1)
+		homes = homes.withResolved()
+	}
+	for _, w := range []string{ws, filepath.Clean(configured)} {
+		if !filepath.IsAbs(w) {
+			continue
+		}
+		if why := homes.reach(w, goos); why != "" {
+			return fmt.Errorf("workspace %s%s %s: the host reads its keys and configuration, and runs programs, from there; %s", ws, via, why, fix)
+		}
 	}
 	return nil
+}
+
+// foldCase is p as goos's usual file systems compare names: macOS's ignore case.
+func foldCase(p, goos string) string {
+	if goos == "darwin" && !mutated("workspace-darwin-case") {
+		return strings.ToLower(p)
+	}
+	return p
+}
+
+// withResolved is h with each home and XDG directory also as its symbolic links resolve.
+func (h Homes) withResolved() Homes {
+	out := Homes{Homes: append([]string(nil), h.Homes...), XDG: append([]string(nil), h.XDG...)}
+	for _, d := range h.Homes {
+		if r := RealPath(filepath.Clean(d)); r != filepath.Clean(d) && filepath.IsAbs(d) {
+			out.Homes = append(out.Homes, r)
+		}
+	}
+	for _, kv := range h.XDG {
+		k, d, _ := strings.Cut(kv, "=")
+		if r := RealPath(filepath.Clean(d)); r != filepath.Clean(d) && filepath.IsAbs(d) {
+			out.XDG = append(out.XDG, k+"="+r)
+		}
+	}
+	return out
 }
 
 // Homes are the directories of the user's own the workspace rule keeps programs out of, beside
@@ -152,34 +190,52 @@ func passwdHomes(file string) []string {
 func HomeReach(dir string) string { return HostHomes().reach(filepath.Clean(dir), runtime.GOOS) }
 
 func (h Homes) reach(ws, goos string) string {
+	orig := ws
+	ws = foldCase(ws, goos)
 	homes := append([]string(nil), h.Homes...)
-	for _, base := range []string{"/home", map[bool]string{true: "/Users"}[goos == "darwin"]} {
+	for _, base := range []string{"/home", map[bool]string{true: "/users"}[goos == "darwin"]} {
 		if rest, ok := strings.CutPrefix(ws, base+"/"); ok && base != "" {
 			name, _, _ := strings.Cut(rest, "/")
-			homes = append(homes, base+"/"+name)
+			home := base + "/" + name
+			if len(orig) == len(ws) {
+				home = orig[:len(home)] // as the workspace spells it
+			}
+			homes = append(homes, home)
 		}
 	}
-	for _, home := range homes {
-		home = filepath.Clean(home)
+	for _, shown := range homes {
+		shown = filepath.Clean(shown)
+		home := foldCase(shown, goos)
 		if home == "/" || home == "." || !filepath.IsAbs(home) {
 			continue
 		}
 		switch {
 		case ws == home:
-			return "is the home directory " + home
+			return "is the home directory " + shown
 		case WithinDir(ws, home):
-			return "contains the home directory " + home
+			return "contains the home directory " + shown
 		case strings.HasPrefix(ws, home+"/."):
 			dot, _, _ := strings.Cut(strings.TrimPrefix(ws, home+"/"), "/")
 			if dot := filepath.Join(home, dot); ws != dot {
-				return "lies in " + dot + ", a dot directory of the home " + home
+				return "lies in " + filepath.Join(shown, filepath.Base(dot)) + ", a dot directory of the home " + shown
 			}
-			return "is a dot directory of the home " + home
+			return "is a dot directory of the home " + shown
+		}
+		if mutated("workspace-home-bin") {
+			continue
+		}
+		// not dot directories, but the same kind: ~/bin is on PATH in Debian's and Ubuntu's
+		// default ~/.profile, and macOS's ~/Library holds LaunchAgents (run at login) and the
+		// clients' configuration (attack round atk32, F2)
+		for _, d := range homeConfigDirs(goos) {
+			if d := home + "/" + d; WithinDir(d, ws) {
+				return "lies in " + filepath.Join(shown, filepath.Base(d)) + ", which the home " + shown + " runs programs or reads configuration from"
+			}
 		}
 	}
 	for _, kv := range h.XDG {
 		k, d, _ := strings.Cut(kv, "=")
-		d = filepath.Clean(d)
+		d = foldCase(filepath.Clean(d), goos)
 		if d == "/" {
 			continue
 		}
@@ -193,6 +249,15 @@ func (h Homes) reach(ws, goos string) string {
 		}
 	}
 	return ""
+}
+
+// homeConfigDirs are a home's directories without a dot that the host runs programs or reads
+// configuration from, as goos's file systems compare names.
+func homeConfigDirs(goos string) []string {
+	if goos == "darwin" {
+		return []string{"bin", "library"}
+	}
+	return []string{"bin"}
 }
 
 // ResolveExisting is p with symbolic links resolved as far as it exists: a workspace not made

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -102,5 +103,57 @@ func TestPasswdHomes(t *testing.T) {
 	}
 	if err := checkWorkspacePath("/var/lib/jenkins/workspace/job", "/var/lib/jenkins/workspace/job", WorkspaceUse{}, "linux", h); err != nil {
 		t.Errorf("a directory in a service account's home, not a dot one: %v", err)
+	}
+}
+
+// A home or XDG directory whose path goes through a symbolic link (/home -> /data/home) is
+// still a home: the workspace, resolved, is compared with it resolved too, and as configured with
+// it as written (attack round atk32, F1).
+func TestWorkspaceReachingAHomeThroughALink(t *testing.T) {
+	root := t.TempDir()
+	real, link := filepath.Join(root, "real"), filepath.Join(root, "link")
+	os.MkdirAll(filepath.Join(real, ".ssh"), 0o755)
+	os.MkdirAll(filepath.Join(root, "cfgreal", "cfg"), 0o755)
+	os.Symlink(real, link)
+	os.Symlink(filepath.Join(root, "cfgreal"), filepath.Join(root, "cfglink"))
+	h := Homes{Homes: []string{link}, XDG: []string{"XDG_CONFIG_HOME=" + filepath.Join(root, "cfglink", "cfg")}}
+	for _, c := range []struct{ configured, resolved, want string }{
+		{filepath.Join(real, ".ssh"), filepath.Join(real, ".ssh"), "is a dot directory of the home " + real},
+		{filepath.Join(link, ".ssh"), filepath.Join(real, ".ssh"), "a dot directory of the home"},
+		{link, real, "is the home directory"},
+		{filepath.Join(root, "cfgreal", "cfg", "x"), filepath.Join(root, "cfgreal", "cfg", "x"), "lies in XDG_CONFIG_HOME"},
+	} {
+		if err := checkWorkspacePath(c.configured, c.resolved, WorkspaceUse{}, "linux", h); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("workspace %s (%s): %v, want %q", c.configured, c.resolved, err, c.want)
+		}
+	}
+	if err := checkWorkspacePath(filepath.Join(real, "ai"), filepath.Join(real, "ai"), WorkspaceUse{}, "linux", h); err != nil {
+		t.Errorf("a plain directory of the home: %v", err)
+	}
+}
+
+// A home's directories without a dot that are of the same kind: ~/bin (on PATH in Debian's
+// default ~/.profile) and macOS's ~/Library; and on macOS, whose file systems ignore case, a
+// workspace spelled in another case is the same directory (attack round atk32, F2).
+func TestWorkspaceReachingHomeBinAndMacOSCase(t *testing.T) {
+	h := Homes{Homes: []string{"/srv/me"}}
+	for _, c := range []struct{ ws, goos, want string }{
+		{"/srv/me/bin", "linux", "lies in /srv/me/bin"},
+		{"/srv/me/bin/tools", "linux", "lies in /srv/me/bin"},
+		{"/Users/ann/Library/LaunchAgents", "darwin", "lies in /Users/ann/library"},
+		{"/Users/ann/Library/Application Support/Claude", "darwin", "lies in /Users/ann/library"},
+		{"/users/ann/.ssh", "darwin", "is a dot directory of the home /users/ann"},
+		{"/USERS/ANN", "darwin", "is the home directory /USERS/ANN"},
+		{"/USR/LOCAL/BIN", "darwin", "inside the system directory /usr"},
+		{"/PRIVATE/ETC", "darwin", "is the system directory /private/etc"},
+	} {
+		if err := checkWorkspacePath(c.ws, c.ws, WorkspaceUse{}, c.goos, h); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s workspace %s: %v, want %q", c.goos, c.ws, err, c.want)
+		}
+	}
+	for _, ws := range []string{"/srv/me/binary", "/srv/me/src/bin", "/srv/me/Library"} {
+		if err := checkWorkspacePath(ws, ws, WorkspaceUse{}, "linux", h); err != nil {
+			t.Errorf("linux workspace %s refused: %v", ws, err)
+		}
 	}
 }
