@@ -702,3 +702,31 @@ func dockerTestImage(t *testing.T) string {
 	resp.Body.Close()
 	return img
 }
+
+// The binary init runs from is what the entries run when --command is not given: one another
+// user owns (root running `sudo ~/bin/mcpsandbox init`) is refused as --command's is, not only
+// warned of, and nothing is written (trial32 F27).
+func TestInitRefusesRunningFromABinaryAnotherUserOwns(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "needs root to give the binary to another user")
+	}
+	e := newInitEnv(t)
+	dir := filepath.Join(t.TempDir(), "bin")
+	os.MkdirAll(dir, 0o755)
+	bin := filepath.Join(dir, "mcpsandbox")
+	b, err := os.ReadFile(binPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, bin, string(b), 0o755)
+	os.Chown(bin, 4321, 4321)
+	cmd := exec.Command(bin, "init", "--scheme", "allowlist", "--allow", "wc", "--workspace", filepath.Join(e.home, "ws"), "--client", "cursor", "--yes")
+	cmd.Env, cmd.Dir = e.env, e.project
+	out, stderr, code := runCmd(t, cmd)
+	if code == 0 || !strings.Contains(stderr, "is owned by uid 4321") || !strings.Contains(stderr, "--command PATH") {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, ".cursor", "mcp.json")); err == nil {
+		t.Error("Cursor's config was written")
+	}
+}

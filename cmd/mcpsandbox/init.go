@@ -478,6 +478,13 @@ func entryBinary(o *InitOptions) (string, error) {
 		if o.Command != "" {
 			return "", fmt.Errorf("--command: %w", err)
 		}
+		if !mutated("init-own-binary-unowned") {
+			// the same rule for the binary init runs from, which the entries name when --command
+			// is not given: `sudo ~/bin/mcpsandbox init` gave root's clients a binary the user may
+			// replace (trial32 F27)
+			return "", fmt.Errorf("the entries would run this binary, %s, as whoever starts the client: %w; "+
+				"or install one you or root own and run its init, or pass --command PATH of one", bin, err)
+		}
 		fmt.Fprintf(o.IO.ErrOut, "warning: %v\n", err)
 	}
 	return bin, nil
