@@ -190,6 +190,19 @@ func TestInitHTTPClientsOfARunningServer(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(e.home, ".cursor", "mcp.json")); err != nil || !strings.Contains(string(b), url) {
 		t.Errorf("cursor: %v\n%s", err, b)
 	}
+	// --print: the entries on stdout, nothing written, no stdio trial of an entry that has no
+	// command (it failed: "the server entry does not start: '': exec: no command", trial32 F22)
+	pr := newInitEnv(t)
+	pr.env = append(pr.env, tokVar+"="+httpToken)
+	for _, args := range [][]string{{"--client", "codex"}, {}} {
+		out, stderr, code = pr.run(t, "", append([]string{"--http", url, "--token-env", tokVar, "--print", "--yes"}, args...)...)
+		if code != 0 || !strings.Contains(out, url) {
+			t.Errorf("--print %v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(pr.home, ".codex", "config.toml")); err == nil {
+		t.Error("--print wrote Codex's config")
+	}
 	dead := newInitEnv(t)
 	out, stderr, code = dead.run(t, "", "--http", "http://127.0.0.1:9/mcp", "--client", "cursor", "--yes")
 	if code == 0 || !strings.Contains(stderr, "start the server first") || !strings.Contains(stderr, "--scheme") {
