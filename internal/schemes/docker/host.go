@@ -21,26 +21,39 @@ const onlyDocker = "needed only for the docker scheme"
 // DockerEngine asks the engine the environment names for its version, runtimes and security
 // options: what the docker scheme can rely on here.
 func DockerEngine(ctx context.Context) verify.Check {
+	c, _ := engineCheck(ctx)
+	return c
+}
+
+// engineCheck is DockerEngine's row, and the error when the engine did not answer: a socket
+// that refuses this user (engine.Denied) is told apart from no engine at all, whose advice
+// (start or install Docker) would send a user outside the docker group the wrong way.
+func engineCheck(ctx context.Context) (verify.Check, error) {
 	c := verify.Check{Name: "docker engine"}
 	cl, err := engine.New()
 	if err != nil {
 		c.Value, c.Advice = err.Error(), onlyDocker
-		return c
+		return c, err
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	v, err := cl.Version(ctx)
-	if err != nil {
+	switch {
+	case engine.Denied(err):
+		c.Value = "permission denied at " + cl.Where()
+		c.Advice = onlyDocker + ": " + engine.DeniedAdvice(cl.Host)
+		return c, err
+	case err != nil:
 		c.Value = "not reachable at " + cl.Where()
 		c.Advice = onlyDocker + ": " + engine.StartAdvice(cl.Source)
-		return c
+		return c, err
 	}
 	c.OK = true
 	c.Value = fmt.Sprintf("%s (API %s, client negotiated %s) at %s", v.Version, v.APIVersion, cl.API.ClientVersion(), cl.Where())
 	info, err := cl.Info(ctx)
 	if err != nil {
-		return c
+		return c, nil
 	}
 	var rts []string
 	for name := range info.Runtimes {
@@ -76,7 +89,7 @@ func DockerEngine(ctx context.Context) verify.Check {
 	} else if _, ok := info.Runtimes["runsc"]; !ok {
 		c.Advice = "containers share the host kernel; a VM-grade runtime (gVisor runsc, Kata) narrows that: install it and set docker.runtime"
 	}
-	return c
+	return c, nil
 }
 
 // measuredImage is verify's row for the policy's image, doing what serve does when it starts: a

@@ -31,9 +31,9 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 	if err := workspaceExists(a, pr); err != nil {
 		return err
 	}
-	c := DockerEngine(ctx)
+	c, err := engineCheck(ctx)
 	if !c.OK {
-		return errors.New(engineNeeded(c))
+		return errors.New(engineNeeded(c, err, pr.Interactive))
 	}
 	if pr.Interactive {
 		fmt.Fprintf(pr.Out, "Docker engine: %s\n", c.Value)
@@ -111,18 +111,24 @@ func imagePresent(ctx context.Context, image string) (bool, error) {
 	return ok, err
 }
 
-// workspaceExists: the engine refuses to mount a host directory that does not exist, so every
 // engineNeeded is init's refusal when the engine check failed: what was tried, then what to do
 // (the check's advice without verify's "needed only for the docker scheme", which init, on the
-// docker scheme, has no use for).
-func engineNeeded(c verify.Check) string {
+// docker scheme, has no use for). In the wizard, whose menu offers to try again, a socket that
+// refuses this user adds that a new group counts only from a new login: this init keeps the
+// groups it started with, so trying again here cannot see it.
+func engineNeeded(c verify.Check, err error, wizard bool) string {
 	msg := "the docker scheme needs a running Docker engine: " + c.Value
 	if how := strings.TrimPrefix(strings.TrimPrefix(c.Advice, onlyDocker), ": "); how != "" {
 		msg += "; " + strings.TrimSuffix(how, ".")
 	}
+	if wizard && engine.Denied(err) {
+		msg += ". A group change counts only from a new login: this init, started before it, keeps its old groups, " +
+			"so after usermod quit, log in again and run init again (Try again sees a change to the socket itself, not a new group)"
+	}
 	return msg + ". Nothing was written"
 }
 
+// workspaceExists: the engine refuses to mount a host directory that does not exist, so every
 // call would fail. The wizard offers to create it; otherwise init refuses, saying how.
 func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
 	d := Own(a)

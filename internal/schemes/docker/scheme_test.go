@@ -1,11 +1,14 @@
 package docker
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
@@ -222,14 +225,26 @@ func TestEngineNeededWording(t *testing.T) {
 		{Value: "not reachable at unix:///var/run/docker.sock (default)", Advice: onlyDocker + ": start Docker (systemctl start docker)"},
 		{Value: "unable to parse docker host", Advice: onlyDocker},
 	} {
-		msg := engineNeeded(c)
+		msg := engineNeeded(c, nil, true)
 		if strings.Contains(msg, onlyDocker) || strings.Contains(msg, ". needed") || !strings.HasPrefix(msg, "the docker scheme needs a running Docker engine: "+c.Value) ||
 			!strings.HasSuffix(msg, ". Nothing was written") {
 			t.Errorf("%+v: %q", c, msg)
 		}
 	}
+	// A socket that refuses this user: the wizard, which offers to try again, says a new group
+	// needs a new login; init with flags, which ends, does not.
+	denied := &net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", syscall.EACCES)}
+	c := verify.Check{Value: "permission denied at unix:///var/run/docker.sock (default)", Advice: onlyDocker + ": the engine is likely running"}
+	for _, wiz := range []bool{false, true} {
+		if msg := engineNeeded(c, fmt.Errorf("version: %w", denied), wiz); strings.Contains(msg, "counts only from a new login") != wiz {
+			t.Errorf("wizard %v: %q", wiz, msg)
+		}
+	}
+	if msg := engineNeeded(c, fmt.Errorf("version: %w", &net.OpError{Op: "dial", Net: "unix", Err: syscall.ENOENT}), true); strings.Contains(msg, "login") {
+		t.Errorf("no socket: %q, want nothing about logging in", msg)
+	}
 	want := "the docker scheme needs a running Docker engine: not reachable at unix:///var/run/docker.sock (default); start Docker (systemctl start docker). Nothing was written"
-	if got := engineNeeded(verify.Check{Value: "not reachable at unix:///var/run/docker.sock (default)", Advice: onlyDocker + ": start Docker (systemctl start docker)"}); got != want {
+	if got := engineNeeded(verify.Check{Value: "not reachable at unix:///var/run/docker.sock (default)", Advice: onlyDocker + ": start Docker (systemctl start docker)"}, nil, false); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }

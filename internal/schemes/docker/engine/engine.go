@@ -155,7 +155,7 @@ func (c *Client) Info(ctx context.Context) (system.Info, error) {
 	return i, nil
 }
 
-// ErrUnreachable marks errors meaning no engine answered.
+// ErrUnreachable marks errors meaning no engine answered (Denied ones too: none answered this user).
 var ErrUnreachable = errors.New("docker engine not reachable")
 
 // Unreachable wraps an error from talking to the engine with where it was tried and what to do.
@@ -163,6 +163,9 @@ var ErrUnreachable = errors.New("docker engine not reachable")
 func (c *Client) Unreachable(err error) error {
 	if err == nil {
 		return nil
+	}
+	if Denied(err) { // the chain kept (%w): callers ask Denied of it too
+		return fmt.Errorf("%w at %s: %w; %s", ErrUnreachable, c.Where(), err, DeniedAdvice(c.Host))
 	}
 	if client.IsErrConnectionFailed(err) || isDialError(err) {
 		return fmt.Errorf("%w at %s: %v; %s", ErrUnreachable, c.Where(), err, StartAdvice(c.Source))
