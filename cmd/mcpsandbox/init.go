@@ -639,6 +639,21 @@ func carriedFlags(o *InitOptions, env generate.Env) []string {
 // are written, none shapes a policy.
 var policyFlagsAllowed = []string{"policy", "client", "project", "command", "yes", "print", "force", "verify"}
 
+// policyOffered refuses init --policy FILE of a scheme whose policies init does not give
+// clients (wrap), in the file's words: the user gave a file, not --scheme (trial32 F8).
+func policyOffered(file, name string) error {
+	if schemeOffered(name) == nil {
+		return nil
+	}
+	offered := schemes.Offered()
+	msg := fmt.Sprintf("%s is a %s policy (scheme = %q)", file, name, name)
+	if s, err := schemes.Lookup(name); err == nil && s.Relay != nil {
+		msg += ", whose client entries are the wrapped server's own, rewritten by mcpsandbox init --wrap"
+	}
+	return fmt.Errorf("%s; init --policy gives clients %s or %s policies", msg,
+		strings.Join(offered[:len(offered)-1], ", "), offered[len(offered)-1])
+}
+
 // usePolicy readies init --policy FILE: the flags must not shape a policy, the file must load
 // (its problems at file:line), and the entries run it from where it is.
 func usePolicy(o *InitOptions, env generate.Env) error {
@@ -664,7 +679,7 @@ func usePolicy(o *InitOptions, env generate.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := schemeOffered(p.Scheme); err != nil {
+	if err := policyOffered(o.Policy, p.Scheme); err != nil {
 		return err
 	}
 	o.A.Scheme, o.PolicyOut = p.Scheme, path
