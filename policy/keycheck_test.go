@@ -68,3 +68,22 @@ func TestDecodeProblemsInLineOrder(t *testing.T) {
 		}
 	}
 }
+
+// Problems of a policy that decodes are listed in line order too, whatever found them (unknown
+// keys, then values, in turn), with those no line holds (a missing key) last (trial32 F9: line
+// 60 was listed before line 59).
+func TestCheckedProblemsInLineOrder(t *testing.T) {
+	src := "version = 1\nscheme = \"allowlist\"\n[limits]\npids = 0\nbogus = 1\n"
+	_, err := policy.Parse("p.toml", []byte(src))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	msg, last := err.Error(), -1
+	for _, want := range []string{"p.toml:4: limits.pids", "p.toml:5: limits.bogus: unknown key", "p.toml: allowlist.workspace: missing"} {
+		i := strings.Index(msg, want)
+		if i < 0 || i < last {
+			t.Fatalf("%q missing or out of line order in:\n%s", want, msg)
+		}
+		last = i
+	}
+}

@@ -114,15 +114,27 @@ func Parse(name string, data []byte) (*Policy, error) {
 				}
 			}
 		}
-		// in line order: the decoder meets wrongly typed values in a table in map order, so the
-		// first one it stops at is chance
-		slices.SortStableFunc(probs, func(a, b Problem) int { return cmp.Compare(a.Line, b.Line) })
-		return nil, &Error{probs}
+		// the decoder meets wrongly typed values in a table in map order, so the first one it
+		// stops at is chance
+		return nil, &Error{inLineOrder(probs)}
 	}
 	if probs := p.checkDecoded(name, data, md); len(probs) > 0 {
-		return nil, &Error{probs}
+		return nil, &Error{inLineOrder(probs)}
 	}
 	return p, nil
+}
+
+// inLineOrder sorts problems as a reader meets them in the file: by line, those without one (a
+// missing key) last, each kind (unknown keys, shapes, values, found in turn) mixed in (trial32
+// F9: line 60 was listed before line 59).
+func inLineOrder(probs []Problem) []Problem {
+	slices.SortStableFunc(probs, func(a, b Problem) int {
+		if (a.Line == 0) != (b.Line == 0) {
+			return cmp.Compare(b.Line, a.Line) // the one with no line (0) after
+		}
+		return cmp.Compare(a.Line, b.Line)
+	})
+	return probs
 }
 
 // parseDecoded decodes text (data with its wrongly typed values blanked, line for line) into p

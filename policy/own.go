@@ -32,8 +32,8 @@ func CheckOwnFilesIn(dir, place, writer, policyFile, auditPath string) error {
 			continue
 		}
 		if r := RealPath(f.path); within(dirReal, r) {
-			return fmt.Errorf("%s %s lies inside %s %s, where %s: it could be rewritten (%s). This is refused: %s",
-				f.what, f.path, place, dir, writer, map[bool]string{true: "and so what the next start allows", false: "and so the record of every call"}[f.what == "the policy file"], f.fix)
+			return refusedWithFix(fmt.Sprintf("%s %s lies inside %s %s, where %s: it could be rewritten (%s)",
+				f.what, f.path, place, dir, writer, map[bool]string{true: "and so what the next start allows", false: "and so the record of every call"}[f.what == "the policy file"]), f.fix)
 		}
 	}
 	return nil
@@ -50,8 +50,8 @@ func CheckAuditNotReadIn(dirs []string, key, auditPath string) error {
 	r := RealPath(auditPath)
 	for i, d := range dirs {
 		if d != "" && within(RealPath(d), r) {
-			return fmt.Errorf("the audit log %s lies inside %s[%d] = %s, which sandboxed code reads: every call's record, other sessions' arguments and outputs included, would be readable. This is refused: set audit.path to a file outside it (or \"\" for the default under $XDG_STATE_HOME), or narrow %s to the directories commands need",
-				auditPath, key, i, d, key)
+			return refusedWithFix(fmt.Sprintf("the audit log %s lies inside %s[%d] = %s, which sandboxed code reads: every call's record, other sessions' arguments and outputs included, would be readable",
+				auditPath, key, i, d), fmt.Sprintf("set audit.path to a file outside it (or \"\" for the default under $XDG_STATE_HOME), or narrow %s to the directories commands need", key))
 		}
 	}
 	return nil

@@ -44,11 +44,11 @@ func checkOwned(path, kind, ref, harm string) error {
 		sticky := i == 1 && st.Mode()&os.ModeSticky != 0
 		switch {
 		case sys.Uid != 0 && sys.Uid != me:
-			return fmt.Errorf("%s is owned by uid %d, not by you (uid %d) or root: whoever owns it decides what runs (fix: chown %d %s)", what, sys.Uid, me, me, p)
+			return withFix(fmt.Sprintf("%s is owned by uid %d, not by you (uid %d) or root: whoever owns it decides what runs", what, sys.Uid, me), fmt.Sprintf("chown %d %s", me, p))
 		case st.Mode()&0o002 != 0 && !sticky:
-			return fmt.Errorf("%s is writable by everyone: anyone could %s (fix: chmod o-w %s)", what, harm, p)
+			return withFix(fmt.Sprintf("%s is writable by everyone: anyone could %s", what, harm), "chmod o-w "+p)
 		case st.Mode()&0o020 != 0 && sys.Gid != 0 && !sticky:
-			return fmt.Errorf("%s is writable by group %d: its members could %s (fix: chmod g-w %s)", what, sys.Gid, harm, p)
+			return withFix(fmt.Sprintf("%s is writable by group %d: its members could %s", what, sys.Gid, harm), "chmod g-w "+p)
 		}
 	}
 	return nil

@@ -111,7 +111,7 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 		}
 		// The same judgement serve makes at start-up, so the checker agrees with the enforcer.
 		if err := policy.CheckFileSafe(path); err != nil && !os.IsNotExist(errors.Unwrap(err)) {
-			add("MS404", "", "%v", "make the file and its directory writable only by you or root (serve refuses it until then)", err)
+			refused(add, "MS404", "", "serve refuses it until then", "make the file and its directory writable only by you or root (serve refuses it until then)", err)
 		}
 	}
 	// The same judgement serve makes at start-up.
@@ -120,16 +120,16 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 		auditPath, _ = audit.DefaultPath()
 	}
 	if err := policy.CheckOwnFiles(p.WorkspaceDir(), path, auditPath); err != nil {
-		add("MS406", "audit.path", "%v", "keep the policy and the audit log outside the workspace", err)
+		refused(add, "MS406", "audit.path", "serve and wrap refuse it", "keep the policy and the audit log outside the workspace", err)
 	}
 	for _, d := range p.WriteDirs() {
 		if err := policy.CheckOwnFilesIn(d, "the wrap.write directory", "the wrapped server writes", path, auditPath); err != nil {
-			add("MS406", "audit.path", "%v", "keep the policy and the audit log outside every directory sandboxed code writes", err)
+			refused(add, "MS406", "audit.path", "serve and wrap refuse it", "keep the policy and the audit log outside every directory sandboxed code writes", err)
 		}
 	}
 	if key, dirs := p.ReadDirs(); len(dirs) > 0 {
 		if err := policy.CheckAuditNotReadIn(dirs, key, auditPath); err != nil {
-			add("MS407", "audit.path", "%v", "keep the audit log outside every directory sandboxed code reads", err)
+			refused(add, "MS407", "audit.path", "serve and wrap refuse it", "keep the audit log outside every directory sandboxed code reads", err)
 		}
 	}
 	if p.Audit.Path != "" {
@@ -139,6 +139,19 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 	}
 	slices.SortStableFunc(fs, func(a, b Finding) int { return severityRank(a.Severity) - severityRank(b.Severity) })
 	return fs
+}
+
+// refused records serve's refusal err of the policy's own files under rule id. One that carries
+// its own concrete fix (policy.FixError: chmod o-w FILE, move the policy) shows that fix once,
+// on the finding's fix line, and its problem with who refuses it as the message; any other error
+// (the file cannot be read) shows whole, with the rule's general fix.
+func refused(add Add, id, key, who, fix string, err error) {
+	var fe *policy.FixError
+	if errors.As(err, &fe) {
+		add(id, key, "%s; %s", fe.Fix, fe.Problem, who)
+		return
+	}
+	add(id, key, "%v", fix, err)
 }
 
 func severityRank(s Severity) int { return slices.Index([]Severity{High, Medium, Low, Info}, s) }
