@@ -528,3 +528,21 @@ func TestLayersSayWhyOff(t *testing.T) {
 		t.Errorf("pids the engine can enforce and did not record: %q", got)
 	}
 }
+
+// A container's fallocate gets EOPNOTSUPP (2.5 GB of the layers' disk in 30 ms, past
+// workspace_quota before its watchdog looks: attack round atk32, F7), with and without
+// KEEP_SIZE, and posix_fallocate then writes the bytes, as on a file system without it. Red with
+// mutant seccomp-fallocate.
+func TestContainersCannotFallocate(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, testPolicy())
+	r := mustCall(t, e, ToolShell, map[string]any{"script": `fallocate -l 1M /tmp/f 2>&1; echo "plain rc=$?"
+: > /tmp/g; fallocate -n -l 1M /tmp/g 2>&1; echo "keep-size rc=$?"
+python3 -c 'import os; fd = os.open("/tmp/h", os.O_CREAT | os.O_WRONLY); os.posix_fallocate(fd, 0, 1 << 16); print("posix_fallocate", os.fstat(fd).st_size)'
+`})
+	for _, want := range []string{"Operation not supported", "plain rc=1", "keep-size rc=1", "posix_fallocate 65536"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("want %q in %q %q", want, r.Stdout, r.Stderr)
+		}
+	}
+}
