@@ -459,7 +459,9 @@ func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte, *Oversize) {
 
 // errorLine is a JSON-RPC error response; the id is echoed when the bad message had a usable one.
 func errorLine(id json.RawMessage, code int, msg string) []byte {
-	if len(id) == 0 || (id[0] != '"' && (id[0] < '0' || id[0] > '9') && id[0] != '-') {
+	if len(id) == 0 || (id[0] != '"' && (id[0] < '0' || id[0] > '9') && id[0] != '-') || !json.Valid(id) && !mutated("stdio-error-id-unchecked") {
+		// an id the scan found but that is no JSON (0123, "\q") would make the answer no JSON,
+		// and Marshal's error a blank line (attack round atk32, N1): such a request has no id
 		id = json.RawMessage("null")
 	}
 	b, _ := json.Marshal(struct {

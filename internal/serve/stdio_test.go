@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -145,5 +146,17 @@ func TestStdioInflightBoundsQueuedCalls(t *testing.T) {
 			}
 			_ = out
 		})
+	}
+}
+
+// An id the scan of a refused line finds but that is no JSON (0123, "\q") is answered as null:
+// echoed, it made the answer no JSON, and Marshal's error a blank line (attack round atk32, N1).
+func TestErrorLineWithAnIDThatIsNoJSON(t *testing.T) {
+	for id, want := range map[string]string{"0123": "null", `"\q"`: "null", "-00": "null", "7": "7", `"a"`: `"a"`} {
+		b := errorLine(json.RawMessage(id), -32700, "parse error")
+		var m struct{ ID json.RawMessage }
+		if err := json.Unmarshal(b, &m); err != nil || string(m.ID) != want {
+			t.Errorf("id %s: %q (%v), want id %s", id, b, err, want)
+		}
 	}
 }

@@ -178,12 +178,20 @@ type Log struct {
 	// (Reserve): a started line is written only with room for outcomes behind it.
 	reservedTo   int64
 	reservedFile *os.File // the file reservedTo is of (the log may be opened anew)
+	// lastEnd is the file's size after this Log's last append: a smaller size at the next one
+	// is a truncation in place (logrotate's copytruncate), which freed the reserve with it.
+	lastEnd int64
+	// running are the calls whose "started" line this Log wrote and whose outcome it has not:
+	// only their outcomes may use the reserve (attack round atk32, F3).
+	running map[string]struct{}
 }
 
-// Reserve is the space the log keeps allocated past its end (fallocate, size unchanged): the
-// outcome lines of max_concurrent's most calls (256) at MaxLine each. A call's "started" line is
-// written only when that space is there, so a disk that fills while calls run cannot leave a call
-// that ran with no outcome line, or a torn one (attack round atk31, F3).
+// Reserve is the space the log keeps allocated past its end (fallocate, size unchanged; taken
+// two at a time, so between Reserve and twice that): the outcome lines of max_concurrent's most
+// calls (256) at MaxLine each. Every line but a running call's outcome is written only when that
+// space is there after it, so a disk that fills while calls run cannot leave a call that ran with
+// no outcome line, or a torn one (attack round atk31, F3), and lines a client makes at will
+// (refused calls, egress decisions) cannot use that room (atk32, F3).
 const Reserve = 256 * MaxLine
 
 // DefaultPath is $XDG_STATE_HOME/mcpsandbox/audit.jsonl (or ~/.local/state/...).
@@ -322,12 +330,25 @@ func (l *Log) Append(e Entry) error {
 	}
 	out = append(append(out, line...), '\n')
 	end := st.Size() + int64(len(out))
-	if (end+Reserve/2 > l.reservedTo || l.reservedFile != f) && !mutated("audit-reserve") {
-		if err := reserveSpace(f, st.Size(), int64(len(out))+Reserve); err == nil {
-			l.reservedTo, l.reservedFile = end+Reserve, f
+	_, outcome := l.running[e.Call]
+	outcome = outcome && e.Call != "" && e.Decision != DecisionStarted
+	truncated := st.Size() < l.lastEnd && !mutated("audit-reserve-truncated")
+	if (end+Reserve > l.reservedTo || l.reservedFile != f || truncated) && !mutated("audit-reserve") {
+		ahead := int64(2 * Reserve) // two at a time: the next appends need no fallocate
+		err := reserveSpace(f, st.Size(), int64(len(out))+ahead)
+		if err != nil {
+			ahead = Reserve // the least every line but an outcome must leave
+			err = reserveSpace(f, st.Size(), int64(len(out))+ahead)
+		}
+		if err == nil {
+			l.reservedTo, l.reservedFile = end+ahead, f
 		} else if e.Decision == DecisionStarted {
 			// no room for its outcome: the call is refused before it runs
 			return fmt.Errorf("reserve space in audit log %s for the call's outcome: %w (free space there, or set audit.path)", l.path, err)
+		} else if !outcome && !mutated("audit-reserve-shared") {
+			// the room left is the running calls' outcomes' (a refused call's line, an egress
+			// decision: lines a client makes at will)
+			return fmt.Errorf("append to audit log %s: %w: the space left is kept for the outcomes of running calls (free space there, or set audit.path)", l.path, err)
 		}
 	}
 	l.headSize = 0
@@ -342,6 +363,16 @@ func (l *Log) Append(e Entry) error {
 	// writer that ignores the lock and appended meanwhile makes the next append's size differ,
 	// and that append reads the tail, as it would have.
 	l.headHash, l.headSize = e.Hash, st.Size()+int64(len(out))
+	l.lastEnd = l.headSize
+	switch {
+	case e.Decision == DecisionStarted && e.Call != "":
+		if l.running == nil {
+			l.running = map[string]struct{}{}
+		}
+		l.running[e.Call] = struct{}{}
+	case outcome:
+		delete(l.running, e.Call)
+	}
 	return nil
 }
 

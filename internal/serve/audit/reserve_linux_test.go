@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,13 +65,15 @@ func TestOutcomeLinesFitADiskThatFills(t *testing.T) {
 	}
 	defer l.Close()
 	big := strings.Repeat("r", MaxLine) // clipped to fit a line: the largest outcome there is
-	if err := l.Append(Entry{Call: "c1", Tool: "t", Decision: DecisionStarted}); err != nil {
-		t.Fatal(err)
+	for i := 0; i < 8; i++ {
+		if err := l.Append(Entry{Call: fmt.Sprint("c", i), Tool: "t", Decision: DecisionStarted}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	fill(t, dir)
 	// every outcome of a call that started fits, the largest ones included
 	for i := 0; i < 8; i++ {
-		if err := l.Append(Entry{Call: "c1", Tool: "t", Decision: "ran", Reason: big}); err != nil {
+		if err := l.Append(Entry{Call: fmt.Sprint("c", i), Tool: "t", Decision: "ran", Reason: big}); err != nil {
 			t.Fatalf("outcome %d on a full disk: %v", i, err)
 		}
 	}
@@ -120,5 +123,72 @@ func TestShortWriteLeavesNoTornLine(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	if len(b) > 0 {
 		t.Fatalf("a torn line is left: %d bytes, ends %q", len(b), b[max(0, len(b)-20):])
+	}
+}
+
+// On a full disk, lines that are no running call's outcome (a refused call's, an egress
+// decision: lines a client makes at will) are refused once writing them would leave less than
+// Reserve: they cannot take the room of a running call's outcome (attack round atk32, F3: 330
+// refused calls of 16 KiB did, and the running call's writes landed with no outcome line).
+func TestRefusedLinesLeaveTheRunningCallsRoom(t *testing.T) {
+	dir := smallDisk(t, "8m")
+	l, err := Open(filepath.Join(dir, "audit.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	big := strings.Repeat("r", MaxLine)
+	if err := l.Append(Entry{Call: "run", Tool: "t", Decision: DecisionStarted}); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, dir)
+	refused := 0
+	for i := 0; i < 600; i++ {
+		if err := l.Append(Entry{Call: fmt.Sprint("x", i), Tool: "nope", Decision: "refused", Reason: big}); err != nil {
+			if !strings.Contains(err.Error(), "kept for the outcomes of running calls") {
+				t.Fatalf("a refused call's line on a full disk: %v", err)
+			}
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("600 refused calls' lines of 16 KiB all went into the reserve")
+	}
+	if err := l.Append(Entry{Call: "run", Tool: "t", Decision: "ran", Reason: big}); err != nil {
+		t.Fatalf("the running call's outcome after a flood of refused calls: %v", err)
+	}
+}
+
+// A log truncated in place (logrotate's copytruncate) frees its reserve with its blocks: the
+// next append takes it again (attack round atk32, F5).
+func TestTruncatedLogTakesItsReserveAgain(t *testing.T) {
+	dir := smallDisk(t, "16m")
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	blocks := func() int64 {
+		var st syscall.Stat_t
+		syscall.Stat(path, &st)
+		return st.Blocks * 512
+	}
+	for i := 0; i < 3; i++ {
+		if err := l.Append(Entry{Call: fmt.Sprint("c", i), Tool: "t", Decision: DecisionStarted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b := blocks(); b < Reserve {
+		t.Fatalf("%d bytes allocated after a call's start, want the reserve (%d)", b, Reserve)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(Entry{Call: "d", Tool: "t", Decision: DecisionStarted}); err != nil {
+		t.Fatal(err)
+	}
+	if b := blocks(); b < Reserve {
+		t.Errorf("%d bytes allocated after a truncation and a call's start, want the reserve (%d) again", b, Reserve)
 	}
 }
