@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 func self() instance {
@@ -66,7 +68,9 @@ func (me instance) judge(o instance) liveness {
 		return alive
 	}
 	st, err := startTime(o.PID)
-	if os.IsNotExist(err) {
+	if os.IsNotExist(err) || errors.Is(err, syscall.ESRCH) {
+		// ESRCH: a process that had the pid (reused: the machine makes many) ended while its
+		// stat was read
 		return dead
 	}
 	if err != nil {
