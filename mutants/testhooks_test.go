@@ -83,8 +83,37 @@ func TestReleaseBinaryHasNoTestHooks(t *testing.T) {
 	cmd = exec.Command(release.path, "harness", "--default", "--scheme", "e2b", "--scenario", "sleep-past-timeout")
 	cmd.Env = env
 	o, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(o), "the offline E2B server is in test builds only: go build -tags testhooks ./cmd/mcpsandbox, or set MCPSANDBOX_E2B_LIVE=1") {
+	if err == nil || !strings.Contains(string(o), "e2b's attacks run in a real E2B sandbox on your account; set MCPSANDBOX_E2B_LIVE=1 to run them (it uses sandbox time); "+
+		"or, offline against a local E2B server, use a test build (go build -tags testhooks ./cmd/mcpsandbox)") {
 		t.Errorf("release build, harness --scheme e2b offline: %v\n%s", err, o)
+	}
+	releaseVerifyE2B(t, release.path, dir, env)
+}
+
+// releaseVerifyE2B: the release build's verify on an e2b policy, with a key set as an e2b user
+// has it, reports the audit and the host and says the harness was not run and how to run it,
+// never a test build, exit 0 (trial32 F11: it stopped at once with the test build's hint, exit 1).
+func releaseVerifyE2B(t *testing.T, bin, dir string, env []string) {
+	t.Helper()
+	pol := filepath.Join(dir, "e2b.toml")
+	if err := os.WriteFile(pol, []byte("version = 1\nscheme = \"e2b\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "verify", "--policy", pol)
+	cmd.Env = append(env, "E2B_API_KEY=e2b_0000000000000000000000000000000000000000")
+	o, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("release build, verify on an e2b policy: %v, want exit 0\n%s", err, o)
+	}
+	for _, want := range []string{"1. Policy audit\n", "MS303", "2. Host\n",
+		"3. Harness not run: e2b's attacks run in a real E2B sandbox on your account; set MCPSANDBOX_E2B_LIVE=1 to run them (it uses sandbox time)\n",
+		"verify: PASS (the audit and the host; the harness was not run)"} {
+		if !strings.Contains(string(o), want) {
+			t.Errorf("release build, verify on an e2b policy: the output lacks %q:\n%s", want, o)
+		}
+	}
+	if strings.Contains(string(o), "testhooks") {
+		t.Errorf("release build, verify on an e2b policy sends its user to a test build:\n%s", o)
 	}
 }
 

@@ -158,7 +158,8 @@ func runScenarios(ctx context.Context, progress io.Writer, p *policy.Policy, sc 
 	if sc.Adapter == nil {
 		return nil, fmt.Errorf("the harness cannot attack the %s scheme in this build (no adapter)", sc.Name)
 	}
-	o := harness.Options{Policy: p, Adapter: sc.Adapter, Parallel: par, MaxTimeout: maxTimeout}
+	o := harness.Options{Policy: p, Adapter: sc.Adapter, Parallel: par, MaxTimeout: maxTimeout,
+		Notice: func(s string) { fmt.Fprintln(progress, "harness: "+s) }}
 	if isTerminal(progress) { // a progress line is noise in a log file
 		var mu sync.Mutex
 		done := 0

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/cobra"
@@ -228,7 +229,7 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	if o.clients {
 		return nil
 	}
-	return initNext(ctx, o, w, wiz, ask, plan.ClientEntry, plan.GenericFor)
+	return initNext(ctx, o, w, wiz, ask, plan)
 }
 
 // planInit plans every write from the answers as they are now (a retry plans again: the files
@@ -378,7 +379,8 @@ func initFlags(o *InitOptions, wiz bool) error {
 
 // initNext says what to do when no client was configured, and runs verify (asked in the wizard,
 // --verify otherwise) or says how to.
-func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *asker, entry generate.ServerEntry, genericFor string) error {
+func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *asker, plan *generate.Plan) error {
+	entry, genericFor := plan.ClientEntry, plan.GenericFor
 	if len(o.Clients) == 0 {
 		if wiz {
 			fmt.Fprintf(w, "no client picked: add this server to your MCP client by hand, as\n  %s\n", entry)
@@ -394,9 +396,12 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 		}
 	}
 	runV := o.Verify
+	// verify runs the attacks only where the scheme does not wait for the user to opt in (e2b's
+	// run on their account): what verify will do is said as it is
+	optIn := harnessOptIn(plan.Policy)
 	if wiz && !o.Verify {
 		var err error
-		if runV, err = ask.confirm("Run mcpsandbox verify on it now (audit, host checks, and the attacks: about half a minute, a few minutes when each attack starts a container or a cloud sandbox)?", true); err != nil {
+		if runV, err = ask.confirm(verifyQuestion(optIn), true); err != nil {
 			return err
 		}
 	}
@@ -404,7 +409,18 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 		return runVerify(ctx, &VerifyOptions{IO: o.IO, PolicyPath: o.PolicyOut, MaxTimeout: 10 * time.Second})
 	}
 	fmt.Fprintf(w, "next: %s verify --policy %s\n", commandName(o.bin), shellword.Quote(o.PolicyOut))
+	if optIn != nil {
+		fmt.Fprintf(w, "  (audit and host checks only: %s; %s)\n", optIn.Why, optIn.How)
+	}
 	return nil
+}
+
+// verifyQuestion is the wizard's offer to run verify, saying what verify will do on the policy.
+func verifyQuestion(optIn *harness.OptInError) string {
+	if optIn != nil {
+		return "Run mcpsandbox verify on it now (audit and host checks only: " + optIn.Why + "; " + optIn.How + ")?"
+	}
+	return "Run mcpsandbox verify on it now (audit, host checks, and the attacks: about half a minute, a few minutes when each attack starts a container or a cloud sandbox)?"
 }
 
 // flagsOfKeys adds to each problem of an invalid policy the flag that gave its key's value.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/harness"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/cobra"
 )
 
@@ -38,11 +40,14 @@ func NewCmdVerify(f *Factory, runF func(context.Context, *VerifyOptions) error) 
 		Long: "verify runs three checks and fails if any of them does:\n" +
 			"  1. a static audit of the policy (rules MS1xx-MS4xx, each with its fix; high severity fails),\n" +
 			"  2. a host doctor (Landlock ABI, namespaces, root, cgroups, Docker engine),\n" +
-			"  3. the adversarial harness against `mcpsandbox serve` on the policy (any breach or error fails).",
+			"  3. the adversarial harness against `mcpsandbox serve` on the policy (any breach or error fails).\n" +
+			"An e2b policy's attacks run in a real E2B sandbox on your account, so only with MCPSANDBOX_E2B_LIVE=1\n" +
+			"and the key set (it uses sandbox time); otherwise the harness is not run and the verdict is 1 and 2's.",
 		Example: `  mcpsandbox verify --policy ~/.config/mcpsandbox/policy.toml
   mcpsandbox verify --default
   mcpsandbox verify --policy policy.toml --json > verify.json
-  mcpsandbox verify --policy policy.toml --no-harness   # audit and host only, in a second`,
+  mcpsandbox verify --policy policy.toml --no-harness   # audit and host only, in a second
+  MCPSANDBOX_E2B_LIVE=1 mcpsandbox verify --policy e2b.toml   # attacks too, on your E2B account`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			initsPolicy(&o.PolicyPath, o.Default, o.IO.ErrOut)
@@ -73,10 +78,14 @@ type verifyReport struct {
 	Audit   []verify.Finding `json:"audit"`
 	Host    []verify.Check   `json:"host"`
 	Harness *harness.Report  `json:"harness,omitempty"`
-	// HarnessNotRun says why the harness was not run although asked for (a host row blocks it).
-	HarnessNotRun string   `json:"harness_not_run,omitempty"`
-	Pass          bool     `json:"pass"`
-	Reasons       []string `json:"reasons,omitempty"`
+	// HarnessNotRun says why the harness was not run although asked for (a host row blocks it,
+	// or the scheme's attacks wait for the user to opt in: OptIn).
+	HarnessNotRun string `json:"harness_not_run,omitempty"`
+	// OptIn says the harness was not run because the scheme's attacks run only if the user opts
+	// in (harness.OptInError): not a failure, the verdict is the audit's and the host's.
+	OptIn   bool     `json:"harness_opt_in,omitempty"`
+	Pass    bool     `json:"pass"`
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 func runVerify(ctx context.Context, o *VerifyOptions) error {
@@ -109,7 +118,12 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 		if err != nil {
 			return fmt.Errorf("embedded scenarios: %w", err)
 		}
-		if rep.Harness, err = runScenarios(ctx, o.IO.ErrOut, p, sc, all, o.Parallel, o.MaxTimeout); err != nil {
+		var optIn *harness.OptInError
+		rep.Harness, err = runScenarios(ctx, o.IO.ErrOut, p, sc, all, o.Parallel, o.MaxTimeout)
+		if errors.As(err, &optIn) {
+			// the scheme's attacks run here only if the user opts in: the audit and host rows stand alone
+			rep.HarnessNotRun, rep.OptIn = optIn.Why+"; "+optIn.How, true
+		} else if err != nil {
 			return err
 		}
 	}
@@ -179,6 +193,9 @@ func printVerify(w io.Writer, rep *verifyReport, color, verbose bool) error {
 		fmt.Fprintln(w, "\n3. Harness skipped (--no-harness)")
 	}
 	verdict := paintIf(color, "1;32", "PASS")
+	if rep.OptIn {
+		verdict += " (the audit and the host; the harness was not run)"
+	}
 	if !rep.Pass {
 		verdict = paintIf(color, "1;31", "FAIL") + ": " + strings.Join(rep.Reasons, "; ")
 	}
@@ -191,6 +208,21 @@ func paintIf(on bool, code, s string) string {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+// harnessOptIn is why verify would not attack p here unless the user opts in (a
+// *harness.OptInError from the scheme's adapter: e2b's attacks run on the user's account), or nil.
+func harnessOptIn(p *policy.Policy) *harness.OptInError {
+	sc, err := schemes.Lookup(p.Scheme)
+	if err != nil {
+		return nil
+	}
+	r, ok := sc.Adapter.(harness.Readier)
+	var optIn *harness.OptInError
+	if ok && errors.As(r.Ready(p), &optIn) {
+		return optIn
+	}
+	return nil
 }
 
 // blockedHarness names the host row without which serve cannot run a call here ("" = none).

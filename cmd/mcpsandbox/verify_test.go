@@ -30,6 +30,20 @@ func runVerifyJSON(t *testing.T, args ...string) (verifyJSON, error) {
 	return v, err
 }
 
+// writePolicy writes p to a file of its own and gives its path.
+func writePolicy(t *testing.T, p *policy.Policy) string {
+	t.Helper()
+	b, err := policy.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), p.Scheme+".toml")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // verify never says PASS for a policy serve cannot run, however clean its text.
 func TestVerifyNeverPassesWhatServeCannotRun(t *testing.T) {
 	sc, err := schemes.Lookup(e2bsec.Name)
@@ -41,15 +55,7 @@ func TestVerifyNeverPassesWhatServeCannotRun(t *testing.T) {
 	t.Cleanup(func() { *sc = saved })
 	p := policy.Default(e2bsec.Name)
 	e2bsec.Of(p).Reuse = "call"
-	b, err := policy.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "e2b.toml")
-	if err := os.WriteFile(file, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	v, err := runVerifyJSON(t, "--policy", file)
+	v, err := runVerifyJSON(t, "--policy", writePolicy(t, p))
 	var ex *exitError
 	if !errors.As(err, &ex) || ex.code != 1 || v.Pass {
 		t.Fatalf("verify on a policy serve cannot run: err %v, pass %v", err, v.Pass)

@@ -30,6 +30,31 @@ type Readier interface {
 	Ready(p *policy.Policy) error
 }
 
+// OptInError is a Readier's answer when the harness attacks its scheme here only if the user
+// opts in (the e2b adapter in a release build: its attacks run in a real E2B sandbox on the
+// user's account). verify reports the harness as not run, not as a failure of the policy; the
+// harness command fails with it, since nothing was attacked.
+type OptInError struct {
+	Why  string // why the harness does not run by itself ("e2b's attacks run in …")
+	How  string // how to opt in, and what it costs ("set … to run them (it uses sandbox time)")
+	Else string // another way, for the harness command's error only (a test build's); "" = none
+}
+
+func (e *OptInError) Error() string {
+	s := e.Why + "; " + e.How
+	if e.Else != "" {
+		s += "; " + e.Else
+	}
+	return s
+}
+
+// Noticer is an Adapter with something the user must know before its attacks start (the e2b
+// adapter live: they use sandbox time on the user's E2B account). Run passes it to
+// Options.Notice once, after Ready.
+type Noticer interface {
+	Notice(p *policy.Policy) string
+}
+
 // NotApplicableError says a step cannot be expressed under this policy: the scenario is N/A,
 // never "contained".
 type NotApplicableError struct{ Why string }

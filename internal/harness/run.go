@@ -66,6 +66,8 @@ type Options struct {
 	MaxTimeout time.Duration
 	// Progress, if set, is called as each scenario finishes.
 	Progress func(Result)
+	// Notice, if set, is given the adapter's notice (Noticer) before the first scenario.
+	Notice func(string)
 	// Adapter is how the policy's scheme expresses the steps (the scheme registry's entry).
 	Adapter Adapter
 
@@ -221,6 +223,11 @@ func Run(ctx context.Context, scs []*Scenario, o Options) (*Report, error) {
 	if r, ok := ad.(Readier); ok {
 		if err := r.Ready(o.Policy); err != nil {
 			return nil, err
+		}
+	}
+	if n, ok := ad.(Noticer); ok && o.Notice != nil {
+		if s := n.Notice(o.Policy); s != "" {
+			o.Notice(s)
 		}
 	}
 	if o.Binary == "" {

@@ -43,17 +43,46 @@ func (adapter) Offer() *harness.Offer { return offer }
 
 func live() bool { return os.Getenv(LiveEnv) == "1" }
 
-// Ready says, before any scenario runs, why the harness cannot attack the scheme here: live
-// without a key, or offline in a release build (no local E2B server).
+// Ready says, before any scenario runs, why the harness does not attack the scheme here (ready).
 func (adapter) Ready(p *policy.Policy) error {
+	keyEnv := e2bsec.Of(p).APIKeyEnv
+	if err := ready(live(), os.Getenv(keyEnv) != "", keyEnv, offlineBuilt); err != nil {
+		return err
+	}
 	if live() {
-		if os.Getenv(e2bsec.Of(p).APIKeyEnv) == "" {
-			return fmt.Errorf("%s=1 but $%s is empty: export your E2B key, or unset %s to run against the local E2B server", LiveEnv, e2bsec.Of(p).APIKeyEnv, LiveEnv)
-		}
 		return nil
 	}
 	_, _, err := offlineServer()
 	return err
+}
+
+// ready decides where the harness attacks the scheme: E2B's cloud when the user opted in (live,
+// with the key), else the local E2B server, which only a test build has. A release build's user
+// is told how to opt in (a *harness.OptInError, which verify reports as the harness not run), and
+// never to make a test build: their attacks belong in a real sandbox on their account.
+func ready(live, haveKey bool, keyEnv string, offlineBuilt bool) error {
+	switch {
+	case live && !haveKey:
+		e := &harness.OptInError{Why: fmt.Sprintf("%s=1 but $%s is empty", LiveEnv, keyEnv),
+			How: "export your E2B key there to run e2b's attacks in a real E2B sandbox on your account (it uses sandbox time)"}
+		if offlineBuilt {
+			e.Else = "or unset " + LiveEnv + " to run them against the local E2B server"
+		}
+		return e
+	case !live && !offlineBuilt:
+		return &harness.OptInError{Why: "e2b's attacks run in a real E2B sandbox on your account",
+			How:  "set " + LiveEnv + "=1 to run them (it uses sandbox time)",
+			Else: "or, offline against a local E2B server, use a test build (go build -tags testhooks ./cmd/mcpsandbox)"}
+	}
+	return nil
+}
+
+// Notice: a live run attacks the user's own E2B account.
+func (adapter) Notice(p *policy.Policy) string {
+	if !live() {
+		return ""
+	}
+	return fmt.Sprintf("%s=1: e2b's attacks run in real E2B sandboxes on your account (the key in $%s), and use its sandbox time", LiveEnv, e2bsec.Of(p).APIKeyEnv)
 }
 
 func (ad adapter) Prepare(p *policy.Policy, a *harness.Arena) error {

@@ -12,6 +12,9 @@ import (
 // The local E2B server (internal/harness/e2bfake) the harness attacks offline is a test build's only: a
 // release binary links no fake server (offline_release.go).
 
+// offlineBuilt: this build links the local E2B server.
+const offlineBuilt = true
+
 var offline struct {
 	once sync.Once
 	fake *e2bfake.Server
