@@ -44,7 +44,7 @@ var Scheme = &scheme.Scheme{
 	Controls:      controls,
 	ControlPolicy: controlPolicy,
 	Host:          host,
-	Measured:      measuredImage,
+	Measured:      measured,
 	Bounds:        bounds,
 	Needs:         needs,
 	Proof:         proof,

@@ -138,12 +138,21 @@ func (c *Client) Version(ctx context.Context) (types.Version, error) {
 // MissingRuntime says why the engine cannot run containers on the runtime named (a name from
 // its daemon.json), or "" when it can; "" names the engine's default, which it always has.
 func (c *Client) MissingRuntime(info system.Info, name string) string {
+	if what, fix := c.RuntimeMissing(info, name); what != "" {
+		return what + ": " + fix
+	}
+	return ""
+}
+
+// RuntimeMissing is MissingRuntime's message in its two parts, what is missing and how to add
+// it, for a report that shows them apart (verify's docker runtime row); "", "" when it is there.
+func (c *Client) RuntimeMissing(info system.Info, name string) (what, fix string) {
 	if _, ok := info.Runtimes[name]; ok || name == "" {
-		return ""
+		return "", ""
 	}
 	have := slices.Sorted(maps.Keys(info.Runtimes))
-	return fmt.Sprintf("the engine at %s has no runtime %q (it has: %s): install and register it in daemon.json (crun and runsc: sudo sh scripts/docker-runtimes.sh)",
-		c.Where(), name, strings.Join(have, ", "))
+	return fmt.Sprintf("the engine at %s has no runtime %q (it has: %s)", c.Where(), name, strings.Join(have, ", ")),
+		"install and register it in daemon.json (crun and runsc: sudo sh scripts/docker-runtimes.sh)"
 }
 
 // Info is the engine's system info (runtimes, security options, cgroup and limit support).

@@ -232,21 +232,13 @@ func (e *Executor) probe() error {
 	if e.spec.imageVolumes, err = e.imageVolumes(ctx); err != nil {
 		return err
 	}
-	if why := e.eng.MissingRuntime(info, e.spec.runtime); why != "" {
-		return fmt.Errorf("docker.runtime: %s, or set runtime = \"\" for the engine's default", why)
+	if err := CheckRuntime(e.eng, info, e.spec.runtime, e.spec.egress); err != nil {
+		return err
 	}
-	rtName := e.spec.runtime
-	if rtName == "" {
-		rtName = info.DefaultRuntime
-	}
+	rtName := runtimeName(info, e.spec.runtime)
 	if rt, ok := info.Runtimes[rtName]; ok {
 		e.spec.gvisor = isGVisor(rtName, rt.Path)
 		e.spec.gvisorSeccomp = hasOCISeccomp(rt.Args)
-		if e.spec.gvisor && e.spec.egress && !hostUDSOpen(rt.Args) {
-			return fmt.Errorf("docker.network lists hosts, which containers reach through serve's egress proxy on a unix socket, "+
-				"but docker.runtime %q is gVisor (runsc), which refuses host unix sockets unless its runtimeArgs in daemon.json include --host-uds=open: "+
-				"add that there, or use runtime runc or crun, or docker.network = \"none\"", rtName)
-		}
 	}
 	e.watchOOM()
 	if n := dksec.Of(e.pol).Pool; n > 0 {

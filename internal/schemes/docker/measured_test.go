@@ -1,0 +1,92 @@
+package docker
+
+import (
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// verify's docker runtime row says what serve's start check will say of docker.runtime on this
+// engine: ok when the engine has it (or it is empty: the engine's default); a runtime it lacks
+// (a hand-edited "kata") blocks the harness with serve's own message and fix, as does gVisor
+// without --host-uds=open under a host list (trial32 F14: every row said ok, then the harness
+// reported 81 identical ERRORs). Red with mutant verify-runtime-blocks.
+func TestVerifyRuntimeRow(t *testing.T) {
+	cl, err := engine.New()
+	if err != nil {
+		testenv.Skip(t, "docker: %v", err)
+		return
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := cl.Info(ctx)
+	if err != nil {
+		testenv.Skip(t, "docker: no Docker engine answers (%v): start one, or set DOCKER_HOST", err)
+		return
+	}
+	have := strings.Join(slices.Sorted(maps.Keys(info.Runtimes)), ", ")
+	// the engine's runsc, as the host list case meets it: missing, closed to host sockets, or open
+	runsc := `docker.network lists hosts, which containers reach through serve's egress proxy on a unix socket, but docker.runtime "runsc" is gVisor (runsc), which refuses host unix sockets unless its runtimeArgs in daemon.json include --host-uds=open (serve would stop at start the same way)`
+	runscFix := `add that there, or use runtime runc or crun, or docker.network = "none"`
+	if rt, ok := info.Runtimes["runsc"]; !ok {
+		runsc = `docker.runtime: the engine at ` + cl.Where() + ` has no runtime "runsc" (it has: ` + have + `) (serve would stop at start the same way)`
+		runscFix = `install and register it in daemon.json (crun and runsc: sudo sh scripts/docker-runtimes.sh), or set runtime = "" for the engine's default`
+	} else if slices.Contains(rt.Args, "--host-uds=open") {
+		runsc, runscFix = "", ""
+	}
+	for _, tc := range []struct {
+		runtime, hosts string
+		value, advice  string // value "" = ok
+	}{
+		{runtime: "", value: ""},
+		{runtime: "runc", value: ""},
+		{runtime: "kata",
+			value:  `docker.runtime: the engine at ` + cl.Where() + ` has no runtime "kata" (it has: ` + have + `) (serve would stop at start the same way)`,
+			advice: `install and register it in daemon.json (crun and runsc: sudo sh scripts/docker-runtimes.sh), or set runtime = "" for the engine's default`},
+		{runtime: "runsc", hosts: "pypi.org", value: runsc, advice: runscFix},
+	} {
+		p := policy.Default(dksec.Name)
+		dksec.Of(p).Runtime = tc.runtime
+		if tc.hosts != "" {
+			n, err := policy.NetworkHosts(tc.hosts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dksec.Of(p).SetNet(n)
+		}
+		b, err := policy.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "docker.toml")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rows := measuredRuntime(context.Background(), path)
+		if len(rows) != 1 || rows[0].Name != "docker runtime" {
+			t.Fatalf("runtime %q: rows %+v, want one docker runtime row", tc.runtime, rows)
+		}
+		c := rows[0]
+		if tc.value == "" {
+			if !c.OK || c.Blocks || !strings.Contains(c.Value, ": the engine") {
+				t.Errorf("runtime %q hosts %q: %+v, want ok", tc.runtime, tc.hosts, c)
+			}
+			continue
+		}
+		if c.OK || !c.Blocks || c.Value != tc.value || c.Advice != tc.advice {
+			t.Errorf("runtime %q hosts %q: %+v,\nwant blocking, value %q\nadvice %q", tc.runtime, tc.hosts, c, tc.value, tc.advice)
+		}
+	}
+}
