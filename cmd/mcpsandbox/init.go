@@ -141,7 +141,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.StringVar(&o.A.HTTPURL, "http", "", "client entries reach a running mcpsandbox serve --http at this `URL` (e.g. http://127.0.0.1:8765/mcp) instead of starting serve over stdio")
 	fl.StringVar(&o.A.TokenEnv, "token-env", "", "with --http: the environment variable your clients read the bearer token from (only its name is written)")
 	fl.StringArrayVar(&o.Clients, "client", nil, "client to configure, as ID or ID:SCOPE (repeatable): "+clientIDsMark)
-	fl.StringVar(&o.Project, "project", "", "project directory for project-scoped configs and Claude Code's local scope (default: the current directory; Claude Code's local scope then keys by the git repository holding it, as Claude Code does)")
+	fl.StringVar(&o.Project, "project", "", "project directory for project-scoped configs and Claude Code's local scope (default: the current directory; Claude Code's local scope is keyed by the git repository holding it, as Claude Code does)")
 	fl.StringVar(&o.Policy, "policy", "", "an existing policy `FILE`: write only the client entries running serve with it; the file stays as it is (no --scheme or policy flags)")
 	fl.StringVar(&o.PolicyOut, "policy-out", "", "where to write the policy (default "+defaultPolicyText()+")")
 	fl.StringVar(&o.Command, "command", "", "the mcpsandbox binary the client entries run (default: this binary)")

@@ -10,23 +10,25 @@ import (
 )
 
 // ProjectEnv is HostEnv with the project directory resolved: --project as given (made absolute),
-// else the current directory, whose Claude Code local-scope key is then the git repository it is
-// in (RepoRoot). An explicit --project is the key as it is.
+// else the current directory. Its Claude Code local-scope key is the git repository it is in
+// (RepoRoot), as Claude Code keys it, --project's too: a subdirectory given as --project was
+// the key as it was, which Claude Code never reads (trial32 F26).
 func ProjectEnv(project string) (Env, error) {
 	env, err := HostEnv(project)
 	if err != nil {
 		return env, err
 	}
-	if env.Project == "" {
+	given := env.Project != ""
+	if !given {
 		if env.Project, err = os.Getwd(); err != nil {
 			return env, fmt.Errorf("find the project directory: %w (give --project DIR)", err)
-		}
-		if !mutated("init-claude-repo-key") {
-			env.Repo = RepoRoot(env.Project)
 		}
 	}
 	if env.Project, err = filepath.Abs(env.Project); err != nil {
 		return env, err
+	}
+	if !mutated("init-claude-repo-key") && (!given || !mutated("init-claude-project-key-literal")) {
+		env.Repo = RepoRoot(env.Project)
 	}
 	return env, nil
 }

@@ -146,12 +146,32 @@ func TestResolveTargetRepoKey(t *testing.T) {
 	if tg, _ := ResolveTarget("claude-code:project", e); tg.Path != filepath.Join(sub, ".mcp.json") {
 		t.Errorf("claude-code:project writes %s, want the project directory's .mcp.json", tg.Path)
 	}
-	// an explicit --project is the key as it is
-	e, err = ProjectEnv(sub)
+}
+
+// An explicit --project in a repository's subdirectory keys Claude Code's local scope by the
+// repository's top level too, and says so: Claude Code never reads the subdirectory's key
+// (trial32 F26); its project files stay where --project says.
+func TestExplicitProjectKeysTheRepository(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tg, _ := ResolveTarget("claude-code", e); tg.Client.KeyPath[1] != sub || tg.Repo != "" {
-		t.Errorf("with --project %s the local scope is keyed %v (about %q), want the directory given", sub, tg.Client.KeyPath, tg.About())
+	sub := filepath.Join(root, "pkg")
+	os.MkdirAll(filepath.Join(root, ".git"), 0o755)
+	os.MkdirAll(sub, 0o755)
+	t.Chdir(t.TempDir()) // elsewhere: only --project names the repository
+	e, err := ProjectEnv(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := ResolveTarget("claude-code", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.Client.KeyPath[1] != root || !strings.Contains(tg.About(), "repository's top level, "+root) {
+		t.Errorf("with --project %s the local scope is keyed %v (about %q), want the repository's top level %s", sub, tg.Client.KeyPath, tg.About(), root)
+	}
+	if tg, _ := ResolveTarget("claude-code:project", e); tg.Path != filepath.Join(sub, ".mcp.json") {
+		t.Errorf("claude-code:project writes %s, want --project's .mcp.json", tg.Path)
 	}
 }
