@@ -287,3 +287,24 @@ func TestInitRefusesThePolicyInsideTheWorkspace(t *testing.T) {
 		t.Errorf("the workspace %s was made for an init that was refused", ws)
 	}
 }
+
+// init naming clients and no scheme, while the policy init writes by default is there, names the
+// init --policy command that gives them that policy (trial32 F28).
+func TestInitWithoutSchemeNamesThePolicyThere(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	_, _, err := runCLI("init", "--client", "cursor", "--yes")
+	if err == nil || strings.Contains(err.Error(), "--policy") {
+		t.Fatalf("no policy there: %v", err)
+	}
+	if _, _, err := runCLI("init", "--scheme", "allowlist", "--workspace", t.TempDir(), "--allow", "wc", "--print", "--yes"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runCLI("init", "--client", "cursor", "--yes")
+	want := "mcpsandbox init --policy " + filepath.Join(home, ".config", "mcpsandbox", "policy.toml") + " --client cursor --yes"
+	if err == nil || !strings.Contains(err.Error(), "missing: --scheme") || !strings.Contains(err.Error(), want) {
+		t.Errorf("with the policy there: %v\nwant %q", err, want)
+	}
+}

@@ -360,7 +360,7 @@ func initFlags(o *InitOptions, wiz bool) error {
 	}
 	if !wiz {
 		if m := missingFlags(o); len(m) > 0 {
-			return fmt.Errorf("--yes takes every answer from flags; missing: %s", strings.Join(m, ", "))
+			return fmt.Errorf("--yes takes every answer from flags; missing: %s%s", strings.Join(m, ", "), morePolicyClients(o))
 		}
 	}
 	if o.set("pids") && o.A.Pids < 1 { // 0 is the answers' "unset": a given 0 became the default, silently
@@ -629,6 +629,27 @@ func clientsOfRunning(ctx context.Context, o *InitOptions) error {
 	}
 	o.clients = true
 	return nil
+}
+
+// morePolicyClients is, for an init that names clients and no scheme while the policy init
+// writes by default is there, the command that gives them that policy (trial32 F28: "one more
+// client for the policy I have" is the likeliest reason to leave --scheme out).
+func morePolicyClients(o *InitOptions) string {
+	if o.A.Scheme != "" || o.A.HTTPURL != "" || o.Policy != "" || len(o.Clients) == 0 || mutated("init-more-clients-silent") {
+		return ""
+	}
+	p := o.PolicyOut
+	if p == "" {
+		p = initsPolicyFile()
+	}
+	if _, err := policy.Load(p); p == "" || err != nil {
+		return ""
+	}
+	cmd := "mcpsandbox init --policy " + shellword.Quote(p)
+	for _, c := range o.Clients {
+		cmd += " --client " + shellword.Quote(c)
+	}
+	return "; or, to give these clients the policy you have, as it is: " + cmd + " --yes"
 }
 
 // carriedFlags are this init's flags that init --policy takes as they are, as shell words with
