@@ -212,3 +212,33 @@ func TestInitHTTPClientsOfARunningServer(t *testing.T) {
 		t.Error("wrote an entry for a server that does not answer, with no policy to serve it")
 	}
 }
+
+// After an HTTP answer the wizard does not offer a client whose config only starts local
+// servers: Claude Desktop, preselected when its config is found, ended the wizard with every
+// answer lost ("cannot take an HTTP entry", naming --http) (trial32 F23). It says why instead.
+func TestInitWizardHTTPLeavesOutStdioOnlyClients(t *testing.T) {
+	e := newInitEnv(t)
+	desktop := filepath.Join(e.config, "Claude", "claude_desktop_config.json")
+	theirs := `{"mcpServers": {}}` + "\n"
+	os.MkdirAll(filepath.Dir(desktop), 0o755)
+	write(t, desktop, theirs, 0o644)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	url := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close()
+	w := startWizard(t, e)
+	allowlistDefaultSteps(w)
+	w.step("reach a running `serve --http`", url+enter)
+	w.step("bearer token from", enter)
+	w.expect("Not offered for " + url + ": Claude Desktop")
+	w.step("Configure which clients?", enter)
+	w.step("Write the policy to", enter)
+	w.step("Write them?", enter)
+	w.step("on it now (audit", "n"+enter)
+	w.expect("verify --policy")
+	if err := w.exit(); err != nil {
+		t.Fatalf("wizard exited: %v\n%s", err, w.seen.String())
+	}
+	if b, _ := os.ReadFile(desktop); string(b) != theirs {
+		t.Errorf("Claude Desktop's config changed:\n%s", b)
+	}
+}

@@ -145,11 +145,22 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 	}
 	if !o.set("client") {
 		detected := generate.Detect(env)
+		ids := generate.ClientIDs()
+		if a.HTTPURL != "" && !mutated("wizard-http-offers-stdio-clients") {
+			// a client whose config only starts local servers is not offered for a URL: taken
+			// (Claude Desktop, preselected when found), it ended the wizard (trial32 F23)
+			var notes []string
+			ids, notes = httpClients(ids, env)
+			detected = slices.DeleteFunc(detected, func(id string) bool { return !slices.Contains(ids, id) })
+			for _, n := range notes {
+				fmt.Fprintf(o.IO.Out, "Not offered for %s: %s\n", a.HTTPURL, n)
+			}
+		}
 		q := generate.Question{Kind: generate.MultiSelect,
 			Message: func(*generate.Answers) string {
 				return "Configure which clients? (detected ones are preselected; none = you add the entry by hand)"
 			},
-			Options: func(*generate.Answers) []string { return generate.ClientIDs() },
+			Options: func(*generate.Answers) []string { return ids },
 			Describe: func(v string) string {
 				if t, err := generate.ResolveTarget(v, env); err == nil {
 					return t.Where()
@@ -294,4 +305,22 @@ func askPolicyOut(a generate.Answers, kept string, ask *asker, env generate.Env)
 			"or answer yes to replace it: the old one is kept as a backup)", kept)
 	}
 	return out, nil
+}
+
+// httpClients are the ids whose config can reach a server at a URL, and for the others' clients
+// what to do instead (each client once).
+func httpClients(ids []string, env generate.Env) (ok, notes []string) {
+	seen := map[string]bool{}
+	for _, id := range ids {
+		t, err := generate.ResolveTarget(id, env)
+		if err != nil || t.Client.HTTP != nil {
+			ok = append(ok, id)
+			continue
+		}
+		if !seen[t.Client.ID] {
+			seen[t.Client.ID] = true
+			notes = append(notes, t.Client.Name+" ("+t.Client.NoHTTP+")")
+		}
+	}
+	return ok, notes
 }
