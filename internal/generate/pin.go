@@ -96,6 +96,12 @@ func checkELF(path string) error {
 	if runtime.GOOS != "linux" || mutated("init-pin-elf") {
 		return nil
 	}
+	return CheckELF(path)
+}
+
+// CheckELF says what path is when it is not an ELF binary (a script: serve refuses to pin it, and
+// does not start), nil when it is one or cannot be read (its own finding).
+func CheckELF(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)

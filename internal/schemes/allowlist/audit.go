@@ -5,6 +5,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -34,6 +35,15 @@ func audit(p *policy.Policy, add verify.Add) {
 			add("MS103", key+".path", "%s cannot be read: %v", "fix the path or re-run mcpsandbox init", c.Path, err)
 		} else if sum != c.SHA256 {
 			add("MS103", key+".sha256", "%s changed since it was pinned (sha256 %.12s…, pinned %.12s…)", "check why it changed (an upgrade?), then re-pin: sha256sum "+c.Path, c.Path, sum, c.SHA256)
+		}
+		if runtime.GOOS == "linux" && !mutated("verify-script-command") {
+			// serve refuses to start on it (trial32 F25: verify said "no findings", and only the
+			// harness's 6 errors showed it)
+			if _, err := os.Stat(c.Path); err == nil {
+				if err := generate.CheckELF(c.Path); err != nil {
+					add("MS114", key+".path", "%v; serve refuses to start with it", "pin the interpreter's real binary instead (sha256sum it), or remove the command", err)
+				}
+			}
 		}
 		if c.AllowOutsidePaths {
 			add("MS108", key+".allow_outside_paths", "%q may name paths outside the workspace (the kernel layer still confines reads to system dirs)", "remove allow_outside_paths", c.Name)

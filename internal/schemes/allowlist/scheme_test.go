@@ -90,6 +90,13 @@ func TestAuditRules(t *testing.T) {
 	home := t.TempDir()
 	os.Mkdir(filepath.Join(home, ".ssh"), 0o700)
 	t.Setenv("HOME", home)
+	// a script pinned by hand, with its right sha256: serve refuses to start with it (trial32 F25)
+	script := filepath.Join(links, "srv.py")
+	os.WriteFile(script, []byte("#!/usr/bin/python3\nprint('hi')\n"), 0o755)
+	scriptSum, _ := generate.HashFile(script)
+	if got := rules(auditOf(base(), "")); slices.Contains(got, "MS114") {
+		t.Errorf("MS114 reported for the built-in policy's ELF binaries: %v", got)
+	}
 	cases := []struct {
 		rule   string
 		mutate func(*policy.Policy)
@@ -113,6 +120,9 @@ func TestAuditRules(t *testing.T) {
 			alsec.Of(p).Commands[i].DenyArgs = nil
 		}},
 		{"MS111", func(p *policy.Policy) { alsec.Of(p).Workspace = filepath.Join(ws, "missing") }},
+		{"MS114", func(p *policy.Policy) {
+			alsec.Of(p).Commands = append(alsec.Of(p).Commands, policy.Command{Name: "srv", Path: script, SHA256: scriptSum})
+		}},
 		{"MS112", func(p *policy.Policy) { alsec.Of(p).ReadPaths = []string{filepath.Join(shared, "data")} }},
 		{"MS112", func(p *policy.Policy) { alsec.Of(p).ReadPaths = []string{sharedSub} }},
 		{"MS401", func(p *policy.Policy) { p.Limits.Timeout.Duration = 1 << 40 }},

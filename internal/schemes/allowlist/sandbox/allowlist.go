@@ -347,7 +347,11 @@ func pin(c policy.Command) (*pinned, error) {
 	}
 	f, err := elf.Open(real)
 	if err != nil {
-		return nil, fmt.Errorf("allowlisted command %q: %s is not an ELF binary (%v); a script cannot be pinned safely — allowlist its interpreter's real binary instead", c.Name, real, err)
+		what := fmt.Sprintf("is not an ELF binary (%v)", err)
+		if b, rerr := os.ReadFile(real); rerr == nil && bytes.HasPrefix(b, []byte("#!")) {
+			what = "is a script (it starts with #!), not an ELF binary"
+		}
+		return nil, fmt.Errorf("allowlisted command %q: %s %s; a script cannot be pinned safely — allowlist its interpreter's real binary instead", c.Name, real, what)
 	}
 	for _, prog := range f.Progs {
 		if prog.Type == elf.PT_INTERP {
