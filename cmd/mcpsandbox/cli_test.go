@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -306,5 +307,37 @@ func TestInitWithoutSchemeNamesThePolicyThere(t *testing.T) {
 	want := "mcpsandbox init --policy " + filepath.Join(home, ".config", "mcpsandbox", "policy.toml") + " --client cursor --yes"
 	if err == nil || !strings.Contains(err.Error(), "missing: --scheme") || !strings.Contains(err.Error(), want) {
 		t.Errorf("with the policy there: %v\nwant %q", err, want)
+	}
+}
+
+// init under sudo: with the user's HOME kept it is refused (it would write their configs with
+// entries it checks as root); with root's HOME it says it configures root's clients (trial32 F19).
+func TestInitUnderSudo(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("init under sudo is root's: this test runs as root (as CI does)")
+	}
+	var w bytes.Buffer
+	them, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no account to be sudo's user: %v", err)
+	}
+	t.Setenv("HOME", them.HomeDir)
+	if err := underSudo(&w, "nobody"); err == nil || !strings.Contains(err.Error(), "run it as nobody, without sudo") {
+		t.Errorf("nobody's HOME kept: %v", err)
+	}
+	u, err := user.Current()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Setenv("HOME", u.HomeDir)
+	if err := underSudo(&w, "nobody"); err != nil || !strings.Contains(w.String(), "it configures root's clients") {
+		t.Errorf("root's HOME: %v %q", err, w.String())
+	}
+	w.Reset()
+	t.Setenv("HOME", t.TempDir()) // a test's own HOME under `sudo make test`: nothing said
+	for _, su := range []string{"", "nobody"} {
+		if err := underSudo(&w, su); err != nil || w.Len() > 0 {
+			t.Errorf("SUDO_USER=%q, HOME neither's: %v %q", su, err, w.String())
+		}
 	}
 }

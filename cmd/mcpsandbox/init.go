@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -186,6 +187,9 @@ const startTimeout = 60 * time.Second
 // (generate.NewPlan), preview and confirm (the wizard only), write (Plan.Write: all or nothing),
 // report, and offer verify.
 func runInit(ctx context.Context, o *InitOptions) error {
+	if err := underSudo(o.IO.ErrOut, os.Getenv("SUDO_USER")); err != nil {
+		return err
+	}
 	env, wiz, err := initAnswers(ctx, o)
 	if err != nil {
 		return err
@@ -650,6 +654,31 @@ func morePolicyClients(o *InitOptions) string {
 		cmd += " --client " + shellword.Quote(c)
 	}
 	return "; or, to give these clients the policy you have, as it is: " + cmd + " --yes"
+}
+
+// underSudo: init run as root by sudo for the user sudoUser writes the configs of whoever HOME
+// names. With the user's HOME kept (HOME is theirs), their files would get entries whose trial
+// runs as root, which serve's ownership rules refuse, and a workspace made the sandbox uid's; it
+// is refused. With root's HOME, it configures root's clients, which it says (trial32 F19).
+func underSudo(w io.Writer, sudoUser string) error {
+	if sudoUser == "" || os.Geteuid() != 0 || mutated("init-sudo-silent") {
+		return nil
+	}
+	home, _ := os.UserHomeDir()
+	root, err := user.Current()
+	if err != nil || home == "" {
+		return nil
+	}
+	if u, err := user.Lookup(sudoUser); err == nil && filepath.Clean(home) == filepath.Clean(u.HomeDir) {
+		return fmt.Errorf("init runs as root (sudo, for %s) with a HOME that is not root's (%s): it would write %s's client configs with entries it checks as root. "+
+			"init needs no root: run it as %s, without sudo (for the docker scheme, join the docker group: sudo usermod -aG docker %s, then log in again)",
+			sudoUser, home, sudoUser, sudoUser, sudoUser)
+	}
+	if filepath.Clean(home) == filepath.Clean(root.HomeDir) {
+		fmt.Fprintf(w, "note: init runs as root (sudo, for %s): it configures root's clients (HOME=%s), not %s's; to configure yours, run it as %s, without sudo\n",
+			sudoUser, home, sudoUser, sudoUser)
+	}
+	return nil
 }
 
 // carriedFlags are this init's flags that init --policy takes as they are, as shell words with
