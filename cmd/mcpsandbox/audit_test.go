@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,36 @@ func TestAuditVerifyNamesForeignLines(t *testing.T) {
 	}
 	if strings.Contains(errOut, "line 4") || strings.Contains(errOut, "line 5") {
 		t.Errorf("the marker or the entry after it was flagged:\n%s", errOut)
+	}
+}
+
+// A line edited as atk32 F4 did (a fake "tool", "arguments" and "decision" first, the real ones
+// after them under keys differing in case) keeps its hash, yet jq reads the fake: verify names
+// the line and the key and exits 1.
+func TestAuditVerifyRefusesCaseVariantKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := json.RawMessage(`{"path":"keep.txt","content":"precious\n"}`)
+	for _, d := range []string{audit.DecisionStarted, "ran"} {
+		if err := l.Append(audit.Entry{Server: "sandbox", Call: "c1", Tool: "write_file", Arguments: args, Decision: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	b, _ := os.ReadFile(path)
+	ls := strings.SplitAfter(string(b), "\n")
+	ls[1] = strings.NewReplacer(`"tool":"write_file"`, `"tool":"list_files","Tool":"write_file"`,
+		`"arguments":{`, `"arguments":{"path":"."},"ARGUMENTS":{`,
+		`"decision":"ran"`, `"decision":"refused","DECISION":"ran"`).Replace(ls[1])
+	if err := os.WriteFile(path, []byte(strings.Join(ls, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runCLI("audit", "verify", path)
+	want := path + `: TAMPERED: line 2: the keys "tool" and "Tool" at the top level are equal under case folding`
+	if ee, ok := err.(*exitError); !ok || ee.code != 1 || !strings.Contains(errOut, want) || strings.Contains(out, "intact") {
+		t.Fatalf("edited log: %v\nstdout %q\nstderr %q\nwant %q", err, out, errOut, want)
 	}
 }

@@ -824,7 +824,8 @@ func lineStart(f *os.File, end int64) (int64, error) {
 }
 
 // checkEntry returns the line's hash if it is an mcpsandbox entry whose content matches its
-// hash, else why it is not.
+// hash, and why it is not one serve wrote (content not matching the hash, or keys and bytes
+// not as serve writes them: checkForm).
 func checkEntry(line []byte) (hash, why string) {
 	var e Entry
 	if err := json.Unmarshal(line, &e); err != nil {
@@ -834,10 +835,11 @@ func checkEntry(line []byte) (hash, why string) {
 	if len(stored) != 64 {
 		return "", "not an audit entry: no hash"
 	}
-	if _, err := e.seal(); err != nil || e.Hash != stored {
+	sealed, err := e.seal()
+	if err != nil || e.Hash != stored {
 		return stored, "its content does not match its hash (the line was edited, or not written by mcpsandbox)"
 	}
-	return stored, ""
+	return stored, checkForm(line, sealed)
 }
 
 // Problem is a line Verify cannot account for.
