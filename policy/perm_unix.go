@@ -11,7 +11,7 @@ import (
 
 // CheckFileSafe refuses a policy file that someone other than its reader or root could have
 // written, as ssh refuses a loose key: the file must be owned by root or the current user and
-// writable by no one else, and its directory must not let others replace it.
+// writable by no one else, and no directory above it may let others replace it.
 func CheckFileSafe(path string) error {
 	return checkOwned(path, "policy file", "the policy file", "allow themselves any command")
 }
@@ -22,34 +22,67 @@ func CheckBinarySafe(path string) error {
 	return checkOwned(path, "the binary", "the binary", "replace what your clients run")
 }
 
+// checkOwned checks the file and, as ssh's StrictModes does, every directory up to /, of the
+// path as given and as it resolves: each must be owned by root or the user and writable by no
+// one else, unless sticky (/tmp). Another user who may write any of them can rename the
+// directory below it and put one of their own in its place (attack round atk32, F8: a
+// world-writable grandparent passed, as only the file and its directory were looked at).
 func checkOwned(path, kind, ref, harm string) error {
-	me := uint32(os.Geteuid())
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", kind, path, err)
 	}
-	for i, p := range []string{abs, filepath.Dir(abs)} {
-		st, err := os.Stat(p)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", kind, path, err)
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", kind, path, err)
+	}
+	seen := map[string]bool{}
+	for _, top := range []string{abs, resolved} {
+		via := ""
+		if top == resolved && resolved != abs {
+			via = fmt.Sprintf(" (%s resolves to %s)", path, resolved)
 		}
-		sys, ok := st.Sys().(*syscall.Stat_t)
-		if !ok {
-			return nil
+		for p, up := top, 0; !seen[p]; p, up = filepath.Dir(p), up+1 {
+			seen[p] = true
+			if up > 1 && mutated("policy-own-ancestors") {
+				break
+			}
+			what := kind + " " + path + via
+			switch {
+			case up == 1:
+				what = "the directory " + p + " holding " + ref + via
+			case up > 1:
+				what = "the directory " + p + " above " + ref + via
+			}
+			if err := checkOwnedOne(p, what, harm, up > 0); err != nil {
+				return err
+			}
 		}
-		what := kind + " " + path
-		if i == 1 {
-			what = "the directory " + p + " holding " + ref
-		}
-		sticky := i == 1 && st.Mode()&os.ModeSticky != 0
-		switch {
-		case sys.Uid != 0 && sys.Uid != me:
-			return withFix(fmt.Sprintf("%s is owned by uid %d, not by you (uid %d) or root: whoever owns it decides what runs", what, sys.Uid, me), fmt.Sprintf("chown %d %s", me, p))
-		case st.Mode()&0o002 != 0 && !sticky:
-			return withFix(fmt.Sprintf("%s is writable by everyone: anyone could %s", what, harm), "chmod o-w "+p)
-		case st.Mode()&0o020 != 0 && sys.Gid != 0 && !sticky:
-			return withFix(fmt.Sprintf("%s is writable by group %d: its members could %s", what, sys.Gid, harm), "chmod g-w "+p)
-		}
+	}
+	return nil
+}
+
+// checkOwnedOne checks one name on the path: its owner and, unless it is a link (whose mode
+// means nothing) or a sticky directory, who may write it.
+func checkOwnedOne(p, what, harm string, dir bool) error {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	me := uint32(os.Geteuid())
+	mode := st.Mode()
+	loose := mode&os.ModeSymlink == 0 && !(dir && mode.IsDir() && mode&os.ModeSticky != 0)
+	switch {
+	case sys.Uid != 0 && sys.Uid != me:
+		return withFix(fmt.Sprintf("%s is owned by uid %d, not by you (uid %d) or root: whoever owns it decides what runs", what, sys.Uid, me), fmt.Sprintf("chown %d %s", me, p))
+	case loose && mode&0o002 != 0:
+		return withFix(fmt.Sprintf("%s is writable by everyone: anyone could %s", what, harm), "chmod o-w "+p)
+	case loose && mode&0o020 != 0 && sys.Gid != 0:
+		return withFix(fmt.Sprintf("%s is writable by group %d: its members could %s", what, sys.Gid, harm), "chmod g-w "+p)
 	}
 	return nil
 }

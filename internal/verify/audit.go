@@ -111,7 +111,7 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 		}
 		// The same judgement serve makes at start-up, so the checker agrees with the enforcer.
 		if err := policy.CheckFileSafe(path); err != nil && !os.IsNotExist(errors.Unwrap(err)) {
-			refused(add, "MS404", "", "serve refuses it until then", "make the file and its directory writable only by you or root (serve refuses it until then)", err)
+			refused(add, "MS404", "", "serve refuses it until then", "make the file and every directory above it writable only by you or root (serve refuses it until then)", err)
 		}
 	}
 	// The same judgement serve makes at start-up.

@@ -1,0 +1,104 @@
+//go:build unix
+
+package policy_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
+)
+
+// Every directory up to / is checked, as ssh's StrictModes does, of the path as given and as
+// it resolves: a world- or group-writable grandparent (not sticky), or one another user owns,
+// lets that user rename the directory holding the file and put their own in its place (attack
+// round atk32, F8). Sticky directories (/tmp) and the usual places binaries live pass.
+func TestCheckFileSafeWalksEveryAncestor(t *testing.T) {
+	root := t.TempDir()
+	gp := filepath.Join(root, "gp")
+	dir := filepath.Join(gp, "wbin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "mcpsandbox")
+	pol := filepath.Join(dir, "policy.toml")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(pol, []byte("x"), 0o600)
+	link := filepath.Join(root, "linked")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	ok := func(name string) {
+		t.Helper()
+		for _, p := range []string{bin, filepath.Join(link, "mcpsandbox")} {
+			if err := policy.CheckBinarySafe(p); err != nil {
+				t.Errorf("%s: %s refused: %v", name, p, err)
+			}
+		}
+		if err := policy.CheckFileSafe(pol); err != nil {
+			t.Errorf("%s: the policy file refused: %v", name, err)
+		}
+	}
+	refused := func(name string, want ...string) {
+		t.Helper()
+		for _, c := range []struct {
+			path  string
+			check func(string) error
+			also  string
+		}{
+			{bin, policy.CheckBinarySafe, "the directory " + gp + " above the binary"},
+			{filepath.Join(link, "mcpsandbox"), policy.CheckBinarySafe, "the directory " + gp + " above the binary (" + filepath.Join(link, "mcpsandbox") + " resolves to " + bin + ")"},
+			{pol, policy.CheckFileSafe, "the directory " + gp + " above the policy file"},
+		} {
+			err := c.check(c.path)
+			if err == nil {
+				t.Errorf("%s: %s accepted", name, c.path)
+				continue
+			}
+			for _, w := range append([]string{c.also}, want...) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: %s: %v\nwant it to say %q", name, c.path, err, w)
+				}
+			}
+		}
+	}
+	ok("0755 directories")
+	os.Chmod(gp, 0o777)
+	refused("a world-writable grandparent", "is writable by everyone: anyone could", "(fix: chmod o-w "+gp+")")
+	os.Chmod(gp, 0o777|os.ModeSticky)
+	ok("a sticky world-writable grandparent (as /tmp)")
+	if os.Geteuid() == 0 {
+		os.Chmod(gp, 0o775)
+		os.Chown(gp, 0, 4321)
+		refused("a group-writable grandparent", "is writable by group 4321: its members could", "(fix: chmod g-w "+gp+")")
+		os.Chmod(gp, 0o755)
+		os.Chown(gp, 4321, 4321)
+		refused("a grandparent another user owns", "is owned by uid 4321, not by you (uid 0) or root", "(fix: chown 0 "+gp+")")
+		os.Chown(gp, 0, 0)
+	}
+	os.Chmod(gp, 0o755)
+	os.Chmod(root, 0o757)
+	if err := policy.CheckBinarySafe(filepath.Join(link, "mcpsandbox")); err == nil || !strings.Contains(err.Error(), "the directory "+root+" above the binary") {
+		t.Errorf("a world-writable directory above the link: %v", err)
+	}
+	os.Chmod(root, 0o755)
+
+	// where binaries usually live: a system directory, a GOPATH or ~/bin under a home in /tmp
+	for _, p := range []string{"/usr/bin/env", "/bin/sh"} {
+		if _, err := os.Stat(p); err == nil {
+			if err := policy.CheckBinarySafe(p); err != nil {
+				t.Errorf("%s refused: %v", p, err)
+			}
+		}
+	}
+	home := t.TempDir()
+	for _, d := range []string{filepath.Join(home, "go", "bin"), filepath.Join(home, "bin")} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "mcpsandbox"), []byte("#!/bin/sh\n"), 0o755)
+		if err := policy.CheckBinarySafe(filepath.Join(d, "mcpsandbox")); err != nil {
+			t.Errorf("%s refused: %v", d, err)
+		}
+	}
+}
