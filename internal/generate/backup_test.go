@@ -102,3 +102,30 @@ func TestWriteRefusesAHardLinkedConfig(t *testing.T) {
 		t.Errorf("backups left: %v", bs)
 	}
 }
+
+// A config that is a link into a git work tree (a dotfiles repository) keeps its backups out of
+// that tree, where a project's go: beside the target they were untracked files a `git add -A`
+// published, env values and all (trial32 F17).
+func TestBackupOfAFileInAWorkTreeStaysOutOfIt(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	repo := t.TempDir()
+	os.Mkdir(filepath.Join(repo, ".git"), 0o755)
+	target := filepath.Join(repo, "gemini-settings.json")
+	os.WriteFile(target, []byte(`{"mcpServers": {}}`), 0o600)
+	link := filepath.Join(t.TempDir(), "settings.json")
+	os.Symlink(target, link)
+	res, err := WriteFileSafely(link, []byte(`{"mcpServers": {"a": {}}}`), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Backup == "" || !strings.HasPrefix(res.Backup, filepath.Join(state, "mcpsandbox", "backups")+string(filepath.Separator)) {
+		t.Errorf("the backup is at %q, want it under %s", res.Backup, filepath.Join(state, "mcpsandbox", "backups"))
+	}
+	ents, _ := os.ReadDir(repo)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".bak-") {
+			t.Errorf("a backup in the work tree: %s", e.Name())
+		}
+	}
+}
