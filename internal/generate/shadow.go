@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"encoding/json"
 	"fmt"
 	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"os"
@@ -42,8 +43,67 @@ func (cp *ClientPlan) Shadowing(name string, e ServerEntry, env Env) []string {
 				"Remove that one (%s), or give this one another --name",
 				t.Client.Name, name, s, o.Where(), removeHint(o.Client, name, s, o.Path)))
 		}
+		if w := cp.otherProjectsShadow(t, name, e, env); w != "" && !seen["projects:"+t.Path] {
+			seen["projects:"+t.Path] = true
+			out = append(out, w)
+		}
 	}
 	return out
+}
+
+// otherProjectsShadow: a Claude Code entry for every project (its user scope) is not the one
+// started in a project whose local scope has a different server of that name, and ~/.claude.json
+// keeps every project's local scope (trial32 F5: Claude Code itself warned; init checked only the
+// current project's). Those projects are named, with how to remove theirs.
+func (cp *ClientPlan) otherProjectsShadow(t Target, name string, e ServerEntry, env Env) string {
+	if t.Client.ID != "claude-code" || t.Scope != "user" || mutated("init-shadow-other-projects") {
+		return ""
+	}
+	var src []byte
+	if ch := cp.Change(t); ch != nil && ch.New != nil {
+		src = ch.New
+	} else if b, err := ReadConfigFile(t.Path); err == nil {
+		src = b
+	}
+	var doc struct {
+		Projects map[string]struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		} `json:"projects"`
+	}
+	if len(src) == 0 || json.Unmarshal(src, &doc) != nil {
+		return ""
+	}
+	ours, err := Merge(t.Client, nil, name, e, false)
+	if err != nil {
+		return ""
+	}
+	oursRaw, ok := rawEntry(t, ours, name)
+	if !ok {
+		return ""
+	}
+	local := ""
+	if lt, err := ResolveTarget("claude-code", env); err == nil && len(lt.Client.KeyPath) > 1 {
+		local = lt.Client.KeyPath[1] // the current project's: the scope loop above judged it
+	}
+	var projects []string
+	for p, pr := range doc.Projects {
+		theirs, ok := pr.MCPServers[name]
+		if !ok || p == local || t.Client.sameServer(theirs, oursRaw) {
+			continue
+		}
+		projects = append(projects, p)
+	}
+	if len(projects) == 0 {
+		return ""
+	}
+	slices.Sort(projects)
+	shown := projects
+	if len(shown) > 5 {
+		shown = append(slices.Clone(shown[:5]), fmt.Sprintf("and %d more", len(projects)-5))
+	}
+	return fmt.Sprintf("Claude Code has a different server named %q in the local scope of %d other project(s) (%s): there it starts that one, not the one written now for every project. "+
+		"Remove it in each (cd PROJECT && claude mcp remove %s -s local), or give this one another --name",
+		name, len(projects), strings.Join(shown, ", "), shellword.Quote(name))
 }
 
 // sameEntryPlace says whether scope o names the very entry t does: the same file and the same

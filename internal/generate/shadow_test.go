@@ -137,3 +137,23 @@ func TestPlanOneEntryForTwoScopesThatAreOne(t *testing.T) {
 		t.Fatalf("another project: %v, %d targets, notes %q", err, len(pl.Clients.Targets), pl.SameEntry)
 	}
 }
+
+// Claude Code's user scope written now is not the server started in another project whose local
+// scope has a different one of that name: ~/.claude.json keeps every project's, and init names
+// those projects (trial32 F5); a project whose local entry is this one, is not named.
+func TestPlanWarnsOfOtherProjectsLocalServers(t *testing.T) {
+	env := planEnv(t)
+	claude := filepath.Join(env.Home, ".claude.json")
+	os.WriteFile(claude, []byte(`{"projects": {"/srv/a": {"mcpServers": {"sandbox": {"type": "stdio", "command": "/old/mcpsandbox", "args": ["serve"]}}}, `+
+		`"/srv/b": {"mcpServers": {"other": {"command": "x"}}}}}`), 0o644)
+	opts := PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"),
+		Binary: "/bin/mcpsandbox", Clients: []string{"claude-code:user"}, Log: &bytes.Buffer{},
+		Confirm: func(string) (bool, error) { t.Fatal("nothing to ask"); return false, nil }}
+	pl, err := NewPlan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Shadows) != 1 || !strings.Contains(pl.Shadows[0], "local scope of 1 other project(s) (/srv/a)") || strings.Contains(pl.Shadows[0], "/srv/b") {
+		t.Fatalf("warnings: %q", pl.Shadows)
+	}
+}
