@@ -90,3 +90,38 @@ func TestVerifyRuntimeRow(t *testing.T) {
 		}
 	}
 }
+
+// init's needs check judges the runtime as serve's start does: gVisor without --host-uds=open
+// under a host list is refused there, with the scheme's answers (which the wizard offers to
+// change), not by the entry's trial after the preview (trial32 F2). A runtime the engine has,
+// or runsc with no host list, passes.
+func TestInitNeedsJudgeTheRuntimeAsServeDoes(t *testing.T) {
+	cl, err := engine.New()
+	if err != nil {
+		testenv.Skip(t, "docker: %v", err)
+		return
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := cl.Info(ctx)
+	if err != nil {
+		testenv.Skip(t, "docker: no Docker engine answers (%v): start one, or set DOCKER_HOST", err)
+		return
+	}
+	if err := runtimeRegistered(ctx, "", true); err != nil {
+		t.Errorf("the engine's default under a host list: %v", err)
+	}
+	rt, ok := info.Runtimes["runsc"]
+	if !ok || slices.Contains(rt.Args, "--host-uds=open") {
+		// CI registers runsc closed (scripts/docker-runtimes.sh): elsewhere there is no refusal to see
+		t.Logf("this engine's runsc is missing or open to host sockets: only the default runtime was judged")
+		return
+	}
+	if err := runtimeRegistered(ctx, "runsc", true); err == nil || !strings.Contains(err.Error(), "--host-uds=open") {
+		t.Errorf("runsc closed to host sockets, under a host list: %v", err)
+	}
+	if err := runtimeRegistered(ctx, "runsc", false); err != nil {
+		t.Errorf("runsc with no host list: %v", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
+	sd "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -38,7 +39,7 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 	if pr.Interactive {
 		fmt.Fprintf(pr.Out, "Docker engine: %s\n", c.Value)
 	}
-	if err := runtimeRegistered(ctx, d.Runtime); err != nil {
+	if err := runtimeRegistered(ctx, d.Runtime, len(a.Hosts) > 0); err != nil {
 		return err
 	}
 	have, err := imagePresent(ctx, image)
@@ -74,10 +75,13 @@ func imageWayOn(ctx context.Context, image string, wizard bool) string {
 	return fmt.Sprintf("pull it yourself (docker pull %s) or name an image the engine has with --image%s, then run init again", image, has)
 }
 
-// runtimeRegistered checks that the engine has the runtime a policy names ("" = its default):
-// a container of a runtime the engine lacks never starts, so every call would fail.
-func runtimeRegistered(ctx context.Context, name string) error {
-	if name == "" {
+// runtimeRegistered checks the runtime a policy names ("" = its default) as serve does at its
+// start (sandbox.CheckRuntime): the engine has it (a container of a runtime the engine lacks
+// never starts, so every call would fail), and, with hosts listed, it is not gVisor without
+// --host-uds=open, which refuses the egress proxy's socket (trial32 F2: refused only by the
+// entry's trial, after the preview; now with the scheme's answers, which the wizard offers to change).
+func runtimeRegistered(ctx context.Context, name string, hosts bool) error {
+	if name == "" && !hosts {
 		return nil
 	}
 	cl, err := engine.New()
@@ -93,6 +97,9 @@ func runtimeRegistered(ctx context.Context, name string) error {
 	}
 	if why := cl.MissingRuntime(info, name); why != "" {
 		return fmt.Errorf("%s, or leave --runtime empty for the engine's default. Nothing was written", why)
+	}
+	if err := sd.CheckRuntime(cl, info, name, hosts && !mutated("init-runsc-hosts-late")); err != nil {
+		return fmt.Errorf("%w. Nothing was written", err)
 	}
 	return nil
 }
