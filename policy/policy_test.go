@@ -303,3 +303,11 @@ func TestCommandsAsNamesSaysHow(t *testing.T) {
 	}
 	t.Errorf("no problem for allowlist.commands in:\n%v", err)
 }
+
+// A bare number where a duration goes says the string to write for it (trial32 F21).
+func TestDurationNumberSaysWhatToWrite(t *testing.T) {
+	var d policy.Duration
+	if err := d.UnmarshalTOML(int64(30)); err == nil || !strings.Contains(err.Error(), `for 30 seconds write "30s"`) {
+		t.Errorf("30: %v", err)
+	}
+}

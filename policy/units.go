@@ -15,6 +15,10 @@ type Duration struct{ time.Duration }
 func (d *Duration) UnmarshalTOML(v any) error {
 	s, ok := v.(string)
 	if !ok {
+		if n, isInt := v.(int64); isInt {
+			// the likeliest meaning, in the form that says it (trial32 F21)
+			return fmt.Errorf("want a duration string such as \"30s\" or \"5m\", got %v (%s): for %d seconds write \"%ds\"", v, tomlKind(v), n, n)
+		}
 		return fmt.Errorf("want a duration string such as \"30s\" or \"5m\", got %v (%s)", v, tomlKind(v))
 	}
 	x, err := time.ParseDuration(strings.TrimSpace(s))

@@ -172,6 +172,11 @@ func ResolveTarget(spec string, e Env) (Target, error) {
 		scope = c.Scope()
 	}
 	pat, ok := c.Paths[scope]
+	if !ok && scope == "workspace" {
+		// VS Code's own word for the project's .vscode/mcp.json (trial32 F21)
+		scope = "project"
+		pat, ok = c.Paths[scope]
+	}
 	if !ok {
 		return Target{}, fmt.Errorf("client %s has no %q scope: use %s", id, scope, strings.Join(c.Scopes(), " or "))
 	}
@@ -206,7 +211,7 @@ func (t Target) About() string {
 	about := t.Client.About[t.Scope]
 	if strings.HasPrefix(t.Client.Paths[t.Scope], "{project}") && !strings.Contains(about, "shared with whoever") && !mutated("init-project-file-silent") {
 		// a file in the project is one a repository commits (trial30 F16: VS Code's default)
-		shared := "a file in the project (" + t.Path + "), shared with whoever clones it if it is committed: it holds this machine's absolute paths"
+		shared := "a file in the project (" + t.Path + "), shared with whoever clones it if it is committed: it holds this machine's absolute paths (or the URL of the serve --http it reaches)"
 		if about == "" {
 			about = shared
 		} else {

@@ -59,3 +59,13 @@ func TestProjectFileBelowTheRepositoryTop(t *testing.T) {
 		t.Errorf("a user-scope file: %q", tg.About())
 	}
 }
+
+// vscode:workspace is VS Code's own word for its project file (trial32 F21).
+func TestVSCodeWorkspaceScope(t *testing.T) {
+	env := planEnv(t)
+	a, err := ResolveTarget("vscode:workspace", env)
+	b, _ := ResolveTarget("vscode:project", env)
+	if err != nil || a.Path != b.Path || a.Scope != "project" {
+		t.Errorf("vscode:workspace: %v %+v, want %s", err, a, b.Path)
+	}
+}
