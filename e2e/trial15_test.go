@@ -114,7 +114,8 @@ func declinedTakenName(t *testing.T) (*initEnv, string, string, *wizardRun) {
 	w.con.Send("cursor")
 	w.step("cursor", " "+enter)
 	w.step("Write the policy to", enter)
-	w.step(`already has a different server named "sandbox". Replace it?`, "n"+enter)
+	w.expect(`already has a different server named "sandbox" (it runs /opt/their/server --x; this one runs `) // what differs (trial32 F15b)
+	w.step(`Replace it?`, "n"+enter)
 	return e, cfg, theirs, w
 }
 

@@ -311,6 +311,10 @@ func TestNameConflictAdviceFitsTheForm(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `set name = "…" in `+pol) || strings.Contains(err.Error(), "--name") {
 		t.Errorf("init --policy: %v", err)
 	}
+	// and what differs (trial32 F15b)
+	if err == nil || !strings.Contains(err.Error(), "(it runs other; this one runs /bin/mcpsandbox serve --policy "+pol) {
+		t.Errorf("what differs: %v", err)
+	}
 	var log bytes.Buffer
 	opts.Print, opts.Log = true, &log
 	if _, err := NewPlan(opts); err != nil {

@@ -193,7 +193,7 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 			c.New = cur
 			return c, nil
 		}
-		return c, &ExistsError{Path: t.Path, Name: name}
+		return c, &ExistsError{Path: t.Path, Name: name, Differs: differs(t, cur, name, e)}
 	}
 	if err != nil {
 		return c, &ConfigError{Path: t.Path, Err: err}
@@ -221,10 +221,43 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 }
 
 // ExistsError: the config already has a different server of that name.
-type ExistsError struct{ Path, Name string }
+type ExistsError struct {
+	Path, Name string
+	Differs    string // how: "it runs X; this one runs Y" ("" = not said)
+}
 
 func (e *ExistsError) Error() string {
+	if e.Differs != "" {
+		return fmt.Sprintf("%s already has a different server named %q (%s)", e.Path, e.Name, e.Differs)
+	}
 	return fmt.Sprintf("%s already has a different server named %q", e.Path, e.Name)
+}
+
+// differs says what the server of that name in cur runs, against the entry e (trial32 F15b: a
+// conflict whose only difference was the binary's path read as another server altogether).
+func differs(t Target, cur []byte, name string, e ServerEntry) string {
+	list, err := listEntries(t, cur)
+	if err != nil || mutated("init-conflict-unsaid") {
+		return ""
+	}
+	i := slices.IndexFunc(list, func(w WrapServer) bool { return w.Name == name })
+	if i < 0 {
+		return ""
+	}
+	theirs, ours := list[i].String(), e.String()
+	if e.URL != "" {
+		ours = e.URL
+	}
+	if theirs == ours {
+		return "the same command, with other settings: compare them in the file"
+	}
+	clip := func(s string) string {
+		if r := []rune(s); len(r) > 200 {
+			return string(r[:200]) + "…"
+		}
+		return s
+	}
+	return "it runs " + clip(theirs) + "; this one runs " + clip(ours)
 }
 
 func (e *ExistsError) Is(target error) bool { return target == ErrExists }
