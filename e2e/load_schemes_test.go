@@ -265,6 +265,13 @@ func TestDockerLoadHTTP(t *testing.T) {
 	if out, err := next.CombinedOutput(); err != nil {
 		t.Errorf("the next serve: %v\n%s", err, out)
 	}
+	// A removal the engine still carries out when the next serve has exited (a loaded engine:
+	// CI beside other work) is listed for a moment: the judgement waits for it to settle.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if countContainers(t, eng, pidLabel) == 0 && countContainers(t, eng, runLabel) == runBefore {
+			break
+		}
+	}
 	after := containerSet(t, eng, "")
 	oursAfter, runAfter := countContainers(t, eng, sd.LabelApp), countContainers(t, eng, runLabel)
 	t.Logf("containers of the killed serve: %d at the kill, %d after the next serve (want 0)", left, countContainers(t, eng, pidLabel))
