@@ -470,9 +470,12 @@ func TestDockerSIGTERMRemovesAll(t *testing.T) {
 	}
 	go callDocker(context.Background(), cs, sd.ToolShell, map[string]any{"script": "sleep 3600"})
 	mine := fmt.Sprintf("%s=%d", sd.LabelPID, cmd.Process.Pid)
-	for deadline := time.Now().Add(20 * time.Second); countContainers(t, eng, mine) < 3; time.Sleep(50 * time.Millisecond) {
+	// the call's container and the pool's: 3 when the call started one cold, 2 when it took a
+	// pooled one (the pool refills at the call's end), as a fast engine makes the pool ready
+	// before the second call (red once in CI that way)
+	for deadline := time.Now().Add(20 * time.Second); countContainers(t, eng, mine) < 2; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("expected the call's container and 2 pooled ones, have %d", countContainers(t, eng, mine))
+			t.Fatalf("expected the call's container and the pool's, have %d", countContainers(t, eng, mine))
 		}
 	}
 	time.Sleep(300 * time.Millisecond)
