@@ -139,6 +139,9 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		return err
 	}
 	defer al.Close()
+	if note := al.ReserveNote(); note != "" {
+		log.Warn(note)
+	}
 	if s, ok := ex.(interface{ SetAudit(*audit.Log) }); ok {
 		s.SetAudit(al) // egress proxy decisions (network host lists) join the call log
 	}

@@ -184,6 +184,8 @@ type Log struct {
 	// running are the calls whose "started" line this Log wrote and whose outcome it has not:
 	// only their outcomes may use the reserve (attack round atk32, F3).
 	running map[string]struct{}
+	// unreserved: the log's file system cannot allocate ahead (ReserveNote)
+	unreserved bool
 }
 
 // Reserve is the space the log keeps allocated past its end (fallocate, size unchanged; taken
@@ -214,7 +216,10 @@ func Open(path string, env []string) (*Log, error) {
 		return nil, err
 	}
 	r, n := secretRedactor(env)
-	return &Log{turn: make(chan struct{}, 1), path: path, f: f, redact: r, hasSecrets: n > 0}, nil
+	// one byte asked at the start (a block held past an empty file's end): whether room can be
+	// held at all is known before the first call, for serve's start log
+	unreserved := errors.Is(reserveSpace(f, 0, 1), errNoFallocate)
+	return &Log{turn: make(chan struct{}, 1), path: path, f: f, redact: r, hasSecrets: n > 0, unreserved: unreserved}, nil
 }
 
 func openPath(path string) (*os.File, error) {
@@ -334,21 +339,15 @@ func (l *Log) Append(e Entry) error {
 	outcome = outcome && e.Call != "" && e.Decision != DecisionStarted
 	truncated := st.Size() < l.lastEnd && !mutated("audit-reserve-truncated")
 	if (end+Reserve > l.reservedTo || l.reservedFile != f || truncated) && !mutated("audit-reserve") {
-		ahead := int64(2 * Reserve) // two at a time: the next appends need no fallocate
-		err := reserveSpace(f, st.Size(), int64(len(out))+ahead)
-		if err != nil {
-			ahead = Reserve // the least every line but an outcome must leave
-			err = reserveSpace(f, st.Size(), int64(len(out))+ahead)
-		}
-		if err == nil {
-			l.reservedTo, l.reservedFile = end+ahead, f
-		} else if e.Decision == DecisionStarted {
-			// no room for its outcome: the call is refused before it runs
-			return fmt.Errorf("reserve space in audit log %s for the call's outcome: %w (free space there, or set audit.path)", l.path, err)
-		} else if !outcome && !mutated("audit-reserve-shared") {
-			// the room left is the running calls' outcomes' (a refused call's line, an egress
-			// decision: lines a client makes at will)
-			return fmt.Errorf("append to audit log %s: %w: the space left is kept for the outcomes of running calls (free space there, or set audit.path)", l.path, err)
+		if err := l.reserve(f, st.Size(), int64(len(out))); err != nil {
+			if e.Decision == DecisionStarted {
+				// no room for its outcome: the call is refused before it runs
+				return fmt.Errorf("reserve space in audit log %s for the call's outcome: %w (free space there, or set audit.path)", l.path, err)
+			} else if !outcome && !mutated("audit-reserve-shared") {
+				// the room left is the running calls' outcomes' (a refused call's line, an egress
+				// decision: lines a client makes at will)
+				return fmt.Errorf("append to audit log %s: %w: the space left is kept for the outcomes of running calls (free space there, or set audit.path)", l.path, err)
+			}
 		}
 	}
 	l.headSize = 0
@@ -374,6 +373,45 @@ func (l *Log) Append(e Entry) error {
 		delete(l.running, e.Call)
 	}
 	return nil
+}
+
+// reserve holds Reserve to twice that past a line of n bytes about to be written at off (see
+// Reserve). Where the file system cannot allocate ahead nothing is held: every line then checks
+// that the file system has the room free, and the Log says so (ReserveNote; atk32 N2: the reserve
+// was silently absent and recorded as taken).
+func (l *Log) reserve(f *os.File, off, n int64) error {
+	ahead := int64(2 * Reserve) // two at a time: the next appends need no fallocate
+	err := reserveSpace(f, off, n+ahead)
+	if err != nil && !errors.Is(err, errNoFallocate) {
+		ahead = Reserve // the least every line but an outcome must leave
+		err = reserveSpace(f, off, n+ahead)
+	}
+	switch {
+	case err == nil:
+		l.reservedTo, l.reservedFile = off+n+ahead, f
+	case errors.Is(err, errNoFallocate):
+		l.unreserved = true
+		if mutated("audit-reserve-statfs") {
+			return nil
+		}
+		return spaceFor(f, n+Reserve)
+	}
+	return err
+}
+
+// errNoFallocate is a log whose file system cannot allocate ahead.
+var errNoFallocate = errors.New("the file system cannot allocate ahead (no fallocate)")
+
+// ReserveNote is empty when the log holds room for running calls' outcomes, else what a
+// user should know: serve logs it at start.
+func (l *Log) ReserveNote() string {
+	if !l.unreserved {
+		return ""
+	}
+	return fmt.Sprintf("audit log %s: no room can be held for running calls' outcomes there (its file system has no fallocate, "+
+		"or this system is not Linux): each line is written when the file system says the room is free, which another "+
+		"writer can take meanwhile, so a disk that fills while calls run could leave a call without its outcome line; "+
+		"set audit.path on a local Linux file system (ext4, xfs, btrfs, tmpfs) to hold it", l.path)
 }
 
 // pid is serve's process id, which every entry names (asked once: it does not change).

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // smallDisk mounts a tmpfs of size bytes at a fresh directory (root only).
@@ -115,10 +117,8 @@ func TestShortWriteLeavesNoTornLine(t *testing.T) {
 	// the line is a running call's outcome, the one kind written without room after it (any other
 	// is refused before it is written: TestRefusedLinesLeaveTheRunningCallsRoom)
 	l.running = map[string]struct{}{"c": {}}
-	// one page free, then a line of 4.5 KB (its reason clipped): the write is cut short after 4 KB
-	filler := filepath.Join(dir, "filler")
-	st, _ := os.Stat(filler)
-	os.Truncate(filler, st.Size()-4096)
+	// one page free (the one Open held past the empty log's end, asking whether room can be
+	// held there), then a line of 4.5 KB (its reason clipped): the write is cut short after 4 KB
 	err = l.Append(Entry{Call: "c", Tool: "t", Decision: "ran", Reason: strings.Repeat("r", MaxLine)})
 	if err == nil {
 		t.Skip("the line fitted: the disk was not full enough to cut it short")
@@ -193,5 +193,97 @@ func TestTruncatedLogTakesItsReserveAgain(t *testing.T) {
 	}
 	if b := blocks(); b < Reserve {
 		t.Errorf("%d bytes allocated after a truncation and a call's start, want the reserve (%d) again", b, Reserve)
+	}
+}
+
+// A log on a file system without fallocate (ramfs here; NFSv3, many FUSE file systems) holds
+// no room, and says so before the first call (atk32 N2: the reserve was silently absent and
+// recorded as taken); its lines are still written.
+func TestALogThatCannotHoldRoomSaysSo(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a ramfs needs root")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("none", dir, "ramfs", 0, ""); err != nil {
+		t.Skipf("mount a ramfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	l, err := Open(filepath.Join(dir, "audit.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if note := l.ReserveNote(); !strings.Contains(note, "no room can be held") || !strings.Contains(note, dir) {
+		t.Fatalf("a log on a ramfs: ReserveNote %q, want what it cannot hold and where", note)
+	}
+	for _, d := range []string{DecisionStarted, "ran"} {
+		if err := l.Append(Entry{Call: "c", Tool: "t", Decision: d}); err != nil {
+			t.Fatalf("a %s line on a ramfs (it states no size: nothing to check): %v", d, err)
+		}
+	}
+	// a file system that can: nothing to say
+	l2, err := Open(filepath.Join(smallDisk(t, "1m"), "audit.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if note := l2.ReserveNote(); note != "" {
+		t.Fatalf("a log on a tmpfs: ReserveNote %q, want none", note)
+	}
+}
+
+// Where no room can be held, every line but a running call's outcome is written only when the
+// file system says Reserve bytes are free after it: on a disk that fills, calls are refused
+// before they run and refused calls' lines stop, and the running call's outcome still fits.
+func TestWithoutFallocateEveryLineChecksTheRoom(t *testing.T) {
+	dir := smallDisk(t, "16m")
+	fallocate = func(int, uint32, int64, int64) error { return syscall.EOPNOTSUPP }
+	t.Cleanup(func() { fallocate = unix.Fallocate })
+	l, err := Open(filepath.Join(dir, "audit.jsonl"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.ReserveNote() == "" {
+		t.Fatal("no fallocate, and the log does not say it holds no room")
+	}
+	big := strings.Repeat("r", MaxLine)
+	if err := l.Append(Entry{Call: "run", Tool: "t", Decision: DecisionStarted}); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, dir)
+	filler := filepath.Join(dir, "filler")
+	st, _ := os.Stat(filler)
+	os.Truncate(filler, st.Size()-Reserve-256<<10) // the room and a little more
+	refused := 0
+	for i := 0; i < 100; i++ {
+		if err := l.Append(Entry{Call: fmt.Sprint("x", i), Tool: "nope", Decision: "refused", Reason: big}); err != nil {
+			if !strings.Contains(err.Error(), "kept for the outcomes of running calls") {
+				t.Fatalf("a refused call's line on a full disk: %v", err)
+			}
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("100 refused calls' lines of 16 KiB went into the room a running call's outcome needs")
+	}
+	started := []string{"run"}
+	for i := 0; ; i++ {
+		err := l.Append(Entry{Call: fmt.Sprint("n", i), Tool: "t", Decision: DecisionStarted, Reason: big})
+		if err != nil {
+			if !strings.Contains(err.Error(), "reserve space in audit log") {
+				t.Fatalf("a call's start on a full disk: %v, want the reserve's refusal", err)
+			}
+			break
+		}
+		if i == 100 {
+			t.Fatal("100 calls started on a full disk with no room held")
+		}
+		started = append(started, fmt.Sprint("n", i))
+	}
+	for _, c := range started {
+		if err := l.Append(Entry{Call: c, Tool: "t", Decision: "ran", Reason: big}); err != nil {
+			t.Fatalf("the outcome of %s, which started: %v", c, err)
+		}
 	}
 }

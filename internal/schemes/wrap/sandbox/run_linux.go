@@ -74,6 +74,9 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		return err
 	}
 	defer al.Close()
+	if note := al.ReserveNote(); note != "" {
+		o.Logger.Warn(note)
+	}
 	home, err := makeHome()
 	if err != nil {
 		return fmt.Errorf("create the server's private HOME: %w", err)
