@@ -232,10 +232,7 @@ func TestInitRefusesAMissingProject(t *testing.T) {
 // A limit init's own flag set out of bounds is named by that flag, not only by the policy key
 // of a file the user has not seen yet.
 func TestInitNamesTheFlagOfAnInvalidLimit(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	initHome(t)
 	_, _, err := runCLI("init", "--scheme", "allowlist", "--workspace", t.TempDir(), "--allow", "wc", "--timeout", "20m", "--print", "--yes")
 	if err == nil || !strings.Contains(err.Error(), "--timeout (limits.timeout)") {
 		t.Errorf("init --timeout 20m: %v, want the flag named", err)
@@ -246,10 +243,7 @@ func TestInitNamesTheFlagOfAnInvalidLimit(t *testing.T) {
 // flags that go with it: without --print it would edit the configs this init only printed,
 // without --project write another directory's, without --command run another binary (trial32 F1).
 func TestPolicyRefusalCarriesThisInitsFlags(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	home := initHome(t)
 	proj := t.TempDir()
 	ws := t.TempDir()
 	if _, _, err := runCLI("init", "--scheme", "allowlist", "--workspace", ws, "--allow", "wc", "--print", "--yes"); err != nil {
@@ -275,10 +269,7 @@ func TestPolicyRefusalCarriesThisInitsFlags(t *testing.T) {
 // with serve's own rule and its fix, not at the entry's trial after init made the workspace the
 // sandbox's (trial32 F6).
 func TestInitRefusesThePolicyInsideTheWorkspace(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	initHome(t)
 	ws := filepath.Join(t.TempDir(), "ws")
 	_, _, err := runCLI("init", "--scheme", "allowlist", "--workspace", ws, "--allow", "wc", "--policy-out", filepath.Join(ws, "p.toml"), "--print", "--yes")
 	if err == nil || !strings.Contains(err.Error(), "lies inside the workspace") || !strings.Contains(err.Error(), "--policy-out") {
@@ -292,10 +283,7 @@ func TestInitRefusesThePolicyInsideTheWorkspace(t *testing.T) {
 // init naming clients and no scheme, while the policy init writes by default is there, names the
 // init --policy command that gives them that policy (trial32 F28).
 func TestInitWithoutSchemeNamesThePolicyThere(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	home := initHome(t)
 	_, _, err := runCLI("init", "--client", "cursor", "--yes")
 	if err == nil || strings.Contains(err.Error(), "--policy") {
 		t.Fatalf("no policy there: %v", err)
@@ -340,4 +328,14 @@ func TestInitUnderSudo(t *testing.T) {
 			t.Errorf("SUDO_USER=%q, HOME neither's: %v %q", su, err, w.String())
 		}
 	}
+}
+
+// initHome is a fresh HOME for init, its XDG config and state directories under it.
+func initHome(t *testing.T) string {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+	return home
 }

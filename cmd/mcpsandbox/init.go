@@ -646,14 +646,10 @@ func morePolicyClients(o *InitOptions) string {
 	if p == "" {
 		p = initsPolicyFile()
 	}
-	if _, err := policy.Load(p); p == "" || err != nil {
-		return ""
+	if cmd := generate.InitPolicyCommand(p, o.Clients, nil); cmd != "" {
+		return "; or, to give these clients the policy you have, as it is: " + cmd
 	}
-	cmd := "mcpsandbox init --policy " + shellword.Quote(p)
-	for _, c := range o.Clients {
-		cmd += " --client " + shellword.Quote(c)
-	}
-	return "; or, to give these clients the policy you have, as it is: " + cmd + " --yes"
+	return ""
 }
 
 // underSudo: init run as root by sudo for the user sudoUser writes the configs of whoever HOME

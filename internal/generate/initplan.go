@@ -737,23 +737,35 @@ func initPolicyAdvice(path string, o PlanOptions) string {
 	if len(o.Clients) == 0 && !o.Print || mutated("init-policy-refusal-advice") {
 		return ""
 	}
-	if _, err := policy.Load(path); err != nil {
+	carry := o.Carry
+	if mutated("init-policy-advice-flags") {
+		carry = nil
+	}
+	cmd := InitPolicyCommand(path, o.Clients, carry)
+	if cmd == "" {
 		return ""
-	}
-	cmd := "mcpsandbox init --policy " + shellword.Quote(path)
-	for _, c := range o.Clients {
-		cmd += " --client " + shellword.Quote(c)
-	}
-	if !mutated("init-policy-advice-flags") {
-		for _, w := range o.Carry {
-			cmd += " " + w
-		}
 	}
 	what := "to add these clients to that policy as it is"
 	if len(o.Clients) == 0 {
 		what = "to print the entry of that policy as it is"
 	}
-	return "; or, " + what + ": " + cmd + " --yes"
+	return "; or, " + what + ": " + cmd
+}
+
+// InitPolicyCommand is the init command that gives clients the policy at path as it is (the
+// words of carry added: --print, --project ...), or "" when no policy loads from there.
+func InitPolicyCommand(path string, clients, carry []string) string {
+	if _, err := policy.Load(path); path == "" || err != nil {
+		return ""
+	}
+	cmd := "mcpsandbox init --policy " + shellword.Quote(path)
+	for _, c := range clients {
+		cmd += " --client " + shellword.Quote(c)
+	}
+	for _, w := range carry {
+		cmd += " " + w
+	}
+	return cmd + " --yes"
 }
 
 func derefProbe(p *Probe) []Probe {

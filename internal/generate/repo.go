@@ -43,15 +43,21 @@ func RepoRoot(dir string) string {
 	if r, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = r
 	}
-	for d := filepath.Clean(dir); ; {
+	if top, ok := workTreeTop(dir); ok {
+		return mainWorktree(top)
+	}
+	return dir
+}
+
+// workTreeTop is the nearest directory from dir up holding a .git entry, and whether there is one.
+func workTreeTop(dir string) (string, bool) {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return mainWorktree(d)
+			return d, true
 		}
-		up := filepath.Dir(d)
-		if up == d {
-			return dir
+		if filepath.Dir(d) == d {
+			return "", false
 		}
-		d = up
 	}
 }
 

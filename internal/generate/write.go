@@ -112,7 +112,7 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 		if err != nil {
 			return res, fmt.Errorf("read %s for its backup: %w", target, err)
 		}
-		if backupDir == "" && inWorkTree(filepath.Dir(target)) && !mutated("init-backup-in-work-tree") {
+		if _, inWorkTree := workTreeTop(filepath.Dir(target)); backupDir == "" && inWorkTree && !mutated("init-backup-in-work-tree") {
 			// beside a file in a git work tree (a dotfiles repository a config links into), a
 			// backup is an untracked file that a `git add -A` publishes, env values and all: it
 			// goes where a project's go (trial32 F17)
@@ -166,18 +166,6 @@ func backupBase(target, dir string) string {
 	name := strings.ReplaceAll(strings.TrimPrefix(filepath.ToSlash(target), "/"), "/", "%")
 	name = strings.ReplaceAll(name, ":", "")
 	return filepath.Join(dir, name)
-}
-
-// inWorkTree says whether dir lies in a git work tree (a directory above it, or it, holds .git).
-func inWorkTree(dir string) bool {
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return true
-		}
-		if filepath.Dir(d) == d {
-			return false
-		}
-	}
 }
 
 // backupName matches BASE.bak-YYYYMMDD-HHMMSS and its -N twins.

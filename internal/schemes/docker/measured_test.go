@@ -12,6 +12,7 @@ import (
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
+	"github.com/docker/docker/api/types/system"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -23,19 +24,7 @@ import (
 // without --host-uds=open under a host list (trial32 F14: every row said ok, then the harness
 // reported 81 identical ERRORs). Red with mutant verify-runtime-blocks.
 func TestVerifyRuntimeRow(t *testing.T) {
-	cl, err := engine.New()
-	if err != nil {
-		testenv.Skip(t, "docker: %v", err)
-		return
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	info, err := cl.Info(ctx)
-	if err != nil {
-		testenv.Skip(t, "docker: no Docker engine answers (%v): start one, or set DOCKER_HOST", err)
-		return
-	}
+	cl, info := engineInfo(t)
 	have := strings.Join(slices.Sorted(maps.Keys(info.Runtimes)), ", ")
 	// the engine's runsc, as the host list case meets it: missing, closed to host sockets, or open
 	runsc := `docker.network lists hosts, which containers reach through serve's egress proxy on a unix socket, but docker.runtime "runsc" is gVisor (runsc), which refuses host unix sockets unless its runtimeArgs in daemon.json include --host-uds=open (serve would stop at start the same way)`
@@ -96,19 +85,9 @@ func TestVerifyRuntimeRow(t *testing.T) {
 // change), not by the entry's trial after the preview (trial32 F2). A runtime the engine has,
 // or runsc with no host list, passes.
 func TestInitNeedsJudgeTheRuntimeAsServeDoes(t *testing.T) {
-	cl, err := engine.New()
-	if err != nil {
-		testenv.Skip(t, "docker: %v", err)
-		return
-	}
-	defer cl.Close()
+	_, info := engineInfo(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	info, err := cl.Info(ctx)
-	if err != nil {
-		testenv.Skip(t, "docker: no Docker engine answers (%v): start one, or set DOCKER_HOST", err)
-		return
-	}
 	if err := runtimeRegistered(ctx, "", true); err != nil {
 		t.Errorf("the engine's default under a host list: %v", err)
 	}
@@ -124,4 +103,22 @@ func TestInitNeedsJudgeTheRuntimeAsServeDoes(t *testing.T) {
 	if err := runtimeRegistered(ctx, "runsc", false); err != nil {
 		t.Errorf("runsc with no host list: %v", err)
 	}
+}
+
+// engineInfo is the engine's client (closed at the test's end) and what it says of itself; a
+// test without an engine is skipped, loudly (not under CI).
+func engineInfo(t *testing.T) (*engine.Client, system.Info) {
+	t.Helper()
+	cl, err := engine.New()
+	if err != nil {
+		testenv.Skip(t, "docker: %v", err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := cl.Info(ctx)
+	if err != nil {
+		testenv.Skip(t, "docker: no Docker engine answers (%v): start one, or set DOCKER_HOST", err)
+	}
+	return cl, info
 }
