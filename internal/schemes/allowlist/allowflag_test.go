@@ -89,3 +89,31 @@ func TestAllowNamesEveryMissingCommandAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// The interpreters' question speaks of one or of several, and says what no does (trial32 F21:
+// "python3, /usr/bin/env runs"; no dropped them with nothing said).
+func TestInterpretersQuestionSaysWhatNoDoes(t *testing.T) {
+	for _, c := range []struct {
+		allow []string
+		want  string
+	}{
+		{[]string{"wc", "python3"}, "python3 runs any code it is given: the allowlist would pin nothing. The docker scheme is the safe way to run code. No takes it out of the commands. Keep python3 anyway?"},
+		{[]string{"python3", "wc", "/usr/bin/env"}, "python3, /usr/bin/env run any code they are given: the allowlist would pin nothing. The docker scheme is the safe way to run code. No takes them out of the commands. Keep python3, /usr/bin/env anyway?"},
+	} {
+		a := &generate.Answers{Scheme: "allowlist", Wizards: map[string]*generate.Wizard{"allowlist": wizard}}
+		Own(a).Allow = c.allow
+		var got string
+		for _, q := range questions {
+			if q.Flag == "allow" && q.Kind == generate.Confirm {
+				got = q.Message(a)
+				q.Set(a, false)
+			}
+		}
+		if got != c.want {
+			t.Errorf("%q: %q\nwant %q", c.allow, got, c.want)
+		}
+		if slices.ContainsFunc(Own(a).Allow, func(n string) bool { return n != "wc" }) {
+			t.Errorf("%q, no: %q left, want wc alone", c.allow, Own(a).Allow)
+		}
+	}
+}

@@ -98,8 +98,12 @@ var questions = append([]generate.Question{
 	{Flag: "allow", Kind: generate.Confirm,
 		When: func(a *generate.Answers) bool { return len(interpretersIn(Own(a).Allow)) > 0 },
 		Message: func(a *generate.Answers) string {
-			i := strings.Join(interpretersIn(Own(a).Allow), ", ")
-			return fmt.Sprintf("%s runs any code it is given: the allowlist would pin nothing. The docker scheme is the safe way to run code. Keep %s anyway?", i, i)
+			in := interpretersIn(Own(a).Allow)
+			i, runs, it := strings.Join(in, ", "), "runs any code it is given", "it"
+			if len(in) > 1 {
+				runs, it = "run any code they are given", "them"
+			}
+			return fmt.Sprintf("%s %s: the allowlist would pin nothing. The docker scheme is the safe way to run code. No takes %s out of the commands. Keep %s anyway?", i, runs, it, i)
 		},
 		Default: func(*generate.Answers, generate.Env) any { return false },
 		Set: func(a *generate.Answers, v any) {

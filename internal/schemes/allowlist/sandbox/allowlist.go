@@ -64,6 +64,9 @@ type Options struct {
 	// HelperPath is the mcpsandbox binary to re-exec as the helper; "" = this executable.
 	HelperPath string
 	Logger     *slog.Logger
+	// WorkspaceName is what the start log calls the workspace ("" = "allowlist workspace"):
+	// wrap's is the wrapped server's private HOME (trial32 F21).
+	WorkspaceName string
 	// network by name: how the egress proxy is built (egress_linux.go)
 	egressOptions
 	// viaHelper: tests run calls through the exec helper even where serve would start them
@@ -205,7 +208,11 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		return nil, err
 	}
 	e.ws = ws
-	e.log.Info("allowlist workspace", "configured", alsec.Of(p).Workspace, "resolved", ws)
+	name := o.WorkspaceName
+	if name == "" {
+		name = "allowlist workspace"
+	}
+	e.log.Info(name, "configured", alsec.Of(p).Workspace, "resolved", ws)
 	for i, r := range alsec.Of(p).ReadPaths {
 		if risk := ReadPathRisk(r); risk != "" {
 			e.log.Warn(fmt.Sprintf("allowlist.read_paths[%d]: %s; commands would read what they put there (%s)", i, risk, ReadPathRiskFix))

@@ -166,7 +166,8 @@ func newExecutor(p *policy.Policy, home, binary string, o Options, lazy bool) (*
 	if mutated("wrap-network") {
 		alsec.Of(ap).SetNet(policy.Network{Mode: policy.NetAll})
 	}
-	ex, err := allowlist.New(ap, allowlist.Options{HelperPath: o.HelperPath, Logger: o.Logger, Lazy: lazy})
+	ex, err := allowlist.New(ap, allowlist.Options{HelperPath: o.HelperPath, Logger: o.Logger, Lazy: lazy,
+		WorkspaceName: "the wrapped server's private HOME"})
 	if err != nil {
 		return nil, fmt.Errorf("set up the sandbox: %w", err)
 	}
