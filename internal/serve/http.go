@@ -318,7 +318,7 @@ func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *ref
 		}
 		defer release()
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-			r.Body = httpbound.BodyDeadline(w, r.Body, b.body)
+			r.Body = httpbound.BodyDeadline(w, r, b.body)
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, r.Host, h.Origins) {
 			refusals.refused(r, http.StatusForbidden, "origin "+clip(strconv.Quote(origin))+" is not accepted")

@@ -9,10 +9,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/httpbound"
 )
 
 const boundsToken = "bounds-test-token-0123456789"
@@ -383,4 +386,60 @@ func TestHTTPSessionCapConcurrent(t *testing.T) {
 		defer f.mu.Unlock()
 		return len(f.ended) == 400-max && r.sessions.len() == max
 	})
+}
+
+// Hostile peer with the token, connections: requests that send their head and hold their body
+// back (a byte now and then), re-opened as soon as they are cut, took every connection place,
+// and every other client's connection was reset (attack round atk25b, F2). With every place
+// taken, the connection whose body has been coming for BodyGrace goes first: a new client gets
+// in. Red without it (mutant http-evict-stalled-body): the new client is refused.
+func TestHTTPHeldBodiesDoNotLockOut(t *testing.T) {
+	const places = 16
+	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken, MaxConns: places})
+	addr := hostAddr(url)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(stop); wg.Wait() }()
+	var opened atomic.Int64
+	hold := func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			opened.Add(1)
+			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+				"Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{", HTTPPath, addr, boundsToken)
+			go func() { <-stop; c.Close() }()
+			buf := make([]byte, 512)
+			for { // a byte of the body now and then, until serve cuts the connection
+				c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+				if _, err := c.Read(buf); err != nil && !errorsIsTimeout(err) {
+					break
+				}
+				if _, err := c.Write([]byte(" ")); err != nil {
+					break
+				}
+			}
+			c.Close()
+		}
+	}
+	for range places {
+		wg.Add(1)
+		go hold()
+	}
+	time.Sleep(httpbound.BodyGrace + 500*time.Millisecond)
+	fresh, err := freshClient(t, url, boundsToken, 3*time.Second)
+	if err != nil {
+		t.Fatalf("a new client with the token could not connect while %d connections held their bodies back (%d opened): %v", places, opened.Load(), err)
+	}
+	defer fresh.Close()
+	callWithin(t, fresh, 3*time.Second, "a new session while connections held their bodies back")
 }

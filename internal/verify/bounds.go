@@ -42,7 +42,7 @@ func Bounds(p *policy.Policy) []Bound {
 		{"stdio", "one JSON-RPC message", size(bounds.MaxLine), "", "answered -32600 with the request's id, never held whole; a tools/call is audited refused (stdio.max_message)"},
 		{"stdio", "requests read and not yet answered", n(bounds.MaxInflight) + ", " + size(bounds.MaxInflightBytes) + " of their lines", "", "serve stops reading stdin until an answer is written: a client that does not read its answers only stalls itself"},
 		{"stdio", "answers made and not yet read by the client", size(bounds.MaxUnreadAnswers) + " a client, " + size(bounds.MaxUnreadAnswersAll) + " in all (estimated as JSON writes them)", "", "no new call runs for the client until it reads (rule serve.unread_answers after limits.timeout): it stalls only itself"},
-		{"http", "open connections", n(l.MaxConnections), "limits.max_connections", "a new connection closes the oldest one without a valid token, else the oldest idle one"},
+		{"http", "open connections", n(l.MaxConnections), "limits.max_connections", "a new connection closes the oldest one without a valid token, else the oldest whose request body has been coming for 2s, else the oldest idle one"},
 		{"http", "connections without a valid token", "a quarter of limits.max_connections", "", "the oldest such connection that has sent nothing is closed (else the oldest such); the rest is kept for clients with the token"},
 		{"http", "live MCP sessions", n(l.MaxSessions), "limits.max_sessions", "a new initialize closes the least recently used idle session; 503 naming the key when every session is busy"},
 		{"http", "session without a request", l.SessionIdle.String(), "limits.session_idle", "the session is closed and its sandboxes ended"},

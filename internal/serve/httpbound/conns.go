@@ -29,15 +29,22 @@ const NewConnGrace = time.Second
 // bytes take to arrive on a connection it just opened, on a loaded machine.
 const SilentGrace = 50 * time.Millisecond
 
+// BodyGrace is how long a request may take to send its body before, with every connection
+// place taken, its connection is the first to go (attack round atk25b, F2: requests that sent
+// their head and held their body back, re-opened when cut, kept every place and every other
+// client out). A client's body comes in milliseconds on a connection it is using; one still
+// coming after this holds a place it does not use.
+const BodyGrace = 2 * time.Second
+
 // Conns bounds the connections of one listener. Every connection starts unauthenticated; the
 // guard marks it authenticated once a request on it carries the token. At most maxUnauth
 // unauthenticated connections are open at once: past that, the oldest is closed (sparing, while
 // a flood churns faster than NewConnGrace, those that are newest or still within SilentGrace
 // of their accept: see evictUnauthLocked), so a flood of idle or dripping connections only
 // ever displaces itself. At most max connections are
-// open in all: past that the oldest unauthenticated one is closed, else the oldest idle
-// authenticated one (a keep-alive connection with no request in flight), else the new
-// connection is refused. The difference max-maxUnauth is headroom unauthenticated
+// open in all: past that the oldest unauthenticated one is closed, else the oldest whose
+// request's body has been coming for BodyGrace or more, else the oldest idle authenticated
+// one (a keep-alive connection with no request in flight), else the new connection is refused. The difference max-maxUnauth is headroom unauthenticated
 // connections can never take, so a client with the token always gets in.
 type Conns struct {
 	max, maxUnauth int
@@ -99,6 +106,9 @@ type Conn struct {
 	// unvouched: its first request's whole head came without the token: never looked at again
 	unvouched atomic.Bool
 	head      []byte // what was read of it until vouched or maxVouchHead; its goroutine's only
+	// bodyFrom is when its request began waiting for its body (UnixNano; 0: not waiting):
+	// set by BodyDeadline, cleared when the body is read and between requests
+	bodyFrom atomic.Int64
 }
 
 // maxVouchHead bounds the bytes of a connection's first request Vouch looks at.
@@ -190,7 +200,7 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 	// victims and whether each had shown the token, read under the lock: the connection's
 	// own goroutine sets auth (Authenticated) while this one accepts.
 	var victims []*Conn
-	var victimAuth []bool
+	var why []string // what each victim was, for OnBound
 	c.mu.Lock()
 	classes := !mutated("http-unauth-cap")
 	for classes && c.unauth >= c.maxUnauth {
@@ -198,22 +208,31 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 		if v == nil {
 			break
 		}
-		victims, victimAuth = append(victims, v), append(victimAuth, v.auth)
+		victims, why = append(victims, v), append(why, victimWhy(v))
 	}
 	refused := false
 	for c.all.Len() >= c.max {
-		v := (*Conn)(nil)
+		v, w := (*Conn)(nil), ""
 		if classes {
 			v = c.evictUnauthLocked()
 		}
+		if v == nil && !mutated("http-evict-stalled-body") {
+			now := c.now().UnixNano()
+			v = c.evictLocked(func(o *Conn) bool { f := o.bodyFrom.Load(); return f != 0 && now-f >= int64(BodyGrace) })
+			w = "closed the oldest connection whose request's body was still coming after " + BodyGrace.String()
+		}
 		if v == nil {
 			v = c.evictLocked(func(o *Conn) bool { return o.auth && o.idle })
+			w = ""
 		}
 		if v == nil {
 			refused = true
 			break
 		}
-		victims, victimAuth = append(victims, v), append(victimAuth, v.auth)
+		if w == "" {
+			w = victimWhy(v)
+		}
+		victims, why = append(victims, v), append(why, w)
 	}
 	if !refused {
 		t.elem = c.all.PushBack(t)
@@ -224,11 +243,7 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 		c.Evicted.Add(1)
 		v.once.Do(func() { v.Conn.Close() })
 		if c.OnBound != nil {
-			if victimAuth[i] {
-				c.OnBound("closed the oldest idle connection")
-			} else {
-				c.OnBound("closed the oldest connection without a valid token")
-			}
+			c.OnBound(why[i])
 		}
 	}
 	if refused {
@@ -240,6 +255,15 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 		return nil
 	}
 	return t
+}
+
+// victimWhy is what an evicted connection was (read under the lock: the connection's own
+// goroutine sets auth while admit runs).
+func victimWhy(v *Conn) string {
+	if v.auth {
+		return "closed the oldest idle connection"
+	}
+	return "closed the oldest connection without a valid token"
 }
 
 // evictUnauthLocked picks the unauthenticated connection to close:
@@ -330,6 +354,7 @@ func (c *Conns) ConnState(nc net.Conn, s http.ConnState) {
 	}
 	switch s {
 	case http.StateIdle, http.StateActive:
+		t.bodyFrom.Store(0) // a new request, or none: no body awaited yet
 		c.mu.Lock()
 		t.idle = s == http.StateIdle
 		c.mu.Unlock()

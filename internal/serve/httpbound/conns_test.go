@@ -240,3 +240,42 @@ func TestConnsSparesAConnectionThatShowedTheToken(t *testing.T) {
 		}
 	}
 }
+
+// At the total bound, the connection whose request's body has been coming for BodyGrace or
+// more goes first, before an idle authenticated one; one still within BodyGrace, and a busy one
+// whose body is in, are spared (attack round atk25b, F2).
+func TestConnsEvictAStalledBodyFirst(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := NewConns(3, 1)
+	c.now = func() time.Time { return now }
+	conns := make([]*Conn, 3)
+	for i := range conns {
+		conns[i] = c.admit(newPipe())
+		auth(c, conns[i])
+		c.ConnState(conns[i], http.StateActive)
+	}
+	idle, slow, busy := conns[0], conns[1], conns[2]
+	c.ConnState(idle, http.StateIdle)
+	slow.bodyFrom.Store(now.UnixNano())
+	now = now.Add(BodyGrace - time.Millisecond)
+	m := c.admit(newPipe())
+	if m == nil || !idle.Conn.(*pipeConn).closed || slow.Conn.(*pipeConn).closed {
+		t.Fatal("within BodyGrace: want the idle connection closed, the one sending its body spared")
+	}
+	auth(c, m)
+	c.ConnState(m, http.StateActive)
+	now = now.Add(time.Millisecond)
+	n := c.admit(newPipe())
+	if n == nil || !slow.Conn.(*pipeConn).closed || busy.Conn.(*pipeConn).closed {
+		t.Fatal("past BodyGrace: want the connection whose body is still coming closed, the busy one spared")
+	}
+	// a body read (or a new request) is no longer awaited
+	auth(c, n)
+	c.ConnState(n, http.StateActive)
+	n.bodyFrom.Store(now.Add(-time.Hour).UnixNano())
+	c.ConnState(n, http.StateIdle)
+	c.ConnState(n, http.StateActive)
+	if c.admit(newPipe()) != nil {
+		t.Fatal("a new connection admitted with every place busy and no body awaited")
+	}
+}

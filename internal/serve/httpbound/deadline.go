@@ -18,22 +18,29 @@ func CloseRefused(w http.ResponseWriter, drain time.Duration) {
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(drain))
 }
 
-// BodyDeadline gives a request body d to arrive (a slow drip is cut), and lifts the deadline
-// once the body is read, so the rest of a long call (its answer streamed back) is not cut.
-func BodyDeadline(w http.ResponseWriter, body io.ReadCloser, d time.Duration) io.ReadCloser {
+// BodyDeadline gives r's body d to arrive (a slow drip is cut), and lifts the deadline once
+// the body is read, so the rest of a long call (its answer streamed back) is not cut. While the
+// body is coming its connection is one that, past BodyGrace and with every connection place
+// taken, is the first to go (Conns.admit).
+func BodyDeadline(w http.ResponseWriter, r *http.Request, d time.Duration) io.ReadCloser {
+	t, _ := r.Context().Value(connKey{}).(*Conn)
+	if t != nil {
+		t.bodyFrom.Store(t.owner.now().UnixNano())
+	}
 	if mutated("http-body-deadline") {
-		return body
+		return &deadlinedBody{ReadCloser: r.Body, conn: t}
 	}
 	rc := http.NewResponseController(w)
 	if rc.SetReadDeadline(time.Now().Add(d)) != nil {
-		return body
+		return &deadlinedBody{ReadCloser: r.Body, conn: t}
 	}
-	return &deadlinedBody{ReadCloser: body, rc: rc}
+	return &deadlinedBody{ReadCloser: r.Body, rc: rc, conn: t}
 }
 
 type deadlinedBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
+	rc   *http.ResponseController // nil: no deadline to lift
+	conn *Conn                    // nil outside Conns
 	done bool
 }
 
@@ -41,7 +48,12 @@ func (b *deadlinedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF && !b.done {
 		b.done = true
-		_ = b.rc.SetReadDeadline(time.Time{})
+		if b.conn != nil {
+			b.conn.bodyFrom.Store(0)
+		}
+		if b.rc != nil {
+			_ = b.rc.SetReadDeadline(time.Time{})
+		}
 	}
 	return n, err
 }
