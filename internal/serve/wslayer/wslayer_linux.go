@@ -380,11 +380,37 @@ func WaitRemoved() { removing.Wait() }
 func removeAll(dir string) error {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
+			if fd, err := reopenClosedDir(unix.AT_FDCWD, p); err == nil {
+				unix.Close(fd)
+			}
 		}
 		return nil
 	})
 	return os.RemoveAll(dir)
+}
+
+// reopenClosedDir gives serve's user (the directory's owner) its permissions on the directory
+// name in dir again (a call may close one to serve: mode 0) and opens it. A name is never
+// chmodded as a name: a call still running can swap a symbolic link in for it between a stat
+// and a chmod, which would follow the link out of the layer (attack round atk33, F10: serve
+// as a user chmodded a file of that user's outside the workspace). The name is opened
+// O_PATH|O_NOFOLLOW|O_DIRECTORY (a link there fails), and that inode is chmodded and
+// opened through the descriptor.
+func reopenClosedDir(dir int, name string) (int, error) {
+	if mutated("workspace-layer-chmod-follows") {
+		_ = unix.Fchmodat(dir, name, 0o700, 0)
+		return openDir(dir, name)
+	}
+	pfd, err := unix.Openat(dir, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pfd)
+	self := "/proc/self/fd/" + strconv.Itoa(pfd) // the descriptor's inode, whatever the name is now
+	if err := unix.Chmod(self, 0o700); err != nil {
+		return -1, err
+	}
+	return unix.Open(self, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 }
 
 // Size is what the upper layer holds now, counted up to limit+1 (a watchdog asks whether a
@@ -438,8 +464,7 @@ func (l *Layer) Size(limit int64) int64 {
 			}
 			sub, err := openDir(dir, name)
 			if errors.Is(err, unix.EACCES) {
-				_ = unix.Fchmodat(dir, name, 0o700, 0)
-				sub, err = openDir(dir, name)
+				sub, err = reopenClosedDir(dir, name)
 			}
 			switch {
 			case err == nil:

@@ -1627,3 +1627,47 @@ func TestCommitDoesNotWaitOnAFIFOGitReads(t *testing.T) {
 		t.Fatal("the commit waited on a FIFO git's config includes")
 	}
 }
+
+// The watchdog gives serve's user its directories back (a call may close one: mode 0) without
+// ever chmodding through a name a running call can swap for a symbolic link: a link there is
+// left alone, and what it points at, outside the layer, keeps its mode (attack round atk33,
+// F10: a call exchanged its closed directory with a link to a file of the user's, and serve
+// chmodded that file 0700). Red with mutant workspace-layer-chmod-follows.
+func TestReopenClosedDirNeverFollowsALink(t *testing.T) {
+	outside := t.TempDir()
+	os.Chmod(outside, 0o750)
+	f := filepath.Join(outside, "f")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	layer := t.TempDir()
+	os.Symlink(outside, filepath.Join(layer, "s"))
+	os.Symlink(f, filepath.Join(layer, "sf"))
+	closed := filepath.Join(layer, "d")
+	os.Mkdir(closed, 0o700)
+	os.Chmod(closed, 0)
+	fd, err := unix.Open(layer, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	for _, name := range []string{"s", "sf"} {
+		if sub, err := reopenClosedDir(fd, name); err == nil {
+			unix.Close(sub)
+			t.Errorf("reopenClosedDir(%q), a symbolic link: opened, want refused", name)
+		}
+	}
+	for p, want := range map[string]os.FileMode{outside: 0o750, f: 0o644} {
+		if st, _ := os.Stat(p); st.Mode().Perm() != want {
+			t.Errorf("%s outside the layer: mode %v, want %v unchanged", p, st.Mode().Perm(), want)
+		}
+	}
+	sub, err := reopenClosedDir(fd, "d")
+	if err != nil {
+		t.Fatalf("reopenClosedDir of the closed directory: %v", err)
+	}
+	unix.Close(sub)
+	if st, _ := os.Stat(closed); st.Mode().Perm() != 0o700 {
+		t.Errorf("the closed directory: mode %v after, want 0700", st.Mode().Perm())
+	}
+}
