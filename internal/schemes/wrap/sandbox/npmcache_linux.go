@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -226,9 +228,21 @@ func chownTree(dir string, uid, gid int) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if d.Type().IsRegular() && !mutated("wrap-npm-chown-links") {
+			// a hard link (linkTree's) is the client's own file: chowned, it would be the
+			// server's to chmod and rewrite (attack round atk33, F8). The seed is root's
+			// alone while this runs: a file with other names is one linkTree made.
+			var st unix.Stat_t
+			if err := unix.Lstat(p, &st); err != nil {
+				return err
+			}
+			if st.Nlink > 1 {
+				return nil
+			}
 		}
 		return os.Lchown(p, uid, gid)
 	})

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
@@ -73,5 +74,42 @@ func TestNPMCachePerPolicy(t *testing.T) {
 	}
 	if again := cacheOf("/tmp/harness-123/policy.toml", "GITHUB_TOKEN"); again != user {
 		t.Errorf("the same policy elsewhere got another cache: %s, then %s (a harness run would seed one each time)", user, again)
+	}
+}
+
+// The seed is made the server's, but a file hard-linked from the client's cache stays the
+// client's: chowned through the link, root's own cache file became the server's to chmod and
+// rewrite (attack round atk33, F8). Red with mutant wrap-npm-chown-links.
+func TestSeedChownLeavesTheClientsFiles(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("hard links are made, and the seed chowned, only when wrap runs as root")
+	}
+	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "seed")
+	linked := filepath.Join(src, "content")
+	copied := filepath.Join(src, "writable")
+	os.WriteFile(linked, []byte("tarball"), 0o444)
+	os.WriteFile(copied, []byte("index"), 0o666)
+	os.Chmod(copied, 0o666)
+	if err := linkTree(src, dst, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := chownTree(dst, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	owner := func(p string) (uint32, os.FileMode) {
+		st, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sys().(*syscall.Stat_t).Uid, st.Mode().Perm()
+	}
+	if uid, mode := owner(linked); uid != 0 || mode != 0o444 {
+		t.Errorf("the client's file after the seed was chowned: uid %d mode %v, want root's, 0444", uid, mode)
+	}
+	if uid, _ := owner(filepath.Join(dst, "writable")); uid != 65534 {
+		t.Errorf("the seed's own copy: uid %d, want the server's 65534", uid)
+	}
+	if uid, _ := owner(dst); uid != 65534 {
+		t.Errorf("the seed's directory: uid %d, want the server's 65534", uid)
 	}
 }
