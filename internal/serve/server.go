@@ -415,16 +415,27 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			}
 			return errorResult(executor.Refuse(RuleToolArguments, "%s", entry.Reason).Error()), nil
 		}
-		if r.audit != nil && !mutated("audit-intent") {
-			// No call runs unaudited: its intent is on record before it runs, or it does not run.
+		// No call runs unaudited: its intent is on record before it runs, or it does not run. It
+		// is written once the call has its slot, not while it waits for one: the audit log's
+		// reserve holds room for the outcomes of the calls whose started line it wrote, which
+		// are then at most max_concurrent's (attack round atk33, F7: 700 calls parked waiting,
+		// each with a started line, then cancelled on a full disk, took the room of a call that
+		// ran). A call that ends waiting is audited by its one line, as a refused call is.
+		var intentErr error
+		begin := func() error {
+			if r.audit == nil || mutated("audit-intent") {
+				return nil
+			}
 			intent := entry
 			intent.Decision = audit.DecisionStarted
-			if aerr := r.audit.Append(intent); aerr != nil {
-				r.log.Error("audit log cannot be written: call refused without running it", "audit", r.audit.Path(), "tool", t.Name, "err", aerr)
-				return errorResult(fmt.Sprintf("mcpsandbox refused to run the call: its audit log cannot be written (%v), and no call runs unaudited. "+
-					"Make the policy's audit.path (%s) writable again (free space, fix its permissions, or move a damaged file aside): "+
-					"the next call uses it again without a restart.", aerr, r.audit.Path())), nil
+			intentErr = r.audit.Append(intent)
+			return intentErr
+		}
+		if mutated("audit-intent-waits") {
+			if err := begin(); err != nil {
+				return r.intentRefused(t, err), nil
 			}
+			begin = func() error { return nil }
 		}
 		conn := "" // the transport's session: what the stdio writer counts answers by
 		if req.Session != nil {
@@ -434,7 +445,10 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		if req.Extra != nil {
 			header = req.Extra.Header
 		}
-		res, err := r.run(executor.WithCallID(ctx, entry.Call), r.posts.gone(header), t, args, timeout, session, conn)
+		res, err := r.run(executor.WithCallID(ctx, entry.Call), r.posts.gone(header), t, args, timeout, session, conn, begin)
+		if intentErr != nil {
+			return r.intentRefused(t, intentErr), nil
+		}
 		entry.DurationMS = time.Since(start).Milliseconds()
 		out := r.outcome(ctx, t, start, res, err, &entry)
 		if r.audit != nil {
@@ -452,6 +466,14 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		}
 		return out, nil
 	}
+}
+
+// intentRefused is the answer to a call refused because its started line could not be written.
+func (r *runner) intentRefused(t executor.Tool, aerr error) *mcp.CallToolResult {
+	r.log.Error("audit log cannot be written: call refused without running it", "audit", r.audit.Path(), "tool", t.Name, "err", aerr)
+	return errorResult(fmt.Sprintf("mcpsandbox refused to run the call: its audit log cannot be written (%v), and no call runs unaudited. "+
+		"Make the policy's audit.path (%s) writable again (free space, fix its permissions, or move a damaged file aside): "+
+		"the next call uses it again without a restart.", aerr, r.audit.Path()))
 }
 
 // outcome is the answer to a call that ran (or was refused by the executor) with res and err,
@@ -566,7 +588,10 @@ var errRequestGone = errors.New("the HTTP request carrying the call was closed")
 // carried the call is over: a call still waiting for a slot then is refused (RuleRequestGone)
 // and never run, so calls whose connections were dropped hold neither a place in the queue
 // nor their arguments (the connection bound and the body budget no longer count them).
-func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string) (*executor.Result, error) {
+//
+// begin is called once the call has its slot, before it runs: its error (the started line not
+// written) ends the call unrun, with that error.
+func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string, begin func() error) (*executor.Result, error) {
 	// A client that does not read its answers gets no new call run for it: checked before the
 	// slot (a stalled session does not hold one) and again with it (the answers of the calls
 	// that held slots meanwhile are counted once they are being written).
@@ -612,6 +637,10 @@ func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMe
 		rel()
 	}
 	defer release()
+	if err := begin(); err != nil {
+		unreserve()
+		return nil, err
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopped := context.AfterFunc(r.stop, cancel)
