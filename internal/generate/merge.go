@@ -123,6 +123,7 @@ func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) (
 		return nil, &SyntaxError{Line: 1, Col: 1, Msg: "the file is not a JSON object"}
 	}
 	unit := indentUnit(src, root)
+	compact := minified(src, root)
 	obj := root
 	for i, k := range path {
 		if err := obj.uniqueMember(src, k); err != nil {
@@ -136,6 +137,9 @@ func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) (
 				if len(obj.members) > 0 {
 					ind = lineIndent(src, obj.members[0].keyStart)
 				}
+			}
+			if compact {
+				return insertCompact(src, obj, compactJSON(nestedJSON(path[i:], name, c, s, "", "", ""))), nil
 			}
 			return insertMember(src, obj, nestedJSON(path[i:], name, c, s, ind, unit, nl), ind, nl), nil
 		}
@@ -153,6 +157,9 @@ func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) (
 		}
 		ind := lineIndent(src, m.keyStart)
 		entry := withMembersJSON(entryJSON(c, s, ind, unit, nl), c.keptMembersJSON(src, m.val), ind, unit, nl)
+		if compact {
+			entry = compactJSON(entry)
+		}
 		return splice(src, m.val.start, m.val.end, entry), nil
 	}
 	ind := unit + unit
@@ -162,7 +169,47 @@ func mergeJSON(c Client, src []byte, name string, s ServerEntry, replace bool) (
 			ind = lineIndent(src, obj.members[0].keyStart)
 		}
 	}
+	if compact {
+		return insertCompact(src, obj, compactJSON(nestedJSON(nil, name, c, s, "", "", ""))), nil
+	}
 	return insertMember(src, obj, nestedJSON(nil, name, c, s, ind, unit, nl), ind, nl), nil
+}
+
+// minified says whether the file is written on one line (as some tools write theirs): an entry
+// then goes in compact, not half-indented on lines of its own (trial32 F7). An empty {} shows
+// no style; it gets the usual indented layout.
+func minified(src []byte, root *jnode) bool {
+	return len(root.members) > 0 && !bytes.ContainsAny(src[root.start:root.end], "\r\n")
+}
+
+// compactJSON drops the whitespace between the tokens of text: a JSON value, or a member
+// ("key": value). Text it cannot read (a comment kept from the user's entry) is left as it is.
+func compactJSON(text string) string {
+	var member, value bytes.Buffer
+	if json.Compact(&member, []byte("{"+text+"}")) == nil {
+		return member.String()[1 : member.Len()-1]
+	}
+	if json.Compact(&value, []byte(text)) == nil {
+		return value.String()
+	}
+	return text
+}
+
+// insertCompact adds member text as the last member of the one-line object o, with no
+// whitespace around it.
+func insertCompact(src []byte, o *jnode, text string) []byte {
+	if len(o.members) == 0 {
+		return splice(src, o.start+1, o.end-1, text)
+	}
+	last := o.members[len(o.members)-1].val
+	pos := last.end
+	for pos < len(src) && (src[pos] == ' ' || src[pos] == '\t') {
+		pos++
+	}
+	if pos < len(src) && src[pos] == ',' { // a trailing comma (JSONC): the entry goes after it
+		return splice(src, pos+1, pos+1, text)
+	}
+	return splice(src, last.end, last.end, ","+text)
 }
 
 // insertMember adds `text` as the last member of object o, indented ind.
