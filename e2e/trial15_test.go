@@ -69,8 +69,8 @@ func TestWizardAsksAnotherNameForATakenOne(t *testing.T) {
 	if err := w.exit(); err != nil {
 		t.Fatalf("wizard exited: %v", err)
 	}
-	b, _ := os.ReadFile(cfg)
-	if !strings.Contains(string(b), `"sandbox": {"command": "/opt/their/server", "args": ["--x"]}`) || !strings.Contains(string(b), `"mine": {`) {
+	b, _ := os.ReadFile(cfg) // one line: the entry goes in compact (trial32 F7)
+	if !strings.Contains(string(b), `"sandbox": {"command": "/opt/their/server", "args": ["--x"]}`) || !strings.Contains(string(b), `,"mine":{"command":`) {
 		t.Fatalf("%s: their server kept and this one added as \"mine\"?\n%s", cfg, b)
 	}
 	if pb, err := os.ReadFile(filepath.Join(e.config, "mcpsandbox", "policy.toml")); err != nil || !strings.Contains(string(pb), `name    = "mine"`) {
