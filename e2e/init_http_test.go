@@ -19,12 +19,8 @@ import (
 // points to (a wrong token stops it with nothing written), and a client reading the file it
 // wrote, substituting the variable as that client does, gets served.
 func TestInitHTTPEntries(t *testing.T) {
-	f := newFixture(t, nil)
-	url, _, _ := startHTTPServe(t, f)
-	const tokVar = "MCPSB_E2E_TOKEN"
-
-	e := newInitEnv(t)
-	e.env = append(e.env, tokVar+"="+httpToken)
+	url, e := runningServeAndInitEnv(t)
+	const tokVar = httpTokVar
 	ws := filepath.Join(e.home, "ws")
 	args := []string{"--scheme", "allowlist", "--allow", "wc", "--workspace", ws, "--http", url, "--token-env", tokVar, "--yes"}
 	out, stderr, code := e.run(t, "", append(args, "--client", "cursor", "--client", "codex", "--client", "claude-code", "--client", "vscode:user")...)
@@ -153,7 +149,7 @@ func TestInitWizardHTTP(t *testing.T) {
 	ln.Close()
 	w := startWizard(t, e)
 	allowlistDefaultSteps(w)
-	w.step("reach a running `serve --http`", url+enter)
+	w.step("`serve --http` you start with this policy", url+enter)
 	w.step("bearer token from", enter) // MCPSANDBOX_TOKEN
 	w.step("Configure which clients?", "gemini")
 	w.step("gemini", " "+enter)
@@ -175,11 +171,8 @@ func TestInitWizardHTTP(t *testing.T) {
 // writes no policy (one unrelated to that server). Nothing answering and no --scheme: refused,
 // saying to start the server or give --scheme.
 func TestInitHTTPClientsOfARunningServer(t *testing.T) {
-	f := newFixture(t, nil)
-	url, _, _ := startHTTPServe(t, f)
-	const tokVar = "MCPSB_E2E_TOKEN"
-	e := newInitEnv(t)
-	e.env = append(e.env, tokVar+"="+httpToken)
+	url, e := runningServeAndInitEnv(t)
+	const tokVar = httpTokVar
 	out, stderr, code := e.run(t, "", "--http", url, "--token-env", tokVar, "--client", "cursor", "--yes")
 	if code != 0 || !strings.Contains(out, "checked: the server at "+url+" answers MCP") || !strings.Contains(out, "init wrote no policy") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
@@ -227,7 +220,7 @@ func TestInitWizardHTTPLeavesOutStdioOnlyClients(t *testing.T) {
 	ln.Close()
 	w := startWizard(t, e)
 	allowlistDefaultSteps(w)
-	w.step("reach a running `serve --http`", url+enter)
+	w.step("`serve --http` you start with this policy", url+enter)
 	w.step("bearer token from", enter)
 	w.expect("Not offered for " + url + ": Claude Desktop")
 	w.step("Configure which clients?", enter)
@@ -240,5 +233,79 @@ func TestInitWizardHTTPLeavesOutStdioOnlyClients(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(desktop); string(b) != theirs {
 		t.Errorf("Claude Desktop's config changed:\n%s", b)
+	}
+}
+
+// The wizard's other first choice: the clients of a serve --http already running. It asks no
+// scheme, workspace, commands or limits (they would make a policy that server does not run),
+// checks the server answers (nothing there: try again, change the URL, or quit, answers kept),
+// offers only the clients that can reach a URL, and writes their entries alone: no policy, no
+// `serve` to start, no verify of a file (trial32 F24).
+func TestInitWizardClientsOfARunningServer(t *testing.T) {
+	url, e := runningServeAndInitEnv(t)
+	const tokVar = httpTokVar
+	desktop := filepath.Join(e.config, "Claude", "claude_desktop_config.json")
+	os.MkdirAll(filepath.Dir(desktop), 0o755)
+	write(t, desktop, `{"mcpServers": {}}`+"\n", 0o644)
+	w := startWizard(t, e)
+	w.step("What should init do?", down+enter)
+	w.step("URL of the running mcpsandbox serve --http", "http://127.0.0.1:9/mcp"+enter) // nothing there
+	w.step("bearer token from", tokVar+enter)
+	w.expect("nothing answers there")
+	w.step("What now?", down+enter) // change the URL
+	w.step("URL of the running mcpsandbox serve --http", url+enter)
+	w.step("bearer token from", enter) // the variable given before
+	w.expect("Not offered for " + url + ": Claude Desktop")
+	w.step("Configure which clients?", "cursor")
+	w.step("cursor", " "+enter)
+	w.step("Write them?", enter)
+	w.expect("init wrote no policy")
+	w.expect("your clients read the token from $" + tokVar) // the last line
+	if err := w.exit(); err != nil {
+		t.Fatalf("wizard exited: %v\n%s", err, w.seen.String())
+	}
+	for _, not := range []string{"Which sandbox scheme?", "Workspace", "Timeout per call", "serve it with", "verify", "--scheme"} {
+		if strings.Contains(w.seen.String(), not) {
+			t.Errorf("the wizard said %q:\n%s", not, w.seen.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.config, "mcpsandbox", "policy.toml")); err == nil {
+		t.Error("a policy was written, unrelated to the server the entry reaches")
+	}
+	b, err := os.ReadFile(filepath.Join(e.home, ".cursor", "mcp.json"))
+	if err != nil || !strings.Contains(string(b), `"url": "`+url+`"`) || !strings.Contains(string(b), `"Authorization": "Bearer ${env:`+tokVar+`}"`) ||
+		strings.Contains(string(b), `"command"`) {
+		t.Errorf("cursor: %v\n%s", err, b)
+	}
+}
+
+// httpTokVar holds the running serve's bearer token in the init environments below.
+const httpTokVar = "MCPSB_E2E_TOKEN"
+
+// runningServeAndInitEnv starts serve --http (the fixture's policy) and makes an init
+// environment whose httpTokVar holds its token.
+func runningServeAndInitEnv(t *testing.T) (string, *initEnv) {
+	t.Helper()
+	url, _, _ := startHTTPServe(t, newFixture(t, nil))
+	e := newInitEnv(t)
+	e.env = append(e.env, httpTokVar+"="+httpToken)
+	return url, e
+}
+
+// The same with no client picked: nothing is written, and the entry to add by hand is shown.
+func TestInitWizardClientsOfARunningServerNoClient(t *testing.T) {
+	url, e := runningServeAndInitEnv(t)
+	w := startWizard(t, e)
+	w.step("What should init do?", down+enter)
+	w.step("URL of the running mcpsandbox serve --http", url+enter)
+	w.step("bearer token from", httpTokVar+enter)
+	w.step("Configure which clients?", "\x1b[D"+enter) // none
+	w.expect("add this server to your MCP client by hand, as")
+	w.expect(url + " (with Authorization: Bearer $" + httpTokVar + ")")
+	if err := w.exit(); err != nil {
+		t.Fatalf("wizard exited: %v\n%s", err, w.seen.String())
+	}
+	if _, err := os.Stat(filepath.Join(e.config, "mcpsandbox", "policy.toml")); err == nil {
+		t.Error("a policy was written")
 	}
 }

@@ -322,6 +322,7 @@ const (
 
 // allowlistDefaultSteps take the allowlist scheme and its defaults, up to the limits.
 func allowlistDefaultSteps(w *wizardRun) {
+	w.step("What should init do?", enter) // write a policy
 	w.step("Which sandbox scheme?", enter)
 	w.step("Workspace", enter)
 	w.step("Commands to allow", enter)
@@ -359,7 +360,7 @@ func goesOn(w *wizardRun) bool {
 // (verify declined, exit 0: true) or it could not start and nothing was written (false).
 func finishWrite(w *wizardRun, client string) bool {
 	w.t.Helper()
-	w.step("reach a running `serve --http`", enter) // stdio
+	w.step("`serve --http` you start with this policy", enter) // stdio
 	w.step("Configure which clients?", client)
 	w.step(client, " "+enter)
 	w.step("Write the policy to", enter)
@@ -396,6 +397,7 @@ func TestInitWizardPTY(t *testing.T) {
 	t.Run("allowlist", func(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e)
+		w.step("What should init do?", enter) // write a policy
 		w.step("Which sandbox scheme?", enter)
 		w.step("Workspace", enter)
 		w.step("Commands to allow", enter)
@@ -440,6 +442,7 @@ func TestInitWizardPTY(t *testing.T) {
 			t.Fatalf("first init: %s %s", out, stderr)
 		}
 		w := startWizard(t, e)
+		w.step("What should init do?", enter) // write a policy
 		w.expect("Starting from your policy")
 		w.step("Which sandbox scheme?", enter)
 		w.step("Workspace", enter)
@@ -450,7 +453,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Output cap per stream", enter)
 		w.step("Memory per call", enter)
 		w.step("Processes per call", enter)
-		w.step("reach a running `serve --http`", enter)
+		w.step("`serve --http` you start with this policy", enter)
 		w.step("Configure which clients?", enter) // cursor: detected, preselected
 		w.step("Write the policy to", enter)
 		w.expect("Write them?")
@@ -479,6 +482,7 @@ func TestInitWizardPTY(t *testing.T) {
 	t.Run("network-hosts", func(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e)
+		w.step("What should init do?", enter) // write a policy
 		w.step("Which sandbox scheme?", enter)
 		w.step("Workspace", enter)
 		w.step("Commands to allow", enter)
@@ -488,7 +492,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Other hosts", "https://api.example.com/v1"+enter)
 		w.step(`is a URL: write the host only, e.g. "api.example.com"`, "api.example.com:443"+enter)
 		limitSteps(w)
-		w.step("reach a running `serve --http`", enter)
+		w.step("`serve --http` you start with this policy", enter)
 		w.step("Configure which clients?", enter)
 		w.step("Write the policy to", enter)
 		w.expect("Write them?")
@@ -508,6 +512,7 @@ func TestInitWizardPTY(t *testing.T) {
 		}
 		before, _ := os.ReadFile(policyPath(e))
 		w = startWizard(t, e)
+		w.step("What should init do?", enter) // write a policy
 		w.expect("Starting from your policy")
 		w.step("Which sandbox scheme?", enter)
 		w.step("Workspace", enter)
@@ -517,7 +522,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Hosts commands may reach", enter)
 		w.step("Other hosts", enter)
 		limitSteps(w)
-		w.step("reach a running `serve --http`", enter)
+		w.step("`serve --http` you start with this policy", enter)
 		w.step("Configure which clients?", enter)
 		w.step("Write the policy to", enter)
 		w.step("on it now (audit", "n"+enter) // nothing changes: nothing to confirm
@@ -538,7 +543,7 @@ func TestInitWizardPTY(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e)
 		allowlistDefaultSteps(w)
-		w.step("reach a running `serve --http`", enter)
+		w.step("`serve --http` you start with this policy", enter)
 		w.step("Configure which clients?", enter)
 		w.step("Write the policy to", enter)
 		w.step("Write them?", enter)
@@ -551,6 +556,7 @@ func TestInitWizardPTY(t *testing.T) {
 		}
 	})
 	dockerSteps := func(w *wizardRun, image string) {
+		w.step("What should init do?", enter) // write a policy
 		w.step("Which sandbox scheme?", down+enter)
 		w.expect("needs a running Docker engine")
 		w.step("Image", image+enter)
@@ -565,6 +571,7 @@ func TestInitWizardPTY(t *testing.T) {
 		e := newInitEnv(t)
 		ws := mkdir(t, e.home, "results", 0o755)
 		w := startWizard(t, e)
+		w.step("What should init do?", enter) // write a policy
 		w.step("Which sandbox scheme?", down+enter)
 		w.step("Image", img+enter)
 		w.step("Host directory to mount", ws+enter)
@@ -631,6 +638,7 @@ func TestInitWizardPTY(t *testing.T) {
 	t.Run("e2b", func(t *testing.T) {
 		e := newInitEnv(t)
 		steps := func(w *wizardRun) {
+			w.step("What should init do?", enter) // write a policy
 			w.step("Which sandbox scheme?", down+down+enter)
 			w.expect("API key in an environment variable")
 			w.step("E2B template", enter)

@@ -109,7 +109,7 @@ func declinedTakenName(t *testing.T) (*initEnv, string, string, *wizardRun) {
 	write(t, cfg, theirs, 0o644)
 	w := startWizard(t, e)
 	allowlistDefaultSteps(w)
-	w.step("reach a running `serve --http`", enter)
+	w.step("`serve --http` you start with this policy", enter)
 	w.step("Configure which clients?", "\x1b[D") // none, then cursor alone
 	w.con.Send("cursor")
 	w.step("cursor", " "+enter)
@@ -130,7 +130,7 @@ func TestWizardKeptPolicyAsksAnotherFile(t *testing.T) {
 	write(t, pol, theirs, 0o644)
 	w := startWizard(t, e)
 	allowlistDefaultSteps(w)
-	w.step("reach a running `serve --http`", enter)
+	w.step("`serve --http` you start with this policy", enter)
 	w.step("Configure which clients?", "\x1b[D"+enter) // none
 	w.step("Write the policy to", enter)
 	w.step("exists. Replace it", "n"+enter)

@@ -22,6 +22,7 @@ func TestWizardKeepsAnswersWhenTheTrialCallFails(t *testing.T) {
 	cfg := filepath.Join(e.home, ".cursor", "mcp.json")
 	pol := filepath.Join(e.config, "mcpsandbox", "policy.toml")
 	w := startWizard(t, e)
+	w.step("What should init do?", enter) // write a policy
 	w.step("Which sandbox scheme?", down+enter)
 	w.step("Image", img+enter)
 	w.step("Host directory to mount", ws+enter)
@@ -32,7 +33,7 @@ func TestWizardKeepsAnswersWhenTheTrialCallFails(t *testing.T) {
 	if !goesOn(w) {
 		return // this build's serve cannot run docker: said so, nothing written
 	}
-	w.step("reach a running `serve --http`", enter) // stdio
+	w.step("`serve --http` you start with this policy", enter) // stdio
 	w.step("Configure which clients?", "cursor")
 	w.step("cursor", " "+enter)
 	w.step("Write the policy to", enter)

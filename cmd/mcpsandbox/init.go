@@ -230,10 +230,18 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	for _, s := range plan.Snippets {
 		fmt.Fprintln(o.IO.Out, s)
 	}
-	if o.clients {
+	if o.clients { // a running server's clients: no policy to verify or serve
+		if wiz && len(o.Clients) == 0 {
+			noClientPicked(w, plan.ClientEntry)
+		}
 		return nil
 	}
 	return initNext(ctx, o, w, wiz, ask, plan)
+}
+
+// noClientPicked: the wizard's user picked no client; the entry to add by hand.
+func noClientPicked(w io.Writer, entry generate.ServerEntry) {
+	fmt.Fprintf(w, "no client picked: add this server to your MCP client by hand, as\n  %s\n", entry)
 }
 
 // planInit plans every write from the answers as they are now (a retry plans again: the files
@@ -243,7 +251,7 @@ func planInit(o *InitOptions, env generate.Env, wiz bool, ask *asker) (*generate
 		Answers: o.A, Env: env, Clients: o.Clients, PolicyOut: o.PolicyOut, BaseFrom: o.baseFrom,
 		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut, ClientsOnly: o.clients, UsePolicy: o.Policy != "",
 		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
-		Carry:   carriedFlags(o, env),
+		Carry:   carriedFlags(o, env), Wizard: wiz,
 	}
 	if !o.clients {
 		if err := foreignFlags(o); err != nil { // the scheme the wizard chose
@@ -283,12 +291,8 @@ func afterFailedWrite(ctx context.Context, o *InitOptions, env generate.Env, ask
 	if o.A.Own() != nil && !o.clients {
 		choices = []string{writeRetry, writeChange, writeQuit}
 	}
-	pick := writeQuit
-	q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "What now?" },
-		Options: func(*generate.Answers) []string { return choices },
-		Default: func(*generate.Answers, generate.Env) any { return choices[0] },
-		Set:     func(_ *generate.Answers, v any) { pick = v.(string) }}
-	if err := ask.question(q, &o.A, env, o.set); err != nil {
+	pick, err := whatNow(o, env, ask, choices)
+	if err != nil {
 		return false, err
 	}
 	switch pick {
@@ -387,7 +391,7 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 	entry, genericFor := plan.ClientEntry, plan.GenericFor
 	if len(o.Clients) == 0 {
 		if wiz {
-			fmt.Fprintf(w, "no client picked: add this server to your MCP client by hand, as\n  %s\n", entry)
+			noClientPicked(w, entry)
 		} else if o.Print {
 			fmt.Fprintf(w, "no client named: the entry printed is the \"mcpServers\" form most clients read; --client ID (%s) prints that client's own\n",
 				strings.Join(generate.ClientIDs(), ", "))
@@ -616,16 +620,10 @@ func theSchemes(names []string) string {
 // the URL, which runs its own policy; when nothing answers there, init needs --scheme to write
 // the policy to serve.
 func clientsOfRunning(ctx context.Context, o *InitOptions) error {
-	u, err := generate.CheckHTTPURL(o.A.HTTPURL)
-	if err != nil {
-		return err
-	}
-	e := generate.NewHTTPEntry(u, o.A.TokenEnv)
-	if err := generate.CheckHTTPEntry(e); err != nil {
-		return err
-	}
-	_, err = generate.HTTPCheck(ctx, e, os.Environ(), generate.HTTPCheckTimeout)
+	u, probed, err := runningAt(ctx, o)
 	switch {
+	case err != nil && !probed:
+		return err
 	case errors.Is(err, generate.ErrNotRunning):
 		return fmt.Errorf("%s: %w: start the server first (mcpsandbox serve --policy FILE --http HOST:PORT) and run init again, or give --scheme allowlist|docker|e2b to write the policy it will serve. Nothing was written", u, err)
 	case err != nil:
@@ -633,6 +631,22 @@ func clientsOfRunning(ctx context.Context, o *InitOptions) error {
 	}
 	o.clients = true
 	return nil
+}
+
+// runningAt checks that an mcpsandbox server answers MCP at the answers' URL, with the token in
+// their variable; it returns the URL as the entries write it, and whether the server was asked
+// (else the URL or the variable was refused before).
+func runningAt(ctx context.Context, o *InitOptions) (string, bool, error) {
+	u, err := generate.CheckHTTPURL(o.A.HTTPURL)
+	if err != nil {
+		return u, false, err
+	}
+	e := generate.NewHTTPEntry(u, o.A.TokenEnv)
+	if err := generate.CheckHTTPEntry(e); err != nil {
+		return u, false, err
+	}
+	_, err = generate.HTTPCheck(ctx, e, os.Environ(), generate.HTTPCheckTimeout)
+	return u, true, err
 }
 
 // morePolicyClients is, for an init that names clients and no scheme while the policy init

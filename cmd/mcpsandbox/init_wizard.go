@@ -101,6 +101,12 @@ func (a *asker) question(q generate.Question, ans *generate.Answers, env generat
 // A re-run starts from the policy already there.
 func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker) error {
 	a := &o.A
+	if running, err := askRunning(o, env, ask); err != nil || running {
+		if err != nil {
+			return err
+		}
+		return wizardClientsOfRunning(ctx, o, env, ask)
+	}
 	from, _ := filepath.Abs(generate.ExpandHome(o.PolicyOut, env.Home))
 	if old, err := policy.Load(from); err == nil {
 		a.Base, o.baseFrom = old, from
@@ -143,35 +149,8 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 			return err
 		}
 	}
-	if !o.set("client") {
-		detected := generate.Detect(env)
-		ids := generate.ClientIDs()
-		if a.HTTPURL != "" && !mutated("wizard-http-offers-stdio-clients") {
-			// a client whose config only starts local servers is not offered for a URL: taken
-			// (Claude Desktop, preselected when found), it ended the wizard (trial32 F23)
-			var notes []string
-			ids, notes = httpClients(ids, env)
-			detected = slices.DeleteFunc(detected, func(id string) bool { return !slices.Contains(ids, id) })
-			for _, n := range notes {
-				fmt.Fprintf(o.IO.Out, "Not offered for %s: %s\n", a.HTTPURL, n)
-			}
-		}
-		q := generate.Question{Kind: generate.MultiSelect,
-			Message: func(*generate.Answers) string {
-				return "Configure which clients? (detected ones are preselected; none = you add the entry by hand)"
-			},
-			Options: func(*generate.Answers) []string { return ids },
-			Describe: func(v string) string {
-				if t, err := generate.ResolveTarget(v, env); err == nil {
-					return t.Where()
-				}
-				return ""
-			},
-			Default: func(*generate.Answers, generate.Env) any { return detected },
-			Set:     func(_ *generate.Answers, v any) { o.Clients = v.([]string) }, PageSize: 14}
-		if err := ask.question(q, a, env, o.set); err != nil {
-			return err
-		}
+	if err := askClients(o, env, ask); err != nil {
+		return err
 	}
 	if !o.set("policy-out") {
 		q := generate.Question{Kind: generate.Input, Message: func(*generate.Answers) string { return "Write the policy to:" },
@@ -222,13 +201,9 @@ func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *a
 		if restart := (*scheme.RestartError)(nil); errors.As(err, &restart) && !mutated("wizard-retry-env") {
 			choices = choices[1:] // a retry sees the same environment: it cannot succeed
 		}
-		pick := needsQuit
-		q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "What now?" },
-			Options: func(*generate.Answers) []string { return choices },
-			Default: func(*generate.Answers, generate.Env) any { return choices[0] },
-			Set:     func(_ *generate.Answers, v any) { pick = v.(string) }}
-		if err := ask.question(q, a, env, o.set); err != nil {
-			return err
+		pick, qerr := whatNow(o, env, ask, choices)
+		if qerr != nil {
+			return qerr
 		}
 		if pick == needsQuit {
 			return err
@@ -323,4 +298,126 @@ func httpClients(ids []string, env generate.Env) (ok, notes []string) {
 		}
 	}
 	return ok, notes
+}
+
+// askClients asks which clients to configure; for a URL, only those whose config can reach one.
+func askClients(o *InitOptions, env generate.Env, ask *asker) error {
+	if o.set("client") {
+		return nil
+	}
+	a := &o.A
+	detected := generate.Detect(env)
+	ids := generate.ClientIDs()
+	if a.HTTPURL != "" && !mutated("wizard-http-offers-stdio-clients") {
+		// a client whose config only starts local servers is not offered for a URL: taken
+		// (Claude Desktop, preselected when found), it ended the wizard (trial32 F23)
+		var notes []string
+		ids, notes = httpClients(ids, env)
+		detected = slices.DeleteFunc(detected, func(id string) bool { return !slices.Contains(ids, id) })
+		for _, n := range notes {
+			fmt.Fprintf(o.IO.Out, "Not offered for %s: %s\n", a.HTTPURL, n)
+		}
+	}
+	q := generate.Question{Kind: generate.MultiSelect,
+		Message: func(*generate.Answers) string {
+			return "Configure which clients? (detected ones are preselected; none = you add the entry by hand)"
+		},
+		Options: func(*generate.Answers) []string { return ids },
+		Describe: func(v string) string {
+			if t, err := generate.ResolveTarget(v, env); err == nil {
+				return t.Where()
+			}
+			return ""
+		},
+		Default: func(*generate.Answers, generate.Env) any { return detected },
+		Set:     func(_ *generate.Answers, v any) { o.Clients = v.([]string) }, PageSize: 14}
+	return ask.question(q, a, env, o.set)
+}
+
+// What the wizard does: asked first, for a policy's questions mean nothing to the clients of a
+// server already running (it runs the policy it was started with) (trial32 F24).
+const (
+	initWritesPolicy = "Write a policy and configure clients to run it (they start serve, or reach the serve --http you start with it)"
+	initRunning      = "Configure the clients of an mcpsandbox serve --http already running at a URL (it runs its own policy: none is written)"
+)
+
+// askRunning asks whether init writes a policy or configures the clients of a running server
+// only (true); --scheme says the former, --http without it makes the latter the default.
+func askRunning(o *InitOptions, env generate.Env, ask *asker) (bool, error) {
+	if o.set("scheme") {
+		return false, nil
+	}
+	pick := initWritesPolicy
+	if o.set("http") {
+		pick = initRunning
+	}
+	q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "What should init do?" },
+		Options: func(*generate.Answers) []string { return []string{initWritesPolicy, initRunning} },
+		Default: func(*generate.Answers, generate.Env) any { return pick },
+		Set:     func(_ *generate.Answers, v any) { pick = v.(string) }}
+	if err := ask.question(q, &o.A, env, o.set); err != nil {
+		return false, err
+	}
+	return pick == initRunning, nil
+}
+
+// The choices when nothing answers at the URL, or it refused the token: every answer stays.
+const (
+	runningRetry  = "Try again (after starting it, e.g. in another terminal)"
+	runningChange = "Change the URL or the token's variable (yours are the defaults)"
+)
+
+// wizardClientsOfRunning asks the URL of the running server and its token's variable, checks
+// that it answers (as init --http without --scheme does), then asks only the clients that can
+// reach a URL. The plan then writes their entries alone: no policy, no verify, no serve to start.
+func wizardClientsOfRunning(ctx context.Context, o *InitOptions, env generate.Env, ask *asker) error {
+	url := generate.TransportQuestions[0]
+	url.Message = func(*generate.Answers) string {
+		return "URL of the running mcpsandbox serve --http (e.g. http://127.0.0.1:8765/mcp):"
+	}
+	url.Validate = func(_ *generate.Answers, v string, _ generate.Env) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("give the URL the server answers at (serve --http HOST:PORT serves http://HOST:PORT/mcp)")
+		}
+		_, err := generate.CheckHTTPURL(v)
+		return err
+	}
+	choices := []string{runningRetry, needsQuit}
+	if !o.set("http") || !o.set("token-env") {
+		choices = []string{runningRetry, runningChange, needsQuit}
+	}
+	for answered := false; !answered; {
+		for _, q := range []generate.Question{url, generate.TransportQuestions[1]} {
+			if err := ask.question(q, &o.A, env, o.set); err != nil {
+				return err
+			}
+		}
+		for pick := runningRetry; pick == runningRetry; {
+			u, _, err := runningAt(ctx, o)
+			if answered = err == nil; answered {
+				break
+			}
+			fmt.Fprintf(o.IO.Out, "\n%s: %v\n", u, err)
+			var qerr error
+			if pick, qerr = whatNow(o, env, ask, choices); qerr != nil {
+				return qerr
+			}
+			if pick == needsQuit {
+				return fmt.Errorf("%s: %w; nothing was written", u, err)
+			}
+		}
+	}
+	o.clients = true
+	return askClients(o, env, ask)
+}
+
+// whatNow asks what to do after a failed check, the first choice the default.
+func whatNow(o *InitOptions, env generate.Env, ask *asker, choices []string) (string, error) {
+	pick := choices[len(choices)-1]
+	q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "What now?" },
+		Options: func(*generate.Answers) []string { return choices },
+		Default: func(*generate.Answers, generate.Env) any { return choices[0] },
+		Set:     func(_ *generate.Answers, v any) { pick = v.(string) }}
+	err := ask.question(q, &o.A, env, o.set)
+	return pick, err
 }

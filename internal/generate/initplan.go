@@ -51,6 +51,8 @@ type PlanOptions struct {
 	// --project DIR, --command PATH, --verify): the refusal to replace a policy names the
 	// command with them, so that pasting it does what this one asked (trial32 F1).
 	Carry []string
+	// Wizard: the answers came from the wizard, whose advice names its choices, not flags.
+	Wizard bool
 }
 
 // Plan is every file one init will change, and the entries it will write.
@@ -78,6 +80,7 @@ type Plan struct {
 	print        bool
 	name         string // the server's name in the client configs
 	only         bool   // ClientsOnly
+	wizard       bool   // PlanOptions.Wizard
 	asIs         bool   // UsePolicy: the policy file is used as it is, no answers made it
 	// prepare makes what the scheme needs on the host before the write (its workspace).
 	prepare func(p *policy.Policy, log io.Writer) (created string, err error)
@@ -108,7 +111,7 @@ func NewPlan(o PlanOptions) (*Plan, error) {
 			fmt.Fprintf(o.Log, "warning: %s\n", s)
 		}
 	}
-	pl := &Plan{Policy: p, print: o.Print, project: o.Env.Project, home: o.Env.Home, name: p.Name}
+	pl := &Plan{Policy: p, print: o.Print, project: o.Env.Project, home: o.Env.Home, name: p.Name, wizard: o.Wizard}
 	if pr, ok := own.(Preparer); ok {
 		pl.prepare = pr.Prepare
 	}
@@ -199,7 +202,7 @@ func newClientsPlan(o PlanOptions) (*Plan, error) {
 	if o.Answers.HTTPURL == "" {
 		return nil, errors.New("only the clients of a running serve --http can be configured without a policy: give --http URL")
 	}
-	pl := &Plan{print: o.Print, project: o.Env.Project, name: o.Answers.Name, only: true, PolicyFile: FileChange{Existed: true}}
+	pl := &Plan{print: o.Print, project: o.Env.Project, name: o.Answers.Name, only: true, wizard: o.Wizard, PolicyFile: FileChange{Existed: true}}
 	if pl.name == "" {
 		pl.name = "sandbox"
 	}
@@ -690,7 +693,11 @@ func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 	if p := res.HTTPProbe; p != nil {
 		fmt.Fprintf(w, "checked: the server at %s answers MCP in %d ms, with the tools %s\n", e.URL, p.Elapsed.Milliseconds(), strings.Join(p.Tools, ", "))
 		if !pl.only {
-			fmt.Fprintf(w, "note: it runs the policy it was started with; %s takes effect where serve is started with it (without --scheme init configures only the clients)\n", pl.PolicyPath)
+			how := "without --scheme init configures only the clients"
+			if pl.wizard {
+				how = "for its clients alone, run init again and choose that first"
+			}
+			fmt.Fprintf(w, "note: it runs the policy it was started with; %s takes effect where serve is started with it (%s)\n", pl.PolicyPath, how)
 		}
 	} else if res.HTTPDown != "" {
 		fmt.Fprintf(w, "note: %s at %s yet; the client entries point there\n", res.HTTPDown, e.URL)
@@ -704,7 +711,9 @@ func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 	}
 	host := strings.TrimPrefix(strings.TrimPrefix(e.URL, "http://"), "https://")
 	host, _, _ = strings.Cut(host, "/")
-	if pl.only {
+	if pl.only && pl.wizard {
+		fmt.Fprintln(w, "it runs the policy it was started with: init wrote no policy")
+	} else if pl.only {
 		fmt.Fprintln(w, "it runs the policy it was started with: init wrote no policy (give --scheme to write one)")
 	} else {
 		fmt.Fprintf(w, "serve it with: %smcpsandbox serve --policy %s --http %s\n", token, pl.PolicyPath, host)

@@ -102,7 +102,7 @@ func limitValid(flag string) func(*Answers, string, Env) error {
 // TransportQuestions: how the clients reach serve. Asked after the limits, before the clients.
 var TransportQuestions = []Question{
 	{Flag: "http", Kind: Input,
-		Message: msg("Clients start serve themselves over stdio (leave empty), or reach a running `serve --http` at a URL (e.g. http://127.0.0.1:8765/mcp):"),
+		Message: msg("Clients start serve themselves over stdio (leave empty), or reach the `serve --http` you start with this policy, at a URL (e.g. http://127.0.0.1:8765/mcp):"),
 		Default: func(a *Answers, _ Env) any { return a.HTTPURL },
 		Validate: func(_ *Answers, v string, _ Env) error {
 			if strings.TrimSpace(v) == "" {
