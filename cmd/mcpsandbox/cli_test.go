@@ -330,6 +330,28 @@ func TestInitUnderSudo(t *testing.T) {
 	}
 }
 
+// init as root with a HOME another user owns and no SUDO_USER (su -m, a root shell with HOME
+// exported) is refused: the configs it wrote there were root's 0600 files, which that user's
+// clients could no longer read or change (trial33 F11). Red with mutant init-root-in-anothers-home.
+func TestInitRootInAnothersHome(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("root's init: this test runs as root (as CI does)")
+	}
+	home := t.TempDir()
+	if err := os.Chown(home, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("SUDO_USER", "")
+	_, _, err := runCLI("init", "--scheme", "allowlist", "--workspace", t.TempDir(), "--allow", "wc", "--client", "cursor", "--yes")
+	if err == nil || !strings.Contains(err.Error(), "uid 65534") || !strings.Contains(err.Error(), "init needs no root") {
+		t.Fatalf("root's init in uid 65534's HOME: %v, want refused naming the owner", err)
+	}
+	if ents, _ := os.ReadDir(home); len(ents) > 0 {
+		t.Errorf("the refused init left %v in that HOME", ents)
+	}
+}
+
 // initHome is a fresh HOME for init, its XDG config and state directories under it.
 func initHome(t *testing.T) string {
 	t.Helper()

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -671,10 +672,25 @@ func morePolicyClients(o *InitOptions) string {
 // runs as root, which serve's ownership rules refuse, and a workspace made the sandbox uid's; it
 // is refused. With root's HOME, it configures root's clients, which it says (trial32 F19).
 func underSudo(w io.Writer, sudoUser string) error {
-	if sudoUser == "" || os.Geteuid() != 0 || mutated("init-sudo-silent") {
+	if os.Geteuid() != 0 {
 		return nil
 	}
 	home, _ := os.UserHomeDir()
+	// without sudo (su -m, a root shell with HOME exported): a HOME another user owns is theirs,
+	// and files init made there would be root's, which their clients could not read or change
+	// (trial33 F11)
+	if uid, ok := ownerUID(home); ok && uid != 0 && !mutated("init-root-in-anothers-home") {
+		name := strconv.Itoa(uid)
+		if u, err := user.LookupId(name); err == nil {
+			name = u.Username
+		}
+		return fmt.Errorf("init runs as root with HOME=%s, which belongs to %s (uid %d): it would write that user's client configs as root's files, "+
+			"which their clients could then neither read nor change. init needs no root: run it as %s (for the docker scheme, join the docker group: "+
+			"usermod -aG docker %s, then log in again), or with root's own HOME to configure root's clients", home, name, uid, name, name)
+	}
+	if sudoUser == "" || mutated("init-sudo-silent") {
+		return nil
+	}
 	root, err := user.Current()
 	if err != nil || home == "" {
 		return nil
