@@ -422,16 +422,24 @@ func TestLimitAnswersJudgedAtTheQuestion(t *testing.T) {
 // A Codex config whose servers are one inline table (mcp_servers = { … }) gets no [mcp_servers.NAME]
 // table appended: TOML lets nothing extend an inline table, and Codex refuses the whole file
 // (init's own reader did not). Refused, saying how to write it; the form with tables, and an
-// inline table only in a multi-line string after a header, still merge (trial32 F12).
+// inline table only in a multi-line string after a header, still merge (trial32 F12). The file's
+// statements are read as TOML, not its lines: a line starting "[" in an earlier multi-line
+// string or array is no header, and a key spelled with an escape is the same key (atk33 F2).
 func TestMergeRefusesToExtendAnInlineServersTable(t *testing.T) {
 	e := NewServerEntry("/bin/m", "/p.toml")
 	codex := client(t, "codex")
+	inline := "mcp_servers = { docs = { command = \"npx\", args = [\"-y\", \"docs-mcp\"] } }\n"
 	for _, src := range []string{
 		"model = \"o3\"\nmcp_servers = { fs = { command = \"npx\", args = [\"x\"] } }\n",
 		"\"mcp_servers\" = {}\n[other]\na = 1\n",
+		"model = \"gpt-5\"\ndeveloper_instructions = \"\"\"\nAlways cite sources like\n[1] the source\n\"\"\"\n" + inline,
+		"notes = '''\n[IMPORTANT] read this\n'''\n" + inline,
+		"matrix = [\n  [1, 2],\n]\n" + inline,
+		"\"mcp\\u005Fservers\" = { docs = { command = \"npx\", args = [\"-y\", \"docs-mcp\"] } }\n",
+		"\ufeff" + inline,
 	} {
 		for _, replace := range []bool{false, true} {
-			if out, err := Merge(codex, []byte(src), "sandbox", e, replace); err == nil || !strings.Contains(err.Error(), "inline table") {
+			if out, err := Merge(codex, []byte(src), "sandbox", e, replace); err == nil || !strings.Contains(err.Error(), "inside the braces") {
 				t.Errorf("%q: %v\n%s", src, err, out)
 			}
 		}
@@ -439,9 +447,55 @@ func TestMergeRefusesToExtendAnInlineServersTable(t *testing.T) {
 	for _, src := range []string{
 		"[mcp_servers.fs]\ncommand = \"npx\"\n",
 		"[notes]\ntext = \"\"\"\nmcp_servers = { }\n\"\"\"\n",
+		"text = \"\"\"\nmcp_servers = { }\n\"\"\"\n",
+		"mcp_servers.fs = { command = \"npx\" }\n",
 	} {
 		if _, err := Merge(codex, []byte(src), "sandbox", e, false); err != nil {
 			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
+
+// TestTOMLEditRefusesExtendingAnInlineTable: whatever the edit, a result that extends an inline
+// table is refused though init's own reader takes it (TOML 1.0 and Codex refuse the file whole),
+// as is a result that is not the old document with the intended entry (atk33 F2). Red under
+// mutant init-toml-strict.
+func TestTOMLEditRefusesExtendingAnInlineTable(t *testing.T) {
+	codex := client(t, "codex")
+	block := "[mcp_servers.sandbox]\ncommand = \"/bin/m\"\n"
+	for _, src := range []string{
+		"mcp_servers = { docs = { command = \"npx\" } }\n",
+		"[x]\nservers = { a = 1 }\n[x.servers.b]\nc = 1\n",
+	} {
+		var old map[string]any
+		if _, err := decodeTOML([]byte(src), &old); err != nil {
+			t.Fatal(err)
+		}
+		if err := codex.checkTOMLEdit(old, []byte(src+block), "sandbox", block, "added"); err == nil || !strings.Contains(err.Error(), "by hand") {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+	src := "[[a]]\nx = { b = 1 }\n[[a]]\n[a.x.y]\nc = 1\n" // the second element's x is a table of its own
+	var old map[string]any
+	if _, err := decodeTOML([]byte(src), &old); err != nil {
+		t.Fatal(err)
+	}
+	if err := codex.checkTOMLEdit(old, []byte(src+block), "sandbox", block, "added"); err != nil {
+		t.Errorf("%q: %v", src, err)
+	}
+}
+
+// TestMergeTOMLChecksWhatItAdds: an entry appended to a file whose mcp_servers is no table (an
+// array of tables, a string) would land in the array's last element or not parse: init refuses,
+// saying to edit by hand. Red under mutant init-toml-add-unchecked.
+func TestMergeTOMLChecksWhatItAdds(t *testing.T) {
+	e := NewServerEntry("/bin/m", "/p.toml")
+	for _, src := range []string{
+		"[[mcp_servers]]\ncommand = \"npx\"\n",
+		"mcp_servers = \"none\"\n",
+	} {
+		if out, err := Merge(client(t, "codex"), []byte(src), "sandbox", e, false); err == nil || !strings.Contains(err.Error(), "by hand") {
+			t.Errorf("%q: %v\n%s", src, err, out)
 		}
 	}
 }

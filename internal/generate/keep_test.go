@@ -246,21 +246,34 @@ model = "m"
 
 // TestForceTOMLLineThatLooksLikeAHeader: a multi-line string holding a line that starts with
 // "[" (the replaced entry's description, another table's prompt naming the entry's table) cut
-// the line-based replacement in the wrong place: --force wrote a config.toml that did not
-// parse, or that lost another table's text. init now refuses and says to edit it by hand, and
-// a file with date-times and nan still replaces (attack round atk22b). Red under mutant
-// init-toml-replace-unchecked.
+// the line-based replacement in the wrong place (attack round atk22b): such a line is now part of
+// its string, and the entry is replaced with the rest as it was (atk33 F2). Where the line-based
+// replacement still cannot give the intended document (the entry partly written as dotted keys
+// outside its table), init refuses and says to edit it by hand. A file with date-times and nan
+// still replaces. Red under mutant init-toml-replace-unchecked.
 func TestForceTOMLLineThatLooksLikeAHeader(t *testing.T) {
 	e := NewServerEntry("/bin/mcpsandbox", "/p.toml")
+	for _, tc := range []struct{ src, kept string }{
+		{"[mcp_servers.sandbox]\ncommand = \"old\"\ndescription = \"\"\"\n[beta] my server\nmore\n\"\"\"\n\n[profiles.x]\nmodel = \"m\"\n", "[profiles.x]\nmodel = \"m\"\n"},
+		{"[profiles.x]\nprompt = '''\nnotes\n[mcp_servers.sandbox]\nis mine\n'''\n\n[mcp_servers.sandbox]\ncommand = \"old\"\n", "prompt = '''\nnotes\n[mcp_servers.sandbox]\nis mine\n'''\n"},
+	} {
+		out, err := Merge(client(t, "codex"), []byte(tc.src), "sandbox", e, true)
+		var doc map[string]any
+		if err != nil || !bytes.Contains(out, []byte(tc.kept)) || bytes.Contains(out, []byte("\"old\"")) {
+			t.Errorf("--force over a table beside a multi-line string with a [ line: %v\n%s", err, out)
+		} else if _, err := decodeTOML(out, &doc); err != nil {
+			t.Errorf("the result does not decode: %v\n%s", err, out)
+		}
+	}
 	for _, src := range []string{
-		"[mcp_servers.sandbox]\ncommand = \"old\"\ndescription = \"\"\"\n[beta] my server\nmore\n\"\"\"\n\n[profiles.x]\nmodel = \"m\"\n",
-		"[profiles.x]\nprompt = '''\nnotes\n[mcp_servers.sandbox]\nis mine\n'''\n\n[mcp_servers.sandbox]\ncommand = \"old\"\n",
+		"mcp_servers.sandbox.description = \"d\"\n[mcp_servers.sandbox]\ncommand = \"old\"\n",
+		"[mcp_servers]\nsandbox.description = \"d\"\n[mcp_servers.sandbox]\ncommand = \"old\"\n",
 	} {
 		out, err := Merge(client(t, "codex"), []byte(src), "sandbox", e, true)
 		if err == nil {
 			var doc map[string]any
 			_, perr := decodeTOML(out, &doc)
-			t.Errorf("--force over a table beside a multi-line string with a [ line: no error (decodes: %v)\n%s", perr, out)
+			t.Errorf("--force over an entry partly in dotted keys: no error (decodes: %v)\n%s", perr, out)
 		} else if !strings.Contains(err.Error(), "by hand") {
 			t.Errorf("the error does not say to edit by hand: %v", err)
 		}

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
-	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
 // ErrExists is returned by Merge when the file already has a server of that name and replace
@@ -275,8 +274,6 @@ func indentUnit(src []byte, root *jnode) string {
 
 func lineOf(src []byte, pos int) int { return bytes.Count(src[:pos], []byte("\n")) + 1 }
 
-var tomlHeader = lazy.Regexp(`^\s*\[`)
-
 func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) ([]byte, error) {
 	var doc map[string]any
 	if _, err := decodeTOML(src, &doc); err != nil {
@@ -314,7 +311,7 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 		// file Codex refuses whole (its other settings and servers with it), which init's own,
 		// lenient reader would go on reading (trial32 F12).
 		return nil, fmt.Errorf("%s is written as one inline table (%s = { … }), which TOML lets no [%s] table extend: init cannot add its entry to it. "+
-			"Write the servers as [%s.NAME] tables, or add the entry inside the braces by hand: %s = { command = %s, args = %s }; the file is left untouched",
+			"Write the servers as [%s.NAME] tables, or add the entry inside the braces by hand: %s = { command = %s, args = %s }",
 			c.Key, c.Key, key, c.Key, tomlKey(name), tomlString(s.Command), tomlList(s.Args))
 	}
 	servers, _ := doc[c.Key].(map[string]any)
@@ -326,7 +323,11 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 		if len(bytes.TrimSpace(out)) > 0 {
 			out = append(out, '\n')
 		}
-		return append(out, block...), nil
+		out = append(out, block...)
+		if err := c.checkTOMLEdit(doc, out, name, block, "added"); err != nil && !mutated("init-toml-add-unchecked") {
+			return nil, err
+		}
+		return out, nil
 	}
 	if !replace {
 		return nil, ErrExists
@@ -338,73 +339,82 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 		}
 		block += kept
 	}
-	// Replace the [mcp_servers.NAME] table and its sub-tables, up to the next other table. Its
-	// arrays of tables ([[mcp_servers.NAME.x]]) go too: keptTOML writes them again, and left
-	// in place each element would be there twice.
-	quoted := `("` + regexp.QuoteMeta(name) + `"|'` + regexp.QuoteMeta(name) + `'|` + regexp.QuoteMeta(name) + `)`
-	own := regexp.MustCompile(`^\s*\[\s*` + regexp.QuoteMeta(c.Key) + `\s*\.\s*` + quoted + `\s*(\]|\.)`)
-	if !mutated("init-force-toml-arrays-twice") {
-		own = regexp.MustCompile(`^\s*(\[\s*` + regexp.QuoteMeta(c.Key) + `\s*\.\s*` + quoted + `\s*(\]|\.)|\[\[\s*` +
-			regexp.QuoteMeta(c.Key) + `\s*\.\s*` + quoted + `\s*\.)`)
-	}
-	lines := strings.SplitAfter(string(src), "\n")
-	var out strings.Builder
-	in, done := false, false
-	for _, l := range lines {
-		switch {
-		case own.MatchString(l):
-			if !in && !done {
-				out.WriteString(block)
-			}
-			in = true
-			continue
-		case in && tomlHeader().MatchString(l):
-			in, done = false, true
-			out.WriteString("\n") // the blank line that separated the old table from this one
-		}
-		if !in {
-			out.WriteString(l)
-		}
-	}
-	if !done && !in {
+	res, found := replaceTOMLTables(src, c.Key, name, block)
+	if !found {
 		return nil, fmt.Errorf("%s.%s is defined inline, not as a [%s] table: edit it by hand", c.Key, name, key)
 	}
-	res := []byte(out.String())
-	if err := c.checkReplacedTOML(doc, res, name, block); err != nil && !mutated("init-toml-replace-unchecked") {
+	if err := c.checkTOMLEdit(doc, res, name, block, "replaced"); err != nil && !mutated("init-toml-replace-unchecked") {
 		return nil, err
 	}
 	return res, nil
 }
 
+// replaceTOMLTables replaces the [key.name] table and its sub-tables, up to the next other
+// table, by block. Its arrays of tables ([[key.name.x]]) go too: keptTOML writes them again, and
+// left in place each element would be there twice. found = false: there is no such table.
+func replaceTOMLTables(src []byte, key, name, block string) (res []byte, found bool) {
+	entry := []string{key, name}
+	var out strings.Builder
+	in, done := false, false
+	for _, st := range tomlStatements(src) {
+		switch {
+		case st.header && hasKeyPrefix(st.path, entry) && (!st.array || len(st.path) > 2) && (!st.array || !mutated("init-force-toml-arrays-twice")):
+			if !in && !done {
+				out.WriteString(block)
+			}
+			in = true
+			continue
+		case in && st.header:
+			in, done = false, true
+			out.WriteString("\n") // the blank line that separated the old table from this one
+		}
+		if !in {
+			out.Write(src[st.start:st.end])
+		}
+	}
+	return []byte(out.String()), done || in
+}
+
 // inlineTable says whether the top-level table key is given its value by an assignment before
-// the file's first table header (key = { … }, an inline table), as its lines read. A multi-line
-// string that only looks like one makes this say yes: init then refuses a file it could have
-// edited, never writes one its client refuses.
+// the file's first table header (key = { … }, an inline table), its statements read as TOML
+// (the key decoded: "mcp\u005Fservers" is the same key; a line of a multi-line string or array
+// is no statement).
 func inlineTable(src []byte, key string) bool {
-	assign := regexp.MustCompile(`^\s*("` + regexp.QuoteMeta(key) + `"|'` + regexp.QuoteMeta(key) + `'|` + regexp.QuoteMeta(key) + `)\s*=`)
-	for _, l := range strings.Split(string(src), "\n") {
-		if tomlHeader().MatchString(l) {
+	for _, st := range tomlStatements(src) {
+		if st.header {
 			return false
 		}
-		if assign.MatchString(l) {
+		if slices.Equal(st.path, []string{key}) && st.value < len(src) && src[st.value] == '{' {
 			return true
 		}
 	}
 	return false
 }
 
-// checkReplacedTOML: the replacement above is line-based, to keep every other line as written,
-// so a line that only looks like a table header (inside a multi-line string) cuts the file in
-// the wrong place: the result would not parse, or would lose or move another table's keys. It
-// must hold the old document with only entry name changed, and that to exactly block.
-func (c Client) checkReplacedTOML(old map[string]any, out []byte, name, block string) error {
-	fail := fmt.Errorf("%s.%s cannot be replaced line by line in this file (a multi-line string holds a line that starts with \"[\"): edit the entry by hand", c.Key, name)
-	var got, want map[string]any
-	if _, err := decodeTOML(out, &got); err != nil {
-		return fail
-	}
+// checkTOMLEdit: init's edits of a TOML file are line-based, to keep every other line as
+// written, so a line that only looks like a table header or a key (inside a multi-line string or
+// array) would have it edit the wrong place: a result that does not parse, or that lost or moved
+// another table's keys. The result must hold the old document with only entry name changed,
+// and that to exactly block; and it must extend no inline table (TOML 1.0 and Codex refuse
+// that, init's reader takes it). Else a refusal to edit the file, saying to edit it by hand.
+func (c Client) checkTOMLEdit(old map[string]any, out []byte, name, block, done string) error {
+	var want map[string]any
 	if _, err := decodeTOML([]byte(block), &want); err != nil {
-		return fail
+		return c.editRefused(name, done, err.Error())
+	}
+	servers, _ := want[c.Key].(map[string]any)
+	return c.checkTOMLEntry(old, out, name, servers[name], done)
+}
+
+// checkTOMLEntry is checkTOMLEdit's comparison: out holds old with entry name now want.
+func (c Client) checkTOMLEntry(old map[string]any, out []byte, name string, want any, done string) error {
+	if p, line, found := tomlInlineExtended(out); found && !mutated("init-toml-strict") {
+		return c.editRefused(name, done, fmt.Sprintf("the result's line %d would extend %s, an inline table, which TOML lets nothing extend (Codex refuses such a file whole)",
+			line, strings.Join(p, ".")))
+	}
+	var got map[string]any
+	if _, err := decodeTOML(out, &got); err != nil {
+		return c.editRefused(name, done, "the result would not parse")
 	}
 	// rest is a document without the entry (a copy: the documents are left as they are).
 	rest := func(doc map[string]any) (map[string]any, any) {
@@ -423,11 +433,15 @@ func (c Client) checkReplacedTOML(old map[string]any, out []byte, name, block st
 	}
 	gotRest, gotEntry := rest(got)
 	oldRest, _ := rest(old)
-	_, wantEntry := rest(want)
-	if !sameTOMLValue(gotRest, oldRest) || !sameTOMLValue(gotEntry, wantEntry) {
-		return fail
+	if !sameTOMLValue(gotRest, oldRest) || !sameTOMLValue(gotEntry, want) {
+		return c.editRefused(name, done, "a multi-line string or array holds a line that reads as a table header or a key, and the result would not be the intended entry with every other key as it was")
 	}
 	return nil
+}
+
+// editRefused says that entry name cannot be edited line by line in this file, and why.
+func (c Client) editRefused(name, done, why string) error {
+	return fmt.Errorf("%s.%s cannot be %s line by line in this file (%s): edit the entry by hand", c.Key, tomlKey(name), done, why)
 }
 
 // sameTOMLValue compares decoded TOML values as TOML writes them: a nan (a user's key may hold

@@ -46,34 +46,20 @@ func listTOML(t Target, src []byte) ([]WrapServer, error) {
 	return out, nil
 }
 
-// tomlOwnHeader matches the header line of table key.name or one of its sub-tables.
-func tomlOwnHeader(key, name string) *regexp.Regexp {
-	return regexp.MustCompile(`^[ \t]*\[[ \t]*` + regexp.QuoteMeta(key) + `[ \t]*\.[ \t]*("` + regexp.QuoteMeta(name) + `"|'` +
-		regexp.QuoteMeta(name) + `'|` + regexp.QuoteMeta(name) + `)[ \t]*(\]|\.)`)
-}
-
-// locateTOML finds the span of [key.name] and its sub-tables: from its header line to the next
-// header line of another table (or the end of the file).
+// locateTOML finds the span of [key.name] and its sub-tables: from its header to the next
+// header of another table (or the end of the file), headers read as TOML statements (a line of a
+// multi-line string is none).
 func locateTOML(src []byte, key, name string) (start, end int, found bool, err error) {
-	own := tomlOwnHeader(key, name)
-	pos := 0
 	start = -1
-	for pos < len(src) {
-		eol := bytes.IndexByte(src[pos:], '\n')
-		next := len(src)
-		if eol >= 0 {
-			next = pos + eol + 1
-		}
-		line := src[pos:next]
+	for _, st := range tomlStatements(src) {
 		switch {
-		case own.Match(line):
+		case st.header && hasKeyPrefix(st.path, []string{key, name}):
 			if start < 0 {
-				start = pos
+				start = st.start
 			}
-		case start >= 0 && tomlHeader().Match(line):
-			return start, pos, true, nil
+		case start >= 0 && st.header:
+			return start, st.start, true, nil
 		}
-		pos = next
 	}
 	if start < 0 {
 		return 0, 0, false, nil
@@ -98,19 +84,12 @@ func tomlKeyValue(raw []byte, key string) (from, to int, ok bool) {
 	return m[1], tomlValueEnd(raw, m[1]), true
 }
 
-// tomlHeaderAt is where the first header line in b starts (-1 = none).
+// tomlHeaderAt is where the first table header in b starts (-1 = none).
 func tomlHeaderAt(b []byte) int {
-	pos := 0
-	for pos < len(b) {
-		eol := bytes.IndexByte(b[pos:], '\n')
-		next := len(b)
-		if eol >= 0 {
-			next = pos + eol + 1
+	for _, st := range tomlStatements(b) {
+		if st.header {
+			return st.start
 		}
-		if tomlHeader().Match(b[pos:next]) {
-			return pos
-		}
-		pos = next
 	}
 	return -1
 }
