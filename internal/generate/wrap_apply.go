@@ -140,6 +140,9 @@ func wrapOne(o WrapOptions, cur []byte, out *WrapOutcome) ([]byte, error) {
 	}
 	pol, reuse := wrapPolicyPath(o.PolicyDir, s)
 	wrapped, err := wrapEntry(s.Target.Client.Format, s.Raw, o.Binary, o.Scheme.Args(pol, s.Command, s.Args))
+	if err == nil && s.Target.Client.Format == "toml" {
+		err = s.Target.Client.checkWrapTOML(cur, splice(cur, start, end, string(wrapped)), s.Name, o.Binary, o.Scheme.Args(pol, s.Command, s.Args))
+	}
 	if err != nil {
 		return cur, fmt.Errorf("rewrite %q in %s: %w", s.Name, s.Target.Path, err)
 	}
@@ -363,6 +366,11 @@ func unwrapFile(path string, recs []WrapRecord, force, deferPrune bool) ([]Unwra
 			u.Err = fmt.Errorf("%s is gone: nothing to restore (its original stays in %s)", r, r.File)
 		case !sameEntry(r.Format, cur[start:end], []byte(r.Wrapped)) && !force && !mutated("init-unwrap-changed"):
 			u.Err = fmt.Errorf("%s changed since init --wrap wrote it: restoring it would drop that change. Look at it, then run init --unwrap --force to restore the original (kept in %s)", r, r.File)
+		case r.Format == "toml":
+			next := splice(cur, start, end, r.Original)
+			if u.Err = (Client{Key: r.Keys[0]}).checkRestoredTOML(cur, next, r.Keys[len(r.Keys)-1], r.Original); u.Err == nil {
+				cur = next
+			}
 		default:
 			cur = splice(cur, start, end, r.Original)
 		}

@@ -97,6 +97,18 @@ func (f *wrapFixture) list(t *testing.T, tg Target) []WrapServer {
 	return l
 }
 
+// unwrapAllTo unwraps every recorded entry: the target's file must then be text, byte for byte.
+func (f *wrapFixture) unwrapAllTo(t *testing.T, tg Target, text string) {
+	t.Helper()
+	recs, _ := LoadWrapRecords(f.dir)
+	if _, _, err := Unwrap(recs, false); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(tg.Path); string(b) != text {
+		t.Errorf("after unwrap:\n%s\nwant:\n%s", b, text)
+	}
+}
+
 // three stdio servers in the shapes people write: args and env, no args, a cwd and extra keys.
 func threeJSON(srv string) map[string]string {
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
@@ -524,13 +536,7 @@ func TestWrapCodexShapes(t *testing.T) {
 	if b, _ := os.ReadFile(tg.Path); !strings.Contains(string(b), "command = \"not this one\"") {
 		t.Errorf("the sub-table's key was rewritten:\n%s", b)
 	}
-	recs, _ := LoadWrapRecords(f.dir)
-	if _, _, err := Unwrap(recs, false); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(tg.Path); string(b) != text {
-		t.Errorf("after unwrap:\n%s\nwant:\n%s", b, text)
-	}
+	f.unwrapAllTo(t, tg, text)
 }
 
 // Variables the entry sets that wrap refuses to pass (it sets PATH itself; NODE_OPTIONS injects
@@ -701,5 +707,78 @@ func TestWrapPolicyNamesTheAuditLogThisInitSees(t *testing.T) {
 	}
 	if want := `path = "/srv/my-state/mcpsandbox/audit.jsonl"`; !strings.Contains(string(b), want) {
 		t.Errorf("want %s in:\n%s", want, b)
+	}
+}
+
+// TestWrapCodexKeyInAString: a line reading `command = …` or `args = …` (or a table header)
+// inside a multi-line string or array before the entry's real keys is part of that value: the
+// real command and args are wrapped, the string stays as it was, and unwrap puts the file back
+// byte for byte. It was the string that got rewritten, the real command left, and the entry
+// reported wrapped while its server ran unsandboxed (atk33 F4).
+func TestWrapCodexKeyInAString(t *testing.T) {
+	for _, tc := range []struct{ name, before string }{
+		{"basic", "startup_note = \"\"\"\ncommand = \"npx\"\n\"\"\"\n"},
+		{"literal", "startup_note = '''\ncommand = 'npx'\nargs = []\n'''\n"},
+		{"args", "note = \"\"\"\nargs = [\"--other\"]\n\"\"\"\n"},
+		{"array", "notes = [\n  \"\"\"\ncommand = \"npx\"\n\"\"\",\n  '''\n[other]\n''',\n]\n"},
+		{"header", "note = \"\"\"\n[mcp_servers.docs.env]\ncommand = \"npx\"\n\"\"\"\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newWrapFixture(t)
+			text := "model = \"m\"\n\n[mcp_servers.docs]\n" + tc.before + "command = " + strconv.Quote(f.server) +
+				"\nargs = [\"--stdio\"]\nenv = { GENERATE_TEST_SERVER = \"1\" }\n"
+			tg := f.target(t, "codex", text)
+			list := f.list(t, tg)
+			if len(list) != 1 || list[0].Skip != "" {
+				t.Fatalf("listed %+v", list)
+			}
+			outs, _, err := WrapEntries(context.Background(), f.opts(), list)
+			if err != nil || outs[0].Err != nil {
+				t.Fatalf("%v %v", err, outs[0].Err)
+			}
+			b, _ := os.ReadFile(tg.Path)
+			var doc, orig struct {
+				MCPServers map[string]map[string]any `toml:"mcp_servers"`
+			}
+			if _, err := toml.Decode(string(b), &doc); err != nil {
+				t.Fatalf("%v\n%s", err, b)
+			}
+			toml.Decode(text, &orig)
+			got, was := doc.MCPServers["docs"], orig.MCPServers["docs"]
+			if got["command"] != f.bin || fmt.Sprint(got["args"]) != fmt.Sprint([]any{"wrap", "--policy", outs[0].Record.Policy, "--", f.server, "--stdio"}) {
+				t.Errorf("wrapped entry: command %v args %v\n%s", got["command"], got["args"], b)
+			}
+			for k := range was {
+				if k != "command" && k != "args" && fmt.Sprint(got[k]) != fmt.Sprint(was[k]) {
+					t.Errorf("%s changed: %v, was %v", k, got[k], was[k])
+				}
+			}
+			f.unwrapAllTo(t, tg, text)
+		})
+	}
+}
+
+// TestWrapTOMLEditsChecked: a line-based wrap or unwrap whose result is not the intended entry
+// with every other key as it was (the string rewritten instead of the real command, another
+// table's key lost) is refused, saying to edit by hand. Red under mutants
+// init-wrap-toml-unchecked and init-unwrap-toml-unchecked.
+func TestWrapTOMLEditsChecked(t *testing.T) {
+	codex := client(t, "codex")
+	old := "[mcp_servers.docs]\nnote = \"\"\"\ncommand = \"npx\"\n\"\"\"\ncommand = \"/srv\"\nargs = [\"--stdio\"]\n"
+	args := []string{"wrap", "--policy", "/p.toml", "--", "/srv", "--stdio"}
+	bad := "[mcp_servers.docs]\nnote = \"\"\"\ncommand = \"/bin/m\"\n\"\"\"\ncommand = \"/srv\"\nargs = " + tomlList(args) + "\n"
+	good := "[mcp_servers.docs]\nnote = \"\"\"\ncommand = \"npx\"\n\"\"\"\ncommand = \"/bin/m\"\nargs = " + tomlList(args) + "\n"
+	if err := codex.checkWrapTOML([]byte(old), []byte(bad), "docs", "/bin/m", args); err == nil || !strings.Contains(err.Error(), "by hand") {
+		t.Errorf("the string wrapped, not the command: %v", err)
+	}
+	if err := codex.checkWrapTOML([]byte(old), []byte(good), "docs", "/bin/m", args); err != nil {
+		t.Errorf("the command wrapped: %v", err)
+	}
+	cur := "[other]\na = 1\n" + good
+	if err := codex.checkRestoredTOML([]byte(cur), []byte(old), "docs", old); err == nil || !strings.Contains(err.Error(), "by hand") {
+		t.Errorf("restored over another table's key: %v", err)
+	}
+	if err := codex.checkRestoredTOML([]byte(cur), []byte("[other]\na = 1\n"+old), "docs", old); err != nil {
+		t.Errorf("restored: %v", err)
 	}
 }

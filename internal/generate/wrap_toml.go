@@ -3,7 +3,6 @@ package generate
 import (
 	"bytes"
 	"errors"
-	"regexp"
 	"slices"
 )
 
@@ -68,30 +67,18 @@ func locateTOML(src []byte, key, name string) (start, end int, found bool, err e
 }
 
 // tomlKeyValue finds `key = value` in the table text (its first table only, before any
-// sub-table header) and returns the value's span.
+// sub-table header) and returns the value's span. Keys are read as TOML statements: a line
+// `command = …` inside a multi-line string is part of that string (atk33 F4).
 func tomlKeyValue(raw []byte, key string) (from, to int, ok bool) {
-	re := regexp.MustCompile(`(?m)^[ \t]*(` + regexp.QuoteMeta(key) + `|"` + regexp.QuoteMeta(key) + `"|'` + regexp.QuoteMeta(key) + `')[ \t]*=[ \t]*`)
-	body := raw
-	if i := bytes.IndexByte(raw, '\n'); i >= 0 { // past the header line
-		if h := tomlHeaderAt(raw[i+1:]); h >= 0 {
-			body = raw[:i+1+h]
+	for i, st := range tomlStatements(raw) {
+		if st.header && i > 0 {
+			break
+		}
+		if !st.header && slices.Equal(st.path, []string{key}) {
+			return st.value, tomlValueEnd(raw, st.value), true
 		}
 	}
-	m := re.FindIndex(body)
-	if m == nil {
-		return 0, 0, false
-	}
-	return m[1], tomlValueEnd(raw, m[1]), true
-}
-
-// tomlHeaderAt is where the first table header in b starts (-1 = none).
-func tomlHeaderAt(b []byte) int {
-	for _, st := range tomlStatements(b) {
-		if st.header {
-			return st.start
-		}
-	}
-	return -1
+	return 0, 0, false
 }
 
 // tomlValueEnd is where the TOML value starting at i ends: a string's closing quote, an
@@ -184,4 +171,50 @@ func wrapEntryTOML(raw []byte, bin string, args []string) ([]byte, error) {
 	}
 	out := splice(raw, cf, ct, tomlString(bin))
 	return splice(out, af, at, tomlList(args)), nil
+}
+
+// checkWrapTOML: the wrap above is line-based, to keep every other line as written. The
+// result, out (the whole file), must decode to the old file with only entry name changed, and
+// in it only command (now bin) and args (now args); else a refusal to edit it by hand, before
+// anything is written: a line that only looks like the key would leave the real command, the
+// server unsandboxed, reported wrapped (atk33 F4).
+func (c Client) checkWrapTOML(old, out []byte, name, bin string, args []string) error {
+	if mutated("init-wrap-toml-unchecked") {
+		return nil
+	}
+	var doc map[string]any
+	if _, err := decodeTOML(old, &doc); err != nil {
+		return c.editRefused(name, "wrapped", err.Error())
+	}
+	servers, _ := doc[c.Key].(map[string]any)
+	entry, _ := servers[name].(map[string]any)
+	want := map[string]any{}
+	for k, v := range entry {
+		want[k] = v
+	}
+	want["command"] = bin
+	argv := make([]any, len(args))
+	for i, a := range args {
+		argv[i] = a
+	}
+	want["args"] = argv
+	return c.checkTOMLEntry(doc, out, name, want, "wrapped")
+}
+
+// checkRestoredTOML: init --unwrap puts the entry's recorded text back in place of its tables;
+// the result, out, must decode to the file as it is, cur, with only entry name changed, to what
+// the recorded text holds.
+func (c Client) checkRestoredTOML(cur, out []byte, name, original string) error {
+	if mutated("init-unwrap-toml-unchecked") {
+		return nil
+	}
+	var doc, orig map[string]any
+	if _, err := decodeTOML(cur, &doc); err != nil {
+		return c.editRefused(name, "restored", err.Error())
+	}
+	if _, err := decodeTOML([]byte(original), &orig); err != nil {
+		return c.editRefused(name, "restored", "its recorded text does not parse")
+	}
+	servers, _ := orig[c.Key].(map[string]any)
+	return c.checkTOMLEntry(doc, out, name, servers[name], "restored")
 }
