@@ -260,6 +260,12 @@ func proveEntry(ctx context.Context, o WrapOptions, out WrapOutcome) (Probe, err
 		return Probe{}, fmt.Errorf("%q is gone from %s after writing it", s.Name, s.Target.Path)
 	}
 	w := list[i]
+	// What is started must be the wrapped entry: an entry that answers MCP proves nothing of the
+	// sandbox if it is the server's own command still (atk33 F4).
+	want := o.Scheme.Args(out.Record.Policy, s.Command, s.Args)
+	if (w.Command != o.Binary || !slices.Equal(w.Args, want)) && !mutated("init-wrap-proof-unwrapped") {
+		return Probe{}, fmt.Errorf("%q as %s now holds it is not the wrapped entry (it runs %s): edit it by hand", s.Name, s.Target.Path, w)
+	}
 	e := ServerEntry{Command: w.Command, Args: w.Args}
 	p, err := StartCheck(ctx, e, w.ProofEnv(o.Parent), nil, o.Timeout)
 	if err != nil {

@@ -782,3 +782,21 @@ func TestWrapTOMLEditsChecked(t *testing.T) {
 		t.Errorf("restored: %v", err)
 	}
 }
+
+// TestWrapProofStartsOnlyTheWrappedEntry: the proof reads the entry back from the file and
+// starts it; an entry there that is not the wrapped one (the server's own command still) is
+// refused, not started: its answering MCP would say nothing of the sandbox (atk33 F4). Red
+// under mutant init-wrap-proof-unwrapped.
+func TestWrapProofStartsOnlyTheWrappedEntry(t *testing.T) {
+	f := newWrapFixture(t)
+	tg := f.target(t, "codex", "[mcp_servers.docs]\ncommand = "+strconv.Quote(f.server)+"\nargs = [\"--stdio\"]\nenv = { GENERATE_TEST_SERVER = \"1\" }\n")
+	list := f.list(t, tg)
+	if len(list) != 1 || list[0].Skip != "" {
+		t.Fatalf("listed %+v", list)
+	}
+	pol := filepath.Join(f.dir, "codex-docs.toml")
+	_, err := proveEntry(context.Background(), f.opts(), WrapOutcome{Server: list[0], Record: WrapRecord{Policy: pol}})
+	if err == nil || !strings.Contains(err.Error(), "not the wrapped entry") {
+		t.Errorf("the unwrapped entry was proved: %v", err)
+	}
+}
