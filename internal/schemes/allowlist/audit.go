@@ -89,6 +89,10 @@ func audit(p *policy.Policy, add verify.Add) {
 			add("MS113", "allowlist.workspace", "under root, commands run as nobody (65534), and so do the file tools: the workspace %s (owner uid %d, mode %v) is not theirs to write, and every write there fails",
 				"chown -R 65534:65534 "+shellword.Quote(ws)+", or set allowlist.user", ws, ownerUID(st), st.Mode().Perm())
 		}
+		if unwritableToMe(ws) {
+			add("MS113", "allowlist.workspace", "commands and the file tools run as you (uid %d) when serve is not root: the workspace %s (owner uid %d, mode %v) is not yours to write, and every write there fails",
+				"use a directory of yours (mkdir -p ~/ai-workspace), or have its owner let you write it", os.Geteuid(), ws, ownerUID(st), st.Mode().Perm())
+		}
 	}
 	for i, r := range a.ReadPaths {
 		r = filepath.Clean(r)

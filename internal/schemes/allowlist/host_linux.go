@@ -108,3 +108,9 @@ func ownerUID(st os.FileInfo) int {
 	}
 	return -1
 }
+
+// unwritableToMe says whether serve's own user, when not root (commands and the file tools then
+// run as it), could not create files in the workspace dir.
+func unwritableToMe(dir string) bool {
+	return os.Geteuid() != 0 && unix.Access(dir, unix.W_OK|unix.X_OK) != nil
+}

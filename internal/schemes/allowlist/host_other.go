@@ -19,3 +19,6 @@ func hostChecks(context.Context) []verify.Check {
 
 // ownerUID: not known here (-1); the allowlist scheme does not serve on this OS.
 func ownerUID(os.FileInfo) int { return -1 }
+
+// unwritableToMe: the allowlist scheme does not serve on this OS.
+func unwritableToMe(string) bool { return false }

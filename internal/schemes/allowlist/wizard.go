@@ -204,6 +204,12 @@ func (w *Answers) Prepare(p *policy.Policy, log io.Writer) (string, error) {
 				"they can read it, but writes there fail, a command's and write_file's alike (the file tools act as that user). To let them write it: chown -R 65534:65534 %s, or set allowlist.user\n",
 				ws, ownerUID(st), st.Mode().Perm(), ws)
 		}
+		if unwritableToMe(ws) && !mutated("init-workspace-unwritable-silent") {
+			// a serve that is not root runs the commands and the file tools as its own user (trial33 F9)
+			fmt.Fprintf(log, "note: commands and the file tools run as you (uid %d), and the workspace %s (owner uid %d, mode %v) is not yours to write: "+
+				"they can read it, but every write there fails. Use a directory of yours (mkdir -p ~/ai-workspace), or have its owner let you write it\n",
+				os.Geteuid(), ws, ownerUID(st), st.Mode().Perm())
+		}
 		return "", nil
 	}
 	if err := os.MkdirAll(ws, 0o755); err != nil {

@@ -54,8 +54,8 @@ func (f *FS) open(p, rel string, flags int) (int, error) {
 		return -1, fmt.Errorf("%q: no such file or directory in the workspace (list_files shows what is there)", p)
 	case errors.Is(err, unix.ENOTDIR):
 		return -1, fmt.Errorf("%q: not a directory (or a file on its way is not one)", p)
-	case errors.Is(err, unix.EACCES) && f.As != nil:
-		return -1, executor.Refuse(f.Rule, "%q: permission denied to the sandbox's user (uid %d), whom the file tools act as: a command could not open it either (its owner or mode, or a directory's on the way)", p, f.As.UID)
+	case errors.Is(err, unix.EACCES) && (f.As != nil || !mutated("files-unwritable-blamed")):
+		return -1, executor.Refuse(f.Rule, "%q: permission denied to %s: a command could not open it either (its owner or mode, or a directory's on the way)", p, f.actor())
 	}
 	return -1, fmt.Errorf("%q: %w", p, err)
 }
@@ -277,8 +277,12 @@ func (f *FS) write(ctx context.Context, p, rel string, data []byte) (*executor.R
 // mayWrite says whether the tools' user (FS.As) may write rel, as a command's write is judged:
 // an existing file opened for writing (not truncated), else the deepest existing directory on
 // its way writable and searchable (the commit makes the rest). Nil when As is not set.
+//
+// With As not set the tools act as serve, and so do the commands (a serve that is not root):
+// the same judgement names the workspace's permissions, where the commit's refusal named a rule
+// the user never set (trial33 F9: "refused by rule allowlist.protect ... permission denied").
 func (f *FS) mayWrite(p, rel string, made int) error {
-	if f.As == nil {
+	if f.As == nil && mutated("files-unwritable-blamed") {
 		return nil
 	}
 	parts := strings.Split(rel, "/")
@@ -301,11 +305,19 @@ func (f *FS) mayWrite(p, rel string, made int) error {
 	// AT_EACCESS: judged by the thread's file-system ids (asUser's), not its real ones
 	if err := unix.Faccessat2(fd, "", unix.W_OK|unix.X_OK, unix.AT_EACCESS|unix.AT_EMPTY_PATH); err != nil {
 		if errors.Is(err, unix.EACCES) {
-			return executor.Refuse(f.Rule, "%q: the sandbox's user (uid %d), whom the file tools act as, may not create files in %s: a command could not either (its owner or mode)", p, f.As.UID, dir)
+			return executor.Refuse(f.Rule, "%q: %s, may not create files in %s: a command could not either (its owner or mode)", p, f.actor(), dir)
 		}
 		return fmt.Errorf("%q: %w", p, err)
 	}
 	return nil
+}
+
+// actor names whom the file tools act as, for a refusal.
+func (f *FS) actor() string {
+	if f.As != nil {
+		return fmt.Sprintf("the sandbox's user (uid %d), whom the file tools act as", f.As.UID)
+	}
+	return fmt.Sprintf("serve's user (uid %d), whom the file tools and the commands run as", os.Geteuid())
 }
 
 // asUser runs fn on a thread of its own whose file-system uid and gid are f.As's, with no
