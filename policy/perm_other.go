@@ -7,3 +7,6 @@ func CheckFileSafe(path string) error { return nil }
 
 // CheckBinarySafe checks ownership and modes on Unix only.
 func CheckBinarySafe(path string) error { return nil }
+
+// CheckTokenFileSafe checks ownership and modes on Unix only.
+func CheckTokenFileSafe(path string) error { return nil }

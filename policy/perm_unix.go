@@ -22,6 +22,12 @@ func CheckBinarySafe(path string) error {
 	return checkOwned(path, "the binary", "the binary", "replace what your clients run")
 }
 
+// CheckTokenFileSafe is CheckFileSafe for serve --http's --token-file: whoever may write it, or
+// replace it through a directory above it, chooses the token that lets clients in (atk33 F9).
+func CheckTokenFileSafe(path string) error {
+	return checkOwned(path, "token file", "the token file", "choose the token serve lets clients in with")
+}
+
 // checkOwned checks the file and, as ssh's StrictModes does, every directory up to /, of the
 // path as given and as it resolves: each must be owned by root or the user and writable by no
 // one else, unless sticky (/tmp). Another user who may write any of them can rename the
@@ -78,7 +84,7 @@ func checkOwnedOne(p, what, harm string, dir bool) error {
 	loose := mode&os.ModeSymlink == 0 && !(dir && mode.IsDir() && mode&os.ModeSticky != 0)
 	switch {
 	case sys.Uid != 0 && sys.Uid != me:
-		return withFix(fmt.Sprintf("%s is owned by uid %d, not by you (uid %d) or root: whoever owns it decides what runs", what, sys.Uid, me), fmt.Sprintf("chown %d %s", me, p))
+		return withFix(fmt.Sprintf("%s is owned by uid %d, not by you (uid %d) or root: whoever owns it could %s", what, sys.Uid, me, harm), fmt.Sprintf("chown %d %s", me, p))
 	case loose && mode&0o002 != 0:
 		return withFix(fmt.Sprintf("%s is writable by everyone: anyone could %s", what, harm), "chmod o-w "+p)
 	case loose && mode&0o020 != 0 && sys.Gid != 0:

@@ -168,7 +168,7 @@ const maxTokenFile = 4096
 func mutated(name string) bool { return mutant.On(name) }
 
 // httpToken reads the bearer token from --token-file, or $MCPSANDBOX_TOKEN. A token file others
-// can read is refused, as ssh refuses a loose key.
+// can read, or another user could have written, is refused, as ssh refuses a loose key.
 func httpToken(file string) (string, error) {
 	if file != "" && os.Getenv("MCPSANDBOX_TOKEN") != "" {
 		return "", errors.New("both MCPSANDBOX_TOKEN and --token-file are set: give one, so it is clear which token clients need")
@@ -186,6 +186,11 @@ func httpToken(file string) (string, error) {
 	}
 	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 && !mutated("token-file-mode") {
 		return "", fmt.Errorf("--token-file %s is readable by others (mode %v): chmod 600 %s", file, st.Mode().Perm(), file)
+	}
+	// the owner and every directory above it, as for the policy file: whoever may replace it
+	// chooses the token (atk33 F9)
+	if err := policy.CheckTokenFileSafe(file); err != nil && !mutated("token-file-owned") {
+		return "", fmt.Errorf("refusing to serve: %w", err)
 	}
 	// a FIFO would hold serve's start forever, a huge file its memory: a token is a line
 	read := func() ([]byte, error) { return tomlbound.ReadRegular(file, maxTokenFile) }

@@ -48,3 +48,41 @@ func TestTokenFileBounded(t *testing.T) {
 		t.Errorf("token file of %d bytes: httpToken = %d chars, %v; want it read", maxTokenFile, len(tok), err)
 	}
 }
+
+// atk33 F9: a --token-file under a world-writable (not sticky) directory, or one another user
+// owns, is refused as such a policy file is, naming the place and the fix: whoever may replace it
+// chooses the token. Catches the token-file-owned mutant.
+func TestTokenFileOwnerAndAncestors(t *testing.T) {
+	t.Setenv("MCPSANDBOX_TOKEN", "")
+	const good = "0123456789abcdef0123456789abcdef"
+	f := writeToken(t, good+"\n", 0o600)
+	dir := filepath.Dir(f)
+	gp := filepath.Dir(dir)
+	if tok, err := httpToken(f); err != nil || tok != good {
+		t.Fatalf("a 0600 token file under 0755 directories: %q, %v", tok, err)
+	}
+	st, err := os.Stat(gp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(gp, 0o777)
+	t.Cleanup(func() { os.Chmod(gp, st.Mode().Perm()) })
+	want := "refusing to serve: the directory " + gp + " above the token file is writable by everyone: anyone could choose the token serve lets clients in with (fix: chmod o-w " + gp + ")"
+	if _, err := httpToken(f); err == nil || err.Error() != want {
+		t.Errorf("world-writable grandparent: httpToken = %v, want %q", err, want)
+	}
+	if err := serveWithToken(t, f); err == nil || err.Error() != want {
+		t.Errorf("world-writable grandparent: serve --token-file = %v, want %q", err, want)
+	}
+	os.Chmod(gp, st.Mode().Perm())
+	if os.Geteuid() != 0 {
+		return
+	}
+	if err := os.Chown(f, 4321, 4321); err != nil {
+		t.Fatal(err)
+	}
+	want = "refusing to serve: token file " + f + " is owned by uid 4321, not by you (uid 0) or root: whoever owns it could choose the token serve lets clients in with (fix: chown 0 " + f + ")"
+	if _, err := httpToken(f); err == nil || err.Error() != want {
+		t.Errorf("a token file another user owns: httpToken = %v, want %q", err, want)
+	}
+}
