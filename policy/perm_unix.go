@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/linkwalk"
 )
 
 // CheckFileSafe refuses a policy file that someone other than its reader or root could have
@@ -29,43 +31,90 @@ func CheckTokenFileSafe(path string) error {
 }
 
 // checkOwned checks the file and, as ssh's StrictModes does, every directory up to /, of the
-// path as given and as it resolves: each must be owned by root or the user and writable by no
-// one else, unless sticky (/tmp). Another user who may write any of them can rename the
-// directory below it and put one of their own in its place (attack round atk32, F8: a
-// world-writable grandparent passed, as only the file and its directory were looked at).
+// path as given, of every link it passes through and of where it resolves: each must be owned by
+// root or the user and writable by no one else, unless sticky (/tmp). Another user who may write
+// any of them can rename the directory below it and put one of their own in its place (attack
+// round atk32, F8: a world-writable grandparent passed, as only the file and its directory were
+// looked at), or re-point a link in it (atk33 F3: the directory holding the second link of a
+// chain was on neither walk).
 func checkOwned(path, kind, ref, harm string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", kind, path, err)
 	}
-	resolved, err := filepath.EvalSymlinks(abs)
+	resolved, links, err := resolveSteps(abs)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", kind, path, err)
 	}
 	seen := map[string]bool{}
-	for _, top := range []string{abs, resolved} {
-		via := ""
-		if top == resolved && resolved != abs {
-			via = fmt.Sprintf(" (%s resolves to %s)", path, resolved)
-		}
+	walk := func(top, name, via string) error {
 		for p, up := top, 0; !seen[p]; p, up = filepath.Dir(p), up+1 {
 			seen[p] = true
 			if up > 1 && mutated("policy-own-ancestors") {
 				break
 			}
-			what := kind + " " + path + via
+			what := name + via
 			switch {
 			case up == 1:
-				what = "the directory " + p + " holding " + ref + via
+				what = "the directory " + p + " holding " + name + via
 			case up > 1:
-				what = "the directory " + p + " above " + ref + via
+				what = "the directory " + p + " above " + name + via
+			}
+			if up == 0 && name == ref {
+				what = kind + " " + path + via
 			}
 			if err := checkOwnedOne(p, what, harm, up > 0); err != nil {
 				return err
 			}
 		}
+		return nil
 	}
-	return nil
+	if err := walk(abs, ref, ""); err != nil {
+		return err
+	}
+	for _, l := range links {
+		if mutated("policy-own-link-chain") {
+			break
+		}
+		if err := walk(l, "the link "+l, fmt.Sprintf(" (%s resolves through it)", path)); err != nil {
+			return err
+		}
+	}
+	via := ""
+	if resolved != abs {
+		via = fmt.Sprintf(" (%s resolves to %s)", path, resolved)
+	}
+	return walk(resolved, ref, via)
+}
+
+// maxLinkHops is how many links one resolution may follow, as Linux's own limit (ELOOP).
+const maxLinkHops = 40
+
+// resolveSteps resolves abs one name at a time, as the kernel does, and returns where it ends and
+// every link it followed, each named under the real directory holding it.
+func resolveSteps(abs string) (string, []string, error) {
+	var links []string
+	w := linkwalk.New(abs)
+	for next, ok := w.Next(); ok; next, ok = w.Next() {
+		st, err := os.Lstat(next)
+		if err != nil {
+			return "", nil, err
+		}
+		if st.Mode()&os.ModeSymlink == 0 {
+			w.Enter(next)
+			continue
+		}
+		if len(links) == maxLinkHops {
+			return "", nil, fmt.Errorf("%s: more than %d links to follow: %w", abs, maxLinkHops, syscall.ELOOP)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", nil, err
+		}
+		links = append(links, next)
+		w.Follow(target)
+	}
+	return w.Dir(), links, nil
 }
 
 // checkOwnedOne checks one name on the path: its owner and, unless it is a link (whose mode

@@ -102,3 +102,46 @@ func TestCheckFileSafeWalksEveryAncestor(t *testing.T) {
 		}
 	}
 }
+
+// atk33 F3: a name that is a link to another link is resolved one link at a time, and the
+// directories holding every link of the chain are checked too: given/l1 -> mid/l2 -> real, with
+// mid world-writable, lets anyone re-point l2, so it is refused as mid/l2 itself is. A loop of
+// links is refused, not followed forever. Catches the policy-own-link-chain mutant.
+func TestCheckFileSafeWalksEveryLinkInAChain(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"given", "mid", "real"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, "real", "pol.toml"), []byte("x"), 0o600)
+	mid := filepath.Join(root, "mid")
+	l2 := filepath.Join(mid, "l2")
+	if err := os.Symlink("../real", l2); err != nil {
+		t.Fatal(err)
+	}
+	l1 := filepath.Join(root, "given", "l1")
+	if err := os.Symlink(l2, l1); err != nil {
+		t.Fatal(err)
+	}
+	pol := filepath.Join(l1, "pol.toml")
+	if err := policy.CheckFileSafe(pol); err != nil {
+		t.Fatalf("0755 directories along the chain: %v", err)
+	}
+	os.Chmod(mid, 0o777)
+	want := "the directory " + mid + " holding the link " + l2 + " (" + pol + " resolves through it) is writable by everyone: anyone could allow themselves any command (fix: chmod o-w " + mid + ")"
+	if err := policy.CheckFileSafe(pol); err == nil || err.Error() != want {
+		t.Errorf("a world-writable directory holding the chain's second link: %v\nwant %q", err, want)
+	}
+	os.Chmod(mid, 0o777|os.ModeSticky)
+	if err := policy.CheckFileSafe(pol); err != nil {
+		t.Errorf("a sticky directory holding the second link: %v", err)
+	}
+	os.Chmod(mid, 0o755)
+
+	loop := filepath.Join(root, "loop")
+	os.Symlink(loop, loop)
+	if err := policy.CheckFileSafe(filepath.Join(loop, "pol.toml")); err == nil || !strings.Contains(err.Error(), "more than 40 links") {
+		t.Errorf("a loop of links: %v", err)
+	}
+}

@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"path"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/linkwalk"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
 	"golang.org/x/sys/unix"
 )
@@ -115,20 +115,10 @@ func (t mountPoints) localResolved(p string, seen map[string]bool) bool {
 	if mutated("mounts-fs-links-unfollowed") {
 		return t.local(p)
 	}
-	cur, rest, links := "/", strings.Split(p, "/"), 0
-	for len(rest) > 0 {
-		c := rest[0]
-		rest = rest[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = path.Dir(cur)
-			continue
-		}
-		next := path.Join(cur, c)
+	w, links := linkwalk.New(p), 0
+	for next, ok := w.Next(); ok; next, ok = w.Next() {
 		if seen[next] {
-			cur = next
+			w.Enter(next)
 			continue
 		}
 		if !t.local(next) {
@@ -140,7 +130,7 @@ func (t mountPoints) localResolved(p string, seen map[string]bool) bool {
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 			seen[next] = true
-			cur = next
+			w.Enter(next)
 			continue
 		}
 		if links++; links > maxSymlinks {
@@ -150,10 +140,7 @@ func (t mountPoints) localResolved(p string, seen map[string]bool) bool {
 		if err != nil {
 			return false
 		}
-		if strings.HasPrefix(target, "/") {
-			cur = "/"
-		}
-		rest = append(strings.Split(target, "/"), rest...)
+		w.Follow(target)
 	}
 	return true
 }
