@@ -31,9 +31,16 @@ func CheckOwnFilesIn(dir, place, writer, policyFile, auditPath string) error {
 		if f.path == "" {
 			continue
 		}
-		if r := RealPath(f.path); within(dirReal, r) {
-			return refusedWithFix(fmt.Sprintf("%s %s lies inside %s %s, where %s: it could be rewritten (%s)",
-				f.what, f.path, place, dir, writer, map[bool]string{true: "and so what the next start allows", false: "and so the record of every call"}[f.what == "the policy file"]), f.fix)
+		r := RealPath(f.path)
+		same, in := withinSame(dir, r) // a bind mount of dir is dir too
+		if in || within(dirReal, r) {
+			if same != "" && !within(dirReal, r) {
+				same = " (" + same + " is the same directory as " + dir + ")"
+			} else {
+				same = ""
+			}
+			return refusedWithFix(fmt.Sprintf("%s %s lies inside %s %s%s, where %s: it could be rewritten (%s)",
+				f.what, f.path, place, dir, same, writer, map[bool]string{true: "and so what the next start allows", false: "and so the record of every call"}[f.what == "the policy file"]), f.fix)
 		}
 	}
 	return nil
@@ -49,7 +56,7 @@ func CheckAuditNotReadIn(dirs []string, key, auditPath string) error {
 	}
 	r := RealPath(auditPath)
 	for i, d := range dirs {
-		if d != "" && within(RealPath(d), r) {
+		if _, in := withinSame(d, r); d != "" && (within(RealPath(d), r) || in) {
 			return refusedWithFix(fmt.Sprintf("the audit log %s lies inside %s[%d] = %s, which sandboxed code reads: every call's record, other sessions' arguments and outputs included, would be readable",
 				auditPath, key, i, d), fmt.Sprintf("set audit.path to a file outside it (or \"\" for the default under $XDG_STATE_HOME), or narrow %s to the directories commands need", key))
 		}

@@ -102,6 +102,14 @@ func checkWorkspacePath(configured, ws string, u WorkspaceUse, goos string, home
 			return fmt.Errorf("workspace %s%s %s: the host reads its keys and configuration, and runs programs, from there; %s", ws, via, why, fix)
 		}
 	}
+	if mutated("workspace-home-identity") || !filepath.IsAbs(ws) {
+		return nil
+	}
+	for _, same := range homes.sameAs(ws) {
+		if why := homes.reach(same, goos); why != "" {
+			return fmt.Errorf("workspace %s%s (the same directory as %s: a bind mount or another name) %s: the host reads its keys and configuration, and runs programs, from there; %s", ws, via, same, why, fix)
+		}
+	}
 	return nil
 }
 

@@ -10,21 +10,14 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"golang.org/x/sys/unix"
 )
 
 // smallDisk mounts a tmpfs of size bytes at a fresh directory (root only).
 func smallDisk(t *testing.T, size string) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("mount a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
+	return testenv.Mount(t, "tmpfs", "tmpfs", 0, "size="+size)
 }
 
 // fill writes into dir until its filesystem is full.
