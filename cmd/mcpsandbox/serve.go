@@ -101,6 +101,13 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	if err != nil {
 		return err
 	}
+	// every scheme's policy decides what runs (docker's image and mounts, e2b's template, not
+	// only allowlist's commands): one another user may replace is refused for each (atk33 F9)
+	if p.File != "" && !mutated("serve-policy-owned-any-scheme") {
+		if err := policy.CheckFileSafe(p.File); err != nil {
+			return fmt.Errorf("refusing to serve: %w", err)
+		}
+	}
 	if sc.Relay != nil && !o.Check { // a policy that wraps another server: serve is that relay
 		if o.HTTP != "" {
 			return fmt.Errorf("a %s policy relays another server over stdio: drop --http", p.Scheme)
