@@ -2,9 +2,10 @@ package policy
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 )
 
 // CheckOwnFiles refuses a workspace (ws, a policy's WorkspaceDir) that holds serve's own files:
@@ -88,8 +89,8 @@ func within(dir, p string) bool {
 // DefaultAuditPath is where audit.path "" puts the log: $XDG_STATE_HOME/mcpsandbox/audit.jsonl,
 // or, with that unset (or not absolute), under home's .local/state.
 func DefaultAuditPath(home string) string {
-	dir := os.Getenv("XDG_STATE_HOME")
-	if !filepath.IsAbs(dir) {
+	dir := xdg.Dir("XDG_STATE_HOME")
+	if dir == "" {
 		dir = filepath.Join(home, ".local", "state")
 	}
 	return filepath.Join(dir, "mcpsandbox", "audit.jsonl")

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 )
 
 // The workspace rule every local scheme applies to the host directory it hands to programs: a
@@ -160,7 +162,7 @@ func HostHomes() Homes {
 	h.Homes = append(h.Homes, "/root")
 	h.Homes = append(h.Homes, passwdHomes("/etc/passwd")...)
 	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"} {
-		if v := os.Getenv(k); filepath.IsAbs(v) {
+		if v := xdg.Dir(k); v != "" {
 			h.XDG = append(h.XDG, k+"="+v)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/templates"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -138,7 +139,7 @@ func HostEnv(project string) (Env, error) {
 	case "windows":
 		e.ConfigDir = os.Getenv("APPDATA")
 	default:
-		e.ConfigDir = os.Getenv("XDG_CONFIG_HOME")
+		e.ConfigDir = xdg.Dir("XDG_CONFIG_HOME")
 		if e.ConfigDir == "" {
 			e.ConfigDir = filepath.Join(home, ".config")
 		}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -117,7 +118,7 @@ func PolicyChange(p *policy.Policy, path string) (FileChange, error) {
 // ProjectBackupDir is where backups of files inside a project go: $XDG_STATE_HOME/mcpsandbox/
 // backups (or ~/.local/state/…), outside any project tree.
 func ProjectBackupDir() (string, error) {
-	dir := os.Getenv("XDG_STATE_HOME")
+	dir := xdg.Dir("XDG_STATE_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {

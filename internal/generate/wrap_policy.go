@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -247,7 +248,7 @@ func LoadWrapRecords(dir string) ([]WrapRecord, error) {
 // not "", which each wrap would resolve in its client's environment (trial32 F10).
 func wrapAuditPath() string {
 	home, err := os.UserHomeDir()
-	if err != nil && !filepath.IsAbs(os.Getenv("XDG_STATE_HOME")) || mutated("init-audit-path-env") {
+	if err != nil && xdg.Dir("XDG_STATE_HOME") == "" || mutated("init-audit-path-env") {
 		return ""
 	}
 	return policy.DefaultAuditPath(home)

@@ -5,9 +5,6 @@ import (
 	"go/build/constraint"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,21 +22,14 @@ var testOnlyDirs = map[string]string{
 // nothing sets one, except by passing another TestOnly… field on: so no policy, flag or
 // environment variable of a release binary can reach it.
 func TestNothingReleasedSetsTestOnlyFields(t *testing.T) {
-	sets, err := testOnlySets(repoRoot(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range sets {
-		t.Errorf("%s: a TestOnly… field is set outside the tests; set it in a _test.go file, or in a file built only with -tags testhooks (internal/testhooks)", s)
-	}
+	scanRepo(t, testOnlySets, "a TestOnly… field is set outside the tests; set it in a _test.go file, or in a file built only with -tags testhooks (internal/testhooks)")
 }
 
 // TestTestOnlySetsFindsOne proves the scan sees a field set in a literal and by assignment (a
 // check that finds nothing would pass any tree), and lets a test build's file, a test file and a
 // pass-through be.
 func TestTestOnlySetsFindsOne(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{
+	scanFinds(t, map[string]string{
 		"a.go":       "package x\n\nfunc a() { _ = O{TestOnlyAllowLoopback: true} }\n",
 		"b.go":       "package x\n\nfunc b(o *O) { o.TestOnlyAllowAddrs = nil }\n",
 		"pass.go":    "package x\n\nfunc p(q O) { _ = O{TestOnlyAllowLoopback: q.TestOnlyAllowLoopback} }\n",
@@ -48,24 +38,7 @@ func TestTestOnlySetsFindsOne(t *testing.T) {
 		"x_test.go":  "package x\n\nfunc t() { _ = O{TestOnlyAllowLoopback: true} }\n",
 		"bench/b.go": "package main\n\nfunc b() { _ = O{TestOnlyAllowLoopback: true} }\n",
 		"types.go":   "package x\n\ntype O struct{ TestOnlyAllowLoopback bool; TestOnlyAllowAddrs []int }\n",
-	}
-	for name, src := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sets, err := testOnlySets(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"a.go:3 TestOnlyAllowLoopback", "b.go:3 TestOnlyAllowAddrs", "release.go:5 TestOnlyAllowAddrs"}
-	if strings.Join(sets, "|") != strings.Join(want, "|") {
-		t.Fatalf("found %q, want %q", sets, want)
-	}
+	}, testOnlySets, []string{"a.go:3 TestOnlyAllowLoopback", "b.go:3 TestOnlyAllowAddrs", "release.go:5 TestOnlyAllowAddrs"})
 }
 
 // testOnlySets lists, as "file:line Field", where a non-test .go file under root that a release
@@ -73,29 +46,10 @@ func TestTestOnlySetsFindsOne(t *testing.T) {
 // but another TestOnly… field.
 func testOnlySets(root string) ([]string, error) {
 	var out []string
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			name := d.Name()
-			if path != root && (name == "vendor" || name == "testdata" || strings.HasPrefix(name, ".") || testOnlyDirs[rel] != "") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	skip := func(rel string) bool { return testOnlyDirs[rel] != "" }
+	err := goSources(root, parser.ParseComments|parser.SkipObjectResolution, skip, func(rel string, fset *token.FileSet, f *ast.File) {
 		if testBuildOnly(f) {
-			return nil
+			return
 		}
 		note := func(n ast.Node, field string) {
 			out = append(out, rel+":"+strconv.Itoa(fset.Position(n.Pos()).Line)+" "+field)
@@ -120,7 +74,6 @@ func testOnlySets(root string) ([]string, error) {
 			}
 			return true
 		})
-		return nil
 	})
 	sort.Strings(out)
 	return out, err

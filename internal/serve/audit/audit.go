@@ -58,6 +58,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -198,7 +199,7 @@ const Reserve = 256 * MaxLine
 
 // DefaultPath is $XDG_STATE_HOME/mcpsandbox/audit.jsonl (or ~/.local/state/...).
 func DefaultPath() (string, error) {
-	if filepath.IsAbs(os.Getenv("XDG_STATE_HOME")) {
+	if xdg.Dir("XDG_STATE_HOME") != "" {
 		return policy.DefaultAuditPath(""), nil
 	}
 	home, err := os.UserHomeDir()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"golang.org/x/sys/unix"
 )
 
@@ -121,7 +122,7 @@ func (g *gitGuard) globalFiles() []string {
 	} else if g.home != "" {
 		out = append(out, filepath.Join(g.home, ".gitconfig"))
 	}
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && !mutated("workspace-git-config-files") {
+	if x := xdg.Dir("XDG_CONFIG_HOME"); x != "" && !mutated("workspace-git-config-files") {
 		out = append(out, filepath.Join(x, "git", "config"))
 	} else if g.home != "" {
 		out = append(out, filepath.Join(g.home, ".config", "git", "config"))

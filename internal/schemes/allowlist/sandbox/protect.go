@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -367,7 +368,7 @@ func gitValue(v string) string {
 // value applies to every repository, the workspace's included.
 func globalGitHooks(home string) []string {
 	files := []string{"/etc/gitconfig", filepath.Join(home, ".gitconfig")}
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+	if x := xdg.Dir("XDG_CONFIG_HOME"); x != "" {
 		files = append(files, filepath.Join(x, "git", "config"))
 	} else {
 		files = append(files, filepath.Join(home, ".config", "git", "config"))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -99,7 +100,7 @@ func egressEnv() []string {
 // layout above). XDG_RUNTIME_DIR only when it is serve's uid's own directory: a sudo that kept
 // another user's would let that user swap the base under serve.
 func egressBase() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) && checkPrivateDir(d) == nil {
+	if d := xdg.Dir("XDG_RUNTIME_DIR"); d != "" && checkPrivateDir(d) == nil {
 		return filepath.Join(d, "mcpsandbox-egress")
 	}
 	return filepath.Join(os.TempDir(), "mcpsandbox-egress-"+strconv.Itoa(os.Geteuid()))

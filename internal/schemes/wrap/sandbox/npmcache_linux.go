@@ -17,6 +17,7 @@ import (
 
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -57,15 +58,17 @@ func CacheKey(p *policy.Policy) string {
 
 // wrapCacheDir is where the policy's persistent private caches live (key: CacheKey).
 func wrapCacheDir(name string) (string, error) {
-	base := os.Getenv("XDG_CACHE_HOME")
+	base := xdg.Dir("XDG_CACHE_HOME")
 	if base == "" && os.Geteuid() == 0 {
 		base = "/var/cache"
 	}
 	if base == "" {
-		var err error
-		if base, err = os.UserCacheDir(); err != nil {
+		// not os.UserCacheDir: it fails on a relative XDG_CACHE_HOME rather than ignore it
+		home, err := os.UserHomeDir()
+		if err != nil {
 			return "", fmt.Errorf("find a cache dir for the server's npm cache: %w (set XDG_CACHE_HOME)", err)
 		}
+		base = filepath.Join(home, ".cache")
 	}
 	return filepath.Join(base, "mcpsandbox", "wrap", name), nil
 }

@@ -113,3 +113,19 @@ func TestSeedChownLeavesTheClientsFiles(t *testing.T) {
 		t.Errorf("the seed's directory: uid %d, want the server's 65534", uid)
 	}
 }
+
+// A relative XDG_CACHE_HOME is ignored, as the XDG specification says: wrap runs where its
+// client starts it (a project's directory), and the server's writable cache would land there.
+func TestWrapCacheDirIgnoresARelativeXDGCacheHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "cache")
+	base := filepath.Join(home, ".cache")
+	if os.Geteuid() == 0 {
+		base = "/var/cache"
+	}
+	got, err := wrapCacheDir("github-0123")
+	if want := filepath.Join(base, "mcpsandbox", "wrap", "github-0123"); err != nil || got != want {
+		t.Errorf("XDG_CACHE_HOME=cache: %q %v, want %q", got, err, want)
+	}
+}
