@@ -129,3 +129,39 @@ func TestBackupOfAFileInAWorkTreeStaysOutOfIt(t *testing.T) {
 		}
 	}
 }
+
+// Backup names in the state directory are one name for one path: every clean absolute path
+// over an alphabet of the characters the name escapes (and of those an escape is made of) gets
+// a name of its own. The name made by joining with "%" and dropping ":" gave /p/a%b/mcp.json
+// and /p/a/b/mcp.json one base, so pruning one's backups removed the other's (atk33 F6, note).
+// Catches init-backup-name-injective.
+func TestBackupNamesAreOnePerPath(t *testing.T) {
+	dir := t.TempDir()
+	if a, b := backupBase("/p/a%b/mcp.json", dir), backupBase("/p/a/b/mcp.json", dir); a == b {
+		t.Errorf("/p/a%%b/mcp.json and /p/a/b/mcp.json share the backup base %s", a)
+	}
+	if got, want := backupBase("/p/.vscode/mcp.json", dir), filepath.Join(dir, "p%.vscode%mcp.json"); got != want {
+		t.Errorf("an ordinary path's base is %s, want %s (the names of backups made before stay)", got, want)
+	}
+	seen := map[string]string{}
+	var walk func(path string, n int)
+	walk = func(path string, n int) {
+		if !strings.HasSuffix(path, "/") {
+			base := backupBase(path, dir)
+			if other, ok := seen[base]; ok {
+				t.Fatalf("%s and %s share the backup base %s", other, path, base)
+			}
+			seen[base] = path
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range "/%@:a25" {
+			if c == '/' && strings.HasSuffix(path, "/") {
+				continue // a clean path has no "//", and ends in a name
+			}
+			walk(path+string(c), n-1)
+		}
+	}
+	walk("/", 6)
+}

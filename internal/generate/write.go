@@ -158,14 +158,30 @@ func PruneBackups(r WriteResult) {
 }
 
 // backupBase is the path a target's backups are named after: the target itself, or in dir a
-// name made of its whole path (/p/.vscode/mcp.json -> dir/p%.vscode%mcp.json).
+// name made of its whole path (/p/.vscode/mcp.json -> dir/p%.vscode%mcp.json), one name for
+// one path: a "%", "@" or ":" in it is written @XX (its code in hex), so /p/a%b/mcp.json and
+// /p/a/b/mcp.json do not share a base, and pruning one's backups cannot remove the other's
+// (the file from before init first changed it among them: atk33 F6's note).
 func backupBase(target, dir string) string {
 	if dir == "" {
 		return target
 	}
-	name := strings.ReplaceAll(strings.TrimPrefix(filepath.ToSlash(target), "/"), "/", "%")
-	name = strings.ReplaceAll(name, ":", "")
-	return filepath.Join(dir, name)
+	path := strings.TrimPrefix(filepath.ToSlash(target), "/")
+	if mutated("init-backup-name-injective") {
+		return filepath.Join(dir, strings.ReplaceAll(strings.ReplaceAll(path, "/", "%"), ":", ""))
+	}
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; c {
+		case '/':
+			b.WriteByte('%')
+		case '%', '@', ':':
+			fmt.Fprintf(&b, "@%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return filepath.Join(dir, b.String())
 }
 
 // backupName matches BASE.bak-YYYYMMDD-HHMMSS and its -N twins.
