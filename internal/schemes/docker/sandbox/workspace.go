@@ -1,14 +1,18 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
-	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -22,7 +26,7 @@ var workspaceUse = policy.WorkspaceUse{Key: "docker.workspace",
 // not hold the socket of the engine at host (unix:///path; a call that reaches the engine is
 // root on the host). It returns the resolved path, which is what the containers mount: a
 // symlink swapped after the check cannot move the mount. For an engine on another machine
-// (tcp:// to an address not this machine's loopback: remoteEngine) the path names a directory
+// (tcp:// to an address not this machine's: remoteEngine) the path names a directory
 // there: it is checked as written (cleaned) and mounted so, and note says that symbolic links
 // there are not resolved.
 func CheckWorkspace(configured, host string) (resolved, note string, err error) {
@@ -42,7 +46,7 @@ func CheckWorkspace(configured, host string) (resolved, note string, err error) 
 		tunnel := ""
 		if networkEngine(host) {
 			// a loopback port forwarded to another machine's engine is taken for this machine's
-			tunnel = fmt.Sprintf("; the engine at %s is on this machine's loopback, so the workspace must be a directory here", host)
+			tunnel = fmt.Sprintf("; the engine at %s is on this machine (its loopback, name or address), so the workspace must be a directory here", host)
 		}
 		return "", "", fmt.Errorf("docker.workspace %s: %w (create it: mkdir -p %s%s)", configured, err, shellword.Quote(configured), tunnel)
 	}
@@ -75,13 +79,83 @@ func CheckWorkspace(configured, host string) (resolved, note string, err error) 
 // An engine reached over the network at a loopback address (tcp://127.0.0.1:2375, localhost,
 // [::1]) runs on this one: it resolves a bind source here, following its links, so the
 // workspace is judged as it resolves and gets the transactional layer, as through the unix
-// socket (attack round atk32, F6: a link to ~/.ssh was judged as written and mounted).
+// socket (attack round atk32, F6: a link to ~/.ssh was judged as written and mounted). So does
+// one at this machine's own name or address (tcp://$(hostname):2376, a dockerd -H
+// tcp://0.0.0.0 reached at the host's LAN address: atk33 F1): see ownHost. Local is the
+// stricter judgement, so a host that cannot be told apart is taken for local.
 func remoteEngine(host string) bool {
 	if !networkEngine(host) {
 		return false
 	}
 	u, err := url.Parse(host)
-	return err != nil || !loopbackHost(u.Hostname()) || mutated("docker-engine-loopback")
+	if err != nil {
+		return false // the engine client cannot reach it either; judge the workspace as here
+	}
+	if mutated("docker-engine-loopback") {
+		return true
+	}
+	h := u.Hostname()
+	return !loopbackHost(h) && (!ownHost(h) || mutated("docker-engine-own-address"))
+}
+
+// ownHostWait bounds the look-up of an engine's host name.
+const ownHostWait = 3 * time.Second
+
+// ownHosts caches ownHost's answer per name: remoteEngine is asked at start and for each call,
+// and every answer must be the start's (the workspace was judged by it).
+var ownHosts sync.Map
+
+// ownHost says whether the host name h (an engine URL's) is this machine: its host name, or a
+// name or address that is, or resolves to, a loopback address or one of this machine's
+// interfaces' addresses. A name that does not resolve in ownHostWait is not this machine (the
+// engine client could not reach it either).
+func ownHost(h string) bool {
+	h = strings.TrimSuffix(h, ".")
+	if v, ok := ownHosts.Load(h); ok {
+		return v.(bool)
+	}
+	own := ownHostLookup(h)
+	ownHosts.Store(h, own)
+	return own
+}
+
+func ownHostLookup(h string) bool {
+	if self, err := os.Hostname(); err == nil && strings.EqualFold(h, self) {
+		return true
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(h); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), ownHostWait)
+		addrs, _ = net.DefaultResolver.LookupNetIP(ctx, "ip", h)
+		cancel()
+	}
+	mine := interfaceAddrs()
+	for _, a := range addrs {
+		a = a.WithZone("").Unmap()
+		if a.IsLoopback() || a.IsUnspecified() || mine[a] {
+			return true
+		}
+	}
+	return false
+}
+
+// interfaceAddrs are the addresses of this machine's network interfaces.
+func interfaceAddrs() map[netip.Addr]bool {
+	out := map[netip.Addr]bool{}
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return out
+	}
+	for _, a := range as {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out[ip.Unmap()] = true
+			}
+		}
+	}
+	return out
 }
 
 // networkEngine says whether host is reached over the network (not a unix socket or a pipe).
