@@ -38,6 +38,7 @@ var Scheme = &scheme.Scheme{
 	ControlPolicy: controlPolicy,
 	Default:       scheme.WithoutCleanup(Default),
 	Needs:         needs,
+	Measured:      measured,
 	Bounds:        bounds,
 	Proof:         proof,
 	ServerEnv:     serverEnv,
