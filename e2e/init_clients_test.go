@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,6 +245,30 @@ func TestInitEntriesConnectInRealClients(t *testing.T) {
 		os.MkdirAll(ws, 0o755)
 		check(t, e, []string{"claude-code", "gemini"}, "--scheme", "docker", "--image", img, "--docker-workspace", ws)
 		inspect(t, e, "inspected", "--tool-name", "run_shell_sandbox", "--tool-arg", "script=echo inspected")
+	})
+	// Written where DOCKER_HOST is set (another spelling of the same engine's socket here), the
+	// entry works in clients started without it: it named ${DOCKER_HOST}, which Claude Code hands
+	// serve as the literal text ("unable to parse docker host"), while init said "checked" (trial33 F7).
+	t.Run("docker-host-set-where-init-runs", func(t *testing.T) {
+		img := dockerTestImage(t)
+		e := newInitEnv(t)
+		sock := "/var/run/docker.sock"
+		if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
+			sock = strings.TrimPrefix(h, "unix://")
+		}
+		host := "unix://" + filepath.Dir(sock) + "//" + filepath.Base(sock)
+		base := slices.DeleteFunc(slices.Clone(e.env), func(kv string) bool { return strings.HasPrefix(kv, "DOCKER_HOST=") })
+		e.env = append(slices.Clone(base), "DOCKER_HOST="+host)
+		out, stderr, code := e.run(t, "", "--scheme", "docker", "--image", img, "--client", "claude-code", "--client", "gemini", "--yes")
+		if code != 0 {
+			t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
+		}
+		e.env = base
+		for _, bin := range []string{claude, gemini} {
+			if got := list(t, e, bin); !strings.Contains(got, "sandbox") || !strings.Contains(got, "Connected") || strings.Contains(got, "Disconnected") {
+				t.Errorf("%s mcp list, started without DOCKER_HOST, does not show the entry connected:\n%s", filepath.Base(bin), got)
+			}
+		}
 	})
 	t.Run("e2b-gemini", func(t *testing.T) {
 		e, _ := e2bInitEnv(t, e2bKey)

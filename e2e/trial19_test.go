@@ -78,23 +78,41 @@ func TestInitPrintE2BInTheInspector(t *testing.T) {
 // A docker engine found through DOCKER_HOST (rootless Docker, a forwarded socket): Codex passes a
 // server only a short list of variables, DOCKER_HOST not among them, so serve looked at the default
 // socket and init refused the Codex entry, saying to "point DOCKER_HOST at a running engine" — set
-// already. The entry now names the variable, for Codex in env_vars and for Gemini CLI as
-// ${DOCKER_HOST}, never its value. Red with mutant docker-entry-engine-env.
+// already. The entry now holds the variable's value, for Codex in its env table (a ${DOCKER_HOST}
+// reference was dead in a client started without it, trial33 F7); a DOCKER_HOST naming the default
+// socket is left out, serve's own default. Red with mutants docker-entry-engine-env and
+// docker-entry-engine-env-ref.
 func TestInitDockerEntryNamesDockerHost(t *testing.T) {
 	needDocker(t)
 	e := newInitEnv(t)
-	e.env = append(e.env, "DOCKER_HOST=unix:///var/run/docker.sock")
+	sock := "/var/run/docker.sock"
+	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
+		sock = strings.TrimPrefix(h, "unix://")
+	}
+	host := "unix://" + filepath.Dir(sock) + "//" + filepath.Base(sock) // the same engine, not the default's spelling
+	e.env = append(e.env, "DOCKER_HOST="+host)
 	out, stderr, code := e.run(t, "", "--scheme", "docker", "--image", dockerImage(), "--client", "codex", "--client", "gemini", "--yes")
 	if code != 0 {
 		t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
 	}
 	codex, _ := os.ReadFile(filepath.Join(e.home, ".codex", "config.toml"))
-	if !strings.Contains(string(codex), `env_vars = ["DOCKER_HOST"]`) {
-		t.Errorf("the Codex entry does not name DOCKER_HOST:\n%s", codex)
+	if !strings.Contains(string(codex), `env = { DOCKER_HOST = "`+host+`" }`) {
+		t.Errorf("the Codex entry does not set DOCKER_HOST:\n%s", codex)
 	}
 	gemini, _ := os.ReadFile(filepath.Join(e.home, ".gemini", "settings.json"))
-	if !strings.Contains(string(gemini), `"DOCKER_HOST": "${DOCKER_HOST}"`) || strings.Contains(string(gemini), "unix:///var/run/docker.sock") {
-		t.Errorf("the Gemini CLI entry does not name DOCKER_HOST (by name only):\n%s", gemini)
+	if !strings.Contains(string(gemini), `"DOCKER_HOST": "`+host+`"`) {
+		t.Errorf("the Gemini CLI entry does not set DOCKER_HOST:\n%s", gemini)
+	}
+	e = newInitEnv(t)
+	e.env = append(e.env, "DOCKER_HOST=unix:///var/run/docker.sock")
+	if sock != "/var/run/docker.sock" {
+		return
+	}
+	if out, stderr, code := e.run(t, "", "--scheme", "docker", "--image", dockerImage(), "--client", "gemini", "--yes"); code != 0 {
+		t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
+	}
+	if gemini, _ := os.ReadFile(filepath.Join(e.home, ".gemini", "settings.json")); strings.Contains(string(gemini), "DOCKER_HOST") {
+		t.Errorf("a DOCKER_HOST naming the default socket is in the entry:\n%s", gemini)
 	}
 }
 

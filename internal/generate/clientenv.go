@@ -44,7 +44,7 @@ func (c Client) ServerEnv(parent []string, e ServerEntry) []string {
 		f = nil
 	}
 	if f == nil {
-		return parent
+		return setAll(slices.Clone(parent), e.Set)
 	}
 	var out []string
 	for _, kv := range parent {
@@ -53,15 +53,23 @@ func (c Client) ServerEnv(parent []string, e ServerEntry) []string {
 			out = append(out, kv)
 		}
 	}
-	if !c.CanName() {
-		return out
-	}
-	for _, name := range e.Env {
-		if v, ok := lookupEnv(parent, name); ok {
-			out = setEnv(out, name, v)
+	if c.CanName() {
+		for _, name := range e.Env {
+			if v, ok := lookupEnv(parent, name); ok {
+				out = setEnv(out, name, v)
+			}
 		}
 	}
-	return out
+	return setAll(out, e.Set)
+}
+
+// setAll sets each NAME=value of set in env, as an entry's env values are: over the client's own.
+func setAll(env, set []string) []string {
+	for _, kv := range set {
+		name, v, _ := strings.Cut(kv, "=")
+		env = setEnv(env, name, v)
+	}
+	return env
 }
 
 // passes reports whether the client hands the variable name on by itself.

@@ -109,3 +109,38 @@ func TestStartCheckProofCall(t *testing.T) {
 		t.Fatalf("a call that runs: %+v %v", p, err)
 	}
 }
+
+// A variable the entry sets to a value (the docker engine's address, trial33 F7) is written as
+// that value in every client's entry, Claude Desktop's and Codex's too, and init's check runs with
+// it whatever the environment init runs in: the client gets it so, wherever it starts.
+func TestEntrySetsValuesPerClient(t *testing.T) {
+	e := ServerEntry{Command: "/b", Args: []string{"serve"}, Env: []string{"E2B_API_KEY"}, Set: []string{"DOCKER_HOST=unix:///run/d.sock"}}
+	for _, id := range []string{"claude-code", "claude-desktop", "gemini", "cursor", "vscode", "windsurf"} {
+		c := client(t, id)
+		b, err := Merge(c, nil, "sandbox", e, false)
+		var doc map[string]map[string]struct{ Env map[string]string }
+		if err != nil || json.Unmarshal(b, &doc) != nil {
+			t.Fatalf("%s: %v\n%s", id, err, b)
+		}
+		if got := doc[c.Key]["sandbox"].Env["DOCKER_HOST"]; got != "unix:///run/d.sock" {
+			t.Errorf("%s: env DOCKER_HOST = %q\n%s", id, got, b)
+		}
+		if env := c.ServerEnv([]string{"PATH=/bin", "DOCKER_HOST=unix:///elsewhere"}, e); !slices.Contains(env, "DOCKER_HOST=unix:///run/d.sock") || slices.Contains(env, "DOCKER_HOST=unix:///elsewhere") {
+			t.Errorf("%s: the check's environment %q", id, env)
+		}
+	}
+	b, err := Merge(client(t, "codex"), nil, "sandbox", e, false)
+	var doc struct {
+		MCPServers map[string]struct {
+			Env     map[string]string `toml:"env"`
+			EnvVars []string          `toml:"env_vars"`
+		} `toml:"mcp_servers"`
+	}
+	if err != nil || toml.Unmarshal(b, &doc) != nil || doc.MCPServers["sandbox"].Env["DOCKER_HOST"] != "unix:///run/d.sock" ||
+		!slices.Equal(doc.MCPServers["sandbox"].EnvVars, []string{"E2B_API_KEY"}) {
+		t.Errorf("codex: %v\n%s", err, b)
+	}
+	if env := client(t, "codex").ServerEnv([]string{"PATH=/bin"}, e); !slices.Contains(env, "DOCKER_HOST=unix:///run/d.sock") {
+		t.Errorf("codex: the check's environment %q", env)
+	}
+}

@@ -297,6 +297,7 @@ type ServerEntry struct {
 	Command string
 	Args    []string
 	Env     []string // variables the server needs from the client: their names, in its syntax
+	Set     []string // NAME=value: variables the entry sets to a value, whatever the client's own (not secrets)
 
 	URL      string
 	TokenEnv string

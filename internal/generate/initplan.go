@@ -39,7 +39,8 @@ type PlanOptions struct {
 	// Proof is the scheme's trivial tool call for a policy (nil, or nil returned: none).
 	Proof func(*policy.Policy) *ProofCall
 	// ServerEnv names the variables serve needs from the client's environment for a policy
-	// (the e2b key): entries name them in each client's syntax (nil: none).
+	// (the e2b key): entries name them in each client's syntax; an item NAME=value the entries
+	// set to that value (the docker engine's address) (nil: none).
 	ServerEnv func(*policy.Policy) []string
 	// ClientsOnly: the clients reach a server already answering at the HTTP URL, which runs its
 	// own policy: init writes only the client entries (no policy, no stdio check).
@@ -218,7 +219,13 @@ func newClientsPlan(o PlanOptions) (*Plan, error) {
 func (pl *Plan) entries(o PlanOptions) error {
 	pl.Entry = NewServerEntry(o.Binary, pl.PolicyPath)
 	if o.ServerEnv != nil {
-		pl.Entry.Env = o.ServerEnv(pl.Policy)
+		for _, v := range o.ServerEnv(pl.Policy) {
+			if strings.Contains(v, "=") {
+				pl.Entry.Set = append(pl.Entry.Set, v)
+			} else {
+				pl.Entry.Env = append(pl.Entry.Env, v)
+			}
+		}
 	}
 	if o.Proof != nil {
 		pl.Proof = o.Proof(pl.Policy)

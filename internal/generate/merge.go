@@ -71,11 +71,17 @@ func entryJSON(c Client, s ServerEntry, indent, unit, nl string) string {
 		args[i] = q(a)
 	}
 	fields := []string{`"command": ` + q(s.Command), `"args": [` + strings.Join(args, ", ") + "]"}
-	if len(s.Env) > 0 && c.CanName() {
-		vars := make([]string, len(s.Env))
-		for i, n := range s.Env {
-			vars[i] = q(n) + ": " + q(c.envRef(n))
+	var vars []string
+	for _, kv := range s.Set {
+		n, v, _ := strings.Cut(kv, "=")
+		vars = append(vars, q(n)+": "+q(v))
+	}
+	if c.CanName() {
+		for _, n := range s.Env {
+			vars = append(vars, q(n)+": "+q(c.envRef(n)))
 		}
+	}
+	if len(vars) > 0 {
 		fields = append(fields, `"env": {`+strings.Join(vars, ", ")+"}")
 	}
 	extra := make([]string, 0, len(c.Entry))
@@ -274,6 +280,35 @@ func indentUnit(src []byte, root *jnode) string {
 
 func lineOf(src []byte, pos int) int { return bytes.Count(src[:pos], []byte("\n")) + 1 }
 
+// tomlBlock is the entry's [key] table as init writes it.
+func tomlBlock(c Client, key string, s ServerEntry) string {
+	if s.URL != "" {
+		block := "[" + key + "]\n" + c.HTTP.URLKey + " = " + tomlString(s.URL) + "\n"
+		if s.TokenEnv != "" && c.HTTP.TokenVar != "" {
+			block += c.HTTP.TokenVar + " = " + tomlString(s.TokenEnv) + "\n"
+		}
+		return block
+	}
+	block := "[" + key + "]\ncommand = " + tomlString(s.Command) + "\nargs = " + tomlList(s.Args) + "\n"
+	if len(s.Env) > 0 && c.CanName() && c.Env.ListKey != "" {
+		block += c.Env.ListKey + " = " + tomlList(s.Env) + "\n"
+	}
+	if len(s.Set) > 0 {
+		block += "env = " + tomlEnvTable(s.Set) + "\n"
+	}
+	return block
+}
+
+// tomlEnvTable is NAME=value items as an inline table: { NAME = "value", … }.
+func tomlEnvTable(set []string) string {
+	kvs := make([]string, len(set))
+	for i, kv := range set {
+		n, v, _ := strings.Cut(kv, "=")
+		kvs[i] = tomlKey(n) + " = " + tomlString(v)
+	}
+	return "{ " + strings.Join(kvs, ", ") + " }"
+}
+
 func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) ([]byte, error) {
 	var doc map[string]any
 	if _, err := decodeTOML(src, &doc); err != nil {
@@ -296,16 +331,7 @@ func mergeTOML(c Client, src []byte, name string, s ServerEntry, replace bool) (
 		return nil, &SyntaxError{Line: 1, Col: 1, Msg: err.Error()}
 	}
 	key := c.Key + "." + tomlKey(name)
-	block := "[" + key + "]\ncommand = " + tomlString(s.Command) + "\nargs = " + tomlList(s.Args) + "\n"
-	if len(s.Env) > 0 && c.CanName() && c.Env.ListKey != "" {
-		block += c.Env.ListKey + " = " + tomlList(s.Env) + "\n"
-	}
-	if s.URL != "" {
-		block = "[" + key + "]\n" + c.HTTP.URLKey + " = " + tomlString(s.URL) + "\n"
-		if s.TokenEnv != "" && c.HTTP.TokenVar != "" {
-			block += c.HTTP.TokenVar + " = " + tomlString(s.TokenEnv) + "\n"
-		}
-	}
+	block := tomlBlock(c, key, s)
 	if inlineTable(src, c.Key) && !mutated("init-toml-inline-servers") {
 		// TOML lets nothing extend an inline table: a [mcp_servers.NAME] table after it makes a
 		// file Codex refuses whole (its other settings and servers with it), which init's own,

@@ -54,7 +54,8 @@ type Scheme struct {
 	// written); nil: init checks that the entry answers MCP only.
 	Proof func(p *policy.Policy) *generate.ProofCall
 	// ServerEnv names the variables serve needs from the client's environment under a policy
-	// (a key): each client's entry names them in its own syntax, never their values. Nil: none.
+	// (a key): each client's entry names them in its own syntax, never their values; an item
+	// NAME=value (not a secret: the docker engine's address) the entry sets to that value. Nil: none.
 	ServerEnv func(p *policy.Policy) []string
 	// Measured are verify's host rows measured for this policy here (serve's probe of the
 	// layers it really gets), given this binary and the policy file; nil: none.

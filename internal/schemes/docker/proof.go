@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 	sd "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/sandbox"
 	dsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -30,19 +31,38 @@ func proof(p *policy.Policy) *generate.ProofCall {
 // engineEnv are the variables by which serve finds the engine, as the docker CLI does.
 var engineEnv = []string{"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH", "DOCKER_API_VERSION"}
 
-// serverEnv names those of engineEnv set here, where init found the engine: a client that does
-// not pass them (Codex passes a short list, the MCP Inspector four variables, Gemini CLI drops
-// DOCKER_CERT_PATH) would start serve against the default socket, where a rootless or remote
-// engine is not. Each entry names them in its client's syntax, never their values.
+// serverEnv sets those of engineEnv set here, where init found and checked the engine, to their
+// values here (NAME=value): a client that does not pass them (Codex passes a short list, the MCP
+// Inspector four variables, Gemini CLI drops DOCKER_CERT_PATH) would start serve against the
+// default socket, where a rootless or remote engine is not; and an entry naming ${DOCKER_HOST}
+// instead is dead in a client started without it (a GUI launch, another terminal), which Claude
+// Code hands serve as the literal text (trial33 F7). None of them is a secret (an address, a
+// context's name, paths). A DOCKER_HOST naming the socket serve uses without it is left out.
 func serverEnv(*policy.Policy) []string {
 	if mutated("docker-entry-engine-env") {
 		return nil
 	}
-	var names []string
+	var set []string
 	for _, n := range engineEnv {
-		if os.Getenv(n) != "" {
-			names = append(names, n)
+		v := os.Getenv(n)
+		if v == "" || n == "DOCKER_HOST" && sameAsUnset(v) {
+			continue
 		}
+		if mutated("docker-entry-engine-env-ref") {
+			set = append(set, n)
+			continue
+		}
+		set = append(set, n+"="+v)
 	}
-	return names
+	return set
+}
+
+// sameAsUnset reports whether DOCKER_HOST=host reaches the engine serve reaches with it unset
+// (the default socket, no other docker context current): the entry needs no DOCKER_HOST then.
+func sameAsUnset(host string) bool {
+	if os.Getenv("DOCKER_CONTEXT") != "" {
+		return false
+	}
+	h, err := engine.HostWithoutEnv()
+	return err == nil && h == host
 }

@@ -83,6 +83,16 @@ func locate() (host, source string, tls client.Opt, err error) {
 	return client.DefaultDockerHost, "default", nil, nil
 }
 
+// HostWithoutEnv is the engine New would connect to were DOCKER_HOST unset: the current docker
+// context's, else the default socket.
+func HostWithoutEnv() (string, error) {
+	host, _, _, err := currentContext()
+	if err != nil || host != "" {
+		return host, err
+	}
+	return client.DefaultDockerHost, nil
+}
+
 // NewHost connects to the engine at host (unix:///path, tcp://host:port), ignoring the
 // environment; timeout 0 means none.
 func NewHost(host string, timeout time.Duration) (*Client, error) {
@@ -111,6 +121,12 @@ func NewHTTP(hc *http.Client) (*Client, error) {
 }
 
 func supportedHost(host, source string) error {
+	if source == "DOCKER_HOST" && strings.Contains(host, "${") && !mutated("docker-host-unexpanded-silent") {
+		// an entry naming ${DOCKER_HOST}, started by a client that leaves an unset variable's
+		// reference as it is (Claude Code) (trial33 F7)
+		return fmt.Errorf("DOCKER_HOST is the literal text %s: the client that started serve did not expand it (the variable is not set where the client started); "+
+			"set it there, or run mcpsandbox init again: its entries now hold the engine's address itself", host)
+	}
 	if strings.HasPrefix(host, "ssh://") {
 		return fmt.Errorf("docker engine %s (from %s): ssh:// engines are not supported by mcpsandbox yet; "+
 			"forward the remote socket (ssh -nNT -L /tmp/docker.sock:/var/run/docker.sock HOST) and set DOCKER_HOST=unix:///tmp/docker.sock, "+

@@ -72,3 +72,14 @@ func TestDockerContext(t *testing.T) {
 		t.Errorf("Where = %s", c.Where())
 	}
 }
+
+// An entry naming ${DOCKER_HOST}, started by a client that leaves an unset variable's reference as
+// it is (Claude Code): serve says what happened, not "unable to parse docker host" (trial33 F7).
+// Red with mutant docker-host-unexpanded-silent.
+func TestUnexpandedDockerHost(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "${DOCKER_HOST}")
+	_, err := New()
+	if err == nil || !strings.Contains(err.Error(), "the client that started serve did not expand it") {
+		t.Fatalf("New with DOCKER_HOST=${DOCKER_HOST}: %v", err)
+	}
+}
