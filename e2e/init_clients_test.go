@@ -312,3 +312,25 @@ func TestInitPrintGenericEntryInTheInspector(t *testing.T) {
 		t.Errorf("the Inspector's tool call through the printed entry: exit %d\n%s\n%s", code, got, gotErr)
 	}
 }
+
+// Claude Code keeps a server switched off per project outside its entry (projects → DIR →
+// disabledMcpServers, which /mcp's Disable writes and claude mcp remove keeps): init said "checked"
+// of an entry the real Claude Code shows "Disabled for this project" (trial33 F14). init now says
+// so, and how to switch it on, and leaves the list as it is.
+func TestInitSaysClaudeCodeHasItSwitchedOff(t *testing.T) {
+	claude := clientCLI(t, "claude")
+	e := newInitEnv(t)
+	proj, _ := filepath.EvalSymlinks(e.project)
+	cfg := filepath.Join(e.home, ".claude.json")
+	os.WriteFile(cfg, []byte(`{"projects": {"`+proj+`": {"disabledMcpServers": ["sandbox"]}}}`), 0o600)
+	out, stderr, code := e.run(t, "", "--scheme", "allowlist", "--allow", "wc", "--workspace", filepath.Join(e.home, "ws"), "--client", "claude-code", "--yes")
+	if code != 0 || !strings.Contains(out, `Claude Code has "sandbox" switched off for this project`) || !strings.Contains(out, "/mcp, select sandbox, Enable") {
+		t.Errorf("init does not say Claude Code has the server switched off: exit %d\n%s\n%s", code, out, stderr)
+	}
+	cmd := exec.Command(claude, "mcp", "list")
+	cmd.Env, cmd.Dir = e.env, e.project
+	got, gotErr, _ := runCmdTimeout(t, cmd, 90*time.Second)
+	if !strings.Contains(got+gotErr, "Disabled") {
+		t.Errorf("claude mcp list does not show the entry disabled (the case init warns of):\n%s\n%s", got, gotErr)
+	}
+}

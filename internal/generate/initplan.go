@@ -73,7 +73,9 @@ type Plan struct {
 	// Shadows: servers of the same name in other scopes of a client written (Shadowing).
 	Shadows []string
 	// SameEntry: clients asked for twice under two scopes that are one entry here (planClients).
-	SameEntry    []string
+	SameEntry []string
+	// Off: a client keeps the server's name switched off outside the entry (claudeOff).
+	Off          []string
 	shadowsShown bool     // Preview showed them
 	targets      []Target // every client asked for, printed or written
 	project      string
@@ -335,6 +337,9 @@ func (pl *Plan) planClients(o PlanOptions) error {
 			continue
 		}
 		pl.targets = append(pl.targets, t)
+		if off := claudeOff(t, pl.name, o.Env); off != "" && !slices.Contains(pl.Off, off) {
+			pl.Off = append(pl.Off, off)
+		}
 		if o.Print {
 			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.name, pl.ClientEntry)))
 			if _, err := ClientChange(t, pl.name, pl.ClientEntry, false); errors.Is(err, ErrExists) && !mutated("init-print-conflict-silent") {
@@ -636,6 +641,9 @@ func describeProbe(p Probe) string {
 func (pl *Plan) reportNotes(w io.Writer) {
 	for _, n := range pl.SameEntry {
 		fmt.Fprintf(w, "  %s\n", n)
+	}
+	for _, n := range pl.Off {
+		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	if pl.ClientEntry.URL != "" {
 		return

@@ -324,3 +324,45 @@ func TestNameConflictAdviceFitsTheForm(t *testing.T) {
 		t.Errorf("--print: %q", log.String())
 	}
 }
+
+// Claude Code keeps a server switched off per project outside the entry (projects → DIR →
+// disabledMcpServers): init checked an entry Claude Code showed "Disabled for this project" (trial33
+// F14). The report says so, with how to switch it on, and leaves the list be. Red with mutant
+// init-claude-disabled-silent.
+func TestReportSaysClaudeCodeHasItSwitchedOff(t *testing.T) {
+	env := planEnv(t)
+	cfg := filepath.Join(env.Home, ".claude.json")
+	proj, _ := filepath.EvalSymlinks(env.Project)
+	old := `{"projects": {"` + proj + `": {"disabledMcpServers": ["sandbox"], "disabledMcpjsonServers": ["other"]}}}`
+	if err := os.WriteFile(cfg, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		client, name string
+		want         string
+	}{
+		{"claude-code", "sandbox", "disabledMcpServers"},
+		{"claude-code:user", "sandbox", "disabledMcpServers"},
+		{"claude-code:project", "other", "disabledMcpjsonServers"},
+		{"claude-code", "other", ""},
+		{"cursor", "sandbox", ""},
+	} {
+		opts := PlanOptions{Answers: Answers{Scheme: "docker", Name: c.name}, Env: env, PolicyOut: filepath.Join(env.Home, c.name+".toml"),
+			Binary: "/bin/mcpsandbox", Clients: []string{c.client}, Log: &bytes.Buffer{},
+			Confirm: func(string) (bool, error) { return false, nil }}
+		pl, err := NewPlan(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w bytes.Buffer
+		pl.Report(&w, &Written{})
+		said := strings.Contains(w.String(), "Claude Code has \""+c.name+"\" switched off for this project (in "+c.want+" of "+proj) &&
+			strings.Contains(w.String(), "/mcp, select "+c.name+", Enable")
+		if said != (c.want != "") {
+			t.Errorf("%s %s: said %v:\n%s", c.client, c.name, said, w.String())
+		}
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != old {
+		t.Errorf("the user's list was changed:\n%s", b)
+	}
+}
