@@ -183,7 +183,7 @@ func TestInitEntriesConnectInRealClients(t *testing.T) {
 	}
 	list := func(t *testing.T, e *initEnv, bin string) string {
 		t.Helper()
-		// Gemini CLI starts stdio servers only in a trusted folder: the user's step, which init names.
+		// Gemini CLI starts MCP servers only in a trusted folder: the user's step, which init names.
 		trust, _ := json.Marshal(map[string]string{e.project: "TRUST_FOLDER"})
 		os.WriteFile(filepath.Join(e.home, ".gemini", "trustedFolders.json"), trust, 0o600)
 		cmd := exec.Command(bin, "mcp", "list")
@@ -200,7 +200,7 @@ func TestInitEntriesConnectInRealClients(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
 		}
-		if strings.Contains(strings.Join(clients, " "), "gemini") && !strings.Contains(out, "Gemini CLI starts stdio servers only in folders you trust") {
+		if strings.Contains(strings.Join(clients, " "), "gemini") && !strings.Contains(out, "Gemini CLI starts MCP servers (stdio and HTTP, its user-level ones too) only in folders you trust") {
 			t.Errorf("init did not name Gemini CLI's own step (folder trust):\n%s", out)
 		}
 		for _, c := range clients {

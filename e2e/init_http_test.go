@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -307,5 +309,31 @@ func TestInitWizardClientsOfARunningServerNoClient(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.config, "mcpsandbox", "policy.toml")); err == nil {
 		t.Error("a policy was written")
+	}
+}
+
+// Gemini CLI leaves an HTTP entry Disabled in a folder it does not trust, as a stdio one: init gave
+// its folder-trust note only for stdio entries (trial33 F1). The real Gemini CLI shows the entry
+// Disabled until the folder is trusted as the note says, then Connected.
+func TestInitHTTPGeminiTrustNote(t *testing.T) {
+	gemini := clientCLI(t, "gemini")
+	url, e := runningServeAndInitEnv(t)
+	out, stderr, code := e.run(t, "", "--http", url, "--token-env", httpTokVar, "--client", "gemini", "--yes")
+	if code != 0 || !strings.Contains(out, "Gemini CLI starts MCP servers (stdio and HTTP, its user-level ones too) only in folders you trust: trust "+e.project) {
+		t.Fatalf("no folder-trust note: exit %d\n%s\n%s", code, out, stderr)
+	}
+	list := func() string {
+		cmd := exec.Command(gemini, "mcp", "list")
+		cmd.Env, cmd.Dir = e.env, e.project
+		out, stderr, _ := runCmdTimeout(t, cmd, 90*time.Second)
+		return out + stderr
+	}
+	if got := list(); !strings.Contains(got, "Disabled") {
+		t.Errorf("gemini mcp list in an untrusted folder (the case of the note):\n%s", got)
+	}
+	trust, _ := json.Marshal(map[string]string{e.project: "TRUST_FOLDER"})
+	os.WriteFile(filepath.Join(e.home, ".gemini", "trustedFolders.json"), trust, 0o600)
+	if got := list(); !strings.Contains(got, "Connected") || strings.Contains(got, "Disconnected") {
+		t.Errorf("gemini mcp list, the folder trusted as the note says:\n%s", got)
 	}
 }

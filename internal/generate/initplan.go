@@ -205,7 +205,7 @@ func newClientsPlan(o PlanOptions) (*Plan, error) {
 	if o.Answers.HTTPURL == "" {
 		return nil, errors.New("only the clients of a running serve --http can be configured without a policy: give --http URL")
 	}
-	pl := &Plan{print: o.Print, project: o.Env.Project, name: o.Answers.Name, only: true, wizard: o.Wizard, PolicyFile: FileChange{Existed: true}}
+	pl := &Plan{print: o.Print, project: o.Env.Project, home: o.Env.Home, name: o.Answers.Name, only: true, wizard: o.Wizard, PolicyFile: FileChange{Existed: true}}
 	if pl.name == "" {
 		pl.name = "sandbox"
 	}
@@ -645,9 +645,6 @@ func (pl *Plan) reportNotes(w io.Writer) {
 	for _, n := range pl.Off {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
-	if pl.ClientEntry.URL != "" {
-		return
-	}
 	said := map[string]bool{} // two scopes of one client (gemini and gemini:project) need its step once
 	say := func(name, note string) {
 		if line := fmt.Sprintf("  %s: %s\n", name, note); !said[line] {
@@ -656,8 +653,12 @@ func (pl *Plan) reportNotes(w io.Writer) {
 		}
 	}
 	for _, t := range pl.targets {
-		if n := t.Client.EnvNote(pl.Entry.Env); n != "" {
+		if n := t.Client.EnvNote(pl.Entry.Env); n != "" && pl.ClientEntry.URL == "" {
 			say(t.Client.Name, n)
+		}
+		// Gemini CLI's folder trust holds for its HTTP entries too (trial33 F1)
+		if pl.ClientEntry.URL != "" && mutated("init-http-after-silent") {
+			continue
 		}
 		if t.Client.After != "" && !trustsFolder(ExpandHome(t.Client.AfterDone, pl.home), pl.project) {
 			say(t.Client.Name, strings.ReplaceAll(t.Client.After, "{project}", pl.project))

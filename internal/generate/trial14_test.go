@@ -112,7 +112,7 @@ func TestReportWording(t *testing.T) {
 	}
 	var w bytes.Buffer
 	pl.Report(&w, &Written{})
-	if n := strings.Count(w.String(), "starts stdio servers only in folders you trust"); n != 1 {
+	if n := strings.Count(w.String(), "starts MCP servers (stdio and HTTP, its user-level ones too) only in folders you trust"); n != 1 {
 		t.Errorf("Gemini CLI's step said %d times:\n%s", n, w.String())
 	}
 }

@@ -50,3 +50,21 @@ func TestGeminiTrustNoteOnlyWhenNotTrusted(t *testing.T) {
 		}
 	}
 }
+
+// Gemini CLI leaves an HTTP entry Disabled in a folder it does not trust, as a stdio one (its user
+// settings' servers too): init gave the trust note for stdio entries only (trial33 F1). Red with
+// mutant init-http-after-silent.
+func TestGeminiTrustNoteForHTTPEntries(t *testing.T) {
+	home := t.TempDir()
+	env := Env{Home: home, Project: t.TempDir(), ConfigDir: filepath.Join(home, ".config"), GOOS: "linux"}
+	target, err := ResolveTarget("gemini", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := &Plan{project: env.Project, home: home, targets: []Target{target}, ClientEntry: NewHTTPEntry("http://127.0.0.1:8833/mcp", "MCPSANDBOX_TOKEN")}
+	var out bytes.Buffer
+	pl.reportNotes(&out)
+	if !strings.Contains(out.String(), "Gemini CLI starts MCP servers (stdio and HTTP, its user-level ones too) only in folders you trust: trust "+env.Project) {
+		t.Errorf("no trust note for an HTTP entry:\n%s", out.String())
+	}
+}
