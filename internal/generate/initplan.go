@@ -318,6 +318,9 @@ func (pl *Plan) planClients(o PlanOptions) error {
 	replace := func(err error) (bool, error) { return o.Confirm(fmt.Sprintf("%s. Replace it?", err)) }
 	if o.UsePolicy {
 		pl.Clients.Beside = fmt.Sprintf("set name = \"…\" in %s (init --policy names the entry by the policy's name key)", shellword.Quote(pl.PolicyPath))
+		pl.Clients.Rename = "give this one another name: " + pl.Clients.Beside
+	} else if o.Wizard {
+		pl.Clients.Rename = "give this one another name: run init again as mcpsandbox init --name NAME (the wizard asks the rest)"
 	}
 	for _, spec := range o.Clients {
 		t, err := ResolveTarget(spec, o.Env)

@@ -17,6 +17,17 @@ type ClientPlan struct {
 	// Beside says how to add the entry beside a different server of its name ("" = --name):
 	// init --policy names its entries by the policy's name key, and refuses --name (trial32 F15).
 	Beside string
+	// Rename says how to give the entry another name, in advice ("" = another --name): under
+	// init --policy the policy's name key, in the wizard a run with --name (trial33 F4).
+	Rename string
+}
+
+// rename is the advice's way to give the entry another name.
+func (cp *ClientPlan) rename() string {
+	if cp.Rename == "" || mutated("init-shadow-advice-name-flag") {
+		return "give this one another --name"
+	}
+	return cp.Rename
 }
 
 // Change is the planned change of t's file.

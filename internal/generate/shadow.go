@@ -40,8 +40,8 @@ func (cp *ClientPlan) Shadowing(name string, e ServerEntry, env Env) []string {
 			}
 			seen[key] = true
 			out = append(out, fmt.Sprintf("%s also has a different server named %q in its %s scope, %s: it starts only one of the two, so the one written now may not be the one it runs. "+
-				"Remove that one (%s), or give this one another --name",
-				t.Client.Name, name, s, o.Where(), removeHint(o.Client, name, s, o.Path)))
+				"Remove that one (%s), or %s",
+				t.Client.Name, name, s, o.Where(), removeHint(o.Client, name, s, o.Path), cp.rename()))
 		}
 		if w := cp.otherProjectsShadow(t, name, e, env); w != "" && !seen["projects:"+t.Path] {
 			seen["projects:"+t.Path] = true
@@ -102,8 +102,8 @@ func (cp *ClientPlan) otherProjectsShadow(t Target, name string, e ServerEntry, 
 		shown = append(slices.Clone(shown[:5]), fmt.Sprintf("and %d more", len(projects)-5))
 	}
 	return fmt.Sprintf("Claude Code has a different server named %q in the local scope of %d other project(s) (%s): there it starts that one, not the one written now for every project. "+
-		"Remove it in each (cd PROJECT && claude mcp remove %s -s local), or give this one another --name",
-		name, len(projects), strings.Join(shown, ", "), shellword.Quote(name))
+		"Remove it in each (cd PROJECT && claude mcp remove %s -s local), or %s",
+		name, len(projects), strings.Join(shown, ", "), shellword.Quote(name), cp.rename())
 }
 
 // sameEntryPlace says whether scope o names the very entry t does: the same file and the same

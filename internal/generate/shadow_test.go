@@ -157,3 +157,34 @@ func TestPlanWarnsOfOtherProjectsLocalServers(t *testing.T) {
 		t.Fatalf("warnings: %q", pl.Shadows)
 	}
 }
+
+// The warning's way to give this entry another name fits the run: --name, which init refuses
+// under --policy (the policy's name key names the entry there) and the wizard does not ask
+// (trial33 F4). Red with mutant init-shadow-advice-name-flag.
+func TestShadowAdviceNamesTheRunsWayToRename(t *testing.T) {
+	env := planEnv(t)
+	proj, _ := filepath.EvalSymlinks(env.Project)
+	os.WriteFile(filepath.Join(env.Home, ".claude.json"), []byte(`{"projects": {"`+proj+`": {"mcpServers": {"sandbox": {"command": "/old/mcpsandbox"}}}}}`), 0o644)
+	opts := PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"),
+		Binary: "/bin/mcpsandbox", Clients: []string{"claude-code:user"}, Log: &bytes.Buffer{},
+		Confirm: func(string) (bool, error) { return false, nil }}
+	plain, err := NewPlan(opts)
+	if err != nil || len(plain.Shadows) != 1 || !strings.HasSuffix(plain.Shadows[0], "or give this one another --name") {
+		t.Fatalf("flags: %v %q", err, plain.Shadows)
+	}
+	wiz := opts
+	wiz.Wizard = true
+	if pl, err := NewPlan(wiz); err != nil || len(pl.Shadows) != 1 || strings.Contains(pl.Shadows[0], "another --name") ||
+		!strings.Contains(pl.Shadows[0], "run init again as mcpsandbox init --name NAME (the wizard asks the rest)") {
+		t.Errorf("wizard: %v %q", err, pl.Shadows)
+	}
+	if err := os.WriteFile(opts.PolicyOut, plain.PolicyFile.New, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	use := opts
+	use.UsePolicy = true
+	if pl, err := NewPlan(use); err != nil || len(pl.Shadows) != 1 || strings.Contains(pl.Shadows[0], "--name") ||
+		!strings.Contains(pl.Shadows[0], `or give this one another name: set name = "…" in `+opts.PolicyOut) {
+		t.Errorf("--policy: %v %q", err, pl.Shadows)
+	}
+}
