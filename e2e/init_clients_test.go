@@ -334,3 +334,23 @@ func TestInitSaysClaudeCodeHasItSwitchedOff(t *testing.T) {
 		t.Errorf("claude mcp list does not show the entry disabled (the case init warns of):\n%s\n%s", got, gotErr)
 	}
 }
+
+// init --print --verify: stdout is still the entry alone, a file to give as it is; verify's
+// report goes to stderr (trial33 F12: it followed the JSON on stdout, and `> servers.json` was
+// no longer JSON). Red with mutant init-print-notes-stdout.
+func TestInitPrintVerifyStdoutIsTheEntryAlone(t *testing.T) {
+	e := newInitEnv(t)
+	cmd := exec.Command(binPath, "init", "--scheme", "allowlist", "--allow", "wc", "--workspace", filepath.Join(e.home, "ws"), "--print", "--verify", "--yes")
+	cmd.Env, cmd.Dir = e.env, e.project
+	out, stderr, code := runCmdTimeout(t, cmd, 5*time.Minute)
+	if code != 0 {
+		t.Fatalf("init --print --verify exit %d:\n%s\n%s", code, out, stderr)
+	}
+	var cfg map[string]map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &cfg); err != nil || cfg["mcpServers"]["sandbox"] == nil {
+		t.Errorf("stdout is not the mcpServers JSON alone (%v):\n%s", err, out)
+	}
+	if !strings.Contains(stderr, "1. Policy audit") || !strings.Contains(stderr, "verify: PASS") {
+		t.Errorf("verify's report is not on stderr:\n%s", stderr)
+	}
+}

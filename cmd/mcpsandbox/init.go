@@ -156,6 +156,16 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	return cmd
 }
 
+// notes is init's IO for everything but the entries it prints: with --print, stdout carries the
+// entries alone (`init --print > servers.json` is a file to give as it is), so verify's report
+// and the scheme's notes go to stderr (trial33 F12).
+func (o *InitOptions) notes() *Factory {
+	if !o.Print || mutated("init-print-notes-stdout") {
+		return o.IO
+	}
+	return &Factory{In: o.IO.In, Out: o.IO.ErrOut, ErrOut: o.IO.ErrOut}
+}
+
 // interactive: both ends are terminals (survey needs file descriptors on each).
 func interactive(f *Factory) bool {
 	in, ok := f.In.(*os.File)
@@ -415,7 +425,7 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 		}
 	}
 	if runV {
-		return runVerify(ctx, &VerifyOptions{IO: o.IO, PolicyPath: o.PolicyOut, MaxTimeout: 10 * time.Second})
+		return runVerify(ctx, &VerifyOptions{IO: o.notes(), PolicyPath: o.PolicyOut, MaxTimeout: 10 * time.Second})
 	}
 	fmt.Fprintf(w, "next: %s verify --policy %s\n", commandName(o.bin), shellword.Quote(o.PolicyOut))
 	if optIn != nil {
