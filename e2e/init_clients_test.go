@@ -335,6 +335,42 @@ func TestInitSaysClaudeCodeHasItSwitchedOff(t *testing.T) {
 	}
 }
 
+// init --http URL --token-env V --print with no --client prints the MCP Inspector's form of an
+// HTTP entry, and the command line stderr gives (the token in a --header, from the shell's
+// variable: the Inspector expands none in its file), run by a shell as the user would, lists the
+// running serve --http's tools (trial33 F2: the Cursor form printed, with no "type", made the
+// Inspector start a command: "The \"file\" argument must be of type string"). Red with mutant
+// init-print-http-cursor-form.
+func TestInitPrintHTTPEntryInTheInspector(t *testing.T) {
+	inspector := clientCLI(t, "mcp-inspector")
+	url, e := runningServeAndInitEnv(t)
+	out, stderr, code := e.run(t, "", "--http", url, "--token-env", httpTokVar, "--print", "--yes")
+	if code != 0 {
+		t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
+	}
+	if strings.Contains(out, httpToken) {
+		t.Errorf("the printed entry holds the token itself:\n%s", out)
+	}
+	var cfg map[string]map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &cfg); err != nil || cfg["mcpServers"]["sandbox"] == nil {
+		t.Fatalf("stdout is not the mcpServers JSON alone (%v):\n%s", err, out)
+	}
+	const npx = "npx -y @modelcontextprotocol/inspector@2 "
+	i := strings.Index(stderr, npx)
+	want := `--header "Authorization: Bearer $` + httpTokVar + `" --method tools/list`
+	if i < 0 || !strings.Contains(stderr[i:], want) {
+		t.Fatalf("stderr does not give the Inspector's command line with the token's header (%s):\n%s", want, stderr)
+	}
+	line := stderr[i+len(npx) : i+strings.Index(stderr[i:], want)+len(want)]
+	os.WriteFile(filepath.Join(e.project, "servers.json"), []byte(out), 0o600)
+	cmd := exec.Command("sh", "-c", inspector+" "+line)
+	cmd.Env, cmd.Dir = append(e.env, "MCP_INSPECTOR_SECRET_STORE=memory"), e.project
+	got, gotErr, code := runCmdTimeout(t, cmd, 90*time.Second)
+	if code != 0 || !strings.Contains(got, "run_allowed_command") {
+		t.Errorf("the Inspector, as stderr says (%s): exit %d\n%s\n%s", line, code, got, gotErr)
+	}
+}
+
 // init --print --verify: stdout is still the entry alone, a file to give as it is; verify's
 // report goes to stderr (trial33 F12: it followed the JSON on stdout, and `> servers.json` was
 // no longer JSON). Red with mutant init-print-notes-stdout.

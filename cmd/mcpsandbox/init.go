@@ -244,10 +244,28 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	if o.clients { // a running server's clients: no policy to verify or serve
 		if wiz && len(o.Clients) == 0 {
 			noClientPicked(w, plan.ClientEntry)
+		} else if o.Print && len(o.Clients) == 0 && !mutated("init-print-http-cursor-form") {
+			printedFor(w, plan.ClientEntry, plan.GenericFor)
 		}
 		return nil
 	}
 	return initNext(ctx, o, w, wiz, ask, plan)
+}
+
+// printedFor says, with --print and no client named, what the entry printed is and what reads it.
+func printedFor(w io.Writer, entry generate.ServerEntry, genericFor string) {
+	ids := strings.Join(generate.ClientIDs(), ", ")
+	if entry.URL != "" { // the Inspector's form: clients write a URL's entry each their own way
+		fmt.Fprintf(w, "no client named: the entry printed is the \"mcpServers\" form the MCP Inspector reads for a server at a URL; --client ID (%s) prints that client's own, naming the token's variable in its syntax\n", ids)
+		if genericFor != "" {
+			fmt.Fprintf(w, "  stdout is that JSON alone: redirect it to a file (> servers.json) and give it to %s\n", genericFor)
+		}
+		return
+	}
+	fmt.Fprintf(w, "no client named: the entry printed is the \"mcpServers\" form most clients read; --client ID (%s) prints that client's own\n", ids)
+	if genericFor != "" {
+		fmt.Fprintf(w, "  stdout is that JSON alone, for %s: redirect it to a file (> servers.json) and give that file as it is\n", genericFor)
+	}
 }
 
 // noClientPicked: the wizard's user picked no client; the entry to add by hand.
@@ -404,11 +422,7 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 		if wiz {
 			noClientPicked(w, entry)
 		} else if o.Print {
-			fmt.Fprintf(w, "no client named: the entry printed is the \"mcpServers\" form most clients read; --client ID (%s) prints that client's own\n",
-				strings.Join(generate.ClientIDs(), ", "))
-			if genericFor != "" {
-				fmt.Fprintf(w, "  stdout is that JSON alone, for %s: redirect it to a file (> servers.json) and give that file as it is\n", genericFor)
-			}
+			printedFor(w, entry, genericFor)
 		} else {
 			fmt.Fprintf(w, "no client configured: add --client ID (%s), or add this server by hand: %s\n",
 				strings.Join(generate.ClientIDs(), ", "), entry)

@@ -372,6 +372,9 @@ func (pl *Plan) planClients(o PlanOptions) error {
 // file the Inspector's --config and a client read as it is (JSON has no comments; the Inspector
 // refused the file at its "#"); what it is for is said on stderr (genericSnippetFor).
 func genericSnippet(name string, e ServerEntry) (string, bool) {
+	if e.URL != "" && !mutated("init-print-http-cursor-form") {
+		return Snippet(inspectorHTTP, name, e), true
+	}
 	for _, c := range Clients() {
 		if c.Format == "json" && c.Key == "mcpServers" && len(c.Keys) == 0 && c.CheckHTTP(e) == nil {
 			if mutated("init-print-generic-comment") {
@@ -388,6 +391,9 @@ func genericSnippet(name string, e ServerEntry) (string, bool) {
 // environment (the e2b key): the printed entry names none, and the MCP Inspector passes a stdio
 // server only HOME, PATH, SHELL and TERM, so its command line must give each with -e.
 func genericSnippetFor(name string, e ServerEntry, vars []string) string {
+	if e.URL != "" && !mutated("init-print-http-cursor-form") {
+		return InspectorHTTPFor(name, e)
+	}
 	for _, c := range Clients() {
 		if c.Format == "json" && c.Key == "mcpServers" && len(c.Keys) == 0 && c.CheckHTTP(e) == nil {
 			if e.URL == "" && len(vars) > 0 && !mutated("init-print-generic-env") {
@@ -403,6 +409,26 @@ func genericSnippetFor(name string, e ServerEntry, vars []string) string {
 		}
 	}
 	return ""
+}
+
+// inspectorHTTP is the MCP Inspector's form of an HTTP entry, what --print gives for one when no
+// client is named: the Inspector takes an entry without "type" for a command to start, and sends
+// its headers as written (it expands no variable), so the entry holds no header and the token
+// goes on the Inspector's command line (InspectorHTTPFor) (trial33 F2: the Cursor form printed
+// before, with no type and ${env:VAR}, failed there both ways).
+var inspectorHTTP = Client{Name: "the MCP Inspector", Format: "json", Key: "mcpServers", HTTP: &HTTPFormat{URLKey: "url", Type: "streamable-http"}}
+
+// InspectorHTTPFor says, for stderr, what the entry --print gives for an HTTP server with no
+// client named is for: the MCP Inspector, and its command line with the token's header.
+func InspectorHTTPFor(name string, e ServerEntry) string {
+	// @2: an older Inspector's CLI (0.x, which npx may have cached) starts every --config entry as a command
+	line := fmt.Sprintf("npx -y @modelcontextprotocol/inspector@2 --cli --config servers.json --server %s", name)
+	if e.TokenEnv == "" {
+		return fmt.Sprintf("the MCP Inspector: %s --method tools/list", line)
+	}
+	return fmt.Sprintf("the MCP Inspector, with the token on its command line from your shell's $%s "+
+		"(the Inspector expands no variable in its file, and init writes no token): %s --header \"Authorization: Bearer $%s\" --method tools/list",
+		e.TokenEnv, line, e.TokenEnv)
 }
 
 // Unchanged reports whether writing would change no file.

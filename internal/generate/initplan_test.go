@@ -187,6 +187,35 @@ func TestPrintGenericEntryIsJSONAlone(t *testing.T) {
 	}
 }
 
+// --print with no client for a server at a URL gives the MCP Inspector's form: "type":
+// "streamable-http" (without it the Inspector starts a command) and no header, for the
+// Inspector sends it as written; stderr's line gives the token in --header from the shell
+// (trial33 F2: Cursor's form, no type and a ${env:VAR} header, failed there both ways).
+func TestPrintGenericHTTPEntryIsTheInspectors(t *testing.T) {
+	env := planEnv(t)
+	pl, err := NewPlan(PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox", HTTPURL: "http://127.0.0.1:8765/mcp", TokenEnv: "TOK"},
+		Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"), Binary: "/bin/mcpsandbox", Print: true, Log: &bytes.Buffer{},
+		Confirm: func(string) (bool, error) { t.Fatal("nothing to ask"); return false, nil }})
+	if err != nil || len(pl.Snippets) != 1 {
+		t.Fatalf("%v %+v", err, pl)
+	}
+	var cfg struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(pl.Snippets[0]), &cfg); err != nil {
+		t.Fatalf("%v:\n%s", err, pl.Snippets[0])
+	}
+	got := cfg.MCPServers["sandbox"]
+	if got["type"] != "streamable-http" || got["url"] != "http://127.0.0.1:8765/mcp" || got["headers"] != nil || len(got) != 2 {
+		t.Errorf("the entry is not the Inspector's HTTP form:\n%s", pl.Snippets[0])
+	}
+	for _, want := range []string{"the MCP Inspector", "--config servers.json --server sandbox --header \"Authorization: Bearer $TOK\""} {
+		if !strings.Contains(pl.GenericFor, want) {
+			t.Errorf("what the entry is for lacks %q: %q", want, pl.GenericFor)
+		}
+	}
+}
+
 // A policy that is there already, declined: besides --force (which loses its hand edits) and
 // --policy-out, the refusal names init --policy with the same clients, the way to add them to
 // that policy as it is (trial22: a second setup for one more client read as needing --force).
