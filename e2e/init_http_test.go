@@ -337,3 +337,55 @@ func TestInitHTTPGeminiTrustNote(t *testing.T) {
 		t.Errorf("gemini mcp list, the folder trusted as the note says:\n%s", got)
 	}
 }
+
+// A token variable not set in init's environment (exported in another terminal, say): the
+// wizard says so and offers no "Try again", which sees the same environment; "Change the URL
+// or the token's variable", preselected, re-asks them, and a variable set here goes on. Both
+// HTTP paths: a policy whose clients reach a serve --http, and the clients of one running
+// (trial33 F16: "Try again" was preselected, "Change my answers" re-asked the scheme's
+// questions alone, and only Quit ended the loop). Red with mutant wizard-token-unset-loop.
+func TestInitWizardHTTPTokenVariableUnset(t *testing.T) {
+	const unset = "MCPSB_E2E_UNSET_TOKEN"
+	cases := map[string]func(w *wizardRun, url string){
+		"policy": func(w *wizardRun, url string) {
+			allowlistDefaultSteps(w)
+			w.step("`serve --http` you start with this policy", url+enter)
+			w.step("bearer token from", unset+enter)
+			w.step("Configure which clients?", "\x1b[D"+enter) // none
+			w.step("Write the policy to", enter)
+			w.step("Write them?", enter)
+		},
+		"running": func(w *wizardRun, url string) {
+			w.step("What should init do?", down+enter)
+			w.step("URL of the running mcpsandbox serve --http", url+enter)
+			w.step("bearer token from", unset+enter)
+		},
+	}
+	for name, steps := range cases {
+		t.Run(name, func(t *testing.T) {
+			url, e := runningServeAndInitEnv(t)
+			w := startWizard(t, e)
+			steps(w, url)
+			w.expect("$" + unset + " is not set in the environment init runs in")
+			w.expect("Quit (nothing is written)")
+			menu := w.seen.String()[strings.LastIndex(w.seen.String(), "What now?"):]
+			if strings.Contains(menu, "Try again") || !strings.Contains(menu, "> Change the URL or the token's variable") {
+				t.Errorf("the menu for an unset token variable (no try again; changing them preselected):\n%s", menu)
+			}
+			w.con.Send(enter)
+			w.step("serve --http", enter) // the URL kept
+			w.step("bearer token from", strings.Repeat("\x7f", len(unset)+2)+httpTokVar+enter)
+			if name == "policy" {
+				w.step("Write them?", enter)
+				w.step("on it now (audit", "n"+enter)
+				w.expect("verify --policy")
+			} else {
+				w.step("Configure which clients?", "\x1b[D"+enter)
+				w.expect("add this server to your MCP client by hand")
+			}
+			if err := w.exit(); err != nil {
+				t.Fatalf("wizard exited: %v\n%s", err, w.seen.String())
+			}
+		})
+	}
+}

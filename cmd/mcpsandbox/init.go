@@ -320,6 +320,15 @@ func afterFailedWrite(ctx context.Context, o *InitOptions, env generate.Env, ask
 	if o.A.Own() != nil && !o.clients {
 		choices = []string{writeRetry, writeChange, writeQuit}
 	}
+	if o.A.HTTPURL != "" && !mutated("wizard-token-unset-loop") {
+		// the URL and the token's variable are answers too: "change my answers" re-asked only
+		// the scheme's, so an unset variable repeated its failure until Quit (trial33 F16)
+		choices = slices.Insert(choices, len(choices)-1, runningChange)
+		if unsetToken(o.IO.Out, werr) {
+			choices = slices.DeleteFunc(choices, func(c string) bool { return c == writeRetry })
+			choices = append([]string{runningChange}, slices.DeleteFunc(choices, func(c string) bool { return c == runningChange })...)
+		}
+	}
 	pick, err := whatNow(o, env, ask, choices)
 	if err != nil {
 		return false, err
@@ -329,6 +338,8 @@ func afterFailedWrite(ctx context.Context, o *InitOptions, env generate.Env, ask
 		return false, werr
 	case writeChange:
 		return true, schemeAnswers(ctx, o, env, ask)
+	case runningChange:
+		return true, askTransport(o, env, ask, generate.TransportQuestions)
 	}
 	return false, nil
 }

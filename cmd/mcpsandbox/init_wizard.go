@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -382,13 +383,10 @@ func wizardClientsOfRunning(ctx context.Context, o *InitOptions, env generate.En
 		_, err := generate.CheckHTTPURL(v)
 		return err
 	}
-	choices := []string{runningRetry, needsQuit}
-	if !o.set("http") || !o.set("token-env") {
-		choices = []string{runningRetry, runningChange, needsQuit}
-	}
+	given := o.set
 	for answered := false; !answered; {
 		for _, q := range []generate.Question{url, generate.TransportQuestions[1]} {
-			if err := ask.question(q, &o.A, env, o.set); err != nil {
+			if err := ask.question(q, &o.A, env, given); err != nil {
 				return err
 			}
 		}
@@ -398,6 +396,14 @@ func wizardClientsOfRunning(ctx context.Context, o *InitOptions, env generate.En
 				break
 			}
 			fmt.Fprintf(o.IO.Out, "\n%s: %v\n", u, err)
+			choices := []string{runningRetry, needsQuit}
+			if !o.set("http") || !o.set("token-env") {
+				choices = []string{runningRetry, runningChange, needsQuit}
+			}
+			if unsetToken(o.IO.Out, err) && !mutated("wizard-token-unset-loop") {
+				// trying again cannot help, and flags given are answers to change (trial33 F16)
+				choices, given = []string{runningChange, needsQuit}, func(string) bool { return false }
+			}
 			var qerr error
 			if pick, qerr = whatNow(o, env, ask, choices); qerr != nil {
 				return qerr
@@ -409,6 +415,28 @@ func wizardClientsOfRunning(ctx context.Context, o *InitOptions, env generate.En
 	}
 	o.clients = true
 	return askClients(o, env, ask)
+}
+
+// unsetToken says whether err is the token's variable unset in init's environment, and if so
+// what to do, in the wizard's words: an export elsewhere never reaches this init.
+func unsetToken(w io.Writer, err error) bool {
+	var unset *generate.TokenUnsetError
+	if !errors.As(err, &unset) {
+		return false
+	}
+	fmt.Fprintf(w, "$%s is not set in the environment init runs in (one exported in another terminal never reaches it): "+
+		"give the variable that holds the token here, or quit, export %s=… and run init again\n", unset.Var, unset.Var)
+	return true
+}
+
+// askTransport asks the URL and the token's variable again, whether or not flags gave them.
+func askTransport(o *InitOptions, env generate.Env, ask *asker, qs []generate.Question) error {
+	for _, q := range qs {
+		if err := ask.question(q, &o.A, env, func(string) bool { return false }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // whatNow asks what to do after a failed check, the first choice the default.

@@ -64,6 +64,15 @@ func loopbackHost(h string) bool {
 // ErrNotRunning: nothing listens at an HTTP entry's address (yet).
 var ErrNotRunning = errors.New("nothing answers there")
 
+// TokenUnsetError: the token's variable is not set in init's environment, so the running server
+// cannot be checked; trying again in the same process cannot help (the wizard offers another
+// variable instead).
+type TokenUnsetError struct{ Var, URL string }
+
+func (e *TokenUnsetError) Error() string {
+	return fmt.Sprintf("$%s is not set here, so init cannot check the server at %s with it: set it to the token serve was started with (and in the environment your clients start from)", e.Var, e.URL)
+}
+
 // HTTPCheck connects to the entry's URL as a client would, with the bearer token read from the
 // variable the entry names (env is the environment to read it from), and completes initialize
 // and tools/list. Nothing listening is ErrNotRunning; a refused token says so.
@@ -92,7 +101,7 @@ func HTTPCheck(ctx context.Context, e ServerEntry, env []string, timeout time.Du
 			}
 		}
 		if token == "" {
-			return Probe{}, fmt.Errorf("$%s is not set here, so init cannot check the server at %s with it: set it to the token serve was started with (and in the environment your clients start from)", e.TokenEnv, e.URL)
+			return Probe{}, &TokenUnsetError{Var: e.TokenEnv, URL: e.URL}
 		}
 	}
 	var status int
