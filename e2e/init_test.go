@@ -587,7 +587,7 @@ func TestInitWizardPTY(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e, "DOCKER_HOST=unix://"+filepath.Join(e.home, "no-engine.sock"))
 		dockerSteps(w, "")
-		w.step("What now?", down+down+enter) // quit
+		w.step("What now?", "Quit"+enter)
 		w.expect("Nothing was written")
 		if w.exit() == nil {
 			t.Error("exit 0 without an engine")
@@ -654,7 +654,7 @@ func TestInitWizardPTY(t *testing.T) {
 		if menu := w.seen.String()[strings.LastIndex(w.seen.String(), "What now?"):]; strings.Contains(menu, "Try again") || !strings.Contains(menu, "Change my answers") {
 			t.Errorf("the menu for a missing key:\n%s", menu)
 		}
-		w.con.Send(down + enter) // quit
+		w.con.Send("Quit" + enter)
 		w.expect("Nothing was written")
 		if w.exit() == nil {
 			t.Error("exit 0 without the API key")
@@ -736,5 +736,38 @@ func TestInitRefusesRunningFromABinaryAnotherUserOwns(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.home, ".cursor", "mcp.json")); err == nil {
 		t.Error("Cursor's config was written")
+	}
+}
+
+// When what the scheme needs is missing, the wizard offers another scheme, every other answer
+// kept; where trying again cannot help (a key exported elsewhere never reaches this init) it is
+// preselected, and choosing it asks the scheme again and that scheme's questions, then goes on
+// (trial33 F10: the only way to another scheme was Quit, losing every answer). Red with mutant
+// wizard-needs-no-other-scheme.
+func TestInitWizardNeedsChooseAnotherScheme(t *testing.T) {
+	e := newInitEnv(t)
+	w := startWizard(t, e, "E2B_API_KEY=")
+	w.step("What should init do?", enter) // write a policy
+	w.step("Which sandbox scheme?", down+down+enter)
+	w.step("E2B template", enter)
+	w.step("Environment variable holding your E2B API key", enter)
+	w.step("Sandbox reuse", enter)
+	w.expect("What now?")
+	w.expect("Quit (nothing is written)")
+	if menu := w.seen.String()[strings.LastIndex(w.seen.String(), "What now?"):]; !strings.Contains(menu, "> Choose another scheme (your other answers are kept)") {
+		t.Fatalf("another scheme is not offered first for a missing key:\n%s", menu)
+	}
+	w.con.Send(enter)
+	w.step("Which sandbox scheme?", enter) // the next one offered: allowlist
+	w.step("Workspace", enter)
+	w.step("Commands to allow", enter)
+	w.step("More commands", enter)
+	w.step("network access?", enter)
+	limitSteps(w)
+	if !finishWrite(w, "cursor") {
+		t.Fatalf("the allowlist entry did not start:\n%s", w.seen.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(e.config, "mcpsandbox", "policy.toml")); err != nil || !strings.Contains(string(b), `scheme  = "allowlist"`) {
+		t.Errorf("policy: %v\n%s", err, b)
 	}
 }

@@ -115,28 +115,13 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(o.IO.ErrOut, "note: %v\n  starting from the defaults instead\n", err)
 	}
-	if !o.set("scheme") {
-		offered := schemes.Offered()
-		def := offered[0]
-		if a.Base != nil && slices.Contains(offered, a.Base.Scheme) {
-			def = a.Base.Scheme
-		}
-		q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "Which sandbox scheme?" },
-			Options:  func(*generate.Answers) []string { return offered },
-			Describe: func(v string) string { return a.Wizards[v].Blurb },
-			Default:  func(*generate.Answers, generate.Env) any { return def },
-			Set:      func(a *generate.Answers, v any) { a.Scheme = v.(string) }}
-		if err := ask.question(q, a, env, o.set); err != nil {
-			return err
-		}
+	def := ""
+	if a.Base != nil {
+		def = a.Base.Scheme
 	}
-	if err := netFlags(o); err != nil { // the scheme is known now
+	if err := askScheme(o, env, ask, def); err != nil {
 		return err
 	}
-	if w := a.Wizards[a.Scheme]; w != nil && w.Needs != "" {
-		fmt.Fprintf(o.IO.Out, "The %s scheme needs %s. init checks this before writing anything.\n", a.Scheme, w.Needs)
-	}
-	a.Prefill(o.set)
 	if err := schemeAnswers(ctx, o, env, ask); err != nil {
 		return err
 	}
@@ -165,12 +150,64 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 	return nil
 }
 
+// askScheme asks the scheme (def preselected when offered), unless --scheme gave it, checks the
+// network flags against it, says what it needs, and fills its answers' defaults.
+func askScheme(o *InitOptions, env generate.Env, ask *asker, def string) error {
+	a := &o.A
+	if !o.set("scheme") {
+		offered := schemes.Offered()
+		if !slices.Contains(offered, def) {
+			def = offered[0]
+		}
+		q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "Which sandbox scheme?" },
+			Options:  func(*generate.Answers) []string { return offered },
+			Describe: func(v string) string { return a.Wizards[v].Blurb },
+			Default:  func(*generate.Answers, generate.Env) any { return def },
+			Set:      func(a *generate.Answers, v any) { a.Scheme = v.(string) }}
+		if err := ask.question(q, a, env, o.set); err != nil {
+			return err
+		}
+	}
+	if err := netFlags(o); err != nil { // the scheme is known now
+		return err
+	}
+	if w := a.Wizards[a.Scheme]; w != nil && w.Needs != "" {
+		fmt.Fprintf(o.IO.Out, "The %s scheme needs %s. init checks this before writing anything.\n", a.Scheme, w.Needs)
+	}
+	a.Prefill(o.set)
+	return nil
+}
+
 // The choices when what the scheme needs is missing: the answers given so far stay.
 const (
 	needsRetry  = "Try again (after fixing it, e.g. in another terminal)"
 	needsChange = "Change my answers for this scheme (yours are the defaults)"
+	needsOther  = "Choose another scheme (your other answers are kept)"
 	needsQuit   = "Quit (nothing is written)"
 )
+
+// needsChoices are the choices after err, a failed check of what the scheme needs: try again
+// (not when it cannot help), change the scheme's answers (when it asked some), choose another
+// scheme (unless --scheme chose it; first when trying again cannot or seldom helps), quit.
+func needsChoices(o *InitOptions, qs []generate.Question, err error) []string {
+	choices := []string{needsRetry}
+	if slices.ContainsFunc(qs, func(q generate.Question) bool { return q.Flag == "" || !o.set(q.Flag) }) {
+		choices = append(choices, needsChange)
+	}
+	restart, unlikely := (*scheme.RestartError)(nil), (*scheme.RetryUnlikelyError)(nil)
+	if errors.As(err, &restart) && !mutated("wizard-retry-env") {
+		choices = choices[1:] // a retry sees the same environment: it cannot succeed
+	}
+	if !o.set("scheme") && !mutated("wizard-needs-no-other-scheme") {
+		// the way on for a user whose scheme cannot run here: another, every other answer kept (trial33 F10)
+		if restart != nil || errors.As(err, &unlikely) {
+			choices = append([]string{needsOther}, choices...)
+		} else {
+			choices = append(choices, needsOther)
+		}
+	}
+	return append(choices, needsQuit)
+}
 
 // schemeAnswers asks the scheme's questions and checks what it needs (checkNeeds). When the
 // check fails (no engine, a pull that failed, no key), nothing already answered is lost: the
@@ -178,10 +215,13 @@ const (
 // given is the default), or to quit.
 func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *asker) error {
 	a := &o.A
-	var qs []generate.Question
-	if own := a.Own(); own != nil {
-		qs = own.Questions()
+	questions := func() []generate.Question {
+		if own := a.Own(); own != nil {
+			return own.Questions()
+		}
+		return nil
 	}
+	qs := questions()
 	for change := true; ; {
 		if change {
 			for _, q := range qs {
@@ -195,22 +235,35 @@ func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *a
 			return err
 		}
 		fmt.Fprintf(o.IO.Out, "\n%s\n", strings.TrimSuffix(strings.TrimSuffix(err.Error(), " Nothing was written"), "."))
-		choices := []string{needsRetry, needsQuit}
-		if slices.ContainsFunc(qs, func(q generate.Question) bool { return q.Flag == "" || !o.set(q.Flag) }) {
-			choices = []string{needsRetry, needsChange, needsQuit}
-		}
-		if restart := (*scheme.RestartError)(nil); errors.As(err, &restart) && !mutated("wizard-retry-env") {
-			choices = choices[1:] // a retry sees the same environment: it cannot succeed
-		}
-		pick, qerr := whatNow(o, env, ask, choices)
+		pick, qerr := whatNow(o, env, ask, needsChoices(o, qs, err))
 		if qerr != nil {
 			return qerr
 		}
-		if pick == needsQuit {
+		switch pick {
+		case needsQuit:
 			return err
+		case needsOther:
+			old := a.Scheme
+			if !o.set("network") && !o.set("network-hosts") {
+				a.Network, a.Hosts = false, nil // the old scheme's network answer: the new one asks its own
+			}
+			if qerr := askScheme(o, env, ask, nextScheme(old)); qerr != nil {
+				return qerr
+			}
+			qs = questions()
 		}
-		change = pick == needsChange
+		change = pick == needsChange || pick == needsOther
 	}
+}
+
+// nextScheme is the scheme preselected when the user leaves old: the first other one offered.
+func nextScheme(old string) string {
+	for _, s := range schemes.Offered() {
+		if s != old {
+			return s
+		}
+	}
+	return old
 }
 
 // newPlan plans every write. In the wizard, a client config that already has a different server

@@ -121,6 +121,13 @@ type RestartError struct{ Err error }
 func (e *RestartError) Error() string { return e.Err.Error() }
 func (e *RestartError) Unwrap() error { return e.Err }
 
+// RetryUnlikelyError is a Needs failure a retry seldom fixes (a group joined needs a new login):
+// the wizard still offers to try again, but preselects choosing another scheme.
+type RetryUnlikelyError struct{ Err error }
+
+func (e *RetryUnlikelyError) Error() string { return e.Err.Error() }
+func (e *RetryUnlikelyError) Unwrap() error { return e.Err }
+
 // Prompt is how a scheme's Needs talks to the person running init.
 type Prompt struct {
 	Out         io.Writer // what it reports and shows (a pull's progress)

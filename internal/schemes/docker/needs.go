@@ -34,6 +34,9 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 	}
 	c, err := engineCheck(ctx)
 	if !c.OK {
+		if pr.Interactive && engine.Denied(err) {
+			return &scheme.RetryUnlikelyError{Err: errors.New(engineNeeded(c, err, true))}
+		}
 		return errors.New(engineNeeded(c, err, pr.Interactive))
 	}
 	if pr.Interactive {
