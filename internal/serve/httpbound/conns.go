@@ -29,12 +29,13 @@ const NewConnGrace = time.Second
 // bytes take to arrive on a connection it just opened, on a loaded machine.
 const SilentGrace = 50 * time.Millisecond
 
-// BodyGrace is how long a request may take to send its body before, with every connection
-// place taken, its connection is the first to go (attack round atk25b, F2: requests that sent
+// With every connection place taken, the connection whose request has waited longest for its
+// body goes first, before an idle authenticated one (attack round atk25b, F2: requests that sent
 // their head and held their body back, re-opened when cut, kept every place and every other
-// client out). A client's body comes in milliseconds on a connection it is using; one still
-// coming after this holds a place it does not use.
-const BodyGrace = 2 * time.Second
+// client out). No grace: a grace lets such a client, whose evicted connections come back at
+// once, cycle them all under it, and then a new one took an idle client's keep-alive connection
+// instead (seen in CI). A client's own body comes in milliseconds, so its request is the
+// youngest of those waiting and the last to go.
 
 // Conns bounds the connections of one listener. Every connection starts unauthenticated; the
 // guard marks it authenticated once a request on it carries the token. At most maxUnauth
@@ -42,9 +43,9 @@ const BodyGrace = 2 * time.Second
 // a flood churns faster than NewConnGrace, those that are newest or still within SilentGrace
 // of their accept: see evictUnauthLocked), so a flood of idle or dripping connections only
 // ever displaces itself. At most max connections are
-// open in all: past that the oldest unauthenticated one is closed, else the oldest whose
-// request's body has been coming for BodyGrace or more, else the oldest idle authenticated
-// one (a keep-alive connection with no request in flight), else the new connection is refused. The difference max-maxUnauth is headroom unauthenticated
+// open in all: past that the oldest unauthenticated one is closed, else the one whose request
+// has waited longest for its body, else the oldest idle authenticated one (a keep-alive
+// connection with no request in flight), else the new connection is refused. The difference max-maxUnauth is headroom unauthenticated
 // connections can never take, so a client with the token always gets in.
 type Conns struct {
 	max, maxUnauth int
@@ -217,9 +218,8 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 			v = c.evictUnauthLocked()
 		}
 		if v == nil && !mutated("http-evict-stalled-body") {
-			now := c.now().UnixNano()
-			v = c.evictLocked(func(o *Conn) bool { f := o.bodyFrom.Load(); return f != 0 && now-f >= int64(BodyGrace) })
-			w = "closed the oldest connection whose request's body was still coming after " + BodyGrace.String()
+			v = c.evictLongestWaitingLocked()
+			w = "closed the connection whose request had waited longest for its body"
 		}
 		if v == nil {
 			v = c.evictLocked(func(o *Conn) bool { return o.auth && o.idle })
@@ -313,6 +313,23 @@ func (c *Conns) oldestUnauthLocked() *Conn {
 		}
 	}
 	return nil
+}
+
+// evictLongestWaitingLocked takes out of the list the connection whose request has waited
+// longest for its body (nil if none waits).
+func (c *Conns) evictLongestWaitingLocked() *Conn {
+	var v *Conn
+	var since int64
+	for e := c.all.Front(); e != nil; e = e.Next() {
+		o := e.Value.(*Conn)
+		if f := o.bodyFrom.Load(); f != 0 && (v == nil || f < since) {
+			v, since = o, f
+		}
+	}
+	if v != nil {
+		c.removeLocked(v)
+	}
+	return v
 }
 
 // evictLocked takes the oldest connection that matches out of the list (nil if none).

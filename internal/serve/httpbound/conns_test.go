@@ -241,40 +241,43 @@ func TestConnsSparesAConnectionThatShowedTheToken(t *testing.T) {
 	}
 }
 
-// At the total bound, the connection whose request's body has been coming for BodyGrace or
-// more goes first, before an idle authenticated one; one still within BodyGrace, and a busy one
-// whose body is in, are spared (attack round atk25b, F2).
+// At the total bound, the connection whose request has waited longest for its body goes
+// first, before an idle authenticated one, however short the wait; a busy one whose body is in,
+// and the idle one while any request waits for its body, are spared (attack round atk25b, F2).
 func TestConnsEvictAStalledBodyFirst(t *testing.T) {
 	now := time.Unix(1000, 0)
-	c := NewConns(3, 1)
+	c := NewConns(4, 1)
 	c.now = func() time.Time { return now }
-	conns := make([]*Conn, 3)
-	for i := range conns {
-		conns[i] = c.admit(newPipe())
-		auth(c, conns[i])
-		c.ConnState(conns[i], http.StateActive)
+	admitAuth := func() *Conn {
+		n := c.admit(newPipe())
+		if n == nil {
+			t.Fatal("a new connection refused")
+		}
+		auth(c, n)
+		c.ConnState(n, http.StateActive)
+		return n
 	}
-	idle, slow, busy := conns[0], conns[1], conns[2]
+	idle, late, early, busy := admitAuth(), admitAuth(), admitAuth(), admitAuth()
 	c.ConnState(idle, http.StateIdle)
-	slow.bodyFrom.Store(now.UnixNano())
-	now = now.Add(BodyGrace - time.Millisecond)
-	m := c.admit(newPipe())
-	if m == nil || !idle.Conn.(*pipeConn).closed || slow.Conn.(*pipeConn).closed {
-		t.Fatal("within BodyGrace: want the idle connection closed, the one sending its body spared")
-	}
-	auth(c, m)
-	c.ConnState(m, http.StateActive)
+	early.bodyFrom.Store(now.UnixNano()) // accepted after late, waiting for its body longer
 	now = now.Add(time.Millisecond)
-	n := c.admit(newPipe())
-	if n == nil || !slow.Conn.(*pipeConn).closed || busy.Conn.(*pipeConn).closed {
-		t.Fatal("past BodyGrace: want the connection whose body is still coming closed, the busy one spared")
+	late.bodyFrom.Store(now.UnixNano())
+	closed := func(n *Conn) bool { return n.Conn.(*pipeConn).closed }
+	n5 := admitAuth()
+	if !closed(early) || closed(late) || closed(idle) || closed(busy) {
+		t.Fatalf("closed: waiting longest %v, waiting since later %v, idle %v, busy %v; want only the first", closed(early), closed(late), closed(idle), closed(busy))
 	}
-	// a body read (or a new request) is no longer awaited
-	auth(c, n)
-	c.ConnState(n, http.StateActive)
-	n.bodyFrom.Store(now.Add(-time.Hour).UnixNano())
-	c.ConnState(n, http.StateIdle)
-	c.ConnState(n, http.StateActive)
+	// a request whose body was read (a new request, or none) no longer waits for one
+	n5.bodyFrom.Store(now.Add(-time.Hour).UnixNano())
+	c.ConnState(n5, http.StateIdle)
+	c.ConnState(n5, http.StateActive)
+	admitAuth()
+	if !closed(late) || closed(idle) || closed(n5) {
+		t.Fatal("the one still waiting for its body was not closed before the idle one")
+	}
+	if admitAuth(); !closed(idle) || closed(n5) {
+		t.Fatal("with no body awaited, want the idle connection closed")
+	}
 	if c.admit(newPipe()) != nil {
 		t.Fatal("a new connection admitted with every place busy and no body awaited")
 	}

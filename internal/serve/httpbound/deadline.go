@@ -20,8 +20,8 @@ func CloseRefused(w http.ResponseWriter, drain time.Duration) {
 
 // BodyDeadline gives r's body d to arrive (a slow drip is cut), and lifts the deadline once
 // the body is read, so the rest of a long call (its answer streamed back) is not cut. While the
-// body is coming its connection is one that, past BodyGrace and with every connection place
-// taken, is the first to go (Conns.admit).
+// body is coming its connection is one that, with every connection place taken, goes first, the
+// longest waiting first (Conns.admit).
 func BodyDeadline(w http.ResponseWriter, r *http.Request, d time.Duration) io.ReadCloser {
 	t, _ := r.Context().Value(connKey{}).(*Conn)
 	if t != nil {
