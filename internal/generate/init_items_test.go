@@ -299,3 +299,28 @@ func TestApplyRefusesAFileChangedMeanwhile(t *testing.T) {
 		t.Errorf("holds %s", b)
 	}
 }
+
+// An entry of another name that runs this very server (added by hand: claude mcp add mybox --
+// mcpsandbox serve --policy P; or by an init under another name) gets no second one beside it:
+// the client would start two serves and list every tool twice (trial33 F3). The file is left as
+// it is, and the change says which entry it is; a server that differs is added. Red with mutant
+// init-same-server-twice.
+func TestNoSecondEntryForTheSameServer(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ client, text string }{
+		{"cursor", `{"mcpServers": {"mybox": {"type": "stdio", "command": "/b", "args": ["serve", "--policy", "/p"], "env": {}}}}`},
+		{"codex", "[mcp_servers.mybox]\ncommand = \"/b\"\nargs = [\"serve\", \"--policy\", \"/p\"]\n"},
+	} {
+		p := filepath.Join(dir, c.client+".conf")
+		os.WriteFile(p, []byte(c.text), 0o600)
+		tg := Target{Client: client(t, c.client), Scope: "user", Path: p}
+		ch, err := ClientChange(tg, "sandbox", NewServerEntry("/b", "/p"), false)
+		if err != nil || ch.SameAs != "mybox" || string(ch.New) != c.text {
+			t.Errorf("%s: the same server as mybox: %v, SameAs %q, changed %v", c.client, err, ch.SameAs, string(ch.New) != c.text)
+		}
+		ch, err = ClientChange(tg, "sandbox", NewServerEntry("/b", "/other.toml"), false)
+		if err != nil || ch.SameAs != "" || string(ch.New) == c.text {
+			t.Errorf("%s: another policy: %v, SameAs %q, added %v", c.client, err, ch.SameAs, string(ch.New) != c.text)
+		}
+	}
+}

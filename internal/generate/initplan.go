@@ -671,6 +671,13 @@ func (pl *Plan) reportNotes(w io.Writer) {
 	for _, n := range pl.SameEntry {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
+	for _, c := range pl.Clients.Changes {
+		if c.SameAs != "" {
+			fmt.Fprintf(w, "  already configured as %q in %s: it runs this very server, so nothing was added under %q "+
+				"(a second entry would give the client every tool twice); to have it under %q, remove %q there first\n",
+				c.SameAs, c.Path, pl.name, pl.name, c.SameAs)
+		}
+	}
 	for _, n := range pl.Off {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}

@@ -51,6 +51,9 @@ type FileChange struct {
 	// DeferPrune leaves the file's older backups in place until PruneBackups is called for the
 	// write: a write that may be taken back must not push out backups first.
 	DeferPrune bool
+	// SameAs names an entry of another name in the file that runs this very server (the same
+	// command and arguments, or URL): nothing is added beside it, which the report says.
+	SameAs string
 }
 
 // Unchanged reports whether writing would change nothing.
@@ -205,6 +208,12 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 		c.New = cur
 		return c, nil
 	}
+	if other := sameServerAs(t, cur, merged, name); other != "" && !mutated("init-same-server-twice") {
+		// added by hand (claude mcp add) or by an init under another name: a second entry
+		// would start a second serve, and the client would list every tool twice (trial33 F3)
+		c.New, c.SameAs = cur, other
+		return c, nil
+	}
 	c.New = merged
 	if replace && len(cur) > 0 {
 		kept, dropped := keptAndDropped(t, cur, merged, name)
@@ -219,6 +228,37 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 		}
 	}
 	return c, nil
+}
+
+// sameServerAs is the name of an entry in cur, other than name, that starts or reaches the very
+// server merged's entry name does (the same command and arguments, or the same URL); "" if none,
+// or if cur has an entry of that name already (a replacement).
+func sameServerAs(t Target, cur, merged []byte, name string) string {
+	if len(cur) == 0 {
+		return ""
+	}
+	if _, had := rawEntry(t, cur, name); had {
+		return ""
+	}
+	after, err := listEntries(t, merged)
+	if err != nil {
+		return ""
+	}
+	i := slices.IndexFunc(after, func(w WrapServer) bool { return w.Name == name })
+	if i < 0 {
+		return ""
+	}
+	ours := after[i]
+	before, err := listEntries(t, cur)
+	if err != nil {
+		return ""
+	}
+	for _, w := range before {
+		if w.Name != name && w.Command == ours.Command && slices.Equal(w.Args, ours.Args) && w.URL == ours.URL {
+			return w.Name
+		}
+	}
+	return ""
 }
 
 // ExistsError: the config already has a different server of that name.
