@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,7 +28,7 @@ func CheckOwnFilesIn(dir, place, writer, policyFile, auditPath string) error {
 	dirReal := RealPath(dir)
 	for _, f := range []struct{ what, path, fix string }{
 		{"the policy file", policyFile, "move the policy outside " + place + " (mcpsandbox init --policy-out FILE writes it elsewhere)"},
-		{"the audit log", auditPath, `set audit.path to a file outside ` + place + ` (or "" for the default under $XDG_STATE_HOME), or give a directory that does not hold it`},
+		{"the audit log", auditPath, auditFix(auditPath, place)},
 	} {
 		if f.path == "" {
 			continue
@@ -47,6 +48,16 @@ func CheckOwnFilesIn(dir, place, writer, policyFile, auditPath string) error {
 	return nil
 }
 
+// auditFix is how to move the audit log out of place: "" (the default) is offered only when the
+// log is not already there (trial33 F5: the fix offered the default it was refused in).
+func auditFix(auditPath, place string) string {
+	home, _ := os.UserHomeDir()
+	if home != "" && RealPath(auditPath) == RealPath(DefaultAuditPath(home)) {
+		return "set audit.path to a file outside " + place + " (it is the default now, which lies there), or give a directory that does not hold it"
+	}
+	return `set audit.path to a file outside ` + place + ` (or "" for the default under $XDG_STATE_HOME), or give a directory that does not hold it`
+}
+
 // CheckAuditNotReadIn refuses an audit log inside a directory sandboxed code may read (dirs,
 // the policy's ReadDirs; key names them, e.g. "allowlist.read_paths"): the log holds every
 // call's arguments and output, other sessions' included. Serve's own uid is the commands' uid
@@ -59,7 +70,7 @@ func CheckAuditNotReadIn(dirs []string, key, auditPath string) error {
 	for i, d := range dirs {
 		if _, in := withinSame(d, r); d != "" && (within(RealPath(d), r) || in) {
 			return refusedWithFix(fmt.Sprintf("the audit log %s lies inside %s[%d] = %s, which sandboxed code reads: every call's record, other sessions' arguments and outputs included, would be readable",
-				auditPath, key, i, d), fmt.Sprintf("set audit.path to a file outside it (or \"\" for the default under $XDG_STATE_HOME), or narrow %s to the directories commands need", key))
+				auditPath, key, i, d), strings.Replace(auditFix(auditPath, "it"), "give a directory that does not hold it", "narrow "+key+" to the directories commands need", 1))
 		}
 	}
 	return nil

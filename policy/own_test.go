@@ -58,3 +58,20 @@ func TestCheckAuditNotReadIn(t *testing.T) {
 		}
 	}
 }
+
+// The refusal of an audit log in a directory sandboxed code reads offers the default ("") only
+// when the log is not the default already (trial33 F5: a home given to a wrapped server held the
+// default log, and the fix offered that very default).
+func TestAuditFixOffersTheDefaultOnlyWhenItHelps(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_STATE_HOME", "")
+	err := CheckAuditNotReadIn([]string{home}, "wrap.read", DefaultAuditPath(home))
+	if err == nil || strings.Contains(err.Error(), `""`) || !strings.Contains(err.Error(), "it is the default now") {
+		t.Errorf("the default log in a read directory: %v", err)
+	}
+	err = CheckAuditNotReadIn([]string{home}, "wrap.read", filepath.Join(home, "mine.jsonl"))
+	if err == nil || !strings.Contains(err.Error(), `"" for the default`) {
+		t.Errorf("another log in a read directory: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // WrapOptions are what init --wrap needs besides the entries.
@@ -499,10 +500,25 @@ func pathArgsHint(s WrapServer, scheme WrapScheme, policyFile string) string {
 	if len(hidden) == 0 {
 		return ""
 	}
-	q := make([]string, len(hidden))
-	for i, h := range hidden {
-		q[i] = fmt.Sprintf("%q", h)
+	// a home (or a directory holding one) is not a path to hand a server: its keys and
+	// configuration, the audit log; wrap refuses a read of the log's directory (trial33 F5: the
+	// hint said read = [HOME], and wrap then refused it with a fix that did not help)
+	var homes, plain, q []string
+	for _, h := range hidden {
+		if reach := policy.HomeReach(policy.RealPath(h)); reach != "" && !mutated("init-wrap-path-hint-home") {
+			homes = append(homes, h+" ("+reach+")")
+			continue
+		}
+		plain, q = append(plain, h), append(q, fmt.Sprintf("%q", h))
 	}
-	return fmt.Sprintf(" (its arguments name %s, which the sandbox hides from it: add them to read = [%s] to let it read them, or to write to let it change them)",
-		strings.Join(hidden, ", "), strings.Join(q, ", "))
+	var says []string
+	if len(q) > 0 {
+		says = append(says, fmt.Sprintf("its arguments name %s, which the sandbox hides from it: add them to read = [%s] to let it read them, or to write to let it change them",
+			strings.Join(plain, ", "), strings.Join(q, ", ")))
+	}
+	if len(homes) > 0 {
+		says = append(says, fmt.Sprintf("its arguments name %s: a server is not given a home whole (its keys, its configuration, the audit log); "+
+			"point the server's arguments at the project directories it needs, then add those to read or write", strings.Join(homes, ", ")))
+	}
+	return " (" + strings.Join(says, "; ") + ")"
 }

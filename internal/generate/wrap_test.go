@@ -800,3 +800,27 @@ func TestWrapProofStartsOnlyTheWrappedEntry(t *testing.T) {
 		t.Errorf("the unwrapped entry was proved: %v", err)
 	}
 }
+
+// A home among the server's path arguments (server-filesystem given ~) is not hinted into read:
+// wrap then refused that read (the audit log lies in it) with a fix that did not help (trial33
+// F5). The hint says to point the server at project directories; another path keeps its read
+// hint. Red with mutant init-wrap-path-hint-home.
+func TestWrapHintGivesNoHomeToRead(t *testing.T) {
+	f := newWrapFixture(t)
+	t.Setenv("HOME", f.env.Home)
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	notes := t.TempDir()
+	text := "{\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"" + sh + "\", \"args\": [\"-c\", \"echo Cannot access directory >&2; exit 1\", \"" + f.env.Home + "\", \"" + notes + "\"]}\n  }\n}\n"
+	outs, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, f.target(t, "claude-desktop", text)))
+	if err != nil || len(outs) != 1 || outs[0].Err == nil {
+		t.Fatalf("%+v %v", outs, err)
+	}
+	msg := outs[0].Err.Error()
+	if strings.Contains(msg, fmt.Sprintf("%q", f.env.Home)) || !strings.Contains(msg, "a server is not given a home whole") ||
+		!strings.Contains(msg, fmt.Sprintf("read = [%q]", notes)) {
+		t.Errorf("the hint for a home and a project directory:\n%s", msg)
+	}
+}
