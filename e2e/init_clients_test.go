@@ -200,7 +200,7 @@ func TestInitEntriesConnectInRealClients(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("init exit %d:\n%s\n%s", code, out, stderr)
 		}
-		if strings.Contains(strings.Join(clients, " "), "gemini") && !strings.Contains(out, "Gemini CLI starts MCP servers (stdio and HTTP, its user-level ones too) only in folders you trust") {
+		if strings.Contains(strings.Join(clients, " "), "gemini") && !strings.Contains(out, "Gemini CLI: it starts MCP servers (stdio and HTTP, its user-level ones too) only in folders you trust") {
 			t.Errorf("init did not name Gemini CLI's own step (folder trust):\n%s", out)
 		}
 		for _, c := range clients {

@@ -319,7 +319,7 @@ func TestInitHTTPGeminiTrustNote(t *testing.T) {
 	gemini := clientCLI(t, "gemini")
 	url, e := runningServeAndInitEnv(t)
 	out, stderr, code := e.run(t, "", "--http", url, "--token-env", httpTokVar, "--client", "gemini", "--yes")
-	if code != 0 || !strings.Contains(out, "Gemini CLI starts MCP servers (stdio and HTTP, its user-level ones too) only in folders you trust: trust "+e.project) {
+	if code != 0 || !strings.Contains(out, "Gemini CLI: it starts MCP servers (stdio and HTTP, its user-level ones too) only in folders you trust: trust "+e.project) {
 		t.Fatalf("no folder-trust note: exit %d\n%s\n%s", code, out, stderr)
 	}
 	list := func() string {

@@ -83,12 +83,13 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 			"Client configs are merged, never clobbered: other servers, unknown keys, comments and indentation\n" +
 			"stay; a symlinked config is written through its link; owner, group and mode are kept; the old file\n" +
 			"is backed up beside it (a project's file under ~/.local/state/mcpsandbox/backups; the newest 3\n" +
-			"kept); every write is atomic. Before any client config is written, init starts the exact command\n" +
-			"it is about to write, with the environment each client will give it (Gemini CLI and Codex pass a\n" +
-			"server only some variables: an entry names those it needs, such as the e2b key, in the client's\n" +
-			"own syntax, never their values), and makes a trivial tool call through it; if that fails, nothing\n" +
-			"is changed and init says why. With --yes every answer comes from flags and nothing is asked;\n" +
-			"without a terminal init asks nothing either, so it needs --yes and the flags.\n\n" +
+			"and the oldest kept); every write is atomic. Before any client config is written, init starts\n" +
+			"the exact command it is about to write, with the environment each client will give it (Gemini\n" +
+			"CLI and Codex pass a server only some variables: an entry names those it needs, such as the e2b\n" +
+			"key, in the client's own syntax, never their values), and makes a trivial tool call through it;\n" +
+			"if that fails, nothing is changed and init says why. With --yes every answer comes from flags\n" +
+			"and nothing is asked; without a terminal init asks nothing either, so it needs --yes and the\n" +
+			"flags.\n\n" +
 			"Clients: " + clientIDsMark + "\n" +
 			"claude-code writes the local scope (this project, in ~/.claude.json), as `claude mcp add` does;\n" +
 			"claude-code:user is every project, claude-code:project the shared .mcp.json.",
@@ -377,10 +378,22 @@ func initAnswers(ctx context.Context, o *InitOptions) (generate.Env, bool, error
 	return env, wiz, checkNeeds(ctx, o, ask)
 }
 
+// clientAliases are other names users give clients (their CLIs' names), which the nearest
+// spelling would miss or get wrong ("code", VS Code's CLI, is one letter from codex: trial33 F13).
+var clientAliases = map[string]string{
+	"code": "vscode", "vs-code": "vscode", "visual-studio-code": "vscode", "code-insiders": "vscode",
+	"claude": "claude-code, or --client claude-desktop", "claude-cli": "claude-code", "claudecode": "claude-code",
+	"gemini-cli": "gemini", "codex-cli": "codex", "openai-codex": "codex",
+}
+
 // clientsKnown refuses a --client naming no client or scope init knows, with the nearest one.
 func clientsKnown(specs []string, env generate.Env) error {
 	for _, spec := range specs {
 		if _, err := generate.ResolveTarget(spec, env); err != nil {
+			id, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(spec)), ":")
+			if other, ok := clientAliases[id]; ok {
+				return fmt.Errorf("%w (did you mean --client %s?)", err, other)
+			}
 			if near := nearest(strings.ToLower(strings.TrimSpace(spec)), generate.ClientIDs()); near != "" {
 				return fmt.Errorf("%w (did you mean --client %s?)", err, near)
 			}

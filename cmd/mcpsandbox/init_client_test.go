@@ -17,6 +17,10 @@ func TestInitChecksClientsFirst(t *testing.T) {
 	for _, c := range []struct{ client, want string }{
 		{"claud-code", `client "claud-code" is unknown: use one of`},
 		{"claud-code", "(did you mean --client claude-code?)"},
+		// other names users give clients (trial33 F13: "code" was taken for codex)
+		{"code", "(did you mean --client vscode?)"},
+		{"claude:user", "(did you mean --client claude-code, or --client claude-desktop?)"},
+		{"gemini-cli", "(did you mean --client gemini?)"},
 		{"cursor:global", `client cursor has no "global" scope`},
 	} {
 		_, _, err := runCLI("init", "--scheme", "allowlist", "--workspace", t.TempDir(), "--allow", "wc", "--policy-out", pol, "--client", c.client, "--yes")

@@ -153,8 +153,11 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		s.SetAudit(al) // egress proxy decisions (network host lists) join the call log
 	}
 	if log.Enabled(ctx, slog.LevelInfo) { // the hash is work (the policy encoded and hashed): only when it is logged
-		ws, writable := p.WorkspaceMount()
-		log.Info("serving", "name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path, "workspace", ws, "workspace_writable", writable)
+		attrs := []any{"name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path}
+		if ws, writable := p.WorkspaceMount(); ws != "" { // e2b's is the remote sandbox's: none here (trial33 F13)
+			attrs = append(attrs, "workspace", ws, "workspace_writable", writable)
+		}
+		log.Info("serving", attrs...)
 	}
 	so := serve.Options{Audit: al, Logger: log}
 	if o.HTTP != "" {

@@ -28,7 +28,7 @@ func CheckHTTPURL(raw string) (string, error) {
 	case u.User != nil:
 		return "", fmt.Errorf("--http %q holds a user or password: give the token's variable with --token-env instead, so no secret is written", raw)
 	}
-	if u.Path == "" || u.Path == "/" {
+	if u.Path == "" || u.Path == "/" || u.Path == "/mcp/" { // serve answers at /mcp alone (trial33 F13)
 		u.Path = "/mcp"
 	}
 	return u.String(), nil

@@ -102,14 +102,15 @@ func equalJSON(a, b any) bool {
 // The URL and the token's variable are checked before anything is written.
 func TestHTTPEntryChecks(t *testing.T) {
 	for raw, want := range map[string]string{
-		"http://127.0.0.1:8765":     "http://127.0.0.1:8765/mcp",
-		"http://127.0.0.1:8765/":    "http://127.0.0.1:8765/mcp",
-		"https://sandbox.example/x": "https://sandbox.example/x",
-		"http://[::1]:8765/mcp":     "http://[::1]:8765/mcp",
-		"ftp://127.0.0.1/mcp":       "ERR must start with http",
-		"127.0.0.1:8765":            "ERR",
-		"http://user:pw@host:1/mcp": "ERR holds a user or password",
-		"http:///mcp":               "ERR names no host",
+		"http://127.0.0.1:8765":      "http://127.0.0.1:8765/mcp",
+		"http://127.0.0.1:8765/":     "http://127.0.0.1:8765/mcp",
+		"http://localhost:8765/mcp/": "http://localhost:8765/mcp",
+		"https://sandbox.example/x":  "https://sandbox.example/x",
+		"http://[::1]:8765/mcp":      "http://[::1]:8765/mcp",
+		"ftp://127.0.0.1/mcp":        "ERR must start with http",
+		"127.0.0.1:8765":             "ERR",
+		"http://user:pw@host:1/mcp":  "ERR holds a user or password",
+		"http:///mcp":                "ERR names no host",
 	} {
 		got, err := CheckHTTPURL(raw)
 		switch {

@@ -64,7 +64,7 @@ func TestGeminiTrustNoteForHTTPEntries(t *testing.T) {
 	pl := &Plan{project: env.Project, home: home, targets: []Target{target}, ClientEntry: NewHTTPEntry("http://127.0.0.1:8833/mcp", "MCPSANDBOX_TOKEN")}
 	var out bytes.Buffer
 	pl.reportNotes(&out)
-	if !strings.Contains(out.String(), "Gemini CLI starts MCP servers (stdio and HTTP, its user-level ones too) only in folders you trust: trust "+env.Project) {
+	if !strings.Contains(out.String(), "Gemini CLI: it starts MCP servers (stdio and HTTP, its user-level ones too) only in folders you trust: trust "+env.Project) {
 		t.Errorf("no trust note for an HTTP entry:\n%s", out.String())
 	}
 }
