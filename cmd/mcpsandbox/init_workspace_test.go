@@ -34,6 +34,7 @@ func TestInitRefusesWorkspacesServeWould(t *testing.T) {
 		{[]string{"--scheme", "allowlist", "--allow", "wc", "--workspace", "/usr/local/share/ws"}, "is inside the system directory /usr"},
 		{[]string{"--scheme", "allowlist", "--allow", "wc", "--workspace", file}, "is not a directory"},
 		{[]string{"--scheme", "docker", "--image", "mcpsandbox-test:bookworm", "--docker-workspace", filepath.Join(home, ".ssh")}, "a dot directory of the home " + home},
+		{[]string{"--scheme", "docker", "--image", "mcpsandbox-test:bookworm", "--docker-workspace", "~/.cursor/new"}, "lies in " + filepath.Join(home, ".cursor")},
 	} {
 		args := append([]string{"init", "--yes", "--print", "--policy-out", filepath.Join(dir, "p.toml")}, c.args...)
 		_, stderr, err := runCLI(args...)

@@ -147,6 +147,11 @@ func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
 	}
 	home, _ := os.UserHomeDir()
 	ws := generate.WorkspacePath(d.Workspace, home)
+	// Serve's rule first: before the engine is asked (a refused workspace is said whether or
+	// not an engine runs) and before a missing one is created.
+	if err := generate.CheckWorkspace(ws, home); err != nil {
+		return err
+	}
 	st, err := os.Stat(ws)
 	switch {
 	case err == nil && st.IsDir():
