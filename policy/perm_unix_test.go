@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/privgroup"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -143,5 +144,42 @@ func TestCheckFileSafeWalksEveryLinkInAChain(t *testing.T) {
 	os.Symlink(loop, loop)
 	if err := policy.CheckFileSafe(filepath.Join(loop, "pol.toml")); err == nil || !strings.Contains(err.Error(), "more than 40 links") {
 		t.Errorf("a loop of links: %v", err)
+	}
+}
+
+// A policy file, and the directory holding it, group-writable by its owner's private group (the
+// umask 002 of Debian and Ubuntu users) is the owner's alone, and accepted; the same with
+// another member in the group, or a group of another name, is refused (trial33 F15).
+func TestCheckFileSafePrivateGroup(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cfg")
+	os.Mkdir(dir, 0o775)
+	pol := filepath.Join(dir, "policy.toml")
+	os.WriteFile(pol, []byte("x"), 0o664)
+	os.Chmod(dir, 0o775)
+	os.Chmod(pol, 0o664)
+	for _, p := range []string{dir, pol} {
+		if err := os.Chown(p, 1000, 1000); err != nil {
+			t.Skipf("chown needs root: %v", err)
+		}
+	}
+	defer policy.ActAsForTest(1000)()
+	etc := t.TempDir()
+	privgroup.PasswdFile, privgroup.GroupFile = filepath.Join(etc, "passwd"), filepath.Join(etc, "group")
+	defer func() { privgroup.PasswdFile, privgroup.GroupFile = "/etc/passwd", "/etc/group" }()
+	os.WriteFile(privgroup.PasswdFile, []byte("root:x:0:0::/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n"), 0o644)
+	for _, c := range []struct{ group, want string }{
+		{"ann:x:1000:\n", ""},
+		{"ann:x:1000:ann\n", ""},
+		{"ann:x:1000:bob\n", "writable by group 1000"},
+		{"devs:x:1000:\n", "writable by group 1000"},
+	} {
+		os.WriteFile(privgroup.GroupFile, []byte(c.group), 0o644)
+		err := policy.CheckFileSafe(pol)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("group %q: refused: %v", c.group, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("group %q: err = %v, want %q", c.group, err, c.want)
+		}
 	}
 }

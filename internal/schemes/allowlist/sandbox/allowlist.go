@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/privgroup"
 	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"io"
 	"log/slog"
@@ -435,7 +436,7 @@ func ReadPathRisk(p string) string {
 		switch {
 		case st.Mode()&0o002 != 0:
 			return fmt.Sprintf("%s does not exist, and %s is writable by every local user: anyone can create it, a link to what they choose", p, q)
-		case st.Mode()&0o020 != 0 && sys.Gid != 0:
+		case st.Mode()&0o020 != 0 && sys.Gid != 0 && !privgroup.Of(sys.Gid, me):
 			return fmt.Sprintf("%s does not exist, and %s is writable by group %d: they can create it", p, q, sys.Gid)
 		case sys.Uid != 0 && sys.Uid != me:
 			return fmt.Sprintf("%s does not exist, and %s is owned by uid %d, who can create it", p, q, sys.Uid)
@@ -464,7 +465,7 @@ func checkReplaceable(path, what, fix string) error {
 		if mode&0o002 != 0 && mode&os.ModeSymlink == 0 && !sticky {
 			return fmt.Errorf("%s is world-writable, so anyone could replace %s (chmod o-w %s)", p, what, p)
 		}
-		if mode&0o020 != 0 && mode&os.ModeSymlink == 0 && sys.Gid != 0 && !sticky {
+		if mode&0o020 != 0 && mode&os.ModeSymlink == 0 && sys.Gid != 0 && !sticky && !privgroup.Of(sys.Gid, me) {
 			return fmt.Errorf("%s is writable by group %d, who could replace %s (chmod g-w %s)", p, sys.Gid, what, p)
 		}
 		if p == "/" {

@@ -1,0 +1,103 @@
+// Package privgroup says whether a group is a user's private group: the group Debian and Ubuntu
+// give each user (USERGROUPS_ENAB), of the user's own name, with no one else in it. Under those
+// systems' umask 002 a user's files are group-writable by it, and writable by that group means
+// writable by the user alone, so the ownership rules (the policy file's, the binaries') treat it as
+// the owner's own write bit, as Debian's OpenSSH does for StrictModes (its user-group-modes patch).
+package privgroup
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// The files read; variables for the tests (which cannot edit the machine's).
+var (
+	GroupFile  = "/etc/group"
+	PasswdFile = "/etc/passwd"
+)
+
+// Of reports whether gid is uid's private group: /etc/group names it after uid's /etc/passwd
+// entry, lists no member but that user, and no other /etc/passwd entry has it as its primary
+// group. Anything it cannot read or find, and gid 0, is not private: a group known only to a
+// directory service (LDAP) is judged strictly.
+func Of(gid, uid uint32) bool {
+	if gid == 0 {
+		return false
+	}
+	name, primaryOthers, ok := passwdFacts(uid, gid)
+	if !ok || (primaryOthers && !mutated("private-group-primary")) || name == "" {
+		return false
+	}
+	gname, members, ok := groupEntry(gid)
+	if !ok || gname != name {
+		return false
+	}
+	for _, m := range members {
+		if m != "" && m != name && !mutated("private-group-members") {
+			return false
+		}
+	}
+	return true
+}
+
+// passwdFacts finds uid's name, and whether another entry has gid as its primary group.
+func passwdFacts(uid, gid uint32) (name string, others, ok bool) {
+	ok = scan(PasswdFile, func(f []string) {
+		if len(f) < 4 {
+			return
+		}
+		u, err1 := strconv.ParseUint(f[2], 10, 32)
+		g, err2 := strconv.ParseUint(f[3], 10, 32)
+		if err1 != nil || err2 != nil {
+			return
+		}
+		switch {
+		case uint32(u) == uid && name == "":
+			name = f[0]
+		case uint32(g) == gid:
+			others = true
+		}
+	})
+	return name, others, ok
+}
+
+// groupEntry finds gid's name and members; a gid listed twice is not judged (ok false).
+func groupEntry(gid uint32) (name string, members []string, ok bool) {
+	n := 0
+	read := scan(GroupFile, func(f []string) {
+		if len(f) < 4 {
+			return
+		}
+		if g, err := strconv.ParseUint(f[2], 10, 32); err != nil || uint32(g) != gid {
+			return
+		}
+		n++
+		name, members = f[0], strings.Split(f[3], ",")
+	})
+	return name, members, read && n == 1
+}
+
+// scan calls each for every entry (colon-separated fields) of a file; false when it cannot be
+// read, or holds NIS compat (+/-) entries.
+func scan(path string, each func([]string)) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] == '+' || line[0] == '-' {
+			return false // NIS compat entries: the file is not the whole of it
+		}
+		each(strings.Split(line, ":"))
+	}
+	return sc.Err() == nil
+}

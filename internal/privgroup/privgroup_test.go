@@ -1,0 +1,50 @@
+package privgroup
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func files(t *testing.T, passwd, group string) {
+	t.Helper()
+	dir := t.TempDir()
+	GroupFile, PasswdFile = filepath.Join(dir, "group"), filepath.Join(dir, "passwd")
+	t.Cleanup(func() { GroupFile, PasswdFile = "/etc/group", "/etc/passwd" })
+	os.WriteFile(GroupFile, []byte(group), 0o644)
+	os.WriteFile(PasswdFile, []byte(passwd), 0o644)
+}
+
+const passwd = "root:x:0:0:root:/root:/bin/bash\nann:x:1000:1000::/home/ann:/bin/bash\nbob:x:1001:1001::/home/bob:/bin/bash\n"
+
+// A user's own group is private only when no one else is in it, by membership or as their
+// primary group, and it is named after the user (Debian's user-group-modes rule).
+func TestPrivateGroup(t *testing.T) {
+	for _, c := range []struct {
+		name, passwd, group string
+		gid, uid            uint32
+		want                bool
+	}{
+		{"own group, no members", passwd, "root:x:0:\nann:x:1000:\nbob:x:1001:\n", 1000, 1000, true},
+		{"own group, listing only its user", passwd, "ann:x:1000:ann\n", 1000, 1000, true},
+		{"another member", passwd, "ann:x:1000:bob\n", 1000, 1000, false},
+		{"another member after the user", passwd, "ann:x:1000:ann,bob\n", 1000, 1000, false},
+		{"another user's primary group", passwd + "eve:x:1002:1000::/home/eve:/bin/sh\n", "ann:x:1000:\n", 1000, 1000, false},
+		{"another user's group", passwd, "bob:x:1001:\n", 1001, 1000, false},
+		{"a shared group of another name", passwd, "staff:x:1000:\n", 1000, 1000, false},
+		{"gid 0", passwd, "root:x:0:\n", 0, 0, false},
+		{"not in the file", passwd, "bob:x:1001:\n", 1000, 1000, false},
+		{"listed twice", passwd, "ann:x:1000:\nann:x:1000:bob\n", 1000, 1000, false},
+		{"NIS compat entries", passwd, "ann:x:1000:\n+:::\n", 1000, 1000, false},
+		{"user unknown", passwd, "ann:x:1000:\n", 1000, 1005, false},
+	} {
+		files(t, c.passwd, c.group)
+		if got := Of(c.gid, c.uid); got != c.want {
+			t.Errorf("%s: Of(%d, %d) = %v, want %v", c.name, c.gid, c.uid, got, c.want)
+		}
+	}
+	GroupFile = "/nonexistent/group"
+	if Of(1000, 1000) {
+		t.Errorf("an unreadable group file judged a group private")
+	}
+}
