@@ -585,6 +585,9 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 			fmt.Fprintf(w, "kept %s: the policy these answers make is the one already there\n", pl.PolicyPath)
 		}
 	}
+	if pc := pl.PolicyFile; len(pc.LostComments) > 0 && !pc.Unchanged() {
+		fmt.Fprintf(w, "  not kept in %s: your comments inside values, %s (the policy is written anew; the backup has them)\n", pc.Path, quoteAll(pc.LostComments))
+	}
 	for _, t := range pl.Clients.Targets {
 		if about := t.About(); about != "" && !pl.Clients.Change(t).Unchanged() {
 			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)

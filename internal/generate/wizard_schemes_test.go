@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -261,10 +262,11 @@ func TestRerunKeepsDockerNetwork(t *testing.T) {
 	}
 }
 
-// The preview of a policy is a summary: commands on one line, not the commented file.
-func TestPolicyPreviewSummary(t *testing.T) {
-	ws := filepath.Join(t.TempDir(), "ws")
-	p, err := generate.BuildPolicy(allowlistAnswers(generate.Answers{}, ws, append([]string{"jq"}, generate.DefaultCommands...)))
+// newAllowlistPolicy is the policy the answers make for commands (its workspace and file in
+// temporary directories), and its change: the file is not written.
+func newAllowlistPolicy(t *testing.T, a generate.Answers, commands []string) (*policy.Policy, string, generate.FileChange) {
+	t.Helper()
+	p, err := generate.BuildPolicy(allowlistAnswers(a, filepath.Join(t.TempDir(), "ws"), commands))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,6 +275,12 @@ func TestPolicyPreviewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p, path, c
+}
+
+// The preview of a policy is a summary: commands on one line, not the commented file.
+func TestPolicyPreviewSummary(t *testing.T) {
+	p, path, c := newAllowlistPolicy(t, generate.Answers{}, append([]string{"jq"}, generate.DefaultCommands...))
 	pv := c.Preview()
 	if n := strings.Count(pv, "\n"); n > 8 || !strings.Contains(pv, "jq, cat, cut") || strings.Contains(pv, "sha256 =") {
 		t.Errorf("preview (%d lines):\n%s", n, pv)
@@ -377,5 +385,68 @@ func TestPrefillKeepsLimitsAcrossASchemeChange(t *testing.T) {
 	def := generate.AnswersFrom(policy.Default(dksec.Name), schemes.Wizards())
 	if a.Name != "tools" || a.Timeout != "1m0s" && a.Timeout != "1m" || a.MaxOutput == def.MaxOutput || a.Memory != def.Memory {
 		t.Errorf("name %q timeout %q max-output %q memory %q (docker's defaults: %q %q %q)", a.Name, a.Timeout, a.MaxOutput, a.Memory, def.Timeout, def.MaxOutput, def.Memory)
+	}
+}
+
+// A re-run keeps what the user wrote in the policy (trial33 F8): with the same answers the file is
+// left byte for byte; with a changed one, each comment of the user's goes back before, or on the
+// line of, its key or table, one whose key is gone to the end under a line that says so, and one
+// inside a value (no place for it) is named for the report; the new file loads as the new policy.
+func TestPolicyRerunKeepsTheUsersComments(t *testing.T) {
+	p, path, c := newAllowlistPolicy(t, generate.Answers{Timeout: "30s"}, []string{"wc", "jq"})
+	text := "# security review 2026-11: ask Ann before changing\n" + string(c.New)
+	for _, r := range []struct{ key, with string }{
+		{`(?m)^(timeout\s*=.*)$`, "# the CI runner is slow\n$1  # was 10s"},
+		{`(?m)^(max_concurrent\s*=[^#]*).*$`, "# keep this low on the laptop\n$1# two is enough"},
+		{`(?m)^\[audit\]$`, "# audit: asked by compliance\n[audit]  # the log"},
+		{`(?m)^(\[\[allowlist.commands\]\]\nname\s*=\s*"jq")`, "# jq, for the JSON logs\n$1"},
+		{`(?m)^(\[\[allowlist.commands\]\]\nname\s*=\s*"wc")`, "# wc: counts only\n$1"},
+		{`(?m)^(deny_args = \[)`, "$1 # no reading a list of files\n"},
+	} {
+		re := regexp.MustCompile(r.key)
+		if !re.MatchString(text) {
+			t.Fatalf("no %s in the rendered policy:\n%s", r.key, text)
+		}
+		text = re.ReplaceAllString(text, r.with)
+	}
+	text += "\n# notes at the end\n"
+	os.WriteFile(path, []byte(text), 0o644)
+	if op, err := policy.Parse(path, []byte(text)); err != nil || op.Hash() != p.Hash() {
+		t.Fatalf("the hand-edited policy: %v", err)
+	}
+	if same, _ := generate.PolicyChange(p, path); !same.Unchanged() {
+		t.Errorf("the same answers rewrote the hand-edited policy:\n%s", same.Preview())
+	}
+	a := generate.AnswersFrom(p, schemes.Wizards())
+	a.Timeout = "20s"
+	allowlist.Own(&a).Allow = []string{"wc"}
+	p2, err := generate.BuildPolicy(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := generate.PolicyChange(p2, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(c2.New)
+	for _, want := range []string{
+		"# the CI runner is slow\n",
+		"(1s..10m)  # was 10s\n",
+		"# keep this low on the laptop\nmax_concurrent   = 4  # calls at once; more wait up to the timeout, then are refused (1..256)  # two is enough\n",
+		"# audit: asked by compliance\n[audit]  # the log\n",
+		"# security review 2026-11: ask Ann before changing\n",
+		"# wc: counts only\n[[allowlist.commands]]\nname   = \"wc\"",
+		"the keys these comments were written beside are gone)\n# jq, for the JSON logs\n",
+		"# notes at the end\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the re-run's policy lacks %q:\n%s", want, got)
+		}
+	}
+	if back, err := policy.Parse(path, c2.New); err != nil || back.Hash() != p2.Hash() {
+		t.Errorf("the re-run's policy does not load as the new policy: %v", err)
+	}
+	if !slices.Equal(c2.LostComments, []string{"# no reading a list of files"}) {
+		t.Errorf("comments said lost: %q, want the one inside deny_args's value", c2.LostComments)
 	}
 }
