@@ -103,7 +103,7 @@ func TestInitHTTPEntries(t *testing.T) {
 	ln.Close()
 	e3 := newInitEnv(t)
 	out, stderr, code = e3.run(t, "", "--scheme", "allowlist", "--allow", "wc", "--workspace", ws, "--http", down, "--client", "windsurf", "--yes")
-	if code != 0 || !strings.Contains(out, "nothing answers there") || !strings.Contains(out, "serve it with: mcpsandbox serve --policy") {
+	if code != 0 || !strings.Contains(out, "note: nothing answers at "+down+" yet (") || !strings.Contains(out, "serve it with: mcpsandbox serve --policy") {
 		t.Errorf("server not running yet: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if b, err := os.ReadFile(filepath.Join(e3.home, ".codeium", "windsurf", "mcp_config.json")); err != nil || !strings.Contains(string(b), `"serverUrl": "`+down+`"`) || strings.Contains(string(b), "headers") {

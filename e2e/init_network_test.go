@@ -38,7 +38,7 @@ func TestInitNetworkHosts(t *testing.T) {
 			says: []string{"conflict"}},
 		{name: "bad-entries", args: []string{"--scheme", "allowlist", "--allow", "wc", "--network-hosts", "pypi,https://files.example.com/simple,pip,169.254.169.254"},
 			says: []string{"--network-hosts: 3 entries are wrong", `"https://files.example.com/simple" is a URL: write the host only, e.g. "files.example.com"`,
-				`"pip" is neither a preset (pypi, npm, github) nor a full host name`, "cloud metadata"}},
+				`"pip" is neither a preset nor a full host name: did you mean the preset pypi?`, "cloud metadata"}},
 		{name: "one-bad-entry", args: []string{"--scheme", "docker", "--network-hosts", "*"},
 			says: []string{`--network-hosts: "*" allows every host: list the hosts by name`}},
 		{name: "empty", args: []string{"--scheme", "docker", "--network-hosts", ""},

@@ -24,7 +24,7 @@ func suggestKey(unknown string) string {
 		if !ok {
 			best, bestD := "", 3
 			for k := range known {
-				if d := editDistance(name, k); d < bestD || (d == bestD && k < best) {
+				if d := EditDistance(name, k); d < bestD || (d == bestD && k < best) {
 					best, bestD = k, d
 				}
 			}
@@ -91,8 +91,20 @@ func tomlKeysOf(t reflect.Type) map[string]reflect.StructField {
 	return out
 }
 
-// editDistance is the Levenshtein distance, with a swap of two neighbours counting as one edit.
-func editDistance(a, b string) int {
+// Nearest is the word of words within two edits of w, the closest ("" = none): every
+// did-you-mean of a name (a flag, a client, a scheme, a network preset) uses it.
+func Nearest(w string, words []string) string {
+	best, bestD := "", 3
+	for _, c := range words {
+		if d := EditDistance(w, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// EditDistance is the Levenshtein distance, with a swap of two neighbours counting as one edit.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	d := make([][]int, len(ra)+1)
 	for i := range d {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -25,7 +26,7 @@ func suggestFlag(cmd *cobra.Command, err error) error {
 	}
 	best, bestD := "", 3
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if d := editDistance(name, f.Name); d < bestD {
+		if d := policy.EditDistance(name, f.Name); d < bestD {
 			best, bestD = f.Name, d
 		}
 	})
@@ -40,35 +41,3 @@ var badValueRe = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--(
 
 // parseKinds says what each strconv parser wanted, in words.
 var parseKinds = map[string]string{"ParseInt": "a whole number", "ParseUint": "a whole number", "ParseFloat": "a number", "ParseBool": "true or false"}
-
-// nearest is the word of words within two edits of w, the closest ("" = none).
-func nearest(w string, words []string) string {
-	best, bestD := "", 3
-	for _, c := range words {
-		if d := editDistance(w, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-// editDistance is Levenshtein's, over bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}

@@ -394,7 +394,7 @@ func clientsKnown(specs []string, env generate.Env) error {
 			if other, ok := clientAliases[id]; ok {
 				return fmt.Errorf("%w (did you mean --client %s?)", err, other)
 			}
-			if near := nearest(strings.ToLower(strings.TrimSpace(spec)), generate.ClientIDs()); near != "" {
+			if near := policy.Nearest(strings.ToLower(strings.TrimSpace(spec)), generate.ClientIDs()); near != "" {
 				return fmt.Errorf("%w (did you mean --client %s?)", err, near)
 			}
 			return err
@@ -573,7 +573,7 @@ func schemeOffered(name string) error {
 	if err != nil {
 		// init offers fewer schemes than the registry holds: name those, and the nearest
 		msg := fmt.Sprintf("--scheme %s: unknown scheme: init writes %s", name, strings.Join(schemes.Offered(), ", "))
-		if near := nearest(name, schemes.Offered()); near != "" {
+		if near := policy.Nearest(name, schemes.Offered()); near != "" {
 			msg += fmt.Sprintf(" (did you mean --scheme %s?)", near)
 		}
 		return errors.New(msg)

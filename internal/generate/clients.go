@@ -207,12 +207,19 @@ func ResolveTarget(spec string, e Env) (Target, error) {
 }
 
 // About says what the target's scope means ("" when the catalogue does not say), and what its
-// key is when that is not the project directory.
-func (t Target) About() string {
+// key is when that is not the project directory, for a stdio entry.
+func (t Target) About() string { return t.AboutFor(false) }
+
+// AboutFor is About for an entry that is a URL (viaHTTP) or a command.
+func (t Target) AboutFor(viaHTTP bool) string {
 	about := t.Client.About[t.Scope]
 	if strings.HasPrefix(t.Client.Paths[t.Scope], "{project}") && !strings.Contains(about, "shared with whoever") && !mutated("init-project-file-silent") {
 		// a file in the project is one a repository commits (trial30 F16: VS Code's default)
-		shared := "a file in the project (" + t.Path + "), shared with whoever clones it if it is committed: it holds this machine's absolute paths (or the URL of the serve --http it reaches)"
+		holds := "this machine's absolute paths"
+		if viaHTTP {
+			holds = "the URL of the serve --http it reaches"
+		}
+		shared := "a file in the project (" + t.Path + "), shared with whoever clones it if it is committed: it holds " + holds
 		if about == "" {
 			about = shared
 		} else {

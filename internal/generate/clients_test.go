@@ -18,8 +18,12 @@ func TestProjectFilesSaySoWhenWritten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a := tg.About(); strings.Count(a, "shared with whoever") != 1 {
+		if a := tg.About(); strings.Count(a, "shared with whoever") != 1 || !strings.Contains(a, "absolute paths") || strings.Contains(a, "URL") {
 			t.Errorf("%s: %q", spec, a)
+		}
+		// an HTTP entry holds a URL, not paths: said of the entry written (trial33 F13)
+		if a := tg.AboutFor(true); !strings.Contains(a, "it holds the URL of the serve --http it reaches") || strings.Contains(a, "absolute paths") {
+			t.Errorf("%s, an HTTP entry: %q", spec, a)
 		}
 	}
 	for _, spec := range []string{"vscode:user", "cursor", "claude-code"} {

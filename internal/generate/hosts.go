@@ -10,12 +10,14 @@ import (
 )
 
 // PresetNames lists the network presets' names, for messages.
-func PresetNames() string {
+func PresetNames() string { return strings.Join(presetNames(), ", ") }
+
+func presetNames() []string {
 	names := make([]string, len(policy.NetworkPresets))
 	for i, p := range policy.NetworkPresets {
 		names[i] = p.Name
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 // CheckHost checks one host word of --network-hosts or the wizard with the policy's own rules
@@ -28,7 +30,14 @@ func CheckHost(word string) (string, error) {
 		return "", err
 	}
 	if dom := strings.TrimPrefix(r.Pattern, "*."); !r.IP.IsValid() && !strings.Contains(dom, ".") {
-		return "", fmt.Errorf("%q is neither a preset (%s) nor a full host name: write the whole name, e.g. \"pypi.org\"", word, PresetNames())
+		if dom == "localhost" {
+			return "", fmt.Errorf("%q is this machine's loopback, which calls never reach (nor the host's own addresses): name a host on the network, or leave it out", word)
+		}
+		msg := fmt.Sprintf("%q is neither a preset (%s) nor a full host name: write the whole name, e.g. \"pypi.org\"", word, PresetNames())
+		if near := policy.Nearest(strings.ToLower(dom), presetNames()); near != "" {
+			msg = fmt.Sprintf("%q is neither a preset nor a full host name: did you mean the preset %s? (presets: %s; or write the whole name, e.g. \"pypi.org\")", word, near, PresetNames())
+		}
+		return "", errors.New(msg)
 	}
 	return r.String(), nil
 }

@@ -589,7 +589,7 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 		fmt.Fprintf(w, "  not kept in %s: your comments inside values, %s (the policy is written anew; the backup has them)\n", pc.Path, quoteAll(pc.LostComments))
 	}
 	for _, t := range pl.Clients.Targets {
-		if about := t.About(); about != "" && !pl.Clients.Change(t).Unchanged() {
+		if about := t.AboutFor(pl.Entry.URL != ""); about != "" && !pl.Clients.Change(t).Unchanged() {
 			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)
 		}
 	}
@@ -755,7 +755,8 @@ func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 			fmt.Fprintf(w, "note: it runs the policy it was started with; %s takes effect where serve is started with it (%s)\n", pl.PolicyPath, how)
 		}
 	} else if res.HTTPDown != "" {
-		fmt.Fprintf(w, "note: %s at %s yet; the client entries point there\n", res.HTTPDown, e.URL)
+		why := strings.TrimPrefix(res.HTTPDown, ErrNotRunning.Error()) // " (addr: why)"
+		fmt.Fprintf(w, "note: nothing answers at %s yet%s; the client entries point there\n", e.URL, why)
 	}
 	token := ""
 	if e.TokenEnv != "" {

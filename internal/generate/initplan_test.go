@@ -106,12 +106,12 @@ func TestPlanReport(t *testing.T) {
 	pl := &Plan{PolicyPath: "/etc/p.toml", ClientEntry: NewHTTPEntry("http://127.0.0.1:8765/mcp", "TOK"),
 		PolicyFile: FileChange{Path: "/etc/p.toml", New: []byte("x")}}
 	res := &Written{Files: []WriteResult{{Path: "/etc/p.toml", Backup: "/etc/p.toml.bak"}},
-		Probes: []Probe{{Tools: []string{"run"}, Elapsed: 12 * time.Millisecond}}, HTTPDown: ErrNotRunning.Error()}
+		Probes: []Probe{{Tools: []string{"run"}, Elapsed: 12 * time.Millisecond}}, HTTPDown: ErrNotRunning.Error() + " (127.0.0.1:8765: connection refused)"}
 	var w bytes.Buffer
 	pl.Report(&w, res)
 	want := "wrote /etc/p.toml; the old file is at /etc/p.toml.bak\n" +
 		"checked: the entry starts and answers MCP in 12 ms, with the tools run\n" +
-		"note: nothing answers there at http://127.0.0.1:8765/mcp yet; the client entries point there\n" +
+		"note: nothing answers at http://127.0.0.1:8765/mcp yet (127.0.0.1:8765: connection refused); the client entries point there\n" +
 		"serve it with: MCPSANDBOX_TOKEN=\"$TOK\" mcpsandbox serve --policy /etc/p.toml --http 127.0.0.1:8765\n" +
 		"your clients read the token from $TOK: set it where they start (the configs hold only its name)\n"
 	if w.String() != want {

@@ -198,7 +198,8 @@ func TestNetworkQuestions(t *testing.T) {
 			r.Hosts = nil // as after unticking every preset and clearing the entry
 			for v, want := range map[string]string{
 				"https://api.example.com/v1": "is a URL",
-				"localhost":                  "neither a preset",
+				"localhost":                  "loopback",
+				"intranet":                   "neither a preset",
 				"":                           "no host chosen",
 				" , ":                        "no host chosen",
 				"none":                       "",

@@ -88,6 +88,13 @@ func TestAllowNamesEveryMissingCommandAtOnce(t *testing.T) {
 			t.Errorf("the refusal lacks %q:\n%v", want, err)
 		}
 	}
+	// one command by its path and by its name is said as the flag's mistake, not the policy's
+	// ("allowlist.commands[1].name: allowlisted twice": trial33 F13)
+	w = &Answers{Workspace: t.TempDir(), Allow: []string{"/usr/bin/wc", "wc"}}
+	err = w.Apply(&generate.Answers{}, policy.Default(Scheme.Name), policy.Network{Mode: policy.NetNone}, false)
+	if err == nil || !strings.Contains(err.Error(), `allow wc: the command "wc" again (as /usr/bin/wc): give each command once`) {
+		t.Errorf("wc twice: %v", err)
+	}
 }
 
 // The interpreters' question speaks of one or of several, and says what no does (trial32 F21:

@@ -127,7 +127,7 @@ func (w *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 	}
 	// every name that cannot be pinned is said at once, and an interpreter among the names with
 	// them: one run of init tells all (a new user's trial fixed one name per run)
-	seen := map[string]bool{}
+	seen, named := map[string]bool{}, map[string]string{}
 	var bad []error
 	var interp []string
 	for _, n := range w.Allow {
@@ -144,6 +144,11 @@ func (w *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 			bad = append(bad, fmt.Errorf("allow %s: %w", n, err))
 			continue
 		}
+		if first, ok := named[c.Name]; ok { // "/usr/bin/wc" and "wc": one command, given twice
+			bad = append(bad, fmt.Errorf("allow %s: the command %q again (as %s): give each command once", n, c.Name, first))
+			continue
+		}
+		named[c.Name] = n
 		if b, ok := base[c.Name]; ok && b.Path == c.Path { // keep its deny_args and options; the pin is renewed
 			c.DenyArgs, c.AllowOutsidePaths = b.DenyArgs, b.AllowOutsidePaths
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 // onlyDocker begins the engine check's advice in verify's host rows, which every scheme shows.
-const onlyDocker = "needed only for the docker scheme"
+const onlyDocker = "the docker scheme needs it (the other schemes do not)"
 
 // DockerEngine asks the engine the environment names for its version, runtimes and security
 // options: what the docker scheme can rely on here.
@@ -101,10 +101,18 @@ func measuredImage(ctx context.Context, _, policyPath string) []verify.Check {
 	if err != nil {
 		return nil
 	}
-	img := dksec.Of(p).Image
+	return []verify.Check{imageRow(ctx, dksec.Of(p).Image)}
+}
+
+// imageRow is measuredImage's row for the image img.
+func imageRow(ctx context.Context, img string) verify.Check {
 	c := verify.Check{Name: "docker image", Blocks: !mutated("verify-image-blocks")}
 	have, err := imagePresent(ctx, img)
 	switch {
+	case engine.Denied(err):
+		// the engine runs; this user may not use it (trial33 F13: the advice was to start it)
+		c.Value = fmt.Sprintf("%s: the engine refused this user: %v", img, err)
+		c.Advice = "give this user the engine (see the docker engine row), then run verify again"
 	case err != nil:
 		c.Value = fmt.Sprintf("%s: the engine could not be asked for it: %v", img, err)
 		c.Advice = "start the engine (see the docker engine row), then run verify again"
@@ -120,5 +128,5 @@ func measuredImage(ctx context.Context, _, policyPath string) []verify.Check {
 		}
 		c.OK, c.Value, c.Blocks = true, img+" was not in the engine: pulled now, as serve does when it starts", false
 	}
-	return []verify.Check{c}
+	return c
 }

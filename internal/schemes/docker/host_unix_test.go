@@ -43,6 +43,11 @@ func checkEngineDenied(t *testing.T, sock string) {
 		!strings.Contains(c.Advice, "usermod -aG") || strings.Contains(c.Advice, "systemctl start docker") {
 		t.Errorf("verify's row: %+v; want permission denied, how to join the socket's group, not how to start Docker", c)
 	}
+	// the image row of a docker policy: the engine runs, so not "start the engine" (trial33 F13)
+	if row := imageRow(context.Background(), "debian:bookworm-slim"); row.OK || !strings.Contains(row.Value, "the engine refused this user") ||
+		!strings.HasPrefix(row.Advice, "give this user the engine") {
+		t.Errorf("verify's image row: %+v; want the engine's refusal and how to be let in", row)
+	}
 	for _, wiz := range []bool{false, true} {
 		a := &generate.Answers{Scheme: dksec.Name, Wizards: map[string]*generate.Wizard{dksec.Name: wizard}}
 		var out strings.Builder

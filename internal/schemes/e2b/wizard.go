@@ -1,6 +1,7 @@
 package e2b
 
 import (
+	"fmt"
 	"strings"
 
 	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
@@ -76,7 +77,13 @@ func (e *Answers) Questions() []generate.Question { return questions }
 
 var questions = []generate.Question{
 	{Flag: "e2b-template", Kind: generate.Input, Message: generate.Msg("E2B template:"),
-		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).Template }, Set: func(a *generate.Answers, v any) { Own(a).Template = v.(string) }},
+		Validate: func(_ *generate.Answers, v string, _ generate.Env) error {
+			if why := e2bsec.TemplateProblem(strings.TrimSpace(v)); why != "" {
+				return fmt.Errorf("%q %s: name a template or its ID, e.g. code-interpreter-v1", strings.TrimSpace(v), why)
+			}
+			return nil
+		},
+		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).Template }, Set: func(a *generate.Answers, v any) { Own(a).Template = strings.TrimSpace(v.(string)) }},
 	{Flag: "api-key-env", Kind: generate.Input, Message: generate.Msg("Environment variable holding your E2B API key (the key itself is never written):"),
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).APIKeyEnv }, Set: func(a *generate.Answers, v any) { Own(a).APIKeyEnv = strings.TrimSpace(v.(string)) }},
 	{Flag: "reuse", Kind: generate.Select, Message: generate.Msg("Sandbox reuse:"), Options: func(*generate.Answers) []string { return []string{"session", "call"} },

@@ -5,6 +5,7 @@ package section
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -30,6 +31,21 @@ type E2B struct {
 	AllowInternet  bool            `toml:"allow_internet" json:"allow_internet"`
 }
 
+// TemplateProblem says why t is no template name or ID ("" = it may be one): E2B names them with
+// letters, digits, '-', '_', '.', and a team's "team/name:tag"; a URL typed there (the wizard's
+// question after an HTTP one: trial33 F13) is none.
+func TemplateProblem(t string) string {
+	switch {
+	case strings.Contains(t, "://"):
+		return "is a URL, not a template"
+	case strings.IndexFunc(t, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/", r))
+	}) >= 0:
+		return "has characters no template name has (letters, digits, - _ . : / only)"
+	}
+	return ""
+}
+
 func (e *E2B) Validate(bool) []policy.Problem {
 	var ps []policy.Problem
 	add := func(key, msg, fix string, args ...any) {
@@ -37,6 +53,8 @@ func (e *E2B) Validate(bool) []policy.Problem {
 	}
 	if e.Template == "" {
 		add("e2b.template", "missing", `set template = "code-interpreter-v1"`)
+	} else if why := TemplateProblem(e.Template); why != "" {
+		add("e2b.template", "%q %s", `name a template or its ID, e.g. "code-interpreter-v1" (an address goes in api_url)`, e.Template, why)
 	}
 	if !policy.ValidEnvName(e.APIKeyEnv) {
 		add("e2b.api_key_env", "%q is not an environment variable name", `name the variable holding the key, e.g. "E2B_API_KEY"; never the key itself`, e.APIKeyEnv)
