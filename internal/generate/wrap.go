@@ -106,10 +106,15 @@ func listJSON(t Target, src []byte) ([]WrapServer, error) {
 		return nil, nil
 	}
 	var out []WrapServer
-	for _, m := range obj.members {
+	for i, m := range obj.members {
 		s := WrapServer{Target: t, Name: m.key, Keys: append(slices.Clone(t.Client.keyPath()), m.key), Raw: body[m.val.start:m.val.end]}
 		var v map[string]any
-		if m.val.kind != '{' {
+		if err := obj.uniqueMember(body, m.key); err != nil {
+			if slices.IndexFunc(obj.members, func(o jmember) bool { return o.key == m.key }) < i {
+				continue // listed once, with why
+			}
+			s.Skip = "its name is written twice in the file (clients read the last): remove one"
+		} else if m.val.kind != '{' {
 			s.Skip = "its entry is not an object"
 		} else if err := decodeJSONC(s.Raw, &v); err != nil {
 			s.Skip = "its entry does not decode: " + err.Error()
@@ -301,6 +306,9 @@ func locateEntry(format string, src []byte, keys []string) (start, end int, foun
 		if n.kind != '{' {
 			return 0, 0, false, nil
 		}
+		if err := n.uniqueMember(src[b:], k); err != nil { // init would edit the first, clients read the last
+			return 0, 0, false, err
+		}
 		m := n.member(k)
 		if m == nil {
 			return 0, 0, false, nil
@@ -316,6 +324,11 @@ func wrapEntryJSON(raw []byte, bin string, args []string) ([]byte, error) {
 	n, err := parseJSONC(raw)
 	if err != nil {
 		return nil, err
+	}
+	for _, k := range []string{"command", "args"} {
+		if err := n.uniqueMember(raw, k); err != nil {
+			return nil, err
+		}
 	}
 	cmd, arg := n.member("command"), n.member("args")
 	if cmd == nil {

@@ -824,3 +824,31 @@ func TestWrapHintGivesNoHomeToRead(t *testing.T) {
 		t.Errorf("the hint for a home and a project directory:\n%s", msg)
 	}
 }
+
+// TestWrapJSONKeyWrittenTwice: an entry, its command or args written twice in a JSON config
+// (clients read the last; init's byte edit would take the first) is not wrapped: init says which
+// key, and the file is left as it was. Red under mutant init-duplicate-keys.
+func TestWrapJSONKeyWrittenTwice(t *testing.T) {
+	for name, body := range map[string]string{
+		"command": `{"mcpServers": {"docs": {"command": "/bin/false", "command": SRV, "args": ["--stdio"], "env": {"GENERATE_TEST_SERVER": "1"}}}}`,
+		"entry":   `{"mcpServers": {"docs": {"command": "/bin/false"}, "docs": {"command": SRV, "args": ["--stdio"], "env": {"GENERATE_TEST_SERVER": "1"}}}}`,
+		"args":    `{"mcpServers": {"docs": {"command": SRV, "args": ["--x"], "args": ["--stdio"], "env": {"GENERATE_TEST_SERVER": "1"}}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newWrapFixture(t)
+			text := strings.ReplaceAll(body, "SRV", strconv.Quote(f.server))
+			tg := f.target(t, "cursor", text)
+			list := f.list(t, tg)
+			if len(list) != 1 {
+				t.Fatalf("listed %d entries: %+v", len(list), list)
+			}
+			outs, _, err := WrapEntries(context.Background(), f.opts(), list)
+			if err != nil || len(outs) != 1 || outs[0].Err == nil || !strings.Contains(outs[0].Err.Error(), "twice") {
+				t.Errorf("wrapped: %v %+v", err, outs)
+			}
+			if b, _ := os.ReadFile(tg.Path); string(b) != text {
+				t.Errorf("the file changed:\n%s", b)
+			}
+		})
+	}
+}
