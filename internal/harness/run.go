@@ -146,6 +146,8 @@ type call struct {
 	retried    bool   // timed out before acting, and tried again: its start is not judged
 	secondTry  bool   // the second try of a call that timed out before acting
 	session    string // the MCP session it was made in (serve over HTTP; sessions.go)
+	sandboxes  int    // a fill_cap call: serve's sandboxes running after it, counted from outside
+	countErr   error  // why they could not be counted
 }
 
 // run is one scenario against one arena.
@@ -153,6 +155,8 @@ type run struct {
 	s      *Scenario
 	a      *Arena
 	expect Expect
+	// spare is how many sandboxes the policy keeps started ahead (a Sessioner's pool)
+	spare int
 	// patience is how long the harness waits for a call: the policy's own bound, never the
 	// tighter one a control holds the detectors to, so an overrun is measured, not abandoned.
 	patience      Expect
@@ -346,6 +350,9 @@ func runOnce(ctx context.Context, s *Scenario, ad Adapter, o Options) (res Resul
 	r = &run{s: s, a: a, expect: ad.Expect(p), patience: ad.Expect(p), bin: o.Binary, sighted: make([]atomic.Bool, len(steps)), steps: steps, ad: ad}
 	r.expect.Sessions, r.expect.SessionKey = sessionCap(ad, p)
 	r.patience.Sessions, r.patience.SessionKey = r.expect.Sessions, r.expect.SessionKey
+	if sr, ok := ad.(Sessioner); ok {
+		r.spare = sr.Spare(p)
+	}
 	if o.expect != nil {
 		o.expect(&r.expect)
 	}
@@ -578,6 +585,7 @@ func (r *run) step(ctx context.Context, i int, st Step, p *mcp.CallToolParams) {
 		for k := range r.patience.Sessions + 1 {
 			name, _ := stepSession(i, k, st)
 			c := r.call(ctx, i, st, p, name)
+			c.sandboxes, c.countErr = r.countSandboxes(ctx) // as this session's call left them (session_cap)
 			r.mu.Lock()
 			r.calls = append(r.calls, c)
 			r.mu.Unlock()

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -42,6 +43,9 @@ type Sessioner interface {
 	// Sandboxes lists the sandboxes of the serve with this pid still running, seen from
 	// outside (the engine's list of containers by their labels), for session_sandboxes.
 	Sandboxes(ctx context.Context, serverPID int) ([]string, error)
+	// Spare is how many sandboxes p keeps started ahead besides the sessions' (a pool), which
+	// Sandboxes lists with them.
+	Spare(p *policy.Policy) int
 }
 
 // sessionDetectors decide only scenarios that need sessions; a scheme without sessions has
@@ -56,7 +60,7 @@ func init() {
 	for _, d := range []Detector{
 		{"session_leak", "the run's session secret (given only to the sessions whose steps spell it) in anything another session's call returned", checkSessionLeak},
 		{"session_process", "a process carrying the session secret, seen running on the host during the calls, still alive when its session ends (no other session killed it)", checkSessionProcess},
-		{"session_cap", "the session past the policy's cap (fill_cap) refused by policy, naming the cap's key; the sessions within it served", checkSessionCap},
+		{"session_cap", "the session past the policy's cap (fill_cap) refused by policy naming the cap's key, or served with the sandboxes counted from outside within the cap (an idle one gave way); the sessions within it served", checkSessionCap},
 		{"session_sandboxes", "after the scenario SIGKILLed serve, no sandbox labelled with serve's pid still running 30s later (listed from outside, by label)", checkSessionSandboxes},
 	} {
 		detectors[d.Name] = d
@@ -439,9 +443,10 @@ func checkSessionCap(r *run) (bool, string) {
 		return false, "not judged"
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	judged := false
-	for _, c := range r.calls {
+	calls := slices.Clone(r.calls) // not held below: r.inconclusive takes r.mu
+	r.mu.Unlock()
+	judged, past := false, ""
+	for _, c := range calls {
 		if !r.steps[c.step].FillCap {
 			continue
 		}
@@ -452,7 +457,13 @@ func checkSessionCap(r *run) (bool, string) {
 		case k == limit+1 && refused:
 			judged = true
 		case k == limit+1 && c.structured:
-			return true, fmt.Sprintf("session %d of %d got a sandbox: the cap (%s = %d) did not hold", k, limit+1, key, limit)
+			// Served: as the least recently used idle session gives way (its sandbox removed),
+			// which holds the cap, or past it. The engine's count says which.
+			breach, why := r.sandboxesWithin(c, limit, key)
+			if breach {
+				return true, fmt.Sprintf("session %d of %d got a sandbox and %s: the cap (%s = %d) did not hold", k, limit+1, why, key, limit)
+			}
+			judged, past = why != "", why
 		case k == limit+1:
 			r.inconclusive(fmt.Sprintf("session_cap: the session past the cap neither ran nor was refused naming %s: %s", key, clip(c.text, 200)))
 		case k >= 1 && k <= limit && !c.structured:
@@ -462,7 +473,37 @@ func checkSessionCap(r *run) (bool, string) {
 	if !judged {
 		return false, "no session past the cap was judged"
 	}
+	if past != "" {
+		return false, fmt.Sprintf("the %d sessions within %s = %d were served; session %d was served too, and %s: an idle session's sandbox gave way", limit, key, limit, limit+1, past)
+	}
 	return false, fmt.Sprintf("the %d sessions within %s = %d were served; session %d was refused naming %s", limit, key, limit, limit+1, key)
+}
+
+// countSandboxes counts serve's running sandboxes from outside (a Sessioner's Sandboxes).
+func (r *run) countSandboxes(ctx context.Context) (int, error) {
+	sr, ok := r.ad.(Sessioner)
+	if !ok {
+		return 0, errors.New("the adapter cannot count its sandboxes")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	left, err := sr.Sandboxes(ctx, r.a.ServerPID())
+	return len(left), err
+}
+
+// sandboxesWithin judges the count c left (its own and the sessions' before it, less the Spare
+// ones started ahead): at most limit is no breach (why says how many); more is one. Without a
+// count, the call is not judged (why "").
+func (r *run) sandboxesWithin(c call, limit int, key string) (breach bool, why string) {
+	if c.countErr != nil {
+		r.inconclusive(fmt.Sprintf("session_cap: the session past %s was served, and its sandboxes could not be counted: %v", key, c.countErr))
+		return false, ""
+	}
+	bound := limit + r.spare
+	if c.sandboxes > bound {
+		return true, fmt.Sprintf("%d sandboxes ran after its call (at most %d: %d sessions' and %d started ahead)", c.sandboxes, bound, limit, r.spare)
+	}
+	return false, fmt.Sprintf("%d sandboxes ran after its call (at most %d: %d sessions' and %d started ahead)", c.sandboxes, bound, limit, r.spare)
 }
 
 func checkSessionSandboxes(r *run) (bool, string) {

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -108,7 +109,26 @@ func TestSessionDetectorsJudge(t *testing.T) {
 	if breach, d := checkSessionCap(mk(refused)); breach {
 		t.Errorf("refused past the cap: %v %q", breach, d)
 	}
-	if breach, d := checkSessionCap(mk(served)); !breach {
-		t.Errorf("served past the cap: %v %q", breach, d)
+	// Served past the cap: a breach when serve's sandboxes then outnumber the cap (the engine's
+	// count, less those started ahead), not when an idle session's gave way (atk34 F1).
+	over := served
+	over.sandboxes = 3
+	if breach, d := checkSessionCap(mk(over)); !breach {
+		t.Errorf("served past the cap, 3 sandboxes: %v %q", breach, d)
+	}
+	within := served
+	within.sandboxes = 2
+	if breach, d := checkSessionCap(mk(within)); breach || !strings.Contains(d, "an idle session's sandbox gave way") {
+		t.Errorf("served past the cap, 2 sandboxes: %v %q", breach, d)
+	}
+	r = mk(over)
+	r.spare = 1 // a pool of one: 3 is the cap and it
+	if breach, d := checkSessionCap(r); breach {
+		t.Errorf("served past the cap, 3 sandboxes with a pool of one: %v %q", breach, d)
+	}
+	uncounted := served
+	uncounted.countErr = errors.New("no engine")
+	if r = mk(uncounted); func() bool { b, _ := checkSessionCap(r); return b }() || len(r.unsure) == 0 {
+		t.Errorf("served past the cap, not counted: judged, want unsure")
 	}
 }

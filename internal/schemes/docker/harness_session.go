@@ -29,6 +29,9 @@ func (adapter) SessionCap(p *policy.Policy) (int, string) {
 	return dksec.Of(p).SessionCap(), "docker.max_sessions"
 }
 
+// Spare is docker.pool: containers started ahead, which Sandboxes lists beside the sessions'.
+func (adapter) Spare(p *policy.Policy) int { return dksec.Of(p).Pool }
+
 // Sandboxes lists the running containers labelled with serve's pid, from the engine.
 func (adapter) Sandboxes(ctx context.Context, serverPID int) ([]string, error) {
 	return running(ctx, serverPID)

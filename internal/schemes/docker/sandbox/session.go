@@ -50,6 +50,7 @@ type dsession struct {
 	note  string        // what the session's next call is told (its container was removed)
 	idle  *time.Timer
 	ended bool
+	used  time.Time // when its last call ended: the least recently used idle one gives way first
 }
 
 // sessBox is a session's container once its supervisor runs: the attach stream is read for the
@@ -155,8 +156,58 @@ func (e *Executor) unlockSession(s *dsession) {
 		}
 		s.idle = time.AfterFunc(dksec.Of(e.pol).Idle(), func() { e.expire(s) })
 	}
+	s.used = time.Now()
 	e.sess.mu.Unlock()
 	<-s.lock
+}
+
+// evictIdle makes room under docker.max_sessions for another session's container: the
+// container of the session whose last call ended longest ago, among those with no call running,
+// is removed, and that session's next call runs in a fresh one and is told why; as the HTTP
+// layer closes the least recently used idle session past limits.max_sessions. Sessions a client
+// abandoned (an HTTP client that quit without a DELETE) otherwise held every place until
+// docker.session_idle, renewed by one call each (attack round atk34, F1). Called with e.sess.mu
+// held, which it releases; false when every session with a container is running a call.
+func (e *Executor) evictIdle(self *dsession) bool {
+	var victim *dsession
+	for _, o := range e.sess.m {
+		if o != self && o.sb != nil && !o.ended && (victim == nil || o.used.Before(victim.used)) && len(o.lock) == 0 {
+			victim = o
+		}
+	}
+	if victim == nil || mutated("docker-session-no-evict") {
+		e.sess.mu.Unlock()
+		return false
+	}
+	select {
+	case victim.lock <- struct{}{}: // no call of its own can start while its container goes
+	default:
+		e.sess.mu.Unlock()
+		return true // a call of its own just started: look again
+	}
+	sb := victim.sb
+	victim.sb = nil
+	victim.note = fmt.Sprintf("this session's container was removed after %s without a call, to make room for another session's (docker.max_sessions = %d); "+
+		"this call runs in a fresh one: variables, files and processes of earlier calls are gone",
+		time.Since(victim.used).Round(time.Second), dksec.Of(e.pol).SessionCap())
+	if victim.idle != nil {
+		victim.idle.Stop()
+	}
+	e.sess.mu.Unlock()
+	e.log.Info("removing the least recently used idle session's container for another session", "container", sb.b.id[:12], "cap", dksec.Of(e.pol).SessionCap())
+	if sb.b.gone == nil { // a session's box has no workspace layer, whose removal would close it
+		sb.b.gone = make(chan struct{})
+	}
+	gone := sb.b.gone
+	e.dropBox(sb)
+	<-victim.lock
+	// The new container starts once this one is gone (removal is otherwise off the call's
+	// path): the engine never runs more session containers than the cap.
+	select {
+	case <-gone:
+	case <-time.After(20 * time.Second): // an engine slow to remove it: start anyway
+	}
+	return true
 }
 
 // expire removes an idle session's container; a call running meanwhile restarts the clock.
@@ -283,11 +334,17 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 		e.sess.mu.Unlock()
 		return sb, note, nil
 	}
-	if max := dksec.Of(e.pol).SessionCap(); e.sess.live >= max && !mutated("docker-session-cap") {
-		e.sess.mu.Unlock()
-		return nil, "", executor.Refuse("docker.max_sessions", "%d sessions already have a container (docker.max_sessions = %d): "+
-			"end one (a client closing its connection ends its session), wait until one has been idle for docker.session_idle = %s, "+
-			"or raise docker.max_sessions", e.sess.live, max, policy.Duration{Duration: dksec.Of(e.pol).Idle()})
+	max := dksec.Of(e.pol).SessionCap()
+	for tries := 0; e.sess.live >= max && !mutated("docker-session-cap"); tries++ {
+		live := e.sess.live
+		if tries == 8 || !e.evictIdle(s) { // evictIdle releases e.sess.mu
+			if tries == 8 {
+				e.sess.mu.Unlock()
+			}
+			return nil, "", executor.Refuse("docker.max_sessions", "%d sessions already have a container (docker.max_sessions = %d), each running a call: "+
+				"try again when one ends, or raise docker.max_sessions", live, max)
+		}
+		e.sess.mu.Lock()
 	}
 	e.sess.live++
 	e.sess.mu.Unlock()

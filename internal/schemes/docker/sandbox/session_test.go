@@ -195,20 +195,44 @@ func TestDockerSessionsConcurrent(t *testing.T) {
 func TestDockerSessionCap(t *testing.T) {
 	eng := needEngine(t)
 	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { dksec.Of(p).MaxSessions = 2 }))
-	mustIn(t, e, "A", ToolShell, sh("true"))
-	mustIn(t, e, "B", ToolShell, sh("true"))
-	_, err := callIn(t, e, "C", ToolShell, sh("echo ran"))
-	var ref *executor.Refusal
-	if !errors.As(err, &ref) || ref.Rule != "docker.max_sessions" || !strings.Contains(ref.Reason, "docker.max_sessions = 2") {
-		t.Fatalf("a third session under max_sessions = 2: %v", err)
-	}
-	if n := len(ownContainers(t, eng, e)); n != 2 {
-		t.Errorf("%d containers, want 2", n)
-	}
-	mustIn(t, e, "A", ToolShell, sh("true")) // the live ones still run
-	e.EndSession("A")
+	mustIn(t, e, "A", ToolPython, py("x = 1"))
+	mustIn(t, e, "B", ToolPython, py("x = 2"))
+	// Past the cap with A and B idle: the least recently used one (A) gives way, as an HTTP
+	// session does past limits.max_sessions; abandoned sessions held every place until
+	// docker.session_idle (atk34 F1).
 	if r := mustIn(t, e, "C", ToolShell, sh("echo ran")); r.Stdout != "ran\n" {
-		t.Errorf("after A ended: %+v", r)
+		t.Fatalf("a third session under max_sessions = 2, A and B idle: %+v", r)
+	}
+	if n := len(ownContainers(t, eng, e)); n > 2 {
+		t.Errorf("%d containers, want at most 2", n)
+	}
+	if r := mustIn(t, e, "B", ToolPython, py("print(x)")); r.Stdout != "2\n" {
+		t.Errorf("B, used after A, kept its container: %+v", r)
+	}
+	r := mustIn(t, e, "A", ToolPython, py("print('x' in globals())"))
+	if r.Stdout != "False\n" || !strings.Contains(r.Stderr, "to make room for another session's (docker.max_sessions = 2)") {
+		t.Errorf("A after its container gave way: %+v", r)
+	}
+	// Every session with a container running a call: a new one is refused, naming the key.
+	var wg sync.WaitGroup
+	for _, sid := range []string{"A", "B"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := callIn(t, e, sid, ToolShell, sh("sleep 4")); err != nil {
+				t.Errorf("session %s: %v", sid, err)
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	_, err := callIn(t, e, "D", ToolShell, sh("echo ran"))
+	var ref *executor.Refusal
+	if !errors.As(err, &ref) || ref.Rule != "docker.max_sessions" || !strings.Contains(ref.Reason, "each running a call") {
+		t.Errorf("a new session while both places run calls: %v", err)
+	}
+	wg.Wait()
+	if n := len(ownContainers(t, eng, e)); n > 2 {
+		t.Errorf("%d containers, want at most 2", n)
 	}
 }
 
