@@ -95,6 +95,15 @@ func TestInitWrapUnwrap(t *testing.T) {
 	if out, _, _ := e.run(t, "", "--wrap"); !strings.Contains(out, "left: it runs through mcpsandbox wrap already") {
 		t.Errorf("a wrapped entry is not listed as such:\n%s", out)
 	}
+	// The list names the --client value that reaches each entry; another client's or scope's
+	// names them and, with names asked for, exits 1 (trial34 F3: "(vscode)", nothing restored, 0).
+	if out, _, _ := e.run(t, "", "--unwrap"); !strings.Contains(out, "(--client claude-code)") {
+		t.Errorf("the unwrap list:\n%s", out)
+	}
+	out, _, code = e.run(t, "", "--unwrap", "tools", "--client", "claude-code:user")
+	if code != 1 || !strings.Contains(out, `no entry wrapped by init --wrap for --client claude-code:user; wrapped: `) || !strings.Contains(out, `"tools" (--client claude-code)`) {
+		t.Errorf("--unwrap tools --client claude-code:user: exit %d\n%s", code, out)
+	}
 	out, stderr, code = e.run(t, "", "--unwrap", "all")
 	if code != 0 || strings.Count(out, "restored: ") != 3 {
 		t.Fatalf("init --unwrap all: exit %d\n%s\n%s", code, out, stderr)

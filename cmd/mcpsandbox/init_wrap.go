@@ -262,16 +262,26 @@ func runInitUnwrap(o *InitOptions, env generate.Env, ask *asker, names []string)
 	if err != nil {
 		return err
 	}
+	all := recs
 	if len(o.Clients) > 0 {
 		targets, err := generate.WrapTargets(env, o.Clients)
 		if err != nil {
 			return err
 		}
-		recs = slices.DeleteFunc(recs, func(r generate.WrapRecord) bool {
+		recs = slices.DeleteFunc(slices.Clone(recs), func(r generate.WrapRecord) bool {
 			return !slices.ContainsFunc(targets, func(t generate.Target) bool { return t.Client.ID == r.Client && t.Scope == r.Scope })
 		})
 	}
 	if len(recs) == 0 {
+		if len(all) > 0 {
+			// wrapped entries there are, under other clients or scopes: named, and not a success
+			// when names were asked for (trial34 F3)
+			fmt.Fprintf(o.IO.Out, "no entry wrapped by init --wrap for --client %s; wrapped: %s\n", strings.Join(o.Clients, ","), recordSpecs(all))
+			if len(names) > 0 {
+				return &exitError{code: 1}
+			}
+			return nil
+		}
 		fmt.Fprintln(o.IO.Out, "no entry wrapped by init --wrap here: nothing to restore")
 		return nil
 	}
@@ -323,14 +333,14 @@ func pickRecords(o *InitOptions, ask *asker, recs []generate.WrapRecord, names [
 	case !ask.on:
 		fmt.Fprintln(o.IO.Out, "entries wrapped by init --wrap:")
 		for _, r := range recs {
-			fmt.Fprintf(o.IO.Out, "  %s (%s)\n", r, r.Client)
+			fmt.Fprintf(o.IO.Out, "  %s (--client %s)\n", r, r.Spec())
 		}
 		fmt.Fprintln(o.IO.Out, "restore them with: mcpsandbox init --unwrap NAME[,NAME…] (or --unwrap all)")
 		return nil, nil
 	}
 	var opts []string
 	for _, r := range recs {
-		opts = append(opts, fmt.Sprintf("%s (%s)", r, r.Client))
+		opts = append(opts, fmt.Sprintf("%s (%s)", r, r.Spec()))
 	}
 	var got []int
 	if err := survey.AskOne(&survey.MultiSelect{Message: "Restore which entries (space to tick)?", Options: opts, PageSize: 12}, &got, ask.opts()); err != nil {
@@ -341,6 +351,15 @@ func pickRecords(o *InitOptions, ask *asker, recs []generate.WrapRecord, names [
 		out = append(out, recs[i])
 	}
 	return out, nil
+}
+
+// recordSpecs names each record with the --client value that reaches it.
+func recordSpecs(recs []generate.WrapRecord) string {
+	var n []string
+	for _, r := range recs {
+		n = append(n, fmt.Sprintf("%q (--client %s)", r.Name, r.Spec()))
+	}
+	return strings.Join(n, ", ")
 }
 
 func recordNames(recs []generate.WrapRecord) string {

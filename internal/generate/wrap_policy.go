@@ -166,6 +166,18 @@ func (commentText) Replace(s string) string {
 }
 
 // scopeSuffix is ":scope" when the target is not the client's default scope.
+// Spec is the --client value that names the record's client and scope ("vscode:user"), as
+// init --wrap's own list names it (trial34 F3: the unwrap list said "vscode", which named
+// another scope and restored nothing).
+func (r WrapRecord) Spec() string {
+	for _, c := range Clients() {
+		if c.ID == r.Client {
+			return c.ID + scopeSuffix(Target{Client: c, Scope: r.Scope})
+		}
+	}
+	return r.Client + ":" + r.Scope
+}
+
 func scopeSuffix(t Target) string {
 	if t.Scope == t.Client.Scope() {
 		return ""
