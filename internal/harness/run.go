@@ -161,6 +161,7 @@ type run struct {
 	// tighter one a control holds the detectors to, so an overrun is measured, not abandoned.
 	patience      Expect
 	unsure        []string // why a detector could not judge (an ERROR unless something breached)
+	unsureMu      sync.Mutex
 	siblingHit    atomic.Pointer[string]
 	peakProcs     atomic.Int64
 	mu            sync.Mutex
@@ -190,11 +191,12 @@ type run struct {
 	secretLooked bool
 }
 
-// inconclusive records why a detector could not judge; the scenario is then an ERROR.
+// inconclusive records why a detector could not judge; the scenario is then an ERROR. Its own
+// lock: detectors call it while holding r.mu (a run that deadlocked there hung verify: trial34 F1).
 func (r *run) inconclusive(why string) {
-	r.mu.Lock()
+	r.unsureMu.Lock()
 	r.unsure = append(r.unsure, why)
-	r.mu.Unlock()
+	r.unsureMu.Unlock()
 }
 
 func (r *run) allOutput() string {

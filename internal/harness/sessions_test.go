@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 
@@ -92,6 +93,19 @@ func TestSessionDetectorsJudge(t *testing.T) {
 	r := &run{a: a, steps: steps, calls: []call{{step: 0, session: "a", text: "SESSIONSECRETabc"}, {step: 1, session: "b", text: "nothing"}}}
 	if breach, d := checkSessionLeak(r); breach || len(r.unsure) > 0 {
 		t.Errorf("owner's own output: %v %q %v", breach, d, r.unsure)
+	}
+	// Nothing to judge: said, not a hang (a detector holding the run's lock called inconclusive,
+	// which took it again: verify never ended, trial34 F1).
+	lone := &run{a: a, steps: steps, calls: []call{{step: 0, session: "a", text: "SESSIONSECRETabc"}}}
+	done := make(chan struct{})
+	go func() { checkSessionLeak(lone); close(done) }()
+	select {
+	case <-done:
+		if len(lone.unsure) == 0 {
+			t.Errorf("no call outside the owner's session: judged")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("checkSessionLeak hung on a scenario with nothing to judge")
 	}
 	r.calls[1].res.Stdout = "found SESSIONSECRETabc"
 	if breach, d := checkSessionLeak(r); !breach {

@@ -98,8 +98,14 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 	if l.MaxOutputBytes > 1<<20 {
 		add("MS402", "limits.max_output_bytes", "a call may return %s per stream into the client's context", `use "64KiB"`, l.MaxOutputBytes)
 	}
-	if l.Memory > 2<<30 || l.Pids > 512 || l.MaxConcurrent > 16 {
-		add("MS403", "limits", "memory %s, pids %d, max_concurrent %d", "use memory <= 2GiB, pids <= 512, max_concurrent <= 16", l.Memory, l.Pids, l.MaxConcurrent)
+	// above what one call needs, or what the scheme's own defaults give (wrap's 4GiB and 256 pids
+	// for a whole runtime, which init writes: flagged as too much, trial34 F8)
+	maxMem, maxPids := policy.Size(2<<30), 512
+	if def := policy.Default(p.Scheme); def != nil {
+		maxMem, maxPids = max(maxMem, def.Limits.Memory), max(maxPids, def.Limits.Pids)
+	}
+	if l.Memory > maxMem || l.Pids > maxPids || l.MaxConcurrent > 16 {
+		add("MS403", "limits", "memory %s, pids %d, max_concurrent %d", fmt.Sprintf("use memory <= %s, pids <= %d, max_concurrent <= 16", maxMem, maxPids), l.Memory, l.Pids, l.MaxConcurrent)
 	}
 	if path != "" {
 		b, err := os.ReadFile(path)

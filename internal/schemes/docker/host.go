@@ -11,6 +11,7 @@ import (
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
+	sd "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -101,7 +102,23 @@ func measuredImage(ctx context.Context, _, policyPath string) []verify.Check {
 	if err != nil {
 		return nil
 	}
-	return []verify.Check{imageRow(ctx, dksec.Of(p).Image)}
+	rows := []verify.Check{imageRow(ctx, dksec.Of(p).Image)}
+	if name := dksec.Of(p).NetworkName(); name != "none" && rows[0].OK {
+		// what serve's start checks: a network the engine lacks fails every call (trial34 F1)
+		c := verify.Check{Name: "docker network", OK: true, Value: name + " is in the engine"}
+		cl, err := engine.New()
+		if err == nil {
+			defer cl.Close()
+			nctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			err = sd.CheckNetwork(nctx, cl, name)
+		}
+		if err != nil {
+			c.OK, c.Blocks, c.Value, c.Advice = false, true, err.Error(), "fix docker.network, then run verify again"
+		}
+		rows = append(rows, c)
+	}
+	return rows
 }
 
 // imageRow is measuredImage's row for the image img.

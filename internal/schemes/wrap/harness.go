@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
@@ -40,7 +41,13 @@ func (adapter) Offer() *harness.Offer { return offer }
 // as (nobody), so that only the sandbox stands between the server and it.
 func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 	if len(wrapsec.Of(p).Command) == 0 {
-		return fmt.Errorf("the harness attacks the server [wrap].command names, and this policy names none: set it to the hostile test server (%s)", buildHint)
+		// A policy init --wrap wrote (the client entry names the server): the attacks run under
+		// its settings, with the hostile test server Ready found (the file is not changed).
+		bin, err := hostileServer()
+		if err != nil {
+			return err
+		}
+		wrapsec.Of(p).Command = []string{bin}
 	}
 	p.Audit.Path = a.AuditPath()
 	if os.Geteuid() != 0 {
@@ -50,6 +57,36 @@ func (adapter) Prepare(p *policy.Policy, a *harness.Arena) error {
 		return fmt.Errorf("hand the harness workspace to nobody: %w", err)
 	}
 	return nil
+}
+
+// Ready: a policy whose [wrap].command is unset (what init --wrap writes: the client's entry
+// names the server) is attacked under its settings with the hostile test server in its place;
+// without one built, the harness is not run (verify: not a failure, the verdict is the audit's
+// and the host's), saying how to run it (trial34 F8: 13 ERRORs and a FAIL on every such policy).
+func (adapter) Ready(p *policy.Policy) error {
+	if len(wrapsec.Of(p).Command) > 0 {
+		return nil
+	}
+	if _, err := hostileServer(); err != nil {
+		return &harness.OptInError{
+			Why: "this wrap policy leaves the server to its client's entry ([wrap].command unset), and the harness attacks a server it starts itself under the policy: the hostile test server",
+			How: "build it from mcpsandbox's source (" + strings.TrimSuffix(buildHint, ", then command = [\"DIR/"+hostile.ServerName+"\"]") + ") and name it in " + HostileServerEnv + "=DIR/" + hostile.ServerName + ": the attacks then run under this policy's settings (the file is not changed)",
+		}
+	}
+	return nil
+}
+
+// hostileServer is the hostile test server's binary: MCPSANDBOX_HOSTILE_SERVER, or hostileserver
+// on PATH, as an absolute path.
+func hostileServer() (string, error) {
+	bin := os.Getenv(HostileServerEnv)
+	if bin == "" {
+		bin, _ = exec.LookPath(hostile.ServerName)
+	}
+	if bin == "" {
+		return "", fmt.Errorf("the wrap scheme's attacks need the hostile test server: build it and name it in %s (%s)", HostileServerEnv, buildHint)
+	}
+	return filepath.Abs(bin)
 }
 
 // Params: a raw call of one of the hostile server's tools, its arguments expanded, the start
@@ -88,14 +125,7 @@ const HostileServerEnv = "MCPSANDBOX_HOSTILE_SERVER"
 // (MCPSANDBOX_HOSTILE_SERVER, or hostileserver on PATH), with a 10s timeout and 1GiB of memory. On its own it
 // contains every control's scenario.
 func controlPolicy() (*policy.Policy, error) {
-	bin := os.Getenv(HostileServerEnv)
-	if bin == "" {
-		bin, _ = exec.LookPath(hostile.ServerName)
-	}
-	if bin == "" {
-		return nil, fmt.Errorf("the wrap scheme's negative controls attack the hostile test server: build it and name it in %s (%s)", HostileServerEnv, buildHint)
-	}
-	abs, err := filepath.Abs(bin)
+	abs, err := hostileServer()
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/docker/docker/api/types/network"
 	"io"
 	"log/slog"
 	"os"
@@ -233,6 +234,9 @@ func (e *Executor) probe() error {
 		return err
 	}
 	if err := CheckRuntime(e.eng, info, e.spec.runtime, e.spec.egress); err != nil {
+		return err
+	}
+	if err := CheckNetwork(ctx, e.eng, dksec.Of(e.pol).NetworkName()); err != nil {
 		return err
 	}
 	rtName := runtimeName(info, e.spec.runtime)
@@ -631,6 +635,29 @@ func (e *Executor) removeWhere(ctx context.Context, f filters.Args, remove func(
 		n++
 	}
 	return n, errors.Join(errs...)
+}
+
+// CheckNetwork: a docker network the policy names exists in the engine. A name the engine lacks
+// fails every call's container start ("network pypi.org not found"); it is most often a host
+// meant as a list (network = "pypi.org" for ["pypi.org"]: trial34 F1), which the refusal says.
+func CheckNetwork(ctx context.Context, eng *engine.Client, name string) error {
+	if name == "none" || mutated("docker-network-unchecked") {
+		return nil
+	}
+	_, err := eng.API.NetworkInspect(ctx, name, network.InspectOptions{})
+	switch {
+	case err == nil:
+		return nil
+	case isNotFound(err):
+		msg := fmt.Sprintf("docker.network %q: the engine at %s has no such network (docker network ls lists them)", name, eng.Where())
+		if strings.Contains(name, ".") {
+			msg += fmt.Sprintf(`; to let calls reach that host, write it as a list: network = [%q] (through serve's egress proxy)`, name)
+		} else {
+			msg += `; create it (docker network create ` + name + `), or write network = "none"`
+		}
+		return errors.New(msg)
+	}
+	return fmt.Errorf("ask the engine at %s for docker.network %q: %w", eng.Where(), name, err)
 }
 
 func isNotFound(err error) bool {

@@ -546,3 +546,20 @@ python3 -c 'import os; fd = os.open("/tmp/h", os.O_CREAT | os.O_WRONLY); os.posi
 		}
 	}
 }
+
+// A docker.network the engine lacks is refused at serve's start with what was likely meant (a
+// host written as a string, not a list: trial34 F1); a network it has passes.
+func TestNamedNetworkMustExist(t *testing.T) {
+	eng := needEngine(t)
+	ctx := context.Background()
+	if err := CheckNetwork(ctx, eng, "bridge"); err != nil {
+		t.Errorf("bridge: %v", err)
+	}
+	err := CheckNetwork(ctx, eng, "pypi.org")
+	if err == nil || !strings.Contains(err.Error(), `no such network`) || !strings.Contains(err.Error(), `network = ["pypi.org"]`) {
+		t.Errorf("pypi.org: %v", err)
+	}
+	if err := CheckNetwork(ctx, eng, "mcpsandbox-no-such-net"); err == nil || !strings.Contains(err.Error(), "docker network create") {
+		t.Errorf("a name: %v", err)
+	}
+}
