@@ -92,7 +92,13 @@ var threats = []verify.ThreatRule{
 			return ""
 		}, Scenarios: []string{"setuid-root", "capabilities", "ptrace-parent", "unshare-mount", "mknod-device", "kernel-surface"}},
 	{Threat: "leave processes running after the call", Layers: []string{sd.LayerInit},
-		Caveat:    "serve removes each container after its call; if serve is killed, a watchdog in the container kills its processes and the next serve removes the container",
+		Caveat: "serve removes each container after its call; if serve is killed, a watchdog in the container kills its processes and the next serve removes the container",
+		Gap: func(p *policy.Policy) string {
+			if dksec.Of(p).Sessions() { // trial34 F4: the caveat above is per call
+				return fmt.Sprintf(`reuse = "session": a session's processes outlive its calls by design, in its container, until the session ends, docker.session_idle (%s) passes, or another session takes its place (docker.max_sessions); a call that overruns its timeout has the container removed`, policy.Duration{Duration: dksec.Of(p).Idle()})
+			}
+			return ""
+		},
 		Scenarios: []string{"setsid-survivor", "grandchild-holds-stdout", "server-killed-mid-call", "fork-bomb-shell"}},
 	{Threat: "exhaust the process table (fork bomb)", Layers: []string{sd.LayerPids}, Scenarios: []string{"fork-bomb-python", "fork-bomb-shell"}},
 	{Threat: "exhaust memory", Layers: []string{sd.LayerMemory}, Scenarios: []string{"memory-bomb"}},

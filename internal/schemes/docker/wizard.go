@@ -120,6 +120,13 @@ func (d *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 			return errors.New(`--docker-reuse session cannot be used with a writable workspace (a session's container outlives its calls): drop --docker-workspace-writable, or use --docker-reuse call`)
 		}
 		dksec.Of(p).Reuse = d.Reuse
+		// written out, so the file names the keys a session's refusal or note names (trial34 F4)
+		if dksec.Of(p).SessionIdle.Duration == 0 {
+			dksec.Of(p).SessionIdle = policy.Duration{Duration: dksec.Of(p).Idle()}
+		}
+		if dksec.Of(p).MaxSessions == 0 {
+			dksec.Of(p).MaxSessions = dksec.Of(p).SessionCap()
+		}
 	default:
 		return fmt.Errorf(`--docker-reuse %q: use "call" (a fresh container per call) or "session" (one container per MCP session)`, d.Reuse)
 	}

@@ -45,9 +45,20 @@ func TestWizardReuse(t *testing.T) {
 	if err := d.Apply(a, p, none, false); err != nil || !dksec.Of(p).Sessions() {
 		t.Fatalf("apply --docker-reuse session: %v, reuse %q", err, dksec.Of(p).Reuse)
 	}
-	dksec.Of(p).SessionIdle, dksec.Of(p).MaxSessions = policy.Duration{Duration: 3 * time.Minute}, 6
+	// the file names the keys a session's refusal and notes name, and says it is per session
+	// (trial34 F4: "a fresh locked-down container per call", no max_sessions under [docker])
 	path := filepath.Join(t.TempDir(), "p.toml")
 	b, err := generate.RenderPolicy(p, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"[docker]  # one locked-down container per MCP session", "\nsession_idle = \"10m\"", "\nmax_sessions = 4  # session containers alive at once"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the session policy lacks %q:\n%s", want, b)
+		}
+	}
+	dksec.Of(p).SessionIdle, dksec.Of(p).MaxSessions = policy.Duration{Duration: 3 * time.Minute}, 6
+	b, err = generate.RenderPolicy(p, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +77,7 @@ func TestWizardReuse(t *testing.T) {
 	if err := d.Apply(a, p, none, false); err != nil || dksec.Of(p).Reuse != "" {
 		t.Fatalf("apply call: %v, reuse %q", err, dksec.Of(p).Reuse)
 	}
-	if b, err := generate.RenderPolicy(p, path); err != nil || strings.Contains(string(b), "reuse") {
+	if b, err := generate.RenderPolicy(p, path); err != nil || strings.Contains(string(b), "\nreuse") || strings.Contains(string(b), "per MCP session") {
 		t.Fatalf("reuse = call is written (%v):\n%s", err, b)
 	}
 	d.Reuse = "forever"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
@@ -167,6 +168,7 @@ func imagesOf(t *dataTap) ([]executor.Image, string) {
 	recs, dropped := t.take()
 	var imgs []executor.Image
 	more, bad := dropped, 0
+	var badNames []string // named in the note (trial34 F5), the first few
 	for _, r := range recs {
 		switch {
 		case len(r) == 2 && string(r[0]) == "n":
@@ -189,6 +191,9 @@ func imagesOf(t *dataTap) ([]executor.Image, string) {
 			im := executor.NewImage(string(name), data)
 			if im.MIMEType == "" {
 				bad++
+				if len(badNames) < 5 {
+					badNames = append(badNames, strconv.Quote(string(name)))
+				}
 				continue
 			}
 			imgs = append(imgs, im)
@@ -199,15 +204,36 @@ func imagesOf(t *dataTap) ([]executor.Image, string) {
 	imgs = executor.BoundImages(imgs)
 	note := ""
 	if more > 0 {
-		note = fmt.Sprintf("%d more files in %s were not returned (a call returns at most %d pictures)", more, outputsDir, executor.MaxImages)
+		note = fmt.Sprintf("%s in %s %s not returned (a call returns at most %d pictures)", files(more, "more file", "more files"), outputsDir, wasWere(more), executor.MaxImages)
 	}
 	if bad > 0 {
 		if note != "" {
 			note += "; "
 		}
-		note += fmt.Sprintf("%d files in %s were not pictures (PNG, JPEG, GIF, WebP, SVG) and were not returned", bad, outputsDir)
+		note += fmt.Sprintf("%s in %s %s not %s (PNG, JPEG, GIF, WebP, SVG) and not returned", files(bad, "file", "files"), outputsDir, wasWere(bad), map[bool]string{true: "a picture", false: "pictures"}[bad == 1])
+		if len(badNames) > 0 {
+			note += ": " + strings.Join(badNames, ", ")
+			if bad > len(badNames) {
+				note += ", …"
+			}
+		}
 	}
 	return imgs, note
+}
+
+// files is "1 " + one or "N " + many.
+func files(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
 }
 
 // addImages puts a call's pictures in its result, and a note on stderr for what was left out.

@@ -91,8 +91,15 @@ func TestImagesOf(t *testing.T) {
 	if last := imgs[len(imgs)-1]; last.Name != "huge.png" || last.Omitted == "" || last.Size != 50<<20 {
 		t.Fatalf("the large file: %+v", last)
 	}
-	if !strings.Contains(note, "2 files") || !strings.Contains(note, "not pictures") {
+	if !strings.Contains(note, "2 files in /tmp/outputs were not pictures") || !strings.Contains(note, "not pictures") || !strings.Contains(note, `: "notes.txt"`) {
 		t.Fatalf("note %q", note)
+	}
+	// one: said in the singular, and named (trial34 F5: "1 files … were not pictures")
+	tap = newDataTap(&executor.CapBuffer{Limit: 10}, "n", imageBudget)
+	fmt.Fprintf(tap, "mcpsandbox-data:n:i,%s,3,%s\n", b([]byte("notes.txt")), b([]byte("abc")))
+	tap.flush()
+	if _, note := imagesOf(tap); note != `1 file in /tmp/outputs was not a picture (PNG, JPEG, GIF, WebP, SVG) and not returned: "notes.txt"` {
+		t.Errorf("one file: %q", note)
 	}
 }
 
