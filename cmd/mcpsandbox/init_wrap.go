@@ -181,6 +181,9 @@ func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, a
 		fmt.Fprintf(o.IO.Out, "wrapped: %q in %s, with %s: %s\n", s.Name, s.Target.Where(), how, out.Record.Policy)
 		fmt.Fprintf(o.IO.Out, "  checked: the wrapped entry starts with the environment that %s gives it and answers MCP in %d ms, with the tools %s\n",
 			s.Target.Client.Name, out.Probe.Elapsed.Milliseconds(), strings.Join(out.Probe.Tools, ", "))
+		if out.Hint != "" {
+			fmt.Fprintf(o.IO.Out, "  note: %s (its calls that use them will fail)\n", out.Hint)
+		}
 	}
 	if failed < len(outs) {
 		fmt.Fprintf(o.IO.Out, "widen a policy knowingly: mcpsandbox wrap --policy P --explain-denials -- CMD names what it refuses; undo: mcpsandbox init --unwrap NAME\n")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,9 +30,10 @@ type WrapOptions struct {
 type WrapOutcome struct {
 	Server WrapServer
 	Record WrapRecord
-	Reused bool  // the policy was one an earlier init --unwrap left
-	Probe  Probe // the wrapped entry's start check
-	Err    error // not wrapped (or put back): why
+	Reused bool   // the policy was one an earlier init --unwrap left
+	Probe  Probe  // the wrapped entry's start check
+	Err    error  // not wrapped (or put back): why
+	Hint   string // wrapped: paths its arguments or env name that its policy hides ("" = none)
 }
 
 // WrapEntries rewrites each entry to run through mcpsandbox wrap, one write per config file (backed up,
@@ -195,6 +197,12 @@ func proveWrapped(ctx context.Context, o WrapOptions, path string, outs []WrapOu
 		outs[i].Probe, outs[i].Err = proveEntry(ctx, o, outs[i])
 		if outs[i].Err != nil {
 			failed = append(failed, outs[i].Record)
+		}
+	}
+	for i := range outs {
+		if outs[i].Err == nil {
+			// started, and may still fail at its first call on a path it cannot see
+			outs[i].Hint = strings.TrimSuffix(strings.TrimPrefix(pathArgsHint(outs[i].Server, o.Scheme, outs[i].Record.Policy), " ("), ")")
 		}
 	}
 	if len(failed) == 0 {
@@ -483,12 +491,23 @@ func pathArgsHint(s WrapServer, scheme WrapScheme, policyFile string) string {
 		}
 	}
 	var hidden []string
-	for _, a := range s.Args {
+	named := map[string]string{} // a hidden path from the entry's env: its variable (trial34 F2)
+	cands := slices.Clone(s.Args)
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		if v := s.Env[k]; filepath.IsAbs(v) && !mutated("init-wrap-path-hint-env") {
+			cands = append(cands, v)
+			named[filepath.Clean(v)] = k
+		}
+	}
+	for _, a := range cands {
 		if !filepath.IsAbs(a) || slices.Contains(hidden, filepath.Clean(a)) {
 			continue
 		}
 		if _, err := os.Stat(a); err != nil {
-			continue
+			// a file the server will make (MEMORY_FILE_PATH=~/memory.json): its directory
+			if _, err := os.Stat(filepath.Dir(a)); err != nil || named[filepath.Clean(a)] == "" {
+				continue
+			}
 		}
 		a = filepath.Clean(a)
 		if !slices.ContainsFunc(open, func(o string) bool {
@@ -509,15 +528,20 @@ func pathArgsHint(s WrapServer, scheme WrapScheme, policyFile string) string {
 			homes = append(homes, h+" ("+reach+")")
 			continue
 		}
+		if k := named[h]; k != "" {
+			dir := filepath.Dir(h)
+			plain, q = append(plain, h+" (in "+k+")"), append(q, fmt.Sprintf("%q", dir))
+			continue
+		}
 		plain, q = append(plain, h), append(q, fmt.Sprintf("%q", h))
 	}
 	var says []string
 	if len(q) > 0 {
-		says = append(says, fmt.Sprintf("its arguments name %s, which the sandbox hides from it: add them to read = [%s] to let it read them, or to write to let it change them",
+		says = append(says, fmt.Sprintf("its arguments or environment name %s, which the sandbox hides from it: add them to read = [%s] to let it read them, or to write to let it change them",
 			strings.Join(plain, ", "), strings.Join(q, ", ")))
 	}
 	if len(homes) > 0 {
-		says = append(says, fmt.Sprintf("its arguments name %s: a server is not given a home whole (its keys, its configuration, the audit log); "+
+		says = append(says, fmt.Sprintf("its arguments or environment name %s: a server is not given a home whole (its keys, its configuration, the audit log); "+
 			"point the server's arguments at the project directories it needs, then add those to read or write", strings.Join(homes, ", ")))
 	}
 	return " (" + strings.Join(says, "; ") + ")"

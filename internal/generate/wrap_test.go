@@ -679,7 +679,7 @@ func TestWrapNamesHiddenPathArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("read = [%q]", notes)
-	if len(outs) != 1 || outs[0].Err == nil || !strings.Contains(outs[0].Err.Error(), want) || !strings.Contains(outs[0].Err.Error(), "arguments name "+notes+", which") {
+	if len(outs) != 1 || outs[0].Err == nil || !strings.Contains(outs[0].Err.Error(), want) || !strings.Contains(outs[0].Err.Error(), "arguments or environment name "+notes+", which") {
 		t.Fatalf("%+v, want the hint %s (and no missing path)", outs, want)
 	}
 	pol := outs[0].Record.Policy
@@ -850,5 +850,24 @@ func TestWrapJSONKeyWrittenTwice(t *testing.T) {
 				t.Errorf("the file changed:\n%s", b)
 			}
 		})
+	}
+}
+
+// A wrapped server that starts may still fail at its first call on a path its entry names that
+// the policy hides: an env value too (server-memory's MEMORY_FILE_PATH, a file it will make).
+// init says so after the wrap (trial34 F2: "checked", then ENOENT at the first call). Red under
+// mutant init-wrap-path-hint-env.
+func TestWrapNotesHiddenPathsOfAStartedServer(t *testing.T) {
+	f := newWrapFixture(t)
+	data := t.TempDir()
+	mem := filepath.Join(data, "memory.json")
+	text := "{\n  \"mcpServers\": {\n    \"memory\": {\"command\": " + strconv.Quote(f.server) + ", \"env\": {\"GENERATE_TEST_SERVER\": \"1\", \"MEMORY_FILE_PATH\": " + strconv.Quote(mem) + "}}\n  }\n}\n"
+	tg := f.target(t, "claude-desktop", text)
+	outs, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg))
+	if err != nil || len(outs) != 1 || outs[0].Err != nil {
+		t.Fatalf("%v %+v", err, outs)
+	}
+	if h := outs[0].Hint; !strings.Contains(h, mem+" (in MEMORY_FILE_PATH)") || !strings.Contains(h, fmt.Sprintf("read = [%q]", data)) {
+		t.Errorf("the note: %q, want %s named with its variable and its directory to add", h, mem)
 	}
 }

@@ -218,7 +218,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	defer refusals.flush()
 	inflight := &postCount{}
 	budget := httpbound.NewBudget(b.bodyBudget)
-	mux.Handle(HTTPPath, inflight.count(guard(h, b, budget, refusals, admitSessions(sessions, b, refusals, r.posts.track(mcpHandler)))))
+	mux.Handle(HTTPPath, inflight.count(guard(h, b, budget, refusals, admitSessions(sessions, b, refusals, r.posts.track(deleteEnds(r.sessions, mcpHandler))))))
 	ln, err := net.Listen("tcp", h.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is the port taken? pick another with --http)", h.Addr, err)
@@ -275,6 +275,17 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 		return fmt.Errorf("http server: %w", err)
 	}
 	return nil
+}
+
+// deleteEnds marks a session ending as its client's DELETE arrives (sessionState.ending), before
+// the SDK, which holds the DELETE until the session's running calls are over.
+func deleteEnds(t *sessionTable, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get(sessionIDHeader); r.Method == http.MethodDelete && id != "" {
+			t.endingByID(id)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // guard checks the bearer token (401) and the Origin (403) before MCP sees the request; the

@@ -30,6 +30,32 @@ func initializedSession(t *testing.T, url string) (string, map[string]string) {
 	return sid, hdr
 }
 
+// serveFakeHTTP runs serve --http with the token over fake (max_concurrent conc, a 30s timeout,
+// an audit log) until the test ends; it returns the address and the audit log's path. built, if
+// not nil, is given serve's runner.
+func serveFakeHTTP(t *testing.T, fake *fakeExec, conc int, built func(*runner)) (addr, auditPath string) {
+	t.Helper()
+	auditPath = filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(auditPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := HTTPOptions{Addr: "127.0.0.1:0", Token: boundsToken, Grace: 100 * time.Millisecond, built: built}
+	addrc := make(chan net.Addr, 1)
+	h.Listening = func(a net.Addr) { addrc <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, testPolicy(30*time.Second, conc), fake, Options{HTTP: &h, Audit: al}) }()
+	t.Cleanup(func() { cancel(); <-done; al.Close() })
+	select {
+	case a := <-addrc:
+		return a.String(), auditPath
+	case err := <-done:
+		t.Fatalf("serve --http did not start: %v", err)
+	}
+	return "", ""
+}
+
 // rawCall writes a tools/call of session sid on a new connection and returns the connection
 // (the caller reads the answer, or closes it unread).
 func rawCall(t *testing.T, addr, sid, call string) net.Conn {
@@ -54,27 +80,8 @@ func rawCall(t *testing.T, addr, sid, call string) net.Conn {
 // the check (mutant atk19a-http-abandoned-wait).
 func TestHTTPAbandonedCallsAreNotQueued(t *testing.T) {
 	fake := &fakeExec{}
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	al, err := audit.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer al.Close()
 	var posts *posts
-	h := HTTPOptions{Addr: "127.0.0.1:0", Token: boundsToken, Grace: 100 * time.Millisecond, built: func(r *runner) { posts = r.posts }}
-	addrc := make(chan net.Addr, 1)
-	h.Listening = func(a net.Addr) { addrc <- a }
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, testPolicy(30*time.Second, 2), fake, Options{HTTP: &h, Audit: al}) }()
-	defer func() { cancel(); <-done }()
-	var addr string
-	select {
-	case a := <-addrc:
-		addr = a.String()
-	case err := <-done:
-		t.Fatalf("serve --http did not start: %v", err)
-	}
+	addr, path := serveFakeHTTP(t, fake, 2, func(r *runner) { posts = r.posts })
 	url := "http://" + addr + HTTPPath
 	count := func(s string) int {
 		b, _ := os.ReadFile(path)

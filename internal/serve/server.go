@@ -445,7 +445,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		if req.Extra != nil {
 			header = req.Extra.Header
 		}
-		res, err := r.run(executor.WithCallID(ctx, entry.Call), r.posts.gone(header), t, args, timeout, session, conn, begin)
+		res, err := r.run(executor.WithCallID(ctx, entry.Call), r.posts.gone(header), r.sessions.done(req.Session), t, args, timeout, session, conn, begin)
 		if intentErr != nil {
 			return r.intentRefused(t, intentErr), nil
 		}
@@ -581,43 +581,76 @@ func (r *runner) auditRecoveries() {
 	}
 }
 
-// errRequestGone ends a call's wait for a slot when the HTTP POST that carried it is over.
-var errRequestGone = errors.New("the HTTP request carrying the call was closed")
+// errRequestGone ends a call's wait for a slot when the HTTP POST that carried it is over;
+// errSessionGone when its MCP session ended (an HTTP DELETE, idle expiry, stdio's end: atk34
+// N1, a DELETEd session's queued call ran after it, its answer an empty 200).
+var (
+	errRequestGone = errors.New("the HTTP request carrying the call was closed")
+	errSessionGone = errors.New("the MCP session of the call ended")
+)
+
+// goneWhy is the cause of a wait ended by callGone (nil if it was not).
+func goneWhy(wait context.Context) error {
+	for _, e := range []error{errRequestGone, errSessionGone} {
+		if errors.Is(context.Cause(wait), e) {
+			return e
+		}
+	}
+	return nil
+}
 
 // run waits for the call's turn and runs it. gone, if not nil, ends when the HTTP POST that
-// carried the call is over: a call still waiting for a slot then is refused (RuleRequestGone)
+// carried the call is over, ended when its session ends: a call still waiting for a slot then is
+// refused (RuleRequestGone)
 // and never run, so calls whose connections were dropped hold neither a place in the queue
 // nor their arguments (the connection bound and the body budget no longer count them).
 //
 // begin is called once the call has its slot, before it runs: its error (the started line not
 // written) ends the call unrun, with that error.
-func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string, begin func() error) (*executor.Result, error) {
+func (r *runner) run(ctx, gone context.Context, ended <-chan struct{}, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string, begin func() error) (*executor.Result, error) {
 	// A client that does not read its answers gets no new call run for it: checked before the
 	// slot (a stalled session does not hold one) and again with it (the answers of the calls
 	// that held slots meanwhile are counted once they are being written).
 	deadline := time.Now().Add(timeout)
 	wait := ctx
-	if gone != nil && !mutated("atk19a-http-abandoned-wait") {
+	if gone != nil && !mutated("atk19a-http-abandoned-wait") || ended != nil {
 		wctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		defer context.AfterFunc(gone, func() { cancel(errRequestGone) })()
+		if gone != nil && !mutated("atk19a-http-abandoned-wait") {
+			defer context.AfterFunc(gone, func() { cancel(errRequestGone) })()
+		}
+		if ended != nil {
+			stop := make(chan struct{})
+			defer close(stop)
+			go func() {
+				select {
+				case <-ended:
+					cancel(errSessionGone)
+				case <-stop:
+				}
+			}()
+		}
 		wait = wctx
 	}
 	goneRefusal := func() error {
+		if goneWhy(wait) == errSessionGone {
+			return executor.Refuse(RuleRequestGone, "the call's MCP session ended (the client ended it, or it expired) before the call got a slot "+
+				"(limits.max_concurrent): it was not run")
+		}
 		return executor.Refuse(RuleRequestGone, "the HTTP request that carried the call was closed before the call got a slot "+
 			"(limits.max_concurrent): its answer could not be delivered, so it was not run; send it again and keep the request open for the answer")
 	}
 	var release, unreserve func()
 	bound := r.unread.answerBound(t.Name, int64(r.pol.Limits.MaxOutputBytes), int64(r.pol.Limits.MaxFileBytes))
 	for {
-		if wait.Err() != nil && ctx.Err() == nil && errors.Is(context.Cause(wait), errRequestGone) {
+		if wait.Err() != nil && ctx.Err() == nil && goneWhy(wait) != nil {
 			return nil, goneRefusal()
 		}
 		if err := r.unread.wait(wait, conn, time.Until(deadline)); err != nil {
 			if ctx.Err() != nil {
 				return nil, err
 			}
-			if errors.Is(context.Cause(wait), errRequestGone) {
+			if goneWhy(wait) != nil {
 				return nil, goneRefusal()
 			}
 			return nil, executor.Refuse(RuleUnreadAnswers, "%v", err)
@@ -625,7 +658,7 @@ func (r *runner) run(ctx, gone context.Context, t executor.Tool, args json.RawMe
 		// Wait for a slot (fairly among sessions) no longer than the call itself may run.
 		rel, err := r.slots.acquire(wait, session, time.Until(deadline))
 		if err != nil {
-			if ctx.Err() == nil && errors.Is(context.Cause(wait), errRequestGone) {
+			if ctx.Err() == nil && goneWhy(wait) != nil {
 				return nil, goneRefusal()
 			}
 			return nil, err

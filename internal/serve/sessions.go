@@ -11,6 +11,28 @@ import (
 type sessionState struct {
 	id    string
 	ended sync.Once
+	done  chan struct{} // closed when the session ends: its calls still waiting for a slot are refused
+	once  sync.Once     // closes done
+}
+
+// ending closes done: from the session's end, or as soon as its client asks to end it (an HTTP
+// DELETE, which the SDK answers only once the calls it carried are over: those waiting for a
+// slot are then refused instead of run for a client that has gone: atk34 N1).
+func (st *sessionState) ending() {
+	if !mutated("session-end-queued-runs") {
+		st.once.Do(func() { close(st.done) })
+	}
+}
+
+// endingByID is ending for the tracked session with this id (an HTTP Mcp-Session-Id).
+func (t *sessionTable) endingByID(id string) {
+	t.m.Range(func(_, v any) bool {
+		if st := v.(*sessionState); st.id == id {
+			st.ending()
+			return false
+		}
+		return true
+	})
 }
 
 // sessionTable holds one server's id for each of its live sessions: the transport's own (stdio's
@@ -33,7 +55,7 @@ func (t *sessionTable) track(ss *mcp.ServerSession) (st *sessionState, first boo
 	if id == "" {
 		id = newID()
 	}
-	v, loaded := t.m.LoadOrStore(ss, &sessionState{id: id})
+	v, loaded := t.m.LoadOrStore(ss, &sessionState{id: id, done: make(chan struct{})})
 	return v.(*sessionState), !loaded
 }
 
@@ -55,11 +77,21 @@ func (t *sessionTable) end(ex executor.Executor, ss *mcp.ServerSession) {
 	}
 	st := v.(*sessionState)
 	st.ended.Do(func() {
+		st.ending()
 		if e, ok := ex.(executor.SessionEnder); ok {
 			e.EndSession(st.id)
 		}
 	})
 	t.m.Delete(ss)
+}
+
+// done is closed when ss ends (nil for no session).
+func (t *sessionTable) done(ss *mcp.ServerSession) <-chan struct{} {
+	if ss == nil {
+		return nil
+	}
+	st, _ := t.track(ss)
+	return st.done
 }
 
 // len is how many sessions the table tracks.
