@@ -27,7 +27,8 @@ const (
 // pipe or connection that is not being drained), MaxUnreadAnswersAll those of every session: a
 // call starts only while both are under their bound, so a client that sends calls and never
 // reads their answers (tens of MB each for a read_file of control bytes) holds at most about
-// this much of serve's memory (plus the calls already running), and only stalls itself.
+// this much of serve's memory (plus the calls already running), and stalls its own sessions:
+// the bound for all is shared by session (serve's unread.roomLocked).
 const (
 	MaxUnreadAnswers    = 32 << 20
 	MaxUnreadAnswersAll = 128 << 20

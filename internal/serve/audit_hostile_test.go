@@ -378,12 +378,7 @@ func TestAuditCountsTheWorkspaceChanges(t *testing.T) {
 // path (the log is closed after the session).
 func auditedSession(t *testing.T) (*mcp.ClientSession, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	al, err := audit.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { al.Close() })
+	al, path := tempAudit(t)
 	cs, _ := connect(t, testPolicy(10*time.Second, 2), &fakeExec{}, al)
 	return cs, path
 }

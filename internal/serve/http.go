@@ -209,6 +209,10 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	evictions.msg = "HTTP session bound reached (limits.max_sessions): the least recently used idle session was closed to make room"
 	defer evictions.flush()
 	sessions.OnEvict = func(string) { evictions.hit("closed the least recently used idle session") }
+	cuts := newBoundLog(log, time.Now)
+	cuts.msg = "unread answers of all clients at their bound: an answer of the session holding the most was cut (its connection closed) to make room for a session holding less"
+	defer cuts.flush()
+	r.unread.onCut = func(string, int64) { cuts.hit("cut an unread answer") }
 	r.slots.live = sessions.Len // many sessions: the last free slot is kept for one with no call running
 	srv.AddReceivingMiddleware(countSessions(ex, r.sessions, sessions))
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/httpbound"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -52,6 +53,9 @@ func (p *posts) track(next http.Handler) http.Handler {
 		}
 		id := strconv.FormatUint(p.n.Add(1), 10)
 		ctx, cancel := context.WithCancel(context.Background())
+		if cut := httpbound.Closer(r.Context()); cut != nil {
+			ctx = context.WithValue(ctx, cutKey{}, cut) // the unread bound's fair share may cut its answer
+		}
 		rb, _ := r.Body.(*readBody)
 		var handled chan struct{}
 		p.mu.Lock()

@@ -6,9 +6,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 )
 
 // Hostile peer, answers: a client with the token that sends a call and never reads its answer
@@ -105,4 +111,88 @@ func TestHTTPUnreadAnswersStopNewCalls(t *testing.T) {
 		t.Fatalf("another session's call: %d %.300s", code, b)
 	}
 	t.Logf("%d of %d calls ran while unread; another session's call took %v", ran(), conns, time.Since(start).Round(time.Millisecond))
+}
+
+// Hostile peer, answers over many sessions: one client spreading calls with large answers over
+// many sessions, each under its own bound, whose sockets it never reads, filled the bound for
+// all clients, and every other client's calls waited their whole timeout and were refused
+// (attack round atk34, F3). Now the bound is shared by session: a session holding less than
+// its share is let in, the answer of the session holding the most cut (its connection
+// closed) to make room, and what serve counts stays at the bound. Red without the share
+// (mutant unread-fair-share): the other session's call waits its 5 s and is refused.
+func TestHTTPUnreadAnswersSharedBySessions(t *testing.T) {
+	ex := &fakeExec{}
+	p := testPolicy(5*time.Second, 4)
+	p.Limits.MaxOutputBytes = 2 << 20 // as TestHTTPUnreadAnswersStopNewCalls
+	al, path := tempAudit(t)
+	var r *runner
+	url, _, _ := startHTTPOptions(t, p, ex, Options{Audit: al,
+		HTTP: &HTTPOptions{Token: boundsToken, WriteStall: time.Minute, built: func(x *runner) { r = x }}})
+	counted := func() int64 { r.unread.mu.Lock(); defer r.unread.mu.Unlock(); return r.unread.all }
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			peak.Store(max(peak.Load(), counted()))
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	addr := hostAddr(url)
+	// one client, eight sessions, a call each whose answer (about 12 MB, counted 48 MiB: past a
+	// session's bound, three past everyone's) it never reads
+	const hogs = 8
+	for i := range hogs {
+		sid, _ := initializedSession(t, url)
+		c := rawCall(t, addr, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fake","arguments":{"bulk":1048576}}}`, 10+i))
+		defer c.Close()
+		_ = c.(*net.TCPConn).SetReadBuffer(4 << 10)
+	}
+	for end := time.Now().Add(10 * time.Second); counted() < MaxUnreadAnswersAll && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	}
+	if n := counted(); n < MaxUnreadAnswersAll {
+		t.Fatalf("the unread answers of %d sessions count %d MiB, want the bound for all (%d MiB) reached", hogs, n>>20, MaxUnreadAnswersAll>>20)
+	}
+	_, other := initializedSession(t, url)
+	other["Authorization"] = "Bearer " + boundsToken
+	start := time.Now()
+	code, b := post(t, url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fake","arguments":{"echo":"short"}}}`, other)
+	took := time.Since(start)
+	if code != http.StatusOK || !strings.Contains(b, "short") {
+		t.Fatalf("another client's call after %v while %d sessions of one client held the answers of all: %d %.300s", took.Round(time.Millisecond), hogs, code, b)
+	}
+	if took > 4*time.Second { // 36–65 ms here, 0.3–1.1 s under -race; refused at 5 s without the share
+		t.Fatalf("another client's call took %v of its 5 s: it waited for one client's unread answers", took)
+	}
+	// serve counts, as before, at most the bound and one call's reservation past it
+	if pk := peak.Load(); pk > MaxUnreadAnswersAll+MaxUnreadAnswers {
+		t.Fatalf("unread answers counted %d MiB at their peak, past the bound (%d MiB) and one call's reservation", pk>>20, MaxUnreadAnswersAll>>20)
+	}
+	// every call that ran, its answer cut or not, has its outcome on record
+	ran := func() int { ex.mu.Lock(); defer ex.mu.Unlock(); return len(ex.sessions) }
+	audited := func() int { b, _ := os.ReadFile(path); return strings.Count(string(b), `"decision":"ran"`) }
+	for end := time.Now().Add(10 * time.Second); audited() < ran() && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	}
+	if a, n := audited(), ran(); a != n || n <= 1+int(MaxUnreadAnswersAll/MaxUnreadAnswers) {
+		t.Fatalf("%d calls ran, %d audited as run: want each audited, and more run than the bound holds answers of (answers cut)", n, a)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("%d calls ran; another client's call took %v; counted at peak %d MiB; heap in use %d MiB", ran(), took.Round(time.Millisecond), peak.Load()>>20, ms.HeapInuse>>20)
+}
+
+// tempAudit is an audit log in the test's temporary directory, and its path.
+func tempAudit(t *testing.T) (*audit.Log, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { al.Close() })
+	return al, path
 }

@@ -39,14 +39,21 @@ func startHTTP(t *testing.T, ex executor.Executor, h HTTPOptions) (string, conte
 // startHTTPPolicy is startHTTP with a policy of the test's own.
 func startHTTPPolicy(t *testing.T, p *policy.Policy, ex executor.Executor, h HTTPOptions) (string, context.CancelFunc, chan error) {
 	t.Helper()
+	return startHTTPOptions(t, p, ex, Options{HTTP: &h})
+}
+
+// startHTTPOptions is startHTTPPolicy with serve's options of the test's own (o.HTTP set).
+func startHTTPOptions(t *testing.T, p *policy.Policy, ex executor.Executor, o Options) (string, context.CancelFunc, chan error) {
+	t.Helper()
 	addrc := make(chan net.Addr, 1)
+	h := o.HTTP
 	if h.Addr == "" {
 		h.Addr = "127.0.0.1:0"
 	}
 	h.Listening = func(a net.Addr) { addrc <- a }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, p, ex, Options{HTTP: &h}) }()
+	go func() { done <- Run(ctx, p, ex, o) }()
 	select {
 	case a := <-addrc:
 		t.Cleanup(func() { cancel(); <-done })

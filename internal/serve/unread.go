@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -20,8 +21,9 @@ const (
 // unread counts, per stdio connection and in all, the bytes of tools/call answers made and not
 // yet written out (a write blocks while the client does not read, and every later answer waits
 // behind it, each held whole). A call waits to run while its connection's or everyone's count
-// is at the bound: a client that sends calls and never reads the answers stalls only itself,
-// with a few answers in serve's memory instead of one per call.
+// is at the bound: a client that sends calls and never reads the answers stalls its own
+// sessions, with a few answers in serve's memory instead of one per call. Everyone's bound is
+// shared by session (roomLocked).
 //
 // The handler owes an answer's estimated size when it is made; the connection pays the oldest
 // debt when it has written a tools/call answer out. Answers are written in any order, so a
@@ -33,6 +35,8 @@ type unread struct {
 	all         int64
 	maxPer, max int64
 	changed     chan struct{} // closed and replaced when a count goes down
+	// onCut, if set, hears of each answer cut to make room (fairShare); u.mu is not held
+	onCut func(conn string, n int64)
 }
 
 type debts struct {
@@ -41,6 +45,14 @@ type debts struct {
 	// held: made by hold for a connection that pays no debts (HTTP's sessions); forgotten when
 	// nothing is held any more
 	held bool
+	// answers: the answers counted by hold, oldest first, that fairShare may cut
+	answers []*heldAnswer
+}
+
+// heldAnswer is an HTTP answer counted until its request is over, or until it is cut.
+type heldAnswer struct {
+	n   int64
+	cut func() // closes the connection writing it
 }
 
 // unreadBounds are the bounds a server counts under (a test lowers them to keep its answers small).
@@ -101,14 +113,14 @@ func (u *unread) reserve(conn string, n int64) (func(), bool) {
 		return func() {}, true
 	}
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.overLocked(conn) {
-		return nil, false
+	cuts, ok := u.roomLocked(conn, true)
+	end := func() {}
+	if ok && !mutated("unread-unreserved") {
+		end = u.countLocked(conn, n)
 	}
-	if mutated("unread-unreserved") {
-		return func() {}, true
-	}
-	return u.countLocked(conn, n), true
+	u.mu.Unlock()
+	u.cutAll(cuts)
+	return end, ok
 }
 
 // hold counts an answer of n bytes made for conn's client until done ends: over HTTP, an
@@ -121,18 +133,39 @@ func (u *unread) hold(conn string, n int64, done context.Context) {
 	if u == nil || mutated("http-answers-unheld") {
 		return
 	}
-	context.AfterFunc(done, u.count(conn, n))
-}
-
-// count adds n to conn's and everyone's counts (conn need not pay debts: an entry made here is
-// forgotten once nothing is counted in it) until the returned func is called.
-func (u *unread) count(conn string, n int64) func() {
+	cut, _ := done.Value(cutKey{}).(func())
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.countLocked(conn, n)
+	release := u.countLocked(conn, n)
+	if cut == nil {
+		context.AfterFunc(done, release)
+		return
+	}
+	// once the request is over its connection may carry the client's next one: not cut then
+	d, a := u.conns[conn], &heldAnswer{n: n, cut: func() {
+		if done.Err() == nil {
+			cut()
+		}
+	}}
+	d.answers = append(d.answers, a)
+	context.AfterFunc(done, func() {
+		u.mu.Lock()
+		if !slices.Contains(d.answers, a) {
+			u.mu.Unlock()
+			return // cut: uncounted then
+		}
+		d.answers = slices.DeleteFunc(d.answers, func(o *heldAnswer) bool { return o == a })
+		u.mu.Unlock()
+		release()
+	})
 }
 
-// countLocked is count with u.mu held.
+// cutKey is the context key under which a POST's context (posts.gone) carries the func that
+// closes the connection its answer is written on.
+type cutKey struct{}
+
+// countLocked adds n to conn's and everyone's counts (u.mu held; conn need not pay debts: an
+// entry made here is forgotten once nothing is counted in it) until the returned func is called.
 func (u *unread) countLocked(conn string, n int64) func() {
 	d, ok := u.conns[conn]
 	if !ok {
@@ -141,7 +174,7 @@ func (u *unread) countLocked(conn string, n int64) func() {
 	}
 	d.owed += n
 	u.all += n
-	return func() {
+	return func() { // without u.mu
 		u.mu.Lock()
 		defer u.mu.Unlock()
 		if u.conns[conn] != d {
@@ -199,12 +232,101 @@ func (u *unread) wake() {
 	u.changed = make(chan struct{})
 }
 
-// overLocked says whether conn's or everyone's unread answers are at their bound; u.mu is held.
-func (u *unread) overLocked(conn string) bool {
-	if d, ok := u.conns[conn]; ok && d.owed >= u.maxPer {
-		return true
+// cutAnswer is an answer fairShare cut, and the session it was for.
+type cutAnswer struct {
+	conn string
+	a    *heldAnswer
+}
+
+// roomLocked says whether a call of conn may be admitted now (u.mu held): its session's
+// answers are under their bound, and everyone's are too, or its session holds less than its
+// fair share of everyone's bound and enough answers of sessions holding more can be cut to
+// bring everyone's under it. With cut, those are uncounted and returned, to be cut (cutAll)
+// once u.mu is let go.
+//
+// The serve-wide bound taken first come let one client's many sessions (each under its own
+// bound) fill it with answers they never read, and every other client's calls waited and were
+// refused (attack round atk34, F3). Shared as the slots are: by session, the largest holder
+// over its share gives up its oldest answer first, and a session at or over its share waits.
+func (u *unread) roomLocked(conn string, cut bool) ([]cutAnswer, bool) {
+	var mine int64
+	if d, ok := u.conns[conn]; ok {
+		mine = d.owed
 	}
-	return u.all >= u.max
+	if mine >= u.maxPer {
+		return nil, false
+	}
+	if u.all < u.max {
+		return nil, true
+	}
+	if mutated("unread-fair-share") {
+		return nil, false
+	}
+	share := u.shareLocked(conn)
+	if mine >= share {
+		return nil, false
+	}
+	// plan on copies: nothing is cut unless enough can be
+	owed, next := map[string]int64{}, map[string]int{}
+	for c, d := range u.conns {
+		owed[c] = d.owed
+	}
+	var cuts []cutAnswer
+	for all := u.all; all >= u.max; {
+		big := ""
+		for c, d := range u.conns {
+			if c != conn && owed[c] > share && next[c] < len(d.answers) && (big == "" || owed[c] > owed[big]) {
+				big = c
+			}
+		}
+		if big == "" {
+			return nil, false
+		}
+		a := u.conns[big].answers[next[big]]
+		next[big]++
+		owed[big] -= a.n
+		all -= a.n
+		cuts = append(cuts, cutAnswer{conn: big, a: a})
+	}
+	if cut {
+		for _, c := range cuts {
+			d := u.conns[c.conn]
+			d.answers = slices.DeleteFunc(d.answers, func(o *heldAnswer) bool { return o == c.a })
+			d.owed -= c.a.n
+			u.all -= c.a.n
+			if d.held && d.owed <= 0 {
+				delete(u.conns, c.conn)
+			}
+		}
+		u.wake()
+	}
+	return cuts, true
+}
+
+// shareLocked is conn's fair share of everyone's bound: the bound over the sessions holding
+// answers (or reservations), conn counted among them; u.mu is held.
+func (u *unread) shareLocked(conn string) int64 {
+	n := int64(0)
+	for c, d := range u.conns {
+		if d.owed > 0 || c == conn {
+			n++
+		}
+	}
+	if _, ok := u.conns[conn]; !ok {
+		n++
+	}
+	return u.max / max(n, 1)
+}
+
+// cutAll closes the connections writing the answers roomLocked cut (u.mu not held): as the
+// write stall does, and the call's audit line was written before its answer was.
+func (u *unread) cutAll(cuts []cutAnswer) {
+	for _, c := range cuts {
+		c.a.cut()
+		if u.onCut != nil {
+			u.onCut(c.conn, c.a.n)
+		}
+	}
 }
 
 // wait holds a call of conn until its connection's and everyone's unread answers are under
@@ -216,7 +338,8 @@ func (u *unread) wait(ctx context.Context, conn string, timeout time.Duration) e
 	var deadline <-chan time.Time
 	for {
 		u.mu.Lock()
-		over, changed := u.overLocked(conn), u.changed
+		_, room := u.roomLocked(conn, false)
+		over, changed := !room, u.changed
 		var mine int64
 		if d, ok := u.conns[conn]; ok {
 			mine = d.owed

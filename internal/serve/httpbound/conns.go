@@ -390,6 +390,16 @@ func (c *Conns) ConnContext(ctx context.Context, nc net.Conn) context.Context {
 	return ctx
 }
 
+// Closer is a func closing the connection a request with ctx came on (nil for one not
+// tracked): a blocked write on it ends at once.
+func Closer(ctx context.Context) func() {
+	t, ok := ctx.Value(connKey{}).(*Conn)
+	if !ok {
+		return nil
+	}
+	return func() { _ = t.Close() }
+}
+
 // Authenticated marks the connection a request came on as having shown a valid token: it
 // leaves the unauthenticated class for good.
 func Authenticated(ctx context.Context) {
