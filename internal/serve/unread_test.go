@@ -111,3 +111,38 @@ func unreadStdio(t *testing.T, maxPer int64) (*fakeExec, io.WriteCloser, io.Read
 	send(t, in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return ex, in, outR
 }
+
+// The bound for all is shared by session (attack round atk34, F3): at the bound, a session
+// holding less than its share gets in by cutting the oldest answer of the one holding the most;
+// one at or over its share waits, cuts nothing, and no session's own answers are cut for it.
+func TestUnreadShareCutsTheLargestHolder(t *testing.T) {
+	u := newUnread(64, 128)
+	var cut []string
+	hold := func(conn string, n int64) context.CancelFunc {
+		ctx, cancel := context.WithCancel(context.Background())
+		u.hold(conn, n, context.WithValue(ctx, cutKey{}, func() { cut = append(cut, conn) }))
+		return cancel
+	}
+	counted := func() int64 { u.mu.Lock(); defer u.mu.Unlock(); return u.all }
+	hold("a", 50)
+	hold("b", 50)
+	hold("b", 10)
+	end := hold("c", 40)
+	if _, ok := u.reserve("a", 1); ok || len(cut) != 0 {
+		t.Fatalf("a session over its share (128/3) got in at the bound, cutting %v", cut)
+	}
+	release, ok := u.reserve("d", 8)
+	if !ok || len(cut) != 1 || cut[0] != "b" {
+		t.Fatalf("a session holding nothing at the bound: admitted %v, cut %v; want admitted, b's oldest cut", ok, cut)
+	}
+	if n := counted(); n != 50+10+40+8 {
+		t.Fatalf("counted %d after the cut, want the cut answer uncounted and the reservation counted", n)
+	}
+	release()
+	end() // c's request over: uncounted, never cut
+	for until := time.Now().Add(5 * time.Second); counted() != 50+10 && time.Now().Before(until); time.Sleep(time.Millisecond) {
+	}
+	if n := counted(); n != 50+10 || len(cut) != 1 {
+		t.Fatalf("counted %d, cut %v: want c's answer uncounted by its request's end", n, cut)
+	}
+}
