@@ -54,7 +54,7 @@ var Scheme = &scheme.Scheme{
 }
 
 // bounds: a host list's proxy is one per container, with its own connection bound and one
-// across all containers.
+// across all containers, shared fairly between them.
 func bounds(p *policy.Policy) []verify.Bound {
 	var bs []verify.Bound
 	if dksec.Of(p).Workspace != "" && dksec.Of(p).WorkspaceWritable {
@@ -66,9 +66,10 @@ func bounds(p *policy.Policy) []verify.Bound {
 	if dksec.Of(p).Net().Mode != policy.NetHosts {
 		return bs
 	}
-	total := max(256, 4*p.Limits.EgressConnections)
 	return append(append(bs, verify.EgressBounds(p.Limits, "container", "503 naming the bound")...),
-		verify.Bound{Boundary: "egress", What: "proxy connections of all containers", Value: strconv.Itoa(total), Past: "503 naming the bound"})
+		verify.Bound{Boundary: "egress", What: "proxy connections of all containers: max(256, 4 × the above, containers that may live at once)",
+			Value: strconv.Itoa(sd.EgressTotal(p)),
+			Past:  "shared fairly: a container holding less than its share (this bound / the containers holding connections) takes the place of one connection of the container holding the most (its oldest still waiting for a request head, else its oldest); one at its share gets 503 naming the bound"})
 }
 
 func newExecutor(p *policy.Policy, o scheme.ExecOptions) (executor.Executor, error) {

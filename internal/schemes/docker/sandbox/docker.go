@@ -74,7 +74,8 @@ type Options struct {
 	TestOnlyEgressAllowLoopback bool
 	// EgressConns bounds one container's egress connections at once, tunnels included
 	// (0: DefaultEgressConns); past it the container's new connections are answered 503 and
-	// no other container is affected. All containers together are bounded by egressTotal.
+	// no other container is affected. All containers together are bounded by egressTotal,
+	// shared fairly between them (egressShare).
 	EgressConns int
 	// TestOnlyLayerOptions rewrites a workspace layer's overlay options, for the test of an
 	// engine that cannot mount the layer. Nothing outside a _test.go file sets it.

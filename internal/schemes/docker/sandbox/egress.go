@@ -64,7 +64,9 @@ import (
 // One proxy per container, with its own bound (Options.EgressConns, default
 // DefaultEgressConns): a program holding hundreds of connections gets 503 past its own bound
 // and no other container notices. All containers together are bounded too (egressTotal: the
-// executor's file descriptors and memory), answered 503 the same way.
+// executor's file descriptors and memory), shared fairly between them (egressShare): past it a
+// container holding less than its share takes the place of a connection of the one holding
+// the most, and one at or past its share is answered 503 the same way.
 //
 // Cleanup: a container's directory goes when the container is removed (destroy), the
 // executor's directory at Close, and the directories of serves that are provably dead
@@ -82,8 +84,30 @@ const (
 	egressTotalMin = 256
 )
 
-// egressTotal is the bound across all containers for a per-container bound of quota.
-func egressTotal(quota int) int { return max(egressTotalMin, 4*quota) }
+// egressTotal is the bound across all containers for a per-container bound of quota, when at
+// most sandboxes containers may live at once: at least one place each, so that every
+// container's fair share (egressShare) is at least one connection.
+func egressTotal(quota, sandboxes int) int { return max(egressTotalMin, 4*quota, sandboxes) }
+
+// EgressTotal is the bound on egress connections across the containers of a serve of p (explain).
+func EgressTotal(p *policy.Policy) int {
+	quota := p.Limits.EgressConnections
+	if quota <= 0 {
+		quota = DefaultEgressConns
+	}
+	return egressTotal(quota, egressSandboxes(p))
+}
+
+// egressSandboxes is how many containers of p may live at once: calls running, idle session
+// containers and the pool.
+func egressSandboxes(p *policy.Policy) int {
+	d := dksec.Of(p)
+	n := p.Limits.MaxConcurrent + max(d.Pool, 0)
+	if d.Sessions() {
+		n += d.SessionCap()
+	}
+	return n
+}
 
 // egressEnv is what every container of a host-list policy gets besides the fixed variables.
 func egressEnv() []string {
@@ -200,7 +224,7 @@ type egressState struct {
 	hosts    []policy.HostRule
 	popts    egress.Options // each container's proxy (MaxConns: the per-container bound)
 	quota    int
-	total    chan struct{} // one per connection being handled, across containers
+	share    *egressShare // the bound across containers
 
 	warn func(msg string, args ...any)
 
@@ -280,7 +304,7 @@ func (e *Executor) startEgress() (*egressState, error) {
 	if quota <= 0 {
 		quota = DefaultEgressConns
 	}
-	s := &egressState{dir: dir, fallback: fallback, hosts: n.Hosts(), quota: quota, total: make(chan struct{}, egressTotal(quota)),
+	s := &egressState{dir: dir, fallback: fallback, hosts: n.Hosts(), quota: quota, share: newEgressShare(egressTotal(quota, egressSandboxes(e.pol)), quota),
 		boxes: map[*boxEgress]bool{}, draining: make(chan struct{}, 64), log: e.opts.Audit,
 		server: e.pol.Name, polHash: e.pol.Hash(), polAudit: e.pol.Audit.Path, warn: e.log.Warn}
 	s.popts = egress.Options{
@@ -288,10 +312,10 @@ func (e *Executor) startEgress() (*egressState, error) {
 		Logger: e.log, MaxConns: quota, Scope: "container",
 	}
 	if mutated("docker-egress-quota") {
-		s.popts.MaxConns = cap(s.total) // one pool for all containers
+		s.popts.MaxConns = s.share.max // one pool for all containers
 	}
 	e.log.Info("egress proxy serving docker.network", "hosts", n.String(), "dir", dir,
-		"connections_per_container", quota, "connections_total", cap(s.total))
+		"connections_per_container", quota, "connections_total", s.share.max)
 	return s, nil
 }
 
@@ -350,6 +374,15 @@ func (b *boxEgress) sessionID() string {
 type sandboxConn struct {
 	*net.UnixConn // keeps CloseWrite: the proxy half-closes tunnels
 	addr          net.Addr
+	head          headWatch // for the bound across containers: evict headless ones first
+}
+
+func (c *sandboxConn) Read(p []byte) (int, error) {
+	n, err := c.UnixConn.Read(p)
+	if n > 0 && !c.head.in() {
+		c.head.see(p[:n])
+	}
+	return n, err
 }
 
 func (c *sandboxConn) RemoteAddr() net.Addr { return c.addr }
@@ -360,8 +393,8 @@ func (a containerAddr) Network() string { return "container" }
 func (a containerAddr) String() string  { return string(a) }
 
 // serve accepts the container's connections until close: each takes a place in the bound
-// across containers (or is answered 503), then the container's proxy, which answers 503 past
-// the container's own bound.
+// across containers (perhaps another container's: egressShare; or is answered 503), then the
+// container's proxy, which answers 503 past the container's own bound.
 func (b *boxEgress) serve() {
 	defer close(b.done)
 	addr := containerAddr(b.name)
@@ -376,16 +409,18 @@ func (b *boxEgress) serve() {
 		}
 		b.conns.Add(1)
 		sc := &sandboxConn{UnixConn: c, addr: addr}
-		select {
-		case b.s.total <- struct{}{}:
-		default:
-			b.s.refuseFull(sc, b)
+		a := b.s.share.admit(b, sc, sc.head.in)
+		if a.victim != nil {
+			b.s.evicted(a.victim, b)
+		}
+		if a.e == nil {
+			b.s.refuseFull(sc, b, a)
 			continue
 		}
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
-			defer func() { <-b.s.total }()
+			defer b.s.share.release(a.e)
 			b.proxy.ServeConn(sc)
 		}()
 	}
@@ -397,8 +432,8 @@ func (b *boxEgress) serve() {
 // The request is read (a little, briefly) before the connection is closed: a unix socket
 // closed with unread bytes resets its peer, and the relay then drops the answer it had not
 // yet passed on, leaving the program a bare closed connection instead of the 503.
-func (s *egressState) refuseFull(c *sandboxConn, b *boxEgress) {
-	why := fmt.Sprintf("too many egress connections at once from all sandboxes (%d): retry later", cap(s.total))
+func (s *egressState) refuseFull(c *sandboxConn, b *boxEgress, a admission) {
+	why := fmt.Sprintf("too many egress connections at once from all sandboxes (%d; shared between them: this sandbox holds %d, its share now %d): retry later", s.share.max, a.mine, a.share)
 	body := "mcpsandbox: egress to ? failed: " + why + "\n"
 	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Mcpsandbox-Egress: denied\r\n\r\n%s", len(body), body)
@@ -422,7 +457,20 @@ func (s *egressState) refuseFull(c *sandboxConn, b *boxEgress) {
 	}
 	now := time.Now().UnixNano()
 	if last := s.lastFull.Load(); now-last >= int64(time.Second) && s.lastFull.CompareAndSwap(last, now) {
-		s.warn("egress connection refused: the bound across containers is reached", "container", b.name, "bound", cap(s.total))
+		s.warn("egress connection refused: the bound across containers is reached", "container", b.name, "bound", s.share.max)
+	}
+}
+
+// evicted audits a connection closed to give its place to a connection of to, a container
+// holding less than its share of the bound across containers.
+func (s *egressState) evicted(v *shareConn, to *boxEgress) {
+	why := fmt.Sprintf("closed: the egress connections of all sandboxes (%d) are shared, and this sandbox held the most when another (%s) needed its share", s.share.max, to.name)
+	if v.box.proxy != nil {
+		v.box.proxy.Record(egress.Decision{Time: time.Now(), Client: v.box.name, Method: "?", Rule: egress.RuleLimit, Reason: why})
+	}
+	now := time.Now().UnixNano()
+	if last := s.lastFull.Load(); now-last >= int64(time.Second) && s.lastFull.CompareAndSwap(last, now) {
+		s.warn("egress connection closed to share the bound across containers", "closed_from", v.box.name, "for", to.name, "bound", s.share.max)
 	}
 }
 

@@ -27,11 +27,11 @@ func TestRefusalsPastTheTotalBoundAllAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lg.Close()
-	s := &egressState{dir: dir, total: make(chan struct{}, 1), boxes: map[*boxEgress]bool{},
+	s := &egressState{dir: dir, share: newEgressShare(1, 4), boxes: map[*boxEgress]bool{},
 		draining: make(chan struct{}, 64), log: lg, server: "t", polHash: "h",
 		warn: func(string, ...any) {}}
 	s.popts = egress.Options{Key: "docker.network", MaxConns: 4, Scope: "container", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	s.total <- struct{}{} // the bound across containers is reached
+	holdPlaces(t, s.share, &boxEgress{name: "other"}, 1) // the bound across containers is reached
 	b, err := s.open("box", "box-name")
 	if err != nil {
 		t.Fatal(err)

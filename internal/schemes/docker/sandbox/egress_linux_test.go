@@ -13,6 +13,7 @@ import (
 	"time"
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
 )
 
 // probeEnv hands the socket paths to TestEgressProbeHelper, run as another uid.
@@ -129,7 +130,7 @@ func copyFile(t *testing.T, from, to string) {
 // container's session; with room, the container's proxy answers (here 403: nothing listed).
 func TestEgressTotalBound(t *testing.T) {
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	s := &egressState{dir: t.TempDir(), quota: 4, total: make(chan struct{}, 1), boxes: map[*boxEgress]bool{},
+	s := &egressState{dir: t.TempDir(), quota: 4, share: newEgressShare(1, 4), boxes: map[*boxEgress]bool{},
 		draining: make(chan struct{}, 64), polAudit: auditPath, server: "test", warn: func(string, ...any) {}}
 	s.popts.Key = "docker.network"
 	b, err := s.open("0123456789abcdef", "mcpsandbox-0123456789abcdef")
@@ -138,15 +139,7 @@ func TestEgressTotalBound(t *testing.T) {
 	}
 	b.setSession("session-x")
 	ask := func(wait time.Duration) string {
-		d, err := os.Open(b.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		c, err := net.Dial("unix", fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), egressSock))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := dialBox(t, b)
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(5 * time.Second))
 		time.Sleep(wait) // as the relay does: it connects first and passes the request on when it has it
@@ -159,19 +152,26 @@ func TestEgressTotalBound(t *testing.T) {
 	if got := ask(0); !strings.HasPrefix(got, "HTTP/1.1 403") {
 		t.Errorf("with room: %q, want the proxy's 403", got)
 	}
-	s.total <- struct{}{} // the other containers hold the whole bound
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if n, _ := s.share.open(); n == 0 {
+			break // the answered connection's handler has returned its place
+		} else if time.Now().After(deadline) {
+			t.Fatalf("%d places still held after the answer", n)
+		}
+	}
+	other := holdPlaces(t, s.share, &boxEgress{name: "other"}, 1) // another container holds the whole bound
 	got := ask(200 * time.Millisecond)
-	if !strings.HasPrefix(got, "HTTP/1.1 503") || !strings.HasSuffix(got, "too many egress connections at once from all sandboxes (1): retry later\n") {
+	if !strings.HasPrefix(got, "HTTP/1.1 503") || !strings.HasSuffix(got, "too many egress connections at once from all sandboxes (1; shared between them: this sandbox holds 0, its share now 1): retry later\n") {
 		t.Errorf("past the bound across containers: %q", got)
 	}
-	<-s.total
+	s.share.release(other[0])
 	s.close()
 	if _, err := os.Stat(b.dir); !os.IsNotExist(err) {
 		t.Errorf("the container's directory survived close: %v", err)
 	}
 	var limit int
 	for _, a := range auditEntries(t, auditPath) {
-		if a.Session == "session-x" && a.Rule == "limit" && strings.Contains(a.Reason, "from all sandboxes (1)") {
+		if a.Session == "session-x" && a.Rule == "limit" && strings.Contains(a.Reason, "from all sandboxes (1;") {
 			limit++
 		}
 	}
@@ -307,5 +307,101 @@ func TestEgressBaseTakenByAnotherUser(t *testing.T) {
 				t.Errorf("fallback base left after Close: %v", err)
 			}
 		})
+	}
+}
+
+// dialBox connects to a container's egress socket as its relay does (through the directory's
+// descriptor: the path may be too long for a socket address).
+func dialBox(t *testing.T, b *boxEgress) net.Conn {
+	t.Helper()
+	d, err := os.Open(b.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	c, err := net.Dial("unix", fmt.Sprintf("/proc/self/fd/%d/%s", d.Fd(), egressSock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// atk34 F2 through the real proxies: two containers each holding their own bound's worth of
+// headless connections fill the bound across containers; a third container's request is still
+// answered by its proxy (here 403: nothing is listed), one of the holders' connections being
+// closed for it (and audited with the holder's session), while a holder's further connection
+// gets 503 naming its share.
+func TestEgressSharedBetweenSandboxes(t *testing.T) {
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	s := &egressState{dir: t.TempDir(), quota: 4, share: newEgressShare(8, 4), boxes: map[*boxEgress]bool{},
+		draining: make(chan struct{}, 64), polAudit: auditPath, server: "test", warn: func(string, ...any) {}}
+	s.popts = egress.Options{Key: "docker.network", MaxConns: 4, Scope: "container"}
+	defer s.close()
+	waitHeld := func(want int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if n, _ := s.share.open(); n == want {
+				return
+			} else if time.Now().After(deadline) {
+				t.Fatalf("%d places held, want %d", n, want)
+			}
+		}
+	}
+	var hogs []*boxEgress
+	var held []net.Conn
+	for i := range 2 {
+		b, err := s.open(fmt.Sprintf("hog%d", i), fmt.Sprintf("mcpsandbox-hog%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.setSession(fmt.Sprintf("session-hog%d", i))
+		hogs = append(hogs, b)
+		for range 4 {
+			held = append(held, dialBox(t, b))
+		}
+	}
+	waitHeld(8) // the holders' connections
+	ask := func(b *boxEgress) string {
+		c := dialBox(t, b)
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		time.Sleep(100 * time.Millisecond) // as the relay does: it connects first
+		fmt.Fprintf(c, "GET http://pypi.test/ HTTP/1.1\r\nHost: pypi.test\r\n\r\n")
+		out, _ := io.ReadAll(c)
+		return string(out)
+	}
+	other, err := s.open("other", "mcpsandbox-other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.setSession("session-other")
+	if got := ask(other); !strings.HasPrefix(got, "HTTP/1.1 403") {
+		t.Errorf("another container's request while two hold the bound: %q, want its proxy's 403", got)
+	}
+	closed := 0
+	for _, c := range held {
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); err == io.EOF {
+			closed++
+		}
+	}
+	if closed != 1 {
+		t.Errorf("%d of the holders' connections closed, want 1", closed)
+	}
+	waitHeld(7)       // the answered request's place is back
+	dialBox(t, other) // the bound full again, the other container holding its place
+	waitHeld(8)
+	if got := ask(hogs[0]); !strings.HasPrefix(got, "HTTP/1.1 503") || !strings.Contains(got, "from all sandboxes (8; shared between them") {
+		t.Errorf("a holder's further connection: %q, want 503 naming the share", got)
+	}
+	s.close()
+	evicted := 0
+	for _, a := range auditEntries(t, auditPath) {
+		if strings.HasPrefix(a.Session, "session-hog") && a.Rule == "limit" && strings.Contains(a.Reason, "closed: the egress connections of all sandboxes (8) are shared") {
+			evicted++
+		}
+	}
+	if evicted != 1 {
+		t.Errorf("%d audited connections closed to make room, want 1", evicted)
 	}
 }

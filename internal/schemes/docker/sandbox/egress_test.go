@@ -466,7 +466,7 @@ func TestEgressOneSandboxCannotStarve(t *testing.T) {
 	p := egressPolicy(t, fmt.Sprintf("pypi.test:%d", port(hold.Server)))
 	p.Limits.Timeout = policy.Duration{Duration: 60 * time.Second}
 	e := newEgressExec(t, p)
-	quota, total := e.egress.quota, cap(e.egress.total)
+	quota, total := e.egress.quota, e.egress.share.max
 	if quota != DefaultEgressConns {
 		t.Fatalf("per-container bound %d, want the default %d", quota, DefaultEgressConns)
 	}
