@@ -134,3 +134,19 @@ func TestUnitValueFixIsItsOwn(t *testing.T) {
 		t.Errorf("no problem for %v: %v", want, err)
 	}
 }
+
+// Two of the parser's messages said in the file's words with their fix (trial34): a string whose
+// quote is not closed, and a table written twice.
+func TestParserWordsSaidPlainly(t *testing.T) {
+	for src, want := range map[string][]string{
+		"version = 1\nscheme = \"allowlist\"\n[allowlist]\nworkspace = \"/tmp/x\n":        {"p.toml:4", "a string is not closed on its line", "close it with the quote"},
+		"version = 1\nscheme = \"docker\"\n[docker]\nimage = \"a\"\n[docker]\npool = 1\n": {"p.toml:5", "docker is written twice", "keep one [docker]"},
+	} {
+		_, err := policy.Parse("p.toml", []byte(src))
+		for _, w := range want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: %v, want %q", src, err, w)
+			}
+		}
+	}
+}

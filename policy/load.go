@@ -314,6 +314,15 @@ func decodeProblem(name string, data []byte, err error) Problem {
 			key := cmp.Or(pe.LastKey[strings.LastIndex(pe.LastKey, ".")+1:], "key")
 			fix = fmt.Sprintf("a text value is quoted: %s = %q", key, m[1])
 		}
+		switch {
+		case msg == "strings cannot contain newlines":
+			// the parser's words for a string whose closing quote is missing (trial34)
+			msg, fix = "a string is not closed on its line", `close it with the quote it opened with ("…" or '…'); a text over several lines is written """…"""`
+		case strings.HasPrefix(msg, "Key '") && strings.HasSuffix(msg, "' has already been defined."):
+			key := strings.TrimSuffix(strings.TrimPrefix(msg, "Key '"), "' has already been defined.")
+			msg = fmt.Sprintf("%s is written twice (a table or key may appear once)", key)
+			fix = fmt.Sprintf("keep one [%s] (or one %s = …) and put its keys together there", key, key)
+		}
 		if m, f, ok := strings.Cut(msg, ": write it like "); ok {
 			// a duration's or a size's own message ends in how to write one: that is the fix,
 			// and the generic one beside it was noise (trial25 #5)
