@@ -164,8 +164,11 @@ func TestCheckFileSafePrivateGroup(t *testing.T) {
 	}
 	defer policy.ActAsForTest(1000)()
 	etc := t.TempDir()
-	privgroup.PasswdFile, privgroup.GroupFile = filepath.Join(etc, "passwd"), filepath.Join(etc, "group")
-	defer func() { privgroup.PasswdFile, privgroup.GroupFile = "/etc/passwd", "/etc/group" }()
+	privgroup.PasswdFile, privgroup.GroupFile, privgroup.NSSwitchFile = filepath.Join(etc, "passwd"), filepath.Join(etc, "group"), filepath.Join(etc, "nsswitch.conf")
+	defer func() {
+		privgroup.PasswdFile, privgroup.GroupFile, privgroup.NSSwitchFile = "/etc/passwd", "/etc/group", "/etc/nsswitch.conf"
+	}()
+	os.WriteFile(privgroup.NSSwitchFile, []byte("passwd: files\ngroup: files\n"), 0o644)
 	os.WriteFile(privgroup.PasswdFile, []byte("root:x:0:0::/root:/bin/sh\nann:x:1000:1000::/home/ann:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n"), 0o644)
 	for _, c := range []struct{ group, want string }{
 		{"ann:x:1000:\n", ""},

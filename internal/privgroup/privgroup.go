@@ -14,8 +14,9 @@ import (
 
 // The files read; variables for the tests (which cannot edit the machine's).
 var (
-	GroupFile  = "/etc/group"
-	PasswdFile = "/etc/passwd"
+	GroupFile    = "/etc/group"
+	PasswdFile   = "/etc/passwd"
+	NSSwitchFile = "/etc/nsswitch.conf"
 )
 
 // Of reports whether gid is uid's private group: /etc/group names it after uid's /etc/passwd
@@ -23,7 +24,7 @@ var (
 // group. Anything it cannot read or find, and gid 0, is not private: a group known only to a
 // directory service (LDAP) is judged strictly.
 func Of(gid, uid uint32) bool {
-	if gid == 0 {
+	if gid == 0 || !localOnly() {
 		return false
 	}
 	name, primaryOthers, ok := passwdFacts(uid, gid)
@@ -40,6 +41,34 @@ func Of(gid, uid uint32) bool {
 		}
 	}
 	return true
+}
+
+// localOnly: users and groups come from the files read here alone (nsswitch.conf names files,
+// and systemd's dynamic users, for both). A directory service (sss, ldap, nis, winbind) may add
+// members to a group the files list empty: then no group is judged private. A missing
+// nsswitch.conf is glibc's default: files.
+func localOnly() bool {
+	f, err := os.Open(NSSwitchFile)
+	if err != nil {
+		return os.IsNotExist(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		db, srcs, ok := strings.Cut(sc.Text(), ":")
+		if db = strings.TrimSpace(db); !ok || (db != "passwd" && db != "group") {
+			continue
+		}
+		if i := strings.IndexByte(srcs, '#'); i >= 0 {
+			srcs = srcs[:i]
+		}
+		for _, src := range strings.Fields(srcs) {
+			if src != "files" && src != "systemd" && !strings.HasPrefix(src, "[") && !mutated("private-group-nss") {
+				return false
+			}
+		}
+	}
+	return sc.Err() == nil
 }
 
 // passwdFacts finds uid's name, and whether another entry has gid as its primary group.

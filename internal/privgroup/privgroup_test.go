@@ -9,8 +9,9 @@ import (
 func files(t *testing.T, passwd, group string) {
 	t.Helper()
 	dir := t.TempDir()
-	GroupFile, PasswdFile = filepath.Join(dir, "group"), filepath.Join(dir, "passwd")
-	t.Cleanup(func() { GroupFile, PasswdFile = "/etc/group", "/etc/passwd" })
+	GroupFile, PasswdFile, NSSwitchFile = filepath.Join(dir, "group"), filepath.Join(dir, "passwd"), filepath.Join(dir, "nsswitch.conf")
+	t.Cleanup(func() { GroupFile, PasswdFile, NSSwitchFile = "/etc/group", "/etc/passwd", "/etc/nsswitch.conf" })
+	os.WriteFile(NSSwitchFile, []byte("passwd: files systemd\ngroup: files systemd # local\nhosts: files dns\n"), 0o644)
 	os.WriteFile(GroupFile, []byte(group), 0o644)
 	os.WriteFile(PasswdFile, []byte(passwd), 0o644)
 }
@@ -42,6 +43,18 @@ func TestPrivateGroup(t *testing.T) {
 		if got := Of(c.gid, c.uid); got != c.want {
 			t.Errorf("%s: Of(%d, %d) = %v, want %v", c.name, c.gid, c.uid, got, c.want)
 		}
+	}
+	// a directory service may add members the files do not list: no group is private then
+	files(t, passwd, "ann:x:1000:\n")
+	for _, nss := range []string{"passwd: files\ngroup: files sss\n", "passwd: files ldap\ngroup: files\n", "group: compat winbind\n"} {
+		os.WriteFile(NSSwitchFile, []byte(nss), 0o644)
+		if Of(1000, 1000) {
+			t.Errorf("nsswitch.conf %q: judged private", nss)
+		}
+	}
+	os.Remove(NSSwitchFile) // glibc's default: files
+	if !Of(1000, 1000) {
+		t.Errorf("no nsswitch.conf: not judged private")
 	}
 	GroupFile = "/nonexistent/group"
 	if Of(1000, 1000) {
