@@ -254,8 +254,8 @@ func newUsePolicyPlan(o PlanOptions) (*Plan, error) {
 	}
 	pl := &Plan{Policy: p, PolicyPath: path, print: o.Print, project: o.Env.Project, home: o.Env.Home, name: p.Name, asIs: true,
 		PolicyFile: FileChange{Label: "policy", Path: path, Old: raw, New: raw, Existed: true, Mode: 0o644}}
-	if mutated("init-policy-rewritten") {
-		if pl.PolicyFile, err = PolicyChange(p, path); err != nil {
+	if mutated("init-policy-rewritten") { // rendered anew from what it loaded
+		if pl.PolicyFile.New, err = RenderPolicy(p, path); err != nil {
 			return nil, err
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
 // The files read; variables for the tests (which cannot edit the machine's).
@@ -43,8 +45,11 @@ func Of(gid, uid uint32) bool {
 	return true
 }
 
+var nssAction = lazy.Regexp(`\[[^]]*\]`)
+
 // localOnly: users and groups come from the files read here alone (nsswitch.conf names files,
-// and systemd's dynamic users, for both). A directory service (sss, ldap, nis, winbind) may add
+// and systemd's dynamic users, for passwd, group and initgroups, which glibc reads supplementary
+// groups by). A directory service (sss, ldap, nis, winbind) may add
 // members to a group the files list empty: then no group is judged private. A missing
 // nsswitch.conf is glibc's default: files.
 func localOnly() bool {
@@ -56,14 +61,16 @@ func localOnly() bool {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		db, srcs, ok := strings.Cut(sc.Text(), ":")
-		if db = strings.TrimSpace(db); !ok || (db != "passwd" && db != "group") {
+		if db = strings.TrimSpace(db); !ok || (db != "passwd" && db != "group" && db != "initgroups") {
 			continue
 		}
 		if i := strings.IndexByte(srcs, '#'); i >= 0 {
 			srcs = srcs[:i]
 		}
-		for _, src := range strings.Fields(srcs) {
-			if src != "files" && src != "systemd" && !strings.HasPrefix(src, "[") && !mutated("private-group-nss") {
+		// "[NOTFOUND=return]" actions may be written apart or glued to a service
+		// ("[SUCCESS=continue]sss": atk34b F3): what is left of each field is a service
+		for _, src := range strings.Fields(nssAction().ReplaceAllString(srcs, " ")) {
+			if src != "files" && src != "systemd" && !mutated("private-group-nss") {
 				return false
 			}
 		}
@@ -73,21 +80,18 @@ func localOnly() bool {
 
 // passwdFacts finds uid's name, and whether another entry has gid as its primary group.
 func passwdFacts(uid, gid uint32) (name string, others, ok bool) {
-	ok = scan(PasswdFile, func(f []string) {
-		if len(f) < 4 {
-			return
-		}
-		u, err1 := strconv.ParseUint(f[2], 10, 32)
-		g, err2 := strconv.ParseUint(f[3], 10, 32)
-		if err1 != nil || err2 != nil {
-			return
-		}
+	ok = scan(PasswdFile, func(f []string) bool {
+		u, ok1 := id(f, 2)
+		g, ok2 := id(f, 3)
 		switch {
-		case uint32(u) == uid && name == "":
+		case !ok1 || !ok2:
+			return false
+		case u == uid && name == "":
 			name = f[0]
-		case uint32(g) == gid:
+		case g == gid:
 			others = true
 		}
+		return true
 	})
 	return name, others, ok
 }
@@ -95,22 +99,35 @@ func passwdFacts(uid, gid uint32) (name string, others, ok bool) {
 // groupEntry finds gid's name and members; a gid listed twice is not judged (ok false).
 func groupEntry(gid uint32) (name string, members []string, ok bool) {
 	n := 0
-	read := scan(GroupFile, func(f []string) {
-		if len(f) < 4 {
-			return
+	read := scan(GroupFile, func(f []string) bool {
+		g, ok := id(f, 2)
+		if !ok || len(f) < 4 {
+			return false
 		}
-		if g, err := strconv.ParseUint(f[2], 10, 32); err != nil || uint32(g) != gid {
-			return
+		if g == gid {
+			n++
+			name, members = f[0], strings.Split(f[3], ",")
 		}
-		n++
-		name, members = f[0], strings.Split(f[3], ",")
+		return true
 	})
 	return name, members, read && n == 1
 }
 
-// scan calls each for every entry (colon-separated fields) of a file; false when it cannot be
-// read, or holds NIS compat (+/-) entries.
-func scan(path string, each func([]string)) bool {
+// id is field i as an id written in plain decimal digits. glibc also reads "+1002" and " 1002"
+// as 1002 (atk34b F1: a second group giving another user the owner's gid went unseen): any
+// other spelling, or a missing field, makes the whole file unjudged.
+func id(f []string, i int) (uint32, bool) {
+	if len(f) <= i || f[i] == "" || strings.Trim(f[i], "0123456789") != "" {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(f[i], 10, 32)
+	return uint32(v), err == nil
+}
+
+// scan calls each for every entry (colon-separated fields) of a file, skipping blank and comment
+// lines after leading blanks as glibc does; false when it cannot be read, holds NIS compat (+/-)
+// entries, or an entry each does not understand (the file is then not judged at all).
+func scan(path string, each func([]string) bool) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
@@ -119,14 +136,16 @@ func scan(path string, each func([]string)) bool {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
+		line := strings.TrimLeft(sc.Text(), " \t")
 		if line == "" || line[0] == '#' {
 			continue
 		}
 		if line[0] == '+' || line[0] == '-' {
 			return false // NIS compat entries: the file is not the whole of it
 		}
-		each(strings.Split(line, ":"))
+		if !each(strings.Split(line, ":")) && !mutated("private-group-odd-entry") {
+			return false
+		}
 	}
 	return sc.Err() == nil
 }

@@ -37,6 +37,12 @@ func TestPrivateGroup(t *testing.T) {
 		{"not in the file", passwd, "bob:x:1001:\n", 1000, 1000, false},
 		{"listed twice", passwd, "ann:x:1000:\nann:x:1000:bob\n", 1000, 1000, false},
 		{"NIS compat entries", passwd, "ann:x:1000:\n+:::\n", 1000, 1000, false},
+		// glibc reads these as gid 1002 of another group (atk34b F1): the file is not judged
+		{"a gid written +1000", passwd, "ann:x:1000:\nx:x:+1000:bob\n", 1000, 1000, false},
+		{"a gid written with a blank", passwd, "ann:x:1000:\nx:x: 1000:bob\n", 1000, 1000, false},
+		{"a primary gid written +1000", passwd + "eve:x:1002:+1000::/home/eve:/bin/sh\n", "ann:x:1000:\n", 1000, 1000, false},
+		{"an entry after leading blanks", passwd, "ann:x:1000:\n  x:x:1000:bob\n", 1000, 1000, false},
+		{"a comment and a blank line", passwd, "# groups\n\n   \nann:x:1000:\n", 1000, 1000, true},
 		{"user unknown", passwd, "ann:x:1000:\n", 1000, 1005, false},
 	} {
 		files(t, c.passwd, c.group)
@@ -46,11 +52,16 @@ func TestPrivateGroup(t *testing.T) {
 	}
 	// a directory service may add members the files do not list: no group is private then
 	files(t, passwd, "ann:x:1000:\n")
-	for _, nss := range []string{"passwd: files\ngroup: files sss\n", "passwd: files ldap\ngroup: files\n", "group: compat winbind\n"} {
+	for _, nss := range []string{"passwd: files\ngroup: files sss\n", "passwd: files ldap\ngroup: files\n", "group: compat winbind\n",
+		"group: files [SUCCESS=continue]sss\n", "initgroups: files sss\n"} {
 		os.WriteFile(NSSwitchFile, []byte(nss), 0o644)
 		if Of(1000, 1000) {
 			t.Errorf("nsswitch.conf %q: judged private", nss)
 		}
+	}
+	os.WriteFile(NSSwitchFile, []byte("group: files [NOTFOUND=return] systemd\n"), 0o644)
+	if !Of(1000, 1000) {
+		t.Errorf("files [NOTFOUND=return] systemd: not judged private")
 	}
 	os.Remove(NSSwitchFile) // glibc's default: files
 	if !Of(1000, 1000) {

@@ -281,16 +281,47 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	return nil
 }
 
-// deleteEnds marks a session ending as its client's DELETE arrives (sessionState.ending), before
-// the SDK, which holds the DELETE until the session's running calls are over.
+// deleteEnds marks a session ending while its client's DELETE is held by the SDK, which holds
+// it until the session's calls are over (sessionState.ending): its calls still waiting for a slot
+// are refused, not run. A DELETE the SDK refuses (a bad protocol version, Host or session: 4xx)
+// is answered at once and marks nothing (atk34b F2: it did, and the live session's later calls
+// were refused as if it had ended); one answered within deleteHeld had no call to wait for.
 func deleteEnds(t *sessionTable, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := r.Header.Get(sessionIDHeader); r.Method == http.MethodDelete && id != "" {
+		id := r.Header.Get(sessionIDHeader)
+		if r.Method != http.MethodDelete || id == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if mutated("delete-ends-refused") { // as it arrives, whatever the SDK makes of it
 			t.endingByID(id)
 		}
-		next.ServeHTTP(w, r)
+		sw := &answered{ResponseWriter: w}
+		held := time.AfterFunc(deleteHeld, func() {
+			if !sw.done.Load() {
+				t.endingByID(id)
+			}
+		})
+		defer held.Stop()
+		next.ServeHTTP(sw, r)
 	})
 }
+
+// deleteHeld is how long a DELETE goes unanswered before serve takes it as accepted and held.
+const deleteHeld = 100 * time.Millisecond
+
+// answered records that a response's status was written.
+type answered struct {
+	http.ResponseWriter
+	done atomic.Bool
+}
+
+func (a *answered) WriteHeader(code int) { a.done.Store(true); a.ResponseWriter.WriteHeader(code) }
+func (a *answered) Write(b []byte) (int, error) {
+	a.done.Store(true)
+	return a.ResponseWriter.Write(b)
+}
+func (a *answered) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // guard checks the bearer token (401) and the Origin (403) before MCP sees the request; the
 // MCP handler's own 403 (a Host that is not this machine: DNS rebinding) is logged here too.

@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -21,16 +22,7 @@ func TestHTTPDeletedSessionsWaitingCallsDoNotRun(t *testing.T) {
 	url := "http://" + addr + HTTPPath
 	a, _ := initializedSession(t, url)
 	b, bh := initializedSession(t, url)
-	held := rawCall(t, addr, a, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fake","arguments":{"sleep":"3s"}}}`)
-	defer held.Close()
-	for start := time.Now(); fake.running.Load() < 1; time.Sleep(10 * time.Millisecond) {
-		if time.Since(start) > 5*time.Second {
-			t.Fatal("the held call did not start")
-		}
-	}
-	queued := rawCall(t, addr, b, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fake","arguments":{"echo":"after-the-end"}}}`)
-	defer queued.Close()
-	time.Sleep(300 * time.Millisecond) // it waits for the slot
+	queued := queueBehind(t, fake, addr, a, b, "3s", "after-the-end")
 	req, _ := http.NewRequest(http.MethodDelete, url, nil)
 	for k, v := range bh {
 		req.Header.Set(k, v)
@@ -58,4 +50,56 @@ func TestHTTPDeletedSessionsWaitingCallsDoNotRun(t *testing.T) {
 	if log, _ := os.ReadFile(path); !strings.Contains(string(log), `"rule":"`+RuleRequestGone+`"`) {
 		t.Errorf("no refusal in the audit log:\n%s", log)
 	}
+}
+
+// A DELETE the SDK refuses (an unsupported protocol version: 400) ends nothing: the session's
+// call waiting for a slot runs (atk34b F2: it was refused as if its session had ended). Red under
+// mutant delete-ends-refused.
+func TestHTTPRefusedDeleteEndsNothing(t *testing.T) {
+	fake := &fakeExec{}
+	addr, _ := serveFakeHTTP(t, fake, 1, nil)
+	url := "http://" + addr + HTTPPath
+	a, _ := initializedSession(t, url)
+	b, bh := initializedSession(t, url)
+	queued := queueBehind(t, fake, addr, a, b, "1s", "still-live")
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	for k, v := range bh {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Mcp-Protocol-Version", "1999-01-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 400 {
+		t.Fatalf("the DELETE with a protocol version the SDK does not know: %d, want it refused", resp.StatusCode)
+	}
+	queued.SetReadDeadline(time.Now().Add(20 * time.Second))
+	ans, err := http.ReadResponse(bufio.NewReader(queued), nil)
+	if err != nil {
+		t.Fatalf("the queued call's answer: %v", err)
+	}
+	body, _ := io.ReadAll(ans.Body)
+	ans.Body.Close()
+	if !strings.Contains(string(body), "still-live") {
+		t.Errorf("the live session's queued call after a refused DELETE: %d %.300s", ans.StatusCode, body)
+	}
+}
+
+// queueBehind holds the one slot with a call of session a sleeping for hold, then sends a call of
+// session b echoing echo, which waits for the slot; it returns b's connection.
+func queueBehind(t *testing.T, fake *fakeExec, addr, a, b, hold, echo string) net.Conn {
+	t.Helper()
+	held := rawCall(t, addr, a, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fake","arguments":{"sleep":"`+hold+`"}}}`)
+	t.Cleanup(func() { held.Close() })
+	for start := time.Now(); fake.running.Load() < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the held call did not start")
+		}
+	}
+	queued := rawCall(t, addr, b, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"fake","arguments":{"echo":"`+echo+`"}}}`)
+	t.Cleanup(func() { queued.Close() })
+	time.Sleep(300 * time.Millisecond) // it waits for the slot
+	return queued
 }
