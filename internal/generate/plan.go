@@ -109,7 +109,7 @@ func PolicyChange(p *policy.Policy, path string) (FileChange, error) {
 		c.Old, c.Existed = old, true
 		if op, err := policy.Parse(path, old); err == nil {
 			c.OldSummary = Summary(op)
-			c.New, c.LostComments = keptText(p, path, old, b)
+			c.New, c.LostComments = keptText(p, op, path, old, b)
 		} else {
 			c.Summary = nil // an old file that does not load: show the text diff
 		}
@@ -119,14 +119,10 @@ func PolicyChange(p *policy.Policy, path string) (FileChange, error) {
 	return c, nil
 }
 
-// keptText is what a policy file that loads becomes: as it is when it is already the policy
+// keptText is what a policy file that loads (as op) becomes: as it is when it is already the policy
 // (a re-run to add a client rewrites nothing of it), else the rendered one with the old file's
 // own comments carried to their keys (trial33 F8); lost are the comments that found no place.
-func keptText(p *policy.Policy, path string, old, rendered []byte) (text []byte, lost []string) {
-	op, err := policy.Parse(path, old)
-	if err != nil {
-		return rendered, nil
-	}
+func keptText(p, op *policy.Policy, path string, old, rendered []byte) (text []byte, lost []string) {
 	if op.Hash() == p.Hash() && !mutated("init-policy-rewritten-same") {
 		return old, nil
 	}

@@ -589,7 +589,7 @@ var (
 	errSessionGone = errors.New("the MCP session of the call ended")
 )
 
-// goneWhy is the cause of a wait ended by callGone (nil if it was not).
+// goneWhy is the cause of a wait run ended for its POST or its session (nil if neither).
 func goneWhy(wait context.Context) error {
 	for _, e := range []error{errRequestGone, errSessionGone} {
 		if errors.Is(context.Cause(wait), e) {
@@ -607,7 +607,7 @@ func goneWhy(wait context.Context) error {
 //
 // begin is called once the call has its slot, before it runs: its error (the started line not
 // written) ends the call unrun, with that error.
-func (r *runner) run(ctx, gone context.Context, ended <-chan struct{}, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string, begin func() error) (*executor.Result, error) {
+func (r *runner) run(ctx, gone, ended context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string, begin func() error) (*executor.Result, error) {
 	// A client that does not read its answers gets no new call run for it: checked before the
 	// slot (a stalled session does not hold one) and again with it (the answers of the calls
 	// that held slots meanwhile are counted once they are being written).
@@ -619,16 +619,8 @@ func (r *runner) run(ctx, gone context.Context, ended <-chan struct{}, t executo
 		if gone != nil && !mutated("atk19a-http-abandoned-wait") {
 			defer context.AfterFunc(gone, func() { cancel(errRequestGone) })()
 		}
-		if ended != nil {
-			stop := make(chan struct{})
-			defer close(stop)
-			go func() {
-				select {
-				case <-ended:
-					cancel(errSessionGone)
-				case <-stop:
-				}
-			}()
+		if ended != nil { // a callback, not a goroutine per call: this is every call's path
+			defer context.AfterFunc(ended, func() { cancel(errSessionGone) })()
 		}
 		wait = wctx
 	}

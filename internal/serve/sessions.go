@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -11,16 +12,16 @@ import (
 type sessionState struct {
 	id    string
 	ended sync.Once
-	done  chan struct{} // closed when the session ends: its calls still waiting for a slot are refused
-	once  sync.Once     // closes done
+	done  context.Context // over when the session ends: its calls still waiting for a slot are refused
+	end   context.CancelFunc
 }
 
-// ending closes done: from the session's end, or as soon as its client asks to end it (an HTTP
+// ending ends done: from the session's end, or as soon as its client asks to end it (an HTTP
 // DELETE, which the SDK answers only once the calls it carried are over: those waiting for a
 // slot are then refused instead of run for a client that has gone: atk34 N1).
 func (st *sessionState) ending() {
 	if !mutated("session-end-queued-runs") {
-		st.once.Do(func() { close(st.done) })
+		st.end()
 	}
 }
 
@@ -55,7 +56,11 @@ func (t *sessionTable) track(ss *mcp.ServerSession) (st *sessionState, first boo
 	if id == "" {
 		id = newID()
 	}
-	v, loaded := t.m.LoadOrStore(ss, &sessionState{id: id, done: make(chan struct{})})
+	done, end := context.WithCancel(context.Background())
+	v, loaded := t.m.LoadOrStore(ss, &sessionState{id: id, done: done, end: end})
+	if loaded {
+		end()
+	}
 	return v.(*sessionState), !loaded
 }
 
@@ -85,8 +90,8 @@ func (t *sessionTable) end(ex executor.Executor, ss *mcp.ServerSession) {
 	t.m.Delete(ss)
 }
 
-// done is closed when ss ends (nil for no session).
-func (t *sessionTable) done(ss *mcp.ServerSession) <-chan struct{} {
+// done is over when ss ends (nil for no session).
+func (t *sessionTable) done(ss *mcp.ServerSession) context.Context {
 	if ss == nil {
 		return nil
 	}
