@@ -81,6 +81,7 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 
 func runServe(ctx context.Context, o *ServeOptions) error {
 	serve.QuietStart() // no collection on the way to the first answers
+	surviveBrokenPipes()
 	log := newLogger(o.IO.ErrOut, o.LogLevel)
 	if w := egress.StandInsWarning(); w != "" {
 		log.Warn(w) // a test hook: the harness sets it for its own runs

@@ -53,6 +53,7 @@ func NewCmdWrap(f *Factory, runF func(context.Context, *WrapOptions) error) *cob
 }
 
 func runWrap(ctx context.Context, o *WrapOptions) error {
+	surviveBrokenPipes()
 	p, err := policy.Load(o.PolicyPath)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist) {
 		// not policy.Load's advice (init): init writes wrap policies only with --wrap, for

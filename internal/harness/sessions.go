@@ -108,6 +108,7 @@ var urlRe = lazy.Regexp(`url=(http://\S+/mcp)`)
 func (a *Arena) startHTTP(ctx context.Context, bin string, env []string) error {
 	a.srv = exec.Command(bin, "serve", "--policy", a.policyPath, "--log-level", "info", "--http", "127.0.0.1:0")
 	a.srv.Env = append(env, "MCPSANDBOX_TOKEN="+harnessToken())
+	a.srv.SysProcAttr = serveAttr()
 	a.stderr = &lockedBuffer{}
 	a.srv.Stderr = a.stderr
 	if err := a.srv.Start(); err != nil {

@@ -33,3 +33,15 @@ func (a *Arena) TraceSibling() error {
 	a.closers = append(a.closers, func() { close(release) })
 	return <-errc
 }
+
+// serveAttr ends the arena's serve with its harness: a harness (or verify) killed outright
+// (SIGKILL, an OOM kill) runs no closer, and its serve would go on running, over HTTP listening,
+// for as long as the machine does. SIGTERM is serve's orderly end (its calls' sandboxes and
+// containers removed). The signal follows the thread that started serve: Go ends a thread only
+// with a goroutine locked to it, and none here starts a serve.
+func serveAttr() *syscall.SysProcAttr {
+	if mutated("harness-serve-orphaned") {
+		return nil
+	}
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+}
