@@ -31,6 +31,16 @@ func CheckTokenFileSafe(path string) error {
 	return checkOwned(path, "token file", "the token file", "choose the token serve lets clients in with")
 }
 
+// CheckAuditPlaceSafe is CheckFileSafe for the audit log: whoever may write it, or replace or
+// delete it through a directory above it, erases the record of calls unseen (the log follows its
+// path: a deleted one is begun again there, a fresh chain that reads intact; atk35 F5).
+func CheckAuditPlaceSafe(path string) error {
+	if mutated("audit-place-unchecked") {
+		return nil
+	}
+	return checkOwned(path, "audit log", "the audit log", "erase or rewrite the record of every call unseen")
+}
+
 // checkOwned checks the file and, as ssh's StrictModes does, every directory up to /, of the
 // path as given, of every link it passes through and of where it resolves: each must be owned by
 // root or the user and writable by no one else, unless sticky (/tmp). Another user who may write

@@ -53,7 +53,7 @@ var CommonRules = []Rule{
 	{"MS402", Low, "output cap above 1MiB"},
 	{"MS403", Low, "limits above what one call needs (memory > 2GiB, pids > 512, max_concurrent > 16)"},
 	{"MS404", High, "the policy file or its directory is writable by others, or owned by another user: serve refuses it"},
-	{"MS405", Low, "the audit log lives in a world-writable directory"},
+	{"MS405", High, "the audit log or a directory above it is writable by others, or owned by another user: serve refuses it"},
 	{"MS406", High, "the policy file or the audit log lies inside the workspace or a wrap.write directory, where sandboxed code writes: serve and wrap refuse it"},
 	{"MS407", High, "the audit log lies inside allowlist.read_paths, wrap.read or the docker workspace, where sandboxed code reads: serve and wrap refuse it"},
 	{"MS408", Medium, "the policy file has the section of another scheme, which serve ignores (scheme changed by hand: its workspace, commands or image do nothing)"},
@@ -138,10 +138,14 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 			refused(add, "MS407", "audit.path", "serve and wrap refuse it", "keep the audit log outside every directory sandboxed code reads", err)
 		}
 	}
-	if p.Audit.Path != "" {
-		if st, err := os.Stat(filepath.Dir(p.Audit.Path)); err == nil && st.Mode()&0o002 != 0 {
-			add("MS405", "audit.path", "%s is in a world-writable directory: others can replace or pre-create the log", "use a directory only you can write, or \"\" for the default", p.Audit.Path)
+	// The same judgement serve makes as it opens the log (atk35 F5); a log not made yet, by the
+	// directory it will be made in (a sticky one, as /tmp, is serve's to make it in).
+	if _, err := os.Lstat(auditPath); err == nil {
+		if err := policy.CheckAuditPlaceSafe(auditPath); err != nil {
+			refused(add, "MS405", "audit.path", "serve and wrap refuse it", "make the log and every directory above it writable only by you or root, or use \"\" for the default", err)
 		}
+	} else if st, err := os.Stat(filepath.Dir(auditPath)); err == nil && st.Mode()&0o002 != 0 && st.Mode()&os.ModeSticky == 0 {
+		add("MS405", "audit.path", "%s is to be made in a directory everyone may write: serve refuses it", "use a directory only you can write, or \"\" for the default", auditPath)
 	}
 	slices.SortStableFunc(fs, func(a, b Finding) int { return severityRank(a.Severity) - severityRank(b.Severity) })
 	return fs

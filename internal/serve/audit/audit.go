@@ -243,6 +243,11 @@ func openPath(path string) (*os.File, error) {
 	if err == nil {
 		err = checkPathFile(path, f, st)
 	}
+	if err == nil {
+		// held to the policy file's rule (atk35 F5): a log another user may delete through a
+		// directory above it is begun again by the next line, a fresh chain that reads intact
+		err = policy.CheckAuditPlaceSafe(path)
+	}
 	if err != nil {
 		_ = f.Close()
 		return nil, err
