@@ -81,7 +81,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 		Long: "init asks which scheme, its settings, the limits and which clients to configure, shows a preview of\n" +
 			"every file it will change (a diff for existing ones), and writes them only after you confirm.\n" +
 			"Client configs are merged, never clobbered: other servers, unknown keys, comments and indentation\n" +
-			"stay; a symlinked config is written through its link; owner, group and mode are kept; the old file\n" +
+			"stay; a symlinked config is written through its link; owner, group, mode and ACL are kept; the old file\n" +
 			"is backed up beside it (a project's file under ~/.local/state/mcpsandbox/backups; the newest 3\n" +
 			"and the oldest kept); every write is atomic. Before any client config is written, init starts\n" +
 			"the exact command it is about to write, with the environment each client will give it (Gemini\n" +

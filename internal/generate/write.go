@@ -107,7 +107,7 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 			return res, fmt.Errorf("%s is read-only%s: make it writable (chmod u+w %s) or use --print and add the entry by hand", target, via, target)
 		}
 		res.Mode = old.Mode().Perm()
-		own = ownerOf(old)
+		own = ownerOfFile(target, old)
 		prev, err := ReadConfigFile(target)
 		if err != nil {
 			return res, fmt.Errorf("read %s for its backup: %w", target, err)
@@ -357,6 +357,6 @@ func copyBack(backup, target string) error {
 	if err != nil {
 		return err
 	}
-	_, err = replace(target, b, st.Mode().Perm(), ownerOf(st))
+	_, err = replace(target, b, st.Mode().Perm(), ownerOfFile(backup, st))
 	return err
 }
