@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -434,4 +435,55 @@ func TestRenderNamesTheCallsTimeout(t *testing.T) {
 	if got := Render(&executor.Result{ExitCode: 137, TimedOut: true}, p); !strings.Contains(got, "timed out after 30s") {
 		t.Errorf("policy timeout: %q", got)
 	}
+}
+
+// A refused call leaves a line in serve's log (the client's MCP log): the rule, the reason and
+// the policy file whose rule it is, so the user sees what the model was told and where to allow
+// it (trial35 F12: only the audit log said). A call that ran leaves none.
+func TestRefusalIsLogged(t *testing.T) {
+	var buf lockedBuf
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	p := testPolicy(5*time.Second, 2)
+	p.File = "/etc/x/policy.toml"
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go Run(ctx, p, &fakeExec{}, Options{Transport: st, Logger: log})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := call(t, ctx, cs, map[string]any{"echo": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "call refused") {
+		t.Fatalf("a call that ran was logged as refused: %s", buf.String())
+	}
+	if _, err := call(t, ctx, cs, map[string]any{"refuse": "allowlist.commands"}); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, want := range []string{"call refused", "rule=allowlist.commands", `reason="the test said no"`, "policy=/etc/x/policy.toml"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("serve's log lacks %q: %s", want, got)
+		}
+	}
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

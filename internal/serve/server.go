@@ -486,6 +486,11 @@ func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, 
 	case errors.As(err, &ref):
 		entry.Decision, entry.Rule, entry.Reason = "refused", ref.Rule, ref.Reason
 		out = errorResult(ref.Error())
+		if !mutated("refusal-unlogged") {
+			// the client's MCP log is serve's stderr: the user reads there what the model was
+			// told, and which rule of which policy file to change if it should run (trial35 F12)
+			r.log.Info("call refused", "tool", t.Name, "rule", ref.Rule, "reason", ref.Reason, "policy", r.pol.File)
+		}
 	case errors.Is(err, errShutdown):
 		entry.Decision, entry.Reason = "cancelled", "serve is shutting down: "+context.Cause(r.stop).Error()
 		out = r.cancelled(t, start, res, entry, "cancelled: the server is shutting down")
