@@ -7,6 +7,8 @@ package privgroup
 
 import (
 	"bufio"
+	"errors"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -19,7 +21,25 @@ var (
 	GroupFile    = "/etc/group"
 	PasswdFile   = "/etc/passwd"
 	NSSwitchFile = "/etc/nsswitch.conf"
+
+	// UserdbDirs hold systemd's JSON user and group records (*.user, *.group, *.membership,
+	// their *-privileged parts), which nss-systemd serves beside /etc/passwd and /etc/group
+	// (systemd's userdb; atk35 F1).
+	UserdbDirs = []string{"/etc/userdb", "/run/userdb", "/run/host/userdb", "/usr/local/lib/userdb", "/usr/lib/userdb"}
+	// UserdbServices holds the sockets of the services nss-systemd also asks (io.systemd.Home:
+	// systemd-homed's users, with their memberships; io.systemd.Machine: containers' users).
+	UserdbServices = "/run/systemd/userdb"
 )
+
+// quietServices are the userdb services that add no member to any group the files list:
+// systemd's own dynamic users (gids of their own, in 61184-65519), the multiplexer that only
+// gathers the others and the drop-ins (both judged here themselves), and the NSS bridge (which
+// serves what glibc's own sources give, and nss-systemd skips).
+var quietServices = map[string]bool{
+	"io.systemd.DynamicUser":       true,
+	"io.systemd.Multiplexer":       true,
+	"io.systemd.NameServiceSwitch": true,
+}
 
 // Of reports whether gid is uid's private group: /etc/group names it after uid's /etc/passwd
 // entry, lists no member but that user, and no other /etc/passwd entry has it as its primary
@@ -48,16 +68,18 @@ func Of(gid, uid uint32) bool {
 var nssAction = lazy.Regexp(`\[[^]]*\]`)
 
 // localOnly: users and groups come from the files read here alone (nsswitch.conf names files,
-// and systemd's dynamic users, for passwd, group and initgroups, which glibc reads supplementary
-// groups by). A directory service (sss, ldap, nis, winbind) may add
-// members to a group the files list empty: then no group is judged private. A missing
-// nsswitch.conf is glibc's default: files.
+// and systemd, for passwd, group and initgroups, which glibc reads supplementary groups by). A
+// directory service (sss, ldap, nis, winbind) may add members to a group the files list empty:
+// then no group is judged private. So may systemd, through its userdb records and services
+// (atk35 F1): it counts as local only where it has none to serve but its dynamic users. A
+// missing nsswitch.conf is glibc's default: files.
 func localOnly() bool {
 	f, err := os.Open(NSSwitchFile)
 	if err != nil {
 		return os.IsNotExist(err)
 	}
 	defer f.Close()
+	systemd := false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		db, srcs, ok := strings.Cut(sc.Text(), ":")
@@ -70,12 +92,34 @@ func localOnly() bool {
 		// "[NOTFOUND=return]" actions may be written apart or glued to a service
 		// ("[SUCCESS=continue]sss": atk34b F3): what is left of each field is a service
 		for _, src := range strings.Fields(nssAction().ReplaceAllString(srcs, " ")) {
+			systemd = systemd || src == "systemd"
 			if src != "files" && src != "systemd" && !mutated("private-group-nss") {
 				return false
 			}
 		}
 	}
-	return sc.Err() == nil
+	return sc.Err() == nil && (!systemd || userdbQuiet() || mutated("private-group-userdb"))
+}
+
+// userdbQuiet: systemd's userdb has nothing to add to the files: no entry in any drop-in
+// directory, and no service socket but quietServices. Any other entry, or a directory that
+// exists but cannot be listed, may add a member or a primary group: not quiet.
+func userdbQuiet() bool {
+	for _, d := range UserdbDirs {
+		if ents, err := os.ReadDir(d); len(ents) > 0 || (err != nil && !errors.Is(err, fs.ErrNotExist)) {
+			return false
+		}
+	}
+	ents, err := os.ReadDir(UserdbServices)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	for _, e := range ents {
+		if !quietServices[e.Name()] {
+			return false
+		}
+	}
+	return true
 }
 
 // passwdFacts finds uid's name, and whether another entry has gid as its primary group.

@@ -10,7 +10,12 @@ func files(t *testing.T, passwd, group string) {
 	t.Helper()
 	dir := t.TempDir()
 	GroupFile, PasswdFile, NSSwitchFile = filepath.Join(dir, "group"), filepath.Join(dir, "passwd"), filepath.Join(dir, "nsswitch.conf")
-	t.Cleanup(func() { GroupFile, PasswdFile, NSSwitchFile = "/etc/group", "/etc/passwd", "/etc/nsswitch.conf" })
+	dirs, services := UserdbDirs, UserdbServices
+	UserdbDirs, UserdbServices = []string{filepath.Join(dir, "etc-userdb"), filepath.Join(dir, "run-userdb")}, filepath.Join(dir, "services")
+	t.Cleanup(func() {
+		GroupFile, PasswdFile, NSSwitchFile = "/etc/group", "/etc/passwd", "/etc/nsswitch.conf"
+		UserdbDirs, UserdbServices = dirs, services
+	})
 	os.WriteFile(NSSwitchFile, []byte("passwd: files systemd\ngroup: files systemd # local\nhosts: files dns\n"), 0o644)
 	os.WriteFile(GroupFile, []byte(group), 0o644)
 	os.WriteFile(PasswdFile, []byte(passwd), 0o644)
@@ -70,5 +75,65 @@ func TestPrivateGroup(t *testing.T) {
 	GroupFile = "/nonexistent/group"
 	if Of(1000, 1000) {
 		t.Errorf("an unreadable group file judged a group private")
+	}
+}
+
+// nss-systemd serves systemd's userdb records beside the files: a membership drop-in, a user
+// record whose primary group is the owner's, or a service such as systemd-homed's may put another
+// user in a group /etc/group lists empty (atk35 F1). systemd counts as local only where the
+// drop-in directories are empty or absent and no service but its dynamic users' (and the
+// multiplexer, and the NSS bridge) listens. Catches the private-group-userdb mutant.
+func TestPrivateGroupUserdb(t *testing.T) {
+	files(t, passwd, "ann:x:1000:\n")
+	if !Of(1000, 1000) {
+		t.Fatal("files systemd, no userdb record: not judged private")
+	}
+	etc, run := UserdbDirs[0], UserdbDirs[1]
+	os.Mkdir(etc, 0o755)
+	os.Mkdir(UserdbServices, 0o755)
+	for _, s := range []string{"io.systemd.DynamicUser", "io.systemd.Multiplexer", "io.systemd.NameServiceSwitch"} {
+		os.WriteFile(filepath.Join(UserdbServices, s), nil, 0o644)
+	}
+	if !Of(1000, 1000) {
+		t.Fatal("empty drop-in directories and systemd's own services only: not judged private")
+	}
+	for _, c := range []struct{ name, path string }{
+		{"a membership drop-in", filepath.Join(run, "bob:ann.membership")},
+		{"a user record (its primary group may be the owner's)", filepath.Join(etc, "zed.user")},
+		{"a group record", filepath.Join(etc, "ann.group")},
+		{"a file of a name systemd may read some day", filepath.Join(etc, "README")},
+		{"systemd-homed's service", filepath.Join(UserdbServices, "io.systemd.Home")},
+		{"a service not known here", filepath.Join(UserdbServices, "io.example.Users")},
+	} {
+		os.MkdirAll(filepath.Dir(c.path), 0o755)
+		if err := os.WriteFile(c.path, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if Of(1000, 1000) {
+			t.Errorf("%s (%s): judged private", c.name, c.path)
+		}
+		os.Remove(c.path)
+		if !Of(1000, 1000) {
+			t.Errorf("%s removed: not judged private", c.name)
+		}
+	}
+	// a drop-in directory that cannot be listed may hold anything
+	os.Remove(etc)
+	os.WriteFile(etc, nil, 0o644)
+	if Of(1000, 1000) {
+		t.Errorf("a drop-in path that is not a directory: judged private")
+	}
+	os.Remove(etc)
+	// where nsswitch.conf does not name systemd, its records are never read
+	os.WriteFile(filepath.Join(run, "bob:ann.membership"), []byte("{}"), 0o644)
+	os.WriteFile(NSSwitchFile, []byte("passwd: files\ngroup: files\n"), 0o644)
+	if !Of(1000, 1000) {
+		t.Errorf("files only, a userdb drop-in nss does not read: not judged private")
+	}
+	for _, nss := range []string{"passwd: files systemd\ngroup: files\n", "group: files\ninitgroups: files systemd\n"} {
+		os.WriteFile(NSSwitchFile, []byte(nss), 0o644)
+		if Of(1000, 1000) {
+			t.Errorf("nsswitch.conf %q and a membership drop-in: judged private", nss)
+		}
 	}
 }
