@@ -9,7 +9,7 @@ import (
 	"syscall"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/linkwalk"
-	"github.com/mcpsandbox/mcpsandbox/internal/privgroup"
+	"github.com/mcpsandbox/mcpsandbox/internal/writable"
 )
 
 // CheckFileSafe refuses a policy file that someone other than its reader or root could have
@@ -132,7 +132,7 @@ func resolveSteps(abs string) (string, []string, error) {
 }
 
 // checkOwnedOne checks one name on the path: its owner and, unless it is a link (whose mode
-// means nothing) or a sticky directory, who may write it.
+// means nothing) or a sticky directory, who may write it, by its mode and its ACL (atk35 F2).
 func checkOwnedOne(p, what, harm string, dir bool) error {
 	st, err := os.Lstat(p)
 	if err != nil {
@@ -144,15 +144,19 @@ func checkOwnedOne(p, what, harm string, dir bool) error {
 	}
 	me := uint32(euid())
 	mode := st.Mode()
-	loose := mode&os.ModeSymlink == 0 && !(dir && mode.IsDir() && mode&os.ModeSticky != 0)
-	switch {
-	case sys.Uid != 0 && sys.Uid != me:
+	if sys.Uid != 0 && sys.Uid != me {
 		return withFix(fmt.Sprintf("%s is owned by uid %d, not by you (uid %d) or root: whoever owns it could %s", what, sys.Uid, me, harm), fmt.Sprintf("chown %d %s", me, p))
-	case loose && mode&0o002 != 0:
-		return withFix(fmt.Sprintf("%s is writable by everyone: anyone could %s", what, harm), "chmod o-w "+p)
-	case loose && mode&0o020 != 0 && sys.Gid != 0 && !privgroup.Of(sys.Gid, me):
-		// The user's private group (umask 002 on Debian and Ubuntu) is the user alone (trial33 F15).
-		return withFix(fmt.Sprintf("%s is writable by group %d: its members could %s", what, sys.Gid, harm), "chmod g-w "+p)
+	}
+	if dir && mode.IsDir() && mode&os.ModeSticky != 0 {
+		return nil
+	}
+	// The user's private group (umask 002 on Debian and Ubuntu) is the user alone (trial33 F15).
+	w, err := writable.ByOthers(p, st, me)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", what, err)
+	case w != nil:
+		return withFix(fmt.Sprintf("%s is %s: %s could %s", what, w.Who(), w.They(), harm), w.Fix)
 	}
 	return nil
 }

@@ -14,8 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpsandbox/mcpsandbox/internal/privgroup"
 	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
+	"github.com/mcpsandbox/mcpsandbox/internal/writable"
 	"io"
 	"log/slog"
 	"math"
@@ -427,17 +427,25 @@ func ReadPathRisk(p string) string {
 		q = filepath.Dir(q)
 	}
 	if q != p {
-		st, err := os.Stat(q)
+		// who may create a name in q, where q leads (a sticky directory too: anyone may)
+		r, err := filepath.EvalSymlinks(q)
+		if err != nil {
+			return ""
+		}
+		st, err := os.Lstat(r)
 		if err != nil {
 			return ""
 		}
 		sys := st.Sys().(*syscall.Stat_t)
 		me := uint32(os.Geteuid())
+		w, err := writable.ByOthers(r, st, me)
 		switch {
-		case st.Mode()&0o002 != 0:
+		case err != nil:
+			return fmt.Sprintf("%s does not exist, and who may create it in %s is unknown: %v", p, q, err)
+		case w != nil && w.Kind == writable.Everyone && w.Entry == "":
 			return fmt.Sprintf("%s does not exist, and %s is writable by every local user: anyone can create it, a link to what they choose", p, q)
-		case st.Mode()&0o020 != 0 && sys.Gid != 0 && !privgroup.Of(sys.Gid, me):
-			return fmt.Sprintf("%s does not exist, and %s is writable by group %d: they can create it", p, q, sys.Gid)
+		case w != nil:
+			return fmt.Sprintf("%s does not exist, and %s is %s: they can create it (%s)", p, q, w.Who(), w.Fix)
 		case sys.Uid != 0 && sys.Uid != me:
 			return fmt.Sprintf("%s does not exist, and %s is owned by uid %d, who can create it", p, q, sys.Uid)
 		}
@@ -461,12 +469,16 @@ func checkReplaceable(path, what, fix string) error {
 			return fmt.Errorf("%s is owned by uid %d, who could replace %s (%s)", p, sys.Uid, what, fix)
 		}
 		mode := st.Mode()
-		sticky := mode&os.ModeSticky != 0 && mode.IsDir() && p != path
-		if mode&0o002 != 0 && mode&os.ModeSymlink == 0 && !sticky {
-			return fmt.Errorf("%s is world-writable, so anyone could replace %s (chmod o-w %s)", p, what, p)
-		}
-		if mode&0o020 != 0 && mode&os.ModeSymlink == 0 && sys.Gid != 0 && !sticky && !privgroup.Of(sys.Gid, me) {
-			return fmt.Errorf("%s is writable by group %d, who could replace %s (chmod g-w %s)", p, sys.Gid, what, p)
+		if sticky := mode&os.ModeSticky != 0 && mode.IsDir() && p != path; !sticky {
+			w, err := writable.ByOthers(p, st, me)
+			switch {
+			case err != nil:
+				return fmt.Errorf("check %s: %w", p, err)
+			case w != nil && w.Kind == writable.Everyone && w.Entry == "":
+				return fmt.Errorf("%s is world-writable, so anyone could replace %s (chmod o-w %s)", p, what, p)
+			case w != nil:
+				return fmt.Errorf("%s is %s, who could replace %s (%s)", p, w.Who(), what, w.Fix)
+			}
 		}
 		if p == "/" {
 			return nil

@@ -2,13 +2,17 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 )
 
 // serve says at its start which read paths another local user could create or replace (attack
@@ -42,6 +46,52 @@ func TestReadPathRiskWarnedAtStart(t *testing.T) {
 		}
 		if c.warn && !strings.Contains(log.String(), "writable by every local user") {
 			t.Errorf("the warning does not say who could create %s:\n%s", c.path, log.String())
+		}
+	}
+}
+
+// A read path, a missing one's directory and a pinned binary whose ACL lets another user write
+// (the mode shows only the mask, as group write, forgiven for gid 0) are named at the start as
+// one anyone could write is (atk35 F2); a read-only entry, or a mask without write, is not.
+// Catches the perm-acl-ignored mutant.
+func TestReadPathRiskACL(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	os.Mkdir(dir, 0o755)
+	bin := filepath.Join(t.TempDir(), "wc")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	other := "1003"
+	if os.Geteuid() == 1003 {
+		other = "1004"
+	}
+	for _, c := range []struct {
+		name string
+		acl  []string
+		want string // "": no risk
+	}{
+		{"a named user with write", []string{"u:" + other + ":rwx"}, "writable by uid " + other + " through its ACL entry user:" + other + ":rwx"},
+		{"a named user, read only", []string{"u:" + other + ":r-x"}, ""},
+		{"a named user with write, the mask without", []string{"u:" + other + ":rwx", "m::r-x"}, ""},
+	} {
+		testenv.SetACL(t, dir, c.acl...)
+		testenv.SetACL(t, bin, c.acl...)
+		for _, r := range []struct{ what, risk string }{
+			{"an existing read path", ReadPathRisk(dir)},
+			{"a missing read path", ReadPathRisk(filepath.Join(dir, "missing", "x"))},
+			{"a pinned binary", fmt.Sprint(CheckOwnership(bin))},
+		} {
+			if r.risk == "<nil>" {
+				r.risk = ""
+			}
+			switch {
+			case c.want == "" && r.risk != "":
+				t.Errorf("%s, %s: %s", r.what, c.name, r.risk)
+			case c.want != "" && (!strings.Contains(r.risk, c.want) || !strings.Contains(r.risk, "setfacl -x u:"+other+" ")):
+				t.Errorf("%s, %s: %q\nwant it to say %q and the setfacl that removes it", r.what, c.name, r.risk, c.want)
+			}
+		}
+		for _, p := range []string{dir, bin} {
+			unix.Removexattr(p, "system.posix_acl_access")
+			os.Chmod(p, 0o755)
 		}
 	}
 }
