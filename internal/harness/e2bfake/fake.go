@@ -57,6 +57,9 @@ type Options struct {
 	Echo bool
 	// UID/GID the programs run as when the fake runs as root; default 65534 (nobody).
 	UID, GID int
+	// MaxSandboxes, if > 0, is the team's limit on sandboxes running at once: a create past it
+	// is answered 429 with E2B's message, as E2B does (Hobby 20, Pro 100).
+	MaxSandboxes int
 }
 
 // Fault makes the server misbehave, for tests of the client's defences.
@@ -92,6 +95,8 @@ type Server struct {
 	lastEnv   map[string]string
 	requests  map[string]int
 	faultHits int
+	refused   int // creates answered 429 past MaxSandboxes
+	peak      int // the most sandboxes live at once
 	wg        sync.WaitGroup
 }
 
@@ -236,8 +241,9 @@ func (s *Server) Count() int {
 	return len(s.sandboxes)
 }
 
-// Stats counts lifecycle events since New.
-type Stats struct{ Created, Killed, Expired, LiveProcs int }
+// Stats counts lifecycle events since New: Refused are creates answered 429 past
+// Options.MaxSandboxes, Peak the most sandboxes live at once.
+type Stats struct{ Created, Killed, Expired, LiveProcs, Refused, Peak int }
 
 // Stats reports the counters.
 func (s *Server) Stats() Stats {
@@ -247,7 +253,7 @@ func (s *Server) Stats() Stats {
 	for _, sb := range s.sandboxes {
 		n += len(sb.procs)
 	}
-	return Stats{Created: s.created, Killed: s.killed, Expired: s.expired, LiveProcs: n}
+	return Stats{Created: s.created, Killed: s.killed, Expired: s.expired, LiveProcs: n, Refused: s.refused, Peak: s.peak}
 }
 
 // FaultHits is how many requests a fault has affected since New.
@@ -561,7 +567,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusServiceUnavailable, "shutting down")
 		return
 	}
+	if n := len(s.sandboxes); s.opts.MaxSandboxes > 0 && n >= s.opts.MaxSandboxes {
+		s.refused++
+		s.mu.Unlock()
+		os.RemoveAll(dir)
+		apiError(w, http.StatusTooManyRequests, "You have reached the maximum number of concurrent E2B sandboxes (%d). If you need more, please contact us at 'https://e2b.dev/docs/getting-help'", s.opts.MaxSandboxes)
+		return
+	}
 	s.sandboxes[id] = sb
+	s.peak = max(s.peak, len(s.sandboxes))
 	s.created++
 	s.lastEnv = copyMap(b.EnvVars)
 	sb.timer = time.AfterFunc(ttl, func() { s.expire(sb) })

@@ -1,6 +1,8 @@
 package e2b
 
 import (
+	"strconv"
+
 	se "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/sandbox"
 	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
@@ -29,7 +31,7 @@ var threats = []verify.ThreatRule{
 		Caveat: "a serve killed mid-call (SIGKILL, crash) leaves its sandboxes to its undertaker, a process of its own started with serve, which kills them as soon as serve's pipe to it closes; if the undertaker is killed too (a kill of the whole cgroup), E2B ends each sandbox within its leash (30 s: sandboxes are created with that lifetime and kept alive while needed), and the next serve on this host kills it at start",
 		Gap: func(p *policy.Policy) string {
 			if e2bsec.Of(p).Reuse == "session" {
-				return "reuse = session: the session's sandbox and whatever it started live until the session ends or e2b.sandbox_timeout (" + e2bsec.Of(p).SandboxTimeout.String() + ") passes"
+				return "reuse = session: the session's sandbox and whatever it started live until the session ends, e2b.sandbox_timeout (" + e2bsec.Of(p).SandboxTimeout.String() + ") passes, or another session takes its place (at most e2b.max_sessions = " + strconv.Itoa(e2bsec.Of(p).SessionCap()) + " at once; the least recently used idle one gives way, as when E2B answers 429)"
 			}
 			return ""
 		}, Scenarios: []string{"setsid-survivor", "sleep-past-timeout", "server-killed-mid-call"}},

@@ -4,6 +4,7 @@
 package e2b
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 var Rules = []verify.Rule{
 	{ID: "MS302", Severity: verify.Medium, Title: "E2B sandboxes may reach the internet"},
 	{ID: "MS303", Severity: verify.Low, Title: "E2B sandboxes are reused for a whole session: calls see each other's files"},
+	{ID: "MS304", Severity: verify.High, Title: "E2B_API_URL or E2B_SANDBOX_URL is plain http to a host that is not loopback: the key would cross the network in clear text (serve refuses to start)"},
 }
 
 // Scheme is the registry entry.
@@ -58,6 +60,10 @@ func bounds(p *policy.Policy) []verify.Bound {
 		{Boundary: "e2b", What: "a list_files answer from envd", Value: "16MiB, decoded as it arrives", Past: "the call fails: refused as malformed"},
 		{Boundary: "e2b", What: "an answer's head (status line and headers) from E2B's API or envd", Value: "64KiB", Past: "the request fails, the rest never read"},
 	}
+	if e2bsec.Of(p).Reuse == "session" {
+		b = append(b, verify.Bound{Boundary: "e2b", What: "session sandboxes alive at once", Value: strconv.Itoa(e2bsec.Of(p).SessionCap()), Key: "e2b.max_sessions",
+			Past: "the least recently used idle session's sandbox is killed first (as when E2B answers a create 429), its session's next call told; refused naming the key only when every one runs a call"})
+	}
 	for _, x := range verify.FileBounds(l) {
 		// No file tools with reuse = "call" (internal/schemes/e2b/sandbox/filesystem.go); pictures are bounded alike.
 		if e2bsec.Of(p).Reuse == "session" || strings.HasPrefix(x.What, "pictures") {
@@ -70,6 +76,18 @@ func bounds(p *policy.Policy) []verify.Bound {
 func audit(p *policy.Policy, add verify.Add) {
 	if e2bsec.Of(p).AllowInternet {
 		add("MS302", "e2b.allow_internet", "sandboxes can reach the internet: anything they read can leave", "set allow_internet = false")
+	}
+	// The policy's api_url is judged at load (e2b.api_url); the variables serve would take from
+	// this environment are judged here, as serve's start judges them.
+	for _, n := range []string{"E2B_API_URL", "E2B_SANDBOX_URL"} {
+		if n == "E2B_API_URL" && e2bsec.Of(p).APIURL != "" {
+			continue
+		}
+		if v := os.Getenv(n); v != "" {
+			if why := e2bsec.URLProblem(v); why != "" {
+				add("MS304", "e2b.api_url", "$%s = %q %s; serve refuses to start with it", "use https:// (plain http only to a loopback host: 127.0.0.1, ::1, localhost), or unset "+n, n, v, why)
+			}
+		}
 	}
 	if e2bsec.Of(p).Reuse == "session" {
 		add("MS303", "e2b.reuse", "one sandbox serves a whole session: a call sees what earlier calls left", `set reuse = "call" for a fresh sandbox each call`)

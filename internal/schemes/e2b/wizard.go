@@ -69,6 +69,13 @@ func (e *Answers) Apply(_ *generate.Answers, p *policy.Policy, _ policy.Network,
 	if e.Reuse != "" {
 		e2bsec.Of(p).Reuse = e.Reuse
 	}
+	switch {
+	case e2bsec.Of(p).Reuse == "session" && e2bsec.Of(p).MaxSessions == 0:
+		// written out, so the file names the key a session's refusal or note names
+		e2bsec.Of(p).MaxSessions = e2bsec.Of(p).SessionCap()
+	case e2bsec.Of(p).Reuse == "call":
+		e2bsec.Of(p).MaxSessions = 0 // a session key, refused with reuse = "call"
+	}
 	return nil
 }
 

@@ -146,6 +146,11 @@ type Sandbox struct {
 	token       string
 	EnvdVersion string
 	unleash     context.CancelFunc // stops a reuse = call sandbox's keepalive (executor)
+	// The executor's, guarded by its mu: placed counts the sandbox under e2b.max_sessions (a
+	// session's), used is when a call of it last began or ended (the least recently used idle
+	// session's sandbox gives way first).
+	placed bool
+	used   time.Time
 }
 
 // Info is one sandbox of a list.

@@ -84,8 +84,10 @@ type Executor struct {
 	live     map[string]*Sandbox // every sandbox this serve holds
 	// users counts the calls running in each sandbox, and retired marks a session sandbox a
 	// broken call left behind: it is killed when its last call ends, never under a sibling call.
-	users    map[*Sandbox]int
-	retired  map[*Sandbox]bool
+	users   map[*Sandbox]int
+	retired map[*Sandbox]bool
+	// placed counts the session sandboxes alive or being created: at most e2b.max_sessions.
+	placed   int
 	inflight sync.WaitGroup
 	bg       sync.WaitGroup // kills that outlived their call's wait (killSoon)
 	under    *undertaker    // nil if it could not start
@@ -93,9 +95,10 @@ type Executor struct {
 
 type session struct {
 	mu    sync.Mutex // one creation at a time
-	sb    *Sandbox
+	sb    *Sandbox   // set with mu held, read and cleared with the executor's mu
 	timer *time.Timer
 	leash context.CancelFunc // stops the sandbox's keepalive
+	note  string             // what the session's next call is told (its sandbox was killed for another's)
 }
 
 func (s *session) stop() {
@@ -135,9 +138,20 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		cfg.SandboxTimeout.Duration = 5 * time.Minute
 	}
 	key := o.Getenv(cfg.APIKeyEnv)
-	apiURL := cfg.APIURL
+	apiURL, apiFrom := cfg.APIURL, "e2b.api_url"
 	if apiURL == "" {
-		apiURL = o.Getenv("E2B_API_URL")
+		apiURL, apiFrom = o.Getenv("E2B_API_URL"), "E2B_API_URL"
+	}
+	// The key goes to the API, each sandbox's access token to the sandbox URL: never over plain
+	// http off this machine (the policy's api_url is refused at load for the same; the
+	// variables are read only here).
+	for _, u := range []struct{ from, url string }{{apiFrom, apiURL}, {"E2B_SANDBOX_URL", o.Getenv("E2B_SANDBOX_URL")}} {
+		if u.url == "" {
+			continue
+		}
+		if why := e2bsec.URLProblem(u.url); why != "" {
+			return nil, fmt.Errorf("%s = %q %s: use https:// (plain http only to a loopback host: 127.0.0.1, ::1, localhost), or unset it for https://api.e2b.app", u.from, u.url, why)
+		}
 	}
 	e := &Executor{pol: p, cfg: cfg, log: o.Logger, sessions: map[string]*session{}, live: map[string]*Sandbox{},
 		users: map[*Sandbox]int{}, retired: map[*Sandbox]bool{},
@@ -429,14 +443,15 @@ func (e *Executor) call(ctx context.Context, c executor.Call, f runFunc) (*execu
 	if e.keyErr != nil {
 		return nil, e.keyErr
 	}
+	note := ""
 	for attempt := 0; ; attempt++ {
-		sb, err := e.acquire(ctx, c)
+		sb, n, err := e.acquire(ctx, c)
 		if err != nil {
-			return nil, e.redactErr(err)
+			return nil, e.redactErr(withNote(err, note))
 		}
-		e.mu.Lock()
-		e.users[sb]++
-		e.mu.Unlock()
+		if n != "" {
+			note = n
+		}
 		out, errb := &executor.CapBuffer{Limit: c.MaxOutput}, &executor.CapBuffer{Limit: c.MaxOutput}
 		res, err := f(ctx, sb, out, errb)
 		broken := (err != nil || ctx.Err() != nil || (res != nil && res.TimedOut)) && !mutated("e2b-broken-kill")
@@ -457,9 +472,12 @@ func (e *Executor) call(ctx context.Context, c executor.Call, f runFunc) (*execu
 				e.log.Info("e2b: the session's sandbox was gone; starting a new one", "sandbox", sb.ID)
 				continue
 			}
-			return nil, e.redactErr(err)
+			return nil, e.redactErr(withNote(err, note))
 		}
 		res.Stdout, res.Stderr = e.redact(out.String()), e.redact(errb.String())
+		if note != "" {
+			res.Stderr = "[mcpsandbox: " + note + "]\n" + res.Stderr
+		}
 		res.Truncated = res.Truncated || out.Dropped() > 0 || errb.Dropped() > 0
 		return res, nil
 	}
@@ -469,8 +487,17 @@ func (e *Executor) call(ctx context.Context, c executor.Call, f runFunc) (*execu
 // E2B, so a serve killed mid-call (SIGKILL, crash) leaves it running no longer than that.
 const callGrace = 15 * time.Second
 
-// acquire returns the sandbox a call runs in.
-func (e *Executor) acquire(ctx context.Context, c executor.Call) (*Sandbox, error) {
+// withNote adds what the session's call must be told (its earlier sandbox was killed) to err.
+func withNote(err error, note string) error {
+	if note == "" {
+		return err
+	}
+	return fmt.Errorf("%w\n[mcpsandbox: %s]", err, note)
+}
+
+// acquire returns the sandbox a call runs in, counted as one of its users (release ends the
+// use), and what the call must be told about the session's earlier sandbox ("" = nothing).
+func (e *Executor) acquire(ctx context.Context, c executor.Call) (*Sandbox, string, error) {
 	sessionID := c.Session
 	if e.cfg.Reuse == "call" {
 		life := min(e.cfg.SandboxTimeout.Duration, c.Timeout+callGrace)
@@ -480,14 +507,17 @@ func (e *Executor) acquire(ctx context.Context, c executor.Call) (*Sandbox, erro
 		}
 		sb, err := e.create(ctx, min(life, leash))
 		if err != nil {
-			return nil, err
+			return nil, "", e.quotaErr(err)
 		}
 		if leash < life {
 			var lctx context.Context
 			lctx, sb.unleash = context.WithCancel(e.ctx)
 			go e.keepalive(lctx, sb, time.Now().Add(life))
 		}
-		return sb, nil
+		e.mu.Lock()
+		e.users[sb]++
+		e.mu.Unlock()
+		return sb, "", nil
 	}
 	e.mu.Lock()
 	s := e.sessions[sessionID]
@@ -498,26 +528,63 @@ func (e *Executor) acquire(ctx context.Context, c executor.Call) (*Sandbox, erro
 	e.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sb != nil {
-		return s.sb, nil
+	e.mu.Lock()
+	if sb := s.sb; sb != nil {
+		// Counted under the executor's mu, as evictIdle judges: a sandbox handed to a call is
+		// never taken as idle.
+		e.users[sb]++
+		sb.used = time.Now()
+		e.mu.Unlock()
+		return sb, "", nil
 	}
+	note := s.note
+	max := e.cfg.SessionCap()
+	for tries := 0; e.placed >= max && !mutated("e2b-session-cap"); tries++ {
+		placed := e.placed
+		why := fmt.Sprintf("e2b.max_sessions = %d", max)
+		if tries == 8 || !e.evictIdle(s, why) { // evictIdle releases e.mu
+			if tries == 8 {
+				e.mu.Unlock()
+			}
+			return nil, "", executor.Refuse("e2b.max_sessions", "%d sessions already have an E2B sandbox (e2b.max_sessions = %d), each running a call: "+
+				"try again when one ends, or raise e2b.max_sessions (keeping it under your E2B plan's limit on sandboxes at once: Hobby 20, Pro 100)", placed, max)
+		}
+		e.mu.Lock()
+	}
+	e.placed++
+	e.mu.Unlock()
 	life := e.cfg.SandboxTimeout.Duration
 	if mutated("e2b-sandbox-timeout") {
 		life = 24 * time.Hour
 	}
 	sb, err := e.create(ctx, min(life, e.leash))
+	if isQuota(err) && ctx.Err() == nil && !mutated("e2b-429-no-evict") {
+		// E2B's own limit on the team's sandboxes at once is reached (by this serve's idle
+		// sessions, or by sandboxes it does not count: another serve, a script, a smaller plan):
+		// the least recently used idle session's sandbox gives way, once.
+		e.mu.Lock()
+		if e.evictIdle(s, "E2B refused a new sandbox (429: the E2B team's limit on sandboxes at once was reached)") {
+			sb, err = e.create(ctx, min(life, e.leash))
+		}
+	}
 	if err != nil {
-		return nil, err
+		e.mu.Lock()
+		e.placed--
+		e.mu.Unlock()
+		return nil, "", e.quotaErr(err)
 	}
 	end := time.Now().Add(life)
 	e.mu.Lock()
+	sb.placed = true // kill gives the place back
 	if e.closed || e.sessions[sessionID] != s {
 		// The session ended (or serve closed) while the sandbox was being created.
 		e.mu.Unlock()
 		e.kill(sb)
-		return nil, errors.New("the MCP session ended")
+		return nil, "", errors.New("the MCP session ended")
 	}
-	s.sb = sb
+	s.sb, s.note = sb, ""
+	e.users[sb]++
+	sb.used = time.Now()
 	s.timer = time.AfterFunc(life, func() {
 		e.log.Info("e2b: the session's sandbox reached e2b.sandbox_timeout", "sandbox", sb.ID)
 		e.drop(sessionID, sb)
@@ -528,7 +595,88 @@ func (e *Executor) acquire(ctx context.Context, c executor.Call) (*Sandbox, erro
 	if e.leash < life {
 		go e.keepalive(lctx, sb, end)
 	}
-	return sb, nil
+	return sb, note, nil
+}
+
+// evictIdle makes room for another session's sandbox (under e2b.max_sessions, or after E2B
+// refused a create with 429): the sandbox of the session whose last call began or ended longest
+// ago, among those with no call running, is killed, and that session's next call runs in a
+// fresh one and is told why; as the HTTP layer closes the least recently used idle session past
+// limits.max_sessions, and docker.max_sessions does for containers. Sessions a client abandoned
+// (an HTTP client that quit without a DELETE) otherwise held every sandbox E2B lets the team
+// run until e2b.sandbox_timeout, and every other session's calls failed (attack round atk35,
+// F6). Called with e.mu held, which it releases; false when no session other than self has an
+// idle sandbox. The kill is waited for: E2B counts the sandbox until it is gone.
+func (e *Executor) evictIdle(self *session, why string) bool {
+	var victim *session
+	for _, o := range e.sessions {
+		if o != self && o.sb != nil && e.users[o.sb] == 0 && (victim == nil || o.sb.used.Before(victim.sb.used)) {
+			victim = o
+		}
+	}
+	if victim == nil || mutated("e2b-session-no-evict") {
+		e.mu.Unlock()
+		return false
+	}
+	sb := victim.sb
+	victim.sb = nil
+	victim.stop()
+	idle := time.Since(sb.used).Round(time.Second)
+	victim.note = fmt.Sprintf("this session's E2B sandbox was killed after %s without a call, to make room for another session's (%s); "+
+		"this call runs in a fresh one: variables and files of earlier calls are gone", idle, why)
+	e.mu.Unlock()
+	e.log.Info("e2b: killing the least recently used idle session's sandbox for another session", "sandbox", sb.ID, "idle", idle, "why", why)
+	e.kill(sb)
+	return true
+}
+
+// isQuota says err is E2B's 429 to a create: the team's limit on sandboxes at once (or its
+// request rate) reached.
+func isQuota(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests
+}
+
+// quotaErr says a 429 to a create plainly, with what this serve holds: its advice depends on
+// whether serve's own calls hold the sandboxes (lowering limits.max_concurrent helps only then).
+func (e *Executor) quotaErr(err error) error {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusTooManyRequests {
+		return err
+	}
+	e.mu.Lock()
+	held, busy := len(e.live), 0
+	for _, sb := range e.live {
+		if e.users[sb] > 0 {
+			busy++
+		}
+	}
+	e.mu.Unlock()
+	return &QuotaError{api: ae, Held: held, Busy: busy, Session: e.cfg.Reuse == "session"}
+}
+
+// QuotaError is E2B's 429 to a create, said with what this serve holds.
+type QuotaError struct {
+	api        *APIError
+	Held, Busy int  // sandboxes this serve holds, and those of them running a call
+	Session    bool // reuse = "session": idle ones were offered first (none was idle)
+}
+
+func (q *QuotaError) Unwrap() error { return q.api }
+
+func (q *QuotaError) Error() string {
+	s := fmt.Sprintf("E2B refused to create a sandbox: the E2B team's limit on sandboxes running at once (or its rate of requests) is reached (429: %s; %d attempts)", q.api.Message, q.api.tries)
+	switch {
+	case q.Held == 0:
+		return s + "; this serve holds no sandbox, so the quota is taken outside it (another serve, a script, the E2B dashboard): kill the sandboxes you do not use (https://e2b.dev/dashboard), or wait for them to end"
+	case q.Busy == q.Held:
+		keys := "limits.max_concurrent"
+		if q.Session {
+			keys += " or e2b.max_sessions"
+		}
+		return s + fmt.Sprintf("; every sandbox this serve holds (%d) is running a call, and the rest of the team's quota is taken elsewhere: try again when a call ends; to keep this serve under E2B's limit, lower %s", q.Held, keys)
+	}
+	return s + fmt.Sprintf("; this serve holds %d sandboxes (%d running a call), and the rest of the team's quota is taken elsewhere (another serve, a script): try again shortly, or kill the sandboxes you do not use (https://e2b.dev/dashboard)", q.Held, q.Busy)
 }
 
 // keepalive extends a session sandbox's lifetime at E2B a leash at a time, never past end
@@ -660,6 +808,7 @@ func (e *Executor) retire(sessionID string, sb *Sandbox) {
 func (e *Executor) release(sb *Sandbox) {
 	e.mu.Lock()
 	e.users[sb]--
+	sb.used = time.Now()
 	last := e.users[sb] <= 0
 	if last {
 		delete(e.users, sb)
@@ -682,7 +831,14 @@ func (e *Executor) kill(sb *Sandbox) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 	defer cancel()
-	if err := e.client.Kill(ctx, sb.ID); err != nil {
+	err := e.client.Kill(ctx, sb.ID)
+	e.mu.Lock()
+	if sb.placed { // its place under e2b.max_sessions is free once E2B has it killed
+		sb.placed = false
+		e.placed--
+	}
+	e.mu.Unlock()
+	if err != nil {
 		e.log.Warn("e2b: could not kill a sandbox; E2B ends it at its lifetime (a leash at most)", "sandbox", sb.ID, "leash", e.leash, "err", e.client.redactErrText(err.Error()))
 		return
 	}
@@ -702,9 +858,11 @@ func (e *Executor) EndSession(id string) {
 		return
 	}
 	s.mu.Lock() // wait for a creation in progress
+	e.mu.Lock()
 	sb := s.sb
 	s.sb = nil
 	s.stop()
+	e.mu.Unlock()
 	s.mu.Unlock()
 	if sb != nil {
 		e.kill(sb)

@@ -47,14 +47,26 @@ func (e *Executor) inSession(ctx context.Context, c executor.Call, f func(sb *Sa
 	if mutated("e2b-files-session") {
 		c.Session = "" // every session's file tools share one sandbox
 	}
-	for attempt := 0; ; attempt++ {
-		sb, err := e.acquire(ctx, c)
-		if err != nil {
-			return e.redactErr(err)
+	note := ""
+	defer func() {
+		// A file tool's result has no room for the note: the session's next run_code or
+		// run_command is told (an error of this call says it too).
+		if note != "" {
+			e.mu.Lock()
+			if s := e.sessions[c.Session]; s != nil && s.note == "" {
+				s.note = note
+			}
+			e.mu.Unlock()
 		}
-		e.mu.Lock()
-		e.users[sb]++
-		e.mu.Unlock()
+	}()
+	for attempt := 0; ; attempt++ {
+		sb, n, err := e.acquire(ctx, c)
+		if err != nil {
+			return e.redactErr(withNote(err, note))
+		}
+		if n != "" {
+			note = n
+		}
 		err = f(sb)
 		e.release(sb)
 		if errors.Is(err, ErrSandboxGone) && attempt == 0 && ctx.Err() == nil {
@@ -63,7 +75,7 @@ func (e *Executor) inSession(ctx context.Context, c executor.Call, f func(sb *Sa
 			continue
 		}
 		if err != nil {
-			return e.redactErr(err)
+			return e.redactErr(withNote(err, note))
 		}
 		return nil
 	}

@@ -4,6 +4,7 @@ package section
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -29,6 +30,51 @@ type E2B struct {
 	SandboxTimeout policy.Duration `toml:"sandbox_timeout" json:"sandbox_timeout"`
 	Reuse          string          `toml:"reuse" json:"reuse"`
 	AllowInternet  bool            `toml:"allow_internet" json:"allow_internet"`
+	// MaxSessions bounds the session sandboxes alive at once (reuse = "session"); 0 = the
+	// default. Left out of the file and the policy's hash when 0, so a policy written before it
+	// existed keeps its hash.
+	MaxSessions int `toml:"max_sessions,omitzero" json:"max_sessions,omitempty"`
+}
+
+// The session sandboxes' bound: E2B caps the sandboxes a team runs at once (Hobby 20, Pro 100
+// by default) and answers a create past it with 429; the default stays well under Hobby's, so a
+// serve's abandoned sessions cannot take the whole account (attack round atk35, F6).
+const (
+	DefaultMaxSessions = 8
+	MaxMaxSessions     = 1000
+)
+
+// SessionCap is e2b.max_sessions, or its default.
+func (e *E2B) SessionCap() int {
+	if e.MaxSessions > 0 {
+		return e.MaxSessions
+	}
+	return DefaultMaxSessions
+}
+
+// URLProblem says why raw may not carry the E2B key or a sandbox's token ("" = it may): an
+// http(s) URL with a host, plain http only to a loopback host (127.0.0.0/8, ::1, localhost), where
+// the harness's and the tests' stand-ins listen. Plain http elsewhere would send X-API-Key (and
+// envd's X-Access-Token, which runs commands in the sandbox) in clear text to whoever is on the
+// path (attack round atk35, F7): the host named is trusted, not the way to it.
+func URLProblem(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "is not an http(s) URL"
+	}
+	if u.Scheme == "http" && !loopbackHost(u.Hostname()) && !mutated("e2b-plain-http-remote") {
+		return "is plain http to a host that is not loopback: the E2B key (and each sandbox's access token) would cross the network in clear text"
+	}
+	return ""
+}
+
+// loopbackHost: localhost, or an address of 127.0.0.0/8 or ::1.
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // TemplateProblem says why t is no template name or ID ("" = it may be one): E2B names them with
@@ -60,8 +106,8 @@ func (e *E2B) Validate(bool) []policy.Problem {
 		add("e2b.api_key_env", "%q is not an environment variable name", `name the variable holding the key, e.g. "E2B_API_KEY"; never the key itself`, e.APIKeyEnv)
 	}
 	if e.APIURL != "" {
-		if u, err := url.Parse(e.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			add("e2b.api_url", "%q is not an http(s) URL", `use "" for https://api.e2b.app`, e.APIURL)
+		if why := URLProblem(e.APIURL); why != "" {
+			add("e2b.api_url", "%q %s", `use https:// (plain http only to a loopback host: 127.0.0.1, ::1, localhost), or "" for https://api.e2b.app`, e.APIURL, why)
 		}
 	}
 	if e.SandboxTimeout.Duration <= 0 || e.SandboxTimeout.Duration > 24*time.Hour {
@@ -69,6 +115,12 @@ func (e *E2B) Validate(bool) []policy.Problem {
 	}
 	if e.Reuse != "call" && e.Reuse != "session" {
 		add("e2b.reuse", "%q is not a reuse mode", `use "call" or "session"`, e.Reuse)
+	}
+	if e.MaxSessions < 0 || e.MaxSessions > MaxMaxSessions {
+		add("e2b.max_sessions", "%d is outside 1..%d", fmt.Sprintf("use e.g. %d, below your E2B plan's concurrent-sandbox limit (Hobby 20, Pro 100); 0 = the default, %d", DefaultMaxSessions, DefaultMaxSessions), e.MaxSessions, MaxMaxSessions)
+	}
+	if e.Reuse == "call" && e.MaxSessions != 0 {
+		add("e2b.reuse", "e2b.max_sessions applies only to reuse = \"session\"", `set reuse = "session", or remove max_sessions`)
 	}
 	return ps
 }
