@@ -12,6 +12,7 @@ import (
 	"github.com/AlecAivazis/survey/v2"
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -176,9 +177,13 @@ func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, a
 		}
 		how := "a new policy"
 		if out.Reused {
-			how = "the policy an earlier wrap left, as it is"
+			how = "the policy an earlier wrap of this entry left, as it is"
 		}
 		fmt.Fprintf(o.IO.Out, "wrapped: %q in %s, with %s: %s\n", s.Name, s.Target.Where(), how, out.Record.Policy)
+		for _, p := range out.Passed {
+			// a policy left for another project's server of this name is not this one's (atk35 F4)
+			fmt.Fprintf(o.IO.Out, "  not used: %s, which an earlier wrap left: %s (a policy is used again only for the entry it was written for)\n", p.Path, p.Why)
+		}
 		fmt.Fprintf(o.IO.Out, "  checked: the wrapped entry starts with the environment that %s gives it and answers MCP in %d ms, with the tools %s\n",
 			s.Target.Client.Name, out.Probe.Elapsed.Milliseconds(), strings.Join(out.Probe.Tools, ", "))
 		if out.Hint != "" {
@@ -266,17 +271,21 @@ func runInitUnwrap(o *InitOptions, env generate.Env, ask *asker, names []string)
 		return err
 	}
 	all := recs
-	if len(o.Clients) > 0 {
-		targets, err := generate.WrapTargets(env, o.Clients)
-		if err != nil {
-			return err
-		}
-		recs = slices.DeleteFunc(slices.Clone(recs), func(r generate.WrapRecord) bool {
-			return !slices.ContainsFunc(targets, func(t generate.Target) bool { return t.Client.ID == r.Client && t.Scope == r.Scope })
-		})
+	recs, elsewhere, err := recordsHere(env, o.Clients, recs)
+	if err != nil {
+		return err
 	}
 	if len(recs) == 0 {
-		if len(all) > 0 {
+		switch {
+		case len(elsewhere) > 0:
+			// the same client and scope, another project's file: not this one's to restore (atk35 F8)
+			fmt.Fprintf(o.IO.Out, "no entry wrapped by init --wrap in this project (%s)%s\n", env.Project, forClients(o.Clients))
+			printElsewhere(o.IO.Out, elsewhere, names)
+			if len(names) > 0 {
+				return &exitError{code: 1}
+			}
+			return nil
+		case len(all) > 0:
 			// wrapped entries there are, under other clients or scopes: named, and not a success
 			// when names were asked for (trial34 F3)
 			fmt.Fprintf(o.IO.Out, "no entry wrapped by init --wrap for --client %s; wrapped: %s\n", strings.Join(o.Clients, ","), recordSpecs(all))
@@ -288,10 +297,11 @@ func runInitUnwrap(o *InitOptions, env generate.Env, ask *asker, names []string)
 		fmt.Fprintln(o.IO.Out, "no entry wrapped by init --wrap here: nothing to restore")
 		return nil
 	}
-	chosen, err := pickRecords(o, ask, recs, names)
+	chosen, err := pickRecords(o, ask, recs, elsewhere, names)
 	if err != nil || len(chosen) == 0 {
 		return err
 	}
+	defer printElsewhere(o.IO.Out, elsewhere, names)
 	outs, files, err := generate.Unwrap(chosen, o.Force)
 	for _, f := range files {
 		fmt.Fprintln(o.IO.Out, generate.DescribeWrite(f))
@@ -314,8 +324,74 @@ func runInitUnwrap(o *InitOptions, env generate.Env, ask *asker, names []string)
 	return nil
 }
 
-// pickRecords: the names given ("all" = every one), or the user's choice, or the list.
-func pickRecords(o *InitOptions, ask *asker, recs []generate.WrapRecord, names []string) ([]generate.WrapRecord, error) {
+// recordsHere splits the records: those of the entries the clients given (or, none given, each
+// record's own client and scope) name in this project, and those of the same clients and scopes
+// whose config is another project's (a per-project scope: .mcp.json, .vscode/mcp.json, Claude
+// Code's project key in ~/.claude.json): a name is unique in one config only, and init --unwrap
+// in one project restores that project's entries (atk35 F8). Records of other clients or
+// scopes are in neither.
+func recordsHere(env generate.Env, clients []string, recs []generate.WrapRecord) (here, elsewhere []generate.WrapRecord, err error) {
+	var targets []generate.Target
+	if len(clients) > 0 {
+		if targets, err = generate.WrapTargets(env, clients); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, r := range recs {
+		ts := targets
+		if len(clients) == 0 {
+			t, err := generate.ResolveTarget(r.Spec(), env)
+			if err != nil {
+				here = append(here, r) // a client this build does not know: as before, by its record
+				continue
+			}
+			ts = []generate.Target{t}
+		}
+		switch {
+		case slices.ContainsFunc(ts, func(t generate.Target) bool { return t.Holds(r) }):
+			here = append(here, r)
+		case slices.ContainsFunc(ts, func(t generate.Target) bool { return t.Client.ID == r.Client && t.Scope == r.Scope }):
+			elsewhere = append(elsewhere, r)
+		}
+	}
+	return here, elsewhere, nil
+}
+
+// printElsewhere names the entries of the names asked for (all, with none or "all") wrapped in
+// other projects, left as they are, each with the command that restores it.
+func printElsewhere(w io.Writer, elsewhere []generate.WrapRecord, names []string) {
+	first := true
+	for _, r := range elsewhere {
+		if len(names) > 0 && !slices.Contains(names, "all") && !slices.Contains(names, r.Name) {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "left in place, in other projects:")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s (restore it with: %s)\n", r, unwrapCommand(r))
+	}
+}
+
+// unwrapCommand is the init --unwrap that restores the record's entry, from anywhere.
+func unwrapCommand(r generate.WrapRecord) string {
+	c := "mcpsandbox init --unwrap " + shellword.Quote(r.Name) + " --client " + r.Spec()
+	if p := r.Project(); p != "" {
+		c += " --project " + shellword.Quote(p)
+	}
+	return c
+}
+
+func forClients(clients []string) string {
+	if len(clients) == 0 {
+		return ""
+	}
+	return " for --client " + strings.Join(clients, ",")
+}
+
+// pickRecords: the names given ("all" = every one), or the user's choice, or the list. Other
+// projects' entries (elsewhere) are only named.
+func pickRecords(o *InitOptions, ask *asker, recs, elsewhere []generate.WrapRecord, names []string) ([]generate.WrapRecord, error) {
 	switch {
 	case slices.Contains(names, "all"):
 		return recs, nil
@@ -329,7 +405,8 @@ func pickRecords(o *InitOptions, ask *asker, recs []generate.WrapRecord, names [
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("no entry named %q was wrapped by init --wrap (wrapped: %s)", n, recordNames(recs))
+				printElsewhere(o.IO.Out, elsewhere, []string{n})
+				return nil, fmt.Errorf("no entry named %q was wrapped by init --wrap in this project (wrapped: %s)", n, recordNames(recs))
 			}
 		}
 		return out, nil
@@ -339,8 +416,10 @@ func pickRecords(o *InitOptions, ask *asker, recs []generate.WrapRecord, names [
 			fmt.Fprintf(o.IO.Out, "  %s (--client %s)\n", r, r.Spec())
 		}
 		fmt.Fprintln(o.IO.Out, "restore them with: mcpsandbox init --unwrap NAME[,NAME…] (or --unwrap all)")
+		printElsewhere(o.IO.Out, elsewhere, nil)
 		return nil, nil
 	}
+	printElsewhere(o.IO.Out, elsewhere, nil)
 	var opts []string
 	for _, r := range recs {
 		opts = append(opts, fmt.Sprintf("%s (%s)", r, r.Spec()))

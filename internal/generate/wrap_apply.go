@@ -30,10 +30,13 @@ type WrapOptions struct {
 type WrapOutcome struct {
 	Server WrapServer
 	Record WrapRecord
-	Reused bool   // the policy was one an earlier init --unwrap left
+	Reused bool   // the policy was one an earlier init --unwrap left, for this entry
 	Probe  Probe  // the wrapped entry's start check
 	Err    error  // not wrapped (or put back): why
 	Hint   string // wrapped: paths its arguments or env name that its policy hides ("" = none)
+	// Passed: policies an earlier init --unwrap left under this server's name, written for
+	// another entry (another project's server of the same name): not used, each with why.
+	Passed []PassedPolicy
 }
 
 // WrapEntries rewrites each entry to run through mcpsandbox wrap, one write per config file (backed up,
@@ -141,7 +144,8 @@ func wrapOne(o WrapOptions, cur []byte, out *WrapOutcome) ([]byte, error) {
 	case !found || !bytes.Equal(cur[start:end], s.Raw):
 		return cur, fmt.Errorf("%s changed while init was running (another program wrote it): run init --wrap again", s.Target.Path)
 	}
-	pol, reuse := wrapPolicyPath(o.PolicyDir, s)
+	pol, reuse, passed := wrapPolicyPath(o.PolicyDir, s)
+	out.Passed = passed
 	wrapped, err := wrapEntry(s.Target.Client.Format, s.Raw, o.Binary, o.Scheme.Args(pol, s.Command, s.Args))
 	if err == nil && s.Target.Client.Format == "toml" {
 		err = s.Target.Client.checkWrapTOML(cur, splice(cur, start, end, string(wrapped)), s.Name, o.Binary, o.Scheme.Args(pol, s.Command, s.Args))

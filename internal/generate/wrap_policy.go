@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -56,28 +57,42 @@ func (w WrapScheme) PolicyDir(e Env) string {
 
 var unsafeName = lazy.Regexp(`[^A-Za-z0-9._-]+`)
 
-// wrapPolicyPath picks the policy file for a server: one per client, scope and server, never
-// over a policy another wrapped entry uses. A policy an earlier init --unwrap left (no record
-// beside it) is used again as it is: the user may have widened it.
-func wrapPolicyPath(dir string, s WrapServer) (path string, reuse bool) {
-	base := s.Target.Client.ID
-	if s.Target.Scope != s.Target.Client.Scope() {
-		base += "-" + s.Target.Scope
+// wrapPolicyPath picks the policy file for a server: one per client, scope and server (and
+// project, for a per-project scope: policyBase), never over a policy another wrapped entry uses.
+// A policy an earlier init --unwrap left (no record beside it) is used again as it is, the user
+// may have widened it, but only for the entry its header names (its config, and its place there,
+// and its command): another project's server of the same name gets a policy of its own, and the
+// ones passed over are returned, each with why (atk35 F4). Policies named before the project was
+// part of the name are looked at too: one written for this entry is used again.
+func wrapPolicyPath(dir string, s WrapServer) (path string, reuse bool, passed []PassedPolicy) {
+	base, unkeyed := policyBase(s.Target, s.Name)
+	bases := []string{base}
+	if unkeyed != base {
+		bases = append(bases, unkeyed)
 	}
-	base = unsafeName().ReplaceAllString(base+"-"+s.Name, "_")
-	for i := 1; ; i++ {
-		p := filepath.Join(dir, base+".toml")
-		if i > 1 {
-			p = filepath.Join(dir, base+"-"+strconv.Itoa(i)+".toml")
+	for j, b := range bases {
+		for i := 1; ; i++ {
+			p := filepath.Join(dir, b+".toml")
+			if i > 1 {
+				p = filepath.Join(dir, b+"-"+strconv.Itoa(i)+".toml")
+			}
+			if _, err := os.Lstat(p + WrapRecordSuffix); err == nil {
+				continue // another wrapped entry's
+			}
+			if _, err := os.Lstat(p); err != nil {
+				if j == 0 {
+					path = p // the first free name of the current scheme
+				}
+				break
+			}
+			if why := leftFor(p, s); why != "" {
+				passed = append(passed, PassedPolicy{Path: p, Why: why})
+				continue
+			}
+			return p, true, passed
 		}
-		if _, err := os.Lstat(p + WrapRecordSuffix); err == nil {
-			continue // another wrapped entry's
-		}
-		if _, err := os.Lstat(p); err == nil {
-			return p, true
-		}
-		return p, false
 	}
+	return path, false, passed
 }
 
 // RenderPolicy is the policy init --wrap generates for an entry: the server's name, the
@@ -114,10 +129,15 @@ func (w WrapScheme) renderPolicy(s WrapServer, path string, dropped map[string]s
 	var b strings.Builder
 	line := commentText{}
 	fmt.Fprintf(&b, "# mcpsandbox wrap policy (version 1), written by `mcpsandbox init --wrap` for the server %q\n", s.Name)
-	fmt.Fprintf(&b, "# in %s's config %s. Its entry there now runs:\n", s.Target.Client.Name, line.Replace(s.Target.Path))
+	// Where: the file, and the project's key in it for Claude Code's local scope (leftFor reads it)
+	fmt.Fprintf(&b, "# in %s's config %s. Its entry there now runs:\n", s.Target.Client.Name, line.Replace(s.Target.Where()))
 	fmt.Fprintf(&b, "#   mcpsandbox wrap --policy %s -- %s\n", line.Replace(path), line.Replace(s.String()))
 	b.WriteString("# Widen it knowingly: `mcpsandbox wrap --explain-denials` names every path or host it refuses.\n")
-	fmt.Fprintf(&b, "# Undo: mcpsandbox init --unwrap %s --client %s (restores the entry byte for byte).\n", line.Replace(s.Name), s.Target.Spec())
+	undo := s.Target.Spec()
+	if p := projectOf(s.Target.Client, s.Target.Scope, s.Target.Path, s.Target.Client.KeyPath); p != "" {
+		undo += " --project " + shellword.Quote(p) // init --unwrap restores the given project's entries alone
+	}
+	fmt.Fprintf(&b, "# Undo: mcpsandbox init --unwrap %s --client %s (restores the entry byte for byte).\n", line.Replace(s.Name), line.Replace(undo))
 	b.WriteString("version = 1\n")
 	fmt.Fprintf(&b, "scheme  = %s\n", tomlString(string(w)))
 	fmt.Fprintf(&b, "name    = %s  # the wrapped server's name\n\n", tomlString(PolicyName(s.Name)))
