@@ -316,6 +316,9 @@ func TestE2BLoadHTTP(t *testing.T) {
 	root := t.TempDir()
 	p := policy.Default(e2bsec.Name)
 	p.Name, e2bsec.Of(p).APIKeyEnv, e2bsec.Of(p).Reuse = "e2e-e2b-load", e2bKeyEnv, "session"
+	// above the sessions this test opens (8, 2 that cancel, 1 that vanishes): one sandbox each,
+	// none evicted (e2b.max_sessions's eviction is TestE2BSessionCap's)
+	e2bsec.Of(p).MaxSessions = 16
 	p.Limits.MaxConcurrent, p.Limits.Timeout.Duration = maxConc, 20*time.Second
 	p.Audit.Path = filepath.Join(root, "audit.jsonl")
 	b, err := policy.Marshal(p)
