@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	sa "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox"
+	sw "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/sandbox"
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -20,6 +21,7 @@ var Rules = []verify.Rule{
 	{ID: "MS502", Severity: verify.Medium, Title: "a wrap.write directory lies in a repository or holds tool or agent configuration: writes there land directly, unjudged"},
 	{ID: "MS503", Severity: verify.Medium, Title: "wrap network = true: the server reaches every host"},
 	{ID: "MS504", Severity: verify.Medium, Title: "wrap.read exposes a home or secrets directory"},
+	{ID: "MS505", Severity: verify.Low, Title: "a wrap.write directory is not the server's uid's to write (as root: nobody's): every write there fails"},
 }
 
 const dataDirFix = "name a directory of data the server needs, outside any home's dot directories, repositories and projects (e.g. ~/mcp-data/NAME), or leave wrap.write empty"
@@ -46,6 +48,10 @@ func audit(p *policy.Policy, add verify.Add) {
 		}
 		if why := unjudged(resolved); why != "" && !mutated("wrap-audit-write") {
 			add("MS502", key, "%s %s: the server's writes land directly (no transactional layer, no protect list), so it can write what tools run when they work there (hooks, .envrc, conftest.py, CLAUDE.md, editor tasks)", dataDirFix, d, why)
+		}
+		// Landlock lets the server write there; the directory's owner and mode may not (trial35 F2)
+		if note, fix := sw.WriteDirNote(d); note != "" {
+			add("MS505", key, "%s", fix, note)
 		}
 	}
 	for i, r := range w.Read {

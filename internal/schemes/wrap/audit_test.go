@@ -25,9 +25,19 @@ func TestAuditWrapOpenings(t *testing.T) {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		if os.Geteuid() == 0 {
+			os.Chown(p, 65534, 65534) // the server's, as root (else MS505)
+		}
 		return p
 	}
 	data := mk(t.TempDir(), "data")
+	// as root the server runs as nobody: a directory root owns (0755) refuses its every write
+	// (trial35 F2); as another user, one that user cannot write. Catches wrap-write-owner-unchecked.
+	notMine := filepath.Join(t.TempDir(), "notes")
+	os.Mkdir(notMine, 0o755)
+	if os.Geteuid() != 0 {
+		os.Chmod(notMine, 0o555)
+	}
 	repo := t.TempDir()
 	mk(repo, ".git")
 	agent := mk(t.TempDir(), "notes")
@@ -48,6 +58,7 @@ func TestAuditWrapOpenings(t *testing.T) {
 		{"etc", func(w *wrapsec.Wrap) { w.Write = []string{"/etc/mcp-data"} }, "MS501"},
 		{"root", func(w *wrapsec.Wrap) { w.Write = []string{"/"} }, "MS501"},
 		{"var", func(w *wrapsec.Wrap) { w.Write = []string{"/var"} }, "MS501"},
+		{"not-the-servers", func(w *wrapsec.Wrap) { w.Write = []string{notMine} }, "MS505"},
 		{"in-repo", func(w *wrapsec.Wrap) { w.Write = []string{mk(repo, "out")} }, "MS502"},
 		{"agent-file", func(w *wrapsec.Wrap) { w.Write = []string{agent} }, "MS502"},
 		{"ci-anchored", func(w *wrapsec.Wrap) { w.Write = []string{ci} }, "MS502"},

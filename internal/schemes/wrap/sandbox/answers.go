@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -209,6 +211,7 @@ func (r *relay) explainAccess(tool string, line []byte) {
 	var text strings.Builder
 	s := string(line)
 	n := 0
+	var quoted [][2]int // the excerpts' spans
 	for _, mark := range []string{"ermission denied", "EACCES", "EPERM", "Operation not permitted"} {
 		for from := 0; n < 3; {
 			i := strings.Index(s[from:], mark)
@@ -216,7 +219,11 @@ func (r *relay) explainAccess(tool string, line []byte) {
 				break
 			}
 			i += from
+			from = i + len(mark)
 			lo, hi := max(0, i-120), min(len(s), i+len(mark)+120)
+			if slices.ContainsFunc(quoted, func(q [2]int) bool { return q[0] <= i && i < q[1] }) && !mutated("wrap-explain-quotes-twice") {
+				continue // in an excerpt already quoted ("EACCES: permission denied" holds two marks)
+			}
 			excerpt := s[lo:hi]
 			if !mutated("wrap-explain-controls") {
 				// the server's bytes on the user's terminal: a raw C1 CSI or DEL is valid JSON
@@ -224,12 +231,20 @@ func (r *relay) explainAccess(tool string, line []byte) {
 			}
 			text.WriteString("\n    … " + excerpt + " …")
 			n++
-			from = i + len(mark)
+			quoted = append(quoted, [2]int{lo, hi})
 		}
 	}
-	if n > 0 {
-		r.explainf("tools/call %q failed with what looks like a sandbox refusal (a path outside wrap.read/wrap.write, or the network):%s", tool, text.String())
+	if n == 0 {
+		return
 	}
+	for _, d := range slices.Sorted(maps.Keys(r.writeNotes)) {
+		if strings.Contains(s, d+"/") || strings.Contains(s, d+`"`) || strings.Contains(s, d+"'") {
+			// the path is in wrap.write: the sandbox did not refuse it, the directory's owner did
+			r.explainf("tools/call %q failed writing in a wrap.write directory: %s:%s", tool, r.writeNotes[d], text.String())
+			return
+		}
+	}
+	r.explainf("tools/call %q failed with what looks like a sandbox refusal (a path outside wrap.read/wrap.write, or the network):%s", tool, text.String())
 }
 
 // aliased is the key of a tracked request whose id the answer id reads as, read as a client may

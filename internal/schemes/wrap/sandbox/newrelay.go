@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"io"
+	"path/filepath"
 
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
@@ -16,6 +17,12 @@ func newRelay(p *policy.Policy, al *audit.Log, o Options, session string, toServ
 	r.toClient.w, r.toServer.w = o.Stdout, toServer
 	if o.ExplainDenials {
 		r.explain = o.Stderr
+		r.writeNotes = map[string]string{}
+		for _, d := range wrapsec.Of(p).Write {
+			if note, fix := WriteDirNote(d); note != "" {
+				r.writeNotes[filepath.Clean(d)] = note + ": " + fix
+			}
+		}
 	}
 	return r
 }

@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -73,36 +76,297 @@ func wrapCacheDir(name string) (string, error) {
 	return filepath.Join(base, "mcpsandbox", "wrap", name), nil
 }
 
-// privateNPMCache returns the server's npm cache, making (and seeding) it when missing.
-func privateNPMCache(name, client string, uid, gid int) (string, error) {
-	dir, err := wrapCacheDir(name)
+// privateNPMCache returns the policy's npm cache, making (and seeding) it when missing, and
+// re-seeding it when a source has changed since its seed and the policy cannot fetch what it
+// lacks (see seedSources). release ends this start's use of it (a re-seed replaces the cache
+// only while no other start of the policy uses it).
+func privateNPMCache(p *policy.Policy, client string, uid, gid int) (cache string, release func(), err error) {
+	dir, err := wrapCacheDir(CacheKey(p))
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	cache := filepath.Join(dir, "npm")
-	if st, err := os.Stat(cache); err == nil && st.IsDir() {
-		return cache, nil
-	}
+	cache = filepath.Join(dir, "npm")
 	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return "", fmt.Errorf("make the server's npm cache: %w", err)
+		return "", nil, fmt.Errorf("make the server's npm cache: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "use.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", nil, fmt.Errorf("make the server's npm cache: %w", err)
+	}
+	release = func() { lock.Close() }
+	me := seedOf(p)
+	sources := seedSources(filepath.Dir(dir), filepath.Base(dir), me, client)
+	if unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		// another start of this policy uses (or makes) the cache: take it as it is
+		if err := unix.Flock(int(lock.Fd()), unix.LOCK_SH); err != nil {
+			release()
+			return "", nil, fmt.Errorf("lock the server's npm cache: %w", err)
+		}
+		if st, err := os.Stat(cache); err == nil && st.IsDir() {
+			return cache, release, nil
+		}
+		release()
+		return "", nil, fmt.Errorf("the server's npm cache %s is missing after another start made it: start the server again", cache)
+	}
+	defer unix.Flock(int(lock.Fd()), unix.LOCK_SH) // downgraded: other starts may use it, none re-seed it
+	st, statErr := os.Stat(cache)
+	if statErr == nil && st.IsDir() {
+		old, _ := readSeed(dir)
+		if me.fetches || (old != nil && maps.Equal(old.Sources, sources)) || mutated("wrap-npm-cache-never-reseeded") {
+			if old == nil { // made before seeds were recorded: a source for narrower policies from now on
+				me.Sources = sources
+				_ = writeSeed(dir, me)
+			}
+			return cache, release, nil
+		}
 	}
 	tmp, err := os.MkdirTemp(dir, "npm-seed-")
 	if err != nil {
-		return "", fmt.Errorf("make the server's npm cache: %w", err)
+		release()
+		return "", nil, fmt.Errorf("make the server's npm cache: %w", err)
 	}
 	defer os.RemoveAll(tmp)
+	fail := func(err error) (string, func(), error) { release(); return "", nil, err }
 	if client != "" {
 		if err := seedNPM(client, tmp, uid); err != nil {
-			return "", fmt.Errorf("seed the server's npm cache from %s: %w", client, err)
+			return fail(fmt.Errorf("seed the server's npm cache from %s: %w", client, err))
+		}
+	}
+	for src := range sources {
+		if src == client {
+			continue
+		}
+		if err := overlayNPM(src, tmp, client, uid); err != nil {
+			return fail(fmt.Errorf("seed the server's npm cache from %s: %w", src, err))
 		}
 	}
 	if err := chownTree(tmp, uid, gid); err != nil {
-		return "", err
+		return fail(err)
+	}
+	if statErr == nil {
+		// no start of this policy uses the old cache (the lock): it goes
+		old := filepath.Join(dir, fmt.Sprintf("npm-old-%d", time.Now().UnixNano()))
+		if err := os.Rename(cache, old); err != nil {
+			return fail(fmt.Errorf("re-seed the server's npm cache %s: %w (remove it to re-seed)", cache, err))
+		}
+		defer os.RemoveAll(old)
 	}
 	if err := os.Rename(tmp, cache); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", fmt.Errorf("make the server's npm cache: %w", err)
+		return fail(fmt.Errorf("make the server's npm cache: %w", err))
 	}
-	return cache, nil
+	me.Sources = sources
+	if err := writeSeed(dir, me); err != nil {
+		return fail(err)
+	}
+	return cache, release, nil
+}
+
+// seedInfo is KEY/seed.json, beside the cache (in a directory the server cannot write): what
+// the cache's policy lets its server do, which another policy's cache compares (seedSources),
+// and the _npx stamps of the sources it was seeded from.
+type seedInfo struct {
+	Name string `json:"name"`
+	// Base is the [wrap] section without its network and tools.deny, as JSON.
+	Base string `json:"base"`
+	// NetAll: network = true; else Hosts: the host list (none: network = false).
+	NetAll  bool             `json:"net_all,omitempty"`
+	Hosts   []string         `json:"hosts,omitempty"`
+	Deny    []string         `json:"deny,omitempty"`
+	Sources map[string]int64 `json:"sources,omitempty"`
+	// fetches: the server reaches the npm registry (it fetches what its cache lacks).
+	fetches bool
+}
+
+func seedOf(p *policy.Policy) seedInfo {
+	w := *wrapsec.Of(p)
+	s := seedInfo{Name: p.Name, NetAll: w.Egress.Mode == policy.NetAll, Deny: w.Tools.Deny}
+	if w.Egress.Mode == policy.NetHosts {
+		for _, h := range w.Egress.Hosts() {
+			s.Hosts = append(s.Hosts, h.Raw)
+		}
+	}
+	_, s.fetches = w.Egress.Allows("registry.npmjs.org", 443)
+	s.fetches = s.fetches || s.NetAll
+	w.Egress, w.Tools.Deny = policy.Network{}, nil
+	b, _ := json.Marshal(w)
+	s.Base = string(b)
+	return s
+}
+
+// within says whether a server under s may run what one under wider fetched. The private
+// cache is writable and executable by its server, so what a server left in it is code the next
+// one runs (TestNPMCachePerPolicy): another policy's cache may seed this one only when that
+// policy's server could do everything this one can. The same name, command, read, write, env
+// and server_requests (the kernel's bounds and what the server is given: a wider read or env
+// could have fed it a file or a variable that changes what it plants, which this policy's own
+// server never sees), a network that reaches every host this one does, and a tool deny list
+// that holds every entry of the other's (a narrower relay): the code the other left then runs
+// here with no more reach than it had there. Never the reverse: a network = false cache would
+// otherwise seed one that holds a token and the network.
+func (s seedInfo) within(wider seedInfo) bool {
+	if mutated("wrap-npm-seed-any-policy") {
+		return s.Name == wider.Name
+	}
+	if s.Name != wider.Name || s.Base != wider.Base {
+		return false
+	}
+	if !wider.NetAll && (s.NetAll || !subset(s.Hosts, wider.Hosts)) {
+		return false
+	}
+	return subset(wider.Deny, s.Deny)
+}
+
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+func readSeed(dir string) (*seedInfo, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "seed.json"))
+	if err != nil {
+		return nil, err
+	}
+	var s seedInfo
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func writeSeed(dir string, s seedInfo) error {
+	b, _ := json.Marshal(s)
+	tmp := filepath.Join(dir, "seed.json.tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("record the server's npm cache's seed: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, "seed.json"))
+}
+
+// seedSources are the caches a seed of key's cache reads, each with the latest modification
+// time of its _npx, its trees and their node_modules (npx makes a tree there for each package
+// it installs, and fills it): the client's, and the
+// caches of the policy's name under policies wider than this one (within), e.g. the same
+// policy with the registry, which fetched the package the start with network = false lacks.
+// A changed stamp re-seeds a cache whose server cannot fetch (privateNPMCache).
+func seedSources(root, key string, me seedInfo, client string) map[string]int64 {
+	stamp := func(dir string) int64 {
+		// an install ends by writing its tree's node_modules: the directories above it change
+		var t int64
+		look := func(p string) {
+			if st, err := os.Lstat(p); err == nil {
+				t = max(t, st.ModTime().UnixNano())
+			}
+		}
+		npx := filepath.Join(dir, "_npx")
+		look(npx)
+		trees, _ := os.ReadDir(npx)
+		for _, e := range trees {
+			look(filepath.Join(npx, e.Name()))
+			look(filepath.Join(npx, e.Name(), "node_modules"))
+		}
+		return t
+	}
+	out := map[string]int64{}
+	if client != "" {
+		out[client] = stamp(client)
+	}
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		if e.Name() == key || !e.IsDir() || !strings.HasPrefix(e.Name(), me.Name+"-") {
+			continue
+		}
+		other, err := readSeed(filepath.Join(root, e.Name()))
+		if err != nil || !me.within(*other) {
+			continue
+		}
+		src := filepath.Join(root, e.Name(), "npm")
+		if t := stamp(src); t != 0 {
+			out[src] = t
+		}
+	}
+	return out
+}
+
+// overlayNPM adds to the seed dst what another private cache src holds and dst lacks: its index
+// lines, its npx trees, its content. src is written by its server (as root: the sandbox's uid),
+// so every file is opened beneath src with no symlink followed, and, as root, only a file the
+// sandbox's uid could read anyway is copied. Copies, never links: a link would let this
+// policy's server write the other's cache. A symlink into the client's content store (the
+// other seed's link) is made again.
+func overlayNPM(src, dst, client string, uid int) error {
+	if cacheSize(src) > maxSeed {
+		return nil
+	}
+	root, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	index := filepath.Join("_cacache", "index-v5") + "/"
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // best effort: npm fetches what is missing (with network)
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case rel == "." || rel == "_logs":
+			if d.IsDir() && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			// relative (an npx tree's .bin) as copyTree keeps them, or the other seed's link
+			// into the client's content store
+			if err == nil && (!strings.HasPrefix(target, "/") || client != "" && strings.HasPrefix(target, NPMContent(client)+"/")) {
+				if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+					return os.Symlink(target, to)
+				}
+			}
+			return nil
+		case !d.Type().IsRegular():
+			return nil
+		}
+		_, lerr := os.Lstat(to)
+		exists := lerr == nil
+		if exists && !strings.HasPrefix(rel, index) {
+			return nil // content is named by its hash, an npx tree by its package: the same
+		}
+		fd, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		if err != nil {
+			return nil
+		}
+		in := os.NewFile(uintptr(fd), p)
+		defer in.Close()
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return nil
+		}
+		if os.Geteuid() == 0 && int(st.Uid) != uid && st.Mode&0o004 == 0 {
+			return nil // the server could not read it: root does not read it for the server
+		}
+		flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+		if exists {
+			flags = os.O_WRONLY | os.O_APPEND // an index bucket: npm reads its lines, the last one wins
+		}
+		out, err := os.OpenFile(to, flags, os.FileMode(st.Mode&0o777)|0o600)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, io.LimitReader(in, maxSeed)); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
 }
 
 // seedNPM copies the index and the npx trees of the client's cache and links its content.
@@ -249,4 +513,13 @@ func chownTree(dir string, uid, gid int) error {
 		}
 		return os.Lchown(p, uid, gid)
 	})
+}
+
+// npmCacheHint names, for a server that ended with no network, the private npm cache it ran
+// with and what seeds it: ENOTCACHED is about that cache, not the client's.
+func npmCacheHint(cache string, net policy.Network) string {
+	if cache == "" || net.Mode != policy.NetNone {
+		return ""
+	}
+	return fmt.Sprintf("; its npm cache was %s, seeded from your npm cache and from this server's caches under the same policy with the registry; it is seeded again at the next start once either has changed (run the server once with network = [\"registry.npmjs.org\"], or `npx -y PKG` once), or remove %s to re-seed it", cache, filepath.Dir(cache))
 }

@@ -61,10 +61,11 @@ func TestNPMCachePerPolicy(t *testing.T) {
 		p := policy.Default(wrapsec.Name)
 		p.Name, p.File = "github", file
 		wrapsec.Of(p).Env = env
-		c, err := privateNPMCache(CacheKey(p), "", os.Getuid(), os.Getgid())
+		c, release, err := privateNPMCache(p, "", os.Getuid(), os.Getgid())
 		if err != nil {
 			t.Fatal(err)
 		}
+		release()
 		return c
 	}
 	project := cacheOf("/home/u/.config/mcpsandbox/wrap/claude-code-project-github.toml")
@@ -127,5 +128,101 @@ func TestWrapCacheDirIgnoresARelativeXDGCacheHome(t *testing.T) {
 	got, err := wrapCacheDir("github-0123")
 	if want := filepath.Join(base, "mcpsandbox", "wrap", "github-0123"); err != nil || got != want {
 		t.Errorf("XDG_CACHE_HOME=cache: %q %v, want %q", got, err, want)
+	}
+}
+
+// A start with network = false that failed for lack of the package made its cache (empty); a
+// start with the registry then fetched the package into its own. Seeded only when made, the
+// network = false cache stayed empty for good (trial35 F1). It is seeded again, from the client's
+// cache and from the caches of wider policies of the server's name, once one of them changed;
+// never from a policy that could do less or other (red with mutants wrap-npm-cache-never-reseeded,
+// wrap-npm-seed-any-policy).
+func TestNPMCacheReseededFromAWiderPolicy(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	client := t.TempDir()
+	os.MkdirAll(filepath.Join(client, "_npx"), 0o755)
+	mk := func(net any, env ...string) *policy.Policy {
+		p := policy.Default(wrapsec.Name)
+		p.Name = "everything"
+		w := wrapsec.Of(p)
+		w.Command = []string{"npx", "-y", "@modelcontextprotocol/server-everything"}
+		w.Env = env
+		if err := w.Egress.UnmarshalTOML(net); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cacheOf := func(p *policy.Policy) string {
+		c, release, err := privateNPMCache(p, client, os.Getuid(), os.Getgid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		return c
+	}
+	offline := mk(false)
+	registry := mk([]any{"registry.npmjs.org"})
+	token := mk(false, "GITHUB_TOKEN")
+	first := cacheOf(offline)
+	_ = cacheOf(token)
+	fetched := cacheOf(registry)
+	files := map[string]string{
+		"_npx/3b2a/node_modules/.bin/mcp-server-everything": "",
+		"_npx/3b2a/node_modules/server-everything/index.js": "console.log('served')",
+		"_cacache/index-v5/aa/bb/cdef":                      "hash\t{\"key\":\"make-fetch-happen:request-cache:x\"}\n",
+		"_cacache/content-v2/sha512/01/02/0304":             "tarball",
+	}
+	for rel, text := range files {
+		p := filepath.Join(fetched, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if text == "" {
+			os.Symlink("../server-everything/index.js", p)
+			continue
+		}
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again := cacheOf(offline); again != first {
+		t.Fatalf("the network = false cache moved: %s, then %s", first, again)
+	}
+	for rel, text := range files {
+		b, err := os.ReadFile(filepath.Join(first, rel))
+		if err != nil || (text != "" && string(b) != text) {
+			t.Errorf("network = false start after the registry's: %s not in its cache (%q, %v): npx fails ENOTCACHED for good", rel, b, err)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(first, "_npx/3b2a/node_modules/server-everything/index.js")); err != nil || st.Mode().Perm()&0o100 == 0 {
+		t.Errorf("a copied file lost its mode: %v %v", st, err)
+	}
+	tokenCache := cacheOf(token)
+	if _, err := os.Stat(filepath.Join(tokenCache, "_npx/3b2a")); err == nil {
+		t.Error("a policy given GITHUB_TOKEN was seeded from one that was not given it: code another server planted runs with the token")
+	}
+	// the reverse: the registry's cache never reads the network = false one's
+	os.MkdirAll(filepath.Join(first, "_npx/evil"), 0o755)
+	if _, err := os.Stat(filepath.Join(cacheOf(registry), "_npx/evil")); err == nil {
+		t.Error("the registry policy's cache was seeded from the network = false one")
+	}
+}
+
+func TestSeedWithin(t *testing.T) {
+	base := seedInfo{Name: "s", Base: "b"}
+	for _, c := range []struct {
+		narrow, wide seedInfo
+		want         bool
+	}{
+		{base, seedInfo{Name: "s", Base: "b", Hosts: []string{"registry.npmjs.org"}}, true},
+		{base, seedInfo{Name: "s", Base: "b", NetAll: true}, true},
+		{seedInfo{Name: "s", Base: "b", Deny: []string{"write_*"}}, seedInfo{Name: "s", Base: "b", NetAll: true}, true},
+		{seedInfo{Name: "s", Base: "b", NetAll: true}, base, false},
+		{seedInfo{Name: "s", Base: "b", Hosts: []string{"a.example"}}, seedInfo{Name: "s", Base: "b", Hosts: []string{"registry.npmjs.org"}}, false},
+		{base, seedInfo{Name: "s", Base: "b", Deny: []string{"write_*"}}, false},
+		{base, seedInfo{Name: "s", Base: "other", NetAll: true}, false},
+		{base, seedInfo{Name: "t", Base: "b", NetAll: true}, false},
+	} {
+		if got := c.narrow.within(c.wide); got != c.want {
+			t.Errorf("%+v within %+v: %v, want %v", c.narrow, c.wide, got, c.want)
+		}
 	}
 }

@@ -48,6 +48,9 @@ type relay struct {
 	session string
 	log     *slog.Logger
 	explain io.Writer // --explain-denials: one line per refusal (nil: off)
+	// writeNotes: for --explain-denials, each wrap.write directory the server's uid cannot
+	// write, with why and the fix (WriteDirNote)
+	writeNotes map[string]string
 
 	toClient, toServer lockedWriter
 

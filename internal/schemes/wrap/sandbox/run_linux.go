@@ -94,17 +94,13 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		_ = os.Chown(home, uid, gid)
 	}
 	rw := append([]string{home}, wrapsec.Of(p).Write...)
-	if prog.Node && !mutated("wrap-npm-cache") {
-		cache, err := privateNPMCache(CacheKey(p), prog.NPMFrom, uid, gid)
-		if err != nil {
-			return err
-		}
-		rw = append(rw, cache)
-		prog.ExecDirs = append(prog.ExecDirs, cache) // npx runs the package's bin from its cache
-		if prog.NPMFrom != "" {
-			prog.ReadDirs = append(prog.ReadDirs, NPMContent(prog.NPMFrom)) // what the cache's links lead to
-		}
-		prog.Env = append(prog.Env, "npm_config_cache="+cache)
+	npmCache, release, err := useNPMCache(p, prog, uid, gid)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if npmCache != "" {
+		rw = append(rw, npmCache)
 	}
 	session := "wrap-" + strconv.Itoa(os.Getpid())
 	srv, err := ex.StartServer(allowlist.ServerOptions{
@@ -121,7 +117,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	o.Logger.Info("wrapping", "name", p.Name, "command", argv, "pid", srv.Pid, "policy_hash", p.Hash()[:16], "audit", al.Path())
 	err = newRelay(p, al, o, session, srv.Stdin).run(ctx, o.Stdin, srv)
 	if errors.Is(err, errServerEnded) {
-		err = fmt.Errorf("%w%s", err, FirstStartHint(argv[0], wrapsec.Of(p).Net(), p.File))
+		err = fmt.Errorf("%w%s%s", err, FirstStartHint(argv[0], wrapsec.Of(p).Net(), p.File), npmCacheHint(npmCache, wrapsec.Of(p).Net()))
 	}
 	return err
 }
@@ -267,4 +263,22 @@ func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) er
 		// not an error ("mcpsandbox: context canceled" and exit 1 in the client's log)
 		return nil
 	}
+}
+
+// useNPMCache gives a node server its private npm cache (privateNPMCache): prog runs npx's
+// bins from it and reads what its links lead to. "" for a server that is not node's.
+func useNPMCache(p *policy.Policy, prog *program, uid, gid int) (string, func(), error) {
+	if !prog.Node || mutated("wrap-npm-cache") {
+		return "", func() {}, nil
+	}
+	cache, release, err := privateNPMCache(p, prog.NPMFrom, uid, gid)
+	if err != nil {
+		return "", nil, err
+	}
+	prog.ExecDirs = append(prog.ExecDirs, cache) // npx runs the package's bin from its cache
+	if prog.NPMFrom != "" {
+		prog.ReadDirs = append(prog.ReadDirs, NPMContent(prog.NPMFrom)) // what the cache's links lead to
+	}
+	prog.Env = append(prog.Env, "npm_config_cache="+cache)
+	return cache, release, nil
 }

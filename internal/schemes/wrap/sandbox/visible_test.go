@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,40 @@ func FuzzVisibleFrame(f *testing.F) {
 			t.Fatalf("shown twice differs:\n out: %q\nagain: %q", out, again)
 		}
 	})
+}
+
+// A write the kernel refused in a wrap.write directory is not a path outside wrap.write: as
+// root the server runs as nobody, and a directory root owns (0755) refuses it by its mode
+// (trial35 F2). --explain-denials says so, with the chown, and quotes the answer once though
+// it holds two marks ("EACCES: permission denied", trial35 F8). Red with mutants
+// wrap-write-owner-unchecked, wrap-explain-quotes-twice.
+func TestRelayExplainNamesAnUnwritableWriteDir(t *testing.T) {
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		os.Chmod(dir, 0o755) // root's, as the trial's notes/
+	} else {
+		os.Chmod(dir, 0o555)
+		defer os.Chmod(dir, 0o755)
+	}
+	p := policy.Default(wrapsec.Name)
+	wrapsec.Of(p).Write = []string{dir}
+	toClient, toServer, stderr := &syncBuf{}, &syncBuf{}, &syncBuf{}
+	r := newRelay(p, nil, Options{Stdout: toClient, Stderr: stderr, ExplainDenials: true, Logger: slog.New(slog.DiscardHandler)}, "s", toServer)
+	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/call", tool: "write_file", start: time.Now()})
+	frame := `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"EACCES: permission denied, open '` + dir + `/n2.txt'"}]}}`
+	if err := r.fromServer(strings.NewReader(frame + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	stderr.mu.Lock()
+	out := stderr.b.String()
+	stderr.mu.Unlock()
+	if !strings.Contains(out, "is in wrap.write but not") || strings.Contains(out, "a path outside wrap.read/wrap.write") {
+		t.Errorf("the refusal in a wrap.write directory its uid cannot write is blamed on the policy's paths: %q", out)
+	}
+	if os.Geteuid() == 0 && !strings.Contains(out, "chown -R 65534:65534 "+dir) {
+		t.Errorf("no chown fix: %q", out)
+	}
+	if n := strings.Count(out, "n2.txt"); n != 1 {
+		t.Errorf("the answer is quoted %d times, want once: %q", n, out)
+	}
 }
