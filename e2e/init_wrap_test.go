@@ -55,8 +55,10 @@ func TestInitWrapUnwrap(t *testing.T) {
 		t.Fatalf("init --wrap without a terminal does not list the servers: exit %d\n%s\n%s", code, out, stderr)
 	}
 	out, stderr, code = e.run(t, "", "--wrap", "all", "--client", "claude-code")
+	// the --explain-denials hint says where its lines appear: run by hand, wrap waits for MCP on
+	// stdin and shows nothing (trial35 F15)
 	if code != 0 || strings.Count(out, "wrapped: ") != 3 || strings.Count(out, "checked: the wrapped entry starts") != 3 ||
-		!strings.Contains(stderr, `left: "remote"`) {
+		!strings.Contains(stderr, `left: "remote"`) || !strings.Contains(out, `add "--explain-denials" to the wrapped entry's args`) {
 		t.Fatalf("init --wrap all: exit %d\n%s\n%s", code, out, stderr)
 	}
 	b, _ := os.ReadFile(e.config)

@@ -45,6 +45,9 @@ func TestCLI(t *testing.T) {
 		{[]string{"init", "--scheme", "dokcer", "--yes"}, "(did you mean --scheme docker?)", ""},
 		// a wrap policy that is not there: how to make one (init writes none from answers)
 		{[]string{"wrap", "--policy", "/nonexistent/w.toml", "--", "true"}, "wrap policy /nonexistent/w.toml: no such file or directory: write one (scheme = \"wrap\"; README \"Wrap another MCP server\" shows every key), or add the server to a client's config and run `mcpsandbox init --wrap NAME`", ""},
+		// the server's flags without `--` before its command: where they go (trial35 F11)
+		{[]string{"wrap", "--policy", "p.toml", "npx", "-y", "srv"}, "unknown shorthand flag: 'y' in -y; if it is the server's, put the server's command after `--`: mcpsandbox wrap --policy FILE -- COMMAND ARGS…", ""},
+		{[]string{"wrap", "--policy", "p.toml", "npx", "--stdio"}, "put the server's command after `--`", ""},
 		{[]string{"init", "--clinet", "cursor"}, "unknown flag: --clinet: did you mean --client? (see mcpsandbox init --help)", ""},
 		{[]string{"serve", "--polcy", "p.toml"}, "did you mean --policy?", ""},
 		// a value the flag's type does not parse, in words (not "strconv.ParseInt: parsing …")

@@ -189,9 +189,10 @@ func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, a
 		if out.Hint != "" {
 			fmt.Fprintf(o.IO.Out, "  note: %s (its calls that use them will fail)\n", out.Hint)
 		}
+		printWriteDirNotes(o.IO.Out, out.Record.Policy)
 	}
 	if failed < len(outs) {
-		fmt.Fprintf(o.IO.Out, "widen a policy knowingly: mcpsandbox wrap --policy P --explain-denials -- CMD names what it refuses; undo: mcpsandbox init --unwrap NAME\n")
+		fmt.Fprintf(o.IO.Out, "widen a policy knowingly: add \"--explain-denials\" to the wrapped entry's args (before \"--\"): the client's MCP log (its server stderr) then names each path or host refused at the client's real calls, or run the entry under the MCP Inspector (npx @modelcontextprotocol/inspector); undo: mcpsandbox init --unwrap NAME\n")
 	}
 	if err != nil {
 		return err

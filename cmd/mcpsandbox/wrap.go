@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
@@ -46,6 +47,14 @@ func NewCmdWrap(f *Factory, runF func(context.Context, *WrapOptions) error) *cob
 			return runWrap(cmd.Context(), o)
 		},
 	}
+	cmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		err = suggestFlag(cmd, err)
+		if strings.HasPrefix(err.Error(), "unknown ") && !strings.Contains(err.Error(), "did you mean") {
+			// `wrap --policy P npx -y srv`: the server's own flags are read as wrap's (trial35 F11)
+			return fmt.Errorf("%w; if it is the server's, put the server's command after `--`: mcpsandbox wrap --policy FILE -- COMMAND ARGS…", err)
+		}
+		return err
+	})
 	cmd.Flags().StringVarP(&o.PolicyPath, "policy", "p", "", "the wrap policy (TOML, version 1)")
 	cmd.Flags().BoolVar(&o.ExplainDenials, "explain-denials", false, "log every refused call and denied host to stderr, so the policy can be widened knowingly")
 	cmd.Flags().StringVar(&o.LogLevel, "log-level", "warn", "stderr log level: debug, info, warn, error")

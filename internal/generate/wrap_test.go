@@ -871,3 +871,24 @@ func TestWrapNotesHiddenPathsOfAStartedServer(t *testing.T) {
 		t.Errorf("the note: %q, want %s named with its variable and its directory to add", h, mem)
 	}
 }
+
+// The wrap policy's [limits] comments say what README says they bound: memory each process's
+// address space (not the tree's), pids RLIMIT_NPROC, which counts the server's uid (trial35 F9:
+// they said "the whole process tree").
+func TestWrapPolicyLimitsSayWhatTheyBound(t *testing.T) {
+	f := newWrapFixture(t)
+	tg, _ := ResolveTarget("cursor", f.env)
+	b, err := testWrap.RenderPolicy(WrapServer{Target: tg, Name: "srv", Command: "/bin/true"}, filepath.Join(f.dir, "srv.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, want := range []string{"address space of each process, not the tree's total", "RLIMIT_NPROC: processes and threads of the server's uid", "cpus is not enforced"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the [limits] comments lack %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "whole process tree") || strings.Contains(text, "of the whole tree") {
+		t.Errorf("the [limits] comments say the limits bound the whole tree:\n%s", text)
+	}
+}
