@@ -93,7 +93,8 @@ func privateNPMCache(p *policy.Policy, client string, uid, gid int) (cache strin
 	if err != nil {
 		return "", nil, fmt.Errorf("make the server's npm cache: %w", err)
 	}
-	release = func() { lock.Close() }
+	closed := false
+	release = func() { closed = true; lock.Close() }
 	me := seedOf(p)
 	sources := seedSources(filepath.Dir(dir), filepath.Base(dir), me, client)
 	if unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
@@ -108,7 +109,12 @@ func privateNPMCache(p *policy.Policy, client string, uid, gid int) (cache strin
 		release()
 		return "", nil, fmt.Errorf("the server's npm cache %s is missing after another start made it: start the server again", cache)
 	}
-	defer unix.Flock(int(lock.Fd()), unix.LOCK_SH) // downgraded: other starts may use it, none re-seed it
+	fd := int(lock.Fd())
+	defer func() {
+		if !closed { // downgraded: other starts may use it, none re-seed it
+			_ = unix.Flock(fd, unix.LOCK_SH)
+		}
+	}()
 	st, statErr := os.Stat(cache)
 	if statErr == nil && st.IsDir() {
 		old, _ := readSeed(dir)
