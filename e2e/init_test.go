@@ -771,3 +771,44 @@ func TestInitWizardNeedsChooseAnotherScheme(t *testing.T) {
 		t.Errorf("policy: %v\n%s", err, b)
 	}
 }
+
+// A re-run that detours through another scheme and comes back to the policy's own starts from the
+// policy again (trial35 F14: back on allowlist every built-in command was preselected, and init
+// asked to replace the policy as a foreign file; Enter throughout widened the allowlist). Red with
+// mutant wizard-detour-forgets-base.
+func TestInitWizardDetourKeepsThePolicy(t *testing.T) {
+	e := newInitEnv(t)
+	if out, stderr, code := e.run(t, "", "--scheme", "allowlist", "--allow", "wc,jq", "--workspace", filepath.Join(e.home, "ws"), "--client", "cursor", "--yes"); code != 0 {
+		t.Fatalf("first init: %s %s", out, stderr)
+	}
+	w := startWizard(t, e, "E2B_API_KEY=")
+	w.step("What should init do?", enter) // write a policy
+	w.expect("Starting from your policy")
+	w.step("Which sandbox scheme?", down+down+enter) // e2b, with no key
+	w.step("E2B template", enter)
+	w.step("Environment variable holding your E2B API key", enter)
+	w.step("Sandbox reuse", enter)
+	w.step("What now?", enter)             // choose another scheme
+	w.step("Which sandbox scheme?", enter) // the next one offered: allowlist, the policy's
+	w.step("Workspace", enter)
+	w.step("Commands to allow", enter)
+	w.expect("More commands")
+	if q := w.seen.String()[strings.LastIndex(w.seen.String(), "Commands to allow"):]; !regexp.MustCompile(`sha256\): wc, jq\s`).MatchString(q) {
+		t.Errorf("back on the policy's scheme, Enter took other commands than the policy's (wc, jq):\n%s", q)
+	}
+	w.con.Send(enter)
+	w.step("network access?", enter)
+	limitSteps(w)
+	w.step("`serve --http` you start with this policy", enter)
+	w.step("Configure which clients?", enter) // cursor: preselected
+	w.step("Write the policy to", enter)
+	// the same answers: the same policy, nothing to write (a foreign file would be asked about)
+	if got := w.expect("already configured, nothing changed", "Write them?", "exists. Replace it"); got != "already configured, nothing changed" {
+		t.Fatalf("the detour changed the policy or took it for a foreign file (%q):\n%s", got, w.seen.String())
+	}
+	w.step("on it now (audit", "n"+enter)
+	w.expect("verify --policy")
+	if err := w.exit(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -41,6 +41,9 @@ type Answers struct {
 	// Base, when set and of the same scheme, is the policy a re-run starts from: everything the
 	// answers do not say (env, protect, deny_args, audit path, …) is kept from it.
 	Base *policy.Policy
+	// started is the policy the re-run started from, kept while the wizard visits another
+	// scheme (Base is nil there) so that coming back to its scheme starts from it again.
+	started *policy.Policy
 
 	// Wizards are the schemes init offers, by name (the registry's scheme.Scheme.Wizard).
 	Wizards map[string]*Wizard

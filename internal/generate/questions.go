@@ -136,12 +136,21 @@ var TransportQuestions = []Question{
 
 // Prefill fills what neither a flag (given reports which were) nor an existing policy said, from
 // the scheme's defaults, so every question shows a default. A base of another scheme gives only
-// its name and the limits it set (the rest is its scheme's).
+// its name and the limits it set (the rest is its scheme's); it stays the base of its own scheme
+// should the wizard come back to it.
 // The scheme's own answers fill theirs (SchemeAnswers.Prefill).
 func (a *Answers) Prefill(given func(flag string) bool) {
+	if a.Base != nil {
+		a.started = a.Base
+	}
 	var other *policy.Policy
-	if a.Base != nil && a.Base.Scheme != a.Scheme {
+	if a.Base = a.started; a.Base != nil && a.Base.Scheme != a.Scheme {
 		other, a.Base = a.Base, nil
+		if mutated("wizard-detour-forgets-base") {
+			a.started = nil
+		}
+		// else kept: "Choose another scheme" and back to the policy's own starts from the policy
+		// again, its answers the defaults and the file a re-run's, not a foreign one (trial35 F14)
 	}
 	src := policy.Default(a.Scheme)
 	if a.Base != nil {

@@ -451,3 +451,33 @@ func TestPolicyRerunKeepsTheUsersComments(t *testing.T) {
 		t.Errorf("comments said lost: %q, want the one inside deny_args's value", c2.LostComments)
 	}
 }
+
+// A re-run that detours through another scheme (its check failed: "Choose another scheme") and
+// comes back to the policy's own starts from the policy again (trial35 F14): its commands are the
+// defaults, not every built-in one, and the rebuilt policy is the same one (a re-run of it, so
+// init does not ask to replace a foreign file). Red with mutant wizard-detour-forgets-base.
+func TestPrefillDetourKeepsTheBase(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "ws")
+	p, err := generate.BuildPolicy(allowlistAnswers(generate.Answers{}, ws, []string{"wc", "jq"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := func(string) bool { return false }
+	a := generate.Answers{Base: p, Wizards: schemes.Wizards()}
+	for _, s := range []string{dksec.Name, alsec.Name} { // as runWizard: the scheme, then Prefill
+		a.Scheme = s
+		a.Prefill(none)
+		if s == dksec.Name && a.Base != nil {
+			t.Fatalf("on docker the allowlist policy is still the base")
+		}
+	}
+	if a.Base != p {
+		t.Errorf("back on the policy's scheme, the base is %v", a.Base)
+	}
+	if got := allowlist.Own(&a).Allow; !slices.Equal(got, []string{"wc", "jq"}) {
+		t.Errorf("back on the policy's scheme, the commands are %q, want the policy's [wc jq]", got)
+	}
+	if back, err := generate.BuildPolicy(a); err != nil || back.Hash() != p.Hash() {
+		t.Errorf("the detour changes the policy: %v", err)
+	}
+}
