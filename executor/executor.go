@@ -71,10 +71,18 @@ type Result struct {
 	Entries     []FileEntry `json:"entries,omitempty" jsonschema:"what list_files found"`
 	EntriesMore int         `json:"entries_more,omitempty" jsonschema:"entries past the first 1000, counted"`
 	Images      []Image     `json:"images,omitempty" jsonschema:"pictures the program made; each one sent is also an image in the result's content"`
+	// EgressDenied names the call's connections serve's egress proxy refused, each with its rule
+	// and fix (at most MaxEgressDenied; the rest counted in EgressDeniedMore): an HTTPS client
+	// shows only "CONNECT tunnel failed, response 403".
+	EgressDenied     []string `json:"egress_denied,omitempty" jsonschema:"connections the egress proxy refused during the call, each with the rule and how to allow it"`
+	EgressDeniedMore int      `json:"egress_denied_more,omitempty" jsonschema:"refusals past those listed, counted"`
 	// Timeout is the limit the call ran under when a tool's own timeout argument shortened the
 	// policy's (0: limits.timeout); for the text rendering only.
 	Timeout time.Duration `json:"-"`
 }
+
+// MaxEgressDenied bounds the refusals a result names (Result.EgressDenied).
+const MaxEgressDenied = 3
 
 // WorkspaceChanges reports a call's transactional layer: what reached the workspace and what
 // did not, and why.

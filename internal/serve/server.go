@@ -825,6 +825,12 @@ func Render(res *executor.Result, p *policy.Policy) string {
 	if w := wslayer.Summary(res.Workspace); w != "" {
 		fmt.Fprintf(&b, "[%s]\n", w)
 	}
+	for _, d := range res.EgressDenied {
+		fmt.Fprintf(&b, "[%s]\n", d)
+	}
+	if res.EgressDeniedMore > 0 {
+		fmt.Fprintf(&b, "[and %d more egress refusal(s): serve's audit log has each]\n", res.EgressDeniedMore)
+	}
 	return b.String()
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 )
 
@@ -51,5 +52,20 @@ func TestResultTextShowsControls(t *testing.T) {
 	}
 	if got := visible.Text("plain\ttext\r\nü ě\n"); got != "plain\ttext\r\nü ě\n" {
 		t.Errorf("plain text changed: %q", got)
+	}
+}
+
+// A call's egress refusals are in its text result, one line each, the rest counted (trial35 F17).
+func TestRenderNamesEgressRefusals(t *testing.T) {
+	res := &executor.Result{ExitCode: 56, Stderr: "curl: (56) CONNECT tunnel failed, response 403\n",
+		EgressDenied:     []string{`egress to example.com:443 denied: not in allowlist.network (add "example.com" to allow it)`},
+		EgressDeniedMore: 2}
+	got := Render(res, testPolicy(5*time.Second, 2))
+	if !strings.Contains(got, `[egress to example.com:443 denied: not in allowlist.network (add "example.com" to allow it)]`) ||
+		!strings.Contains(got, "[and 2 more egress refusal(s)") {
+		t.Errorf("the text result:\n%s", got)
+	}
+	if got := Render(&executor.Result{}, testPolicy(5*time.Second, 2)); strings.Contains(got, "egress") {
+		t.Errorf("a call without refusals: %s", got)
 	}
 }

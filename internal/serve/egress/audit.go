@@ -3,6 +3,7 @@ package egress
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 )
@@ -51,4 +52,14 @@ func (d Decision) String() string {
 		return s + "allowed by " + strconv.Quote(d.Rule)
 	}
 	return s + "denied (" + d.Rule + "): " + d.Reason
+}
+
+// Note is a refusal in one line for the call's result: what was refused, by which rule, and how
+// to allow it where the rule says ("egress to example.com:443 denied: not in allowlist.network
+// (add "example.com" to allow it)").
+func (d Decision) Note() string {
+	if r, ok := strings.CutPrefix(d.Reason, "mcpsandbox: "); ok {
+		return r
+	}
+	return "egress to " + hostPort(d.Host, d.Port) + " denied (" + d.Rule + "): " + d.Reason
 }

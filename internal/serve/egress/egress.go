@@ -56,6 +56,9 @@ type Options struct {
 	// Audit receives every decision, once per request or tunnel (for an allowed tunnel, when it
 	// ends, with its byte counts). It must not block for long.
 	Audit func(Decision)
+	// Denied, when set, gets every refusal as it is taken, before Options.LogRate bounds the
+	// audit's copies: what a call's result names (the program may print only "403").
+	Denied func(Decision)
 	// Logger gets a line per decision (default: discard).
 	Logger *slog.Logger
 	// TestOnlyAllowLoopback re-opens 127.0.0.0/8 and ::1, for tests whose "remote" servers run
@@ -471,6 +474,7 @@ func (p *Proxy) refuseTunnel(c net.Conn, d *Decision, sent []byte, r *refusal) {
 	why := r.why + " (refused after the tunnel opened: the client saw 200, then this)"
 	d.Allowed, d.Rule, d.Reason = false, r.rule, why
 	clipDecision(d)
+	p.tell(d)
 	c.SetWriteDeadline(time.Now().Add(p.o.HeaderTimeout))
 	switch {
 	case r.tls:
@@ -794,10 +798,19 @@ func (p *Proxy) refuse(c net.Conn, d *Decision, status int, rule, why string) {
 	d.Allowed, d.Rule, d.Reason = false, rule, strings.TrimSpace(body)
 	clipDecision(d) // the body the client gets is clipped as the audit's copy is
 	body = d.Reason + "\n"
+	p.tell(d)
 	c.SetWriteDeadline(time.Now().Add(p.o.HeaderTimeout))
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Mcpsandbox-Egress: denied\r\n\r\n%s",
 		status, http.StatusText(status), len(body), body)
 	p.emit(d)
+}
+
+// tell gives a refusal to Options.Denied before the client learns of it, so a call that ends
+// on its 403 finds it named.
+func (p *Proxy) tell(d *Decision) {
+	if p.o.Denied != nil && !mutated("egress-denials-unsaid") {
+		p.o.Denied(*d)
+	}
 }
 
 // Record logs and audits a decision taken outside the proxy about one of its connections (the

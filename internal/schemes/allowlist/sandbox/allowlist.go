@@ -845,6 +845,7 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 		TimedOut:   errors.Is(ctx.Err(), context.DeadlineExceeded),
 		DurationMS: time.Since(start).Milliseconds(),
 	}
+	ec.note(res) // the proxy's refusals, which the program's own output may not name
 	var ee *exec.ExitError
 	switch {
 	case werr == nil:

@@ -66,7 +66,7 @@ type egress struct {
 	// forCall makes one call's proxy: serve handles one sandbox connection until it ends, stop
 	// ends what is left when the call ends. A proxy per call lets every decision carry the
 	// call's session.
-	forCall func(session string) (serve func(net.Conn), stop func())
+	forCall func(session string, denied func(egressproxy.Decision)) (serve func(net.Conn), stop func())
 
 	mu              sync.Mutex
 	audit           *audit.Log // serve's audit log (SetAudit); nil: decisions go to the logger only
@@ -123,6 +123,34 @@ type egressCall struct {
 	conns  map[net.Conn]struct{}
 	max    int
 	wg     sync.WaitGroup
+	// the call's refusals, for its result (each named once, at most MaxEgressDenied; more counted)
+	denied     []string
+	deniedMore int
+}
+
+// deny records one of the call's refusals.
+func (c *egressCall) deny(d egressproxy.Decision) {
+	n := d.Note()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case slices.Contains(c.denied, n): // a client's retry: named once
+	case len(c.denied) < executor.MaxEgressDenied:
+		c.denied = append(c.denied, n)
+	default:
+		c.deniedMore++
+	}
+}
+
+// note puts the call's refusals in its result: an HTTPS client shows only "CONNECT tunnel failed,
+// response 403", the rule and its fix being in the 403's body it never prints (trial35 F17).
+func (c *egressCall) note(res *executor.Result) {
+	if c == nil || res == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res.EgressDenied, res.EgressDeniedMore = slices.Clone(c.denied), c.deniedMore
 }
 
 // call starts one call's share of the egress path; nil (a no-op) without egress.
@@ -131,7 +159,7 @@ func (g *egress) call(session string) *egressCall {
 		return nil
 	}
 	c := &egressCall{conns: map[net.Conn]struct{}{}, max: g.conns}
-	c.serve, c.stop = g.forCall(session)
+	c.serve, c.stop = g.forCall(session, c.deny)
 	return c
 }
 
@@ -273,7 +301,7 @@ type egressOptions struct {
 // newEgress builds the executor's egress path from the policy's host list; nil without one.
 func newEgress(p *policy.Policy, o Options) (*egress, error) {
 	if o.egressServe != nil {
-		return &egress{port: EgressPort, forCall: func(string) (func(net.Conn), func()) { return o.egressServe, func() {} }}, nil
+		return &egress{port: EgressPort, forCall: func(string, func(egressproxy.Decision)) (func(net.Conn), func()) { return o.egressServe, func() {} }}, nil
 	}
 	n := alsec.Of(p).Net()
 	if n.Mode != policy.NetHosts {
@@ -293,9 +321,10 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 	// one proxy per call: its bounds (connections, names below wildcard rules, decisions logged
 	// one by one a second) are the call's own
 	po := egressproxy.Options{Key: "allowlist.network", Logger: o.Logger, Scope: "call", MaxConns: g.conns}
-	g.forCall = func(session string) (func(net.Conn), func()) {
+	g.forCall = func(session string, denied func(egressproxy.Decision)) (func(net.Conn), func()) {
 		o := po
 		o.Audit = func(d egressproxy.Decision) { g.record(d, session) }
+		o.Denied = denied
 		px := egressproxy.New(rules, o)
 		// Close waits for handlers, one of which may be mid-dial: off the call's path.
 		return px.ServeConn, func() { go px.Close() }

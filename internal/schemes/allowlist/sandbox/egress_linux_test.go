@@ -20,6 +20,8 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	egressproxy "github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -38,6 +40,7 @@ var pythonExec struct {
 	log       *slog.Logger
 	python    string
 	noMountNS bool
+	hosts     []string // a host list for the policy, served by the real proxy (serveConn nil)
 }
 
 func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extra ...string) *Executor {
@@ -74,6 +77,13 @@ func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extr
 		c.Name = "self"
 		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 		p.Limits.Memory = 4 << 30 // the Go runtime's address-space reservations
+	}
+	if pythonExec.hosts != nil {
+		n, err := policy.NetworkHosts(pythonExec.hosts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alsec.Of(p).SetNet(n)
 	}
 	o := Options{HelperPath: exe, viaHelper: viaHelper, Logger: pythonExec.log, noMountNS: pythonExec.noMountNS}
 	o.egressServe = serveConn
@@ -228,7 +238,7 @@ print("env: " + os.environ.get("HTTPS_PROXY", "-"))`)
 func TestEgressCallCloses(t *testing.T) {
 	var served atomic.Int64
 	var ln net.Listener
-	g := &egress{port: EgressPort, forCall: func(string) (func(net.Conn), func()) {
+	g := &egress{port: EgressPort, forCall: func(string, func(egressproxy.Decision)) (func(net.Conn), func()) {
 		return func(net.Conn) { served.Add(1) }, func() {}
 	}}
 	c := g.call("s1")
@@ -345,4 +355,35 @@ func TestEgressPlumbingUnprivileged(t *testing.T) {
 		t.Fatalf("as uid 65534: %v\n%s", err, out)
 	}
 	t.Logf("as uid 65534:\n%s", out)
+}
+
+// A call whose program is refused a host gets the refusal in its result, with the rule and the
+// fix, as an HTTPS client prints only "CONNECT tunnel failed, response 403" (trial35 F17); a call
+// that reaches nothing gets no note. Red with mutant egress-denials-unsaid.
+func TestEgressRefusalNamedInResult(t *testing.T) {
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skip("seccomp filter not built for " + runtime.GOARCH)
+	}
+	pythonExec.hosts = []string{"pypi.org"}
+	defer func() { pythonExec.hosts = nil }()
+	e := egressExecutor(t, nil)
+	res := runPython(t, e, `
+import os, socket
+host, port = os.environ["HTTPS_PROXY"].rsplit("/", 1)[1].split(":")
+for target in ["example.com:443", "example.com:443", "a.test:443", "b.test:443", "c.test:443", "d.test:443"]:
+    s = socket.create_connection((host, int(port)), timeout=5)
+    s.sendall(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n").encode())
+    print(s.makefile().readline().strip())
+`)
+	if !strings.Contains(res.Stdout, "403") {
+		t.Fatalf("the proxy did not refuse: exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if len(res.EgressDenied) != 3 || res.EgressDeniedMore != 2 ||
+		!strings.Contains(res.EgressDenied[0], "example.com:443") || !strings.Contains(res.EgressDenied[0], "allowlist.network") ||
+		!strings.Contains(res.EgressDenied[0], `add "example.com"`) {
+		t.Errorf("the result names the refusals as %q and %d more; want example.com's (once), a.test's, b.test's, and 2 more", res.EgressDenied, res.EgressDeniedMore)
+	}
+	if quiet := runPython(t, e, "print(1)"); len(quiet.EgressDenied) != 0 || quiet.EgressDeniedMore != 0 {
+		t.Errorf("a call that reached nothing has refusals: %q", quiet.EgressDenied)
+	}
 }

@@ -65,7 +65,7 @@ func TestEgressProxyPerCall(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return strings.TrimSpace(string(body))
 	}
-	serveConn, stop := g.forCall("sess-1")
+	serveConn, stop := g.forCall("sess-1", nil)
 	long := strings.Repeat("x", 5000) + ".example.test"
 	for i := 0; i < egressproxy.DefaultMaxWildcardNames; i++ {
 		ask(serveConn, fmt.Sprintf("n%d.example.test", i))
@@ -78,7 +78,7 @@ func TestEgressProxyPerCall(t *testing.T) {
 	}
 	stop()
 	// a new call starts with a bound of its own
-	serveConn2, stop2 := g.forCall("sess-2")
+	serveConn2, stop2 := g.forCall("sess-2", nil)
 	if b := ask(serveConn2, "n99.example.test"); !strings.Contains(b, "does not resolve") {
 		t.Errorf("first name of the next call: %q", b)
 	}
