@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
@@ -141,6 +142,17 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 			return err
 		}
 		return printLayers(o.IO.Out, p, ex.Layers(), o.JSON)
+	}
+	// what the scheme needs from outside (docker's engine), judged before "serving" is said: the
+	// start-up, which would find out, runs after the client's first answers, and serve ending
+	// then left a client "connected" with no tools, the reason only in its log (trial35 F7)
+	if rc, ok := ex.(interface{ Reachable(context.Context) error }); ok && !mutated("serve-engine-unchecked") {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := rc.Reachable(rctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("not serving: %w", err)
+		}
 	}
 	al, err := audit.Open(path, os.Environ())
 	if err != nil {

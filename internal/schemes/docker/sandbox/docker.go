@@ -276,6 +276,16 @@ func (e *Executor) imageVolumes(ctx context.Context) ([]string, error) {
 }
 
 // Ready implements executor.Executor.
+// Reachable says whether the engine answers, at once (serve asks before it says it is serving:
+// its start-up, which would find out, runs after the client's first answers, and a serve that
+// ended then left a client "connected" with no tools, trial35 F7).
+func (e *Executor) Reachable(ctx context.Context) error {
+	if _, err := e.eng.Version(ctx); err != nil {
+		return fmt.Errorf("the docker scheme needs a Docker engine: %w", err)
+	}
+	return nil
+}
+
 func (e *Executor) Ready() error {
 	<-e.ready
 	return e.readyErr
