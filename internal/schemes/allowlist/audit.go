@@ -1,8 +1,10 @@
 package allowlist
 
 import (
+	"errors"
 	"fmt"
 	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,7 +30,9 @@ func audit(p *policy.Policy, add verify.Add) {
 			// Judged by what the path is, not by its name: a link or copy of an interpreter.
 			add("MS101", key, "%q (%s) is the interpreter %s under another name: it runs whatever code it is given", "remove it and use the docker scheme for code execution", c.Name, c.Path, real)
 		}
-		if err := sa.CheckOwnership(c.Path); err != nil && !os.IsNotExist(err) {
+		// a binary that is gone is MS103's ("fix the path"): CheckOwnership's error wraps the
+		// lstat's, which os.IsNotExist does not see through (trial35 F6)
+		if err := sa.CheckOwnership(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			add("MS102", key+".path", "%v", "move the binary to a root-owned, non-writable location and re-pin it", err)
 		}
 		if sum, err := generate.HashFile(c.Path); err != nil {

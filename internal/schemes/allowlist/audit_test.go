@@ -1,6 +1,7 @@
 package allowlist
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -45,5 +46,32 @@ func TestAuditNetworkHostList(t *testing.T) {
 	alsec.Of(p).Egress = policy.Network{Mode: policy.NetAll} // the key set, the old view not
 	if got := rules(auditOf(p, "")); !slices.Contains(got, "MS107") {
 		t.Errorf("network = true (Egress only) not reported: %v", got)
+	}
+}
+
+// A command whose pinned path is gone is MS103 ("fix the path"), not MS102 (whose fix is for a
+// writable binary) as well (trial35 F6); a writable one is still MS102.
+func TestAuditMissingBinaryIsNotWritable(t *testing.T) {
+	ws := t.TempDir()
+	p, err := builtIn(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alsec.Of(p).Commands[0].Path = filepath.Join(t.TempDir(), "gone", "wcc")
+	got := auditOf(p, "")
+	if r := rules(got); slices.Contains(r, "MS102") || !slices.Contains(r, "MS103") {
+		t.Errorf("a missing binary: %v", got)
+	}
+	open := filepath.Join(t.TempDir(), "open")
+	os.Mkdir(open, 0o777)
+	os.Chmod(open, 0o777)
+	b, err := os.ReadFile(alsec.Of(p).Commands[1].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(open, "wc"), b, 0o755)
+	alsec.Of(p).Commands[0].Path = filepath.Join(open, "wc")
+	if r := rules(auditOf(p, "")); !slices.Contains(r, "MS102") {
+		t.Errorf("a binary in a directory everyone may write: %v", r)
 	}
 }
