@@ -79,3 +79,19 @@ func TestLayersOffOnThisHost(t *testing.T) {
 		}
 	}
 }
+
+// A serve that is not root has no privilege to drop: the unprivileged-user layer is not needed
+// by design (verify's row is OK and says so), not "not available on this host" (trial35 F4); as
+// root it is measured.
+func TestUnprivilegedLayerNotNeededWhenNotRoot(t *testing.T) {
+	l := unprivilegedLayer(false, 1001, 1001, 1001)
+	if l.Active || !l.NotNeeded || !strings.Contains(l.Detail, "not needed: serve is not root") || l.Off != "" {
+		t.Errorf("not root: %+v", l)
+	}
+	if l := unprivilegedLayer(true, 65534, 65534, 65534); !l.Active || l.NotNeeded {
+		t.Errorf("root, measured 65534: %+v", l)
+	}
+	if l := unprivilegedLayer(true, 65534, 65534, 0); l.Active || l.NotNeeded {
+		t.Errorf("root, measured 0: %+v", l)
+	}
+}
