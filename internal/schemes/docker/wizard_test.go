@@ -126,3 +126,25 @@ func TestWritableWithoutWorkspace(t *testing.T) {
 		t.Fatalf("the wizard's answers with no workspace: %v", err)
 	}
 }
+
+// trial35 F3: with a writable workspace serve runs containers as the workspace's owner (where
+// root does not own it); the written policy's comment and the preview say so, not only 65534.
+func TestWritableWorkspaceUserSaid(t *testing.T) {
+	p := policy.Default(dksec.Name)
+	d := dksec.Of(p)
+	d.Workspace, d.WorkspaceWritable = t.TempDir(), true
+	b, err := generate.RenderPolicy(p, filepath.Join(t.TempDir(), "p.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `user       = "65534:65534"  # "uid:gid" inside the container; never root; with this writable workspace, its owner's uid:gid instead`) {
+		t.Errorf("the file does not say whom the containers run as:\n%s", b)
+	}
+	if s := strings.Join(d.Summary(), "\n"); !strings.Contains(s, "user the writable workspace's owner") {
+		t.Errorf("the preview: %s", s)
+	}
+	d.WorkspaceWritable = false
+	if b, _ := generate.RenderPolicy(p, filepath.Join(t.TempDir(), "p.toml")); strings.Contains(string(b), "its owner's uid:gid") {
+		t.Errorf("a read-only workspace's user is said to be its owner")
+	}
+}

@@ -229,7 +229,12 @@ func (d *Docker) Copy() policy.Section {
 
 // Summary: the image and its confinement, the workspace mount, the pool, the runtime.
 func (d *Docker) Summary() []string {
-	out := []string{fmt.Sprintf("image %s, network %s, read-only root %s, user %s", d.Image, d.Net().String(), policy.OnOff(d.ReadOnly), d.User)}
+	user := d.User
+	if d.Workspace != "" && d.WorkspaceWritable && d.User == "65534:65534" {
+		// serve runs such containers as the workspace's owner, where not root (trial35 F3)
+		user = "the writable workspace's owner (65534:65534 if root owns it)"
+	}
+	out := []string{fmt.Sprintf("image %s, network %s, read-only root %s, user %s", d.Image, d.Net().String(), policy.OnOff(d.ReadOnly), user)}
 	if d.Workspace != "" {
 		rw := "read-only"
 		if d.WorkspaceWritable {
