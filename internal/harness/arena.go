@@ -430,7 +430,6 @@ func (a *Arena) start(ctx context.Context, bin string, p *policy.Policy, extraEn
 	}
 	a.srv = exec.Command(bin, "serve", "--policy", a.policyPath, "--log-level", "warn")
 	a.srv.Env = env
-	a.srv.SysProcAttr = serveAttr()
 	a.stderr = &lockedBuffer{}
 	a.srv.Stderr = a.stderr
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)

@@ -108,10 +108,11 @@ var urlRe = lazy.Regexp(`url=(http://\S+/mcp)`)
 func (a *Arena) startHTTP(ctx context.Context, bin string, env []string) error {
 	a.srv = exec.Command(bin, "serve", "--policy", a.policyPath, "--log-level", "info", "--http", "127.0.0.1:0")
 	a.srv.Env = append(env, "MCPSANDBOX_TOKEN="+harnessToken())
-	a.srv.SysProcAttr = serveAttr()
 	a.stderr = &lockedBuffer{}
 	a.srv.Stderr = a.stderr
-	if err := a.srv.Start(); err != nil {
+	// over stdio serve ends at its stdin's end, which a harness killed outright closes; over
+	// HTTP it reads no stdin: its parent's death must end it (startTied)
+	if err := startTied(a.srv); err != nil {
 		return fmt.Errorf("start `%s serve --policy %s --http`: %w", bin, a.policyPath, err)
 	}
 	exited := make(chan struct{})

@@ -2,7 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"os/exec"
 	"runtime"
+	"sync"
 	"syscall"
 )
 
@@ -34,14 +36,35 @@ func (a *Arena) TraceSibling() error {
 	return <-errc
 }
 
-// serveAttr ends the arena's serve with its harness: a harness (or verify) killed outright
-// (SIGKILL, an OOM kill) runs no closer, and its serve would go on running, over HTTP listening,
-// for as long as the machine does. SIGTERM is serve's orderly end (its calls' sandboxes and
-// containers removed). The signal follows the thread that started serve: Go ends a thread only
-// with a goroutine locked to it, and none here starts a serve.
-func serveAttr() *syscall.SysProcAttr {
+// startTied starts cmd so that it is sent SIGTERM when the harness ends, even killed outright
+// (SIGKILL, an OOM kill: no closer runs), as serve over HTTP would otherwise run on for as long
+// as the machine does (trial34). SIGTERM is serve's orderly end (its sandboxes and containers
+// removed). The parent-death signal follows the thread that forked, not the process, and Go
+// ends a thread when a goroutine locked to it returns (the sibling control's ptrace goroutine
+// does, on whatever thread it was given): so cmd is started from a thread of its own that never
+// ends (a serve started from another was sent SIGTERM as that control ended, in CI).
+func startTied(cmd *exec.Cmd) error {
 	if mutated("harness-serve-orphaned") {
-		return nil
+		return cmd.Start()
 	}
-	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
+	done := make(chan error, 1)
+	spawner() <- func() { done <- cmd.Start() }
+	return <-done
 }
+
+// spawner is a goroutine locked to its thread for the life of the process: what it runs forks
+// from a thread that never ends.
+var spawner = sync.OnceValue(func() chan<- func() {
+	ch := make(chan func())
+	go func() {
+		runtime.LockOSThread() // never unlocked: no other goroutine runs on this thread, and it never ends
+		for f := range ch {
+			f()
+		}
+	}()
+	return ch
+})

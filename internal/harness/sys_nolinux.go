@@ -4,7 +4,7 @@ package harness
 
 import (
 	"fmt"
-	"syscall"
+	"os/exec"
 )
 
 // TraceSibling needs Linux's ptrace; elsewhere the sibling control cannot be staged.
@@ -12,6 +12,6 @@ func (a *Arena) TraceSibling() error {
 	return fmt.Errorf("the sibling control ptraces a process: Linux only")
 }
 
-// serveAttr: only Linux ends a child with its parent (PR_SET_PDEATHSIG); elsewhere a harness
-// killed outright leaves its serve running until it is ended by hand.
-func serveAttr() *syscall.SysProcAttr { return nil }
+// startTied: only Linux ends a child with its parent (PR_SET_PDEATHSIG); elsewhere a harness
+// killed outright leaves its serve over HTTP running until it is ended by hand.
+func startTied(cmd *exec.Cmd) error { return cmd.Start() }
