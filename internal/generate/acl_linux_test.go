@@ -73,3 +73,31 @@ func TestACLGroupObj(t *testing.T) {
 		t.Error("a torn ACL read as one")
 	}
 }
+
+// A config that had no ACL gets none from its directory's default ACL when init rewrites it
+// (atk35b F2: the new file inherited u:4242:r, which the old one did not give). Its backup
+// neither.
+func TestRewriteInheritsNoACL(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Setxattr(dir, "system.posix_acl_default", aclBytes(), 0); err != nil {
+		if errors.Is(err, unix.ENOTSUP) {
+			t.Skipf("the test's file system keeps no POSIX ACLs: %v", err)
+		}
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "config.json")
+	os.WriteFile(path, []byte(`{}`), 0o600)
+	unix.Removexattr(path, aclXattr) // made before the rewrite with none, as by a tool that sets none
+	if got := accessACL(path); got != nil {
+		t.Fatalf("set-up: %x", got)
+	}
+	res, err := WriteFileBackedUp(path, []byte(`{"a": 1}`), 0o600, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path, res.Backup} {
+		if got := accessACL(f); got != nil {
+			t.Errorf("%s: inherited the directory's default ACL %x", f, got)
+		}
+	}
+}

@@ -244,13 +244,15 @@ func replace(target string, data []byte, mode fs.FileMode, own owner) (string, e
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
+	// the file's final owner, mode and ACL while it is still empty: written first, the data
+	// could be read through the mode before the ACL narrowed it (atk35b F1)
+	err = tmp.Chmod(mode)
 	var kept string
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
 	if err == nil {
 		kept, err = own.apply(tmp)
+	}
+	if err == nil {
+		_, err = tmp.Write(data)
 	}
 	if err == nil {
 		err = tmp.Sync()
@@ -301,12 +303,12 @@ func writeBackup(path string, data []byte, mode fs.FileMode, own owner) (string,
 		if err != nil {
 			return "", err
 		}
-		_, err = f.Write(data)
-		if err == nil {
-			err = f.Chmod(mode)
-		}
+		err = f.Chmod(mode) // owner, mode and ACL before the data, as replace does
 		if err == nil {
 			_, err = own.apply(f)
+		}
+		if err == nil {
+			_, err = f.Write(data)
 		}
 		if err == nil {
 			err = f.Sync()

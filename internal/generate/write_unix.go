@@ -106,6 +106,13 @@ func (o owner) apply(f *os.File) (string, error) {
 			return "", fmt.Errorf("give %s to %d:%d as before: %w", f.Name(), o.uid, o.gid, err)
 		}
 	}
+	if len(o.acl) == 0 && !mutated("init-acl-inherited") {
+		// a file that had none gets none: one inherited from the directory's default ACL
+		// would give its named users what the old file did not (atk35b F2)
+		if err := unix.Fremovexattr(int(f.Fd()), aclXattr); err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.ENOTSUP) {
+			return "", fmt.Errorf("remove the ACL %s inherited from its directory: %w", f.Name(), err)
+		}
+	}
 	if len(o.acl) > 0 {
 		if err := unix.Fsetxattr(int(f.Fd()), aclXattr, o.acl, 0); err != nil {
 			// not kept (a backup on a file system without ACLs): the owning group gets what its

@@ -97,6 +97,17 @@ func TestPrivateGroupUserdb(t *testing.T) {
 	if !Of(1000, 1000) {
 		t.Fatal("empty drop-in directories and systemd's own services only: not judged private")
 	}
+	// systemd-userdbd links services of its own to the multiplexer (atk35b F3); a link elsewhere
+	// is a service of its own
+	os.Symlink("io.systemd.Multiplexer", filepath.Join(UserdbServices, "io.systemd.DropIn"))
+	if !Of(1000, 1000) {
+		t.Error("io.systemd.DropIn, a link to the multiplexer: not judged private")
+	}
+	os.Symlink("/run/elsewhere/io.example.Users", filepath.Join(UserdbServices, "io.example.Linked"))
+	if Of(1000, 1000) {
+		t.Error("a service linked elsewhere than the multiplexer: judged private")
+	}
+	os.Remove(filepath.Join(UserdbServices, "io.example.Linked"))
 	for _, c := range []struct{ name, path string }{
 		{"a membership drop-in", filepath.Join(run, "bob:ann.membership")},
 		{"a user record (its primary group may be the owner's)", filepath.Join(etc, "zed.user")},
