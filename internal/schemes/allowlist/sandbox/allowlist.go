@@ -417,8 +417,10 @@ const ReadPathRiskFix = "name a path only root or serve's user can write, or cre
 // made by them, a link to what they choose (a sticky /tmp included: anyone may create a new name
 // there); an existing one must pass CheckOwnership's walk. serve, as root, binds and opens what the
 // path leads to for the commands (attack round atk23).
-func ReadPathRisk(p string) string {
-	p = filepath.Clean(p)
+func ReadPathRisk(p string) string { return readPathRisk(filepath.Clean(p), 0) }
+
+// readPathRisk is ReadPathRisk of p, hops links into its resolution.
+func readPathRisk(p string, hops int) string {
 	q := p
 	for {
 		if _, err := os.Lstat(q); err == nil || q == "/" {
@@ -452,6 +454,38 @@ func ReadPathRisk(p string) string {
 	}
 	if err := checkReplaceable(q, "what commands read there", "name a path only root or serve's user can write"); err != nil {
 		return err.Error()
+	}
+	if mutated("read-path-links-unfollowed") {
+		return ""
+	}
+	// A link on the way is judged where it leads, as the kernel will follow it: a root-owned
+	// link to a missing name in /tmp, or into another user's directory, passed as the link
+	// alone (atk35b F7). As the kernel, at most 40 links.
+	if hops >= 40 {
+		return fmt.Sprintf("%s: more than 40 links to follow", p)
+	}
+	var pres []string // p's names from the root down: the first link the kernel meets first
+	for pre := p; pre != "/" && pre != "."; pre = filepath.Dir(pre) {
+		pres = append(pres, pre)
+	}
+	slices.Reverse(pres)
+	for _, pre := range pres {
+		st, err := os.Lstat(pre)
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			continue
+		}
+		t, err := os.Readlink(pre)
+		if err != nil {
+			return fmt.Sprintf("%s: the link %s cannot be read: %v", p, pre, err)
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(pre), t)
+		}
+		rest, _ := filepath.Rel(pre, p)
+		if r := readPathRisk(filepath.Join(t, rest), hops+1); r != "" {
+			return fmt.Sprintf("%s leads through the link %s to where %s", p, pre, r)
+		}
+		return ""
 	}
 	return ""
 }

@@ -95,3 +95,38 @@ func TestReadPathRiskACL(t *testing.T) {
 		}
 	}
 }
+
+// A read path that is, or passes through, a link is judged where the link leads, as the kernel
+// follows it (atk35b F7): a root-owned link to a missing name in a sticky world-writable
+// directory, or into a directory another user owns, passed as the link alone. Controls: a link
+// to a directory only root writes, and the same paths named directly, as before.
+func TestReadPathRiskFollowsLinks(t *testing.T) {
+	top := t.TempDir()
+	shared := filepath.Join(top, "shared")
+	os.Mkdir(shared, 0o755)
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	theirs := filepath.Join(top, "theirs")
+	os.Mkdir(theirs, 0o755)
+	os.Chown(theirs, 4242, 4242)
+	safe := filepath.Join(top, "safe")
+	os.Mkdir(safe, 0o755)
+	links := filepath.Join(top, "links")
+	os.Mkdir(links, 0o755)
+	os.Symlink(filepath.Join(shared, "missing"), filepath.Join(links, "dangling"))
+	os.Symlink(theirs, filepath.Join(links, "theirs"))
+	os.Symlink("../safe", filepath.Join(links, "safe"))
+	for _, c := range []struct {
+		path, want string
+	}{
+		{filepath.Join(links, "dangling"), "writable by every local user"},
+		{filepath.Join(links, "theirs"), "owned by uid 4242"},
+		{filepath.Join(links, "theirs", "sub"), "uid 4242"},
+		{filepath.Join(links, "safe"), ""},
+		{filepath.Join(links, "safe", "missing"), ""},
+	} {
+		got := ReadPathRisk(c.path)
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("ReadPathRisk(%s) = %q, want %q", c.path, got, c.want)
+		}
+	}
+}
