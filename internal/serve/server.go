@@ -834,10 +834,12 @@ func Render(res *executor.Result, p *policy.Policy) string {
 	return b.String()
 }
 
-// renderFiles is the text form of the file tools' results and of a call's pictures.
+// renderFiles is the text form of the file tools' results and of a call's pictures. Names come
+// from whatever wrote the workspace (or an E2B sandbox's envd): each is printed by visible.Name,
+// so one holding a newline cannot make lines that read as serve's (attack round atk36, F2).
 func renderFiles(b *strings.Builder, res *executor.Result) {
 	if f := res.File; f != nil {
-		fmt.Fprintf(b, "file: %s (%d bytes, sha256 %s)\n", f.Path, f.Size, f.SHA256)
+		fmt.Fprintf(b, "file: %s (%d bytes, sha256 %s)\n", visible.Name(f.Path), f.Size, f.SHA256)
 		switch {
 		case f.Content != "":
 			fmt.Fprintf(b, "--- content ---\n%s", f.Content)
@@ -852,16 +854,16 @@ func renderFiles(b *strings.Builder, res *executor.Result) {
 		}
 	}
 	for _, e := range res.Entries {
-		fmt.Fprintf(b, "%-5s %10d  %s\n", e.Type, e.Size, e.Name)
+		fmt.Fprintf(b, "%-5s %10d  %s\n", visible.Name(e.Type), e.Size, visible.Name(e.Name))
 	}
 	if res.EntriesMore > 0 {
 		fmt.Fprintf(b, "[%d more entries not listed]\n", res.EntriesMore)
 	}
 	for _, im := range res.Images {
 		if im.Omitted != "" {
-			fmt.Fprintf(b, "[picture %s (%s, %d bytes): %s]\n", im.Name, im.MIMEType, im.Size, im.Omitted)
+			fmt.Fprintf(b, "[picture %s (%s, %d bytes): %s]\n", visible.Name(im.Name), visible.Name(im.MIMEType), im.Size, im.Omitted)
 		} else {
-			fmt.Fprintf(b, "[picture %s (%s, %d bytes) attached]\n", im.Name, im.MIMEType, im.Size)
+			fmt.Fprintf(b, "[picture %s (%s, %d bytes) attached]\n", visible.Name(im.Name), visible.Name(im.MIMEType), im.Size)
 		}
 	}
 }

@@ -2,7 +2,9 @@
 package visible
 
 import (
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -68,4 +70,34 @@ func firstControl(s string) int {
 		}
 	}
 	return -1
+}
+
+// Name is a name or path as serve prints it in a line of its own (a listing's entry, a file's
+// path, a picture's name): as it is when it is plain printable text, else Go-quoted, so that a
+// newline, U+2028, a bidirectional override or an invalid byte in a name a sandboxed program
+// chose cannot end serve's line and start one that reads as serve's (a forged entry, a forged
+// "[workspace: …]" summary). A name that starts with a quote is quoted too, so a quoted form is
+// never ambiguous.
+func Name(s string) string {
+	if mutated("result-names-raw") || plainName(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+func plainName(s string) bool {
+	if s == "" || s[0] == '"' {
+		return false
+	}
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				return false
+			}
+		}
+		if r != ' ' && !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
