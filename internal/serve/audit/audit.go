@@ -273,16 +273,31 @@ func (l *Log) Path() string { return l.path }
 
 var secretName = lazy.Regexp(`(?i)(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|SESSION|COOKIE|PRIVATE)`)
 
+// publicName: variables secretName matches whose values a desktop or an agent sets and are no
+// secret (attack round atk36, F3): DESKTOP_SESSION=ubuntu and XDG_SESSION_TYPE=wayland, set in
+// every client started from an Ubuntu desktop, made the log write "[redacted:DESKTOP_SESSION]"
+// for each "ubuntu" a call named, so which file a call deleted could not be read from it, and a
+// client knowing the rule could hide a name on purpose.
+var publicName = lazy.Regexp(`^(?i:DESKTOP_SESSION|GDMSESSION|SESSION_MANAGER|XDG_SESSION_[A-Z0-9_]+|[A-Z0-9_]*_SESSION_(TYPE|DESKTOP|CLASS|VERSION)|` +
+	`XAUTHORITY|SSH_AUTH_SOCK|GNOME_KEYRING_CONTROL|GPG_AGENT_INFO|DBUS_SESSION_BUS_ADDRESS)$`)
+
 // secretRedactor replaces the values of secret-looking variables (6+ characters) with a marker.
-// Longest values first, so a secret that contains another is replaced whole.
+// Longest values first, so a secret that contains another is replaced whole. Not redacted: the
+// variables publicName lists, and a value that is the absolute path of a file or directory that
+// exists (GOOGLE_APPLICATION_CREDENTIALS=/home/u/key.json says where a secret is, not what it
+// is: redacting it hid that a call read that file).
 func secretRedactor(env []string) (*strings.Replacer, int) {
 	type kv struct{ k, v string }
 	var secrets []kv
 	for _, e := range env {
 		k, v, ok := strings.Cut(e, "=")
-		if ok && len(v) >= 6 && secretName().MatchString(k) {
-			secrets = append(secrets, kv{k, v})
+		if !ok || len(v) < 6 || !secretName().MatchString(k) {
+			continue
 		}
+		if !mutated("audit-redacts-public-values") && (publicName().MatchString(k) || existingPath(v)) {
+			continue
+		}
+		secrets = append(secrets, kv{k, v})
 	}
 	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i].v) > len(secrets[j].v) })
 	var pairs []string
@@ -290,6 +305,15 @@ func secretRedactor(env []string) (*strings.Replacer, int) {
 		pairs = append(pairs, s.v, "[redacted:"+s.k+"]")
 	}
 	return strings.NewReplacer(pairs...), len(secrets)
+}
+
+// existingPath: an absolute, clean path with no space or control that names something that exists.
+func existingPath(v string) bool {
+	if !filepath.IsAbs(v) || filepath.Clean(v) != v || strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return false
+	}
+	_, err := os.Lstat(v)
+	return err == nil
 }
 
 var errClosed = errors.New("the audit log is closed")

@@ -65,3 +65,40 @@ func TestChainAndTamper(t *testing.T) {
 		}
 	}
 }
+
+// A variable whose name only looks secret is not redacted: a desktop's DESKTOP_SESSION=ubuntu
+// and XDG_SESSION_TYPE=wayland made the log write "[redacted:DESKTOP_SESSION]-release-notes.md"
+// for the file a call deleted (attack round atk36, F3), and a value naming an existing file says
+// where a secret is, not what it is; a real secret beside them still is. Red with mutant
+// audit-redacts-public-values.
+func TestRedactionSparesPublicValues(t *testing.T) {
+	dir := t.TempDir()
+	sock, cred := filepath.Join(dir, "agent.sock"), filepath.Join(dir, "key.json")
+	for _, f := range []string{sock, cred} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := "sk-live-abcdef0123"
+	env := []string{"DESKTOP_SESSION=ubuntu", "XDG_SESSION_TYPE=wayland", "GDMSESSION=ubuntu-xorg", "SSH_AUTH_SOCK=" + sock,
+		"GOOGLE_APPLICATION_CREDENTIALS=" + cred, "MY_API_TOKEN=" + secret, "OTHER_SECRET=/not/an/existing/path-x"}
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := Open(path, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := `{"args":["-f","ubuntu-release-notes.md","wayland.conf","ubuntu-xorg.txt","` + sock + `","` + cred + `","` + secret + `","/not/an/existing/path-x"]}`
+	if err := l.Append(Entry{Tool: "run_allowed_command", Arguments: json.RawMessage(args), Decision: "ran"}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	data, _ := os.ReadFile(path)
+	for _, want := range []string{"ubuntu-release-notes.md", "wayland.conf", "ubuntu-xorg.txt", sock, cred, "[redacted:MY_API_TOKEN]", "[redacted:OTHER_SECRET]"} {
+		if !bytes.Contains(data, []byte(want)) {
+			t.Errorf("the line lacks %q: %s", want, data)
+		}
+	}
+	if bytes.Contains(data, []byte(secret)) || bytes.Contains(data, []byte("/not/an/existing/path-x")) {
+		t.Errorf("a secret reached the log: %s", data)
+	}
+}
