@@ -35,7 +35,9 @@ func runScenarios(t *testing.T, sc *scheme.Scheme, p *policy.Policy, ids ...stri
 	return out
 }
 
-// A step a loaded machine times out before it acts is an ERROR, never CONTAINED: the quiet
+// A step a loaded machine times out before it acts is an ERROR, never CONTAINED (its reason says
+// it did not start: timed out before acting, or, on a machine loaded enough that the harness's own
+// wait for the answer ended first, no result came back and no process of it was seen): the quiet
 // detectors of write-outside-python prove nothing when its interpreter never ran. The timeout
 // here (1ms) is shorter than any interpreter takes to start, so the call really times out
 // before acting. A call the policy refuses is containment (its refusal names the rule) and
@@ -48,7 +50,7 @@ func TestHarnessStepThatNeverStartedIsError(t *testing.T) {
 	}
 	p.Limits.Timeout = policy.Duration{Duration: time.Millisecond}
 	rs := runScenarios(t, allowlistscheme.Scheme, p, "write-outside-python", "write-outside-sort")
-	if r := rs["write-outside-python"]; r.Outcome != harness.Error || !strings.Contains(r.Reason, "did not start: timed out before acting") {
+	if r := rs["write-outside-python"]; r.Outcome != harness.Error || !strings.Contains(r.Reason, "did not start") {
 		t.Errorf("a python step timed out before it acted was judged %s (%s), want ERROR saying it did not start; started: %v", r.Outcome, r.Reason, r.Started)
 	}
 	if r := rs["write-outside-sort"]; r.Outcome != harness.Contained || !strings.Contains(strings.Join(r.Started, "\n"), "refused by policy (rule ") {

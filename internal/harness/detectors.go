@@ -57,7 +57,7 @@ func init() {
 			return true, "host socket table held " + *r.egress.Load()
 		}},
 		{"survivors", "processes of the call (tagged argv or cwd in the workspace) still alive 3s after it returned; where the scenario names this detector, also any process still listed in a cgroup of its own (a container's) that held the call's processes, found by cgroup, not by argv or cwd", checkSurvivors},
-		{"responsive", "the server answers tools/list within 3s after the attack", checkResponsive},
+		{"responsive", "the server answers tools/list after the attack (within 3s, or 10s more on a loaded machine)", checkResponsive},
 		{"wall_time", "every call returned within the policy's timeout plus 3s (or the scenario's tighter return_within), plus this run's measured latency of a trivial call of the same policy (p90 of 3, capped at 5s, the timeout, and 3/4 of the way from return_within to the timeout)", checkWallTime},
 		{"output", "no returned stream is longer than max_output_bytes", checkOutput},
 		{"memory", "resident memory of the call's processes, summed and sampled during the call, stays within limits.memory", func(r *run) (bool, string) {
@@ -347,17 +347,24 @@ func checkResponsive(r *run) (bool, string) {
 		r.inconclusive("the server exited during the run (a crash is an ERROR, not a breach); server said: " + r.a.ServerStderr())
 		return false, "the server is gone: it crashed, so responsiveness cannot be judged"
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
+	// Two tries, 3 s then 10 s: a loaded machine (CI beside other work) answered one tools/list
+	// in 3.3 s after an attack that sends no load to serve at all; a serve the attack wedged (the
+	// control stops it) answers neither.
 	start := time.Now()
-	if _, err := r.a.cs.ListTools(ctx, nil); err != nil {
+	var err error
+	for _, wait := range []time.Duration{3 * time.Second, 10 * time.Second} {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		_, err = r.a.cs.ListTools(ctx, nil)
+		cancel()
+		if err == nil {
+			return false, fmt.Sprintf("tools/list answered in %s", time.Since(start).Round(time.Millisecond))
+		}
 		if r.a.serverExited() {
 			r.inconclusive("the server exited during the check (a crash is an ERROR, not a breach); server said: " + r.a.ServerStderr())
 			return false, "the server is gone: it crashed, so responsiveness cannot be judged"
 		}
-		return true, fmt.Sprintf("the server process is alive but tools/list went unanswered for %s after the attack: %v", time.Since(start).Round(time.Millisecond), err)
 	}
-	return false, fmt.Sprintf("tools/list answered in %s", time.Since(start).Round(time.Millisecond))
+	return true, fmt.Sprintf("the server process is alive but tools/list went unanswered for %s after the attack (two tries): %v", time.Since(start).Round(time.Millisecond), err)
 }
 
 // Grace is how far past its timeout a call may return before wall_time calls it a breach.
