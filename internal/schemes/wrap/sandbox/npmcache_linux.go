@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -36,8 +35,8 @@ import (
 // (the client's cache is under a home the server's uid cannot enter). New content npm fetches
 // lands in the private cache.
 
-// maxSeed bounds the copy of the client's npm cache.
-const maxSeed = 2 << 30
+// maxSeed bounds the disk one seed of a private npm cache writes (seedBudget).
+var maxSeed int64 = 2 << 30
 
 // CacheKey names a policy's private caches: its name and a hash of its [wrap] section (the
 // command, what the server may read and write, the variables it is given, its network, its
@@ -79,8 +78,8 @@ func wrapCacheDir(name string) (string, error) {
 // privateNPMCache returns the policy's npm cache, making (and seeding) it when missing, and
 // re-seeding it when a source has changed since its seed and the policy cannot fetch what it
 // lacks (see seedSources). release ends this start's use of it (a re-seed replaces the cache
-// only while no other start of the policy uses it).
-func privateNPMCache(p *policy.Policy, client string, uid, gid int) (cache string, release func(), err error) {
+// only while no other start of the policy uses it). warn is told what the seed left out.
+func privateNPMCache(p *policy.Policy, client string, uid, gid int, warn func(string)) (cache string, release func(), err error) {
 	dir, err := wrapCacheDir(CacheKey(p))
 	if err != nil {
 		return "", nil, err
@@ -133,8 +132,14 @@ func privateNPMCache(p *policy.Policy, client string, uid, gid int) (cache strin
 	}
 	defer os.RemoveAll(tmp)
 	fail := func(err error) (string, func(), error) { release(); return "", nil, err }
+	budget := newSeedBudget()
+	defer func() {
+		for _, n := range budget.notes {
+			warn(n)
+		}
+	}()
 	if client != "" {
-		if err := seedNPM(client, tmp, uid); err != nil {
+		if err := seedNPM(client, tmp, uid, budget); err != nil {
 			return fail(fmt.Errorf("seed the server's npm cache from %s: %w", client, err))
 		}
 	}
@@ -142,7 +147,7 @@ func privateNPMCache(p *policy.Policy, client string, uid, gid int) (cache strin
 		if src == client {
 			continue
 		}
-		if err := overlayNPM(src, tmp, client, uid); err != nil {
+		if err := overlayNPM(src, tmp, client, uid, budget); err != nil {
 			return fail(fmt.Errorf("seed the server's npm cache from %s: %w", src, err))
 		}
 	}
@@ -302,18 +307,22 @@ func seedSources(root, key string, me seedInfo, client string) map[string]int64 
 // so every file is opened beneath src with no symlink followed, and, as root, only a file the
 // sandbox's uid could read anyway is copied. Copies, never links: a link would let this
 // policy's server write the other's cache. A symlink into the client's content store (the
-// other seed's link) is made again.
-func overlayNPM(src, dst, client string, uid int) error {
-	if cacheSize(src) > maxSeed {
+// other seed's link) is made again. What it writes counts against the seed's bound (b): past
+// it, all src added is taken out again (a half-copied npx tree is worse than none) and b notes it.
+func overlayNPM(src, dst, client string, uid int, b *seedBudget) error {
+	if allocated(src) > b.left {
+		b.skipped(src)
 		return nil
 	}
+	seedChecked(src)
 	root, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(root)
+	var j journal
 	index := filepath.Join("_cacache", "index-v5") + "/"
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // best effort: npm fetches what is missing (with network)
 		}
@@ -326,21 +335,24 @@ func overlayNPM(src, dst, client string, uid int) error {
 			}
 			return nil
 		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
+			return j.mkdir(to)
 		case d.Type()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			// relative (an npx tree's .bin) as copyTree keeps them, or the other seed's link
 			// into the client's content store
 			if err == nil && (!strings.HasPrefix(target, "/") || client != "" && strings.HasPrefix(target, NPMContent(client)+"/")) {
 				if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
-					return os.Symlink(target, to)
+					if err := os.Symlink(target, to); err != nil {
+						return err
+					}
+					j.made = append(j.made, to)
 				}
 			}
 			return nil
 		case !d.Type().IsRegular():
 			return nil
 		}
-		_, lerr := os.Lstat(to)
+		lst, lerr := os.Lstat(to)
 		exists := lerr == nil
 		if exists && !strings.HasPrefix(rel, index) {
 			return nil // content is named by its hash, an npx tree by its package: the same
@@ -359,34 +371,49 @@ func overlayNPM(src, dst, client string, uid int) error {
 		if os.Geteuid() == 0 && int(st.Uid) != uid && st.Mode&0o004 == 0 {
 			return nil // the server could not read it: root does not read it for the server
 		}
-		flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-		if exists {
-			flags = os.O_WRONLY | os.O_APPEND // an index bucket: npm reads its lines, the last one wins
+		if exists { // an index bucket: npm reads its lines, the last one wins
+			out, err := os.OpenFile(to, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				return err
+			}
+			j.grown = append(j.grown, grownFile{to, lst.Size()})
+			return errors.Join(b.appendAll(out, in, st.Size), out.Close())
 		}
-		out, err := os.OpenFile(to, flags, os.FileMode(st.Mode&0o777)|0o600)
+		out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, os.FileMode(st.Mode&0o777)|0o600)
 		if err != nil {
 			return err
 		}
-		if _, err := io.Copy(out, io.LimitReader(in, maxSeed)); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
+		j.made = append(j.made, to)
+		return errors.Join(b.copyData(out, in, st.Size), out.Close())
 	})
+	if errors.Is(err, errSeedFull) {
+		j.undo()
+		b.skipped(src)
+		return nil
+	}
+	return err
 }
 
-// seedNPM copies the index and the npx trees of the client's cache and links its content.
-func seedNPM(client, dst string, uid int) error {
-	if cacheSize(filepath.Join(client, "_npx")) > maxSeed {
-		return nil // too much to copy: npm installs what it needs (with network)
+// seedNPM copies the index and the npx trees of the client's cache and links its content. Past
+// the seed's bound (b) it copies none of them (dst is made empty again; npm installs what it
+// needs, with network), and the content it would copy rather than link stops there.
+func seedNPM(client, dst string, uid int, b *seedBudget) error {
+	if allocated(filepath.Join(client, "_npx")) > b.left {
+		b.skipped(client)
+		return nil
 	}
 	for _, sub := range []string{filepath.Join("_cacache", "index-v5"), "_npx"} {
-		if err := copyTree(filepath.Join(client, sub), filepath.Join(dst, sub)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		err := copyTree(filepath.Join(client, sub), filepath.Join(dst, sub), b)
+		if errors.Is(err, errSeedFull) {
+			b.skipped(client)
+			return emptyDir(dst)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
 	content := filepath.Join("_cacache", "content-v2")
-	err := linkTree(filepath.Join(client, content), filepath.Join(dst, content), uid)
+	err := linkTree(filepath.Join(client, content), filepath.Join(dst, content), uid, b)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -398,7 +425,10 @@ func seedNPM(client, dst string, uid int) error {
 func NPMContent(client string) string { return filepath.Join(client, "_cacache", "content-v2") }
 
 // linkTree makes dst a tree of directories whose files link to src's (see privateNPMCache).
-func linkTree(src, dst string, uid int) error {
+// A copy past the seed's bound (b) is dropped, and the content after it not seeded: npm fetches
+// (with network) what the index names and the store lacks.
+func linkTree(src, dst string, uid int, b *seedBudget) error {
+	full := false
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -419,7 +449,17 @@ func linkTree(src, dst string, uid int) error {
 			return nil
 		}
 		if os.Geteuid() == 0 && uid != 0 {
-			return copyFile(p, to) // the server's uid could not follow a symlink into root's home
+			// the server's uid could not follow a symlink into root's home
+			if full {
+				return nil
+			}
+			err := copyFile(p, to, b)
+			if errors.Is(err, errSeedFull) {
+				full = true
+				b.skipped(src)
+				return os.Remove(to)
+			}
+			return err
 		}
 		return os.Symlink(p, to)
 	})
@@ -435,12 +475,18 @@ func hardLinkSafe(info fs.FileInfo, uid int) bool {
 	return ok && os.Geteuid() == 0 && int(st.Uid) != uid && info.Mode().Perm()&0o022 == 0
 }
 
-func cacheSize(dir string) int64 {
+// allocated is the disk dir's regular files hold (their blocks, not their apparent size: a
+// sparse file's holes cost nothing to keep, as holes), counted up to maxSeed.
+func allocated(dir string) int64 {
 	var n int64
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			if info, err := d.Info(); err == nil {
-				n += info.Size()
+				if st, ok := info.Sys().(*syscall.Stat_t); ok && !mutated("wrap-npm-seed-unbounded") {
+					n += st.Blocks * 512
+				} else {
+					n += info.Size()
+				}
 			}
 		}
 		if n > maxSeed {
@@ -452,7 +498,7 @@ func cacheSize(dir string) int64 {
 }
 
 // copyTree copies regular files, directories and symlinks (as links) from src to dst.
-func copyTree(src, dst string) error {
+func copyTree(src, dst string, b *seedBudget) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -469,13 +515,13 @@ func copyTree(src, dst string) error {
 			}
 			return os.Symlink(target, to)
 		case d.Type().IsRegular():
-			return copyFile(p, to)
+			return copyFile(p, to, b)
 		}
 		return nil
 	})
 }
 
-func copyFile(src, dst string) error {
+func copyFile(src, dst string, b *seedBudget) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -489,11 +535,7 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return errors.Join(b.copyData(out, in, st.Size()), out.Close())
 }
 
 // chownTree gives the server's uid what it must write (only when we are root).

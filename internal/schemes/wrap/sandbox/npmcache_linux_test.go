@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestSeedNeverLinksWritableFiles(t *testing.T) {
 	safe := mk("root-0644", 0o644, 0)
 	mine := mk("server-owned", 0o644, 65534)
 	open := mk("world-writable", 0o666, 0)
-	if err := linkTree(src, dst, 65534); err != nil {
+	if err := linkTree(src, dst, 65534, newSeedBudget()); err != nil {
 		t.Fatal(err)
 	}
 	same := func(a string) bool {
@@ -61,7 +62,7 @@ func TestNPMCachePerPolicy(t *testing.T) {
 		p := policy.Default(wrapsec.Name)
 		p.Name, p.File = "github", file
 		wrapsec.Of(p).Env = env
-		c, release, err := privateNPMCache(p, "", os.Getuid(), os.Getgid())
+		c, release, err := privateNPMCache(p, "", os.Getuid(), os.Getgid(), func(string) {})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +92,7 @@ func TestSeedChownLeavesTheClientsFiles(t *testing.T) {
 	os.WriteFile(linked, []byte("tarball"), 0o444)
 	os.WriteFile(copied, []byte("index"), 0o666)
 	os.Chmod(copied, 0o666)
-	if err := linkTree(src, dst, 65534); err != nil {
+	if err := linkTree(src, dst, 65534, newSeedBudget()); err != nil {
 		t.Fatal(err)
 	}
 	if err := chownTree(dst, 65534, 65534); err != nil {
@@ -153,7 +154,7 @@ func TestNPMCacheReseededFromAWiderPolicy(t *testing.T) {
 		return p
 	}
 	cacheOf := func(p *policy.Policy) string {
-		c, release, err := privateNPMCache(p, client, os.Getuid(), os.Getgid())
+		c, release, err := privateNPMCache(p, client, os.Getuid(), os.Getgid(), func(n string) { t.Log(n) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,5 +225,101 @@ func TestSeedWithin(t *testing.T) {
 		if got := c.narrow.within(c.wide); got != c.want {
 			t.Errorf("%+v within %+v: %v, want %v", c.narrow, c.wide, got, c.want)
 		}
+	}
+}
+
+// The seed writes at most maxSeed bytes of disk, holes kept as holes (attack round atk35b, F5):
+// a wider policy's server truncated a file in its own cache to 256 MiB, at no cost of disk to
+// it, and every re-seed of the narrower cache wrote the 256 MiB as zeros; the bound counted
+// apparent sizes once, before the copy, so a file grown after that was copied whole (up to 2 GiB
+// a file). Red with mutant wrap-npm-seed-unbounded.
+func TestSeedKeepsHolesAndItsBound(t *testing.T) {
+	onDisk := func(dir string) (n int64) {
+		filepath.Walk(dir, func(_ string, i os.FileInfo, err error) error {
+			if err == nil && i.Mode().IsRegular() {
+				n += i.Sys().(*syscall.Stat_t).Blocks * 512
+			}
+			return nil
+		})
+		return n
+	}
+	write := func(path string, data []byte, at, size int64) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteAt(data, at); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const sparse = 64 << 20
+	pkg := filepath.Join("_npx", "abc", "node_modules", "pkg", "index.js")
+	client, src, dst := t.TempDir(), t.TempDir(), t.TempDir()
+	write(filepath.Join(client, "_npx", "c", "node_modules", "pkg", "index.js"), []byte("client"), sparse/2, sparse)
+	write(filepath.Join(src, pkg), []byte("planted"), sparse/2, sparse)
+	b := newSeedBudget()
+	if err := seedNPM(client, dst, os.Getuid(), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := overlayNPM(src, dst, client, os.Getuid(), b); err != nil {
+		t.Fatal(err)
+	}
+	if n := onDisk(dst); n > 1<<20 {
+		t.Errorf("two files of %d MiB with 4 KiB of data each took %d MiB of disk in the seed: holes copied as zeros", sparse>>20, n>>20)
+	}
+	f, err := os.Open(filepath.Join(dst, pkg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 7)
+	st, _ := f.Stat()
+	f.ReadAt(got, sparse/2)
+	f.Close()
+	if string(got) != "planted" || st.Size() != sparse {
+		t.Errorf("the sparse file's copy: %q at %d, size %d: want the same file", got, sparse/2, st.Size())
+	}
+
+	// The bound holds for what is written, also for a source that grows after it was judged: the
+	// source is then taken out whole (no half npx tree), the next one still seeds, and wrap says so.
+	defer func(m int64) { maxSeed = m }(maxSeed)
+	maxSeed = 1 << 20
+	grows, small, dst := t.TempDir(), t.TempDir(), t.TempDir()
+	write(filepath.Join(grows, "_npx", "big", "node_modules", "pkg", "a.js"), []byte("a"), 0, 1)
+	write(filepath.Join(grows, "_npx", "big", "node_modules", "pkg", "b.js"), nil, 0, 0)
+	write(filepath.Join(grows, "_cacache", "index-v5", "aa", "bucket"), []byte("grows\n"), 0, 6)
+	write(filepath.Join(dst, "_cacache", "index-v5", "aa", "bucket"), []byte("client\n"), 0, 7)
+	write(filepath.Join(small, pkg), []byte("small"), 0, 5)
+	defer func(f func(string)) { seedChecked = f }(seedChecked)
+	seedChecked = func(s string) {
+		if s == grows {
+			write(filepath.Join(grows, "_npx", "big", "node_modules", "pkg", "b.js"), make([]byte, 2<<20), 0, 2<<20)
+		}
+	}
+	b = newSeedBudget()
+	for _, s := range []string{grows, small} {
+		if err := overlayNPM(s, dst, "", os.Getuid(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := onDisk(dst); n > 1<<20 {
+		t.Errorf("the seed wrote %d KiB under a bound of 1 MiB", n>>10)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "_npx", "big")); err == nil {
+		t.Error("a source past the bound left (part of) its npx tree in the seed")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dst, "_cacache", "index-v5", "aa", "bucket")); string(b) != "client\n" {
+		t.Errorf("a source past the bound left its index lines: %q", b)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, pkg)); string(b) != "small" {
+		t.Errorf("the source after the one past the bound was not seeded: %q %v", b, err)
+	}
+	if len(b.notes) != 1 || !strings.Contains(b.notes[0], grows) || !strings.Contains(b.notes[0], "1 MiB") {
+		t.Errorf("notes: %q, want one naming %s and the bound", b.notes, grows)
 	}
 }

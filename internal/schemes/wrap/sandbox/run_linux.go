@@ -94,7 +94,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		_ = os.Chown(home, uid, gid)
 	}
 	rw := append([]string{home}, wrapsec.Of(p).Write...)
-	npmCache, release, err := useNPMCache(p, prog, uid, gid)
+	npmCache, release, err := useNPMCache(p, prog, uid, gid, func(note string) { o.Logger.Warn(note) })
 	if err != nil {
 		return err
 	}
@@ -267,11 +267,11 @@ func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) er
 
 // useNPMCache gives a node server its private npm cache (privateNPMCache): prog runs npx's
 // bins from it and reads what its links lead to. "" for a server that is not node's.
-func useNPMCache(p *policy.Policy, prog *program, uid, gid int) (string, func(), error) {
+func useNPMCache(p *policy.Policy, prog *program, uid, gid int, warn func(string)) (string, func(), error) {
 	if !prog.Node || mutated("wrap-npm-cache") {
 		return "", func() {}, nil
 	}
-	cache, release, err := privateNPMCache(p, prog.NPMFrom, uid, gid)
+	cache, release, err := privateNPMCache(p, prog.NPMFrom, uid, gid, warn)
 	if err != nil {
 		return "", nil, err
 	}
