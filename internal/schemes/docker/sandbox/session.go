@@ -27,8 +27,10 @@ import (
 // DELETE, serve's own idle expiry of the session), after docker.session_idle without a call
 // (the session's next call then runs in a fresh container and is told so), at shutdown (Close),
 // and, like every container, by the next serve when this one was killed (its labels name this
-// instance; reap.go). docker.max_sessions bounds the session containers alive at once: a new
-// session's first call past it is refused, naming the key.
+// instance; reap.go). docker.max_sessions bounds the session containers the engine holds at
+// once, a removed one counted until the engine says it is gone: a new session's first call past
+// it has the least recently used idle session's container removed and waits for it to go, or
+// is refused, naming the key.
 //
 // A call that overruns its timeout (or is cancelled) has the session's whole container removed,
 // not only its program: limits.timeout bounds everything a call starts, and only removing the
@@ -40,8 +42,26 @@ import (
 type sessionState struct {
 	mu   sync.Mutex
 	m    map[string]*dsession
-	live int // session containers alive or being started: at most docker.max_sessions
+	live int // session containers alive or being started
+	// removing: session containers whose removal started and has not ended (the engine still
+	// holds them); live + removing is at most docker.max_sessions (attack round atk34b, N1)
+	removing int
+	freed    chan struct{} // closed when a place frees, for the starts waiting for one
 }
+
+// held is how many places under docker.max_sessions are taken. With mu held.
+func (st *sessionState) held() int { return st.live + st.removing }
+
+// wake tells the starts waiting for a place that one may have freed. With mu held.
+func (st *sessionState) wake() {
+	if st.freed != nil {
+		close(st.freed)
+		st.freed = nil
+	}
+}
+
+// placeWait bounds how long a new session's start waits for a removed container's place.
+var placeWait = 20 * time.Second
 
 // dsession is one MCP session's container, if it has one.
 type dsession struct {
@@ -195,18 +215,9 @@ func (e *Executor) evictIdle(self *dsession) bool {
 	}
 	e.sess.mu.Unlock()
 	e.log.Info("removing the least recently used idle session's container for another session", "container", sb.b.id[:12], "cap", dksec.Of(e.pol).SessionCap())
-	if sb.b.gone == nil { // a session's box has no workspace layer, whose removal would close it
-		sb.b.gone = make(chan struct{})
-	}
-	gone := sb.b.gone
+	// its place frees once the engine removed it (dropBox): the caller waits for that
 	e.dropBox(sb)
 	<-victim.lock
-	// The new container starts once this one is gone (removal is otherwise off the call's
-	// path): the engine never runs more session containers than the cap.
-	select {
-	case <-gone:
-	case <-time.After(20 * time.Second): // an engine slow to remove it: start anyway
-	}
 	return true
 }
 
@@ -246,15 +257,40 @@ func (e *Executor) retire(s *dsession, sb *sessBox, note string) {
 	e.dropBox(sb)
 }
 
-// dropBox removes a session's container and frees its place under docker.max_sessions.
+// dropBox removes a session's container; its place under docker.max_sessions frees once the
+// engine removed it (holdRemoval).
 func (e *Executor) dropBox(sb *sessBox) {
 	sb.dropOnce.Do(func() {
 		sb.dropped.Store(true)
+		if sb.b.gone == nil {
+			sb.b.gone = make(chan struct{})
+		}
 		e.destroy(sb.b)
+		e.holdRemoval(sb.b)
 		e.sess.mu.Lock()
 		e.sess.live--
+		e.sess.wake()
 		e.sess.mu.Unlock()
 	})
+}
+
+// holdRemoval counts b, a session's container whose removal started (destroy), as held until
+// the engine removed it: removal runs off the call's path, and the count dropping as it started
+// let other sessions' starts have the engine hold more than docker.max_sessions meanwhile.
+func (e *Executor) holdRemoval(b *box) {
+	if b.gone == nil || mutated("docker-session-removal-uncounted") {
+		return
+	}
+	e.sess.mu.Lock()
+	e.sess.removing++
+	e.sess.mu.Unlock()
+	go func() {
+		<-b.gone // closed when the removal ended, also a failed one (logged, left to reap)
+		e.sess.mu.Lock()
+		e.sess.removing--
+		e.sess.wake()
+		e.sess.mu.Unlock()
+	}()
 }
 
 // EndSession implements executor.SessionEnder: the session's container is removed.
@@ -335,16 +371,25 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 		return sb, note, nil
 	}
 	max := dksec.Of(e.pol).SessionCap()
-	for tries := 0; e.sess.live >= max && !mutated("docker-session-cap"); tries++ {
-		live := e.sess.live
-		if tries == 8 || !e.evictIdle(s) { // evictIdle releases e.sess.mu
-			if tries == 8 {
-				e.sess.mu.Unlock()
+	var waited <-chan time.Time
+	for tries := 0; e.sess.held() >= max && !mutated("docker-session-cap"); {
+		if e.sess.removing == 0 {
+			live := e.sess.live
+			if tries == 8 || !e.evictIdle(s) { // evictIdle releases e.sess.mu
+				if tries == 8 {
+					e.sess.mu.Unlock()
+				}
+				return nil, "", executor.Refuse("docker.max_sessions", "%d sessions already have a container (docker.max_sessions = %d), each running a call: "+
+					"try again when one ends, or raise docker.max_sessions", live, max)
 			}
-			return nil, "", executor.Refuse("docker.max_sessions", "%d sessions already have a container (docker.max_sessions = %d), each running a call: "+
-				"try again when one ends, or raise docker.max_sessions", live, max)
+			tries++
+			e.sess.mu.Lock()
+			continue
 		}
-		e.sess.mu.Lock()
+		// A container is being removed: its place is free once the engine removed it.
+		if err := e.awaitPlace(ctx, &waited, hardStop, max); err != nil {
+			return nil, "", err
+		}
 	}
 	e.sess.live++
 	e.sess.mu.Unlock()
@@ -366,6 +411,38 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 	return sb, note, nil
 }
 
+// awaitPlace waits (e.sess.mu held, released meanwhile) until a place under docker.max_sessions
+// may have freed, bounded by placeWait from the first wait (*waited), the call's hard stop and
+// its cancellation. On an error e.sess.mu is released.
+func (e *Executor) awaitPlace(ctx context.Context, waited *<-chan time.Time, hardStop time.Time, max int) error {
+	if *waited == nil {
+		*waited = time.After(placeWait)
+	}
+	var stop <-chan time.Time
+	if !hardStop.IsZero() {
+		t := time.NewTimer(time.Until(hardStop))
+		defer t.Stop()
+		stop = t.C
+	}
+	if e.sess.freed == nil {
+		e.sess.freed = make(chan struct{})
+	}
+	freed, removing := e.sess.freed, e.sess.removing
+	e.sess.mu.Unlock()
+	select {
+	case <-freed:
+		e.sess.mu.Lock()
+		return nil
+	case <-*waited:
+		return executor.Refuse("docker.max_sessions", "%d session containers are still being removed by the engine after %s, and the others are in use (docker.max_sessions = %d): "+
+			"try again, or raise docker.max_sessions", removing, placeWait, max)
+	case <-stop:
+		return errStartTimedOut
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // startSessionBox takes a pooled container or starts one, and turns its wrapper into the
 // session's supervisor.
 func (e *Executor) startSessionBox(ctx context.Context, id string, hardStop time.Time) (*sessBox, error) {
@@ -376,6 +453,7 @@ func (e *Executor) startSessionBox(ctx context.Context, id string, hardStop time
 			if err := e.becomeSession(b); err != nil {
 				e.log.Warn("a pooled container did not become the session's; starting a fresh one", "err", err)
 				e.destroy(b)
+				e.holdRemoval(b)
 				b = nil
 			}
 		}
@@ -387,6 +465,7 @@ func (e *Executor) startSessionBox(ctx context.Context, id string, hardStop time
 		}
 		if err := e.becomeSession(b); err != nil {
 			e.destroy(b)
+			e.holdRemoval(b) // counted until gone, as dropBox's
 			return nil, err
 		}
 	}

@@ -236,6 +236,80 @@ func TestDockerSessionCap(t *testing.T) {
 	}
 }
 
+// A session container is counted under docker.max_sessions until the engine has removed it,
+// not from when its removal starts: a new session's start waits for the place (bounded), so the
+// engine never holds more than the cap (attack round atk34b, N1). The engine's removals are
+// held back here by taking every place of the executor's removal semaphore. Red with mutant
+// docker-session-removal-uncounted.
+func TestDockerSessionCapCountsRemovals(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) {
+		dksec.Of(p).MaxSessions = 1
+		dksec.Of(p).Pool = 0
+	}))
+	holdRemovals := func() (release func()) {
+		for range cap(e.removeSem) {
+			e.removeSem <- struct{}{}
+		}
+		var once sync.Once
+		release = func() {
+			once.Do(func() {
+				for range cap(e.removeSem) {
+					<-e.removeSem
+				}
+			})
+		}
+		t.Cleanup(release) // before Close, which removes through the semaphore
+		return release
+	}
+	mustIn(t, e, "A", ToolShell, sh("echo a"))
+	release := holdRemovals()
+	e.EndSession("A") // its removal starts and waits
+	type result struct {
+		r   *executor.Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := callIn(t, e, "B", ToolShell, sh("echo ran"))
+		done <- result{r, err}
+	}()
+	time.Sleep(2 * time.Second)
+	if n := len(ownContainers(t, eng, e)); n > 1 {
+		t.Errorf("%d containers while the ended session's is being removed, max_sessions = 1: the new session did not wait for its place", n)
+	}
+	select {
+	case res := <-done:
+		t.Errorf("the new session's call ended while the old container was still there: %+v %v", res.r, res.err)
+	default:
+	}
+	release()
+	select {
+	case res := <-done:
+		if res.err != nil || res.r.Stdout != "ran\n" {
+			t.Errorf("the new session's call once the old container was gone: %+v %v", res.r, res.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the new session's call still waits 30 s after the old container's removal was let go")
+	}
+	// The wait is bounded: an engine that does not remove the old container gets the call refused.
+	defer func(d time.Duration) { placeWait = d }(placeWait)
+	placeWait = time.Second
+	release = holdRemovals()
+	e.EndSession("B")
+	start := time.Now()
+	_, err := callIn(t, e, "C", ToolShell, sh("echo ran"))
+	var ref *executor.Refusal
+	if !errors.As(err, &ref) || ref.Rule != "docker.max_sessions" || !strings.Contains(ref.Reason, "still being removed") {
+		t.Errorf("a new session while the engine does not remove the old container: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("refused after %s, want about placeWait = 1s", d)
+	}
+	release()
+	waitContainers(t, eng, e, 0, 20*time.Second)
+}
+
 // A session idle for docker.session_idle loses its container; its next call says so and runs
 // in a fresh one.
 func TestDockerSessionIdle(t *testing.T) {
