@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,23 +84,19 @@ func privateNPMCache(p *policy.Policy, client string, uid, gid int, warn func(st
 		return "", nil, err
 	}
 	cache = filepath.Join(dir, "npm")
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return "", nil, fmt.Errorf("make the server's npm cache: %w", err)
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, "use.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	lock, alone, err := lockCacheDir(dir)
 	if err != nil {
-		return "", nil, fmt.Errorf("make the server's npm cache: %w", err)
+		return "", nil, err
 	}
 	closed := false
 	release = func() { closed = true; lock.Close() }
+	noteUse(dir, p.File, alone)
 	me := seedOf(p)
 	sources := seedSources(filepath.Dir(dir), filepath.Base(dir), me, client)
-	if unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
-		// another start of this policy uses (or makes) the cache: take it as it is
-		if err := unix.Flock(int(lock.Fd()), unix.LOCK_SH); err != nil {
-			release()
-			return "", nil, fmt.Errorf("lock the server's npm cache: %w", err)
-		}
+	if pruneNPMCaches(filepath.Dir(dir), filepath.Base(dir), p.File, sources) {
+		sources = seedSources(filepath.Dir(dir), filepath.Base(dir), me, client) // what is left
+	}
+	if !alone {
 		if st, err := os.Stat(cache); err == nil && st.IsDir() {
 			return cache, release, nil
 		}
@@ -117,7 +112,7 @@ func privateNPMCache(p *policy.Policy, client string, uid, gid int, warn func(st
 	st, statErr := os.Stat(cache)
 	if statErr == nil && st.IsDir() {
 		old, _ := readSeed(dir)
-		if me.fetches || (old != nil && maps.Equal(old.Sources, sources)) || mutated("wrap-npm-cache-never-reseeded") {
+		if me.fetches || (old != nil && !newer(sources, old.Sources)) || mutated("wrap-npm-cache-never-reseeded") {
 			if old == nil { // made before seeds were recorded: a source for narrower policies from now on
 				me.Sources = sources
 				_ = writeSeed(dir, me)
@@ -170,6 +165,42 @@ func privateNPMCache(p *policy.Policy, client string, uid, gid int, warn func(st
 		return fail(err)
 	}
 	return cache, release, nil
+}
+
+// newer says a source is new or changed since the seed (was): one gone since (its cache
+// pruned, or removed) adds nothing, and a re-seed would only lose what it gave.
+func newer(sources, was map[string]int64) bool {
+	for src, stamp := range sources {
+		if t, ok := was[src]; !ok || t != stamp {
+			return true
+		}
+	}
+	return false
+}
+
+// lockCacheDir makes dir and takes its use.lock: alone (exclusive) when no other start of the
+// policy holds it, else shared (another start uses or makes the cache: it is taken as it is).
+func lockCacheDir(dir string) (lock *os.File, alone bool, err error) {
+	lockPath := filepath.Join(dir, "use.lock")
+	for try := 0; ; try++ {
+		if err := os.MkdirAll(dir, 0o711); err != nil {
+			return nil, false, fmt.Errorf("make the server's npm cache: %w", err)
+		}
+		if lock, err = os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600); err != nil {
+			return nil, false, fmt.Errorf("make the server's npm cache: %w", err)
+		}
+		alone = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+		if !alone {
+			if err := unix.Flock(int(lock.Fd()), unix.LOCK_SH); err != nil {
+				lock.Close()
+				return nil, false, fmt.Errorf("lock the server's npm cache: %w", err)
+			}
+		}
+		if lockedHere(lock, lockPath) || try == 2 {
+			return lock, alone, nil
+		}
+		lock.Close() // pruned (npmprune_linux.go) while this start waited: made again
+	}
 }
 
 // seedInfo is KEY/seed.json, beside the cache (in a directory the server cannot write): what
@@ -310,12 +341,20 @@ func seedSources(root, key string, me seedInfo, client string) map[string]int64 
 // other seed's link) is made again. What it writes counts against the seed's bound (b): past
 // it, all src added is taken out again (a half-copied npx tree is worse than none) and b notes it.
 func overlayNPM(src, dst, client string, uid int, b *seedBudget) error {
+	// held shared, as a start of its own holds it: no prune removes it meanwhile (npmprune_linux.go)
+	if l, err := os.OpenFile(filepath.Join(filepath.Dir(src), "use.lock"), os.O_RDONLY|syscall.O_NOFOLLOW, 0); err == nil {
+		defer l.Close()
+		_ = unix.Flock(int(l.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	}
 	if allocated(src) > b.left {
 		b.skipped(src)
 		return nil
 	}
 	seedChecked(src)
 	root, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil // pruned since it was listed
+	}
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
@@ -321,5 +322,89 @@ func TestSeedKeepsHolesAndItsBound(t *testing.T) {
 	}
 	if len(b.notes) != 1 || !strings.Contains(b.notes[0], grows) || !strings.Contains(b.notes[0], "1 MiB") {
 		t.Errorf("notes: %q, want one naming %s and the bound", b.notes, grows)
+	}
+}
+
+// Each change of a policy gives its server a new npm cache (CacheKey), and the old one was kept
+// for good. A start prunes the caches of other keys that its own policy file used before (the
+// file changed) or that no start used for pruneAge; never one a start is using, nor a directory
+// wrap did not make. Red with mutant wrap-npm-cache-never-pruned.
+func TestNPMCachesPruned(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	files := t.TempDir()
+	start := func(file string, env ...string) (string, func()) {
+		p := policy.Default(wrapsec.Name)
+		p.Name, p.File = "github", filepath.Join(files, file)
+		wrapsec.Of(p).Env = env
+		c, release, err := privateNPMCache(p, "", os.Getuid(), os.Getgid(), func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Dir(c), release
+	}
+	startOnce := func(file string, env ...string) string {
+		dir, release := start(file, env...)
+		release()
+		return dir
+	}
+	there := func(dir string) bool { _, err := os.Stat(dir); return err == nil }
+	old := startOnce("github.toml", "A")
+	other := startOnce("project-github.toml")
+	now := startOnce("github.toml", "B") // the file changed: its old key's cache goes
+	if there(old) {
+		t.Errorf("the cache of the policy file's former [wrap] section %s is kept after the file changed", old)
+	}
+	if !there(other) || !there(now) {
+		t.Fatalf("a cache in use by another policy file went: %v %v", there(other), there(now))
+	}
+	// one in use is kept, and goes at a start after its use ended
+	_, hold := start("github.toml", "B")
+	next := startOnce("github.toml", "C")
+	if !there(now) {
+		t.Error("a cache a start was using was pruned")
+	}
+	hold()
+	if startOnce("github.toml", "C") != next || there(now) {
+		t.Errorf("the replaced cache %s is kept once no start uses it", now)
+	}
+	// unused for pruneAge: gone; a directory wrap did not make: kept, whatever its age
+	long := time.Now().Add(-pruneAge - time.Hour)
+	os.Chtimes(filepath.Join(other, "use.lock"), long, long)
+	foreign := filepath.Join(filepath.Dir(other), "github-0123456789ab")
+	os.MkdirAll(foreign, 0o700)
+	os.WriteFile(filepath.Join(foreign, "use.lock"), nil, 0o600)
+	os.Chtimes(filepath.Join(foreign, "use.lock"), long, long)
+	startOnce("github.toml", "C")
+	if there(other) {
+		t.Errorf("a cache no start used for %s is kept", pruneAge)
+	}
+	if !there(foreign) {
+		t.Error("a directory without wrap's seed.json was pruned")
+	}
+	// the file widened for one start with the registry, then narrowed again: the wider cache
+	// seeds the narrower one and stays (network = false works after one start with the registry)
+	startNet := func(net any) string {
+		p := policy.Default(wrapsec.Name)
+		p.Name, p.File = "github", filepath.Join(files, "github.toml")
+		w := wrapsec.Of(p)
+		w.Env = []string{"C"}
+		if err := w.Egress.UnmarshalTOML(net); err != nil {
+			t.Fatal(err)
+		}
+		c, release, err := privateNPMCache(p, "", os.Getuid(), os.Getgid(), func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		release()
+		return c
+	}
+	wide := filepath.Dir(startNet([]any{"registry.npmjs.org"}))
+	os.MkdirAll(filepath.Join(wide, "npm", "_npx", "3b2a"), 0o755)
+	c := startNet(false)
+	if filepath.Dir(c) == wide {
+		t.Fatal("network = false and the registry share a cache")
+	}
+	if !there(wide) || !there(filepath.Join(c, "_npx", "3b2a")) {
+		t.Errorf("the wider policy's cache that seeds the narrower one: kept %v, seeded from %v", there(wide), there(filepath.Join(c, "_npx", "3b2a")))
 	}
 }
