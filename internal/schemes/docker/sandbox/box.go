@@ -104,6 +104,7 @@ func (e *Executor) startBox(pooled bool) (*box, error) {
 	e.tracked.Add(1)
 	if e.life.Err() != nil {
 		e.destroy(b)
+		e.holdStarting(b)
 		e.creating.Done()
 		return nil, errors.New("serve is shutting down")
 	}
@@ -114,14 +115,17 @@ func (e *Executor) startBox(pooled bool) (*box, error) {
 	b.hj, err = e.eng.API.ContainerAttach(ctx, b.id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		e.destroy(b)
+		e.holdStarting(b)
 		return nil, fmt.Errorf("attach to container %.12s: %w", b.id, e.eng.Unreachable(err))
 	}
 	if err := e.eng.API.ContainerStart(ctx, b.id, container.StartOptions{}); err != nil {
 		e.destroy(b)
+		e.holdStarting(b)
 		return b, fmt.Errorf("start container %.12s (image %s): %w", b.id, e.spec.image, e.eng.Unreachable(err))
 	}
 	if err := b.awaitReady(engineOpTimeout); err != nil {
 		e.destroy(b)
+		e.holdStarting(b)
 		return nil, fmt.Errorf("container %.12s (image %s): %w", b.id, e.spec.image, err)
 	}
 	return b, nil

@@ -542,6 +542,7 @@ func (e *Executor) newBoxBy(ctx context.Context, hardStop time.Time) (*box, erro
 		mu.Unlock()
 		if left && b != nil {
 			e.destroy(b)
+			e.holdStarting(b)
 		}
 	}()
 	t := time.NewTimer(time.Until(hardStop))
@@ -559,6 +560,7 @@ func (e *Executor) newBoxBy(ctx context.Context, hardStop time.Time) (*box, erro
 	case m := <-ch:
 		if m.b != nil {
 			e.destroy(m.b)
+			e.holdStarting(m.b)
 		}
 	default:
 	}

@@ -257,6 +257,15 @@ func (e *Executor) retire(s *dsession, sb *sessBox, note string) {
 	e.dropBox(sb)
 }
 
+// holdStarting counts b, a container started for a session (reuse = "session", not the pool's)
+// that failed to start or whose start the call gave up, as held until the engine removed it
+// (holdRemoval), as a session's own.
+func (e *Executor) holdStarting(b *box) {
+	if b != nil && !b.pooled && dksec.Of(e.pol).Sessions() {
+		e.holdRemoval(b)
+	}
+}
+
 // dropBox removes a session's container; its place under docker.max_sessions frees once the
 // engine removed it (holdRemoval).
 func (e *Executor) dropBox(sb *sessBox) {

@@ -466,3 +466,37 @@ func TestDockerSessionRefusesWritableWorkspace(t *testing.T) {
 		t.Fatalf("New: %v", err)
 	}
 }
+
+// A container started for a session that failed to start (create, attach, start, its ready
+// line) or whose start the call gave up is removed off the call's path: it is held under
+// docker.max_sessions until the engine removed it, as a session's own; a pooled one, or one of
+// reuse = "call", is not a session's.
+func TestDockerFailedSessionStartHeldUntilGone(t *testing.T) {
+	for _, c := range []struct {
+		p      *policy.Policy
+		pooled bool
+		want   int
+	}{{sessionPolicy(), false, 1}, {sessionPolicy(), true, 0}, {testPolicy(), false, 0}} {
+		e := &Executor{pol: c.p}
+		b := &box{pooled: c.pooled, gone: make(chan struct{})}
+		e.holdStarting(b)
+		e.sess.mu.Lock()
+		n := e.sess.held()
+		e.sess.mu.Unlock()
+		if n != c.want {
+			t.Errorf("reuse %q, pooled %v: %d places held while its removal runs, want %d", dksec.Of(c.p).Reuse, c.pooled, n, c.want)
+		}
+		close(b.gone)
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			e.sess.mu.Lock()
+			n = e.sess.held()
+			e.sess.mu.Unlock()
+			if n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d places still held after the container was gone", n)
+			}
+		}
+	}
+}
