@@ -369,12 +369,21 @@ func TestNPMCachesPruned(t *testing.T) {
 	}
 	// unused for pruneAge: gone; a directory wrap did not make: kept, whatever its age
 	long := time.Now().Add(-pruneAge - time.Hour)
-	os.Chtimes(filepath.Join(other, "use.lock"), long, long)
+	for _, p := range []string{"use.lock", "seed.json", "npm"} {
+		os.Chtimes(filepath.Join(other, p), long, long)
+	}
 	foreign := filepath.Join(filepath.Dir(other), "github-0123456789ab")
 	os.MkdirAll(foreign, 0o700)
 	os.WriteFile(filepath.Join(foreign, "use.lock"), nil, 0o600)
 	os.Chtimes(filepath.Join(foreign, "use.lock"), long, long)
+	ran := startOnce("ran-before-use-lock-was-timed.toml", "D") // npm wrote in it lately
+	for _, p := range []string{"use.lock", "seed.json"} {
+		os.Chtimes(filepath.Join(ran, p), long, long)
+	}
 	startOnce("github.toml", "C")
+	if !there(ran) {
+		t.Error("a cache npm wrote in lately was pruned for its old use.lock")
+	}
 	if there(other) {
 		t.Errorf("a cache no start used for %s is kept", pruneAge)
 	}

@@ -101,10 +101,17 @@ func wrapMade(dir string) bool {
 	return err == nil
 }
 
-// stale: no start used dir's cache for pruneAge.
+// stale: no start used dir's cache for pruneAge: use.lock's time (noteUse), and, for a cache
+// of a wrap that did not set it yet, what npm changes as it runs (its log directory, its npx
+// trees) and the last seed.
 func stale(dir string) bool {
-	st, err := os.Stat(filepath.Join(dir, "use.lock"))
-	return err == nil && time.Since(st.ModTime()) > pruneAge
+	last := time.Time{}
+	for _, p := range []string{"use.lock", "seed.json", "npm", filepath.Join("npm", "_logs"), filepath.Join("npm", "_npx")} {
+		if st, err := os.Lstat(filepath.Join(dir, p)); err == nil && st.ModTime().After(last) {
+			last = st.ModTime()
+		}
+	}
+	return !last.IsZero() && time.Since(last) > pruneAge
 }
 
 // pruneCache removes dir once it holds its use.lock alone; dir is first moved aside, so a start
