@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -186,7 +185,7 @@ func lockCacheDir(dir string) (lock *os.File, alone bool, err error) {
 		if err := os.MkdirAll(dir, 0o711); err != nil {
 			return nil, false, fmt.Errorf("make the server's npm cache: %w", err)
 		}
-		if lock, err = os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600); err != nil {
+		if lock, err = os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600); err != nil {
 			return nil, false, fmt.Errorf("make the server's npm cache: %w", err)
 		}
 		alone = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
@@ -296,19 +295,30 @@ func writeSeed(dir string, s seedInfo) error {
 // A changed stamp re-seeds a cache whose server cannot fetch (privateNPMCache).
 func seedSources(root, key string, me seedInfo, client string) map[string]int64 {
 	stamp := func(dir string) int64 {
-		// an install ends by writing its tree's node_modules: the directories above it change
+		// an install ends by writing its tree's node_modules: the directories above it
+		// change. Looked at beneath _npx with no link followed (a tree that is a link to
+		// elsewhere has no stamp: the seed does not copy it).
 		var t int64
-		look := func(p string) {
-			if st, err := os.Lstat(p); err == nil {
-				t = max(t, st.ModTime().UnixNano())
+		npx, err := openRoot(filepath.Join(dir, "_npx"))
+		if err != nil {
+			return 0
+		}
+		f := os.NewFile(uintptr(npx), "_npx")
+		defer f.Close()
+		look := func(rel string) {
+			var st unix.Stat_t
+			if fd, err := openBeneath(npx, rel, unix.O_PATH); err == nil {
+				if unix.Fstat(fd, &st) == nil {
+					t = max(t, st.Mtim.Nano())
+				}
+				unix.Close(fd)
 			}
 		}
-		npx := filepath.Join(dir, "_npx")
-		look(npx)
-		trees, _ := os.ReadDir(npx)
-		for _, e := range trees {
-			look(filepath.Join(npx, e.Name()))
-			look(filepath.Join(npx, e.Name(), "node_modules"))
+		look(".")
+		trees, _ := f.Readdirnames(1 << 16) // npx makes a tree a package: few
+		for _, name := range trees {
+			look(name)
+			look(filepath.Join(name, "node_modules"))
 		}
 		return t
 	}
@@ -335,14 +345,15 @@ func seedSources(root, key string, me seedInfo, client string) map[string]int64 
 
 // overlayNPM adds to the seed dst what another private cache src holds and dst lacks: its index
 // lines, its npx trees, its content. src is written by its server (as root: the sandbox's uid),
-// so every file is opened beneath src with no symlink followed, and, as root, only a file the
-// sandbox's uid could read anyway is copied. Copies, never links: a link would let this
-// policy's server write the other's cache. A symlink into the client's content store (the
-// other seed's link) is made again. What it writes counts against the seed's bound (b): past
-// it, all src added is taken out again (a half-copied npx tree is worse than none) and b notes it.
+// and so may be every other source the seed overlaid: src is walked, and dst written, by
+// descriptors with no link followed on either side (seedtree_linux.go; atk36 F1, F1b), and, as
+// root, only a file the sandbox's uid could read anyway is copied. Copies, never links: a link
+// would let this policy's server write the other's cache; the only links made are the ones npm
+// makes (seedLinkKept). What it writes counts against the seed's bound (b): past it, all src
+// added is taken out again (a half-copied npx tree is worse than none) and b notes it.
 func overlayNPM(src, dst, client string, uid int, b *seedBudget) error {
 	// held shared, as a start of its own holds it: no prune removes it meanwhile (npmprune_linux.go)
-	if l, err := os.OpenFile(filepath.Join(filepath.Dir(src), "use.lock"), os.O_RDONLY|syscall.O_NOFOLLOW, 0); err == nil {
+	if l, err := os.OpenFile(filepath.Join(filepath.Dir(src), "use.lock"), os.O_RDONLY|unix.O_NOFOLLOW, 0); err == nil {
 		defer l.Close()
 		_ = unix.Flock(int(l.Fd()), unix.LOCK_SH|unix.LOCK_NB)
 	}
@@ -351,7 +362,7 @@ func overlayNPM(src, dst, client string, uid int, b *seedBudget) error {
 		return nil
 	}
 	seedChecked(src)
-	root, err := unix.Open(src, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	root, err := openRoot(src)
 	if errors.Is(err, unix.ENOENT) {
 		return nil // pruned since it was listed
 	}
@@ -359,78 +370,98 @@ func overlayNPM(src, dst, client string, uid int, b *seedBudget) error {
 		return err
 	}
 	defer unix.Close(root)
+	d, err := openSeedDir(dst)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	content := ""
+	if client != "" {
+		content = NPMContent(client)
+	}
 	var j journal
 	index := filepath.Join("_cacache", "index-v5") + "/"
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // best effort: npm fetches what is missing (with network)
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
+	err = b.walk(root, src, ".", func(e *seedEntry) (bool, error) {
 		switch {
-		case rel == "." || rel == "_logs":
-			if d.IsDir() && rel != "." {
-				return filepath.SkipDir
+		case e.rel == "_logs":
+			return false, nil
+		case e.isDir():
+			made, err := d.mkdir(e.rel)
+			if errors.Is(err, errLinkThere) {
+				b.refused(src, e.rel, whyLinkThere)
+				return false, nil
 			}
-			return nil
-		case d.IsDir():
-			return j.mkdir(to)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			// relative (an npx tree's .bin) as copyTree keeps them, or the other seed's link
-			// into the client's content store
-			if err == nil && (!strings.HasPrefix(target, "/") || client != "" && strings.HasPrefix(target, NPMContent(client)+"/")) {
-				if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
-					if err := os.Symlink(target, to); err != nil {
-						return err
-					}
-					j.made = append(j.made, to)
-				}
+			if made {
+				j.made = append(j.made, e.rel)
 			}
-			return nil
-		case !d.Type().IsRegular():
-			return nil
+			return err == nil, err
+		case e.isLink():
+			target, err := readLinkAt(e.dir, e.name)
+			if err != nil {
+				return false, nil
+			}
+			if !seedLinkKept(e.rel, target, content) {
+				b.refused(src, e.rel, whyLink)
+				return false, nil
+			}
+			if _, err := d.lstat(e.rel); errors.Is(err, unix.ENOENT) && d.symlink(target, e.rel) == nil {
+				j.made = append(j.made, e.rel)
+			}
+			return false, nil
+		case !e.isFile():
+			return false, nil
 		}
-		lst, lerr := os.Lstat(to)
+		_, lerr := d.lstat(e.rel)
 		exists := lerr == nil
-		if exists && !strings.HasPrefix(rel, index) {
-			return nil // content is named by its hash, an npx tree by its package: the same
+		if exists && !strings.HasPrefix(e.rel, index) {
+			return false, nil // content is named by its hash, an npx tree by its package: the same
 		}
-		fd, err := unix.Openat2(root, rel, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW,
-			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+		in, st, err := e.open()
 		if err != nil {
-			return nil
+			return false, nil
 		}
-		in := os.NewFile(uintptr(fd), p)
 		defer in.Close()
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return nil
-		}
 		if os.Geteuid() == 0 && int(st.Uid) != uid && st.Mode&0o004 == 0 {
-			return nil // the server could not read it: root does not read it for the server
+			return false, nil // the server could not read it: root does not read it for the server
 		}
 		if exists { // an index bucket: npm reads its lines, the last one wins
-			out, err := os.OpenFile(to, os.O_WRONLY|os.O_APPEND, 0)
-			if err != nil {
-				return err
+			out, size, err := d.appendTo(e.rel)
+			if errors.Is(err, errLinkThere) {
+				b.refused(src, e.rel, whyLinkThere)
+				return false, nil
 			}
-			j.grown = append(j.grown, grownFile{to, lst.Size()})
-			return errors.Join(b.appendAll(out, in, st.Size), out.Close())
+			if err != nil {
+				return false, err
+			}
+			j.grown = append(j.grown, grownFile{e.rel, size})
+			return false, errors.Join(b.appendAll(out, in, st.Size), out.Close())
 		}
-		out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, os.FileMode(st.Mode&0o777)|0o600)
+		out, err := d.create(e.rel, st.Mode&0o777|0o600)
 		if err != nil {
-			return err
+			return false, err
 		}
-		j.made = append(j.made, to)
-		return errors.Join(b.copyData(out, in, st.Size), out.Close())
+		j.made = append(j.made, e.rel)
+		return false, errors.Join(b.copyData(out, in, st.Size), out.Close())
 	})
 	if errors.Is(err, errSeedFull) {
-		j.undo()
+		j.undo(d)
 		b.skipped(src)
 		return nil
 	}
 	return err
+}
+
+// readLinkAt reads the link name in the directory dir.
+func readLinkAt(dir int, name string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, name, buf)
+	if err != nil {
+		return "", err
+	}
+	if n >= len(buf) {
+		return "", unix.ENAMETOOLONG
+	}
+	return string(buf[:n]), nil
 }
 
 // seedNPM copies the index and the npx trees of the client's cache and links its content. Past
@@ -441,140 +472,211 @@ func seedNPM(client, dst string, uid int, b *seedBudget) error {
 		b.skipped(client)
 		return nil
 	}
+	root, err := openRoot(client)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	d, err := openSeedDir(dst)
+	if err != nil {
+		return err
+	}
+	defer d.close()
 	for _, sub := range []string{filepath.Join("_cacache", "index-v5"), "_npx"} {
-		err := copyTree(filepath.Join(client, sub), filepath.Join(dst, sub), b)
+		err := copyTree(root, client, d, sub, b)
 		if errors.Is(err, errSeedFull) {
 			b.skipped(client)
 			return emptyDir(dst)
 		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
 			return err
 		}
 	}
-	content := filepath.Join("_cacache", "content-v2")
-	err := linkTree(filepath.Join(client, content), filepath.Join(dst, content), uid, b)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
+	return linkContent(root, client, d, filepath.Join("_cacache", "content-v2"), uid, b)
 }
 
 // NPMContent is the client's npm content store the private cache links to: the server may read
 // it (never write).
 func NPMContent(client string) string { return filepath.Join(client, "_cacache", "content-v2") }
 
+// seedSub makes the seed's directories for sub when the source (root) has sub as a directory
+// (beneath it, no link followed); false when it has none.
+func seedSub(root int, rootPath string, d *seedDir, sub string, b *seedBudget) (bool, error) {
+	fd, err := openBeneath(root, sub, unix.O_PATH|unix.O_DIRECTORY)
+	if errors.Is(err, unix.ELOOP) {
+		b.refused(rootPath, sub, whyLink)
+	}
+	if err != nil {
+		return false, nil
+	}
+	unix.Close(fd)
+	p := ""
+	for _, name := range strings.Split(sub, "/") {
+		p = filepath.Join(p, name)
+		if _, err := d.mkdir(p); err != nil {
+			return false, fmt.Errorf("make %s in the seed: %w", p, err)
+		}
+	}
+	return true, nil
+}
+
 // linkTree makes dst a tree of directories whose files link to src's (see privateNPMCache).
-// A copy past the seed's bound (b) is dropped, and the content after it not seeded: npm fetches
-// (with network) what the index names and the store lacks.
 func linkTree(src, dst string, uid int, b *seedBudget) error {
+	if err := os.Mkdir(dst, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	root, err := openRoot(src)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(root)
+	d, err := openSeedDir(dst)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return linkContent(root, src, d, ".", uid, b)
+}
+
+// linkContent links the seed's sub to the client's files beneath sub (root: the client's
+// cache, rootPath its path), walked by descriptors as overlayNPM's sources. A copy past the
+// seed's bound (b) is dropped, and the content after it not seeded: npm fetches (with
+// network) what the index names and the store lacks.
+func linkContent(root int, rootPath string, d *seedDir, sub string, uid int, b *seedBudget) error {
+	if ok, err := seedSub(root, rootPath, d, sub, b); !ok || err != nil {
+		return err
+	}
 	full := false
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
+	err := b.walk(root, rootPath, sub, func(e *seedEntry) (bool, error) {
 		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case !d.Type().IsRegular():
-			return nil
+		case e.isDir():
+			made, err := d.mkdir(e.rel)
+			return made || err == nil, nil
+		case !e.isFile():
+			return false, nil
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if hardLinkSafe(info, uid) && os.Link(p, to) == nil {
-			return nil
+		if hardLinkSafe(&e.st, uid) && d.link(e, e.rel) == nil {
+			return false, nil
 		}
 		if os.Geteuid() == 0 && uid != 0 {
 			// the server's uid could not follow a symlink into root's home
 			if full {
-				return nil
+				return false, nil
 			}
-			err := copyFile(p, to, b)
+			in, st, err := e.open()
+			if err != nil {
+				return false, nil
+			}
+			defer in.Close()
+			out, err := d.create(e.rel, st.Mode&0o777|0o600)
+			if err != nil {
+				return false, nil
+			}
+			err = errors.Join(b.copyData(out, in, st.Size), out.Close())
 			if errors.Is(err, errSeedFull) {
 				full = true
-				b.skipped(src)
-				return os.Remove(to)
+				b.skipped(rootPath)
+				return false, d.remove(e.rel)
 			}
-			return err
+			return false, err
 		}
-		return os.Symlink(p, to)
+		return false, d.symlink(filepath.Join(rootPath, e.rel), e.rel)
 	})
+	if errors.Is(err, errSeedFull) { // past the bound of entries: the rest is not seeded
+		b.skipped(rootPath)
+		return nil
+	}
+	return err
 }
 
 // hardLinkSafe: a hard link lets the server reach the client's file whatever the path, so only
 // a file the server's uid cannot write (another owner, not group- or world-writable) is linked.
-func hardLinkSafe(info fs.FileInfo, uid int) bool {
+func hardLinkSafe(st *unix.Stat_t, uid int) bool {
 	if mutated("wrap-npm-link") {
 		return os.Geteuid() == 0
 	}
-	st, ok := info.Sys().(*syscall.Stat_t)
-	return ok && os.Geteuid() == 0 && int(st.Uid) != uid && info.Mode().Perm()&0o022 == 0
+	return os.Geteuid() == 0 && int(st.Uid) != uid && st.Mode&0o022 == 0
 }
 
 // allocated is the disk dir's regular files hold (their blocks, not their apparent size: a
-// sparse file's holes cost nothing to keep, as holes), counted up to maxSeed.
+// sparse file's holes cost nothing to keep, as holes), counted up to maxSeed; more than maxSeed
+// for a tree past the seed's bound of entries or depth. Walked as the seed walks it.
 func allocated(dir string) int64 {
+	root, err := openRoot(dir)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(root)
 	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				if st, ok := info.Sys().(*syscall.Stat_t); ok && !mutated("wrap-npm-seed-unbounded") {
-					n += st.Blocks * 512
-				} else {
-					n += info.Size()
-				}
+	count := &seedBudget{entries: maxSeedEntries}
+	err = count.walk(root, dir, ".", func(e *seedEntry) (bool, error) {
+		if e.isFile() {
+			if mutated("wrap-npm-seed-unbounded") {
+				n += e.st.Size
+			} else {
+				n += e.st.Blocks * 512
 			}
 		}
 		if n > maxSeed {
-			return filepath.SkipAll
+			return false, errSeedFull
 		}
-		return nil
+		return true, nil
 	})
+	if errors.Is(err, errSeedFull) {
+		return max(n, maxSeed+1)
+	}
 	return n
 }
 
-// copyTree copies regular files, directories and symlinks (as links) from src to dst.
-func copyTree(src, dst string, b *seedBudget) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
+// copyTree copies the client's sub (root: its cache, rootPath its path) into the seed:
+// regular files, directories, and the links npm makes (seedLinkKept), walked and written as
+// overlayNPM does.
+func copyTree(root int, rootPath string, d *seedDir, sub string, b *seedBudget) error {
+	if ok, err := seedSub(root, rootPath, d, sub, b); !ok || err != nil {
+		return err
+	}
+	return b.walk(root, rootPath, sub, func(e *seedEntry) (bool, error) {
 		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil || strings.HasPrefix(target, "/") {
-				return nil // an absolute link would lead out of the copy: npm rebuilds what it needs
+		case e.isDir():
+			_, err := d.mkdir(e.rel)
+			if errors.Is(err, errLinkThere) {
+				b.refused(rootPath, e.rel, whyLinkThere)
+				return false, nil
 			}
-			return os.Symlink(target, to)
-		case d.Type().IsRegular():
-			return copyFile(p, to, b)
+			return err == nil, err
+		case e.isLink():
+			target, err := readLinkAt(e.dir, e.name)
+			if err != nil {
+				return false, nil
+			}
+			if !seedLinkKept(e.rel, target, "") {
+				b.refused(rootPath, e.rel, whyLink)
+				return false, nil
+			}
+			if err := d.symlink(target, e.rel); err != nil && !errors.Is(err, unix.EEXIST) {
+				return false, err
+			}
+			return false, nil
+		case !e.isFile():
+			return false, nil
 		}
-		return nil
+		in, st, err := e.open()
+		if err != nil {
+			return false, nil
+		}
+		defer in.Close()
+		out, err := d.create(e.rel, st.Mode&0o777|0o600)
+		if errors.Is(err, unix.EEXIST) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return false, errors.Join(b.copyData(out, in, st.Size), out.Close())
 	})
-}
-
-func copyFile(src, dst string, b *seedBudget) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm()|0o600)
-	if err != nil {
-		return err
-	}
-	return errors.Join(b.copyData(out, in, st.Size()), out.Close())
 }
 
 // chownTree gives the server's uid what it must write (only when we are root).

@@ -25,14 +25,17 @@ var seedChecked = func(string) {}
 type seedBudget struct {
 	left  int64
 	notes []string
+	// entries: how many more entries the seed lists (maxSeedEntries, seedtree_linux.go)
+	entries     int
+	refusedFrom map[string]bool
 }
 
-func newSeedBudget() *seedBudget { return &seedBudget{left: maxSeed} }
+func newSeedBudget() *seedBudget { return &seedBudget{left: maxSeed, entries: maxSeedEntries} }
 
 // skipped notes a source left out of the seed, once.
 func (b *seedBudget) skipped(src string) {
-	note := fmt.Sprintf("the server's npm cache was not seeded from %s (or not wholly: its content store): more than %d MiB to write (the seed's bound, counted on disk); "+
-		"npm fetches what the cache lacks when the policy lets it reach registry.npmjs.org", src, maxSeed>>20)
+	note := fmt.Sprintf("the server's npm cache was not seeded from %s (or not wholly: its content store): more than %d MiB to write (the seed's bound, counted on disk), "+
+		"or more than %d files and directories, or deeper than %d; npm fetches what the cache lacks when the policy lets it reach registry.npmjs.org", src, maxSeed>>20, maxSeedEntries, maxSeedDepth)
 	if !slices.Contains(b.notes, note) {
 		b.notes = append(b.notes, note)
 	}
@@ -92,7 +95,8 @@ func (b *seedBudget) appendAll(out, in *os.File, size int64) error {
 	return err
 }
 
-// journal is what one source's overlay added to the seed, to take it out again.
+// journal is what one source's overlay added to the seed (paths from its root), to take it
+// out again.
 type journal struct {
 	made  []string // files, links and directories it created, in order
 	grown []grownFile
@@ -103,24 +107,12 @@ type grownFile struct {
 	size int64
 }
 
-func (j *journal) mkdir(p string) error {
-	err := os.Mkdir(p, 0o755)
-	if err == nil {
-		j.made = append(j.made, p)
-		return nil
-	}
-	if st, serr := os.Lstat(p); serr == nil && st.IsDir() {
-		return nil
-	}
-	return err
-}
-
-func (j *journal) undo() {
+func (j *journal) undo(d *seedDir) {
 	for _, g := range slices.Backward(j.grown) {
-		_ = os.Truncate(g.path, g.size)
+		_ = d.truncate(g.path, g.size)
 	}
 	for _, p := range slices.Backward(j.made) {
-		_ = os.Remove(p)
+		_ = d.remove(p)
 	}
 }
 
