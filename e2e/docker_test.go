@@ -218,6 +218,12 @@ except OSError as e:
 	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || !strings.Contains(tc.Text, "exit_code: 3") {
 		t.Errorf("text rendering: %+v", res.Content)
 	}
+	// trial35 F10: the shell's errors name the script, not the memfd it is read from
+	// ("/proc/self/fd/3: 1: curl: not found").
+	_, r, err = callDocker(ctx, cs, sd.ToolShell, map[string]any{"script": "no-such-cmd-x"})
+	if err != nil || r.ExitCode != 127 || r.Stderr != "script: 1: no-such-cmd-x: not found\n" {
+		t.Errorf("a shell error does not name the script: %v %+v", err, r)
+	}
 	res, _, err = callDocker(ctx, cs, sd.ToolShell, map[string]any{"script": "true", "image": "alpine"})
 	if err != nil || !res.IsError {
 		t.Errorf("an unknown argument was not refused: %v %+v", err, res)

@@ -52,5 +52,8 @@ func mutateBuild(cfg *container.Config, hc *container.HostConfig) (*container.Co
 	if mutated("docker-wrapper-isolated") && len(cfg.Cmd) > 1 {
 		cfg.Cmd[1] = strings.Replace(cfg.Cmd[1], isolateLine, "safe_path = program_path", 1)
 	}
+	if mutated("docker-shell-named-by-path") && len(cfg.Cmd) > 1 {
+		cfg.Cmd[1] = strings.Replace(cfg.Cmd[1], shellByNameLine, "by_name = False", 1)
+	}
 	return cfg, hc
 }

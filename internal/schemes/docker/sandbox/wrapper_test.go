@@ -91,3 +91,22 @@ func TestWrapperIsolatesFirst(t *testing.T) {
 		t.Errorf("the wrapper does not start with `import sys` and the isolation line %q once:\n%.200s", isolateLine, wrapperPy)
 	}
 }
+
+// A shell script's errors name the script, not the memfd it would be read from (trial35 F10:
+// dash names a script file by its path, "/proc/self/fd/3: 1: curl: not found"): $0 is
+// "script", cold and pooled; one past the kernel's argument limit still runs (from the memfd),
+// and a script reads no stdin either way.
+func TestShellErrorsNameTheScript(t *testing.T) {
+	eng := needEngine(t)
+	modes(t, eng, nil, func(t *testing.T, e *Executor) {
+		r := mustCall(t, e, ToolShell, map[string]any{"script": "echo \"$0\"\nno-such-cmd-x\ncat\nexit 3"})
+		if r.ExitCode != 3 || r.Stdout != "script\n" || r.Stderr != "script: 2: no-such-cmd-x: not found\n" {
+			t.Errorf("the error does not name the script: %+v", r)
+		}
+		big := strings.Repeat("x=1\n", 40000) + "cat\necho done"
+		r = mustCall(t, e, ToolShell, map[string]any{"script": big})
+		if r.ExitCode != 0 || r.Stdout != "done\n" {
+			t.Errorf("a script past the argument limit: %+v", r)
+		}
+	})
+}
