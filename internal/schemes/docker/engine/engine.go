@@ -27,6 +27,7 @@ import (
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // Client is a connection to one Docker engine.
@@ -167,8 +168,32 @@ func (c *Client) RuntimeMissing(info system.Info, name string) (what, fix string
 		return "", ""
 	}
 	have := slices.Sorted(maps.Keys(info.Runtimes))
-	return fmt.Sprintf("the engine at %s has no runtime %q (it has: %s)", c.Where(), name, strings.Join(have, ", ")),
-		"install and register it in daemon.json (crun and runsc: sudo sh scripts/docker-runtimes.sh)"
+	what = fmt.Sprintf("the engine at %s has no runtime %q (it has: %s)", c.Where(), name, strings.Join(have, ", "))
+	if near := nearestRuntime(name, have); near != "" && !mutated("docker-runtime-no-suggestion") {
+		about := ""
+		if g := runtimeAbout[near]; g != "" {
+			about = " (" + g + ")"
+		}
+		return what, fmt.Sprintf("did you mean %q%s? set runtime = %q", near, about, near)
+	}
+	return what, "install and register it in daemon.json (crun and runsc: sudo sh scripts/docker-runtimes.sh)"
+}
+
+// runtimeAliases are what people call a runtime, for the name engines register it under
+// (trial35 F16: runtime = "gvisor" on an engine with runsc got no did-you-mean).
+var runtimeAliases = map[string]string{"gvisor": "runsc", "g-visor": "runsc", "kata": "kata-runtime", "kata-containers": "kata-runtime"}
+
+// runtimeAbout says what a runtime's name is, when the name does not.
+var runtimeAbout = map[string]string{"runsc": "gVisor", "kata-runtime": "Kata Containers"}
+
+// nearestRuntime is the engine's runtime name meant by name: the one an alias stands for, or
+// one within two edits (policy.Nearest, case folded); "" when none is near.
+func nearestRuntime(name string, have []string) string {
+	low := strings.ToLower(name)
+	if a, ok := runtimeAliases[low]; ok && slices.Contains(have, a) {
+		return a
+	}
+	return policy.Nearest(low, have)
 }
 
 // Info is the engine's system info (runtimes, security options, cgroup and limit support).

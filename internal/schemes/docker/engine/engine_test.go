@@ -3,10 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/docker/docker/api/types/system"
 )
 
 func TestParseImage(t *testing.T) {
@@ -81,5 +84,28 @@ func TestUnexpandedDockerHost(t *testing.T) {
 	_, err := New()
 	if err == nil || !strings.Contains(err.Error(), "the client that started serve did not expand it") {
 		t.Fatalf("New with DOCKER_HOST=${DOCKER_HOST}: %v", err)
+	}
+}
+
+// A runtime the engine lacks under that name, but has under the one it is registered as (gVisor
+// is runsc) or within two edits, gets a did-you-mean naming the key's value to write (trial35
+// F16: runtime = "gvisor" listed runsc among the engine's runtimes and said to install it).
+func TestRuntimeMissingSuggests(t *testing.T) {
+	c := &Client{Host: "unix:///run/docker.sock", Source: "default"}
+	info := system.Info{Runtimes: map[string]system.RuntimeWithStatus{"runc": {}, "crun": {}, "runsc": {}}}
+	for name, want := range map[string]string{
+		"gvisor": `did you mean "runsc" (gVisor)? set runtime = "runsc"`,
+		"gVisor": `did you mean "runsc" (gVisor)? set runtime = "runsc"`,
+		"runcs":  `did you mean "runc"? set runtime = "runc"`,
+		"CRUN":   `did you mean "crun"? set runtime = "crun"`,
+		"kata":   "install and register it in daemon.json",
+	} {
+		what, fix := c.RuntimeMissing(info, name)
+		if !strings.Contains(what, fmt.Sprintf("has no runtime %q (it has: crun, runc, runsc)", name)) || !strings.HasPrefix(fix, want) {
+			t.Errorf("%s: %q / %q, want the fix %q", name, what, fix, want)
+		}
+	}
+	if what, fix := c.RuntimeMissing(info, "runsc"); what != "" || fix != "" {
+		t.Errorf("runsc is there: %q %q", what, fix)
 	}
 }

@@ -119,10 +119,16 @@ func (d *Docker) validateSessions() []policy.Problem {
 	add := func(key, msg, fix string, args ...any) {
 		ps = append(ps, policy.Problem{Key: key, Msg: fmt.Sprintf(msg, args...), Fix: fix})
 	}
+	known := true
 	switch d.Reuse {
 	case "", "call", "session":
 	default:
-		add("docker.reuse", "%q is not a reuse mode", `use "call" (a fresh container per call) or "session" (one container per MCP session)`, d.Reuse)
+		known = false
+		fix := `use "call" (a fresh container per call) or "session" (one container per MCP session)`
+		if near := policy.Nearest(strings.ToLower(d.Reuse), []string{"call", "session"}); near != "" {
+			fix = fmt.Sprintf("did you mean %q? %s", near, fix)
+		}
+		add("docker.reuse", "%q is not a reuse mode", fix, d.Reuse)
 	}
 	if d.Sessions() && d.WorkspaceWritable {
 		// Each call's writes are committed from a container's own overlay layer once the
@@ -138,7 +144,9 @@ func (d *Docker) validateSessions() []policy.Problem {
 	if d.MaxSessions < 0 || d.MaxSessions > maxSessionContainers {
 		add("docker.max_sessions", "%d is outside 1..%d", "use e.g. 4 (0 = the default, 4)", d.MaxSessions, maxSessionContainers)
 	}
-	if !d.Sessions() && (d.SessionIdle.Duration != 0 || d.MaxSessions != 0) {
+	// a misspelt reuse is one problem, said above, not a second one about the session keys it
+	// was meant to switch on (trial35 F16: reuse = "sessions")
+	if !d.Sessions() && (known || mutated("docker-reuse-cascades")) && (d.SessionIdle.Duration != 0 || d.MaxSessions != 0) {
 		add("docker.reuse", "docker.session_idle and docker.max_sessions apply only to reuse = \"session\"", `set reuse = "session", or remove them`)
 	}
 	return ps
