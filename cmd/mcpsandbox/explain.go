@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/harness"
+	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/cobra"
 )
 
@@ -17,6 +23,7 @@ type ExplainOptions struct {
 	PolicyPath string
 	Default    bool
 	JSON       bool
+	Bounds     bool // list every bound on what reaches serve, not their count
 }
 
 // NewCmdExplain builds `explain`; runF replaces the run function in tests.
@@ -27,8 +34,10 @@ func NewCmdExplain(f *Factory, runF func(context.Context, *ExplainOptions) error
 		Short: "Say which threats this policy enforces on this host, by which layer, and which it does not",
 		Long: "explain measures the layers serve would apply on this host (as `serve --check` does) and maps each\n" +
 			"threat to them: enforced, partly (with the caveat), or NOT enforced (with the reason). Each threat\n" +
-			"names the harness scenarios that attack it, so `mcpsandbox harness -s ID` can show the evidence.",
+			"names the harness scenarios that attack it, so `mcpsandbox harness -s ID` can show the evidence.\n" +
+			"--bounds lists the bounds on what reaches serve (its stdio and HTTP, the calls, the audit log).",
 		Example: `  mcpsandbox explain --policy ~/.config/mcpsandbox/policy.toml
+  mcpsandbox explain --policy ~/.config/mcpsandbox/policy.toml --bounds
   mcpsandbox explain --default --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -44,6 +53,7 @@ func NewCmdExplain(f *Factory, runF func(context.Context, *ExplainOptions) error
 	}
 	policyFlags(cmd, &o.PolicyPath, &o.Default, "explain")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&o.Bounds, "bounds", false, "list every bound on what reaches serve (stdio, HTTP, calls, audit …) with what happens past it (JSON always has them)")
 	return cmd
 }
 
@@ -97,14 +107,71 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 			fmt.Fprintf(o.IO.Out, "%13s attacked by: %s\n", "", strings.Join(t.Scenarios, ", "))
 		}
 	}
-	fmt.Fprintf(o.IO.Out, "\n%d of %d threats not enforced. Evidence: mcpsandbox harness --policy FILE -s SCENARIO\n", gaps, len(threats))
-	fmt.Fprintf(o.IO.Out, "\nBounds on what reaches serve (a client, a sandbox or an upstream cannot grow serve or starve the others):\n")
-	for _, b := range sc.AllBounds(p) {
+	fmt.Fprintf(o.IO.Out, "\n%d of %d threats not enforced. %s\n", gaps, len(threats), evidenceLine(o, path, p, sc, threats))
+	writeBounds(o.IO.Out, sc.AllBounds(p), o.Bounds, policyArg(o, path))
+	return nil
+}
+
+// policyArg is how a command names the policy explain read: --default, or --policy PATH.
+func policyArg(o *ExplainOptions, path string) string {
+	if o.Default {
+		return "--default"
+	}
+	return "--policy " + shellword.Quote(path)
+}
+
+// evidenceLine says how to see the attacks behind the verdicts, for this policy: the harness
+// command naming it, or why the harness does not attack it here and how to make it (trial35
+// F5: "Evidence: mcpsandbox harness --policy FILE -s SCENARIO", a placeholder, and for an
+// init --wrap policy a command the harness refused).
+func evidenceLine(o *ExplainOptions, path string, p *policy.Policy, sc *scheme.Scheme, threats []verify.Threat) string {
+	if mutated("explain-evidence-placeholder") {
+		return "Evidence: mcpsandbox harness --policy FILE -s SCENARIO"
+	}
+	if r, ok := sc.Adapter.(harness.Readier); ok {
+		var optIn *harness.OptInError
+		if errors.As(r.Ready(p), &optIn) {
+			return "Evidence: the harness does not attack this policy here: " + optIn.Why + "; " + optIn.How
+		}
+	}
+	if sc.Adapter == nil {
+		return "(the harness cannot attack the " + p.Scheme + " scheme in this build)"
+	}
+	cmd := "mcpsandbox harness " + policyArg(o, path)
+	if slices.ContainsFunc(threats, func(t verify.Threat) bool { return len(t.Scenarios) > 0 }) {
+		return "Evidence: " + cmd + " (all its scenarios), or with -s ID for those a threat is attacked by"
+	}
+	return "Evidence: " + cmd
+}
+
+// writeBounds lists the bounds on what reaches serve with what happens past each (--bounds or
+// JSON), or says in one line how many there are, by boundary, and how to list them: 75 lines of
+// HTTP, stdio and audit bounds after the threats buried them for a stdio setup (trial35 F13).
+func writeBounds(w io.Writer, bs []verify.Bound, all bool, arg string) {
+	if !all && !mutated("explain-bounds-listed") {
+		var order []string
+		count := map[string]int{}
+		for _, b := range bs {
+			k := strings.ReplaceAll(b.Boundary, ", ", "/") // "stdio, http": both
+			if count[k] == 0 {
+				order = append(order, k)
+			}
+			count[k]++
+		}
+		var parts []string
+		for _, k := range order {
+			parts = append(parts, fmt.Sprintf("%s %d", k, count[k]))
+		}
+		fmt.Fprintf(w, "\n%d bounds on what reaches serve (%s), listed with what happens past each by: mcpsandbox explain %s --bounds\n",
+			len(bs), strings.Join(parts, ", "), arg)
+		return
+	}
+	fmt.Fprintf(w, "\nBounds on what reaches serve (a client, a sandbox or an upstream cannot grow serve or starve the others):\n")
+	for _, b := range bs {
 		key := "fixed"
 		if b.Key != "" {
 			key = b.Key
 		}
-		fmt.Fprintf(o.IO.Out, "  %-7s %s: %s (%s)\n  %7s past it: %s\n", b.Boundary, b.What, b.Value, key, "", b.Past)
+		fmt.Fprintf(w, "  %-7s %s: %s (%s)\n  %7s past it: %s\n", b.Boundary, b.What, b.Value, key, "", b.Past)
 	}
-	return nil
 }

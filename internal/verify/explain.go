@@ -45,7 +45,12 @@ type ThreatRule struct {
 	ClosedBy    string
 	// CaveatOf, when set, is the caveat for this policy and the layers in force here (over
 	// Caveat): what bounds a threat can depend on which layers this host gives.
-	CaveatOf  func(p *policy.Policy, inForce func(layer string) bool) string
+	CaveatOf func(p *policy.Policy, inForce func(layer string) bool) string
+	// Opening is a policy choice that opens only what it names (a directory, listed hosts,
+	// named variables): where the layers are in force they hold for everything else, so the
+	// threat is partly enforced, the note naming what is open; a choice that opens it all is a Gap
+	// (trial35 F5: "NOT enforced  read secrets in HOME" for one data directory in wrap.read).
+	Opening   func(p *policy.Policy, inForce func(layer string) bool) string
 	Scenarios []string
 }
 
@@ -89,9 +94,21 @@ func Explain(p *policy.Policy, layers []executor.Layer, rules []ThreatRule) ([]T
 				}
 			}
 		}
+		inForce := func(name string) bool { _, ok := active[name]; return ok }
 		caveat := r.Caveat
 		if r.CaveatOf != nil {
-			caveat = r.CaveatOf(p, func(name string) bool { _, ok := active[name]; return ok })
+			caveat = r.CaveatOf(p, inForce)
+		}
+		if gap == "" && r.Opening != nil {
+			if o := r.Opening(p, inForce); o != "" {
+				if mutated("explain-opening-not-enforced") {
+					gap = o
+				} else if caveat != "" {
+					caveat = o + "; " + caveat
+				} else {
+					caveat = o
+				}
+			}
 		}
 		switch {
 		case gap != "":

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
+// workspaceGap: a writable workspace carries what one call writes to the next (stateGap).
 func workspaceGap(p *policy.Policy) string {
 	if dksec.Of(p).Workspace != "" && dksec.Of(p).WorkspaceWritable {
 		return fmt.Sprintf("workspace_writable = true: calls can change %s on the host (through the per-call layer where serve --check shows it: checked, at most limits.workspace_quota a call)", dksec.Of(p).Workspace)
@@ -19,25 +20,78 @@ func workspaceGap(p *policy.Policy) string {
 	return ""
 }
 
-// networkGap names what the policy opened: a docker network, or the hosts reachable through
-// serve's egress proxy (listed, so the threat is not enforced for them).
-func networkGap(p *policy.Policy) string {
-	n := dksec.Of(p).Net()
-	switch n.Mode {
-	case policy.NetNone:
+// workspaceOpening: a writable workspace opens that directory, and only it, to a call's writes
+// (the rest of the host stays out of reach: the threat is partly enforced).
+func workspaceOpening(p *policy.Policy, inForce func(string) bool) string {
+	d := dksec.Of(p)
+	if d.Workspace == "" || !d.WorkspaceWritable {
 		return ""
-	case policy.NetHosts:
-		var hs []string
-		for _, h := range n.Hosts() {
-			hs = append(hs, h.String())
-		}
-		gap := fmt.Sprintf("HTTP(S) to the hosts docker.network lists is open: %s (through serve's egress proxy; every other name, IP literal, DNS, metadata and private address is refused)", strings.Join(hs, ", "))
-		if w := egress.WildcardNote(n.Hosts(), "container"); w != "" {
-			gap += "; " + w
-		}
+	}
+	how := "each call's writes committed after checks through its per-call layer, at most limits.workspace_quota a call"
+	if !inForce(sd.LayerWorkspace) {
+		how = "unchecked: this host gives no per-call layer (see the workspace mount row of serve --check)"
+	}
+	return fmt.Sprintf("workspace_writable = true: calls can change, truncate or delete files in %s on the host (%s); nothing else of the host is mounted", d.Workspace, how)
+}
+
+// plantCaveat: with a writable workspace, the per-call layer refuses the protected names at its
+// commit (git hooks and config, .envrc, agent files): anything else a call writes there is
+// model-controlled content, as with the allowlist scheme's protect list (trial35 F5: it said
+// "enforced"). Read-only or none, nothing can be planted.
+func plantCaveat(p *policy.Policy, _ func(string) bool) string {
+	if d := dksec.Of(p); d.Workspace == "" || !d.WorkspaceWritable || mutated("docker-explain-plant-enforced") {
+		return ""
+	}
+	return "only protected names (.git/hooks and git config, .envrc, agent and editor files: the per-call layer refuses them at its commit) are guarded: " +
+		"anything else written in the workspace is model-controlled content — review it before you run, build or commit it"
+}
+
+// networkGap names a docker network the policy opened: the threat is not enforced.
+func networkGap(p *policy.Policy) string {
+	if n := dksec.Of(p).Net(); n.Mode == policy.NetNamed {
+		return fmt.Sprintf("network = %s", n)
+	}
+	return ""
+}
+
+// networkOpening names the hosts reachable through serve's egress proxy: the threat is enforced
+// for everything else.
+func networkOpening(p *policy.Policy, _ func(string) bool) string {
+	n := dksec.Of(p).Net()
+	if n.Mode != policy.NetHosts {
+		return ""
+	}
+	var hs []string
+	for _, h := range n.Hosts() {
+		hs = append(hs, h.String())
+	}
+	note := fmt.Sprintf("HTTP(S) to the hosts docker.network lists is open: %s (through serve's egress proxy; every other name, IP literal, DNS, metadata and private address is refused)", strings.Join(hs, ", "))
+	if w := egress.WildcardNote(n.Hosts(), "container"); w != "" {
+		note += "; " + w
+	}
+	return note
+}
+
+// runtimeGap: containers on a runtime that shares the host kernel (docker.runtime unset: the
+// engine's default, or runc, crun) are one kernel bug from the host; the note says what this
+// engine has to close it (trial35 F5: runsc registered, explain did not say so; MS205 did).
+func runtimeGap(p *policy.Policy) string {
+	rt := dksec.Of(p).Runtime
+	if sd.OwnKernel(rt) != "" {
+		return ""
+	}
+	what := "runtime is unset"
+	if rt != "" {
+		what = fmt.Sprintf("runtime = %q", rt)
+	}
+	gap := what + ": containers share the host kernel (seccomp and dropped capabilities narrow its surface; only a VM-grade runtime such as gVisor runsc puts a kernel of its own in between)"
+	if mutated("docker-explain-runtime-unsaid") {
 		return gap
 	}
-	return fmt.Sprintf("network = %s", n)
+	if vm := registeredVMRuntime(); vm != "" {
+		return gap + fmt.Sprintf("; %s is registered with this engine: set runtime = %q (a call then starts in a VM-grade sandbox, slower to start)", vm, vm)
+	}
+	return gap + `; install gVisor and set runtime = "runsc"`
 }
 
 // diskGap: with docker.read_only = false a call writes the container's own filesystem (/var/tmp
@@ -62,23 +116,17 @@ func socketGap(p *policy.Policy) string {
 
 var threats = []verify.ThreatRule{
 	{Threat: "escape to the host through a kernel bug (the container shares the host's kernel)", Layers: []string{sd.LayerRuntime},
-		Caveat: "seccomp and dropped capabilities narrow the kernel surface; only a VM-grade runtime (gVisor runsc, Kata) puts a kernel of its own in between",
-		Gap: func(p *policy.Policy) string {
-			if dksec.Of(p).Runtime == "" {
-				return "runtime is unset: containers share the host kernel unless a VM-grade runtime is in use"
-			}
-			return ""
-		}, Scenarios: []string{"kernel-surface", "unshare-mount", "mknod-device"}},
+		Gap: runtimeGap, Scenarios: []string{"kernel-surface", "unshare-mount", "mknod-device"}},
 	{Threat: "read host files outside the workspace", Layers: []string{sd.LayerEngine},
 		Scenarios: []string{"read-ssh-key-absolute", "read-canary-dotdot", "read-via-diff", "grep-home-recursive", "read-secrets-python", "symlink-planted", "symlink-two-calls", "hardlink-canary", "argument-injection"}},
 	{Threat: "write, truncate or delete host files", Layers: []string{sd.LayerWorkspace, sd.LayerReadOnlyRoot},
-		Gap: workspaceGap, Scenarios: []string{"write-outside-sort", "write-outside-uniq", "write-outside-python", "rc-files-home", "rc-files-python"}},
+		Opening: workspaceOpening, Scenarios: []string{"write-outside-sort", "write-outside-uniq", "write-outside-python", "rc-files-home", "rc-files-python"}},
 	{Threat: "plant code the host runs later (git hooks and config, editor tasks, .envrc) in the workspace", Layers: []string{sd.LayerWorkspace},
-		Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-hookspath-custom", "git-hookspath-husky", "protected-files-argv"}},
+		CaveatOf: plantCaveat, Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-hookspath-custom", "git-hookspath-husky", "protected-files-argv"}},
 	{Threat: "carry state from one call to the next", Server: true, By: "a fresh container per call, removed afterwards",
 		Gap: stateGap, Scenarios: []string{"cross-call-leak"}},
 	{Threat: "reach the network (TCP, UDP, DNS, cloud metadata, the internet)", Layers: []string{sd.LayerNetwork},
-		Gap: networkGap, Scenarios: []string{"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "reverse-shell", "cloud-metadata", "outbound-internet"}},
+		Gap: networkGap, Opening: networkOpening, Scenarios: []string{"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "reverse-shell", "cloud-metadata", "outbound-internet"}},
 	{Threat: "connect to unix sockets on the host (ssh-agent, docker.sock, D-Bus)", Layers: []string{sd.LayerNetwork},
 		Caveat: "pathname sockets are out of reach because no host path is mounted besides the workspace; abstract sockets live in the network namespace",
 		Gap:    socketGap, Scenarios: []string{"unix-socket-agent", "unix-socket-abstract", "docker-socket"}},

@@ -18,7 +18,7 @@ func TestNetworkGapWildcard(t *testing.T) {
 		t.Fatal(err)
 	}
 	dksec.Of(p).SetNet(exact)
-	if g := networkGap(p); strings.Contains(g, "wildcard") {
+	if g := networkOpening(p, nil); strings.Contains(g, "wildcard") {
 		t.Errorf("exact names: %q", g)
 	}
 	wild, err := policy.NetworkHosts("pypi.org", "*.example.com")
@@ -26,7 +26,7 @@ func TestNetworkGapWildcard(t *testing.T) {
 		t.Fatal(err)
 	}
 	dksec.Of(p).SetNet(wild)
-	if g := networkGap(p); !strings.Contains(g, "*.example.com lets a program make serve resolve any name below it") || !strings.Contains(g, "64 distinct names per container") {
+	if g := networkOpening(p, nil); !strings.Contains(g, "*.example.com lets a program make serve resolve any name below it") || !strings.Contains(g, "64 distinct names per container") {
 		t.Errorf("wildcard: %q", g)
 	}
 }
