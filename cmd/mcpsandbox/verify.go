@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/harness"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
@@ -170,18 +171,7 @@ func printVerify(w io.Writer, rep *verifyReport, color, verbose bool) error {
 		fmt.Fprintf(w, "   %s %s%s %s\n          fix: %s\n", sev, f.Rule, key, f.Message, f.Fix)
 	}
 	fmt.Fprintln(w, "\n2. Host")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, c := range rep.Host {
-		mark := "ok"
-		if !c.OK {
-			mark = "--"
-		}
-		fmt.Fprintf(tw, "   %s\t%s\t%s\n", mark, c.Name, c.Value)
-		if c.Advice != "" {
-			fmt.Fprintf(tw, "   \t\t%s\n", c.Advice)
-		}
-	}
-	tw.Flush()
+	writeHost(w, rep.Host)
 	if rep.Harness != nil {
 		fmt.Fprintln(w, "\n3. Harness (adversarial replay against a live serve)")
 		if err := harness.WriteTable(w, rep.Harness, harness.TableOptions{Color: color, Verbose: verbose}); err != nil {
@@ -233,4 +223,85 @@ func blockedHarness(host []verify.Check) string {
 		}
 	}
 	return ""
+}
+
+// The host table's shape: a name longer than hostNameMax goes on a line of its own (one 57-wide
+// layer name made the column 60 wide), and values and advice are wrapped at hostWidth columns
+// (17 of 72 lines passed 160 columns, one 675: trial35 F13).
+const (
+	hostNameMax = 32
+	hostWidth   = 120
+)
+
+// writeHost prints verify's host rows: mark, name, then the value and the advice in a column
+// of their own, wrapped.
+func writeHost(w io.Writer, checks []verify.Check) {
+	if mutated("verify-host-table-wide") {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, c := range checks {
+			fmt.Fprintf(tw, "   %s\t%s\t%s\n", hostMark(c), c.Name, c.Value)
+			if c.Advice != "" {
+				fmt.Fprintf(tw, "   \t\t%s\n", c.Advice)
+			}
+		}
+		tw.Flush()
+		return
+	}
+	nameW := 0
+	for _, c := range checks {
+		if n := utf8.RuneCountInString(c.Name); n <= hostNameMax && n > nameW {
+			nameW = n
+		}
+	}
+	indent := strings.Repeat(" ", 7+nameW+2) // "   ok  " NAME "  "
+	text := max(hostWidth-len(indent), 40)
+	for _, c := range checks {
+		head := "   " + hostMark(c) + "  " + c.Name
+		lines := wrapWords(c.Value, text)
+		if utf8.RuneCountInString(c.Name) > nameW {
+			fmt.Fprintln(w, head)
+		} else if len(lines) > 0 {
+			fmt.Fprintln(w, head+strings.Repeat(" ", nameW-utf8.RuneCountInString(c.Name)+2)+lines[0])
+			lines = lines[1:]
+		} else {
+			fmt.Fprintln(w, head)
+		}
+		if c.Advice != "" {
+			lines = append(lines, wrapWords(c.Advice, text)...)
+		}
+		for _, l := range lines {
+			fmt.Fprintln(w, indent+l)
+		}
+	}
+}
+
+func hostMark(c verify.Check) string {
+	if c.OK {
+		return "ok"
+	}
+	return "--"
+}
+
+// wrapWords breaks s into lines of at most width runes at spaces (a word longer than width
+// keeps a line of its own); its own line breaks are kept.
+func wrapWords(s string, width int) []string {
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, word := range strings.Fields(para) {
+			switch {
+			case line == "":
+				line = word
+			case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+				line += " " + word
+			default:
+				out = append(out, line)
+				line = word
+			}
+		}
+		if line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
 }

@@ -208,16 +208,20 @@ func ResolveTarget(spec string, e Env) (Target, error) {
 
 // About says what the target's scope means ("" when the catalogue does not say), and what its
 // key is when that is not the project directory, for a stdio entry.
-func (t Target) About() string { return t.AboutFor(false) }
+func (t Target) About() string { return t.AboutFor(ServerEntry{}) }
 
-// AboutFor is About for an entry that is a URL (viaHTTP) or a command.
-func (t Target) AboutFor(viaHTTP bool) string {
+// AboutFor is About for the entry written there: a URL (with the name of its token's variable)
+// or a command.
+func (t Target) AboutFor(e ServerEntry) string {
 	about := t.Client.About[t.Scope]
 	if strings.HasPrefix(t.Client.Paths[t.Scope], "{project}") && !strings.Contains(about, "shared with whoever") && !mutated("init-project-file-silent") {
 		// a file in the project is one a repository commits (trial30 F16: VS Code's default)
 		holds := "this machine's absolute paths"
-		if viaHTTP {
+		if e.URL != "" {
 			holds = "the URL of the serve --http it reaches"
+			if e.TokenEnv != "" {
+				holds += " and the name of the variable holding its token (" + e.TokenEnv + "), not the token"
+			}
 		}
 		shared := "a file in the project (" + t.Path + "), shared with whoever clones it if it is committed: it holds " + holds
 		if about == "" {

@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func TestProjectFilesSaySoWhenWritten(t *testing.T) {
 			t.Errorf("%s: %q", spec, a)
 		}
 		// an HTTP entry holds a URL, not paths: said of the entry written (trial33 F13)
-		if a := tg.AboutFor(true); !strings.Contains(a, "it holds the URL of the serve --http it reaches") || strings.Contains(a, "absolute paths") {
+		if a := tg.AboutFor(NewHTTPEntry("http://127.0.0.1:8765/mcp", "TOK")); !strings.Contains(a, "it holds the URL of the serve --http it reaches and the name of the variable holding its token (TOK), not the token") || strings.Contains(a, "absolute paths") {
 			t.Errorf("%s, an HTTP entry: %q", spec, a)
 		}
 	}
@@ -71,5 +72,24 @@ func TestVSCodeWorkspaceScope(t *testing.T) {
 	b, _ := ResolveTarget("vscode:project", env)
 	if err != nil || a.Path != b.Path || a.Scope != "project" {
 		t.Errorf("vscode:workspace: %v %+v, want %s", err, a, b.Path)
+	}
+}
+
+// init --http's report of a project file says what the entry written there holds: the URL and
+// the token's variable, not "this machine's absolute paths" (trial35 F13: the report asked the
+// stdio entry init starts to check, not the one the client got). Catches init-http-note-of-stdio.
+func TestHTTPProjectNoteInReport(t *testing.T) {
+	env := planEnv(t)
+	pl, err := NewPlan(PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox", HTTPURL: "http://127.0.0.1:8765/mcp", TokenEnv: "TOK"},
+		Clients: []string{"cursor:project"}, Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"), Binary: "/bin/mcpsandbox", Log: &bytes.Buffer{},
+		Confirm: func(string) (bool, error) { return true, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w bytes.Buffer
+	pl.Report(&w, &Written{})
+	if got := w.String(); !strings.Contains(got, "it holds the URL of the serve --http it reaches and the name of the variable holding its token (TOK), not the token") ||
+		strings.Contains(got, "absolute paths") {
+		t.Errorf("the project note of an HTTP entry:\n%s", got)
 	}
 }

@@ -589,7 +589,13 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 		fmt.Fprintf(w, "  not kept in %s: your comments inside values, %s (the policy is written anew; the backup has them)\n", pc.Path, quoteAll(pc.LostComments))
 	}
 	for _, t := range pl.Clients.Targets {
-		if about := t.AboutFor(pl.Entry.URL != ""); about != "" && !pl.Clients.Change(t).Unchanged() {
+		// the entry the client gets (trial35 F13: the stdio one was asked, so an HTTP entry's
+		// project note said the file holds this machine's absolute paths)
+		written := pl.ClientEntry
+		if mutated("init-http-note-of-stdio") {
+			written = pl.Entry
+		}
+		if about := t.AboutFor(written); about != "" && !pl.Clients.Change(t).Unchanged() {
 			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)
 		}
 	}
