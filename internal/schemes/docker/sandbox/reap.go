@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 )
 
@@ -50,7 +51,7 @@ func (e *Executor) reap(ctx context.Context) (int, error) {
 		}
 	}()
 	verdicts := map[instance]liveness{}
-	return e.removeWhere(ctx, filters.NewArgs(filters.Arg("label", LabelApp)), func(l map[string]string) bool {
+	isDead := func(l map[string]string) bool {
 		o, ok := instanceFromLabels(l)
 		if !ok {
 			return false
@@ -62,5 +63,37 @@ func (e *Executor) reap(ctx context.Context) (int, error) {
 			e.log.Debug("judged a serve instance that labelled containers", "instance", o.ID(), "verdict", v.String())
 		}
 		return v == dead
-	})
+	}
+	n, err := e.removeWhere(ctx, filters.NewArgs(filters.Arg("label", LabelApp)), isDead)
+	if err == nil && !mutated("docker-reaper-volumes") {
+		err = e.removeVolumesWhere(ctx, isDead)
+	}
+	return n, err
+}
+
+// removeVolumesWhere removes the volumes (a writable workspace's overlay, labelled as its
+// container) of dead instances that no container holds any more: a serve killed while the
+// engine created its container leaves the volume without the container (whose removal takes its
+// volumes with it), and nothing else ever removes it (one was found on the engine after a
+// killed test run). A volume still in use is left to its container's removal.
+func (e *Executor) removeVolumesWhere(ctx context.Context, remove func(labels map[string]string) bool) error {
+	vs, err := e.eng.API.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelApp))})
+	if err != nil {
+		return e.eng.Unreachable(err)
+	}
+	n := 0
+	for _, v := range vs.Volumes {
+		if v == nil || !remove(v.Labels) {
+			continue
+		}
+		if err := e.eng.API.VolumeRemove(ctx, v.Name, false); err != nil {
+			e.log.Debug("a dead serve instance's volume is not removed (still in use?)", "volume", v.Name, "err", err)
+			continue
+		}
+		n++
+	}
+	if n > 0 {
+		e.log.Info("removed volumes left by serve instances that are no longer running", "count", n)
+	}
+	return nil
 }

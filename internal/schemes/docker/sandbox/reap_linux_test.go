@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 )
 
@@ -114,5 +115,39 @@ func TestReaperFinishesWhenClosedAtOnce(t *testing.T) {
 	}
 	if exists(t, eng, id) {
 		t.Errorf("container %.12s of a dead instance survived a serve closed at once", id)
+	}
+}
+
+// A volume a dead instance labelled (a writable workspace's overlay whose container was never
+// made, or went without it) is removed at start; one of a live instance, or not ours, is kept.
+// Red with mutant docker-reaper-volumes.
+func TestReaperRemovesVolumes(t *testing.T) {
+	eng := needEngine(t)
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := self()
+	dead.PID, dead.Start = cmd.Process.Pid, 12345
+	alive := self()
+	mk := func(l map[string]string) string {
+		v, err := eng.API.VolumeCreate(context.Background(), volume.CreateOptions{Labels: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { eng.API.VolumeRemove(context.Background(), v.Name, true) })
+		return v.Name
+	}
+	gone := mk(dead.labels())
+	kept := []string{mk(alive.labels()), mk(map[string]string{"other": "1"})}
+	newExec(t, eng, testPolicy())
+	has := func(name string) bool { _, err := eng.API.VolumeInspect(context.Background(), name); return err == nil }
+	if has(gone) {
+		t.Errorf("the volume %.12s of a dead instance survived the reaper", gone)
+	}
+	for _, name := range kept {
+		if !has(name) {
+			t.Errorf("the volume %.12s was removed though its instance is alive or not ours", name)
+		}
 	}
 }
