@@ -141,10 +141,10 @@ func printServers(w io.Writer, all []generate.WrapServer, targets []generate.Tar
 			last = h
 		}
 		if s.Skip != "" {
-			fmt.Fprintf(w, "  %-16s %s\n", s.Name, "left: "+s.Skip)
+			fmt.Fprintf(w, "  %-16s %s\n", generate.Shown(s.Name), "left: "+generate.Shown(s.Skip))
 			continue
 		}
-		fmt.Fprintf(w, "  %-16s %s\n", s.Name, s)
+		fmt.Fprintf(w, "  %-16s %s\n", generate.Shown(s.Name), s)
 	}
 }
 
@@ -185,7 +185,7 @@ func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, a
 			fmt.Fprintf(o.IO.Out, "  not used: %s, which an earlier wrap left: %s (a policy is used again only for the entry it was written for)\n", p.Path, p.Why)
 		}
 		fmt.Fprintf(o.IO.Out, "  checked: the wrapped entry starts with the environment that %s gives it and answers MCP in %d ms, with the tools %s\n",
-			s.Target.Client.Name, out.Probe.Elapsed.Milliseconds(), strings.Join(out.Probe.Tools, ", "))
+			s.Target.Client.Name, out.Probe.Elapsed.Milliseconds(), out.Probe.ToolList())
 		if out.Hint != "" {
 			fmt.Fprintf(o.IO.Out, "  note: %s (its calls that use them will fail)\n", out.Hint)
 		}
@@ -211,7 +211,7 @@ func pickServers(o *InitOptions, ask *asker, all []generate.WrapServer, targets 
 	case slices.Contains(names, "all"):
 		for _, s := range all {
 			if s.Skip != "" {
-				fmt.Fprintf(o.IO.ErrOut, "left: %q in %s: %s\n", s.Name, s.Target.Where(), s.Skip)
+				fmt.Fprintf(o.IO.ErrOut, "left: %q in %s: %s\n", s.Name, s.Target.Where(), generate.Shown(s.Skip))
 			}
 		}
 		if len(can) == 0 {
@@ -247,7 +247,7 @@ func pickServers(o *InitOptions, ask *asker, all []generate.WrapServer, targets 
 	}
 	var opts []string
 	for _, s := range can {
-		opts = append(opts, fmt.Sprintf("%s (%s): %s", s.Name, s.Target.Spec(), s))
+		opts = append(opts, fmt.Sprintf("%s (%s): %s", generate.Shown(s.Name), s.Target.Spec(), s))
 	}
 	var got []int
 	err := survey.AskOne(&survey.MultiSelect{Message: "Wrap which servers (space to tick)?", Options: opts, PageSize: 12}, &got, ask.opts())

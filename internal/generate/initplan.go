@@ -671,7 +671,7 @@ func describeProbe(p Probe) string {
 		}
 		s += " with the environment " + p.Env + verb
 	}
-	return s + ", with the tools " + strings.Join(p.Tools, ", ")
+	return s + ", with the tools " + p.ToolList()
 }
 
 // reportNotes says what each client still needs of the user: a variable its entry cannot
@@ -752,7 +752,7 @@ func trustsFolder(path, dir string) bool {
 func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 	e := pl.ClientEntry
 	if p := res.HTTPProbe; p != nil {
-		fmt.Fprintf(w, "checked: the server at %s answers MCP in %d ms, with the tools %s\n", e.URL, p.Elapsed.Milliseconds(), strings.Join(p.Tools, ", "))
+		fmt.Fprintf(w, "checked: the server at %s answers MCP in %d ms, with the tools %s\n", e.URL, p.Elapsed.Milliseconds(), p.ToolList())
 		if !pl.only {
 			how := "without --scheme init configures only the clients"
 			if pl.wizard {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -60,12 +61,13 @@ func (e *StartError) Error() string {
 		if strings.Contains(e.Run.Who, " and ") { // several clients (englishList)
 			verb = "start"
 		}
-		fmt.Fprintf(&b, "the server entry %s as %s %s it (with %s): %s: %v", what, e.Run.Who, verb, e.Run.How, e.Entry, e.Err)
+		fmt.Fprintf(&b, "the server entry %s as %s %s it (with %s): %s: %s", what, e.Run.Who, verb, e.Run.How, e.Entry, errText(e.Err))
 	} else {
-		fmt.Fprintf(&b, "the server entry %s: %s: %v", what, e.Entry, e.Err)
+		fmt.Fprintf(&b, "the server entry %s: %s: %s", what, e.Entry, errText(e.Err))
 	}
 	if e.Stderr != "" {
-		b.WriteString("\n  it said: " + strings.ReplaceAll(e.Stderr, "\n", "\n  "))
+		// the server's own bytes, shown (shown.go)
+		b.WriteString("\n  it said: " + strings.ReplaceAll(shown(e.Stderr, maxShownStderr), "\n", "\n  "))
 	}
 	return b.String()
 }
@@ -75,18 +77,27 @@ func (e *StartError) Unwrap() error { return e.Err }
 func (s ServerEntry) String() string {
 	if s.URL != "" {
 		if s.TokenEnv != "" {
-			return s.URL + " (with Authorization: Bearer $" + s.TokenEnv + ")"
+			return shown(s.URL, maxShownEntry) + " (with Authorization: Bearer $" + shown(s.TokenEnv, maxShownEntry) + ")"
 		}
-		return s.URL
+		return shown(s.URL, maxShownEntry)
 	}
 	q := make([]string, 0, len(s.Args)+1)
 	for _, a := range append([]string{s.Command}, s.Args...) {
-		if a == "" || strings.ContainsAny(a, " \t\"'\\$`") {
+		if a == "" || strings.ContainsAny(a, " \t\"'\\$`") || visible.Text(a) != a {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
 		q = append(q, a)
 	}
-	return strings.Join(q, " ")
+	// a client's config, printed by init: its controls shown (shown.go)
+	return shown(strings.Join(q, " "), maxShownEntry)
+}
+
+// errText is an error as StartError prints it: it may quote the server's answer (shown.go).
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return shown(err.Error(), maxShownError)
 }
 
 // StartCheck runs the entry exactly as a client would (the same command and arguments, over

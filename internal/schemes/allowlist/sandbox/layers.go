@@ -27,7 +27,13 @@ type nsAttr struct {
 }
 
 func (a nsAttr) sysProcAttr() *syscall.SysProcAttr {
-	s := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: a.flags}
+	// A session of its own (and so a process group, which groupKill ends): no controlling
+	// terminal, so nothing in the sandbox can type into serve's or wrap's terminal (TIOCSTI)
+	// nor be stopped or signalled by it (atk36 F5).
+	s := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Cloneflags: a.flags}
+	if mutated("helper-same-session") {
+		s.Setsid, s.Setpgid = false, true
+	}
 	if a.userNS {
 		s.UidMappings = []syscall.SysProcIDMap{{ContainerID: a.uid, HostID: a.uid, Size: 1}}
 		s.GidMappings = []syscall.SysProcIDMap{{ContainerID: a.gid, HostID: a.gid, Size: 1}}

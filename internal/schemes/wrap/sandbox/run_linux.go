@@ -55,19 +55,8 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	if err != nil {
 		return err
 	}
-	// the wrapped server writes in wrap.write: a policy or audit log there is its to rewrite
-	for _, d := range p.WriteDirs() {
-		if mutated("wrap-own-files") {
-			break
-		}
-		if err := policy.CheckOwnFilesIn(d, "the wrap.write directory", "the wrapped server writes", p.File, auditPath); err != nil {
-			return fmt.Errorf("refusing to wrap: %w", err)
-		}
-	}
-	if key, dirs := p.ReadDirs(); len(dirs) > 0 {
-		if err := policy.CheckAuditNotReadIn(dirs, key, auditPath); err != nil {
-			return fmt.Errorf("refusing to wrap: %w", err)
-		}
+	if err := checkOwnFiles(p, auditPath); err != nil {
+		return err
 	}
 	al, err := audit.Open(auditPath, os.Environ())
 	if err != nil {
@@ -103,12 +92,18 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		rw = append(rw, npmCache)
 	}
 	session := "wrap-" + strconv.Itoa(os.Getpid())
+	serr, err := startStderrRelay(o.Stderr)
+	if err != nil {
+		return err
+	}
+	defer serr.wait(Grace) // after the server's Kill (deferred below, run first): its last words
 	srv, err := ex.StartServer(allowlist.ServerOptions{
 		Binary: prog.Binary, Argv: prog.Argv, Env: serverEnv(p, prog, home),
 		PATH: strings.Join(append(prog.PathDirs, allowlist.FixedPATH), ":"), Dir: home,
 		ReadDirs: append(prog.ReadDirs, reads...), ReadFiles: append(prog.ReadFiles, readFiles...), ExecDirs: prog.ExecDirs,
-		RWDirs: rw, Session: session, Stderr: stderrFile(o), DirQuota: uint64(p.Limits.WorkspaceQuota),
+		RWDirs: rw, Session: session, Stderr: serverStderr(o, serr), DirQuota: uint64(p.Limits.WorkspaceQuota),
 	})
+	serr.started()
 	if err != nil {
 		return fmt.Errorf("start the wrapped server %q: %w", argv, err)
 	}
@@ -116,10 +111,31 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	o.Logger.Debug("server started", "ms", time.Since(t0).Milliseconds())
 	o.Logger.Info("wrapping", "name", p.Name, "command", argv, "pid", srv.Pid, "policy_hash", p.Hash()[:16], "audit", al.Path())
 	err = newRelay(p, al, o, session, srv.Stdin).run(ctx, o.Stdin, srv)
+	srv.Kill()
+	serr.wait(Grace) // the server's last lines before wrap's error that points at them
 	if errors.Is(err, errServerEnded) {
 		err = fmt.Errorf("%w%s%s", err, FirstStartHint(argv[0], wrapsec.Of(p).Net(), p.File), npmCacheHint(npmCache, wrapsec.Of(p).Net()))
 	}
 	return err
+}
+
+// checkOwnFiles refuses a policy or an audit log the wrapped server could rewrite or read.
+func checkOwnFiles(p *policy.Policy, auditPath string) error {
+	// the wrapped server writes in wrap.write: a policy or audit log there is its to rewrite
+	for _, d := range p.WriteDirs() {
+		if mutated("wrap-own-files") {
+			break
+		}
+		if err := policy.CheckOwnFilesIn(d, "the wrap.write directory", "the wrapped server writes", p.File, auditPath); err != nil {
+			return fmt.Errorf("refusing to wrap: %w", err)
+		}
+	}
+	if key, dirs := p.ReadDirs(); len(dirs) > 0 {
+		if err := policy.CheckAuditNotReadIn(dirs, key, auditPath); err != nil {
+			return fmt.Errorf("refusing to wrap: %w", err)
+		}
+	}
+	return nil
 }
 
 // errServerEnded is the wrapped server's own end (not its client's, not the context's).
@@ -140,13 +156,15 @@ func (o *Options) defaults() {
 	}
 }
 
-// stderrFile is where the server's stderr goes: wrap's own, when it is a file (the client's
-// log); else nowhere.
-func stderrFile(o Options) *os.File {
-	if f, ok := o.Stderr.(*os.File); ok {
-		return f
+// serverStderr is the server's stderr: the relay's pipe (stderr.go), never wrap's own
+// descriptor, which may be the user's terminal (atk36 F5).
+func serverStderr(o Options, s *stderrRelay) *os.File {
+	if mutated("wrap-stderr-passed") {
+		if f, ok := o.Stderr.(*os.File); ok {
+			return f
+		}
 	}
-	return nil
+	return s.w
 }
 
 // newExecutor is the allowlist scheme's executor over the server's private HOME: the layers

@@ -19,6 +19,10 @@ var deniedSyscalls = sysdeny.Numbers()
 
 const cloneNamespaceFlags = sysdeny.CloneNamespaceFlags
 
+// terminalIoctls are the ioctl requests refused with EPERM: input pushed into a terminal
+// (TIOCSTI, TIOCLINUX's paste) and a line discipline swapped (TIOCSETD).
+var terminalIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX, unix.TIOCSETD}
+
 // BPF opcodes (linux/filter.h).
 const (
 	bpfLdWAbs = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
@@ -84,6 +88,12 @@ func seccompFilterNet(noNetwork, tcpOnly bool) ([]unix.SockFilter, error) {
 		// makes posix_fallocate write instead, as on a file system without it.
 		verdicts = append(verdicts, numVerdict{unix.SYS_FALLOCATE, "eopnotsupp"})
 	}
+	if !mutated("seccomp-tiocsti") {
+		// a terminal is never the sandbox's to type into: TIOCSTI pushes input the user's shell
+		// then runs outside every layer (atk36 F5), TIOCLINUX does the same on a console
+		// (selection paste), TIOCSETD swaps the line discipline (old kernel bugs' door)
+		verdicts = append(verdicts, numVerdict{unix.SYS_IOCTL, "ioctl"})
+	}
 	if tcpOnly {
 		verdicts = append(verdicts, numVerdict{unix.SYS_SOCKET, "socket"})
 	} else if noNetwork {
@@ -100,6 +110,12 @@ func seccompFilterNet(noNetwork, tcpOnly bool) ([]unix.SockFilter, error) {
 	labels["clone"] = len(prog)
 	emit(bpfLdWAbs, 16) // low 32 bits of args[0] (little endian): the clone flags
 	jumpTo(bpfJsetK, cloneNamespaceFlags, "eperm")
+	emit(bpfRetK, unix.SECCOMP_RET_ALLOW)
+	labels["ioctl"] = len(prog)
+	emit(bpfLdWAbs, 24) // low 32 bits of args[1]: the request (the kernel takes an unsigned int)
+	for _, req := range terminalIoctls {
+		jumpTo(bpfJeqK, req, "eperm")
+	}
 	emit(bpfRetK, unix.SECCOMP_RET_ALLOW)
 	labels["eperm"] = len(prog)
 	emit(bpfRetK, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM))

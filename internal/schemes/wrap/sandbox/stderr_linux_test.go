@@ -1,0 +1,55 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
+)
+
+// TestServerStderrShownNotDone: the wrapped server's stderr reaches wrap's marked as the
+// server's, with its terminal controls shown (OSC 52, CSI, a lone CR, an 8-bit CSI, a byte
+// that is not UTF-8), a long line clipped saying how much was cut, and a flood bounded
+// (atk36 F5). Catches wrap-stderr-controls.
+func TestServerStderrShownNotDone(t *testing.T) {
+	in := "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07\x1b[2J\x1b[Hall good\r\n" +
+		"over\rwritten\n" + "csi \xc2\x9b31m and \xff\xfe bytes\n" + strings.Repeat("x", 10000) + "\n" + "last words"
+	var out bytes.Buffer
+	relayServerStderr(strings.NewReader(in), &out, time.Now)
+	got := out.String()
+	for _, bad := range []string{"\x1b", "\x07", "\r", "\xc2\x9b", "\xff"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the server's stderr reached wrap's with %q as it was:\n%q", bad, got)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	want := []string{
+		serverLinePrefix + "␛]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==␇␛[2J␛[Hall good",
+		serverLinePrefix + "over␍written",
+		serverLinePrefix + "csi ␛[31m and \uFFFD bytes",
+		serverLinePrefix + strings.Repeat("x", bounds.MaxLogValue) + fmt.Sprintf(" [%d bytes cut]", 10000-bounds.MaxLogValue),
+		serverLinePrefix + "last words",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%q", len(lines), len(want), got)
+	}
+	for i := range want {
+		if lines[i] != want[i] {
+			t.Errorf("line %d: %q, want %q", i, lines[i], want[i])
+		}
+	}
+
+	// a flood: at most MaxLogLines a window, the rest counted
+	now := time.Unix(1000, 0)
+	out.Reset()
+	relayServerStderr(strings.NewReader(strings.Repeat("spam\n", 5000)), &out, func() time.Time { return now })
+	if n := strings.Count(out.String(), serverLinePrefix); n != bounds.MaxLogLines {
+		t.Errorf("%d of 5000 lines relayed in one window, want %d", n, bounds.MaxLogLines)
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("%d lines of the server's stderr dropped", 5000-bounds.MaxLogLines)) {
+		t.Errorf("the dropped lines are not counted:\n%s", out.String()[len(out.String())-200:])
+	}
+}
