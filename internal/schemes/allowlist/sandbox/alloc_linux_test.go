@@ -44,18 +44,26 @@ func TestCallAllocationsBounded(t *testing.T) {
 	for range 5 { // warm: first-use work (hashes, programs, pools)
 		run()
 	}
-	const n = 30
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range n {
-		run()
+	// The least of three rounds: a loaded machine adds work beside the calls (a namespace not
+	// made ahead in time is made on the call's path, pools the collector emptied refill), which
+	// read as 64-91 KB a call in one round beside other packages' tests; what every call
+	// allocates, the regression this bounds, is in each round.
+	const n = 10
+	per := uint64(1<<63 - 1)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range n {
+			run()
+		}
+		runtime.ReadMemStats(&after)
+		per = min(per, (after.TotalAlloc-before.TotalAlloc)/n)
 	}
-	runtime.ReadMemStats(&after)
 	bound := uint64(maxCallAlloc)
 	if raceOn {
 		bound = bound * 5 / 3 // the race detector's pools keep less and its instrumentation allocates
 	}
-	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > bound {
+	if per > bound {
 		t.Fatalf("a call allocates %d bytes, over %d", per, bound)
 	} else {
 		t.Logf("a call allocates %d bytes (bound %d)", per, bound)
