@@ -21,7 +21,7 @@ func main() {
 		helper.Main()
 	}
 	mutant.Announce(os.Stderr)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	f := &Factory{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	root := NewCmdRoot(f)
@@ -34,6 +34,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mcpsandbox:", err)
 		os.Exit(1)
 	}
+}
+
+// stopSignals end a command in order (its context cancelled: serve's sandboxes, verify's
+// arenas removed). SIGHUP is the terminal closing or an ssh session dropping: left to its
+// default it killed verify outright, leaving its harness directories with their canary
+// .ssh/id_rsa in /var/tmp (trial36 F12).
+func stopSignals() []os.Signal {
+	if mutated("sighup-kills-outright") {
+		return []os.Signal{os.Interrupt, syscall.SIGTERM}
+	}
+	return []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 }
 
 // Factory carries the IO every command uses, so tests can run commands without a terminal.

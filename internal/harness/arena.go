@@ -98,6 +98,7 @@ func newArena(setup []Setup) (a *Arena, err error) {
 		SandboxUID: -1}
 	a.Marker = "PAYLOAD-RAN-" + a.Tag
 	a.sessionSecret = "SESSIONSECRET" + randHex(10)
+	removeStaleArenas() // a run killed outright (SIGKILL, SIGHUP before it was handled) left them
 	// Not under /tmp: the allowlist scheme gives each call a private /tmp, which would hide the
 	// canaries and listeners, so containment would rest on invisibility instead of Landlock.
 	if a.Root, err = os.MkdirTemp("/var/tmp", "mcpsandbox-harness-"); err != nil {
@@ -112,7 +113,12 @@ func newArena(setup []Setup) (a *Arena, err error) {
 		}
 	}()
 	if a.Own, err = os.MkdirTemp(filepath.Dir(a.Root), "mcpsandbox-harness-own-"); err != nil {
-		return nil, fmt.Errorf("create the harness's directory for serve's own files: %w", err)
+		return a, fmt.Errorf("create the harness's directory for serve's own files: %w", err)
+	}
+	for _, d := range []string{a.Root, a.Own} { // so that a later run can tell them stale (stale.go)
+		if err = markRun(d); err != nil {
+			return a, fmt.Errorf("mark the harness scratch dir: %w", err)
+		}
 	}
 	a.WS = filepath.Join(a.Root, "ws")
 	a.Outside = filepath.Join(a.Root, "outside")
