@@ -167,6 +167,10 @@ type pinned struct {
 	key   fileKey // identity of the file last hashed
 	hash  string
 	match bool
+	// matched: the file matched its pin at some hash since serve started. A refusal says "changed
+	// since it was pinned" only then; a pin that never matched (another file's hash pasted in) is
+	// "does not match" (trial36 F7).
+	matched bool
 }
 
 type fileKey struct {
@@ -253,6 +257,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	go func() {
 		<-e.begin
+		go e.checkPins()
 		e.probeErr = e.probeLayers()
 		if e.probeErr == nil {
 			e.probeWorkspaceLayer()
@@ -645,13 +650,36 @@ func (p *pinned) open() (*os.File, error) {
 		}
 		p.key, p.hash = key, hex.EncodeToString(h.Sum(nil))
 		p.match = p.hash == p.SHA256
+		p.matched = p.matched || p.match
 	}
 	if !p.match && !mutated("sha256") {
 		f.Close()
+		if !p.matched && !mutated("pin-mismatch-says-changed") {
+			return nil, executor.Refuse("allowlist.commands["+p.Name+"].sha256",
+				"%s does not match its pinned sha256 (sha256 %.16s…, pinned %.16s…): the pin is another file's, or the file changed before serve started; pin it: its sha256 in the policy set to what `sha256sum %s` prints (mcpsandbox verify says the same), then restart serve", p.Path, p.hash, p.SHA256, p.Path)
+		}
 		return nil, executor.Refuse("allowlist.commands["+p.Name+"].sha256",
 			"%s changed since it was pinned (sha256 now %.16s…, pinned %.16s…); if the change is legitimate (an upgrade), pin it again: its sha256 in the policy set to what `sha256sum %s` prints (mcpsandbox verify says the same), then restart serve", p.Path, p.hash, p.SHA256, p.Path)
 	}
 	return f, nil
+}
+
+// checkPins hashes every pinned command once, after the first answers (Begin: off serve's start
+// path, docs/perf-allowlist.md), and warns for each that every call of it will be refused: a
+// wrong sha256 otherwise started quietly, showed "Connected" in the client and failed each call
+// (trial36 F7). The hash is cached, so the first call does not hash again.
+func (e *Executor) checkPins() {
+	if mutated("pin-mismatch-quiet-start") {
+		return
+	}
+	for _, name := range e.names {
+		f, err := e.cmds[name].open()
+		if err != nil {
+			e.log.Warn(fmt.Sprintf("every call of %s will be refused: %v", name, err))
+			continue
+		}
+		f.Close()
+	}
 }
 
 // helperProc is a started helper waiting for its spec.
