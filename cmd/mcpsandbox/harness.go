@@ -160,20 +160,72 @@ func runScenarios(ctx context.Context, progress io.Writer, p *policy.Policy, sc 
 	}
 	o := harness.Options{Policy: p, Adapter: sc.Adapter, Parallel: par, MaxTimeout: maxTimeout,
 		Notice: func(s string) { fmt.Fprintln(progress, "harness: "+s) }}
-	if isTerminal(progress) { // a progress line is noise in a log file
-		var mu sync.Mutex
-		done := 0
-		o.Progress = func(harness.Result) {
+	var stop func()
+	o.Progress, stop = scenarioProgress(progress, len(scs), isTerminal(progress))
+	defer stop()
+	return harness.Run(ctx, scs, o)
+}
+
+// progressEvery and progressQuiet: off a terminal, a progress line every progressEvery
+// scenarios, and after progressQuiet without one (a run took minutes in silence, trial36 F5).
+var (
+	progressEvery = 10
+	progressQuiet = 15 * time.Second
+)
+
+// scenarioProgress is the harness's progress callback: on a terminal one line rewritten in
+// place; elsewhere (a log file, a pipe, CI) a line now and then. stop ends its timer.
+func scenarioProgress(w io.Writer, total int, terminal bool) (func(harness.Result), func()) {
+	var mu sync.Mutex
+	done := 0
+	if terminal {
+		return func(harness.Result) {
 			mu.Lock()
 			defer mu.Unlock()
 			done++
-			fmt.Fprintf(progress, "\r%d/%d scenarios done", done, len(scs))
-			if done == len(scs) {
-				fmt.Fprint(progress, "\r\033[K")
+			fmt.Fprintf(w, "\r%d/%d scenarios done", done, total)
+			if done == total {
+				fmt.Fprint(w, "\r\033[K")
+			}
+		}, func() {}
+	}
+	if mutated("verify-progress-terminal-only") {
+		return nil, func() {}
+	}
+	start := time.Now()
+	last := start
+	line := func() { // mu held
+		last = time.Now()
+		fmt.Fprintf(w, "harness: %d/%d scenarios done (%s)\n", done, total, time.Since(start).Round(time.Second))
+	}
+	quit := make(chan struct{})
+	var once sync.Once
+	go func() {
+		t := time.NewTicker(progressQuiet / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				mu.Lock()
+				if time.Since(last) >= progressQuiet && done < total {
+					line()
+				}
+				mu.Unlock()
 			}
 		}
-	}
-	return harness.Run(ctx, scs, o)
+	}()
+	return func(harness.Result) {
+			mu.Lock()
+			defer mu.Unlock()
+			done++
+			if done%progressEvery == 0 || done == total {
+				line()
+			}
+		}, func() {
+			once.Do(func() { close(quit) })
+		}
 }
 
 func reportHarness(f *Factory, rep *harness.Report, asJSON bool, junit string, color, verbose bool) error {

@@ -100,12 +100,22 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 		rep.Policy = "built-in allowlist"
 	}
 	rep.Audit = verify.Audit(p, path, sc.Audit)
-	rep.Host = schemes.Doctor(ctx)
+	// Each section is written as soon as it is known (the harness can take minutes: with stdout
+	// a file or a pipe, verify printed nothing until it ended, trial36 F5); JSON is one document.
+	stream := !o.JSON && !mutated("verify-sections-at-end")
+	color := colorOK(o.IO.Out)
+	if stream {
+		printVerifyAudit(o.IO.Out, &rep, color)
+	}
+	rep.Host = verifyDoctor(ctx)
 	runs := sc.Runs()
 	if self, err := os.Executable(); err == nil && runs == nil && !o.NoHarness && sc.Measured != nil {
 		// What this policy's sandbox really gets here, measured by serve's probe (not the kernel's
 		// feature list): each layer tried and seen to refuse. Like the harness, it starts serve.
 		rep.Host = append(rep.Host, sc.Measured(ctx, self, path)...)
+	}
+	if stream {
+		printVerifyHost(o.IO.Out, &rep)
 	}
 	// A policy serve cannot run never passes, however clean its text.
 	if err := runs; err != nil {
@@ -120,7 +130,7 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 			return fmt.Errorf("embedded scenarios: %w", err)
 		}
 		var optIn *harness.OptInError
-		rep.Harness, err = runScenarios(ctx, o.IO.ErrOut, p, sc, all, o.Parallel, o.MaxTimeout)
+		rep.Harness, err = verifyScenarios(ctx, o.IO.ErrOut, p, sc, all, o.Parallel, o.MaxTimeout)
 		if errors.As(err, &optIn) {
 			// the scheme's attacks run here only if the user opts in: the audit and host rows stand alone
 			rep.HarnessNotRun, rep.OptIn = optIn.Why+"; "+optIn.How, true
@@ -144,7 +154,11 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 		if err := harness.WriteJSON(o.IO.Out, rep); err != nil {
 			return err
 		}
-	} else if err := printVerify(o.IO.Out, &rep, colorOK(o.IO.Out), o.Verbose); err != nil {
+	} else if stream {
+		if err := printVerifyEnd(o.IO.Out, &rep, color, o.Verbose); err != nil {
+			return err
+		}
+	} else if err := printVerify(o.IO.Out, &rep, color, o.Verbose); err != nil {
 		return err
 	}
 	if !rep.Pass {
@@ -153,7 +167,22 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	return nil
 }
 
+// verifyDoctor and verifyScenarios are what verify runs for its host rows and its harness (tests
+// see what was written before each).
+var (
+	verifyDoctor    = schemes.Doctor
+	verifyScenarios = runScenarios
+)
+
+// printVerify writes the whole report; runVerify writes its three parts as they are known.
 func printVerify(w io.Writer, rep *verifyReport, color, verbose bool) error {
+	printVerifyAudit(w, rep, color)
+	printVerifyHost(w, rep)
+	return printVerifyEnd(w, rep, color, verbose)
+}
+
+// printVerifyAudit writes the heading and section 1.
+func printVerifyAudit(w io.Writer, rep *verifyReport, color bool) {
 	fmt.Fprintf(w, "Policy %s (scheme %s, hash %.16s)\n\n", rep.Policy, rep.Scheme, rep.Hash)
 	fmt.Fprintln(w, "1. Policy audit")
 	if len(rep.Audit) == 0 {
@@ -170,8 +199,16 @@ func printVerify(w io.Writer, rep *verifyReport, color, verbose bool) error {
 		}
 		fmt.Fprintf(w, "   %s %s%s %s\n          fix: %s\n", sev, f.Rule, key, f.Message, f.Fix)
 	}
+}
+
+// printVerifyHost writes section 2.
+func printVerifyHost(w io.Writer, rep *verifyReport) {
 	fmt.Fprintln(w, "\n2. Host")
 	writeHost(w, rep.Host)
+}
+
+// printVerifyEnd writes section 3 and the verdict.
+func printVerifyEnd(w io.Writer, rep *verifyReport, color, verbose bool) error {
 	if rep.Harness != nil {
 		fmt.Fprintln(w, "\n3. Harness (adversarial replay against a live serve)")
 		if err := harness.WriteTable(w, rep.Harness, harness.TableOptions{Color: color, Verbose: verbose}); err != nil {
