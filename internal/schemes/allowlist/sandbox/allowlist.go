@@ -255,9 +255,13 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		e.lazy = true // server_linux.go: the first StartServer tries the strongest layers before any probe
 		return e, nil
 	}
+	pins := make([]*pinned, 0, len(e.names))
+	for _, n := range e.names {
+		pins = append(pins, e.cmds[n])
+	}
 	go func() {
 		<-e.begin
-		go e.checkPins()
+		go e.checkPins(pins)
 		e.probeErr = e.probeLayers()
 		if e.probeErr == nil {
 			e.probeWorkspaceLayer()
@@ -668,14 +672,14 @@ func (p *pinned) open() (*os.File, error) {
 // path, docs/perf-allowlist.md), and warns for each that every call of it will be refused: a
 // wrong sha256 otherwise started quietly, showed "Connected" in the client and failed each call
 // (trial36 F7). The hash is cached, so the first call does not hash again.
-func (e *Executor) checkPins() {
+func (e *Executor) checkPins(pins []*pinned) {
 	if mutated("pin-mismatch-quiet-start") {
 		return
 	}
-	for _, name := range e.names {
-		f, err := e.cmds[name].open()
+	for _, pc := range pins {
+		f, err := pc.open()
 		if err != nil {
-			e.log.Warn(fmt.Sprintf("every call of %s will be refused: %v", name, err))
+			e.log.Warn(fmt.Sprintf("every call of %s will be refused: %v", pc.Name, err))
 			continue
 		}
 		f.Close()
