@@ -93,6 +93,13 @@ type Layer struct {
 // with the call; one never started counts from when it was made.
 func (l *Layer) Start() { l.since = time.Now() }
 
+// StartAt is Start from t, the moment serve accepted the call, for a scheme whose program starts
+// long after (docker: a container made and started for the call, 1 to 2 s): an edit the user
+// made in the workspace meanwhile, while their client showed the call running, is a conflict
+// kept rather than overwritten without a word (trial36 F6). The program may have read it: the
+// conflict is then one it could have merged, and is reported all the same.
+func (l *Layer) StartAt(t time.Time) { l.since = t }
+
 // OverlayOptions is the overlay mount's data. Redirects, index and metacopy are off so every
 // change in the upper layer is a whole file, a whole directory or a whiteout (a renamed
 // directory is copied by the program, as on two filesystems). userxattr is for a mount made

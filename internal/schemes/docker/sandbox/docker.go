@@ -386,6 +386,7 @@ type sessionPythonArgs struct {
 }
 
 func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*executor.Result, error) {
+	accepted := time.Now() // what another writer changes in the workspace from now on is a conflict (runBox)
 	var a callArgs
 	if err := executor.DecodeArgs(c.Args, &a); err != nil {
 		// decoded again as this tool's own, so an unknown argument's refusal names the
@@ -462,7 +463,7 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 	}
 	if b != nil {
 		b.eg.setSession(c.Session)
-		res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
+		res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, accepted, c.MaxOutput)
 		e.pool.release() // the replacement starts now, off this call's path
 		if !errors.Is(err, errDelivery) {
 			return withTimeout(res, timeout), err
@@ -478,7 +479,7 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 		return nil, err
 	}
 	b.eg.setSession(c.Session)
-	res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, c.MaxOutput)
+	res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, accepted, c.MaxOutput)
 	return withTimeout(res, timeout), err
 }
 

@@ -143,14 +143,19 @@ func (e *Executor) layerMountFailed(b *box, err error) bool {
 // any more) and is committed, checked; one to discard, or one the program left empty, is removed
 // by the container's removal itself, off the call's path (what a process left running writes
 // after the program's end is not applied).
-func (e *Executor) runBox(ctx context.Context, b *box, kind, src string, timeout time.Duration, hardStop time.Time, maxOut int) (*executor.Result, error) {
+// accepted is when serve accepted the call: the commit's conflict baseline (wslayer.StartAt).
+func (e *Executor) runBox(ctx context.Context, b *box, kind, src string, timeout time.Duration, hardStop, accepted time.Time, maxOut int) (*executor.Result, error) {
 	if b.layer == nil {
 		return e.run(ctx, b, kind, src, timeout, hardStop, maxOut)
 	}
 	b.claimed.Store(true)
 	e.wsl.proven.Store(true)
 	stop := e.watchQuota(b)
-	b.layer.Start()
+	if mutated("docker-conflict-from-program-start") {
+		b.layer.Start()
+	} else {
+		b.layer.StartAt(accepted)
+	}
 	res, err := e.run(ctx, b, kind, src, timeout, hardStop, maxOut)
 	if why := e.discardWhy(b, res, err); why != "" || upperEmpty(b.layer.Upper) {
 		stop()
