@@ -81,7 +81,7 @@ func TestTypeErrorDoesNotHideOtherProblems(t *testing.T) {
 	want := map[string]int{
 		"limits.pids":                        7,
 		"limits.max_concurrent":              8,
-		"allowlist.commands.sha256":          24,
+		"allowlist.commands[1].sha256":       24,
 		"allowlist.commands[1].deny_args[1]": 25,
 	}
 	got := map[string]int{}

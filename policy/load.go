@@ -103,7 +103,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 			// the keys already reported, whose blanked values would read as missing
 			typed := map[string]bool{}
 			for _, pr := range probs {
-				typed[pr.Key] = true
+				typed[pr.Key], typed[stripIndexes(pr.Key)] = true, true // the key may name its element
 			}
 			for _, pr := range parseDecoded(name, data, Default(""), rest) {
 				if mutated("policy-type-hides-rest") && !strings.HasPrefix(pr.Msg, "unknown key") {
@@ -323,6 +323,11 @@ func decodeProblem(name string, data []byte, err error) Problem {
 			msg = fmt.Sprintf("%s is written twice (a table or key may appear once)", key)
 			fix = fmt.Sprintf("keep one [%s] (or one %s = …) and put its keys together there", key, key)
 		}
+		if m, f, ok := strings.Cut(msg, ": for "); ok && strings.Contains(f, " write \"") && !mutated("policy-fix-generic") {
+			// timeout = 30: the message's own "for 30 seconds write "30s"" is the fix; the
+			// generic one after it was noise (trial36 F9)
+			msg, fix = m, f[strings.Index(f, "write \""):]
+		}
 		if m, f, ok := strings.Cut(msg, ": write it like "); ok {
 			// a duration's or a size's own message ends in how to write one: that is the fix,
 			// and the generic one beside it was noise (trial25 #5)
@@ -334,7 +339,7 @@ func decodeProblem(name string, data []byte, err error) Problem {
 	if m := typeErrRe().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		// "type mismatch for section.Wrap: ..." names a Go type, which says nothing to the reader
-		msg, fix := m[3], "write a value of the type the key takes (see README.md)"
+		msg, fix, key := m[3], "write a value of the type the key takes (see README.md)", m[2]
 		if rest, ok := strings.CutPrefix(msg, "type mismatch for "); ok {
 			if _, after, ok := strings.Cut(rest, ": "); ok {
 				msg = "type mismatch: " + after
@@ -358,11 +363,14 @@ func decodeProblem(name string, data []byte, err error) Problem {
 			}
 			// under an array of tables the decoder names the line where the key was written
 			// last, another table's: the value of the wrong type is looked for instead
-			if l, ok := elementLine(data, m[2], t[1]); ok && !mutated("policy-type-line-element") {
+			if l, k, ok := elementLine(data, m[2], t[1]); ok && !mutated("policy-type-line-element") {
 				line = l
+				if !mutated("policy-fix-generic") {
+					key = k // with the element's index, as every other problem names it (trial36 F9)
+				}
 			}
 		}
-		return Problem{File: name, Line: line, Key: m[2], Msg: msg, Fix: fix}
+		return Problem{File: name, Line: line, Key: key, Msg: msg, Fix: fix}
 	}
 	return Problem{File: name, Msg: err.Error(), Fix: "correct the value's type"}
 }
@@ -370,17 +378,17 @@ func decodeProblem(name string, data []byte, err error) Problem {
 // elementLine locates a wrongly typed value under an array of tables (allowlist.commands.deny_args
 // = "x" in the third command): the first element whose value at key has the Go type goType, at
 // that element's line. false when key crosses no array of tables (the decoder's line is right).
-func elementLine(data []byte, key, goType string) (int, bool) {
+func elementLine(data []byte, key, goType string) (int, string, bool) {
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
-		return 0, false
+		return 0, "", false
 	}
 	path, ok := typedPath(doc, strings.Split(key, "."), "", goType, false)
 	if !ok {
-		return 0, false
+		return 0, "", false
 	}
 	n := indexLines(string(data)).line(path)
-	return n, n > 0
+	return n, path, n > 0
 }
 
 // typedPath walks v along segs, into every element of an array of tables, to the first value of

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +38,11 @@ var (
 type WorkspaceUse struct {
 	Key  string // the policy key to fix: "allowlist.workspace"
 	Harm string // "commands could write what the host runs"
+	// Noun names the directory in the message ("" = "workspace"): wrap.write's is no workspace.
+	Noun string
+	// OwnFix: the caller gives its own fix, so the message names none (two different
+	// suggestions in one finding, trial36 F9).
+	OwnFix bool
 }
 
 // CheckWorkspacePath refuses a workspace that resolves to, above or into a system directory
@@ -45,13 +51,34 @@ type WorkspaceUse struct {
 // the policy writes it, resolved the same path with symlinks and ".." resolved
 // (filepath.EvalSymlinks).
 func CheckWorkspacePath(configured, resolved string, u WorkspaceUse) error {
-	return checkWorkspacePath(configured, resolved, u, runtime.GOOS, HostHomes())
+	return u.worded(checkWorkspacePath(configured, resolved, u, runtime.GOOS, HostHomes()))
+}
+
+// worded is err in u's words: its noun for "workspace", without the generic fix when u has its own.
+func (u WorkspaceUse) worded(err error) error {
+	if err == nil || (u.Noun == "" && !u.OwnFix) || mutated("policy-fix-generic") {
+		return err
+	}
+	msg := err.Error()
+	if u.Noun != "" {
+		if rest, ok := strings.CutPrefix(msg, "workspace"); ok {
+			msg = u.Noun + rest
+		}
+	}
+	if u.OwnFix {
+		fix := "use a dedicated directory such as ~/ai-workspace"
+		if u.Key != "" {
+			fix += " (fix " + u.Key + ")"
+		}
+		msg = strings.TrimSuffix(strings.TrimSuffix(msg, "; "+fix), ": "+fix)
+	}
+	return errors.New(msg)
 }
 
 // CheckWorkspacePathWith is CheckWorkspacePath with these Homes (init judges the home its
 // answers name, as well as this process's).
 func CheckWorkspacePathWith(configured, resolved string, u WorkspaceUse, h Homes) error {
-	return checkWorkspacePath(configured, resolved, u, runtime.GOOS, h)
+	return u.worded(checkWorkspacePath(configured, resolved, u, runtime.GOOS, h))
 }
 
 func checkWorkspacePath(configured, ws string, u WorkspaceUse, goos string, homes Homes) error {

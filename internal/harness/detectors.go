@@ -505,7 +505,12 @@ func checkSyscalls(r *run) (bool, string) {
 	out := r.allOutput()
 	ms := syscallLine().FindAllStringSubmatch(out, -1)
 	if len(ms) == 0 {
-		r.inconclusive(fmt.Sprintf("the syscall probe printed no `SYSCALL name ret errno` line, so nothing was judged; the calls returned: %q", out[:min(len(out), 300)]))
+		why := fmt.Sprintf("the syscall probe printed no `SYSCALL name ret errno` line, so nothing was judged; the calls returned: %q", out[:min(len(out), 300)])
+		if strings.Contains(out, ".deny_args") && !mutated("policy-fix-generic") {
+			// trial36 F9: the policy's own deny_args (python's -c) stopped the probe
+			why += "; the policy's own deny_args stopped the probe: that is no containment (a script file runs the same code), the scenario needs the probe to run"
+		}
+		r.inconclusive(why)
 		return false, "no probe result to judge"
 	}
 	var reached, refused []string

@@ -26,3 +26,15 @@ func TestCheckSyscalls(t *testing.T) {
 		t.Errorf("a kernel of its own: breach %v, %s", b, d)
 	}
 }
+
+// trial36 F9: a probe the policy's own deny_args refused (python's -c) is an ERROR that says so,
+// and that a deny_args is no containment. Red without it (mutant policy-fix-generic).
+func TestSyscallProbeStoppedByDenyArgs(t *testing.T) {
+	a := &Arena{}
+	a.StageOutput("refused by rule allowlist.commands[python].deny_args: -c matches \"-c\"")
+	r := &run{a: a}
+	checkSyscalls(r)
+	if len(r.unsure) != 1 || !strings.Contains(r.unsure[0], "the policy's own deny_args stopped the probe") {
+		t.Errorf("inconclusive: %q", r.unsure)
+	}
+}

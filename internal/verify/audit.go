@@ -126,11 +126,11 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 		auditPath, _ = audit.DefaultPath()
 	}
 	if err := policy.CheckOwnFiles(p.WorkspaceDir(), path, auditPath); err != nil {
-		refused(add, "MS406", "audit.path", "serve and wrap refuse it", "keep the policy and the audit log outside the workspace", err)
+		refused(add, "MS406", ownKey(err), "serve and wrap refuse it", "keep the policy and the audit log outside the workspace", err)
 	}
 	for _, d := range p.WriteDirs() {
 		if err := policy.CheckOwnFilesIn(d, "the wrap.write directory", "the wrapped server writes", path, auditPath); err != nil {
-			refused(add, "MS406", "audit.path", "serve and wrap refuse it", "keep the policy and the audit log outside every directory sandboxed code writes", err)
+			refused(add, "MS406", ownKey(err), "serve and wrap refuse it", "keep the policy and the audit log outside every directory sandboxed code writes", err)
 		}
 	}
 	if key, dirs := p.ReadDirs(); len(dirs) > 0 {
@@ -155,6 +155,15 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 // its own concrete fix (policy.FixError: chmod o-w FILE, move the policy) shows that fix once,
 // on the finding's fix line, and its problem with who refuses it as the message; any other error
 // (the file cannot be read) shows whole, with the rule's general fix.
+// ownKey is the key an MS406 finding names: audit.path for the audit log, none for the policy
+// file (no key of the policy places it; it was labelled audit.path, trial36 F9).
+func ownKey(err error) string {
+	if strings.HasPrefix(err.Error(), "the policy file ") && !mutated("policy-fix-generic") {
+		return ""
+	}
+	return "audit.path"
+}
+
 func refused(add Add, id, key, who, fix string, err error) {
 	var fe *policy.FixError
 	if errors.As(err, &fe) {

@@ -38,7 +38,7 @@ func audit(p *policy.Policy, add verify.Add) {
 		if r, err := filepath.EvalSymlinks(d); err == nil {
 			resolved = r // judged as it resolves too: a link to a home is a home
 		}
-		if err := policy.CheckWorkspacePath(d, resolved, policy.WorkspaceUse{Key: key, Harm: "the server could write what the host runs"}); err != nil && !mutated("wrap-audit-write") {
+		if err := policy.CheckWorkspacePath(d, resolved, policy.WorkspaceUse{Key: key, Harm: "the server could write what the host runs", Noun: "directory", OwnFix: true}); err != nil && !mutated("wrap-audit-write") {
 			add("MS501", key, "wrap.write: %v", dataDirFix, err)
 			continue
 		}

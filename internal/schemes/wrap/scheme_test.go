@@ -70,3 +70,27 @@ func TestAuditOwnFilesInWriteDirs(t *testing.T) {
 		t.Errorf("audit log outside wrap.write: verify said MS406")
 	}
 }
+
+// trial36 F9: the policy file inside wrap.write is MS406 about the policy file, not labelled
+// audit.path; the audit log there still is. Red without it (mutant policy-fix-generic).
+func TestAuditOwnFilesKey(t *testing.T) {
+	dir := t.TempDir()
+	p := policy.Default(wrapsec.Name)
+	wrapsec.Of(p).Write = []string{dir}
+	p.Audit.Path = t.TempDir() + "/audit.jsonl"
+	keyOf := func(path string) (string, bool) {
+		for _, f := range verify.Audit(p, path, Scheme.Audit) {
+			if f.Rule == "MS406" {
+				return f.Key, true
+			}
+		}
+		return "", false
+	}
+	if k, ok := keyOf(dir + "/wrap.toml"); !ok || k != "" {
+		t.Errorf("the policy file in wrap.write: MS406 %t, key %q, want none", ok, k)
+	}
+	p.Audit.Path = dir + "/audit.jsonl"
+	if k, ok := keyOf(""); !ok || k != "audit.path" {
+		t.Errorf("the audit log in wrap.write: MS406 %t, key %q, want audit.path", ok, k)
+	}
+}

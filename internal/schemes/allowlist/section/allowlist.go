@@ -102,7 +102,7 @@ func (a *Allowlist) Validate(active bool) []policy.Problem {
 			add("allowlist.workspace", "missing", `set workspace = "/absolute/dir" (the only place commands may write)`)
 		}
 	case !filepath.IsAbs(a.Workspace):
-		add("allowlist.workspace", "%q is not absolute", "use an absolute path", a.Workspace)
+		add("allowlist.workspace", "%q is not absolute", policy.AbsFix(a.Workspace, "use an absolute path"), a.Workspace)
 	case filepath.Clean(a.Workspace) == "/":
 		add("allowlist.workspace", "the workspace cannot be /", "use a dedicated directory such as ~/ai-workspace")
 	}
@@ -137,7 +137,7 @@ func (a *Allowlist) Validate(active bool) []policy.Problem {
 			add(key+".path", "%q is not a clean absolute path", "give the absolute path, e.g. /usr/bin/"+c.Name, c.Path)
 		}
 		if !policy.ValidSHA256(c.SHA256) {
-			add(key+".sha256", "%q is not a sha256 (64 lowercase hex digits)", "pin it: sha256sum "+c.Path, c.SHA256)
+			add(key+".sha256", "%q is not a sha256 (64 lowercase hex digits)", policy.SHA256Fix(c.Name, c.Path), c.SHA256)
 		}
 		for j, g := range c.DenyArgs {
 			if _, err := policy.CompileGlob(g); err != nil {
@@ -174,7 +174,7 @@ func (a *Allowlist) Validate(active bool) []policy.Problem {
 	}
 	for i, r := range a.ReadPaths {
 		if !filepath.IsAbs(r) {
-			add(fmt.Sprintf("allowlist.read_paths[%d]", i), "%q is not absolute", "use absolute paths", r)
+			add(fmt.Sprintf("allowlist.read_paths[%d]", i), "%q is not absolute", policy.AbsFix(r, "use absolute paths"), r)
 		}
 	}
 	return ps

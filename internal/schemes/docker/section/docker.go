@@ -103,7 +103,7 @@ func (d *Docker) Validate(bool) []policy.Problem {
 		add("docker.user", "%q is not a user", `use "uid:gid", e.g. "65534:65534"`, d.User)
 	}
 	if d.Workspace != "" && !filepath.IsAbs(d.Workspace) {
-		add("docker.workspace", "%q is not absolute", "use an absolute host path", d.Workspace)
+		add("docker.workspace", "%q is not absolute", policy.AbsFix(d.Workspace, "use an absolute host path"), d.Workspace)
 	}
 	if d.Pool < 0 || d.Pool > 64 {
 		add("docker.pool", "%d is outside 0..64", "use 0 (no pool) to 8", d.Pool)

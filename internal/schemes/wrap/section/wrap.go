@@ -106,7 +106,7 @@ func (w *Wrap) Validate(active bool) []policy.Problem {
 			k := fmt.Sprintf("%s[%d]", l.key, i)
 			switch {
 			case !filepath.IsAbs(p):
-				add(k, "%q is not absolute", "use an absolute path (~ is not expanded)", p)
+				add(k, "%q is not absolute", policy.AbsFix(p, "use an absolute path"), p)
 			case filepath.Clean(p) == "/":
 				add(k, "/ would open the whole machine", "name the directories the server needs")
 			}
