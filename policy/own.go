@@ -53,7 +53,7 @@ func CheckOwnFilesIn(dir, place, writer, policyFile, auditPath string) error {
 func auditFix(auditPath, place string) string {
 	home, _ := os.UserHomeDir()
 	if home != "" && RealPath(auditPath) == RealPath(DefaultAuditPath(home)) {
-		return "set audit.path to a file outside " + place + " (it is the default now, which lies there), or give a directory that does not hold it"
+		return "set audit.path to a file outside " + place + " (it is the default path, which lies there, whether written out or not), or give a directory that does not hold it"
 	}
 	return `set audit.path to a file outside ` + place + ` (or "" for the default under $XDG_STATE_HOME), or give a directory that does not hold it`
 }

@@ -67,7 +67,7 @@ func TestAuditFixOffersTheDefaultOnlyWhenItHelps(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_STATE_HOME", "")
 	err := CheckAuditNotReadIn([]string{home}, "wrap.read", DefaultAuditPath(home))
-	if err == nil || strings.Contains(err.Error(), `""`) || !strings.Contains(err.Error(), "it is the default now") {
+	if err == nil || strings.Contains(err.Error(), `""`) || !strings.Contains(err.Error(), "it is the default path") {
 		t.Errorf("the default log in a read directory: %v", err)
 	}
 	err = CheckAuditNotReadIn([]string{home}, "wrap.read", filepath.Join(home, "mine.jsonl"))

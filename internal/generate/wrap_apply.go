@@ -247,6 +247,11 @@ func firstStartHint(s WrapServer, failure error, scheme WrapScheme, policyFile s
 	if failure != nil && strings.Contains(failure.Error(), "needs network = "+hosts) && !mutated("init-wrap-hint-twice") {
 		return ""
 	}
+	// wrap refused its policy before the server ran (the audit log in wrap.read, ...): the
+	// registry was not what it lacked, and the hint read as the reason (trial36 F1)
+	if failure != nil && strings.Contains(failure.Error(), "refusing to wrap: ") && !mutated("init-wrap-hint-refused") {
+		return ""
+	}
 	if policyReaches(policyFile, string(scheme), registry) && !mutated("init-wrap-hint-reached") {
 		return ""
 	}
@@ -526,20 +531,40 @@ func pathArgsHint(s WrapServer, scheme WrapScheme, policyFile string) string {
 	// a home (or a directory holding one) is not a path to hand a server: its keys and
 	// configuration, the audit log; wrap refuses a read of the log's directory (trial33 F5: the
 	// hint said read = [HOME], and wrap then refused it with a fix that did not help)
-	var homes, plain, q []string
+	var homes, plain, q, own []string
+	ownFile := ""
 	for _, h := range hidden {
-		if reach := policy.HomeReach(policy.RealPath(h)); reach != "" && !mutated("init-wrap-path-hint-home") {
+		// what the hint would open: an env value's directory (a file the server makes there,
+		// MEMORY_FILE_PATH), or the value itself when it is a directory (HOME_DIR=~/docs); that
+		// is what is judged against the homes (trial36 F1: ~/memory.json hinted read = [~])
+		open, judged, k := h, h, named[h]
+		if fi, err := os.Stat(h); k != "" && (err != nil || !fi.IsDir() || mutated("init-wrap-path-hint-env-home")) {
+			open = filepath.Dir(h)
+		}
+		if !mutated("init-wrap-path-hint-env-home") {
+			judged = open
+		}
+		if reach := policy.HomeReach(policy.RealPath(judged)); reach != "" && !mutated("init-wrap-path-hint-home") {
+			if k != "" && open != h {
+				// a file directly in a home (or its dot directories): the variable moves
+				own, ownFile = append(own, fmt.Sprintf("%s (in %s), whose directory %s", h, k, reach)), filepath.Base(h)
+				continue
+			}
 			homes = append(homes, h+" ("+reach+")")
 			continue
 		}
-		if k := named[h]; k != "" {
-			dir := filepath.Dir(h)
-			plain, q = append(plain, h+" (in "+k+")"), append(q, fmt.Sprintf("%q", dir))
+		if k != "" {
+			plain, q = append(plain, h+" (in "+k+")"), append(q, fmt.Sprintf("%q", open))
 			continue
 		}
 		plain, q = append(plain, h), append(q, fmt.Sprintf("%q", h))
 	}
 	var says []string
+	if len(own) > 0 {
+		says = append(says, fmt.Sprintf("its environment names %s: a server is not given a home whole (its keys, its configuration, the audit log); "+
+			"point the variable at a file in a directory of its own (e.g. ~/mcp-data/%s/%s), create that directory and add it to write",
+			strings.Join(own, ", "), s.Name, ownFile))
+	}
 	if len(q) > 0 {
 		says = append(says, fmt.Sprintf("its arguments or environment name %s, which the sandbox hides from it: add them to read = [%s] to let it read them, or to write to let it change them",
 			strings.Join(plain, ", "), strings.Join(q, ", ")))

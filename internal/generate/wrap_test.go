@@ -892,3 +892,55 @@ func TestWrapPolicyLimitsSayWhatTheyBound(t *testing.T) {
 		t.Errorf("the [limits] comments say the limits bound the whole tree:\n%s", text)
 	}
 }
+
+// An env value's hint opens what the server uses: a directory named by the variable itself
+// (HOME_DIR=~/docs), a file's directory unless that is a home; a file directly in the home
+// (MEMORY_FILE_PATH=~/memory.json) is told to move to a directory of its own. The hint never
+// says read = [HOME] (trial36 F1: it did, and wrap then refused that read). Red under mutant
+// init-wrap-path-hint-env-home.
+func TestWrapEnvHintGivesNoHome(t *testing.T) {
+	f := newWrapFixture(t)
+	t.Setenv("HOME", f.env.Home)
+	docs := filepath.Join(f.env.Home, "docs")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mem := filepath.Join(f.env.Home, "memory.json")
+	text := "{\n  \"mcpServers\": {\n    \"mem\": {\"command\": " + strconv.Quote(f.server) + ", \"env\": {\"GENERATE_TEST_SERVER\": \"1\", \"HOME_DIR\": " + strconv.Quote(docs) + ", \"MEMORY_FILE_PATH\": " + strconv.Quote(mem) + "}}\n  }\n}\n"
+	outs, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, f.target(t, "claude-desktop", text)))
+	if err != nil || len(outs) != 1 || outs[0].Err != nil {
+		t.Fatalf("%v %+v", err, outs)
+	}
+	h := outs[0].Hint
+	if strings.Contains(h, fmt.Sprintf("%q]", f.env.Home)) || strings.Contains(h, fmt.Sprintf("%q,", f.env.Home)) {
+		t.Errorf("the note hints the home into read: %q", h)
+	}
+	if !strings.Contains(h, docs+" (in HOME_DIR)") || !strings.Contains(h, fmt.Sprintf("read = [%q]", docs)) {
+		t.Errorf("the note does not hint the directory HOME_DIR names: %q", h)
+	}
+	if !strings.Contains(h, mem+" (in MEMORY_FILE_PATH)") || !strings.Contains(h, "point the variable at a file in a directory of its own (e.g. ~/mcp-data/mem/memory.json)") {
+		t.Errorf("the note does not move the file out of the home: %q", h)
+	}
+}
+
+// A wrap that refused its policy before the server ran (the audit log in wrap.read) gets no
+// registry hint when it is put back: the registry was not the reason, and the hint read as it
+// (trial36 F1). Red under mutant init-wrap-hint-refused.
+func TestWrapFirstStartHintNotWhenWrapRefused(t *testing.T) {
+	f := newWrapFixture(t)
+	bin := filepath.Join(filepath.Dir(f.bin), "runners")
+	os.MkdirAll(bin, 0o755)
+	npx := filepath.Join(bin, "npx")
+	says := "mcpsandbox: refusing to wrap: the audit log /h/audit.jsonl lies inside wrap.read[0] = /h, which sandboxed code reads"
+	if err := os.WriteFile(npx, []byte("#!/bin/sh\necho '"+says+"' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := "{\n  \"mcpServers\": {\n    \"ev\": {\"command\": \"" + npx + "\", \"args\": [\"-y\", \"x\"]}\n  }\n}\n"
+	outs, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, f.target(t, "claude-desktop", text)))
+	if err != nil || len(outs) != 1 || outs[0].Err == nil {
+		t.Fatalf("%v %+v", err, outs)
+	}
+	if msg := outs[0].Err.Error(); !strings.Contains(msg, "refusing to wrap") || strings.Contains(msg, "registry.npmjs.org") {
+		t.Errorf("the put-back message blames the registry for wrap's refusal:\n%s", msg)
+	}
+}

@@ -56,12 +56,28 @@ func audit(p *policy.Policy, add verify.Add) {
 	}
 	for i, r := range w.Read {
 		if s := sa.ExposedSecrets(r, home); s != "" && filepath.IsAbs(r) {
-			add("MS504", fmt.Sprintf("wrap.read[%d]", i), "%s lets the server read %s", "remove it, or name only the directory the server needs", filepath.Clean(r), s)
+			add("MS504", fmt.Sprintf("wrap.read[%d]", i), "%s %s: the server reads what is there%s", "remove it, or name only the directory the server needs", filepath.Clean(r), exposes(filepath.Clean(r), s), map[bool]string{true: " (keys in ~/.ssh, credentials in ~/.aws, every client's configuration with the env values it holds)"}[s == home])
 		}
 	}
 	if w.Net().Mode == policy.NetAll {
 		add("MS503", "wrap.network", "the server can open connections to any host (and DNS): what it reads can leave the machine", `list the hosts it needs: network = ["api.github.com"]`)
 	}
+}
+
+// exposes says how a read directory reaches s, a home or a secrets directory: it is, contains,
+// or lies in a dot directory of it (trial36 F1: it read "~ lets the server read ~").
+func exposes(dir, s string) string {
+	what := s
+	if home, _ := os.UserHomeDir(); s == home {
+		what = "the home directory " + s
+	}
+	switch {
+	case dir == s:
+		return "is " + what
+	case strings.HasPrefix(s+"/", dir+"/"):
+		return "contains " + what
+	}
+	return "lies in a dot directory of " + what
 }
 
 // inHome says how a write directory, as written or as it resolves, reaches a home: the

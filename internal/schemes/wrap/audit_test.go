@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
@@ -83,5 +84,30 @@ func TestAuditWrapOpenings(t *testing.T) {
 				t.Errorf("verify's wrap findings %v, want [%s]", rules, c.want)
 			}
 		})
+	}
+}
+
+// MS504 says how a read directory reaches a home: the home itself is named as the home, not
+// "~ lets the server read ~" (trial36 F1), and a dot directory as one.
+func TestAuditWrapReadSaysHome(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for read, want := range map[string]string{
+		home:                        home + " is the home directory " + home + ": the server reads what is there (keys in ~/.ssh",
+		filepath.Join(home, ".ssh"): filepath.Join(home, ".ssh") + " lies in a dot directory of the home directory " + home,
+		filepath.Dir(home):          filepath.Dir(home) + " contains the home directory " + home,
+	} {
+		p := policy.Default(wrapsec.Name)
+		p.Audit.Path = filepath.Join(t.TempDir(), "audit.jsonl")
+		wrapsec.Of(p).Read = []string{read}
+		var got []string
+		for _, f := range verify.Audit(p, "", Scheme.Audit) {
+			if f.Rule == "MS504" {
+				got = append(got, f.Message)
+			}
+		}
+		if len(got) != 1 || !strings.Contains(got[0], want) {
+			t.Errorf("read = [%s]: MS504 %q, want %q", read, got, want)
+		}
 	}
 }
