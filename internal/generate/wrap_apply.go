@@ -388,8 +388,9 @@ func unwrapFile(path string, recs []WrapRecord, force, deferPrune bool) ([]Unwra
 			u.Err = &ConfigError{Path: path, Err: err}
 		case !found:
 			u.Err = fmt.Errorf("%s is gone: nothing to restore (its original stays in %s)", r, r.File)
-		case !sameEntry(r.Format, cur[start:end], []byte(r.Wrapped)) && !force && !mutated("init-unwrap-changed"):
-			u.Err = fmt.Errorf("%s changed since init --wrap wrote it: restoring it would drop that change. Look at it, then run init --unwrap --force to restore the original (kept in %s)", r, r.File)
+		case !sameEntry(r.Format, cur[start:end], []byte(r.Wrapped)) && !force && !mutated("init-unwrap-changed") &&
+			(!onlyWrapFlags(r.Format, cur[start:end], []byte(r.Wrapped)) || mutated("init-unwrap-wrap-flags")):
+			u.Err = fmt.Errorf("%s changed since init --wrap wrote it (%s): restoring it would drop that change. Look at it, then run init --unwrap --force to restore the original (kept in %s)", r, entryChange(r.Format, cur[start:end], []byte(r.Wrapped)), r.File)
 		case r.Format == "toml":
 			next := splice(cur, start, end, r.Original)
 			if u.Err = (Client{Key: r.Keys[0]}).checkRestoredTOML(cur, next, r.Keys[len(r.Keys)-1], r.Original); u.Err == nil {
@@ -442,6 +443,120 @@ func sameEntry(format string, cur, wrapped []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// decodeEntry is an entry's value: its members.
+func decodeEntry(format string, b []byte) (map[string]any, bool) {
+	var m map[string]any
+	if format == "toml" {
+		if _, err := decodeTOML(b, &m); err != nil {
+			return nil, false
+		}
+		// the entry's tables decode under their keys: its own is the one table in it
+		for len(m) == 1 {
+			var inner map[string]any
+			for _, v := range m {
+				inner, _ = v.(map[string]any)
+			}
+			if inner == nil || inner["command"] != nil || inner["args"] != nil {
+				if inner != nil {
+					m = inner
+				}
+				break
+			}
+			m = inner
+		}
+		return m, true
+	}
+	return m, decodeJSONC(b, &m) == nil
+}
+
+// wrapArgsCore is a wrapped entry's args without wrap's own flags before "--" other than its
+// policy (--explain-denials, --log-level …): [scheme, "--policy", P, "--", command, args…].
+func wrapArgsCore(v any) ([]string, bool) {
+	l, ok := v.([]any)
+	if !ok || len(l) == 0 {
+		return nil, false
+	}
+	var a []string
+	for _, x := range l {
+		s, ok := x.(string)
+		if !ok {
+			return nil, false
+		}
+		a = append(a, s)
+	}
+	dd := slices.Index(a, "--")
+	if dd < 0 {
+		return nil, false
+	}
+	pol := ""
+	for i := 1; i < dd; i++ {
+		switch {
+		case (a[i] == "--policy" || a[i] == "-p") && i+1 < dd:
+			pol = a[i+1]
+		case strings.HasPrefix(a[i], "--policy="):
+			pol = strings.TrimPrefix(a[i], "--policy=")
+		}
+	}
+	return append([]string{a[0], "--policy", pol}, a[dd:]...), true
+}
+
+// onlyWrapFlags reports whether the entry differs from the one init --wrap wrote only in wrap's
+// own flags before "--" (init's own advice: add --explain-denials): no change to the server, and
+// restoring the original drops nothing of the server's (trial36 F4).
+func onlyWrapFlags(format string, cur, wrapped []byte) bool {
+	a, okA := decodeEntry(format, cur)
+	b, okB := decodeEntry(format, wrapped)
+	if !okA || !okB {
+		return false
+	}
+	ca, okA := wrapArgsCore(a["args"])
+	cb, okB := wrapArgsCore(b["args"])
+	if !okA || !okB || !slices.Equal(ca, cb) {
+		return false
+	}
+	a, b = maps.Clone(a), maps.Clone(b)
+	delete(a, "args")
+	delete(b, "args")
+	return reflect.DeepEqual(a, b)
+}
+
+// entryChange names what changed in an entry since init --wrap wrote it: its members added,
+// removed or changed (command and args shown; other values, env's secrets among them, not).
+func entryChange(format string, cur, wrapped []byte) string {
+	a, okA := decodeEntry(format, cur)
+	b, okB := decodeEntry(format, wrapped)
+	if !okA || !okB {
+		return "it no longer reads as an entry"
+	}
+	var says []string
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		va, inA := a[k]
+		vb, inB := b[k]
+		switch {
+		case !inB:
+			says = append(says, k+" added")
+		case !inA:
+			says = append(says, k+" removed")
+		case reflect.DeepEqual(va, vb):
+		case k == "command" || k == "args":
+			says = append(says, k+" now "+jsonText(va)+", was "+jsonText(vb))
+		default:
+			says = append(says, k+" changed")
+		}
+	}
+	if len(says) == 0 {
+		return "its layout only"
+	}
+	return strings.Join(says, "; ")
 }
 
 // policyReaches says whether the wrap policy at path lets its server reach every one of hosts:

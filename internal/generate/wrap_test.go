@@ -944,3 +944,52 @@ func TestWrapFirstStartHintNotWhenWrapRefused(t *testing.T) {
 		t.Errorf("the put-back message blames the registry for wrap's refusal:\n%s", msg)
 	}
 }
+
+// An entry whose only change since init --wrap is wrap's own flag before "--" (init's advice:
+// add --explain-denials) is restored without --force: nothing of the server's changed. Another
+// change is refused, and named (trial36 F4: refused, and not said what). Red under mutant
+// init-unwrap-wrap-flags.
+func TestUnwrapAfterExplainDenials(t *testing.T) {
+	for _, c := range []struct{ client, text string }{
+		{"windsurf", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": SRV, \"env\": {\"GENERATE_TEST_SERVER\": \"1\"}},\n    \"b\": {\"command\": SRV, \"env\": {\"GENERATE_TEST_SERVER\": \"1\"}}\n  }\n}\n"},
+		{"codex", "[mcp_servers.a]\ncommand = SRV\nenv = { GENERATE_TEST_SERVER = \"1\" }\n\n[mcp_servers.b]\ncommand = SRV\nenv = { GENERATE_TEST_SERVER = \"1\" }\n"},
+	} {
+		t.Run(c.client, func(t *testing.T) {
+			f := newWrapFixture(t)
+			text := strings.ReplaceAll(c.text, "SRV", strconv.Quote(f.server))
+			tg := f.target(t, c.client, text)
+			if _, _, err := WrapEntries(context.Background(), f.opts(), f.list(t, tg)); err != nil {
+				t.Fatal(err)
+			}
+			cur, _ := os.ReadFile(tg.Path)
+			// a: the flag init advises; b: the flag, and its server's arguments changed
+			edited := strings.Replace(string(cur), `"wrap", "--policy"`, `"wrap", "--explain-denials", "--policy"`, 2)
+			edited = strings.Replace(edited, `"--", `+strconv.Quote(f.server)+`]`, `"--", `+strconv.Quote(f.server)+`, "--debug"]`, 2)
+			edited = strings.Replace(edited, `"--", `+strconv.Quote(f.server)+`, "--debug"]`, `"--", `+strconv.Quote(f.server)+`]`, 1)
+			if strings.Count(edited, "--explain-denials") != 2 || strings.Count(edited, "--debug") != 1 {
+				t.Fatalf("the edit did not take:\n%s", edited)
+			}
+			os.WriteFile(tg.Path, []byte(edited), 0o644)
+			recs, _ := LoadWrapRecords(f.dir)
+			outs, _, err := Unwrap(recs, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range outs {
+				switch o.Record.Name {
+				case "a":
+					if o.Err != nil {
+						t.Errorf("a (only --explain-denials added) not restored: %v", o.Err)
+					}
+				case "b":
+					if o.Err == nil || !strings.Contains(o.Err.Error(), `args now ["wrap","--explain-denials","--policy"`) || !strings.Contains(o.Err.Error(), `"--debug"]`) {
+						t.Errorf("b's change not refused or not named: %v", o.Err)
+					}
+				}
+			}
+			if got, _ := os.ReadFile(tg.Path); !strings.Contains(string(got), strings.Split(text, "b")[0]) {
+				t.Errorf("a not restored byte for byte:\n%s", got)
+			}
+		})
+	}
+}
