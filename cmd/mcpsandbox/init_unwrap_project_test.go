@@ -146,3 +146,51 @@ func TestInitUnwrapLocalScopeThisProjectOnly(t *testing.T) {
 		t.Errorf("A's entry not named with its unwrap command:\n%s", out)
 	}
 }
+
+// An entry the config shows wrapped whose record is gone (the wrap policy directory removed, a
+// new machine with synced dotfiles) is not "nothing to restore" (exit 0) any more: named, it is
+// refused with the command that restores it from its args, exit 1; with --force its command and
+// args become what follows "--" (its other keys stay); init --wrap of it takes it out of wrap
+// first and wraps it anew. A name asked for that is nowhere is exit 1 too (trial36 F2). Red
+// under mutants init-unwrap-orphans, init-wrap-orphans and init-unwrap-missing-exit0.
+func TestInitUnwrapWithoutRecord(t *testing.T) {
+	f := newUnwrapFixture(t)
+	cfg := filepath.Join(f.projA, ".mcp.json")
+	wrapped := `{"mcpServers": {"db": {"command": "/opt/mcpsandbox", "args": ["wrap", "--policy", "/gone/db.toml", "--", "/opt/srv", "a b"], "env": {"K": "v"}}}}` + "\n"
+	os.WriteFile(cfg, []byte(wrapped), 0o644)
+	code := func(err error) int {
+		if ee, ok := err.(*exitError); ok {
+			return ee.code
+		}
+		if err != nil {
+			return -1
+		}
+		return 0
+	}
+	out, _, err := runCLI("init", "--unwrap", "db", "--client", "claude-code:project", "--yes", "--project", f.projA)
+	if code(err) != 1 || !strings.Contains(out, "saved original of it is gone") ||
+		!strings.Contains(out, "mcpsandbox init --unwrap db --client claude-code:project --force --project "+f.projA) {
+		t.Errorf("--unwrap db without its record: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != wrapped {
+		t.Errorf("the config changed without --force:\n%s", b)
+	}
+	if out, _, err := runCLI("init", "--unwrap", "nosuch", "--yes", "--project", f.projA); code(err) != 1 {
+		t.Errorf("--unwrap nosuch: %v, want exit 1\n%s", err, out)
+	}
+	out, _, err = runCLI("init", "--unwrap", "db", "--client", "claude-code:project", "--yes", "--force", "--project", f.projA)
+	want := `{"mcpServers": {"db": {"command": "/opt/srv", "args": ["a b"], "env": {"K": "v"}}}}` + "\n"
+	if b, _ := os.ReadFile(cfg); err != nil || string(b) != want || !strings.Contains(out, "restored from its args") {
+		t.Errorf("--unwrap db --force: %v\n%s\nthe config:\n%s\nwant:\n%s", err, out, b, want)
+	}
+	// init --wrap of it: taken out of wrap first, then wrapped (here its server, /opt/srv, does
+	// not start: put back, as it was before this wrap)
+	os.WriteFile(cfg, []byte(wrapped), 0o644)
+	out, _, _ = runCLI("init", "--wrap", "db", "--client", "claude-code:project", "--yes", "--project", f.projA)
+	if !strings.Contains(out, `taken out of wrap first: "db"`) || strings.Contains(out, "runs through mcpsandbox wrap already") {
+		t.Errorf("--wrap db without its record:\n%s", out)
+	}
+	if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "/gone/db.toml") {
+		t.Errorf("the entry still runs its lost policy:\n%s", b)
+	}
+}

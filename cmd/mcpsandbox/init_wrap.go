@@ -154,6 +154,13 @@ func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, a
 	if err != nil {
 		return err
 	}
+	if again, err := rewrapOrphans(o, env, all, names); err != nil {
+		return err
+	} else if again {
+		if all, targets, err = listServers(env, o.Clients); err != nil {
+			return err
+		}
+	}
 	chosen, err := pickServers(o, ask, all, targets, names)
 	if err != nil || len(chosen) == 0 {
 		return err
@@ -201,6 +208,40 @@ func runInitWrapServers(ctx context.Context, o *InitOptions, env generate.Env, a
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// rewrapOrphans: an entry named that the config shows wrapped but whose record (init --wrap's
+// saved original) is gone is first taken out of wrap from its args, so it is wrapped anew, with a
+// record (trial36 F2: it was refused as "wrapped already", and --unwrap said nothing was).
+// It reports whether a config was rewritten.
+func rewrapOrphans(o *InitOptions, env generate.Env, all []generate.WrapServer, names []string) (bool, error) {
+	if len(names) == 0 || slices.Contains(names, "all") || mutated("init-wrap-orphans") {
+		return false, nil
+	}
+	recs, err := generate.LoadWrapRecords(wrapScheme().PolicyDir(env))
+	if err != nil {
+		return false, err
+	}
+	var orphans []generate.WrapServer
+	for _, s := range all {
+		if slices.Contains(names, s.Name) && s.Orphaned(recs) && s.UnwrappedCommand() != nil {
+			orphans = append(orphans, s)
+		}
+	}
+	if len(orphans) == 0 {
+		return false, nil
+	}
+	errs, files, err := generate.UnwrapFromArgs(orphans)
+	for _, f := range files {
+		fmt.Fprintln(o.IO.Out, generate.DescribeWrite(f))
+	}
+	for i, s := range orphans {
+		if errs[i] == nil && err == nil {
+			fmt.Fprintf(o.IO.Out, "taken out of wrap first: %q in %s now runs %s (it ran through mcpsandbox wrap, but init --wrap's saved original of it was gone)\n",
+				s.Name, s.Target.Where(), unwrappedText(s))
+		}
+	}
+	return len(files) > 0, errors.Join(append(errs, err)...)
 }
 
 // pickServers: the names given (each must exist; "all" = every wrappable one), or the user's
@@ -276,6 +317,18 @@ func runInitUnwrap(o *InitOptions, env generate.Env, ask *asker, names []string)
 	if err != nil {
 		return err
 	}
+	// entries the configs show wrapped whose record is gone (trial36 F2): restored from their
+	// args with --force, else named with that command; a name asked for and not restored is exit 1
+	names, orphanFailed, err := unwrapOrphans(o, env, all, recs, names)
+	if err != nil {
+		return err
+	}
+	if names == nil && orphanFailed >= 0 {
+		if orphanFailed > 0 {
+			return &exitError{code: 1}
+		}
+		return nil
+	}
 	if len(recs) == 0 {
 		switch {
 		case len(elsewhere) > 0:
@@ -296,6 +349,9 @@ func runInitUnwrap(o *InitOptions, env generate.Env, ask *asker, names []string)
 			return nil
 		}
 		fmt.Fprintln(o.IO.Out, "no entry wrapped by init --wrap here: nothing to restore")
+		if orphanFailed > 0 || len(names) > 0 && !slices.Contains(names, "all") && !mutated("init-unwrap-missing-exit0") {
+			return &exitError{code: 1} // a name asked for and not restored
+		}
 		return nil
 	}
 	chosen, err := pickRecords(o, ask, recs, elsewhere, names)
@@ -319,10 +375,103 @@ func runInitUnwrap(o *InitOptions, env generate.Env, ask *asker, names []string)
 	if err != nil {
 		return err
 	}
-	if failed > 0 {
+	if failed > 0 || orphanFailed > 0 {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// unwrapOrphans handles the entries the configs show wrapped (command this mcpsandbox, args
+// "wrap … -- COMMAND …") that no record of init --wrap holds: its saved original is gone. Those
+// named (or all, with "all"; none given: each is only named) are set to what follows "--" with
+// --force, else named with the command that does. It returns the names left for the records
+// (nil when only orphans were named: nothing more to do) and how many orphans were asked for
+// and not restored (-1: none asked for).
+func unwrapOrphans(o *InitOptions, env generate.Env, all, here []generate.WrapRecord, names []string) ([]string, int, error) {
+	servers, _, err := listServers(env, o.Clients)
+	if err != nil || mutated("init-unwrap-orphans") {
+		return names, -1, nil // the records' own path reports what it can
+	}
+	var orphans []generate.WrapServer
+	for _, s := range servers {
+		if s.Orphaned(all) {
+			orphans = append(orphans, s)
+		}
+	}
+	if len(orphans) == 0 {
+		return names, -1, nil
+	}
+	var asked []generate.WrapServer
+	rest := []string{}
+	switch {
+	case len(names) == 0:
+		fmt.Fprintln(o.IO.Out, "wrapped entries whose saved original is gone (init --wrap's record of each):")
+		for _, s := range orphans {
+			fmt.Fprintf(o.IO.Out, "  %q in %s: restore it with: %s\n", s.Name, s.Target.Where(), orphanUnwrapCommand(env, s))
+		}
+		return names, -1, nil
+	case slices.Contains(names, "all"):
+		asked, rest = orphans, names
+	default:
+		for _, n := range names {
+			recorded := slices.ContainsFunc(here, func(r generate.WrapRecord) bool { return r.Name == n })
+			i := slices.IndexFunc(orphans, func(s generate.WrapServer) bool { return s.Name == n })
+			if recorded || i < 0 {
+				rest = append(rest, n)
+				continue
+			}
+			for _, s := range orphans {
+				if s.Name == n {
+					asked = append(asked, s)
+				}
+			}
+		}
+	}
+	failed := 0
+	if !o.Force {
+		for _, s := range asked {
+			failed++
+			fmt.Fprintf(o.IO.Out, "not restored: %q in %s runs %s, but init --wrap's saved original of it is gone (its record, kept in %s). "+
+				"Restore it from its args with: %s (command and args become %s; its env and other keys stay)\n",
+				s.Name, s.Target.Where(), s, wrapScheme().PolicyDir(env), orphanUnwrapCommand(env, s), unwrappedText(s))
+		}
+	} else if len(asked) > 0 {
+		errs, files, err := generate.UnwrapFromArgs(asked)
+		for _, f := range files {
+			fmt.Fprintln(o.IO.Out, generate.DescribeWrite(f))
+		}
+		for i, s := range asked {
+			if errs[i] != nil || err != nil {
+				failed++
+				fmt.Fprintf(o.IO.Out, "not restored: %v\n", errors.Join(errs[i], err))
+				continue
+			}
+			fmt.Fprintf(o.IO.Out, "restored from its args: %q in %s now runs %s (init --wrap's saved original was gone; its env and other keys stay)\n",
+				s.Name, s.Target.Where(), unwrappedText(s))
+		}
+	}
+	if len(rest) == 0 {
+		return nil, failed, nil
+	}
+	return rest, failed, nil
+}
+
+// orphanUnwrapCommand restores an orphaned wrapped entry (of project env's configs) from its args.
+func orphanUnwrapCommand(env generate.Env, s generate.WrapServer) string {
+	c := "mcpsandbox init --unwrap " + shellword.Quote(s.Name) + " --client " + s.Target.Spec() + " --force"
+	if s.Target.PerProject() {
+		c += " --project " + shellword.Quote(env.Project)
+	}
+	return c
+}
+
+// unwrappedText is the command a wrapped entry runs after "--", as a shell would read it.
+func unwrappedText(s generate.WrapServer) string {
+	c := s.UnwrappedCommand()
+	if len(c) == 0 {
+		return "(nothing)"
+	}
+	return generate.ServerEntry{Command: c[0], Args: c[1:]}.String()
 }
 
 // recordsHere splits the records: those of the entries the clients given (or, none given, each

@@ -690,3 +690,83 @@ func pathArgsHint(s WrapServer, scheme WrapScheme, policyFile string) string {
 	}
 	return " (" + strings.Join(says, "; ") + ")"
 }
+
+// UnwrappedCommand is what a wrapped entry runs after "--" in its args: the server's own command
+// and arguments (nil when its args hold none).
+func (s WrapServer) UnwrappedCommand() []string {
+	dd := slices.Index(s.Args, "--")
+	if !s.Wrapped || dd < 0 || dd+1 >= len(s.Args) {
+		return nil
+	}
+	return s.Args[dd+1:]
+}
+
+// UnwrapFromArgs takes wrapped entries whose record is gone (the policy directory removed, a new
+// machine with synced dotfiles) out of wrap: command and args become what follows "--" in their
+// args; every other member, comment and space stays. Without it such an entry was stuck: wrap
+// refused its missing policy, init --wrap said it was wrapped, init --unwrap that nothing was
+// (trial36 F2). errs[i] is why servers[i] was not restored.
+func UnwrapFromArgs(servers []WrapServer) ([]error, []WriteResult, error) {
+	errs := make([]error, len(servers))
+	var files []WriteResult
+	done := map[string]bool{}
+	for _, first := range servers {
+		path := first.Target.Path
+		if done[path] {
+			continue
+		}
+		done[path] = true
+		src, existed, err := readConfig(path)
+		if err != nil || !existed {
+			return errs, files, errors.Join(err, errNoFile(existed, path))
+		}
+		cur := src
+		for i, s := range servers {
+			if s.Target.Path != path {
+				continue
+			}
+			inner := s.UnwrappedCommand()
+			if inner == nil {
+				errs[i] = fmt.Errorf("%q in %s: its args name no command after \"--\": set its command and args by hand", s.Name, path)
+				continue
+			}
+			start, end, found, err := locateEntry(s.Target.Client.Format, cur, s.Keys)
+			switch {
+			case err != nil:
+				errs[i] = &ConfigError{Path: path, Err: err}
+				continue
+			case !found || !bytes.Equal(cur[start:end], s.Raw):
+				errs[i] = fmt.Errorf("%s changed while init was running (another program wrote it): run init again", path)
+				continue
+			}
+			out, err := wrapEntry(s.Target.Client.Format, s.Raw, inner[0], inner[1:])
+			if err == nil && s.Target.Client.Format == "toml" {
+				err = s.Target.Client.checkWrapTOML(cur, splice(cur, start, end, string(out)), s.Name, inner[0], inner[1:])
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("rewrite %q in %s: %w", s.Name, path, err)
+				continue
+			}
+			cur = splice(cur, start, end, string(out))
+		}
+		if bytes.Equal(cur, src) {
+			continue
+		}
+		ch := FileChange{Label: first.Target.Client.Name, Path: path, Old: src, New: cur, Existed: true, Mode: 0o644}
+		if ch.BackupDir, err = backupDirFor(first.Target); err != nil {
+			return errs, files, err
+		}
+		written, err := Apply([]FileChange{ch})
+		if err != nil {
+			return errs, files, err
+		}
+		files = append(files, written...)
+	}
+	return errs, files, nil
+}
+
+// Orphaned reports whether a wrapped entry has no record among recs: init --wrap's saved
+// original of it is gone.
+func (s WrapServer) Orphaned(recs []WrapRecord) bool {
+	return s.Wrapped && !slices.ContainsFunc(recs, func(r WrapRecord) bool { return r.Name == s.Name && s.Target.Holds(r) })
+}
