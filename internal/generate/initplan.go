@@ -766,10 +766,9 @@ func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 	}
 	token := ""
 	if e.TokenEnv != "" {
+		// named even when it is serve's own variable: run where it is not set, that line started
+		// a serve that checks no token, and the clients' token hid it (trial36 F3)
 		token = "MCPSANDBOX_TOKEN=\"$" + e.TokenEnv + "\" "
-		if e.TokenEnv == "MCPSANDBOX_TOKEN" {
-			token = ""
-		}
 	}
 	host := strings.TrimPrefix(strings.TrimPrefix(e.URL, "http://"), "https://")
 	host, _, _ = strings.Cut(host, "/")
@@ -781,7 +780,7 @@ func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 		fmt.Fprintf(w, "serve it with: %smcpsandbox serve --policy %s --http %s\n", token, pl.PolicyPath, host)
 	}
 	if e.TokenEnv != "" {
-		fmt.Fprintf(w, "your clients read the token from $%s: set it where they start (the configs hold only its name)\n", e.TokenEnv)
+		fmt.Fprintf(w, "your clients read the token from $%s: set it where they start (the configs hold only its name), and where serve starts: without it serve checks no token and every local process can call it\n", e.TokenEnv)
 	}
 }
 

@@ -113,9 +113,17 @@ func TestPlanReport(t *testing.T) {
 		"checked: the entry starts and answers MCP in 12 ms, with the tools run\n" +
 		"note: nothing answers at http://127.0.0.1:8765/mcp yet (127.0.0.1:8765: connection refused); the client entries point there\n" +
 		"serve it with: MCPSANDBOX_TOKEN=\"$TOK\" mcpsandbox serve --policy /etc/p.toml --http 127.0.0.1:8765\n" +
-		"your clients read the token from $TOK: set it where they start (the configs hold only its name)\n"
+		"your clients read the token from $TOK: set it where they start (the configs hold only its name), and where serve starts: without it serve checks no token and every local process can call it\n"
 	if w.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", w.String(), want)
+	}
+	// serve's own variable is named too: the line run where it is not set served with no token
+	// (trial36 F3)
+	pl.ClientEntry = NewHTTPEntry("http://127.0.0.1:8765/mcp", "MCPSANDBOX_TOKEN")
+	w.Reset()
+	pl.Report(&w, res)
+	if !strings.Contains(w.String(), "serve it with: MCPSANDBOX_TOKEN=\"$MCPSANDBOX_TOKEN\" mcpsandbox serve --policy") {
+		t.Fatalf("the serve line without its token:\n%s", w.String())
 	}
 
 	pl = &Plan{PolicyPath: "/etc/p.toml", PolicyFile: FileChange{Existed: true}}

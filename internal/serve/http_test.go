@@ -347,3 +347,21 @@ func TestHTTPShutdownDoesNotWaitForIdleStreams(t *testing.T) {
 	}
 	cs.Close()
 }
+
+// serve --http without a token says so at WARN: clients that send one connect all the same, so
+// nothing else tells the user that any local process can call it (trial36 F3). With a token, no
+// such line. Red under mutant serve-http-no-token-quiet.
+func TestHTTPWithoutTokenWarns(t *testing.T) {
+	for _, token := range []string{"", "s3cret-token-for-warn-test"} {
+		var logs testenv.LockedBuffer
+		_, cancel, done := startHTTPOptions(t, testPolicy(5*time.Second, 4), &fakeExec{},
+			Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), HTTP: &HTTPOptions{Token: token}})
+		cancel()
+		err := <-done
+		done <- err // for startHTTPOptions's cleanup, which waits for it too
+		warned := strings.Contains(logs.String(), `level=WARN msg="no bearer token: every local process and user can call this server"`)
+		if warned != (token == "") {
+			t.Errorf("token %q: warned %v:\n%s", token, warned, logs.String())
+		}
+	}
+}
