@@ -477,6 +477,37 @@ func TestInitWizardPTY(t *testing.T) {
 			t.Errorf("policy after the re-run:\n%s", pb)
 		}
 	})
+	// A re-run whose policy allowlists an interpreter offers to keep it by default: Enter through
+	// it leaves the file as it is (trial36 F11: "Keep python3 anyway?" defaulted to No and the
+	// re-run dropped python3). Red under mutant init-wizard-drops-kept-interpreter.
+	t.Run("rerun-keeps-interpreter", func(t *testing.T) {
+		e := newInitEnv(t)
+		if out, stderr, code := e.run(t, "", "--scheme", "allowlist", "--allow", "wc,python3", "--workspace", filepath.Join(e.home, "ws"), "--client", "cursor", "--yes"); code != 0 {
+			t.Fatalf("first init: %s %s", out, stderr)
+		}
+		before, _ := os.ReadFile(policyPath(e))
+		w := startWizard(t, e)
+		w.step("What should init do?", enter) // write a policy
+		w.expect("Starting from your policy")
+		w.step("Which sandbox scheme?", enter)
+		w.step("Workspace", enter)
+		w.step("Commands to allow", enter)
+		w.step("More commands", enter)
+		w.step("Keep python3 anyway? (Y/n)", enter)
+		w.step("network access?", enter)
+		limitSteps(w)
+		w.step("`serve --http` you start with this policy", enter)
+		w.step("Configure which clients?", enter)
+		w.step("Write the policy to", enter)
+		w.step("on it now (audit", "n"+enter) // nothing changes: nothing to confirm
+		w.expect("verify --policy")
+		if err := w.exit(); err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := os.ReadFile(policyPath(e)); string(after) != string(before) || !strings.Contains(string(after), "python3") {
+			t.Errorf("a re-run taking every default changed the policy:\n%s\nwas\n%s\nscreen:\n%s", after, before, w.seen.String())
+		}
+	})
 	// Only some hosts: presets ticked, a host typed (a URL first: refused with the fix), the list
 	// in the preview and the file; a re-run shows it back and, taken as it is, changes nothing.
 	t.Run("network-hosts", func(t *testing.T) {

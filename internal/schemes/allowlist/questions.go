@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -21,6 +22,24 @@ func interpretersIn(allow []string) []string {
 		}
 	}
 	return out
+}
+
+// keptInterpreters: the re-run's policy (its answers are the defaults) already allowlists every
+// interpreter now chosen, so keeping them is its answer; Enter through a re-run dropped python3
+// (trial36 F11). A first run, or an interpreter new to the policy, defaults to No.
+func keptInterpreters(a *generate.Answers) bool {
+	if a.Base == nil || a.Base.Scheme != alsec.Name || mutated("init-wizard-drops-kept-interpreter") {
+		return false
+	}
+	in := interpretersIn(Own(a).Allow)
+	for _, n := range in {
+		if !slices.ContainsFunc(alsec.Of(a.Base).Commands, func(c policy.Command) bool {
+			return (c.Name == n || c.Path == n) && (policy.IsInterpreter(c.Name) || policy.IsInterpreter(filepath.Base(c.Path)))
+		}) {
+			return false
+		}
+	}
+	return len(in) > 0
 }
 
 // keepOrder is next in the order the commands had in was (a re-run's policy, the flags), those
@@ -105,7 +124,7 @@ var questions = append([]generate.Question{
 			}
 			return fmt.Sprintf("%s %s: the allowlist would pin nothing. The docker scheme is the safe way to run code. No takes %s out of the commands. Keep %s anyway?", i, runs, it, i)
 		},
-		Default: func(*generate.Answers, generate.Env) any { return false },
+		Default: func(a *generate.Answers, _ generate.Env) any { return keptInterpreters(a) },
 		Set: func(a *generate.Answers, v any) {
 			if !v.(bool) {
 				w := Own(a)
