@@ -197,6 +197,7 @@ func (pl *Plan) SharedWith(w io.Writer) {
 	for _, u := range pl.Shared {
 		fmt.Fprintf(w, "  %s\n", u)
 	}
+	fmt.Fprintln(w, "(project files in other directories, another project's .mcp.json or .cursor/mcp.json, are not searched)")
 	fmt.Fprintln(w, "To leave them as they are, write this policy to a file of its own (--policy-out, or the wizard's \"Write the policy to\").")
 }
 

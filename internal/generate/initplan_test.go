@@ -145,7 +145,7 @@ func TestPlanNamesOtherEntriesOfThePolicy(t *testing.T) {
 		return `{"command": "/bin/mcpsandbox", "args": ["serve", "--policy", "` + pol + `"]}`
 	}
 	proj, _ := filepath.EvalSymlinks(env.Project)
-	os.WriteFile(filepath.Join(env.Home, ".claude.json"), []byte(`{"projects": {
+	os.WriteFile(filepath.Join(env.Home, ".claude.json"), []byte(`{"mcpServers": {"sandbox": `+entry("u")+`}, "projects": {
   "`+other+`": {"mcpServers": {"sandbox": `+entry("a")+`}},
   "`+proj+`": {"mcpServers": {"sandbox": `+entry("b")+`}}
 }}`), 0o600)
@@ -162,13 +162,16 @@ func TestPlanNamesOtherEntriesOfThePolicy(t *testing.T) {
 	var w bytes.Buffer
 	pl.Preview(&w)
 	got := w.String()
-	for _, want := range []string{pol + " is also used by these entries", `Claude Code: "sandbox" in ` + filepath.Join(env.Home, ".claude.json") + " (under projects → " + other + ")",
-		`Gemini CLI: "box" in ` + filepath.Join(env.Home, ".gemini", "settings.json"), "a file of its own (--policy-out"} {
+	// each names its scope: the user scope's entry in ~/.claude.json read as the local one being
+	// written (trial36 F8). Red under mutant init-shared-no-scope.
+	for _, want := range []string{pol + " is also used by these entries", `Claude Code (local, project ` + other + `): "sandbox" in ` + filepath.Join(env.Home, ".claude.json") + "\n",
+		`Claude Code (user): "sandbox" in ` + filepath.Join(env.Home, ".claude.json") + "\n",
+		`Gemini CLI (user): "box" in ` + filepath.Join(env.Home, ".gemini", "settings.json"), "a file of its own (--policy-out"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("preview lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "projects → "+proj+")") || strings.Contains(got, "unrelated") {
+	if strings.Contains(got, "project "+proj+")") || strings.Contains(got, "unrelated") {
 		t.Errorf("the entry being written, or one of another policy, is listed:\n%s", got)
 	}
 }

@@ -13,14 +13,41 @@ type PolicyUser struct {
 	Path   string // its config file
 	Where  []string
 	Name   string // the server's name
+	// Scope is the client's scope the entry is in, as the preview labels them ("user", "local,
+	// project /x"): one file can hold two (Claude Code's ~/.claude.json), and an unlabelled
+	// line read as the entry being written (trial36 F8).
+	Scope string
 }
 
 func (u PolicyUser) String() string {
-	s := fmt.Sprintf("%s: %q in %s", u.Client, u.Name, u.Path)
-	if len(u.Where) > 0 {
+	who := u.Client
+	if u.Scope != "" {
+		who += " (" + u.Scope + ")"
+	}
+	s := fmt.Sprintf("%s: %q in %s", who, u.Name, u.Path)
+	if len(u.Where) > 0 && !strings.HasPrefix(u.Scope, "local, project ") {
 		s += " (under " + strings.Join(u.Where, " → ") + ")"
 	}
 	return s
+}
+
+// userScope is the scope of an entry in t's file: Claude Code's project keys are its local
+// scope, a top-level entry the scope whose entries are top-level in that file.
+func userScope(c Client, t Target, u PolicyUser, env Env) string {
+	if mutated("init-shared-no-scope") {
+		return ""
+	}
+	if len(u.Where) >= 2 && u.Where[0] == "projects" {
+		return "local, project " + u.Where[1]
+	}
+	if len(u.Where) == 0 {
+		for _, scope := range c.Scopes() {
+			if o, err := ResolveTarget(c.ID+":"+scope, env); err == nil && o.Path == t.Path && len(o.Client.KeyPath) < 2 {
+				return scope
+			}
+		}
+	}
+	return t.Scope
 }
 
 // PolicyUsers lists the entries in every config init knows of (each client's scopes, Claude
@@ -41,6 +68,7 @@ func PolicyUsers(policyPath string, env Env) []PolicyUser {
 			}
 			for _, u := range entriesUsing(c, b, policyPath) {
 				u.Client, u.Path = c.Name, t.Path
+				u.Scope = userScope(c, t, u, env)
 				out = append(out, u)
 			}
 		}
