@@ -135,6 +135,8 @@ func runDemo(ctx context.Context, o *DemoOptions) error {
 	if strings.Contains(self, "go-build") { // `go run`: that binary is gone when the demo exits
 		fmt.Fprintln(out, "  "+BuildCommand)
 		self = "~/bin/mcpsandbox"
+	} else {
+		self = commandName(self) // the bare name when PATH's mcpsandbox is this binary, as init says (trial36 F10)
 	}
 	fmt.Fprintf(out, "  %s init               # write your policy and your MCP client's entry\n", self)
 	fmt.Fprintf(out, "  %s harness --default  # attack the built-in policy with every scenario\n", self)
