@@ -246,12 +246,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+HTTPPath, "token", h.Token != "",
 		"max_connections", b.maxConns, "max_unauthenticated", b.maxUnauth, "max_sessions", b.maxSessions, "session_idle", policy.Duration{Duration: b.sessionIdle}.String())
-	if h.Token == "" && !mutated("serve-http-no-token-quiet") {
-		// clients that send a token connect all the same: only this line says none is checked
-		// (trial36 F3: init's serve line run where the variable was not set)
-		log.Warn("no bearer token: every local process and user can call this server",
-			"fix", "set MCPSANDBOX_TOKEN (e.g. from `openssl rand -hex 32`) or --token-file where serve starts: the token your clients send")
-	}
+	warnNoToken(log, h.Token)
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
@@ -599,4 +594,14 @@ func originAllowed(origin, host string, extra []string) bool {
 		rh = h
 	}
 	return IsLoopbackHost(oh) && IsLoopbackHost(rh)
+}
+
+// warnNoToken: clients that send a token connect all the same to a serve that checks none, so
+// only this line says none is checked (trial36 F3: init's serve line run where the variable was
+// not set).
+func warnNoToken(log *slog.Logger, token string) {
+	if token == "" && !mutated("serve-http-no-token-quiet") {
+		log.Warn("no bearer token: every local process and user can call this server",
+			"fix", "set MCPSANDBOX_TOKEN (e.g. from `openssl rand -hex 32`) or --token-file where serve starts: the token your clients send")
+	}
 }
