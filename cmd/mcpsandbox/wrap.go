@@ -68,7 +68,8 @@ func runWrap(ctx context.Context, o *WrapOptions) error {
 		// not policy.Load's advice (init): init writes wrap policies only with --wrap, for
 		// servers already in a client's config
 		return fmt.Errorf("wrap policy %s: %w: write one (scheme = \"wrap\"; README \"Wrap another MCP server\" shows every key), "+
-			"or add the server to a client's config and run `mcpsandbox init --wrap NAME`, which writes its policy and proves it", pe.Path, pe.Err)
+			"or add the server to a client's config and run `mcpsandbox init --wrap NAME`, which writes its policy and proves it "+
+			"(an entry wrapped already whose policy is gone: `mcpsandbox init --wrap NAME` wraps it anew, `mcpsandbox init --unwrap NAME --force` takes it out of wrap)", pe.Path, pe.Err)
 	}
 	if err != nil {
 		return err
