@@ -5,12 +5,12 @@ import (
 	"context"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/harness"
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -61,7 +61,7 @@ func TestScenarioProgressOffATerminal(t *testing.T) {
 	every, quiet := progressEvery, progressQuiet
 	defer func() { progressEvery, progressQuiet = every, quiet }()
 	progressEvery, progressQuiet = 10, 150*time.Millisecond
-	w := &lockedWriter{}
+	w := &testenv.LockedBuffer{}
 	step, stop := scenarioProgress(w, 25, false)
 	if step == nil {
 		t.Fatal("no progress off a terminal")
@@ -83,7 +83,7 @@ func TestScenarioProgressOffATerminal(t *testing.T) {
 	if strings.Contains(got, "\r") {
 		t.Errorf("a terminal's carriage return in a log:\n%q", got)
 	}
-	w = &lockedWriter{}
+	w = &testenv.LockedBuffer{}
 	step, stop = scenarioProgress(w, 2, true)
 	step(harness.Result{})
 	step(harness.Result{})
@@ -92,15 +92,3 @@ func TestScenarioProgressOffATerminal(t *testing.T) {
 		t.Errorf("on a terminal: %q", got)
 	}
 }
-
-type lockedWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedWriter) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }

@@ -1,33 +1,19 @@
 package sandbox
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
-
-// lockedLog is a log buffer the executor's goroutines write while the test reads it.
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedLog) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // trial36 F7: a pinned sha256 that is not the file's (a copy-paste of another command's) started
 // quietly and failed every call. serve's start (after the first answers) warns for it, naming
@@ -45,7 +31,7 @@ func TestWrongPinWarnedAtStart(t *testing.T) {
 	}
 	bad := cmds[0].Name
 	cmds[0].SHA256 = strings.Repeat("ab", 32)
-	log := &lockedLog{}
+	log := &testenv.LockedBuffer{}
 	e, err := New(p, Options{HelperPath: exe, Logger: slog.New(slog.NewTextHandler(log, nil)), DeferProbe: true})
 	if err != nil {
 		t.Fatal(err)
