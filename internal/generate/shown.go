@@ -17,7 +17,7 @@ const (
 // shown is text init prints that came from a server (its stderr, its answers, its tool names)
 // or a client's config (an entry's command and args), as init prints it: clipped to max bytes,
 // saying how many were cut, and with its terminal controls shown, not done (visible.Text of its
-// valid UTF-8). init runs in a terminal and the server it starts for a proof may be the very one
+// valid UTF-8; visible.Lines: U+2028 and bidi overrides shown too). init runs in a terminal and the server it starts for a proof may be the very one
 // being put under wrap because it is not trusted: an OSC 52 in its stderr wrote the user's
 // clipboard, ESC[2J cleared init's refusal off the screen (atk36 F5b).
 func shown(s string, max int) string {
@@ -28,7 +28,7 @@ func shown(s string, max int) string {
 	if len(s) > max {
 		s, cut = s[:max], len(s)-max
 	}
-	s = visible.Text(strings.ToValidUTF8(s, "\uFFFD"))
+	s = visible.Lines(strings.ToValidUTF8(s, "\uFFFD"))
 	if cut > 0 {
 		s += fmt.Sprintf("… (%d bytes cut)", cut)
 	}

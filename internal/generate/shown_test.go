@@ -16,13 +16,13 @@ func TestStartErrorShowsServerText(t *testing.T) {
 	e := &StartError{
 		Entry:  ServerEntry{Command: "/usr/bin/python3", Args: []string{"-c", "x" + osc, strings.Repeat("a", 5000)}},
 		Err:    errors.New("calling initialize: " + osc + "\x9b"),
-		Stderr: "starting\n" + osc + "\x1b[2J\x1b[Hall good, nothing to see\xc2\x9b",
+		Stderr: "starting\n" + osc + "\x1b[2J\x1b[Hall good, nothing to see\xc2\x9b\u2028✓ proof passed \u202e",
 	}
 	got := e.Error()
 	if !utf8.ValidString(got) {
 		t.Errorf("init prints bytes that are not UTF-8 (a lone 8-bit CSI):\n%q", got)
 	}
-	for _, bad := range []string{"\x1b", "\x07", "\xc2\x9b"} {
+	for _, bad := range []string{"\x1b", "\x07", "\xc2\x9b", "\u2028", "\u202e"} { // U+2028 ends a line in log readers (atk36b F3)
 		if strings.Contains(got, bad) {
 			t.Errorf("init prints %q of a server or a config as it is:\n%q", bad, got)
 		}

@@ -101,3 +101,41 @@ func plainName(s string) bool {
 	}
 	return true
 }
+
+// Line is text from outside (a wrapped server's stderr line, an excerpt of its answer) as a
+// line of a log or a terminal where the tool's own lines are read: Text, and besides every
+// rune that is not printable shown as its escape (\u2028), newlines included. A terminal does
+// not end a line at U+2028 or U+2029, but many log readers do (Python's splitlines, editors,
+// macOS text views): the text after one read as a line of its own, without the marker that
+// says whose it is; a bidirectional override shows a line in another order than its bytes
+// (atk36b F3).
+func Line(s string) string { return shownRunes(Text(s), false) }
+
+// Lines is Line for text whose newlines are its own (a block printed indented under a
+// heading): newlines and tabs kept, every other rune that is not printable shown.
+func Lines(s string) string { return shownRunes(Text(s), true) }
+
+// shownRunes shows every rune of s but a space and a tab (and a newline when keepNewlines)
+// that is not printable as its Go escape.
+func shownRunes(s string, keepNewlines bool) string {
+	if mutated("log-line-unprintable") {
+		return s
+	}
+	keep := func(r rune) bool {
+		return r == ' ' || r == '\t' || keepNewlines && r == '\n' || unicode.IsPrint(r)
+	}
+	if strings.IndexFunc(s, func(r rune) bool { return !keep(r) }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for _, r := range s {
+		if keep(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRuneToASCII(r) // '\u2028', '\n'
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}

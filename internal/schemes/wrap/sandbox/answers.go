@@ -227,7 +227,7 @@ func (r *relay) explainAccess(tool string, line []byte) {
 			excerpt := s[lo:hi]
 			if !mutated("wrap-explain-controls") {
 				// the server's bytes on the user's terminal: a raw C1 CSI or DEL is valid JSON
-				excerpt = visible.Text(excerpt)
+				excerpt = visible.Line(excerpt) // one line: its own newlines and U+2028 shown
 			}
 			text.WriteString("\n    … " + excerpt + " …")
 			n++

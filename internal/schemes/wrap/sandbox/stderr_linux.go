@@ -18,7 +18,8 @@ import (
 // stderr "inherit"), a server holding it could type into it (TIOCSTI: the user's shell runs
 // what it typed, outside the sandbox) and write raw terminal controls (OSC 52 writes the
 // clipboard) (atk36 F5). Each line the server writes reaches wrap's stderr marked as its own
-// (serverLinePrefix), clipped, with its terminal controls shown (visible.Text), at most
+// (serverLinePrefix), clipped, with its terminal controls and every rune that is not printable
+// shown (visible.Line: U+2028 ends a line in many log readers, atk36b F3), at most
 // bounds.MaxLogLines in a bounds.LogWindow.
 
 // serverLinePrefix marks a line of the server's stderr in wrap's (beside wrap's own log lines,
@@ -60,7 +61,7 @@ func (s *stderrRelay) wait(d time.Duration) {
 }
 
 // relayServerStderr copies r's lines to out, each with serverLinePrefix, clipped to
-// bounds.MaxLogValue bytes, shown (visible.Text of its valid UTF-8), at most bounds.MaxLogLines
+// bounds.MaxLogValue bytes, shown (visible.Line of its valid UTF-8), at most bounds.MaxLogLines
 // in a bounds.LogWindow (the rest dropped and counted, said before the next line that passes).
 // It reads r to its end whatever out does, so the server never blocks on its stderr.
 func relayServerStderr(r io.Reader, out io.Writer, now func() time.Time) {
@@ -91,7 +92,7 @@ func relayServerStderr(r io.Reader, out io.Writer, now func() time.Time) {
 			writeLine(out, serverLinePrefix+s)
 			return
 		}
-		s = visible.Text(strings.ToValidUTF8(s, "\uFFFD"))
+		s = visible.Line(strings.ToValidUTF8(s, "\uFFFD"))
 		if cut > 0 {
 			s += fmt.Sprintf(" [%d bytes cut]", cut)
 		}

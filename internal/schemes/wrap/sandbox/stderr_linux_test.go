@@ -13,10 +13,11 @@ import (
 // TestServerStderrShownNotDone: the wrapped server's stderr reaches wrap's marked as the
 // server's, with its terminal controls shown (OSC 52, CSI, a lone CR, an 8-bit CSI, a byte
 // that is not UTF-8), a long line clipped saying how much was cut, and a flood bounded
-// (atk36 F5). Catches wrap-stderr-controls.
+// (atk36 F5); U+2028 and a bidi override shown (atk36b F3). Catches wrap-stderr-controls and
+// log-line-unprintable.
 func TestServerStderrShownNotDone(t *testing.T) {
 	in := "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07\x1b[2J\x1b[Hall good\r\n" +
-		"over\rwritten\n" + "csi \xc2\x9b31m and \xff\xfe bytes\n" + strings.Repeat("x", 10000) + "\n" + "last words"
+		"over\rwritten\n" + "csi \xc2\x9b31m and \xff\xfe bytes\n" + "ready\u2028time=x level=ERROR msg=forged\n" + "x\u202etxt.exe\n" + strings.Repeat("x", 10000) + "\n" + "last words"
 	var out bytes.Buffer
 	relayServerStderr(strings.NewReader(in), &out, time.Now)
 	got := out.String()
@@ -30,6 +31,8 @@ func TestServerStderrShownNotDone(t *testing.T) {
 		serverLinePrefix + "␛]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==␇␛[2J␛[Hall good",
 		serverLinePrefix + "over␍written",
 		serverLinePrefix + "csi ␛[31m and \uFFFD bytes",
+		serverLinePrefix + `ready\u2028time=x level=ERROR msg=forged`, // U+2028 ends a line in many log readers (atk36b F3)
+		serverLinePrefix + `x\u202etxt.exe`,
 		serverLinePrefix + strings.Repeat("x", bounds.MaxLogValue) + fmt.Sprintf(" [%d bytes cut]", 10000-bounds.MaxLogValue),
 		serverLinePrefix + "last words",
 	}
