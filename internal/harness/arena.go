@@ -62,6 +62,7 @@ type Arena struct {
 	eg                         *egressArena
 
 	sibling  *exec.Cmd
+	made     []os.FileInfo // Root and Own as made: vanished compares
 	stagedMu sync.Mutex
 	staged   []string
 
@@ -119,6 +120,11 @@ func newArena(setup []Setup) (a *Arena, err error) {
 		if err = markRun(d); err != nil {
 			return a, fmt.Errorf("mark the harness scratch dir: %w", err)
 		}
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return a, fmt.Errorf("the harness scratch dir: %w", err)
+		}
+		a.made = append(a.made, fi)
 	}
 	a.WS = filepath.Join(a.Root, "ws")
 	a.Outside = filepath.Join(a.Root, "outside")
@@ -516,18 +522,28 @@ func (a *Arena) Close() {
 		os.Remove(p)
 	}
 	if a.Root != "" {
-		// Files the sandbox made read-only or a uid the harness cannot write as: make them removable.
-		filepath.Walk(a.Root, func(p string, fi os.FileInfo, err error) error {
-			if err == nil && fi.IsDir() {
-				os.Chmod(p, 0o755)
-			}
-			return nil
-		})
+		// Directories the sandbox made read-only: made removable by descriptors (stale_linux.go).
+		makeRemovable(a.Root)
 		os.RemoveAll(a.Root)
 	}
 	if a.Own != "" {
 		os.RemoveAll(a.Own)
 	}
+}
+
+// vanished says why the arena is no longer the one the run made ("" while it is): its scratch
+// root or serve's files' directory removed or replaced during the run (another run judging it
+// stale, a tmp cleaner). The detectors then compared what is not there: the run proves nothing
+// (atk36b F2: a run whose arenas were removed halfway said PASS).
+func (a *Arena) vanished() string {
+	for _, fi := range a.made {
+		d := filepath.Join(filepath.Dir(a.Root), fi.Name())
+		now, err := os.Lstat(d)
+		if err != nil || !os.SameFile(fi, now) {
+			return fmt.Sprintf("the run's scratch directory %s was removed or replaced during the run (by another process: a verify that judged it stale, a tmp cleaner); its detectors compared nothing", d)
+		}
+	}
+	return ""
 }
 
 // HomeElsewhere gives the arena's serve a HOME outside the arena (its own files' directory):

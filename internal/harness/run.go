@@ -540,6 +540,10 @@ func (r *run) verdict(res *Result, steps []Step) {
 			return
 		}
 	}
+	if why := a.vanished(); why != "" && !mutated("harness-arena-vanished-passes") {
+		res.Outcome, res.Reason = Error, why
+		return
+	}
 	if !a.killed.Load() && a.serverExited() {
 		res.Outcome, res.Reason = Error, "the server exited during the run (a crash is an ERROR, not a breach); server said: "+a.stderr.Tail()
 		return
