@@ -77,8 +77,9 @@ var removeStaleOnce sync.Once
 
 // removeStaleArenas removes, once per process, the arena directories a run that is gone left
 // behind: only directories (not symlinks) named as arenas are, owned by this user, holding a
-// marker (a file of this user) that names a process no longer running. An unmarked directory,
-// one of another user or of a live run is left alone.
+// marker (a file of this user) that names a process no longer running, or holding none and
+// unchanged for a day. A fresh unmarked directory, one of another user or of a live run is left
+// alone.
 func removeStaleArenas() {
 	removeStaleOnce.Do(func() {
 		seen := map[string]bool{}
@@ -92,6 +93,16 @@ func removeStaleArenas() {
 	})
 }
 
+// unmarkedAged: dir carries no marker (made by a binary before markers, or killed between its
+// making and its marking) and was last changed more than a day ago: no run lasts that long.
+func unmarkedAged(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, runMarker)); !os.IsNotExist(err) {
+		return false
+	}
+	fi, err := os.Lstat(dir)
+	return err == nil && time.Since(fi.ModTime()) > oldMarkerAge && !mutated("harness-stale-unmarked-kept")
+}
+
 // removeStaleIn removes the stale arena directories directly in parent; it returns their paths.
 func removeStaleIn(parent string) (removed []string) {
 	entries, err := os.ReadDir(parent)
@@ -103,16 +114,21 @@ func removeStaleIn(parent string) (removed []string) {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
-		if !ownedByMe(dir) || !ownedByMe(filepath.Join(dir, runMarker)) {
+		if !ownedByMe(dir) {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, runMarker))
-		if err != nil {
-			continue
-		}
-		fi, err := os.Lstat(filepath.Join(dir, runMarker))
-		if err != nil || !runGone(b, fi.ModTime()) {
-			continue // its run goes on, or cannot be judged from here
+		if !unmarkedAged(dir) {
+			if !ownedByMe(filepath.Join(dir, runMarker)) {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, runMarker))
+			if err != nil {
+				continue
+			}
+			fi, err := os.Lstat(filepath.Join(dir, runMarker))
+			if err != nil || !runGone(b, fi.ModTime()) {
+				continue // its run goes on, or cannot be judged from here
+			}
 		}
 		if mutated("harness-stale-arenas-kept") {
 			continue

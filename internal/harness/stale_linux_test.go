@@ -58,8 +58,10 @@ func TestStaleArenasOfAGoneRunAreRemoved(t *testing.T) {
 	for _, d := range []string{oldAged, otherNSAged} {
 		os.Chtimes(filepath.Join(d, runMarker), dayAgo, dayAgo)
 	}
+	unmarkedAged := mk("mcpsandbox-harness-ddd", "") // an older binary's, or killed before its marking
+	os.Chtimes(unmarkedAged, dayAgo, dayAgo)
 	removed := removeStaleIn(parent)
-	for _, d := range []string{goneDir, goneOwn, reused, otherBoot, oldAged, otherNSAged} {
+	for _, d := range []string{goneDir, goneOwn, reused, otherBoot, oldAged, otherNSAged, unmarkedAged} {
 		if _, err := os.Lstat(d); err == nil {
 			t.Errorf("%s (its run gone) is still there", filepath.Base(d))
 		}
@@ -69,7 +71,7 @@ func TestStaleArenasOfAGoneRunAreRemoved(t *testing.T) {
 			t.Errorf("%s was removed: %v", filepath.Base(d), err)
 		}
 	}
-	if len(removed) != 6 || strings.Contains(strings.Join(removed, " "), "777") {
+	if len(removed) != 7 || strings.Contains(strings.Join(removed, " "), "777") {
 		t.Errorf("removed %v", removed)
 	}
 	// a fresh arena is marked with this run
