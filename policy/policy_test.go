@@ -311,3 +311,18 @@ func TestDurationNumberSaysWhatToWrite(t *testing.T) {
 		t.Errorf("30: %v", err)
 	}
 }
+
+// A duration takes spaces between its number and unit as a size does ("64 KiB"): "30 s" and
+// "1m 30s" are what a person writes; a word that is not one stays refused.
+func TestDurationAcceptsSpaces(t *testing.T) {
+	for in, want := range map[string]time.Duration{"30 s": 30 * time.Second, " 1m 30s ": 90 * time.Second, "2m": 2 * time.Minute} {
+		var d policy.Duration
+		if err := d.UnmarshalTOML(in); err != nil || d.Duration != want {
+			t.Errorf("%q: %v %v, want %v", in, d.Duration, err, want)
+		}
+	}
+	var d policy.Duration
+	if err := d.UnmarshalTOML("30 seconds"); err == nil {
+		t.Errorf(`"30 seconds" accepted as %v`, d.Duration)
+	}
+}

@@ -21,7 +21,9 @@ func (d *Duration) UnmarshalTOML(v any) error {
 		}
 		return fmt.Errorf("want a duration string such as \"30s\" or \"5m\", got %v (%s)", v, tomlKind(v))
 	}
-	x, err := time.ParseDuration(strings.TrimSpace(s))
+	// spaces between a number and its unit ("30 s", "1m 30s") are accepted, as sizes accept
+	// "64 KiB": a person writes both
+	x, err := time.ParseDuration(strings.Join(strings.Fields(s), ""))
 	if err != nil {
 		return fmt.Errorf("%q is not a duration: write it like \"30s\", \"2m\" or \"1m30s\"", s)
 	}
