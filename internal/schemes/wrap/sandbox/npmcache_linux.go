@@ -362,18 +362,11 @@ func overlayNPM(src, dst, client string, uid int, b *seedBudget) error {
 		return nil
 	}
 	seedChecked(src)
-	root, err := openRoot(src)
-	if errors.Is(err, unix.ENOENT) {
-		return nil // pruned since it was listed
-	}
-	if err != nil {
-		return err
+	root, d, err := openSeedPair(src, dst)
+	if err != nil || d == nil {
+		return err // nil: pruned since it was listed
 	}
 	defer unix.Close(root)
-	d, err := openSeedDir(dst)
-	if err != nil {
-		return err
-	}
 	defer d.close()
 	content := ""
 	if client != "" {
@@ -472,18 +465,11 @@ func seedNPM(client, dst string, uid int, b *seedBudget) error {
 		b.skipped(client)
 		return nil
 	}
-	root, err := openRoot(client)
-	if errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	if err != nil {
-		return err
+	root, d, err := openSeedPair(client, dst)
+	if err != nil || d == nil {
+		return err // nil: no cache there
 	}
 	defer unix.Close(root)
-	d, err := openSeedDir(dst)
-	if err != nil {
-		return err
-	}
 	defer d.close()
 	for _, sub := range []string{filepath.Join("_cacache", "index-v5"), "_npx"} {
 		err := copyTree(root, client, d, sub, b)
@@ -496,6 +482,25 @@ func seedNPM(client, dst string, uid int, b *seedBudget) error {
 		}
 	}
 	return linkContent(root, client, d, filepath.Join("_cacache", "content-v2"), uid, b)
+}
+
+// openSeedPair opens a seed's source tree (its root, no link followed) and the seed it goes
+// into; a nil seedDir and no error when the source is not there (pruned since it was listed,
+// or never made).
+func openSeedPair(src, dst string) (int, *seedDir, error) {
+	root, err := openRoot(src)
+	if errors.Is(err, unix.ENOENT) {
+		return -1, nil, nil
+	}
+	if err != nil {
+		return -1, nil, err
+	}
+	d, err := openSeedDir(dst)
+	if err != nil {
+		unix.Close(root)
+		return -1, nil, err
+	}
+	return root, d, nil
 }
 
 // NPMContent is the client's npm content store the private cache links to: the server may read
