@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+	"github.com/mcpsandbox/mcpsandbox/internal/procid"
 	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
@@ -27,6 +28,13 @@ const (
 	LabelInstance = "mcpsandbox_instance" // host/pid/start of that serve
 	LabelPID      = "mcpsandbox_pid"
 	LabelStart    = "mcpsandbox_start" // the serve process's start time, so a reused pid is not mistaken for it
+	// Which machine, boot and pid namespace the pid is counted in: host names repeat across the
+	// machines that share a team's key ("ubuntu", a cloned image's), and a pid means something
+	// else in another pid namespace (a container's, bubblewrap's). The sweep kills a sandbox
+	// only when these say its serve is surely dead (atk37 F3).
+	LabelMachine = "mcpsandbox_machine"
+	LabelBoot    = "mcpsandbox_boot"
+	LabelPIDNS   = "mcpsandbox_pidns"
 )
 
 // Layer IDs this executor reports (explain's threat table names them).
@@ -71,6 +79,7 @@ type Executor struct {
 	log      *slog.Logger
 	host     string
 	instance string
+	me       procid.Instance // this serve, as its sandboxes' labels say
 	leash    time.Duration
 	labels   map[string]string
 
@@ -164,14 +173,12 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if key == "" {
 		e.keyErr = fmt.Errorf("the E2B API key variable $%s is empty or unset: export %s=<your key from https://e2b.dev/dashboard?tab=keys> in the environment serve starts in (e2b.api_key_env names the variable; the key never goes in the policy file)", cfg.APIKeyEnv, cfg.APIKeyEnv)
 	}
-	e.host, _ = os.Hostname()
-	if e.host == "" {
-		e.host = "unknown"
-	}
-	start := processStart(os.Getpid())
-	e.instance = fmt.Sprintf("%s/%d/%s", e.host, os.Getpid(), start)
+	e.me = procid.Self()
+	e.host = e.me.Host
+	e.instance = e.me.ID()
 	e.labels = map[string]string{LabelOwner: "1", LabelHost: e.host, LabelInstance: e.instance,
-		LabelPID: strconv.Itoa(os.Getpid()), LabelStart: start}
+		LabelPID: strconv.Itoa(e.me.PID), LabelStart: strconv.FormatUint(e.me.Start, 10),
+		LabelMachine: e.me.Machine, LabelBoot: e.me.Boot, LabelPIDNS: e.me.PIDNS}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	if e.keyErr == nil && !o.NoUndertaker && !mutated("e2b-undertaker") {
 		u, err := startUndertaker(e.client.cfg)
@@ -194,8 +201,9 @@ func (e *Executor) Instance() string { return e.instance }
 // Reaped is closed once the start-up sweep of dead instances' sandboxes is over.
 func (e *Executor) Reaped() <-chan struct{} { return e.reaped }
 
-// reap kills sandboxes created on this host by serve processes that are no longer alive
-// (crashed, SIGKILLed): listed by metadata, judged by pid and process start time.
+// reap kills sandboxes made by serve processes of this machine that are surely no longer alive
+// (crashed, SIGKILLed): listed by metadata, judged by machine id, boot id, pid namespace, pid and
+// process start time (judge); one this serve cannot judge is left to its leash.
 func (e *Executor) reap() {
 	defer close(e.reaped)
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
@@ -215,9 +223,8 @@ func (e *Executor) reap() {
 		if s.Metadata[LabelInstance] == e.instance {
 			return
 		}
-		pid, err := strconv.Atoi(s.Metadata[LabelPID])
-		if err == nil && pid != os.Getpid() && alive(pid, s.Metadata[LabelStart]) {
-			return // another serve on this host still owns it
+		if e.judge(s.Metadata) != procid.Dead {
+			return // another serve still owns it, or one this serve cannot judge (another machine of this name, pid namespace)
 		}
 		if len(doomed) >= maxReap {
 			over++
@@ -246,6 +253,21 @@ func (e *Executor) reap() {
 		}
 		e.log.Info("e2b: killed a sandbox left by a dead serve", "sandbox", s.id, "instance", s.instance)
 	}
+}
+
+// judge says whether the serve whose labels l carries is alive, seen from this one: dead only
+// when sure (procid.Judge: this machine, and another boot or this pid namespace without it).
+func (e *Executor) judge(l map[string]string) procid.Liveness {
+	pid, err1 := strconv.Atoi(l[LabelPID])
+	start, err2 := strconv.ParseUint(l[LabelStart], 10, 64)
+	if err1 != nil || err2 != nil {
+		return procid.Unknown
+	}
+	o := procid.Instance{Host: l[LabelHost], Machine: l[LabelMachine], Boot: l[LabelBoot], PIDNS: l[LabelPIDNS], PID: pid, Start: start}
+	if mutated("e2b-reap-by-pid-alone") {
+		o.Machine, o.Boot, o.PIDNS = e.me.Machine, e.me.Boot, e.me.PIDNS
+	}
+	return e.me.Judge(o)
 }
 
 // maxReap bounds the sandboxes one start-up sweep kills (and holds the ids of).

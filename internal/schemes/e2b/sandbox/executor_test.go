@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/procid"
 	"log/slog"
 	"net"
 	"os"
@@ -491,39 +492,58 @@ func TestHostileUpstream(t *testing.T) {
 	}
 }
 
-// TestReapDeadInstances: sandboxes labelled by a serve on this host that is gone are killed at
-// start; those of a live serve are left alone.
+// TestReapDeadInstances: sandboxes labelled by a serve of this machine, boot and pid namespace
+// that is gone are killed at start; those of a live serve, and those of a serve this one cannot
+// judge (another machine of the same host name, another pid namespace: atk37 F3) are left
+// alone; those of an earlier boot are killed. Red with e2b-reap-by-pid-alone.
 func TestReapDeadInstances(t *testing.T) {
 	f := newFake(t)
 	c := NewClient(Config{APIKey: testKey, APIURL: f.URL(), SandboxURL: f.URL()})
-	host, _ := os.Hostname()
+	me := procid.Self()
+	if me.Machine == "" || me.Boot == "" || me.PIDNS == "" {
+		t.Skipf("no machine id, boot id or pid namespace here (%+v): no serve is judged dead", me)
+	}
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
 	deadPID := dead.Process.Pid
 	ppid := os.Getppid()
-	mk := func(pid int, start string) string {
-		sb, err := c.Create(context.Background(), CreateOptions{Template: "base", Timeout: time.Minute, Metadata: map[string]string{
-			LabelOwner: "1", LabelHost: host, LabelPID: strconv.Itoa(pid), LabelStart: start,
-			LabelInstance: fmt.Sprintf("%s/%d/%s", host, pid, start)}})
+	pstart, err := procid.StartTime(ppid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(pid int, start uint64, change func(map[string]string)) string {
+		l := map[string]string{
+			LabelOwner: "1", LabelHost: me.Host, LabelPID: strconv.Itoa(pid), LabelStart: strconv.FormatUint(start, 10),
+			LabelInstance: fmt.Sprintf("%s/%d/%d", me.Host, pid, start), LabelMachine: me.Machine, LabelBoot: me.Boot, LabelPIDNS: me.PIDNS}
+		if change != nil {
+			change(l)
+		}
+		sb, err := c.Create(context.Background(), CreateOptions{Template: "base", Timeout: time.Minute, Metadata: l})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return sb.ID
 	}
-	deadID := mk(deadPID, "1")
-	reusedID := mk(ppid, "1")              // the pid is alive but is another process now
-	liveID := mk(ppid, processStart(ppid)) // a live serve
+	deadID := mk(deadPID, 1, nil)
+	reusedID := mk(ppid, 1, nil)    // the pid is alive but is another process now
+	liveID := mk(ppid, pstart, nil) // a live serve
+	otherMachine := mk(deadPID, 1, func(l map[string]string) { l[LabelMachine] = "another-machine-of-this-name" })
+	otherNS := mk(deadPID, 1, func(l map[string]string) { l[LabelPIDNS] = "pid:[1]" })
+	unlabelled := mk(deadPID, 1, func(l map[string]string) { delete(l, LabelMachine) }) // an older serve's
+	earlierBoot := mk(ppid, pstart, func(l map[string]string) { l[LabelBoot] = "an-earlier-boot" })
 	other, err := c.Create(context.Background(), CreateOptions{Template: "base", Timeout: time.Minute,
 		Metadata: map[string]string{"owner": "someone-else"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	left := sweep(t, f, map[string]string{keyEnv: testKey, "E2B_API_URL": f.URL(), "E2B_SANDBOX_URL": f.URL()}, nil)
-	if left[deadID] || left[reusedID] || !left[liveID] || !left[other.ID] {
-		t.Fatalf("after the sweep: dead %v reused-pid %v live %v other %v (want false false true true)",
-			left[deadID], left[reusedID], left[liveID], left[other.ID])
+	for id, want := range map[string]bool{deadID: false, reusedID: false, earlierBoot: false, liveID: true, other.ID: true,
+		otherMachine: true, otherNS: true, unlabelled: true} {
+		if left[id] != want {
+			t.Errorf("after the sweep, sandbox %s alive %v, want %v", id, left[id], want)
+		}
 	}
 }
 
