@@ -52,8 +52,8 @@ func StartTime(pid int) (uint64, error) {
 // Judge says whether o is alive, seen from me. Dead only when sure: same machine, and either
 // another boot, or the same pid namespace with no process of that pid and start time.
 func (me Instance) Judge(o Instance) Liveness {
-	if o.Host != me.Host || o.Machine == "" || o.Machine != me.Machine {
-		return Unknown
+	if o.Host != me.Host || o.Machine != me.Machine {
+		return Unknown // (a machine with no machine id is known by its host name and boot id)
 	}
 	if o.Boot == "" || me.Boot == "" {
 		return Unknown

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/procid"
 	"io"
 	"net"
 	"os"
@@ -175,7 +176,7 @@ func egressDirOwner(me instance, name string) (instance, bool) {
 	if err1 != nil || err2 != nil || pid <= 0 {
 		return instance{}, false
 	}
-	o := instance{Host: me.Host, Machine: me.Machine, Boot: "another boot", PIDNS: "another namespace", PID: pid, Start: start}
+	o := instance{procid.Instance{Host: me.Host, Machine: me.Machine, Boot: "another boot", PIDNS: "another namespace", PID: pid, Start: start}}
 	if f[0] == "x" || f[1] == "x" {
 		o.Boot = "" // judge: unknown
 	}

@@ -1,22 +1,15 @@
 package sandbox
 
 import (
-	"fmt"
-	"os"
 	"strconv"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/procid"
 )
 
 // instance identifies one running serve process, well enough for another serve on the same
-// machine to tell later whether it is still alive: host and machine id (which machine), kernel
-// boot id (a reboot ends every process), pid namespace (pids are per namespace) and pid plus
-// the process's start time (a reused pid has another start time).
-type instance struct {
-	Host, Machine, Boot, PIDNS string
-	PID                        int
-	Start                      uint64
-}
-
-func (i instance) ID() string { return fmt.Sprintf("%s/%d/%d", i.Host, i.PID, i.Start) }
+// machine to tell later whether it is still alive (internal/procid: host and machine id, boot
+// id, pid namespace, pid and start time), with the labels its containers carry.
+type instance struct{ procid.Instance }
 
 func (i instance) labels() map[string]string {
 	return map[string]string{
@@ -31,26 +24,18 @@ func instanceFromLabels(l map[string]string) (instance, bool) {
 	if err1 != nil || err2 != nil || l[LabelHost] == "" {
 		return instance{}, false
 	}
-	return instance{Host: l[LabelHost], Machine: l[LabelMachine], Boot: l[LabelBoot], PIDNS: l[LabelPIDNS], PID: pid, Start: start}, true
+	return instance{procid.Instance{Host: l[LabelHost], Machine: l[LabelMachine], Boot: l[LabelBoot], PIDNS: l[LabelPIDNS], PID: pid, Start: start}}, true
 }
 
 // liveness is what this serve can say about another instance.
-type liveness int
+type liveness = procid.Liveness
 
 const (
-	unknown liveness = iota // another machine or pid namespace, or no way to tell here: leave its containers alone
-	alive
-	dead
+	unknown = procid.Unknown // another machine or pid namespace, or no way to tell here: leave its containers alone
+	alive   = procid.Alive
+	dead    = procid.Dead
 )
 
-func (l liveness) String() string {
-	return [...]string{"unknown", "alive", "dead"}[l]
-}
-
-func hostname() string {
-	h, err := os.Hostname()
-	if err != nil {
-		return "unknown-host"
-	}
-	return h
-}
+// judge says whether the instance that labelled a container is alive, seen from me: dead only
+// when sure (procid.Judge).
+func (me instance) judge(o instance) liveness { return me.Judge(o.Instance) }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/procid"
 	"reflect"
 	"strings"
 	"testing"
@@ -61,17 +62,17 @@ func TestSpecHardening(t *testing.T) {
 
 // Liveness is judged dead only when provable.
 func TestJudge(t *testing.T) {
-	me := instance{Host: "h", Machine: "m", Boot: "b", PIDNS: "pid:[1]", PID: 10, Start: 100}
+	me := instance{procid.Instance{Host: "h", Machine: "m", Boot: "b", PIDNS: "pid:[1]", PID: 10, Start: 100}}
 	for _, tc := range []struct {
 		name string
 		o    instance
 		want liveness
 	}{
 		{"itself", me, alive},
-		{"other host", instance{Host: "x", Machine: "m", Boot: "b", PIDNS: "pid:[1]", PID: 999999999, Start: 1}, unknown},
-		{"other machine", instance{Host: "h", Machine: "x", Boot: "b", PIDNS: "pid:[1]", PID: 999999999, Start: 1}, unknown},
-		{"other pid namespace", instance{Host: "h", Machine: "m", Boot: "b", PIDNS: "pid:[2]", PID: 999999999, Start: 1}, unknown},
-		{"no boot id", instance{Host: "h", Machine: "m", PIDNS: "pid:[1]", PID: 999999999, Start: 1}, unknown},
+		{"other host", instance{procid.Instance{Host: "x", Machine: "m", Boot: "b", PIDNS: "pid:[1]", PID: 999999999, Start: 1}}, unknown},
+		{"other machine", instance{procid.Instance{Host: "h", Machine: "x", Boot: "b", PIDNS: "pid:[1]", PID: 999999999, Start: 1}}, unknown},
+		{"other pid namespace", instance{procid.Instance{Host: "h", Machine: "m", Boot: "b", PIDNS: "pid:[2]", PID: 999999999, Start: 1}}, unknown},
+		{"no boot id", instance{procid.Instance{Host: "h", Machine: "m", PIDNS: "pid:[1]", PID: 999999999, Start: 1}}, unknown},
 	} {
 		if got := me.judge(tc.o); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

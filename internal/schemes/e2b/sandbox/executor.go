@@ -266,6 +266,10 @@ func (e *Executor) judge(l map[string]string) procid.Liveness {
 	o := procid.Instance{Host: l[LabelHost], Machine: l[LabelMachine], Boot: l[LabelBoot], PIDNS: l[LabelPIDNS], PID: pid, Start: start}
 	if mutated("e2b-reap-by-pid-alone") {
 		o.Machine, o.Boot, o.PIDNS = e.me.Machine, e.me.Boot, e.me.PIDNS
+	} else if o.Machine == "" {
+		// the team's key is shared by machines of one host name: without a machine id (an older
+		// serve's label, a machine without one) nothing says the serve was this machine's
+		return procid.Unknown
 	}
 	return e.me.Judge(o)
 }
