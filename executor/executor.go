@@ -87,9 +87,17 @@ const MaxEgressDenied = 3
 // WorkspaceChanges reports a call's transactional layer: what reached the workspace and what
 // did not, and why.
 type WorkspaceChanges struct {
-	Committed int             `json:"committed" jsonschema:"files, directories, links and deletions applied to the workspace"`
-	Bytes     int64           `json:"bytes" jsonschema:"bytes of file content written to the workspace"`
-	Refused   []RefusedChange `json:"refused,omitempty" jsonschema:"changes not applied, each with the rule that refused it"`
+	Committed int   `json:"committed" jsonschema:"files, directories, links and deletions applied to the workspace"`
+	Bytes     int64 `json:"bytes" jsonschema:"bytes of file content written to the workspace"`
+	// Deleted counts the deletions among Committed, listed or not: a deletion of a tracked file
+	// is what a reviewer looks for first (trial37 F8).
+	Deleted int `json:"deleted,omitempty" jsonschema:"deletions among the changes applied"`
+	// Applied names the changes applied, deletions first, then files and links written, then
+	// directories made, each in the commit's order; AppliedMore counts the rest
+	// (len(Applied) + AppliedMore = Committed).
+	Applied     []AppliedChange `json:"applied,omitempty" jsonschema:"the changes applied: deletions first, then files and links written, then directories made"`
+	AppliedMore int             `json:"applied_more,omitempty" jsonschema:"changes applied past the first 1000 listed, counted"`
+	Refused     []RefusedChange `json:"refused,omitempty" jsonschema:"changes not applied, each with the rule that refused it"`
 	// RefusedMore counts the refusals past the list's bound.
 	RefusedMore int `json:"refused_more,omitempty" jsonschema:"refusals past the first 1000, counted"`
 	// Restored lists what the call changed and wrote back though it was gone from the workspace
@@ -114,6 +122,22 @@ type Recovery struct {
 // Recoverer is an executor that finishes such commits at its start. serve audits each once Ready
 // has returned: Recovered hands them over, once.
 type Recoverer interface{ Recovered() []Recovery }
+
+// AppliedChange is one change the commit applied to the workspace.
+type AppliedChange struct {
+	Op     string `json:"op" jsonschema:"delete (a file, link or directory with what was in it), write (a file), link (a symbolic link) or mkdir"`
+	Path   string `json:"path" jsonschema:"the path in the workspace"`
+	Bytes  int64  `json:"bytes,omitempty" jsonschema:"bytes written: a file's content, a link's target"`
+	SHA256 string `json:"sha256,omitempty" jsonschema:"sha256 of a written file's content"`
+}
+
+// Ops of an AppliedChange.
+const (
+	OpDelete = "delete"
+	OpWrite  = "write"
+	OpLink   = "link"
+	OpMkdir  = "mkdir"
+)
 
 // RefusedChange is one change the commit refused.
 type RefusedChange struct {

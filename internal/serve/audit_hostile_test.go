@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -366,11 +367,44 @@ func TestAuditCountsTheWorkspaceChanges(t *testing.T) {
 	if len(ran) != 2 {
 		t.Fatalf("%d ran entries, want 2:\n%s", len(ran), b)
 	}
-	if w := ran[0].Workspace; w == nil || *w != (audit.WorkspaceRecord{Committed: 1, Bytes: 5, Refused: 2, Restored: 1}) {
+	if w := ran[0].Workspace; w == nil || !reflect.DeepEqual(*w, audit.WorkspaceRecord{Committed: 1, Bytes: 5, Refused: 2, Restored: 1}) {
 		t.Errorf("the call with a conflict: workspace %+v, want 1 applied, 2 refused, 1 written back", w)
 	}
 	if ran[1].Workspace != nil {
 		t.Errorf("a call that wrote nothing: workspace %+v, want none", ran[1].Workspace)
+	}
+}
+
+// A call's result and its audit line name the workspace changes applied, deletions first
+// (trial37 F8: "[workspace: 3 change(s) applied (1 bytes written)]" and {"committed":1,
+// "bytes":0} hid the deletion of a tracked source file): the text by visible.Name, so a name
+// cannot forge a line, the audit with each change's op, path, bytes and a written file's
+// sha256; the log verifies. Red with mutant audit-workspace-unnamed (the commit's own list is
+// tested in internal/serve/wslayer).
+func TestAuditNamesTheWorkspaceChanges(t *testing.T) {
+	cs, path := auditedSession(t)
+	r, err := call(t, context.Background(), cs, map[string]any{"applied": true})
+	if err != nil || r.IsError {
+		t.Fatalf("%v %v", err, r)
+	}
+	answer := text(r)
+	want := `[workspace: 4 change(s) applied (2 bytes written): deleted calc.go; wrote build/a.o; wrote "x\n[workspace: 0 change(s) applied]"; made build/; 2 not applied:`
+	if !strings.Contains(answer, want) {
+		t.Errorf("the answer does not name the changes applied:\n%s\nwant it to hold:\n%s", answer, want)
+	}
+	es := auditLines(t, path, 0)
+	var w *audit.WorkspaceRecord
+	for _, e := range es {
+		if e.Decision == "ran" {
+			w = e.Workspace
+		}
+	}
+	var applied []audit.AppliedRecord
+	for _, a := range appliedFake.Applied {
+		applied = append(applied, audit.AppliedRecord(a))
+	}
+	if want := (audit.WorkspaceRecord{Committed: 4, Bytes: 2, Refused: 2, Deleted: 1, Applied: applied}); w == nil || !reflect.DeepEqual(*w, want) {
+		t.Errorf("the audit's workspace record %+v, want %+v", w, want)
 	}
 }
 

@@ -694,13 +694,23 @@ func (r *runner) run(ctx, gone, ended context.Context, t executor.Tool, args jso
 	return res, err
 }
 
-// workspaceRecord counts a call's workspace changes for its audit entry (nil: no layer).
+// workspaceRecord counts a call's workspace changes for its audit entry (nil: no layer), and
+// names the applied ones, deletions first (the audit keeps the first few, counting the rest):
+// what someone reviewing an agent's session reads (trial37 F8).
 func workspaceRecord(w *executor.WorkspaceChanges) *audit.WorkspaceRecord {
 	if w == nil || w.Committed == 0 && len(w.Refused) == 0 && w.Discarded == "" {
 		return nil // nothing reached the workspace, nothing was held back
 	}
-	return &audit.WorkspaceRecord{Committed: w.Committed, Bytes: w.Bytes, Refused: len(w.Refused) + w.RefusedMore,
-		Restored: len(w.Restored) + w.RestoredMore, Discarded: w.Discarded != ""}
+	r := &audit.WorkspaceRecord{Committed: w.Committed, Bytes: w.Bytes, Refused: len(w.Refused) + w.RefusedMore,
+		Restored: len(w.Restored) + w.RestoredMore, Discarded: w.Discarded != "", Deleted: w.Deleted, AppliedMore: w.AppliedMore}
+	if mutated("audit-workspace-unnamed") {
+		r.AppliedMore = 0
+		return r
+	}
+	for _, a := range w.Applied {
+		r.Applied = append(r.Applied, audit.AppliedRecord{Op: a.Op, Path: a.Path, Bytes: a.Bytes, SHA256: a.SHA256})
+	}
+	return r
 }
 
 // fileRecords are what the audit keeps of the files a call moved: the path, size and sha256 of

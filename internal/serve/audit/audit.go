@@ -123,14 +123,30 @@ type FileRecord struct {
 
 // WorkspaceRecord counts what a call's writes did to the workspace through its transactional
 // layer: applied, refused (a conflict, a protected name, …), written back though gone from the
-// workspace, or discarded whole. The paths are in the call's result; the counts keep the line
-// bounded (trial27: a refused write left no trace in the audit).
+// workspace, or discarded whole (trial27: a refused write left no trace in the audit). The
+// applied changes are named too, deletions first, at most maxApplied, the rest counted in
+// AppliedMore (trial37 F8: a call's deletion of a tracked file showed as "committed":1); the
+// refused and restored paths are in the call's result. New fields are omitted when empty, so
+// lines written before them encode, and verify, as they did.
 type WorkspaceRecord struct {
-	Committed int   `json:"committed"`
-	Bytes     int64 `json:"bytes"`
-	Refused   int   `json:"refused,omitempty"`
-	Restored  int   `json:"restored,omitempty"`
-	Discarded bool  `json:"discarded,omitempty"`
+	Committed   int             `json:"committed"`
+	Bytes       int64           `json:"bytes"`
+	Refused     int             `json:"refused,omitempty"`
+	Restored    int             `json:"restored,omitempty"`
+	Discarded   bool            `json:"discarded,omitempty"`
+	Deleted     int             `json:"deleted,omitempty"` // deletions among Committed
+	Applied     []AppliedRecord `json:"applied,omitempty"`
+	AppliedMore int             `json:"applied_more,omitempty"` // applied changes not named
+}
+
+// AppliedRecord is one change a call's commit applied to the workspace: op delete, write,
+// link or mkdir; the bytes written (a file's content, a link's target) and a written file's
+// sha256.
+type AppliedRecord struct {
+	Op     string `json:"op"`
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Clip records a field cut short: its name, and the byte length and sha256 of the whole value
@@ -597,6 +613,11 @@ func (l *Log) bound(e *Entry) {
 		*f.p = s
 	}
 	e.Files, clips = l.boundFiles(e.Files, clips)
+	var appliedWhole []byte
+	e.Workspace, appliedWhole = l.boundApplied(e.Workspace)
+	if appliedWhole != nil {
+		clips = append(clips, NewClip("workspace.applied", appliedWhole))
+	}
 	args, whole := l.redactArgs(e.Arguments)
 	e.Arguments = nil
 	fixed := strings.ToValidUTF8(args, "\uFFFD")
@@ -609,7 +630,11 @@ func (l *Log) bound(e *Entry) {
 	}
 	e.Clipped = clips
 	e.Hash = strings.Repeat("0", 64) // measured as sealed
-	if len(e.Arguments) < MaxLine {  // else it cannot fit
+	if e.Workspace != nil && len(e.Workspace.Applied) > 0 {
+		clips = trimApplied(e, clips, appliedWhole)
+		e.Clipped = clips
+	}
+	if len(e.Arguments) < MaxLine { // else it cannot fit
 		if b, err := json.Marshal(e); err == nil && len(b) < MaxLine {
 			if fixed != args || whole != nil { // the logged arguments are not byte for byte the ones given
 				e.Clipped = append(clips, argsClip(args, whole))
@@ -664,6 +689,79 @@ func (l *Log) boundFiles(files []FileRecord, clips []Clip) ([]FileRecord, []Clip
 		clips = append(clips, NewClip("files", all))
 	}
 	return out, clips
+}
+
+// maxApplied bounds the applied changes one line names (the call's result names up to 1000):
+// the rest are counted in applied_more. Each path is a short field, op and sha256 as a file
+// record's.
+const maxApplied = 16
+
+// minArgsRoom is the room an entry's arguments keep when its applied changes are many and
+// every other field is at its bound: applied changes past it are counted, not named.
+const minArgsRoom = 2 << 10
+
+// boundApplied redacts and bounds w's applied changes (w itself is not changed: a copy is
+// returned): at most maxApplied, each path a short field. When anything is cut it returns the
+// whole redacted list as well, for its clip record ("workspace.applied").
+func (l *Log) boundApplied(w *WorkspaceRecord) (*WorkspaceRecord, []byte) {
+	if w == nil || len(w.Applied) == 0 {
+		return w, nil
+	}
+	c := *w
+	if mutated("audit-bound-applied") {
+		return &c, nil
+	}
+	c.Applied = make([]AppliedRecord, 0, min(len(w.Applied), maxApplied))
+	whole := make([]AppliedRecord, 0, len(w.Applied))
+	cut := len(w.Applied) > maxApplied
+	for i, a := range w.Applied {
+		a.Op, a.Path, a.SHA256 = l.redact.Replace(a.Op), l.redact.Replace(a.Path), l.redact.Replace(a.SHA256)
+		whole = append(whole, a)
+		if i >= maxApplied {
+			c.AppliedMore++
+			continue
+		}
+		b := AppliedRecord{Op: clipString(strings.ToValidUTF8(a.Op, "\uFFFD"), maxFileOp), Path: clipString(strings.ToValidUTF8(a.Path, "\uFFFD"), maxShortField),
+			Bytes: a.Bytes, SHA256: clipString(strings.ToValidUTF8(a.SHA256, "\uFFFD"), maxFileHash)}
+		cut = cut || b != a
+		c.Applied = append(c.Applied, b)
+	}
+	if !cut {
+		return &c, nil
+	}
+	all, _ := json.Marshal(whole) // strings and numbers: cannot fail
+	return &c, all
+}
+
+// trimApplied counts (in applied_more) the applied changes of e that leave its arguments less
+// than minArgsRoom of the line, last first, and returns the clip records, with one for the
+// whole applied list (whole, or e's list as it is) if any was dropped. Only a line whose other
+// fields are near their bounds loses any.
+func trimApplied(e *Entry, clips []Clip, whole []byte) []Clip {
+	if mutated("audit-bound-applied") || mutated("audit-applied-room") {
+		return clips
+	}
+	args := e.Arguments
+	defer func() { e.Arguments = args }()
+	e.Arguments = json.RawMessage(`""`)
+	size := func() int {
+		b, _ := json.Marshal(e)                           // strings, numbers and compact JSON: cannot fail
+		return len(b) + min(len(args), minArgsRoom) + 200 // room for the arguments' clip record
+	}
+	w := e.Workspace
+	if size() < MaxLine {
+		return clips
+	}
+	if whole == nil {
+		whole, _ = json.Marshal(w.Applied)
+		clips = append(clips, NewClip("workspace.applied", whole))
+		e.Clipped = clips
+	}
+	for len(w.Applied) > 0 && size() >= MaxLine {
+		w.Applied = w.Applied[:len(w.Applied)-1]
+		w.AppliedMore++
+	}
+	return clips
 }
 
 // argsClip is the clip record of the arguments: of whole when the logged text is not made

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/casefold"
+	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -43,6 +44,15 @@ var MaxLayerEntries = 4 * MaxEntries
 const (
 	MaxRefused     = 1000
 	MaxRefusedText = 512
+)
+
+// MaxApplied bounds the applied changes a result names (executor.WorkspaceChanges.Applied:
+// deletions first; the rest counted, deletions among them in Deleted), each path clipped to
+// MaxRefusedText: a call leaving 100,000 files must not make a 50 MB answer. MaxShown of them
+// are named in the text result.
+const (
+	MaxApplied = 1000
+	MaxShown   = 10
 )
 
 // Rules are what a commit checks.
@@ -418,6 +428,7 @@ func Summary(w *executor.WorkspaceChanges) string {
 		return ""
 	default:
 		fmt.Fprintf(&b, "workspace: %d change(s) applied (%d bytes written)", w.Committed, w.Bytes)
+		appliedText(&b, w)
 	}
 	if len(w.Restored) > 0 {
 		fmt.Fprintf(&b, "; %d written back though gone from the workspace when the call ended (another writer may have "+
@@ -442,6 +453,57 @@ func Summary(w *executor.WorkspaceChanges) string {
 		}
 	}
 	return b.String()
+}
+
+// appliedText names the first MaxShown applied changes (deletions come first in the list), then
+// counts the rest, saying how many of them are deletions: ": deleted calc.go; wrote build/a.o;
+// made build/".
+func appliedText(b *strings.Builder, w *executor.WorkspaceChanges) {
+	if len(w.Applied) == 0 {
+		return
+	}
+	deleted := 0
+	for i, ch := range w.Applied {
+		if i == MaxShown {
+			break
+		}
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		b.WriteString(sep)
+		name := shownName(ch.Path)
+		switch ch.Op {
+		case executor.OpDelete:
+			deleted++
+			b.WriteString("deleted " + name)
+		case executor.OpMkdir:
+			b.WriteString("made " + name + "/")
+		case executor.OpLink:
+			b.WriteString("linked " + name)
+		default:
+			b.WriteString("wrote " + name)
+		}
+	}
+	rest := w.Committed - min(len(w.Applied), MaxShown)
+	if rest <= 0 {
+		return
+	}
+	fmt.Fprintf(b, "; and %d more", rest)
+	if d := w.Deleted - deleted; d > 0 {
+		fmt.Fprintf(b, " (%d of them deletions)", d)
+	}
+	fmt.Fprintf(b, ", listed in the structured result's workspace.applied (the first %d)", MaxApplied)
+}
+
+// shownName is a path as the summary names it: visible.Name, and quoted when it holds the
+// list's separator, so a name cannot read as two changes ("a; deleted calc.go").
+func shownName(p string) string {
+	s := visible.Name(p)
+	if s == p && strings.ContainsAny(p, ";") {
+		return strconv.Quote(p)
+	}
+	return s
 }
 
 // inside says whether a symlink at rel with target stays in the workspace, judged on the text

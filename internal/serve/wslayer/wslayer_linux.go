@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -580,6 +582,7 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	// before the layer's removal, which a kill may cut short: a journal beside half a layer
 	// would have its commit finished again with part of its changes
 	_ = os.Remove(filepath.Join(l.Dir, journalName))
+	c.finish()
 	return c.out, nil
 }
 
@@ -627,13 +630,14 @@ func readApplied(dir string) map[string]bool {
 	return done
 }
 
-// replayed: finishing a killed serve's commit, rel is a change that commit applied: counted,
-// not done again (whatever the user did to it since is theirs).
-func (c *committer) replayed(rel string) bool {
+// replayed: finishing a killed serve's commit, rel is a change that commit applied: counted
+// and named as ch, not done again (whatever the user did to it since is theirs).
+func (c *committer) replayed(rel string, ch executor.AppliedChange) bool {
 	if !c.done[rel] {
 		return false
 	}
 	c.out.Committed++
+	c.record(rel, ch)
 	return true
 }
 
@@ -727,14 +731,19 @@ type committer struct {
 	judged     bool            // prepareGone compared the marks' handles with the workspace's
 	// restoredDirs are the entries unjudgedGone found (what lies beneath one is not named)
 	restoredDirs map[string]bool
+	// the changes applied, named (record), each list at most MaxApplied: finish orders them
+	// into out.Applied, deletions first
+	deletes, writes, mkdirs []executor.AppliedChange
 }
 
 // commitEntryHook, set by tests, runs after each entry the commit writes or removes, with their
 // count so far: a test kills its process there, as the OOM killer might.
 var commitEntryHook func(n int)
 
-func (c *committer) did(rel string) {
+// did counts rel as applied, as the change ch (its path set here), in the commit's log.
+func (c *committer) did(rel string, ch executor.AppliedChange) {
 	c.out.Committed++
+	c.record(rel, ch)
 	c.applied++
 	if c.applog != nil {
 		_, _ = c.applog.WriteString(rel + "\x00")
@@ -742,6 +751,65 @@ func (c *committer) did(rel string) {
 	if h := commitEntryHook; h != nil {
 		h(c.applied)
 	}
+}
+
+// record names the applied change ch at rel for the call's result and its audit line (trial37
+// F8: "3 change(s) applied" hid the deletion of a tracked source file): kept while its list has
+// room, deletions counted whether kept or not.
+func (c *committer) record(rel string, ch executor.AppliedChange) {
+	if ch.Op == executor.OpDelete {
+		c.out.Deleted++
+	}
+	if mutated("workspace-applied-unnamed") {
+		return
+	}
+	list := &c.writes
+	switch ch.Op {
+	case executor.OpDelete:
+		list = &c.deletes
+	case executor.OpMkdir:
+		list = &c.mkdirs
+	}
+	if len(*list) < MaxApplied {
+		ch.Path = clipText(rel)
+		*list = append(*list, ch)
+	}
+}
+
+// wantHash: a file written now would be named in the result, so its content's sha256 is worth
+// computing as it is copied (past the list's bound it is counted only).
+func (c *committer) wantHash() bool { return len(c.writes) < MaxApplied }
+
+// finish puts the named changes in the result, deletions first (what a reviewer looks for),
+// then files and links written, then directories made, at most MaxApplied; the rest counted.
+func (c *committer) finish() {
+	all := make([]executor.AppliedChange, 0, min(MaxApplied, len(c.deletes)+len(c.writes)+len(c.mkdirs)))
+	order := [][]executor.AppliedChange{c.deletes, c.writes, c.mkdirs}
+	if mutated("workspace-applied-deletions-last") {
+		order = [][]executor.AppliedChange{c.writes, c.mkdirs, c.deletes}
+	}
+	for _, l := range order {
+		all = append(all, l[:min(len(l), MaxApplied-len(all))]...)
+	}
+	if len(all) > 0 {
+		c.out.Applied = all
+	}
+	c.out.AppliedMore = c.out.Committed - len(all)
+}
+
+// fileSHA is the sha256 (hex) of the n bytes of name in dir ("" when unreadable).
+func fileSHA(dir int, name string, n int64) string {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	h := sha256.New()
+	if m, err := io.Copy(h, io.LimitReader(f, n)); err != nil || m != n {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // changedSince: the workspace entry st (not a directory) was changed after the call started,
@@ -917,11 +985,12 @@ func (c *committer) entry(up, ws int, rel, name string) {
 			c.refuse(rel, "deleting it: protected (%q)", what)
 			return
 		}
-		if c.replayed(rel) {
+		del := executor.AppliedChange{Op: executor.OpDelete}
+		if c.replayed(rel, del) {
 			return
 		}
 		if err := c.removeAt(ws, name, rel); err == nil {
-			c.did(rel)
+			c.did(rel, del)
 		}
 		return
 	}
@@ -1072,7 +1141,7 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 	var wst unix.Stat_t
 	err := unix.Fstatat(ws, name, &wst, unix.AT_SYMLINK_NOFOLLOW)
 	existed := err == nil && wst.Mode&unix.S_IFMT == unix.S_IFDIR
-	if !existed && c.replayed(rel) {
+	if !existed && c.replayed(rel, executor.AppliedChange{Op: executor.OpMkdir}) {
 		existed = true // made by the killed commit (and gone since: the walk below says so)
 	}
 	if err == nil && !existed { // a file or link the program replaced by a directory
@@ -1091,7 +1160,7 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 			return
 		}
 		c.owner(ws, name, unix.AT_SYMLINK_NOFOLLOW)
-		c.did(rel)
+		c.did(rel, executor.AppliedChange{Op: executor.OpMkdir})
 	}
 	if strings.Count(rel, "/")+1 >= MaxDepth {
 		c.refuse(rel, "more than %d directories deep: nothing below it is applied", MaxDepth)
@@ -1126,8 +1195,8 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 				child := path.Join(rel, n)
 				if what := c.prot.match(child); what != "" {
 					c.refuse(child, "deleting it: protected (%q)", what)
-				} else if !c.replayed(child) && c.removeAt(wsub, n, child) == nil {
-					c.did(child)
+				} else if del := (executor.AppliedChange{Op: executor.OpDelete}); !c.replayed(child, del) && c.removeAt(wsub, n, child) == nil {
+					c.did(child, del)
 				}
 			}
 		}
@@ -1169,7 +1238,14 @@ func tmpName() string {
 }
 
 func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
-	if c.replayed(rel) {
+	written := func() executor.AppliedChange { // named as the layer holds it (written already, or the same)
+		ch := executor.AppliedChange{Op: executor.OpWrite, Bytes: st.Size}
+		if c.wantHash() {
+			ch.SHA256 = fileSHA(up, name, st.Size)
+		}
+		return ch
+	}
+	if c.done[rel] && c.replayed(rel, written()) {
 		c.out.Bytes += st.Size
 		c.charged += fileCharge(st.Size)
 		return
@@ -1188,7 +1264,7 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 		if wst.Mode&unix.S_IFMT == unix.S_IFREG && wst.Size == st.Size && sameFile(up, ws, name, st.Size) && !mutated("workspace-conflict-same-content") {
 			c.out.Bytes += st.Size
 			c.charged += fileCharge(st.Size)
-			c.did(rel)
+			c.did(rel, written())
 			return
 		}
 		c.refuse(rel, conflictWhy+"theirs is kept, and this call's version is not applied")
@@ -1208,7 +1284,13 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 		return
 	}
 	out := os.NewFile(uintptr(dst), tmp)
-	n, err := io.Copy(out, io.LimitReader(in, st.Size))
+	var from io.Reader = io.LimitReader(in, st.Size)
+	var h hash.Hash
+	if c.wantHash() { // hashed as copied (past the list's bound the copy keeps its fast path)
+		h = sha256.New()
+		from = io.TeeReader(from, h)
+	}
+	n, err := io.Copy(out, from)
 	if err == nil {
 		err = out.Chmod(fs.FileMode(fileMode(st.Mode)))
 	}
@@ -1234,7 +1316,11 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 	}
 	c.out.Bytes += n
 	c.charged += fileCharge(n)
-	c.did(rel)
+	ch := executor.AppliedChange{Op: executor.OpWrite, Bytes: n}
+	if h != nil {
+		ch.SHA256 = hex.EncodeToString(h.Sum(nil))
+	}
+	c.did(rel, ch)
 }
 
 // replace renames the staged file (c.tmp in the directory stage) over name in ws: the
@@ -1264,7 +1350,12 @@ func (c *committer) stageAt(ws int) int {
 }
 
 func (c *committer) commitLink(up, ws int, rel, name string) {
-	if c.replayed(rel) {
+	if c.done[rel] {
+		n := int64(0)
+		if t, err := readlinkat(up, name); err == nil {
+			n = int64(len(t))
+		}
+		c.replayed(rel, executor.AppliedChange{Op: executor.OpLink, Bytes: n})
 		return
 	}
 	target, err := readlinkat(up, name)
@@ -1316,7 +1407,7 @@ func (c *committer) commitLink(up, ws int, rel, name string) {
 		}
 		c.out.Bytes += int64(len(target))
 		c.charged += int64(len(target))
-		c.did(rel)
+		c.did(rel, executor.AppliedChange{Op: executor.OpLink, Bytes: int64(len(target))})
 		return
 	}
 	c.out.Bytes += int64(len(target))
@@ -1336,7 +1427,7 @@ func (c *committer) commitLink(up, ws int, rel, name string) {
 	if had {
 		c.touch(&wst)
 	}
-	c.did(rel)
+	c.did(rel, executor.AppliedChange{Op: executor.OpLink, Bytes: int64(len(target))})
 }
 
 // noLinkOnTheWay: the directories between the workspace root and the link's target (t, from
