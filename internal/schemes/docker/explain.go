@@ -105,6 +105,19 @@ func diskGap(p *policy.Policy) string {
 		"(%d MiB a file, any number of files) until its container is removed after the call", sd.FileSizeLimit>>20)
 }
 
+// diskCaveat: only a writable workspace puts host disk in a call's reach, capped per file
+// (fsize) and, where the per-call layer is in force, per call; read-only or none, the row is
+// enforced (trial37 F11: the caveat was given for every policy).
+func diskCaveat(p *policy.Policy, inForce func(string) bool) string {
+	if d := dksec.Of(p); (d.Workspace == "" || !d.WorkspaceWritable) && !mutated("docker-explain-disk-caveat-always") {
+		return ""
+	}
+	if !inForce(sd.LayerWorkspace) {
+		return "workspace_writable = true: the workspace is capped per file (fsize) only (this host gives no per-call layer, see the workspace mount row of serve --check)"
+	}
+	return "workspace_writable = true: the workspace is capped per file (fsize) and, through the per-call layer, per call (limits.workspace_quota)"
+}
+
 // socketGap: a docker network puts abstract sockets in reach; a host list does not (the
 // containers keep network none, and the only mounted socket is serve's egress proxy).
 func socketGap(p *policy.Policy) string {
@@ -151,8 +164,7 @@ var threats = []verify.ThreatRule{
 	{Threat: "exhaust the process table (fork bomb)", Layers: []string{sd.LayerPids}, Scenarios: []string{"fork-bomb-python", "fork-bomb-shell"}},
 	{Threat: "exhaust memory", Layers: []string{sd.LayerMemory}, Scenarios: []string{"memory-bomb"}},
 	{Threat: "fill the disk", Layers: []string{sd.LayerReadOnlyRoot, sd.LayerTmpfs, sd.LayerUlimits},
-		Caveat: "a writable workspace is capped per file (fsize) and, through the per-call layer, per call (limits.workspace_quota)",
-		Gap:    diskGap, Scenarios: []string{"disk-fill"}},
+		CaveatOf: diskCaveat, Gap: diskGap, Scenarios: []string{"disk-fill"}},
 	{Threat: "hog the CPU", Layers: []string{sd.LayerCPU}, Scenarios: []string{"cpu-spin-past-timeout"}},
 	{Threat: "flood the client with output, or hang it", Server: true, By: "output capped while it streams; the timeout kills the container",
 		Scenarios: []string{"output-flood-file", "output-flood-python", "sleep-past-timeout", "cpu-spin-past-timeout", "concurrent-long-calls", "fd-exhaustion", "fake-jsonrpc-on-fds"}},

@@ -40,13 +40,14 @@ func TestExplainSessionProcesses(t *testing.T) {
 // registered: set it; none: install gVisor), a VM-grade one is enforced; a writable workspace
 // opens that directory only (write: partly) and leaves all but the protected names to the model
 // (plant: partly, as the allowlist's protect list; a read-only one is enforced); a host list
-// opens only those hosts (partly), a docker network everything (NOT enforced). Catches
-// docker-explain-runtime-unsaid, docker-explain-plant-enforced and explain-opening-not-enforced.
+// opens only those hosts (partly), a docker network everything (NOT enforced); the disk row is
+// partly only with a writable workspace (trial37 F11). Catches docker-explain-runtime-unsaid,
+// docker-explain-plant-enforced, explain-opening-not-enforced and docker-explain-disk-caveat-always.
 func TestExplainDockerVerdicts(t *testing.T) {
 	defer func(f func() string) { registeredVMRuntime = f }(registeredVMRuntime)
 	registered := "runsc"
 	registeredVMRuntime = func() string { return registered }
-	const kernel, write, plant, reach = "escape to the host through a kernel bug", "write, truncate or delete host files", "plant code the host runs later", "reach the network"
+	const kernel, write, plant, reach, disk = "escape to the host through a kernel bug", "write, truncate or delete host files", "plant code the host runs later", "reach the network", "fill the disk"
 	hosts, err := policy.NetworkHosts("pypi.org")
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,11 @@ func TestExplainDockerVerdicts(t *testing.T) {
 		{"network-hosts", func(d *dksec.Docker) { d.SetNet(hosts) }, "", all, reach, verify.Partly, "HTTP(S) to the hosts docker.network lists is open: pypi.org"},
 		{"network-bridge", func(d *dksec.Docker) { d.SetNet(policy.Network{Mode: policy.NetNamed, Name: "bridge"}) }, "", nil, reach, verify.NotEnforced, "bridge"},
 		{"network-none", func(d *dksec.Docker) {}, "", all, reach, verify.Enforced, ""},
+		{"disk-no-workspace", func(d *dksec.Docker) {}, "", nil, disk, verify.Enforced, ""},
+		{"disk-read-only", func(d *dksec.Docker) { d.Workspace = "/srv/ws" }, "", nil, disk, verify.Enforced, ""},
+		{"disk-writable", func(d *dksec.Docker) { d.Workspace, d.WorkspaceWritable = "/srv/ws", true }, "", nil, disk, verify.Partly, "per call (limits.workspace_quota)"},
+		{"disk-writable-unchecked", func(d *dksec.Docker) { d.Workspace, d.WorkspaceWritable = "/srv/ws", true },
+			"", map[string]bool{sd.LayerWorkspace: false, sd.LayerNetwork: true}, disk, verify.Partly, "per file (fsize) only"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			registered = c.registered
