@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -378,7 +379,21 @@ func (l *Layer) removeLater() {
 // serve's sweep, Root).
 func WaitRemoved() { removing.Wait() }
 
-// removeAll is os.RemoveAll after making overlayfs's work directory (mode 0) removable.
+// purger removes what serve's user cannot in a layer directory, when a scheme set one: where
+// the engine mounts the layers (docker), the kernel makes overlayfs's work/work for the engine's
+// user, root, mode 0, and keeps a whiteout in it after a call deletes a file (trial37 F4).
+var purger atomic.Pointer[func(dir string)]
+
+// SetPurger makes f the purger: it is given each layer directory removeAll could not remove,
+// and removes it (or says why not). The returned func unsets it, if it is still f.
+func SetPurger(f func(dir string)) (unset func()) {
+	p := &f
+	purger.Store(p)
+	return func() { purger.CompareAndSwap(p, nil) }
+}
+
+// removeAll is os.RemoveAll after making overlayfs's work directory (mode 0) removable; what
+// serve's user still cannot remove goes to the purger.
 func removeAll(dir string) error {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
@@ -388,7 +403,11 @@ func removeAll(dir string) error {
 		}
 		return nil
 	})
-	return os.RemoveAll(dir)
+	err := os.RemoveAll(dir)
+	if p := purger.Load(); err != nil && p != nil {
+		(*p)(dir)
+	}
+	return err
 }
 
 // reopenClosedDir gives serve's user (the directory's owner) its permissions on the directory

@@ -22,6 +22,9 @@ func New(root, lower string) (*Layer, error) { return nil, errUnsupported }
 // Remove is a no-op off Linux.
 func (l *Layer) Remove() error { return nil }
 
+// SetPurger has no layers to purge off Linux.
+func SetPurger(f func(dir string)) (unset func()) { return func() {} }
+
 // WaitRemoved has nothing to wait for off Linux.
 func WaitRemoved() {}
 

@@ -119,6 +119,7 @@ type Executor struct {
 	wsl        layerState         // the writable workspace's layer per container (wsmount.go)
 	recoveries wslayer.Recoveries // commits a dead serve left, finished at the start (serve audits them)
 	sess       sessionState       // docker.reuse = "session": the sessions' containers (session.go)
+	purge      purging            // layer directories only the engine can remove (purge.go)
 }
 
 // New builds the executor and starts its start-up probe (engine, image, reaper, layers, pool)
@@ -615,6 +616,7 @@ func (e *Executor) Close() error {
 		e.creating.Wait()
 		e.bg.Wait()
 		wslayer.WaitRemoved()
+		e.waitPurges()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_, err = e.removeWhere(ctx, filters.NewArgs(filters.Arg("label", LabelInstance+"="+e.me.ID())), func(map[string]string) bool { return true })

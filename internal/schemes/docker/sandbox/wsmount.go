@@ -62,6 +62,7 @@ func (e *Executor) initLayer() {
 		e.spec.user, e.spec.userWhy = ownerUser(e.spec)
 	}
 	if e.wsl.wanted {
+		e.startPurging()
 		e.recoverCommits()
 	}
 }
