@@ -141,7 +141,7 @@ func imageRow(ctx context.Context, img string) verify.Check {
 		if err := pullImage(pctx, nil, img, io.Discard); err != nil {
 			c.Value = fmt.Sprintf("%s is not in the engine, and pulling it failed (serve would stop at start the same way): %v", img, err)
 			c.Advice = engine.MissingImageAdvice(img)
-			if has := localImages(ctx); has != "" { // a misspelt name's right one is often there (trial34 F9)
+			if has := localImages(ctx, img); has != "" { // a misspelt name's right one is often there (trial34 F9)
 				c.Advice += "; the engine has " + has
 			}
 			break

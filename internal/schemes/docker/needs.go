@@ -12,7 +12,6 @@ import (
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
-	"github.com/docker/docker/api/types/image"
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
@@ -68,7 +67,7 @@ func needs(ctx context.Context, a *generate.Answers, pr scheme.Prompt) error {
 // imageWayOn says how to go on without the image: with flags, run init again; in the wizard,
 // whose menu follows (try again, change my answers, quit), in its words.
 func imageWayOn(ctx context.Context, image string, wizard bool) string {
-	has := localImages(ctx)
+	has := localImages(ctx, image)
 	if has != "" {
 		has = " (it has " + has + ")"
 	}
@@ -182,30 +181,13 @@ func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
 	return nil
 }
 
-// localImages names up to 8 tagged images the engine holds, as "a, b, …" ("" when it
-// has none or cannot say): offline, one of them is the way on.
-func localImages(ctx context.Context) string {
+// localImages is what the engine the environment names holds, nearest image first
+// (engine.ImagesHeld): init's, verify's and serve's hint after a missing image.
+func localImages(ctx context.Context, image string) string {
 	cl, err := engine.New()
 	if err != nil {
 		return ""
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	imgs, err := cl.API.ImageList(ctx, image.ListOptions{})
-	if err != nil {
-		return ""
-	}
-	var tags []string
-	for _, im := range imgs {
-		for _, t := range im.RepoTags {
-			if t != "<none>:<none>" && len(tags) < 8 {
-				tags = append(tags, t)
-			}
-		}
-	}
-	if len(tags) == 0 {
-		return ""
-	}
-	return strings.Join(tags, ", ")
+	return cl.ImagesHeld(ctx, image)
 }

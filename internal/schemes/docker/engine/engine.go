@@ -25,6 +25,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -273,6 +274,31 @@ func (c *Client) ImagePresent(ctx context.Context, image string) (id string, ok 
 		return "", false, c.Unreachable(err)
 	}
 	return ins.ID, true, nil
+}
+
+// ImagesHeld names up to 8 tagged images the engine holds, as "a, b, …", the one nearest want
+// first when one is within two edits (a misspelt name's right one is often there: trial34 F9);
+// "" when it holds none or cannot be asked. init, verify and serve name them after a missing
+// image (trial37 F14: serve's error did not).
+func (c *Client) ImagesHeld(ctx context.Context, want string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	imgs, err := c.API.ImageList(ctx, image.ListOptions{})
+	if err != nil {
+		return ""
+	}
+	var tags []string
+	for _, im := range imgs {
+		for _, t := range im.RepoTags {
+			if t != "<none>:<none>" {
+				tags = append(tags, t)
+			}
+		}
+	}
+	if near := policy.Nearest(want, tags); near != "" {
+		tags = append([]string{near}, slices.DeleteFunc(tags, func(t string) bool { return t == near })...)
+	}
+	return strings.Join(tags[:min(len(tags), 8)], ", ")
 }
 
 // MissingImageAdvice is what to do when the engine lacks an image.

@@ -202,6 +202,15 @@ func (e *Executor) openCalls(err error) {
 // Instance is this serve's instance id as written in the containers' labels.
 func (e *Executor) Instance() string { return e.me.ID() }
 
+// imagesHeld is "; the engine has a, b", the one nearest docker.image first, as init and verify
+// say after a missing image (trial37 F14: serve's error gave only the pull's failure).
+func (e *Executor) imagesHeld(ctx context.Context) string {
+	if has := e.eng.ImagesHeld(context.WithoutCancel(ctx), e.spec.image); has != "" {
+		return "; the engine has " + has
+	}
+	return ""
+}
+
 func (e *Executor) probe() error {
 	ctx, cancel := context.WithTimeout(e.life, 30*time.Second)
 	defer cancel()
@@ -221,8 +230,8 @@ func (e *Executor) probe() error {
 	if !ok && e.opts.Pull {
 		e.log.Info("pulling the image", "image", e.spec.image, "engine", e.eng.Where())
 		if err := e.eng.Pull(e.life, e.spec.image, e.opts.Progress); err != nil {
-			return fmt.Errorf("docker.image %s is not in the engine at %s and pulling it failed: %w; %s",
-				e.spec.image, e.eng.Where(), err, engine.MissingImageAdvice(e.spec.image))
+			return fmt.Errorf("docker.image %s is not in the engine at %s and pulling it failed: %w; %s%s",
+				e.spec.image, e.eng.Where(), err, engine.MissingImageAdvice(e.spec.image), e.imagesHeld(ctx))
 		}
 		id, ok, err = e.eng.ImagePresent(ctx, e.spec.image)
 		if err != nil {
@@ -230,7 +239,7 @@ func (e *Executor) probe() error {
 		}
 	}
 	if !ok {
-		return fmt.Errorf("docker.image %s is not in the engine at %s: %s", e.spec.image, e.eng.Where(), engine.MissingImageAdvice(e.spec.image))
+		return fmt.Errorf("docker.image %s is not in the engine at %s: %s%s", e.spec.image, e.eng.Where(), engine.MissingImageAdvice(e.spec.image), e.imagesHeld(ctx))
 	}
 	if e.spec.imageVolumes, err = e.imageVolumes(ctx); err != nil {
 		return err

@@ -54,6 +54,16 @@ func TestReadyErrors(t *testing.T) {
 	if cerr == nil {
 		t.Errorf("a call ran without an image: %+v", r)
 	}
+	// a misspelt image: the error names the one the engine has, nearest first, as init and
+	// verify do (trial37 F14)
+	typo, err := New(testPolicy(func(p *policy.Policy) { dksec.Of(p).Image = testImage() + "x" }), Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer typo.Close()
+	if err := typo.Ready(); err == nil || !strings.Contains(err.Error(), "; the engine has "+testImage()) {
+		t.Errorf("misspelt image: %v, want the engine's %s named", err, testImage())
+	}
 
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 	e2, err := New(testPolicy(), Options{})
