@@ -135,6 +135,7 @@ type Executor struct {
 	mountsMaking        sync.WaitGroup // Close waits for it: a namespace being made, or one no call took being dropped
 	unprepared          bool           // tests and benchmarks: calls make their own mount namespace
 	testReadFiles       []string       // tests: read paths every call's setup looks up (stuck_linux_test.go)
+	sslConf             []string       // OpenSSL's configuration file, read by every call (openssl_linux.go)
 	mountTable          mountTable     // serve's mount table, for mountListLocal (mounttable_linux.go)
 	egress              *egress        // nil: the policy lists no hosts (egress_linux.go)
 	closed              atomic.Bool
@@ -213,6 +214,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		return nil, err
 	}
 	e.ws = ws
+	e.sslConf = opensslConfigFiles()
 	name := o.WorkspaceName
 	if name == "" {
 		name = "allowlist workspace"
@@ -1104,7 +1106,7 @@ func (e *Executor) spec(pc *pinned, c executor.Call, args []string, probe bool) 
 		Argv: append([]string{pc.argv0}, args...), Env: env, Dir: e.ws,
 		DropUID: e.dropUID, UID: e.uid, GID: e.gid, Rlimits: lims, Nice: nice,
 		NoNetwork: !e.al.AllHosts(),
-		ReadDirs:  readDirs, ReadFiles: slices.Concat(systemReadFiles, pc.readFiles, e.testReadFiles), ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
+		ReadDirs:  readDirs, ReadFiles: slices.Concat(systemReadFiles, e.sslConf, pc.readFiles, e.testReadFiles), ExecFiles: pc.exec, RWDirs: []string{e.ws}, DevFiles: devFiles,
 		Probe: probe,
 	}
 	e.egress.apply(&s)

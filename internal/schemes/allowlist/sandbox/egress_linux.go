@@ -102,7 +102,8 @@ func (g *egress) withEnv(env []string) []string {
 
 // egressReadFiles are what package managers read to describe the host (pip's User-Agent reads
 // the distribution's release files and fails without them); harmless, and only with a host list.
-var egressReadFiles = []string{"/etc/debian_version", "/etc/os-release", "/etc/lsb-release", "/etc/ssl/openssl.cnf"}
+// OpenSSL's configuration every call reads (openssl_linux.go).
+var egressReadFiles = []string{"/etc/debian_version", "/etc/os-release", "/etc/lsb-release"}
 
 // apply sets the helper's part of a call with egress: the port to listen on and the files above.
 func (g *egress) apply(s *helper.Spec) {
