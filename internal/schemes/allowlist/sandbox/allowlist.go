@@ -617,9 +617,24 @@ func (e *Executor) run(ctx context.Context, c executor.Call) (*executor.Result, 
 		return nil, err
 	}
 	defer bin.Close()
-	return e.inLayer(ctx, c, chk, func(ctx context.Context) (*executor.Result, error) {
+	res, err := e.inLayer(ctx, c, chk, func(ctx context.Context) (*executor.Result, error) {
 		return e.spawn(ctx, c, pc, bin, a.Args, chk, false)
 	})
+	if err == nil && res != nil && !mutated("allowlist-failure-note-none") {
+		// the program's own words never name the policy's limit or rule (failnote.go)
+		addNotes(res, FailureNotes(res.Stderr, res.ExitCode, e.pol.Limits.Memory))
+	}
+	return res, err
+}
+
+// addNotes ends the result's stderr with serve's notes, marked as serve's.
+func addNotes(res *executor.Result, notes []string) {
+	for _, n := range notes {
+		if res.Stderr != "" && !strings.HasSuffix(res.Stderr, "\n") {
+			res.Stderr += "\n"
+		}
+		res.Stderr += "[mcpsandbox: " + n + "]\n"
+	}
 }
 
 // open opens the binary and checks its sha256 on the open file, which is the file that will be
