@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -107,6 +108,61 @@ func TestStartCheckProofCall(t *testing.T) {
 	p, err := StartCheck(context.Background(), e, env, &ProofCall{Tool: "probe", Args: map[string]any{}}, 20*time.Second)
 	if err != nil || p.Called != "probe" {
 		t.Fatalf("a call that runs: %+v %v", p, err)
+	}
+}
+
+// The proof's Also calls are made and judged each, a tool error's words included: a check whose
+// first call passes and a later one's program could not start fails, naming every one that
+// failed and only those (trial37 F1: the allowlist's second command, a Go binary, could not start
+// under the policy's memory, and init said it runs a call). Catches the mutant
+// init-proof-first-only.
+func TestStartCheckJudgesEveryCall(t *testing.T) {
+	if os.Getenv("GENERATE_TEST_SERVER") != "" {
+		t.Skip("the helper server runs in TestMain")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := ServerEntry{Command: self}
+	env := append(os.Environ(), testServerEnv+"=1")
+	judge := func(name string) func(ProofResult) error {
+		return func(r ProofResult) error {
+			switch {
+			case r.ToolError != "":
+				return fmt.Errorf("%s: %s", name, r.ToolError)
+			case strings.Contains(r.Stderr, "fatal error"):
+				return fmt.Errorf("%s cannot start (exit %d): %s", name, r.ExitCode, r.Stderr)
+			}
+			return nil
+		}
+	}
+	call := func(name string, args map[string]any) *ProofCall {
+		return &ProofCall{Tool: "probe", Args: args, Judge: judge(name)}
+	}
+	first := call("wc", map[string]any{})
+	first.Also = []*ProofCall{
+		call("go", map[string]any{"exit": 2, "stderr": "fatal error: failed to reserve page summary memory"}),
+		call("grep", map[string]any{"exit": 2, "stderr": "usage: grep"}), // started: its own complaint
+		call("gone", map[string]any{"fail": true}),
+	}
+	_, err = StartCheck(context.Background(), e, env, first, 20*time.Second)
+	if err == nil {
+		t.Fatal("a command that cannot start passed the check")
+	}
+	for _, w := range []string{"go cannot start (exit 2): fatal error: failed to reserve page summary memory", "gone: the workspace is gone"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the check's error does not say %q:\n%v", w, err)
+		}
+	}
+	for _, w := range []string{"wc", "grep"} {
+		if strings.Contains(err.Error(), w+" cannot start") || strings.Contains(err.Error(), w+":") {
+			t.Errorf("the check's error names %s, which started:\n%v", w, err)
+		}
+	}
+	first.Also = first.Also[1:2] // grep: started
+	if _, err := StartCheck(context.Background(), e, env, first, 20*time.Second); err != nil {
+		t.Errorf("a proof whose every call passes: %v", err)
 	}
 }
 

@@ -25,16 +25,22 @@ func TestMain(m *testing.M) {
 const testServerEnv = "GENERATE_TEST_SERVER"
 
 // testServer offers one tool, probe, which fails as serve does when the sandbox cannot run
-// ({"fail": true}), and otherwise answers.
+// ({"fail": true}), and otherwise answers with the exit status and stderr it is given.
 func testServer() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	type ran struct {
+		ExitCode int    `json:"exit_code"`
+		Stderr   string `json:"stderr"`
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "probe"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
-		Fail bool `json:"fail,omitempty"`
-	}) (*mcp.CallToolResult, any, error) {
+		Fail   bool   `json:"fail,omitempty"`
+		Exit   int    `json:"exit,omitempty"`
+		Stderr string `json:"stderr,omitempty"`
+	}) (*mcp.CallToolResult, ran, error) {
 		if in.Fail {
-			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the workspace is gone"}}}, nil, nil
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the workspace is gone"}}}, ran{}, nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, ran{ExitCode: in.Exit, Stderr: in.Stderr}, nil
 	})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)

@@ -34,6 +34,22 @@ type ProofCall struct {
 	// failed is not a tool error); Hint then says what its failure means and how to fix it.
 	ExitZero bool
 	Hint     string
+	// Also are more calls, made after this one's (at most 4 at once), each judged as this one
+	// is: the allowlist asks each of its commands, not only the first, whether it starts under
+	// the policy's limits (trial37 F1: a Go binary second in the list could not start, and init
+	// said it runs a call). Every failure is said, each in its call's words.
+	Also []*ProofCall
+	// Judge, when set, judges the call's answer, a tool error's included: a non-nil error
+	// fails the check with its words (which command, why, the fix); nil passes it.
+	Judge func(ProofResult) error
+}
+
+// ProofResult is a proof call's answer, for a ProofCall's Judge.
+type ProofResult struct {
+	ToolError string // the tool error's text ("" = the call ran)
+	ExitCode  int
+	Stdout    string
+	Stderr    string
 }
 
 func (p *ProofCall) String() string {
@@ -190,8 +206,31 @@ func StartCheck(ctx context.Context, e ServerEntry, env []string, call *ProofCal
 	return p, nil
 }
 
-// proofCall makes the call; a transport error or a tool error fails it, with the tool's words.
+// proofCall makes the call and its Also calls; every failure is returned, joined.
 func proofCall(ctx context.Context, cs *mcp.ClientSession, call *ProofCall) error {
+	calls := append([]*ProofCall{call}, call.Also...)
+	if mutated("init-proof-first-only") {
+		calls = calls[:1]
+	}
+	errs := make([]error, len(calls))
+	slots := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			errs[i] = oneProofCall(ctx, cs, c)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// oneProofCall makes one call; a transport error, a tool error, or what its Judge finds fails it,
+// with the tool's words.
+func oneProofCall(ctx context.Context, cs *mcp.ClientSession, call *ProofCall) error {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: call.Tool, Arguments: call.Args})
 	if err != nil {
 		return &proofError{call: call, err: err}
@@ -207,7 +246,22 @@ func proofCall(ctx context.Context, cs *mcp.ClientSession, call *ProofCall) erro
 		if len(msg) > 2048 {
 			msg = msg[:2048] + "…"
 		}
+		if call.Judge != nil {
+			return judged(call, call.Judge(ProofResult{ToolError: msg}))
+		}
 		return &proofError{call: call, tool: true, err: fmt.Errorf("it answers MCP, but the tool call %s failed: %s", call, msg)}
+	}
+	if call.Judge != nil {
+		var r struct {
+			ExitCode int    `json:"exit_code"`
+			Stdout   string `json:"stdout"`
+			Stderr   string `json:"stderr"`
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &r)
+		if err := judged(call, call.Judge(ProofResult{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr})); err != nil {
+			return err
+		}
 	}
 	if call.ExitZero && !mutated("init-proof-exit") {
 		var r struct {
@@ -228,6 +282,14 @@ func proofCall(ctx context.Context, cs *mcp.ClientSession, call *ProofCall) erro
 		}
 	}
 	return nil
+}
+
+// judged is a Judge's verdict on call as the check's error (nil: it passed).
+func judged(call *ProofCall, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &proofError{call: call, tool: true, err: fmt.Errorf("it answers MCP, but the tool call %s: %w", call, err)}
 }
 
 // proofError: the proof call failed: the server's tool error (tool), or the transport's.

@@ -26,6 +26,8 @@ var wizard = &generate.Wizard{
 type Answers struct {
 	Workspace string
 	Allow     []string // names on the fixed PATH, or absolute paths
+	// raised says what Apply raised limits.memory to, and why ("" = nothing), for Warnings.
+	raised string
 }
 
 // Own is the allowlist's answers among a's (a fresh, unkept one when a offers no allowlist).
@@ -157,7 +159,34 @@ func (w *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 	if len(bad) > 0 && len(interp) > 0 {
 		bad = append(bad, fmt.Errorf("note: %s runs any code it is given (an interpreter): init will warn of it once the names above are fixed", strings.Join(interp, ", ")))
 	}
+	w.raised = ""
+	if len(bad) == 0 {
+		w.raiseMemory(p)
+	}
 	return errors.Join(bad...)
+}
+
+// raiseMemory sets limits.memory to what the commands need to start, where it is less: under less,
+// a runtime that reserves address space (Go, node, the JVM) dies before it runs anything
+// (trial37 F1). A bound all the same: each process of a call gets it.
+func (w *Answers) raiseMemory(p *policy.Policy) {
+	if mutated("init-memory-not-raised") {
+		return
+	}
+	var need policy.Size
+	var who []string
+	for _, c := range alsec.Of(p).Commands {
+		if n, what := addressSpaceNeed(c); n > p.Limits.Memory {
+			need = max(need, n)
+			who = append(who, fmt.Sprintf("%s (%s)", c.Name, what))
+		}
+	}
+	if need == 0 {
+		return
+	}
+	w.raised = fmt.Sprintf("limits.memory is %s, raised from %s: under %s, %s could not start. limits.memory is address space, not RSS (RLIMIT_AS, for each process of a call), "+
+		"and runtimes reserve far more than they use", need, p.Limits.Memory, p.Limits.Memory, strings.Join(who, "; "))
+	p.Limits.Memory = need
 }
 
 // Network: every host, only the listed hosts, or none; not both.
@@ -179,12 +208,20 @@ func (w *Answers) AllHosts(a *generate.Answers) bool { return a.Network }
 // SetAllHosts sets --network.
 func (w *Answers) SetAllHosts(a *generate.Answers, all bool) { a.Network = all }
 
-// Warnings: an interpreter allowlisted runs any code.
+// Warnings: an interpreter allowlisted runs any code; limits.memory raised for a runtime that
+// reserves address space; a toolchain whose builds and tests start programs a call may not.
 func (w *Answers) Warnings(p *policy.Policy) []string {
+	var out []string
 	if interp := Interpreters(p); len(interp) > 0 {
-		return []string{fmt.Sprintf("%s runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant git hooks there, run any script). The docker scheme is the safe way to run code.", strings.Join(interp, ", "))}
+		out = append(out, fmt.Sprintf("%s runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant git hooks there, run any script). The docker scheme is the safe way to run code.", strings.Join(interp, ", ")))
 	}
-	return nil
+	if w.raised != "" {
+		out = append(out, w.raised)
+	}
+	if t := toolchainWarning(alsec.Of(p).Commands); t != "" {
+		out = append(out, t)
+	}
+	return out
 }
 
 // Interpreters lists the allowed names that run arbitrary code.
