@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/internal/harness"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/cobra"
@@ -112,7 +113,11 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	if self, err := os.Executable(); err == nil && runs == nil && !o.NoHarness && sc.Measured != nil {
 		// What this policy's sandbox really gets here, measured by serve's probe (not the kernel's
 		// feature list): each layer tried and seen to refuse. Like the harness, it starts serve.
-		rep.Host = append(rep.Host, sc.Measured(ctx, self, path)...)
+		arg := "--policy " + shellword.Quote(path)
+		if o.Default { // path is a temporary copy of the built-in policy
+			arg = "--default"
+		}
+		rep.Host = append(rep.Host, sc.Measured(verify.WithPolicyArg(ctx, arg), self, path)...)
 	}
 	if stream {
 		printVerifyHost(o.IO.Out, &rep)

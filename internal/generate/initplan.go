@@ -302,14 +302,23 @@ func (pl *Plan) planPolicy(o PlanOptions) error {
 		return err
 	}
 	pl.PolicyFile = pc
-	if pc.Existed && !pc.Unchanged() && !o.Force && !(o.Answers.Base != nil && o.BaseFrom == pl.PolicyPath) {
-		ok, err := o.Confirm(fmt.Sprintf("%s exists. Replace it (the old one is kept as a backup)?", pl.PolicyPath))
+	fromBase := o.Answers.Base != nil && o.BaseFrom == pl.PolicyPath
+	lost := ""
+	if len(pc.Lost) > 0 && !fromBase && !mutated("init-force-lost-silent") {
+		lost = "; replacing it changes or drops these settings of it: " + strings.Join(pc.Lost, "; ")
+	}
+	if pc.Existed && !pc.Unchanged() && !o.Force && !fromBase {
+		ok, err := o.Confirm(fmt.Sprintf("%s exists%s. Replace it (the old one is kept as a backup)?", pl.PolicyPath, lost))
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return &PolicyExistsError{Path: pl.PolicyPath, advice: initPolicyAdvice(pl.PolicyPath, o)}
+			return &PolicyExistsError{Path: pl.PolicyPath, advice: lost + initPolicyAdvice(pl.PolicyPath, o)}
 		}
+	} else if lost != "" && o.Log != nil {
+		// --force: said before the write, with where the old values stay and how to keep them
+		// (the flags build a new policy; the wizard starts from the one there)
+		fmt.Fprintf(o.Log, "warning: %s is replaced (--force)%s. The old file is kept as a backup; to keep them, set them again in the new file, or run mcpsandbox init (the wizard), which starts from the policy there\n", pl.PolicyPath, lost)
 	}
 	return nil
 }

@@ -51,6 +51,9 @@ type FileChange struct {
 	// DeferPrune leaves the file's older backups in place until PruneBackups is called for the
 	// write: a write that may be taken back must not push out backups first.
 	DeferPrune bool
+	// Lost are the settings of the old policy file that the new one changes or drops
+	// (LostSettings), said before a replacement (--force, a yes, the refusal).
+	Lost []string
 	// SameAs names an entry of another name in the file that runs this very server (the same
 	// command and arguments, or URL): nothing is added beside it, which the report says.
 	SameAs string
@@ -110,6 +113,10 @@ func PolicyChange(p *policy.Policy, path string) (FileChange, error) {
 		if op, err := policy.Parse(path, old); err == nil {
 			c.OldSummary = Summary(op)
 			c.New, c.LostComments = keptText(p, op, path, old, b)
+			if was, err := RenderPolicy(op, path); err == nil && !bytes.Equal(c.Old, c.New) {
+				// both rendered: a default the old file spelt out is not a change
+				c.Lost = LostSettings(was, b)
+			}
 		} else {
 			c.Summary = nil // an old file that does not load: show the text diff
 		}
