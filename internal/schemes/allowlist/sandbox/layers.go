@@ -187,7 +187,7 @@ func (e *Executor) Layers() []executor.Layer {
 		ll(10, LayerLandlockUDP, "UDP is denied in the kernel"),
 		{Name: LayerSeccomp, Active: e.probe.Seccomp && (e.al.AllHosts() || e.probe.SocketDenied), Detail: scDetail},
 		{Name: LayerNoNewPrivs, Active: e.probe.NoNewPrivs, Detail: "setuid binaries cannot raise privileges (" + m.saw("/proc/thread-self/status: NoNewPrivs") + ")"},
-		{Name: LayerRlimits, Active: m.rlimits, Detail: fmt.Sprintf("address space %s, file size %s, 256 open files, CPU time = timeout (measured: %v)", e.pol.Limits.Memory, e.al.MaxFileSize, e.probe.Rlimits)},
+		{Name: LayerRlimits, Active: m.rlimits, Detail: e.rlimitsDetail()},
 		{Name: LayerProcessLimit, Active: m.nproc, Detail: fmt.Sprintf("at most %d processes for the command's user (RLIMIT_NPROC; measured: %d)", e.pol.Limits.Pids, e.probe.Rlimits["nproc"])},
 		{Name: LayerCPUShare, Active: false, Detail: fmt.Sprintf("limits.cpus = %g is not enforced by the allowlist scheme (that needs cgroups); commands run at a lower priority (nice %d) and their CPU time is capped by the timeout", e.pol.Limits.CPUs, nice)},
 	}
