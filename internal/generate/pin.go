@@ -20,6 +20,21 @@ import (
 // run with, never the caller's PATH (which may hold shims or a user-writable directory).
 var SearchPATH = []string{"/usr/local/bin", "/usr/bin", "/bin"}
 
+// onUserPATH is where the caller's PATH finds the program name (absolute), or "": a hint only,
+// never pinned without the user giving it.
+func onUserPATH(name string) string {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if !filepath.IsAbs(dir) {
+			continue // "" and "." are the current directory: not a place serve would look
+		}
+		c := filepath.Join(dir, name)
+		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return c
+		}
+	}
+	return ""
+}
+
 // DefaultDenyArgs are options of common tools that read or write files named inside an option,
 // or run other programs. The kernel confines them anyway; refusing them early gives a clear message.
 var DefaultDenyArgs = map[string][]string{
@@ -58,7 +73,12 @@ func Pin(name string) (policy.Command, error) {
 			}
 		}
 		if p == "" {
-			return policy.Command{}, fmt.Errorf("%q not found in %s: install it or give its absolute path", name, strings.Join(SearchPATH, ":"))
+			if mine := onUserPATH(name); mine != "" && !mutated("init-allow-user-path-unsaid") {
+				// serve's PATH is fixed; the user's shell finds it elsewhere (trial37 F13: go
+				// in /usr/local/go/bin): that path is the one to give
+				return policy.Command{}, fmt.Errorf("%q is not in serve's PATH (%s); your PATH has %s: --allow %s", name, strings.Join(SearchPATH, ":"), mine, mine)
+			}
+			return policy.Command{}, fmt.Errorf("%q is not in serve's PATH (%s) nor in yours: install it or give its absolute path", name, strings.Join(SearchPATH, ":"))
 		}
 	}
 	if n := filepath.Base(name); !policy.ValidCommandName(n) {

@@ -82,3 +82,23 @@ func TestPinNamesAnInvalidCommandName(t *testing.T) {
 		t.Fatalf("Pin(%s), the way on: %+v %v", link, c, err)
 	}
 }
+
+// trial37 F13: "--allow go" said only that go is not in serve's fixed PATH; the user's PATH had
+// it at /usr/local/go/bin/go, the path to give: the refusal names it (never pins it itself).
+func TestPinNamesWhereTheUsersPATHHasIt(t *testing.T) {
+	mine := t.TempDir()
+	tool := filepath.Join(mine, "mcps-test-tool")
+	if err := os.WriteFile(tool, []byte("\x7fELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", "relative:"+mine)
+	_, err := Pin("mcps-test-tool")
+	want := `"mcps-test-tool" is not in serve's PATH (` + strings.Join(SearchPATH, ":") + "); your PATH has " + tool + ": --allow " + tool
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := Pin("mcps-test-tool"); err == nil || !strings.Contains(err.Error(), "nor in yours: install it or give its absolute path") {
+		t.Fatalf("in neither: %v", err)
+	}
+}

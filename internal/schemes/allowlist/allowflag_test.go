@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/pflag"
 )
@@ -122,5 +123,21 @@ func TestInterpretersQuestionSaysWhatNoDoes(t *testing.T) {
 		if slices.ContainsFunc(Own(a).Allow, func(n string) bool { return n != "wc" }) {
 			t.Errorf("%q, no: %q left, want wc alone", c.allow, Own(a).Allow)
 		}
+	}
+}
+
+// trial37 F13: "python, node runs any code it is given: allowlisting it means ...": two
+// interpreters take the plural, as the wizard's question does.
+func TestInterpreterWarningGrammar(t *testing.T) {
+	p := policy.Default(alsec.Name)
+	alsec.Of(p).Commands = []policy.Command{{Name: "python"}, {Name: "node"}}
+	w := (&Answers{}).Warnings(p)
+	if len(w) != 1 || !strings.HasPrefix(w[0], "python, node run any code they are given: allowlisting them means arbitrary code in the workspace (they can plant") {
+		t.Fatalf("two: %q", w)
+	}
+	alsec.Of(p).Commands = alsec.Of(p).Commands[:1]
+	w = (&Answers{}).Warnings(p)
+	if len(w) != 1 || !strings.HasPrefix(w[0], "python runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant") {
+		t.Fatalf("one: %q", w)
 	}
 }

@@ -157,7 +157,8 @@ func (w *Answers) Apply(_ *generate.Answers, p *policy.Policy, net policy.Networ
 		alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 	}
 	if len(bad) > 0 && len(interp) > 0 {
-		bad = append(bad, fmt.Errorf("note: %s runs any code it is given (an interpreter): init will warn of it once the names above are fixed", strings.Join(interp, ", ")))
+		runs, it, an := runsAnyCode(interp)
+		bad = append(bad, fmt.Errorf("note: %s %s (%s): init will warn of %s once the names above are fixed", strings.Join(interp, ", "), runs, an, it))
 	}
 	w.raised = ""
 	if len(bad) == 0 {
@@ -213,7 +214,12 @@ func (w *Answers) SetAllHosts(a *generate.Answers, all bool) { a.Network = all }
 func (w *Answers) Warnings(p *policy.Policy) []string {
 	var out []string
 	if interp := Interpreters(p); len(interp) > 0 {
-		out = append(out, fmt.Sprintf("%s runs any code it is given: allowlisting it means arbitrary code in the workspace (it can plant git hooks there, run any script). The docker scheme is the safe way to run code.", strings.Join(interp, ", ")))
+		runs, it, _ := runsAnyCode(interp)
+		they := "it can"
+		if it == "them" {
+			they = "they can"
+		}
+		out = append(out, fmt.Sprintf("%s %s: allowlisting %s means arbitrary code in the workspace (%s plant git hooks there, run any script). The docker scheme is the safe way to run code.", strings.Join(interp, ", "), runs, it, they))
 	}
 	if w.raised != "" {
 		out = append(out, w.raised)
@@ -222,6 +228,15 @@ func (w *Answers) Warnings(p *policy.Policy) []string {
 		out = append(out, t)
 	}
 	return out
+}
+
+// runsAnyCode is the verb phrase, pronoun and noun for one interpreter or several ("python,
+// node runs any code it is given" read wrong: trial37 F13).
+func runsAnyCode(names []string) (runs, it, an string) {
+	if len(names) > 1 {
+		return "run any code they are given", "them", "interpreters"
+	}
+	return "runs any code it is given", "it", "an interpreter"
 }
 
 // Interpreters lists the allowed names that run arbitrary code.
