@@ -105,6 +105,9 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 		}
 		if len(t.Scenarios) > 0 {
 			fmt.Fprintf(o.IO.Out, "%13s attacked by: %s\n", "", strings.Join(t.Scenarios, ", "))
+			if t.Attacks != "" {
+				fmt.Fprintf(o.IO.Out, "%13s %s\n", "", t.Attacks)
+			}
 		}
 	}
 	fmt.Fprintf(o.IO.Out, "\n%d of %d threats not enforced. %s\n", gaps, len(threats), evidenceLine(o, path, p, sc, threats))

@@ -29,6 +29,10 @@ type Threat struct {
 	By        []string `json:"by"`
 	Note      string   `json:"note,omitempty"`
 	Scenarios []string `json:"scenarios"` // the harness scenarios that attack it
+	// Attacks says, for a threat the policy's own choice leaves open, what its scenarios can
+	// show: the layers that still hold, not the gap (trial37 F9: a reader told "NOT enforced
+	// ... Evidence: harness" ran them and got only CONTAINED and N/A).
+	Attacks string `json:"attacks,omitempty"`
 }
 
 // ThreatRule is one threat a scheme faces and what answers it; each scheme lists its own.
@@ -52,6 +56,25 @@ type ThreatRule struct {
 	// (trial35 F5: "NOT enforced  read secrets in HOME" for one data directory in wrap.read).
 	Opening   func(p *policy.Policy, inForce func(layer string) bool) string
 	Scenarios []string
+	// ShownBy are the scenarios (of Scenarios) that go through the Gap when the policy opens it:
+	// they breach, which shows the gap; the others attack the layers that still hold.
+	ShownBy []string
+}
+
+// gapAttacks is what a NOT enforced row's scenarios show when the policy's own choice opened the
+// gap: which go through it (BREACH) and that the rest attack what still holds (by).
+func gapAttacks(shownBy, by []string) string {
+	s := "the gap is the policy's choice (above): "
+	if len(shownBy) > 0 {
+		s += strings.Join(shownBy, ", ") + " goes through it (expect BREACH, the gap shown, or N/A where the policy lacks what it runs); the rest attack"
+	} else {
+		s += "a scenario that goes through it breaches, which shows the gap; the rest attack"
+	}
+	s += " what still holds"
+	if len(by) > 0 {
+		s += " (" + strings.Join(by, ", ") + ")"
+	}
+	return s + ": expect them CONTAINED, or N/A where the policy lacks what they run"
 }
 
 // Explain maps every threat the scheme faces to the layers in force on this host (as `serve
@@ -113,6 +136,9 @@ func Explain(p *policy.Policy, layers []executor.Layer, rules []ThreatRule) ([]T
 		switch {
 		case gap != "":
 			t.Status, t.Note = NotEnforced, gap
+			if len(t.Scenarios) > 0 && !mutated("explain-gap-scenarios-unexplained") {
+				t.Attacks = gapAttacks(r.ShownBy, t.By)
+			}
 		case len(t.By) == 0:
 			t.Status = NotEnforced
 			t.Note = "nothing on this host enforces it"

@@ -12,23 +12,38 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
-func interpreterIn(p *policy.Policy) string {
-	for _, c := range alsec.Of(p).Commands {
-		if policy.IsInterpreter(c.Name) {
-			return c.Name
-		}
+// interpreterIn names every allowlisted interpreter, quoted ("python", "node"), and the verb's
+// number: naming only the first hid node behind python (trial37 F9).
+func interpreterIn(p *policy.Policy) (names string, plural bool) {
+	in := Interpreters(p)
+	if mutated("explain-first-interpreter") && len(in) > 1 {
+		in = in[:1]
 	}
-	return ""
+	q := make([]string, len(in))
+	for i, n := range in {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", "), len(in) > 1
+}
+
+// interpretersRun is "NAMES is allowlisted and runs any code it is given", in the right number.
+func interpretersRun(p *policy.Policy) string {
+	n, plural := interpreterIn(p)
+	switch {
+	case n == "":
+		return ""
+	case plural:
+		return n + " are allowlisted and run any code they are given"
+	}
+	return n + " is allowlisted and runs any code it is given"
 }
 
 var threats = []verify.ThreatRule{
 	{Threat: "run a program that is not pinned", Layers: []string{sa.LayerPinnedExec, sa.LayerLandlockFS},
 		Gap: func(p *policy.Policy) string {
-			if n := interpreterIn(p); n != "" {
-				return fmt.Sprintf("%q is allowlisted and runs any code it is given", n)
-			}
-			return ""
-		}, Scenarios: []string{"planted-binary", "planted-binary-exec", "planted-script-interpreter", "compress-program", "ld-preload"}},
+			return interpretersRun(p)
+		}, Scenarios: []string{"planted-binary", "planted-binary-exec", "planted-script-interpreter", "compress-program", "ld-preload"},
+		ShownBy: []string{"planted-script-interpreter"}},
 	{Threat: "read host files outside the workspace", Layers: []string{sa.LayerLandlockFS},
 		Gap: func(p *policy.Policy) string {
 			if len(alsec.Of(p).ReadPaths) > 0 {
@@ -40,10 +55,10 @@ var threats = []verify.ThreatRule{
 			return ""
 		},
 		ClosableGap: func(p *policy.Policy) string {
-			if n := interpreterIn(p); n != "" {
+			if n, _ := interpreterIn(p); n != "" {
 				// Landlock judges paths: the argument check refuses hard links it is given,
 				// but code inside an interpreter opens what it likes; the call's layer hides them.
-				return fmt.Sprintf("%q can open a file the host hard-linked into the workspace, whose other name may be outside it (Landlock judges paths; the transactional workspace, where this host has it, hides such files from the call)", n)
+				return fmt.Sprintf("%s can open a file the host hard-linked into the workspace, whose other name may be outside it (Landlock judges paths; the transactional workspace, where this host has it, hides such files from the call)", n)
 			}
 			return ""
 		}, ClosedBy: sa.LayerWorkspace, Scenarios: []string{"hardlink-host-made", "hardlink-host-made-python", "hardlink-walked-dir", "read-ssh-key-absolute", "read-canary-dotdot", "read-via-diff", "grep-home-recursive", "read-secrets-python", "symlink-planted", "symlink-two-calls", "hardlink-canary", "argument-injection", "path-prefix-bypass", "symlink-chain-relative", "proc-magic-links", "proc-pid-root-walk", "leaked-dir-fds"}},
@@ -53,8 +68,8 @@ var threats = []verify.ThreatRule{
 		Layers: []string{sa.LayerProtectedRO},
 		Caveat: "only protected paths (protect, the default list, the repository's core.hooksPath) are guarded: anything else written in the workspace is model-controlled content — review it before you run, build or commit it",
 		ClosableGap: func(p *policy.Policy) string {
-			if n := interpreterIn(p); n != "" {
-				return fmt.Sprintf("%q can create protected files that do not exist yet (a new .git, .npmrc, CLAUDE.md); existing ones are read-only for every call (the transactional workspace, where this host has it, refuses them at the commit)", n)
+			if n, _ := interpreterIn(p); n != "" {
+				return fmt.Sprintf("%s can create protected files that do not exist yet (a new .git, .npmrc, CLAUDE.md); existing ones are read-only for every call (the transactional workspace, where this host has it, refuses them at the commit)", n)
 			}
 			return ""
 		}, ClosedBy: sa.LayerWorkspace, Scenarios: []string{"git-hooks-argv", "git-hooks-python", "git-config-option-spellings", "git-config-symlink-dotdot", "git-dir-symlinked", "git-hookspath-husky", "git-hookspath-custom", "protected-files-argv"}},

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -54,6 +55,27 @@ var interpreters = map[string][]string{
 	"shell":  {"sh", "bash", "dash"},
 }
 
+// sameInterpreter is the allowlisted name of the interpreter an argv step names under another
+// (the step's python3, a venv's python): such a step attacks what any of them runs. "" if none
+// is allowlisted (trial37 F9: planted-script-interpreter was N/A, "needs "python3"", for a
+// policy allowlisting python).
+func sameInterpreter(p *policy.Policy, name string) string {
+	if mutated("harness-argv-interpreter-exact") {
+		return ""
+	}
+	for _, family := range interpreters {
+		if !slices.Contains(family, name) {
+			continue
+		}
+		for _, n := range family {
+			if _, ok := alsec.Of(p).Command(n); ok {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
 func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp.CallToolParams, error) {
 	call := func(command string, args []string) *mcp.CallToolParams {
 		for i := range args {
@@ -63,10 +85,15 @@ func (adapter) Params(st harness.Step, a *harness.Arena, p *policy.Policy) (*mcp
 	}
 	switch st.Kind() {
 	case "argv":
-		if _, ok := alsec.Of(p).Command(st.Argv[0]); !ok {
-			return nil, harness.Inapplicable("needs %q allowlisted", st.Argv[0])
+		name := st.Argv[0]
+		if _, ok := alsec.Of(p).Command(name); !ok {
+			alt := sameInterpreter(p, name)
+			if alt == "" {
+				return nil, harness.Inapplicable("needs %q allowlisted", name)
+			}
+			name = alt
 		}
-		return call(st.Argv[0], append([]string(nil), st.Argv[1:]...)), nil
+		return call(name, append([]string(nil), st.Argv[1:]...)), nil
 	case "python", "shell":
 		// Python and shell steps prove they started with the harness's start token, printed by
 		// a prelude before the step's first statement (see harness.StartToken). An argv step is
