@@ -158,6 +158,19 @@ type Layer struct {
 	Off string `json:"off,omitempty"`
 }
 
+// UnmetError is a Ready error about serve's environment here, not about the sandbox: what serve
+// lacks before it can start (e2b's API key). The layers are what the policy gets once it is met,
+// so `serve --check --json` still reports them, with this as "not_ready", and explain explains
+// the policy with it as a line of its own (trial37 F6: explain refused an e2b policy for a key
+// it does not need).
+type UnmetError struct {
+	Until string // what must hold for serve to start, e.g. "$E2B_API_KEY is set"
+	Err   error  // the reason and its fix
+}
+
+func (e *UnmetError) Error() string { return e.Err.Error() }
+func (e *UnmetError) Unwrap() error { return e.Err }
+
 // Why a layer is not in force (Layer.Off).
 const (
 	// OffUnavailable: this host or kernel lacks what the layer needs (a Landlock ABI, a

@@ -71,6 +71,13 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 		return fmt.Errorf("find the mcpsandbox binary: %w", err)
 	}
 	layers, err := verify.Layers(ctx, exe, path)
+	// what serve lacks here (e2b's key) does not change what the policy enforces: explained,
+	// with it as a line of its own (trial37 F6: refused, so no one could read the e2b scheme's
+	// threats before opening an account)
+	var notReady *verify.NotReadyError
+	if errors.As(err, &notReady) {
+		err = nil
+	}
 	if err != nil {
 		return err
 	}
@@ -79,11 +86,19 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 		return err
 	}
 	if o.JSON {
-		return harness.WriteJSON(o.IO.Out, map[string]any{"scheme": p.Scheme, "policy_hash": p.Hash(), "threats": threats, "layers": layers,
-			"bounds": sc.AllBounds(p)})
+		v := map[string]any{"scheme": p.Scheme, "policy_hash": p.Hash(), "threats": threats, "layers": layers,
+			"bounds": sc.AllBounds(p)}
+		if notReady != nil {
+			v["not_ready"] = notReady.NotReady
+		}
+		return harness.WriteJSON(o.IO.Out, v)
 	}
 	color := colorOK(o.IO.Out)
 	fmt.Fprintf(o.IO.Out, "Policy %q (scheme %s) on this host:\n\n", p.Name, p.Scheme)
+	if notReady != nil {
+		fmt.Fprintf(o.IO.Out, "%s serve will not start here until %s (what follows does not need it): %s\n\n",
+			paintIf(color, "33", "Note:"), notReady.Until, notReady.Why)
+	}
 	gaps := 0
 	for _, t := range threats {
 		st := fmt.Sprintf("%-13s", t.Status)

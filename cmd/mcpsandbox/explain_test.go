@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
@@ -60,5 +61,38 @@ func TestExplainBoundsOnRequest(t *testing.T) {
 	writeBounds(&b, bs, true, "--policy p.toml")
 	if got := b.String(); strings.Count(got, "past it:") != 4 || !strings.Contains(got, "http    d: 4 (fixed)") {
 		t.Errorf("--bounds: %q", got)
+	}
+}
+
+// explain on an e2b policy needs no API key: it explains the policy, with the key's absence as a
+// line of its own (trial37 F6: it refused with serve's key error, so no one could read what the
+// scheme enforces before opening an account). The same threats as with a key. Red with mutant
+// explain-refuses-unmet.
+func TestExplainE2BWithoutTheKey(t *testing.T) {
+	p := policy.Default(e2bsec.Name)
+	e2bsec.Of(p).Reuse = "session"
+	file := writePolicy(t, p)
+	t.Setenv("E2B_API_KEY", "e2b_0123456789abcdef0123456789abcdef01234567")
+	withKey, errOut, err := runCLI("explain", "--policy", file)
+	if err != nil {
+		t.Fatalf("explain with a key: %v\n%s", err, errOut)
+	}
+	t.Setenv("E2B_API_KEY", "")
+	out, errOut, err := runCLI("explain", "--policy", file)
+	if err != nil {
+		t.Fatalf("explain without the key: %v, want the explanation\n%s%s", err, out, errOut)
+	}
+	const note = "Note: serve will not start here until $E2B_API_KEY is set (what follows does not need it): the E2B API key variable $E2B_API_KEY is empty or unset: export E2B_API_KEY="
+	head, rest, ok := strings.Cut(out, note)
+	if !ok || strings.Contains(withKey, "serve will not start") {
+		t.Fatalf("the key's line, without the key only:\n%s\nwith a key:\n%s", out, withKey)
+	}
+	_, rest, _ = strings.Cut(rest, "\n\n")
+	if head+rest != withKey {
+		t.Errorf("without the key, other verdicts than with one:\n%s\nwith a key:\n%s", out, withKey)
+	}
+	js, _, err := runCLI("explain", "--policy", file, "--json")
+	if err != nil || !strings.Contains(js, `"until": "$E2B_API_KEY is set"`) {
+		t.Errorf("explain --json without the key: %v\n%s", err, js)
 	}
 }

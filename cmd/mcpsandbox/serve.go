@@ -20,6 +20,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
 	"github.com/mcpsandbox/mcpsandbox/internal/tomlbound"
+	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/cobra"
 )
@@ -138,10 +139,7 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		}
 	}
 	if o.Check {
-		if err := ex.Ready(); err != nil {
-			return err
-		}
-		return printLayers(o.IO.Out, p, ex.Layers(), o.JSON)
+		return serveCheck(o, p, ex)
 	}
 	// what the scheme needs from outside (docker's engine), judged before "serving" is said: the
 	// start-up, which would find out, runs after the client's first answers, and serve ending
@@ -234,11 +232,31 @@ func httpToken(file string) (string, error) {
 	return t, nil
 }
 
-func printLayers(w io.Writer, p *policy.Policy, ls []executor.Layer, asJSON bool) error {
+// serveCheck is --check: the layers in force, once the executor is ready. What serve lacks here
+// (e2b's key) leaves the layers known: they are reported, then the error (exit 1), so explain can
+// explain the policy all the same (trial37 F6).
+func serveCheck(o *ServeOptions, p *policy.Policy, ex executor.Executor) error {
+	if err := ex.Ready(); err != nil {
+		var unmet *executor.UnmetError
+		if errors.As(err, &unmet) && !mutated("explain-refuses-unmet") {
+			if perr := printLayers(o.IO.Out, p, ex.Layers(), o.JSON, unmet); perr != nil {
+				return perr
+			}
+		}
+		return err
+	}
+	return printLayers(o.IO.Out, p, ex.Layers(), o.JSON, nil)
+}
+
+func printLayers(w io.Writer, p *policy.Policy, ls []executor.Layer, asJSON bool, unmet *executor.UnmetError) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"scheme": p.Scheme, "policy_hash": p.Hash(), "layers": ls})
+		v := map[string]any{"scheme": p.Scheme, "policy_hash": p.Hash(), "layers": ls}
+		if unmet != nil {
+			v["not_ready"] = verify.NotReady{Until: unmet.Until, Why: unmet.Error()}
+		}
+		return enc.Encode(v)
 	}
 	fmt.Fprintf(w, "policy %q, scheme %s, hash %.16s\n\n", p.Name, p.Scheme, p.Hash())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -159,20 +159,71 @@ func Explain(p *policy.Policy, layers []executor.Layer, rules []ThreatRule) ([]T
 }
 
 // Layers runs `BIN serve --policy PATH --check --json` and returns the layers it measured: the
-// same probe serve makes before it answers a client.
+// same probe serve makes before it answers a client. A policy serve cannot start here only for
+// what this environment lacks (e2b's API key) still has its layers: they come with a
+// *NotReadyError saying what is lacking. Any other refusal is serve's own message, without its
+// log lines or an exit status (trial37 F6: "serve --check: exit status 1: time=… level=INFO …").
 func Layers(ctx context.Context, bin, path string) ([]executor.Layer, error) {
 	cmd := exec.CommandContext(ctx, bin, "serve", "--policy", path, "--check", "--json")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("serve --check: %w: %s", err, strings.TrimSpace(stderr.String()))
-	}
 	var v struct {
-		Layers []executor.Layer `json:"layers"`
+		Layers   []executor.Layer `json:"layers"`
+		NotReady *NotReady        `json:"not_ready"`
+	}
+	if err != nil {
+		if json.Unmarshal(out, &v) == nil && v.NotReady != nil && len(v.Layers) > 0 {
+			return v.Layers, &NotReadyError{NotReady: *v.NotReady}
+		}
+		if mutated("explain-serve-log-in-error") {
+			return nil, fmt.Errorf("serve --check: %w: %s", err, strings.TrimSpace(stderr.String()))
+		}
+		if msg := serveMessage(stderr.String()); msg != "" {
+			return nil, &CheckError{Msg: msg, Err: err}
+		}
+		return nil, fmt.Errorf("serve --check: %w", err)
 	}
 	if err := json.Unmarshal(out, &v); err != nil {
 		return nil, fmt.Errorf("serve --check printed something that is not its JSON report: %w", err)
 	}
 	return v.Layers, nil
+}
+
+// NotReady is what serve lacks here before it starts (`serve --check --json`'s "not_ready").
+type NotReady struct {
+	Until string `json:"until"` // "$E2B_API_KEY is set"
+	Why   string `json:"why"`   // the reason and its fix
+}
+
+// NotReadyError comes with the layers of a policy serve will not start here until Until holds.
+type NotReadyError struct{ NotReady }
+
+func (e *NotReadyError) Error() string { return e.Why }
+
+// CheckError is serve's refusal of a policy at `serve --check`: its own final message.
+type CheckError struct {
+	Msg string
+	Err error // the exit status
+}
+
+func (e *CheckError) Error() string { return e.Msg }
+func (e *CheckError) Unwrap() error { return e.Err }
+
+// serveMessage is serve's error in its stderr: from its last "mcpsandbox: " line on, without
+// that prefix (the caller says mcpsandbox itself); the log lines before it (time=… level=…) are
+// how serve got there, not why it refused.
+func serveMessage(stderr string) string {
+	s := strings.TrimSpace(stderr)
+	const prefix = "mcpsandbox: "
+	if i := strings.LastIndex("\n"+s, "\n"+prefix); i >= 0 {
+		return strings.TrimSpace(s[i+len(prefix):])
+	}
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, "time=") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.TrimSpace(strings.Join(keep, "\n"))
 }

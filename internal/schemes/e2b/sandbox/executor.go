@@ -171,7 +171,9 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	e.client = NewClient(Config{APIKey: key, KeyEnv: cfg.APIKeyEnv, APIURL: apiURL, SandboxURL: o.Getenv("E2B_SANDBOX_URL"),
 		Domain: o.Getenv("E2B_DOMAIN"), HTTP: o.HTTP, Retries: o.Retries, Backoff: o.Backoff, RequestTimeout: o.RequestTimeout})
 	if key == "" {
-		e.keyErr = fmt.Errorf("the E2B API key variable $%s is empty or unset: export %s=<your key from https://e2b.dev/dashboard?tab=keys> in the environment serve starts in (e2b.api_key_env names the variable; the key never goes in the policy file)", cfg.APIKeyEnv, cfg.APIKeyEnv)
+		// unmet: the sandbox the policy describes does not depend on it, only serve's start here
+		e.keyErr = &executor.UnmetError{Until: "$" + cfg.APIKeyEnv + " is set",
+			Err: fmt.Errorf("the E2B API key variable $%s is empty or unset: export %s=<your key from https://e2b.dev/dashboard?tab=keys> in the environment serve starts in (e2b.api_key_env names the variable; the key never goes in the policy file)", cfg.APIKeyEnv, cfg.APIKeyEnv)}
 	}
 	e.me = procid.Self()
 	e.host = e.me.Host
@@ -294,7 +296,11 @@ func (e *Executor) Reachable(context.Context) error {
 // this proxy enforces itself.
 func (e *Executor) Layers() []executor.Layer {
 	under := "an undertaker process (started with serve, in its own session) holds a pipe from serve and kills serve's sandboxes the moment serve dies, even by SIGKILL"
-	if e.under == nil {
+	switch {
+	case e.keyErr != nil:
+		// not started without the key (nor is serve): the layers say what the policy gets once it is set
+		under = "an undertaker process (started with serve, in its own session; none here yet: $" + e.cfg.APIKeyEnv + " is empty) holds a pipe from serve and kills serve's sandboxes the moment serve dies, even by SIGKILL"
+	case e.under == nil:
 		under = "no undertaker process is running (it could not start)"
 	}
 	life := fmt.Sprintf("reuse=call: a fresh sandbox per call, killed when the call ends; %s; each sandbox lives at E2B %s at a time, extended while its call runs (at most the call's timeout + %s), so a serve killed with its undertaker leaves it no longer", under, e.leash, callGrace)
@@ -306,7 +312,7 @@ func (e *Executor) Layers() []executor.Layer {
 		net = "e2b.allow_internet = true: sandboxes reach the internet"
 	}
 	return []executor.Layer{
-		{Name: LayerMicroVM, Active: e.keyErr == nil, Detail: fmt.Sprintf("each sandbox is an E2B microVM (template %q) at %s: isolation delegated to E2B, not verifiable from this host", e.cfg.Template, e.client.APIURL())},
+		{Name: LayerMicroVM, Active: true, Detail: fmt.Sprintf("each sandbox is an E2B microVM (template %q) at %s: isolation delegated to E2B, not verifiable from this host", e.cfg.Template, e.client.APIURL())},
 		{Name: LayerLifecycle, Active: true, Detail: life},
 		{Name: LayerNoInternet, Active: !e.cfg.AllowInternet, Detail: net},
 		{Name: LayerKeyStaysHome, Active: true, Detail: fmt.Sprintf("the key in $%s is sent only to the control plane: never as a sandbox variable, in a result or a log line", e.cfg.APIKeyEnv)},
