@@ -11,6 +11,7 @@ import (
 
 	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist"
 	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -99,13 +100,20 @@ func releaseVerifyE2B(t *testing.T, bin, dir string, env []string) {
 	if err := os.WriteFile(pol, []byte("version = 1\nscheme = \"e2b\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	const key = "e2b_0000000000000000000000000000000000000000"
+	// verify's host row asks E2B's API with the key (trial37 F7): this test's local E2B server
+	fake, err := e2bfake.New(e2bfake.Options{APIKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
 	cmd := exec.Command(bin, "verify", "--policy", pol)
-	cmd.Env = append(env, "E2B_API_KEY=e2b_0000000000000000000000000000000000000000")
+	cmd.Env = append(env, "E2B_API_KEY="+key, "E2B_API_URL="+fake.URL())
 	o, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Errorf("release build, verify on an e2b policy: %v, want exit 0\n%s", err, o)
 	}
-	for _, want := range []string{"1. Policy audit\n", "MS303", "2. Host\n",
+	for _, want := range []string{"1. Policy audit\n", "MS303", "2. Host\n", "ok  e2b api ",
 		"3. Harness not run: e2b's attacks run in a real E2B sandbox on your account; set MCPSANDBOX_E2B_LIVE=1 to run them (it uses sandbox time)\n",
 		"verify: PASS (the audit and the host; the harness was not run)"} {
 		if !strings.Contains(string(o), want) {

@@ -9,6 +9,7 @@ import (
 	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/generate"
+	"github.com/mcpsandbox/mcpsandbox/internal/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/internal/testhooks"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -37,11 +38,18 @@ func TestVerifyE2BAttacksWaitForOptIn(t *testing.T) {
 			}
 			t.Setenv("MCPSANDBOX_E2B_LIVE", tc.live)
 			t.Setenv("E2B_API_KEY", tc.key)
+			// the host row asks E2B's API with the key (trial37 F7): the local E2B server's
+			fake, err := e2bfake.New(e2bfake.Options{APIKey: tc.key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fake.Close()
+			t.Setenv("E2B_API_URL", fake.URL())
 			out, errOut, err := runCLI("verify", "--policy", file)
 			if err != nil {
 				t.Fatalf("verify: %v, want exit 0 (the audit and host are clean)\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 			}
-			for _, want := range []string{"1. Policy audit\n", "MS303", "2. Host\n", "e2b api key", tc.notRun,
+			for _, want := range []string{"1. Policy audit\n", "MS303", "2. Host\n", "e2b api key", "ok  e2b api ", tc.notRun,
 				"verify: PASS (the audit and the host; the harness was not run)\n"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("verify's output lacks %q:\n%s", want, out)

@@ -2,19 +2,22 @@ package e2b
 
 import (
 	"context"
+	"errors"
 	"os"
+	"time"
 
+	se "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/sandbox"
 	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
-// measured is verify's row for what serve needs here to run an e2b policy: its API key's
-// variable set. serve stops at start without it, so no call could run; the row blocks the
-// harness and verify fails, where it said PASS with rows about this host's kernel and Docker,
+// measured is verify's rows for what serve needs here to run an e2b policy: its API key's
+// variable set, and E2B's API answering with it. serve stops at start without the key, so no call
+// could run; the row blocks the harness and verify fails, where it said PASS with rows about this host's kernel and Docker,
 // which the e2b scheme does not use (trial33 F6).
-func measured(_ context.Context, _, policyPath string) []verify.Check {
+func measured(ctx context.Context, _, policyPath string) []verify.Check {
 	p, err := policy.Load(policyPath)
 	if err != nil {
 		return nil
@@ -34,5 +37,38 @@ func measured(_ context.Context, _, policyPath string) []verify.Check {
 		c.Value = "$" + key + " is empty or unset (serve would stop at start the same way)"
 		c.Advice = "export " + key + "=… (the key from e2b.dev/dashboard) here, and in the environment your MCP client starts servers with"
 	}
-	return []verify.Check{c}
+	if os.Getenv(key) == "" || mutated("verify-e2b-api-unasked") {
+		return []verify.Check{c}
+	}
+	return []verify.Check{c, apiRow(ctx, p, key)}
 }
+
+// apiRow asks E2B's API what serve asks at its start, with the key: every call fails when it
+// cannot be reached or refuses the key, and verify said PASS without asking (trial37 F7). The
+// harness of a test build not run live attacks the local E2B server, so there a failure here
+// does not stop it.
+func apiRow(ctx context.Context, p *policy.Policy, key string) verify.Check {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	url, err := se.Probe(ctx, p, se.Options{})
+	c := verify.Check{Name: "e2b api", OK: true, Value: url + " answered with the key in $" + key + " (its list of sandboxes, as serve asks at start; no sandbox made)"}
+	if err == nil {
+		return c
+	}
+	c.OK, c.Blocks = false, !(offlineBuilt && !live())
+	switch {
+	case errors.Is(err, se.ErrUnauthorized):
+		c.Value = "key refused (401): " + err.Error()
+		c.Advice = "set " + key + " to a valid key from https://e2b.dev/dashboard?tab=keys, here and in the environment your MCP client starts servers with"
+	case errors.Is(err, se.ErrUnreachable):
+		c.Value = "unreachable: " + err.Error()
+		c.Advice = "every call would fail the same way: serve needs E2B's API from this host (a proxy is taken from HTTPS_PROXY)"
+	default:
+		c.Value = err.Error()
+		c.Advice = "every call would fail the same way at serve's start"
+	}
+	return c
+}
+
+// probeTimeout bounds verify's question to E2B's API (a list: one request, at most a few retries).
+const probeTimeout = 20 * time.Second

@@ -165,6 +165,15 @@ type Info struct {
 // ErrSandboxGone is a sandbox that expired or was killed.
 var ErrSandboxGone = errors.New("the E2B sandbox is gone (it expired after e2b.sandbox_timeout or was killed)")
 
+// ErrUnreachable is a control plane that did not answer: not reached, or not in time.
+var ErrUnreachable = errors.New("the E2B API cannot be reached")
+
+// unreachableError is one, with what was tried.
+type unreachableError struct{ msg string }
+
+func (e *unreachableError) Error() string        { return e.msg }
+func (e *unreachableError) Is(target error) bool { return target == ErrUnreachable }
+
 // ErrUnauthorized is a 401 from the control plane.
 var ErrUnauthorized = errors.New("E2B rejected the API key")
 
@@ -377,6 +386,9 @@ func (e *SlowAPIError) Error() string {
 
 func (e *SlowAPIError) Unwrap() error { return e.err }
 
+// Is: a control plane slower than the call's deadline did not answer.
+func (e *SlowAPIError) Is(target error) bool { return target == ErrUnreachable }
+
 // opGerund turns "create sandbox" into "creating the sandbox".
 func opGerund(op string) string {
 	switch op {
@@ -398,12 +410,12 @@ func (c *Client) unreachable(err error) error {
 		err = ue.Err
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("the E2B API at %s did not answer in time: check the network, or e2b.api_url / E2B_API_URL", c.cfg.APIURL)
+		return &unreachableError{fmt.Sprintf("the E2B API at %s did not answer in time: check the network, or e2b.api_url / E2B_API_URL", c.cfg.APIURL)}
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return fmt.Errorf("cannot reach the E2B API at %s (%v): check the network, or e2b.api_url / E2B_API_URL", c.cfg.APIURL, c.clean(err.Error()))
+	return &unreachableError{fmt.Sprintf("cannot reach the E2B API at %s (%v): check the network, or e2b.api_url / E2B_API_URL", c.cfg.APIURL, c.clean(err.Error()))}
 }
 
 // CreateOptions are what a sandbox is created with.
