@@ -668,19 +668,25 @@ func TestInitWizardPTY(t *testing.T) {
 	})
 	t.Run("e2b", func(t *testing.T) {
 		e := newInitEnv(t)
-		steps := func(w *wizardRun) {
+		steps := func(w *wizardRun, key bool) {
 			w.step("What should init do?", enter) // write a policy
 			w.step("Which sandbox scheme?", down+down+enter)
 			w.expect("API key in an environment variable")
-			w.step("E2B template", enter)
 			w.step("Environment variable holding your E2B API key", enter)
-			w.step("Sandbox reuse", down+enter)
+			if key {
+				w.step("E2B template", enter)
+				w.step("Sandbox reuse", down+enter)
+			}
 		}
 		w := startWizard(t, e, "E2B_API_KEY=")
-		steps(w)
-		// no "try again": a key exported elsewhere never reaches this init's environment
-		// (wizard-retry-env); change the answers (another variable's name) or quit
-		w.expect("What now?")
+		steps(w, false)
+		// checked right after the key's question, not after the template and reuse
+		// (trial37 F14, wizard-needs-checked-late); no "try again": a key exported elsewhere
+		// never reaches this init's environment (wizard-retry-env); change the answers
+		// (another variable's name) or quit
+		if got := w.expect("What now?", "E2B template"); got != "What now?" {
+			t.Fatalf("the key was not checked right after its question:\n%s", w.seen.String())
+		}
 		w.expect("Quit (nothing is written)")
 		if menu := w.seen.String()[strings.LastIndex(w.seen.String(), "What now?"):]; strings.Contains(menu, "Try again") || !strings.Contains(menu, "Change my answers") {
 			t.Errorf("the menu for a missing key:\n%s", menu)
@@ -693,7 +699,7 @@ func TestInitWizardPTY(t *testing.T) {
 		noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
 		fe, _ := e2bInitEnv(t, e2bKey) // a local E2B server: init's proof call runs against it
 		w = startWizard(t, e, fe.env[len(fe.env)-4:]...)
-		steps(w)
+		steps(w, true)
 		if !goesOn(w) {
 			noWrites(t, e, filepath.Join(e.home, ".codex", "config.toml"))
 			return
@@ -780,9 +786,7 @@ func TestInitWizardNeedsChooseAnotherScheme(t *testing.T) {
 	w := startWizard(t, e, "E2B_API_KEY=")
 	w.step("What should init do?", enter) // write a policy
 	w.step("Which sandbox scheme?", down+down+enter)
-	w.step("E2B template", enter)
-	w.step("Environment variable holding your E2B API key", enter)
-	w.step("Sandbox reuse", enter)
+	w.step("Environment variable holding your E2B API key", enter) // checked at once
 	w.expect("What now?")
 	w.expect("Quit (nothing is written)")
 	if menu := w.seen.String()[strings.LastIndex(w.seen.String(), "What now?"):]; !strings.Contains(menu, "> Choose another scheme (your other answers are kept)") {
@@ -815,12 +819,10 @@ func TestInitWizardDetourKeepsThePolicy(t *testing.T) {
 	w := startWizard(t, e, "E2B_API_KEY=")
 	w.step("What should init do?", enter) // write a policy
 	w.expect("Starting from your policy")
-	w.step("Which sandbox scheme?", down+down+enter) // e2b, with no key
-	w.step("E2B template", enter)
-	w.step("Environment variable holding your E2B API key", enter)
-	w.step("Sandbox reuse", enter)
-	w.step("What now?", enter)             // choose another scheme
-	w.step("Which sandbox scheme?", enter) // the next one offered: allowlist, the policy's
+	w.step("Which sandbox scheme?", down+down+enter)               // e2b, with no key
+	w.step("Environment variable holding your E2B API key", enter) // checked at once
+	w.step("What now?", enter)                                     // choose another scheme
+	w.step("Which sandbox scheme?", enter)                         // the next one offered: allowlist, the policy's
 	w.step("Workspace", enter)
 	w.step("Commands to allow", enter)
 	w.expect("More commands")

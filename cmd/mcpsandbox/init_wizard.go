@@ -222,15 +222,20 @@ func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *a
 		return nil
 	}
 	qs := questions()
-	for change := true; ; {
-		if change {
-			for _, q := range qs {
-				if err := ask.question(q, a, env, o.set); err != nil {
-					return err
-				}
+	for next := 0; ; { // next: the first of qs not yet asked this round
+		var err error
+		for ; next < len(qs) && err == nil; next++ {
+			if err := ask.question(qs[next], a, env, o.set); err != nil {
+				return err
+			}
+			// checked as soon as what it reads is answered, not questions later (trial37 F14)
+			if qs[next].ThenNeeds && !mutated("wizard-needs-checked-late") {
+				err = checkNeeds(ctx, o, ask)
 			}
 		}
-		err := checkNeeds(ctx, o, ask)
+		if err == nil {
+			err = checkNeeds(ctx, o, ask)
+		}
 		if err == nil || errors.Is(err, errCancelled) || mutated("wizard-needs-exit") {
 			return err
 		}
@@ -250,9 +255,11 @@ func schemeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *a
 			if qerr := askScheme(o, env, ask, nextScheme(old)); qerr != nil {
 				return qerr
 			}
-			qs = questions()
+			qs, next = questions(), 0
+		case needsChange:
+			next = 0
 		}
-		change = pick == needsChange || pick == needsOther
+		// needsRetry: the questions after the check, if any, are still to ask
 	}
 }
 

@@ -38,6 +38,9 @@ type Question struct {
 	Validate func(a *Answers, v string, e Env) error // Input only; a holds the answers so far
 	Set      func(a *Answers, v any)
 	PageSize int
+	// ThenNeeds: the wizard checks what the scheme needs right after this answer (the check
+	// reads it: e2b's key variable), not after the scheme's last question.
+	ThenNeeds bool
 }
 
 func msg(s string) func(*Answers) string { return func(*Answers) string { return s } }

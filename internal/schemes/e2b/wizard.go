@@ -79,10 +79,15 @@ func (e *Answers) Apply(_ *generate.Answers, p *policy.Policy, _ policy.Network,
 	return nil
 }
 
-// Questions: the template, the key's variable and the reuse mode.
+// Questions: the key's variable, the template and the reuse mode.
 func (e *Answers) Questions() []generate.Question { return questions }
 
 var questions = []generate.Question{
+	// first, and checked at once: without the key nothing else asked here is of use (trial37 F14:
+	// asked second, checked after the third question)
+	{Flag: "api-key-env", Kind: generate.Input, Message: generate.Msg("Environment variable holding your E2B API key (the key itself is never written):"),
+		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).APIKeyEnv }, Set: func(a *generate.Answers, v any) { Own(a).APIKeyEnv = strings.TrimSpace(v.(string)) },
+		ThenNeeds: true},
 	{Flag: "e2b-template", Kind: generate.Input, Message: generate.Msg("E2B template:"),
 		Validate: func(_ *generate.Answers, v string, _ generate.Env) error {
 			if why := e2bsec.TemplateProblem(strings.TrimSpace(v)); why != "" {
@@ -91,8 +96,6 @@ var questions = []generate.Question{
 			return nil
 		},
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).Template }, Set: func(a *generate.Answers, v any) { Own(a).Template = strings.TrimSpace(v.(string)) }},
-	{Flag: "api-key-env", Kind: generate.Input, Message: generate.Msg("Environment variable holding your E2B API key (the key itself is never written):"),
-		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).APIKeyEnv }, Set: func(a *generate.Answers, v any) { Own(a).APIKeyEnv = strings.TrimSpace(v.(string)) }},
 	{Flag: "reuse", Kind: generate.Select, Message: generate.Msg("Sandbox reuse:"), Options: func(*generate.Answers) []string { return []string{"session", "call"} },
 		Describe: func(v string) string {
 			if v == "call" {
