@@ -1,5 +1,7 @@
 package policy
 
+import "slices"
+
 // DefaultProtect are workspace files and directories that run programs or steer the host (or the
 // next agent session) without anyone asking: version-control hooks and config, hook managers,
 // package-manager and tool-manager rc files that name programs, editor and devcontainer tasks,
@@ -123,6 +125,62 @@ var roundatk18a = []string{".Rprofile", ".Renviron", ".ghci", ".irbrc", ".pryrc"
 // content is to review, as pyproject.toml's.)
 var roundatk31 = []string{".augment-guidelines", ".augment", ".idx", ".gitpod.yml", ".gitpod.Dockerfile", ".replit", "replit.nix"}
 
+// agents are the coding agents' project files, one entry per agent and kind: instruction
+// (context) files, skills, MCP server configs, hooks and rules. An agent's files are listed
+// together so a sibling of a protected one is not missed (attack round atk37, F4: Kilo Code's
+// .kilocode/mcp.json beside Roo Code's protected .roo, Crush's CRUSH.md beside its crush.json,
+// Qwen Code's QWEN.md beside .qwen, Goose's .goosehints, Warp's WARP.md). Names match without
+// regard to case, so CRUSH.md is also crush.md and Crush.md, every spelling Crush reads.
+// Entries already on the lists above are not added twice.
+var agents = []struct {
+	agent                       string
+	context, skills, mcp, hooks []string
+}{
+	{agent: "Claude Code", context: []string{"CLAUDE.md", "CLAUDE.local.md"}, skills: []string{".claude"}, mcp: []string{".mcp.json"}, hooks: []string{".claude"}},
+	{agent: "Codex", context: []string{"AGENTS.md", "AGENTS.override.md"}, skills: []string{".agents"}, mcp: []string{".codex"}, hooks: []string{".codex"}},
+	{agent: "Amp", context: []string{"AGENT.md", "AGENTS.md"}, skills: []string{".agents"}},
+	{agent: "Gemini CLI", context: []string{"GEMINI.md"}, mcp: []string{".gemini"}, hooks: []string{".gemini"}},
+	{agent: "Qwen Code", context: []string{"QWEN.md"}, mcp: []string{".qwen"}, hooks: []string{".qwen"}},
+	{agent: "Cursor", context: []string{".cursorrules", ".cursor"}, mcp: []string{".cursor"}, hooks: []string{".cursor"}},
+	{agent: "Windsurf", context: []string{".windsurfrules", ".windsurf"}},
+	{agent: "Cline", context: []string{".clinerules"}},
+	// Roo Code and its fork Kilo Code: rules directories and their legacy single files, custom
+	// modes, project MCP servers (.roo/mcp.json, .kilocode/mcp.json); Kilo's current config
+	// (kilo.json, kilo.jsonc, .kilo/) starts MCP servers under its "mcp" key, as opencode's does
+	{agent: "Roo Code", context: []string{".roo", ".roorules", ".roomodes"}, mcp: []string{".roo"}},
+	{agent: "Kilo Code", context: []string{".kilocode", ".kilocoderules", ".kilocodemodes", ".kilo"}, skills: []string{".kilo"},
+		mcp: []string{".kilocode", "kilo.json", "kilo.jsonc", ".kilo"}},
+	{agent: "opencode", context: []string{"AGENTS.md"}, skills: []string{".opencode"}, mcp: []string{"opencode.json", "opencode.jsonc"}, hooks: []string{".opencode"}},
+	// Crush reads crush.md, Crush.md, CRUSH.md and their .local forms (case folded here)
+	{agent: "Crush", context: []string{"CRUSH.md", "CRUSH.local.md"}, skills: []string{".crush/skills", ".crush/commands"}, mcp: []string{"crush.json", ".crush.json"}},
+	{agent: "Goose", context: []string{".goosehints"}},
+	{agent: "Warp", context: []string{"WARP.md"}, skills: []string{".warp"}},
+	{agent: "Kiro", context: []string{".kiro"}, mcp: []string{".kiro"}, hooks: []string{".kiro"}},
+	{agent: "Amazon Q", context: []string{".amazonq"}, mcp: []string{".amazonq"}},
+	{agent: "Continue", context: []string{".continue"}, mcp: []string{".continue"}},
+	{agent: "Aider", context: []string{".aider.conf.yml"}},
+	{agent: "Zed", context: []string{".rules"}, mcp: []string{".zed"}},
+	{agent: "Augment Code", context: []string{".augment-guidelines", ".augment"}},
+	{agent: "Trae", context: []string{".trae"}, mcp: []string{".trae"}},
+	{agent: "Junie", context: []string{".junie"}, mcp: []string{".junie"}},
+	{agent: "GitHub Copilot", context: []string{".github/copilot-instructions.md", ".github/instructions", ".github/chatmodes", ".github/prompts"}, mcp: []string{".vscode"}},
+}
+
+// agentFiles are every entry of agents, once.
+func agentFiles() []string {
+	var out []string
+	for _, a := range agents {
+		for _, l := range [][]string{a.context, a.skills, a.mcp, a.hooks} {
+			for _, f := range l {
+				if !slices.Contains(out, f) {
+					out = append(out, f)
+				}
+			}
+		}
+	}
+	return out
+}
+
 func init() {
 	if !mutated("protect-roundatk31") {
 		DefaultProtect = append(DefaultProtect, roundatk31...)
@@ -135,5 +193,13 @@ func init() {
 	}
 	if !mutated("protect-roundatk18a") {
 		DefaultProtect = append(DefaultProtect, roundatk18a...)
+	}
+	if !mutated("protect-agents-atk37") {
+		for _, f := range agentFiles() {
+			// the rounds' lists add their own (each round's mutant takes its entries out)
+			if !slices.Contains(DefaultProtect, f) && !slices.Contains(round15b, f) && !slices.Contains(roundatk31, f) {
+				DefaultProtect = append(DefaultProtect, f)
+			}
+		}
 	}
 }

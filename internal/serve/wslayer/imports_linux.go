@@ -101,7 +101,12 @@ func (g *gitGuard) importMatch(rel string) string {
 func runsConfig(dir, name string) bool {
 	switch name {
 	case ".mcp.json", "mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json":
-		return true // MCP servers (Claude Code, Cursor, VS Code, Roo, Kiro, opencode, Crush)
+		// MCP servers (Claude Code, Cursor, VS Code, Roo, Kilo Code's .kilocode/mcp.json, Kiro,
+		// opencode, Crush); a bare mcp.json no client reads is not protected, and only
+		// protected configs are read (hostConfig)
+		return true
+	case "kilo.json", "kilo.jsonc":
+		return !mutated("protect-agents-atk37") // Kilo Code's config (root or .kilo/): its "mcp" key starts servers
 	case "settings.json", "settings.local.json":
 		// Claude Code's and Gemini CLI's hooks and MCP servers; VS Code's and Zed's paths of
 		// interpreters and language servers they start

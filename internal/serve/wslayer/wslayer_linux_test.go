@@ -1671,3 +1671,33 @@ func TestReopenClosedDirNeverFollowsALink(t *testing.T) {
 		t.Errorf("the closed directory: mode %v after, want 0700", st.Mode().Perm())
 	}
 }
+
+// Attack round atk37's F4 files on the protect list (Kilo Code's MCP configs, Crush's
+// instruction files in each spelling and its skills, Qwen Code's QWEN.md, Goose's .goosehints,
+// Warp's WARP.md) are refused; a file beside them is applied. What Kilo's configs start by its
+// path is protected as .mcp.json's is. Red without the per-agent list (mutant
+// protect-agents-atk37).
+func TestCommitRefusesRoundAtk37AgentFiles(t *testing.T) {
+	commitRefuses(t, []string{".kilocode/mcp.json", "kilo.json", "kilo.jsonc", ".kilo/kilo.jsonc", "CRUSH.md", "crush.md",
+		"Crush.md", "CRUSH.local.md", "sub/crush.local.md", ".crush/skills/x/SKILL.md", "QWEN.md", ".goosehints", "WARP.md",
+		".warp/skills/x/SKILL.md", ".roorules", ".kilocodemodes"}, "notes/agents-notes.md")
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "kilo.jsonc"), `{"mcp": {"docs": {"type": "local", "command": ["node", "./tools/kilo-server.js"]}}}`)
+	write(t, filepath.Join(ws, ".kilocode", "mcp.json"), `{"mcpServers": {"x": {"command": "python3", "args": ["scripts/kc.py"]}}}`)
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"tools/kilo-server.js", "scripts/kc.py"} {
+		write(t, filepath.Join(l.Upper, p), "evil\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"tools/kilo-server.js", "scripts/kc.py"} {
+		if why := refusedWhy(w, p); !strings.Contains(why, "starts") {
+			t.Errorf("%s: refused %q, want the Kilo config that starts it named (%s)", p, why, Summary(w))
+		}
+	}
+}
