@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +67,24 @@ type gitGuard struct {
 	run      []string
 	runBy    map[string]string
 	runsDone bool
+	// host says whether the protect list's patterns match a path (from the root): only such a
+	// config, which no call can have written, is read for the programs it starts (a call's
+	// own mcp.json named 4,200 paths and filled the list first, attack round atk37 F1)
+	host func(rel string) bool
+	// runCut and importCut say which bound the programs' (imports') list or reads reached:
+	// what the check did not read may name any path, so nothing not already found is
+	// judged (refused, the bound named)
+	runCut, importCut string
+	// cut says which bound the walk reached; unlisted are the directories (from the root)
+	// it did not list, partial the one whose listing it stopped in: what lies below them is
+	// not judged (attack round atk37 F2)
+	cut        string
+	unlisted   map[string]bool
+	partial    string
+	partialSet bool
+	// madeSet are the directories calls made (from the root) as serve's own state records
+	// them where the workspace keeps no user xattrs (madeStore)
+	madeSet map[string]bool
 	// foldCache holds the folded spelling of the paths covers compares
 	foldCache map[string]string
 	// runIndex maps the folded paths of run (as written and resolved) to the run path
@@ -149,6 +168,9 @@ func (g *gitGuard) match(rel string) string {
 	if g == nil || mutated("workspace-git-config") {
 		return ""
 	}
+	if why := g.unwalked(rel); why != "" {
+		return why
+	}
 	if why := g.importMatch(rel); why != "" {
 		return why
 	}
@@ -182,6 +204,7 @@ func (g *gitGuard) inside() []string {
 		return g.nested
 	}
 	g.walked = true
+	g.fixedRunners()
 	// breadth first, the host's directories before the ones calls made (madeMark): an earlier
 	// call's directories, sorted before the host's repositories, cannot use up the walk
 	queue, later := []string{g.ws}, []string(nil)
@@ -193,10 +216,16 @@ func (g *gitGuard) inside() []string {
 		d := queue[0]
 		queue = queue[1:]
 		if n++; n > maxGitWalk {
+			g.cutAt(fmt.Sprintf("more than %d directories", maxGitWalk), append(append(queue, later...), d), "", false)
 			break
 		}
 		subs, stop := g.list(d, &n, &files)
 		if stop {
+			why := fmt.Sprintf("more than %d directories", maxGitWalk)
+			if files > maxWalkFiles {
+				why = fmt.Sprintf("more than %d files", maxWalkFiles)
+			}
+			g.cutAt(why, append(append(queue, later...), subs...), d, true)
 			break
 		}
 		for _, s := range subs {
@@ -210,6 +239,61 @@ func (g *gitGuard) inside() []string {
 	return g.nested
 }
 
+// cutAt records where the walk stopped: the directories left unlisted, and the one whose
+// listing it stopped in (partial).
+func (g *gitGuard) cutAt(why string, left []string, partial string, isPartial bool) {
+	if mutated("workspace-walk-cut-open") {
+		return
+	}
+	g.cut = why
+	g.unlisted = map[string]bool{}
+	for _, d := range left {
+		g.unlisted[g.relOf(d)] = true
+	}
+	if isPartial {
+		g.partial, g.partialSet = g.relOf(partial), true
+	}
+}
+
+// relOf is the absolute path d from the workspace root ("" the root).
+func (g *gitGuard) relOf(d string) string {
+	if d == g.ws {
+		return ""
+	}
+	return filepath.ToSlash(strings.TrimPrefix(d, g.ws+"/"))
+}
+
+// unwalked says why rel (from the root) is not judged ("" = it is): it is, or lies below, a
+// directory the bounded walk did not list, or lies below the one it stopped listing. Such a
+// directory may hold a nested repository's config, an agent's hook config or an instruction
+// file that names rel; a path whose directory was listed in full is judged. (A config in an
+// unlisted directory naming a path elsewhere is what the fixed-path reads of runs() cover for
+// the agents' and editors' configs at the root.)
+func (g *gitGuard) unwalked(rel string) string {
+	g.inside()
+	if g.cut == "" {
+		return ""
+	}
+	say := func(d string) string {
+		return "the workspace holds " + g.cut + " (the bound of the walk that finds nested repositories and agents' configs); " +
+			strconv.Quote("/"+d) + " was not looked at, so what lies there is not judged, and not applied: fewer directories (or files) in the workspace, or a workspace that is a smaller folder, fix it"
+	}
+	for d := rel; ; d = path.Dir(d) {
+		if d == "." {
+			d = ""
+		}
+		if g.unlisted[d] {
+			return say(d)
+		}
+		if g.partialSet && d == g.partial && d != rel {
+			return say(d)
+		}
+		if d == "" {
+			return ""
+		}
+	}
+}
+
 // madeMark marks the directories a commit creates (an extended attribute a call cannot set on
 // the workspace: the commit copies none): the walk for repositories looks at them last.
 const madeMark = "user.mcpsandbox.made"
@@ -217,6 +301,9 @@ const madeMark = "user.mcpsandbox.made"
 func (g *gitGuard) made(dir string) bool {
 	if mutated("workspace-walk-made-last") {
 		return false
+	}
+	if g.madeSet[g.relOf(dir)] {
+		return true
 	}
 	var b [1]byte
 	_, err := unix.Lgetxattr(dir, madeMark, b[:])
@@ -236,11 +323,19 @@ func (g *gitGuard) list(d string, n, files *int) (subs []string, stop bool) {
 			if e.Type()&fs.ModeSymlink != 0 {
 				g.addLink(p) // while maxLinks allows, and past it one on a protected path
 			}
-			if importers[e.Name()] && len(g.importers) < maxImporters {
-				g.importers = append(g.importers, p)
+			if importers[e.Name()] && g.hostConfig(p) {
+				if len(g.importers) < maxImporters {
+					g.importers = append(g.importers, p)
+				} else if g.importCut == "" && !mutated("workspace-runs-cut-open") {
+					g.importCut = fmt.Sprintf("more than %d instruction files", maxImporters)
+				}
 			}
-			if runsConfig(filepath.Base(d), e.Name()) && len(g.runners) < maxImporters {
-				g.runners = append(g.runners, p)
+			if runsConfig(filepath.Base(d), e.Name()) && g.hostConfig(p) && !slices.Contains(g.runners, p) {
+				if len(g.runners) < maxImporters {
+					g.runners = append(g.runners, p)
+				} else if g.runCut == "" && !mutated("workspace-runs-cut-open") {
+					g.runCut = fmt.Sprintf("more than %d configs that start programs", maxImporters)
+				}
 			}
 			if *files++; *files > maxWalkFiles {
 				return subs, true

@@ -1,8 +1,10 @@
 package wslayer
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,6 +64,9 @@ func (g *gitGuard) imports() []string {
 				continue // an agent imports files: "@src" or "@." (which would protect all) is text
 			}
 			if len(g.imported) >= maxImported {
+				if g.importCut == "" && !mutated("workspace-runs-cut-open") {
+					g.importCut = fmt.Sprintf("more than %d imported paths", maxImported)
+				}
 				return
 			}
 			g.imported = append(g.imported, p)
@@ -88,7 +93,57 @@ func (g *gitGuard) importMatch(rel string) string {
 				" (@path): the next session reads it as instructions"
 		}
 	}
+	if g.importCut != "" {
+		return "the agents' instruction files name " + g.importCut + " (the check's bound): the rest were not read, so this path is not judged, and not applied"
+	}
 	return ""
+}
+
+// hostConfig says whether the config file at abs is one no call can have written: the
+// protect list's patterns match it. Only those are read for what they import or start: a
+// call's own mcp.json (no client reads a bare one) or CLAUDE.md under a trimmed list is the
+// call's to rewrite anyway, and read first it filled the bounded lists before the host's
+// (attack round atk37, F1).
+func (g *gitGuard) hostConfig(abs string) bool {
+	if g.host == nil || mutated("workspace-runners-unprotected") {
+		return true
+	}
+	r, ok := strings.CutPrefix(abs, g.ws+"/")
+	return ok && g.host(filepath.ToSlash(r))
+}
+
+// runsFixed are where the agents' and editors' configs that start programs lie at the root,
+// looked at directly before the walk: the walk may stop before it reaches them (an earlier
+// call's directories in its way), and these are the host's (protected).
+var runsFixed = []string{".mcp.json", "opencode.json", "opencode.jsonc", "crush.json", ".crush.json", "kilo.json", "kilo.jsonc",
+	".kilo/kilo.json", ".kilo/kilo.jsonc", ".kilocode/mcp.json", ".roo/mcp.json", ".cursor/mcp.json", ".cursor/hooks.json",
+	".vscode/mcp.json", ".vscode/settings.json", ".vscode/tasks.json", ".vscode/launch.json", ".zed/settings.json", ".zed/tasks.json",
+	".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json", ".qwen/settings.json", ".codex/config.toml",
+	".helix/languages.toml", ".devcontainer.json", ".devcontainer/devcontainer.json", ".pre-commit-config.yaml", "lefthook.yml",
+	".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", ".envrc", "mise.toml", ".mise.toml", ".vim/coc-settings.json"}
+
+// fixedRunners adds the configs at runsFixed that are there, first: read before any other.
+func (g *gitGuard) fixedRunners() {
+	if mutated("workspace-runners-unprotected") {
+		return
+	}
+	for _, rel := range runsFixed {
+		p := filepath.Join(g.ws, filepath.FromSlash(rel))
+		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() || !g.hostConfig(p) {
+			continue
+		}
+		if runsConfig(filepath.Base(filepath.Dir(p)), filepath.Base(p)) && !slices.Contains(g.runners, p) {
+			g.runners = append(g.runners, p)
+		}
+	}
+	// husky's hooks: every file of .husky
+	if ents, err := os.ReadDir(filepath.Join(g.ws, ".husky")); err == nil {
+		for _, e := range ents {
+			if p := filepath.Join(g.ws, ".husky", e.Name()); e.Type().IsRegular() && len(g.runners) < maxImporters && g.hostConfig(p) {
+				g.runners = append(g.runners, p)
+			}
+		}
+	}
 }
 
 // Agents' and editors' config files start programs: an MCP server's command and args
@@ -235,6 +290,9 @@ func (g *gitGuard) runMatch(rel string) string {
 				break
 			}
 		}
+	}
+	if g.runCut != "" {
+		return "the protected agents' and editors' configs start " + g.runCut + " (the check's bound): what it did not read may start this path, so it is not judged, and not applied; fewer programs named in those configs fix it"
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package wslayer
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,8 +20,12 @@ import (
 // the text (fail closed: a word that reads as such protects, whether or not the tool would
 // follow it), bounded.
 
-// maxProgramReads bounds the files the follower reads (each at most 256 KiB, readSmall).
-const maxProgramReads = 256
+// maxProgramReads bounds the files the follower reads (each at most 256 KiB, readSmall), and
+// maxRun the paths it protects; past either, what is not judged is refused (runCut).
+var (
+	maxProgramReads = 1024  // a variable for the tests
+	maxRun          = 32768 // a variable for the tests
+)
 
 // maxProgramDepth bounds the hops from a config to what it loads.
 const maxProgramDepth = 5
@@ -58,7 +63,13 @@ func (f *follower) add(p, by string) bool {
 			return false
 		}
 	}
-	if len(g.run) >= maxImported || slices.Contains(g.run, p) {
+	if slices.Contains(g.run, p) {
+		return false
+	}
+	if len(g.run) >= maxRun {
+		if g.runCut == "" && !mutated("workspace-runs-cut-open") {
+			g.runCut = fmt.Sprintf("more than %d paths", maxRun)
+		}
 		return false
 	}
 	g.run = append(g.run, p)
@@ -176,6 +187,14 @@ func (f *follower) follow() {
 	if mutated("workspace-config-programs-follow") {
 		return
 	}
+	defer func() {
+		// files left unread (not read yet, within the depth) may load any path: not judged
+		for _, t := range f.todo {
+			if t.depth <= maxProgramDepth && !f.seen[t.path] && f.g.runCut == "" && !mutated("workspace-runs-cut-open") {
+				f.g.runCut = fmt.Sprintf("programs that load more than %d files", maxProgramReads)
+			}
+		}
+	}()
 	for len(f.todo) > 0 && f.reads < maxProgramReads {
 		t := f.todo[0]
 		f.todo = f.todo[1:]

@@ -64,6 +64,9 @@ func sweep(dir string) {
 			// hour keeps its layers made ahead, and a call may still be using one (attack round
 			// atk24c, F8: another serve's start removed a live serve's layers, and a running
 			// call's writes with them). Only what names no serve goes by its age.
+			if strings.HasPrefix(e.Name(), madePrefix) {
+				continue // serve's record of what calls made in a workspace (madeStore), not a layer
+			}
 			gone, named := layerOwnerGone(dir, e.Name())
 			if gone && unfinished(filepath.Join(dir, e.Name())) {
 				continue // a commit its serve died in: the next serve of its workspace finishes it (Recover)
@@ -545,6 +548,8 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	prot.extra = r.Extra
 	g := newGitGuard(l.Lower)
 	g.protected = prot.literal
+	g.host = func(rel string) bool { return prot.pattern(rel) != "" }
+	g.madeSet = loadMade(filepath.Dir(l.Dir), l.Lower)
 	g.protectedLinks(r.Protect)
 	prot.git = g
 	if l.tmp == "" {
@@ -552,7 +557,7 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	}
 	l.sandboxPath = r.SandboxPath
 	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper, masked: l.masked,
-		userxattr: l.userxattr, deadline: r.Deadline, lower: l.Lower, tmp: l.tmp,
+		userxattr: l.userxattr, deadline: r.Deadline, lower: l.Lower, tmp: l.tmp, layerRoot: filepath.Dir(l.Dir),
 		chown: os.Geteuid() == 0 && r.UID >= 0}
 	if !mutated("workspace-conflict-unchecked") {
 		c.since = l.since.UnixNano()
@@ -727,6 +732,10 @@ type committer struct {
 	out       *executor.WorkspaceChanges
 	charged   int64 // what the applied changes cost against the quota (fileCharge, dirCharge)
 	upperRoot string
+	// layerRoot holds serve's record of the directories calls made where the workspace keeps
+	// no user xattrs (madeStore); madeNow are the ones this commit made
+	layerRoot string
+	madeNow   map[string]bool
 	chown     bool
 	entries   int
 	wsRoot    int
@@ -1202,7 +1211,7 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 		return
 	}
 	if !existed { // the walk for repositories looks at what calls made last
-		_ = unix.Fsetxattr(wsub, madeMark, []byte{'1'}, 0)
+		c.markMade(wsub, rel)
 	}
 	if existed && c.opaque(rel) {
 		keep := map[string]bool{}

@@ -1701,3 +1701,188 @@ func TestCommitRefusesRoundAtk37AgentFiles(t *testing.T) {
 		}
 	}
 }
+
+// A call's own config (a bare mcp.json, which no client reads and the protect list does not
+// hold) named 4,200 paths; read before .claude/settings.json in the walk's order, it filled the
+// list of programs protected configs start, and the Stop hook's script was then committed
+// (attack round atk37, F1). Only configs the protect list holds are read, and the root's are
+// read first: the hook's script stays refused, named by its config. Red when a call's config is
+// read too (mutant workspace-runners-unprotected).
+func TestCommitCallsConfigDoesNotFillThePrograms(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".claude", "settings.json"), `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "python3 scripts/on_stop.py"}]}]}}`)
+	write(t, filepath.Join(ws, "scripts", "on_stop.py"), "print('bye')\n")
+	var args []string
+	for i := range 4200 {
+		args = append(args, fmt.Sprintf(`"./tools/t%04d.js"`, i))
+	}
+	pad, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(pad.Upper, "mcp.json"), `{"mcpServers": {"docs": {"command": "node", "args": [`+strings.Join(args, ",")+`]}}}`)
+	if w, err := pad.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws}); err != nil || len(w.Refused) != 0 {
+		t.Fatalf("a bare mcp.json: %v %s", err, Summary(w))
+	}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "scripts", "on_stop.py"), "import os; os.system('id')\n")
+	write(t, filepath.Join(l.Upper, "tools", "t0001.js"), "x\n")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := refusedWhy(w, "scripts/on_stop.py"); !strings.Contains(why, `.claude/settings.json\" starts`) {
+		t.Errorf("the Stop hook's script: refused %q, want the hook config named (%s)", why, Summary(w))
+	}
+	if refusedWhy(w, "tools/t0001.js") != "" {
+		t.Errorf("a path only the call's own mcp.json names was refused: %s", Summary(w))
+	}
+}
+
+// The bounds of the programs' list and of the files read fail closed (attack round atk37, F1):
+// a protected config naming more paths than the list holds, or programs loading more files
+// than are read, leave every path not already found refused, the bound named; before, the rest
+// were dropped and a path they named was applied. Red when a bound reached lets the rest pass
+// (mutant workspace-runs-cut-open).
+func TestCommitProgramBoundsFailClosed(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	oldRun, oldReads := maxRun, maxProgramReads
+	t.Cleanup(func() { maxRun, maxProgramReads = oldRun, oldReads })
+	for _, c := range []struct {
+		name         string
+		run, reads   int
+		want, refuse string
+	}{
+		{"list", 3, 1024, "more than 3 paths", "./tools/d.js"},
+		{"reads", 1024, 2, "more than 2 files", "./lib/c.js"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			maxRun, maxProgramReads = c.run, c.reads
+			ws := t.TempDir()
+			write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "node", "args": ["./tools/a.js", "./tools/b.js", "./tools/c.js", "./tools/d.js"]}}}`)
+			if c.name == "reads" {
+				write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "node", "args": ["./lib/a.js"]}}}`)
+				write(t, filepath.Join(ws, "lib", "a.js"), "require('./b.js')\n")
+				write(t, filepath.Join(ws, "lib", "b.js"), "require('./c1.js')\n")
+				write(t, filepath.Join(ws, "lib", "c1.js"), "require('./c.js')\n")
+			}
+			l, err := New(t.TempDir(), ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel := strings.TrimPrefix(c.refuse, "./")
+			write(t, filepath.Join(l.Upper, rel), "evil\n")
+			w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(ws, rel)); string(b) == "evil\n" {
+				t.Errorf("%s was applied past the bound (%s)", rel, Summary(w))
+			}
+			if why := refusedWhy(w, path.Dir(rel)); !strings.Contains(why, c.want) {
+				t.Errorf("%s: refused %q, want the bound (%s) named (%s)", path.Dir(rel), why, c.want, Summary(w))
+			}
+		})
+	}
+}
+
+// noXattr stands in for a workspace that keeps no user xattrs (NFS, sshfs, WSL's /mnt/c):
+// the made mark is refused.
+func noXattr(t *testing.T) {
+	old := setMadeMark
+	setMadeMark = func(int) error { return unix.ENOTSUP }
+	t.Cleanup(func() { setMadeMark = old })
+}
+
+// The walk's bound fails closed (attack round atk37, F2): directories sorted before the host's
+// (here the host's own, so no mark can help) used up the walk, and a nested config's script and
+// a nested repository's hooks were no longer protected. Now what lies in a directory the walk
+// did not list is refused, the bound named; the root's configs (a Stop hook running a script at
+// the root) are read at their fixed paths, reached or not; a directory the walk listed in full
+// is judged as before. Red when the bound lets the rest pass (mutant workspace-walk-cut-open).
+func TestCommitWalkBoundFailsClosed(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	old := maxGitWalk
+	maxGitWalk = 10
+	t.Cleanup(func() { maxGitWalk = old })
+	ws := t.TempDir()
+	for i := range 20 {
+		os.MkdirAll(filepath.Join(ws, fmt.Sprintf("+pad%02d", i)), 0o755)
+	}
+	write(t, filepath.Join(ws, ".claude", "settings.json"), `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "python3 on_stop.py"}]}]}}`)
+	write(t, filepath.Join(ws, "on_stop.py"), "print('bye')\n")
+	write(t, filepath.Join(ws, "zz", ".vscode", "tasks.json"), `{"tasks": [{"command": "./build.sh", "runOptions": {"runOn": "folderOpen"}}]}`)
+	write(t, filepath.Join(ws, "zz", "build.sh"), "make\n")
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"on_stop.py", "zz/build.sh", "notes.md"} {
+		write(t, filepath.Join(l.Upper, p), "evil\n")
+	}
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := refusedWhy(w, "on_stop.py"); !strings.Contains(why, "starts") {
+		t.Errorf("on_stop.py: refused %q, want the Stop hook's config named (%s)", why, Summary(w))
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "zz", "build.sh")); string(b) == "evil\n" {
+		t.Errorf("zz/build.sh, below a directory the walk did not reach, was applied (%s)", Summary(w))
+	}
+	if why := refusedWhy(w, "zz"); !strings.Contains(why, "more than 10 directories") {
+		t.Errorf("zz: refused %q, want the walk's bound named (%s)", why, Summary(w))
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.md")); string(b) != "evil\n" {
+		t.Errorf("notes.md, in the root the walk listed, was not applied (%s)", Summary(w))
+	}
+}
+
+// Where the workspace keeps no user xattrs, the mark that puts the directories calls made last
+// in the walk is kept by serve (its layer root's record): an earlier call's 20 directories,
+// sorted before a nested repository, do not use up the walk, and the repository's
+// core.hooksPath stays protected; MadeMarkKept says the workspace keeps none. Red without the
+// record (mutant workspace-made-record): the walk stops before zz.
+func TestCommitWalkMadeLastWithoutXattrs(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	noXattr(t)
+	old := maxGitWalk
+	maxGitWalk = 10
+	t.Cleanup(func() { maxGitWalk = old })
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.MkdirAll(ws, 0o755)
+	root := t.TempDir()
+	pad, err := New(root, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		os.MkdirAll(filepath.Join(pad.Upper, fmt.Sprintf("+pad%02d", i), "sub"), 0o755)
+	}
+	if _, err := pad.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws}); err != nil {
+		t.Fatal(err)
+	}
+	if kept, say := MadeMarkKept(ws); kept || !strings.Contains(say, "no user xattrs") {
+		t.Errorf("MadeMarkKept = %v, %q on a workspace that refuses the mark", kept, say)
+	}
+	write(t, filepath.Join(ws, "zz", ".git", "HEAD"), "ref: refs/heads/main\n")
+	os.MkdirAll(filepath.Join(ws, "zz", ".git", "objects"), 0o755)
+	os.MkdirAll(filepath.Join(ws, "zz", ".git", "refs"), 0o755)
+	write(t, filepath.Join(ws, "zz", ".git", "config"), "[core]\n\thooksPath = ../shared-hooks\n")
+	l, err := New(root, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.Upper, "shared-hooks", "pre-commit"), "x")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "shared-hooks", "pre-commit")); err == nil {
+		t.Errorf("a hook of the nested repository zz reached the workspace past 20 directories a call made: %s", Summary(w))
+	}
+}

@@ -41,3 +41,6 @@ func (l *Layer) Commit(r Rules) (*executor.WorkspaceChanges, error) { return nil
 
 // Recover has nothing to finish off Linux.
 func Recover(root, ws string, rules func() (Rules, error)) []Recovered { return nil }
+
+// MadeMarkKept has nothing to probe off Linux (no layers, no commit walk).
+func MadeMarkKept(ws string) (bool, string) { return false, errUnsupported.Error() }
