@@ -90,6 +90,9 @@ func loadMade(root, ws string) map[string]bool {
 // directories calls made with (probed once per workspace: set and removed on a scratch
 // directory made there), and what that means, for serve --check and explain.
 func MadeMarkKept(ws string) (bool, string) {
+	if mutated("workspace-made-probe") { // the check said nothing of it
+		return true, madeSay(true)
+	}
 	if v, ok := xattrKept.Load(filepath.Clean(ws)); ok {
 		return v.(bool), madeSay(v.(bool))
 	}

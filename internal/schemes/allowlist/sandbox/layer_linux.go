@@ -75,8 +75,15 @@ func (e *Executor) workspaceLayer() executor.Layer {
 		"a call's writes land in its own overlay layer (under %s) and reach the workspace only after serve checks each: "+
 			"no protected name, no symlink out, no FIFO/socket/device, no setuid bit, hard links replaced not written through, "+
 			"at most limits.workspace_quota (%s) per call; another writer's change meanwhile is kept (a conflict); %s; "+
-			"a timed-out or cancelled call's writes: limits.on_interrupt = %q",
-		e.layerRoot, e.pol.Limits.WorkspaceQuota, gone, e.pol.Limits.OnInterrupt)}
+			"a timed-out or cancelled call's writes: limits.on_interrupt = %q; %s",
+		e.layerRoot, e.pol.Limits.WorkspaceQuota, gone, e.pol.Limits.OnInterrupt, madeMark(e.ws))}
+}
+
+// madeMark says whether the workspace keeps the mark the commit's walk orders calls'
+// directories by (a user xattr), probed once (attack round atk37, F2).
+func madeMark(ws string) string {
+	_, say := wslayer.MadeMarkKept(ws)
+	return say
 }
 
 // inLayer runs a call with its writes in a layer of their own, then commits them (checked) or

@@ -303,8 +303,9 @@ func (e *Executor) workspaceLayer(mounts []mount.Mount) executor.Layer {
 			ws.Detail = fmt.Sprintf("%s at %s through an overlay layer per call (an engine volume): the program's writes land in the layer and "+
 				"serve commits them after the call, each checked (protected names such as .git/hooks, .envrc and agent files, symlinks out, "+
 				"FIFOs, devices, setuid bits, hard links, the owner), at most limits.workspace_quota = %s; "+
-				"a call that times out or is cancelled is %s", filepath.Clean(e.spec.workspace), workspaceDir,
-				units.BytesSize(float64(e.quota())), map[string]string{"commit": "committed", "discard": "discarded"}[e.onInterrupt()])
+				"a call that times out or is cancelled is %s; %s", filepath.Clean(e.spec.workspace), workspaceDir,
+				units.BytesSize(float64(e.quota())), map[string]string{"commit": "committed", "discard": "discarded"}[e.onInterrupt()],
+				madeMarkSay(filepath.Clean(e.spec.workspace)))
 			return ws
 		}
 		mode := "read-only"
@@ -318,6 +319,13 @@ func (e *Executor) workspaceLayer(mounts []mount.Mount) executor.Layer {
 		ws.Detail = fmt.Sprintf("%s at %s, %s", m.Source, m.Target, mode)
 	}
 	return ws
+}
+
+// madeMarkSay says whether the workspace keeps the mark the commit's walk orders calls'
+// directories by (a user xattr), probed once (attack round atk37, F2).
+func madeMarkSay(ws string) string {
+	_, say := wslayer.MadeMarkKept(ws)
+	return say
 }
 
 // layerGap says why a writable workspace has no layer.
