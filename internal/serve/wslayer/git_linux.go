@@ -383,15 +383,11 @@ func (g *gitGuard) rooted(d string) []string {
 	}
 	if gitdir != "" {
 		configs := []string{filepath.Join(gitdir, "config"), filepath.Join(gitdir, "config.worktree")}
-		if !mutated("workspace-link-direct") {
-			g.hookLinks(gitdir)
-		}
+		g.hookLinks(gitdir)
 		if b, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
 			common := absFrom(gitdir, strings.TrimSpace(string(b)))
 			configs = append(configs, filepath.Join(common, "config"))
-			if !mutated("workspace-link-direct") {
-				g.hookLinks(common)
-			}
+			g.hookLinks(common)
 		}
 		seen := map[string]bool{}
 		for _, c := range configs {
@@ -871,9 +867,11 @@ func (g *gitGuard) aliases(rel string) []string {
 		return nil
 	}
 	g.inside() // its walk finds the links
-	if !mutated("workspace-link-direct") {
+	{
 		// the hooks of the repositories holding rel, whatever the walk reached: earlier calls
-		// may have put 100,000 entries before them in its order
+		// may have put 100,000 entries before them in its order (since atk37 F2 a change in a
+		// directory the walk did not reach is refused anyway; this names the real reason when
+		// the walk did reach it, and has no mutant of its own: the fail-closed bound covers it)
 		for d := path.Dir(rel); ; d = path.Dir(d) {
 			g.rooted(filepath.Join(g.ws, filepath.FromSlash(d)))
 			if d == "." || d == "/" {
@@ -937,7 +935,7 @@ func (g *gitGuard) keepLink(abs string) bool {
 // walk may never reach them (an earlier call may have put 100,000 entries before them in its
 // order), and a call cannot make such a link, so none of these is the call's own padding.
 func (g *gitGuard) protectedLinks(pats []string) {
-	if g == nil || mutated("workspace-link-direct") {
+	if g == nil {
 		return
 	}
 	for _, pat := range pats {

@@ -721,7 +721,7 @@ func TestCommitReadsGitConfigWhereGitLooks(t *testing.T) {
 // docker, 99,990 empty files in +pad and 100 in ++pad, then scripts/pre-commit.sh (the target
 // of .git/hooks/pre-commit) was applied and ran at the next commit. The hooks of the
 // repositories holding a path, and the links on the protect list's own paths, are looked at
-// directly. Red without (mutant workspace-link-direct).
+// directly (since atk37 F2 the walk's bound fails closed as well: a change where it did not reach is refused).
 func TestCommitFindsLinksPastThePadding(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	old := maxGitWalk
