@@ -14,6 +14,7 @@ func Self() Instance {
 	i := Instance{Host: hostname(), PID: os.Getpid()}
 	i.Machine = firstFile("/etc/machine-id", "/var/lib/dbus/machine-id")
 	i.Boot = firstFile("/proc/sys/kernel/random/boot_id")
+	_ = NoteBoot(i.Boot)
 	i.PIDNS, _ = os.Readlink("/proc/self/ns/pid")
 	i.Start, _ = StartTime(i.PID)
 	return i
@@ -50,8 +51,19 @@ func StartTime(pid int) (uint64, error) {
 }
 
 // Judge says whether o is alive, seen from me. Dead only when sure: same machine, and either
-// another boot, or the same pid namespace with no process of that pid and start time.
-func (me Instance) Judge(o Instance) Liveness {
+// an earlier boot this machine's record shows (NoteBoot: a clone shares the machine id, not
+// the record of its boots), or the same pid namespace with no process of that pid and start
+// time.
+func (me Instance) Judge(o Instance) Liveness { return me.judge(o, ranHere) }
+
+// JudgeLocal is Judge for what lies on this machine's own disk (a directory under its runtime
+// or temporary directory): what another boot left there is this disk's earlier boot's, never a
+// clone's live one.
+func (me Instance) JudgeLocal(o Instance) Liveness {
+	return me.judge(o, func(string) bool { return true })
+}
+
+func (me Instance) judge(o Instance, ranHere func(boot string) bool) Liveness {
 	if o.Host != me.Host || o.Machine != me.Machine {
 		return Unknown // (a machine with no machine id is known by its host name and boot id)
 	}
@@ -59,7 +71,10 @@ func (me Instance) Judge(o Instance) Liveness {
 		return Unknown
 	}
 	if o.Boot != me.Boot {
-		return Dead // it ran before this machine's last boot
+		if ranHere(o.Boot) {
+			return Dead // it ran before this machine's last boot
+		}
+		return Unknown // a boot this machine never noted: a clone's, sharing the machine id
 	}
 	if o.PIDNS == "" || o.PIDNS != me.PIDNS {
 		return Unknown

@@ -18,3 +18,6 @@ func (me Instance) Judge(o Instance) Liveness {
 	}
 	return Unknown
 }
+
+// JudgeLocal: as Judge.
+func (me Instance) JudgeLocal(o Instance) Liveness { return me.Judge(o) }

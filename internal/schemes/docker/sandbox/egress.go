@@ -203,7 +203,7 @@ func (e *Executor) sweepEgressDirs() int {
 	n := 0
 	for _, d := range ents {
 		o, ok := egressDirOwner(e.me, d.Name())
-		if !ok || !d.IsDir() || e.me.judge(o) != dead {
+		if !ok || !d.IsDir() || e.me.judgeLocal(o) != dead {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(base, d.Name())); err != nil {

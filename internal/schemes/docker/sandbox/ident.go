@@ -39,3 +39,7 @@ const (
 // judge says whether the instance that labelled a container is alive, seen from me: dead only
 // when sure (procid.Judge).
 func (me instance) judge(o instance) liveness { return me.Judge(o.Instance) }
+
+// judgeLocal is judge for this machine's own files (procid.JudgeLocal): an egress directory of
+// another boot is an earlier boot's of this disk.
+func (me instance) judgeLocal(o instance) liveness { return me.JudgeLocal(o.Instance) }

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"os"
 	"os/exec"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/procid"
 	"testing"
 )
 
@@ -30,6 +32,11 @@ func TestJudgeLinux(t *testing.T) {
 	reused.Start = st + 1
 	rebooted := parent
 	rebooted.Boot = "another-boot"
+	if err := procid.NoteBoot(rebooted.Boot); err != nil { // this machine ran it
+		t.Fatal(err)
+	}
+	clone := parent
+	clone.Boot = "a-boot-this-machine-never-ran" // a clone's, sharing the machine id (atk37b F5)
 	for _, tc := range []struct {
 		name string
 		o    instance
@@ -39,6 +46,7 @@ func TestJudgeLinux(t *testing.T) {
 		{"alive", parent, alive},
 		{"pid reused", reused, dead},
 		{"before a reboot", rebooted, dead},
+		{"a clone's boot", clone, unknown},
 	} {
 		if got := me.judge(tc.o); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

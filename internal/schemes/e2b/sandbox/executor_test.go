@@ -495,7 +495,9 @@ func TestHostileUpstream(t *testing.T) {
 // TestReapDeadInstances: sandboxes labelled by a serve of this machine, boot and pid namespace
 // that is gone are killed at start; those of a live serve, and those of a serve this one cannot
 // judge (another machine of the same host name, another pid namespace: atk37 F3) are left
-// alone; those of an earlier boot are killed. Red with e2b-reap-by-pid-alone.
+// alone; those of an earlier boot this machine ran are killed, those of a boot it never ran (a
+// clone's sharing the machine id: atk37b F5) left. Red with e2b-reap-by-pid-alone and
+// procid-other-boot-dead.
 func TestReapDeadInstances(t *testing.T) {
 	f := newFake(t)
 	c := NewClient(Config{APIKey: testKey, APIURL: f.URL(), SandboxURL: f.URL()})
@@ -532,7 +534,13 @@ func TestReapDeadInstances(t *testing.T) {
 	otherMachine := mk(deadPID, 1, func(l map[string]string) { l[LabelMachine] = "another-machine-of-this-name" })
 	otherNS := mk(deadPID, 1, func(l map[string]string) { l[LabelPIDNS] = "pid:[1]" })
 	unlabelled := mk(deadPID, 1, func(l map[string]string) { delete(l, LabelMachine) }) // an older serve's
+	// a boot this machine ran
+	if err := procid.NoteBoot("an-earlier-boot"); err != nil {
+		t.Fatal(err)
+	}
 	earlierBoot := mk(ppid, pstart, func(l map[string]string) { l[LabelBoot] = "an-earlier-boot" })
+	// a clone sharing the machine id runs a boot of its own, not in this machine's record (atk37b F5)
+	cloneBoot := mk(deadPID, 1, func(l map[string]string) { l[LabelBoot] = "a-clones-live-boot" })
 	other, err := c.Create(context.Background(), CreateOptions{Template: "base", Timeout: time.Minute,
 		Metadata: map[string]string{"owner": "someone-else"}})
 	if err != nil {
@@ -540,7 +548,7 @@ func TestReapDeadInstances(t *testing.T) {
 	}
 	left := sweep(t, f, map[string]string{keyEnv: testKey, "E2B_API_URL": f.URL(), "E2B_SANDBOX_URL": f.URL()}, nil)
 	for id, want := range map[string]bool{deadID: false, reusedID: false, earlierBoot: false, liveID: true, other.ID: true,
-		otherMachine: true, otherNS: true, unlabelled: true} {
+		otherMachine: true, otherNS: true, unlabelled: true, cloneBoot: true} {
 		if left[id] != want {
 			t.Errorf("after the sweep, sandbox %s alive %v, want %v", id, left[id], want)
 		}
