@@ -40,6 +40,13 @@ func measured(ctx context.Context, _, policyPath string) []verify.Check {
 	if os.Getenv(key) == "" || mutated("verify-e2b-api-unasked") {
 		return []verify.Check{c}
 	}
+	if why := e2bsec.Of(p).KeyElsewhere(); why != "" && !live() && !mutated("verify-e2b-api-unconsented") {
+		// a policy someone gave the user chose the secret or the address: verify sends nothing
+		// there unasked (atk37b F3; serve would, and MS305 says so)
+		return []verify.Check{c, {Name: "e2b api", OK: true,
+			Value:  "not asked: the policy's " + why + "; verify sends no key where a policy file chose unless you say so",
+			Advice: "to send $" + key + " there and check the answer: " + LiveEnv + "=1 mcpsandbox verify …"}}
+	}
 	return []verify.Check{c, apiRow(ctx, p, key)}
 }
 

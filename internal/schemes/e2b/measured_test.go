@@ -3,13 +3,17 @@ package e2b
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/harness/e2bfake"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // verify's e2b host rows ask E2B's API what serve asks at its start (its list of sandboxes: no
@@ -69,4 +73,75 @@ func TestVerifyAsksTheE2BAPI(t *testing.T) {
 	if n := fake.Stats().Created; n != 0 {
 		t.Errorf("verify made %d sandboxes", n)
 	}
+}
+
+// verify sends no secret where a policy file chose without the user's say (atk37b F3: a policy
+// naming api_key_env = "AWS_SECRET_ACCESS_KEY" and its own listener as api_url got the secret
+// from verify's "e2b api" row): the row says "not asked" and the listener hears nothing, unless
+// MCPSANDBOX_E2B_LIVE=1; the audit reports the policy (MS305) either way. Red with mutant
+// verify-e2b-api-unconsented.
+func TestVerifySendsNoKeyWhereThePolicyChose(t *testing.T) {
+	const secret = "wJalrXUtnFEMI-atk37b-not-an-e2b-key"
+	var heard atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		heard.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte("[]"))
+	}))
+	defer srv.Close()
+	t.Setenv("E2B_API_URL", "")
+	t.Setenv("E2B_SANDBOX_URL", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", secret)
+	t.Setenv("E2B_API_KEY", secret)
+	for _, tc := range []struct{ name, section string }{
+		{"another variable", "api_key_env = \"AWS_SECRET_ACCESS_KEY\"\napi_url = \"https://api.e2b.app\"\n"},
+		{"another address", "api_url = \"" + srv.URL + "\"\n"},
+		{"both", "api_key_env = \"AWS_SECRET_ACCESS_KEY\"\napi_url = \"" + srv.URL + "\"\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pol := filepath.Join(t.TempDir(), "e2b.toml")
+			if err := os.WriteFile(pol, []byte("version = 1\nscheme = \"e2b\"\n[e2b]\n"+tc.section), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p, err := policy.Load(pol)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ms305 bool
+			for _, f := range verify.Audit(p, "", Scheme.Audit) {
+				ms305 = ms305 || f.Rule == "MS305"
+			}
+			if !ms305 {
+				t.Errorf("no MS305 for a policy that chooses the key's variable or address")
+			}
+			t.Setenv(LiveEnv, "")
+			row := apiCheck(t, pol)
+			if heard.Load() != 0 || !strings.HasPrefix(row.Value, "not asked: ") || !strings.Contains(row.Advice, LiveEnv+"=1") {
+				t.Errorf("without %s=1: the listener heard %d requests; row %+v", LiveEnv, heard.Load(), row)
+			}
+			if strings.Contains(row.Value+row.Advice, secret) {
+				t.Errorf("the row shows the secret: %+v", row)
+			}
+		})
+	}
+	// with the user's say, verify asks (the listener is a stand-in: no sandbox list to judge)
+	t.Setenv(LiveEnv, "1")
+	pol := filepath.Join(t.TempDir(), "e2b.toml")
+	if err := os.WriteFile(pol, []byte("version = 1\nscheme = \"e2b\"\n[e2b]\napi_url = \""+srv.URL+"\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if row := apiCheck(t, pol); heard.Load() == 0 || strings.HasPrefix(row.Value, "not asked") {
+		t.Errorf("with %s=1 verify did not ask: %+v", LiveEnv, row)
+	}
+}
+
+func apiCheck(t *testing.T, pol string) verify.Check {
+	t.Helper()
+	for _, c := range measured(context.Background(), "", pol) {
+		if c.Name == "e2b api" {
+			return c
+		}
+	}
+	t.Fatalf("no e2b api row")
+	return verify.Check{}
 }

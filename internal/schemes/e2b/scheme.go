@@ -23,6 +23,7 @@ var Rules = []verify.Rule{
 	{ID: "MS302", Severity: verify.Medium, Title: "E2B sandboxes may reach the internet"},
 	{ID: "MS303", Severity: verify.Low, Title: "E2B sandboxes are reused for a whole session: calls see each other's files"},
 	{ID: "MS304", Severity: verify.High, Title: "E2B_API_URL or E2B_SANDBOX_URL is plain http to a host that is not loopback: the key would cross the network in clear text (serve refuses to start)"},
+	{ID: "MS305", Severity: verify.Medium, Title: "the policy chooses what serve sends as its E2B key, or where: api_key_env names a variable not named for E2B, or api_url is not E2B's API"},
 }
 
 // Scheme is the registry entry.
@@ -88,6 +89,9 @@ func audit(p *policy.Policy, add verify.Add) {
 				add("MS304", "e2b.api_url", "$%s = %q %s; serve refuses to start with it", "use https:// (plain http only to a loopback host: 127.0.0.1, ::1, localhost), or unset "+n, n, v, why)
 			}
 		}
+	}
+	if why := e2bsec.Of(p).KeyElsewhere(); why != "" {
+		add("MS305", "e2b.api_key_env", "%s: serve sends that variable's value, as its key, to that API", `remove api_key_env and api_url (E2B_API_KEY to https://api.e2b.app), unless you run your own E2B and named them yourself`, why)
 	}
 	if e2bsec.Of(p).Reuse == "session" {
 		add("MS303", "e2b.reuse", "one sandbox serves a whole session: a call sees what earlier calls left", `set reuse = "call" for a fresh sandbox each call`)

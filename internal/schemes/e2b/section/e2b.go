@@ -150,3 +150,34 @@ func (e *E2B) Summary() []string {
 	return []string{fmt.Sprintf("template %s, API key from $%s (never written)", e.Template, e.APIKeyEnv),
 		fmt.Sprintf("reuse %s, sandbox timeout %s, internet %s", e.Reuse, e.SandboxTimeout.String(), policy.OnOff(e.AllowInternet))}
 }
+
+// KeyElsewhere says where this policy, not the user, chooses what secret serve sends or where
+// ("" when the key is an E2B variable bound for E2B's API): an api_key_env not named for E2B
+// (a policy naming $AWS_SECRET_ACCESS_KEY has serve send that as its key) or an api_url off
+// E2B's hosts (the key goes to that address). verify asks the API only with the user's consent
+// then (attack round atk37b, F3), and reports it (MS305).
+func (e *E2B) KeyElsewhere() string {
+	var why []string
+	if k := e.APIKeyEnv; k != "" && !strings.Contains(strings.ToUpper(k), "E2B") {
+		why = append(why, fmt.Sprintf("api_key_env names $%s, a variable not named for E2B", k))
+	}
+	if e.APIURL != "" && !e2bHost(e.APIURL) {
+		why = append(why, fmt.Sprintf("api_url %q is not E2B's API (https://api.e2b.app)", e.APIURL))
+	}
+	return strings.Join(why, "; ")
+}
+
+// e2bHost: the URL's host is E2B's (e2b.app, e2b.dev and their subdomains).
+func e2bHost(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	for _, d := range []string{"e2b.app", "e2b.dev"} {
+		if h == d || strings.HasSuffix(h, "."+d) {
+			return true
+		}
+	}
+	return false
+}
