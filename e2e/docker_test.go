@@ -62,8 +62,7 @@ func needDocker(t *testing.T) *engine.Client {
 		stop("docker e2e: the image %s %s: build it with sh scripts/build-test-image.sh, or set MCPSANDBOX_TEST_IMAGE", dockerImage(), why)
 		return nil
 	}
-	// The harness and its controls read MCPSANDBOX_TEST_IMAGE.
-	t.Setenv("MCPSANDBOX_TEST_IMAGE", dockerImage())
+	// The harness and its controls read MCPSANDBOX_TEST_IMAGE: TestMain sets it for the binary.
 	return eng
 }
 
@@ -365,106 +364,114 @@ func TestDockerHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIP in -short: the docker harness run takes about two minutes")
 	}
-	path := dockerPolicy(t, nil)
-	// Two scenarios at a time: each starts its own serve and containers on a 2-CPU machine.
-	// 8s: on a loaded engine (CI runs the docker load tests beside this) a cold container took more
-	// than 3s to start, and a step whose program never started is an ERROR, not a pass.
-	start := time.Now()
-	out, stderr, code := runBin(t, "harness", "--policy", path, "--json", "--max-timeout", "8s", "--parallel", "2")
-	t.Logf("scenarios: %s", time.Since(start))
-	var rep harness.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("harness --json: %v\n%s\n%s", err, out, stderr)
-	}
-	// planted-binary-exec attacks the allowlist's pinned-binary rule; the docker scheme has no
-	// such rule (its tools run any code, in the call's own container), so the payload runs
-	// there by design. Until internal/schemes/docker/scenarios.toml says `[planted-binary-exec] skip = ...` it must show
-	// exactly that: the marker and nothing else.
-	for i, r := range rep.Results {
-		if r.ID != "planted-binary-exec" || r.Outcome != harness.Breach {
-			continue
+	// The scenarios and the controls are independent runs of the binary: side by side, while the
+	// serial tests wait (the test itself is not parallel, so its two halves start at once rather
+	// than last in the queue of parallel tests, where the longest one would make the tail).
+	t.Run("scenarios", func(t *testing.T) {
+		parallel(t)
+		path := dockerPolicy(t, nil)
+		// Two scenarios at a time: each starts its own serve and containers on a 2-CPU machine.
+		// 8s: on a loaded engine (CI runs the docker load tests beside this) a cold container took more
+		// than 3s to start, and a step whose program never started is an ERROR, not a pass.
+		start := time.Now()
+		out, stderr, code := runBin(t, "harness", "--policy", path, "--json", "--max-timeout", "8s", "--parallel", "2")
+		t.Logf("scenarios: %s", time.Since(start))
+		var rep harness.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("harness --json: %v\n%s\n%s", err, out, stderr)
 		}
-		if b := r.Breached(); len(b) != 1 || b[0] != "marker" {
-			t.Errorf("planted-binary-exec: breached %v, want only the marker (the payload ran inside the container)", b)
-		}
-		rep.Results[i].Outcome = harness.NotApplicable
-		code = 0
-		for _, x := range rep.Results {
-			if x.Outcome == harness.Breach && x.ID != "planted-binary-exec" {
-				code = 1
+		// planted-binary-exec attacks the allowlist's pinned-binary rule; the docker scheme has no
+		// such rule (its tools run any code, in the call's own container), so the payload runs
+		// there by design. Until internal/schemes/docker/scenarios.toml says `[planted-binary-exec] skip = ...` it must show
+		// exactly that: the marker and nothing else.
+		for i, r := range rep.Results {
+			if r.ID != "planted-binary-exec" || r.Outcome != harness.Breach {
+				continue
 			}
-		}
-	}
-	o := outcomes(&rep)
-	if code != 0 || len(o[harness.Breach])+len(o[harness.Error]) != 0 {
-		t.Errorf("exit %d; breaches %v, errors %v", code, o[harness.Breach], o[harness.Error])
-		for _, r := range rep.Results {
-			if r.Outcome == harness.Breach || r.Outcome == harness.Error {
-				t.Logf("%s: %s %+v", r.ID, r.Reason, r.Findings)
+			if b := r.Breached(); len(b) != 1 || b[0] != "marker" {
+				t.Errorf("planted-binary-exec: breached %v, want only the marker (the payload ran inside the container)", b)
 			}
-		}
-	}
-	for _, id := range []string{"fork-bomb-shell", "memory-bomb", "disk-fill", "output-flood-python", "sleep-past-timeout",
-		"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "cloud-metadata", "docker-socket", "capabilities",
-		"setuid-root", "mknod-device", "kernel-surface", "cross-call-leak", "server-killed-mid-call", "setsid-survivor"} {
-		if !slices.Contains(o[harness.Contained], id) {
-			t.Errorf("%s not contained", id)
-		}
-	}
-
-	// wall_time's bound is calibrated by this run's own trivial calls, and says so
-	for _, r := range rep.Results {
-		for _, f := range r.Findings {
-			if f.Detector == "wall_time" && !strings.Contains(f.Detail, "measured trivial-call p90") {
-				t.Errorf("%s: wall_time's bound is not calibrated: %s", r.ID, f.Detail)
-			}
-		}
-	}
-
-	start = time.Now()
-	out, stderr, code = runBin(t, "harness", "--controls", "--scheme", "docker", "--json")
-	defer func() { t.Logf("controls: %s", time.Since(start)) }()
-	var rs []harness.ControlResult
-	if err := json.Unmarshal([]byte(out), &rs); err != nil {
-		t.Fatalf("controls --json: %v\n%s\n%s", err, out, stderr)
-	}
-	if len(rs) < 12 {
-		t.Errorf("%d docker controls", len(rs))
-	}
-	for i, r := range rs {
-		if !r.Fired && r.Scenario != "" {
-			// a staged control that races the container's removal (survivors on
-			// disguised-survivor) may miss its moment on a loaded machine: it must fire on a
-			// second run of its own, or the detector is silent
-			out, _, _ := runBin(t, "harness", "--controls", "--scheme", "docker", "-s", r.Scenario, "--json")
-			var again []harness.ControlResult
-			if json.Unmarshal([]byte(out), &again) == nil {
-				for _, a := range again {
-					if a.Detector == r.Detector && a.Fired {
-						t.Logf("control %s/%s fired on its second run (the first: %s)", r.Detector, r.Scenario, r.Detail)
-						r = a
-						rs[i] = a
-					}
+			rep.Results[i].Outcome = harness.NotApplicable
+			code = 0
+			for _, x := range rep.Results {
+				if x.Outcome == harness.Breach && x.ID != "planted-binary-exec" {
+					code = 1
 				}
 			}
 		}
-		if !r.Fired {
-			t.Errorf("detector %s silent under its docker control (%s: %s): %s %s", r.Detector, r.Kind, r.Weakness, r.Outcome, r.Detail)
+		o := outcomes(&rep)
+		if code != 0 || len(o[harness.Breach])+len(o[harness.Error]) != 0 {
+			t.Errorf("exit %d; breaches %v, errors %v", code, o[harness.Breach], o[harness.Error])
+			for _, r := range rep.Results {
+				if r.Outcome == harness.Breach || r.Outcome == harness.Error {
+					t.Logf("%s: %s %+v", r.ID, r.Reason, r.Findings)
+				}
+			}
 		}
-		// the calibrated bound still catches a call held past a tightened timeout
-		if r.Detector == "wall_time" && (!r.Fired || !strings.Contains(r.Detail, "measured trivial-call p90")) {
-			t.Errorf("wall_time control with the calibrated bound: fired %v: %s", r.Fired, r.Detail)
+		for _, id := range []string{"fork-bomb-shell", "memory-bomb", "disk-fill", "output-flood-python", "sleep-past-timeout",
+			"tcp-exfil-loopback", "udp-exfil-loopback", "dns-exfil", "cloud-metadata", "docker-socket", "capabilities",
+			"setuid-root", "mknod-device", "kernel-surface", "cross-call-leak", "server-killed-mid-call", "setsid-survivor"} {
+			if !slices.Contains(o[harness.Contained], id) {
+				t.Errorf("%s not contained", id)
+			}
 		}
-	}
-	silent := 0
-	for _, r := range rs {
-		if !r.Fired {
-			silent++
+
+		// wall_time's bound is calibrated by this run's own trivial calls, and says so
+		for _, r := range rep.Results {
+			for _, f := range r.Findings {
+				if f.Detector == "wall_time" && !strings.Contains(f.Detail, "measured trivial-call p90") {
+					t.Errorf("%s: wall_time's bound is not calibrated: %s", r.ID, f.Detail)
+				}
+			}
 		}
-	}
-	if code != 0 && silent > 0 { // a control that fired on its second run leaves the first run's exit 1
-		t.Errorf("controls exit %d:\n%s", code, stderr)
-	}
+	})
+	t.Run("controls", func(t *testing.T) {
+		parallel(t)
+		start := time.Now()
+		out, stderr, code := runBin(t, "harness", "--controls", "--scheme", "docker", "--json")
+		defer func() { t.Logf("controls: %s", time.Since(start)) }()
+		var rs []harness.ControlResult
+		if err := json.Unmarshal([]byte(out), &rs); err != nil {
+			t.Fatalf("controls --json: %v\n%s\n%s", err, out, stderr)
+		}
+		if len(rs) < 12 {
+			t.Errorf("%d docker controls", len(rs))
+		}
+		for i, r := range rs {
+			if !r.Fired && r.Scenario != "" {
+				// a staged control that races the container's removal (survivors on
+				// disguised-survivor) may miss its moment on a loaded machine: it must fire on a
+				// second run of its own, or the detector is silent
+				out, _, _ := runBin(t, "harness", "--controls", "--scheme", "docker", "-s", r.Scenario, "--json")
+				var again []harness.ControlResult
+				if json.Unmarshal([]byte(out), &again) == nil {
+					for _, a := range again {
+						if a.Detector == r.Detector && a.Fired {
+							t.Logf("control %s/%s fired on its second run (the first: %s)", r.Detector, r.Scenario, r.Detail)
+							r = a
+							rs[i] = a
+						}
+					}
+				}
+			}
+			if !r.Fired {
+				t.Errorf("detector %s silent under its docker control (%s: %s): %s %s", r.Detector, r.Kind, r.Weakness, r.Outcome, r.Detail)
+			}
+			// the calibrated bound still catches a call held past a tightened timeout
+			if r.Detector == "wall_time" && (!r.Fired || !strings.Contains(r.Detail, "measured trivial-call p90")) {
+				t.Errorf("wall_time control with the calibrated bound: fired %v: %s", r.Fired, r.Detail)
+			}
+		}
+		silent := 0
+		for _, r := range rs {
+			if !r.Fired {
+				silent++
+			}
+		}
+		if code != 0 && silent > 0 { // a control that fired on its second run leaves the first run's exit 1
+			t.Errorf("controls exit %d:\n%s", code, stderr)
+		}
+	})
 }
 
 // SIGTERM mid-call: serve removes its containers (the call's and the pool's) before it exits.

@@ -15,6 +15,7 @@ import (
 // writable bind mount let all five planting scenarios through (and a home's rc files, systemd user
 // units and autostart entries).
 func TestHarnessDockerWritableWorkspace(t *testing.T) {
+	parallel(t)
 	needDocker(t)
 	path := dockerPolicy(t, func(p *policy.Policy) {
 		dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = t.TempDir(), true // the harness points it at its own arena

@@ -134,6 +134,7 @@ func checkEgressHarness(t *testing.T, sc *scheme.Scheme, withHosts, without *pol
 }
 
 func TestEgressHarnessDocker(t *testing.T) {
+	parallel(t)
 	needDocker(t)
 	if testing.Short() {
 		t.Skip("SKIP in -short: runs about 15 docker scenarios and 3 controls")

@@ -48,6 +48,11 @@ func TestMain(m *testing.M) {
 func runE2E(m *testing.M, envRoot string) int {
 	defer os.RemoveAll(envRoot)
 	defer testenv.ReportSkips("e2e")
+	// The harness and its docker controls read MCPSANDBOX_TEST_IMAGE: set once for the whole
+	// binary (as .ci/run exports it), not per test with t.Setenv, which t.Parallel forbids.
+	if os.Getenv("MCPSANDBOX_TEST_IMAGE") == "" {
+		os.Setenv("MCPSANDBOX_TEST_IMAGE", dockerImage())
+	}
 	if b := os.Getenv("MCPSANDBOX_TEST_BINARY"); b != "" {
 		// make mutants: run the catchers against a prebuilt (mutant) binary.
 		binPath = b
@@ -69,6 +74,24 @@ func runE2E(m *testing.M, envRoot string) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// parallel marks one of the slow tests that spend their time waiting on containers, child
+// processes, the network or a build (the docker harness runs and controls, the re-run of other
+// tests, the npm servers, a go build): they run after the serial tests, two at a time (-parallel
+// defaults to GOMAXPROCS), so one waits while the other works (TestDockerHarness's two halves run
+// side by side in its own turn). Each uses its own policy, arena,
+// temporary dirs and tagged processes and counts only the containers its own serve labelled;
+// none calls t.Setenv or changes the process's state. The allowlist harness runs stay serial:
+// they keep both CPUs busy on their own (four scenarios at once), and a step the load delays past
+// its timeout is an ERROR. A test that looks at the whole host (TestPrivateTmp's /tmp entries)
+// stays serial too. MCPSANDBOX_E2E_SERIAL=1 runs them all one by one (to tell a failure of
+// overlap from one of the test).
+func parallel(t *testing.T) {
+	t.Helper()
+	if os.Getenv("MCPSANDBOX_E2E_SERIAL") == "" {
+		t.Parallel()
+	}
 }
 
 func randHex(n int) string {

@@ -26,6 +26,7 @@ var sessionScenarios = []string{"session-python-variables", "session-tmp-files",
 // secret), docker-session-cap (a third session served) and docker-session-end (the ended
 // session's container keeps its processes) turn this test red.
 func TestHarnessDockerSessions(t *testing.T) {
+	parallel(t)
 	needDocker(t)
 	p, err := dockerscheme.Scheme.ControlPolicy()
 	if err != nil {
@@ -59,6 +60,7 @@ func TestHarnessDockerSessions(t *testing.T) {
 // Every session detector fires under its negative control (the docker scheme's own, as
 // `harness --controls --scheme docker` runs them).
 func TestHarnessDockerSessionControls(t *testing.T) {
+	parallel(t)
 	needDocker(t)
 	var ctrls []harness.Control
 	for _, c := range dockerscheme.Scheme.Controls() {

@@ -127,6 +127,7 @@ func (d *devMachine) run(t *testing.T, cmd *exec.Cmd) {
 // pass, and none writes into that HOME or runs a client. The e2e tests re-run this test binary
 // (against the binary TestMain built); cmd/mcpsandbox and generate are re-run with go test.
 func TestSuitePassesOnADeveloperMachine(t *testing.T) {
+	parallel(t)
 	if testing.Short() {
 		t.Skip("SKIP in -short: re-runs about 10 s of tests in a polluted HOME")
 	}

@@ -11,6 +11,7 @@ import (
 // A user who builds from a git checkout sees the revision they built, and whether their tree
 // was modified, instead of "dev".
 func TestVersionNamesTheRevision(t *testing.T) {
+	parallel(t)
 	rev, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Skipf("SKIP: not a git checkout (or no git): %v; the version's rendering is unit-tested in cmd/mcpsandbox", err)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,14 +23,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// wrapServerBin is e2e/testdata/wrapserver built once (readable by the sandbox's uid).
-var wrapServerBin string
+// wrapServerBin is e2e/testdata/wrapserver built once (readable by the sandbox's uid); the
+// mutex: parallel tests ask for it at once.
+var (
+	wrapServerMu  sync.Mutex
+	wrapServerBin string
+)
 
 func buildWrapServer(t *testing.T) string {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("wrap runs only on Linux")
 	}
+	wrapServerMu.Lock()
+	defer wrapServerMu.Unlock()
 	if wrapServerBin != "" {
 		return wrapServerBin
 	}
@@ -375,6 +382,7 @@ func TestWrapTreeDies(t *testing.T) {
 // tools/list and a tool call work. The test prepares an npm cache (npx once, unwrapped, over
 // the network); wrap seeds the server's private cache from it.
 func TestWrapNPMReferenceServers(t *testing.T) {
+	parallel(t)
 	buildWrapServer(t) // the Linux check
 	npx, err := exec.LookPath("npx")
 	if err != nil {
