@@ -1,6 +1,7 @@
 package wslayer
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strings"
 
@@ -71,6 +72,10 @@ type goneScan struct {
 	cands  map[string]string // layer entries with an origin and no workspace entry: path -> origin
 	olds   []old             // workspace names the layer has an entry for (scanLayer)
 	budget int               // entries left to look at (MaxEntries for each walk)
+	// removed are the workspace's regular files the call deleted (a whiteout over one), and
+	// absent the sizes of the layer's marked files no workspace entry has: a move's two ends
+	removed []string
+	absent  map[int64]bool
 }
 
 // prepareGone fills c.gone, before the commit changes anything.
@@ -79,8 +84,9 @@ func (c *committer) prepareGone(up, ws int) {
 	if c.since == 0 || c.recovering || mutated("commit-deletion-unchecked") {
 		return
 	}
-	g := &goneScan{cands: map[string]string{}, budget: MaxEntries}
+	g := &goneScan{cands: map[string]string{}, budget: MaxEntries, absent: map[int64]bool{}}
 	c.scanLayer(g, up, ws, "", 0)
+	c.movedFrom = c.removedContents(g)
 	if len(g.cands) == 0 || g.budget < 0 {
 		return // nothing to judge, or the layer not walked whole: judged as before (atk26b, F2)
 	}
@@ -117,6 +123,9 @@ func (c *committer) unjudgedGone(up, ws int, rel, name string) bool {
 	}
 	if c.judged && c.originAt(up, name) != "" {
 		return false // judged: the call's own move
+	}
+	if !c.judged && c.ownMove(up, name) {
+		return false // the content of a file the call removed: its own move (trial38 F4)
 	}
 	for p := rel; strings.Contains(p, "/"); {
 		p = p[:strings.LastIndex(p, "/")]
@@ -169,7 +178,13 @@ func (c *committer) scanLayer(g *goneScan, up, ws int, rel string, depth int) {
 			g.olds = append(g.olds, old{child, !merged})
 		}
 		if st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == 0 {
+			if inWS && wst.Mode&unix.S_IFMT == unix.S_IFREG && len(g.removed) < maxMoveEnds {
+				g.removed = append(g.removed, child)
+			}
 			continue // a whiteout
+		}
+		if !inWS && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size <= maxMoveBytes && c.marked(up, name) {
+			g.absent[st.Size] = true
 		}
 		if origin := c.originAt(up, name); origin != "" && !inWS {
 			g.cands[child] = origin
@@ -260,4 +275,102 @@ func addBeneath(dir int, name string, tree bool, since int64, handles map[string
 		}
 	}
 	return true
+}
+
+// A serve that is not root has no file handle in its overlay marks (its layer is mounted in a
+// user namespace), so a file the call renamed (copied up, then moved: the mark stays, the old
+// name is whited out) looked like a file another writer deleted while the call ran, and every
+// plain `mv a b` said "written back though gone … another writer may have deleted" of b
+// (trial38 F4), a warning that taught users to ignore it. Without handles the two ends of a
+// move are matched by content: a marked file no workspace entry has, whose bytes are those of
+// a workspace file the call removed, is the call's own move. Bounded: at most maxMoveEnds
+// removed files of at most maxMoveBytes each are read, only those of a size a marked file has;
+// a move past either is named as before (the warning errs on the side of saying).
+const (
+	maxMoveEnds  = 64
+	maxMoveBytes = 1 << 20
+)
+
+// marked says whether the layer's entry name carries overlayfs's origin mark (with or without
+// a handle).
+func (c *committer) marked(up int, name string) bool {
+	attr := "trusted.overlay.origin"
+	if c.userxattr {
+		attr = "user.overlay.origin"
+	}
+	_, err := unix.Lgetxattr(fmt.Sprintf("/proc/self/fd/%d/%s", up, name), attr, nil)
+	return err == nil
+}
+
+// removedContents keys the workspace files the call removed by their content, read before the
+// commit changes anything (the removal is applied before the other end may be reached).
+func (c *committer) removedContents(g *goneScan) map[string]bool {
+	if len(g.absent) == 0 || mutated("workspace-own-move-unmatched") {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, rel := range g.removed {
+		fd, err := openBeneath(c.wsRoot, rel)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && g.absent[st.Size] {
+			if k := contentKey(fd, st.Size); k != "" {
+				out[k] = true
+			}
+		}
+		unix.Close(fd)
+	}
+	return out
+}
+
+// ownMove says whether the layer's regular file name holds the bytes of a file the call
+// removed (removedContents).
+func (c *committer) ownMove(up int, name string) bool {
+	if len(c.movedFrom) == 0 {
+		return false
+	}
+	fd, err := unix.Openat(up, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxMoveBytes {
+		return false
+	}
+	k := contentKey(fd, st.Size)
+	return k != "" && c.movedFrom[k]
+}
+
+// contentKey is the size and SHA-256 of the regular file fd (size at most maxMoveBytes), or "".
+func contentKey(fd int, size int64) string {
+	if size > maxMoveBytes {
+		return ""
+	}
+	h := sha256.New()
+	buf := make([]byte, 64<<10)
+	var n int64
+	for {
+		m, err := unix.Pread(fd, buf, n)
+		if m > 0 {
+			h.Write(buf[:m])
+			n += int64(m)
+		}
+		if err != nil || m == 0 || n > maxMoveBytes {
+			break
+		}
+	}
+	if n != size {
+		return ""
+	}
+	return fmt.Sprintf("%d:%x", size, h.Sum(nil))
+}
+
+// openBeneath opens the regular file rel below the directory root, following no link.
+func openBeneath(root int, rel string) (int, error) {
+	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	return unix.Openat2(root, rel, &how)
 }

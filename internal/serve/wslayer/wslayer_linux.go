@@ -759,6 +759,7 @@ type committer struct {
 	judged     bool            // prepareGone compared the marks' handles with the workspace's
 	// restoredDirs are the entries unjudgedGone found (what lies beneath one is not named)
 	restoredDirs map[string]bool
+	movedFrom    map[string]bool // the content keys of files the call removed (removedContents)
 	// the changes applied, named (record), each list at most MaxApplied: finish orders them
 	// into out.Applied, deletions first
 	deletes, writes, mkdirs []executor.AppliedChange

@@ -151,3 +151,36 @@ func holdsOpen(marker, name string) bool {
 	}
 	return false
 }
+
+// A plain rename by the call is its own move, never "written back though gone" (trial38 F4:
+// a serve that is not root, with no file handles in its overlay marks, said so of every `mv a
+// b`'s new name): matched by content with the file it removed. Both ends land, nothing is
+// named restored; run as uid 65534 by TestWorkspaceLayerUnprivileged. Red there with mutant
+// workspace-own-move-unmatched.
+func TestOwnRenameNotRestored(t *testing.T) {
+	e := layeredExecutor(t)
+	for _, n := range []string{"a.txt", "sub/b.txt"} {
+		p := filepath.Join(e.ws, n)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("content of "+n+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(filepath.Dir(p), 65534, 65534)
+		os.Chown(p, 65534, 65534)
+	}
+	res := runPython(t, e, "import os\nos.rename('a.txt', 'renamed.txt')\nos.rename('sub/b.txt', 'b-moved.txt')")
+	summary := wslayer.Summary(res.Workspace)
+	if res.Workspace == nil || len(res.Workspace.Restored) != 0 || strings.Contains(summary, "written back though gone") {
+		t.Errorf("a plain rename was named written back though gone:\n%s", summary)
+	}
+	for n, want := range map[string]string{"renamed.txt": "content of a.txt\n", "b-moved.txt": "content of sub/b.txt\n"} {
+		if got, err := os.ReadFile(filepath.Join(e.ws, n)); err != nil || string(got) != want {
+			t.Errorf("%s = %q (%v), want the moved file", n, got, err)
+		}
+	}
+	for _, n := range []string{"a.txt", "sub/b.txt"} {
+		if _, err := os.Lstat(filepath.Join(e.ws, n)); !os.IsNotExist(err) {
+			t.Errorf("%s still there after the call moved it (%v)", n, err)
+		}
+	}
+}
