@@ -627,7 +627,7 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 				pl.name, c.Path, quoteAll(c.LostComments))
 		}
 		if len(c.Dropped) > 0 && !c.Unchanged() {
-			fmt.Fprintf(w, "  replaced with the old entry %q of %s: %s (how it started or reached its server; the backup has them)\n",
+			fmt.Fprintf(w, "  replaced in the old entry %q of %s: %s (how it started or reached its server; the old values are in the backup)\n",
 				pl.name, c.Path, strings.Join(c.Dropped, ", "))
 		}
 	}

@@ -15,7 +15,16 @@ import (
 // text adds are not listed: nothing of the old file is lost by them. A list of tables is keyed
 // by each one's name ([[allowlist.commands]]), so a command added is not every command changed.
 // nil when either text is not TOML.
-func LostSettings(old, new []byte) []string {
+func LostSettings(old, new []byte) []string { return lostSettings(old, new, nil) }
+
+// LostSettingsSpelt is LostSettings of the old policy as init renders it (a default the file
+// spelt out is no change), each old value said as the file itself spelt it where it did
+// (trial38 F6: "1m" for the file's "60s").
+func LostSettingsSpelt(oldRendered, new, oldFile []byte) []string {
+	return lostSettings(oldRendered, new, oldFile)
+}
+
+func lostSettings(old, new, spelt []byte) []string {
 	var a, b map[string]any
 	if _, err := toml.Decode(string(old), &a); err != nil {
 		return nil
@@ -26,6 +35,13 @@ func LostSettings(old, new []byte) []string {
 	was, now := map[string]string{}, map[string]string{}
 	flatten("", a, was)
 	flatten("", b, now)
+	said := map[string]string{} // an old value as the file spelt it (compared as rendered)
+	var sp map[string]any
+	if spelt != nil {
+		if _, err := toml.Decode(string(spelt), &sp); err == nil && !mutated("init-lost-respelt") {
+			flatten("", sp, said)
+		}
+	}
 	keys := make([]string, 0, len(was))
 	for k := range was {
 		keys = append(keys, k)
@@ -47,7 +63,11 @@ func LostSettings(old, new []byte) []string {
 				removed[parent] = append(removed[parent], leaf)
 			}
 		case v != was[k]:
-			out = append(out, fmt.Sprintf("%s %s -> %s", k, was[k], v))
+			old := was[k]
+			if o, ok := said[k]; ok {
+				old = o
+			}
+			out = append(out, fmt.Sprintf("%s %s -> %s", k, old, v))
 		}
 	}
 	for _, parent := range parents {

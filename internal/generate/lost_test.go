@@ -87,3 +87,43 @@ func TestPlanNamesSettingsAForceDrops(t *testing.T) {
 		t.Fatalf("--force says what it drops before the write:\n%s", log)
 	}
 }
+
+// A hand comment written on a key's line before the template's words is kept once, the
+// template's words once (trial38 F6: they came twice), and the change is said in the file's
+// own spelling ("60s", not "1m"). Red with mutants init-comment-template-twice and
+// init-lost-respelt.
+func TestForceKeepsAHandCommentOnceInTheFilesSpelling(t *testing.T) {
+	env := planEnv(t)
+	out := filepath.Join(env.Home, "policy.toml")
+	opts := PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: "~/policy.toml", Binary: "/bin/mcpsandbox", Log: &bytes.Buffer{}}
+	pl, err := NewPlan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const was = `timeout          = "30s"`
+	edited := strings.Replace(string(pl.PolicyFile.New), was, `timeout          = "60s"  # team: builds are slow`, 1)
+	if edited == string(pl.PolicyFile.New) {
+		t.Fatalf("no timeout line to edit in\n%s", pl.PolicyFile.New)
+	}
+	if err := os.WriteFile(out, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := &bytes.Buffer{}
+	opts.Force, opts.Log = true, log
+	pl, err = NewPlan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(string(pl.PolicyFile.New), "\n") {
+		if strings.HasPrefix(l, "timeout ") {
+			line = l
+		}
+	}
+	if !strings.HasPrefix(line, was) || strings.Count(line, "# team: builds are slow") != 1 || strings.Count(line, "#") != 2 {
+		t.Errorf("the timeout line after --force: %q, want the template's words once and the hand comment once", line)
+	}
+	if !strings.Contains(log.String(), `limits.timeout "60s" -> "30s"`) {
+		t.Errorf("--force says the change in the file's spelling:\n%s", log)
+	}
+}

@@ -115,7 +115,7 @@ func PolicyChange(p *policy.Policy, path string) (FileChange, error) {
 			c.New, c.LostComments = keptText(p, op, path, old, b)
 			if was, err := RenderPolicy(op, path); err == nil && !bytes.Equal(c.Old, c.New) {
 				// both rendered: a default the old file spelt out is not a change
-				c.Lost = LostSettings(was, b)
+				c.Lost = LostSettingsSpelt(was, b, old)
 			}
 		} else {
 			c.Summary = nil // an old file that does not load: show the text diff

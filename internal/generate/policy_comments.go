@@ -95,9 +95,12 @@ func placeComments(rendered []byte, spots map[string]commentSpot, order, tail []
 			out.WriteString(c + nl)
 		}
 		inline := sp.inline
-		if own := lineComment(rendered, st); own != "" && strings.HasPrefix(inline, own) {
-			// the template's words with the user's after them: the user's part
-			if inline = strings.TrimSpace(inline[len(own):]); inline != "" && !strings.HasPrefix(inline, "#") {
+		if own := lineComment(rendered, st); own != "" && strings.Contains(inline, own) && !mutated("init-comment-template-twice") {
+			// the template's words with the user's before or after them (trial38 F6: a comment
+			// written before the template's had it twice on the line): the user's part
+			i := strings.Index(inline, own)
+			inline = strings.TrimSpace(strings.TrimSpace(inline[:i]) + "  " + strings.TrimSpace(inline[i+len(own):]))
+			if inline != "" && !strings.HasPrefix(inline, "#") {
 				inline = "# " + inline
 			}
 		}
