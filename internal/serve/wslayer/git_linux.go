@@ -375,7 +375,10 @@ func (g *gitGuard) rooted(d string) []string {
 	if st, err := os.Stat(dotgit); err == nil && st.IsDir() {
 		gitdir = dotgit
 	} else if err == nil && st.Mode().IsRegular() {
-		if b, err := readSmall(dotgit); err == nil {
+		// a cut read needs no refusal here: git takes the line after "gitdir: " as one path
+		// (PATH_MAX at most), so a .git file (or commondir) longer than smallFile names
+		// nothing git can use, and git refuses it as we read it
+		if b, _, err := readSmall(dotgit, smallFile); err == nil {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
 				gitdir = absFrom(d, strings.TrimSpace(v))
 			}
@@ -384,7 +387,7 @@ func (g *gitGuard) rooted(d string) []string {
 	if gitdir != "" {
 		configs := []string{filepath.Join(gitdir, "config"), filepath.Join(gitdir, "config.worktree")}
 		g.hookLinks(gitdir)
-		if b, err := readSmall(filepath.Join(gitdir, "commondir")); err == nil {
+		if b, _, err := readSmall(filepath.Join(gitdir, "commondir"), smallFile); err == nil {
 			common := absFrom(gitdir, strings.TrimSpace(string(b)))
 			configs = append(configs, filepath.Join(common, "config"))
 			g.hookLinks(common)
@@ -588,11 +591,16 @@ func (g *gitGuard) handNames(file, worktree string, seen map[string]bool, depth 
 		return nil
 	}
 	seen[file] = true
-	b, err := readSmall(file)
+	b, cut, err := readSmall(file, smallFile)
 	if err != nil {
 		return nil
 	}
 	var out []string
+	if cut {
+		// git reads a config of any length: a key past the part read may name any path of
+		// the repository (a core.hooksPath), so the whole work tree is named (fail closed)
+		out = append(out, worktree)
+	}
 	section := ""
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
 	for sc.Scan() {
@@ -645,33 +653,47 @@ func absFrom(base, p string) string {
 	return filepath.Join(base, p)
 }
 
-// readSmall reads at most 256 KiB of a file (a config is small; a huge one is read in part).
-func readSmall(p string) ([]byte, error) {
+// smallFile bounds the read of a git file, a git config read by hand and an instruction file
+// (a config is small).
+const smallFile = 256 << 10
+
+// readSmall reads at most limit bytes of a file; cut says it holds more (one byte more is read
+// to tell), so a caller that must judge the whole file can refuse what it did not read (attack
+// round atk37b, F1: a require after a bundle's first 256 KiB was never seen).
+func readSmall(p string, limit int) (b []byte, cut bool, err error) {
 	// non-blocking, and a regular file only: a FIFO (or a link to one, or to a terminal) named
 	// in the workspace must not hold the commit, and with it the workspace's lock, forever
 	flags := os.O_RDONLY | syscall.O_NONBLOCK
 	if mutated("wslayer-read-regular") {
-		return readAll(p)
+		b, err = readAll(p, limit)
+	} else {
+		var f *os.File
+		if f, err = os.OpenFile(p, flags, 0); err != nil {
+			return nil, false, err
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			return nil, false, fmt.Errorf("%s is not a regular file", p)
+		}
+		b, err = io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	}
-	f, err := os.OpenFile(p, flags, 0)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
+	if len(b) > limit {
+		return b[:limit], !mutated("workspace-follow-read-cut-open"), nil
 	}
-	return io.ReadAll(io.LimitReader(f, 256<<10))
+	return b, false, nil
 }
 
 // readAll is the read before it was bounded to regular files (mutant wslayer-read-regular).
-func readAll(p string) ([]byte, error) {
+func readAll(p string, limit int) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, 256<<10))
+	return io.ReadAll(io.LimitReader(f, int64(limit)+1))
 }
 
 // repoName names the repository rooted at d for a refusal, which the program reads: by its

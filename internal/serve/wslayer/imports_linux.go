@@ -20,6 +20,11 @@ import (
 var importers = map[string]bool{"CLAUDE.md": true, "CLAUDE.local.md": true, "GEMINI.md": true}
 
 // Bounds of the imports followed: instruction files the walk keeps, import hops, paths kept.
+// Each fails closed but the depth: past maxImporters (list) or maxImported, or an instruction
+// file longer than smallFile (read cut), importCut refuses what was not judged. maxImportDepth
+// reads the files 5 hops from the instruction file and protects those 6 hops away, the agents'
+// own bound (Claude Code's and Gemini CLI's imports stop at 5 hops): no agent loads what lies
+// past it.
 const (
 	maxImporters   = 512
 	maxImportDepth = 5
@@ -46,9 +51,13 @@ func (g *gitGuard) imports() []string {
 			return
 		}
 		seen[file] = true
-		b, err := readSmall(file)
+		b, cut, err := readSmall(file, smallFile)
 		if err != nil {
 			return
+		}
+		if cut && g.importCut == "" {
+			// the agent reads the whole file: an import past the part read is not seen
+			g.importCut = fmt.Sprintf("an instruction file longer than %d KiB", smallFile>>10)
 		}
 		for _, m := range importRef().FindAllStringSubmatch(string(b), -1) {
 			ref := strings.ReplaceAll(m[1], `\ `, " ")
@@ -236,9 +245,12 @@ func (g *gitGuard) runs() []string {
 	g.inside() // the walk finds the config files
 	f := &follower{g: g, seen: map[string]bool{}}
 	for _, file := range g.runners {
-		b, err := readSmall(file)
+		b, cut, err := readSmall(file, maxProgramFile)
 		if err != nil {
 			continue
+		}
+		if cut && g.runCut == "" {
+			g.runCut = fmt.Sprintf("programs from a config longer than %d KiB", maxProgramFile>>10)
 		}
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {

@@ -20,20 +20,27 @@ import (
 // the text (fail closed: a word that reads as such protects, whether or not the tool would
 // follow it), bounded.
 
-// maxProgramReads bounds the files the follower reads (each at most 256 KiB, readSmall), and
-// maxRun the paths it protects; past either, what is not judged is refused (runCut).
+// The follower's bounds, each failing closed (attack rounds atk37 F1, atk37b F1): past any, what
+// the programs it did not read may load is refused (runCut, the bound named). maxProgramReads
+// bounds the files it reads (a file that is not there is no read), maxRun the paths it protects,
+// maxProgramFile the bytes read of one file (a config or a program: a bundle passes 256 KiB)
+// and maxProgramBytes those of all, maxProgramDepth the hops from a config to what it loads
+// (compiled TypeScript runs 7 deep and more; the reads bound is the one a real project meets).
 var (
-	maxProgramReads = 1024  // a variable for the tests
-	maxRun          = 32768 // a variable for the tests
+	maxProgramReads = 1024     // a variable for the tests
+	maxRun          = 32768    // a variable for the tests
+	maxProgramFile  = 8 << 20  // a variable for the tests
+	maxProgramBytes = 64 << 20 // a variable for the tests
 )
 
 // maxProgramDepth bounds the hops from a config to what it loads.
-const maxProgramDepth = 5
+const maxProgramDepth = 32
 
 type follower struct {
 	g     *gitGuard
 	seen  map[string]bool // files read
 	reads int
+	bytes int // read, of maxProgramBytes
 	todo  []todoFile
 }
 
@@ -188,9 +195,14 @@ func (f *follower) follow() {
 		return
 	}
 	defer func() {
-		// files left unread (not read yet, within the depth) may load any path: not judged
+		// files left unread may load any path: not judged
 		for _, t := range f.todo {
-			if t.depth <= maxProgramDepth && !f.seen[t.path] && f.g.runCut == "" && !mutated("workspace-runs-cut-open") {
+			if f.g.runCut != "" || f.seen[t.path] || !regular(t.path) {
+				continue
+			}
+			if t.depth > maxProgramDepth {
+				f.depthCut()
+			} else if !mutated("workspace-runs-cut-open") {
 				f.g.runCut = fmt.Sprintf("programs that load more than %d files", maxProgramReads)
 			}
 		}
@@ -198,14 +210,30 @@ func (f *follower) follow() {
 	for len(f.todo) > 0 && f.reads < maxProgramReads {
 		t := f.todo[0]
 		f.todo = f.todo[1:]
-		if t.depth > maxProgramDepth || f.seen[t.path] {
+		if f.seen[t.path] {
+			continue
+		}
+		if t.depth > maxProgramDepth {
+			if regular(t.path) { // a file there, unread: what it loads is not judged
+				f.depthCut()
+			}
 			continue
 		}
 		f.seen[t.path] = true
-		f.reads++
-		b, err := readSmall(t.path)
+		limit := min(maxProgramFile, maxProgramBytes-f.bytes)
+		b, cut, err := readSmall(t.path, limit)
 		if err != nil {
-			continue
+			continue // not there (most of a require's extensions), or not a regular file
+		}
+		f.reads++
+		f.bytes += len(b)
+		if cut && f.g.runCut == "" {
+			// a require past the part read is not seen (a bundle ending in require('./late.js'))
+			if limit == maxProgramFile {
+				f.g.runCut = fmt.Sprintf("a program longer than %d KiB", maxProgramFile>>10)
+			} else {
+				f.g.runCut = fmt.Sprintf("programs of more than %d KiB in all", maxProgramBytes>>10)
+			}
 		}
 		text := string(b)
 		dir := filepath.Dir(t.path)
@@ -292,6 +320,19 @@ func (f *follower) pyImports(t todoFile, dir, text string) {
 			}
 		}
 	}
+}
+
+// depthCut: a file more than maxProgramDepth hops from its config is there and was not read.
+func (f *follower) depthCut() {
+	if f.g.runCut == "" && !mutated("workspace-follow-depth-open") {
+		f.g.runCut = fmt.Sprintf("programs that load files more than %d hops away", maxProgramDepth)
+	}
+}
+
+// regular: p is a regular file (a link to one counts: the program opens it so).
+func regular(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // shebang: the text's #! line names prog.
