@@ -138,7 +138,14 @@ var agents = []struct {
 }{
 	{agent: "Claude Code", context: []string{"CLAUDE.md", "CLAUDE.local.md"}, skills: []string{".claude"}, mcp: []string{".mcp.json"}, hooks: []string{".claude"}},
 	{agent: "Codex", context: []string{"AGENTS.md", "AGENTS.override.md"}, skills: []string{".agents"}, mcp: []string{".codex"}, hooks: []string{".codex"}},
-	{agent: "Amp", context: []string{"AGENT.md", "AGENTS.md"}, skills: []string{".agents"}},
+	// Amp: its workspace settings (.amp/settings.json) start the MCP servers under
+	// amp.mcpServers (attack round atk37b, F4)
+	{agent: "Amp", context: []string{"AGENT.md", "AGENTS.md"}, skills: []string{".agents"}, mcp: []string{".amp"}},
+	// Factory's Droid: .factory holds its settings (hooks, permissions), mcp.json, skills,
+	// commands and droids; skills also at the legacy .agent/skills (attack round atk37b, F4)
+	{agent: "Factory Droid", context: []string{"AGENTS.md", ".factory"}, skills: []string{".factory", ".agent"}, mcp: []string{".factory"}, hooks: []string{".factory"}},
+	// Google Antigravity: rules, workflows and skills under .agents, and the legacy .agent
+	{agent: "Antigravity", context: []string{"GEMINI.md", "AGENTS.md", ".agents", ".agent"}, skills: []string{".agents", ".agent"}},
 	{agent: "Gemini CLI", context: []string{"GEMINI.md"}, mcp: []string{".gemini"}, hooks: []string{".gemini"}},
 	{agent: "Qwen Code", context: []string{"QWEN.md"}, mcp: []string{".qwen"}, hooks: []string{".qwen"}},
 	{agent: "Cursor", context: []string{".cursorrules", ".cursor"}, mcp: []string{".cursor"}, hooks: []string{".cursor"}},
@@ -163,7 +170,15 @@ var agents = []struct {
 	{agent: "Augment Code", context: []string{".augment-guidelines", ".augment"}},
 	{agent: "Trae", context: []string{".trae"}, mcp: []string{".trae"}},
 	{agent: "Junie", context: []string{".junie"}, mcp: []string{".junie"}},
-	{agent: "GitHub Copilot", context: []string{".github/copilot-instructions.md", ".github/instructions", ".github/chatmodes", ".github/prompts"}, mcp: []string{".vscode"}},
+	// GitHub Copilot (VS Code, the CLI, the cloud agent): custom agents (.github/agents/*.agent.md,
+	// whose frontmatter takes mcp-servers and hooks), skills, hooks (.github/hooks/*.json: shell
+	// commands at sessionStart, preToolUse, …), the CLI's repository MCP servers
+	// (.github/mcp.json, .mcp.json), language servers (.github/lsp.json, lsp.json) and settings
+	// (.github/copilot/settings.json: the plugins it enables, which bring hooks and MCP
+	// servers) (attack round atk37b, F4)
+	{agent: "GitHub Copilot", context: []string{".github/copilot-instructions.md", ".github/instructions", ".github/chatmodes", ".github/prompts", ".github/agents"},
+		skills: []string{".github/skills"}, mcp: []string{".vscode", ".github/mcp.json", ".mcp.json", ".github/lsp.json", "lsp.json", ".github/copilot"},
+		hooks: []string{".github/hooks", ".github/copilot"}},
 }
 
 // agentFiles are every entry of agents, once.

@@ -129,7 +129,14 @@ var runsFixed = []string{".mcp.json", "opencode.json", "opencode.jsonc", "crush.
 	".vscode/mcp.json", ".vscode/settings.json", ".vscode/tasks.json", ".vscode/launch.json", ".zed/settings.json", ".zed/tasks.json",
 	".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json", ".qwen/settings.json", ".codex/config.toml",
 	".helix/languages.toml", ".devcontainer.json", ".devcontainer/devcontainer.json", ".pre-commit-config.yaml", "lefthook.yml",
-	".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", ".envrc", "mise.toml", ".mise.toml", ".vim/coc-settings.json"}
+	".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", ".envrc", "mise.toml", ".mise.toml", ".vim/coc-settings.json",
+	".github/mcp.json", ".github/lsp.json", "lsp.json", ".github/copilot/settings.json", ".github/copilot/settings.local.json",
+	".factory/settings.json", ".factory/settings.local.json", ".factory/mcp.json", ".amp/settings.json"}
+
+// runsFixedDirs are the root's directories whose every file of a kind is a config that starts
+// programs, looked at directly as runsFixed: husky's hooks, Copilot's hooks (*.json) and custom
+// agents (*.agent.md).
+var runsFixedDirs = []struct{ dir, suffix string }{{".husky", ""}, {".github/hooks", ".json"}, {".github/agents", ".agent.md"}}
 
 // fixedRunners adds the configs at runsFixed that are there, first: read before any other.
 func (g *gitGuard) fixedRunners() {
@@ -145,10 +152,18 @@ func (g *gitGuard) fixedRunners() {
 			g.runners = append(g.runners, p)
 		}
 	}
-	// husky's hooks: every file of .husky
-	if ents, err := os.ReadDir(filepath.Join(g.ws, ".husky")); err == nil {
+	for _, d := range runsFixedDirs {
+		if d.dir != ".husky" && mutated("protect-agents-atk37") {
+			continue
+		}
+		ents, err := os.ReadDir(filepath.Join(g.ws, filepath.FromSlash(d.dir)))
+		if err != nil {
+			continue
+		}
 		for _, e := range ents {
-			if p := filepath.Join(g.ws, ".husky", e.Name()); e.Type().IsRegular() && len(g.runners) < maxImporters && g.hostConfig(p) {
+			p := filepath.Join(g.ws, filepath.FromSlash(d.dir), e.Name())
+			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), d.suffix) && len(g.runners) < maxImporters && g.hostConfig(p) &&
+				!slices.Contains(g.runners, p) {
 				g.runners = append(g.runners, p)
 			}
 		}
@@ -173,8 +188,14 @@ func runsConfig(dir, name string) bool {
 		return !mutated("protect-agents-atk37") // Kilo Code's config (root or .kilo/): its "mcp" key starts servers
 	case "settings.json", "settings.local.json":
 		// Claude Code's and Gemini CLI's hooks and MCP servers; VS Code's and Zed's paths of
-		// interpreters and language servers they start
+		// interpreters and language servers they start; Factory Droid's hooks, Amp's MCP
+		// servers, the plugins Copilot's settings enable (.github/copilot)
+		if (dir == ".factory" || dir == ".amp" || dir == "copilot") && !mutated("protect-agents-atk37") {
+			return true
+		}
 		return dir == ".claude" || dir == ".gemini" || dir == ".vscode" || dir == ".zed"
+	case "lsp.json":
+		return !mutated("protect-agents-atk37") // Copilot CLI's repository language servers
 	case "tasks.json", "launch.json":
 		return dir == ".vscode" || dir == ".zed"
 	case "hooks.json":
@@ -190,6 +211,11 @@ func runsConfig(dir, name string) bool {
 		return !mutated("workspace-config-programs-follow") // coc.nvim's language servers
 	case "gemini-extension.json":
 		return !mutated("workspace-config-programs-follow") // a Gemini CLI extension's MCP servers
+	}
+	if (dir == "hooks" && strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".agent.md")) && !mutated("protect-agents-atk37") {
+		// Copilot's hooks (.github/hooks/*.json: a "bash" command, from its "cwd") and custom
+		// agents (their frontmatter's mcp-servers and hooks); only protected ones are read
+		return true
 	}
 	if strings.HasSuffix(name, ".sublime-project") && !mutated("workspace-config-programs-follow") {
 		return true // Sublime Text's LSP clients and build systems
@@ -225,6 +251,16 @@ func hookWords(dir, name string) bool {
 	return dir == ".husky"
 }
 
+// frontmatter is the YAML between a Markdown file's first two "---" lines.
+func frontmatter(text string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(text, "\ufeff"), "---")
+	if !ok {
+		return "", false
+	}
+	fm, _, ok := strings.Cut(rest, "\n---")
+	return fm, ok
+}
+
 // quoted is a string literal of JSON, JSONC or TOML (a basic string).
 var quoted = lazy.Regexp(`"((?:[^"\\\n]|\\.)*)"`)
 
@@ -255,6 +291,11 @@ func (g *gitGuard) runs() []string {
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
+		}
+		if fm, ok := frontmatter(string(b)); ok && strings.HasSuffix(file, ".agent.md") {
+			// YAML, quoted or not: command: node, args: [./tools/server.js]; only the
+			// frontmatter (the body is prose, whose every word would protect too much)
+			strs = append(strs, []string{"", strings.NewReplacer("[", " ", "]", " ", "{", " ", "}", " ", ",", " ").Replace(fm)})
 		}
 		var words []string
 		for _, m := range strs {

@@ -103,6 +103,15 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 				bases = append(bases, d)
 			}
 		}
+		if i > 0 && words[i-1] == "cwd" && !mutated("protect-agents-atk37") {
+			// a config's "cwd" key (Copilot's hooks: from the repository's root; an MCP
+			// server's): its commands run from there
+			for _, d := range []string{absFrom(f.g.ws, words[i]), absFrom(dir, words[i])} {
+				if strings.HasPrefix(d, f.g.ws+"/") && !slices.Contains(bases, d) {
+					bases = append(bases, d)
+				}
+			}
+		}
 	}
 	for i, word := range words {
 		if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") || strings.ContainsAny(word, "*?[{$") {

@@ -1702,6 +1702,49 @@ func TestCommitRefusesRoundAtk37AgentFiles(t *testing.T) {
 	}
 }
 
+// Attack round atk37b's F4 files on the per-agent list: Copilot's hooks, custom agents, skills,
+// the CLI's repository MCP and language servers and its settings; Factory Droid's .factory and
+// the legacy .agent (Antigravity's too); Amp's .amp; a file beside them (a .github issue
+// template) is applied. What the configs among them start by its path is protected as
+// .mcp.json's is: a Copilot hook's script run from its "cwd", an MCP server in a custom agent's
+// frontmatter (unquoted YAML), Factory's hook, Amp's MCP server, Copilot's language server.
+// Red without the per-agent list (mutant protect-agents-atk37).
+func TestCommitRefusesRoundAtk37bAgentFiles(t *testing.T) {
+	commitRefuses(t, []string{".github/hooks/session.json", ".github/agents/reviewer.agent.md", ".github/skills/release/SKILL.md",
+		".github/skills/release/scripts/publish.sh", ".github/mcp.json", ".github/lsp.json", "lsp.json", ".github/copilot/settings.json",
+		".factory/settings.json", ".factory/mcp.json", ".factory/droids/x.md", ".factory/skills/x/SKILL.md", ".agent/skills/x/SKILL.md",
+		".agent/rules/r.md", ".amp/settings.json"}, ".github/ISSUE_TEMPLATE/bug.md")
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".github", "hooks", "session.json"), `{"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "./session-start.sh", "cwd": "scripts"}]}}`)
+	write(t, filepath.Join(ws, "scripts", "session-start.sh"), "echo hi\n")
+	write(t, filepath.Join(ws, ".github", "agents", "reviewer.agent.md"), "---\nname: reviewer\ndescription: reviews\nmcp-servers:\n  docs:\n    type: local\n    command: node\n    args: [./tools/agent-server.js]\n---\nReview the change; run npm test.\n")
+	write(t, filepath.Join(ws, "tools", "agent-server.js"), "1\n")
+	write(t, filepath.Join(ws, ".factory", "settings.json"), `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "python3 scripts/droid_hook.py"}]}]}}`)
+	write(t, filepath.Join(ws, ".amp", "settings.json"), `{"amp.mcpServers": {"x": {"command": "node", "args": ["./tools/amp-server.js"]}}}`)
+	write(t, filepath.Join(ws, ".github", "lsp.json"), `{"lspServers": {"go": {"command": "./bin/gopls.sh"}}}`)
+	starts := []string{"scripts/session-start.sh", "tools/agent-server.js", "scripts/droid_hook.py", "tools/amp-server.js", "bin/gopls.sh"}
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range starts {
+		write(t, filepath.Join(l.Upper, p), "evil\n")
+	}
+	write(t, filepath.Join(l.Upper, "package.json"), "{}\n") // the agent's prose names npm: not read
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range starts {
+		if why := refusedWhy(w, p); !strings.Contains(why, "starts") {
+			t.Errorf("%s: refused %q, want the config that starts it named (%s)", p, why, Summary(w))
+		}
+	}
+	if why := refusedWhy(w, "package.json"); why != "" {
+		t.Errorf("package.json refused (%s): a custom agent's body was read as commands", why)
+	}
+}
+
 // A call's own config (a bare mcp.json, which no client reads and the protect list does not
 // hold) named 4,200 paths; read before .claude/settings.json in the walk's order, it filled the
 // list of programs protected configs start, and the Stop hook's script was then committed
