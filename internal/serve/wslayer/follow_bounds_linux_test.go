@@ -3,6 +3,7 @@ package wslayer
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,9 +24,9 @@ func commitOne(t *testing.T, ws, rel, content string) (applied bool, why string,
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(ws, filepath.FromSlash(rel)))
-	why = refusedWhy(w, rel)
-	if why == "" {
-		why = refusedWhy(w, filepath.ToSlash(filepath.Dir(rel)))
+	// refused where the call's change starts (a directory it made above the file)
+	for r := rel; why == "" && r != "."; r = path.Dir(r) {
+		why = refusedWhy(w, r)
 	}
 	return string(b) == content, why, Summary(w)
 }
@@ -116,5 +117,31 @@ func TestHandNamesCutNamesTheWorkTree(t *testing.T) {
 	got := g.handNames(cfg, filepath.Join(dir, "wt"), map[string]bool{}, 0)
 	if len(got) != 1 || got[0] != filepath.Join(dir, "wt") {
 		t.Errorf("handNames of a config longer than the read = %q, want the work tree", got)
+	}
+}
+
+// A bare import that resolves into the workspace through a link in node_modules (a pnpm or
+// yarn workspace's node_modules/@org/util -> ../../packages/util) loads the workspace's own
+// package: it is protected as what the program loads (attack round atk37b, F1's related
+// note); before, only relative specifiers were followed and the call's rewrite of
+// packages/util/index.js was committed. Red without it (mutant workspace-follow-bare-links).
+func TestCommitFollowsBareImportsThroughWorkspaceLinks(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "node", "args": ["apps/server/index.js"]}}}`)
+	write(t, filepath.Join(ws, "apps", "server", "index.js"), "const u = require('@org/util/lib');\nimport x from 'lodash';\n")
+	write(t, filepath.Join(ws, "packages", "util", "index.js"), "module.exports = 1;\n")
+	write(t, filepath.Join(ws, "packages", "other", "index.js"), "module.exports = 2;\n")
+	if err := os.MkdirAll(filepath.Join(ws, "node_modules", "@org"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../packages/util", filepath.Join(ws, "node_modules", "@org", "util")); err != nil {
+		t.Fatal(err)
+	}
+	if applied, why, sum := commitOne(t, ws, "packages/util/lib/x.js", "evil\n"); applied || !strings.Contains(why, `".mcp.json\" starts`) {
+		t.Errorf("the linked package: applied %v, refused %q, want the config that starts it named (%s)", applied, why, sum)
+	}
+	if applied, why, sum := commitOne(t, ws, "packages/other/index.js", "ok\n"); !applied {
+		t.Errorf("a package nothing loads was refused (%q): %s", why, sum)
 	}
 }

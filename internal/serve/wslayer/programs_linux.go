@@ -40,7 +40,8 @@ type follower struct {
 	g     *gitGuard
 	seen  map[string]bool // files read
 	reads int
-	bytes int // read, of maxProgramBytes
+	bytes int             // read, of maxProgramBytes
+	bare  map[string]bool // bare specifiers looked up, by directory
 	todo  []todoFile
 }
 
@@ -193,6 +194,7 @@ var (
 	pyIdent     = lazy.Regexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	pyImport    = lazy.Regexp(`(?m)^[ \t]*(?:from[ \t]+(\.*)([A-Za-z_][\w.]*)?[ \t]+import|import[ \t]+([A-Za-z_][\w., \t]*))`)
 	jsImport    = lazy.Regexp(`(?:require|import)\s*\(\s*['"](\.{1,2}/[^'"\n]+)['"]|(?:from|import)\s+['"](\.{1,2}/[^'"\n]+)['"]`)
+	jsBare      = lazy.Regexp(`(?:require|import)\s*\(\s*['"]((?:@[\w.-]+/)?\w[\w.-]*)(?:/[^'"\n]*)?['"]|(?:from|import)\s+['"]((?:@[\w.-]+/)?\w[\w.-]*)(?:/[^'"\n]*)?['"]`)
 	pyScriptRef = lazy.Regexp(`(?m)^\s*[\w.-]+\s*=\s*"([A-Za-z_][\w.]*)(?::[\w.]+)?"`)
 )
 
@@ -272,6 +274,11 @@ func (f *follower) follow() {
 					}
 				}
 			}
+			if !mutated("workspace-follow-bare-links") {
+				for _, m := range jsBare().FindAllStringSubmatch(text, -1) {
+					f.linkedPackage(t.by, dir, m[1]+m[2])
+				}
+			}
 		default: // a shell script, a Makefile, a justfile: every word may name a program
 			f.words(t.by, dir, strings.Fields(text), t.depth)
 		}
@@ -328,6 +335,46 @@ func (f *follower) pyImports(t todoFile, dir, text string) {
 				}
 			}
 		}
+	}
+}
+
+// linkedPackage protects the workspace's package a bare specifier (require('@org/util')) loads
+// through a link in node_modules (a pnpm, yarn or npm workspace links node_modules/@org/util
+// to ../../packages/util): node looks in each node_modules from the file's directory up, and
+// the first that holds the name is the one it loads. node_modules itself is protected; the
+// package it links to was not, and the host's program ran a call's rewrite of it. The whole
+// package is protected (what it loads lies in it).
+func (f *follower) linkedPackage(by, dir, name string) {
+	if f.bare[dir+"\x00"+name] {
+		return // looked up from this directory already (a bundle names a package many times)
+	}
+	if f.bare == nil {
+		f.bare = map[string]bool{}
+	}
+	f.bare[dir+"\x00"+name] = true
+	for d := dir; strings.HasPrefix(d+"/", f.g.ws+"/"); d = filepath.Dir(d) {
+		p := filepath.Join(d, "node_modules", name)
+		st, err := os.Lstat(p)
+		if err != nil {
+			if d == f.g.ws {
+				return
+			}
+			continue
+		}
+		if st.Mode()&os.ModeSymlink == 0 {
+			return // installed there: node_modules is protected
+		}
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return
+		}
+		for _, root := range []string{f.g.wsReal, f.g.ws} {
+			if rest, ok := strings.CutPrefix(r, root+"/"); ok && !slices.Contains(strings.Split(rest, "/"), "node_modules") {
+				f.add(filepath.Join(f.g.ws, rest), by)
+				return
+			}
+		}
+		return
 	}
 }
 
