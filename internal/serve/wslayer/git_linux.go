@@ -889,16 +889,14 @@ func (g *gitGuard) aliases(rel string) []string {
 		return nil
 	}
 	g.inside() // its walk finds the links
-	{
-		// the hooks of the repositories holding rel, whatever the walk reached: earlier calls
-		// may have put 100,000 entries before them in its order (since atk37 F2 a change in a
-		// directory the walk did not reach is refused anyway; this names the real reason when
-		// the walk did reach it, and has no mutant of its own: the fail-closed bound covers it)
-		for d := path.Dir(rel); ; d = path.Dir(d) {
-			g.rooted(filepath.Join(g.ws, filepath.FromSlash(d)))
-			if d == "." || d == "/" {
-				break
-			}
+	// the hooks of the repositories holding rel, whatever the walk reached: earlier calls may
+	// have put 100,000 entries before them in its order (since atk37 F2 a change in a directory
+	// the walk did not reach is refused anyway; this names the real reason when the walk did
+	// reach it, and has no mutant of its own: the fail-closed bound covers it)
+	for d := path.Dir(rel); ; d = path.Dir(d) {
+		g.rooted(filepath.Join(g.ws, filepath.FromSlash(d)))
+		if d == "." || d == "/" {
+			break
 		}
 	}
 	var out []string
