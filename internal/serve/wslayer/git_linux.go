@@ -82,8 +82,8 @@ type gitGuard struct {
 	unlisted   map[string]bool
 	partial    string
 	partialSet bool
-	// madeSet are the directories calls made (from the root) as serve's own state records
-	// them where the workspace keeps no user xattrs (madeStore)
+	// madeSet are the directories calls made (from the root) as serve's own record keeps
+	// them where the workspace keeps no user xattrs (made_linux.go: loadMade)
 	madeSet map[string]bool
 	// foldCache holds the folded spelling of the paths covers compares
 	foldCache map[string]string

@@ -549,7 +549,6 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	g := newGitGuard(l.Lower)
 	g.protected = prot.literal
 	g.host = func(rel string) bool { return prot.pattern(rel) != "" }
-	g.madeSet = loadMade(filepath.Dir(l.Dir), l.Lower)
 	g.protectedLinks(r.Protect)
 	prot.git = g
 	if l.tmp == "" {
@@ -581,6 +580,9 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	}
 	c.wsRoot = ws
 	c.rootMnt, _ = mountOf(ws)
+	// under the lock: two serves of one user share the record
+	c.made = loadMade(c.layerRoot, l.Lower, ws)
+	g.madeSet = c.made.set()
 	// Written before the first change and removed after the last: a serve killed in between
 	// (SIGKILL, the OOM killer, a crash) leaves it, and the next serve of this workspace
 	// finishes the commit (Recover) rather than leave a half-applied call (attack round
@@ -599,6 +601,7 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	c.prepareGone(up, ws) // before anything is removed: a rename's old name is its evidence
 	prot.gitDirs = c.gitDirs(up, ws, "", 0)
 	c.dir(up, ws, "")
+	c.saveMade()
 	if l.recovering && c.late && !mutated("recover-late-finished") {
 		// kept, journal and all: the next start goes on from what this one applied
 		return nil, errors.New("finishing it ran out of time (limits.timeout): what is applied so far stays, and the next start goes on from there")
@@ -733,8 +736,10 @@ type committer struct {
 	charged   int64 // what the applied changes cost against the quota (fileCharge, dirCharge)
 	upperRoot string
 	// layerRoot holds serve's record of the directories calls made where the workspace keeps
-	// no user xattrs (madeStore); madeNow are the ones this commit made
+	// no user xattrs (made_linux.go); made is that record as this commit holds it, madeNow
+	// the directories this commit made
 	layerRoot string
+	made      *madeRecord
 	madeNow   map[string]bool
 	chown     bool
 	entries   int
@@ -1179,6 +1184,10 @@ func (c *committer) commitDir(up, ws int, rel, name string, st *unix.Stat_t) {
 		}
 	}
 	if !existed {
+		if why := c.madeFull(rel); why != "" {
+			c.refuse(rel, "%s", why)
+			return
+		}
 		if c.charged+dirCharge > c.r.Quota && !mutated("workspace-quota") {
 			c.refuse(rel, "would pass limits.workspace_quota (%s for one call)", policy.Size(c.r.Quota))
 			return
