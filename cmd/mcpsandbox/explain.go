@@ -66,6 +66,13 @@ func runExplain(ctx context.Context, o *ExplainOptions) error {
 	if err := sc.Runs(); err != nil {
 		return err
 	}
+	// a policy naming another user's workspace and audit log: said as such, not as serve's
+	// "permission denied … mkdir -p" in their home (trial38 F1)
+	if !mutated("explain-foreign-policy") {
+		if err := policy.ForeignError(path, p.ForeignPaths()); err != nil {
+			return err
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the mcpsandbox binary: %w", err)

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 
 	e2bsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/e2b/section"
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
@@ -94,5 +97,30 @@ func TestExplainE2BWithoutTheKey(t *testing.T) {
 	js, _, err := runCLI("explain", "--policy", file, "--json")
 	if err != nil || !strings.Contains(js, `"until": "$E2B_API_KEY is set"`) {
 		t.Errorf("explain --json without the key: %v\n%s", err, js)
+	}
+}
+
+// explain on a policy written for another user (its workspace and audit log in their home, which
+// this user cannot reach) says so and how to make one's own, not serve's "permission denied …
+// create it: mkdir -p" in their home (trial38 F1). Red with mutant explain-foreign-policy.
+func TestExplainSaysAPolicyWasWrittenForAnotherUser(t *testing.T) {
+	lead := filepath.Join(t.TempDir(), "lead")
+	p := policy.Default("allowlist")
+	alsec.Of(p).Workspace = filepath.Join(lead, "proj")
+	p.Audit.Path = filepath.Join(lead, "audit.jsonl")
+	alsec.Of(p).Commands = []policy.Command{{Name: "wc", Path: "/usr/bin/wc", SHA256: strings.Repeat("0", 64)}}
+	file := writePolicy(t, p)
+	old := policy.Unreachable
+	t.Cleanup(func() { policy.Unreachable = old })
+	policy.Unreachable = func(p string) string {
+		if strings.HasPrefix(p, lead+"/") {
+			return lead + " (owner uid 1000, mode -rwx------)"
+		}
+		return ""
+	}
+	out, errOut, err := runCLI("explain", "--policy", file)
+	if err == nil || !strings.Contains(err.Error(), "written for another user or machine") || !strings.Contains(err.Error(), filepath.Join(lead, "proj")) ||
+		!strings.Contains(err.Error(), "audit.path") || !strings.Contains(err.Error(), "mcpsandbox init") || strings.Contains(err.Error()+errOut, "mkdir") {
+		t.Fatalf("explain on another user's policy: %v\n%s%s", err, out, errOut)
 	}
 }

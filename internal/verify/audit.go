@@ -57,6 +57,7 @@ var CommonRules = []Rule{
 	{"MS406", High, "the policy file or the audit log lies inside the workspace or a wrap.write directory, where sandboxed code writes: serve and wrap refuse it"},
 	{"MS407", High, "the audit log lies inside allowlist.read_paths, wrap.read or the docker workspace, where sandboxed code reads: serve and wrap refuse it"},
 	{"MS408", Medium, "the policy file has the section of another scheme, which serve ignores (scheme changed by hand: its workspace, commands or image do nothing)"},
+	{"MS409", High, "the workspace or audit.path lies where this user cannot reach: the policy was written for another user or machine"},
 }
 
 // Add records one finding of rule id at the policy key, with a message and its fix.
@@ -147,8 +148,32 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 	} else if st, err := os.Stat(filepath.Dir(auditPath)); err == nil && st.Mode()&0o002 != 0 && st.Mode()&os.ModeSticky == 0 {
 		add("MS405", "audit.path", "%s is to be made in a directory everyone may write: serve refuses it", "use a directory only you can write, or \"\" for the default", auditPath)
 	}
+	fs = foreign(p, path, fs)
 	slices.SortStableFunc(fs, func(a, b Finding) int { return severityRank(a.Severity) - severityRank(b.Severity) })
 	return fs
+}
+
+// foreign says once, plainly, that the policy was written for another user or machine when its
+// workspace or audit.path lies where this user cannot reach, in place of what each other rule
+// found at those keys ("permission denied … create it: mkdir -p" in someone else's home, trial38 F1).
+func foreign(p *policy.Policy, path string, fs []Finding) []Finding {
+	fps := p.ForeignPaths()
+	if len(fps) == 0 || mutated("verify-foreign-policy") {
+		return fs
+	}
+	keys := map[string]bool{}
+	for _, f := range fps {
+		keys[f.Key] = true
+	}
+	fs = slices.DeleteFunc(fs, func(f Finding) bool { return keys[f.Key] })
+	err := policy.ForeignError(path, fps)
+	msg, fix, _ := strings.Cut(err.Error(), ". Make ")
+	fix = "make " + fix
+	key := fps[0].Key
+	if len(fps) > 1 {
+		key = fps[0].Key + ", " + fps[1].Key
+	}
+	return append(fs, Finding{Rule: "MS409", Severity: High, Key: key, Message: msg, Fix: fix})
 }
 
 // refused records serve's refusal err of the policy's own files under rule id. One that carries

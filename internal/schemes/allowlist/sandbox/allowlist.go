@@ -203,7 +203,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	ws, err := filepath.EvalSymlinks(alsec.Of(p).Workspace)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w (create it: mkdir -p %s)", alsec.Of(p).Workspace, err, shellword.Quote(alsec.Of(p).Workspace))
+		return nil, workspaceMissing(p, err)
 	}
 	st, err := os.Stat(ws)
 	if err != nil || !st.IsDir() {
@@ -1168,3 +1168,12 @@ func (e *Executor) protectedNow() []string {
 
 // Recovered hands serve the commits a dead serve left that this one finished (executor.Recoverer).
 func (e *Executor) Recovered() []executor.Recovery { return e.recoveries.Take() }
+
+// workspaceMissing is the error for a workspace that does not resolve: another user's, said as
+// such (no mkdir makes it this user's, trial38 F1), else "create it".
+func workspaceMissing(p *policy.Policy, err error) error {
+	if fe := policy.ForeignError(p.File, p.ForeignPaths()); fe != nil {
+		return fe
+	}
+	return fmt.Errorf("workspace %s: %w (create it: mkdir -p %s)", alsec.Of(p).Workspace, err, shellword.Quote(alsec.Of(p).Workspace))
+}
