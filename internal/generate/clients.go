@@ -216,12 +216,14 @@ func (t Target) AboutFor(e ServerEntry) string {
 	about := t.Client.About[t.Scope]
 	if strings.HasPrefix(t.Client.Paths[t.Scope], "{project}") && !strings.Contains(about, "shared with whoever") && !mutated("init-project-file-silent") {
 		// a file in the project is one a repository commits (trial30 F16: VS Code's default)
-		holds := "this machine's absolute paths"
+		// and what to do about it (trial38 F1: said, but not whether to commit it)
+		holds := "this machine's absolute paths: do not commit it (each teammate runs init in their own clone: README, \"Using mcpsandbox in a team repository\")"
 		if e.URL != "" {
 			holds = "the URL of the serve --http it reaches"
 			if e.TokenEnv != "" {
 				holds += " and the name of the variable holding its token (" + e.TokenEnv + "), not the token"
 			}
+			holds += ": commit it only if every teammate runs serve --http at that URL"
 		}
 		shared := "a file in the project (" + t.Path + "), shared with whoever clones it if it is committed: it holds " + holds
 		if about == "" {

@@ -19,7 +19,7 @@ func TestProjectFilesSaySoWhenWritten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a := tg.About(); strings.Count(a, "shared with whoever") != 1 || !strings.Contains(a, "absolute paths") || strings.Contains(a, "URL") {
+		if a := tg.About(); strings.Count(a, "shared with whoever") != 1 || !strings.Contains(a, "absolute paths: do not commit it") || strings.Contains(a, "URL") {
 			t.Errorf("%s: %q", spec, a)
 		}
 		// an HTTP entry holds a URL, not paths: said of the entry written (trial33 F13)

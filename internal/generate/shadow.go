@@ -39,9 +39,9 @@ func (cp *ClientPlan) Shadowing(name string, e ServerEntry, env Env) []string {
 				continue
 			}
 			seen[key] = true
-			out = append(out, fmt.Sprintf("%s also has a different server named %q in its %s scope, %s: it starts only one of the two, so the one written now may not be the one it runs. "+
+			out = append(out, fmt.Sprintf("%s also has a different server named %q in its %s scope, %s: %s. "+
 				"Remove that one (%s), or %s",
-				t.Client.Name, name, s, o.Where(), removeHint(o.Client, name, s, o.Path), cp.rename()))
+				t.Client.Name, name, s, o.Where(), whichRuns(t.Client, t.Scope, s), removeHint(o.Client, name, s, o.Path), cp.rename()))
 		}
 		if w := cp.otherProjectsShadow(t, name, e, env); w != "" && !seen["projects:"+t.Path] {
 			seen["projects:"+t.Path] = true
@@ -178,4 +178,28 @@ func removeHint(c Client, name, scope, path string) string {
 		return fmt.Sprintf("delete %q from %s", name, path)
 	}
 	return strings.NewReplacer("{name}", shellword.Quote(name), "{scope}", scope).Replace(c.Remove)
+}
+
+// scopeWins is, for a client whose precedence between its scopes is known, its scopes from the
+// one it starts to the one it ignores for a server of the same name: Claude Code's local over
+// project over user (its docs, and `claude mcp list` starts the local one); Gemini CLI's project
+// settings over the user's (trial38 F1: the committed .gemini/settings.json ran, the teammate's
+// own entry was not even listed).
+var scopeWins = map[string][]string{
+	"claude-code": {"local", "project", "user"},
+	"gemini":      {"project", "user"},
+}
+
+// whichRuns says which of the two same-named servers the client starts: plainly where its
+// precedence is known, else that it starts only one.
+func whichRuns(c Client, written, other string) string {
+	order := scopeWins[c.ID]
+	w, o := slices.Index(order, written), slices.Index(order, other)
+	if w < 0 || o < 0 || mutated("init-shadow-which-runs") {
+		return "it starts only one of the two, so the one written now may not be the one it runs"
+	}
+	if w < o {
+		return fmt.Sprintf("%s starts the one in its %s scope, the one written now (its %s scope loses)", c.Name, written, other)
+	}
+	return fmt.Sprintf("%s starts the one in its %s scope, NOT the one written now in its %s scope, which it ignores while that one is there", c.Name, other, written)
 }

@@ -31,6 +31,14 @@ func TestPlanWarnsOfTheSameNameInAnotherScope(t *testing.T) {
 		!strings.Contains(pl.Shadows[1], "Gemini CLI also has a different server named \"sandbox\" in its project scope") {
 		t.Fatalf("warnings: %q", pl.Shadows)
 	}
+	// which of the two each client starts, said plainly (trial38 F1: "may not be" where Gemini
+	// CLI's project settings always win): Claude Code's local scope wins over the user scope
+	// written; Gemini CLI's project settings win over the user settings written.
+	if !strings.Contains(pl.Shadows[0], "Claude Code starts the one in its local scope, NOT the one written now in its user scope") ||
+		!strings.Contains(pl.Shadows[1], "Gemini CLI starts the one in its project scope, NOT the one written now in its user scope") ||
+		strings.Contains(strings.Join(pl.Shadows, ""), "may not be") {
+		t.Fatalf("which one runs: %q", pl.Shadows)
+	}
 	// Each names its own client's way to remove the other one (Gemini CLI's warning used to say
 	// Claude Code's command).
 	if !strings.Contains(pl.Shadows[0], "(claude mcp remove sandbox -s local)") || !strings.Contains(pl.Shadows[1], "(gemini mcp remove sandbox -s project)") ||
