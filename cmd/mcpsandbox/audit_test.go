@@ -19,7 +19,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _, err := runCLI("audit", "verify", empty)
-	if err != nil || out != empty+": empty log: nothing to verify (serve appends one line per call)\n" {
+	if err != nil || !strings.HasPrefix(out, empty+": empty log: nothing to verify (serve appends one line per call)\n") {
 		t.Fatalf("empty log: %v %q", err, out)
 	}
 
@@ -113,5 +113,60 @@ func TestAuditVerifyRefusesCaseVariantKeys(t *testing.T) {
 	want := path + `: TAMPERED: line 2: the keys "tool" and "Tool" at the top level are equal under case folding`
 	if ee, ok := err.(*exitError); !ok || ee.code != 1 || !strings.Contains(errOut, want) || strings.Contains(out, "intact") {
 		t.Fatalf("edited log: %v\nstdout %q\nstderr %q\nwant %q", err, out, errOut, want)
+	}
+}
+
+// audit verify with serve's anchor: a log emptied in place is TRUNCATED, not "intact"; rotated
+// files given oldest first verify as one history; lines lost between a copytruncate's copy and
+// its truncation are a GAP (trial38 F5).
+func TestAuditVerifyAnchorAndRotation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	add := func() {
+		if err := l.Append(audit.Entry{Server: "s", Tool: "t", Decision: "ran"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add()
+	add()
+	out, errOut, err := runCLI("audit", "verify", path)
+	if err != nil || !strings.Contains(out, "ends at the last line serve wrote") {
+		t.Fatalf("intact log: %v %q %q", err, out, errOut)
+	}
+	b, _ := os.ReadFile(path)
+	old := path + ".1"
+	os.WriteFile(old, b, 0o600) // copytruncate
+	os.Truncate(path, 0)
+	_, errOut, err = runCLI("audit", "verify", path)
+	if ee, ok := err.(*exitError); !ok || ee.code != 1 || !strings.Contains(errOut, "TRUNCATED") {
+		t.Fatalf("emptied log: %v %q", err, errOut)
+	}
+	add()
+	out, errOut, err = runCLI("audit", "verify", old, path)
+	if err != nil || !strings.Contains(out, "one history") {
+		t.Fatalf("rotated pair: %v %q %q", err, out, errOut)
+	}
+	// a line written between the copy and the truncation is lost: a gap
+	b, _ = os.ReadFile(path)
+	os.WriteFile(old, b, 0o600)
+	add()
+	os.Truncate(path, 0)
+	add()
+	_, errOut, err = runCLI("audit", "verify", old, path)
+	if ee, ok := err.(*exitError); !ok || ee.code != 1 || !strings.Contains(errOut, "GAP") {
+		t.Fatalf("lost line between copy and truncation: %v %q", err, errOut)
+	}
+	// the anchor's line removed from the end (tail truncation)
+	b, _ = os.ReadFile(path)
+	add()
+	os.WriteFile(path, b, 0o600)
+	_, errOut, err = runCLI("audit", "verify", path)
+	if ee, ok := err.(*exitError); !ok || ee.code != 1 || !strings.Contains(errOut, "TRUNCATED") {
+		t.Fatalf("tail cut: %v %q", err, errOut)
 	}
 }

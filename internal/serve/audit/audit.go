@@ -108,6 +108,7 @@ type Entry struct {
 	Files      []FileRecord     `json:"files,omitempty"`     // files the call wrote or read, pictures it returned
 	Workspace  *WorkspaceRecord `json:"workspace,omitempty"` // what the call's writes did to the workspace
 	Clipped    []Clip           `json:"clipped,omitempty"`   // fields cut to keep the line within MaxLine
+	Continues  *ChainLink       `json:"continues,omitempty"` // first line of a new chain: the head serve last wrote at this path
 	Prev       string           `json:"prev"`                // hash of the previous entry; "" for the first
 	Hash       string           `json:"hash"`                // sha256 of this entry encoded with hash = ""
 }
@@ -147,6 +148,14 @@ type AppliedRecord struct {
 	Path   string `json:"path"`
 	Bytes  int64  `json:"bytes,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
+}
+
+// ChainLink is what the first line of a new chain (a log rotated, emptied or deleted since)
+// names of the chain before it at the same path, from serve's anchor (see Anchor): the hash
+// of the last line written there and the byte length the log had then (trial38 F5).
+type ChainLink struct {
+	Head  string `json:"head"`
+	Bytes int64  `json:"bytes"`
 }
 
 // Clip records a field cut short: its name, and the byte length and sha256 of the whole value
@@ -375,6 +384,12 @@ func (l *Log) Append(e Entry) error {
 		out, prev = append(line, '\n'), m.Hash
 	}
 	e.Prev = prev
+	if st.Size() == 0 && out == nil && !mutated("audit-chain-link") {
+		// a new chain at a path serve wrote before: name the head it ended with
+		if a, _ := ReadAnchor(l.path); a != nil && a.Bytes > 0 {
+			e.Continues = &ChainLink{Head: a.Head, Bytes: a.Bytes}
+		}
+	}
 	line, err := l.encode(&e)
 	if err != nil {
 		return err
@@ -384,7 +399,9 @@ func (l *Log) Append(e Entry) error {
 	_, outcome := l.running[e.Call]
 	outcome = outcome && e.Call != "" && e.Decision != DecisionStarted
 	truncated := st.Size() < l.lastEnd && !mutated("audit-reserve-truncated")
-	if (end+Reserve > l.reservedTo || l.reservedFile != f || truncated) && !mutated("audit-reserve") {
+	// allocated: another serve sharing the log released the room when it closed (release)
+	short := allocated(st) < end+Reserve
+	if (end+Reserve > l.reservedTo || l.reservedFile != f || truncated || short) && !mutated("audit-reserve") {
 		if err := l.reserve(f, st.Size(), int64(len(out))); err != nil {
 			if e.Decision == DecisionStarted {
 				// no room for its outcome: the call is refused before it runs
@@ -409,6 +426,9 @@ func (l *Log) Append(e Entry) error {
 	// and that append reads the tail, as it would have.
 	l.headHash, l.headSize = e.Hash, st.Size()+int64(len(out))
 	l.lastEnd = l.headSize
+	if !mutated("audit-anchor") {
+		writeAnchor(l.path, Anchor{Head: e.Hash, Bytes: l.headSize})
+	}
 	switch {
 	case e.Decision == DecisionStarted && e.Call != "":
 		if l.running == nil {
@@ -443,6 +463,24 @@ func (l *Log) reserve(f *os.File, off, n int64) error {
 		return spaceFor(f, n+Reserve)
 	}
 	return err
+}
+
+// release frees the room held past f's end (f locked): a log serve closes, or finds moved aside
+// by a rotation, kept its reserve for good (trial38 F5: 8 MiB on disk for a 995-byte rotated
+// file, also after serve exited). Another serve sharing the log takes its room again at its next
+// append (reserve: the allocated size is checked).
+func (l *Log) release(f *os.File) {
+	if mutated("audit-reserve-release") {
+		return
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return
+	}
+	_ = releaseSpace(f, st.Size())
+	if l.reservedFile == f {
+		l.reservedFile, l.reservedTo = nil, 0
+	}
 }
 
 // errNoFallocate is a log whose file system cannot allocate ahead.
@@ -544,6 +582,7 @@ func (l *Log) lockCurrent(deadline time.Time) (*os.File, os.FileInfo, error) {
 			}
 			return l.f, fst, nil
 		}
+		l.release(l.f) // moved aside (rotated) or deleted: its reserve is not the new file's
 		unlockFile(l.f)
 		_ = l.f.Close()
 		l.f, l.headSize = nil, 0
@@ -558,6 +597,10 @@ func (l *Log) Close() error {
 	l.closed = true
 	if l.f == nil {
 		return nil
+	}
+	if err := l.lock(l.f, time.Now().Add(LockWait)); err == nil {
+		l.release(l.f)
+		unlockFile(l.f)
 	}
 	err := l.f.Close()
 	l.f = nil
@@ -1024,13 +1067,23 @@ type VerifyReport struct {
 	// Unfinished counts calls with a "started" entry and no outcome entry: serve died running
 	// them (or is running them now).
 	Unfinished int
+	// Continues is what the first line names of the chain before it (a log rotated or
+	// emptied since serve wrote there); nil for the first chain at a path, or an old log.
+	Continues *ChainLink
+	// Bytes is the log's length read; AnchorSeen says a line ends at the anchor's byte length
+	// with the anchor's hash (VerifyWith).
+	Bytes      int64
+	AnchorSeen bool
 }
 
 const maxTrackedCalls = 100_000
 
 // Verify checks the chain of the log read from r and reports every line it cannot account for.
 // Its error names the first such line; the report lists them all.
-func Verify(r io.Reader) (VerifyReport, error) {
+func Verify(r io.Reader) (VerifyReport, error) { return VerifyWith(r, nil) }
+
+// VerifyWith is Verify, and looks for the line anchor a names (AnchorSeen).
+func VerifyWith(r io.Reader, a *Anchor) (VerifyReport, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var rep VerifyReport
 	prev := []string{""} // hashes the next line may name as its prev
@@ -1044,6 +1097,10 @@ func Verify(r io.Reader) (VerifyReport, error) {
 			break // end of file
 		}
 		rep.Lines++
+		rep.Bytes += n
+		if terminated {
+			rep.Bytes++
+		}
 		problem := func(format string, a ...any) {
 			rep.Problems = append(rep.Problems, Problem{rep.Lines, fmt.Sprintf(format, a...)})
 		}
@@ -1070,6 +1127,12 @@ func Verify(r io.Reader) (VerifyReport, error) {
 		}
 		var e Entry
 		_ = json.Unmarshal(line, &e) // checkEntry parsed it
+		if rep.Lines == 1 {
+			rep.Continues = e.Continues
+		}
+		if a != nil && rep.Bytes == a.Bytes && h == a.Head && why == "" {
+			rep.AnchorSeen = true
+		}
 		if !contains(prev, e.Prev) {
 			problem("chain broken: it names previous hash %.12s…, which is not line %d's (a line was removed or inserted here)", e.Prev, rep.Lines-1)
 		}

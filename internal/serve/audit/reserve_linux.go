@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,4 +54,34 @@ func spaceFor(f *os.File, n int64) error {
 		return fmt.Errorf("%w: %d bytes free on its file system, %d wanted (it has no fallocate: the room cannot be held)", unix.ENOSPC, free, n)
 	}
 	return nil
+}
+
+// releaseSpace frees f's blocks from its end, size, on (the room reserveSpace held):
+// FALLOC_FL_PUNCH_HOLE past the end where the file system does that, and a truncation to its
+// own size, which frees them on ext4. The caller holds f's lock, so size is its end.
+func releaseSpace(f *os.File, size int64) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		// past anything reserve holds (two reserves and a line), from the block the end is in
+		ferr = fallocate(int(fd), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, size, 4*Reserve+MaxLine)
+	}); err != nil {
+		return err
+	}
+	// ext4 punches nothing past the end: a truncation to the size the lock holds frees it there
+	if terr := f.Truncate(size); terr != nil {
+		return terr
+	}
+	return ferr
+}
+
+// allocated is the bytes of disk st's file holds (st_blocks).
+func allocated(st os.FileInfo) int64 {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return s.Blocks * 512
+	}
+	return 1 << 62
 }

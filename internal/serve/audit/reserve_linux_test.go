@@ -280,3 +280,84 @@ func TestWithoutFallocateEveryLineChecksTheRoom(t *testing.T) {
 		}
 	}
 }
+
+// A log moved aside (logrotate's create mode) gives its reserve back when serve opens the new
+// file, and a log serve closes gives it back too (trial38 F5: a 995-byte rotated file held 8 MiB
+// for good, also after serve exited).
+func TestRotatedAndClosedLogsReleaseTheirReserve(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.ReserveNote() != "" {
+		t.Skip("no fallocate here")
+	}
+	blocks := func(p string) int64 {
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Blocks * 512
+	}
+	if err := l.Append(Entry{Call: "a", Tool: "t", Decision: DecisionStarted}); err != nil {
+		t.Fatal(err)
+	}
+	if b := blocks(path); b < Reserve {
+		t.Fatalf("%d bytes allocated, want the reserve (%d)", b, Reserve)
+	}
+	old := path + ".1"
+	if err := os.Rename(path, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(Entry{Call: "a", Tool: "t", Decision: "ran"}); err != nil {
+		t.Fatal(err)
+	}
+	if b := blocks(old); b > 64<<10 {
+		t.Errorf("the rotated log holds %d bytes of disk after serve moved to the new file, want its reserve released", b)
+	}
+	if b := blocks(path); b < Reserve {
+		t.Errorf("the new log holds %d bytes, want the reserve (%d)", b, Reserve)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b := blocks(path); b > 64<<10 {
+		t.Errorf("the closed log holds %d bytes of disk, want its reserve released", b)
+	}
+}
+
+// A second Log on the same file takes the room again at its next append after the first one
+// released it on close.
+func TestSharedLogTakesTheReserveAgainAfterAClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ReserveNote() != "" {
+		t.Skip("no fallocate here")
+	}
+	b, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, l := range []*Log{a, b} {
+		if err := l.Append(Entry{Tool: "t", Decision: "ran"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	if err := b.Append(Entry{Tool: "t", Decision: "ran"}); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Blocks*512 < Reserve {
+		t.Errorf("%d bytes allocated after the other Log closed, want the reserve (%d) taken again", st.Blocks*512, Reserve)
+	}
+}
