@@ -58,6 +58,7 @@ func Bounds(p *policy.Policy) []Bound {
 		{"log", "lines serve logs to stderr", n(bounds.MaxLogLines) + " in " + durationText(bounds.LogWindow), "", "the rest are dropped; the next line that passes says how many"},
 		{"audit", "one audit line", size(audit.MaxLine), "", "fields are clipped to fit and listed under clipped with their full length and sha256; a line serve did not write is chained over with a foreign marker and named by audit verify"},
 		{"audit", "wait for the log's lock", durationText(audit.LockWait), "", "the call is refused without running, naming audit.path and the process holding the lock"},
+		{"audit", "lines the calls make, refused ones included", "none: every call's lines are written", "", "a client's flood of refused calls grows the log (about 2,600 lines and 1.5 MB a second); rotate by size (logrotate maxsize); on a full disk calls are refused without running, and the held room keeps running calls' outcomes"},
 		{"audit", "the file at audit.path", "a regular file of serve's user with one name (not a link, FIFO or device)", "", "the call is refused without running, naming audit.path; fixed, the next call uses it"},
 	}
 	return bs
