@@ -46,20 +46,28 @@ func ReadAnchor(path string) (*Anchor, error) {
 	return &a, nil
 }
 
-// writeAnchor records a as the log's anchor. Called under the log's lock after each append; a
-// failure leaves the log as it is (verify then says what the anchor cannot show).
-func writeAnchor(path string, a Anchor) {
-	b, _ := json.Marshal(a) // a string and a number: cannot fail
-	b = append(b, '\n')
+// writeAnchor records a as the log's anchor in af (opened by openAnchor, nil: none): one write
+// of a record of fixed length at offset 0, the number padded, so no truncation is needed. Called
+// under the log's lock after each append; a failure leaves the log as it is (verify then says
+// what the anchor cannot show).
+func writeAnchor(af *os.File, a Anchor) {
+	if af == nil {
+		return
+	}
+	b := fmt.Appendf(nil, `{"head":%q,"bytes":%-20d}`+"\n", a.Head, a.Bytes)
+	_, _ = af.WriteAt(b, 0)
+}
+
+// openAnchor opens (creating 0600) the anchor of the log at path for writeAnchor; nil when it
+// cannot be (not a regular file, no permission).
+func openAnchor(path string) *os.File {
 	f, err := os.OpenFile(AnchorPath(path), os.O_WRONLY|os.O_CREATE|openFlags, 0o600)
 	if err != nil {
-		return
+		return nil
 	}
-	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return
+		_ = f.Close()
+		return nil
 	}
-	if _, err := f.WriteAt(b, 0); err == nil {
-		_ = f.Truncate(int64(len(b)))
-	}
+	return f
 }

@@ -212,6 +212,9 @@ type Log struct {
 	running map[string]struct{}
 	// unreserved: the log's file system cannot allocate ahead (ReserveNote)
 	unreserved bool
+	// anchor is the open anchor file (Anchor), opened for the log file anchorFile
+	anchor     *os.File
+	anchorFile *os.File
 }
 
 // Reserve is the space the log keeps allocated past its end (fallocate, size unchanged; taken
@@ -427,7 +430,14 @@ func (l *Log) Append(e Entry) error {
 	l.headHash, l.headSize = e.Hash, st.Size()+int64(len(out))
 	l.lastEnd = l.headSize
 	if !mutated("audit-anchor") {
-		writeAnchor(l.path, Anchor{Head: e.Hash, Bytes: l.headSize})
+		if l.anchor == nil || l.anchorFile != f {
+			// (re)opened with the log: a rotation or a reopen finds the anchor anew
+			if l.anchor != nil {
+				_ = l.anchor.Close()
+			}
+			l.anchor, l.anchorFile = openAnchor(l.path), f
+		}
+		writeAnchor(l.anchor, Anchor{Head: e.Hash, Bytes: l.headSize})
 	}
 	switch {
 	case e.Decision == DecisionStarted && e.Call != "":
@@ -595,6 +605,10 @@ func (l *Log) Close() error {
 	l.turn <- struct{}{}
 	defer func() { <-l.turn }()
 	l.closed = true
+	if l.anchor != nil {
+		_ = l.anchor.Close()
+		l.anchor = nil
+	}
 	if l.f == nil {
 		return nil
 	}
