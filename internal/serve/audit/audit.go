@@ -387,11 +387,8 @@ func (l *Log) Append(e Entry) error {
 		out, prev = append(line, '\n'), m.Hash
 	}
 	e.Prev = prev
-	if st.Size() == 0 && out == nil && !mutated("audit-chain-link") {
-		// a new chain at a path serve wrote before: name the head it ended with
-		if a, _ := ReadAnchor(l.path); a != nil && a.Bytes > 0 {
-			e.Continues = &ChainLink{Head: a.Head, Bytes: a.Bytes}
-		}
+	if st.Size() == 0 && out == nil {
+		e.Continues = l.link()
 	}
 	line, err := l.encode(&e)
 	if err != nil {
@@ -429,16 +426,7 @@ func (l *Log) Append(e Entry) error {
 	// and that append reads the tail, as it would have.
 	l.headHash, l.headSize = e.Hash, st.Size()+int64(len(out))
 	l.lastEnd = l.headSize
-	if !mutated("audit-anchor") {
-		if l.anchor == nil || l.anchorFile != f {
-			// (re)opened with the log: a rotation or a reopen finds the anchor anew
-			if l.anchor != nil {
-				_ = l.anchor.Close()
-			}
-			l.anchor, l.anchorFile = openAnchor(l.path), f
-		}
-		writeAnchor(l.anchor, Anchor{Head: e.Hash, Bytes: l.headSize})
-	}
+	l.anchorTo(f, e.Hash, l.headSize)
 	switch {
 	case e.Decision == DecisionStarted && e.Call != "":
 		if l.running == nil {
@@ -449,6 +437,32 @@ func (l *Log) Append(e Entry) error {
 		delete(l.running, e.Call)
 	}
 	return nil
+}
+
+// link is what a new chain's first line names of the chain before it at this path (serve's
+// anchor): nil when serve has written nothing there before.
+func (l *Log) link() *ChainLink {
+	if mutated("audit-chain-link") {
+		return nil
+	}
+	if a, _ := ReadAnchor(l.path); a != nil && a.Bytes > 0 {
+		return &ChainLink{Head: a.Head, Bytes: a.Bytes}
+	}
+	return nil
+}
+
+// anchorTo records the line just written to f (its hash, the log's size after it) in the anchor.
+func (l *Log) anchorTo(f *os.File, hash string, size int64) {
+	if !mutated("audit-anchor") {
+		if l.anchor == nil || l.anchorFile != f {
+			// (re)opened with the log: a rotation or a reopen finds the anchor anew
+			if l.anchor != nil {
+				_ = l.anchor.Close()
+			}
+			l.anchor, l.anchorFile = openAnchor(l.path), f
+		}
+		writeAnchor(l.anchor, Anchor{Head: hash, Bytes: size})
+	}
 }
 
 // reserve holds Reserve to twice that past a line of n bytes about to be written at off (see
