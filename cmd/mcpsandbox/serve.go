@@ -170,7 +170,9 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		}
 		log.Info("serving", attrs...)
 	}
-	so := serve.Options{Audit: al, Logger: log}
+	// init's check starts serve with the origin mark: the calls of its own client are marked so
+	// in the audit (serve.OriginEnv says why a client's config cannot hide calls with it)
+	so := serve.Options{Audit: al, Logger: log, Origin: os.Getenv(serve.OriginEnv)}
 	if o.HTTP != "" {
 		so.HTTP = &serve.HTTPOptions{Addr: o.HTTP, Token: token, Origins: o.Origins}
 	} else if isTerminal(os.Stdin) {

@@ -111,6 +111,23 @@ func TestStartCheckProofCall(t *testing.T) {
 	}
 }
 
+// The serve init starts for its check is started with the origin mark (MCPSANDBOX_ORIGIN=
+// init-check), whatever the environment it is given says, so its audit lines are told from the
+// AI's (trial38 F2: init's --version calls read as the AI's). Red with mutant init-check-unmarked.
+func TestStartCheckMarksItsServe(t *testing.T) {
+	if os.Getenv("GENERATE_TEST_SERVER") != "" {
+		t.Skip("the helper server runs in TestMain")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), testServerEnv+"=1", OriginEnv+"=something-else")
+	if _, err := StartCheck(context.Background(), ServerEntry{Command: self}, env, &ProofCall{Tool: "probe", Args: map[string]any{"origin": true}}, 20*time.Second); err != nil {
+		t.Fatalf("the check's serve was not started with the origin mark: %v", err)
+	}
+}
+
 // The proof's Also calls are made and judged each, a tool error's words included: a check whose
 // first call passes and a later one's program could not start fails, naming every one that
 // failed and only those (trial37 F1: the allowlist's second command, a Go binary, could not start

@@ -36,7 +36,11 @@ func testServer() {
 		Fail   bool   `json:"fail,omitempty"`
 		Exit   int    `json:"exit,omitempty"`
 		Stderr string `json:"stderr,omitempty"`
+		Origin bool   `json:"origin,omitempty"` // fail unless started with init's origin mark
 	}) (*mcp.CallToolResult, ran, error) {
+		if in.Origin && os.Getenv(OriginEnv) != OriginInitCheck {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "started without the origin mark: " + os.Getenv(OriginEnv)}}}, ran{}, nil
+		}
 		if in.Fail {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the workspace is gone"}}}, ran{}, nil
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -116,6 +117,13 @@ func errText(err error) string {
 	return shown(err.Error(), maxShownError)
 }
 
+// OriginEnv and OriginInitCheck mark the serve StartCheck starts: serve gives the calls of
+// init's own client in it "origin":"init-check" in the audit (internal/serve: OriginEnv).
+const (
+	OriginEnv       = "MCPSANDBOX_ORIGIN"
+	OriginInitCheck = "init-check"
+)
+
 // StartCheck runs the entry exactly as a client would (the same command and arguments, over
 // stdio, with env: the environment that client gives it), completes the MCP initialize
 // handshake and tools/list, makes the proof call when there is one (it must not be a tool
@@ -127,6 +135,10 @@ func StartCheck(ctx context.Context, e ServerEntry, env []string, call *ProofCal
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, e.Command, e.Args...) // killed when the time is up
 	cmd.Env = env
+	if !mutated("init-check-unmarked") {
+		// its calls are init's own, and the audit says so (the last value of a variable wins)
+		cmd.Env = append(slices.Clip(env), OriginEnv+"="+OriginInitCheck)
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return Probe{}, &StartError{Entry: e, Err: err}

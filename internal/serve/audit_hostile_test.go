@@ -367,7 +367,8 @@ func TestAuditCountsTheWorkspaceChanges(t *testing.T) {
 	if len(ran) != 2 {
 		t.Fatalf("%d ran entries, want 2:\n%s", len(ran), b)
 	}
-	if w := ran[0].Workspace; w == nil || !reflect.DeepEqual(*w, audit.WorkspaceRecord{Committed: 1, Bytes: 5, Refused: 2, Restored: 1}) {
+	if w := ran[0].Workspace; w == nil || !reflect.DeepEqual(*w, audit.WorkspaceRecord{Committed: 1, Bytes: 5, Refused: 2, Restored: 1,
+		RefusedChanges: []audit.RefusedRecord{{Path: "0", Why: "changed by another writer"}, {Path: "1", Why: "changed by another writer"}}}) {
 		t.Errorf("the call with a conflict: workspace %+v, want 1 applied, 2 refused, 1 written back", w)
 	}
 	if ran[1].Workspace != nil {
@@ -379,8 +380,9 @@ func TestAuditCountsTheWorkspaceChanges(t *testing.T) {
 // (trial37 F8: "[workspace: 3 change(s) applied (1 bytes written)]" and {"committed":1,
 // "bytes":0} hid the deletion of a tracked source file): the text by visible.Name, so a name
 // cannot forge a line, the audit with each change's op, path, bytes and a written file's
-// sha256; the log verifies. Red with mutant audit-workspace-unnamed (the commit's own list is
-// tested in internal/serve/wslayer).
+// sha256, and the refused ones with their rule (trial38 F3); the log verifies. Red with mutants
+// audit-workspace-unnamed and audit-refused-unnamed (the commit's own list is tested in
+// internal/serve/wslayer).
 func TestAuditNamesTheWorkspaceChanges(t *testing.T) {
 	cs, path := auditedSession(t)
 	r, err := call(t, context.Background(), cs, map[string]any{"applied": true})
@@ -403,7 +405,8 @@ func TestAuditNamesTheWorkspaceChanges(t *testing.T) {
 	for _, a := range appliedFake.Applied {
 		applied = append(applied, audit.AppliedRecord(a))
 	}
-	if want := (audit.WorkspaceRecord{Committed: 4, Bytes: 2, Refused: 2, Deleted: 1, Applied: applied}); w == nil || !reflect.DeepEqual(*w, want) {
+	refused := []audit.RefusedRecord{{Path: ".envrc", Why: "protected"}, {Path: "CLAUDE.md", Why: "protected"}} // trial38 F3
+	if want := (audit.WorkspaceRecord{Committed: 4, Bytes: 2, Refused: 2, Deleted: 1, Applied: applied, RefusedChanges: refused}); w == nil || !reflect.DeepEqual(*w, want) {
 		t.Errorf("the audit's workspace record %+v, want %+v", w, want)
 	}
 }

@@ -61,7 +61,20 @@ type Options struct {
 	Transport mcp.Transport
 	// HTTP, if set, serves streamable HTTP (many sessions) instead of one Transport.
 	HTTP *HTTPOptions
+	// Origin is OriginEnv's value as serve started (see stamp): "init-check" when init started
+	// this serve to check the configuration it wrote.
+	Origin string
 }
+
+// OriginEnv is the variable init sets for the serve it starts to check a configuration: that
+// serve's calls are marked "origin":"init-check" in the audit (trial38 F2: init's --version
+// calls read as the AI's). A client's config could set it too: the mark is given only to the
+// calls of a session whose client is init's own (CheckClient), and it hides nothing (the line
+// keeps every field, its client's name included).
+const OriginEnv = "MCPSANDBOX_ORIGIN"
+
+// CheckClient is the client name init's check connects with.
+const CheckClient = "mcpsandbox-init"
 
 // New builds the MCP server for a policy and its executor.
 func New(p *policy.Policy, ex executor.Executor, o Options) *mcp.Server {
@@ -75,7 +88,7 @@ func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, 
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: p.Name, Title: "mcpsandbox (" + p.Scheme + ")", Version: Version},
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions(p)})
-	r := &runner{pol: p, ex: ex, hash: sync.OnceValue(p.Hash), audit: o.Audit, log: o.Logger,
+	r := &runner{pol: p, ex: ex, hash: sync.OnceValue(p.Hash), audit: o.Audit, log: o.Logger, origin: o.Origin,
 		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}, idle: newIdleReleaser(),
 		unread: newUnread(unreadBounds())}
 	if a, ok := ex.(afterAnswerer); ok {
@@ -200,6 +213,7 @@ func (r *runner) unknownTool(known map[string]bool) mcp.Middleware {
 			if r.audit != nil {
 				e := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: name, PolicyHash: r.hash(),
 					Decision: "refused", Rule: RuleToolName, Reason: reason, Arguments: r.loggable(call.Params.Arguments)}
+				r.stamp(&e, call.Session)
 				if err := r.audit.Append(e); err != nil {
 					r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", err)
 				}
@@ -371,6 +385,34 @@ type runner struct {
 	// afterCall, if set, runs as a tool handler returns: the executor's AfterAnswer, where no
 	// transport says when an answer is written (over a LineTransport the transport calls it).
 	afterCall func()
+	origin    string // Options.Origin
+}
+
+// maxClientText bounds the client's name and version as the audit keeps them.
+const maxClientText = 128
+
+// stamp puts on an audit entry which client and set-up it is of (trial38 F2: a line could not
+// say which AI ran a call, nor in which repository): the client's name and version from its
+// initialize (its own text: invisibles shown escaped, bounded; the audit redacts and bounds it
+// again), the policy file and the workspace directory, and init's origin mark (OriginEnv).
+func (r *runner) stamp(e *audit.Entry, ss *mcp.ServerSession) {
+	if mutated("audit-unstamped") {
+		return
+	}
+	e.PolicyPath = r.pol.File
+	e.WorkDir, _ = r.pol.WorkspaceMount()
+	if ss == nil {
+		return
+	}
+	ip := ss.InitializeParams()
+	if ip == nil || ip.ClientInfo == nil {
+		return
+	}
+	ci := ip.ClientInfo
+	e.Client = visible.Line(ClipText(strings.ToValidUTF8(strings.TrimSpace(ci.Name+" "+ci.Version), "\uFFFD"), maxClientText))
+	if r.origin == audit.OriginInitCheck && (ci.Name == CheckClient || mutated("audit-origin-any-client")) {
+		e.Origin = audit.OriginInitCheck
+	}
 }
 
 // afterAnswerer is an executor with work its calls leave for after their answers: AfterAnswer
@@ -404,6 +446,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			defer func() { go debug.FreeOSMemory() }()
 		}
 		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash()}
+		r.stamp(&entry, req.Session)
 		if why := argsRefusal(args); why != "" {
 			// Refused before anything decodes the arguments: the call does not run.
 			entry.Decision, entry.Rule, entry.Reason = "refused", RuleToolArguments, why
@@ -575,6 +618,7 @@ func (r *runner) auditRecoveries() {
 			Reason: fmt.Sprintf("serve %d died while applying the writes of a call it began at %s (%s): "+
 				"this serve finished applying them, each checked again", rec.PID, began, map[bool]string{true: "this line is its outcome", false: "its outcome line is missing"}[rec.Call != ""]),
 			Workspace: workspaceRecord(rec.Changes)}
+		r.stamp(&e, nil)
 		if rec.Err != "" {
 			e.Decision = "error"
 			e.Reason = fmt.Sprintf("serve %d died while applying the writes of a call it began at %s: finishing them failed (%s); "+
@@ -703,6 +747,13 @@ func workspaceRecord(w *executor.WorkspaceChanges) *audit.WorkspaceRecord {
 	}
 	r := &audit.WorkspaceRecord{Committed: w.Committed, Bytes: w.Bytes, Refused: len(w.Refused) + w.RefusedMore,
 		Restored: len(w.Restored) + w.RestoredMore, Discarded: w.Discarded != "", Deleted: w.Deleted, AppliedMore: w.AppliedMore}
+	if !mutated("audit-refused-unnamed") {
+		// which changes were refused, and why: the record a reviewer reads (trial38 F3)
+		r.RefusedMore = w.RefusedMore
+		for _, f := range w.Refused {
+			r.RefusedChanges = append(r.RefusedChanges, audit.RefusedRecord{Path: f.Path, Why: f.Why})
+		}
+	}
 	if mutated("audit-workspace-unnamed") {
 		r.AppliedMore = 0
 		return r
@@ -752,6 +803,7 @@ func (r *runner) oversize(o Oversize) {
 	e := audit.Entry{Server: r.pol.Name, Session: o.Session, Call: newID(), Tool: o.Tool, PolicyHash: r.hash(),
 		Decision: "refused", Rule: rule, Reason: reason,
 		Clipped: []audit.Clip{{Field: "message", Bytes: o.Size, SHA256: o.SHA256}}}
+	r.stamp(&e, nil)
 	if err := r.audit.Append(e); err != nil {
 		r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", err)
 	}

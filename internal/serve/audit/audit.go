@@ -88,13 +88,21 @@ const (
 	tailRead = 64 << 10
 )
 
-// Entry is one audit line.
+// Entry is one audit line. Client is the session's client as its initialize named it (name and
+// version), PolicyPath the policy file the call ran under and WorkDir the host directory that is
+// its workspace (trial38 F2: a line could not say which AI ran a call, nor in which repository);
+// Origin is OriginInitCheck on a call of init's own check (it only sorts: the line keeps every
+// other field). Each is omitted when empty, so lines written before them verify as they did.
 type Entry struct {
 	Time       string           `json:"time"`
 	Server     string           `json:"server"`
 	PID        int              `json:"pid"`
 	Session    string           `json:"session,omitempty"` // the MCP session the call came in
 	Call       string           `json:"call,omitempty"`    // the call's id: links its "started" entry to its outcome
+	Client     string           `json:"client,omitempty"`
+	Origin     string           `json:"origin,omitempty"`
+	PolicyPath string           `json:"policy_path,omitempty"`
+	WorkDir    string           `json:"workspace_dir,omitempty"`
 	Tool       string           `json:"tool"`
 	Arguments  json.RawMessage  `json:"arguments"`
 	Decision   string           `json:"decision"` // "started", "ran", "refused", "error", "cancelled"; "foreign" (marker)
@@ -138,7 +146,22 @@ type WorkspaceRecord struct {
 	Deleted     int             `json:"deleted,omitempty"` // deletions among Committed
 	Applied     []AppliedRecord `json:"applied,omitempty"`
 	AppliedMore int             `json:"applied_more,omitempty"` // applied changes not named
+	// RefusedChanges names the refused changes with the rule that refused each, at most
+	// maxApplied; the rest are counted in RefusedMore (trial38 F3). KeptIn names where the
+	// call's refused content was kept for review.
+	RefusedChanges []RefusedRecord `json:"refused_changes,omitempty"`
+	RefusedMore    int             `json:"refused_more,omitempty"`
+	KeptIn         string          `json:"kept_in,omitempty"`
 }
+
+// RefusedRecord is one change a call's commit refused: its path and why.
+type RefusedRecord struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+}
+
+// OriginInitCheck is the origin of the calls of init's check of a server it configured.
+const OriginInitCheck = "init-check"
 
 // AppliedRecord is one change a call's commit applied to the workspace: op delete, write,
 // link or mkdir; the bytes written (a file's content, a link's target) and a written file's
@@ -675,6 +698,8 @@ func (l *Log) bound(e *Entry) {
 		{"time", &e.Time, maxShortField}, {"server", &e.Server, maxShortField}, {"session", &e.Session, maxShortField},
 		{"call", &e.Call, maxShortField}, {"tool", &e.Tool, maxShortField}, {"decision", &e.Decision, maxShortField},
 		{"rule", &e.Rule, maxShortField}, {"reason", &e.Reason, maxReason}, {"policy_hash", &e.PolicyHash, maxShortField},
+		{"client", &e.Client, maxShortField}, {"origin", &e.Origin, maxShortField},
+		{"policy_path", &e.PolicyPath, maxShortField}, {"workspace_dir", &e.WorkDir, maxShortField},
 	} {
 		v := l.redact.Replace(*f.p)
 		s := strings.ToValidUTF8(v, "\uFFFD")
@@ -701,7 +726,7 @@ func (l *Log) bound(e *Entry) {
 	}
 	e.Clipped = clips
 	e.Hash = strings.Repeat("0", 64) // measured as sealed
-	if e.Workspace != nil && len(e.Workspace.Applied) > 0 {
+	if e.Workspace != nil && (len(e.Workspace.Applied) > 0 || len(e.Workspace.RefusedChanges) > 0) {
 		clips = trimApplied(e, clips, appliedWhole)
 		e.Clipped = clips
 	}
@@ -767,6 +792,10 @@ func (l *Log) boundFiles(files []FileRecord, clips []Clip) ([]FileRecord, []Clip
 // record's.
 const maxApplied = 16
 
+// maxRefusedWhy bounds the encoded bytes of a refused change's reason in the line (the call's
+// result says it whole).
+const maxRefusedWhy = 200
+
 // minArgsRoom is the room an entry's arguments keep when its applied changes are many and
 // every other field is at its bound: applied changes past it are counted, not named.
 const minArgsRoom = 2 << 10
@@ -775,11 +804,24 @@ const minArgsRoom = 2 << 10
 // returned): at most maxApplied, each path a short field. When anything is cut it returns the
 // whole redacted list as well, for its clip record ("workspace.applied").
 func (l *Log) boundApplied(w *WorkspaceRecord) (*WorkspaceRecord, []byte) {
-	if w == nil || len(w.Applied) == 0 {
+	if w == nil {
 		return w, nil
 	}
 	c := *w
-	if mutated("audit-bound-applied") {
+	c.KeptIn = clipString(strings.ToValidUTF8(l.redact.Replace(c.KeptIn), "\uFFFD"), maxShortField)
+	if len(c.RefusedChanges) > 0 && !mutated("audit-bound-refused") {
+		c.RefusedChanges = make([]RefusedRecord, 0, min(len(w.RefusedChanges), maxApplied))
+		for i, r := range w.RefusedChanges {
+			if i >= maxApplied {
+				c.RefusedMore++
+				continue
+			}
+			c.RefusedChanges = append(c.RefusedChanges, RefusedRecord{
+				Path: clipString(strings.ToValidUTF8(l.redact.Replace(r.Path), "\uFFFD"), maxShortField),
+				Why:  clipString(strings.ToValidUTF8(l.redact.Replace(r.Why), "\uFFFD"), maxRefusedWhy)})
+		}
+	}
+	if len(w.Applied) == 0 || mutated("audit-bound-applied") {
 		return &c, nil
 	}
 	c.Applied = make([]AppliedRecord, 0, min(len(w.Applied), maxApplied))
@@ -823,7 +865,7 @@ func trimApplied(e *Entry, clips []Clip, whole []byte) []Clip {
 	if size() < MaxLine {
 		return clips
 	}
-	if whole == nil {
+	if whole == nil && len(w.Applied) > 0 {
 		whole, _ = json.Marshal(w.Applied)
 		clips = append(clips, NewClip("workspace.applied", whole))
 		e.Clipped = clips
@@ -831,6 +873,11 @@ func trimApplied(e *Entry, clips []Clip, whole []byte) []Clip {
 	for len(w.Applied) > 0 && size() >= MaxLine {
 		w.Applied = w.Applied[:len(w.Applied)-1]
 		w.AppliedMore++
+	}
+	// then the refused changes named, last first: counted in refused_more (trial38 F3)
+	for len(w.RefusedChanges) > 0 && size() >= MaxLine {
+		w.RefusedChanges = w.RefusedChanges[:len(w.RefusedChanges)-1]
+		w.RefusedMore++
 	}
 	return clips
 }

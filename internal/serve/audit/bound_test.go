@@ -51,10 +51,19 @@ func setField(e *Entry, field, v string) {
 		e.Arguments = b
 	case "arguments-not-json":
 		e.Arguments = json.RawMessage(v)
+	case "client":
+		e.Client = v
+	case "origin":
+		e.Origin = v
+	case "policy_path":
+		e.PolicyPath = v
+	case "workspace_dir":
+		e.WorkDir = v
 	}
 }
 
-var fields = []string{"time", "server", "session", "call", "tool", "decision", "rule", "reason", "policy_hash", "arguments", "arguments-not-json"}
+var fields = []string{"time", "server", "session", "call", "tool", "decision", "rule", "reason", "policy_hash", "arguments", "arguments-not-json",
+	"client", "origin", "policy_path", "workspace_dir"} // fields[:10]: the ones every line has
 
 func lines(t *testing.T, path string) []string {
 	t.Helper()
