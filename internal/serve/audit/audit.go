@@ -147,11 +147,9 @@ type WorkspaceRecord struct {
 	Applied     []AppliedRecord `json:"applied,omitempty"`
 	AppliedMore int             `json:"applied_more,omitempty"` // applied changes not named
 	// RefusedChanges names the refused changes with the rule that refused each, at most
-	// maxApplied; the rest are counted in RefusedMore (trial38 F3). KeptIn names where the
-	// call's refused content was kept for review.
+	// maxApplied; the rest are counted in RefusedMore (trial38 F3).
 	RefusedChanges []RefusedRecord `json:"refused_changes,omitempty"`
 	RefusedMore    int             `json:"refused_more,omitempty"`
-	KeptIn         string          `json:"kept_in,omitempty"`
 }
 
 // RefusedRecord is one change a call's commit refused: its path and why.
@@ -808,7 +806,6 @@ func (l *Log) boundApplied(w *WorkspaceRecord) (*WorkspaceRecord, []byte) {
 		return w, nil
 	}
 	c := *w
-	c.KeptIn = clipString(strings.ToValidUTF8(l.redact.Replace(c.KeptIn), "\uFFFD"), maxShortField)
 	if len(c.RefusedChanges) > 0 && !mutated("audit-bound-refused") {
 		c.RefusedChanges = make([]RefusedRecord, 0, min(len(w.RefusedChanges), maxApplied))
 		for i, r := range w.RefusedChanges {

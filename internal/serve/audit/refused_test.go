@@ -42,7 +42,6 @@ func TestBoundHostileRefused(t *testing.T) {
 	for i := range 100 {
 		worst.Workspace.Applied = append(worst.Workspace.Applied, AppliedRecord{Op: "<<<<", Path: strings.Repeat("<", 4096), Bytes: int64(i), SHA256: strings.Repeat("<", 100)})
 	}
-	worst.Workspace.KeptIn = strings.Repeat("<", 8192)
 	for i := range 30 {
 		worst.Files = append(worst.Files, FileRecord{Op: "<<<<", Path: strings.Repeat("<", 4096), Bytes: int64(i), SHA256: strings.Repeat("<", 100)})
 	}
