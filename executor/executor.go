@@ -243,6 +243,13 @@ func inexactKey(raw json.RawMessage, names []string) (key, want string) {
 	if len(names) == 0 || mutated("args-key-fold") {
 		return "", ""
 	}
+	return InexactKey(raw, names)
+}
+
+// InexactKey is the first top-level key of raw that is none of names but equal to one of them
+// under Unicode case folding, and that name ("" when none): what Go's encoding/json reads as
+// the name and a parser reading keys as written does not. It decodes no value.
+func InexactKey(raw json.RawMessage, names []string) (key, want string) {
 	for _, k := range topKeys(raw) {
 		if slices.Contains(names, k) {
 			continue

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 )
 
@@ -117,6 +118,10 @@ func (r *relay) ambiguousAnswer(line []byte, err error) {
 	if errors.As(err, &ke) && ke.Depth == 1 && strings.EqualFold(ke.Key, "id") {
 		return // which request it answers is the ambiguity: the call's timeout answers it
 	}
+	var ce *caseKeyError
+	if errors.As(err, &ce) && ce.member == "id" {
+		return // the same: "ID" answers no request for some parsers, one for the relay
+	}
 	a := readAmbiguous(line)
 	p := r.take(idKey(a.id))
 	if p == nil {
@@ -124,4 +129,38 @@ func (r *relay) ambiguousAnswer(line []byte, err error) {
 	}
 	r.record(p, audit.Entry{Decision: "error", Rule: RuleAmbiguousKeys, Reason: why}, len(line), true) // before the client's write, which may block
 	_ = r.toClient.frame(errorFrame(p.id, codeAmbiguous, "mcpsandbox wrap: "+why, map[string]any{"rule": RuleAmbiguousKeys}))
+}
+
+// protocolKeys are JSON-RPC's member names: the relay's Go decoder matches them without regard
+// to case, a client or server reading keys as written does not.
+var protocolKeys = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// caseKeyError is a frame whose top-level key is a JSON-RPC member name only without regard to
+// case ("Method", "Error", "ID"): the relay would read it as that member, a parser reading keys
+// as written would not (atk38 F1: a server's answer with "Method":"ping" passed as a ping,
+// past hide_denied and the audit, to clients that took it as the answer).
+type caseKeyError struct{ key, member string }
+
+func (e *caseKeyError) Error() string {
+	return fmt.Sprintf("its key %q is the JSON-RPC member %q only without regard to case (parsers that read keys as written see no %s); send %q",
+		clipKeyText(e.key), e.member, e.member, e.member)
+}
+
+func clipKeyText(k string) string {
+	if len(k) > 64 {
+		return k[:64] + "…"
+	}
+	return k
+}
+
+// protocolKeyCase reports a top-level key of the JSON object raw that folds to a JSON-RPC
+// member name but is not it. It reads keys only (values are skipped, nothing is copied).
+func protocolKeyCase(raw []byte) error {
+	if mutated("wrap-protocol-key-case") {
+		return nil
+	}
+	if k, m := executor.InexactKey(raw, protocolKeys); k != "" {
+		return &caseKeyError{k, m}
+	}
+	return nil
 }

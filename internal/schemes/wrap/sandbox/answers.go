@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/internal/visible"
@@ -65,6 +66,10 @@ func (r *relay) serverFrame(line []byte) error {
 		r.ambiguousAnswer(line, err)
 		return nil
 	}
+	if err := protocolKeyCase(line); err != nil {
+		r.ambiguousAnswer(line, err)
+		return nil
+	}
 	var m message
 	if err := json.Unmarshal(line, &m); err != nil {
 		if mutated("wrap-malformed") {
@@ -83,7 +88,7 @@ func (r *relay) serverFrame(line []byte) error {
 		return nil
 	}
 	if m.Method != "" || idKey(m.ID) == "" {
-		return r.toClient.frame(visibleFrame(line)) // the server's requests and notifications
+		return r.toClientBounded(visibleFrame(line)) // the server's requests and notifications
 	}
 	p := r.take(idKey(m.ID))
 	if p == nil {
@@ -98,7 +103,21 @@ func (r *relay) serverFrame(line []byte) error {
 			r.explainf("dropped a server answer with id %s, which a client reads as request %s's (%s)", clipID(m.ID), k, RuleMalform)
 			return nil
 		}
-		return r.toClient.frame(visibleFrame(line)) // an answer to a request the relay does not track
+		return r.toClientBounded(visibleFrame(line)) // an answer to a request the relay does not track
+	}
+	out := line
+	if p.method == "tools/list" {
+		if b, changed := r.filterList(line, m.Result); changed {
+			out = b
+		}
+	}
+	out = visibleFrame(out)
+	if len(out) > MaxFrame && !mutated("wrap-frame-bound-written") {
+		// what the relay writes is held to the bound it reads with: shown controls (3 bytes a
+		// DEL) and a rewritten list's escapes (6 bytes a "<") grew a 4 MiB answer to 12-25 MB
+		// (atk38 F2)
+		r.oversizedAnswerOf(p, len(out))
+		return nil
 	}
 	switch p.method {
 	case "tools/call":
@@ -114,12 +133,29 @@ func (r *relay) serverFrame(line []byte) error {
 		if r.explain != nil && (res.IsError || len(m.Error) > 0) {
 			r.explainAccess(p.tool, line)
 		}
-	case "tools/list":
-		if b, changed := r.filterList(line, m.Result); changed {
-			line = b
-		}
 	}
-	return r.toClient.frame(visibleFrame(line))
+	return r.toClient.frame(out)
+}
+
+// toClientBounded writes a frame that answers no tracked request, or drops it (logged) when it
+// is over MaxFrame as written.
+func (r *relay) toClientBounded(b []byte) error {
+	if len(b) > MaxFrame && !mutated("wrap-frame-bound-written") {
+		why := fmt.Sprintf("the server's message is over %d bytes as relayed (%s); it was dropped", MaxFrame, RuleFrame)
+		r.log.Warn("dropped a message from the wrapped server that is oversized as relayed", "limit", MaxFrame, "bytes", len(b))
+		r.explainf("%s", why)
+		return nil
+	}
+	return r.toClient.frame(b)
+}
+
+// oversizedAnswerOf answers the tracked request p whose answer is over MaxFrame as relayed.
+func (r *relay) oversizedAnswerOf(p *pending, n int) {
+	why := fmt.Sprintf("the server's answer is over %d bytes as relayed (%d: terminal controls shown, a rewritten list) (%s); it was dropped", MaxFrame, n, RuleFrame)
+	r.log.Warn("dropped an answer of the wrapped server that is oversized as relayed", "limit", MaxFrame, "bytes", n)
+	r.explainf("%s", why)
+	r.record(p, audit.Entry{Decision: "error", Rule: RuleFrame, Reason: why}, n, true) // before the client's write, which may block
+	_ = r.toClient.frame(errorFrame(p.id, codeTooLarge, "mcpsandbox wrap: "+why, map[string]any{"rule": RuleFrame}))
 }
 
 // refuseServerRequest answers the server's request the policy does not let reach the client
@@ -276,7 +312,10 @@ func looseNumber(id json.RawMessage) (float64, bool) {
 	case float64:
 		return v, true
 	case string:
-		s := strings.TrimSpace(v)
+		// Number() trims ECMAScript's white space and line terminators: U+FEFF among them,
+		// which strings.TrimSpace keeps (atk38 F4); trimming more than it (U+0085) only
+		// drops more answers
+		s := strings.TrimFunc(v, jsSpace)
 		if s == "" {
 			return 0, true // Number("") is 0
 		}
@@ -291,6 +330,12 @@ func looseNumber(id json.RawMessage) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
+}
+
+// jsSpace: what Go or ECMAScript counts as white space around a number (StrWhiteSpaceChar:
+// Zs, TAB, VT, FF, U+FEFF, the line terminators).
+func jsSpace(r rune) bool {
+	return unicode.IsSpace(r) || (r == '\uFEFF' && !mutated("wrap-answer-id-bom"))
 }
 
 // clipID is an id for a log line: at most 64 bytes of it.

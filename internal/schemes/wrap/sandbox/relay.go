@@ -13,6 +13,7 @@ import (
 
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 )
 
@@ -48,6 +49,13 @@ type relay struct {
 	session string
 	log     *slog.Logger
 	explain io.Writer // --explain-denials: one line per refusal (nil: off)
+	// explained counts --explain-denials lines: at most bounds.MaxLogLines in a
+	// bounds.LogWindow, as wrap's other lines (atk38 F3: a server's junk lines each made one)
+	explained struct {
+		sync.Mutex
+		start      time.Time
+		n, dropped int
+	}
 	// writeNotes: for --explain-denials, each wrap.write directory the server's uid cannot
 	// write, with why and the fix (WriteDirNote)
 	writeNotes map[string]string
@@ -138,6 +146,10 @@ func (r *relay) clientFrame(line []byte) error {
 	}
 	if err := r.clientKeys.Check(line); err != nil && !mutated("wrap-ambiguous-keys") {
 		// judged here with one reading of the keys, run by the server with another: refused
+		r.refuseAmbiguous(line, err)
+		return nil
+	}
+	if err := protocolKeyCase(line); err != nil {
 		r.refuseAmbiguous(line, err)
 		return nil
 	}
@@ -323,9 +335,24 @@ func (r *relay) refuseCall(p *pending, rule, why string) {
 }
 
 func (r *relay) explainf(format string, args ...any) {
-	if r.explain != nil {
-		fmt.Fprintf(r.explain, "mcpsandbox wrap: denied: "+format+"\n", args...)
+	if r.explain == nil {
+		return
 	}
+	e := &r.explained
+	e.Lock()
+	defer e.Unlock()
+	if now := time.Now(); now.Sub(e.start) >= bounds.LogWindow {
+		if e.dropped > 0 {
+			fmt.Fprintf(r.explain, "mcpsandbox wrap: %d denial lines dropped: more than %d in %s\n", e.dropped, bounds.MaxLogLines, bounds.LogWindow)
+		}
+		e.start, e.n, e.dropped = now, 0, 0
+	}
+	if e.n >= bounds.MaxLogLines && !mutated("wrap-explain-unbounded") {
+		e.dropped++
+		return
+	}
+	e.n++
+	fmt.Fprintf(r.explain, "mcpsandbox wrap: denied: "+format+"\n", args...)
 }
 
 // intent records a tools/call about to reach the server.

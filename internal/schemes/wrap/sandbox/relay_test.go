@@ -15,6 +15,7 @@ import (
 
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -321,7 +322,7 @@ func TestRelayDropsAnswersAliasingARequestID(t *testing.T) {
 	r.track("0", &pending{id: json.RawMessage("0"), method: "tools/call", tool: "ls", start: time.Now()})
 	list := `"result":{"tools":[{"name":"ls"},{"name":"rm_rf"}]}}`
 	var in strings.Builder
-	for _, id := range []string{`"1"`, `1.0`, `1e0`, `"0x1"`, `" 1 "`, `""`, `"-0"`} {
+	for _, id := range []string{`"1"`, `1.0`, `1e0`, `"0x1"`, `" 1 "`, `""`, `"-0"`, `"\ufeff1"`, `"1\u2028"`, "\"\ufeff1\""} {
 		in.WriteString(`{"jsonrpc":"2.0","id":` + id + `,` + list + "\n")
 	}
 	in.WriteString(`{"jsonrpc":"2.0","id":7,"result":{}}` + "\n") // an answer to an untracked request (a ping): passes
@@ -480,5 +481,75 @@ func TestRelayCountsTimedOutCallsAsWaiting(t *testing.T) {
 	c = toClient.lines()
 	if len(c) != MaxInflight+1 {
 		t.Fatalf("after a late answer the call was answered by the relay: %.300s", c[len(c)-1])
+	}
+}
+
+// A frame whose top-level key is a JSON-RPC member only without regard to case is dropped in
+// both directions (atk38 F1): the relay's decoder reads "Method" as method, a client reading
+// keys as written takes the frame as the answer it waits for (past hide_denied and the audit).
+// The server's answer with "Method":"ping" answers the waiting tools/list with an error, the
+// one with "Error" beside its result the waiting call; a client's "Method":"tools/call" is
+// refused. Red with mutant wrap-protocol-key-case.
+func TestRelayDropsFramesWithProtocolKeysInAnotherCase(t *testing.T) {
+	r, toClient, _ := testRelay(wrapsec.WrapTools{Deny: []string{"rm_*"}, HideDenied: true, MaxArgumentBytes: 1024})
+	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/list", start: time.Now()})
+	r.track("2", &pending{id: json.RawMessage("2"), method: "tools/call", tool: "ls", start: time.Now()})
+	in := `{"jsonrpc":"2.0","id":1,"Method":"ping","result":{"tools":[{"name":"ls"},{"name":"rm_rf"}]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"result":{"content":[]},"Error":{"code":1,"message":"x"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"r\u0065sult":{}, "ıd":4}` + "\n" // an escaped exact key passes the check; a dotless ı folds to nothing
+	if err := r.fromServer(strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	c := strings.Join(toClient.lines(), "\n")
+	if strings.Contains(c, "rm_rf") || strings.Contains(c, `"Method"`) || strings.Contains(c, `"Error"`) ||
+		strings.Count(c, `"rule":"`+RuleAmbiguousKeys+`"`) != 2 {
+		t.Fatalf("relayed to the client:\n%s\nwant both frames dropped and their requests answered with %s", c, RuleAmbiguousKeys)
+	}
+	r2, toClient2, toServer2 := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	if err := r2.fromClient(strings.NewReader(`{"jsonrpc":"2.0","id":5,"Method":"tools/call","params":{"name":"ls"}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(toServer2.lines(), ""); s != "" || !strings.Contains(strings.Join(toClient2.lines(), ""), RuleAmbiguousKeys) {
+		t.Fatalf("a client's \"Method\" frame: to the server %q, to the client %q", s, toClient2.lines())
+	}
+}
+
+// --explain-denials writes at most bounds.MaxLogLines lines in a bounds.LogWindow, as wrap's
+// other lines (atk38 F3: each of a server's junk lines made one, 45 times its bytes in the
+// client's log). Red with mutant wrap-explain-unbounded.
+func TestRelayExplainDenialsBounded(t *testing.T) {
+	r, _, _ := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	explained := &syncBuf{}
+	r.explain = explained
+	if err := r.fromServer(strings.NewReader(strings.Repeat("x\n", 5000))); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(explained.lines()); n > bounds.MaxLogLines || n == 0 {
+		t.Fatalf("%d denial lines for 5000 junk lines, want 1..%d in a window", n, bounds.MaxLogLines)
+	}
+}
+
+// What the relay writes to the client is held to MaxFrame, as what it reads is (atk38 F2: a
+// server answer just under 4 MiB of DEL bytes reached the client as a 12 MiB line, shown as
+// U+2421): a tracked call's answer is replaced by an error naming the rule, a notification
+// dropped. Red with mutant wrap-frame-bound-written.
+func TestRelayBoundsWhatItWrites(t *testing.T) {
+	r, toClient, _ := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
+	r.track("2", &pending{id: json.RawMessage("2"), method: "tools/call", tool: "ls", start: time.Now()})
+	dels := strings.Repeat("\x7f", MaxFrame/2)
+	in := `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"` + dels + `"}]}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"` + dels + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"small"}}` + "\n"
+	if err := r.fromServer(strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	c := toClient.lines()
+	for _, l := range c {
+		if len(l) > MaxFrame {
+			t.Errorf("a %d-byte line reached the client (bound %d)", len(l), MaxFrame)
+		}
+	}
+	if len(c) != 2 || !strings.Contains(c[0], `"id":2`) || !strings.Contains(c[0], RuleFrame) || !strings.Contains(c[1], "small") {
+		t.Fatalf("relayed to the client: %d lines, the first %.200q", len(c), c[0])
 	}
 }

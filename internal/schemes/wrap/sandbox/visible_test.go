@@ -81,8 +81,10 @@ func TestRelayShowsServerTextControls(t *testing.T) {
 }
 
 // A top-level key in another case ("Result", "PARAMS", "Error", or with a long s) is the result,
-// the params or the error to the relay and to a client decoding with Go's encoding/json (mcp-go):
-// its text is shown as well, not passed with its controls.
+// the params or the error to the relay and to a client decoding with Go's encoding/json (mcp-go),
+// but nothing to a client reading keys as written: the frame is dropped (atk38 F1; its text was
+// shown and passed before), a tracked call answered with the rule, and no control reaches the
+// client.
 func TestRelayShowsServerTextControlsAnyKeyCase(t *testing.T) {
 	r, toClient, _ := testRelay(wrapsec.Of(policy.Default(wrapsec.Name)).Tools)
 	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/call", tool: "t", start: time.Now()})
@@ -98,18 +100,12 @@ func TestRelayShowsServerTextControlsAnyKeyCase(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := toClient.lines()
-	if len(c) != len(frames) {
-		t.Fatalf("relayed %d frames, want %d: %q", len(c), len(frames), c)
+	if len(c) != 2 || !strings.Contains(c[0], `"id":1`) || !strings.Contains(c[1], `"id":3`) {
+		t.Fatalf("relayed %q, want the two calls answered with %s and the notifications dropped", c, RuleAmbiguousKeys)
 	}
 	for i, l := range c {
-		var m struct {
-			Params, Result, Error json.RawMessage
-		}
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("frame %d: %v: %s", i, err, l)
-		}
-		if strings.Contains(strings.ToLower(l), `\u001b`) || strings.Contains(l, `\u0007`) || !strings.Contains(l, "␛]52;c;") {
-			t.Errorf("frame %d reaches the client with its controls: %s", i, l)
+		if !strings.Contains(l, RuleAmbiguousKeys) || strings.Contains(strings.ToLower(l), `\u001b`) || strings.Contains(l, `\u0007`) || strings.Contains(l, "ZWNob") {
+			t.Errorf("frame %d reaches the client: %s", i, l)
 		}
 	}
 }
