@@ -96,6 +96,8 @@ func TestVerifySendsNoKeyWhereThePolicyChose(t *testing.T) {
 	for _, tc := range []struct{ name, section string }{
 		{"another variable", "api_key_env = \"AWS_SECRET_ACCESS_KEY\"\napi_url = \"https://api.e2b.app\"\n"},
 		{"another address", "api_url = \"" + srv.URL + "\"\n"},
+		// a host of E2B's domain lent to a sandbox's port: anyone's server (atk38b F3)
+		{"a sandbox's public host", "api_url = \"https://8080-iattackersandbox0001.e2b.app\"\n"},
 		{"both", "api_key_env = \"AWS_SECRET_ACCESS_KEY\"\napi_url = \"" + srv.URL + "\"\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,6 +58,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -785,6 +786,16 @@ func (l *Log) boundFiles(files []FileRecord, clips []Clip) ([]FileRecord, []Clip
 	return out, clips
 }
 
+// shownPath is a workspace path as the call's result shows it (visible.Name: quoted when it is
+// not plain printable text), so a reader of the log (jq -c) sees a bidi override or U+2028 as
+// the result shows it, not laid out by the terminal (attack round atk38b, F6).
+func shownPath(p string) string {
+	if mutated("audit-paths-raw") {
+		return strings.ToValidUTF8(p, "\uFFFD")
+	}
+	return visible.Name(p)
+}
+
 // maxApplied bounds the applied changes one line names (the call's result names up to 1000):
 // the rest are counted in applied_more. Each path is a short field, op and sha256 as a file
 // record's.
@@ -814,7 +825,7 @@ func (l *Log) boundApplied(w *WorkspaceRecord) (*WorkspaceRecord, []byte) {
 				continue
 			}
 			c.RefusedChanges = append(c.RefusedChanges, RefusedRecord{
-				Path: clipString(strings.ToValidUTF8(l.redact.Replace(r.Path), "\uFFFD"), maxShortField),
+				Path: clipString(shownPath(l.redact.Replace(r.Path)), maxShortField),
 				Why:  clipString(strings.ToValidUTF8(l.redact.Replace(r.Why), "\uFFFD"), maxRefusedWhy)})
 		}
 	}
@@ -825,7 +836,7 @@ func (l *Log) boundApplied(w *WorkspaceRecord) (*WorkspaceRecord, []byte) {
 	whole := make([]AppliedRecord, 0, len(w.Applied))
 	cut := len(w.Applied) > maxApplied
 	for i, a := range w.Applied {
-		a.Op, a.Path, a.SHA256 = l.redact.Replace(a.Op), l.redact.Replace(a.Path), l.redact.Replace(a.SHA256)
+		a.Op, a.Path, a.SHA256 = l.redact.Replace(a.Op), shownPath(l.redact.Replace(a.Path)), l.redact.Replace(a.SHA256)
 		whole = append(whole, a)
 		if i >= maxApplied {
 			c.AppliedMore++

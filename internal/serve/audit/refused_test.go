@@ -87,3 +87,30 @@ func TestBoundHostileRefused(t *testing.T) {
 		t.Fatalf("verify: %+v %v", rep, err)
 	}
 }
+
+// The workspace paths of a line are shown as the call's result shows them (visible.Name): a
+// bidi override or U+2028 in a refused or applied path is escaped, so `jq -c` does not print
+// it raw for the terminal to lay out (atk38b F6). Red with mutant audit-paths-raw.
+func TestWorkspacePathsShownInTheLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	w := &WorkspaceRecord{Committed: 1, Refused: 1,
+		Applied:        []AppliedRecord{{Op: "write", Path: "a\u2028b.txt", Bytes: 1}},
+		RefusedChanges: []RefusedRecord{{Path: "notes\u202edm.STNEGA/AGENTS.md", Why: "protected"}}}
+	if err := l.Append(Entry{Tool: "t", Decision: "ran", Workspace: w}); err != nil {
+		t.Fatal(err)
+	}
+	ls := lines(t, path)
+	var e Entry
+	if err := json.Unmarshal([]byte(ls[len(ls)-1]), &e); err != nil {
+		t.Fatal(err)
+	}
+	got := e.Workspace.RefusedChanges[0].Path + " " + e.Workspace.Applied[0].Path
+	if strings.ContainsAny(got, "\u202e\u2028") || !strings.Contains(got, `\u202e`) || !strings.Contains(got, `\u2028`) {
+		t.Errorf("paths in the line: %q, want them shown escaped", got)
+	}
+}

@@ -167,17 +167,17 @@ func (e *E2B) KeyElsewhere() string {
 	return strings.Join(why, "; ")
 }
 
-// e2bHost: the URL's host is E2B's (e2b.app, e2b.dev and their subdomains).
+// e2bHost: the URL's host is E2B's API itself (api.e2b.app, api.e2b.dev: what E2B's SDKs build
+// from the domain), never another host of its domains, which E2B lends to every sandbox's ports
+// (8080-<sandbox>.e2b.app: anyone's server; attack round atk38b, F3).
 func e2bHost(raw string) bool {
 	u, err := url.Parse(raw)
-	if err != nil {
+	if err != nil || u.Scheme != "https" {
 		return false
 	}
 	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	for _, d := range []string{"e2b.app", "e2b.dev"} {
-		if h == d || strings.HasSuffix(h, "."+d) {
-			return true
-		}
+	if mutated("e2b-api-host-any-subdomain") {
+		return h == "e2b.app" || strings.HasSuffix(h, ".e2b.app") || h == "e2b.dev" || strings.HasSuffix(h, ".e2b.dev")
 	}
-	return false
+	return (h == "api.e2b.app" || h == "api.e2b.dev") && (u.Port() == "" || u.Port() == "443")
 }
