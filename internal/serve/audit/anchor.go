@@ -69,5 +69,6 @@ func openAnchor(path string) *os.File {
 		_ = f.Close()
 		return nil
 	}
+	holdShared(f)
 	return f
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/fsmode"
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,6 +31,24 @@ func tryLock(f *os.File) (busy bool, err error) {
 func lockWait(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX) }
 
 func unlockFile(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+
+// holdShared marks f (a Log's anchor) as in use for the Log's life: a shared lock each serve
+// writing the log holds, so that the last one to close it can tell it is the last (soleHolder).
+func holdShared(f *os.File) {
+	for i := 0; i < 50; i++ { // an exclusive holder (a closing serve's soleHolder) lets go at once
+		if unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) == nil {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// soleHolder says whether no other open file description holds f's lock: this serve is the
+// last one writing the log (its exclusive lock, if taken, goes with f's close).
+func soleHolder(f *os.File) bool {
+	busy, err := tryLock(f)
+	return err == nil && !busy
+}
 
 // checkFile refuses a log file that is not a regular file owned by serve's effective user
 // with exactly one name: anything else may send the lines elsewhere (a FIFO nobody reads, a

@@ -49,3 +49,9 @@ func checkFile(f *os.File, st os.FileInfo) error {
 }
 
 func isLinkErr(error) bool { return false }
+
+// holdShared: Windows serves release no reserve (reserve_other.go), so nothing to tell.
+func holdShared(*os.File) {}
+
+// soleHolder: as holdShared.
+func soleHolder(*os.File) bool { return true }

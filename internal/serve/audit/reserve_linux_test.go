@@ -361,3 +361,46 @@ func TestSharedLogTakesTheReserveAgainAfterAClose(t *testing.T) {
 		t.Errorf("%d bytes allocated after the other Log closed, want the reserve (%d) taken again", st.Blocks*512, Reserve)
 	}
 }
+
+// A serve that closes a log another serve still writes keeps the reserve: the other's running
+// call needs it for its outcome line on a full disk (atk38b F4: the first to close released it
+// for both); the last to close releases it. Red with mutant audit-reserve-release-shared.
+func TestSharedLogReserveReleasedByTheLastOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ReserveNote() != "" {
+		t.Skip("no fallocate here")
+	}
+	b, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := func() int64 {
+		var st syscall.Stat_t
+		if err := syscall.Stat(path, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Blocks * 512
+	}
+	if err := a.Append(Entry{Call: "a", Tool: "t", Decision: DecisionStarted}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Append(Entry{Call: "b", Tool: "t", Decision: "ran"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := blocks(); n < Reserve {
+		t.Errorf("after the other serve closed, %d bytes allocated, want the reserve (%d) kept for this one's running call", n, Reserve)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := blocks(); n > 64<<10 {
+		t.Errorf("after the last serve closed, %d bytes allocated, want the reserve released", n)
+	}
+}
