@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -403,6 +404,7 @@ func TestAuditNamesTheWorkspaceChanges(t *testing.T) {
 	}
 	var applied []audit.AppliedRecord
 	for _, a := range appliedFake.Applied {
+		a.Path = visible.Name(a.Path) // shown as the result shows it (atk38b F6)
 		applied = append(applied, audit.AppliedRecord(a))
 	}
 	refused := []audit.RefusedRecord{{Path: ".envrc", Why: "protected"}, {Path: "CLAUDE.md", Why: "protected"}} // trial38 F3
