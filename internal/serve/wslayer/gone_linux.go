@@ -285,7 +285,12 @@ func addBeneath(dir int, name string, tree bool, since int64, handles map[string
 // move are matched by content: a marked file no workspace entry has, whose bytes are those of
 // a workspace file the call removed, is the call's own move. Bounded: at most maxMoveEnds
 // removed files of at most maxMoveBytes each are read, only those of a size a marked file has;
-// a move past either is named as before (the warning errs on the side of saying).
+// a move past either is named as before (the warning errs on the side of saying). Content
+// alone does not tell a move from a rewrite whose new bytes some removed file happens to hold
+// (a duplicate, an empty file: atk38b F2, a file the user deleted mid-call written back with no
+// word): a rename keeps what copy-up preserved, the file's mode and modification time (to the
+// nanosecond, before the call began), while a rewrite sets a new time. So both ends must agree
+// on those too; a call that forges them gains what `mv` gives it anyway.
 const (
 	maxMoveEnds  = 64
 	maxMoveBytes = 1 << 20
@@ -317,7 +322,7 @@ func (c *committer) removedContents(g *goneScan) map[string]bool {
 		var st unix.Stat_t
 		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && g.absent[st.Size] {
 			if k := contentKey(fd, st.Size); k != "" {
-				out[k] = true
+				out[moveKey(&st, k)] = true
 			}
 		}
 		unix.Close(fd)
@@ -340,8 +345,19 @@ func (c *committer) ownMove(up int, name string) bool {
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxMoveBytes {
 		return false
 	}
+	if st.Mtim.Nano() > c.since && !mutated("workspace-own-move-content-only") {
+		return false // written during the call: not what a rename keeps
+	}
 	k := contentKey(fd, st.Size)
-	return k != "" && c.movedFrom[k]
+	return k != "" && c.movedFrom[moveKey(&st, k)]
+}
+
+// moveKey is what a rename keeps of a file: its content key, mode and modification time.
+func moveKey(st *unix.Stat_t, content string) string {
+	if mutated("workspace-own-move-content-only") {
+		return content
+	}
+	return fmt.Sprintf("%o:%d:%s", st.Mode&0o7777, st.Mtim.Nano(), content)
 }
 
 // contentKey is the size and SHA-256 of the regular file fd (size at most maxMoveBytes), or "".

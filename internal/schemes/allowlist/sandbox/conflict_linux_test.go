@@ -99,16 +99,7 @@ func TestDeletionWhileRunningNeverSilent(t *testing.T) {
 	os.Chown(dir, 65534, 65534)
 	os.Chown(filepath.Join(dir, "f"), 65534, 65534)
 	const marker = "deletion-probe-5d2a"
-	deleted := make(chan bool, 1)
-	go func() { // deleted once the program holds its copies open
-		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-			if holdsOpen(marker, "victim.txt") && holdsOpen(marker, "f") {
-				deleted <- os.Remove(p) == nil && os.RemoveAll(dir) == nil
-				return
-			}
-		}
-		deleted <- false
-	}()
+	deleted := removeWhenHeld(marker, []string{"victim.txt", "f"}, p, dir)
 	res := runPython(t, e, "import time\n# "+marker+"\nf = open('victim.txt', 'a')\nf.write('the call\\n')\nf.flush()\n"+
 		"g = open('vdir/f', 'a')\ng.write('the call\\n')\ng.flush()\ntime.sleep(1.5)\nf.close()\ng.close()")
 	if !<-deleted {
@@ -135,6 +126,26 @@ func TestDeletionWhileRunningNeverSilent(t *testing.T) {
 	}
 }
 
+// removeWhenHeld removes paths (as the user would, mid-call) once the program whose command line
+// holds marker has every file named in held open; it says whether it did, within 15 s.
+func removeWhenHeld(marker string, held []string, paths ...string) <-chan bool {
+	done := make(chan bool, 1)
+	go func() {
+		for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if !slices.ContainsFunc(held, func(n string) bool { return !holdsOpen(marker, n) }) {
+				ok := true
+				for _, p := range paths {
+					ok = os.RemoveAll(p) == nil && ok
+				}
+				done <- ok
+				return
+			}
+		}
+		done <- false
+	}()
+	return done
+}
+
 // holdsOpen says whether a process whose command line holds marker has a file named name open.
 func holdsOpen(marker, name string) bool {
 	ents, _ := os.ReadDir("/proc")
@@ -150,6 +161,40 @@ func holdsOpen(marker, name string) bool {
 		}
 	}
 	return false
+}
+
+// A call that rewrites a file the user then deletes mid-call, and removes another file holding
+// the same new bytes, made no move: the rewrite is named written back though gone, as any is
+// (atk38b F2: content alone made it a move, and it came back without a word). A root serve
+// keeps the deletion. Run as uid 65534 by TestWorkspaceLayerUnprivileged; red there with mutant
+// workspace-own-move-content-only.
+func TestRewriteWithRemovedTwinNeverSilent(t *testing.T) {
+	e := layeredExecutor(t)
+	for n, c := range map[string]string{"X": "the user's draft\n", "Y": "same\n"} {
+		p := filepath.Join(e.ws, n)
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(p, 65534, 65534)
+	}
+	const marker = "twin-probe-8c1e"
+	deleted := removeWhenHeld(marker, []string{"X"}, filepath.Join(e.ws, "X"))
+	res := runPython(t, e, "import os, time\n# "+marker+"\nf = open('X', 'w')\nf.write('same\\n')\nf.flush()\n"+
+		"time.sleep(1.5)\nf.close()\nos.remove('Y')")
+	if !<-deleted {
+		t.Fatal("the program was not seen holding X: nothing was deleted, the test tests nothing")
+	}
+	summary := wslayer.Summary(res.Workspace)
+	got, err := os.ReadFile(filepath.Join(e.ws, "X"))
+	if os.Geteuid() == 0 {
+		if err == nil || !strings.Contains(refusedPaths(res.Workspace)["X"], "deleted or renamed away") {
+			t.Errorf("root: X = %q (%v) after the user deleted it mid-call, want it gone and a conflict listed:\n%s", got, err, summary)
+		}
+		return
+	}
+	if string(got) != "same\n" || res.Workspace == nil || !slices.Equal(res.Workspace.Restored, []string{"X"}) {
+		t.Errorf("not root: X = %q (%v), restored %v: want the call's version written back and named:\n%s", got, err, res.Workspace.Restored, summary)
+	}
 }
 
 // A plain rename by the call is its own move, never "written back though gone" (trial38 F4:

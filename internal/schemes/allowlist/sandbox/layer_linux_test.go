@@ -378,7 +378,7 @@ func TestWorkspaceLayerUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	capped := cappedPython(t)
-	cmd := exec.Command(bin, "-test.run", "^(TestWorkspaceLayerCommitsChecked|TestCommandHoldsNoCapabilities|TestUnprivilegedCallsStartDirect|TestUnprivilegedDirectRefusedGoesToHelper|TestCappedBinaryGainsNoCapabilities|TestDeletionWhileRunningNeverSilent|TestOwnRenameNotRestored)$", "-test.v", "-test.count", "1")
+	cmd := exec.Command(bin, "-test.run", "^(TestWorkspaceLayerCommitsChecked|TestCommandHoldsNoCapabilities|TestUnprivilegedCallsStartDirect|TestUnprivilegedDirectRefusedGoesToHelper|TestCappedBinaryGainsNoCapabilities|TestDeletionWhileRunningNeverSilent|TestOwnRenameNotRestored|TestRewriteWithRemovedTwinNeverSilent)$", "-test.v", "-test.count", "1")
 	cmd.Dir = dir
 	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "PATH=/usr/bin:/bin", "MCPSANDBOX_LAYER_INNER=1", "MCPSANDBOX_MUTANT=" + os.Getenv("MCPSANDBOX_MUTANT"), "MCPSANDBOX_CAPPED_PYTHON=" + capped}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -386,7 +386,7 @@ func TestWorkspaceLayerUnprivileged(t *testing.T) {
 	if strings.Contains(string(out), "SKIP: no transactional workspace here") {
 		t.Skipf("SKIP: no user namespaces with mounts for uid 65534 on this host: %s", out)
 	}
-	if err != nil || strings.Count(string(out), "--- PASS: Test") < 7 || strings.Contains(string(out), "--- SKIP") {
+	if err != nil || strings.Count(string(out), "--- PASS: Test") < 8 || strings.Contains(string(out), "--- SKIP") {
 		t.Fatalf("as uid 65534: %v\n%s", err, out)
 	}
 	t.Logf("as uid 65534:\n%s", out)
