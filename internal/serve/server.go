@@ -681,7 +681,8 @@ func (r *runner) run(ctx, gone, ended context.Context, t executor.Tool, args jso
 		return executor.Refuse(RuleRequestGone, "the HTTP request that carried the call was closed before the call got a slot "+
 			"(limits.max_concurrent): its answer could not be delivered, so it was not run; send it again and keep the request open for the answer")
 	}
-	var release, unreserve func()
+	var release func()
+	var rsv *reservation
 	bound := r.unread.answerBound(t.Name, int64(r.pol.Limits.MaxOutputBytes), int64(r.pol.Limits.MaxFileBytes))
 	for {
 		if wait.Err() != nil && ctx.Err() == nil && goneWhy(wait) != nil {
@@ -704,28 +705,28 @@ func (r *runner) run(ctx, gone, ended context.Context, t executor.Tool, args jso
 			}
 			return nil, err
 		}
-		if unres, ok := r.unread.reserve(conn, bound); ok {
-			release, unreserve = rel, unres
+		if rs, ok := r.unread.reserve(conn, bound); ok {
+			release, rsv = rel, rs
 			break
 		}
 		rel()
 	}
 	defer release()
 	if err := begin(); err != nil {
-		unreserve()
+		rsv.End()
 		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopped := context.AfterFunc(r.stop, cancel)
 	res, err := t.Run(cctx, executor.Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
-	// counted before the slot is free: the next call to take it sees this answer as made
+	// counted before the slot is free: the next call to take it sees this answer as made;
+	// its reservation ends in the same step
 	if gone != nil {
-		r.unread.hold(conn, answerSize(res), gone) // HTTP: until the request that carries it is over
+		r.unread.hold(conn, answerSize(res), gone, rsv) // HTTP: until the request that carries it is over
 	} else {
-		r.unread.owe(conn, answerSize(res))
+		r.unread.owe(conn, answerSize(res), rsv)
 	}
-	unreserve()
 	var ref *executor.Refusal
 	if !stopped() && !errors.As(err, &ref) && !mutated("shutdown-cancelled") {
 		// Shutdown killed the call: whatever the executor made of that (exit 137), it did not

@@ -86,13 +86,18 @@ func (u *unread) close(conn string) {
 }
 
 // owe counts an answer of n bytes made for conn's client (nothing for a connection not opened:
-// one that pays no debts, as HTTP's, whose answers its write stall bounds).
-func (u *unread) owe(conn string, n int64) {
-	if u == nil || mutated("unread-answers") {
+// one that pays no debts, as HTTP's, whose answers its write stall bounds), and ends the
+// call's reservation res in the same step (settle).
+func (u *unread) owe(conn string, n int64, res *reservation) {
+	if u == nil {
 		return
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.settleLocked(res)
+	if mutated("unread-answers") {
+		return
+	}
 	d, ok := u.conns[conn]
 	if !ok || d.held {
 		return
@@ -107,20 +112,52 @@ func (u *unread) owe(conn string, n int64) {
 // checked only before running and counted only after, 4 calls of 250 MB answers passed at once).
 // It is made only while conn's and everyone's counts are under their bounds (false: wait), in
 // one step with that check, so two calls cannot both pass it before either counts. The
-// returned func ends the reservation.
-func (u *unread) reserve(conn string, n int64) (func(), bool) {
+// reservation ends with End, or when the call's answer is counted (hold, owe): in one step
+// with that count, so an answer is never counted twice, as made and as reserved.
+func (u *unread) reserve(conn string, n int64) (*reservation, bool) {
 	if u == nil {
-		return func() {}, true
+		return nil, true
 	}
 	u.mu.Lock()
 	cuts, ok := u.roomLocked(conn, true)
-	end := func() {}
+	res := &reservation{u: u}
 	if ok && !mutated("unread-unreserved") {
-		end = u.countLocked(conn, n)
+		res.end = u.countLocked(conn, n)
 	}
 	u.mu.Unlock()
 	u.cutAll(cuts)
-	return end, ok
+	return res, ok
+}
+
+// reservation is a running call's count for the answer it may make (reserve).
+type reservation struct {
+	u   *unread
+	end func(locked bool) // nil once ended, or when nothing was counted
+}
+
+// End ends the reservation (a call that made no answer to count); nil-safe, once.
+func (r *reservation) End() {
+	if r == nil {
+		return
+	}
+	r.u.mu.Lock()
+	defer r.u.mu.Unlock()
+	r.u.settleLocked(r)
+}
+
+// settleLocked ends res, if it still counts (u.mu held).
+func (u *unread) settleLocked(res *reservation) {
+	if res == nil || res.end == nil {
+		return
+	}
+	end := res.end
+	res.end = nil
+	if mutated("unread-answer-counted-twice") {
+		// the old order: the answer counted first, the reservation ended after, apart
+		go func() { time.Sleep(time.Millisecond); end(false) }()
+		return
+	}
+	end(true)
 }
 
 // hold counts an answer of n bytes made for conn's client until done ends: over HTTP, an
@@ -129,16 +166,22 @@ func (u *unread) reserve(conn string, n int64) (func(), bool) {
 // call's slot is free by then. Without this count, clients reading slowly had serve hold
 // every answer at once: 60 connections reading read_file answers slowly took serve to 4 GB
 // (attack round atk25b, F1).
-func (u *unread) hold(conn string, n int64, done context.Context) {
-	if u == nil || mutated("http-answers-unheld") {
+//
+// The call's reservation res ends in the same step (settle).
+func (u *unread) hold(conn string, n int64, done context.Context, res *reservation) {
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.settleLocked(res)
+	if mutated("http-answers-unheld") {
 		return
 	}
 	cut, _ := done.Value(cutKey{}).(func())
-	u.mu.Lock()
-	defer u.mu.Unlock()
 	release := u.countLocked(conn, n)
 	if cut == nil {
-		context.AfterFunc(done, release)
+		context.AfterFunc(done, func() { release(false) })
 		return
 	}
 	// once the request is over its connection may carry the client's next one: not cut then
@@ -155,8 +198,8 @@ func (u *unread) hold(conn string, n int64, done context.Context) {
 			return // cut: uncounted then
 		}
 		d.answers = slices.DeleteFunc(d.answers, func(o *heldAnswer) bool { return o == a })
+		release(true)
 		u.mu.Unlock()
-		release()
 	})
 }
 
@@ -165,8 +208,9 @@ func (u *unread) hold(conn string, n int64, done context.Context) {
 type cutKey struct{}
 
 // countLocked adds n to conn's and everyone's counts (u.mu held; conn need not pay debts: an
-// entry made here is forgotten once nothing is counted in it) until the returned func is called.
-func (u *unread) countLocked(conn string, n int64) func() {
+// entry made here is forgotten once nothing is counted in it) until the returned func is
+// called (locked: with u.mu held).
+func (u *unread) countLocked(conn string, n int64) func(locked bool) {
 	d, ok := u.conns[conn]
 	if !ok {
 		d = &debts{held: true}
@@ -174,9 +218,11 @@ func (u *unread) countLocked(conn string, n int64) func() {
 	}
 	d.owed += n
 	u.all += n
-	return func() { // without u.mu
-		u.mu.Lock()
-		defer u.mu.Unlock()
+	return func(locked bool) {
+		if !locked {
+			u.mu.Lock()
+			defer u.mu.Unlock()
+		}
 		if u.conns[conn] != d {
 			return // its connection closed meanwhile: its counts went with it (close)
 		}
