@@ -57,7 +57,7 @@ func NewCmdWrap(f *Factory, runF func(context.Context, *WrapOptions) error) *cob
 	})
 	cmd.Flags().StringVarP(&o.PolicyPath, "policy", "p", "", "the wrap policy (TOML, version 1)")
 	cmd.Flags().BoolVar(&o.ExplainDenials, "explain-denials", false, "log every refused call and denied host to stderr, so the policy can be widened knowingly")
-	cmd.Flags().StringVar(&o.LogLevel, "log-level", "warn", "stderr log level: debug, info, warn, error")
+	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
 	return cmd
 }
 
@@ -81,10 +81,7 @@ func runWrap(ctx context.Context, o *WrapOptions) error {
 	if sc.Relay == nil {
 		return fmt.Errorf("%s is not a wrap policy (its scheme is %s): wrap needs a policy whose scheme relays another server (run this one with `mcpsandbox serve --policy %s`)", o.PolicyPath, p.Scheme, o.PolicyPath)
 	}
-	level := o.LogLevel
-	if o.ExplainDenials && level == "warn" {
-		level = "info" // the egress proxy's decisions
-	}
+	// info, as serve's: the start line and each refused call in the client's log (trial39 F11)
 	return sc.Relay(ctx, p, scheme.RelayOptions{Command: o.Command, ExplainDenials: o.ExplainDenials,
-		Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Logger: newLogger(o.IO.ErrOut, level)})
+		Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Logger: newLogger(o.IO.ErrOut, o.LogLevel)})
 }

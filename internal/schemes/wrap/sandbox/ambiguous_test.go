@@ -142,3 +142,29 @@ func TestRelayAuditsATimeoutPastABlockedPeer(t *testing.T) {
 	}
 	t.Fatalf("no timed-out entry in the audit log while the peers do not read: %+v", entries())
 }
+
+// A tools/call the server has not answered when the relay ends gets its outcome in the audit
+// (trial39 F10: only its started line, which audit verify counts as a call whose serve died).
+// Red with mutant wrap-unfinished-calls.
+func TestRelayFinishesCallsLeftRunning(t *testing.T) {
+	r, _, toServer, entries := auditedRelay(t, wrapsec.WrapTools{MaxArgumentBytes: 64 << 10})
+	call := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{}}}`
+	if err := r.fromClient(strings.NewReader(call + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := toServer.lines(); len(got) != 1 || got[0] != call {
+		t.Fatalf("relayed %q, want the call", got)
+	}
+	r.finish("cancelled", "the client closed its end")
+	var decisions []string
+	for _, e := range entries() {
+		decisions = append(decisions, e.Decision)
+	}
+	if len(decisions) != 2 || decisions[0] != audit.DecisionStarted || decisions[1] != "cancelled" {
+		t.Fatalf("audited %q, want the call started and cancelled", decisions)
+	}
+	r.finish("cancelled", "again") // nothing left: nothing more written
+	if n := len(entries()); n != 2 {
+		t.Fatalf("%d lines after a second finish, want 2", n)
+	}
+}

@@ -280,6 +280,16 @@ func (r *relay) explainAccess(tool string, line []byte) {
 			return
 		}
 	}
+	if !mutated("wrap-explain-read-only") {
+		for _, d := range slices.Sorted(slices.Values(r.readOnly)) {
+			if strings.Contains(s, d+"/") || strings.Contains(s, d+`"`) || strings.Contains(s, d+"'") {
+				// in wrap.read: reading it is allowed, so what failed is a write (or the file's own mode)
+				r.explainf("tools/call %q failed on a path under %s, which the policy lets the server read (wrap.read) but not write: if it should write there, add %s to wrap.write (data only: MS501, MS502), or the file's own permissions refused it:%s",
+					tool, visible.Name(d), visible.Name(d), text.String())
+				return
+			}
+		}
+	}
 	r.explainf("tools/call %q failed with what looks like a sandbox refusal (a path outside wrap.read/wrap.write, or the network):%s", tool, text.String())
 }
 

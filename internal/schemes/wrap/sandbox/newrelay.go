@@ -3,6 +3,8 @@ package sandbox
 import (
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
@@ -23,6 +25,17 @@ func newRelay(p *policy.Policy, al *audit.Log, o Options, session string, toServ
 				r.writeNotes[filepath.Clean(d)] = note + ": " + fix
 			}
 		}
+		for _, d := range wrapsec.Of(p).Read {
+			d = filepath.Clean(d)
+			if !slices.ContainsFunc(wrapsec.Of(p).Write, func(w string) bool { return within(d, filepath.Clean(w)) }) {
+				r.readOnly = append(r.readOnly, d)
+			}
+		}
 	}
 	return r
+}
+
+// within says whether path is dir or beneath it.
+func within(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }

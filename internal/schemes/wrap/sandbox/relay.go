@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 )
 
 // JSON-RPC error codes the relay answers with (clear of -32001..-32005, which clients such as
@@ -59,6 +60,9 @@ type relay struct {
 	// writeNotes: for --explain-denials, each wrap.write directory the server's uid cannot
 	// write, with why and the fix (WriteDirNote)
 	writeNotes map[string]string
+	// readOnly: for --explain-denials, the wrap.read paths no wrap.write directory holds: a
+	// write there is refused by the policy's choice, named as such (trial39 F5)
+	readOnly []string
 
 	toClient, toServer lockedWriter
 
@@ -321,6 +325,30 @@ func (r *relay) expire(key string, p *pending) {
 	r.explainf("timed out: %s", msg)
 }
 
+// finish records the outcome of every tools/call still waiting for the server's answer when the
+// relay ends (the client's EOF, the server's end, a signal): serve writes "cancelled" for a call
+// its client left, and wrap left only the call's started line, which audit verify counts as a
+// call whose serve died running it (trial39 F10). Called once the server's last answers were
+// relayed.
+func (r *relay) finish(decision, why string) {
+	if mutated("wrap-unfinished-calls") {
+		return
+	}
+	r.mu.Lock()
+	left := make([]*pending, 0, len(r.inflight))
+	for key, p := range r.inflight {
+		delete(r.inflight, key)
+		if p.timer != nil {
+			p.timer.Stop()
+		}
+		left = append(left, p)
+	}
+	r.mu.Unlock()
+	for _, p := range left {
+		r.record(p, audit.Entry{Decision: decision, Reason: why}, 0, false)
+	}
+}
+
 // refuse answers a frame the relay does not pass on (id may be nil).
 func (r *relay) refuse(id json.RawMessage, tool, rule, why string, code int) {
 	_ = r.toClient.frame(errorFrame(id, code, "mcpsandbox wrap: "+why, map[string]any{"rule": rule}))
@@ -330,6 +358,7 @@ func (r *relay) refuse(id json.RawMessage, tool, rule, why string, code int) {
 // refuseCall answers a refused tools/call with an error naming the rule, and audits it.
 func (r *relay) refuseCall(p *pending, rule, why string) {
 	r.record(p, audit.Entry{Decision: "refused", Rule: rule, Reason: why}, 0, false) // before the client's write, which may block
+	r.log.Info("call refused", "tool", visible.Name(p.tool), "rule", rule, "reason", visible.Line(why))
 	_ = r.toClient.frame(errorFrame(p.id, codeRefused, "mcpsandbox wrap refused the call: "+why, map[string]any{"rule": rule}))
 	r.explainf("refused tools/call %q (%s): %s", p.tool, rule, why)
 }

@@ -553,3 +553,20 @@ func TestRelayBoundsWhatItWrites(t *testing.T) {
 		t.Fatalf("relayed to the client: %d lines, the first %.200q", len(c), c[0])
 	}
 }
+
+// A refused call is named in wrap's own log at its default level, as serve names its own
+// (trial39 F11: without --explain-denials wrap said nothing of it).
+func TestRelayLogsRefusedCalls(t *testing.T) {
+	r, toClient, _ := testRelay(wrapsec.WrapTools{Deny: []string{"get-env"}, MaxArgumentBytes: 64 << 10})
+	logged := &syncBuf{}
+	r.log = slog.New(slog.NewTextHandler(logged, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := r.fromClient(strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get-env","arguments":{}}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if c := toClient.lines(); len(c) != 1 || !strings.Contains(c[0], "-32010") {
+		t.Fatalf("answered %q, want the refusal", c)
+	}
+	if l := strings.Join(logged.lines(), "\n"); !strings.Contains(l, "call refused") || !strings.Contains(l, "get-env") {
+		t.Errorf("wrap's log: %q, want the refused call named", l)
+	}
+}

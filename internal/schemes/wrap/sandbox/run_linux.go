@@ -261,6 +261,7 @@ func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) er
 		case <-fromServer:
 		case <-time.After(Grace):
 		}
+		r.finish("cancelled", "the client closed its end (it quit or died) before the server answered: the server was stopped")
 		if errors.Is(err, os.ErrClosed) {
 			err = nil
 		}
@@ -271,9 +272,11 @@ func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) er
 		case <-time.After(Grace):
 		}
 		srv.Kill()
+		r.finish("error", "the wrapped server ended before it answered")
 		return fmt.Errorf("%w (%v): see its messages above on stderr", errServerEnded, srv.Err())
 	case <-ctx.Done():
 		srv.Kill()
+		r.finish("cancelled", "wrap was stopped (a signal) before the server answered")
 		if mutated("wrap-signal-error") {
 			return ctx.Err()
 		}

@@ -238,16 +238,7 @@ func TestRelayExplainNamesAnUnwritableWriteDir(t *testing.T) {
 	}
 	p := policy.Default(wrapsec.Name)
 	wrapsec.Of(p).Write = []string{dir}
-	toClient, toServer, stderr := &syncBuf{}, &syncBuf{}, &syncBuf{}
-	r := newRelay(p, nil, Options{Stdout: toClient, Stderr: stderr, ExplainDenials: true, Logger: slog.New(slog.DiscardHandler)}, "s", toServer)
-	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/call", tool: "write_file", start: time.Now()})
-	frame := `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"EACCES: permission denied, open '` + dir + `/n2.txt'"}]}}`
-	if err := r.fromServer(strings.NewReader(frame + "\n")); err != nil {
-		t.Fatal(err)
-	}
-	stderr.mu.Lock()
-	out := stderr.b.String()
-	stderr.mu.Unlock()
+	out := explainedWriteRefusal(t, p, dir+"/n2.txt")
 	if !strings.Contains(out, "is in wrap.write but not") || strings.Contains(out, "a path outside wrap.read/wrap.write") {
 		t.Errorf("the refusal in a wrap.write directory its uid cannot write is blamed on the policy's paths: %q", out)
 	}
@@ -257,4 +248,33 @@ func TestRelayExplainNamesAnUnwritableWriteDir(t *testing.T) {
 	if n := strings.Count(out, "n2.txt"); n != 1 {
 		t.Errorf("the answer is quoted %d times, want once: %q", n, out)
 	}
+}
+
+// A write refused under a wrap.read path no wrap.write holds is the policy's choice, named with
+// the key that changes it, not "a path outside wrap.read/wrap.write" (trial39 F5). Red with
+// mutant wrap-explain-read-only.
+func TestRelayExplainNamesAReadOnlyPath(t *testing.T) {
+	dir := t.TempDir()
+	p := policy.Default(wrapsec.Name)
+	wrapsec.Of(p).Read = []string{dir}
+	out := explainedWriteRefusal(t, p, dir+"/new.md")
+	if !strings.Contains(out, "(wrap.read) but not write") || !strings.Contains(out, "add "+dir+" to wrap.write") || strings.Contains(out, "a path outside wrap.read/wrap.write") {
+		t.Errorf("a write refused under a wrap.read path is not named as such: %q", out)
+	}
+}
+
+// explainedWriteRefusal is what --explain-denials writes for a write_file answer saying the
+// kernel refused path (EACCES), under policy p.
+func explainedWriteRefusal(t *testing.T, p *policy.Policy, path string) string {
+	t.Helper()
+	toClient, toServer, stderr := &syncBuf{}, &syncBuf{}, &syncBuf{}
+	r := newRelay(p, nil, Options{Stdout: toClient, Stderr: stderr, ExplainDenials: true, Logger: slog.New(slog.DiscardHandler)}, "s", toServer)
+	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/call", tool: "write_file", start: time.Now()})
+	frame := `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"EACCES: permission denied, open '` + path + `'"}]}}`
+	if err := r.fromServer(strings.NewReader(frame + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	stderr.mu.Lock()
+	defer stderr.mu.Unlock()
+	return stderr.b.String()
 }
