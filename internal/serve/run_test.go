@@ -49,6 +49,8 @@ type fakeArgs struct {
 	// Applied: the commit trial37 F8 saw (calc.go deleted, build/a.o written, build/ made, two
 	// refused), and a written name holding a newline and a forged summary
 	Applied bool `json:"applied,omitempty"`
+	// Discard: the program ran (exit 0) and none of its writes were applied, for this reason
+	Discard string `json:"discard,omitempty"`
 }
 
 // appliedFake is what the fake's "applied" call reports.
@@ -101,6 +103,9 @@ func (f *fakeExec) Tools() []executor.Tool {
 			if a.Late > 0 {
 				<-ctx.Done()
 				return &executor.Result{Workspace: &executor.WorkspaceChanges{Committed: a.Late, Bytes: 1}}, nil
+			}
+			if a.Discard != "" {
+				return &executor.Result{Workspace: &executor.WorkspaceChanges{Discarded: a.Discard}}, nil
 			}
 			if a.Applied {
 				w := *appliedFake
@@ -204,6 +209,24 @@ func TestRunToolErrorKeepsItsResult(t *testing.T) {
 	b, _ := json.Marshal(r.StructuredContent)
 	if json.Unmarshal(b, &res) != nil || res.ExitCode != 1 || res.Stdout != "partial output" {
 		t.Fatalf("structured result lost: %s", b)
+	}
+}
+
+// A call none of whose writes reached the workspace (its quota, a full disk) is an error
+// result whatever the program's exit code, so a client reading isError first does not go on as
+// if they had (trial39 F12). Red with mutant workspace-discard-not-error.
+func TestDiscardedWritesAreAnError(t *testing.T) {
+	cs, _ := connect(t, testPolicy(5*time.Second, 2), &fakeExec{}, nil)
+	r, err := call(t, context.Background(), cs, map[string]any{"discard": "the disk is full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := r.Content[0].(*mcp.TextContent).Text
+	if !r.IsError || !strings.Contains(text, "none of this call's writes were applied: the disk is full") {
+		t.Fatalf("isError %v, %q: want an error naming why nothing was applied", r.IsError, text)
+	}
+	if r, _ := call(t, context.Background(), cs, map[string]any{"echo": "ok"}); r == nil || r.IsError {
+		t.Fatalf("a call that wrote nothing was marked an error: %+v", r)
 	}
 }
 

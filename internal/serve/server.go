@@ -562,7 +562,10 @@ func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, 
 		entry.ExitCode = &res.ExitCode
 		entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
 		entry.Files, entry.Workspace = fileRecords(t.Name, res), workspaceRecord(res.Workspace)
-		out = &mcp.CallToolResult{Content: append([]mcp.Content{&mcp.TextContent{Text: visible.Text(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
+		// none of the program's writes reached the workspace (its quota, a full disk): whatever
+		// its exit code says, the call did not do what was asked (trial39 F12)
+		discarded := res.Workspace != nil && res.Workspace.Discarded != "" && !mutated("workspace-discard-not-error")
+		out = &mcp.CallToolResult{IsError: discarded, Content: append([]mcp.Content{&mcp.TextContent{Text: visible.Text(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
 	}
 	return out
 }

@@ -447,20 +447,28 @@ func reopenClosedDir(dir int, name string) (int, error) {
 // there would be hidden from the watchdog; the commit applies nothing that deep anyway), or a
 // directory it cannot open or list whole (out of descriptors or memory, an I/O error).
 func (l *Layer) Size(limit int64) int64 {
+	n, _ := l.measure(limit)
+	return n
+}
+
+// measure is Size, and whether the layer was measured: false when a listing, a directory or
+// the bounds stopped the walk (n is then limit+1, taken as over).
+func (l *Layer) measure(limit int64) (int64, bool) {
 	var n int64
+	unmeasured := false
 	entries := 0
 	fd, err := openDir(unix.AT_FDCWD, l.Upper)
 	if errors.Is(err, unix.ENOENT) || err != nil && mutated("workspace-layer-unmeasured") {
-		return 0 // removed: it holds nothing
+		return 0, true // removed: it holds nothing
 	}
 	if err != nil {
-		return limit + 1
+		return limit + 1, false
 	}
 	var walk func(dir, depth int)
 	walk = func(dir, depth int) {
 		list, err := readNames(dir)
 		if err != nil && !mutated("workspace-layer-unmeasured") {
-			n = limit + 1 // a listing cut short (EMFILE, ENOMEM, EIO) hides what it did not list
+			n, unmeasured = limit+1, true // a listing cut short (EMFILE, ENOMEM, EIO) hides what it did not list
 			return
 		}
 		for _, name := range list {
@@ -468,7 +476,7 @@ func (l *Layer) Size(limit int64) int64 {
 				return
 			}
 			if entries++; entries > MaxLayerEntries && !mutated("workspace-layer-unmeasured") {
-				n = limit + 1
+				n, unmeasured = limit+1, true
 				return
 			}
 			var st unix.Stat_t
@@ -481,7 +489,7 @@ func (l *Layer) Size(limit int64) int64 {
 			}
 			if depth >= 4*MaxDepth {
 				if !mutated("workspace-layer-unmeasured") {
-					n = limit + 1 // what lies below is not measured: taken as over
+					n, unmeasured = limit+1, true // what lies below is not measured: taken as over
 					return
 				}
 				continue
@@ -497,7 +505,7 @@ func (l *Layer) Size(limit int64) int64 {
 			case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
 				// removed or replaced since its stat: measured where it is now, at the next look
 			case !mutated("workspace-layer-unmeasured"):
-				n = limit + 1 // a directory it cannot open (EMFILE, EACCES as root): taken as over
+				n, unmeasured = limit+1, true // a directory it cannot open (EMFILE, EACCES as root): taken as over
 				return
 			}
 		}
@@ -505,9 +513,9 @@ func (l *Layer) Size(limit int64) int64 {
 	walk(fd, 0)
 	unix.Close(fd)
 	if mutated("workspace-quota") {
-		return 0
+		return 0, true
 	}
-	return n
+	return n, !unmeasured
 }
 
 // Discard removes the layer unapplied and says why.
@@ -578,6 +586,11 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 		}
 		defer unix.Flock(ws, unix.LOCK_UN)
 	}
+	if !l.recovering {
+		if why := l.spaceShort(ws); why != "" {
+			return l.Discard(why), nil
+		}
+	}
 	c.wsRoot = ws
 	c.rootMnt, _ = mountOf(ws)
 	// under the lock: two serves of one user share the record
@@ -611,6 +624,48 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	_ = os.Remove(filepath.Join(l.Dir, journalName))
 	c.finish()
 	return c.out, nil
+}
+
+// spaceShort says why nothing of the layer is applied when the workspace's file system has less
+// room than the layer holds (each file is written whole beside its old version, then renamed),
+// or "". Applied file by file, a full disk took some of a call's files and not others, with
+// the call's exit code 0 (trial39 F12); refused whole, the workspace stays as it was and the
+// result says what is needed. Another writer filling the disk meanwhile can still cut a commit
+// short: what was not written is named, as before.
+func (l *Layer) spaceShort(ws int) string {
+	if mutated("workspace-space-unchecked") {
+		return ""
+	}
+	var fs unix.Statfs_t
+	if unix.Fstatfs(ws, &fs) != nil {
+		return ""
+	}
+	free := int64(fs.Bavail) * fs.Bsize
+	if os.Geteuid() == 0 {
+		free = int64(fs.Bfree) * fs.Bsize // root writes into the reserved blocks too
+	}
+	if n, whole := l.measure(free); n <= free || !whole { // stops once past free
+		return "" // fits, or not measured (out of descriptors): judged file by file as before
+	}
+	need, whole := l.measure(1 << 50)
+	if !whole {
+		return ""
+	}
+	return fmt.Sprintf("the call's changes need about %s and the workspace's file system has %s free, so the workspace is left as it was before the call; free space there, then run the call again",
+		byteSize(need), byteSize(free))
+}
+
+// byteSize is n bytes for a person: 1.5 MB, 300 kB, 12 bytes.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // appliedName is the file in a layer's directory that lists, as the commit goes, each change
