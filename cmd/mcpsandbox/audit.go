@@ -28,6 +28,10 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 			"(serve writes that link when it starts a new chain at a path it wrote before).\n\n" +
 			"serve keeps, beside the log, an anchor (.audit.jsonl.anchor): the hash and end of the last line it wrote.\n" +
 			"verify says when the log ends before that line (lines removed from its end, the log emptied or rotated).\n" +
+			"When serve finds the log cut behind that line (shorter, or another line in its place), it writes a \"cut\"\n" +
+			"marker line before its own; verify names it, what is gone, and exits 1.\n\n" +
+			"Exit 2: every line given verifies, but the first file continues an earlier history not given (a rotated\n" +
+			"file not given or deleted, or the log emptied in place): nothing is proven of that history.\n\n" +
 			"Someone who can write as serve's user can rewrite the log and the anchor together: record the head hash\n" +
 			"verify prints somewhere else to check against that.",
 		Example: "  mcpsandbox audit verify ~/.local/state/mcpsandbox/audit.jsonl\n" +
@@ -53,30 +57,43 @@ func NewCmdAudit(f *Factory) *cobra.Command {
 			}
 			bad := false
 			var reps []audit.VerifyReport
+			var seen []bool // the anchored line is in that file (whether or not it is intact)
 			for _, path := range paths {
-				rep, err := verifyOne(ctx, f, path, anchor)
+				rep, ok, err := verifyOne(ctx, f, path, anchor)
 				if err != nil {
 					return err
 				}
-				bad = bad || rep == nil
-				if rep == nil {
-					rep = &audit.VerifyReport{}
+				bad = bad || !ok
+				seen = append(seen, rep.AnchorSeen)
+				if !ok {
+					rep = audit.VerifyReport{}
 				}
-				reps = append(reps, *rep)
+				reps = append(reps, rep)
 			}
 			bad = !continuous(f, paths, reps) || bad
-			bad = !anchored(f, paths, anchor, aerr, reps) || bad
+			bad = !anchored(f, paths, anchor, aerr, reps, seen) || bad
 			if bad {
 				return &exitError{1}
 			}
+			from := notGiven(f, paths, reps)
 			proven := "every line is serve's and chains to the one before"
+			if from != "" {
+				proven = "from the first line of " + from + " on, every line is serve's and chains to the one before"
+			}
 			if len(paths) > 1 {
 				proven += ", and the files are one history in the order given"
 			}
 			if anchor != nil {
 				proven += ", up to the last line serve wrote"
 			}
-			fmt.Fprintf(f.Out, "proven: %s. Not proven: against someone who can write as serve's user and rewrites the chain (and the anchor) whole: compare the head with one you recorded elsewhere.\n", proven)
+			notProven := "against someone who can write as serve's user and rewrites the chain (and the anchor) whole: compare the head with one you recorded elsewhere"
+			if from != "" {
+				notProven = "the history before " + from + " (not given); and " + notProven
+			}
+			fmt.Fprintf(f.Out, "proven: %s. Not proven: %s.\n", proven, notProven)
+			if from != "" {
+				return &exitError{2}
+			}
 			return nil
 		},
 	})
@@ -110,8 +127,31 @@ func continuous(f *Factory, paths []string, reps []audit.VerifyReport) bool {
 	return ok
 }
 
-// anchored checks that the files end where serve last wrote (its anchor), and says so.
-func anchored(f *Factory, paths []string, anchor *audit.Anchor, aerr error, reps []audit.VerifyReport) bool {
+// notGiven says (on ErrOut) when the first non-empty file's first line continues an earlier
+// history, which no file given holds (a rotated file not given or deleted, the log emptied in
+// place: atk38b F1), and returns that file; "" when the history given starts at its beginning.
+func notGiven(f *Factory, paths []string, reps []audit.VerifyReport) string {
+	if mutated("audit-verify-continues-unnamed") {
+		return ""
+	}
+	for i, r := range reps {
+		if r.Lines == 0 {
+			continue
+		}
+		if c := r.Continues; c != nil {
+			fmt.Fprintf(f.ErrOut, "%s: continues an earlier history (head %.16s…, byte %d) not given: not verified (rotated away, or the log "+
+				"emptied in place: give the rotated files first, oldest first: mcpsandbox audit verify OLD... %s; if they are gone, "+
+				"compare that head with the one you recorded when you removed them)\n", paths[i], c.Head, c.Bytes, paths[len(paths)-1])
+			return paths[i]
+		}
+		return ""
+	}
+	return ""
+}
+
+// anchored checks that the files end where serve last wrote (its anchor), and says so; seen
+// says which files hold the anchored line.
+func anchored(f *Factory, paths []string, anchor *audit.Anchor, aerr error, reps []audit.VerifyReport, seen []bool) bool {
 	ok, last := true, paths[len(paths)-1]
 	// the anchor: does the history end where serve last wrote?
 	switch {
@@ -121,30 +161,45 @@ func anchored(f *Factory, paths []string, anchor *audit.Anchor, aerr error, reps
 	case anchor == nil:
 		fmt.Fprintf(f.Out, "%s: no anchor of serve's beside it (%s): lines removed from its end, or the log emptied, cannot be seen; record the head hash elsewhere and compare later\n", last, audit.AnchorPath(last))
 	default:
-		seen := -1
-		for i, r := range reps {
-			if r.AnchorSeen {
-				seen = i
+		at := -1
+		for i, s := range seen {
+			if s {
+				at = i
 			}
 		}
 		later := 0
-		for i := seen + 1; seen >= 0 && i < len(reps); i++ {
+		for i := at + 1; at >= 0 && i < len(reps); i++ {
 			later += reps[i].Lines
 		}
-		if seen < 0 || later > 0 {
+		if at < 0 || later > 0 {
 			fmt.Fprintf(f.ErrOut, "%s: TRUNCATED: the log ends before the last line serve wrote (its anchor %s: head %.16s… at byte %d): lines were removed from its end, or it was emptied or rotated since; give the rotated files first, oldest first: mcpsandbox audit verify OLD... %s\n",
 				last, audit.AnchorPath(last), anchor.Head, anchor.Bytes, last)
 			ok = false
 		} else {
-			fmt.Fprintf(f.Out, "%s: ends at the last line serve wrote (its anchor: head %.16s…, byte %d)\n", paths[seen], anchor.Head, anchor.Bytes)
+			fmt.Fprintf(f.Out, "%s: ends at the last line serve wrote (its anchor: head %.16s…, byte %d)\n", paths[at], anchor.Head, anchor.Bytes)
 		}
 	}
 	return ok
 }
 
-// verifyOne verifies one file and prints its verdict: nil report when it is not intact (said on
+// verifyOne verifies one file and prints its verdict: ok false when it is not intact (said on
 // ErrOut); an error when it cannot be read or verify was stopped.
-func verifyOne(ctx context.Context, f *Factory, path string, anchor *audit.Anchor) (*audit.VerifyReport, error) {
+func verifyOne(ctx context.Context, f *Factory, path string, anchor *audit.Anchor) (audit.VerifyReport, bool, error) {
+	rep, err := verifyFile(ctx, f, path, anchor)
+	if rep == nil {
+		return audit.VerifyReport{}, false, err
+	}
+	ok := err == nil
+	if errors.Is(err, errNotIntact) {
+		err = nil
+	}
+	return *rep, ok, err
+}
+
+// errNotIntact: verifyFile read the file and said what is wrong with it.
+var errNotIntact = errors.New("not intact")
+
+func verifyFile(ctx context.Context, f *Factory, path string, anchor *audit.Anchor) (*audit.VerifyReport, error) {
 	// O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
 	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -180,7 +235,7 @@ func verifyOne(ctx context.Context, f *Factory, path string, anchor *audit.Ancho
 			fmt.Fprintf(f.ErrOut, "%s: TAMPERED: line %d: %s\n", path, p.Line, p.What)
 		}
 		fmt.Fprintf(f.ErrOut, "%s: %d of %d lines cannot be accounted for\n", path, len(rep.Problems), rep.Lines)
-		return nil, nil
+		return &rep, errNotIntact
 	}
 	if rep.Lines == 0 {
 		// Nothing to check is not a verdict on anything: say so, not "intact, 0 lines, head ".

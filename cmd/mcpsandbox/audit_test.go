@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,5 +169,70 @@ func TestAuditVerifyAnchorAndRotation(t *testing.T) {
 	_, errOut, err = runCLI("audit", "verify", path)
 	if ee, ok := err.(*exitError); !ok || ee.code != 1 || !strings.Contains(errOut, "TRUNCATED") {
 		t.Fatalf("tail cut: %v %q", err, errOut)
+	}
+}
+
+// audit verify after serve's next line: a log cut behind the anchor fails on serve's cut marker,
+// saying what is gone and where; a log emptied in place (or rotated, the rotated file not given)
+// says that it continues an earlier history not given, exits 2 and claims nothing proven of
+// that history; rotated files given as README says verify whole, exit 0 (atk38b F1: both
+// verified "intact … proven" after one more call).
+func TestAuditVerifyAfterACutAndTheNextLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	add := func(n int) {
+		t.Helper()
+		l, err := audit.Open(path, nil) // each call a new serve, as the attack's
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		for range n {
+			if err := l.Append(audit.Entry{Server: "s", Tool: "t", Decision: "ran"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add(6)
+	b, _ := os.ReadFile(path)
+	ls := strings.SplitAfter(string(b), "\n")
+	kept := strings.Join(ls[:2], "")
+	os.WriteFile(path, []byte(kept), 0o600)
+	add(1)
+	out, errOut, err := runCLI("audit", "verify", path)
+	want := fmt.Sprintf(`TAMPERED: line 3: a "cut" marker: serve found the log cut before this line: it had written up to byte %d`, len(b))
+	gone := fmt.Sprintf("what it wrote from byte %d to byte %d is gone", len(kept), len(b))
+	if ee, ok := err.(*exitError); !ok || ee.code != 1 || !strings.Contains(errOut, want) || !strings.Contains(errOut, gone) || strings.Contains(out, "proven") {
+		t.Fatalf("cut, then a line: %v\nstdout %q\nstderr %q", err, out, errOut)
+	}
+
+	// emptied in place, then a line: the log alone continues a history not given
+	path = filepath.Join(dir, "b.jsonl")
+	add(2)
+	b, _ = os.ReadFile(path)
+	a, _ := audit.ReadAnchor(path)
+	os.Truncate(path, 0)
+	add(1)
+	out, errOut, err = runCLI("audit", "verify", path)
+	want = fmt.Sprintf("%s: continues an earlier history (head %.16s…, byte %d) not given: not verified", path, a.Head, a.Bytes)
+	if ee, ok := err.(*exitError); !ok || ee.code != 2 || !strings.Contains(errOut, want) ||
+		strings.Contains(out, "proven: every line") || !strings.Contains(out, "Not proven: the history before "+path) {
+		t.Fatalf("emptied, then a line: %v\nstdout %q\nstderr %q\nwant %q", err, out, errOut, want)
+	}
+
+	// rotated as README says (copytruncate, then create), every file given: one history, exit 0
+	os.WriteFile(path+".0", b, 0o600) // what was emptied, as a copytruncate's copy
+	add(1)
+	os.Rename(path, path+".1")
+	os.WriteFile(path, nil, 0o600)
+	add(2)
+	out, errOut, err = runCLI("audit", "verify", path+".0", path+".1", path)
+	if err != nil || errOut != "" || !strings.Contains(out, "proven: every line is serve's") || !strings.Contains(out, "one history") {
+		t.Fatalf("rotated files given: %v\nstdout %q\nstderr %q", err, out, errOut)
+	}
+	// the oldest rotated file deleted (logrotate's rotate N): the rest continue one not given
+	_, errOut, err = runCLI("audit", "verify", path+".1", path)
+	if ee, ok := err.(*exitError); !ok || ee.code != 2 || !strings.Contains(errOut, path+".1: continues an earlier history") {
+		t.Fatalf("oldest not given: %v %q", err, errOut)
 	}
 }

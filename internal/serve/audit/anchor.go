@@ -72,3 +72,62 @@ func openAnchor(path string) *os.File {
 	holdShared(f)
 	return f
 }
+
+// CutRecord is what a "cut" marker names: the line serve last wrote (its hash and the log's
+// length after it, from the anchor) and the file as serve found it (its length and the hash
+// its last line chains on with), which no longer held that line there (atk38b F1).
+type CutRecord struct {
+	Anchored ChainLink `json:"anchored"`
+	Found    ChainLink `json:"found"`
+}
+
+// reason words c for the marker's reason field.
+func (c *CutRecord) reason(path string) string {
+	what := fmt.Sprintf("the file was %d bytes, shorter", c.Found.Bytes)
+	if c.Found.Bytes >= c.Anchored.Bytes {
+		what = fmt.Sprintf("the file was %d bytes, and the line ending at byte %d is not that one", c.Found.Bytes, c.Anchored.Bytes)
+	}
+	return fmt.Sprintf("the log was cut: serve's anchor %s says the last line serve wrote here (sha256 %s) ended at byte %d; %s: "+
+		"lines serve wrote were removed from its end, or the file was replaced, and what was there is not in this file "+
+		"(look for a copy ending with that hash). This marker chains on from the file's last line (%s); run `mcpsandbox audit verify` on %s",
+		AnchorPath(path), c.Anchored.Head, c.Anchored.Bytes, what, c.Found.Head, path)
+}
+
+// checkAnchor is nil when the log f, found found bytes long with foundHead the hash its next
+// line chains on, still holds the line anchor a names where a says (a crash between a line and
+// its anchor, or lines appended after it, leave that so); else what the cut marker names. Nothing
+// is compared without an anchor or in an empty file: a rotation empties the log as a cut does,
+// and the new chain's first line names the anchored head (continues), which verify reports when
+// the history it continues is not given.
+func checkAnchor(f *os.File, a *Anchor, found int64, foundHead string) (*CutRecord, error) {
+	if a == nil || a.Bytes == 0 || found == 0 || (found == a.Bytes && foundHead == a.Head) {
+		return nil, nil
+	}
+	cut := &CutRecord{Anchored: ChainLink{Head: a.Head, Bytes: a.Bytes}, Found: ChainLink{Head: foundHead, Bytes: found}}
+	if found < a.Bytes {
+		return cut, nil
+	}
+	var nl [1]byte
+	if _, err := f.ReadAt(nl[:], a.Bytes-1); err != nil {
+		return nil, fmt.Errorf("read audit log at its anchor: %w", err)
+	}
+	if nl[0] != '\n' {
+		return cut, nil
+	}
+	start, err := lineStart(f, a.Bytes-1)
+	if err != nil {
+		return nil, err
+	}
+	n := a.Bytes - 1 - start
+	if n > maxParse {
+		return cut, nil
+	}
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, start); err != nil {
+		return nil, fmt.Errorf("read audit log at its anchor: %w", err)
+	}
+	if h, _ := checkEntry(b); h != a.Head {
+		return cut, nil
+	}
+	return nil, nil
+}

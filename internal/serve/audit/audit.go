@@ -17,6 +17,15 @@
 // "audit.foreign_line") whose prev is the sha256 of that line's raw bytes, then the entry.
 // Verify reports every line it cannot account for, with its number, and fails.
 //
+// Where Append reads the tail afresh (a new serve, a size another writer left, a new file), it
+// also checks that the file still holds the line serve last wrote where serve's anchor says
+// (Anchor). If it does not (the file is shorter, or another line ends there: lines removed from
+// its end, the file replaced), Append first writes a marker entry (tool "audit", decision "cut",
+// rule "audit.cut", "cut" naming the anchored head and length and what was found) chained on
+// from the file's last line, so the cut stays in the log after the anchor moves on; Verify
+// reports every such marker and fails. An empty file is no cut (a rotation leaves one too): the
+// new chain's first line names the anchored head ("continues").
+//
 // If the file at the log's path is no longer the one open (moved aside, deleted, replaced),
 // the next Append opens the path again and starts a new chain there: a log made writable
 // again is used again without a restart. Appends hold an exclusive lock on the file, so
@@ -67,12 +76,16 @@ import (
 const (
 	DecisionStarted = "started" // a call is about to run: written before it runs
 	DecisionForeign = "foreign" // marker: the line before this one is not an mcpsandbox entry
+	// DecisionCut: marker: the log no longer held the line serve last wrote where serve's anchor
+	// says (lines removed from its end, the file replaced); Cut says what was found.
+	DecisionCut = "cut"
 	// DecisionRecovered: a commit a dead serve left (its call's outcome line missing) was
 	// finished by this serve at its start; Tool is RecoveryTool, Workspace what it applied.
 	DecisionRecovered = "recovered"
 	MarkerTool        = "audit"     // the tool of marker entries
 	RecoveryTool      = "workspace" // the tool of recovered entries
 	RuleForeign       = "audit.foreign_line"
+	RuleCut           = "audit.cut"
 )
 
 // MaxLine is the most bytes one line of the log takes, newline included. Every field is
@@ -118,6 +131,7 @@ type Entry struct {
 	Workspace  *WorkspaceRecord `json:"workspace,omitempty"` // what the call's writes did to the workspace
 	Clipped    []Clip           `json:"clipped,omitempty"`   // fields cut to keep the line within MaxLine
 	Continues  *ChainLink       `json:"continues,omitempty"` // first line of a new chain: the head serve last wrote at this path
+	Cut        *CutRecord       `json:"cut,omitempty"`       // a cut marker's: what the anchor named, what was there
 	Prev       string           `json:"prev"`                // hash of the previous entry; "" for the first
 	Hash       string           `json:"hash"`                // sha256 of this entry encoded with hash = ""
 }
@@ -385,39 +399,20 @@ func (l *Log) Append(e Entry) error {
 	}
 	defer unlockFile(f)
 
-	var prev string
-	var foreign *foreignLine
-	if l.headSize > 0 && st.Size() == l.headSize {
-		prev = l.headHash
-	} else if prev, foreign, err = head(f); err != nil {
-		return err
-	}
 	e.PID = pid
 	if e.Time == "" {
 		e.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	}
-	var out []byte
-	if foreign != nil {
-		m := Entry{Time: e.Time, Server: e.Server, PID: e.PID, Tool: MarkerTool, Decision: DecisionForeign, Rule: RuleForeign,
-			Reason: fmt.Sprintf("the line before this one (%d bytes, sha256 %s) is not an mcpsandbox entry (%s): "+
-				"this entry chains from that line's raw bytes; run `mcpsandbox audit verify` on %s", foreign.n, foreign.sha, foreign.why, l.path),
-			PolicyHash: e.PolicyHash, Prev: foreign.sha}
-		line, err := l.encode(&m)
-		if err != nil {
-			return err
-		}
-		out, prev = append(line, '\n'), m.Hash
-	}
-	e.Prev = prev
-	if st.Size() == 0 && out == nil {
-		e.Continues = l.link()
+	out, size, err := l.chainOn(f, st, &e)
+	if err != nil {
+		return err
 	}
 	line, err := l.encode(&e)
 	if err != nil {
 		return err
 	}
 	out = append(append(out, line...), '\n')
-	end := st.Size() + int64(len(out))
+	end := size + int64(len(out))
 	_, outcome := l.running[e.Call]
 	outcome = outcome && e.Call != "" && e.Decision != DecisionStarted
 	// (a truncated log has lost its allocation too, so short below takes the reserve again
@@ -426,7 +421,7 @@ func (l *Log) Append(e Entry) error {
 	// allocated: another serve sharing the log released the room when it closed (release)
 	short := allocated(st) < end+Reserve
 	if (end+Reserve > l.reservedTo || l.reservedFile != f || truncated || short) && !mutated("audit-reserve") {
-		if err := l.reserve(f, st.Size(), int64(len(out))); err != nil {
+		if err := l.reserve(f, size, int64(len(out))); err != nil {
 			if e.Decision == DecisionStarted {
 				// no room for its outcome: the call is refused before it runs
 				return fmt.Errorf("reserve space in audit log %s for the call's outcome: %w (free space there, or set audit.path)", l.path, err)
@@ -448,7 +443,7 @@ func (l *Log) Append(e Entry) error {
 	// The size this append left, from the size under the lock (one fstat less a call): a
 	// writer that ignores the lock and appended meanwhile makes the next append's size differ,
 	// and that append reads the tail, as it would have.
-	l.headHash, l.headSize = e.Hash, st.Size()+int64(len(out))
+	l.headHash, l.headSize = e.Hash, size+int64(len(out))
 	l.lastEnd = l.headSize
 	l.anchorTo(f, e.Hash, l.headSize)
 	switch {
@@ -463,13 +458,68 @@ func (l *Log) Append(e Entry) error {
 	return nil
 }
 
+// chainOn sets e's prev (and continues, the first line of a new chain) from f's tail, st
+// its stat under the lock, and returns the marker lines to write before e (foreign, cut) and
+// the file's size (with the newline head ends an unfinished last line with).
+func (l *Log) chainOn(f *os.File, st os.FileInfo, e *Entry) (out []byte, size int64, err error) {
+	var prev string
+	var foreign *foreignLine
+	var anchor *Anchor
+	var cut *CutRecord
+	size = st.Size()
+	if l.headSize > 0 && size == l.headSize {
+		prev = l.headHash
+	} else {
+		if prev, foreign, size, err = head(f); err != nil {
+			return nil, 0, err
+		}
+		if mutated("audit-size-unended-line") {
+			size = st.Size() // the newline head ended an unfinished line with not counted
+		}
+		// the tail read afresh (a new serve, another writer, a new file): the anchor is checked
+		// where it is moved, else the next line's anchor makes a cut log read whole (atk38b F1)
+		anchor, _ = ReadAnchor(l.path)
+		if !mutated("audit-anchor-unchecked-at-append") {
+			if cut, err = checkAnchor(f, anchor, st.Size(), prev); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	marker := func(m Entry) error {
+		m.Time, m.Server, m.PID, m.Tool, m.PolicyHash, m.Prev = e.Time, e.Server, e.PID, MarkerTool, e.PolicyHash, prev
+		line, err := l.encode(&m)
+		if err != nil {
+			return err
+		}
+		out, prev = append(append(out, line...), '\n'), m.Hash
+		return nil
+	}
+	if foreign != nil {
+		prev = foreign.sha
+		err = marker(Entry{Decision: DecisionForeign, Rule: RuleForeign,
+			Reason: fmt.Sprintf("the line before this one (%d bytes, sha256 %s) is not an mcpsandbox entry (%s): "+
+				"this entry chains from that line's raw bytes; run `mcpsandbox audit verify` on %s", foreign.n, foreign.sha, foreign.why, l.path)})
+	}
+	if cut != nil && err == nil {
+		err = marker(Entry{Decision: DecisionCut, Rule: RuleCut, Reason: cut.reason(l.path), Cut: cut})
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	e.Prev = prev
+	if size == 0 && out == nil {
+		e.Continues = l.link(anchor)
+	}
+	return out, size, nil
+}
+
 // link is what a new chain's first line names of the chain before it at this path (serve's
-// anchor): nil when serve has written nothing there before.
-func (l *Log) link() *ChainLink {
+// anchor a): nil when serve has written nothing there before.
+func (l *Log) link(a *Anchor) *ChainLink {
 	if mutated("audit-chain-link") {
 		return nil
 	}
-	if a, _ := ReadAnchor(l.path); a != nil && a.Bytes > 0 {
+	if a != nil && a.Bytes > 0 {
 		return &ChainLink{Head: a.Head, Bytes: a.Bytes}
 	}
 	return nil
@@ -1057,25 +1107,26 @@ type foreignLine struct {
 }
 
 // head returns the hash the next entry chains from: the last line's hash if it is an
-// mcpsandbox entry, else (foreign != nil) the sha256 of its raw bytes. A last line cut short
-// (no newline) is ended first, so nothing is ever appended to it.
-func head(f *os.File) (prev string, foreign *foreignLine, err error) {
+// mcpsandbox entry, else (foreign != nil) the sha256 of its raw bytes; and the file's size. A
+// last line cut short (no newline) is ended first, so nothing is ever appended to it (size
+// counts that newline).
+func head(f *os.File) (prev string, foreign *foreignLine, size int64, err error) {
 	st, err := f.Stat()
 	if err != nil {
-		return "", nil, fmt.Errorf("stat audit log: %w", err)
+		return "", nil, 0, fmt.Errorf("stat audit log: %w", err)
 	}
-	size := st.Size()
+	size = st.Size()
 	if size == 0 {
-		return "", nil, nil
+		return "", nil, 0, nil
 	}
 	var last [1]byte
 	if _, err := f.ReadAt(last[:], size-1); err != nil {
-		return "", nil, fmt.Errorf("read audit log tail: %w", err)
+		return "", nil, 0, fmt.Errorf("read audit log tail: %w", err)
 	}
 	why := ""
 	if last[0] != '\n' {
 		if _, err := f.Write([]byte{'\n'}); err != nil {
-			return "", nil, fmt.Errorf("end the audit log's unfinished last line: %w", err)
+			return "", nil, 0, fmt.Errorf("end the audit log's unfinished last line: %w", err)
 		}
 		why = "no newline at its end: a write cut short, or appended by hand"
 		size++
@@ -1083,17 +1134,17 @@ func head(f *os.File) (prev string, foreign *foreignLine, err error) {
 	end := size - 1 // the last line is [start, end)
 	start, err := lineStart(f, end)
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	n := end - start
 	if why == "" && n <= maxParse {
 		b := make([]byte, n)
 		if _, err := f.ReadAt(b, start); err != nil {
-			return "", nil, fmt.Errorf("read audit log tail: %w", err)
+			return "", nil, 0, fmt.Errorf("read audit log tail: %w", err)
 		}
 		h, reason := checkEntry(b)
 		if reason == "" {
-			return h, nil, nil
+			return h, nil, size, nil
 		}
 		why = reason
 	} else if why == "" {
@@ -1101,13 +1152,13 @@ func head(f *os.File) (prev string, foreign *foreignLine, err error) {
 	}
 	h := sha256.New()
 	if _, err := io.Copy(h, io.NewSectionReader(f, start, n)); err != nil {
-		return "", nil, fmt.Errorf("read audit log tail: %w", err)
+		return "", nil, 0, fmt.Errorf("read audit log tail: %w", err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if mutated("audit-foreign") {
-		return "", nil, fmt.Errorf("the audit log's last line is not an mcpsandbox entry (%s)", why)
+		return "", nil, 0, fmt.Errorf("the audit log's last line is not an mcpsandbox entry (%s)", why)
 	}
-	return sum, &foreignLine{n: n, sha: sum, why: why}, nil
+	return sum, &foreignLine{n: n, sha: sum, why: why}, size, nil
 }
 
 // lineStart finds where the line ending at end begins, reading backwards a window at a time.
@@ -1235,6 +1286,9 @@ func VerifyWith(r io.Reader, a *Anchor) (VerifyReport, error) {
 			prev = []string{h, raw}
 		} else {
 			prev = []string{h}
+			if e.Tool == MarkerTool && e.Decision == DecisionCut && !mutated("audit-verify-cut-unreported") {
+				problem("%s", cutProblem(e.Cut))
+			}
 		}
 		if e.Call != "" {
 			if e.Decision == DecisionStarted {
@@ -1259,6 +1313,21 @@ func VerifyWith(r io.Reader, a *Anchor) (VerifyReport, error) {
 		return rep, fmt.Errorf("line %d: %s%s", p.Line, p.What, more)
 	}
 	return rep, nil
+}
+
+// cutProblem says what a cut marker (serve's, at its line) tells was lost and where.
+func cutProblem(c *CutRecord) string {
+	const start = "a \"cut\" marker: serve found the log cut before this line"
+	if c == nil {
+		return start + ": lines it wrote were removed, or the file replaced"
+	}
+	if c.Found.Bytes < c.Anchored.Bytes {
+		return fmt.Sprintf("%s: it had written up to byte %d (its last line %.16s…) and found the file %d bytes long: "+
+			"what it wrote from byte %d to byte %d is gone (lines removed from the end, or the file replaced by a shorter one), "+
+			"and this line chains on from the line before it", start, c.Anchored.Bytes, c.Anchored.Head, c.Found.Bytes, c.Found.Bytes, c.Anchored.Bytes)
+	}
+	return fmt.Sprintf("%s: it had written up to byte %d (its last line %.16s…) and found the file %d bytes long with no line of its own ending there: "+
+		"lines it wrote up to byte %d were removed and others put in their place, or the file was replaced", start, c.Anchored.Bytes, c.Anchored.Head, c.Found.Bytes, c.Anchored.Bytes)
 }
 
 func contains(l []string, s string) bool {

@@ -90,8 +90,13 @@ func TestVerifyRefusesLinesNotAsServeWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := lines(t, path)
-	if len(after) != 5 || !strings.Contains(after[3], `"decision":"foreign"`) || !strings.Contains(after[3], `\"tool\" and \"TOOL\"`) {
+	if len(after) < 5 || !strings.Contains(after[3], `"decision":"foreign"`) || !strings.Contains(after[3], `\"tool\" and \"TOOL\"`) {
 		t.Fatalf("no marker over the edited last line: %q", after[3:])
+	}
+	// the edited line was the anchored one, and it no longer ends where serve left it: a cut
+	// marker says so too (atk38b F1)
+	if len(after) != 6 || !strings.Contains(after[4], `"decision":"cut"`) {
+		t.Fatalf("no cut marker after the foreign one: %q", after[4:])
 	}
 }
 
