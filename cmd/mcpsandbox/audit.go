@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 	"github.com/spf13/cobra"
 )
 
@@ -261,4 +262,11 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// setUp gives serve's log its policy file and workspace directory: the lines the egress proxy
+// writes name them, and their session's client, as the call lines do (session 38).
+func setUp(al *audit.Log, p *policy.Policy) {
+	ws, _ := p.WorkspaceMount()
+	al.SetUp(p.File, ws)
 }

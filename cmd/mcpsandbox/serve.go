@@ -163,6 +163,7 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	if s, ok := ex.(interface{ SetAudit(*audit.Log) }); ok {
 		s.SetAudit(al) // egress proxy decisions (network host lists) join the call log
 	}
+	setUp(al, p)
 	if log.Enabled(ctx, slog.LevelInfo) { // the hash is work (the policy encoded and hashed): only when it is logged
 		attrs := []any{"name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path}
 		if ws, writable := p.WorkspaceMount(); ws != "" { // e2b's is the remote sandbox's: none here (trial33 F13)

@@ -251,6 +251,46 @@ type Log struct {
 	// anchor is the open anchor file (Anchor), opened for the log file anchorFile
 	anchor     *os.File
 	anchorFile *os.File
+	// policyPath, workDir and clients fill the lines whose writer does not know them (SetUp)
+	policyPath, workDir string
+	clients             map[string]string // session: its client, as its lines named it
+}
+
+// maxClients bounds the sessions whose client a Log remembers (SetUp): past it the map starts
+// again, and an egress line of a session forgotten names no client.
+const maxClients = 4096
+
+// SetUp makes the lines this Log writes name serve's policy file and workspace directory, and a
+// session's client, when their writer did not: the egress proxy's decisions carried neither
+// while the call lines did (trial38 F2's fields; a session's client is the one its call lines
+// named last). Lines that name them keep theirs.
+func (l *Log) SetUp(policyPath, workDir string) {
+	l.turn <- struct{}{}
+	defer func() { <-l.turn }()
+	l.policyPath, l.workDir = policyPath, workDir
+}
+
+// fill puts SetUp's values on e where e has none (under the Log's turn).
+func (l *Log) fill(e *Entry) {
+	if mutated("audit-egress-unstamped") {
+		return
+	}
+	if e.PolicyPath == "" {
+		e.PolicyPath = l.policyPath
+	}
+	if e.WorkDir == "" {
+		e.WorkDir = l.workDir
+	}
+	switch {
+	case e.Session == "":
+	case e.Client != "":
+		if l.clients == nil || len(l.clients) >= maxClients {
+			l.clients = map[string]string{}
+		}
+		l.clients[e.Session] = e.Client
+	default:
+		e.Client = l.clients[e.Session]
+	}
 }
 
 // Reserve is the space the log keeps allocated past its end (fallocate, size unchanged; taken
@@ -403,6 +443,7 @@ func (l *Log) Append(e Entry) error {
 	if e.Time == "" {
 		e.Time = time.Now().UTC().Format(time.RFC3339Nano)
 	}
+	l.fill(&e)
 	out, size, err := l.chainOn(f, st, &e)
 	if err != nil {
 		return err

@@ -102,3 +102,47 @@ func TestRedactionSparesPublicValues(t *testing.T) {
 		t.Errorf("a secret reached the log: %s", data)
 	}
 }
+
+// Lines whose writer does not know serve's set-up (the egress proxy's decisions) name the policy
+// file and workspace directory SetUp gave, and their session's client as its call lines named
+// it; lines that name their own keep them (session 38: egress lines lacked trial38 F2's fields).
+func TestSetUpNamesItOnEgressLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetUp("/home/u/pol.toml", "/home/u/repo")
+	for _, e := range []Entry{
+		{Session: "s1", Client: "claude-code 1.0", PolicyPath: "/home/u/pol.toml", WorkDir: "/home/u/repo", Tool: "run", Decision: DecisionStarted},
+		{Session: "s1", Tool: "egress", Decision: "denied"},
+		{Session: "s2", Tool: "egress", Decision: "denied"},
+		{Session: "s3", Client: "other", PolicyPath: "/elsewhere.toml", Tool: "run", Decision: "ran"},
+	} {
+		if err := l.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	ls := lines(t, path)
+	var es []Entry
+	for _, s := range ls {
+		var e Entry
+		if err := json.Unmarshal([]byte(s), &e); err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e)
+	}
+	if e := es[1]; e.Client != "claude-code 1.0" || e.PolicyPath != "/home/u/pol.toml" || e.WorkDir != "/home/u/repo" {
+		t.Errorf("egress line of a known session: client %q, policy %q, workspace %q", e.Client, e.PolicyPath, e.WorkDir)
+	}
+	if e := es[2]; e.Client != "" || e.PolicyPath != "/home/u/pol.toml" {
+		t.Errorf("egress line of an unknown session: client %q, policy %q", e.Client, e.PolicyPath)
+	}
+	if e := es[3]; e.Client != "other" || e.PolicyPath != "/elsewhere.toml" || e.WorkDir != "/home/u/repo" {
+		t.Errorf("a line's own values: %+v", e)
+	}
+	if _, err := Verify(strings.NewReader(strings.Join(ls, "\n") + "\n")); err != nil {
+		t.Fatal(err)
+	}
+}
