@@ -118,8 +118,8 @@ func continuous(f *Factory, paths []string, reps []audit.VerifyReport) bool {
 				fmt.Fprintf(f.ErrOut, "%s: GAP: its first line links to no earlier file, so it does not follow %s (serve links a new chain to the one it last wrote at that path: these files are not one history, or the link was cut)\n", paths[i], paths[prev])
 				ok = false
 			case c.Head != p.Head || c.Bytes != p.Bytes:
-				fmt.Fprintf(f.ErrOut, "%s: GAP: its first line follows a log ending with head %.16s… at byte %d; %s ends with head %.16s… at byte %d: lines between them are missing (written between a copytruncate's copy and its truncation, or removed), or the files are out of order\n",
-					paths[i], c.Head, c.Bytes, paths[prev], p.Head, p.Bytes)
+				fmt.Fprintf(f.ErrOut, "%s: GAP: its first line follows a log ending with head %.16s… at byte %d; %s ends with head %.16s… at byte %d (its line %d): lines between them are missing (written between a copytruncate's copy and its truncation, or removed), or the files are out of order\n",
+					paths[i], c.Head, c.Bytes, paths[prev], p.Head, p.Bytes, p.Lines)
 				ok = false
 			}
 		}
@@ -173,8 +173,9 @@ func anchored(f *Factory, paths []string, anchor *audit.Anchor, aerr error, reps
 			later += reps[i].Lines
 		}
 		if at < 0 || later > 0 {
-			fmt.Fprintf(f.ErrOut, "%s: TRUNCATED: the log ends before the last line serve wrote (its anchor %s: head %.16s… at byte %d): lines were removed from its end, or it was emptied or rotated since; give the rotated files first, oldest first: mcpsandbox audit verify OLD... %s\n",
-				last, audit.AnchorPath(last), anchor.Head, anchor.Bytes, last)
+			r := reps[len(reps)-1]
+			fmt.Fprintf(f.ErrOut, "%s: TRUNCATED: the log (%d lines, %d bytes) ends before the last line serve wrote (its anchor %s: head %.16s… at byte %d): lines were removed from its end, or it was emptied or rotated since; give the rotated files first, oldest first: mcpsandbox audit verify OLD... %s\n",
+				last, r.Lines, r.Bytes, audit.AnchorPath(last), anchor.Head, anchor.Bytes, last)
 			ok = false
 		} else {
 			fmt.Fprintf(f.Out, "%s: ends at the last line serve wrote (its anchor: head %.16s…, byte %d)\n", paths[at], anchor.Head, anchor.Bytes)

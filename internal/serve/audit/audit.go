@@ -1274,6 +1274,7 @@ func VerifyWith(r io.Reader, a *Anchor) (VerifyReport, error) {
 	var rep VerifyReport
 	prev := []string{""} // hashes the next line may name as its prev
 	open := map[string]bool{}
+	var ends [3]int64 // where the last lines ended (the line before a cut marker, or before its foreign one)
 	for {
 		line, n, sum, terminated, err := readLine(br)
 		if err != nil {
@@ -1283,6 +1284,7 @@ func VerifyWith(r io.Reader, a *Anchor) (VerifyReport, error) {
 			break // end of file
 		}
 		rep.Lines++
+		ends = [3]int64{rep.Bytes, ends[0], ends[1]}
 		rep.Bytes += n
 		if terminated {
 			rep.Bytes++
@@ -1328,7 +1330,7 @@ func VerifyWith(r io.Reader, a *Anchor) (VerifyReport, error) {
 		} else {
 			prev = []string{h}
 			if e.Tool == MarkerTool && e.Decision == DecisionCut && !mutated("audit-verify-cut-unreported") {
-				problem("%s", cutProblem(e.Cut))
+				problem("%s", cutProblem(e.Cut, linesUpTo(e.Cut, rep.Lines, ends)))
 			}
 		}
 		if e.Call != "" {
@@ -1356,16 +1358,36 @@ func VerifyWith(r io.Reader, a *Anchor) (VerifyReport, error) {
 	return rep, nil
 }
 
-// cutProblem says what a cut marker (serve's, at its line) tells was lost and where.
-func cutProblem(c *CutRecord) string {
+// linesUpTo is the number of lines the file found held, by where the lines before the marker
+// at line n ended (ends: the end of line n-1, n-2, n-3): 0 when none ends there.
+func linesUpTo(c *CutRecord, n int, ends [3]int64) int {
+	if c == nil {
+		return 0
+	}
+	for i, end := range ends {
+		// (an unfinished last line was ended with a newline: one byte more)
+		if n-1-i >= 1 && (end == c.Found.Bytes || end == c.Found.Bytes+1) {
+			return n - 1 - i
+		}
+	}
+	return 0
+}
+
+// cutProblem says what a cut marker (serve's, at its line) tells was lost and where; kept is
+// the number of lines the file held when serve found it (0: not known).
+func cutProblem(c *CutRecord, kept int) string {
 	const start = "a \"cut\" marker: serve found the log cut before this line"
 	if c == nil {
 		return start + ": lines it wrote were removed, or the file replaced"
 	}
 	if c.Found.Bytes < c.Anchored.Bytes {
+		where := fmt.Sprintf("from byte %d to byte %d", c.Found.Bytes, c.Anchored.Bytes)
+		if kept > 0 {
+			where = fmt.Sprintf("after line %d (bytes %d to %d)", kept, c.Found.Bytes, c.Anchored.Bytes)
+		}
 		return fmt.Sprintf("%s: it had written up to byte %d (its last line %.16s…) and found the file %d bytes long: "+
-			"what it wrote from byte %d to byte %d is gone (lines removed from the end, or the file replaced by a shorter one), "+
-			"and this line chains on from the line before it", start, c.Anchored.Bytes, c.Anchored.Head, c.Found.Bytes, c.Found.Bytes, c.Anchored.Bytes)
+			"what it wrote %s is gone (lines removed from the end, or the file replaced by a shorter one), "+
+			"and this line chains on from the line before it", start, c.Anchored.Bytes, c.Anchored.Head, c.Found.Bytes, where)
 	}
 	return fmt.Sprintf("%s: it had written up to byte %d (its last line %.16s…) and found the file %d bytes long with no line of its own ending there: "+
 		"lines it wrote up to byte %d were removed and others put in their place, or the file was replaced", start, c.Anchored.Bytes, c.Anchored.Head, c.Found.Bytes, c.Anchored.Bytes)
