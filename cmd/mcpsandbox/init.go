@@ -37,6 +37,7 @@ type InitOptions struct {
 	Print     bool
 	Force     bool
 	Verify    bool
+	Portable  bool              // project files a team commits, this user's policy for the checkout (init_portable.go)
 	set       func(string) bool // whether a flag was given
 	given     []string          // the flags given, by name
 	baseFrom  string            // the policy file the wizard started from ("" = none)
@@ -105,6 +106,8 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
                                                     # clients of the serve --http running there (its own policy); only the variable's name is written
   mcpsandbox init --scheme docker --http http://127.0.0.1:8765/mcp --token-env MCPSANDBOX_TOKEN --client cursor --yes
                                                     # also writes the policy to start serve --http with
+  mcpsandbox init --portable --scheme allowlist --allow wc,sort --client claude-code:project --client vscode --yes
+                                                    # in a team repository's checkout: project files to commit, your own policy for it
   mcpsandbox init --wrap                            # the servers already in your clients' configs: pick which run through mcpsandbox wrap
   mcpsandbox init --wrap everything --client claude-desktop   # that one, a policy of its own, proven by starting it
   mcpsandbox init --unwrap all                      # every entry init --wrap rewrote, restored byte for byte`,
@@ -152,6 +155,7 @@ func NewCmdInit(f *Factory, runF func(context.Context, *InitOptions) error) *cob
 	fl.BoolVar(&o.Print, "print", false, "print the client entries to stdout instead of editing client configs (the policy is still written)")
 	fl.BoolVar(&o.Force, "force", false, "replace an existing server entry of the same name, or an existing policy file")
 	fl.BoolVar(&o.Verify, "verify", false, "run mcpsandbox verify on the result (audit, host checks, attacks)")
+	fl.BoolVar(&o.Portable, "portable", false, "for a team repository: project files that hold no machine path (they run mcpsandbox serve --project, found on PATH) and may be committed, and your own policy for this checkout (workspace = the project directory) under your config directory; each teammate runs the same command in their clone")
 	addWrapFlags(fl, o)
 	lateClientIDs(cmd)
 	return cmd
@@ -239,6 +243,9 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		w = o.IO.ErrOut
 	}
 	plan.Report(w, res)
+	if o.Portable {
+		portableReport(w, o, plan)
+	}
 	for _, s := range plan.Snippets {
 		fmt.Fprintln(o.IO.Out, s)
 	}
@@ -281,7 +288,7 @@ func planInit(o *InitOptions, env generate.Env, wiz bool, ask *asker) (*generate
 		Answers: o.A, Env: env, Clients: o.Clients, PolicyOut: o.PolicyOut, BaseFrom: o.baseFrom,
 		Binary: o.bin, Force: o.Force, Print: o.Print, Log: o.IO.ErrOut, ClientsOnly: o.clients, UsePolicy: o.Policy != "",
 		Confirm: func(msg string) (bool, error) { return ask.confirm(msg, false) },
-		Carry:   carriedFlags(o, env), Wizard: wiz,
+		Carry:   carriedFlags(o, env), Wizard: wiz, Portable: o.Portable,
 	}
 	if !o.clients {
 		if err := foreignFlags(o); err != nil { // the scheme the wizard chose
@@ -357,6 +364,11 @@ func initAnswers(ctx context.Context, o *InitOptions) (generate.Env, bool, error
 		return env, false, err
 	}
 	wiz := !o.Yes && interactive(o.IO)
+	if o.Portable {
+		if err := portableAnswers(o, env); err != nil {
+			return env, false, err
+		}
+	}
 	if o.Policy != "" {
 		// The entries of a policy there is: nothing of it is asked or checked beyond what
 		// writing the entries proves (their start and a trial call).

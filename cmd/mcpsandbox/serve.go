@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/generate"
 	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
+	"github.com/mcpsandbox/mcpsandbox/internal/projectpolicy"
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
@@ -37,6 +39,8 @@ type ServeOptions struct {
 	HTTP       string   // streamable HTTP address instead of stdio
 	TokenFile  string   // bearer token for --http (else MCPSANDBOX_TOKEN)
 	Origins    []string // extra allowed Origin values for --http
+	Project    bool     // --project [DIR]: this user's own policy for the checkout at DIR
+	ProjectDir string   // DIR ("" = the working directory)
 }
 
 // NewCmdServe builds `serve`; runF replaces the run function in tests.
@@ -50,10 +54,23 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
 		Example: `  mcpsandbox serve --policy ~/.config/mcpsandbox/policy.toml
   mcpsandbox serve --policy policy.toml --check          # print the isolation layers in force, then exit
   mcpsandbox serve --default --workspace ~/ai-workspace  # the built-in allowlist policy, no file needed
-  MCPSANDBOX_TOKEN=$(cat ~/.config/mcpsandbox/token) mcpsandbox serve --policy policy.toml --http 0.0.0.0:8765`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := sourceOf(o.PolicyPath, o.Default).check(true); err != nil {
+  MCPSANDBOX_TOKEN=$(cat ~/.config/mcpsandbox/token) mcpsandbox serve --policy policy.toml --http 0.0.0.0:8765
+  mcpsandbox serve --project                         # your own policy for the checkout here (init --portable wrote it)`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.Project {
+				return cobra.MaximumNArgs(1)(cmd, args)
+			}
+			return cobra.NoArgs(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Project {
+				if o.PolicyPath != "" || o.Default || o.Workspace != "" {
+					return errors.New("--project finds your own policy for the checkout: give it without --policy, --default or --workspace")
+				}
+				if len(args) == 1 {
+					o.ProjectDir = args[0]
+				}
+			} else if err := sourceOf(o.PolicyPath, o.Default).check(true); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -69,6 +86,7 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
 	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `HOST:PORT` at /mcp instead of stdio (loopback unless a token is set)")
 	cmd.Flags().StringVar(&o.TokenFile, "token-file", "", "with --http: file holding the bearer token (mode 0600); default $MCPSANDBOX_TOKEN")
+	cmd.Flags().BoolVar(&o.Project, "project", false, "serve your own policy for the checkout at DIR (an argument; default: the working directory, or the nearest directory above it that has one), which init --portable wrote under your config directory, never one inside the checkout")
 	cmd.Flags().StringSliceVar(&o.Origins, "allow-origin", nil, "with --http: an extra browser Origin to accept (scheme://host:port)")
 	return cmd
 }
@@ -99,7 +117,7 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 			return err
 		}
 	}
-	p, sc, cleanup, err := sourceOf(o.PolicyPath, o.Default).load(o.Workspace)
+	p, sc, cleanup, err := servedPolicy(o)
 	defer cleanup()
 	if err != nil {
 		return err
@@ -180,6 +198,32 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		log.Info("waiting for an MCP client on stdin (this is a server: start it from a client's config, or try `mcpsandbox demo`)")
 	}
 	return serve.Run(ctx, p, ex, so)
+}
+
+// servedPolicy loads the policy serve runs: --policy, --default, or with --project this user's
+// own policy for the checkout (the committed portable entry), whose workspace must be it.
+func servedPolicy(o *ServeOptions) (*policy.Policy, *scheme.Scheme, func(), error) {
+	if !o.Project {
+		return sourceOf(o.PolicyPath, o.Default).load(o.Workspace)
+	}
+	env, err := generate.HostEnv("")
+	if err != nil {
+		return nil, nil, func() {}, err
+	}
+	dir := o.ProjectDir
+	if dir == "" {
+		dir = "."
+	}
+	file, checkout, err := projectpolicy.Find(env.ConfigDir, dir)
+	if err != nil {
+		return nil, nil, func() {}, err
+	}
+	o.PolicyPath = file
+	p, sc, cleanup, err := sourceOf(file, false).load("")
+	if err == nil {
+		err = projectpolicy.CheckWorkspace(p, file, checkout)
+	}
+	return p, sc, cleanup, err
 }
 
 // minTokenLen is the shortest bearer token --http accepts (after trimming white space).

@@ -38,6 +38,10 @@ type Client struct {
 	// is not said when it already trusts the project ("" = always said).
 	AfterDone string `toml:"after_done"`
 	Remove    string `toml:"remove"` // the client's own command removing server {name} from scope {scope} ("" = none)
+	// WorkspaceVar: the variable the client's config expands to the folder it opened
+	// (${workspaceFolder}); a portable entry passes it to serve --project ("" = none: the
+	// server starts in that folder).
+	WorkspaceVar string `toml:"workspace_var"`
 
 	KeyPath []string `toml:"-"` // resolved for a target: Keys[scope] with {project} expanded
 }
@@ -217,8 +221,10 @@ func (t Target) AboutFor(e ServerEntry) string {
 	if strings.HasPrefix(t.Client.Paths[t.Scope], "{project}") && !strings.Contains(about, "shared with whoever") && !mutated("init-project-file-silent") {
 		// a file in the project is one a repository commits (trial30 F16: VS Code's default)
 		// and what to do about it (trial38 F1: said, but not whether to commit it)
-		holds := "this machine's absolute paths: do not commit it (each teammate runs init in their own clone: README, \"Using mcpsandbox in a team repository\")"
-		if e.URL != "" {
+		holds := "this machine's absolute paths: do not commit it (each teammate runs init in their own clone: README, \"Using mcpsandbox in a team repository\"; init --portable writes entries a team can commit)"
+		if e.Portable && !mutated("init-portable-note-absolute") {
+			holds = "no machine paths (it runs `mcpsandbox serve --project`, which serves each user's own policy for their checkout): commit it; each teammate runs the same init --portable in their clone"
+		} else if e.URL != "" {
 			holds = "the URL of the serve --http it reaches"
 			if e.TokenEnv != "" {
 				holds += " and the name of the variable holding its token (" + e.TokenEnv + "), not the token"
@@ -314,6 +320,31 @@ type ServerEntry struct {
 
 	URL      string
 	TokenEnv string
+
+	// Portable: the entry runs `mcpsandbox serve --project` by name, holding no machine path,
+	// for a project file a team commits (init --portable); Dir is the checkout its start check
+	// runs in, as a client opened there starts it (never written).
+	Portable bool
+	Dir      string
+}
+
+// PortableCommand is the command a portable entry runs: found on each user's PATH.
+const PortableCommand = "mcpsandbox"
+
+// NewPortableEntry is the portable entry for the checkout at dir: `mcpsandbox serve --project`,
+// started in dir.
+func NewPortableEntry(dir string) ServerEntry {
+	return ServerEntry{Command: PortableCommand, Args: []string{"serve", "--project"}, Portable: true, Dir: dir}
+}
+
+// For is the entry as client c writes it: a portable entry names the folder c opened in c's own
+// variable where it has one, so a server c starts elsewhere still finds the checkout.
+func (s ServerEntry) For(c Client) ServerEntry {
+	if !s.Portable || c.WorkspaceVar == "" {
+		return s
+	}
+	s.Args = append(slices.Clip(s.Args), c.WorkspaceVar)
+	return s
 }
 
 // NewHTTPEntry is the entry for a running `serve --http` at url.

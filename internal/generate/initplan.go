@@ -54,6 +54,9 @@ type PlanOptions struct {
 	Carry []string
 	// Wizard: the answers came from the wizard, whose advice names its choices, not flags.
 	Wizard bool
+	// Portable: the entries run `mcpsandbox serve --project` (NewPortableEntry), with no machine
+	// path, for project files a team commits; PolicyOut is this user's policy for the checkout.
+	Portable bool
 }
 
 // Plan is every file one init will change, and the entries it will write.
@@ -221,6 +224,9 @@ func newClientsPlan(o PlanOptions) (*Plan, error) {
 // trial call its scheme needs) and the entry the clients get.
 func (pl *Plan) entries(o PlanOptions) error {
 	pl.Entry = NewServerEntry(o.Binary, pl.PolicyPath)
+	if o.Portable && !mutated("init-portable-absolute") {
+		pl.Entry = NewPortableEntry(o.Env.Project)
+	}
 	if o.ServerEnv != nil {
 		for _, v := range o.ServerEnv(pl.Policy) {
 			if strings.Contains(v, "=") {
@@ -229,6 +235,10 @@ func (pl *Plan) entries(o PlanOptions) error {
 				pl.Entry.Env = append(pl.Entry.Env, v)
 			}
 		}
+	}
+	if pl.Entry.Portable && len(pl.Entry.Set) > 0 {
+		return fmt.Errorf("--portable: the entries of this policy set %s, a value of this machine, which a committed file cannot hold for every teammate: "+
+			"leave --portable out (each member then runs init in their own clone)", strings.Join(pl.Entry.Set, ", "))
 	}
 	if o.Proof != nil {
 		pl.Proof = o.Proof(pl.Policy)
@@ -354,14 +364,14 @@ func (pl *Plan) planClients(o PlanOptions) error {
 			pl.Off = append(pl.Off, off)
 		}
 		if o.Print {
-			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.name, pl.ClientEntry)))
-			if _, err := ClientChange(t, pl.name, pl.ClientEntry, false); errors.Is(err, ErrExists) && !mutated("init-print-conflict-silent") {
+			pl.Snippets = append(pl.Snippets, fmt.Sprintf("# %s (%s): %s\n%s", t.Client.Name, t.Scope, t.Where(), Snippet(t.Client, pl.name, pl.ClientEntry.For(t.Client))))
+			if _, err := ClientChange(t, pl.name, pl.ClientEntry.For(t.Client), false); errors.Is(err, ErrExists) && !mutated("init-print-conflict-silent") {
 				// pasted there, it makes two servers of one name, of which the client keeps one (trial32 F16)
 				fmt.Fprintf(o.Log, "note: %s: pasting the entry there makes two servers named %q (the client keeps one of them): replace that one, or give this one another name\n", err, pl.name)
 			}
 			continue
 		}
-		if err := pl.Clients.Add(t, pl.name, pl.ClientEntry, o.Force, replace); err != nil {
+		if err := pl.Clients.Add(t, pl.name, pl.ClientEntry.For(t.Client), o.Force, replace); err != nil {
 			return err
 		}
 	}

@@ -135,6 +135,9 @@ func StartCheck(ctx context.Context, e ServerEntry, env []string, call *ProofCal
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, e.Command, e.Args...) // killed when the time is up
 	cmd.Env = env
+	if !mutated("init-portable-check-elsewhere") {
+		cmd.Dir = e.Dir // a portable entry starts where its client opened the checkout
+	}
 	if !mutated("init-check-unmarked") {
 		// its calls are init's own, and the audit says so (the last value of a variable wins)
 		cmd.Env = append(slices.Clip(env), OriginEnv+"="+OriginInitCheck)
