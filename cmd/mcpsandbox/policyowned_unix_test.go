@@ -30,3 +30,24 @@ func TestServeChecksEverySchemesPolicyFile(t *testing.T) {
 		t.Errorf("a docker policy under a world-writable directory: %v\nwant %q", err, want)
 	}
 }
+
+// serve --project holds this user's policy for the checkout to the policy file's ownership rule:
+// a projects directory everyone may write is refused (trial38 F1).
+func TestServeProjectPolicyHeldToTheOwnershipRule(t *testing.T) {
+	onPATH(t)
+	home := initHome(t)
+	checkout := t.TempDir()
+	t.Chdir(checkout)
+	if out, serr, err := runCLI("init", "--portable", "--scheme", "allowlist", "--allow", "wc", "--yes"); err != nil {
+		t.Fatalf("init --portable: %v\n%s\n%s", err, out, serr)
+	}
+	if _, _, err := runCLI("serve", "--project", "--check"); err != nil {
+		t.Fatalf("serve --project: %v", err)
+	}
+	projects := filepath.Join(home, ".config", "mcpsandbox", "projects")
+	os.Chmod(projects, 0o777)
+	_, _, err := runCLI("serve", "--project", "--check")
+	if err == nil || !strings.Contains(err.Error(), "writable by everyone") {
+		t.Errorf("a checkout policy in a directory everyone may write: err = %v, want it refused", err)
+	}
+}
