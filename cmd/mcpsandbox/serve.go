@@ -86,7 +86,7 @@ func NewCmdServe(f *Factory, runF func(context.Context, *ServeOptions) error) *c
 	cmd.Flags().StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&o.HTTP, "http", "", "serve streamable HTTP on `HOST:PORT` at /mcp instead of stdio (loopback unless a token is set)")
 	cmd.Flags().StringVar(&o.TokenFile, "token-file", "", "with --http: file holding the bearer token (mode 0600); default $MCPSANDBOX_TOKEN")
-	cmd.Flags().BoolVar(&o.Project, "project", false, "serve your own policy for the checkout at DIR (an argument; default: the working directory, or the nearest directory above it that has one), which init --portable wrote under your config directory, never one inside the checkout")
+	cmd.Flags().BoolVar(&o.Project, "project", false, "serve your own policy for the checkout at DIR (an argument; default: the working directory, or the nearest directory above it that has one, up to its repository's top), which init --portable wrote under your config directory, never one inside the checkout")
 	cmd.Flags().StringSliceVar(&o.Origins, "allow-origin", nil, "with --http: an extra browser Origin to accept (scheme://host:port)")
 	return cmd
 }

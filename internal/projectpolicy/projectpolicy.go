@@ -60,14 +60,14 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("serve --project: you have no mcpsandbox policy for the checkout %s (looked for %s, and for each directory above it): "+
+	return fmt.Sprintf("serve --project: you have no mcpsandbox policy for the checkout %s (looked for %s, and for each directory above it up to its repository's top): "+
 		"run, in that checkout, the init command its team gave (README, \"Using mcpsandbox in a team repository\"), of the form `cd %s && %s`",
 		e.Dir, e.Want, shellword.Quote(e.Dir), InitCommand)
 }
 
 // Find is the policy for the checkout holding dir: this user's file for dir, else for the
-// nearest directory above it that has one (a client started in a subdirectory), and that
-// checkout's directory. The directory of these files must not lie in the checkout.
+// nearest directory above it that has one (a client started in a subdirectory), up to the top
+// of the git work tree holding dir, and that checkout's directory. The directory of these files must not lie in the checkout.
 func Find(configDir, dir string) (file, checkout string, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -89,6 +89,11 @@ func Find(configDir, dir string) (file, checkout string, err error) {
 			return p, d, nil
 		}
 		if filepath.Dir(d) == d {
+			break
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil && !mutated("project-policy-past-repo") {
+			// a repository's top: a policy for a directory holding it (~/work, say) is for
+			// another checkout, and its workspace wider than the one the client opened
 			break
 		}
 	}

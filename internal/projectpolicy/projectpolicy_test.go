@@ -91,3 +91,23 @@ func TestCheckWorkspaceRefusesAnother(t *testing.T) {
 		t.Errorf("the checkout's own policy: %v", err)
 	}
 }
+
+// A repository inside a directory that has a policy (~/work holding ~/work/repo) is another
+// checkout: its subdirectories are not served the outer directory's policy, whose workspace is
+// wider than the checkout the client opened. Catches project-policy-past-repo.
+func TestFindStopsAtTheRepositoryTop(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "cfg")
+	outer := policy.RealPath(t.TempDir())
+	repo := filepath.Join(outer, "repo")
+	sub := filepath.Join(repo, "src")
+	os.MkdirAll(sub, 0o755)
+	os.Mkdir(filepath.Join(repo, ".git"), 0o755)
+	writePolicy(t, Path(cfg, outer), outer)
+	var nf *NotFoundError
+	if file, _, err := Find(cfg, sub); !errors.As(err, &nf) || nf.Dir != sub {
+		t.Errorf("Find in a repository below a directory with a policy = %s, %v; want no policy found", file, err)
+	}
+	if _, co, err := Find(cfg, filepath.Join(outer)); err != nil || co != outer {
+		t.Errorf("the outer directory itself: %s, %v", co, err)
+	}
+}
