@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -143,5 +144,146 @@ func TestCommitFollowsBareImportsThroughWorkspaceLinks(t *testing.T) {
 	}
 	if applied, why, sum := commitOne(t, ws, "packages/other/index.js", "ok\n"); !applied {
 		t.Errorf("a package nothing loads was refused (%q): %s", why, sum)
+	}
+}
+
+// A JS program loads what its package.json maps (attack round atk38b, F5): `#lib` through the
+// package scope's "imports" (conditions all, a `*` pattern's directory whole), the package's
+// own name through its "exports", a computed require (path.join(__dirname, 'pj.js') exactly,
+// a variable the package whole, the workspace's root package: not judged), and the
+// package.json itself (and one a call would make nearer). Before, none was followed and the
+// call's rewrite of each ran at the client's next start. A file of the package that nothing
+// loads is still applied. Red without each (mutants workspace-follow-subpath-imports,
+// workspace-follow-self-reference, workspace-follow-computed-open, workspace-follow-package-scope).
+func TestCommitFollowsPackageScopeSpecifiers(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	project := func(t *testing.T, pj, index string) string {
+		ws := t.TempDir()
+		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "node", "args": ["server/src/index.js"]}}}`)
+		write(t, filepath.Join(ws, "server", "package.json"), pj)
+		write(t, filepath.Join(ws, "server", "src", "index.js"), index)
+		for _, f := range []string{"lib.js", "other.js", "src/other.js"} {
+			write(t, filepath.Join(ws, "server", filepath.FromSlash(f)), "module.exports = 1;\n")
+		}
+		return ws
+	}
+	refused := func(t *testing.T, ws string, rels ...string) {
+		t.Helper()
+		for _, rel := range rels {
+			if applied, why, sum := commitOne(t, ws, rel, "evil\n"); applied || !strings.Contains(why, `".mcp.json\" starts`) {
+				t.Errorf("%s: applied %v, refused %q, want the config that starts it named (%s)", rel, applied, why, sum)
+			}
+		}
+	}
+	applied := func(t *testing.T, ws string, rels ...string) {
+		t.Helper()
+		for _, rel := range rels {
+			if applied, why, sum := commitOne(t, ws, rel, "ok\n"); !applied {
+				t.Errorf("%s, which the program does not load, was refused (%q): %s", rel, why, sum)
+			}
+		}
+	}
+	t.Run("subpath-imports", func(t *testing.T) {
+		ws := project(t, `{"name": "srv", "imports": {"#lib": "./lib.js", "#cond": {"node": "./c-node.js", "default": ["./c-def.js"]}, "#feat/*": "./features/*.js"}}`,
+			"import lib from '#lib';\nconst c = require(\"#cond\");\nawait import('#feat/a');\n")
+		refused(t, ws, "server/lib.js", "server/c-node.js", "server/c-def.js", "server/features/new.js")
+		applied(t, ws, "server/other.js", "server/src/other.js")
+	})
+	t.Run("subpath-unmapped", func(t *testing.T) {
+		ws := project(t, `{"name": "srv", "imports": {"#lib": "./lib.js"}}`, "require('#missing');\n")
+		refused(t, ws, "server/other.js") // the package, whole
+		applied(t, ws, "notes.md")
+	})
+	t.Run("self-reference", func(t *testing.T) {
+		ws := project(t, `{"name": "srv", "exports": {".": {"import": "./esm.mjs", "require": "./cjs.js"}, "./util": "./util.js"}}`,
+			"require('srv/util');\nimport s from 'srv';\nrequire('fs');\n")
+		refused(t, ws, "server/util.js", "server/esm.mjs", "server/cjs.js")
+		applied(t, ws, "server/other.js")
+	})
+	t.Run("computed", func(t *testing.T) {
+		ws := project(t, `{"name": "srv"}`, "const path = require('path');\nrequire(path.join(__dirname, '..', 'pj.js'));\nrequire(__dirname + '/plus.js');\n")
+		refused(t, ws, "server/pj.js", "server/src/plus.js")
+		applied(t, ws, "server/other.js")
+		ws = project(t, `{"name": "srv"}`, "for (const p of plugins) require(`./plugins/${p}.js`);\n")
+		refused(t, ws, "server/other.js") // the package, whole
+		applied(t, ws, "notes.md")
+		// the workspace's root package is not protected whole: what is not judged is not applied
+		ws = t.TempDir()
+		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "node", "args": ["index.js"]}}}`)
+		write(t, filepath.Join(ws, "index.js"), "require(name);\n")
+		if applied, why, sum := commitOne(t, ws, "lib/x.js", "evil\n"); applied || !strings.Contains(why, "require(name), a module named only when it runs") {
+			t.Errorf("lib/x.js: applied %v, refused %q, want the computed require named (%s)", applied, why, sum)
+		}
+	})
+	t.Run("package-scope", func(t *testing.T) {
+		ws := project(t, `{"name": "srv", "imports": {"#lib": "./lib.js"}}`, "require('#lib');\n")
+		refused(t, ws, "server/package.json")
+		// nearer, it would be the scope: "#lib" its to map
+		ws = project(t, `{"name": "srv", "imports": {"#lib": "./lib.js"}}`, "require('#lib');\n")
+		if applied, why, sum := commitOne(t, ws, "server/src/package.json", `{"imports": {"#lib": "./evil.js"}}`); applied || !strings.Contains(why, `".mcp.json\" starts`) {
+			t.Errorf("server/src/package.json: applied %v, refused %q, want the config that starts it named (%s)", applied, why, sum)
+		}
+		applied(t, ws, "docs/package.json")
+	})
+}
+
+// A real project still commits its ordinary edits (atk38b F5's resolution must not protect
+// what the program does not load): a compiled TypeScript MCP server, 160 files in dist/ as tsc
+// emits them (its helpers, require of node's modules, of installed packages, of a pnpm
+// workspace package linked in node_modules, of subpaths through "imports"), its 160 sources
+// in src/. An edit of a source, a test, the README or another workspace package is applied;
+// one of what the server loads (and of its package.json, the map) is refused.
+func TestCommitFollowerRealProjectStillCommits(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "node", "args": ["dist/index.js"]}}}`)
+	write(t, filepath.Join(ws, "package.json"), `{"name": "my-mcp", "version": "1.0.0", "main": "dist/index.js", "type": "commonjs",
+  "imports": {"#util/*": "./dist/util/*.js"}, "scripts": {"build": "tsc -p .", "test": "vitest"},
+  "dependencies": {"@modelcontextprotocol/sdk": "^1.0.0", "zod": "^3.23.0", "@org/util": "workspace:*"}}`)
+	const helpers = `"use strict";
+var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) { if (k2 === undefined) k2 = k; var desc = Object.getOwnPropertyDescriptor(m, k); if (!desc || ("get" in desc ? !m.__esModule : desc.writable || desc.configurable)) { desc = { enumerable: true, get: function() { return m[k]; } }; } Object.defineProperty(o, k2, desc); }) : (function(o, m, k, k2) { if (k2 === undefined) k2 = k; o[k2] = m[k]; }));
+var __importStar = (this && this.__importStar) || function (mod) { if (mod && mod.__esModule) return mod; var result = {}; if (mod != null) for (var k in mod) if (k !== "default" && Object.prototype.hasOwnProperty.call(mod, k)) __createBinding(result, mod, k); return result; };
+Object.defineProperty(exports, "__esModule", { value: true });
+const path = __importStar(require("path"));
+const fs = require("node:fs");
+const zod_1 = require("zod");
+const index_js_1 = require("@modelcontextprotocol/sdk/server/index.js");
+const util_1 = require("@org/util");
+`
+	var index strings.Builder
+	index.WriteString(helpers)
+	for i := range 159 {
+		dir := []string{"tools", "util", "lib"}[i%3]
+		fmt.Fprintf(&index, "const m%d = require(\"./%s/m%d\");\n", i, dir, i)
+		body := helpers + fmt.Sprintf("exports.m%d = () => Promise.resolve().then(() => __importStar(require(\"./m%d-lazy.js\")));\n", i, i)
+		if dir == "tools" {
+			body += fmt.Sprintf("const u = require(\"#util/m%d\");\n", i+1)
+		}
+		write(t, filepath.Join(ws, "dist", dir, fmt.Sprintf("m%d.js", i)), body)
+		write(t, filepath.Join(ws, "src", dir, fmt.Sprintf("m%d.ts", i)), fmt.Sprintf("export const m%d = 1;\n", i))
+	}
+	write(t, filepath.Join(ws, "dist", "index.js"), index.String())
+	write(t, filepath.Join(ws, "src", "index.ts"), "export {};\n")
+	write(t, filepath.Join(ws, "node_modules", "zod", "package.json"), `{"name": "zod"}`)
+	write(t, filepath.Join(ws, "node_modules", "@modelcontextprotocol", "sdk", "package.json"), `{"name": "@modelcontextprotocol/sdk"}`)
+	write(t, filepath.Join(ws, "packages", "util", "index.js"), "module.exports = 1;\n")
+	write(t, filepath.Join(ws, "packages", "other", "index.js"), "module.exports = 2;\n")
+	if err := os.MkdirAll(filepath.Join(ws, "node_modules", "@org"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../packages/util", filepath.Join(ws, "node_modules", "@org", "util")); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"src/tools/m3.ts", "src/index.ts", "test/m3.test.ts", "README.md", "packages/other/index.js", "tsconfig.json"} {
+		start := time.Now()
+		if applied, why, sum := commitOne(t, ws, rel, "ok\n"); !applied {
+			t.Errorf("%s, which the server does not load, was refused (%q): %s", rel, why, sum)
+		}
+		t.Logf("%s: committed in %v", rel, time.Since(start).Round(time.Millisecond))
+	}
+	for _, rel := range []string{"dist/tools/m3.js", "dist/util/m4.js", "dist/lib/m5-lazy.js", "packages/util/index.js", "package.json"} {
+		if applied, why, sum := commitOne(t, ws, rel, "evil\n"); applied || !strings.Contains(why, `".mcp.json\" starts`) {
+			t.Errorf("%s: applied %v, refused %q, want the config that starts it named (%s)", rel, applied, why, sum)
+		}
 	}
 }

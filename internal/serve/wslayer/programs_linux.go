@@ -43,6 +43,11 @@ type follower struct {
 	bytes int             // read, of maxProgramBytes
 	bare  map[string]bool // bare specifiers looked up, by directory
 	todo  []todoFile
+	// inRun is g.run as a set: a bundle's millions of requires each looked up in a list of
+	// 32768 paths held a commit for minutes (the worst case, measured: atk38b F5)
+	inRun  map[string]bool
+	scopes map[string]*jsScope // a directory's package scope
+	named  map[string]bool     // JS specifiers but relative ones resolved, by directory
 }
 
 type todoFile struct {
@@ -71,7 +76,7 @@ func (f *follower) add(p, by string) bool {
 			return false
 		}
 	}
-	if slices.Contains(g.run, p) {
+	if f.inRun[p] {
 		return false
 	}
 	if len(g.run) >= maxRun {
@@ -82,6 +87,10 @@ func (f *follower) add(p, by string) bool {
 	}
 	g.run = append(g.run, p)
 	g.runBy[p] = by
+	if f.inRun == nil {
+		f.inRun = map[string]bool{}
+	}
+	f.inRun[p] = true
 	return true
 }
 
@@ -193,8 +202,6 @@ func (f *follower) module(by, base, mod string) {
 var (
 	pyIdent     = lazy.Regexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	pyImport    = lazy.Regexp(`(?m)^[ \t]*(?:from[ \t]+(\.*)([A-Za-z_][\w.]*)?[ \t]+import|import[ \t]+([A-Za-z_][\w., \t]*))`)
-	jsImport    = lazy.Regexp(`(?:require|import)\s*\(\s*['"](\.{1,2}/[^'"\n]+)['"]|(?:from|import)\s+['"](\.{1,2}/[^'"\n]+)['"]`)
-	jsBare      = lazy.Regexp(`(?:require|import)\s*\(\s*['"]((?:@[\w.-]+/)?\w[\w.-]*)(?:/[^'"\n]*)?['"]|(?:from|import)\s+['"]((?:@[\w.-]+/)?\w[\w.-]*)(?:/[^'"\n]*)?['"]`)
 	pyScriptRef = lazy.Regexp(`(?m)^\s*[\w.-]+\s*=\s*"([A-Za-z_][\w.]*)(?::[\w.]+)?"`)
 )
 
@@ -218,7 +225,9 @@ func (f *follower) follow() {
 			}
 		}
 	}()
-	for len(f.todo) > 0 && f.reads < maxProgramReads {
+	// past a bound (runCut) every change not judged is refused: what more the rest would
+	// protect changes only the reason named, and reading it is the follower's worst case
+	for len(f.todo) > 0 && f.reads < maxProgramReads && f.g.runCut == "" {
 		t := f.todo[0]
 		f.todo = f.todo[1:]
 		if f.seen[t.path] {
@@ -265,20 +274,15 @@ func (f *follower) follow() {
 		case ext == ".py" || shebang(text, "python"):
 			f.pyImports(t, dir, text)
 		case slices.Contains(jsExts[1:], ext) && ext != ".json" && ext != ".node" || shebang(text, "node") || shebang(text, "deno") || shebang(text, "bun"):
-			for _, m := range jsImport().FindAllStringSubmatch(text, -1) {
-				spec := m[1] + m[2]
-				for _, e := range jsExts {
-					p := absFrom(dir, spec+e)
-					if f.add(p, t.by) {
-						f.todo = append(f.todo, todoFile{p, t.by, t.depth + 1})
-					}
+			f.scope(t.by, dir) // its package.json steers what it loads, there or not
+			done := map[jsRef]bool{}
+			jsRefs(text, func(r jsRef) bool {
+				if !done[r] {
+					done[r] = true
+					f.jsResolve(t, dir, r)
 				}
-			}
-			if !mutated("workspace-follow-bare-links") {
-				for _, m := range jsBare().FindAllStringSubmatch(text, -1) {
-					f.linkedPackage(t.by, dir, m[1]+m[2])
-				}
-			}
+				return f.g.runCut == "" // past a bound, the rest is not judged anyway
+			})
 		default: // a shell script, a Makefile, a justfile: every word may name a program
 			f.words(t.by, dir, strings.Fields(text), t.depth)
 		}
@@ -350,6 +354,13 @@ func (f *follower) linkedPackage(by, dir, name string) {
 	}
 	if f.bare == nil {
 		f.bare = map[string]bool{}
+	}
+	if len(f.bare) >= maxRun {
+		// each is a look-up in each node_modules up: bounded as the paths are
+		if f.g.runCut == "" && !mutated("workspace-runs-cut-open") {
+			f.g.runCut = fmt.Sprintf("programs that name more than %d packages", maxRun)
+		}
+		return
 	}
 	f.bare[dir+"\x00"+name] = true
 	for d := dir; strings.HasPrefix(d+"/", f.g.ws+"/"); d = filepath.Dir(d) {

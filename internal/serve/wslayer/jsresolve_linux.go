@@ -1,0 +1,450 @@
+package wslayer
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+)
+
+// A JS program loads more than its relative specifiers name (attack round atk38b, F5): node
+// resolves `#lib` through the "imports" of the file's package scope (the nearest package.json
+// up), a package's own name (`srv/util` inside package "srv") through its "exports", and a
+// require whose argument is computed (`require(path.join(__dirname, 'pj.js'))`) names a file
+// only when it runs. None was followed, and the package.json mapping them was the call's to
+// rewrite. Now each specifier is resolved as node does, the package.json that maps it (and one a
+// call could put nearer) is protected, and one the follower cannot resolve protects the
+// program's whole package (fail closed), or, when that package is the workspace's root, leaves
+// every change not judged (runCut).
+
+// jsRef is a specifier a JS file loads: spec when a plain string literal, else the computed
+// argument's text (arg, clipped) with computed set.
+type jsRef struct {
+	spec, arg string
+	computed  bool
+}
+
+// jsArgMax bounds the text of a computed argument looked at.
+const jsArgMax = 512
+
+// jsRefs returns what a JS text's require(…), import(…), `import … from '…'`, `import '…'` and
+// `export … from '…'` name. A hand scanner, not a regular expression: 64 MiB of programs are read
+// per commit, and it must see a require whose argument is not a literal.
+func jsRefs(text string, yield func(jsRef) bool) {
+	kws := []string{"require", "import", "from"}
+	next := make([]int, len(kws))
+	for k, kw := range kws {
+		next[k] = index(text, kw, 0)
+	}
+	for {
+		k := -1
+		for j, n := range next {
+			if n >= 0 && (k < 0 || n < next[k]) {
+				k = j
+			}
+		}
+		if k < 0 {
+			return
+		}
+		at, kw := next[k], kws[k]
+		next[k] = index(text, kw, at+len(kw))
+		i := skipSpace(text, at+len(kw))
+		if i >= len(text) {
+			continue
+		}
+		switch {
+		case text[i] == '(' && kw != "from":
+			q := skipSpace(text, i+1)
+			if q >= len(text) || text[q] == ')' {
+				continue
+			}
+			if s, end, ok := jsLiteral(text, q); ok {
+				if e := skipSpace(text, end); e < len(text) && (text[e] == ')' || text[e] == ',') {
+					if s != "" && !yield(jsRef{spec: s}) {
+						return
+					}
+					continue
+				}
+			}
+			if at > 0 && (isWord(text[at-1]) || text[at-1] == '.') {
+				continue // another function (myrequire, db.import): not node's loader
+			}
+			if !yield(jsRef{arg: jsArg(text, q), computed: true}) {
+				return
+			}
+		case (text[i] == '\'' || text[i] == '"') && kw != "require":
+			if s, _, ok := jsLiteral(text, i); ok && s != "" && !yield(jsRef{spec: s}) {
+				return
+			}
+		}
+	}
+}
+
+func index(text, kw string, from int) int {
+	if from >= len(text) {
+		return -1
+	}
+	if i := strings.Index(text[from:], kw); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+func skipSpace(text string, i int) int {
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// jsLiteral reads the string literal at text[i] (quoted, or a backtick with no ${…}) on one
+// line, no escapes: ok false when it is not one.
+func jsLiteral(text string, i int) (s string, end int, ok bool) {
+	q := text[i]
+	if q != '\'' && q != '"' && q != '`' {
+		return "", i, false
+	}
+	for j := i + 1; j < len(text) && j-i < 4096; j++ {
+		switch c := text[j]; {
+		case c == q:
+			return text[i+1 : j], j + 1, true
+		case c == '\n' || c == '\\' || q == '`' && c == '$' && j+1 < len(text) && text[j+1] == '{':
+			return "", i, false
+		}
+	}
+	return "", i, false
+}
+
+// jsArg is the text of a call's argument from text[i] to its closing parenthesis, "" when that
+// is not within jsArgMax bytes.
+func jsArg(text string, i int) string {
+	depth := 0
+	var quote byte
+	for j := i; j < len(text) && j-i < jsArgMax; j++ {
+		c := text[j]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"' || c == '`':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')':
+			if depth == 0 {
+				return strings.TrimSpace(text[i:j])
+			}
+			depth--
+		}
+	}
+	return ""
+}
+
+var (
+	// jsDirJoin is path.join(__dirname, 'a', 'b') (or path.resolve, or join alone), jsDirPlus
+	// __dirname + '/a': what a CommonJS program computes most, resolved exactly
+	jsDirJoin = lazy.Regexp(`^(?:path\.)?(?:join|resolve)\(\s*__dirname\s*((?:,\s*(?:'[^'\\\n]*'|"[^"\\\n]*")\s*)+)\)$`)
+	jsDirPlus = lazy.Regexp(`^__dirname\s*\+\s*(?:'([^'\\\n]*)'|"([^"\\\n]*)")$`)
+	jsStrs    = lazy.Regexp(`'([^'\\\n]*)'|"([^"\\\n]*)"`)
+	jsName    = lazy.Regexp(`^((?:@[\w.-]+/)?\w[\w.-]*)(/.*)?$`)
+)
+
+// jsScope is a package scope: the directory of the nearest package.json and what it maps.
+type jsScope struct {
+	dir, name string
+	nearer    []string // the package.json a call could make nearer
+
+	imports, exports map[string]json.RawMessage // nil when absent
+	bad              bool                       // cut, or not JSON: what it maps is not understood
+}
+
+// scope finds the package scope of a file in dir and protects its package.json (its "imports",
+// "exports", "name", "main" and "type" steer what the file loads): an empty scope when there is
+// none up to the workspace's root (or a node_modules, where node's search stops).
+func (f *follower) scope(by, dir string) *jsScope {
+	if s, ok := f.scopes[dir]; ok {
+		return s
+	}
+	s := &jsScope{}
+	for d := dir; d == f.g.ws || strings.HasPrefix(d, f.g.ws+"/"); d = filepath.Dir(d) {
+		if filepath.Base(d) == "node_modules" {
+			break
+		}
+		p := filepath.Join(d, "package.json")
+		if !regular(p) {
+			s.nearer = append(s.nearer, p)
+			if d == f.g.ws {
+				break
+			}
+			continue
+		}
+		if !mutated("workspace-follow-package-scope") {
+			f.add(p, by)
+		}
+		s.dir = d
+		b, cut, err := readSmall(p, maxProgramFile)
+		f.reads++
+		f.bytes += len(b)
+		var pj struct {
+			Name             any
+			Imports, Exports json.RawMessage
+		}
+		if err != nil || cut || json.Unmarshal(b, &pj) != nil {
+			s.bad = true
+			break
+		}
+		s.name, _ = pj.Name.(string)
+		if len(pj.Imports) > 0 && json.Unmarshal(pj.Imports, &s.imports) != nil {
+			s.imports = nil // not an object: maps nothing
+		}
+		if len(pj.Exports) > 0 && string(pj.Exports) != "null" {
+			// a string, an array or an object of conditions is the package's "."
+			var m map[string]json.RawMessage
+			sugar := json.Unmarshal(pj.Exports, &m) != nil
+			for k := range m {
+				sugar = sugar || !strings.HasPrefix(k, ".")
+			}
+			if sugar {
+				m = map[string]json.RawMessage{".": pj.Exports}
+			}
+			s.exports = m
+		}
+		break
+	}
+	if f.scopes == nil {
+		f.scopes = map[string]*jsScope{}
+	}
+	f.scopes[dir] = s
+	return s
+}
+
+// protectNearer protects the package.json a call could make between a file and its scope: for a
+// file that names a `#` or a package, that one would be the scope, mapping the names (node
+// resolves a package's own name before node_modules) to the call's files.
+func (f *follower) protectNearer(by string, s *jsScope) {
+	if mutated("workspace-follow-package-scope") {
+		return
+	}
+	for _, p := range s.nearer {
+		f.add(p, by)
+	}
+	s.nearer = nil
+}
+
+// nodeBuiltin are node's modules (node 20's builtinModules): resolved before any file.
+var nodeBuiltin = map[string]bool{}
+
+func init() {
+	for _, m := range strings.Fields("assert async_hooks buffer child_process cluster console constants crypto dgram diagnostics_channel " +
+		"dns domain events fs http http2 https inspector module net os path perf_hooks process punycode querystring readline repl " +
+		"stream string_decoder sys timers tls trace_events tty url util v8 vm wasi worker_threads zlib") {
+		nodeBuiltin[m] = true
+	}
+}
+
+// jsResolve protects what a JS file in dir loads by ref, as node resolves it.
+func (f *follower) jsResolve(t todoFile, dir string, ref jsRef) {
+	spec := ref.spec
+	if rel := strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../"); !rel {
+		// each a look-up in a package.json or each node_modules up: bounded as the paths
+		// are, once from a directory (a bundle names a package many times)
+		key := dir + "\x00" + spec + "\x00" + ref.arg
+		if f.named[key] {
+			return
+		}
+		if len(f.named) >= maxRun {
+			if f.g.runCut == "" && !mutated("workspace-runs-cut-open") {
+				f.g.runCut = fmt.Sprintf("programs that name more than %d packages, subpath imports or computed modules", maxRun)
+			}
+			return
+		}
+		if f.named == nil {
+			f.named = map[string]bool{}
+		}
+		f.named[key] = true
+	}
+	switch {
+	case ref.computed:
+		if !mutated("workspace-follow-computed-open") {
+			f.computed(t, dir, ref.arg)
+		}
+	case spec == "." || spec == ".." || strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/"):
+		if spec == "." || spec == ".." {
+			spec += "/"
+		}
+		f.jsFile(t, absFrom(dir, spec), true)
+	case strings.HasPrefix(spec, "#"):
+		if mutated("workspace-follow-subpath-imports") {
+			return
+		}
+		s := f.scope(t.by, dir)
+		f.protectNearer(t.by, s)
+		if s.dir == "" || s.bad || !f.mapped(t, s, s.imports, spec, true) {
+			f.wholePackage(t, dir, s, "require("+strconv.Quote(spec)+"), a subpath import its package.json does not map to a file")
+		}
+	default:
+		m := jsName().FindStringSubmatch(spec)
+		if m == nil || nodeBuiltin[m[1]] {
+			return // node:fs, fs, a URL: not the workspace's
+		}
+		s := f.scope(t.by, dir)
+		f.protectNearer(t.by, s)
+		if s.dir != "" && !mutated("workspace-follow-self-reference") {
+			switch {
+			case s.bad:
+				// its "name" and "exports" not understood: any bare name may be its own
+				f.wholePackage(t, dir, s, "require("+strconv.Quote(spec)+") beside a package.json the check does not understand")
+			case s.name == m[1] && s.exports != nil:
+				// the package's own name: node resolves it through its "exports"
+				if !f.mapped(t, s, s.exports, "."+m[2], false) {
+					f.wholePackage(t, dir, s, "require("+strconv.Quote(spec)+"), a self-reference its package.json's \"exports\" do not map to a file")
+				}
+				return
+			}
+		}
+		if !mutated("workspace-follow-bare-links") {
+			f.linkedPackage(t.by, dir, m[1])
+		}
+	}
+}
+
+// jsFile protects p, what a program loads (with node's extensions when exts), and reads it.
+func (f *follower) jsFile(t todoFile, p string, exts bool) {
+	es := jsExts[:1]
+	if exts {
+		es = jsExts
+	}
+	for _, e := range es {
+		if f.add(p+e, t.by) {
+			f.todo = append(f.todo, todoFile{p + e, t.by, t.depth + 1})
+		}
+	}
+}
+
+// mapped resolves key through an "imports" or "exports" map of s as node does (exact keys, then
+// the `*` pattern with the longest prefix) and protects every target (each condition's and
+// fallback's: the runtime's conditions are not known here; a pattern's target directory whole):
+// false when nothing maps it or a target is not understood.
+func (f *follower) mapped(t todoFile, s *jsScope, m map[string]json.RawMessage, key string, imports bool) bool {
+	target, star := m[key], false
+	if target == nil {
+		best := ""
+		for k, v := range m {
+			pre, suf, ok := strings.Cut(k, "*")
+			if ok && len(pre) > len(best) && strings.HasPrefix(key, pre) && strings.HasSuffix(key[len(pre):], suf) {
+				best, target, star = pre, v, true
+			}
+		}
+	}
+	var leaves []string
+	if target == nil || !jsLeaves(target, &leaves) || len(leaves) == 0 {
+		return false
+	}
+	for _, l := range leaves {
+		switch {
+		case strings.HasPrefix(l, "./"):
+			p := filepath.Join(s.dir, l)
+			if p != s.dir && !strings.HasPrefix(p, s.dir+"/") {
+				return false // node refuses a target out of its package
+			}
+			if pre, _, ok := strings.Cut(l, "*"); ok && star {
+				if d := filepath.Join(s.dir, filepath.Dir(pre)); strings.HasPrefix(d, s.dir+"/") {
+					f.add(d, t.by) // what the pattern matches: its directory, whole
+					continue
+				}
+				return false
+			}
+			f.jsFile(t, p, false)
+		case imports && !strings.HasPrefix(l, "/") && !strings.HasPrefix(l, "../"):
+			if n := jsName().FindStringSubmatch(l); n != nil && !mutated("workspace-follow-bare-links") {
+				f.linkedPackage(t.by, s.dir, n[1]) // "#dep": "some-package"
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// jsLeaves collects the strings of a target: a string, an array of fallbacks, an object of
+// conditions (nested), null (no target). false when a part is not understood.
+func jsLeaves(raw json.RawMessage, out *[]string) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	var walk func(v any, depth int) bool
+	walk = func(v any, depth int) bool {
+		switch v := v.(type) {
+		case nil:
+			return true
+		case string:
+			*out = append(*out, v)
+			return true
+		case []any:
+			for _, e := range v {
+				if !walk(e, depth+1) {
+					return false
+				}
+			}
+			return true
+		case map[string]any:
+			for _, e := range v {
+				if depth > 16 || !walk(e, depth+1) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	return walk(v, 0)
+}
+
+// computed protects what a require or import of a computed argument may load: the file a
+// path.join(__dirname, '…') or __dirname + '…' names; else (a variable, a template with ${…},
+// a concatenation) the program's package whole: the name may be any of its files.
+func (f *follower) computed(t todoFile, dir, arg string) {
+	if m := jsDirJoin().FindStringSubmatch(arg); m != nil {
+		parts := []string{dir}
+		for _, s := range jsStrs().FindAllStringSubmatch(m[1], -1) {
+			parts = append(parts, s[1]+s[2])
+		}
+		f.jsFile(t, filepath.Join(parts...), true)
+		return
+	}
+	if m := jsDirPlus().FindStringSubmatch(arg); m != nil {
+		f.jsFile(t, filepath.Clean(dir+"/"+m[1]+m[2]), true)
+		return
+	}
+	if len(arg) > 80 {
+		arg = arg[:80] + "…"
+	}
+	f.wholePackage(t, dir, f.scope(t.by, dir), "require("+arg+"), a module named only when it runs")
+}
+
+// wholePackage protects the package (else the directory) of a program in dir whole, for what
+// it loads that the follower did not resolve; the workspace's root is not protected whole: then
+// what is not otherwise judged is not applied (runCut), the reason named.
+func (f *follower) wholePackage(t todoFile, dir string, s *jsScope, why string) {
+	d := dir
+	if s != nil && s.dir != "" {
+		d = s.dir
+	}
+	if d != f.g.ws {
+		f.add(d, t.by)
+		return
+	}
+	if f.g.runCut == "" {
+		rel, _ := filepath.Rel(f.g.ws, t.path)
+		f.g.runCut = fmt.Sprintf("a program (%s, in the workspace's root package) that loads %s", strconv.Quote(filepath.ToSlash(rel)), why)
+	}
+}
