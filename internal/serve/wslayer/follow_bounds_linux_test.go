@@ -201,8 +201,9 @@ func TestCommitFollowsPackageScopeSpecifiers(t *testing.T) {
 		applied(t, ws, "server/other.js")
 	})
 	t.Run("computed", func(t *testing.T) {
-		ws := project(t, `{"name": "srv"}`, "const path = require('path');\nrequire(path.join(__dirname, '..', 'pj.js'));\nrequire(__dirname + '/plus.js');\n")
-		refused(t, ws, "server/pj.js", "server/src/plus.js")
+		ws := project(t, `{"name": "srv"}`, "const path = require('path');\nrequire(path.join(__dirname, '..', 'pj.js'));\nrequire(__dirname + '/plus.js');\n"+
+			"require(require('path').join(__dirname, 'inline.js'));\n")
+		refused(t, ws, "server/pj.js", "server/src/plus.js", "server/src/inline.js")
 		applied(t, ws, "server/other.js")
 		ws = project(t, `{"name": "srv"}`, "for (const p of plugins) require(`./plugins/${p}.js`);\n")
 		refused(t, ws, "server/other.js") // the package, whole

@@ -149,9 +149,10 @@ func jsArg(text string, i int) string {
 }
 
 var (
-	// jsDirJoin is path.join(__dirname, 'a', 'b') (or path.resolve, or join alone), jsDirPlus
+	// jsDirJoin is path.join(__dirname, 'a', 'b') (path.resolve, join alone, require('path').join
+	// or another name for path), jsDirPlus
 	// __dirname + '/a': what a CommonJS program computes most, resolved exactly
-	jsDirJoin = lazy.Regexp(`^(?:path\.)?(?:join|resolve)\(\s*__dirname\s*((?:,\s*(?:'[^'\\\n]*'|"[^"\\\n]*")\s*)+)\)$`)
+	jsDirJoin = lazy.Regexp(`^(?:[\w$]+\.|require\(\s*['"](?:node:)?path['"]\s*\)\.)?(?:join|resolve)\(\s*__dirname\s*((?:,\s*(?:'[^'\\\n]*'|"[^"\\\n]*")\s*)+)\)$`)
 	jsDirPlus = lazy.Regexp(`^__dirname\s*\+\s*(?:'([^'\\\n]*)'|"([^"\\\n]*)")$`)
 	jsStrs    = lazy.Regexp(`'([^'\\\n]*)'|"([^"\\\n]*)"`)
 	jsName    = lazy.Regexp(`^((?:@[\w.-]+/)?\w[\w.-]*)(/.*)?$`)
