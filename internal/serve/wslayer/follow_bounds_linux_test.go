@@ -145,6 +145,17 @@ func TestCommitFollowsBareImportsThroughWorkspaceLinks(t *testing.T) {
 	if applied, why, sum := commitOne(t, ws, "packages/other/index.js", "ok\n"); !applied {
 		t.Errorf("a package nothing loads was refused (%q): %s", why, sum)
 	}
+	// what the linked package loads outside itself (atk38b F5's class): read through its
+	// "exports" (else its path, "main", index); red without it (mutant workspace-follow-linked-entry)
+	write(t, filepath.Join(ws, "packages", "util", "package.json"), `{"name": "@org/util", "exports": {"./lib": "./lib/index.js"}}`)
+	write(t, filepath.Join(ws, "packages", "util", "lib", "index.js"), "require('../../shared/x.js');\n")
+	write(t, filepath.Join(ws, "packages", "shared", "x.js"), "module.exports = 3;\n")
+	if applied, why, sum := commitOne(t, ws, "packages/shared/x.js", "evil\n"); applied || !strings.Contains(why, `".mcp.json\" starts`) {
+		t.Errorf("what the linked package loads: applied %v, refused %q, want the config that starts it named (%s)", applied, why, sum)
+	}
+	if applied, why, sum := commitOne(t, ws, "packages/shared/y.js", "ok\n"); !applied {
+		t.Errorf("a file nothing loads was refused (%q): %s", why, sum)
+	}
 }
 
 // A JS program loads what its package.json maps (attack round atk38b, F5): `#lib` through the
@@ -286,5 +297,37 @@ const util_1 = require("@org/util");
 		if applied, why, sum := commitOne(t, ws, rel, "evil\n"); applied || !strings.Contains(why, `".mcp.json\" starts`) {
 			t.Errorf("%s: applied %v, refused %q, want the config that starts it named (%s)", rel, applied, why, sum)
 		}
+	}
+}
+
+// Python names modules at run time (atk38b F5's class): importlib.import_module, __import__,
+// runpy; a literal (or a literal start up to a dot, f"tools.{name}") is followed as an import,
+// anything else protects the program's directory whole (at the root: not judged). A program
+// the config starts from a workspace venv (venv/bin/python) protects that venv, whose
+// site-packages' .pth files run at its start. Red without them (mutants
+// workspace-follow-py-dynamic, workspace-follow-venv).
+func TestCommitFollowsPythonDynamicImports(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "venv/bin/python", "args": ["srv/main.py"]}, "y": {"command": "python3", "args": ["app/run.py"]}}}`)
+	write(t, filepath.Join(ws, "venv", "pyvenv.cfg"), "home = /usr/bin\n")
+	write(t, filepath.Join(ws, "venv", "bin", "python"), "#!/bin/sh\n")
+	write(t, filepath.Join(ws, "srv", "main.py"), "import importlib, runpy\nm = importlib.import_module(f\"tools.{name}\")\n__import__('helpers')\nrunpy.run_path('boot.py')\n")
+	write(t, filepath.Join(ws, "app", "run.py"), "import importlib\nplugin = importlib.import_module(name)\n")
+	for _, rel := range []string{"srv/tools/x.py", "srv/helpers.py", "srv/boot.py", "app/other.py", "venv/lib/python3.11/site-packages/evil.pth"} {
+		if applied, why, sum := commitOne(t, ws, rel, "evil\n"); applied || !strings.Contains(why, `".mcp.json\" starts`) {
+			t.Errorf("%s: applied %v, refused %q, want the config that starts it named (%s)", rel, applied, why, sum)
+		}
+	}
+	for _, rel := range []string{"srv/notes.md", "docs/x.py"} {
+		if applied, why, sum := commitOne(t, ws, rel, "ok\n"); !applied {
+			t.Errorf("%s, which nothing loads, was refused (%q): %s", rel, why, sum)
+		}
+	}
+	ws = t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "python3", "args": ["main.py"]}}}`)
+	write(t, filepath.Join(ws, "main.py"), "import importlib\nimportlib.import_module(sys.argv[1])\n")
+	if applied, why, sum := commitOne(t, ws, "lib/x.py", "evil\n"); applied || !strings.Contains(why, "import_module(…), a module named only when it runs") {
+		t.Errorf("lib/x.py: applied %v, refused %q, want the computed import named (%s)", applied, why, sum)
 	}
 }

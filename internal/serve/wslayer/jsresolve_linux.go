@@ -160,9 +160,8 @@ var (
 
 // jsScope is a package scope: the directory of the nearest package.json and what it maps.
 type jsScope struct {
-	dir, name string
-	nearer    []string // the package.json a call could make nearer
-
+	dir, name, main  string
+	nearer           []string                   // the package.json a call could make nearer
 	imports, exports map[string]json.RawMessage // nil when absent
 	bad              bool                       // cut, or not JSON: what it maps is not understood
 }
@@ -195,7 +194,7 @@ func (f *follower) scope(by, dir string) *jsScope {
 		f.reads++
 		f.bytes += len(b)
 		var pj struct {
-			Name             any
+			Name, Main       any
 			Imports, Exports json.RawMessage
 		}
 		if err != nil || cut || json.Unmarshal(b, &pj) != nil {
@@ -203,6 +202,7 @@ func (f *follower) scope(by, dir string) *jsScope {
 			break
 		}
 		s.name, _ = pj.Name.(string)
+		s.main, _ = pj.Main.(string)
 		if len(pj.Imports) > 0 && json.Unmarshal(pj.Imports, &s.imports) != nil {
 			s.imports = nil // not an object: maps nothing
 		}
@@ -312,8 +312,27 @@ func (f *follower) jsResolve(t todoFile, dir string, ref jsRef) {
 			}
 		}
 		if !mutated("workspace-follow-bare-links") {
-			f.linkedPackage(t.by, dir, m[1])
+			f.linkedEntry(t, f.linkedPackage(t.by, dir, m[1]), m[2])
 		}
+	}
+}
+
+// linkedEntry reads the file a specifier names in a workspace package linked in node_modules
+// (pkg, protected whole): through its "exports", else its path, "main" or index; what that
+// loads outside the package (a pnpm workspace's ../../shared/x.js) is then followed.
+func (f *follower) linkedEntry(t todoFile, pkg, sub string) {
+	if pkg == "" || mutated("workspace-follow-linked-entry") {
+		return
+	}
+	switch s := f.scope(t.by, pkg); {
+	case s.dir == pkg && s.exports != nil:
+		f.mapped(t, s, s.exports, "."+sub, false)
+	case sub != "":
+		f.jsFile(t, pkg+sub, true)
+	case s.dir == pkg && s.main != "":
+		f.jsFile(t, absFrom(pkg, s.main), true)
+	default:
+		f.jsFile(t, filepath.Join(pkg, "index"), true)
 	}
 }
 
@@ -366,7 +385,7 @@ func (f *follower) mapped(t todoFile, s *jsScope, m map[string]json.RawMessage, 
 			f.jsFile(t, p, false)
 		case imports && !strings.HasPrefix(l, "/") && !strings.HasPrefix(l, "../"):
 			if n := jsName().FindStringSubmatch(l); n != nil && !mutated("workspace-follow-bare-links") {
-				f.linkedPackage(t.by, s.dir, n[1]) // "#dep": "some-package"
+				f.linkedEntry(t, f.linkedPackage(t.by, s.dir, n[1]), n[2]) // "#dep": "some-package"
 			}
 		default:
 			return false
@@ -447,5 +466,66 @@ func (f *follower) wholePackage(t todoFile, dir string, s *jsScope, why string) 
 	if f.g.runCut == "" {
 		rel, _ := filepath.Rel(f.g.ws, t.path)
 		f.g.runCut = fmt.Sprintf("a program (%s, in the workspace's root package) that loads %s", strconv.Quote(filepath.ToSlash(rel)), why)
+	}
+}
+
+// Python names modules at run time too (atk38b F5's class): importlib.import_module(name),
+// __import__(name), runpy.run_module(name) and run_path(path). A literal (or a literal start
+// up to its first dot: f"tools.{name}", "tools." + name, which cannot leave the package
+// tools) is followed as an import is; anything else protects the file's directory whole (its
+// sys.path[0]), or, at the workspace's root, leaves every change not otherwise judged
+// unapplied.
+var pyDyn = lazy.Regexp(`\b(import_module|__import__|run_module|run_path)\s*\(`)
+
+func (f *follower) pyDynamic(t todoFile, dir, text string) {
+	if mutated("workspace-follow-py-dynamic") {
+		return
+	}
+	for _, loc := range pyDyn().FindAllStringSubmatchIndex(text, maxRun) {
+		fn := text[loc[2]:loc[3]]
+		i := skipSpace(text, loc[1])
+		for j := 0; j < 2 && i < len(text) && strings.ContainsRune("rRbBfFuU", rune(text[i])); j++ {
+			i++
+		}
+		fstr := i > 0 && (text[i-1] == 'f' || text[i-1] == 'F')
+		s, end, ok := jsLiteral(text, i)
+		if ok && fstr {
+			if pre, _, cut := strings.Cut(s, "{"); cut {
+				s, ok = pre, false
+			}
+		}
+		if ok {
+			if e := skipSpace(text, end); e >= len(text) || text[e] != ')' && text[e] != ',' {
+				ok = false // "tools." + name, 'tools.%s' % name: the literal is a start
+			}
+		} else if !fstr {
+			s = ""
+		}
+		s, _, _ = strings.Cut(s, "%")
+		switch {
+		case fn == "run_path" && ok && s != "":
+			for _, b := range []string{dir, f.g.ws} {
+				f.jsFile(t, absFrom(b, s), false)
+			}
+			continue
+		case fn != "run_path" && s != "" && !strings.HasPrefix(s, ".") && (ok || strings.Contains(s, ".")):
+			top, _, _ := strings.Cut(s, ".")
+			if pyIdent().MatchString(top) {
+				for _, b := range []string{dir, f.g.ws} {
+					for _, e := range []string{"", ".py"} {
+						if p := filepath.Join(b, top+e); f.add(p, t.by) {
+							f.todo = append(f.todo, todoFile{p, t.by, t.depth + 1})
+						}
+					}
+				}
+				continue
+			}
+		}
+		if dir != f.g.ws {
+			f.add(dir, t.by)
+		} else if f.g.runCut == "" {
+			rel, _ := filepath.Rel(f.g.ws, t.path)
+			f.g.runCut = fmt.Sprintf("a program (%s, at the workspace's root) that loads %s(…), a module named only when it runs", strconv.Quote(filepath.ToSlash(rel)), fn)
+		}
 	}
 }

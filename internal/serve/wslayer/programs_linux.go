@@ -40,8 +40,8 @@ type follower struct {
 	g     *gitGuard
 	seen  map[string]bool // files read
 	reads int
-	bytes int             // read, of maxProgramBytes
-	bare  map[string]bool // bare specifiers looked up, by directory
+	bytes int               // read, of maxProgramBytes
+	bare  map[string]string // bare specifiers looked up, by directory: the linked package
 	todo  []todoFile
 	// inRun is g.run as a set: a bundle's millions of requires each looked up in a list of
 	// 32768 paths held a commit for minutes (the worst case, measured: atk38b F5)
@@ -148,6 +148,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			st, err := os.Stat(p)
 			switch {
 			case err == nil && st.Mode().IsRegular():
+				f.venv(p, by)
 				if f.add(p, by) {
 					f.todo = append(f.todo, todoFile{p, by, depth + 1})
 				}
@@ -155,6 +156,21 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 				(scriptExts[filepath.Ext(word)] || strings.HasPrefix(word, "./") || strings.HasPrefix(word, "../")):
 				f.add(p, by) // not there yet: the call's write would make it
 			}
+		}
+	}
+}
+
+// venv protects the virtual environment a program the config names lies in (venv/bin/python):
+// its site-packages' .pth files and packages run at the interpreter's start, and only .venv
+// is on the protect list (atk38b F5's class).
+func (f *follower) venv(p, by string) {
+	if mutated("workspace-follow-venv") {
+		return
+	}
+	for d := filepath.Dir(p); strings.HasPrefix(d, f.g.ws+"/"); d = filepath.Dir(d) {
+		if regular(filepath.Join(d, "pyvenv.cfg")) {
+			f.add(d, by)
+			return
 		}
 	}
 }
@@ -295,6 +311,7 @@ func (f *follower) follow() {
 // writes beside server.py shadows the standard library's); for `from .x import y` the file's
 // own package.
 func (f *follower) pyImports(t todoFile, dir, text string) {
+	f.pyDynamic(t, dir, text)
 	for _, m := range pyImport().FindAllStringSubmatch(text, -1) {
 		var tops []string
 		switch {
@@ -347,46 +364,56 @@ func (f *follower) pyImports(t todoFile, dir, text string) {
 // to ../../packages/util): node looks in each node_modules from the file's directory up, and
 // the first that holds the name is the one it loads. node_modules itself is protected; the
 // package it links to was not, and the host's program ran a call's rewrite of it. The whole
-// package is protected (what it loads lies in it).
-func (f *follower) linkedPackage(by, dir, name string) {
-	if f.bare[dir+"\x00"+name] {
-		return // looked up from this directory already (a bundle names a package many times)
+// package is protected, and the file the specifier names in it read (what it loads outside
+// the package, ../../shared/x.js, is followed): the package's directory, "" when none.
+func (f *follower) linkedPackage(by, dir, name string) string {
+	key := dir + "\x00" + name
+	if pkg, ok := f.bare[key]; ok {
+		return pkg // looked up from this directory already (a bundle names a package many times)
 	}
 	if f.bare == nil {
-		f.bare = map[string]bool{}
+		f.bare = map[string]string{}
 	}
 	if len(f.bare) >= maxRun {
 		// each is a look-up in each node_modules up: bounded as the paths are
 		if f.g.runCut == "" && !mutated("workspace-runs-cut-open") {
 			f.g.runCut = fmt.Sprintf("programs that name more than %d packages", maxRun)
 		}
-		return
+		return ""
 	}
-	f.bare[dir+"\x00"+name] = true
+	pkg := f.linkedLookup(by, dir, name)
+	f.bare[key] = pkg
+	return pkg
+}
+
+// linkedLookup is linkedPackage's look-up in each node_modules from dir up.
+func (f *follower) linkedLookup(by, dir, name string) string {
 	for d := dir; strings.HasPrefix(d+"/", f.g.ws+"/"); d = filepath.Dir(d) {
 		p := filepath.Join(d, "node_modules", name)
 		st, err := os.Lstat(p)
 		if err != nil {
 			if d == f.g.ws {
-				return
+				return ""
 			}
 			continue
 		}
 		if st.Mode()&os.ModeSymlink == 0 {
-			return // installed there: node_modules is protected
+			return "" // installed there: node_modules is protected
 		}
 		r, err := filepath.EvalSymlinks(p)
 		if err != nil {
-			return
+			return ""
 		}
 		for _, root := range []string{f.g.wsReal, f.g.ws} {
 			if rest, ok := strings.CutPrefix(r, root+"/"); ok && !slices.Contains(strings.Split(rest, "/"), "node_modules") {
-				f.add(filepath.Join(f.g.ws, rest), by)
-				return
+				pkg := filepath.Join(f.g.ws, rest)
+				f.add(pkg, by)
+				return pkg
 			}
 		}
-		return
+		return ""
 	}
+	return ""
 }
 
 // depthCut: a file more than maxProgramDepth hops from its config is there and was not read.
