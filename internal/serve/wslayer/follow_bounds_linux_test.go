@@ -331,3 +331,34 @@ func TestCommitFollowsPythonDynamicImports(t *testing.T) {
 		t.Errorf("lib/x.py: applied %v, refused %q, want the computed import named (%s)", applied, why, sum)
 	}
 }
+
+// A TypeScript program's tsconfig "paths" aliases (tsx, ts-node with tsconfig-paths, bundlers
+// resolve `@lib/x` through them; atk38b F5's class) load the files they map: the tsconfig (a
+// JSONC file, comments and trailing commas, and the config it extends) is protected and each
+// alias's target followed (a `*` pattern's directory whole); an alias no config maps
+// ("~/x") protects the program's package whole. Red without it (mutant workspace-follow-ts-paths).
+func TestCommitFollowsTsconfigPaths(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "npx", "args": ["tsx", "src/index.ts"]}}}`)
+	write(t, filepath.Join(ws, "tsconfig.json"), "{\n  // the project's\n  \"extends\": \"./tsconfig.base.json\",\n  \"compilerOptions\": {\"strict\": true, /* on */},\n}\n")
+	write(t, filepath.Join(ws, "tsconfig.base.json"), "{\"compilerOptions\": {\"baseUrl\": \"src\", \"paths\": {\"@lib/*\": [\"lib/*\"], \"@cfg\": [\"config.ts\"],},},}\n")
+	write(t, filepath.Join(ws, "src", "index.ts"), "import { x } from '@lib/x';\nimport cfg from '@cfg';\nimport fs from 'node:fs';\nimport path from 'path';\n")
+	write(t, filepath.Join(ws, "src", "config.ts"), "export default 1;\n")
+	for _, rel := range []string{"src/lib/y.ts", "src/config.ts", "tsconfig.json", "tsconfig.base.json"} {
+		if applied, why, sum := commitOne(t, ws, rel, "evil\n"); applied || !strings.Contains(why, `".mcp.json\" starts`) {
+			t.Errorf("%s: applied %v, refused %q, want the config that starts it named (%s)", rel, applied, why, sum)
+		}
+	}
+	for _, rel := range []string{"src/other.ts", "test/x.test.ts"} {
+		if applied, why, sum := commitOne(t, ws, rel, "ok\n"); !applied {
+			t.Errorf("%s, which nothing loads, was refused (%q): %s", rel, why, sum)
+		}
+	}
+	ws = t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "npx", "args": ["tsx", "server/index.ts"]}}}`)
+	write(t, filepath.Join(ws, "server", "index.ts"), "import { x } from '~/lib/x';\n")
+	if applied, why, sum := commitOne(t, ws, "server/lib/x.ts", "evil\n"); applied || !strings.Contains(why, `".mcp.json\" starts`) {
+		t.Errorf("an alias nothing maps: applied %v, refused %q, want the program's directory protected (%s)", applied, why, sum)
+	}
+}

@@ -48,6 +48,7 @@ type follower struct {
 	inRun  map[string]bool
 	scopes map[string]*jsScope // a directory's package scope
 	named  map[string]bool     // JS specifiers but relative ones resolved, by directory
+	tsconf map[string]*tsConf  // a directory's nearest tsconfig.json (nil: none)
 }
 
 type todoFile struct {
