@@ -476,6 +476,46 @@ func TestRenderNamesTheCallsTimeout(t *testing.T) {
 // A refused call leaves a line in serve's log (the client's MCP log): the rule, the reason and
 // the policy file whose rule it is, so the user sees what the model was told and where to allow
 // it (trial35 F12: only the audit log said). A call that ran leaves none.
+// A policy file edited after serve read it is named once in serve's log, which keeps the policy
+// it started with (trial39 F3: edits were silently ignored until the client restarted serve).
+// Red with mutant policy-change-unsaid.
+func TestPolicyChangeIsLogged(t *testing.T) {
+	defer func(d time.Duration) { policyLookEvery = d }(policyLookEvery)
+	policyLookEvery = 0
+	var buf lockedBuf
+	p := testPolicy(5*time.Second, 2)
+	p.File = filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(p.File, []byte("version = 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go Run(ctx, p, &fakeExec{}, Options{Transport: st, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	c, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := call(t, ctx, c, map[string]any{"echo": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "policy file changed") {
+		t.Fatalf("an unchanged policy file was said changed: %s", buf.String())
+	}
+	if err := os.WriteFile(p.File, []byte("version = 1\n# widened\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := call(t, ctx, c, map[string]any{"echo": "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(buf.String(), "policy file changed since serve started"); n != 1 {
+		t.Fatalf("the edit was named %d times in serve's log, want once: %s", n, buf.String())
+	}
+}
+
 func TestRefusalIsLogged(t *testing.T) {
 	var buf lockedBuf
 	log := slog.New(slog.NewTextHandler(&buf, nil))

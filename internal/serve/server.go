@@ -90,7 +90,7 @@ func newServer(p *policy.Policy, ex executor.Executor, o Options) (*mcp.Server, 
 		&mcp.ServerOptions{Logger: o.Logger, Instructions: instructions(p)})
 	r := &runner{pol: p, ex: ex, hash: sync.OnceValue(p.Hash), audit: o.Audit, log: o.Logger, origin: o.Origin,
 		slots: newSlots(p.Limits.MaxConcurrent), sessions: &sessionTable{}, idle: newIdleReleaser(),
-		unread: newUnread(unreadBounds())}
+		unread: newUnread(unreadBounds()), policy: newPolicyWatch(p.File, o.Logger)}
 	if a, ok := ex.(afterAnswerer); ok {
 		r.afterCall = a.AfterAnswer
 	}
@@ -386,6 +386,8 @@ type runner struct {
 	// transport says when an answer is written (over a LineTransport the transport calls it).
 	afterCall func()
 	origin    string // Options.Origin
+	// policy notices the policy file changed after serve read it (logged once)
+	policy *policyWatch
 }
 
 // maxClientText bounds the client's name and version as the audit keeps them.
@@ -428,6 +430,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		if r.afterCall != nil {
 			defer r.afterCall()
 		}
+		defer r.policy.look() // as the handler returns: a stat at most once a second
 		args := req.Params.Arguments
 		timeout := r.pol.Limits.Timeout.Duration
 		session := ""
