@@ -40,8 +40,9 @@ type HTTPOptions struct {
 	MaxBody int64
 	// BodyBudget bounds what request bodies hold in serve at once, all requests together
 	// (0: DefaultBodyBudget), each body counted at httpbound.HeldPerByte times its bytes (what a
-	// decoded call holds). A body that would go over it is refused with 503 and Retry-After
-	// before it is read (a chunked one fails as it is read).
+	// decoded call holds), as its bytes arrive. A body that would go over it takes the charge
+	// of the body still being read that has waited longest for its bytes, else it is refused
+	// with 503 and Retry-After.
 	BodyBudget int64
 	// Grace is how long running calls may finish at shutdown before they are cancelled (0: 5s).
 	Grace time.Duration
@@ -354,7 +355,7 @@ func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *ref
 			}
 		}
 		httpbound.Authenticated(r.Context())
-		release, ok := budget.Charge(r, b.maxBody)
+		release, ok := budget.Charge(r, b.maxBody, httpbound.Closer(r.Context()))
 		if !ok {
 			refusals.refused(r, http.StatusServiceUnavailable, "the request bodies held are at the server-wide budget")
 			httpbound.CloseRefused(w, refusedDrain)

@@ -146,7 +146,7 @@ func TestHTTPAbandonedCallsAreNotQueued(t *testing.T) {
 // no longer counted it, and the client could keep serve holding as many as it sent (800 of
 // them, sent faster than serve got through them, took serve's heap to 410 MiB). A POST whose
 // client left is held until its call is handled, so the budget still counts it: past it the
-// next calls get 503 before their bodies are read, and serve's heap stays near the budget's
+// next calls get 503 as their bodies are read, and serve's heap stays near the budget's
 // multiple. Red without the hold (mutant atk19a-http-abandoned-hold): no 503, every call held.
 func TestHTTPAbandonedCallsStayCounted(t *testing.T) {
 	const budget = 8 << 20

@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -195,6 +196,11 @@ func checkHTTPMessage(w http.ResponseWriter, r *http.Request, maxBody int64) boo
 	if err != nil {
 		// a body cut at its deadline (a slow drip) or broken off: the connection goes too
 		httpbound.CloseRefused(w, refusedDrain)
+		if errors.Is(err, httpbound.ErrBodyBudget) {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "service unavailable: "+err.Error()+" (the request bodies serve holds are at their bound for all requests at once)", http.StatusServiceUnavailable)
+			return false
+		}
 		http.Error(w, "bad request: the body could not be read: "+err.Error(), http.StatusBadRequest)
 		return false
 	}
