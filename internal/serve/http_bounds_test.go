@@ -466,3 +466,54 @@ func TestHTTPHeldBodiesDoNotLockOut(t *testing.T) {
 		t.Errorf("the held connections were never cut (%d opened): the test did not churn them", opened.Load())
 	}
 }
+
+// Hostile peer, queued calls (atk39 F3): one client's session holds a slot with a long call
+// and sends 40 more on connections of their own, each a complete tools/call waiting for a
+// slot, past the connection bound (24 here). Another client, connected before, still has its
+// call answered over its keep-alive connection, and a new client connects and has its call
+// answered: the connection bound is shared by session, so the newcomer takes the place of the
+// flooding session's newest request (refused serve.request_gone), not of another client's
+// idle connection, and is never refused. Red with mutant http-conn-share: the idle connection
+// goes first, then every new connection is refused.
+func TestHTTPQueuedCallsDoNotLockOut(t *testing.T) {
+	const places = 24
+	fake := &fakeExec{}
+	url, _, _ := startHTTPPolicy(t, testPolicy(30*time.Second, 2), fake, HTTPOptions{Token: boundsToken, MaxConns: places, Grace: 100 * time.Millisecond})
+	addr := hostAddr(url)
+	before, err := freshClient(t, url, boundsToken, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+	callWithin(t, before, 2*time.Second, "before the flood")
+
+	sid, _ := initializedSession(t, url)
+	held := rawCall(t, addr, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fake","arguments":{"sleep":"30s"}}}`)
+	defer held.Close()
+	for start := time.Now(); fake.running.Load() < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the held call did not start")
+		}
+	}
+	var queued []net.Conn
+	defer func() {
+		for _, c := range queued {
+			c.Close()
+		}
+	}()
+	for i := range 40 {
+		queued = append(queued, rawCall(t, addr, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fake","arguments":{"sleep":"30s"}}}`, 100+i)))
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // every place taken by the flood's waiting calls
+	callWithin(t, before, 3*time.Second, "a client connected before, while one session's 40 queued calls hold the connections")
+	fresh, err := freshClient(t, url, boundsToken, 3*time.Second)
+	if err != nil {
+		t.Fatalf("a new client could not connect while one session's 40 queued calls held the connections: %v", err)
+	}
+	defer fresh.Close()
+	callWithin(t, fresh, 3*time.Second, "a new client, while one session's 40 queued calls hold the connections")
+	if got := fake.running.Load(); got != 1 {
+		t.Fatalf("%d calls running, want the flooding session's held one", got)
+	}
+}

@@ -33,6 +33,9 @@ func admitSessions(s *httpbound.Sessions, b httpBounds, refusals *refusalLog, ne
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if id := r.Header.Get(sessionIDHeader); id != "" {
 			end, ok := s.Begin(id, r.Method == http.MethodGet)
+			if ok && s.Live(id) {
+				httpbound.Serving(r.Context(), id) // the connection bound is shared by session
+			}
 			if !ok {
 				http.Error(w, "session not found: it was closed to make room for a new one (limits.max_sessions), "+
 					"as an idle session is after limits.session_idle: start a new session (initialize)", http.StatusNotFound)

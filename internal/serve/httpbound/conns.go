@@ -45,7 +45,9 @@ const SilentGrace = 50 * time.Millisecond
 // ever displaces itself. At most max connections are
 // open in all: past that the oldest unauthenticated one is closed, else the one whose request
 // has waited longest for its body, else the oldest idle authenticated one (a keep-alive
-// connection with no request in flight), else the new connection is refused. The difference max-maxUnauth is headroom unauthenticated
+// connection with no request in flight), else the new connection is refused. Before an idle
+// connection goes, and when none is idle, the bound is shared by MCP session (see
+// evictShareLocked). The difference max-maxUnauth is headroom unauthenticated
 // connections can never take, so a client with the token always gets in.
 type Conns struct {
 	max, maxUnauth int
@@ -110,6 +112,10 @@ type Conn struct {
 	// bodyFrom is when its request began waiting for its body (UnixNano; 0: not waiting):
 	// set by BodyDeadline, cleared when the body is read and between requests
 	bodyFrom atomic.Int64
+	// session is the MCP session its request in progress belongs to ("": none, or between
+	// requests), and since when it serves it; guarded by owner.mu (see Serving)
+	session string
+	since   time.Time
 }
 
 // maxVouchHead bounds the bytes of a connection's first request Vouch looks at.
@@ -221,9 +227,20 @@ func (c *Conns) admit(nc net.Conn) *Conn {
 			v = c.evictLongestWaitingLocked()
 			w = "closed the connection whose request had waited longest for its body"
 		}
+		if v == nil && !mutated("http-conn-share") {
+			// a session holding more than its share goes before an idle connection
+			if v = c.evictShareLocked(true); v != nil {
+				w = "closed the newest request of the session holding the most connections"
+			}
+		}
 		if v == nil {
 			v = c.evictLocked(func(o *Conn) bool { return o.auth && o.idle })
 			w = ""
+		}
+		if v == nil && !mutated("http-conn-share") {
+			if v = c.evictShareLocked(false); v != nil {
+				w = "closed the newest request of the session holding the most connections"
+			}
 		}
 		if v == nil {
 			refused = true
@@ -332,6 +349,55 @@ func (c *Conns) evictLongestWaitingLocked() *Conn {
 	return v
 }
 
+// evictShareLocked shares the connection bound by MCP session, as the unread-answer bound is
+// (attack round atk39, F3: one client's session filled every place with complete tools/call
+// POSTs waiting for a slot, which no other rule evicts, and every other client's connections
+// were reset). The victim is the newest request of the session holding the most connections
+// with a request in progress (its newest is the likeliest to be still waiting for a slot; its
+// call is refused, rule serve.request_gone, when its POST goes): with over, only when that
+// session holds more than its share, the places over the sessions holding any plus the
+// newcomer's; else when it holds more than one. The token is one for all clients, so the
+// session is the only principal serve can tell apart: a client with many sessions gets a share
+// per session (they are bounded by limits.max_sessions).
+func (c *Conns) evictShareLocked(over bool) *Conn {
+	held := map[string]int{}
+	for e := c.all.Front(); e != nil; e = e.Next() {
+		if o := e.Value.(*Conn); o.session != "" && !o.idle {
+			held[o.session]++
+		}
+	}
+	top, most := "", 0
+	for id, n := range held {
+		if n > most || n == most && id < top {
+			top, most = id, n
+		}
+	}
+	if most <= 1 || over && most <= c.max/(len(held)+1) {
+		return nil
+	}
+	var v *Conn
+	for e := c.all.Front(); e != nil; e = e.Next() {
+		if o := e.Value.(*Conn); o.session == top && !o.idle && (v == nil || !o.since.Before(v.since)) {
+			v = o
+		}
+	}
+	c.removeLocked(v)
+	return v
+}
+
+// Serving marks the connection a request with ctx came on as serving a request of MCP session
+// id (until the request is over): the connection bound is shared by session.
+func Serving(ctx context.Context, id string) {
+	t, ok := ctx.Value(connKey{}).(*Conn)
+	if !ok {
+		return
+	}
+	c := t.owner
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.session, t.since = id, c.now()
+}
+
 // evictLocked takes the oldest connection that matches out of the list (nil if none).
 func (c *Conns) evictLocked(match func(*Conn) bool) *Conn {
 	for e := c.all.Front(); e != nil; e = e.Next() {
@@ -374,6 +440,7 @@ func (c *Conns) ConnState(nc net.Conn, s http.ConnState) {
 		t.bodyFrom.Store(0) // a new request, or none: no body awaited yet
 		c.mu.Lock()
 		t.idle = s == http.StateIdle
+		t.session = "" // a new request, or none: Serving says whose it is
 		c.mu.Unlock()
 	case http.StateClosed, http.StateHijacked:
 		c.remove(t)

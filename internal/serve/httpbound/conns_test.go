@@ -282,3 +282,53 @@ func TestConnsEvictAStalledBodyFirst(t *testing.T) {
 		t.Fatal("a new connection admitted with every place busy and no body awaited")
 	}
 }
+
+// The bound is shared by MCP session (atk39 F3): one session's requests in progress (calls
+// waiting for a slot) fill the places; a newcomer takes the place of that session's newest
+// request, before another client's idle keep-alive connection and when none is idle, and a
+// session holding one connection keeps it. Red with mutant http-conn-share: the idle
+// connection is closed, then every newcomer is refused.
+func TestConnsSharedBySession(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c := NewConns(8, 2)
+	c.now = func() time.Time { return now }
+	serving := func(id string) *Conn {
+		n := c.admit(newPipe())
+		if n == nil {
+			t.Fatalf("a new connection was refused (session %q)", id)
+		}
+		auth(c, n)
+		c.ConnState(n, http.StateActive)
+		now = now.Add(time.Millisecond)
+		Serving(c.ConnContext(context.Background(), n), id)
+		return n
+	}
+	closed := func(n *Conn) bool { return n.Conn.(*pipeConn).closed }
+	victim := serving("B")
+	c.ConnState(victim, http.StateIdle) // another client's keep-alive connection, between requests
+	other := serving("C")               // and a third session's call in progress
+	var hog []*Conn
+	for range 6 {
+		hog = append(hog, serving("A"))
+	}
+	n := serving("")
+	if closed(victim) || closed(other) || !closed(hog[5]) || closed(hog[4]) {
+		t.Fatalf("closed: idle keep-alive of B %v, C's one request %v, A's newest %v, A's next %v; want A's newest alone",
+			closed(victim), closed(other), closed(hog[5]), closed(hog[4]))
+	}
+	Serving(c.ConnContext(context.Background(), n), "B")
+	c.ConnState(victim, http.StateActive)
+	Serving(c.ConnContext(context.Background(), victim), "B")
+	// every place busy, none idle: newcomers of four more sessions take A's places (5 down to
+	// 1, its newest first), never C's one
+	for _, id := range []string{"D", "E", "F", "G"} {
+		serving(id)
+	}
+	if !closed(hog[4]) || !closed(hog[1]) || closed(hog[0]) || closed(other) {
+		t.Fatalf("with every place busy, the session holding the most did not give way: A's %v %v %v, C's %v",
+			closed(hog[4]), closed(hog[1]), closed(hog[0]), closed(other))
+	}
+	if got := c.Refused.Load(); got != 0 {
+		t.Fatalf("%d newcomers refused while a session held more than one place", got)
+	}
+}

@@ -179,6 +179,14 @@ func (s *Sessions) Begin(id string, stream bool) (end func(), ok bool) {
 	}, true
 }
 
+// Live says whether id is a live session.
+func (s *Sessions) Live(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.live[id]
+	return ok
+}
+
 // Len is the number of live sessions.
 func (s *Sessions) Len() int {
 	s.mu.Lock()
