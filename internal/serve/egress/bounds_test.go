@@ -392,6 +392,79 @@ func TestPortedRuleCarriesAnyProtocol(t *testing.T) {
 	}
 }
 
+// Plain HTTP inside a tunnel to a listed port is refused in every form an HTTP server parses
+// as a request, not only "GET / HTTP/1.1" (atk39 F1: a leading CRLF, which servers skip, or a
+// method holding '-' passed, and the Host header reached another site at the listed address);
+// the line of a protocol of its own still passes, and its bytes reach the server.
+func TestTunnelPlainHTTPAnySpelling(t *testing.T) {
+	port, got := rawUpstream(t, "")
+	res := &mapResolver{m: map[string][]netip.Addr{"allowed.test": lo}}
+	f := startProxy(t, rules(t, "allowed.test:"+port), Options{Resolver: res, TestOnlyAllowLoopback: true, HeaderTimeout: time.Second})
+	const host = "Host: other.test\r\n\r\n"
+	refused := []struct{ name, send string }{
+		{"plain", "GET / HTTP/1.1\r\n" + host},
+		{"leading CRLF", "\r\nGET / HTTP/1.1\r\n" + host},
+		{"leading LF", "\nGET / HTTP/1.1\r\n" + host},
+		{"leading blank lines and spaces", "\r\n\r\n \t GET / HTTP/1.1\r\n" + host},
+		{"M-SEARCH", "M-SEARCH * HTTP/1.1\r\n" + host},
+		{"VERSION-CONTROL", "VERSION-CONTROL / HTTP/1.1\r\n" + host},
+		{"lower case", "get / HTTP/1.1\r\n" + host},
+		{"token characters", "X_Y.Z~1!#$%&'*+^`|- / HTTP/1.1\r\n" + host},
+		{"tabs", "GET\t/\tHTTP/1.1\r\n" + host},
+		{"two spaces", "GET  /  HTTP/1.1\r\n" + host},
+		{"HTTP/1.0", "GET / HTTP/1.0\r\n" + host},
+		{"lower-case version", "GET x http/1.1\r\n" + host},
+		{"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"},
+		{"no version (Node reads the headers after it)", "GET /\r\n" + host},
+		{"no version, LF", "POST /\n" + host},
+		{"absolute form, no version", "GET http://other.test/\r\n" + host},
+		{"asterisk, no version", "OPTIONS *\r\n" + host},
+		{"CONNECT", "connect other.test:80\r\n" + host},
+		{"target past the bound", "GET " + strings.Repeat("a", maxRequestLine) + " HTTP/1.1\r\n" + host},
+		{"split into bytes", "\r\nM-SEARCH / HTTP/1.1\r\n" + host},
+	}
+	before := got.Load()
+	for _, tc := range refused {
+		_, c, br := rawConnect(t, f.url, "allowed.test:"+port)
+		if tc.name == "split into bytes" {
+			for i := 0; i < 12; i++ {
+				c.Write([]byte{tc.send[i]})
+				time.Sleep(5 * time.Millisecond)
+			}
+			io.WriteString(c, tc.send[12:])
+		} else {
+			io.WriteString(c, tc.send)
+		}
+		r, err := http.ReadResponse(br, nil)
+		if err != nil || r.StatusCode != 403 || !strings.Contains(body(r), "carries plain HTTP (") {
+			t.Errorf("%s: %q through a tunnel to a listed port: %v %v, want 403", tc.name, clip(tc.send, 40), r, err)
+		}
+		c.Close()
+	}
+	if got.Load() != before {
+		t.Errorf("upstream received %d bytes of plain HTTP in tunnels", got.Load()-before)
+	}
+	// a protocol of its own: relayed (the upstream echoes it)
+	passed := []string{
+		"SSH-2.0-client\r\n",
+		"EHLO mail.test\r\n",
+		"a001 LOGIN user pass\r\n",
+		"*1\r\n$4\r\nPING\r\n",
+		"USER anonymous\r\n",
+		"\x00\x00\x00\x08\x04\xd2\x16\x2f",
+		"GET key\r\n",
+	}
+	for _, s := range passed {
+		_, c, br := rawConnect(t, f.url, "allowed.test:"+port)
+		io.WriteString(c, s)
+		echo := make([]byte, len(s))
+		if _, err := io.ReadFull(br, echo); err != nil || string(echo) != s {
+			t.Errorf("%q not relayed: got %q %v", s, echo, err)
+		}
+		c.Close()
+	}
+}
+
 // On a port that carries TLS only, a trailing-dot ClientHello for the CONNECT host is
 // relayed (OpenSSL and Python send one); a refusal after the 200 reaches the client in its
 // own protocol and is audited and logged as a warning.

@@ -401,7 +401,7 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, d *Deci
 				// Host header: inside a tunnel a second request could name any other site
 				// served at the listed address
 				return nil, &refusal{rule: RuleNotTLS, http: true, why: fmt.Sprintf("the tunnel to %s carries plain HTTP (%s ...): send http:// URLs through the proxy instead (HTTP_PROXY), which checks each request's Host header",
-					hostPort(host, port), m)}
+					hostPort(host, port), clip(m, 32))}
 			}
 			if b[0] != recordHandshake {
 				return nil, nil
@@ -435,23 +435,121 @@ type refusal struct {
 	http      bool // the client sent an HTTP request: answer with a 403
 }
 
-// httpMethod returns the method of an HTTP/1 request line r starts with ("" = none): up to
-// 16 upper-case letters and a space, waited for byte by byte, so a request split into small
-// writes is still seen.
+// maxRequestLine bounds how much of a tunnel's first line the plain-HTTP check waits for: a
+// line still reading as a request line this far in is taken for one (servers accept request
+// lines of 8 KiB and more, so a longer target must not carry a request past the check).
+const maxRequestLine = 8192
+
+// Verdicts of requestLine on the bytes seen so far.
+const (
+	lineNotHTTP = iota // no HTTP server would parse this as a request line
+	lineMore           // could still be one: more bytes decide
+	lineHTTP           // a request line, or as far as the bound allows, one
+)
+
+// requestLine judges whether b starts as something an HTTP/1 server parses as a request
+// (RFC 9112 §3): leading CR/LF and other white space (which servers skip, §2.2), a method
+// that is any RFC 9110 token in any case (M-SEARCH, get), white space, then either a
+// request-target in origin, asterisk or absolute form ("/", "*", "scheme://", or any target
+// of CONNECT): Node's parser takes "GET /" with no version as a request and reads the Host
+// header after it; or "HTTP/" (any case) later on the first line ("PRI * HTTP/2.0"). It
+// returns the method once seen. A deny check: the bad form is recognised by its grammar, not
+// by listed spellings, and what the bound cuts short counts as HTTP.
+func requestLine(b []byte) (method string, verdict int) {
+	i := 0
+	spellings := mutated("egress-tunnel-http-spellings") // the old check: upper-case methods, nothing before
+	for i < len(b) && isSpace(b[i]) && !spellings {
+		i++
+	}
+	start := i
+	for i < len(b) && isTchar(b[i]) && (!spellings || 'A' <= b[i] && b[i] <= 'Z') {
+		i++
+	}
+	if i == len(b) {
+		return "", more(len(b))
+	}
+	if i == start || !isBlank(b[i]) {
+		return "", lineNotHTTP
+	}
+	method = string(b[start:i])
+	line := b[i:]
+	end := bytes.IndexAny(line, "\r\n")
+	if end >= 0 {
+		line = line[:end]
+	}
+	target := bytes.TrimLeft(line, " \t\v\f")
+	if t := bytes.IndexAny(target, " \t\v\f"); t >= 0 {
+		target = target[:t]
+	}
+	switch {
+	case strings.EqualFold(method, http.MethodConnect),
+		len(target) > 0 && (target[0] == '/' || target[0] == '*'),
+		bytes.Contains(target, []byte("://")),
+		containsFold(line, "HTTP/"):
+		return method, lineHTTP
+	case end >= 0:
+		return method, lineNotHTTP // a line of a protocol of its own ("EHLO mail.test")
+	}
+	return method, more(len(b))
+}
+
+// more: wait for another byte, unless the bound is reached (then it counts as HTTP).
+func more(n int) int {
+	if n >= maxRequestLine {
+		return lineHTTP
+	}
+	return lineMore
+}
+
+// containsFold: b holds s (upper-case letters and '/') in any case.
+func containsFold(b []byte, s string) bool {
+next:
+	for i := 0; i+len(s) <= len(b); i++ {
+		for j := 0; j < len(s); j++ {
+			if c := b[i+j]; c != s[j] && c != s[j]|0x20 {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// isBlank: white space within a line.
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\f' }
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
+
+// isTchar: RFC 9110 §5.6.2 token characters.
+func isTchar(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// httpMethod returns the method of an HTTP/1 request r starts with ("" = none), waiting
+// byte by byte while the bytes could still be one (a request split into small writes is
+// still seen), up to maxRequestLine bytes; r's buffer must hold that many.
 func httpMethod(r *bufio.Reader) string {
-	for n := 1; n <= 17; n++ {
-		b, err := r.Peek(n)
+	for n := 1; ; n = max(n+1, r.Buffered()) { // judge what has come, wait for one more byte
+		b, err := r.Peek(min(n, maxRequestLine))
 		if err != nil {
 			return ""
 		}
-		switch c := b[n-1]; {
-		case c == ' ' && n > 1:
-			return string(b[:n-1])
-		case c < 'A' || c > 'Z':
+		switch m, v := requestLine(b); v {
+		case lineNotHTTP:
 			return ""
+		case lineHTTP:
+			if m == "" {
+				m = "?"
+			}
+			return m
 		}
 	}
-	return ""
 }
 
 // checkSNI refuses a ClientHello that names no server or another one than the CONNECT host.
@@ -488,18 +586,10 @@ func (p *Proxy) refuseTunnel(c net.Conn, d *Decision, sent []byte, r *refusal) {
 	p.emitLevel(d, slog.LevelWarn)
 }
 
-// looksHTTP: b starts like an HTTP/1 request line ("GET / ...").
+// looksHTTP: b starts like an HTTP/1 request line ("GET / ...", as far as b goes).
 func looksHTTP(b []byte) bool {
-	m, _, ok := bytes.Cut(b, []byte(" "))
-	if !ok || len(m) == 0 || len(m) > 16 {
-		return false
-	}
-	for _, ch := range m {
-		if ch < 'A' || ch > 'Z' {
-			return false
-		}
-	}
-	return true
+	m, v := requestLine(b)
+	return m != "" && v != lineNotHTTP
 }
 
 // forward handles a plain-HTTP proxy request (absolute http:// URL): one request per
@@ -887,7 +977,7 @@ func (p *Proxy) relay(c net.Conn, br *bufio.Reader, first []byte, up net.Conn, g
 		defer close(done)
 		var src io.Reader = &idleReader{r: br, c: c, idle: p.o.IdleTimeout, peer: up, last: last}
 		if gate != nil {
-			gb := bufio.NewReaderSize(src, 4096)
+			gb := bufio.NewReaderSize(src, maxRequestLine) // httpMethod peeks this far
 			f, r := gate(gb)
 			if r != nil {
 				refused.Store(r)
