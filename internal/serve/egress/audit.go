@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/visible"
 )
 
 // Audit entry values for egress decisions: the tool is "egress", the decision "allowed" or
@@ -22,6 +23,10 @@ const (
 // Entry renders the decision as an audit log line.
 func (d Decision) Entry(server, session, policyHash string) audit.Entry {
 	clipDecision(&d) // a Decision built outside the proxy is bounded too
+	if !mutated("egress-audit-names-raw") {
+		showDecision(&d)
+		clipDecision(&d) // an escaped name is longer
+	}
 	a := map[string]any{
 		"method": d.Method, "host": d.Host, "port": d.Port, "addr": d.Addr, "client": d.Client,
 		"bytes_out": d.BytesOut, "bytes_in": d.BytesIn,
@@ -40,6 +45,30 @@ func (d Decision) Entry(server, session, policyHash string) audit.Entry {
 		Server: server, Session: session, Tool: AuditTool, Arguments: args,
 		Decision: dec, Rule: d.Rule, Reason: d.Reason, DurationMS: d.Duration.Milliseconds(), PolicyHash: policyHash,
 	}
+}
+
+// showDecision makes the fields a sandbox chose visible text, as the audit shows workspace
+// paths (visible.Name, atk38b F6): a host holding U+202E would otherwise be printed reordered
+// by jq -r or a terminal (atk39 F8). The reason quotes names with %q, but the host may also
+// appear in it as given: that mention takes the host's shown form, and any other rune that is
+// not printable is shown as its escape.
+func showDecision(d *Decision) {
+	if h := shownName(d.Host); h != d.Host {
+		d.Reason = strings.ReplaceAll(d.Reason, d.Host, h)
+		d.Host = h
+	}
+	d.Reason = visible.Line(d.Reason)
+	d.Method = shownName(d.Method)
+	d.Client = shownName(d.Client)
+	d.Addr = shownName(d.Addr)
+}
+
+// shownName is visible.Name, and "" for none (Name quotes an empty name).
+func shownName(s string) string {
+	if s == "" {
+		return s
+	}
+	return visible.Name(s)
 }
 
 // String is the decision in one line, for logs.

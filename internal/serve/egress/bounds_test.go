@@ -611,3 +611,61 @@ func TestClip(t *testing.T) {
 		t.Errorf("clipDecision: host %d, reason %q", len(d.Host), d.Reason)
 	}
 }
+
+// A host, method or client address a sandbox chose reaches the audit line as visible text:
+// a bidirectional override (U+202E) in a CONNECT host would make jq -r print the name
+// reordered (atk39 F8), as a workspace path's would (atk38b F6).
+func TestAuditShowsHostileNames(t *testing.T) {
+	const host = "\u202etset.tsohv\u202c.moc.live-ro-tset.tsohv"
+	var mu sync.Mutex
+	var lines [][]byte
+	p := New(rules(t, "allowed.test"), Options{Resolver: &mapResolver{}, Key: "docker.network",
+		Audit: func(d Decision) {
+			b, _ := json.Marshal(d.Entry("srv", "sess", "hash"))
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, b)
+		}})
+	c1, c2 := net.Pipe()
+	go p.ServeConn(c2)
+	c1.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c1, "CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n", host, host)
+	r, err := http.ReadResponse(bufio.NewReader(c1), &http.Request{Method: http.MethodConnect})
+	if err != nil || r.StatusCode != 403 {
+		t.Fatalf("CONNECT to a hostile name: %v %v, want 403", r, err)
+	}
+	c1.Close()
+	p.Close()
+	// a Decision built outside the proxy: every field a sandbox chose
+	lines = append(lines, must(json.Marshal(Decision{Method: "GET\u202e", Host: host, Client: "mcpsandbox-1\u202e", Addr: "\u2066x",
+		Rule: "docker.network", Reason: "egress to " + host + ":443 denied\u2069"}.Entry("srv", "sess", "hash"))))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 2 {
+		t.Fatalf("%d audit lines, want 2", len(lines))
+	}
+	for _, b := range lines {
+		var e struct {
+			Reason    string
+			Arguments struct{ Host, Method, Client, Addr string }
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{e.Reason, e.Arguments.Host, e.Arguments.Method, e.Arguments.Client, e.Arguments.Addr} {
+			if strings.ContainsAny(s, "\u202e\u202c\u2066\u2069") {
+				t.Errorf("audit line shows a bidi control raw: %q in %s", s, b)
+			}
+		}
+		if e.Arguments.Host != strconv.Quote(host) {
+			t.Errorf("host shown as %q, want %q", e.Arguments.Host, strconv.Quote(host))
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
