@@ -31,6 +31,9 @@ func (d Decision) Entry(server, session, policyHash string) audit.Entry {
 		"method": d.Method, "host": d.Host, "port": d.Port, "addr": d.Addr, "client": d.Client,
 		"bytes_out": d.BytesOut, "bytes_in": d.BytesIn,
 	}
+	if d.Call != "" && !mutated("egress-call-unnamed") {
+		a["call"] = d.Call
+	}
 	dec := AuditDenied
 	switch {
 	case d.Rule == RuleLogRate:
@@ -60,6 +63,7 @@ func showDecision(d *Decision) {
 	d.Reason = visible.Line(d.Reason)
 	d.Method = shownName(d.Method)
 	d.Client = shownName(d.Client)
+	d.Call = shownName(d.Call)
 	d.Addr = shownName(d.Addr)
 }
 

@@ -669,3 +669,25 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// A decision that knows its call names it in the audit line's arguments (arguments.call), not
+// in the line's own call field, which pairs a call's started line with its outcome: with two
+// calls of a session at once, the log says which call reached which host (atk39 F5).
+func TestAuditNamesTheCall(t *testing.T) {
+	var e struct {
+		Call      string
+		Arguments struct{ Call string }
+	}
+	b := must(json.Marshal(Decision{Method: "CONNECT", Host: "allowed.test", Port: 443, Allowed: true, Rule: "allowed.test",
+		Client: "mcpsandbox-1", Call: "2e892a68"}.Entry("srv", "sess", "hash")))
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Arguments.Call != "2e892a68" || e.Call != "" {
+		t.Errorf("egress line: arguments.call %q, call %q; want the call in arguments only: %s", e.Arguments.Call, e.Call, b)
+	}
+	b = must(json.Marshal(Decision{Method: "CONNECT", Host: "allowed.test", Port: 443, Rule: "docker.network"}.Entry("srv", "sess", "hash")))
+	if strings.Contains(string(b), `"call"`) {
+		t.Errorf("a decision of no known call names one: %s", b)
+	}
+}

@@ -108,13 +108,17 @@ type Options struct {
 
 // Decision is one egress decision, as the audit log records it.
 type Decision struct {
-	Time    time.Time `json:"time"`
-	Client  string    `json:"client,omitempty"` // the sandbox side's address as the proxy saw it
-	Method  string    `json:"method"`           // CONNECT, GET, ...
-	Host    string    `json:"host"`
-	Port    int       `json:"port"`
-	Addr    string    `json:"addr,omitempty"` // the address connected to
-	Allowed bool      `json:"allowed"`
+	Time   time.Time `json:"time"`
+	Client string    `json:"client,omitempty"` // the sandbox side's address as the proxy saw it
+	Method string    `json:"method"`           // CONNECT, GET, ...
+	// Call is the id of the call the sandbox serves ("" when not known): the audit line's
+	// arguments.call, which joins the decision to that call's started and outcome lines
+	// (atk39 F5). Not the line's own "call", which pairs a call's started line with its outcome.
+	Call    string `json:"call,omitempty"`
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Addr    string `json:"addr,omitempty"` // the address connected to
+	Allowed bool   `json:"allowed"`
 	// Rule is the host rule that allowed the request (as canonically written, e.g. "pypi.org"),
 	// or the check that refused it: the policy key (not listed), or one of RuleDeniedAddr,
 	// RuleSNI, RuleNotTLS, RuleHostHeader, RuleBadRequest, RuleLimit, RuleUpstream; or, for a
@@ -310,6 +314,9 @@ func (p *Proxy) ServeConn(c net.Conn) {
 	d := Decision{Time: time.Now()}
 	if ra := c.RemoteAddr(); ra != nil {
 		d.Client = ra.String()
+	}
+	if cc, ok := c.(interface{ CallID() string }); ok {
+		d.Call = cc.CallID() // the call the sandbox ran when it connected (atk39 F5)
 	}
 	select {
 	case p.sem <- struct{}{}:

@@ -60,6 +60,7 @@ func clipDecision(d *Decision) {
 	d.Reason = clip(d.Reason, MaxLogReason)
 	d.Method = clip(d.Method, maxLogShort)
 	d.Client = clip(d.Client, maxLogShort)
+	d.Call = clip(d.Call, maxLogShort)
 	d.Addr = clip(d.Addr, maxLogShort)
 	d.Rule = clip(d.Rule, maxLogRule)
 }

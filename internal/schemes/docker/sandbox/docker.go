@@ -473,6 +473,7 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 	}
 	if b != nil {
 		b.eg.setSession(c.Session)
+		b.eg.setCall(executor.CallID(ctx))
 		res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, accepted, c.MaxOutput)
 		e.pool.release() // the replacement starts now, off this call's path
 		if !errors.Is(err, errDelivery) {
@@ -489,6 +490,7 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 		return nil, err
 	}
 	b.eg.setSession(c.Session)
+	b.eg.setCall(executor.CallID(ctx))
 	res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, accepted, c.MaxOutput)
 	return withTimeout(res, timeout), err
 }

@@ -254,7 +254,8 @@ type boxEgress struct {
 	l       *net.UnixListener
 	proxy   *egress.Proxy
 	session atomic.Pointer[string]
-	conns   atomic.Int64 // connections accepted, refused ones included (tests)
+	call    atomic.Pointer[string] // the call the container runs now ("" between a session's calls)
+	conns   atomic.Int64           // connections accepted, refused ones included (tests)
 	wg      sync.WaitGroup
 	done    chan struct{}
 	once    sync.Once
@@ -364,6 +365,21 @@ func (b *boxEgress) setSession(id string) {
 	}
 }
 
+// setCall names the call the container runs now, for the audit ("" when none: a session's
+// container between calls).
+func (b *boxEgress) setCall(id string) {
+	if b != nil {
+		b.call.Store(&id)
+	}
+}
+
+func (b *boxEgress) callID() string {
+	if p := b.call.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
 func (b *boxEgress) sessionID() string {
 	if p := b.session.Load(); p != nil {
 		return *p
@@ -376,7 +392,11 @@ type sandboxConn struct {
 	*net.UnixConn // keeps CloseWrite: the proxy half-closes tunnels
 	addr          net.Addr
 	head          headWatch // for the bound across containers: evict headless ones first
+	call          string    // the call the container ran when it connected (atk39 F5)
 }
+
+// CallID is the call the connection was made in, for its decision (egress.Decision.Call).
+func (c *sandboxConn) CallID() string { return c.call }
 
 func (c *sandboxConn) Read(p []byte) (int, error) {
 	n, err := c.UnixConn.Read(p)
@@ -409,7 +429,7 @@ func (b *boxEgress) serve() {
 			continue
 		}
 		b.conns.Add(1)
-		sc := &sandboxConn{UnixConn: c, addr: addr}
+		sc := &sandboxConn{UnixConn: c, addr: addr, call: b.callID()}
 		a := b.s.share.admit(b, sc, sc.head.in)
 		if a.victim != nil {
 			b.s.evicted(a.victim, b)
@@ -454,7 +474,7 @@ func (s *egressState) refuseFull(c *sandboxConn, b *boxEgress, a admission) {
 	// counted into its summaries (they were once only mentioned in the next refusal's text,
 	// which the audit's counts never saw, and the last second's not at all)
 	if !mutated("docker-egress-full-audit") {
-		b.proxy.Record(egress.Decision{Time: time.Now(), Client: b.name, Method: "?", Rule: egress.RuleLimit, Reason: why})
+		b.proxy.Record(egress.Decision{Time: time.Now(), Client: b.name, Call: c.call, Method: "?", Rule: egress.RuleLimit, Reason: why})
 	}
 	now := time.Now().UnixNano()
 	if last := s.lastFull.Load(); now-last >= int64(time.Second) && s.lastFull.CompareAndSwap(last, now) {

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -403,5 +404,62 @@ func TestEgressSharedBetweenSandboxes(t *testing.T) {
 	}
 	if evicted != 1 {
 		t.Errorf("%d audited connections closed to make room, want 1", evicted)
+	}
+}
+
+// A container's egress lines name the call it runs (arguments.call), set when a call takes the
+// container, and none between a session's calls: with two calls of a session at once, the
+// log says which call reached which host (atk39 F5).
+func TestEgressLinesNameTheCall(t *testing.T) {
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	s := &egressState{dir: t.TempDir(), quota: 4, share: newEgressShare(8, 4), boxes: map[*boxEgress]bool{},
+		draining: make(chan struct{}, 64), polAudit: auditPath, server: "test", warn: func(string, ...any) {}}
+	s.popts.Key = "docker.network"
+	ask := func(b *boxEgress, host string) {
+		c := dialBox(t, b)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
+		io.ReadAll(c)
+	}
+	a, err := s.open("0123456789abcdef", "mcpsandbox-0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.open("fedcba9876543210", "mcpsandbox-fedcba9876543210")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.setSession("sess")
+	a.setCall("call-a")
+	b.setSession("sess")
+	b.setCall("call-b")
+	ask(a, "innocent.test")
+	ask(b, "exfil.test")
+	// a connection made in a call is that call's, though its decision is written when it ends
+	c := dialBox(t, b)
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	time.Sleep(50 * time.Millisecond) // accepted while call-b runs
+	b.setCall("")                     // between a session's calls
+	fmt.Fprintf(c, "GET http://late.test/ HTTP/1.1\r\nHost: late.test\r\n\r\n")
+	io.ReadAll(c)
+	c.Close()
+	ask(b, "between.test")
+	time.Sleep(200 * time.Millisecond) // a decision is written when its handler returns
+	s.close()
+	want := map[string]string{"innocent.test": "call-a", "exfil.test": "call-b", "late.test": "call-b", "between.test": ""}
+	seen := 0
+	for _, e := range auditEntries(t, auditPath) {
+		var args struct{ Host, Call string }
+		json.Unmarshal(e.Arguments, &args)
+		if w, ok := want[args.Host]; ok {
+			seen++
+			if args.Call != w || e.Call != "" {
+				t.Errorf("egress line for %s: arguments.call %q, call %q; want %q in arguments only", args.Host, args.Call, e.Call, w)
+			}
+		}
+	}
+	if seen != 4 {
+		t.Errorf("%d egress lines, want 4", seen)
 	}
 }

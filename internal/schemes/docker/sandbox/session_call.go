@@ -32,6 +32,8 @@ func (e *Executor) sessionCall(ctx context.Context, c executor.Call, kind, src s
 	if err != nil {
 		return nil, err
 	}
+	sb.b.eg.setCall(executor.CallID(ctx)) // the session's calls take turns (lockSession)
+	defer sb.b.eg.setCall("")
 	res, err := e.runInSession(ctx, s, sb, kind, src, reset, timeout, hardStop, c.MaxOutput, tap)
 	if res != nil && note != "" {
 		res.Stderr = "[mcpsandbox: " + note + "]\n" + res.Stderr
