@@ -614,7 +614,9 @@ func TestClip(t *testing.T) {
 
 // A host, method or client address a sandbox chose reaches the audit line as visible text:
 // a bidirectional override (U+202E) in a CONNECT host would make jq -r print the name
-// reordered (atk39 F8), as a workspace path's would (atk38b F6).
+// reordered (atk39 F8), as a workspace path's would (atk38b F6). A host no rule can name
+// (not letters, digits, '-', '_', '.', nor an IP address) is refused 400 before any decision
+// about it, so it is no decision's host.
 func TestAuditShowsHostileNames(t *testing.T) {
 	const host = "\u202etset.tsohv\u202c.moc.live-ro-tset.tsohv"
 	var mu sync.Mutex
@@ -631,8 +633,8 @@ func TestAuditShowsHostileNames(t *testing.T) {
 	c1.SetDeadline(time.Now().Add(5 * time.Second))
 	fmt.Fprintf(c1, "CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n", host, host)
 	r, err := http.ReadResponse(bufio.NewReader(c1), &http.Request{Method: http.MethodConnect})
-	if err != nil || r.StatusCode != 403 {
-		t.Fatalf("CONNECT to a hostile name: %v %v, want 403", r, err)
+	if err != nil || r.StatusCode != 400 {
+		t.Fatalf("CONNECT to a hostile name: %v %v, want 400", r, err)
 	}
 	c1.Close()
 	p.Close()
@@ -646,8 +648,8 @@ func TestAuditShowsHostileNames(t *testing.T) {
 	}
 	for _, b := range lines {
 		var e struct {
-			Reason    string
-			Arguments struct{ Host, Method, Client, Addr string }
+			Reason, Rule string
+			Arguments    struct{ Host, Method, Client, Addr string }
 		}
 		if err := json.Unmarshal(b, &e); err != nil {
 			t.Fatal(err)
@@ -657,7 +659,11 @@ func TestAuditShowsHostileNames(t *testing.T) {
 				t.Errorf("audit line shows a bidi control raw: %q in %s", s, b)
 			}
 		}
-		if e.Arguments.Host != strconv.Quote(host) {
+		if e.Rule == RuleBadRequest { // the proxy's: refused before it had a host
+			if e.Arguments.Host != "" || !strings.Contains(e.Reason, "not a host name") {
+				t.Errorf("hostile CONNECT host: host %q, reason %q; want none, refused as not a host name", e.Arguments.Host, e.Reason)
+			}
+		} else if e.Arguments.Host != strconv.Quote(host) {
 			t.Errorf("host shown as %q, want %q", e.Arguments.Host, strconv.Quote(host))
 		}
 	}

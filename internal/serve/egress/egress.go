@@ -1136,8 +1136,18 @@ func splitHostPort(s string, def int) (string, int, error) {
 	}
 	if ip, ok := parseIP(host); ok {
 		host = ip.String()
+	} else if i := strings.IndexFunc(host, notLDH); i >= 0 && !mutated("egress-host-any-bytes") {
+		// no rule can name it (policy host rules are letters, digits, '-' and '.'), and what a
+		// sandbox puts here is written to the operator's log: refused before any decision
+		// about it, so it is never a decision's host (atk39 F8)
+		return "", 0, fmt.Errorf("not a host name (letters, digits, '-', '_' and '.' only; an internationalised name in its xn-- form) nor an IP address")
 	}
 	return host, port, nil
+}
+
+// notLDH: r cannot be in a (lower-cased) host name a rule may list.
+func notLDH(r rune) bool {
+	return !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '.' || r == '_')
 }
 
 func parseIP(host string) (netip.Addr, bool) {
