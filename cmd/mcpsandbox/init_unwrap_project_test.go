@@ -183,6 +183,12 @@ func TestInitUnwrapWithoutRecord(t *testing.T) {
 	if b, _ := os.ReadFile(cfg); err != nil || string(b) != want || !strings.Contains(out, "restored from its args") {
 		t.Errorf("--unwrap db --force: %v\n%s\nthe config:\n%s\nwant:\n%s", err, out, b, want)
 	}
+	// --unwrap all restores it, and says nothing of "nothing to restore" after (trial39 F14)
+	os.WriteFile(cfg, []byte(wrapped), 0o644)
+	out, _, err = runCLI("init", "--unwrap", "all", "--client", "claude-code:project", "--yes", "--force", "--project", f.projA)
+	if err != nil || !strings.Contains(out, "restored from its args") || strings.Contains(out, "nothing to restore") {
+		t.Errorf("--unwrap all --force: %v\n%s", err, out)
+	}
 	// init --wrap of it: taken out of wrap first, then wrapped (here its server, /opt/srv, does
 	// not start: put back, as it was before this wrap)
 	os.WriteFile(cfg, []byte(wrapped), 0o644)

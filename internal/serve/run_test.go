@@ -51,6 +51,8 @@ type fakeArgs struct {
 	Applied bool `json:"applied,omitempty"`
 	// Discard: the program ran (exit 0) and none of its writes were applied, for this reason
 	Discard string `json:"discard,omitempty"`
+	// Fail: the executor could not run the call (the Docker engine gone), with this error
+	Fail string `json:"fail,omitempty"`
 }
 
 // appliedFake is what the fake's "applied" call reports.
@@ -103,6 +105,9 @@ func (f *fakeExec) Tools() []executor.Tool {
 			if a.Late > 0 {
 				<-ctx.Done()
 				return &executor.Result{Workspace: &executor.WorkspaceChanges{Committed: a.Late, Bytes: 1}}, nil
+			}
+			if a.Fail != "" {
+				return nil, errors.New(a.Fail)
 			}
 			if a.Discard != "" {
 				return &executor.Result{Workspace: &executor.WorkspaceChanges{Discarded: a.Discard}}, nil
@@ -544,6 +549,13 @@ func TestRefusalIsLogged(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("serve's log lacks %q: %s", want, got)
 		}
+	}
+	// a call the executor could not run is in serve's log too (trial39 F2)
+	if _, err := call(t, ctx, cs, map[string]any{"fail": "docker engine not reachable"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.Contains(got, "call failed") || !strings.Contains(got, "docker engine not reachable") {
+		t.Errorf("serve's log lacks the failed call: %s", got)
 	}
 }
 

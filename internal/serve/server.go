@@ -559,6 +559,9 @@ func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, 
 	case err != nil:
 		entry.Decision, entry.Reason = "error", err.Error()
 		out = errorResult("mcpsandbox could not run the call: " + err.Error())
+		// in serve's log too, as a refusal is: the reason (the Docker engine gone, a full disk)
+		// is serve's to fix, not the call's (trial39 F2)
+		r.log.Warn("call failed", "tool", t.Name, "err", err, "policy", r.pol.File)
 	default:
 		res.DurationMS = time.Since(start).Milliseconds()
 		entry.Decision = "ran"
