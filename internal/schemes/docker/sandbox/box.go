@@ -44,6 +44,7 @@ type box struct {
 	gone        chan struct{}
 	removeErr   error
 	made        time.Time
+	rro         bool // its read-only bind asked for recursive read-only (roBind)
 }
 
 func randHex(n int) string {
@@ -59,7 +60,7 @@ func randHex(n int) string {
 // mount the workspace's layer gets the plain bind mount from then on (layerMountFailed).
 func (e *Executor) newBox(pooled bool) (*box, error) {
 	b, err := e.startBox(pooled)
-	if e.layerMountFailed(b, err) {
+	if e.layerMountFailed(b, err) || e.rroFailed(b, err) {
 		return e.startBox(pooled)
 	}
 	if err != nil {
@@ -135,6 +136,8 @@ func (e *Executor) startBox(pooled bool) (*box, error) {
 // socket directory of the container's own proxy, which b keeps until destroy.
 func (e *Executor) boxSpec(b *box, name string) (spec, error) {
 	s := e.spec
+	s.rro = s.rro && e.rroOff.Load() == nil
+	b.rro = s.rro && (s.workspace != "" && !s.wsWrite || s.egress)
 	if err := e.attachLayer(b, &s); err != nil {
 		return s, err
 	}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/versions"
 	"io"
 	"log/slog"
 	"os"
@@ -115,11 +116,12 @@ type Executor struct {
 	pool       *pool
 	oom        *oomWatch
 	once       sync.Once
-	egress     *egressState       // docker.network host lists: serve's proxy
-	wsl        layerState         // the writable workspace's layer per container (wsmount.go)
-	recoveries wslayer.Recoveries // commits a dead serve left, finished at the start (serve audits them)
-	sess       sessionState       // docker.reuse = "session": the sessions' containers (session.go)
-	purge      purging            // layer directories only the engine can remove (purge.go)
+	egress     *egressState           // docker.network host lists: serve's proxy
+	wsl        layerState             // the writable workspace's layer per container (wsmount.go)
+	rroOff     atomic.Pointer[string] // why the engine cannot make binds recursively read-only (rroFailed)
+	recoveries wslayer.Recoveries     // commits a dead serve left, finished at the start (serve audits them)
+	sess       sessionState           // docker.reuse = "session": the sessions' containers (session.go)
+	purge      purging                // layer directories only the engine can remove (purge.go)
 }
 
 // New builds the executor and starts its start-up probe (engine, image, reaper, layers, pool)
@@ -223,6 +225,9 @@ func (e *Executor) probe() error {
 	if err != nil {
 		return err
 	}
+	// The client negotiated the engine's API version with Version: 1.44 (Docker 25) is the first
+	// that can make a bind recursively read-only (roBind).
+	e.spec.rro = !versions.LessThan(e.eng.API.ClientVersion(), "1.44")
 	id, ok, err := e.eng.ImagePresent(ctx, e.spec.image)
 	if err != nil {
 		return err

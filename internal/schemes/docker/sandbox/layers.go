@@ -206,7 +206,7 @@ func (e *Executor) offWhy(name string, f offFacts) string {
 			return executor.OffUnavailable
 		}
 	case LayerWorkspace:
-		if f.workspaceGap != "" {
+		if f.workspaceGap != "" || !e.spec.wsWrite { // !wsWrite: a read-only bind read-only at its top only (roBind)
 			return executor.OffUnavailable
 		}
 		return executor.OffByPolicy // docker.workspace_writable without a layer

@@ -457,6 +457,9 @@ type spec struct {
 	// of the spec like egressDir; "" = the plain bind mount. userWhy says why user is not the policy's.
 	layerOpts string
 	userWhy   string
+	// rro says a read-only bind asks the engine for recursive read-only (API 1.44+, set by the
+	// probe; the executor's rroOff can take it back): else it binds non-recursively (bindOptions).
+	rro bool
 	// imageVolumes are the directories the image declares as VOLUME, set by the probe before
 	// any container is built for a call: each gets a size-capped tmpfs (imageVolumeMounts).
 	imageVolumes []string
@@ -605,7 +608,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 	}
 	s.imageVolumeMounts(hc.Tmpfs)
 	if s.egress && s.egressDir != "" {
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: s.egressDir, Target: egressMount, ReadOnly: true})
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: s.egressDir, Target: egressMount, ReadOnly: true, BindOptions: s.roBind()})
 		cfg.Env = append(cfg.Env, egressEnv()...)
 	}
 	return mutateBuild(cfg, hc)

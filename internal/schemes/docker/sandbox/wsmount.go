@@ -90,10 +90,44 @@ func ownerUser(s spec) (user, why string) {
 // workspaceMount is /workspace: the box's overlay layer as an engine volume, or the plain bind.
 func (s spec) workspaceMount(labels map[string]string) mount.Mount {
 	if s.layerOpts == "" {
-		return mount.Mount{Type: mount.TypeBind, Source: filepath.Clean(s.workspace), Target: workspaceDir, ReadOnly: !s.wsWrite}
+		m := mount.Mount{Type: mount.TypeBind, Source: filepath.Clean(s.workspace), Target: workspaceDir, ReadOnly: !s.wsWrite}
+		if !s.wsWrite {
+			m.BindOptions = s.roBind()
+		}
+		return m
 	}
 	return mount.Mount{Type: mount.TypeVolume, Target: workspaceDir, VolumeOptions: &mount.VolumeOptions{NoCopy: true, Labels: labels,
 		DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{"type": "overlay", "device": "overlay", "o": s.layerOpts}}}}
+}
+
+// roBind is how a read-only bind holds below its top: the engine binds recursively and, before
+// Docker 25 (API 1.44) or without the kernel's mount_setattr (5.12), makes only the top mount
+// read-only, so a file system mounted below the workspace was writable from the container, its
+// writes on the host unchecked (atk39 F6). Recursive read-only where the engine offers it (it fails
+// the start rather than degrade: rroFailed), else a non-recursive bind: mounts below show as the
+// empty directories they are mounted on, as through the writable workspace's overlay layer.
+func (s spec) roBind() *mount.BindOptions {
+	if mutated("docker-ro-bind-recursive") {
+		return nil
+	}
+	if s.rro {
+		return &mount.BindOptions{ReadOnlyForceRecursive: true}
+	}
+	return &mount.BindOptions{NonRecursive: true}
+}
+
+// rroFailed says whether err is the engine failing to make a box's bind recursively read-only
+// (a kernel before 5.12, a runtime without it): binds are non-recursive from then on, and the
+// caller retries.
+func (e *Executor) rroFailed(b *box, err error) bool {
+	if b == nil || !b.rro || err == nil || !strings.Contains(strings.ToLower(err.Error()), "recursive") {
+		return false
+	}
+	why := err.Error()
+	if e.rroOff.CompareAndSwap(nil, &why) {
+		e.log.Warn("the engine cannot make a bind mount recursively read-only: read-only binds are non-recursive from now on (mounts below the workspace show empty)", "err", err)
+	}
+	return true
 }
 
 // attachLayer gives box b its own layer when containers get one; s is b's spec.
@@ -309,6 +343,16 @@ func (e *Executor) workspaceLayer(mounts []mount.Mount) executor.Layer {
 			return ws
 		}
 		mode := "read-only"
+		switch o := m.BindOptions; {
+		case !m.ReadOnly:
+		case o != nil && o.ReadOnlyForceRecursive:
+			mode += ", file systems mounted below it too (recursively read-only)"
+		case o != nil && o.NonRecursive:
+			mode += "; file systems mounted below it show as empty directories (bound non-recursively: this engine's API is before 1.44, which cannot make them read-only)"
+		default:
+			mode = "read-only at its top only: file systems mounted below it are WRITABLE from the container (the engine binds recursively)"
+			ws.Active = false
+		}
 		if !m.ReadOnly {
 			mode = "WRITABLE (docker.workspace_writable): calls can change files there"
 			ws.Active = false
@@ -346,13 +390,15 @@ func (e *Executor) layerGap() string {
 // liveLayers is the layers with the workspace's as it is now: the engine may have failed to
 // mount a layer after the start-up probe.
 func (e *Executor) liveLayers(ls []executor.Layer) []executor.Layer {
-	if !e.wsl.wanted || e.wsl.off.Load() == nil {
+	if (!e.wsl.wanted || e.wsl.off.Load() == nil) && e.rroOff.Load() == nil {
 		return ls
 	}
 	out := append([]executor.Layer(nil), ls...)
 	for i := range out {
 		if out[i].Name == LayerWorkspace {
-			out[i] = e.workspaceLayer([]mount.Mount{e.spec.workspaceMount(nil)})
+			s := e.spec
+			s.rro = s.rro && e.rroOff.Load() == nil
+			out[i] = e.workspaceLayer([]mount.Mount{s.workspaceMount(nil)})
 		}
 	}
 	return out
