@@ -3,11 +3,11 @@ package sandbox
 // sessionPy turns a started container's wrapper (wrapperPy, pooled or cold) into a session's
 // supervisor (docker.reuse = "session"). serve delivers it as the wrapper's one "program", with
 // the kind "session" that only serve writes (a model's code never reaches the header), and the
-// wrapper runs it in its own globals (nonce, safe_path, program_path, watchdog, w).
+// wrapper runs it in its own globals (nonce, safe_path, program_path, w).
 //
 // The supervisor:
-//   - ends the per-call watchdog (it would kill everything at the first call's timeout, or
-//     when the next call's bytes make stdin readable) and takes its job: it reads the attached
+//   - closes fd 3 unwritten, so the watchdog (watchdogPy, its parent) keeps no timeout and leaves
+//     the attached stdin alone (the next call's bytes would make it readable), and takes that job: it reads the attached
 //     stdin itself, and at EOF (serve removed the session, or died, even by SIGKILL, and the
 //     engine closed the stream) kills every process it can (kill -1) and exits, so the container
 //     stops and the next serve reaps it (reap.go);
@@ -27,11 +27,6 @@ package sandbox
 // sends a call while another runs; the timeout is serve's: a call that overruns it has its
 // container removed (session.go), so the supervisor keeps no clock of its own.
 const sessionPy = `import signal, select
-try:
-    os.kill(watchdog, signal.SIGKILL)
-    os.waitpid(watchdog, 0)
-except OSError:
-    pass
 try:
     os.close(w)
 except OSError:

@@ -55,20 +55,10 @@ const (
 // argument-size limit), spawned without fork. The program's stdin is /dev/null.
 //
 // Once started it writes "mcpsandbox-ready:NONCE\n" on stderr. A pooled container ("pooled" in
-// argv) first waits until its watchdog is up and warms the compiler: serve pools it only after
-// that line, so a pooled call never waits for either. A cold container (a fresh one made for a
-// call waiting on it) does not wait: the watchdog process exists before the program runs
-// (posix_spawn has returned), and it reads the call's timeout from its pipe and the closing of
-// stdin whenever its interpreter is up, both kept by the kernel until then; waiting for that
-// start-up (~40 ms of CPU, doubled by the 0.5-CPU quota) only delayed a cold call.
-//
-// A watchdog, spawned before any call (posix_spawn, not fork: a forked copy of this
-// interpreter would make every page it touches later a copy-on-write fault, ~100 ms of a
-// call), holds the attached stdin, which serve keeps open for the
-// whole call: when it reads EOF (serve closed the call, or serve died, even by SIGKILL, and the
-// engine closed the stream) or the call outlives its timeout by watchdogGrace, it kills every
-// process it can (kill -1) and the container stops. A serve that dies mid-call leaves no
-// process running; its stopped containers are removed by the next serve (reap.go).
+// argv) first warms the compiler: serve pools it only after that line, so a pooled call never
+// waits for it. The watchdog (watchdogPy) is the wrapper's parent, the container's main process:
+// it exists before the wrapper does, and reads the call's timeout from fd 3 and watches the
+// attached stdin for EOF; see watchdogPy.
 //
 // Why a forged mark is harmless: the nonce is not secret from the program (it is in this
 // process's argv, and the program runs as the same uid in the same container). A program that
@@ -78,7 +68,7 @@ const (
 // running survives, and no other call's output or status can be touched: each call has its own
 // container, its own attach stream and its own nonce. The mark is a speed-up, never a security
 // boundary; without it (os._exit, a crash, a killed wrapper) serve falls back to the engine's
-// exit status. Killing the watchdog likewise only removes a backstop for serve's own removal.
+// exit status. Killing the watchdog (the main process) ends the container.
 //
 // Python code runs in the wrapper's own process, so a child the program forks (os.fork) runs
 // the rest of the wrapper when it returns or calls sys.exit: such a child ends there (os._exit
@@ -163,22 +153,6 @@ def outputs(cn, clear):
         except OSError:
             pass
 pooled = sys.argv[2:3] == ["pooled"]
-WATCHDOG = """
-import os, select, signal
-try:
-    os.write(4, b"1")
-    os.close(4)
-except OSError:
-    pass
-t = os.read(3, 32)
-os.close(3)
-if t:
-    select.select([0], [], [], int(t) / 1000.0 + 5)
-try:
-    os.kill(-1, signal.SIGKILL)
-finally:
-    os._exit(0)
-"""
 EGRESS_SOCK = "/run/mcpsandbox-egress/egress.sock"
 RELAY = """
 import os, socket, selectors
@@ -240,12 +214,7 @@ while True:
         if peer[s] in done:
             drop(s)
 """
-r, w = os.pipe()
-up, upw = os.pipe()
-watchdog = os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", WATCHDOG], dict(os.environ),
-               file_actions=[(os.POSIX_SPAWN_DUP2, r, 3), (os.POSIX_SPAWN_DUP2, upw, 4)])
-os.close(r)
-os.close(upw)
+w = 3
 if os.path.exists(EGRESS_SOCK):
     rr, rw = os.pipe()
     os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", RELAY], dict(os.environ),
@@ -257,8 +226,6 @@ if os.path.exists(EGRESS_SOCK):
     os.close(rr)
 if pooled:
     exec(compile("pass", "<warm-up>", "exec"))
-    os.read(up, 1)
-    os.close(up)
 os.write(2, ("mcpsandbox-ready:%s\n" % nonce).encode())
 data = b""
 while b"\n" not in data:
@@ -430,7 +397,54 @@ printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o" >&2
 // entrypoint starts the Python wrapper when the image has python3, else the shell one.
 // Its arguments: $1 the nonce, $2 the Python wrapper, $3 the shell one, $4 "pooled" or "cold"
 // (arguments, not environment: the program's environment stays exactly the policy's).
-const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -c "$2" "$1" "$4"; fi; exec /bin/sh -c "$3" sh "$1"`
+const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -I -S -c "$5" "$2" "$1" "$4"; fi; exec /bin/sh -c "$3" sh "$1"`
+
+// watchdogPy is the container's main process (docker-init's one child) and the wrapper's parent:
+// it spawns the wrapper (python3 -c wrapperPy NONCE MODE, as the entrypoint ran it before), which
+// writes the call's timeout on fd 3 once it has read its program (a session's supervisor closes
+// fd 3 unwritten: it watches the attached stdin itself). From then on, when the attached stdin
+// reads EOF (serve closed the call, or died, even by SIGKILL, and the engine closed the stream) or
+// the call outlives its timeout by 5 s, it kills every process it can and exits; when
+// the wrapper exits, it exits with its status (128+N for signal N, as docker-init reported). The
+// program runs as the same uid and can kill it, but not out of the way: when the main process
+// exits, docker-init exits and the kernel kills everything in the container's pid namespace.
+// A watchdog that was the wrapper's child (the program killed it, and a SIGKILLed serve's
+// container ran on past its timeout, atk39 F7) guarded only while the program let it.
+const watchdogPy = `import os, sys, select, signal, time
+sr, sw = os.pipe()
+os.set_blocking(sw, False)
+signal.set_wakeup_fd(sw)
+signal.signal(signal.SIGCHLD, lambda s, f: None)
+r, w = os.pipe()
+pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 3)])
+os.close(w)
+watch, deadline = [sr, r], None
+def end():
+    try:
+        os.kill(-1, signal.SIGKILL)
+    finally:
+        os._exit(137)
+while True:
+    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+    try:
+        rd = select.select(watch, [], [], left)[0]
+    except InterruptedError:
+        rd = []
+    p, st = os.waitpid(pid, os.WNOHANG)
+    if p:
+        os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
+    if sr in rd:
+        os.read(sr, 4096)
+    if r in rd:
+        t = os.read(r, 32)
+        os.close(r)
+        watch.remove(r)
+        if t:
+            deadline = time.monotonic() + int(t) / 1000.0 + 5
+            watch.append(0)
+    elif 0 in rd or deadline is not None and time.monotonic() >= deadline:
+        end()
+`
 
 // spec is the container every call gets, cold or pooled: built from the policy alone, so the
 // model can loosen nothing.
@@ -567,7 +581,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 			"LANG=C.UTF-8", "HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1",
 		},
 		Entrypoint:      []string{"/bin/sh", "-c", entrypoint, "mcpsandbox"},
-		Cmd:             []string{nonce, wrapperPy, wrapperSh, mode},
+		Cmd:             []string{nonce, wrapperPy, wrapperSh, mode, mainPy()},
 		WorkingDir:      "/tmp",
 		AttachStdin:     true,
 		AttachStdout:    true,
@@ -634,4 +648,17 @@ func (s spec) describeUser() string {
 		return fmt.Sprintf("%s (root inside the container: set docker.user = %q)", s.user, defaultUser)
 	}
 	return s.user + s.userWhy
+}
+
+// mainPy is the container's main process: watchdogPy (a mutant build's docker-watchdog-main only
+// waits for the wrapper: nothing the program cannot reach holds the attached stdin or the timeout).
+func mainPy() string {
+	if mutated("docker-watchdog-main") {
+		return `import os, sys
+pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv, dict(os.environ))
+st = os.waitpid(pid, 0)[1]
+os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
+`
+	}
+	return watchdogPy
 }
