@@ -161,7 +161,12 @@ var threats = []verify.ThreatRule{
 			return ""
 		},
 		Scenarios: []string{"setsid-survivor", "grandchild-holds-stdout", "server-killed-mid-call", "fork-bomb-shell"}},
-	{Threat: "exhaust the process table (fork bomb)", Layers: []string{sd.LayerPids}, Scenarios: []string{"fork-bomb-python", "fork-bomb-shell"}},
+	{Threat: "exhaust the process table (fork bomb)", Layers: []string{sd.LayerPids},
+		// atk39 F2: what the kernel accounts per uid is not the container's to bound.
+		Caveat: "limits.pids bounds each container (its cgroup), but the kernel's per-uid limits are one pool: every container runs as the same host uid " +
+			"(65534, or a writable workspace's owner; no user namespace), so one call can take all of that uid's inotify instances and watches, " +
+			"message-queue bytes or pending signals from every other container of every session and serve, and from the host's processes of that uid",
+		Scenarios: []string{"fork-bomb-python", "fork-bomb-shell"}},
 	{Threat: "exhaust memory", Layers: []string{sd.LayerMemory}, Scenarios: []string{"memory-bomb"}},
 	{Threat: "fill the disk", Layers: []string{sd.LayerReadOnlyRoot, sd.LayerTmpfs, sd.LayerUlimits},
 		CaveatOf: diskCaveat, Gap: diskGap, Scenarios: []string{"disk-fill"}},
