@@ -3,12 +3,18 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httputil"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -77,5 +83,72 @@ func TestReadyErrors(t *testing.T) {
 	}
 	if ls := e2.Layers(); len(ls) != 1 || ls[0].Active {
 		t.Errorf("layers without an engine: %+v", ls)
+	}
+}
+
+// The engine lost during serve's start-up checks, after the calls were opened (the layers'
+// probe container), does not end serve: the client has its tools by then, and its session
+// broke (trial39 F1). The layers say what was not checked; each call says the engine is gone.
+// Here a relay to the engine stops answering at the probe's container create. Red with mutant
+// docker-late-probe-fatal.
+func TestEngineLostDuringLateProbeKeepsServing(t *testing.T) {
+	needEngine(t)
+	target := "/var/run/docker.sock"
+	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
+		target = strings.TrimPrefix(h, "unix://")
+	} else if h != "" {
+		t.Skipf("SKIP: the relay speaks to a unix socket engine, DOCKER_HOST is %s", h)
+	}
+	sock := filepath.Join(t.TempDir(), "relay.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone atomic.Bool
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "docker" },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", target)
+		}},
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/containers/create") {
+			gone.Store(true)
+		}
+		if gone.Load() {
+			if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				c.Close()
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	eng, err := engine.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if err := (&Executor{eng: eng}).Reachable(context.Background()); err != nil { // as serve asks before serving
+		t.Fatal(err)
+	}
+	e, err := New(testPolicy(), Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Ready(); err != nil {
+		t.Fatalf("the engine lost after the calls were opened ended serve's start-up: %v", err)
+	}
+	if !gone.Load() {
+		t.Fatal("the relay never saw the probe's container create: the test tests nothing")
+	}
+	if ls := e.Layers(); len(ls) != 1 || !strings.Contains(ls[0].Detail, "not checked") {
+		t.Errorf("layers after the engine was lost: %+v", ls)
+	}
+	if r, err := call(t, e, ToolShell, map[string]any{"script": "true"}); err == nil || !strings.Contains(err.Error(), "not reachable") {
+		t.Errorf("a call with the engine gone: %+v, %v; want the engine named unreachable", r, err)
 	}
 }
