@@ -225,9 +225,10 @@ func proveWrapped(ctx context.Context, o WrapOptions, path string, outs []WrapOu
 		// The policy stays (the record goes): widened, it is the one the next init --wrap of
 		// this server uses.
 		os.Remove(outs[i].Record.File)
+		// the paths its arguments name first: the likelier cause, which init knows (trial39 F6)
 		outs[i].Err = fmt.Errorf("%w\nthe entry was put back as it was; its policy stays: %s%s%s — widen it and run init --wrap %s again, which uses it",
-			outs[i].Err, outs[i].Record.Policy, firstStartHint(outs[i].Server, outs[i].Err, o.Scheme, outs[i].Record.Policy),
-			pathArgsHint(outs[i].Server, o.Scheme, outs[i].Record.Policy), outs[i].Server.Name)
+			outs[i].Err, outs[i].Record.Policy, pathArgsHint(outs[i].Server, o.Scheme, outs[i].Record.Policy),
+			firstStartHint(outs[i].Server, outs[i].Err, o.Scheme, outs[i].Record.Policy), outs[i].Server.Name)
 	}
 	return outs, written, err
 }

@@ -130,7 +130,8 @@ func (w WrapScheme) renderPolicy(s WrapServer, path string, dropped map[string]s
 	line := commentText{}
 	fmt.Fprintf(&b, "# mcpsandbox wrap policy (version 1), written by `mcpsandbox init --wrap` for the server %q\n", s.Name)
 	// Where: the file, and the project's key in it for Claude Code's local scope (leftFor reads it)
-	fmt.Fprintf(&b, "# in %s's config %s. Its entry there now runs:\n", s.Target.Client.Name, line.Replace(s.Target.Where()))
+	// written before the wrapped server's start check: an entry put back after it does not run this (trial39 F6)
+	fmt.Fprintf(&b, "# in %s's config %s. Its entry there runs, once wrapped (init says if it put it back):\n", s.Target.Client.Name, line.Replace(s.Target.Where()))
 	fmt.Fprintf(&b, "#   mcpsandbox wrap --policy %s -- %s\n", line.Replace(path), line.Replace(s.String()))
 	b.WriteString("# Widen it knowingly: `mcpsandbox wrap --explain-denials` names every path or host it refuses.\n")
 	undo := s.Target.Spec()

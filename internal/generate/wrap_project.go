@@ -127,7 +127,8 @@ func leftFor(p string, s WrapServer) string {
 		}
 		if rest, ok := strings.CutPrefix(l, "# in "); ok && !seen {
 			if _, w, ok := strings.Cut(rest, "'s config "); ok {
-				where, seen = strings.TrimSuffix(w, ". Its entry there now runs:"), true
+				w = strings.TrimSuffix(w, ". Its entry there now runs:") // as written before session 39
+				where, seen = strings.TrimSuffix(w, ". Its entry there runs, once wrapped (init says if it put it back):"), true
 			}
 			continue
 		}
