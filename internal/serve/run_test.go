@@ -50,7 +50,8 @@ type fakeArgs struct {
 	// refused), and a written name holding a newline and a forged summary
 	Applied bool `json:"applied,omitempty"`
 	// Discard: the program ran (exit 0) and none of its writes were applied, for this reason
-	Discard string `json:"discard,omitempty"`
+	Discard  string `json:"discard,omitempty"`
+	TimedOut bool   `json:"timedout,omitempty"` // with discard: the call timed out
 	// Fail: the executor could not run the call (the Docker engine gone), with this error
 	Fail string `json:"fail,omitempty"`
 }
@@ -110,7 +111,7 @@ func (f *fakeExec) Tools() []executor.Tool {
 				return nil, errors.New(a.Fail)
 			}
 			if a.Discard != "" {
-				return &executor.Result{Workspace: &executor.WorkspaceChanges{Discarded: a.Discard}}, nil
+				return &executor.Result{TimedOut: a.TimedOut, Workspace: &executor.WorkspaceChanges{Discarded: a.Discard}}, nil
 			}
 			if a.Applied {
 				w := *appliedFake
@@ -232,6 +233,10 @@ func TestDiscardedWritesAreAnError(t *testing.T) {
 	}
 	if r, _ := call(t, context.Background(), cs, map[string]any{"echo": "ok"}); r == nil || r.IsError {
 		t.Fatalf("a call that wrote nothing was marked an error: %+v", r)
+	}
+	// a call that timed out, its writes discarded, is a result saying so, as before
+	if r, _ := call(t, context.Background(), cs, map[string]any{"discard": "the call timed out", "timedout": true}); r == nil || r.IsError {
+		t.Fatalf("a timed-out call whose writes were discarded was marked an error: %+v", r)
 	}
 }
 

@@ -569,8 +569,9 @@ func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, 
 		entry.Truncated, entry.TimedOut = res.Truncated, res.TimedOut
 		entry.Files, entry.Workspace = fileRecords(t.Name, res), workspaceRecord(res.Workspace)
 		// none of the program's writes reached the workspace (its quota, a full disk): whatever
-		// its exit code says, the call did not do what was asked (trial39 F12)
-		discarded := res.Workspace != nil && res.Workspace.Discarded != "" && !mutated("workspace-discard-not-error")
+		// its exit code says, the call did not do what was asked (trial39 F12). A call that timed
+		// out says so already, as a result (its output and exit code are the client's to read).
+		discarded := res.Workspace != nil && res.Workspace.Discarded != "" && !res.TimedOut && !mutated("workspace-discard-not-error")
 		out = &mcp.CallToolResult{IsError: discarded, Content: append([]mcp.Content{&mcp.TextContent{Text: visible.Text(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
 	}
 	return out
