@@ -240,6 +240,11 @@ func auditPathOf(p *policy.Policy) (string, error) {
 	return audit.DefaultPath()
 }
 
+// unlayered ends a cancelled call's reason (atk39b F7): under wrap the server writes to the host
+// directly, so a call left unanswered may still have done its work; "cancelled" alone reads as
+// "did not happen".
+const unlayered = "what it did for the call until then is on the host, not undone (wrap has no workspace layer: check its wrap.write directories)"
+
 // run relays until the client's EOF (the server then gets Grace to exit), the server's end, or
 // ctx's end; every way out kills the server's tree (the caller's deferred Kill).
 func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) error {
@@ -250,8 +255,10 @@ func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) er
 	select {
 	case err := <-fromClient:
 		srv.Stdin.Close()
+		how := "was stopped after " + Grace.String()
 		select {
 		case <-srv.Done():
+			how = "exited on its own"
 		case <-time.After(Grace):
 		}
 		srv.Kill()
@@ -261,7 +268,8 @@ func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) er
 		case <-fromServer:
 		case <-time.After(Grace):
 		}
-		r.finish("cancelled", "the client closed its end (it quit or died) before the server answered: the server was stopped")
+		r.finish("cancelled", "the client closed its end (it quit or died) before the server answered; the server "+how+
+			": "+unlayered)
 		if errors.Is(err, os.ErrClosed) {
 			err = nil
 		}
@@ -276,7 +284,7 @@ func (r *relay) run(ctx context.Context, in io.Reader, srv *allowlist.Server) er
 		return fmt.Errorf("%w (%v): see its messages above on stderr", errServerEnded, srv.Err())
 	case <-ctx.Done():
 		srv.Kill()
-		r.finish("cancelled", "wrap was stopped (a signal) before the server answered")
+		r.finish("cancelled", "wrap was stopped (a signal) before the server answered: "+unlayered)
 		if mutated("wrap-signal-error") {
 			return ctx.Err()
 		}
