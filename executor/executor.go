@@ -105,6 +105,11 @@ type WorkspaceChanges struct {
 	// the call's own move (a serve that is not root: no file handles in its user namespace).
 	Restored     []string `json:"restored,omitempty" jsonschema:"paths the call changed that were gone from the workspace when it ended, written back: another writer may have deleted or renamed them meanwhile, which serve could not tell from the call's own move"`
 	RestoredMore int      `json:"restored_more,omitempty" jsonschema:"restored paths past the first 1000, counted"`
+	// Kept is the directory holding the refused files' content for review (KeptFiles of them;
+	// NotKept more were past its bound): trial38 F3.
+	Kept      string `json:"kept,omitempty" jsonschema:"the directory where the refused files' content is kept for review (not applied)"`
+	KeptFiles int    `json:"kept_files,omitempty" jsonschema:"refused files whose content is kept"`
+	NotKept   int    `json:"not_kept,omitempty" jsonschema:"refused files whose content was not kept (past the bound)"`
 	// Discarded says why none of the call's writes were applied (it timed out, was cancelled).
 	Discarded string `json:"discarded,omitempty" jsonschema:"why none of the call's writes were applied"`
 }

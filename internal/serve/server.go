@@ -760,7 +760,7 @@ func workspaceRecord(w *executor.WorkspaceChanges) *audit.WorkspaceRecord {
 		Restored: len(w.Restored) + w.RestoredMore, Discarded: w.Discarded != "", Deleted: w.Deleted, AppliedMore: w.AppliedMore}
 	if !mutated("audit-refused-unnamed") {
 		// which changes were refused, and why: the record a reviewer reads (trial38 F3)
-		r.RefusedMore = w.RefusedMore
+		r.RefusedMore, r.Kept = w.RefusedMore, w.Kept
 		for _, f := range w.Refused {
 			r.RefusedChanges = append(r.RefusedChanges, audit.RefusedRecord{Path: f.Path, Why: f.Why})
 		}

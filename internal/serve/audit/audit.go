@@ -165,6 +165,8 @@ type WorkspaceRecord struct {
 	// maxApplied; the rest are counted in RefusedMore (trial38 F3).
 	RefusedChanges []RefusedRecord `json:"refused_changes,omitempty"`
 	RefusedMore    int             `json:"refused_more,omitempty"`
+	// Kept is the directory serve copied the refused files' content into, for review.
+	Kept string `json:"kept,omitempty"`
 }
 
 // RefusedRecord is one change a call's commit refused: its path and why.

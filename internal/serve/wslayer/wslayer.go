@@ -9,7 +9,9 @@ package wslayer
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/casefold"
 	"github.com/mcpsandbox/mcpsandbox/internal/visible"
+	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -55,6 +58,49 @@ const (
 	MaxShown   = 10
 )
 
+// A refused change's content was gone with the layer (trial38 F3): a CLAUDE.md the model drafted,
+// or its whole version of a file the user edited meanwhile (a conflict), could not be looked at
+// or taken by hand. Now the refused regular files are copied, before the layer is removed, into
+// a directory of the call's own under Rules.Keep, named in the call's result and its audit line.
+// Bounded: a call keeps at most KeepCallBytes in at most KeepCallFiles files (a file past what is
+// left is not kept, and the result says how many were not), and the store holds the last
+// KeepCalls calls' directories (the oldest removed first), so calls cannot fill serve's disk
+// through it.
+const (
+	KeepCallBytes = 4 << 20
+	KeepCallFiles = 256
+	KeepCalls     = 50
+)
+
+// KeepRoot is where refused content is kept: $XDG_STATE_HOME/mcpsandbox/refused (or
+// ~/.local/state/...); "" (keep nothing) without a home.
+func KeepRoot() string {
+	base := xdg.Dir("XDG_STATE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "mcpsandbox", "refused")
+}
+
+// keptText is the result's sentence about the kept content ("" for none).
+func keptText(w *executor.WorkspaceChanges) string {
+	switch {
+	case w.KeptFiles == 0 && w.NotKept == 0:
+		return ""
+	case w.KeptFiles == 0:
+		return fmt.Sprintf("; the refused files' content was not kept (%d file(s): past the bound of %d files, %d bytes a call, or the store %s unavailable)",
+			w.NotKept, KeepCallFiles, KeepCallBytes, "under $XDG_STATE_HOME/mcpsandbox/refused")
+	case w.NotKept == 0:
+		return fmt.Sprintf("; the refused files' content is kept for review in %s (%d file(s), not applied: copy what you want yourself)", w.Kept, w.KeptFiles)
+	}
+	return fmt.Sprintf("; the refused files' content is kept for review in %s (%d file(s), not applied: copy what you want yourself; %d more not kept: past the bound of %d files, %d bytes a call)",
+		w.Kept, w.KeptFiles, w.NotKept, KeepCallFiles, KeepCallBytes)
+}
+
 // Rules are what a commit checks.
 type Rules struct {
 	Protect []string // protect globs (policy syntax): unanchored ones match a name at any depth
@@ -70,6 +116,8 @@ type Rules struct {
 	Extra func(rel string) string
 	// Deadline, if set, ends the commit: what is not applied by then is refused, listed.
 	Deadline time.Time
+	// Keep, if set, is the store refused files' content is kept in for review (KeepRoot).
+	Keep string
 }
 
 // Layer is one call's layer over the workspace Lower: overlayfs needs Upper and Work on one
@@ -451,6 +499,7 @@ func Summary(w *executor.WorkspaceChanges) string {
 			}
 			fmt.Fprintf(&b, "\n  %q: %s", r.Path, r.Why)
 		}
+		b.WriteString(keptText(w))
 	}
 	return b.String()
 }

@@ -563,7 +563,7 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 		l.tmp = tmpName()
 	}
 	l.sandboxPath = r.SandboxPath
-	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper, masked: l.masked,
+	c := &committer{r: r, prot: prot, out: &executor.WorkspaceChanges{}, upperRoot: l.Upper, masked: l.masked, call: l.Call,
 		userxattr: l.userxattr, deadline: r.Deadline, lower: l.Lower, tmp: l.tmp, layerRoot: filepath.Dir(l.Dir),
 		chown: os.Geteuid() == 0 && r.UID >= 0}
 	if !mutated("workspace-conflict-unchecked") {
@@ -623,6 +623,7 @@ func (l *Layer) Commit(r Rules) (_ *executor.WorkspaceChanges, err error) {
 	// would have its commit finished again with part of its changes
 	_ = os.Remove(filepath.Join(l.Dir, journalName))
 	c.finish()
+	c.kept.done(c.out)
 	return c.out, nil
 }
 
@@ -823,6 +824,8 @@ type committer struct {
 	// the changes applied, named (record), each list at most MaxApplied: finish orders them
 	// into out.Applied, deletions first
 	deletes, writes, mkdirs []executor.AppliedChange
+	call                    string  // the call's id (Layer.Call): its keep directory's name
+	kept                    *keeper // the refused files' content kept for review (keep_linux.go)
 }
 
 // commitEntryHook, set by tests, runs after each entry the commit writes or removes, with their
@@ -1091,6 +1094,7 @@ func (c *committer) entry(up, ws int, rel, name string) {
 	}
 	if what := c.prot.match(rel); what != "" {
 		c.refuse(rel, "protected (%q): files that steer the host are never written by a call", what)
+		c.keep(up, name, rel)
 		return
 	}
 	if c.goneWhileRunning(ws, rel, name, kind == unix.S_IFDIR) {
@@ -1349,6 +1353,7 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 	}
 	if c.charged+fileCharge(st.Size) > c.r.Quota && !mutated("workspace-quota") {
 		c.refuse(rel, "a file of %d bytes would pass limits.workspace_quota (%s for one call; a file takes at least a block of %d bytes)", st.Size, policy.Size(c.r.Quota), dirCharge)
+		c.keep(up, name, rel)
 		return
 	}
 	var wst unix.Stat_t
@@ -1361,6 +1366,7 @@ func (c *committer) commitFile(up, ws int, rel, name string, st *unix.Stat_t) {
 			return
 		}
 		c.refuse(rel, conflictWhy+"theirs is kept, and this call's version is not applied")
+		c.keep(up, name, rel)
 		return
 	}
 	src, err := unix.Openat(up, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpsandbox/mcpsandbox/internal/homelinks"
 	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"github.com/mcpsandbox/mcpsandbox/internal/writable"
 	"io"
@@ -146,6 +147,7 @@ type Executor struct {
 	home        string          // the server user's home, for "~/" in git config
 	protNames   map[string]bool // literal protect names matched at any depth
 	protMu      sync.Mutex
+	homeLinks   *homelinks.Cache  // links from a home into the workspace: protected (atk40 F6)
 	protBase    map[string]string // the workspace's top-level protected roots, cached under protBaseKey
 	protBaseKey string
 }

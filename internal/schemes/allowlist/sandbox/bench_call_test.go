@@ -13,16 +13,19 @@ import (
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox/helper"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/testenv"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 	"golang.org/x/sys/unix"
 )
 
-// TestMain lets this test binary act as the exec helper, so benchmarks can run real calls.
+// TestMain lets this test binary act as the exec helper, so benchmarks can run real calls, and
+// gives the tests their own HOME and XDG directories (a commit keeps refused content under
+// $XDG_STATE_HOME).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == helper.Arg {
 		helper.Main()
 	}
-	os.Exit(m.Run())
+	testenv.Main(m, "internal/schemes/allowlist/sandbox")
 }
 
 // BenchmarkCall is one whole call below MCP (argument check, helper hand-over, namespaces,

@@ -62,5 +62,5 @@ func (e *Executor) commitRules() wslayer.Rules {
 	}
 	return wslayer.Rules{Protect: protect, Quota: int64(e.pol.Limits.WorkspaceQuota), UID: uid, GID: gid, SandboxPath: e.ws,
 		Extra:    func(rel string) string { return prot.match(filepath.Join(e.ws, rel)) },
-		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration)}
+		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration), Keep: wslayer.KeepRoot()}
 }

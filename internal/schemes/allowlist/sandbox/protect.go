@@ -12,7 +12,9 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/homelinks"
 	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -108,7 +110,29 @@ func (e *Executor) protection() *protection {
 	for k, v := range base {
 		roots[k] = v
 	}
+	if !mutated("allowlist-home-links") {
+		for target, link := range e.homeLinksCache().Get().Targets {
+			if _, ok := roots[target]; !ok {
+				roots[target] = link + " (a link from a home into the workspace)"
+			}
+		}
+	}
 	return &protection{e: e, roots: roots, repos: map[string]bool{e.ws: true}}
+}
+
+// homeLinksCache is the executor's homelinks.Cache, made at first use.
+func (e *Executor) homeLinksCache() *homelinks.Cache {
+	e.protMu.Lock()
+	defer e.protMu.Unlock()
+	if e.homeLinks == nil {
+		uid := -1
+		var st syscall.Stat_t
+		if syscall.Stat(e.ws, &st) == nil {
+			uid = int(st.Uid)
+		}
+		e.homeLinks = &homelinks.Cache{Homes: homelinks.Homes(uid), WS: e.ws, Every: 2 * time.Second}
+	}
+	return e.homeLinks
 }
 
 // protKey identifies the state protection() depends on at the top level.

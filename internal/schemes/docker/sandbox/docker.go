@@ -39,6 +39,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/homelinks"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
@@ -85,14 +86,16 @@ type Options struct {
 
 // Executor runs calls in containers.
 type Executor struct {
-	pol       *policy.Policy
-	spec      spec
-	eng       *engine.Client
-	ownEngine bool
-	log       *slog.Logger
-	opts      Options
-	me        instance
-	memText   string
+	homeLinksOnce sync.Once
+	homeLinks     *homelinks.Cache // a home's links into the workspace (commitRules)
+	pol           *policy.Policy
+	spec          spec
+	eng           *engine.Client
+	ownEngine     bool
+	log           *slog.Logger
+	opts          Options
+	me            instance
+	memText       string
 
 	life context.Context
 	stop context.CancelFunc

@@ -190,3 +190,44 @@ func TestWorkspaceLayerConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkspaceLayerHomeLinks: a home's config that is a link into the workspace (a dotfiles
+// repository as the workspace: ~/.cursor/mcp.json -> ws/cursor/mcp.json) is protected under its
+// name in the workspace, which no protect pattern knows (atk40 F6). Red without it (mutant
+// docker-home-links).
+func TestWorkspaceLayerHomeLinks(t *testing.T) {
+	eng := needEngine(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	ws := userWorkspace(t)
+	if err := os.MkdirAll(filepath.Join(ws, "cursor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "cursor", "mcp.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"cursor", "cursor/mcp.json"} {
+		if err := os.Chown(filepath.Join(ws, p), 1000, 1000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".cursor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(ws, "cursor", "mcp.json"), filepath.Join(home, ".cursor", "mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	e := newExec(t, eng, testPolicy(writable(ws)))
+	r := mustCall(t, e, ToolPython, map[string]any{"code": `open("cursor/mcp.json", "w").write('{"mcpServers":{"x":{"command":"sh"}}}')
+open("ok.txt", "w").write("fine\n")
+print("wrote")`})
+	if b, _ := os.ReadFile(filepath.Join(ws, "cursor", "mcp.json")); string(b) != "{}\n" {
+		t.Errorf("cursor/mcp.json, ~/.cursor/mcp.json's target, was rewritten by the call: %q (refused %v)", b, refusedPaths(r))
+	}
+	if _, ok := refusedPaths(r)["cursor/mcp.json"]; !ok {
+		t.Errorf("cursor/mcp.json is not listed as refused: %v", refusedPaths(r))
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "ok.txt")); err != nil || string(b) != "fine\n" {
+		t.Errorf("ok.txt on the host: %q, %v", b, err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/go-units"
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/homelinks"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -270,8 +271,19 @@ func (e *Executor) commitRules() (wslayer.Rules, error) {
 		return wslayer.Rules{}, fmt.Errorf("the workspace's owner is unknown (%v)", err)
 	}
 	protect := append([]string(nil), policy.DefaultProtect...)
+	if !mutated("docker-home-links") {
+		// a home's config that is a link into the workspace (atk40 F6): protected by its path here
+		e.homeLinksOnce.Do(func() {
+			ws, err := filepath.EvalSymlinks(e.spec.workspace)
+			if err != nil {
+				ws = e.spec.workspace
+			}
+			e.homeLinks = &homelinks.Cache{Homes: homelinks.Homes(uid), WS: ws, Every: 2 * time.Second}
+		})
+		protect = append(protect, e.homeLinks.Get().Patterns(e.homeLinks.WS)...)
+	}
 	return wslayer.Rules{Protect: protect, Quota: e.quota(), UID: uid, GID: gid, SandboxPath: workspaceDir,
-		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration)}, nil
+		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration), Keep: wslayer.KeepRoot()}, nil
 }
 
 // recoverCommits finishes the commits to this workspace that a serve died in (wslayer.Recover),

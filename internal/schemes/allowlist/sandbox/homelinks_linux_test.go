@@ -1,0 +1,64 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A home's config that is a link into the workspace (a dotfiles repository as the workspace:
+// ~/.cursor/mcp.json -> ws/cursor/mcp.json) is protected under its name in the workspace, which no
+// protect pattern knows: a call cannot rewrite what the client starts on the host (atk40 F6),
+// nor ~/.bashrc's target; a link to a shortcut (~/src) protects nothing. Red without it (mutant
+// allowlist-home-links).
+func TestHomeLinksIntoTheWorkspaceAreProtected(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	e := pythonExecutor(t, nil, false)
+	needLayer(t, e)
+	for p, s := range map[string]string{"cursor/mcp.json": "{}\n", "bashrc": "# mine\n", "src/main.py": "print(1)\n"} {
+		full := filepath.Join(e.ws, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		os.Chown(full, 65534, 65534)
+		os.Chown(filepath.Dir(full), 65534, 65534)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".cursor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{".cursor/mcp.json": "cursor/mcp.json", ".bashrc": "bashrc", "src": "src"} {
+		if err := os.Symlink(filepath.Join(e.ws, target), filepath.Join(home, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2100 * time.Millisecond) // past the executor's look at the home, taken again every 2s
+	res := runPython(t, e, `
+for p in ("cursor/mcp.json", "bashrc", "src/main.py"):
+    try:
+        open(p, "w").write("the call's\n")
+    except OSError as err:
+        print(p, err)
+`)
+	for p, want := range map[string]string{"cursor/mcp.json": "{}\n", "bashrc": "# mine\n", "src/main.py": "the call's\n"} {
+		if got, _ := os.ReadFile(filepath.Join(e.ws, p)); string(got) != want {
+			t.Errorf("%s = %q after the call, want %q (stdout %q, refused %v)", p, got, want, res.Stdout, refusedPaths(res.Workspace))
+		}
+	}
+	if !strings.Contains(res.Stdout+strings.Join(mapValues(refusedPaths(res.Workspace)), " "), "cursor/mcp.json") {
+		t.Errorf("the refusal of cursor/mcp.json is not said: stdout %q, refused %v", res.Stdout, refusedPaths(res.Workspace))
+	}
+}
+
+func mapValues(m map[string]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+": "+v)
+	}
+	return out
+}
