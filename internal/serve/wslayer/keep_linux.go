@@ -41,8 +41,8 @@ func (c *committer) keep(up int, name, rel string) {
 }
 
 func (k *keeper) entry(up int, name, rel string, depth int) {
-	if k.unavailable {
-		k.skipped++
+	if k.unavailable || k.files >= KeepCallFiles && !mutated("workspace-keep-unbounded") {
+		k.skipped++ // a directory past the bound counts as one: its tree is not walked
 		return
 	}
 	var st unix.Stat_t
