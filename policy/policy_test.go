@@ -89,6 +89,9 @@ func TestParseProblems(t *testing.T) {
 		{"bad sha", `sha256 = "0000000000000000000000000000000000000000000000000000000000000000"=>sha256 = "abc"`, 16, "allowlist.commands[0].sha256", "not a sha256"},
 		{"bad glob", `deny_args = ["--files0-from*"]=>deny_args = ["[x"]`, 17, "allowlist.commands[0].deny_args[0]", "not a valid glob"},
 		{"LD_PRELOAD in env", `env = { LANG = "C.UTF-8" }=>env = { LD_PRELOAD = "/x.so" }`, 11, "allowlist.env.LD_PRELOAD", "inject code"},
+		// glibc's loader of iconv modules ran a call's code inside a pinned iconv (atk40 F7)
+		{"GCONV_PATH in env", `env = { LANG = "C.UTF-8" }=>env = { GCONV_PATH = "." }`, 11, "allowlist.env.GCONV_PATH", "inject code"},
+		{"GIT_CONFIG_KEY_0 in env", `env = { LANG = "C.UTF-8" }=>env = { GIT_CONFIG_KEY_0 = "core.pager" }`, 11, "allowlist.env.GIT_CONFIG_KEY_0", "inject code"},
 		{"PATH in env", `env = { LANG = "C.UTF-8" }=>env = { PATH = "/x" }`, 11, "allowlist.env.PATH", "fixed"},
 		{"syntax error", `[limits]=>[limits`, 5, "", "table name"}, // the line holding the unclosed header
 		{"unknown table", `[[allowlist.commands]]=>[unused]`, 13, "unused", "unknown key"},

@@ -108,6 +108,10 @@ func TestAuditRules(t *testing.T) {
 		{"MS105", func(p *policy.Policy) { alsec.Of(p).Workspace = etcLink }},
 		{"MS103", func(p *policy.Policy) { alsec.Of(p).Commands[0].SHA256 = strings.Repeat("ab", 32) }},
 		{"MS104", func(p *policy.Policy) { alsec.Of(p).Env["GITHUB_TOKEN"] = "x" }},
+		{"MS116", func(p *policy.Policy) { alsec.Of(p).Env["GOFLAGS"] = "-toolexec=./x" }},
+		{"MS116", func(p *policy.Policy) {
+			alsec.Of(p).Env["XDG_CONFIG_HOME"] = filepath.Join(alsec.Of(p).Workspace, "cfg")
+		}},
 		{"MS105", func(p *policy.Policy) { alsec.Of(p).Workspace = "/home" }},
 		// a home's dot directory, there or not made yet (trial30 F13)
 		{"MS105", func(p *policy.Policy) { alsec.Of(p).Workspace = filepath.Join(home, ".ssh") }},

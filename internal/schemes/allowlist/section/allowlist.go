@@ -114,7 +114,7 @@ func (a *Allowlist) Validate(active bool) []policy.Problem {
 			add(key, "%q is not a valid variable name", "use letters, digits and '_'", k)
 		case k == "PATH":
 			add(key, "PATH is fixed by mcpsandbox", "remove it: commands run by pinned absolute path")
-		case strings.HasPrefix(k, "LD_") || strings.HasPrefix(k, "DYLD_") || k == "PYTHONPATH" || k == "PYTHONSTARTUP" || k == "NODE_OPTIONS" || k == "BASH_ENV" || k == "ENV":
+		case policy.CodeLoadingEnv(k):
 			add(key, "%s lets the environment inject code into allowlisted binaries", "remove it", k)
 		}
 	}
