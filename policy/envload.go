@@ -16,6 +16,9 @@ func CodeLoadingEnv(name string) bool {
 		return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || name == "PYTHONPATH" ||
 			name == "PYTHONSTARTUP" || name == "NODE_OPTIONS" || name == "BASH_ENV" || name == "ENV"
 	}
+	if name == "GIT_CONFIG_NOSYSTEM" {
+		return false // it takes a config away, never adds one
+	}
 	for _, p := range codeLoadingPrefixes {
 		if strings.HasPrefix(name, p) {
 			return true
