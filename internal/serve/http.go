@@ -40,9 +40,10 @@ type HTTPOptions struct {
 	MaxBody int64
 	// BodyBudget bounds what request bodies hold in serve at once, all requests together
 	// (0: DefaultBodyBudget), each body counted at httpbound.HeldPerByte times its bytes (what a
-	// decoded call holds), as its bytes arrive. A body that would go over it takes the charge
-	// of the body still being read that has waited longest for its bytes, else it is refused
-	// with 503 and Retry-After.
+	// decoded call holds), as its bytes arrive, and shared by principal (the MCP session, else
+	// the client's address: httpbound.Principal). A body that would go over it takes the charge
+	// of the newest body still being read of the principal holding the most over its share
+	// (at least one full body), else it is refused with 503 and Retry-After.
 	BodyBudget int64
 	// Grace is how long running calls may finish at shutdown before they are cancelled (0: 5s).
 	Grace time.Duration
@@ -223,7 +224,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	defer refusals.flush()
 	inflight := &postCount{}
 	budget := httpbound.NewBudget(b.bodyBudget)
-	mux.Handle(HTTPPath, inflight.count(guard(h, b, budget, refusals, admitSessions(sessions, b, refusals, r.posts.track(deleteEnds(r.sessions, mcpHandler))))))
+	mux.Handle(HTTPPath, inflight.count(guard(h, b, budget, bodyOwner(sessions), refusals, admitSessions(sessions, b, refusals, r.posts.track(deleteEnds(r.sessions, mcpHandler))))))
 	ln, err := net.Listen("tcp", h.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w (is the port taken? pick another with --http)", h.Addr, err)
@@ -283,6 +284,18 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	return nil
 }
 
+// bodyOwner is whose a request's body is, for the body budget (httpbound.Principal): its
+// session's only once the session is live, as a made-up id would be a share of its own.
+func bodyOwner(sessions *httpbound.Sessions) func(*http.Request) string {
+	return func(r *http.Request) string {
+		id := r.Header.Get(sessionIDHeader)
+		if id != "" && !sessions.Live(id) {
+			id = ""
+		}
+		return httpbound.Principal(r, id)
+	}
+}
+
 // deleteEnds marks a session ending while its client's DELETE is held by the SDK, which holds
 // it until the session's calls are over (sessionState.ending): its calls still waiting for a slot
 // are refused, not run. A DELETE the SDK refuses (a bad protocol version, Host or session: 4xx)
@@ -330,7 +343,7 @@ func (a *answered) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 // A request with the token (or any, with no token set) marks its connection authenticated,
 // and its body must arrive within the body deadline. A refused request's connection is
 // closed at once: its body is not waited for.
-func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *refusalLog, next http.Handler) http.Handler {
+func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, bodyOwner func(*http.Request) string, refusals *refusalLog, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(h.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// the write deadline the connection's last answer left (its final flush) is not this one's
@@ -355,7 +368,7 @@ func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, refusals *ref
 			}
 		}
 		httpbound.Authenticated(r.Context())
-		release, ok := budget.Charge(r, b.maxBody, httpbound.Closer(r.Context()))
+		release, ok := budget.Charge(r, b.maxBody, httpbound.Closer(r.Context()), bodyOwner(r))
 		if !ok {
 			refusals.refused(r, http.StatusServiceUnavailable, "the request bodies held are at the server-wide budget")
 			httpbound.CloseRefused(w, refusedDrain)

@@ -133,3 +133,101 @@ func TestHTTPDeclaredBodiesDoNotHoldTheBudget(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	bigCall("4 bodies of 4 MiB a quarter sent and held")
 }
+
+// Hostile peer, fresh trickled bodies (atk39b F6): one client's session keeps five bodies of
+// 1 MiB (more than the budget, charged at 4 times their bytes) sent most of the way and fresh,
+// a byte each every 2 ms, and resends at once each one cut; another session's 200 KB call
+// arrives at network pace, 10 KB every 20 ms. The budget is shared by session: the victim's
+// call is answered each time (the attacker's newest body gives way, never the victim's, the
+// stalest), and serve's heap stays bounded. Red with mutants http-body-budget-by-session
+// (every body a principal of its own, none over its share: the victim's body is refused 503)
+// and http-body-evict-newest-of-biggest (the stalest body gives way: the victim's is cut).
+func TestHTTPBodyBudgetSharedBySession(t *testing.T) {
+	const budget, maxBody = 16 << 20, 1 << 20
+	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken, BodyBudget: budget, MaxBody: maxBody})
+	addr := hostAddr(url)
+	attacker := httpClient(t, url, boundsToken)
+	defer attacker.Close()
+	victim := httpClient(t, url, boundsToken)
+	defer victim.Close()
+	callWithin(t, victim, 2*time.Second, "before the attack")
+	base := heapInUse()
+	head := func(sid string, n int) string {
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+			"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n", HTTPPath, addr, boundsToken, sid, n)
+	}
+
+	stop := make(chan struct{})
+	var cut atomic.Int32
+	var wg sync.WaitGroup
+	body := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fake","arguments":{"echo":"`), bytes.Repeat([]byte("a"), maxBody-2000)...)
+	for range 5 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					return
+				}
+				_, err = c.Write(append([]byte(head(attacker.ID(), maxBody-100)), body...))
+				for err == nil {
+					select {
+					case <-stop:
+						c.Close()
+						return
+					case <-time.After(2 * time.Millisecond):
+					}
+					_, err = c.Write([]byte("a"))
+				}
+				cut.Add(1)
+				c.Close()
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	time.Sleep(time.Second) // the attacker's bodies fill the budget
+
+	vbody := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fake","arguments":{"echo":"` + strings.Repeat("v", 200_000) + `"}}}`)
+	for try := range 3 {
+		before := cut.Load()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = c.Write([]byte(head(victim.ID(), len(vbody))))
+		for i := 0; i < len(vbody) && err == nil; i += 10_000 {
+			_, err = c.Write(vbody[i:min(i+10_000, len(vbody))])
+			time.Sleep(20 * time.Millisecond)
+		}
+		var status, answer string
+		if err == nil {
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			resp, rerr := http.ReadResponse(bufio.NewReader(c), nil)
+			if err = rerr; err == nil {
+				var b bytes.Buffer
+				b.ReadFrom(resp.Body)
+				resp.Body.Close()
+				status, answer = resp.Status, b.String()
+			}
+		}
+		c.Close()
+		if err != nil || status != "200 OK" || !strings.Contains(answer, "vvvvvvvvvv") || strings.Contains(answer, `"isError":true`) {
+			t.Fatalf("try %d: the paced 200 KB call of another session was not answered while one session kept its bodies fresh: %v %s %.200s (after %s)",
+				try, err, status, answer, time.Since(start).Round(time.Millisecond))
+		}
+		if cut.Load() == before {
+			t.Fatalf("try %d: no body of the attacker's session gave way: the budget was not full, the attack did not hold", try)
+		}
+		t.Logf("try %d: the paced call answered in %s; attacker bodies cut or refused so far: %d", try, time.Since(start).Round(time.Millisecond), cut.Load())
+	}
+	grew := int64(heapInUse()) - int64(base)
+	t.Logf("heap grew %d MiB (budget %d MiB)", grew>>20, budget>>20)
+	if grew > 3*budget {
+		t.Fatalf("serve's heap grew %d MiB under the attack: over three times the %d MiB budget", grew>>20, budget>>20)
+	}
+}

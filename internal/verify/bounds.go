@@ -48,7 +48,7 @@ func Bounds(p *policy.Policy) []Bound {
 		{"http", "session without a request", l.SessionIdle.String(), "limits.session_idle", "the session is closed and its sandboxes ended"},
 		{"http", "request head", "64KiB, read within " + durationText(bounds.DefaultHeaderTimeout), "", "431, or the connection is closed"},
 		{"http", "request body", "4MiB, read within " + durationText(bounds.DefaultBodyTimeout), "", "413, or the connection is cut"},
-		{"http", "request bodies read at once, all requests together", size(bounds.DefaultBodyBudget) + " (each body's first " + size(httpbound.FreeBody) + " free)", "", "charged as its bytes arrive, never for the length it declares; a body that does not fit takes the charge of the body still being read that has waited longest for its bytes (its connection closed), else 503 with Retry-After"},
+		{"http", "request bodies read at once, all requests together", size(bounds.DefaultBodyBudget) + " (each body's first " + size(httpbound.FreeBody) + " free)", "", "charged as its bytes arrive, never for the length it declares; shared by MCP session (else by client address): a body that does not fit takes the charge of the newest body still being read of the session holding the most past its share (the budget over the sessions holding any, at least one full body; its connection closed), else 503 with Retry-After"},
 		{"http", "idle keep-alive connection", durationText(bounds.DefaultIdleTimeout), "", "the connection is closed"},
 		{"http", "an answer's write to a client that stopped reading", durationText(bounds.DefaultWriteStall) + " without progress", "", "the connection is closed and the answer dropped"},
 		{"http", "a refused (401, 403) request's body", "250ms", "", "Connection: close; the body is not drained"},
