@@ -103,7 +103,9 @@ func projectScopes() []string {
 }
 
 // portableReport says which files may be committed, where this user's policy is, and the one
-// command each teammate runs in their clone.
+// command each teammate runs in their clone. It speaks for the entry init wrote or found
+// exactly as it writes it, not for the rest of a file (atk39b F1): what else there may start a
+// program is named, for the user to review.
 func portableReport(w io.Writer, o *InitOptions, plan *generate.Plan) {
 	var files []string
 	for _, t := range plan.Clients.Targets {
@@ -111,13 +113,17 @@ func portableReport(w io.Writer, o *InitOptions, plan *generate.Plan) {
 		if err != nil || strings.HasPrefix(rel, "..") {
 			rel = t.Path
 		}
-		if !slices.Contains(files, rel) {
-			files = append(files, rel)
+		if slices.Contains(files, rel) {
+			continue
+		}
+		files = append(files, rel)
+		fmt.Fprintf(w, "portable: %s: its entry %q runs `mcpsandbox serve --project` and holds no machine path; a sandboxed call can never write the file (protected)\n", rel, plan.PortableEntry(t))
+		if un := plan.Unchecked(t); len(un) > 0 {
+			fmt.Fprintf(w, "  not checked by init: review them before trusting this file: %s\n", strings.Join(un, "; "))
 		}
 	}
 	if len(files) > 0 {
-		fmt.Fprintf(w, "portable: %s hold no machine path and may be committed (git add %s); a sandboxed call can never write them (protected)\n",
-			strings.Join(files, ", "), strings.Join(quoteEach(files), " "))
+		fmt.Fprintf(w, "portable: init vouches only for its own entry in each: with that, the files may be committed (git add %s)\n", strings.Join(quoteEach(files), " "))
 	}
 	fmt.Fprintf(w, "your own policy for this checkout: %s (outside the checkout: `mcpsandbox serve --project` finds it; nothing committed changes what it allows)\n", o.PolicyOut)
 	fmt.Fprintf(w, "each teammate, with mcpsandbox on their PATH, runs in their own clone:\n  %s\n", teammateCommand(o))

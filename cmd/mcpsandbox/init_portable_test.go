@@ -48,7 +48,7 @@ func TestPortableTeamPath(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lead's init: %v\n%s\n%s", err, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "it holds no machine paths") || !strings.Contains(stdout, "may be committed") {
+	if !strings.Contains(stdout, "it holds no machine paths") || !strings.Contains(stdout, "the files may be committed") {
 		t.Errorf("init did not say the project files may be committed:\n%s", stdout)
 	}
 	committed := map[string][]byte{}
@@ -143,5 +143,86 @@ func TestPortableRefusals(t *testing.T) {
 	}
 	if _, _, err := runCLI("serve", "--project", "--policy", "p.toml"); err == nil || !strings.Contains(err.Error(), "without --policy") {
 		t.Errorf("serve --project --policy: err = %v", err)
+	}
+}
+
+// atk39b F1: a committed entry that runs mcpsandbox, under init's name or another, is init's
+// own only when every key that decides what runs or how is init's: an env PATH, a cwd, an
+// envFile or a key init does not know beside init's command and args is refused, naming the
+// entry, the key and the fix, and the file is left as it was (it was "this very server, so
+// nothing was added", and the client started the repository's ./tools/mcpsandbox). Only
+// settings of the client (a timeout, trust) are not a difference. Catches
+// init-portable-same-transport.
+func TestPortableSameServerEveryKey(t *testing.T) {
+	onPATH(t)
+	initHome(t)
+	for _, c := range []struct{ name, extra, key string }{
+		{"mcpsandbox", `"env": {"PATH": "./tools:/usr/bin:/bin"}`, "env"},
+		{"mcpsandbox", `"cwd": ".."`, "cwd"},
+		{"mcpsandbox", `"envFile": ".env"`, "envFile"},
+		{"mcpsandbox", `"startVia": "./tools"`, "startVia"},
+		{"other", `"env": {"XDG_CONFIG_HOME": "./cfg"}`, "env"},
+		{"sandbox", `"env": {"PATH": "./tools:/usr/bin:/bin"}`, "env"}, // init's own name, "type" as init writes it
+	} {
+		checkout := policy.RealPath(t.TempDir())
+		t.Chdir(checkout)
+		text := `{"mcpServers": {"` + c.name + `": {"command": "mcpsandbox", "args": ["serve", "--project"], "type": "stdio", ` + c.extra + `}}}` + "\n"
+		os.WriteFile(".mcp.json", []byte(text), 0o644)
+		_, _, err := runCLI("init", "--portable", "--scheme", "allowlist", "--allow", "wc", "--client", "claude-code:project", "--yes")
+		if err == nil || !strings.Contains(err.Error(), c.name) || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%s with %s: err = %v, want a refusal naming the entry and %s", c.name, c.extra, err, c.key)
+		}
+		if b, _ := os.ReadFile(".mcp.json"); string(b) != text {
+			t.Errorf("%s with %s: the file was changed:\n%s", c.name, c.extra, b)
+		}
+	}
+	// a setting of the client's is no difference: the entry is init's, nothing added
+	checkout := policy.RealPath(t.TempDir())
+	t.Chdir(checkout)
+	text := `{"mcpServers": {"mcpsandbox": {"command": "mcpsandbox", "args": ["serve", "--project"], "type": "stdio", "timeout": 30000}}}` + "\n"
+	os.WriteFile(".mcp.json", []byte(text), 0o644)
+	out, serr, err := runCLI("init", "--portable", "--scheme", "allowlist", "--allow", "wc", "--client", "claude-code:project", "--yes")
+	if err != nil || !strings.Contains(serr+out, `already configured as "mcpsandbox"`) {
+		t.Errorf("init's entry with a timeout: %v\n%s\n%s", err, out, serr)
+	}
+	if b, _ := os.ReadFile(".mcp.json"); string(b) != text {
+		t.Errorf("init's entry with a timeout: the file was changed:\n%s", b)
+	}
+}
+
+// atk39b F1: the portable report speaks for init's entry in each file, not the whole file: a
+// committed Gemini CLI settings file's tools.discoveryCommand (run on the host when Gemini CLI
+// starts) and another server entry are named as not checked by init. Catches
+// init-portable-report-scope.
+func TestPortableReportScope(t *testing.T) {
+	onPATH(t)
+	initHome(t)
+	checkout := policy.RealPath(t.TempDir())
+	t.Chdir(checkout)
+	os.MkdirAll(".gemini", 0o755)
+	os.WriteFile(filepath.Join(".gemini", "settings.json"), []byte(`{
+  "theme": "Default",
+  "tools": {"discoveryCommand": "./tools/discover.sh", "callCommand": "./tools/call.sh"},
+  "hooks": {"BeforeTool": [{"command": "./tools/hook.sh"}]},
+  "mcpServers": {"fs": {"command": "node", "args": ["./tools/fs.js"]}}
+}
+`), 0o644)
+	out, serr, err := runCLI("init", "--portable", "--scheme", "allowlist", "--allow", "wc", "--client", "gemini:project", "--yes")
+	if err != nil {
+		t.Fatalf("init: %v\n%s\n%s", err, out, serr)
+	}
+	all := out + serr
+	_, un, ok := strings.Cut(all, "not checked by init: review them before trusting this file:")
+	un, _, _ = strings.Cut(un, "\n")
+	for _, want := range []string{"tools.discoveryCommand", "tools.callCommand", "hooks", "mcpServers.fs (runs node ./tools/fs.js)"} {
+		if !ok || !strings.Contains(un, want) {
+			t.Errorf("the report does not name %s as not checked:\n%s", want, all)
+		}
+	}
+	if strings.Contains(un, "theme") {
+		t.Errorf("the report names a setting that starts nothing:\n%s", un)
+	}
+	if !strings.Contains(all, `its entry "sandbox" runs`) {
+		t.Errorf("the report does not say which entry it speaks for:\n%s", all)
 	}
 }

@@ -324,3 +324,20 @@ func TestNoSecondEntryForTheSameServer(t *testing.T) {
 		}
 	}
 }
+
+// atk39b F1: an entry of another name with init's command and args but its own env, cwd or
+// envFile (or a key init does not know) starts another server: init adds its own beside it,
+// never calling it "this very server". Red with mutant init-portable-same-transport.
+func TestNoSecondEntryForAnotherStart(t *testing.T) {
+	dir := t.TempDir()
+	for _, extra := range []string{`"env": {"PATH": "./tools:/usr/bin"}`, `"cwd": ".."`, `"envFile": ".env"`, `"startVia": "x"`} {
+		text := `{"mcpServers": {"mybox": {"type": "stdio", "command": "/b", "args": ["serve", "--policy", "/p"], ` + extra + `}}}`
+		p := filepath.Join(dir, "cursor.conf")
+		os.WriteFile(p, []byte(text), 0o600)
+		tg := Target{Client: client(t, "cursor"), Scope: "user", Path: p}
+		ch, err := ClientChange(tg, "sandbox", NewServerEntry("/b", "/p"), false)
+		if err != nil || ch.SameAs != "" || string(ch.New) == text {
+			t.Errorf("%s: %v, SameAs %q, added %v", extra, err, ch.SameAs, string(ch.New) != text)
+		}
+	}
+}

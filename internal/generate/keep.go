@@ -96,7 +96,13 @@ func (c Client) sameServer(a, b []byte) bool {
 		}
 		out := map[string]any{}
 		for k, v := range doc {
-			if !c.usersKey(k) {
+			// every key but the client's settings of the server: one init does not know may
+			// change what runs (atk39b F1)
+			run := !settingKeys[k]
+			if mutated("init-portable-same-transport") {
+				run = !c.usersKey(k)
+			}
+			if run {
 				out[k] = v
 			}
 		}
@@ -305,4 +311,74 @@ func toolsLeftOut(allowed, tools []string) []string {
 		}
 	}
 	return out
+}
+
+// settingKeys are the keys of an entry known to set only how the client treats a server it runs
+// (a timeout, which of its tools, whether it asks first, whether it starts it at all): never
+// what it starts, with which environment, where, or how it reaches it. Judging two entries
+// "the same server" every other key counts, known to init or not (atk39b F1: a list of
+// transport keys left a committed entry's env, cwd and envFile out, and the client started
+// another program under init's own command): a key init does not know may change what runs.
+var settingKeys = map[string]bool{
+	"timeout": true, "trust": true, "includeTools": true, "excludeTools": true, "description": true,
+	"disabled": true, "enabled": true, "autoApprove": true, "alwaysAllow": true, "disabledTools": true,
+	"startup_timeout_sec": true, "tool_timeout_sec": true, "enabled_tools": true, "disabled_tools": true,
+	"default_tools_approval_mode": true, "tools": true,
+}
+
+// runDiff names the keys on which two decoded entries differ in what runs or how: every key
+// but the client's settings of the server (settingKeys), known to init or not. None: the same
+// server, started or reached the same way.
+func runDiff(a, b map[string]any) []string {
+	if mutated("init-portable-same-transport") {
+		// the old subset: what it starts and with which arguments, or its URL
+		var out []string
+		for _, k := range []string{"command", "args", "url", "httpUrl", "serverUrl"} {
+			if !reflect.DeepEqual(a[k], b[k]) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	// an empty env, args or cwd is the same as none (a client writes `"env": {}`)
+	value := func(m map[string]any, k string) any {
+		switch v := m[k].(type) {
+		case map[string]any:
+			if len(v) == 0 {
+				return nil
+			}
+		case []any:
+			if len(v) == 0 {
+				return nil
+			}
+		case string:
+			if v == "" || k == "type" && v == "stdio" && m["command"] != nil {
+				return nil // stdio is what an entry with a command is, said or not
+			}
+		}
+		return m[k]
+	}
+	var out []string
+	for _, m := range []map[string]any{a, b} {
+		for k := range m {
+			if settingKeys[k] || slices.Contains(out, k) {
+				continue
+			}
+			if !reflect.DeepEqual(value(a, k), value(b, k)) {
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// runsMcpsandbox reports whether an entry's command is mcpsandbox, by name or by a path to it.
+func runsMcpsandbox(command string) bool {
+	base := command
+	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+		base = base[i+1:]
+	}
+	base = strings.TrimSuffix(strings.ToLower(base), ".exe")
+	return strings.HasPrefix(base, PortableCommand)
 }

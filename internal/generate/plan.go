@@ -2,6 +2,7 @@ package generate
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -211,6 +212,11 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 		cur = c.New
 		c.Label += ", " + t.Scope
 	}
+	if e.Portable {
+		if err := portableOthers(t, cur, name, e); err != nil {
+			return c, err
+		}
+	}
 	merged, err := Merge(t.Client, cur, name, e, replace)
 	if errors.Is(err, ErrExists) {
 		// The very same entry (init run twice) is no conflict: nothing to change. The same value
@@ -220,7 +226,7 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 		// Keys the user added to it (Gemini CLI's "timeout" or "trust", Codex's
 		// startup_timeout_sec) leave it the same entry too: replacing it would drop them.
 		if same, err := Merge(t.Client, cur, name, e, true); err == nil && (bytes.Equal(same, cur) || sameValue(t.Client.Format, cur, same) ||
-			sameWithExtras(t.Client, name, cur, same)) {
+			sameWithExtras(t.Client, name, cur, same)) && sameRun(t, cur, name, e) {
 			c.New = cur
 			return c, nil
 		}
@@ -231,7 +237,7 @@ func (c FileChange) Add(t Target, name string, e ServerEntry, replace bool) (Fil
 	}
 	// --force (given for the policy, say) replaces no entry that is already this one: the
 	// user's keys in it stay, and so does the client's layout
-	if replace && !bytes.Equal(merged, cur) && len(cur) > 0 && (sameValue(t.Client.Format, cur, merged) || sameWithExtras(t.Client, name, cur, merged)) {
+	if replace && !bytes.Equal(merged, cur) && len(cur) > 0 && (sameValue(t.Client.Format, cur, merged) || sameWithExtras(t.Client, name, cur, merged)) && sameRun(t, cur, name, e) {
 		c.New = cur
 		return c, nil
 	}
@@ -275,17 +281,101 @@ func sameServerAs(t Target, cur, merged []byte, name string) string {
 	if i < 0 {
 		return ""
 	}
-	ours := after[i]
+	ours := entryDoc(t, merged, after[i].Name)
 	before, err := listEntries(t, cur)
-	if err != nil {
+	if err != nil || ours == nil {
 		return ""
 	}
 	for _, w := range before {
-		if w.Name != name && w.Command == ours.Command && slices.Equal(w.Args, ours.Args) && w.URL == ours.URL {
+		// every key that decides what runs or how, not only command and args (atk39b F1)
+		if theirs := entryDoc(t, cur, w.Name); w.Name != name && theirs != nil && len(runDiff(theirs, ours)) == 0 {
 			return w.Name
 		}
 	}
 	return ""
+}
+
+// portableOthers refuses, for an entry of init --portable, any other entry of cur that runs
+// mcpsandbox otherwise than init's own does (atk39b F1): in a file the team commits, an entry
+// of another name with init's command and args and an env PATH, a cwd or an envFile of its own
+// starts whatever that finds, and init would have called it "this very server".
+func portableOthers(t Target, cur []byte, name string, e ServerEntry) error {
+	if mutated("init-portable-same-transport") || len(cur) == 0 {
+		return nil
+	}
+	ours := entryDoc(t, mustMerge(t, name, e), name)
+	list, err := listEntries(t, cur)
+	if err != nil || ours == nil {
+		return nil // judged where the file is merged
+	}
+	for _, w := range list {
+		if w.Name == name || !runsMcpsandbox(w.Command) {
+			continue
+		}
+		theirs := entryDoc(t, cur, w.Name)
+		if theirs == nil {
+			continue
+		}
+		if d := runDiff(theirs, ours); len(d) > 0 {
+			verb := "differs"
+			if len(d) > 1 {
+				verb = "differ"
+			}
+			return fmt.Errorf("%s: the entry %q runs mcpsandbox, but not as init --portable writes it: its %s %s (%s): "+
+				"in a file a team commits that may start another program than mcpsandbox, or serve another policy. "+
+				"Remove %q from the file (or make it exactly init's entry, %s), then run init again",
+				t.Path, w.Name, strings.Join(d, ", "), verb, showDiff(d, theirs, ours), w.Name, showEntry(ours))
+		}
+	}
+	return nil
+}
+
+// showDiff says, for each key of d, its value in theirs and in ours.
+func showDiff(d []string, theirs, ours map[string]any) string {
+	show := func(m map[string]any, k string) string {
+		v, ok := m[k]
+		if !ok {
+			return "none"
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		if r := []rune(string(b)); len(r) > 120 {
+			return string(r[:120]) + "…"
+		}
+		return string(b)
+	}
+	var out []string
+	for _, k := range d {
+		out = append(out, fmt.Sprintf("%s: %s there, %s in init's", k, show(theirs, k), show(ours, k)))
+	}
+	return strings.Join(out, "; ")
+}
+
+// sameRun reports whether entry name of cur runs e as init writes it: a key the carry over
+// takes for the user's (one init does not know) may change what runs (atk39b F1).
+func sameRun(t Target, cur []byte, name string, e ServerEntry) bool {
+	theirs, ours := entryDoc(t, cur, name), entryDoc(t, mustMerge(t, name, e), name)
+	return theirs != nil && ours != nil && len(runDiff(theirs, ours)) == 0
+}
+
+// mustMerge is entry e alone in a file of t's client (nil: it cannot be written there).
+func mustMerge(t Target, name string, e ServerEntry) []byte {
+	b, err := Merge(t.Client, nil, name, e, false)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// showEntry is a decoded entry as JSON, for a message.
+func showEntry(m map[string]any) string {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Sprint(m)
+	}
+	return string(b)
 }
 
 // ExistsError: the config already has a different server of that name.
@@ -317,6 +407,9 @@ func differs(t Target, cur []byte, name string, e ServerEntry) string {
 		ours = e.URL
 	}
 	if theirs == ours {
+		if d := runDiff(entryDoc(t, cur, name), entryDoc(t, mustMerge(t, name, e), name)); len(d) > 0 {
+			return "the same command, with another " + strings.Join(d, ", ") + ": compare them in the file"
+		}
 		return "the same command, with other settings: compare them in the file"
 	}
 	clip := func(s string) string {
@@ -429,6 +522,11 @@ func sameWithExtras(c Client, name string, cur, same []byte) bool {
 	}
 	if len(ea) == len(eb) {
 		return false // no key of the user's: the same value, which sameValue judges
+	}
+	// the keys only the file's entry has must be settings of the client (a timeout, trust),
+	// not an env, cwd or envFile that changes what init's command runs (atk39b F1)
+	if len(runDiff(ea, eb)) > 0 {
+		return false
 	}
 	sa[name] = eb
 	return reflect.DeepEqual(a, b)

@@ -23,8 +23,7 @@ func TestSameEntryWithTheUsersKeys(t *testing.T) {
       "command": "/home/me/bin/mcpsandbox",
       "args": ["serve", "--policy", "/home/me/.config/mcpsandbox/policy.toml"],
       "timeout": 60000,
-      "trust": true,
-      "cwd": "/home/me/proj"
+      "trust": true
     }
   }
 }
@@ -40,6 +39,18 @@ func TestSameEntryWithTheUsersKeys(t *testing.T) {
 	if c, err := ClientChange(gt, "sandbox", e, true); err != nil || !c.Unchanged() {
 		t.Fatalf("the entry with the user's keys, under --force: %v, unchanged %v\n%s", err, c.Unchanged(), c.New)
 	}
+	// A key that changes how the server is started (cwd, env, envFile, or one init does not
+	// know) makes it another server, whatever its command and args (atk39b F1).
+	for _, extra := range []string{`"cwd": "/home/me/proj"`, `"env": {"PATH": "./tools:/usr/bin"}`, `"envFile": ".env"`, `"startVia": "x"`} {
+		with := strings.Replace(gemini, `"trust": true`, `"trust": true, `+extra, 1)
+		os.WriteFile(gp, []byte(with), 0o600)
+		key := strings.Trim(strings.SplitN(extra, ":", 2)[0], `"`)
+		if _, err := ClientChange(gt, "sandbox", e, false); !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "with another "+key) {
+			t.Errorf("the entry with the user's keys and %s: %v, want ErrExists naming %s", extra, err, key)
+		}
+	}
+	gemini = strings.Replace(gemini, `"trust": true`, `"trust": true, "cwd": "/home/me/proj"`, 1)
+	os.WriteFile(gp, []byte(gemini), 0o600)
 	other := NewServerEntry("/home/me/bin/mcpsandbox", "/home/me/.config/mcpsandbox/docker.toml")
 	// A different entry under --force replaces the server (its command, args and cwd) and
 	// keeps the user's settings of it in the client (trial19: they were dropped).
