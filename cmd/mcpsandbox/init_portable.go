@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -68,6 +69,11 @@ func portableAnswers(o *InitOptions, env generate.Env) error {
 	}
 	if _, err := exec.LookPath(generate.PortableCommand); err != nil {
 		return fmt.Errorf("--portable: the entries run `%s` by name, and it is not on your PATH: install it in a directory on PATH (e.g. `CGO_ENABLED=0 go install ./cmd/mcpsandbox`, or put ~/bin on PATH), then run init again", generate.PortableCommand)
+	}
+	// the entry is looked up on PATH at each start: an entry ahead of the one found that a
+	// call could fill (./bin, "", a directory of the checkout) would be found first (atk39b F2)
+	if risky, found := projectpolicy.PathAhead(os.Getenv("PATH"), generate.PortableCommand, checkout); len(risky) > 0 {
+		return projectpolicy.PathAheadError("--portable", risky, found, "run init again")
 	}
 	o.Command = generate.PortableCommand // entryBinary checks the one PATH finds as any --command
 	o.PolicyOut = projectpolicy.Path(env.ConfigDir, checkout)

@@ -226,3 +226,76 @@ func TestPortableReportScope(t *testing.T) {
 		t.Errorf("the report does not say which entry it speaks for:\n%s", all)
 	}
 }
+
+// atk39b F2: serve refuses to run from an executable inside the checkout (--project) or the
+// workspace (plain serve), where a sandboxed call could replace it; the message names the path
+// and the fix. Catches serve-project-exe-in-checkout.
+func TestServeExecutableInCheckout(t *testing.T) {
+	onPATH(t)
+	initHome(t)
+	checkout := policy.RealPath(t.TempDir())
+	t.Chdir(checkout)
+	if _, serr, err := runCLI("init", "--portable", "--scheme", "allowlist", "--allow", "wc", "--client", "claude-code:project", "--yes"); err != nil {
+		t.Fatalf("init: %v\n%s", err, serr)
+	}
+	real := selfExecutable
+	t.Cleanup(func() { selfExecutable = real })
+	inside := filepath.Join(checkout, "bin", "mcpsandbox")
+	os.MkdirAll(filepath.Dir(inside), 0o755)
+	os.WriteFile(inside, []byte("#!/bin/sh\n"), 0o755)
+	selfExecutable = func() (string, error) { return inside, nil }
+	if _, _, err := runCLI("serve", "--project", "--check"); err == nil || !strings.Contains(err.Error(), inside) || !strings.Contains(err.Error(), "Install mcpsandbox outside it") {
+		t.Errorf("serve --project from %s: err = %v, want a refusal naming it and the fix", inside, err)
+	}
+	ws := policy.RealPath(t.TempDir())
+	inWS := filepath.Join(ws, "tools", "mcpsandbox")
+	os.MkdirAll(filepath.Dir(inWS), 0o755)
+	os.WriteFile(inWS, []byte("#!/bin/sh\n"), 0o755)
+	selfExecutable = func() (string, error) { return inWS, nil }
+	pol := filepath.Join(t.TempDir(), "p.toml")
+	if _, serr, err := runCLI("init", "--scheme", "allowlist", "--allow", "wc", "--workspace", ws, "--policy-out", pol, "--yes"); err != nil {
+		t.Fatalf("init: %v\n%s", err, serr)
+	}
+	if _, _, err := runCLI("serve", "--policy", pol, "--check"); err == nil || !strings.Contains(err.Error(), inWS) {
+		t.Errorf("serve from %s inside its workspace: err = %v, want a refusal naming it", inWS, err)
+	}
+	selfExecutable = real
+	if _, serr, err := runCLI("serve", "--policy", pol, "--check"); err != nil {
+		t.Errorf("serve from outside the workspace: %v\n%s", err, serr)
+	}
+}
+
+// atk39b F2: a PATH entry ahead of the mcpsandbox found that a call could fill (relative ./bin,
+// an empty one, a directory of the checkout) makes init --portable refuse, and serve --project
+// refuse too, naming the entry and what to change. Catches
+// init-portable-path-ahead.
+func TestPortablePathAhead(t *testing.T) {
+	bin := onPATH(t)
+	initHome(t)
+	checkout := policy.RealPath(t.TempDir())
+	t.Chdir(checkout)
+	rest := bin + string(os.PathListSeparator) + "/usr/bin"
+	for _, ahead := range []string{"./bin", "bin", "", filepath.Join(checkout, "bin")} {
+		t.Setenv("PATH", ahead+string(os.PathListSeparator)+rest)
+		_, _, err := runCLI("init", "--portable", "--scheme", "allowlist", "--allow", "wc", "--client", "claude-code:project", "--yes")
+		if err == nil || !strings.Contains(err.Error(), "PATH holds") || !strings.Contains(err.Error(), bin) {
+			t.Errorf("PATH %q ahead: err = %v, want a refusal naming it and %s", ahead, err, bin)
+		}
+		if _, err := os.Stat(".mcp.json"); err == nil {
+			t.Fatalf("PATH %q ahead: init wrote .mcp.json", ahead)
+		}
+	}
+	t.Setenv("PATH", rest+string(os.PathListSeparator)+"./bin") // after the one found: no matter
+	if _, serr, err := runCLI("init", "--portable", "--scheme", "allowlist", "--allow", "wc", "--client", "claude-code:project", "--yes"); err != nil {
+		t.Fatalf("init with ./bin after mcpsandbox: %v\n%s", err, serr)
+	}
+	if _, serr, err := runCLI("serve", "--project", "--check"); err != nil {
+		t.Fatalf("serve --project: %v\n%s", err, serr)
+	}
+	// the client's PATH, whatever started this serve (a bin/mcpsandbox a call wrote may start
+	// the real one by its path): its next start looks mcpsandbox up there
+	t.Setenv("PATH", "./bin"+string(os.PathListSeparator)+rest)
+	if _, _, err := runCLI("serve", "--project", "--check"); err == nil || !strings.Contains(err.Error(), `"./bin"`) {
+		t.Errorf("serve --project with ./bin ahead on PATH: err = %v, want a refusal naming it", err)
+	}
+}

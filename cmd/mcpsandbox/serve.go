@@ -122,12 +122,8 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	// every scheme's policy decides what runs (docker's image and mounts, e2b's template, not
-	// only allowlist's commands): one another user may replace is refused for each (atk33 F9)
-	if p.File != "" && !mutated("serve-policy-owned-any-scheme") {
-		if err := policy.CheckFileSafe(p.File); err != nil {
-			return fmt.Errorf("refusing to serve: %w", err)
-		}
+	if err := checkReplaceable(o, p); err != nil {
+		return err
 	}
 	if sc.Relay != nil && !o.Check { // a policy that wraps another server: serve is that relay
 		if o.HTTP != "" {
@@ -198,6 +194,48 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		log.Info("waiting for an MCP client on stdin (this is a server: start it from a client's config, or try `mcpsandbox demo`)")
 	}
 	return serve.Run(ctx, p, ex, so)
+}
+
+// checkReplaceable refuses to serve what someone else, or a sandboxed call, could replace: the
+// policy file, and serve's own executable (checkSelf).
+func checkReplaceable(o *ServeOptions, p *policy.Policy) error {
+	if err := checkSelf(o, p); err != nil {
+		return err
+	}
+	// every scheme's policy decides what runs (docker's image and mounts, e2b's template, not
+	// only allowlist's commands): one another user may replace is refused for each (atk33 F9)
+	if p.File != "" && !mutated("serve-policy-owned-any-scheme") {
+		if err := policy.CheckFileSafe(p.File); err != nil {
+			return fmt.Errorf("refusing to serve: %w", err)
+		}
+	}
+	return nil
+}
+
+// selfExecutable is serve's own executable (tests set it).
+var selfExecutable = os.Executable
+
+// checkSelf refuses to serve from an executable a sandboxed call could replace, inside the
+// policy's workspace (for --project, the checkout), and, for --project (the committed entry
+// runs `mcpsandbox` by name), with a PATH whose entries ahead of the mcpsandbox found a call
+// could fill (atk39b F2): the client's next start would run the call's program, unsandboxed.
+// Whatever started this serve (a program a call wrote there may have started the real one by
+// its path), the client's next start looks mcpsandbox up on this PATH.
+func checkSelf(o *ServeOptions, p *policy.Policy) error {
+	exe, err := selfExecutable()
+	if err != nil {
+		return fmt.Errorf("refusing to serve: cannot tell where this mcpsandbox is (%w), so not whether a sandboxed call could replace it", err)
+	}
+	if err := projectpolicy.CheckExecutable(exe, p.WorkspaceDir()); err != nil {
+		return err
+	}
+	if !o.Project {
+		return nil // the per-member entry names mcpsandbox by its path: PATH plays no part
+	}
+	if risky, found := projectpolicy.PathAhead(os.Getenv("PATH"), generate.PortableCommand, p.WorkspaceDir()); len(risky) > 0 {
+		return fmt.Errorf("refusing to serve: %w", projectpolicy.PathAheadError("serve --project", risky, found, "start the client again"))
+	}
+	return nil
 }
 
 // servedPolicy loads the policy serve runs: --policy, --default, or with --project this user's
