@@ -296,10 +296,9 @@ func (f *follower) jsResolve(t todoFile, dir string, ref jsRef) {
 		if m != nil && nodeBuiltin[m[1]] {
 			return
 		}
-		if ext := filepath.Ext(t.path); (ext == ".ts" || ext == ".tsx" || ext == ".mts" || ext == ".cts") && !strings.Contains(spec, ":") &&
-			!mutated("workspace-follow-ts-paths") && f.tsPaths(t, dir, spec) {
-			// a TypeScript file runs under tsx, ts-node or bun, which take the aliases; node
-			// runs compiled JS without them
+		if !strings.Contains(spec, ":") && !mutated("workspace-follow-ts-paths") && f.tsAliased(t, dir, spec) {
+			// a TypeScript file runs under tsx, ts-node or bun, which take the aliases, and so
+			// does any JS file once such a runner is named; node alone runs JS without them
 			return
 		}
 		if m == nil {

@@ -49,6 +49,11 @@ type follower struct {
 	scopes map[string]*jsScope // a directory's package scope
 	named  map[string]bool     // JS specifiers but relative ones resolved, by directory
 	tsconf map[string]*tsConf  // a directory's nearest tsconfig.json (nil: none)
+	// tsconfig "paths" apply to every JS program (a runner that applies them is named), the
+	// programs judged before that, and the work of matching patterns (tsconfig_linux.go)
+	tsOn      bool
+	tsPending []tsLater
+	tsCost    int
 }
 
 type todoFile struct {
@@ -100,6 +105,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 	if depth > maxProgramDepth {
 		return
 	}
+	f.tsWords(words)
 	bases := []string{f.g.ws, dir}
 	for i := range words {
 		words[i] = strings.Trim(words[i], `"'`+"`;&|()")
@@ -292,6 +298,7 @@ func (f *follower) follow() {
 			f.pyImports(t, dir, text)
 		case slices.Contains(jsExts[1:], ext) && ext != ".json" && ext != ".node" || shebang(text, "node") || shebang(text, "deno") || shebang(text, "bun"):
 			f.scope(t.by, dir) // its package.json steers what it loads, there or not
+			f.tsScope(t, dir)  // and its tsconfig.json, under a runner that applies it
 			done := map[jsRef]bool{}
 			jsRefs(text, func(r jsRef) bool {
 				if !done[r] {
