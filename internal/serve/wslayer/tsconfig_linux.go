@@ -109,7 +109,14 @@ type tsLater struct {
 func (f *follower) tsScope(t todoFile, dir string) {
 	switch {
 	case mutated("workspace-follow-ts-paths"):
-	case f.tsOn || tsFile(t.path):
+	case f.tsOn:
+		f.tsconfig(t.by, dir)
+	case tsFile(t.path):
+		// a TypeScript program runs under a runner that applies the aliases to every file it
+		// loads (a .js one too)
+		if !mutated("workspace-follow-ts-runner-paths") {
+			f.tsTurnOn()
+		}
 		f.tsconfig(t.by, dir)
 	case !mutated("workspace-follow-ts-runner-paths") && len(f.tsPending) < maxRun:
 		f.tsPending = append(f.tsPending, tsLater{t: t, dir: dir})

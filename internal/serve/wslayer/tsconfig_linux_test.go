@@ -126,6 +126,14 @@ func TestCommitTsconfigPathsUnderRunners(t *testing.T) {
 	project(ws, "apps/js")
 	wantRefused(t, ws, startsNamed, "apps/js/lib/x.js", "apps/js/tsconfig.json")
 
+	// a TypeScript program (whatever starts it) loads a .js file: the runner applies the
+	// aliases to that file too
+	ws = t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"ts": {"command": "apps/js/main.ts"}}}`)
+	write(t, filepath.Join(ws, "apps", "js", "main.ts"), "#!/usr/bin/env -S npx tsx\nimport './server.js';\n")
+	project(ws, "apps/js")
+	wantRefused(t, ws, startsNamed, "apps/js/lib/x.js", "apps/js/tsconfig.json")
+
 	// node alone: the aliases are not applied, the tsconfig is not the program's
 	ws = t.TempDir()
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"js": {"command": "node", "args": ["apps/js/server.js"]}}}`)
