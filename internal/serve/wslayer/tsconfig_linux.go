@@ -118,7 +118,8 @@ func (f *follower) tsScope(t todoFile, dir string) {
 			f.tsTurnOn()
 		}
 		f.tsconfig(t.by, dir)
-	case !mutated("workspace-follow-ts-runner-paths") && len(f.tsPending) < maxRun:
+	case !mutated("workspace-follow-ts-runner-paths"):
+		// one a file read: bounded by maxProgramReads
 		f.tsPending = append(f.tsPending, tsLater{t: t, dir: dir})
 	}
 }
@@ -140,7 +141,8 @@ func (f *follower) tsAliased(t todoFile, dir, spec string) bool {
 		f.tsTurnOn()
 	}
 	if !f.tsOn && !tsFile(t.path) {
-		if !mutated("workspace-follow-ts-runner-paths") && len(f.tsPending) < maxRun {
+		if !mutated("workspace-follow-ts-runner-paths") {
+			// one a (directory, specifier) jsResolve had not seen: bounded by maxRun
 			f.tsPending = append(f.tsPending, tsLater{t: t, dir: dir, spec: spec})
 		}
 		return false
