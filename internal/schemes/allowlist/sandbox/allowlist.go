@@ -116,30 +116,33 @@ type Executor struct {
 	// layerRoot holds the calls' workspace layers; "" = no transactional workspace here, and
 	// layerWhy says why (layer_linux.go).
 	layerRoot, layerWhy string
-	recoveries          wslayer.Recoveries // commits a dead serve left, finished at the start (serve audits them)
-	warm                chan *helperProc   // at most one pre-started helper: its start-up is off the call's path
-	warmMu              sync.Mutex         // orders a refill's start with Close
-	held                atomic.Int32       // calls' killed processes not yet ended (reapWithin)
-	warmMaking          sync.WaitGroup     // Close waits for it: a warm helper being started
-	netns               chan *callNS       // prepared network (IPC, UTS) namespaces for direct starts (netns_linux.go); nil: none
-	netnsFilling        atomic.Bool
-	userNSFails         atomic.Int32       // direct starts in a row whose user namespace failed (userNSRefused)
-	userNSOffUntil      atomic.Int64       // Unix ns: until then, calls go through the helper (userNSRefused)
-	layers              chan preparedLayer // workspace layers made ahead of calls (layerpool_linux.go)
-	layersFilling       atomic.Bool
-	layersMu            sync.Mutex      // orders a filler's start with Close (layerpool_linux.go)
-	layersMaking        sync.WaitGroup  // Close waits for it: a layer being made
-	mounts              *preparedMounts // a mount namespace made ahead of a call (mntns_linux.go); nil: none
-	mountsMu            sync.Mutex
-	mountsFilling       bool           // one is being made (under mountsMu)
-	mountsSkip          int            // calls left that prepare none (mntns_linux.go: mountsBackoff)
-	mountsMaking        sync.WaitGroup // Close waits for it: a namespace being made, or one no call took being dropped
-	unprepared          bool           // tests and benchmarks: calls make their own mount namespace
-	testReadFiles       []string       // tests: read paths every call's setup looks up (stuck_linux_test.go)
-	sslConf             []string       // OpenSSL's configuration file, read by every call (openssl_linux.go)
-	mountTable          mountTable     // serve's mount table, for mountListLocal (mounttable_linux.go)
-	egress              *egress        // nil: the policy lists no hosts (egress_linux.go)
-	closed              atomic.Bool
+	// layerBroken says why every call is refused: the layer could not be made for a passing
+	// reason at serve's start (layer_linux.go probeWorkspaceLayer)
+	layerBroken    string
+	recoveries     wslayer.Recoveries // commits a dead serve left, finished at the start (serve audits them)
+	warm           chan *helperProc   // at most one pre-started helper: its start-up is off the call's path
+	warmMu         sync.Mutex         // orders a refill's start with Close
+	held           atomic.Int32       // calls' killed processes not yet ended (reapWithin)
+	warmMaking     sync.WaitGroup     // Close waits for it: a warm helper being started
+	netns          chan *callNS       // prepared network (IPC, UTS) namespaces for direct starts (netns_linux.go); nil: none
+	netnsFilling   atomic.Bool
+	userNSFails    atomic.Int32       // direct starts in a row whose user namespace failed (userNSRefused)
+	userNSOffUntil atomic.Int64       // Unix ns: until then, calls go through the helper (userNSRefused)
+	layers         chan preparedLayer // workspace layers made ahead of calls (layerpool_linux.go)
+	layersFilling  atomic.Bool
+	layersMu       sync.Mutex      // orders a filler's start with Close (layerpool_linux.go)
+	layersMaking   sync.WaitGroup  // Close waits for it: a layer being made
+	mounts         *preparedMounts // a mount namespace made ahead of a call (mntns_linux.go); nil: none
+	mountsMu       sync.Mutex
+	mountsFilling  bool           // one is being made (under mountsMu)
+	mountsSkip     int            // calls left that prepare none (mntns_linux.go: mountsBackoff)
+	mountsMaking   sync.WaitGroup // Close waits for it: a namespace being made, or one no call took being dropped
+	unprepared     bool           // tests and benchmarks: calls make their own mount namespace
+	testReadFiles  []string       // tests: read paths every call's setup looks up (stuck_linux_test.go)
+	sslConf        []string       // OpenSSL's configuration file, read by every call (openssl_linux.go)
+	mountTable     mountTable     // serve's mount table, for mountListLocal (mounttable_linux.go)
+	egress         *egress        // nil: the policy lists no hosts (egress_linux.go)
+	closed         atomic.Bool
 
 	protect     []protPat       // the effective protect list
 	protectList []string        // the same, as written (each commit's rules start from it: built once)

@@ -27,21 +27,33 @@ func (e *Executor) probeWorkspaceLayer() {
 		e.layerWhy = "switched off (mutant)"
 		return
 	}
+	// A layer that could not be made for a passing reason (the layers' disk or inodes full at
+	// that moment, a permission) turned the transactional workspace off for serve's life, without
+	// a word: calls then wrote the workspace directly, a new .envrc or CLAUDE.md landing (attack
+	// round atk40, F9). Such a failure now refuses every call (broken); only a host that cannot
+	// mount an overlay on this workspace at all runs calls without the layer, as documented.
+	broken := func(why string) {
+		e.layerWhy = why + ": calls are refused until serve is restarted with the layer working (free space or inodes there, then restart)"
+		if !mutated("workspace-layer-probe-open") {
+			e.layerBroken = e.layerWhy
+		}
+		e.log.Warn("transactional workspace unavailable", "why", e.layerWhy)
+	}
 	root, err := wslayer.Root()
 	if err != nil {
-		e.layerWhy = err.Error()
+		broken("the call layers' directory: " + err.Error())
 		return
 	}
-	l, err := wslayer.New(root, e.ws)
+	l, err := newProbeLayer(root, e.ws)
 	if err != nil {
-		e.layerWhy = err.Error()
+		broken("a call layer could not be made: " + err.Error())
 		return
 	}
 	defer l.Remove()
 	pc := e.cmds[e.names[0]]
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		e.layerWhy = err.Error()
+		broken(err.Error())
 		return
 	}
 	defer devnull.Close()
@@ -52,6 +64,10 @@ func (e *Executor) probeWorkspaceLayer() {
 		err = fmt.Errorf("probe exited %d: %s", res.ExitCode, res.Stderr)
 	}
 	if err != nil {
+		if passing(err.Error()) {
+			broken("the probe of a call's layer failed (" + err.Error() + ")")
+			return
+		}
 		e.layerWhy = "overlayfs could not be mounted on the workspace here (" + err.Error() + "): calls write the workspace directly, judged by path rules only"
 		e.log.Warn("transactional workspace unavailable", "why", e.layerWhy)
 		return
@@ -60,6 +76,25 @@ func (e *Executor) probeWorkspaceLayer() {
 	rs := wslayer.Recover(root, e.ws, func() (wslayer.Rules, error) { return e.commitRules(), nil })
 	wslayer.LogRecovered(e.log, rs)
 	e.recoveries.Add(rs)
+}
+
+// newProbeLayer makes the probe's layer (a test makes it fail as a full disk would).
+var newProbeLayer = wslayer.New
+
+// RuleLayerUnavailable refuses a call when its writes cannot have a layer of their own for a
+// passing reason (atk40 F9).
+const RuleLayerUnavailable = "workspace.layer_unavailable"
+
+// passing says whether a probe's failure reads as a passing state of the machine (space, inodes,
+// memory, descriptors, quota) rather than a host that cannot mount an overlay here.
+func passing(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, w := range []string{"no space", "enospc", "quota", "edquot", "cannot allocate", "enomem", "too many open files", "emfile", "enfile", "resource temporarily unavailable", "eagain"} {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // workspaceLayer is the transactional workspace's row in the layer report.
@@ -89,6 +124,9 @@ func madeMark(ws string) string {
 // inLayer runs a call with its writes in a layer of their own, then commits them (checked) or
 // discards them. A watchdog stops a call whose layer passes limits.workspace_quota.
 func (e *Executor) inLayer(ctx context.Context, c executor.Call, chk *checked, run func(context.Context) (*executor.Result, error)) (*executor.Result, error) {
+	if e.layerBroken != "" {
+		return nil, executor.Refuse(RuleLayerUnavailable, "the transactional workspace is unavailable: %s", e.layerBroken)
+	}
 	if e.layerRoot == "" {
 		return run(ctx)
 	}

@@ -1,11 +1,20 @@
 package sandbox
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
+	"golang.org/x/sys/unix"
 )
 
 // A home's config that is a link into the workspace (a dotfiles repository as the workspace:
@@ -61,4 +70,28 @@ func mapValues(m map[string]string) []string {
 		out = append(out, k+": "+v)
 	}
 	return out
+}
+
+// A call layer that cannot be made at serve's start for a passing reason (its disk full) no
+// longer turns the transactional workspace off for serve's life without a word: every call is
+// refused, naming why and what to do (atk40 F9). Red when the layer is then left off (mutant
+// workspace-layer-probe-open: the call's .envrc lands directly).
+func TestLayerProbeFailureRefusesCalls(t *testing.T) {
+	newProbeLayer = func(root, ws string) (*wslayer.Layer, error) {
+		return nil, fmt.Errorf("mkdir %s/x: %w", root, syscall.ENOSPC)
+	}
+	t.Cleanup(func() { newProbeLayer = wslayer.New })
+	e := pythonExecutor(t, nil, false)
+	if !e.attr.has(unix.CLONE_NEWNS) {
+		t.Skip("SKIP: no mount namespace here: the layer is never probed")
+	}
+	args, _ := json.Marshal(map[string]any{"command": "python3", "args": []string{"-c", "open('.envrc', 'w').write('eval evil')"}})
+	_, err := e.run(context.Background(), executor.Call{Args: args, Timeout: 20 * time.Second, MaxOutput: 64 << 10})
+	var ref *executor.Refusal
+	if !errors.As(err, &ref) || ref.Rule != RuleLayerUnavailable || !strings.Contains(err.Error(), "no space left") {
+		t.Errorf("the call: %v, want refused by %s naming the disk", err, RuleLayerUnavailable)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, ".envrc")); err == nil {
+		t.Errorf("the call's .envrc reached the workspace with no layer")
+	}
 }
