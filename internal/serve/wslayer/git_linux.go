@@ -89,6 +89,8 @@ type gitGuard struct {
 	foldCache map[string]string
 	// runIndex maps the folded paths of run (as written and resolved) to the run path
 	runIndex map[string]string
+	// envs are the interpreter environments the walk found by their markers (envmarks_linux.go)
+	envs map[string]string
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).
@@ -175,6 +177,9 @@ func (g *gitGuard) match(rel string) string {
 		return why
 	}
 	if why := g.runMatch(rel); why != "" {
+		return why
+	}
+	if why := g.envMatch(rel); why != "" {
 		return why
 	}
 	abs := filepath.Join(g.ws, filepath.FromSlash(rel))
@@ -314,6 +319,9 @@ func (g *gitGuard) made(dir string) bool {
 // the directories to look at next; stop when a bound is passed.
 func (g *gitGuard) list(d string, n, files *int) (subs []string, stop bool) {
 	ents, _ := os.ReadDir(d)
+	if g.envAt(d, ents) {
+		return nil, false // an interpreter environment: protected whole
+	}
 	for _, e := range ents {
 		p := filepath.Join(d, e.Name())
 		// a file is only a name in its directory's listing (no open, no stat): files count

@@ -12,6 +12,7 @@ import (
 	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/serve/wslayer"
 )
 
 // Bounds of the walk for protected paths below the workspace's top level.
@@ -55,7 +56,7 @@ func (e *Executor) nestedProtected() (found, linked []string, err error) {
 			return errNestedStop
 		}
 		rel := strings.TrimPrefix(p, e.ws+"/")
-		if !e.protectedName(rel, d.Name()) {
+		if !e.protectedName(rel, d.Name()) && !(d.IsDir() && wslayer.EnvMarker(p) != "") && wslayer.EnvPathHook(rel) == "" {
 			if hide && d.Type().IsRegular() {
 				if info, err := d.Info(); err == nil {
 					if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
@@ -84,6 +85,11 @@ func (e *Executor) nestedProtected() (found, linked []string, err error) {
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("look for protected paths in the workspace: %w", err)
+	}
+	for _, r := range e.envRootParts() { // the workspace root is an interpreter environment
+		if !top[r] && !slices.Contains(found, r) {
+			found = append(found, r)
+		}
 	}
 	for r := range prot.roots { // nested repositories' hooks directories found on the way
 		if !top[r] && !slices.Contains(found, r) && within(e.ws, r) {

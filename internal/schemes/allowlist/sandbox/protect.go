@@ -254,6 +254,9 @@ func (p *protection) match(path string) string {
 			}
 		}
 	}
+	if why := e.envMatch(path); why != "" {
+		return why
+	}
 	for d := path; within(e.ws, d); d = filepath.Dir(d) {
 		if isGitDir(d) {
 			return rel(e.ws, d) + " (a git directory)"
