@@ -91,6 +91,8 @@ type gitGuard struct {
 	runIndex map[string]string
 	// envs are the interpreter environments the walk found by their markers (envmarks_linux.go)
 	envs map[string]string
+	// rcPrefix are the names an .envrc or mise config loads by a prefix (rcloads_linux.go)
+	rcPrefix map[string][]rcPrefix
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).

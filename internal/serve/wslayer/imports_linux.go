@@ -288,6 +288,7 @@ func (g *gitGuard) runs() []string {
 		if cut && g.runCut == "" {
 			g.runCut = fmt.Sprintf("programs from a config longer than %d KiB", maxProgramFile>>10)
 		}
+		f.rcLoads(file, string(b)) // what an .envrc or mise config loads, there or not
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
@@ -343,6 +344,9 @@ func (g *gitGuard) runMatch(rel string) string {
 				break
 			}
 		}
+	}
+	if why := g.rcPrefixMatch(rel); why != "" {
+		return why
 	}
 	if g.runCut != "" {
 		return "the protected agents' and editors' configs start " + g.runCut + " (the check's bound): what it did not read may start this path, so it is not judged, and not applied; fewer programs named in those configs fix it"
