@@ -125,6 +125,14 @@ var roundatk18a = []string{".Rprofile", ".Renviron", ".ghci", ".irbrc", ".pryrc"
 // content is to review, as pyproject.toml's.)
 var roundatk31 = []string{".augment-guidelines", ".augment", ".idx", ".gitpod.yml", ".gitpod.Dockerfile", ".replit", "replit.nix"}
 
+// roundatk40 are what the lists above missed (attack round atk40, F4): in-project package
+// directories that the host's next run of the project loads code from, beside the protected
+// node_modules and .venv: Yarn Plug'n'Play's package archives (.pnp.cjs, protected, loads them)
+// and its editor SDKs (VS Code starts .yarn/sdks' TypeScript server), Composer's autoloader and
+// the plugin list it loads on every composer command, bundler's in-project gems, and the OCaml
+// toplevel's .ocamlinit (read from the current directory, as .ghci).
+var roundatk40 = []string{".yarn/cache", ".yarn/sdks", ".yarn/unplugged", "vendor/autoload.php", "vendor/composer", "vendor/bundle", ".ocamlinit"}
+
 // agents are the coding agents' project files, one entry per agent and kind: instruction
 // (context) files, skills, MCP server configs, hooks and rules. An agent's files are listed
 // together so a sibling of a protected one is not missed (attack round atk37, F4: Kilo Code's
@@ -208,6 +216,9 @@ func init() {
 	}
 	if !mutated("protect-roundatk18a") {
 		DefaultProtect = append(DefaultProtect, roundatk18a...)
+	}
+	if !mutated("protect-roundatk40") {
+		DefaultProtect = append(DefaultProtect, roundatk40...)
 	}
 	if !mutated("protect-agents-atk37") {
 		for _, f := range agentFiles() {

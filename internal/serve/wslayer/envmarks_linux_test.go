@@ -81,3 +81,11 @@ func TestCommitProtectsSitePackagesStartupFiles(t *testing.T) {
 		"vendor/lib/site-packages/sitecustomize.cpython-311-x86_64-linux-gnu.so", "vendor/lib/Site-Packages/ZZ.PTH"},
 		[]string{"models/model.pth", "vendor/lib/site-packages/mypkg.py", "src/sitecustomize_notes.md"})
 }
+
+// Round atk40's in-project package directories on the protect list (Yarn PnP's archives and
+// SDKs, Composer's autoloader and plugin list, bundler's in-project gems, .ocamlinit) are
+// refused; a file beside them is applied.
+func TestCommitRefusesRoundAtk40Files(t *testing.T) {
+	commitRefuses(t, []string{".yarn/cache/lodash-npm-4.17.21-x.zip", ".yarn/sdks/typescript/lib/tsserver.js", "vendor/autoload.php",
+		"vendor/composer/installed.json", "vendor/bundle/ruby/3.1.0/gems/rake-13.0.6/lib/rake.rb", ".ocamlinit"}, "vendor/modules.txt")
+}
