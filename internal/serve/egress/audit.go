@@ -34,6 +34,9 @@ func (d Decision) Entry(server, session, policyHash string) audit.Entry {
 	if d.Call != "" && !mutated("egress-call-unnamed") {
 		a["call"] = d.Call
 	}
+	if d.DuringCall != "" {
+		a["during_call"] = d.DuringCall
+	}
 	dec := AuditDenied
 	switch {
 	case d.Rule == RuleLogRate:
@@ -64,6 +67,7 @@ func showDecision(d *Decision) {
 	d.Method = shownName(d.Method)
 	d.Client = shownName(d.Client)
 	d.Call = shownName(d.Call)
+	d.DuringCall = shownName(d.DuringCall)
 	d.Addr = shownName(d.Addr)
 }
 

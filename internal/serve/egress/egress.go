@@ -114,11 +114,16 @@ type Decision struct {
 	// Call is the id of the call the sandbox serves ("" when not known): the audit line's
 	// arguments.call, which joins the decision to that call's started and outcome lines
 	// (atk39 F5). Not the line's own "call", which pairs a call's started line with its outcome.
-	Call    string `json:"call,omitempty"`
-	Host    string `json:"host"`
-	Port    int    `json:"port"`
-	Addr    string `json:"addr,omitempty"` // the address connected to
-	Allowed bool   `json:"allowed"`
+	Call string `json:"call,omitempty"`
+	// DuringCall is the call that ran when a connection was made whose process may be another
+	// call's (a session container's background processes outlive the call that started them):
+	// the line's arguments.during_call, set instead of Call. Naming it Call blamed a call that
+	// made no connection (atk39b F9).
+	DuringCall string `json:"during_call,omitempty"`
+	Host       string `json:"host"`
+	Port       int    `json:"port"`
+	Addr       string `json:"addr,omitempty"` // the address connected to
+	Allowed    bool   `json:"allowed"`
 	// Rule is the host rule that allowed the request (as canonically written, e.g. "pypi.org"),
 	// or the check that refused it: the policy key (not listed), or one of RuleDeniedAddr,
 	// RuleSNI, RuleNotTLS, RuleHostHeader, RuleBadRequest, RuleLimit, RuleUpstream; or, for a
@@ -317,6 +322,9 @@ func (p *Proxy) ServeConn(c net.Conn) {
 	}
 	if cc, ok := c.(interface{ CallID() string }); ok {
 		d.Call = cc.CallID() // the call the sandbox ran when it connected (atk39 F5)
+	}
+	if cc, ok := c.(interface{ DuringCallID() string }); ok {
+		d.DuringCall = cc.DuringCallID() // a call that ran then, not necessarily the connecting one (atk39b F9)
 	}
 	select {
 	case p.sem <- struct{}{}:

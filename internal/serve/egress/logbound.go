@@ -61,6 +61,7 @@ func clipDecision(d *Decision) {
 	d.Method = clip(d.Method, maxLogShort)
 	d.Client = clip(d.Client, maxLogShort)
 	d.Call = clip(d.Call, maxLogShort)
+	d.DuringCall = clip(d.DuringCall, maxLogShort)
 	d.Addr = clip(d.Addr, maxLogShort)
 	d.Rule = clip(d.Rule, maxLogRule)
 }

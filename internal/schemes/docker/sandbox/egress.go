@@ -255,10 +255,14 @@ type boxEgress struct {
 	proxy   *egress.Proxy
 	session atomic.Pointer[string]
 	call    atomic.Pointer[string] // the call the container runs now ("" between a session's calls)
-	conns   atomic.Int64           // connections accepted, refused ones included (tests)
-	wg      sync.WaitGroup
-	done    chan struct{}
-	once    sync.Once
+	// shared says the container serves a session's calls in turn (markShared): a process one
+	// call left may connect during another, so a connection names the call that ran then as
+	// during_call, never as its call (atk39b F9).
+	shared atomic.Bool
+	conns  atomic.Int64 // connections accepted, refused ones included (tests)
+	wg     sync.WaitGroup
+	done   chan struct{}
+	once   sync.Once
 }
 
 // startEgress prepares the egress of a host-list policy; nil, nil when the policy has none.
@@ -373,6 +377,14 @@ func (b *boxEgress) setCall(id string) {
 	}
 }
 
+// markShared says the container serves a session's calls: its background processes outlive
+// the call that started them.
+func (b *boxEgress) markShared() {
+	if b != nil && !mutated("docker-egress-during-call") {
+		b.shared.Store(true)
+	}
+}
+
 func (b *boxEgress) callID() string {
 	if p := b.call.Load(); p != nil {
 		return *p
@@ -393,10 +405,15 @@ type sandboxConn struct {
 	addr          net.Addr
 	head          headWatch // for the bound across containers: evict headless ones first
 	call          string    // the call the container ran when it connected (atk39 F5)
+	during        string    // the same, in a session's container: not known to be the connecting call's
 }
 
 // CallID is the call the connection was made in, for its decision (egress.Decision.Call).
 func (c *sandboxConn) CallID() string { return c.call }
+
+// DuringCallID is the call a session's container ran when the connection was made: the
+// connecting process may be one an earlier call left (egress.Decision.DuringCall).
+func (c *sandboxConn) DuringCallID() string { return c.during }
 
 func (c *sandboxConn) Read(p []byte) (int, error) {
 	n, err := c.UnixConn.Read(p)
@@ -430,6 +447,9 @@ func (b *boxEgress) serve() {
 		}
 		b.conns.Add(1)
 		sc := &sandboxConn{UnixConn: c, addr: addr, call: b.callID()}
+		if b.shared.Load() {
+			sc.call, sc.during = "", sc.call
+		}
 		a := b.s.share.admit(b, sc, sc.head.in)
 		if a.victim != nil {
 			b.s.evicted(a.victim, b)
@@ -474,7 +494,7 @@ func (s *egressState) refuseFull(c *sandboxConn, b *boxEgress, a admission) {
 	// counted into its summaries (they were once only mentioned in the next refusal's text,
 	// which the audit's counts never saw, and the last second's not at all)
 	if !mutated("docker-egress-full-audit") {
-		b.proxy.Record(egress.Decision{Time: time.Now(), Client: b.name, Call: c.call, Method: "?", Rule: egress.RuleLimit, Reason: why})
+		b.proxy.Record(egress.Decision{Time: time.Now(), Client: b.name, Call: c.call, DuringCall: c.during, Method: "?", Rule: egress.RuleLimit, Reason: why})
 	}
 	now := time.Now().UnixNano()
 	if last := s.lastFull.Load(); now-last >= int64(time.Second) && s.lastFull.CompareAndSwap(last, now) {

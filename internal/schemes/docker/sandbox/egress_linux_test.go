@@ -463,3 +463,61 @@ func TestEgressLinesNameTheCall(t *testing.T) {
 		t.Errorf("%d egress lines, want 4", seen)
 	}
 }
+
+// In a session's container a process one call left runs on into the next calls, so a connection
+// made while call B runs may be call A's: its line names B as during_call, never as its call
+// (atk39b F9: arguments.call named B, a call that made no connection). A per-call container's
+// processes are all its call's: its lines keep arguments.call.
+func TestSessionEgressNamesTheCallRunningNotTheCaller(t *testing.T) {
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	s := &egressState{dir: t.TempDir(), quota: 4, share: newEgressShare(8, 4), boxes: map[*boxEgress]bool{},
+		draining: make(chan struct{}, 64), polAudit: auditPath, server: "test", warn: func(string, ...any) {}}
+	s.popts.Key = "docker.network"
+	ask := func(b *boxEgress, host string) {
+		c := dialBox(t, b)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", host, host)
+		io.ReadAll(c)
+	}
+	sess, err := s.open("0123456789abcdef", "mcpsandbox-0123456789abcdef")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := s.open("fedcba9876543210", "mcpsandbox-fedcba9876543210")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.setSession("sess")
+	sess.markShared()
+	sess.setCall("call-b")
+	one.setSession("sess")
+	one.setCall("call-c")
+	ask(sess, "background.test")
+	ask(one, "own.test")
+	time.Sleep(200 * time.Millisecond) // a decision is written when its handler returns
+	s.close()
+	type args struct {
+		Host       string
+		Call       *string
+		DuringCall *string `json:"during_call"`
+	}
+	seen := map[string]args{}
+	for _, e := range auditEntries(t, auditPath) {
+		var a args
+		json.Unmarshal(e.Arguments, &a)
+		seen[a.Host] = a
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "(none)"
+		}
+		return *p
+	}
+	if a, ok := seen["background.test"]; !ok || a.Call != nil || str(a.DuringCall) != "call-b" {
+		t.Errorf("session container's line: arguments.call %s, during_call %s; want no call and during_call call-b", str(a.Call), str(a.DuringCall))
+	}
+	if a, ok := seen["own.test"]; !ok || str(a.Call) != "call-c" || a.DuringCall != nil {
+		t.Errorf("per-call container's line: arguments.call %s, during_call %s; want call call-c and no during_call", str(a.Call), str(a.DuringCall))
+	}
+}

@@ -479,6 +479,7 @@ func (e *Executor) startSessionBox(ctx context.Context, id string, hardStop time
 		}
 	}
 	b.eg.setSession(id)
+	b.eg.markShared()
 	sb := &sessBox{b: b, end: make(chan struct{})}
 	go func() {
 		defer close(sb.end)
