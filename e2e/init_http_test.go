@@ -304,6 +304,7 @@ func TestInitWizardClientsOfARunningServerNoClient(t *testing.T) {
 	w.step("Configure which clients?", "\x1b[D"+enter) // none
 	w.expect("add this server to your MCP client by hand, as")
 	w.expect(url + " (with Authorization: Bearer $" + httpTokVar + ")")
+	w.expect("init --http " + url + " --token-env " + httpTokVar + " --client ID (") // to add it later (trial40 F10)
 	if err := w.exit(); err != nil {
 		t.Fatalf("wizard exited: %v\n%s", err, w.seen.String())
 	}

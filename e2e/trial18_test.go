@@ -11,7 +11,8 @@ import (
 // owns; "Write them?" yes; the trial call refuses the workspace (containers run as nobody
 // there) and init ended, every answer lost. Now the wizard keeps them and offers to try again:
 // a retry before the fix fails the same way and nothing is written; after the chown (as the
-// hint says, done in another terminal) the same answers are written. Catches wizard-write-exit.
+// hint says, done in another terminal) the same answers are written. Catches wizard-write-exit
+// and init-wizard-retry-says-run-again.
 func TestWizardKeepsAnswersWhenTheTrialCallFails(t *testing.T) {
 	img := dockerTestImage(t)
 	if os.Geteuid() != 0 {
@@ -29,6 +30,7 @@ func TestWizardKeepsAnswersWhenTheTrialCallFails(t *testing.T) {
 	w.step("Mount it writable?", "y"+enter)
 	w.step("network access?", enter)
 	w.step("Containers to keep pre-started", "2"+enter)
+	w.step("needs a read-only workspace", enter) // call: the workspace stays writable (trial40 F2)
 	w.step("Container runtime", enter)
 	if !goesOn(w) {
 		return // this build's serve cannot run docker: said so, nothing written
@@ -39,6 +41,10 @@ func TestWizardKeepsAnswersWhenTheTrialCallFails(t *testing.T) {
 	w.step("Write the policy to", enter)
 	w.step("Write them?", enter)
 	w.expect("could not create a file in it")
+	// the way on is the menu's Try again, not a new init (trial40 F10)
+	if got := w.expect("then choose Try again below", "then run init again"); got != "then choose Try again below" {
+		t.Errorf("the hint says to run init again above the menu's Try again:\n%s", w.seen.String())
+	}
 	w.expect("your answers are kept")
 	w.step("What now?", enter) // try again, unfixed: refused again, the menu again
 	w.expect("could not create a file in it")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,26 +27,27 @@ import (
 
 // InitOptions are init's flags; the wizard fills what they leave out.
 type InitOptions struct {
-	IO        *Factory
-	A         generate.Answers
-	Clients   []string
-	Project   string
-	PolicyOut string
-	Policy    string // an existing policy the entries run, left as it is (--policy)
-	Command   string // the mcpsandbox binary clients run
-	Yes       bool
-	Print     bool
-	Force     bool
-	Verify    bool
-	Portable  bool              // project files a team commits, this user's policy for the checkout (init_portable.go)
-	set       func(string) bool // whether a flag was given
-	given     []string          // the flags given, by name
-	baseFrom  string            // the policy file the wizard started from ("" = none)
-	clients   bool              // only the clients of the server answering at --http (no policy)
-	bin       string            // the binary the entries run (entryBinary)
-	wrap      wrapFlags         // init --wrap / --unwrap (init_wrap.go)
-	schemeOf  map[string]string // each scheme's own flags: the scheme, by flag name
-	flags     *pflag.FlagSet
+	IO           *Factory
+	A            generate.Answers
+	Clients      []string
+	Project      string
+	PolicyOut    string
+	Policy       string // an existing policy the entries run, left as it is (--policy)
+	Command      string // the mcpsandbox binary clients run
+	Yes          bool
+	Print        bool
+	Force        bool
+	Verify       bool
+	Portable     bool              // project files a team commits, this user's policy for the checkout (init_portable.go)
+	set          func(string) bool // whether a flag was given
+	given        []string          // the flags given, by name
+	baseFrom     string            // the policy file the wizard started from ("" = none)
+	clients      bool              // only the clients of the server answering at --http (no policy)
+	clientsAsked bool              // the wizard asked the clients (asked again, o.Clients are the defaults)
+	bin          string            // the binary the entries run (entryBinary)
+	wrap         wrapFlags         // init --wrap / --unwrap (init_wrap.go)
+	schemeOf     map[string]string // each scheme's own flags: the scheme, by flag name
+	flags        *pflag.FlagSet
 }
 
 // clientIDsMark stands in init's help for the list of client ids until the help is shown:
@@ -223,16 +225,25 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		}
 		if confirm && wiz && !plan.Unchanged() {
 			plan.Preview(o.IO.Out)
-			ok, err := ask.confirm("Write them?", true)
+			pick, err := atPreview(o, env, ask)
 			if err != nil {
 				return err
 			}
-			if !ok {
+			if pick == previewQuit {
 				return errors.New("nothing written")
+			}
+			if pick == previewChange {
+				if err := changeAnswers(ctx, o, env, ask); err != nil {
+					return err
+				}
+				continue // planned again from the answers as they are now, and shown again
 			}
 		}
 		if res, err = plan.Write(ctx, os.Environ(), startTimeout, o.IO.ErrOut); err == nil {
 			break
+		}
+		if ctx.Err() != nil && !mutated("init-check-cancel-wording") {
+			return cancelledWrite(err)
 		}
 		if confirm, err = afterFailedWrite(ctx, o, env, ask, err); err != nil {
 			return err
@@ -251,7 +262,7 @@ func runInit(ctx context.Context, o *InitOptions) error {
 	}
 	if o.clients { // a running server's clients: no policy to verify or serve
 		if wiz && len(o.Clients) == 0 {
-			noClientPicked(w, plan.ClientEntry)
+			noClientPicked(w, o, plan.ClientEntry)
 		} else if o.Print && len(o.Clients) == 0 && !mutated("init-print-http-cursor-form") {
 			printedFor(w, plan.ClientEntry, plan.GenericFor)
 		}
@@ -276,9 +287,22 @@ func printedFor(w io.Writer, entry generate.ServerEntry, genericFor string) {
 	}
 }
 
-// noClientPicked: the wizard's user picked no client; the entry to add by hand.
-func noClientPicked(w io.Writer, entry generate.ServerEntry) {
+// noClientPicked: the wizard's user picked no client; the entry to add by hand, and the init
+// that adds it to a client later (trial40 F10): the policy's entries with --policy, a URL's with
+// --http (a running server's, or the serve --http this policy is for).
+func noClientPicked(w io.Writer, o *InitOptions, entry generate.ServerEntry) {
 	fmt.Fprintf(w, "no client picked: add this server to your MCP client by hand, as\n  %s\n", entry)
+	if mutated("init-wizard-no-client-later") {
+		return
+	}
+	later := "init --policy " + shellword.Quote(o.PolicyOut)
+	if entry.URL != "" {
+		later = "init --http " + shellword.Quote(entry.URL)
+		if entry.TokenEnv != "" {
+			later += " --token-env " + entry.TokenEnv
+		}
+	}
+	fmt.Fprintf(w, "  or have init add it to one later: %s %s --client ID (%s)\n", commandName(o.bin), later, strings.Join(generate.ClientIDs(), ", "))
 }
 
 // planInit plans every write from the answers as they are now (a retry plans again: the files
@@ -307,6 +331,49 @@ func planInit(o *InitOptions, env generate.Env, wiz bool, ask *asker) (*generate
 	return plan, nil
 }
 
+// The choices at the preview: write, go back over the answers, or quit.
+const (
+	previewWrite  = "Write them"
+	previewChange = "Change my answers (yours are the defaults)"
+	previewQuit   = "Quit (nothing is written)"
+)
+
+// atPreview asks what to do with the changes the preview showed. The preview is where a wrong
+// answer is seen: "No" there ended init with every answer lost, and the wizard has no way back
+// between its questions (trial40 F1), so it offers to go over them again, as the failure menu does.
+func atPreview(o *InitOptions, env generate.Env, ask *asker) (string, error) {
+	if mutated("init-wizard-preview-no-back") {
+		ok, err := ask.confirm("Write them?", true)
+		if err != nil || ok {
+			return previewWrite, err
+		}
+		return previewQuit, nil
+	}
+	pick := previewQuit
+	choices := []string{previewWrite, previewChange, previewQuit}
+	q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "Write them?" },
+		Options: func(*generate.Answers) []string { return choices },
+		Default: func(*generate.Answers, generate.Env) any { return previewWrite },
+		Set:     func(_ *generate.Answers, v any) { pick = v.(string) }}
+	err := ask.question(q, &o.A, env, o.set)
+	return pick, err
+}
+
+// cancelledWrite is the error of a write cut short by Ctrl-C (or SIGTERM): while init started the
+// entry to check it, that was the check's "does not start … context canceled", blaming the entry
+// for the user's own cancel (trial40 F3). What the write put back is said as the write said it.
+func cancelledWrite(err error) error {
+	var se *generate.StartError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("cancelled: %w", err)
+	}
+	what := strings.TrimSpace(strings.TrimPrefix(err.Error(), se.Error()))
+	if what == "" {
+		what = "nothing was written"
+	}
+	return fmt.Errorf("cancelled while init was checking that the server entry starts: %s", what)
+}
+
 // The choices when the write failed (the entry did not start, its trial call failed): nothing
 // was written and every answer stays.
 const (
@@ -323,20 +390,27 @@ func afterFailedWrite(ctx context.Context, o *InitOptions, env generate.Env, ask
 	if !ask.on || errors.Is(werr, errCancelled) || ctx.Err() != nil || mutated("wizard-write-exit") {
 		return false, werr
 	}
-	fmt.Fprintf(o.IO.Out, "\n%v\nNothing was written; your answers are kept.\n", werr)
 	choices := []string{writeRetry, writeQuit}
 	if o.A.Own() != nil && !o.clients {
 		choices = []string{writeRetry, writeChange, writeQuit}
 	}
+	var unset bytes.Buffer
 	if o.A.HTTPURL != "" && !mutated("wizard-token-unset-loop") {
 		// the URL and the token's variable are answers too: "change my answers" re-asked only
 		// the scheme's, so an unset variable repeated its failure until Quit (trial33 F16)
 		choices = slices.Insert(choices, len(choices)-1, runningChange)
-		if unsetToken(o.IO.Out, werr) {
+		if unsetToken(&unset, werr) {
 			choices = slices.DeleteFunc(choices, func(c string) bool { return c == writeRetry })
 			choices = append([]string{runningChange}, slices.DeleteFunc(choices, func(c string) bool { return c == runningChange })...)
 		}
 	}
+	msg := werr.Error()
+	if slices.Contains(choices, writeRetry) && !mutated("init-wizard-retry-says-run-again") {
+		// the way on is the menu's "Try again", which the same answers take, not a new init
+		// (a hint written for init with flags: trial40 F10)
+		msg = strings.ReplaceAll(msg, "then run init again", "then choose Try again below")
+	}
+	fmt.Fprintf(o.IO.Out, "\n%s\nNothing was written; your answers are kept.\n%s", msg, unset.String())
 	pick, err := whatNow(o, env, ask, choices)
 	if err != nil {
 		return false, err
@@ -456,7 +530,7 @@ func initNext(ctx context.Context, o *InitOptions, w io.Writer, wiz bool, ask *a
 	entry, genericFor := plan.ClientEntry, plan.GenericFor
 	if len(o.Clients) == 0 {
 		if wiz {
-			noClientPicked(w, entry)
+			noClientPicked(w, o, entry)
 		} else if o.Print {
 			printedFor(w, entry, genericFor)
 		} else {

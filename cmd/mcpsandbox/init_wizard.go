@@ -122,6 +122,14 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 	if err := askScheme(o, env, ask, def); err != nil {
 		return err
 	}
+	return wizardAnswers(ctx, o, env, ask)
+}
+
+// wizardAnswers asks what follows the scheme: its own questions (what it needs checked), the
+// limits, how clients reach serve, the clients, the policy's path. Each question's default is
+// its answer so far, so asked again (changeAnswers) Enter keeps it.
+func wizardAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *asker) error {
+	a := &o.A
 	if err := schemeAnswers(ctx, o, env, ask); err != nil {
 		return err
 	}
@@ -153,21 +161,59 @@ func runWizard(ctx context.Context, o *InitOptions, env generate.Env, ask *asker
 // askScheme asks the scheme (def preselected when offered), unless --scheme gave it, checks the
 // network flags against it, says what it needs, and fills its answers' defaults.
 func askScheme(o *InitOptions, env generate.Env, ask *asker, def string) error {
+	if err := schemeQuestion(o, env, ask, def, &o.A.Scheme); err != nil {
+		return err
+	}
+	return schemeChosen(o)
+}
+
+// schemeQuestion asks which scheme into *pick, def preselected when offered, unless --scheme gave it.
+func schemeQuestion(o *InitOptions, env generate.Env, ask *asker, def string, pick *string) error {
 	a := &o.A
-	if !o.set("scheme") {
-		offered := schemes.Offered()
-		if !slices.Contains(offered, def) {
-			def = offered[0]
+	if o.set("scheme") {
+		return nil
+	}
+	offered := schemes.Offered()
+	if !slices.Contains(offered, def) {
+		def = offered[0]
+	}
+	q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "Which sandbox scheme?" },
+		Options:  func(*generate.Answers) []string { return offered },
+		Describe: func(v string) string { return a.Wizards[v].Blurb },
+		Default:  func(*generate.Answers, generate.Env) any { return def },
+		Set:      func(_ *generate.Answers, v any) { *pick = v.(string) }}
+	return ask.question(q, a, env, o.set)
+}
+
+// changeAnswers goes over the answers again from the preview, each one the default (flags given
+// stay given): the scheme (another one starts from its defaults, as "Choose another scheme" does;
+// the same one keeps every answer), then the rest (wizardAnswers); for the clients of a running
+// server, its URL, the token's variable and the clients.
+func changeAnswers(ctx context.Context, o *InitOptions, env generate.Env, ask *asker) error {
+	if o.clients {
+		return wizardClientsOfRunning(ctx, o, env, ask)
+	}
+	a := &o.A
+	pick := a.Scheme
+	if err := schemeQuestion(o, env, ask, a.Scheme, &pick); err != nil {
+		return err
+	}
+	if pick != a.Scheme {
+		if !o.set("network") && !o.set("network-hosts") {
+			a.Network, a.Hosts = false, nil // the old scheme's network answer: the new one asks its own
 		}
-		q := generate.Question{Kind: generate.Select, Message: func(*generate.Answers) string { return "Which sandbox scheme?" },
-			Options:  func(*generate.Answers) []string { return offered },
-			Describe: func(v string) string { return a.Wizards[v].Blurb },
-			Default:  func(*generate.Answers, generate.Env) any { return def },
-			Set:      func(a *generate.Answers, v any) { a.Scheme = v.(string) }}
-		if err := ask.question(q, a, env, o.set); err != nil {
+		a.Scheme = pick
+		if err := schemeChosen(o); err != nil {
 			return err
 		}
 	}
+	return wizardAnswers(ctx, o, env, ask)
+}
+
+// schemeChosen checks the network flags against the scheme chosen, says what it needs, and fills
+// its answers' defaults.
+func schemeChosen(o *InitOptions) error {
+	a := &o.A
 	if err := netFlags(o); err != nil { // the scheme is known now
 		return err
 	}
@@ -390,8 +436,13 @@ func askClients(o *InitOptions, env generate.Env, ask *asker) error {
 			}
 			return ""
 		},
-		Default: func(*generate.Answers, generate.Env) any { return detected },
-		Set:     func(_ *generate.Answers, v any) { o.Clients = v.([]string) }, PageSize: 14}
+		Default: func(*generate.Answers, generate.Env) any {
+			if o.clientsAsked { // asked again from the preview: the clients picked
+				return slices.DeleteFunc(slices.Clone(o.Clients), func(id string) bool { return !slices.Contains(ids, id) })
+			}
+			return detected
+		},
+		Set: func(_ *generate.Answers, v any) { o.Clients, o.clientsAsked = v.([]string), true }, PageSize: 14}
 	return ask.question(q, a, env, o.set)
 }
 

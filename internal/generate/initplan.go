@@ -799,7 +799,11 @@ func (pl *Plan) reportHTTP(w io.Writer, res *Written) {
 	} else {
 		fmt.Fprintf(w, "serve it with: %smcpsandbox serve --policy %s --http %s\n", token, pl.PolicyPath, host)
 	}
-	if e.TokenEnv != "" {
+	if e.TokenEnv != "" && pl.only && !mutated("init-http-running-token-wording") {
+		// that serve runs already, maybe on another machine, with a token of its own: "where
+		// serve starts" was this init's advice for a serve it wrote the policy of (trial40 F10)
+		fmt.Fprintf(w, "your clients read the token from $%s: set it where they start (the configs hold only its name) to the token the server at %s was started with\n", e.TokenEnv, e.URL)
+	} else if e.TokenEnv != "" {
 		fmt.Fprintf(w, "your clients read the token from $%s: set it where they start (the configs hold only its name), and where serve starts: without it serve checks no token and every local process can call it\n", e.TokenEnv)
 	}
 }

@@ -30,6 +30,7 @@ type Answers struct {
 	Runtime           string // the engine's runtime for the containers ("" = its default)
 	NetworkName       string // a docker network containers join ("" = none); kept from an existing policy, or "bridge" for every host
 	Reuse             string // "call" (a fresh container per call, the default) or "session" (one per MCP session)
+	writableFlag      bool   // --docker-workspace-writable was given: the wizard does not trade it for sessions
 }
 
 // Own is the docker scheme's answers among a's (a fresh, unkept one when a offers no docker).
@@ -71,6 +72,7 @@ func (d *Answers) From(_ *generate.Answers, p *policy.Policy) {
 // network, its pool and whether the workspace is writable.
 func (d *Answers) Prefill(ds generate.SchemeAnswers, given func(string) bool, base bool) {
 	from := ds.(*Answers)
+	d.writableFlag = given("docker-workspace-writable")
 	generate.PrefillString(given, "image", &d.Image, from.Image)
 	generate.PrefillString(given, "docker-workspace", &d.Workspace, from.Workspace)
 	generate.PrefillString(given, "runtime", &d.Runtime, from.Runtime)
@@ -168,6 +170,12 @@ const WritableWorkspaceQuestion = "Mount it writable? Each call's writes are che
 	"the rest land as the call ends, up to limits.workspace_quota. What lands is still the code's content for you to " +
 	"review, and verify notes the mount (MS204). Say no unless code must write results there, and then mount a directory of its own:"
 
+// SessionsReadOnlyQuestion asks the reuse mode after a "yes" to a writable workspace: why a
+// session cannot have one, and that picking it mounts the workspace read-only.
+const SessionsReadOnlyQuestion = "Container reuse? A session (Python variables and files kept across calls) needs a read-only workspace: " +
+	"its container outlives its calls, so no call's writes could be checked and applied. " +
+	"call keeps the workspace writable; session mounts it read-only (/tmp is then the only writable place):"
+
 // Questions: the image, the workspace mount and whether it is writable, the network, the
 // pool, the reuse mode (not with a writable workspace) and the runtime.
 func (d *Answers) Questions() []generate.Question { return questions }
@@ -198,9 +206,20 @@ var questions = append([]generate.Question{
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).WorkspaceWritable }, Set: func(a *generate.Answers, v any) { Own(a).WorkspaceWritable = v.(bool) }},
 }, append(generate.NetQuestions("containers", `joins a docker network ("bridge" unless the policy names one): the host's network and the internet (verify flags it, MS201)`),
 	generate.IntQuestion("pool", "Containers to keep pre-started (0-8; each serves one call):", 0, 64, func(a *generate.Answers) *int { return &Own(a).Pool }),
-	generate.Question{Flag: "docker-reuse", Kind: generate.Select, Message: generate.Msg("Container reuse:"),
+	generate.Question{Flag: "docker-reuse", Kind: generate.Select,
+		Message: func(a *generate.Answers) string {
+			if Own(a).WorkspaceWritable {
+				return SessionsReadOnlyQuestion
+			}
+			return "Container reuse:"
+		},
 		Options: func(*generate.Answers) []string { return []string{"call", "session"} },
-		When:    func(a *generate.Answers) bool { return !Own(a).WorkspaceWritable },
+		// Asked with a writable workspace too, saying what sessions need: left out there, a
+		// "yes" to writable silently took sessions away, the reason a data person picks docker
+		// (trial40 F2). Not when --docker-workspace-writable was given: the flag chose.
+		When: func(a *generate.Answers) bool {
+			return !Own(a).WorkspaceWritable || !Own(a).writableFlag && !mutated("init-wizard-docker-sessions-silent")
+		},
 		Describe: func(v string) string {
 			if v == "session" {
 				return "one container per MCP session: Python variables and files persist across its calls, and write_file/read_file/list_files work in it"
@@ -208,11 +227,15 @@ var questions = append([]generate.Question{
 			return "a fresh container for every call: nothing carries over (the default)"
 		},
 		Default: func(a *generate.Answers, _ generate.Env) any {
-			if r := Own(a).Reuse; r != "" {
+			if r := Own(a).Reuse; r != "" && !Own(a).WorkspaceWritable { // writable: just answered, Enter keeps it
 				return r
 			}
 			return "call"
-		}, Set: func(a *generate.Answers, v any) { Own(a).Reuse = v.(string) }},
+		}, Set: func(a *generate.Answers, v any) {
+			if Own(a).Reuse = v.(string); Own(a).Reuse == "session" {
+				Own(a).WorkspaceWritable = false // as the question said: a session needs it read-only
+			}
+		}},
 	generate.Question{Flag: "runtime", Kind: generate.Input,
 		Message: generate.Msg(`Container runtime (empty: the engine's default, runc; "crun": the same isolation, starts faster; "runsc": gVisor, a kernel of its own, starts slower; init checks the engine has it):`),
 		Default: func(a *generate.Answers, _ generate.Env) any { return Own(a).Runtime }, Set: func(a *generate.Answers, v any) { Own(a).Runtime = strings.TrimSpace(v.(string)) },
