@@ -20,78 +20,19 @@ import (
 // program's whole package (fail closed), or, when that package is the workspace's root, leaves
 // every change not judged (runCut).
 
-// jsRef is a specifier a JS file loads: spec when a plain string literal, else the computed
-// argument's text (arg, clipped) with computed set.
+// jsRef is what a JS file loads: spec when a plain string literal, else the computed
+// argument's text (arg, clipped) with computed set; runs when a file run as a program (fork,
+// new Worker: a literal is from the working directory); mention a loader the scan does not
+// resolve (why), the program's package whole.
 type jsRef struct {
 	spec, arg string
 	computed  bool
+	runs      bool
+	mention   string
 }
 
 // jsArgMax bounds the text of a computed argument looked at.
 const jsArgMax = 512
-
-// jsRefs returns what a JS text's require(…), import(…), `import … from '…'`, `import '…'` and
-// `export … from '…'` name. A hand scanner, not a regular expression: 64 MiB of programs are read
-// per commit, and it must see a require whose argument is not a literal.
-func jsRefs(text string, yield func(jsRef) bool) {
-	kws := []string{"require", "import", "from"}
-	next := make([]int, len(kws))
-	for k, kw := range kws {
-		next[k] = index(text, kw, 0)
-	}
-	for {
-		k := -1
-		for j, n := range next {
-			if n >= 0 && (k < 0 || n < next[k]) {
-				k = j
-			}
-		}
-		if k < 0 {
-			return
-		}
-		at, kw := next[k], kws[k]
-		next[k] = index(text, kw, at+len(kw))
-		i := skipSpace(text, at+len(kw))
-		if i >= len(text) {
-			continue
-		}
-		switch {
-		case text[i] == '(' && kw != "from":
-			q := skipSpace(text, i+1)
-			if q >= len(text) || text[q] == ')' {
-				continue
-			}
-			if s, end, ok := jsLiteral(text, q); ok {
-				if e := skipSpace(text, end); e < len(text) && (text[e] == ')' || text[e] == ',') {
-					if s != "" && !yield(jsRef{spec: s}) {
-						return
-					}
-					continue
-				}
-			}
-			if at > 0 && (isWord(text[at-1]) || text[at-1] == '.') {
-				continue // another function (myrequire, db.import): not node's loader
-			}
-			if !yield(jsRef{arg: jsArg(text, q), computed: true}) {
-				return
-			}
-		case (text[i] == '\'' || text[i] == '"') && kw != "require":
-			if s, _, ok := jsLiteral(text, i); ok && s != "" && !yield(jsRef{spec: s}) {
-				return
-			}
-		}
-	}
-}
-
-func index(text, kw string, from int) int {
-	if from >= len(text) {
-		return -1
-	}
-	if i := strings.Index(text[from:], kw); i >= 0 {
-		return from + i
-	}
-	return -1
-}
 
 func skipSpace(text string, i int) int {
 	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r') {
@@ -152,10 +93,16 @@ var (
 	// jsDirJoin is path.join(__dirname, 'a', 'b') (path.resolve, join alone, require('path').join
 	// or another name for path), jsDirPlus
 	// __dirname + '/a': what a CommonJS program computes most, resolved exactly
-	jsDirJoin = lazy.Regexp(`^(?:[\w$]+\.|require\(\s*['"](?:node:)?path['"]\s*\)\.)?(?:join|resolve)\(\s*__dirname\s*((?:,\s*(?:'[^'\\\n]*'|"[^"\\\n]*")\s*)+)\)$`)
-	jsDirPlus = lazy.Regexp(`^__dirname\s*\+\s*(?:'([^'\\\n]*)'|"([^"\\\n]*)")$`)
-	jsStrs    = lazy.Regexp(`'([^'\\\n]*)'|"([^"\\\n]*)"`)
-	jsName    = lazy.Regexp(`^((?:@[\w.-]+/)?\w[\w.-]*)(/.*)?$`)
+	jsDirJoin = lazy.Regexp(`^(?:[\w$]+\.|require\(\s*['"](?:node:)?path['"]\s*\)\.)?(?:join|resolve)\(\s*(?:__dirname|import\.meta\.dirname)\s*((?:,\s*(?:'[^'\\\n]*'|"[^"\\\n]*")\s*)+)\)$`)
+	jsDirPlus = lazy.Regexp(`^(?:__dirname|import\.meta\.dirname)\s*\+\s*(?:'([^'\\\n]*)'|"([^"\\\n]*)")$`)
+	// new URL('./w.js', import.meta.url): exactly a file beside the program
+	jsURLRel = lazy.Regexp(`^new\s+URL\(\s*(?:'(\.{1,2}/[^'\\\n]*)'|"(\.{1,2}/[^"\\\n]*)")\s*,\s*import\.meta\.url\s*\)$`)
+	// the literal start of a computed name: path.join(__dirname, '..', 'plugins', name) and
+	// __dirname + '/plugins/' + name (or a template's): what it names lies below that start
+	jsDirJoinStart = lazy.Regexp(`^(?:[\w$]+\.|require\(\s*['"](?:node:)?path['"]\s*\)\.)?(?:join|resolve)\(\s*(?:__dirname|import\.meta\.dirname)\s*((?:,\s*(?:'[^'\\\n]*'|"[^"\\\n]*")\s*)*),`)
+	jsDirPlusStart = lazy.Regexp(`^(?:(?:__dirname|import\.meta\.dirname)\s*\+\s*(?:'([^'\\\n]*)'|"([^"\\\n]*)")\s*\+|` + "`" + `\$\{(?:__dirname|import\.meta\.dirname)\}([^` + "`" + `$\\]*)\$\{)`)
+	jsStrs         = lazy.Regexp(`'([^'\\\n]*)'|"([^"\\\n]*)"`)
+	jsName         = lazy.Regexp(`^((?:@[\w.-]+/)?\w[\w.-]*)(/.*)?$`)
 )
 
 // jsScope is a package scope: the directory of the nearest package.json and what it maps.
@@ -254,6 +201,28 @@ func init() {
 // jsResolve protects what a JS file in dir loads by ref, as node resolves it.
 func (f *follower) jsResolve(t todoFile, dir string, ref jsRef) {
 	spec := ref.spec
+	switch {
+	case ref.mention != "":
+		f.wholePackage(t, dir, f.scope(t.by, dir), ref.mention)
+		return
+	case spec == "vm" || spec == "node:vm" || spec == "module" || spec == "node:module":
+		if !mutated("workspace-follow-loader-mention") {
+			// what runs code from a string, or makes another require: not followed
+			f.wholePackage(t, dir, f.scope(t.by, dir), "require("+strconv.Quote(spec)+"), a loader the check does not resolve")
+		}
+		return
+	case ref.runs && !ref.computed:
+		// fork('./w.js'), new Worker('w.js'): a path from the working directory, the
+		// program's own or the workspace's root (where a client starts it)
+		if !strings.Contains(spec, ":") {
+			for _, b := range []string{dir, f.g.ws} {
+				f.jsFile(t, absFrom(b, spec), true)
+			}
+		} else if !strings.HasPrefix(spec, "node:") {
+			f.cutRun(t, "fork or new Worker of "+strconv.Quote(spec)+", a URL the check does not resolve")
+		}
+		return
+	}
 	if rel := strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../"); !rel {
 		// each a look-up in a package.json or each node_modules up: bounded as the paths
 		// are, once from a directory (a bundle names a package many times)
@@ -443,8 +412,11 @@ func jsLeaves(raw json.RawMessage, out *[]string) bool {
 }
 
 // computed protects what a require or import of a computed argument may load: the file a
-// path.join(__dirname, '…') or __dirname + '…' names; else (a variable, a template with ${…},
-// a concatenation) the program's package whole: the name may be any of its files.
+// path.join(__dirname, '…'), __dirname + '…' or new URL('./…', import.meta.url) names; the
+// directory below a literal start (path.join(__dirname, '..', 'plugins', name)) whole; a name
+// that may lead out of the package (atk39b F3: any other "..", the working directory, the
+// environment, an absolute path, a URL) leaves every change not judged (runCut); anything else
+// (a variable, a template with ${…}, a concatenation) the program's package whole.
 func (f *follower) computed(t todoFile, dir, arg string) {
 	if m := jsDirJoin().FindStringSubmatch(arg); m != nil {
 		parts := []string{dir}
@@ -458,10 +430,64 @@ func (f *follower) computed(t todoFile, dir, arg string) {
 		f.jsFile(t, filepath.Clean(dir+"/"+m[1]+m[2]), true)
 		return
 	}
-	if len(arg) > 80 {
-		arg = arg[:80] + "…"
+	if m := jsURLRel().FindStringSubmatch(arg); m != nil {
+		f.jsFile(t, absFrom(dir, m[1]+m[2]), true)
+		return
 	}
-	f.wholePackage(t, dir, f.scope(t.by, dir), "require("+arg+"), a module named only when it runs")
+	why := arg
+	if len(why) > 80 {
+		why = why[:80] + "…"
+	}
+	why = "require(" + why + ")"
+	if !mutated("workspace-follow-computed-outside") {
+		start, rest := "", arg
+		if m := jsDirJoinStart().FindStringSubmatch(arg); m != nil {
+			parts := []string{dir}
+			for _, s := range jsStrs().FindAllStringSubmatch(m[1], -1) {
+				parts = append(parts, s[1]+s[2])
+			}
+			start, rest = filepath.Join(parts...), arg[len(m[0]):]
+		} else if m := jsDirPlusStart().FindStringSubmatch(arg); m != nil {
+			// the literal's directory: '/plugins/p-' + name lies in plugins
+			start, rest = filepath.Dir(filepath.Clean(dir+"/"+m[1]+m[2]+m[3]+"x")), arg[len(m[0]):]
+		}
+		switch {
+		case jsOutside(rest):
+			f.cutRun(t, why+", a name that may lead out of its package (\"..\", the working directory, the environment, an absolute path or a URL)")
+			return
+		case start != "" && start != f.g.ws && strings.HasPrefix(start, f.g.ws+"/"):
+			f.add(start, t.by) // what it names lies below its start: that directory, whole
+			return
+		case start != "":
+			f.cutRun(t, why+", a module named only when it runs, below "+start)
+			return
+		}
+	}
+	f.wholePackage(t, dir, f.scope(t.by, dir), why+", a module named only when it runs")
+}
+
+// jsOutside: a computed name's text may lead out of the package (a "..", the working
+// directory, the environment, the home or a temporary directory, an absolute path, a URL, a
+// path resolved from the working directory).
+func jsOutside(arg string) bool {
+	for _, w := range []string{"..", "cwd", "process.env", "env.", "homedir", "tmpdir", "URL", "file:", "http", "argv"} {
+		if strings.Contains(arg, w) {
+			return true
+		}
+	}
+	if strings.Contains(arg, "resolve(") && !strings.Contains(arg, "require.resolve(") {
+		return true // path.resolve(name): from the working directory
+	}
+	a := strings.TrimLeft(arg, "(`'\" \t")
+	return strings.HasPrefix(a, "/") || strings.HasPrefix(a, "\\")
+}
+
+// cutRun leaves every change not otherwise judged unapplied, naming the program and why.
+func (f *follower) cutRun(t todoFile, why string) {
+	if f.g.runCut == "" {
+		rel, _ := filepath.Rel(f.g.ws, t.path)
+		f.g.runCut = fmt.Sprintf("a program (%s) that loads %s", strconv.Quote(filepath.ToSlash(rel)), why)
+	}
 }
 
 // wholePackage protects the package (else the directory) of a program in dir whole, for what

@@ -266,7 +266,12 @@ func (f *follower) follow() {
 		limit := min(maxProgramFile, maxProgramBytes-f.bytes)
 		b, cut, err := readSmall(t.path, limit)
 		if err != nil {
-			continue // not there (most of a require's extensions), or not a regular file
+			// not there (most of a require's extensions), or not a regular file; a directory
+			// loads its entry
+			if st, e := os.Stat(t.path); e == nil && st.IsDir() && !mutated("workspace-follow-dir-main") {
+				f.dirEntry(t)
+			}
+			continue
 		}
 		f.reads++
 		f.bytes += len(b)
@@ -320,6 +325,7 @@ func (f *follower) follow() {
 // own package.
 func (f *follower) pyImports(t todoFile, dir, text string) {
 	f.pyDynamic(t, dir, text)
+	f.pyLoaders(t, dir, text)
 	for _, m := range pyImport().FindAllStringSubmatch(text, -1) {
 		var tops []string
 		switch {
