@@ -2,6 +2,7 @@ package wslayer
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -203,4 +204,33 @@ func TestJSWatchedNamesEveryLoader(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The follower's matching of names against package.json maps is bounded in its work, not in
+// names alone (attack round atk39b F5: each name without an exact key scanned every key, 25,000
+// keys × 32,000 names 19 s a commit under the workspace's lock). The `*` keys are indexed by
+// prefix once: a 25,000-key map and 4,000 names commit an ordinary edit at once; past the work's
+// bound the commit refuses what it did not judge, the bound named. Red when every key is
+// scanned for each name (mutant workspace-follow-map-index: the bound is reached).
+func TestCommitFollowerMapWorkBounded(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	const keys, names = 25000, 4000
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"s": {"command": "node", "args": ["server/index.js"]}}}`)
+	imports := map[string]string{}
+	for i := range keys {
+		imports[fmt.Sprintf("#p%d/*", i)] = fmt.Sprintf("./x%d/*.js", i)
+	}
+	b, _ := json.Marshal(map[string]any{"name": "srv", "imports": imports})
+	write(t, filepath.Join(ws, "server", "package.json"), string(b))
+	var src strings.Builder
+	for i := range names {
+		fmt.Fprintf(&src, "require('#p%d/m');\n", i*keys/names)
+	}
+	write(t, filepath.Join(ws, "server", "index.js"), src.String())
+	loadApplied(t, ws, "notes.md")
+	loadRefused(t, ws, "server/x6250/m.js", startsIt)
+	defer func(n int) { maxMapWork = n }(maxMapWork)
+	maxMapWork = 1000
+	loadRefused(t, ws, "notes.md", "maps whose matching passes 1000 steps")
 }

@@ -54,6 +54,9 @@ type follower struct {
 	tsOn      bool
 	tsPending []tsLater
 	tsCost    int
+	// mapWork counts the steps of matching names against package.json maps' `*` keys, of
+	// maxMapWork
+	mapWork int
 }
 
 type todoFile struct {
