@@ -249,6 +249,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+HTTPPath, "token", h.Token != "",
 		"max_connections", b.maxConns, "max_unauthenticated", b.maxUnauth, "max_sessions", b.maxSessions, "session_idle", policy.Duration{Duration: b.sessionIdle}.String())
 	warnNoToken(log, h.Token)
+	warnPlainHTTP(log, h.Addr)
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
@@ -613,6 +614,17 @@ func originAllowed(origin, host string, extra []string) bool {
 // warnNoToken: clients that send a token connect all the same to a serve that checks none, so
 // only this line says none is checked (trial36 F3: init's serve line run where the variable was
 // not set).
+// warnPlainHTTP says, at WARN, that serve bound beyond this machine speaks plain HTTP: the
+// token and every call cross the network as they are, and nothing else said so (trial40 F4).
+func warnPlainHTTP(log *slog.Logger, addr string) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || IsLoopbackHost(host) || mutated("serve-http-plain-quiet") {
+		return
+	}
+	log.Warn("plain HTTP beyond this machine: the bearer token and every call and answer cross the network unencrypted",
+		"fix", "put serve behind a TLS reverse proxy (caddy, nginx) and bind 127.0.0.1, or reach it through an SSH tunnel (ssh -L 8765:127.0.0.1:8765 HOST)")
+}
+
 func warnNoToken(log *slog.Logger, token string) {
 	if token == "" && !mutated("serve-http-no-token-quiet") {
 		log.Warn("no bearer token: every local process and user can call this server",

@@ -365,3 +365,21 @@ func TestHTTPWithoutTokenWarns(t *testing.T) {
 		}
 	}
 }
+
+// serve --http bound beyond this machine says, at WARN, that it speaks plain HTTP (the token and
+// every call unencrypted) and what to put in front; on loopback, no such line (trial40 F4). Red
+// under mutant serve-http-plain-quiet.
+func TestHTTPBeyondLoopbackWarnsPlainHTTP(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", "127.0.0.1:0"} {
+		var logs testenv.LockedBuffer
+		_, cancel, done := startHTTPOptions(t, testPolicy(5*time.Second, 4), &fakeExec{},
+			Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), HTTP: &HTTPOptions{Addr: addr, Token: "s3cret-token-for-plain-test"}})
+		cancel()
+		err := <-done
+		done <- err
+		warned := strings.Contains(logs.String(), `level=WARN msg="plain HTTP beyond this machine`)
+		if warned != (addr == "0.0.0.0:0") {
+			t.Errorf("%s: warned %v:\n%s", addr, warned, logs.String())
+		}
+	}
+}
