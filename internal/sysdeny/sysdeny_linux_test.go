@@ -31,6 +31,7 @@ func TestNumbersAsBefore(t *testing.T) {
 		unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER, unix.SYS_FANOTIFY_INIT,
 		unix.SYS_QUOTACTL, unix.SYS_SYSLOG, unix.SYS_VHANGUP, unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME,
 		unix.SYS_ADJTIMEX, unix.SYS_CLOCK_ADJTIME, unix.SYS_MKNODAT, unix.SYS_PERSONALITY,
+		unix.SYS_OPEN_TREE_ATTR, unix.SYS_LISTMOUNT, unix.SYS_STATMOUNT, unix.SYS_MEMFD_SECRET,
 	}
 	if got := Numbers(); !slices.Equal(got, before) {
 		t.Errorf("Numbers() = %v, want %v", got, before)
@@ -39,5 +40,24 @@ func TestNumbersAsBefore(t *testing.T) {
 		unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 	if CloneNamespaceFlags != flags {
 		t.Errorf("CloneNamespaceFlags = %#x, want %#x", CloneNamespaceFlags, flags)
+	}
+}
+
+// TestReviewedMax (atk40 F8): the filter's ENOSYS default starts right above the newest call the
+// list was reviewed against, every denied number is at or below it (a denied call above it
+// would get ENOSYS, not EPERM), and the calls newer than the review are above it.
+func TestReviewedMax(t *testing.T) {
+	if nr, ok := numbers[ReviewedMaxName]; !ok || nr != ReviewedMax() {
+		t.Errorf("ReviewedMax() = %d, want %s's number %d", ReviewedMax(), ReviewedMaxName, nr)
+	}
+	for n, nr := range numbers {
+		if nr > ReviewedMax() {
+			t.Errorf("%s (%d) is above ReviewedMax (%d)", n, nr, ReviewedMax())
+		}
+	}
+	for _, nr := range []uintptr{unix.SYS_FILE_GETATTR, unix.SYS_FILE_SETATTR, unix.SYS_LISTNS} {
+		if nr <= ReviewedMax() {
+			t.Errorf("system call %d is newer than the review but not above ReviewedMax (%d)", nr, ReviewedMax())
+		}
 	}
 }

@@ -69,36 +69,16 @@ func seccompFilterNet(noNetwork, tcpOnly bool) ([]unix.SockFilter, error) {
 	emit(bpfRetK, unix.SECCOMP_RET_KILL_PROCESS) // a foreign syscall ABI (e.g. int 0x80) is never legitimate
 	labels["arch_ok"] = len(prog)
 	emit(bpfLdWAbs, 0) // seccomp_data.nr
-	if runtime.GOARCH == "amd64" {
+	if !mutated("sysdeny-default-deny-new") {
+		// Default deny for what the lists were not reviewed against (atk40 F8: open_tree_attr,
+		// file_setattr, … reached the kernel past a denylist): a number above the reviewed table
+		// answers ENOSYS, as on an older kernel, so libc and programs fall back. The x32 ABI's
+		// numbers (0x40000000 and up) are above it too: ENOSYS, as on a kernel without x32.
+		jumpTo(bpfJgeK, uint32(sysdeny.ReviewedMax())+1, "enosys")
+	} else if runtime.GOARCH == "amd64" {
 		jumpTo(bpfJgeK, 0x40000000, "eperm") // x32 ABI
 	}
-	// Every system call number with a verdict of its own, judged by a search tree rather than
-	// one comparison after another: the kernel runs the filter on every system call number
-	// when it installs it (seccomp's cache of always-allowed calls), and a filter that reaches
-	// its verdict in a dozen steps instead of sixty costs each call's child less to install.
-	var verdicts []numVerdict
-	for _, nr := range append(deniedSyscalls[:len(deniedSyscalls):len(deniedSyscalls)], archDenied...) {
-		verdicts = append(verdicts, numVerdict{uint32(nr), "eperm"})
-	}
-	verdicts = append(verdicts, numVerdict{unix.SYS_CLONE3, "enosys"}, // flags live in memory BPF cannot read: make libc fall back to clone
-		numVerdict{unix.SYS_CLONE, "clone"})
-	if !mutated("seccomp-fallocate") {
-		// fallocate takes disk without writing it: 12-24 GiB of the layers' disk in 0.4 s, far
-		// past workspace_quota before its watchdog looks (attack round atk32, F7). EOPNOTSUPP
-		// makes posix_fallocate write instead, as on a file system without it.
-		verdicts = append(verdicts, numVerdict{unix.SYS_FALLOCATE, "eopnotsupp"})
-	}
-	if !mutated("seccomp-tiocsti") {
-		// a terminal is never the sandbox's to type into: TIOCSTI pushes input the user's shell
-		// then runs outside every layer (atk36 F5), TIOCLINUX does the same on a console
-		// (selection paste), TIOCSETD swaps the line discipline (old kernel bugs' door)
-		verdicts = append(verdicts, numVerdict{unix.SYS_IOCTL, "ioctl"})
-	}
-	if tcpOnly {
-		verdicts = append(verdicts, numVerdict{unix.SYS_SOCKET, "socket"})
-	} else if noNetwork {
-		verdicts = append(verdicts, numVerdict{unix.SYS_SOCKET, "eacces"})
-	}
+	verdicts := filterVerdicts(noNetwork, tcpOnly)
 	if mutated("seccomp-linear") {
 		for _, v := range verdicts {
 			jumpTo(bpfJeqK, v.nr, v.label)
@@ -116,6 +96,12 @@ func seccompFilterNet(noNetwork, tcpOnly bool) ([]unix.SockFilter, error) {
 	for _, req := range terminalIoctls {
 		jumpTo(bpfJeqK, req, "eperm")
 	}
+	emit(bpfRetK, unix.SECCOMP_RET_ALLOW)
+	labels["memfd"] = len(prog)
+	emit(bpfLdWAbs, 24) // low 32 bits of args[1]: memfd_create's flags
+	jumpTo(bpfJsetK, unix.MFD_NOEXEC_SEAL, "allow")
+	emit(bpfRetK, unix.SECCOMP_RET_ERRNO|uint32(unix.EACCES))
+	labels["allow"] = len(prog)
 	emit(bpfRetK, unix.SECCOMP_RET_ALLOW)
 	labels["eperm"] = len(prog)
 	emit(bpfRetK, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM))
@@ -138,6 +124,45 @@ func seccompFilterNet(noNetwork, tcpOnly bool) ([]unix.SockFilter, error) {
 		prog[j.at].Jt = uint8(off)
 	}
 	return prog, nil
+}
+
+// filterVerdicts are every system call number with a verdict of its own, judged by a search
+// tree rather than one comparison after another: the kernel runs the filter on every system call
+// number when it installs it (seccomp's cache of always-allowed calls), and a filter that
+// reaches its verdict in a dozen steps instead of sixty costs each call's child less to install.
+func filterVerdicts(noNetwork, tcpOnly bool) []numVerdict {
+	var verdicts []numVerdict
+	for _, nr := range append(deniedSyscalls[:len(deniedSyscalls):len(deniedSyscalls)], archDenied...) {
+		verdicts = append(verdicts, numVerdict{uint32(nr), "eperm"})
+	}
+	verdicts = append(verdicts, numVerdict{unix.SYS_CLONE3, "enosys"}, // flags live in memory BPF cannot read: make libc fall back to clone
+		numVerdict{unix.SYS_CLONE, "clone"})
+	if !mutated("seccomp-fallocate") {
+		// fallocate takes disk without writing it: 12-24 GiB of the layers' disk in 0.4 s, far
+		// past workspace_quota before its watchdog looks (attack round atk32, F7). EOPNOTSUPP
+		// makes posix_fallocate write instead, as on a file system without it.
+		verdicts = append(verdicts, numVerdict{unix.SYS_FALLOCATE, "eopnotsupp"})
+	}
+	if !mutated("seccomp-tiocsti") {
+		// a terminal is never the sandbox's to type into: TIOCSTI pushes input the user's shell
+		// then runs outside every layer (atk36 F5), TIOCLINUX does the same on a console
+		// (selection paste), TIOCSETD swaps the line discipline (old kernel bugs' door)
+		verdicts = append(verdicts, numVerdict{unix.SYS_IOCTL, "ioctl"})
+	}
+	if !mutated("sysdeny-memfd-exec") {
+		// A memfd is a file with no path: Landlock does not judge its execution, so exec of
+		// /proc/self/fd/N or execveat(AT_EMPTY_PATH) ran any bytes a call held (atk40 F1).
+		// memfd_create is allowed only with MFD_NOEXEC_SEAL (never executable, sealed so), the
+		// kernel's own vm.memfd_noexec=2 rule, answered EACCES as the kernel does there; a
+		// program that needs a data memfd keeps it (before Linux 6.3 the flag is EINVAL).
+		verdicts = append(verdicts, numVerdict{unix.SYS_MEMFD_CREATE, "memfd"})
+	}
+	if tcpOnly {
+		verdicts = append(verdicts, numVerdict{unix.SYS_SOCKET, "socket"})
+	} else if noNetwork {
+		verdicts = append(verdicts, numVerdict{unix.SYS_SOCKET, "eacces"})
+	}
+	return verdicts
 }
 
 // numVerdict is a system call number and the label of its verdict.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/sysdeny"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -66,7 +67,7 @@ func TestSeccompFilterVerdicts(t *testing.T) {
 		{"socket with network", false, arch, unix.SYS_SOCKET, unix.AF_INET, unix.SECCOMP_RET_ALLOW},
 		{"read", true, arch, unix.SYS_READ, 0, unix.SECCOMP_RET_ALLOW},
 		{"execve", true, arch, unix.SYS_EXECVE, 0, unix.SECCOMP_RET_ALLOW},
-		{"x32 ABI", true, arch, 0x40000000 | unix.SYS_PTRACE, 0, eperm},
+		{"x32 ABI", true, arch, 0x40000000 | unix.SYS_PTRACE, 0, unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)}, // above the reviewed table
 		{"i386 ABI (int 0x80)", true, unix.AUDIT_ARCH_I386, 26, 0, unix.SECCOMP_RET_KILL_PROCESS},
 	}
 	progs := map[bool][]unix.SockFilter{}
@@ -113,6 +114,10 @@ func TestSeccompFilterEveryNumber(t *testing.T) {
 			switch {
 			case denied[nr]:
 				want = errno(unix.EPERM)
+			case nr > uint32(sysdeny.ReviewedMax()):
+				want = errno(unix.ENOSYS) // newer than the review (atk40 F8)
+			case nr == unix.SYS_MEMFD_CREATE:
+				want = errno(unix.EACCES) // flags zero: no MFD_NOEXEC_SEAL (atk40 F1)
 			case nr == unix.SYS_CLONE3:
 				want = errno(unix.ENOSYS)
 			case nr == unix.SYS_FALLOCATE:
@@ -123,8 +128,8 @@ func TestSeccompFilterEveryNumber(t *testing.T) {
 			if got := runFilter(t, prog, arch, nr); got != want {
 				t.Errorf("noNetwork=%v tcpOnly=%v: system call %d: verdict %#x, want %#x", mode.noNet, mode.tcpOnly, nr, got, want)
 			}
-			if got := runFilter(t, prog, arch, 0x40000000|nr); got != errno(unix.EPERM) {
-				t.Errorf("noNetwork=%v tcpOnly=%v: x32 system call %d: verdict %#x, want EPERM", mode.noNet, mode.tcpOnly, nr, got)
+			if got := runFilter(t, prog, arch, 0x40000000|nr); got != errno(unix.ENOSYS) {
+				t.Errorf("noNetwork=%v tcpOnly=%v: x32 system call %d: verdict %#x, want ENOSYS", mode.noNet, mode.tcpOnly, nr, got)
 			}
 		}
 	}
@@ -164,4 +169,40 @@ func TestSeccompFilterShortPaths(t *testing.T) {
 			longest[0], len(prog))
 	}
 	t.Logf("longest path %d of %d instructions", longest[0], len(prog))
+}
+
+// TestSeccompFilterNewAndMemfd (atk40 F8, F1): a system call newer than the reviewed table
+// answers ENOSYS (the mount family's newest, open_tree_attr, at the edge, EPERM); memfd_create
+// runs only with MFD_NOEXEC_SEAL in its flags, so no memfd is ever executable.
+func TestSeccompFilterNewAndMemfd(t *testing.T) {
+	const arch = unix.AUDIT_ARCH_X86_64
+	errno := func(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e) }
+	prog, err := seccompFilter(true)
+	if err != nil {
+		t.Skipf("no filter for this architecture: %v", err)
+	}
+	cases := []struct {
+		name string
+		nr   uint32
+		args []uint64
+		want uint32
+	}{
+		{"open_tree_attr", unix.SYS_OPEN_TREE_ATTR, nil, errno(unix.EPERM)},
+		{"listmount", unix.SYS_LISTMOUNT, nil, errno(unix.EPERM)},
+		{"statmount", unix.SYS_STATMOUNT, nil, errno(unix.EPERM)},
+		{"memfd_secret", unix.SYS_MEMFD_SECRET, nil, errno(unix.EPERM)},
+		{"file_getattr (6.17)", unix.SYS_FILE_GETATTR, nil, errno(unix.ENOSYS)},
+		{"file_setattr (6.17)", unix.SYS_FILE_SETATTR, nil, errno(unix.ENOSYS)},
+		{"listns", unix.SYS_LISTNS, nil, errno(unix.ENOSYS)},
+		{"a number no kernel has yet", 1000, nil, errno(unix.ENOSYS)},
+		{"memfd_create(name, 0)", unix.SYS_MEMFD_CREATE, []uint64{0x1000, 0}, errno(unix.EACCES)},
+		{"memfd_create(name, MFD_CLOEXEC)", unix.SYS_MEMFD_CREATE, []uint64{0x1000, unix.MFD_CLOEXEC}, errno(unix.EACCES)},
+		{"memfd_create(name, MFD_EXEC)", unix.SYS_MEMFD_CREATE, []uint64{0x1000, unix.MFD_EXEC}, errno(unix.EACCES)},
+		{"memfd_create(name, MFD_NOEXEC_SEAL|MFD_CLOEXEC)", unix.SYS_MEMFD_CREATE, []uint64{0x1000, unix.MFD_NOEXEC_SEAL | unix.MFD_CLOEXEC}, unix.SECCOMP_RET_ALLOW},
+	}
+	for _, c := range cases {
+		if got := runFilter(t, prog, arch, c.nr, c.args...); got != c.want {
+			t.Errorf("%s: verdict %#x, want %#x", c.name, got, c.want)
+		}
+	}
 }
