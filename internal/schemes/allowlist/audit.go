@@ -108,6 +108,9 @@ func audit(p *policy.Policy, add verify.Add) {
 		if s := sa.ExposedSecrets(r, home); s != "" {
 			add("MS109", fmt.Sprintf("allowlist.read_paths[%d]", i), "%s lets commands read %s", "remove it, or name only the directory commands need", r, s)
 		}
+		if v := sa.KernelView(r); v != "" && !mutated("verify-read-paths-kernel-view") {
+			add("MS115", fmt.Sprintf("allowlist.read_paths[%d]", i), "%s", sa.KernelViewFix, sa.KernelViewFinding(r, v))
+		}
 		if risk := sa.ReadPathRisk(r); risk != "" {
 			add("MS112", fmt.Sprintf("allowlist.read_paths[%d]", i), "%s; commands would read what they put there", sa.ReadPathRiskFix, risk)
 		}

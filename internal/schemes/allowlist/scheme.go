@@ -33,6 +33,7 @@ var Rules = []verify.Rule{
 	{ID: "MS112", Severity: verify.Medium, Title: "a read path another local user can create or replace"},
 	{ID: "MS113", Severity: verify.Low, Title: "under root, the workspace is not the sandbox user's to write"},
 	{ID: "MS114", Severity: verify.High, Title: "an allowlisted command is not an ELF binary (a script): serve refuses to start"},
+	{ID: "MS115", Severity: verify.High, Title: "read_paths opens a host kernel view (/proc, /sys, /dev, /run, or / holding them): the host's processes and their command lines"},
 	{ID: "MS116", Severity: verify.High, Title: "allowlist.env points a variable into the workspace: a file a call writes steers the pinned programs"},
 }
 

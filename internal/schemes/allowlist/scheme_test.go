@@ -242,3 +242,42 @@ func TestAdapterNotApplicable(t *testing.T) {
 		t.Fatalf("argv step: %+v %v", c, err)
 	}
 }
+
+// TestReadPathsKernelView (atk40 F10): read_paths = ["/proc"] passed verify without a word while
+// the call read the host's process table and every command line. A read path that is, holds or
+// lies in /proc, /sys, /dev or /run (also as it resolves: /var/run) is MS115, high, with the fix;
+// a plain data directory is not.
+func TestReadPathsKernelView(t *testing.T) {
+	ws := t.TempDir()
+	link := filepath.Join(t.TempDir(), "procs")
+	if err := os.Symlink("/proc", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"/proc", "/proc/", "/proc/self", "/sys/fs/cgroup", "/dev", "/run", "/run/user", "/var/run", "/", link} {
+		p, err := builtIn(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alsec.Of(p).ReadPaths = []string{r}
+		var hit *verify.Finding
+		for _, f := range auditOf(p, "") {
+			if f.Rule == "MS115" {
+				hit = &f
+			}
+		}
+		if hit == nil {
+			t.Errorf("read_paths = [%q]: no MS115", r)
+			continue
+		}
+		if hit.Severity != verify.High || !strings.Contains(hit.Fix, "remove it from allowlist.read_paths") || !strings.Contains(hit.Message, "opens the host's") {
+			t.Errorf("read_paths = [%q]: %+v", r, *hit)
+		}
+	}
+	for _, r := range []string{"/opt/data", "/usr/share/dict", "/procs", "/srv"} {
+		p, _ := builtIn(ws)
+		alsec.Of(p).ReadPaths = []string{r}
+		if got := rules(auditOf(p, "")); slices.Contains(got, "MS115") {
+			t.Errorf("read_paths = [%q]: MS115 reported: %v", r, auditOf(p, ""))
+		}
+	}
+}

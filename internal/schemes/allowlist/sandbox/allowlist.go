@@ -229,6 +229,9 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		if risk := ReadPathRisk(r); risk != "" {
 			e.log.Warn(fmt.Sprintf("allowlist.read_paths[%d]: %s; commands would read what they put there (%s)", i, risk, ReadPathRiskFix))
 		}
+		if v := KernelView(r); v != "" {
+			e.log.Warn(fmt.Sprintf("allowlist.read_paths[%d]: %s (%s; verify's MS115)", i, KernelViewFinding(r, v), KernelViewFix))
+		}
 	}
 	e.protectList = alsec.Of(p).Protected()
 	if e.protect, err = compileProtect(e.protectList); err != nil {
