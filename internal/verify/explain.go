@@ -66,7 +66,11 @@ type ThreatRule struct {
 func gapAttacks(shownBy, by []string) string {
 	s := "the gap is the policy's choice (above): "
 	if len(shownBy) > 0 {
-		s += strings.Join(shownBy, ", ") + " goes through it (expect BREACH, the gap shown, or N/A where the policy lacks what it runs); the rest attack"
+		verb := " goes"
+		if len(shownBy) > 1 {
+			verb = " go"
+		}
+		s += strings.Join(shownBy, ", ") + verb + " through it (expect BREACH, the gap shown, or N/A where the policy lacks what it runs); the rest attack"
 	} else {
 		s += "a scenario that goes through it breaches, which shows the gap; the rest attack"
 	}

@@ -26,6 +26,11 @@ func interpreterIn(p *policy.Policy) (names string, plural bool) {
 	return strings.Join(q, ", "), len(in) > 1
 }
 
+// throughLoader is what an interpreter reaches past the pinned-exec rule (atk40 F1): Landlock must
+// let the kernel execute the ELF interpreter for the pinned binary, and run as a program it maps
+// any ELF it can read (ld.so /bin/sh, ld.so /usr/bin/perl), with nothing to tell the two apart.
+const throughLoader = ", and through the ELF interpreter (ld.so PROGRAM) any program installed on this host"
+
 // interpretersRun is "NAMES is allowlisted and runs any code it is given", in the right number.
 func interpretersRun(p *policy.Policy) string {
 	n, plural := interpreterIn(p)
@@ -33,17 +38,17 @@ func interpretersRun(p *policy.Policy) string {
 	case n == "":
 		return ""
 	case plural:
-		return n + " are allowlisted and run any code they are given"
+		return n + " are allowlisted and run any code they are given" + throughLoader
 	}
-	return n + " is allowlisted and runs any code it is given"
+	return n + " is allowlisted and runs any code it is given" + throughLoader
 }
 
 var threats = []verify.ThreatRule{
 	{Threat: "run a program that is not pinned", Layers: []string{sa.LayerPinnedExec, sa.LayerLandlockFS},
 		Gap: func(p *policy.Policy) string {
 			return interpretersRun(p)
-		}, Scenarios: []string{"planted-binary", "planted-binary-exec", "planted-script-interpreter", "compress-program", "ld-preload"},
-		ShownBy: []string{"planted-script-interpreter"}},
+		}, Scenarios: []string{"planted-binary", "planted-binary-exec", "planted-script-interpreter", "loader-exec", "memfd-exec", "compress-program", "ld-preload"},
+		ShownBy: []string{"planted-script-interpreter", "loader-exec"}},
 	{Threat: "read host files outside the workspace", Layers: []string{sa.LayerLandlockFS},
 		Gap: func(p *policy.Policy) string {
 			if len(alsec.Of(p).ReadPaths) > 0 {
