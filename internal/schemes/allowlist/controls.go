@@ -112,20 +112,26 @@ func controls() []harness.Control {
 			Inject:   runOutside("sort", "-o", ".husky/pre-commit", "payload.txt")},
 		{Detector: "marker", Scenario: "planted-script-interpreter", Kind: "policy",
 			Weakness: "an interpreter (python3) is allowlisted"},
-		// atk40 F1: the ELF interpreter run as a program maps any readable ELF; Landlock must let
-		// the kernel execute it for the pinned binary, so nothing here closes it (README)
-		{Detector: "marker", Scenario: "loader-exec", Kind: "policy",
-			Weakness: "an interpreter (python3) is allowlisted: it runs ld.so PROGRAM, which Landlock lets it execute"},
-		{Detector: "marker", Scenario: "memfd-exec", Kind: "staged",
-			Weakness: "the scenario's memfd exec run outside the sandbox (the host's python3 as the sandbox's uid, no seccomp): a memfd made without MFD_NOEXEC_SEAL runs",
-			Inject:   stageOutside("memfd-exec", "python3", "python3.13", "python3.12", "python3.11")},
 		{Detector: "persistence", Scenario: "git-hooks-python", Kind: "policy",
 			Weakness: `an interpreter (python3) is allowlisted and protect = ["!.git"]: the operator dropped .git from the list, so the commit applies the hook the interpreter plants`,
 			Mutate: func(p *policy.Policy, _ *harness.Arena) error {
 				alsec.Of(p).Protect = append(alsec.Of(p).Protect, "!.git")
 				return nil
 			}},
-	}, append(homeControls(), harness.EgressControls("allowlist.network", "network = true", networkOn)...)...)
+	}, slices.Concat(homeControls(), execControls(), harness.EgressControls("allowlist.network", "network = true", networkOn))...)
+}
+
+// execControls are the controls of the pinned-exec rule's scenarios (atk40 F1).
+func execControls() []harness.Control {
+	return []harness.Control{
+		// the ELF interpreter run as a program maps any readable ELF; Landlock must let the
+		// kernel execute it for the pinned binary, so nothing here closes it (README)
+		{Detector: "marker", Scenario: "loader-exec", Kind: "policy",
+			Weakness: "an interpreter (python3) is allowlisted: it runs ld.so PROGRAM, which Landlock lets it execute"},
+		{Detector: "marker", Scenario: "memfd-exec", Kind: "staged",
+			Weakness: "the scenario's memfd exec run outside the sandbox (the host's python3 as the sandbox's uid, no seccomp): a memfd made without MFD_NOEXEC_SEAL runs",
+			Inject:   stageOutside("memfd-exec", "python3", "python3.13", "python3.12", "python3.11")},
+	}
 }
 
 // wideWorkspace makes the arena's root the workspace, around its secrets; serve's HOME moves

@@ -225,14 +225,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 		name = "allowlist workspace"
 	}
 	e.log.Info(name, "configured", alsec.Of(p).Workspace, "resolved", ws)
-	for i, r := range alsec.Of(p).ReadPaths {
-		if risk := ReadPathRisk(r); risk != "" {
-			e.log.Warn(fmt.Sprintf("allowlist.read_paths[%d]: %s; commands would read what they put there (%s)", i, risk, ReadPathRiskFix))
-		}
-		if v := KernelView(r); v != "" {
-			e.log.Warn(fmt.Sprintf("allowlist.read_paths[%d]: %s (%s; verify's MS115)", i, KernelViewFinding(r, v), KernelViewFix))
-		}
-	}
+	e.warnReadPaths(alsec.Of(p).ReadPaths)
 	e.protectList = alsec.Of(p).Protected()
 	if e.protect, err = compileProtect(e.protectList); err != nil {
 		return nil, fmt.Errorf("allowlist.protect: %w", err)
@@ -426,6 +419,19 @@ func pin(c policy.Command) (*pinned, error) {
 // (a sticky directory is fine: others cannot rename what they do not own).
 func CheckOwnership(path string) error {
 	return checkReplaceable(path, "the binary", "move the binary to a root-owned location")
+}
+
+// warnReadPaths logs, at start, the read paths another local user can fill and the ones that
+// open a host kernel view (verify's MS112 and MS115 say the same).
+func (e *Executor) warnReadPaths(rs []string) {
+	for i, r := range rs {
+		if risk := ReadPathRisk(r); risk != "" {
+			e.log.Warn(fmt.Sprintf("allowlist.read_paths[%d]: %s; commands would read what they put there (%s)", i, risk, ReadPathRiskFix))
+		}
+		if v := KernelView(r); v != "" {
+			e.log.Warn(fmt.Sprintf("allowlist.read_paths[%d]: %s (%s; verify's MS115)", i, KernelViewFinding(r, v), KernelViewFix))
+		}
+	}
 }
 
 // ReadPathRiskFix is what to do about a ReadPathRisk.
