@@ -129,6 +129,9 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		if o.HTTP != "" {
 			return fmt.Errorf("a %s policy relays another server over stdio: drop --http", p.Scheme)
 		}
+		if err := checkSelf(o, p); err != nil {
+			return err
+		}
 		return sc.Relay(ctx, p, scheme.RelayOptions{Stdin: o.IO.In, Stdout: o.IO.Out, Stderr: o.IO.ErrOut, Logger: log})
 	}
 	path := p.Audit.Path
@@ -144,6 +147,9 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	}
 	defer ex.Close()
 	// after the scheme's own judgement of the workspace (a system directory is refused as such)
+	if err := checkSelf(o, p); err != nil {
+		return err
+	}
 	if err := policy.CheckOwnFiles(p.WorkspaceDir(), p.File, path); err != nil {
 		return err
 	}
@@ -197,11 +203,8 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 }
 
 // checkReplaceable refuses to serve what someone else, or a sandboxed call, could replace: the
-// policy file, and serve's own executable (checkSelf).
+// policy file (serve's own executable is checkSelf's, after the scheme has judged the workspace).
 func checkReplaceable(o *ServeOptions, p *policy.Policy) error {
-	if err := checkSelf(o, p); err != nil {
-		return err
-	}
 	// every scheme's policy decides what runs (docker's image and mounts, e2b's template, not
 	// only allowlist's commands): one another user may replace is refused for each (atk33 F9)
 	if p.File != "" && !mutated("serve-policy-owned-any-scheme") {
