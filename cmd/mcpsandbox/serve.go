@@ -147,16 +147,8 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 	}
 	defer ex.Close()
 	// after the scheme's own judgement of the workspace (a system directory is refused as such)
-	if err := checkSelf(o, p); err != nil {
+	if err := checkOwnPlaces(o, p, path); err != nil {
 		return err
-	}
-	if err := policy.CheckOwnFiles(p.WorkspaceDir(), p.File, path); err != nil {
-		return err
-	}
-	if key, dirs := p.ReadDirs(); len(dirs) > 0 {
-		if err := policy.CheckAuditNotReadIn(dirs, key, path); err != nil {
-			return err
-		}
 	}
 	if o.Check {
 		return serveCheck(o, p, ex)
@@ -211,6 +203,21 @@ func checkReplaceable(o *ServeOptions, p *policy.Policy) error {
 		if err := policy.CheckFileSafe(p.File); err != nil {
 			return fmt.Errorf("refusing to serve: %w", err)
 		}
+	}
+	return nil
+}
+
+// checkOwnPlaces refuses serve's executable, policy file and audit log where sandboxed calls
+// write (or, the log, read): judged after the scheme has judged the workspace.
+func checkOwnPlaces(o *ServeOptions, p *policy.Policy, auditPath string) error {
+	if err := checkSelf(o, p); err != nil {
+		return err
+	}
+	if err := policy.CheckOwnFiles(p.WorkspaceDir(), p.File, auditPath); err != nil {
+		return err
+	}
+	if key, dirs := p.ReadDirs(); len(dirs) > 0 {
+		return policy.CheckAuditNotReadIn(dirs, key, auditPath)
 	}
 	return nil
 }

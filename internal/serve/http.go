@@ -248,8 +248,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+HTTPPath, "token", h.Token != "",
 		"max_connections", b.maxConns, "max_unauthenticated", b.maxUnauth, "max_sessions", b.maxSessions, "session_idle", policy.Duration{Duration: b.sessionIdle}.String())
-	warnNoToken(log, h.Token)
-	warnPlainHTTP(log, h.Addr)
+	warnExposure(log, h)
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
@@ -614,6 +613,13 @@ func originAllowed(origin, host string, extra []string) bool {
 // warnNoToken: clients that send a token connect all the same to a serve that checks none, so
 // only this line says none is checked (trial36 F3: init's serve line run where the variable was
 // not set).
+// warnExposure says, at WARN, who can reach serve and how: without a token, every local process;
+// beyond loopback, in plain HTTP.
+func warnExposure(log *slog.Logger, h *HTTPOptions) {
+	warnNoToken(log, h.Token)
+	warnPlainHTTP(log, h.Addr)
+}
+
 // warnPlainHTTP says, at WARN, that serve bound beyond this machine speaks plain HTTP: the
 // token and every call cross the network as they are, and nothing else said so (trial40 F4).
 func warnPlainHTTP(log *slog.Logger, addr string) {
