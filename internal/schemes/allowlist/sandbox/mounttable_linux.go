@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"os"
@@ -24,6 +23,8 @@ type mountTable struct {
 	f      *os.File
 	points mountPoints
 	at     time.Time
+	raw    []byte // what points were parsed from
+	buf    []byte // the next read's buffer (raw's spare)
 }
 
 // mountTableMaxAge bounds how long a mount made after the last read goes unseen.
@@ -58,12 +59,36 @@ func (t *mountTable) current() (mountPoints, bool) {
 	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
 		return nil, false
 	}
-	b, err := io.ReadAll(t.f)
+	// Read into a kept buffer and parsed only when it differs from the last read: re-read each
+	// second (more often under load, the calls slower), a fresh read and parse was most of
+	// what a call allocated on a machine with a FUSE mount.
+	b, err := readInto(t.f, t.buf[:0])
 	if err != nil {
 		return nil, false
 	}
-	t.points, t.at = parseMountinfo(b), time.Now()
+	if t.points == nil || !bytes.Equal(b, t.raw) {
+		t.points = parseMountinfo(b)
+	}
+	t.at = time.Now()
+	t.buf, t.raw = t.raw, b
 	return t.points, t.points != nil
+}
+
+// readInto appends f's remaining content to b (io.ReadAll into a buffer kept between reads).
+func readInto(f io.Reader, b []byte) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // allLocal says whether every mount in the table is local: then no path, link or not, leads to
@@ -154,10 +179,10 @@ func (t mountPoints) localResolved(p string, seen map[string]bool) bool {
 // whose layers are the host's paths and on no mount here, is judged by its type).
 func parseMountinfo(b []byte) mountPoints {
 	var out mountPoints
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
+	for len(b) > 0 {
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte{'\n'})
+		pre, post, ok := strings.Cut(string(line), " - ")
 		f, g := strings.Fields(pre), strings.Fields(post)
 		if !ok || len(f) < 5 || len(g) < 1 {
 			continue

@@ -14,7 +14,8 @@ import (
 const Arg = "__sandbox-exec"
 
 // Within reports whether the clean absolute path p is dir or below it. (Slash paths: the helper
-// avoids path/filepath, whose late initialisation would delay it; see init.)
+// avoids path/filepath, whose late initialisation would delay it; see init.) It allocates
+// nothing: serve asks it for every mount point against every prefix of a call's paths.
 func Within(dir, p string) bool {
-	return p == dir || strings.HasPrefix(p, dir+"/")
+	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && strings.HasPrefix(p, dir)
 }
