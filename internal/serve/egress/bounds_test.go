@@ -697,3 +697,45 @@ func TestAuditNamesTheCall(t *testing.T) {
 		t.Errorf("a decision of no known call names one: %s", b)
 	}
 }
+
+// A window's timer that fires late, after a decision of the next window took the summary and
+// armed the next timer, takes nothing: it took the new window's count early (two summaries a
+// window under load, TestDecisionLogBounded at load 20+). Red without the check (mutant
+// egress-log-stale-timer): the stale timer's flush emits a second summary.
+func TestDecisionLogStaleTimer(t *testing.T) {
+	var mu sync.Mutex
+	var summaries []Decision
+	p := New(rules(t, "allowed.test"), Options{Resolver: &mapResolver{}, LogRate: 1, Key: "docker.network",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Audit: func(d Decision) {
+			if d.Rule == RuleLogRate {
+				mu.Lock()
+				summaries = append(summaries, d)
+				mu.Unlock()
+			}
+		}})
+	defer p.Close()
+	deny := func(host string) { p.Record(Decision{Host: host, Port: 443, Rule: "docker.network", Reason: "test"}) }
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(summaries) }
+	deny("a1.test") // logged
+	deny("a2.test") // counted: the window's timer is armed
+	p.mu.Lock()
+	stale := p.lim.timer
+	p.mu.Unlock()
+	for end := time.Now().Add(5 * time.Second); count() < 1 && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+	}
+	if count() != 1 {
+		t.Fatalf("%d summaries after the first window, want 1", count())
+	}
+	deny("b1.test") // the next window: logged
+	deny("b2.test") // counted: its own timer armed
+	p.flushTimer(&stale)
+	if n := count(); n != 1 {
+		t.Fatalf("the first window's timer, fired late, emitted a summary mid-window (%d summaries, want 1): %+v", n, summaries[n-1])
+	}
+	for end := time.Now().Add(5 * time.Second); count() < 2 && time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+	}
+	if n := count(); n != 2 || summaries[1].Suppressed != 1 || summaries[1].Host != "b2.test" {
+		t.Fatalf("the second window's summary: %d summaries %+v, want 2, the second counting b2.test", n, summaries)
+	}
+}

@@ -938,7 +938,9 @@ func (p *Proxy) emitLevel(d *Decision, level slog.Level) {
 	clipDecision(d)
 	p.mu.Lock()
 	ok, flush := p.lim.admit(d, time.Now(), func(after time.Duration) {
-		p.lim.timer = time.AfterFunc(after, p.flush)
+		var t *time.Timer
+		t = time.AfterFunc(after, func() { p.flushTimer(&t) }) // *t is read under p.mu, set under it here
+		p.lim.timer = t
 	})
 	p.mu.Unlock()
 	p.emitMu.Lock()
@@ -954,10 +956,20 @@ func (p *Proxy) emitLevel(d *Decision, level slog.Level) {
 // flush emits the summary of the decisions counted so far, if any. It holds emitMu from the
 // take to the write, so Close's flush returns only after a summary the timer took is written
 // (a summary taken but not yet audited when Close returned was lost).
-func (p *Proxy) flush() {
+func (p *Proxy) flush() { p.flushTimer(nil) }
+
+// flushTimer is flush for the window's timer t (nil: Close's, unconditional). A timer that
+// fired while a decision of the next window took its summary and armed another (late, under
+// load) is stale: it takes nothing, or it took the new window's count early and dropped the
+// new timer's reference, two summaries a window (TestDecisionLogBounded: 51 in 46 s).
+func (p *Proxy) flushTimer(t **time.Timer) {
 	p.emitMu.Lock()
 	defer p.emitMu.Unlock()
 	p.mu.Lock()
+	if t != nil && p.lim.timer != *t && !mutated("egress-log-stale-timer") {
+		p.mu.Unlock()
+		return
+	}
 	p.lim.timer = nil
 	s := p.lim.take(time.Now())
 	p.mu.Unlock()

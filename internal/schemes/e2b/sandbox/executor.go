@@ -243,7 +243,7 @@ func (e *Executor) Reaped() <-chan struct{} { return e.reaped }
 // process start time (judge); one this serve cannot judge is left to its leash.
 func (e *Executor) reap() {
 	defer close(e.reaped)
-	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(e.ctx, reapTimeout)
 	defer cancel()
 	// What is to be killed is gathered first (the list's pages are not held) and killed after.
 	type dead struct{ id, instance string }
@@ -313,6 +313,10 @@ func (e *Executor) judge(l map[string]string) procid.Liveness {
 
 // maxReap bounds the sandboxes one start-up sweep kills (and holds the ids of).
 const maxReap = 1000
+
+// reapTimeout bounds the start-up sweep (listing and killing); a variable for the test that
+// lists a hostile API's 128 MiB of pages, which takes longer under -race on a loaded machine.
+var reapTimeout = 30 * time.Second
 
 // Ready reports a missing key; nothing else needs to wait.
 func (e *Executor) Ready() error { return e.keyErr }
