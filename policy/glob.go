@@ -57,7 +57,13 @@ func compileGlob(g string) (*regexp.Regexp, error) {
 			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
 			i += j + 1
 		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
+			// the byte as it is: string(c) made a rune of it, and a name's UTF-8 (café) became
+			// another name (cafÃ©) that no path matched (review41 #6)
+			if mutated("policy-glob-bytes-as-runes") {
+				b.WriteString(regexp.QuoteMeta(string(rune(c))))
+			} else {
+				b.WriteString(regexp.QuoteMeta(g[i : i+1]))
+			}
 		}
 	}
 	b.WriteString(`)$`)

@@ -62,3 +62,20 @@ func TestCompileGlobOnce(t *testing.T) {
 		}
 	}
 }
+
+// A pattern's non-ASCII names match themselves (protect patterns, deny_args, home links'
+// patterns in the docker scheme): each byte was made a rune, so café compiled to cafÃ© and
+// matched nothing (review41 #6; mutant policy-glob-bytes-as-runes).
+func TestCompileGlobNonASCII(t *testing.T) {
+	for _, c := range []struct{ pat, in string }{
+		{"café/*", "café/menu.txt"}, {"*/naïve.json", "x/naïve.json"}, {"日本?", "日本語"}, {"[é]x", "éx"},
+	} {
+		re, err := CompileGlob(c.pat)
+		if err != nil {
+			t.Fatalf("%q: %v", c.pat, err)
+		}
+		if !re.MatchString(c.in) {
+			t.Errorf("%q does not match %q (compiled %s)", c.pat, c.in, re)
+		}
+	}
+}
