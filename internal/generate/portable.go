@@ -71,6 +71,13 @@ func unchecked(t Target, src []byte, name string) []string {
 		if path == servers {
 			return // the entries, named above
 		}
+		if a, ok := v.([]any); ok && !mutated("portable-report-arrays-unread") {
+			// a list of servers or hooks: each element's keys, named by their index
+			for i, e := range a {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+			return
+		}
 		m, ok := v.(map[string]any)
 		if !ok {
 			return

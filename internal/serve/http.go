@@ -610,9 +610,6 @@ func originAllowed(origin, host string, extra []string) bool {
 	return IsLoopbackHost(oh) && IsLoopbackHost(rh)
 }
 
-// warnNoToken: clients that send a token connect all the same to a serve that checks none, so
-// only this line says none is checked (trial36 F3: init's serve line run where the variable was
-// not set).
 // warnExposure says, at WARN, who can reach serve and how: without a token, every local process;
 // beyond loopback, in plain HTTP.
 func warnExposure(log *slog.Logger, h *HTTPOptions) {
@@ -631,6 +628,9 @@ func warnPlainHTTP(log *slog.Logger, addr string) {
 		"fix", "put serve behind a TLS reverse proxy (caddy, nginx) and bind 127.0.0.1, or reach it through an SSH tunnel (ssh -L 8765:127.0.0.1:8765 HOST)")
 }
 
+// warnNoToken: clients that send a token connect all the same to a serve that checks none, so
+// only this line says none is checked (trial36 F3: init's serve line run where the variable was
+// not set).
 func warnNoToken(log *slog.Logger, token string) {
 	if token == "" && !mutated("serve-http-no-token-quiet") {
 		log.Warn("no bearer token: every local process and user can call this server",
