@@ -32,6 +32,15 @@ func commitOne(t *testing.T, ws, rel, content string) (applied bool, why string,
 	return string(b) == content, why, Summary(w)
 }
 
+// resolutionAlone turns the follower's protection of a program's package whole off for the
+// test: what it judges is the precise resolution, which still protects what a program loads
+// outside its package (atk40b F1).
+func resolutionAlone(t *testing.T) {
+	t.Helper()
+	programDirsWhole = false
+	t.Cleanup(func() { programDirsWhole = true })
+}
+
 // The follower's depth and per-file size bounds fail closed (attack round atk37b, F1): a file
 // past the depth bound was protected but never read, and only a file's first 256 KiB was
 // read, so what the seventh file of a require chain, or the end of a bundle, loaded was
@@ -40,6 +49,7 @@ func commitOne(t *testing.T, ws, rel, content string) (applied bool, why string,
 // the depth bound lets the rest pass (mutant workspace-follow-depth-open) or a read cut at its
 // bound is taken as whole (mutant workspace-follow-read-cut-open).
 func TestCommitFollowerDepthAndSizeFailClosed(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	chain := func(ws string, n int) {
 		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "node", "args": ["dist/m0.js"]}}}`)
@@ -127,6 +137,7 @@ func TestHandNamesCutNamesTheWorkTree(t *testing.T) {
 // note); before, only relative specifiers were followed and the call's rewrite of
 // packages/util/index.js was committed. Red without it (mutant workspace-follow-bare-links).
 func TestCommitFollowsBareImportsThroughWorkspaceLinks(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "node", "args": ["apps/server/index.js"]}}}`)
@@ -167,6 +178,7 @@ func TestCommitFollowsBareImportsThroughWorkspaceLinks(t *testing.T) {
 // loads is still applied. Red without each (mutants workspace-follow-subpath-imports,
 // workspace-follow-self-reference, workspace-follow-computed-open, workspace-follow-package-scope).
 func TestCommitFollowsPackageScopeSpecifiers(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	project := func(t *testing.T, pj, index string) string {
 		ws := t.TempDir()
@@ -307,6 +319,7 @@ const util_1 = require("@org/util");
 // site-packages' .pth files run at its start. Red without them (mutants
 // workspace-follow-py-dynamic, workspace-follow-venv).
 func TestCommitFollowsPythonDynamicImports(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "venv/bin/python", "args": ["srv/main.py"]}, "y": {"command": "python3", "args": ["app/run.py"]}}}`)
@@ -338,6 +351,7 @@ func TestCommitFollowsPythonDynamicImports(t *testing.T) {
 // alias's target followed (a `*` pattern's directory whole); an alias no config maps
 // ("~/x") protects the program's package whole. Red without it (mutant workspace-follow-ts-paths).
 func TestCommitFollowsTsconfigPaths(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "npx", "args": ["tsx", "src/index.ts"]}}}`)

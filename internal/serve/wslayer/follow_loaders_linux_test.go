@@ -60,6 +60,7 @@ const startsIt = `".mcp.json\" starts`
 // call's rewrite of what they load ran on the host. A file no program loads is still applied.
 // Red when a mention the scan does not resolve is dropped (mutant workspace-follow-loader-mention).
 func TestCommitFollowerFailsClosedOnLoaderMentions(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	forms := map[string]string{
 		"j01":  "require/**/('./a.js');\n",
@@ -94,6 +95,7 @@ func TestCommitFollowerFailsClosedOnLoaderMentions(t *testing.T) {
 // require, import.meta, a destructured { spawn } or a child process of git: the program's
 // other files are still applied.
 func TestCommitFollowerReadsOrdinaryProgramsExactly(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "node", "args": ["server.js"]}}}`)
@@ -135,6 +137,7 @@ app.listen(process.env.PORT || 3000, () => console.log(`+"`"+`listening on ${pro
 // program named; a directory's package.json "main" leading out of it is read and protected.
 // Red without each (mutants workspace-follow-computed-outside, workspace-follow-dir-main).
 func TestCommitFollowerComputedOutsideThePackage(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"a": {"command": "node", "args": ["j12/server/index.js"]}, "b": {"command": "node", "args": ["j14/index.js"]}}}`)
@@ -169,6 +172,7 @@ func TestCommitFollowerComputedOutsideThePackage(t *testing.T) {
 // comment or a string, re.compile, sys.path read, are none. Red without it (mutant
 // workspace-follow-py-loader).
 func TestCommitFollowerPythonLoaders(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	forms := map[string]string{
 		"p01": "import importlib.util, os\ns = importlib.util.spec_from_file_location('a', os.path.join(os.path.dirname(__file__), 'a.py'))\nm = importlib.util.module_from_spec(s); s.loader.exec_module(m)\n",

@@ -93,6 +93,11 @@ type gitGuard struct {
 	envs map[string]string
 	// rcPrefix are the names an .envrc or mise config loads by a prefix (rcloads_linux.go)
 	rcPrefix map[string][]rcPrefix
+	// pyPrefix are the names Python's import system tries for a module in a directory (NAME.*,
+	// by the folded directory from the root: programs_linux.go); runRoot names a program the
+	// follower read at the workspace's root, whose package is the whole workspace (atk40b F1, F5)
+	pyPrefix map[string][]namePrefix
+	runRoot  string
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).

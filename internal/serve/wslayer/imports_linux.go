@@ -348,6 +348,12 @@ func (g *gitGuard) runMatch(rel string) string {
 	if why := g.rcPrefixMatch(rel); why != "" {
 		return why
 	}
+	if why := g.pyPrefixMatch(rel); why != "" {
+		return why
+	}
+	if g.runRoot != "" {
+		return g.runRoot
+	}
 	if g.runCut != "" {
 		return "the protected agents' and editors' configs start " + g.runCut + " (the check's bound): what it did not read may start this path, so it is not judged, and not applied; fewer programs named in those configs fix it"
 	}

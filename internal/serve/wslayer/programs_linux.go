@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
@@ -57,6 +58,8 @@ type follower struct {
 	// mapWork counts the steps of matching names against package.json maps' `*` keys, of
 	// maxMapWork
 	mapWork int
+	// markers says which directories hold a package marker (programDir)
+	markers map[string]bool
 }
 
 type todoFile struct {
@@ -223,6 +226,7 @@ func (f *follower) module(by, base, mod string) {
 	}
 	f.add(filepath.Join(base, top), by)
 	f.add(filepath.Join(base, top+".py"), by)
+	f.pyShadows(by, base, top)
 }
 
 var (
@@ -289,6 +293,9 @@ func (f *follower) follow() {
 		text := string(b)
 		dir := filepath.Dir(t.path)
 		base := filepath.Base(t.path)
+		if program(t.path, text) {
+			f.programDir(t, dir)
+		}
 		switch ext := filepath.Ext(t.path); {
 		case base == "package.json":
 			// every string: scripts, main and bin, lint-staged's and simple-git-hooks' commands
@@ -342,12 +349,7 @@ func (f *follower) pyImports(t todoFile, dir, text string) {
 			}
 			if m[2] != "" {
 				top, _, _ := strings.Cut(m[2], ".")
-				for _, e := range []string{"", ".py"} {
-					p := filepath.Join(d, top+e)
-					if f.add(p, t.by) {
-						f.todo = append(f.todo, todoFile{p, t.by, t.depth + 1})
-					}
-				}
+				f.pyModule(t, d, top)
 			}
 			continue
 		case m[2] != "":
@@ -365,12 +367,7 @@ func (f *follower) pyImports(t todoFile, dir, text string) {
 				continue
 			}
 			for _, b := range []string{dir, f.g.ws} {
-				for _, e := range []string{"", ".py"} {
-					p := filepath.Join(b, top+e)
-					if f.add(p, t.by) {
-						f.todo = append(f.todo, todoFile{p, t.by, t.depth + 1})
-					}
-				}
+				f.pyModule(t, b, top)
 			}
 		}
 	}
@@ -450,4 +447,166 @@ func regular(p string) bool {
 func shebang(text, prog string) bool {
 	line, _, _ := strings.Cut(text, "\n")
 	return strings.HasPrefix(line, "#!") && strings.Contains(line, prog)
+}
+
+// A program a protected config starts loads files by more routes than any list of loaders
+// names (attack round atk40b, F1: Python's subprocess of a workspace script, os.system,
+// pickle, ctypes, code, timeit, cProfile; JS's module[k](…), a computed property name,
+// .constructor.constructor(string), WebAssembly: 12 of 12 were neither resolved nor a
+// mention, and the host's next start ran a call's rewrite of what they loaded). The default is
+// now the other way round: every program the follower reads has its package protected whole,
+// the directory from the program up to its package root (the nearest package.json,
+// pyproject.toml, setup.py, setup.cfg, go.mod, Cargo.toml …, below the workspace's root and
+// never above the config's own directory; none: the program's own directory). The precise
+// resolution stays for what lies outside it (../lib/util.js, a linked workspace package).
+// A program at the workspace's root has the whole workspace as its package: it is not
+// protected whole (no change could be applied), and not left a hole either: every change no
+// other rule judges is refused (runRoot), the reason saying to move the program into a
+// directory of its own. A root package.json or pyproject.toml does not make the root a
+// program's package (dist/index.js of a root package.json protects dist/): the project's
+// sources, tests and docs beside it stay the call's to edit.
+
+// programDirsWhole is the default above: a variable for the tests, which judge the precise
+// resolution alone (it is what still protects what a program loads outside its package).
+var programDirsWhole = true
+
+// packageMarkers are the files that make a directory a package root.
+var packageMarkers = []string{"package.json", "pyproject.toml", "setup.py", "setup.cfg", "go.mod", "Cargo.toml", "deno.json",
+	"deno.jsonc", "Gemfile", "composer.json", "pom.xml", "build.gradle", "build.gradle.kts"}
+
+// program: the file at p with text is a program the host runs (code, a script or a native
+// executable), not data or a project file (package.json, a Makefile) the follower reads for
+// the words it names.
+func program(p, text string) bool {
+	ext := filepath.Ext(p)
+	return ext == ".py" || ext == ".pyw" || slices.Contains(jsExts[1:], ext) && ext != ".json" ||
+		scriptExts[ext] || strings.HasPrefix(text, "#!") || strings.HasPrefix(text, "\x7fELF")
+}
+
+// programDir protects the package of the program t (in dir) whole; at the workspace's root,
+// leaves every change no other rule judges unapplied (runRoot).
+func (f *follower) programDir(t todoFile, dir string) {
+	if !programDirsWhole || mutated("workspace-follow-program-dir-whole") {
+		return
+	}
+	ws := f.g.ws
+	if dir != ws && !strings.HasPrefix(dir, ws+"/") {
+		return // outside the workspace (a program named by its absolute path elsewhere)
+	}
+	stop := ws
+	if cd := filepath.Dir(t.by); cd != ws && strings.HasPrefix(dir+"/", cd+"/") {
+		stop = cd // never above the config's own directory
+	}
+	pkg := dir
+	for d := dir; d != stop && strings.HasPrefix(d, stop+"/"); d = filepath.Dir(d) {
+		if f.marked(d) {
+			pkg = d
+			break
+		}
+	}
+	if pkg != ws {
+		f.add(pkg, t.by)
+		return
+	}
+	if f.g.runRoot == "" {
+		rel, _ := filepath.Rel(ws, t.path)
+		by, _ := filepath.Rel(ws, t.by)
+		f.g.runRoot = fmt.Sprintf("a program the protected file %s starts, %s, lies at the workspace's root: its package is the "+
+			"whole workspace, any file of which it may load by a route the check does not resolve, so a change no other rule "+
+			"judges is not applied; move the program into a directory of its own (server/, started as %s) or keep it out of "+
+			"the workspace (named by its absolute path, or installed as a package)",
+			strconv.Quote(filepath.ToSlash(by)), strconv.Quote(filepath.ToSlash(rel)), strconv.Quote(rootMove(rel)))
+	}
+}
+
+// marked: the directory d holds a package marker (looked up once a directory: a thousand
+// programs in one tree stat each level's markers once).
+func (f *follower) marked(d string) bool {
+	if m, ok := f.markers[d]; ok {
+		return m
+	}
+	if f.markers == nil {
+		f.markers = map[string]bool{}
+	}
+	m := slices.ContainsFunc(packageMarkers, func(m string) bool { return regular(filepath.Join(d, m)) })
+	f.markers[d] = m
+	return m
+}
+
+// rootMove is the command line that starts rel moved into server/.
+func rootMove(rel string) string {
+	switch filepath.Ext(rel) {
+	case ".py":
+		return "python3 server/" + rel
+	case ".js", ".mjs", ".cjs":
+		return "node server/" + rel
+	}
+	return "server/" + rel
+}
+
+// namePrefix is a name prefix protected in a directory: the names there starting with it.
+type namePrefix struct {
+	prefix string // folded
+	by     string // the config, absolute
+}
+
+// pyModule protects what Python may load for the module top from the directory b (a sys.path
+// entry), there or not, and reads what is there: the package top/, and every name the import
+// system tries for it (pyShadows).
+func (f *follower) pyModule(t todoFile, b, top string) {
+	for _, e := range []string{"", ".py"} {
+		p := filepath.Join(b, top+e)
+		if f.add(p, t.by) {
+			f.todo = append(f.todo, todoFile{p, t.by, t.depth + 1})
+		}
+	}
+	f.pyShadows(t.by, b, top)
+}
+
+// pyShadows protects every name Python's FileFinder tries for the module top in dir, not only
+// the one it resolved (atk40b F5: a protected helper.py left helper.cpython-311-x86_64-linux-
+// gnu.so, helper.abi3.so and helper.so writable, extension modules tried BEFORE the source,
+// and the host's next start imported a call's): the package directory top/ (a namespace
+// package's portion too) and the names starting "top." (.so of every ABI and version, .pyd,
+// .py, .pyc, .pyw), in dir and its __pycache__.
+func (f *follower) pyShadows(by, dir, top string) {
+	g := f.g
+	if mutated("workspace-follow-python-ext-shadow") || dir != g.ws && !strings.HasPrefix(dir, g.ws+"/") {
+		return
+	}
+	if g.pyPrefix == nil {
+		g.pyPrefix = map[string][]namePrefix{}
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "__pycache__")} {
+		key := fold(g.relOf(d))
+		if slices.ContainsFunc(g.pyPrefix[key], func(p namePrefix) bool { return p.prefix == fold(top+".") }) {
+			continue
+		}
+		if len(g.pyPrefix[key]) >= maxImporters {
+			if g.runCut == "" && !mutated("workspace-runs-cut-open") {
+				g.runCut = fmt.Sprintf("programs that import more than %d modules from one directory", maxImporters)
+			}
+			return
+		}
+		g.pyPrefix[key] = append(g.pyPrefix[key], namePrefix{fold(top + "."), by})
+	}
+}
+
+// pyPrefixMatch says which config starts a program that may import rel (a path from the
+// workspace's root) by a name Python tries for a module, "" when none does.
+func (g *gitGuard) pyPrefixMatch(rel string) string {
+	if len(g.pyPrefix) == 0 {
+		return ""
+	}
+	parts := strings.Split(fold(rel), "/")
+	for i, part := range parts {
+		for _, r := range g.pyPrefix[strings.Join(parts[:i], "/")] {
+			if strings.HasPrefix(part, r.prefix) {
+				by, _ := filepath.Rel(g.ws, r.by)
+				return "a name Python tries for a module a program the protected file " + strconv.Quote(filepath.ToSlash(by)) +
+					" starts imports (an extension module .so is tried before the .py): the host runs it"
+			}
+		}
+	}
+	return ""
 }

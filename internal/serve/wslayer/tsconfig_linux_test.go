@@ -51,6 +51,7 @@ const startsNamed = `.mcp.json\" starts`
 // package whole, at the workspace's root nothing not judged applied. Red without it (mutant
 // workspace-follow-ts-extends-package).
 func TestCommitFollowsTsconfigExtendsPackage(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"web": {"command": "npx", "args": ["tsx", "apps/web/server.ts"]},
@@ -99,6 +100,7 @@ func TestCommitFollowsTsconfigExtendsPackage(t *testing.T) {
 // apply them: the tsconfig of such a project stays the call's to edit. Red without it (mutant
 // workspace-follow-ts-runner-paths).
 func TestCommitTsconfigPathsUnderRunners(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	project := func(ws, app string) {
 		write(t, filepath.Join(ws, app, "tsconfig.json"), `{"compilerOptions": {"baseUrl": ".", "paths": {"@lib/*": ["./lib/*"]}}}`)

@@ -1280,6 +1280,7 @@ func TestCommitRefusesWhatInstructionFilesImport(t *testing.T) {
 // pre-commit or husky hook runs. JSONC (comments) and unquoted words of hook managers' files are
 // read as well; a script no config names is applied.
 func TestCommitRefusesWhatConfigsRun(t *testing.T) {
+	resolutionAlone(t)
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"local": {"command": "node", "args": ["./tools/server.js"]}}}`)
 	write(t, filepath.Join(ws, ".claude", "settings.json"), `{"hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": "$CLAUDE_PROJECT_DIR/scripts/fmt.sh --fix"}]}]}}`)
@@ -1356,6 +1357,7 @@ func TestCommitDoesNotWaitOnAFIFOItReads(t *testing.T) {
 // package.json), the project file `uv --directory sub run` obeys, and a named program that does
 // not exist yet. A file nothing names is applied.
 func TestCommitRefusesWhatConfigsRunLoad(t *testing.T) {
+	resolutionAlone(t)
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {
   "a": {"command": "node", "args": ["./tools/server.js"]},
@@ -1458,6 +1460,7 @@ func TestCommitRefusesRoundAtk31Files(t *testing.T) {
 // the files it sources and the directories it puts on PATH (PATH_add bin: a call's bin/ls would
 // run for the user's next ls there), there or not.
 func TestCommitRefusesWhatEnvrcRuns(t *testing.T) {
+	resolutionAlone(t)
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".envrc"), "PATH_add bin\nsource_env ./env/extra.sh\n")
 	write(t, filepath.Join(ws, "env", "extra.sh"), "export A=1\n")
@@ -1524,6 +1527,7 @@ func TestCommitFoldsCase(t *testing.T) {
 // package.json's (package.json is then protected, and what it names); a named program not there
 // yet by a ./ path is protected too.
 func TestCommitRefusesWhatMoreConfigsRun(t *testing.T) {
+	resolutionAlone(t)
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".devcontainer", "devcontainer.json"), `{"initializeCommand": "./scripts/host-init.sh"}`)
 	write(t, filepath.Join(ws, ".continue", "mcpServers", "local.yaml"), "name: local\nmcpServers:\n  - name: x\n    command: python\n    args:\n      - srv/main.py\n")
@@ -1710,6 +1714,7 @@ func TestCommitRefusesRoundAtk37AgentFiles(t *testing.T) {
 // frontmatter (unquoted YAML), Factory's hook, Amp's MCP server, Copilot's language server.
 // Red without the per-agent list (mutant protect-agents-atk37).
 func TestCommitRefusesRoundAtk37bAgentFiles(t *testing.T) {
+	resolutionAlone(t)
 	commitRefuses(t, []string{".github/hooks/session.json", ".github/agents/reviewer.agent.md", ".github/skills/release/SKILL.md",
 		".github/skills/release/scripts/publish.sh", ".github/mcp.json", ".github/lsp.json", "lsp.json", ".github/copilot/settings.json",
 		".factory/settings.json", ".factory/mcp.json", ".factory/droids/x.md", ".factory/skills/x/SKILL.md", ".agent/skills/x/SKILL.md",
@@ -1752,6 +1757,7 @@ func TestCommitRefusesRoundAtk37bAgentFiles(t *testing.T) {
 // read first: the hook's script stays refused, named by its config. Red when a call's config is
 // read too (mutant workspace-runners-unprotected).
 func TestCommitCallsConfigDoesNotFillThePrograms(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, ".claude", "settings.json"), `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "python3 scripts/on_stop.py"}]}]}}`)
@@ -1792,6 +1798,7 @@ func TestCommitCallsConfigDoesNotFillThePrograms(t *testing.T) {
 // were dropped and a path they named was applied. Red when a bound reached lets the rest pass
 // (mutant workspace-runs-cut-open).
 func TestCommitProgramBoundsFailClosed(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	oldRun, oldReads := maxRun, maxProgramReads
 	t.Cleanup(func() { maxRun, maxProgramReads = oldRun, oldReads })
@@ -1848,6 +1855,7 @@ func noXattr(t *testing.T) {
 // the root) are read at their fixed paths, reached or not; a directory the walk listed in full
 // is judged as before. Red when the bound lets the rest pass (mutant workspace-walk-cut-open).
 func TestCommitWalkBoundFailsClosed(t *testing.T) {
+	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
 	old := maxGitWalk
 	maxGitWalk = 10
