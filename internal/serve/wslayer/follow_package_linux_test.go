@@ -90,6 +90,20 @@ func TestCommitFollowerProtectsProgramPackageWhole(t *testing.T) {
 			loadRefused(t, ws, rel, "lies at the workspace's root")
 			loadRefused(t, ws, rel, "move the program into a directory of its own")
 		}
+		// `python -m server` of a server.py at the root is one too
+		ws = t.TempDir()
+		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "python3", "args": ["-m", "server"]}}}`)
+		write(t, filepath.Join(ws, "server.py"), "import subprocess\nsubprocess.run(['sh', 'tools/setup.sh'])\n")
+		loadRefused(t, ws, "tools/setup.sh", "lies at the workspace's root")
+		// and of a package below it, the package (read: what it loads outside is followed)
+		ws = t.TempDir()
+		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"x": {"command": "python3", "args": ["-m", "srv.main"]}}}`)
+		write(t, filepath.Join(ws, "srv", "__init__.py"), "")
+		write(t, filepath.Join(ws, "srv", "main.py"), "from lib import util\n")
+		write(t, filepath.Join(ws, "lib", "util.py"), "import pickle\n")
+		loadRefused(t, ws, "srv/data.pkl", startsIt)
+		loadRefused(t, ws, "lib/model.pkl", startsIt)
+		loadApplied(t, ws, "docs/x.md")
 	})
 }
 
@@ -126,4 +140,28 @@ func TestCommitFollowerPythonShadows(t *testing.T) {
 		}
 		loadApplied(t, ws, "srv/notes.md")
 	})
+}
+
+// What a program names by a string literal outside its package is protected (atk40b F1's
+// class, outside the package whole): a model pickle.load reads from the working directory, a
+// script subprocess runs up from it (a program: its directory whole), a plugin a JS program
+// reads by a path up; a data file beside the model, and docs, are applied. Red without it (mutant workspace-follow-program-literals).
+func TestCommitFollowerProgramLiteralPaths(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"p": {"command": "python3", "args": ["tools/py/main.py"]}, "j": {"command": "node", "args": ["tools/js/index.js"]}}}`)
+	write(t, filepath.Join(ws, "tools", "py", "main.py"), "import pickle, subprocess\nmodel = pickle.load(open('data/model.pkl', 'rb'))\n"+
+		"subprocess.run(['sh', '../../scripts/setup.sh'])\nsubprocess.run('sh ./ops/later.sh', shell=True)\n")
+	write(t, filepath.Join(ws, "tools", "js", "index.js"), "const fs = require('fs'), path = require('path');\n"+
+		"(() => {}).constructor(fs.readFileSync(path.join(__dirname, \"../../shared/plugin.js\"), 'utf8'))();\n")
+	write(t, filepath.Join(ws, "data", "model.pkl"), "x")
+	write(t, filepath.Join(ws, "scripts", "setup.sh"), "echo\n")
+	write(t, filepath.Join(ws, "shared", "plugin.js"), "1\n")
+	// the scripts and plugin are programs: their directories whole too
+	for _, rel := range []string{"data/model.pkl", "scripts/setup.sh", "scripts/other.sh", "shared/plugin.js", "shared/other.js", "ops/later.sh"} {
+		loadRefused(t, ws, rel, startsIt)
+	}
+	for _, rel := range []string{"data/other.csv", "docs/x.md", "ops/other.md"} {
+		loadApplied(t, ws, rel)
+	}
 }

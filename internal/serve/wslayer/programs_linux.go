@@ -60,6 +60,9 @@ type follower struct {
 	mapWork int
 	// markers says which directories hold a package marker (programDir)
 	markers map[string]bool
+	// litSeen are the string literals literalPaths judged, by directory; literals counts them
+	litSeen  map[string]map[string]bool
+	literals int
 }
 
 type todoFile struct {
@@ -149,7 +152,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 		}
 		if i > 0 && words[i-1] == "-m" && !mutated("workspace-config-programs-follow") {
 			for _, b := range bases {
-				f.module(by, b, word)
+				f.module(by, b, word, depth)
 			}
 			continue
 		}
@@ -218,8 +221,10 @@ func (f *follower) tool(by string, bases []string, name string, depth int) {
 }
 
 // module protects what `python -m a.b.c` run from base loads first: the package a (a
-// directory, whole) or the module a.py, there or not.
-func (f *follower) module(by, base, mod string) {
+// directory, whole) or the module a.py, there or not; and reads the module it runs (a/b/c.py,
+// a/b/c/__main__.py, a.py) as a program: what it loads outside its package, and a module at the
+// workspace's root is a program there (atk40b F1).
+func (f *follower) module(by, base, mod string, depth int) {
 	top, _, _ := strings.Cut(mod, ".")
 	if !pyIdent().MatchString(top) {
 		return
@@ -227,6 +232,15 @@ func (f *follower) module(by, base, mod string) {
 	f.add(filepath.Join(base, top), by)
 	f.add(filepath.Join(base, top+".py"), by)
 	f.pyShadows(by, base, top)
+	if mutated("workspace-follow-program-dir-whole") {
+		return
+	}
+	p := filepath.Join(base, filepath.FromSlash(strings.ReplaceAll(mod, ".", "/")))
+	for _, q := range []string{p + ".py", filepath.Join(p, "__main__.py"), filepath.Join(p, "__init__.py")} {
+		if strings.HasPrefix(q, f.g.ws+"/") && regular(q) {
+			f.todo = append(f.todo, todoFile{q, by, depth + 1})
+		}
+	}
 }
 
 var (
@@ -295,6 +309,7 @@ func (f *follower) follow() {
 		base := filepath.Base(t.path)
 		if program(t.path, text) {
 			f.programDir(t, dir)
+			f.literalPaths(t, dir, text)
 		}
 		switch ext := filepath.Ext(t.path); {
 		case base == "package.json":
@@ -306,8 +321,8 @@ func (f *follower) follow() {
 			f.words(t.by, dir, words, t.depth)
 		case base == "pyproject.toml" || base == "setup.cfg":
 			for _, m := range pyScriptRef().FindAllStringSubmatch(text, -1) {
-				f.module(t.by, dir, m[1])
-				f.module(t.by, filepath.Join(dir, "src"), m[1])
+				f.module(t.by, dir, m[1], t.depth)
+				f.module(t.by, filepath.Join(dir, "src"), m[1], t.depth)
 			}
 		case ext == ".py" || shebang(text, "python"):
 			f.pyImports(t, dir, text)
@@ -610,3 +625,74 @@ func (g *gitGuard) pyPrefixMatch(rel string) string {
 	}
 	return ""
 }
+
+// A program loads what lies outside its package by routes no rule names too (pickle.load of
+// open('data/model.pkl'), subprocess.run(['sh', '../scripts/setup.sh']), a native library by
+// its path): every string literal of a program the follower reads is taken as words, as a
+// shell script's are (fail closed: a path named so is protected whether or not the program
+// loads it), from the program's directory and the workspace's root (where clients start
+// servers): an existing file there protected and read, a script or ./ ../ path not there yet
+// protected (atk40b F1's class, outside the package).
+// literalPaths judges the words of the string literals of the program t (in dir) that may
+// name a path (a "/" or a "." in them).
+func (f *follower) literalPaths(t todoFile, dir, text string) {
+	if mutated("workspace-follow-program-literals") {
+		return
+	}
+	if f.litSeen == nil {
+		f.litSeen = map[string]map[string]bool{}
+	}
+	seen := f.litSeen[dir]
+	if seen == nil {
+		seen = map[string]bool{}
+		f.litSeen[dir] = seen
+	}
+	var words []string
+	for at := 0; at < len(text); {
+		// a literal: a quote, up to 512 bytes on its line with no escape (nor a template's ${),
+		// its quote (a regular expression would cost the follower's worst case ten times)
+		q := strings.IndexAny(text[at:], "'\"`")
+		if q < 0 {
+			break
+		}
+		open := text[at+q]
+		body := text[at+q+1 : min(len(text), at+q+1+513)]
+		end := strings.IndexByte(body, open)
+		if end < 0 {
+			at += q + 1
+			continue
+		}
+		lit := body[:end]
+		if strings.IndexByte(lit, '\n') >= 0 {
+			at += q + 1 // not a literal of one line: its closing quote may open one
+			continue
+		}
+		at += q + 1 + end + 1
+		if !strings.Contains(lit, "/") || strings.IndexByte(lit, '\\') >= 0 || open == '`' && strings.Contains(lit, "${") {
+			continue
+		}
+		for _, w := range strings.Fields(lit) {
+			w = strings.Trim(w, `,;:()[]{}`)
+			if seen[w] || !strings.Contains(w, "/") || strings.Contains(w, "://") || strings.Trim(w, "./") == "" {
+				continue // "." and ".." name the package or above it whole: not words here
+			}
+			if f.literals >= maxLiteralPaths {
+				// each is two look-ups: bounded, failing closed as the reads do
+				if f.g.runCut == "" && !mutated("workspace-runs-cut-open") {
+					f.g.runCut = fmt.Sprintf("programs whose strings name more than %d paths", maxLiteralPaths)
+				}
+				return
+			}
+			seen[w] = true
+			f.literals++
+			words = append(words, w)
+		}
+	}
+	if len(words) > 0 {
+		f.words(t.by, dir, words, t.depth)
+	}
+}
+
+// maxLiteralPaths bounds the string literals with a "/" that literalPaths looks up (two
+// look-ups each, by the commit's follower in all).
+const maxLiteralPaths = 16384
