@@ -133,6 +133,14 @@ var roundatk31 = []string{".augment-guidelines", ".augment", ".idx", ".gitpod.ym
 // toplevel's .ocamlinit (read from the current directory, as .ghci).
 var roundatk40 = []string{".yarn/cache", ".yarn/sdks", ".yarn/unplugged", "vendor/autoload.php", "vendor/composer", "vendor/bundle", ".ocamlinit"}
 
+// roundatk40b are mise's other config names (attack round atk40b, F3): mise loads each in a
+// project as it does mise.toml (its [env] exported, its [hooks] run at a cd): the MISE_ENV
+// forms (mise.<env>.toml, .mise.<env>.toml and their .local), the legacy .rtx.toml, and the
+// directory forms (.config/mise.toml, .config/mise/, mise/config.toml, mise/conf.d). .mise and
+// .tool-versions are on the list above.
+var roundatk40b = []string{"mise.*.toml", ".mise.*.toml", ".rtx.toml", ".rtx.local.toml", ".config/mise.toml", ".config/mise.*.toml",
+	".config/mise", "mise/config.toml", "mise/config.*.toml", "mise/conf.d"}
+
 // agents are the coding agents' project files, one entry per agent and kind: instruction
 // (context) files, skills, MCP server configs, hooks and rules. An agent's files are listed
 // together so a sibling of a protected one is not missed (attack round atk37, F4: Kilo Code's
@@ -219,6 +227,9 @@ func init() {
 	}
 	if !mutated("protect-roundatk40") {
 		DefaultProtect = append(DefaultProtect, roundatk40...)
+	}
+	if !mutated("protect-roundatk40b") {
+		DefaultProtect = append(DefaultProtect, roundatk40b...)
 	}
 	if !mutated("protect-agents-atk37") {
 		for _, f := range agentFiles() {

@@ -130,6 +130,7 @@ var runsFixed = []string{".mcp.json", "opencode.json", "opencode.jsonc", "crush.
 	".claude/settings.json", ".claude/settings.local.json", ".gemini/settings.json", ".qwen/settings.json", ".codex/config.toml",
 	".helix/languages.toml", ".devcontainer.json", ".devcontainer/devcontainer.json", ".pre-commit-config.yaml", "lefthook.yml",
 	".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", ".envrc", "mise.toml", ".mise.toml", ".vim/coc-settings.json",
+	"mise.local.toml", ".mise.local.toml", "mise/config.toml", ".mise/config.toml", ".config/mise.toml", ".config/mise/config.toml", ".tool-versions",
 	".github/mcp.json", ".github/lsp.json", "lsp.json", ".github/copilot/settings.json", ".github/copilot/settings.local.json",
 	".factory/settings.json", ".factory/settings.local.json", ".factory/mcp.json", ".amp/settings.json"}
 
@@ -201,7 +202,7 @@ func runsConfig(dir, name string) bool {
 	case "hooks.json":
 		return dir == ".cursor"
 	case "config.toml":
-		return dir == ".codex"
+		return dir == ".codex" || hookWords(dir, name) // Codex's; mise/config.toml
 	case "languages.toml":
 		return dir == ".helix"
 	case "devcontainer.json", ".devcontainer.json":
@@ -237,7 +238,8 @@ func hookWords(dir, name string) bool {
 	case ".lintstagedrc", ".lintstagedrc.json", ".lintstagedrc.yaml", ".lintstagedrc.yml", ".simple-git-hooks.json", "simple-git-hooks.json":
 		// the commands lint-staged runs at a commit, the hooks simple-git-hooks installs
 		return !mutated("workspace-config-programs-follow")
-	case ".envrc", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml":
+	}
+	if name == ".envrc" || miseConfig(dir, name) {
 		// run at a cd into the directory (an allowed .envrc, a trusted mise config): what they
 		// source (source_env, dotenv, source ./x.sh; mise's hooks and _.source) and the dirs
 		// they put on PATH (PATH_add bin) (attack round 16b)

@@ -63,6 +63,8 @@ type follower struct {
 	// litSeen are the string literals literalPaths judged, by directory; literals counts them
 	litSeen  map[string]map[string]bool
 	literals int
+	// rcSourced are the files an .envrc or mise config sources, by it: read as its shell does
+	rcSourced map[string]string
 }
 
 type todoFile struct {
@@ -339,6 +341,7 @@ func (f *follower) follow() {
 			})
 		default: // a shell script, a Makefile, a justfile: every word may name a program
 			f.words(t.by, dir, strings.Fields(text), t.depth)
+			f.rcSourcedText(t, text)
 		}
 	}
 }

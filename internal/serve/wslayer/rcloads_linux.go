@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // What an allowed .envrc or a trusted mise config loads is protected by what loads it, not by
@@ -32,19 +33,46 @@ type rcPrefix struct {
 }
 
 // direnvLoads are direnv's stdlib verbs (and the shell's) whose words name files it loads or watches.
-var direnvLoads = map[string]bool{"source_env": true, "source_env_if_exists": true, "source_up": true, "source_up_if_exists": true,
+var direnvLoads = map[string]bool{"find_up": true, "source_env": true, "source_env_if_exists": true, "source_up": true, "source_up_if_exists": true,
 	"dotenv": true, "dotenv_if_exists": true, "watch_file": true, "source": true, ".": true}
 
-// nixFiles are what `use nix` and `use flake` evaluate from the .envrc's directory (shellHook: shell code).
-var nixFiles = map[string][]string{"nix": {"shell.nix", "default.nix"}, "flake": {"flake.nix", "flake.lock"}}
-
-// miseConfig: a mise config file the follower reads (hookWords).
-func miseConfig(name string) bool {
+// miseConfig: a mise config file the follower reads (hookWords), named name in a directory
+// named dir: every name mise loads in a project (its LOCAL_CONFIG_FILENAMES and the MISE_ENV
+// forms: mise.toml, .mise.toml, mise.local.toml, mise.<env>.toml, mise.<env>.local.toml, the
+// legacy .rtx.toml, mise/config.toml, .mise/config.toml, .config/mise.toml,
+// .config/mise/config.toml and their <env> and local forms), and .tool-versions.
+func miseConfig(dir, name string) bool {
 	switch name {
 	case "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml":
 		return true
 	}
-	return false
+	if mutated("protect-roundatk40b") {
+		return false
+	}
+	return name == ".tool-versions" || miseName().MatchString(name) ||
+		(dir == "mise" || dir == ".mise") && miseDirName().MatchString(name)
+}
+
+var (
+	miseName    = lazy.Regexp(`^\.?(?:mise|rtx)(?:\.[^/]+)?\.toml$`)
+	miseDirName = lazy.Regexp(`^config(?:\.[^/]+)?\.toml$`)
+)
+
+// miseRoot is the directory a mise config's relative paths and {{config_root}} name: the
+// project's, above .config/, mise/ or .mise/.
+func miseRoot(file string) string {
+	dir := filepath.Dir(file)
+	switch filepath.Base(dir) {
+	case ".config":
+		return filepath.Dir(dir)
+	case "mise", ".mise":
+		if d := filepath.Dir(dir); filepath.Base(d) == ".config" && filepath.Base(dir) == "mise" {
+			return filepath.Dir(d)
+		} else if miseDirName().MatchString(filepath.Base(file)) {
+			return d
+		}
+	}
+	return dir
 }
 
 // rcLoads protects what the config file (an .envrc or a mise config) with text loads.
@@ -56,8 +84,13 @@ func (f *follower) rcLoads(file, text string) {
 			return
 		}
 		f.direnv(file, dir, text)
-	case miseConfig(name):
+	case miseConfig(filepath.Base(dir), name):
 		if mutated("workspace-follow-mise-loads") {
+			return
+		}
+		dir = miseRoot(file)
+		if name == ".tool-versions" {
+			f.toolVersions(file, dir, text)
 			return
 		}
 		f.mise(file, dir, text)
@@ -77,7 +110,12 @@ func (f *follower) prefix(dir, prefix, by string) {
 		g.rcPrefix = map[string][]rcPrefix{}
 	}
 	key := fold(g.relOf(dir))
-	if len(g.rcPrefix[key]) >= maxImporters {
+	for _, r := range g.rcPrefix[key] {
+		if r.prefix == fold(prefix) {
+			return // one line after another naming it
+		}
+	}
+	if _, ok := g.rcPrefix[key]; len(g.rcPrefix[key]) >= maxImporters || !ok && len(g.rcPrefix) >= maxImporters {
 		if g.runCut == "" && !mutated("workspace-runs-cut-open") {
 			g.runCut = fmt.Sprintf("more than %d names loaded by a prefix from one directory", maxImporters)
 		}
@@ -90,7 +128,7 @@ func (f *follower) prefix(dir, prefix, by string) {
 // there or not (followed when it is there); for a word built from a variable or a template,
 // the names starting with its literal part. whole: a start the follower cannot place protects
 // dir whole.
-func (f *follower) rcLoad(by, dir, w string, depth int, whole bool) {
+func (f *follower) rcLoad(by, dir, w string, depth int, whole bool) (followed string) {
 	w = strings.Trim(w, `"'`+"`;&|()")
 	for _, v := range []string{"$PWD/", "${PWD}/", "$(pwd)/", "{{config_root}}/", "{{ config_root }}/"} {
 		if rest, ok := strings.CutPrefix(w, v); ok {
@@ -122,7 +160,9 @@ func (f *follower) rcLoad(by, dir, w string, depth int, whole bool) {
 	}
 	if f.add(p, by) && regular(p) {
 		f.todo = append(f.todo, todoFile{p, by, depth + 1})
+		return p
 	}
+	return ""
 }
 
 // wholeDir protects the config's directory whole; at the workspace's root, nothing not already
@@ -138,61 +178,273 @@ func (f *follower) wholeDir(by, dir string) {
 	}
 }
 
-// shellSeps end a shell statement: a verb's words stop there.
-var shellSeps = strings.NewReplacer(";", "\n", "&&", "\n", "||", "\n", "|", "\n", "`", "\n", "$(", "\n", ")", "\n")
+// direnvPathVerbs are direnv's stdlib verbs whose words are directories put on a search path:
+// PATH_add, MANPATH_add, load_prefix (its bin, sbin on PATH, lib on LD_LIBRARY_PATH, …),
+// path_add VAR (after the variable's name: PYTHONPATH's sitecustomize.py runs at every start).
+var direnvPathVerbs = map[string]bool{"PATH_add": true, "MANPATH_add": true, "load_prefix": true, "path_add": true}
 
-// direnv protects what the .envrc file (text) loads: the words after a loading verb, and nix's files.
+// layoutPaths are what direnv's `layout KIND` puts on PATH or in a loader variable, beside its
+// layout directory .direnv.
+var layoutPaths = map[string][]string{"node": {"node_modules/.bin"}, "go": {"bin"}, "php": {"vendor/bin"},
+	"pipenv": {"Pipfile", ".venv"}, "poetry": {"pyproject.toml", ".venv"}, "uv": {"pyproject.toml", ".venv"}, "julia": {"Project.toml"}}
+
+// useFiles are what `use KIND` evaluates from the .envrc's directory (nix's shellHook is shell
+// code; `use vim` has vim source .vimrc.local).
+var useFiles = map[string][]string{"nix": {"shell.nix", "default.nix"}, "flake": {"flake.nix", "flake.lock"},
+	"devenv": {"devenv.nix", "devenv.yaml", "devenv.local.nix", "devenv.lock"}, "vim": {".vimrc.local"}}
+
+// shellRunners run the script their first word that is not an option names, there or not
+// (`bash tools/on-enter`, `bash setup`).
+var shellRunners = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "python": true,
+	"python3": true, "node": true, "deno": true, "bun": true, "ruby": true, "perl": true, "php": true, "lua": true, "exec": true}
+
+// direnv protects what the .envrc file (text) loads: every word the program names as a path.
 func (f *follower) direnv(file, dir, text string) {
-	for _, line := range strings.Split(shellSeps.Replace(text), "\n") {
-		words := strings.Fields(line)
-		for i, w := range words {
-			if strings.HasPrefix(w, "#") {
-				break
+	f.shellText(file, dir, text)
+}
+
+// shellText protects what the shell program text (an .envrc, a file it sources, a mise hook or
+// task) run from dir loads: the words after direnv's loading verbs (and nix's files for `use
+// nix`), the directories its path verbs name (whole), the script a runner runs, every word that
+// names a path (whole), and, in an assignment, what the variable makes programs load (envValue).
+func (f *follower) shellText(by, dir, text string) {
+	vars := newShellVars(dir)
+	for _, words := range shellStatements(text) {
+		if f.g.runCut != "" {
+			return // past a bound nothing else is judged anyway
+		}
+		for i := range words {
+			words[i] = vars.expand(words[i])
+		}
+		f.shellStatement(by, dir, words, vars)
+	}
+}
+
+// shellStatement judges one statement's words (variables expanded), recording its assignments in vars.
+func (f *follower) shellStatement(by, dir string, words []string, vars *shellVars) {
+	for i, w := range words {
+		if name, value, ok := assignment(w); ok {
+			if !mutated("workspace-follow-envrc-loader-export") {
+				f.envValue(by, dir, name, value)
 			}
-			verb := strings.Trim(w, `"'{}`)
-			if verb == "use" || verb == "use_nix" || verb == "use_flake" {
-				kind := strings.TrimPrefix(verb, "use_")
-				if verb == "use" && i+1 < len(words) {
-					kind = words[i+1]
-					i++
-				}
-				for _, n := range nixFiles[kind] {
-					f.rcLoad(file, dir, n, 0, false)
-				}
-				if nixFiles[kind] == nil {
-					continue
-				}
-				for _, a := range words[i+1:] {
-					if strings.HasPrefix(a, "#") {
-						break
-					}
-					a, _, _ = strings.Cut(a, "#") // a flake's output: .#dev
-					if a == "." || a == "" {
-						continue
-					}
-					f.rcLoad(file, dir, a, 0, false)
-				}
+			vars.set(name, value)
+			continue
+		}
+		args := words[i+1:]
+		switch {
+		case w == "use" || strings.HasPrefix(w, "use_"):
+			kind, rest := strings.TrimPrefix(w, "use_"), args
+			if w == "use" && len(args) > 0 {
+				kind, rest = args[0], args[1:]
+			}
+			if useFiles[kind] == nil {
 				continue
 			}
-			if !direnvLoads[verb] {
-				continue
+			for _, n := range useFiles[kind] {
+				f.rcLoad(by, dir, n, 0, false)
 			}
+			for _, a := range rest {
+				a, _, _ = strings.Cut(a, "#") // a flake's output: .#dev
+				if a != "." && a != "" && !strings.HasPrefix(a, "-") {
+					f.rcLoad(by, dir, a, 0, false)
+				}
+			}
+		case direnvLoads[w] || w == "find_up":
 			dirs := []string{dir}
-			if strings.HasPrefix(verb, "source_up") {
+			if strings.HasPrefix(w, "source_up") || w == "find_up" {
 				// FILE (.envrc when none) in each directory above: the workspace's part of them
 				for d := filepath.Dir(dir); strings.HasPrefix(d+"/", f.g.ws+"/"); d = filepath.Dir(d) {
 					dirs = append(dirs, d)
 				}
 			}
-			for _, a := range words[i+1:] {
-				if strings.HasPrefix(a, "#") {
-					break
-				}
+			for _, a := range args {
 				for _, d := range dirs {
-					f.rcLoad(file, d, a, 0, false)
+					if p := f.rcLoad(by, d, a, 0, false); p != "" && w != "watch_file" {
+						f.rcShell(by, p)
+					}
+				}
+			}
+		case mutated("workspace-follow-envrc-path-words"):
+		case direnvPathVerbs[w]:
+			if w == "path_add" && len(args) > 0 {
+				args = args[1:] // the variable's name
+			}
+			for _, a := range args {
+				f.loadPath(by, dir, w, a)
+			}
+		case w == "layout" && len(args) > 0:
+			f.add(filepath.Join(dir, ".direnv"), by)
+			for _, p := range layoutPaths[args[0]] {
+				f.add(filepath.Join(dir, p), by)
+			}
+		case shellRunners[w]:
+			for _, a := range args {
+				if !strings.HasPrefix(a, "-") {
+					f.rcLoad(by, dir, a, 0, false) // the script, there or not
+					break
 				}
 			}
 		}
+		if !mutated("workspace-follow-envrc-path-words") {
+			f.pathWord(by, dir, w)
+		}
+	}
+}
+
+// rcShell marks p, a file the config by sources, to be read as its shell is (follow).
+func (f *follower) rcShell(by, p string) {
+	if mutated("workspace-follow-envrc-sourced") || !f.inRun[p] {
+		return
+	}
+	if f.rcSourced == nil {
+		f.rcSourced = map[string]string{}
+	}
+	if _, ok := f.rcSourced[p]; !ok {
+		f.rcSourced[p] = by
+	}
+}
+
+// rcSourcedText reads the file t (read by follow) as the shell that sources it does, when an
+// .envrc or a mise config sources it.
+func (f *follower) rcSourcedText(t todoFile, text string) {
+	if _, ok := f.rcSourced[t.path]; !ok {
+		return
+	}
+	dir := filepath.Dir(t.by) // run from the config's directory (source_env of another .envrc: from its own)
+	if filepath.Base(t.path) == ".envrc" {
+		dir = filepath.Dir(t.path)
+	}
+	if miseConfig(filepath.Base(filepath.Dir(t.by)), filepath.Base(t.by)) {
+		dir = miseRoot(t.by)
+	}
+	f.shellText(t.by, dir, text)
+}
+
+// unresolved is where the word w holds what the reader could not resolve (a variable it does
+// not know, a command's output, a template), -1 when nowhere.
+func unresolved(w string) int {
+	i := strings.IndexByte(w, '$')
+	if j := strings.Index(w, "{{"); j >= 0 && (i < 0 || j < i) {
+		i = j
+	}
+	return i
+}
+
+// inherited: w starts with a variable of the user's environment (upper case, not assigned by
+// the program): a value from outside the workspace, as the program found it ($PATH, $GOPATH/bin).
+func inherited(w string) bool {
+	n := strings.TrimPrefix(strings.TrimPrefix(w, "$"), "{")
+	i := 0
+	for i < len(n) && (n[i] == '_' || n[i] >= 'A' && n[i] <= 'Z' || i > 0 && n[i] >= '0' && n[i] <= '9') {
+		i++
+	}
+	return strings.HasPrefix(w, "$") && i > 0 && (i == len(n) || n[i] == '}' || n[i] == '/' || n[i] == ':')
+}
+
+// envValue protects what the variable name set to value makes the user's programs load: for
+// PATH and every loader variable (policy.CodeLoadingEnv) each word of it (split at white space,
+// ':', '=' and ','), a path from dir, failing closed on one the reader cannot resolve; for any
+// other variable, its words that name a path.
+func (f *follower) envValue(by, dir, name, value string) {
+	loader := name == "" || name == "PATH" || policy.CodeLoadingEnv(name)
+	for _, w := range strings.FieldsFunc(value, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == ':' || r == '=' || r == ','
+	}) {
+		if loader {
+			f.loadPath(by, dir, name, w)
+		} else {
+			f.pathWord(by, dir, w)
+		}
+	}
+}
+
+// loadPath protects w, a search path's entry or a loader variable's word, from dir: the path
+// whole, there or not; the workspace's root (or above) or a word the reader cannot resolve
+// leaves the config's directory whole, at the root nothing unjudged applied.
+func (f *follower) loadPath(by, dir, what, w string) {
+	if strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") {
+		w = strings.TrimLeft(w[1:], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") // -r./boot.rb, -I/ws/lib
+	}
+	if w == "" || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "~") || strings.Contains(w, "//") {
+		return
+	}
+	if i := unresolved(w); i >= 0 {
+		lit := w[:i]
+		if lit == "" && (inherited(w) || homeTemplate().MatchString(w)) {
+			return // the user's own environment, not the workspace
+		}
+		p := absFrom(dir, lit)
+		switch {
+		case lit == "" || f.covers(p):
+			f.failClosed(by, dir, what, w) // it may be the root
+		case strings.HasSuffix(lit, "/"):
+			f.add(p, by)
+		default:
+			f.prefix(filepath.Dir(p), filepath.Base(p), by)
+		}
+		return
+	}
+	p := absFrom(dir, w)
+	switch {
+	case p == f.g.ws:
+		f.failClosed(by, dir, what, w)
+		return
+	case f.covers(p):
+		return // above the workspace: its files are not there
+	}
+	if f.add(p, by) && regular(p) {
+		f.todo = append(f.todo, todoFile{p, by, 1})
+	}
+}
+
+// covers: p is the workspace's root or a directory above it (every file of it is below p).
+func (f *follower) covers(p string) bool {
+	return p == f.g.ws || p == "/" || strings.HasPrefix(f.g.ws, p+"/")
+}
+
+// failClosed protects the config's directory whole for a search path or loader word it cannot
+// place (or that names the root); at the workspace's root nothing not already judged is applied.
+func (f *follower) failClosed(by, dir, what, w string) {
+	if dir != f.g.ws && !f.covers(absFrom(dir, w[:max(unresolved(w), 0)])) {
+		f.add(dir, by)
+		return
+	}
+	if f.g.runCut == "" {
+		r, _ := filepath.Rel(f.g.ws, by)
+		f.g.runCut = fmt.Sprintf("a search path or loader variable in %s (%s %s) that names the workspace's root or what the check cannot resolve: "+
+			"every file may be loaded; name a directory below the root literally (PATH_add bin, PYTHONPATH=$PWD/src)",
+			strconv.Quote(filepath.ToSlash(r)), what, strconv.Quote(w))
+	}
+}
+
+// pathWord protects what the word w names from dir when it names a path (a '/' in it, or a
+// leading '.'): whole, there or not, and read when it is a file; a word built from what the
+// reader cannot resolve, by its literal start.
+func (f *follower) pathWord(by, dir, w string) {
+	if w == "" || strings.HasPrefix(w, "-") || strings.HasPrefix(w, "~") || strings.Contains(w, "//") ||
+		!strings.Contains(w, "/") && (!strings.HasPrefix(w, ".") || w == "." || w == "..") {
+		return
+	}
+	if i := unresolved(w); i >= 0 {
+		lit := w[:i]
+		if lit == "" || !strings.Contains(lit, "/") {
+			return
+		}
+		if p := absFrom(dir, lit); !f.covers(p) {
+			if strings.HasSuffix(lit, "/") {
+				f.add(p, by)
+			} else {
+				f.prefix(filepath.Dir(p), filepath.Base(p), by)
+			}
+		}
+		return
+	}
+	p := absFrom(dir, w)
+	if f.covers(p) {
+		return
+	}
+	if f.add(p, by) && regular(p) {
+		f.todo = append(f.todo, todoFile{p, by, 1})
 	}
 }
 
@@ -204,7 +456,11 @@ var (
 	homeTemplate = lazy.Regexp(`^(?:\$\{?HOME\b|\$\{?XDG_|\{\{\s*env\.(?:HOME|XDG_)|\{\{\s*xdg_)`)
 )
 
-// mise protects what the mise config file (text) loads: the strings of its env directives.
+// mise protects what the mise config file (text) loads, from dir (its config_root): the
+// strings of its env directives (_.file, _.source, _.path, …); every other [env] value as the
+// variable it sets makes programs load (envValue: PATH and the loader variables fail closed);
+// every string of [hooks] (shell run at a cd: enter, cd, leave, …) and [tasks] as shell; and a
+// [tools] version `path:DIR` (its bin on PATH).
 func (f *follower) mise(file, dir, text string) {
 	lines := strings.Split(text, "\n")
 	section := ""
@@ -215,7 +471,7 @@ func (f *follower) mise(file, dir, text string) {
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
-		if !ok {
+		if !ok || strings.HasPrefix(strings.TrimSpace(line), "#") {
 			continue
 		}
 		k = strings.NewReplacer(" ", "", "\t", "", `"`, "", "'", "").Replace(k)
@@ -223,19 +479,84 @@ func (f *follower) mise(file, dir, text string) {
 		if section != "" {
 			full = section + "." + k
 		}
-		load := k == "env_file" || k == "dotenv" || k == "env_path" ||
-			(full == "env" || strings.HasPrefix(full, "env.")) && miseLoadKey().MatchString(strings.TrimPrefix(full, "env"))
-		if !load {
-			continue
+		var strs []string
+		if t := strings.TrimSpace(v); strings.HasPrefix(t, `"""`) || strings.HasPrefix(t, "'''") {
+			// a multi-line string (a hook's or task's script), to its closing quotes
+			q := t[:3]
+			body := t[3:]
+			for !strings.Contains(body, q) && i+1 < len(lines) {
+				i++
+				body += "\n" + lines[i]
+			}
+			body, _, _ = strings.Cut(body, q)
+			strs = []string{body}
+		} else {
+			// the value, to where its brackets close (an array or inline table over several lines)
+			for depth := bracketDepth(v); depth > 0 && i+1 < len(lines); depth = bracketDepth(v) {
+				i++
+				v += "\n" + lines[i]
+			}
+			for _, m := range tomlString().FindAllStringSubmatch(v, -1) {
+				strs = append(strs, m[1]+m[2])
+			}
 		}
-		// the value, to where its brackets close (an array or inline table over several lines)
-		for depth := bracketDepth(v); depth > 0 && i+1 < len(lines); depth = bracketDepth(v) {
-			i++
-			v += "\n" + lines[i]
+		top, _, _ := strings.Cut(full, ".")
+		switch {
+		case k == "env_file" || k == "dotenv" || k == "env_path" ||
+			(full == "env" || strings.HasPrefix(full, "env.")) && miseLoadKey().MatchString(strings.TrimPrefix(full, "env")):
+			for _, s := range strs {
+				if p := f.rcLoad(file, dir, s, 0, true); p != "" {
+					f.rcShell(file, p)
+				}
+			}
+		case mutated("workspace-follow-mise-env-hooks"):
+		case top == "env":
+			name := "" // env = { … }: any variable
+			if rest, ok := strings.CutPrefix(full, "env."); ok {
+				name, _, _ = strings.Cut(rest, ".")
+			}
+			for _, s := range strs {
+				f.envValue(file, dir, name, miseTemplates(s, dir))
+			}
+		case top == "hooks" || top == "tasks" || top == "task_config":
+			for _, s := range strs {
+				f.shellText(file, dir, miseTemplates(s, dir))
+			}
+		case top == "tools":
+			for _, s := range strs {
+				if rest, ok := strings.CutPrefix(s, "path:"); ok {
+					f.loadPath(file, dir, "path:", miseTemplates(rest, dir))
+				}
+			}
 		}
-		for _, m := range tomlString().FindAllStringSubmatch(v, -1) {
-			s := m[1] + m[2]
-			f.rcLoad(file, dir, s, 0, true)
+	}
+}
+
+// miseTemplate: a template mise fills in with a directory of the project, and one of the environment.
+var (
+	miseDirTemplate = lazy.Regexp(`\{\{-?\s*(?:config_root|cwd|env\.PWD)\s*-?\}\}`)
+	miseEnvTemplate = lazy.Regexp(`\{\{-?\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}`)
+)
+
+// miseTemplates resolves s's templates that name the config's directory dir; one of a variable
+// of the environment reads as the shell's ${NAME}.
+func miseTemplates(s, dir string) string {
+	if !strings.Contains(s, "{{") {
+		return s
+	}
+	s = miseDirTemplate().ReplaceAllLiteralString(s, dir)
+	return miseEnvTemplate().ReplaceAllString(s, "$${$1}")
+}
+
+// toolVersions protects the directories an asdf/mise .tool-versions line's `path:DIR` version
+// names (their bin on PATH at a cd).
+func (f *follower) toolVersions(file, dir, text string) {
+	if mutated("workspace-follow-mise-env-hooks") {
+		return
+	}
+	for _, w := range strings.Fields(text) {
+		if rest, ok := strings.CutPrefix(w, "path:"); ok {
+			f.loadPath(file, dir, "path:", rest)
 		}
 	}
 }

@@ -2,7 +2,9 @@ package wslayer
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // What an allowed .envrc loads is protected whether or not it is there and whatever its name
@@ -35,4 +37,103 @@ func TestCommitFollowsMiseLoads(t *testing.T) {
 	write(t, filepath.Join(ws, "sub", "mise.toml"), "[env]\n_ = { source = \"{{vars.root}}/setup\" }\n")
 	commitJudges(t, ws, []string{".env.shared", ".env.alice", "env.d/setup", "tools/bin/ls", "scripts/activate", "sub/anything.sh"},
 		[]string{"production/x", "notes.txt", "scripts/other", "tools/readme.md"})
+}
+
+// What an allowed .envrc puts on a search path is protected by what the program says, not by
+// a list of verbs (attack round atk40b F3): load_prefix's prefix (its bin, lib), path_add's
+// directory for any variable (PYTHONPATH's sitecustomize.py), PATH_add of `$(expand_path …)`,
+// MANPATH_add, layout go's bin, the script a runner names without an extension, there or not,
+// and every word that names a path (`./tools/x`, `scripts/enter`). A word that names no path is
+// no path, and what is not named stays writable.
+func TestCommitFollowsEnvrcPathWords(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".envrc"), "load_prefix vendor/local\npath_add PYTHONPATH pylib\n"+
+		"PATH_add \"$(expand_path tools2)\"\nMANPATH_add man\nlayout go\nif has x; then bash on-enter; fi\n"+
+		"echo \"ready\" && ./scripts/enter --quiet\nuse devenv\n")
+	commitJudges(t, ws, []string{"vendor/local/bin/ls", "vendor/local/lib/libc.so.6", "pylib/sitecustomize.py", "tools2/git",
+		"man/man1/ls.1", "bin/go", ".direnv/x", "on-enter", "scripts/enter", "devenv.nix"},
+		[]string{"src/main.py", "notes.txt", "ready", "vendor/other/x", "has"})
+}
+
+// An .envrc's assignments of PATH and of every loader variable are followed (attack round
+// atk40b F3): `export PATH=$PWD/tools:$PATH`, NODE_OPTIONS' --require in quotes, LD_PRELOAD
+// through a variable the program set, a relative PYTHONSTARTUP; any other variable's words that
+// name a path (KUBECONFIG); the user's own environment ($HOME, $PATH) names nothing here; and
+// what a sourced .envrc.private exports is read as the .envrc is.
+func TestCommitFollowsEnvrcLoaderExports(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".envrc"), "source_env_if_exists .envrc.private\nexport PATH=$PWD/tools:$HOME/bin:$PATH\n"+
+		"export NODE_OPTIONS=\"--require $PWD/hooks/preload.cjs --max-old-space-size=4096\"\nroot=\"$(pwd)/native\"\n"+
+		"export LD_PRELOAD=\"${root}/libfast.so\"\nPYTHONSTARTUP=startup/py.py\nexport KUBECONFIG=$PWD/kube/config\n"+
+		"export NODE_ENV=production\n")
+	write(t, filepath.Join(ws, ".envrc.private"), "export BASH_ENV=\"$PWD/private/env.sh\"\n")
+	commitJudges(t, ws, []string{"tools/make", "hooks/preload.cjs", "native/libfast.so", "startup/py.py", "kube/config",
+		"private/env.sh"},
+		[]string{"production/x", "src/app.js", "hooks.md", "bin/x", "native.txt"})
+}
+
+// A search path or loader variable whose value the reader cannot resolve fails closed (attack
+// round atk40b F3): in a directory's .envrc, the directory whole; at the root (or when it names
+// the root: PYTHONPATH=$PWD), nothing unjudged is applied, the reason named.
+func TestCommitEnvrcUnresolvedLoaderFailsClosed(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "app", ".envrc"), "export PATH=\"$(npm bin):$PATH\"\n")
+	write(t, filepath.Join(ws, "lib", ".envrc"), "path_add PYTHONPATH \"$extra\"\n")
+	commitJudges(t, ws, []string{"app/x.js", "lib/y.py"}, []string{"other/z.py", "notes.txt"})
+	for _, envrc := range []string{"export PYTHONPATH=$PWD\n", "export LD_LIBRARY_PATH=$(nix eval --raw .#lib)/lib\n", "PATH_add .\n"} {
+		ws := t.TempDir()
+		write(t, filepath.Join(ws, ".envrc"), envrc)
+		commitJudges(t, ws, []string{"notes.txt", "src/app.py"}, nil)
+	}
+}
+
+// A trusted mise config's every [env] value is followed as the variable it sets (attack round
+// atk40b F3): LD_PRELOAD and PYTHONSTARTUP through {{config_root}}, NODE_OPTIONS' relative
+// --require; its [hooks] (shell run at a cd: `bash on-enter`, a multi-line script) and [tasks]
+// as shell; a [tools] `path:` directory; and mise's other config names (.config/mise/config.toml,
+// whose config_root is the project's, mise.<env>.toml, .rtx.toml) are read, and protected. An
+// option's attached path (RUBYOPT's -r/path) is a path.
+func TestCommitFollowsMiseEnvHooks(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "mise.toml"), "[env]\nNODE_OPTIONS = \"--require ./hooks/preload.cjs\"\n"+
+		"LD_PRELOAD = \"{{config_root}}/lib/libfast.so\"\nPYTHONSTARTUP = \"{{ config_root }}/tools/startup.py\"\nNODE_ENV = \"production\"\n"+
+		"[hooks]\nenter = \"bash on-enter\"\nleave = '''\nsource scripts/leave\n'''\n[tasks.build]\nrun = \"bash tools/build\"\n"+
+		"[tools]\nnode = \"path:./local-node\"\n")
+	write(t, filepath.Join(ws, ".config", "mise", "config.toml"), "[env]\n_.source = \"env.sh\"\n")
+	write(t, filepath.Join(ws, "p2", "mise.production.toml"), "[hooks.cd]\nscript = \"./cd-hook\"\n")
+	write(t, filepath.Join(ws, "p3", ".rtx.toml"), "[env]\nRUBYOPT = \"-r{{config_root}}/boot.rb\"\n")
+	write(t, filepath.Join(ws, "p4", ".tool-versions"), "nodejs path:./node20\npython 3.12.1\n")
+	commitJudges(t, ws, []string{"hooks/preload.cjs", "lib/libfast.so", "tools/startup.py", "on-enter", "scripts/leave",
+		"tools/build", "local-node/bin/node", "env.sh", "p2/cd-hook", "p3/boot.rb", "p3/.env.x", "p4/node20/bin/node",
+		".config/mise.toml", ".config/mise/conf.d/x.toml", "mise.staging.toml", "mise/config.toml"},
+		[]string{"production/x", "notes.txt", "tools/readme.md", "other.sh"})
+}
+
+// A huge .envrc costs what the follower's read bounds allow (attack round atk40b F3): a
+// variable doubled past the value bound and words each expanding it make at most
+// maxShellExpand bytes (not the text's length times the value's), and a commit of such an
+// .envrc, path words and unresolved words repeated, is judged as its words say.
+func TestCommitEnvrcReadBounded(t *testing.T) {
+	line := "echo $a$a$a$a$a$a$a$a $a $a $a $a d/$RANDOM x/y/z ./q\n"
+	head := "a=$PWD/x\n" + strings.Repeat("a=$a$a$a$a\n", 20)
+	text := head + strings.Repeat(line, (4<<20)/len(line))
+	vars, made := newShellVars("/ws/sub"), 0
+	for _, st := range shellStatements(text) {
+		for _, w := range st {
+			made += len(vars.expand(w))
+			if n, v, ok := assignment(w); ok {
+				vars.set(n, vars.expand(v))
+			}
+		}
+	}
+	if made > maxShellExpand+len(text)+maxShellValue {
+		t.Errorf("the expansions made %d bytes of a %d-byte text", made, len(text))
+	}
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "sub", ".envrc"), head+strings.Repeat(line, (256<<10)/len(line)))
+	start := time.Now()
+	commitJudges(t, ws, []string{"sub/x/y/z", "sub/q", "sub/d/1"}, []string{"notes.txt", "sub/y"})
+	if d := time.Since(start); d > 60*time.Second {
+		t.Errorf("the commit took %v", d)
+	}
 }

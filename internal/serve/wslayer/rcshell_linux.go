@@ -1,0 +1,267 @@
+package wslayer
+
+import (
+	"strings"
+)
+
+// An .envrc (and what it sources, a mise hook or task) is a bash program: its words are read
+// as bash splits them (quotes removed, `$(…)` and backquotes their own statements), so a value
+// in quotes (`export NODE_OPTIONS="--require $PWD/hooks/x.cjs"`) is one word, and a variable
+// the program assigned is known where it is used (atk40b F3). What bash would compute at run
+// time (a command's output, an unknown variable) stays in the word as an unresolved `$`.
+
+// unresolvedSub stands for what a command substitution prints: never resolved.
+const unresolvedSub = "${?}"
+
+// Bounds of the reading: a huge .envrc costs its length once (the follower's read bounds
+// already bound the text); a nested `$(…)` past maxShellNest, a variable past maxShellVars or a
+// value past maxShellValue is unresolved (fail closed where that matters).
+const (
+	maxShellNest  = 16
+	maxShellVars  = 1024
+	maxShellValue = 4096
+	// maxShellExpand bounds the bytes one program's expansions make
+	maxShellExpand = 16 << 20
+)
+
+// shellStatements splits the bash text into statements of words.
+func shellStatements(text string) [][]string {
+	r := &shellReader{}
+	r.read(strings.ReplaceAll(text, "\\\n", ""), 0)
+	return r.stmts
+}
+
+type shellReader struct {
+	stmts [][]string
+}
+
+// read reads text (at nesting depth) into r.stmts; the statements of a substitution come before
+// the one it is in.
+func (r *shellReader) read(text string, depth int) {
+	var (
+		stmt   []string
+		word   strings.Builder
+		inWord bool
+	)
+	endWord := func() {
+		if inWord {
+			stmt = append(stmt, word.String())
+		}
+		word.Reset()
+		inWord = false
+	}
+	endStmt := func() {
+		endWord()
+		if len(stmt) > 0 {
+			r.stmts = append(r.stmts, stmt)
+		}
+		stmt = nil
+	}
+	sub := func(inner string) {
+		inWord = true
+		r.sub(inner, depth, &word)
+	}
+	quote := byte(0)
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				word.WriteByte(c)
+			}
+			continue
+		case c == '\\' && i+1 < len(text):
+			i++
+			word.WriteByte(text[i])
+			inWord = true
+			continue
+		case c == '$' && i+1 < len(text) && text[i+1] == '(' && !(i+2 < len(text) && text[i+2] == '('):
+			j := closing(text, i+1)
+			sub(text[i+2 : j])
+			i = j
+			continue
+		case c == '`':
+			j := strings.IndexByte(text[i+1:], '`')
+			if j < 0 {
+				j = len(text) - i - 1
+			}
+			sub(text[i+1 : i+1+j])
+			i += j + 1
+			continue
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else {
+				word.WriteByte(c)
+			}
+			continue
+		}
+		switch c {
+		case '\'', '"':
+			quote = c
+			inWord = true
+		case ' ', '\t', '\r':
+			endWord()
+		case '\n', ';', '&', '|', '(', ')':
+			endStmt()
+		case '#':
+			if inWord {
+				word.WriteByte(c)
+				continue
+			}
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+			endStmt()
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	endStmt()
+}
+
+// sub reads a substitution's text into word: `pwd` is the directory, `expand_path X` X from
+// it, anything else its own statements and an unresolved value here.
+func (r *shellReader) sub(inner string, depth int, word *strings.Builder) {
+	in := strings.TrimSpace(inner)
+	fs := strings.Fields(in)
+	switch {
+	case in == "pwd" || in == "pwd -P" || in == "pwd -L":
+		word.WriteString("$PWD")
+		return
+	case len(fs) >= 2 && fs[0] == "expand_path" && !strings.ContainsAny(fs[1], "$`\"'"):
+		if !strings.HasPrefix(fs[1], "/") {
+			word.WriteString("$PWD/")
+		}
+		word.WriteString(fs[1])
+		return
+	}
+	if depth < maxShellNest {
+		r.read(inner, depth+1)
+	}
+	word.WriteString(unresolvedSub)
+}
+
+// closing is the index of the ')' that closes the '(' at open (quotes skipped), or the end.
+func closing(text string, open int) int {
+	depth := 0
+	quote := byte(0)
+	for i := open; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' {
+				i++
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '\\':
+			i++
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return len(text) - 1
+}
+
+// shellVars are the variables a shell program assigned, as far as the reader knows them, and
+// what is left of the bytes their expansion may make (maxShellExpand: `$a $a $a …` with a long
+// $a would make the text's length times maxShellValue).
+type shellVars struct {
+	m      map[string]string
+	budget int
+}
+
+func newShellVars(dir string) *shellVars {
+	return &shellVars{m: map[string]string{"PWD": dir, "DIRENV_DIR": dir}, budget: maxShellExpand}
+}
+
+// expand replaces the variables in w that vars know ($NAME, ${NAME}, ${NAME:-…}: the value
+// known); the others stay, unresolved, and all of them past the budget.
+func (vars *shellVars) expand(w string) string {
+	if !strings.Contains(w, "$") || vars.budget <= 0 {
+		return w
+	}
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		if w[i] != '$' || i+1 == len(w) {
+			b.WriteByte(w[i])
+			continue
+		}
+		var name string
+		var end int
+		if w[i+1] == '{' {
+			j := strings.IndexByte(w[i:], '}')
+			if j < 0 {
+				b.WriteString(w[i:])
+				break
+			}
+			inner := w[i+2 : i+j]
+			n := 0
+			for n < len(inner) && isNameByte(inner[n], n) {
+				n++
+			}
+			if n == len(inner) || n > 0 && strings.HasPrefix(inner[n:], ":-") || n > 0 && strings.HasPrefix(inner[n:], "-") {
+				name = inner[:n]
+			}
+			end = i + j + 1
+		} else {
+			j := i + 1
+			for j < len(w) && isNameByte(w[j], j-i-1) {
+				j++
+			}
+			name, end = w[i+1:j], j
+		}
+		if v, ok := vars.m[name]; ok && name != "" {
+			if b.Len()+len(v) > maxShellValue {
+				b.WriteString(unresolvedSub) // past the bound: what the rest makes is not known
+				break
+			}
+			b.WriteString(v)
+			i = end - 1
+			continue
+		}
+		b.WriteByte('$')
+	}
+	vars.budget -= b.Len()
+	return b.String()
+}
+
+// set records name's value (past the bounds: unresolved).
+func (vars *shellVars) set(name, value string) {
+	if len(value) > maxShellValue {
+		value = unresolvedSub
+	}
+	if _, ok := vars.m[name]; ok || len(vars.m) < maxShellVars {
+		vars.m[name] = value
+	}
+}
+
+func isNameByte(c byte, i int) bool {
+	return c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9'
+}
+
+// assignment splits a shell word NAME=VALUE (or NAME+=VALUE).
+func assignment(w string) (name, value string, ok bool) {
+	i := strings.IndexByte(w, '=')
+	if i <= 0 {
+		return "", "", false
+	}
+	name = strings.TrimSuffix(w[:i], "+")
+	for j := 0; j < len(name); j++ {
+		if !isNameByte(name[j], j) {
+			return "", "", false
+		}
+	}
+	return name, w[i+1:], name != ""
+}
