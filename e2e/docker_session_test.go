@@ -20,8 +20,9 @@ import (
 )
 
 // docker.reuse = "session" through the real binary over streamable HTTP, where one serve holds
-// several MCP sessions: state within a session, none across; docker.max_sessions refuses a third
-// session naming the key; a session the client ends (HTTP DELETE) loses its container while the
+// several MCP sessions: state within a session, none across; a session that made no call holds
+// no container; docker.max_sessions refuses a third session naming the key while the others'
+// calls ended under 30 s ago, and serves it once the least recently used one's keep passed; a session the client ends (HTTP DELETE) loses its container while the
 // other keeps its own; a SIGKILLed serve leaves no session container once the next serve started.
 func TestDockerSessionsOverHTTP(t *testing.T) {
 	eng := needDocker(t)
@@ -59,6 +60,7 @@ func TestDockerSessionsOverHTTP(t *testing.T) {
 		t.Fatalf("x = 41 then print(x + 1) in one session: %q %q", out, errs)
 	}
 	run(b, sd.ToolShell, map[string]any{"script": "echo b > /tmp/b.txt"})
+	bUsed := time.Now()
 	if out, errs := run(b, sd.ToolPython, map[string]any{"code": "print('x' in globals())"}); out != "False\n" {
 		t.Errorf("a second session sees x: %q %q", out, errs)
 	}
@@ -70,11 +72,30 @@ func TestDockerSessionsOverHTTP(t *testing.T) {
 	if n := sessionBoxes(); n != 2 {
 		t.Errorf("%d session containers running, want 2", n)
 	}
-	// A third session past max_sessions = 2 while A and B are idle: served, the least recently
-	// used session's container giving way (atk34 F1), never more than 2 running.
+	// A third session that made no call holds no container (an Inspector's tools/list).
 	c := connect()
+	if _, err := c.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := sessionBoxes(); n != 2 {
+		t.Errorf("%d session containers running after a third session listed tools, want 2 (a container starts at a session's first call)", n)
+	}
+	// Its call past max_sessions = 2 while A's and B's calls ended under 30 s ago: refused at
+	// once naming the key and when to try again, A and B keep their state (trial40 F5).
+	if _, errs := run(c, sd.ToolShell, map[string]any{"script": "echo ran"}); !strings.Contains(errs, "docker.max_sessions") || !strings.Contains(errs, "try again in") {
+		t.Errorf("a third session past max_sessions = 2, both others used just now: %q, want refused naming docker.max_sessions", errs)
+	}
+	if out, errs := run(a, sd.ToolPython, map[string]any{"code": "print(x)"}); out != "41\n" {
+		t.Errorf("session A after the refused newcomer: %q %q", out, errs)
+	}
+	// Once B, the least recently used, passes the 30 s keep within the newcomer's wait (20 s):
+	// served, B's container giving way (atk34 F1), never more than 2 running.
+	time.Sleep(time.Until(bUsed.Add(25 * time.Second)))
 	if out, errs := run(c, sd.ToolShell, map[string]any{"script": "echo ran"}); out != "ran\n" {
-		t.Errorf("a third session past max_sessions = 2, both others idle: %q %q", out, errs)
+		t.Errorf("a third session past max_sessions = 2, B idle for 30 s: %q %q", out, errs)
+	}
+	if d := time.Since(bUsed); d < 30*time.Second {
+		t.Errorf("the third session was served %s after B's last call began, within its 30 s keep", d)
 	}
 	if n := sessionBoxes(); n != 2 {
 		t.Errorf("%d session containers running after the third session's call, want 2", n)

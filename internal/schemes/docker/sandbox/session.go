@@ -29,8 +29,9 @@ import (
 // and, like every container, by the next serve when this one was killed (its labels name this
 // instance; reap.go). docker.max_sessions bounds the session containers the engine holds at
 // once, a removed one counted until the engine says it is gone: a new session's first call past
-// it has the least recently used idle session's container removed and waits for it to go, or
-// is refused, naming the key.
+// it has the least recently used idle session's container removed, once that session's last call
+// ended sessionKeep ago (waiting for that within placeWait), and waits for it to go, or is
+// refused, naming the key. A session gets its container at its first call, not at its start.
 //
 // A call that overruns its timeout (or is cancelled) has the session's whole container removed,
 // not only its program: limits.timeout bounds everything a call starts, and only removing the
@@ -60,8 +61,17 @@ func (st *sessionState) wake() {
 	}
 }
 
-// placeWait bounds how long a new session's start waits for a removed container's place.
+// placeWait bounds how long a new session's start waits for a removed container's place, or
+// for an idle session's container to pass sessionKeep.
 var placeWait = 20 * time.Second
+
+// sessionKeep is how long a session's container is kept after its last call ended before
+// another session may take its place under docker.max_sessions. Without it a newcomer took the
+// container of a session idle for 0.1 s: a client between two back-to-back calls lost its
+// variables (trial40 F5). 30 s is longer than a model's turn between two calls of a working
+// client, and short enough that a session its client left without a DELETE (a one-shot client
+// such as the MCP Inspector CLI) gives way soon rather than after docker.session_idle.
+var sessionKeep = 30 * time.Second
 
 // dsession is one MCP session's container, if it has one.
 type dsession struct {
@@ -183,18 +193,13 @@ func (e *Executor) unlockSession(s *dsession) {
 
 // evictIdle makes room under docker.max_sessions for another session's container: the
 // container of the session whose last call ended longest ago, among those with no call running,
-// is removed, and that session's next call runs in a fresh one and is told why; as the HTTP
+// is removed (the caller waited for its sessionKeep: keepLeft), and that session's next call runs in a fresh one and is told why; as the HTTP
 // layer closes the least recently used idle session past limits.max_sessions. Sessions a client
 // abandoned (an HTTP client that quit without a DELETE) otherwise held every place until
 // docker.session_idle, renewed by one call each (attack round atk34, F1). Called with e.sess.mu
 // held, which it releases; false when every session with a container is running a call.
 func (e *Executor) evictIdle(self *dsession) bool {
-	var victim *dsession
-	for _, o := range e.sess.m {
-		if o != self && o.sb != nil && !o.ended && (victim == nil || o.used.Before(victim.used)) && len(o.lock) == 0 {
-			victim = o
-		}
-	}
+	victim := e.lruIdle(self)
 	if victim == nil || mutated("docker-session-no-evict") {
 		e.sess.mu.Unlock()
 		return false
@@ -219,6 +224,62 @@ func (e *Executor) evictIdle(self *dsession) bool {
 	e.dropBox(sb)
 	<-victim.lock
 	return true
+}
+
+// lruIdle is the session with a container whose last call ended longest ago, among those with
+// no call running (nil if none). With e.sess.mu held.
+func (e *Executor) lruIdle(self *dsession) *dsession {
+	var victim *dsession
+	for _, o := range e.sess.m {
+		if o != self && o.sb != nil && !o.ended && (victim == nil || o.used.Before(victim.used)) && len(o.lock) == 0 {
+			victim = o
+		}
+	}
+	return victim
+}
+
+// keepLeft is how long until the least recently used idle session may give way (sessionKeep
+// after its last call), 0 when it may now or no session is idle. With e.sess.mu held.
+func (e *Executor) keepLeft(self *dsession) time.Duration {
+	v := e.lruIdle(self)
+	if v == nil || mutated("docker-session-evict-min-idle") {
+		return 0
+	}
+	return max(0, sessionKeep-time.Since(v.used))
+}
+
+// awaitKeep waits (e.sess.mu held, released meanwhile) for left, until the least recently used
+// idle session's container may give way, or for a place freeing meanwhile; when left would pass
+// *by (placeWait from the first wait) or the call's hard stop, the call is refused at once,
+// saying when to try again. On an error e.sess.mu is released.
+func (e *Executor) awaitKeep(ctx context.Context, by *time.Time, hardStop time.Time, left time.Duration, max int) error {
+	now := time.Now()
+	if by.IsZero() {
+		*by = now.Add(placeWait)
+	}
+	if until := now.Add(left); until.After(*by) || (!hardStop.IsZero() && until.After(hardStop)) {
+		live := e.sess.live
+		e.sess.mu.Unlock()
+		return executor.Refuse("docker.max_sessions", "%d sessions already have a container (docker.max_sessions = %d), each running a call or used within the last %s "+
+			"(a session's container is kept %s after its last call, so a client between two calls keeps its state): try again in %s, "+
+			"raise docker.max_sessions, or have clients end their sessions when done (an HTTP DELETE; a client that never sends one keeps its place until a new session needs it %s after its last call, or docker.session_idle)",
+			live, max, sessionKeep, sessionKeep, left.Truncate(time.Second)+time.Second, sessionKeep)
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	if e.sess.freed == nil {
+		e.sess.freed = make(chan struct{})
+	}
+	freed := e.sess.freed
+	e.sess.mu.Unlock()
+	select {
+	case <-freed:
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	e.sess.mu.Lock()
+	return nil
 }
 
 // expire removes an idle session's container; a call running meanwhile restarts the clock.
@@ -381,8 +442,16 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 	}
 	max := dksec.Of(e.pol).SessionCap()
 	var waited <-chan time.Time
+	var keepBy time.Time
 	for tries := 0; e.sess.held() >= max && !mutated("docker-session-cap"); {
 		if e.sess.removing == 0 {
+			if left := e.keepLeft(s); left > 0 {
+				// the least recently used idle session's last call ended under sessionKeep ago
+				if err := e.awaitKeep(ctx, &keepBy, hardStop, left, max); err != nil {
+					return nil, "", err
+				}
+				continue
+			}
 			live := e.sess.live
 			if tries == 8 || !e.evictIdle(s) { // evictIdle releases e.sess.mu
 				if tries == 8 {

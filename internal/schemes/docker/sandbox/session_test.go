@@ -194,6 +194,8 @@ func TestDockerSessionsConcurrent(t *testing.T) {
 // one starts.
 func TestDockerSessionCap(t *testing.T) {
 	eng := needEngine(t)
+	defer func(d time.Duration) { sessionKeep = d }(sessionKeep)
+	sessionKeep = 0 // the keep after a call is TestDockerSessionKeptAfterCall's
 	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { dksec.Of(p).MaxSessions = 2 }))
 	mustIn(t, e, "A", ToolPython, py("x = 1"))
 	mustIn(t, e, "B", ToolPython, py("x = 2"))
@@ -231,6 +233,50 @@ func TestDockerSessionCap(t *testing.T) {
 		t.Errorf("a new session while both places run calls: %v", err)
 	}
 	wg.Wait()
+	if n := len(ownContainers(t, eng, e)); n > 2 {
+		t.Errorf("%d containers, want at most 2", n)
+	}
+}
+
+// A session's container is kept sessionKeep after its last call before another session may take
+// its place: a newcomer past docker.max_sessions while the idle sessions' calls ended too recently
+// is refused at once, naming the key and when to try again, and the sessions keep their state; a
+// newcomer for whom the least recently used one passes sessionKeep within placeWait waits for it
+// and takes its place then, never earlier (trial40 F5: a client between two back-to-back calls lost
+// its variables to a fifth client). Red with mutant docker-session-evict-min-idle.
+func TestDockerSessionKeptAfterCall(t *testing.T) {
+	eng := needEngine(t)
+	defer func(k, w time.Duration) { sessionKeep, placeWait = k, w }(sessionKeep, placeWait)
+	sessionKeep, placeWait = 6*time.Second, 3*time.Second
+	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { dksec.Of(p).MaxSessions = 2 }))
+	mustIn(t, e, "A", ToolPython, py("x = 1"))
+	mustIn(t, e, "B", ToolPython, py("x = 2"))
+	start := time.Now()
+	_, err := callIn(t, e, "C", ToolShell, sh("echo ran"))
+	var ref *executor.Refusal
+	if !errors.As(err, &ref) || ref.Rule != "docker.max_sessions" || !strings.Contains(ref.Reason, "kept 6s after its last call") || !strings.Contains(ref.Reason, "try again in ") {
+		t.Fatalf("a new session past max_sessions = 2 with both others' calls just ended: %v, want refused naming docker.max_sessions and when to try again", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refused after %s, want at once (its wait could not reach the keep within placeWait)", d)
+	}
+	aUsed := time.Now()
+	if r := mustIn(t, e, "A", ToolPython, py("print(x)")); r.Stdout != "1\n" || r.Stderr != "" {
+		t.Errorf("A after the refused newcomer: %+v", r)
+	}
+	if r := mustIn(t, e, "B", ToolPython, py("print(x)")); r.Stdout != "2\n" || r.Stderr != "" {
+		t.Errorf("B after the refused newcomer: %+v", r)
+	}
+	time.Sleep(4 * time.Second) // A, the least recently used, passes the keep within placeWait
+	if r := mustIn(t, e, "C", ToolShell, sh("echo ran")); r.Stdout != "ran\n" {
+		t.Fatalf("a new session once A's keep passes within placeWait: %+v", r)
+	}
+	if d := time.Since(aUsed); d < sessionKeep {
+		t.Errorf("the newcomer was served %s after A's last call, within the keep (%s)", d, sessionKeep)
+	}
+	if r := mustIn(t, e, "B", ToolPython, py("print(x)")); r.Stdout != "2\n" {
+		t.Errorf("B, used after A, kept its container: %+v", r)
+	}
 	if n := len(ownContainers(t, eng, e)); n > 2 {
 		t.Errorf("%d containers, want at most 2", n)
 	}
