@@ -490,7 +490,9 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 	if b != nil {
 		b.eg.setSession(c.Session)
 		b.eg.setCall(executor.CallID(ctx))
+		b.eg.beginNotes()
 		res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, accepted, c.MaxOutput)
+		b.eg.endNotes(res)
 		e.pool.release() // the replacement starts now, off this call's path
 		if !errors.Is(err, errDelivery) {
 			return withTimeout(res, timeout), err
@@ -507,7 +509,9 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 	}
 	b.eg.setSession(c.Session)
 	b.eg.setCall(executor.CallID(ctx))
+	b.eg.beginNotes()
 	res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, accepted, c.MaxOutput)
+	b.eg.endNotes(res)
 	return withTimeout(res, timeout), err
 }
 

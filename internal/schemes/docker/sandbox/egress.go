@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/egress"
 	"github.com/mcpsandbox/mcpsandbox/internal/xdg"
@@ -263,6 +265,76 @@ type boxEgress struct {
 	wg     sync.WaitGroup
 	done   chan struct{}
 	once   sync.Once
+
+	// the refusals taken while a call runs (beginNotes..endNotes), for its result: each named
+	// once, at most executor.MaxEgressDenied, the rest counted
+	nmu        sync.Mutex
+	noting     bool
+	denied     []string
+	deniedMore int
+}
+
+// beginNotes starts gathering the refusals of the call the container runs now.
+func (b *boxEgress) beginNotes() {
+	if b == nil {
+		return
+	}
+	b.nmu.Lock()
+	defer b.nmu.Unlock()
+	b.noting, b.denied, b.deniedMore = true, nil, 0
+}
+
+// endNotes ends the call's gathering and puts its refusals in its result: pip and requests
+// print only "Tunnel connection failed: 403 Forbidden", the rule and its fix being in the 403's
+// body they never print, and serve's log and audit are not what the model sees (trial40 F6; as
+// the allowlist scheme's, trial35 F17). Refusals between a session's calls (a process an earlier
+// call left) are audited only.
+func (b *boxEgress) endNotes(res *executor.Result) {
+	if b == nil {
+		return
+	}
+	b.nmu.Lock()
+	defer b.nmu.Unlock()
+	if res != nil && !mutated("docker-egress-refusals-in-result") {
+		res.EgressDenied, res.EgressDeniedMore = slices.Clone(b.denied), b.deniedMore
+	}
+	b.noting, b.denied, b.deniedMore = false, nil, 0
+}
+
+// deny gathers one refusal of the proxy (egress.Options.Denied), told before the program
+// learns of it, so a call that ends on its 403 finds it named.
+func (b *boxEgress) deny(d egress.Decision) {
+	n := d.Note()
+	if !plainHost(d.Host) {
+		// the host is the sandboxed program's text: one that is not a plain name or address
+		// would be a line of serve's own in the model's view (as allowlist's, atk35b F4)
+		n = fmt.Sprintf("egress to %s denied (%s): not a plain DNS name or IP address", strconv.QuoteToASCII(d.Host), d.Rule)
+	}
+	b.nmu.Lock()
+	defer b.nmu.Unlock()
+	switch {
+	case !b.noting:
+	case slices.Contains(b.denied, n): // a client's retry: named once
+	case len(b.denied) < executor.MaxEgressDenied:
+		b.denied = append(b.denied, n)
+	default:
+		b.deniedMore++
+	}
+}
+
+// plainHost: ASCII letters, digits, '.', '-', '_' and ':' (an IPv6 address), at most 253 bytes.
+func plainHost(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		switch c := h[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '_', c == ':':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // startEgress prepares the egress of a host-list policy; nil, nil when the policy has none.
@@ -355,6 +427,7 @@ func (s *egressState) open(id, name string) (*boxEgress, error) {
 	b := &boxEgress{s: s, dir: dir, name: name, l: l, done: make(chan struct{})}
 	o := s.popts
 	o.Audit = func(d egress.Decision) { s.record(d, b.sessionID()) }
+	o.Denied = b.deny
 	b.proxy = egress.New(s.hosts, o)
 	s.boxes[b] = true
 	go b.serve()

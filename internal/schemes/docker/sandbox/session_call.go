@@ -34,7 +34,9 @@ func (e *Executor) sessionCall(ctx context.Context, c executor.Call, kind, src s
 	}
 	sb.b.eg.setCall(executor.CallID(ctx)) // the session's calls take turns (lockSession)
 	defer sb.b.eg.setCall("")
+	sb.b.eg.beginNotes()
 	res, err := e.runInSession(ctx, s, sb, kind, src, reset, timeout, hardStop, c.MaxOutput, tap)
+	sb.b.eg.endNotes(res)
 	if res != nil && note != "" {
 		res.Stderr = "[mcpsandbox: " + note + "]\n" + res.Stderr
 	}
