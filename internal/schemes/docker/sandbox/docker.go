@@ -488,11 +488,7 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 		b = e.takeFresh()
 	}
 	if b != nil {
-		b.eg.setSession(c.Session)
-		b.eg.setCall(executor.CallID(ctx))
-		b.eg.beginNotes()
-		res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, accepted, c.MaxOutput)
-		b.eg.endNotes(res)
+		res, err := e.runOwnBox(ctx, b, c, kind, *src, timeout, hardStop, accepted)
 		e.pool.release() // the replacement starts now, off this call's path
 		if !errors.Is(err, errDelivery) {
 			return withTimeout(res, timeout), err
@@ -507,12 +503,19 @@ func (e *Executor) call(ctx context.Context, c executor.Call, kind string) (*exe
 	if err != nil {
 		return nil, err
 	}
+	res, err := e.runOwnBox(ctx, b, c, kind, *src, timeout, hardStop, accepted)
+	return withTimeout(res, timeout), err
+}
+
+// runOwnBox runs call c in b, a container of its own: its egress decisions name the call, and
+// the refusals its proxy takes meanwhile go in its result (endNotes).
+func (e *Executor) runOwnBox(ctx context.Context, b *box, c executor.Call, kind, src string, timeout time.Duration, hardStop, accepted time.Time) (*executor.Result, error) {
 	b.eg.setSession(c.Session)
 	b.eg.setCall(executor.CallID(ctx))
 	b.eg.beginNotes()
-	res, err := e.runBox(ctx, b, kind, *src, timeout, hardStop, accepted, c.MaxOutput)
+	res, err := e.runBox(ctx, b, kind, src, timeout, hardStop, accepted, c.MaxOutput)
 	b.eg.endNotes(res)
-	return withTimeout(res, timeout), err
+	return res, err
 }
 
 var errStartTimedOut = errors.New("the container did not start before the call's hard stop")
