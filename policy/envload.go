@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -24,10 +25,63 @@ func CodeLoadingEnv(name string) bool {
 			return true
 		}
 	}
+	if !mutated("policy-codeloading-env-steering-names") {
+		// npm reads npm_config_* in any case (npm help config: "case-insensitive")
+		if strings.HasPrefix(strings.ToUpper(name), "NPM_CONFIG_") || steeringPrefixes(name) {
+			return true
+		}
+		if steeringNames[name] {
+			return true
+		}
+	}
 	return codeLoadingNames[name]
 }
 
 var codeLoadingPrefixes = []string{"LD_", "DYLD_", "GIT_CONFIG", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "R_PROFILE", "R_ENVIRON"}
+
+// steeringPrefixes: GStreamer's plugin variables (GST_PLUGIN_PATH, GST_PLUGIN_PATH_1_0,
+// GST_PLUGIN_SYSTEM_PATH_1_0, GST_PLUGIN_SCANNER: shared objects and the program that loads them)
+// and bundler's BUNDLE_* settings (BUNDLE_GEMFILE is Ruby code; any BUNDLE_X is a .bundle/config
+// key, BUNDLE_PATH, BUNDLE_APP_CONFIG among them).
+func steeringPrefixes(name string) bool {
+	return strings.HasPrefix(name, "GST_PLUGIN") || strings.HasPrefix(name, "BUNDLE_")
+}
+
+// steeringNames are the variables that name a program a tool runs, or a file or directory it
+// reads its configuration, repository, modules or bytecode from (atk40b F4: a bare relative
+// value of one of them named a file a call writes, and only verify's MS116 stood in the way).
+// Reviewed against each program's documentation; a name is here when its value, pointed at a
+// call's file, makes the program run or load that file's content or obey its settings.
+var steeringNames = map[string]bool{
+	// programs tools start: man(1) and git(1) run $PAGER/$MANPAGER; git, crontab, less's v,
+	// sudoedit run $VISUAL/$EDITOR; git rebase -i $GIT_SEQUENCE_EDITOR; xdg-open, python's
+	// webbrowser $BROWSER; vim and ex run $VIMINIT/$EXINIT as Ex commands (":!cmd")
+	"PAGER": true, "MANPAGER": true, "EDITOR": true, "VISUAL": true, "GIT_SEQUENCE_EDITOR": true, "BROWSER": true,
+	"VIMINIT": true, "EXINIT": true, "MYVIMRC": true, "VIMRUNTIME": true,
+	// git(1) ENVIRONMENT: the repository (its config: core.pager, core.fsmonitor, hooks), its
+	// index, objects and work tree
+	"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_COMMON_DIR": true, "GIT_OBJECT_DIRECTORY": true,
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES": true,
+	// GNU make: MAKEFILES are read before the makefile (their recipes run); MAKEFLAGS/MFLAGS/
+	// GNUMAKEFLAGS take -f, -I, --eval
+	"MAKEFILES": true, "MAKEFLAGS": true, "MFLAGS": true, "GNUMAKEFLAGS": true,
+	// wget's startup file (use_askpass runs a program), curl's .curlrc under CURL_HOME (output
+	// places, config chains), Kerberos's profile (plugin modules are shared objects)
+	"WGETRC": true, "CURL_HOME": true, "KRB5_CONFIG": true, "KRB5_KDC_PROFILE": true,
+	// GLib/GTK/Qt modules: shared objects loaded from these directories
+	"GIO_MODULE_DIR": true, "GIO_EXTRA_MODULES": true, "GTK_PATH": true, "GTK_MODULES": true, "GTK_EXE_PREFIX": true,
+	"GDK_PIXBUF_MODULE_FILE": true, "GDK_PIXBUF_MODULEDIR": true, "QT_PLUGIN_PATH": true, "QT_QPA_PLATFORM_PLUGIN_PATH": true,
+	// Python (python(1) ENVIRONMENT): cached bytecode is run as the module (PYTHONPYCACHEPREFIX),
+	// PYTHONWARNINGS imports the module a category names, PYTHONBREAKPOINT the hook's module,
+	// PYTHONPLATLIBDIR chooses the stdlib's directory
+	"PYTHONPYCACHEPREFIX": true, "PYTHONWARNINGS": true, "PYTHONBREAKPOINT": true, "PYTHONPLATLIBDIR": true,
+	// RubyGems: gems are found (and their code required) under GEM_PATH and GEM_HOME
+	"GEM_PATH": true, "GEM_HOME": true, "GEMRC": true,
+	// Go: GOENV names the go env file (GOFLAGS=-toolexec), GOROOT the toolchain it runs
+	"GOENV": true, "GOROOT": true, "GOTOOLDIR": true,
+	// Cargo: $CARGO_HOME/config.toml sets build.rustc-wrapper; RUSTC_WRAPPER runs it directly
+	"CARGO_HOME": true, "RUSTC_WRAPPER": true, "RUSTC_WORKSPACE_WRAPPER": true,
+}
 
 var codeLoadingNames = map[string]bool{
 	// shells
@@ -49,19 +103,80 @@ var codeLoadingNames = map[string]bool{
 	"TAR_OPTIONS": true, "LESSOPEN": true, "LESSCLOSE": true,
 }
 
-// EnvNamesPath says whether an environment value names a place inside the workspace ws (a
-// resolved or clean absolute path): a word of it (split at white space, '=', ',', ':', ';') that
-// is ".", starts with "./" or "../", or is an absolute path at or below ws. Such a variable lets
-// a file a call wrote steer the program that reads it (HOME, XDG_CONFIG_HOME, GOFLAGS=-toolexec=./x).
-func EnvNamesPath(value, ws string) bool {
+// EnvNamesPath says whether the value of the environment variable name names a place inside
+// the workspace ws (a resolved or clean absolute path). Such a variable lets a file a call wrote
+// steer the program that reads it (HOME, XDG_CONFIG_HOME, GOFLAGS=-toolexec=./x, GIT_DIR=meta).
+//
+// Commands run with the workspace as their working directory, so a word is judged as a program
+// resolves it from there, not by its spelling (atk40b F4: "tools/pager" passed where
+// "./tools/pager" did not). The value is split as programs split it: white space, ':' ';' ','
+// lists, and '=' in an option (-toolexec=x). A word is inside when
+//   - it is "." or "..", or starts with "./" or "../" (kept from before: a "../" word names
+//     the calls' directory's surroundings, and a workspace's parent holds it);
+//   - it is absolute and at or below ws;
+//   - it is relative with a '/' in it and filepath.Join(ws, word) lands at or below ws;
+//   - it is a bare word (no '/') that names an entry the workspace holds now; or, nothing there
+//     yet, the variable's name says it takes a path (…DIR, …HOME, …FILE, …RC, …CONFIG, …PREFIX:
+//     pathName), since a call can make that entry later. Other bare words (LANG=C, TERM=xterm,
+//     PAGER=less: a program found on PATH, not in the working directory) are words, not places,
+//     and so is the value after '=' in an option (-mod=vendor) unless a '/' or a leading '.'
+//     makes it a path.
+//
+// TZ's relative words are read below the zoneinfo directory (TZDIR), not the working directory.
+func EnvNamesPath(name, value, ws string) bool {
 	ws = filepath.Clean(ws)
-	for _, w := range strings.FieldsFunc(value, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '=' || r == ',' || r == ':' || r == ';'
-	}) {
+	if ws == "/" || ws == "." || !filepath.IsAbs(ws) {
+		return false
+	}
+	inside := func(p string) bool { return p == ws || strings.HasPrefix(p, ws+"/") }
+	old := mutated("verify-ms116-relative-words")
+	word := func(w string, bare bool) bool {
 		switch {
 		case w == "." || w == ".." || strings.HasPrefix(w, "./") || strings.HasPrefix(w, "../"):
 			return true
-		case filepath.IsAbs(w) && ws != "/" && ws != "." && (filepath.Clean(w) == ws || strings.HasPrefix(filepath.Clean(w), ws+"/")):
+		case filepath.IsAbs(w):
+			return inside(filepath.Clean(w))
+		case old || name == "TZ":
+			return false
+		case strings.Contains(w, "/"):
+			return inside(filepath.Join(ws, w))
+		case !bare:
+			return false
+		}
+		if _, err := os.Lstat(filepath.Join(ws, w)); err == nil {
+			return true
+		}
+		return pathName(name)
+	}
+	for _, f := range strings.FieldsFunc(value, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == ',' || r == ':' || r == ';'
+	}) {
+		opt, val, isOpt := strings.Cut(f, "=")
+		if isOpt {
+			if opt != "" && word(opt, !strings.HasPrefix(opt, "-")) {
+				return true
+			}
+			for _, v := range strings.Split(val, "=") {
+				if v != "" && word(v, false) {
+					return true
+				}
+			}
+			continue
+		}
+		if word(f, true) {
+			return true
+		}
+	}
+	return false
+}
+
+// pathName says whether a variable's name says its value is a path (GIT_DIR, CURL_HOME, WGETRC,
+// KRB5_CONFIG, PYTHONPYCACHEPREFIX, MAKEFILES, TMPDIR): a bare word there is a place in the
+// working directory even before it exists.
+func pathName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, s := range []string{"DIR", "DIRS", "DIRECTORY", "HOME", "FILE", "FILES", "RC", "CONFIG", "CONF", "PREFIX", "ROOT", "CACHE", "PROFILE", "GEMFILE", "PATH"} {
+		if strings.HasSuffix(n, s) {
 			return true
 		}
 	}

@@ -64,7 +64,7 @@ func audit(p *policy.Policy, add verify.Add) {
 		}
 		// a value naming the workspace (HOME=., GOFLAGS=-toolexec=./x, XDG_CONFIG_HOME=WS/cfg):
 		// the pinned program then reads a call's files as its configuration or code (atk40 F7)
-		if a.Workspace != "" && policy.EnvNamesPath(v, a.Workspace) && !mutated("verify-env-into-workspace") {
+		if a.Workspace != "" && policy.EnvNamesPath(k, v, a.Workspace) && !mutated("verify-env-into-workspace") {
 			add("MS116", "allowlist.env."+k, "%s=%q names the workspace (or a path relative to it, the calls' directory): what a call writes there is what the pinned programs read through it", "point it outside the workspace, or remove it", k, v)
 		}
 	}

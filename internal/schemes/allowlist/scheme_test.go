@@ -112,6 +112,9 @@ func TestAuditRules(t *testing.T) {
 		{"MS116", func(p *policy.Policy) {
 			alsec.Of(p).Env["XDG_CONFIG_HOME"] = filepath.Join(alsec.Of(p).Workspace, "cfg")
 		}},
+		// the calls' working directory is the workspace: a bare relative value names it (atk40b F4)
+		{"MS116", func(p *policy.Policy) { alsec.Of(p).Env["CC"] = "tools/cc" }},
+		{"MS116", func(p *policy.Policy) { alsec.Of(p).Env["XDG_CONFIG_HOME"] = "cfg" }},
 		{"MS105", func(p *policy.Policy) { alsec.Of(p).Workspace = "/home" }},
 		// a home's dot directory, there or not made yet (trial30 F13)
 		{"MS105", func(p *policy.Policy) { alsec.Of(p).Workspace = filepath.Join(home, ".ssh") }},
