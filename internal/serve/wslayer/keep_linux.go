@@ -1,7 +1,10 @@
 package wslayer
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
 // See KeepCallBytes (wslayer.go) for what is kept and its bounds. Only regular files are kept
@@ -20,6 +24,7 @@ import (
 
 type keeper struct {
 	store, call string
+	ws          string   // the workspace: its real path names its store beneath store
 	dir         string   // this call's directory ("" until the first file)
 	root        *os.Root // opened on dir
 	files       int
@@ -35,7 +40,7 @@ func (c *committer) keep(up int, name, rel string) {
 		return
 	}
 	if c.kept == nil {
-		c.kept = &keeper{store: c.r.Keep, call: c.call}
+		c.kept = &keeper{store: c.r.Keep, call: c.call, ws: c.lower}
 	}
 	c.kept.entry(up, name, rel, 0)
 }
@@ -108,13 +113,60 @@ func (k *keeper) file(up int, name, rel string, size int64) {
 	k.files++
 }
 
-// open makes this call's directory, after removing the oldest calls' past KeepCalls-1.
+// The store is one per user, and was pruned to the last KeepCalls calls whoever made them: one
+// session's refused calls removed another session's kept draft, which its result had named
+// (atk40b F6). Now each workspace has a store of its own beneath it (WorkspaceKeepName), bounded
+// to its own last KeepCalls calls, and the whole is bounded across workspaces by keepStoreCalls
+// and keepStoreBytes, pruning the workspace holding the most first and never the newest call of
+// any workspace: one workspace's calls can only evict its own, or another's older calls while
+// it holds less than that one.
+var (
+	keepStoreCalls       = 250
+	keepStoreBytes int64 = 256 << 20
+)
+
+// callName is a call directory's name (sortable by time); a store's other entries are
+// workspaces' stores.
+var callName = lazy.Regexp(`^[0-9]{8}T[0-9]{6}\.[0-9]{9}Z`)
+
+// WorkspaceKeepName is the name of the workspace ws's store beneath KeepRoot: its base name, for
+// whoever reads the store, and a short hash of its real path (two workspaces of one name differ).
+func WorkspaceKeepName(ws string) string {
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		real = filepath.Clean(ws)
+	}
+	sum := sha256.Sum256([]byte(real))
+	base := strings.TrimLeft(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, filepath.Base(real)), "._")
+	if len(base) > 32 {
+		base = base[:32]
+	}
+	if base == "" {
+		base = "workspace"
+	}
+	return base + "-" + hex.EncodeToString(sum[:6])
+}
+
+// open makes this call's directory in its workspace's store, after removing that workspace's
+// oldest calls past KeepCalls-1, and other calls past the store's bounds (pruneStore).
 func (k *keeper) open() bool {
-	if err := os.MkdirAll(k.store, 0o700); err != nil {
+	store := k.store
+	if !mutated("workspace-keep-store-per-workspace") {
+		store = filepath.Join(k.store, WorkspaceKeepName(k.ws))
+	}
+	if err := os.MkdirAll(store, 0o700); err != nil {
 		k.unavailable = true
 		return false
 	}
-	k.prune()
+	k.prune(store)
+	if store != k.store && !mutated("workspace-keep-store-global-bound") {
+		pruneStore(k.store)
+	}
 	id := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
 			return r
@@ -128,7 +180,7 @@ func (k *keeper) open() bool {
 	if id != "" {
 		name += "-" + id
 	}
-	dir := filepath.Join(k.store, name)
+	dir := filepath.Join(store, name)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		k.unavailable = true
 		return false
@@ -142,27 +194,114 @@ func (k *keeper) open() bool {
 	return true
 }
 
-// prune removes the oldest call directories (names sort by time) so that this call's makes at
-// most KeepCalls; anything else in the store is left alone.
-func (k *keeper) prune() {
+// calls lists the call directories in dir, oldest first.
+func calls(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && callName().MatchString(e.Name()) {
+			out = append(out, e.Name())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// prune removes the oldest call directories (names sort by time) of store so that this call's
+// makes at most KeepCalls; anything else in the store is left alone.
+func (k *keeper) prune(store string) {
 	if mutated("workspace-keep-unbounded") {
 		return
 	}
-	ents, err := os.ReadDir(k.store)
+	cs := calls(store)
+	for len(cs) >= KeepCalls {
+		_ = os.RemoveAll(filepath.Join(store, cs[0]))
+		cs = cs[1:]
+	}
+}
+
+// pruneStore keeps the whole store, every workspace's together, within keepStoreCalls calls and
+// keepStoreBytes (with room for one more call of KeepCallBytes): while over, the oldest call of
+// the workspace holding the most (bytes when over the byte bound, else calls) is removed, never
+// a workspace's newest call. Call directories left at the top by an earlier version (one store
+// for all) belong to no workspace: they go first.
+func pruneStore(root string) {
+	if mutated("workspace-keep-unbounded") {
+		return
+	}
+	type group struct {
+		dir   string
+		calls []string
+		sizes []int64
+		bytes int64
+	}
+	ents, err := os.ReadDir(root)
 	if err != nil {
 		return
 	}
-	var calls []string
+	legacy := &group{dir: root}
+	groups := []*group{legacy}
 	for _, e := range ents {
-		if e.IsDir() && len(e.Name()) > 8 && e.Name()[0] >= '0' && e.Name()[0] <= '9' {
-			calls = append(calls, e.Name())
+		switch {
+		case !e.IsDir():
+		case callName().MatchString(e.Name()):
+			legacy.calls = append(legacy.calls, e.Name())
+		default:
+			dir := filepath.Join(root, e.Name())
+			groups = append(groups, &group{dir: dir, calls: calls(dir)})
 		}
 	}
-	slices.Sort(calls)
-	for len(calls) >= KeepCalls {
-		_ = os.RemoveAll(filepath.Join(k.store, calls[0]))
-		calls = calls[1:]
+	slices.Sort(legacy.calls)
+	n, total := 0, int64(0)
+	for _, g := range groups {
+		for _, c := range g.calls {
+			sz := treeBytes(filepath.Join(g.dir, c))
+			g.sizes = append(g.sizes, sz)
+			g.bytes += sz
+		}
+		n += len(g.calls)
+		total += g.bytes
 	}
+	for n+1 > keepStoreCalls || total+KeepCallBytes > keepStoreBytes {
+		byBytes := total+KeepCallBytes > keepStoreBytes
+		most := legacy // an earlier version's, no workspace's: first to go
+		if len(legacy.calls) == 0 {
+			most = nil
+			for _, g := range groups[1:] {
+				if len(g.calls) <= 1 {
+					continue // never a workspace's newest call: its result named it
+				}
+				if most == nil || byBytes && g.bytes > most.bytes || !byBytes && len(g.calls) > len(most.calls) {
+					most = g
+				}
+			}
+		}
+		if most == nil {
+			return
+		}
+		_ = os.RemoveAll(filepath.Join(most.dir, most.calls[0]))
+		n--
+		total -= most.sizes[0]
+		most.bytes -= most.sizes[0]
+		most.calls, most.sizes = most.calls[1:], most.sizes[1:]
+	}
+}
+
+// treeBytes is what the regular files beneath dir hold.
+func treeBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // done closes the keeper and says, in out, where its files are.

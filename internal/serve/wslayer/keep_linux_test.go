@@ -35,8 +35,8 @@ func TestRefusedContentIsKeptForReview(t *testing.T) {
 	}
 	sum := Summary(w)
 	t.Logf("%s", sum)
-	if w.Kept == "" || filepath.Dir(w.Kept) != store || !strings.Contains(filepath.Base(w.Kept), "call-7x") {
-		t.Fatalf("kept in %q, want a directory of the call's own under %s", w.Kept, store)
+	if w.Kept == "" || filepath.Dir(w.Kept) != filepath.Join(store, WorkspaceKeepName(ws)) || !strings.Contains(filepath.Base(w.Kept), "call-7x") {
+		t.Fatalf("kept in %q, want a directory of the call's own under %s", w.Kept, filepath.Join(store, WorkspaceKeepName(ws)))
 	}
 	if !strings.Contains(sum, "kept for review in "+w.Kept) {
 		t.Errorf("the result does not name where the refused content is kept:\n%s", sum)
@@ -91,7 +91,118 @@ func TestRefusedContentKeptIsBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ents, _ := os.ReadDir(store); len(ents) > KeepCalls {
-		t.Errorf("%d calls' directories in the store, want at most %d", len(ents), KeepCalls)
+	if ents, _ := os.ReadDir(filepath.Join(store, WorkspaceKeepName(ws))); len(ents) > KeepCalls || len(ents) < KeepCalls-1 {
+		t.Errorf("%d calls' directories in the workspace's store, want at most %d", len(ents), KeepCalls)
+	}
+}
+
+// keepCall runs one call in ws that writes a protected CLAUDE.md (refused, its content kept) and
+// says where it was kept.
+func keepCall(t *testing.T, ws, store string) string {
+	t.Helper()
+	l, err := New(t.TempDir(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInLayer(t, l, "echo draft > CLAUDE.md")
+	w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 1 << 20, UID: -1, GID: -1, SandboxPath: ws, Keep: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Kept == "" {
+		t.Fatalf("nothing kept: %s", Summary(w))
+	}
+	return w.Kept
+}
+
+// Each workspace keeps its refused content in a store of its own, bounded to its own last
+// KeepCalls calls: another workspace's refused calls (another session of the same user) do
+// not remove the draft this workspace's result named (atk40b F6). Red with one store for all
+// (mutant workspace-keep-store-per-workspace).
+func TestRefusedContentKeptPerWorkspace(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "refused")
+	a, b := filepath.Join(t.TempDir(), "proj"), filepath.Join(t.TempDir(), "proj") // one base name, two workspaces
+	os.Mkdir(a, 0o755)
+	os.Mkdir(b, 0o755)
+	kept := keepCall(t, b, store)
+	if WorkspaceKeepName(a) == WorkspaceKeepName(b) || !strings.HasPrefix(WorkspaceKeepName(b), "proj-") {
+		t.Errorf("stores %q and %q: want the base name and a hash of the real path", WorkspaceKeepName(a), WorkspaceKeepName(b))
+	}
+	if filepath.Dir(kept) != filepath.Join(store, WorkspaceKeepName(b)) {
+		t.Errorf("kept in %s, want under the workspace's store %s", kept, filepath.Join(store, WorkspaceKeepName(b)))
+	}
+	for i := 0; i < KeepCalls+3; i++ {
+		keepCall(t, a, store)
+	}
+	if _, err := os.Stat(filepath.Join(kept, "CLAUDE.md")); err != nil {
+		t.Errorf("the other workspace's %d refused calls removed this one's kept draft: %v", KeepCalls+3, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(store, WorkspaceKeepName(a))); len(ents) != KeepCalls {
+		t.Errorf("%d calls' directories in the busy workspace's store, want %d", len(ents), KeepCalls)
+	}
+}
+
+// The store as a whole is bounded across workspaces: over keepStoreCalls (or keepStoreBytes),
+// the workspace holding the most loses its oldest calls first, and no workspace loses its
+// newest call (atk40b F6). Red without the bound (mutant workspace-keep-store-global-bound).
+func TestRefusedContentStoreBoundAcrossWorkspaces(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "refused")
+	old := keepStoreCalls
+	keepStoreCalls = 6
+	t.Cleanup(func() { keepStoreCalls = old })
+	var ws [3]string
+	for i := range ws {
+		ws[i] = t.TempDir()
+	}
+	count := func(w string) int {
+		ents, _ := os.ReadDir(filepath.Join(store, WorkspaceKeepName(w)))
+		return len(ents)
+	}
+	// legacy: a call directory an earlier version left at the top, pruned first of all
+	os.MkdirAll(filepath.Join(store, "20250101T000000.000000000Z-old", "x"), 0o700)
+	var first [3]string
+	for i := 0; i < 5; i++ {
+		k := keepCall(t, ws[0], store)
+		if i == 0 {
+			first[0] = k
+		}
+	}
+	first[1] = keepCall(t, ws[1], store)
+	last1 := keepCall(t, ws[1], store)
+	first[2] = keepCall(t, ws[2], store)
+	n := count(ws[0]) + count(ws[1]) + count(ws[2])
+	if n > keepStoreCalls {
+		t.Errorf("%d calls kept across workspaces, want at most %d", n, keepStoreCalls)
+	}
+	if _, err := os.Stat(filepath.Join(store, "20250101T000000.000000000Z-old")); !os.IsNotExist(err) {
+		t.Errorf("the earlier version's call directory is still there (%v)", err)
+	}
+	if _, err := os.Stat(first[0]); !os.IsNotExist(err) {
+		t.Errorf("the busiest workspace's oldest call %s is still there (%v)", first[0], err)
+	}
+	for _, k := range []string{first[1], last1, first[2]} {
+		if _, err := os.Stat(k); err != nil {
+			t.Errorf("%s removed: the workspace holding the most is pruned first", k)
+		}
+	}
+	// the byte bound (room kept for one more call): the workspace holding the most bytes goes first
+	oldBytes := keepStoreBytes
+	keepStoreBytes = KeepCallBytes + 4*int64(len("draft\n"))
+	t.Cleanup(func() { keepStoreBytes = oldBytes })
+	keepStoreCalls = 100
+	keepCall(t, ws[2], store)
+	if got := count(ws[0]) + count(ws[1]) + count(ws[2]); got > 5 || count(ws[2]) != 2 || count(ws[0]) < 1 || count(ws[1]) < 1 {
+		t.Errorf("over the byte bound: %d, %d, %d calls kept, want the busiest pruned and the newest of each kept", count(ws[0]), count(ws[1]), count(ws[2]))
+	}
+	keepStoreBytes = oldBytes
+	// every workspace holds one call: the bound gives way before a newest call does
+	keepStoreCalls = 2
+	for _, w := range ws {
+		keepCall(t, w, store)
+	}
+	for _, w := range ws {
+		if count(w) < 1 {
+			t.Errorf("a workspace's newest call was removed by the store's bound")
+		}
 	}
 }

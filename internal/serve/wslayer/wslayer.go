@@ -63,9 +63,11 @@ const (
 // or taken by hand. Now the refused regular files are copied, before the layer is removed, into
 // a directory of the call's own under Rules.Keep, named in the call's result and its audit line.
 // Bounded: a call keeps at most KeepCallBytes in at most KeepCallFiles files (a file past what is
-// left is not kept, and the result says how many were not), and the store holds the last
-// KeepCalls calls' directories (the oldest removed first), so calls cannot fill serve's disk
-// through it.
+// left is not kept, and the result says how many were not), and each workspace's store (a
+// directory of its own under Rules.Keep, WorkspaceKeepName) holds its last KeepCalls calls'
+// directories (the oldest removed first), the whole store 250 calls and 256 MiB (the workspace
+// holding the most pruned first, never a workspace's newest call: atk40b F6), so calls cannot
+// fill serve's disk through it, nor one session's calls remove another workspace's drafts.
 const (
 	KeepCallBytes = 4 << 20
 	KeepCallFiles = 256
@@ -73,7 +75,7 @@ const (
 )
 
 // KeepRoot is where refused content is kept: $XDG_STATE_HOME/mcpsandbox/refused (or
-// ~/.local/state/...); "" (keep nothing) without a home.
+// ~/.local/state/...), a store per workspace beneath it; "" (keep nothing) without a home.
 func KeepRoot() string {
 	base := xdg.Dir("XDG_STATE_HOME")
 	if base == "" {
@@ -93,7 +95,7 @@ func keptText(w *executor.WorkspaceChanges) string {
 		return ""
 	case w.KeptFiles == 0:
 		return fmt.Sprintf("; the refused files' content was not kept (%d file(s): past the bound of %d files, %d bytes a call, or the store %s unavailable)",
-			w.NotKept, KeepCallFiles, KeepCallBytes, "under $XDG_STATE_HOME/mcpsandbox/refused")
+			w.NotKept, KeepCallFiles, KeepCallBytes, "under $XDG_STATE_HOME/mcpsandbox/refused/, one directory per workspace,")
 	case w.NotKept == 0:
 		return fmt.Sprintf("; the refused files' content is kept for review in %s (%d file(s), not applied: copy what you want yourself)", w.Kept, w.KeptFiles)
 	}
