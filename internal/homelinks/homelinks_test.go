@@ -3,6 +3,8 @@ package homelinks
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -67,4 +69,143 @@ func TestFindIsBounded(t *testing.T) {
 
 func itoa(i int) string {
 	return string([]byte{byte('0' + i/1000%10), byte('0' + i/100%10), byte('0' + i/10%10), byte('0' + i%10)})
+}
+
+// mk makes the files and links of a tree: a value starting with "->" is a link to what
+// follows, "/" a directory, else a file's content.
+func mk(t *testing.T, root string, tree map[string]string) {
+	t.Helper()
+	for p, v := range tree {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		switch {
+		case v == "/":
+			err = os.MkdirAll(full, 0o755)
+		case len(v) > 2 && v[:2] == "->":
+			err = os.Symlink(v[2:], full)
+		default:
+			err = os.WriteFile(full, []byte(v), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The configs clients and tools keep deeper than two levels are found (atk40b F2): VS Code's
+// and Cursor's user mcp.json/tasks.json, Windsurf's mcp_config.json, ~/.local/bin's programs,
+// a systemd user unit, a config below ~/.config/x/y/z; a link in an editor's extensions
+// directory; not what lies in a skipped cache. Red with the old reach (mutant
+// homelinks-deep-configs).
+func TestFindDeepConfigs(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	ws, _ = filepath.EvalSymlinks(ws)
+	deep := map[string]string{
+		".config/Code/User/mcp.json":          "vscode/mcp.json",
+		".config/Code/User/tasks.json":        "vscode/tasks.json",
+		".config/Cursor/User/settings.json":   "cursor/settings.json",
+		".codeium/windsurf/mcp_config.json":   "windsurf/mcp_config.json",
+		".local/bin/git-sync":                 "bin/git-sync",
+		".config/systemd/user/sync.service":   "systemd/sync.service",
+		".config/a/b/c/d/tool.toml":           "deep/tool.toml",
+		".vscode/extensions/mine":             "ext",
+		".local/share/applications/x.desktop": "desktop/x.desktop",
+	}
+	tree := map[string]string{".cache/x/y/link": "->" + filepath.Join(ws, "cached"), ".vscode/extensions/big/sub/l": "->" + filepath.Join(ws, "inext")}
+	for l, target := range deep {
+		tree[l] = "->" + filepath.Join(ws, target)
+		mk(t, ws, map[string]string{target: "x"})
+	}
+	mk(t, home, tree)
+	f := Find([]string{home}, ws)
+	for l, target := range deep {
+		if got := f.Targets[filepath.Join(ws, target)]; got != "~/"+l {
+			t.Errorf("%s (~/%s's target): found %q, want ~/%s", target, l, got, l)
+		}
+	}
+	for _, not := range []string{"cached", "inext"} {
+		if _, ok := f.Targets[filepath.Join(ws, not)]; ok {
+			t.Errorf("%s found: a skipped tree was walked", not)
+		}
+	}
+	if f.Cut || f.Unjudged() != "" {
+		t.Errorf("a small home was cut: %+v", f)
+	}
+}
+
+// Every link of a chain that lies inside the workspace is a target, not only its end (atk40b
+// F2): ~/.bashrc -> ws/bashrc -> ws/shell/bashrc protects ws/bashrc too; ~/.profile ->
+// ws/profile -> a file outside protects ws/profile; a link on the way as a directory
+// (ws/dots -> ws/real) is protected; a dangling link protects the first missing name.
+// Red when only the end counts (mutant homelinks-chain-middle).
+func TestFindChainMiddle(t *testing.T) {
+	home, ws, out := t.TempDir(), t.TempDir(), t.TempDir()
+	ws, _ = filepath.EvalSymlinks(ws)
+	mk(t, out, map[string]string{"profile": "x"})
+	mk(t, ws, map[string]string{
+		"shell/bashrc": "x",
+		"bashrc":       "->shell/bashrc",
+		"profile":      "->" + filepath.Join(out, "profile"),
+		"real/vimrc":   "x",
+		"dots":         "->real",
+		"real/zshrc":   "x",
+		"rel/zshrc":    "->../real/zshrc",
+	})
+	mk(t, home, map[string]string{
+		".bashrc":   "->" + filepath.Join(ws, "bashrc"),
+		".profile":  "->" + filepath.Join(ws, "profile"),
+		".vimrc":    "->" + filepath.Join(ws, "dots", "vimrc"),
+		".zshrc":    "->" + filepath.Join(ws, "rel", "zshrc"),
+		".inputrc":  "->" + filepath.Join(ws, "gone", "inputrc"),
+		".myconfig": "->" + filepath.Join(out, "profile"),
+	})
+	f := Find([]string{home}, ws)
+	want := map[string]string{
+		"bashrc": "~/.bashrc", "shell/bashrc": "~/.bashrc",
+		"profile": "~/.profile",
+		"dots":    "~/.vimrc", "real/vimrc": "~/.vimrc",
+		"rel/zshrc": "~/.zshrc", "real/zshrc": "~/.zshrc",
+		"gone": "~/.inputrc",
+	}
+	for target, link := range want {
+		if got := f.Targets[filepath.Join(ws, target)]; got != link {
+			t.Errorf("%s: found %q, want %q (all: %v)", target, got, link, f.Targets)
+		}
+	}
+	if len(f.Targets) != len(want) {
+		t.Errorf("found %v, want %v", f.Targets, want)
+	}
+}
+
+// The known places are walked before the rest: a home whose big dot-directory (sorted first)
+// passes the bound still has ~/.cursor/mcp.json's link found, and the cut is said, with the
+// home and where it stopped, for the schemes to refuse on (atk40b F7).
+func TestFindKnownPlacesFirst(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	ws, _ = filepath.EvalSymlinks(ws)
+	mk(t, ws, map[string]string{"cursor/mcp.json": "{}", "late": "x"})
+	mk(t, home, map[string]string{
+		".cursor/mcp.json": "->" + filepath.Join(ws, "cursor", "mcp.json"),
+		".zz/late":         "->" + filepath.Join(ws, "late"),
+	})
+	big := filepath.Join(home, ".aaa")
+	os.Mkdir(big, 0o755)
+	for i := 0; i <= MaxEntries; i++ {
+		if err := os.WriteFile(filepath.Join(big, strconv.Itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := Find([]string{home}, ws)
+	if f.Targets[filepath.Join(ws, "cursor", "mcp.json")] != "~/.cursor/mcp.json" {
+		t.Errorf("~/.cursor/mcp.json's link was not found first: %v", f.Targets)
+	}
+	if !f.Cut || f.CutHome != home || f.CutAt != "~/.aaa" {
+		t.Errorf("cut %v in %q at %q, want cut in %s at ~/.aaa", f.Cut, f.CutHome, f.CutAt, home)
+	}
+	if why := f.Unjudged(); !strings.Contains(why, home) || !strings.Contains(why, strconv.Itoa(MaxEntries)) {
+		t.Errorf("Unjudged: %q, want the home and the bound named", why)
+	}
 }

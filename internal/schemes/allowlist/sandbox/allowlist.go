@@ -1172,9 +1172,15 @@ func (e *Executor) tmpSize() uint64 { return uint64(e.pol.Limits.Memory) }
 // workspace's git set-up makes the host run, resolved: the helper mounts them read-only.
 func (e *Executor) protectedNow() []string {
 	p := e.protection()
-	out := make([]string, 0, len(p.roots))
+	out := make([]string, 0, len(p.roots)+1)
 	for r := range p.roots {
+		if st, err := os.Lstat(r); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			continue // a home's link met on the way (homelinks): a mount would follow it; the commit judges it
+		}
 		out = append(out, r)
+	}
+	if p.cut != "" && e.layerRoot == "" {
+		out = append(out, e.ws) // no layer to refuse at: the workspace read-only whole (atk40b F7)
 	}
 	slices.Sort(out)
 	return out

@@ -61,6 +61,11 @@ func (e *Executor) commitRules() wslayer.Rules {
 		}
 	}
 	return wslayer.Rules{Protect: protect, Quota: int64(e.pol.Limits.WorkspaceQuota), UID: uid, GID: gid, SandboxPath: e.ws,
-		Extra:    func(rel string) string { return prot.match(filepath.Join(e.ws, rel)) },
+		Extra: func(rel string) string {
+			if prot.cut != "" {
+				return prot.cut
+			}
+			return prot.match(filepath.Join(e.ws, rel))
+		},
 		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration), Keep: wslayer.KeepRoot()}
 }

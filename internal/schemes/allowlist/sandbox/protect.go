@@ -72,6 +72,10 @@ type protection struct {
 	e     *Executor
 	roots map[string]string // resolved absolute path -> what it is, for messages
 	repos map[string]bool   // repository roots already looked at
+	// cut, if set, refuses every change at the commit (the workspace read-only whole without a
+	// layer): the walk for a home's links into the workspace did not finish
+	// (homelinks.Found.Unjudged). A call's arguments are not refused for it: reads are fine
+	cut string
 }
 
 // protection computes the top-level protected paths of the workspace now. What it finds at the
@@ -110,14 +114,17 @@ func (e *Executor) protection() *protection {
 	for k, v := range base {
 		roots[k] = v
 	}
+	cut := ""
 	if !mutated("allowlist-home-links") {
-		for target, link := range e.homeLinksCache().Get().Targets {
+		hl := e.homeLinksCache().Get()
+		for target, link := range hl.Targets {
 			if _, ok := roots[target]; !ok {
 				roots[target] = link + " (a link from a home into the workspace)"
 			}
 		}
+		cut = hl.Unjudged() // the walk was cut: any path may be a link's target (atk40b F7)
 	}
-	return &protection{e: e, roots: roots, repos: map[string]bool{e.ws: true}}
+	return &protection{e: e, roots: roots, repos: map[string]bool{e.ws: true}, cut: cut}
 }
 
 // homeLinksCache is the executor's homelinks.Cache, made at first use.
@@ -130,7 +137,7 @@ func (e *Executor) homeLinksCache() *homelinks.Cache {
 		if syscall.Stat(e.ws, &st) == nil {
 			uid = int(st.Uid)
 		}
-		e.homeLinks = &homelinks.Cache{Homes: homelinks.Homes(uid), WS: e.ws, Every: 2 * time.Second}
+		e.homeLinks = &homelinks.Cache{Homes: homelinks.Homes(uid), WS: e.ws, Every: 2 * time.Second, Log: e.log}
 	}
 	return e.homeLinks
 }

@@ -271,6 +271,7 @@ func (e *Executor) commitRules() (wslayer.Rules, error) {
 		return wslayer.Rules{}, fmt.Errorf("the workspace's owner is unknown (%v)", err)
 	}
 	protect := append([]string(nil), policy.DefaultProtect...)
+	var extra func(string) string
 	if !mutated("docker-home-links") {
 		// a home's config that is a link into the workspace (atk40 F6): protected by its path here
 		e.homeLinksOnce.Do(func() {
@@ -278,11 +279,15 @@ func (e *Executor) commitRules() (wslayer.Rules, error) {
 			if err != nil {
 				ws = e.spec.workspace
 			}
-			e.homeLinks = &homelinks.Cache{Homes: homelinks.Homes(uid), WS: ws, Every: 2 * time.Second}
+			e.homeLinks = &homelinks.Cache{Homes: homelinks.Homes(uid), WS: ws, Every: 2 * time.Second, Log: e.log}
 		})
-		protect = append(protect, e.homeLinks.Get().Patterns(e.homeLinks.WS)...)
+		hl := e.homeLinks.Get()
+		protect = append(protect, hl.Patterns(e.homeLinks.WS)...)
+		if why := hl.Unjudged(); why != "" {
+			extra = func(string) string { return why } // the walk was cut: any path may be a link's target (atk40b F7)
+		}
 	}
-	return wslayer.Rules{Protect: protect, Quota: e.quota(), UID: uid, GID: gid, SandboxPath: workspaceDir,
+	return wslayer.Rules{Protect: protect, Quota: e.quota(), UID: uid, GID: gid, SandboxPath: workspaceDir, Extra: extra,
 		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration), Keep: wslayer.KeepRoot()}, nil
 }
 
