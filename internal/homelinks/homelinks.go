@@ -126,7 +126,7 @@ func Find(homes []string, ws string) Found {
 			// a link such as ~/src -> the workspace's src is a shortcut, not a config: what the
 			// host reads or runs from a home are its dot-files and ~/bin (on PATH)
 			if name := e.Name(); strings.HasPrefix(name, ".") || name == "bin" {
-				w.entry(filepath.Join(w.home, name), name, e, w.home)
+				w.entry(dir{w.home, ""}, e)
 			}
 		}
 		w.list()
@@ -162,16 +162,24 @@ func (w *walker) place(p, rel string) {
 	}
 }
 
-// entry looks at the entry e of the directory parent (p, rel from the home): a link is
-// followed, a directory queued unless skipped.
-func (w *walker) entry(p, rel string, e os.DirEntry, parent string) {
+// entry looks at the entry e of the directory d: a link is followed, a directory queued
+// unless skipped. A file costs no allocation (most entries are files).
+func (w *walker) entry(d dir, e os.DirEntry) {
+	link := e.Type()&os.ModeSymlink != 0
+	if !link && !e.IsDir() {
+		return
+	}
+	p, rel := filepath.Join(d.path, e.Name()), e.Name()
+	if d.rel != "" {
+		rel = d.rel + "/" + rel
+	}
 	switch {
-	case e.Type()&os.ModeSymlink != 0:
+	case link:
 		if !w.links[p] {
 			w.links[p] = true
 			w.f.chain(w.ws, p, "~/"+rel)
 		}
-	case e.IsDir() && !w.listed[p] && !skip(rel, e.Name(), parent) && !shallow(filepath.Dir(rel)) && deepOK(rel):
+	case !w.listed[p] && !skip(rel, e.Name(), d.path) && !shallow(d.rel) && deepOK(rel):
 		w.listed[p] = true
 		w.queue = append(w.queue, dir{p, rel})
 	}
@@ -191,7 +199,7 @@ func (w *walker) list() {
 				w.f.Cut, w.f.CutHome, w.f.CutAt = true, w.home, "~/"+d.rel
 				return
 			}
-			w.entry(filepath.Join(d.path, e.Name()), d.rel+"/"+e.Name(), e, d.path)
+			w.entry(d, e)
 		}
 	}
 }
