@@ -21,10 +21,14 @@ import (
 )
 
 // MaxEntries bounds the entries looked at in one home (its own entries and those of the
-// directories below its dot-directories and ~/bin, the bulky trees of skipped aside): a home of
-// more has the rest unjudged, said by Found.Cut, and the schemes then refuse the workspace's
-// changes (Found.Unjudged). The known places (known) are walked first, so the bound cuts only
-// the rest. About 3 µs an entry: 100 ms at the bound, once every Cache.Every at most.
+// directories below its dot-directories and ~/bin, the bulky trees of skipped aside). The known
+// places (known) are walked first: a home whose known places alone hold more has links where
+// clients keep their configs unjudged, said by Found.Cut, and the schemes then refuse the
+// workspace's changes (Found.Unjudged). Past the known places, a bound reached in the rest
+// (browser profiles, toolchains, a desktop's ~/.local/share: a real home passes 32,768 there,
+// and refusing every change for it made the workspace read-only for no link at all) is said
+// by Found.Short, logged at WARN once, and the links past it are not looked at (README's
+// Known gaps). About 3 µs an entry: 100 ms at the bound, once every Cache.Every at most.
 const MaxEntries = 32_768
 
 // Found maps each path inside the workspace that a home's link leads to or through (a file,
@@ -32,8 +36,9 @@ const MaxEntries = 32_768
 // link's path ("~/.cursor/mcp.json"), for messages.
 type Found struct {
 	Targets map[string]string
-	Cut     bool   // MaxEntries was reached: links past it were not looked at
-	CutHome string // the home whose walk reached it
+	Cut     bool   // MaxEntries was reached in the known places: links past it were not looked at
+	Short   bool   // MaxEntries was reached past the known places: links past it were not looked at
+	CutHome string // the home whose walk reached it (Cut or Short)
 	CutAt   string // the directory being listed then ("~/.local/share/x")
 }
 
@@ -108,19 +113,20 @@ func Find(homes []string, ws string) Found {
 		w.list()
 	}
 	for _, w := range walkers {
-		if f.Cut {
+		if f.stopped() {
 			break
 		}
 		if w == nil {
 			continue
 		}
+		w.rest = true
 		ents, err := os.ReadDir(w.home)
 		if err != nil {
 			continue
 		}
 		for _, e := range ents {
 			if w.n++; w.n > MaxEntries {
-				f.Cut, f.CutHome, f.CutAt = true, w.home, "~"
+				w.cut("~")
 				break
 			}
 			// a link such as ~/src -> the workspace's src is a shortcut, not a config: what the
@@ -138,7 +144,8 @@ func Find(homes []string, ws string) Found {
 type walker struct {
 	f        *Found
 	ws, home string
-	n        int // entries looked at
+	n        int  // entries looked at
+	rest     bool // past the known places
 	queue    []dir
 	listed   map[string]bool // directories queued
 	links    map[string]bool // links followed
@@ -187,7 +194,7 @@ func (w *walker) entry(d dir, e os.DirEntry) {
 
 // list takes the queued directories, breadth first, until none is left or the bound is reached.
 func (w *walker) list() {
-	for len(w.queue) > 0 && !w.f.Cut {
+	for len(w.queue) > 0 && !w.f.stopped() {
 		d := w.queue[0]
 		w.queue = w.queue[1:]
 		ents, err := os.ReadDir(d.path)
@@ -196,13 +203,26 @@ func (w *walker) list() {
 		}
 		for _, e := range ents {
 			if w.n++; w.n > MaxEntries {
-				w.f.Cut, w.f.CutHome, w.f.CutAt = true, w.home, "~/"+d.rel
+				w.cut("~/" + d.rel)
 				return
 			}
 			w.entry(d, e)
 		}
 	}
 }
+
+// cut says the walk reached MaxEntries in at: in the known places a Cut (changes refused), past
+// them Short (said once; the rest not looked at).
+func (w *walker) cut(at string) {
+	w.f.CutHome, w.f.CutAt = w.home, at
+	if w.rest && !mutated("homelinks-short-refuses") {
+		w.f.Short = true
+	} else {
+		w.f.Cut = true
+	}
+}
+
+func (f *Found) stopped() bool { return f.Cut || f.Short }
 
 // deepOK: a directory (from the home) whose entries are looked at. Every one is, but for the
 // mutant that keeps the old reach (one level into a dot-directory, two into ~/.config).
@@ -315,10 +335,15 @@ func (c *Cache) Get() Found {
 	defer c.mu.Unlock()
 	if c.at.IsZero() || time.Since(c.at) >= c.Every {
 		c.last, c.at = Find(c.Homes, c.WS), time.Now()
-		if c.last.Cut && !c.warned && c.Log != nil {
+		if c.last.stopped() && !c.warned && c.Log != nil {
 			c.warned = true
-			c.Log.Warn("a home holds more entries than the walk for its links into the workspace looks at: the workspace's changes are refused until it holds fewer",
-				"home", c.last.CutHome, "bound", MaxEntries, "stopped_in", c.last.CutAt, "workspace", c.WS)
+			if c.last.Cut {
+				c.Log.Warn("a home's known config places hold more entries than the walk for its links into the workspace looks at: the workspace's changes are refused until they hold fewer",
+					"home", c.last.CutHome, "bound", MaxEntries, "stopped_in", c.last.CutAt, "workspace", c.WS)
+			} else {
+				c.Log.Warn("a home holds more entries than the walk for its links into the workspace looks at: its client configs and start files were looked at whole, links elsewhere past the bound are not (keep a dotfile you link into the workspace in its protect list)",
+					"home", c.last.CutHome, "bound", MaxEntries, "stopped_in", c.last.CutAt, "workspace", c.WS)
+			}
 		}
 	}
 	return c.last

@@ -62,8 +62,8 @@ func TestFindIsBounded(t *testing.T) {
 	for i := 0; i <= MaxEntries; i++ {
 		os.WriteFile(filepath.Join(home, ".f"+string(rune('a'+i%26))+itoa(i)), nil, 0o644)
 	}
-	if f := Find([]string{home}, t.TempDir()); !f.Cut {
-		t.Errorf("a home of %d entries was not cut", MaxEntries+1)
+	if f := Find([]string{home}, t.TempDir()); !f.Short || f.Cut {
+		t.Errorf("a home of %d entries: short %v, cut %v; want short (past the known places), not cut", MaxEntries+1, f.Short, f.Cut)
 	}
 }
 
@@ -202,10 +202,41 @@ func TestFindKnownPlacesFirst(t *testing.T) {
 	if f.Targets[filepath.Join(ws, "cursor", "mcp.json")] != "~/.cursor/mcp.json" {
 		t.Errorf("~/.cursor/mcp.json's link was not found first: %v", f.Targets)
 	}
-	if !f.Cut || f.CutHome != home || f.CutAt != "~/.aaa" {
-		t.Errorf("cut %v in %q at %q, want cut in %s at ~/.aaa", f.Cut, f.CutHome, f.CutAt, home)
+	if f.Cut || !f.Short || f.CutHome != home || f.CutAt != "~/.aaa" {
+		t.Errorf("cut %v, short %v in %q at %q, want short (not cut) in %s at ~/.aaa", f.Cut, f.Short, f.CutHome, f.CutAt, home)
+	}
+	if why := f.Unjudged(); why != "" {
+		t.Errorf("Unjudged: %q past the known places, want nothing refused", why)
+	}
+}
+
+// The bound reached in the known places (a ~/.local/bin of more entries) is a Cut: links where
+// clients keep their configs were not all looked at, and every change is refused (Unjudged
+// names the home and the bound; mutant homelinks-cut-fails-open). Reached past them (a real
+// home's browser profiles and toolchains) it is Short: said, nothing refused (mutant
+// homelinks-short-refuses made every change of such a home refused).
+func TestFindShortPastKnownPlaces(t *testing.T) {
+	fill := func(dir string) {
+		os.MkdirAll(dir, 0o755)
+		for i := 0; i <= MaxEntries; i++ {
+			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	home, ws := t.TempDir(), t.TempDir()
+	fill(filepath.Join(home, ".local", "bin"))
+	f := Find([]string{home}, ws)
+	if !f.Cut || f.CutAt != "~/.local/bin" {
+		t.Errorf("known places past the bound: cut %v at %q, want cut at ~/.local/bin", f.Cut, f.CutAt)
 	}
 	if why := f.Unjudged(); !strings.Contains(why, home) || !strings.Contains(why, strconv.Itoa(MaxEntries)) {
 		t.Errorf("Unjudged: %q, want the home and the bound named", why)
+	}
+	home = t.TempDir()
+	fill(filepath.Join(home, ".mozilla"))
+	f = Find([]string{home}, ws)
+	if f.Cut || !f.Short || f.Unjudged() != "" {
+		t.Errorf("past the known places: cut %v short %v unjudged %q, want short, nothing refused", f.Cut, f.Short, f.Unjudged())
 	}
 }

@@ -90,10 +90,11 @@ for p in ("vscode/mcp.json", "windsurf/mcp_config.json", "bin/git-sync", "bashrc
 	}
 }
 
-// A home whose walk passes homelinks.MaxEntries (a big dot-directory sorted before the rest)
-// has every change to the workspace refused, the reason naming the home and the bound, and
-// serve's log says so once, not at each call; the known places, walked first, are still found
-// (atk40b F7). Red when the cut is not read (mutant homelinks-cut-fails-open).
+// A home whose known config places pass homelinks.MaxEntries (a ~/.local/bin of more) has every
+// change to the workspace refused, the reason naming the home and the bound, and serve's log
+// says so once, not at each call (atk40b F7). Red when the cut is not read (mutant
+// homelinks-cut-fails-open). A bound reached past the known places refuses nothing (homelinks'
+// TestFindShortPastKnownPlaces).
 func TestHomeLinksCutRefusesChanges(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -102,8 +103,8 @@ func TestHomeLinksCutRefusesChanges(t *testing.T) {
 	e := pythonExecutor(t, nil, false)
 	pythonExec.log = nil
 	needLayer(t, e)
-	big := filepath.Join(home, ".aaa")
-	os.Mkdir(big, 0o755)
+	big := filepath.Join(home, ".local", "bin")
+	os.MkdirAll(big, 0o755)
 	for i := 0; i <= homelinks.MaxEntries; i++ {
 		if err := os.WriteFile(filepath.Join(big, strconv.Itoa(i)), nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -121,7 +122,7 @@ func TestHomeLinksCutRefusesChanges(t *testing.T) {
 		}
 		time.Sleep(2100 * time.Millisecond)
 	}
-	if n := strings.Count(log.String(), "level=WARN msg=\"a home holds more entries"); n != 1 {
+	if n := strings.Count(log.String(), "level=WARN msg=\"a home's known config places hold more entries"); n != 1 {
 		t.Errorf("serve's log says the cut %d times, want once:\n%s", n, log.String())
 	}
 }
