@@ -212,15 +212,19 @@ func NewClip(field string, value []byte) Clip {
 
 // seal computes the entry's own hash: edits to any line, the last one included, show unless the
 // editor recomputes every hash after it (the head hash that verify prints catches that).
-func (e *Entry) seal() ([]byte, error) {
+func (e *Entry) seal() ([]byte, error) { return e.sealWith(marshal) }
+
+// sealWith is seal with the encoder enc: marshal, or json.Marshal for a line written before
+// marshal escaped what a terminal does not print (checkEntry).
+func (e *Entry) sealWith(enc func(any) ([]byte, error)) ([]byte, error) {
 	e.Hash = ""
-	b, err := json.Marshal(e)
+	b, err := enc(e)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
 	e.Hash = hex.EncodeToString(sum[:])
-	return json.Marshal(e)
+	return enc(e)
 }
 
 // Log appends entries. It is safe for concurrent use, and across processes: every append holds
@@ -824,7 +828,7 @@ func (l *Log) bound(e *Entry) {
 		if json.Valid([]byte(fixed)) {
 			e.Arguments = json.RawMessage(fixed)
 		} else {
-			e.Arguments, _ = json.Marshal(fixed) // a string: cannot fail
+			e.Arguments, _ = marshal(fixed) // a string: cannot fail
 		}
 	}
 	e.Clipped = clips
@@ -834,12 +838,12 @@ func (l *Log) bound(e *Entry) {
 		e.Clipped = clips
 	}
 	if len(e.Arguments) < MaxLine { // else it cannot fit
-		if b, err := json.Marshal(e); err == nil && len(b) < MaxLine {
+		if b, err := marshal(e); err == nil && len(b) < MaxLine {
 			if fixed != args || whole != nil { // the logged arguments are not byte for byte the ones given
 				e.Clipped = append(clips, argsClip(args, whole))
 			}
 			e.Clipped = nilIfEmpty(e.Clipped)
-			if b, err := json.Marshal(e); err == nil && len(b) < MaxLine {
+			if b, err := marshal(e); err == nil && len(b) < MaxLine {
 				return
 			}
 		}
@@ -847,9 +851,9 @@ func (l *Log) bound(e *Entry) {
 	// Arguments get what the rest of the line leaves, as a JSON string of their text's start.
 	e.Clipped = append(clips, argsClip(args, whole))
 	e.Arguments = json.RawMessage(`""`)
-	b, _ := json.Marshal(e) // only strings, numbers and compact JSON: cannot fail
+	b, _ := marshal(e) // only strings, numbers and compact JSON: cannot fail
 	budget := MaxLine - 1 - len(b) + 2
-	e.Arguments, _ = json.Marshal(clipString(fixed, budget))
+	e.Arguments, _ = marshal(clipString(fixed, budget))
 }
 
 // maxFiles bounds the file records one line keeps (a call moves one file and returns at most
@@ -970,7 +974,7 @@ func trimApplied(e *Entry, clips []Clip, whole []byte) []Clip {
 	defer func() { e.Arguments = args }()
 	e.Arguments = json.RawMessage(`""`)
 	size := func() int {
-		b, _ := json.Marshal(e)                           // strings, numbers and compact JSON: cannot fail
+		b, _ := marshal(e)                                // strings, numbers and compact JSON: cannot fail
 		return len(b) + min(len(args), minArgsRoom) + 200 // room for the arguments' clip record
 	}
 	w := e.Workspace
@@ -1114,7 +1118,7 @@ func nilIfEmpty(c []Clip) []Clip {
 
 // encLen is the length of s encoded as a JSON string (quotes included).
 func encLen(s string) int {
-	b, _ := json.Marshal(s)
+	b, _ := marshal(s)
 	return len(b)
 }
 
@@ -1233,6 +1237,11 @@ func checkEntry(line []byte) (hash, why string) {
 		return "", "not an audit entry: no hash"
 	}
 	sealed, err := e.seal()
+	if err == nil && e.Hash != stored {
+		// a line written before serve escaped the runes a terminal does not print (atk40 F3):
+		// its hash covers them raw
+		sealed, err = e.sealWith(json.Marshal)
+	}
 	if err != nil || e.Hash != stored {
 		return stored, "its content does not match its hash (the line was edited, or not written by mcpsandbox)"
 	}
