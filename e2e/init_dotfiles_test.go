@@ -27,9 +27,11 @@ func stateOf(t *testing.T, path string) fileState {
 // absolute one, ~/.gemini a linked directory; every target owned by uid 1000 (when root can
 // arrange that), with its own mode. After init, and after a second init that changes the entry,
 // each link is still the same link, its target holds the entry and everything it held before,
-// and target and backup keep owner, group and mode.
+// and target and backup keep owner, group and mode; the backups are in the state directory.
 func TestInitDotfilesLayout(t *testing.T) {
 	e := newInitEnv(t)
+	state := filepath.Join(e.home, "state")
+	e.env = append(e.env, "XDG_STATE_HOME="+state)
 	root := os.Geteuid() == 0
 	if !root {
 		t.Log("not root: owners cannot be given away, so only links and modes are checked (the owner half runs as root, as in CI)")
@@ -100,9 +102,15 @@ func TestInitDotfilesLayout(t *testing.T) {
 			if got := stateOf(t, c.target); got != w {
 				t.Errorf("#%d %s: target is %+v, want %+v", round+1, c.client, got, w)
 			}
-			backups, _ := filepath.Glob(c.target + ".bak-*")
+			// a config reached through a link is backed up in the state directory, beside
+			// neither the link nor its target (which may lie in a workspace: atk40 F6)
+			if beside, _ := filepath.Glob(c.target + ".bak-*"); len(beside) > 0 {
+				t.Errorf("#%d %s: backups beside the target: %v", round+1, c.client, beside)
+			}
+			// (named after the path: the target's, or the one through ~/.gemini)
+			backups, _ := filepath.Glob(filepath.Join(state, "mcpsandbox", "backups", "*%"+filepath.Base(c.target)+".bak-*"))
 			if len(backups) != round+1 {
-				t.Fatalf("#%d %s: backups beside the target: %v", round+1, c.client, backups)
+				t.Fatalf("#%d %s: backups in the state directory: %v", round+1, c.client, backups)
 			}
 			for _, bk := range backups {
 				if got := stateOf(t, bk); got != w {

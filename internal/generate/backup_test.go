@@ -122,10 +122,56 @@ func TestBackupOfAFileInAWorkTreeStaysOutOfIt(t *testing.T) {
 	if res.Backup == "" || !strings.HasPrefix(res.Backup, filepath.Join(state, "mcpsandbox", "backups")+string(filepath.Separator)) {
 		t.Errorf("the backup is at %q, want it under %s", res.Backup, filepath.Join(state, "mcpsandbox", "backups"))
 	}
+	// and a file in the tree reached by no link (a home that is itself a work tree)
+	direct := filepath.Join(repo, "direct.json")
+	os.WriteFile(direct, []byte(`{"mcpServers": {}}`), 0o600)
+	if res, err := WriteFileSafely(direct, []byte(`{"mcpServers": {"a": {}}}`), 0o600); err != nil || !strings.HasPrefix(res.Backup, filepath.Join(state, "mcpsandbox", "backups")+string(filepath.Separator)) {
+		t.Errorf("a file in the work tree: backup at %q (%v), want it under %s", res.Backup, err, filepath.Join(state, "mcpsandbox", "backups"))
+	}
 	ents, _ := os.ReadDir(repo)
 	for _, e := range ents {
 		if strings.Contains(e.Name(), ".bak-") {
 			t.Errorf("a backup in the work tree: %s", e.Name())
+		}
+	}
+}
+
+// A config reached through a link, its own (~/.cursor/mcp.json -> the dotfiles' cursor/mcp.json)
+// or a directory's above it (~/.gemini -> dotfiles/gemini), in a directory that is no git work
+// tree (a dotfiles directory used as the workspace), gets its backup in the state directory:
+// beside the target it lay in the workspace, where calls read it (atk40 F6). Nothing is left
+// beside the link either. Red with mutant init-backup-in-workspace.
+func TestBackupOfALinkedConfigStaysOutOfItsTargetsDirectory(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	dots, home := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(dots, "cursor"), 0o755)
+	os.MkdirAll(filepath.Join(dots, "gemini"), 0o755)
+	os.MkdirAll(filepath.Join(home, ".cursor"), 0o755)
+	os.WriteFile(filepath.Join(dots, "cursor", "mcp.json"), []byte(`{"mcpServers": {}}`), 0o600)
+	os.WriteFile(filepath.Join(dots, "gemini", "settings.json"), []byte(`{"mcpServers": {}}`), 0o600)
+	if os.Symlink(filepath.Join(dots, "cursor", "mcp.json"), filepath.Join(home, ".cursor", "mcp.json")) != nil ||
+		os.Symlink(filepath.Join(dots, "gemini"), filepath.Join(home, ".gemini")) != nil {
+		t.Skip("no symbolic links here")
+	}
+	for _, p := range []string{filepath.Join(home, ".cursor", "mcp.json"), filepath.Join(home, ".gemini", "settings.json")} {
+		res, err := WriteFileSafely(p, []byte(`{"mcpServers": {"a": {}}}`), 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(res.Backup, filepath.Join(state, "mcpsandbox", "backups")+string(filepath.Separator)) {
+			t.Errorf("%s: the backup is at %q, want it under %s", p, res.Backup, filepath.Join(state, "mcpsandbox", "backups"))
+		}
+		if b, _ := os.ReadFile(res.Backup); string(b) != `{"mcpServers": {}}` {
+			t.Errorf("%s: the backup holds %q", p, b)
+		}
+	}
+	for _, d := range []string{filepath.Join(dots, "cursor"), filepath.Join(dots, "gemini"), filepath.Join(home, ".cursor")} {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), ".bak-") {
+				t.Errorf("a backup in %s: %s", d, e.Name())
+			}
 		}
 	}
 }

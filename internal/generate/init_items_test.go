@@ -12,9 +12,13 @@ import (
 
 // A dotfiles layout: configs that are symbolic links (relative, absolute, dangling) into a
 // dotfiles directory. The link must stay a link, the target get the new text, the backup sit
-// beside the target.
+// in the state directory (beside the target it lay in a workspace the dotfiles may be: atk40 F6).
 func TestWriteFileSafelyThroughLinks(t *testing.T) {
 	dir := t.TempDir()
+	state, err := ProjectBackupDir()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dots := filepath.Join(dir, "dotfiles")
 	cfg := filepath.Join(dir, "home", ".cursor")
 	os.MkdirAll(dots, 0o755)
@@ -40,14 +44,14 @@ func TestWriteFileSafelyThroughLinks(t *testing.T) {
 			if b, _ := os.ReadFile(target); string(b) != want {
 				t.Errorf("%s: target holds %q, want %q", c.name, b, want)
 			}
-			if !r.Linked() || r.Target != target || filepath.Dir(r.Backup) != dots {
-				t.Errorf("%s: result %+v: want the target and its backup in %s", c.name, r, dots)
+			if !r.Linked() || r.Target != target || filepath.Dir(r.Backup) != state {
+				t.Errorf("%s: result %+v: want the target in %s, its backup in %s", c.name, r, dots, state)
 			}
 			if _, _, m := ownerMode(t, target); m != 0o600 {
 				t.Errorf("%s: mode %v", c.name, m)
 			}
 		}
-		backups, _ := filepath.Glob(target + ".bak-*")
+		backups, _ := filepath.Glob(backupBase(target, state) + ".bak-*")
 		if len(backups) != 2 {
 			t.Errorf("%s: backups %v: two writes in one second must keep two backups", c.name, backups)
 		}

@@ -440,7 +440,7 @@ func Apply(cs []FileChange) ([]WriteResult, error) {
 		err := c.stillAsRead()
 		var r WriteResult
 		if err == nil {
-			r, err = writeFileBackedUp(c.Path, c.New, c.Mode, c.BackupDir, !c.DeferPrune)
+			r, err = writeFileBackedUp(c.Path, c.New, c.Mode, c.BackupDir, !c.DeferPrune, readAs{checked: true, existed: c.Existed, old: c.Old})
 		}
 		if err != nil {
 			if uerr := UndoAll(done); uerr != nil {
@@ -469,7 +469,7 @@ func (c FileChange) stillAsRead() error {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("read %s again before writing: %w", c.Path, err)
 	}
-	return fmt.Errorf("%s changed while init was running (another program wrote it): nothing of it was lost; run init again", c.Path)
+	return errChanged(c.Path)
 }
 
 // UndoAll puts back every written file, last first.

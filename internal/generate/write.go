@@ -1,6 +1,7 @@
 package generate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -54,9 +55,21 @@ func resolveLinks(path string) (string, error) {
 	return "", fmt.Errorf("%s: too many levels of symbolic links: fix the link, then run init again", path)
 }
 
+// throughLink reports whether path, resolved to target, is reached through a symbolic link: its
+// own, or one of a directory above it (~/.gemini -> dotfiles/gemini).
+func throughLink(path, target string) bool {
+	if target != path {
+		return true
+	}
+	dir := filepath.Dir(path)
+	real, err := filepath.EvalSymlinks(dir)
+	return err == nil && real != filepath.Clean(dir)
+}
+
 // WriteFileSafely replaces path with data without ever leaving it half-written. A symbolic link
 // is written through and stays a link: its target is replaced, in the target's own directory.
-// The old file is backed up beside the target (NAME.bak-TIMESTAMP) with the same permissions,
+// The old file is backed up beside it (NAME.bak-TIMESTAMP; a file reached through a link: in the
+// state directory, see WriteFileBackedUp) with the same permissions,
 // owner and group; the new contents go to a temporary file there, given the old file's
 // permissions, owner and group (mode, and the directory's owner when run as root, for a new
 // file), synced and renamed over the target. A file that is read-only to us is refused rather
@@ -70,16 +83,39 @@ func WriteFileSafely(path string, data []byte, mode fs.FileMode) (WriteResult, e
 // hand); the ones between are removed once a write succeeded.
 const KeepBackups = 3
 
-// WriteFileBackedUp is WriteFileSafely with the backup in backupDir ("" = beside the target),
+// WriteFileBackedUp is WriteFileSafely with the backup in backupDir ("" = beside the target, or
+// in the state directory for a file reached through a link),
 // named after the target's whole path: a file inside a project the user commits (.vscode/mcp.json)
 // gets no backup beside it for git to pick up. Of one file's backups the newest KeepBackups stay.
 func WriteFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir string) (WriteResult, error) {
-	return writeFileBackedUp(path, data, mode, backupDir, true)
+	return writeFileBackedUp(path, data, mode, backupDir, true, readAs{})
+}
+
+// readAs is what a write expects to replace: the file as a plan read it. checked false: no
+// expectation (the file as it is when the write begins).
+type readAs struct {
+	checked, existed bool
+	old              []byte
+}
+
+// testWindow, set by tests only, runs at two points of a checked write: "before-check" (the
+// temporary file written, the file not looked at again yet) and "before-swap" (the last check
+// passed, the rename next), where a test makes another program's write land.
+var testWindow func(stage, target string)
+
+// errChanged: the file is not as the plan read it.
+func errChanged(path string) error {
+	return fmt.Errorf("%s changed while init was running (another program wrote it): nothing of it was lost; run init again", path)
 }
 
 // writeFileBackedUp is WriteFileBackedUp; with prune false the old backups stay until
 // PruneBackups is called for the result (a write that may yet be taken back).
-func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir string, prune bool) (WriteResult, error) {
+//
+// With want checked, the file must still be as read, up to the rename: the check is made last,
+// after the backup and the temporary file are written, and again after the rename on what the
+// rename replaced (a client that rewrites its config while it runs, Claude Code's
+// ~/.claude.json, wrote in between: atk40 F2); see replace.
+func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir string, prune bool, want readAs) (WriteResult, error) {
 	res := WriteResult{Path: path, Mode: mode}
 	target, err := resolveLinks(path)
 	if err != nil {
@@ -91,6 +127,7 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 		via = " (the link " + path + " leads there)"
 	}
 	var own owner
+	var guard *seen // what the rename may replace (nil: whatever is there)
 	old, err := os.Stat(target)
 	switch {
 	case err == nil:
@@ -112,6 +149,23 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 		if err != nil {
 			return res, fmt.Errorf("read %s for its backup: %w", target, err)
 		}
+		if want.checked && (!want.existed || !bytes.Equal(prev, want.old)) {
+			return res, errChanged(path)
+		}
+		if want.checked {
+			guard = &seen{fi: old, data: prev}
+		}
+		if backupDir == "" && throughLink(path, target) && !mutated("init-backup-in-workspace") {
+			// a config reached through a link (itself, or a directory above it) lives in
+			// another place: a dotfiles repository, maybe the workspace of the very policy
+			// init wires up, where calls read a backup beside it (atk40 F6): the backup goes
+			// to the state directory, beside neither the link nor its target
+			d, derr := ProjectBackupDir()
+			if derr != nil {
+				return res, fmt.Errorf("%s leads through a link to %s, whose backup init keeps in its state directory: %w", path, target, derr)
+			}
+			backupDir = d
+		}
 		if _, inWorkTree := workTreeTop(filepath.Dir(target)); backupDir == "" && inWorkTree && !mutated("init-backup-in-work-tree") {
 			// beside a file in a git work tree (a dotfiles repository a config links into), a
 			// backup is an untracked file that a `git add -A` publishes, env values and all: it
@@ -124,6 +178,12 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 			return res, fmt.Errorf("back up %s: %w (nothing was changed)", target, err)
 		}
 	case errors.Is(err, fs.ErrNotExist):
+		if want.checked && want.existed {
+			return res, errChanged(path)
+		}
+		if want.checked {
+			guard = &seen{}
+		}
 		dir := filepath.Dir(target)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return res, fmt.Errorf("create %s: %w", dir, err)
@@ -134,10 +194,21 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 	default:
 		return res, fmt.Errorf("check %s: %w", target, err)
 	}
-	res.Owner, err = replace(target, data, res.Mode, own)
+	res.Owner, err = replaceChecked(target, data, res.Mode, own, guard)
 	if err != nil {
 		if res.Backup != "" {
 			os.Remove(res.Backup)
+		}
+		var ce *changedError
+		if errors.As(err, &ce) {
+			if ce.theirs != "" {
+				return res, fmt.Errorf("%s was written by another program while init replaced it, and putting its version back failed (%v): "+
+					"its version is at %s, init's in %s; compare them, keep the one you want (mv %s %s), then run init again", target, ce.err, ce.theirs, target, ce.theirs, target)
+			}
+			if ce.after {
+				return res, fmt.Errorf("%s was written by another program while init replaced it: its version is back in place and init's change was not made; run init again", target)
+			}
+			return res, errChanged(path)
 		}
 		return res, fmt.Errorf("write %s: %w (the old file is unchanged)", target, err)
 	}
@@ -231,23 +302,71 @@ func pruneBackups(base string, keep int) {
 // half of one, and a crash leaves one of the two: a temporary file beside it, synced, renamed
 // over it, and the directory synced. For reports and other files that need no backup.
 func AtomicWrite(path string, data []byte, mode fs.FileMode) error {
-	if _, err := replace(path, data, mode, owner{}); err != nil {
+	if _, err := replaceChecked(path, data, mode, owner{}, nil); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
 
+// seen is the file a checked write expects to replace: its identity and size and time (fi; nil:
+// no file) and its contents.
+type seen struct {
+	fi   fs.FileInfo
+	data []byte
+}
+
+// still reports whether the file at p is the one seen, with the same contents.
+func (s *seen) still(p string) bool {
+	fi, err := os.Lstat(p)
+	if s.fi == nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	if err != nil || !os.SameFile(fi, s.fi) || fi.Size() != s.fi.Size() || !fi.ModTime().Equal(s.fi.ModTime()) {
+		return false
+	}
+	b, err := ReadConfigFile(p)
+	return err == nil && bytes.Equal(b, s.data)
+}
+
+// changedError: the file a checked write was to replace changed. after: seen after the rename,
+// another program's version put back; theirs: where its version is when putting it back failed
+// (err).
+type changedError struct {
+	after  bool
+	theirs string
+	err    error
+}
+
+func (e *changedError) Error() string { return "the file changed while it was written" }
+
 // replace is the atomic step both writers share.
 func replace(target string, data []byte, mode fs.FileMode, own owner) (string, error) {
+	return replaceChecked(target, data, mode, own, nil)
+}
+
+// replaceChecked is replace that, given was, replaces only the file seen: it looks last, once
+// the temporary file is written, then exchanges the two names in one step (swap) and looks at
+// what it replaced. Another program's write that landed between the look and the exchange (in
+// place, or a file renamed over the name) is then under the temporary name: it is exchanged
+// back, and the error says so. A write after that look is not seen: the kernel gives no lock
+// the clients take (none of Claude Code, Cursor, VS Code, Gemini CLI or Codex locks its config),
+// so the window is made as small as a look at one file. Where the file system cannot exchange
+// names (Windows, some network file systems) the look before the rename is the last.
+func replaceChecked(target string, data []byte, mode fs.FileMode, own owner, was *seen) (kept string, err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
 	if err != nil {
 		return "", err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() {
+		// not when it holds another program's version that could not be put back
+		var ce *changedError
+		if !errors.As(err, &ce) || ce.theirs != tmp.Name() {
+			os.Remove(tmp.Name())
+		}
+	}()
 	// the file's final owner, mode and ACL while it is still empty: written first, the data
 	// could be read through the mode before the ACL narrowed it (atk35b F1)
 	err = tmp.Chmod(mode)
-	var kept string
 	if err == nil {
 		kept, err = own.apply(tmp)
 	}
@@ -260,7 +379,9 @@ func replace(target string, data []byte, mode fs.FileMode, own owner) (string, e
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
+	if err == nil && was != nil {
+		err = swapChecked(tmp.Name(), target, was)
+	} else if err == nil {
 		err = os.Rename(tmp.Name(), target)
 	}
 	if err != nil {
@@ -268,6 +389,52 @@ func replace(target string, data []byte, mode fs.FileMode, own owner) (string, e
 	}
 	syncDir(filepath.Dir(target))
 	return kept, nil
+}
+
+// swapChecked puts tmp at target if target is still the file was saw (see replaceChecked).
+func swapChecked(tmp, target string, was *seen) error {
+	if testWindow != nil {
+		testWindow("before-check", target)
+	}
+	lost := mutated("init-write-lost-update")
+	if !lost && !was.still(target) {
+		return &changedError{}
+	}
+	if testWindow != nil {
+		testWindow("before-swap", target)
+	}
+	if lost {
+		return os.Rename(tmp, target)
+	}
+	if was.fi == nil {
+		ok, err := renameNew(tmp, target)
+		if errors.Is(err, fs.ErrExist) {
+			return &changedError{after: true}
+		}
+		if ok || err != nil {
+			return err
+		}
+		return os.Rename(tmp, target)
+	}
+	ok, err := swap(tmp, target)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return os.Rename(tmp, target)
+	}
+	if was.still(tmp) {
+		return nil // tmp holds the file seen, removed by the caller as a rename would
+	}
+	// another program's version is under tmp: back it goes (ours then under tmp, removed)
+	if _, err := swap(tmp, target); err != nil {
+		theirs := target + ".theirs-" + time.Now().Format("20060102-150405")
+		if rerr := os.Rename(tmp, theirs); rerr != nil {
+			theirs = tmp
+		}
+		return &changedError{after: true, theirs: theirs, err: err}
+	}
+	return &changedError{after: true}
 }
 
 // writeBackup writes data to a new NAME.bak-TIMESTAMP beside path (never over an older backup:
