@@ -5,6 +5,7 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/homelinks"
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
+	"github.com/mcpsandbox/mcpsandbox/internal/shellword"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -58,6 +61,7 @@ var CommonRules = []Rule{
 	{"MS407", High, "the audit log lies inside allowlist.read_paths, wrap.read or the docker workspace, where sandboxed code reads: serve and wrap refuse it"},
 	{"MS408", Medium, "the policy file has the section of another scheme, which serve ignores (scheme changed by hand: its workspace, commands or image do nothing)"},
 	{"MS409", High, "the workspace or audit.path lies where this user cannot reach: the policy was written for another user or machine"},
+	{"MS410", Medium, "a client config (or another file of your home the host starts programs from) is a link into the workspace: it lives where calls write"},
 }
 
 // Add records one finding of rule id at the policy key, with a message and its fix.
@@ -138,6 +142,9 @@ func Audit(p *policy.Policy, path string, a Auditor) []Finding {
 		if err := policy.CheckAuditNotReadIn(dirs, key, auditPath); err != nil {
 			refused(add, "MS407", "audit.path", "serve and wrap refuse it", "keep the audit log outside every directory sandboxed code reads", err)
 		}
+	}
+	if ws := p.WorkspaceDir(); ws != "" && !mutated("verify-client-config-into-workspace") {
+		homeLinksInto(p.Scheme+".workspace", ws, add)
 	}
 	// The same judgement serve makes as it opens the log (atk35 F5); a log not made yet, by the
 	// directory it will be made in (a sticky one, as /tmp, is serve's to make it in).
@@ -229,5 +236,34 @@ func unusedSections(p *policy.Policy, text []byte, add Add) {
 		add("MS408", name, "the file has the section [%s] (%s), which scheme = %q ignores: none of it applies",
 			fmt.Sprintf(`remove the section, or set scheme = %q if that is the scheme meant (a policy runs one scheme; mcpsandbox init --scheme %s writes one for it)`, name, name),
 			name, strings.Join(keys, ", "), p.Scheme)
+	}
+}
+
+// homeLinksInto adds MS410 for each file of this user's home that is a link into the workspace
+// ws (a dotfiles directory used as the workspace: ~/.cursor/mcp.json -> dots/cursor/mcp.json):
+// the client reads what a call there writes as the command it starts on the host at its next
+// start (atk40 F6). serve protects such files from calls (internal/homelinks); verify names them,
+// since the safe layout keeps them out of the workspace.
+func homeLinksInto(key, ws string, add Add) {
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return
+	}
+	homes := homelinks.Homes(-1)
+	if len(homes) == 0 {
+		return
+	}
+	f := homelinks.Find(homes[:1], real)
+	targets := slices.Sorted(maps.Keys(f.Targets))
+	for _, t := range targets {
+		name := f.Targets[t]
+		link := filepath.Join(homes[0], strings.TrimPrefix(name, "~/"))
+		add("MS410", key, "%s is a link to %s, in the workspace: the host reads it (a client's config says which servers it starts) where calls write; serve protects it from calls, "+
+			"but one rule is all that keeps a call's write_file from deciding what your client starts",
+			fmt.Sprintf("keep it out of the workspace: replace the link with the file (cp --remove-destination %s %s), or use a workspace that does not hold your dotfiles", shellword.Quote(t), shellword.Quote(link)),
+			name, t)
+	}
+	if f.Cut {
+		add("MS410", key, "your home has more than %d entries where clients keep their configs: links past them were not looked at", "look at the rest by hand: ls -l ~/.* ~/.config/*", homelinks.MaxEntries)
 	}
 }
