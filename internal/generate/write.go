@@ -55,6 +55,31 @@ func resolveLinks(path string) (string, error) {
 	return "", fmt.Errorf("%s: too many levels of symbolic links: fix the link, then run init again", path)
 }
 
+// backupPlace is where the backup of target (reached from path) goes, given dir ("" = beside
+// it): the state directory for a file reached through a link or in a git work tree.
+func backupPlace(path, target, dir string) (string, error) {
+	if dir == "" && throughLink(path, target) && !mutated("init-backup-in-workspace") {
+		// a config reached through a link (itself, or a directory above it) lives in another
+		// place: a dotfiles repository, maybe the workspace of the very policy init wires up,
+		// where calls read a backup beside it (atk40 F6): the backup goes to the state
+		// directory, beside neither the link nor its target
+		d, err := ProjectBackupDir()
+		if err != nil {
+			return "", fmt.Errorf("%s leads through a link to %s, whose backup init keeps in its state directory: %w", path, target, err)
+		}
+		return d, nil
+	}
+	if _, inWorkTree := workTreeTop(filepath.Dir(target)); dir == "" && inWorkTree && !mutated("init-backup-in-work-tree") {
+		// beside a file in a git work tree (a dotfiles repository a config links into), a
+		// backup is an untracked file that a `git add -A` publishes, env values and all: it
+		// goes where a project's go (trial32 F17)
+		if d, err := ProjectBackupDir(); err == nil {
+			return d, nil
+		}
+	}
+	return dir, nil
+}
+
 // throughLink reports whether path, resolved to target, is reached through a symbolic link: its
 // own, or one of a directory above it (~/.gemini -> dotfiles/gemini).
 func throughLink(path, target string) bool {
@@ -155,24 +180,8 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 		if want.checked {
 			guard = &seen{fi: old, data: prev}
 		}
-		if backupDir == "" && throughLink(path, target) && !mutated("init-backup-in-workspace") {
-			// a config reached through a link (itself, or a directory above it) lives in
-			// another place: a dotfiles repository, maybe the workspace of the very policy
-			// init wires up, where calls read a backup beside it (atk40 F6): the backup goes
-			// to the state directory, beside neither the link nor its target
-			d, derr := ProjectBackupDir()
-			if derr != nil {
-				return res, fmt.Errorf("%s leads through a link to %s, whose backup init keeps in its state directory: %w", path, target, derr)
-			}
-			backupDir = d
-		}
-		if _, inWorkTree := workTreeTop(filepath.Dir(target)); backupDir == "" && inWorkTree && !mutated("init-backup-in-work-tree") {
-			// beside a file in a git work tree (a dotfiles repository a config links into), a
-			// backup is an untracked file that a `git add -A` publishes, env values and all: it
-			// goes where a project's go (trial32 F17)
-			if d, derr := ProjectBackupDir(); derr == nil {
-				backupDir = d
-			}
+		if backupDir, err = backupPlace(path, target, backupDir); err != nil {
+			return res, err
 		}
 		if res.Backup, err = writeBackup(backupBase(target, backupDir), prev, res.Mode, own); err != nil {
 			return res, fmt.Errorf("back up %s: %w (nothing was changed)", target, err)
