@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -32,6 +33,8 @@ func main() {
 	flag.StringVar(&only, "only", "", "run only this part's rows: a scheme's ("+strings.Join(benched(), ", ")+`: its own calls and their baselines), one part of a scheme's (allowlist:calls, allowlist:start, docker:calls, docker:load), "workspace" (the transactional workspace's commit), or "srt" (the hostile test server unwrapped, under sandbox-runtime and under wrap: docs/wrap-vs-srt.md)`)
 	flag.Parse()
 	loadStart, started = loadAvg(), time.Now()
+	// on stdout too, not only in the -o file: a judged target means nothing without it (trial40 F7)
+	fmt.Printf("load average (1, 5, 15 min) %s at the start, on %d CPUs\n", loadStart, runtime.NumCPU())
 	if err := run(*n); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
 )
 
 // method is docs/benchmarks.md's method section: how each row is measured, by which client,
@@ -23,6 +25,28 @@ var (
 	loadStart string
 	started   time.Time
 )
+
+// busy is why this run's targets are not judged ("" = they are): the machine's load average
+// was over its CPU count at the run's start or end (see overload).
+var busy string
+
+// overload is why a run whose load averages (1, 5, 15 min, as /proc/loadavg) were start and
+// end on cpus CPUs cannot judge its targets: a loaded machine slows bare fork+exec and the
+// unsandboxed peer more than serve, so the ratios passed *because* it was loaded (trial40 F7:
+// "met" at load average 24 on 2 CPUs, both NOT met on a quiet VM). "" when it was not loaded.
+func overload(start, end string, cpus int) string {
+	worst := 0.0
+	for _, l := range []string{start, end} {
+		var one float64
+		if _, err := fmt.Sscan(l, &one); err == nil {
+			worst = max(worst, one)
+		}
+	}
+	if worst <= float64(cpus) {
+		return ""
+	}
+	return fmt.Sprintf("load average %.2f on %d CPUs", worst, cpus)
+}
 
 func loadAvg() string {
 	load, _ := os.ReadFile("/proc/loadavg")
@@ -77,10 +101,14 @@ func p50(prefix string) (time.Duration, bool) {
 }
 
 // judge appends a target's line: met or NOT met, with the figures it was judged on.
+// On a loaded machine (busy) the line says it is not judged, and why, with the figures.
 func judge(out *[]string, what string, ok bool, detail string) {
 	mark := "met"
 	if !ok {
 		mark = "NOT met"
+	}
+	if busy != "" && !mutant.On("bench-load-unstated") {
+		mark = "not judged: " + busy
 	}
 	*out = append(*out, fmt.Sprintf("%s: %s (%s)", what, mark, detail))
 }
@@ -181,6 +209,9 @@ func peerP50(how string) (time.Duration, bool) {
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) }
 
+// emptyCalls matches how many of a docker load row's calls found the pool empty.
+var emptyCalls = regexp.MustCompile(`: (\d+) of \d+ calls found the pool empty`)
+
 // loadRow matches the docker load rows' names and their offered rate.
 var loadRow = regexp.MustCompile(`^docker pooled \(pool = \d+\) under open-loop load at ([0-9.]+) calls/s`)
 
@@ -205,6 +236,7 @@ func dockerTargets() []string {
 		judge(&out, "docker cold call p50 ≤ 0.3 s, runtime = \"crun\"", d <= 300*time.Millisecond, round(d).String())
 	}
 	best, seen, held := "none of the rates offered", false, true
+	stated, never := "none of the rates offered", true
 	var each []string
 	for _, r := range rows {
 		m := loadRow.FindStringSubmatch(r.what)
@@ -216,9 +248,21 @@ func dockerTargets() []string {
 		if held = held && r.p50 <= 15*time.Millisecond; held {
 			best = m[1] + " calls/s"
 		}
+		if e := emptyCalls.FindStringSubmatch(r.what); e == nil || e[1] != "0" {
+			never = false
+		}
+		if never {
+			stated = m[1] + " calls/s"
+		}
 	}
 	if seen {
-		out = append(out, fmt.Sprintf("docker: the highest offered rate at which the pooled p50 stays ≤ 15 ms (issue 28, stated): %s (%s)", best, strings.Join(each, "; ")))
+		// README states one rate, this one (trial40 F8: the bench called the p50 rate "stated",
+		// 8 calls/s where README said 4); the p50 rate is issue 28's measure, named as such
+		if busy != "" && !mutant.On("bench-load-unstated") {
+			stated += " (" + busy + ": not comparable)"
+		}
+		out = append(out, fmt.Sprintf("docker: the rate we state (README: the highest offered rate, going up, at which no call found the pool empty), in this run: %s; "+
+			"the highest at which the pooled p50 stays ≤ 15 ms (issue 28): %s (%s)", stated, best, strings.Join(each, "; ")))
 	}
 	return out
 }
@@ -226,6 +270,12 @@ func dockerTargets() []string {
 func round(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 
 func writeMarkdown() {
+	end := loadAvg()
+	fmt.Printf("load average (1, 5, 15 min) %s at the end, on %d CPUs\n", end, runtime.NumCPU())
+	busy = overload(loadStart, end, runtime.NumCPU())
+	if busy != "" {
+		fmt.Printf("the targets are not judged: %s (compare rows within this run, not with a quiet machine's)\n", busy)
+	}
 	for _, t := range targets() {
 		fmt.Println(t)
 	}
