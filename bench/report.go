@@ -10,8 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/mcpsandbox/mcpsandbox/internal/mutant"
 )
 
 // method is docs/benchmarks.md's method section: how each row is measured, by which client,
@@ -107,7 +105,7 @@ func judge(out *[]string, what string, ok bool, detail string) {
 	if !ok {
 		mark = "NOT met"
 	}
-	if busy != "" && !mutant.On("bench-load-unstated") {
+	if busy != "" && !mutated("bench-load-unstated") {
 		mark = "not judged: " + busy
 	}
 	*out = append(*out, fmt.Sprintf("%s: %s (%s)", what, mark, detail))
@@ -258,7 +256,7 @@ func dockerTargets() []string {
 	if seen {
 		// README states one rate, this one (trial40 F8: the bench called the p50 rate "stated",
 		// 8 calls/s where README said 4); the p50 rate is issue 28's measure, named as such
-		if busy != "" && !mutant.On("bench-load-unstated") {
+		if busy != "" && !mutated("bench-load-unstated") {
 			stated += " (" + busy + ": not comparable)"
 		}
 		out = append(out, fmt.Sprintf("docker: the rate we state (README: the highest offered rate, going up, at which no call found the pool empty), in this run: %s; "+
