@@ -518,7 +518,7 @@ func (f *follower) mise(file, dir, text string) {
 			for _, s := range strs {
 				f.envValue(file, dir, name, miseTemplates(s, dir))
 			}
-		case top == "hooks" || top == "tasks" || top == "task_config":
+		case top == "hooks" || top == "tasks" && !taskData[full[strings.LastIndexByte(full, '.')+1:]]:
 			for _, s := range strs {
 				f.shellText(file, dir, miseTemplates(s, dir))
 			}
@@ -531,6 +531,10 @@ func (f *follower) mise(file, dir, text string) {
 		}
 	}
 }
+
+// taskData are a mise task's keys that are not shell (its outputs are the task's to write).
+var taskData = map[string]bool{"description": true, "sources": true, "outputs": true, "alias": true, "depends": true,
+	"depends_post": true, "wait_for": true, "usage": true, "confirm": true, "hide": true}
 
 // miseTemplate: a template mise fills in with a directory of the project, and one of the environment.
 var (

@@ -90,7 +90,7 @@ func TestCommitEnvrcUnresolvedLoaderFailsClosed(t *testing.T) {
 // A trusted mise config's every [env] value is followed as the variable it sets (attack round
 // atk40b F3): LD_PRELOAD and PYTHONSTARTUP through {{config_root}}, NODE_OPTIONS' relative
 // --require; its [hooks] (shell run at a cd: `bash on-enter`, a multi-line script) and [tasks]
-// as shell; a [tools] `path:` directory; and mise's other config names (.config/mise/config.toml,
+// as shell (not a task's outputs or description); a [tools] `path:` directory; and mise's other config names (.config/mise/config.toml,
 // whose config_root is the project's, mise.<env>.toml, .rtx.toml) are read, and protected. An
 // option's attached path (RUBYOPT's -r/path) is a path.
 func TestCommitFollowsMiseEnvHooks(t *testing.T) {
@@ -98,6 +98,7 @@ func TestCommitFollowsMiseEnvHooks(t *testing.T) {
 	write(t, filepath.Join(ws, "mise.toml"), "[env]\nNODE_OPTIONS = \"--require ./hooks/preload.cjs\"\n"+
 		"LD_PRELOAD = \"{{config_root}}/lib/libfast.so\"\nPYTHONSTARTUP = \"{{ config_root }}/tools/startup.py\"\nNODE_ENV = \"production\"\n"+
 		"[hooks]\nenter = \"bash on-enter\"\nleave = '''\nsource scripts/leave\n'''\n[tasks.build]\nrun = \"bash tools/build\"\n"+
+		"outputs = [\"dist/\"]\ndescription = \"builds docs/site\"\n"+
 		"[tools]\nnode = \"path:./local-node\"\n")
 	write(t, filepath.Join(ws, ".config", "mise", "config.toml"), "[env]\n_.source = \"env.sh\"\n")
 	write(t, filepath.Join(ws, "p2", "mise.production.toml"), "[hooks.cd]\nscript = \"./cd-hook\"\n")
@@ -106,7 +107,7 @@ func TestCommitFollowsMiseEnvHooks(t *testing.T) {
 	commitJudges(t, ws, []string{"hooks/preload.cjs", "lib/libfast.so", "tools/startup.py", "on-enter", "scripts/leave",
 		"tools/build", "local-node/bin/node", "env.sh", "p2/cd-hook", "p3/boot.rb", "p3/.env.x", "p4/node20/bin/node",
 		".config/mise.toml", ".config/mise/conf.d/x.toml", "mise.staging.toml", "mise/config.toml"},
-		[]string{"production/x", "notes.txt", "tools/readme.md", "other.sh"})
+		[]string{"production/x", "notes.txt", "tools/readme.md", "other.sh", "dist/app.js", "docs/site/index.html"})
 }
 
 // A huge .envrc costs what the follower's read bounds allow (attack round atk40b F3): a
@@ -136,4 +137,16 @@ func TestCommitEnvrcReadBounded(t *testing.T) {
 	if d := time.Since(start); d > 60*time.Second {
 		t.Errorf("the commit took %v", d)
 	}
+}
+
+// A common .envrc leaves ordinary edits applied (attack round atk40b F3's reader is not a lock):
+// its root in a variable, a URL, PYTHONPATH of src (src protected whole), layout python, the
+// user's own $PYTHONPATH and $HOME.
+func TestCommitEnvrcTypicalKeepsEditsApplied(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".envrc"), "use flake\ndotenv_if_exists\nexport PROJECT_ROOT=$PWD\nexport GOPATH=\"$PWD\"\n"+
+		"export PYTHONPATH=\"$PWD/src:$PYTHONPATH\"\nPATH_add node_modules/.bin\nPATH_add \"$HOME/.local/bin\"\nlayout python3\n"+
+		"export DATABASE_URL=postgres://localhost:5432/dev\nexport EDITOR=vim\n")
+	commitJudges(t, ws, []string{"src/json.py", "flake.nix", ".direnv/python-3.11/bin/python"},
+		[]string{"tests/test_app.py", "docs/index.md", "README.md", "app.py"})
 }
