@@ -69,6 +69,12 @@ var skipped = map[string]bool{
 	".gradle/wrapper": true, ".local/share/Trash": true, ".var": true, ".wine": true, ".steam": true,
 	".local/share/Steam": true, ".local/share/flatpak": true, ".conda/pkgs": true,
 	".local/share/containers": true, ".local/share/docker": true,
+	// the clients' own records, a file per session or task, by the ten thousand in a year of
+	// use (atk41 F4: ~/.claude/projects and todos passed the bound in a known place, and every
+	// change was refused): transcripts, not configs
+	".claude/projects": true, ".claude/todos": true, ".claude/shell-snapshots": true, ".claude/statsig": true,
+	".claude/file-history": true, ".claude/debug": true, ".codex/sessions": true, ".codex/log": true,
+	".gemini/tmp": true,
 }
 
 func skip(rel, name, parent string) bool {

@@ -240,3 +240,29 @@ func TestFindShortPastKnownPlaces(t *testing.T) {
 		t.Errorf("past the known places: cut %v short %v unjudged %q, want short, nothing refused", f.Cut, f.Short, f.Unjudged())
 	}
 }
+
+// A client's own records (a file per session: ~/.claude/projects, ~/.claude/todos) grow past
+// the bound in a known place with years of use; they are transcripts, not configs, and are not
+// walked: such a home is neither cut nor short, and its config links are found (atk41 F4).
+func TestFindSkipsClientRecords(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	ws, _ = filepath.EvalSymlinks(ws)
+	mk(t, ws, map[string]string{"claude/settings.json": "{}"})
+	mk(t, home, map[string]string{".claude/settings.json": "->" + filepath.Join(ws, "claude", "settings.json")})
+	for _, d := range []string{".claude/projects/-home-me-src", ".claude/todos"} {
+		dir := filepath.Join(home, d)
+		os.MkdirAll(dir, 0o755)
+		for i := 0; i <= MaxEntries/2; i++ {
+			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".jsonl"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f := Find([]string{home}, ws)
+	if f.Cut || f.Short {
+		t.Errorf("a home whose ~/.claude holds %d session records: cut %v, short %v at %q; want neither", MaxEntries+2, f.Cut, f.Short, f.CutAt)
+	}
+	if f.Targets[filepath.Join(ws, "claude", "settings.json")] != "~/.claude/settings.json" {
+		t.Errorf("~/.claude/settings.json's link not found: %v", f.Targets)
+	}
+}
