@@ -39,6 +39,15 @@ func TestSameEntryWithTheUsersKeys(t *testing.T) {
 	if c, err := ClientChange(gt, "sandbox", e, true); err != nil || !c.Unchanged() {
 		t.Fatalf("the entry with the user's keys, under --force: %v, unchanged %v\n%s", err, c.Unchanged(), c.New)
 	}
+	// An empty env and the type every command entry has (as Claude Code's `mcp add` writes
+	// them) beside the user's keys: init's replacement drops both, the same server all the same.
+	for _, empty := range []string{`"env": {}`, `"type": "stdio"`, `"env": {}, "type": "stdio"`} {
+		with := strings.Replace(gemini, `"trust": true`, `"trust": true, `+empty, 1)
+		os.WriteFile(gp, []byte(with), 0o600)
+		if c, err := ClientChange(gt, "sandbox", e, false); err != nil || !c.Unchanged() || string(c.New) != with {
+			t.Errorf("the entry with the user's keys and %s: %v, unchanged %v, want it left as it is", empty, err, c.Unchanged())
+		}
+	}
 	// A key that changes how the server is started (cwd, env, envFile, or one init does not
 	// know) makes it another server, whatever its command and args (atk39b F1).
 	for _, extra := range []string{`"cwd": "/home/me/proj"`, `"env": {"PATH": "./tools:/usr/bin"}`, `"envFile": ".env"`, `"startVia": "x"`} {
