@@ -323,12 +323,24 @@ const (
 // allowlistDefaultSteps take the allowlist scheme and its defaults, up to the limits.
 func allowlistDefaultSteps(w *wizardRun) {
 	w.step("What should init do?", enter) // write a policy
-	w.step("Which sandbox scheme?", enter)
-	w.step("Workspace", enter)
-	w.step("Commands to allow", enter)
-	w.step("More commands", enter)
-	w.step("network access?", enter)
+	allowlistSchemeSteps(w)
 	limitSteps(w)
+}
+
+// allowlistSchemeSteps answer the allowlist scheme's questions with their defaults, from the
+// scheme on.
+func allowlistSchemeSteps(w *wizardRun) {
+	for _, q := range []string{"Which sandbox scheme?", "Workspace", "Commands to allow", "More commands", "network access?"} {
+		w.step(q, enter)
+	}
+}
+
+// defaultPlaceSteps answer the questions after the limits with their defaults: stdio (no
+// serve --http), no client, the policy at its default path.
+func defaultPlaceSteps(w *wizardRun) {
+	for _, q := range []string{"`serve --http` you start with this policy", "Configure which clients?", "Write the policy to"} {
+		w.step(q, enter)
+	}
 }
 
 // limitSteps answer the limits with their defaults.
@@ -496,9 +508,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Keep python3 anyway? (Y/n)", enter)
 		w.step("network access?", enter)
 		limitSteps(w)
-		w.step("`serve --http` you start with this policy", enter)
-		w.step("Configure which clients?", enter)
-		w.step("Write the policy to", enter)
+		defaultPlaceSteps(w)
 		w.step("on it now (audit", "n"+enter) // nothing changes: nothing to confirm
 		w.expect("verify --policy")
 		if err := w.exit(); err != nil {
@@ -523,9 +533,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Other hosts", "https://api.example.com/v1"+enter)
 		w.step(`is a URL: write the host only, e.g. "api.example.com"`, "api.example.com:443"+enter)
 		limitSteps(w)
-		w.step("`serve --http` you start with this policy", enter)
-		w.step("Configure which clients?", enter)
-		w.step("Write the policy to", enter)
+		defaultPlaceSteps(w)
 		w.expect("Write them?")
 		want := `["pypi.org", "files.pythonhosted.org", "github.com", "codeload.github.com", "objects.githubusercontent.com", "api.example.com:443"]`
 		if screen := w.seen.String(); !strings.Contains(screen, "network "+want) {
@@ -553,9 +561,7 @@ func TestInitWizardPTY(t *testing.T) {
 		w.step("Hosts commands may reach", enter)
 		w.step("Other hosts", enter)
 		limitSteps(w)
-		w.step("`serve --http` you start with this policy", enter)
-		w.step("Configure which clients?", enter)
-		w.step("Write the policy to", enter)
+		defaultPlaceSteps(w)
 		w.step("on it now (audit", "n"+enter) // nothing changes: nothing to confirm
 		w.expect("verify --policy")
 		if err := w.exit(); err != nil {
@@ -575,9 +581,7 @@ func TestInitWizardPTY(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e)
 		allowlistDefaultSteps(w)
-		w.step("`serve --http` you start with this policy", enter)
-		w.step("Configure which clients?", enter)
-		w.step("Write the policy to", enter)
+		defaultPlaceSteps(w)
 		w.step("Write them?", enter)
 		w.step("on it now (audit", "n"+enter)
 		w.expect("verify --policy")

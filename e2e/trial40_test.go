@@ -17,18 +17,12 @@ func TestWizardPreviewChangesAnswers(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e)
 		w.step("What should init do?", enter) // write a policy
-		w.step("Which sandbox scheme?", enter)
-		w.step("Workspace", enter)
-		w.step("Commands to allow", enter)
-		w.step("More commands", enter)
-		w.step("network access?", enter)
+		allowlistSchemeSteps(w)
 		w.step("Timeout per call", "20s"+enter) // the mistake, seen in the preview
-		w.step("Output cap per stream", enter)
-		w.step("Memory per call", enter)
-		w.step("Processes per call", enter)
-		w.step("`serve --http` you start with this policy", enter)
-		w.step("Configure which clients?", enter)
-		w.step("Write the policy to", enter)
+		for _, q := range []string{"Output cap per stream", "Memory per call", "Processes per call"} {
+			w.step(q, enter)
+		}
+		defaultPlaceSteps(w)
 		w.expect("Write them?")
 		w.expect("Change my answers (yours are the defaults)")
 		w.con.Send("Change" + enter)
@@ -39,12 +33,10 @@ func TestWizardPreviewChangesAnswers(t *testing.T) {
 		w.step("network access?", enter)
 		w.expect("Timeout per call")
 		w.step("(20s)", "45s"+enter) // the answer given is the default
-		w.step("Output cap per stream", enter)
-		w.step("Memory per call", enter)
-		w.step("Processes per call", enter)
-		w.step("`serve --http` you start with this policy", enter)
-		w.step("Configure which clients?", enter)
-		w.step("Write the policy to", enter)
+		for _, q := range []string{"Output cap per stream", "Memory per call", "Processes per call"} {
+			w.step(q, enter)
+		}
+		defaultPlaceSteps(w)
 		w.step("Write them?", enter) // write them, the default
 		w.step("on it now (audit", "n"+enter)
 		w.expect("verify --policy")
@@ -60,9 +52,7 @@ func TestWizardPreviewChangesAnswers(t *testing.T) {
 		e := newInitEnv(t)
 		w := startWizard(t, e)
 		allowlistDefaultSteps(w)
-		w.step("`serve --http` you start with this policy", enter)
-		w.step("Configure which clients?", enter)
-		w.step("Write the policy to", enter)
+		defaultPlaceSteps(w)
 		w.step("Write them?", "Quit"+enter)
 		w.expect("nothing written")
 		if w.exit() == nil {
@@ -97,9 +87,7 @@ func TestWizardDockerWritableOffersSessions(t *testing.T) {
 	if !goesOn(w) {
 		return // this build's serve cannot run docker: said so, nothing written
 	}
-	w.step("`serve --http` you start with this policy", enter)
-	w.step("Configure which clients?", enter)
-	w.step("Write the policy to", enter)
+	defaultPlaceSteps(w)
 	w.expect("Write them?")
 	screen := w.seen.String()
 	pv := screen[strings.LastIndex(screen, "These files will change"):]
