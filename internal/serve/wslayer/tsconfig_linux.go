@@ -1,6 +1,7 @@
 package wslayer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -558,7 +559,10 @@ func jsonc(b []byte) []byte {
 				i++
 			}
 		case c == '/' && i+1 < len(b) && b[i+1] == '*':
-			end := strings.Index(string(b[i+2:]), "*/")
+			end := bytes.Index(b[i+2:], []byte("*/")) // no copy of the rest: review41 #16
+			if mutated("workspace-jsonc-comment-copy") {
+				end = strings.Index(string(b[i+2:]), "*/")
+			}
 			if end < 0 {
 				return out
 			}
