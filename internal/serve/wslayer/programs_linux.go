@@ -65,6 +65,12 @@ type follower struct {
 	literals int
 	// rcSourced are the files an .envrc or mise config sources, by it: read as its shell does
 	rcSourced map[string]string
+	// litOnly are the files queued only as a program's string literal names them (inLit: while
+	// literalPaths judges them), read only when they are programs (litqueue_linux.go); cur is the
+	// file being read
+	litOnly map[string]bool
+	inLit   bool
+	cur     string
 }
 
 type todoFile struct {
@@ -98,7 +104,7 @@ func (f *follower) add(p, by string) bool {
 	}
 	if len(g.run) >= maxRun {
 		if g.runCut == "" && !mutated("workspace-runs-cut-open") {
-			g.runCut = fmt.Sprintf("more than %d paths", maxRun)
+			g.runCut = fmt.Sprintf("more than %d paths (past it at what %s names)", maxRun, f.cutBy(by))
 		}
 		return false
 	}
@@ -127,14 +133,14 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 		}
 		if i > 0 && dirFlags[words[i-1]] && !mutated("workspace-config-programs-follow") {
 			// where the words are taken from: the whole line's (`uv --directory sub run main.py`)
-			if d := absFrom(dir, words[i]); strings.HasPrefix(d, f.g.ws+"/") && !slices.Contains(bases, d) {
+			if d := f.g.wsSpelled(absFrom(dir, words[i])); strings.HasPrefix(d, f.g.ws+"/") && !slices.Contains(bases, d) {
 				bases = append(bases, d)
 			}
 		}
 		if i > 0 && words[i-1] == "cwd" && !mutated("protect-agents-atk37") {
 			// a config's "cwd" key (Copilot's hooks: from the repository's root; an MCP
 			// server's): its commands run from there
-			for _, d := range []string{absFrom(f.g.ws, words[i]), absFrom(dir, words[i])} {
+			for _, d := range []string{f.g.wsSpelled(absFrom(f.g.ws, words[i])), f.g.wsSpelled(absFrom(dir, words[i]))} {
 				if strings.HasPrefix(d, f.g.ws+"/") && !slices.Contains(bases, d) {
 					bases = append(bases, d)
 				}
@@ -147,14 +153,18 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 		}
 		if i > 0 && pathAdd[words[i-1]] && !mutated("workspace-config-programs-follow") {
 			// a directory put on the host's PATH: every program in it runs for a bare name
-			if d := absFrom(dir, word); d != f.g.ws {
+			if d := f.g.wsSpelled(absFrom(dir, word)); d != f.g.ws {
 				f.add(d, by)
 			}
 			continue
 		}
-		if i > 0 && words[i-1] == "-m" && !mutated("workspace-config-programs-follow") {
+		prev := ""
+		if i > 0 {
+			prev = words[i-1]
+		}
+		if mod, ok := pyModuleArg(prev, word); ok && !mutated("workspace-config-programs-follow") {
 			for _, b := range bases {
-				f.module(by, b, word, depth)
+				f.module(by, b, mod, depth)
 			}
 			continue
 		}
@@ -162,14 +172,18 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			f.tool(by, bases, filepath.Base(word), depth)
 		}
 		for _, b := range bases {
-			p := absFrom(b, word)
+			p := f.g.wsSpelled(absFrom(b, word)) // the workspace's other spelling names the same place
 			st, err := os.Stat(p)
 			switch {
 			case err == nil && st.Mode().IsRegular():
 				f.venv(p, by)
 				if f.add(p, by) {
-					f.todo = append(f.todo, todoFile{p, by, depth + 1})
+					f.queue(p, by, depth+1)
+				} else {
+					f.requeue(p, by, depth+1)
 				}
+			case err == nil && st.IsDir() && !strings.HasPrefix(word, "-") && !(i > 0 && (dirFlags[words[i-1]] || words[i-1] == "cwd")):
+				f.dirWord(by, p, words, depth) // a program named by its directory runs its entry
 			case err != nil && !mutated("workspace-config-programs-follow") && !strings.HasPrefix(word, "-") &&
 				(scriptExts[filepath.Ext(word)] || strings.HasPrefix(word, "./") || strings.HasPrefix(word, "../")):
 				f.add(p, by) // not there yet: the call's write would make it
@@ -197,10 +211,10 @@ func (f *follower) venv(p, by string) {
 func (f *follower) tool(by string, bases []string, name string, depth int) {
 	var files []string
 	switch name {
-	case "npm", "pnpm", "yarn", "bun", "corepack", "lint-staged", "nano-staged", "commitlint", "simple-git-hooks":
+	case "npm", "pnpm", "yarn", "bun", "corepack", "lint-staged", "nano-staged", "commitlint", "simple-git-hooks", "npx", "bunx":
 		// their commands (lint-staged's, a hook's) may be package.json's keys
 		files = []string{"package.json", ".npmrc", ".yarnrc.yml", "bunfig.toml"}
-	case "uv", "poetry", "pipenv", "hatch", "pdm", "rye", "pip", "pip3":
+	case "uv", "poetry", "pipenv", "hatch", "pdm", "rye", "pip", "pip3", "uvx", "pipx": // uvx --from ., pipx run --spec .
 		files = []string{"pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "uv.toml"}
 	case "make", "gmake":
 		files = []string{"Makefile", "makefile", "GNUmakefile"}
@@ -276,6 +290,7 @@ func (f *follower) follow() {
 	for len(f.todo) > 0 && f.reads < maxProgramReads && f.g.runCut == "" {
 		t := f.todo[0]
 		f.todo = f.todo[1:]
+		t.path = f.g.wsSpelled(t.path) // an absolute path of the workspace's other spelling: the same file
 		if f.seen[t.path] {
 			continue
 		}
@@ -286,6 +301,9 @@ func (f *follower) follow() {
 			continue
 		}
 		f.seen[t.path] = true
+		if f.litHead(t) {
+			continue // data a program's literal names: protected, not read as words
+		}
 		limit := min(maxProgramFile, maxProgramBytes-f.bytes)
 		b, cut, err := readSmall(t.path, limit)
 		if err != nil {
@@ -309,10 +327,8 @@ func (f *follower) follow() {
 		text := string(b)
 		dir := filepath.Dir(t.path)
 		base := filepath.Base(t.path)
-		if program(t.path, text) {
-			f.programDir(t, dir)
-			f.literalPaths(t, dir, text)
-		}
+		f.cur = t.path
+		rdir := f.programAt(t, dir, text)
 		switch ext := filepath.Ext(t.path); {
 		case base == "package.json":
 			// every string: scripts, main and bin, lint-staged's and simple-git-hooks' commands
@@ -327,15 +343,15 @@ func (f *follower) follow() {
 				f.module(t.by, filepath.Join(dir, "src"), m[1], t.depth)
 			}
 		case ext == ".py" || shebang(text, "python"):
-			f.pyImports(t, dir, text)
+			f.pyImports(t, rdir, text)
 		case slices.Contains(jsExts[1:], ext) && ext != ".json" && ext != ".node" || shebang(text, "node") || shebang(text, "deno") || shebang(text, "bun"):
-			f.scope(t.by, dir) // its package.json steers what it loads, there or not
-			f.tsScope(t, dir)  // and its tsconfig.json, under a runner that applies it
+			f.scope(t.by, rdir) // its package.json steers what it loads, there or not
+			f.tsScope(t, rdir)  // and its tsconfig.json, under a runner that applies it
 			done := map[jsRef]bool{}
 			jsRefs(text, func(r jsRef) bool {
 				if !done[r] {
 					done[r] = true
-					f.jsResolve(t, dir, r)
+					f.jsResolve(t, rdir, r)
 				}
 				return f.g.runCut == "" // past a bound, the rest is not judged anyway
 			})
@@ -508,6 +524,7 @@ func (f *follower) programDir(t todoFile, dir string) {
 		return
 	}
 	ws := f.g.ws
+	dir = f.g.wsSpelled(dir) // the workspace's real path names the same package (atk41 F9)
 	if dir != ws && !strings.HasPrefix(dir, ws+"/") {
 		return // outside the workspace (a program named by its absolute path elsewhere)
 	}
@@ -589,6 +606,7 @@ func (f *follower) pyModule(t todoFile, b, top string) {
 // .py, .pyc, .pyw), in dir and its __pycache__.
 func (f *follower) pyShadows(by, dir, top string) {
 	g := f.g
+	dir = g.wsSpelled(dir)
 	if mutated("workspace-follow-python-ext-shadow") || dir != g.ws && !strings.HasPrefix(dir, g.ws+"/") {
 		return
 	}

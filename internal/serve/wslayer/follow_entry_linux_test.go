@@ -1,0 +1,200 @@
+package wslayer
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// linkedWorkspace is a workspace the user names through a link above it (/home/u -> /data/u, as
+// many homes are): ws as named, real its path with the links followed.
+func linkedWorkspace(t *testing.T) (ws, real string) {
+	t.Helper()
+	base := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(base, "data", "proj"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "data"), filepath.Join(base, "home")); err != nil {
+		t.Fatal(err)
+	}
+	ws = filepath.Join(base, "home", "proj")
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws, real
+}
+
+// followCase is a workspace's files, the config's server, and a file the host's program loads
+// (refused) or does not (applied).
+type followCase struct {
+	name    string
+	files   map[string]string
+	links   map[string]string // at -> to
+	command string
+	args    string // JSON, the array's inside; REAL is the workspace's real path
+	target  string
+	applied bool // the target is the call's to write
+}
+
+func runFollowCases(t *testing.T, cases []followCase) {
+	t.Helper()
+	t.Setenv("HOME", t.TempDir())
+	for _, k := range cases {
+		ws, real := linkedWorkspace(t)
+		for p, s := range k.files {
+			write(t, filepath.Join(ws, filepath.FromSlash(p)), s)
+		}
+		for at, to := range k.links {
+			symlink(t, to, filepath.Join(ws, filepath.FromSlash(at)))
+		}
+		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"s": {"command": "`+k.command+`", "args": [`+
+			strings.ReplaceAll(k.args, "REAL", real)+`]}}}`)
+		applied, why, sum := commitOne(t, ws, k.target, "import os; os.system('id')\n")
+		if applied != k.applied {
+			t.Errorf("%s: %s applied %v (%q), want %v: %s", k.name, k.target, applied, why, k.applied, sum)
+		}
+	}
+}
+
+// A program named through a file link runs from the link's target's directory (atk41 F8):
+// Python puts the script's directory with its links followed on sys.path, node resolves its
+// main module's links, and a program reads files beside its os.path.realpath(__file__). The
+// target's package is protected whole as the link's directory is. Red when the follower judges
+// the program from the link's directory (mutant workspace-follow-resolved-dir).
+func TestCommitFollowsProgramThroughFileLink(t *testing.T) {
+	runFollowCases(t, []followCase{
+		{name: "python3 bin/server.py -> ../srv/main.py, import helper", files: map[string]string{"srv/main.py": "import helper\n"},
+			links: map[string]string{"bin/server.py": "../srv/main.py"}, command: "python3", args: `"bin/server.py"`, target: "srv/helper.py"},
+		{name: "pickle beside the real file", files: map[string]string{"srv/main.py": "import pickle, os\nd = os.path.dirname(os.path.realpath(__file__))\n" +
+			"m = pickle.load(open(os.path.join(d, 'model.pkl'), 'rb'))\n"},
+			links: map[string]string{"bin/server.py": "../srv/main.py"}, command: "python3", args: `"bin/server.py"`, target: "srv/model.pkl"},
+		{name: "node bin/server.js -> ../srv/index.js", files: map[string]string{"srv/index.js": "require('./helper.js')\n"},
+			links: map[string]string{"bin/server.js": "../srv/index.js"}, command: "node", args: `"bin/server.js"`, target: "srv/helper.js"},
+		{name: "the link's own directory", files: map[string]string{"srv/main.py": "import helper\n"},
+			links: map[string]string{"bin/server.py": "../srv/main.py"}, command: "python3", args: `"bin/server.py"`, target: "bin/other.py"},
+		{name: "the target itself", files: map[string]string{"srv/main.py": "import helper\n"},
+			links: map[string]string{"bin/server.py": "../srv/main.py"}, command: "python3", args: `"bin/server.py"`, target: "srv/main.py"},
+		{name: "another directory stays the call's", files: map[string]string{"srv/main.py": "import helper\n", "docs/a.md": "a\n"},
+			links: map[string]string{"bin/server.py": "../srv/main.py"}, command: "python3", args: `"bin/server.py"`, target: "docs/a.md", applied: true},
+	})
+}
+
+// A config may name the program by the workspace's real path (a directory above the workspace
+// is a link: /home -> /var/home): the same place as the workspace's spelling, so the same
+// package is protected whole (atk41 F9), a directory named so is followed, and a --directory
+// so spelled is where the words are taken from. Red when only the workspace's own spelling is
+// taken (mutant workspace-follow-other-spelling).
+func TestCommitFollowsProgramByWorkspaceRealPath(t *testing.T) {
+	runFollowCases(t, []followCase{
+		{name: "python3 REAL/srv/main.py (pickle beside it)", files: map[string]string{"srv/main.py": "import pickle, os\nd = os.path.dirname(__file__)\n" +
+			"m = pickle.load(open(os.path.join(d, 'model.pkl'), 'rb'))\n"}, command: "python3", args: `"REAL/srv/main.py"`, target: "srv/model.pkl"},
+		{name: "python3 REAL/srv (its __main__.py)", files: map[string]string{"srv/__main__.py": "import helper\n"},
+			command: "python3", args: `"REAL/srv"`, target: "srv/helper.py"},
+		{name: "uv --directory REAL/srv run main.py", files: map[string]string{"srv/main.py": "import helper\n"},
+			command: "uv", args: `"--directory", "REAL/srv", "run", "main.py"`, target: "srv/helper.py"},
+		{name: "another directory stays the call's", files: map[string]string{"srv/main.py": "import helper\n", "docs/a.md": "a\n"},
+			command: "python3", args: `"REAL/srv/main.py"`, target: "docs/a.md", applied: true},
+	})
+}
+
+// A program started by its directory or its project runs the entry its runtime takes (atk41
+// F11): node srv (srv/index.js), node srv/ (package.json's main), python3 srv (__main__.py),
+// npx ./srv (package.json's bin), uvx --from . (pyproject.toml's scripts); that entry's
+// package is protected whole; a directory a config names to a program that is not known to
+// run one is protected whole. Red when a directory word is skipped (mutant
+// workspace-follow-dir-entry).
+func TestCommitFollowsProgramNamedByDirectory(t *testing.T) {
+	runFollowCases(t, []followCase{
+		{name: "node srv", files: map[string]string{"srv/index.js": "require('./helper.js')\n"}, command: "node", args: `"srv"`, target: "srv/helper.js"},
+		{name: "node srv/ (main)", files: map[string]string{"srv/package.json": `{"main": "lib/main.js"}`, "srv/lib/main.js": "require('./helper.js')\n"},
+			command: "node", args: `"srv/"`, target: "srv/lib/helper.js"},
+		{name: "python3 srv", files: map[string]string{"srv/__main__.py": "import helper\n"}, command: "python3", args: `"srv"`, target: "srv/helper.py"},
+		{name: "npx -y ./srv (bin)", files: map[string]string{"srv/package.json": `{"name": "x", "bin": {"x": "cli.js"}}`, "srv/cli.js": "require('./helper.js')\n"},
+			command: "npx", args: `"-y", "./srv"`, target: "srv/helper.js"},
+		{name: "uvx --from . mcp-x", files: map[string]string{"pyproject.toml": "[project]\nname = 'x'\n[project.scripts]\nmcp-x = \"srv.main:main\"\n",
+			"srv/main.py": "import json\n", "srv/__init__.py": ""}, command: "uvx", args: `"--from", ".", "mcp-x"`, target: "srv/main.py"},
+		{name: "java -cp lib (a runner not known)", files: map[string]string{"lib/a.class": "x"}, command: "java", args: `"-cp", "lib", "Main"`, target: "lib/b.class"},
+		{name: "node srv: another directory stays the call's", files: map[string]string{"srv/index.js": "require('./helper.js')\n", "docs/a.md": "a\n"},
+			command: "node", args: `"srv"`, target: "docs/a.md", applied: true},
+	})
+}
+
+// CPython reads its options as getopt does: -m joined to its module (-msrv.main) or after
+// other flags in one cluster (-Im srv.main, -Bmsrv.main) runs the module as -m srv.main does
+// (atk41 F11). Red when only a word "-m" of its own is taken (mutant
+// workspace-follow-python-getopt).
+func TestCommitFollowsPythonOptionClusters(t *testing.T) {
+	files := map[string]string{"srv/main.py": "import json\n", "srv/__init__.py": ""}
+	var cases []followCase
+	for _, args := range []string{`"-msrv.main"`, `"-Im", "srv.main"`, `"-Bmsrv.main"`, `"-u", "-Bm", "srv.main"`} {
+		cases = append(cases, followCase{name: "python3 " + args, files: files, command: "python3", args: args, target: "srv/helper.py"})
+	}
+	runFollowCases(t, cases)
+	for _, k := range []struct{ prev, word, mod string }{
+		{"", "-msrv.main", "srv.main"}, {"-m", "srv.main", "srv.main"}, {"-Bm", "srv.main", "srv.main"}, {"", "-Ivmsrv", "srv"},
+		{"-c", "srv.main", ""}, {"-W", "-msrv", "srv"}, {"", "-cm", ""}, {"", "--mod", ""}, {"-Xm", "srv", ""},
+	} {
+		if mod, _ := pyModuleArg(k.prev, k.word); mod != k.mod {
+			t.Errorf("pyModuleArg(%q, %q) = %q, want %q", k.prev, k.word, mod, k.mod)
+		}
+	}
+}
+
+// A data file a protected program names by a literal (open('data/cache.json')) is protected,
+// not read as the program's words (atk41 F3): the call that writes it first no longer decides
+// what is protected (src/app.py named in it), nor refuses every later change (./tool.py in it:
+// a program at the root; 33000 paths in it: past the run bound). A script a literal names
+// (subprocess.run(['sh', 'scripts/setup.sh'])) is still read. Red when a literal's data file is
+// read as words (mutant workspace-follow-literal-data-not-read).
+func TestCommitLiteralDataFileNotReadAsWords(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	var many strings.Builder
+	for i := range 33000 {
+		many.WriteString("./n" + strings.Repeat("a", i%7) + strconv.Itoa(i) + " ")
+	}
+	for _, k := range []struct{ name, content string }{
+		{"names src/app.py", "src/app.py README.md"}, {"names a root program", "./tool.py"}, {"names 33000 paths", many.String()},
+	} {
+		ws := t.TempDir()
+		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"s": {"command": "python3", "args": ["server/main.py"]}}}`)
+		write(t, filepath.Join(ws, "server/main.py"), "import json, subprocess\nCACHE = json.load(open('data/cache.json'))\n"+
+			"subprocess.run(['sh', 'scripts/setup.sh'])\n")
+		write(t, filepath.Join(ws, "scripts/setup.sh"), "python3 tools/gen.py\n")
+		write(t, filepath.Join(ws, "tools/gen.py"), "print(1)\n")
+		write(t, filepath.Join(ws, "src/app.py"), "print('app')\n")
+		write(t, filepath.Join(ws, "tool.py"), "print('a script of the project at its root')\n")
+		write(t, filepath.Join(ws, "data/cache.json"), k.content)
+		for _, rel := range []string{"notes.md", "src/app.py"} {
+			if applied, why, sum := commitOne(t, ws, rel, "edited\n"); !applied {
+				t.Errorf("%s: %s refused (%q): %s", k.name, rel, why, sum)
+			}
+		}
+		for _, rel := range []string{"data/cache.json", "scripts/setup.sh", "tools/gen.py"} {
+			if applied, why, _ := commitOne(t, ws, rel, "edited\n"); applied || !strings.Contains(why, `".mcp.json\" starts`) {
+				t.Errorf("%s: %s applied %v (%q), want refused as what the server loads", k.name, rel, applied, why)
+			}
+		}
+	}
+}
+
+// Past the run bound the reason names the file whose words passed it, not only "the configs".
+func TestRunBoundNamesTheFile(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	old := maxRun
+	maxRun = 50
+	t.Cleanup(func() { maxRun = old })
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"s": {"command": "sh", "args": ["scripts/run.sh"]}}}`)
+	var words strings.Builder
+	for i := range 80 {
+		words.WriteString("./n" + strconv.Itoa(i) + ".sh\n")
+	}
+	write(t, filepath.Join(ws, "scripts/run.sh"), words.String())
+	applied, why, _ := commitOne(t, ws, "notes.md", "x\n")
+	if applied || !strings.Contains(why, "scripts/run.sh") {
+		t.Errorf("applied %v, refused %q: want the bound's reason to name scripts/run.sh", applied, why)
+	}
+}
