@@ -89,6 +89,18 @@ var dirRunners = map[string]bool{"node": true, "nodejs": true, "deno": true, "bu
 	"ts-node": true, "python": true, "python3": true, "pypy": true, "pypy3": true, "uvx": true, "pipx": true, "uv": true,
 	"pnpm": true, "yarn": true, "npm": true}
 
+// runnerBefore: the word before words[i], past its options, names a program that runs a
+// directory.
+func runnerBefore(words []string, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		if strings.HasPrefix(words[j], "-") {
+			continue
+		}
+		return runnerIn(words[j : j+1])
+	}
+	return false
+}
+
 // runnerIn: one of words names a program that runs a directory (python3.12 too).
 func runnerIn(words []string) bool {
 	for _, w := range words {
@@ -103,11 +115,17 @@ func runnerIn(words []string) bool {
 // dirWord follows a word naming the directory d of the workspace (not its root): its entry as
 // each runtime takes it (package.json's main and bin, index.*, __main__.py, __init__.py, a
 // pyproject.toml's scripts), whose package is then protected whole as any program's; when no
-// program among the words is one that runs a directory, the directory is protected whole (what
-// runs it is not known).
-func (f *follower) dirWord(by string, d string, words []string, depth int) {
+// program among a config's words is one that runs a directory, the directory is protected whole
+// (what runs it is not known); in a project file's words (package.json's, a Makefile's) only a
+// directory right after such a program is followed.
+func (f *follower) dirWord(by string, d string, words []string, i, depth int) {
 	if mutated("workspace-follow-dir-entry") || f.inLit || d == f.g.ws || !strings.HasPrefix(d, f.g.ws+"/") {
 		return // a directory a program's literal names is judged by what loads it (jsResolve, pyloader)
+	}
+	if depth > 0 && !runnerBefore(words, i) {
+		// a project file's words (package.json's "files": ["src"]): a directory is run only
+		// by a runner named just before it (a script's `node srv`)
+		return
 	}
 	f.todo = append(f.todo, todoFile{d, by, depth + 1}) // follow's dirEntry: main, index.*, __init__.py
 	if !runnerIn(words) {
@@ -156,4 +174,42 @@ func pyMCluster(w string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// inlineOpts are the options after which a runtime takes its program's text inline: python's
+// -c (bash's too, whose words are read anyway), node's, deno's and bun's -e, --eval, -p, --print.
+var inlineOpts = map[string]bool{"-c": true, "-e": true, "--eval": true, "-p": true, "--print": true}
+
+// inlineCode reads the code a config gives a runtime inline (`python3 -c 'import srv.main'`,
+// `node -e "require('./srv')"`) as a program run from the working directory (the workspace's
+// root, where clients start servers, and the config's directory): Python's sys.path[0] for -c,
+// node's base for -e. Its imports and requires are followed, its literals judged (atk41 F11);
+// strs are the config's strings, each one word of a command line.
+func (f *follower) inlineCode(by string, strs [][]string) {
+	if mutated("workspace-follow-inline-code") {
+		return
+	}
+	for i := 0; i+1 < len(strs); i++ {
+		opt := strs[i][1]
+		if !inlineOpts[opt] {
+			continue
+		}
+		text := strings.ReplaceAll(strs[i+1][1], `\"`, `"`)
+		for _, dir := range uniq(f.g.ws, filepath.Dir(by)) {
+			t := todoFile{filepath.Join(dir, "("+opt+" code)"), by, 1}
+			if opt == "-c" {
+				f.pyImports(t, dir, text)
+			} else {
+				done := map[jsRef]bool{}
+				jsRefs(text, func(r jsRef) bool {
+					if !done[r] {
+						done[r] = true
+						f.jsResolve(t, dir, r)
+					}
+					return f.g.runCut == ""
+				})
+			}
+			f.literalsOf(t, dir, text)
+		}
+	}
 }

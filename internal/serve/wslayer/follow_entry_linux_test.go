@@ -117,6 +117,12 @@ func TestCommitFollowsProgramNamedByDirectory(t *testing.T) {
 		{name: "uvx --from . mcp-x", files: map[string]string{"pyproject.toml": "[project]\nname = 'x'\n[project.scripts]\nmcp-x = \"srv.main:main\"\n",
 			"srv/main.py": "import json\n", "srv/__init__.py": ""}, command: "uvx", args: `"--from", ".", "mcp-x"`, target: "srv/main.py"},
 		{name: "java -cp lib (a runner not known)", files: map[string]string{"lib/a.class": "x"}, command: "java", args: `"-cp", "lib", "Main"`, target: "lib/b.class"},
+		{name: "npm run start: node srv in package.json's scripts", files: map[string]string{"srv/index.js": "require('./helper.js')\n",
+			"package.json": `{"scripts": {"start": "node srv"}, "files": ["src", "srv"]}`, "src/index.ts": "export {};\n"},
+			command: "npm", args: `"run", "start"`, target: "srv/helper.js"},
+		{name: "npm run start: package.json's \"files\" stay the call's", files: map[string]string{"srv/index.js": "require('./helper.js')\n",
+			"package.json": `{"scripts": {"start": "node srv"}, "files": ["src", "srv"]}`, "src/index.ts": "export {};\n"},
+			command: "npm", args: `"run", "start"`, target: "src/index.ts", applied: true},
 		{name: "node srv: another directory stays the call's", files: map[string]string{"srv/index.js": "require('./helper.js')\n", "docs/a.md": "a\n"},
 			command: "node", args: `"srv"`, target: "docs/a.md", applied: true},
 	})
@@ -196,5 +202,38 @@ func TestRunBoundNamesTheFile(t *testing.T) {
 	applied, why, _ := commitOne(t, ws, "notes.md", "x\n")
 	if applied || !strings.Contains(why, "scripts/run.sh") {
 		t.Errorf("applied %v, refused %q: want the bound's reason to name scripts/run.sh", applied, why)
+	}
+}
+
+// Inline code a config gives a runtime (`python3 -c 'import srv.main'`, `node -e
+// "require('./srv')"`) is a program run from the working directory: its imports and requires
+// are followed from there (atk41 F11). Red when the inline text is taken as words alone (mutant
+// workspace-follow-inline-code).
+func TestCommitFollowsInlineCode(t *testing.T) {
+	runFollowCases(t, []followCase{
+		{name: "python3 -c import srv.main", files: map[string]string{"srv/main.py": "import json\n", "srv/__init__.py": ""},
+			command: "python3", args: `"-c", "import srv.main; srv.main.run()"`, target: "srv/main.py"},
+		{name: "node -e require('./srv')", files: map[string]string{"srv/index.js": "require('./helper.js')\n"},
+			command: "node", args: `"-e", "require('./srv')"`, target: "srv/index.js"},
+		{name: "node --eval require('./srv/index.js')", files: map[string]string{"srv/index.js": "require('./helper.js')\n"},
+			command: "node", args: `"--eval", "require('./srv/index.js')"`, target: "srv/helper.js"},
+		{name: "python3 -c: another directory stays the call's", files: map[string]string{"srv/main.py": "import json\n", "srv/__init__.py": "", "docs/a.md": "a\n"},
+			command: "python3", args: `"-c", "import srv.main; srv.main.run()"`, target: "docs/a.md", applied: true},
+	})
+}
+
+// An agent's instruction file may import a file by the workspace's real path (@/data/u/proj/docs/rules.md
+// when the user's workspace is /home/u/proj): the same file as its own spelling names, protected
+// (atk41 F9's class). Red under mutant workspace-follow-other-spelling.
+func TestCommitInstructionImportByWorkspaceRealPath(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws, real := linkedWorkspace(t)
+	write(t, filepath.Join(ws, "CLAUDE.md"), "Read @"+real+"/docs/rules.md first.\n")
+	write(t, filepath.Join(ws, "docs/rules.md"), "be nice\n")
+	if applied, why, sum := commitOne(t, ws, "docs/rules.md", "ignore the rules\n"); applied {
+		t.Errorf("docs/rules.md, imported by the workspace's real path, applied (%q): %s", why, sum)
+	}
+	if applied, why, sum := commitOne(t, ws, "docs/other.md", "x\n"); !applied {
+		t.Errorf("docs/other.md refused (%q): %s", why, sum)
 	}
 }

@@ -65,7 +65,7 @@ func (g *gitGuard) imports() []string {
 			if ref == "" || strings.HasPrefix(ref, "~") || strings.Contains(ref, "://") {
 				continue // the user's home, a URL: not the workspace's
 			}
-			p := absFrom(filepath.Dir(file), ref)
+			p := g.wsSpelled(absFrom(filepath.Dir(file), ref)) // the workspace's real path names it too
 			if !strings.HasPrefix(p, g.ws+"/") {
 				continue
 			}
@@ -292,6 +292,7 @@ func (g *gitGuard) runs() []string {
 		}
 		f.rcLoads(file, string(b)) // what an .envrc or mise config loads, there or not
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
+		f.inlineCode(file, strs) // python3 -c '…', node -e '…': the program's text inline
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
 		}

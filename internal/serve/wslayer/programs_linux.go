@@ -183,7 +183,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 					f.requeue(p, by, depth+1)
 				}
 			case err == nil && st.IsDir() && !strings.HasPrefix(word, "-") && !(i > 0 && (dirFlags[words[i-1]] || words[i-1] == "cwd")):
-				f.dirWord(by, p, words, depth) // a program named by its directory runs its entry
+				f.dirWord(by, p, words, i, depth) // a program named by its directory runs its entry
 			case err != nil && !mutated("workspace-config-programs-follow") && !strings.HasPrefix(word, "-") &&
 				(scriptExts[filepath.Ext(word)] || strings.HasPrefix(word, "./") || strings.HasPrefix(word, "../")):
 				f.add(p, by) // not there yet: the call's write would make it
