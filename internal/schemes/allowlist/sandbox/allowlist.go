@@ -77,6 +77,9 @@ type Options struct {
 	// noMountNS: tests take the namespaces without a mount namespace, as a host that gives a
 	// user namespace no mounts does.
 	noMountNS bool
+	// noLayer: tests run calls without the transactional workspace, as a host where overlayfs
+	// cannot be mounted on the workspace does.
+	noLayer bool
 	// Lazy: no layer probe at New; StartServer starts its command under the strongest layers
 	// and probes only if that fails (a wrapped server starts one helper sooner).
 	Lazy bool
@@ -104,6 +107,7 @@ type Executor struct {
 	// viaHelper: run every call through the exec helper (Options.viaHelper).
 	viaHelper bool
 	noMountNS bool // Options.noMountNS
+	noLayer   bool // Options.noLayer
 	lazy      bool // Options.Lazy, until the first StartServer
 	probe     helper.ProbeReport
 	// probed is closed when the layer probe has finished (probeErr says how): the probe runs
@@ -190,7 +194,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if p.Scheme != alsec.Name {
 		return nil, fmt.Errorf("allowlist executor given a %q policy", p.Scheme)
 	}
-	e := &Executor{pol: p, al: alsec.Of(p), helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}, viaHelper: o.viaHelper, noMountNS: o.noMountNS}
+	e := &Executor{pol: p, al: alsec.Of(p), helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}, viaHelper: o.viaHelper, noMountNS: o.noMountNS, noLayer: o.noLayer}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -864,10 +868,7 @@ func (e *Executor) spawn(ctx context.Context, c executor.Call, pc *pinned, bin *
 		return nil, err
 	}
 	spec := e.spec(pc, c, args, probe)
-	if chk != nil {
-		spec.ROBinds = append(spec.ROBinds, chk.roBinds...)
-		spec.Overlay = chk.overlay
-	}
+	e.withChecked(&spec, chk, probe)
 	if !spec.Mounts && !probe {
 		// No mount namespace here: a per-call directory only this call's Landlock rules allow
 		// stands in for /tmp, removed when the call ends.
@@ -1142,9 +1143,21 @@ func (e *Executor) spec(pc *pinned, c executor.Call, args []string, probe bool) 
 	if mounts {
 		s.Mounts, s.TmpSize = true, e.tmpSize()
 		s.RWDirs = append(s.RWDirs, "/tmp")
-		s.ROBinds = e.protectedNow()
+		s.ROBinds = e.protectedNow(e.layerRoot != "" || probe)
 	}
 	return s
+}
+
+// withChecked adds what the argument check found (chk, nil for the probe) to the call's spec:
+// its read-only paths and its layer; without a layer, a link or missing one's directory (roParents).
+func (e *Executor) withChecked(spec *helper.Spec, chk *checked, probe bool) {
+	if chk != nil {
+		spec.ROBinds = append(spec.ROBinds, chk.roBinds...)
+		spec.Overlay = chk.overlay
+	}
+	if spec.Mounts && !probe && e.layerRoot == "" {
+		spec.ROBinds = roParents(e.ws, spec.ROBinds)
+	}
 }
 
 // rlimits are the call's resource limits.
@@ -1169,21 +1182,68 @@ func (e *Executor) rlimits(c executor.Call) []helper.Rlimit {
 func (e *Executor) tmpSize() uint64 { return uint64(e.pol.Limits.Memory) }
 
 // protectedNow lists the existing protected paths at the workspace's top level and what the
-// workspace's git set-up makes the host run, resolved: the helper mounts them read-only.
-func (e *Executor) protectedNow() []string {
+// workspace's git set-up makes the host run, resolved: the helper mounts them read-only. layered:
+// the call's writes go through a layer and its commit (a link root is left to the commit).
+func (e *Executor) protectedNow(layered bool) []string {
 	p := e.protection()
 	out := make([]string, 0, len(p.roots)+1)
 	for r := range p.roots {
-		if st, err := os.Lstat(r); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		if st, err := os.Lstat(r); layered && err == nil && st.Mode()&os.ModeSymlink != 0 {
 			continue // a home's link met on the way (homelinks): a mount would follow it; the commit judges it
 		}
 		out = append(out, r)
 	}
-	if p.cut != "" && e.layerRoot == "" {
+	if p.cut != "" && !layered {
 		out = append(out, e.ws) // no layer to refuse at: the workspace read-only whole (atk40b F7)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// roParents is the read-only mounts of a call without a layer (atk41 F16): a protected path
+// that is a link (a mount would follow it: ~/.bashrc -> ws/bashrc -> ws/shell/bashrc, the call
+// replaces ws/bashrc) or is missing (a dangling ~/.profile -> ws/profile, the call makes it)
+// cannot be mounted itself, and no commit judges the call's writes: the nearest directory above
+// it that is one is mounted read-only whole instead (the workspace, for a top-level name).
+// Paths outside the workspace are kept as they are (calls write only the workspace and /tmp).
+func roParents(ws string, ps []string) []string {
+	if mutated("allowlist-layerless-link-parent-ro") {
+		return ps
+	}
+	seen := make(map[string]bool, len(ps))
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		if within(ws, p) {
+			if st, err := os.Lstat(p); err != nil || st.Mode()&os.ModeSymlink != 0 {
+				d := filepath.Dir(p)
+				for d != ws {
+					if st, err := os.Lstat(d); err == nil && st.IsDir() {
+						break
+					}
+					d = filepath.Dir(d)
+				}
+				p = d
+			}
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// layerlessReadOnly says which directories a call without a layer gets read-only whole for a
+// protected link or missing name (roParents), for the layer report; "" when none.
+func (e *Executor) layerlessReadOnly() string {
+	var says []string
+	for _, r := range e.protectedNow(false) {
+		if d := roParents(e.ws, []string{r}); d[0] != r {
+			says = append(says, d[0]+" (for "+r+")")
+		}
+	}
+	return strings.Join(says, ", ")
 }
 
 // Recovered hands serve the commits a dead serve left that this one finished (executor.Recoverer).

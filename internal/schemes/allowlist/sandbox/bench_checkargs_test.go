@@ -31,7 +31,7 @@ func BenchmarkCheckArgs(b *testing.B) {
 	}
 	b.Run("read-only binds (every call)", func(b *testing.B) {
 		for b.Loop() {
-			e.protectedNow()
+			e.protectedNow(true)
 		}
 	})
 }

@@ -143,7 +143,7 @@ func TestProtectedWrites(t *testing.T) {
 		}
 	}
 	// The split default prefix "x" never makes a protected name; an empty suffix set is fine.
-	if roots := e.protectedNow(); !slices.Contains(roots, filepath.Join(ws, "gitstore", "g")) || !slices.Contains(roots, filepath.Join(ws, ".husky")) || !slices.Contains(roots, filepath.Join(ws, "hooks-real")) {
+	if roots := e.protectedNow(true); !slices.Contains(roots, filepath.Join(ws, "gitstore", "g")) || !slices.Contains(roots, filepath.Join(ws, ".husky")) || !slices.Contains(roots, filepath.Join(ws, "hooks-real")) {
 		t.Errorf("read-only binds %v miss the resolved git dir, .husky or the symlinked hooks dir", roots)
 	}
 }

@@ -40,6 +40,7 @@ var pythonExec struct {
 	log       *slog.Logger
 	python    string
 	noMountNS bool
+	noLayer   bool     // no transactional workspace, as where overlayfs cannot be mounted on it
 	hosts     []string // a host list for the policy, served by the real proxy (serveConn nil)
 }
 
@@ -85,7 +86,7 @@ func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extr
 		}
 		alsec.Of(p).SetNet(n)
 	}
-	o := Options{HelperPath: exe, viaHelper: viaHelper, Logger: pythonExec.log, noMountNS: pythonExec.noMountNS}
+	o := Options{HelperPath: exe, viaHelper: viaHelper, Logger: pythonExec.log, noMountNS: pythonExec.noMountNS, noLayer: pythonExec.noLayer}
 	o.egressServe = serveConn
 	e, err := New(p, o)
 	if err != nil {

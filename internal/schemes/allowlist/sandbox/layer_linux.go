@@ -27,6 +27,10 @@ func (e *Executor) probeWorkspaceLayer() {
 		e.layerWhy = "switched off (mutant)"
 		return
 	}
+	if e.noLayer {
+		e.layerWhy = "overlayfs could not be mounted on the workspace here (a test): calls write the workspace directly, judged by path rules only"
+		return
+	}
 	// A layer that could not be made for a passing reason (the layers' disk or inodes full at
 	// that moment, a permission) turned the transactional workspace off for serve's life, without
 	// a word: calls then wrote the workspace directly, a new .envrc or CLAUDE.md landing (attack
@@ -100,7 +104,14 @@ func passing(msg string) bool {
 // workspaceLayer is the transactional workspace's row in the layer report.
 func (e *Executor) workspaceLayer() executor.Layer {
 	if e.layerRoot == "" {
-		return executor.Layer{Name: LayerWorkspace, Off: executor.OffUnavailable, Detail: e.layerWhy}
+		why := e.layerWhy
+		if ro := e.layerlessReadOnly(); ro != "" && e.attr.has(unix.CLONE_NEWNS) {
+			// a protected link or missing name (a home's link into the workspace through it)
+			// cannot be mounted itself, and nothing commits: its directory is (atk41 F16)
+			why += "; a protected path is a link or missing, so calls get its directory read-only whole: " + ro +
+				" (replace the home's link with the file it leads to, or make the name, to have the directory writable again)"
+		}
+		return executor.Layer{Name: LayerWorkspace, Off: executor.OffUnavailable, Detail: why}
 	}
 	gone := "a file the call changed that another writer deleted or renamed meanwhile stays deleted"
 	if os.Geteuid() != 0 { // the layer is mounted in a user namespace: overlayfs's marks carry no handle

@@ -95,9 +95,25 @@ func Pinned(s *Spec) []string {
 	}
 	var out []string
 	seen := map[string]bool{}
-	for _, p := range ROBinds(s) {
+	ro := ROBinds(s)
+	// a directory in or below a read-only one (the workspace whole, or a layer-less call's
+	// directory of a protected link) is not pinned: a read-write bind of it would be copied into
+	// that mount (MS_REC) and stay writable there, while its parent's being read-only already
+	// keeps it from being renamed
+	inRO := func(d string) bool {
+		if mutated("helper-pin-under-readonly") {
+			return false
+		}
+		for _, q := range ro {
+			if q == d || Within(q, d) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range ro {
 		var chain []string
-		for d := path.Dir(p); d != s.Dir && Within(s.Dir, d) && !seen[d]; d = path.Dir(d) {
+		for d := path.Dir(p); d != s.Dir && Within(s.Dir, d) && !seen[d] && !inRO(d); d = path.Dir(d) {
 			seen[d] = true
 			chain = append(chain, d)
 		}
