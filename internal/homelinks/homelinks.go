@@ -110,6 +110,9 @@ func Find(homes []string, ws string) Found {
 			continue
 		}
 		w := &walker{f: &f, ws: ws, home: h, listed: map[string]bool{}, links: map[string]bool{}}
+		if r, err := filepath.EvalSymlinks(h); err == nil {
+			w.homeReal = r
+		}
 		walkers[i] = w
 		if !mutated("homelinks-deep-configs") {
 			for _, k := range known {
@@ -138,7 +141,7 @@ func Find(homes []string, ws string) Found {
 			// a link such as ~/src -> the workspace's src is a shortcut, not a config: what the
 			// host reads or runs from a home are its dot-files and ~/bin (on PATH)
 			if name := e.Name(); strings.HasPrefix(name, ".") || name == "bin" {
-				w.entry(dir{w.home, ""}, e)
+				w.entry(dir{w.home, "", w.homeReal}, e)
 			}
 		}
 		w.list()
@@ -150,14 +153,24 @@ func Find(homes []string, ws string) Found {
 type walker struct {
 	f        *Found
 	ws, home string
-	n        int  // entries looked at
-	rest     bool // past the known places
+	homeReal string // home, its links resolved ("" if it does not resolve)
+	n        int    // entries looked at
+	rest     bool   // past the known places
 	queue    []dir
 	listed   map[string]bool // directories queued
 	links    map[string]bool // links followed
 }
 
-type dir struct{ path, rel string }
+// dir is a directory to list: its path, its path from the home, and its real path ("" unknown).
+type dir struct{ path, rel, real string }
+
+// inWS says whether the directory whose real path is real is the workspace or lies in it: not
+// walked (atk41 F13). A call's own files there pushed the walk past its bound (in a known place,
+// ~/.config/nvim as the workspace, every change refused; elsewhere, ~/.dotfiles, links past it
+// unseen), and a link inside the workspace is its own file, which the commit judges.
+func (w *walker) inWS(real string) bool {
+	return real != "" && (real == w.ws || within(w.ws, real)) && !mutated("homelinks-skip-workspace")
+}
 
 // place looks at a known place p (rel from the home): a link is followed, a directory queued.
 func (w *walker) place(p, rel string) {
@@ -171,7 +184,11 @@ func (w *walker) place(p, rel string) {
 		}
 	case st.IsDir() && !w.listed[p]:
 		w.listed[p] = true
-		w.queue = append(w.queue, dir{p, rel})
+		real, _ := filepath.EvalSymlinks(p)
+		if w.inWS(real) {
+			return
+		}
+		w.queue = append(w.queue, dir{p, rel, real})
 	}
 }
 
@@ -186,15 +203,19 @@ func (w *walker) entry(d dir, e os.DirEntry) {
 	if d.rel != "" {
 		rel = d.rel + "/" + rel
 	}
+	real := ""
+	if d.real != "" {
+		real = filepath.Join(d.real, e.Name()) // a link to a directory is not entered: no link below d
+	}
 	switch {
 	case link:
 		if !w.links[p] {
 			w.links[p] = true
 			w.f.chain(w.ws, p, "~/"+rel)
 		}
-	case !w.listed[p] && !skip(rel, e.Name(), d.path) && !shallow(d.rel) && deepOK(rel):
+	case !w.listed[p] && !skip(rel, e.Name(), d.path) && !shallow(d.rel) && deepOK(rel) && !w.inWS(real):
 		w.listed[p] = true
-		w.queue = append(w.queue, dir{p, rel})
+		w.queue = append(w.queue, dir{p, rel, real})
 	}
 }
 

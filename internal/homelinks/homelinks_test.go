@@ -266,3 +266,39 @@ func TestFindSkipsClientRecords(t *testing.T) {
 		t.Errorf("~/.claude/settings.json's link not found: %v", f.Targets)
 	}
 }
+
+// A workspace that is itself a directory of the home (a dotfiles repository at ~/.dotfiles, or
+// ~/.config/nvim edited with an agent) is not walked: a call's own files there, past the bound,
+// neither switch the walk off for the links elsewhere (~/.gradle/init.d/init.gradle -> the
+// workspace's file, still found) nor, in a known place, refuse every change (atk41 F13). Red
+// when the workspace is walked (mutant homelinks-skip-workspace).
+func TestFindSkipsTheWorkspace(t *testing.T) {
+	fill := func(dir string) {
+		os.MkdirAll(dir, 0o755)
+		for i := 0; i <= MaxEntries; i++ {
+			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	home, _ := filepath.EvalSymlinks(t.TempDir())
+	ws := filepath.Join(home, ".dotfiles")
+	mk(t, ws, map[string]string{"gradle/init.gradle": "x", "bashrc": "x"})
+	mk(t, home, map[string]string{".bashrc": "->" + filepath.Join(ws, "bashrc"),
+		".zz-tool/init.d/init.gradle": "->" + filepath.Join(ws, "gradle/init.gradle")})
+	fill(filepath.Join(ws, "calls")) // what one call writes: 32,769 empty files
+	f := Find([]string{home}, ws)
+	if f.Cut || f.Short {
+		t.Errorf("~/.dotfiles as the workspace with %d files a call wrote: cut %v short %v at %q, want neither", MaxEntries+1, f.Cut, f.Short, f.CutAt)
+	}
+	if f.Targets[filepath.Join(ws, "gradle/init.gradle")] != "~/.zz-tool/init.d/init.gradle" {
+		t.Errorf("the link past the workspace's files was not found: %v", f.Targets)
+	}
+
+	home, _ = filepath.EvalSymlinks(t.TempDir())
+	ws = filepath.Join(home, ".config", "nvim")
+	fill(filepath.Join(ws, "x"))
+	if f := Find([]string{home}, ws); f.Cut || f.Unjudged() != "" {
+		t.Errorf("~/.config/nvim as the workspace with %d files a call wrote: every change refused: %q", MaxEntries+1, f.Unjudged())
+	}
+}
