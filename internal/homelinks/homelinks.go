@@ -59,6 +59,21 @@ var known = []string{
 	".emacs.d", ".ssh", ".npmrc", ".config/direnv", ".config/mise",
 }
 
+// knownCode are further places, from a home, whose files the host's tools read as code or as a
+// program to start (atk41 F5: past the bound they went unseen): gradle's init scripts and
+// properties (org.gradle.java.home), IPython's startup files, the other VS Code builds' user
+// configs (their MCP servers), kubectl's and the AWS CLI's configs (exec, credential_process),
+// docker's config and CLI plugins, cargo's config and bin (on PATH), maven's settings, the
+// start files of python, R, irb and tmux. Only what a tool reads as config, not the trees it
+// fills by use (the class of atk41 F4).
+var knownCode = []string{
+	".gradle/init.d", ".gradle/init.gradle", ".gradle/init.gradle.kts", ".gradle/gradle.properties",
+	".ipython", ".config/VSCodium/User", ".config/Code - Insiders/User", ".vscode-oss", ".vscode-insiders",
+	".kube", ".aws", ".docker/config.json", ".docker/cli-plugins", ".docker/contexts",
+	".cargo/config", ".cargo/config.toml", ".cargo/bin", ".m2/settings.xml",
+	".pythonrc", ".pythonrc.py", ".pythonstartup", ".Rprofile", ".irbrc", ".tmux.conf", ".config/tmux",
+}
+
 // skipped are trees of a home not listed: downloads, caches and toolchains a tool fills by the
 // thousand, where nothing the user links is kept (from the home). Beside them any directory
 // named node_modules or __pycache__, a name ending in "cache" or "caches" (Cache, GPUCache,
@@ -115,7 +130,11 @@ func Find(homes []string, ws string) Found {
 		}
 		walkers[i] = w
 		if !mutated("homelinks-deep-configs") {
-			for _, k := range known {
+			places := known
+			if !mutated("homelinks-known-code-places") {
+				places = slices.Concat(known, knownCode)
+			}
+			for _, k := range places {
 				w.place(filepath.Join(h, k), k)
 			}
 		}

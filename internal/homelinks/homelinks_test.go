@@ -302,3 +302,37 @@ func TestFindSkipsTheWorkspace(t *testing.T) {
 		t.Errorf("~/.config/nvim as the workspace with %d files a call wrote: every change refused: %q", MaxEntries+1, f.Unjudged())
 	}
 }
+
+// Links from the places the host's tools read as code (gradle's init scripts, IPython's
+// startup files, VSCodium's MCP servers, kubectl's and the AWS CLI's configs, …) are found in a
+// home whose other dot-directories pass the bound before them (atk41 F5). Red without those
+// places among the known (mutant homelinks-known-code-places).
+func TestFindKnownCodePlaces(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	ws, _ = filepath.EvalSymlinks(ws)
+	big := filepath.Join(home, ".android", "avd") // breadth first and by name, before them all
+	os.MkdirAll(big, 0o755)
+	for i := 0; i <= MaxEntries; i++ {
+		if err := os.WriteFile(filepath.Join(big, strconv.Itoa(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := []string{".gradle/init.d/init.gradle", ".gradle/gradle.properties", ".ipython/profile_default/startup/00.py",
+		".config/VSCodium/User/mcp.json", ".config/Code - Insiders/User/mcp.json", ".vscode-oss/argv.json",
+		".kube/config", ".aws/config", ".docker/config.json", ".docker/cli-plugins/docker-x", ".cargo/config.toml",
+		".cargo/bin/tool", ".m2/settings.xml", ".pythonrc.py", ".Rprofile", ".irbrc", ".tmux.conf", ".config/tmux/tmux.conf"}
+	for i, l := range links {
+		target := filepath.Join(ws, strconv.Itoa(i))
+		mk(t, ws, map[string]string{strconv.Itoa(i): "x"})
+		mk(t, home, map[string]string{l: "->" + target})
+	}
+	f := Find([]string{home}, ws)
+	if !f.Short {
+		t.Errorf("the home's ~/.android/avd of %d entries: short %v, want the bound reached", MaxEntries+1, f.Short)
+	}
+	for i, l := range links {
+		if got := f.Targets[filepath.Join(ws, strconv.Itoa(i))]; got != "~/"+l {
+			t.Errorf("~/%s -> the workspace: found as %q", l, got)
+		}
+	}
+}

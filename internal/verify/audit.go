@@ -266,4 +266,10 @@ func homeLinksInto(key, ws string, add Add) {
 	if f.Cut {
 		add("MS410", key, "your home has more than %d entries where clients keep their configs: links past them were not looked at", "look at the rest by hand: ls -l ~/.* ~/.config/*", homelinks.MaxEntries)
 	}
+	if f.Short && !mutated("verify-ms410-short") {
+		// past the known places a link into the workspace is not seen by serve either (atk41 F5)
+		add("MS410", key, "your home has more than %d entries in its dot-directories (the walk stopped in %s): its client configs and start files were looked at whole, but a link into the workspace past the bound is seen neither here nor by serve, which then lets calls rewrite what it leads to",
+			fmt.Sprintf("look at the rest by hand (find ~/.[!.]* -type l -lname %s), and keep a dotfile you link into the workspace in its protect list; or move the bulky directory out of the home", shellword.Quote(real+"/*")),
+			homelinks.MaxEntries, f.CutAt)
+	}
 }

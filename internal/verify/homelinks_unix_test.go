@@ -5,9 +5,11 @@ package verify
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/homelinks"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -37,5 +39,31 @@ func TestClientConfigLinkedIntoTheWorkspaceIsMS410(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0].Message, "~/.cursor/mcp.json") || !strings.Contains(got[0].Fix, "cp --remove-destination") ||
 		got[0].Severity != Medium {
 		t.Fatalf("MS410 findings %+v, want one naming ~/.cursor/mcp.json with its fix", got)
+	}
+}
+
+// A home whose dot-directories pass the walk's bound past the client places is named: a link
+// into the workspace past it is seen neither by verify nor by serve (atk41 F5). Red when MS410
+// says nothing of it (mutant verify-ms410-short).
+func TestHomePastTheBoundIsMS410(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	big := filepath.Join(home, ".mozilla")
+	os.MkdirAll(big, 0o755)
+	for i := 0; i <= homelinks.MaxEntries; i++ {
+		if err := os.WriteFile(filepath.Join(big, strconv.Itoa(i)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := policy.Default("allowlist")
+	section.Of(p).Workspace = ws
+	var got []Finding
+	for _, f := range Audit(p, "", Auditor{}) {
+		if f.Rule == "MS410" {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Message, "~/.mozilla") || !strings.Contains(got[0].Message, strconv.Itoa(homelinks.MaxEntries)) || !strings.Contains(got[0].Fix, "protect") {
+		t.Fatalf("MS410 findings %+v, want one naming where the walk stopped and the bound", got)
 	}
 }
