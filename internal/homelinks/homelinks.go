@@ -84,9 +84,13 @@ var skipped = map[string]bool{
 	".gradle/wrapper": true, ".local/share/Trash": true, ".var": true, ".wine": true, ".steam": true,
 	".local/share/Steam": true, ".local/share/flatpak": true, ".conda/pkgs": true,
 	".local/share/containers": true, ".local/share/docker": true,
-	// the clients' own records, a file per session or task, by the ten thousand in a year of
-	// use (atk41 F4: ~/.claude/projects and todos passed the bound in a known place, and every
-	// change was refused): transcripts, not configs
+}
+
+// records are the clients' own records, a file per session or task, by the ten thousand in a
+// year of use (atk41 F4: ~/.claude/projects and todos passed the bound in a known place, and
+// every change was refused): transcripts, not configs. Beside them every VS Code build's
+// User/workspaceStorage and User/History (a directory per workspace opened, a file per save).
+var records = map[string]bool{
 	".claude/projects": true, ".claude/todos": true, ".claude/shell-snapshots": true, ".claude/statsig": true,
 	".claude/file-history": true, ".claude/debug": true, ".codex/sessions": true, ".codex/log": true,
 	".gemini/tmp": true,
@@ -94,6 +98,10 @@ var skipped = map[string]bool{
 
 func skip(rel, name, parent string) bool {
 	if skipped[rel] {
+		return true
+	}
+	if (records[rel] || (name == "workspaceStorage" || name == "History") && filepath.Base(parent) == "User") &&
+		!mutated("homelinks-skip-client-records") {
 		return true
 	}
 	l := strings.ToLower(name)

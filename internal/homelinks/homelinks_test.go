@@ -249,10 +249,11 @@ func TestFindSkipsClientRecords(t *testing.T) {
 	ws, _ = filepath.EvalSymlinks(ws)
 	mk(t, ws, map[string]string{"claude/settings.json": "{}"})
 	mk(t, home, map[string]string{".claude/settings.json": "->" + filepath.Join(ws, "claude", "settings.json")})
-	for _, d := range []string{".claude/projects/-home-me-src", ".claude/todos"} {
+	for _, d := range []string{".claude/projects/-home-me-src", ".claude/todos", ".config/Code/User/workspaceStorage/5f1c",
+		".config/Code/User/History/-3ab1"} {
 		dir := filepath.Join(home, d)
 		os.MkdirAll(dir, 0o755)
-		for i := 0; i <= MaxEntries/2; i++ {
+		for i := 0; i <= MaxEntries/4; i++ {
 			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(i)+".jsonl"), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +261,7 @@ func TestFindSkipsClientRecords(t *testing.T) {
 	}
 	f := Find([]string{home}, ws)
 	if f.Cut || f.Short {
-		t.Errorf("a home whose ~/.claude holds %d session records: cut %v, short %v at %q; want neither", MaxEntries+2, f.Cut, f.Short, f.CutAt)
+		t.Errorf("a home whose ~/.claude and VS Code's User hold %d session records: cut %v, short %v at %q; want neither", 4*(MaxEntries/4+1), f.Cut, f.Short, f.CutAt)
 	}
 	if f.Targets[filepath.Join(ws, "claude", "settings.json")] != "~/.claude/settings.json" {
 		t.Errorf("~/.claude/settings.json's link not found: %v", f.Targets)
