@@ -631,20 +631,10 @@ func (f *follower) pyShadows(by, dir, top string) {
 // pyPrefixMatch says which config starts a program that may import rel (a path from the
 // workspace's root) by a name Python tries for a module, "" when none does.
 func (g *gitGuard) pyPrefixMatch(rel string) string {
-	if len(g.pyPrefix) == 0 {
-		return ""
-	}
-	parts := strings.Split(fold(rel), "/")
-	for i, part := range parts {
-		for _, r := range g.pyPrefix[strings.Join(parts[:i], "/")] {
-			if strings.HasPrefix(part, r.prefix) {
-				by, _ := filepath.Rel(g.ws, r.by)
-				return "a name Python tries for a module a program the protected file " + strconv.Quote(filepath.ToSlash(by)) +
-					" starts imports (an extension module .so is tried before the .py): the host runs it"
-			}
-		}
-	}
-	return ""
+	return g.prefixMatch(g.pyPrefix, rel, func(by string) string {
+		return "a name Python tries for a module a program the protected file " + by +
+			" starts imports (an extension module .so is tried before the .py): the host runs it"
+	})
 }
 
 // A program loads what lies outside its package by routes no rule names too (pickle.load of

@@ -27,10 +27,7 @@ import (
 // the config's directory whole (at the root: nothing unjudged is applied).
 
 // rcPrefix is a name prefix protected in a directory: the names there starting with it.
-type rcPrefix struct {
-	prefix string // folded
-	by     string // the config, absolute
-}
+type rcPrefix = namePrefix
 
 // direnvLoads are direnv's stdlib verbs (and the shell's) whose words name files it loads or watches.
 var direnvLoads = map[string]bool{"find_up": true, "source_env": true, "source_env_if_exists": true, "source_up": true, "source_up_if_exists": true,
@@ -588,18 +585,8 @@ func bracketDepth(v string) int {
 
 // rcPrefixMatch says which .envrc or mise config loads rel (from the root) by a name prefix, "" when none does.
 func (g *gitGuard) rcPrefixMatch(rel string) string {
-	if len(g.rcPrefix) == 0 {
-		return ""
-	}
-	parts := strings.Split(fold(rel), "/")
-	for i, part := range parts {
-		for _, r := range g.rcPrefix[strings.Join(parts[:i], "/")] {
-			if strings.HasPrefix(part, r.prefix) {
-				by, _ := filepath.Rel(g.ws, r.by)
-				return "a file the protected " + strconv.Quote(filepath.ToSlash(by)) +
-					" loads at a cd into its directory (direnv's or mise's loads: there or not): shell code or variables the user's shell then runs"
-			}
-		}
-	}
-	return ""
+	return g.prefixMatch(g.rcPrefix, rel, func(by string) string {
+		return "a file the protected " + by +
+			" loads at a cd into its directory (direnv's or mise's loads: there or not): shell code or variables the user's shell then runs"
+	})
 }
