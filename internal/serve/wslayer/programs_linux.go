@@ -63,6 +63,8 @@ type follower struct {
 	// litSeen are the string literals literalPaths judged, by directory; literals counts them
 	litSeen  map[string]map[string]bool
 	literals int
+	// litScan counts the bytes scanned for closing quotes not found (maxLiteralScan)
+	litScan int
 	// rcSourced are the files an .envrc or mise config sources, by it: read as its shell does
 	rcSourced map[string]string
 	// litOnly are the files queued only as a program's string literal names them (inLit: while
@@ -660,30 +662,24 @@ func (f *follower) literalPaths(t todoFile, dir, text string) {
 	}
 	var words []string
 	for at := 0; at < len(text); {
-		// a literal: a quote, up to 512 bytes on its line with no escape (nor a template's ${),
-		// its quote (a regular expression would cost the follower's worst case ten times)
-		q := strings.IndexAny(text[at:], "'\"`")
-		if q < 0 {
+		lit, next, ok := f.nextLiteral(text, at)
+		if !ok {
+			if f.litScan > maxLiteralScan && f.g.runCut == "" && !mutated("workspace-runs-cut-open") {
+				f.g.runCut = fmt.Sprintf("programs whose quotes take more than %d MiB to scan", maxLiteralScan>>20)
+			}
 			break
 		}
-		open := text[at+q]
-		body := text[at+q+1 : min(len(text), at+q+1+513)]
-		end := strings.IndexByte(body, open)
-		if end < 0 {
-			at += q + 1
-			continue
-		}
-		lit := body[:end]
-		if strings.IndexByte(lit, '\n') >= 0 {
-			at += q + 1 // not a literal of one line: its closing quote may open one
-			continue
-		}
-		at += q + 1 + end + 1
-		if !strings.Contains(lit, "/") || strings.IndexByte(lit, '\\') >= 0 || open == '`' && strings.Contains(lit, "${") {
+		at = next
+		if !strings.Contains(lit, "/") {
 			continue
 		}
 		for _, w := range strings.Fields(lit) {
 			w = strings.Trim(w, `,;:()[]{}`)
+			if strings.Contains(w, litMark) {
+				if w = f.literalWord(t, dir, w); f.g.runCut != "" {
+					return
+				}
+			}
 			if seen[w] || !strings.Contains(w, "/") || strings.Contains(w, "://") || strings.Trim(w, "./") == "" {
 				continue // "." and ".." name the package or above it whole: not words here
 			}
