@@ -486,6 +486,9 @@ func (f *follower) mise(file, dir, text string) {
 				body += "\n" + lines[i]
 			}
 			body, _, _ = strings.Cut(body, q)
+			if q == `"""` {
+				body = tomlBasic(body, true)
+			}
 			strs = []string{body}
 		} else {
 			// the value, to where its brackets close (an array or inline table over several lines)
@@ -494,7 +497,7 @@ func (f *follower) mise(file, dir, text string) {
 				v += "\n" + lines[i]
 			}
 			for _, m := range tomlString().FindAllStringSubmatch(v, -1) {
-				strs = append(strs, m[1]+m[2])
+				strs = append(strs, tomlBasic(m[1], false)+m[2])
 			}
 		}
 		top, _, _ := strings.Cut(full, ".")

@@ -150,3 +150,16 @@ func TestCommitEnvrcTypicalKeepsEditsApplied(t *testing.T) {
 	commitJudges(t, ws, []string{"src/json.py", "flake.nix", ".direnv/python-3.11/bin/python"},
 		[]string{"tests/test_app.py", "docs/index.md", "README.md", "app.py"})
 }
+
+// A mise config's basic strings are decoded as TOML decodes them (attack round atk41 F2): a
+// \u002F in _.source, LD_PRELOAD or a hook, \\ and a multi-line string's line-ending backslash
+// name what mise loads; a literal string keeps its backslashes. Red without it (mutant
+// workspace-follow-mise-toml-escapes).
+func TestCommitMiseTomlEscapes(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, "mise.toml"), "[env]\n_.source = \"tools\\u002Fx.sh\"\n"+
+		"LD_PRELOAD = \"{{config_root}}/lib\\u002Fevil.so\"\n_.file = \"\"\"conf/\\\n    \\U00000065nv.sh\"\"\"\n"+
+		"KUBECONFIG = 'kube\\u002Fconfig'\n[hooks]\nenter = \"bash hooks\\x2Fon-enter\"\n")
+	commitJudges(t, ws, []string{"tools/x.sh", "lib/evil.so", "conf/env.sh", "hooks/on-enter"},
+		[]string{"notes.txt", "tools/readme.md", "kube/config"})
+}
