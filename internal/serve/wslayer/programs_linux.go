@@ -359,6 +359,7 @@ func (f *follower) follow() {
 			})
 		default: // a shell script, a Makefile, a justfile: every word may name a program
 			f.words(t.by, dir, strings.Fields(text), t.depth)
+			f.shellProgram(t, dir, text)
 			f.rcSourcedText(t, text)
 		}
 	}

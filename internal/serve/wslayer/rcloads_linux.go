@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -138,7 +139,9 @@ func (f *follower) rcLoad(by, dir, w string, depth int, whole bool) (followed st
 	if i := strings.IndexAny(w, "$*?[{"); i >= 0 {
 		lit := w[:i]
 		if lit == "" {
-			if whole && !homeTemplate().MatchString(w) {
+			// a start the reader cannot place fails closed, for direnv's loading verbs too (atk41
+			// F1: `source "$(git rev-parse --show-toplevel)/x"`, `${U:-x}`, `${PWD%/}` returned here)
+			if (whole || !mutated("workspace-follow-envrc-fail-closed") && !inherited(w)) && !homeTemplate().MatchString(w) {
 				f.wholeDir(by, dir)
 			}
 			return // $HOME/…: not the workspace
@@ -205,16 +208,86 @@ func (f *follower) direnv(file, dir, text string) {
 // nix`), the directories its path verbs name (whole), the script a runner runs, every word that
 // names a path (whole), and, in an assignment, what the variable makes programs load (envValue).
 func (f *follower) shellText(by, dir, text string) {
-	vars := newShellVars(dir)
-	for _, words := range shellStatements(text) {
+	f.shellWalk(by, dir, []string{dir}, text, func(d string, words []string, vars *shellVars) {
+		f.shellStatement(by, d, words, vars)
+	})
+}
+
+// maxShellDirs bounds the directories a shell program's cd names, past which it fails closed.
+const maxShellDirs = 16
+
+// shellWalk reads the shell program text (of the file by, in the directory self) run from each
+// of dirs, and has visit judge each statement (variables expanded) from each directory the
+// program may be in: a cd, pushd or popd adds the one it names (atk41 F1: `cd tools; source
+// ./x.sh` was judged from the .envrc's directory), keeping the others (a cd in a subshell
+// changes nothing after it); one the reader cannot place fails closed (runCut).
+func (f *follower) shellWalk(by, self string, dirs []string, text string, visit func(dir string, words []string, vars *shellVars)) {
+	vars := newShellVars(dirs[0])
+	vars.m[selfDir] = self
+	if self != by && filepath.Base(by) != ".envrc" && !miseConfig(filepath.Base(filepath.Dir(by)), filepath.Base(by)) {
+		vars.m["PWD"] = unresolvedSub // a script a config starts runs where the config does: not known
+	}
+	stmts := shellStatements(text)
+	vars.unmodeled(stmts)
+	for _, words := range stmts {
 		if f.g.runCut != "" {
 			return // past a bound nothing else is judged anyway
 		}
 		for i := range words {
 			words[i] = vars.expand(words[i])
 		}
-		f.shellStatement(by, dir, words, vars)
+		if k := command(words); k < len(words) && (words[k] == "cd" || words[k] == "pushd" || words[k] == "popd") &&
+			!mutated("workspace-follow-envrc-cd") {
+			dirs = f.shellCd(by, dirs, words[k:], vars)
+			continue
+		}
+		for _, d := range dirs {
+			visit(d, slices.Clone(words), vars)
+		}
 	}
+}
+
+// shellCd adds the directory the cd statement words (cd, pushd, popd and their words) changes
+// into to dirs; one it cannot place fails closed.
+func (f *follower) shellCd(by string, dirs, words []string, vars *shellVars) []string {
+	var to string
+	for _, w := range words[1:] {
+		if !strings.HasPrefix(w, "-") && !strings.HasPrefix(strings.TrimLeft(w, "0123456789&"), ">") {
+			to = w
+			break
+		}
+	}
+	if words[0] == "popd" || to == "" && words[0] == "pushd" {
+		return dirs // back to a directory already in dirs
+	}
+	fail := func() []string {
+		if f.g.runCut == "" {
+			r, _ := filepath.Rel(f.g.ws, by)
+			f.g.runCut = fmt.Sprintf("a shell program (%s) that changes directory to what the check cannot place (%s %s): "+
+				"every file may be what it loads next; name the directory literally", strconv.Quote(filepath.ToSlash(r)),
+				words[0], strconv.Quote(to))
+		}
+		return dirs
+	}
+	if to == "" || strings.HasPrefix(to, "~") || unresolved(to) >= 0 || len(dirs) >= maxShellDirs {
+		return fail()
+	}
+	vars.set("PWD", unresolvedSub) // which of dirs it is: not known
+	inside := false
+	for _, d := range slices.Clone(dirs) {
+		p := absFrom(d, to)
+		if p != f.g.ws && !strings.HasPrefix(p, f.g.ws+"/") {
+			continue // `cd ..` back from a directory below, or out of the workspace from the root
+		}
+		inside = true
+		if !slices.Contains(dirs, p) {
+			dirs = append(dirs, p)
+		}
+	}
+	if !inside {
+		return fail()
+	}
+	return dirs
 }
 
 // shellStatement judges one statement's words (variables expanded), recording its assignments in vars.
@@ -334,6 +407,11 @@ func inherited(w string) bool {
 	i := 0
 	for i < len(n) && (n[i] == '_' || n[i] >= 'A' && n[i] <= 'Z' || i > 0 && n[i] >= '0' && n[i] <= '9') {
 		i++
+	}
+	if strings.HasPrefix(w, "${") && !mutated("workspace-follow-envrc-fail-closed") {
+		// ${NAME:-default}, ${NAME%/}: what the reader cannot tell (the default may be the workspace's);
+		// `${NAME` alone is a loader value's piece split at ':' (${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:})
+		return i > 0 && (i == len(n) || n[i] == '}')
 	}
 	return strings.HasPrefix(w, "$") && i > 0 && (i == len(n) || n[i] == '}' || n[i] == '/' || n[i] == ':')
 }

@@ -163,3 +163,44 @@ func TestCommitMiseTomlEscapes(t *testing.T) {
 	commitJudges(t, ws, []string{"tools/x.sh", "lib/evil.so", "conf/env.sh", "hooks/on-enter"},
 		[]string{"notes.txt", "tools/readme.md", "kube/config"})
 }
+
+// The .envrc reader fails closed on what it cannot read (attack round atk41 F1): $'…' and $"…"
+// are quotes; `dirname "${BASH_SOURCE[0]}"` is the .envrc's directory; a loading verb's word
+// whose start it cannot place (`${U:-x}`, `${PWD%/}`, a command's output) leaves the .envrc's
+// directory whole (at the root nothing unjudged applied); a name `for`, `read` or `printf -v`
+// assigns is not the user's own environment. Red without each (mutants
+// workspace-follow-envrc-quotes, workspace-follow-envrc-fail-closed, workspace-follow-envrc-unmodeled).
+func TestCommitEnvrcReaderFailsClosed(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".envrc"), "source $'tools/a.sh'\nsource $\"tools/b.sh\"\nPATH_add $'bin2'\n"+
+		"source \"$(dirname \"${BASH_SOURCE[0]}\")/tools/c.sh\"\n")
+	commitJudges(t, ws, []string{"tools/a.sh", "tools/b.sh", "bin2/evil", "tools/c.sh"}, []string{"notes.txt", "tools/readme.md"})
+	for _, envrc := range []string{"source \"${U:-tools/x.sh}\"\n", "source \"${PWD%/}/tools/x.sh\"\n",
+		"source_env \"$(git rev-parse --show-toplevel)/tools/x.sh\"\n", "for D in tools; do PATH_add \"$D\"; done\n",
+		"read -r TOOLS <<< tools\nPATH_add \"$TOOLS\"\n", "printf -v TOOLS '%s' tools\nexport PATH=\"$PWD/$TOOLS:$PATH\"\n"} {
+		ws := t.TempDir()
+		write(t, filepath.Join(ws, "sub", ".envrc"), envrc)
+		commitJudges(t, ws, []string{"sub/tools/x.sh", "sub/tools/evil"}, []string{"notes.txt"})
+	}
+}
+
+// A cd, pushd or popd in an .envrc is followed (attack round atk41 F1): what it sources after
+// a cd is protected from the directory it changed into; a cd the reader cannot place refuses
+// what no rule judges. Red without it (mutant workspace-follow-envrc-cd).
+func TestCommitEnvrcCdFollowed(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".envrc"), "cd tools\nsource ./x.sh\ncd ..\npushd lib >/dev/null\nsource y.sh\npopd\n")
+	commitJudges(t, ws, []string{"tools/x.sh", "lib/y.sh"}, []string{"notes.txt", "tools/readme.md"})
+	ws = t.TempDir()
+	write(t, filepath.Join(ws, ".envrc"), "cd \"$SOMEWHERE\"\nsource ./x.sh\n")
+	commitJudges(t, ws, []string{"notes.txt"}, nil)
+}
+
+// The common idioms of an .envrc's loader values keep ordinary edits applied (atk41 F1's
+// fail-closed reading is not a lock): the user's own value appended with ${VAR:+…}.
+func TestCommitEnvrcUserValueIdioms(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".envrc"), "export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$PWD/lib\n"+
+		"export PYTHONPATH=\"$PWD/src${PYTHONPATH:+:$PYTHONPATH}\"\nsource_env_if_exists \"$HOME/.envrc.shared\"\n")
+	commitJudges(t, ws, []string{"lib/libx.so", "src/json.py"}, []string{"notes.txt", "tests/test_app.py"})
+}

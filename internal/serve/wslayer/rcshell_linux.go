@@ -1,6 +1,8 @@
 package wslayer
 
 import (
+	"path"
+	"slices"
 	"strings"
 )
 
@@ -77,6 +79,17 @@ func (r *shellReader) read(text string, depth int) {
 			word.WriteByte(text[i])
 			inWord = true
 			continue
+		case c == '$' && i+1 < len(text) && (text[i+1] == '\'' || text[i+1] == '"') && !mutated("workspace-follow-envrc-quotes"):
+			// bash's $'…' (ANSI-C: escapes decoded) and $"…" (a translated "…") are quotes,
+			// not a variable (atk41 F1)
+			if text[i+1] == '"' {
+				continue
+			}
+			var v string
+			v, i = ansiQuote(text, i)
+			word.WriteString(v)
+			inWord = true
+			continue
 		case c == '$' && i+1 < len(text) && text[i+1] == '(' && !(i+2 < len(text) && text[i+2] == '('):
 			j := closing(text, i+1)
 			sub(text[i+2 : j])
@@ -123,6 +136,18 @@ func (r *shellReader) read(text string, depth int) {
 	endStmt()
 }
 
+// ansiQuote decodes the $'…' at text[i]: its value and the index of its closing quote.
+func ansiQuote(text string, i int) (string, int) {
+	j := i + 2
+	for j < len(text) && text[j] != '\'' {
+		if text[j] == '\\' {
+			j++
+		}
+		j++
+	}
+	return decodeLiteral(text[i+2:min(j, len(text))], false), j
+}
+
 // sub reads a substitution's text into word: `pwd` is the directory, `expand_path X` X from
 // it, anything else its own statements and an unresolved value here.
 func (r *shellReader) sub(inner string, depth int, word *strings.Builder) {
@@ -139,10 +164,64 @@ func (r *shellReader) sub(inner string, depth int, word *strings.Builder) {
 		word.WriteString(fs[1])
 		return
 	}
-	if depth < maxShellNest {
-		r.read(inner, depth+1)
+	if depth >= maxShellNest {
+		word.WriteString(unresolvedSub)
+		return
 	}
+	in2 := &shellReader{}
+	in2.read(inner, depth+1)
+	if v, ok := subValue(in2.stmts); ok && !mutated("workspace-follow-shell-self") {
+		word.WriteString(v)
+		return
+	}
+	r.stmts = append(r.stmts, in2.stmts...)
 	word.WriteString(unresolvedSub)
+}
+
+// selfDir is the variable standing for the directory of the program being read (bash's
+// `dirname "$0"`, `dirname "${BASH_SOURCE[0]}"`): a shell script's own, an .envrc's.
+const selfDir = "__MCPS_SELF_DIR"
+
+// selfWords are the words that name the program being read.
+var selfWords = map[string]bool{"$0": true, "${0}": true, "$BASH_SOURCE": true, "${BASH_SOURCE}": true, "${BASH_SOURCE[0]}": true}
+
+// subValue is what a substitution of the statements stmts prints when the reader knows it: the
+// program's directory (`dirname "$0"`), a literal path's directory, a directory changed into
+// and printed (`cd "$(dirname "$0")/.." && pwd`), a path made absolute (realpath X).
+func subValue(stmts [][]string) (string, bool) {
+	var ws [][]string
+	for _, st := range stmts {
+		var kept []string
+		for _, w := range st {
+			if strings.HasPrefix(strings.TrimLeft(w, "0123456789"), ">") || w == "--" || w == "-P" || w == "-L" || w == "-f" ||
+				w == "-e" || w == "-m" {
+				continue // a redirection, an option that does not change what is printed
+			}
+			kept = append(kept, w)
+		}
+		ws = append(ws, kept)
+	}
+	switch {
+	case len(ws) == 1 && len(ws[0]) == 2 && ws[0][0] == "dirname":
+		x := ws[0][1]
+		switch {
+		case selfWords[x]:
+			return "$" + selfDir, true
+		case x == "$"+selfDir || x == "${"+selfDir+"}":
+			return x + "/..", true
+		case !strings.Contains(x, "$"):
+			return path.Dir(x), true
+		}
+	case len(ws) == 1 && len(ws[0]) == 2 && (ws[0][0] == "realpath" || ws[0][0] == "readlink"):
+		return ws[0][1], !strings.HasPrefix(ws[0][1], "$") || strings.HasPrefix(ws[0][1], "$"+selfDir)
+	case len(ws) == 2 && len(ws[0]) == 2 && ws[0][0] == "cd" && len(ws[1]) == 1 && ws[1][0] == "pwd":
+		x := ws[0][1]
+		if !strings.HasPrefix(x, "/") && !strings.HasPrefix(x, "$") {
+			x = "$PWD/" + x
+		}
+		return x, !strings.HasPrefix(x, "$") || strings.HasPrefix(x, "$PWD") || strings.HasPrefix(x, "$"+selfDir)
+	}
+	return "", false
 }
 
 // closing is the index of the ')' that closes the '(' at open (quotes skipped), or the end.
@@ -180,10 +259,74 @@ func closing(text string, open int) int {
 type shellVars struct {
 	m      map[string]string
 	budget int
+	// unknown are the names the program assigns by a statement the reader does not model
+	// (for, read, mapfile, printf -v, declare -n): never resolved, never the user's own
+	unknown map[string]bool
 }
 
 func newShellVars(dir string) *shellVars {
-	return &shellVars{m: map[string]string{"PWD": dir, "DIRENV_DIR": dir}, budget: maxShellExpand}
+	return &shellVars{m: map[string]string{"PWD": dir, "DIRENV_DIR": dir, selfDir: dir}, budget: maxShellExpand}
+}
+
+// shellKeywords are the words that start a statement before its command.
+var shellKeywords = map[string]bool{"do": true, "then": true, "else": true, "elif": true, "if": true, "while": true,
+	"until": true, "!": true, "{": true, "}": true, "time": true, "command": true, "builtin": true}
+
+// command is the index of the statement's command word (after keywords), len(words) when none.
+func command(words []string) int {
+	k := 0
+	for k < len(words) && shellKeywords[words[k]] {
+		k++
+	}
+	return k
+}
+
+// unmodeled finds the names the statements assign by what the reader does not model (atk41
+// F1: `for D in tools`, `read -r TOOLS`, mapfile, printf -v, declare -n made an upper-case
+// name the reader took for the user's environment) and marks them unknown.
+func (vars *shellVars) unmodeled(stmts [][]string) {
+	if mutated("workspace-follow-envrc-unmodeled") {
+		return
+	}
+	mark := func(w string) {
+		n, _, _ := strings.Cut(w, "=")
+		if n != "" && !strings.HasPrefix(n, "-") && strings.IndexFunc(n, func(r rune) bool { return r > 127 || !isNameByte(byte(r), 1) }) < 0 {
+			if vars.unknown == nil {
+				vars.unknown = map[string]bool{}
+			}
+			vars.unknown[n] = true
+			vars.m[n] = unresolvedSub
+		}
+	}
+	for _, st := range stmts {
+		k := command(st)
+		if k >= len(st) {
+			continue
+		}
+		args := st[k+1:]
+		switch st[k] {
+		case "for", "select":
+			if len(args) > 0 {
+				mark(args[0])
+			}
+		case "read", "mapfile", "readarray", "getopts", "let", "unset":
+			for _, a := range args {
+				mark(a)
+			}
+		case "printf":
+			for i, a := range args {
+				if a == "-v" && i+1 < len(args) {
+					mark(args[i+1])
+				}
+			}
+		case "declare", "typeset", "local", "export", "readonly":
+			if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") && strings.Contains(a, "n") }) {
+				for _, a := range args {
+					mark(a)
+				}
+			}
+		}
+	}
 }
 
 // expand replaces the variables in w that vars know ($NAME, ${NAME}, ${NAME:-…}: the value
@@ -215,6 +358,14 @@ func (vars *shellVars) expand(w string) string {
 				name = inner[:n]
 			}
 			end = i + j + 1
+			if alt, ok := strings.CutPrefix(inner[n:], ":+"); ok && n > 0 && !strings.Contains(alt, "{") && !mutated("workspace-follow-envrc-fail-closed") {
+				// ${NAME:+alt}: alt or nothing; alt's words are what it may load (${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:})
+				if v, known := vars.m[inner[:n]]; !known || v != "" {
+					b.WriteString(vars.expand(alt))
+				}
+				i = end - 1
+				continue
+			}
 		} else {
 			j := i + 1
 			for j < len(w) && isNameByte(w[j], j-i-1) {
@@ -239,6 +390,9 @@ func (vars *shellVars) expand(w string) string {
 
 // set records name's value (past the bounds: unresolved).
 func (vars *shellVars) set(name, value string) {
+	if vars.unknown[name] {
+		return
+	}
 	if len(value) > maxShellValue {
 		value = unresolvedSub
 	}

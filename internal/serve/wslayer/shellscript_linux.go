@@ -1,0 +1,102 @@
+package wslayer
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A protected shell script is read as bash reads it (attack round atk41 F14): its words were
+// split at white space and every word holding a `$` dropped, so the program a run.sh starts by
+// the usual idioms (`cd "$(dirname "$0")/../app" && exec python3 main.py`, `exec python3
+// "$(dirname "$0")/../app/main.py"`, `APP=app; python3 "$APP/main.py"`, `HERE=$(cd "$(dirname
+// "$0")" && pwd)`) was the call's to rewrite. Now the script's statements are read by the bash
+// reader (rcshell_linux.go): `$0` and `${BASH_SOURCE[0]}` are the script, `dirname` of it its
+// directory, its variables known where it assigned them, a cd followed; its words are then
+// judged as a command line's, from its directory and the workspace's root (where clients start
+// it) and each it changes into. A word the reader cannot place fails closed (runCut): one whose
+// unresolved start leads up (`$X/../app`), one a runner runs or a cd changes into.
+
+// shellScript: the file at p with text is a shell script (not a Makefile or a justfile, whose
+// `$(…)` is make's).
+func shellScript(p, text string) bool {
+	switch filepath.Ext(p) {
+	case ".sh", ".bash", ".zsh", ".ksh", ".dash":
+		return true
+	}
+	line, _, _ := strings.Cut(text, "\n")
+	if !strings.HasPrefix(line, "#!") {
+		return false
+	}
+	for _, sh := range []string{"/sh", "bash", "zsh", "ksh", "dash", "env sh"} {
+		if strings.Contains(line, sh) {
+			return true
+		}
+	}
+	return false
+}
+
+// shellProgram judges the shell script t (in dir, text) as bash reads it.
+func (f *follower) shellProgram(t todoFile, dir, text string) {
+	if !shellScript(t.path, text) || mutated("workspace-follow-shell-reader") {
+		return
+	}
+	dirs := []string{dir}
+	if dir != f.g.ws {
+		dirs = append(dirs, f.g.ws)
+	}
+	f.shellWalk(t.by, dir, dirs, text, func(d string, words []string, vars *shellVars) {
+		for _, w := range words {
+			if name, value, ok := assignment(w); ok {
+				vars.set(name, value)
+			}
+		}
+		k := command(words)
+		for k < len(words) {
+			if _, _, ok := assignment(words[k]); !ok {
+				break
+			}
+			k++
+		}
+		runs := k < len(words) && shellRunners[filepath.Base(words[k])]
+		for i := k; i < len(words); i++ {
+			w := words[i]
+			u := unresolved(w)
+			if u < 0 {
+				continue
+			}
+			positional := strings.HasPrefix(w, "$@") || strings.HasPrefix(w, "$*") || len(w) > 1 && w[0] == '$' && w[1] >= '1' && w[1] <= '9'
+			up := u == 0 && (strings.Contains(w, "/..") || strings.Contains(w, "../"))
+			// the program a runner runs: its first word that is not an option
+			ran := runs && i > k && !strings.HasPrefix(w, "-") && firstArg(words[k+1:i]) && u == 0 && !positional &&
+				!homeTemplate().MatchString(w) // $HOME/…, $XDG_…: the user's, not the workspace
+			if up || ran {
+				f.shellCut(t, w)
+				return
+			}
+		}
+		f.words(t.by, d, words[k:], t.depth)
+	})
+}
+
+// firstArg: the words before (a runner's) are all options, so the next is what it runs.
+func firstArg(before []string) bool {
+	for _, w := range before {
+		if !strings.HasPrefix(w, "-") && !shellRunners[filepath.Base(w)] {
+			return false
+		}
+	}
+	return true
+}
+
+// shellCut fails closed for the script t's word w the reader cannot place.
+func (f *follower) shellCut(t todoFile, w string) {
+	if f.g.runCut != "" {
+		return
+	}
+	rel, _ := filepath.Rel(f.g.ws, t.path)
+	f.g.runCut = fmt.Sprintf("a shell script (%s) whose word %s starts with what the check cannot resolve and runs it or leads up "+
+		"from it (it may name any file); name the program from the script's directory (cd \"$(dirname \"$0\")\") or literally",
+		strconv.Quote(filepath.ToSlash(rel)), strconv.Quote(strings.ReplaceAll(w, unresolvedSub, "$(…)")))
+}
