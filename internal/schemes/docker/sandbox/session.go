@@ -81,6 +81,10 @@ type dsession struct {
 	idle  *time.Timer
 	ended bool
 	used  time.Time // when its last call ended: the least recently used idle one gives way first
+	// claim: when this session, waiting for a place, was told one frees (the least recently used
+	// idle session's keep then); that session's later calls do not push it back (keepLeft)
+	claim time.Time
+	since time.Time // when it got its container
 }
 
 // sessBox is a session's container once its supervisor runs: the attach stream is read for the
@@ -240,12 +244,41 @@ func (e *Executor) lruIdle(self *dsession) *dsession {
 
 // keepLeft is how long until the least recently used idle session may give way (sessionKeep
 // after its last call), 0 when it may now or no session is idle. With e.sess.mu held.
+//
+// What self is told to wait for is its claim: an idle session's later calls renew its keep
+// against newcomers that come later, not against self, which gets a place at its claim (from
+// the least recently used session idle then) if it waits or comes back within sessionKeep after
+// it. A session that got its place after the claim keeps it sessionKeep from then, so waiting
+// sessions take turns. Without the claim one client held every place for ever with one trivial
+// call per session every 25 s, and a newcomer's wait and "try again in Ns" never came true
+// (atk41 F7). A claim not taken up within sessionKeep lapses.
 func (e *Executor) keepLeft(self *dsession) time.Duration {
 	v := e.lruIdle(self)
 	if v == nil || mutated("docker-session-evict-min-idle") {
 		return 0
 	}
-	return max(0, sessionKeep-time.Since(v.used))
+	now := time.Now()
+	until := v.used.Add(sessionKeep)
+	if mutated("docker-session-keep-fair") {
+		return max(0, until.Sub(now))
+	}
+	if !self.claim.IsZero() && now.After(self.claim.Add(sessionKeep)) {
+		self.claim = time.Time{} // lapsed: its client did not come back for it
+	}
+	if !self.claim.IsZero() {
+		by := self.claim
+		if t := v.since.Add(sessionKeep); t.After(by) && !mutated("docker-session-claim-turns") {
+			by = t
+		}
+		if by.Before(until) {
+			until = by
+		}
+	}
+	if !until.After(now) {
+		return 0
+	}
+	self.claim = until
+	return until.Sub(now)
 }
 
 // awaitKeep waits (e.sess.mu held, released meanwhile) for left, until the least recently used
@@ -261,7 +294,8 @@ func (e *Executor) awaitKeep(ctx context.Context, by *time.Time, hardStop time.T
 		live := e.sess.live
 		e.sess.mu.Unlock()
 		return executor.Refuse("docker.max_sessions", "%d sessions already have a container (docker.max_sessions = %d), each running a call or used within the last %s "+
-			"(a session's container is kept %s after its last call, so a client between two calls keeps its state): try again in %s, "+
+			"(a session's container is kept %s after its last call, so a client between two calls keeps its state): try again in %s "+
+			"(the least recently used idle session's container gives way to this session then, its later calls notwithstanding), "+
 			"raise docker.max_sessions, or have clients end their sessions when done (an HTTP DELETE; a client that never sends one keeps its place until a new session needs it %s after its last call, or docker.session_idle)",
 			live, max, sessionKeep, sessionKeep, left.Truncate(time.Second)+time.Second, sessionKeep)
 	}
@@ -484,7 +518,7 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 		e.dropBox(sb)
 		return nil, "", errors.New("the MCP session ended while its container started")
 	}
-	s.sb, s.note = sb, ""
+	s.sb, s.note, s.claim, s.since = sb, "", time.Time{}, time.Now()
 	e.sess.mu.Unlock()
 	return sb, note, nil
 }

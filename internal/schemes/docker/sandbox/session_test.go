@@ -268,7 +268,9 @@ func TestDockerSessionKeptAfterCall(t *testing.T) {
 		t.Errorf("B after the refused newcomer: %+v", r)
 	}
 	time.Sleep(4 * time.Second) // A, the least recently used, passes the keep within placeWait
-	if r := mustIn(t, e, "C", ToolShell, sh("echo ran")); r.Stdout != "ran\n" {
+	// D, not C: C's refusal was its claim, which A's later call does not push back
+	// (TestDockerSessionKeepClaim); a newcomer without one waits for A's keep.
+	if r := mustIn(t, e, "D", ToolShell, sh("echo ran")); r.Stdout != "ran\n" {
 		t.Fatalf("a new session once A's keep passes within placeWait: %+v", r)
 	}
 	if d := time.Since(aUsed); d < sessionKeep {
@@ -279,6 +281,68 @@ func TestDockerSessionKeptAfterCall(t *testing.T) {
 	}
 	if n := len(ownContainers(t, eng, e)); n > 2 {
 		t.Errorf("%d containers, want at most 2", n)
+	}
+}
+
+// What a newcomer past docker.max_sessions is told holds: "try again in Ns" is its claim, and
+// the idle session's later calls do not push it back; when it comes back then it is served, the
+// holder's container giving way (atk41 F7: one client held every place for ever with a trivial
+// call per session every 25 s, and each newcomer was refused again). A session that got its
+// place after another newcomer's claim keeps it sessionKeep from then: the second newcomer is
+// refused at once and the first keeps its state, then the second is served at its new time.
+// Red with mutants docker-session-keep-fair and docker-session-claim-turns.
+func TestDockerSessionKeepClaim(t *testing.T) {
+	eng := needEngine(t)
+	defer func(k, w time.Duration) { sessionKeep, placeWait = k, w }(sessionKeep, placeWait)
+	sessionKeep, placeWait = 6*time.Second, 3*time.Second
+	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { dksec.Of(p).MaxSessions = 1 }))
+	tryAgain := func(who string) time.Time {
+		t.Helper()
+		start := time.Now()
+		_, err := callIn(t, e, who, ToolShell, sh("echo ran"))
+		var ref *executor.Refusal
+		if !errors.As(err, &ref) || ref.Rule != "docker.max_sessions" {
+			t.Fatalf("%s past max_sessions = 1, the other used just now: %v, want refused naming docker.max_sessions", who, err)
+		}
+		var n int
+		if i := strings.Index(ref.Reason, "try again in "); i < 0 {
+			t.Fatalf("%s's refusal says no time: %s", who, ref.Reason)
+		} else if _, err := fmt.Sscanf(ref.Reason[i:], "try again in %ds", &n); err != nil {
+			t.Fatalf("%s's refusal: %q: %v", who, ref.Reason[i:], err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s refused after %s, want at once", who, d)
+		}
+		return start.Add(time.Duration(n) * time.Second)
+	}
+	mustIn(t, e, "H", ToolPython, py("x = 1"))
+	at1 := tryAgain("N1")
+	tryAgain("N2")
+	// The holder keeps its place alive with a call a second until N1's time.
+	for time.Now().Before(at1) {
+		if r := mustIn(t, e, "H", ToolPython, py("print(x)")); r.Stdout != "1\n" {
+			t.Fatalf("H while the newcomers wait: %+v", r)
+		}
+		time.Sleep(time.Second)
+	}
+	start := time.Now()
+	if r, err := callIn(t, e, "N1", ToolPython, py("n = 1")); err != nil || r.Stderr != "" {
+		t.Fatalf("N1 at the time it was told, H having called every second meanwhile: %+v %v", r, err)
+	}
+	if d := time.Since(start); d > 2*time.Second+placeWait {
+		t.Errorf("N1 served %s after it came back at its time", d)
+	}
+	// N2's claim has passed too, but N1 got its place after it: N1 keeps it sessionKeep.
+	at2 := tryAgain("N2")
+	if r := mustIn(t, e, "N1", ToolPython, py("print(n)")); r.Stdout != "1\n" || r.Stderr != "" {
+		t.Errorf("N1 after N2's try: %+v", r)
+	}
+	time.Sleep(time.Until(at2))
+	if r := mustIn(t, e, "N2", ToolShell, sh("echo ran")); r.Stdout != "ran\n" {
+		t.Errorf("N2 at its new time: %+v", r)
+	}
+	if n := len(ownContainers(t, eng, e)); n > 1 {
+		t.Errorf("%d containers, want at most 1", n)
 	}
 }
 
