@@ -37,6 +37,80 @@ func CodeLoadingEnv(name string) bool {
 	return codeLoadingNames[name]
 }
 
+// EnvRefused says whether a policy may not pass the variable name to a sandboxed command or a
+// wrapped server (allowlist.env, wrap.env): CodeLoadingEnv's names and, by the shape of their
+// name, their families (codeLoadingShape). The .envrc and mise readers keep to CodeLoadingEnv:
+// a user's own GOPATH=$PWD or KUBECONFIG there is not a reason to freeze the workspace.
+func EnvRefused(name string) bool {
+	return CodeLoadingEnv(name) || !mutated("policy-env-names-families") && codeLoadingShape(name)
+}
+
+// codeLoadingShape: the families of variables that run a program or load code, by the shape of
+// their name rather than one by one (atk41 F12: DOTNET_STARTUP_HOOKS, CORECLR_PROFILER_PATH,
+// SUDO_ASKPASS, CC, CXX, R_LIBS_USER, ERL_LIBS, PS4, CLASSPATH, FPATH, JULIA_LOAD_PATH,
+// CMAKE_TOOLCHAIN_FILE and KUBECONFIG passed the lists above). A name is split at '_'; it is
+// refused when a part ends in what names a program, a hook, a plug-in or a place code is loaded
+// from (…ASKPASS, …HOOK(S), …PROFILER, …PRELOAD, …PLUGIN(S), …LIB(S), …PATH, …CONFIG, …CONF,
+// …RC, …STARTUP), when its last part says it is a program to run (…_COMMAND, …_CMD, …_EDITOR,
+// …_PAGER, …SHELL, …_RSH, …_SSH, …_RUNNER, …_WRAPPER, …_LINKER, …_PROGRAM, …EXECUTABLE,
+// …_INTERPRETER, …_TOOLCHAIN), when it starts with a runtime's prefix whose settings load code
+// (DOTNET_, CORECLR_, COREHOST_, COR_, COMPLUS_, CMAKE_, ERL_, BASH_FUNC_, CARGO_TARGET_,
+// CARGO_BUILD_), or when it is one of the build tools' programs and flags make and configure read
+// (CC, CXX, LD, CFLAGS, …) or a prompt bash expands $(…) in (PS0–PS4). Data variables (tokens,
+// URLs, ids, LANG, TZ, TERM) pass: wrap.env hands the client's own data variables to the server by
+// name, which a list of reviewed names would refuse. What passes is still judged by its value
+// (verify's MS116).
+func codeLoadingShape(name string) bool {
+	n := strings.ToUpper(name)
+	if n == "GIT_CONFIG_NOSYSTEM" {
+		return false // it takes a config away, never adds one
+	}
+	if buildNames[n] {
+		return true
+	}
+	for _, p := range []string{"DOTNET_", "CORECLR_", "COREHOST_", "COR_", "COMPLUS_", "CMAKE_", "ERL_", "BASH_FUNC_", "CARGO_TARGET_", "CARGO_BUILD_"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	parts := strings.Split(n, "_")
+	for _, w := range parts {
+		if strings.HasSuffix(w, "SRC") {
+			continue // …_SRC is a source, not an rc file
+		}
+		for _, s := range []string{"ASKPASS", "HOOK", "HOOKS", "PROFILER", "PRELOAD", "PLUGIN", "PLUGINS", "LIB", "LIBS", "PATH", "CONFIG", "CONF", "RC", "STARTUP"} {
+			if strings.HasSuffix(w, s) {
+				return true
+			}
+		}
+	}
+	last := parts[len(parts)-1]
+	if strings.HasSuffix(last, "SHELL") || strings.HasSuffix(last, "EXECUTABLE") {
+		return true
+	}
+	if len(parts) > 1 {
+		switch last {
+		case "COMMAND", "CMD", "EDITOR", "PAGER", "RSH", "SSH", "RUNNER", "WRAPPER", "LINKER", "PROGRAM", "INTERPRETER", "TOOLCHAIN":
+			return true
+		}
+	}
+	return false
+}
+
+// buildNames: the programs and flags make's implicit rules, configure scripts, setuptools, cgo and
+// cargo take from the environment (CC = "sh x.sh" runs x.sh; CFLAGS = "-fplugin=…" loads a
+// shared object), and bash's prompts (PS4 is expanded, $(…) and all, at each line under -x).
+var buildNames = map[string]bool{
+	"CC": true, "CXX": true, "CPP": true, "LD": true, "AR": true, "AS": true, "NM": true, "RANLIB": true, "STRIP": true,
+	"OBJCOPY": true, "OBJDUMP": true, "READELF": true, "FC": true, "F77": true, "F90": true, "HOSTCC": true, "HOSTCXX": true,
+	"HOSTLD": true, "CC_FOR_BUILD": true, "CXX_FOR_BUILD": true, "CPP_FOR_BUILD": true, "CROSS_COMPILE": true, "MAKE": true,
+	"YACC": true, "BISON": true, "LEX": true, "M4": true, "RUSTC": true, "RUSTDOC": true, "CARGO": true,
+	"CFLAGS": true, "CXXFLAGS": true, "CPPFLAGS": true, "LDFLAGS": true, "FFLAGS": true, "FCFLAGS": true, "RUSTFLAGS": true,
+	"RUSTDOCFLAGS": true, "CARGO_ENCODED_RUSTFLAGS": true, "CGO_CFLAGS": true, "CGO_CPPFLAGS": true, "CGO_CXXFLAGS": true,
+	"CGO_FFLAGS": true, "CGO_LDFLAGS": true, "JAVA_HOME": true, "R_HOME": true, "JULIA_PROJECT": true, "JULIA_DEPOT_PATH": true,
+	"PS0": true, "PS1": true, "PS2": true, "PS3": true, "PS4": true, "IFS": true,
+}
+
 var codeLoadingPrefixes = []string{"LD_", "DYLD_", "GIT_CONFIG", "LUA_INIT", "LUA_PATH", "LUA_CPATH", "R_PROFILE", "R_ENVIRON"}
 
 // steeringPrefixes: GStreamer's plugin variables (GST_PLUGIN_PATH, GST_PLUGIN_PATH_1_0,
@@ -146,11 +220,20 @@ func EnvNamesPath(name, value, ws string) bool {
 		if _, err := os.Lstat(filepath.Join(ws, w)); err == nil {
 			return true
 		}
-		return pathName(name)
+		return pathName(name) || !mutated("verify-ms116-bare-script-words") && scriptWord(w)
 	}
+	runner := false // the previous words were a runner and its options: this one is its script
 	for _, f := range strings.FieldsFunc(value, func(r rune) bool {
 		return r == ' ' || r == '\t' || r == ',' || r == ':' || r == ';'
 	}) {
+		if runner && !strings.HasPrefix(f, "-") && !strings.Contains(f, "=") && !old && name != "TZ" && !mutated("verify-ms116-bare-script-words") {
+			// CC = "sh x.sh", SUDO_ASKPASS = "python3 helper": the runner opens its script from the
+			// working directory, a call's file once the call makes it (atk41 F12)
+			if !filepath.IsAbs(f) || inside(filepath.Clean(f)) {
+				return true
+			}
+		}
+		runner = runnerWord(f) || runner && (strings.HasPrefix(f, "-") && f != "-c" && f != "-e" && f != "-m" || strings.Contains(f, "="))
 		opt, val, isOpt := strings.Cut(f, "=")
 		if isOpt {
 			if opt != "" && word(opt, !strings.HasPrefix(opt, "-")) {
@@ -166,6 +249,36 @@ func EnvNamesPath(name, value, ws string) bool {
 		if word(f, true) {
 			return true
 		}
+	}
+	return false
+}
+
+// runnerWord says whether w is a program that runs the script its next word names: a shell or
+// an interpreter (by base name, a version suffix allowed: python3.12).
+func runnerWord(w string) bool {
+	b := strings.TrimRight(filepath.Base(w), "0123456789.")
+	switch b {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "python", "pypy", "node", "nodejs", "deno", "bun", "perl", "ruby",
+		"php", "lua", "luajit", "Rscript", "tclsh", "wish", "awk", "gawk", "julia", "guile", "exec", "source", "env", "xargs", "nohup", "uv", "uvx", "npx", "pipx":
+		return true
+	}
+	return false
+}
+
+// scriptWord says whether a bare word is a file name by its extension: a script, a library, a
+// module or a configuration a program opens from its working directory (x.sh, helper.py,
+// evil.so, tool.jar, build.mk). Words with other dots (C.UTF-8, 127.0.0.1, proxy.example)
+// are not.
+func scriptWord(w string) bool {
+	i := strings.LastIndexByte(w, '.')
+	if i <= 0 || i == len(w)-1 {
+		return false
+	}
+	switch strings.ToLower(w[i+1:]) {
+	case "sh", "bash", "zsh", "ksh", "fish", "py", "pyc", "pyz", "pth", "js", "mjs", "cjs", "ts", "pl", "pm", "rb", "php", "lua", "tcl",
+		"r", "jl", "el", "scm", "vim", "awk", "so", "dylib", "dll", "exe", "bat", "cmd", "ps1", "jar", "class", "wasm", "mk", "cmake",
+		"toml", "json", "yaml", "yml", "ini", "conf", "cfg", "rc", "env", "xml", "gitconfig", "specs", "spec", "ld":
+		return true
 	}
 	return false
 }

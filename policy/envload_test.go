@@ -13,7 +13,9 @@ import (
 // A value names the workspace as the program resolves it from its working directory, the
 // workspace, not by its spelling (atk40b F4: "tools/pager", GIT_DIR=meta, CURL_HOME=conf passed
 // verify; "./tools/pager" did not). Red when only ./, ../ and absolute words count (mutant
-// verify-ms116-relative-words).
+// verify-ms116-relative-words); a runner's script and a bare file name with a script's extension
+// are places though not there yet (atk41 F12: CC = "sh x.sh" passed), red with mutant
+// verify-ms116-bare-script-words.
 func TestEnvNamesPath(t *testing.T) {
 	ws := t.TempDir()
 	os.Mkdir(filepath.Join(ws, "vendor"), 0o755)
@@ -48,6 +50,16 @@ func TestEnvNamesPath(t *testing.T) {
 		{"NO_PROXY", "localhost,127.0.0.1", false},
 		{"HTTPS_PROXY", "http://proxy.example:3128", false},
 		{"X", "a/../../elsewhere", false},
+		// a runner's script and a bare file name by its extension, not there yet (atk41 F12)
+		{"SOME_HELPER", "sh x.sh", true},
+		{"SOME_HELPER", "python3 -u helper", true},
+		{"SOME_HELPER", "/usr/bin/env FOO=1 bash run", true},
+		{"SOME_HELPER", "x.sh", true},
+		{"SOME_HELPER", "evil.so", true},
+		{"SOME_HELPER", "sh /usr/lib/x.sh", false}, // outside the workspace
+		{"SOME_HELPER", "sh -c true", false},
+		{"LC_ALL", "en_US.UTF-8", false},
+		{"NO_PROXY", "proxy.example,10.0.0.1", false},
 	}
 	for _, c := range cases {
 		if got := policy.EnvNamesPath(c.name, c.value, ws); got != c.want {
@@ -79,5 +91,35 @@ func TestCodeLoadingEnvSteeringNames(t *testing.T) {
 	var pe *policy.Error
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "allowlist.env.PAGER") {
 		t.Errorf("PAGER in allowlist.env: %v, want it refused", err)
+	}
+}
+
+// The families of program-running and code-loading variables are refused by the shape of their
+// name, not one by one (atk41 F12: DOTNET_STARTUP_HOOKS, SUDO_ASKPASS, CC, R_LIBS_USER, PS4 …
+// passed allowlist.env and wrap.env); data variables still pass. Red with mutant
+// policy-env-names-families.
+func TestCodeLoadingEnvFamilies(t *testing.T) {
+	for _, n := range []string{"DOTNET_STARTUP_HOOKS", "DOTNET_ADDITIONAL_DEPS", "CORECLR_PROFILER_PATH", "COR_PROFILER_PATH", "COMPlus_EnableDiagnostics",
+		"SUDO_ASKPASS", "SSH_ASKPASS_REQUIRE", "CC", "CXX", "CPP", "LD", "AR", "CFLAGS", "LDFLAGS", "CGO_LDFLAGS", "R_LIBS_USER", "R_LIBS",
+		"ERL_LIBS", "ERL_AFLAGS", "PS4", "CLASSPATH", "FPATH", "JULIA_LOAD_PATH", "GUILE_LOAD_PATH", "PKG_CONFIG_PATH",
+		"CMAKE_TOOLCHAIN_FILE", "KUBECONFIG", "DOCKER_CONFIG", "INPUTRC", "FZF_DEFAULT_COMMAND", "RSYNC_RSH", "SHELL",
+		"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "CARGO_BUILD_RUSTC_WRAPPER", "BASH_FUNC_ls%%", "HELM_PLUGINS", "JAVA_HOME",
+		"GOPATH", "MY_TOOL_PLUGIN", "HOOKS_DIR", "NODE_PRELOAD"} {
+		if !policy.EnvRefused(n) {
+			t.Errorf("%s passes allowlist.env and wrap.env", n)
+		}
+	}
+	for _, n := range []string{"LANG", "LC_ALL", "TZ", "TERM", "HOME", "NO_COLOR", "COLUMNS", "GITHUB_TOKEN", "API_KEY", "MY_TOKEN",
+		"OPENAI_BASE_URL", "GITLAB_API_URL", "SLACK_TEAM_ID", "HTTPS_PROXY", "NO_PROXY", "GOFLAGS", "GOCACHE", "DATA_SRC", "ODD",
+		"HOME_DIR", "GIT_CONFIG_NOSYSTEM", "PYTHONDONTWRITEBYTECODE", "CGO_ENABLED"} {
+		if policy.EnvRefused(n) {
+			t.Errorf("%s refused: it loads nothing", n)
+		}
+	}
+	src := strings.Replace(validAllowlist, `env = { LANG = "C.UTF-8" }`, `env = { SUDO_ASKPASS = "sh x.sh" }`, 1)
+	_, err := policy.Parse("p.toml", []byte(src))
+	var pe *policy.Error
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "allowlist.env.SUDO_ASKPASS") {
+		t.Errorf("SUDO_ASKPASS in allowlist.env: %v, want it refused", err)
 	}
 }

@@ -114,7 +114,7 @@ func (a *Allowlist) Validate(active bool) []policy.Problem {
 			add(key, "%q is not a valid variable name", "use letters, digits and '_'", k)
 		case k == "PATH":
 			add(key, "PATH is fixed by mcpsandbox", "remove it: commands run by pinned absolute path")
-		case policy.CodeLoadingEnv(k):
+		case policy.EnvRefused(k):
 			add(key, "%s lets the environment inject code into allowlisted binaries", "remove it", k)
 		}
 	}

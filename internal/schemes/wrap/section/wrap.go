@@ -119,7 +119,7 @@ func (w *Wrap) Validate(active bool) []policy.Problem {
 			add(key, "%q is not a variable name", `list names only, e.g. env = ["GITHUB_TOKEN"]; the values come from the client's environment`, k)
 		case k == "PATH" || k == "HOME" || k == "TMPDIR":
 			add(key, "%s is set by wrap", "remove it", k)
-		case policy.CodeLoadingEnv(k):
+		case policy.EnvRefused(k):
 			add(key, "%s lets the environment inject code into the server", "remove it", k)
 		}
 	}
