@@ -1238,6 +1238,11 @@ func checkEntry(line []byte) (hash, why string) {
 	}
 	sealed, err := e.seal()
 	if err == nil && e.Hash != stored {
+		// a line written before serve escaped the runes that render as nothing (atk41 F6):
+		// its hash covers them raw
+		sealed, err = e.sealWith(marshalPrintOnly)
+	}
+	if err == nil && e.Hash != stored {
 		// a line written before serve escaped the runes a terminal does not print (atk40 F3):
 		// its hash covers them raw
 		sealed, err = e.sealWith(json.Marshal)
