@@ -128,8 +128,11 @@ type Decision struct {
 	// or the check that refused it: the policy key (not listed), or one of RuleDeniedAddr,
 	// RuleSNI, RuleNotTLS, RuleHostHeader, RuleBadRequest, RuleLimit, RuleUpstream; or, for a
 	// summary of decisions past Options.LogRate, RuleLogRate.
-	Rule     string        `json:"rule"`
-	Reason   string        `json:"reason,omitempty"`    // a refusal's sentence (the 403 body)
+	Rule   string `json:"rule"`
+	Reason string `json:"reason,omitempty"` // a refusal's sentence (the 403 body)
+	// sentence: serve's own words for a refusal by the policy's host list (notListed: the
+	// host, port and key only), for Note; other rules' are fixed (ruleSentences)
+	sentence string
 	BytesOut int64         `json:"bytes_out,omitempty"` // sandbox -> host
 	BytesIn  int64         `json:"bytes_in,omitempty"`  // host -> sandbox
 	Duration time.Duration `json:"duration_ns,omitempty"`
@@ -701,7 +704,8 @@ func (p *Proxy) open(c net.Conn, d *Decision) (net.Conn, policy.HostRule, bool) 
 		}
 	}
 	if !listed {
-		p.refuse(c, d, http.StatusForbidden, p.o.Key, p.notListed(host, port))
+		d.sentence = p.notListed(host, port)
+		p.refuse(c, d, http.StatusForbidden, p.o.Key, d.sentence)
 		return nil, matched, false
 	}
 	d.Rule = matched.String()

@@ -131,13 +131,7 @@ type egressCall struct {
 
 // deny records one of the call's refusals.
 func (c *egressCall) deny(d egressproxy.Decision) {
-	n := d.Note()
-	if !plainHost(d.Host) && !mutated("egress-note-host-raw") {
-		// the host is the sandboxed program's text: one that is not a plain name or address
-		// (U+2028, no-break spaces, fullwidth punctuation pass the URL parser) would be a line
-		// of serve's own in the model's view (atk35b F4)
-		n = fmt.Sprintf("egress to %s denied (%s): not a plain DNS name or IP address", strconv.QuoteToASCII(d.Host), d.Rule)
-	}
+	n := d.Note() // serve's own fields only: a host that is not plain quoted (atk35b F4, atk41 F17)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -425,19 +419,4 @@ func (e *Executor) egressNetNSNote(d string) string {
 		return d
 	}
 	return fmt.Sprintf("each call gets a new network namespace: no interface but loopback, no route; on loopback only 127.0.0.1:%d, answered by serve's egress proxy", e.egress.port)
-}
-
-// plainHost: ASCII letters, digits, '.', '-', '_' and ':' (an IPv6 address), at most 253 bytes.
-func plainHost(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		switch c := h[i]; {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '_', c == ':':
-		default:
-			return false
-		}
-	}
-	return true
 }

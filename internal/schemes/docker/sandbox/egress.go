@@ -304,12 +304,7 @@ func (b *boxEgress) endNotes(res *executor.Result) {
 // deny gathers one refusal of the proxy (egress.Options.Denied), told before the program
 // learns of it, so a call that ends on its 403 finds it named.
 func (b *boxEgress) deny(d egress.Decision) {
-	n := d.Note()
-	if !plainHost(d.Host) {
-		// the host is the sandboxed program's text: one that is not a plain name or address
-		// would be a line of serve's own in the model's view (as allowlist's, atk35b F4)
-		n = fmt.Sprintf("egress to %s denied (%s): not a plain DNS name or IP address", strconv.QuoteToASCII(d.Host), d.Rule)
-	}
+	n := d.Note() // serve's own fields only: a host that is not plain quoted (atk35b F4, atk41 F17)
 	b.nmu.Lock()
 	defer b.nmu.Unlock()
 	switch {
@@ -320,21 +315,6 @@ func (b *boxEgress) deny(d egress.Decision) {
 	default:
 		b.deniedMore++
 	}
-}
-
-// plainHost: ASCII letters, digits, '.', '-', '_' and ':' (an IPv6 address), at most 253 bytes.
-func plainHost(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for i := 0; i < len(h); i++ {
-		switch c := h[i]; {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '_', c == ':':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // startEgress prepares the egress of a host-list policy; nil, nil when the policy has none.
