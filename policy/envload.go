@@ -74,9 +74,15 @@ func codeLoadingShape(name string) bool {
 		}
 	}
 	parts := strings.Split(n, "_")
-	for _, w := range parts {
+	for i, w := range parts {
 		if strings.HasSuffix(w, "SRC") {
 			continue // …_SRC is a source, not an rc file
+		}
+		if w == "PATH" && i > 0 && !codePathWord[parts[i-1]] && !mutated("policy-env-data-path") {
+			// a data file's or directory's place (the memory server's MEMORY_FILE_PATH, MODEL_PATH,
+			// DB_PATH): its value is judged (MS116), the name is not refused; JULIA_LOAD_PATH,
+			// GEM_PATH and the one-word CLASSPATH, FPATH, GOPATH are
+			continue
 		}
 		for _, s := range []string{"ASKPASS", "HOOK", "HOOKS", "PROFILER", "PRELOAD", "PLUGIN", "PLUGINS", "LIB", "LIBS", "PATH", "CONFIG", "CONF", "RC", "STARTUP"} {
 			if strings.HasSuffix(w, s) {
@@ -95,6 +101,46 @@ func codeLoadingShape(name string) bool {
 		}
 	}
 	return false
+}
+
+// codePathWord: the words before a _PATH that make it a search path for code (or for where a
+// runtime's packages are kept), not a data file's place.
+var codePathWord = map[string]bool{
+	"LOAD": true, "LIBRARY": true, "LIB": true, "MODULE": true, "MODULES": true, "CLASS": true, "PLUGIN": true,
+	"PLUGINS": true, "INCLUDE": true, "SITE": true, "SEARCH": true, "BIN": true, "EXEC": true, "GEM": true,
+	"DEPOT": true, "PACKAGE": true, "PACKAGES": true, "PKG": true, "EXTENSION": true, "EXTENSIONS": true, "ADDON": true,
+	"ADDONS": true, "SCRIPT": true, "SCRIPTS": true, "HOOK": true, "HOOKS": true, "STARTUP": true, "INIT": true,
+	"PROFILER": true, "AGENT": true, "NODE": true, "PYTHON": true, "RUBY": true, "PERL": true, "PERL5": true,
+	"LUA": true, "TCL": true, "GUILE": true, "JULIA": true, "CPATH": true, "R": true, "SHARED": true, "DLL": true,
+	"SO": true, "DYLIB": true, "FRAMEWORK": true, "FALLBACK": true, "PRELOAD": true, "RUNTIME": true, "TOOL": true,
+	"TOOLS": true, "COMMAND": true, "PROGRAM": true, "EXECUTABLE": true, "INTERPRETER": true, "SHELL": true, "HELPER": true,
+}
+
+// ProgramWordOK says whether value may go in allowlist.env for name although the name is
+// refused: a variable whose value is a program a tool starts (PAGER, GIT_PAGER, EDITOR …) set to
+// one bare program name (PAGER = "cat", the usual way to stop git paging) is looked up on the
+// fixed PATH, never in the working directory, so no file of a call's is run. A word with a '/',
+// a '.', an argument or anything a shell reads otherwise stays refused.
+func ProgramWordOK(name, value string) bool {
+	if mutated("policy-env-program-word") || !programValued(name) || value == "" {
+		return false
+	}
+	for _, r := range value {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '+') {
+			return false
+		}
+	}
+	return value[0] != '-'
+}
+
+// programValued: the names whose value is a program to start (steeringNames' pagers, editors and
+// browser; any …_PAGER, …_EDITOR).
+func programValued(name string) bool {
+	switch name {
+	case "PAGER", "MANPAGER", "EDITOR", "VISUAL", "BROWSER":
+		return true
+	}
+	return strings.HasSuffix(name, "_PAGER") || strings.HasSuffix(name, "_EDITOR")
 }
 
 // buildNames: the programs and flags make's implicit rules, configure scripts, setuptools, cgo and

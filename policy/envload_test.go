@@ -104,14 +104,17 @@ func TestCodeLoadingEnvFamilies(t *testing.T) {
 		"ERL_LIBS", "ERL_AFLAGS", "PS4", "CLASSPATH", "FPATH", "JULIA_LOAD_PATH", "GUILE_LOAD_PATH", "PKG_CONFIG_PATH",
 		"CMAKE_TOOLCHAIN_FILE", "KUBECONFIG", "DOCKER_CONFIG", "INPUTRC", "FZF_DEFAULT_COMMAND", "RSYNC_RSH", "SHELL",
 		"CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "CARGO_BUILD_RUSTC_WRAPPER", "BASH_FUNC_ls%%", "HELM_PLUGINS", "JAVA_HOME",
-		"GOPATH", "MY_TOOL_PLUGIN", "HOOKS_DIR", "NODE_PRELOAD"} {
+		"GOPATH", "MY_TOOL_PLUGIN", "HOOKS_DIR", "NODE_PRELOAD", "GEM_PATH", "LIBRARY_PATH", "MY_PLUGIN_PATH", "APP_MODULE_PATH"} {
 		if !policy.EnvRefused(n) {
 			t.Errorf("%s passes allowlist.env and wrap.env", n)
 		}
 	}
 	for _, n := range []string{"LANG", "LC_ALL", "TZ", "TERM", "HOME", "NO_COLOR", "COLUMNS", "GITHUB_TOKEN", "API_KEY", "MY_TOKEN",
 		"OPENAI_BASE_URL", "GITLAB_API_URL", "SLACK_TEAM_ID", "HTTPS_PROXY", "NO_PROXY", "GOFLAGS", "GOCACHE", "DATA_SRC", "ODD",
-		"HOME_DIR", "GIT_CONFIG_NOSYSTEM", "PYTHONDONTWRITEBYTECODE", "CGO_ENABLED"} {
+		"HOME_DIR", "GIT_CONFIG_NOSYSTEM", "PYTHONDONTWRITEBYTECODE", "CGO_ENABLED",
+		// a data file's place: the memory server's MEMORY_FILE_PATH, a model's, a database's
+		// (mutant policy-env-data-path)
+		"MEMORY_FILE_PATH", "MODEL_PATH", "DB_PATH", "OUTPUT_PATH"} {
 		if policy.EnvRefused(n) {
 			t.Errorf("%s refused: it loads nothing", n)
 		}
@@ -121,5 +124,29 @@ func TestCodeLoadingEnvFamilies(t *testing.T) {
 	var pe *policy.Error
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "allowlist.env.SUDO_ASKPASS") {
 		t.Errorf("SUDO_ASKPASS in allowlist.env: %v, want it refused", err)
+	}
+}
+
+// PAGER = "cat" (the usual way to stop git paging) is one bare program name, looked up on the
+// fixed PATH: allowlist.env takes it; a path, an argument, a name of another kind do not, and
+// the refusal says what would pass. Red without it (mutant policy-env-program-word).
+func TestEnvProgramNameWord(t *testing.T) {
+	for _, c := range []struct {
+		env string
+		ok  bool
+	}{
+		{`PAGER = "cat"`, true}, {`GIT_PAGER = "cat"`, true}, {`EDITOR = "vim"`, true}, {`MANPAGER = "less"`, true},
+		{`PAGER = "./pager"`, false}, {`PAGER = "tools/pager"`, false}, {`PAGER = "x.sh"`, false}, {`PAGER = "less -R"`, false},
+		{`PAGER = "sh -c x"`, false}, {`PAGER = "$(x)"`, false}, {`PAGER = "-R"`, false}, {`PAGER = ""`, false},
+		{`GIT_DIR = "cat"`, false}, {`LD_PRELOAD = "cat"`, false},
+	} {
+		src := strings.Replace(validAllowlist, `env = { LANG = "C.UTF-8" }`, `env = { `+c.env+` }`, 1)
+		_, err := policy.Parse("p.toml", []byte(src))
+		if (err == nil) != c.ok {
+			t.Errorf("allowlist.env %s: %v, want accepted %v", c.env, err, c.ok)
+		}
+		if !c.ok && strings.HasPrefix(c.env, "PAGER") && (err == nil || !strings.Contains(err.Error(), `one bare program name found on PATH (PAGER = "cat")`)) {
+			t.Errorf("allowlist.env %s: %v, want the fix naming a bare program name", c.env, err)
+		}
 	}
 }

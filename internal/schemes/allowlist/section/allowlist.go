@@ -107,15 +107,15 @@ func (a *Allowlist) Validate(active bool) []policy.Problem {
 		add("allowlist.workspace", "the workspace cannot be /", "use a dedicated directory such as ~/ai-workspace")
 	}
 	ps = append(ps, policy.ValidateNetwork("allowlist.network", a.Net(), false)...)
-	for k := range a.Env {
+	for k, v := range a.Env {
 		key := "allowlist.env." + k
 		switch {
 		case !policy.ValidEnvName(k):
 			add(key, "%q is not a valid variable name", "use letters, digits and '_'", k)
 		case k == "PATH":
 			add(key, "PATH is fixed by mcpsandbox", "remove it: commands run by pinned absolute path")
-		case policy.EnvRefused(k):
-			add(key, "%s lets the environment inject code into allowlisted binaries", "remove it", k)
+		case policy.EnvRefused(k) && !policy.ProgramWordOK(k, v):
+			add(key, "%s lets the environment inject code into allowlisted binaries", envFix(k), k)
 		}
 	}
 	if active && len(a.Commands) == 0 {
@@ -250,4 +250,12 @@ func (a *Allowlist) Summary() []string {
 		"workspace " + a.Workspace,
 		fmt.Sprintf("commands (%d, each pinned by sha256): %s", len(names), strings.Join(names, ", ")),
 		"network " + a.Net().String()}
+}
+
+// envFix is what to do with a refused allowlist.env name.
+func envFix(name string) string {
+	if policy.ProgramWordOK(name, "cat") {
+		return `remove it, or give it one bare program name found on PATH (PAGER = "cat")`
+	}
+	return "remove it"
 }
