@@ -75,8 +75,11 @@ func codeLoadingShape(name string) bool {
 	}
 	parts := strings.Split(n, "_")
 	for i, w := range parts {
-		if strings.HasSuffix(w, "SRC") {
-			continue // …_SRC is a source, not an rc file
+		if strings.HasSuffix(w, "SRC") || dataPart[w] && !mutated("policy-env-data-words") {
+			continue // …_SRC is a source, not an rc file; a webhook is a URL (atk42 F5)
+		}
+		if i+1 < len(parts) && dataQualifier[parts[i+1]] && !mutated("policy-env-data-words") {
+			continue // …_STARTUP_TIMEOUT, …_WEBHOOK_URL, …_PLUGIN_ID: a setting of it, not it
 		}
 		if w == "PATH" && i > 0 && !codePathWord[parts[i-1]] && !mutated("policy-env-data-path") {
 			// a data file's or directory's place (the memory server's MEMORY_FILE_PATH, MODEL_PATH,
@@ -101,6 +104,19 @@ func codeLoadingShape(name string) bool {
 		}
 	}
 	return false
+}
+
+// dataPart: words that end like a family's (…HOOK, …PATH, …RC) and name data: a webhook is a
+// URL, a file path a data file's place, ARC and NPC are names (atk42 F5: SLACK_WEBHOOK_URL,
+// DB_FILEPATH, ARC_API_KEY were refused).
+var dataPart = map[string]bool{"WEBHOOK": true, "WEBHOOKS": true, "FILEPATH": true, "DIRPATH": true, "URLPATH": true, "ARC": true, "NPC": true}
+
+// dataQualifier: a part after a family's word that makes the name a setting of it (its
+// timeout, URL, secret, id, whether it is on), not the program or place itself.
+var dataQualifier = map[string]bool{
+	"TIMEOUT": true, "DELAY": true, "MS": true, "SECONDS": true, "SECS": true, "SEC": true, "RETRIES": true, "RETRY": true,
+	"URL": true, "URI": true, "SECRET": true, "TOKEN": true, "KEY": true, "ID": true, "IDS": true, "NAME": true,
+	"ENABLED": true, "DISABLED": true, "COUNT": true, "LIMIT": true, "MAX": true, "MIN": true, "LEVEL": true, "VERSION": true,
 }
 
 // codePathWord: the words before a _PATH that make it a search path for code (or for where a

@@ -114,7 +114,11 @@ func TestCodeLoadingEnvFamilies(t *testing.T) {
 		"HOME_DIR", "GIT_CONFIG_NOSYSTEM", "PYTHONDONTWRITEBYTECODE", "CGO_ENABLED",
 		// a data file's place: the memory server's MEMORY_FILE_PATH, a model's, a database's
 		// (mutant policy-env-data-path)
-		"MEMORY_FILE_PATH", "MODEL_PATH", "DB_PATH", "OUTPUT_PATH"} {
+		"MEMORY_FILE_PATH", "MODEL_PATH", "DB_PATH", "OUTPUT_PATH",
+		// a webhook's URL, a setting of a family's word, a name ending like one (atk42 F5;
+		// mutant policy-env-data-words)
+		"SLACK_WEBHOOK_URL", "DISCORD_WEBHOOK_URL", "GITHUB_WEBHOOK_SECRET", "MCP_STARTUP_TIMEOUT", "DB_FILEPATH",
+		"ARC_API_KEY", "PLUGIN_ID", "HOOK_TIMEOUT_MS"} {
 		if policy.EnvRefused(n) {
 			t.Errorf("%s refused: it loads nothing", n)
 		}

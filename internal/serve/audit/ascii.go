@@ -53,7 +53,8 @@ func escapeRunes(b []byte, ignorables bool) []byte {
 		}
 		esc := n > 1 && !unicode.IsPrint(r)
 		if ignorables {
-			esc = n > 1 && hidden(r, prev, prevShown, marks)
+			// DEL too: a terminal shows nothing for it, and JSON leaves it raw (atk42 F9)
+			esc = n > 1 && hidden(r, prev, prevShown, marks) || r == 0x7f && !mutated("audit-escape-ignorables")
 		}
 		if unicode.In(r, unicode.Mn, unicode.Me) {
 			marks++
@@ -98,7 +99,8 @@ func hidden(r, prev rune, prevShown bool, marks int) bool {
 	if mutated("audit-escape-ignorables") {
 		return false
 	}
-	if unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) || r == 0x2800 {
+	if unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) || r == 0x2800 ||
+		r == 0x16FE4 || r == 0x1D159 { // Khitan's filler, the null notehead: blank glyphs (atk42 F9)
 		return true
 	}
 	if unicode.In(r, unicode.Mn, unicode.Me) {

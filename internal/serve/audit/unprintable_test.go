@@ -101,7 +101,7 @@ func TestLineEscapesRunesThatRenderAsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	hide := []rune{0xFE00, 0xFE0F, 0xE0100, 0xE01EF, 0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x17B4, 0x180B, 0x2800}
+	hide := []rune{0xFE00, 0xFE0F, 0xE0100, 0xE01EF, 0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x17B4, 0x180B, 0x2800, 0x7F, 0x16FE4, 0x1D159}
 	payload := strings.Repeat(string(rune(0xE0100+'i'))+string(rune(0xE0100+'d')), 20)
 	args := "{\"script\":\"python3 -c \\\"exec(bytes(ord(c)-0xE0100 for c in '" + payload + "'))\\\"\",\"x\":\"" + string(hide) +
 		"\",\"m\":\"\u0301a\u0301e\u0300\u0301\u0302\u0303\u0304\u0305\u0306\",\"ok\":\"caf\u00e9 cafe\u0301 \u0928\u092e\u0938\u094d\u0924\u0947\"}"
