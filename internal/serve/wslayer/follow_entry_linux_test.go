@@ -163,6 +163,8 @@ func TestCommitLiteralDataFileNotReadAsWords(t *testing.T) {
 	}
 	for _, k := range []struct{ name, content string }{
 		{"names src/app.py", "src/app.py README.md"}, {"names a root program", "./tool.py"}, {"names 33000 paths", many.String()},
+		// its own first bytes do not make a .json a program (atk42 F3: the call writes them)
+		{"a shebang, then src/app.py", "#!/bin/sh\nsh src/app.py\n"}, {"a shebang, then a root program", "#!/bin/sh\n./tool.py\n"},
 	} {
 		ws := t.TempDir()
 		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"s": {"command": "python3", "args": ["server/main.py"]}}}`)
@@ -235,5 +237,32 @@ func TestCommitInstructionImportByWorkspaceRealPath(t *testing.T) {
 	}
 	if applied, why, sum := commitOne(t, ws, "docs/other.md", "x\n"); !applied {
 		t.Errorf("docs/other.md refused (%q): %s", why, sum)
+	}
+}
+
+// An ESM import of a file URL runs the file it names (atk42 F7: looked up as a package name, it
+// protected nothing); one the check cannot place fails closed. Red without it (mutant
+// workspace-follow-js-file-url).
+func TestCommitFollowsJSFileURL(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"s": {"command": "node", "args": ["srv/index.mjs"]}}}`)
+	write(t, filepath.Join(ws, "srv/package.json"), `{"type": "module"}`)
+	write(t, filepath.Join(ws, "srv/index.mjs"), "import 'file://"+filepath.Join(ws, "lib/x.js")+"';\nimport y from 'file:///"+
+		strings.TrimPrefix(filepath.Join(ws, "lib/y%20z.js"), "/")+"';\n")
+	write(t, filepath.Join(ws, "lib/x.js"), "export {};\n")
+	write(t, filepath.Join(ws, "lib/y z.js"), "export default 1;\n")
+	write(t, filepath.Join(ws, "docs/a.md"), "a\n")
+	for _, rel := range []string{"lib/x.js", "lib/y z.js"} {
+		if applied, why, _ := commitOne(t, ws, rel, "evil\n"); applied || !strings.Contains(why, `".mcp.json\" starts`) {
+			t.Errorf("%s, imported by a file URL: applied %v (%q), want refused", rel, applied, why)
+		}
+	}
+	if applied, why, _ := commitOne(t, ws, "docs/a.md", "b\n"); !applied {
+		t.Errorf("docs/a.md refused (%q)", why)
+	}
+	write(t, filepath.Join(ws, "srv/index.mjs"), "import 'file://host.example/lib/x.js';\n")
+	if applied, why, _ := commitOne(t, ws, "docs/a.md", "c\n"); applied || !strings.Contains(why, "a file URL the check does not resolve") {
+		t.Errorf("a file URL with a host: docs/a.md applied %v (%q), want every unjudged change refused", applied, why)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -249,11 +250,10 @@ func (f *follower) jsResolve(t todoFile, dir string, ref jsRef) {
 		if !mutated("workspace-follow-computed-open") {
 			f.computed(t, dir, ref.arg)
 		}
+	case strings.HasPrefix(spec, "file:") && !mutated("workspace-follow-js-file-url"):
+		f.jsFileURL(t, spec)
 	case spec == "." || spec == ".." || strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/"):
-		if spec == "." || spec == ".." {
-			spec += "/"
-		}
-		f.jsFile(t, absFrom(dir, spec), true)
+		f.jsFile(t, absFrom(dir, dirSpec(spec)), true)
 	case strings.HasPrefix(spec, "#"):
 		if mutated("workspace-follow-subpath-imports") {
 			return
@@ -647,4 +647,23 @@ func (f *follower) pyDynamic(t todoFile, dir, text string) {
 			f.g.runCut = fmt.Sprintf("a program (%s, at the workspace's root) that loads %s(…), a module named only when it runs", strconv.Quote(filepath.ToSlash(rel)), fn)
 		}
 	}
+}
+
+// jsFileURL: import 'file:///…/lib/x.js' runs the file the URL names (atk42 F7: it was looked up
+// as a package name, and nothing was protected); a URL the check cannot place fails closed.
+func (f *follower) jsFileURL(t todoFile, spec string) {
+	u, err := url.Parse(spec)
+	if err != nil || u.Path == "" || u.Host != "" && u.Host != "localhost" {
+		f.cutRun(t, "import of "+strconv.Quote(spec)+", a file URL the check does not resolve")
+		return
+	}
+	f.jsFile(t, u.Path, true)
+}
+
+// dirSpec: "." and ".." name a directory (its index), as "./" and "../" do.
+func dirSpec(spec string) string {
+	if spec == "." || spec == ".." {
+		return spec + "/"
+	}
+	return spec
 }

@@ -9,8 +9,8 @@ import (
 // protected (the host's program may load it), but its text is not the program's: a data file
 // the call itself wrote first, read as words, let the call's bytes decide what is protected,
 // and past the run bound refuse every later change (attack round atk41, F3). It is read only
-// when it is a program itself (a script's extension, a shebang, a native executable), as
-// program() says.
+// when it is a program itself, as program() says: by its extension, or, for a name without one,
+// by a shebang or a native executable's head.
 
 // queue puts p on the follower's list, marked as a literal's only when literalPaths names it.
 func (f *follower) queue(p, by string, depth int) {
@@ -47,6 +47,11 @@ func (f *follower) literalsOf(t todoFile, dir, text string) {
 func (f *follower) litHead(t todoFile) bool {
 	if !f.litOnly[t.path] || mutated("workspace-follow-literal-data-not-read") {
 		return false
+	}
+	if filepath.Ext(t.path) != "" && !mutated("workspace-follow-literal-data-by-name") {
+		// a name's extension says what it is: a .json with a shebang is still data, whose
+		// first bytes a call may have written (atk42 F3)
+		return !program(t.path, "")
 	}
 	b, _, err := readSmall(t.path, 4096)
 	return err == nil && !program(t.path, string(b))
