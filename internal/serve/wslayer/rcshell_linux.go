@@ -117,7 +117,11 @@ func (r *shellReader) read(text string, depth int) {
 			inWord = true
 		case ' ', '\t', '\r':
 			endWord()
-		case '\n', ';', '&', '|', '(', ')':
+		case '&':
+			if !ampRedirect(text, i, &stmt, &word, &inWord) {
+				endStmt()
+			}
+		case '\n', ';', '|', '(', ')':
 			endStmt()
 		case '#':
 			if inWord {
@@ -192,10 +196,16 @@ func subValue(stmts [][]string) (string, bool) {
 	var ws [][]string
 	for _, st := range stmts {
 		var kept []string
-		for _, w := range st {
-			if strings.HasPrefix(strings.TrimLeft(w, "0123456789"), ">") || w == "--" || w == "-P" || w == "-L" || w == "-f" ||
-				w == "-e" || w == "-m" {
-				continue // a redirection, an option that does not change what is printed
+		for i := 0; i < len(st); i++ {
+			w := st[i]
+			if op, ok := redirection(w); ok {
+				if op == w && !mutated("workspace-shell-redirects") {
+					i++ // `> /dev/null`: the file is the redirection's, not an argument
+				}
+				continue
+			}
+			if w == "--" || w == "-P" || w == "-L" || w == "-f" || w == "-e" || w == "-m" {
+				continue // an option that does not change what is printed
 			}
 			kept = append(kept, w)
 		}
@@ -222,6 +232,40 @@ func subValue(stmts [][]string) (string, bool) {
 		return x, !strings.HasPrefix(x, "$") || strings.HasPrefix(x, "$PWD") || strings.HasPrefix(x, "$"+selfDir)
 	}
 	return "", false
+}
+
+// ampRedirect reads the & at text[i] into the statement when it is part of a redirection: &>
+// and &>> (both streams to a file) start a word, >&2 and 2>&1 (a stream to another) go on one;
+// only a lone & ends a statement (atk42 F4: the canonical `cd … &> /dev/null && pwd` was cut
+// in three).
+func ampRedirect(text string, i int, stmt *[]string, word *strings.Builder, inWord *bool) bool {
+	if mutated("workspace-shell-redirects") {
+		return false
+	}
+	w := word.String()
+	switch {
+	case i+1 < len(text) && text[i+1] == '>':
+		if *inWord {
+			*stmt = append(*stmt, w)
+			word.Reset()
+		}
+	case !*inWord || !strings.HasSuffix(w, ">") && !strings.HasSuffix(w, "<"):
+		return false
+	}
+	word.WriteByte('&')
+	*inWord = true
+	return true
+}
+
+// redirection says whether w is a redirection (`>f`, `2>&1`, `&> f`, `<in`) and returns its
+// operator: all of w when the file is the next word.
+func redirection(w string) (op string, ok bool) {
+	rest := strings.TrimLeft(w, "0123456789")
+	if !strings.HasPrefix(rest, ">") && !strings.HasPrefix(rest, "<") && !strings.HasPrefix(rest, "&>") {
+		return "", false
+	}
+	end := len(w) - len(strings.TrimLeft(rest, "<>&|")) // 2>&1: "2>&", its stream in w
+	return w[:end], true
 }
 
 // closing is the index of the ')' that closes the '(' at open (quotes skipped), or the end.

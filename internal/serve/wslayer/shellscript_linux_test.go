@@ -25,6 +25,11 @@ func TestCommitFollowerShellScriptIdioms(t *testing.T) {
 		"exec python3 \"$(dirname \"$0\")/../app/main.py\"\n",
 		"APP=app\nexec python3 \"$APP/main.py\"\n",
 		"HERE=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\nexec python3 \"$HERE/../app/main.py\"\n",
+		// the canonical forms, a redirection inside (atk42 F4: every change was refused; mutant
+		// workspace-shell-redirects)
+		"SCRIPT_DIR=\"$( cd -- \"$( dirname -- \"${BASH_SOURCE[0]}\" )\" &> /dev/null && pwd )\"\nexec python3 \"$SCRIPT_DIR/../app/main.py\"\n",
+		"D=\"$(cd \"$(dirname \"$0\")\" >/dev/null 2>&1 && pwd)\"\nexec python3 \"$D/../app/main.py\" 2>&1\n",
+		"D=\"$(cd \"$(dirname \"$0\")\" > /dev/null && pwd)\"\nexec python3 \"$D/../app/main.py\" >&2\n",
 	} {
 		ws := setup(script)
 		loadRefused(t, ws, "app/main.py", startsIt)
