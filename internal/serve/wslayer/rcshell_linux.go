@@ -189,6 +189,9 @@ const selfDir = "__MCPS_SELF_DIR"
 // selfWords are the words that name the program being read.
 var selfWords = map[string]bool{"$0": true, "${0}": true, "$BASH_SOURCE": true, "${BASH_SOURCE}": true, "${BASH_SOURCE[0]}": true}
 
+// selfTrims are the expansions that cut the script's name off its path: its directory.
+var selfTrims = map[string]bool{"0%/*": true, "BASH_SOURCE%/*": true, "BASH_SOURCE[0]%/*": true}
+
 // subValue is what a substitution of the statements stmts prints when the reader knows it: the
 // program's directory (`dirname "$0"`), a literal path's directory, a directory changed into
 // and printed (`cd "$(dirname "$0")/.." && pwd`), a path made absolute (realpath X).
@@ -223,6 +226,9 @@ func subValue(stmts [][]string) (string, bool) {
 			return path.Dir(x), true
 		}
 	case len(ws) == 1 && len(ws[0]) == 2 && (ws[0][0] == "realpath" || ws[0][0] == "readlink"):
+		if selfWords[ws[0][1]] && !mutated("workspace-shell-self-forms") {
+			return "$0", true // the script, for the dirname around it (atk42 F4)
+		}
 		return ws[0][1], !strings.HasPrefix(ws[0][1], "$") || strings.HasPrefix(ws[0][1], "$"+selfDir)
 	case len(ws) == 2 && len(ws[0]) == 2 && ws[0][0] == "cd" && len(ws[1]) == 1 && ws[1][0] == "pwd":
 		x := ws[0][1]
@@ -394,6 +400,12 @@ func (vars *shellVars) expand(w string) string {
 				break
 			}
 			inner := w[i+2 : i+j]
+			end = i + j + 1
+			if selfTrims[inner] && !mutated("workspace-shell-self-forms") {
+				b.WriteString(vars.m[selfDir]) // ${0%/*}: the script's directory (atk42 F4)
+				i = end - 1
+				continue
+			}
 			n := 0
 			for n < len(inner) && isNameByte(inner[n], n) {
 				n++
@@ -401,7 +413,6 @@ func (vars *shellVars) expand(w string) string {
 			if n == len(inner) || n > 0 && strings.HasPrefix(inner[n:], ":-") || n > 0 && strings.HasPrefix(inner[n:], "-") {
 				name = inner[:n]
 			}
-			end = i + j + 1
 			if alt, ok := strings.CutPrefix(inner[n:], ":+"); ok && n > 0 && !strings.Contains(alt, "{") && !mutated("workspace-follow-envrc-fail-closed") {
 				// ${NAME:+alt}: alt or nothing; alt's words are what it may load (${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:})
 				if v, known := vars.m[inner[:n]]; !known || v != "" {

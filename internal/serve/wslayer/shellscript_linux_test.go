@@ -30,6 +30,10 @@ func TestCommitFollowerShellScriptIdioms(t *testing.T) {
 		"SCRIPT_DIR=\"$( cd -- \"$( dirname -- \"${BASH_SOURCE[0]}\" )\" &> /dev/null && pwd )\"\nexec python3 \"$SCRIPT_DIR/../app/main.py\"\n",
 		"D=\"$(cd \"$(dirname \"$0\")\" >/dev/null 2>&1 && pwd)\"\nexec python3 \"$D/../app/main.py\" 2>&1\n",
 		"D=\"$(cd \"$(dirname \"$0\")\" > /dev/null && pwd)\"\nexec python3 \"$D/../app/main.py\" >&2\n",
+		// the script's path through readlink, its directory by ${0%/*} (mutant workspace-shell-self-forms)
+		"D=\"$(dirname \"$(readlink -f \"$0\")\")\"\nexec python3 \"$D/../app/main.py\"\n",
+		"exec python3 \"${0%/*}/../app/main.py\"\n",
+		"cd \"${BASH_SOURCE[0]%/*}/../app\" && exec python3 main.py\n",
 	} {
 		ws := setup(script)
 		loadRefused(t, ws, "app/main.py", startsIt)
