@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // A program's string literals are read as the language reads them (attack round atk41 F15):
@@ -155,23 +154,12 @@ func decodeLiteral(body string, template bool) string {
 		case 'n', 't', 'r', 'v', 'f', 'b', 'a':
 			b.WriteByte(' ')
 		case 'x', 'u', 'U':
-			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
-			hex := body[i+1 : min(len(body), i+1+n)]
-			if e == 'u' && strings.HasPrefix(body[i+1:], "{") {
-				if j := strings.IndexByte(body[i+1:], '}'); j > 0 {
-					hex, n = body[i+2:i+1+j], j+1
-				}
-			}
-			v, err := strconv.ParseUint(hex, 16, 32)
-			if err != nil || len(hex) != n && body[i+1] != '{' || !utf8.ValidRune(rune(v)) {
+			r, n, ok := hexEscape(body, i, e, true)
+			if !ok {
 				b.WriteByte(e) // not an escape the language decodes: the letter, a separator in effect
 				continue
 			}
-			if r := rune(v); r < ' ' {
-				b.WriteByte(' ')
-			} else {
-				b.WriteRune(r)
-			}
+			b.WriteRune(r)
 			i += n
 		case '0', '1', '2', '3', '4', '5', '6', '7':
 			j := i

@@ -1,9 +1,7 @@
 package wslayer
 
 import (
-	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // tomlBasic decodes a TOML basic string's escapes as mise's parser does (attack round atk41
@@ -27,19 +25,13 @@ func tomlBasic(s string, multi bool) string {
 				i++
 			}
 		case e == 'x' || e == 'u' || e == 'U':
-			n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
-			hex := s[i+1 : min(len(s), i+1+n)]
-			v, err := strconv.ParseUint(hex, 16, 32)
-			if err != nil || len(hex) != n || !utf8.ValidRune(rune(v)) {
+			r, n, ok := hexEscape(s, i, e, false)
+			if !ok {
 				b.WriteByte('\\') // not valid TOML: kept, the path names nothing mise loads
 				b.WriteByte(e)
 				continue
 			}
-			if r := rune(v); r < ' ' {
-				b.WriteByte(' ')
-			} else {
-				b.WriteRune(r)
-			}
+			b.WriteRune(r)
 			i += n
 		case strings.IndexByte("btnfre", e) >= 0:
 			b.WriteByte(' ')
