@@ -240,7 +240,8 @@ var codeLoadingNames = map[string]bool{
 }
 
 // EnvNamesPath says whether the value of the environment variable name names a place inside
-// the workspace ws (a resolved or clean absolute path). Such a variable lets a file a call wrote
+// the workspace ws (a clean absolute path; it and an absolute word are compared as written and
+// as their links resolve). Such a variable lets a file a call wrote
 // steer the program that reads it (HOME, XDG_CONFIG_HOME, GOFLAGS=-toolexec=./x, GIT_DIR=meta).
 //
 // Commands run with the workspace as their working directory, so a word is judged as a program
@@ -264,7 +265,14 @@ func EnvNamesPath(name, value, ws string) bool {
 	if ws == "/" || ws == "." || !filepath.IsAbs(ws) {
 		return false
 	}
-	inside := func(p string) bool { return p == ws || strings.HasPrefix(p, ws+"/") }
+	under := func(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+	// The workspace may be written through a link (~/proj -> /data/proj) and a value by the
+	// other spelling: both are compared as they resolve too (review41 #12).
+	one := mutated("verify-ms116-one-spelling")
+	wsReal := RealPath(ws)
+	inside := func(p string) bool {
+		return under(p, ws) || !one && (under(p, wsReal) || under(RealPath(p), wsReal))
+	}
 	old := mutated("verify-ms116-relative-words")
 	word := func(w string, bare bool) bool {
 		switch {

@@ -68,6 +68,34 @@ func TestEnvNamesPath(t *testing.T) {
 	}
 }
 
+// A workspace named through a link and a value naming it by its real path, or the other way
+// round, is the same place (review41 #12: MS116 compared the spellings only). Red with mutant
+// verify-ms116-one-spelling.
+func TestEnvNamesPathEitherSpelling(t *testing.T) {
+	top := t.TempDir()
+	real := filepath.Join(top, "data", "proj")
+	os.MkdirAll(filepath.Join(real, "tools"), 0o755)
+	link := filepath.Join(top, "proj")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		ws, value string
+		want      bool
+	}{
+		{link, filepath.Join(real, "tools", "x"), true},
+		{real, filepath.Join(link, "tools", "x"), true},
+		{link, filepath.Join(link, "tools", "x"), true},
+		{link, filepath.Join(top, "data", "other", "x"), false}, // beside the workspace, not in it
+		{link, "/usr/bin/less", false},
+	}
+	for _, c := range cases {
+		if got := policy.EnvNamesPath("PAGER", c.value, c.ws); got != c.want {
+			t.Errorf("workspace %s: EnvNamesPath(PAGER=%q) = %v, want %v", c.ws, c.value, got, c.want)
+		}
+	}
+}
+
 // The variables that name a program a tool runs, or a file it reads its configuration, modules or
 // bytecode from, are refused in allowlist.env (and wrap.env, the same list) (atk40b F4). Red when
 // they pass (mutant policy-codeloading-env-steering-names).
