@@ -2,6 +2,7 @@ package wslayer
 
 import (
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,10 +30,13 @@ var (
 	pyLoaderOK = lazy.Regexp(`^(?:importlib\s*\.\s*(?:import_module|reload)\s*\(|runpy\s*\.\s*(?:run_module|run_path)\s*\(|` +
 		`(?:import_module|__import__|run_module|run_path)\s*\()`)
 	// import importlib, runpy; from importlib import import_module: only naming them
-	pyImportLine  = lazy.Regexp(`^[ \t]*(?:import[ \t]+[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*|from[ \t]+(?:importlib|runpy)[ \t]+import[ \t]+[\w, \t]+)[ \t]*$`)
-	pyNameOnly    = lazy.Regexp(`^(?:importlib|runpy|import_module|reload|run_module|run_path)[ \t]*(?:,|\r?\n|$)|^(?:importlib|runpy)[ \t]+import[ \t]`)
-	pySysPathRead = lazy.Regexp(`^sys\s*\.\s*path\s*(?:\[[^\]\n]*\]\s*(?:[^=\s]|==|$)|[)\],:;]|\s*(?:==|!=|$)|\s+(?:if|else|for|in|and|or)\b)`)
-	pyUp          = lazy.Regexp(`\.\.|getcwd|cwd\(|environ|getenv|expanduser|home|parents|argv|['"]/`)
+	pyImportLine = lazy.Regexp(`^[ \t]*(?:import[ \t]+[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*|from[ \t]+(?:importlib|runpy)[ \t]+import[ \t]+[\w, \t]+)[ \t]*$`)
+	// one ^ before the alternation: Go's regexp stops at the first byte only when the whole
+	// expression starts anchored, and a ^ in each branch scanned the rest of the text (review41 #2)
+	pyNameOnlyEach = lazy.Regexp(`^(?:importlib|runpy|import_module|reload|run_module|run_path)[ \t]*(?:,|\r?\n|$)|^(?:importlib|runpy)[ \t]+import[ \t]`) // the mutant's
+	pyNameOnly     = lazy.Regexp(`^(?:(?:importlib|runpy|import_module|reload|run_module|run_path)[ \t]*(?:,|\r?\n|$)|(?:importlib|runpy)[ \t]+import[ \t])`)
+	pySysPathRead  = lazy.Regexp(`^sys\s*\.\s*path\s*(?:\[[^\]\n]*\]\s*(?:[^=\s]|==|$)|[)\],:;]|\s*(?:==|!=|$)|\s+(?:if|else|for|in|and|or)\b)`)
+	pyUp           = lazy.Regexp(`\.\.|getcwd|cwd\(|environ|getenv|expanduser|home|parents|argv|['"]/`)
 )
 
 // pyCode is a Python text with its comments blanked and its strings' contents blanked (their
@@ -68,28 +72,27 @@ func pyCode(text string) string {
 	return string(b)
 }
 
-// pyLoaders judges each mention of a loader in a Python program the follower reads.
+// pyLoaders judges each mention of a loader in a Python program the follower reads. A mention's
+// line is found from the newlines' offsets and what is judged of a line (an import line; "may
+// lead out" from the first judged mention to its end) once per line: scanning the line for each
+// mention was O(mentions × line) (review41 #2: 229 KB of `a.exec;` on one line, 3.7 s).
 func (f *follower) pyLoaders(t todoFile, dir, text string) {
 	if mutated("workspace-follow-py-loader") {
 		return
 	}
 	code := pyCode(text)
+	lines := pyLines{code: code}
 	for _, loc := range pyLoaderWord().FindAllStringIndex(code, -1) {
 		if f.g.runCut != "" {
 			return
 		}
 		w, rest := code[loc[0]:loc[1]], code[loc[0]:]
-		ls := strings.LastIndexByte(code[:loc[0]], '\n') + 1
-		le := strings.IndexByte(rest, '\n')
-		if le < 0 {
-			le = len(rest)
-		}
-		line := code[ls : loc[0]+le]
+		ls, le := lines.span(loc[0])
 		before := strings.TrimRight(code[ls:loc[0]], " \t")
 		switch {
 		case pyLoaderOK().MatchString(rest):
 			continue // pyDynamic judges the call
-		case pyImportLine().MatchString(line) && pyNameOnly().MatchString(rest):
+		case lines.nameOnly(rest) && lines.importLine(ls, le):
 			continue // import importlib: its uses are judged
 		case strings.HasSuffix(before, "."):
 			if w == "exec" || w == "eval" || w == "compile" || w == "imp" || w == "builtins" {
@@ -102,17 +105,91 @@ func (f *follower) pyLoaders(t todoFile, dir, text string) {
 			continue // sys.modules, sys.path read: nothing loads by them
 		}
 		// sys.path changed: a plain import may load from where it points; any loader whose line
-		// may lead out of the directory
-		orig := text[loc[0]:min(len(text), loc[0]+le)] // the strings too: '..'
-		up := pyUp().MatchString(orig) || strings.Count(orig, "dirname")+strings.Count(orig, ".parent") >= 2
-		rel, _ := filepath.Rel(f.g.ws, t.path)
-		why := w + ", a loader the check does not resolve (" + strings.Join(strings.Fields(clip(orig)), " ") + ")"
+		// may lead out of the directory. A later mention's rest of the line is within the first's:
+		// the first's answer holds for it (and, had it been "up", the loop would have ended).
+		orig := text[loc[0]:le] // the strings too: '..'
+		up, seen := lines.up[ls]
+		if !seen || mutated("workspace-py-loader-per-mention") {
+			up = pyUp().MatchString(orig) || strings.Count(orig, "dirname")+strings.Count(orig, ".parent") >= 2
+			lines.setUp(ls, up)
+		}
 		if dir == f.g.ws || up && !mutated("workspace-follow-computed-outside") {
 			if f.g.runCut == "" {
+				rel, _ := filepath.Rel(f.g.ws, t.path)
+				why := w + ", a loader the check does not resolve (" + strings.Join(strings.Fields(clip(orig)), " ") + ")"
 				f.g.runCut = "a program (" + strconv.Quote(filepath.ToSlash(rel)) + ") that uses " + why
 			}
 			return
 		}
 		f.add(dir, t.by)
 	}
+}
+
+// pyLines finds a Python text's lines by the offsets of its newlines, computed once, and keeps
+// what pyLoaders judged of each line (by its start).
+type pyLines struct {
+	code string
+	nl   []int // offsets of the newlines
+	made bool
+	imp  map[int]bool // pyImportLine, by line start
+	up   map[int]bool // "may lead out", from the line's first judged mention
+}
+
+// span is the start and end (its newline, or the text's end) of the line holding offset i.
+func (l *pyLines) span(i int) (int, int) {
+	if mutated("workspace-py-loader-per-mention") {
+		ls := strings.LastIndexByte(l.code[:i], '\n') + 1
+		le := strings.IndexByte(l.code[i:], '\n')
+		if le < 0 {
+			return ls, len(l.code)
+		}
+		return ls, i + le
+	}
+	if !l.made {
+		l.made = true
+		for j := 0; j < len(l.code); {
+			k := strings.IndexByte(l.code[j:], '\n')
+			if k < 0 {
+				break
+			}
+			l.nl = append(l.nl, j+k)
+			j += k + 1
+		}
+	}
+	n, _ := slices.BinarySearch(l.nl, i)
+	ls, le := 0, len(l.code)
+	if n > 0 {
+		ls = l.nl[n-1] + 1
+	}
+	if n < len(l.nl) {
+		le = l.nl[n]
+	}
+	return ls, le
+}
+
+// importLine says whether the line [ls, le) only imports (import importlib, runpy).
+func (l *pyLines) importLine(ls, le int) bool {
+	if v, ok := l.imp[ls]; ok && !mutated("workspace-py-loader-per-mention") {
+		return v
+	}
+	if l.imp == nil {
+		l.imp = map[int]bool{}
+	}
+	l.imp[ls] = pyImportLine().MatchString(l.code[ls:le])
+	return l.imp[ls]
+}
+
+// nameOnly says whether the mention at rest's start only names importlib or runpy.
+func (l *pyLines) nameOnly(rest string) bool {
+	if mutated("workspace-py-loader-per-mention") {
+		return pyNameOnlyEach().MatchString(rest)
+	}
+	return pyNameOnly().MatchString(rest)
+}
+
+func (l *pyLines) setUp(ls int, up bool) {
+	if l.up == nil {
+		l.up = map[int]bool{}
+	}
+	l.up[ls] = up
 }

@@ -559,9 +559,9 @@ func (f *follower) mise(file, dir, text string) {
 			// a multi-line string (a hook's or task's script), to its closing quotes
 			q := t[:3]
 			body := t[3:]
-			for !strings.Contains(body, q) && i+1 < len(lines) {
-				i++
-				body += "\n" + lines[i]
+			if j := miseValueEnd(lines, i, func(l string) bool { return strings.Contains(l, q) }, strings.Contains(body, q)); j > i {
+				body += "\n" + strings.Join(lines[i+1:j+1], "\n")
+				i = j
 			}
 			body, _, _ = strings.Cut(body, q)
 			if q == `"""` {
@@ -570,9 +570,10 @@ func (f *follower) mise(file, dir, text string) {
 			strs = []string{body}
 		} else {
 			// the value, to where its brackets close (an array or inline table over several lines)
-			for depth := bracketDepth(v); depth > 0 && i+1 < len(lines); depth = bracketDepth(v) {
-				i++
-				v += "\n" + lines[i]
+			depth := bracketDepth(v)
+			if j := miseValueEnd(lines, i, func(l string) bool { depth += bracketDepth(l); return depth <= 0 }, depth <= 0); j > i {
+				v += "\n" + strings.Join(lines[i+1:j+1], "\n")
+				i = j
 			}
 			for _, m := range tomlString().FindAllStringSubmatch(v, -1) {
 				strs = append(strs, tomlBasic(m[1], false)+m[2])
@@ -641,6 +642,25 @@ func (f *follower) toolVersions(file, dir, text string) {
 			f.loadPath(file, dir, "path:", rest)
 		}
 	}
+}
+
+// miseValueEnd is the line where a value begun at line i ends: i when it ends there (done),
+// else the first later line for which ends says so, or the last line. Each line is looked at
+// once: joining the lines so far and judging the whole again after each was O(lines²) (review41
+// #7: a 50 KB mise.toml whose `_.file = [` never closes held a commit 86 s). A TOML string
+// does not span lines here (bracketDepth's strings stop at one), so a value's depth is the sum
+// of its lines'.
+func miseValueEnd(lines []string, i int, ends func(line string) bool, done bool) int {
+	for j := i; !done && j+1 < len(lines); {
+		j++
+		if mutated("workspace-mise-value-quadratic") {
+			_ = bracketDepth(strings.Join(lines[i:j+1], "\n")) // the old cost: the value so far judged again
+		}
+		if done = ends(lines[j]); done || j+1 == len(lines) {
+			return j
+		}
+	}
+	return i
 }
 
 // bracketDepth is how many [ and { the TOML value v leaves open (strings skipped).

@@ -58,3 +58,58 @@ func TestJSONCCommentsLinear(t *testing.T) {
 		t.Errorf("jsonc = %q", out)
 	}
 }
+
+// review41 #2: pyLoaders scanned a mention's whole line back and forth for each mention (229 KB
+// of `a.exec;` on one line: 3.7 s; 8 MiB a file: hours, under the workspace lock). Lines are
+// found from the newlines' offsets and judged once. What is judged is unchanged: a mention that
+// may lead out still cuts, one after a method's dot is still a method. Red without it (mutant
+// workspace-py-loader-per-mention).
+func TestPyLoadersLinear(t *testing.T) {
+	f := &follower{g: &gitGuard{ws: "/ws", wsReal: "/ws", runBy: map[string]string{}}}
+	text := strings.Repeat("a.exec;", 150_000) + "\n"
+	finishes(t, 20*time.Second, "pyLoaders of 1 MB of `a.exec;` on one line", func() {
+		f.pyLoaders(todoFile{"/ws/srv/main.py", "/ws/.mcp.json", 1}, "/ws/srv", text)
+	})
+	if f.g.runCut != "" || len(f.g.run) != 0 {
+		t.Errorf("methods named exec judged as loaders: cut %q, run %v", f.g.runCut, f.g.run)
+	}
+	for _, c := range []struct{ text, cut, run string }{
+		{"import importlib, runpy\nx = 1; exec(code)\n", "", "/ws/srv"},
+		{"x = 1; exec(code); sys.path.insert(0, '..')\n", "uses exec", ""},
+		{"exec(code)\nexec(open('../p.py').read())\n", "uses exec", "/ws/srv"},
+		{"import importlib\nx.exec(1); y.compile(2)\n", "", ""},
+	} {
+		f := &follower{g: &gitGuard{ws: "/ws", wsReal: "/ws", runBy: map[string]string{}}}
+		f.pyLoaders(todoFile{"/ws/srv/main.py", "/ws/.mcp.json", 1}, "/ws/srv", c.text)
+		if !strings.Contains(f.g.runCut, c.cut) || c.cut == "" && f.g.runCut != "" || strings.Join(f.g.run, " ") != c.run {
+			t.Errorf("%q: cut %q (want one with %q), run %v (want %q)", c.text, f.g.runCut, c.cut, f.g.run, c.run)
+		}
+	}
+}
+
+// review41 #7: mise() joined a multi-line value's lines so far and judged the whole again after
+// each line (a 50 KB mise.toml whose `_.file = [` never closes: 86 s a commit). Each line is
+// judged once; where a value ends is unchanged. Red without it (mutant
+// workspace-mise-value-quadratic).
+func TestMiseMultiLineValuesLinear(t *testing.T) {
+	f := &follower{g: &gitGuard{ws: "/ws", wsReal: "/ws", runBy: map[string]string{}}}
+	open := "[settings]\nx = [\n" + strings.Repeat("1, # ]\n", 150_000)
+	finishes(t, 20*time.Second, "mise of 1 MB of an array that never closes", func() { f.mise("/ws/mise.toml", "/ws", open) })
+	str := "[settings]\nx = \"\"\"\n" + strings.Repeat("a line of a script\n", 50_000)
+	finishes(t, 20*time.Second, "mise of 1 MB of a multi-line string that never closes", func() { f.mise("/ws/mise.toml", "/ws", str) })
+	for _, c := range []struct {
+		lines   []string
+		i, want int
+	}{
+		{[]string{"x = [", "'a',", "]", "y = 1"}, 0, 2},
+		{[]string{"x = [ # [", "{a = [1]},", "] # ]", "y = 1"}, 0, 2},
+		{[]string{"x = 1", "y = ["}, 0, 0},
+		{[]string{"x = [", "1,"}, 0, 1},
+	} {
+		depth := bracketDepth(c.lines[c.i])
+		end := miseValueEnd(c.lines, c.i, func(l string) bool { depth += bracketDepth(l); return depth <= 0 }, depth <= 0)
+		if end != c.want {
+			t.Errorf("%q: the value ends at line %d, want %d", c.lines, end, c.want)
+		}
+	}
+}
