@@ -198,6 +198,31 @@ print(sys.path[0], "eval(")
 	loadRefused(t, ws, "plugins/helper.py", "that uses sys.path, a loader the check does not resolve")
 }
 
+// "May lead out" was judged on the loader's line only (review41 #15): a base built on another
+// line, two directories up, then joined with 'plugins' on the loader's line, left plugins/
+// writable. A name the loader's line uses is judged by its assignments too; one that stays in
+// the program's directory still protects the directory only. Red with mutant
+// workspace-py-loader-one-line.
+func TestCommitFollowerPythonBaseOnAnotherLine(t *testing.T) {
+	resolutionAlone(t)
+	t.Setenv("HOME", t.TempDir())
+	for name, src := range map[string]string{
+		"p10": "import importlib.util, os\nBASE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n" +
+			"s = importlib.util.spec_from_file_location('p', os.path.join(BASE, 'plugins', 'p.py'))\n",
+		"p11": "import sys\nfrom pathlib import Path\nHERE = Path(__file__).resolve().parent\nROOT = HERE.parent\n" +
+			"sys.path.insert(0, str(ROOT / 'plugins'))\nimport p\n",
+		"p12": "import os\nTOP = os.environ.get('APP_HOME', '.')\nexec(open(os.path.join(TOP, 'plugins', 'p.py')).read())\n",
+	} {
+		ws := loaderProject(t, map[string]string{name: src})
+		write(t, filepath.Join(ws, "plugins", "p.py"), "X = 1\n")
+		loadRefused(t, ws, "plugins/p.py", "a loader the check does not resolve")
+	}
+	ws := loaderProject(t, map[string]string{"p13": "import importlib.util, os\nBASE = os.path.dirname(__file__)\n" +
+		"s = importlib.util.spec_from_file_location('a', os.path.join(BASE, 'a.py'))\n"})
+	loadRefused(t, ws, "p13/a.py", startsIt)
+	loadApplied(t, ws, "notes/todo.md")
+}
+
 // The scan asks jsJudge only of the identifiers jsWatched names: each loader and runner it
 // judges must be among them.
 func TestJSWatchedNamesEveryLoader(t *testing.T) {

@@ -81,7 +81,7 @@ func (f *follower) pyLoaders(t todoFile, dir, text string) {
 		return
 	}
 	code := pyCode(text)
-	lines := pyLines{code: code}
+	lines := pyLines{code: code, text: text}
 	for _, loc := range pyLoaderWord().FindAllStringIndex(code, -1) {
 		if f.g.runCut != "" {
 			return
@@ -110,7 +110,8 @@ func (f *follower) pyLoaders(t todoFile, dir, text string) {
 		orig := text[loc[0]:le] // the strings too: '..'
 		up, seen := lines.up[ls]
 		if !seen || mutated("workspace-py-loader-per-mention") {
-			up = pyUp().MatchString(orig) || strings.Count(orig, "dirname")+strings.Count(orig, ".parent") >= 2
+			ups, parents := lines.names(code[loc[0]:le])
+			up = ups || pyUp().MatchString(orig) || strings.Count(orig, "dirname")+strings.Count(orig, ".parent")+parents >= 2
 			lines.setUp(ls, up)
 		}
 		if dir == f.g.ws || up && !mutated("workspace-follow-computed-outside") {
@@ -128,11 +129,91 @@ func (f *follower) pyLoaders(t todoFile, dir, text string) {
 // pyLines finds a Python text's lines by the offsets of its newlines, computed once, and keeps
 // what pyLoaders judged of each line (by its start).
 type pyLines struct {
-	code string
-	nl   []int // offsets of the newlines
-	made bool
-	imp  map[int]bool // pyImportLine, by line start
-	up   map[int]bool // "may lead out", from the line's first judged mention
+	code, text string // the program blanked (pyCode) and as written
+	nl         []int  // offsets of the newlines
+	made       bool
+	imp        map[int]bool // pyImportLine, by line start
+	up         map[int]bool // "may lead out", from the line's first judged mention
+	// a name's assignments (the right sides' offsets) and what they were judged to be: a base
+	// built on another line (BASE = dirname(dirname(__file__)); …join(BASE, 'plugins')) is
+	// judged on its own line too (review41 #15)
+	assigns map[string][][2]int
+	judged  map[string]pyBase
+}
+
+// pyBase is what a name's assignments make of it: may it lead out, and how many directories up
+// (dirname, .parent) it goes.
+type pyBase struct {
+	up      bool
+	parents int
+}
+
+var (
+	pyAssign = lazy.Regexp(`(?m)^[ \t]*([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?(?:[-+*/]|//)?=([^=][^\n]*)$`)
+	pyWord   = lazy.Regexp(`[A-Za-z_]\w*`)
+)
+
+// names judges the names the code span uses that the program assigns: whether one may lead
+// out, and the most directories up one goes (each name's assignments judged once).
+func (l *pyLines) names(span string) (bool, int) {
+	if mutated("workspace-py-loader-one-line") {
+		return false, 0
+	}
+	if l.assigns == nil {
+		l.assigns, l.judged = map[string][][2]int{}, map[string]pyBase{}
+		for _, m := range pyAssign().FindAllStringSubmatchIndex(l.code, -1) {
+			n := l.code[m[2]:m[3]]
+			l.assigns[n] = append(l.assigns[n], [2]int{m[4], m[5]})
+		}
+	}
+	up, parents := false, 0
+	for _, n := range pyNames(span) {
+		b := l.base(n, 0)
+		up, parents = up || b.up, max(parents, b.parents)
+	}
+	return up, parents
+}
+
+// pyNames are the names code uses, not an attribute's (os.path's path is not a variable path).
+func pyNames(code string) []string {
+	var out []string
+	for _, m := range pyWord().FindAllStringIndex(code, -1) {
+		if before := strings.TrimRight(code[:m[0]], " \t"); !strings.HasSuffix(before, ".") {
+			out = append(out, code[m[0]:m[1]])
+		}
+	}
+	return out
+}
+
+// base judges the name n by its assignments (the most directories up of any), depth names deep.
+func (l *pyLines) base(n string, depth int) pyBase {
+	if b, ok := l.judged[n]; ok {
+		return b
+	}
+	rhs := l.assigns[n]
+	if len(rhs) == 0 {
+		return pyBase{}
+	}
+	if depth > 8 {
+		return pyBase{} // as before names were followed: the line's own words judge it
+	}
+	l.judged[n] = pyBase{} // a name assigned from itself (BASE = BASE.parent) counts its own once
+	var b pyBase
+	for _, r := range rhs {
+		orig := l.text[r[0]:r[1]]
+		e := pyBase{up: pyUp().MatchString(orig), parents: strings.Count(orig, "dirname") + strings.Count(orig, ".parent")}
+		most := 0 // a base built from another: its directories up and the deepest operand's
+		for _, m := range pyNames(l.code[r[0]:r[1]]) {
+			if m != n {
+				mb := l.base(m, depth+1)
+				e.up, most = e.up || mb.up, max(most, mb.parents)
+			}
+		}
+		e.parents += most
+		b.up, b.parents = b.up || e.up, max(b.parents, e.parents)
+	}
+	l.judged[n] = b
+	return b
 }
 
 // span is the start and end (its newline, or the text's end) of the line holding offset i.

@@ -1,6 +1,7 @@
 package wslayer
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -73,6 +74,15 @@ func TestPyLoadersLinear(t *testing.T) {
 	if f.g.runCut != "" || len(f.g.run) != 0 {
 		t.Errorf("methods named exec judged as loaders: cut %q, run %v", f.g.runCut, f.g.run)
 	}
+	var chain strings.Builder // each line judged, each name a base of the one before
+	chain.WriteString("B0 = os.path.dirname(__file__)\n")
+	for i := 1; i < 40_000; i++ {
+		fmt.Fprintf(&chain, "B%d = B%d\nexec(B%d)\n", i, i-1, i)
+	}
+	f = &follower{g: &gitGuard{ws: "/ws", wsReal: "/ws", runBy: map[string]string{}}}
+	finishes(t, 20*time.Second, "pyLoaders of 40,000 loaders each on a base of the one before", func() {
+		f.pyLoaders(todoFile{"/ws/srv/main.py", "/ws/.mcp.json", 1}, "/ws/srv", chain.String())
+	})
 	for _, c := range []struct{ text, cut, run string }{
 		{"import importlib, runpy\nx = 1; exec(code)\n", "", "/ws/srv"},
 		{"x = 1; exec(code); sys.path.insert(0, '..')\n", "uses exec", ""},
