@@ -114,6 +114,27 @@ type WorkspaceChanges struct {
 	Discarded string `json:"discarded,omitempty" jsonschema:"why none of the call's writes were applied"`
 }
 
+// ConflictWhy begins the reason of a change refused because another writer changed its path in
+// the workspace after the call started (the commit's conflict rule).
+const ConflictWhy = "changed in the workspace by another writer (another session's call or write_file, another serve, the user) after this call started; "
+
+// LostToConflict says whether none of the call's changes reached the workspace and at least one
+// was refused as a conflict: the call did not do what was asked, and trying again (on the other
+// writer's version) may (trial40 F11). One whose changes were only refused by the protect rules
+// is not: those are a program's side writes (a __pycache__ beside a protected server) as often
+// as its purpose.
+func (w *WorkspaceChanges) LostToConflict() bool {
+	if w == nil || w.Committed > 0 {
+		return false
+	}
+	for _, r := range w.Refused {
+		if strings.HasPrefix(r.Why, ConflictWhy) {
+			return true
+		}
+	}
+	return false
+}
+
 // Recovery is a commit a serve died in (SIGKILL, the OOM killer) that this serve finished at its
 // start: what it applied, or why it could not. The client whose call it was got no answer.
 type Recovery struct {

@@ -52,6 +52,11 @@ type fakeArgs struct {
 	// Discard: the program ran (exit 0) and none of its writes were applied, for this reason
 	Discard  string `json:"discard,omitempty"`
 	TimedOut bool   `json:"timedout,omitempty"` // with discard: the call timed out
+	// Lost: none of the call's changes applied, this many refused as conflicts (and one as
+	// protected); with Held, one change applied and Held refused as conflicts
+	Lost int `json:"lost,omitempty"`
+	// Guarded: none applied, this many refused by the protect rules only
+	Guarded int `json:"guarded,omitempty"`
 	// Fail: the executor could not run the call (the Docker engine gone), with this error
 	Fail string `json:"fail,omitempty"`
 }
@@ -121,6 +126,16 @@ func (f *fakeExec) Tools() []executor.Tool {
 				w := &executor.WorkspaceChanges{Committed: 1, Bytes: 5, Restored: []string{"back.txt"}}
 				for i := 0; i < a.Held; i++ {
 					w.Refused = append(w.Refused, executor.RefusedChange{Path: fmt.Sprint(i), Why: "changed by another writer"})
+				}
+				return &executor.Result{Workspace: w}, nil
+			}
+			if a.Lost > 0 || a.Guarded > 0 {
+				w := &executor.WorkspaceChanges{}
+				for i := 0; i < a.Guarded; i++ {
+					w.Refused = append(w.Refused, executor.RefusedChange{Path: fmt.Sprintf("server/__pycache__/%d.pyc", i), Why: "protected"})
+				}
+				for i := 0; i < a.Lost; i++ {
+					w.Refused = append(w.Refused, executor.RefusedChange{Path: fmt.Sprintf("log%d.txt", i), Why: executor.ConflictWhy + "theirs is kept"})
 				}
 				return &executor.Result{Workspace: w}, nil
 			}
@@ -237,6 +252,31 @@ func TestDiscardedWritesAreAnError(t *testing.T) {
 	// a call that timed out, its writes discarded, is a result saying so, as before
 	if r, _ := call(t, context.Background(), cs, map[string]any{"discard": "the call timed out", "timedout": true}); r == nil || r.IsError {
 		t.Fatalf("a timed-out call whose writes were discarded was marked an error: %+v", r)
+	}
+}
+
+// A call each of whose changes lost to another writer's (a conflict) did not do what was asked:
+// it was exit 0 and no isError, so a client or an agent loop that checks isError went on as if
+// its write had landed (trial40 F11). One whose changes the protect rules alone refused is a
+// result as before. Red with mutant workspace-conflict-not-error.
+func TestConflictLostWritesAreAnError(t *testing.T) {
+	cs, _ := connect(t, testPolicy(5*time.Second, 2), &fakeExec{}, nil)
+	for _, c := range []struct {
+		args    map[string]any
+		isError bool
+	}{
+		{map[string]any{"lost": 1}, true},
+		{map[string]any{"lost": 2, "guarded": 1}, true},
+		{map[string]any{"guarded": 2}, false},
+		{map[string]any{"held": 2}, false}, // one change applied: a partial result, read from its list
+	} {
+		r, err := call(t, context.Background(), cs, c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.IsError != c.isError {
+			t.Errorf("%v: isError %v, want %v (%s)", c.args, r.IsError, c.isError, text(r))
+		}
 	}
 }
 

@@ -572,7 +572,9 @@ func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, 
 		// its exit code says, the call did not do what was asked (trial39 F12). A call that timed
 		// out says so already, as a result (its output and exit code are the client's to read).
 		discarded := res.Workspace != nil && res.Workspace.Discarded != "" && !res.TimedOut && !mutated("workspace-discard-not-error")
-		out = &mcp.CallToolResult{IsError: discarded, Content: append([]mcp.Content{&mcp.TextContent{Text: visible.Text(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
+		// nor when each change it made lost to another writer's (trial40 F11: exit 0, no isError)
+		lost := res.Workspace.LostToConflict() && !mutated("workspace-conflict-not-error")
+		out = &mcp.CallToolResult{IsError: discarded || lost, Content: append([]mcp.Content{&mcp.TextContent{Text: visible.Text(Render(res, r.pol))}}, executor.ImageContents(res)...), StructuredContent: res}
 	}
 	return out
 }

@@ -201,26 +201,39 @@ print(sys.path[0], "eval(")
 // "May lead out" was judged on the loader's line only (review41 #15): a base built on another
 // line, two directories up, then joined with 'plugins' on the loader's line, left plugins/
 // writable. A name the loader's line uses is judged by its assignments too; one that stays in
-// the program's directory still protects the directory only. Red with mutant
-// workspace-py-loader-one-line.
-func TestCommitFollowerPythonBaseOnAnotherLine(t *testing.T) {
+// the program's directory still protects the directory only. Red with mutants
+// workspace-py-loader-one-line (Python) and workspace-js-base-one-line (JS).
+func TestCommitFollowerBaseOnAnotherLine(t *testing.T) {
 	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
-	for name, src := range map[string]string{
-		"p10": "import importlib.util, os\nBASE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n" +
-			"s = importlib.util.spec_from_file_location('p', os.path.join(BASE, 'plugins', 'p.py'))\n",
-		"p11": "import sys\nfrom pathlib import Path\nHERE = Path(__file__).resolve().parent\nROOT = HERE.parent\n" +
-			"sys.path.insert(0, str(ROOT / 'plugins'))\nimport p\n",
-		"p12": "import os\nTOP = os.environ.get('APP_HOME', '.')\nexec(open(os.path.join(TOP, 'plugins', 'p.py')).read())\n",
+	for _, lang := range []struct {
+		plugin, why string
+		up          map[string]string
+		own, ownSrc string // a base in the program's own directory: the directory protected
+	}{
+		{"plugins/p.py", "a loader the check does not resolve", map[string]string{
+			"p10": "import importlib.util, os\nBASE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n" +
+				"s = importlib.util.spec_from_file_location('p', os.path.join(BASE, 'plugins', 'p.py'))\n",
+			"p11": "import sys\nfrom pathlib import Path\nHERE = Path(__file__).resolve().parent\nROOT = HERE.parent\n" +
+				"sys.path.insert(0, str(ROOT / 'plugins'))\nimport p\n",
+			"p12": "import os\nTOP = os.environ.get('APP_HOME', '.')\nexec(open(os.path.join(TOP, 'plugins', 'p.py')).read())\n",
+		}, "p13", "import importlib.util, os\nBASE = os.path.dirname(__file__)\n" +
+			"s = importlib.util.spec_from_file_location('a', os.path.join(BASE, 'a.py'))\n"},
+		{"plugins/p.js", "may lead out of its package", map[string]string{
+			"j20": "const path = require('path');\nconst BASE = path.resolve(__dirname, '..');\nrequire(path.join(BASE, 'plugins', name));\n",
+			"j21": "const path = require('path');\nlet up = path.join(__dirname, '..');\nconst PLUG = path.join(up, 'plugins');\nrequire(path.join(PLUG, name));\n",
+			"j22": "const dir = process.env.PLUGINS || 'plugins';\nrequire(`${dir}/${name}.js`);\n",
+		}, "j23", "const path = require('path');\nconst HERE = __dirname;\nconst url = 'http://example.com';\nrequire(path.join(HERE, name));\n"},
 	} {
-		ws := loaderProject(t, map[string]string{name: src})
-		write(t, filepath.Join(ws, "plugins", "p.py"), "X = 1\n")
-		loadRefused(t, ws, "plugins/p.py", "a loader the check does not resolve")
+		for name, src := range lang.up {
+			ws := loaderProject(t, map[string]string{name: src})
+			write(t, filepath.Join(ws, lang.plugin), "X = 1\n")
+			loadRefused(t, ws, lang.plugin, lang.why)
+		}
+		ws := loaderProject(t, map[string]string{lang.own: lang.ownSrc})
+		loadRefused(t, ws, lang.own+"/a"+filepath.Ext(lang.plugin), startsIt)
+		loadApplied(t, ws, "notes/todo.md")
 	}
-	ws := loaderProject(t, map[string]string{"p13": "import importlib.util, os\nBASE = os.path.dirname(__file__)\n" +
-		"s = importlib.util.spec_from_file_location('a', os.path.join(BASE, 'a.py'))\n"})
-	loadRefused(t, ws, "p13/a.py", startsIt)
-	loadApplied(t, ws, "notes/todo.md")
 }
 
 // The scan asks jsJudge only of the identifiers jsWatched names: each loader and runner it

@@ -47,6 +47,7 @@ type follower struct {
 	// inRun is g.run as a set: a bundle's millions of requires each looked up in a list of
 	// 32768 paths held a commit for minutes (the worst case, measured: atk38b F5)
 	inRun  map[string]bool
+	jsBase *jsBases            // the JS program being read's assignments (jsbase_linux.go)
 	scopes map[string]*jsScope // a directory's package scope
 	named  map[string]bool     // JS specifiers but relative ones resolved, by directory
 	tsconf map[string]*tsConf  // a directory's nearest tsconfig.json (nil: none)
@@ -350,6 +351,7 @@ func (f *follower) follow() {
 			f.scope(t.by, rdir) // its package.json steers what it loads, there or not
 			f.tsScope(t, rdir)  // and its tsconfig.json, under a runner that applies it
 			done := map[jsRef]bool{}
+			f.jsBase = &jsBases{text: text}
 			jsRefs(text, func(r jsRef) bool {
 				if !done[r] {
 					done[r] = true
@@ -357,6 +359,7 @@ func (f *follower) follow() {
 				}
 				return f.g.runCut == "" // past a bound, the rest is not judged anyway
 			})
+			f.jsBase = nil
 		default: // a shell script, a Makefile, a justfile: every word may name a program
 			f.words(t.by, dir, strings.Fields(text), t.depth)
 			f.shellProgram(t, dir, text)

@@ -926,7 +926,7 @@ func (c *committer) touch(st *unix.Stat_t) {
 	c.touched[[2]uint64{st.Dev, st.Ino}] = true
 }
 
-const conflictWhy = "changed in the workspace by another writer (another session's call or write_file, another serve, the user) after this call started; "
+const conflictWhy = executor.ConflictWhy
 
 // sameFile: the workspace's regular file name in ws holds exactly the n bytes of the layer's
 // name in up (another writer made the same; or a commit its killed serve began wrote it).

@@ -1,0 +1,76 @@
+package wslayer
+
+import (
+	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
+)
+
+// jsBases are a JS program's assignments, read for the names a computed require or import
+// uses: "may lead out of the package" was judged on the argument's text alone, and a base
+// built on another line (const BASE = path.resolve(__dirname, '..'); … require(path.join(BASE,
+// 'plugins', name))) left the plugins writable (review41 #15). A name is judged by each of its
+// assignments (jsOutside, and the names those use, each once: linear in the program).
+type jsBases struct {
+	text    string
+	assigns map[string][]string
+	judged  map[string]bool
+}
+
+var (
+	jsAssign = lazy.Regexp(`(?m)(?:\b(?:const|let|var)[ \t]+|^[ \t]*)([A-Za-z_$][\w$]*)[ \t]*=[ \t]*([^=;\n][^;\n]*)`)
+	jsWord   = lazy.Regexp(`[A-Za-z_$][\w$]*`)
+	// a template's words stay: its ${…} are code
+	jsStrLit = lazy.Regexp(`'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"`)
+)
+
+// outside says whether a name the computed argument arg uses may lead out by its assignments.
+func (b *jsBases) outside(arg string) bool {
+	if b == nil || mutated("workspace-js-base-one-line") {
+		return false
+	}
+	if b.assigns == nil {
+		b.assigns, b.judged = map[string][]string{}, map[string]bool{}
+		for _, m := range jsAssign().FindAllStringSubmatch(b.text, -1) {
+			b.assigns[m[1]] = append(b.assigns[m[1]], m[2])
+		}
+	}
+	for _, n := range jsNames(arg) {
+		if b.judge(n, 0) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *jsBases) judge(n string, depth int) bool {
+	if v, ok := b.judged[n]; ok {
+		return v
+	}
+	rhs := b.assigns[n]
+	if len(rhs) == 0 || depth > 8 {
+		return false // as before names were followed: the argument's own text judges it
+	}
+	b.judged[n] = false // a name assigned from itself counts once
+	up := false
+	for _, r := range rhs {
+		up = up || jsOutside(r)
+		for _, m := range jsNames(r) {
+			up = up || m != n && b.judge(m, depth+1)
+		}
+	}
+	b.judged[n] = up
+	return up
+}
+
+// jsNames are the names code uses outside its strings, not a property's (path.join's join).
+func jsNames(code string) []string {
+	code = jsStrLit().ReplaceAllString(code, `''`)
+	var out []string
+	for _, m := range jsWord().FindAllStringIndex(code, -1) {
+		if before := strings.TrimRight(code[:m[0]], " \t"); !strings.HasSuffix(before, ".") {
+			out = append(out, code[m[0]:m[1]])
+		}
+	}
+	return out
+}
