@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,7 @@ type sessionState struct {
 	// holds them); live + removing is at most docker.max_sessions (attack round atk34b, N1)
 	removing int
 	freed    chan struct{} // closed when a place frees, for the starts waiting for one
+	seq      uint64        // claims made so far: orders claims of the same time (dsession.claimSeq)
 }
 
 // held is how many places under docker.max_sessions are taken. With mu held.
@@ -73,6 +75,14 @@ var placeWait = 20 * time.Second
 // such as the MCP Inspector CLI) gives way soon rather than after docker.session_idle.
 var sessionKeep = 30 * time.Second
 
+// claimGrace is how long a place is reserved for a waiting session whose claim has come (the
+// earliest such claim first): no other session may take it meanwhile. Without it the place went
+// to whichever session's call came first at that time, and one client with two sessions, each
+// calling a second before the time, took every turn from a newcomer obeying "try again in Ns"
+// (atk42 F6). Long enough for a client told the time (rounded down) to come back; short, as a
+// claim its client abandoned holds the place that long.
+var claimGrace = 10 * time.Second
+
 // dsession is one MCP session's container, if it has one.
 type dsession struct {
 	lock  chan struct{} // held by the session's running call
@@ -83,8 +93,9 @@ type dsession struct {
 	used  time.Time // when its last call ended: the least recently used idle one gives way first
 	// claim: when this session, waiting for a place, was told one frees (the least recently used
 	// idle session's keep then); that session's later calls do not push it back (keepLeft)
-	claim time.Time
-	since time.Time // when it got its container
+	claim    time.Time
+	claimSeq uint64    // when the claim was first made, among all claims (sessionState.seq)
+	since    time.Time // when it got its container
 }
 
 // sessBox is a session's container once its supervisor runs: the attach stream is read for the
@@ -251,7 +262,8 @@ func (e *Executor) lruIdle(self *dsession) *dsession {
 // it. A session that got its place after the claim keeps it sessionKeep from then, so waiting
 // sessions take turns. Without the claim one client held every place for ever with one trivial
 // call per session every 25 s, and a newcomer's wait and "try again in Ns" never came true
-// (atk41 F7). A claim not taken up within sessionKeep lapses.
+// (atk41 F7). A claim not taken up within sessionKeep lapses. A place that may go now is still
+// withheld from self while it is reserved for earlier claims come due (reservedUntil).
 func (e *Executor) keepLeft(self *dsession) time.Duration {
 	v := e.lruIdle(self)
 	if v == nil || mutated("docker-session-evict-min-idle") {
@@ -275,10 +287,72 @@ func (e *Executor) keepLeft(self *dsession) time.Duration {
 		}
 	}
 	if !until.After(now) {
-		return 0
+		r := e.reservedUntil(self, now, max(1, e.idlePast(self, now)))
+		if r.IsZero() {
+			return 0
+		}
+		if self.claim.IsZero() {
+			e.setClaim(self, r)
+		}
+		return r.Sub(now)
 	}
-	self.claim = until
+	e.setClaim(self, until)
 	return until.Sub(now)
+}
+
+// setClaim sets self's claim; a first claim gets its place in the order of claims. With
+// e.sess.mu held.
+func (e *Executor) setClaim(self *dsession, t time.Time) {
+	if self.claim.IsZero() {
+		e.sess.seq++
+		self.claimSeq = e.sess.seq
+	}
+	self.claim = t
+}
+
+// claimBefore says o's claim comes before self's: an earlier time, or the same time claimed
+// first. A session with no claim comes after every claim.
+func claimBefore(o, self *dsession) bool {
+	if self.claim.IsZero() {
+		return true
+	}
+	return o.claim.Before(self.claim) || (o.claim.Equal(self.claim) && o.claimSeq < self.claimSeq)
+}
+
+// reservedUntil is when self may take one of free places (free at least 1) that are reserved
+// for claims before self's come due within claimGrace and not yet taken up (zero: self may now).
+// The claims are ordered by their time, not by when they were made, so a claim is withheld only
+// by claims due no later than itself, each for at most claimGrace: a client cannot push a
+// newcomer's turn back by making claims meanwhile. With e.sess.mu held.
+func (e *Executor) reservedUntil(self *dsession, now time.Time, free int) time.Time {
+	if mutated("docker-session-claim-queue") {
+		return time.Time{}
+	}
+	var ends []time.Time
+	for _, o := range e.sess.m {
+		end := o.claim.Add(claimGrace)
+		if o == self || o.ended || o.sb != nil || o.claim.IsZero() || o.claim.After(now) || !end.After(now) || !claimBefore(o, self) {
+			continue
+		}
+		ends = append(ends, end)
+	}
+	if len(ends) < free {
+		return time.Time{}
+	}
+	slices.SortFunc(ends, time.Time.Compare)
+	return ends[len(ends)-free] // enough of them lapsed to leave self a place
+}
+
+// idlePast is how many sessions other than self have a container, no call running, and their
+// last call ended sessionKeep ago or more: places a claim may take now. With e.sess.mu held.
+func (e *Executor) idlePast(self *dsession, now time.Time) int {
+	n := 0
+	for _, o := range e.sess.m {
+		if o != self && o.sb != nil && !o.ended && len(o.lock) == 0 && !o.used.Add(sessionKeep).After(now) {
+			n++
+		}
+	}
+	return n
 }
 
 // awaitKeep waits (e.sess.mu held, released meanwhile) for left, until the least recently used
@@ -297,7 +371,7 @@ func (e *Executor) awaitKeep(ctx context.Context, by *time.Time, hardStop time.T
 			"(a session's container is kept %s after its last call, so a client between two calls keeps its state): try again in %s "+
 			"(the least recently used idle session's container gives way to this session then, its later calls notwithstanding), "+
 			"raise docker.max_sessions, or have clients end their sessions when done (an HTTP DELETE; a client that never sends one keeps its place until a new session needs it %s after its last call, or docker.session_idle)",
-			live, max, sessionKeep, sessionKeep, left.Truncate(time.Second)+time.Second, sessionKeep)
+			live, max, sessionKeep, sessionKeep, tryAgainIn(left), sessionKeep)
 	}
 	t := time.NewTimer(left)
 	defer t.Stop()
@@ -314,6 +388,17 @@ func (e *Executor) awaitKeep(ctx context.Context, by *time.Time, hardStop time.T
 	}
 	e.sess.mu.Lock()
 	return nil
+}
+
+// tryAgainIn is the "try again in" a refused session is told for a wait of left: rounded down
+// (at least 1 s), so a client that obeys it comes back on time, a little early at most, and its
+// call waits the rest (awaitKeep, within placeWait). Rounded up, an obeying client always came
+// after a client calling a second early (atk42 F6).
+func tryAgainIn(left time.Duration) time.Duration {
+	if mutated("docker-session-try-again-up") {
+		return left.Truncate(time.Second) + time.Second
+	}
+	return max(time.Second, left.Truncate(time.Second))
 }
 
 // expire removes an idle session's container; a call running meanwhile restarts the clock.
@@ -477,7 +562,18 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 	max := dksec.Of(e.pol).SessionCap()
 	var waited <-chan time.Time
 	var keepBy time.Time
-	for tries := 0; e.sess.held() >= max && !mutated("docker-session-cap"); {
+	for tries := 0; !mutated("docker-session-cap"); {
+		if held := e.sess.held(); held < max {
+			// a free place, unless it is reserved for earlier claims come due
+			r := e.reservedUntil(s, time.Now(), max-held)
+			if r.IsZero() {
+				break
+			}
+			if err := e.awaitKeep(ctx, &keepBy, hardStop, time.Until(r), max); err != nil {
+				return nil, "", err
+			}
+			continue
+		}
 		if e.sess.removing == 0 {
 			if left := e.keepLeft(s); left > 0 {
 				// the least recently used idle session's last call ended under sessionKeep ago
@@ -504,6 +600,7 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 		}
 	}
 	e.sess.live++
+	s.claim = time.Time{} // taken up: the place it reserved is this start's
 	e.sess.mu.Unlock()
 	sb, err := e.startSessionBox(ctx, id, hardStop)
 	if err != nil {
@@ -518,7 +615,7 @@ func (e *Executor) sessionBox(ctx context.Context, s *dsession, id string, hardS
 		e.dropBox(sb)
 		return nil, "", errors.New("the MCP session ended while its container started")
 	}
-	s.sb, s.note, s.claim, s.since = sb, "", time.Time{}, time.Now()
+	s.sb, s.note, s.since = sb, "", time.Now()
 	e.sess.mu.Unlock()
 	return sb, note, nil
 }

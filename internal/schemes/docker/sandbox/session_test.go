@@ -246,8 +246,9 @@ func TestDockerSessionCap(t *testing.T) {
 // its variables to a fifth client). Red with mutant docker-session-evict-min-idle.
 func TestDockerSessionKeptAfterCall(t *testing.T) {
 	eng := needEngine(t)
-	defer func(k, w time.Duration) { sessionKeep, placeWait = k, w }(sessionKeep, placeWait)
-	sessionKeep, placeWait = 6*time.Second, 3*time.Second
+	defer func(k, w, g time.Duration) { sessionKeep, placeWait, claimGrace = k, w, g }(sessionKeep, placeWait, claimGrace)
+	// claimGrace: C's claim, which C does not take up, withholds A's place that long (TestDockerSessionClaimQueue)
+	sessionKeep, placeWait, claimGrace = 6*time.Second, 3*time.Second, time.Second
 	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { dksec.Of(p).MaxSessions = 2 }))
 	mustIn(t, e, "A", ToolPython, py("x = 1"))
 	mustIn(t, e, "B", ToolPython, py("x = 2"))
@@ -340,6 +341,55 @@ func TestDockerSessionKeepClaim(t *testing.T) {
 	time.Sleep(time.Until(at2))
 	if r := mustIn(t, e, "N2", ToolShell, sh("echo ran")); r.Stdout != "ran\n" {
 		t.Errorf("N2 at its new time: %+v", r)
+	}
+	if n := len(ownContainers(t, eng, e)); n > 1 {
+		t.Errorf("%d containers, want at most 1", n)
+	}
+}
+
+// The place a refused newcomer is told to come back for is its own: another session told the
+// same time later (the same client's second session, calling a second early) waits, and the
+// newcomer coming back after its time is served (atk42 F6: the early call took the place every
+// round, and the newcomer was refused round after round). Red with mutant
+// docker-session-claim-queue.
+func TestDockerSessionClaimTurn(t *testing.T) {
+	eng := needEngine(t)
+	defer func(k, w, g time.Duration) { sessionKeep, placeWait, claimGrace = k, w, g }(sessionKeep, placeWait, claimGrace)
+	sessionKeep, placeWait, claimGrace = 6*time.Second, 3*time.Second, 2*time.Second
+	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { dksec.Of(p).MaxSessions = 1 }))
+	mustIn(t, e, "H", ToolPython, py("x = 1"))
+	refusedUntil := func(who string) time.Time {
+		t.Helper()
+		start := time.Now()
+		_, err := callIn(t, e, who, ToolShell, sh("echo ran"))
+		var ref *executor.Refusal
+		var n int
+		if !errors.As(err, &ref) || ref.Rule != "docker.max_sessions" {
+			t.Fatalf("%s past max_sessions = 1, H used just now: %v, want refused", who, err)
+		} else if i := strings.Index(ref.Reason, "try again in "); i < 0 {
+			t.Fatalf("%s's refusal says no time: %s", who, ref.Reason)
+		} else if _, err := fmt.Sscanf(ref.Reason[i:], "try again in %ds", &n); err != nil {
+			t.Fatalf("%s's refusal: %q: %v", who, ref.Reason[i:], err)
+		}
+		return start.Add(time.Duration(n) * time.Second)
+	}
+	atV := refusedUntil("V")
+	atA := refusedUntil("A0")
+	time.Sleep(time.Until(atA.Add(-time.Second)))
+	early := make(chan error, 1)
+	go func() { // A0 a second before its time: its call waits for the place
+		_, err := callIn(t, e, "A0", ToolShell, sh("echo ran"))
+		early <- err
+	}()
+	time.Sleep(time.Until(atV.Add(1300 * time.Millisecond))) // V comes 0.3 s after a told time rounded up
+	if r, err := callIn(t, e, "V", ToolPython, py("v = 1")); err != nil || r.Stderr != "" {
+		t.Errorf("V back after its time, A0 having called a second before it: %+v %v, want served", r, err)
+	}
+	if err := <-early; err == nil {
+		t.Errorf("A0, claiming after V, was served at V's turn")
+	}
+	if r, err := callIn(t, e, "V", ToolPython, py("print(v)")); err != nil || r.Stdout != "1\n" {
+		t.Errorf("V after A0's try: %+v %v, want its place kept", r, err)
 	}
 	if n := len(ownContainers(t, eng, e)); n > 1 {
 		t.Errorf("%d containers, want at most 1", n)
