@@ -290,7 +290,8 @@ func (g *gitGuard) runs() []string {
 		if cut && g.runCut == "" {
 			g.runCut = fmt.Sprintf("programs from a config longer than %d KiB", maxProgramFile>>10)
 		}
-		f.rcLoads(file, string(b)) // what an .envrc or mise config loads, there or not
+		f.rcLoads(file, string(b))   // what an .envrc or mise config loads, there or not
+		f.configEnv(file, string(b)) // "env": {"NODE_OPTIONS": …, "PYTHONPATH": …}
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
 		f.inlineCode(file, strs) // python3 -c '…', node -e '…': the program's text inline
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {

@@ -74,6 +74,9 @@ type follower struct {
 	litOnly map[string]bool
 	inLit   bool
 	cur     string
+	// narrow is the directory a loader variable's value the reader cannot resolve fails closed
+	// on while a config's env or a script's export is judged (loaderEnv); "" elsewhere
+	narrow string
 }
 
 type todoFile struct {
@@ -125,6 +128,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 	if depth > maxProgramDepth {
 		return
 	}
+	words = splitJoined(words) // --import=./x.mjs: the option and its value (atk42 F2)
 	f.tsWords(words)
 	bases := []string{f.g.ws, dir}
 	for i := range words {
@@ -164,6 +168,10 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 		prev := ""
 		if i > 0 {
 			prev = words[i-1]
+		}
+		if envFileOpts[prev] {
+			f.envFile(by, bases, word, depth) // node --env-file=.env: its NODE_OPTIONS apply
+			continue
 		}
 		if mod, ok := pyModuleArg(prev, word); ok && !mutated("workspace-config-programs-follow") {
 			for _, b := range bases {

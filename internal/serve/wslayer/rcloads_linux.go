@@ -480,7 +480,11 @@ func (f *follower) covers(p string) bool {
 // failClosed protects the config's directory whole for a search path or loader word it cannot
 // place (or that names the root); at the workspace's root nothing not already judged is applied.
 func (f *follower) failClosed(by, dir, what, w string) {
-	if dir != f.g.ws && !f.covers(absFrom(dir, w[:max(unresolved(w), 0)])) {
+	if f.narrow != "" && f.narrow != f.g.ws {
+		f.add(f.narrow, by) // a config's env, a script's export: the directory of the file that sets it
+		return
+	}
+	if f.narrow == "" && dir != f.g.ws && !f.covers(absFrom(dir, w[:max(unresolved(w), 0)])) {
 		f.add(dir, by)
 		return
 	}

@@ -76,6 +76,7 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 				return
 			}
 		}
+		f.scriptEnv(t, d, words) // export PYTHONPATH=app, NODE_OPTIONS=… node srv, env X=… cmd
 		f.words(t.by, d, words[k:], t.depth)
 	})
 }
