@@ -266,3 +266,57 @@ func TestCommitFollowsJSFileURL(t *testing.T) {
 		t.Errorf("a file URL with a host: docs/a.md applied %v (%q), want every unjudged change refused", applied, why)
 	}
 }
+
+// Python's app servers and MCP CLIs name the program as `module:attribute` or `file.py:object`,
+// or by a module-taking option (atk42 F8: srv/main.py was applied for each, `python3 -m
+// srv.main` refused): the module or file is followed, from every word, not only after known
+// tools; narrowly (`npm run test:unit` leaves test/ the call's, a spec protects docs/ nowhere).
+// Red when the spec is read as spelled (mutant workspace-follow-app-spec).
+func TestCommitFollowsAppSpecs(t *testing.T) {
+	files := map[string]string{"srv/__init__.py": "", "srv/main.py": "app = None\n", "test/unit.test.js": "1\n", "docs/notes.md": "n\n"}
+	var cases []followCase
+	for _, k := range []struct{ cmd, args string }{
+		{"python3", `"-m", "srv.main"`},
+		{"uvicorn", `"srv.main:app"`},
+		{"uvicorn", `"--factory", "srv.main:create_app()"`},
+		{"python3", `"-m", "uvicorn", "srv.main:app", "--port", "8000"`},
+		{"gunicorn", `"-k", "uvicorn.workers.UvicornWorker", "srv.main:app"`},
+		{"fastmcp", `"run", "srv.main:mcp"`},
+		{"fastmcp", `"run", "srv/main.py:mcp"`},
+		{"uv", `"run", "fastmcp", "run", "srv/main.py:mcp"`},
+		{"mcp", `"run", "srv/main.py:server"`},
+		{"flask", `"--app", "srv.main", "run"`},
+		{"flask", `"--app", "srv/main", "run"`},
+		{"uv", `"run", "uvicorn", "srv.main:app"`},
+		{"celery", `"-A", "srv", "worker"`},
+	} {
+		name := k.cmd + " " + k.args
+		cases = append(cases, followCase{name: name, files: files, command: k.cmd, args: k.args, target: "srv/main.py"},
+			followCase{name: name + ", an ordinary change", files: files, command: k.cmd, args: k.args, target: "docs/notes.md", applied: true})
+	}
+	cases = append(cases,
+		followCase{name: "uvicorn main:app, main.py not there yet", files: files, command: "uvicorn", args: `"main:app"`, target: "main.py"},
+		followCase{name: "uvicorn srv.main:app, srv/__init__.py not there yet", files: map[string]string{"srv/main.py": "app = None\n"},
+			command: "uvicorn", args: `"srv.main:app"`, target: "srv/__init__.py"},
+		followCase{name: "npm run test:unit: test/ stays the call's", files: files, command: "npm", args: `"run", "test:unit"`,
+			target: "test/unit.test.js", applied: true},
+		followCase{name: "docker -p 8000:8000 redis:7", files: files, command: "docker", args: `"run", "-p", "8000:8000", "redis:7"`,
+			target: "docs/notes.md", applied: true},
+	)
+	runFollowCases(t, cases)
+	for _, k := range []struct {
+		prev, word string
+		want       appSpec
+		ok         bool
+	}{
+		{"", "srv.main:app", appSpec{mod: "srv.main"}, true}, {"", "srv/main.py:mcp", appSpec{file: "srv/main.py"}, true},
+		{"--app", "src/hello", appSpec{sub: "src", mod: "hello"}, true}, {"-A", "proj", appSpec{mod: "proj"}, true},
+		{"", "main:create_app(", appSpec{mod: "main"}, true}, {"", "localhost:8000", appSpec{}, false},
+		{"", "./data:/data", appSpec{}, false}, {"", "github:owner/repo", appSpec{}, false}, {"", "srv.main", appSpec{}, false},
+		{"", "--bind:x", appSpec{}, false}, {"", "my-app:app", appSpec{}, false},
+	} {
+		if got, ok := pyAppSpec(k.prev, k.word); got != k.want || ok != k.ok {
+			t.Errorf("pyAppSpec(%q, %q) = %+v, %v; want %+v, %v", k.prev, k.word, got, ok, k.want, k.ok)
+		}
+	}
+}

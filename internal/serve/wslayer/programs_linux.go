@@ -179,6 +179,15 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			}
 			continue
 		}
+		if s, ok := pyAppSpec(prev, word); ok && !mutated("workspace-follow-app-spec") {
+			if s.mod != "" {
+				for _, b := range bases {
+					f.appModule(by, f.g.wsSpelled(absFrom(b, s.sub)), s.mod, depth)
+				}
+				continue
+			}
+			word = s.file // `file.py:object`: the file, judged below as a path
+		}
 		if !mutated("workspace-config-programs-follow") {
 			f.tool(by, bases, filepath.Base(word), depth)
 		}
