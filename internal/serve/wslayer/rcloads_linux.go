@@ -227,24 +227,87 @@ func (f *follower) shellWalk(by, self string, dirs []string, text string, visit 
 	if self != by && filepath.Base(by) != ".envrc" && !miseConfig(filepath.Base(filepath.Dir(by)), filepath.Base(by)) {
 		vars.m["PWD"] = unresolvedSub // a script a config starts runs where the config does: not known
 	}
+	vars.m[gitTop] = unresolvedSub // not a repository's root: not known (never the user's environment)
+	if _, err := os.Lstat(filepath.Join(f.g.ws, ".git")); err == nil {
+		vars.m[gitTop] = f.g.ws
+	}
 	stmts := shellStatements(text)
 	vars.unmodeled(stmts)
-	for _, words := range stmts {
+	f.shellRun(by, &dirs, stmts, vars, visit)
+}
+
+// shellRun is shellWalk's walk of the statements stmts: a `for` loop over literal words has its
+// body walked once for each (atk42 F4: `for d in app; do python3 "$d/main.py"; done` failed
+// closed), bounded by maxShellSteps statements in all (past it, the variable stays unresolved).
+func (f *follower) shellRun(by string, dirs *[]string, stmts [][]string, vars *shellVars,
+	visit func(dir string, words []string, vars *shellVars)) {
+	for i := 0; i < len(stmts); i++ {
 		if f.g.runCut != "" {
 			return // past a bound nothing else is judged anyway
 		}
-		for i := range words {
-			words[i] = vars.expand(words[i])
+		vars.steps++
+		if name, values, end, ok := forLoop(stmts, i, vars); ok && vars.steps+len(values)*(end-i) <= maxShellSteps &&
+			!mutated("workspace-shell-idioms") {
+			for _, v := range values {
+				vars.m[name] = v
+				body := make([][]string, 0, end-i-1)
+				for _, st := range stmts[i+1 : end] {
+					body = append(body, slices.Clone(st))
+				}
+				f.shellRun(by, dirs, body, vars, visit)
+			}
+			vars.m[name] = unresolvedSub
+			i = end
+			continue
+		}
+		words := stmts[i]
+		for j := range words {
+			words[j] = vars.expand(words[j])
 		}
 		if k := command(words); k < len(words) && (words[k] == "cd" || words[k] == "pushd" || words[k] == "popd") &&
 			!mutated("workspace-follow-envrc-cd") {
-			dirs = f.shellCd(by, dirs, words[k:], vars)
+			*dirs = f.shellCd(by, *dirs, words[k:], vars)
 			continue
 		}
-		for _, d := range dirs {
+		for _, d := range *dirs {
 			visit(d, slices.Clone(words), vars)
 		}
 	}
+}
+
+// maxShellSteps bounds the statements one shell program's walk takes, loops unrolled.
+const maxShellSteps = 1 << 16
+
+// forLoop reads the statement stmts[i] as `for NAME in WORDS` whose words are literal (no
+// expansion left, no pattern): the name, the words, and the index of the `done` that ends it.
+func forLoop(stmts [][]string, i int, vars *shellVars) (name string, values []string, end int, ok bool) {
+	st := stmts[i]
+	k := command(st)
+	if k+3 > len(st) || st[k] != "for" || st[k+2] != "in" {
+		return "", nil, 0, false
+	}
+	for _, w := range st[k+3:] {
+		if w = vars.expand(w); strings.ContainsAny(w, "$*?[`") {
+			return "", nil, 0, false
+		}
+		values = append(values, w)
+	}
+	depth := 1
+	for j := i + 1; j < len(stmts); j++ {
+		c := command(stmts[j])
+		if c >= len(stmts[j]) {
+			continue
+		}
+		switch stmts[j][c] {
+		case "for", "while", "until", "select":
+			depth++
+		case "done":
+			if depth--; depth == 0 {
+				return st[k+1], values, j, true
+			}
+		}
+	}
+	return "", nil, 0, false
 }
 
 // shellCd adds the directory the cd statement words (cd, pushd, popd and their words) changes
@@ -262,7 +325,11 @@ func (f *follower) shellCd(by string, dirs, words []string, vars *shellVars) []s
 	}
 	fail := func() []string {
 		if f.g.runCut == "" {
-			r, _ := filepath.Rel(f.g.ws, by)
+			prog := by
+			if strings.HasPrefix(f.cur, f.g.ws+"/") && !mutated("workspace-shell-idioms") {
+				prog = f.cur // the script being read, not the config that starts it (atk42 F4)
+			}
+			r, _ := filepath.Rel(f.g.ws, prog)
 			f.g.runCut = fmt.Sprintf("a shell program (%s) that changes directory to what the check cannot place (%s %s): "+
 				"every file may be what it loads next; name the directory literally", strconv.Quote(filepath.ToSlash(r)),
 				words[0], strconv.Quote(to))
@@ -276,6 +343,9 @@ func (f *follower) shellCd(by string, dirs, words []string, vars *shellVars) []s
 	inside := false
 	for _, d := range slices.Clone(dirs) {
 		p := absFrom(d, to)
+		if !mutated("workspace-shell-idioms") {
+			p = f.g.wsSpelled(p) // the workspace's real path names the same directory (atk41 F9)
+		}
 		if p != f.g.ws && !strings.HasPrefix(p, f.g.ws+"/") {
 			continue // `cd ..` back from a directory below, or out of the workspace from the root
 		}

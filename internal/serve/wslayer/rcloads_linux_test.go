@@ -175,8 +175,12 @@ func TestCommitEnvrcReaderFailsClosed(t *testing.T) {
 	write(t, filepath.Join(ws, ".envrc"), "source $'tools/a.sh'\nsource $\"tools/b.sh\"\nPATH_add $'bin2'\n"+
 		"source \"$(dirname \"${BASH_SOURCE[0]}\")/tools/c.sh\"\n")
 	commitJudges(t, ws, []string{"tools/a.sh", "tools/b.sh", "bin2/evil", "tools/c.sh"}, []string{"notes.txt", "tools/readme.md"})
-	for _, envrc := range []string{"source \"${U:-tools/x.sh}\"\n", "source \"${PWD%/}/tools/x.sh\"\n",
-		"source_env \"$(git rev-parse --show-toplevel)/tools/x.sh\"\n", "for D in tools; do PATH_add \"$D\"; done\n",
+	// ${V:-d} with V unset by the program is d (atk42 F4): what it sources, no more
+	ws = t.TempDir()
+	write(t, filepath.Join(ws, "sub", ".envrc"), "source \"${U:-tools/x.sh}\"\n")
+	commitJudges(t, ws, []string{"sub/tools/x.sh"}, []string{"notes.txt", "sub/tools/evil"})
+	for _, envrc := range []string{"source \"${PWD%/}/tools/x.sh\"\n",
+		"source_env \"$(git rev-parse --show-toplevel)/tools/x.sh\"\n" /* not a repository */, "for D in tools; do PATH_add \"$D\"; done\n",
 		"read -r TOOLS <<< tools\nPATH_add \"$TOOLS\"\n", "printf -v TOOLS '%s' tools\nexport PATH=\"$PWD/$TOOLS:$PATH\"\n"} {
 		ws := t.TempDir()
 		write(t, filepath.Join(ws, "sub", ".envrc"), envrc)

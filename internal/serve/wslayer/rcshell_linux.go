@@ -186,6 +186,10 @@ func (r *shellReader) sub(inner string, depth int, word *strings.Builder) {
 // `dirname "$0"`, `dirname "${BASH_SOURCE[0]}"`): a shell script's own, an .envrc's.
 const selfDir = "__MCPS_SELF_DIR"
 
+// gitTop is the variable standing for `git rev-parse --show-toplevel`: the workspace when it is
+// a repository's root (shellWalk), else unset (unresolved).
+const gitTop = "__MCPS_GIT_TOP"
+
 // selfWords are the words that name the program being read.
 var selfWords = map[string]bool{"$0": true, "${0}": true, "$BASH_SOURCE": true, "${BASH_SOURCE}": true, "${BASH_SOURCE[0]}": true}
 
@@ -230,6 +234,8 @@ func subValue(stmts [][]string) (string, bool) {
 			return "$0", true // the script, for the dirname around it (atk42 F4)
 		}
 		return ws[0][1], !strings.HasPrefix(ws[0][1], "$") || strings.HasPrefix(ws[0][1], "$"+selfDir)
+	case len(ws) == 1 && slices.Equal(ws[0], []string{"git", "rev-parse", "--show-toplevel"}) && !mutated("workspace-shell-idioms"):
+		return "$" + gitTop, true // the repository's root: known when it is the workspace (atk42 F4)
 	case len(ws) == 2 && len(ws[0]) == 2 && ws[0][0] == "cd" && len(ws[1]) == 1 && ws[1][0] == "pwd":
 		x := ws[0][1]
 		if !strings.HasPrefix(x, "/") && !strings.HasPrefix(x, "$") {
@@ -309,6 +315,8 @@ func closing(text string, open int) int {
 type shellVars struct {
 	m      map[string]string
 	budget int
+	// steps counts the statements walked, loops unrolled (maxShellSteps)
+	steps int
 	// unknown are the names the program assigns by a statement the reader does not model
 	// (for, read, mapfile, printf -v, declare -n): never resolved, never the user's own
 	unknown map[string]bool
@@ -428,6 +436,11 @@ func (vars *shellVars) expand(w string) string {
 			}
 			name, end = w[i+1:j], j
 		}
+		if def, ok := defaultValue(w[i:end], name, vars); ok {
+			b.WriteString(vars.expand(def)) // ${V:-d} with V not set by the program: d (atk42 F4)
+			i = end - 1
+			continue
+		}
 		if v, ok := vars.m[name]; ok && name != "" {
 			if b.Len()+len(v) > maxShellValue {
 				b.WriteString(unresolvedSub) // past the bound: what the rest makes is not known
@@ -473,4 +486,20 @@ func assignment(w string) (name, value string, ok bool) {
 		}
 	}
 	return name, w[i+1:], name != ""
+}
+
+// defaultValue is the default d of the expansion x (`${V:-d}`, `${V-d}`) of the variable name
+// when the program does not set it (nor assigns it by what the reader does not model): what
+// bash makes of it where the environment does not set V either. A default holding braces is
+// not read (nested expansions stay unresolved).
+func defaultValue(x, name string, vars *shellVars) (string, bool) {
+	if _, set := vars.m[name]; set || name == "" || !strings.HasPrefix(x, "${") || mutated("workspace-shell-idioms") {
+		return "", false
+	}
+	rest := strings.TrimSuffix(x[2+len(name):], "}")
+	d, ok := strings.CutPrefix(rest, ":-")
+	if !ok {
+		d, ok = strings.CutPrefix(rest, "-")
+	}
+	return d, ok && !strings.ContainsAny(d, "{}")
 }

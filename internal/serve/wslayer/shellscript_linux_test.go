@@ -1,7 +1,9 @@
 package wslayer
 
 import (
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -48,4 +50,37 @@ func TestCommitFollowerShellScriptIdioms(t *testing.T) {
 	loadRefused(t, ws, "srv/server.py", startsIt)
 	loadApplied(t, ws, "app/main.py")
 	loadApplied(t, ws, "docs/notes.md")
+}
+
+// Ordinary run.sh idioms are read, not failed closed on (atk42 F4: each had every change of
+// every call refused): the repository's root by `git rev-parse --show-toplevel`, a default
+// `${V:-d}` the script does not set, a `for` over literal words, a cd to the workspace's real
+// path; the program each starts is still protected. A cd the reader cannot place names the
+// script, not the config, in its reason. Red when they are not modeled (mutant
+// workspace-shell-idioms).
+func TestCommitFollowerShellRunIdioms(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, script := range []string{
+		"cd \"$(git rev-parse --show-toplevel)\" && exec python3 app/main.py\n",
+		"ROOT=$(git rev-parse --show-toplevel)\nexec python3 \"$ROOT/app/main.py\"\n",
+		"exec python3 \"${APP_DIR:-app}/main.py\"\n",
+		"cd \"$(dirname \"$0\")/..\"\nexec python3 \"${APP_DIR-app}/main.py\"\n",
+		"cd \"$(dirname \"$0\")/..\"\nfor d in app; do exec python3 \"$d/main.py\"; done\n",
+		"cd \"$(dirname \"$0\")/..\"\nfor d in lib app\ndo\n  if [ -f \"$d/main.py\" ]; then\n    exec python3 \"$d/main.py\"\n  fi\ndone\n",
+		"cd REAL/app && exec python3 main.py\n",
+	} {
+		ws, real := linkedWorkspace(t)
+		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers":{"s":{"command":"bash","args":["scripts/run.sh"]}}}`)
+		write(t, filepath.Join(ws, "scripts", "run.sh"), "#!/bin/bash\nset -euo pipefail\n"+strings.ReplaceAll(script, "REAL", real))
+		write(t, filepath.Join(ws, "app", "main.py"), "X = 1\n")
+		if err := exec.Command("git", "init", "-q", ws).Run(); err != nil { // the repository's root
+			t.Fatal(err)
+		}
+		loadRefused(t, ws, "app/main.py", startsIt)
+		loadApplied(t, ws, "notes.md")
+	}
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers":{"s":{"command":"bash","args":["scripts/run.sh"]}}}`)
+	write(t, filepath.Join(ws, "scripts", "run.sh"), "#!/bin/bash\ncd \"$SOMEWHERE\"\nexec python3 main.py\n")
+	loadRefused(t, ws, "notes.md", "scripts/run.sh")
 }
