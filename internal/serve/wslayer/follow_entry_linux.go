@@ -180,36 +180,48 @@ func pyMCluster(w string) (string, bool) {
 // -c (bash's too, whose words are read anyway), node's, deno's and bun's -e, --eval, -p, --print.
 var inlineOpts = map[string]bool{"-c": true, "-e": true, "--eval": true, "-p": true, "--print": true}
 
-// inlineCode reads the code a config gives a runtime inline (`python3 -c 'import srv.main'`,
-// `node -e "require('./srv')"`) as a program run from the working directory (the workspace's
-// root, where clients start servers, and the config's directory): Python's sys.path[0] for -c,
-// node's base for -e. Its imports and requires are followed, its literals judged (atk41 F11);
-// strs are the config's strings, each one word of a command line.
-func (f *follower) inlineCode(by string, strs [][]string) {
+// inlineCode reads the code a config (by, its text) gives a runtime inline (`python3 -c 'import
+// srv.main'`, `node -e "require('./srv')"`, a hook's one command string `python3 -c '…'`) as a
+// program run from the working directory (the workspace's root, where clients start servers,
+// and the config's directory): Python's sys.path[0] for -c, node's base for -e. Its imports and
+// requires are followed, its literals judged (atk41 F11). The config's strings are read
+// decoded, as its format's parser gives them (configStrings), each a word of a command line.
+func (f *follower) inlineCode(by, text string) {
 	if mutated("workspace-follow-inline-code") {
 		return
 	}
-	for i := 0; i+1 < len(strs); i++ {
-		opt := strs[i][1]
-		if !inlineOpts[opt] {
+	yaml := strings.HasSuffix(by, ".yaml") || strings.HasSuffix(by, ".yml") || filepath.Base(by) == ".lintstagedrc"
+	if fm, ok := frontmatter(text); ok && strings.HasSuffix(by, ".agent.md") {
+		text, yaml = fm, true
+	}
+	var strs []string
+	if mutated("workspace-follow-inline-decode") {
+		for _, m := range quoted().FindAllStringSubmatch(text, -1) {
+			strs = append(strs, strings.ReplaceAll(m[1], `\"`, `"`))
+		}
+	} else {
+		strs = configStrings(text, yaml)
+	}
+	dirs := uniq(f.g.ws, filepath.Dir(by))
+	for _, p := range inlineOf(strs) {
+		f.runInline(by, dirs, p, 0)
+	}
+	if mutated("workspace-follow-inline-getopt") {
+		return
+	}
+	for _, s := range strs {
+		if !strings.ContainsAny(s, " \t\n") {
 			continue
 		}
-		text := strings.ReplaceAll(strs[i+1][1], `\"`, `"`)
-		for _, dir := range uniq(f.g.ws, filepath.Dir(by)) {
-			t := todoFile{filepath.Join(dir, "("+opt+" code)"), by, 1}
-			if opt == "-c" {
-				f.pyImports(t, dir, text)
-			} else {
-				done := map[jsRef]bool{}
-				jsRefs(text, func(r jsRef) bool {
-					if !done[r] {
-						done[r] = true
-						f.jsResolve(t, dir, r)
-					}
-					return f.g.runCut == ""
-				})
+		// a string that is a command line (a hook's command): its statements as bash reads them
+		for _, words := range shellStatements(s) {
+			progs, why := stmtInline(words, nil)
+			if why != "" {
+				f.inlineCut(by, dirs, why)
 			}
-			f.literalsOf(t, dir, text)
+			for _, p := range progs {
+				f.runInline(by, dirs, p, 0)
+			}
 		}
 	}
 }

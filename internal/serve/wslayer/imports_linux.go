@@ -293,7 +293,7 @@ func (g *gitGuard) runs() []string {
 		f.rcLoads(file, string(b))   // what an .envrc or mise config loads, there or not
 		f.configEnv(file, string(b)) // "env": {"NODE_OPTIONS": …, "PYTHONPATH": …}
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
-		f.inlineCode(file, strs) // python3 -c '…', node -e '…': the program's text inline
+		f.inlineCode(file, string(b)) // python3 -c '…', node -e '…': the program's text inline
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
 		}

@@ -393,7 +393,11 @@ func (f *follower) follow() {
 func (f *follower) pyImports(t todoFile, dir, text string) {
 	f.pyDynamic(t, dir, text)
 	f.pyLoaders(t, dir, text)
-	for _, m := range pyImport().FindAllStringSubmatch(text, -1) {
+	imports := text
+	if !mutated("workspace-follow-py-semicolon") {
+		imports = strings.ReplaceAll(text, ";", "\n") // `import os; import srv.main`: a statement list
+	}
+	for _, m := range pyImport().FindAllStringSubmatch(imports, -1) {
 		var tops []string
 		switch {
 		case m[1] != "": // relative: the package the file is in (its directory), and up

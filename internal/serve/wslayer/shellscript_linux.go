@@ -46,6 +46,13 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 	if dir != f.g.ws {
 		dirs = append(dirs, f.g.ws)
 	}
+	docs := map[string]string{}
+	if !mutated("workspace-follow-shell-inline") {
+		var ok bool
+		if text, docs, ok = heredocs(text); !ok {
+			f.inlineCut(t.by, []string{dir}, "a heredoc the check cannot delimit in "+relQuote(f.g.ws, t.path))
+		}
+	}
 	f.shellWalk(t.by, dir, dirs, text, func(d string, words []string, vars *shellVars) {
 		for _, w := range words {
 			if name, value, ok := assignment(w); ok {
@@ -77,6 +84,16 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 			}
 		}
 		f.scriptEnv(t, d, words) // export PYTHONPATH=app, NODE_OPTIONS=… node srv, env X=… cmd
+		if !mutated("workspace-follow-shell-inline") {
+			// the code it hands a runtime inline (-c, -e, a heredoc to python3 -): atk42 F1
+			progs, why := stmtInline(words[k:], docs)
+			if why != "" {
+				f.inlineCut(t.by, []string{d}, why+" in "+relQuote(f.g.ws, t.path))
+			}
+			for _, p := range progs {
+				f.runInline(t.by, []string{d}, p, 0)
+			}
+		}
 		f.words(t.by, d, words[k:], t.depth)
 	})
 }

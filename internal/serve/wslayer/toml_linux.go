@@ -12,6 +12,14 @@ func tomlBasic(s string, multi bool) string {
 	if strings.IndexByte(s, '\\') < 0 || mutated("workspace-follow-mise-toml-escapes") {
 		return s
 	}
+	return decodeEscapes(s, multi, false)
+}
+
+// decodeEscapes decodes a TOML, JSON or YAML double-quoted string's escapes: \xHH, \uHHHH,
+// \UHHHHHHHH the character, \c the c, in a multi-line string a line-ending backslash drops the
+// white space after it; a control escape (\b \t \n \f \r \e) is a space, or where lines (a
+// program's text) \n, \r and \u000a a newline and \t a tab.
+func decodeEscapes(s string, multi, lines bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] != '\\' || i+1 == len(s) {
@@ -27,12 +35,19 @@ func tomlBasic(s string, multi bool) string {
 		case e == 'x' || e == 'u' || e == 'U':
 			r, n, ok := hexEscape(s, i, e, false)
 			if !ok {
-				b.WriteByte('\\') // not valid TOML: kept, the path names nothing mise loads
+				b.WriteByte('\\') // not valid: kept, the path names nothing mise loads
 				b.WriteByte(e)
 				continue
 			}
+			if hex := strings.TrimLeft(s[i+1:i+1+n], "0"); lines && (strings.EqualFold(hex, "a") || strings.EqualFold(hex, "d")) {
+				r = '\n'
+			}
 			b.WriteRune(r)
 			i += n
+		case lines && (e == 'n' || e == 'r'):
+			b.WriteByte('\n')
+		case lines && e == 't':
+			b.WriteByte('\t')
 		case strings.IndexByte("btnfre", e) >= 0:
 			b.WriteByte(' ')
 		default:

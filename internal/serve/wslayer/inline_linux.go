@@ -1,0 +1,425 @@
+package wslayer
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Inline code is read as each runtime's getopt reads its command line, from the config's
+// decoded strings (attack round atk42 F1): only a string that was exactly -c, -e, --eval, -p or
+// --print, raw, was read, so `python3 -Bc …`, `-cimport srv.main`, `node -pe …`,
+// `--eval=…`, a JSON `\n` or `\u0069`, `import os; import srv.main`, a YAML plain scalar, a
+// TOML literal string, and a started shell script's `python3 -c …` or heredoc to `python3 -`
+// ran code whose imports were the call's to rewrite.
+
+// inlineProg is a program's text a command line hands a runtime inline: lang "py", "js" or "sh".
+type inlineProg struct{ lang, code string }
+
+// pyInline reads w (a word of a command line, args the words after it) as CPython's getopt:
+// a cluster of options taking no value ending in c, the code joined (-cCODE, -Bccode) or the
+// next word (-c CODE, -Bc CODE). unknown: a cluster holding c that CPython's options do not
+// explain (a newer option: not modeled).
+func pyInline(w string, args []string) (code string, ok, unknown bool) {
+	if len(w) < 2 || w[0] != '-' || w[1] == '-' {
+		return "", false, false
+	}
+	for i := 1; i < len(w); i++ {
+		switch c := w[i]; {
+		case c == 'c':
+			if i+1 < len(w) {
+				return w[i+1:], true, false
+			}
+			if len(args) > 0 {
+				return args[0], true, false
+			}
+			return "", false, false
+		case c == 'm' || c == 'W' || c == 'X':
+			return "", false, false // its value is the rest: no code
+		case strings.IndexByte(pyNoArg, c) < 0:
+			return "", false, strings.IndexByte(w[i:], 'c') >= 0
+		}
+	}
+	return "", false, false
+}
+
+// jsInline reads w as node's (bun's) options that take the program's text: -e, -p, -pe,
+// --eval, --print (the next word) and --eval=CODE, --print=CODE.
+func jsInline(w string, args []string) (string, bool) {
+	for _, o := range []string{"--eval=", "--print="} {
+		if code, ok := strings.CutPrefix(w, o); ok {
+			return code, true
+		}
+	}
+	switch w {
+	case "-e", "-p", "-pe", "--eval", "--print":
+		if len(args) > 0 {
+			return args[0], true
+		}
+	}
+	return "", false
+}
+
+// inlineOf reads each of words (a config's strings, whose runtime is not known: each is read
+// as python's and as node's) for inline code.
+func inlineOf(words []string) []inlineProg {
+	var out []inlineProg
+	for i, w := range words {
+		if mutated("workspace-follow-inline-getopt") {
+			if inlineOpts[w] && i+1 < len(words) {
+				lang := "js"
+				if w == "-c" {
+					lang = "py"
+				}
+				out = append(out, inlineProg{lang, words[i+1]})
+			}
+			continue
+		}
+		if code, ok, _ := pyInline(w, words[i+1:]); ok {
+			out = append(out, inlineProg{"py", code})
+		} else if code, ok := jsInline(w, words[i+1:]); ok {
+			out = append(out, inlineProg{"js", code})
+		}
+	}
+	return out
+}
+
+// Runtimes a statement may start, and the words that run the next word as a command.
+var (
+	pyRuntimes  = map[string]bool{"python": true, "python3": true, "pypy": true, "pypy3": true}
+	jsRuntimes  = map[string]bool{"node": true, "nodejs": true, "bun": true}
+	shRuntimes  = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true}
+	cmdWrappers = map[string]bool{"exec": true, "env": true, "nohup": true, "command": true, "time": true, "nice": true, "uv": true,
+		"run": true, "uvx": true, "stdbuf": true, "setsid": true}
+)
+
+// runtimeLang is the language of the runtime w names ("" when none).
+func runtimeLang(w string) string {
+	b := filepath.Base(w)
+	switch {
+	case pyRuntimes[b] || strings.HasPrefix(b, "python3.") || strings.HasPrefix(b, "pypy3."):
+		return "py"
+	case jsRuntimes[b]:
+		return "js"
+	case shRuntimes[b]:
+		return "sh"
+	}
+	return ""
+}
+
+// stmtInline reads one statement of a shell program (words as bash split them) for the code it
+// hands a runtime: its -c or -e words, or its standard input when it runs no script (a heredoc
+// or here-string: `python3 - <<'EOF'`, whose body is heredocs' by its marker word). unmodeled
+// says why the code is not known (an unknown cluster holding c, a program read from a pipe).
+func stmtInline(words []string, heredocs map[string]string) (progs []inlineProg, unmodeled string) {
+	args, stdin, fed := stdinOf(words, heredocs)
+	k := 0
+	for k < len(args) && (cmdWrappers[filepath.Base(args[k])] || strings.HasPrefix(args[k], "-") || strings.Contains(args[k], "=")) {
+		k++
+	}
+	if k == len(args) {
+		return nil, ""
+	}
+	lang := runtimeLang(args[k])
+	var (
+		code       string
+		found, std bool
+	)
+	switch lang {
+	case "py":
+		code, found, std, unmodeled = pyArgs(args[k+1:])
+	case "js":
+		code, found, std = jsArgs(args[k+1:])
+	case "sh":
+		code, found, std = shArgs(args[k+1:])
+	default:
+		return nil, ""
+	}
+	switch {
+	case found:
+		return []inlineProg{{lang, code}}, ""
+	case std && fed:
+		return []inlineProg{{lang, stdin}}, ""
+	case std && unmodeled == "":
+		unmodeled = "a runtime reading its program from standard input (a pipe) the check cannot see"
+	}
+	return nil, unmodeled
+}
+
+// stdinOf takes a statement's redirections out of its words: what a heredoc (its marker word),
+// a here-string (<<< word) or a file (< f: a word judged as any other) feeds its standard input.
+func stdinOf(words []string, heredocs map[string]string) (args []string, stdin string, fed bool) {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if body, ok := heredocs[w]; ok {
+			stdin, fed = body, true
+			continue
+		}
+		op, ok := redirection(w)
+		if !ok {
+			args = append(args, w)
+			continue
+		}
+		val := w[len(op):]
+		if val == "" && i+1 < len(words) {
+			i++
+			val = words[i]
+		}
+		switch strings.TrimLeft(op, "0123456789") {
+		case "<<<":
+			stdin, fed = val, true
+		case "<":
+			fed = true // a file: judged as the command line's word
+		}
+	}
+	return args, stdin, fed
+}
+
+// pyArgs reads a python command line's arguments as CPython's getopt: the -c code (found), or
+// std when the program is standard input (`-`, or no script); unmodeled for a cluster holding c
+// its options do not explain (a newer CPython's option).
+func pyArgs(args []string) (code string, found, std bool, unmodeled string) {
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		switch {
+		case w == "-":
+			return "", false, true, ""
+		case w == "--" || !strings.HasPrefix(w, "-"):
+			return "", false, false, "" // a script: the command line's word
+		case w == "--check-hash-based-pycs":
+			i++
+			continue
+		case strings.HasPrefix(w, "--"):
+			if w == "--version" || w == "--help" || strings.HasPrefix(w, "--help-") {
+				return "", false, false, ""
+			}
+			continue
+		}
+		if code, ok, unknown := pyInline(w, args[i+1:]); ok || unknown {
+			if unknown {
+				unmodeled = fmt.Sprintf("a python option cluster %s the check does not read", strconv.Quote(w))
+			}
+			return code, ok, false, unmodeled
+		}
+		for j := 1; j < len(w); j++ {
+			switch w[j] {
+			case 'm', 'h', 'V':
+				return "", false, false, "" // a module (a word), or help and version: no program
+			case 'W', 'X':
+				if j+1 == len(w) {
+					i++ // the value is the next word
+				}
+				j = len(w)
+			}
+		}
+	}
+	return "", false, true, ""
+}
+
+// jsValued are node's options whose value is the next word.
+var jsValued = map[string]bool{"-r": true, "--require": true, "--import": true, "--loader": true, "--experimental-loader": true,
+	"-C": true, "--conditions": true, "--input-type": true, "--env-file": true, "--title": true}
+
+// jsArgs reads a node (bun) command line's arguments: the -e/-p code (found), or std when the
+// program is standard input.
+func jsArgs(args []string) (code string, found, std bool) {
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if code, ok := jsInline(w, args[i+1:]); ok {
+			return code, true, false
+		}
+		switch {
+		case w == "-":
+			return "", false, true
+		case w == "--" || !strings.HasPrefix(w, "-"):
+			return "", false, false
+		case w == "-v" || w == "--version" || w == "-h" || w == "--help":
+			return "", false, false
+		case jsValued[w]:
+			i++
+		}
+	}
+	return "", false, true
+}
+
+// shArgs reads a shell's arguments: the -c string (-c, -ec, -lc …: the first word after the
+// options), or std when the program is standard input (-s, or no script).
+func shArgs(args []string) (code string, found, std bool) {
+	c := false
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		switch {
+		case w == "-o" || w == "+o":
+			i++
+		case w == "--" && i+1 < len(args):
+			return args[i+1], c, false
+		case w == "--" || !strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "+"):
+			if c {
+				return w, true, false
+			}
+			return "", false, false
+		case !strings.HasPrefix(w, "--") && strings.ContainsRune(w, 'c'):
+			c = true
+		}
+	}
+	return "", false, !c
+}
+
+// runInline judges inline code run from each of dirs (the working directories): Python's
+// imports (sys.path[0] is the working directory for -c and stdin), node's requires, a shell's
+// statements (each again read for a runtime's inline code); and its literals.
+func (f *follower) runInline(by string, dirs []string, p inlineProg, depth int) {
+	if depth > maxShellNest {
+		return
+	}
+	if p.lang == "sh" {
+		for _, words := range shellStatements(p.code) {
+			progs, why := stmtInline(words, nil)
+			if why != "" {
+				f.inlineCut(by, dirs, why)
+			}
+			for _, q := range progs {
+				f.runInline(by, dirs, q, depth+1)
+			}
+		}
+		return
+	}
+	for _, dir := range dirs {
+		t := todoFile{filepath.Join(dir, "(inline "+p.lang+" code)"), by, 1}
+		if p.lang == "py" {
+			f.pyImports(t, dir, p.code)
+		} else {
+			done := map[jsRef]bool{}
+			jsRefs(p.code, func(r jsRef) bool {
+				if !done[r] {
+					done[r] = true
+					f.jsResolve(t, dir, r)
+				}
+				return f.g.runCut == ""
+			})
+		}
+		f.literalsOf(t, dir, p.code)
+	}
+}
+
+// inlineCut fails closed for inline code the check cannot read, narrowly: the working
+// directories below the root are protected whole (what the code imports from there); at the
+// root every change is refused (runCut).
+func (f *follower) inlineCut(by string, dirs []string, why string) {
+	for _, d := range dirs {
+		if d != f.g.ws {
+			f.add(d, by)
+			continue
+		}
+		if f.g.runCut == "" {
+			f.g.runCut = fmt.Sprintf("%s (started by %s) runs from the workspace's root: every file may be what it imports; "+
+				"run the program from a file (python3 app/main.py) or hand it its code with -c", why, relQuote(f.g.ws, by))
+		}
+	}
+}
+
+// unquoteDelim removes a heredoc delimiter's quotes, as bash does.
+var unquoteDelim = sync.OnceValue(func() *strings.Replacer { return strings.NewReplacer(`'`, "", `"`, "", `\`, "") })
+
+// maxHeredocs bounds the heredocs one program is read for (past it: not delimited).
+const maxHeredocs = 1024
+
+// heredocMark starts the word that stands for a heredoc in a shell program's statement.
+const heredocMark = "\x01heredoc"
+
+// heredocs takes a shell program's heredocs out of its text as bash reads them: each `<<WORD`
+// (`<<-WORD`, the delimiter's quotes removed) becomes a marker word, a key of bodies, and the
+// lines after its line up to the delimiter's (a leading tab dropped for <<-; the end of the
+// text when none) its body, taken out of the text (they are not statements). ok false when an
+// operator has no delimiter the reader can read, or past maxHeredocs.
+func heredocs(text string) (out string, bodies map[string]string, ok bool) {
+	if !strings.Contains(text, "<<") {
+		return text, nil, true
+	}
+	bodies = map[string]string{}
+	lines := strings.SplitAfter(text, "\n")
+	var b strings.Builder
+	for i := 0; i < len(lines); i++ {
+		line, docs := markHeredocs(lines[i], len(bodies))
+		b.WriteString(line)
+		for _, d := range docs {
+			if d.delim == "" || len(bodies) >= maxHeredocs {
+				return text, nil, false
+			}
+			var body strings.Builder
+			for i++; i < len(lines); i++ {
+				l := lines[i]
+				if d.dash {
+					l = strings.TrimLeft(l, "\t")
+				}
+				if strings.TrimRight(l, "\r\n") == d.delim {
+					break
+				}
+				body.WriteString(l)
+			}
+			bodies[d.mark] = body.String()
+		}
+	}
+	return b.String(), bodies, true
+}
+
+type heredoc struct {
+	mark, delim string
+	dash        bool
+}
+
+// markHeredocs replaces each heredoc operator of line (outside quotes; not a <<< here-string)
+// with a marker word (numbered from n) and returns the heredocs in order.
+func markHeredocs(line string, n int) (string, []heredoc) {
+	var (
+		b     strings.Builder
+		docs  []heredoc
+		quote byte
+	)
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
+			b.WriteString(line[i:])
+			return b.String(), docs
+		case c == '<' && strings.HasPrefix(line[i:], "<<") && !strings.HasPrefix(line[i:], "<<<") && (i == 0 || line[i-1] != '<'):
+			if n+len(docs) > maxHeredocs {
+				return line, docs // past the bound: heredocs fails closed
+			}
+			j := i + 2
+			d := heredoc{mark: heredocMark + strconv.Itoa(n+len(docs))}
+			if j < len(line) && line[j] == '-' {
+				d.dash = true
+				j++
+			}
+			for j < len(line) && (line[j] == ' ' || line[j] == '\t') {
+				j++
+			}
+			k := j
+			for k < len(line) && strings.IndexByte(" \t\r\n;|&<>()", line[k]) < 0 {
+				k++
+			}
+			d.delim = unquoteDelim().Replace(line[j:k])
+			docs = append(docs, d)
+			b.WriteString(" " + d.mark + " ")
+			i = k - 1
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), docs
+}
+
+// relQuote is p (in ws) as a quoted path from ws.
+func relQuote(ws, p string) string {
+	rel, _ := filepath.Rel(ws, p)
+	return strconv.Quote(filepath.ToSlash(rel))
+}
