@@ -83,12 +83,21 @@ var configEnvEntry = lazy.Regexp(`(?m)(?:^|[\s{,])["']?([A-Za-z_][A-Za-z0-9_]*)[
 // workspace's root (where clients start servers) and the config's directory; one the reader
 // cannot resolve fails closed on the config's directory.
 func (f *follower) configEnv(file, text string) {
-	if mutated("workspace-follow-config-loader-env") {
-		return
-	}
 	dir := filepath.Dir(file)
 	if filepath.Base(file) == ".envrc" || miseConfig(filepath.Base(dir), filepath.Base(file)) {
 		return // read by their own readers, from where they run (rcLoads)
+	}
+	if !mutated("workspace-shell-default-config-env") {
+		// every name the config may set for what it starts: a script's ${NAME:-d} is then not d
+		for _, m := range configEnvEntry().FindAllStringSubmatch(text, -1) {
+			if f.cfgNames == nil {
+				f.cfgNames = map[string]bool{}
+			}
+			f.cfgNames[m[1]] = true
+		}
+	}
+	if mutated("workspace-follow-config-loader-env") {
+		return
 	}
 	for _, m := range configEnvEntry().FindAllStringSubmatch(text, -1) {
 		name, bare := m[1], strings.TrimSpace(m[5])

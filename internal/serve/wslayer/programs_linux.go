@@ -77,6 +77,8 @@ type follower struct {
 	// narrow is the directory a loader variable's value the reader cannot resolve fails closed
 	// on while a config's env or a script's export is judged (loaderEnv); "" elsewhere
 	narrow string
+	// cfgNames are the names protected configs may set in the environment of what they start
+	cfgNames map[string]bool
 }
 
 type todoFile struct {

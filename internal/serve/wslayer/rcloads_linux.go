@@ -226,6 +226,13 @@ func (f *follower) shellWalk(by, self string, dirs []string, text string, visit 
 	vars.m[selfDir] = self
 	if self != by && filepath.Base(by) != ".envrc" && !miseConfig(filepath.Base(filepath.Dir(by)), filepath.Base(by)) {
 		vars.m["PWD"] = unresolvedSub // a script a config starts runs where the config does: not known
+		for n := range f.cfgNames {
+			// a name a config's env may set (APP_DIR = "lib"): ${APP_DIR:-app} is not app, and
+			// what it is the reader does not know (atk42 F4's default read as the value)
+			if strings.Contains(text, "${"+n) {
+				vars.m[n] = unresolvedSub
+			}
+		}
 	}
 	vars.m[gitTop] = unresolvedSub // not a repository's root: not known (never the user's environment)
 	if _, err := os.Lstat(filepath.Join(f.g.ws, ".git")); err == nil {

@@ -83,4 +83,13 @@ func TestCommitFollowerShellRunIdioms(t *testing.T) {
 	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers":{"s":{"command":"bash","args":["scripts/run.sh"]}}}`)
 	write(t, filepath.Join(ws, "scripts", "run.sh"), "#!/bin/bash\ncd \"$SOMEWHERE\"\nexec python3 main.py\n")
 	loadRefused(t, ws, "notes.md", "scripts/run.sh")
+	// a default the config's env overrides is not the value: ./lib/main.py is what runs (red with
+	// mutant workspace-shell-default-config-env)
+	ws = t.TempDir()
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers":{"s":{"command":"bash","args":["scripts/run.sh"],"env":{"APP_HOME":"."}}}}`)
+	write(t, filepath.Join(ws, "scripts", "run.sh"), "#!/bin/bash\nexec python3 \"${APP_HOME:-/opt/app}/lib/main.py\"\n")
+	write(t, filepath.Join(ws, "lib", "main.py"), "X = 1\n")
+	if applied, why, _ := commitOne(t, ws, "lib/main.py", "evil\n"); applied {
+		t.Errorf("lib/main.py, which the config's APP_HOME makes the program, was applied (%q)", why)
+	}
 }
