@@ -203,6 +203,9 @@ func (f *follower) inlineCode(by, text string) {
 		strs = configStrings(text, yaml)
 	}
 	dirs := uniq(f.g.ws, filepath.Dir(by))
+	if why := configUnmodeled(text, yaml); why != "" {
+		f.inlineCut(by, dirs, why)
+	}
 	for _, p := range inlineOf(strs) {
 		f.runInline(by, dirs, p, 0)
 	}

@@ -290,7 +290,8 @@ func (g *gitGuard) runs() []string {
 		if cut && g.runCut == "" {
 			g.runCut = fmt.Sprintf("programs from a config longer than %d KiB", maxProgramFile>>10)
 		}
-		f.rcLoads(file, string(b))   // what an .envrc or mise config loads, there or not
+		f.rcLoads(file, string(b)) // what an .envrc or mise config loads, there or not
+		b = clientDefaults(file, b)
 		f.configEnv(file, string(b)) // "env": {"NODE_OPTIONS": …, "PYTHONPATH": …}
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
 		f.inlineCode(file, string(b)) // python3 -c '…', node -e '…': the program's text inline
@@ -310,6 +311,23 @@ func (g *gitGuard) runs() []string {
 	}
 	f.follow()
 	return g.run
+}
+
+// clientDefault is a `${NAME:-default}` in a config's string.
+var clientDefault = lazy.Regexp(`\$\{[A-Za-z_][A-Za-z0-9_]*:-([^}]*)\}`)
+
+// clientDefaults is the config file's text with each `${NAME:-default}` its default: Claude Code
+// expands them in a .mcp.json's command, args and env before it starts the server, and with
+// NAME unset (what a project ships for) the default is what runs; read as `$NAME`, an outside
+// value, the default was never judged (atk43 F2: PYTHONPATH = "${PROJ:-.}/lib"). NAME's own
+// value is the user's environment's. An .envrc or mise config is bash's or mise's to expand
+// (their readers model it).
+func clientDefaults(file string, b []byte) []byte {
+	if filepath.Base(file) == ".envrc" || miseConfig(filepath.Base(filepath.Dir(file)), filepath.Base(file)) ||
+		mutated("workspace-config-client-defaults") {
+		return b
+	}
+	return clientDefault().ReplaceAll(b, []byte("$1"))
 }
 
 // runMatch says which config file runs rel (a path from the workspace root), "" when none does.

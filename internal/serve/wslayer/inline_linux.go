@@ -115,38 +115,88 @@ func runtimeLang(w string) string {
 // says why the code is not known (an unknown cluster holding c, a program read from a pipe).
 func stmtInline(words []string, heredocs map[string]string) (progs []inlineProg, unmodeled string) {
 	args, stdin, fed := stdinOf(words, heredocs)
-	k := 0
-	for k < len(args) && (cmdWrappers[filepath.Base(args[k])] || strings.HasPrefix(args[k], "-") || strings.Contains(args[k], "=")) {
-		k++
+	if mutated("workspace-inline-first-word") {
+		k := 0
+		for k < len(args) && (cmdWrappers[filepath.Base(args[k])] || strings.HasPrefix(args[k], "-") || strings.Contains(args[k], "=")) {
+			k++
+		}
+		if k == len(args) {
+			return nil, ""
+		}
+		return runtimeInline(runtimeLang(args[k]), args[k+1:], stdin, fed)
 	}
-	if k == len(args) {
+	// every runtime the statement names, after whatever words (timeout 30 python3 -c, poetry run
+	// python -c, uv run --with httpx python -c: atk43 F3), not only its command's
+	for k := 0; k < len(args); k++ {
+		lang := runtimeLang(args[k])
+		if lang == "" {
+			continue
+		}
+		p, why := runtimeInline(lang, args[k+1:], stdin, fed)
+		progs = append(progs, p...)
+		if unmodeled == "" {
+			unmodeled = why
+		}
+	}
+	return progs, unmodeled
+}
+
+// maxLaterOpts bounds the later words of one runtime's command line tried as its code option.
+const maxLaterOpts = 64
+
+// runtimeInline reads a runtime's (lang's) arguments for its inline code; stdin (fed) is what
+// its standard input is, a heredoc or here-string. An option the reader does not know may take
+// the next word, which it then reads as the script: so a code option after the script's word
+// (node --disable-warning X -e …, bash -O extglob -c …) is read as code too, the wider reading
+// (for a real script it is that script's argument: read as code, it protects more), and a
+// script named /dev/stdin is its standard input.
+func runtimeInline(lang string, args []string, stdin string, fed bool) ([]inlineProg, string) {
+	argsOf := func(a []string) (code string, found, std bool, unmodeled string) {
+		switch lang {
+		case "py":
+			return pyArgs(a)
+		case "js":
+			code, found, std = jsArgs(a)
+		case "sh":
+			code, found, std = shArgs(a)
+		}
+		return code, found, std, ""
+	}
+	if lang == "" {
 		return nil, ""
 	}
-	lang := runtimeLang(args[k])
-	var (
-		code       string
-		found, std bool
-	)
-	switch lang {
-	case "py":
-		code, found, std, unmodeled = pyArgs(args[k+1:])
-	case "js":
-		code, found, std = jsArgs(args[k+1:])
-	case "sh":
-		code, found, std = shArgs(args[k+1:])
-	default:
-		return nil, ""
-	}
+	code, found, std, unmodeled := argsOf(args)
 	switch {
 	case found:
 		return []inlineProg{{lang, code}}, ""
 	case std && fed:
 		return []inlineProg{{lang, stdin}}, ""
 	case std && unmodeled == "":
-		unmodeled = "a runtime reading its program from standard input (a pipe) the check cannot see"
+		return nil, "a runtime reading its program from standard input (a pipe) the check cannot see"
+	case unmodeled != "":
+		return nil, unmodeled
 	}
-	return nil, unmodeled
+	tries := 0
+	for j, w := range args {
+		if stdinPath[w] && fed {
+			return []inlineProg{{lang, stdin}}, "" // bash /dev/stdin <<EOF
+		}
+		if j == 0 || !strings.HasPrefix(w, "-") || !strings.ContainsAny(w, "cep") {
+			continue
+		}
+		if tries++; tries > maxLaterOpts {
+			return nil, "a command line with more options than the check reads"
+		}
+		if code, found, _, _ := argsOf(args[j:]); found {
+			return []inlineProg{{lang, code}}, ""
+		}
+	}
+	return nil, ""
 }
+
+// stdinPath are the names of a process's standard input as a file: a script named so is what
+// its standard input holds.
+var stdinPath = map[string]bool{"/dev/stdin": true, "/dev/fd/0": true, "/proc/self/fd/0": true}
 
 // stdinOf takes a statement's redirections out of its words: what a heredoc (its marker word),
 // a here-string (<<< word) or a file (< f: a word judged as any other) feeds its standard input.
@@ -251,8 +301,8 @@ func shArgs(args []string) (code string, found, std bool) {
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		switch {
-		case w == "-o" || w == "+o":
-			i++
+		case w == "-o" || w == "+o" || w == "-O" || w == "+O" || w == "--rcfile" || w == "--init-file":
+			i++ // an option's value, not the script
 		case w == "--" && i+1 < len(args):
 			return args[i+1], c, false
 		case w == "--" || !strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "+"):
@@ -377,6 +427,7 @@ func markHeredocs(line string, n int) (string, []heredoc) {
 		b     strings.Builder
 		docs  []heredoc
 		quote byte
+		arith int // inside $(( … )) or (( … )): << is a shift there (atk43 F7: N=$((1<<2)) hid the rest)
 	)
 	for i := 0; i < len(line); i++ {
 		c := line[i]
@@ -387,6 +438,17 @@ func markHeredocs(line string, n int) (string, []heredoc) {
 			}
 		case c == '\'' || c == '"':
 			quote = c
+		case c == '(' && strings.HasPrefix(line[i:], "((") && !mutated("workspace-heredoc-arith"):
+			arith++
+			b.WriteString("((")
+			i++
+			continue
+		case c == ')' && arith > 0 && strings.HasPrefix(line[i:], "))"):
+			arith--
+			b.WriteString("))")
+			i++
+			continue
+		case arith > 0:
 		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
 			b.WriteString(line[i:])
 			return b.String(), docs

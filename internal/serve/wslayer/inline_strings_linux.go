@@ -1,7 +1,10 @@
 package wslayer
 
 import (
+	"fmt"
 	"strings"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
 // configStrings are a config's strings in order, decoded as the client's parser decodes them
@@ -32,6 +35,14 @@ func configStrings(text string, yaml bool) []string {
 		case c == '#' && (i == 0 || text[i-1] == ' ' || text[i-1] == '\t' || text[i-1] == '\n'),
 			c == '/' && i+1 < len(text) && text[i+1] == '/':
 			i = lineEnd(text, i) - 1
+			continue
+		case c == '/' && !yaml && strings.HasPrefix(text[i:], "/*") && !mutated("workspace-config-yaml-unmodeled"):
+			// JSONC's block comment (VS Code's mcp.json): its strings are no values (atk43 F1)
+			j := strings.Index(text[i+2:], "*/")
+			if j < 0 {
+				return out
+			}
+			i += j + 3
 			continue
 		case !yaml:
 		case c == '[' || c == '{':
@@ -150,10 +161,38 @@ func dquoted(text string, i int, yaml bool) (string, int) {
 		}
 	}
 	body := text[i+1 : min(j, len(text))]
-	if yaml {
+	if yaml && !mutated("workspace-config-yaml-unmodeled") {
+		// an escaped line break drops the break and the next line's indentation; any other
+		// line break, with the blanks around it, folds to a space (atk43 F1: "import srv.\
+		//   main" is import srv.main)
+		body = yamlFold().ReplaceAllString(yamlEscapedBreak().ReplaceAllString(body, ""), " ")
+	} else if yaml {
 		body = strings.Join(strings.Fields(strings.ReplaceAll(body, "\\\n", "")), " ")
 	}
 	return decodeConfig(body, false), min(j, len(text)-1)
+}
+
+var (
+	yamlEscapedBreak = lazy.Regexp(`\\\r?\n[ \t]*`)
+	yamlFold         = lazy.Regexp(`[ \t]*\r?\n[ \t]*`)
+	// an anchor, an alias, a tag or a merge key where a YAML value starts: what the value is
+	// then is not in text order, and configStrings does not resolve it
+	yamlIndirect = lazy.Regexp(`(?m)(?:^[ \t]*|[:-][ \t]+|[\[{,][ \t]*)(?:[&*][A-Za-z0-9_]|!|<<[ \t]*:)`)
+	// what yamlIndirect looks past: quoted strings and comments
+	yamlQuotedOrComment = lazy.Regexp(`"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|(?m)(?:^|[ \t])#.*$`)
+)
+
+// configUnmodeled says why the config text's strings are not what its format's parser makes of
+// them, "" when they are: a JSON config is read whole (its comments, // and /* */, skipped), a
+// YAML one holding an anchor, alias, tag or merge key is not (atk43 F1).
+func configUnmodeled(text string, yaml bool) string {
+	if !yaml || mutated("workspace-config-yaml-unmodeled") {
+		return ""
+	}
+	if m := yamlIndirect().FindString(yamlQuotedOrComment().ReplaceAllString(text, `""`)); m != "" {
+		return fmt.Sprintf("a YAML anchor, alias, tag or merge key (%q) the check does not resolve", strings.TrimSpace(m))
+	}
+	return ""
 }
 
 // squoted reads the single-quoted string at text[i]: TOML's literal (no escapes; three quotes

@@ -282,9 +282,11 @@ func (f *follower) module(by, base, mod string, depth int) {
 }
 
 var (
-	pyIdent     = lazy.Regexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	pyImport    = lazy.Regexp(`(?m)^[ \t]*(?:from[ \t]+(\.*)([A-Za-z_][\w.]*)?[ \t]+import|import[ \t]+([A-Za-z_][\w., \t]*))`)
-	pyScriptRef = lazy.Regexp(`(?m)^\s*[\w.-]+\s*=\s*"([A-Za-z_][\w.]*)(?::[\w.]+)?"`)
+	pyIdent  = lazy.Regexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	pyImport = lazy.Regexp(`(?m)(?:^|:)[ \t]*(?:from[ \t]+(\.*)([A-Za-z_][\w.]*)?[ \t]+import|import[ \t]+([A-Za-z_][\w., \t]*))`)
+	// at a line's start only: the mutant's (atk43 F5: `if 1: import srv.main` was not read)
+	pyImportLineStart = lazy.Regexp(`(?m)^[ \t]*(?:from[ \t]+(\.*)([A-Za-z_][\w.]*)?[ \t]+import|import[ \t]+([A-Za-z_][\w., \t]*))`)
+	pyScriptRef       = lazy.Regexp(`(?m)^\s*[\w.-]+\s*=\s*"([A-Za-z_][\w.]*)(?::[\w.]+)?"`)
 )
 
 var jsExts = []string{"", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", ".json", ".node"}
@@ -399,7 +401,11 @@ func (f *follower) pyImports(t todoFile, dir, text string) {
 	if !mutated("workspace-follow-py-semicolon") {
 		imports = strings.ReplaceAll(text, ";", "\n") // `import os; import srv.main`: a statement list
 	}
-	for _, m := range pyImport().FindAllStringSubmatch(imports, -1) {
+	re := pyImport() // also after a compound statement's colon: `if 1: import srv.main`, `try: import x`
+	if mutated("workspace-follow-py-compound") {
+		re = pyImportLineStart()
+	}
+	for _, m := range re.FindAllStringSubmatch(imports, -1) {
 		var tops []string
 		switch {
 		case m[1] != "": // relative: the package the file is in (its directory), and up

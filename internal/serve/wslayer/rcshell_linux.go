@@ -320,6 +320,9 @@ type shellVars struct {
 	// unknown are the names the program assigns by a statement the reader does not model
 	// (for, read, mapfile, printf -v, declare -n): never resolved, never the user's own
 	unknown map[string]bool
+	// opaque: the program sources a file or evals a string, which may set any name: no
+	// ${NAME:-default} is taken for its default
+	opaque bool
 }
 
 func newShellVars(dir string) *shellVars {
@@ -493,7 +496,7 @@ func assignment(w string) (name, value string, ok bool) {
 // bash makes of it where the environment does not set V either. A default holding braces is
 // not read (nested expansions stay unresolved).
 func defaultValue(x, name string, vars *shellVars) (string, bool) {
-	if _, set := vars.m[name]; set || name == "" || !strings.HasPrefix(x, "${") || mutated("workspace-shell-idioms") {
+	if _, set := vars.m[name]; set || vars.opaque || name == "" || !strings.HasPrefix(x, "${") || mutated("workspace-shell-idioms") {
 		return "", false
 	}
 	rest := strings.TrimSuffix(x[2+len(name):], "}")
