@@ -202,7 +202,8 @@ print(sys.path[0], "eval(")
 // line, two directories up, then joined with 'plugins' on the loader's line, left plugins/
 // writable. A name the loader's line uses is judged by its assignments too; one that stays in
 // the program's directory still protects the directory only. Red with mutants
-// workspace-py-loader-one-line (Python) and workspace-js-base-one-line (JS).
+// workspace-py-loader-one-line (Python), workspace-js-base-one-line (JS) and, for the steps up
+// atk43 F4 found uncounted, workspace-py-base-self-steps.
 func TestCommitFollowerBaseOnAnotherLine(t *testing.T) {
 	resolutionAlone(t)
 	t.Setenv("HOME", t.TempDir())
@@ -217,13 +218,24 @@ func TestCommitFollowerBaseOnAnotherLine(t *testing.T) {
 			"p11": "import sys\nfrom pathlib import Path\nHERE = Path(__file__).resolve().parent\nROOT = HERE.parent\n" +
 				"sys.path.insert(0, str(ROOT / 'plugins'))\nimport p\n",
 			"p12": "import os\nTOP = os.environ.get('APP_HOME', '.')\nexec(open(os.path.join(TOP, 'plugins', 'p.py')).read())\n",
+			// each step up counted, os.path.split(p)[0] and os.pardir too (atk43 F4)
+			"p14": "import importlib.util, os\nBASE = os.path.dirname(__file__)\nBASE = os.path.dirname(BASE)\n" +
+				"s = importlib.util.spec_from_file_location('p', os.path.join(BASE, 'plugins', 'p.py'))\n",
+			"p15": "import importlib.util, os\nBASE = os.path.split(os.path.split(__file__)[0])[0]\n" +
+				"s = importlib.util.spec_from_file_location('p', os.path.join(BASE, 'plugins', 'p.py'))\n",
+			"p16": "import importlib.util, os\nBASE = os.path.join(__file__, os.pardir, os.pardir)\n" +
+				"s = importlib.util.spec_from_file_location('p', os.path.join(BASE, 'plugins', 'p.py'))\n",
 		}, "p13", "import importlib.util, os\nBASE = os.path.dirname(__file__)\n" +
 			"s = importlib.util.spec_from_file_location('a', os.path.join(BASE, 'a.py'))\n"},
 		{"plugins/p.js", "may lead out of its package", map[string]string{
 			"j20": "const path = require('path');\nconst BASE = path.resolve(__dirname, '..');\nrequire(path.join(BASE, 'plugins', name));\n",
 			"j21": "const path = require('path');\nlet up = path.join(__dirname, '..');\nconst PLUG = path.join(up, 'plugins');\nrequire(path.join(PLUG, name));\n",
 			"j22": "const dir = process.env.PLUGINS || 'plugins';\nrequire(`${dir}/${name}.js`);\n",
-		}, "j23", "const path = require('path');\nconst HERE = __dirname;\nconst url = 'http://example.com';\nrequire(path.join(HERE, name));\n"},
+			"j24": "const path = require('path');\nconst BASE = path.dirname(__dirname);\nrequire(path.join(BASE, 'plugins', name));\n",
+			"j25": "const path = require('path');\nrequire(path.join(path.dirname(__dirname), 'plugins', name));\n",
+			"j26": "const path = require('path');\nconst BASE = path.parse(__dirname).dir;\nrequire(path.join(BASE, 'plugins', name));\n",
+		}, "j23", "const path = require('path');\nconst { fileURLToPath } = require('url');\nconst HERE = path.dirname(fileURLToPath(import.meta.url));\n" +
+			"const PLUG = path.join(HERE, 'plugins');\nconst url = 'http://example.com';\nrequire(path.join(PLUG, name));\n"},
 	} {
 		for name, src := range lang.up {
 			ws := loaderProject(t, map[string]string{name: src})

@@ -18,8 +18,11 @@ type jsBases struct {
 }
 
 var (
-	jsAssign = lazy.Regexp(`(?m)(?:\b(?:const|let|var)[ \t]+|^[ \t]*)([A-Za-z_$][\w$]*)[ \t]*=[ \t]*([^=;\n][^;\n]*)`)
-	jsWord   = lazy.Regexp(`[A-Za-z_$][\w$]*`)
+	jsAssign   = lazy.Regexp(`(?m)(?:\b(?:const|let|var)[ \t]+|^[ \t]*)([A-Za-z_$][\w$]*)[ \t]*=[ \t]*([^=;\n][^;\n]*)`)
+	jsWord     = lazy.Regexp(`[A-Za-z_$][\w$]*`)
+	jsDirURL   = lazy.Regexp(`(?:path\.)?dirname\(\s*(?:url\.)?fileURLToPath\(\s*import\.meta\.url\s*\)\s*\)|import\.meta\.dirname`)
+	jsFileURL  = lazy.Regexp(`(?:url\.)?fileURLToPath\(\s*import\.meta\.url\s*\)|import\.meta\.filename`)
+	jsParentOf = lazy.Regexp(`dirname\(|\.parse\(|\.slice\(|\.split\(`)
 	// a template's words stay: its ${…} are code
 	jsStrLit = lazy.Regexp(`'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"`)
 )
@@ -54,13 +57,36 @@ func (b *jsBases) judge(n string, depth int) bool {
 	b.judged[n] = false // a name assigned from itself counts once
 	up := false
 	for _, r := range rhs {
-		up = up || jsOutside(r)
+		r = jsHere(r)
+		// a directory up from the program's (path.dirname(__dirname), path.parse(…).dir, a
+		// path split and sliced) may leave its package (atk43 F4)
+		up = up || jsOutside(r) || jsUpFromHere(r)
 		for _, m := range jsNames(r) {
 			up = up || m != n && b.judge(m, depth+1)
 		}
 	}
 	b.judged[n] = up
 	return up
+}
+
+// jsHere writes ESM's spellings of the program's own place as CommonJS's (__dirname,
+// __filename): `path.dirname(fileURLToPath(import.meta.url))` is where the program is, not a
+// URL that may lead anywhere, nor a directory up.
+func jsHere(code string) string {
+	if !strings.Contains(code, "import.meta") {
+		return code
+	}
+	return jsFileURL().ReplaceAllString(jsDirURL().ReplaceAllString(code, "__dirname"), "__filename")
+}
+
+// jsUpFromHere says whether code takes a directory up from the program's own place (its
+// dirname, a path parsed, split and sliced: atk43 F4); only __dirname's, __filename's or
+// import.meta's, so an ordinary list's split is not taken for one.
+func jsUpFromHere(code string) bool {
+	if mutated("workspace-py-base-self-steps") || !strings.Contains(code, "__dirname") && !strings.Contains(code, "__filename") && !strings.Contains(code, "import.meta") {
+		return false
+	}
+	return jsParentOf().MatchString(strings.ReplaceAll(code, "dirname(__filename", "")) // __filename's dirname is the program's own
 }
 
 // jsNames are the names code uses outside its strings, not a property's (path.join's join).

@@ -532,7 +532,7 @@ func (f *follower) computed(t todoFile, dir, arg string) {
 			start, rest = filepath.Dir(filepath.Clean(dir+"/"+m[1]+m[2]+m[3]+"x")), arg[len(m[0]):]
 		}
 		switch {
-		case jsOutside(rest) || f.jsBase.outside(rest):
+		case jsOutside(rest) || f.jsBase.outside(rest) || jsUpFromHere(rest):
 			f.cutRun(t, why+", a name that may lead out of its package (\"..\", the working directory, the environment, an absolute path or a URL)")
 			return
 		case start != "" && start != f.g.ws && strings.HasPrefix(start, f.g.ws+"/"):

@@ -36,7 +36,7 @@ var (
 	pyNameOnlyEach = lazy.Regexp(`^(?:importlib|runpy|import_module|reload|run_module|run_path)[ \t]*(?:,|\r?\n|$)|^(?:importlib|runpy)[ \t]+import[ \t]`) // the mutant's
 	pyNameOnly     = lazy.Regexp(`^(?:(?:importlib|runpy|import_module|reload|run_module|run_path)[ \t]*(?:,|\r?\n|$)|(?:importlib|runpy)[ \t]+import[ \t])`)
 	pySysPathRead  = lazy.Regexp(`^sys\s*\.\s*path\s*(?:\[[^\]\n]*\]\s*(?:[^=\s]|==|$)|[)\],:;]|\s*(?:==|!=|$)|\s+(?:if|else|for|in|and|or)\b)`)
-	pyUp           = lazy.Regexp(`\.\.|getcwd|cwd\(|environ|getenv|expanduser|home|parents|argv|['"]/`)
+	pyUp           = lazy.Regexp(`\.\.|pardir|getcwd|cwd\(|environ|getenv|expanduser|home|parents|argv|['"]/`)
 )
 
 // pyCode is a Python text with its comments blanked and its strings' contents blanked (their
@@ -197,21 +197,31 @@ func (l *pyLines) base(n string, depth int) pyBase {
 	if depth > 8 {
 		return pyBase{} // as before names were followed: the line's own words judge it
 	}
-	l.judged[n] = pyBase{} // a name assigned from itself (BASE = BASE.parent) counts its own once
+	l.judged[n] = pyBase{} // a cycle through other names counts n once
 	var b pyBase
+	self := 0 // BASE = dirname(BASE): each such step goes up from what BASE was (atk43 F4)
 	for _, r := range rhs {
 		orig := l.text[r[0]:r[1]]
-		e := pyBase{up: pyUp().MatchString(orig), parents: strings.Count(orig, "dirname") + strings.Count(orig, ".parent")}
-		most := 0 // a base built from another: its directories up and the deepest operand's
+		// os.path.split(p)[0] is dirname(p); os.pardir is ".."
+		e := pyBase{up: pyUp().MatchString(orig), parents: strings.Count(orig, "dirname") + strings.Count(orig, ".parent") + strings.Count(orig, "path.split(")}
+		most, own := 0, false // a base built from another: its directories up and the deepest operand's
 		for _, m := range pyNames(l.code[r[0]:r[1]]) {
-			if m != n {
-				mb := l.base(m, depth+1)
-				e.up, most = e.up || mb.up, max(most, mb.parents)
+			if m == n {
+				own = true
+				continue
 			}
+			mb := l.base(m, depth+1)
+			e.up, most = e.up || mb.up, max(most, mb.parents)
+		}
+		if own && !mutated("workspace-py-base-self-steps") {
+			self += e.parents + most
+			b.up = b.up || e.up
+			continue
 		}
 		e.parents += most
 		b.up, b.parents = b.up || e.up, max(b.parents, e.parents)
 	}
+	b.parents += self
 	l.judged[n] = b
 	return b
 }
