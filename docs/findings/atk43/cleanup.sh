@@ -1,0 +1,3 @@
+#!/bin/sh
+# removes the round's scratch (the copy of HEAD, the runtime check directories)
+rm -rf /tmp/atk43
