@@ -155,7 +155,7 @@ func TestHardeningInspected(t *testing.T) {
 		"no-new-privileges":                len(h.SecurityOpt) == 2 && h.SecurityOpt[0] == "no-new-privileges",
 		"serve's seccomp profile":          ownSeccomp(h.SecurityOpt),
 		"user 65534":                       c.User == "65534:65534",
-		"init":                             h.Init != nil && *h.Init,
+		"watchdog pid 1 (no docker-init)":  h.Init != nil && !*h.Init && watchdogFirst(c),
 		"memory = memory+swap":             h.Memory == 256<<20 && h.MemorySwap == 256<<20,
 		"pids":                             h.PidsLimit != nil && *h.PidsLimit == 64,
 		"cpus":                             h.NanoCPUs == 5e8,

@@ -128,7 +128,7 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 	leaked := leakedEnv(c.Env)
 	envHost := len(leaked) > 0
 	tmp := h.Tmpfs["/tmp"]
-	init := h.Init != nil && *h.Init
+	hostInit := h.Init != nil && *h.Init
 	ls := []executor.Layer{
 		{Name: LayerEngine, Active: true, Detail: fmt.Sprintf("Docker %s (API %s) at %s", version, api, e.eng.Where())},
 		{Name: LayerImage, Active: true, Detail: fmt.Sprintf("%s (%.19s)", e.spec.image, imageID)},
@@ -144,7 +144,9 @@ func (e *Executor) inspectLayers(ctx context.Context, version, api, imageID stri
 			Detail: fmt.Sprintf("%s, swap none%s%s", e.memText, e.gvisorMemoryNote(), missing(memOK && swapOK, "the engine cannot enforce memory+swap limits here"))},
 		e.pidsLayer(pids, pidsOK),
 		{Name: LayerCPU, Active: cpuOK && h.NanoCPUs > 0, Detail: fmt.Sprintf("%g CPUs%s", float64(h.NanoCPUs)/1e9, missing(cpuOK, "the engine cannot enforce CPU quota here"))},
-		{Name: LayerInit, Active: init, Detail: "an init process reaps zombies and forwards signals"},
+		{Name: LayerInit, Active: !hostInit && watchdogFirst(c), Detail: onOff(!hostInit && watchdogFirst(c),
+			"the watchdog is the container's pid 1: it reaps every orphan, ends the container when serve goes or the call overruns its timeout, and nothing in the container can stop or kill it (an image without python3 runs the shell wrapper as pid 1, whose watchers run as the program's uid)",
+			"the container's first process is not serve's watchdog: a program can stop what ends its container when serve is killed")},
 		{Name: LayerUlimits, Active: len(h.Ulimits) >= 2, Detail: strings.Join(ul, ", ")},
 		{Name: LayerEnv, Active: !envHost, Detail: onOff(!envHost, "only LANG, HOME, PYTHONDONTWRITEBYTECODE, the engine's HOSTNAME and the image's own variables",
 			"serve's own variables reached the container: "+strings.Join(leaked, ", "))},
@@ -423,3 +425,9 @@ func (e *Executor) namedUser(ctx context.Context, id, user string) (why string, 
 
 // maxPasswd bounds what namedUser reads of an image's /etc/passwd.
 const maxPasswd = 1 << 20
+
+// watchdogFirst says the container starts serve's entrypoint with the watchdog as its main
+// program, which then is pid 1 (no docker-init before it: see build).
+func watchdogFirst(c *container.Config) bool {
+	return len(c.Entrypoint) >= 3 && c.Entrypoint[2] == entrypoint && len(c.Cmd) == 5 && c.Cmd[4] == watchdogPy
+}

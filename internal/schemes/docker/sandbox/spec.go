@@ -56,7 +56,7 @@ const (
 //
 // Once started it writes "mcpsandbox-ready:NONCE\n" on stderr. A pooled container ("pooled" in
 // argv) first warms the compiler: serve pools it only after that line, so a pooled call never
-// waits for it. The watchdog (watchdogPy) is the wrapper's parent, the container's main process:
+// waits for it. The watchdog (watchdogPy) is the wrapper's parent, the container's pid 1:
 // it exists before the wrapper does, and reads the call's timeout from fd 3 and watches the
 // attached stdin for EOF; see watchdogPy.
 //
@@ -399,17 +399,20 @@ printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o" >&2
 // (arguments, not environment: the program's environment stays exactly the policy's).
 const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -I -S -c "$5" "$2" "$1" "$4"; fi; exec /bin/sh -c "$3" sh "$1"`
 
-// watchdogPy is the container's main process (docker-init's one child) and the wrapper's parent:
-// it spawns the wrapper (python3 -c wrapperPy NONCE MODE, as the entrypoint ran it before), which
-// writes the call's timeout on fd 3 once it has read its program (a session's supervisor closes
-// fd 3 unwritten: it watches the attached stdin itself). From then on, when the attached stdin
-// reads EOF (serve closed the call, or died, even by SIGKILL, and the engine closed the stream) or
-// the call outlives its timeout by 5 s, it kills every process it can and exits; when
-// the wrapper exits, it exits with its status (128+N for signal N, as docker-init reported). The
-// program runs as the same uid and can kill it, but not out of the way: when the main process
-// exits, docker-init exits and the kernel kills everything in the container's pid namespace.
-// A watchdog that was the wrapper's child (the program killed it, and a SIGKILLed serve's
-// container ran on past its timeout, atk39 F7) guarded only while the program let it.
+// watchdogPy is the container's first process (pid 1 of its pid namespace: no docker-init, see
+// build) and the wrapper's parent: it spawns the wrapper (python3 -c wrapperPy NONCE MODE, as the
+// entrypoint ran it before), which writes the call's timeout on fd 3 once it has read its program.
+// From then on, when the attached stdin reads EOF (serve closed the call, or died, even by
+// SIGKILL, and the engine closed the stream) or the call outlives its timeout by 5 s, it kills
+// every process it can and exits; when the wrapper exits, it exits with its status (128+N for
+// signal N). A session's supervisor closes fd 3 unwritten (the attached stdin carries the
+// session's next calls): the watchdog then keeps no timeout and waits for the stdin's hang-up
+// alone (poll with no event asked: data never wakes it), which the supervisor also watches.
+// As pid 1 it is out of the program's reach: the kernel delivers to a pid namespace's init only
+// the signals it has a handler for (SIGCHLD here), so the program (same uid) can neither kill nor
+// stop it (atk39b F8: as docker-init's child it was SIGSTOPped, and a SIGKILLed serve's container
+// ran on past its timeout); when it exits, the kernel kills everything in the namespace. As pid 1
+// it also reaps every orphan, which docker-init did.
 const watchdogPy = `import os, sys, select, signal, time
 sr, sw = os.pipe()
 os.set_blocking(sw, False)
@@ -418,31 +421,47 @@ signal.signal(signal.SIGCHLD, lambda s, f: None)
 r, w = os.pipe()
 pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 3)])
 os.close(w)
-watch, deadline = [sr, r], None
+po = select.poll()
+po.register(sr, select.POLLIN)
+po.register(r, select.POLLIN)
+deadline = None
 def end():
     try:
         os.kill(-1, signal.SIGKILL)
     finally:
         os._exit(137)
+def reap():
+    while True:
+        try:
+            p, st = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if p == 0:
+            return
+        if p == pid:
+            os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
 while True:
-    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+    left = None if deadline is None else max(0, int((deadline - time.monotonic()) * 1000) + 1)
     try:
-        rd = select.select(watch, [], [], left)[0]
+        ev = po.poll(left)
     except InterruptedError:
-        rd = []
-    p, st = os.waitpid(pid, os.WNOHANG)
-    if p:
-        os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
-    if sr in rd:
-        os.read(sr, 4096)
-    if r in rd:
-        t = os.read(r, 32)
-        os.close(r)
-        watch.remove(r)
-        if t:
-            deadline = time.monotonic() + int(t) / 1000.0 + 5
-            watch.append(0)
-    elif 0 in rd or deadline is not None and time.monotonic() >= deadline:
+        ev = []
+    reap()
+    for fd, e in ev:
+        if fd == sr:
+            os.read(sr, 4096)
+        elif fd == r:
+            t = os.read(r, 32)
+            po.unregister(r)
+            os.close(r)
+            if t:
+                deadline = time.monotonic() + int(t) / 1000.0 + 5
+                po.register(0, select.POLLIN)
+            else:
+                po.register(0, 0)
+        elif fd == 0:
+            end()
+    if deadline is not None and time.monotonic() >= deadline:
         end()
 `
 
@@ -591,7 +610,9 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 		NetworkDisabled: s.network == "none",
 		Labels:          labels,
 	}
-	init := true
+	// No docker-init: the watchdog is pid 1 itself, where nothing in the container can stop it
+	// (watchdogPy). Set, not left nil: an engine's daemon.json can make init the default.
+	init := mutated("docker-watchdog-init")
 	pids := s.hostPids()
 	hc := &container.HostConfig{
 		NetworkMode:    container.NetworkMode(s.network),
@@ -651,7 +672,8 @@ func (s spec) describeUser() string {
 }
 
 // mainPy is the container's main process: watchdogPy (a mutant build's docker-watchdog-main only
-// waits for the wrapper: nothing the program cannot reach holds the attached stdin or the timeout).
+// waits for the wrapper: nothing the program cannot reach holds the attached stdin or the timeout;
+// docker-watchdog-session-blind leaves a session's stdin to its supervisor alone).
 func mainPy() string {
 	if mutated("docker-watchdog-main") {
 		return `import os, sys
@@ -659,6 +681,9 @@ pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv, dict(os.enviro
 st = os.waitpid(pid, 0)[1]
 os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
 `
+	}
+	if mutated("docker-watchdog-session-blind") {
+		return strings.Replace(watchdogPy, "po.register(0, 0)", "pass", 1)
 	}
 	return watchdogPy
 }

@@ -26,7 +26,7 @@ func TestSpecHardening(t *testing.T) {
 		}
 	}
 	if hc.NetworkMode != "none" || !hc.ReadonlyRootfs || len(hc.CapDrop) != 1 || hc.CapDrop[0] != "ALL" || len(hc.CapAdd) != 0 ||
-		hc.Privileged || hc.Init == nil || !*hc.Init || hc.SecurityOpt[0] != "no-new-privileges" || hc.LogConfig.Type != "none" {
+		hc.Privileged || hc.Init == nil || *hc.Init || hc.SecurityOpt[0] != "no-new-privileges" || hc.LogConfig.Type != "none" {
 		t.Errorf("host config %+v", hc)
 	}
 	if hc.Memory != 256<<20 || hc.MemorySwap != hc.Memory || *hc.PidsLimit != 64 || hc.NanoCPUs != 5e8 {

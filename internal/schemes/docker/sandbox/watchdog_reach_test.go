@@ -7,15 +7,13 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
 )
 
-// The watchdog that ends a container when serve dies is out of the program's way: the program
-// kills every process it can without ending its own container (atk39 F7 killed the watchdog,
-// then serve was SIGKILLed and the container ran on past its timeout), the attached stdin is
-// closed as the engine closes it when serve dies, and the container is gone within seconds.
-func TestWatchdogOutOfProgramReach(t *testing.T) {
-	eng := needEngine(t)
-	e := newExec(t, eng, testPolicy())
+// startWatched starts a per-call container as serve does (attached, started, ready) and returns
+// its box, with its removal registered.
+func startWatched(t *testing.T, e *Executor, api client.APIClient) (*box, string) {
+	t.Helper()
 	if err := e.Ready(); err != nil {
 		t.Fatal(err)
 	}
@@ -24,20 +22,65 @@ func TestWatchdogOutOfProgramReach(t *testing.T) {
 	labels[LabelCall] = b.callID
 	cfg, hc := e.spec.build(b.nonce, labels, false)
 	ctx := context.Background()
-	cr, err := eng.API.ContainerCreate(ctx, cfg, hc, nil, nil, "")
+	cr, err := api.ContainerCreate(ctx, cfg, hc, nil, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { eng.API.ContainerRemove(context.Background(), cr.ID, container.RemoveOptions{Force: true}) })
-	if b.hj, err = eng.API.ContainerAttach(ctx, cr.ID, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true}); err != nil {
+	t.Cleanup(func() { api.ContainerRemove(context.Background(), cr.ID, container.RemoveOptions{Force: true}) })
+	if b.hj, err = api.ContainerAttach(ctx, cr.ID, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.API.ContainerStart(ctx, cr.ID, container.StartOptions{}); err != nil {
+	if err := api.ContainerStart(ctx, cr.ID, container.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.awaitReady(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
+	b.id = cr.ID
+	return b, cr.ID
+}
+
+// endsSoon closes the box's attached stream, as the engine does when serve dies (even by
+// SIGKILL), and wants the container stopped within 15 s (its timeout is far later).
+func endsSoon(t *testing.T, api client.APIClient, b *box, id string) {
+	t.Helper()
+	b.hj.Close()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ins, err := api.ContainerInspect(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ins.State.Running {
+			return
+		}
+		if time.Now().After(deadline) {
+			top, _ := api.ContainerTop(context.Background(), id, []string{"-o", "pid,stat,args"})
+			t.Fatalf("the container runs on 15 s after its attached stdin closed (its timeout: 120 s): %v", top.Processes)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// attackThenClose runs script as a per-call container's program (timeout 120 s), waits for its
+// line marker, then closes the stream as a dead serve's engine does: the container must end.
+func attackThenClose(t *testing.T, script, marker string) {
+	t.Helper()
+	eng := needEngine(t)
+	e := newExec(t, eng, testPolicy())
+	b, id := startWatched(t, e, eng.API)
+	fmt.Fprintf(b.hj.Conn, "shell 120000 %d\n%s", len(script), script)
+	if err := b.awaitLine(marker, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	endsSoon(t, eng.API, b, id)
+}
+
+// The watchdog that ends a container when serve dies is out of the program's way: the program
+// kills every process it can without ending its own container (atk39 F7 killed the watchdog,
+// then serve was SIGKILLed and the container ran on past its timeout), the attached stdin is
+// closed as the engine closes it when serve dies, and the container is gone within seconds.
+func TestWatchdogOutOfProgramReach(t *testing.T) {
 	// Kill every process but pid 1, this shell's ancestors (killing one ends the container: what
 	// the program wants is one that runs on) and itself; leave a loop that ignores HUP and TERM.
 	script := `(trap '' HUP TERM INT; while :; do sleep 1; done) &
@@ -46,24 +89,58 @@ while [ "$p" -gt 1 ]; do p=$(awk '/^PPid:/{print $2}' /proc/$p/status); keep="$k
 for d in /proc/[0-9]*; do q=${d#/proc/}; case "$keep" in *" $q "*) ;; *) kill -9 "$q" 2>/dev/null && echo "killed $q";; esac; done
 echo done-killing
 sleep 300`
-	fmt.Fprintf(b.hj.Conn, "shell 120000 %d\n%s", len(script), script)
-	if err := b.awaitLine("done-killing\n", 20*time.Second); err != nil {
+	attackThenClose(t, script, "done-killing\n")
+}
+
+// Nor can the program stop it (atk39b F8): SIGSTOP is not a kill and cannot be caught, so a
+// watchdog of the program's uid beside it (docker-init's child) was stopped, and a SIGKILLed
+// serve's container ran on. As pid 1 the kernel discards it. The script stops every process
+// whose command line is the watchdog's (its pattern built at run time: the script's own
+// command line holds the script), pid 1 included, then leaves a loop that ignores HUP
+// and TERM; the container must still end when its stdin closes.
+func TestWatchdogCannotBeStopped(t *testing.T) {
+	script := `(trap '' HUP TERM INT; while :; do sleep 1; done) &
+n=0; w=set_wake; w=${w}up_fd
+for d in /proc/[0-9]*; do grep -q "$w" "$d/cmdline" 2>/dev/null && kill -STOP "${d#/proc/}" 2>/dev/null && n=$((n+1)); done
+kill -STOP 1 2>/dev/null; kill -9 1 2>/dev/null
+echo "stopped $n"
+echo done-stopping
+sleep 300`
+	attackThenClose(t, script, "done-stopping\n")
+}
+
+// A session's supervisor watches the attached stdin, and the watchdog leaves the stdin's data to
+// it; but the supervisor is the program's uid, so the watchdog also watches the stdin's hang-up
+// (atk39b F8, by reading: the session's form). A process a call leaves in the background stops
+// every process it can, the supervisor, its interpreter and pid 1 included; the container must
+// still end when its stdin closes.
+func TestSessionWatchdogCannotBeStopped(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, sessionPolicy())
+	b, id := startWatched(t, e, eng.API)
+	if err := e.becomeSession(b); err != nil {
 		t.Fatal(err)
 	}
-	b.hj.Close() // what the engine does when serve dies
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		ins, err := eng.API.ContainerInspect(ctx, cr.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ins.State.Running {
-			return
-		}
-		if time.Now().After(deadline) {
-			top, _ := eng.API.ContainerTop(ctx, cr.ID, nil)
-			t.Fatalf("the container runs on 15 s after its attached stdin closed (its timeout: 120 s): %v", top.Processes)
-		}
-		time.Sleep(200 * time.Millisecond)
+	script := `(trap '' HUP TERM INT
+read -r me _ </proc/self/stat
+sleep 1
+for d in /proc/[0-9]*; do q=${d#/proc/}; [ "$q" = "$me" ] || kill -STOP "$q" 2>/dev/null; done
+while :; do sleep 1; done) >/dev/null 2>&1 </dev/null &
+echo call-done`
+	fmt.Fprintf(b.hj.Conn, "call shell %s 0 %d\n%s", randHex(8), len(script), script)
+	if err := b.awaitLine("call-done\n", 20*time.Second); err != nil {
+		t.Fatal(err)
 	}
+	time.Sleep(3 * time.Second) // the background process has stopped what it could
+	top, _ := eng.API.ContainerTop(context.Background(), id, []string{"-o", "pid,stat,args"})
+	stopped := 0
+	for _, p := range top.Processes {
+		if len(p) > 1 && len(p[1]) > 0 && p[1][0] == 'T' {
+			stopped++
+		}
+	}
+	if stopped == 0 { // the detector's own check: the attack ran
+		t.Fatalf("the call's background process stopped nothing: %v", top.Processes)
+	}
+	endsSoon(t, eng.API, b, id)
 }
