@@ -412,7 +412,8 @@ const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -I 
 // the signals it has a handler for (SIGCHLD here), so the program (same uid) can neither kill nor
 // stop it (atk39b F8: as docker-init's child it was SIGSTOPped, and a SIGKILLed serve's container
 // ran on past its timeout); when it exits, the kernel kills everything in the namespace. As pid 1
-// it also reaps every orphan, which docker-init did.
+// it also reaps every orphan, which docker-init did. gVisor (runsc) delivers SIGSTOP to a
+// namespace's first process all the same: there it stays stoppable (README, Known gaps).
 const watchdogPy = `import os, sys, select, signal, time
 sr, sw = os.pipe()
 os.set_blocking(sw, False)
