@@ -59,6 +59,43 @@ print("wrote")`})
 			t.Errorf("bashrc, the link in ~/.bashrc's chain, was replaced by the call (%v)", err)
 		}
 	})
+	// A target at the workspace's root is protected there only: ~/bin -> ws/bin leaves src/bin
+	// writable, as the allowlist does (review41 #11: a pattern of one name matched every bin;
+	// mutant docker-home-links-root-anywhere).
+	t.Run("root name anchored", func(t *testing.T) {
+		home := t.TempDir()
+		t.Setenv("HOME", home)
+		ws := userWorkspace(t)
+		for _, d := range []string{"bin", "src/bin"} {
+			os.MkdirAll(filepath.Join(ws, d), 0o755)
+			os.Chown(filepath.Join(ws, d), 1000, 1000)
+		}
+		os.Chown(filepath.Join(ws, "src"), 1000, 1000)
+		if err := os.Symlink(filepath.Join(ws, "bin"), filepath.Join(home, "bin")); err != nil {
+			t.Fatal(err)
+		}
+		e := newExec(t, eng, testPolicy(writable(ws)))
+		r := mustCall(t, e, ToolPython, map[string]any{"code": `open("bin/tool", "w").write("#!/bin/sh\n")
+open("src/bin/build.py", "w").write("print(1)\n")
+print("wrote")`})
+		refused := refusedPaths(r)
+		why, ok := refused["bin/tool"]
+		if !ok {
+			why, ok = refused["bin"] // the layer's directory, refused whole
+		}
+		if !ok || !strings.Contains(why, "~/bin") {
+			t.Errorf("bin/tool refused for %q (%v), want the home's link named: %v", why, ok, refused)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "bin", "tool")); err == nil {
+			t.Errorf("bin/tool reached the workspace")
+		}
+		if why, ok := refused["src/bin/build.py"]; ok {
+			t.Errorf("src/bin/build.py refused (%s): only the workspace's root bin is what ~/bin leads to", why)
+		}
+		if _, err := os.Stat(filepath.Join(ws, "src", "bin", "build.py")); err != nil {
+			t.Errorf("src/bin/build.py did not reach the workspace: %v", err)
+		}
+	})
 	t.Run("cut", func(t *testing.T) {
 		home := t.TempDir()
 		t.Setenv("HOME", home)

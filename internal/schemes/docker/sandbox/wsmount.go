@@ -282,13 +282,56 @@ func (e *Executor) commitRules() (wslayer.Rules, error) {
 			e.homeLinks = &homelinks.Cache{Homes: homelinks.Homes(uid), WS: ws, Every: 2 * time.Second, Log: e.log}
 		})
 		hl := e.homeLinks.Get()
-		protect = append(protect, hl.Patterns(e.homeLinks.WS)...)
+		pats, atRoot := homeLinkRules(hl, e.homeLinks.WS)
+		protect = append(protect, pats...)
 		if why := hl.Unjudged(); why != "" {
 			extra = func(string) string { return why } // the walk was cut: any path may be a link's target (atk40b F7)
+		} else if len(atRoot) > 0 {
+			extra = func(rel string) string { return rootLinkWhy(atRoot, rel) }
 		}
 	}
 	return wslayer.Rules{Protect: protect, Quota: e.quota(), UID: uid, GID: gid, SandboxPath: workspaceDir, Extra: extra,
 		Deadline: time.Now().Add(e.pol.Limits.Timeout.Duration), Keep: wslayer.KeepRoot()}, nil
+}
+
+// homeLinkRules are a home's links into the workspace ws as the commit judges them: a target below
+// the root by its path (a protect pattern with a slash is anchored), one at the root by its name
+// there only (atRoot: its name -> the link), since a pattern of one name matches at any depth and
+// would refuse every src/bin of the workspace for ~/bin -> ws/bin (review41 #11; the allowlist
+// judges the resolved path, the target alone).
+func homeLinkRules(hl homelinks.Found, ws string) (pats []string, atRoot map[string]string) {
+	if mutated("docker-home-links-root-anywhere") {
+		return hl.Patterns(ws), nil
+	}
+	for _, p := range hl.Patterns(ws) {
+		if strings.Contains(p, "/") {
+			pats = append(pats, p)
+		}
+	}
+	for t, link := range hl.Targets {
+		rel, err := filepath.Rel(ws, t)
+		if err != nil || rel == "." || rel == ".." || strings.ContainsRune(rel, filepath.Separator) {
+			continue
+		}
+		if atRoot == nil {
+			atRoot = map[string]string{}
+		}
+		atRoot[rel] = link
+	}
+	return pats, atRoot
+}
+
+// rootLinkWhy says why rel (a slash path from the workspace's root) is protected as, or as inside,
+// a root entry a home's link leads to ("" if it is not), its name compared as a case-insensitive
+// file system would (refusing more, never less).
+func rootLinkWhy(atRoot map[string]string, rel string) string {
+	first, _, _ := strings.Cut(rel, "/")
+	for name, link := range atRoot {
+		if strings.EqualFold(first, name) {
+			return fmt.Sprintf("%q is what %s leads to (a link from a home into the workspace)", "/"+name, link)
+		}
+	}
+	return ""
 }
 
 // recoverCommits finishes the commits to this workspace that a serve died in (wslayer.Recover),
