@@ -82,15 +82,20 @@ func httpClient(t *testing.T, url, token string) *mcp.ClientSession {
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 
-func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
-	t.Helper()
+// postRequest is a client's POST of body to url with the headers hdr.
+func postRequest(url, body string, hdr map[string]string) *http.Request {
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	return req
+}
+
+func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(postRequest(url, body, hdr))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,9 @@ type fakeArgs struct {
 	Guarded int `json:"guarded,omitempty"`
 	// Fail: the executor could not run the call (the Docker engine gone), with this error
 	Fail string `json:"fail,omitempty"`
+	// Named: this many changes refused, each path and reason 512 bytes of '<' (six bytes each
+	// in JSON): the workspace lists of a call that left such names (atk44b F1)
+	Named int `json:"named,omitempty"`
 }
 
 // appliedFake is what the fake's "applied" call reports.
@@ -114,6 +117,13 @@ func (f *fakeExec) Tools() []executor.Tool {
 			}
 			if a.Fail != "" {
 				return nil, errors.New(a.Fail)
+			}
+			if a.Named > 0 {
+				w, long := &executor.WorkspaceChanges{}, strings.Repeat("<", 512)
+				for range a.Named {
+					w.Refused = append(w.Refused, executor.RefusedChange{Path: long, Why: long})
+				}
+				return &executor.Result{Workspace: w}, nil
 			}
 			if a.Discard != "" {
 				return &executor.Result{TimedOut: a.TimedOut, Workspace: &executor.WorkspaceChanges{Discarded: a.Discard}}, nil

@@ -422,7 +422,7 @@ func (r *runner) stamp(e *audit.Entry, ss *mcp.ServerSession) {
 type afterAnswerer interface{ AfterAnswer() }
 
 func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (out *mcp.CallToolResult, _ error) {
 		start := time.Now()
 		endQuietStart()
 		r.idle.busy()
@@ -448,6 +448,20 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			// memory back to the system rather than keep serve's RSS at its peak.
 			defer func() { go debug.FreeOSMemory() }()
 		}
+		conn := "" // the transport's session: what the stdio writer counts answers by
+		if req.Session != nil {
+			conn = req.Session.ID()
+		}
+		var header http.Header
+		if req.Extra != nil {
+			header = req.Extra.Header
+		}
+		gone := r.posts.gone(header)
+		// Every answer this handler returns is counted as made, from the answer itself, in one
+		// step with the end of the call's reservation (rsv, if it ran): a refusal's too, so that
+		// each answer the stdio writer counts exactly had its estimate owed (countAnswer).
+		var rsv *reservation
+		defer func() { r.countAnswer(conn, gone, out, rsv) }()
 		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash()}
 		r.stamp(&entry, req.Session)
 		if why := argsRefusal(args); why != "" {
@@ -483,20 +497,13 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			}
 			begin = func() error { return nil }
 		}
-		conn := "" // the transport's session: what the stdio writer counts answers by
-		if req.Session != nil {
-			conn = req.Session.ID()
-		}
-		var header http.Header
-		if req.Extra != nil {
-			header = req.Extra.Header
-		}
-		res, err := r.run(executor.WithCallID(ctx, entry.Call), r.posts.gone(header), r.sessions.done(req.Session), t, args, timeout, session, conn, begin)
+		res, rs, err := r.run(executor.WithCallID(ctx, entry.Call), gone, r.sessions.done(req.Session), t, args, timeout, session, conn, begin)
+		rsv = rs
 		if intentErr != nil {
 			return r.intentRefused(t, intentErr), nil
 		}
 		entry.DurationMS = time.Since(start).Milliseconds()
-		out := r.outcome(ctx, t, start, res, err, &entry)
+		out = r.outcome(ctx, t, start, res, err, &entry)
 		if r.audit != nil {
 			if aerr := r.audit.Append(entry); aerr != nil {
 				// A call that cannot be audited is not answered as if it had been.
@@ -667,8 +674,9 @@ func goneWhy(wait context.Context) error {
 // nor their arguments (the connection bound and the body budget no longer count them).
 //
 // begin is called once the call has its slot, before it runs: its error (the started line not
-// written) ends the call unrun, with that error.
-func (r *runner) run(ctx, gone, ended context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string, begin func() error) (*executor.Result, error) {
+// written) ends the call unrun, with that error. The call's reservation for its answer is
+// returned (nil: it did not run): it counts until the answer is (countAnswer).
+func (r *runner) run(ctx, gone, ended context.Context, t executor.Tool, args json.RawMessage, timeout time.Duration, session, conn string, begin func() error) (*executor.Result, *reservation, error) {
 	// A client that does not read its answers gets no new call run for it: checked before the
 	// slot (a stalled session does not hold one) and again with it (the answers of the calls
 	// that held slots meanwhile are counted once they are being written).
@@ -698,24 +706,24 @@ func (r *runner) run(ctx, gone, ended context.Context, t executor.Tool, args jso
 	bound := r.unread.answerBound(t.Name, int64(r.pol.Limits.MaxOutputBytes), int64(r.pol.Limits.MaxFileBytes))
 	for {
 		if wait.Err() != nil && ctx.Err() == nil && goneWhy(wait) != nil {
-			return nil, goneRefusal()
+			return nil, nil, goneRefusal()
 		}
 		if err := r.unread.wait(wait, conn, time.Until(deadline)); err != nil {
 			if ctx.Err() != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if goneWhy(wait) != nil {
-				return nil, goneRefusal()
+				return nil, nil, goneRefusal()
 			}
-			return nil, executor.Refuse(RuleUnreadAnswers, "%v", err)
+			return nil, nil, executor.Refuse(RuleUnreadAnswers, "%v", err)
 		}
 		// Wait for a slot (fairly among sessions) no longer than the call itself may run.
 		rel, err := r.slots.acquire(wait, session, time.Until(deadline))
 		if err != nil {
 			if ctx.Err() == nil && goneWhy(wait) != nil {
-				return nil, goneRefusal()
+				return nil, nil, goneRefusal()
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		if rs, ok := r.unread.reserve(conn, bound); ok {
 			release, rsv = rel, rs
@@ -726,29 +734,35 @@ func (r *runner) run(ctx, gone, ended context.Context, t executor.Tool, args jso
 	defer release()
 	if err := begin(); err != nil {
 		rsv.End()
-		return nil, err
+		return nil, nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stopped := context.AfterFunc(r.stop, cancel)
 	res, err := t.Run(cctx, executor.Call{Args: args, Timeout: timeout, MaxOutput: int(r.pol.Limits.MaxOutputBytes), Session: session})
-	// counted before the slot is free: the next call to take it sees this answer as made;
-	// its reservation ends in the same step
-	if gone != nil {
-		r.unread.hold(conn, answerSize(res), gone, rsv) // HTTP: until the request that carries it is over
-	} else {
-		r.unread.owe(conn, answerSize(res), rsv)
-	}
 	var ref *executor.Refusal
 	if !stopped() && !errors.As(err, &ref) && !mutated("shutdown-cancelled") {
 		// Shutdown killed the call: whatever the executor made of that (exit 137), it did not
 		// simply run.
-		return res, errShutdown // res, if any: what reached the workspace meanwhile is reported
+		return res, rsv, errShutdown // res, if any: what reached the workspace meanwhile is reported
 	}
 	if err == nil && ctx.Err() != nil {
-		return res, ctx.Err() // the client cancelled: not a timeout
+		return res, rsv, ctx.Err() // the client cancelled: not a timeout
 	}
-	return res, err
+	return res, rsv, err
+}
+
+// countAnswer counts the answer out made for a call of conn, in one step with the end of the
+// call's reservation rsv (nil: none): over HTTP (gone set) until the request that carries it is
+// over, over stdio as an estimate the connection replaces with the answer's exact size when it
+// writes it (lineConn.Write). The slot is free by then; the reservation counted meanwhile.
+func (r *runner) countAnswer(conn string, gone context.Context, out *mcp.CallToolResult, rsv *reservation) {
+	n := answerSizeOf(out)
+	if gone != nil {
+		r.unread.hold(conn, n, gone, rsv)
+		return
+	}
+	r.unread.owe(conn, n, rsv)
 }
 
 // workspaceRecord counts a call's workspace changes for its audit entry (nil: no layer), and

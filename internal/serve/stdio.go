@@ -328,7 +328,7 @@ func skipValue(dec *json.Decoder) error {
 }
 
 // pendingReq is a request delivered and not yet answered: its line's size, and whether it is a
-// tools/call (whose answer, once written, pays its debt to unread).
+// tools/call (whose answer unread counts while it is written).
 type pendingReq struct {
 	size int
 	call bool
@@ -347,9 +347,9 @@ func (c *lineConn) sent(msg jsonrpc.Message, size int) {
 	c.inflightBytes += size
 }
 
-// answer forgets a request once its response is out (written says it reached the client),
-// wakes the read loop, and tells unread a tools/call answer was written.
-func (c *lineConn) answer(msg jsonrpc.Message, written bool) {
+// answer forgets a request once its response is out (written or lost with the connection), and
+// wakes the read loop.
+func (c *lineConn) answer(msg jsonrpc.Message) {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok {
 		return
@@ -371,13 +371,22 @@ func (c *lineConn) answer(msg jsonrpc.Message, written bool) {
 	if !ok {
 		return
 	}
-	if r.call && written {
-		c.unread.paid(c.id)
-	}
 	select {
 	case c.answered <- struct{}{}:
 	default:
 	}
+}
+
+// isCallAnswer says msg answers a pending tools/call.
+func (c *lineConn) isCallAnswer(msg jsonrpc.Message) bool {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return false
+	}
+	c.inflightMu.Lock()
+	defer c.inflightMu.Unlock()
+	reqs := c.pending[resp.ID]
+	return len(reqs) > 0 && reqs[0].call
 }
 
 // waitRoom holds the read loop while the unanswered requests are at MaxInflight or
@@ -498,8 +507,15 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encode a JSON-RPC message: %w", err)
 	}
+	// a tools/call answer is counted at its exact size while it waits for the client to read
+	// the ones before it, and is written (unread.writing)
+	written := func() {}
+	if c.isCallAnswer(msg) {
+		written = c.unread.writing(c.id, heldPerAnswerByte*int64(len(b)+1))
+	}
 	err = c.writeRaw(append(b, '\n'))
-	c.answer(msg, err == nil) // written or lost with the connection: either way no longer pending
+	written()
+	c.answer(msg) // written or lost with the connection: either way no longer pending
 	if _, ok := msg.(*jsonrpc.Response); ok && c.afterAnswer != nil {
 		c.afterAnswer()
 	}

@@ -25,10 +25,11 @@ const (
 // sessions, with a few answers in serve's memory instead of one per call. Everyone's bound is
 // shared by session (roomLocked).
 //
-// The handler owes an answer's estimated size when it is made; the connection pays the oldest
-// debt when it has written a tools/call answer out. Answers are written in any order, so a
-// debt may be paid by another call's answer: the sum is what counts, and a debt is paid only
-// by a write that went through, which a client that does not read never lets happen.
+// The handler owes an answer's estimated size when it is made (answerSizeOf, from the answer
+// itself); the connection, when it begins to write a tools/call answer, pays the oldest estimate
+// and counts that answer at its exact size until it is written (writing). Answers are written
+// in any order, so an estimate may be paid by another call's answer, but an exact count only by
+// its own write, which a client that does not read never lets finish.
 type unread struct {
 	mu          sync.Mutex
 	conns       map[string]*debts
@@ -173,8 +174,11 @@ func (u *unread) hold(conn string, n int64, done context.Context, res *reservati
 		return
 	}
 	u.mu.Lock()
-	u.holdLocked(conn, n, done, res)
-	cuts := u.overLocked()
+	a := u.holdLocked(conn, n, done, res)
+	if mutated("unread-hold-cuts-new") {
+		a = nil
+	}
+	cuts := u.overLocked(a)
 	u.mu.Unlock()
 	u.cutAll(cuts)
 }
@@ -184,25 +188,31 @@ func (u *unread) hold(conn string, n int64, done context.Context, res *reservati
 // reservation is at most one session's bound, but an answer made is counted whole, and each
 // call that ended after the last admission added what its answer took past its reservation
 // (four 48 MiB answers of 32 MiB reservations: 192 MiB counted against 128 MiB and one
-// reservation, session 43's CI).
-func (u *unread) overLocked() []cutAnswer {
+// reservation, session 43's CI). The answer just counted, keep, is not cut: one answer past the
+// bound alone (a policy's max_output_bytes may allow it) was cut before its first byte, every
+// time, on an idle serve, though its call ran (attack round atk44b F2); it is held as made.
+func (u *unread) overLocked(keep *heldAnswer) []cutAnswer {
 	if mutated("unread-hold-over") {
 		return nil
 	}
 	var cuts []cutAnswer
 	for u.all > u.max+u.maxPer {
-		big := ""
+		big, at := "", 0
 		for c, d := range u.conns {
-			if len(d.answers) > 0 && (big == "" || d.owed > u.conns[big].owed) {
-				big = c
+			i := 0
+			if len(d.answers) > 0 && d.answers[0] == keep {
+				i = 1
+			}
+			if i < len(d.answers) && (big == "" || d.owed > u.conns[big].owed) {
+				big, at = c, i
 			}
 		}
 		if big == "" {
 			break
 		}
 		d := u.conns[big]
-		a := d.answers[0]
-		d.answers = d.answers[1:]
+		a := d.answers[at]
+		d.answers = slices.Delete(d.answers, at, at+1)
 		d.owed -= a.n
 		u.all -= a.n
 		if d.held && d.owed <= 0 {
@@ -216,17 +226,17 @@ func (u *unread) overLocked() []cutAnswer {
 	return cuts
 }
 
-// holdLocked is hold's count (u.mu held).
-func (u *unread) holdLocked(conn string, n int64, done context.Context, res *reservation) {
+// holdLocked is hold's count (u.mu held); the answer as fairShare may cut it (nil: it cannot be).
+func (u *unread) holdLocked(conn string, n int64, done context.Context, res *reservation) *heldAnswer {
 	u.settleLocked(res)
 	if mutated("http-answers-unheld") {
-		return
+		return nil
 	}
 	cut, _ := done.Value(cutKey{}).(func())
 	release := u.countLocked(conn, n)
 	if cut == nil {
 		context.AfterFunc(done, func() { release(false) })
-		return
+		return nil
 	}
 	// once the request is over its connection may carry the client's next one: not cut then
 	d, a := u.conns[conn], &heldAnswer{n: n, cut: func() {
@@ -245,6 +255,7 @@ func (u *unread) holdLocked(conn string, n int64, done context.Context, res *res
 		release(true)
 		u.mu.Unlock()
 	})
+	return a
 }
 
 // cutKey is the context key under which a POST's context (posts.gone) carries the func that
@@ -295,15 +306,41 @@ func (u *unread) answerBound(tool string, maxOutput, maxFile int64) int64 {
 	return n
 }
 
-// paid uncounts conn's oldest answer: a tools/call answer was written out.
-func (u *unread) paid(conn string) {
-	if u == nil {
-		return
+// writing counts a tools/call answer of n bytes (its exact size as written, times what serve
+// holds a byte) while conn writes it, until the returned func is called (written, or lost with
+// the connection), and pays, in the same step, conn's oldest estimate (owe): the answer made is
+// counted exactly from here. The exact count is this answer's own, paid by no other: an answer
+// that owed nothing (the SDK's -32602 for an unknown tool) paid another's debt, so a client
+// following each big call with cheap ones had every big answer uncounted while it waited to be
+// written (attack round atk44b F3: 24 of 24 calls ran unread, 164 MiB against a 4 MiB bound). An
+// estimate paid by another answer is uncounted only until its own answer's write begins.
+func (u *unread) writing(conn string, n int64) func() {
+	if u == nil || mutated("unread-answers") {
+		return func() {}
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	d, ok := u.conns[conn]
-	if !ok || len(d.queue) == 0 {
+	if !ok || d.held {
+		return func() {}
+	}
+	if mutated("unread-paid-by-position") { // the old way: the oldest estimate paid once written, no count of its own
+		return func() {
+			u.mu.Lock()
+			defer u.mu.Unlock()
+			if u.conns[conn] == d {
+				u.payLocked(d)
+			}
+		}
+	}
+	u.payLocked(d)
+	release := u.countLocked(conn, n)
+	return func() { release(false) }
+}
+
+// payLocked uncounts d's oldest estimate, if any (u.mu held).
+func (u *unread) payLocked(d *debts) {
+	if len(d.queue) == 0 {
 		return
 	}
 	n := d.queue[0]
@@ -457,35 +494,10 @@ func (u *unread) wait(ctx context.Context, conn string, timeout time.Duration) e
 	}
 }
 
-// answerSize estimates the bytes a call's result takes in its answer: its outputs twice (the
-// text content repeats them beside the structured result), each string as JSON writes it (a
-// control byte or an HTML character as six bytes, as Go's encoder escapes them), what read_file
-// read, pictures as base64. Counted once, when the call ends, before anything is encoded.
-func answerSize(res *executor.Result) int64 {
-	return heldPerAnswerByte * answerBytes(res)
-}
-
 // heldPerAnswerByte is what serve holds per byte of an answer while it is encoded and written:
 // the result's strings, the encoded message, the transport's frame of it. Measured with
 // read_file answers (attack round atk25b: RSS against answers in flight, over stdio and HTTP).
 const heldPerAnswerByte = 4
-
-// answerBytes is answerSize's count of the answer's own bytes.
-func answerBytes(res *executor.Result) int64 {
-	n := int64(1024)
-	if res == nil {
-		return n
-	}
-	n += 2 * (jsonLen(res.Stdout) + jsonLen(res.Stderr))
-	n += 256 * int64(len(res.Entries))
-	if f := res.File; f != nil {
-		n += 2*jsonLen(f.Content) + int64(len(f.ContentBase64))
-	}
-	for _, im := range res.Images {
-		n += int64(len(im.Data))*4/3 + 256 // base64, in the content only
-	}
-	return n
-}
 
 // jsonLen is the length of s as a JSON string by Go's encoder, without the quotes.
 func jsonLen(s string) int64 {
