@@ -3,9 +3,12 @@ package wslayer
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
 // Inline code is read as each runtime's getopt reads its command line, from the config's
@@ -77,6 +80,12 @@ func inlineOf(words []string) []inlineProg {
 			}
 			continue
 		}
+		if filepath.Base(w) == "deno" && !mutated("workspace-inline-deno-eval") {
+			// a config's strings: "args" may come before "command"; eval's code is the word after it
+			if e := slices.Index(words, "eval"); e >= 0 {
+				out = append(out, denoEval(words[e:])...)
+			}
+		}
 		if code, ok, _ := pyInline(w, words[i+1:]); ok {
 			out = append(out, inlineProg{"py", code})
 		} else if code, ok := jsInline(w, words[i+1:]); ok {
@@ -94,6 +103,34 @@ var (
 	cmdWrappers = map[string]bool{"exec": true, "env": true, "nohup": true, "command": true, "time": true, "nice": true, "uv": true,
 		"run": true, "uvx": true, "stdbuf": true, "setsid": true}
 )
+
+// maxEvalWords bounds the words after `deno eval` read as its code.
+const maxEvalWords = 16
+
+// denoEval reads the words after deno as its CLI does for `deno eval [OPTIONS] CODE` (`deno
+// eval CODE`, `deno -q eval --ext=ts CODE`): the code is eval's first word that is not an
+// option. An option deno takes a value after (--config f, --import-map f, --ext ts) is not
+// modeled: every later word that is not an option is read as the code, the wider reading (a
+// file name read as JavaScript names nothing). `deno run file` names the file: a word.
+func denoEval(args []string) []inlineProg {
+	if mutated("workspace-inline-deno-eval") {
+		return nil
+	}
+	i := slices.IndexFunc(args, func(w string) bool { return !strings.HasPrefix(w, "-") })
+	if i < 0 || args[i] != "eval" {
+		return nil
+	}
+	var progs []inlineProg
+	for _, w := range args[i+1:] {
+		if w == "--" || strings.HasPrefix(w, "-") {
+			continue
+		}
+		if progs = append(progs, inlineProg{"js", w}); len(progs) == maxEvalWords {
+			break
+		}
+	}
+	return progs
+}
 
 // runtimeLang is the language of the runtime w names ("" when none).
 func runtimeLang(w string) string {
@@ -114,6 +151,11 @@ func runtimeLang(w string) string {
 // or here-string: `python3 - <<'EOF'`, whose body is heredocs' by its marker word). unmodeled
 // says why the code is not known (an unknown cluster holding c, a program read from a pipe).
 func stmtInline(words []string, heredocs map[string]string) (progs []inlineProg, unmodeled string) {
+	return stmtInlineAt(words, heredocs, 0)
+}
+
+// stmtInlineAt is stmtInline for a statement depth words within words deep (cmdStringsInline).
+func stmtInlineAt(words []string, heredocs map[string]string, depth int) (progs []inlineProg, unmodeled string) {
 	args, stdin, fed := stdinOf(words, heredocs)
 	if mutated("workspace-inline-first-word") {
 		k := 0
@@ -129,6 +171,9 @@ func stmtInline(words []string, heredocs map[string]string) (progs []inlineProg,
 	// python -c, uv run --with httpx python -c: atk43 F3), not only its command's
 	for k := 0; k < len(args); k++ {
 		lang := runtimeLang(args[k])
+		if filepath.Base(args[k]) == "deno" {
+			progs = append(progs, denoEval(args[k+1:])...)
+		}
 		if lang == "" {
 			continue
 		}
@@ -138,7 +183,36 @@ func stmtInline(words []string, heredocs map[string]string) (progs []inlineProg,
 			unmodeled = why
 		}
 	}
-	return progs, unmodeled
+	return append(progs, cmdStringsInline(args, depth)...), unmodeled
+}
+
+// cmdStringOpt is a wrapper's option cluster or long option whose value is a command line
+// (env -S/-iS/--split-string=, flock's, su's, runuser's and script's -c/--command=): its
+// value starts after it.
+var cmdStringOpt = lazy.Regexp(`^(?:-[A-Za-z0-9]*?[Sc]|--(?:split-string|command)=)`)
+
+// cmdStringsInline reads the words of a statement that hold a command line (a blank), as a
+// config's strings are read: what a wrapper hands a shell (env -S "python3 -c …", flock f -c
+// "…", su -c "…", script -c "…", watch "…", nodemon --exec "…"). The inline code found is
+// taken, the wider reading (an `echo "… python3 -c …"` protects what the code names); what
+// such a word leaves unmodeled (`echo "needs python3"`: a runtime with no program) is not a
+// program known to run, so it fails nothing closed. depth bounds words within words.
+func cmdStringsInline(args []string, depth int) []inlineProg {
+	if depth > maxShellNest || mutated("workspace-inline-command-words") {
+		return nil
+	}
+	var progs []inlineProg
+	for _, w := range args {
+		if !strings.ContainsAny(w, " \t\n") {
+			continue
+		}
+		w = w[len(cmdStringOpt().FindString(w)):] // env -S"python3 -c …" is one word: the value after the option
+		for _, words := range shellStatements(w) {
+			p, _ := stmtInlineAt(words, nil, depth+1)
+			progs = append(progs, p...)
+		}
+	}
+	return progs
 }
 
 // maxLaterOpts bounds the later words of one runtime's command line tried as its code option.
