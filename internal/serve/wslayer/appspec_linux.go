@@ -2,6 +2,7 @@ package wslayer
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
@@ -36,13 +37,19 @@ type appSpec struct {
 // pyAppSpec reads the word (after prev) as Python's app servers read their app argument: a
 // `:attribute` suffix stripped, what is left is a file when it holds a "/" or ends in .py
 // (flask's `--app src/hello` is the module hello in src), else a dotted module. ok when the
-// word is such a spec: a word with a ":" and an attribute after it, or a module-taking
-// option's value.
-func pyAppSpec(prev, word string) (appSpec, bool) {
+// word is such a spec: a word with a ":" and an attribute after it, a module-taking option's
+// value, or (tool: the word is after an app server's name) a dotted name without a colon.
+func pyAppSpec(prev, word string, tool bool) (appSpec, bool) {
 	if word == "" || strings.HasPrefix(word, "-") {
 		return appSpec{}, false
 	}
 	left, attr, colon := strings.Cut(word, ":")
+	if !colon && tool && !moduleOpts[prev] {
+		if !pyDotted().MatchString(left) || notModule[strings.ToLower(filepath.Ext(left))] {
+			return appSpec{}, false // a path, a number, a file's name: judged as any word
+		}
+		return appSpec{mod: left}, true
+	}
 	if colon && !pyAttr().MatchString(attr) || !colon && !moduleOpts[prev] || left == "" {
 		return appSpec{}, false
 	}
@@ -59,6 +66,93 @@ func pyAppSpec(prev, word string) (appSpec, bool) {
 		return appSpec{}, false // not a name Python imports (a host:port, an image:tag)
 	}
 	return appSpec{mod: left}, true
+}
+
+// notModule are the extensions of a dotted word among an app server's arguments that name a
+// file or a host, not a module (`-r requirements.txt`, `--log-config log.yaml`, a .py file:
+// judged as a path word).
+var notModule = map[string]bool{".py": true, ".pyw": true, ".txt": true, ".md": true, ".rst": true, ".json": true, ".yaml": true,
+	".yml": true, ".toml": true, ".cfg": true, ".ini": true, ".conf": true, ".log": true, ".lock": true, ".env": true, ".sh": true,
+	".js": true, ".ts": true, ".html": true, ".css": true, ".csv": true, ".xml": true, ".pid": true, ".sock": true, ".pem": true,
+	".key": true, ".crt": true, ".db": true, ".sqlite": true, ".gz": true, ".zip": true, ".whl": true, ".com": true, ".org": true, ".net": true}
+
+// appTools are the programs that import a module their arguments name without a colon
+// (atk42 F8's leftover): `gunicorn srv.main` (attribute application), `hypercorn srv.main`
+// (app), `dramatiq srv.main` (its actors), `arq srv.main.WorkerSettings` (a class: the walk
+// protects the modules on its way), `rq worker -c settings`, `gunicorn -k srv.workers.W`. After
+// one, every dotted word is read as a module, narrowly (the names Python tries for it): an
+// option's value such as `--log-level info` protects info.py, info/__init__.py, not a directory.
+var appTools = map[string]bool{"uvicorn": true, "gunicorn": true, "hypercorn": true, "daphne": true, "granian": true,
+	"dramatiq": true, "arq": true, "rq": true, "waitress-serve": true, "huey_consumer": true, "huey_consumer.py": true,
+	"taskiq": true, "saq": true, "celery": true, "faust": true}
+
+// appDirOpts are the app servers' options placing the modules they import elsewhere: uvicorn's
+// --app-dir, gunicorn's --chdir and --pythonpath (a comma-separated list), celery's --workdir,
+// dramatiq's and rq's --path.
+var appDirOpts = map[string]bool{"--app-dir": true, "--chdir": true, "--pythonpath": true, "--workdir": true, "--path": true}
+
+// maxAppArgs bounds the words after an app server's name read as its arguments: the words
+// judged may be a whole Makefile's or config's, and a command line ends where they do not show.
+const maxAppArgs = 16
+
+// appArgs marks the words that may be an app server's arguments (appTools): those within
+// maxAppArgs words of its name, either side (a JSON config's "args" may come before its
+// "command"), in the same command (not past a shell operator ; && || | or a line break). Read
+// from the words as given (before their quotes and operators are trimmed).
+func appArgs(words []string) []bool {
+	if mutated("workspace-follow-app-tool") {
+		return nil
+	}
+	var in []bool
+	start := 0 // the first word of the current command
+	for i, w := range words {
+		t := strings.Trim(w, `"'`+"`;&|()")
+		if appTools[filepath.Base(t)] {
+			if in == nil {
+				in = make([]bool, len(words))
+			}
+			for j := max(start, i-maxAppArgs); j <= i+maxAppArgs && j < len(words); j++ {
+				in[j] = j != i
+				if j > i && cmdEnds(words[j]) {
+					break
+				}
+			}
+		}
+		if cmdEnds(w) {
+			start = i + 1
+		}
+	}
+	return in
+}
+
+// cmdEnds: the word w (untrimmed) ends a command, `srv.main;` or `&&`, or holds a line break.
+func cmdEnds(w string) bool {
+	return strings.ContainsAny(strings.TrimLeft(w, `"'`+"`"), ";&|") || strings.Contains(w, "\\n")
+}
+
+// appBases are the directories an app server's modules are looked up in: bases, and each
+// directory its options (the words in marks) place them in, from each of bases.
+func (f *follower) appBases(bases, words []string, in []bool) []string {
+	if in == nil || mutated("workspace-follow-app-dir") {
+		return bases
+	}
+	out := bases
+	for i := 0; i+1 < len(words); i++ {
+		if !in[i] || !appDirOpts[words[i]] {
+			continue
+		}
+		for _, v := range strings.Split(words[i+1], ",") {
+			if v == "" || unresolved(v) >= 0 {
+				continue // a variable: the directory word is judged as any other
+			}
+			for _, b := range bases {
+				if d := f.g.wsSpelled(absFrom(b, v)); strings.HasPrefix(d, f.g.ws+"/") && !slices.Contains(out, d) {
+					out = append(slices.Clip(out), d)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // appModule protects what importing the module mod from base runs, narrowly: a word that only

@@ -62,3 +62,58 @@ func TestCommitFollowsDenoEval(t *testing.T) {
 	loadRefused(t, ws, "lib/index.js", startsIt)
 	loadApplied(t, ws, "docs/a.md")
 }
+
+// An app server's module named without a colon (`gunicorn srv.main`, `hypercorn srv.main`,
+// `dramatiq srv.main`, `arq srv.main.WorkerSettings`, `rq worker -c srv.main`, gunicorn's `-k
+// srv.worker.W`) was no spec: srv/main.py was applied (atk42 F8's leftover). A dotted word
+// among an app server's arguments is read as a module, narrowly. Red with mutant
+// workspace-follow-app-tool.
+func TestCommitFollowsAppModules(t *testing.T) {
+	files := map[string]string{"srv/__init__.py": "", "srv/main.py": "app = None\n", "srv/worker.py": "W = None\n", "docs/notes.md": "n\n"}
+	var cases []followCase
+	for _, k := range []struct{ cmd, args, target string }{
+		{"gunicorn", `"srv.main"`, "srv/main.py"},
+		{"gunicorn", `"-w", "4", "-b", "0.0.0.0:8000", "srv.main"`, "srv/main.py"},
+		{"hypercorn", `"srv.main"`, "srv/main.py"},
+		{"dramatiq", `"srv.main", "srv.worker"`, "srv/worker.py"},
+		{"arq", `"srv.main.WorkerSettings"`, "srv/main.py"},
+		{"rq", `"worker", "-c", "srv.main"`, "srv/main.py"},
+		{"gunicorn", `"-k", "srv.worker.W", "other:app"`, "srv/worker.py"},
+		{"uv", `"run", "gunicorn", "srv.main"`, "srv/main.py"},
+	} {
+		name := k.cmd + " " + k.args
+		cases = append(cases, followCase{name: name, files: files, command: k.cmd, args: k.args, target: k.target},
+			followCase{name: name + ", an ordinary change", files: files, command: k.cmd, args: k.args, target: "docs/notes.md", applied: true})
+	}
+	cases = append(cases, followCase{name: "a dotted word of another program stays the call's", files: files, command: "python3",
+		args: `"tools/x.py", "srv.main"`, target: "srv/main.py", applied: true})
+	runFollowCases(t, cases)
+	// a script's other words near the app server's name: a file's name is no module
+	t.Setenv("HOME", t.TempDir())
+	ws := runShProject(t, "pip install -r requirements.txt\nexec gunicorn --log-config log.yaml srv.main\n")
+	write(t, filepath.Join(ws, "srv", "main.py"), "app = None\n")
+	loadRefused(t, ws, "srv/main.py", startsIt)
+	loadApplied(t, ws, "requirements.in")
+	loadApplied(t, ws, "log.json")
+}
+
+// uvicorn's --app-dir, gunicorn's --chdir and --pythonpath place the module elsewhere: `uvicorn
+// --app-dir srv api:app` imports srv/api.py, which was applied (atk42 F8's leftover). Red with
+// mutant workspace-follow-app-dir.
+func TestCommitFollowsAppDirs(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, line := range []string{
+		"exec uvicorn --app-dir srv api:app",
+		"exec uvicorn --app-dir=srv api:app",
+		"exec gunicorn --chdir srv api:app",
+		"exec gunicorn --pythonpath lib,srv api:app",
+	} {
+		ws := runShProject(t, line+"\n")
+		write(t, filepath.Join(ws, "srv", "api.py"), "app = None\n")
+		write(t, filepath.Join(ws, "srv", "notes.md"), "n\n")
+		if applied, why, _ := commitOne(t, ws, "srv/api.py", "evil\n"); applied {
+			t.Errorf("%q: srv/api.py, the app it imports, was applied (%q)", line, why)
+		}
+		loadApplied(t, ws, "notes.md")
+	}
+}

@@ -315,7 +315,7 @@ func TestCommitFollowsAppSpecs(t *testing.T) {
 		{"", "./data:/data", appSpec{}, false}, {"", "github:owner/repo", appSpec{}, false}, {"", "srv.main", appSpec{}, false},
 		{"", "--bind:x", appSpec{}, false}, {"", "my-app:app", appSpec{}, false},
 	} {
-		if got, ok := pyAppSpec(k.prev, k.word); got != k.want || ok != k.ok {
+		if got, ok := pyAppSpec(k.prev, k.word, false); got != k.want || ok != k.ok {
 			t.Errorf("pyAppSpec(%q, %q) = %+v, %v; want %+v, %v", k.prev, k.word, got, ok, k.want, k.ok)
 		}
 	}

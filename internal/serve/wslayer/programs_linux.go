@@ -133,6 +133,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 	words = splitJoined(words) // --import=./x.mjs: the option and its value (atk42 F2)
 	f.tsWords(words)
 	bases := []string{f.g.ws, dir}
+	inApp := appArgs(words) // read before the trim below: where a command line ends
 	for i := range words {
 		words[i] = strings.Trim(words[i], `"'`+"`;&|()")
 		for _, v := range workspaceVars {
@@ -156,6 +157,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			}
 		}
 	}
+	appBases := f.appBases(bases, words, inApp)
 	for i, word := range words {
 		if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") || strings.ContainsAny(word, "*?[{$") {
 			continue
@@ -181,9 +183,9 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			}
 			continue
 		}
-		if s, ok := pyAppSpec(prev, word); ok && !mutated("workspace-follow-app-spec") {
+		if s, ok := pyAppSpec(prev, word, inApp != nil && inApp[i]); ok && !mutated("workspace-follow-app-spec") {
 			if s.mod != "" {
-				for _, b := range bases {
+				for _, b := range appBases {
 					f.appModule(by, f.g.wsSpelled(absFrom(b, s.sub)), s.mod, depth)
 				}
 				continue
