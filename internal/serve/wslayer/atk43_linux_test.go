@@ -81,9 +81,9 @@ func TestCommitFollowsCompoundImports(t *testing.T) {
 
 // A config's strings were read as a token stream: YAML's anchors, aliases and tags, a double-
 // quoted string's escaped line break, and a JSONC block comment's strings gave -c other code
-// than the client's parser does (atk43 F1). A JSONC comment is skipped, an escaped break
-// folded as YAML folds it, and a YAML config holding an anchor, alias, tag or merge key fails
-// closed. Red with mutant workspace-config-yaml-unmodeled.
+// than the client's parser does (atk43 F1). A JSONC comment is skipped, and a YAML config is
+// decoded by a YAML parser (TestCommitConfigValuesParsed). Red with mutant
+// workspace-config-yaml-unmodeled (the JSONC case).
 func TestCommitConfigStringsAsParsed(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	for _, c := range []struct{ file, text string }{

@@ -180,30 +180,37 @@ func pyMCluster(w string) (string, bool) {
 // -c (bash's too, whose words are read anyway), node's, deno's and bun's -e, --eval, -p, --print.
 var inlineOpts = map[string]bool{"-c": true, "-e": true, "--eval": true, "-p": true, "--print": true}
 
+// configYAML is the YAML text of the config by (text): the whole of a .yaml, .yml or
+// .lintstagedrc file, an agent's frontmatter; yaml is false for another format's.
+func configYAML(by, text string) (string, bool) {
+	if fm, ok := frontmatter(text); ok && strings.HasSuffix(by, ".agent.md") {
+		return fm, true
+	}
+	return text, strings.HasSuffix(by, ".yaml") || strings.HasSuffix(by, ".yml") || filepath.Base(by) == ".lintstagedrc"
+}
+
 // inlineCode reads the code a config (by, its text) gives a runtime inline (`python3 -c 'import
 // srv.main'`, `node -e "require('./srv')"`, a hook's one command string `python3 -c '…'`) as a
 // program run from the working directory (the workspace's root, where clients start servers,
 // and the config's directory): Python's sys.path[0] for -c, node's base for -e. Its imports and
 // requires are followed, its literals judged (atk41 F11). The config's strings are read
-// decoded, as its format's parser gives them (configStrings), each a word of a command line.
+// decoded, as its format's parser gives them (configValues), each a word of a command line.
 func (f *follower) inlineCode(by, text string) {
 	if mutated("workspace-follow-inline-code") {
 		return
 	}
-	yaml := strings.HasSuffix(by, ".yaml") || strings.HasSuffix(by, ".yml") || filepath.Base(by) == ".lintstagedrc"
-	if fm, ok := frontmatter(text); ok && strings.HasSuffix(by, ".agent.md") {
-		text, yaml = fm, true
-	}
+	text, yaml := configYAML(by, text)
 	var strs []string
+	why := ""
 	if mutated("workspace-follow-inline-decode") {
 		for _, m := range quoted().FindAllStringSubmatch(text, -1) {
 			strs = append(strs, strings.ReplaceAll(m[1], `\"`, `"`))
 		}
 	} else {
-		strs = configStrings(text, yaml)
+		strs, why = configValues(by, text, yaml)
 	}
 	dirs := uniq(f.g.ws, filepath.Dir(by))
-	if why := configUnmodeled(text, yaml); why != "" {
+	if why != "" {
 		f.inlineCut(by, dirs, why)
 	}
 	for _, p := range inlineOf(strs) {

@@ -1,14 +1,14 @@
 package wslayer
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
 
-// configStrings are a config's strings in order, decoded as the client's parser decodes them
-// (atk42 F1): JSON's, TOML's basic strings ("…", """…""") with their escapes (\n a newline,
+// configStrings are a config's strings in text order, decoded as the client's parser decodes
+// them (atk42 F1), for a JSON or JSONC config (configValues parses YAML and TOML; a config their
+// parsers refuse is read here too, and fails closed): JSON's, TOML's basic strings ("…", """…""") with their escapes (\n a newline,
 // \u0069 an i), TOML's literal strings (single-quoted, one line or three quotes' many), and in
 // YAML (yaml) single-quoted (a doubled quote is one), double-quoted, plain (`- -c`, `args:
 // [-c, import srv.main]`) and block (| and >) scalars. Comments (#, //) are skipped. Each is one word of a command line to the inline reader.
@@ -161,13 +161,11 @@ func dquoted(text string, i int, yaml bool) (string, int) {
 		}
 	}
 	body := text[i+1 : min(j, len(text))]
-	if yaml && !mutated("workspace-config-yaml-unmodeled") {
+	if yaml {
 		// an escaped line break drops the break and the next line's indentation; any other
 		// line break, with the blanks around it, folds to a space (atk43 F1: "import srv.\
 		//   main" is import srv.main)
 		body = yamlFold().ReplaceAllString(yamlEscapedBreak().ReplaceAllString(body, ""), " ")
-	} else if yaml {
-		body = strings.Join(strings.Fields(strings.ReplaceAll(body, "\\\n", "")), " ")
 	}
 	return decodeConfig(body, false), min(j, len(text)-1)
 }
@@ -175,25 +173,7 @@ func dquoted(text string, i int, yaml bool) (string, int) {
 var (
 	yamlEscapedBreak = lazy.Regexp(`\\\r?\n[ \t]*`)
 	yamlFold         = lazy.Regexp(`[ \t]*\r?\n[ \t]*`)
-	// an anchor, an alias, a tag or a merge key where a YAML value starts: what the value is
-	// then is not in text order, and configStrings does not resolve it
-	yamlIndirect = lazy.Regexp(`(?m)(?:^[ \t]*|[:-][ \t]+|[\[{,][ \t]*)(?:[&*][A-Za-z0-9_]|!|<<[ \t]*:)`)
-	// what yamlIndirect looks past: quoted strings and comments
-	yamlQuotedOrComment = lazy.Regexp(`"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|(?m)(?:^|[ \t])#.*$`)
 )
-
-// configUnmodeled says why the config text's strings are not what its format's parser makes of
-// them, "" when they are: a JSON config is read whole (its comments, // and /* */, skipped), a
-// YAML one holding an anchor, alias, tag or merge key is not (atk43 F1).
-func configUnmodeled(text string, yaml bool) string {
-	if !yaml || mutated("workspace-config-yaml-unmodeled") {
-		return ""
-	}
-	if m := yamlIndirect().FindString(yamlQuotedOrComment().ReplaceAllString(text, `""`)); m != "" {
-		return fmt.Sprintf("a YAML anchor, alias, tag or merge key (%q) the check does not resolve", strings.TrimSpace(m))
-	}
-	return ""
-}
 
 // squoted reads the single-quoted string at text[i]: TOML's literal (no escapes; three quotes
 // open a multi-line one) and YAML's (a doubled quote is one); its value and the index of its closing quote.

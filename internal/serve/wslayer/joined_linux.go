@@ -87,30 +87,24 @@ func (f *follower) configEnv(file, text string) {
 	if filepath.Base(file) == ".envrc" || miseConfig(filepath.Base(dir), filepath.Base(file)) {
 		return // read by their own readers, from where they run (rcLoads)
 	}
+	entries := configEnvEntries(file, text)
 	if !mutated("workspace-shell-default-config-env") {
 		// every name the config may set for what it starts: a script's ${NAME:-d} is then not d
-		for _, m := range configEnvEntry().FindAllStringSubmatch(text, -1) {
+		for _, e := range entries {
 			if f.cfgNames == nil {
 				f.cfgNames = map[string]bool{}
 			}
-			f.cfgNames[m[1]] = true
+			f.cfgNames[e[0]] = true
 		}
 	}
 	if mutated("workspace-follow-config-loader-env") {
 		return
 	}
-	for _, m := range configEnvEntry().FindAllStringSubmatch(text, -1) {
-		name, bare := m[1], strings.TrimSpace(m[5])
+	for _, e := range entries {
+		name, value := e[0], e[1]
 		if !policy.CodeLoadingEnv(name) {
 			continue
 		}
-		if m[2] == "=" {
-			if fs := strings.Fields(bare); len(fs) > 0 {
-				bare = fs[0] // a hook's NAME=value cmd …: the value ends at a blank
-			}
-		}
-		value := m[3] + m[4] + bare
-		value = strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(value)
 		for _, v := range workspaceVars {
 			value = strings.ReplaceAll(value, v, "./")
 			value = strings.ReplaceAll(value, strings.TrimSuffix(v, "/"), ".")
@@ -120,6 +114,27 @@ func (f *follower) configEnv(file, text string) {
 			f.loaderEnv(file, b, dir, name, value)
 		}
 	}
+}
+
+// configEnvEntries are the config's env entries (name, value): configEnvEntry's matches, and a
+// YAML or TOML config's name: value entries as its parser gives them (yamlEnv, tomlEnv).
+func configEnvEntries(file, text string) [][2]string {
+	var out [][2]string
+	for _, m := range configEnvEntry().FindAllStringSubmatch(text, -1) {
+		bare := strings.TrimSpace(m[5])
+		if m[2] == "=" {
+			if fs := strings.Fields(bare); len(fs) > 0 {
+				bare = fs[0] // a hook's NAME=value cmd …: the value ends at a blank
+			}
+		}
+		out = append(out, [2]string{m[1], strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(m[3] + m[4] + bare)})
+	}
+	if text, yaml := configYAML(file, text); yaml && !mutated("workspace-config-parsed-env") {
+		out = append(out, yamlEnv(text)...)
+	} else if strings.HasSuffix(file, ".toml") && !mutated("workspace-config-parsed-env") {
+		out = append(out, tomlEnv(text)...)
+	}
+	return out
 }
 
 // loaderEnv judges the loader variable name set to value, from dir, as envValue does; a value it

@@ -32,8 +32,9 @@ func TestCommitFollowsEnvrcLoads(t *testing.T) {
 func TestCommitFollowsMiseLoads(t *testing.T) {
 	ws := t.TempDir()
 	write(t, filepath.Join(ws, "mise.toml"), "[env]\n_.file = [\".env.shared\", \".env.{{env.USER}}\"]\n_.source = \"env.d/setup\"\n"+
-		"_.path = [\n  \"{{config_root}}/tools/bin\", # ours\n  'node_modules/.bin',\n]\nNODE_ENV = \"production\"\n"+
-		"[env._.source]\npath = \"scripts/activate\"\n")
+		"_.path = [\n  \"{{config_root}}/tools/bin\", # ours\n  'node_modules/.bin',\n]\nNODE_ENV = \"production\"\n")
+	// a table of its own file: beside _.source above, TOML (and mise) refuse it as a redefinition
+	write(t, filepath.Join(ws, "mise.local.toml"), "[env._.source]\npath = \"scripts/activate\"\n")
 	write(t, filepath.Join(ws, "sub", "mise.toml"), "[env]\n_ = { source = \"{{vars.root}}/setup\" }\n")
 	commitJudges(t, ws, []string{".env.shared", ".env.alice", "env.d/setup", "tools/bin/ls", "scripts/activate", "sub/anything.sh"},
 		[]string{"production/x", "notes.txt", "scripts/other", "tools/readme.md"})
