@@ -14,7 +14,10 @@ import (
 type jsBases struct {
 	text    string
 	assigns map[string][]string
+	fns     map[string]bool // the names bound to a function
 	judged  map[string]bool
+	work    int             // what values may still be read (linear in the program; 0 not yet set)
+	fnUp    map[string]bool // a function going up from what it is given, by name
 }
 
 var (
@@ -33,9 +36,13 @@ func (b *jsBases) outside(arg string) bool {
 		return false
 	}
 	if b.assigns == nil {
-		b.assigns, b.judged = map[string][]string{}, map[string]bool{}
-		for _, m := range jsAssign().FindAllStringSubmatch(b.text, -1) {
-			b.assigns[m[1]] = append(b.assigns[m[1]], m[2])
+		b.judged = map[string]bool{}
+		b.assigns, b.fns = jsBindings(b.text)
+		if mutated("workspace-js-base-binding-forms") {
+			b.assigns = map[string][]string{}
+			for _, m := range jsAssign().FindAllStringSubmatch(b.text, -1) {
+				b.assigns[m[1]] = append(b.assigns[m[1]], m[2])
+			}
 		}
 	}
 	for _, n := range jsNames(arg) {
@@ -56,11 +63,19 @@ func (b *jsBases) judge(n string, depth int) bool {
 	}
 	b.judged[n] = false // a name assigned from itself counts once
 	up := false
+	if b.work == 0 {
+		b.work = 2*len(b.text) + 1<<20
+	}
 	for _, r := range rhs {
+		if b.work -= len(r) + 1; b.work <= 0 && !mutated("workspace-js-base-one-line") {
+			b.work = -1
+			up = true // past the work bound (A = A = … a value read again for each): not read, may lead out
+			break
+		}
 		r = jsHere(r)
 		// a directory up from the program's (path.dirname(__dirname), path.parse(…).dir, a
 		// path split and sliced) may leave its package (atk43 F4)
-		up = up || jsOutside(r) || jsUpFromHere(r)
+		up = up || jsOutside(r) || jsUpFromHere(b.calls(r))
 		for _, m := range jsNames(r) {
 			up = up || m != n && b.judge(m, depth+1)
 		}
@@ -99,4 +114,39 @@ func jsNames(code string) []string {
 		}
 	}
 	return out
+}
+
+// calls writes each call in code of a function that goes up from what it is given (const up =
+// (p) => path.dirname(p)) as dirname's: up(__dirname) is a directory up, up(__filename) the
+// program's own.
+func (b *jsBases) calls(code string) string {
+	if !strings.Contains(code, "(") || mutated("workspace-js-base-fn-calls") {
+		return code
+	}
+	if b.fnUp == nil {
+		b.fnUp = map[string]bool{}
+	}
+	done := map[string]bool{}
+	for _, n := range jsNames(code) {
+		if done[n] {
+			continue
+		}
+		done[n] = true
+		up, seen := b.fnUp[n]
+		if !seen {
+			b.fnUp[n] = false // each function's values read once
+			for _, v := range b.assigns[n] {
+				if !b.fns[n] || up {
+					break
+				}
+				b.work -= len(v)
+				up = b.work <= 0 || jsParentOf().MatchString(v) // past the work bound: may go up
+			}
+			b.fnUp[n] = up
+		}
+		if up {
+			code = strings.ReplaceAll(code, n+"(", "dirname(")
+		}
+	}
+	return code
 }

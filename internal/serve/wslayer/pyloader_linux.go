@@ -107,10 +107,10 @@ func (f *follower) pyLoaders(t todoFile, dir, text string) {
 		// sys.path changed: a plain import may load from where it points; any loader whose line
 		// may lead out of the directory. A later mention's rest of the line is within the first's:
 		// the first's answer holds for it (and, had it been "up", the loop would have ended).
-		orig := text[loc[0]:le] // the strings too: '..'
+		orig := text[loc[0]:lines.logicalEnd(loc[0], le)] // the strings too: '..'
 		up, seen := lines.up[ls]
 		if !seen || mutated("workspace-py-loader-per-mention") {
-			ups, parents := lines.names(code[loc[0]:le])
+			ups, parents := lines.names(loc[0], loc[0]+len(orig))
 			up = ups || pyUp().MatchString(orig) || strings.Count(orig, "dirname")+strings.Count(orig, ".parent")+parents >= 2
 			lines.setUp(ls, up)
 		}
@@ -138,7 +138,10 @@ type pyLines struct {
 	// built on another line (BASE = dirname(dirname(__file__)); …join(BASE, 'plugins')) is
 	// judged on its own line too (review41 #15)
 	assigns map[string][][2]int
+	defs    map[string]bool // the names a def binds: each call of one counts its steps up
 	judged  map[string]pyBase
+	ends    []int // the offsets of the newlines that end a logical line
+	work    int   // what values may still be read (linear in the program; 0 not yet set)
 }
 
 // pyBase is what a name's assignments make of it: may it lead out, and how many directories up
@@ -155,19 +158,23 @@ var (
 
 // names judges the names the code span uses that the program assigns: whether one may lead
 // out, and the most directories up one goes (each name's assignments judged once).
-func (l *pyLines) names(span string) (bool, int) {
+func (l *pyLines) names(s, e int) (bool, int) {
 	if mutated("workspace-py-loader-one-line") {
 		return false, 0
 	}
 	if l.assigns == nil {
-		l.assigns, l.judged = map[string][][2]int{}, map[string]pyBase{}
-		for _, m := range pyAssign().FindAllStringSubmatchIndex(l.code, -1) {
-			n := l.code[m[2]:m[3]]
-			l.assigns[n] = append(l.assigns[n], [2]int{m[4], m[5]})
+		l.assigns, l.defs = pyBindings(l.code)
+		l.judged = map[string]pyBase{}
+		if mutated("workspace-py-base-binding-forms") {
+			l.assigns = map[string][][2]int{}
+			for _, m := range pyAssign().FindAllStringSubmatchIndex(l.code, -1) {
+				n := l.code[m[2]:m[3]]
+				l.assigns[n] = append(l.assigns[n], [2]int{m[4], m[5]})
+			}
 		}
 	}
 	up, parents := false, 0
-	for _, n := range pyNames(span) {
+	for _, n := range append(pyNames(l.code[s:e]), pyFieldNames(l.code, l.text, s, e)...) {
 		b := l.base(n, 0)
 		up, parents = up || b.up, max(parents, b.parents)
 	}
@@ -197,6 +204,16 @@ func (l *pyLines) base(n string, depth int) pyBase {
 	if depth > 8 {
 		return pyBase{} // as before names were followed: the line's own words judge it
 	}
+	if l.work == 0 {
+		l.work = 2*len(l.code) + 1<<20
+	}
+	for _, r := range rhs {
+		if l.work -= r[1] - r[0]; l.work <= 0 {
+			l.work = -1
+			l.judged[n] = pyBase{up: true} // past the work bound: not read, may lead out
+			return l.judged[n]
+		}
+	}
 	l.judged[n] = pyBase{} // a cycle through other names counts n once
 	var b pyBase
 	self := 0 // BASE = dirname(BASE): each such step goes up from what BASE was (atk43 F4)
@@ -205,12 +222,16 @@ func (l *pyLines) base(n string, depth int) pyBase {
 		// os.path.split(p)[0] is dirname(p); os.pardir is ".."
 		e := pyBase{up: pyUp().MatchString(orig), parents: strings.Count(orig, "dirname") + strings.Count(orig, ".parent") + strings.Count(orig, "path.split(")}
 		most, own := 0, false // a base built from another: its directories up and the deepest operand's
-		for _, m := range pyNames(l.code[r[0]:r[1]]) {
+		for _, m := range append(pyNames(l.code[r[0]:r[1]]), pyFieldNames(l.code, l.text, r[0], r[1])...) {
 			if m == n {
 				own = true
 				continue
 			}
 			mb := l.base(m, depth+1)
+			if l.defs[m] && !mutated("workspace-py-base-def-calls") {
+				e.parents += mb.parents // up(up(__file__)): each call goes up again
+				mb.parents = 0
+			}
 			e.up, most = e.up || mb.up, max(most, mb.parents)
 		}
 		if own && !mutated("workspace-py-base-self-steps") {
