@@ -377,16 +377,17 @@ func (c *lineConn) answer(msg jsonrpc.Message) {
 	}
 }
 
-// isCallAnswer says msg answers a pending tools/call.
-func (c *lineConn) isCallAnswer(msg jsonrpc.Message) bool {
+// isCallAnswer says whether msg answers a pending tools/call, and whether with a result (the
+// handler's answer) rather than a JSON-RPC error (the SDK's, for a call that never reached it).
+func (c *lineConn) isCallAnswer(msg jsonrpc.Message) (call, result bool) {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok {
-		return false
+		return false, false
 	}
 	c.inflightMu.Lock()
 	defer c.inflightMu.Unlock()
 	reqs := c.pending[resp.ID]
-	return len(reqs) > 0 && reqs[0].call
+	return len(reqs) > 0 && reqs[0].call, resp.Error == nil
 }
 
 // waitRoom holds the read loop while the unanswered requests are at MaxInflight or
@@ -510,8 +511,8 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	// a tools/call answer is counted at its exact size while it waits for the client to read
 	// the ones before it, and is written (unread.writing)
 	written := func() {}
-	if c.isCallAnswer(msg) {
-		written = c.unread.writing(c.id, heldPerAnswerByte*int64(len(b)+1))
+	if call, result := c.isCallAnswer(msg); call {
+		written = c.unread.writing(c.id, heldPerAnswerByte*int64(len(b)+1), result)
 	}
 	err = c.writeRaw(append(b, '\n'))
 	written()

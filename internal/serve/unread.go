@@ -308,13 +308,21 @@ func (u *unread) answerBound(tool string, maxOutput, maxFile int64) int64 {
 
 // writing counts a tools/call answer of n bytes (its exact size as written, times what serve
 // holds a byte) while conn writes it, until the returned func is called (written, or lost with
-// the connection), and pays, in the same step, conn's oldest estimate (owe): the answer made is
-// counted exactly from here. The exact count is this answer's own, paid by no other: an answer
-// that owed nothing (the SDK's -32602 for an unknown tool) paid another's debt, so a client
-// following each big call with cheap ones had every big answer uncounted while it waited to be
-// written (attack round atk44b F3: 24 of 24 calls ran unread, 164 MiB against a 4 MiB bound). An
-// estimate paid by another answer is uncounted only until its own answer's write begins.
-func (u *unread) writing(conn string, n int64) func() {
+// the connection): the exact count is this answer's own, paid by no other (attack round atk44b
+// F3: a written answer paid the oldest debt, whoever owed it, and cheap answers' writes left
+// every big answer uncounted while it waited: 24 of 24 calls ran unread, 164 MiB against a
+// 4 MiB bound).
+//
+// In the same step a result (owed: the handler made it, and owed its estimate) pays one
+// estimate: the smallest, not the oldest. Which estimate is this answer's is not known here
+// (the SDK marshals the answer between the handler and this write, 0.1 to 1.5 s for a large
+// one), but paying the smallest never pays more than the answer's own: the estimates left
+// always cover the answers not yet written. A JSON-RPC error pays none: the SDK makes it for a
+// call that never reached the handler (an unknown tool, params that did not decode), which owed
+// nothing; paying the oldest estimate for it left a big answer uncounted while the SDK encoded
+// it, and a client sending an unknown-tool call after each big one had 5 to 15 run unread
+// (attack round atk44c F2).
+func (u *unread) writing(conn string, n int64, owed bool) func() {
 	if u == nil || mutated("unread-answers") {
 		return func() {}
 	}
@@ -333,24 +341,42 @@ func (u *unread) writing(conn string, n int64) func() {
 			}
 		}
 	}
-	u.payLocked(d)
+	if owed || mutated("unread-paid-oldest") {
+		u.payLocked(d)
+	}
 	release := u.countLocked(conn, n)
 	return func() { release(false) }
 }
 
-// payLocked uncounts d's oldest estimate, if any (u.mu held).
+// payLocked uncounts d's smallest estimate, if any (u.mu held; the queue holds at most the
+// connection's requests in flight, MaxInflight).
 func (u *unread) payLocked(d *debts) {
 	if len(d.queue) == 0 {
 		return
 	}
-	n := d.queue[0]
-	d.queue = d.queue[1:]
+	at := 0
+	if !mutated("unread-paid-oldest") {
+		at = minAt(d.queue)
+	}
+	n := d.queue[at]
+	d.queue = slices.Delete(d.queue, at, at+1)
 	if len(d.queue) == 0 {
 		d.queue = nil // the backing array of a long session is not kept
 	}
 	d.owed -= n
 	u.all -= n
 	u.wake()
+}
+
+// minAt is the index of q's smallest value (q not empty).
+func minAt(q []int64) int {
+	at := 0
+	for i, v := range q {
+		if v < q[at] {
+			at = i
+		}
+	}
+	return at
 }
 
 // wake tells the waiting calls a count went down; u.mu is held.

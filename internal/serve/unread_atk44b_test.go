@@ -123,3 +123,32 @@ func TestStdioCheapAnswersPayNoBigAnswersDebt(t *testing.T) {
 		t.Fatalf("%d big answers were made and not yet read: cheap answers paid their debts", ahead)
 	}
 }
+
+// An answer that owed nothing pays no estimate: a client reading nothing sends each big call
+// (about 3 MB an answer, counted 12 MiB against a 4 MiB bound), then 30 ms later a call of an
+// unknown tool, which the SDK answers with a JSON-RPC error at once. Its write paid the oldest
+// estimate, the big answer's, while the SDK was still encoding that answer, and the next big
+// call was let in: 5 to 8 ran (attack round atk44c F2; mutant unread-paid-oldest). The first
+// big call's answer fills the bound: one runs, two if the second came while it ran.
+func TestStdioErrorAnswersPayNoEstimate(t *testing.T) {
+	const maxPer = 4 << 20
+	ex, in, _ := unreadStdio(t, maxPer)
+	go func() {
+		id := 100
+		for range 24 {
+			id++
+			fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fake","arguments":{"bulk":262144}}}`+"\n", id)
+			time.Sleep(30 * time.Millisecond)
+			id++
+			fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"nope","arguments":{}}}`+"\n", id)
+			time.Sleep(30 * time.Millisecond)
+		}
+	}()
+	ran := func() int { ex.mu.Lock(); defer ex.mu.Unlock(); return len(ex.sessions) }
+	time.Sleep(5 * time.Second)
+	if n := ran(); n > 2 {
+		t.Fatalf("%d big calls ran with nothing read (at most 2): the unknown-tool answers paid their estimates", n)
+	} else {
+		t.Logf("%d big calls ran with nothing read", n)
+	}
+}

@@ -409,7 +409,8 @@ const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -I 
 // session's next calls): the watchdog then keeps no timeout and waits for the stdin's hang-up
 // alone (poll with no event asked: data never wakes it), which the supervisor also watches.
 // As pid 1 it is out of the program's reach: the kernel delivers to a pid namespace's init only
-// the signals it has a handler for (SIGCHLD here), so the program (same uid) can neither kill nor
+// the signals it has a handler for (SIGCHLD here; Python's SIGINT handler is set to ignore, and
+// the wrapper gets the default back: atk44c F3), so the program (same uid) can neither kill nor
 // stop it (atk39b F8: as docker-init's child it was SIGSTOPped, and a SIGKILLed serve's container
 // ran on past its timeout); when it exits, the kernel kills everything in the namespace. As pid 1
 // it also reaps every orphan, which docker-init did. gVisor (runsc) delivers SIGSTOP to a
@@ -419,8 +420,9 @@ sr, sw = os.pipe()
 os.set_blocking(sw, False)
 signal.set_wakeup_fd(sw)
 signal.signal(signal.SIGCHLD, lambda s, f: None)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
 r, w = os.pipe()
-pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 3)])
+pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 3)], setsigdef=[signal.SIGINT])
 os.close(w)
 po = select.poll()
 po.register(sr, select.POLLIN)
@@ -682,6 +684,9 @@ pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv, dict(os.enviro
 st = os.waitpid(pid, 0)[1]
 os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
 `
+	}
+	if mutated("docker-watchdog-sigint") {
+		return strings.Replace(watchdogPy, "signal.signal(signal.SIGINT, signal.SIG_IGN)\n", "", 1)
 	}
 	if mutated("docker-watchdog-session-blind") {
 		return strings.Replace(watchdogPy, "po.register(0, 0)", "pass", 1)

@@ -73,6 +73,11 @@ func attackThenClose(t *testing.T, script, marker string) {
 	if err := b.awaitLine(marker, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	// what the program did ends nothing by itself: the container runs its sleep
+	time.Sleep(time.Second)
+	if ins, err := eng.API.ContainerInspect(context.Background(), id); err != nil || !ins.State.Running {
+		t.Fatalf("the container ended by the program's own doing, before its stream closed (%v)", err)
+	}
 	endsSoon(t, eng.API, b, id)
 }
 
@@ -96,13 +101,14 @@ sleep 300`
 // watchdog of the program's uid beside it (docker-init's child) was stopped, and a SIGKILLed
 // serve's container ran on. As pid 1 the kernel discards it. The script stops every process
 // whose command line is the watchdog's (its pattern built at run time: the script's own
-// command line holds the script), pid 1 included, then leaves a loop that ignores HUP
+// command line holds the script), pid 1 included, and sends pid 1 SIGINT and SIGTERM (Python's
+// SIGINT handler ended the container at once: atk44c F3, mutant docker-watchdog-sigint), then leaves a loop that ignores HUP
 // and TERM; the container must still end when its stdin closes.
 func TestWatchdogCannotBeStopped(t *testing.T) {
 	script := `(trap '' HUP TERM INT; while :; do sleep 1; done) &
 n=0; w=set_wake; w=${w}up_fd
 for d in /proc/[0-9]*; do grep -q "$w" "$d/cmdline" 2>/dev/null && kill -STOP "${d#/proc/}" 2>/dev/null && n=$((n+1)); done
-kill -STOP 1 2>/dev/null; kill -9 1 2>/dev/null
+kill -STOP 1 2>/dev/null; kill -9 1 2>/dev/null; kill -INT 1 2>/dev/null; kill -TERM 1 2>/dev/null
 echo "stopped $n"
 echo done-stopping
 sleep 300`
