@@ -2,6 +2,7 @@ package wslayer
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -198,5 +199,38 @@ func tomlWalk(v any, out *[]string, pairs *[][2]string) {
 	case nil:
 	default:
 		*out = append(*out, fmt.Sprint(v)) // a number, a boolean, a date: a word as YAML's are
+	}
+}
+
+// jsonEnv are a JSON or JSONC config's "name": "value" entries as JSON.parse gives them, escapes
+// decoded: `"PYTHON\u0050ATH": "x:\u0061pp"` sets PYTHONPATH to x:app, which configEnvEntry's
+// pattern read as another name and value (atk44a F10's class on the JSON side). Not JSON (a
+// shell hook, a config its parser refuses): none; the pattern's entries are read anyway.
+func jsonEnv(text string) [][2]string {
+	if len(text) > maxParsedConfig {
+		return nil
+	}
+	var doc any
+	if json.Unmarshal(jsonc([]byte(text)), &doc) != nil {
+		return nil
+	}
+	var pairs [][2]string
+	jsonWalk(doc, &pairs)
+	return pairs
+}
+
+func jsonWalk(v any, pairs *[][2]string) {
+	switch v := v.(type) {
+	case []any:
+		for _, e := range v {
+			jsonWalk(e, pairs)
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if s, ok := v[k].(string); ok {
+				*pairs = append(*pairs, [2]string{k, s})
+			}
+			jsonWalk(v[k], pairs)
+		}
 	}
 }

@@ -172,3 +172,81 @@ func TestCommitConfigEnvParsed(t *testing.T) {
 	}
 	loadApplied(t, ws, "docs/a.md")
 }
+
+// A config's words (what names a program it starts) were the blank-separated tokens of its text
+// (atk44a F10): a YAML flow sequence's plain scalars were `[srv/main.py]`, `[-m,` and `srv.main]`,
+// a lint-staged entry `[python3 srv/main.py]`, a JSON string `"srv\/main.py"` or
+// `"srv\u002emain"` undecoded: no file, no module, and the program Continue (npm yaml, PyYAML:
+// ["srv/main.py"]), lint-staged or Claude Code (JSON.parse) starts was writable. The words are the
+// parser's values too, each split as a command line; an ordinary Continue config whose servers
+// are outside the workspace leaves the project's files applied. Red with mutant
+// workspace-config-decoded-words.
+func TestCommitConfigWordsDecoded(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	cont := "name: s\nversion: 0.0.1\nschema: v1\n"
+	for _, c := range []struct{ file, text, target string }{
+		{".continue/mcpServers/s.yaml", cont + configServer + "    args: [srv/main.py]\n", "srv/main.py"},
+		{".continue/mcpServers/s.yaml", cont + configServer + "    args: [srv/main.py, --port, 8080]\n", "srv/main.py"},
+		{".continue/mcpServers/s.yaml", cont + configServer + "    args: [-m, srv.main]\n", "srv/main.py"},
+		{".continue/mcpServers/s.yaml", cont + configServer + "    args: [-X, https://api.example.com, srv/main.py]\n", "srv/main.py"},
+		{".continue/mcpServers/s.yaml", cont + "mcpServers:\n  - name: s\n    command: uv\n    args: [run, srv/main.py]\n", "srv/main.py"},
+		{".continue/mcpServers/s.yaml", cont + "mcpServers: [{name: s, command: node, args: [srv/main.js]}]\n", "srv/main.js"},
+		{".lintstagedrc.yaml", "'*.py': [python3 srv/main.py]\n", "srv/main.py"},
+		{".mcp.json", `{"mcpServers": {"s": {"command": "python3", "args": ["srv\/main.py"]}}}`, "srv/main.py"},
+		{".mcp.json", `{"mcpServers": {"s": {"command": "python3", "args": ["-m", "srv\u002emain"]}}}`, "srv/main.py"},
+		// atk44a F6's (the lexer's own anchors, quotes, folding, `//`), read by the parser since atk43 F1
+		{".continue/mcpServers/s.yaml", cont + configServer + "    args:\n      - -c\n      - &-c import srv.main\n", "srv/main.py"},
+		{".continue/mcpServers/s.yaml", cont + "x-code: &-c \"import srv.main\"\n" + configServer + "    args: [-c, *-c]\n", "srv/main.py"},
+		{".continue/mcpServers/s.yaml", cont + "mcpServers:\n  - {name: it's, command: python3, args: [-c, &c import srv.main], note: x'y}\n", "srv/main.py"},
+		{".continue/mcpServers/s.yaml", cont + configServer + "    args:\n      - -c\n      - \"x = 1\n\n        import srv.main\"\n", "srv/main.py"},
+		{".continue/mcpServers/s.yaml", cont + configServer + "    args: [-X, //, -c, import srv.main]\n", "srv/main.py"},
+	} {
+		ws, _ := filepath.EvalSymlinks(t.TempDir())
+		write(t, filepath.Join(ws, filepath.FromSlash(c.file)), c.text)
+		write(t, filepath.Join(ws, "srv", "__init__.py"), "")
+		write(t, filepath.Join(ws, "srv", "main.py"), "X = 1\n")
+		write(t, filepath.Join(ws, "srv", "main.js"), "1\n")
+		if applied, why, _ := commitOne(t, ws, c.target, "evil\n"); applied || !strings.Contains(why, "the host runs it") {
+			t.Errorf("%s %q: %s, which it starts, applied %v (%q)", c.file, c.text, c.target, applied, why)
+		}
+		loadApplied(t, ws, "docs/a.md")
+	}
+	// ordinary configs: flow sequences of an outside server's words, a URL, a JSON escape
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	write(t, filepath.Join(ws, ".continue", "mcpServers", "s.yaml"), cont+"mcpServers:\n"+
+		"  - name: fs\n    command: npx\n    args: [-y, \"@modelcontextprotocol/server-filesystem\", /home/me/notes]\n"+
+		"  - {name: web, command: uvx, args: [mcp-server-fetch, --user-agent, https://example.com/x]}\n")
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@scope\/server"]}}}`)
+	write(t, filepath.Join(ws, "srv", "__init__.py"), "")
+	write(t, filepath.Join(ws, "srv", "main.py"), "X = 1\n")
+	loadApplied(t, ws, "srv/main.py")
+	loadApplied(t, ws, "docs/a.md")
+}
+
+// A JSON config's env was read by a pattern of its text only (atk44a F10's class, JSON side):
+// `"PYTHON\u0050ATH": "x:\u0061pp"` is PYTHONPATH=x:app to JSON.parse, so app/main.py, which
+// python3 -m main runs, was writable. JSON and JSONC configs' name: value entries are read as the
+// parser gives them too; an ordinary escaped value leaves the project applied. Red with mutant
+// workspace-config-json-env.
+func TestCommitConfigEnvJSONDecoded(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, c := range []struct{ file, text string }{
+		{".mcp.json", `{"mcpServers": {"s": {"command": "python3", "args": ["-m", "main"], "env": {"PYTHON\u0050ATH": "x:app"}}}}`},
+		{".mcp.json", `{"mcpServers": {"s": {"command": "python3", "args": ["-m", "main"], "env": {"PYTHONPATH": "x:\u0061pp"}}}}`},
+		{".vscode/mcp.json", "{\"servers\": {\"s\": {\"command\": \"python3\", \"args\": [\"-m\", \"main\"], // c\n" +
+			"\"env\": {\"PYTHONPATH\": \"x:\\u0061pp\",},},},}"},
+	} {
+		ws, _ := filepath.EvalSymlinks(t.TempDir())
+		write(t, filepath.Join(ws, filepath.FromSlash(c.file)), c.text)
+		write(t, filepath.Join(ws, "app", "main.py"), "X = 1\n")
+		if applied, why, _ := commitOne(t, ws, "app/main.py", "evil\n"); applied {
+			t.Errorf("%s %q: app/main.py, which python3 -m main runs, was applied (%q)", c.file, c.text, why)
+		}
+		loadApplied(t, ws, "docs/a.md")
+	}
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@x/server"], "env": {"LOG_LEVEL": "\u0069nfo", "PYTHONPATH": "\/opt\/lib"}}}}`)
+	write(t, filepath.Join(ws, "app", "main.py"), "X = 1\n")
+	loadApplied(t, ws, "app/main.py")
+	loadApplied(t, ws, "docs/a.md")
+}

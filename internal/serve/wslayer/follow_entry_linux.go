@@ -189,25 +189,29 @@ func configYAML(by, text string) (string, bool) {
 	return text, strings.HasSuffix(by, ".yaml") || strings.HasSuffix(by, ".yml") || filepath.Base(by) == ".lintstagedrc"
 }
 
-// inlineCode reads the code a config (by, its text) gives a runtime inline (`python3 -c 'import
-// srv.main'`, `node -e "require('./srv')"`, a hook's one command string `python3 -c '…'`) as a
-// program run from the working directory (the workspace's root, where clients start servers,
-// and the config's directory): Python's sys.path[0] for -c, node's base for -e. Its imports and
-// requires are followed, its literals judged (atk41 F11). The config's strings are read
-// decoded, as its format's parser gives them (configValues), each a word of a command line.
-func (f *follower) inlineCode(by, text string) {
-	if mutated("workspace-follow-inline-code") {
-		return
-	}
+// configDecoded are the strings of the config by (its text) as its format's parser gives them
+// (configValues): what the inline reader and the words reader read (atk44a F10). why says why
+// they are not all of them (the callers fail closed).
+func configDecoded(by, text string) (strs []string, why string) {
 	text, yaml := configYAML(by, text)
-	var strs []string
-	why := ""
 	if mutated("workspace-follow-inline-decode") {
 		for _, m := range quoted().FindAllStringSubmatch(text, -1) {
 			strs = append(strs, strings.ReplaceAll(m[1], `\"`, `"`))
 		}
-	} else {
-		strs, why = configValues(by, text, yaml)
+		return strs, ""
+	}
+	return configValues(by, text, yaml)
+}
+
+// inlineCode reads the code a config (by, its strings decoded: configDecoded) gives a runtime
+// inline (`python3 -c 'import srv.main'`, `node -e "require('./srv')"`, a hook's one command
+// string `python3 -c '…'`) as a program run from the working directory (the workspace's root,
+// where clients start servers, and the config's directory): Python's sys.path[0] for -c, node's
+// base for -e. Its imports and requires are followed, its literals judged (atk41 F11). Each
+// string is a word of a command line.
+func (f *follower) inlineCode(by string, strs []string, why string) {
+	if mutated("workspace-follow-inline-code") {
+		return
 	}
 	dirs := uniq(f.g.ws, filepath.Dir(by))
 	if why != "" {

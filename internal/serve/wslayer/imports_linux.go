@@ -294,7 +294,8 @@ func (g *gitGuard) runs() []string {
 		b = clientDefaults(file, b)
 		f.configEnv(file, string(b)) // "env": {"NODE_OPTIONS": …, "PYTHONPATH": …}
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
-		f.inlineCode(file, string(b)) // python3 -c '…', node -e '…': the program's text inline
+		vals, why := configDecoded(file, string(b))
+		f.inlineCode(file, vals, why) // python3 -c '…', node -e '…': the program's text inline
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
 		}
@@ -307,10 +308,26 @@ func (g *gitGuard) runs() []string {
 		for _, m := range strs {
 			words = append(words, strings.Fields(strings.ReplaceAll(m[1], `\"`, `"`))...)
 		}
-		f.words(file, filepath.Dir(file), words, 0)
+		f.words(file, filepath.Dir(file), append(words, valueWords(vals)...), 0)
 	}
 	f.follow()
 	return g.run
+}
+
+// valueWords are the words of a config's decoded values (configDecoded), each value a command
+// line (a hook's `run: python3 x.py`, a lint-staged entry): a YAML flow sequence's plain scalars
+// (`args: [srv/main.py]`, `[-m, srv.main]`), a TOML literal string, a JSON string's escapes are
+// words only as the parser gives them; the text's blank-separated tokens (`[srv/main.py]`,
+// `[-m,`) named no file (atk44a F10). They are read with the lexer's words, never instead.
+func valueWords(vals []string) []string {
+	if mutated("workspace-config-decoded-words") {
+		return nil
+	}
+	var out []string
+	for _, v := range vals {
+		out = append(out, strings.Fields(v)...)
+	}
+	return out
 }
 
 // clientDefault is a `${NAME:-default}` in a config's string.

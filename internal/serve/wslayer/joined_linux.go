@@ -117,7 +117,8 @@ func (f *follower) configEnv(file, text string) {
 }
 
 // configEnvEntries are the config's env entries (name, value): configEnvEntry's matches, and a
-// YAML or TOML config's name: value entries as its parser gives them (yamlEnv, tomlEnv).
+// YAML, TOML or JSON config's name: value entries as its parser gives them (yamlEnv, tomlEnv,
+// jsonEnv), read beside the pattern's, never instead.
 func configEnvEntries(file, text string) [][2]string {
 	var out [][2]string
 	for _, m := range configEnvEntry().FindAllStringSubmatch(text, -1) {
@@ -133,6 +134,8 @@ func configEnvEntries(file, text string) [][2]string {
 		out = append(out, yamlEnv(text)...)
 	} else if strings.HasSuffix(file, ".toml") && !mutated("workspace-config-parsed-env") {
 		out = append(out, tomlEnv(text)...)
+	} else if !mutated("workspace-config-json-env") {
+		out = append(out, jsonEnv(text)...)
 	}
 	return out
 }
