@@ -156,7 +156,7 @@ func stmtInline(words []string, heredocs map[string]string) (progs []inlineProg,
 
 // stmtInlineAt is stmtInline for a statement depth words within words deep (cmdStringsInline).
 func stmtInlineAt(words []string, heredocs map[string]string, depth int) (progs []inlineProg, unmodeled string) {
-	args, stdin, fed := stdinOf(words, heredocs)
+	args, in := stdinOf(words, heredocs)
 	if mutated("workspace-inline-first-word") {
 		k := 0
 		for k < len(args) && (cmdWrappers[filepath.Base(args[k])] || strings.HasPrefix(args[k], "-") || strings.Contains(args[k], "=")) {
@@ -165,10 +165,20 @@ func stmtInlineAt(words []string, heredocs map[string]string, depth int) (progs 
 		if k == len(args) {
 			return nil, ""
 		}
-		return runtimeInline(runtimeLang(args[k]), args[k+1:], stdin, fed)
+		return runtimeInline(runtimeLang(args[k]), args[k+1:], in, true)
 	}
 	// every runtime the statement names, after whatever words (timeout 30 python3 -c, poetry run
-	// python -c, uv run --with httpx python -c: atk43 F3), not only its command's
+	// python -c, uv run --with httpx python -c: atk43 F3), not only its command's; each read up
+	// to the next runtime word (atk44a F4: each read the rest of the statement, O(words²))
+	start := runtimeStarts(args)
+	next := len(args)
+	ends := make([]int, len(args))
+	for k := len(args) - 1; k >= 0; k-- {
+		ends[k] = min(next+1, len(args))
+		if runtimeLang(args[k]) != "" || filepath.Base(args[k]) == "deno" {
+			next = k
+		}
+	}
 	for k := 0; k < len(args); k++ {
 		lang := runtimeLang(args[k])
 		if filepath.Base(args[k]) == "deno" {
@@ -177,13 +187,87 @@ func stmtInlineAt(words []string, heredocs map[string]string, depth int) (progs 
 		if lang == "" {
 			continue
 		}
-		p, why := runtimeInline(lang, args[k+1:], stdin, fed)
+		win := args[k+1 : ends[k]]
+		if mutated("workspace-inline-runtime-window") {
+			win = args[k+1:]
+		}
+		p, why := runtimeInline(lang, win, in, start(k))
 		progs = append(progs, p...)
 		if unmodeled == "" {
 			unmodeled = why
 		}
 	}
 	return append(progs, cmdStringsInline(args, depth)...), unmodeled
+}
+
+// runWrappers are the commands that run their arguments as a command, after their options and
+// values; subWrappers do so only under a subcommand (runSubs: uv run, poetry run, pnpm exec; not
+// uv python install, conda install python); posWrappers take one word before the command
+// (flock FILE, taskset MASK, direnv exec DIR).
+var (
+	runWrappers = map[string]bool{"exec": true, "env": true, "nohup": true, "command": true, "time": true, "nice": true,
+		"uvx": true, "stdbuf": true, "setsid": true, "timeout": true, "sudo": true, "doas": true, "xargs": true, "flock": true,
+		"npx": true, "bunx": true, "dotenv": true, "caffeinate": true, "xvfb-run": true, "strace": true, "ltrace": true,
+		"taskset": true, "chrt": true, "ionice": true, "chpst": true, "runuser": true, "unbuffer": true, "firejail": true,
+		"bwrap": true, "eval": true, "builtin": true, "tini": true, "dumb-init": true, "gosu": true, "su-exec": true,
+		"setpriv": true, "prlimit": true, "systemd-run": true, "chronic": true}
+	subWrappers = map[string]bool{"uv": true, "poetry": true, "pipenv": true, "pdm": true, "hatch": true, "rye": true,
+		"conda": true, "mamba": true, "micromamba": true, "pixi": true, "npm": true, "pnpm": true, "yarn": true,
+		"doppler": true, "op": true, "direnv": true, "mise": true, "rtx": true, "asdf": true, "devbox": true}
+	runSubs     = map[string]bool{"run": true, "exec": true, "tool": true, "dlx": true, "x": true}
+	posWrappers = map[string]bool{"flock": true, "taskset": true, "chrt": true, "direnv": true}
+	// wrapperValue is a value a wrapper takes before its command: timeout's 30, 1.5m; nice's 10
+	wrapperValue = lazy.Regexp(`^[0-9][0-9.]*[smhd]?$`)
+)
+
+// runtimeStarts says which of a statement's words (its redirections taken out) may be a runtime
+// it starts: its command (after keywords and assignments), or the command a chain of wrappers
+// runs (exec, env X=1, timeout 30, nice -n 10, uv run --with httpx, poetry run; a runtime word
+// after an option may be its value: uv run --python python3.12 python, both read). A runtime
+// word that is an argument of any other command is data (which node, hash node, command -v
+// python3, pgrep -f node, echo … python3, sudo apt-get install python3: atk44a F3): its code
+// options are still read (the wider reading), but its having none is no program from a pipe.
+func runtimeStarts(args []string) func(int) bool {
+	if mutated("workspace-inline-runtime-anywhere") {
+		return func(int) bool { return true }
+	}
+	starts := map[int]bool{}
+	k := 0
+	for k < len(args) {
+		if _, _, ok := assignment(args[k]); !ok && (!shellKeywords[args[k]] || args[k] == "command") {
+			break
+		}
+		k++
+	}
+	sub, pos, afterOpt := false, false, false
+	for i := k; i < len(args); i++ {
+		w, b := args[i], filepath.Base(args[i])
+		_, _, assign := assignment(w)
+		switch {
+		case runtimeLang(w) != "" && sub && !afterOpt:
+			return func(j int) bool { return starts[j] } // uv python install python3.12: no run
+		case runtimeLang(w) != "":
+			starts[i] = true
+			if !afterOpt {
+				return func(j int) bool { return starts[j] }
+			}
+		case i > k && (strings.HasPrefix(w, "-") || assign || afterOpt || wrapperValue().MatchString(w)):
+		case i > k && runSubs[w]:
+			sub = false
+		case pos:
+			pos = false
+		case (i == k || !sub) && b == "command" && i+1 < len(args) && strings.HasPrefix(args[i+1], "-") && strings.ContainsAny(args[i+1], "vV"):
+			return func(j int) bool { return starts[j] } // command -v X: a query
+		case (i == k || !sub) && runWrappers[b]:
+			pos = posWrappers[b]
+		case (i == k || !sub) && subWrappers[b]:
+			sub, pos = true, posWrappers[b]
+		default:
+			return func(j int) bool { return starts[j] } // the command is no wrapper: its runtime words are data
+		}
+		afterOpt = strings.HasPrefix(w, "-") && !strings.Contains(w, "=") && w != "--"
+	}
+	return func(j int) bool { return starts[j] }
 }
 
 // cmdStringOpt is a wrapper's option cluster or long option whose value is a command line
@@ -218,13 +302,14 @@ func cmdStringsInline(args []string, depth int) []inlineProg {
 // maxLaterOpts bounds the later words of one runtime's command line tried as its code option.
 const maxLaterOpts = 64
 
-// runtimeInline reads a runtime's (lang's) arguments for its inline code; stdin (fed) is what
-// its standard input is, a heredoc or here-string. An option the reader does not know may take
-// the next word, which it then reads as the script: so a code option after the script's word
-// (node --disable-warning X -e …, bash -O extglob -c …) is read as code too, the wider reading
-// (for a real script it is that script's argument: read as code, it protects more), and a
-// script named /dev/stdin is its standard input.
-func runtimeInline(lang string, args []string, stdin string, fed bool) ([]inlineProg, string) {
+// runtimeInline reads a runtime's (lang's) arguments for its inline code; in is what its
+// standard input is (a heredoc or here-string's text, or a file). An option the reader does not
+// know may take the next word, which it then reads as the script: so a code option after the
+// script's word (node --disable-warning X -e …, bash -O extglob -c …) is read as code too, the
+// wider reading (for a real script it is that script's argument: read as code, it protects
+// more), and a script named /dev/stdin is its standard input. start: the runtime is the one the
+// statement starts (runtimeStarts); only then is a program the check cannot see unmodeled.
+func runtimeInline(lang string, args []string, in stdin, start bool) ([]inlineProg, string) {
 	argsOf := func(a []string) (code string, found, std bool, unmodeled string) {
 		switch lang {
 		case "py":
@@ -240,20 +325,31 @@ func runtimeInline(lang string, args []string, stdin string, fed bool) ([]inline
 		return nil, ""
 	}
 	code, found, std, unmodeled := argsOf(args)
+	if !start {
+		unmodeled = ""
+	}
 	switch {
 	case found:
 		return []inlineProg{{lang, code}}, ""
-	case std && fed:
-		return []inlineProg{{lang, stdin}}, ""
-	case std && unmodeled == "":
+	case std && in.fed && in.unseen == "":
+		return []inlineProg{{lang, in.text}}, ""
+	case std && start && in.fed:
+		return nil, in.unseen
+	case std && start && unmodeled == "":
 		return nil, "a runtime reading its program from standard input (a pipe) the check cannot see"
 	case unmodeled != "":
 		return nil, unmodeled
 	}
 	tries := 0
 	for j, w := range args {
-		if stdinPath[w] && fed {
-			return []inlineProg{{lang, stdin}}, "" // bash /dev/stdin <<EOF
+		if stdinPath[w] && in.fed {
+			if in.unseen != "" && start {
+				return nil, in.unseen // bash /dev/stdin < <(…)
+			}
+			if in.unseen != "" {
+				return nil, ""
+			}
+			return []inlineProg{{lang, in.text}}, "" // bash /dev/stdin <<EOF
 		}
 		if j == 0 || !strings.HasPrefix(w, "-") || !strings.ContainsAny(w, "cep") {
 			continue
@@ -272,13 +368,26 @@ func runtimeInline(lang string, args []string, stdin string, fed bool) ([]inline
 // its standard input holds.
 var stdinPath = map[string]bool{"/dev/stdin": true, "/dev/fd/0": true, "/proc/self/fd/0": true}
 
+// stdin is what a statement's redirections feed its standard input: a heredoc's or
+// here-string's text, or a file (fed); unseen says why the program there is not one the check
+// reads (a process substitution, a file it cannot name).
+type stdin struct {
+	text   string
+	fed    bool
+	unseen string
+}
+
 // stdinOf takes a statement's redirections out of its words: what a heredoc (its marker word),
 // a here-string (<<< word) or a file (< f: a word judged as any other) feeds its standard input.
-func stdinOf(words []string, heredocs map[string]string) (args []string, stdin string, fed bool) {
+// A `<` whose word is a process substitution (`< <(…)`: the reader ends the statement at its
+// parenthesis, so no word or a `<` follows), unresolved (`"$BOOT"`) or a glob (`tools/*.py`) is
+// a file the words reader protects nothing of: a program the check cannot see, as a pipe's
+// (atk44a F11); a lone `<` is `bash <(…)`'s script.
+func stdinOf(words []string, heredocs map[string]string) (args []string, in stdin) {
 	for i := 0; i < len(words); i++ {
 		w := words[i]
 		if body, ok := heredocs[w]; ok {
-			stdin, fed = body, true
+			in = stdin{text: body, fed: true}
 			continue
 		}
 		op, ok := redirection(w)
@@ -288,17 +397,35 @@ func stdinOf(words []string, heredocs map[string]string) (args []string, stdin s
 		}
 		val := w[len(op):]
 		if val == "" && i+1 < len(words) {
-			i++
-			val = words[i]
+			if _, isOp := redirection(words[i+1]); !isOp || strings.TrimLeft(words[i+1], "<>") != "" {
+				i++
+				val = words[i]
+			}
 		}
+		fd := op[:len(op)-len(strings.TrimLeft(op, "0123456789"))]
 		switch strings.TrimLeft(op, "0123456789") {
 		case "<<<":
-			stdin, fed = val, true
+			in = stdin{text: val, fed: true}
 		case "<":
-			fed = true // a file: judged as the command line's word
+			if fd != "" && fd != "0" {
+				continue
+			}
+			in = stdin{fed: true} // a file: judged as the command line's word
+			if (val == "" || strings.HasPrefix(val, "<") || strings.HasPrefix(val, ">") || strings.ContainsAny(val, "$`*?[")) &&
+				!mutated("workspace-inline-stdin-unseen") {
+				in.unseen = fmt.Sprintf("a runtime reading its program from %s, which the check cannot see", unseenWhat(val))
+			}
 		}
 	}
-	return args, stdin, fed
+	return args, in
+}
+
+// unseenWhat names, for a refusal, the file a `<` reads that the check cannot see.
+func unseenWhat(val string) string {
+	if val == "" || strings.HasPrefix(val, "<") || strings.HasPrefix(val, ">") {
+		return "a process substitution (<(…))"
+	}
+	return "a file it cannot name (" + strconv.Quote(strings.ReplaceAll(val, unresolvedSub, "$(…)")) + ")"
 }
 
 // pyArgs reads a python command line's arguments as CPython's getopt: the -c code (found), or
@@ -329,7 +456,10 @@ func pyArgs(args []string) (code string, found, std bool, unmodeled string) {
 		}
 		for j := 1; j < len(w); j++ {
 			switch w[j] {
-			case 'm', 'h', 'V':
+			case 'm':
+				code, found := pyModuleCode(w[j+1:], args[i+1:])
+				return code, found, false, ""
+			case 'h', 'V':
 				return "", false, false, "" // a module (a word), or help and version: no program
 			case 'W', 'X':
 				if j+1 == len(w) {
@@ -340,6 +470,31 @@ func pyArgs(args []string) (code string, found, std bool, unmodeled string) {
 		}
 	}
 	return "", false, true, ""
+}
+
+// pyModuleCode reads `python3 -m MOD ARGS` (mod joined to -m or "" when it is the next word) for
+// a standard-library module that runs its arguments as code: timeit's statements and its -s
+// setup (atk44a F9: `python3 -m timeit 'import app.main'` imports app.main). Every word but an
+// option is taken (the wider reading: a number is no import). Any other module is a word.
+func pyModuleCode(mod string, rest []string) (string, bool) {
+	if mod == "" && len(rest) > 0 {
+		mod, rest = rest[0], rest[1:]
+	}
+	if mod != "timeit" || mutated("workspace-py-timeit-code") {
+		return "", false
+	}
+	var code []string
+	for _, w := range rest {
+		switch {
+		case strings.HasPrefix(w, "--setup="):
+			code = append(code, w[len("--setup="):])
+		case strings.HasPrefix(w, "-s") && len(w) > 2:
+			code = append(code, w[2:])
+		case !strings.HasPrefix(w, "-"):
+			code = append(code, w)
+		}
+	}
+	return strings.Join(code, "\n"), true
 }
 
 // jsValued are node's options whose value is the next word.
@@ -464,9 +619,16 @@ func heredocs(text string) (out string, bodies map[string]string, ok bool) {
 	}
 	bodies = map[string]string{}
 	lines := strings.SplitAfter(text, "\n")
-	var b strings.Builder
+	var (
+		b     strings.Builder
+		arith arithDepth // carried over lines (atk44a F7: `N=$((⏎ 1<<2⏎))`)
+	)
 	for i := 0; i < len(lines); i++ {
-		line, docs := markHeredocs(lines[i], len(bodies))
+		a := &arith
+		if mutated("workspace-heredoc-arith-lines") {
+			a = &arithDepth{}
+		}
+		line, docs := markHeredocs(lines[i], len(bodies), a)
 		b.WriteString(line)
 		for _, d := range docs {
 			if d.delim == "" || len(bodies) >= maxHeredocs {
@@ -483,11 +645,20 @@ func heredocs(text string) (out string, bodies map[string]string, ok bool) {
 				}
 				body.WriteString(l)
 			}
+			if i >= len(lines) && !mutated("workspace-heredoc-arith-lines") {
+				return text, nil, false // its delimiter never comes: the rest of the text may be a misread (atk44a F7)
+			}
 			bodies[d.mark] = body.String()
 		}
 	}
 	return b.String(), bodies, true
 }
+
+// arithDepth is how deep a shell program's text is in arithmetic, where << is a shift: $(( ))
+// and (( )) (paren), $[ ] (brack, bash's older arithmetic, its [ ] nesting counted).
+type arithDepth struct{ paren, brack int }
+
+func (a *arithDepth) in() bool { return a.paren > 0 || a.brack > 0 }
 
 type heredoc struct {
 	mark, delim string
@@ -496,13 +667,13 @@ type heredoc struct {
 
 // markHeredocs replaces each heredoc operator of line (outside quotes; not a <<< here-string)
 // with a marker word (numbered from n) and returns the heredocs in order.
-func markHeredocs(line string, n int) (string, []heredoc) {
+func markHeredocs(line string, n int, arith *arithDepth) (string, []heredoc) {
 	var (
 		b     strings.Builder
 		docs  []heredoc
 		quote byte
-		arith int // inside $(( … )) or (( … )): << is a shift there (atk43 F7: N=$((1<<2)) hid the rest)
 	)
+	// inside $(( … )), (( … )) or $[ … ], << is a shift (atk43 F7: N=$((1<<2)) hid the rest)
 	for i := 0; i < len(line); i++ {
 		c := line[i]
 		switch {
@@ -513,16 +684,25 @@ func markHeredocs(line string, n int) (string, []heredoc) {
 		case c == '\'' || c == '"':
 			quote = c
 		case c == '(' && strings.HasPrefix(line[i:], "((") && !mutated("workspace-heredoc-arith"):
-			arith++
+			arith.paren++
 			b.WriteString("((")
 			i++
 			continue
-		case c == ')' && arith > 0 && strings.HasPrefix(line[i:], "))"):
-			arith--
+		case c == ')' && arith.paren > 0 && strings.HasPrefix(line[i:], "))"):
+			arith.paren--
 			b.WriteString("))")
 			i++
 			continue
-		case arith > 0:
+		case c == '$' && strings.HasPrefix(line[i:], "$[") && !mutated("workspace-heredoc-arith-lines"):
+			arith.brack++
+			b.WriteString("$[")
+			i++
+			continue
+		case c == '[' && arith.brack > 0:
+			arith.brack++
+		case c == ']' && arith.brack > 0:
+			arith.brack--
+		case arith.in():
 		case c == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t'):
 			b.WriteString(line[i:])
 			return b.String(), docs

@@ -403,6 +403,10 @@ func (f *follower) pyImports(t todoFile, dir, text string) {
 	if !mutated("workspace-follow-py-semicolon") {
 		imports = strings.ReplaceAll(text, ";", "\n") // `import os; import srv.main`: a statement list
 	}
+	if !mutated("workspace-py-continuation") {
+		// a backslash joins a line to the next (`import os, \⏎ srv.main`: atk44a F9)
+		imports = strings.NewReplacer("\\\r\n", " ", "\\\n", " ").Replace(imports)
+	}
 	re := pyImport() // also after a compound statement's colon: `if 1: import srv.main`, `try: import x`
 	if mutated("workspace-follow-py-compound") {
 		re = pyImportLineStart()
