@@ -122,9 +122,15 @@ func TestCommitHeredocArithOverLines(t *testing.T) {
 			t.Errorf("%q then python3 -c 'import app.main': app/main.py was applied (%q)", pre, why)
 		}
 	}
-	// ordinary: arithmetic over lines, then a heredoc that is data
-	ws := runShProject(t, "N=$((\n  1<<2\n))\nM=$[N+1]\ncat > /tmp/x <<'EOF'\npython3 -\nEOF\nexec python3 app/main.py\n")
-	loadApplied(t, ws, "notes.md")
+	// ordinary: arithmetic (over lines), then a heredoc that is data: nothing fails closed (red
+	// with mutant workspace-heredoc-arith too: a shift read as a heredoc never delimited)
+	for _, body := range []string{
+		"N=$((\n  1<<2\n))\nM=$[N+1]\ncat > /tmp/x <<'EOF'\npython3 -\nEOF\nexec python3 app/main.py\n",
+		"N=$((1<<2))\n(( M = 1 << 3 ))\nexec python3 app/main.py\n",
+	} {
+		ws := runShProject(t, body)
+		loadApplied(t, ws, "notes.md")
+	}
 }
 
 // Python's statements were found a line at a time and `-m`'s value was a module only: `import
