@@ -279,10 +279,10 @@ func (f *follower) shellRun(by string, dirs *[]string, stmts [][]string, vars *s
 		for _, d := range *dirs {
 			visit(d, slices.Clone(words), vars)
 		}
-		if k := command(words); k < len(words) && (words[k] == "source" || words[k] == "." || words[k] == "eval") &&
-			!mutated("workspace-shell-default-opaque") {
-			// what a sourced file or an eval sets is not seen (`set -a; source .env`): a default
-			// after it (${APP_DIR:-app}) is then not known to be what runs (atk43 F6)
+		if loadsNames(words) && !mutated("workspace-shell-default-opaque") {
+			// what a sourced file, an eval or a computed declaration sets is not seen (`set -a;
+			// source .env`, `export $(cat .env)`): a default after it (${APP_DIR:-app}) is then
+			// not known to be what runs (atk43 F6, atk44a F1)
 			vars.opaque = true
 		}
 	}

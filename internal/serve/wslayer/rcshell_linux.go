@@ -361,6 +361,12 @@ func (vars *shellVars) unmodeled(stmts [][]string) {
 	}
 	for _, st := range stmts {
 		k := command(st)
+		for k < len(st) && !mutated("workspace-shell-default-declare") {
+			if _, _, ok := assignment(st[k]); !ok {
+				break
+			}
+			k++ // IFS== read -r APP_DIR: read's names, after its environment's (atk44a F1)
+		}
 		if k >= len(st) {
 			continue
 		}
@@ -505,4 +511,54 @@ func defaultValue(x, name string, vars *shellVars) (string, bool) {
 		d, ok = strings.CutPrefix(rest, "-")
 	}
 	return d, ok && !strings.ContainsAny(d, "{}")
+}
+
+// nameBuiltins are the builtins that assign the names their words spell: a declaration's
+// (`export K=V`, `declare -x K`), read's, mapfile's and printf -v's.
+var nameBuiltins = map[string]bool{"export": true, "declare": true, "typeset": true, "local": true, "readonly": true,
+	"read": true, "mapfile": true, "readarray": true, "printf": true}
+
+// loadsNames: the statement (variables expanded) may set names the reader cannot name: it
+// sources a file or evals a string, or a builtin of nameBuiltins spells a name from what the
+// reader did not resolve (`export $(grep -v '^#' .env | xargs)`, `export "$k=$v"` after a
+// `read -r k v`, `declare -x $(cat .env)`, `readonly "$(cat .env)"`: atk44a F1).
+func loadsNames(words []string) bool {
+	k := command(words)
+	for k < len(words) && !mutated("workspace-shell-default-declare") {
+		if _, _, ok := assignment(words[k]); !ok {
+			break
+		}
+		k++ // IFS== read -r k v: the prefix is the builtin's environment, not its command
+	}
+	if k >= len(words) {
+		return false
+	}
+	switch c := words[k]; {
+	case c == "source" || c == "." || c == "eval":
+		return true
+	case !nameBuiltins[c] || mutated("workspace-shell-default-declare"):
+		return false
+	}
+	args := words[k+1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case words[k] == "printf":
+			if a != "-v" || i+1 == len(args) {
+				continue // printf's format and arguments print; only -v NAME assigns
+			}
+			i++
+			a = args[i]
+		case strings.HasPrefix(a, "-"):
+			if words[k] != "declare" && words[k] != "typeset" && words[k] != "local" && words[k] != "export" &&
+				words[k] != "readonly" && len(a) == 2 && strings.ContainsAny(a[1:], "pdtnNuiCcsO") {
+				i++ // read -p PROMPT, mapfile -d DELIM …: the option's value, not a name
+			}
+			continue
+		}
+		if n, _, _ := strings.Cut(a, "="); unresolved(n) >= 0 || strings.ContainsAny(n, "`") {
+			return true
+		}
+	}
+	return false
 }
