@@ -46,3 +46,29 @@ func TestCommitShellDefaultsAfterComputedNames(t *testing.T) {
 		loadApplied(t, ws, "docs/a.md")
 	}
 }
+
+// A Claude Code hook's ${CLAUDE_PROJECT_DIR:-/opt/proj} was read as its default, outside the
+// workspace, but Claude Code sets CLAUDE_PROJECT_DIR for every hook: the shell ran the
+// workspace's scripts/fmt.py, writable (atk44a F8). A name the client sets is the client's
+// value. Red with mutant workspace-config-client-set-names.
+func TestCommitHookClientSetNames(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	hook := func(cmd string) string {
+		return `{"hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": ` + cmd + `}]}]}}`
+	}
+	for _, cmd := range []string{
+		`"python3 \"${CLAUDE_PROJECT_DIR:-/opt/proj}/scripts/fmt.py\""`,
+		`"python3 \"${CLAUDE_PROJECT_DIR:-$HOME/proj}/scripts/fmt.py\""`,
+		`"python3 ${CLAUDE_PROJECT_DIR:-/opt/proj}/scripts/fmt.py"`,
+		// another name's default is still what runs (atk43 F2's reading)
+		`"python3 \"${FMT_DIR:-scripts}/fmt.py\""`,
+	} {
+		for _, name := range []string{"settings.json", "settings.local.json"} {
+			ws := t.TempDir()
+			write(t, filepath.Join(ws, ".claude", name), hook(cmd))
+			write(t, filepath.Join(ws, "scripts", "fmt.py"), "X = 1\n")
+			loadRefused(t, ws, "scripts/fmt.py", `starts`)
+			loadApplied(t, ws, "docs/a.md")
+		}
+	}
+}

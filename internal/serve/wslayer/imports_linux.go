@@ -344,7 +344,30 @@ func clientDefaults(file string, b []byte) []byte {
 		mutated("workspace-config-client-defaults") {
 		return b
 	}
-	return clientDefault().ReplaceAll(b, []byte("$1"))
+	set := clientSets(file)
+	return clientDefault().ReplaceAllFunc(b, func(m []byte) []byte {
+		name, _, _ := strings.Cut(string(m[2:]), ":-")
+		if v, ok := set[name]; ok && !mutated("workspace-config-client-set-names") {
+			return []byte(v) // the client sets it for what the config runs: not its default (atk44a F8)
+		}
+		return clientDefault().ReplaceAll(m, []byte("$1"))
+	})
+}
+
+// clientSets are the names the client itself sets in the environment of what the config file
+// runs, and what they are to the reader: Claude Code gives every hook of its settings
+// CLAUDE_PROJECT_DIR (the project: the workspace) and, by event or place, CLAUDE_ENV_FILE,
+// CLAUDE_PLUGIN_ROOT and CLAUDE_CODE_REMOTE (not the workspace's files: left unresolved).
+func clientSets(file string) map[string]string {
+	if filepath.Base(filepath.Dir(file)) != ".claude" {
+		return nil
+	}
+	switch filepath.Base(file) {
+	case "settings.json", "settings.local.json":
+		return map[string]string{"CLAUDE_PROJECT_DIR": "${CLAUDE_PROJECT_DIR}", "CLAUDE_ENV_FILE": "${CLAUDE_ENV_FILE}",
+			"CLAUDE_PLUGIN_ROOT": "${CLAUDE_PLUGIN_ROOT}", "CLAUDE_CODE_REMOTE": "${CLAUDE_CODE_REMOTE}"}
+	}
+	return nil
 }
 
 // runMatch says which config file runs rel (a path from the workspace root), "" when none does.
