@@ -72,3 +72,78 @@ func TestCommitHookClientSetNames(t *testing.T) {
 		}
 	}
 }
+
+// A started script's ${APP_DIR:-app} was taken for app unless a config's "env" key named
+// APP_DIR, but whatever starts the script may set it: a config's `env APP_DIR=lib bash …`, a
+// hook's `APP_DIR=lib bash …`, an outer script's export or prefix or sourced .env, an .envrc's
+// export or dotenv, VS Code's envFile; bash ran lib/main.py, writable (atk44a F2). A default is
+// the value only when no protected file may set its name. Red with mutant
+// workspace-shell-default-setters.
+func TestCommitScriptDefaultsSetByStarter(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	inner := "#!/bin/bash\ncd \"$(dirname \"$0\")/..\"\n" + runDefaultApp
+	envRun := `{"mcpServers":{"s":{"command":"env","args":["APP_DIR=lib","bash","scripts/run.sh"]}}}`
+	hook := `{"hooks":{"PostToolUse":[{"matcher":"Write","hooks":[{"type":"command","command":"cd \"$CLAUDE_PROJECT_DIR\"&&APP_DIR=lib bash scripts/run.sh"}]}]}}`
+	vscode := `{"servers":{"s":{"type":"stdio","command":"bash","args":["scripts/run.sh"],"envFile":"${workspaceFolder}/.env"}}}`
+	for _, c := range []struct {
+		body  string
+		files []string
+	}{
+		{runDefaultApp, []string{".mcp.json", envRun}},
+		{runDefaultApp, []string{".mcp.json", `{}`, ".claude/settings.json", hook}},
+		{"export APP_DIR=lib\nexec bash scripts/inner.sh\n", []string{"scripts/inner.sh", inner}},
+		{"APP_DIR=lib exec bash scripts/inner.sh\n", []string{"scripts/inner.sh", inner}},
+		{"set -a; . ./.env.local; set +a\nexec bash scripts/inner.sh\n", []string{"scripts/inner.sh", inner, ".env.local", "APP_DIR=lib\n"}},
+		{runDefaultApp, []string{".envrc", "export APP_DIR=lib\n"}},
+		{runDefaultApp, []string{".envrc", "dotenv\n", ".env", "APP_DIR=lib\n"}},
+		{runDefaultApp, []string{".mcp.json", `{}`, ".vscode/mcp.json", vscode, ".env", "APP_DIR=lib\n"}},
+		{runDefaultApp, []string{".mcp.json", `{"mcpServers":{"s":{"command":"npm","args":["start"]}}}`, "package.json", `{"scripts":{"start":"APP_DIR=lib bash scripts/run.sh"}}`}},
+	} {
+		ws := runShProject(t, c.body)
+		write(t, filepath.Join(ws, "lib", "main.py"), "X = 1\n")
+		for i := 0; i+1 < len(c.files); i += 2 {
+			write(t, filepath.Join(ws, c.files[i]), c.files[i+1])
+		}
+		if applied, why, _ := commitOne(t, ws, "lib/main.py", "evil\n"); applied {
+			t.Errorf("%q %q: lib/main.py, which the starter's APP_DIR makes the program, was applied (%q)", c.body, c.files, why)
+		}
+	}
+	// nothing sets APP_DIR, or the script sets it itself, or the starter sets another name:
+	// the default is what runs, the rest writable (atk42 F4)
+	for _, c := range []struct {
+		body  string
+		files []string
+	}{
+		{runDefaultApp, nil},
+		{"APP_DIR=\"${APP_DIR:-app}\"\nexec python3 \"$APP_DIR/main.py\"\n", nil},
+		{"export PORT=8080\nexec bash scripts/inner.sh\n", []string{"scripts/inner.sh", inner}},
+		{runDefaultApp, []string{".envrc", "export PORT=8080\ndotenv_if_exists\n", ".env", "LOG_LEVEL=info\n"}},
+	} {
+		ws := runShProject(t, c.body)
+		write(t, filepath.Join(ws, "lib", "main.py"), "X = 1\n")
+		for i := 0; i+1 < len(c.files); i += 2 {
+			write(t, filepath.Join(ws, c.files[i]), c.files[i+1])
+		}
+		loadRefused(t, ws, "app/main.py", startsIt)
+		loadApplied(t, ws, "lib/main.py")
+		loadApplied(t, ws, "docs/a.md")
+	}
+}
+
+// The files are read in an order the scripts do not choose: inner.sh, started by the config
+// first, took its default before outer.sh, read next, showed it sets APP_DIR for inner.sh. Such
+// a script is read again (atk44a F2). Red with mutant workspace-shell-default-late.
+func TestCommitScriptDefaultsSetLater(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, outer := range []string{"export APP_DIR=lib\nexec bash scripts/inner.sh\n", "set -a; . ./.env.local; set +a\nexec bash scripts/inner.sh\n"} {
+		ws := runShProject(t, runDefaultApp)
+		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers":{"a":{"command":"bash","args":["scripts/inner.sh"]},"b":{"command":"bash","args":["scripts/outer.sh"]}}}`)
+		write(t, filepath.Join(ws, "scripts", "inner.sh"), "#!/bin/bash\ncd \"$(dirname \"$0\")/..\"\n"+runDefaultApp)
+		write(t, filepath.Join(ws, "scripts", "outer.sh"), "#!/bin/bash\ncd \"$(dirname \"$0\")/..\"\n"+outer)
+		write(t, filepath.Join(ws, ".env.local"), "APP_DIR=lib\n")
+		write(t, filepath.Join(ws, "lib", "main.py"), "X = 1\n")
+		if applied, why, _ := commitOne(t, ws, "lib/main.py", "evil\n"); applied {
+			t.Errorf("%q: lib/main.py, which outer.sh's APP_DIR makes inner.sh's program, was applied (%q)", outer, why)
+		}
+	}
+}

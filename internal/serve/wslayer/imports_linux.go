@@ -290,7 +290,9 @@ func (g *gitGuard) runs() []string {
 		if cut && g.runCut == "" {
 			g.runCut = fmt.Sprintf("programs from a config longer than %d KiB", maxProgramFile>>10)
 		}
-		f.rcLoads(file, string(b)) // what an .envrc or mise config loads, there or not
+		f.rcLoads(file, string(b))     // what an .envrc or mise config loads, there or not
+		f.noteSetters(file, string(b)) // names it sets for what it starts (env APP_DIR=lib …)
+		f.envrcDotenv(file)
 		b = clientDefaults(file, b)
 		f.configEnv(file, string(b)) // "env": {"NODE_OPTIONS": …, "PYTHONPATH": …}
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
@@ -311,6 +313,7 @@ func (g *gitGuard) runs() []string {
 		f.words(file, filepath.Dir(file), append(words, valueWords(vals)...), 0)
 	}
 	f.follow()
+	f.lateDefaults()
 	return g.run
 }
 

@@ -79,6 +79,14 @@ type follower struct {
 	narrow string
 	// cfgNames are the names protected configs may set in the environment of what they start
 	cfgNames map[string]bool
+	// setters are the names protected texts may set for what they start, by the file (""
+	// when several); settersFull: past the bound; envUnknown: files started after their
+	// starter loaded names unseen; defaulted: started scripts' walks that took defaults
+	// (startenv_linux.go)
+	setters     map[string]string
+	settersFull bool
+	envUnknown  map[string]bool
+	defaulted   []defaultTaken
 }
 
 type todoFile struct {
@@ -358,6 +366,7 @@ func (f *follower) follow() {
 		switch ext := filepath.Ext(t.path); {
 		case base == "package.json":
 			// every string: scripts, main and bin, lint-staged's and simple-git-hooks' commands
+			f.noteSetters(t.path, text) // "start": "APP_DIR=lib bash run.sh"
 			var words []string
 			for _, m := range quoted().FindAllStringSubmatch(text, -1) {
 				words = append(words, strings.Fields(m[1])...)
@@ -384,6 +393,7 @@ func (f *follower) follow() {
 			})
 			f.jsBase = nil
 		default: // a shell script, a Makefile, a justfile: every word may name a program
+			f.noteSetters(t.path, text) // the names it may set for what it starts
 			f.words(t.by, dir, strings.Fields(text), t.depth)
 			f.shellProgram(t, dir, text)
 			f.rcSourcedText(t, text)

@@ -221,18 +221,15 @@ const maxShellDirs = 16
 // program may be in: a cd, pushd or popd adds the one it names (atk41 F1: `cd tools; source
 // ./x.sh` was judged from the .envrc's directory), keeping the others (a cd in a subshell
 // changes nothing after it); one the reader cannot place fails closed (runCut).
-func (f *follower) shellWalk(by, self string, dirs []string, text string, visit func(dir string, words []string, vars *shellVars)) {
+func (f *follower) shellWalk(by, self string, dirs []string, text string, visit func(dir string, words []string, vars *shellVars)) *shellVars {
 	vars := newShellVars(dirs[0])
 	vars.m[selfDir] = self
 	if self != by && filepath.Base(by) != ".envrc" && !miseConfig(filepath.Base(filepath.Dir(by)), filepath.Base(by)) {
 		vars.m["PWD"] = unresolvedSub // a script a config starts runs where the config does: not known
-		for n := range f.cfgNames {
-			// a name a config's env may set (APP_DIR = "lib"): ${APP_DIR:-app} is not app, and
-			// what it is the reader does not know (atk42 F4's default read as the value)
-			if strings.Contains(text, "${"+n) {
-				vars.m[n] = unresolvedSub
-			}
-		}
+		// a name a config's env or another protected file may set (APP_DIR = "lib"):
+		// ${APP_DIR:-app} is not app, and what it is the reader does not know (atk42 F4's
+		// default read as the value; atk44a F2)
+		f.startedEnv(f.cur, text, vars)
 	}
 	vars.m[gitTop] = unresolvedSub // not a repository's root: not known (never the user's environment)
 	if _, err := os.Lstat(filepath.Join(f.g.ws, ".git")); err == nil {
@@ -241,6 +238,7 @@ func (f *follower) shellWalk(by, self string, dirs []string, text string, visit 
 	stmts := shellStatements(text)
 	vars.unmodeled(stmts)
 	f.shellRun(by, &dirs, stmts, vars, visit)
+	return vars
 }
 
 // shellRun is shellWalk's walk of the statements stmts: a `for` loop over literal words has its
@@ -276,8 +274,12 @@ func (f *follower) shellRun(by string, dirs *[]string, stmts [][]string, vars *s
 			*dirs = f.shellCd(by, *dirs, words[k:], vars)
 			continue
 		}
+		queued := len(f.todo)
 		for _, d := range *dirs {
 			visit(d, slices.Clone(words), vars)
+		}
+		if vars.opaque {
+			f.startedUnseen(queued) // what it starts now may find any name set (atk44a F2)
 		}
 		if loadsNames(words) && !mutated("workspace-shell-default-opaque") {
 			// what a sourced file, an eval or a computed declaration sets is not seen (`set -a;

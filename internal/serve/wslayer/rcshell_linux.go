@@ -323,6 +323,8 @@ type shellVars struct {
 	// opaque: the program sources a file or evals a string, which may set any name: no
 	// ${NAME:-default} is taken for its default
 	opaque bool
+	// took are the names whose default the walk took (lateDefaults)
+	took map[string]bool
 }
 
 func newShellVars(dir string) *shellVars {
@@ -446,6 +448,10 @@ func (vars *shellVars) expand(w string) string {
 			name, end = w[i+1:j], j
 		}
 		if def, ok := defaultValue(w[i:end], name, vars); ok {
+			if vars.took == nil {
+				vars.took = map[string]bool{}
+			}
+			vars.took[name] = true
 			b.WriteString(vars.expand(def)) // ${V:-d} with V not set by the program: d (atk42 F4)
 			i = end - 1
 			continue

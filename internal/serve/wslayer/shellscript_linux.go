@@ -46,6 +46,7 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 	if dir != f.g.ws {
 		dirs = append(dirs, f.g.ws)
 	}
+	raw := text
 	docs := map[string]string{}
 	if !mutated("workspace-follow-shell-inline") {
 		var ok bool
@@ -53,7 +54,7 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 			f.inlineCut(t.by, []string{dir}, "a heredoc the check cannot delimit in "+relQuote(f.g.ws, t.path))
 		}
 	}
-	f.shellWalk(t.by, dir, dirs, text, func(d string, words []string, vars *shellVars) {
+	vars := f.shellWalk(t.by, dir, dirs, text, func(d string, words []string, vars *shellVars) {
 		for _, w := range words {
 			if name, value, ok := assignment(w); ok {
 				vars.set(name, value)
@@ -96,6 +97,7 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 		}
 		f.words(t.by, d, words[k:], t.depth)
 	})
+	f.tookDefaults(t, dir, raw, vars)
 }
 
 // firstArg: the words before (a runner's) are all options, so the next is what it runs.
