@@ -18,6 +18,7 @@ type jsBases struct {
 	judged  map[string]bool
 	work    int             // what values may still be read (linear in the program; 0 not yet set)
 	fnUp    map[string]bool // a function going up from what it is given, by name
+	placed  map[string]bool // built from the program's own place: judged by jsOddOp (atk44a F5)
 }
 
 var (
@@ -36,7 +37,7 @@ func (b *jsBases) outside(arg string) bool {
 		return false
 	}
 	if b.assigns == nil {
-		b.judged = map[string]bool{}
+		b.judged, b.placed = map[string]bool{}, map[string]bool{}
 		b.assigns, b.fns = jsBindings(b.text)
 		if mutated("workspace-js-base-binding-forms") {
 			b.assigns = map[string][]string{}
@@ -76,9 +77,15 @@ func (b *jsBases) judge(n string, depth int) bool {
 		// a directory up from the program's (path.dirname(__dirname), path.parse(…).dir, a
 		// path split and sliced) may leave its package (atk43 F4)
 		up = up || jsOutside(r) || jsUpFromHere(b.calls(r))
+		placed := jsPlaced(r)
 		for _, m := range jsNames(r) {
 			up = up || m != n && b.judge(m, depth+1)
+			placed = placed || m != n && b.placed[m]
 		}
+		// a place's value only by operations known to keep it there (atk44a F5)
+		placed = placed && !jsNotPlace().MatchString(r)
+		up = up || placed && jsOddOp(r, b.fns)
+		b.placed[n] = b.placed[n] || placed
 	}
 	b.judged[n] = up
 	return up
@@ -88,6 +95,10 @@ func (b *jsBases) judge(n string, depth int) bool {
 // __filename): `path.dirname(fileURLToPath(import.meta.url))` is where the program is, not a
 // URL that may lead anywhere, nor a directory up.
 func jsHere(code string) string {
+	if (strings.Contains(code, "module.") || strings.Contains(code, "require.main")) && !mutated("workspace-base-place-ops") {
+		// module.path, require.main.path: the program's directory too (atk44a F5)
+		code = jsModFile().ReplaceAllString(jsModDir().ReplaceAllString(code, "__dirname"), "__filename")
+	}
 	if !strings.Contains(code, "import.meta") {
 		return code
 	}

@@ -149,6 +149,7 @@ type pyLines struct {
 type pyBase struct {
 	up      bool
 	parents int
+	placed  bool // built from the program's own place (__file__): judged by pyOddOp (atk44a F5)
 }
 
 var (
@@ -222,7 +223,9 @@ func (l *pyLines) base(n string, depth int) pyBase {
 		// os.path.split(p)[0] is dirname(p); os.pardir is ".."
 		e := pyBase{up: pyUp().MatchString(orig), parents: strings.Count(orig, "dirname") + strings.Count(orig, ".parent") + strings.Count(orig, "path.split(")}
 		most, own := 0, false // a base built from another: its directories up and the deepest operand's
-		for _, m := range append(pyNames(l.code[r[0]:r[1]]), pyFieldNames(l.code, l.text, r[0], r[1])...) {
+		code := l.code[r[0]:r[1]]
+		e.placed = strings.Contains(code, "__file__")
+		for _, m := range append(pyNames(code), pyFieldNames(l.code, l.text, r[0], r[1])...) {
 			if m == n {
 				own = true
 				continue
@@ -232,11 +235,17 @@ func (l *pyLines) base(n string, depth int) pyBase {
 				e.parents += mb.parents // up(up(__file__)): each call goes up again
 				mb.parents = 0
 			}
-			e.up, most = e.up || mb.up, max(most, mb.parents)
+			e.up, most, e.placed = e.up || mb.up, max(most, mb.parents), e.placed || mb.placed
 		}
+		// a place's value only by operations known to keep it there; names enumerated below
+		// it are no place (for f in os.listdir(HERE): f[:-3])
+		e.placed = e.placed && !pyNotPlace().MatchString(code)
+		e.up = e.up || e.placed && pyOddOp(code, l.defs)
+		b.placed = b.placed || e.placed
 		if own && !mutated("workspace-py-base-self-steps") {
 			self += e.parents + most
-			b.up = b.up || e.up
+			// BASE = dirname(BASE) may run again (a loop): how far up is not counted by its text
+			b.up = b.up || e.up || e.parents+most > 0 && !mutated("workspace-base-place-ops")
 			continue
 		}
 		e.parents += most
