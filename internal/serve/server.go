@@ -448,20 +448,11 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			// memory back to the system rather than keep serve's RSS at its peak.
 			defer func() { go debug.FreeOSMemory() }()
 		}
-		conn := "" // the transport's session: what the stdio writer counts answers by
-		if req.Session != nil {
-			conn = req.Session.ID()
-		}
-		var header http.Header
-		if req.Extra != nil {
-			header = req.Extra.Header
-		}
-		gone := r.posts.gone(header)
 		// Every answer this handler returns is counted as made, from the answer itself, in one
-		// step with the end of the call's reservation (rsv, if it ran): a refusal's too, so that
-		// each answer the stdio writer counts exactly had its estimate owed (countAnswer).
-		var rsv *reservation
-		defer func() { r.countAnswer(conn, gone, out, rsv) }()
+		// step with the end of the call's reservation (if it ran): a refusal's too, so that each
+		// result the stdio writer counts exactly had its estimate owed (countAnswer).
+		ac := r.answerCount(req)
+		defer func() { ac.count(out) }()
 		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash()}
 		r.stamp(&entry, req.Session)
 		if why := argsRefusal(args); why != "" {
@@ -497,13 +488,16 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 			}
 			begin = func() error { return nil }
 		}
-		res, rs, err := r.run(executor.WithCallID(ctx, entry.Call), gone, r.sessions.done(req.Session), t, args, timeout, session, conn, begin)
-		rsv = rs
+		res, rsv, err := r.run(executor.WithCallID(ctx, entry.Call), ac.gone, r.sessions.done(req.Session), t, args, timeout, session, ac.conn, begin)
+		ac.rsv = rsv
 		if intentErr != nil {
 			return r.intentRefused(t, intentErr), nil
 		}
 		entry.DurationMS = time.Since(start).Milliseconds()
 		out = r.outcome(ctx, t, start, res, err, &entry)
+		// counted before the audit line is written (a slow disk holds no reservation); an answer
+		// the audit's failure replaces is smaller than the one counted
+		ac.count(out)
 		if r.audit != nil {
 			if aerr := r.audit.Append(entry); aerr != nil {
 				// A call that cannot be audited is not answered as if it had been.
@@ -752,17 +746,44 @@ func (r *runner) run(ctx, gone, ended context.Context, t executor.Tool, args jso
 	return res, rsv, err
 }
 
-// countAnswer counts the answer out made for a call of conn, in one step with the end of the
-// call's reservation rsv (nil: none): over HTTP (gone set) until the request that carries it is
-// over, over stdio as an estimate the connection replaces with the answer's exact size when it
-// writes it (lineConn.Write). The slot is free by then; the reservation counted meanwhile.
-func (r *runner) countAnswer(conn string, gone context.Context, out *mcp.CallToolResult, rsv *reservation) {
-	n := answerSizeOf(out)
-	if gone != nil {
-		r.unread.hold(conn, n, gone, rsv)
+// answerCounter counts one call's answer once (count).
+type answerCounter struct {
+	u    *unread
+	conn string          // the transport's session: what the stdio writer counts answers by
+	gone context.Context // HTTP: ends when the POST that carried the call is over
+	rsv  *reservation    // the call's, once it ran
+	done bool
+}
+
+// answerCount is the counter of req's answer.
+func (r *runner) answerCount(req *mcp.CallToolRequest) *answerCounter {
+	ac := &answerCounter{u: r.unread}
+	if req.Session != nil {
+		ac.conn = req.Session.ID()
+	}
+	var header http.Header
+	if req.Extra != nil {
+		header = req.Extra.Header
+	}
+	ac.gone = r.posts.gone(header)
+	return ac
+}
+
+// count counts the answer out, in one step with the end of the call's reservation: over HTTP
+// until the request that carries it is over, over stdio as an estimate the connection replaces
+// with the answer's exact size when it writes it (lineConn.Write). The slot is free by then; the
+// reservation counted meanwhile. Once: later calls do nothing.
+func (ac *answerCounter) count(out *mcp.CallToolResult) {
+	if ac.done {
 		return
 	}
-	r.unread.owe(conn, n, rsv)
+	ac.done = true
+	n := answerSizeOf(out)
+	if ac.gone != nil {
+		ac.u.hold(ac.conn, n, ac.gone, ac.rsv)
+		return
+	}
+	ac.u.owe(ac.conn, n, ac.rsv)
 }
 
 // workspaceRecord counts a call's workspace changes for its audit entry (nil: no layer), and

@@ -13,6 +13,7 @@ import (
 // sizes used here, a linear one milliseconds, so the bound judges the shape, not the speed.
 func finishes(t *testing.T, d time.Duration, what string, f func()) {
 	t.Helper()
+	d *= raceSlowdown
 	done := make(chan struct{})
 	go func() { defer close(done); f() }()
 	select {
