@@ -125,7 +125,7 @@ func TestStdioCheapAnswersPayNoBigAnswersDebt(t *testing.T) {
 }
 
 // An answer that owed nothing pays no estimate: a client reading nothing sends each big call
-// (about 3 MB an answer, counted 12 MiB against a 4 MiB bound), then 30 ms later a call of an
+// (about 12 MB an answer, counted 48 MiB against a 4 MiB bound: the SDK takes a while to encode it), then 30 ms later a call of an
 // unknown tool, which the SDK answers with a JSON-RPC error at once. Its write paid the oldest
 // estimate, the big answer's, while the SDK was still encoding that answer, and the next big
 // call was let in: 5 to 8 ran (attack round atk44c F2; mutant unread-paid-oldest). The first
@@ -135,9 +135,9 @@ func TestStdioErrorAnswersPayNoEstimate(t *testing.T) {
 	ex, in, _ := unreadStdio(t, maxPer)
 	go func() {
 		id := 100
-		for range 24 {
+		for range 12 {
 			id++
-			fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fake","arguments":{"bulk":262144}}}`+"\n", id)
+			fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fake","arguments":{"bulk":1048576}}}`+"\n", id)
 			time.Sleep(30 * time.Millisecond)
 			id++
 			fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"nope","arguments":{}}}`+"\n", id)

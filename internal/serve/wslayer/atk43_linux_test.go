@@ -2,6 +2,7 @@ package wslayer
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,7 +41,9 @@ func TestCommitFollowsClientDefaults(t *testing.T) {
 // Red with mutant workspace-shell-default-opaque.
 func TestCommitShellDefaultsAfterSource(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
-	for _, head := range []string{". scripts/env.sh\n", "set -a; source .env; set +a\n", "eval \"$(cat scripts/env.sh)\"\n"} {
+	home := os.Getenv("HOME")
+	write(t, filepath.Join(home, "app.env"), "export APP_DIR=lib\n") // outside the workspace: no protected file shows it set
+	for _, head := range []string{". scripts/env.sh\n", "set -a; source .env; set +a\n", "eval \"$(cat scripts/env.sh)\"\n", ". \"$HOME/app.env\"\n", "export $(cat \"$HOME/app.env\" | xargs)\n"} {
 		ws := runShProject(t, head+"exec python3 \"${APP_DIR:-app}/main.py\"\n")
 		write(t, filepath.Join(ws, "scripts", "env.sh"), "export APP_DIR=lib\n")
 		write(t, filepath.Join(ws, ".env"), "APP_DIR=lib\n")

@@ -87,16 +87,9 @@ func (f *follower) configEnv(file, text string) {
 	if filepath.Base(file) == ".envrc" || miseConfig(filepath.Base(dir), filepath.Base(file)) {
 		return // read by their own readers, from where they run (rcLoads)
 	}
+	// every name the config may set for what it starts makes a script's ${NAME:-d} unresolved:
+	// startenv's setter scan reads it, with every other protected file's (atk44a F2)
 	entries := configEnvEntries(file, text)
-	if !mutated("workspace-shell-default-config-env") {
-		// every name the config may set for what it starts: a script's ${NAME:-d} is then not d
-		for _, e := range entries {
-			if f.cfgNames == nil {
-				f.cfgNames = map[string]bool{}
-			}
-			f.cfgNames[e[0]] = true
-		}
-	}
 	if mutated("workspace-follow-config-loader-env") {
 		return
 	}

@@ -77,8 +77,6 @@ type follower struct {
 	// narrow is the directory a loader variable's value the reader cannot resolve fails closed
 	// on while a config's env or a script's export is judged (loaderEnv); "" elsewhere
 	narrow string
-	// cfgNames are the names protected configs may set in the environment of what they start
-	cfgNames map[string]bool
 	// setters are the names protected texts may set for what they start, by the file (""
 	// when several); settersFull: past the bound; envUnknown: files started after their
 	// starter loaded names unseen; defaulted: started scripts' walks that took defaults

@@ -130,7 +130,7 @@ func (f *follower) startedEnv(self, text string, vars *shellVars) {
 		vars.opaque = true
 	}
 	for _, m := range scriptDefault().FindAllStringSubmatch(text, -1) {
-		if f.cfgNames[m[1]] || f.setElsewhere(m[1], self) {
+		if f.setElsewhere(m[1], self) {
 			vars.m[m[1]] = unresolvedSub
 		}
 	}
