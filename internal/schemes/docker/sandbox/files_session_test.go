@@ -88,10 +88,13 @@ func TestDockerSessionFiles(t *testing.T) {
 
 // A program that takes over the supervisor's channel (it stops the supervisor and answers the
 // next request in its place, with a 40 MB record) gets the operation refused: serve holds no
-// more of the answer than the operation's budget.
+// more of the answer than the operation's budget. The supervisor is out of the program's reach
+// (TestSessionStdinUnreachableThroughProc) but under gVisor: the test spawns it reachable, as
+// there, to attack serve's side.
 func TestDockerSessionFilesHostileReply(t *testing.T) {
 	eng := needEngine(t)
 	e := newExec(t, eng, sessionPolicy())
+	e.spec.reachableWrapper = true
 	mustIn(t, e, "A", ToolPython, py(`import os, subprocess, sys
 code = r'''
 import os, signal, sys, time

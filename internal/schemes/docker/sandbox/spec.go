@@ -415,14 +415,50 @@ const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -I 
 // ran on past its timeout); when it exits, the kernel kills everything in the namespace. As pid 1
 // it also reaps every orphan, which docker-init did. gVisor (runsc) delivers SIGSTOP to a
 // namespace's first process all the same: there it stays stoppable (README, Known gaps).
+//
+// Nor can the program reach it through /proc (atk44c F1): a dumpable process of the program's uid
+// lets it open /proc/1/fd/0 for writing (a pipe's new write end: the hang-up never comes, and a
+// SIGKILLed serve's session container ran on) and /proc/1/mem read-write. So the watchdog first
+// runs itself again from a copy of its interpreter in a memfd the program's uid may execute but
+// not read: the kernel makes a process that runs a file it cannot read non-dumpable, and a
+// non-dumpable process's /proc files (fd, mem, environ) need CAP_SYS_PTRACE, which no container
+// has, whatever its uid. The wrapper is spawned from the same copy, so a session's supervisor, which
+// reads the attached stdin, is out of reach too (the program runs in its children, or in the
+// per-call wrapper after fd 0 is /dev/null). argv[0] stays the interpreter's path, where Python
+// finds its library. The copy costs the interpreter's size in the container's memory (6.8 MB for
+// Debian's python3). gVisor refuses to run a file it cannot read: there the watchdog runs on
+// reachable, as before (README, Known gaps).
 const watchdogPy = `import os, sys, select, signal, time
+exe = sys.executable
+if sys.argv[1:2] == ["--unreachable"]:
+    os.dup2(int(sys.argv[2]), 99, inheritable=False)
+    os.close(int(sys.argv[2]))
+    exe = "/proc/self/fd/99"
+    del sys.argv[1:3]
+else:
+    r = -1
+    try:
+        a = open("/proc/self/cmdline", "rb").read().split(b"\0")
+        src = os.open(sys.executable, os.O_RDONLY | os.O_CLOEXEC)
+        m = os.memfd_create("mcpsandbox-watchdog")
+        while os.sendfile(m, src, None, 1 << 24):
+            pass
+        os.close(src)
+        r = os.open("/proc/self/fd/%d" % m, os.O_RDONLY)
+        os.close(m)
+        os.fchmod(r, 0o100)
+        os.set_inheritable(r, True)
+        os.execv("/proc/self/fd/%d" % r, [sys.executable, "-I", "-S", "-c", a[a.index(b"-c") + 1], "--unreachable", str(r)] + sys.argv[1:])
+    except Exception:
+        if r >= 0:
+            os.close(r)
 sr, sw = os.pipe()
 os.set_blocking(sw, False)
 signal.set_wakeup_fd(sw)
 signal.signal(signal.SIGCHLD, lambda s, f: None)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 r, w = os.pipe()
-pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 3)], setsigdef=[signal.SIGINT])
+pid = os.posix_spawn(exe, [sys.executable] + sys.argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 3)], setsigdef=[signal.SIGINT])
 os.close(w)
 po = select.poll()
 po.register(sr, select.POLLIN)
@@ -504,6 +540,9 @@ type spec struct {
 	// from the engine's runtimes (runtimeOf), before any container is built for a call.
 	gvisor        bool
 	gvisorSeccomp bool
+	// reachableWrapper spawns the wrapper dumpable, as under gVisor (watchdogPy): for tests only,
+	// which play a program that takes over a session's supervisor to attack serve's side.
+	reachableWrapper bool
 }
 
 // Under gVisor (runsc) the pids limit is the host cgroup's, and what it counts is the
@@ -603,7 +642,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 			"LANG=C.UTF-8", "HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1",
 		},
 		Entrypoint:      []string{"/bin/sh", "-c", entrypoint, "mcpsandbox"},
-		Cmd:             []string{nonce, wrapperPy, wrapperSh, mode, mainPy()},
+		Cmd:             []string{nonce, wrapperPy, wrapperSh, mode, mainPy(s.reachableWrapper)},
 		WorkingDir:      "/tmp",
 		AttachStdin:     true,
 		AttachStdout:    true,
@@ -676,8 +715,9 @@ func (s spec) describeUser() string {
 
 // mainPy is the container's main process: watchdogPy (a mutant build's docker-watchdog-main only
 // waits for the wrapper: nothing the program cannot reach holds the attached stdin or the timeout;
-// docker-watchdog-session-blind leaves a session's stdin to its supervisor alone).
-func mainPy() string {
+// docker-watchdog-session-blind leaves a session's stdin to its supervisor alone;
+// docker-watchdog-dumpable stays dumpable, docker-watchdog-wrapper-dumpable spawns a dumpable wrapper).
+func mainPy(reachableWrapper bool) string {
 	if mutated("docker-watchdog-main") {
 		return `import os, sys
 pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv, dict(os.environ))
@@ -687,6 +727,12 @@ os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
 	}
 	if mutated("docker-watchdog-sigint") {
 		return strings.Replace(watchdogPy, "signal.signal(signal.SIGINT, signal.SIG_IGN)\n", "", 1)
+	}
+	if mutated("docker-watchdog-dumpable") {
+		return strings.Replace(watchdogPy, "    r = -1\n    try:\n", "    r = -1\n    try:\n        raise OSError\n", 1)
+	}
+	if mutated("docker-watchdog-wrapper-dumpable") || reachableWrapper {
+		return strings.Replace(watchdogPy, "pid = os.posix_spawn(exe,", "pid = os.posix_spawn(sys.executable,", 1)
 	}
 	if mutated("docker-watchdog-session-blind") {
 		return strings.Replace(watchdogPy, "po.register(0, 0)", "pass", 1)

@@ -150,3 +150,52 @@ echo call-done`
 	}
 	endsSoon(t, eng.API, b, id)
 }
+
+// holdStdinPy is a program that opens for writing every process's fd 0 that is a pipe (the
+// attached stdin, whose hang-up the watchdog and a session's supervisor wait for: a write end
+// held keeps it from ever coming) and pid 1's memory read-write, says what it reached, and holds
+// it all, ignoring HUP, TERM and INT (atk44c F1).
+const holdStdinPy = `import os, glob, signal, stat, time
+for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+    signal.signal(s, signal.SIG_IGN)
+got, held = [], []
+for p in ["/proc/1/fd/0", "/proc/1/mem"] + sorted(glob.glob("/proc/[0-9]*/fd/0")):
+    try:
+        fd = os.open(p, os.O_RDWR if p.endswith("/mem") else os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        continue
+    if p.endswith("/mem") or stat.S_ISFIFO(os.fstat(fd).st_mode):
+        got.append(p)
+        held.append(fd)
+print("REACHED " + " ".join(got) if got else "reached-nothing", flush=True)
+while True:
+    time.sleep(1)
+`
+
+// The watchdog and a session's supervisor are out of the program's reach through /proc too
+// (atk44c F1): the program, the same uid, opened /proc/1/fd/0 for writing (a pipe's new write
+// end: the attached stdin's hang-up never came when serve died) and /proc/1/mem read-write. Both
+// are non-dumpable now: the program reaches neither, and the container ends when its stdin closes.
+func TestWatchdogUnreachableThroughProc(t *testing.T) {
+	script := "(python3 -c '" + holdStdinPy + "' </dev/null &)\nsleep 300"
+	attackThenClose(t, script, "reached-nothing\n")
+}
+
+// The session's form: its supervisor reads the attached stdin, so its fd 0 was the other way
+// in (/proc/<supervisor>/fd/0), and a session's watchdog keeps no timeout: the container ran on
+// until the next serve removed it.
+func TestSessionStdinUnreachableThroughProc(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, sessionPolicy())
+	b, id := startWatched(t, e, eng.API)
+	if err := e.becomeSession(b); err != nil {
+		t.Fatal(err)
+	}
+	script := "python3 -c '" + holdStdinPy + "' </dev/null >/tmp/reach 2>&1 &\n" +
+		"while [ ! -s /tmp/reach ]; do sleep 0.1; done; cat /tmp/reach"
+	fmt.Fprintf(b.hj.Conn, "call shell %s 0 %d\n%s", randHex(8), len(script), script)
+	if err := b.awaitLine("reached-nothing\n", 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	endsSoon(t, eng.API, b, id)
+}
