@@ -426,8 +426,11 @@ const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -I 
 // reads the attached stdin, is out of reach too (the program runs in its children, or in the
 // per-call wrapper after fd 0 is /dev/null). argv[0] stays the interpreter's path, where Python
 // finds its library. The copy costs the interpreter's size in the container's memory (6.8 MB for
-// Debian's python3). gVisor refuses to run a file it cannot read: there the watchdog runs on
-// reachable, as before (README, Known gaps).
+// Debian's python3). It is not made, and the watchdog runs on reachable as before (README, Known
+// gaps), where it cannot work: under gVisor, which refuses to run a file it cannot read; for an
+// interpreter that finds its libraries by its own place ($ORIGIN: the copy has none, and the
+// loader found another libpython or none, atk45c F1); under a memory limit with no room for it
+// beside the interpreters (at limits.memory = 16MiB every session call was killed, atk45c F3).
 const watchdogPy = `import os, sys, select, signal, time
 exe = sys.executable
 if sys.argv[1:2] == ["--unreachable"]:
@@ -436,22 +439,42 @@ if sys.argv[1:2] == ["--unreachable"]:
     exe = "/proc/self/fd/99"
     del sys.argv[1:3]
 else:
-    r = -1
+    r = m = src = -1
     try:
         a = open("/proc/self/cmdline", "rb").read().split(b"\0")
+        room = 1 << 62
+        for p in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+            try:
+                room = int(open(p).read())
+                break
+            except (OSError, ValueError):
+                pass
         src = os.open(sys.executable, os.O_RDONLY | os.O_CLOEXEC)
+        if os.fstat(src).st_size + (24 << 20) > room:
+            raise OSError("no room for the copy")
         m = os.memfd_create("mcpsandbox-watchdog")
-        while os.sendfile(m, src, None, 1 << 24):
-            pass
+        tail = b""
+        while True:
+            c = os.read(src, 1 << 20)
+            if not c:
+                break
+            if b"$ORIGIN" in tail + c:
+                raise OSError("the interpreter finds its libraries by its own place")
+            tail = c[-8:]
+            while c:
+                c = c[os.write(m, c):]
         os.close(src)
+        src = -1
         r = os.open("/proc/self/fd/%d" % m, os.O_RDONLY)
         os.close(m)
+        m = -1
         os.fchmod(r, 0o100)
         os.set_inheritable(r, True)
         os.execv("/proc/self/fd/%d" % r, [sys.executable, "-I", "-S", "-c", a[a.index(b"-c") + 1], "--unreachable", str(r)] + sys.argv[1:])
     except Exception:
-        if r >= 0:
-            os.close(r)
+        for fd in (r, m, src):
+            if fd >= 0:
+                os.close(fd)
 sr, sw = os.pipe()
 os.set_blocking(sw, False)
 signal.set_wakeup_fd(sw)
@@ -729,7 +752,10 @@ os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
 		return strings.Replace(watchdogPy, "signal.signal(signal.SIGINT, signal.SIG_IGN)\n", "", 1)
 	}
 	if mutated("docker-watchdog-dumpable") {
-		return strings.Replace(watchdogPy, "    r = -1\n    try:\n", "    r = -1\n    try:\n        raise OSError\n", 1)
+		return strings.Replace(watchdogPy, "    r = m = src = -1\n    try:\n", "    r = m = src = -1\n    try:\n        raise OSError\n", 1)
+	}
+	if mutated("docker-watchdog-copy-no-room") {
+		return strings.Replace(watchdogPy, "if os.fstat(src).st_size + (24 << 20) > room:", "if False:", 1)
 	}
 	if mutated("docker-watchdog-wrapper-dumpable") || reachableWrapper {
 		return strings.Replace(watchdogPy, "pid = os.posix_spawn(exe,", "pid = os.posix_spawn(sys.executable,", 1)

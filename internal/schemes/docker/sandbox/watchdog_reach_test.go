@@ -3,11 +3,14 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
+
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // startWatched starts a per-call container as serve does (attached, started, ready) and returns
@@ -198,4 +201,18 @@ func TestSessionStdinUnreachableThroughProc(t *testing.T) {
 		t.Fatal(err)
 	}
 	endsSoon(t, eng.API, b, id)
+}
+
+// At the smallest memory limit a policy may set (16MiB) the interpreter's copy (6.8 MB) has no
+// room beside the interpreters: it is not made, and a session's call runs (with the copy, every
+// session call was killed for out of memory: atk45c F3).
+func TestSessionRunsAtSmallestMemory(t *testing.T) {
+	eng := needEngine(t)
+	e := newExec(t, eng, sessionPolicy(func(p *policy.Policy) { p.Limits.Memory = 16 << 20 }))
+	for i := 0; i < 2; i++ {
+		res := mustIn(t, e, "A", ToolPython, py(`print("ok")`))
+		if got := strings.TrimSpace(res.Stdout); got != "ok" {
+			t.Fatalf("call %d in a 16MiB session: stdout %q, exit %d, stderr %q", i, got, res.ExitCode, res.Stderr)
+		}
+	}
 }

@@ -1,0 +1,1 @@
+(sleep 300 &) ; echo atk-mark
