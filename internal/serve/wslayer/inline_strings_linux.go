@@ -17,7 +17,7 @@ func configStrings(text string, yaml bool) []string {
 	flow := 0
 	prev := byte(0) // the last other character on the line (0: none; 'D': a YAML item's dash)
 	for i := 0; i < len(text); i++ {
-		c := text[i]
+		c, at := text[i], i
 		switch {
 		case c == '\n':
 			prev = 0
@@ -58,8 +58,13 @@ func configStrings(text string, yaml bool) []string {
 			i = end - 1
 		case yamlPlainStart(c, prev, flow):
 			s, end := plainScalar(text, i, flow)
-			out = append(out, s)
-			i = end - 1
+			if end > i || mutated("workspace-config-lexer-advance") {
+				out = append(out, s)
+				i = end - 1
+			} // else: a `:` (a flow mapping's empty key's, `{⏎ : b}`) is the indicator, no scalar
+		}
+		if i < at && !mutated("workspace-config-lexer-advance") {
+			i = at // every case reads at least its byte: a step back re-read it for ever (atk45a F3)
 		}
 		prev = c
 		if i < len(text) && text[i] == '\n' {

@@ -280,7 +280,9 @@ func redirection(w string) (op string, ok bool) {
 	return w[:end], true
 }
 
-// closing is the index of the ')' that closes the '(' at open (quotes skipped), or the end.
+// closing is the index of the ')' that closes the '(' at open (quotes skipped), or the text's
+// length when none does: the substitution runs to the end (its last byte was the index, so an
+// unclosed `$(` last in a hook's command sliced past its start: a panic, atk45a F3's class).
 func closing(text string, open int) int {
 	depth := 0
 	quote := byte(0)
@@ -306,7 +308,10 @@ func closing(text string, open int) int {
 			}
 		}
 	}
-	return len(text) - 1
+	if mutated("workspace-shell-subst-unclosed") {
+		return len(text) - 1
+	}
+	return len(text)
 }
 
 // shellVars are the variables a shell program assigned, as far as the reader knows them, and
