@@ -184,17 +184,25 @@ func stmtInlineAt(words []string, heredocs map[string]string, depth int) (progs 
 		if filepath.Base(args[k]) == "deno" {
 			progs = append(progs, denoEval(args[k+1:])...)
 		}
+		langs, started := []string{lang}, start(k)
 		if lang == "" {
-			continue
+			if !started || !unresolvedCommand(args[k]) {
+				continue
+			}
+			// a command the reader cannot name (`cat boot.txt | "$PY" -`): read as each runtime
+			// would; reading a standard input it is not fed is no program of the workspace's
+			langs, started = anyRuntime, in.fed
 		}
 		win := args[k+1 : ends[k]]
 		if mutated("workspace-inline-runtime-window") {
 			win = args[k+1:]
 		}
-		p, why := runtimeInline(lang, win, in, start(k))
-		progs = append(progs, p...)
-		if unmodeled == "" {
-			unmodeled = why
+		for _, l := range langs {
+			p, why := runtimeInline(l, win, in, started)
+			progs = append(progs, p...)
+			if unmodeled == "" {
+				unmodeled = why
+			}
 		}
 	}
 	return append(progs, cmdStringsInline(args, depth)...), unmodeled
@@ -262,6 +270,9 @@ func runtimeStarts(args []string) func(int) bool {
 			pos = posWrappers[b]
 		case (i == k || !sub) && subWrappers[b]:
 			sub, pos = true, posWrappers[b]
+		case unresolvedCommand(w):
+			starts[i] = true // a command the reader cannot name may be a runtime (atk45a F4)
+			return func(j int) bool { return starts[j] }
 		default:
 			return func(j int) bool { return starts[j] } // the command is no wrapper: its runtime words are data
 		}
@@ -336,7 +347,7 @@ func runtimeInline(lang string, args []string, in stdin, start bool) ([]inlinePr
 	case std && start && in.fed:
 		return nil, in.unseen
 	case std && start && unmodeled == "":
-		return nil, "a runtime reading its program from standard input (a pipe) the check cannot see"
+		return nil, pipeUnseen
 	case unmodeled != "":
 		return nil, unmodeled
 	}
@@ -386,8 +397,19 @@ type stdin struct {
 func stdinOf(words []string, heredocs map[string]string) (args []string, in stdin) {
 	for i := 0; i < len(words); i++ {
 		w := words[i]
+		if w == pipeMark {
+			if !in.fed { // a redirection of the statement's own comes after the pipe: it wins
+				in = stdin{fed: true, unseen: pipeUnseen}
+			}
+			continue
+		}
 		if body, ok := heredocs[w]; ok {
 			in = stdin{text: body, fed: true}
+			if text, ok := strings.CutPrefix(body, heredocExpand); ok && !mutated("workspace-inline-stdin-text-unseen") {
+				// an unquoted delimiter's body bash expands, and the walk did not resolve (atk45a F4)
+				in.unseen = "a runtime reading its program from a heredoc whose expansions the check cannot resolve (" +
+					strconv.Quote(clip(strings.ReplaceAll(text, unresolvedSub, "$(…)"))) + ")"
+			}
 			continue
 		}
 		op, ok := redirection(w)
@@ -406,6 +428,11 @@ func stdinOf(words []string, heredocs map[string]string) (args []string, in stdi
 		switch strings.TrimLeft(op, "0123456789") {
 		case "<<<":
 			in = stdin{text: val, fed: true}
+			if expansion(val) && !mutated("workspace-inline-stdin-text-unseen") {
+				// `<<< "$(cat boot.txt)"`, `<<< "$CODE"`: text the walk did not resolve (atk45a F4)
+				in.unseen = "a runtime reading its program from a here-string the check cannot resolve (" +
+					strconv.Quote(clip(strings.ReplaceAll(val, unresolvedSub, "$(…)"))) + ")"
+			}
 		case "<":
 			if fd != "" && fd != "0" {
 				continue
@@ -649,6 +676,9 @@ func heredocs(text string) (out string, bodies map[string]string, ok bool) {
 				return text, nil, false // its delimiter never comes: the rest of the text may be a misread (atk44a F7)
 			}
 			bodies[d.mark] = body.String()
+			if !d.quoted && strings.ContainsAny(body.String(), "$`") && !mutated("workspace-inline-stdin-text-unseen") {
+				bodies[d.mark] = heredocExpand + body.String() // bash expands it (heredocsIn)
+			}
 		}
 	}
 	return b.String(), bodies, true
@@ -663,6 +693,7 @@ func (a *arithDepth) in() bool { return a.paren > 0 || a.brack > 0 }
 type heredoc struct {
 	mark, delim string
 	dash        bool
+	quoted      bool // its body is not expanded (<<'EOF', <<"EOF", <<\EOF)
 }
 
 // markHeredocs replaces each heredoc operator of line (outside quotes; not a <<< here-string)
@@ -724,6 +755,7 @@ func markHeredocs(line string, n int, arith *arithDepth) (string, []heredoc) {
 				k++
 			}
 			d.delim = unquoteDelim().Replace(line[j:k])
+			d.quoted = d.delim != line[j:k]
 			docs = append(docs, d)
 			b.WriteString(" " + d.mark + " ")
 			i = k - 1

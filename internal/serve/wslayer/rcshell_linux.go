@@ -35,6 +35,7 @@ func shellStatements(text string) [][]string {
 
 type shellReader struct {
 	stmts [][]string
+	piped bool // the statement being read is fed by a pipe (`a | b`: b's)
 }
 
 // read reads text (at nesting depth) into r.stmts; the statements of a substitution come before
@@ -54,9 +55,7 @@ func (r *shellReader) read(text string, depth int) {
 	}
 	endStmt := func() {
 		endWord()
-		if len(stmt) > 0 {
-			r.stmts = append(r.stmts, stmt)
-		}
+		r.end(stmt)
 		stmt = nil
 	}
 	sub := func(inner string) {
@@ -123,6 +122,7 @@ func (r *shellReader) read(text string, depth int) {
 			}
 		case '\n', ';', '|', '(', ')':
 			endStmt()
+			r.piped = r.piped || c == '|' && pipeAt(text, &i) // `a | ( b )`, `a |⏎ b`: b's
 		case '#':
 			if inWord {
 				word.WriteByte(c)

@@ -87,7 +87,7 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 		f.scriptEnv(t, d, words) // export PYTHONPATH=app, NODE_OPTIONS=… node srv, env X=… cmd
 		if !mutated("workspace-follow-shell-inline") {
 			// the code it hands a runtime inline (-c, -e, a heredoc to python3 -): atk42 F1
-			progs, why := stmtInline(words[k:], docs)
+			progs, why := stmtInline(words[k:], vars.heredocsIn(words[k:], docs))
 			if why != "" {
 				f.inlineCut(t.by, []string{d}, why+" in "+relQuote(f.g.ws, t.path))
 			}
