@@ -140,11 +140,15 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 	f.tsWords(words)
 	bases := []string{f.g.ws, dir}
 	inApp := appArgs(words) // read before the trim below: where a command line ends
+	raw := append([]string(nil), words...)
 	for i := range words {
-		words[i] = strings.Trim(words[i], `"'`+"`;&|()")
-		for _, v := range workspaceVars {
-			if rest, ok := strings.CutPrefix(words[i], v); ok {
-				words[i] = "./" + rest
+		words[i] = configWord(words[i]) // "$CLAUDE_PROJECT_DIR"/x: ./x, as the shell joins it (atk45a F1)
+		if mutated("workspace-config-word-quotes") {
+			words[i] = strings.Trim(raw[i], `"'`+"`;&|()")
+			for _, v := range workspaceVars {
+				if rest, ok := strings.CutPrefix(words[i], v); ok {
+					words[i] = "./" + rest
+				}
 			}
 		}
 		if i > 0 && dirFlags[words[i-1]] && !mutated("workspace-config-programs-follow") {
@@ -166,6 +170,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 	appBases := f.appBases(bases, words, inApp)
 	for i, word := range words {
 		if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") || strings.ContainsAny(word, "*?[{$") {
+			f.unknownProgram(by, dir, raw, i, word, depth) // "$APP_ROOT"/x.sh run: x.sh in any directory
 			continue
 		}
 		if i > 0 && pathAdd[words[i-1]] && !mutated("workspace-config-programs-follow") {
