@@ -293,6 +293,7 @@ func (g *gitGuard) runs() []string {
 		f.rcLoads(file, string(b))     // what an .envrc or mise config loads, there or not
 		f.noteSetters(file, string(b)) // names it sets for what it starts (env APP_DIR=lib …)
 		f.envrcDotenv(file)
+		f.configSetters(file, string(b)) // the names as its parser reads them (atk45a F2)
 		b = clientDefaults(file, b)
 		f.configEnv(file, string(b)) // "env": {"NODE_OPTIONS": …, "PYTHONPATH": …}
 		strs := quoted().FindAllStringSubmatch(string(b), -1)

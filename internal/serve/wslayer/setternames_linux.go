@@ -1,0 +1,174 @@
+package wslayer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"go.yaml.in/yaml/v3"
+)
+
+// The setter scan (noteSetters) reads a text as spelled; a config's client reads it by its
+// format's parser: `"APP\u005fDIR": …`, `"APP_DIR"⏎: …` (JSON), `"APP\x5fDIR": …`, `? APP_DIR⏎: …`
+// (YAML), `"APP\u005FDIR" = …` (TOML) set APP_DIR to json.loads, PyYAML, npm yaml and tomllib,
+// and the spelled scan saw no name, so a started script's ${APP_DIR:-app} was taken for app
+// while bash ran lib/main.py (atk45a F2). The names are also taken as the parser gives them.
+
+// configSetters records the names the config file (text) may set for what it starts as its
+// format's parser reads it: every mapping key at any nesting (a client takes env from a key of
+// its own: env, environment, terminal.integrated.env.linux, …), a key's part before a `=` (an
+// env entry's name up to its first `=`: node passes {"APP_DIR=lib": "x"} as APP_DIR=lib=x), and
+// the setters its decoded strings spell (a hook's "APP\u005fDIR=lib bash run.sh"). A config its
+// parser refuses may set any name: which ones the reader cannot say.
+func (f *follower) configSetters(file, text string) {
+	if mutated("workspace-setters-config-parsed") {
+		return
+	}
+	keys, vals, ok := configNames(file, text)
+	if !ok {
+		if !mutated("workspace-setters-config-refused") {
+			f.settersFull = true
+		}
+		return
+	}
+	for _, k := range keys {
+		if n, _, _ := strings.Cut(k, "="); n != "" {
+			f.setter(n, file)
+		}
+	}
+	for _, v := range vals {
+		f.noteSetters(file, v)
+	}
+}
+
+// configNames are the config's mapping keys and string values by its format's parser (YAML:
+// configYAML's; TOML: a .toml file; JSON or JSONC: .json, .jsonc, a .sublime-project); ok false
+// when the parser refuses it or it is longer than maxParsedConfig (YAML, TOML). Another file (a
+// husky hook, an .envrc) is no config of a format: its text is the spelled scan's.
+func configNames(file, text string) (keys, vals []string, ok bool) {
+	if t, isYAML := configYAML(file, text); isYAML {
+		return yamlNames(t)
+	}
+	switch filepath.Ext(file) {
+	case ".toml":
+		return tomlNames(text)
+	case ".json", ".jsonc", ".sublime-project":
+		return jsonNames(text)
+	}
+	return nil, nil, true
+}
+
+// jsonNames reads a JSON or JSONC text (comments, trailing commas, a byte order mark) token by
+// token: every object key, every string value; ok false when it is no JSON.
+func jsonNames(text string) (keys, vals []string, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(jsonc([]byte(strings.TrimPrefix(text, "\ufeff")))))
+	type frame struct{ obj, key bool } // an object expecting a key next
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return keys, vals, len(stack) == 0
+		}
+		if err != nil {
+			return nil, nil, false
+		}
+		d, delim := tok.(json.Delim)
+		switch {
+		case delim && (d == '{' || d == '['):
+			stack = append(stack, frame{d == '{', d == '{'})
+			continue
+		case delim:
+			stack = stack[:len(stack)-1]
+		case len(stack) > 0 && stack[len(stack)-1].key:
+			keys = append(keys, tok.(string))
+			stack[len(stack)-1].key = false
+			continue
+		default:
+			if s, isStr := tok.(string); isStr {
+				vals = append(vals, s)
+			}
+		}
+		if len(stack) > 0 && stack[len(stack)-1].obj {
+			stack[len(stack)-1].key = true // a value ended: a key comes next
+		}
+	}
+}
+
+// yamlNames reads a YAML text's documents as nodes: every mapping's scalar keys (an alias as
+// the scalar it names) and every scalar. Aliases are not expanded: what an anchor holds is
+// read where it is written, once.
+func yamlNames(text string) (keys, vals []string, ok bool) {
+	if len(text) > maxParsedConfig && !mutated("workspace-config-parsed-size") {
+		return nil, nil, false
+	}
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return keys, vals, true
+		}
+		if err != nil {
+			return nil, nil, false
+		}
+		yamlKeys(&doc, &keys, &vals)
+	}
+}
+
+func yamlKeys(n *yaml.Node, keys, vals *[]string) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.AliasNode && k.Alias != nil {
+				k = k.Alias
+			}
+			if k.Kind == yaml.ScalarNode {
+				*keys = append(*keys, k.Value)
+			}
+		}
+	case yaml.ScalarNode:
+		*vals = append(*vals, n.Value)
+	}
+	for _, c := range n.Content {
+		yamlKeys(c, keys, vals)
+	}
+}
+
+// tomlNames reads a TOML text by its parser: every table's keys (dotted and quoted keys as
+// decoded), every string.
+func tomlNames(text string) (keys, vals []string, ok bool) {
+	if len(text) > maxParsedConfig && !mutated("workspace-config-parsed-size") {
+		return nil, nil, false
+	}
+	var doc map[string]any
+	if _, err := toml.Decode(text, &doc); err != nil {
+		return nil, nil, false
+	}
+	tomlKeys(doc, &keys, &vals)
+	return keys, vals, true
+}
+
+func tomlKeys(v any, keys, vals *[]string) {
+	switch v := v.(type) {
+	case string:
+		*vals = append(*vals, v)
+	case []any:
+		for _, e := range v {
+			tomlKeys(e, keys, vals)
+		}
+	case []map[string]any:
+		for _, e := range v {
+			tomlKeys(e, keys, vals)
+		}
+	case map[string]any:
+		for k, e := range v {
+			*keys = append(*keys, k)
+			tomlKeys(e, keys, vals)
+		}
+	}
+}
