@@ -92,7 +92,7 @@ func inlineOf(words []string) []inlineProg {
 			out = append(out, inlineProg{"js", code})
 		}
 	}
-	return out
+	return append(out, envSplitProgs(words, 0, true)...) // a config's ["-S", "python3\\_-c\\_…"] (atk45a F6)
 }
 
 // Runtimes a statement may start, and the words that run the next word as a command.
@@ -296,7 +296,7 @@ func cmdStringsInline(args []string, depth int) []inlineProg {
 	if depth > maxShellNest || mutated("workspace-inline-command-words") {
 		return nil
 	}
-	var progs []inlineProg
+	progs := envSplitProgs(args, depth, false) // env -S 'python3\_-c\_…': split as env does (atk45a F6)
 	for _, w := range args {
 		if !strings.ContainsAny(w, " \t\n") {
 			continue

@@ -137,6 +137,8 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 		return
 	}
 	words = splitJoined(words) // --import=./x.mjs: the option and its value (atk42 F2)
+	// env -S 'python3\_app/main.py': the words env runs, as it splits them (atk45a F6)
+	words = append(words, envSplitWords(words)...)
 	f.tsWords(words)
 	bases := []string{f.g.ws, dir}
 	inApp := appArgs(words) // read before the trim below: where a command line ends
