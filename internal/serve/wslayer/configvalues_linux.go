@@ -9,6 +9,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/BurntSushi/toml"
 	"go.yaml.in/yaml/v3"
@@ -49,8 +51,8 @@ func configValues(by, text string, yaml bool) (strs []string, why string) {
 // mappings where they are merged; mapping keys are not values. A lexer of YAML's tokens cannot
 // follow folding, tags, anchors, aliases and merges as the client's parser does (atk43 F1).
 func yamlStrings(text string) (strs []string, why string) {
-	w, why := yamlParse(text)
-	return w.out, why
+	d := decoded(text, false)
+	return d.out, d.why
 }
 
 // yamlEnv are a YAML config's name: value entries whose value is a scalar, as the parser gives
@@ -58,8 +60,54 @@ func yamlStrings(text string) (strs []string, why string) {
 // a server's env, which a pattern of the text read as `>-` or `*p` (atk43 F1's class). A config
 // the parser refuses gives what it read before (the inline reader fails closed for it).
 func yamlEnv(text string) [][2]string {
-	w, _ := yamlParse(text)
-	return w.pairs
+	return decoded(text, false).pairs
+}
+
+// configDecode is what a YAML or TOML config's parser gave: its values (out), its name: value
+// entries (pairs), why they are not all of them.
+type configDecode struct {
+	out   []string
+	pairs [][2]string
+	why   string
+}
+
+// lastDecoded is the last YAML or TOML config decoded, by its text: a commit reads a config's
+// values (configValues) and its env (configEnvEntries) from the same text, and decoding it
+// twice was a quarter of a commit beside large configs (atk45a F10: 64 Continue configs of
+// 240 KiB, 1 min 27 s a commit). One entry: concurrent commits of other workspaces evict it,
+// which only costs a decode. decodes counts the decodes (the tests).
+var (
+	lastDecoded struct {
+		sync.Mutex
+		text  string
+		toml  bool
+		bound int // maxParsedConfig when decoded (the tests change it)
+		d     *configDecode
+	}
+	decodes atomic.Int64
+)
+
+// decoded is the YAML (toml false) or TOML config text's decode, made once for the same text.
+func decoded(text string, toml bool) configDecode {
+	lastDecoded.Lock()
+	d := lastDecoded.d
+	hit := d != nil && lastDecoded.toml == toml && lastDecoded.bound == maxParsedConfig && lastDecoded.text == text && !mutated("workspace-config-decode-once")
+	lastDecoded.Unlock()
+	if hit {
+		// clipped: a caller's append makes its own array, never the shared one's spare room
+		return configDecode{slices.Clip(d.out), slices.Clip(d.pairs), d.why}
+	}
+	decodes.Add(1)
+	if toml {
+		d = tomlDecode(text)
+	} else {
+		w, why := yamlParse(text)
+		d = &configDecode{w.out, w.pairs, why}
+	}
+	lastDecoded.Lock()
+	lastDecoded.text, lastDecoded.toml, lastDecoded.bound, lastDecoded.d = text, toml, maxParsedConfig, d
+	lastDecoded.Unlock()
+	return configDecode{slices.Clip(d.out), slices.Clip(d.pairs), d.why}
 }
 
 func yamlParse(text string) (*yamlWalk, string) {
@@ -149,32 +197,28 @@ func (w *yamlWalk) node(n *yaml.Node) string {
 // a string starts a comment: `["-c",#"print(1)",` is a lexer's value): a table's values in its
 // keys' order, an array's in its own.
 func tomlStrings(text string) ([]string, string) {
-	if len(text) > maxParsedConfig && !mutated("workspace-config-parsed-size") {
-		return nil, fmt.Sprintf("a TOML config longer than %d KiB", maxParsedConfig>>10)
-	}
-	var doc map[string]any
-	if _, err := toml.Decode(text, &doc); err != nil {
-		return nil, fmt.Sprintf("a TOML config its parser refuses (%v)", err)
-	}
-	var out []string
-	tomlWalk(doc, &out, nil)
-	return out, ""
+	d := decoded(text, true)
+	return d.out, d.why
 }
 
 // tomlEnv are a TOML config's name = "value" entries as the parser gives them (a multi-line
-// string, `"""` then `lib`, is lib: a pattern of the text read "" before it).
+// string, `"""` then `lib`, is lib: a pattern of the text read "" before it). None for a config
+// its parser refuses (the inline reader fails closed for it).
 func tomlEnv(text string) [][2]string {
+	return decoded(text, true).pairs
+}
+
+func tomlDecode(text string) *configDecode {
+	if len(text) > maxParsedConfig && !mutated("workspace-config-parsed-size") {
+		return &configDecode{why: fmt.Sprintf("a TOML config longer than %d KiB", maxParsedConfig>>10)}
+	}
 	var doc map[string]any
-	if len(text) > maxParsedConfig {
-		return nil
-	}
 	if _, err := toml.Decode(text, &doc); err != nil {
-		return nil // the inline reader fails closed for it
+		return &configDecode{why: fmt.Sprintf("a TOML config its parser refuses (%v)", err)}
 	}
-	var out []string
-	var pairs [][2]string
-	tomlWalk(doc, &out, &pairs)
-	return pairs
+	d := &configDecode{}
+	tomlWalk(doc, &d.out, &d.pairs)
+	return d
 }
 
 func tomlWalk(v any, out *[]string, pairs *[][2]string) {

@@ -170,6 +170,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 		}
 	}
 	appBases := f.appBases(bases, words, inApp)
+	stats := wordStats{}
 	for i, word := range words {
 		if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") || strings.ContainsAny(word, "*?[{$") {
 			f.unknownProgram(by, dir, raw, i, word, depth) // "$APP_ROOT"/x.sh run: x.sh in any directory
@@ -209,8 +210,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			f.tool(by, bases, filepath.Base(word), depth)
 		}
 		for _, b := range bases {
-			p := f.g.wsSpelled(absFrom(b, word)) // the workspace's other spelling names the same place
-			st, err := os.Stat(p)
+			p, st, err := stats.of(f.g, b, word)
 			switch {
 			case err == nil && st.Mode().IsRegular():
 				f.venv(p, by)
@@ -227,6 +227,33 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			}
 		}
 	}
+}
+
+// wordStats are the files a command line's words name from a base, each looked up once: a
+// config's values repeat a word as often as they like (`args: [a,a,…]`, 120,000 times in 240
+// KiB), and an os.Stat of each was half a commit's time beside large configs (atk45a F10).
+type wordStats map[[2]string]wordStat
+
+type wordStat struct {
+	p   string
+	st  os.FileInfo
+	err error
+}
+
+// statFile is os.Stat (the tests count its calls).
+var statFile = os.Stat
+
+// of is the path word names from base b (the workspace's other spelling names the same place)
+// and its os.Stat.
+func (s wordStats) of(g *gitGuard, b, word string) (string, os.FileInfo, error) {
+	k := [2]string{b, word}
+	if w, ok := s[k]; ok && !mutated("workspace-words-stat-once") {
+		return w.p, w.st, w.err
+	}
+	p := g.wsSpelled(absFrom(b, word))
+	st, err := statFile(p)
+	s[k] = wordStat{p, st, err}
+	return p, st, err
 }
 
 // venv protects the virtual environment a program the config names lies in (venv/bin/python):

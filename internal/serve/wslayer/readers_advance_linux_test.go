@@ -3,6 +3,7 @@ package wslayer
 import (
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -172,5 +173,36 @@ func TestCommitHookUnclosedSubstitution(t *testing.T) {
 		`{"hooks":{"PostToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"echo done $("}]}]}}`)
 	if p := panics(func() { loadApplied(t, ws, "docs/a.md") }); p != nil {
 		t.Errorf("a commit beside a hook `echo done $(`: panic %v", p)
+	}
+}
+
+// atk45a F10: a commit's time grew with the protected configs' words: each word was stat'ed
+// from each base as often as it occurred (`args: [a,a,…]`, 120,000 times in a 240 KiB Continue
+// config), and each YAML config was decoded twice (its values, its env). 64 such configs held
+// every commit 1 min 27 s. A command line's word is looked up once per base, a config decoded
+// once. What the words name is still protected (srv/main.py, named twice), an ordinary change
+// beside them applied. Red with mutants workspace-words-stat-once and workspace-config-decode-once.
+func TestCommitConfigWordsOnce(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	var stats int
+	statFile = func(p string) (os.FileInfo, error) { stats++; return os.Stat(p) }
+	t.Cleanup(func() { statFile = os.Stat })
+	ws, _ := filepath.EvalSymlinks(t.TempDir())
+	const files, words = 8, 20_000
+	for i := range files {
+		write(t, filepath.Join(ws, ".continue", "mcpServers", fmt.Sprintf("s%d.yaml", i)),
+			fmt.Sprintf("name: s%d\nmcpServers:\n  - name: s\n    command: python3\n    args: [srv/main.py, srv/main.py, %sa]\n", i, strings.Repeat("a,", words)))
+	}
+	write(t, filepath.Join(ws, "srv", "main.py"), "X = 1\n")
+	before := decodes.Load()
+	finishes(t, 30*time.Second, "a commit beside 8 configs of 20,000 words", func() { loadApplied(t, ws, "docs/a.md") })
+	if n := decodes.Load() - before; n > files {
+		t.Errorf("%d YAML configs decoded %d times, want once each", files, n)
+	}
+	if stats > 100*files {
+		t.Errorf("%d configs of %d words: %d stats of what their words name, want each word's once per base", files, words, stats)
+	}
+	if applied, why, _ := commitOne(t, ws, "srv/main.py", "evil\n"); applied || !strings.Contains(why, "the host runs it") {
+		t.Errorf("srv/main.py, which the configs start, applied %v (%q)", applied, why)
 	}
 }
