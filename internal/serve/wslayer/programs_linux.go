@@ -83,6 +83,7 @@ type follower struct {
 	// (startenv_linux.go)
 	setters     map[string]string
 	settersFull bool
+	exportAll   bool // a shell was started with allexport on (setternames_linux.go)
 	envUnknown  map[string]bool
 	defaulted   []defaultTaken
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -43,6 +44,7 @@ func (f *follower) configSetters(file, text string) {
 	for _, v := range vals {
 		f.noteSetters(file, v)
 	}
+	f.allexportStarts(strings.Join(vals, " ")) // "command": "bash", "args": ["-a", "x.sh"]
 }
 
 // configNames are the config's mapping keys and string values by its format's parser (YAML:
@@ -170,5 +172,60 @@ func tomlKeys(v any, keys, vals *[]string) {
 			*keys = append(*keys, k)
 			tomlKeys(e, keys, vals)
 		}
+	}
+}
+
+// Under allexport (`set -a`, `set -o allexport`, `#!/bin/bash -a`, `bash -a x.sh`,
+// SHELLOPTS=allexport) bash exports every name a script assigns, by any form: read, printf -v,
+// for, getopts, ${N:=v}, arithmetic, a nameref. The spelled scan sees an assignment's `=` or an
+// export word only, so `set -a; read -r APP_DIR < .app_dir; exec bash inner.sh` left inner.sh's
+// ${APP_DIR:-app} taken for app while bash ran lib/main.py (atk45a F7). Such a script's every
+// spelled name may be set for what it starts.
+
+// allexportOn finds a text turning allexport on for itself: a set's option cluster holding a
+// (before its operands), allexport anywhere (set -o, shopt -so, SHELLOPTS), a shebang's -a.
+var allexportOn = lazy.Regexp(`(?m)(?:^|[\s;&|({])set[ \t]+(?:[-+][A-Za-z]+[ \t]+|[-+]o[ \t]+[a-z]+[ \t]+)*-[A-Za-z]*a[A-Za-z]*(?:$|[\s;&|)])` +
+	`|allexport|\A#![^\n]*[ \t]-[A-Za-z]*a[A-Za-z]*(?:$|[ \t])`)
+
+// shellAllexport finds a text starting a shell with allexport on (`bash -a x.sh`, `"sh", "-ea"`,
+// `bash -o allexport`, SHELLOPTS=allexport in its environment): the script it starts is not
+// known here.
+var shellAllexport = lazy.Regexp(`(?:^|[^A-Za-z0-9_.-])(?:ba|da|k|z|mk|po)?sh["']?[ \t,]+` +
+	`(?:["']?[-+][A-Za-z]+["']?[ \t,]+|["']?[-+][oO]["']?[ \t,]+["']?\w+["']?[ \t,]+)*` +
+	`["']?(?:-[A-Za-z]*a[A-Za-z]*|-o["']?[ \t,]+["']?allexport)(?:$|[\s"',\]])|SHELLOPTS[^\n]{0,64}allexport`)
+
+// allexport records the names the text of the file path spells as set by it for what it starts
+// when allexport is on in it (or a shell was started with it on anywhere: exportAll).
+func (f *follower) allexport(path, text string) {
+	if mutated("workspace-setters-allexport") {
+		return
+	}
+	if f.exportAll || allexportOn().MatchString(text) {
+		f.spelledSetters(path, text)
+	}
+	f.allexportStarts(text)
+}
+
+// allexportStarts notes a shell started with allexport on: every shell text read from then on
+// may export what it assigns.
+func (f *follower) allexportStarts(text string) {
+	if !mutated("workspace-setters-allexport-starts") && shellAllexport().MatchString(text) {
+		f.exportAll = true
+	}
+}
+
+// spelledSetters records every name the text spells as set by path.
+func (f *follower) spelledSetters(path, text string) {
+	for i := 0; i < len(text) && !f.settersFull; {
+		if !isNameByte(text[i], 0) || i > 0 && isNameByte(text[i-1], 1) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isNameByte(text[j], 1) {
+			j++
+		}
+		f.setter(text[i:j], path)
+		i = j
 	}
 }

@@ -83,3 +83,59 @@ func TestCommitScriptDefaultsConfigRefused(t *testing.T) {
 	loadApplied(t, ws, "lib/main.py")
 	loadApplied(t, ws, "docs/a.md")
 }
+
+// Under allexport bash exports every name a script assigns, by any form: an outer script's
+// `set -a; read -r APP_DIR < .app_dir`, `printf -v APP_DIR`, `for APP_DIR in lib`, `${APP_DIR:=lib}`
+// set APP_DIR for inner.sh (no `=` after the name, no export word), and bash ran lib/main.py for
+// inner.sh's ${APP_DIR:-app}, writable (atk45a F7). Red with mutant workspace-setters-allexport;
+// the shell started with allexport on (bash -a, SHELLOPTS) with workspace-setters-allexport-starts.
+func TestCommitScriptDefaultsSetUnderAllexport(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	outer := func(shebang, body string) []string {
+		return []string{"scripts/outer.sh", shebang + "cd \"$(dirname \"$0\")/..\"\n" + body + "exec bash scripts/inner.sh\n"}
+	}
+	const bash = "#!/bin/bash\n"
+	mcp := func(args, env string) []string {
+		return []string{".mcp.json", `{"mcpServers":{"s":{"command":"bash","args":[` + args + `],"env":{` + env + `}}}}`}
+	}
+	for _, c := range [][]string{
+		outer(bash, "set -a\nread -r APP_DIR < .app_dir\n"),
+		outer(bash, "set -a\nprintf -v APP_DIR '%s' lib\n"),
+		outer(bash, "set -o allexport\nfor APP_DIR in lib; do bash scripts/inner.sh; done\n"),
+		outer(bash, "set -euao pipefail\n: \"${APP_DIR:=lib}\"\n"),
+		outer("#!/bin/bash -a\n", "read -r APP_DIR < .app_dir\n"),
+		append(outer(bash, "read -r APP_DIR < .app_dir\n"), mcp(`"-a", "scripts/outer.sh"`, "")...),
+		append(outer(bash, "read -r APP_DIR < .app_dir\n"), mcp(`"scripts/outer.sh"`, `"SHELLOPTS": "allexport"`)...),
+	} {
+		ws := outerProject(t, c)
+		if applied, why, _ := commitOne(t, ws, "lib/main.py", "evil\n"); applied {
+			t.Errorf("%q: lib/main.py, which outer.sh exports as APP_DIR, was applied (%q)", c, why)
+		}
+	}
+	// without allexport a read name stays the script's own; with it, names the script does not
+	// spell are not set: the default is what runs, the rest writable
+	for _, c := range [][]string{
+		outer(bash, "read -r APP_DIR < .app_dir\n"),
+		outer(bash, "set -a\nPORT=8080\nread -r LOG_LEVEL < .log_level\nset +a\n"),
+		append(outer(bash, "read -r APP_DIR < .app_dir\n"), mcp(`"-e", "scripts/outer.sh"`, `"SHELLOPTS": "errexit"`)...),
+	} {
+		ws := outerProject(t, c)
+		loadRefused(t, ws, "app/main.py", "starts")
+		loadApplied(t, ws, "lib/main.py")
+		loadApplied(t, ws, "docs/a.md")
+	}
+}
+
+// outerProject is runShProject's starting scripts/outer.sh, which starts scripts/inner.sh (its
+// last line runDefaultApp), with lib/main.py, .app_dir (lib) and files (path, text pairs).
+func outerProject(t *testing.T, files []string) string {
+	t.Helper()
+	ws := runShProject(t, "exec bash scripts/outer.sh\n")
+	write(t, filepath.Join(ws, "lib", "main.py"), "X = 1\n")
+	write(t, filepath.Join(ws, ".app_dir"), "lib\n")
+	write(t, filepath.Join(ws, "scripts", "inner.sh"), "#!/bin/bash\ncd \"$(dirname \"$0\")/..\"\n"+runDefaultApp)
+	for i := 0; i+1 < len(files); i += 2 {
+		write(t, filepath.Join(ws, files[i]), files[i+1])
+	}
+	return ws
+}

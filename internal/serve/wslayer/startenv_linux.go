@@ -40,6 +40,7 @@ func (f *follower) noteSetters(path, text string) {
 	if mutated("workspace-shell-default-setters") {
 		return
 	}
+	f.allexport(path, text) // set -a: every name it assigns, by any form (atk45a F7)
 	for i := 0; i < len(text) && !f.settersFull; i++ {
 		if c := text[i]; c == '=' || c == ':' {
 			if n := nameBefore(text, i); n != "" {
