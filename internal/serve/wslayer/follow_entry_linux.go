@@ -67,7 +67,7 @@ func (f *follower) realDir(t todoFile) string {
 // from (a link's target's: sys.path[0], node's main).
 func (f *follower) programAt(t todoFile, dir, text string) string {
 	rdir := f.realDir(t)
-	if program(t.path, text) {
+	if program(t.path, text) || len(f.runAs[t.path]) > 0 {
 		for _, d := range uniq(dir, rdir) {
 			f.programDir(t, d)
 			f.literalsOf(t, d, text)

@@ -437,7 +437,7 @@ func stdinOf(words []string, heredocs map[string]string) (args []string, in stdi
 			if fd != "" && fd != "0" {
 				continue
 			}
-			in = stdin{fed: true} // a file: judged as the command line's word
+			in = stdin{text: stdinFileMark + val, fed: true} // a file: read as the runtime's program (runInline: atk45a F5)
 			if (val == "" || strings.HasPrefix(val, "<") || strings.HasPrefix(val, ">") || strings.ContainsAny(val, "$`*?[")) &&
 				!mutated("workspace-inline-stdin-unseen") {
 				in.unseen = fmt.Sprintf("a runtime reading its program from %s, which the check cannot see", unseenWhat(val))
@@ -578,6 +578,12 @@ func shArgs(args []string) (code string, found, std bool) {
 // statements (each again read for a runtime's inline code); and its literals.
 func (f *follower) runInline(by string, dirs []string, p inlineProg, depth int) {
 	if depth > maxShellNest {
+		return
+	}
+	if file, ok := strings.CutPrefix(p.code, stdinFileMark); ok {
+		if !mutated("workspace-program-by-runtime") {
+			f.stdinFile(by, dirs, p.lang, file)
+		}
 		return
 	}
 	if p.lang == "sh" {

@@ -86,6 +86,8 @@ type follower struct {
 	exportAll   bool // a shell was started with allexport on (setternames_linux.go)
 	envUnknown  map[string]bool
 	defaulted   []defaultTaken
+	// runAs are the files a runtime runs as its program, and how (runas_linux.go)
+	runAs map[string][]runSpec
 }
 
 type todoFile struct {
@@ -172,6 +174,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 	}
 	appBases := f.appBases(bases, words, inApp)
 	stats := wordStats{}
+	scripts := runScripts(words) // the files a runtime runs: its programs whatever their names (atk45a F5)
 	for i, word := range words {
 		if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") || strings.ContainsAny(word, "*?[{$") {
 			f.unknownProgram(by, dir, raw, i, word, depth) // "$APP_ROOT"/x.sh run: x.sh in any directory
@@ -215,6 +218,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			switch {
 			case err == nil && st.Mode().IsRegular():
 				f.venv(p, by)
+				f.runAsFile(p, by, runSpec{scripts[i], ""}, depth+1)
 				if f.add(p, by) {
 					f.queue(p, by, depth+1)
 				} else {
@@ -223,7 +227,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			case err == nil && st.IsDir() && !strings.HasPrefix(word, "-") && !(i > 0 && (dirFlags[words[i-1]] || words[i-1] == "cwd")):
 				f.dirWord(by, p, words, i, depth) // a program named by its directory runs its entry
 			case err != nil && !mutated("workspace-config-programs-follow") && !strings.HasPrefix(word, "-") &&
-				(scriptExts[filepath.Ext(word)] || strings.HasPrefix(word, "./") || strings.HasPrefix(word, "../")):
+				(scriptExts[filepath.Ext(word)] || strings.HasPrefix(word, "./") || strings.HasPrefix(word, "../") || scripts[i] != "" && strings.Contains(word, "/")):
 				f.add(p, by) // not there yet: the call's write would make it
 			}
 		}
@@ -396,6 +400,7 @@ func (f *follower) follow() {
 		base := filepath.Base(t.path)
 		f.cur = t.path
 		rdir := f.programAt(t, dir, text)
+		f.readRunAs(t, rdir, text)
 		switch ext := filepath.Ext(t.path); {
 		case base == "package.json":
 			// every string: scripts, main and bin, lint-staged's and simple-git-hooks' commands
@@ -413,18 +418,7 @@ func (f *follower) follow() {
 		case ext == ".py" || shebang(text, "python"):
 			f.pyImports(t, rdir, text)
 		case slices.Contains(jsExts[1:], ext) && ext != ".json" && ext != ".node" || shebang(text, "node") || shebang(text, "deno") || shebang(text, "bun"):
-			f.scope(t.by, rdir) // its package.json steers what it loads, there or not
-			f.tsScope(t, rdir)  // and its tsconfig.json, under a runner that applies it
-			done := map[jsRef]bool{}
-			f.jsBase = &jsBases{text: text}
-			jsRefs(text, func(r jsRef) bool {
-				if !done[r] {
-					done[r] = true
-					f.jsResolve(t, rdir, r)
-				}
-				return f.g.runCut == "" // past a bound, the rest is not judged anyway
-			})
-			f.jsBase = nil
+			f.jsProgram(t, rdir, text)
 		default: // a shell script, a Makefile, a justfile: every word may name a program
 			f.noteSetters(t.path, text) // the names it may set for what it starts
 			f.words(t.by, dir, strings.Fields(text), t.depth)
@@ -432,6 +426,22 @@ func (f *follower) follow() {
 			f.rcSourcedText(t, text)
 		}
 	}
+}
+
+// jsProgram reads the JS program t (text; rdir the directory node runs it from) for what it loads.
+func (f *follower) jsProgram(t todoFile, rdir, text string) {
+	f.scope(t.by, rdir) // its package.json steers what it loads, there or not
+	f.tsScope(t, rdir)  // and its tsconfig.json, under a runner that applies it
+	done := map[jsRef]bool{}
+	f.jsBase = &jsBases{text: text}
+	jsRefs(text, func(r jsRef) bool {
+		if !done[r] {
+			done[r] = true
+			f.jsResolve(t, rdir, r)
+		}
+		return f.g.runCut == "" // past a bound, the rest is not judged anyway
+	})
+	f.jsBase = nil
 }
 
 // pyImports protects what a Python file's imports may load from the workspace: for `import a.b`

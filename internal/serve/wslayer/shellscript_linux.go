@@ -39,7 +39,7 @@ func shellScript(p, text string) bool {
 
 // shellProgram judges the shell script t (in dir, text) as bash reads it.
 func (f *follower) shellProgram(t todoFile, dir, text string) {
-	if !shellScript(t.path, text) || mutated("workspace-follow-shell-reader") {
+	if !shellScript(t.path, text) && !f.runsAs(t.path, "sh") || mutated("workspace-follow-shell-reader") {
 		return
 	}
 	dirs := []string{dir}
