@@ -23,6 +23,9 @@ var (
 	// is no place (a loader's own place is judged at its mention)
 	pyNotPlace = lazy.Regexp(`\b(?:listdir|scandir|iterdir|glob|rglob|walk|iglob|open|read|read_text|read_bytes|load|loads|` +
 		`spec_from_file_location|module_from_spec|exec_module|import_module|__import__|run_path|run_module|SourceFileLoader|load_module|load_source)[ \t]*\(`)
+	// a part computed from literals (atk45a F9): an operator between literals ('.' + '.', '%s%s' %
+	// ('.', '.'), '.' * 2), adjacent literals ('.' '.'), an f-string's or a template's expression
+	litComputed = lazy.Regexp(`['"]\s*[+%*]\s*(?:[fFrRbBuU]*['"(]|\d)|['"][ \t]+['"]|\b(?:[fF][rR]?|[rR][fF])['"][^'"]*\{|` + "`[^`]*\\$\\{")
 	jsSubscript = lazy.Regexp(`[\w$)\]][ \t]*\[`)
 	jsCallName  = lazy.Regexp(`(\.?)[ \t]*([A-Za-z_$][\w$]*)[ \t]*\(`)
 	jsNotPlace  = lazy.Regexp(`\b(?:readdirSync|readdir|opendirSync|opendir|globSync|glob|readFileSync|readFile|require|import)[ \t]*\(`)
@@ -45,9 +48,12 @@ var (
 
 // pyOddOp says whether code does to a place anything but what keeps it one the reader counts:
 // a subscript or slice, or a call or method not known (a def's calls are judged by its body).
-func pyOddOp(code string, defs map[string]bool) bool {
+func pyOddOp(code, raw string, defs map[string]bool) bool {
 	if mutated("workspace-base-place-ops") {
 		return false
+	}
+	if litComputed().MatchString(raw) && !mutated("workspace-base-place-literal-ops") {
+		return true // a join's part computed, not a name below the place
 	}
 	if pySubscript().MatchString(code) {
 		return true
@@ -70,6 +76,9 @@ func jsPlaced(code string) bool {
 func jsOddOp(code string, fns map[string]bool) bool {
 	if mutated("workspace-base-place-ops") {
 		return false
+	}
+	if litComputed().MatchString(code) && !mutated("workspace-base-place-literal-ops") {
+		return true // a join's part computed, not a name below the place (atk45a F9)
 	}
 	code = jsStrLit().ReplaceAllString(code, `''`)
 	if jsSubscript().MatchString(code) || strings.Contains(code, "+=") {

@@ -240,7 +240,7 @@ func (l *pyLines) base(n string, depth int) pyBase {
 		// a place's value only by operations known to keep it there; names enumerated below
 		// it are no place (for f in os.listdir(HERE): f[:-3])
 		e.placed = e.placed && !pyNotPlace().MatchString(code)
-		e.up = e.up || e.placed && pyOddOp(code, l.defs)
+		e.up = e.up || e.placed && pyOddOp(code, l.text[r[0]:r[1]], l.defs)
 		b.placed = b.placed || e.placed
 		if own && !mutated("workspace-py-base-self-steps") {
 			self += e.parents + most
