@@ -67,7 +67,7 @@ func readers() map[string]func(string) {
 		"pyStatements":       func(s string) { pyStatements(pyCode(s), func(pyStmt) {}) },
 		"pyBindings":         func(s string) { pyBindings(pyCode(s)) },
 		"pyNames":            func(s string) { pyNames(pyCode(s)) },
-		"pyOddOp":            func(s string) { pyOddOp(pyCode(s), map[string]bool{}) },
+		"pyOddOp":            func(s string) { pyOddOp(pyCode(s), s, map[string]bool{}) },
 		"jsRefs":             func(s string) { jsRefs(s, func(jsRef) bool { return true }) },
 		"jsBindings":         func(s string) { jsBindings(s) },
 		"jsNames":            func(s string) { jsNames(s) },
