@@ -1,8 +1,6 @@
 package wslayer
 
 import (
-	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -70,81 +68,4 @@ func projectVar(w string, i int) (string, int) {
 		return "", 0
 	}
 	return w[i+1 : j], j
-}
-
-// maxSuffixes bounds the names unknownProgram protects by their end (past it, the root's runCut).
-const maxSuffixes = 512
-
-// unknownProgram fails closed, narrowly, for words[i] (word, read by configWord) when it is a
-// program the config runs (its command, after a `command` key or an operator, or a runner's
-// first argument: `python3 "$APP_ROOT"/scripts/fmt.py`) and starts with a variable the reader
-// cannot resolve (not the user's home): the file it names is the one its literal rest names,
-// below some directory; every path of the workspace that ends so is protected (runSuffixMatch),
-// and it is followed as from the root (the likeliest value: the project). A rest naming no
-// file (a bare `$RUNNER`) stays open: what it names is not in the config.
-func (f *follower) unknownProgram(by, dir string, raw []string, i int, word string, depth int) {
-	if unresolved(word) != 0 || homeTemplate().MatchString(word) || mutated("workspace-config-word-unknown") || !programAt(raw, i) {
-		return
-	}
-	rest := word[strings.IndexByte(word, '/')+1:]
-	if !strings.Contains(word, "/") || rest == "" || unresolved(rest) >= 0 || strings.ContainsAny(rest, "*?[{") {
-		return
-	}
-	rest = filepath.Clean(rest)
-	if rest == "." || rest == ".." || strings.HasPrefix(rest, "../") {
-		return
-	}
-	g := f.g
-	if len(g.runSuffix) >= maxSuffixes {
-		if g.runCut == "" {
-			g.runCut = "more than " + strconv.Itoa(maxSuffixes) + " programs named below a variable the check cannot resolve"
-		}
-		return
-	}
-	g.runSuffix = append(g.runSuffix, namePrefix{fold(rest), by})
-	f.words(by, dir, []string{"./" + rest}, depth)
-}
-
-// programAt: raw[i] stands where a program is named: the first word, after a `command` key or a
-// statement's operator, or a runner's (python3, bash, node …) first word that is no option.
-func programAt(raw []string, i int) bool {
-	if i == 0 {
-		return true
-	}
-	prev := raw[i-1]
-	switch strings.Trim(prev, `"':,`) {
-	case "command", "cmd", "exec", "&&", "||", "then", "do", "else":
-		return true
-	}
-	if strings.HasSuffix(prev, ";") || strings.HasSuffix(prev, "|") || strings.HasSuffix(prev, "&") {
-		return true
-	}
-	for j := i - 1; j >= 0; j-- {
-		w := strings.Trim(raw[j], "\"'`;&|(),[]")
-		if strings.HasPrefix(w, "-") {
-			continue
-		}
-		return shellRunners[filepath.Base(w)] || runtimeLang(w) != ""
-	}
-	return false
-}
-
-// runSuffixMatch says why rel (from the root) is protected as a program a config names below a
-// variable the check cannot resolve (unknownProgram): rel, or a directory above it, ends with
-// the name the config gives; "" when none does.
-func (g *gitGuard) runSuffixMatch(rel string) string {
-	if len(g.runSuffix) == 0 {
-		return ""
-	}
-	r := fold(rel)
-	for a := r; a != "." && a != "/" && a != ""; a = filepath.Dir(a) {
-		for _, s := range g.runSuffix {
-			if a == s.prefix || strings.HasSuffix(a, "/"+s.prefix) {
-				by, _ := filepath.Rel(g.ws, s.by)
-				return "a program the protected file " + strconv.Quote(filepath.ToSlash(by)) + " starts below a variable the check " +
-					"cannot resolve (" + strconv.Quote(s.prefix) + " in any directory): the host runs it; name it from $CLAUDE_PROJECT_DIR or relative to the project"
-			}
-		}
-	}
-	return ""
 }

@@ -39,34 +39,3 @@ func TestCommitHookQuotedProjectVar(t *testing.T) {
 		loadApplied(t, ws, "docs/a.md")
 	}
 }
-
-// A config's program named below a variable the check cannot resolve ("$APP_ROOT"/scripts/x.sh,
-// python3 "$TOOLS"/fmt.py) was skipped; it fails closed narrowly: every path that ends with the
-// name given is protected, in any directory, and the rest of the project stays writable. Red
-// with mutant workspace-config-word-unknown.
-func TestCommitHookUnknownVarProgram(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	for _, cmd := range []string{
-		`"$APP_ROOT"/scripts/fmt.sh`,
-		`"${APP_ROOT}"/scripts/fmt.sh --all`,
-		`python3 -u "$APP_ROOT"/scripts/fmt.sh`,
-		`cd /tmp && $APP_ROOT/scripts/fmt.sh`,
-	} {
-		ws := t.TempDir()
-		write(t, filepath.Join(ws, ".claude", "settings.json"), claudeHook(cmd))
-		write(t, filepath.Join(ws, "scripts", "fmt.sh"), "#!/bin/bash\necho fmt\n")
-		write(t, filepath.Join(ws, "tools", "scripts", "fmt.sh"), "#!/bin/bash\necho fmt\n")
-		loadRefused(t, ws, "scripts/fmt.sh", `".claude/settings.json\" starts`)
-		loadRefused(t, ws, "tools/scripts/fmt.sh", `".claude/settings.json\" starts below a variable`)
-		loadApplied(t, ws, "docs/a.md")
-		loadApplied(t, ws, "tools/scripts/other.sh")
-	}
-	// an ordinary project's variables name no program of it: its files stay writable
-	ws := t.TempDir()
-	write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers": {"s": {"command": "npx", "args": ["-y", "@acme/mcp", "--out", "$OUT_DIR/data"],
-		"env": {"API_TOKEN": "${API_TOKEN}", "DATA": "${DATA_ROOT}/data", "CACHE": "$HOME/.cache/x"}}}}`)
-	write(t, filepath.Join(ws, ".claude", "settings.json"), claudeHook(`echo "$CLAUDE_TOOL_INPUT" >> "$HOME"/log/hooks.log`))
-	for _, rel := range []string{"data/a.csv", "log/hooks.log", "docs/a.md", "README.md"} {
-		loadApplied(t, ws, rel)
-	}
-}

@@ -98,9 +98,6 @@ type gitGuard struct {
 	// follower read at the workspace's root, whose package is the whole workspace (atk40b F1, F5)
 	pyPrefix map[string][]namePrefix
 	runRoot  string
-	// runSuffix are the names of programs configs run below a variable the check cannot
-	// resolve, protected in any directory (configword_linux.go)
-	runSuffix []namePrefix
 }
 
 // maxLinks bounds the workspace's links the commit follows back (one walk's worth).

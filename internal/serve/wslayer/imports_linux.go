@@ -417,9 +417,6 @@ func (g *gitGuard) runMatch(rel string) string {
 	if why := g.pyPrefixMatch(rel); why != "" {
 		return why
 	}
-	if why := g.runSuffixMatch(rel); why != "" {
-		return why
-	}
 	if g.runRoot != "" {
 		return g.runRoot
 	}

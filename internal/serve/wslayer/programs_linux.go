@@ -177,7 +177,6 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 	scripts := runScripts(words) // the files a runtime runs: its programs whatever their names (atk45a F5)
 	for i, word := range words {
 		if word == "" || strings.HasPrefix(word, "~") || strings.Contains(word, "://") || strings.ContainsAny(word, "*?[{$") {
-			f.unknownProgram(by, dir, raw, i, word, depth) // "$APP_ROOT"/x.sh run: x.sh in any directory
 			continue
 		}
 		if i > 0 && pathAdd[words[i-1]] && !mutated("workspace-config-programs-follow") {
