@@ -1010,7 +1010,10 @@ func (e *Executor) waitHelper(ctx context.Context, h *helperProc, done <-chan er
 				blockedLooks++
 			}
 			ticks = now
-			if ok && blockedLooks < 2 && !mutated("helper-setup-progress-ignored") {
+			// !ok: its /proc entry is gone, so it has ended (its end is on done: the deadline
+			// won the select by chance) and was never stuck (CI 45b: a call whose wc had run
+			// failed as a setup that did not finish).
+			if (!ok || blockedLooks < 2) && !mutated("helper-setup-progress-ignored") {
 				setup.Reset(setupRecheck)
 				continue
 			}
