@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes"
+	alsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/section"
 )
 
 func main() {
@@ -107,6 +108,10 @@ func run(n int) error {
 			AtEnd: func(f func()) { atEnd = append(atEnd, f) }}
 		if err := s.Bench(ctx, b); err != nil {
 			skipped(tw, s.Name+" scheme", err)
+		}
+		if s.Name == alsec.Name {
+			l := loadAvg()
+			loadAfterAllowlist = &l
 		}
 	}
 	if only == "" {

@@ -156,3 +156,28 @@ func TestTargetsNotJudgedUnderLoad(t *testing.T) {
 		t.Errorf("control, no load: %s", l)
 	}
 }
+
+// The allowlist's targets are judged by the load at the run's start and when its rows ended, not
+// at the run's end, which the bench's own docker rows raise (load average ~5 on 2 CPUs on a quiet
+// machine: every target "not judged" in every run). A load when the allowlist's rows ended still
+// stops their judging (red with mutant bench-load-run-wide), and the run-wide one the others'.
+func TestAllowlistTargetsJudgedByTheirOwnLoad(t *testing.T) {
+	withRows(t, map[string][2]float64{
+		"baseline: bare fork+exec; client: x": {9, 10}, "run_allowed_command wc in.txt, MCP stdio, warm, back-to-back; client: x": {10, 11},
+		"docker run_python_sandbox, pooled; client: x": {5, 6},
+	})
+	oldBusy, oldAl := busy, busyAllowlist
+	t.Cleanup(func() { busy, busyAllowlist = oldBusy, oldAl })
+	quiet, loaded := "", overload("0.40 0.30 0.20", "3.10 1.00 1.00", 2)
+	busy, busyAllowlist = loaded, &quiet
+	if l := line(t, "allowlist call p50 ≤ 2× bare"); !strings.Contains(l, ": met (") {
+		t.Errorf("quiet when the allowlist's rows ended, loaded at the run's end: %s", l)
+	}
+	if l := line(t, "docker pooled call p50"); !strings.Contains(l, ": not judged: load average 3.10 on 2 CPUs (") {
+		t.Errorf("the docker targets keep the run-wide load: %s", l)
+	}
+	busy, busyAllowlist = quiet, &loaded
+	if l := line(t, "allowlist call p50 ≤ 2× bare"); !strings.Contains(l, ": not judged: load average 3.10 on 2 CPUs (") {
+		t.Errorf("loaded when the allowlist's rows ended: %s", l)
+	}
+}
