@@ -37,6 +37,10 @@ var (
 	busyAllowlist      *string
 )
 
+// allowlistCallRow is the allowlist's call row the targets judge: once it is recorded, the
+// allowlist's rows have run.
+const allowlistCallRow = "run_allowed_command wc in.txt, MCP stdio, warm, back-to-back"
+
 // overload is why a run whose load averages (1, 5, 15 min, as /proc/loadavg) were start and
 // end on cpus CPUs cannot judge its targets: a loaded machine slows bare fork+exec and the
 // unsandboxed peer more than serve, so the ratios passed *because* it was loaded (trial40 F7:
