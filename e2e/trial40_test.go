@@ -98,3 +98,35 @@ func TestWizardDockerWritableOffersSessions(t *testing.T) {
 	w.expect("nothing written")
 	w.exit()
 }
+
+// A new user's trial (trial46 F4): the docker wizard creates a missing workspace when asked, and
+// "Quit (nothing is written)" at the preview left it behind. Init now removes what its questions
+// made (if still empty) whenever it ends with nothing written. Catches init-quit-keeps-made.
+func TestWizardQuitRemovesTheWorkspaceItMade(t *testing.T) {
+	img := dockerTestImage(t)
+	e := newInitEnv(t)
+	ws := filepath.Join(e.home, "new-data")
+	w := startWizard(t, e)
+	w.step("What should init do?", enter) // write a policy
+	w.step("Which sandbox scheme?", down+enter)
+	w.step("Image", img+enter)
+	w.step("Host directory to mount", ws+enter)
+	w.step("Mount it writable?", enter)
+	w.step("network access?", enter)
+	w.step("Containers to keep pre-started", enter)
+	w.step("Container reuse", enter)
+	w.step("Container runtime", enter)
+	w.step("does not exist. Create it?", "y"+enter)
+	w.expect("created the workspace " + ws)
+	if !goesOn(w) {
+		return // this build's serve cannot run docker: said so, nothing written
+	}
+	defaultPlaceSteps(w)
+	w.expect("Write them?")
+	w.con.Send("Quit" + enter)
+	w.expect("removed the workspace " + ws)
+	w.exit()
+	if _, err := os.Stat(ws); err == nil {
+		t.Errorf("Quit (nothing is written) left the workspace %s the wizard made", ws)
+	}
+}

@@ -204,10 +204,16 @@ const startTimeout = 60 * time.Second
 // runInit wires the flags to init's steps: resolve the answers (flags, or the wizard), plan
 // (generate.NewPlan), preview and confirm (the wizard only), write (Plan.Write: all or nothing),
 // report, and offer verify.
-func runInit(ctx context.Context, o *InitOptions) error {
+func runInit(ctx context.Context, o *InitOptions) (err error) {
 	if err := underSudo(o.IO.ErrOut, os.Getenv("SUDO_USER")); err != nil {
 		return err
 	}
+	written := false
+	defer func() {
+		if !written && !mutated("init-quit-keeps-made") {
+			removeMade(o)
+		}
+	}()
 	env, wiz, err := initAnswers(ctx, o)
 	if err != nil {
 		return err
@@ -240,6 +246,7 @@ func runInit(ctx context.Context, o *InitOptions) error {
 			}
 		}
 		if res, err = plan.Write(ctx, os.Environ(), startTimeout, o.IO.ErrOut); err == nil {
+			written = true
 			break
 		}
 		if ctx.Err() != nil && !mutated("init-check-cancel-wording") {
@@ -269,6 +276,18 @@ func runInit(ctx context.Context, o *InitOptions) error {
 		return nil
 	}
 	return initNext(ctx, o, w, wiz, ask, plan)
+}
+
+// removeMade removes the directories init's questions created (o.A.Made) when it ends with
+// nothing written: "nothing written" left a workspace the wizard had made (trial46 F4). Only an
+// empty one: whatever was put there since stays.
+func removeMade(o *InitOptions) {
+	for _, d := range o.A.Made {
+		if os.Remove(d) == nil {
+			fmt.Fprintf(o.IO.ErrOut, "removed the workspace %s init created (nothing was written)\n", d)
+		}
+	}
+	o.A.Made = nil
 }
 
 // printedFor says, with --print and no client named, what the entry printed is and what reads it.

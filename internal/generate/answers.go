@@ -17,6 +17,10 @@ type Answers struct {
 	Scheme string
 	Name   string
 
+	// Made are the directories the questions created (a docker workspace the wizard offered to
+	// make): init removes each again, if still empty, when it ends without writing (trial46 F4).
+	Made []string
+
 	// limits ("" / 0 = default)
 	Timeout   string
 	MaxOutput string

@@ -62,6 +62,8 @@ type fakeArgs struct {
 	// Named: this many changes refused, each path and reason 512 bytes of '<' (six bytes each
 	// in JSON): the workspace lists of a call that left such names (atk44b F1)
 	Named int `json:"named,omitempty"`
+	// ReadPart: a read_file that took the first 2 bytes of a 6-byte file ("b\na\nc\n")
+	ReadPart bool `json:"read_part,omitempty"`
 }
 
 // appliedFake is what the fake's "applied" call reports.
@@ -148,6 +150,10 @@ func (f *fakeExec) Tools() []executor.Tool {
 					w.Refused = append(w.Refused, executor.RefusedChange{Path: fmt.Sprintf("log%d.txt", i), Why: executor.ConflictWhy + "theirs is kept"})
 				}
 				return &executor.Result{Workspace: w}, nil
+			}
+			if a.ReadPart {
+				return &executor.Result{File: &executor.FileResult{Path: "a.txt", Size: 6, Content: "b\n", Truncated: true,
+					SHA256: "0263829989b6fd954f72baaf2fc64bc2e2f01d692d4de72986ea808f6e99813f"}}, nil
 			}
 			if a.Bulk > 0 {
 				return &executor.Result{Stdout: strings.Repeat("\x01", a.Bulk)}, nil
@@ -425,17 +431,42 @@ func TestRunSessionsAreSeparateAndEnded(t *testing.T) {
 	}
 }
 
-func TestRunStopsWithTheProbeError(t *testing.T) {
+// A start-up that fails after the client had its tools (a docker policy's image not pulled)
+// leaves serve serving: every call is refused with the error (rule serve.start), audited. Ending
+// serve left the client showing it connected and a call in flight with "Connection closed"
+// (trial46 F1). Red with mutant serve-start-error-ends.
+func TestRunServesOnWithTheStartError(t *testing.T) {
 	f := &fakeExec{ready: make(chan error, 1)}
-	_, done := connect(t, testPolicy(5*time.Second, 2), f, nil)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer al.Close()
+	cs, done := connect(t, testPolicy(5*time.Second, 2), f, al)
 	f.ready <- errors.New("the helper cannot start: test")
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "helper cannot start") {
-			t.Fatalf("Run = %v, want the probe's error", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := 0; ; i++ {
+		select {
+		case err := <-done:
+			t.Fatalf("Run ended (%v) after the start-up failed: the client's call gets no answer", err)
+		default:
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run kept serving after the probe failed")
+		res, err := call(t, ctx, cs, map[string]any{"echo": "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError && strings.Contains(text(res), "serve.start") && strings.Contains(text(res), "the helper cannot start: test") {
+			break
+		}
+		if i > 100 {
+			t.Fatalf("a call after the start-up failed: %s", text(res))
+		}
+		time.Sleep(20 * time.Millisecond) // the failure is read by serve's own goroutine
+	}
+	if b, err := readAll(path); err != nil || !strings.Contains(b, `"rule":"serve.start"`) {
+		t.Fatalf("the refusal is not audited (%v): %s", err, b)
 	}
 }
 
@@ -629,4 +660,27 @@ func (l *lockedBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// A read_file that took only a file's first bytes (max_bytes) says its sha256 is of those, in
+// the answer and in the audit line (trial46 F3: the file's size beside a prefix's hash read as
+// the file's hash, and sha256sum of the file gave another). Red with mutant read-part-hash-unsaid.
+func TestReadPartSaysWhatItsHashIsOf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer al.Close()
+	cs, _ := connect(t, testPolicy(5*time.Second, 2), &fakeExec{}, al)
+	r, err := call(t, context.Background(), cs, map[string]any{"read_part": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text(r), "file: a.txt (6 bytes; the first 2 read, sha256 of those 0263829989b6") {
+		t.Fatalf("the answer: %s", text(r))
+	}
+	if b, err := readAll(path); err != nil || !strings.Contains(b, `"bytes":2,"sha256":"0263829989b6fd954f72baaf2fc64bc2e2f01d692d4de72986ea808f6e99813f","file_bytes":6`) {
+		t.Fatalf("the audit line (%v): %s", err, b)
+	}
 }

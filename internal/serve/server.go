@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -183,6 +184,9 @@ const (
 	// RuleRequestGone: over HTTP, the POST that carried the call (and would carry its answer)
 	// ended before the call got a slot: the call is not run.
 	RuleRequestGone = "serve.request_gone"
+	// RuleServeStart: serve's start-up checks (a docker policy's image, network, runtime; the
+	// allowlist's layer probe) failed after the client had its tools: no call can run.
+	RuleServeStart = "serve.start"
 )
 
 // unknownTool answers a tools/call naming a tool this server does not have: audited refused
@@ -367,6 +371,9 @@ func instructions(p *policy.Policy) string {
 type runner struct {
 	pol *policy.Policy
 	ex  executor.Executor
+	// startErr is the executor's start-up error once it failed after the first answers (whenReady):
+	// every call is refused with it (rule serve.start).
+	startErr atomic.Pointer[error]
 	// stop ends every running call: at shutdown, once the grace period is over, because the
 	// SDK's session Close waits for running handlers instead of cancelling them.
 	stop    context.Context
@@ -455,16 +462,21 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		defer func() { ac.count(out) }()
 		entry := audit.Entry{Server: r.pol.Name, Session: session, Call: newID(), Tool: t.Name, Arguments: args, PolicyHash: r.hash()}
 		r.stamp(&entry, req.Session)
-		if why := argsRefusal(args); why != "" {
+		rule, why := RuleToolArguments, argsRefusal(args)
+		if se := r.startErr.Load(); se != nil && why == "" {
+			rule, why = RuleServeStart, "serve cannot run a call on this policy here: "+(*se).Error()+
+				" (fix it, then restart this server from the client)"
+		}
+		if why != "" {
 			// Refused before anything decodes the arguments: the call does not run.
-			entry.Decision, entry.Rule, entry.Reason = "refused", RuleToolArguments, why
+			entry.Decision, entry.Rule, entry.Reason = "refused", rule, why
 			entry.DurationMS = time.Since(start).Milliseconds()
 			if r.audit != nil {
 				if aerr := r.audit.Append(entry); aerr != nil {
 					r.log.Error("audit log write failed", "audit", r.audit.Path(), "err", aerr)
 				}
 			}
-			return errorResult(executor.Refuse(RuleToolArguments, "%s", entry.Reason).Error()), nil
+			return errorResult(executor.Refuse(rule, "%s", entry.Reason).Error()), nil
 		}
 		// No call runs unaudited: its intent is on record before it runs, or it does not run. It
 		// is written once the call has its slot, not while it waits for one: the audit log's
@@ -603,11 +615,20 @@ func (r *runner) cancelled(t executor.Tool, start time.Time, res *executor.Resul
 	return &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
 }
 
-// whenReady waits for the executor's start-up: serve ends with its error, or, ready, the
-// commits it finished for a dead serve are put on record.
+// whenReady waits for the executor's start-up: ready, the commits it finished for a dead serve
+// are put on record. A start-up that fails (the checks a docker policy's start makes after the
+// first answers: its image, network, runtime) leaves serve serving, every call refused with its
+// error, which serve's log also says: ending serve under a client that had just shown it
+// connected left a call in flight with "Connection closed" and the reason only in the client's
+// server log (trial46 F1).
 func (r *runner) whenReady(cancel context.CancelCauseFunc) {
 	if err := r.ex.Ready(); err != nil {
-		cancel(err)
+		if mutated("serve-start-error-ends") {
+			cancel(err)
+			return
+		}
+		r.startErr.Store(&err)
+		r.log.Error("serve cannot run a call on this policy here: serving on, every call is refused with this error; fix it, then restart this server from the client", "err", err)
 		return
 	}
 	r.auditRecoveries()
@@ -821,7 +842,11 @@ func fileRecords(tool string, res *executor.Result) []audit.FileRecord {
 		if tool == executor.ToolWriteFile {
 			op = "write"
 		}
-		out = append(out, audit.FileRecord{Op: op, Path: f.Path, Bytes: f.Size, SHA256: f.SHA256})
+		rec := audit.FileRecord{Op: op, Path: f.Path, Bytes: f.Size, SHA256: f.SHA256}
+		if n, part := readPart(f); part {
+			rec.Bytes, rec.FileBytes = n, f.Size
+		}
+		out = append(out, rec)
 	}
 	for _, im := range res.Images {
 		if im.Omitted == "" {
@@ -949,7 +974,11 @@ func Render(res *executor.Result, p *policy.Policy) string {
 // so one holding a newline cannot make lines that read as serve's (attack round atk36, F2).
 func renderFiles(b *strings.Builder, res *executor.Result) {
 	if f := res.File; f != nil {
-		fmt.Fprintf(b, "file: %s (%d bytes, sha256 %s)\n", visible.Name(f.Path), f.Size, f.SHA256)
+		if n, part := readPart(f); part {
+			fmt.Fprintf(b, "file: %s (%d bytes; the first %d read, sha256 of those %s)\n", visible.Name(f.Path), f.Size, n, f.SHA256)
+		} else {
+			fmt.Fprintf(b, "file: %s (%d bytes, sha256 %s)\n", visible.Name(f.Path), f.Size, f.SHA256)
+		}
 		switch {
 		case f.Content != "":
 			fmt.Fprintf(b, "--- content ---\n%s", f.Content)
@@ -976,4 +1005,16 @@ func renderFiles(b *strings.Builder, res *executor.Result) {
 			fmt.Fprintf(b, "[picture %s (%s, %d bytes) attached]\n", visible.Name(im.Name), visible.Name(im.MIMEType), im.Size)
 		}
 	}
+}
+
+// readPart is how many bytes a read_file that took only the file's first ones (max_bytes) read,
+// which its sha256 is of; part is false for a whole file (or a write).
+func readPart(f *executor.FileResult) (n int64, part bool) {
+	if !f.Truncated || mutated("read-part-hash-unsaid") {
+		return f.Size, false
+	}
+	if f.ContentBase64 != "" {
+		return int64(base64.StdEncoding.DecodedLen(len(f.ContentBase64)) - strings.Count(f.ContentBase64[max(0, len(f.ContentBase64)-2):], "=")), true
+	}
+	return int64(len(f.Content)), true
 }

@@ -38,7 +38,9 @@ func audit(p *policy.Policy, add verify.Add) {
 		if sum, err := generate.HashFile(c.Path); err != nil {
 			add("MS103", key+".path", "%s cannot be read: %v", "fix the path or re-run mcpsandbox init", c.Path, err)
 		} else if sum != c.SHA256 {
-			add("MS103", key+".sha256", "%s changed since it was pinned (sha256 %.12s…, pinned %.12s…)", "check why it changed (an upgrade?), then re-pin: sha256sum "+c.Path, c.Path, sum, c.SHA256)
+			// verify cannot tell a file that changed from a pin that never matched (a hash
+			// mistyped by hand, trial46 F7): it says what it measured
+			add("MS103", key+".sha256", "%s does not match its pin (sha256 %.12s…, pinned %.12s…)", "check why (the binary upgraded, or the pin written wrong), then re-pin: sha256sum "+c.Path, c.Path, sum, c.SHA256)
 		}
 		if runtime.GOOS == "linux" && !mutated("verify-script-command") {
 			// serve refuses to start on it (trial32 F25: verify said "no findings", and only the

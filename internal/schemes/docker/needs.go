@@ -177,6 +177,7 @@ func workspaceExists(a *generate.Answers, pr scheme.Prompt) error {
 			return fmt.Errorf("hand the docker workspace %s to nobody (containers run as 65534 in a workspace root owns): %w", ws, err)
 		}
 	}
+	a.Made = append(a.Made, ws)
 	fmt.Fprintf(pr.Out, "created the workspace %s\n", ws)
 	return nil
 }

@@ -141,8 +141,11 @@ type Entry struct {
 type FileRecord struct {
 	Op     string `json:"op"`
 	Path   string `json:"path"`
-	Bytes  int64  `json:"bytes"`
-	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`  // the bytes SHA256 is of
+	SHA256 string `json:"sha256"` // of the bytes written or read
+	// FileBytes is the file's size when a read took only its first Bytes (max_bytes): the hash is
+	// of those, not of the file (trial46 F3: the file's size beside a prefix's hash).
+	FileBytes int64 `json:"file_bytes,omitempty"`
 }
 
 // WorkspaceRecord counts what a call's writes did to the workspace through its transactional
@@ -883,7 +886,7 @@ func (l *Log) boundFiles(files []FileRecord, clips []Clip) ([]FileRecord, []Clip
 			continue
 		}
 		b := FileRecord{Op: clipString(strings.ToValidUTF8(f.Op, "\uFFFD"), maxFileOp), Path: clipString(strings.ToValidUTF8(f.Path, "\uFFFD"), maxShortField),
-			Bytes: f.Bytes, SHA256: clipString(strings.ToValidUTF8(f.SHA256, "\uFFFD"), maxFileHash)}
+			Bytes: f.Bytes, SHA256: clipString(strings.ToValidUTF8(f.SHA256, "\uFFFD"), maxFileHash), FileBytes: f.FileBytes}
 		cut = cut || b != f
 		out = append(out, b)
 	}

@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,5 +236,19 @@ func TestInterpreterBehind(t *testing.T) {
 	}
 	if CheckWorkspace("/usr/../etc") == nil || CheckWorkspace(dir) != nil {
 		t.Error("CheckWorkspace")
+	}
+}
+
+// A call without its command names the missing argument, as the other tools do (trial46 F2:
+// `"" is not allowlisted`); an unknown one is still the allowlist's refusal. Red with mutant
+// allowlist-command-missing-unsaid.
+func TestMissingCommandNamed(t *testing.T) {
+	e, _, _ := testExec(t, nil)
+	e.cmds["wc"], e.names = e.cmd("wc"), []string{"wc"}
+	for args, want := range map[string]string{`{"args":["a.txt"]}`: "tool.arguments", `null`: "tool.arguments", `{"command":"bash"}`: "allowlist.commands"} {
+		_, err := e.run(context.Background(), executor.Call{Args: json.RawMessage(args)})
+		if refusedBy(err) != want || want == "tool.arguments" && !strings.Contains(err.Error(), "command is required: name one of wc") {
+			t.Errorf("%s: %v, want a refusal by %s", args, err, want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,7 +45,8 @@ type box struct {
 	gone        chan struct{}
 	removeErr   error
 	made        time.Time
-	rro         bool // its read-only bind asked for recursive read-only (roBind)
+	rro         bool   // its read-only bind asked for recursive read-only (roBind)
+	pid1        string // "prctl", "copy" (out of the program's reach) or "reachable (why)": awaitReady
 }
 
 func randHex(n int) string {
@@ -129,6 +131,7 @@ func (e *Executor) startBox(pooled bool) (*box, error) {
 		e.holdStarting(b)
 		return nil, fmt.Errorf("container %.12s (image %s): %w", b.id, e.spec.image, err)
 	}
+	e.notePid1(b.pid1)
 	return b, nil
 }
 
@@ -156,12 +159,25 @@ func (e *Executor) boxSpec(b *box, name string) (spec, error) {
 // awaitReady reads the attach stream until the wrapper says its interpreter is blocked on
 // stdin. Nothing else comes before that line; what does (an image without /bin/sh, a crash)
 // is the error.
+// The Python wrapper says first how pid 1 stands to the program ("mcpsandbox-pid1:…", watchdogPy):
+// b.pid1 is that text, or why there is none.
 func (b *box) awaitReady(limit time.Duration) error {
-	return b.awaitLine("mcpsandbox-ready:"+b.nonce+"\n", limit)
+	got, err := b.readUntil("mcpsandbox-ready:"+b.nonce+"\n", limit)
+	b.pid1 = "reachable (no python3 in the image: the shell wrapper runs as the program's uid, with no watchdog)"
+	if _, rest, ok := bytes.Cut(got, []byte("mcpsandbox-pid1:")); ok {
+		b.pid1, _, _ = strings.Cut(string(rest), "\n")
+	}
+	return err
 }
 
 // awaitLine reads the attach stream until line (what comes before it is the error's text).
 func (b *box) awaitLine(line string, limit time.Duration) error {
+	_, err := b.readUntil(line, limit)
+	return err
+}
+
+// readUntil is awaitLine, returning what it read.
+func (b *box) readUntil(line string, limit time.Duration) ([]byte, error) {
 	b.hj.Conn.SetReadDeadline(time.Now().Add(limit))
 	defer b.hj.Conn.SetReadDeadline(time.Time{})
 	want := []byte(line)
@@ -169,19 +185,19 @@ func (b *box) awaitLine(line string, limit time.Duration) error {
 	hdr := make([]byte, 8)
 	for !bytes.Contains(got, want) {
 		if _, err := io.ReadFull(b.hj.Reader, hdr); err != nil {
-			return fmt.Errorf("its interpreter did not start (%v): %q", err, truncate(got, 2048))
+			return got, fmt.Errorf("its interpreter did not start (%v): %q", err, truncate(got, 2048))
 		}
 		n := binary.BigEndian.Uint32(hdr[4:])
 		if len(got)+int(n) > 64<<10 {
-			return fmt.Errorf("it wrote more than 64 KiB before its interpreter started: %q", truncate(got, 2048))
+			return got, fmt.Errorf("it wrote more than 64 KiB before its interpreter started: %q", truncate(got, 2048))
 		}
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(b.hj.Reader, buf); err != nil {
-			return fmt.Errorf("its interpreter did not start (%v): %q", err, truncate(append(got, buf...), 2048))
+			return got, fmt.Errorf("its interpreter did not start (%v): %q", err, truncate(append(got, buf...), 2048))
 		}
 		got = append(got, buf...)
 	}
-	return nil
+	return got, nil
 }
 
 func truncate(b []byte, n int) string {
@@ -468,4 +484,56 @@ func (e *Executor) gvisorEnded() string {
 	return fmt.Sprintf("the gVisor sandbox (runsc) ended abruptly (status 2, no result from the program): most likely its processes "+
 		"reached limits.pids = %d, which under gVisor ends the whole sandbox (the engine counts gVisor's own host tasks: %d here)",
 		e.spec.pids, e.spec.hostPids())
+}
+
+// notePid1 keeps what the first container said of its pid 1 (awaitReady) and says once, on
+// serve's log, when the program can reach it: there the watchdog that ends a container when serve
+// dies can be held off through /proc (README, Known gaps), which the policy's image or runtime
+// decides, so every container of this serve says the same.
+func (e *Executor) notePid1(s string) {
+	if s == "" || !e.pid1.CompareAndSwap(nil, &s) {
+		return
+	}
+	if strings.HasPrefix(s, "reachable") {
+		e.log.Warn("docker: the watchdog (the container's pid 1, which ends it when serve dies) is within the program's reach through /proc in this image or runtime: a program can keep a container running after serve dies, until its timeout (a session's: until the next serve); give the image Python's ctypes, or see README, Known gaps", "pid1", s)
+	}
+}
+
+// Pid1 says how the containers' pid 1 stands to the program: "prctl" or "copy" (out of its
+// reach, by prctl(PR_SET_DUMPABLE) through ctypes or by a copy of the interpreter it cannot
+// read), "reachable (why)", or "" before any container started.
+func (e *Executor) Pid1() string {
+	if p := e.pid1.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// pid1Layer is the init layer as the containers' pid 1 says it stands to the program (notePid1):
+// the engine's record shows the watchdog first, not whether the program can reach it through
+// /proc, which the image and the runtime decide. Before any container has said, one is started
+// for it (--check: the layers are measured, not assumed).
+func (e *Executor) pid1Layer(ls []executor.Layer) []executor.Layer {
+	i := slices.IndexFunc(ls, func(l executor.Layer) bool { return l.Name == LayerInit })
+	if i < 0 || !ls[i].Active || e.readyErr != nil {
+		return ls
+	}
+	if e.Pid1() == "" {
+		if b, err := e.newBox(false); err == nil {
+			e.destroy(b)
+			<-b.gone
+		}
+	}
+	out := append([]executor.Layer(nil), ls...)
+	switch p := e.Pid1(); {
+	case p == "":
+		out[i].Detail += "; whether the program can reach it through /proc is not known: no container started (see serve's log)"
+	case strings.HasPrefix(p, "reachable") && !mutated("docker-pid1-reach-unsaid"):
+		out[i].Active, out[i].Off = false, executor.OffUnavailable
+		out[i].Detail = "the watchdog is the container's pid 1, but the program can reach it through /proc: " + p +
+			"; a program can hold a container running after serve dies, until its timeout (a session's: until the next serve). Give the image Python's ctypes (the official python images have it), or see README, Known gaps"
+	default:
+		out[i].Detail += "; out of the program's reach through /proc (non-dumpable by " + map[string]string{"prctl": "prctl through ctypes", "copy": "a copy of its interpreter the program cannot read"}[p] + ", measured in a container)"
+	}
+	return out
 }

@@ -86,6 +86,7 @@ type Options struct {
 
 // Executor runs calls in containers.
 type Executor struct {
+	pid1          atomic.Pointer[string] // notePid1
 	homeLinksOnce sync.Once
 	homeLinks     *homelinks.Cache // a home's links into the workspace (commitRules)
 	pol           *policy.Policy
@@ -305,11 +306,27 @@ func (e *Executor) imageVolumes(ctx context.Context) ([]string, error) {
 // Reachable says whether the engine answers, at once (serve asks before it says it is serving:
 // its start-up, which would find out, runs after the client's first answers, and a serve that
 // ended then left a client "connected" with no tools, trial35 F7).
+//
+// It also makes the start's checks that are quick and final (docker.runtime, docker.network: one
+// engine call each): a policy that fails them is refused before "serving" is said, so the client
+// shows the server failed, with the reason in its log. Before, the start found out after the
+// client's first answers, and the client showed it connected (trial46 F1). The image's presence,
+// and its pull, stay in the start: a pull may take minutes.
 func (e *Executor) Reachable(ctx context.Context) error {
 	if _, err := e.eng.Version(ctx); err != nil {
 		return fmt.Errorf("the docker scheme needs a Docker engine: %w", err)
 	}
-	return nil
+	if mutated("docker-start-checks-late") {
+		return nil
+	}
+	info, err := e.eng.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("the docker scheme needs a Docker engine: %w", e.eng.Unreachable(err))
+	}
+	if err := CheckRuntime(e.eng, info, e.spec.runtime, e.spec.egress); err != nil {
+		return err
+	}
+	return CheckNetwork(ctx, e.eng, dksec.Of(e.pol).NetworkName())
 }
 
 func (e *Executor) Ready() error {
@@ -321,7 +338,7 @@ func (e *Executor) Ready() error {
 // policy (inspected, not assumed), and what the engine can enforce.
 func (e *Executor) Layers() []executor.Layer {
 	<-e.ready
-	return e.liveLayers(e.layers)
+	return e.pid1Layer(e.liveLayers(e.layers))
 }
 
 // Tools implements executor.Executor.

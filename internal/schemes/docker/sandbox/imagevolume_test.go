@@ -33,12 +33,22 @@ func volumeImage(t *testing.T, eng *engine.Client, dirs ...string) string {
 // removed at the end of the test.
 func derivedImage(t *testing.T, eng *engine.Client, name, df string) string {
 	t.Helper()
+	return derivedImageWith(t, eng, name, df, nil)
+}
+
+// derivedImageWith is derivedImage with files in the build's context (name there -> contents).
+func derivedImageWith(t *testing.T, eng *engine.Client, name, df string, files map[string][]byte) string {
+	t.Helper()
 	tag := "mcpsandbox-test-" + name + ":" + randHex(6)
 	df = "FROM " + testImage() + "\n" + df
 	var ctxTar bytes.Buffer
 	tw := tar.NewWriter(&ctxTar)
 	tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(df))})
 	io.WriteString(tw, df)
+	for n, b := range files {
+		tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(b))})
+		tw.Write(b)
+	}
 	tw.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -28,6 +28,9 @@ func mutateBuild(cfg *container.Config, hc *container.HostConfig) (*container.Co
 	if mutated("docker-seccomp-own") { // the engine's default profile instead of serve's
 		hc.SecurityOpt = slices.DeleteFunc(hc.SecurityOpt, func(o string) bool { return strings.HasPrefix(o, "seccomp=") })
 	}
+	if mutated("docker-wrapper-prctl-off") { // a session's supervisor left dumpable where pid 1 used prctl
+		cfg.Cmd[1] = strings.Replace(cfg.Cmd[1], `if reach == "prctl":`, `if False:`, 1)
+	}
 	if mutated("docker-user") {
 		cfg.User = ""
 	}

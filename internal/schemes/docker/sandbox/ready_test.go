@@ -131,7 +131,7 @@ func TestEngineLostDuringLateProbeKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if err := (&Executor{eng: eng}).Reachable(context.Background()); err != nil { // as serve asks before serving
+	if err := (&Executor{eng: eng, pol: testPolicy(), spec: newSpec(testPolicy())}).Reachable(context.Background()); err != nil { // as serve asks before serving
 		t.Fatal(err)
 	}
 	e, err := New(testPolicy(), Options{Engine: eng})
@@ -150,5 +150,37 @@ func TestEngineLostDuringLateProbeKeepsServing(t *testing.T) {
 	}
 	if r, err := call(t, e, ToolShell, map[string]any{"script": "true"}); err == nil || !strings.Contains(err.Error(), "not reachable") {
 		t.Errorf("a call with the engine gone: %+v, %v; want the engine named unreachable", r, err)
+	}
+}
+
+// serve asks Reachable before it says it is serving: a docker.runtime the engine lacks and a
+// docker.network it does not have are refused there, with the start's own messages, so the
+// client shows the server failed (trial46 F1: the start found out after the client's first
+// answers, and the client showed it connected). The policy as init writes it passes. Red with
+// mutant docker-start-checks-late.
+func TestReachableRefusesWhatTheStartWould(t *testing.T) {
+	eng := needEngine(t)
+	for _, c := range []struct {
+		name string
+		mut  func(*policy.Policy)
+		want string
+	}{
+		{"runtime", func(p *policy.Policy) { dksec.Of(p).Runtime = "kata" }, `has no runtime "kata"`},
+		{"network", func(p *policy.Policy) {
+			dksec.Of(p).SetNet(policy.Network{Mode: policy.NetNamed, Name: "mcpsandbox-no-such-net"})
+		}, "has no such network"},
+		{"ordinary", func(*policy.Policy) {}, ""},
+	} {
+		e, err := New(testPolicy(c.mut), Options{Engine: eng})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = e.Reachable(ctx)
+		cancel()
+		e.Close()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: Reachable = %v, want %q", c.name, err, c.want)
+		}
 	}
 }

@@ -20,7 +20,7 @@ func TestRootUserWrittenWithZerosIsReported(t *testing.T) {
 	if strings.TrimSpace(res.Stdout) != "0" {
 		t.Fatalf("the premise: user 00:00 should run as uid 0, got %q (stderr %q)", res.Stdout, res.Stderr)
 	}
-	user := userLayer(t, e)
+	user := layerNamed(t, e, LayerUser)
 	if user.Active || user.Off != executor.OffByPolicy || !strings.Contains(user.Detail, "root") {
 		t.Fatalf("the program ran as root, but the user layer says %+v", user)
 	}
@@ -42,7 +42,7 @@ func TestRootUserByNameIsReported(t *testing.T) {
 		if strings.TrimSpace(res.Stdout) != c.uid {
 			t.Fatalf("the premise: user %s should run as uid %s in %s, got %q (stderr %q)", c.user, c.uid, img, res.Stdout, res.Stderr)
 		}
-		user := userLayer(t, e)
+		user := layerNamed(t, e, LayerUser)
 		if c.root && (user.Active || user.Off != executor.OffByPolicy || !strings.Contains(user.Detail, "uid 0")) {
 			t.Errorf("user %s ran as root, but the user layer says %+v", c.user, user)
 		}
@@ -52,14 +52,14 @@ func TestRootUserByNameIsReported(t *testing.T) {
 	}
 }
 
-// userLayer is e's non-root user layer.
-func userLayer(t *testing.T, e *Executor) executor.Layer {
+// layerNamed is e's layer of that name, as --check reports it.
+func layerNamed(t *testing.T, e *Executor, name string) executor.Layer {
 	t.Helper()
 	for _, l := range e.Layers() {
-		if l.Name == LayerUser {
+		if l.Name == name {
 			return l
 		}
 	}
-	t.Fatal("no user layer")
+	t.Fatalf("no %s layer", name)
 	return executor.Layer{}
 }

@@ -80,6 +80,18 @@ program_path = sys.path
 sys.path = safe_path
 import os
 nonce = sys.argv[1]
+reach = sys.argv[3] if len(sys.argv) > 3 else "reachable (no watchdog)"
+if reach == "prctl":
+    reach = "reachable (the wrapper's prctl failed)"
+    stdlib = getattr(sys, "_stdlib_dir", None) or os.path.dirname(os.__file__)
+    sys.path = [stdlib, stdlib + "/lib-dynload"]
+    try:
+        import ctypes
+        if ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) == 0:
+            reach = "prctl"
+    except Exception:
+        pass
+    sys.path = safe_path
 me = os.getpid()
 import binascii
 OUTPUTS = b"/tmp/outputs"
@@ -226,7 +238,20 @@ if os.path.exists(EGRESS_SOCK):
     os.close(rr)
 if pooled:
     exec(compile("pass", "<warm-up>", "exec"))
-os.write(2, ("mcpsandbox-ready:%s\n" % nonce).encode())
+k = os.fork()
+if k == 0:
+    code = 0
+    for i, p in enumerate(("/proc/1/fd/0", "/proc/%d/fd/0" % me)):
+        try:
+            os.close(os.open(p, os.O_WRONLY | os.O_NONBLOCK))
+            code |= 1 << i
+        except OSError:
+            pass
+    os._exit(code)
+code = os.waitpid(k, 0)[1] >> 8
+if code and not reach.startswith("reachable"):
+    reach = "reachable (%s /proc opened by a process of its uid though it used %s)" % ("pid 1's" if code & 1 else "the wrapper's", reach)
+os.write(2, ("mcpsandbox-pid1:%s\nmcpsandbox-ready:%s\n" % (reach, nonce)).encode())
 data = b""
 while b"\n" not in data:
     c = os.read(0, 1 << 16)
@@ -418,27 +443,46 @@ const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -I 
 //
 // Nor can the program reach it through /proc (atk44c F1): a dumpable process of the program's uid
 // lets it open /proc/1/fd/0 for writing (a pipe's new write end: the hang-up never comes, and a
-// SIGKILLed serve's session container ran on) and /proc/1/mem read-write. So the watchdog first
-// runs itself again from a copy of its interpreter in a memfd the program's uid may execute but
-// not read: the kernel makes a process that runs a file it cannot read non-dumpable, and a
-// non-dumpable process's /proc files (fd, mem, environ) need CAP_SYS_PTRACE, which no container
-// has, whatever its uid. The wrapper is spawned from the same copy, so a session's supervisor, which
-// reads the attached stdin, is out of reach too (the program runs in its children, or in the
-// per-call wrapper after fd 0 is /dev/null). argv[0] stays the interpreter's path, where Python
-// finds its library. The copy costs the interpreter's size in the container's memory (6.8 MB for
-// Debian's python3). It is not made, and the watchdog runs on reachable as before (README, Known
-// gaps), where it cannot work: under gVisor, which refuses to run a file it cannot read; for an
-// interpreter that finds its libraries by its own place ($ORIGIN: the copy has none, and the
-// loader found another libpython or none, atk45c F1); under a memory limit with no room for it
-// beside the interpreters (at limits.memory = 16MiB every session call was killed, atk45c F3).
+// SIGKILLed serve's session container ran on) and /proc/1/mem read-write. So the watchdog makes
+// itself non-dumpable: a non-dumpable process's /proc files (fd, mem, environ) need CAP_SYS_PTRACE,
+// which no container has, whatever its uid. Where the image's Python has ctypes (the official
+// python images) it calls prctl(PR_SET_DUMPABLE, 0), and the wrapper, spawned dumpable (exec
+// resets it), does the same as its first act, with ctypes imported from the standard library's
+// directory only (PYTHONPATH may name the workspace). Else the watchdog runs itself again from a
+// copy of its interpreter in a memfd the program's uid may execute but not read: the kernel makes a
+// process that runs a file it cannot read non-dumpable. The wrapper is spawned from the same copy,
+// so a session's supervisor, which reads the attached stdin, is out of reach too (the program runs
+// in its children, or in the per-call wrapper after fd 0 is /dev/null). argv[0] stays the
+// interpreter's path, where Python finds its library. The copy costs the interpreter's size in the
+// container's memory (6.8 MB for Debian's python3) and one more interpreter start. It is not made
+// where it cannot work: under gVisor, which refuses to run a file it cannot read; for an interpreter
+// that finds its libraries by its own place ($ORIGIN: the copy has none, and the loader found
+// another libpython or none, atk45c F1); under a memory limit with no room for it beside the
+// interpreters (at limits.memory = 16MiB every session call was killed, atk45c F3).
+// Whichever way, the wrapper measures the result before the program runs: a child of its uid tries
+// pid 1's and its own /proc/N/fd/0 for writing (gVisor lets it though pid 1 used prctl), and says
+// so on its first line ("mcpsandbox-pid1:prctl|copy|reachable (why)"); serve logs a reachable pid 1
+// once and --check's init layer says it (notePid1, pid1Layer; README, Known gaps).
 const watchdogPy = `import os, sys, select, signal, time
 exe = sys.executable
+reach = "reachable"
 if sys.argv[1:2] == ["--unreachable"]:
     os.dup2(int(sys.argv[2]), 99, inheritable=False)
     os.close(int(sys.argv[2]))
     exe = "/proc/self/fd/99"
+    reach = "copy"
     del sys.argv[1:3]
 else:
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        if prctl(4, 0, 0, 0, 0) == 0 and prctl(3, 0, 0, 0, 0) == 0:
+            reach = "prctl"
+    except Exception as e:
+        why = "no ctypes" if isinstance(e, ImportError) else "prctl failed"
+    else:
+        why = "prctl failed"
+if reach == "reachable":
     r = m = src = -1
     try:
         a = open("/proc/self/cmdline", "rb").read().split(b"\0")
@@ -471,17 +515,19 @@ else:
         os.fchmod(r, 0o100)
         os.set_inheritable(r, True)
         os.execv("/proc/self/fd/%d" % r, [sys.executable, "-I", "-S", "-c", a[a.index(b"-c") + 1], "--unreachable", str(r)] + sys.argv[1:])
-    except Exception:
+    except Exception as e:
+        why += "; no copy: " + str(e)[:80]
         for fd in (r, m, src):
             if fd >= 0:
                 os.close(fd)
+    reach = "reachable (%s)" % why
 sr, sw = os.pipe()
 os.set_blocking(sw, False)
 signal.set_wakeup_fd(sw)
 signal.signal(signal.SIGCHLD, lambda s, f: None)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 r, w = os.pipe()
-pid = os.posix_spawn(exe, [sys.executable] + sys.argv, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 3)], setsigdef=[signal.SIGINT])
+pid = os.posix_spawn(exe, [sys.executable] + sys.argv + [reach], dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 3)], setsigdef=[signal.SIGINT])
 os.close(w)
 po = select.poll()
 po.register(sr, select.POLLIN)
@@ -736,6 +782,9 @@ func (s spec) describeUser() string {
 	return s.user + s.userWhy
 }
 
+// prctlIf is the watchdog's line that makes itself non-dumpable through ctypes (for its mutants).
+const prctlIf = "        if prctl(4, 0, 0, 0, 0) == 0 and prctl(3, 0, 0, 0, 0) == 0:"
+
 // mainPy is the container's main process: watchdogPy (a mutant build's docker-watchdog-main only
 // waits for the wrapper: nothing the program cannot reach holds the attached stdin or the timeout;
 // docker-watchdog-session-blind leaves a session's stdin to its supervisor alone;
@@ -752,13 +801,16 @@ os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
 		return strings.Replace(watchdogPy, "signal.signal(signal.SIGINT, signal.SIG_IGN)\n", "", 1)
 	}
 	if mutated("docker-watchdog-dumpable") {
-		return strings.Replace(watchdogPy, "    r = m = src = -1\n    try:\n", "    r = m = src = -1\n    try:\n        raise OSError\n", 1)
+		return strings.NewReplacer("    r = m = src = -1\n    try:\n", "    r = m = src = -1\n    try:\n        raise OSError\n", prctlIf, "        if False:").Replace(watchdogPy)
+	}
+	if mutated("docker-watchdog-prctl-off") {
+		return strings.Replace(watchdogPy, prctlIf, "        if False:", 1)
 	}
 	if mutated("docker-watchdog-copy-no-room") {
 		return strings.Replace(watchdogPy, "if os.fstat(src).st_size + (24 << 20) > room:", "if False:", 1)
 	}
 	if mutated("docker-watchdog-wrapper-dumpable") || reachableWrapper {
-		return strings.Replace(watchdogPy, "pid = os.posix_spawn(exe,", "pid = os.posix_spawn(sys.executable,", 1)
+		return strings.Replace(watchdogPy, "pid = os.posix_spawn(exe, [sys.executable] + sys.argv + [reach],", `pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv + ["reachable (spawned so)"],`, 1)
 	}
 	if mutated("docker-watchdog-session-blind") {
 		return strings.Replace(watchdogPy, "po.register(0, 0)", "pass", 1)

@@ -10,6 +10,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -39,6 +40,7 @@ func startWatched(t *testing.T, e *Executor, api client.APIClient) (*box, string
 	if err := b.awaitReady(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}
+	e.notePid1(b.pid1)
 	b.id = cr.ID
 	return b, cr.ID
 }
@@ -69,8 +71,13 @@ func endsSoon(t *testing.T, api client.APIClient, b *box, id string) {
 // line marker, then closes the stream as a dead serve's engine does: the container must end.
 func attackThenClose(t *testing.T, script, marker string) {
 	t.Helper()
-	eng := needEngine(t)
-	e := newExec(t, eng, testPolicy())
+	attackThenCloseIn(t, needEngine(t), testPolicy(), script, marker)
+}
+
+// attackThenCloseIn is attackThenClose under the policy p.
+func attackThenCloseIn(t *testing.T, eng *engine.Client, p *policy.Policy, script, marker string) {
+	t.Helper()
+	e := newExec(t, eng, p)
 	b, id := startWatched(t, e, eng.API)
 	fmt.Fprintf(b.hj.Conn, "shell 120000 %d\n%s", len(script), script)
 	if err := b.awaitLine(marker, 20*time.Second); err != nil {
@@ -189,7 +196,14 @@ func TestWatchdogUnreachableThroughProc(t *testing.T) {
 // until the next serve removed it.
 func TestSessionStdinUnreachableThroughProc(t *testing.T) {
 	eng := needEngine(t)
-	e := newExec(t, eng, sessionPolicy())
+	sessionHoldThenClose(t, eng, sessionPolicy())
+}
+
+// sessionHoldThenClose runs holdStdinPy in the background of a session's call under p, wants it
+// to reach nothing, and the container to end when its stream closes.
+func sessionHoldThenClose(t *testing.T, eng *engine.Client, p *policy.Policy) {
+	t.Helper()
+	e := newExec(t, eng, p)
 	b, id := startWatched(t, e, eng.API)
 	if err := e.becomeSession(b); err != nil {
 		t.Fatal(err)
