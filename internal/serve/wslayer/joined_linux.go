@@ -90,6 +90,9 @@ func (f *follower) configEnv(file, text string) {
 	// every name the config may set for what it starts makes a script's ${NAME:-d} unresolved:
 	// startenv's setter scan reads it, with every other protected file's (atk44a F2)
 	entries := configEnvEntries(file, text)
+	for _, e := range entries {
+		f.noteAppEnv(file, uniq(f.g.ws, dir), e[0], e[1], 0) // "GUNICORN_CMD_ARGS": "--chdir srv" (atk45a F8)
+	}
 	if mutated("workspace-follow-config-loader-env") {
 		return
 	}
@@ -160,7 +163,11 @@ func (f *follower) scriptEnv(t todoFile, dir string, words []string) {
 		return
 	}
 	for _, w := range words {
-		if name, value, ok := assignment(w); ok && policy.CodeLoadingEnv(name) {
+		name, value, ok := assignment(w)
+		if ok {
+			f.noteAppEnv(t.by, []string{dir}, name, value, t.depth)
+		}
+		if ok && policy.CodeLoadingEnv(name) {
 			f.loaderEnv(t.by, dir, filepath.Dir(t.path), name, value)
 		}
 	}

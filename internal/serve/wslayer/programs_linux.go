@@ -77,6 +77,12 @@ type follower struct {
 	// narrow is the directory a loader variable's value the reader cannot resolve fails closed
 	// on while a config's env or a script's export is judged (loaderEnv); "" elsewhere
 	narrow string
+	// appEnv are the app servers' option words the variables a config sets for what it starts
+	// stand for (UVICORN_APP_DIR=srv: --app-dir srv), by the config (appconfig_linux.go)
+	appEnv map[string][]string
+	// appConf are the app servers' config files at the workspace's root (gunicorn.conf.py):
+	// read as programs, but a settings file's place is not its package (appconfig_linux.go)
+	appConf map[string]bool
 	// setters are the names protected texts may set for what they start, by the file (""
 	// when several); settersFull: past the bound; envUnknown: files started after their
 	// starter loaded names unseen; defaulted: started scripts' walks that took defaults
@@ -172,6 +178,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			}
 		}
 	}
+	words, inApp = f.withAppExtra(by, bases, words, raw, inApp, depth) // UVICORN_APP_DIR=srv, gunicorn.conf.py (atk45a F8)
 	appBases := f.appBases(bases, words, inApp)
 	stats := wordStats{}
 	scripts := runScripts(words) // the files a runtime runs: its programs whatever their names (atk45a F5)
@@ -635,6 +642,9 @@ func (f *follower) programDir(t todoFile, dir string) {
 	if pkg != ws {
 		f.add(pkg, t.by)
 		return
+	}
+	if f.appConf[t.path] && !mutated("workspace-follow-app-config-root") {
+		return // gunicorn.conf.py: what it places and imports is read; the root is not its package
 	}
 	if f.g.runRoot == "" {
 		rel, _ := filepath.Rel(ws, t.path)
