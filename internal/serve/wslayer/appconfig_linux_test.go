@@ -59,3 +59,45 @@ func TestCommitAppServerConfig(t *testing.T) {
 		{"no config: docs", appHook(`gunicorn app.main:app`), "docs/a.md", true},
 	})
 }
+
+// Django imports the modules its settings name as strings (atk45a F8): DJANGO_SETTINGS_MODULE
+// (a wsgi.py's setdefault, a command's prefix), INSTALLED_APPS' apps (their packages), ROOT_URLCONF,
+// a urls.py's include('…'): web/polls/views.py stayed writable under `gunicorn mysite.wsgi`. Red
+// with mutant workspace-follow-django-settings.
+func TestCommitDjangoSettings(t *testing.T) {
+	resolutionAlone(t) // the precise resolution: a package whole would cover polls/ by its place
+	dj := map[string]string{
+		"web/manage.py":          "import os, sys\nos.environ.setdefault('DJANGO_SETTINGS_MODULE', 'mysite.settings')\n",
+		"web/mysite/__init__.py": "",
+		"web/mysite/wsgi.py":     "import os\nfrom django.core.wsgi import get_wsgi_application\nos.environ.setdefault(\"DJANGO_SETTINGS_MODULE\", \"mysite.settings\")\napplication = get_wsgi_application()\n",
+		"web/mysite/settings.py": "from pathlib import Path\nBASE_DIR = Path(__file__).resolve().parent.parent\nINSTALLED_APPS = [\n    'django.contrib.admin',\n    'polls.apps.PollsConfig',\n]\n" +
+			"ROOT_URLCONF = 'mysite.urls'\nDATABASES = {'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': BASE_DIR / 'db.sqlite3'}}\n",
+		"web/mysite/urls.py":    "from django.urls import include, path\nurlpatterns = [path('blog/', include('blog.urls'))]\n",
+		"web/polls/__init__.py": "", "web/polls/apps.py": "X = 1\n", "web/polls/views.py": "X = 1\n",
+		"web/blog/__init__.py": "", "web/blog/urls.py": "X = 1\n", "web/blog/views.py": "X = 1\n",
+		"web/db.sqlite3": "x", "web/notes/a.md": "a\n",
+	}
+	with := func(cmd string) map[string]string {
+		// started by a script: a hook's `cd web` protects web/ whole (a directory a config names)
+		m := appHook(`scripts/serve.sh`, "scripts/serve.sh", "#!/bin/sh\ncd \"$(dirname \"$0\")/../web\"\nexec "+cmd+"\n")
+		for k, v := range dj {
+			m[k] = v
+		}
+		return m
+	}
+	g := with(`gunicorn mysite.wsgi --bind 127.0.0.1:8000`)
+	env := with(`DJANGO_SETTINGS_MODULE=mysite.settings gunicorn other.wsgi:application`)
+	mg := with(`python3 manage.py runserver`)
+	mg["web/manage.py"] = "import os\nos.environ[\"DJANGO_SETTINGS_MODULE\"] = \"mysite.settings\"\n"
+	runInlineCases(t, []inlineCase{
+		{"INSTALLED_APPS polls", g, "web/polls/views.py", false},
+		{"manage.py's os.environ[…] =: polls", mg, "web/polls/views.py", false},
+		{"ROOT_URLCONF's include('blog.urls')", g, "web/blog/views.py", false},
+		{"settings module", g, "web/mysite/settings.py", false},
+		{"DJANGO_SETTINGS_MODULE prefix: polls", env, "web/polls/views.py", false},
+		// ordinary: the database, notes, the rest of the project
+		{"db.sqlite3", g, "web/db.sqlite3", true},
+		{"notes", g, "web/notes/a.md", true},
+		{"docs", g, "docs/a.md", true},
+	})
+}

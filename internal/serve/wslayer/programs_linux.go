@@ -458,6 +458,7 @@ func (f *follower) jsProgram(t todoFile, rdir, text string) {
 func (f *follower) pyImports(t todoFile, dir, text string) {
 	f.pyDynamic(t, dir, text)
 	f.pyLoaders(t, dir, text)
+	f.djangoNames(t, dir, text) // INSTALLED_APPS = ['polls']: modules Django imports (atk45a F8)
 	imports := text
 	if !mutated("workspace-follow-py-semicolon") {
 		imports = strings.ReplaceAll(text, ";", "\n") // `import os; import srv.main`: a statement list
