@@ -89,8 +89,11 @@ func TestCommitDjangoSettings(t *testing.T) {
 	env := with(`DJANGO_SETTINGS_MODULE=mysite.settings gunicorn other.wsgi:application`)
 	mg := with(`python3 manage.py runserver`)
 	mg["web/manage.py"] = "import os\nos.environ[\"DJANGO_SETTINGS_MODULE\"] = \"mysite.settings\"\n"
+	split := with(`gunicorn mysite.wsgi`)
+	split["web/mysite/settings.py"] = "LOCAL_APPS = [\"polls\"]\nINSTALLED_APPS = [\"django.contrib.admin\"] + LOCAL_APPS\n"
 	runInlineCases(t, []inlineCase{
 		{"INSTALLED_APPS polls", g, "web/polls/views.py", false},
+		{"LOCAL_APPS polls", split, "web/polls/views.py", false},
 		{"manage.py's os.environ[…] =: polls", mg, "web/polls/views.py", false},
 		{"ROOT_URLCONF's include('blog.urls')", g, "web/blog/views.py", false},
 		{"settings module", g, "web/mysite/settings.py", false},

@@ -18,8 +18,9 @@ import (
 // base (the directory above its top package, where manage.py and gunicorn put it on sys.path)
 // and the program's directory; an app's package in the workspace is protected whole.
 
-// djangoKey starts a setting or call whose strings name modules Django imports.
-var djangoKey = lazy.Regexp(`\b(?:DJANGO_SETTINGS_MODULE|INSTALLED_APPS|ROOT_URLCONF|WSGI_APPLICATION|ASGI_APPLICATION|` +
+// djangoKey starts a setting or call whose strings name modules Django imports; the lists
+// INSTALLED_APPS is added up from (cookiecutter-django's LOCAL_APPS, THIRD_PARTY_APPS) are *_APPS.
+var djangoKey = lazy.Regexp(`\b(?:DJANGO_SETTINGS_MODULE|[A-Z][A-Z0-9_]*_APPS|ROOT_URLCONF|WSGI_APPLICATION|ASGI_APPLICATION|` +
 	`MIDDLEWARE|AUTHENTICATION_BACKENDS|DEFAULT_AUTO_FIELD|include[ \t]*\()`)
 
 // maxDjangoSpan bounds the text read after a key for its value.
