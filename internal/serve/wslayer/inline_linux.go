@@ -524,10 +524,6 @@ func pyModuleCode(mod string, rest []string) (string, bool) {
 	return strings.Join(code, "\n"), true
 }
 
-// jsValued are node's options whose value is the next word.
-var jsValued = map[string]bool{"-r": true, "--require": true, "--import": true, "--loader": true, "--experimental-loader": true,
-	"-C": true, "--conditions": true, "--input-type": true, "--env-file": true, "--title": true}
-
 // jsArgs reads a node (bun) command line's arguments: the -e/-p code (found), or std when the
 // program is standard input.
 func jsArgs(args []string) (code string, found, std bool) {
@@ -543,7 +539,7 @@ func jsArgs(args []string) (code string, found, std bool) {
 			return "", false, false
 		case w == "-v" || w == "--version" || w == "-h" || w == "--help":
 			return "", false, false
-		case jsValued[w]:
+		case isNodeValued(w):
 			i++
 		}
 	}

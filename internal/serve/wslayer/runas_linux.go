@@ -22,34 +22,36 @@ type runSpec struct{ lang, cwd string }
 // runInline reads the file.
 const stdinFileMark = "\x01stdin-file:"
 
-// scriptArg is the index in args (a runtime's words after it) of the script lang's runtime
-// runs, as its getopt reads them; -1 when none (code, a module, its standard input, help).
-func scriptArg(lang string, args []string) int {
+// scriptArgs are the indexes in args (a runtime's words after it) of the script lang's runtime
+// runs, as its getopt reads them; none when it runs none (code, a module, its standard input,
+// help). After an option the tables do not know (a newer runtime's), its value and the script
+// cannot be told apart: the next word is taken as both, its value and a possible script, and the
+// script after it is taken too (the wider reading: a value that is a file is read as a program,
+// which protects more, never less).
+func scriptArgs(lang string, args []string) []int {
+	var out []int
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		switch {
 		case w == "--" && i+1 < len(args):
-			return i + 1
+			return append(out, i+1)
 		case w == "-" || w == "--":
-			return -1
+			return out
 		case !strings.HasPrefix(w, "-") && !(lang == "sh" && strings.HasPrefix(w, "+")):
-			return i
-		case lang == "py" && (w == "--check-hash-based-pycs" || w == "-W" || w == "-X"),
-			lang == "js" && jsValued[w],
-			lang == "sh" && (w == "-o" || w == "+o" || w == "-O" || w == "+O" || w == "--rcfile" || w == "--init-file"):
-			i++ // the option's value
-		case strings.HasPrefix(w, "--"):
-			if lang == "js" && (strings.HasPrefix(w, "--eval") || strings.HasPrefix(w, "--print")) {
-				return -1
-			}
-		case lang == "py" && (w[1] == 'W' || w[1] == 'X'):
-			// its value joined (-Wignore, -Xutf8)
-		case lang == "py" && strings.ContainsAny(w, "cmhV"), lang == "js" && strings.ContainsAny(w, "ephv"),
-			lang == "sh" && strings.Contains(w, "c"):
-			return -1 // code (-c, -e), a module (-m), help, version: no script
+			return append(out, i)
+		}
+		values, stop, known := optWords(lang, w)
+		switch {
+		case stop:
+			return out
+		case !known && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !mutated("workspace-runtime-option-unknown"):
+			out = append(out, i+1)
+			i++
+		default:
+			i += values
 		}
 	}
-	return -1
+	return out
 }
 
 // runScripts maps the index of each of words that a runtime word before it runs as its script
@@ -69,7 +71,7 @@ func runScripts(words []string) map[int]string {
 			from++ // a config's "command": "python3", "args": ["tools/serve"]: its strings, keys too
 		}
 		end := min(len(words), from+maxLaterOpts) // a runtime's options: bounded (O(words))
-		if j := scriptArg(lang, words[from:end]); j >= 0 {
+		for _, j := range scriptArgs(lang, words[from:end]) {
 			if out == nil {
 				out = map[int]string{}
 			}
