@@ -26,6 +26,10 @@ var (
 	// a part computed from literals (atk45a F9): an operator between literals ('.' + '.', '%s%s' %
 	// ('.', '.'), '.' * 2), adjacent literals ('.' '.'), an f-string's or a template's expression
 	litComputed = lazy.Regexp(`['"]\s*[+%*]\s*(?:[fFrRbBuU]*['"(]|\d)|['"][ \t]+['"]|\b(?:[fF][rR]?|[rR][fF])['"][^'"]*\{|` + "`[^`]*\\$\\{")
+	// a join by a literal or of a literal sequence (atk46a F6): a string's join method (''.join(…),
+	// str.join), a join whose argument is a list or tuple display (os.path.join takes no list),
+	// an array display's join (JS ['.', '.'].join('')): its value is computed, no name below
+	litJoin     = lazy.Regexp(`(?:['"\]]|\bstr)[ \t]*\.[ \t]*join[ \t]*\(|\bjoin[ \t]*\([ \t]*[\[(]`)
 	jsSubscript = lazy.Regexp(`[\w$)\]][ \t]*\[`)
 	jsCallName  = lazy.Regexp(`(\.?)[ \t]*([A-Za-z_$][\w$]*)[ \t]*\(`)
 	jsNotPlace  = lazy.Regexp(`\b(?:readdirSync|readdir|opendirSync|opendir|globSync|glob|readFileSync|readFile|require|import)[ \t]*\(`)
@@ -55,6 +59,9 @@ func pyOddOp(code, raw string, defs map[string]bool) bool {
 	if litComputed().MatchString(raw) && !mutated("workspace-base-place-literal-ops") {
 		return true // a join's part computed, not a name below the place
 	}
+	if litJoin().MatchString(raw) && !mutated("workspace-base-place-literal-join") {
+		return true
+	}
 	if pySubscript().MatchString(code) {
 		return true
 	}
@@ -79,6 +86,9 @@ func jsOddOp(code string, fns map[string]bool) bool {
 	}
 	if litComputed().MatchString(code) && !mutated("workspace-base-place-literal-ops") {
 		return true // a join's part computed, not a name below the place (atk45a F9)
+	}
+	if litJoin().MatchString(code) && !mutated("workspace-base-place-literal-join") {
+		return true // ['.', '.'].join(''): a join of literals (atk46a F6)
 	}
 	code = jsStrLit().ReplaceAllString(code, `''`)
 	if jsSubscript().MatchString(code) || strings.Contains(code, "+=") {
