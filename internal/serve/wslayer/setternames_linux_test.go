@@ -139,3 +139,43 @@ func outerProject(t *testing.T, files []string) string {
 	}
 	return ws
 }
+
+// A shell text's names were read as spelled, but bash takes them from the word as it joins it:
+// `export "APP_DIR"`, `\export APP_DIR`, `set -"a"`, `export APP_DI"R"=…`, `export AP\P_DIR=…`,
+// `env APP_DI\R=…`, `export $'APP\x5fDIR'=…`, `export APP_{DIR,X}=…` set APP_DIR for inner.sh
+// and bash ran lib/main.py for its ${APP_DIR:-app}, writable (atk46a F4). Red with mutants
+// workspace-setters-joined (quotes, backslashes, $'…') and workspace-setters-braces.
+func TestCommitScriptDefaultsSetByJoinedWord(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	outer := func(body string) []string {
+		return []string{"scripts/outer.sh", "#!/bin/bash\ncd \"$(dirname \"$0\")/..\"\n" + body + "\nexec bash scripts/inner.sh\n"}
+	}
+	for _, c := range [][]string{
+		outer("read -r APP_DIR < .app_dir\nexport \"APP_DIR\""),
+		outer("read -r APP_DIR < .app_dir\n\\export APP_DIR"),
+		outer("set -\"a\"\nread -r APP_DIR < .app_dir"),
+		outer("export APP_DI\"R\"=$(cat .app_dir)"),
+		outer("export AP\\P_DIR=$(cat .app_dir)"),
+		outer("export AP\\\nP_DIR=$(cat .app_dir)"),
+		outer("export $'APP\\x5fDIR'=$(cat .app_dir)"),
+		outer("export $\"APP_DIR\"=$(cat .app_dir)"),
+		outer("read -r APP_DIR < .app_dir\nexport APP_{DIR,X}"),
+		outer("export APP_DI{R..R}=$(cat .app_dir)"),
+		{"scripts/outer.sh", "#!/bin/bash\ncd \"$(dirname \"$0\")/..\"\nexec env APP_{DIR,}=\"$(cat .app_dir)\" bash scripts/inner.sh\n"},
+	} {
+		ws := outerProject(t, c)
+		if applied, why, _ := commitOne(t, ws, "lib/main.py", "evil\n"); applied {
+			t.Errorf("%q: lib/main.py, which outer.sh exports as APP_DIR, was applied (%q)", c, why)
+		}
+	}
+	// quoted and braced words that set other names (or none): the default is what runs
+	for _, c := range [][]string{
+		outer("read -r APP_DIR < .app_dir\nexport \"LOG_LEVEL\"=info\necho \"don't\" $'\\n'\nmkdir -p {tmp,out}"),
+		outer("export LOG_{LEVEL,FORMAT}=info\n\\export PORT=8080"),
+	} {
+		ws := outerProject(t, c)
+		loadRefused(t, ws, "app/main.py", "starts")
+		loadApplied(t, ws, "lib/main.py")
+		loadApplied(t, ws, "docs/a.md")
+	}
+}

@@ -40,12 +40,29 @@ func (f *follower) noteSetters(path, text string) {
 	if mutated("workspace-shell-default-setters") {
 		return
 	}
+	f.textSetters(path, text)
+	if strings.ContainsAny(text, "\"'\\") && !mutated("workspace-setters-joined") {
+		// the words as bash joins them: quotes and backslashes removed, $'…' decoded (atk46a F4)
+		f.textSetters(path, shellJoined(text))
+		f.ansiSetters(path, text)
+	}
+}
+
+// textSetters records the names text spells as set: before `=` or `:`, after an export word.
+func (f *follower) textSetters(path, text string) {
 	f.allexport(path, text) // set -a: every name it assigns, by any form (atk45a F7)
-	for i := 0; i < len(text) && !f.settersFull; i++ {
-		if c := text[i]; c == '=' || c == ':' {
+	for i, w := 0, 0; i < len(text) && !f.settersFull; i++ {
+		switch c := text[i]; {
+		case c == '=' || c == ':':
 			if n := nameBefore(text, i); n != "" {
 				f.setter(n, path)
 			}
+			if c == '=' && i-w <= maxBraceWord {
+				f.braceSetters(path, text[w:i]) // APP_{DIR,X}=lib
+			}
+			w = i + 1
+		case strings.IndexByte(" \t\n;&|()<>", c) >= 0:
+			w = i + 1
 		}
 	}
 	for _, kw := range exportBuiltins {
@@ -66,6 +83,8 @@ func (f *follower) noteSetters(path, text string) {
 			for _, w := range strings.Fields(rest) {
 				if n, _, _ := strings.Cut(w, "="); n != "" && strings.IndexFunc(n, func(r rune) bool { return r > 127 || !isNameByte(byte(r), 1) }) < 0 {
 					f.setter(n, path)
+				} else {
+					f.braceSetters(path, n) // export APP_{DIR,X}
 				}
 			}
 		}
