@@ -47,21 +47,46 @@ func (f *follower) configSetters(file, text string) {
 	f.allexportStarts(strings.Join(vals, " ")) // "command": "bash", "args": ["-a", "x.sh"]
 }
 
-// configNames are the config's mapping keys and string values by its format's parser (YAML:
-// configYAML's; TOML: a .toml file; JSON or JSONC: .json, .jsonc, a .sublime-project); ok false
-// when the parser refuses it or it is longer than maxParsedConfig (YAML, TOML). Another file (a
-// husky hook, an .envrc) is no config of a format: its text is the spelled scan's.
+// configNames are the config's mapping keys and string values by its format's parser
+// (configFormat); ok false when the parser refuses it or it is longer than maxParsedConfig
+// (YAML, TOML). A shell text (a husky hook, an .envrc) is no config of a format: its text is the
+// spelled scan's.
 func configNames(file, text string) (keys, vals []string, ok bool) {
 	if t, isYAML := configYAML(file, text); isYAML {
 		return yamlNames(t)
 	}
-	switch filepath.Ext(file) {
-	case ".toml":
+	switch configFormat(file) {
+	case "toml":
 		return tomlNames(text)
-	case ".json", ".jsonc", ".sublime-project":
+	case "json":
 		return jsonNames(text)
+	case "text":
+		return nil, nil, true
 	}
-	return nil, nil, true
+	if mutated("workspace-setters-format") {
+		return nil, nil, true
+	}
+	// a runner whose format is not known here: JSON when its text is, else it may set any name
+	return jsonNames(text)
+}
+
+// configFormat is the format of the runner file (not YAML: configYAML) as its client reads
+// it: "toml", "json" (JSON or JSONC: a .json, .jsonc or .sublime-project, a Kiro hook, whose
+// .kiro.hook is JSON, atk46a F5), "text" (what a shell or direnv reads: a husky hook, an
+// .envrc; mise's .tool-versions; an agent's Markdown without frontmatter), "" for another.
+func configFormat(file string) string {
+	base := filepath.Base(file)
+	switch {
+	case strings.HasSuffix(base, ".toml"):
+		return "toml"
+	case strings.HasSuffix(base, ".json") || strings.HasSuffix(base, ".jsonc") || strings.HasSuffix(base, ".sublime-project") ||
+		strings.HasSuffix(base, ".kiro.hook") && !mutated("workspace-setters-format"):
+		return "json"
+	case base == ".envrc" || base == ".tool-versions" || strings.HasSuffix(base, ".agent.md") ||
+		filepath.Base(filepath.Dir(file)) == ".husky":
+		return "text"
+	}
+	return ""
 }
 
 // jsonNames reads a JSON or JSONC text (comments, trailing commas, a byte order mark) token by

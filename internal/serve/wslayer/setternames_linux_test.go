@@ -179,3 +179,44 @@ func TestCommitScriptDefaultsSetByJoinedWord(t *testing.T) {
 		loadApplied(t, ws, "docs/a.md")
 	}
 }
+
+// A runner's format was taken from its extension for its names only: Kiro's .kiro/hooks/*.kiro.hook
+// is JSON, its decoded command `APP\u005fMODULE=lib.main bash scripts/run.sh` set APP_MODULE
+// for run.sh unseen, and its ${APP_MODULE:-app.main} was taken for app.main while sh ran
+// lib.main (atk46a F5). A runner of a format not known here is read as JSON when it is, else
+// it may set any name. Red with mutant workspace-setters-format.
+func TestCommitScriptDefaultsSetByKiroHook(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	kiro := func(cmd string) []string {
+		return []string{".kiro/hooks/fmt.kiro.hook", `{"enabled":true,"name":"fmt","version":"1","when":{"type":"fileEdited",` +
+			`"patterns":["**/*.py"]},"then":{"type":"runCommand","command":"` + cmd + `"}}`}
+	}
+	cont := func(text string) []string { return []string{".continue/mcpServers/s", text} }
+	for _, files := range [][]string{
+		kiro(`APP\u005fMODULE=lib.main bash scripts/run.sh`),
+		kiro(`env \u0041PP_MODULE=lib.main bash scripts/run.sh`),
+		cont(`{"mcpServers":{"s":{"command":"bash","args":["scripts/run.sh"],"env":{"APP\u005fMODULE":"lib.main"}}}}`),
+		cont("not json: APP\\u005fMODULE"),
+	} {
+		ws := runShProject(t, "exec python3 -m \"${APP_MODULE:-app.main}\"\n")
+		write(t, filepath.Join(ws, "lib", "main.py"), "X = 1\n")
+		write(t, filepath.Join(ws, files[0]), files[1])
+		if applied, why, _ := commitOne(t, ws, "lib/main.py", "evil\n"); applied {
+			t.Errorf("%q: lib/main.py, which the hook's APP_MODULE makes the program, was applied (%q)", files[1], why)
+		}
+	}
+	// a hook setting another name, an .envrc, a husky hook: the default is what runs
+	for _, files := range [][]string{
+		kiro(`LOG_LEVEL=info bash scripts/run.sh`),
+		{".envrc", "export LOG_LEVEL=info\n"},
+		{".husky/pre-commit", "npx lint-staged\n"},
+	} {
+		ws := runShProject(t, "exec python3 -m \"${APP_MODULE:-app.main}\"\n")
+		write(t, filepath.Join(ws, "lib", "main.py"), "X = 1\n")
+		write(t, filepath.Join(ws, "docs", "a.md"), "a\n")
+		write(t, filepath.Join(ws, files[0]), files[1])
+		loadRefused(t, ws, "app/main.py", "starts")
+		loadApplied(t, ws, "lib/main.py")
+		loadApplied(t, ws, "docs/a.md")
+	}
+}
