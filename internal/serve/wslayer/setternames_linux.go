@@ -41,8 +41,14 @@ func (f *follower) configSetters(file, text string) {
 			f.setter(n, file)
 		}
 	}
-	for _, v := range vals {
-		f.noteSetters(file, v)
+	if mutated("workspace-setters-config-once") {
+		for _, v := range vals {
+			f.noteSetters(file, v)
+		}
+	} else {
+		// one scan of the strings, each on a line of its own: the setter and allexport scans
+		// cost per byte, not per string (2 M strings of an 8 MiB config: atk46a F7)
+		f.noteSetters(file, strings.Join(vals, "\n"))
 	}
 	f.allexportStarts(strings.Join(vals, " ")) // "command": "bash", "args": ["-a", "x.sh"]
 }
@@ -89,10 +95,55 @@ func configFormat(file string) string {
 	return ""
 }
 
-// jsonNames reads a JSON or JSONC text (comments, trailing commas, a byte order mark) token by
-// token: every object key, every string value; ok false when it is no JSON.
+// jsonNames reads a JSON or JSONC text (comments, trailing commas, a byte order mark): every
+// object key, every string value; ok false when it is no JSON. The text is checked whole
+// (json.Valid), then its strings are sliced from it, a string followed by `:` a key: a token
+// decoder's allocation per token made a large config's reading slow (atk46a F7).
 func jsonNames(text string) (keys, vals []string, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(jsonc([]byte(strings.TrimPrefix(text, "\ufeff")))))
+	b := jsonc([]byte(strings.TrimPrefix(text, "\ufeff")))
+	if mutated("workspace-setters-json-scan") {
+		return jsonTokenNames(b)
+	}
+	if !json.Valid(b) {
+		return nil, nil, false
+	}
+	t := string(b)
+	vals = make([]string, 0, strings.Count(t, `"`)/2) // one allocation, not a growth per doubling
+	for i := 0; i < len(t); i++ {
+		if t[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for ; t[j] != '"'; j++ { // valid JSON: every string is closed
+			if t[j] == '\\' {
+				j++
+			}
+		}
+		s := t[i+1 : j]
+		if strings.IndexByte(s, '\\') >= 0 {
+			var d string // here only: a variable whose address is taken is allocated
+			if json.Unmarshal(b[i:j+1], &d) != nil {
+				return nil, nil, false
+			}
+			s = d
+		}
+		k := j + 1
+		for k < len(t) && (t[k] == ' ' || t[k] == '\t' || t[k] == '\n' || t[k] == '\r') {
+			k++
+		}
+		if k < len(t) && t[k] == ':' {
+			keys = append(keys, s)
+		} else {
+			vals = append(vals, s)
+		}
+		i = j
+	}
+	return keys, vals, true
+}
+
+// jsonTokenNames is jsonNames by json.Decoder's tokens (the mutant's reading).
+func jsonTokenNames(b []byte) (keys, vals []string, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
 	type frame struct{ obj, key bool } // an object expecting a key next
 	var stack []frame
 	for {
@@ -225,7 +276,7 @@ func (f *follower) allexport(path, text string) {
 	if mutated("workspace-setters-allexport") {
 		return
 	}
-	if f.exportAll || allexportOn().MatchString(text) {
+	if f.exportAll || mayAllexport(text) && allexportOn().MatchString(text) {
 		f.spelledSetters(path, text)
 	}
 	f.allexportStarts(text)
@@ -234,9 +285,21 @@ func (f *follower) allexport(path, text string) {
 // allexportStarts notes a shell started with allexport on: every shell text read from then on
 // may export what it assigns.
 func (f *follower) allexportStarts(text string) {
-	if !mutated("workspace-setters-allexport-starts") && shellAllexport().MatchString(text) {
+	if !mutated("workspace-setters-allexport-starts") && mayStartAllexport(text) && shellAllexport().MatchString(text) {
 		f.exportAll = true
 	}
+}
+
+// mayAllexport and mayStartAllexport hold when text has the words allexportOn and
+// shellAllexport need: the regexes, the setter scan's largest cost per byte, are not run over
+// a large config's strings that cannot match (atk46a F7).
+func mayAllexport(text string) bool {
+	return mutated("workspace-setters-config-once") || strings.Contains(text, "set") ||
+		strings.Contains(text, "allexport") || strings.HasPrefix(text, "#!")
+}
+
+func mayStartAllexport(text string) bool {
+	return mutated("workspace-setters-config-once") || strings.Contains(text, "sh") || strings.Contains(text, "SHELLOPTS")
 }
 
 // spelledSetters records every name the text spells as set by path.

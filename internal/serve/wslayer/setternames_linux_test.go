@@ -2,7 +2,9 @@ package wslayer
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // A config's env names were read from its text as spelled: an escaped name (`"APP\u005fDIR"`,
@@ -218,5 +220,35 @@ func TestCommitScriptDefaultsSetByKiroHook(t *testing.T) {
 		loadRefused(t, ws, "app/main.py", "starts")
 		loadApplied(t, ws, "lib/main.py")
 		loadApplied(t, ws, "docs/a.md")
+	}
+}
+
+// A large JSON config's names cost per string, not per byte: each of its 2 M decoded strings
+// had the setter scan (two regexes) and the token decoder an allocation, and one 8 MiB
+// .mcp.json of "a" strings held a commit 13.6 s, 8 of them 1 min 29 s (atk46a F7). Its strings
+// are scanned as one text and sliced from the checked text. Red with mutants
+// workspace-setters-config-once and workspace-setters-json-scan.
+func TestCommitScriptDefaultsLargeJSONConfig(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	const n = 20_000
+	config := func(name string) string {
+		return `{"mcpServers":{"s":{"command":"bash","args":["scripts/run.sh"` + strings.Repeat(`,"a"`, n) + `],"env":{"` + name + `":"/proc/self/cwd/lib"}}}}`
+	}
+	cfg := config(`LOG\u005fDIR`)
+	if allocs := testing.AllocsPerRun(1, func() { jsonNames(cfg) }); allocs > 100 {
+		t.Errorf("the names of a JSON config of %d strings: %.0f allocations, want a few", n, allocs)
+	}
+	ws := runShProject(t, runDefaultApp)
+	write(t, filepath.Join(ws, "lib", "main.py"), "X = 1\n")
+	write(t, filepath.Join(ws, ".mcp.json"), cfg)
+	before := setterScans.Load()
+	finishes(t, 30*time.Second, "a commit beside a config of 20,000 strings", func() { loadApplied(t, ws, "docs/a.md") })
+	if scans := setterScans.Load() - before; scans > 20 {
+		t.Errorf("a config of %d strings: %d setter scans, want its strings scanned as one text", n, scans)
+	}
+	// its names are still read: the escaped APP_DIR makes lib/main.py the program
+	write(t, filepath.Join(ws, ".mcp.json"), config(`APP\u005fDIR`))
+	if applied, why, _ := commitOne(t, ws, "lib/main.py", "evil\n"); applied {
+		t.Errorf("lib/main.py, which the large config's APP_DIR makes the program, was applied (%q)", why)
 	}
 }

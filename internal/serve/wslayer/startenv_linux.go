@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 )
@@ -26,6 +27,9 @@ import (
 
 // maxSetterNames bounds the names recorded; past it every name may be set.
 const maxSetterNames = 1 << 16
+
+// setterScans counts the texts the setter scan reads (the tests: a config's strings are one).
+var setterScans atomic.Int64
 
 // defaultTaken is a started script whose walk took the default of names.
 type defaultTaken struct {
@@ -50,6 +54,7 @@ func (f *follower) noteSetters(path, text string) {
 
 // textSetters records the names text spells as set: before `=` or `:`, after an export word.
 func (f *follower) textSetters(path, text string) {
+	setterScans.Add(1)
 	f.allexport(path, text) // set -a: every name it assigns, by any form (atk45a F7)
 	for i, w := 0, 0; i < len(text) && !f.settersFull; i++ {
 		switch c := text[i]; {
