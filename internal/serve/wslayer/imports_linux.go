@@ -299,6 +299,8 @@ func (g *gitGuard) runs() []string {
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
 		vals, why := configDecoded(file, string(b))
 		f.inlineCode(file, vals, why) // python3 -c '…', node -e '…': the program's text inline
+		// its command lines as sh reads them: operators, quotes, cd (atk46a F1, F2)
+		f.configLines(file, configShellText(file, string(b), vals))
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
 		}

@@ -94,6 +94,8 @@ type follower struct {
 	defaulted   []defaultTaken
 	// runAs are the files a runtime runs as its program, and how (runas_linux.go)
 	runAs map[string][]runSpec
+	// lines are the config strings read as command lines (configshell_linux.go)
+	lines configLineSeen
 }
 
 type todoFile struct {
@@ -178,6 +180,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 			}
 		}
 	}
+	bases = f.envBases(dir, words, bases)                              // env --chdir server, -iC server (atk46a F2)
 	words, inApp = f.withAppExtra(by, bases, words, raw, inApp, depth) // UVICORN_APP_DIR=srv, gunicorn.conf.py (atk45a F8)
 	appBases := f.appBases(bases, words, inApp)
 	stats := wordStats{}

@@ -180,7 +180,7 @@ func TestCommitEnvrcReaderFailsClosed(t *testing.T) {
 	ws = t.TempDir()
 	write(t, filepath.Join(ws, "sub", ".envrc"), "source \"${U:-tools/x.sh}\"\n")
 	commitJudges(t, ws, []string{"sub/tools/x.sh"}, []string{"notes.txt", "sub/tools/evil"})
-	for _, envrc := range []string{"source \"${PWD%/}/tools/x.sh\"\n",
+	for _, envrc := range []string{
 		"source_env \"$(git rev-parse --show-toplevel)/tools/x.sh\"\n" /* not a repository */, "for D in tools; do PATH_add \"$D\"; done\n",
 		"read -r TOOLS <<< tools\nPATH_add \"$TOOLS\"\n", "printf -v TOOLS '%s' tools\nexport PATH=\"$PWD/$TOOLS:$PATH\"\n"} {
 		ws := t.TempDir()

@@ -430,6 +430,11 @@ func (vars *shellVars) expand(w string) string {
 				i = end - 1
 				continue
 			}
+			if v, ok := vars.paramOp(inner); ok {
+				b.WriteString(v) // ${CLAUDE_PROJECT_DIR%/}, ${V:?}: the value (atk46a F1)
+				i = end - 1
+				continue
+			}
 			n := 0
 			for n < len(inner) && isNameByte(inner[n], n) {
 				n++

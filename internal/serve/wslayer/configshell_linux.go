@@ -1,0 +1,445 @@
+package wslayer
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A config's command line is run by a shell (a hook's `command` by `sh -c`, lefthook's `run`,
+// a server's `sh -c '…'` argument, a .husky script): it was split at blanks and each word read
+// by configWord, so an operator glued to a word (`python3 x.py;true`, `x.py>/dev/null`), a quoted
+// or escaped blank (`python3 "my tools/x.py"`), a spelling of the project the shell resolves
+// (`"${CLAUDE_PROJECT_DIR%/}"/x.sh`, `"$(pwd)"/x.sh`), a glob (`scrip?s/x.py`) and a directory
+// change before the program (`cd server && python3 main.py`) named no file: the hook's own
+// script was the call's to rewrite (atk46a F1, F2). Each such string is now read by the shell
+// reader the started scripts get (rcshell_linux.go): statements split at operators, quotes and
+// $'…' removed, the project's variables and $(pwd) the workspace's root, ${V%…} and ${V:?}
+// their values, globs matched as sh matches them, a cd followed; each statement's words are
+// judged as a command line's from each directory the line may be in.
+
+// shellMeta are the bytes that make a config's string more than one plain word to a shell.
+const shellMeta = " \t\n;&|<>()$`\"'*?[{~\\"
+
+// maxConfigLines bounds the bytes of config strings read as shell command lines in one walk,
+// and maxConfigStmts their statements; past either what the rest starts is not judged
+// (runCut), as a YAML or TOML config past maxParsedConfig. Real configs hold a few KiB; a
+// statement costs a command line's reading from each directory (65,000 of them, 1 MiB, held
+// a commit 17 s).
+var (
+	maxConfigLines = 1 << 20 // a variable for the tests
+	maxConfigStmts = 16384   // a variable for the tests
+)
+
+// configLineSeen are the config strings read as command lines, each once (a config repeats a
+// string as often as it likes), and what they cost, of the bounds.
+type configLineSeen struct {
+	seen         map[string]bool
+	bytes, stmts int
+}
+
+// maxConfigGlob bounds the files one glob of a config's command line is matched to; past it the
+// directory the glob starts below is protected whole (what the word may name).
+const maxConfigGlob = 256
+
+// configLines reads each of strs (a config's strings as its parser gives them) that a shell
+// would split as a command line run from the workspace's root and the config's directory.
+func (f *follower) configLines(by string, strs []string) {
+	if mutated("workspace-config-shell-lines") {
+		return
+	}
+	for _, s := range strs {
+		if !strings.ContainsAny(s, shellMeta) || f.lines.seen[s] {
+			continue // one plain word (the words reader's already), or read already
+		}
+		if f.lines.seen == nil {
+			f.lines.seen = map[string]bool{}
+		}
+		f.lines.seen[s] = true
+		if f.lines.bytes += len(s); (f.lines.bytes > maxConfigLines || f.lines.stmts > maxConfigStmts) && !mutated("workspace-config-shell-bound") {
+			if f.g.runCut == "" {
+				f.g.runCut = fmt.Sprintf("command lines in configs of more than %d KiB or %d statements in all", maxConfigLines>>10, maxConfigStmts)
+			}
+			return
+		}
+		f.configLine(by, s)
+	}
+}
+
+// configLine judges the command line s of the config by as sh runs it from the workspace's
+// root and the config's directory.
+func (f *follower) configLine(by, s string) {
+	f.shellLine(by, shRunnable(s), uniq(f.g.ws, filepath.Dir(by)), 0)
+}
+
+// maxLineNest bounds the `sh -c` codes within a config's command line that are read.
+const maxLineNest = 4
+
+// shellLine judges the shell code s run from each of dirs (depth: the sh -c it is in).
+func (f *follower) shellLine(by, s string, dirs []string, depth int) {
+	vars := newShellVars(dirs[0])
+	for n := range projectVars {
+		vars.m[n] = f.g.ws // the client's project (a hook runs from it, CLAUDE_PROJECT_DIR set)
+	}
+	stmts := shellStatements(s)
+	vars.unmodeled(stmts)
+	f.lines.stmts += len(stmts)
+	for _, words := range stmts {
+		for j := range words {
+			words[j] = vars.expand(words[j])
+		}
+		k := command(words)
+		for k < len(words) {
+			name, value, ok := assignment(words[k])
+			if !ok {
+				break
+			}
+			vars.set(name, value) // `X=1 cmd` or `X=1; cmd`: the wider reading, set for both
+			k++
+		}
+		if k == len(words) {
+			continue
+		}
+		if words[k] == "cd" || words[k] == "pushd" {
+			if !mutated("workspace-config-shell-cd") {
+				dirs = f.configCd(dirs, words[k:], vars)
+			}
+			continue
+		}
+		line := splitRedirects(words[k:])
+		if code, ok := shellCode(line); ok && depth < maxLineNest {
+			f.shellLine(by, shRunnable(code), slices.Clone(dirs), depth+1) // sh -c 'cd server; python3 main.py'
+		}
+		for _, d := range dirs {
+			f.words(by, d, f.shellGlobs(by, d, line, vars), 0)
+		}
+	}
+}
+
+// shellNames are the shells whose -c option runs its operand as code.
+var shellNames = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true}
+
+// shellCode is the code a shell among words runs by -c (`sh -c CODE`, `bash -ec CODE`, `bash -o
+// pipefail -c CODE`): the first operand after its options when one of them holds c.
+func shellCode(words []string) (string, bool) {
+	for j, w := range words {
+		if !shellNames[filepath.Base(w)] {
+			continue
+		}
+		c := false
+		for _, o := range words[j+1:] {
+			switch {
+			case o == "-o" || o == "+o" || o == "-O" || o == "+O":
+			case strings.HasPrefix(o, "-") && !strings.HasPrefix(o, "--"):
+				c = c || strings.Contains(o, "c")
+			case strings.HasPrefix(o, "--"):
+			default:
+				if c {
+					return o, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// shRunnable is the part of the shell code s that sh runs: the lines before the first one that
+// holds a `(` glued to a word (`Read(src/**)`, a permission pattern, not a command), a syntax
+// error at which sh (dash and bash alike) stops before it runs that line.
+func shRunnable(s string) string {
+	if mutated("workspace-config-shell-syntax") {
+		return s
+	}
+	quote := byte(0)
+	line := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			}
+		case c == '\\':
+			i++
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '\n':
+			line = i + 1
+		case c == '(' && i > 0 && !strings.ContainsRune(" \t;&|()=$<>@!+*?`{", rune(s[i-1])) &&
+			!(i+1 < len(s) && s[i+1] == ')'):
+			return s[:line] // name() is a function's definition; a=( ) bash's array
+		}
+	}
+	return s
+}
+
+// configCd adds the directory a config line's cd (pushd) words changes into to dirs, from each
+// of them, when it is in the workspace. One the reader cannot place (a variable it does not
+// know, ~) is the Known gap of a program named below such a variable: dirs stay as they were.
+func (f *follower) configCd(dirs, words []string, vars *shellVars) []string {
+	to := ""
+	for _, w := range words[1:] {
+		if w == "--" || strings.HasPrefix(w, "-") && w != "-" {
+			continue // -P, -L, -e
+		}
+		to = w
+		break
+	}
+	if to == "" || to == "-" || strings.HasPrefix(to, "~") || unresolved(to) >= 0 {
+		return dirs
+	}
+	vars.m["PWD"] = unresolvedSub // which of dirs it is: not known
+	for _, d := range slices.Clone(dirs) {
+		p := f.g.wsSpelled(absFrom(d, to))
+		if (p == f.g.ws || strings.HasPrefix(p, f.g.ws+"/")) && !slices.Contains(dirs, p) && len(dirs) < maxShellDirs {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs
+}
+
+// splitRedirects splits each word that holds a redirection glued to it (`x.py>/dev/null`,
+// `x.py<in`, `x.py 2>&1` is the reader's already) into the word and the redirection, as sh
+// does: the operator ends a word.
+func splitRedirects(words []string) []string {
+	if mutated("workspace-config-shell-redirects") {
+		return words
+	}
+	var out []string
+	for _, w := range words {
+		for {
+			i := strings.IndexAny(w, "<>")
+			if i <= 0 || strings.Trim(w[:i], "0123456789") == "" {
+				break // a redirection's own word (`>f`, `2>f`): the file is its operand
+			}
+			out = append(out, w[:i])
+			w = w[i:]
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// shellGlobs are words as sh (bash) expands them from dir: `~+` the working directory and, in a
+// program's position (the command, the script a runtime runs), a brace list each of its words
+// (bash's) and a pattern (`*`, `?`, `[…]`) the files it matches or, when it matches none,
+// itself. Past maxConfigGlob matches the directory the pattern starts below is protected whole.
+// A pattern elsewhere is a tool's argument (`prettier --write src/**/*.ts`), as before: what it
+// matches would protect every source the hook formats.
+func (f *follower) shellGlobs(by, dir string, words []string, vars *shellVars) []string {
+	if mutated("workspace-config-shell-globs") {
+		return words
+	}
+	scripts := runScripts(words)
+	var out []string
+	for i, w := range words {
+		if rest, ok := strings.CutPrefix(w, "~+"); ok && (rest == "" || rest[0] == '/') {
+			w = vars.m["PWD"] + rest // bash's ~+: $PWD
+		}
+		if i > 0 && scripts[i] == "" {
+			out = append(out, w)
+			continue
+		}
+		for _, a := range braces(w, 0) {
+			out = append(out, f.glob(by, dir, a)...)
+		}
+	}
+	return out
+}
+
+// glob is what sh makes of the word w (a pattern) from dir: the files it matches, else w.
+func (f *follower) glob(by, dir, w string) []string {
+	if !strings.ContainsAny(w, "*?[") || unresolved(w) >= 0 {
+		return []string{w}
+	}
+	pat := strings.ReplaceAll(w, "[!", "[^") // sh's negation, Go's spelling
+	base := ""
+	if !filepath.IsAbs(pat) {
+		base = globEscape(dir) + "/"
+	}
+	m, err := filepath.Glob(base + pat)
+	if err != nil || len(m) == 0 {
+		return []string{w}
+	}
+	if len(m) > maxConfigGlob {
+		fixed, _, _ := strings.Cut(w, "*")
+		fixed, _, _ = strings.Cut(fixed, "?")
+		fixed, _, _ = strings.Cut(fixed, "[")
+		d := f.g.wsSpelled(absFrom(dir, filepath.Dir(fixed+"x")))
+		if d == f.g.ws && f.g.runCut == "" {
+			f.g.runCut = fmt.Sprintf("a config's command line whose pattern %q matches more than %d files at the workspace's root", w, maxConfigGlob)
+		} else if d != f.g.ws {
+			f.add(d, by)
+		}
+		m = m[:maxConfigGlob]
+	}
+	return m
+}
+
+// globEscape escapes the pattern bytes of the path p (the workspace's own name may hold them).
+func globEscape(p string) string {
+	return strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`).Replace(p)
+}
+
+// maxLineBraceWords bounds the words one brace expansion makes.
+const maxLineBraceWords = 64
+
+// braces are the words bash's brace expansion makes of w (`{a,b}/x`: a/x, b/x; nested and
+// several), bounded by maxLineBraceWords, and w itself (sh, dash, does not expand them); a list
+// holding a `$` is the variable's, not expanded.
+func braces(w string, depth int) []string {
+	open := strings.IndexByte(w, '{')
+	if open < 0 || depth > 8 {
+		return []string{w}
+	}
+	level, comma, end := 0, false, -1
+	for i := open; i < len(w) && end < 0; i++ {
+		switch w[i] {
+		case '{':
+			level++
+		case '}':
+			if level--; level == 0 {
+				end = i
+			}
+		case ',':
+			comma = comma || level == 1
+		}
+	}
+	if end < 0 || !comma || open > 0 && w[open-1] == '$' {
+		return []string{w}
+	}
+	var parts []string
+	level, last := 0, open+1
+	for i := open + 1; i < end; i++ {
+		switch w[i] {
+		case '{':
+			level++
+		case '}':
+			level--
+		case ',':
+			if level == 0 {
+				parts = append(parts, w[last:i])
+				last = i + 1
+			}
+		}
+	}
+	parts = append(parts, w[last:end])
+	var out []string
+	for _, p := range parts {
+		for _, x := range braces(w[:open]+p+w[end+1:], depth+1) {
+			if len(out) < maxLineBraceWords {
+				out = append(out, x)
+			}
+		}
+	}
+	return append(out, w)
+}
+
+// paramOp is the value of the expansion ${inner} when inner applies an operator the value
+// decides to a variable the reader knows: `:?`/`?` and `:=`/`=` (set: its value) and `%`, `%%`,
+// `#`, `##` with a literal pattern (the value without that suffix or prefix), as sh computes
+// them. A pattern with `*?[` or a `$` is not modelled (the expansion stays unresolved).
+func (vars *shellVars) paramOp(inner string) (string, bool) {
+	if mutated("workspace-config-shell-params") {
+		return "", false
+	}
+	n := 0
+	for n < len(inner) && isNameByte(inner[n], n) {
+		n++
+	}
+	v, known := vars.m[inner[:n]]
+	if n == 0 || n == len(inner) || !known || unresolved(v) >= 0 {
+		return "", false
+	}
+	op := inner[n:]
+	for _, set := range []string{":?", "?", ":=", "="} {
+		if strings.HasPrefix(op, set) {
+			return v, v != "" || !strings.HasPrefix(set, ":")
+		}
+	}
+	for _, trim := range []string{"%%", "%", "##", "#"} {
+		pat, ok := strings.CutPrefix(op, trim)
+		if !ok {
+			continue
+		}
+		if strings.ContainsAny(pat, "*?[$`") {
+			return "", false
+		}
+		if trim[0] == '%' {
+			return strings.TrimSuffix(v, pat), true
+		}
+		return strings.TrimPrefix(v, pat), true
+	}
+	return "", false
+}
+
+// configShellText are the strings of the config file (text, its strings decoded: vals) that a
+// shell may run: each string, and a .husky hook's whole text (a script sh runs). An .envrc and a
+// mise config are bash's, read by their own reader (rcloads_linux.go).
+func configShellText(file, text string, vals []string) []string {
+	dir, name := filepath.Base(filepath.Dir(file)), filepath.Base(file)
+	switch {
+	case name == ".envrc" || miseConfig(dir, name):
+		return nil
+	case dir == ".husky":
+		return append([]string{text}, vals...)
+	}
+	return vals
+}
+
+// envBases are bases and the directories env's chdir option among words names (from dir), in
+// the workspace: where env runs its command from.
+func (f *follower) envBases(dir string, words, bases []string) []string {
+	for _, d := range envChdirs(words) {
+		if d := f.g.wsSpelled(absFrom(dir, d)); strings.HasPrefix(d, f.g.ws+"/") && !slices.Contains(bases, d) {
+			bases = append(bases, d)
+		}
+	}
+	return bases
+}
+
+// envChdirs are the directories GNU env's chdir option names among words (a command line's, or
+// a config's strings in no order, with env among them), read by env's getopt: `-C DIR`, `-CDIR`,
+// a cluster of its flags ending in C (`-iC DIR`, `-0vCDIR`), `--chdir DIR`, `--chdir=DIR` and
+// any prefix of the long name (`--ch=DIR`).
+func envChdirs(words []string) []string {
+	if mutated("workspace-env-chdir") || !slices.ContainsFunc(words, func(w string) bool { return filepath.Base(w) == "env" }) {
+		return nil
+	}
+	var out []string
+	next := func(j int) {
+		if j+1 < len(words) {
+			out = append(out, words[j+1])
+		}
+	}
+	for j, w := range words {
+		if long, ok := strings.CutPrefix(w, "--"); ok {
+			name, v, eq := strings.Cut(long, "=")
+			switch {
+			case name == "" || !strings.HasPrefix("chdir", name):
+			case eq:
+				out = append(out, v)
+			default:
+				next(j)
+			}
+			continue
+		}
+		i := 1
+		for i < len(w) && w[0] == '-' && strings.IndexByte("0iv", w[i]) >= 0 {
+			i++ // env's flags that take no value, before C in one cluster
+		}
+		switch {
+		case len(w) < 2 || w[0] != '-' || i == len(w) || w[i] != 'C':
+		case i+1 < len(w):
+			out = append(out, w[i+1:])
+		default:
+			next(j)
+		}
+	}
+	return out
+}
