@@ -246,7 +246,14 @@ func (f *follower) shellGlobs(by, dir string, words []string, vars *shellVars) [
 			continue
 		}
 		for _, a := range braces(w, 0) {
-			out = append(out, f.glob(by, dir, a)...)
+			g := f.glob(by, dir, a)
+			if len(g) > 1 && !mutated("workspace-config-shell-glob-all") {
+				// sh runs the first match, the others are its arguments, which a pattern was
+				// before (skipped): every match a program made every file a string such as Kiro's
+				// "patterns": ["**/*.py"] matches read-only
+				g = g[:1]
+			}
+			out = append(out, g...)
 		}
 	}
 	return out
