@@ -15,7 +15,9 @@ func claudeHook(cmd string) string {
 // Claude Code's documented hook form quotes the variable alone ("$CLAUDE_PROJECT_DIR"/x.sh):
 // the word was read with its quotes trimmed from the ends only and the variable replaced only
 // as a prefix, so it held a `$` and was skipped: sh ran scripts/fmt.sh, writable (atk45a F1).
-// A word is read as the shell joins it. Red with mutant workspace-config-word-quotes.
+// A word is read as the shell joins it, by configWord and, since atk46a F1, by the shell-line
+// reader too (configLines): each alone holds these forms, so no single mutant turns this red (the
+// mutant workspace-config-word-quotes survived CI 46a and was retired).
 func TestCommitHookQuotedProjectVar(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	for _, k := range []struct{ cmd, file string }{

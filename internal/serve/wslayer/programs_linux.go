@@ -155,15 +155,11 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 	inApp := appArgs(words) // read before the trim below: where a command line ends
 	raw := append([]string(nil), words...)
 	for i := range words {
-		words[i] = configWord(words[i]) // "$CLAUDE_PROJECT_DIR"/x: ./x, as the shell joins it (atk45a F1)
-		if mutated("workspace-config-word-quotes") {
-			words[i] = strings.Trim(raw[i], `"'`+"`;&|()")
-			for _, v := range workspaceVars {
-				if rest, ok := strings.CutPrefix(words[i], v); ok {
-					words[i] = "./" + rest
-				}
-			}
-		}
+		// "$CLAUDE_PROJECT_DIR"/x: ./x, as the shell joins it (atk45a F1). A second layer since
+		// atk46a F1: a string with shell syntax is also read whole by the shell-line reader
+		// (configLines), which alone holds the attack, so switching this off is caught by no test
+		// (the mutant workspace-config-word-quotes survived CI 46a and was retired).
+		words[i] = configWord(words[i])
 		if i > 0 && dirFlags[words[i-1]] && !mutated("workspace-config-programs-follow") {
 			// where the words are taken from: the whole line's (`uv --directory sub run main.py`)
 			if d := f.g.wsSpelled(absFrom(dir, words[i])); strings.HasPrefix(d, f.g.ws+"/") && !slices.Contains(bases, d) {
