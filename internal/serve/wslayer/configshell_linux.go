@@ -245,7 +245,7 @@ func (f *follower) shellGlobs(by, dir string, words []string, vars *shellVars) [
 			out = append(out, w)
 			continue
 		}
-		for _, a := range braces(w, 0) {
+		for _, a := range lineBraces(w) {
 			g := f.glob(by, dir, a)
 			if len(g) > 1 && !mutated("workspace-config-shell-glob-all") {
 				// sh runs the first match, the others are its arguments, which a pattern was
@@ -257,6 +257,20 @@ func (f *follower) shellGlobs(by, dir string, words []string, vars *shellVars) [
 		}
 	}
 	return out
+}
+
+// lineBraces are the words bash makes of w by brace expansion (the first maxLineBraceWords:
+// in a program's position bash runs the first, the others are its arguments) and w itself, as
+// sh (dash), which does not expand braces, runs it.
+func lineBraces(w string) []string {
+	if mutated("workspace-config-shell-braces") {
+		return []string{w}
+	}
+	words, _ := braceExpand(w, maxLineBraceWords)
+	if len(words) == 1 && words[0] == w {
+		return words
+	}
+	return append(words, w)
 }
 
 // glob is what sh makes of the word w (a pattern) from dir: the files it matches, else w.
@@ -295,57 +309,6 @@ func globEscape(p string) string {
 
 // maxLineBraceWords bounds the words one brace expansion makes.
 const maxLineBraceWords = 64
-
-// braces are the words bash's brace expansion makes of w (`{a,b}/x`: a/x, b/x; nested and
-// several), bounded by maxLineBraceWords, and w itself (sh, dash, does not expand them); a list
-// holding a `$` is the variable's, not expanded.
-func braces(w string, depth int) []string {
-	open := strings.IndexByte(w, '{')
-	if open < 0 || depth > 8 {
-		return []string{w}
-	}
-	level, comma, end := 0, false, -1
-	for i := open; i < len(w) && end < 0; i++ {
-		switch w[i] {
-		case '{':
-			level++
-		case '}':
-			if level--; level == 0 {
-				end = i
-			}
-		case ',':
-			comma = comma || level == 1
-		}
-	}
-	if end < 0 || !comma || open > 0 && w[open-1] == '$' {
-		return []string{w}
-	}
-	var parts []string
-	level, last := 0, open+1
-	for i := open + 1; i < end; i++ {
-		switch w[i] {
-		case '{':
-			level++
-		case '}':
-			level--
-		case ',':
-			if level == 0 {
-				parts = append(parts, w[last:i])
-				last = i + 1
-			}
-		}
-	}
-	parts = append(parts, w[last:end])
-	var out []string
-	for _, p := range parts {
-		for _, x := range braces(w[:open]+p+w[end+1:], depth+1) {
-			if len(out) < maxLineBraceWords {
-				out = append(out, x)
-			}
-		}
-	}
-	return append(out, w)
-}
 
 // paramOp is the value of the expansion ${inner} when inner applies an operator the value
 // decides to a variable the reader knows: `:?`/`?` and `:=`/`=` (set: its value) and `%`, `%%`,

@@ -1,7 +1,6 @@
 package wslayer
 
 import (
-	"strconv"
 	"strings"
 )
 
@@ -70,88 +69,4 @@ func (f *follower) braceSetters(path, w string) {
 			f.setter(n, path)
 		}
 	}
-}
-
-// braceExpand is bash's brace expansion of w: a {a,b} list or an {x..y} sequence (letters or
-// integers), nested or several; ok false past limit words.
-func braceExpand(w string, limit int) ([]string, bool) {
-	for i := 0; i < len(w); i++ {
-		if w[i] != '{' {
-			continue
-		}
-		alts, end := braceGroup(w, i)
-		if alts == nil {
-			continue
-		}
-		var out []string
-		for _, a := range alts {
-			rest, ok := braceExpand(w[:i]+a+w[end+1:], limit-len(out))
-			if !ok || len(out)+len(rest) > limit {
-				return nil, false
-			}
-			out = append(out, rest...)
-		}
-		return out, true
-	}
-	return []string{w}, true
-}
-
-// braceGroup reads the brace group opening at w[i]: its alternatives (nil when it is no
-// expansion: no top-level comma, no sequence) and the index of its closing brace.
-func braceGroup(w string, i int) ([]string, int) {
-	depth, start := 0, i+1
-	var alts []string
-	for j := i; j < len(w); j++ {
-		switch w[j] {
-		case '{':
-			depth++
-		case ',':
-			if depth == 1 {
-				alts = append(alts, w[start:j])
-				start = j + 1
-			}
-		case '}':
-			if depth--; depth > 0 {
-				continue
-			}
-			if alts != nil {
-				return append(alts, w[start:j]), j
-			}
-			return braceSequence(w[i+1 : j]), j
-		}
-	}
-	return nil, len(w)
-}
-
-// braceSequence is {x..y}'s words (integers, or single letters; a ..step is ignored: every
-// value between is taken, more names only), nil when it is none.
-func braceSequence(s string) []string {
-	a, b, ok := strings.Cut(s, "..")
-	if !ok {
-		return nil
-	}
-	b, _, _ = strings.Cut(b, "..")
-	var lo, hi int
-	x, errA := strconv.Atoi(a)
-	y, errB := strconv.Atoi(b)
-	switch {
-	case errA == nil && errB == nil:
-		lo, hi = x, y
-	case len(a) == 1 && len(b) == 1 && isNameByte(a[0], 0) && isNameByte(b[0], 0):
-		lo, hi = int(a[0]), int(b[0])
-	default:
-		return nil
-	}
-	if lo > hi {
-		lo, hi = hi, lo
-	}
-	var out []string
-	for v := lo; v <= hi && len(out) <= maxBraceWords; v++ {
-		if errA == nil {
-			out = append(out, strconv.Itoa(v))
-		} else {
-			out = append(out, string(rune(v)))
-		}
-	}
-	return out
 }
