@@ -357,13 +357,25 @@ func idleRSS(pid int, note func(string)) {
 	if err != nil {
 		return
 	}
+	var rss string
+	split := map[string]string{}
 	for _, l := range strings.Split(string(st), "\n") {
-		if strings.HasPrefix(l, "VmRSS") {
-			rss := strings.Join(strings.Fields(l), " ")
-			fmt.Println("serve idle", rss)
-			note("allowlist serve idle " + rss + " (2 s after its last call; neither a root serve nor one that is not root keeps a helper process); target ≤ 20 MB")
+		k, v, _ := strings.Cut(l, ":")
+		switch k {
+		case "VmRSS":
+			rss = strings.Join(strings.Fields(l), " ")
+		case "RssAnon", "RssFile":
+			split[k] = strings.Join(strings.Fields(v), " ")
 		}
 	}
+	if rss == "" {
+		return
+	}
+	fmt.Println("serve idle", rss, split)
+	// the split says what is serve's own (anonymous: heap, stacks) and what is the binary's pages
+	// it has touched (file: the page cache's, shared by every serve)
+	note(fmt.Sprintf("allowlist serve idle %s (2 s after its last call; neither a root serve nor one that is not root keeps a helper process; of it %s anonymous, %s the binary's mapped pages); target ≤ 20 MB",
+		rss, split["RssAnon"], split["RssFile"]))
 }
 
 // httpRows: the same allowlist call over streamable HTTP.

@@ -186,3 +186,48 @@ func BenchmarkPooledThroughput(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkColdPhases is where a cold call's time goes, each step's p50 in ms: the engine's
+// create, attach and start; the container's first line (pid 1's interpreter started, prctl or
+// the copy, the fork probe of /proc/1: "pid1"); the wrapper's ready line after it; the call
+// itself (delivery to the end mark: the program's run in the wrapper's interpreter). The previous
+// container's removal runs beside the next call's start, as it does in serve. The test image's
+// Python has no ctypes: pid 1 runs again from its interpreter's copy (a second start); /ctypes
+// is the same on the test image given Debian's ctypes, as the official python images have:
+// prctl, one start fewer.
+func BenchmarkColdPhases(b *testing.B) {
+	eng := needEngine(b)
+	b.Run("copy", func(b *testing.B) { coldPhases(b, newExec(b, eng, testPolicy())) })
+	b.Run("ctypes", func(b *testing.B) {
+		img := ctypesImage(b, eng)
+		coldPhases(b, newExec(b, eng, testPolicy(func(p *policy.Policy) { dksec.Of(p).Image = img })))
+	})
+}
+
+func coldPhases(b *testing.B, e *Executor) {
+	phases := map[string][]time.Duration{}
+	for i := 0; i < b.N; i++ {
+		bx, err := e.newBox(false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t := bx.at
+		res, err := e.run(context.Background(), bx, "python", "print('hi')", 30*time.Second, time.Time{}, 65536)
+		end := time.Now()
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("%v %+v", err, res)
+		}
+		for name, d := range map[string]time.Duration{
+			"create": t.created.Sub(bx.made), "attach": t.attached.Sub(t.created), "start": t.started.Sub(t.attached),
+			"pid1": t.pid1.Sub(t.started), "ready": t.ready.Sub(t.pid1), "call": end.Sub(t.ready), "total": end.Sub(bx.made),
+		} {
+			phases[name] = append(phases[name], d)
+		}
+	}
+	b.StopTimer()
+	for name, ds := range phases {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, name+"-ms")
+	}
+	b.ReportMetric(0, "ns/op")
+}

@@ -47,6 +47,14 @@ type box struct {
 	made        time.Time
 	rro         bool   // its read-only bind asked for recursive read-only (roBind)
 	pid1        string // "prctl", "copy" (out of the program's reach) or "reachable (why)": awaitReady
+	at          boxTimes
+}
+
+// boxTimes are when each step of a box's start ended (made is its start): where a cold call's
+// time goes (BenchmarkColdPhases).
+type boxTimes struct {
+	created, attached, started time.Time
+	pid1, ready                time.Time // the wrapper's pid1 line, its ready line
 }
 
 func randHex(n int) string {
@@ -103,7 +111,7 @@ func (e *Executor) startBox(pooled bool) (*box, error) {
 		e.creating.Done()
 		return nil, fmt.Errorf("create a container from %s: %w", e.spec.image, e.eng.Unreachable(err))
 	}
-	b.id = cr.ID
+	b.id, b.at.created = cr.ID, time.Now()
 	e.tracked.Add(1)
 	if e.life.Err() != nil {
 		e.destroy(b)
@@ -121,11 +129,13 @@ func (e *Executor) startBox(pooled bool) (*box, error) {
 		e.holdStarting(b)
 		return nil, fmt.Errorf("attach to container %.12s: %w", b.id, e.eng.Unreachable(err))
 	}
+	b.at.attached = time.Now()
 	if err := e.eng.API.ContainerStart(ctx, b.id, container.StartOptions{}); err != nil {
 		e.destroy(b)
 		e.holdStarting(b)
 		return b, fmt.Errorf("start container %.12s (image %s): %w", b.id, e.spec.image, e.eng.Unreachable(err))
 	}
+	b.at.started = time.Now()
 	if err := b.awaitReady(engineOpTimeout); err != nil {
 		e.destroy(b)
 		e.holdStarting(b)
@@ -163,6 +173,7 @@ func (e *Executor) boxSpec(b *box, name string) (spec, error) {
 // b.pid1 is that text, or why there is none.
 func (b *box) awaitReady(limit time.Duration) error {
 	got, err := b.readUntil("mcpsandbox-ready:"+b.nonce+"\n", limit)
+	b.at.ready = time.Now()
 	b.pid1 = "reachable (no python3 in the image: the shell wrapper runs as the program's uid, with no watchdog)"
 	if _, rest, ok := bytes.Cut(got, []byte("mcpsandbox-pid1:")); ok {
 		b.pid1, _, _ = strings.Cut(string(rest), "\n")
@@ -196,6 +207,9 @@ func (b *box) readUntil(line string, limit time.Duration) ([]byte, error) {
 			return got, fmt.Errorf("its interpreter did not start (%v): %q", err, truncate(append(got, buf...), 2048))
 		}
 		got = append(got, buf...)
+		if b.at.pid1.IsZero() && bytes.Contains(got, []byte("mcpsandbox-pid1:")) {
+			b.at.pid1 = time.Now()
+		}
 	}
 	return got, nil
 }

@@ -37,7 +37,7 @@ func derivedImage(t *testing.T, eng *engine.Client, name, df string) string {
 }
 
 // derivedImageWith is derivedImage with files in the build's context (name there -> contents).
-func derivedImageWith(t *testing.T, eng *engine.Client, name, df string, files map[string][]byte) string {
+func derivedImageWith(t testing.TB, eng *engine.Client, name, df string, files map[string][]byte) string {
 	t.Helper()
 	tag := "mcpsandbox-test-" + name + ":" + randHex(6)
 	df = "FROM " + testImage() + "\n" + df

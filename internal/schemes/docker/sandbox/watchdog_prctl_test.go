@@ -18,7 +18,7 @@ import (
 // ctypesImage is the test image with Python's ctypes added, as the official python images have
 // it (the test image, Debian's python3-minimal, has none): the host's Debian 3.11 stdlib files
 // (.ci/run installs libpython3.11-stdlib), the interpreter's own version. Removed at the test's end.
-func ctypesImage(t *testing.T, eng *engine.Client) string {
+func ctypesImage(t testing.TB, eng *engine.Client) string {
 	t.Helper()
 	const lib = "/usr/lib/python3.11"
 	py, _ := filepath.Glob(lib + "/ctypes/*.py")
