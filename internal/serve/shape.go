@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"strconv"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
@@ -88,6 +90,9 @@ func judgeMessage(raw []byte) (p probe, id json.RawMessage, code int64, why stri
 		if len(raw) > MaxOtherMessage {
 			return p, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message of %d bytes refused unread: only a tools/call may be over %d bytes", len(raw), MaxOtherMessage)
 		}
+		if why := paramsNotObject(p, method); why != "" {
+			return p, id, jsonrpc.CodeInvalidParams, why
+		}
 		return p, id, 0, ""
 	}
 	if len(p.Params) == 0 {
@@ -95,9 +100,76 @@ func judgeMessage(raw []byte) (p probe, id json.RawMessage, code int64, why stri
 	}
 	var params mcp.CallToolParamsRaw
 	if err := sdkDecode(p.Params, &params); err != nil {
-		return p, id, jsonrpc.CodeInvalidParams, "invalid params of tools/call: " + ClipText(err.Error(), 512)
+		return p, id, jsonrpc.CodeInvalidParams, "invalid params of tools/call: " + paramsProblem(err) +
+			`: tools/call takes {"name": "<tool>", "arguments": {…}}`
 	}
 	return p, id, 0, ""
+}
+
+// paramsNotObject says why a request's params are refused before the SDK decodes them: every
+// MCP method takes an object (or none), and the SDK's error for another names its Go types
+// (trial46 F6). A notification's are left to the SDK, which answers none.
+func paramsNotObject(p probe, method string) string {
+	if len(p.Params) == 0 || len(p.ID) == 0 || bytes.Equal(p.ID, []byte("null")) || mutated("params-go-words") {
+		return ""
+	}
+	switch p.Params[0] {
+	case '{':
+		return ""
+	case 'n':
+		if bytes.Equal(p.Params, []byte("null")) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("invalid params of %s: params must be a JSON object, not %s", ClipText(method, 128), jsonKind(p.Params[0]))
+}
+
+// paramsProblem says what a tools/call's params decode error found in JSON's words, not the
+// SDK's Go types (`cannot unmarshal … into Go value of type mcp.CallToolParamsRaw`).
+func paramsProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Type == nil || mutated("params-go-words") {
+		return ClipText(err.Error(), 512)
+	}
+	at := "params"
+	if te.Field != "" {
+		at += "." + ClipText(te.Field, 128)
+	}
+	var got byte
+	if v, err := strconv.Unquote(te.Value); err == nil && v != "" {
+		got = v[0]
+	}
+	want := "an object"
+	switch te.Type.Kind() {
+	case reflect.String:
+		want = "a string"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.Bool:
+		want = "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		want = "a number"
+	}
+	return fmt.Sprintf("%s must be %s, not %s", at, want, jsonKind(got))
+}
+
+// jsonKind names the JSON value that starts with c.
+func jsonKind(c byte) string {
+	switch {
+	case c == '"':
+		return "a string"
+	case c == '[':
+		return "an array"
+	case c == '{':
+		return "an object"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	}
+	return "another value"
 }
 
 // message is the JSON-RPC message raw (which p was read from) is, as jsonrpc.DecodeMessage

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
@@ -564,7 +565,8 @@ func (c *lineConn) write(ctx context.Context, msg jsonrpc.Message, r pendingReq,
 
 // clipErrorAnswer bounds an error answer's message to MaxErrorText and drops data over it: the
 // SDK's errors quote what the client sent (a resource's URI, a prompt's name, params that did
-// not decode), and serve writes no answer much larger than the request it answers.
+// not decode), and serve writes no answer much larger than the request it answers. An answer
+// without a code is given JSON-RPC's.
 func clipErrorAnswer(msg jsonrpc.Message) jsonrpc.Message {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok || resp.Error == nil || mutated("answer-error-clip") {
@@ -576,7 +578,15 @@ func clipErrorAnswer(msg jsonrpc.Message) jsonrpc.Message {
 	} else if errors.As(resp.Error, &we) {
 		wire.Code = we.Code
 	}
-	if len(wire.Message) <= MaxErrorText && len(wire.Data) <= MaxErrorText {
+	if wire.Code == 0 && !mutated("answer-error-code-zero") {
+		// the SDK's plain errors carry no code, and 0 is none of JSON-RPC's (trial46 F6): a
+		// request before initialize is an invalid request, any other an internal error
+		wire.Code = jsonrpc.CodeInternalError
+		if strings.Contains(wire.Message, "during session initialization") {
+			wire.Code = jsonrpc.CodeInvalidRequest
+			wire.Message += ": send initialize first"
+		}
+	} else if len(wire.Message) <= MaxErrorText && len(wire.Data) <= MaxErrorText {
 		return msg
 	}
 	wire.Message = ClipText(wire.Message, MaxErrorText)
