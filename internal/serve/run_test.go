@@ -436,14 +436,7 @@ func TestRunSessionsAreSeparateAndEnded(t *testing.T) {
 // serve left the client showing it connected and a call in flight with "Connection closed"
 // (trial46 F1). Red with mutant serve-start-error-ends.
 func TestRunServesOnWithTheStartError(t *testing.T) {
-	f := &fakeExec{ready: make(chan error, 1)}
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	al, err := audit.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer al.Close()
-	cs, done := connect(t, testPolicy(5*time.Second, 2), f, al)
+	f, path, cs, done := startingServe(t)
 	f.ready <- errors.New("the helper cannot start: test")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -467,6 +460,57 @@ func TestRunServesOnWithTheStartError(t *testing.T) {
 	}
 	if b, err := readAll(path); err != nil || !strings.Contains(b, `"rule":"serve.start"`) {
 		t.Fatalf("the refusal is not audited (%v): %s", err, b)
+	}
+}
+
+// startingServe is a serve whose executor's start-up has not ended (send its outcome on
+// f.ready), auditing to path.
+func startingServe(t *testing.T) (*fakeExec, string, *mcp.ClientSession, <-chan error) {
+	t.Helper()
+	f := &fakeExec{ready: make(chan error, 1)}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	al, err := audit.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { al.Close() })
+	cs, done := connect(t, testPolicy(5*time.Second, 2), f, al)
+	return f, path, cs, done
+}
+
+// A call in flight when the start-up fails (it waited for it, and failed with it) is refused
+// with rule serve.start, as the calls after it are, answered and audited so: it was an error
+// naming no rule (atk47b F4). Red with mutant serve-start-inflight-unsaid.
+func TestRunCallInFlightWhenTheStartFails(t *testing.T) {
+	f, path, cs, _ := startingServe(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	answered := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := call(t, ctx, cs, map[string]any{"hold": "300ms", "fail": "the image cannot be pulled: test"})
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- res
+	}()
+	running := func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.callIDs) > 0
+	}
+	for i := 0; !running(); i++ { // the call is running: past serve's own check
+		if i > 500 {
+			t.Fatal("the call never ran")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.ready <- errors.New("the image cannot be pulled: test")
+	res := <-answered
+	if res == nil || !res.IsError || !strings.Contains(text(res), "serve.start") || !strings.Contains(text(res), "cannot be pulled") {
+		t.Fatalf("the call in flight when the start-up failed: %+v", res)
+	}
+	if b, err := readAll(path); err != nil || !strings.Contains(b, `"decision":"refused","rule":"serve.start"`) {
+		t.Fatalf("its audit line (%v): %s", err, b)
 	}
 }
 

@@ -251,8 +251,8 @@ func (r *runner) loggable(args json.RawMessage) json.RawMessage {
 
 // Run serves one persistent connection (stdio unless o.Transport says otherwise) until the
 // client hangs up or ctx ends. The executor's start-up probe runs while the client
-// initializes: calls wait for it (Executor.Ready), and if it fails Run stops with its error
-// rather than refuse every call. A client that simply closes its end is a clean stop.
+// initializes: calls wait for it (Executor.Ready), and if it fails Run serves on, every call
+// refused with its error (rule serve.start). A client that simply closes its end is a clean stop.
 func Run(ctx context.Context, p *policy.Policy, ex executor.Executor, o Options) error {
 	if o.HTTP != nil {
 		return runHTTP(ctx, p, ex, o)
@@ -374,6 +374,9 @@ type runner struct {
 	// startErr is the executor's start-up error once it failed after the first answers (whenReady):
 	// every call is refused with it (rule serve.start).
 	startErr atomic.Pointer[error]
+	// readyOnce asks the executor's Ready once (startUp), readyErr its answer
+	readyOnce sync.Once
+	readyErr  error
 	// stop ends every running call: at shutdown, once the grace period is over, because the
 	// SDK's session Close waits for running handlers instead of cancelling them.
 	stop    context.Context
@@ -464,8 +467,7 @@ func (r *runner) handler(t executor.Tool) mcp.ToolHandler {
 		r.stamp(&entry, req.Session)
 		rule, why := RuleToolArguments, argsRefusal(args)
 		if se := r.startErr.Load(); se != nil && why == "" {
-			rule, why = RuleServeStart, "serve cannot run a call on this policy here: "+(*se).Error()+
-				" (fix it, then restart this server from the client)"
+			rule, why = RuleServeStart, startRefusal(*se)
 		}
 		if why != "" {
 			// Refused before anything decodes the arguments: the call does not run.
@@ -569,6 +571,11 @@ func (r *runner) outcome(ctx context.Context, t executor.Tool, start time.Time, 
 		text := ClipText(visible.Text(err.Error()), int(r.pol.Limits.MaxOutputBytes)+MaxErrorText)
 		entry.Files, entry.Workspace = fileRecords(t.Name, res), workspaceRecord(res.Workspace)
 		out = &mcp.CallToolResult{IsError: true, Content: append([]mcp.Content{&mcp.TextContent{Text: text}}, executor.ImageContents(res)...), StructuredContent: res}
+	case err != nil && r.startFailed():
+		// a call in flight when the start-up failed (it waited for it): refused as the calls
+		// after it are, not an error naming no rule (atk47b F4)
+		entry.Decision, entry.Rule, entry.Reason = "refused", RuleServeStart, startRefusal(r.startUp())
+		out = errorResult(executor.Refuse(RuleServeStart, "%s", entry.Reason).Error())
 	case err != nil:
 		entry.Decision, entry.Reason = "error", err.Error()
 		out = errorResult("mcpsandbox could not run the call: " + err.Error())
@@ -622,7 +629,7 @@ func (r *runner) cancelled(t executor.Tool, start time.Time, res *executor.Resul
 // connected left a call in flight with "Connection closed" and the reason only in the client's
 // server log (trial46 F1).
 func (r *runner) whenReady(cancel context.CancelCauseFunc) {
-	if err := r.ex.Ready(); err != nil {
+	if err := r.startUp(); err != nil {
 		if mutated("serve-start-error-ends") {
 			cancel(err)
 			return
@@ -632,6 +639,24 @@ func (r *runner) whenReady(cancel context.CancelCauseFunc) {
 		return
 	}
 	r.auditRecoveries()
+}
+
+// startUp is the executor's start-up's outcome, asked of it once (whenReady and a failed call
+// share it): it blocks until the start-up ended.
+func (r *runner) startUp() error {
+	r.readyOnce.Do(func() { r.readyErr = r.ex.Ready() })
+	return r.readyErr
+}
+
+// startFailed says whether the start-up failed. Asked of a call that failed: the executor's
+// calls wait for its start-up, so it has ended, and whenReady may not have stored it yet.
+func (r *runner) startFailed() bool {
+	return !mutated("serve-start-inflight-unsaid") && r.startUp() != nil
+}
+
+// startRefusal is the text a call is refused with once the start-up failed with err.
+func startRefusal(err error) string {
+	return "serve cannot run a call on this policy here: " + err.Error() + " (fix it, then restart this server from the client)"
 }
 
 // auditRecoveries puts on record each commit a dead serve left that the executor finished at its

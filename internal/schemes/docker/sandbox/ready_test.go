@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,45 +94,13 @@ func TestReadyErrors(t *testing.T) {
 // Here a relay to the engine stops answering at the probe's container create. Red with mutant
 // docker-late-probe-fatal.
 func TestEngineLostDuringLateProbeKeepsServing(t *testing.T) {
-	needEngine(t)
-	target := "/var/run/docker.sock"
-	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
-		target = strings.TrimPrefix(h, "unix://")
-	} else if h != "" {
-		t.Skipf("SKIP: the relay speaks to a unix socket engine, DOCKER_HOST is %s", h)
-	}
-	sock := filepath.Join(t.TempDir(), "relay.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var gone atomic.Bool
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "docker" },
-		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", target)
-		}},
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	eng := relayEngine(t, func(r *http.Request) bool {
 		if strings.HasSuffix(r.URL.Path, "/containers/create") {
 			gone.Store(true)
 		}
-		if gone.Load() {
-			if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
-				c.Close()
-			}
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	})}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	t.Setenv("DOCKER_HOST", "unix://"+sock)
-	eng, err := engine.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
+		return !gone.Load()
+	})
 	if err := (&Executor{eng: eng, pol: testPolicy(), spec: newSpec(testPolicy())}).Reachable(context.Background()); err != nil { // as serve asks before serving
 		t.Fatal(err)
 	}
@@ -182,5 +152,77 @@ func TestReachableRefusesWhatTheStartWould(t *testing.T) {
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s: Reachable = %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// relayEngine is a client of the test's engine through a relay that shows each request to pass
+// first: false cuts its connection (an engine gone).
+func relayEngine(t *testing.T, pass func(*http.Request) bool) *engine.Client {
+	t.Helper()
+	needEngine(t)
+	target := "/var/run/docker.sock"
+	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
+		target = strings.TrimPrefix(h, "unix://")
+	} else if h != "" {
+		t.Skipf("SKIP: the relay speaks to a unix socket engine, DOCKER_HOST is %s", h)
+	}
+	sock := filepath.Join(t.TempDir(), "relay.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "docker" },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", target)
+		}},
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !pass(r) {
+			if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				c.Close()
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	eng, err := engine.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	return eng
+}
+
+// serve's start asks the engine its version and info once: Reachable (before serve answers) and
+// the start-up's probe (begun at New, beside it) share the answers. Each asking its own held the
+// first answer ~50 ms longer on a busy engine (atk47b F5). Red with mutant docker-engine-asked-twice.
+func TestEngineAskedOnceAtStart(t *testing.T) {
+	var mu sync.Mutex
+	asked := map[string]int{}
+	eng := relayEngine(t, func(r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		asked[path.Base(r.URL.Path)]++
+		return true
+	})
+	e, err := New(testPolicy(), Options{Engine: eng}) // as serve: New, then Reachable
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Reachable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked["version"] != 1 || asked["info"] != 1 {
+		t.Errorf("the engine was asked its version %d times and its info %d times at serve's start, want once each (%v)", asked["version"], asked["info"], asked)
 	}
 }
