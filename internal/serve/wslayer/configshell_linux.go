@@ -2,6 +2,7 @@ package wslayer
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,10 +38,14 @@ var (
 type configLineSeen struct {
 	seen         map[string]bool
 	bytes, stmts int
+	// globs are the first matches of their globs, by directory and pattern; globWork the
+	// directory entries they read, of maxGlobEntries (configglob_linux.go)
+	globs    map[[2]string]globFound
+	globWork int
 }
 
-// maxConfigGlob bounds the files one glob of a config's command line is matched to; past it the
-// directory the glob starts below is protected whole (what the word may name).
+// maxConfigGlob bounded the files one glob of a config's command line was matched to (the
+// mutants' old walk, globAll): the glob now takes its first match (configglob_linux.go).
 const maxConfigGlob = 256
 
 // configLines reads each of strs (a config's strings as its parser gives them) that a shell
@@ -228,7 +233,7 @@ func splitRedirects(words []string) []string {
 // shellGlobs are words as sh (bash) expands them from dir: `~+` the working directory and, in a
 // program's position (the command, the script a runtime runs), a brace list each of its words
 // (bash's) and a pattern (`*`, `?`, `[…]`) the files it matches or, when it matches none,
-// itself. Past maxConfigGlob matches the directory the pattern starts below is protected whole.
+// itself (glob: its first match, as sh runs it).
 // A pattern elsewhere is a tool's argument (`prettier --write src/**/*.ts`), as before: what it
 // matches would protect every source the hook formats.
 func (f *follower) shellGlobs(by, dir string, words []string, vars *shellVars) []string {
@@ -246,14 +251,10 @@ func (f *follower) shellGlobs(by, dir string, words []string, vars *shellVars) [
 			continue
 		}
 		for _, a := range lineBraces(w) {
-			g := f.glob(by, dir, a)
-			if len(g) > 1 && !mutated("workspace-config-shell-glob-all") {
-				// sh runs the first match, the others are its arguments, which a pattern was
-				// before (skipped): every match a program made every file a string such as Kiro's
-				// "patterns": ["**/*.py"] matches read-only
-				g = g[:1]
-			}
-			out = append(out, g...)
+			// sh runs the first match, the others are its arguments, which a pattern was
+			// before (skipped): every match a program made every file a string such as Kiro's
+			// "patterns": ["**/*.py"] matches read-only
+			out = append(out, f.glob(by, dir, a, i == 0)...)
 		}
 	}
 	return out
@@ -273,12 +274,58 @@ func lineBraces(w string) []string {
 	return append(words, w)
 }
 
-// glob is what sh makes of the word w (a pattern) from dir: the files it matches, else w.
-func (f *follower) glob(by, dir, w string) []string {
+// glob is what sh makes of the word w (a pattern) from dir: its first match, else w. In the
+// command's position (cmd) sh runs the match only where it would run the file: a word without
+// a `/` is looked up in PATH (a file pattern's `*.ts` matched the root's vite.config.ts, taken
+// for a program at the root: every change refused, atk47a F2), and a file no one may execute
+// is refused (126), protected alone, so that a call cannot chmod it into the program.
+func (f *follower) glob(by, dir, w string, cmd bool) []string {
 	if !strings.ContainsAny(w, "*?[") || unresolved(w) >= 0 {
 		return []string{w}
 	}
+	if cmd && !strings.Contains(w, "/") && !mutated("workspace-config-glob-path") {
+		return []string{w} // sh: `a.ts: not found`, whatever the directory holds
+	}
 	pat := strings.ReplaceAll(w, "[!", "[^") // sh's negation, Go's spelling
+	if mutated("workspace-config-glob-walk") || mutated("workspace-config-shell-glob-all") {
+		return f.globAll(by, dir, w, pat)
+	}
+	r := f.firstMatch(dir, pat)
+	if r.cut {
+		f.globCut(by, dir, w)
+	}
+	if r.match == "" {
+		return []string{w}
+	}
+	st, err := os.Stat(r.match)
+	switch {
+	case !cmd || err != nil || mutated("workspace-config-glob-exec"):
+	case st.IsDir():
+		return []string{w} // sh: `Is a directory`
+	case st.Mode().Perm()&0o111 == 0:
+		f.add(f.g.wsSpelled(r.match), by) // sh: `Permission denied`
+		return []string{w}
+	}
+	return []string{r.match}
+}
+
+// globCut protects what the pattern w (from dir) may name when its walk was cut by the budget:
+// the directory it starts below, or, at the workspace's root, no more than a file the call
+// makes to sort first would escape (README's Known gaps): never the whole workspace, which
+// the call's own files would reach (atk47a F3).
+func (f *follower) globCut(by, dir, w string) {
+	fixed, _, _ := strings.Cut(w, "*")
+	fixed, _, _ = strings.Cut(fixed, "?")
+	fixed, _, _ = strings.Cut(fixed, "[")
+	if d := f.g.wsSpelled(absFrom(dir, filepath.Dir(fixed+"x"))); d != f.g.ws && strings.HasPrefix(d, f.g.ws+"/") {
+		f.add(d, by)
+	}
+}
+
+// globAll is the walk before atk47a F3 and F7 (the mutants'): every match by filepath.Glob,
+// past maxConfigGlob at the root every change refused; the first only but with mutant
+// workspace-config-shell-glob-all.
+func (f *follower) globAll(by, dir, w, pat string) []string {
 	base := ""
 	if !filepath.IsAbs(pat) {
 		base = globEscape(dir) + "/"
@@ -298,6 +345,9 @@ func (f *follower) glob(by, dir, w string) []string {
 			f.add(d, by)
 		}
 		m = m[:maxConfigGlob]
+	}
+	if !mutated("workspace-config-shell-glob-all") {
+		m = m[:1]
 	}
 	return m
 }
