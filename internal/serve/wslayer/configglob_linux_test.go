@@ -173,3 +173,28 @@ func TestCommitConfigGlobBounded(t *testing.T) {
 		t.Errorf("a glob over 200 directories read %d of them (bound %d entries)", reads, maxGlobEntries)
 	}
 }
+
+// The statement bound was checked between config strings only: one hook string of 100,000
+// statements after 16 cds, each judged from 16 directories, held a commit 19.6 s (atk47a F7).
+// Statements are counted as they are read, once per directory. Red with mutant
+// workspace-config-shell-stmts-each.
+func TestCommitConfigLineStmtsInString(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	old := maxConfigStmts
+	maxConfigStmts = 256
+	t.Cleanup(func() { maxConfigStmts = old })
+	for _, k := range []struct {
+		n       int
+		applied bool
+	}{{4, true}, {200, false}} {
+		ws := t.TempDir()
+		cmd := "cd a; cd b; cd c"
+		for i := range k.n {
+			cmd += fmt.Sprintf("; echo %d", i)
+		}
+		write(t, filepath.Join(ws, ".claude", "settings.json"), claudeHook(cmd))
+		if applied, why, sum := commitOne(t, ws, "docs/a.md", "x\n"); applied != k.applied {
+			t.Errorf("%d statements in one string: docs/a.md applied %v (%q), want %v: %s", k.n, applied, why, k.applied, sum)
+		}
+	}
+}

@@ -140,9 +140,11 @@ func TestCommitEnvrcParamTrim(t *testing.T) {
 // under it judged. Red with mutant workspace-config-shell-bound.
 func TestCommitConfigLinesBound(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
-	old := maxConfigStmts
-	maxConfigStmts = 8
-	t.Cleanup(func() { maxConfigStmts = old })
+	// the bytes between strings: the statements are counted in a string too since atk47a F7
+	// (TestCommitConfigLineStmtsInString), which alone would catch the mutant here
+	old := maxConfigLines
+	maxConfigLines = 64
+	t.Cleanup(func() { maxConfigLines = old })
 	for _, k := range []struct {
 		n       int
 		applied bool
