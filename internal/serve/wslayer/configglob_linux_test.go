@@ -198,3 +198,36 @@ func TestCommitConfigLineStmtsInString(t *testing.T) {
 		}
 	}
 }
+
+// A file pattern by its config's schema is not read as a command line at all (Kiro's
+// when.patterns, lefthook's glob and exclude, lint-staged's JSON keys, pre-commit's files):
+// read so, its first match was protected alone, the project's first Python file or Markdown
+// page read-only (atk47a F2). The same text as the schema's command is still read. Red with
+// mutant workspace-config-pattern-fields.
+func TestCommitConfigPatternFieldsNotRead(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	kiro := func(pats, then string) string {
+		return `{"enabled":true,"name":"fmt","version":"1","when":{"type":"fileEdited","patterns":` + pats + `},"then":` + then + `}`
+	}
+	ask := `{"type":"askAgent","prompt":"Check the edited file"}`
+	for _, k := range []struct{ file, text, edit string }{
+		{".kiro/hooks/fmt.kiro.hook", kiro(`["**/*.py"]`, ask), "app/main.py"},
+		{".kiro/hooks/fmt.kiro.hook", kiro(`["app/*.py", "docs/*.md"]`, ask), "docs/a.md"},
+		{"lefthook.yml", "pre-commit:\n  commands:\n    md:\n      glob: \"**/*.md\"\n      exclude: [\"app/*.py\"]\n      run: npx markdownlint-cli2 {staged_files}\n", "docs/a.md"},
+		{"lefthook.yml", "pre-commit:\n  commands:\n    md:\n      glob: \"**/*.md\"\n      run: npx markdownlint-cli2 {staged_files}\n", "docs/a.md"},
+		{".lintstagedrc.json", `{"app/*.py": "ruff check --fix", "docs/*.md": ["prettier --write"]}`, "app/main.py"},
+		{".pre-commit-config.yaml", "repos:\n- repo: local\n  hooks:\n  - id: t\n    name: t\n    entry: pytest\n    language: system\n    files: app/*.py\n", "app/main.py"},
+	} {
+		ws := t.TempDir()
+		write(t, filepath.Join(ws, filepath.FromSlash(k.file)), k.text)
+		write(t, filepath.Join(ws, "app", "main.py"), "x = 1\n")
+		write(t, filepath.Join(ws, "docs", "a.md"), "a\n")
+		loadApplied(t, ws, k.edit)
+	}
+	// a Kiro hook whose command is the same text as its pattern: run, so read
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".kiro/hooks/fmt.kiro.hook"), kiro(`["scripts/fm?.sh"]`, `{"type":"runCommand","command":"scripts/fm?.sh"}`))
+	write(t, filepath.Join(ws, "scripts", "fmt.sh"), "#!/bin/sh\n")
+	loadRefused(t, ws, "scripts/fmt.sh", "starts")
+	loadApplied(t, ws, "docs/a.md")
+}

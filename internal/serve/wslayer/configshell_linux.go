@@ -424,7 +424,7 @@ func configShellText(file, text string, vals []string) []string {
 	case dir == ".husky":
 		return append([]string{text}, vals...)
 	}
-	return vals
+	return shellValues(file, text, vals) // a file pattern its schema names is not run
 }
 
 // envBases are bases and the directories env's chdir option among words names (from dir), in
