@@ -17,8 +17,10 @@ import (
 // `src/**/*.{js,ts}` made src/components/ read-only (atk47a F2). sh runs a match the way it runs
 // any command word (dash and bash alike, atk47a F2's report): one without a `/` is looked up in
 // PATH (`a.ts: not found`), one nobody may execute is refused (`Permission denied`), a
-// directory too. Red with mutants workspace-config-glob-path (bin.js) and
-// workspace-config-glob-exec (src/components).
+// directory too (TestCommitConfigGlobAsShRuns); and these patterns are not read as command
+// lines at all since their schemas are known (TestCommitConfigPatternFieldsNotRead). Red with
+// mutants workspace-config-glob-path (bin.js) and workspace-config-glob-exec (src/components)
+// together with workspace-config-pattern-fields.
 func TestCommitConfigPatternNotProgram(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	kiro := `{"enabled":true,"name":"lint","version":"1","when":{"type":"fileEdited","patterns":["src/**/*.ts","*.ts","src/**"]},` +
@@ -102,7 +104,8 @@ func commitFiles(t *testing.T, ws string, files map[string]string) (applied int)
 // A config pattern's matches were bounded at 256, past which at the root every change was
 // refused: a call's own 300 gen/*.py (Kiro's "**/*.py") or notes/*.md (lefthook's glob), or a
 // project's 300 tests, refused every later change (atk47a F3). The glob takes its first match
-// only, so no bound of matches is needed. Red with mutant workspace-config-glob-walk.
+// only, so no bound of matches is needed. Red with mutant workspace-config-glob-walk together
+// with workspace-config-pattern-fields (TestCommitConfigGlobAsShRuns alone).
 func TestCommitConfigGlobCallsFiles(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	kiro := `{"enabled":true,"name":"fmt","version":"1","when":{"type":"fileEdited","patterns":["**/*.py"]},` +
@@ -230,4 +233,32 @@ func TestCommitConfigPatternFieldsNotRead(t *testing.T) {
 	write(t, filepath.Join(ws, "scripts", "fmt.sh"), "#!/bin/sh\n")
 	loadRefused(t, ws, "scripts/fmt.sh", "starts")
 	loadApplied(t, ws, "docs/a.md")
+}
+
+// The glob rules where no schema says what a string is (a command line a hook runs): `*.sh` is
+// looked up in PATH (the root's executable fmt.sh is not run), `tools/*.py` nobody may execute
+// is refused by sh (tools/a.py protected alone, tools/b.py writable), and `**/*.py` takes its
+// first match only, whatever the call's 300 gen/*.py (atk47a F2, F3). Red with mutants
+// workspace-config-glob-path, -exec, -walk and workspace-config-shell-glob-all.
+func TestCommitConfigGlobAsShRuns(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".claude", "settings.json"), claudeHook(`*.sh; tools/*.py --check; **/*.py`))
+	write(t, filepath.Join(ws, "fmt.sh"), "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(ws, "fmt.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "tools", "a.py"), "import b\n")
+	write(t, filepath.Join(ws, "tools", "b.py"), "X = 1\n")
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("gen/f%03d.py", i)] = "x = 1\n"
+	}
+	if n := commitFiles(t, ws, files); n != 300 {
+		t.Errorf("%d of the call's 300 gen/*.py applied", n)
+	}
+	loadRefused(t, ws, "tools/a.py", `".claude/settings.json\" starts`)
+	for _, p := range []string{"docs/a.md", "tools/b.py", "gen/f150.py", "README.md"} {
+		loadApplied(t, ws, p)
+	}
 }
