@@ -82,19 +82,21 @@ func (f *follower) linesCut() {
 // configLine judges the command line s of the config by as sh runs it from the workspace's
 // root and the config's directory.
 func (f *follower) configLine(by, s string) {
-	f.shellLine(by, shRunnable(s), uniq(f.g.ws, filepath.Dir(by)), 0)
+	f.shellLine(by, s, uniq(f.g.ws, filepath.Dir(by)), 0)
 }
 
 // maxLineNest bounds the `sh -c` codes within a config's command line that are read.
 const maxLineNest = 4
 
-// shellLine judges the shell code s run from each of dirs (depth: the sh -c it is in).
+// shellLine judges the shell code s run from each of dirs (depth: the sh -c it is in): its
+// heredocs' bodies taken out first (atk47a F1), what sh runs of the rest (shRunnable) read.
 func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 	vars := newShellVars(dirs[0])
 	for n := range projectVars {
 		vars.m[n] = f.g.ws // the client's project (a hook runs from it, CLAUDE_PROJECT_DIR set)
 	}
-	stmts := shellStatements(s)
+	s, docs := lineHeredocs(s)
+	stmts := shellStatements(shRunnable(s))
 	vars.unmodeled(stmts)
 	if mutated("workspace-config-shell-stmts-each") {
 		f.lines.stmts += len(stmts)
@@ -129,7 +131,14 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 		}
 		line := splitRedirects(words[k:])
 		if code, ok := shellCode(line); ok && depth < maxLineNest {
-			f.shellLine(by, shRunnable(code), slices.Clone(dirs), depth+1) // sh -c 'cd server; python3 main.py'
+			f.shellLine(by, code, slices.Clone(dirs), depth+1) // sh -c 'cd server; python3 main.py'
+		}
+		for _, w := range line {
+			if body, ok := docs[w]; ok && depth < maxLineNest {
+				// a heredoc's body, read as code on its own (`sh <<EOF`, `cat <<EOF | sh` run it;
+				// for `cat` it is prose, which a quote or `(` in it no longer cuts the rest of)
+				f.shellLine(by, strings.TrimPrefix(body, heredocExpand), slices.Clone(dirs), depth+1)
+			}
 		}
 		for _, d := range dirs {
 			f.words(by, d, f.shellGlobs(by, d, line, vars), 0)
@@ -164,15 +173,32 @@ func shellCode(words []string) (string, bool) {
 	return "", false
 }
 
+// lineHeredocs takes the heredocs' bodies out of the shell code s as sh reads them (heredocs):
+// the text left, each body by its marker word. A body read as statements of the text (an
+// apostrophe in `doesn't` opened a quote that swallowed the rest, a `(` in its prose cut it:
+// atk47a F1). Heredocs the reader cannot delimit: s whole, the wider reading.
+func lineHeredocs(s string) (string, map[string]string) {
+	if mutated("workspace-config-shell-heredocs") {
+		return s, nil
+	}
+	if text, docs, ok := heredocs(s); ok {
+		return text, docs
+	}
+	return s, nil
+}
+
 // shRunnable is the part of the shell code s that sh runs: the lines before the first one that
 // holds a `(` glued to a word (`Read(src/**)`, a permission pattern, not a command), a syntax
-// error at which sh (dash and bash alike) stops before it runs that line.
+// error at which sh (dash and bash alike) stops before it runs that line. Not one in a comment
+// (a `#` starting a word, to the line's end) or in a ${…} (`${X:-a(b)}`), which sh runs past
+// (atk47a F1); a line with bash's `[[` (`[[ $x =~ a(b) ]]`, bash's regex) is no syntax error to
+// bash: the text is read whole, as where unsure.
 func shRunnable(s string) string {
 	if mutated("workspace-config-shell-syntax") {
 		return s
 	}
 	quote := byte(0)
-	line := 0
+	line, param := 0, 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -190,12 +216,30 @@ func shRunnable(s string) string {
 			quote = c
 		case c == '\n':
 			line = i + 1
-		case c == '(' && i > 0 && !strings.ContainsRune(" \t;&|()=$<>@!+*?`{", rune(s[i-1])) &&
-			!(i+1 < len(s) && s[i+1] == ')'):
+		case c == '#' && wordStart(s, i) && !mutated("workspace-config-shell-comments"):
+			for i+1 < len(s) && s[i+1] != '\n' {
+				i++ // a comment: sh reads no syntax in it
+			}
+		case mutated("workspace-config-shell-syntax-params"):
+		case c == '$' && i+1 < len(s) && s[i+1] == '{':
+			param++
+			i++
+		case c == '}' && param > 0:
+			param--
+		case c == '[' && strings.HasPrefix(s[i:], "[[") && wordStart(s, i):
+			return s
+		}
+		if c == '(' && quote == 0 && param == 0 && i > 0 && !strings.ContainsRune(" \t;&|()=$<>@!+*?`{", rune(s[i-1])) &&
+			!(i+1 < len(s) && s[i+1] == ')') {
 			return s[:line] // name() is a function's definition; a=( ) bash's array
 		}
 	}
 	return s
+}
+
+// wordStart: s[i] starts a word (sh's operators and blanks end one).
+func wordStart(s string, i int) bool {
+	return i == 0 || strings.IndexByte(" \t\n;&|()<>", s[i-1]) >= 0
 }
 
 // configCd adds the directory a config line's cd (pushd) words changes into to dirs, from each

@@ -1,7 +1,9 @@
 package wslayer
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -227,9 +229,16 @@ func (f *follower) inlineCode(by string, strs []string, why string) {
 		if !strings.ContainsAny(s, " \t\n") {
 			continue
 		}
-		// a string that is a command line (a hook's command): its statements as bash reads them
-		for _, words := range shellStatements(s) {
-			progs, why := stmtInline(words, nil)
+		// a string that is a command line (a hook's command): its statements as bash reads them,
+		// its heredocs' bodies apart (atk47a F1: an apostrophe in one swallowed the rest), each a
+		// runtime's standard input (`python3 - <<'EOF'`) and read as statements too (`| sh`)
+		text, docs := lineHeredocs(s)
+		stmts := shellStatements(text)
+		for _, m := range slices.Sorted(maps.Keys(docs)) {
+			stmts = append(stmts, shellStatements(strings.TrimPrefix(docs[m], heredocExpand))...)
+		}
+		for _, words := range stmts {
+			progs, why := stmtInline(words, docs)
 			if why != "" {
 				f.inlineCut(by, dirs, why)
 			}
