@@ -92,6 +92,11 @@ const maxLineNest = 4
 // heredocs' bodies taken out first (atk47a F1), what sh runs of the rest (shRunnable) read.
 func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 	vars := newShellVars(dirs[0])
+	if depth == 0 && filepath.Base(filepath.Dir(by)) == ".husky" && !mutated("workspace-config-husky-self") {
+		// husky runs `sh -e .husky/<hook>` from the root (git ran it by that path before v9):
+		// $0 is the script, `dirname "$0"` .husky (atk47a F6); a -c string's $0 is the shell's name
+		vars.m[selfDir] = filepath.Dir(by)
+	}
 	for n := range projectVars {
 		vars.m[n] = f.g.ws // the client's project (a hook runs from it, CLAUDE_PROJECT_DIR set)
 	}

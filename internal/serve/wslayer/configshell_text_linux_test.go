@@ -64,3 +64,36 @@ func TestCommitConfigLineCommentsOrdinary(t *testing.T) {
 		loadApplied(t, ws, p)
 	}
 }
+
+// A husky script's $0 is the script (husky v9 runs `sh -e .husky/<hook>` from the project's root;
+// git runs it by that path before v9): `$(dirname "$0")/..` is the root, and was taken for the
+// root's parent, so `cd "$(dirname "$0")/../server" && python3 main.py` and `python3
+// "$(dirname "$0")/../server/main.py"` left server/main.py writable (atk47a F6; sh -e and bash
+// -e run both: verify_reader.out). Red with mutant workspace-config-husky-self. A hook's `sh -c`
+// string keeps its $0 (the shell's name: dirname is the working directory).
+func TestCommitHuskySelfDir(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, k := range []struct{ file, text, target string }{
+		{".husky/pre-commit", `cd "$(dirname "$0")/../server" && python3 main.py` + "\n", "server/helper.py"},
+		{".husky/pre-commit", `python3 "$(dirname "$0")/../server/main.py"` + "\n", "server/main.py"},
+		{".husky/pre-commit", `python3 "${0%/*}/../server/main.py"` + "\n", "server/main.py"},
+		{".husky/pre-commit", `cd "$(dirname -- "$0")/.."` + "\ncd server\npython3 main.py\n", "server/main.py"},
+		{".claude/settings.json", claudeHook(`cd "$(dirname "$0")/server" && python3 main.py`), "server/main.py"},
+	} {
+		ws := t.TempDir()
+		write(t, filepath.Join(ws, filepath.FromSlash(k.file)), k.text)
+		write(t, filepath.Join(ws, "server", "main.py"), "import helper\n")
+		write(t, filepath.Join(ws, "server", "helper.py"), "X = 1\n")
+		write(t, filepath.Join(ws, "other", "main.py"), "print(1)\n")
+		loadRefused(t, ws, k.target, "starts")
+		loadApplied(t, ws, "other/main.py")
+	}
+	// husky v8's own hook: it sources .husky/_/husky.sh, and the project's sources stay writable
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".husky", "pre-commit"), "#!/usr/bin/env sh\n. \"$(dirname -- \"$0\")/_/husky.sh\"\n\nnpx lint-staged\n")
+	write(t, filepath.Join(ws, ".husky", "_", "husky.sh"), "#!/usr/bin/env sh\nexport readonly husky_skip_init=1\n")
+	write(t, filepath.Join(ws, "src", "index.ts"), "export {}\n")
+	for _, p := range []string{"src/index.ts", "src/new.ts", "README.md"} {
+		loadApplied(t, ws, p)
+	}
+}
