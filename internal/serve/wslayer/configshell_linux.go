@@ -138,8 +138,12 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 		if code, ok := shellCode(line); ok && depth < maxLineNest {
 			f.shellLine(by, code, slices.Clone(dirs), depth+1) // sh -c 'cd server; python3 main.py'
 		}
+		bodies := docs
+		if len(docs) > 0 && !mutated("workspace-config-shell-heredoc-vars") {
+			bodies = vars.heredocsIn(line, docs) // an unquoted delimiter's: this shell's $SRV expanded
+		}
 		for _, w := range line {
-			if body, ok := docs[w]; ok && depth < maxLineNest {
+			if body, ok := bodies[w]; ok && depth < maxLineNest {
 				// a heredoc's body, read as code on its own (`sh <<EOF`, `cat <<EOF | sh` run it;
 				// for `cat` it is prose, which a quote or `(` in it no longer cuts the rest of)
 				f.shellLine(by, strings.TrimPrefix(body, heredocExpand), slices.Clone(dirs), depth+1)

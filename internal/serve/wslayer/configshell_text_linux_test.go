@@ -31,6 +31,7 @@ func TestCommitConfigLineCommentsHeredocs(t *testing.T) {
 		{".claude/settings.json", claudeHook("echo ${X-a(b)}; cd server && python3 main.py"), "server/main.py"},
 		{".claude/settings.json", claudeHook("[[ $X =~ ^a(b)$ ]] || true\ncd server && python3 main.py"), "server/main.py"},
 		{".claude/settings.json", claudeHook("sh <<'EOF'\ncd server && python3 main.py\nEOF"), "server/main.py"},
+		{".husky/pre-commit", "SRV=server\nsh <<EOF\ncd $SRV && python3 main.py\nEOF\n", "server/helper.py"},
 		{".claude/settings.json", claudeHook("cat <<EOF\ndon't\nEOF\npython3 -c 'import server.helper' # x(y)"), "server/helper.py"},
 		{"lefthook.yml", "pre-commit:\n  commands:\n    srv:\n      run: cd server && python3 main.py # see fmt(1)\n", "server/main.py"},
 		{".mcp.json", mcp("cat <<EOF\nit's\nEOF\ncd server; python3 main.py # see fmt(1)"), "server/main.py"},
