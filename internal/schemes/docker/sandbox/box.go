@@ -169,16 +169,35 @@ func (e *Executor) boxSpec(b *box, name string) (spec, error) {
 // awaitReady reads the attach stream until the wrapper says its interpreter is blocked on
 // stdin. Nothing else comes before that line; what does (an image without /bin/sh, a crash)
 // is the error.
-// The Python wrapper says first how pid 1 stands to the program ("mcpsandbox-pid1:…", watchdogPy):
-// b.pid1 is that text, or why there is none.
+// The Python wrapper says how pid 1 stands to the program ("mcpsandbox-pid1:…", watchdogPy) on the
+// line just before its ready line, in the same write: b.pid1 is that text, or why there is none.
+// Only that line counts: one written earlier came from something else (atk47b F1: a sitecustomize
+// that ran in the wrapper wrote "mcpsandbox-pid1:prctl" where pid 1 was reachable).
 func (b *box) awaitReady(limit time.Duration) error {
 	got, err := b.readUntil("mcpsandbox-ready:"+b.nonce+"\n", limit)
 	b.at.ready = time.Now()
-	b.pid1 = "reachable (no python3 in the image: the shell wrapper runs as the program's uid, with no watchdog)"
-	if _, rest, ok := bytes.Cut(got, []byte("mcpsandbox-pid1:")); ok {
-		b.pid1, _, _ = strings.Cut(string(rest), "\n")
-	}
+	b.pid1 = pid1Report(got, b.nonce)
 	return err
+}
+
+// pid1Report is the wrapper's report in what came before (and with) its ready line.
+func pid1Report(got []byte, nonce string) string {
+	const tag = "mcpsandbox-pid1:"
+	before, _, _ := bytes.Cut(got, []byte("mcpsandbox-ready:"+nonce+"\n"))
+	if mutated("docker-pid1-first-line") {
+		if _, rest, ok := bytes.Cut(got, []byte(tag)); ok {
+			s, _, _ := strings.Cut(string(rest), "\n")
+			return s
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(string(before), "\n"), "\n")
+	if last, ok := strings.CutPrefix(lines[len(lines)-1], tag); ok {
+		return last
+	}
+	if bytes.Contains(before, []byte(tag)) {
+		return "reachable (a report came, but not on the line just before the wrapper's ready line: something ran in the wrapper before it)"
+	}
+	return "reachable (no python3 in the image: the shell wrapper runs as the program's uid, with no watchdog)"
 }
 
 // awaitLine reads the attach stream until line (what comes before it is the error's text).

@@ -236,6 +236,8 @@ if os.path.exists(EGRESS_SOCK):
     os.close(rw)
     os.read(rr, 1)
     os.close(rr)
+import site
+` + programEnvPy + `
 if pooled:
     exec(compile("pass", "<warm-up>", "exec"))
 k = os.fork()
@@ -290,6 +292,7 @@ if kind == "python":
     sys.argv = ["-"]
     sys.path = program_path
     try:
+        program_env()
         exec(compile(src, "<stdin>", "exec"), g)
     except SystemExit as e:
         c = e.code
@@ -383,10 +386,80 @@ sys.path = user_path
 // mark, in every later call. The wrapper imports only with the path Python started with less
 // its relative entries ("", or a "." in the image's PYTHONPATH): safe_path; the program alone
 // runs with the path as Python made it (program_path), so its own "import mymod" finds
-// /workspace/mymod.py as python3 -c in that directory would. Site's own start-up imports
-// (sitecustomize, usercustomize) run before "" is on the path. The watchdog and the egress
-// relay run with -I -S (no working directory on the path, no site at all).
+// /workspace/mymod.py as python3 -c in that directory would. The wrapper itself starts with -I -S
+// (no working directory, PYTHONPATH or site on its path: programEnvPy builds the program's), as do
+// the watchdog and the egress relay; a session's interpreter (sessionPy's REPL) starts as python3 -c.
 const isolateLine = `safe_path = [p for p in program_path if p.startswith("/")]`
+
+// programEnvPy builds, in the per-call wrapper, the Python environment python3 -c would have given
+// the program. The wrapper is started as the watchdog is (-I -S: none of the image's PYTHON*
+// variables, no site, no working directory on the path), because whatever runs at an interpreter's
+// start runs in the process that holds the attached stdin and writes the pid 1 report: with the
+// image's PYTHONPATH naming the workspace (ENV PYTHONPATH=/workspace or ".", an editable install's
+// .pth), a sitecustomize.py or usercustomize.py a call wrote ran there before the prctl, held a
+// session container past serve's death, left the supervisor dumpable and forged the report, and one
+// that exited made every later container fail to start (atk47b F1, F2). The program gets that
+// environment only after fd 0 is /dev/null, in its own call's process (a session's programs run in
+// their own interpreter, started as python3 -c: sessionPy's REPL, never in the supervisor). Made as
+// at start-up, in that order: PYTHONPATH's entries before the standard library's, site.main() (the
+// site-packages, their .pth files, sitecustomize, usercustomize, as the uid checks and
+// PYTHONNOUSERSITE allow), then "" first (-c's working directory, unless PYTHONSAFEPATH); and what
+// the image's PYTHONDONTWRITEBYTECODE, PYTHONPYCACHEPREFIX, PYTHONINTMAXSTRDIGITS, PYTHONIOENCODING,
+// PYTHONUNBUFFERED (the raw stdout and stderr, write-through), PYTHONWARNINGS and PYTHONFAULTHANDLER
+// set. Measured against python3 -c on the test image for each (sys.path, the streams' encoding,
+// errors, buffering, sys.warnoptions and the filters, the builtins site adds): the same. What stays
+// different (README, Known gaps): sys.flags and sys.orig_argv say -I -S; PYTHONHASHSEED,
+// PYTHONOPTIMIZE, PYTHONDEVMODE, PYTHONUTF8, PYTHONHOME, PYTHONPLATLIBDIR, PYTHONBREAKPOINT,
+// PYTHONVERBOSE, PYTHONMALLOC and PYTHONTRACEMALLOC take effect at an interpreter's start only and
+// are not applied; multiprocessing's spawned children start with the parent's -I -S (they get its
+// sys.path, not its sitecustomize).
+const programEnvPy = `def program_env():
+    e = os.environ
+    v = e.get("PYTHONPATH", "")
+    sys.path[:0] = [os.path.abspath(p) for p in v.split(":")] if v else []
+    sys.dont_write_bytecode = bool(e.get("PYTHONDONTWRITEBYTECODE"))
+    if e.get("PYTHONPYCACHEPREFIX"):
+        sys.pycache_prefix = os.path.abspath(e["PYTHONPYCACHEPREFIX"])
+    if e.get("PYTHONINTMAXSTRDIGITS") and hasattr(sys, "set_int_max_str_digits"):
+        try:
+            sys.set_int_max_str_digits(int(e["PYTHONINTMAXSTRDIGITS"]))
+        except ValueError:
+            pass
+    enc, _, err = e.get("PYTHONIOENCODING", "").partition(":")
+    unbuf = bool(e.get("PYTHONUNBUFFERED"))
+    if enc or err or unbuf:
+        import io, codecs
+        enc = enc and codecs.lookup(enc).name
+        for fd, n in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+            f = getattr(sys, n)
+            if f is None:
+                continue
+            fe = (err or enc and "strict" or f.errors) if fd < 2 else f.errors
+            if unbuf and fd:
+                f.flush()
+                raw = io.FileIO(fd, "w", closefd=False)
+                raw.name = "<%s>" % n
+                f = io.TextIOWrapper(raw, encoding=enc or f.encoding, errors=fe, newline="\n", write_through=True)
+                f.mode = "w"
+                setattr(sys, n, f)
+                setattr(sys, "__%s__" % n, f)
+            else:
+                f.reconfigure(encoding=enc or f.encoding, errors=fe, write_through=unbuf)
+    w = [o for o in e.get("PYTHONWARNINGS", "").split(",") if o]
+    if w:
+        sys.warnoptions[:0] = w
+        if "warnings" in sys.modules:
+            sys.modules["warnings"]._processoptions(w)
+        else:
+            import warnings
+    if e.get("PYTHONFAULTHANDLER"):
+        import faulthandler
+        faulthandler.enable()
+    import site
+    site.ENABLE_USER_SITE = not e.get("PYTHONNOUSERSITE") and os.getuid() == os.geteuid() and os.getgid() == os.getegid()
+    site.main()
+    if not e.get("PYTHONSAFEPATH"):
+        sys.path.insert(0, "")`
 
 // shellByNameLine decides how the wrapper hands a script to /bin/sh. dash prefixes its errors
 // with the script's name: run from a file it is the file's path ("/proc/self/fd/3: 1: curl: not
@@ -425,8 +498,8 @@ printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o" >&2
 const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -I -S -c "$5" "$2" "$1" "$4"; fi; exec /bin/sh -c "$3" sh "$1"`
 
 // watchdogPy is the container's first process (pid 1 of its pid namespace: no docker-init, see
-// build) and the wrapper's parent: it spawns the wrapper (python3 -c wrapperPy NONCE MODE, as the
-// entrypoint ran it before), which writes the call's timeout on fd 3 once it has read its program.
+// build) and the wrapper's parent: it spawns the wrapper (python3 -I -S -c wrapperPy NONCE MODE REACH:
+// nothing of the image's Python environment runs in it, programEnvPy), which writes the call's timeout on fd 3 once it has read its program.
 // From then on, when the attached stdin reads EOF (serve closed the call, or died, even by
 // SIGKILL, and the engine closed the stream) or the call outlives its timeout by 5 s, it kills
 // every process it can and exits; when the wrapper exits, it exits with its status (128+N for
@@ -448,7 +521,7 @@ const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -I 
 // which no container has, whatever its uid. Where the image's Python has ctypes (the official
 // python images) it calls prctl(PR_SET_DUMPABLE, 0), and the wrapper, spawned dumpable (exec
 // resets it), does the same as its first act, with ctypes imported from the standard library's
-// directory only (PYTHONPATH may name the workspace). Else the watchdog runs itself again from a
+// directory only. Else the watchdog runs itself again from a
 // copy of its interpreter in a memfd the program's uid may execute but not read: the kernel makes a
 // process that runs a file it cannot read non-dumpable. The wrapper is spawned from the same copy,
 // so a session's supervisor, which reads the attached stdin, is out of reach too (the program runs
@@ -527,7 +600,7 @@ signal.set_wakeup_fd(sw)
 signal.signal(signal.SIGCHLD, lambda s, f: None)
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 r, w = os.pipe()
-pid = os.posix_spawn(exe, [sys.executable] + sys.argv + [reach], dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 3)], setsigdef=[signal.SIGINT])
+pid = os.posix_spawn(exe, [sys.executable, "-I", "-S"] + sys.argv + [reach], dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 3)], setsigdef=[signal.SIGINT])
 os.close(w)
 po = select.poll()
 po.register(sr, select.POLLIN)
@@ -711,7 +784,7 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 			"LANG=C.UTF-8", "HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1",
 		},
 		Entrypoint:      []string{"/bin/sh", "-c", entrypoint, "mcpsandbox"},
-		Cmd:             []string{nonce, wrapperPy, wrapperSh, mode, mainPy(s.reachableWrapper)},
+		Cmd:             []string{nonce, wrapper(), wrapperSh, mode, mainPy(s.reachableWrapper)},
 		WorkingDir:      "/tmp",
 		AttachStdin:     true,
 		AttachStdout:    true,
@@ -782,13 +855,23 @@ func (s spec) describeUser() string {
 	return s.user + s.userWhy
 }
 
+// wrapper is wrapperPy (a mutant build's docker-wrapper-program-env-off gives the program the
+// wrapper's isolated environment: no PYTHONPATH, no site-packages).
+func wrapper() string {
+	if mutated("docker-wrapper-program-env-off") {
+		return strings.Replace(wrapperPy, "        program_env()\n", "", 1)
+	}
+	return wrapperPy
+}
+
 // prctlIf is the watchdog's line that makes itself non-dumpable through ctypes (for its mutants).
 const prctlIf = "        if prctl(4, 0, 0, 0, 0) == 0 and prctl(3, 0, 0, 0, 0) == 0:"
 
 // mainPy is the container's main process: watchdogPy (a mutant build's docker-watchdog-main only
 // waits for the wrapper: nothing the program cannot reach holds the attached stdin or the timeout;
 // docker-watchdog-session-blind leaves a session's stdin to its supervisor alone;
-// docker-watchdog-dumpable stays dumpable, docker-watchdog-wrapper-dumpable spawns a dumpable wrapper).
+// docker-watchdog-dumpable stays dumpable, docker-watchdog-wrapper-dumpable spawns a dumpable wrapper,
+// docker-wrapper-site spawns it without -I -S: the image's PYTHONPATH and site run before its prctl).
 func mainPy(reachableWrapper bool) string {
 	if mutated("docker-watchdog-main") {
 		return `import os, sys
@@ -810,7 +893,10 @@ os._exit(os.WEXITSTATUS(st) if os.WIFEXITED(st) else 128 + os.WTERMSIG(st))
 		return strings.Replace(watchdogPy, "if os.fstat(src).st_size + (24 << 20) > room:", "if False:", 1)
 	}
 	if mutated("docker-watchdog-wrapper-dumpable") || reachableWrapper {
-		return strings.Replace(watchdogPy, "pid = os.posix_spawn(exe, [sys.executable] + sys.argv + [reach],", `pid = os.posix_spawn(sys.executable, [sys.executable] + sys.argv + ["reachable (spawned so)"],`, 1)
+		return strings.Replace(watchdogPy, `pid = os.posix_spawn(exe, [sys.executable, "-I", "-S"] + sys.argv + [reach],`, `pid = os.posix_spawn(sys.executable, [sys.executable, "-I", "-S"] + sys.argv + ["reachable (spawned so)"],`, 1)
+	}
+	if mutated("docker-wrapper-site") {
+		return strings.Replace(watchdogPy, `[sys.executable, "-I", "-S"] + sys.argv + [reach]`, "[sys.executable] + sys.argv + [reach]", 1)
 	}
 	if mutated("docker-watchdog-session-blind") {
 		return strings.Replace(watchdogPy, "po.register(0, 0)", "pass", 1)

@@ -20,14 +20,27 @@ import (
 // (.ci/run installs libpython3.11-stdlib), the interpreter's own version. Removed at the test's end.
 func ctypesImage(t testing.TB, eng *engine.Client) string {
 	t.Helper()
+	files := ctypesFiles(t, nil)
+	if files == nil {
+		return ""
+	}
+	return derivedImageWith(t, eng, "ctypes", "COPY usr/ /usr/\nRUN python3 -I -S -c 'import ctypes; ctypes.CDLL(None).prctl'\n", files)
+}
+
+// ctypesFiles adds to files (a build context's, nil for a new one) the host's Debian 3.11 ctypes,
+// or skips the test (nil) where the host has none.
+func ctypesFiles(t testing.TB, files map[string][]byte) map[string][]byte {
+	t.Helper()
 	const lib = "/usr/lib/python3.11"
 	py, _ := filepath.Glob(lib + "/ctypes/*.py")
 	so, _ := filepath.Glob(lib + "/lib-dynload/_ctypes.cpython-311-*.so")
 	if len(py) == 0 || len(so) != 1 {
 		testenv.Skip(t, "docker tests with ctypes: no Debian python 3.11 ctypes on this host (%s): apt-get install libpython3.11-stdlib", lib)
-		return ""
+		return nil
 	}
-	files := map[string][]byte{}
+	if files == nil {
+		files = map[string][]byte{}
+	}
 	for _, f := range append(py, so...) {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -35,7 +48,7 @@ func ctypesImage(t testing.TB, eng *engine.Client) string {
 		}
 		files[strings.TrimPrefix(f, "/")] = b
 	}
-	return derivedImageWith(t, eng, "ctypes", "COPY usr/ /usr/\nRUN python3 -I -S -c 'import ctypes; ctypes.CDLL(None).prctl'\n", files)
+	return files
 }
 
 // smallCtypes is a policy on the ctypes image at the smallest memory a policy may set: no room
