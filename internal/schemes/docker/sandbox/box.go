@@ -519,15 +519,34 @@ func (e *Executor) gvisorEnded() string {
 		e.spec.pids, e.spec.hostPids())
 }
 
-// notePid1 keeps what the first container said of its pid 1 (awaitReady) and says once, on
-// serve's log, when the program can reach it: there the watchdog that ends a container when serve
-// dies can be held off through /proc (README, Known gaps), which the policy's image or runtime
-// decides, so every container of this serve says the same.
+// notePid1 keeps the worst a container said of its pid 1 (awaitReady) and says on serve's log,
+// once per change, when the program can reach it: there the watchdog that ends a container when
+// serve dies can be held off through /proc (README, Known gaps). The policy's image and runtime
+// decide it mostly, but not alone (the workspace's content did, atk47b F1), so a later container
+// that says reachable where the first did not replaces the first's word (atk47b F3): the log,
+// Pid1() and --check's init layer say it. A later "prctl" or "copy" never hides an earlier
+// reachable one.
 func (e *Executor) notePid1(s string) {
-	if s == "" || !e.pid1.CompareAndSwap(nil, &s) {
+	if s == "" {
 		return
 	}
-	if strings.HasPrefix(s, "reachable") {
+	reach := strings.HasPrefix(s, "reachable")
+	var was string
+	for {
+		old := e.pid1.Load()
+		if old != nil && (!reach || strings.HasPrefix(*old, "reachable") || mutated("docker-pid1-first-only")) {
+			return
+		}
+		if e.pid1.CompareAndSwap(old, &s) {
+			if old != nil {
+				was = *old
+			}
+			break
+		}
+	}
+	if reach && was != "" {
+		e.log.Warn("docker: a later container's watchdog (its pid 1, which ends it when serve dies) is within the program's reach through /proc, where the first containers' was not: something a call left (the workspace's content) can change it; a program can keep a container running after serve dies, until its timeout (a session's: until the next serve); see README, Known gaps", "pid1", s, "before", was)
+	} else if reach {
 		e.log.Warn("docker: the watchdog (the container's pid 1, which ends it when serve dies) is within the program's reach through /proc in this image or runtime: a program can keep a container running after serve dies, until its timeout (a session's: until the next serve); give the image Python's ctypes, or see README, Known gaps", "pid1", s)
 	}
 }

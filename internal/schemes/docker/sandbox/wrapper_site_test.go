@@ -1,12 +1,14 @@
 package sandbox
 
 import (
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -163,5 +165,25 @@ func TestPid1ReportIsTheLineBeforeReady(t *testing.T) {
 		if got := pid1Report([]byte(c.got), n); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%q: report %q, want %q", c.got, got, c.want)
 		}
+	}
+}
+
+// A later container's reachable pid 1 is said, where the first's was not (atk47b F3: the first
+// report was kept whatever came after): Pid1 and the log say it, and a later prctl hides it not.
+func TestNotePid1KeepsTheWorst(t *testing.T) {
+	var log strings.Builder
+	e := &Executor{log: slog.New(slog.NewTextHandler(&log, nil))}
+	e.notePid1("prctl")
+	e.notePid1("reachable (the wrapper's /proc opened by a process of its uid though it used prctl)")
+	e.notePid1("prctl")
+	e.notePid1("reachable (another)")
+	if p := e.Pid1(); !strings.HasPrefix(p, "reachable (the wrapper's") {
+		t.Fatalf("Pid1 = %q after prctl, reachable, prctl", p)
+	}
+	if n := strings.Count(log.String(), "level=WARN"); n != 1 || !strings.Contains(log.String(), "before=prctl") {
+		t.Fatalf("serve's log: %d warnings, want 1 naming the earlier word:\n%s", n, log.String())
+	}
+	if l := e.pid1Layer([]executor.Layer{{Name: LayerInit, Active: true}}); l[0].Active {
+		t.Fatalf("--check's init layer says the watchdog is out of reach: %+v", l[0])
 	}
 }
