@@ -116,6 +116,7 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 		for j := range words {
 			words[j] = vars.expand(words[j])
 		}
+		words, redirs := lineRedirects(splitRedirects(words)) // sh's operands: `cd >/dev/null server`
 		k := command(words)
 		for k < len(words) {
 			name, value, ok := assignment(words[k])
@@ -134,7 +135,8 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 			}
 			continue
 		}
-		line := splitRedirects(words[k:])
+		declare(words[k:], vars) // export SRV=server
+		line := append(words[k:len(words):len(words)], redirs...)
 		if code, ok := shellCode(line); ok && depth < maxLineNest {
 			f.shellLine(by, code, slices.Clone(dirs), depth+1) // sh -c 'cd server; python3 main.py'
 		}

@@ -1,0 +1,71 @@
+package wslayer
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// lineProject is a workspace whose config file (rel) holds text, beside server/ (main.py imports
+// helper.py), app/main.py, other/main.py and src/index.ts.
+func lineProject(t *testing.T, rel, text string) string {
+	t.Helper()
+	ws := t.TempDir()
+	for p, s := range map[string]string{rel: text, "server/main.py": "import helper\n", "server/helper.py": "X = 1\n",
+		"app/main.py": "print(1)\n", "other/main.py": "print(1)\n", "src/index.ts": "export {}\n"} {
+		write(t, filepath.Join(ws, filepath.FromSlash(p)), s)
+	}
+	return ws
+}
+
+// serverRun: the config's line runs server/main.py, which (and what it imports) is protected;
+// other/main.py and the project's sources stay writable.
+func serverRun(t *testing.T, ws string) {
+	t.Helper()
+	for _, p := range []string{"server/main.py", "server/helper.py"} {
+		loadRefused(t, ws, p, "starts")
+	}
+	for _, p := range []string{"other/main.py", "src/index.ts"} {
+		loadApplied(t, ws, p)
+	}
+}
+
+// A declaration builtin assigns (atk47a F4): `export SRV=server; cd "$SRV"`, `readonly SRV=…`,
+// a husky `export SRV=server` left $SRV unresolved and server/main.py writable (dash and bash
+// run each). Red with mutant workspace-config-shell-declare. An ordinary `export
+// NODE_ENV=production; npm test` keeps the sources writable.
+func TestCommitConfigLineDeclare(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, k := range []struct{ file, text string }{
+		{".claude/settings.json", claudeHook(`export SRV=server; cd "$SRV" && python3 main.py`)},
+		{".claude/settings.json", claudeHook(`readonly SRV=server; cd $SRV && python3 main.py`)},
+		{".claude/settings.json", claudeHook(`export SRV="$CLAUDE_PROJECT_DIR/server"; python3 "$SRV/main.py"`)},
+		{".claude/settings.json", claudeHook(`export -p >/dev/null; declare -x SRV=server; cd "$SRV" && python3 main.py`)},
+		{".husky/pre-commit", "export SRV=server\ncd \"$SRV\"\npython3 main.py\n"},
+	} {
+		serverRun(t, lineProject(t, k.file, k.text))
+	}
+	ws := lineProject(t, ".claude/settings.json", claudeHook(`export NODE_ENV=production; npm test && npx tsc --noEmit`))
+	for _, p := range []string{"src/index.ts", "server/main.py", "app/main.py"} {
+		loadApplied(t, ws, p)
+	}
+}
+
+// A redirection is not cd's operand (atk47a F4): `cd >/dev/null server`, `cd 2>/dev/null
+// server`, `cd > /dev/null server` and `>/dev/null cd server` change into server (dash and bash
+// run each); the redirection's file was taken for the directory. Red with mutant
+// workspace-config-shell-line-redirects.
+func TestCommitConfigLineCdRedirect(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, cmd := range []string{
+		`cd >/dev/null server && python3 main.py`,
+		`cd 2>/dev/null server && python3 main.py`,
+		`cd > /dev/null server && python3 main.py`,
+		`>/dev/null cd server && python3 main.py`,
+	} {
+		serverRun(t, lineProject(t, ".claude/settings.json", claudeHook(cmd)))
+	}
+	// a redirection's file is still no program
+	ws := lineProject(t, ".claude/settings.json", claudeHook(`cd server 2>/dev/null && python3 main.py >../other/main.py`))
+	loadRefused(t, ws, "server/main.py", "starts")
+	loadApplied(t, ws, "other/main.py")
+}
