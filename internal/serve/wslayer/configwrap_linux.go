@@ -1,5 +1,7 @@
 package wslayer
 
+import "path/filepath"
+
 // A config's command line is read as sh runs it (configshell_linux.go), but three of sh's
 // statement forms were not (atk47a F4, F5, F8): a declaration builtin's `export SRV=server`
 // assigned nothing, a redirection before cd's operand (`cd >/dev/null server`) was taken for the
@@ -47,4 +49,32 @@ func declare(words []string, vars *shellVars) {
 			vars.set(name, value)
 		}
 	}
+}
+
+// configShellStrings are the strings of the config file that a shell runs (configShellText) as
+// that shell is given them: clientDefaults made each `${V:-d}` its default, as Claude Code
+// expands a .mcp.json's, but a hook's command, a lefthook run and a husky script reach sh
+// unexpanded, and sh decides `${V:-d}` by what the line itself set (atk47a F5: `D=server; cd
+// ${D:-x}` changes into server). The raw text (before clientDefaults) is read for every config;
+// the expanded one too where a client may expand (any but clientRaw's), the wider reading.
+func configShellStrings(file string, raw, expanded []byte, vals []string) []string {
+	out := configShellText(file, string(expanded), vals)
+	if string(raw) == string(expanded) || mutated("workspace-config-shell-raw") {
+		return out
+	}
+	rawVals, _ := configDecoded(file, string(raw))
+	shell := configShellText(file, string(raw), rawVals)
+	if clientRaw(file) {
+		return shell
+	}
+	return append(shell, out...)
+}
+
+// clientRaw: no client expands `${V:-d}` in the config file's strings before a shell runs them:
+// Claude Code's settings (its hooks' commands; it sets CLAUDE_PROJECT_DIR, clientSets, and the
+// shell expands), husky's scripts and the git hook managers' configs (hookWords), which git or
+// the manager hands to sh.
+func clientRaw(file string) bool {
+	dir, name := filepath.Base(filepath.Dir(file)), filepath.Base(file)
+	return dir == ".claude" && (name == "settings.json" || name == "settings.local.json") || dir == ".husky" || hookWords(dir, name)
 }

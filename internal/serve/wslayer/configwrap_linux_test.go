@@ -69,3 +69,25 @@ func TestCommitConfigLineCdRedirect(t *testing.T) {
 	loadRefused(t, ws, "server/main.py", "starts")
 	loadApplied(t, ws, "other/main.py")
 }
+
+// A shell's own `${V:-d}` is the shell's to decide (atk47a F5): clientDefaults made it d as if the
+// client expanded it, though the line set V: `D=server; cd ${D:-x}` ran server/main.py writable
+// (dash and bash run each). A hook, a husky script and a lefthook run are read raw by the shell
+// reader; a .mcp.json's `sh -c` argument, which Claude Code expands first, is read as expanded
+// too. Red with mutant workspace-config-shell-raw.
+func TestCommitConfigLineRawDefault(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, k := range []struct{ file, text string }{
+		{".claude/settings.json", claudeHook(`D=server; cd ${D:-x} && python3 main.py`)},
+		{".claude/settings.json", claudeHook(`APP=server/main.py; python3 "${APP:-app/main.py}"`)},
+		{".husky/pre-commit", "SRV=server\ncd \"${SRV:-.}\" && python3 main.py\n"},
+		{".husky/pre-commit", "APP=server/main.py\npython3 \"${APP:-app/main.py}\"\n"},
+		{"lefthook.yml", "pre-commit:\n  commands:\n    srv:\n      run: APP=server/main.py; python3 ${APP:-app/main.py}\n"},
+		{".mcp.json", `{"mcpServers": {"s": {"command": "sh", "args": ["-c", "D=x; cd ${D:-server}; python3 main.py"]}}}`},
+	} {
+		serverRun(t, lineProject(t, k.file, k.text))
+	}
+	// the default where the line sets nothing is still what sh runs
+	ws := lineProject(t, ".claude/settings.json", claudeHook(`cd ${SRV_DIR:-server} && python3 main.py`))
+	serverRun(t, ws)
+}

@@ -294,13 +294,14 @@ func (g *gitGuard) runs() []string {
 		f.noteSetters(file, string(b)) // names it sets for what it starts (env APP_DIR=lib …)
 		f.envrcDotenv(file)
 		f.configSetters(file, string(b)) // the names as its parser reads them (atk45a F2)
+		raw := b
 		b = clientDefaults(file, b)
 		f.configEnv(file, string(b)) // "env": {"NODE_OPTIONS": …, "PYTHONPATH": …}
 		strs := quoted().FindAllStringSubmatch(string(b), -1)
 		vals, why := configDecoded(file, string(b))
 		f.inlineCode(file, vals, why) // python3 -c '…', node -e '…': the program's text inline
 		// its command lines as sh reads them: operators, quotes, cd (atk46a F1, F2)
-		f.configLines(file, configShellText(file, string(b), vals))
+		f.configLines(file, configShellStrings(file, raw, b, vals))
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
 		}
