@@ -137,8 +137,10 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 		}
 		declare(words[k:], vars) // export SRV=server
 		line := append(words[k:len(words):len(words)], redirs...)
-		if code, ok := shellCode(line); ok && depth < maxLineNest {
-			f.shellLine(by, code, slices.Clone(dirs), depth+1) // sh -c 'cd server; python3 main.py'
+		for _, code := range lineCodes(line) {
+			if depth < maxLineNest {
+				f.shellLine(by, code, slices.Clone(dirs), depth+1) // sh -c 'cd server; python3 main.py'
+			}
 		}
 		bodies := docs
 		if len(docs) > 0 && !mutated("workspace-config-shell-heredoc-vars") {

@@ -1,6 +1,9 @@
 package wslayer
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // A config's command line is read as sh runs it (configshell_linux.go), but three of sh's
 // statement forms were not (atk47a F4, F5, F8): a declaration builtin's `export SRV=server`
@@ -49,6 +52,133 @@ func declare(words []string, vars *shellVars) {
 			vars.set(name, value)
 		}
 	}
+}
+
+// maxLineCodes bounds the operands of one statement read as shell code.
+const maxLineCodes = 16
+
+// lineCodes are the shell codes the command line words runs by `sh -c`: a shell's -c operand
+// (shellCode), a wrapper's (wrapperCode), else each operand holding a blank, which a tool may
+// run as a command line (tmux new 'cd server && …', npx -c '…', nodemon --exec '…'): read as
+// code, the wider reading (a message's words name no program, a program's name is protected).
+func lineCodes(words []string) []string {
+	if code, ok := shellCode(words); ok {
+		return []string{code}
+	}
+	if code, ok := wrapperCode(words); ok {
+		return []string{code}
+	}
+	if mutated("workspace-config-shell-operands") {
+		return nil
+	}
+	var out []string
+	for _, w := range words[min(1, len(words)):] {
+		if strings.ContainsAny(w, " \t\n") && len(out) < maxLineCodes {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// codeOption are the programs whose option c (short, in a cluster: -mc CODE, -cCODE) or long
+// --command / --session-command (=CODE or CODE) hands its value to `sh -c`: util-linux's flock
+// (`flock FILE -c CODE`), su, runuser and script, and shadow's sg (`sg GROUP -c CODE`, or its
+// second operand: `sg GROUP CODE`).
+var codeOption = map[string]bool{"flock": true, "su": true, "runuser": true, "script": true, "sg": true}
+
+// wrapperCode is the code a wrapper among words (codeOption's, or procps' watch, which joins
+// its operands with blanks) runs by `sh -c`.
+func wrapperCode(words []string) (string, bool) {
+	if mutated("workspace-config-shell-wrappers") {
+		return "", false
+	}
+	for j, w := range words {
+		switch base := filepath.Base(w); {
+		case base == "watch":
+			return watchCode(words[j+1:])
+		case codeOption[base]:
+			if code, ok := optionCode(words[j+1:]); ok {
+				return code, true
+			}
+			if base == "sg" {
+				if ops := operands(words[j+1:]); len(ops) > 1 {
+					return ops[1], true // sg GROUP CODE
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// optionCode is the value of the option c or --command (any prefix getopt_long takes of it,
+// --session-command) among args.
+func optionCode(args []string) (string, bool) {
+	for i, a := range args {
+		if a == "--" {
+			break // the command's own words (runuser -u U -- CMD): not the wrapper's options
+		}
+		if long, ok := strings.CutPrefix(a, "--"); ok {
+			name, v, eq := strings.Cut(long, "=")
+			if name == "" || !strings.HasPrefix("command", name) && !strings.HasPrefix("session-command", name) {
+				continue
+			}
+			if eq {
+				return v, true
+			}
+			if i+1 < len(args) {
+				return args[i+1], true
+			}
+			continue
+		}
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		c := strings.IndexByte(a, 'c')
+		switch {
+		case c < 0:
+		case c+1 < len(a):
+			return a[c+1:], true // -cCODE, -mcCODE
+		case i+1 < len(args):
+			return args[i+1], true
+		}
+	}
+	return "", false
+}
+
+// operands are args without their options (a word starting with -) and what follows --.
+func operands(args []string) []string {
+	var out []string
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i+1:]...)
+		}
+		if !strings.HasPrefix(a, "-") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// watchCode is the command procps' watch runs by `sh -c`: its operands after its options
+// (-n SECS and --interval SECS valued, -q/--equexit CYCLES too) joined with blanks.
+func watchCode(args []string) (string, bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			i++
+		case a == "-n" || a == "--interval" || a == "-q" || a == "--equexit":
+			continue // and its value, skipped below
+		case strings.HasPrefix(a, "-"):
+			continue
+		case i > 0 && (args[i-1] == "-n" || args[i-1] == "--interval" || args[i-1] == "-q" || args[i-1] == "--equexit"):
+			continue
+		}
+		if i < len(args) {
+			return strings.Join(args[i:], " "), true
+		}
+	}
+	return "", false
 }
 
 // configShellStrings are the strings of the config file that a shell runs (configShellText) as

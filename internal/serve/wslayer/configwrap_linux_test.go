@@ -91,3 +91,30 @@ func TestCommitConfigLineRawDefault(t *testing.T) {
 	ws := lineProject(t, ".claude/settings.json", claudeHook(`cd ${SRV_DIR:-server} && python3 main.py`))
 	serverRun(t, ws)
 }
+
+// A wrapper that hands an operand to `sh -c` is read as sh -c is (atk47a F8): flock FILE -c CODE,
+// su -cCODE, runuser --command=CODE, script -qc CODE, sg GROUP CODE, watch's operands joined, and
+// a tool's operand that is a command line (tmux new-session -d CODE, npx -c CODE) ran
+// server/main.py writable (util-linux, shadow, procps, tmux and npm run each here). Red with
+// mutants workspace-config-shell-wrappers (the glued and joined forms) and
+// workspace-config-shell-operands (tmux, npx). A hook's message and jq filter name no program.
+func TestCommitConfigLineWrappers(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, cmd := range []string{
+		`flock /tmp/fmt.lock -c 'cd server && python3 main.py'`,
+		`su -c'cd server && python3 main.py'`,
+		`runuser root --command='cd server && python3 main.py'`,
+		`script -qc 'cd server && python3 main.py' /dev/null`,
+		`sg root 'cd server && python3 main.py'`,
+		`watch -n 1 cd server '&&' python3 main.py`,
+		`tmux new-session -d 'cd server && python3 main.py'`,
+		`npx -c 'cd server && python3 main.py'`,
+	} {
+		serverRun(t, lineProject(t, ".claude/settings.json", claudeHook(cmd)))
+	}
+	ws := lineProject(t, ".claude/settings.json", claudeHook(`jq -r '.tool_input.file_path | select(endswith(".ts"))' | `+
+		`xargs npx prettier --write && osascript -e 'display notification "Formatted the main file" with title "Claude"'`))
+	for _, p := range []string{"src/index.ts", "server/main.py", "app/main.py", "other/main.py"} {
+		loadApplied(t, ws, p)
+	}
+}
