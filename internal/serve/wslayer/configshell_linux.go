@@ -153,6 +153,7 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 				f.shellLine(by, strings.TrimPrefix(body, heredocExpand), slices.Clone(dirs), depth+1)
 			}
 		}
+		f.cdInline(by, dirs, line)
 		for _, d := range dirs {
 			f.words(by, d, f.shellGlobs(by, d, line, vars), 0)
 		}

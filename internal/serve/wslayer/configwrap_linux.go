@@ -2,6 +2,7 @@ package wslayer
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -207,4 +208,32 @@ func configShellStrings(file string, raw, expanded []byte, vals []string) []stri
 func clientRaw(file string) bool {
 	dir, name := filepath.Base(filepath.Dir(file)), filepath.Base(file)
 	return dir == ".claude" && (name == "settings.json" || name == "settings.local.json") || dir == ".husky" || hookWords(dir, name)
+}
+
+// cdInline reads the code the statement line hands a runtime (its -c or -e code, its standard
+// input: stmtInline) from each of dirs that a cd in the config's line changed into: the
+// config's strings were read for it from the workspace's root and the config's directory only
+// (inlineCode), so `cd server && python3 <main.py` and `cd server && python3 -c 'import main'`
+// (dash and bash run server/main.py) left server/main.py writable.
+func (f *follower) cdInline(by string, dirs, line []string) {
+	if mutated("workspace-config-shell-cd-inline") {
+		return
+	}
+	read := uniq(f.g.ws, filepath.Dir(by)) // inlineCode's
+	var moved []string
+	for _, d := range dirs {
+		if !slices.Contains(read, d) {
+			moved = append(moved, d)
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	progs, why := stmtInline(line, nil)
+	if why != "" {
+		f.inlineCut(by, moved, why)
+	}
+	for _, p := range progs {
+		f.runInline(by, moved, p, 0)
+	}
 }

@@ -118,3 +118,36 @@ func TestCommitConfigLineWrappers(t *testing.T) {
 		loadApplied(t, ws, p)
 	}
 }
+
+// A runtime's code after a cd in a config's line is read from the directory changed into:
+// `cd server && python3 <main.py` and `cd server && python3 -c 'import main'` (dash and bash
+// run server/main.py) were read from the workspace's root and the config's directory only.
+// Red with mutant workspace-config-shell-cd-inline.
+func TestCommitConfigLineCdInline(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, cmd := range []string{
+		`cd server && python3 <main.py`,
+		`cd server && python3 -c 'import main'`,
+		`cd "$CLAUDE_PROJECT_DIR/server" && python3 - < ./main.py`,
+	} {
+		serverRun(t, lineProject(t, ".claude/settings.json", claudeHook(cmd)))
+	}
+}
+
+// A started script's `cd > /dev/null DIR` (the redirection's file a word of its own) is read as
+// sh runs it: the script reader took /dev/null for the directory, outside the workspace, and
+// failed closed on every change. Red with mutant workspace-config-shell-line-redirects.
+func TestCommitScriptCdRedirect(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, script := range []string{
+		"cd > /dev/null \"$(dirname \"$0\")/../app\" && exec python3 main.py\n",
+		"cd 2> /dev/null \"$(dirname \"$0\")/../app\" || exit 1\nexec python3 main.py\n",
+	} {
+		ws := t.TempDir()
+		write(t, filepath.Join(ws, ".mcp.json"), `{"mcpServers":{"s":{"command":"sh","args":["srv/run.sh"]}}}`)
+		write(t, filepath.Join(ws, "srv", "run.sh"), "#!/bin/sh\n"+script)
+		write(t, filepath.Join(ws, "app", "main.py"), "X = 1\n")
+		loadRefused(t, ws, "app/main.py", startsIt)
+		loadApplied(t, ws, "docs/notes.md")
+	}
+}

@@ -329,7 +329,8 @@ func forLoop(stmts [][]string, i int, vars *shellVars) (name string, values []st
 // into to dirs; one it cannot place fails closed.
 func (f *follower) shellCd(by string, dirs, words []string, vars *shellVars) []string {
 	var to string
-	for _, w := range words[1:] {
+	ops, _ := lineRedirects(words) // `cd > /dev/null app`: the redirection's file is no operand (fix47-c)
+	for _, w := range ops[1:] {
 		if !strings.HasPrefix(w, "-") && !strings.HasPrefix(strings.TrimLeft(w, "0123456789&"), ">") {
 			to = w
 			break
