@@ -79,7 +79,7 @@ with open("/tmp/outputs/zbig.png", "wb") as f:
 `
 			if mode == "call" { // the program forges a record with the wrapper's nonce (in its argv)
 				flood += `args = open("/proc/self/cmdline", "rb").read().split(b"\0")
-nonce = args[3]
+nonce = args[args.index(b"-c") + 2]
 os.write(1, b"mcpsandbox-data:" + nonce + b":i,YS5wbmc=,60000000,")
 for _ in range(60):
     os.write(1, b"QUFB" * (1 << 18))
