@@ -120,9 +120,23 @@ func checkEgressHarness(t *testing.T, sc *scheme.Scheme, withHosts, without *pol
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := harness.RunControls(context.Background(), ctrls, harness.Options{Binary: binPath, Policy: base, Adapter: sc.Adapter, Parallel: 2})
+	opts := harness.Options{Binary: binPath, Policy: base, Adapter: sc.Adapter, Parallel: 2}
+	rs, err := harness.RunControls(context.Background(), ctrls, opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, r := range rs {
+		// a control whose step only started on a second try ran on a machine too slow for the
+		// control policy's 6 s (make test's other packages beside it): its detector is judged on
+		// one more run, said in the log, not on that one
+		if !r.Fired && strings.Contains(r.Detail, "on a second try") {
+			t.Logf("control %s@%s ran on a starved machine (%s): once more", r.Detector, r.Scenario, r.Detail)
+			again, err := harness.RunControls(context.Background(), []harness.Control{r.Control}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs[i] = again[0]
+		}
 	}
 	for _, r := range rs {
 		if !r.Fired {
