@@ -354,8 +354,12 @@ func clientDefaults(file string, b []byte) []byte {
 	set := clientSets(file)
 	return clientDefault().ReplaceAllFunc(b, func(m []byte) []byte {
 		name, _, _ := strings.Cut(string(m[2:]), ":-")
-		if v, ok := set[name]; ok && !mutated("workspace-config-client-set-names") {
-			return []byte(v) // the client sets it for what the config runs: not its default (atk44a F8)
+		if v, ok := set[name]; ok {
+			// the client sets it for what the config runs: not its default (atk44a F8). A second
+			// layer since atk47a F5: a hook's command is read raw by the shell reader too, which
+			// takes CLAUDE_PROJECT_DIR for the project whatever its default says (its mutant,
+			// workspace-config-client-set-names, survived CI 47b and was retired)
+			return []byte(v)
 		}
 		return clientDefault().ReplaceAll(m, []byte("$1"))
 	})
