@@ -50,8 +50,14 @@ func (k *keeper) entry(up int, name, rel string, depth int) {
 		k.skipped++ // a directory past the bound counts as one: its tree is not walked
 		return
 	}
+	// an entry that cannot be read is a refused entry not kept, counted (review41 #10): the
+	// result's "N more not kept" must not undercount
+	uncounted := mutated("workspace-keep-errors-uncounted")
 	var st unix.Stat_t
 	if unix.Fstatat(up, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		if !uncounted {
+			k.skipped++
+		}
 		return
 	}
 	switch st.Mode & unix.S_IFMT {
@@ -64,10 +70,16 @@ func (k *keeper) entry(up int, name, rel string, depth int) {
 		}
 		d, err := openDir(up, name)
 		if err != nil {
+			if !uncounted {
+				k.skipped++
+			}
 			return
 		}
 		defer unix.Close(d)
-		list, _ := readNames(d)
+		list, err := readNames(d)
+		if err != nil && !uncounted {
+			k.skipped++ // the names not read: at least one entry
+		}
 		for _, n := range list {
 			k.entry(d, n, path.Join(rel, n), depth+1)
 		}

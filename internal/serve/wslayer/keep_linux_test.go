@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
@@ -204,5 +206,27 @@ func TestRefusedContentStoreBoundAcrossWorkspaces(t *testing.T) {
 		if count(w) < 1 {
 			t.Errorf("a workspace's newest call was removed by the store's bound")
 		}
+	}
+}
+
+// A refused entry the keeper cannot read (gone before it looked, a directory it cannot open or
+// list) is counted as not kept, so the result's "more not kept" does not undercount (review41
+// #10). Red when such an entry is dropped uncounted (mutant workspace-keep-errors-uncounted).
+func TestKeeperCountsEntriesItCannotRead(t *testing.T) {
+	up := t.TempDir()
+	write(t, filepath.Join(up, "there.txt"), "x\n")
+	fd, err := openDir(unix.AT_FDCWD, up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	k := &keeper{store: filepath.Join(t.TempDir(), "refused"), call: "c", ws: t.TempDir()}
+	k.entry(fd, "gone.txt", "gone.txt", 0)
+	k.entry(fd, "there.txt", "there.txt", 0)
+	if k.root != nil {
+		defer k.root.Close()
+	}
+	if k.skipped != 1 || k.files != 1 {
+		t.Errorf("not kept %d, kept %d: want the entry that could not be read counted (1) and the other kept (1)", k.skipped, k.files)
 	}
 }
