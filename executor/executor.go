@@ -252,6 +252,10 @@ func DecodeArgs(raw json.RawMessage, v any) error {
 		if errors.As(err, &te) && te.Field != "" {
 			return Refuse("tool.arguments", "argument %q must be %s, not a JSON %s (see the tool's input schema)", te.Field, jsonKind(te.Type), te.Value)
 		}
+		if errors.As(err, &te) && !mutated("args-go-words") {
+			// the arguments as a whole: the error named the tool's Go struct (atk48b F5)
+			return Refuse("tool.arguments", "arguments must be a JSON object of the tool's input schema, not a JSON %s", te.Value)
+		}
 		why := strings.TrimPrefix(err.Error(), "json: ")
 		if strings.HasPrefix(why, "unknown field ") {
 			if names := argNames(v); len(names) > 0 {

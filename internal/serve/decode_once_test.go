@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,12 +17,10 @@ import (
 // would make of it, with the same result for every shape of request and response, odd ones
 // included (a request's params that are no object are refused before: TestStdioErrorsInJSONRPCWords).
 func TestDecodeOnceMatchesTheSDK(t *testing.T) {
-	for _, m := range []string{
+	messages := []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1}}}`,
 		`{"jsonrpc":"2.0","id":"a\u0062c","method":"tools/\u0063all","params":{ "name" : "x" ,"arguments":{}} }`,
 		`{"params":{"name":"x"},"method":"ping","id":-7,"jsonrpc":"2.0"}`,
-		`{"jsonrpc":"2.0","id":1.0,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized","params":null}`,
@@ -29,10 +28,6 @@ func TestDecodeOnceMatchesTheSDK(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/initialized","params":"s"}`,
 		`{"jsonrpc":"1.0","id":2,"method":"ping"}`,
 		`{"id":2,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":2,"method":5}`,
-		`{"jsonrpc":"2.0","id":2,"method":null}`,
 		`{"jsonrpc":"2.0","id":2,"method":""}`,
 		`{"jsonrpc":"2.0","id":2,"method":"ping","method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":2,"id":3,"method":"ping"}`,
@@ -48,17 +43,35 @@ func TestDecodeOnceMatchesTheSDK(t *testing.T) {
 		`{}`,
 		` {"jsonrpc":"2.0","id":9,"method":"tools/list"} `,
 		`{"jsonrpc":"2.\u0030","id":9,"method":"tools/list"}`,
-		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":-0,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":"\ud800","method":"p\ud800"}`,
-		`{"jsonrpc":"2.0","id":[1],"method":"ping"}`,
 		`{"jsonrpc":null,"id":2,"method":"ping"}`,
 		`{"jsonrpc":"2.0","ID":2,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"x":1}}}`,
-	} {
+	}
+	// ids the SDK would answer as another (1.5 as 1) or in Go's words, and a method that is no
+	// string: refused before the SDK (TestStdioErrorsInJSONRPCWords)
+	refusedFirst := []string{
+		`{"jsonrpc":"2.0","id":1.0,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":{},"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":true,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":2,"method":5}`,
+		`{"jsonrpc":"2.0","id":2,"method":null}`,
+		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":[1],"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`,
+	}
+	for _, m := range append(slices.Clone(messages), refusedFirst...) {
 		line := []byte(m)
 		p, _, _, why := judgeMessage(line)
+		if slices.Contains(refusedFirst, m) {
+			if why == "" {
+				t.Errorf("%s: handed to the SDK, which cannot answer it as sent: want it refused first (atk48b F4, F5)", m)
+			}
+			continue
+		}
 		if why != "" {
 			t.Errorf("%s: refused: %s", m, why)
 			continue

@@ -82,6 +82,12 @@ func judgeMessage(raw []byte) (p probe, id json.RawMessage, code int64, why stri
 	if mutated("message-echo") {
 		return p, id, 0, ""
 	}
+	if why := idProblem(id); why != "" {
+		return p, nil, jsonrpc.CodeInvalidRequest, why // an id that cannot be echoed as sent: none
+	}
+	if len(p.Method) > 0 && p.Method[0] != '"' && !mutated("message-method-go-words") {
+		return p, id, jsonrpc.CodeInvalidRequest, "invalid request: the message's method must be a string, not " + jsonKind(p.Method[0])
+	}
 	var method string
 	if len(p.Method) <= 128 { // "tools/call" even written all in \u escapes is shorter
 		_ = sdkDecode(p.Method, &method)
@@ -94,6 +100,9 @@ func judgeMessage(raw []byte) (p probe, id json.RawMessage, code int64, why stri
 			return p, id, jsonrpc.CodeInvalidParams, why
 		}
 		return p, id, 0, ""
+	}
+	if why := paramsNotObject(p, method); why != "" {
+		return p, id, jsonrpc.CodeInvalidParams, why // none, or null: the SDK's -32600 or "handling 'tools/call'"
 	}
 	if len(p.Params) == 0 {
 		return p, id, 0, ""
@@ -108,20 +117,58 @@ func judgeMessage(raw []byte) (p probe, id json.RawMessage, code int64, why stri
 
 // paramsNotObject says why a request's params are refused before the SDK decodes them: every
 // MCP method takes an object (or none), and the SDK's error for another names its Go types
-// (trial46 F6). A notification's are left to the SDK, which answers none.
+// (trial46 F6); a method that needs params, sent none or null, got -32600 or -32603 from the SDK
+// where JSON-RPC says -32602 (atk48b F5). Only the methods this server answers are judged: any
+// other is the SDK's -32601, whatever its params. A notification's are left to the SDK, which
+// answers none.
 func paramsNotObject(p probe, method string) string {
-	if len(p.Params) == 0 || len(p.ID) == 0 || bytes.Equal(p.ID, []byte("null")) || mutated("params-go-words") {
+	if len(p.ID) == 0 || bytes.Equal(p.ID, []byte("null")) || mutated("params-go-words") {
 		return ""
 	}
-	switch p.Params[0] {
-	case '{':
+	need, known := methodParams[method]
+	if !known && !mutated("params-unknown-method") {
 		return ""
-	case 'n':
-		if bytes.Equal(p.Params, []byte("null")) {
-			return ""
+	}
+	if len(p.Params) == 0 || bytes.Equal(p.Params, []byte("null")) {
+		if need && !mutated("params-required-code") {
+			return fmt.Sprintf("invalid params of %s: params are required (a JSON object)", method)
 		}
+		return ""
+	}
+	if p.Params[0] == '{' {
+		return ""
+	}
+	if method == "tools/call" {
+		return "invalid params of tools/call: params must be an object, not " + jsonKind(p.Params[0]) + `: tools/call takes {"name": "<tool>", "arguments": {…}}`
 	}
 	return fmt.Sprintf("invalid params of %s: params must be a JSON object, not %s", ClipText(method, 128), jsonKind(p.Params[0]))
+}
+
+// methodParams are the request methods this server answers (the go-sdk v1.8.0 server's, less
+// those it answers -32601 for here: resources/subscribe and unsubscribe, server/discover), each
+// with whether it needs params (TestStdioErrorsInJSONRPCWords checks both against the SDK).
+var methodParams = map[string]bool{
+	"initialize": true, "tools/call": true, "prompts/get": true, "resources/read": true,
+	"completion/complete": true, "logging/setLevel": true, "subscriptions/listen": true,
+	"ping": false, "tools/list": false, "prompts/list": false, "resources/list": false, "resources/templates/list": false,
+}
+
+// idProblem says why a message's id cannot be answered as sent ("" = it can): JSON-RPC's id is
+// a string, a number or null, and the SDK reads a number as a double kept as an int64, so 1.5
+// was answered as 1, 9007199254740993 as 9007199254740992, 12345678901234567890 as
+// -9223372036854775808, and true or {} got an error in Go's words (atk48b F4, F5). An integer
+// within ±(2^53−1), as wrap takes (relay ids), is echoed as the number it is (-0 as 0).
+func idProblem(id json.RawMessage) string {
+	if len(id) == 0 || id[0] == '"' || bytes.Equal(id, []byte("null")) || mutated("message-id-as-sdk") {
+		return ""
+	}
+	if c := id[0]; c == '-' || c >= '0' && c <= '9' {
+		if n, err := strconv.ParseInt(string(id), 10, 64); err == nil && n >= -(1<<53-1) && n <= 1<<53-1 {
+			return ""
+		}
+		return fmt.Sprintf("invalid request: the message's id %s is not an integer within ±(2^53−1) (what a JSON number holds exactly): use a string or such an integer, which the answer carries back as sent", ClipText(string(id), 64))
+	}
+	return "invalid request: the message's id must be a string, an integer or null, not " + jsonKind(id[0])
 }
 
 // paramsProblem says what a tools/call's params decode error found in JSON's words, not the

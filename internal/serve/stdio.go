@@ -472,6 +472,11 @@ func (c *lineConn) decode(line []byte) (jsonrpc.Message, []byte, *Oversize) {
 		return nil, errorLine(id, code, why), &o
 	}
 	if !json.Valid(line) {
+		if why := messageShape(line); why != "" && !mutated("message-depth-as-invalid") {
+			// Go's JSON checker stops at 10,000 levels: a deeper message is valid JSON past
+			// serve's own bound, which says so (atk48b F5)
+			return refuse(jsonrpc.CodeInvalidRequest, why, true)
+		}
 		return refuse(jsonrpc.CodeParseError, "parse error: the line is not valid JSON", true)
 	}
 	if line[0] == '[' {
