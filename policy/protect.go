@@ -141,6 +141,15 @@ var roundatk40 = []string{".yarn/cache", ".yarn/sdks", ".yarn/unplugged", "vendo
 var roundatk40b = []string{"mise.*.toml", ".mise.*.toml", ".rtx.toml", ".rtx.local.toml", ".config/mise.toml", ".config/mise.*.toml",
 	".config/mise", "mise/config.toml", "mise/config.*.toml", "mise/conf.d"}
 
+// roundatk48a are lefthook's files the lists above missed (attack round atk48a, F1): its script
+// directories (.lefthook/<hook>/<file>, .lefthook-local/…: lefthook runs them as `RUNNER FILE` at
+// the next git commit; a config's own source_dir is protected by the follower), its config in
+// every format and place it reads (YAML, JSON, JSONC, TOML; lefthook-local.* merged over the
+// main one; .config/lefthook.*), beside the YAML names on the list above. Any extension: lefthook
+// before 1.x read its configs through viper, which takes its every format.
+var roundatk48a = []string{".lefthook", ".lefthook-local", "lefthook.*", ".lefthook.*", "lefthook-local.*", ".lefthook-local.*",
+	".config/lefthook.*", ".config/lefthook-local.*"}
+
 // agents are the coding agents' project files, one entry per agent and kind: instruction
 // (context) files, skills, MCP server configs, hooks and rules. An agent's files are listed
 // together so a sibling of a protected one is not missed (attack round atk37, F4: Kilo Code's
@@ -230,6 +239,9 @@ func init() {
 	}
 	if !mutated("protect-roundatk40b") {
 		DefaultProtect = append(DefaultProtect, roundatk40b...)
+	}
+	if !mutated("protect-roundatk48a") {
+		DefaultProtect = append(DefaultProtect, roundatk48a...)
 	}
 	if !mutated("protect-agents-atk37") {
 		for _, f := range agentFiles() {

@@ -93,6 +93,8 @@ type gitGuard struct {
 	envs map[string]string
 	// rcPrefix are the names an .envrc or mise config loads by a prefix (rcloads_linux.go)
 	rcPrefix map[string][]rcPrefix
+	// hookPrefix are the names a hook manager's config merges in by a pattern (lefthook_linux.go)
+	hookPrefix map[string][]namePrefix
 	// pyPrefix are the names Python's import system tries for a module in a directory (NAME.*,
 	// by the folded directory from the root: programs_linux.go); runRoot names a program the
 	// follower read at the workspace's root, whose package is the whole workspace (atk40b F1, F5)

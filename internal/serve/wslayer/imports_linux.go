@@ -153,6 +153,14 @@ func (g *gitGuard) fixedRunners() {
 			g.runners = append(g.runners, p)
 		}
 	}
+	if !mutated("workspace-lefthook-formats") {
+		for _, rel := range lefthookFiles() {
+			p := filepath.Join(g.ws, filepath.FromSlash(rel))
+			if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && g.hostConfig(p) && !slices.Contains(g.runners, p) {
+				g.runners = append(g.runners, p)
+			}
+		}
+	}
 	for _, d := range runsFixedDirs {
 		if d.dir != ".husky" && mutated("protect-agents-atk37") {
 			continue
@@ -235,6 +243,11 @@ func hookWords(dir, name string) bool {
 	case ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml",
 		"lefthook-local.yml", ".lefthook-local.yml":
 		return true
+	}
+	if lefthookConfig(name) && !mutated("workspace-lefthook-formats") {
+		return true // lefthook's other formats and its local config's (atk48a F1's class)
+	}
+	switch name {
 	case ".lintstagedrc", ".lintstagedrc.json", ".lintstagedrc.yaml", ".lintstagedrc.yml", ".simple-git-hooks.json", "simple-git-hooks.json":
 		// the commands lint-staged runs at a commit, the hooks simple-git-hooks installs
 		return !mutated("workspace-config-programs-follow")
@@ -302,6 +315,7 @@ func (g *gitGuard) runs() []string {
 		f.inlineCode(file, vals, why) // python3 -c '…', node -e '…': the program's text inline
 		// its command lines as sh reads them: operators, quotes, cd (atk46a F1, F2)
 		f.configLines(file, configShellStrings(file, raw, b, vals))
+		f.lefthook(file) // its runs from their roots, its scripts (atk48a F1, F2)
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
 		}
@@ -419,6 +433,9 @@ func (g *gitGuard) runMatch(rel string) string {
 		}
 	}
 	if why := g.rcPrefixMatch(rel); why != "" {
+		return why
+	}
+	if why := g.hookPrefixMatch(rel); why != "" {
 		return why
 	}
 	if why := g.pyPrefixMatch(rel); why != "" {

@@ -96,6 +96,8 @@ type follower struct {
 	runAs map[string][]runSpec
 	// lines are the config strings read as command lines (configshell_linux.go)
 	lines configLineSeen
+	// lefthookRoots are the roots whose lefthook configs were read (lefthook_linux.go)
+	lefthookRoots map[string]bool
 }
 
 type todoFile struct {

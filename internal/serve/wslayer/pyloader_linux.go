@@ -123,6 +123,34 @@ func (f *follower) pyLoaders(t todoFile, dir, text string) {
 			return
 		}
 		f.add(dir, t.by)
+		if w == "addsitedir" || strings.HasPrefix(w, "sys") && strings.HasSuffix(w, "path") {
+			f.pyCwdPaths(t, dir, orig)
+		}
+	}
+}
+
+// pyStrLit is a one-line Python string literal's contents.
+var pyStrLit = lazy.Regexp(`['"]([^'"\n]+)['"]`)
+
+// pyCwdPaths protects the directories a relative literal of a sys.path change (the text orig)
+// names from the working directory (Python takes a relative sys.path entry from it): the
+// workspace's root, where hooks and clients start the program, and the program's directory.
+// `sys.path.insert(0, 'server'); import helper` in a lefthook script lefthook runs from the
+// root loaded server/helper.py, writable (atk48a F1); the program's directory alone was protected.
+func (f *follower) pyCwdPaths(t todoFile, dir, orig string) {
+	if mutated("workspace-py-syspath-cwd") {
+		return
+	}
+	for _, m := range pyStrLit().FindAllStringSubmatch(orig, 8) {
+		lit := m[1]
+		if filepath.IsAbs(lit) || strings.ContainsAny(lit, "{%$") {
+			continue // an absolute path, a format: not the working directory's (up judges them)
+		}
+		for _, b := range uniq(f.g.ws, dir) {
+			if p := f.g.wsSpelled(absFrom(b, lit)); p != f.g.ws && strings.HasPrefix(p, f.g.ws+"/") {
+				f.add(p, t.by)
+			}
+		}
 	}
 }
 
