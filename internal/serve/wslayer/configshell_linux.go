@@ -41,7 +41,7 @@ type configLineSeen struct {
 	bytes, stmts int
 	// globs are the first matches of their globs, by directory and pattern; globWork the
 	// directory entries they read, of maxGlobEntries (configglob_linux.go)
-	globs    map[[2]string]globFound
+	globs    map[globKey]globFound
 	globWork int
 }
 
@@ -100,6 +100,11 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 	for n := range projectVars {
 		vars.m[n] = f.g.ws // the client's project (a hook runs from it, CLAUDE_PROJECT_DIR set)
 	}
+	if !mutated("workspace-config-git-top") {
+		// `$(git rev-parse --show-toplevel)`, as `$(pwd)` is: the repository the config is in
+		// (atk48a F7: `cd "$(git rev-parse --show-toplevel)/server"` was not followed)
+		vars.m[gitTop] = f.repoTop(filepath.Dir(by))
+	}
 	s, docs := lineHeredocs(s)
 	stmts := shellStatements(shRunnable(s))
 	vars.unmodeled(stmts)
@@ -131,7 +136,7 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 		}
 		if words[k] == "cd" || words[k] == "pushd" {
 			if !mutated("workspace-config-shell-cd") {
-				dirs = f.configCd(dirs, words[k:], vars)
+				dirs = f.configCd(by, dirs, words[k:], vars)
 			}
 			continue
 		}
@@ -257,9 +262,13 @@ func wordStart(s string, i int) bool {
 }
 
 // configCd adds the directory a config line's cd (pushd) words changes into to dirs, from each
-// of them, when it is in the workspace. One the reader cannot place (a variable it does not
-// know, ~) is the Known gap of a program named below such a variable: dirs stay as they were.
-func (f *follower) configCd(dirs, words []string, vars *shellVars) []string {
+// of them, when it is in the workspace. Its target is expanded as sh expands a program's word
+// (shellWord): every directory a pattern matches (bash refuses several, `too many arguments`;
+// dash takes the first: each is read as possible, atk48a F3), bash's brace words and the word
+// itself (dash's, atk48a F6), its literal when it matches none; past maxShellDirs such
+// directories it fails closed. One the reader cannot place (a variable it does not know, ~)
+// is the Known gap of a program named below such a variable: dirs stay as they were.
+func (f *follower) configCd(by string, dirs, words []string, vars *shellVars) []string {
 	to := ""
 	for _, w := range words[1:] {
 		if w == "--" || strings.HasPrefix(w, "-") && w != "-" {
@@ -268,17 +277,39 @@ func (f *follower) configCd(dirs, words []string, vars *shellVars) []string {
 		to = w
 		break
 	}
-	if to == "" || to == "-" || strings.HasPrefix(to, "~") || unresolved(to) >= 0 {
+	if to == "" || to == "-" || strings.HasPrefix(to, "~") && !strings.HasPrefix(to, "~+") {
+		return dirs
+	}
+	if to = tildePlus(to, vars.m["PWD"]); unresolved(to) >= 0 {
 		return dirs
 	}
 	vars.m["PWD"] = unresolvedSub // which of dirs it is: not known
 	for _, d := range slices.Clone(dirs) {
-		p := f.g.wsSpelled(absFrom(d, to))
-		if (p == f.g.ws || strings.HasPrefix(p, f.g.ws+"/")) && !slices.Contains(dirs, p) && len(dirs) < maxShellDirs {
-			dirs = append(dirs, p)
+		for _, t := range f.shellWord(by, d, to, globCd) {
+			if unresolved(t) >= 0 {
+				continue
+			}
+			p := f.g.wsSpelled(absFrom(d, t))
+			if p != f.g.ws && !strings.HasPrefix(p, f.g.ws+"/") || slices.Contains(dirs, p) {
+				continue
+			}
+			if len(dirs) < maxShellDirs {
+				dirs = append(dirs, p)
+			} else if t != to && f.g.runCut == "" && !mutated("workspace-config-cd-glob") {
+				// an expansion's directories past the bound: where the line goes next is not known
+				f.g.runCut = fmt.Sprintf("a config's command line whose cd target %q names more than %d directories: name the directory literally", to, maxShellDirs)
+			}
 		}
 	}
 	return dirs
+}
+
+// tildePlus is the word w with bash's ~+ (the working directory, $PWD) replaced by pwd.
+func tildePlus(w, pwd string) string {
+	if rest, ok := strings.CutPrefix(w, "~+"); ok && (rest == "" || rest[0] == '/') {
+		return pwd + rest
+	}
+	return w
 }
 
 // splitRedirects splits each word that holds a redirection glued to it (`x.py>/dev/null`,
@@ -304,9 +335,7 @@ func splitRedirects(words []string) []string {
 }
 
 // shellGlobs are words as sh (bash) expands them from dir: `~+` the working directory and, in a
-// program's position (the command, the script a runtime runs), a brace list each of its words
-// (bash's) and a pattern (`*`, `?`, `[…]`) the files it matches or, when it matches none,
-// itself (glob: its first match, as sh runs it).
+// program's position (the command, the script a runtime runs), shellWord's words.
 // A pattern elsewhere is a tool's argument (`prettier --write src/**/*.ts`), as before: what it
 // matches would protect every source the hook formats.
 func (f *follower) shellGlobs(by, dir string, words []string, vars *shellVars) []string {
@@ -316,19 +345,47 @@ func (f *follower) shellGlobs(by, dir string, words []string, vars *shellVars) [
 	scripts := runScripts(words)
 	var out []string
 	for i, w := range words {
-		if rest, ok := strings.CutPrefix(w, "~+"); ok && (rest == "" || rest[0] == '/') {
-			w = vars.m["PWD"] + rest // bash's ~+: $PWD
-		}
+		w = tildePlus(w, vars.m["PWD"])
 		if i > 0 && scripts[i] == "" {
 			out = append(out, w)
 			continue
 		}
-		for _, a := range lineBraces(w) {
-			// sh runs the first match, the others are its arguments, which a pattern was
-			// before (skipped): every match a program made every file a string such as Kiro's
-			// "patterns": ["**/*.py"] matches read-only
-			out = append(out, f.glob(by, dir, a, i == 0)...)
+		use := globScript
+		if i == 0 {
+			use = globCmd
 		}
+		out = append(out, f.shellWord(by, dir, w, use)...)
+	}
+	return out
+}
+
+// globUse is what a word sh expands is for: how its pattern's matches are taken.
+type globUse int
+
+const (
+	globScript globUse = iota // a runtime's script: the first match
+	globCmd                   // the command: the first match, where sh would run it
+	globCd                    // cd's target: every directory matched
+)
+
+// shellWord are the words sh (bash) makes of w from dir where it is a program (use: the command
+// or a runtime's script) or cd's target: a brace list each of its words (bash's) and w itself
+// (dash's), each pattern (`*`, `?`, `[…]`) the files it matches or, when it matches none,
+// itself (glob). One expansion for both places, so that what sh does to a program's word it is
+// read to do to a cd's too (atk48a F3, F6).
+func (f *follower) shellWord(by, dir, w string, use globUse) []string {
+	var out []string
+	for _, a := range lineBraces(w) {
+		if a == "" && use == globCd {
+			continue // bash drops a null word: `cd {server,}` is `cd server`
+		}
+		if use == globCd && mutated("workspace-config-cd-braces") && a != w {
+			continue
+		}
+		// sh runs the first match, the others are its arguments, which a pattern was
+		// before (skipped): every match a program made every file a string such as Kiro's
+		// "patterns": ["**/*.py"] matches read-only
+		out = append(out, f.glob(by, dir, a, use)...)
 	}
 	return out
 }
@@ -347,39 +404,57 @@ func lineBraces(w string) []string {
 	return append(words, w)
 }
 
-// glob is what sh makes of the word w (a pattern) from dir: its first match, else w. In the
-// command's position (cmd) sh runs the match only where it would run the file: a word without
-// a `/` is looked up in PATH (a file pattern's `*.ts` matched the root's vite.config.ts, taken
-// for a program at the root: every change refused, atk47a F2), and a file no one may execute
-// is refused (126), protected alone, so that a call cannot chmod it into the program.
-func (f *follower) glob(by, dir, w string, cmd bool) []string {
+// glob is what sh makes of the word w (a pattern) from dir: its first match, else w; for cd's
+// target (use globCd) every directory it matches. In the command's position (globCmd) sh runs
+// the match only where it would run the file: a word without a `/` is looked up in PATH (a
+// file pattern's `*.ts` matched the root's vite.config.ts, taken for a program at the root:
+// every change refused, atk47a F2), and a file no one may execute is refused (126), protected
+// alone, so that a call cannot chmod it into the program.
+func (f *follower) glob(by, dir, w string, use globUse) []string {
+	cmd := use == globCmd
 	if !strings.ContainsAny(w, "*?[") || unresolved(w) >= 0 {
+		return []string{w}
+	}
+	if use == globCd && mutated("workspace-config-cd-glob") {
 		return []string{w}
 	}
 	if cmd && !strings.Contains(w, "/") && !mutated("workspace-config-glob-path") {
 		return []string{w} // sh: `a.ts: not found`, whatever the directory holds
 	}
-	pat := strings.ReplaceAll(w, "[!", "[^") // sh's negation, Go's spelling
 	if mutated("workspace-config-glob-walk") || mutated("workspace-config-shell-glob-all") {
-		return f.globAll(by, dir, w, pat)
+		return f.globAll(by, dir, w, strings.ReplaceAll(w, "[!", "[^"))
 	}
-	r := f.firstMatch(dir, pat)
+	n := 1
+	if use == globCd {
+		n = maxShellDirs + 1 // past the bound the cd fails closed (configCd)
+	}
+	r := f.globMatches(dir, w, n)
 	if r.cut {
 		f.globCut(by, dir, w)
 	}
-	if r.match == "" {
+	if len(r.matches) == 0 {
 		return []string{w}
 	}
-	st, err := os.Stat(r.match)
+	if use == globCd {
+		var out []string
+		for _, m := range r.matches {
+			if st, err := os.Stat(m); err == nil && st.IsDir() {
+				out = append(out, m) // a file matched: cd fails there, the line stays
+			}
+		}
+		return out
+	}
+	match := r.first()
+	st, err := os.Stat(match)
 	switch {
 	case !cmd || err != nil || mutated("workspace-config-glob-exec"):
 	case st.IsDir():
 		return []string{w} // sh: `Is a directory`
 	case st.Mode().Perm()&0o111 == 0:
-		f.add(f.g.wsSpelled(r.match), by) // sh: `Permission denied`
+		f.add(f.g.wsSpelled(match), by) // sh: `Permission denied`
 		return []string{w}
 	}
-	return []string{r.match}
+	return []string{match}
 }
 
 // globCut protects what the pattern w (from dir) may name when its walk was cut by the budget:

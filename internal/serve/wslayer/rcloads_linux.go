@@ -224,21 +224,39 @@ const maxShellDirs = 16
 func (f *follower) shellWalk(by, self string, dirs []string, text string, visit func(dir string, words []string, vars *shellVars)) *shellVars {
 	vars := newShellVars(dirs[0])
 	vars.m[selfDir] = self
-	if self != by && filepath.Base(by) != ".envrc" && !miseConfig(filepath.Base(filepath.Dir(by)), filepath.Base(by)) {
+	started := self != by && filepath.Base(by) != ".envrc" && !miseConfig(filepath.Base(filepath.Dir(by)), filepath.Base(by))
+	if started {
 		vars.m["PWD"] = unresolvedSub // a script a config starts runs where the config does: not known
 		// a name a config's env or another protected file may set (APP_DIR = "lib"):
 		// ${APP_DIR:-app} is not app, and what it is the reader does not know (atk42 F4's
 		// default read as the value; atk44a F2)
 		f.startedEnv(f.cur, text, vars)
 	}
-	vars.m[gitTop] = unresolvedSub // not a repository's root: not known (never the user's environment)
-	if _, err := os.Lstat(filepath.Join(f.g.ws, ".git")); err == nil {
-		vars.m[gitTop] = f.g.ws
+	from := f.g.ws // a started script runs from its config's directory or the root: the root's
+	if !started && !mutated("workspace-shell-git-top-nested") {
+		from = self // an .envrc or a mise config runs where it is (a nested repository's)
 	}
+	vars.m[gitTop] = f.repoTop(from)
 	stmts := shellStatements(text)
 	vars.unmodeled(stmts)
 	f.shellRun(by, &dirs, stmts, vars, visit)
 	return vars
+}
+
+// repoTop is what `git rev-parse --show-toplevel` prints run from dir: the nearest directory
+// from dir up holding a .git (a repository's, or a worktree's or a submodule's .git file), in
+// the workspace or above it (`cd "$(git rev-parse --show-toplevel)/proj/server"` from a
+// workspace proj inside a repository); unresolved when none does (git fails: not known, never
+// the user's environment). A call makes no .git (protected).
+func (f *follower) repoTop(dir string) string {
+	for d := f.g.wsSpelled(filepath.Clean(dir)); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == f.g.ws && mutated("workspace-git-top-above") || d == filepath.Dir(d) {
+			return unresolvedSub
+		}
+	}
 }
 
 // shellRun is shellWalk's walk of the statements stmts: a `for` loop over literal words has its
@@ -358,15 +376,25 @@ func (f *follower) shellCd(by string, dirs, words []string, vars *shellVars) []s
 	vars.set("PWD", unresolvedSub) // which of dirs it is: not known
 	inside := false
 	for _, d := range slices.Clone(dirs) {
-		p := absFrom(d, to)
-		if !mutated("workspace-shell-idioms") {
-			p = f.g.wsSpelled(p) // the workspace's real path names the same directory (atk41 F9)
+		targets := []string{to}
+		if !mutated("workspace-shell-cd-expand") {
+			targets = f.shellWord(by, d, to, globCd) // as a config line's cd (atk48a F3, F6's neighbour)
 		}
-		if p != f.g.ws && !strings.HasPrefix(p, f.g.ws+"/") {
-			continue // `cd ..` back from a directory below, or out of the workspace from the root
-		}
-		inside = true
-		if !slices.Contains(dirs, p) {
+		for _, t := range targets {
+			p := absFrom(d, t)
+			if !mutated("workspace-shell-idioms") {
+				p = f.g.wsSpelled(p) // the workspace's real path names the same directory (atk41 F9)
+			}
+			if p != f.g.ws && !strings.HasPrefix(p, f.g.ws+"/") {
+				continue // `cd ..` back from a directory below, or out of the workspace from the root
+			}
+			inside = true
+			if slices.Contains(dirs, p) {
+				continue
+			}
+			if len(dirs) >= maxShellDirs {
+				return fail() // a pattern's directories past the bound
+			}
 			dirs = append(dirs, p)
 		}
 	}

@@ -95,6 +95,11 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 				f.runInline(t.by, []string{d}, p, 0)
 			}
 		}
+		if !mutated("workspace-shell-cd-expand") {
+			// a program's word as sh expands it, as a config line's is (atk48a F3's neighbour)
+			f.words(t.by, d, f.shellGlobs(t.by, d, words[k:], vars), t.depth)
+			return
+		}
 		f.words(t.by, d, words[k:], t.depth)
 	})
 	f.tookDefaults(t, dir, raw, vars)
