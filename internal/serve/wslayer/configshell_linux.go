@@ -82,23 +82,25 @@ func (f *follower) linesCut() {
 // configLine judges the command line s of the config by as sh runs it from the workspace's
 // root and the config's directory.
 func (f *follower) configLine(by, s string) {
-	f.shellLine(by, s, uniq(f.g.ws, filepath.Dir(by)), 0)
+	f.shellLine(by, s, uniq(f.g.ws, filepath.Dir(by)), 0, nil)
 }
 
 // maxLineNest bounds the `sh -c` codes within a config's command line that are read.
 const maxLineNest = 4
 
-// shellLine judges the shell code s run from each of dirs (depth: the sh -c it is in): its
-// heredocs' bodies taken out first (atk47a F1), what sh runs of the rest (shRunnable) read.
-func (f *follower) shellLine(by, s string, dirs []string, depth int) {
-	vars := newShellVars(dirs[0])
-	if depth == 0 && filepath.Base(filepath.Dir(by)) == ".husky" && !mutated("workspace-config-husky-self") {
-		// husky runs `sh -e .husky/<hook>` from the root (git ran it by that path before v9):
-		// $0 is the script, `dirname "$0"` .husky (atk47a F6); a -c string's $0 is the shell's name
-		vars.m[selfDir] = filepath.Dir(by)
-	}
-	for n := range projectVars {
-		vars.m[n] = f.g.ws // the client's project (a hook runs from it, CLAUDE_PROJECT_DIR set)
+// shellLine judges the shell code s run from each of dirs (depth: the sh -c it is in) with the
+// variables vars (nil: a config's line's, the client's; a nested code's are what its parent
+// exports, childVars; a sourced file's its sourcer's own): its heredocs' bodies taken out first
+// (atk47a F1), what sh runs of the rest (shRunnable) read. It returns the directories the code
+// may end in (a sourced file's cd moves its sourcer).
+func (f *follower) shellLine(by, s string, dirs []string, depth int, vars *shellVars) []string {
+	if vars == nil {
+		vars = f.lineVars(dirs[0])
+		if depth == 0 && filepath.Base(filepath.Dir(by)) == ".husky" && !mutated("workspace-config-husky-self") {
+			// husky runs `sh -e .husky/<hook>` from the root (git ran it by that path before v9):
+			// $0 is the script, `dirname "$0"` .husky (atk47a F6); a -c string's $0 is the shell's name
+			vars.m[selfDir] = filepath.Dir(by)
+		}
 	}
 	if !mutated("workspace-config-git-top") {
 		// `$(git rev-parse --show-toplevel)`, as `$(pwd)` is: the repository the config is in
@@ -116,13 +118,17 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 		// string of 100,000 after 16 cds held a commit 19.6 s, atk47a F7)
 		if f.lines.stmts += len(dirs); f.lines.stmts > maxConfigStmts && !mutated("workspace-config-shell-stmts-each") {
 			f.linesCut()
-			return
+			return dirs
 		}
+		raw := slices.Clone(words) // as a single-quoted code is handed on (rawCodes)
 		for j := range words {
 			words[j] = vars.expand(words[j])
 		}
 		words, redirs := lineRedirects(splitRedirects(words)) // sh's operands: `cd >/dev/null server`
-		k := command(words)
+		// what it assigns a loader variable: PYTHONPATH=server python3 -m main (atk48a F4)
+		f.lineLoaders(by, dirs, words)
+		pre := command(words)
+		k := pre
 		for k < len(words) {
 			name, value, ok := assignment(words[k])
 			if !ok {
@@ -132,6 +138,7 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 			k++
 		}
 		if k == len(words) {
+			vars.assigned(words[pre:]) // under set -a, exported
 			continue
 		}
 		if words[k] == "cd" || words[k] == "pushd" {
@@ -141,10 +148,16 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 			continue
 		}
 		declare(words[k:], vars) // export SRV=server
+		vars.exports(words[k:])  // and what it hands on (atk48a F4)
+		if words[k] == "." || words[k] == "source" {
+			dirs = f.lineSource(by, dirs, words[k:], vars, depth)
+		}
 		line := append(words[k:len(words):len(words)], redirs...)
-		for _, code := range lineCodes(line) {
+		env := stmtEnv(words[pre:k], line)
+		for _, code := range rawCodes(lineCodes(line), raw) {
 			if depth < maxLineNest {
-				f.shellLine(by, code, slices.Clone(dirs), depth+1) // sh -c 'cd server; python3 main.py'
+				// sh -c 'cd server; python3 main.py', from what this shell exports
+				f.shellLine(by, code, slices.Clone(dirs), depth+1, f.childVars(vars, dirs[0], env))
 			}
 		}
 		bodies := docs
@@ -155,14 +168,16 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int) {
 			if body, ok := bodies[w]; ok && depth < maxLineNest {
 				// a heredoc's body, read as code on its own (`sh <<EOF`, `cat <<EOF | sh` run it;
 				// for `cat` it is prose, which a quote or `(` in it no longer cuts the rest of)
-				f.shellLine(by, strings.TrimPrefix(body, heredocExpand), slices.Clone(dirs), depth+1)
+				f.shellLine(by, strings.TrimPrefix(body, heredocExpand), slices.Clone(dirs), depth+1, f.childVars(vars, dirs[0], env))
 			}
 		}
 		f.cdInline(by, dirs, line)
+		f.findExec(by, dirs, line) // find … -exec python3 {} ; (atk48a F8)
 		for _, d := range dirs {
 			f.words(by, d, f.shellGlobs(by, d, line, vars), 0)
 		}
 	}
+	return dirs
 }
 
 // shellNames are the shells whose -c option runs its operand as code.

@@ -106,8 +106,17 @@ type todoFile struct {
 }
 
 // dirFlags are the options that move where the following words are taken from (uv --directory,
-// npm --prefix, make -C, bun --cwd).
-var dirFlags = map[string]bool{"--directory": true, "--cwd": true, "-C": true, "--prefix": true, "--project": true, "--dir": true}
+// npm --prefix, make -C, bun --cwd), wrapperDirs a wrapper's (watchexec --workdir, parallel
+// --wd, sudo --chdir, systemd-run --working-directory: atk48a F8's class).
+var (
+	dirFlags    = map[string]bool{"--directory": true, "--cwd": true, "-C": true, "--prefix": true, "--project": true, "--dir": true}
+	wrapperDirs = map[string]bool{"--workdir": true, "--wd": true, "--chdir": true, "--working-directory": true}
+)
+
+// dirFlag: the option w moves where the following words are taken from.
+func dirFlag(w string) bool {
+	return dirFlags[w] || wrapperDirs[w] && !mutated("workspace-config-wrapper-dirs")
+}
 
 // pathAdd are direnv's words that put the directory after them on PATH.
 var pathAdd = map[string]bool{"PATH_add": true, "path_add": true}
@@ -162,7 +171,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 		// (configLines), which alone holds the attack, so switching this off is caught by no test
 		// (the mutant workspace-config-word-quotes survived CI 46a and was retired).
 		words[i] = configWord(words[i])
-		if i > 0 && dirFlags[words[i-1]] && !mutated("workspace-config-programs-follow") {
+		if i > 0 && dirFlag(words[i-1]) && !mutated("workspace-config-programs-follow") {
 			// where the words are taken from: the whole line's (`uv --directory sub run main.py`)
 			if d := f.g.wsSpelled(absFrom(dir, words[i])); strings.HasPrefix(d, f.g.ws+"/") && !slices.Contains(bases, d) {
 				bases = append(bases, d)
@@ -231,7 +240,7 @@ func (f *follower) words(by, dir string, words []string, depth int) {
 				} else {
 					f.requeue(p, by, depth+1)
 				}
-			case err == nil && st.IsDir() && !strings.HasPrefix(word, "-") && !(i > 0 && (dirFlags[words[i-1]] || words[i-1] == "cwd")):
+			case err == nil && st.IsDir() && !strings.HasPrefix(word, "-") && !(i > 0 && (dirFlag(words[i-1]) || words[i-1] == "cwd")):
 				f.dirWord(by, p, words, i, depth) // a program named by its directory runs its entry
 			case err != nil && !mutated("workspace-config-programs-follow") && !strings.HasPrefix(word, "-") &&
 				(scriptExts[filepath.Ext(word)] || strings.HasPrefix(word, "./") || strings.HasPrefix(word, "../") || scripts[i] != "" && strings.Contains(word, "/")):

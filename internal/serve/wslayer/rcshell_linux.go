@@ -330,6 +330,10 @@ type shellVars struct {
 	opaque bool
 	// took are the names whose default the walk took (lateDefaults)
 	took map[string]bool
+	// exported are the names a config's line exports to what it runs, allexport its `set -a`
+	// (configenv_linux.go)
+	exported  map[string]bool
+	allexport bool
 }
 
 func newShellVars(dir string) *shellVars {
