@@ -47,6 +47,7 @@ type box struct {
 	made        time.Time
 	rro         bool   // its read-only bind asked for recursive read-only (roBind)
 	pid1        string // "prctl", "copy" (out of the program's reach) or "reachable (why)": awaitReady
+	pathNote    string // the image's PATH entries the entrypoint skipped, and why (pathNoteOf)
 	at          boxTimes
 }
 
@@ -142,6 +143,7 @@ func (e *Executor) startBox(pooled bool) (*box, error) {
 		return nil, fmt.Errorf("container %.12s (image %s): %w", b.id, e.spec.image, err)
 	}
 	e.notePid1(b.pid1)
+	e.notePath(b.pathNote)
 	return b, nil
 }
 
@@ -177,7 +179,24 @@ func (b *box) awaitReady(limit time.Duration) error {
 	got, err := b.readUntil("mcpsandbox-ready:"+b.nonce+"\n", limit)
 	b.at.ready = time.Now()
 	b.pid1 = pid1Report(got, b.nonce)
+	b.pathNote = pathNoteOf(got, b.nonce)
 	return err
+}
+
+// pathNoteOf is what the wrapper said (before its ready line, "mcpsandbox-path:…") the entrypoint
+// skipped of the image's PATH when it chose the interpreter for pid 1 and the wrapper: relative
+// entries, directories under a mount (the workspace's), links to files not the image's. Nothing of
+// a call's runs before the ready line, so the last such line there is the entrypoint's.
+func pathNoteOf(got []byte, nonce string) string {
+	const tag = "mcpsandbox-path:"
+	before, _, _ := bytes.Cut(got, []byte("mcpsandbox-ready:"+nonce+"\n"))
+	note := ""
+	for _, l := range strings.Split(string(before), "\n") {
+		if v, ok := strings.CutPrefix(l, tag); ok {
+			note = v
+		}
+	}
+	return note
 }
 
 // pid1Report is the wrapper's report in what came before (and with) its ready line.
@@ -549,6 +568,18 @@ func (e *Executor) notePid1(s string) {
 	} else if reach {
 		e.log.Warn("docker: the watchdog (the container's pid 1, which ends it when serve dies) is within the program's reach through /proc in this image or runtime: a program can keep a container running after serve dies, until its timeout (a session's: until the next serve); give the image Python's ctypes, or see README, Known gaps", "pid1", s)
 	}
+}
+
+// notePath says on serve's log, once, that the image's PATH names a place a call can write (the
+// workspace, or a relative entry: the working directory is the workspace) or a link out of the
+// image's files, which the entrypoint skipped when it chose the interpreter for pid 1 and the
+// wrapper (atk48b F1: a python3 a call wrote there ran as pid 1). The program's PATH is unchanged:
+// what it runs by name may still be the workspace's, as under the image's own python3 -c.
+func (e *Executor) notePath(s string) {
+	if s == "" || !e.pathNote.CompareAndSwap(nil, &s) {
+		return
+	}
+	e.log.Warn("docker: the image's PATH names directories a call can write, or relative ones (the working directory is the workspace): the interpreter for the container's watchdog (pid 1) and wrapper was taken from the image's own directories, skipping them; a program that runs python3 (or another command) by name still finds the workspace's first", "skipped", s)
 }
 
 // Pid1 says how the containers' pid 1 stands to the program: "prctl" or "copy" (out of its

@@ -89,6 +89,7 @@ type Options struct {
 // Executor runs calls in containers.
 type Executor struct {
 	pid1          atomic.Pointer[string] // notePid1
+	pathNote      atomic.Pointer[string] // notePath
 	homeLinksOnce sync.Once
 	homeLinks     *homelinks.Cache // a home's links into the workspace (commitRules)
 	pol           *policy.Policy

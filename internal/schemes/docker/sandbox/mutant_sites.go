@@ -31,6 +31,15 @@ func mutateBuild(cfg *container.Config, hc *container.HostConfig) (*container.Co
 	if mutated("docker-wrapper-prctl-off") { // a session's supervisor left dumpable where pid 1 used prctl
 		cfg.Cmd[1] = strings.Replace(cfg.Cmd[1], `if reach == "prctl":`, `if False:`, 1)
 	}
+	if mutated("docker-entrypoint-path") { // pid 1 is the first python3 on the image's PATH, as before atk48b F1
+		cfg.Entrypoint[2] = strings.Replace(cfg.Entrypoint[2], "\nPATH=$p\n", "\nPATH=$p\ny=$(command -v python3)\n", 1)
+	}
+	if mutated("docker-shell-wrapper-path") { // the shell wrapper's own commands found by the image's PATH
+		cfg.Cmd[2] = strings.Replace(cfg.Cmd[2], "\nPATH=${2:-/usr/bin:/bin}\n", "\n", 1)
+	}
+	if mutated("docker-shell-wrapper-stdin") { // the shell wrapper's stdin watcher reads the /dev/null sh gives it
+		cfg.Cmd[2] = strings.Replace(cfg.Cmd[2], "( cat <&9 >/dev/null;", "( cat >/dev/null;", 1)
+	}
 	if mutated("docker-user") {
 		cfg.User = ""
 	}

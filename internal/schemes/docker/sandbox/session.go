@@ -691,7 +691,7 @@ func (e *Executor) startSessionBox(ctx context.Context, id string, hardStop time
 // becomeSession delivers the supervisor and waits until its interpreter is started.
 func (e *Executor) becomeSession(b *box) error {
 	b.hj.Conn.SetWriteDeadline(time.Now().Add(engineOpTimeout))
-	src := sessionPy
+	src := programMutants(sessionPy)
 	if mutated("docker-session-repl-isolated") {
 		src = strings.Replace(src, isolateLine, "safe_path = program_path", 1)
 	}

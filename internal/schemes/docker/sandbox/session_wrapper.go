@@ -38,8 +38,12 @@ program_path = sys.path
 sys.path = safe_path
 import os
 me = os.getpid()
-g = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": "<stdin>"}
+` + newMainPy + `
+main = new_main()
+wrapper_main, sys.modules["__main__"] = sys.modules["__main__"], main
+g = main.__dict__
 sys.argv = ["-"]
+` + sessionExitPy + `
 def need(n):
     b = []
     while n > 0:
@@ -79,6 +83,7 @@ while True:
         finally:
             sys.path = user_path
         status = 130 if isinstance(e, KeyboardInterrupt) else 1
+    end_call()
     program_path = sys.path
     sys.path = safe_path
     for f in (sys.stdout, sys.stderr):
@@ -350,3 +355,49 @@ while True:
         except OSError:
             pass
 `
+
+// sessionExitPy ends each of a session's Python calls as exitPy ends a per-call program (atk48b
+// F2), where the interpreter lives on for the next call: before the end mark it waits for the
+// non-daemon threads (but a ThreadPoolExecutor's workers, which a later call may still use: what
+// the program keeps in a variable stays usable, as in an interactive interpreter), then runs the
+// atexit handlers registered during the call, last first, and forgets them: they do not run again
+// at the next call's end. atexit.register is the REPL's own for that; the standard library's own
+// exit hooks (logging's shutdown, weakref.finalize's, multiprocessing's) go to the real one and stay
+// for the interpreter's end: run after a call, they closed a log file or disabled every finalizer
+// for the calls after it. An exception in a handler is printed and ignored, as at exit.
+const sessionExitPy = `import atexit
+call_exits = []
+real_register, real_unregister = atexit.register, atexit.unregister
+def register(func, *args, **kwargs):
+    if getattr(func, "__module__", None) in ("logging", "weakref", "multiprocessing.util"):
+        return real_register(func, *args, **kwargs)
+    if not callable(func):
+        raise TypeError("the first argument must be callable")
+    call_exits.append((func, args, kwargs))
+    return func
+def unregister(func):
+    call_exits[:] = [c for c in call_exits if c[0] != func]
+    real_unregister(func)
+atexit.register, atexit.unregister = register, unregister
+def end_call():
+    th = sys.modules.get("threading")
+    while th is not None:
+        cf = sys.modules.get("concurrent.futures.thread")
+        pool = set(cf._threads_queues) if cf is not None else ()
+        left = [t for t in th.enumerate() if not t.daemon and t is not th.current_thread() and t not in pool]
+        if not left:
+            break
+        for t in left:
+            t.join()
+    while call_exits:
+        func, args, kwargs = call_exits.pop()
+        try:
+            func(*args, **kwargs)
+        except BaseException:
+            user_path, sys.path = sys.path, safe_path
+            try:
+                import traceback
+                print("Exception ignored in atexit callback: %r" % (func,), file=sys.stderr)
+                traceback.print_exc()
+            finally:
+                sys.path = user_path`

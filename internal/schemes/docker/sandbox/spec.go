@@ -80,7 +80,8 @@ program_path = sys.path
 sys.path = safe_path
 import os
 nonce = sys.argv[1]
-reach = sys.argv[3] if len(sys.argv) > 3 else "reachable (no watchdog)"
+path_note = sys.argv[3] if len(sys.argv) > 3 else ""
+reach = sys.argv[4] if len(sys.argv) > 4 else "reachable (no watchdog)"
 if reach == "prctl":
     reach = "reachable (the wrapper's prctl failed)"
     stdlib = getattr(sys, "_stdlib_dir", None) or os.path.dirname(os.__file__)
@@ -238,6 +239,7 @@ if os.path.exists(EGRESS_SOCK):
     os.close(rr)
 import site
 ` + programEnvPy + `
+` + newMainPy + `
 if pooled:
     exec(compile("pass", "<warm-up>", "exec"))
 k = os.fork()
@@ -253,7 +255,7 @@ if k == 0:
 code = os.waitpid(k, 0)[1] >> 8
 if code and not reach.startswith("reachable"):
     reach = "reachable (%s /proc opened by a process of its uid though it used %s)" % ("pid 1's" if code & 1 else "the wrapper's", reach)
-os.write(2, ("mcpsandbox-pid1:%s\nmcpsandbox-ready:%s\n" % (reach, nonce)).encode())
+os.write(2, ((path_note and "mcpsandbox-path:%s\n" % " ".join(path_note.split("\n"))) + "mcpsandbox-pid1:%s\nmcpsandbox-ready:%s\n" % (reach, nonce)).encode())
 data = b""
 while b"\n" not in data:
     c = os.read(0, 1 << 16)
@@ -288,7 +290,9 @@ del buf
 kind = kind.decode()
 status = 0
 if kind == "python":
-    g = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": "<stdin>"}
+    main = new_main()
+    wrapper_main, sys.modules["__main__"] = sys.modules["__main__"], main
+    g = main.__dict__
     sys.argv = ["-"]
     sys.path = program_path
     try:
@@ -312,6 +316,7 @@ if kind == "python":
         finally:
             sys.path = user_path
         status = 130 if isinstance(e, KeyboardInterrupt) else 1
+    ` + exitPy + `
 elif kind == "shell":
     b = src.encode("utf-8", "surrogateescape")
     pid = None
@@ -391,6 +396,36 @@ sys.path = user_path
 // the watchdog and the egress relay; a session's interpreter (sessionPy's REPL) starts as python3 -c.
 const isolateLine = `safe_path = [p for p in program_path if p.startswith("/")]`
 
+// newMainPy makes the program's globals a fresh module installed as sys.modules["__main__"],
+// as python3 - (a program read from stdin: the wrapper's sys.argv and __file__) has them: its
+// globals were a dict of their own while __main__ was the wrapper's module, so pickling a class
+// the program defined failed ("attribute lookup C on __main__ failed"), and so did what finds a
+// name through sys.modules[obj.__module__] (copy, typing.get_type_hints, multiprocessing's
+// pickling of the program's functions, import __main__); __doc__, __spec__, __loader__,
+// __package__ and __annotations__ were missing, so builtins' came through (atk48b F3). The
+// wrapper keeps its own names in its own module's dict (its code's globals), held by
+// wrapper_main. In a session, one such module for the interpreter's life: its names persist.
+const newMainPy = `def new_main():
+    m = type(sys)("__main__")
+    m.__dict__.update(__builtins__=__builtins__, __file__="<stdin>", __cached__=None, __annotations__={}, __loader__=sys.modules["__main__"].__loader__)
+    return m`
+
+// exitPy ends a per-call Python program as the interpreter's exit would, before the end mark and
+// the exit status: it waits for the program's non-daemon threads (threading._shutdown, which
+// first runs threading's own exit hooks: a ThreadPoolExecutor's workers finish their queue and
+// end), then runs its atexit handlers (an exception in one is printed and ignored, as at exit).
+// Their output and their writes in the workspace were lost, under a successful status (atk48b
+// F2). A thread that never ends holds the call to its timeout, as python3 would hold. The wrapper
+// registers no atexit handler and starts no thread of its own: what runs is the program's.
+const exitPy = `th = sys.modules.get("threading")
+    if th is not None:
+        try:
+            th._shutdown()
+        except BaseException as e:
+            print("Exception ignored on threading shutdown: %r" % e, file=sys.stderr)
+    import atexit
+    atexit._run_exitfuncs()`
+
 // programEnvPy builds, in the per-call wrapper, the Python environment python3 -c would have given
 // the program. The wrapper is started as the watchdog is (-I -S: none of the image's PYTHON*
 // variables, no site, no working directory on the path), because whatever runs at an interpreter's
@@ -469,17 +504,27 @@ const programEnvPy = `def program_env():
 // as before: the script has no size bound of the kernel's.
 const shellByNameLine = `by_name = len(b) < 131072 - 1 and b"\0" not in b`
 
-// wrapperSh is the fallback for images without python3: shell scripts only, same protocol.
-const wrapperSh = `n=$1
+// wrapperSh is the fallback for images without python3: shell scripts only, same protocol. $2 is
+// the PATH's directories the entrypoint kept, where its own commands (head, cat, sleep, rm) are
+// found: never the workspace's (a head a call wrote there ran as pid 1); the script gets the
+// image's PATH. $3 is what the entrypoint skipped (box.pathNote). The stdin watcher reads the
+// attached stdin through fd 9: sh gives an asynchronous list /dev/null for its stdin (POSIX, where
+// job control is off; dash applies it before the list's own <&0), so its cat read EOF at once and
+// its kill -9 -1 came at the start: the timeout's watcher died with it, sometimes the script too,
+// and the container no longer ended when serve died.
+const wrapperSh = `n=$1 u=$PATH
+PATH=${2:-/usr/bin:/bin}
+[ -z "$3" ] || printf 'mcpsandbox-path:%s\n' "$3" >&2
 printf 'mcpsandbox-ready:%s\n' "$n" >&2
 IFS=' ' read -r k t l || exit 0
 f=/tmp/.mcpsandbox-script
 head -c "$l" >"$f"
 [ -S /run/mcpsandbox-egress/egress.sock ] && echo "mcpsandbox: this image has no python3, which the relay to the hosts docker.network lists needs: they are unreachable (use an image with python3)" >&2
-( cat >/dev/null; kill -9 -1 ) &
-( sleep $(( t / 1000 + 5 )); kill -9 -1 ) &
+exec 9<&0
+( cat <&9 >/dev/null; kill -9 -1 ) &
+( sleep $(( t / 1000 + 5 )); kill -9 -1 ) 9<&- &
 case $k in
-shell) /bin/sh "$f" </dev/null; s=$? ;;
+shell) PATH=$u /bin/sh "$f" </dev/null 9<&-; s=$? ;;
 python) echo "mcpsandbox: this image has no python3; use run_shell_sandbox or an image with Python (docker.image)" >&2; s=127 ;;
 *) s=127 ;;
 esac
@@ -493,12 +538,88 @@ printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o" >&2
 `
 
 // entrypoint starts the Python wrapper when the image has python3, else the shell one.
-// Its arguments: $1 the nonce, $2 the Python wrapper, $3 the shell one, $4 "pooled" or "cold"
-// (arguments, not environment: the program's environment stays exactly the policy's).
-const entrypoint = `if command -v python3 >/dev/null 2>&1; then exec python3 -I -S -c "$5" "$2" "$1" "$4"; fi; exec /bin/sh -c "$3" sh "$1"`
+// Its arguments: $1 the nonce, $2 the Python wrapper, $3 the shell one, $4 "pooled" or "cold",
+// $5 the watchdog (arguments, not environment: the program's environment stays exactly the policy's).
+//
+// The interpreter that becomes pid 1 (the watchdog) and the wrapper is chosen from the image's own
+// files, never from a place a call can write. It was the first python3 on the image's PATH
+// (command -v), so an image whose PATH named a workspace directory (ENV PATH=/workspace/bin:$PATH,
+// or a relative entry: "", ".", "bin" are the working directory, /workspace) ran a python3 a call
+// wrote there as pid 1 and as the wrapper: it forged the pid 1 report and held a session container
+// past its stream's close (atk48b F1). So the script walks the PATH itself and skips: a relative
+// entry; an entry whose physical directory (cd -P: a directory link is followed) lies under any
+// mount but the image's root (/proc/self/mountinfo, and /workspace, /tmp and the egress socket's
+// directory whatever it says): the workspace, bind or layer, is the one a call writes and that
+// outlives it, the others are the scheme's and the engine's; and a python3 that is a link (the
+// image's own, in such a directory) to a file that is not one of the image's: the same file (-ef)
+// as a python3* that is no link in a kept directory, or failing that one on the root mount
+// (/proc/self/fdinfo's mnt_id; gVisor has none: such a link is skipped there). The python3 found
+// is started by its path in the physical directory, so Python finds its prefix (and a venv's
+// pyvenv.cfg) where it did. What was skipped goes to the wrapper (an argument after the mode; it
+// says it before its pid 1 line, box.pathNote) and serve's log says it; the program's own PATH is
+// the image's, unchanged. The script runs nothing by name: only sh's builtins (PATH is a name that
+// finds nothing while it runs), and the shell wrapper gets the kept directories for its own
+// commands. Its cd leaves the working directory, PWD and OLDPWD as they were. /bin/sh itself is
+// the image's, by its absolute path. Left (README, Known gaps): a link
+// of the image's whose target passes through the workspace and back out is checked where it ends,
+// and followed again at the exec; mountinfo writes a blank in a mount's path as \040 (only an
+// image's VOLUME can have one: an empty tmpfs); the image's LD_PRELOAD and LD_LIBRARY_PATH act in
+// the loader, before this script.
+const entrypoint = `p=$PATH w=$PWD v=${OLDPWD-} x=${OLDPWD+1} m='/workspace
+/tmp
+/run/mcpsandbox-egress
+' r= s= n= y=
+PATH=/nonexistent/mcpsandbox
+[ -r /proc/self/mountinfo ] && while IFS=' ' read -r i _ _ _ t _; do
+	if [ "$t" = / ]; then r=$i; else m="$m$t
+"; fi
+done </proc/self/mountinfo
+set -f
+IFS=:
+for d in $p; do
+	case $d in
+	/*) cd -P -- "$d" 2>/dev/null || continue ;;
+	*) n="$n, \"$d\" (relative)"; continue ;;
+	esac
+	q=$PWD k=
+	IFS='
+'
+	for t in $m; do case $q/ in "$t"/*) k=$t ;; esac; done
+	IFS=:
+	if [ -n "$k" ]; then n="$n, $d (under the mount $k)"; else s="$s${s:+:}$q"; fi
+done
+case $p in *:) n="$n, \"\" (relative)" ;; esac
+o() {
+	for e in $s; do
+		set +f
+		for f in "$e"/python3*; do
+			if [ ! -L "$f" ] && [ "$f" -ef "$1" ]; then set -f; return 0; fi
+		done
+		set -f
+	done
+	i=
+	{ while IFS='	 ' read -r a b; do [ "$a" = mnt_id: ] && i=$b; done </proc/self/fdinfo/9; } 2>/dev/null 9<"$1"
+	[ -n "$i" ] && [ "$i" = "$r" ]
+}
+for q in $s; do
+	c=$q/python3
+	[ -f "$c" ] && [ -x "$c" ] || continue
+	if [ -L "$c" ] && ! o "$c"; then n="$n, $c (a link to a file that is not the image's)"; continue; fi
+	y=$c
+	break
+done
+unset IFS
+set +f
+cd -- "$w" || exit 1
+if [ -n "$x" ]; then OLDPWD=$v; else unset OLDPWD; fi
+PATH=$p
+n=${n#, }
+[ -n "$y" ] && exec "$y" -I -S -c "$5" "$2" "$1" "$4" "$n"
+exec /bin/sh -c "$3" sh "$1" "$s" "$n"
+`
 
 // watchdogPy is the container's first process (pid 1 of its pid namespace: no docker-init, see
-// build) and the wrapper's parent: it spawns the wrapper (python3 -I -S -c wrapperPy NONCE MODE REACH:
+// build) and the wrapper's parent: it spawns the wrapper (python3 -I -S -c wrapperPy NONCE MODE SKIPPED REACH, SKIPPED the entrypoint's note:
 // nothing of the image's Python environment runs in it, programEnvPy), which writes the call's timeout on fd 3 once it has read its program.
 // From then on, when the attached stdin reads EOF (serve closed the call, or died, even by
 // SIGKILL, and the engine closed the stream) or the call outlives its timeout by 5 s, it kills
@@ -861,7 +982,24 @@ func wrapper() string {
 	if mutated("docker-wrapper-program-env-off") {
 		return strings.Replace(wrapperPy, "        program_env()\n", "", 1)
 	}
-	return wrapperPy
+	return programMutants(wrapperPy)
+}
+
+// programMutants is a wrapper's code (wrapperPy, or sessionPy's REPL) as a mutant build switches
+// off how its Python program ends and what its globals are: docker-program-exit-skipped writes
+// the end mark as soon as the program's code returns (no wait for its threads, no atexit
+// handlers: atk48b F2), docker-program-main-dict runs it in a dict of its own while __main__ is
+// the wrapper's module (atk48b F3).
+func programMutants(src string) string {
+	if mutated("docker-program-exit-skipped") {
+		src = strings.NewReplacer("    "+exitPy+"\n", "", "    end_call()\n", "").Replace(src)
+	}
+	if mutated("docker-program-main-dict") {
+		src = strings.NewReplacer(
+			"    wrapper_main, sys.modules[\"__main__\"] = sys.modules[\"__main__\"], main\n    g = main.__dict__\n", "    g = {\"__builtins__\": __builtins__, \"__name__\": \"__main__\", \"__file__\": \"<stdin>\"}\n",
+			"\nwrapper_main, sys.modules[\"__main__\"] = sys.modules[\"__main__\"], main\ng = main.__dict__\n", "\ng = {\"__builtins__\": __builtins__, \"__name__\": \"__main__\", \"__file__\": \"<stdin>\"}\n").Replace(src)
+	}
+	return src
 }
 
 // prctlIf is the watchdog's line that makes itself non-dumpable through ctypes (for its mutants).
