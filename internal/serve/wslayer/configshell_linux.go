@@ -153,32 +153,91 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int, vars *shell
 			dirs = f.lineSource(by, dirs, words[k:], vars, depth)
 		}
 		line := append(words[k:len(words):len(words)], redirs...)
-		env := stmtEnv(words[pre:k], line)
-		for _, code := range rawCodes(lineCodes(line), raw) {
-			if depth < maxLineNest {
-				// sh -c 'cd server; python3 main.py', from what this shell exports
-				f.shellLine(by, code, slices.Clone(dirs), depth+1, f.childVars(vars, dirs[0], env))
-			}
-		}
-		bodies := docs
-		if len(docs) > 0 && !mutated("workspace-config-shell-heredoc-vars") {
-			bodies = vars.heredocsIn(line, docs) // an unquoted delimiter's: this shell's $SRV expanded
-		}
-		for _, w := range line {
-			if body, ok := bodies[w]; ok && depth < maxLineNest {
-				// a heredoc's body, read as code on its own (`sh <<EOF`, `cat <<EOF | sh` run it;
-				// for `cat` it is prose, which a quote or `(` in it no longer cuts the rest of)
-				f.shellLine(by, strings.TrimPrefix(body, heredocExpand), slices.Clone(dirs), depth+1, f.childVars(vars, dirs[0], env))
-			}
-		}
+		f.nestedCodes(by, dirs, line, raw, words[pre:k], docs, vars, depth, false)
 		f.cdInline(by, dirs, line)
-		f.findExec(by, dirs, line) // find … -exec python3 {} ; (atk48a F8)
 		for _, d := range dirs {
 			f.words(by, d, f.shellGlobs(by, d, line, vars), 0)
 		}
 	}
 	return dirs
 }
+
+// nestedCodes reads what the statement whose command line is line (its command's words and
+// redirections, expanded; raw: the statement unexpanded; pre: its prefix assignments) runs in a
+// child shell from each of dirs, as shellLine reads a line: a shell's or a wrapper's -c code
+// (lineCodes, also unexpanded: rawCodes), a heredoc's body, and what find's actions run
+// (findExec), each child from what vars (the statement's shell, at depth) exports. A config
+// line's and a started script's statements alike (fix48-f: a script's were not read). For a
+// started script (script) the codes' bytes count against maxConfigLines (a config line's were
+// counted in its string), and a message it shows (echo, printf, cat's heredoc) is prose
+// (message).
+func (f *follower) nestedCodes(by string, dirs, line, raw, pre []string, docs map[string]string, vars *shellVars, depth int, script bool) {
+	if script && message(line) {
+		f.findExec(by, dirs, line)
+		return
+	}
+	env := stmtEnv(pre, line)
+	nested := func(code string) bool {
+		if script && !mutated("workspace-follow-shell-nested-charge") {
+			if f.lines.bytes += len(code); f.lines.bytes > maxConfigLines {
+				f.linesCut()
+				return false
+			}
+		}
+		f.shellLine(by, code, slices.Clone(dirs), depth+1, f.childVars(vars, dirs[0], env))
+		return true
+	}
+	if depth >= maxLineNest {
+		f.findExec(by, dirs, line)
+		return
+	}
+	for _, code := range rawCodes(lineCodes(line), raw) {
+		if !nested(code) { // sh -c 'cd server; python3 main.py', from what this shell exports
+			return
+		}
+	}
+	bodies := docs
+	if len(docs) > 0 && !mutated("workspace-config-shell-heredoc-vars") {
+		bodies = vars.heredocsIn(line, docs) // an unquoted delimiter's: this shell's $SRV expanded
+	}
+	for _, w := range line {
+		// a heredoc's body, read as code on its own (`sh <<EOF`, `cat <<EOF | sh` run it;
+		// for `cat` it is prose, which a quote or `(` in it no longer cuts the rest of)
+		if body, ok := bodies[w]; ok && !nested(strings.TrimPrefix(body, heredocExpand)) {
+			return
+		}
+	}
+	f.findExec(by, dirs, line) // find … -exec python3 {} ; (atk48a F8)
+}
+
+// message: the statement line shows a message on the terminal (a script's `echo "starting the
+// server"`, a usage text `cat >&2 <<EOF`), not written to a file a later statement may run
+// (`cat > /tmp/x.sh <<EOF`) nor to a shell (`echo … | sh`, a runtime reading a pipe, fails
+// closed: stmtInline): prose, whose words name no program (a directory a message named was
+// protected whole).
+func message(line []string) bool {
+	if len(line) == 0 || !messageCmds[filepath.Base(line[0])] {
+		return false
+	}
+	for i, w := range line {
+		op, ok := redirection(w)
+		if !ok || !strings.Contains(op, ">") {
+			continue
+		}
+		file := w[len(op):]
+		if op == w && i+1 < len(line) {
+			file = line[i+1]
+		}
+		if strings.HasSuffix(op, "&") && strings.Trim(file, "0123456789-") == "" || strings.HasPrefix(file, "/dev/") {
+			continue // >&2, 2>&1, >/dev/null
+		}
+		return false
+	}
+	return true
+}
+
+// messageCmds print their operands or input.
+var messageCmds = map[string]bool{"cat": true, "echo": true, "printf": true}
 
 // shellNames are the shells whose -c option runs its operand as code.
 var shellNames = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true}

@@ -284,6 +284,7 @@ func (f *follower) shellRun(by string, dirs *[]string, stmts [][]string, vars *s
 			continue
 		}
 		words := stmts[i]
+		vars.raw = slices.Clone(words) // as a single-quoted code is handed on (rawCodes)
 		for j := range words {
 			words[j] = vars.expand(words[j])
 		}

@@ -334,6 +334,8 @@ type shellVars struct {
 	// (configenv_linux.go)
 	exported  map[string]bool
 	allexport bool
+	// raw is the statement being visited as the reader split it, unexpanded (shellRun)
+	raw []string
 }
 
 func newShellVars(dir string) *shellVars {

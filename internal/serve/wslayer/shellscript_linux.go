@@ -85,6 +85,7 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 			}
 		}
 		f.scriptEnv(t, d, words) // export PYTHONPATH=app, NODE_OPTIONS=… node srv, env X=… cmd
+		f.scriptNested(t, d, words, docs, vars)
 		if !mutated("workspace-follow-shell-inline") {
 			// the code it hands a runtime inline (-c, -e, a heredoc to python3 -): atk42 F1
 			progs, why := stmtInline(words[k:], vars.heredocsIn(words[k:], docs))
@@ -124,4 +125,33 @@ func (f *follower) shellCut(t todoFile, w string) {
 	f.g.runCut = fmt.Sprintf("a shell script (%s) whose word %s starts with what the check cannot resolve and runs it or leads up "+
 		"from it (it may name any file); name the program from the script's directory (cd \"$(dirname \"$0\")\") or literally",
 		strconv.Quote(filepath.ToSlash(rel)), strconv.Quote(strings.ReplaceAll(w, unresolvedSub, "$(…)")))
+}
+
+// scriptNested reads what the script t's statement words (expanded, from dir) runs in a child
+// shell as a config line's statement is read (nestedCodes): `sh -c 'cd server && python3
+// main.py'`, `sh <<'EOF'` with that body, `find server -name main.py -execdir python3 {} \;`,
+// `flock F -c CODE` left server/main.py writable (fix48-f), the started-script reader reading
+// none. The child starts from what the script exports (its export, set -a, the statement's
+// prefix and env's assignments); the codes' statements and bytes count against the config
+// lines' bounds.
+func (f *follower) scriptNested(t todoFile, dir string, words []string, docs map[string]string, vars *shellVars) {
+	if mutated("workspace-follow-shell-nested") {
+		return
+	}
+	words, redirs := lineRedirects(splitRedirects(words))
+	pre := command(words)
+	k := pre
+	for k < len(words) {
+		if _, _, ok := assignment(words[k]); !ok {
+			break
+		}
+		k++
+	}
+	if k == len(words) {
+		vars.assigned(words[pre:]) // under set -a, exported
+		return
+	}
+	vars.exports(words[k:]) // what it hands on (visited once per directory: the same each time)
+	line := append(words[k:len(words):len(words)], redirs...)
+	f.nestedCodes(t.by, []string{dir}, line, vars.raw, words[pre:k], docs, vars, 0, true)
 }
