@@ -210,6 +210,11 @@ func (f *follower) direnv(file, dir, text string) {
 func (f *follower) shellText(by, dir, text string) {
 	f.shellWalk(by, dir, []string{dir}, text, func(d string, words []string, vars *shellVars) {
 		f.shellStatement(by, d, words, vars)
+		if !mutated("workspace-envrc-nested") {
+			// `sh -c 'cd server && python3 main.py'` in an .envrc ran server/main.py, unread
+			// (fix48-f's neighbour): its nested codes are read as a started script's
+			f.scriptNested(by, d, words, nil, vars)
+		}
 	})
 }
 

@@ -58,3 +58,33 @@ func TestCommitScriptNestedCharged(t *testing.T) {
 	ws := scriptProject(t, "X='#"+strings.Repeat("a", 4000)+"'\n"+strings.Repeat("sh -c \"$X\"\n", 300))
 	loadRefused(t, ws, "docs/a.md", "1024 KiB")
 }
+
+// An .envrc's nested codes are read as a started script's (fix48-f's neighbour): direnv runs
+// the .envrc in bash as the folder is entered, and `sh -c 'cd server && python3 main.py'` in it
+// left server/main.py writable, the .envrc's reader reading none. Red with mutant
+// workspace-envrc-nested. An ordinary .envrc (layout, dotenv, a sh -c that only echoes) keeps
+// the sources writable. (find's `{}` in an .envrc already refuses every change: a word the .envrc
+// reader cannot place.)
+func TestCommitEnvrcNestedCodes(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, text := range []string{
+		"sh -c 'cd server && python3 main.py'\n",
+		"bash -c 'cd server && exec python3 main.py' &\n",
+		"flock /tmp/x.lock -c 'cd server && python3 main.py'\n",
+		"export SRV=server\nsh -c 'cd \"$SRV\" && python3 main.py'\n",
+	} {
+		t.Run(strings.ReplaceAll(strings.TrimSpace(text), "\n", "; "), func(t *testing.T) {
+			ws := lineProject(t, ".envrc", text)
+			for _, p := range []string{"server/main.py", "server/helper.py"} {
+				loadRefused(t, ws, p, ".envrc")
+			}
+			for _, p := range []string{"other/main.py", "src/index.ts"} {
+				loadApplied(t, ws, p)
+			}
+		})
+	}
+	ws := lineProject(t, ".envrc", "layout python3\ndotenv_if_exists\nsh -c 'echo entered'\n")
+	for _, p := range []string{"server/main.py", "server/helper.py", "other/main.py", "src/index.ts"} {
+		loadApplied(t, ws, p)
+	}
+}

@@ -85,7 +85,7 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 			}
 		}
 		f.scriptEnv(t, d, words) // export PYTHONPATH=app, NODE_OPTIONS=… node srv, env X=… cmd
-		f.scriptNested(t, d, words, docs, vars)
+		f.scriptNested(t.by, d, words, docs, vars)
 		if !mutated("workspace-follow-shell-inline") {
 			// the code it hands a runtime inline (-c, -e, a heredoc to python3 -): atk42 F1
 			progs, why := stmtInline(words[k:], vars.heredocsIn(words[k:], docs))
@@ -133,8 +133,8 @@ func (f *follower) shellCut(t todoFile, w string) {
 // `flock F -c CODE` left server/main.py writable (fix48-f), the started-script reader reading
 // none. The child starts from what the script exports (its export, set -a, the statement's
 // prefix and env's assignments); the codes' statements and bytes count against the config
-// lines' bounds.
-func (f *follower) scriptNested(t todoFile, dir string, words []string, docs map[string]string, vars *shellVars) {
+// lines' bounds. An .envrc's, a mise hook's and a file they source are read so too (shellText).
+func (f *follower) scriptNested(by, dir string, words []string, docs map[string]string, vars *shellVars) {
 	if mutated("workspace-follow-shell-nested") {
 		return
 	}
@@ -153,5 +153,5 @@ func (f *follower) scriptNested(t todoFile, dir string, words []string, docs map
 	}
 	vars.exports(words[k:]) // what it hands on (visited once per directory: the same each time)
 	line := append(words[k:len(words):len(words)], redirs...)
-	f.nestedCodes(t.by, []string{dir}, line, vars.raw, words[pre:k], docs, vars, 0, true)
+	f.nestedCodes(by, []string{dir}, line, vars.raw, words[pre:k], docs, vars, 0, true)
 }
