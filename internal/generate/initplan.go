@@ -615,7 +615,7 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 		if mutated("init-http-note-of-stdio") {
 			written = pl.Entry
 		}
-		if about := t.AboutFor(written); about != "" && !pl.Clients.Change(t).Unchanged() {
+		if about := t.AboutFor(written); about != "" && !pl.Clients.Change(t).Unchanged() && !pl.alreadyThere(t) {
 			fmt.Fprintf(w, "  %s: %s\n", t.Client.Name, about)
 		}
 	}
@@ -674,7 +674,39 @@ func (pl *Plan) Report(w io.Writer, res *Written) {
 		for _, t := range pl.Clients.Targets {
 			fmt.Fprintf(w, "  and %s (%s) in %s\n", t.Client.Name, t.Scope, t.Where())
 		}
+	} else if !pl.print {
+		// some clients changed and some not: each client named is accounted for, not only the
+		// ones written (trial48 F1: of three clients, two already set up went unmentioned)
+		var same []string
+		for _, t := range pl.Clients.Targets {
+			if pl.alreadyThere(t) && !mutated("init-report-unchanged-clients-silent") {
+				same = append(same, fmt.Sprintf("%s (%s) in %s", t.Client.Name, t.Scope, t.Where()))
+			}
+		}
+		for i, s := range same {
+			if i == 0 {
+				fmt.Fprintf(w, "already configured, nothing changed: %s\n", s)
+			} else {
+				fmt.Fprintf(w, "  and %s\n", s)
+			}
+		}
 	}
+}
+
+// alreadyThere reports whether t's config holds this very entry already and keeps it as it is:
+// its file is unchanged, or changes only elsewhere (another scope of a file two scopes share).
+// An entry of another name that runs this server (SameAs) is not: reportNotes says that one.
+func (pl *Plan) alreadyThere(t Target) bool {
+	c := pl.Clients.Change(t)
+	if c == nil || !c.Existed {
+		return false
+	}
+	old, ok := rawEntry(t, c.Old, pl.name)
+	cur, ok2 := rawEntry(t, c.New, pl.name)
+	if ok && ok2 {
+		return bytes.Equal(old, cur)
+	}
+	return c.Unchanged() && c.SameAs == ""
 }
 
 // describeProbe is one "checked" line: what was proven, with whose environment.

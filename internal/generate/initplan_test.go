@@ -406,3 +406,48 @@ func TestReportSaysClaudeCodeHasItSwitchedOff(t *testing.T) {
 		t.Errorf("the user's list was changed:\n%s", b)
 	}
 }
+
+// Plan.Report names every client init left as it was, also when it wrote others: init for three
+// clients, two of which had the entry, printed only the third (trial48 F1). The same for one scope
+// of a file two scopes share. Red under mutant init-report-unchanged-clients-silent.
+func TestReportNamesUnchangedClientsBesideWritten(t *testing.T) {
+	env := planEnv(t)
+	opts := PlanOptions{Answers: Answers{Scheme: "docker", Name: "sandbox"}, Env: env, PolicyOut: filepath.Join(env.Home, "p.toml"),
+		Binary: "/bin/mcpsandbox", Log: &bytes.Buffer{}, Confirm: func(string) (bool, error) { t.Fatal("nothing to ask"); return false, nil }}
+	run := func(clients ...string) string {
+		t.Helper()
+		o := opts
+		o.Clients = clients
+		pl, err := NewPlan(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := Apply(append([]FileChange{pl.PolicyFile}, pl.Clients.Changes...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w bytes.Buffer
+		pl.Report(&w, &Written{Files: files})
+		return w.String()
+	}
+	run("claude-code", "cursor")
+	got := run("claude-code", "cursor", "windsurf")
+	claude := filepath.Join(env.Home, ".claude.json")
+	cursor := filepath.Join(env.Home, ".cursor", "mcp.json")
+	for _, want := range []string{"wrote " + filepath.Join(env.Home, ".codeium", "windsurf", "mcp_config.json"),
+		"already configured, nothing changed: Claude Code (local) in " + claude + " (under projects → ",
+		"\n  and Cursor (user) in " + cursor + "\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the report lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Windsurf (user) in") {
+		t.Errorf("the client written is named as unchanged:\n%s", got)
+	}
+	// a file two scopes share: the local entry is there, the user one is written into the same file
+	got = run("claude-code", "claude-code:user")
+	if !strings.Contains(got, "wrote "+claude) || !strings.Contains(got, "already configured, nothing changed: Claude Code (local) in "+claude) ||
+		strings.Contains(got, "Claude Code (user) in") {
+		t.Errorf("one scope of a shared file:\n%s", got)
+	}
+}
