@@ -216,6 +216,15 @@ type ToolError interface {
 	ToolResult() *Result
 }
 
+// WorkspaceChecker is implemented by executors whose calls write a workspace on serve's host:
+// WorkspaceUnwritable measures, for the user the calls and the file tools run as, whether they
+// may create files there, and says why not and what lets them ("" and "": they may). serve's
+// start log and --check say it, so a workspace the policy makes writable is not reported
+// writable when every write will fail (trial48 F2).
+type WorkspaceChecker interface {
+	WorkspaceUnwritable() (why, fix string)
+}
+
 // SessionEnder is implemented by executors that keep state per MCP session (a sandbox reused
 // for a session's calls): EndSession is called once the session is over.
 type SessionEnder interface {

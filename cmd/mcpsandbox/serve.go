@@ -176,12 +176,18 @@ func runServe(ctx context.Context, o *ServeOptions) error {
 		s.SetAudit(al) // egress proxy decisions (network host lists) join the call log
 	}
 	setUp(al, p)
+	// writable as measured for the calls' user, not only as the policy says: a root-owned
+	// workspace was logged writable while every write failed (trial48 F2)
+	unwritable, fix := unwritableWorkspace(p, ex)
 	if log.Enabled(ctx, slog.LevelInfo) { // the hash is work (the policy encoded and hashed): only when it is logged
 		attrs := []any{"name", p.Name, "scheme", p.Scheme, "policy_hash", p.Hash()[:16], "audit", path}
 		if ws, writable := p.WorkspaceMount(); ws != "" { // e2b's is the remote sandbox's: none here (trial33 F13)
-			attrs = append(attrs, "workspace", ws, "workspace_writable", writable)
+			attrs = append(attrs, "workspace", ws, "workspace_writable", writable && unwritable == "")
 		}
 		log.Info("serving", attrs...)
+	}
+	if unwritable != "" {
+		log.Warn(unwritable, "fix", fix)
 	}
 	// init's check starts serve with the origin mark: the calls of its own client are marked so
 	// in the audit (serve.OriginEnv says why a client's config cannot hide calls with it)
@@ -334,22 +340,39 @@ func serveCheck(o *ServeOptions, p *policy.Policy, ex executor.Executor) error {
 	if err := ex.Ready(); err != nil {
 		var unmet *executor.UnmetError
 		if errors.As(err, &unmet) && !mutated("explain-refuses-unmet") {
-			if perr := printLayers(o.IO.Out, p, ex.Layers(), o.JSON, unmet); perr != nil {
+			if perr := printLayers(o.IO.Out, p, ex, o.JSON, unmet); perr != nil {
 				return perr
 			}
 		}
 		return err
 	}
-	return printLayers(o.IO.Out, p, ex.Layers(), o.JSON, nil)
+	return printLayers(o.IO.Out, p, ex, o.JSON, nil)
 }
 
-func printLayers(w io.Writer, p *policy.Policy, ls []executor.Layer, asJSON bool, unmet *executor.UnmetError) error {
+// unwritableWorkspace is why the calls' user may not create files in a workspace the policy
+// makes writable, and the fix, as the executor measures it ("": they may, or nothing to say).
+func unwritableWorkspace(p *policy.Policy, ex executor.Executor) (why, fix string) {
+	if _, writable := p.WorkspaceMount(); !writable {
+		return "", ""
+	}
+	if c, ok := ex.(executor.WorkspaceChecker); ok {
+		return c.WorkspaceUnwritable()
+	}
+	return "", ""
+}
+
+func printLayers(w io.Writer, p *policy.Policy, ex executor.Executor, asJSON bool, unmet *executor.UnmetError) error {
+	ls := ex.Layers()
+	why, fix := unwritableWorkspace(p, ex)
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		v := map[string]any{"scheme": p.Scheme, "policy_hash": p.Hash(), "layers": ls}
 		if unmet != nil {
 			v["not_ready"] = verify.NotReady{Until: unmet.Until, Why: unmet.Error()}
+		}
+		if why != "" {
+			v["workspace_unwritable"] = map[string]string{"why": why, "fix": fix}
 		}
 		return enc.Encode(v)
 	}
@@ -366,5 +389,12 @@ func printLayers(w io.Writer, p *policy.Policy, ls []executor.Layer, asJSON bool
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", l.Name, mark, l.Detail)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil || why == "" {
+		return err
+	}
+	fmt.Fprintf(w, "\nwarning: %s\n", why)
+	if fix != "" {
+		fmt.Fprintf(w, "  fix: %s\n", fix)
+	}
+	return nil
 }

@@ -96,13 +96,14 @@ func audit(p *policy.Policy, add verify.Add) {
 		}
 		// init says so as it writes such a policy; verify said nothing, and a client whose every
 		// write fails passed it (trial25)
+		// the words serve's start log, --check and a refused write say too (sa.Unwritable)
 		if os.Geteuid() == 0 && a.User == "" && ownerUID(st) == 0 && !nobodyWrites(st) {
-			add("MS113", "allowlist.workspace", "under root, commands run as nobody (65534), and so do the file tools: the workspace %s (owner uid %d, mode %v) is not theirs to write, and every write there fails",
-				"chown -R 65534:65534 "+shellword.Quote(ws)+", or set allowlist.user", ws, ownerUID(st), st.Mode().Perm())
+			why, fix := sa.Unwritable(ws, ownerUID(st), st.Mode().Perm(), 65534, 65534, true, false)
+			add("MS113", "allowlist.workspace", "%s", fix, why)
 		}
 		if unwritableToMe(ws) {
-			add("MS113", "allowlist.workspace", "commands and the file tools run as you (uid %d) when serve is not root: the workspace %s (owner uid %d, mode %v) is not yours to write, and every write there fails",
-				"use a directory of yours (mkdir -p ~/ai-workspace), or have its owner let you write it", os.Geteuid(), ws, ownerUID(st), st.Mode().Perm())
+			why, fix := sa.Unwritable(ws, ownerUID(st), st.Mode().Perm(), os.Geteuid(), os.Getegid(), false, false)
+			add("MS113", "allowlist.workspace", "%s", fix, why)
 		}
 	}
 	for i, r := range a.ReadPaths {

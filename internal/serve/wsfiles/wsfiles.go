@@ -42,6 +42,10 @@ type FS struct {
 	// engine's bind mount, whatever the modes of the directories above it on the host); only
 	// what lies below the root is judged as As.
 	RootAsServe bool
+	// Fix, when set, is what lets the tools' user (and the calls') create files in the workspace,
+	// said with a refusal for want of permission: it said "(its owner or mode)" and nothing to
+	// do, where verify and init name the chown (trial48 F2).
+	Fix string
 	// rootFD, in a copy asUser makes when RootAsServe, is the root opened as serve, plus one
 	// (0: none; open opens Root by its path).
 	rootFD int
@@ -119,4 +123,12 @@ func (f *FS) ListFiles(ctx context.Context, c executor.Call, p string) ([]execut
 		return err
 	})
 	return ents, more, err
+}
+
+// fix is Fix as the tail of a refusal ("" when none).
+func (f *FS) fix() string {
+	if f.Fix == "" || mutated("files-unwritable-no-fix") {
+		return ""
+	}
+	return "; to let them: " + f.Fix
 }

@@ -55,7 +55,7 @@ func (f *FS) open(p, rel string, flags int) (int, error) {
 	case errors.Is(err, unix.ENOTDIR):
 		return -1, fmt.Errorf("%q: not a directory (or a file on its way is not one)", p)
 	case errors.Is(err, unix.EACCES) && (f.As != nil || !mutated("files-unwritable-blamed")):
-		return -1, executor.Refuse(f.Rule, "%q: permission denied to %s: a command could not open it either (its owner or mode, or a directory's on the way)", p, f.actor())
+		return -1, executor.Refuse(f.Rule, "%q: permission denied to %s: a command could not open it either (its owner or mode, or a directory's on the way)%s", p, f.actor(), f.fix())
 	}
 	return -1, fmt.Errorf("%q: %w", p, err)
 }
@@ -305,11 +305,19 @@ func (f *FS) mayWrite(p, rel string, made int) error {
 	// AT_EACCESS: judged by the thread's file-system ids (asUser's), not its real ones
 	if err := unix.Faccessat2(fd, "", unix.W_OK|unix.X_OK, unix.AT_EACCESS|unix.AT_EMPTY_PATH); err != nil {
 		if errors.Is(err, unix.EACCES) {
-			return executor.Refuse(f.Rule, "%q: %s, may not create files in %s: a command could not either (its owner or mode)", p, f.actor(), dir)
+			return executor.Refuse(f.Rule, "%q: %s, may not create files in %s: a command could not either (its owner or mode)%s", p, f.actor(), dir, f.fix())
 		}
 		return fmt.Errorf("%q: %w", p, err)
 	}
 	return nil
+}
+
+// Writable says whether the tools' user (As; serve's own when nil) may create files in the
+// workspace's root, judged as a write_file there is (the kernel's judgement, for that user): nil,
+// or the refusal such a write gets. serve asks it at start, so that what it says of the
+// workspace is what a call finds (trial48 F2: "workspace_writable=true", every write refused).
+func (f *FS) Writable() error {
+	return f.asUser(func(f *FS) error { return f.mayWrite(".", ".", 0) })
 }
 
 // actor names whom the file tools act as, for a refusal.

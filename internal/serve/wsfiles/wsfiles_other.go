@@ -20,3 +20,6 @@ func (f *FS) read(p, rel string, limit int64) ([]byte, int64, error) { return ni
 func (f *FS) list(p, rel string) ([]executor.FileEntry, int, error) { return nil, 0, errUnsupported }
 
 func (f *FS) asUser(fn func(*FS) error) error { return fn(f) }
+
+// Writable: the tools do not run on this OS (every write is refused, with errUnsupported).
+func (f *FS) Writable() error { return nil }

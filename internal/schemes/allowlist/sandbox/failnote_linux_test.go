@@ -108,3 +108,36 @@ func TestFailedCallsNameTheLimitOrRule(t *testing.T) {
 		}
 	}
 }
+
+// trial48 F2: under a root serve a workspace root owns (mode 755) refused every write_file
+// "(its owner or mode)" and said nothing to do; the refusal now names the fix verify's MS113
+// names, and WorkspaceUnwritable (serve's start log, --check) says it, measured for the calls'
+// user. Red under mutants files-unwritable-no-fix and serve-workspace-unwritable-unsaid.
+func TestUnwritableWorkspaceSaysTheFix(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the calls run as another user only under a root serve")
+	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	os.Chmod(filepath.Dir(ws), 0o755)
+	os.Chmod(filepath.Dir(filepath.Dir(ws)), 0o755)
+	e := &Executor{ws: ws, al: &alsec.Allowlist{Workspace: ws}, uid: 65534, gid: 65534, dropUID: true}
+	fix := "chown -R 65534:65534 " + ws + ", or set allowlist.user"
+	_, err := e.filesFS().WriteFile(context.Background(), executor.Call{}, "b.txt", []byte("x"))
+	if err == nil || !strings.Contains(err.Error(), "may not create files in .") || !strings.Contains(err.Error(), "to let them: "+fix) {
+		t.Errorf("write_file: %v", err)
+	}
+	why, got := e.WorkspaceUnwritable()
+	if !strings.Contains(why, "is not theirs to write") || got != fix {
+		t.Errorf("WorkspaceUnwritable: %q, %q", why, got)
+	}
+	// allowlist.user: the fix names that user
+	e.al.User, e.uid, e.gid = "1234:1234", 1234, 1234
+	if why, got := e.WorkspaceUnwritable(); !strings.Contains(why, "uid 1234 (allowlist.user)") || got != "chown -R 1234:1234 "+ws+", or set allowlist.user" {
+		t.Errorf("WorkspaceUnwritable with allowlist.user: %q, %q", why, got)
+	}
+	os.Chown(ws, 1234, 1234)
+	if why, _ := e.WorkspaceUnwritable(); why != "" {
+		t.Errorf("a workspace its user writes: %q", why)
+	}
+}

@@ -3,7 +3,9 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,6 +28,16 @@ func (e *Executor) fileTools() []executor.Tool {
 	if max <= 0 {
 		return nil
 	}
+	fs := e.filesFS()
+	where := fmt.Sprintf("Paths are relative to the workspace (%s) and stay inside it; links are followed only while they stay inside it.", e.ws)
+	writes := "A write is checked as a command's writes are: protected files (.git, hooks, .envrc, editor and CI config, …) are refused, " +
+		"and so is anything past limits.workspace_quota."
+	destructive := true
+	return executor.FileTools(fs, max, where, writes, &mcp.ToolAnnotations{DestructiveHint: &destructive, OpenWorldHint: new(bool)})
+}
+
+// filesFS is the workspace as the file tools reach it: as the commands' user.
+func (e *Executor) filesFS() *wsfiles.FS {
 	fs := &wsfiles.FS{Root: e.ws, SandboxPath: e.ws, Rule: "allowlist.workspace", CommitRule: "allowlist.protect",
 		Commit: func(l *wslayer.Layer) (*executor.WorkspaceChanges, error) { return l.Commit(e.commitRules()) }}
 	if e.al.HardLinks != alsec.HardLinksReadOnly {
@@ -36,11 +48,35 @@ func (e *Executor) fileTools() []executor.Tool {
 		// does (a root serve's tools otherwise reached what its commands may not).
 		fs.As = &wsfiles.User{UID: e.uid, GID: e.gid}
 	}
-	where := fmt.Sprintf("Paths are relative to the workspace (%s) and stay inside it; links are followed only while they stay inside it.", e.ws)
-	writes := "A write is checked as a command's writes are: protected files (.git, hooks, .envrc, editor and CI config, …) are refused, " +
-		"and so is anything past limits.workspace_quota."
-	destructive := true
-	return executor.FileTools(fs, max, where, writes, &mcp.ToolAnnotations{DestructiveHint: &destructive, OpenWorldHint: new(bool)})
+	_, fs.Fix = e.unwritableWords()
+	return fs
+}
+
+// WorkspaceUnwritable measures whether the commands' user may create files in the workspace,
+// as a write_file there is judged (executor.WorkspaceChecker): why not, and the fix.
+func (e *Executor) WorkspaceUnwritable() (why, fix string) {
+	if mutated("serve-workspace-unwritable-unsaid") {
+		return "", ""
+	}
+	err := e.filesFS().Writable()
+	var r *executor.Refusal
+	switch {
+	case err == nil:
+		return "", ""
+	case !errors.As(err, &r):
+		return fmt.Sprintf("the workspace %s could not be judged for the commands' user (uid %d): %v", e.ws, e.uid, err), ""
+	}
+	return e.unwritableWords()
+}
+
+// unwritableWords is what Unwritable says of this workspace for the commands' user.
+func (e *Executor) unwritableWords() (why, fix string) {
+	var st syscall.Stat_t
+	owner, mode := -1, os.FileMode(0)
+	if syscall.Stat(e.ws, &st) == nil {
+		owner, mode = int(st.Uid), os.FileMode(st.Mode).Perm()
+	}
+	return Unwritable(e.ws, owner, mode, e.uid, e.gid, e.dropUID, e.al.User != "")
 }
 
 // commitRules are the checks a layer's commit makes on the workspace, for a call's writes and

@@ -231,3 +231,33 @@ print("wrote")`})
 		t.Errorf("ok.txt on the host: %q, %v", b, err)
 	}
 }
+
+// trial48 F2's class for docker: a root serve whose writable workspace root owns runs its
+// containers as nobody, and every write fails; serve's start log and --check (through
+// WorkspaceUnwritable) and a refused write_file say so with the fix. Red under mutants
+// serve-workspace-unwritable-unsaid and files-unwritable-no-fix.
+func TestDockerUnwritableWorkspaceSaysTheFix(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the file tools act as the containers' user only under a root serve")
+	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(ws, 0o755)
+	e := &Executor{spec: spec{workspace: ws, wsWrite: true, user: defaultUser}}
+	fix := "chown -R 65534:65534 " + ws + ", or set docker.user"
+	why, got := e.WorkspaceUnwritable()
+	if !strings.Contains(why, "containers run as uid 65534 (nobody, as root owns the workspace)") || got != fix {
+		t.Errorf("WorkspaceUnwritable: %q, %q", why, got)
+	}
+	if _, err := e.callFS().WriteFile(context.Background(), executor.Call{}, "b.txt", []byte("x")); err == nil || !strings.Contains(err.Error(), "to let them: "+fix) {
+		t.Errorf("write_file: %v", err)
+	}
+	os.Chown(ws, 65534, 65534)
+	if why, _ := e.WorkspaceUnwritable(); why != "" {
+		t.Errorf("a workspace nobody writes: %q", why)
+	}
+	e.spec.wsWrite = false
+	os.Chown(ws, 0, 0)
+	if why, _ := e.WorkspaceUnwritable(); why != "" {
+		t.Errorf("a read-only workspace: %q", why)
+	}
+}
