@@ -709,6 +709,48 @@ func chownTree(dir string, uid, gid int) error {
 	})
 }
 
+// endHint is what the server's last words (seen) call for, for a server that ended: the npm
+// cache's advice for an npm cache miss alone, and the paths node could not find that the sandbox
+// hides, with the read = [...] that shows them (trial48 F3: the npm advice was given to every
+// server that ended with no network, a node script's hidden import named nowhere).
+func endHint(seen *stderrSeen, cache string, net policy.Network, file string) string {
+	miss, notFound := seen.get()
+	if mutated("wrap-end-hint-unread") {
+		return npmCacheHint(cache, net)
+	}
+	hint := notFoundHint(notFound, file)
+	if miss {
+		hint += npmCacheHint(cache, net)
+	}
+	return hint
+}
+
+// notFoundHint names the paths node could not find that are there on this host (so the sandbox
+// hid them), and what to add to read: a package's node_modules directory whole, else the path.
+func notFoundHint(paths []string, file string) string {
+	var hidden, q []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			continue // not there outside the sandbox either: nothing to show it
+		}
+		hidden = append(hidden, p)
+		dir := p
+		if i := strings.LastIndex(p, "/node_modules/"); i >= 0 {
+			dir = p[:i+len("/node_modules")]
+		}
+		if s := fmt.Sprintf("%q", dir); !slices.Contains(q, s) {
+			q = append(q, s)
+		}
+	}
+	if len(hidden) == 0 {
+		return ""
+	}
+	if file == "" {
+		file = "the policy"
+	}
+	return fmt.Sprintf("; it could not find %s, which the sandbox hides from it: add read = [%s] in %s to let it read them", strings.Join(hidden, ", "), strings.Join(q, ", "), file)
+}
+
 // npmCacheHint names, for a server that ended with no network, the private npm cache it ran
 // with and what seeds it: ENOTCACHED is about that cache, not the client's.
 func npmCacheHint(cache string, net policy.Network) string {

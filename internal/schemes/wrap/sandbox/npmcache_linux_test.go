@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -415,5 +416,43 @@ func TestNPMCachesPruned(t *testing.T) {
 	}
 	if !there(wide) || !there(filepath.Join(c, "_npx", "3b2a")) {
 		t.Errorf("the wider policy's cache that seeds the narrower one: kept %v, seeded from %v", there(wide), there(filepath.Join(c, "_npx", "3b2a")))
+	}
+}
+
+// trial48 F3: a node script that ended because the sandbox hid a module it imports got the npm
+// cache's advice (for a cache miss, ENOTCACHED) and no word of the module. Now the npm advice
+// comes with an npm cache miss alone, and a "Cannot find module '/abs'" that exists on this
+// host is named with the read = [...] that shows it (a package's node_modules whole). Red under
+// mutant wrap-end-hint-unread.
+func TestEndHintFollowsWhatTheServerSaid(t *testing.T) {
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "node", "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm", "server", "mcp.js")
+	os.MkdirAll(filepath.Dir(mod), 0o755)
+	os.WriteFile(mod, nil, 0o644)
+	none := policy.Network{Mode: policy.NetNone}
+	cache := filepath.Join(dir, "cache", "npm")
+	hint := func(stderr string) string {
+		var seen stderrSeen
+		relayServerStderr(strings.NewReader(stderr), io.Discard, time.Now, &seen)
+		return endHint(&seen, cache, none, "/p.toml")
+	}
+	esm := "node:internal/modules/esm/resolve:283\n    throw new ERR_MODULE_NOT_FOUND(\n\nError [ERR_MODULE_NOT_FOUND]: Cannot find module '" + mod +
+		"' imported from /srv/echo/server.mjs\n  code: 'ERR_MODULE_NOT_FOUND',\n}\n"
+	got := hint(esm)
+	if strings.Contains(got, "npm cache") || !strings.Contains(got, "it could not find "+mod+", which the sandbox hides from it: add read = [\""+filepath.Join(dir, "node", "node_modules")+"\"] in /p.toml") {
+		t.Errorf("a hidden module: %q", got)
+	}
+	// a module not on this host either: nothing to show it, no hint
+	if got := hint("Error: Cannot find module '/nonexistent/x.js'\n"); got != "" {
+		t.Errorf("a module that is nowhere: %q", got)
+	}
+	// any other end: no npm advice
+	if got := hint("Error: something else\n"); got != "" {
+		t.Errorf("an end with no npm cache miss: %q", got)
+	}
+	for _, miss := range []string{"npm ERR! code ENOTCACHED\n", "npm error code ENOTCACHED\n", "npm error request to https://registry.npmjs.org/x failed: cache mode is 'only-if-cached' but no cached response is available.\n"} {
+		if got := hint(miss); !strings.Contains(got, "its npm cache was "+cache) {
+			t.Errorf("an npm cache miss %q: %q", miss, got)
+		}
 	}
 }

@@ -114,7 +114,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	srv.Kill()
 	serr.wait(Grace) // the server's last lines before wrap's error that points at them
 	if errors.Is(err, errServerEnded) {
-		err = fmt.Errorf("%w%s%s", err, FirstStartHint(argv[0], wrapsec.Of(p).Net(), p.File), npmCacheHint(npmCache, wrapsec.Of(p).Net()))
+		err = fmt.Errorf("%w%s%s", err, FirstStartHint(argv[0], wrapsec.Of(p).Net(), p.File), endHint(&serr.seen, npmCache, wrapsec.Of(p).Net(), p.File))
 	}
 	return err
 }

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
@@ -30,6 +33,49 @@ const serverLinePrefix = "server: "
 type stderrRelay struct {
 	w    *os.File // the server's end (its fd 2); closed once the server holds it
 	done chan struct{}
+	seen stderrSeen
+}
+
+// stderrSeen is what the server's stderr said that wrap's failure hint answers: an npm cache
+// miss (the npm cache hint is for that alone), and the absolute paths node could not find (the
+// sandbox hides them: the hint names them and the read = [...] that shows them). trial48 F3: every
+// server that ended with no network got the npm advice, a node script's hidden import none.
+type stderrSeen struct {
+	mu       sync.Mutex
+	npmMiss  bool
+	notFound []string
+}
+
+// nodeNotFound is node's "Cannot find module '/abs/path'" (CommonJS, and ESM's
+// ERR_MODULE_NOT_FOUND, "… imported from …").
+var nodeNotFound = regexp.MustCompile(`Cannot find (?:module|package) '(/[^']+)'`)
+
+// maxNotFound bounds the paths kept: a hint names a few.
+const maxNotFound = 4
+
+// scan notes what line says (nil s: nothing is kept).
+func (s *stderrSeen) scan(line string) {
+	if s == nil {
+		return
+	}
+	miss := strings.Contains(line, "ENOTCACHED") || strings.Contains(line, "only-if-cached")
+	m := nodeNotFound.FindStringSubmatch(line)
+	if !miss && m == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.npmMiss = s.npmMiss || miss
+	if m != nil && len(s.notFound) < maxNotFound && !slices.Contains(s.notFound, m[1]) {
+		s.notFound = append(s.notFound, m[1])
+	}
+}
+
+// get is what was seen so far.
+func (s *stderrSeen) get() (npmMiss bool, notFound []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.npmMiss, slices.Clone(s.notFound)
 }
 
 // startStderrRelay makes the server's stderr pipe and starts relaying it to out.
@@ -42,7 +88,7 @@ func startStderrRelay(out io.Writer) (*stderrRelay, error) {
 	go func() {
 		defer close(s.done)
 		defer r.Close()
-		relayServerStderr(r, out, time.Now)
+		relayServerStderr(r, out, time.Now, &s.seen)
 	}()
 	return s, nil
 }
@@ -64,7 +110,7 @@ func (s *stderrRelay) wait(d time.Duration) {
 // bounds.MaxLogValue bytes, shown (visible.Line of its valid UTF-8), at most bounds.MaxLogLines
 // in a bounds.LogWindow (the rest dropped and counted, said before the next line that passes).
 // It reads r to its end whatever out does, so the server never blocks on its stderr.
-func relayServerStderr(r io.Reader, out io.Writer, now func() time.Time) {
+func relayServerStderr(r io.Reader, out io.Writer, now func() time.Time, seen *stderrSeen) {
 	br := bufio.NewReaderSize(r, 4096)
 	var (
 		line          []byte
@@ -86,8 +132,9 @@ func relayServerStderr(r io.Reader, out io.Writer, now func() time.Time) {
 			dropped++
 			return
 		}
-		n++
 		s := strings.TrimSuffix(string(line), "\r")
+		seen.scan(s) // a dropped line is not seen: a flood's lines are not the server's last words
+		n++
 		if mutated("wrap-stderr-controls") {
 			writeLine(out, serverLinePrefix+s)
 			return

@@ -19,7 +19,7 @@ func TestServerStderrShownNotDone(t *testing.T) {
 	in := "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07\x1b[2J\x1b[Hall good\r\n" +
 		"over\rwritten\n" + "csi \xc2\x9b31m and \xff\xfe bytes\n" + "ready\u2028time=x level=ERROR msg=forged\n" + "x\u202etxt.exe\n" + strings.Repeat("x", 10000) + "\n" + "last words"
 	var out bytes.Buffer
-	relayServerStderr(strings.NewReader(in), &out, time.Now)
+	relayServerStderr(strings.NewReader(in), &out, time.Now, nil)
 	got := out.String()
 	for _, bad := range []string{"\x1b", "\x07", "\r", "\xc2\x9b", "\xff"} {
 		if strings.Contains(got, bad) {
@@ -48,7 +48,7 @@ func TestServerStderrShownNotDone(t *testing.T) {
 	// a flood: at most MaxLogLines a window, the rest counted
 	now := time.Unix(1000, 0)
 	out.Reset()
-	relayServerStderr(strings.NewReader(strings.Repeat("spam\n", 5000)), &out, func() time.Time { return now })
+	relayServerStderr(strings.NewReader(strings.Repeat("spam\n", 5000)), &out, func() time.Time { return now }, nil)
 	if n := strings.Count(out.String(), serverLinePrefix); n != bounds.MaxLogLines {
 		t.Errorf("%d of 5000 lines relayed in one window, want %d", n, bounds.MaxLogLines)
 	}
