@@ -338,6 +338,21 @@ func (a *answered) Write(b []byte) (int, error) {
 }
 func (a *answered) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
+// unauthorizedHelp is what a 401 asks for, in its body and its challenge's error_description.
+const unauthorizedHelp = "send Authorization: Bearer <token> (the token serve was started with)"
+
+// challenge is a 401's WWW-Authenticate. A bearer token that is wrong (or empty: "Bearer " from
+// an unset variable) gets error="invalid_token" (RFC 6750 §3), which says the token was judged,
+// not that the client should go and get one by OAuth, a flow serve has none of (trial48 F4: the
+// MCP Inspector answered a wrong token with "Interactive OAuth requires a TTY"). A request with no
+// bearer token gets no error code, as §3 asks.
+func challenge(wrongToken bool) string {
+	if !wrongToken || mutated("http-401-no-invalid-token") {
+		return `Bearer realm="mcpsandbox"`
+	}
+	return `Bearer realm="mcpsandbox", error="invalid_token", error_description="` + unauthorizedHelp + `"`
+}
+
 // guard checks the bearer token (401) and the Origin (403) before MCP sees the request; the
 // MCP handler's own 403 (a Host that is not this machine: DNS rebinding) is logged here too.
 // A request with the token (or any, with no token set) marks its connection authenticated,
@@ -362,8 +377,10 @@ func guard(h *HTTPOptions, b httpBounds, budget *httpbound.Budget, bodyOwner fun
 				}
 				refusals.refused(r, http.StatusUnauthorized, reason)
 				httpbound.CloseRefused(w, refusedDrain)
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpsandbox"`)
-				http.Error(w, "unauthorized: send Authorization: Bearer <token> (the token serve was started with)", http.StatusUnauthorized)
+				// "Bearer " (an unset variable) reaches here as "Bearer": the header's
+				// trailing space is trimmed by the time it is read
+				w.Header().Set("WWW-Authenticate", challenge(isBearer || strings.EqualFold(got, "Bearer")))
+				http.Error(w, "unauthorized: "+unauthorizedHelp, http.StatusUnauthorized)
 				return
 			}
 		}

@@ -388,3 +388,39 @@ func TestHTTPBeyondLoopbackWarnsPlainHTTP(t *testing.T) {
 		}
 	}
 }
+
+// trial48 F4: a 401 for a bearer token that is wrong, or empty ("Bearer " from an unset
+// variable), carries error="invalid_token" (RFC 6750 §3), so a client does not take it for a
+// server that wants OAuth (the MCP Inspector did: "Interactive OAuth requires a TTY"); a request
+// with no bearer token gets the bare challenge, no error code. Red under mutant
+// http-401-no-invalid-token.
+func TestHTTP401SaysInvalidToken(t *testing.T) {
+	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken})
+	challenge := func(auth string) string {
+		t.Helper()
+		r := postRequest(url, initBody, nil)
+		if auth != "" {
+			r.Header["Authorization"] = []string{auth}
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("Authorization %q: %d, want 401", auth, resp.StatusCode)
+		}
+		return resp.Header.Get("WWW-Authenticate")
+	}
+	const invalid = `Bearer realm="mcpsandbox", error="invalid_token", error_description="send Authorization: Bearer <token> (the token serve was started with)"`
+	for _, auth := range []string{"Bearer wrong", "bearer " + boundsToken + "x", "Bearer ", "Bearer"} {
+		if got := challenge(auth); got != invalid {
+			t.Errorf("Authorization %q: WWW-Authenticate %q, want %q", auth, got, invalid)
+		}
+	}
+	for _, auth := range []string{"", "Basic " + boundsToken} {
+		if got := challenge(auth); got != `Bearer realm="mcpsandbox"` {
+			t.Errorf("Authorization %q: WWW-Authenticate %q, want the bare challenge", auth, got)
+		}
+	}
+}
