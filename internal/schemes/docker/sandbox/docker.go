@@ -256,8 +256,13 @@ func (e *Executor) probe() error {
 	if !ok {
 		return fmt.Errorf("docker.image %s is not in the engine at %s: %s%s", e.spec.image, e.eng.Where(), engine.MissingImageAdvice(e.spec.image), e.imagesHeld(ctx))
 	}
-	if e.spec.imageVolumes, err = e.imageVolumes(ctx); err != nil {
+	var imageEnv []string
+	if e.spec.imageVolumes, imageEnv, err = e.imageConfig(ctx); err != nil {
 		return err
+	}
+	var loaderNote string
+	if e.spec.loaderEnv, loaderNote = loaderEnvOf(imageEnv, e.spec.loaderMounts()); loaderNote != "" {
+		e.log.Warn("docker: the image's loader variables name places a call can write, or relative ones (the working directory is the workspace): the containers start with them removed, as the dynamic loader would load a library a call wrote there into pid 1 and the wrapper before any of serve's code; the program gets the same values (set them in its own code or script to load a library from the workspace)", "removed", loaderNote)
 	}
 	if err := CheckRuntime(e.eng, info, e.spec.runtime, e.spec.egress); err != nil {
 		return err
@@ -292,20 +297,20 @@ func (e *Executor) probe() error {
 	return nil
 }
 
-// imageVolumes are the directories docker.image declares as VOLUME (sorted).
-func (e *Executor) imageVolumes(ctx context.Context) ([]string, error) {
+// imageConfig is what docker.image declares: its VOLUME directories (sorted) and its Env.
+func (e *Executor) imageConfig(ctx context.Context) (vs, env []string, err error) {
 	ins, err := e.eng.API.ImageInspect(ctx, e.spec.image)
 	if err != nil {
-		return nil, fmt.Errorf("inspect docker.image %s: %w", e.spec.image, e.eng.Unreachable(err))
+		return nil, nil, fmt.Errorf("inspect docker.image %s: %w", e.spec.image, e.eng.Unreachable(err))
 	}
-	var vs []string
 	if ins.Config != nil {
 		for v := range ins.Config.Volumes {
 			vs = append(vs, v)
 		}
+		env = ins.Config.Env
 	}
 	slices.Sort(vs)
-	return vs, nil
+	return vs, env, nil
 }
 
 // Reachable says whether the engine answers, at once (serve asks before it says it is serving:

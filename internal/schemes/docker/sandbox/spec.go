@@ -563,8 +563,8 @@ printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o" >&2
 // the image's, by its absolute path. Left (README, Known gaps): a link
 // of the image's whose target passes through the workspace and back out is checked where it ends,
 // and followed again at the exec; mountinfo writes a blank in a mount's path as \040 (only an
-// image's VOLUME can have one: an empty tmpfs); the image's LD_PRELOAD and LD_LIBRARY_PATH act in
-// the loader, before this script.
+// image's VOLUME can have one: an empty tmpfs). The image's LD_PRELOAD, LD_LIBRARY_PATH and the
+// other loader variables act before this script: serve cleans them for the container (loaderEnvOf).
 const entrypoint = `p=$PATH w=$PWD v=${OLDPWD-} x=${OLDPWD+1} m='/workspace
 /tmp
 /run/mcpsandbox-egress
@@ -798,6 +798,9 @@ type spec struct {
 	// imageVolumes are the directories the image declares as VOLUME, set by the probe before
 	// any container is built for a call: each gets a size-capped tmpfs (imageVolumeMounts).
 	imageVolumes []string
+	// loaderEnv are the image's loader variables that named a place a call can write, as the
+	// containers get them (loaderEnvOf), set by the probe with imageVolumes.
+	loaderEnv []string
 	// gvisor says the runtime (docker.runtime, or the engine's default) is gVisor's runsc,
 	// and gvisorSeccomp whether the engine starts it with --oci-seccomp; set by the probe
 	// from the engine's runtimes (runtimeOf), before any container is built for a call.
@@ -947,6 +950,10 @@ func (s spec) build(nonce string, labels map[string]string, pooled bool) (*conta
 		cfg.WorkingDir = workspaceDir
 	}
 	s.imageVolumeMounts(hc.Tmpfs)
+	// The image's own values would act in pid 1's loader, before the entrypoint (loaderEnvOf).
+	if !mutated("docker-loader-env") {
+		cfg.Env = append(cfg.Env, s.loaderEnv...)
+	}
 	if s.egress && s.egressDir != "" {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: s.egressDir, Target: egressMount, ReadOnly: true, BindOptions: s.roBind()})
 		cfg.Env = append(cfg.Env, egressEnv()...)
