@@ -646,6 +646,14 @@ func (e *Executor) run(ctx context.Context, c executor.Call) (*executor.Result, 
 		// the program's own words never name the policy's limit or rule (failnote.go)
 		addNotes(res, FailureNotes(res.Stderr, res.ExitCode, e.pol.Limits.Memory))
 	}
+	if err == nil && res != nil && res.ExitCode != 0 && strings.Contains(strings.ToLower(res.Stderr), "permission denied") &&
+		!mutated("allowlist-unwritable-note-none") {
+		// a command's own write refused by the workspace's owner or mode said nothing to do
+		// (trial48 F2's rest): the fix serve's log, --check and write_file give
+		if why, fix := e.WorkspaceUnwritable(); why != "" && fix != "" {
+			addNotes(res, []string{why + "; to let them: " + fix})
+		}
+	}
 	return res, err
 }
 

@@ -88,15 +88,7 @@ func pythonExecutor(t testing.TB, serveConn func(net.Conn), viaHelper bool, extr
 	}
 	o := Options{HelperPath: exe, viaHelper: viaHelper, Logger: pythonExec.log, noMountNS: pythonExec.noMountNS, noLayer: pythonExec.noLayer}
 	o.egressServe = serveConn
-	e, err := New(p, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	if err := e.Ready(); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return readyWith(t, p, o)
 }
 
 func runPython(t *testing.T, e *Executor, code string) *executor.Result {

@@ -82,14 +82,7 @@ func TestFailedCallsNameTheLimitOrRule(t *testing.T) {
 	p.Limits.Memory = policy.Default(alsec.Name).Limits.Memory
 	// a script, so the traceback shows the line that failed, as a user's program's does
 	os.WriteFile(filepath.Join(alsec.Of(p).Workspace, "run.py"), []byte("import os\nos.execv('/usr/bin/ls', ['ls'])\n"), 0o644)
-	e, err := New(p, Options{HelperPath: exe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	if err := e.Ready(); err != nil {
-		t.Fatal(err)
-	}
+	e := readyExecutor(t, p, exe)
 	for _, c := range []struct {
 		cmd  string
 		args []string
@@ -140,4 +133,60 @@ func TestUnwritableWorkspaceSaysTheFix(t *testing.T) {
 	if why, _ := e.WorkspaceUnwritable(); why != "" {
 		t.Errorf("a workspace its user writes: %q", why)
 	}
+}
+
+// trial48 F2's rest: a command's own write refused in a workspace the calls' user may not write
+// (`sort -o out.txt f` under a root serve, the workspace root's, mode 755) said only the
+// program's "Permission denied"; the result now ends with serve's note and the fix. A read-only
+// command's failure in the same workspace gets none. Red under mutant
+// allowlist-unwritable-note-none.
+func TestCommandDeniedInUnwritableWorkspaceSaysTheFix(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the calls run as another user only under a root serve")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := wcPolicy(t) // its workspace: root's, mode 755
+	e := readyExecutor(t, p, exe)
+	if why, _ := e.WorkspaceUnwritable(); why == "" {
+		t.Skip("the commands' user may write this workspace here: nothing to note")
+	}
+	for _, c := range []struct {
+		cmd  string
+		args []string
+		note bool
+	}{
+		{"sort", []string{"-o", "out.txt", "f"}, true},
+		{"wc", []string{"nothere"}, false},
+	} {
+		args, _ := json.Marshal(map[string]any{"command": c.cmd, "args": c.args})
+		res, err := e.run(context.Background(), executor.Call{Args: args, Timeout: 20 * time.Second, MaxOutput: 64 << 10})
+		if err != nil {
+			t.Fatalf("%s: %v", c.cmd, err)
+		}
+		if got := strings.Contains(res.Stderr, "to let them: chown -R 65534:65534"); res.ExitCode == 0 || got != c.note {
+			t.Errorf("%s: exit %d, the fix noted %t, want %t:\n%s", c.cmd, res.ExitCode, got, c.note, res.Stderr)
+		}
+	}
+}
+
+// readyExecutor is an Executor of p (its exec helper exe), ready, closed when the test ends.
+func readyExecutor(t testing.TB, p *policy.Policy, exe string) *Executor {
+	return readyWith(t, p, Options{HelperPath: exe})
+}
+
+// readyWith is an Executor of p with o, ready, closed when the test ends.
+func readyWith(t testing.TB, p *policy.Policy, o Options) *Executor {
+	t.Helper()
+	e, err := New(p, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if err := e.Ready(); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -62,14 +62,7 @@ func TestOpenSSLConfigReadOnlyThatFile(t *testing.T) {
 		}
 	}
 	exe, _ := os.Executable()
-	e, err := New(p, Options{HelperPath: exe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	if err := e.Ready(); err != nil {
-		t.Fatal(err)
-	}
+	e := readyExecutor(t, p, exe)
 	for _, c := range []struct {
 		path string
 		read bool

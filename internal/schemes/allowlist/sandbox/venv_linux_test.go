@@ -83,14 +83,7 @@ func TestVenvPythonRunsInItsVenv(t *testing.T) {
 			}
 			alsec.Of(p).Commands = append(alsec.Of(p).Commands, c)
 			exe, _ := os.Executable()
-			e, err := New(p, Options{HelperPath: exe})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { e.Close() })
-			if err := e.Ready(); err != nil {
-				t.Fatal(err)
-			}
+			e := readyExecutor(t, p, exe)
 			code := "import sys, os, venvmark\nprint(sys.prefix, venvmark.MARK)\ntry:\n    open(os.path.join(sys.prefix, 'token')).read(); print('token read')\nexcept OSError: pass"
 			args, _ := json.Marshal(map[string]any{"command": "python", "args": []string{"-c", code}})
 			res, err := e.run(context.Background(), executor.Call{Args: args, Timeout: 20 * time.Second, MaxOutput: 64 << 10})
