@@ -451,7 +451,9 @@ func runIsolated(t *testing.T, run, env string, limit time.Duration) (out []byte
 // has used no CPU at two looks in a row: one that is runnable or working is slow (a loaded
 // machine; a warm helper started at the lowest priority), and its call must not fail as if a
 // file system did not answer (attack round atk24, F3). Here every helper meets a deadline of
-// 1 ms, mid-setup.
+// 1 ns, ahead of its exec: at 1 ms, a fast machine's warm helper had exec'd before the deadline
+// in each of the 8 calls, and the mutant switching the looks off survived (the landing CI of
+// session 48).
 func TestHelperSetupSlowNotStuck(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -466,7 +468,7 @@ func TestHelperSetupSlowNotStuck(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := helperSetupLimit
-	helperSetupLimit = time.Millisecond
+	helperSetupLimit = time.Nanosecond
 	defer func() { helperSetupLimit = old }()
 	args, _ := json.Marshal(map[string]any{"command": "wc", "args": []string{"f"}})
 	for i := range 8 {
