@@ -243,7 +243,7 @@ func runHTTP(ctx context.Context, p *policy.Policy, ex executor.Executor, o Opti
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go r.whenReady(cancel)
+	go r.whenReady(ctx, cancel)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+HTTPPath, "token", h.Token != "",

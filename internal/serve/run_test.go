@@ -463,6 +463,43 @@ func TestRunServesOnWithTheStartError(t *testing.T) {
 	}
 }
 
+// A start-up cut short because serve is ending (the client left while a docker policy's start-up
+// checks ran: a one-shot client, init's own check) is said at INFO: it logged the ERROR "every
+// call is refused ... fix it", a false second cause beside a real one in init's quote (trial49
+// F3). Red with mutant serve-start-cut-as-error.
+func TestRunStartCutByItsEndIsNoError(t *testing.T) {
+	f := &fakeExec{ready: make(chan error, 1)}
+	var logBuf lockedBuf
+	st, ct := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), testPolicy(5*time.Second, 2), f, Options{Transport: st,
+			Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.Close() // the client leaves before the start-up ended
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after the client left: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the client left")
+	}
+	f.ready <- fmt.Errorf("create a container to check its settings: %w", context.Canceled) // the executor's Close
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logBuf.String(), "create a container to check") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := logBuf.String()
+	if strings.Contains(got, "level=ERROR") || !strings.Contains(got, "level=INFO msg=\"serve's start-up checks did not finish: serve is ending") {
+		t.Fatalf("a start-up cut short by serve's end, serve's log:\n%s", got)
+	}
+}
+
 // startingServe is a serve whose executor's start-up has not ended (send its outcome on
 // f.ready), auditing to path.
 func startingServe(t *testing.T) (*fakeExec, string, *mcp.ClientSession, <-chan error) {
