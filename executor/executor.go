@@ -110,6 +110,9 @@ type WorkspaceChanges struct {
 	Kept      string `json:"kept,omitempty" jsonschema:"the directory where the refused files' content is kept for review (not applied)"`
 	KeptFiles int    `json:"kept_files,omitempty" jsonschema:"refused files whose content is kept"`
 	NotKept   int    `json:"not_kept,omitempty" jsonschema:"refused files whose content was not kept (past the bound)"`
+	// NotKeptWhy says which cause kept NotKept files out: the call's bound, the store, a copy
+	// (trial49 F7).
+	NotKeptWhy string `json:"not_kept_why,omitempty" jsonschema:"why the refused files not kept were not: the call's bound, the store (its path), or a copy that failed"`
 	// Discarded says why none of the call's writes were applied (it timed out, was cancelled).
 	Discarded string `json:"discarded,omitempty" jsonschema:"why none of the call's writes were applied"`
 }

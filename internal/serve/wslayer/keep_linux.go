@@ -3,6 +3,7 @@ package wslayer
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -31,6 +32,22 @@ type keeper struct {
 	bytes       int64
 	skipped     int  // refused files not kept (a bound, an error)
 	unavailable bool // the store could not be made: nothing more is tried
+	// Why files were not kept, for the result (trial49 F7: it said "past the bound … or the store
+	// … unavailable", never which, and named the store as a literal $XDG_STATE_HOME).
+	overBound int    // of skipped: past KeepCallFiles or KeepCallBytes
+	storeErr  string // the store could not be made: where, and the error
+	firstErr  string // the first entry that could not be read or copied
+}
+
+// over counts a refused file not kept for the call's bound.
+func (k *keeper) over() { k.skipped++; k.overBound++ }
+
+// fail counts a refused entry not kept because it could not be read or copied.
+func (k *keeper) fail(rel string, err error) {
+	k.skipped++
+	if k.firstErr == "" && err != nil {
+		k.firstErr = fmt.Sprintf("%s: %v", rel, err)
+	}
 }
 
 // keep copies what a refused entry of the layer holds (a regular file, or a directory's regular
@@ -46,17 +63,21 @@ func (c *committer) keep(up int, name, rel string) {
 }
 
 func (k *keeper) entry(up int, name, rel string, depth int) {
-	if k.unavailable || k.files >= KeepCallFiles && !mutated("workspace-keep-unbounded") {
-		k.skipped++ // a directory past the bound counts as one: its tree is not walked
+	if k.unavailable {
+		k.skipped++
+		return
+	}
+	if k.files >= KeepCallFiles && !mutated("workspace-keep-unbounded") {
+		k.over() // a directory past the bound counts as one: its tree is not walked
 		return
 	}
 	// an entry that cannot be read is a refused entry not kept, counted (review41 #10): the
 	// result's "N more not kept" must not undercount
 	uncounted := mutated("workspace-keep-errors-uncounted")
 	var st unix.Stat_t
-	if unix.Fstatat(up, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+	if err := unix.Fstatat(up, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		if !uncounted {
-			k.skipped++
+			k.fail(rel, err)
 		}
 		return
 	}
@@ -65,20 +86,20 @@ func (k *keeper) entry(up int, name, rel string, depth int) {
 		k.file(up, name, rel, st.Size)
 	case unix.S_IFDIR:
 		if depth >= MaxDepth {
-			k.skipped++
+			k.over()
 			return
 		}
 		d, err := openDir(up, name)
 		if err != nil {
 			if !uncounted {
-				k.skipped++
+				k.fail(rel, err)
 			}
 			return
 		}
 		defer unix.Close(d)
 		list, err := readNames(d)
 		if err != nil && !uncounted {
-			k.skipped++ // the names not read: at least one entry
+			k.fail(rel, err) // the names not read: at least one entry
 		}
 		for _, n := range list {
 			k.entry(d, n, path.Join(rel, n), depth+1)
@@ -88,7 +109,7 @@ func (k *keeper) entry(up int, name, rel string, depth int) {
 
 func (k *keeper) file(up int, name, rel string, size int64) {
 	if (k.files >= KeepCallFiles || k.bytes+size > KeepCallBytes) && !mutated("workspace-keep-unbounded") {
-		k.skipped++
+		k.over()
 		return
 	}
 	if k.root == nil && !k.open() {
@@ -97,20 +118,20 @@ func (k *keeper) file(up int, name, rel string, size int64) {
 	}
 	src, err := unix.Openat(up, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		k.skipped++
+		k.fail(rel, err)
 		return
 	}
 	in := os.NewFile(uintptr(src), name)
 	defer in.Close()
 	if dir := path.Dir(rel); dir != "." {
 		if err := k.root.MkdirAll(dir, 0o700); err != nil {
-			k.skipped++
+			k.fail(rel, err)
 			return
 		}
 	}
 	out, err := k.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		k.skipped++
+		k.fail(rel, err)
 		return
 	}
 	n, err := io.Copy(out, io.LimitReader(in, KeepCallBytes-k.bytes))
@@ -119,7 +140,7 @@ func (k *keeper) file(up int, name, rel string, size int64) {
 	}
 	k.bytes += n
 	if err != nil {
-		k.skipped++
+		k.fail(rel, err)
 		return
 	}
 	k.files++
@@ -172,7 +193,7 @@ func (k *keeper) open() bool {
 		store = filepath.Join(k.store, WorkspaceKeepName(k.ws))
 	}
 	if err := os.MkdirAll(store, 0o700); err != nil {
-		k.unavailable = true
+		k.unavailable, k.storeErr = true, err.Error()
 		return false
 	}
 	k.prune(store)
@@ -194,12 +215,12 @@ func (k *keeper) open() bool {
 	}
 	dir := filepath.Join(store, name)
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		k.unavailable = true
+		k.unavailable, k.storeErr = true, err.Error()
 		return false
 	}
 	r, err := os.OpenRoot(dir)
 	if err != nil {
-		k.unavailable = true
+		k.unavailable, k.storeErr = true, err.Error()
 		return false
 	}
 	k.dir, k.root = dir, r
@@ -325,4 +346,22 @@ func (k *keeper) done(out *executor.WorkspaceChanges) {
 		k.root.Close()
 	}
 	out.Kept, out.KeptFiles, out.NotKept = k.dir, k.files, k.skipped
+	if k.skipped > 0 && !mutated("workspace-keep-why-unsaid") {
+		out.NotKeptWhy = k.why()
+	}
+}
+
+// why says what kept the skipped files out of the store: the call's bound, the store (its real
+// path), an entry that could not be copied; each with its count.
+func (k *keeper) why() string {
+	var parts []string
+	if k.overBound > 0 {
+		parts = append(parts, fmt.Sprintf("%d past the bound of %d files, %d bytes a call", k.overBound, KeepCallFiles, KeepCallBytes))
+	}
+	if k.storeErr != "" {
+		parts = append(parts, fmt.Sprintf("the store under %s could not be made (%s): check that directory's owner, mode and free space", k.store, k.storeErr))
+	} else if rest := k.skipped - k.overBound; rest > 0 && k.firstErr != "" {
+		parts = append(parts, fmt.Sprintf("%d could not be copied (%s)", rest, k.firstErr))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -117,6 +117,50 @@ func keepCall(t *testing.T, ws, store string) string {
 	return w.Kept
 }
 
+// A result whose refused files were not kept says which cause kept them out: the call's bound
+// (one file past KeepCallBytes), or the store, named by its real path and error; it said "past
+// the bound … or the store under $XDG_STATE_HOME/… unavailable", never which (trial49 F7). Red
+// with mutant workspace-keep-why-unsaid.
+func TestRefusedContentNotKeptSaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store func(t *testing.T) string
+		run   string
+		want  []string
+	}{
+		{"bound", func(t *testing.T) string { return filepath.Join(t.TempDir(), "refused") },
+			fmt.Sprintf("head -c %d /dev/zero > .envrc", KeepCallBytes+1),
+			[]string{fmt.Sprintf("not kept (1 file(s): 1 past the bound of %d files, %d bytes a call)", KeepCallFiles, KeepCallBytes)}},
+		{"store", func(t *testing.T) string {
+			f := filepath.Join(t.TempDir(), "refused")
+			write(t, f, "a file where the store's directory goes\n")
+			return f
+		}, "echo x > .envrc", []string{"not kept (1 file(s): the store under ", "/refused could not be made (", "not a directory"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, store := t.TempDir(), tc.store(t)
+			l, err := New(t.TempDir(), ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runInLayer(t, l, tc.run)
+			w, err := l.Commit(Rules{Protect: policy.DefaultProtect, Quota: 64 << 20, UID: -1, GID: -1, SandboxPath: ws, Keep: store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := Summary(w)
+			for _, want := range tc.want {
+				if !strings.Contains(sum, want) {
+					t.Errorf("the result does not say %q:\n%s", want, sum)
+				}
+			}
+			if strings.Contains(sum, "$XDG") || strings.Contains(sum, " or the store") {
+				t.Errorf("the result names no one cause:\n%s", sum)
+			}
+		})
+	}
+}
+
 // Each workspace keeps its refused content in a store of its own, bounded to its own last
 // KeepCalls calls: another workspace's refused calls (another session of the same user) do
 // not remove the draft this workspace's result named (atk40b F6). Red with one store for all

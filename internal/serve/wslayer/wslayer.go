@@ -93,14 +93,18 @@ func keptText(w *executor.WorkspaceChanges) string {
 	switch {
 	case w.KeptFiles == 0 && w.NotKept == 0:
 		return ""
-	case w.KeptFiles == 0:
-		return fmt.Sprintf("; the refused files' content was not kept (%d file(s): past the bound of %d files, %d bytes a call, or the store %s unavailable)",
-			w.NotKept, KeepCallFiles, KeepCallBytes, "under $XDG_STATE_HOME/mcpsandbox/refused/, one directory per workspace,")
 	case w.NotKept == 0:
 		return fmt.Sprintf("; the refused files' content is kept for review in %s (%d file(s), not applied: copy what you want yourself)", w.Kept, w.KeptFiles)
 	}
-	return fmt.Sprintf("; the refused files' content is kept for review in %s (%d file(s), not applied: copy what you want yourself; %d more not kept: past the bound of %d files, %d bytes a call)",
-		w.Kept, w.KeptFiles, w.NotKept, KeepCallFiles, KeepCallBytes)
+	why := w.NotKeptWhy
+	if why == "" {
+		why = fmt.Sprintf("past the bound of %d files, %d bytes a call, or the store unavailable", KeepCallFiles, KeepCallBytes)
+	}
+	if w.KeptFiles == 0 {
+		return fmt.Sprintf("; the refused files' content was not kept (%d file(s): %s)", w.NotKept, why)
+	}
+	return fmt.Sprintf("; the refused files' content is kept for review in %s (%d file(s), not applied: copy what you want yourself; %d more not kept: %s)",
+		w.Kept, w.KeptFiles, w.NotKept, why)
 }
 
 // Rules are what a commit checks.
