@@ -442,6 +442,10 @@ func Apply(cs []FileChange) ([]WriteResult, error) {
 		if err == nil {
 			r, err = writeFileBackedUp(c.Path, c.New, c.Mode, c.BackupDir, !c.DeferPrune, readAs{checked: true, existed: c.Existed, old: c.Old})
 		}
+		var ro *ReadOnlyError
+		if c.Label == "policy" && errors.As(err, &ro) && !mutated("init-readonly-fix-unsaid") {
+			ro.Alt = "give the policy another place (--policy-out PATH): --print does not write a client's config, but the policy is still written"
+		}
 		if err != nil {
 			if uerr := UndoAll(done); uerr != nil {
 				return nil, fmt.Errorf("%w; and putting back the files written before it failed: %v", err, uerr)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
@@ -165,8 +166,8 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 				"Make it one file (or a symbolic link, which init writes through), or use --print and add the entry by hand", target, n, via)
 		}
 		// No owner write bit means "do not write" even to root, whom access(2) would let through.
-		if old.Mode().Perm()&0o200 == 0 || !writable(target) {
-			return res, fmt.Errorf("%s is read-only%s: make it writable (chmod u+w %s) or use --print and add the entry by hand", target, via, target)
+		if err := writable(target); old.Mode().Perm()&0o200 == 0 || err != nil {
+			return res, readOnly(target, via, old.Mode().Perm(), err)
 		}
 		res.Mode = old.Mode().Perm()
 		own = ownerOfFile(target, old)
@@ -219,12 +220,50 @@ func writeFileBackedUp(path string, data []byte, mode fs.FileMode, backupDir str
 			}
 			return res, errChanged(path)
 		}
+		if res.Backup == "" && !mutated("init-readonly-fix-unsaid") {
+			// No file was there: the directory took no new one (a read-only directory or mount).
+			return res, &ReadOnlyError{Path: target, Why: fmt.Sprintf("could not be created in %s (%v)", filepath.Dir(target), err),
+				Fix: "make that directory writable for you (its owner and mode: ls -ld " + filepath.Dir(target) + "), or remount it writable; nothing was written"}
+		}
 		return res, fmt.Errorf("write %s: %w (the old file is unchanged)", target, err)
 	}
 	if prune {
 		PruneBackups(res)
 	}
 	return res, nil
+}
+
+// ReadOnlyError is a file init may not write, with the fix for its cause (trial49 F5: every
+// cause was told "chmod u+w", which a read-only mount or an immutable file does not take). Alt,
+// set by the caller, is the way around it (a client's config: --print; the policy: elsewhere).
+type ReadOnlyError struct {
+	Path, Why, Fix, Alt string
+}
+
+func (e *ReadOnlyError) Error() string {
+	alt := e.Alt
+	if alt == "" {
+		alt = "use --print and add the entry by hand"
+	}
+	return fmt.Sprintf("%s %s: %s, or %s", e.Path, e.Why, e.Fix, alt)
+}
+
+// readOnly is the ReadOnlyError for target (via: the link leading there), whose mode is perm,
+// given access(2)'s err (nil: only the owner write bit is missing).
+func readOnly(target, via string, perm fs.FileMode, err error) error {
+	e := &ReadOnlyError{Path: target, Why: "is read-only" + via, Fix: "make it writable (chmod u+w " + target + ")"}
+	if mutated("init-readonly-fix-unsaid") {
+		return e
+	}
+	switch {
+	case errors.Is(err, syscall.EROFS):
+		e.Why, e.Fix = "is on a read-only file system"+via, "remount it writable (its mode is not the cause)"
+	case errors.Is(err, syscall.EPERM):
+		e.Why, e.Fix = "may not be changed by anyone"+via+" (immutable or append-only: lsattr "+target+" shows an i or a)", "take the flag off (chattr -i -a "+target+", as root)"
+	case errors.Is(err, syscall.EACCES) && perm&0o200 != 0:
+		e.Why, e.Fix = "may not be written by you"+via+" (its mode "+perm.String()+": another user owns it, or an ACL refuses)", "run init as its owner, or have them make it writable for you"
+	}
+	return e
 }
 
 // PruneBackups removes the backups of r's file past KeepBackups (see pruneBackups).

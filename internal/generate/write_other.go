@@ -18,11 +18,10 @@ func newFileOwner(fs.FileInfo) owner         { return owner{} }
 func (owner) apply(*os.File) (string, error) { return "", nil }
 func syncDir(string)                         {}
 
-func writable(path string) bool {
+func writable(path string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return false
+		return err
 	}
-	f.Close()
-	return true
+	return f.Close()
 }

@@ -126,7 +126,9 @@ func (o owner) apply(f *os.File) (string, error) {
 	return kept, nil
 }
 
-func writable(path string) bool { return unix.Access(path, unix.W_OK) == nil }
+// writable is nil when this process may write path, else why not (EROFS: a read-only mount;
+// EPERM: an immutable or append-only file; EACCES: its owner and mode).
+func writable(path string) error { return unix.Access(path, unix.W_OK) }
 
 // syncDir makes a rename in dir durable.
 func syncDir(dir string) {
