@@ -126,6 +126,7 @@ var childCopied atomic.Int64
 // with (from dir): what parent exports, as e changes it, and the client's project.
 func (f *follower) childVars(parent *shellVars, dir string, e lineEnv) *shellVars {
 	c := f.lineVars(dir)
+	c.started, c.loopPats = parent.started, parent.loopPats
 	if mutated("workspace-config-shell-child-env") {
 		return c
 	}
@@ -139,6 +140,8 @@ func (f *follower) childVars(parent *shellVars, dir string, e lineEnv) *shellVar
 		}
 	}
 	if !e.clear {
+		// what an eval or a computed export of the parent set may be exported (atk49a F7)
+		c.opaque = parent.opaque && !mutated("workspace-config-shell-opaque")
 		childCopied.Add(int64(len(parent.exported)))
 		for n := range parent.exported {
 			v, ok := parent.m[n]
@@ -315,30 +318,31 @@ func (f *follower) lineLoaders(by string, dirs, words []string) {
 // lineSource reads the file a `.` or `source` statement (words) runs in the shell itself, from
 // each of dirs, as its statements in the shell's variables: what it assigns and exports is the
 // sourcer's, and a cd in it moves the sourcer (the dirs returned). Its text is charged to the
-// config lines' bound.
-func (f *follower) lineSource(by string, dirs, words []string, vars *shellVars, depth int) []string {
+// config lines' bound. read: a file was read (else what it sets is not known: vars.opaque).
+func (f *follower) lineSource(by string, dirs, words []string, vars *shellVars, depth int) (out []string, read bool) {
 	args := words[1:]
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
 	if len(args) == 0 || depth >= maxLineNest || unresolved(args[0]) >= 0 || strings.HasPrefix(args[0], "~") || mutated("workspace-config-shell-source") {
-		return dirs
+		return dirs, false
 	}
-	out := dirs
-	read := map[string]bool{}
+	out = dirs
+	seen := map[string]bool{}
 	for _, d := range dirs {
 		p := f.g.wsSpelled(absFrom(d, args[0]))
-		if read[p] || !strings.HasPrefix(p, f.g.ws+"/") {
+		if seen[p] || !strings.HasPrefix(p, f.g.ws+"/") {
 			continue
 		}
-		read[p] = true
+		seen[p] = true
 		b, cut, err := readSmall(p, maxConfigLines-f.lines.bytes)
 		if err != nil {
 			continue
 		}
+		read = true
 		if f.lines.bytes += len(b); cut {
 			f.linesCut()
-			return out
+			return out, read
 		}
 		for _, e := range f.shellLine(by, string(b), slices.Clone(dirs), depth+1, vars) {
 			if !slices.Contains(out, e) && len(out) < maxShellDirs {
@@ -346,5 +350,5 @@ func (f *follower) lineSource(by string, dirs, words []string, vars *shellVars, 
 			}
 		}
 	}
-	return out
+	return out, read
 }

@@ -3,8 +3,10 @@ package wslayer
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -113,51 +115,84 @@ func (f *follower) shellLine(by, s string, dirs []string, depth int, vars *shell
 	if mutated("workspace-config-shell-stmts-each") {
 		f.lines.stmts += len(stmts)
 	}
-	for _, words := range stmts {
+	return f.lineStmts(by, stmts, dirs, depth, vars, docs)
+}
+
+// lineStmts judges the statements stmts of a shell code (shellLine's) from each of dirs: a `for`
+// loop's body once for each word it binds its name to (lineLoop); it returns the directories the
+// code may end in.
+func (f *follower) lineStmts(by string, stmts [][]string, dirs []string, depth int, vars *shellVars, docs map[string]string) []string {
+	for i := 0; i < len(stmts); i++ {
+		words := stmts[i]
 		// each statement is judged from each directory: charged so, within the string (one
 		// string of 100,000 after 16 cds held a commit 19.6 s, atk47a F7)
 		if f.lines.stmts += len(dirs); f.lines.stmts > maxConfigStmts && !mutated("workspace-config-shell-stmts-each") {
 			f.linesCut()
 			return dirs
 		}
-		raw := slices.Clone(words) // as a single-quoted code is handed on (rawCodes)
-		for j := range words {
-			words[j] = vars.expand(words[j])
+		name, list, end, loop := forHead(stmts, i)
+		loop = loop && !mutated("workspace-config-shell-for")
+		dirs = f.lineStmt(by, words, dirs, depth, vars, docs)
+		if loop {
+			dirs = f.lineLoop(by, stmts[i+1:end], name, list, dirs, depth, vars, docs)
+			i = end
 		}
-		words, redirs := lineRedirects(splitRedirects(words)) // sh's operands: `cd >/dev/null server`
-		// what it assigns a loader variable: PYTHONPATH=server python3 -m main (atk48a F4)
-		f.lineLoaders(by, dirs, words)
-		pre := command(words)
-		k := pre
-		for k < len(words) {
-			name, value, ok := assignment(words[k])
-			if !ok {
-				break
-			}
-			vars.set(name, value) // `X=1 cmd` or `X=1; cmd`: the wider reading, set for both
-			k++
+	}
+	return dirs
+}
+
+// lineStmt judges one statement (words, unexpanded) of a shell code from each of dirs; it
+// returns the directories the code may be in after it.
+func (f *follower) lineStmt(by string, words, dirs []string, depth int, vars *shellVars, docs map[string]string) []string {
+	raw := slices.Clone(words) // as a single-quoted code is handed on (rawCodes)
+	for j := range words {
+		words[j] = vars.expand(words[j])
+	}
+	words, redirs := lineRedirects(splitRedirects(words)) // sh's operands: `cd >/dev/null server`
+	// what it assigns a loader variable: PYTHONPATH=server python3 -m main (atk48a F4)
+	f.lineLoaders(by, dirs, words)
+	pre := command(words)
+	k := pre
+	for k < len(words) && vars.assign(words[k]) { // `X=1 cmd` or `X=1; cmd`: the wider reading, set for both
+		k++
+	}
+	if k == len(words) {
+		vars.assigned(words[pre:]) // under set -a, exported
+		return dirs
+	}
+	if words[k] == "cd" || words[k] == "pushd" {
+		switch {
+		case mutated("workspace-config-shell-cd"):
+		case vars.started && !mutated("workspace-config-shell-started-cd"):
+			// a started script's code: as the script's own cd, one it cannot place fails
+			// closed (atk49a F3: `sh -c 'cd "$1" && python3 main.py' _ server`)
+			dirs = f.shellCd(by, dirs, words[k:], vars)
+		default:
+			dirs = f.configCd(by, dirs, words[k:], vars)
 		}
-		if k == len(words) {
-			vars.assigned(words[pre:]) // under set -a, exported
-			continue
-		}
-		if words[k] == "cd" || words[k] == "pushd" {
-			if !mutated("workspace-config-shell-cd") {
-				dirs = f.configCd(by, dirs, words[k:], vars)
-			}
-			continue
-		}
-		declare(words[k:], vars) // export SRV=server
-		vars.exports(words[k:])  // and what it hands on (atk48a F4)
-		if words[k] == "." || words[k] == "source" {
-			dirs = f.lineSource(by, dirs, words[k:], vars, depth)
-		}
-		line := append(words[k:len(words):len(words)], redirs...)
-		f.nestedCodes(by, dirs, line, raw, words[pre:k], docs, vars, depth, false)
-		f.cdInline(by, dirs, line)
-		for _, d := range dirs {
-			f.words(by, d, f.shellGlobs(by, d, line, vars), 0)
-		}
+		return dirs
+	}
+	declare(words[k:], vars) // export SRV=server
+	vars.exports(words[k:])  // and what it hands on (atk48a F4)
+	read := false
+	if words[k] == "." || words[k] == "source" {
+		dirs, read = f.lineSource(by, dirs, words[k:], vars, depth)
+	}
+	if !read && loadsNames(words) && !mutated("workspace-config-shell-opaque") {
+		// a file not read, an eval or a computed export (`export $(cat .env)`) may set any
+		// name: a default after it (${SRV:-app}) is not known to be what runs, as in a started
+		// script (atk43 F6, atk44a F1; atk49a F7)
+		vars.opaque = true
+	}
+	line := append(words[k:len(words):len(words)], redirs...)
+	if w := unplacedRun(line, vars); w != "" {
+		f.lineUnplaced(by, w)
+		return dirs
+	}
+	f.nestedCodes(by, dirs, line, raw, words[pre:k], docs, vars, depth, false)
+	f.cdInline(by, dirs, line)
+	for _, d := range dirs {
+		f.words(by, d, f.shellGlobs(by, d, line, vars), 0)
 	}
 	return dirs
 }
@@ -177,22 +212,26 @@ func (f *follower) nestedCodes(by string, dirs, line, raw, pre []string, docs ma
 		return
 	}
 	env := stmtEnv(pre, line)
-	nested := func(code string) bool {
+	nested := func(code string, params []string) bool {
 		if script && !mutated("workspace-follow-shell-nested-charge") {
 			if f.lines.bytes += len(code); f.lines.bytes > maxConfigLines {
 				f.linesCut()
 				return false
 			}
 		}
-		f.shellLine(by, code, slices.Clone(dirs), depth+1, f.childVars(vars, dirs[0], env))
+		c := f.childVars(vars, dirs[0], env)
+		c.started = c.started || script
+		c.params(params)
+		f.shellLine(by, code, slices.Clone(dirs), depth+1, c)
 		return true
 	}
 	if depth >= maxLineNest {
 		f.findExec(by, dirs, line)
 		return
 	}
+	params := shellParams(line) // sh -c CODE _ server: $0 and $1 (atk49a F3)
 	for _, code := range rawCodes(lineCodes(line), raw) {
-		if !nested(code) { // sh -c 'cd server; python3 main.py', from what this shell exports
+		if !nested(code, params) { // sh -c 'cd server; python3 main.py', from what this shell exports
 			return
 		}
 	}
@@ -203,7 +242,7 @@ func (f *follower) nestedCodes(by string, dirs, line, raw, pre []string, docs ma
 	for _, w := range line {
 		// a heredoc's body, read as code on its own (`sh <<EOF`, `cat <<EOF | sh` run it;
 		// for `cat` it is prose, which a quote or `(` in it no longer cuts the rest of)
-		if body, ok := bodies[w]; ok && !nested(strings.TrimPrefix(body, heredocExpand)) {
+		if body, ok := bodies[w]; ok && !nested(strings.TrimPrefix(body, heredocExpand), nil) {
 			return
 		}
 	}
@@ -245,12 +284,18 @@ var shellNames = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": 
 // shellCode is the code a shell among words runs by -c (`sh -c CODE`, `bash -ec CODE`, `bash -o
 // pipefail -c CODE`): the first operand after its options when one of them holds c.
 func shellCode(words []string) (string, bool) {
+	code, _, ok := shellCodeAt(words)
+	return code, ok
+}
+
+// shellCodeAt is shellCode with the index of the code among words.
+func shellCodeAt(words []string) (string, int, bool) {
 	for j, w := range words {
 		if !shellNames[filepath.Base(w)] {
 			continue
 		}
 		c := false
-		for _, o := range words[j+1:] {
+		for i, o := range words[j+1:] {
 			switch {
 			case o == "-o" || o == "+o" || o == "-O" || o == "+O":
 			case strings.HasPrefix(o, "-") && !strings.HasPrefix(o, "--"):
@@ -258,12 +303,36 @@ func shellCode(words []string) (string, bool) {
 			case strings.HasPrefix(o, "--"):
 			default:
 				if c {
-					return o, true
+					return o, j + 1 + i, true
 				}
 			}
 		}
 	}
-	return "", false
+	return "", 0, false
+}
+
+// shellParams are the words after a shell's -c code among words, which the code gets as $0,
+// $1, … (`sh -c 'cd "$1" && python3 main.py' _ server`); nil when words run no such code.
+func shellParams(words []string) []string {
+	_, i, ok := shellCodeAt(words)
+	if !ok || mutated("workspace-config-shell-positional") {
+		return nil
+	}
+	return words[i+1:]
+}
+
+// params binds the positional parameters $0…$9 to the words given (none: left unresolved).
+func (vars *shellVars) params(given []string) {
+	if len(given) == 0 {
+		return
+	}
+	vars.positional = true
+	for i, w := range given[:min(len(given), 10)] {
+		vars.m[strconv.Itoa(i)] = w
+		if unresolved(w) < 0 {
+			vars.m[paramDir+strconv.Itoa(i)] = path.Dir(w)
+		}
+	}
 }
 
 // lineHeredocs takes the heredocs' bodies out of the shell code s as sh reads them (heredocs):
@@ -355,6 +424,9 @@ func (f *follower) configCd(by string, dirs, words []string, vars *shellVars) []
 		return dirs
 	}
 	if to = tildePlus(to, vars.m["PWD"]); unresolved(to) >= 0 {
+		if unplacedWord(to, vars) {
+			f.lineUnplaced(by, to) // cd "$(…)": a command's output (atk49a F6)
+		}
 		return dirs
 	}
 	vars.m["PWD"] = unresolvedSub // which of dirs it is: not known
@@ -369,7 +441,7 @@ func (f *follower) configCd(by string, dirs, words []string, vars *shellVars) []
 			}
 			if len(dirs) < maxShellDirs {
 				dirs = append(dirs, p)
-			} else if t != to && f.g.runCut == "" && !mutated("workspace-config-cd-glob") {
+			} else if (t != to || vars.looping > 0) && f.g.runCut == "" && !mutated("workspace-config-cd-glob") {
 				// an expansion's directories past the bound: where the line goes next is not known
 				f.g.runCut = fmt.Sprintf("a config's command line whose cd target %q names more than %d directories: name the directory literally", to, maxShellDirs)
 			}
@@ -427,6 +499,10 @@ func (f *follower) shellGlobs(by, dir string, words []string, vars *shellVars) [
 		use := globScript
 		if i == 0 {
 			use = globCmd
+		}
+		if vars.loopPat(w) {
+			out = append(out, f.loopGlob(by, dir, w)...) // for f in hooks.d/*; do sh "$f"; done: each file
+			continue
 		}
 		out = append(out, f.shellWord(by, dir, w, use)...)
 	}

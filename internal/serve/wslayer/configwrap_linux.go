@@ -49,9 +49,7 @@ func declare(words []string, vars *shellVars) {
 		return
 	}
 	for _, w := range words[1:] {
-		if name, value, ok := assignment(w); ok {
-			vars.set(name, value)
-		}
+		vars.assign(w) // export SRV+=ver: bash appends (atk49a F8)
 	}
 }
 

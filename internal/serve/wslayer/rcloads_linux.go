@@ -320,16 +320,26 @@ const maxShellSteps = 1 << 16
 // forLoop reads the statement stmts[i] as `for NAME in WORDS` whose words are literal (no
 // expansion left, no pattern): the name, the words, and the index of the `done` that ends it.
 func forLoop(stmts [][]string, i int, vars *shellVars) (name string, values []string, end int, ok bool) {
-	st := stmts[i]
-	k := command(st)
-	if k+3 > len(st) || st[k] != "for" || st[k+2] != "in" {
+	name, list, end, ok := forHead(stmts, i)
+	if !ok {
 		return "", nil, 0, false
 	}
-	for _, w := range st[k+3:] {
+	for _, w := range list {
 		if w = vars.expand(w); strings.ContainsAny(w, "$*?[`") {
 			return "", nil, 0, false
 		}
 		values = append(values, w)
+	}
+	return name, values, end, true
+}
+
+// forHead reads the statement stmts[i] as `for NAME in WORDS` (or select's): the name, the
+// words unexpanded, and the index of the `done` that ends it.
+func forHead(stmts [][]string, i int) (name string, list []string, end int, ok bool) {
+	st := stmts[i]
+	k := command(st)
+	if k+3 > len(st) || st[k] != "for" && st[k] != "select" || st[k+2] != "in" {
+		return "", nil, 0, false
 	}
 	depth := 1
 	for j := i + 1; j < len(stmts); j++ {
@@ -342,7 +352,7 @@ func forLoop(stmts [][]string, i int, vars *shellVars) (name string, values []st
 			depth++
 		case "done":
 			if depth--; depth == 0 {
-				return st[k+1], values, j, true
+				return st[k+1], st[k+3:], j, true
 			}
 		}
 	}
@@ -417,7 +427,7 @@ func (f *follower) shellStatement(by, dir string, words []string, vars *shellVar
 			if !mutated("workspace-follow-envrc-loader-export") {
 				f.envValue(by, dir, name, value)
 			}
-			vars.set(name, value)
+			vars.assign(w)
 			continue
 		}
 		args := words[i+1:]

@@ -190,6 +190,10 @@ const selfDir = "__MCPS_SELF_DIR"
 // a repository's root (shellWalk), else unset (unresolved).
 const gitTop = "__MCPS_GIT_TOP"
 
+// paramDir starts the variables standing for `dirname "$1"` … `dirname "$9"`: the directory of a
+// nested code's parameter (`find … -exec sh -c 'cd "$(dirname "$1")" && …' _ {} \;`).
+const paramDir = "__MCPS_PARAM_DIR"
+
 // selfWords are the words that name the program being read.
 var selfWords = map[string]bool{"$0": true, "${0}": true, "$BASH_SOURCE": true, "${BASH_SOURCE}": true, "${BASH_SOURCE[0]}": true}
 
@@ -226,6 +230,9 @@ func subValue(stmts [][]string) (string, bool) {
 			return "$" + selfDir, true
 		case x == "$"+selfDir || x == "${"+selfDir+"}":
 			return x + "/..", true
+		case len(x) == 2 && x[0] == '$' && x[1] >= '1' && x[1] <= '9' && !mutated("workspace-config-shell-positional"):
+			// a nested code's parameter's directory, known where the code was given it (params)
+			return "${" + paramDir + x[1:] + "}", true
 		case !strings.Contains(x, "$"):
 			return path.Dir(x), true
 		}
@@ -336,6 +343,14 @@ type shellVars struct {
 	allexport bool
 	// raw is the statement being visited as the reader split it, unexpanded (shellRun)
 	raw []string
+	// positional: m holds the positional parameters ("0", "1", …) a nested code was given
+	// (`sh -c CODE _ server`); started: the code is a started script's (its cd fails closed
+	// where it cannot be placed, as the script's own); loopPats are the patterns a config
+	// line's loop binds a name to (`for f in hooks.d/*`), looping how deep in loops it is
+	// (configloop_linux.go)
+	positional, started bool
+	loopPats            []string
+	looping             int
 }
 
 func newShellVars(dir string) *shellVars {
@@ -400,7 +415,8 @@ func (vars *shellVars) unmodeled(stmts [][]string) {
 				}
 			}
 		case "declare", "typeset", "local", "export", "readonly":
-			if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") && strings.Contains(a, "n") }) {
+			// -n: a name reference (export's -n un-exports, assigning nothing)
+			if st[k] != "export" && slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") && strings.Contains(a, "n") }) {
 				for _, a := range args {
 					mark(a)
 				}
@@ -423,6 +439,7 @@ func (vars *shellVars) expand(w string) string {
 		}
 		var name string
 		var end int
+		assign := false
 		if w[i+1] == '{' {
 			j := strings.IndexByte(w[i:], '}')
 			if j < 0 {
@@ -441,12 +458,15 @@ func (vars *shellVars) expand(w string) string {
 				i = end - 1
 				continue
 			}
-			n := 0
-			for n < len(inner) && isNameByte(inner[n], n) {
+			n := vars.positionalLen(inner) // ${1}, ${1:-d}
+			for named := n == 0; named && n < len(inner) && isNameByte(inner[n], n); {
 				n++
 			}
 			if n == len(inner) || n > 0 && strings.HasPrefix(inner[n:], ":-") || n > 0 && strings.HasPrefix(inner[n:], "-") {
 				name = inner[:n]
+			}
+			if n > 0 && (strings.HasPrefix(inner[n:], ":=") || strings.HasPrefix(inner[n:], "=")) && !mutated("workspace-shell-assign-default") {
+				name, assign = inner[:n], true // : "${SRV:=server}": the default, assigned (atk49a F8)
 			}
 			if alt, ok := strings.CutPrefix(inner[n:], ":+"); ok && n > 0 && !strings.Contains(alt, "{") && !mutated("workspace-follow-envrc-fail-closed") {
 				// ${NAME:+alt}: alt or nothing; alt's words are what it may load (${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:})
@@ -456,6 +476,8 @@ func (vars *shellVars) expand(w string) string {
 				i = end - 1
 				continue
 			}
+		} else if n := vars.positionalLen(w[i+1 : i+2]); n > 0 {
+			name, end = w[i+1:i+2], i+2 // $1: the nested code's parameter (atk49a F3)
 		} else {
 			j := i + 1
 			for j < len(w) && isNameByte(w[j], j-i-1) {
@@ -468,7 +490,11 @@ func (vars *shellVars) expand(w string) string {
 				vars.took = map[string]bool{}
 			}
 			vars.took[name] = true
-			b.WriteString(vars.expand(def)) // ${V:-d} with V not set by the program: d (atk42 F4)
+			v := vars.expand(def)
+			if assign {
+				vars.set(name, v) // ${V:=d}, ${V=d}: V is d from here on
+			}
+			b.WriteString(v) // ${V:-d} with V not set by the program: d (atk42 F4)
 			i = end - 1
 			continue
 		}
@@ -500,6 +526,34 @@ func (vars *shellVars) set(name, value string) {
 	}
 }
 
+// positionalLen is the length of the positional parameter's number that s starts with, when
+// vars holds a nested code's parameters (0: none).
+func (vars *shellVars) positionalLen(s string) int {
+	n := 0
+	for vars.positional && n < len(s) && s[n] >= '0' && s[n] <= '9' && !mutated("workspace-config-shell-positional") {
+		n++
+	}
+	return n
+}
+
+// assign records the assignment word w (NAME=VALUE; bash's NAME+=VALUE appends to the value,
+// an unknown one staying unknown: atk49a F8); false when w is none.
+func (vars *shellVars) assign(w string) bool {
+	name, value, ok := assignment(w)
+	if !ok {
+		return false
+	}
+	if w[len(name)] == '+' && !mutated("workspace-shell-append") {
+		old, known := vars.m[name]
+		if !known {
+			old = "${" + name + "}"
+		}
+		value = old + value
+	}
+	vars.set(name, value)
+	return true
+}
+
 func isNameByte(c byte, i int) bool {
 	return c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9'
 }
@@ -528,9 +582,12 @@ func defaultValue(x, name string, vars *shellVars) (string, bool) {
 		return "", false
 	}
 	rest := strings.TrimSuffix(x[2+len(name):], "}")
-	d, ok := strings.CutPrefix(rest, ":-")
-	if !ok {
-		d, ok = strings.CutPrefix(rest, "-")
+	var d string
+	ok := false
+	for _, op := range []string{":-", "-", ":=", "="} {
+		if d, ok = strings.CutPrefix(rest, op); ok {
+			break
+		}
 	}
 	return d, ok && !strings.ContainsAny(d, "{}")
 }

@@ -56,9 +56,7 @@ func (f *follower) shellProgram(t todoFile, dir, text string) {
 	}
 	vars := f.shellWalk(t.by, dir, dirs, text, func(d string, words []string, vars *shellVars) {
 		for _, w := range words {
-			if name, value, ok := assignment(w); ok {
-				vars.set(name, value)
-			}
+			vars.assign(w)
 		}
 		k := command(words)
 		for k < len(words) {
