@@ -45,7 +45,7 @@ func TestDecodeOnceMatchesTheSDK(t *testing.T) {
 		`{"jsonrpc":"2.\u0030","id":9,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":-0,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`,
-		`{"jsonrpc":"2.0","id":"\ud800","method":"p\ud800"}`,
+		`{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"p\ud800"}`,
 		`{"jsonrpc":null,"id":2,"method":"ping"}`,
 		`{"jsonrpc":"2.0","ID":2,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"x":1}}}`,
@@ -62,6 +62,7 @@ func TestDecodeOnceMatchesTheSDK(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":[1],"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud800","method":"p\ud800"}`, // answered as "\ufffd" (atk49b F2)
 	}
 	for _, m := range append(slices.Clone(messages), refusedFirst...) {
 		line := []byte(m)

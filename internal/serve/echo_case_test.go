@@ -1,8 +1,6 @@
 package serve
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -13,29 +11,7 @@ import (
 // %q-quoted (a 1 MiB body of DEL bytes came back as a 5 MB answer), and {"id":"<big>","Id":8,…}
 // had the SDK echo the big id. Red with Go's case-folding decoder (mutant message-keys-as-sdk).
 func TestHTTPMessageKeysReadAsTheSDK(t *testing.T) {
-	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken})
-	hc := &http.Client{}
-	code, sid, body := initSession(t, hc, url)
-	if code != 200 || sid == "" {
-		t.Fatalf("initialize: %d %.300s", code, body)
-	}
-	post := func(body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+boundsToken)
-		req.Header.Set(sessionIDHeader, sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	post := liveHTTPSession(t)
 	const big = 1 << 20
 	for _, c := range []struct{ what, msg, want string }{
 		{"a tools/list of 1 MiB calling itself Method tools/call",

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -103,29 +102,7 @@ func TestStdioAnswersDoNotEchoUnbounded(t *testing.T) {
 // Over HTTP the same refusals hold, in a live session (before the SDK answers them): the
 // answer is small whatever the request quotes. Red without them (mutant message-echo).
 func TestHTTPAnswersDoNotEchoUnbounded(t *testing.T) {
-	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken})
-	hc := &http.Client{}
-	code, sid, body := initSession(t, hc, url)
-	if code != 200 || sid == "" {
-		t.Fatalf("initialize: %d %.300s", code, body)
-	}
-	post := func(body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+boundsToken)
-		req.Header.Set(sessionIDHeader, sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	post := liveHTTPSession(t)
 	for _, c := range []struct{ what, msg, want string }{
 		{"bad params of 1 MiB", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":5,"x":"` + strings.Repeat("\x7f", 1<<20) + `"}}`, `"id":2`},
 		{"an id of 2 KiB", `{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 2<<10) + `","method":"ping"}`, `"id":null`},

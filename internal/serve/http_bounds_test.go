@@ -192,6 +192,36 @@ func initSession(t *testing.T, hc *http.Client, url string) (int, string, string
 	return code, id, body
 }
 
+// liveHTTPSession starts serve over HTTP (a fakeExec, boundsToken) and an initialized session in
+// it; post sends one body in that session and returns the status and the answer.
+func liveHTTPSession(t *testing.T) (post func(body string) (int, string)) {
+	t.Helper()
+	url, _, _ := startHTTP(t, &fakeExec{}, HTTPOptions{Token: boundsToken})
+	hc := &http.Client{}
+	code, sid, body := initSession(t, hc, url)
+	if code != 200 || sid == "" {
+		t.Fatalf("initialize: %d %.300s", code, body)
+	}
+	post = func(body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+boundsToken)
+		req.Header.Set(sessionIDHeader, sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return post
+}
+
 // tryInitSession is initSession for a goroutine other than the test's: it returns the error.
 func tryInitSession(hc *http.Client, url string) (code int, id, body string, err error) {
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initBody))

@@ -8,7 +8,10 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
@@ -92,27 +95,89 @@ func judgeMessage(raw []byte) (p probe, id json.RawMessage, code int64, why stri
 	if len(p.Method) <= 128 { // "tools/call" even written all in \u escapes is shorter
 		_ = sdkDecode(p.Method, &method)
 	}
-	if method != "tools/call" {
-		if len(raw) > MaxOtherMessage {
-			return p, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message of %d bytes refused unread: only a tools/call may be over %d bytes", len(raw), MaxOtherMessage)
-		}
-		if why := paramsNotObject(p, method); why != "" {
-			return p, id, jsonrpc.CodeInvalidParams, why
-		}
-		return p, id, 0, ""
+	if method != "tools/call" && len(raw) > MaxOtherMessage {
+		return p, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message of %d bytes refused unread: only a tools/call may be over %d bytes", len(raw), MaxOtherMessage)
+	}
+	if notifications[method] && len(id) > 0 && !bytes.Equal(id, []byte("null")) && !mutated("message-notification-id") {
+		// the SDK's jsonrpc2 acts on a notifications/cancelled before it judges the id: one
+		// naming its own id cancelled itself, answered -32603 "context canceled" (atk49b)
+		return p, id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: %s is a notification, which carries no id: send it without one (a notification is never answered)", method)
 	}
 	if why := paramsNotObject(p, method); why != "" {
 		return p, id, jsonrpc.CodeInvalidParams, why // none, or null: the SDK's -32600 or "handling 'tools/call'"
 	}
-	if len(p.Params) == 0 {
-		return p, id, 0, ""
-	}
-	var params mcp.CallToolParamsRaw
-	if err := sdkDecode(p.Params, &params); err != nil {
-		return p, id, jsonrpc.CodeInvalidParams, "invalid params of tools/call: " + paramsProblem(err) +
-			`: tools/call takes {"name": "<tool>", "arguments": {…}}`
+	if why := paramsProblemOf(p, method); why != "" {
+		return p, id, jsonrpc.CodeInvalidParams, why
 	}
 	return p, id, 0, ""
+}
+
+// notifications are the notifications this server takes (go-sdk v1.8.0's): a message so named
+// with an id is an invalid request.
+var notifications = map[string]bool{
+	"notifications/cancelled": true, "notifications/initialized": true,
+	"notifications/roots/list_changed": true, "notifications/progress": true,
+}
+
+// methodParamsOf makes, for each method in methodParams, what the SDK decodes its params into
+// (initialize's capabilities left to the SDK, which reads them as a type of its own).
+var methodParamsOf = map[string]func() any{
+	"initialize": func() any {
+		return &struct {
+			mcp.InitializeParams
+			Capabilities json.RawMessage `json:"capabilities"`
+		}{}
+	},
+	"tools/call":               func() any { return &mcp.CallToolParamsRaw{} },
+	"prompts/get":              func() any { return &mcp.GetPromptParams{} },
+	"resources/read":           func() any { return &mcp.ReadResourceParams{} },
+	"completion/complete":      func() any { return &mcp.CompleteParams{} },
+	"logging/setLevel":         func() any { return &logLevelParams{} },
+	"subscriptions/listen":     func() any { return &mcp.SubscriptionsListenParams{} },
+	"ping":                     func() any { return &mcp.PingParams{} },
+	"tools/list":               func() any { return &mcp.ListToolsParams{} },
+	"prompts/list":             func() any { return &mcp.ListPromptsParams{} },
+	"resources/list":           func() any { return &mcp.ListResourcesParams{} },
+	"resources/templates/list": func() any { return &mcp.ListResourceTemplatesParams{} },
+}
+
+// logLevelParams are logging/setLevel's params as the SDK's SetLoggingLevelParams (deprecated
+// from protocol 2026-07-28, still served) decodes them.
+type logLevelParams struct {
+	Meta  mcp.Meta `json:"_meta,omitempty"`
+	Level string   `json:"level"`
+}
+
+// loggingLevels are MCP's log levels (RFC 5424's), the only ones logging/setLevel takes.
+var loggingLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// paramsProblemOf says why a request's params object is refused before the SDK decodes it
+// ("" = not): a member of the wrong JSON type, in JSON's words (the SDK's error names Go's types:
+// `into Go struct field mcp.ListToolsParams.cursor of type string`), and a log level MCP does
+// not have (the SDK answered {} to logging/setLevel {"level":"nope"}: atk49b). A tools/call's
+// params that do not decode are quoted %q by the SDK, five times their size (judgeMessage).
+func paramsProblemOf(p probe, method string) string {
+	if len(p.Params) == 0 || bytes.Equal(p.Params, []byte("null")) {
+		return ""
+	}
+	if method != "tools/call" && (len(p.ID) == 0 || bytes.Equal(p.ID, []byte("null"))) {
+		return "" // a notification's are left to the SDK, which answers none (a tools/call's are judged: its errors quote them)
+	}
+	newParams, known := methodParamsOf[method]
+	if !known || method != "tools/call" && mutated("params-type-go-words") {
+		return ""
+	}
+	params := newParams()
+	if err := sdkDecode(p.Params, params); err != nil {
+		if method == "tools/call" {
+			return "invalid params of tools/call: " + paramsProblem(err) + `: tools/call takes {"name": "<tool>", "arguments": {…}}`
+		}
+		return fmt.Sprintf("invalid params of %s: %s", method, paramsProblem(err))
+	}
+	if lp, ok := params.(*logLevelParams); ok && !slices.Contains(loggingLevels, lp.Level) && !mutated("params-log-level-any") {
+		return fmt.Sprintf("invalid params of logging/setLevel: params.level must be one of %s, not %s", strings.Join(loggingLevels, ", "), ClipText(strconv.Quote(string(lp.Level)), 64))
+	}
+	return ""
 }
 
 // paramsNotObject says why a request's params are refused before the SDK decodes them: every
@@ -159,7 +224,13 @@ var methodParams = map[string]bool{
 // -9223372036854775808, and true or {} got an error in Go's words (atk48b F4, F5). An integer
 // within ±(2^53−1), as wrap takes (relay ids), is echoed as the number it is (-0 as 0).
 func idProblem(id json.RawMessage) string {
-	if len(id) == 0 || id[0] == '"' || bytes.Equal(id, []byte("null")) || mutated("message-id-as-sdk") {
+	if len(id) == 0 || bytes.Equal(id, []byte("null")) || mutated("message-id-as-sdk") {
+		return ""
+	}
+	if id[0] == '"' {
+		if !stringKeepsText(id) && !mutated("message-id-string-any") {
+			return `invalid request: the message's id is a string that is not Unicode text (it holds bytes that are not UTF-8, or a \ud800-\udfff escape that is not half of a surrogate pair), which the answer would carry back as another string ("\ufffd"): use a string of UTF-8 text or an integer`
+		}
 		return ""
 	}
 	if c := id[0]; c == '-' || c >= '0' && c <= '9' {
@@ -171,7 +242,58 @@ func idProblem(id json.RawMessage) string {
 	return "invalid request: the message's id must be a string, an integer or null, not " + jsonKind(id[0])
 }
 
-// paramsProblem says what a tools/call's params decode error found in JSON's words, not the
+// stringKeepsText reports whether s, a JSON string as written, decodes to text that encodes
+// back to the same string: Go decodes bytes that are not UTF-8 and a lone surrogate escape
+// (\ud800, \udfff) each to U+FFFD, so "\ud800" and "\udfff" were answered as one id, "\ufffd"
+// (atk49b F2).
+func stringKeepsText(s []byte) bool {
+	if !utf8.Valid(s) {
+		return false
+	}
+	high := false // the escape before was a high surrogate, which a low one must follow
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			if high {
+				return false
+			}
+			continue
+		}
+		i++
+		if i >= len(s) || s[i] != 'u' {
+			if high {
+				return false
+			}
+			continue
+		}
+		if i+4 >= len(s) {
+			return false
+		}
+		r, err := strconv.ParseUint(string(s[i+1:i+5]), 16, 16)
+		if err != nil {
+			return false
+		}
+		i += 4
+		switch {
+		case r >= 0xd800 && r < 0xdc00:
+			if high {
+				return false
+			}
+			high = true
+		case r >= 0xdc00 && r < 0xe000:
+			if !high {
+				return false
+			}
+			high = false
+		default:
+			if high {
+				return false
+			}
+		}
+	}
+	return !high
+}
+
+// paramsProblem says what a request's params decode error found in JSON's words, not the
 // SDK's Go types (`cannot unmarshal … into Go value of type mcp.CallToolParamsRaw`).
 func paramsProblem(err error) string {
 	var te *json.UnmarshalTypeError
@@ -336,6 +458,18 @@ func checkHTTPMessage(w http.ResponseWriter, r *http.Request, maxBody int64) boo
 	}
 	if t := bytes.TrimSpace(body); len(t) > 0 && t[0] == '[' && !mutated("http-no-batch") {
 		return refuse(nil, "JSON-RPC batches are not supported: send one message per request")
+	}
+	if len(bytes.TrimSpace(body)) > 0 && !json.Valid(body) && !mutated("http-trailing-data") {
+		// the SDK decodes the first value of a body and drops what follows it (a second
+		// message, garbage) unanswered; stdio answers such a line -32700 (atk49b F4)
+		if why := messageShape(body); why != "" {
+			return refuse(nil, why) // valid JSON past Go's 10,000-level check: serve's bound says so
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		id, _, _ := scanRequest(body[:min(len(body), oversizeHead)]) // as stdio answers such a line
+		w.Write(bytes.TrimSuffix(errorLine(id, jsonrpc.CodeParseError, "parse error: the body is not one valid JSON value: send one JSON-RPC message per request, with nothing after it but whitespace"), []byte("\n")))
+		return false
 	}
 	p, id, code, why := judgeMessage(body)
 	if why != "" {

@@ -273,9 +273,17 @@ func scanRequest(b []byte) (id json.RawMessage, method, tool string) {
 		}
 		switch k, _ := kt.(string); k {
 		case "id":
+			id = nil // the last id is the message's: an earlier one is not
 			var raw json.RawMessage
 			if dec.Decode(&raw) != nil {
 				return id, method, tool
+			}
+			if !mutated("stdio-scan-id-prefix") {
+				// the decoder ends a number where it stops being one: "id":01 gave 0, 0x10 gave
+				// 0 (atk49b F3). Only an id that a , or } ends is the id sent.
+				if rest := bytes.TrimLeft(b[min(int(dec.InputOffset()), len(b)):], " \t\r\n"); len(rest) == 0 || rest[0] != ',' && rest[0] != '}' {
+					return nil, method, tool
+				}
 			}
 			id = raw
 		case "method":
@@ -506,6 +514,10 @@ func errorLine(id json.RawMessage, code int, msg string) []byte {
 	if len(id) == 0 || (id[0] != '"' && (id[0] < '0' || id[0] > '9') && id[0] != '-') || !json.Valid(id) && !mutated("stdio-error-id-unchecked") {
 		// an id the scan found but that is no JSON (0123, "\q") would make the answer no JSON,
 		// and Marshal's error a blank line (attack round atk32, N1): such a request has no id
+		id = json.RawMessage("null")
+	} else if idProblem(id) != "" && !mutated("stdio-error-id-any") {
+		// nor has one the SDK would answer as another (1.5, "\ud800"): the answer carries an
+		// id only as sent (atk49b F3)
 		id = json.RawMessage("null")
 	}
 	b, _ := json.Marshal(struct {

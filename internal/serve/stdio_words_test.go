@@ -9,6 +9,20 @@ import (
 	"time"
 )
 
+// startStdio runs serve over a stdio of pipes (a fakeExec, lines of at most 1 MiB): the test
+// writes to inW, reads the answers from lines, and closes inW to end it (done then reports).
+func startStdio(t *testing.T) (inW *io.PipeWriter, lines *bufio.Reader, done chan error) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done = make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), testPolicy(5*time.Second, 2), &fakeExec{},
+			Options{Transport: &LineTransport{In: inR, Out: outW, Max: 1 << 20}})
+	}()
+	return inW, bufio.NewReader(outR), done
+}
+
 // An error answer is in JSON-RPC's words (trial46 F6): a request before initialize got code 0
 // (none of JSON-RPC's codes) from the SDK, and params of the wrong JSON type an error naming Go
 // types (`into Go value of type mcp.CallToolParamsRaw`). So did ids the SDK cannot echo (1.5
@@ -18,14 +32,7 @@ import (
 // mutants answer-error-code-zero, params-go-words, message-id-as-sdk, message-method-go-words,
 // params-required-code, params-unknown-method, message-depth-as-invalid and args-go-words.
 func TestStdioErrorsInJSONRPCWords(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(context.Background(), testPolicy(5*time.Second, 2), &fakeExec{},
-			Options{Transport: &LineTransport{In: inR, Out: outW, Max: 1 << 20}})
-	}()
-	lines := bufio.NewReader(outR)
+	inW, lines, done := startStdio(t)
 	exchange := func(req string, want ...string) string {
 		t.Helper()
 		if _, err := io.WriteString(inW, req+"\n"); err != nil {
