@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/engine"
 	dksec "github.com/mcpsandbox/mcpsandbox/internal/schemes/docker/section"
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
@@ -39,6 +40,22 @@ func plantFile(t *testing.T, ws, name string, b []byte) {
 	r.Lchown(name, 65534, 65534)
 }
 
+// writableWorkspace is a workspace directory the containers' user (65534) can write.
+func writableWorkspace(t *testing.T) string {
+	ws := t.TempDir()
+	os.Chmod(ws, 0o777)
+	os.Chown(ws, 65534, 65534)
+	return ws
+}
+
+// workspaceExec is an executor whose calls run in img with ws mounted writable.
+func workspaceExec(t *testing.T, eng *engine.Client, img, ws string) *Executor {
+	t.Helper()
+	return newExec(t, eng, testPolicy(func(p *policy.Policy) {
+		dksec.Of(p).Image, dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = img, ws, true
+	}))
+}
+
 // planted lists the marks a planted program left in ws.
 func planted(ws string) []string {
 	var m []string
@@ -61,17 +78,13 @@ func planted(ws string) []string {
 func TestEntrypointTakesNoWorkspaceProgram(t *testing.T) {
 	eng := needEngine(t)
 	img := derivedImage(t, eng, "wspath", workspacePathDF)
-	ws := t.TempDir()
-	os.Chmod(ws, 0o777)
-	os.Chown(ws, 65534, 65534)
+	ws := writableWorkspace(t)
 	// /workspace/bin (and the relative "bin"), "" (the working directory), and where the image's
 	// /usr/local/sbin/python3 points.
 	for _, n := range []string{"bin/python3", "python3", "py3"} {
 		plantFile(t, ws, n, plantedProgram(strings.ReplaceAll(n, "/", "-"), "/usr/bin/python3.11"))
 	}
-	e := newExec(t, eng, testPolicy(func(p *policy.Policy) {
-		dksec.Of(p).Image, dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = img, ws, true
-	}))
+	e := workspaceExec(t, eng, img, ws)
 	const prog = "import os, sys\nprint(sys.executable)\nprint(os.environ['PATH'])\n"
 	const want = "/usr/bin/python3\n/workspace/bin:bin::/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"
 	for _, gone := range []string{"bin/python3", "python3", "py3"} {
@@ -100,14 +113,13 @@ func TestEntrypointTakesNoWorkspaceProgram(t *testing.T) {
 		for _, n := range []string{"head", "cat", "sleep", "rm"} {
 			plantFile(t, ws, "bin/"+n, plantedProgram(n, "/usr/bin/"+n))
 		}
-		e := newExec(t, eng, testPolicy(func(p *policy.Policy) {
-			dksec.Of(p).Image, dksec.Of(p).Workspace, dksec.Of(p).WorkspaceWritable = img, ws, true
-		}))
-		res := mustCall(t, e, ToolShell, sh(`echo "$PATH"`))
+		e := workspaceExec(t, eng, img, ws)
+		res := mustCall(t, e, ToolShell, sh(`echo "$PATH"; echo "$(pwd)" "$PWD" "${OLDPWD-unset}"`))
 		if m := planted(ws); len(m) > 0 {
 			t.Fatalf("the shell wrapper ran the workspace's %v; the call said %q %q", m, res.Stdout, res.Stderr)
 		}
-		if res.Stdout != "/workspace/bin:bin::/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n" || res.ExitCode != 0 {
+		// The wrapper runs in / (atk49b F1), the script in the workspace.
+		if res.Stdout != "/workspace/bin:bin::/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n/workspace /workspace unset\n" || res.ExitCode != 0 {
 			t.Fatalf("shell call: stdout %q exit %d stderr %q", res.Stdout, res.ExitCode, res.Stderr)
 		}
 		if note := e.pathNote.Load(); note == nil || !strings.Contains(*note, "/workspace/bin (under the mount /workspace)") {

@@ -13,11 +13,16 @@ import (
 // when the program asks (GCONV_PATH: iconv's modules, dlopened; LOCPATH, NLSPATH, TZDIR: locale,
 // message catalogue and time zone files it parses). They are glibc's secure-mode list
 // (sysdeps/generic/unsecvars.h) less those that name no path (LD_DEBUG, LD_BIND_NOT, LD_HWCAP_MASK,
-// GLIBC_TUNABLES…: they change how the image's own files are loaded, never which).
+// GLIBC_TUNABLES…: they change how the image's own files are loaded, never which). The separators
+// are the union of glibc's and musl's (an Alpine image's loader): musl splits LD_PRELOAD on any
+// isspace and ':' and LD_LIBRARY_PATH on ':' and '\n', so an entry behind a tab or a newline,
+// one entry to glibc's reading, was kept unjudged and musl loaded it (atk49b, theory); musl's
+// MUSL_LOCPATH is its LOCPATH.
 var loaderVars = map[string]string{
-	"LD_PRELOAD":        " :",
+	"LD_PRELOAD":        " :\t\n\v\f\r",
 	"LD_AUDIT":          ":",
-	"LD_LIBRARY_PATH":   ":;",
+	"LD_LIBRARY_PATH":   ":;\n",
+	"MUSL_LOCPATH":      ":",
 	"LD_ORIGIN_PATH":    "",
 	"LD_DEBUG_OUTPUT":   "",
 	"LD_PROFILE_OUTPUT": "",
@@ -48,6 +53,9 @@ func loaderEnvOf(imageEnv, mounts []string) (env []string, note string) {
 		seps, known := loaderVars[name]
 		if !ok || !known {
 			continue
+		}
+		if mutated("docker-loader-env-musl-seps") { // glibc's separators alone, as before atk49b
+			seps = strings.NewReplacer("\t", "", "\n", "", "\v", "", "\f", "", "\r", "").Replace(seps)
 		}
 		if val == "" {
 			continue // set empty is unset to the loader and libc

@@ -59,6 +59,28 @@ func TestLoaderEnvOf(t *testing.T) {
 	}
 }
 
+// musl's loader splits LD_PRELOAD on any isspace and ':', and LD_LIBRARY_PATH on ':' and '\n':
+// an entry behind a tab or a newline was one "absolute" entry to glibc's separators and was kept,
+// and an Alpine image's loader loaded the workspace's library (atk49b, theory). Every entry either
+// loader sees is judged now, musl's MUSL_LOCPATH too.
+func TestLoaderEnvMuslSeparators(t *testing.T) {
+	s := spec{}
+	env, note := loaderEnvOf([]string{
+		"LD_PRELOAD=/usr/lib/ok.so\t/workspace/x.so\n/tmp/y.so\v/workspace/v.so\f/workspace/f.so\r/workspace/r.so",
+		"LD_LIBRARY_PATH=/usr/lib\n/workspace/lib",
+		"MUSL_LOCPATH=/usr/share/i18n:/workspace/loc",
+	}, s.loaderMounts())
+	want := []string{"LD_LIBRARY_PATH=/usr/lib", "LD_PRELOAD=/usr/lib/ok.so", "MUSL_LOCPATH=/usr/share/i18n"}
+	if !slices.Equal(env, want) {
+		t.Errorf("env %q, want %q", env, want)
+	}
+	for _, w := range []string{"/workspace/x.so (under", "/tmp/y.so (under", "/workspace/v.so (under", "/workspace/f.so (under", "/workspace/r.so (under", "LD_LIBRARY_PATH: /workspace/lib (under", "MUSL_LOCPATH: /workspace/loc (under"} {
+		if !strings.Contains(note, w) {
+			t.Errorf("note %q does not say %q", note, w)
+		}
+	}
+}
+
 // evilC is a library that leaves a mark in the workspace from every process that loads it
 // (ran-soTAG-PID, TAG set when it is built).
 const evilC = `#include <fcntl.h>

@@ -34,6 +34,12 @@ func mutateBuild(cfg *container.Config, hc *container.HostConfig) (*container.Co
 	if mutated("docker-entrypoint-path") { // pid 1 is the first python3 on the image's PATH, as before atk48b F1
 		cfg.Entrypoint[2] = strings.Replace(cfg.Entrypoint[2], "\nPATH=$p\n", "\nPATH=$p\ny=$(command -v python3)\n", 1)
 	}
+	if mutated("docker-entrypoint-start-path") { // pid 1 starts with the image's PATH: a launcher python3 finds the workspace's (atk49b F1)
+		cfg.Entrypoint[2] = strings.Replace(cfg.Entrypoint[2], `PATH=$s exec "$y"`, `exec "$y"`, 1)
+	}
+	if mutated("docker-entrypoint-start-cwd") { // pid 1 starts in the workspace: a launcher reads its .python-version there (atk49b F1)
+		cfg.Entrypoint[2] = strings.Replace(cfg.Entrypoint[2], "\ncd / || exit 1\n", "\ncd -- \"$w\" || exit 1\n", 1)
+	}
 	if mutated("docker-shell-wrapper-path") { // the shell wrapper's own commands found by the image's PATH
 		cfg.Cmd[2] = strings.Replace(cfg.Cmd[2], "\nPATH=${2:-/usr/bin:/bin}\n", "\n", 1)
 	}

@@ -81,7 +81,7 @@ sys.path = safe_path
 import os
 nonce = sys.argv[1]
 path_note = sys.argv[3] if len(sys.argv) > 3 else ""
-reach = sys.argv[4] if len(sys.argv) > 4 else "reachable (no watchdog)"
+reach = sys.argv[6] if len(sys.argv) > 6 else "reachable (no watchdog)"
 if reach == "prctl":
     reach = "reachable (the wrapper's prctl failed)"
     stdlib = getattr(sys, "_stdlib_dir", None) or os.path.dirname(os.__file__)
@@ -237,6 +237,7 @@ if os.path.exists(EGRESS_SOCK):
     os.close(rw)
     os.read(rr, 1)
     os.close(rr)
+` + userStartPy + `
 import site
 ` + programEnvPy + `
 ` + newMainPy + `
@@ -426,6 +427,18 @@ const exitPy = `th = sys.modules.get("threading")
     import atexit
     atexit._run_exitfuncs()`
 
+// userStartPy gives the program back the image's PATH and working directory (the wrapper's
+// arguments after SKIPPED: the entrypoint started pid 1, and so the watchdog and the wrapper, in
+// / with the PATH's kept directories alone, see entrypoint). The wrapper has started what is its
+// own by then (the egress relay); what follows runs the program (in this process, /bin/sh, a
+// session's interpreter), which sees the image's PATH and PWD (a launcher's /bin/sh set PWD to /)
+// and starts in the workspace as before. What else a launcher python3 changes in its environment
+// the program sees, as it did.
+const userStartPy = `if len(sys.argv) > 5:
+    os.environ["PATH"] = sys.argv[4]
+    os.environ["PWD"] = sys.argv[5]
+    os.chdir(sys.argv[5])`
+
 // programEnvPy builds, in the per-call wrapper, the Python environment python3 -c would have given
 // the program. The wrapper is started as the watchdog is (-I -S: none of the image's PYTHON*
 // variables, no site, no working directory on the path), because whatever runs at an interpreter's
@@ -507,12 +520,14 @@ const shellByNameLine = `by_name = len(b) < 131072 - 1 and b"\0" not in b`
 // wrapperSh is the fallback for images without python3: shell scripts only, same protocol. $2 is
 // the PATH's directories the entrypoint kept, where its own commands (head, cat, sleep, rm) are
 // found: never the workspace's (a head a call wrote there ran as pid 1); the script gets the
-// image's PATH. $3 is what the entrypoint skipped (box.pathNote). The stdin watcher reads the
+// image's PATH. $3 is what the entrypoint skipped (box.pathNote). $4 is the working directory:
+// the wrapper runs in / (see entrypoint), the script in a subshell changed to $4, with OLDPWD
+// as the container had it. The stdin watcher reads the
 // attached stdin through fd 9: sh gives an asynchronous list /dev/null for its stdin (POSIX, where
 // job control is off; dash applies it before the list's own <&0), so its cat read EOF at once and
 // its kill -9 -1 came at the start: the timeout's watcher died with it, sometimes the script too,
 // and the container no longer ended when serve died.
-const wrapperSh = `n=$1 u=$PATH
+const wrapperSh = `n=$1 u=$PATH c=$4 v=${OLDPWD-} x=${OLDPWD+1}
 PATH=${2:-/usr/bin:/bin}
 [ -z "$3" ] || printf 'mcpsandbox-path:%s\n' "$3" >&2
 printf 'mcpsandbox-ready:%s\n' "$n" >&2
@@ -524,7 +539,7 @@ exec 9<&0
 ( cat <&9 >/dev/null; kill -9 -1 ) &
 ( sleep $(( t / 1000 + 5 )); kill -9 -1 ) 9<&- &
 case $k in
-shell) PATH=$u /bin/sh "$f" </dev/null 9<&-; s=$? ;;
+shell) (cd -- "$c" && { if [ -n "$x" ]; then OLDPWD=$v; else unset OLDPWD; fi; PATH=$u exec /bin/sh "$f"; }) </dev/null 9<&-; s=$? ;;
 python) echo "mcpsandbox: this image has no python3; use run_shell_sandbox or an image with Python (docker.image)" >&2; s=127 ;;
 *) s=127 ;;
 esac
@@ -540,6 +555,8 @@ printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o" >&2
 // entrypoint starts the Python wrapper when the image has python3, else the shell one.
 // Its arguments: $1 the nonce, $2 the Python wrapper, $3 the shell one, $4 "pooled" or "cold",
 // $5 the watchdog (arguments, not environment: the program's environment stays exactly the policy's).
+// The watchdog gets: the wrapper, the nonce, the mode, SKIPPED, the image's PATH and the working
+// directory.
 //
 // The interpreter that becomes pid 1 (the watchdog) and the wrapper is chosen from the image's own
 // files, never from a place a call can write. It was the first python3 on the image's PATH
@@ -559,10 +576,18 @@ printf 'mcpsandbox-end:%s:%d:%d\n' "$n" "$s" "$o" >&2
 // says it before its pid 1 line, box.pathNote) and serve's log says it; the program's own PATH is
 // the image's, unchanged. The script runs nothing by name: only sh's builtins (PATH is a name that
 // finds nothing while it runs), and the shell wrapper gets the kept directories for its own
-// commands. Its cd leaves the working directory, PWD and OLDPWD as they were. /bin/sh itself is
-// the image's, by its absolute path. Left (README, Known gaps): a link
-// of the image's whose target passes through the workspace and back out is checked where it ends,
-// and followed again at the exec; mountinfo writes a blank in a mount's path as \040 (only an
+// commands. The python3 found may itself be a launcher (pyenv's, asdf's or mise's shims, a
+// script that runs python3.11 by name, #!/usr/bin/env python3.11) that finds the interpreter
+// again: by the PATH, or from the working directory (a .python-version). Started with the
+// image's PATH and the workspace as its working directory, a python3 a call wrote in
+// /workspace/bin ran as pid 1 all the same (atk49b F1). So pid 1 starts in / with the kept
+// directories alone as its PATH (PWD and OLDPWD as they were): nothing it resolves comes from a
+// mount; the watchdog and the wrapper inherit both, and the wrapper gives the image's PATH and
+// working directory back to the program only (its arguments after SKIPPED, userStartPy); the
+// shell wrapper runs in / too and the script in a subshell that changes to it. /bin/sh itself is
+// the image's, by its absolute path. Left (README, Known gaps): a launcher that names a workspace
+// directory itself; a link of the image's whose target passes through the workspace and back
+// out is checked where it ends, and followed again at the exec; mountinfo writes a blank in a mount's path as \040 (only an
 // image's VOLUME can have one: an empty tmpfs). The image's LD_PRELOAD, LD_LIBRARY_PATH and the
 // other loader variables act before this script: serve cleans them for the container (loaderEnvOf).
 const entrypoint = `p=$PATH w=$PWD v=${OLDPWD-} x=${OLDPWD+1} m='/workspace
@@ -610,16 +635,17 @@ for q in $s; do
 done
 unset IFS
 set +f
-cd -- "$w" || exit 1
+cd / || exit 1
+PWD=$w
 if [ -n "$x" ]; then OLDPWD=$v; else unset OLDPWD; fi
 PATH=$p
 n=${n#, }
-[ -n "$y" ] && exec "$y" -I -S -c "$5" "$2" "$1" "$4" "$n"
-exec /bin/sh -c "$3" sh "$1" "$s" "$n"
+[ -n "$y" ] && PATH=$s exec "$y" -I -S -c "$5" "$2" "$1" "$4" "$n" "$p" "$w"
+exec /bin/sh -c "$3" sh "$1" "$s" "$n" "$w"
 `
 
 // watchdogPy is the container's first process (pid 1 of its pid namespace: no docker-init, see
-// build) and the wrapper's parent: it spawns the wrapper (python3 -I -S -c wrapperPy NONCE MODE SKIPPED REACH, SKIPPED the entrypoint's note:
+// build) and the wrapper's parent: it spawns the wrapper (python3 -I -S -c wrapperPy NONCE MODE SKIPPED PATH CWD REACH, SKIPPED the entrypoint's note:
 // nothing of the image's Python environment runs in it, programEnvPy), which writes the call's timeout on fd 3 once it has read its program.
 // From then on, when the attached stdin reads EOF (serve closed the call, or died, even by
 // SIGKILL, and the engine closed the stream) or the call outlives its timeout by 5 s, it kills
