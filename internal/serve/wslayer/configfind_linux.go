@@ -91,6 +91,9 @@ func givenRun(cmd []string, fromDir bool) bool {
 	if given(cmd[0]) {
 		return true // -exec {} ;: each file is the program
 	}
+	if shellNoexec(cmd) && !mutated("workspace-config-find-noexec") {
+		return false // bash -n {}: a syntax check, nothing run (atk49a F9)
+	}
 	start := runtimeStarts(cmd)
 	scripts := runScripts(cmd)
 	for i, w := range cmd {
@@ -104,6 +107,47 @@ func givenRun(cmd []string, fromDir bool) bool {
 	}
 	_, code := shellCode(cmd)
 	return code && slices.ContainsFunc(cmd, given) // sh -c 'cd "$(dirname "$1")" && …' _ {}
+}
+
+// shellNoexec: cmd is a shell run with noexec (-n, -o noexec: it reads its script or -c code
+// and runs none of it, its startup files neither) and not interactive (-i, where bash and dash
+// ignore -n); an option it does not know reads as running.
+func shellNoexec(cmd []string) bool {
+	if len(cmd) == 0 || runtimeLang(cmd[0]) != "sh" {
+		return false
+	}
+	noexec := false
+	for k := 1; k < len(cmd); k++ {
+		w := cmd[k]
+		switch {
+		case w == "-o" || w == "+o":
+			if k+1 >= len(cmd) {
+				return false
+			}
+			if cmd[k+1] == "noexec" {
+				noexec = w == "-o"
+			}
+			k++
+		case w == "-O" || w == "+O" || w == "--rcfile" || w == "--init-file":
+			k++ // a shopt name, a file: its value
+		case w == "--":
+			return noexec
+		case strings.HasPrefix(w, "--"):
+			// bash's long options without a value (--norc, --posix, --noprofile)
+		case len(w) > 1 && (w[0] == '-' || w[0] == '+'):
+			for _, c := range w[1:] {
+				switch c {
+				case 'n':
+					noexec = w[0] == '-'
+				case 'i', 'o', 'O':
+					return false
+				}
+			}
+		default:
+			return noexec // the script, or -c's code and its words
+		}
+	}
+	return noexec
 }
 
 // givenFrom protects the start paths (from each of dirs) whose files the command what runs may be

@@ -114,6 +114,23 @@ func runnerIn(words []string) bool {
 	return false
 }
 
+// dirReaders are programs that read (check, format, list) the directories named to them and
+// run none of their files, nor a config of theirs that is code; goReaders go's subcommands that do so.
+var (
+	dirReaders = map[string]bool{"echo": true, "printf": true, "ls": true, "wc": true, "du": true, "gofmt": true,
+		"goimports": true, "ruff": true, "black": true, "shellcheck": true, "shfmt": true, "codespell": true}
+	goReaders = map[string]bool{"vet": true, "fmt": true, "list": true}
+)
+
+// dirReader: the statement's words (its program first) are a reader's command line.
+func dirReader(words []string) bool {
+	if len(words) == 0 {
+		return false
+	}
+	b := filepath.Base(words[0])
+	return dirReaders[b] || b == "go" && len(words) > 1 && goReaders[words[1]]
+}
+
 // dirWord follows a word naming the directory d of the workspace (not its root): its entry as
 // each runtime takes it (package.json's main and bin, index.*, __main__.py, __init__.py, a
 // pyproject.toml's scripts), whose package is then protected whole as any program's; when no
@@ -127,6 +144,11 @@ func (f *follower) dirWord(by string, d string, words []string, i, depth int) {
 	if depth > 0 && !runnerBefore(words, i) {
 		// a project file's words (package.json's "files": ["src"]): a directory is run only
 		// by a runner named just before it (a script's `node srv`)
+		return
+	}
+	if f.stmts && dirReader(words) && !runnerIn(words) && !mutated("workspace-follow-dir-readers") {
+		// a reader's operand (gofmt -l ., ruff check . from a lefthook root): read, never run
+		// (atk49a F5: root: pyapp/ with ruff check . made pyapp/ read-only)
 		return
 	}
 	f.todo = append(f.todo, todoFile{d, by, depth + 1}) // follow's dirEntry: main, index.*, __init__.py

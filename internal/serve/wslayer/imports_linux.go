@@ -314,8 +314,10 @@ func (g *gitGuard) runs() []string {
 		vals, why := configDecoded(file, string(b))
 		f.inlineCode(file, vals, why) // python3 -c '…', node -e '…': the program's text inline
 		// its command lines as sh reads them: operators, quotes, cd (atk46a F1, F2)
+		f.stmts = true
 		f.configLines(file, configShellStrings(file, raw, b, vals))
 		f.lefthook(file) // its runs from their roots, its scripts (atk48a F1, F2)
+		f.stmts = false
 		if hookWords(filepath.Base(filepath.Dir(file)), filepath.Base(file)) {
 			strs = append(strs, []string{"", string(b)}) // every word, quoted or not
 		}
@@ -328,7 +330,14 @@ func (g *gitGuard) runs() []string {
 		for _, m := range strs {
 			words = append(words, strings.Fields(strings.ReplaceAll(m[1], `\"`, `"`))...)
 		}
-		f.words(file, filepath.Dir(file), append(words, valueWords(vals)...), 0)
+		words = append(words, valueWords(vals)...)
+		if roots := lefthookRoots(f.lefthookDocs[file]); len(roots) > 0 {
+			// lefthook's root is the directory its run runs in, read so by the lefthook reader
+			// (`cd -- DIR`), not a program named by its directory (atk49a F5: root: pyapp/ with
+			// run: echo hi made pyapp/ read-only)
+			words = slices.DeleteFunc(words, func(w string) bool { return roots[w] })
+		}
+		f.words(file, filepath.Dir(file), words, 0)
 	}
 	f.follow()
 	f.lateDefaults()

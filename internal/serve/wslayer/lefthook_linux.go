@@ -71,6 +71,15 @@ type lefthookRead struct {
 	hooks     []lefthookHook
 	rc        []string
 	read      map[string]bool // config files read (extends)
+	// docs are the config files read, by path; ext the files each one's extends matched, in
+	// order; mains and locals the root's main and local configs read (merged: views)
+	docs          map[string]map[string]any
+	ext           map[string][]string
+	mains, locals []string
+	// budget is what maxConfigLines leaves for the lines built (templated); cut: past it
+	budget int
+	cut    bool
+	built  map[string]bool // the lines templated, each once
 }
 
 // lefthookHook is a hook's map of one config file.
@@ -97,13 +106,23 @@ func (f *follower) lefthook(file string) {
 	}
 	f.lefthookRoots[root] = true
 	r := &lefthookRead{f: f, by: file, root: root, srcDirs: []string{".lefthook", ".lefthook-local"},
-		templates: map[string][]string{}, read: map[string]bool{}}
+		templates: map[string][]string{}, read: map[string]bool{}, docs: map[string]map[string]any{}, ext: map[string][]string{}}
 	for _, rel := range lefthookFiles() {
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		if regular(p) && f.g.hostConfig(p) {
 			r.load(p, 0)
+			if strings.Contains(filepath.Base(p), "lefthook-local") {
+				r.locals = append(r.locals, p)
+			} else {
+				r.mains = append(r.mains, p)
+			}
 		}
 	}
+	r.views()
+	if f.lefthookDocs == nil {
+		f.lefthookDocs = map[string]map[string]any{}
+	}
+	maps.Copy(f.lefthookDocs, r.docs)
 	f.configLines(file, r.lines())
 }
 
@@ -118,6 +137,7 @@ func (r *lefthookRead) load(p string, depth int) {
 		return // the strings reader fails closed for a config longer than it parses
 	}
 	doc := lefthookDecode(p, b)
+	r.docs[p] = doc
 	for _, k := range slices.Sorted(maps.Keys(doc)) {
 		switch v := doc[k].(type) {
 		case string:
@@ -145,7 +165,7 @@ func (r *lefthookRead) load(p string, depth int) {
 	}
 	if depth < maxLefthookNest && !mutated("workspace-lefthook-loads") {
 		for _, e := range lefthookStrings(doc["extends"]) {
-			r.extends(e, depth)
+			r.ext[p] = append(r.ext[p], r.extends(e, depth)...)
 		}
 	}
 }
@@ -168,8 +188,9 @@ func (r *lefthookRead) srcDir(d string) {
 
 // extends protects and reads the config files the extends entry e names (a path or a glob from
 // the root): a glob's fixed directory is protected whole, a name prefix at the root by its
-// prefix, as a file the call adds that matches is merged in at the next hook.
-func (r *lefthookRead) extends(e string, depth int) {
+// prefix, as a file the call adds that matches is merged in at the next hook. It returns the
+// files read, in lefthook's order.
+func (r *lefthookRead) extends(e string, depth int) []string {
 	f := r.f
 	abs := e
 	if !filepath.IsAbs(abs) {
@@ -179,8 +200,9 @@ func (r *lefthookRead) extends(e string, depth int) {
 		f.add(abs, r.by)
 		if regular(abs) {
 			r.load(abs, depth+1)
+			return []string{abs}
 		}
-		return
+		return nil
 	}
 	fixed := e[:strings.IndexAny(e, "*?[\\")]
 	if dir, prefix := filepath.Split(fixed); dir != "" {
@@ -191,12 +213,137 @@ func (r *lefthookRead) extends(e string, depth int) {
 		f.hookPrefix(r.root, prefix, r.by)
 	}
 	ms, _ := filepath.Glob(abs)
+	var out []string
 	for _, m := range ms {
 		f.add(m, r.by)
 		if regular(m) {
 			r.load(m, depth+1)
+			out = append(out, m)
 		}
 	}
+	return out
+}
+
+// views adds to r's hooks those of the root's configs as lefthook merges them
+// (lefthook.dev/configuration/extends): the main config, the files its extends name in order
+// (each followed by those it extends), then the local config and its own extends, each over
+// what came before (atk49a F2: an extended file's `root: server/` for the main config's `run:
+// python3 main.py` of the same command was read apart, and server/main.py stayed writable).
+// Each file's hooks are read on their own too (load). A view for each main and local config
+// read (lefthook takes the first; which one is the host's), up to maxLefthookVariant.
+func (r *lefthookRead) views() {
+	if mutated("workspace-lefthook-merge") {
+		return
+	}
+	mains, locals := r.mains, r.locals
+	if len(mains) == 0 {
+		mains = []string{""}
+	}
+	if len(locals) == 0 {
+		locals = []string{""}
+	}
+	n := 0
+	for _, m := range mains {
+		for _, l := range locals {
+			if n++; n > maxLefthookVariant {
+				return
+			}
+			var seq []string
+			if m != "" {
+				seq = r.chain(m, map[string]bool{})
+			}
+			if l != "" {
+				if m != "" && slices.Equal(lefthookStrings(r.docs[m]["extends"]), lefthookStrings(r.docs[l]["extends"])) {
+					seq = append(seq, l) // lefthook applies the local extends only when they differ
+				} else {
+					seq = append(seq, r.chain(l, map[string]bool{})...)
+				}
+			}
+			merged := map[string]any{}
+			for _, p := range seq {
+				merged = lefthookMerge(merged, r.docs[p])
+			}
+			for _, k := range slices.Sorted(maps.Keys(merged)) {
+				if v, ok := merged[k].(map[string]any); ok && k != "templates" &&
+					(v["commands"] != nil || v["scripts"] != nil || v["jobs"] != nil || v["setup"] != nil) {
+					r.hooks = append(r.hooks, lefthookHook{k, v})
+				}
+			}
+		}
+	}
+}
+
+// chain is the config file p and what it extends, in the order lefthook merges them: p, then
+// each extended file's chain (its own extends over it).
+func (r *lefthookRead) chain(p string, seen map[string]bool) []string {
+	if seen[p] || r.docs[p] == nil {
+		return nil
+	}
+	seen[p] = true
+	out := []string{p}
+	for _, e := range r.ext[p] {
+		out = append(out, r.chain(e, seen)...)
+	}
+	return out
+}
+
+// lefthookMerge is dest with src merged over it as lefthook's loader merges configs (koanf's
+// maps.Merge: maps key by key, any other value replaced), with lefthook's own rules: a hook's
+// jobs merged by name (the others appended), setup appended, a run's {cmd} the run it
+// overrides. Neither map is changed.
+func lefthookMerge(dest, src map[string]any) map[string]any {
+	out := maps.Clone(dest)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, sv := range src {
+		dv := out[k]
+		dl, dok := dv.([]any)
+		sl, sok := sv.([]any)
+		dm, dmok := dv.(map[string]any)
+		sm, smok := sv.(map[string]any)
+		ds, dsok := dv.(string)
+		ss, ssok := sv.(string)
+		switch {
+		case k == "jobs" && dok && sok:
+			out[k] = lefthookJobs(dl, sl)
+		case k == "setup" && dok && sok:
+			out[k] = slices.Concat(dl, sl)
+		case k == "run" && dsok && ssok:
+			out[k] = strings.ReplaceAll(ss, "{cmd}", ds)
+		case dmok && smok:
+			out[k] = lefthookMerge(dm, sm)
+		default:
+			out[k] = sv
+		}
+	}
+	return out
+}
+
+// lefthookJobs are the jobs dest with those of src merged in: one of the same name over it,
+// the others appended.
+func lefthookJobs(dest, src []any) []any {
+	out := slices.Clone(dest)
+	at := map[string]int{}
+	for i, j := range out {
+		if n, ok := lefthookMap(j)["name"].(string); ok {
+			at[n] = i
+		}
+	}
+	for _, j := range src {
+		m, ok := j.(map[string]any)
+		if !ok {
+			continue
+		}
+		if n, ok := m["name"].(string); ok {
+			if i, ok := at[n]; ok {
+				out[i] = lefthookMerge(lefthookMap(out[i]), m)
+				continue
+			}
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 // lines are the command lines lefthook runs for the hooks read: each command's and job's run
@@ -204,6 +351,7 @@ func (r *lefthookRead) extends(e string, depth int) {
 // source dir, and what the script dirs hold that no entry names (run as files), the rc file sourced.
 func (r *lefthookRead) lines() []string {
 	var out []string
+	r.budget = maxConfigLines - r.f.lines.bytes
 	for _, h := range r.hooks {
 		for _, n := range slices.Sorted(maps.Keys(lefthookMap(h.m["commands"]))) {
 			c := lefthookMap(lefthookMap(h.m["commands"])[n])
@@ -222,6 +370,10 @@ func (r *lefthookRead) lines() []string {
 			}
 		}
 		out = append(out, r.unnamed(h.name)...)
+	}
+	if r.cut {
+		r.f.linesCut()
+		return nil
 	}
 	for _, rc := range r.rc {
 		if mutated("workspace-lefthook-loads") {
@@ -281,6 +433,7 @@ func (r *lefthookRead) job(hook string, c map[string]any, root string, env map[s
 		runner, _ := c["runner"].(string)
 		args, _ := c["args"].(string)
 		for _, d := range r.srcDirs {
+			r.scriptFrom(filepath.Join(r.root, d, hook, s), runner, root)
 			cmd := shQuote(filepath.Join(r.root, d, hook, s))
 			if runner != "" {
 				cmd = runner + " " + cmd
@@ -303,6 +456,32 @@ func (r *lefthookRead) job(hook string, c map[string]any, root string, env map[s
 		out = append(out, r.templated(b.String()+cmd)...)
 	}
 	return out
+}
+
+// scriptFrom has the script p, which runner (or its shebang) runs from the job's root, read from
+// there: a started script is read from its own directory and the workspace's root, and
+// `root: server` with a script's `python3 main.py` ran server/main.py.
+func (r *lefthookRead) scriptFrom(p, runner, root string) {
+	dir := filepath.Join(r.root, filepath.Clean("/" + root)[1:])
+	if dir == r.f.g.ws || !regular(p) || mutated("workspace-lefthook-root") {
+		return
+	}
+	lang := ""
+	if w := strings.Fields(runner); len(w) > 0 {
+		lang = runtimeLang(w[0])
+	} else if b, _, err := readSmall(p, 512); err == nil {
+		switch text := string(b); {
+		case shebang(text, "python"):
+			lang = "py"
+		case shebang(text, "node"), shebang(text, "deno"), shebang(text, "bun"):
+			lang = "js"
+		default:
+			lang = "sh"
+		}
+	}
+	if lang != "" {
+		r.f.runAsFile(p, r.by, runSpec{lang, dir}, 1)
+	}
 }
 
 // unnamed are the files of the hook's script directories no entry names, run as files (lefthook
@@ -329,8 +508,18 @@ func (r *lefthookRead) unnamed(hook string) []string {
 
 // templated is the line s with each of the config's templates ({name}) replaced by each of
 // its values, as lefthook's replacer does (a name set twice, in the main and a local config,
-// read both ways), up to maxLefthookVariant lines; s itself among them.
+// read both ways), up to maxLefthookVariant lines; s itself among them. Each line's length is
+// known before it is built and charged to r's budget: past it nothing more is built (cut), as
+// configLines' bound would refuse the lines (atk49a F4: 20,000 marks of a 60,000-byte value
+// built 1.2 GB before the bound was charged).
 func (r *lefthookRead) templated(s string) []string {
+	if r.cut || r.built[s] || !r.charge(len(s)) {
+		return nil // a line of the merged configs and of a file read apart is read once
+	}
+	if r.built == nil {
+		r.built = map[string]bool{}
+	}
+	r.built[s] = true
 	out := []string{s}
 	for _, n := range slices.Sorted(maps.Keys(r.templates)) {
 		mark := "{" + n + "}"
@@ -339,10 +528,15 @@ func (r *lefthookRead) templated(s string) []string {
 		}
 		var next []string
 		for _, l := range out {
+			marks := strings.Count(l, mark)
 			for _, v := range r.templates[n] {
-				if len(next) < maxLefthookVariant {
-					next = append(next, strings.ReplaceAll(l, mark, v))
+				if len(next) >= maxLefthookVariant {
+					break
 				}
+				if !r.charge(len(l) + marks*(len(v)-len(mark))) {
+					return nil
+				}
+				next = append(next, strings.ReplaceAll(l, mark, v))
 			}
 		}
 		out = next
@@ -351,6 +545,18 @@ func (r *lefthookRead) templated(s string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// charge takes n bytes of the lines' budget; false (cut) when it does not hold them.
+func (r *lefthookRead) charge(n int) bool {
+	if mutated("workspace-lefthook-template-bound") {
+		return true
+	}
+	if r.budget -= n; r.budget < 0 {
+		r.cut = true
+		return false
+	}
+	return true
 }
 
 // hookPrefix protects the names in dir starting with prefix, for the config by (a glob of
@@ -458,4 +664,42 @@ func validName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// lefthookRoots are the values of the config doc's `root` keys that no other key of it holds
+// (a string elsewhere may name a program: it is read as the config's words).
+func lefthookRoots(doc map[string]any) map[string]bool {
+	if doc == nil || mutated("workspace-lefthook-root-words") {
+		return nil
+	}
+	roots, other := map[string]bool{}, map[string]bool{}
+	var walk func(v any, key string, depth int)
+	walk = func(v any, key string, depth int) {
+		if depth > maxProgramDepth*16 {
+			return
+		}
+		switch v := v.(type) {
+		case string:
+			if key == "root" {
+				roots[v] = true
+			} else {
+				other[v] = true
+			}
+		case map[string]any:
+			for k, x := range v {
+				walk(x, k, depth+1)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x, "", depth+1)
+			}
+		}
+	}
+	walk(doc, "", 0)
+	for v := range roots {
+		if other[v] {
+			delete(roots, v)
+		}
+	}
+	return roots
 }

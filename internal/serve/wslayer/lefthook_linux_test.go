@@ -2,6 +2,9 @@ package wslayer
 
 import (
 	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -168,4 +171,101 @@ func TestCommitLefthookProjectUsable(t *testing.T) {
 		loadApplied(t, ws, rel)
 	}
 	loadRefused(t, ws, ".lefthook/pre-commit/check-mod.sh", "protected")
+}
+
+// lefthook merges its configs key by key (atk49a F2): an extended file's `root: server/` or
+// `env: {PYTHONPATH: server}` for the main config's command of the same name, a job merged by
+// its `name`, a file an extends glob matches and a local config's root applied to the main
+// config's `run: python3 main.py`, and lefthook (1.13.6, `lefthook dump`) ran server/main.py;
+// each file was read apart. Red with mutant workspace-lefthook-merge.
+func TestCommitLefthookMerged(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	run := "pre-commit:\n  commands:\n    lint:\n      run: python3 main.py\n"
+	root := "pre-commit:\n  commands:\n    lint:\n      root: server/\n"
+	for _, k := range []map[string]string{
+		{"lefthook.yml": "extends:\n  - common.yml\n" + run, "common.yml": root},
+		{"lefthook.yml": "extends:\n  - common.yml\npre-commit:\n  commands:\n    lint:\n      run: python3 -m main\n",
+			"common.yml": "pre-commit:\n  commands:\n    lint:\n      env:\n        PYTHONPATH: server\n"},
+		{"lefthook.yml": "extends:\n  - common.yml\npre-commit:\n  jobs:\n    - name: lint\n      run: python3 main.py\n",
+			"common.yml": "pre-commit:\n  jobs:\n    - name: lint\n      root: server/\n"},
+		{"lefthook.yml": "extends:\n  - hooks/*.yml\n" + run, "hooks/a.yml": root},
+		{"lefthook.yml": "extends:\n  - common.yml\n" + root, "common.yml": run},
+		{"lefthook.yml": run, "lefthook-local.yml": "pre-commit:\n  commands:\n    lint:\n      root: server\n"},
+		{"lefthook.yml": run, "lefthook-local.yml": "pre-commit:\n  commands:\n    lint:\n      run: cd server && {cmd}\n"},
+		{"lefthook.yml": "pre-commit:\n  jobs:\n    - name: lint\n      group:\n        jobs:\n          - name: py\n            run: python3 main.py\n",
+			"lefthook-local.yml": "pre-commit:\n  jobs:\n    - name: lint\n      group:\n        jobs:\n          - name: py\n            root: server\n"},
+	} {
+		serverRun(t, lefthookProject(t, k))
+	}
+	// lefthook's order: an extended file's root over the main one's, the local config's over both
+	serverRun(t, lefthookProject(t, map[string]string{"lefthook.yml": "extends:\n  - common.yml\npre-commit:\n  commands:\n    lint:\n      root: app/\n      run: python3 main.py\n",
+		"common.yml": root}))
+	serverRun(t, lefthookProject(t, map[string]string{"lefthook.yml": "extends:\n  - common.yml\n" + run,
+		"common.yml": "pre-commit:\n  commands:\n    lint:\n      root: app/\n", "lefthook-local.yml": root}))
+}
+
+// lefthookMerge merges as lefthook's loader does: maps key by key, lists replaced, jobs by
+// name, a run's {cmd} the run it overrides, and changes neither map.
+func TestLefthookMerge(t *testing.T) {
+	dest := map[string]any{"h": map[string]any{"commands": map[string]any{"a": map[string]any{"run": "x", "env": map[string]any{"A": "1"}}},
+		"jobs": []any{map[string]any{"name": "j", "run": "y"}, map[string]any{"run": "z"}}, "setup": []any{"s1"}, "tags": []any{"t1"}}}
+	src := map[string]any{"h": map[string]any{"commands": map[string]any{"a": map[string]any{"run": "cd d && {cmd}", "env": map[string]any{"B": "2"}}},
+		"jobs": []any{map[string]any{"name": "j", "root": "r"}, map[string]any{"run": "w"}}, "setup": []any{"s2"}, "tags": []any{"t2"}}}
+	got := lefthookMerge(dest, src)
+	want := map[string]any{"h": map[string]any{"commands": map[string]any{"a": map[string]any{"run": "cd d && x", "env": map[string]any{"A": "1", "B": "2"}}},
+		"jobs":  []any{map[string]any{"name": "j", "run": "y", "root": "r"}, map[string]any{"run": "z"}, map[string]any{"run": "w"}},
+		"setup": []any{"s1", "s2"}, "tags": []any{"t2"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("merged\n%v\nwant\n%v", got, want)
+	}
+	if _, ok := lefthookMap(lefthookMap(lefthookMap(dest["h"])["commands"])["a"])["env"].(map[string]any)["B"]; ok {
+		t.Error("the merge changed dest")
+	}
+}
+
+// A template's value is replaced in a run only within the lines' bound (atk49a F4): 20,000
+// marks of a 60,000-byte value in a 120 KB lefthook.yml built 1.2 GB (3.1 s) before the bound
+// was charged. Each line's length is now known before it is built: the commit fails closed at
+// the bound, having built nothing past it. Red with mutant workspace-lefthook-template-bound.
+func TestCommitLefthookTemplateBound(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	cfg := "templates:\n  a: " + strings.Repeat("x", 60000) + "\npre-commit:\n  commands:\n    lint:\n      run: \"echo " + strings.Repeat("{a}", 20000) + "\"\n"
+	ws := lefthookProject(t, map[string]string{"lefthook.yml": cfg})
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	loadRefused(t, ws, "docs/a.md", "command lines in configs of more than")
+	runtime.ReadMemStats(&m1)
+	if a := m1.TotalAlloc - m0.TotalAlloc; a > 128<<20 {
+		t.Errorf("the commit allocated %d MiB: the lines were built before the bound", a>>20)
+	}
+	// within the bound, a template is replaced as before
+	ws = lefthookProject(t, map[string]string{"lefthook.yml": "templates:\n  a: server\npre-commit:\n  commands:\n    lint:\n      run: cd {a} && python3 main.py\n"})
+	serverRun(t, ws)
+}
+
+// lefthook's monorepo form (`root: DIR/`) left every file below DIR read-only whatever the run
+// (atk49a F5): the config's words reader took the root's value for a program named by its
+// directory (red with mutant workspace-lefthook-root-words), and a reader's `.` there (ruff
+// check ., gofmt -l .) for a directory an unknown program runs (red with mutant
+// workspace-follow-dir-readers). What a run in a root runs stays protected (TestCommitLefthookRoot).
+func TestCommitLefthookRootUsable(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, k := range []struct{ root, run, rel string }{
+		{"pyapp/", "echo hi", "pyapp/mod.py"},
+		{"api/", "echo hi", "api/util.go"},
+		{"api", "go vet ./...", "api/main.go"},
+		{"pyapp/", "ruff check .", "pyapp/mod.py"},
+		{"api/", "gofmt -l .", "api/main.go"},
+	} {
+		ws := lefthookProject(t, map[string]string{"pyapp/mod.py": "x = 1\n", "api/main.go": "package main\n",
+			"lefthook.yml": "pre-commit:\n  commands:\n    x:\n      root: " + k.root + "\n      run: " + k.run + "\n"})
+		loadApplied(t, ws, k.rel)
+	}
+	// an unknown program's `.` there, and a runner's, still protect
+	for _, run := range []string{"pytest .", "./check.sh .", "python3 ."} {
+		ws := lefthookProject(t, map[string]string{"pyapp/__main__.py": "x = 1\n", "pyapp/check.sh": "echo\n",
+			"lefthook.yml": "pre-commit:\n  commands:\n    x:\n      root: pyapp/\n      run: " + run + "\n"})
+		loadRefused(t, ws, "pyapp/__main__.py", "starts")
+	}
 }

@@ -98,6 +98,10 @@ type follower struct {
 	lines configLineSeen
 	// lefthookRoots are the roots whose lefthook configs were read (lefthook_linux.go)
 	lefthookRoots map[string]bool
+	// stmts: the words judged are one statement's, its program first (config lines', dirWord)
+	stmts bool
+	// lefthookDocs are the lefthook configs read, by path (the words reader skips their roots)
+	lefthookDocs map[string]map[string]any
 }
 
 type todoFile struct {
