@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/mcpsandbox/mcpsandbox/internal/homelinks"
 	"github.com/mcpsandbox/mcpsandbox/internal/lazy"
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
@@ -219,23 +217,9 @@ func unusedSections(p *policy.Policy, text []byte, add Add) {
 	if mutated("verify-unused-section") {
 		return
 	}
-	var doc map[string]any
-	if _, err := toml.Decode(string(text), &doc); err != nil {
-		return
-	}
-	for _, name := range policy.Schemes {
-		tbl, ok := doc[name].(map[string]any)
-		if name == p.Scheme || !ok {
-			continue
-		}
-		keys := make([]string, 0, len(tbl))
-		for k := range tbl {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		add("MS408", name, "the file has the section [%s] (%s), which scheme = %q ignores: none of it applies",
-			fmt.Sprintf(`remove the section, or set scheme = %q if that is the scheme meant (a policy runs one scheme; mcpsandbox init --scheme %s writes one for it)`, name, name),
-			name, strings.Join(keys, ", "), p.Scheme)
+	for _, o := range policy.OtherSections(text, p.Scheme) {
+		what, fix := o.Says(p.Scheme)
+		add("MS408", o.Name, "%s", fix, what)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpsandbox/mcpsandbox/executor"
 	"github.com/mcpsandbox/mcpsandbox/internal/scheme"
-	sa "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox"
 	sw "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/sandbox"
 	"github.com/mcpsandbox/mcpsandbox/internal/verify"
 	"github.com/mcpsandbox/mcpsandbox/policy"
@@ -30,7 +29,7 @@ var Scheme = &scheme.Scheme{
 	Relay:   relay,
 	Audit:   verify.Auditor{Rules: Rules, Check: audit},
 	Threats: threats,
-	Layers:  sa.LayerIDs,
+	Layers:  sw.LayerIDs,
 	Bounds:  bounds,
 	Bench:   benchRows,
 }

@@ -88,6 +88,14 @@ type Options struct {
 	// processes take the CPUs (serve.Run calls Begin after them). Every call still waits for
 	// the probe, and a failed probe still stops serve.
 	DeferProbe bool
+	// ServerOnly: the executor only starts long-running servers (StartServer: wrap). Its one
+	// command stands in for the layer probe and is never run, so its pin is not checked (a
+	// stand-in's "0000…" pin warned that every call would be refused, trial49 F1), and no
+	// call's workspace layer is probed; ServerLayers says what a server gets.
+	ServerOnly bool
+	// NetworkKey is the policy key that lists the hosts, as refusals name it ("" =
+	// "allowlist.network"; wrap's is "wrap.network", trial49 F2).
+	NetworkKey string
 }
 
 // Executor implements executor.Executor for the allowlist scheme.
@@ -96,6 +104,7 @@ type Executor struct {
 	pol     *policy.Policy
 	al      *alsec.Allowlist
 	ws      string // workspace, symlinks resolved
+	netKey  string // the policy key of the host list (Options.NetworkKey)
 	helper  string
 	log     *slog.Logger
 	cmds    map[string]*pinned
@@ -194,7 +203,7 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	if p.Scheme != alsec.Name {
 		return nil, fmt.Errorf("allowlist executor given a %q policy", p.Scheme)
 	}
-	e := &Executor{pol: p, al: alsec.Of(p), helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}, viaHelper: o.viaHelper, noMountNS: o.noMountNS, noLayer: o.noLayer}
+	e := &Executor{pol: p, al: alsec.Of(p), netKey: netKey(o), helper: o.HelperPath, log: o.Logger, cmds: map[string]*pinned{}, viaHelper: o.viaHelper, noMountNS: o.noMountNS, noLayer: o.noLayer}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
@@ -268,9 +277,11 @@ func New(p *policy.Policy, o Options) (*Executor, error) {
 	}
 	go func() {
 		<-e.begin
-		go e.checkPins(pins)
+		if !o.ServerOnly {
+			go e.checkPins(pins)
+		}
 		e.probeErr = e.probeLayers()
-		if e.probeErr == nil {
+		if e.probeErr == nil && !o.ServerOnly {
 			e.probeWorkspaceLayer()
 		}
 		close(e.probed)

@@ -62,6 +62,7 @@ const EgressPort = helper.EgressPort
 type egress struct {
 	port  int
 	hosts []string // what the policy lists, for Layers and the logs
+	key   string   // the policy key that lists them (Options.NetworkKey), as refusals name it
 	conns int      // limits.egress_connections: one call's connections at once
 	// forCall makes one call's proxy: serve handles one sandbox connection until it ends, stop
 	// ends what is left when the call ends. A proxy per call lets every decision carry the
@@ -288,10 +289,20 @@ func (g *egress) procAttr(a nsAttr, sp *syscall.SysProcAttr) {
 	}
 }
 
-// errNoNetNS is why a host list cannot be served on a host without network namespaces.
-var errNoNetNS = errors.New("allowlist.network lists hosts, but this host cannot give commands a network namespace of their own, " +
-	"so their only way out could not be serve's egress proxy; use network = false, or run serve where namespaces work " +
-	"(as root, or with unprivileged user namespaces enabled: sysctl kernel.unprivileged_userns_clone=1)")
+// errNoNetNS is why a host list (under key) cannot be served on a host without network namespaces.
+func errNoNetNS(key string) error {
+	return errors.New(key + " lists hosts, but this host cannot give commands a network namespace of their own, " +
+		"so their only way out could not be serve's egress proxy; use network = false, or run serve where namespaces work " +
+		"(as root, or with unprivileged user namespaces enabled: sysctl kernel.unprivileged_userns_clone=1)")
+}
+
+// netKey is the policy key of the host list: Options.NetworkKey, or allowlist's own.
+func netKey(o Options) string {
+	if o.NetworkKey == "" || mutated("wrap-egress-key-allowlist") {
+		return "allowlist.network"
+	}
+	return o.NetworkKey
+}
 
 // egressOptions is how New builds the egress path (embedded in Options).
 type egressOptions struct {
@@ -309,7 +320,7 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 		return nil, nil
 	}
 	rules := n.Hosts()
-	g := &egress{port: EgressPort, server: p.Name, polHash: p.Hash(), log: o.Logger, conns: p.Limits.EgressConnections}
+	g := &egress{port: EgressPort, key: netKey(o), server: p.Name, polHash: p.Hash(), log: o.Logger, conns: p.Limits.EgressConnections}
 	if g.conns <= 0 {
 		g.conns = policy.DefaultEgressConnections
 	}
@@ -321,7 +332,7 @@ func newEgress(p *policy.Policy, o Options) (*egress, error) {
 	}
 	// one proxy per call: its bounds (connections, names below wildcard rules, decisions logged
 	// one by one a second) are the call's own
-	po := egressproxy.Options{Key: "allowlist.network", Logger: o.Logger, Scope: "call", MaxConns: g.conns}
+	po := egressproxy.Options{Key: g.key, Logger: o.Logger, Scope: "call", MaxConns: g.conns}
 	g.forCall = func(session string, denied func(egressproxy.Decision)) (func(net.Conn), func()) {
 		o := po
 		o.Audit = func(d egressproxy.Decision) { g.record(d, session) }
@@ -362,7 +373,7 @@ func (e *Executor) egressLayer() executor.Layer {
 	l := executor.Layer{Name: LayerEgressProxy}
 	if e.egress == nil {
 		l.NotNeeded = true
-		l.Detail = "the policy lists no hosts (allowlist.network is true or false): no proxy"
+		l.Detail = "the policy lists no hosts (" + e.netKey + " is true or false): no proxy"
 		return l
 	}
 	hosts := "the hosts the policy lists"

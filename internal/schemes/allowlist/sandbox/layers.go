@@ -60,7 +60,7 @@ func (e *Executor) probeLayers() error {
 		e.attr = a
 		rep, err := e.runProbe()
 		if err == nil && e.egress != nil && !a.has(unix.CLONE_NEWNET) {
-			err = errNoNetNS
+			err = errNoNetNS(e.netKey)
 		}
 		if err == nil && a.has(unix.CLONE_NEWPID) && rep.PID != 1 {
 			err = fmt.Errorf("helper is pid %d, not 1: no PID namespace", rep.PID)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/serve/audit"
@@ -248,7 +249,7 @@ func (r *relay) explainAccess(tool string, line []byte) {
 	s := string(line)
 	n := 0
 	var quoted [][2]int // the excerpts' spans
-	for _, mark := range []string{"ermission denied", "EACCES", "EPERM", "Operation not permitted"} {
+	for _, mark := range deniedMarks {
 		for from := 0; n < 3; {
 			i := strings.Index(s[from:], mark)
 			if i < 0 {
@@ -280,6 +281,12 @@ func (r *relay) explainAccess(tool string, line []byte) {
 			return
 		}
 	}
+	if d, line := r.writeDirInStderr(); d != "" {
+		// the answer names no path, but the server's stderr, relayed just before, names one in
+		// a wrap.write directory its uid cannot write (trial49 F4)
+		r.explainf("tools/call %q failed writing in a wrap.write directory (the server's stderr says %q): %s:%s", tool, visible.Line(line), r.writeNotes[d], text.String())
+		return
+	}
 	if !mutated("wrap-explain-read-only") {
 		for _, d := range slices.Sorted(slices.Values(r.readOnly)) {
 			if strings.Contains(s, d+"/") || strings.Contains(s, d+`"`) || strings.Contains(s, d+"'") {
@@ -291,6 +298,33 @@ func (r *relay) explainAccess(tool string, line []byte) {
 		}
 	}
 	r.explainf("tools/call %q failed with what looks like a sandbox refusal (a path outside wrap.read/wrap.write, or the network):%s", tool, text.String())
+}
+
+// deniedMarks are the words of a kernel refusal as a server reports it.
+var deniedMarks = []string{"ermission denied", "EACCES", "EPERM", "Operation not permitted"}
+
+// stderrWait is how long --explain-denials waits for the server's stderr line about a failed
+// call: the server writes it before its answer, but wrap reads the two pipes apart.
+const stderrWait = 200 * time.Millisecond
+
+// writeDirInStderr is the wrap.write directory its uid cannot write (writeNotes) that a
+// refusal line of the server's stderr names, and the line; "" when none does.
+func (r *relay) writeDirInStderr() (dir, line string) {
+	if len(r.writeNotes) == 0 || r.stderrDenied == nil || mutated("wrap-explain-stderr-unread") {
+		return "", ""
+	}
+	for deadline := time.Now().Add(stderrWait); ; time.Sleep(10 * time.Millisecond) {
+		for _, l := range r.stderrDenied() {
+			for _, d := range slices.Sorted(maps.Keys(r.writeNotes)) {
+				if strings.Contains(l, d+"/") || strings.Contains(l, d+`"`) || strings.Contains(l, d+"'") {
+					return d, l
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", ""
+		}
+	}
 }
 
 // aliased is the key of a tracked request whose id the answer id reads as, read as a client may

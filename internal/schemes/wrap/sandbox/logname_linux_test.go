@@ -17,7 +17,7 @@ func TestStartLogNamesThePrivateHome(t *testing.T) {
 	p := policy.Default(wrapsec.Name)
 	p.Name = "w"
 	o := Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
-	ex, err := newExecutor(p, t.TempDir(), "/bin/cat", o, true)
+	ex, err := newExecutor(p, t.TempDir(), "/bin/cat", o, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,9 @@ type relay struct {
 	// writeNotes: for --explain-denials, each wrap.write directory the server's uid cannot
 	// write, with why and the fix (WriteDirNote)
 	writeNotes map[string]string
+	// stderrDenied: the server's stderr lines of refusals since the last ask (stderrSeen.take:
+	// Run sets it; nil without one), which may name the path a failed call's answer does not
+	stderrDenied func() []string
 	// readOnly: for --explain-denials, the wrap.read paths no wrap.write directory holds: a
 	// write there is refused by the policy's choice, named as such (trial39 F5)
 	readOnly []string

@@ -39,6 +39,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 			return fmt.Errorf("refusing to wrap: %w", err)
 		}
 	}
+	warnOtherSections(p, o.Logger)
 	realHome, _ := os.UserHomeDir()
 	prog, err := resolveProgram(argv, os.Getenv("PATH"), realHome, wrapsec.Of(p).Net().Mode == policy.NetNone)
 	if err != nil {
@@ -50,6 +51,11 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	}
 	if err := checkWrites(wrapsec.Of(p).Write); err != nil {
 		return err
+	}
+	// a wrap.write directory the server's uid cannot write: said at the start, as serve says
+	// an unwritable allowlist workspace (trial49 F4), not only by verify's MS505
+	if why, fix := WriteDirsUnwritable(wrapsec.Of(p).Write); why != "" {
+		o.Logger.Warn(why, "fix", fix)
 	}
 	auditPath, err := auditPathOf(p)
 	if err != nil {
@@ -71,7 +77,7 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 		return fmt.Errorf("create the server's private HOME: %w", err)
 	}
 	defer os.RemoveAll(home)
-	ex, err := newExecutor(p, home, prog.Binary, o, true)
+	ex, err := newExecutor(p, home, prog.Binary, o, true, true)
 	if err != nil {
 		return err
 	}
@@ -110,13 +116,32 @@ func Run(ctx context.Context, p *policy.Policy, o Options) error {
 	defer srv.Kill()
 	o.Logger.Debug("server started", "ms", time.Since(t0).Milliseconds())
 	o.Logger.Info("wrapping", "name", p.Name, "command", argv, "pid", srv.Pid, "policy_hash", p.Hash()[:16], "audit", al.Path())
-	err = newRelay(p, al, o, session, srv.Stdin).run(ctx, o.Stdin, srv)
+	rl := newRelay(p, al, o, session, srv.Stdin)
+	rl.stderrDenied = serr.seen.take
+	err = rl.run(ctx, o.Stdin, srv)
 	srv.Kill()
 	serr.wait(Grace) // the server's last lines before wrap's error that points at them
 	if errors.Is(err, errServerEnded) {
 		err = fmt.Errorf("%w%s%s", err, FirstStartHint(argv[0], wrapsec.Of(p).Net(), p.File), endHint(&serr.seen, npmCache, wrapsec.Of(p).Net(), p.File))
 	}
 	return err
+}
+
+// warnOtherSections warns of each section of another scheme in the policy's file: an
+// [allowlist] network list in a wrap policy was accepted without a word, and every host it
+// named refused all the same (trial49 F2; verify's MS408 says the same).
+func warnOtherSections(p *policy.Policy, log *slog.Logger) {
+	if p.File == "" || mutated("wrap-other-sections-unsaid") {
+		return
+	}
+	text, err := os.ReadFile(p.File)
+	if err != nil {
+		return
+	}
+	for _, s := range policy.OtherSections(text, p.Scheme) {
+		what, fix := s.Says(p.Scheme)
+		log.Warn(what, "fix", fix)
+	}
 }
 
 // checkOwnFiles refuses a policy or an audit log the wrapped server could rewrite or read.
@@ -169,7 +194,7 @@ func serverStderr(o Options, s *stderrRelay) *os.File {
 
 // newExecutor is the allowlist scheme's executor over the server's private HOME: the layers
 // and the egress proxy of an allowlist policy with the wrap policy's limits and network.
-func newExecutor(p *policy.Policy, home, binary string, o Options, lazy bool) (*allowlist.Executor, error) {
+func newExecutor(p *policy.Policy, home, binary string, o Options, lazy, serverOnly bool) (*allowlist.Executor, error) {
 	ap := policy.Default(alsec.Name)
 	ap.Name, ap.Limits, ap.Audit = p.Name, p.Limits, p.Audit
 	alsec.Of(ap).Workspace = home
@@ -181,7 +206,7 @@ func newExecutor(p *policy.Policy, home, binary string, o Options, lazy bool) (*
 		alsec.Of(ap).SetNet(policy.Network{Mode: policy.NetAll})
 	}
 	ex, err := allowlist.New(ap, allowlist.Options{HelperPath: o.HelperPath, Logger: o.Logger, Lazy: lazy,
-		WorkspaceName: "the wrapped server's private HOME"})
+		WorkspaceName: "the wrapped server's private HOME", NetworkKey: "wrap.network", ServerOnly: serverOnly})
 	if err != nil {
 		return nil, fmt.Errorf("set up the sandbox: %w", err)
 	}

@@ -44,7 +44,14 @@ type stderrSeen struct {
 	mu       sync.Mutex
 	npmMiss  bool
 	notFound []string
+	// denied: the server's last lines that say the kernel refused something (maxDenied at
+	// most), for --explain-denials: a server whose answer says only "Permission denied" often
+	// names the path on its stderr (trial49 F4). take empties it.
+	denied []string
 }
+
+// maxDenied bounds the refusal lines kept between two failed calls.
+const maxDenied = 8
 
 // nodeNotFound is node's "Cannot find module '/abs/path'" (CommonJS, and ESM's
 // ERR_MODULE_NOT_FOUND, "… imported from …").
@@ -60,11 +67,18 @@ func (s *stderrSeen) scan(line string) {
 	}
 	miss := strings.Contains(line, "ENOTCACHED") || strings.Contains(line, "only-if-cached")
 	m := nodeNotFound.FindStringSubmatch(line)
-	if !miss && m == nil {
+	denied := slices.ContainsFunc(deniedMarks, func(mark string) bool { return strings.Contains(line, mark) })
+	if !miss && m == nil && !denied {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if denied {
+		s.denied = append(s.denied, line)
+		if len(s.denied) > maxDenied {
+			s.denied = s.denied[len(s.denied)-maxDenied:]
+		}
+	}
 	s.npmMiss = s.npmMiss || miss
 	if m != nil && len(s.notFound) < maxNotFound && !slices.Contains(s.notFound, m[1]) {
 		s.notFound = append(s.notFound, m[1])
@@ -76,6 +90,15 @@ func (s *stderrSeen) get() (npmMiss bool, notFound []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.npmMiss, slices.Clone(s.notFound)
+}
+
+// take returns the refusal lines seen since the last take, and forgets them.
+func (s *stderrSeen) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.denied
+	s.denied = nil
+	return d
 }
 
 // startStderrRelay makes the server's stderr pipe and starts relaying it to out.

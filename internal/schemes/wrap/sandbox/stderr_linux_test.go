@@ -2,12 +2,17 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpsandbox/mcpsandbox/internal/bounds"
+	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
+	"github.com/mcpsandbox/mcpsandbox/policy"
 )
 
 // TestServerStderrShownNotDone: the wrapped server's stderr reaches wrap's marked as the
@@ -54,5 +59,42 @@ func TestServerStderrShownNotDone(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), fmt.Sprintf("%d lines of the server's stderr dropped", 5000-bounds.MaxLogLines)) {
 		t.Errorf("the dropped lines are not counted:\n%s", out.String()[len(out.String())-200:])
+	}
+}
+
+// When a failed call's answer names no path ("PermissionError(13, 'Permission denied')") but the
+// server's stderr, relayed just before, names one in a wrap.write directory its uid cannot
+// write, --explain-denials says so with the fix, not "a path outside wrap.read/wrap.write"
+// (trial49 F4). Red with mutant wrap-explain-stderr-unread.
+func TestRelayExplainReadsTheServersStderr(t *testing.T) {
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		os.Chmod(dir, 0o755)
+	} else {
+		os.Chmod(dir, 0o555)
+		defer os.Chmod(dir, 0o755)
+	}
+	p := policy.Default(wrapsec.Name)
+	wrapsec.Of(p).Write = []string{dir}
+	toClient, toServer, stderr := &syncBuf{}, &syncBuf{}, &syncBuf{}
+	r := newRelay(p, nil, Options{Stdout: toClient, Stderr: stderr, ExplainDenials: true, Logger: slog.New(slog.DiscardHandler)}, "s", toServer)
+	var seen stderrSeen
+	seen.scan("error: [Errno 13] Permission denied: '/elsewhere/old.txt'")
+	seen.scan("error: [Errno 13] Permission denied: '" + dir + "/out.txt'")
+	r.stderrDenied = seen.take
+	r.track("1", &pending{id: json.RawMessage("1"), method: "tools/call", tool: "writefile", start: time.Now()})
+	frame := `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"PermissionError(13, 'Permission denied')"}]}}`
+	if err := r.fromServer(strings.NewReader(frame + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	stderr.mu.Lock()
+	out := stderr.b.String()
+	stderr.mu.Unlock()
+	if !strings.Contains(out, "failed writing in a wrap.write directory") || !strings.Contains(out, dir+"/out.txt") ||
+		!strings.Contains(out, "is in wrap.write but not") || strings.Contains(out, "a path outside wrap.read/wrap.write") {
+		t.Errorf("a refusal the server's stderr places in an unwritable wrap.write directory is blamed elsewhere: %q", out)
+	}
+	if got := seen.take(); len(got) != 0 {
+		t.Errorf("the stderr lines are kept after they were read: %q", got)
 	}
 }

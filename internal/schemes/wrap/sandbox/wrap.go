@@ -12,8 +12,20 @@ import (
 
 	wrapsec "github.com/mcpsandbox/mcpsandbox/internal/schemes/wrap/section"
 
+	sa "github.com/mcpsandbox/mcpsandbox/internal/schemes/allowlist/sandbox"
+
 	"github.com/mcpsandbox/mcpsandbox/policy"
 )
+
+// LayerWrapWrite is the row `serve --check` gives wrap.write: the directories the wrapped
+// server writes on the host directly.
+const LayerWrapWrite = "wrap.write"
+
+// LayerIDs are the rows `serve --check` reports for a wrap policy: the allowlist scheme's but a
+// call's own (a pinned binary, protected paths, the transactional workspace), and wrap.write's.
+var LayerIDs = append(slices.DeleteFunc(slices.Clone(sa.LayerIDs), func(id string) bool {
+	return id == sa.LayerPinnedExec || id == sa.LayerProtectedRO || id == sa.LayerWorkspace
+}), LayerWrapWrite)
 
 // Options are what Run gets from the command line.
 type Options struct {
